@@ -1,0 +1,1 @@
+"""The ``meshnn`` command: info, demo, memory, run."""

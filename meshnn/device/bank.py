@@ -1,0 +1,269 @@
+"""The banks of one chip: a bank manager per buffer type, and the chip's allocator of them.
+
+A bank manager owns ONE free list for all banks of its type, so an allocation returns a single
+address valid in every bank.  Its per-bank footprint is ``ceil(pages / banks)`` aligned pages
+(interleaved) or one shard of aligned pages (sharded, one bank per shard core), and the free
+list itself works at the DRAM alignment for every type, so a small L1 buffer still takes 32 B
+(Wormhole) or 64 B (Blackhole) per bank.
+
+Memory map of one chip (bytes)::
+
+    DRAM bank:  [reserved | DRAM (bottom-up) ............ | TRACE]   one view per bank
+    L1 bank:    [reserved | L1 (top-down) ........ | L1_SMALL]        one bank per compute core
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from meshnn.device.allocator import FreeList, Statistics, align_up
+from meshnn.device.arch import SystemSpec
+from meshnn.device.buffer import BankFacts, BufferLayout, BufferType
+from meshnn.errors import MeshnnValueError, OutOfMemoryError
+
+# Interleaved address generators have a fast modulo only for these non-power-of-two bank counts.
+_NON_POW2_BANK_COUNTS = frozenset({7, 12, 20, 48, 56, 63, 70, 72, 80, 94, 108, 110, 117, 120, 124, 126, 130, 140})
+_TRACE_PAGE = 4096  # the TRACE region of each bank is a whole number of 4 KiB trace pages
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryView:
+    """``ttnn.get_memory_view``: one buffer type of one device; sizes in bytes per bank."""
+
+    num_banks: int
+    total_bytes_per_bank: int
+    total_bytes_allocated_per_bank: int
+    total_bytes_free_per_bank: int
+    largest_contiguous_bytes_free_per_bank: int
+    block_table: list[dict[str, str]] = field(default_factory=list, compare=False)
+
+    def as_dict(self, *, with_blocks: bool = True) -> dict[str, object]:
+        fields = {
+            "num_banks": self.num_banks,
+            "total_bytes_per_bank": self.total_bytes_per_bank,
+            "total_bytes_allocated_per_bank": self.total_bytes_allocated_per_bank,
+            "total_bytes_free_per_bank": self.total_bytes_free_per_bank,
+            "largest_contiguous_bytes_free_per_bank": self.largest_contiguous_bytes_free_per_bank,
+        }
+        if with_blocks:
+            fields["block_table"] = self.block_table
+        return fields
+
+
+class BankManager:
+    """The banks of one buffer type and their shared free list."""
+
+    def __init__(
+        self,
+        buffer_type: BufferType,
+        *,
+        bank_offsets: tuple[int, ...],
+        size: int,
+        base: int,
+        alignment: int,
+        free_list_alignment: int,
+        max_shards: int,
+    ) -> None:
+        num_banks = len(bank_offsets)
+        interleaved_ok = num_banks == 0 or num_banks & (num_banks - 1) == 0 or num_banks in _NON_POW2_BANK_COUNTS
+        if buffer_type is not BufferType.L1_SMALL and not interleaved_ok:
+            raise MeshnnValueError(f"invalid number of {buffer_type.name} banks: {num_banks}")
+        self.buffer_type = buffer_type
+        self.bank_offsets = bank_offsets
+        self.base = base
+        self.alignment = alignment
+        self.max_shards = max_shards
+        self.free_list = FreeList(
+            size=size, offset=base, min_allocation_size=free_list_alignment, alignment=free_list_alignment
+        )
+
+    @property
+    def num_banks(self) -> int:
+        return len(self.bank_offsets)
+
+    @property
+    def bank_size(self) -> int:
+        return self.free_list.size
+
+    @property
+    def facts(self) -> BankFacts:
+        return BankFacts(self.num_banks, self.bank_offsets, self.alignment)
+
+    def aligned_page_size(self, page_size: int) -> int:
+        return align_up(page_size, self.alignment)
+
+    def footprint(self, layout: BufferLayout) -> tuple[int, int]:
+        """``(banks used, bytes per bank)`` of ``layout``; validates it for this bank type."""
+        aligned_page = self.aligned_page_size(layout.page_size) if layout.page_size else 0
+        if layout.shard is None:
+            if self.buffer_type is BufferType.L1_SMALL:
+                raise MeshnnValueError("L1_SMALL only supports sharded allocations, see validate_num_banks")
+            if self.num_banks == 0:
+                raise MeshnnValueError(f"this device has no {self.buffer_type.name} banks")
+            return self.num_banks, -(-layout.num_pages // self.num_banks) * aligned_page
+        shards = layout.shard.spec.num_cores()
+        if shards > self.max_shards:
+            raise MeshnnValueError(
+                f"Expected number of shards {shards} to be less than or equal to total number of "
+                f"{self.buffer_type.name} banks {self.max_shards}"
+            )
+        return shards, layout.shard.pages_per_shard * aligned_page
+
+    def allocate(self, layout: BufferLayout, *, bottom_up: bool) -> int:
+        """Reserve ``layout`` in every bank and return the address; raises before any change."""
+        banks, per_bank = self.footprint(layout)
+        if layout.size == 0:
+            return 0  # zero-size buffers never touch the allocator
+        address = self.free_list.allocate(per_bank, bottom_up=bottom_up)
+        if address is None:
+            stats = self.free_list.statistics()
+            raise OutOfMemoryError(
+                buffer_type=self.buffer_type.name,
+                size=layout.size,
+                num_banks=banks,
+                size_per_bank=per_bank,
+                bank_size=self.bank_size,
+                allocated=stats.total_allocated_bytes,
+                free=stats.total_free_bytes,
+                largest_free=stats.largest_free_block_bytes,
+            )
+        return address
+
+    def deallocate(self, address: int) -> None:
+        self.free_list.free(address)
+
+    def statistics(self) -> Statistics:
+        return self.free_list.statistics()
+
+    def memory_view(self) -> MemoryView:
+        stats = self.free_list.statistics()
+        return MemoryView(
+            num_banks=self.num_banks,
+            total_bytes_per_bank=stats.total_allocatable_size_bytes,
+            total_bytes_allocated_per_bank=stats.total_allocated_bytes,
+            total_bytes_free_per_bank=stats.total_free_bytes,
+            largest_contiguous_bytes_free_per_bank=stats.largest_free_block_bytes,
+            block_table=self.free_list.block_table(),
+        )
+
+
+class DeviceAllocator:
+    """The bank managers of one chip (tt-metal's ``L1BankingAllocator``).
+
+    Thread-safe: a lock serialises every allocation and free, so several threads may create and
+    free buffers on one device (or one mesh, which shares one allocator).
+    """
+
+    def __init__(self, system: SystemSpec, *, l1_small_size: int = 0, trace_region_size: int = 0) -> None:
+        arch = system.arch_spec
+        for name, value in (("l1_small_size", l1_small_size), ("trace_region_size", trace_region_size)):
+            if not isinstance(value, int) or value < 0:
+                raise MeshnnValueError(f"{name} must be a non-negative int, got {value!r}")
+        l1_small = align_up(l1_small_size, arch.dram_alignment)
+        if l1_small >= arch.l1_bank_size:
+            raise MeshnnValueError(
+                f"l1_small_size {l1_small_size} B must be less than the L1 bank size {arch.l1_bank_size} B"
+            )
+        trace_per_bank = align_up(-(-trace_region_size // arch.num_dram_banks), _TRACE_PAGE)
+        if trace_per_bank >= arch.dram_bank_size:
+            raise MeshnnValueError(
+                f"trace_region_size {trace_region_size} B does not fit in {arch.num_dram_banks} DRAM banks"
+            )
+        self.system = system
+        self.arch = arch
+        self.l1_small_size = l1_small
+        self.trace_region_size = trace_per_bank * arch.num_dram_banks
+        self.lock = threading.RLock()
+        dram_size = arch.dram_bank_size - trace_per_bank
+        l1_size = arch.l1_bank_size - l1_small
+        cores = system.num_l1_banks
+        common = {"free_list_alignment": arch.dram_alignment}
+        self.managers: dict[BufferType, BankManager] = {
+            BufferType.DRAM: BankManager(
+                BufferType.DRAM,
+                bank_offsets=arch.dram_bank_offsets,
+                size=dram_size,
+                base=arch.dram_unreserved_base,
+                alignment=arch.dram_alignment,
+                max_shards=arch.num_dram_banks,
+                **common,
+            ),
+            BufferType.L1: BankManager(
+                BufferType.L1,
+                bank_offsets=(0,) * cores,
+                size=l1_size,
+                base=arch.l1_unreserved_base,
+                alignment=arch.l1_alignment,
+                max_shards=cores,
+                **common,
+            ),
+            BufferType.L1_SMALL: BankManager(
+                BufferType.L1_SMALL,
+                bank_offsets=(0,) * (cores if l1_small else 0),
+                size=l1_small,
+                base=arch.l1_unreserved_base + l1_size,
+                alignment=arch.l1_alignment,
+                max_shards=cores if l1_small else 0,
+                **common,
+            ),
+            BufferType.TRACE: BankManager(
+                BufferType.TRACE,
+                bank_offsets=arch.dram_bank_offsets,
+                size=trace_per_bank,
+                base=arch.dram_unreserved_base + dram_size,
+                alignment=arch.dram_alignment,
+                max_shards=arch.num_dram_banks,
+                **common,
+            ),
+        }
+
+    def manager(self, buffer_type: BufferType) -> BankManager:
+        try:
+            return self.managers[buffer_type]
+        except KeyError:
+            raise MeshnnValueError(f"buffers of type {buffer_type} cannot be allocated on a device") from None
+
+    def allocate(self, layout: BufferLayout, *, bottom_up: bool | None = None) -> int:
+        """Reserve ``layout``; DRAM and TRACE default to bottom-up, L1 to top-down."""
+        direction = layout.buffer_type.is_dram if bottom_up is None else bottom_up
+        with self.lock:
+            return self.manager(layout.buffer_type).allocate(layout, bottom_up=direction)
+
+    def deallocate(self, buffer_type: BufferType, address: int) -> None:
+        with self.lock:
+            self.manager(buffer_type).deallocate(address)
+
+    def memory_view(self, buffer_type: BufferType) -> MemoryView:
+        with self.lock:
+            return self.manager(buffer_type).memory_view()
+
+    def base_address(self, buffer_type: BufferType) -> int:
+        """``ttnn.get_allocator_base_address``: DRAM's unreserved base, else L1's (as ttnn reports)."""
+        self.manager(buffer_type)
+        return self.arch.dram_unreserved_base if buffer_type is BufferType.DRAM else self.arch.l1_unreserved_base
+
+    def device_info(self) -> dict[str, int]:
+        """``ttnn.reports.get_device_info`` of one device."""
+        arch, system = self.arch, self.system
+        l1 = self.managers[BufferType.L1]
+        cores = system.num_l1_banks
+        return {
+            "address_at_first_l1_bank": 0,
+            "address_at_first_l1_cb_buffer": arch.l1_unreserved_base,
+            "cb_limit": arch.l1_bank_size,
+            "l1_bank_size": l1.bank_size,
+            "l1_num_banks": l1.num_banks,
+            "num_banks_per_storage_core": 1,
+            "num_compute_cores": cores,
+            "num_storage_cores": 0,
+            "num_x_compute_cores": system.compute_grid[0],
+            "num_x_cores": system.worker_grid[0],
+            "num_y_compute_cores": system.compute_grid[1],
+            "num_y_cores": system.worker_grid[1],
+            "total_l1_for_interleaved_buffers": cores * l1.bank_size,
+            "total_l1_for_sharded_buffers": cores * l1.bank_size,
+            "total_l1_for_tensors": 0,
+            "total_l1_memory": cores * arch.worker_l1_size,
+            "worker_l1_size": arch.worker_l1_size,
+        }

@@ -1,0 +1,142 @@
+"""Tensix core coordinates and ranges of one chip (``ttnn.CoreCoord``, ``CoreRange``, ...).
+
+Coordinates are logical ``(x, y)``: x is the column, y the row.  Ranges are inclusive at both
+ends, as in tt-metal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class CoreCoord:
+    """A logical Tensix core: column ``x``, row ``y``."""
+
+    x: int
+    y: int
+
+    def __post_init__(self) -> None:
+        if not all(isinstance(v, int) and v >= 0 for v in (self.x, self.y)):
+            raise MeshnnValueError(f"CoreCoord needs non-negative ints, got ({self.x!r}, {self.y!r})")
+
+    def __repr__(self) -> str:
+        return f"CoreCoord(x={self.x}, y={self.y})"
+
+    def __str__(self) -> str:
+        return f"(x={self.x},y={self.y})"
+
+
+@dataclass(frozen=True, slots=True)
+class CoreRange:
+    """The cores from ``start`` to ``end``, both included."""
+
+    start: CoreCoord
+    end: CoreCoord
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.start, CoreCoord) or not isinstance(self.end, CoreCoord):
+            raise MeshnnTypeError(f"CoreRange needs two CoreCoords, got {self.start!r}, {self.end!r}")
+        if self.end.x < self.start.x or self.end.y < self.start.y:
+            raise MeshnnValueError(f"CoreRange end {self.end} is before its start {self.start}")
+
+    @property
+    def start_coord(self) -> CoreCoord:
+        return self.start
+
+    @property
+    def end_coord(self) -> CoreCoord:
+        return self.end
+
+    def grid_size(self) -> CoreCoord:
+        return CoreCoord(self.end.x - self.start.x + 1, self.end.y - self.start.y + 1)
+
+    def num_cores(self) -> int:
+        size = self.grid_size()
+        return size.x * size.y
+
+    def contains(self, core: CoreCoord) -> bool:
+        return self.start.x <= core.x <= self.end.x and self.start.y <= core.y <= self.end.y
+
+    def cores(self, *, row_wise: bool = True) -> Iterator[CoreCoord]:
+        """Every core; ``row_wise`` walks x fastest (ROW_MAJOR), otherwise y fastest."""
+        xs = range(self.start.x, self.end.x + 1)
+        ys = range(self.start.y, self.end.y + 1)
+        if row_wise:
+            return (CoreCoord(x, y) for y in ys for x in xs)
+        return (CoreCoord(x, y) for x in xs for y in ys)
+
+    def __repr__(self) -> str:
+        return f"CoreRange(start={self.start!r}, end={self.end!r})"
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class CoreRangeSet:
+    """Disjoint core ranges, kept in the order given."""
+
+    ranges_: tuple[CoreRange, ...]
+
+    def __init__(self, ranges: Iterable[CoreRange] | CoreRange = ()) -> None:
+        items = (ranges,) if isinstance(ranges, CoreRange) else tuple(ranges)
+        if not all(isinstance(r, CoreRange) for r in items):
+            raise MeshnnTypeError(f"CoreRangeSet needs CoreRanges, got {items!r}")
+        if isinstance(ranges, set | frozenset):
+            items = tuple(sorted(items, key=lambda r: (r.start.y, r.start.x)))
+        for i, a in enumerate(items):
+            for b in items[i + 1 :]:
+                if _overlap(a, b):
+                    raise MeshnnValueError(f"CoreRangeSet ranges overlap: {a!r} and {b!r}")
+        object.__setattr__(self, "ranges_", items)
+
+    def ranges(self) -> tuple[CoreRange, ...]:
+        return self.ranges_
+
+    def num_cores(self) -> int:
+        return sum(r.num_cores() for r in self.ranges_)
+
+    def contains(self, core: CoreCoord) -> bool:
+        return any(r.contains(core) for r in self.ranges_)
+
+    def bounding_box(self) -> CoreRange:
+        if not self.ranges_:
+            raise MeshnnValueError("an empty CoreRangeSet has no bounding box")
+        return CoreRange(
+            CoreCoord(min(r.start.x for r in self.ranges_), min(r.start.y for r in self.ranges_)),
+            CoreCoord(max(r.end.x for r in self.ranges_), max(r.end.y for r in self.ranges_)),
+        )
+
+    def cores(self, *, row_wise: bool = True) -> list[CoreCoord]:
+        """Every core, range after range, each range walked as :meth:`CoreRange.cores`."""
+        return [core for r in self.ranges_ for core in r.cores(row_wise=row_wise)]
+
+    def __repr__(self) -> str:
+        return f"CoreRangeSet({list(self.ranges_)!r})"
+
+
+def _overlap(a: CoreRange, b: CoreRange) -> bool:
+    return not (a.end.x < b.start.x or b.end.x < a.start.x or a.end.y < b.start.y or b.end.y < a.start.y)
+
+
+@dataclass(frozen=True, slots=True)
+class CoreGrid:
+    """A rectangular grid of ``x`` columns by ``y`` rows starting at core (0, 0)."""
+
+    x: int
+    y: int
+
+    def __post_init__(self) -> None:
+        if not all(isinstance(v, int) and v > 0 for v in (self.x, self.y)):
+            raise MeshnnValueError(f"CoreGrid needs positive ints, got x={self.x!r}, y={self.y!r}")
+
+    @property
+    def num_cores(self) -> int:
+        return self.x * self.y
+
+    def to_core_range_set(self) -> CoreRangeSet:
+        return CoreRangeSet([CoreRange(CoreCoord(0, 0), CoreCoord(self.x - 1, self.y - 1))])
+
+    def __repr__(self) -> str:
+        return f"ttnn.CoreGrid(x={self.x}, y={self.y})"

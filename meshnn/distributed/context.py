@@ -1,0 +1,125 @@
+"""Which process owns which devices: the distributed context, and its one-process default.
+
+Every rank of a multi-process run executes the same program (SPMD).  A mesh's devices are dealt
+to ranks by mesh row: by default the rows are split into ``world_size`` contiguous, near-equal
+blocks, rank 0 first; a ``rank -> (first row, row count)`` mapping overrides that.  Ownership is
+stated in rows here because this layer knows nothing of mesh coordinates.
+
+The MPI implementation lives in :mod:`meshnn.distributed.mpi`, the only module that imports
+mpi4py; it is chosen when the process runs under ``mpiexec`` with more than one rank.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Protocol
+
+import numpy as np
+
+from meshnn.errors import DistributedError, MeshnnValueError
+
+
+class DistributedContext(Protocol):
+    """What the mesh layer needs of the processes of a run."""
+
+    @property
+    def rank(self) -> int: ...
+
+    @property
+    def world_size(self) -> int: ...
+
+    def barrier(self) -> None: ...
+
+    def allgather_object(self, value: object) -> list[object]: ...
+
+    def allgather_array(self, array: np.ndarray) -> list[np.ndarray]: ...
+
+    def allreduce_array(self, array: np.ndarray) -> np.ndarray: ...
+
+    def abort(self, message: str) -> None: ...
+
+
+class SingleProcessContext:
+    """The default: one process owns every device of every mesh."""
+
+    rank = 0
+    world_size = 1
+
+    def barrier(self) -> None:
+        return None
+
+    def allgather_object(self, value: object) -> list[object]:
+        return [value]
+
+    def allgather_array(self, array: np.ndarray) -> list[np.ndarray]:
+        return [array]
+
+    def allreduce_array(self, array: np.ndarray) -> np.ndarray:
+        return array
+
+    def abort(self, message: str) -> None:
+        raise DistributedError(message, rank=0)
+
+    def __repr__(self) -> str:
+        return "SingleProcessContext(rank=0, world_size=1)"
+
+
+_CONTEXT: DistributedContext | None = None
+_RANK_ROWS: dict[int, tuple[int, int]] | None = None
+
+_MPI_ENV = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS")
+
+
+def launched_under_mpi() -> bool:
+    """True when an MPI launcher started this process as one of several ranks."""
+    for name in _MPI_ENV:
+        value = os.environ.get(name)
+        if value is not None and value.isdigit() and int(value) > 1:
+            return True
+    return False
+
+
+def get_context() -> DistributedContext:
+    """The context of this process: MPI when launched as one of several ranks, else one process."""
+    global _CONTEXT
+    if _CONTEXT is None:
+        if launched_under_mpi():
+            from meshnn.distributed.mpi import MpiContext  # imported only when needed
+
+            _CONTEXT = MpiContext()
+        else:
+            _CONTEXT = SingleProcessContext()
+    return _CONTEXT
+
+
+def set_context(context: DistributedContext | None) -> None:
+    """Install ``context`` (None: choose again on next use)."""
+    global _CONTEXT
+    _CONTEXT = context
+
+
+def set_rank_rows(mapping: Mapping[int, tuple[int, int]] | None) -> None:
+    """Override which mesh rows each rank owns: ``{rank: (first_row, num_rows)}`` (None: default)."""
+    global _RANK_ROWS
+    _RANK_ROWS = None if mapping is None else {int(r): (int(a), int(n)) for r, (a, n) in mapping.items()}
+
+
+def rows_of_rank(num_rows: int, rank: int, world_size: int) -> range:
+    """The mesh rows that ``rank`` owns in a mesh of ``num_rows`` rows."""
+    if world_size > num_rows:
+        raise DistributedError(
+            f"{world_size} ranks cannot share a mesh of {num_rows} row(s): every rank needs at least one "
+            f"mesh row; run with at most {num_rows} ranks or open a mesh with more rows",
+            rank=rank,
+        )
+    if _RANK_ROWS is not None:
+        if rank not in _RANK_ROWS:
+            raise MeshnnValueError(f"the rank -> rows mapping names no rows for rank {rank}")
+        first, count = _RANK_ROWS[rank]
+        if first < 0 or count < 1 or first + count > num_rows:
+            raise MeshnnValueError(f"rank {rank} is mapped to rows {first}..{first + count - 1} of {num_rows}")
+        return range(first, first + count)
+    base, extra = divmod(num_rows, world_size)
+    first = rank * base + min(rank, extra)
+    return range(first, first + base + (rank < extra))

@@ -1,0 +1,174 @@
+"""The free-list allocator: first-fit semantics, coalescing, errors, and a model-based property test."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meshnn.device.allocator import FreeList
+from meshnn.errors import InvalidFreeError, MeshnnError
+
+
+def make(size: int = 4096, offset: int = 1000, alignment: int = 32) -> FreeList:
+    return FreeList(size=size, offset=offset, min_allocation_size=alignment, alignment=alignment)
+
+
+def test_bottom_up_takes_the_lowest_hole_and_top_down_the_highest():
+    fl = make()
+    a, b, c = (fl.allocate(64, bottom_up=True) for _ in range(3))
+    assert (a, b, c) == (1000, 1064, 1128)
+    top = fl.allocate(100, bottom_up=False)  # 100 -> 128 bytes, at the high end
+    assert top == 1000 + 4096 - 128
+    fl.free(b)
+    assert fl.allocate(32, bottom_up=True) == 1064  # the freed hole is the lowest that fits
+    assert fl.allocate(64, bottom_up=True) == 1192  # the rest of the hole is too small now
+
+
+def test_top_down_uses_the_highest_hole_that_fits():
+    fl = make()
+    low, mid, high = (fl.allocate(256, bottom_up=False) for _ in range(3))
+    assert high < mid < low
+    fl.free(mid)
+    assert fl.allocate(64, bottom_up=False) == mid + 256 - 64  # high end of that hole
+
+
+def test_sizes_round_up_to_the_minimum_and_the_alignment():
+    fl = make()
+    assert fl.aligned_size(1) == 32 and fl.aligned_size(33) == 64 and fl.aligned_size(64) == 64
+    fl.allocate(1, bottom_up=True)
+    assert fl.statistics().total_allocated_bytes == 32
+
+
+def test_neighbours_coalesce_and_everything_frees_back_to_one_block():
+    fl = make()
+    addresses = [fl.allocate(512, bottom_up=True) for _ in range(8)]
+    assert fl.allocate(32, bottom_up=True) is None  # full
+    for address in addresses[1::2] + addresses[0::2]:
+        fl.free(address)
+    assert fl.allocate(4096, bottom_up=True) == 1000
+    fl.free(1000)
+    table = fl.block_table()
+    assert len(table) == 1 and table[0]["size"] == "4096" and table[0]["allocated"] == "no"
+
+
+def test_block_ids_follow_tt_metal():
+    fl = make()
+    fl.allocate(64, bottom_up=True)  # block 0 allocated, block 1 is the free rest
+    fl.allocate(64, bottom_up=False)  # block 1 keeps the allocation, block 2 is the free left part
+    table = {row["blockID"]: row for row in fl.block_table()}
+    assert table["0"]["allocated"] == "yes" and table["0"]["address"] == "0"
+    assert table["1"]["allocated"] == "yes" and table["1"]["address"] == str(4096 - 64)
+    assert table["2"]["allocated"] == "no" and table["2"]["prevID"] == "0" and table["2"]["nextID"] == "1"
+
+
+def test_freeing_twice_or_a_foreign_address_raises():
+    fl = make()
+    address = fl.allocate(64, bottom_up=True)
+    fl.free(address)
+    with pytest.raises(InvalidFreeError, match="not allocated"):
+        fl.free(address)
+    with pytest.raises(InvalidFreeError):
+        fl.free(123456)
+    assert isinstance(InvalidFreeError("x"), ValueError)
+
+
+def test_no_fit_returns_none_and_changes_nothing():
+    fl = make()
+    fl.allocate(1024, bottom_up=True)
+    before = (fl.block_table(), fl.statistics())
+    assert fl.allocate(4096, bottom_up=True) is None
+    assert (fl.block_table(), fl.statistics()) == before
+
+
+def test_bad_sizes_are_refused():
+    fl = make()
+    with pytest.raises(MeshnnError):
+        fl.allocate(0, bottom_up=True)
+    with pytest.raises(ValueError):
+        fl.allocate(-5, bottom_up=True)
+
+
+def test_allocate_at_takes_exactly_that_range_or_nothing():
+    fl = make()
+    assert fl.allocate_at(1000 + 320, 64) == 1320
+    assert fl.allocate_at(1000 + 352, 64) is None  # overlaps the first
+    assert fl.allocate(320, bottom_up=True) == 1000  # the hole below still fits exactly
+    assert fl.allocate_at(1000 + 4096 - 32, 64) is None  # runs past the end
+
+
+class NaiveFreeList:
+    """The specification: a sorted list of free (address, size) holes, scanned linearly."""
+
+    def __init__(self, size: int, alignment: int) -> None:
+        self.alignment = alignment
+        self.holes = [(0, size)]
+        self.used: dict[int, int] = {}
+
+    def allocate(self, size: int, bottom_up: bool) -> int | None:
+        need = -(-max(size, self.alignment) // self.alignment) * self.alignment
+        fits = [h for h in self.holes if h[1] >= need]
+        if not fits:
+            return None
+        address, hole = min(fits) if bottom_up else max(fits)
+        self.holes.remove((address, hole))
+        at = address if bottom_up else address + hole - need
+        if at > address:
+            self.holes.append((address, at - address))
+        if at + need < address + hole:
+            self.holes.append((at + need, address + hole - at - need))
+        self.holes.sort()
+        self.used[at] = need
+        return at
+
+    def free(self, address: int) -> None:
+        size = self.used.pop(address)
+        self.holes.append((address, size))
+        self.holes.sort()
+        merged: list[tuple[int, int]] = []
+        for a, s in self.holes:
+            if merged and merged[-1][0] + merged[-1][1] == a:
+                merged[-1] = (merged[-1][0], merged[-1][1] + s)
+            else:
+                merged.append((a, s))
+        self.holes = merged
+
+
+operations = st.lists(
+    st.tuples(st.booleans(), st.integers(1, 3000), st.booleans(), st.integers(0, 10**6)), max_size=150
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(size=st.sampled_from([4096, 100_000, 1 << 20, 1_393_312]), ops=operations)
+def test_random_sequences_match_the_specification(size, ops):
+    fl, model = make(size=size, offset=0), NaiveFreeList(size, 32)
+    live: list[int] = []
+    for do_alloc, nbytes, bottom_up, pick in ops:
+        if do_alloc or not live:
+            address = fl.allocate(nbytes, bottom_up=bottom_up)
+            assert address == model.allocate(nbytes, bottom_up)
+            if address is not None:
+                live.append(address)
+        else:
+            address = live.pop(pick % len(live))
+            fl.free(address)
+            model.free(address)
+        spans = sorted(fl.allocations())
+        assert all(a + s <= b for (a, s), (b, _) in itertools.pairwise(spans)), "overlap"
+        assert all(a >= 0 and a + s <= size for a, s in spans), "out of bounds"
+        stats = fl.statistics()
+        used = sum(s for _, s in spans)
+        assert stats.total_allocated_bytes == used
+        assert stats.total_free_bytes == size - used
+        holes = fl.free_blocks()
+        assert holes == [h for h in model.holes if h[1] > 0]
+        assert stats.largest_free_block_bytes == (max((s for _, s in holes), default=0) if spans else size)
+        table = fl.block_table()
+        assert sum(int(row["size"]) for row in table) == size
+    for address in live:
+        fl.free(address)
+    assert fl.free_blocks() == [(0, size)]
+    assert len(fl.block_table()) == 1
