@@ -1,0 +1,54 @@
+"""MANY chips in lock-step: mesh coordinates, devices, buffers, queues and workloads."""
+
+from meshnn.mesh.command_queue import (
+    MeshCommandQueue,
+    MeshEvent,
+    ShardDataTransfer,
+    event_query,
+    event_synchronize,
+)
+from meshnn.mesh.coord import (
+    MeshCoordinate,
+    MeshCoordinateRange,
+    MeshCoordinateRangeSet,
+    MeshShape,
+    subtract,
+    to_linear_index,
+)
+from meshnn.mesh.mesh_buffer import (
+    BufferRegion,
+    DeviceLocalBufferConfig,
+    MeshBuffer,
+    MeshBufferLayout,
+    ReplicatedBufferConfig,
+    ShardedBufferConfig,
+)
+from meshnn.mesh.mesh_device import Device, MeshDevice, close_mesh_device, open_mesh_device
+from meshnn.mesh.workload import MeshWorkload, Program, ProgramContext
+
+__all__ = [
+    "BufferRegion",
+    "Device",
+    "DeviceLocalBufferConfig",
+    "MeshBuffer",
+    "MeshBufferLayout",
+    "MeshCommandQueue",
+    "MeshCoordinate",
+    "MeshCoordinateRange",
+    "MeshCoordinateRangeSet",
+    "MeshDevice",
+    "MeshEvent",
+    "MeshShape",
+    "MeshWorkload",
+    "Program",
+    "ProgramContext",
+    "ReplicatedBufferConfig",
+    "ShardDataTransfer",
+    "ShardedBufferConfig",
+    "close_mesh_device",
+    "event_query",
+    "event_synchronize",
+    "open_mesh_device",
+    "subtract",
+    "to_linear_index",
+]

@@ -1,0 +1,432 @@
+"""MeshCommandQueue: in-order reads, writes, workloads and events on a mesh.
+
+Each queue executes its work in order.  Work runs on the queue's dispatch thread, except that an
+enqueue finding the queue idle runs at once on the caller's thread (the same order, without a
+thread hand-off).  Every call validates its arguments before it enqueues anything.  A
+non-blocking write owns its data: it copies the caller's bytes when it cannot write them at once.
+
+An error raised while work executes is kept and surfaces at the next blocking call, ``finish``
+or ``event_synchronize`` of that queue; the queue stays usable.  Events order work across the
+queues of a mesh (``enqueue_wait_for_event``), and every wait is bounded (``MESHNN_WAIT_TIMEOUT``
+seconds, default 120): a wait that times out becomes the queue's error instead of a hang.
+
+Argument orders are tt-metal's: writes take ``(mesh_buffer, data)``, reads ``(data, mesh_buffer)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from meshnn.device.buffer import ShardOrientation
+from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError, QueueError, WrongMeshError
+from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, as_coord
+from meshnn.mesh.mesh_buffer import BufferRegion, MeshBuffer, ShardedBufferConfig
+from meshnn.mesh.workload import MeshWorkload
+
+if TYPE_CHECKING:
+    from meshnn.mesh.mesh_device import MeshDevice
+
+_event_ids = itertools.count(1)
+
+
+def wait_timeout() -> float:
+    return float(os.environ.get("MESHNN_WAIT_TIMEOUT", "120"))
+
+
+@dataclass(frozen=True, slots=True)
+class ShardDataTransfer:
+    """Host bytes for (or from) the shard at ``shard_coord``, optionally a region of it."""
+
+    shard_coord: MeshCoordinate
+    host_data: Any
+    region: BufferRegion | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shard_coord", as_coord(self.shard_coord))
+        if self.region is not None and not isinstance(self.region, BufferRegion):
+            raise MeshnnTypeError(f"region must be a BufferRegion, got {self.region!r}")
+
+
+@dataclass(eq=False)
+class MeshEvent:
+    """A point in a queue's work; ``device_range`` is the devices it was recorded on."""
+
+    cq_id: int
+    event_id: int
+    device_range: MeshCoordinateRange
+    mesh_id: int
+    _done: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    def is_completed(self) -> bool:
+        return self._done.is_set()
+
+
+def host_bytes(data: Any, *, writable: bool, what: str) -> np.ndarray:
+    """A flat uint8 view of ``data`` (any numpy array or buffer-protocol object), without copying."""
+    if isinstance(data, np.ndarray):
+        array = data
+    else:
+        try:
+            array = np.frombuffer(data, dtype=np.uint8) if not writable else np.asarray(memoryview(data))
+        except (TypeError, ValueError) as e:
+            raise MeshnnTypeError(
+                f"{what} must be a numpy array or a bytes-like object, got {type(data).__name__}"
+            ) from e
+    if writable and not array.flags.writeable:
+        raise MeshnnValueError(f"{what} is read-only; a read needs a writable array")
+    if not array.flags.c_contiguous:
+        if writable:
+            raise MeshnnValueError(f"{what} must be C-contiguous to be read into")
+        array = np.ascontiguousarray(array)
+    return array.reshape(-1).view(np.uint8)
+
+
+class MeshCommandQueue:
+    """One command queue (``cq_id``) of a mesh device."""
+
+    def __init__(self, mesh: MeshDevice, cq_id: int) -> None:
+        self._mesh = mesh
+        self.cq_id = cq_id
+        self._work: deque[Callable[[], None]] = deque()
+        self._cv = threading.Condition()
+        self._busy = False
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+
+    def id(self) -> int:
+        return self.cq_id
+
+    # ------------------------------------------------------------------------------- engine
+
+    def _submit(
+        self,
+        work: Callable[[], None],
+        *,
+        blocking: bool,
+        inline: bool = True,
+        own: Callable[[], Callable[[], None]] | None = None,
+    ) -> None:
+        """Run ``work`` in order; ``own`` makes a copy of the work that owns its host data."""
+        with self._cv:
+            run_here = inline and not self._work and not self._busy
+            if run_here:
+                self._busy = True
+            else:
+                self._work.append(own() if own is not None and not blocking else work)
+                self._ensure_thread()
+                self._cv.notify_all()
+        if run_here:
+            try:
+                work()
+            except BaseException as e:  # kept for the next blocking call, like the thread's errors
+                self._keep(e)
+            finally:
+                with self._cv:
+                    self._busy = False
+                    self._cv.notify_all()
+        if blocking:
+            self.finish()
+
+    def _ensure_thread(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._stopping = False
+            self._thread = threading.Thread(target=self._dispatch, name=f"meshnn-cq{self.cq_id}", daemon=True)
+            self._thread.start()
+
+    def _dispatch(self) -> None:
+        while True:
+            with self._cv:
+                while (not self._work or self._busy) and not self._stopping:
+                    self._cv.wait(timeout=1.0)
+                if self._stopping and not self._work:
+                    return
+                work = self._work.popleft()
+                self._busy = True
+            try:
+                work()
+            except BaseException as e:
+                self._keep(e)
+            finally:
+                with self._cv:
+                    self._busy = False
+                    self._cv.notify_all()
+
+    def _keep(self, error: BaseException) -> None:
+        with self._cv:
+            if self._error is None:
+                self._error = error
+
+    def _raise_kept(self) -> None:
+        with self._cv:
+            error, self._error = self._error, None
+        if error is None:
+            return
+        if isinstance(error, MeshnnError):
+            raise error
+        raise QueueError(f"work enqueued on cq {self.cq_id} failed: {type(error).__name__}: {error}") from error
+
+    def finish(self) -> None:
+        """Wait until every enqueued piece of work has run; raise the first error kept."""
+        deadline = wait_timeout()
+        with self._cv:
+            if not self._cv.wait_for(lambda: not self._work and not self._busy, timeout=deadline):
+                raise QueueError(f"cq {self.cq_id} did not drain within {deadline} s (is it waiting for an event?)")
+        self._raise_kept()
+
+    def shutdown(self) -> None:
+        """Drain and stop the dispatch thread (the mesh is closing); errors are dropped."""
+        with contextlib.suppress(MeshnnError):
+            self.finish()
+        with self._cv:
+            self._stopping = True
+            self._cv.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=wait_timeout())
+
+    # ------------------------------------------------------------------------------ checks
+
+    def _check_buffer(self, mesh_buffer: MeshBuffer) -> None:
+        if not isinstance(mesh_buffer, MeshBuffer):
+            raise MeshnnTypeError(f"expected a MeshBuffer, got {type(mesh_buffer).__name__}")
+        self._mesh.check_open()
+        mesh_buffer.check_allocated()
+        if mesh_buffer.mesh_id != self._mesh.mesh_id:
+            raise WrongMeshError("the MeshBuffer belongs to another mesh device than this queue's")
+
+    def _region(self, mesh_buffer: MeshBuffer, transfer: ShardDataTransfer) -> BufferRegion:
+        local = mesh_buffer.device_local_size()
+        region = transfer.region or BufferRegion(0, local)
+        if region.offset + region.size > local:
+            raise MeshnnValueError(
+                f"region (offset {region.offset}, size {region.size}) runs past the {local} B buffer on "
+                f"device {transfer.shard_coord}"
+            )
+        return region
+
+    # ------------------------------------------------------------------------------ writes
+
+    def enqueue_write_shards(
+        self, mesh_buffer: MeshBuffer, transfers: Sequence[ShardDataTransfer], blocking: bool = False
+    ) -> None:
+        """Write each transfer's bytes to its device (its region); remote devices are skipped."""
+        self._check_buffer(mesh_buffer)
+        plan = []
+        for transfer in transfers:
+            if not isinstance(transfer, ShardDataTransfer):
+                raise MeshnnTypeError(f"transfers must be ShardDataTransfers, got {type(transfer).__name__}")
+            self._mesh.is_local(transfer.shard_coord)  # raises when outside the mesh
+            region = self._region(mesh_buffer, transfer)
+            data = host_bytes(transfer.host_data, writable=False, what=f"host data for {transfer.shard_coord}")
+            if data.size < region.size:
+                raise MeshnnValueError(
+                    f"host data for device {transfer.shard_coord} has {data.size} B, the region needs {region.size} B"
+                )
+            if self._mesh.is_local(transfer.shard_coord):
+                plan.append((self._mesh.local_row(transfer.shard_coord), region, data[: region.size]))
+
+        def write(items=plan) -> None:
+            slab = mesh_buffer.slab()
+            for row, region, data in items:
+                slab[row, region.offset : region.offset + region.size] = data
+
+        self._submit(write, blocking=blocking, own=lambda: lambda: write([(r, g, d.copy()) for r, g, d in plan]))
+
+    def enqueue_write_mesh_buffer(self, mesh_buffer: MeshBuffer, host_data: Any, blocking: bool = False) -> None:
+        """Replicated: the same bytes to every device; sharded: the global buffer cut into shards."""
+        self._check_buffer(mesh_buffer)
+        data = host_bytes(host_data, writable=False, what="host data")
+        config = mesh_buffer.global_config()
+        if isinstance(config, ShardedBufferConfig):
+            self._write_sharded(mesh_buffer, config, data, blocking)
+            return
+        local = mesh_buffer.device_local_size()
+        if data.size < local:
+            raise MeshnnValueError(f"host data has {data.size} B, the buffer holds {local} B per device")
+        coords = self._mesh.local_coords()
+        self.enqueue_write_shards(mesh_buffer, [ShardDataTransfer(c, data[:local]) for c in coords], blocking)
+
+    def enqueue_write_shard_to_sub_grid(
+        self,
+        mesh_buffer: MeshBuffer,
+        host_data: Any,
+        device_range: MeshCoordinateRange,
+        blocking: bool = False,
+        region: BufferRegion | None = None,
+    ) -> None:
+        """The same bytes to every device of ``device_range``."""
+        self._check_buffer(mesh_buffer)
+        if isinstance(mesh_buffer.global_config(), ShardedBufferConfig):
+            self.enqueue_write_mesh_buffer(mesh_buffer, host_data, blocking)
+            return
+        transfers = [ShardDataTransfer(c, host_data, region) for c in device_range if self._mesh.is_local(c)]
+        self.enqueue_write_shards(mesh_buffer, transfers, blocking)
+
+    def _write_sharded(
+        self, mesh_buffer: MeshBuffer, config: ShardedBufferConfig, data: np.ndarray, blocking: bool
+    ) -> None:
+        if data.size < config.global_size:
+            raise MeshnnValueError(f"host data has {data.size} B, the sharded buffer holds {config.global_size} B")
+        shards = _shard_view(config, data[: config.global_size])
+        coords = list(self._mesh.shape.coords())
+        transfers = [
+            ShardDataTransfer(coords[i], shards[k])
+            for k, devices in enumerate(shard_devices(config, self._mesh.num_rows, self._mesh.num_cols))
+            for i in devices
+        ]
+        self.enqueue_write_shards(mesh_buffer, transfers, blocking)
+
+    # ------------------------------------------------------------------------------- reads
+
+    def enqueue_read_shards(
+        self, transfers: Sequence[ShardDataTransfer], mesh_buffer: MeshBuffer, blocking: bool = True
+    ) -> None:
+        """Read each transfer's device (its region) into its host array; remote devices are skipped."""
+        self._check_buffer(mesh_buffer)
+        plan = []
+        for transfer in transfers:
+            if not isinstance(transfer, ShardDataTransfer):
+                raise MeshnnTypeError(f"transfers must be ShardDataTransfers, got {type(transfer).__name__}")
+            if not self._mesh.is_local(transfer.shard_coord):
+                continue
+            region = self._region(mesh_buffer, transfer)
+            out = host_bytes(transfer.host_data, writable=True, what=f"host array for {transfer.shard_coord}")
+            if out.size < region.size:
+                raise MeshnnValueError(
+                    f"host array for device {transfer.shard_coord} has {out.size} B, the region needs {region.size} B"
+                )
+            plan.append((self._mesh.local_row(transfer.shard_coord), region, out))
+
+        def read() -> None:
+            slab = mesh_buffer.slab()
+            for row, region, out in plan:
+                out[: region.size] = slab[row, region.offset : region.offset + region.size]
+
+        self._submit(read, blocking=blocking)
+
+    def enqueue_read_mesh_buffer(self, host_data: Any, mesh_buffer: MeshBuffer, blocking: bool = True) -> None:
+        """Reassemble a sharded, unreplicated buffer into ``host_data`` (global row-major bytes)."""
+        self._check_buffer(mesh_buffer)
+        out = host_bytes(host_data, writable=True, what="host array")
+        config = mesh_buffer.global_config()
+        if not isinstance(config, ShardedBufferConfig):
+            if self._mesh.get_num_devices() != 1:
+                raise MeshnnValueError("Can only read a Sharded MeshBuffer from a MeshDevice.")
+            local = mesh_buffer.device_local_size()
+            self.enqueue_read_shards(
+                [ShardDataTransfer(self._mesh.local_coords()[0], out[:local])], mesh_buffer, blocking
+            )
+            return
+        if any(config.replicated_dims()):
+            raise MeshnnValueError("Cannot read a MeshBuffer that is replicated along any dimension.")
+        if out.size < config.global_size:
+            raise MeshnnValueError(f"host array has {out.size} B, the sharded buffer holds {config.global_size} B")
+        shards = _shard_view(config, out[: config.global_size])
+        staging = np.empty((shards.shape[0], mesh_buffer.device_local_size()), dtype=np.uint8)
+        owners = shard_devices(config, self._mesh.num_rows, self._mesh.num_cols)
+        coords = list(self._mesh.shape.coords())
+        transfers = [ShardDataTransfer(coords[devices[0]], staging[k]) for k, devices in enumerate(owners)]
+        self.enqueue_read_shards(transfers, mesh_buffer, blocking=False)
+
+        def scatter() -> None:
+            shards[...] = staging.reshape(shards.shape)
+
+        self._submit(scatter, blocking=blocking)
+
+    # ---------------------------------------------------------------------- workloads, events
+
+    def enqueue_mesh_workload(self, workload: MeshWorkload, blocking: bool = False) -> None:
+        if not isinstance(workload, MeshWorkload):
+            raise MeshnnTypeError(f"expected a MeshWorkload, got {type(workload).__name__}")
+        self._mesh.check_open()
+        workload.validate(self._mesh)
+        self._submit(lambda: workload.run(self._mesh), blocking=blocking)
+
+    def enqueue_record_event(self, device_range: MeshCoordinateRange | None = None) -> MeshEvent:
+        """An event that completes when this queue reaches it."""
+        self._mesh.check_open()
+        span = device_range or MeshCoordinateRange(self._mesh.shape)
+        event = MeshEvent(self.cq_id, next(_event_ids), span, self._mesh.mesh_id)
+        self._submit(event._done.set, blocking=False)
+        return event
+
+    enqueue_record_event_to_host = enqueue_record_event
+
+    def enqueue_wait_for_event(self, event: MeshEvent) -> None:
+        """Make this queue wait (not the host) until ``event`` completes."""
+        if not isinstance(event, MeshEvent):
+            raise MeshnnTypeError(f"expected a MeshEvent, got {type(event).__name__}")
+        if event.mesh_id != self._mesh.mesh_id:
+            raise WrongMeshError("the event was recorded on another mesh device")
+        if event.is_completed():
+            return
+
+        def wait() -> None:
+            if not event._done.wait(timeout=wait_timeout()):
+                raise QueueError(
+                    f"cq {self.cq_id} timed out after {wait_timeout()} s waiting for event {event.event_id} "
+                    f"of cq {event.cq_id}"
+                )
+
+        self._submit(wait, blocking=False, inline=False)
+
+
+def event_synchronize(event: MeshEvent) -> None:
+    """Block the host until ``event`` completes (bounded by ``MESHNN_WAIT_TIMEOUT``)."""
+    if not isinstance(event, MeshEvent):
+        raise MeshnnTypeError(f"expected a MeshEvent, got {type(event).__name__}")
+    if not event._done.wait(timeout=wait_timeout()):
+        raise QueueError(f"event {event.event_id} of cq {event.cq_id} did not complete within {wait_timeout()} s")
+
+
+def event_query(event: MeshEvent) -> bool:
+    return event.is_completed()
+
+
+def _shard_view(config: ShardedBufferConfig, flat: np.ndarray) -> np.ndarray:
+    """``flat`` (global row-major bytes) as ``(shards, shard_h, shard_w * datum)``, shard_y outer."""
+    (gh, gw), (ph, pw) = config.global_buffer_shape, config.physical_shard_shape()
+    datum = config.compute_datum_size_bytes()
+    blocks = flat.reshape(gh // ph, ph, gw // pw, pw * datum).transpose(0, 2, 1, 3)
+    return blocks.reshape(-1, ph, pw * datum) if blocks.flags.c_contiguous else _BlockView(blocks)  # type: ignore[return-value]
+
+
+class _BlockView:
+    """Shards of a global buffer, indexable as ``[k]`` and assignable as a whole, without copying."""
+
+    def __init__(self, blocks: np.ndarray) -> None:
+        self._blocks = blocks
+        self.shape = (blocks.shape[0] * blocks.shape[1], blocks.shape[2], blocks.shape[3])
+
+    def __getitem__(self, k: int) -> np.ndarray:
+        return np.ascontiguousarray(self._blocks[k // self._blocks.shape[1], k % self._blocks.shape[1]])
+
+    def __setitem__(self, key: object, value: np.ndarray) -> None:
+        self._blocks[...] = value.reshape(self._blocks.shape[0], self._blocks.shape[1], *self.shape[1:])
+
+
+def shard_devices(config: ShardedBufferConfig, rows: int, cols: int) -> list[list[int]]:
+    """For each shard (shard_y outer, shard_x inner), the row-major indices of the devices it is
+    written to on a ``rows`` x ``cols`` mesh."""
+    (gh, gw), (ph, pw) = config.global_buffer_shape, config.physical_shard_shape()
+    count = (gh // ph) * (gw // pw)
+    height_rep, width_rep = config.replicated_dims()
+    row_major = config.shard_orientation is ShardOrientation.ROW_MAJOR
+    if height_rep and width_rep:
+        return [list(range(rows * cols)) for _ in range(count)]
+    if height_rep or width_rep:
+        if row_major:  # shard k fills mesh column k
+            return [[r * cols + k for r in range(rows)] for k in range(count)]
+        return [[k * cols + c for c in range(cols)] for k in range(count)]
+    if row_major:
+        return [[k] for k in range(count)]
+    return [[(k % rows) * cols + k // rows] for k in range(count)]

@@ -1,0 +1,347 @@
+"""MeshBuffer: one allocation, at one address, on every device of a mesh.
+
+Invariant (lock-step): a MeshBuffer reserves ``device_local_size`` bytes at ``address()`` on every
+device of its mesh, through the mesh's one allocator; a failed reservation leaves nothing behind.
+Its bytes live in ONE slab: a ``(local devices, device_local_size)`` uint8 array whose row ``i``
+is the device at the i-th local coordinate (row-major), each row in host page order.  A per-device
+:class:`~meshnn.device.buffer.Buffer` is a view of one row, never an allocation of its own.
+
+A buffer created with an explicit ``address=`` is a non-owning view of the live buffer that owns
+that address: it shares the owner's slab, and deallocating it only ends the view.
+"""
+
+from __future__ import annotations
+
+import enum
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from meshnn.device.buffer import (
+    Buffer,
+    BufferLayout,
+    BufferType,
+    ShardOrientation,
+    ShardSpecBuffer,
+    TensorMemoryLayout,
+)
+from meshnn.errors import DeallocatedError, DeviceClosedError, MeshnnTypeError, MeshnnValueError
+from meshnn.mesh.coord import MeshCoordinate, as_coord
+
+if TYPE_CHECKING:
+    from meshnn.mesh.mesh_device import MeshDevice
+
+
+class MeshBufferLayout(enum.Enum):
+    REPLICATED = 0
+    SHARDED = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicatedBufferConfig:
+    """Every device gets ``size`` bytes."""
+
+    size: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.size, int) or self.size < 0:
+            raise MeshnnValueError(f"ReplicatedBufferConfig size must be a non-negative int, got {self.size!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class ShardedBufferConfig:
+    """A ``global_buffer_shape`` (height, width in datums) array cut into ``shard_shape`` pieces, one
+    per device; a 0 in ``shard_shape`` replicates along that dimension.  ``shard_orientation``
+    is the order shards are dealt to devices."""
+
+    global_size: int
+    global_buffer_shape: tuple[int, int]
+    shard_shape: tuple[int, int]
+    shard_orientation: ShardOrientation = ShardOrientation.ROW_MAJOR
+
+    def __post_init__(self) -> None:
+        for name in ("global_buffer_shape", "shard_shape"):
+            value = tuple(getattr(self, name))
+            if len(value) != 2 or not all(isinstance(v, int) and v >= 0 for v in value):
+                raise MeshnnValueError(f"{name} must be two non-negative ints, got {getattr(self, name)!r}")
+            object.__setattr__(self, name, value)
+        h, w = self.global_buffer_shape
+        if h * w == 0 or self.global_size % (h * w):
+            raise MeshnnValueError(
+                f"global_size {self.global_size} B is not a whole number of datums of a {h}x{w} buffer"
+            )
+
+    def compute_datum_size_bytes(self) -> int:
+        h, w = self.global_buffer_shape
+        return self.global_size // (h * w)
+
+    def replicated_dims(self) -> tuple[bool, bool]:
+        """(height replicated, width replicated)."""
+        return self.shard_shape[0] == 0, self.shard_shape[1] == 0
+
+    def physical_shard_shape(self) -> tuple[int, int]:
+        (gh, gw), (sh, sw) = self.global_buffer_shape, self.shard_shape
+        return sh or gh, sw or gw
+
+
+MeshBufferConfig = ReplicatedBufferConfig | ShardedBufferConfig
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceLocalBufferConfig:
+    """How ONE device lays the buffer out over its banks."""
+
+    page_size: int
+    buffer_type: BufferType = BufferType.DRAM
+    buffer_layout: TensorMemoryLayout = TensorMemoryLayout.INTERLEAVED
+    shard_parameters: ShardSpecBuffer | None = None
+    bottom_up: bool | None = None  # None: DRAM bottom-up, L1 top-down
+
+
+@dataclass(frozen=True, slots=True)
+class BufferRegion:
+    """``size`` bytes from ``offset`` in one device's buffer."""
+
+    offset: int
+    size: int
+
+    def __post_init__(self) -> None:
+        if not all(isinstance(v, int) and v >= 0 for v in (self.offset, self.size)):
+            raise MeshnnValueError(f"BufferRegion needs non-negative ints, got ({self.offset!r}, {self.size!r})")
+
+
+class _Storage:
+    """The slab of an owning buffer, shared with its views; ``data`` is None once released."""
+
+    __slots__ = ("data", "rows", "size")
+
+    def __init__(self, rows: int, size: int) -> None:
+        self.rows, self.size = rows, size
+        self.data: np.ndarray | None = None
+
+    def array(self) -> np.ndarray:
+        if self.data is None:
+            self.data = np.zeros((self.rows, self.size), dtype=np.uint8)  # calloc: pages touched lazily
+        return self.data
+
+
+def _validate_sharded(config: ShardedBufferConfig, mesh_device: MeshDevice) -> None:
+    (gh, gw), (ph, pw) = config.global_buffer_shape, config.physical_shard_shape()
+    if gh % ph or gw % pw:
+        raise MeshnnValueError(
+            "Global buffer shape must be aligned with the shard shape: requested buffer shape: "
+            f"({gh}, {gw}), shard shape: ({ph}, {pw})"
+        )
+    shards = (gh // ph) * (gw // pw)
+    rows, cols = mesh_device.num_rows, mesh_device.num_cols
+    height_rep, width_rep = config.replicated_dims()
+    if height_rep and width_rep:
+        shards *= rows * cols
+    elif height_rep or width_rep:
+        shards *= rows if config.shard_orientation is ShardOrientation.ROW_MAJOR else cols
+    if shards > mesh_device.get_num_devices():
+        raise MeshnnValueError(
+            f"The sharded tensor does not fit on the Mesh. Num shards in buffer {shards}, "
+            f"Num Devices {mesh_device.get_num_devices()}"
+        )
+
+
+def _release(allocator: object, buffer_type: BufferType, address: int, storage: _Storage, mesh: weakref.ref) -> None:
+    """Free an owned buffer's address (if its mesh is still open) and drop its slab."""
+    storage.data = None
+    device = mesh()
+    if device is not None and device.is_open() and storage.size:
+        allocator.deallocate(buffer_type, address)  # type: ignore[attr-defined]
+
+
+class MeshBuffer:
+    """A lock-step allocation on a mesh.  Create with :meth:`create`."""
+
+    def __init__(self, *_: object, **__: object) -> None:
+        raise MeshnnTypeError("use MeshBuffer.create(config, device_local_config, mesh_device)")
+
+    # ------------------------------------------------------------------------------ creation
+
+    @classmethod
+    def create(
+        cls,
+        config: MeshBufferConfig,
+        device_local_config: DeviceLocalBufferConfig,
+        mesh_device: MeshDevice,
+        address: int | None = None,
+    ) -> MeshBuffer:
+        """Allocate on every device of ``mesh_device`` (or view the buffer owning ``address``)."""
+        if not isinstance(config, ReplicatedBufferConfig | ShardedBufferConfig):
+            raise MeshnnTypeError(f"config must be a Replicated- or ShardedBufferConfig, got {config!r}")
+        if not isinstance(device_local_config, DeviceLocalBufferConfig):
+            raise MeshnnTypeError(f"device_local_config must be a DeviceLocalBufferConfig, got {device_local_config!r}")
+        mesh_device.check_open()
+        if isinstance(config, ShardedBufferConfig):
+            _validate_sharded(config, mesh_device)
+            ph, pw = config.physical_shard_shape()
+            local_size = config.compute_datum_size_bytes() * ph * pw
+        else:
+            local_size = config.size
+        local = device_local_config
+        layout = BufferLayout(
+            local_size, local.page_size, local.buffer_type, local.buffer_layout, local.shard_parameters
+        )
+        self = object.__new__(cls)
+        self._config, self._local_config, self._layout = config, local, layout
+        self._mesh_ref = weakref.ref(mesh_device)
+        self._mesh_id = mesh_device.mesh_id
+        self._owner: MeshBuffer | None = None
+        self._view_open = True
+        if address is None:
+            self._address = mesh_device.allocate_lockstep(layout, bottom_up=local.bottom_up)
+            self._storage = _Storage(len(mesh_device.local_coords()), local_size)
+            self._finalizer = weakref.finalize(
+                self,
+                _release,
+                mesh_device.allocator,
+                local.buffer_type,
+                self._address,
+                self._storage,
+                self._mesh_ref,
+            )
+        else:
+            owner = mesh_device.buffer_at(local.buffer_type, address)
+            if owner is None:
+                raise MeshnnValueError(
+                    f"address={address} is not the address of a live {local.buffer_type.name} MeshBuffer on this mesh"
+                )
+            if local_size > owner.device_local_size():
+                raise MeshnnValueError(
+                    f"a view of {local_size} B per device does not fit the {owner.device_local_size()} B buffer "
+                    f"at address {address}"
+                )
+            self._owner, self._address, self._storage = owner, address, owner._storage
+            self._finalizer = None
+        mesh_device.register_buffer(self)
+        return self
+
+    # ------------------------------------------------------------------------------- state
+
+    def is_allocated(self) -> bool:
+        """False once deallocated (by :meth:`deallocate` or by closing the mesh)."""
+        mesh = self._mesh_ref()
+        if mesh is None or not mesh.is_open():
+            return False
+        if self._owner is not None:
+            return self._view_open and self._owner.is_allocated()
+        return self._finalizer is not None and self._finalizer.alive
+
+    @property
+    def owns_data(self) -> bool:
+        return self._owner is None
+
+    def deallocate(self) -> None:
+        """Free the address on every device at once; safe to repeat."""
+        if self._owner is not None:
+            self._view_open = False
+        elif self._finalizer is not None:
+            self._finalizer()
+
+    def check_allocated(self, what: str = "MeshBuffer") -> None:
+        if self.is_allocated():
+            return
+        mesh = self._mesh_ref()
+        if mesh is None or not mesh.is_open():
+            raise DeviceClosedError(f"{what} at address {self._address} belongs to a closed mesh device")
+        raise DeallocatedError(f"{what} at address {self._address} is deallocated")
+
+    # --------------------------------------------------------------------------- properties
+
+    def device(self) -> MeshDevice:
+        mesh = self._mesh_ref()
+        if mesh is None or not mesh.is_open():
+            raise DeviceClosedError("Can't get device from mesh buffer: its mesh device is closed")
+        return mesh
+
+    @property
+    def mesh_id(self) -> int:
+        return self._mesh_id
+
+    def address(self) -> int:
+        return self._address
+
+    def size(self) -> int:
+        """Replicated: bytes per device; sharded: bytes of the whole global buffer."""
+        if isinstance(self._config, ReplicatedBufferConfig):
+            return self._config.size
+        return self._config.global_size
+
+    def device_local_size(self) -> int:
+        return self._layout.size
+
+    def global_layout(self) -> MeshBufferLayout:
+        if isinstance(self._config, ShardedBufferConfig):
+            return MeshBufferLayout.SHARDED
+        return MeshBufferLayout.REPLICATED
+
+    def global_config(self) -> MeshBufferConfig:
+        return self._config
+
+    def global_shard_spec(self) -> ShardedBufferConfig:
+        if not isinstance(self._config, ShardedBufferConfig):
+            raise MeshnnValueError("global_shard_spec: this MeshBuffer is not SHARDED")
+        return self._config
+
+    def device_local_config(self) -> DeviceLocalBufferConfig:
+        return self._local_config
+
+    @property
+    def layout(self) -> BufferLayout:
+        return self._layout
+
+    def buffer_type(self) -> BufferType:
+        return self._layout.buffer_type
+
+    def page_size(self) -> int:
+        return self._layout.page_size
+
+    def num_pages(self) -> int:
+        return self._layout.num_pages
+
+    def datum_size_bytes(self) -> int:
+        return self.global_shard_spec().compute_datum_size_bytes()
+
+    def physical_shard_shape(self) -> tuple[int, int]:
+        return self.global_shard_spec().physical_shard_shape()
+
+    def replicated_dims(self) -> tuple[bool, bool]:
+        return self.global_shard_spec().replicated_dims()
+
+    # ------------------------------------------------------------------------------- bytes
+
+    def slab(self) -> np.ndarray:
+        """The bytes of every local device: ``(local devices, device_local_size)`` uint8."""
+        self.check_allocated()
+        return self._storage.array()[:, : self._layout.size]
+
+    def get_device_buffer(self, coord: MeshCoordinate | tuple[int, ...]) -> Buffer:
+        """The device at ``coord``'s view of this buffer (its slab row plus the address)."""
+        coord = as_coord(coord)
+        mesh = self.device()
+        row = mesh.local_row(coord)
+        return Buffer(
+            self._layout,
+            self._address,
+            mesh.allocator.manager(self._layout.buffer_type).facts,
+            device_id=mesh.get_device_id(coord),
+            data=lambda: self.slab()[row],
+            is_allocated=self.is_allocated,
+        )
+
+    def get_reference_buffer(self) -> Buffer:
+        """The view of the first local device."""
+        return self.get_device_buffer(self.device().local_coords()[0])
+
+    def __repr__(self) -> str:
+        state = "allocated" if self.is_allocated() else "deallocated"
+        return (
+            f"MeshBuffer({self.global_layout().name}, address={self._address}, "
+            f"device_local_size={self._layout.size}, {self._layout.buffer_type}, {state})"
+        )

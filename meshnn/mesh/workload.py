@@ -1,0 +1,129 @@
+"""MeshWorkload and Program: Python kernels over the slabs of MeshBuffers.
+
+A :class:`Program` is a kernel plus the MeshBuffers it touches and its runtime arguments.  A
+:class:`MeshWorkload` maps disjoint :class:`MeshCoordinateRange` s to programs (SPMD when one
+program covers the mesh, MPMD when ranges differ).  A program whose arguments are the same on
+every device of its range is *uniform*: it runs once per contiguous run of slab rows, so a
+program over a whole mesh is one vectorised call.  A program with per-device runtime arguments
+runs once per device.  Devices of a rank that owns none of a range run nothing there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError, WrongMeshError
+from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, as_coord
+from meshnn.mesh.mesh_buffer import MeshBuffer
+
+if TYPE_CHECKING:
+    from meshnn.mesh.mesh_device import MeshDevice
+
+
+@dataclass(frozen=True, slots=True)
+class ProgramContext:
+    """What a kernel sees: for each of the program's buffers, a ``(k, device_local_size)`` uint8
+    view of the slab rows of the ``k`` devices at ``coords``; and the arguments for them."""
+
+    buffers: tuple[np.ndarray, ...]
+    coords: tuple[MeshCoordinate, ...]
+    args: Any
+
+
+Kernel = Callable[[ProgramContext], None]
+
+
+class Program:
+    """A kernel over some MeshBuffers, with common or per-device runtime arguments."""
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        buffers: Sequence[MeshBuffer] = (),
+        *,
+        args: Any = None,
+        runtime_args: Mapping[MeshCoordinate, Any] | None = None,
+        name: str = "program",
+    ) -> None:
+        if not callable(kernel):
+            raise MeshnnTypeError(f"a Program needs a callable kernel, got {kernel!r}")
+        if not all(isinstance(b, MeshBuffer) for b in buffers):
+            raise MeshnnTypeError(f"Program buffers must be MeshBuffers, got {list(buffers)!r}")
+        self.kernel = kernel
+        self.buffers = tuple(buffers)
+        self.args = args
+        self.runtime_args = None if runtime_args is None else {as_coord(c): a for c, a in runtime_args.items()}
+        self.name = name
+
+    @property
+    def is_uniform(self) -> bool:
+        return self.runtime_args is None
+
+    def __repr__(self) -> str:
+        return f"Program({self.name!r}, {len(self.buffers)} buffers, uniform={self.is_uniform})"
+
+
+class MeshWorkload:
+    """Programs on disjoint ranges of one mesh."""
+
+    def __init__(self, program: Program | None = None, device_range: MeshCoordinateRange | None = None) -> None:
+        self._programs: dict[MeshCoordinateRange, Program] = {}
+        if program is not None:
+            self.add_program(device_range or MeshCoordinateRange(MeshCoordinate(0, 0), MeshCoordinate(0, 0)), program)
+
+    def add_program(self, device_range: MeshCoordinateRange, program: Program) -> None:
+        if not isinstance(device_range, MeshCoordinateRange) or not isinstance(program, Program):
+            raise MeshnnTypeError("add_program needs a MeshCoordinateRange and a Program")
+        for existing in self._programs:
+            if existing.dims() == device_range.dims() and existing.intersects(device_range):
+                raise MeshnnValueError(f"program range {device_range!r} overlaps {existing!r}")
+        self._programs[device_range] = program
+
+    def get_programs(self) -> dict[MeshCoordinateRange, Program]:
+        return dict(self._programs)
+
+    def validate(self, mesh: MeshDevice) -> None:
+        """Everything a run needs, checked before anything is enqueued."""
+        if not self._programs:
+            raise MeshnnValueError("a MeshWorkload needs at least one program")
+        for device_range, program in self._programs.items():
+            if device_range.dims() != mesh.shape.dims() or not MeshCoordinateRange(mesh.shape).contains(device_range):
+                raise MeshnnValueError(f"program range {device_range!r} is outside the {mesh.shape!r} mesh")
+            for buffer in program.buffers:
+                buffer.check_allocated(f"buffer of {program.name}")
+                if buffer.mesh_id != mesh.mesh_id:
+                    raise WrongMeshError(f"{program.name} uses a MeshBuffer of another mesh device")
+            if program.runtime_args is not None:
+                missing = [c for c in device_range if c not in program.runtime_args]
+                if missing:
+                    raise MeshnnValueError(f"{program.name} has no runtime args for devices {missing[:4]}")
+
+    def run(self, mesh: MeshDevice) -> None:
+        """Execute every program on the local devices of its range (on the dispatch thread)."""
+        for device_range, program in self._programs.items():
+            slabs = [b.slab() for b in program.buffers]
+            for rows, coords in _row_runs(mesh, device_range, per_device=not program.is_uniform):
+                args = program.args if program.is_uniform else program.runtime_args[coords[0]]  # type: ignore[index]
+                program.kernel(ProgramContext(tuple(s[rows] for s in slabs), coords, args))
+
+
+def _row_runs(mesh: MeshDevice, device_range: MeshCoordinateRange, *, per_device: bool):
+    """Contiguous runs of local slab rows covering ``device_range``: (slice, coords) pairs."""
+    coords = [c for c in device_range if mesh.is_local(c)]
+    run: list[tuple[int, MeshCoordinate]] = []
+    for coord in coords:
+        row = mesh.local_row(coord)
+        if run and (per_device or row != run[-1][0] + 1):
+            yield slice(run[0][0], run[-1][0] + 1), tuple(c for _, c in run)
+            run = []
+        run.append((row, coord))
+    if run:
+        yield slice(run[0][0], run[-1][0] + 1), tuple(c for _, c in run)
+
+
+def full_range(shape: MeshShape) -> MeshCoordinateRange:
+    return MeshCoordinateRange(shape)

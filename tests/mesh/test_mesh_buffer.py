@@ -1,0 +1,354 @@
+"""MeshBuffer: tt-metal's test_mesh_buffer.cpp and test_mesh_allocator.cpp cases, plus the slab."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+from meshnn.device.buffer import (
+    BufferType,
+    ShardOrientation,
+    ShardSpec,
+    ShardSpecBuffer,
+    TensorMemoryLayout,
+)
+from meshnn.device.core import CoreGrid
+from meshnn.errors import DeallocatedError, DeviceClosedError, MeshnnError, OutOfMemoryError
+from meshnn.mesh import (
+    BufferRegion,
+    DeviceLocalBufferConfig,
+    MeshBuffer,
+    MeshBufferLayout,
+    MeshCoordinate,
+    MeshShape,
+    ReplicatedBufferConfig,
+    ShardDataTransfer,
+    ShardedBufferConfig,
+    open_mesh_device,
+)
+
+KiB = 1024
+DRAM_1K = DeviceLocalBufferConfig(page_size=1024, buffer_type=BufferType.DRAM)
+MESHES = [(1, 1), (1, 2), (2, 4), (8, 4)]
+
+
+def test_config_validation(open_mesh):
+    """ConfigValidation: unaligned shards and too many shards are refused; 32x32 on 2x4 is fine."""
+    mesh = open_mesh((2, 4))
+    with pytest.raises(MeshnnError, match="aligned with the shard shape"):
+        MeshBuffer.create(ShardedBufferConfig(16 * KiB, (64, 128), (32, 120)), DRAM_1K, mesh)
+    with pytest.raises(MeshnnError, match="Num shards in buffer 32, Num Devices 8"):
+        MeshBuffer.create(ShardedBufferConfig(16 * KiB, (64, 128), (16, 16)), DRAM_1K, mesh)
+    buffer = MeshBuffer.create(ShardedBufferConfig(16 * KiB, (64, 128), (32, 32)), DRAM_1K, mesh)
+    assert buffer.is_allocated()
+    assert mesh.get_memory_view(BufferType.DRAM).total_bytes_allocated_per_bank == 1024  # 2 pages over 12 banks
+    del buffer
+    assert mesh.get_memory_view(BufferType.DRAM).total_bytes_allocated_per_bank == 0  # nothing refers to it
+
+
+@pytest.mark.parametrize("shape", MESHES)
+def test_generic_mesh_shard_shape_fits(open_mesh, shape):
+    """ConfigValidation (generic): shard (128/rows, 256/cols) of 128x256 fits any mesh."""
+    mesh = open_mesh(shape)
+    rows, cols = shape
+    config = ShardedBufferConfig(128 * 256 * 4, (128, 256), (128 // rows, 256 // cols))
+    buffer = MeshBuffer.create(config, DeviceLocalBufferConfig(4 * 256 // cols), mesh)
+    assert buffer.device_local_size() == 128 * 256 * 4 // (rows * cols)
+
+
+def test_sharded_and_replicated_initialisation(open_mesh):
+    """ShardedBufferInitialization / ReplicatedBufferInitialization."""
+    mesh = open_mesh((2, 4))
+    sharded = MeshBuffer.create(ShardedBufferConfig(16 * KiB, (64, 128), (32, 32)), DRAM_1K, mesh)
+    assert sharded.global_shard_spec().compute_datum_size_bytes() == 2
+    assert (sharded.size(), sharded.device_local_size()) == (16 * KiB, 2 * KiB)
+    assert sharded.global_layout() is MeshBufferLayout.SHARDED
+    replicated = MeshBuffer.create(ReplicatedBufferConfig(16 * KiB), DRAM_1K, mesh)
+    assert (replicated.size(), replicated.device_local_size()) == (16 * KiB, 16 * KiB)
+    assert replicated.global_layout() is MeshBufferLayout.REPLICATED
+
+
+@pytest.mark.parametrize("shape", MESHES)
+def test_deallocation_frees_the_address_for_reuse(open_mesh, shape):
+    """Deallocation: a dead buffer's address comes back; deallocate() is explicit and idempotent;
+    a view at the same address ends only itself."""
+    mesh = open_mesh(shape)
+    address = MeshBuffer.create(ReplicatedBufferConfig(16 * KiB), DRAM_1K, mesh).address()
+    gc.collect()
+    buffer1 = MeshBuffer.create(ReplicatedBufferConfig(16 * KiB), DRAM_1K, mesh)
+    assert buffer1.address() == address
+    buffer1.deallocate()
+    buffer1.deallocate()
+    assert not buffer1.is_allocated()
+    buffer2 = MeshBuffer.create(ReplicatedBufferConfig(16 * KiB), DRAM_1K, mesh)
+    assert buffer2.address() == address
+    view = MeshBuffer.create(ReplicatedBufferConfig(16 * KiB), DRAM_1K, mesh, address=buffer2.address())
+    assert view.is_allocated() and view.address() == address and not view.owns_data
+    view.deallocate()
+    assert not view.is_allocated() and buffer2.is_allocated()
+    assert mesh.get_memory_view(BufferType.DRAM).total_bytes_allocated_per_bank == 2 * KiB  # 16 pages / 12 banks
+
+
+@pytest.mark.parametrize("closing", ["close", "drop"])
+def test_buffers_outliving_their_mesh(closing):
+    """DeallocationWithoutMeshDevice / DeallocationWithMeshDeviceClosed: 100 rounds, no crash."""
+    for _ in range(100):
+        mesh = open_mesh_device(MeshShape(1, 1), system="n150")
+        buffer = MeshBuffer.create(ReplicatedBufferConfig(2 * KiB), DRAM_1K, mesh)
+        if closing == "close":
+            mesh.close()
+        else:
+            mesh.close()
+            del mesh
+            gc.collect()
+        assert not buffer.is_allocated()
+        with pytest.raises(DeviceClosedError):
+            buffer.slab()
+        del buffer
+
+
+def test_get_device_buffer(open_mesh):
+    """GetDeviceBuffer: (2, 4) is outside a 2x4 mesh; (1, 3) is a view at the mesh address."""
+    mesh = open_mesh((2, 4))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(16 * KiB), DRAM_1K, mesh)
+    with pytest.raises(MeshnnError, match="out of bounds"):
+        buffer.get_device_buffer(MeshCoordinate(2, 4))
+    device_buffer = buffer.get_device_buffer(MeshCoordinate(1, 3))
+    assert device_buffer.address() == buffer.address() and device_buffer.size() == 16 * KiB
+    assert device_buffer.device_id == mesh.get_device_id(MeshCoordinate(1, 3))
+    assert device_buffer.page_location(13).bank_id == 1
+    assert np.shares_memory(device_buffer.data(), buffer.slab())
+
+
+def test_write_source_size(open_mesh):
+    """EnqueueWriteMeshBufferValidSrcSize: 8 B into 16 B throws; 16 B and 32 B are accepted."""
+    mesh = open_mesh((2, 4))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(16), DeviceLocalBufferConfig(16), mesh)
+    cq = mesh.mesh_command_queue()
+    with pytest.raises(MeshnnError, match="8 B"):
+        cq.enqueue_write_mesh_buffer(buffer, np.zeros(8, np.uint8), blocking=True)
+    for size in (16, 32):
+        src = np.arange(size, dtype=np.uint8)
+        cq.enqueue_write_mesh_buffer(buffer, src, blocking=True)
+        assert (buffer.slab() == src[:16]).all()
+
+
+@pytest.mark.parametrize("shape", MESHES)
+def test_interleaved_shards_read_write(open_mesh, shape, rng):
+    """InterleavedShardsReadWrite: random 1-1024 uint32 tiles in replicated L1; every coord reads back."""
+    mesh = open_mesh(shape)
+    cq = mesh.mesh_command_queue()
+    for _ in range(20 if shape == (8, 4) else 100):
+        tiles = int(rng.integers(1, 1025))
+        config = DeviceLocalBufferConfig(4096, BufferType.L1)
+        buffer = MeshBuffer.create(ReplicatedBufferConfig(tiles * 4096), config, mesh)
+        src = np.arange(tiles * 1024, dtype=np.uint32)
+        cq.enqueue_write_shards(buffer, [ShardDataTransfer(c, src) for c in mesh.local_coords()], blocking=False)
+        for coord in mesh.local_coords():
+            out = np.zeros_like(src)
+            cq.enqueue_read_shards([ShardDataTransfer(coord, out)], buffer, blocking=True)
+            np.testing.assert_array_equal(out, src)
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [TensorMemoryLayout.HEIGHT_SHARDED, TensorMemoryLayout.WIDTH_SHARDED, TensorMemoryLayout.BLOCK_SHARDED],
+)
+@pytest.mark.parametrize("pages_per_core", [(1, 1), (3, 137), (67, 4), (7, 11), (2, 2)])
+@pytest.mark.parametrize("page_shape", [(1, 1024), (1, 2048), (1, 4), (32, 32), (1, 120)])
+def test_device_local_sharding(open_mesh, layout, pages_per_core, page_shape):
+    """DeviceLocalMeshBufferShardingTest.ShardingTest: a replicated L1 buffer sharded over the full
+    compute grid of each device; iota written to every device reads back, and every page's core and
+    address lie inside its shard's reservation."""
+    mesh = open_mesh((1, 2))
+    grid = mesh.compute_with_storage_grid_size()
+    cores = grid.x * grid.y
+    ph, pw = pages_per_core
+    shard = (ph * page_shape[0], pw * page_shape[1])
+    if layout is TensorMemoryLayout.HEIGHT_SHARDED:
+        pages_2d = (ph * cores, pw)
+    elif layout is TensorMemoryLayout.WIDTH_SHARDED:
+        pages_2d = (ph, pw * cores)
+    else:
+        pages_2d = (ph * grid.y, pw * grid.x)
+    page_size = page_shape[0] * page_shape[1]  # one byte per element
+    size = pages_2d[0] * pages_2d[1] * page_size
+    spec = ShardSpecBuffer(ShardSpec(CoreGrid(grid.x, grid.y).to_core_range_set(), shard), page_shape, pages_2d)
+    buffer = MeshBuffer.create(
+        ReplicatedBufferConfig(size), DeviceLocalBufferConfig(page_size, BufferType.L1, layout, spec), mesh
+    )
+    src = np.resize(np.arange(251, dtype=np.uint8), size)
+    cq = mesh.mesh_command_queue()
+    cq.enqueue_write_mesh_buffer(buffer, src, blocking=False)
+    view = mesh.get_memory_view(BufferType.L1)
+    assert view.total_bytes_allocated_per_bank == max(32, -(-ph * pw * -(-page_size // 16) * 16 // 32) * 32)
+    for coord in mesh.local_coords():
+        out = np.empty_like(src)
+        cq.enqueue_read_shards([ShardDataTransfer(coord, out)], buffer, blocking=True)
+        assert np.array_equal(out, src)
+    device_buffer = buffer.get_device_buffer(MeshCoordinate(0, 1))
+    aligned = device_buffer.aligned_page_size()
+    for page in (0, buffer.num_pages() - 1):
+        where = device_buffer.page_location(page)
+        assert where.core is not None and buffer.address() <= where.address < buffer.address() + ph * pw * aligned
+
+
+SWEEP = [
+    ((64, 128), (32, 32)),
+    ((128, 128), (32, 64)),
+    ((32, 1024), (32, 128)),
+    ((1024, 32), (128, 32)),
+    ((512, 64), (128, 32)),
+    ((2048, 2048), (512, 1024)),
+]
+
+
+@pytest.mark.parametrize(("global_shape", "shard_shape"), SWEEP)
+@pytest.mark.parametrize("orientation", list(ShardOrientation))
+def test_sweep_shard_and_concat(open_mesh, global_shape, shard_shape, orientation):
+    """SweepShardAndConcat: uint32 global buffers written whole and read back whole."""
+    mesh = open_mesh((2, 4))
+    size = global_shape[0] * global_shape[1] * 4
+    config = ShardedBufferConfig(size, global_shape, shard_shape, orientation)
+    buffer = MeshBuffer.create(config, DeviceLocalBufferConfig(4096, bottom_up=True), mesh)
+    src = np.arange(global_shape[0] * global_shape[1], dtype=np.uint32)
+    cq = mesh.mesh_command_queue()
+    cq.enqueue_write_mesh_buffer(buffer, src, blocking=False)
+    dst = np.zeros_like(src)
+    cq.enqueue_read_mesh_buffer(dst, buffer, blocking=True)
+    np.testing.assert_array_equal(dst, src)
+    # the first shard lives on the first device, row by row
+    first = buffer.slab()[0].view(np.uint32).reshape(shard_shape)
+    np.testing.assert_array_equal(first, src.reshape(global_shape)[: shard_shape[0], : shard_shape[1]])
+
+
+@pytest.mark.parametrize("global_shape", [(64, 256), (128, 128), (256, 2048), (32, 512), (512, 1024)])
+def test_row_major_sharding_and_replication(open_mesh, global_shape):
+    """RowMajorShardingAndReplication: height-replicated shards fill mesh columns; a view at the same
+    address as a plain sharded buffer reads every device row as the whole source."""
+    mesh = open_mesh((2, 4))
+    (h, w), rows, cols = global_shape, 2, 4
+    config = ShardedBufferConfig(h * w * 4, (h, w), (0, w // cols), ShardOrientation.ROW_MAJOR)
+    buffer = MeshBuffer.create(config, DeviceLocalBufferConfig(4096 if w // cols * 4 * h % 4096 == 0 else 4), mesh)
+    src = np.arange(h * w, dtype=np.uint32)
+    cq = mesh.mesh_command_queue()
+    cq.enqueue_write_mesh_buffer(buffer, src, blocking=True)
+    with pytest.raises(MeshnnError, match="replicated along any dimension"):
+        cq.enqueue_read_mesh_buffer(np.zeros_like(src), buffer, blocking=True)
+    view_config = ShardedBufferConfig(h * w * 4 * rows, (h * rows, w), (h, w // cols), ShardOrientation.ROW_MAJOR)
+    view = MeshBuffer.create(view_config, buffer.device_local_config(), mesh, address=buffer.address())
+    dst = np.zeros(h * w * rows, dtype=np.uint32)
+    cq.enqueue_read_mesh_buffer(dst, view, blocking=True)
+    np.testing.assert_array_equal(dst, np.arange(dst.size) % src.size)
+
+
+@pytest.mark.parametrize("global_shape", [(256, 64), (1024, 1024), (128, 32), (512, 64), (2048, 256)])
+def test_col_major_sharding_and_replication(open_mesh, global_shape):
+    """ColMajorShardingAndReplication: width-replicated shards fill mesh rows."""
+    mesh = open_mesh((2, 4))
+    (h, w), rows, cols = global_shape, 2, 4
+    config = ShardedBufferConfig(h * w * 4, (h, w), (h // rows, 0), ShardOrientation.COL_MAJOR)
+    buffer = MeshBuffer.create(config, DeviceLocalBufferConfig(4), mesh)
+    src = np.arange(h * w, dtype=np.uint32)
+    cq = mesh.mesh_command_queue()
+    cq.enqueue_write_mesh_buffer(buffer, src, blocking=True)
+    view_config = ShardedBufferConfig(h * w * 4 * cols, (h, w * cols), (h // rows, w), ShardOrientation.ROW_MAJOR)
+    view = MeshBuffer.create(view_config, buffer.device_local_config(), mesh, address=buffer.address())
+    dst = np.zeros(h * w * cols, dtype=np.uint32)
+    cq.enqueue_read_mesh_buffer(dst, view, blocking=True)
+    i = np.arange(dst.size)
+    np.testing.assert_array_equal(dst, (i // (w * cols)) * w + i % w)
+
+
+@pytest.mark.parametrize("orientation", list(ShardOrientation))
+def test_multi_shard_read_write(open_mesh, orientation, rng):
+    """MultiShardReadWrite: random global shapes, shard = global / mesh; the same source written to
+    every coordinate without blocking, each read back with blocking."""
+    mesh = open_mesh((2, 4))
+    cq = mesh.mesh_command_queue()
+    for _ in range(50):
+        h, w = int(rng.integers(1, 5)) * 32 * 2, int(rng.integers(1, 5)) * 32 * 4
+        shard = (h // 2, w // 4)
+        config = ShardedBufferConfig(h * w * 4, (h, w), shard, orientation)
+        buffer = MeshBuffer.create(
+            config, DeviceLocalBufferConfig(4096 if shard[0] * shard[1] % 1024 == 0 else 4), mesh
+        )
+        src = rng.integers(0, 2**32, shard[0] * shard[1], dtype=np.uint32)
+        cq.enqueue_write_shards(buffer, [ShardDataTransfer(c, src) for c in mesh.local_coords()], blocking=False)
+        outs = {c: np.zeros_like(src) for c in mesh.local_coords()}
+        cq.enqueue_read_shards([ShardDataTransfer(c, o) for c, o in outs.items()], buffer, blocking=True)
+        for out in outs.values():
+            np.testing.assert_array_equal(out, src)
+
+
+def test_read_shards_with_a_region(open_mesh):
+    """EnqueueReadShardsWithPinnedMemoryFullRange (simulated): 128 tiles written to shard (0, 0)
+    through an explicit region read back equal, and the bytes around the region are untouched."""
+    mesh = open_mesh((2, 4))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(256 * 4096), DeviceLocalBufferConfig(4096), mesh)
+    src = np.arange(128 * 1024, dtype=np.uint32)
+    cq = mesh.mesh_command_queue()
+    region = BufferRegion(64 * 4096, 128 * 4096)
+    cq.enqueue_write_shards(buffer, [ShardDataTransfer(MeshCoordinate(0, 0), src, region)], blocking=True)
+    out = np.zeros_like(src)
+    cq.enqueue_read_shards([ShardDataTransfer(MeshCoordinate(0, 0), out, region)], buffer, blocking=True)
+    np.testing.assert_array_equal(out, src)
+    assert not buffer.slab()[0, : 64 * 4096].any() and not buffer.slab()[1].any()
+    with pytest.raises(MeshnnError, match="runs past"):
+        cq.enqueue_read_shards(
+            [ShardDataTransfer(MeshCoordinate(0, 0), out, BufferRegion(200 * 4096, 128 * 4096))], buffer
+        )
+
+
+def test_basic_allocation_sanity(open_mesh):
+    """test_mesh_allocator BasicAllocationSanityCheck: an 8 KiB L1 buffer on a mesh."""
+    mesh = open_mesh((2, 4))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(8 * KiB), DeviceLocalBufferConfig(1024, BufferType.L1), mesh)
+    assert buffer.is_allocated() and buffer.size() == 8192 and buffer.buffer_type() is BufferType.L1
+
+
+@pytest.mark.parametrize("shape", MESHES)
+def test_out_of_memory_leaves_nothing_allocated(open_mesh, shape):
+    mesh = open_mesh(shape)
+    kept = MeshBuffer.create(ReplicatedBufferConfig(4096 * 64), DeviceLocalBufferConfig(4096, BufferType.L1), mesh)
+    before = mesh.get_memory_view(BufferType.L1)
+    with pytest.raises(OutOfMemoryError) as oom:
+        MeshBuffer.create(ReplicatedBufferConfig(1 << 30), DeviceLocalBufferConfig(4096, BufferType.L1), mesh)
+    assert isinstance(oom.value, MemoryError) and oom.value.buffer_type == "L1"
+    assert oom.value.largest_free == before.largest_contiguous_bytes_free_per_bank
+    after = mesh.get_memory_view(BufferType.L1)
+    assert after == before and after.block_table == before.block_table
+    assert [b.address() for b in mesh.live_buffers()] == [kept.address()]
+
+
+def test_closing_the_mesh_deallocates_everything_and_io_then_fails(open_mesh):
+    mesh = open_mesh((2, 4))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(4096), DRAM_1K, mesh)
+    cq = mesh.mesh_command_queue()
+    mesh.close()
+    assert not buffer.is_allocated()
+    with pytest.raises(DeviceClosedError, match="closed"):
+        cq.enqueue_write_mesh_buffer(buffer, np.zeros(4096, np.uint8), blocking=True)
+    with pytest.raises(DeviceClosedError):
+        buffer.get_device_buffer(MeshCoordinate(0, 0))
+    with pytest.raises(DeviceClosedError):
+        MeshBuffer.create(ReplicatedBufferConfig(4096), DRAM_1K, mesh)
+
+
+def test_explicit_deallocation_then_io_fails(open_mesh):
+    mesh = open_mesh((1, 2))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(4096), DRAM_1K, mesh)
+    buffer.deallocate()
+    with pytest.raises(DeallocatedError, match="deallocated"):
+        mesh.mesh_command_queue().enqueue_read_shards([ShardDataTransfer((0, 0), np.zeros(4096, np.uint8))], buffer)
+    with pytest.raises(MeshnnError, match="not the address of a live"):
+        MeshBuffer.create(ReplicatedBufferConfig(4096), DRAM_1K, mesh, address=buffer.address())
+
+
+def test_a_mesh_larger_than_the_system_is_refused():
+    with pytest.raises(MeshnnError, match="has 8"):
+        open_mesh_device(MeshShape(8, 4), system="t3k")
+    with pytest.raises(MeshnnError, match="has 1"):
+        open_mesh_device(MeshShape(1, 2), system="n150")
