@@ -10,11 +10,12 @@ a free coalesces the block with free neighbours.  Blocks keep tt-metal's block i
 the allocated part in the old id; ids of merged-away blocks are reused last-freed-first), so the
 block table reads as tt-metal's ``get_memory_view(...).block_table`` does.
 
-The search index is a max-segment-tree over fixed address chunks: each leaf holds the free
-blocks that start in its chunk, kept in address order, and the tree finds the leftmost (or
-rightmost) chunk holding a block that fits in O(log chunks) steps.  Frees find their neighbours
-through the block links, so every operation is O(log n) in the number of blocks, independent of
-how many blocks are live.
+The search index cuts the address range into at most 4096 fixed chunks.  Each chunk keeps the free
+blocks that start in it, in address order, and the size of its largest one; per power-of-two size
+class a bitmask (a Python int) marks the chunks holding a block of at least that class, so the
+lowest (or highest) chunk that surely fits is one bit operation away, and a block's change of size
+updates a bit only when its class changes.  Frees find their neighbours through the block links.
+No step depends on how many blocks are live.
 
 Addresses given to and returned by the public methods are absolute (``offset`` included);
 block-table addresses are relative to ``offset``, as tt-metal reports them.
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from meshnn.errors import InvalidFreeError, MeshnnValueError
 
 NO_BLOCK = -1
-_MAX_LEAVES = 1 << 14  # chunks of the search index
+_MAX_LEAVES = 1 << 12  # chunks of the search index
 
 
 def align_up(value: int, alignment: int) -> int:
@@ -62,10 +63,12 @@ class FreeList:
         while (size >> chunk_shift) >= _MAX_LEAVES:
             chunk_shift += 1
         self._shift = chunk_shift
-        chunks = ((max(size, 1) - 1) >> chunk_shift) + 1
-        self._nleaves = 1 << (chunks - 1).bit_length()
-        self._tree = [0] * (2 * self._nleaves)
+        self._nleaves = ((max(size, 1) - 1) >> chunk_shift) + 1
+        self._leaf_max = [0] * self._nleaves  # largest free block starting in each chunk
+        self._masks = [0] * (max(size, 1).bit_length() + 1)  # size class -> bitmask of chunks
         self._leaves: dict[int, list[int]] = {}  # chunk -> free block ids starting there, by address
+        self._leaf_sizes: dict[int, list[int]] = {}  # chunk -> sizes of those blocks, ascending
+        self._dirty: set[int] = set()  # chunks changed by the operation under way
         self._reset()
 
     # ----------------------------------------------------------------------------- bookkeeping
@@ -80,9 +83,12 @@ class FreeList:
         self._spare: list[int] = []  # ids of merged-away blocks, reused last first
         self._allocated: dict[int, int] = {}  # relative address -> block id
         self._allocated_bytes = 0
-        self._tree[:] = [0] * len(self._tree)
+        self._leaf_max[:] = [0] * self._nleaves
+        self._masks[:] = [0] * len(self._masks)
         self._leaves.clear()
+        self._leaf_sizes.clear()
         self._index_insert(0)
+        self._flush()
 
     def _new_block(self, addr: int, size: int, prev: int, nxt: int) -> int:
         if self._spare:
@@ -106,60 +112,87 @@ class FreeList:
     # ---------------------------------------------------------------------------- search index
 
     def _set_leaf(self, leaf: int, value: int) -> None:
-        tree = self._tree
-        i = leaf + self._nleaves
-        if tree[i] == value:
+        """Record that the largest free block starting in chunk ``leaf`` has ``value`` bytes."""
+        old = self._leaf_max[leaf]
+        if old == value:
             return
-        tree[i] = value
-        i >>= 1
-        while i:
-            left, right = tree[2 * i], tree[2 * i + 1]
-            best = left if left >= right else right
-            if tree[i] == best:
-                return
-            tree[i] = best
-            i >>= 1
+        self._leaf_max[leaf] = value
+        low, high = sorted((old.bit_length(), value.bit_length()))
+        if low != high:
+            bit, masks = 1 << leaf, self._masks
+            for size_class in range(low, high):  # classes whose membership of this leaf flips
+                masks[size_class] ^= bit
 
     def _index_insert(self, bid: int) -> None:
         leaf = self._addr[bid] >> self._shift
         blocks = self._leaves.get(leaf)
         if blocks is None:
             blocks = self._leaves[leaf] = []
+            self._leaf_sizes[leaf] = []
         bisect.insort(blocks, bid, key=self._addr.__getitem__)
-        if self._size[bid] > self._tree[leaf + self._nleaves]:
-            self._set_leaf(leaf, self._size[bid])
+        bisect.insort(self._leaf_sizes[leaf], self._size[bid])
+        self._dirty.add(leaf)
 
     def _index_remove(self, bid: int) -> None:
-        leaf = self._addr[bid] >> self._shift
+        address = self._addr[bid]
+        leaf = address >> self._shift
         blocks = self._leaves[leaf]
-        blocks.remove(bid)
-        if not blocks:
-            del self._leaves[leaf]
-            self._set_leaf(leaf, 0)
-        elif self._size[bid] >= self._tree[leaf + self._nleaves]:
-            sizes = self._size
-            self._set_leaf(leaf, max((sizes[b] for b in blocks), default=0))
+        del blocks[bisect.bisect_left(blocks, address, key=self._addr.__getitem__)]
+        sizes = self._leaf_sizes[leaf]
+        del sizes[bisect.bisect_left(sizes, self._size[bid])]
+        self._dirty.add(leaf)
+
+    def _flush(self) -> None:
+        """Apply the chunk changes of one operation (a split or merge touches a chunk up to three
+        times; its size class is updated once)."""
+        for leaf in self._dirty:
+            sizes = self._leaf_sizes[leaf]
+            if sizes:
+                self._set_leaf(leaf, sizes[-1])
+            else:
+                del self._leaves[leaf], self._leaf_sizes[leaf]
+                self._set_leaf(leaf, 0)
+        self._dirty.clear()
+
+    def _find_leaf(self, need: int, bottom_up: bool) -> int:
+        """The lowest (bottom_up) or highest chunk holding a free block of at least ``need`` bytes.
+
+        ``masks[c]`` has bit j set when chunk j holds a block of at least 2**c bytes.  Chunks in
+        class ``need.bit_length()`` surely fit; chunks only in the class below might, and are
+        checked one by one, but only those lying beyond the best sure fit.
+        """
+        masks, leaf_max = self._masks, self._leaf_max
+        below = need.bit_length() - 1
+        maybe = masks[below] if below < len(masks) else 0
+        sure = masks[below + 1] if need & (need - 1) and below + 1 < len(masks) else maybe
+        if bottom_up:
+            best = (sure & -sure).bit_length() - 1 if sure else len(leaf_max)
+            while maybe:
+                leaf = (maybe & -maybe).bit_length() - 1
+                if leaf >= best:
+                    break
+                if leaf_max[leaf] >= need:
+                    return leaf
+                maybe ^= 1 << leaf
+            return best if sure else NO_BLOCK
+        best = sure.bit_length() - 1  # -1 when nothing surely fits
+        while maybe:
+            leaf = maybe.bit_length() - 1
+            if leaf <= best:
+                break
+            if leaf_max[leaf] >= need:
+                return leaf
+            maybe ^= 1 << leaf
+        return best
 
     def _find(self, need: int, bottom_up: bool) -> int:
         """Id of the lowest (bottom_up) or highest free block of at least ``need`` bytes."""
-        tree = self._tree
-        if tree[1] < need:
+        leaf = self._find_leaf(need, bottom_up)
+        if leaf == NO_BLOCK:
             return NO_BLOCK
-        i, n = 1, self._nleaves
-        if bottom_up:
-            while i < n:
-                i *= 2
-                if tree[i] < need:
-                    i += 1
-            candidates = self._leaves[i - n]
-        else:
-            while i < n:
-                i = 2 * i + 1
-                if tree[i] < need:
-                    i -= 1
-            candidates = reversed(self._leaves[i - n])
+        blocks = self._leaves[leaf]
         sizes = self._size
-        for bid in candidates:
+        for bid in blocks if bottom_up else reversed(blocks):
             if sizes[bid] >= need:
                 return bid
         raise AssertionError("search index out of step with the free blocks")
@@ -221,6 +254,7 @@ class FreeList:
         self._used[bid] = True
         self._allocated[self._addr[bid]] = bid
         self._allocated_bytes += need
+        self._flush()
         return self._addr[bid] + self.offset
 
     def free(self, address: int) -> None:
@@ -250,6 +284,7 @@ class FreeList:
                 self._prev[after] = bid
             self._drop_block(nxt)
         self._index_insert(bid)
+        self._flush()
 
     def allocation_size(self, address: int) -> int | None:
         """Bytes reserved by the allocation at ``address`` (absolute), or None."""
@@ -275,7 +310,7 @@ class FreeList:
             total_allocatable_size_bytes=self.size,
             total_allocated_bytes=self._allocated_bytes,
             total_free_bytes=self.size - self._allocated_bytes,
-            largest_free_block_bytes=self._tree[1],
+            largest_free_block_bytes=max(self._leaf_max),
         )
 
     def block_table(self) -> list[dict[str, str]]:
