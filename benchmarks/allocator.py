@@ -65,9 +65,7 @@ def main() -> None:
             "ratio_100k_1k": round(ratio, 2)
         }
         rows.append((name, per_live, ratio))
-    print(
-        f"{'scenario':22} {'1k live':>10} {'10k live':>10} {'100k live':>10} {'100k/1k':>8}  (us per pair)"
-    )
+    print(f"{'scenario':22} {'1k live':>10} {'10k live':>10} {'100k live':>10} {'100k/1k':>8}  (us per pair)")
     for name, per_live, ratio in rows:
         cells = " ".join(f"{per_live[k] * 1e6:10.2f}" for k in (1_000, 10_000, 100_000))
         print(f"{name:22} {cells} {ratio:8.2f}")

@@ -352,3 +352,24 @@ def test_a_mesh_larger_than_the_system_is_refused():
         open_mesh_device(MeshShape(8, 4), system="t3k")
     with pytest.raises(MeshnnError, match="has 1"):
         open_mesh_device(MeshShape(1, 2), system="n150")
+
+
+@pytest.mark.parametrize("order", ["in order", "reversed", "every other", "strided source"])
+def test_shard_transfers_land_on_their_devices_however_the_host_bytes_lie(open_mesh, order):
+    mesh = open_mesh((2, 4))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(4096), DeviceLocalBufferConfig(4096), mesh)
+    host = np.arange(8 * 2 * 1024, dtype=np.uint32).reshape(16, 1024)
+    coords = list(mesh.shape.coords())
+    sources = {
+        "in order": [host[i] for i in range(8)],
+        "reversed": [host[7 - i] for i in range(8)],
+        "every other": [host[2 * i] for i in range(8)],
+        "strided source": [host[i, ::1] if i % 2 else host[i + 8] for i in range(8)],
+    }[order]
+    cq = mesh.mesh_command_queue()
+    cq.enqueue_write_shards(buffer, [ShardDataTransfer(c, s) for c, s in zip(coords, sources, strict=True)], True)
+    for i, coord in enumerate(coords):
+        assert np.array_equal(buffer.slab()[mesh.local_row(coord)].view(np.uint32), sources[i])
+    back = np.zeros((8, 1024), np.uint32)
+    cq.enqueue_read_shards([ShardDataTransfer(c, back[i]) for i, c in enumerate(coords)], buffer, blocking=True)
+    assert np.array_equal(back, np.stack(sources))
