@@ -43,8 +43,82 @@ from meshnn.mesh import (
     event_synchronize,
     open_mesh_device,
 )
+from meshnn.tensor.distribution import (
+    ConcatMesh2dToTensor,
+    ConcatMeshToTensor,
+    MeshComposerConfig,
+    MeshMapperConfig,
+    MeshToTensor,
+    PlacementReplicate,
+    PlacementShard,
+    ReplicateTensorToMesh,
+    ShardTensor2dMesh,
+    ShardTensorToMesh,
+    TensorToMesh,
+    TensorTopology,
+    compute_distribution_to_mesh_mapping,
+    concat_2d_mesh_to_tensor_composer,
+    concat_mesh_to_tensor_composer,
+    create_mesh_composer,
+    create_mesh_mapper,
+    replicate_tensor_to_mesh_mapper,
+    shard_tensor_to_2d_mesh_mapper,
+    shard_tensor_to_mesh_mapper,
+)
+from meshnn.tensor.dtypes import DataType
+from meshnn.tensor.layout import Layout, Tile
+from meshnn.tensor.movement import (
+    aggregate_tensor,
+    allocate_tensor_on_device,
+    allocate_tensor_on_host,
+    combine_device_tensors,
+    copy_device_to_host_tensor,
+    copy_host_to_device_tensor,
+    deallocate,
+    distribute,
+    distribute_tensor,
+    from_device,
+    from_host_shards,
+    from_torch,
+    get_device_tensors,
+    reshape,
+    to_device,
+    to_dtype,
+    to_layout,
+    to_numpy,
+    to_torch,
+    typecast,
+)
+from meshnn.tensor.spec import (
+    DRAM_MEMORY_CONFIG,
+    L1_BLOCK_SHARDED_MEMORY_CONFIG,
+    L1_HEIGHT_SHARDED_MEMORY_CONFIG,
+    L1_MEMORY_CONFIG,
+    L1_WIDTH_SHARDED_MEMORY_CONFIG,
+    MemoryConfig,
+    Shape,
+    ShardStrategy,
+    TensorSpec,
+    create_sharded_memory_config,
+)
+from meshnn.tensor.storage import DistributedHostBuffer, HostBuffer, StorageType
+from meshnn.tensor.tensor import Tensor
 
 __version__ = "0.1.0"
+
+bfloat16 = DataType.BFLOAT16
+float32 = DataType.FLOAT32
+uint32 = DataType.UINT32
+int32 = DataType.INT32
+uint16 = DataType.UINT16
+uint8 = DataType.UINT8
+int8 = DataType.INT8
+bfloat8_b = DataType.BFLOAT8_B
+bfloat4_b = DataType.BFLOAT4_B
+fp8_e4m3 = DataType.FP8_E4M3
+ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR
+TILE_LAYOUT = Layout.TILE
+TILE_SIZE = 32
 
 DEFAULT_L1_SMALL_SIZE = 0
 DEFAULT_TRACE_REGION_SIZE = 0

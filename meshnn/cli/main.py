@@ -21,7 +21,7 @@ def info(args: argparse.Namespace) -> int:
         dram = f"{arch.num_dram_banks} x {arch.dram_bank_size:,}"
         l1 = f"{spec.num_l1_banks} x {arch.l1_bank_size:,}"
         print(
-            f"{mark} {spec.name:8} {str(arch.arch):22} {rows}x{cols:<3} {dram:24} {l1:20} "
+            f"{mark} {spec.name:8} {arch.arch!s:22} {rows}x{cols:<3} {dram:24} {l1:20} "
             f"DRAM {arch.dram_alignment} / L1 {arch.l1_alignment}"
         )
     return 0

@@ -194,6 +194,7 @@ class MeshBuffer:
         self._mesh_id = mesh_device.mesh_id
         self._owner: MeshBuffer | None = None
         self._view_open = True
+        self.deallocated_at: str | None = None  # set by whoever deallocates, for error messages
         if address is None:
             self._address = mesh_device.allocate_lockstep(layout, bottom_up=local.bottom_up)
             self._storage = _Storage(len(mesh_device.local_coords()), local_size)

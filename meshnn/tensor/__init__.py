@@ -1,0 +1,1 @@
+"""Typed tensor data: dtypes, byte formats, layouts, specs, storage and the Tensor class."""

@@ -1,0 +1,364 @@
+"""The bfloat16 and block-float bit formats of ttnn, bit-exact with ttnn 0.81.1 and vectorised.
+
+bfloat16
+    float32 -> bfloat16 rounds to nearest, ties to even, on the upper 16 bits (ml_dtypes does the
+    rounding); subnormals are rounded, not flushed; overflow gives inf; **every NaN becomes
+    0x7FC0** (positive, payload dropped).  bfloat16 -> float32 is ``bits << 16`` (NaNs kept).
+
+Block floats (bfloat8_b = BFP8, bfloat4_b = BFP4, and the bfp_utils-only BFP2)
+    A block is 16 consecutive values of a tile in face order: one face row.  It shares one
+    exponent byte, the largest biased float32 exponent in the block (inf/NaN count as 255).  Each
+    value becomes a code ``sign << W | magnitude`` with W = 7, 3, 1 magnitude bits: values with
+    biased exponent 0 (zeros and subnormals) give 0; otherwise the 24-bit mantissa with its
+    leading 1 is shifted right by ``shared - own exponent`` (no sticky bits), rounded to nearest
+    even to W bits and clamped to ``2**W - 1`` (no carry into the exponent); the sign is cleared
+    when the magnitude is 0.  A packed tile is the exponent section (one byte per block, zero
+    padded up to 16 bytes) and then the codes, little-endian in uint32 words with element 0 in
+    the low bits (4 codes a word for BFP8, 8 for BFP4, 16 for BFP2).
+    Decoding: magnitude 0 gives +-0 (code 0x80 is -0.0); else the magnitude is normalised to its
+    leading 1 (a shift of s), exponent ``shared - s``, fraction the remaining bits; a negative
+    exponent gives +0.0.
+
+The packers work chunk by chunk (about 64 Ki values), so every intermediate stays in the cache.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+
+import ml_dtypes
+import numpy as np
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.tensor.dtypes import DataType, bfp_exponent_section_size
+
+BFLOAT16_NAN = 0x7FC0
+"""The one NaN pattern ttnn's float32 -> bfloat16 conversion produces."""
+
+BLOCK_VALUES = 16
+"""Values that share one exponent: one face row."""
+
+CHUNK_VALUES = 1 << 16
+"""Values processed per step by the block-float packers (sized for a 2 MiB L2 cache)."""
+
+_EXP_A_REBIAS = 127 - 15  # float32 bias to the 5-bit exponent bias of the exp_a variant
+
+
+class BlockFloatFormat(enum.Enum):
+    """A block-float format, valued by its magnitude bits per value (the sign is one more)."""
+
+    BFP8 = 7
+    BFP4 = 3
+    BFP2 = 1
+
+    @property
+    def magnitude_bits(self) -> int:
+        return self.value
+
+    @property
+    def code_bits(self) -> int:
+        """Bits per packed value: sign and magnitude."""
+        return self.value + 1
+
+    @property
+    def codes_per_byte(self) -> int:
+        return 8 // self.code_bits
+
+    @classmethod
+    def of(cls, dtype: DataType) -> BlockFloatFormat:
+        """The format of a block-float ``DataType`` (BFLOAT8_B -> BFP8, BFLOAT4_B -> BFP4)."""
+        if dtype is DataType.BFLOAT8_B:
+            return cls.BFP8
+        if dtype is DataType.BFLOAT4_B:
+            return cls.BFP4
+        raise MeshnnValueError(f"{dtype} is not a block-float format")
+
+    def tile_size(self, values_per_tile: int) -> int:
+        """Bytes of one packed tile of ``values_per_tile`` values (exponents, then codes)."""
+        _check_values_per_tile(values_per_tile)
+        blocks = values_per_tile // BLOCK_VALUES
+        return bfp_exponent_section_size(blocks) + values_per_tile // self.codes_per_byte
+
+
+def _check_values_per_tile(values_per_tile: int) -> None:
+    if values_per_tile <= 0 or values_per_tile % BLOCK_VALUES:
+        raise MeshnnValueError(f"a block-float tile holds whole blocks of {BLOCK_VALUES} values, got {values_per_tile}")
+
+
+# --- bfloat16 -----------------------------------------------------------------------------------
+
+
+def _ml_dtypes_nans_are_canonical() -> bool:
+    """Whether ml_dtypes turns every float32 NaN into 0x7FC0 or 0xFFC0 (checked, not assumed)."""
+    nan_bits = np.array([0x7F800001, 0x7FC00000, 0x7FFFFFFF, 0xFF800001, 0xFFC12345], np.uint32)
+    with np.errstate(invalid="ignore"):
+        converted = nan_bits.view(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
+    return set(converted.tolist()) <= {0x7FC0, 0xFFC0}
+
+
+_CANONICAL_NANS = _ml_dtypes_nans_are_canonical()
+
+
+def quiet_bfloat16_nans(bits: np.ndarray) -> None:
+    """Rewrite, in place, every NaN of bfloat16 ``bits`` (uint16, C-contiguous) produced by an
+    ml_dtypes cast into ttnn's one NaN, 0x7FC0."""
+    if not bits.flags.c_contiguous:
+        raise MeshnnValueError("quiet_bfloat16_nans rewrites in place and needs a C-contiguous array")
+    flat = bits.reshape(-1)
+    step = 1 << 20
+    mask = np.empty(min(step, flat.size), bool)
+    for start in range(0, flat.size, step):
+        part = flat[start : start + step]
+        found = mask[: part.size]
+        if _CANONICAL_NANS:
+            np.equal(part, 0xFFC0, out=found)
+        else:
+            np.greater(part & 0x7FFF, 0x7F80, out=found)
+        if found.any():
+            np.putmask(part, found, BFLOAT16_NAN)
+
+
+def float32_to_bfloat16_bits(values: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
+    """bfloat16 bits (uint16, ``values``' shape) of float32 ``values``, as ttnn rounds them."""
+    if values.dtype != np.float32:
+        raise MeshnnTypeError(f"float32_to_bfloat16_bits takes float32 values, got {values.dtype}")
+    if out is None:
+        out = np.empty(values.shape, np.uint16)
+    with np.errstate(invalid="ignore"):  # NaN -> bfloat16 NaN is wanted, not an error
+        np.copyto(out.view(ml_dtypes.bfloat16), values, casting="unsafe")
+    quiet_bfloat16_nans(out)
+    return out
+
+
+def bfloat16_bits_to_float32(bits: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
+    """float32 values of bfloat16 ``bits`` (uint16): exactly ``bits << 16``, NaN payloads kept."""
+    if out is None:
+        out = np.empty(bits.shape, np.float32)
+    np.left_shift(bits.view(np.uint16), 16, dtype=np.uint32, out=out.view(np.uint32))
+    return out
+
+
+# --- block floats: packing ----------------------------------------------------------------------
+
+
+class BfpPacker:
+    """Packs float32 tiles, each in face order, into block-float tiles.
+
+    It owns scratch buffers for ``chunk_tiles`` tiles, so use one packer per thread.
+    """
+
+    def __init__(
+        self,
+        fmt: BlockFloatFormat,
+        values_per_tile: int,
+        *,
+        exp_a: bool = False,
+        chunk_values: int = CHUNK_VALUES,
+    ) -> None:
+        _check_values_per_tile(values_per_tile)
+        self.fmt = fmt
+        self.values_per_tile = values_per_tile
+        self.exp_a = exp_a
+        self.tile_size = fmt.tile_size(values_per_tile)
+        self.chunk_tiles = max(1, chunk_values // values_per_tile)
+        count = self.chunk_tiles * values_per_tile
+        self._tiles = np.empty(count, np.float32)
+        self._work = np.empty((4, count), np.uint32)
+        self._shared = np.empty(count // BLOCK_VALUES, np.uint32)
+        # numpy's minimum against an array is several times faster than against a scalar
+        self._limits = np.empty((2, count), np.uint32)
+        self._limits[0] = 31
+        self._limits[1] = (1 << fmt.magnitude_bits) - 1
+
+    def tiles_buffer(self, n_tiles: int) -> np.ndarray:
+        """Scratch for ``n_tiles`` (at most ``chunk_tiles``) float32 tiles, shape (n, values)."""
+        return self._tiles[: n_tiles * self.values_per_tile].reshape(n_tiles, self.values_per_tile)
+
+    def pack_into(self, tiles: np.ndarray, out: np.ndarray) -> None:
+        """Pack ``tiles`` (n x values float32, C-contiguous, n <= chunk_tiles) into ``out``
+        (n x tile_size uint8; rows may be a slice of a larger array)."""
+        n_tiles = tiles.shape[0]
+        bits = tiles.view(np.uint32).reshape(-1)
+        blocks = bits.size // BLOCK_VALUES
+        if self.exp_a:
+            shared, codes = _exp_a_codes(bits, self.fmt.magnitude_bits)
+        else:
+            shared, codes = self._shared[:blocks], self._work[0, : bits.size]
+            limits = self._limits[:, : bits.size]
+            _codes(bits, self.fmt.magnitude_bits, shared, self._work[:, : bits.size], limits)
+        exp_bytes = bfp_exponent_section_size(blocks // n_tiles)
+        np.copyto(out[:, : blocks // n_tiles], shared.reshape(n_tiles, -1), casting="unsafe")
+        out[:, blocks // n_tiles : exp_bytes] = 0
+        _write_codes(codes, self.fmt, out[:, exp_bytes:], scratch=self._work[1, : bits.size])
+
+
+def _codes(bits: np.ndarray, width: int, shared: np.ndarray, work: np.ndarray, limits: np.ndarray) -> None:
+    """Shared exponents (into ``shared``) and sign-magnitude codes (into ``work[0]``) of the
+    float32 ``bits``, 16 values a block; ``work`` is 4 scratch rows of ``bits.size`` uint32 and
+    ``limits`` two rows holding 31 and ``2**width - 1``."""
+    codes, exps, shift, tmp = work
+    np.right_shift(bits, 23, out=exps)
+    np.bitwise_and(exps, 0xFF, out=exps)
+    by_block = exps.reshape(-1, BLOCK_VALUES)
+    np.maximum(by_block[:, 0], by_block[:, 1], out=shared)
+    for column in range(2, BLOCK_VALUES):
+        np.maximum(shared, by_block[:, column], out=shared)
+    np.subtract(np.repeat(shared, BLOCK_VALUES), exps, out=shift)
+    np.minimum(shift, limits[0], out=shift)  # a mantissa has 24 bits: any shift past 23 gives 0
+    np.bitwise_and(bits, 0x7FFFFF, out=codes)
+    np.bitwise_or(codes, 0x800000, out=codes)
+    if shared.min() < 24:  # only then can a subnormal's (absent) leading 1 survive the shift
+        np.multiply(codes, exps != 0, out=codes)
+    np.right_shift(codes, shift, out=codes)
+    dropped = 24 - width
+    np.right_shift(codes, dropped, out=tmp)  # round to nearest even: add half - 1 + lowest kept bit
+    np.bitwise_and(tmp, 1, out=tmp)
+    np.add(tmp, (1 << (dropped - 1)) - 1, out=tmp)
+    np.add(codes, tmp, out=codes)
+    np.right_shift(codes, dropped, out=codes)
+    np.minimum(codes, limits[1], out=codes)  # clamp: no carry into the exponent
+    # The sign moves to bit `width`; `codes + 2**width - 1` has that bit iff the magnitude is > 0.
+    np.right_shift(bits, 31 - width, out=tmp)
+    np.add(codes, (1 << width) - 1, out=shift)
+    np.bitwise_and(tmp, shift, out=tmp)
+    np.bitwise_and(tmp, 1 << width, out=tmp)
+    np.bitwise_or(codes, tmp, out=codes)
+
+
+def _exp_a_codes(bits: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The exp_a variant (5-bit shared exponent, bias 15): biased exponents below 0 become 0 with
+    an empty fraction, above 31 become 31 with a full fraction; zero tests use the float32
+    exponent.  Rarely used, so written for clarity rather than speed."""
+    word = bits.astype(np.int64).reshape(-1, BLOCK_VALUES)
+    float_exp = (word >> 23) & 0xFF
+    rebiased = float_exp - _EXP_A_REBIAS
+    fraction = np.where(rebiased < 0, 0, np.where(rebiased > 31, 0x7FFFFF, word & 0x7FFFFF))
+    exps = np.clip(rebiased, 0, 31)
+    shared = exps.max(axis=1)
+    mantissa = (fraction | 0x800000) >> np.minimum(shared[:, None] - exps, 31)
+    dropped = 24 - width
+    magnitude = (mantissa + (1 << (dropped - 1)) - 1 + ((mantissa >> dropped) & 1)) >> dropped
+    magnitude = np.where(float_exp == 0, 0, np.minimum(magnitude, (1 << width) - 1))
+    sign = ((word >> 31) & 1) << width
+    codes = np.where(magnitude != 0, magnitude | sign, 0)
+    return shared.astype(np.uint32), codes.reshape(-1).astype(np.uint32)
+
+
+def _write_codes(codes: np.ndarray, fmt: BlockFloatFormat, out: np.ndarray, *, scratch: np.ndarray) -> None:
+    """Pack codes (uint32, one per value) into bytes, element 0 in the low bits of each byte."""
+    per_byte = fmt.codes_per_byte
+    n_tiles = out.shape[0]
+    if per_byte == 1:
+        np.copyto(out, codes.reshape(n_tiles, -1), casting="unsafe")
+        return
+    grouped = codes.reshape(-1, per_byte)
+    packed = scratch[: grouped.shape[0]]
+    np.copyto(packed, grouped[:, 0])
+    shifted = scratch[grouped.shape[0] : 2 * grouped.shape[0]]
+    for position in range(1, per_byte):
+        np.left_shift(grouped[:, position], position * fmt.code_bits, out=shifted)
+        np.bitwise_or(packed, shifted, out=packed)
+    np.copyto(out, packed.reshape(n_tiles, -1), casting="unsafe")
+
+
+def pack_bfp(tiles: np.ndarray, fmt: BlockFloatFormat, *, exp_a: bool = False) -> np.ndarray:
+    """Packed block-float bytes (n_tiles x tile_size uint8) of float32 ``tiles`` (n_tiles x
+    values, each tile in face order)."""
+    tiles = _as_float32_tiles(tiles)
+    packer = BfpPacker(fmt, tiles.shape[1], exp_a=exp_a)
+    out = np.empty((tiles.shape[0], packer.tile_size), np.uint8)
+    for start in range(0, tiles.shape[0], packer.chunk_tiles):
+        chunk = tiles[start : start + packer.chunk_tiles]
+        buffer = packer.tiles_buffer(chunk.shape[0])
+        np.copyto(buffer, chunk)
+        packer.pack_into(buffer, out[start : start + chunk.shape[0]])
+    return out
+
+
+def _as_float32_tiles(tiles: np.ndarray) -> np.ndarray:
+    if not isinstance(tiles, np.ndarray) or tiles.ndim != 2:
+        raise MeshnnTypeError("block-float tiles must be a 2-D numpy array (n_tiles x values)")
+    if tiles.dtype == np.uint32:
+        return tiles.view(np.float32)
+    if tiles.dtype != np.float32:
+        raise MeshnnTypeError(f"block-float packing takes float32 values, got {tiles.dtype}")
+    return tiles
+
+
+# --- block floats: unpacking --------------------------------------------------------------------
+
+
+@functools.cache
+def _decode_table(fmt: BlockFloatFormat) -> np.ndarray:
+    """float32 bits of every (shared exponent, code) pair, indexed ``shared << code_bits | code``."""
+    width = fmt.magnitude_bits
+    shared = np.arange(256, dtype=np.int64)[:, None]
+    code = np.arange(1 << fmt.code_bits, dtype=np.int64)[None, :]
+    sign = (code >> width) << 31
+    magnitude = code & ((1 << width) - 1)
+    leading = np.frexp(np.maximum(magnitude, 1))[1] - 1  # position of the leading 1
+    shift = (width - 1) - leading
+    exponent = shared - shift
+    fraction = ((magnitude << shift) & ((1 << (width - 1)) - 1)) << (23 - (width - 1))
+    value = np.where(exponent < 0, 0, sign | (exponent << 23) | fraction)
+    table = np.where(magnitude == 0, sign, value).astype(np.uint32).reshape(-1)
+    table.flags.writeable = False
+    return table
+
+
+class BfpUnpacker:
+    """Unpacks block-float tiles into float32 tiles in face order; one per thread (owns scratch)."""
+
+    def __init__(self, fmt: BlockFloatFormat, values_per_tile: int, *, chunk_values: int = CHUNK_VALUES) -> None:
+        _check_values_per_tile(values_per_tile)
+        self.fmt = fmt
+        self.values_per_tile = values_per_tile
+        self.tile_size = fmt.tile_size(values_per_tile)
+        self.chunk_tiles = max(1, chunk_values // values_per_tile)
+        count = self.chunk_tiles * values_per_tile
+        self._values = np.empty(count, np.float32)
+        self._index = np.empty(count, np.uint16)
+        self._shared = np.empty(count // BLOCK_VALUES, np.uint16)
+        self._table = _decode_table(fmt)
+
+    def values_buffer(self, n_tiles: int) -> np.ndarray:
+        """Scratch for ``n_tiles`` (at most ``chunk_tiles``) decoded tiles, shape (n, values)."""
+        return self._values[: n_tiles * self.values_per_tile].reshape(n_tiles, self.values_per_tile)
+
+    def unpack_into(self, packed: np.ndarray, out: np.ndarray) -> None:
+        """Decode ``packed`` (n x tile_size uint8) into ``out`` (n x values float32, C-contiguous)."""
+        if not out.flags.c_contiguous:
+            raise MeshnnValueError("BfpUnpacker.unpack_into needs a C-contiguous output")
+        n_tiles = packed.shape[0]
+        blocks = self.values_per_tile // BLOCK_VALUES
+        per_byte, bits = self.fmt.codes_per_byte, self.fmt.code_bits
+        shared = self._shared[: n_tiles * blocks].reshape(n_tiles, blocks, 1)
+        np.left_shift(packed[:, :blocks, None], bits, out=shared, dtype=np.uint16)
+        index = self._index[: out.size].reshape(n_tiles, blocks, BLOCK_VALUES // per_byte, per_byte)
+        code_bytes = packed[:, bfp_exponent_section_size(blocks) :].reshape(n_tiles, blocks, -1)
+        if per_byte == 1:
+            np.bitwise_or(shared, code_bytes, out=index[..., 0])
+        else:
+            for position in range(per_byte):
+                part = (code_bytes >> (position * bits)) & ((1 << bits) - 1)
+                np.bitwise_or(shared, part, out=index[..., position])
+        np.take(self._table, index.reshape(-1), out=out.view(np.uint32).reshape(-1), mode="clip")
+
+
+def unpack_bfp(packed: np.ndarray, fmt: BlockFloatFormat, values_per_tile: int) -> np.ndarray:
+    """float32 tiles (n_tiles x values, face order) of packed block-float ``packed`` (n_tiles x
+    tile_size uint8, or the same bytes flat)."""
+    if not isinstance(packed, np.ndarray) or packed.dtype != np.uint8:
+        raise MeshnnTypeError("packed block-float data must be a uint8 numpy array")
+    unpacker = BfpUnpacker(fmt, values_per_tile)
+    if packed.size % unpacker.tile_size:
+        raise MeshnnValueError(
+            f"{packed.size} bytes is not a whole number of {unpacker.tile_size}-byte {fmt.name} tiles"
+        )
+    packed = packed.reshape(-1, unpacker.tile_size)
+    out = np.empty((packed.shape[0], values_per_tile), np.float32)
+    for start in range(0, packed.shape[0], unpacker.chunk_tiles):
+        chunk = packed[start : start + unpacker.chunk_tiles]
+        unpacker.unpack_into(chunk, out[start : start + chunk.shape[0]])
+    return out

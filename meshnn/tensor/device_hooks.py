@@ -1,0 +1,69 @@
+"""Device-side conversions the tensor layer calls but the ops layer implements.
+
+``ttnn.to_layout``, ``ttnn.typecast``, ``ttnn.reshape`` and ``ttnn.to_memory_config`` of a device
+tensor run as MeshWorkloads, which live in :mod:`meshnn.ops` (a higher layer).  The ops layer
+registers them here at import, so the tensor layer never imports upward.  Gathering shards owned
+by other ranks needs only the distributed context and lives here in full.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from meshnn.errors import MeshnnError
+
+if TYPE_CHECKING:
+    from meshnn.mesh.coord import MeshCoordinate
+    from meshnn.tensor.tensor import Tensor
+
+_HOOKS: dict[str, Callable[..., Any]] = {}
+
+
+def register(name: str, function: Callable[..., Any]) -> None:
+    _HOOKS[name] = function
+
+
+def _call(name: str, *args: Any, **kwargs: Any) -> Any:
+    try:
+        function = _HOOKS[name]
+    except KeyError:
+        raise MeshnnError(f"{name} of a device tensor needs meshnn's ops layer: import meshnn") from None
+    return function(*args, **kwargs)
+
+
+def device_to_layout(tensor: Tensor, layout: Any, **kwargs: Any) -> Tensor:
+    return _call("to_layout", tensor, layout, **kwargs)
+
+
+def device_typecast(tensor: Tensor, dtype: Any, **kwargs: Any) -> Tensor:
+    return _call("typecast", tensor, dtype, **kwargs)
+
+
+def device_reshape(tensor: Tensor, shape: tuple[int, ...]) -> Tensor:
+    return _call("reshape", tensor, shape)
+
+
+def convert_memory_config(tensor: Tensor, memory_config: Any) -> Tensor:
+    return _call("to_memory_config", tensor, memory_config)
+
+
+def gather_remote_shards(
+    host: Tensor, local: dict[MeshCoordinate, np.ndarray], missing: list[MeshCoordinate]
+) -> dict[MeshCoordinate, np.ndarray]:
+    """The decoded shards at ``missing`` coordinates, from the ranks that own them (every rank
+    calls this in lock-step, so every rank ends with every shard)."""
+    from meshnn.distributed.context import get_context
+
+    context = get_context()
+    if context.world_size == 1:
+        raise MeshnnError(f"shards at {missing[:4]} are not populated on this host")
+    gathered: dict[MeshCoordinate, np.ndarray] = {}
+    for part in context.allgather_object(local):
+        gathered.update(part)  # type: ignore[arg-type]
+    absent = [c for c in missing if c not in gathered]
+    if absent:
+        raise MeshnnError(f"no rank holds the shards at {absent[:4]}")
+    return {c: gathered[c] for c in missing}

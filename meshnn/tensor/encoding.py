@@ -1,0 +1,406 @@
+"""Host byte formats of ttnn tensors: logical values <-> the raw bytes of a ttnn host buffer.
+
+``encode`` gives exactly the bytes ttnn 0.81.1 holds for ``ttnn.Tensor(values, dtype, layout=...,
+tile=..., pad_value=...)``; ``decode`` gives back what ``to_numpy`` / ``to_torch`` give; ``typecast``
+is the host ``ttnn.typecast`` / ``to_dtype``; ``to_layout`` converts ROW_MAJOR <-> TILE on host.
+
+Element rules (golden ``typecast.json``, all four ttnn paths agree):
+
+- float -> bfloat16: round to nearest even, every NaN -> 0x7FC0 (see ``bfloat``).  numpy
+  ``ml_dtypes.bfloat16`` input is a bit pass-through (what ``from_torch`` of a torch.bfloat16 does).
+- float -> int32: truncate toward zero; out of range, NaN and inf -> INT32_MIN.
+- float -> uint32: truncate; values in [-2**31, 2**32) wrap modulo 2**32 (-1.5 -> 0xFFFFFFFF);
+  the rest, NaN and inf -> 0x80000000.
+- float -> uint16 / uint8 / int8: the int32 result, clamped to the type's range (so out-of-int32,
+  NaN and inf give 0 for unsigned, -128 for int8).
+- integer/bool -> integer: wraps modulo the target width (numpy ``astype``).
+- integer -> float32: nearest float32; integer -> bfloat16: through float32, then as a float.
+- float -> fp8_e4m3: |x| < 2**-6 (fp8 subnormals) -> signed 0; else nearest even, saturating to
+  +-448 (0x7E / 0xFE, no inf); NaN -> 0x7F.  fp8 -> float32 is exact.
+- bfloat8_b / bfloat4_b: the block-float model of ``bfloat`` applied to the float32 values (bfloat16
+  input is widened exactly first, so ``from_torch(torch.bfloat16)`` rounds twice).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.tensor.bfloat import (
+    BfpPacker,
+    BfpUnpacker,
+    BlockFloatFormat,
+    bfloat16_bits_to_float32,
+    float32_to_bfloat16_bits,
+    pack_bfp,
+    quiet_bfloat16_nans,
+    unpack_bfp,
+)
+from meshnn.tensor.dtypes import DataType
+from meshnn.tensor.layout import (
+    DEFAULT_TILE,
+    Layout,
+    Tile,
+    padded_matrices,
+    padded_shape,
+    physical_shape,
+    tile_chunks,
+    tile_view,
+    tilize,
+    untilize,
+)
+
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
+BFP_NEEDS_TILE = "Layout must be Layout::TILE for bfloat8_b or bfloat4_b!"
+"""ttnn's message (py_to_tt_tensor.cpp) when a bfloat8_b/bfloat4_b tensor is asked for ROW_MAJOR."""
+
+FP8_E4M3_MAX = 448.0
+FP8_E4M3_MIN_NORMAL = 2.0**-6
+FP8_E4M3_NAN = 0x7F
+
+_INT32_MIN = -(2**31)
+
+# numpy inputs ttnn 0.81.1 cannot import for a bfloat16 target ("parse_py_tensor: ndarray_import
+# failed"); the bfloat16-based block floats are held to the same rule.
+_NOT_FOR_BFLOAT_TARGETS = frozenset(np.dtype(t) for t in (np.float64, np.float16, np.int16, np.int64, np.uint64))
+_BFLOAT_TARGETS = (DataType.BFLOAT16, DataType.BFLOAT8_B, DataType.BFLOAT4_B)
+
+
+@dataclass(frozen=True, slots=True)
+class PackedSpec:
+    """What a converted tensor reports: its logical ``shape`` (transposed by ``col_tilize``), the
+    ``padded_shape`` the buffer holds, and ``nbytes``, the packed buffer size in bytes."""
+
+    shape: tuple[int, ...]
+    padded_shape: tuple[int, ...]
+    nbytes: int
+
+
+def packed_spec(
+    shape: Sequence[int], dtype: DataType, layout: Layout, *, tile: Tile = DEFAULT_TILE, col_tilize: bool = False
+) -> PackedSpec:
+    """The shape, padded shape and packed byte size of a tensor, without converting anything."""
+    _check_kinds(dtype, layout, tile)
+    dims = tuple(int(d) for d in shape)
+    if col_tilize:
+        _check_col_tilize(len(dims), layout)
+        dims = (*dims[:-2], dims[-1], dims[-2])
+    padded = padded_shape(dims, layout, tile)
+    if layout is Layout.ROW_MAJOR:
+        nbytes = math.prod(dims) * dtype.row_major_element_size
+    else:
+        nbytes = math.prod(padded) // tile.values_per_tile * tile.get_tile_size(dtype)
+    return PackedSpec(shape=dims, padded_shape=padded, nbytes=nbytes)
+
+
+def _check_kinds(dtype: object, layout: object, tile: object) -> None:
+    if not isinstance(dtype, DataType):
+        raise MeshnnTypeError(f"dtype must be a meshnn DataType, got {dtype!r}")
+    if not isinstance(layout, Layout):
+        raise MeshnnTypeError(f"layout must be a meshnn Layout, got {layout!r}")
+    if not isinstance(tile, Tile):
+        raise MeshnnTypeError(f"tile must be a meshnn Tile, got {tile!r}")
+
+
+def _check_col_tilize(rank: int, layout: Layout) -> None:
+    if layout is not Layout.TILE:
+        raise MeshnnValueError(f"col_tilize=True needs Layout.TILE, got {layout}")
+    if rank < 2:
+        raise MeshnnValueError(f"col_tilize=True needs a tensor of rank >= 2, got rank {rank}")
+
+
+# --- element conversions ------------------------------------------------------------------------
+
+
+def _check_input(values: object, dtype: DataType) -> np.ndarray:
+    if not isinstance(values, np.ndarray):
+        raise MeshnnTypeError(
+            f"expected a numpy array, got {type(values).__name__}; convert it first "
+            f"(np.asarray(...) for lists, tensor.numpy() for torch, bfloat16 viewed as ml_dtypes.bfloat16)"
+        )
+    source = values.dtype
+    if source != BFLOAT16 and source.kind not in "fiub":
+        raise MeshnnTypeError(f"cannot convert numpy {source} data to {dtype}")
+    if dtype in _BFLOAT_TARGETS and source in _NOT_FOR_BFLOAT_TARGETS:
+        raise MeshnnTypeError(
+            f"numpy {source} input cannot be converted to {dtype}: cast it first, e.g. "
+            f"values.astype(np.float32) (ttnn refuses it too: parse_py_tensor: ndarray_import failed.)"
+        )
+    return values
+
+
+def _is_float(values: np.ndarray) -> bool:
+    return values.dtype == BFLOAT16 or values.dtype.kind == "f"
+
+
+def _to_float32(values: np.ndarray) -> np.ndarray:
+    """float32 values (exact for bfloat16; the input itself when it is already float32)."""
+    if values.dtype == BFLOAT16:
+        return bfloat16_bits_to_float32(values.view(np.uint16))
+    return values.astype(np.float32, copy=False)
+
+
+def _float32_to_int32(values: np.ndarray) -> np.ndarray:
+    truncated = np.trunc(values)
+    in_range = (truncated >= -(2.0**31)) & (truncated < 2.0**31)
+    return np.where(in_range, truncated, _INT32_MIN).astype(np.int32)
+
+
+def _float32_to_uint32(values: np.ndarray) -> np.ndarray:
+    truncated = np.trunc(values)
+    in_range = (truncated >= -(2.0**31)) & (truncated < 2.0**32)
+    return np.where(in_range, truncated, 2.0**31).astype(np.int64).astype(np.uint32)
+
+
+def _float32_to_fp8_bits(values: np.ndarray) -> np.ndarray:
+    flushed = np.where(
+        np.abs(values) < FP8_E4M3_MIN_NORMAL,
+        np.copysign(np.float32(0), values),
+        np.clip(values, -FP8_E4M3_MAX, FP8_E4M3_MAX),
+    )
+    with np.errstate(invalid="ignore"):
+        bits = flushed.astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+    bits[np.isnan(values)] = FP8_E4M3_NAN
+    return bits
+
+
+def _to_storage(values: np.ndarray, dtype: DataType) -> np.ndarray:
+    """The stored elements (``dtype.storage_dtype``, ``values``' shape, a new array) of ``values``."""
+    if dtype is DataType.FLOAT32:
+        return np.array(_to_float32(values), dtype=np.float32, copy=True, order="C")
+    if dtype is DataType.BFLOAT16:
+        if values.dtype == BFLOAT16:
+            return np.array(values.view(np.uint16), copy=True, order="C")
+        return float32_to_bfloat16_bits(_to_float32(values))
+    if dtype is DataType.FP8_E4M3:
+        return _float32_to_fp8_bits(_to_float32(values))
+    if dtype.is_block_float:
+        raise MeshnnValueError(f"{dtype} has no per-element storage; it is packed in tiles")
+    target = dtype.storage_dtype
+    if not _is_float(values):
+        return values.astype(target, order="C")
+    floats = _to_float32(values)
+    if dtype is DataType.UINT32:
+        return _float32_to_uint32(floats)
+    as_int32 = _float32_to_int32(floats)
+    if dtype is DataType.INT32:
+        return as_int32
+    limits = np.iinfo(target)
+    return np.clip(as_int32, limits.min, limits.max).astype(target)
+
+
+def _pad_element(pad_value: float, dtype: DataType) -> np.generic:
+    """``pad_value`` (a float, as ttnn's C++ takes it) converted to one stored element."""
+    return _to_storage(np.array([pad_value], np.float32), dtype)[0]
+
+
+def _from_storage(elements: np.ndarray, dtype: DataType) -> np.ndarray:
+    """Stored elements as the values ``to_numpy`` gives (may be a view of ``elements``)."""
+    if dtype is DataType.BFLOAT16:
+        return elements.view(BFLOAT16)
+    if dtype is DataType.FP8_E4M3:
+        return elements.view(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    return elements
+
+
+def _as_bytes(elements: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(elements).reshape(-1).view(np.uint8)
+
+
+# --- encode / decode ----------------------------------------------------------------------------
+
+
+def encode(
+    values: np.ndarray,
+    dtype: DataType,
+    layout: Layout,
+    *,
+    tile: Tile = DEFAULT_TILE,
+    pad_value: float = 0.0,
+    col_tilize: bool = False,
+) -> np.ndarray:
+    """The raw bytes (1-D uint8, C-contiguous, a new array) that ttnn's host buffer holds for
+    ``ttnn.Tensor(values, dtype, layout=layout, tile=tile, pad_value=pad_value)``.
+
+    With ``col_tilize=True`` the last two dims are swapped before tiling (ttnn then reports the
+    swapped shape: see ``packed_spec``).
+    """
+    _check_kinds(dtype, layout, tile)
+    values = _check_input(values, dtype)
+    if dtype.is_block_float and layout is not Layout.TILE:
+        raise MeshnnValueError(BFP_NEEDS_TILE)
+    if col_tilize:
+        _check_col_tilize(values.ndim, layout)
+        values = np.swapaxes(values, -1, -2)
+    if layout is Layout.ROW_MAJOR:
+        return _as_bytes(_to_storage(values, dtype))
+    if dtype.is_block_float:
+        return _pack_tiles(_to_float32(values), dtype, tile, pad_value)
+    if values.dtype == np.float32 and dtype in (DataType.FLOAT32, DataType.BFLOAT16):
+        return _tilize_float32(values, dtype, tile, pad_value)
+    storage = _to_storage(values, dtype)
+    return _as_bytes(tilize(storage, tile, pad_value=_pad_element(pad_value, dtype)))
+
+
+def _tilize_float32(values: np.ndarray, dtype: DataType, tile: Tile, pad_value: float) -> np.ndarray:
+    """Tilize and convert in one pass (the common, performance-critical case)."""
+    n_tiles = math.prod(padded_shape(values.shape, Layout.TILE, tile)) // tile.values_per_tile
+    out = np.empty((n_tiles, tile.values_per_tile), dtype.storage_dtype)
+    target = out.view(BFLOAT16) if dtype is DataType.BFLOAT16 else out
+    with np.errstate(invalid="ignore"):  # NaN -> bfloat16 NaN is wanted, not an error
+        tilize(values, tile, pad_value=np.float32(pad_value), out=target)
+    if dtype is DataType.BFLOAT16:
+        quiet_bfloat16_nans(out)
+    return out.reshape(-1).view(np.uint8)
+
+
+def _pack_tiles(values: np.ndarray, dtype: DataType, tile: Tile, pad_value: float) -> np.ndarray:
+    """Block-float bytes of float32 ``values``: tilize and pack a cache-sized chunk at a time."""
+    grid = tile_view(padded_matrices(values, tile, np.float32(pad_value)), tile)
+    packer = BfpPacker(BlockFloatFormat.of(dtype), tile.values_per_tile)
+    out = np.empty((grid.shape[0] * grid.shape[1], packer.tile_size), np.uint8)
+    for rows, cols, first, count in tile_chunks(grid.shape[0], grid.shape[1], packer.chunk_tiles):
+        chunk = grid[rows, cols]
+        buffer = packer.tiles_buffer(count)
+        np.copyto(buffer.reshape(chunk.shape), chunk)
+        packer.pack_into(buffer, out[first : first + count])
+    return out.reshape(-1)
+
+
+def _checked_raw(raw: object, dtype: DataType, layout: Layout, shape: Sequence[int], tile: Tile) -> np.ndarray:
+    spec = packed_spec(shape, dtype, layout, tile=tile)
+    if not isinstance(raw, np.ndarray) or raw.dtype != np.uint8:
+        raise MeshnnTypeError(f"raw tensor bytes must be a uint8 numpy array, got {type(raw).__name__}")
+    if raw.size != spec.nbytes:
+        raise MeshnnValueError(
+            f"{raw.size} bytes do not hold a {dtype} {layout} tensor of shape {list(spec.shape)} "
+            f"(it needs {spec.nbytes} bytes)"
+        )
+    return np.ascontiguousarray(raw).reshape(-1)
+
+
+def decode(
+    raw: np.ndarray, dtype: DataType, layout: Layout, shape: Sequence[int], *, tile: Tile = DEFAULT_TILE
+) -> np.ndarray:
+    """The logical values (``dtype.numpy_dtype``, ``shape``, a new array) held by ``raw`` bytes,
+    as ttnn's ``to_numpy`` / ``to_torch`` give them (block floats decoded to float32, tiles
+    untilized and unpadded)."""
+    raw = _checked_raw(raw, dtype, layout, shape, tile)
+    shape = tuple(int(d) for d in shape)
+    if layout is Layout.ROW_MAJOR:
+        stored = np.float32 if dtype.is_block_float else dtype.storage_dtype
+        return np.array(_from_storage(raw.view(stored).reshape(shape), dtype), copy=True)
+    if dtype.is_block_float:
+        return _unpack_tiles(raw, dtype, shape, tile)
+    tiles = raw.view(dtype.storage_dtype)
+    return _from_storage(untilize(tiles, shape, tile), dtype)
+
+
+def _unpack_tiles(raw: np.ndarray, dtype: DataType, shape: tuple[int, ...], tile: Tile) -> np.ndarray:
+    """float32 values of block-float tiles: unpack and untilize a cache-sized chunk at a time."""
+    padded = padded_shape(shape, Layout.TILE, tile)
+    matrices = np.empty((math.prod(padded[:-2]), padded[-2], padded[-1]), np.float32)
+    grid = tile_view(matrices, tile)
+    unpacker = BfpUnpacker(BlockFloatFormat.of(dtype), tile.values_per_tile)
+    packed = raw.reshape(-1, unpacker.tile_size)
+    for rows, cols, first, count in tile_chunks(grid.shape[0], grid.shape[1], unpacker.chunk_tiles):
+        chunk = grid[rows, cols]
+        buffer = unpacker.values_buffer(count)
+        unpacker.unpack_into(packed[first : first + count], buffer)
+        np.copyto(chunk, buffer.reshape(chunk.shape))
+    logical = (matrices.shape[0], *((1, shape[0]) if len(shape) == 1 else shape[-2:]))
+    if logical != matrices.shape:
+        matrices = np.ascontiguousarray(matrices[:, : logical[1], : logical[2]])
+    return matrices.reshape(shape)
+
+
+# --- typecast / to_layout -----------------------------------------------------------------------
+
+
+def _physical_shape_error(shape: Sequence[int], tile: Tile) -> MeshnnValueError | None:
+    before = physical_shape(shape, Layout.ROW_MAJOR)
+    after = physical_shape(shape, Layout.TILE, tile)
+    if before == after:
+        return None
+    return MeshnnValueError(
+        f"to_dtype: Converting layout to Layout::TILE implicitly changed physical shape from {before} to "
+        f"{after} due to alignment constraints. This is currently unsupported. Please pad the tensor "
+        f"explicitly before conversion."
+    )
+
+
+def typecast(
+    raw: np.ndarray,
+    src_dtype: DataType,
+    dst_dtype: DataType,
+    layout: Layout,
+    shape: Sequence[int],
+    *,
+    tile: Tile = DEFAULT_TILE,
+) -> np.ndarray:
+    """Raw bytes of host ``ttnn.typecast(tensor, dst_dtype)`` (= ``to_dtype``) of the tensor whose
+    bytes are ``raw``.  It converts every stored element, padding included, in storage order.
+
+    A block-float target needs TILE: a ROW_MAJOR tensor whose last two dims are tile multiples is
+    tilized (the result is then in TILE layout); any other ROW_MAJOR tensor is refused with ttnn's
+    "implicitly changed physical shape" error.
+    """
+    _check_kinds(dst_dtype, layout, tile)
+    raw = _checked_raw(raw, src_dtype, layout, shape, tile)
+    if src_dtype is dst_dtype:
+        return raw.copy()
+    if layout is Layout.ROW_MAJOR and dst_dtype.is_block_float:
+        error = _physical_shape_error(shape, tile)
+        if error is not None:
+            raise error
+        values = decode(raw, src_dtype, layout, shape)
+        return _pack_tiles(_to_float32(values), dst_dtype, tile, 0.0)
+    elements = _stored_elements(raw, src_dtype, layout, tile)
+    if dst_dtype.is_block_float:
+        floats = _to_float32(elements).reshape(-1, tile.values_per_tile)
+        return pack_bfp(floats, BlockFloatFormat.of(dst_dtype)).reshape(-1)
+    return _as_bytes(_to_storage(elements, dst_dtype))
+
+
+def _stored_elements(raw: np.ndarray, dtype: DataType, layout: Layout, tile: Tile) -> np.ndarray:
+    """Every stored element of ``raw`` (padding included), in storage order, as numpy values."""
+    if not dtype.is_block_float:
+        return _from_storage(raw.view(dtype.storage_dtype), dtype)
+    if layout is Layout.ROW_MAJOR:
+        return raw.view(np.float32)
+    return unpack_bfp(raw, BlockFloatFormat.of(dtype), tile.values_per_tile).reshape(-1)
+
+
+def to_layout(
+    raw: np.ndarray,
+    dtype: DataType,
+    from_layout: Layout,
+    to_layout: Layout,
+    shape: Sequence[int],
+    *,
+    tile: Tile = DEFAULT_TILE,
+    pad_value: float = 0.0,
+) -> np.ndarray:
+    """Raw bytes of the host ROW_MAJOR <-> TILE conversion of the tensor whose bytes are ``raw``
+    (``pad_value`` fills the tile padding; TILE -> ROW_MAJOR drops it).  Block floats in
+    ROW_MAJOR are float32 elements, as ttnn stores them."""
+    _check_kinds(dtype, to_layout, tile)
+    raw = _checked_raw(raw, dtype, from_layout, shape, tile)
+    if from_layout is to_layout:
+        return raw.copy()
+    if dtype.is_block_float:
+        values = decode(raw, dtype, from_layout, shape, tile=tile)
+        if to_layout is Layout.TILE:
+            return _pack_tiles(values, dtype, tile, pad_value)
+        return _as_bytes(values)
+    elements = raw.view(dtype.storage_dtype)
+    if to_layout is Layout.TILE:
+        logical = elements.reshape(tuple(int(d) for d in shape))
+        return _as_bytes(tilize(logical, tile, pad_value=_pad_element(pad_value, dtype)))
+    return _as_bytes(untilize(elements, shape, tile))

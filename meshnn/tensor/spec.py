@@ -1,0 +1,354 @@
+"""What a tensor is, independent of where it lives: shape, dtype, layout, memory config, and all the
+byte-size arithmetic (pages, packed size, the buffer layout a device gives it).
+
+All sizes are bytes.  A :class:`TensorSpec` describes ONE shard of a (possibly distributed)
+tensor, as in ttnn: ``tensor.shape`` of a tensor sharded over a mesh is the per-shard shape.
+
+Pages (ttnn's page config): a TILE tensor has one tile per page; a ROW_MAJOR tensor has one row
+per page, ``(1, physical width)`` when interleaved or height-sharded and ``(1, shard width)`` when
+width- or block-sharded.  The packed buffer size is ``pages x page size``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from meshnn.device.buffer import (
+    BufferLayout,
+    BufferType,
+    ShardOrientation,
+    ShardSpec,
+    ShardSpecBuffer,
+    TensorMemoryLayout,
+)
+from meshnn.device.core import CoreGrid, CoreRange, CoreRangeSet
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.tensor.dtypes import DataType
+from meshnn.tensor.layout import DEFAULT_TILE, Layout, Tile, padded_shape, physical_shape
+
+EMPTY_PAGE_SIZE = 4  # bytes of the one page a zero-volume tensor reports
+
+
+class Shape(tuple):
+    """A tensor shape (``ttnn.Shape``): a tuple of ints that compares equal to lists too."""
+
+    def __new__(cls, dims: Iterable[int] = ()) -> Shape:
+        values = tuple(dims)
+        for d in values:
+            if isinstance(d, bool) or not hasattr(d, "__index__") or int(d) < 0:
+                raise MeshnnValueError(f"a Shape needs non-negative ints, got {list(values)!r}")
+        return super().__new__(cls, (int(d) for d in values))
+
+    @property
+    def rank(self) -> int:
+        return len(self)
+
+    def volume(self) -> int:
+        return math.prod(self)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, list):
+            other = tuple(other)
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return tuple.__hash__(self)
+
+    def __getitem__(self, index):
+        result = tuple.__getitem__(self, index)
+        return Shape(result) if isinstance(index, slice) else result
+
+    def __repr__(self) -> str:
+        return f"Shape({list(self)})"
+
+    __str__ = __repr__
+
+
+class ShardStrategy(enum.Enum):
+    """How ``create_sharded_memory_config`` cuts a tensor over cores."""
+
+    HEIGHT = 0
+    WIDTH = 1
+    BLOCK = 2
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryConfig:
+    """Where a device tensor lives: DRAM or L1, interleaved or sharded (``ttnn.MemoryConfig``)."""
+
+    memory_layout: TensorMemoryLayout = TensorMemoryLayout.INTERLEAVED
+    buffer_type: BufferType = BufferType.DRAM
+    shard_spec: ShardSpec | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.memory_layout, TensorMemoryLayout):
+            raise MeshnnTypeError(f"memory_layout must be a TensorMemoryLayout, got {self.memory_layout!r}")
+        if not isinstance(self.buffer_type, BufferType) or self.buffer_type is BufferType.SYSTEM_MEMORY:
+            raise MeshnnTypeError(f"buffer_type must be DRAM, L1, L1_SMALL or TRACE, got {self.buffer_type!r}")
+        if self.shard_spec is not None and not isinstance(self.shard_spec, ShardSpec):
+            raise MeshnnTypeError(f"shard_spec must be a ShardSpec, got {self.shard_spec!r}")
+        if self.shard_spec is not None and not self.memory_layout.is_sharded:
+            raise MeshnnValueError("an INTERLEAVED MemoryConfig takes no shard_spec")
+
+    def is_sharded(self) -> bool:
+        return self.memory_layout.is_sharded
+
+    @property
+    def interleaved(self) -> bool:
+        return not self.memory_layout.is_sharded
+
+    def __repr__(self) -> str:
+        spec = "std::nullopt" if self.shard_spec is None else repr(self.shard_spec)
+        return (
+            f"MemoryConfig(memory_layout=TensorMemoryLayout::{self.memory_layout.name},"
+            f"buffer_type=BufferType::{self.buffer_type.name},shard_spec={spec})"
+        )
+
+
+DRAM_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.INTERLEAVED, BufferType.DRAM)
+L1_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.INTERLEAVED, BufferType.L1)
+L1_HEIGHT_SHARDED_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.HEIGHT_SHARDED, BufferType.L1)
+L1_WIDTH_SHARDED_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.WIDTH_SHARDED, BufferType.L1)
+L1_BLOCK_SHARDED_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.BLOCK_SHARDED, BufferType.L1)
+
+
+def _grid_of(core_grid: CoreGrid | CoreRangeSet | CoreRange) -> CoreRangeSet:
+    if isinstance(core_grid, CoreGrid):
+        return core_grid.to_core_range_set()
+    if isinstance(core_grid, CoreRange):
+        return CoreRangeSet([core_grid])
+    if isinstance(core_grid, CoreRangeSet):
+        return core_grid
+    raise MeshnnTypeError(f"core_grid must be a CoreGrid, CoreRange or CoreRangeSet, got {core_grid!r}")
+
+
+def create_sharded_memory_config(
+    shape: Sequence[int],
+    core_grid: CoreGrid | CoreRangeSet | CoreRange,
+    strategy: ShardStrategy,
+    orientation: ShardOrientation | None = None,
+    use_height_and_width_as_shard_shape: bool = False,
+) -> MemoryConfig:
+    """An L1 sharded MemoryConfig cutting ``shape`` (its 2-D view) over ``core_grid``.
+
+    HEIGHT: each core takes ``ceil(height / cores)`` rows; WIDTH: ``ceil(width / cores)`` columns;
+    BLOCK: a grid of ``ceil(height / grid rows) x ceil(width / grid columns)`` blocks (rows and
+    columns swap for COL_MAJOR).  With ``use_height_and_width_as_shard_shape`` the last two dims of
+    ``shape`` are the shard shape itself.
+    """
+    if not isinstance(strategy, ShardStrategy):
+        raise MeshnnTypeError(f"strategy must be a ShardStrategy, got {strategy!r}")
+    dims = tuple(int(d) for d in shape)
+    if len(dims) < 1 or any(d <= 0 for d in dims):
+        raise MeshnnValueError(f"create_sharded_memory_config needs a non-empty positive shape, got {list(dims)}")
+    orientation = ShardOrientation.ROW_MAJOR if orientation is None else orientation
+    grid = _grid_of(core_grid)
+    height, width = math.prod(dims[:-1]), dims[-1]
+    layout = {
+        ShardStrategy.HEIGHT: TensorMemoryLayout.HEIGHT_SHARDED,
+        ShardStrategy.WIDTH: TensorMemoryLayout.WIDTH_SHARDED,
+        ShardStrategy.BLOCK: TensorMemoryLayout.BLOCK_SHARDED,
+    }[strategy]
+    if use_height_and_width_as_shard_shape:
+        if len(dims) < 2:
+            raise MeshnnValueError("use_height_and_width_as_shard_shape needs a shape of rank >= 2")
+        shard = (dims[-2], dims[-1])
+    elif strategy is ShardStrategy.HEIGHT:
+        shard = (math.ceil(height / grid.num_cores()), width)
+    elif strategy is ShardStrategy.WIDTH:
+        shard = (height, math.ceil(width / grid.num_cores()))
+    else:
+        box = grid.bounding_box().grid_size()
+        rows, cols = (box.y, box.x) if orientation is ShardOrientation.ROW_MAJOR else (box.x, box.y)
+        shard = (math.ceil(height / rows), math.ceil(width / cols))
+    return MemoryConfig(layout, BufferType.L1, ShardSpec(grid, shard, orientation))
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class TensorSpec:
+    """One shard's logical shape, dtype, layout (with its tile) and memory config; frozen."""
+
+    shape: Shape
+    dtype: DataType
+    layout: Layout
+    tile: Tile
+    memory_config: MemoryConfig
+
+    def __init__(
+        self,
+        shape: Sequence[int],
+        dtype: DataType,
+        layout: Layout = Layout.ROW_MAJOR,
+        buffer_type: BufferType = BufferType.DRAM,
+        tile: Tile | None = None,
+        memory_config: MemoryConfig | None = None,
+    ) -> None:
+        if not isinstance(dtype, DataType):
+            raise MeshnnTypeError(f"dtype must be a DataType, got {dtype!r}")
+        if not isinstance(layout, Layout):
+            raise MeshnnTypeError(f"layout must be a Layout, got {layout!r}")
+        if tile is not None and not isinstance(tile, Tile):
+            raise MeshnnTypeError(f"tile must be a Tile, got {tile!r}")
+        if memory_config is None:
+            memory_config = MemoryConfig(TensorMemoryLayout.INTERLEAVED, buffer_type)
+        elif not isinstance(memory_config, MemoryConfig):
+            raise MeshnnTypeError(f"memory_config must be a MemoryConfig, got {memory_config!r}")
+        if dtype.is_block_float and layout is not Layout.TILE:
+            raise MeshnnValueError("Layout must be Layout::TILE for bfloat8_b or bfloat4_b!")
+        object.__setattr__(self, "shape", Shape(shape))
+        object.__setattr__(self, "dtype", dtype)
+        object.__setattr__(self, "layout", layout)
+        object.__setattr__(self, "tile", tile or DEFAULT_TILE)
+        object.__setattr__(self, "memory_config", memory_config)
+        self._validate_sharding()
+
+    # ------------------------------------------------------------------------------ shapes
+
+    @property
+    def padded_shape(self) -> Shape:
+        return Shape(padded_shape(self.shape, self.layout, self.tile))
+
+    @property
+    def physical_shape(self) -> tuple[int, int]:
+        """The 2-D (height, width) the buffer holds: all padded dims but the last folded."""
+        if len(self.shape) == 0:
+            return (1, 1)
+        return physical_shape(self.shape, self.layout, self.tile)
+
+    def logical_volume(self) -> int:
+        return math.prod(self.shape)
+
+    def volume(self) -> int:
+        return math.prod(self.padded_shape)
+
+    # ------------------------------------------------------------------------------- pages
+
+    @property
+    def page_shape(self) -> tuple[int, int]:
+        if self.layout is Layout.TILE:
+            return tuple(self.tile.tile_shape)  # type: ignore[return-value]
+        config = self.memory_config
+        if config.shard_spec is not None and config.memory_layout in (
+            TensorMemoryLayout.WIDTH_SHARDED,
+            TensorMemoryLayout.BLOCK_SHARDED,
+        ):
+            return (1, config.shard_spec.shape[1])
+        return (1, self.physical_shape[1])
+
+    @property
+    def page_size(self) -> int:
+        """Bytes of one page (``buffer_page_size``)."""
+        if self.logical_volume() == 0 and self.layout is Layout.ROW_MAJOR:
+            return EMPTY_PAGE_SIZE
+        if self.layout is Layout.TILE:
+            return self.tile.get_tile_size(self.dtype)
+        return self.page_shape[1] * self.dtype.row_major_element_size
+
+    @property
+    def num_pages(self) -> int:
+        (h, w), (ph, pw) = self.physical_shape, self.page_shape
+        if h == 0 or w == 0:
+            return 0
+        if h % ph or w % pw:
+            raise MeshnnValueError(f"Physical size ({h}, {w}) must be multiple of page size ({ph}, {pw})")
+        return (h // ph) * (w // pw)
+
+    def compute_packed_buffer_size_bytes(self) -> int:
+        return self.num_pages * self.page_size
+
+    packed_size = property(compute_packed_buffer_size_bytes)
+
+    def shard_spec_buffer(self) -> ShardSpecBuffer | None:
+        spec = self.memory_config.shard_spec
+        if spec is None:
+            return None
+        (h, w), (ph, pw) = self.physical_shape, self.page_shape
+        return ShardSpecBuffer(spec, (ph, pw), (-(-h // ph), -(-w // pw)))
+
+    def buffer_layout(self) -> BufferLayout:
+        """How one device lays out this shard's bytes (a Replicated MeshBuffer's device-local layout)."""
+        config = self.memory_config
+        page = self.page_size
+        size = self.compute_packed_buffer_size_bytes()
+        return BufferLayout(
+            size, page if size else 0, config.buffer_type, config.memory_layout, self.shard_spec_buffer()
+        )
+
+    # --------------------------------------------------------------------------- sharding
+
+    def _validate_sharding(self) -> None:
+        config = self.memory_config
+        if not config.is_sharded():
+            return
+        spec = config.shard_spec
+        if spec is None:
+            raise MeshnnValueError(
+                f"a {config.memory_layout.name} memory config needs a shard spec (see create_sharded_memory_config)"
+            )
+        (h, w), (sh, sw), (ph, pw) = self.physical_shape, spec.shape, self.page_shape
+        if sh % ph or sw % pw:
+            raise MeshnnValueError(
+                f"shard shape {list(spec.shape)} must be a multiple of the page shape ({ph}, {pw}) of a "
+                f"{self.layout} tensor"
+            )
+        if config.memory_layout is TensorMemoryLayout.HEIGHT_SHARDED and sw != w:
+            raise MeshnnValueError(f"a HEIGHT_SHARDED shard must span the width {w}, got shard {list(spec.shape)}")
+        if config.memory_layout is TensorMemoryLayout.WIDTH_SHARDED and sh != h:
+            raise MeshnnValueError(f"a WIDTH_SHARDED shard must span the height {h}, got shard {list(spec.shape)}")
+        needed = -(-h // sh) * -(-w // sw) if h and w else 0
+        if needed > spec.num_cores():
+            raise MeshnnValueError(
+                f"a {h}x{w} tensor cut into {list(spec.shape)} shards needs {needed} cores, but the shard "
+                f"grid has {spec.num_cores()}"
+            )
+        self.num_pages  # noqa: B018 - raises when the physical size is not a whole number of pages
+
+    def with_memory_config(self, memory_config: MemoryConfig) -> TensorSpec:
+        return TensorSpec(self.shape, self.dtype, self.layout, tile=self.tile, memory_config=memory_config)
+
+    def replace(self, **changes: object) -> TensorSpec:
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)} | changes
+        return TensorSpec(
+            fields["shape"],
+            fields["dtype"],
+            fields["layout"],
+            tile=fields["tile"],  # type: ignore[arg-type]
+            memory_config=fields["memory_config"],  # type: ignore[arg-type]
+        )
+
+    def sharded(
+        self,
+        shard_shape: Sequence[int],
+        core_grid: CoreGrid | CoreRangeSet | CoreRange,
+        memory_layout: TensorMemoryLayout,
+        orientation: ShardOrientation = ShardOrientation.ROW_MAJOR,
+        buffer_type: BufferType = BufferType.L1,
+    ) -> TensorSpec:
+        spec = ShardSpec(_grid_of(core_grid), tuple(shard_shape), orientation)  # type: ignore[arg-type]
+        return self.with_memory_config(MemoryConfig(memory_layout, buffer_type, spec))
+
+    def height_sharded(self, core_grid: CoreGrid | CoreRangeSet) -> TensorSpec:
+        shape = (self.physical_shape[0], *self.shape[-1:]) if self.shape else (1,)
+        return self.with_memory_config(create_sharded_memory_config(shape, core_grid, ShardStrategy.HEIGHT))
+
+    def width_sharded(self, core_grid: CoreGrid | CoreRangeSet) -> TensorSpec:
+        shape = (self.physical_shape[0], self.physical_shape[1])
+        return self.with_memory_config(create_sharded_memory_config(shape, core_grid, ShardStrategy.WIDTH))
+
+    def block_sharded(self, core_range: CoreRange | CoreGrid) -> TensorSpec:
+        shape = (self.physical_shape[0], self.physical_shape[1])
+        return self.with_memory_config(create_sharded_memory_config(shape, core_range, ShardStrategy.BLOCK))
+
+    def __repr__(self) -> str:
+        tile = f", tile={list(self.tile.tile_shape)}" if self.layout is Layout.TILE else ""
+        return (
+            f"TensorSpec(shape={self.shape!r}, dtype={self.dtype}, layout={self.layout}{tile}, "
+            f"memory_config={self.memory_config!r})"
+        )

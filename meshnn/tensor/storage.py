@@ -1,0 +1,160 @@
+"""Tensor storage: on the host, a buffer of packed bytes per mesh coordinate; on a device, a MeshBuffer
+plus the coordinates it populates.  There is no third kind: a single device is a 1x1 mesh.
+
+Host bytes are in the device format (a TILE bfloat8_b host tensor holds packed bfp8 tiles), so a
+host buffer is what a device buffer would hold, byte for byte.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.mesh.coord import MeshCoordinate, MeshShape, as_coord, to_linear_index
+from meshnn.mesh.mesh_buffer import MeshBuffer
+
+
+class StorageType(enum.Enum):
+    HOST = 0
+    DEVICE = 1
+
+    def __str__(self) -> str:
+        return f"StorageType.{self.name}"
+
+
+class HostBuffer:
+    """The packed bytes of one host shard.  ``np.asarray`` and ``np.from_dlpack`` read it as a 1-D
+    uint8 array without copying."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: np.ndarray) -> None:
+        if not isinstance(data, np.ndarray) or data.dtype != np.uint8 or data.ndim != 1:
+            raise MeshnnTypeError("a HostBuffer holds a 1-D uint8 array")
+        self._data = data
+
+    @property
+    def data(self) -> np.ndarray:
+        return self._data
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    def __len__(self) -> int:
+        return self._data.size
+
+    def __array__(self, dtype: object = None, copy: bool | None = None) -> np.ndarray:
+        if copy:
+            return self._data.astype(dtype or np.uint8, copy=True)
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def __dlpack__(self, **kwargs: object) -> object:
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._data.__dlpack_device__()
+
+    def __buffer__(self, flags: int) -> memoryview:
+        return memoryview(self._data)
+
+    def __repr__(self) -> str:
+        return f"HostBuffer({self._data.nbytes} B)"
+
+
+class DistributedHostBuffer:
+    """A host buffer per coordinate of a mesh shape; only local, populated shards hold bytes."""
+
+    __slots__ = ("_is_local", "_shape", "_shards", "_tried")
+
+    def __init__(
+        self,
+        shape: MeshShape,
+        shards: dict[MeshCoordinate, HostBuffer] | None = None,
+        *,
+        is_local: Callable[[MeshCoordinate], bool] | None = None,
+    ) -> None:
+        self._shape = shape
+        self._is_local = is_local or (lambda coord: True)
+        self._shards: dict[MeshCoordinate, HostBuffer] = {}
+        self._tried: list[MeshCoordinate] = []
+        for coord, buffer in (shards or {}).items():
+            self.emplace_shard(coord, lambda b=buffer: b)
+
+    def shape(self) -> MeshShape:
+        return self._shape
+
+    def _check(self, coord: MeshCoordinate) -> MeshCoordinate:
+        coord = as_coord(coord)
+        to_linear_index(self._shape, coord)  # raises outside the global shape
+        return coord
+
+    def is_local(self, coord: MeshCoordinate) -> bool:
+        return self._is_local(self._check(coord))
+
+    def emplace_shard(self, coord: MeshCoordinate, produce: Callable[[], HostBuffer]) -> None:
+        """Store ``produce()`` at ``coord``; for a remote coordinate ``produce`` is not called."""
+        coord = self._check(coord)
+        if coord not in self._tried:
+            self._tried.append(coord)
+        if self._is_local(coord):
+            buffer = produce()
+            if not isinstance(buffer, HostBuffer):
+                raise MeshnnTypeError(f"a shard must be a HostBuffer, got {type(buffer).__name__}")
+            self._shards[coord] = buffer
+
+    def get_shard(self, coord: MeshCoordinate | Iterable[int]) -> HostBuffer | None:
+        """The shard at ``coord``, or None when it is unpopulated or remote."""
+        return self._shards.get(self._check(coord))  # type: ignore[arg-type]
+
+    def shard_coords(self) -> list[MeshCoordinate]:
+        """Every coordinate a shard was written for (remote ones included), in emplace order."""
+        return list(self._tried)
+
+    def local_shards(self) -> dict[MeshCoordinate, HostBuffer]:
+        return dict(self._shards)
+
+    def transform(self, fn: Callable[[HostBuffer], HostBuffer]) -> DistributedHostBuffer:
+        out = DistributedHostBuffer(self._shape, is_local=self._is_local)
+        for coord in self._tried:
+            if coord in self._shards:
+                out.emplace_shard(coord, lambda c=coord: fn(self._shards[c]))
+            else:
+                out._tried.append(coord)
+        return out
+
+    def apply(self, fn: Callable[[HostBuffer], None]) -> None:
+        for coord in self._tried:
+            if coord in self._shards:
+                fn(self._shards[coord])
+
+    def __repr__(self) -> str:
+        return f"DistributedHostBuffer(shape={self._shape!r}, shards={len(self._shards)})"
+
+
+@dataclass(frozen=True, slots=True)
+class HostStorage:
+    buffer: DistributedHostBuffer
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceStorage:
+    """A MeshBuffer (allocated on every device) and the coordinates whose rows hold this tensor."""
+
+    mesh_buffer: MeshBuffer
+    coords: tuple[MeshCoordinate, ...]
+
+    def __post_init__(self) -> None:
+        if not self.coords:
+            raise MeshnnValueError("a device tensor populates at least one coordinate")
+
+    def is_uniform(self, mesh_shape: MeshShape) -> bool:
+        """True when the tensor spans every device of its mesh."""
+        return len(self.coords) == mesh_shape.mesh_size()
+
+
+Storage = HostStorage | DeviceStorage

@@ -1,0 +1,382 @@
+"""Tensor = spec + storage + topology (``ttnn.Tensor``).
+
+The spec describes one shard; the storage is host (a packed-byte buffer per mesh coordinate) or
+device (a MeshBuffer and the coordinates it populates); the topology says how the shards sit on
+the mesh.  A device tensor keeps its MeshBuffer alive: when nothing refers to it any more the
+MeshBuffer frees its address on every device, as ttnn's do.  Views (reshape, get_device_tensors)
+share the MeshBuffer; deallocating any of them frees it for all (``force=True``, ttnn's default).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import ml_dtypes
+import numpy as np
+
+from meshnn.errors import DeallocatedError, DeviceClosedError, MeshnnTypeError, MeshnnValueError
+from meshnn.mesh.coord import MeshCoordinate, MeshShape
+from meshnn.mesh.mesh_buffer import MeshBuffer
+from meshnn.mesh.mesh_device import Device, MeshDevice
+from meshnn.tensor.distribution import TensorToMesh, TensorTopology
+from meshnn.tensor.dtypes import DataType
+from meshnn.tensor.encoding import encode, packed_spec
+from meshnn.tensor.layout import Layout, Tile
+from meshnn.tensor.spec import MemoryConfig, Shape, TensorSpec
+from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage, StorageType
+
+if TYPE_CHECKING:
+    from meshnn.tensor.distribution import MeshToTensor
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
+_DTYPE_OF_NUMPY = {
+    np.dtype(np.float32): DataType.FLOAT32,
+    BFLOAT16: DataType.BFLOAT16,
+    np.dtype(np.int32): DataType.INT32,
+    np.dtype(np.uint32): DataType.UINT32,
+    np.dtype(np.uint16): DataType.UINT16,
+    np.dtype(np.uint8): DataType.UINT8,
+    np.dtype(np.int8): DataType.INT8,
+}
+
+
+def caller_site() -> str:
+    """``file:line`` of the first frame outside meshnn: where the user made the call."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def infer_dtype(array: np.ndarray) -> DataType:
+    try:
+        return _DTYPE_OF_NUMPY[array.dtype]
+    except KeyError:
+        raise MeshnnTypeError(
+            f"cannot infer a ttnn dtype from numpy {array.dtype}; pass dtype= (e.g. ttnn.float32)"
+        ) from None
+
+
+def as_array(data: Any) -> np.ndarray:
+    """A numpy view of ``data``: numpy arrays as they are, torch tensors without copying when they
+    can be viewed (bfloat16 as ml_dtypes.bfloat16), nested lists as float32."""
+    if isinstance(data, np.ndarray):
+        return data
+    module = type(data).__module__
+    if module.startswith("torch"):
+        import torch  # only reached with a torch tensor in hand
+
+        tensor = data.detach().cpu()
+        if tensor.dtype == torch.bfloat16:
+            return tensor.contiguous().view(torch.int16).numpy().view(BFLOAT16)
+        return tensor.numpy()
+    if isinstance(data, list | tuple | int | float):
+        return np.asarray(data, dtype=np.float32)
+    raise MeshnnTypeError(f"cannot make a tensor from {type(data).__name__}; pass a numpy array, torch tensor or list")
+
+
+class Tensor:
+    """A ttnn tensor on the host or on a mesh device."""
+
+    __slots__ = ("__weakref__", "_spec", "_storage", "_topology")
+
+    def __init__(
+        self,
+        data: Any = None,
+        data_type: DataType | Sequence[int] | None = None,
+        device: MeshDevice | DataType | None = None,
+        layout: Layout | None = None,
+        mem_config: MemoryConfig | None = None,
+        tile: Tile | None = None,
+        cq_id: int | None = None,
+        pad_value: float | None = None,
+        mesh_mapper: TensorToMesh | None = None,
+        *,
+        dtype: DataType | None = None,
+        memory_config: MemoryConfig | None = None,
+        col_tilize: bool = False,
+    ) -> None:
+        if data is None:
+            raise MeshnnTypeError("Tensor needs data: a numpy array, a torch tensor or a list")
+        if isinstance(data, list | tuple) and isinstance(data_type, list | tuple | Shape):
+            # ttnn.Tensor(values, shape, dtype, layout[, device]): the flat-list form
+            shape, data_type, layout_arg = data_type, device, layout
+            layout, device = (layout_arg if isinstance(layout_arg, Layout) else None), None
+            if isinstance(mem_config, MeshDevice):
+                device, mem_config = mem_config, None
+            array = np.asarray(data, dtype=np.float32)
+            if array.size != math.prod(shape):
+                raise MeshnnValueError(f"{array.size} values cannot fill a tensor of shape {list(shape)}")
+            array = array.reshape(tuple(shape))
+        else:
+            array = as_array(data)
+        target = dtype if dtype is not None else data_type
+        if target is not None and not isinstance(target, DataType):
+            raise MeshnnTypeError(f"dtype must be a ttnn DataType, got {target!r}")
+        target = target or infer_dtype(array)
+        if device is not None and not isinstance(device, MeshDevice):
+            raise MeshnnTypeError(f"device must be a MeshDevice, got {type(device).__name__}")
+        if layout is None:
+            layout = Layout.TILE if target.is_block_float else Layout.ROW_MAJOR
+        host = host_tensor_from_array(
+            array,
+            target,
+            layout,
+            tile=tile,
+            pad_value=0.0 if pad_value is None else pad_value,
+            mesh_mapper=mesh_mapper,
+            col_tilize=col_tilize,
+        )
+        self._spec, self._storage, self._topology = host._spec, host._storage, host._topology
+        config = memory_config if memory_config is not None else mem_config
+        if config is not None:
+            self._spec = self._spec.with_memory_config(config)
+        if device is not None:
+            from meshnn.tensor.movement import to_device
+
+            placed = to_device(self, device, config)
+            self._spec, self._storage, self._topology = placed._spec, placed._storage, placed._topology
+
+    @classmethod
+    def make(cls, spec: TensorSpec, storage: HostStorage | DeviceStorage, topology: TensorTopology) -> Tensor:
+        tensor = object.__new__(cls)
+        tensor._spec, tensor._storage, tensor._topology = spec, storage, topology
+        return tensor
+
+    # -------------------------------------------------------------------------------- state
+
+    def storage_type(self) -> StorageType:
+        return StorageType.DEVICE if isinstance(self._storage, DeviceStorage) else StorageType.HOST
+
+    @property
+    def storage(self) -> HostStorage | DeviceStorage:
+        return self._storage
+
+    def is_allocated(self) -> bool:
+        """Host tensors are always allocated; device tensors while their MeshBuffer is."""
+        if isinstance(self._storage, HostStorage):
+            return True
+        return self._storage.mesh_buffer.is_allocated()
+
+    def check_usable(self, what: str = "tensor") -> None:
+        """Raise at once if this is a deallocated tensor or a tensor of a closed mesh."""
+        if isinstance(self._storage, HostStorage):
+            return
+        buffer = self._storage.mesh_buffer
+        if buffer.is_allocated():
+            return
+        shape = list(self._spec.shape)
+        try:
+            mesh = buffer.device()
+        except DeviceClosedError:
+            raise DeviceClosedError(f"{what} of shape {shape} lives on a mesh device that was closed") from None
+        where = getattr(buffer, "deallocated_at", None) or "an unknown place"
+        raise DeallocatedError(f"{what} of shape {shape} on {mesh!r} was deallocated at {where}")
+
+    def mesh_buffer(self) -> MeshBuffer:
+        if not isinstance(self._storage, DeviceStorage):
+            raise MeshnnValueError("a host tensor has no mesh buffer")
+        self.check_usable()
+        return self._storage.mesh_buffer
+
+    def device(self) -> MeshDevice | None:
+        if isinstance(self._storage, HostStorage):
+            return None
+        self.check_usable()
+        return self._storage.mesh_buffer.device()
+
+    def devices(self) -> list[Device]:
+        mesh = self.device()
+        if mesh is None:
+            return []
+        coords = set(self.device_coords())
+        return [d for d in mesh.get_devices() if d.coord in coords]
+
+    def device_coords(self) -> list[MeshCoordinate]:
+        if isinstance(self._storage, DeviceStorage):
+            return list(self._storage.coords)
+        return list(self._topology.mesh_coords)
+
+    def host_buffer(self) -> DistributedHostBuffer:
+        if not isinstance(self._storage, HostStorage):
+            raise MeshnnValueError("host_buffer() needs a host tensor; call ttnn.from_device first")
+        return self._storage.buffer
+
+    def tensor_topology(self) -> TensorTopology:
+        return self._topology
+
+    # ---------------------------------------------------------------------------- spec info
+
+    @property
+    def spec(self) -> TensorSpec:
+        return self._spec
+
+    @property
+    def shape(self) -> Shape:
+        return self._spec.shape
+
+    @property
+    def padded_shape(self) -> Shape:
+        return self._spec.padded_shape
+
+    @property
+    def dtype(self) -> DataType:
+        return self._spec.dtype
+
+    def get_dtype(self) -> DataType:
+        return self._spec.dtype
+
+    @property
+    def layout(self) -> Layout:
+        return self._spec.layout
+
+    def get_layout(self) -> Layout:
+        return self._spec.layout
+
+    @property
+    def tile(self) -> Tile:
+        return self._spec.tile
+
+    def get_tile(self) -> Tile:
+        return self._spec.tile
+
+    def memory_config(self) -> MemoryConfig:
+        return self._spec.memory_config
+
+    def is_sharded(self) -> bool:
+        return self._spec.memory_config.is_sharded()
+
+    def volume(self) -> int:
+        return self._spec.volume()
+
+    def logical_volume(self) -> int:
+        return self._spec.logical_volume()
+
+    def element_size(self) -> int:
+        return self._spec.dtype.row_major_element_size
+
+    def buffer_address(self) -> int:
+        return self.mesh_buffer().address()
+
+    def buffer_page_size(self) -> int:
+        return self._spec.page_size
+
+    def buffer_aligned_page_size(self) -> int:
+        buffer = self.mesh_buffer()
+        return buffer.device().allocator.manager(buffer.buffer_type()).aligned_page_size(self._spec.page_size)
+
+    def buffer_num_pages(self) -> int:
+        return self._spec.num_pages
+
+    # --------------------------------------------------------------------------- movement
+
+    def to(
+        self, target: MeshDevice | Layout, mem_config: MemoryConfig | None = None, cq_id: int | None = None
+    ) -> Tensor:
+        from meshnn.tensor import movement
+
+        if isinstance(target, Layout):
+            return movement.to_layout(self, target)
+        return movement.to_device(self, target, mem_config)
+
+    def cpu(self, blocking: bool = True, cq_id: int | None = None) -> Tensor:
+        from meshnn.tensor.movement import from_device
+
+        return from_device(self, blocking)
+
+    def to_torch(self, mesh_composer: MeshToTensor | None = None) -> Any:
+        from meshnn.tensor.movement import to_torch
+
+        return to_torch(self, mesh_composer=mesh_composer)
+
+    def to_numpy(self, mesh_composer: MeshToTensor | None = None) -> np.ndarray:
+        from meshnn.tensor.movement import to_numpy
+
+        return to_numpy(self, mesh_composer=mesh_composer)
+
+    def to_list(self) -> list:
+        return self.to_numpy().astype(np.float64 if self.dtype.is_float else np.int64).tolist()
+
+    def deallocate(self, force: bool = True) -> None:
+        from meshnn.tensor.movement import deallocate
+
+        deallocate(self, force)
+
+    def reshape(self, *shape: int | Sequence[int]) -> Tensor:
+        from meshnn.tensor.movement import reshape
+
+        dims = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        return reshape(self, dims)  # type: ignore[arg-type]
+
+    def pad(self, output_tensor_shape: Sequence[int], input_tensor_start: Sequence[int], pad_value: float) -> Tensor:
+        from meshnn.tensor.movement import pad_host
+
+        return pad_host(self, output_tensor_shape, input_tensor_start, pad_value)
+
+    def pad_to_tile(self, pad_value: float) -> Tensor:
+        from meshnn.tensor.movement import pad_host
+
+        *outer, h, w = self.shape if len(self.shape) >= 2 else (1, *self.shape)
+        th, tw = self.tile.tile_shape
+        target = (*outer, -(-h // th) * th, -(-w // tw) * tw)
+        return pad_host(self, target, (0,) * len(target), pad_value)
+
+    def __repr__(self) -> str:
+        where = "host" if isinstance(self._storage, HostStorage) else "device"
+        state = "" if self.is_allocated() else ", deallocated"
+        return (
+            f"ttnn.Tensor(shape={self.shape!r}, dtype={self.dtype}, layout={self.layout}, storage={where}, "
+            f"distribution={self._topology.distribution_shape!r}{state})"
+        )
+
+
+def host_tensor_from_array(
+    array: np.ndarray,
+    dtype: DataType,
+    layout: Layout,
+    *,
+    tile: Tile | None = None,
+    pad_value: float = 0.0,
+    mesh_mapper: TensorToMesh | None = None,
+    col_tilize: bool = False,
+    memory_config: MemoryConfig | None = None,
+) -> Tensor:
+    """A host tensor holding ``array`` in ttnn's byte format, one shard per mapped coordinate."""
+    if tile is not None and not isinstance(tile, Tile):
+        raise MeshnnTypeError(f"tile must be a ttnn.Tile, got {tile!r}")
+    tile = tile or Tile()
+    if mesh_mapper is not None and not isinstance(mesh_mapper, TensorToMesh):
+        raise MeshnnTypeError(f"mesh_mapper must be a ttnn mesh mapper, got {type(mesh_mapper).__name__}")
+    if mesh_mapper is None:
+        shards = {MeshCoordinate(0, 0): array}
+        topology, buffer_shape = TensorTopology.unit(), MeshShape(1, 1)
+    else:
+        distribution = mesh_mapper.map(array)
+        shards, topology, buffer_shape = distribution.shards, distribution.topology, mesh_mapper.mesh_shape
+    first = next(iter(shards.values()))
+    packed = packed_spec(first.shape, dtype, layout, tile=tile, col_tilize=col_tilize)
+    spec = TensorSpec(packed.shape, dtype, layout, tile=tile, memory_config=memory_config)
+    encoded: dict[int, HostBuffer] = {}  # replicas share one buffer, as ttnn's do
+    buffer = DistributedHostBuffer(buffer_shape, is_local=_local_predicate(mesh_mapper))
+    for coord, shard in shards.items():
+        key = id(shard) if shard.base is None else (shard.__array_interface__["data"][0], shard.strides, shard.shape)
+        if key not in encoded:
+            encoded[key] = HostBuffer(
+                encode(shard, dtype, layout, tile=tile, pad_value=pad_value, col_tilize=col_tilize)
+            )
+        buffer.emplace_shard(coord, lambda b=encoded[key]: b)
+    return Tensor.make(spec, HostStorage(buffer), topology)
+
+
+def _local_predicate(mapper: TensorToMesh | None):
+    """Which coordinates this process keeps: all, unless a mapper for a multi-process mesh says."""
+    device = getattr(mapper, "mesh_device", None)
+    if device is None or device.context.world_size == 1:
+        return None
+    return device.is_local
