@@ -1,4 +1,4 @@
-"""``meshnn``: the command-line entry point."""
+"""``meshnn``: the command-line entry point (info, demo, memory, run)."""
 
 from __future__ import annotations
 
@@ -27,15 +27,67 @@ def info(args: argparse.Namespace) -> int:
     return 0
 
 
+def parse_mesh(text: str) -> tuple[int, int]:
+    try:
+        rows, cols = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--mesh takes ROWSxCOLS, e.g. 2x4; got {text!r}") from None
+    return rows, cols
+
+
+def demo(args: argparse.Namespace) -> int:
+    from meshnn.cli.demo import DemoConfig, run
+
+    config = DemoConfig(
+        system=args.system,
+        mesh=args.mesh,
+        dtype=args.dtype,
+        layers=args.layers,
+        hidden=args.hidden,
+        seq=args.seq,
+        heads=args.heads,
+    )
+    return run(config)
+
+
+def memory(args: argparse.Namespace) -> int:
+    """Allocate a small tensor-parallel working set and print (and plot) the memory report."""
+    from meshnn.cli.memory import show
+
+    return show(args.system, args.mesh, args.plot)
+
+
+def run_script(args: argparse.Namespace) -> int:
+    from meshnn.cli.runner import run_path
+
+    return run_path(args.script, args.args, system=args.system)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="meshnn", description="TTNN's multi-device runtime on a simulated mesh")
     sub = parser.add_subparsers(dest="command", required=True)
-    info_parser = sub.add_parser("info", help="the simulated systems and their memory figures")
-    info_parser.add_argument("--system", default=None)
-    info_parser.set_defaults(run=info)
-    demo_parser = sub.add_parser("demo", help="the main job")
-    demo_parser.add_argument("--system", default=None)
-    demo_parser.set_defaults(run=info)
+    p = sub.add_parser("info", help="the simulated systems and their memory figures")
+    p.add_argument("--system", default=None)
+    p.set_defaults(run=info)
+    p = sub.add_parser("demo", help="a Llama-style decoder, tensor-parallel on the simulated mesh")
+    p.add_argument("--system", default=None, help="n150, n300, t3k (default), galaxy, p150, p300")
+    p.add_argument("--mesh", type=parse_mesh, default=None, help="ROWSxCOLS (default: the whole system)")
+    p.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "bfloat8_b"], help="weight dtype")
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--hidden", type=int, default=1024)
+    p.add_argument("--seq", type=int, default=128)
+    p.add_argument("--heads", type=int, default=16)
+    p.set_defaults(run=demo)
+    p = sub.add_parser("memory", help="the per-device memory report (and a picture with --plot)")
+    p.add_argument("--system", default=None)
+    p.add_argument("--mesh", type=parse_mesh, default=None)
+    p.add_argument("--plot", default=None, metavar="FILE.png", help="draw each buffer type's address space")
+    p.set_defaults(run=memory)
+    p = sub.add_parser("run", help="run a TTNN script unmodified, with `import ttnn` answered by meshnn")
+    p.add_argument("--system", default=None)
+    p.add_argument("script")
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    p.set_defaults(run=run_script)
     return parser
 
 

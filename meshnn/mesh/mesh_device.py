@@ -87,6 +87,7 @@ class MeshDevice:
         self.context = context if context is not None else get_context()
         self._local = self._local_coords_of(mesh_shape)
         self._rows = {coord: i for i, coord in enumerate(self._local)}
+        self._full_range: MeshCoordinateRange | None = None
         self._buffers: weakref.WeakValueDictionary[int, object] = weakref.WeakValueDictionary()
         self._buffer_keys = itertools.count()
         self._lock = threading.RLock()
@@ -105,6 +106,18 @@ class MeshDevice:
         return [c for c in coords if c[0] in rows]
 
     # ---------------------------------------------------------------------------- lifetime
+
+    @property
+    def full_range(self) -> MeshCoordinateRange:
+        """The range of every coordinate of the mesh."""
+        if self._full_range is None or self._full_range.shape() != self._shape:
+            self._full_range = MeshCoordinateRange(self._shape)
+        return self._full_range
+
+    @property
+    def all_local(self) -> bool:
+        """True when this process holds every device of the mesh."""
+        return len(self._local) == self._shape.mesh_size()
 
     def is_open(self) -> bool:
         return self._open

@@ -91,7 +91,10 @@ class MeshWorkload:
         if not self._programs:
             raise MeshnnValueError("a MeshWorkload needs at least one program")
         for device_range, program in self._programs.items():
-            if device_range.dims() != mesh.shape.dims() or not MeshCoordinateRange(mesh.shape).contains(device_range):
+            inside = device_range == mesh.full_range or (
+                device_range.dims() == mesh.shape.dims() and mesh.full_range.contains(device_range)
+            )
+            if not inside:
                 raise MeshnnValueError(f"program range {device_range!r} is outside the {mesh.shape!r} mesh")
             for buffer in program.buffers:
                 buffer.check_allocated(f"buffer of {program.name}")
@@ -113,6 +116,9 @@ class MeshWorkload:
 
 def _row_runs(mesh: MeshDevice, device_range: MeshCoordinateRange, *, per_device: bool):
     """Contiguous runs of local slab rows covering ``device_range``: (slice, coords) pairs."""
+    if not per_device and mesh.all_local and device_range == mesh.full_range:
+        yield slice(None), tuple(mesh.local_coords())  # the whole slab, no per-device work
+        return
     coords = [c for c in device_range if mesh.is_local(c)]
     run: list[tuple[int, MeshCoordinate]] = []
     for coord in coords:

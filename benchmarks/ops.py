@@ -1,0 +1,126 @@
+"""Ops: (a) a tiny op (32x32 bfloat16 add) on 1x1, 2x4 and 8x4 meshes; (b) a 4096x4096x4096
+matmul sharded over 2x4 beside the same numpy matmul; (c) all_gather of 512 MiB over 2x4 beside
+a numpy copy of the same bytes.  Each figure sits beside its limit measured in the same run.
+Peers: JAX takes about 114 us for a tiny sharded add on 8 CPU devices.  Prints a table and one
+JSON line.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import torch
+
+import meshnn as ttnn
+
+
+def best(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def tiny_add(shape: tuple[int, int], system: str, dtype) -> float:
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape), system=system)
+    x = ttnn.from_torch(torch.randn(32, 32), dtype=dtype, layout=ttnn.TILE_LAYOUT, device=mesh)
+    for _ in range(100):
+        ttnn.add(x, x)
+    calls = 300
+
+    def run() -> None:
+        for _ in range(calls):
+            ttnn.add(x, x)
+        mesh.mesh_command_queue().finish()
+
+    seconds = best(run, 5) / calls
+    mesh.close()
+    return seconds
+
+
+def matmul() -> tuple[float, float]:
+    n = 4096
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 4), system="t3k")
+    a = torch.randn(n, n)
+    b = torch.randn(n, n)
+    # A's rows over the 8 devices, B replicated: the 8 products together are one n^3 matmul
+    ta = ttnn.from_torch(a, dtype=ttnn.float32, device=mesh, mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))
+    tb = ttnn.from_torch(b, dtype=ttnn.float32, device=mesh, mesh_mapper=ttnn.ReplicateTensorToMesh(mesh))
+    an, bn = a.numpy(), b.numpy()
+
+    def on_mesh() -> None:
+        out = ttnn.matmul(ta, tb)
+        mesh.mesh_command_queue().finish()
+        ttnn.deallocate(out)
+
+    mesh_time = best(on_mesh, 3)
+    numpy_time = best(lambda: an @ bn, 3)
+    check = ttnn.to_torch(ttnn.matmul(ta, tb), mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0))
+    assert torch.allclose(check, a @ b, rtol=1e-3, atol=1e-2)
+    mesh.close()
+    return mesh_time, numpy_time
+
+
+def all_gather() -> tuple[float, float, int]:
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 4), system="t3k")
+    total = 512 << 20  # the gathered tensor; each device starts with 64 MiB of it
+    x = torch.randn(8, total // 4 // 8)
+    t = ttnn.from_torch(x, dtype=ttnn.float32, device=mesh, mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))
+    written = total * 8  # every device ends with the whole 512 MiB
+
+    def gather() -> None:
+        out = ttnn.all_gather(t, dim=0)
+        mesh.mesh_command_queue().finish()
+        ttnn.deallocate(out)
+
+    gather_time = best(gather, 3)
+    source = np.random.default_rng(0).random(total // 8, dtype=np.float64)
+    target = np.empty((8, total // 8), np.float64)
+    copy_time = best(lambda: np.copyto(target, source), 3)  # the same 4 GiB written by numpy
+    mesh.close()
+    return gather_time, copy_time, written
+
+
+def main() -> None:
+    tiny = {
+        f"{r}x{c}": tiny_add((r, c), s, ttnn.bfloat16)
+        for (r, c), s in [((1, 1), "n150"), ((2, 4), "t3k"), ((8, 4), "galaxy")]
+    }
+    tiny_f32 = {f"{r}x{c}": tiny_add((r, c), s, ttnn.float32) for (r, c), s in [((1, 1), "n150"), ((8, 4), "galaxy")]}
+    mesh_mm, numpy_mm = matmul()
+    gather_time, copy_time, written = all_gather()
+    print("(a) tiny 32x32 add, us per op")
+    for name, seconds in tiny.items():
+        print(f"    bfloat16 {name:6} {seconds * 1e6:9.1f}   (x{seconds / tiny['1x1']:.2f} of 1x1)")
+    for name, seconds in tiny_f32.items():
+        print(f"    float32  {name:6} {seconds * 1e6:9.1f}")
+    print(f"(b) 4096^3 float32 matmul over 2x4: {mesh_mm:.3f} s; numpy {numpy_mm:.3f} s; x{mesh_mm / numpy_mm:.2f}")
+    gbps, limit = written / gather_time / 1e9, written / copy_time / 1e9
+    print(
+        f"(c) all_gather 512 MiB over 2x4 (4 GiB written): {gbps:.2f} GB/s; numpy copy {limit:.2f} GB/s; "
+        f"x{gbps / limit:.2f}"
+    )
+    print(
+        json.dumps(
+            {
+                "benchmark": "ops",
+                **{f"tiny_add_bf16_{k}_us": round(v * 1e6, 1) for k, v in tiny.items()},
+                **{f"tiny_add_f32_{k}_us": round(v * 1e6, 1) for k, v in tiny_f32.items()},
+                "tiny_add_8x4_over_1x1": round(tiny["8x4"] / tiny["1x1"], 2),
+                "matmul_mesh_s": round(mesh_mm, 3),
+                "matmul_numpy_s": round(numpy_mm, 3),
+                "matmul_ratio": round(mesh_mm / numpy_mm, 2),
+                "all_gather_gbps": round(gbps, 2),
+                "numpy_copy_gbps": round(limit, 2),
+                "all_gather_ratio": round(gbps / limit, 2),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

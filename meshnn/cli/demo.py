@@ -1,0 +1,305 @@
+"""``meshnn demo``: a Llama-style decoder run tensor-parallel on a simulated mesh.
+
+The model: token embedding, then ``layers`` decoder blocks (RMSNorm; attention with rotary
+embeddings and causal softmax, heads sharded over every device of the mesh; a gated SiLU MLP
+with column-parallel gate/up and row-parallel down projections), then a final RMSNorm.  Tensor
+parallelism needs one all_reduce after attention (row-parallel output projection) and a
+reduce_scatter + all_gather after the MLP.  Weights are deterministic random numbers made here.
+
+Everything on the mesh goes through the public, ttnn-named API only (``import meshnn as ttnn``).
+The reference is the same model in float64 numpy, on the weights exactly as the device holds
+them (after conversion to the weight dtype), so the accuracy line measures the mesh's compute.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+import meshnn as ttnn
+
+# The accuracy a run must reach, per weight dtype: PCC against the float64 reference.
+PCC_BOUND = {"bfloat16": 0.99, "bfloat8_b": 0.98}
+
+
+@dataclass(frozen=True, slots=True)
+class DemoConfig:
+    system: str | None = None
+    mesh: tuple[int, int] | None = None
+    dtype: str = "bfloat16"
+    layers: int = 2
+    hidden: int = 1024
+    seq: int = 128
+    heads: int = 16
+    vocab: int = 4096
+    seed: int = 0
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden // self.heads
+
+    @property
+    def intermediate(self) -> int:
+        return 256 * math.ceil(self.hidden * 8 / 3 / 256)  # Llama's 8/3 ratio, cut evenly over devices
+
+
+class Progress:
+    """A one-line progress report on a terminal; silent otherwise."""
+
+    def __init__(self, total: int, label: str) -> None:
+        self.total, self.label, self.done = total, label, 0
+        self.live = sys.stdout.isatty()
+
+    def step(self, what: str) -> None:
+        self.done += 1
+        if self.live:
+            width = 24
+            filled = width * self.done // self.total
+            sys.stdout.write(
+                f"\r  {self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {what:28}"
+            )
+            sys.stdout.flush()
+            if self.done == self.total:
+                sys.stdout.write("\n")
+
+
+def make_weights(config: DemoConfig) -> dict[str, np.ndarray]:
+    """Deterministic float32 weights, scaled so activations stay O(1)."""
+    rng = np.random.default_rng(config.seed)
+    h, i = config.hidden, config.intermediate
+
+    def matrix(rows: int, cols: int) -> np.ndarray:
+        return (rng.standard_normal((rows, cols)) / math.sqrt(rows)).astype(np.float32)
+
+    weights = {
+        "embedding": rng.standard_normal((config.vocab, h)).astype(np.float32),
+        "norm": (1 + 0.1 * rng.standard_normal(h)).astype(np.float32),
+    }
+    for layer in range(config.layers):
+        weights |= {
+            f"{layer}.attn_norm": (1 + 0.1 * rng.standard_normal(h)).astype(np.float32),
+            f"{layer}.wq": matrix(h, h),
+            f"{layer}.wk": matrix(h, h),
+            f"{layer}.wv": matrix(h, h),
+            f"{layer}.wo": matrix(h, h),
+            f"{layer}.mlp_norm": (1 + 0.1 * rng.standard_normal(h)).astype(np.float32),
+            f"{layer}.w_gate": matrix(h, i),
+            f"{layer}.w_up": matrix(h, i),
+            f"{layer}.w_down": matrix(i, h),
+        }
+    return weights
+
+
+def rope_tables(config: DemoConfig) -> tuple[np.ndarray, np.ndarray]:
+    half = config.head_dim // 2
+    frequencies = 1.0 / (10000 ** (np.arange(half) / half))
+    angles = np.outer(np.arange(config.seq), frequencies)
+    cos = np.concatenate([np.cos(angles)] * 2, axis=-1)
+    sin = np.concatenate([np.sin(angles)] * 2, axis=-1)
+    return cos.astype(np.float32), sin.astype(np.float32)
+
+
+def quantized(values: np.ndarray, dtype: ttnn.DataType) -> np.ndarray:
+    """``values`` exactly as the device holds them after conversion to ``dtype``."""
+    layout = ttnn.TILE_LAYOUT if values.ndim >= 2 else ttnn.ROW_MAJOR_LAYOUT
+    return ttnn.to_numpy(ttnn.Tensor(values, dtype, layout=layout)).astype(np.float64)
+
+
+# ------------------------------------------------------------------------------ the mesh model
+
+
+class MeshModel:
+    """The decoder's weights on the mesh, and its forward pass, through the ttnn API only."""
+
+    def __init__(
+        self, config: DemoConfig, weights: dict[str, np.ndarray], mesh: ttnn.MeshDevice, progress: Callable[[str], None]
+    ) -> None:
+        self.config, self.mesh = config, mesh
+        self.n = mesh.get_num_devices()
+        dtype = getattr(ttnn, config.dtype)
+        tile = ttnn.TILE_LAYOUT
+        replicate = ttnn.ReplicateTensorToMesh(mesh)
+        self.replicate = replicate
+
+        def put(values: np.ndarray, mapper: ttnn.TensorToMesh, weight_dtype=dtype, layout=tile) -> ttnn.Tensor:
+            return ttnn.from_torch(values, dtype=weight_dtype, layout=layout, device=mesh, mesh_mapper=mapper)
+
+        columns = ttnn.ShardTensorToMesh(mesh, dim=1)  # column-parallel: each device its output columns
+        rows = ttnn.ShardTensorToMesh(mesh, dim=0)  # row-parallel: each device its input rows
+        self.embedding = put(weights["embedding"], replicate, ttnn.bfloat16, ttnn.ROW_MAJOR_LAYOUT)
+        self.norm = put(weights["norm"].reshape(1, -1), replicate, ttnn.bfloat16)
+        self.layers = []
+        for layer in range(config.layers):
+            w = {k.split(".", 1)[1]: v for k, v in weights.items() if k.startswith(f"{layer}.")}
+            self.layers.append(
+                {
+                    "attn_norm": put(w["attn_norm"].reshape(1, -1), replicate, ttnn.bfloat16),
+                    "wqkv": put(self.fused_qkv(w), columns),
+                    "wo": put(w["wo"], rows),
+                    "mlp_norm": put(w["mlp_norm"].reshape(1, -1), replicate, ttnn.bfloat16),
+                    "w_gate": put(w["w_gate"], columns),
+                    "w_up": put(w["w_up"], columns),
+                    "w_down": put(w["w_down"], rows),
+                }
+            )
+            progress(f"layer {layer} weights")
+        cos, sin = rope_tables(config)
+        self.cos = put(cos.reshape(1, 1, config.seq, -1), replicate, ttnn.bfloat16)
+        self.sin = put(sin.reshape(1, 1, config.seq, -1), replicate, ttnn.bfloat16)
+        mask = np.triu(np.full((config.seq, config.seq), -1e9, np.float32), 1)
+        self.mask = put(mask.reshape(1, 1, config.seq, config.seq), replicate, ttnn.bfloat16)
+
+    def fused_qkv(self, w: dict[str, np.ndarray]) -> np.ndarray:
+        """[wq | wk | wv] reordered so that device d's column shard holds its heads of all three."""
+        h, n = self.config.hidden, self.n
+        parts = [w[k].reshape(h, n, h // n) for k in ("wq", "wk", "wv")]
+        return np.stack(parts, axis=2).reshape(h, 3 * h)
+
+    def rotate(self, x: ttnn.Tensor) -> ttnn.Tensor:
+        """Rotary embedding: x * cos + rotate_half(x) * sin."""
+        half = self.config.head_dim // 2
+        b, heads, s, d = x.shape
+        first = ttnn.slice(x, [0, 0, 0, 0], [b, heads, s, half])
+        second = ttnn.slice(x, [0, 0, 0, half], [b, heads, s, d])
+        rotated = ttnn.concat([ttnn.neg(second), first], dim=3)
+        return ttnn.add(ttnn.multiply(x, self.cos), ttnn.multiply(rotated, self.sin))
+
+    def attention(self, x: ttnn.Tensor, weights: dict[str, ttnn.Tensor]) -> ttnn.Tensor:
+        cfg = self.config
+        local_heads, d, s = cfg.heads // self.n, cfg.head_dim, cfg.seq
+        qkv = ttnn.linear(x, weights["wqkv"])  # (1, s, 3 * local_heads * d): this device's heads
+        width = local_heads * d
+        q, k, v = (ttnn.slice(qkv, [0, 0, i * width], [1, s, (i + 1) * width]) for i in range(3))
+        q, k, v = (ttnn.permute(ttnn.reshape(t, (1, s, local_heads, d)), (0, 2, 1, 3)) for t in (q, k, v))
+        q, k = self.rotate(q), self.rotate(k)
+        scores = ttnn.multiply(ttnn.matmul(q, k, transpose_b=True), 1.0 / math.sqrt(d))
+        probabilities = ttnn.softmax(ttnn.add(scores, self.mask), dim=-1)
+        context = ttnn.permute(ttnn.matmul(probabilities, v), (0, 2, 1, 3))
+        partial = ttnn.linear(ttnn.reshape(context, (1, s, width)), weights["wo"])
+        return ttnn.all_reduce(partial)  # the row-parallel projection's partial sums
+
+    def mlp(self, x: ttnn.Tensor, weights: dict[str, ttnn.Tensor]) -> ttnn.Tensor:
+        gated = ttnn.multiply(ttnn.silu(ttnn.linear(x, weights["w_gate"])), ttnn.linear(x, weights["w_up"]))
+        partial = ttnn.linear(gated, weights["w_down"])
+        scattered = ttnn.reduce_scatter(partial, dim=2)  # each device: the sum, for its slice of hidden
+        return ttnn.all_gather(scattered, dim=2)
+
+    def forward(self, tokens: np.ndarray, progress: Callable[[str], None]) -> ttnn.Tensor:
+        ids = ttnn.from_torch(tokens.reshape(1, -1), dtype=ttnn.uint32, device=self.mesh, mesh_mapper=self.replicate)
+        x = ttnn.to_layout(ttnn.embedding(ids, self.embedding), ttnn.TILE_LAYOUT)
+        for index, weights in enumerate(self.layers):
+            attended = self.attention(ttnn.rms_norm(x, epsilon=1e-5, weight=weights["attn_norm"]), weights)
+            x = ttnn.add(x, attended)
+            x = ttnn.add(x, self.mlp(ttnn.rms_norm(x, epsilon=1e-5, weight=weights["mlp_norm"]), weights))
+            progress(f"layer {index} forward")
+        return ttnn.rms_norm(x, epsilon=1e-5, weight=self.norm)
+
+
+# ------------------------------------------------------------------------------ the reference
+
+
+def reference_forward(config: DemoConfig, weights: dict[str, np.ndarray], tokens: np.ndarray) -> np.ndarray:
+    """The same model in float64 numpy."""
+
+    def rms(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        return x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-5) * w
+
+    cos, sin = (t.astype(np.float64) for t in rope_tables(config))
+    half, d, s = config.head_dim // 2, config.head_dim, config.seq
+
+    def rotate(x: np.ndarray) -> np.ndarray:
+        return x * cos + np.concatenate([-x[..., half:], x[..., :half]], -1) * sin
+
+    mask = np.triu(np.full((s, s), -1e9), 1)
+    x = weights["embedding"][tokens]
+    for layer in range(config.layers):
+        w = {k.split(".", 1)[1]: v for k, v in weights.items() if k.startswith(f"{layer}.")}
+        h = rms(x, w["attn_norm"])
+        q, k, v = ((h @ w[n]).reshape(s, config.heads, d).transpose(1, 0, 2) for n in ("wq", "wk", "wv"))
+        q, k = rotate(q), rotate(k)
+        scores = q @ k.transpose(0, 2, 1) / math.sqrt(d) + mask
+        p = np.exp(scores - scores.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        x = x + (p @ v).transpose(1, 0, 2).reshape(s, -1) @ w["wo"]
+        h = rms(x, w["mlp_norm"])
+        gate = h @ w["w_gate"]
+        x = x + (gate / (1 + np.exp(-gate)) * (h @ w["w_up"])) @ w["w_down"]
+    return rms(x, weights["norm"])
+
+
+def device_weights(config: DemoConfig, weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The weights exactly as the mesh holds them (matrices in the weight dtype, the rest bf16)."""
+    dtype = getattr(ttnn, config.dtype)
+    out = {}
+    for name, value in weights.items():
+        matrix = value.ndim == 2 and name != "embedding"
+        out[name] = quantized(value if value.ndim == 2 else value.reshape(1, -1), dtype if matrix else ttnn.bfloat16)
+        out[name] = out[name].reshape(value.shape)
+    return out
+
+
+def pcc(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.corrcoef(a.reshape(-1), b.reshape(-1))[0, 1])
+
+
+# ------------------------------------------------------------------------------------- run
+
+
+def memory_table(mesh: ttnn.MeshDevice) -> list[str]:
+    return ttnn.memory_report(mesh).splitlines()
+
+
+def run(config: DemoConfig) -> int:
+    """Run the demo; prints the report and returns the exit code (1 when accuracy is too low)."""
+    if config.dtype not in PCC_BOUND:
+        raise ttnn.MeshnnValueError(f"--dtype must be one of {sorted(PCC_BOUND)}, got {config.dtype!r}")
+    spec = ttnn.system_spec(config.system)
+    shape = config.mesh or spec.mesh_shape
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape), system=spec.name)
+    n = mesh.get_num_devices()
+    if config.heads % n or config.hidden % (config.heads) or config.intermediate % n or config.hidden % n:
+        mesh.close()
+        raise ttnn.MeshnnValueError(
+            f"--hidden {config.hidden} with {config.heads} heads cannot be cut over {n} devices: heads, hidden and "
+            f"the MLP width must be multiples of {n}"
+        )
+    print(
+        f"meshnn demo: a {config.layers}-layer Llama-style decoder, tensor-parallel over a {shape[0]}x{shape[1]} "
+        f"mesh of the simulated {spec.name} ({spec.description}, {spec.arch_spec.arch})"
+    )
+    print(
+        f"  hidden {config.hidden}, {config.heads} heads ({config.heads // n} per device), MLP {config.intermediate}, "
+        f"sequence {config.seq}, weights {config.dtype}, activations bfloat16"
+    )
+    weights = make_weights(config)
+    tokens = np.random.default_rng(config.seed + 1).integers(0, config.vocab, config.seq)
+    progress = Progress(2 * config.layers, "run")
+    try:
+        start = time.perf_counter()
+        model = MeshModel(config, weights, mesh, progress.step)
+        load_time = time.perf_counter() - start
+        start = time.perf_counter()
+        out = model.forward(tokens, progress.step)
+        result = ttnn.to_numpy(ttnn.get_device_tensors(out)[0]).astype(np.float64).reshape(config.seq, -1)
+        forward_time = time.perf_counter() - start
+        reference = reference_forward(config, device_weights(config, weights), tokens)
+        score, error = pcc(result, reference), float(np.abs(result - reference).max())
+        print(f"  weights to mesh  {load_time:7.2f} s")
+        print(f"  forward          {forward_time:7.2f} s")
+        bound = PCC_BOUND[config.dtype]
+        verdict = "PASS" if score >= bound else "FAIL"
+        print(
+            f"  accuracy vs float64 numpy: PCC {score:.5f} (bound {bound} for {config.dtype}), "
+            f"max abs error {error:.4f}  {verdict}"
+        )
+        print("  memory per device (every device holds the same allocations: lock-step):")
+        for line in memory_table(mesh):
+            print(f"    {line}")
+        return 0 if score >= bound else 1
+    finally:
+        mesh.close()

@@ -1,0 +1,1 @@
+"""``import ttnn`` answered by meshnn: the module alias used by ``meshnn run`` and the pytest plugin."""

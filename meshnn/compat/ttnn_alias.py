@@ -1,0 +1,126 @@
+"""Make ``import ttnn`` (and ``import ttnn.<submodule>``) resolve to meshnn.
+
+The alias is a module whose attributes are meshnn's public names.  A ttnn name meshnn does not
+provide raises :class:`~meshnn.errors.NotImplementedByMeshnn` (an ``AttributeError``) naming it,
+so a failing script or test says exactly what is missing.  Installing is explicit: nothing is
+aliased until :func:`install` runs.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+from collections.abc import Callable
+
+import meshnn
+from meshnn.errors import NotImplementedByMeshnn
+
+
+class AliasModule(types.ModuleType):
+    """A module that answers attribute lookups from ``source`` (meshnn or one of its modules)."""
+
+    def __init__(self, name: str, source: Callable[[str], object], doc: str) -> None:
+        super().__init__(name, doc)
+        self._source = source
+
+    def __getattr__(self, attribute: str) -> object:
+        if attribute.startswith("__") and attribute.endswith("__"):
+            raise AttributeError(attribute)
+        return self._source(attribute)
+
+
+def _from_meshnn(attribute: str, prefix: str = "") -> object:
+    if hasattr(meshnn, attribute):
+        return getattr(meshnn, attribute)
+    if attribute in SUBMODULES:
+        return sys.modules.get(f"ttnn.{attribute}") or _submodule(attribute)
+    raise NotImplementedByMeshnn(f"{prefix}{attribute}")
+
+
+def _distributed(attribute: str) -> object:
+    return _from_meshnn(attribute, "distributed.")
+
+
+def _reports(attribute: str) -> object:
+    from meshnn.compat import reports
+
+    if hasattr(reports, attribute):
+        return getattr(reports, attribute)
+    raise NotImplementedByMeshnn(f"reports.{attribute}")
+
+
+def _model_preprocessing(attribute: str) -> object:
+    try:
+        module = importlib.import_module("meshnn.testing.model_preprocessing")
+    except ImportError:
+        raise NotImplementedByMeshnn(f"model_preprocessing.{attribute}") from None
+    if hasattr(module, attribute):
+        return getattr(module, attribute)
+    raise NotImplementedByMeshnn(f"model_preprocessing.{attribute}")
+
+
+SUBMODULES: dict[str, Callable[[str], object]] = {
+    "distributed": _distributed,
+    "reports": _reports,
+    "model_preprocessing": _model_preprocessing,
+}
+
+
+def _submodule(name: str) -> AliasModule:
+    module = AliasModule(f"ttnn.{name}", SUBMODULES[name], f"ttnn.{name}, answered by meshnn")
+    module.__path__ = []  # a package, so `import ttnn.x.y` reports a clean ModuleNotFoundError
+    sys.modules[f"ttnn.{name}"] = module
+    return module
+
+
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds ``ttnn`` and ``ttnn.<submodule>`` for the import system while the alias is installed."""
+
+    def find_spec(self, fullname: str, path: object, target: object = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname == "ttnn" or (fullname.startswith("ttnn.") and fullname[5:] in SUBMODULES):
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        if spec.name == "ttnn":
+            return alias_module()
+        return _submodule(spec.name[5:])
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+_FINDER = _Finder()
+_ALIAS: AliasModule | None = None
+
+
+def alias_module() -> AliasModule:
+    global _ALIAS
+    if _ALIAS is None:
+        _ALIAS = AliasModule("ttnn", _from_meshnn, "ttnn, answered by meshnn")
+        _ALIAS.__path__ = []
+    return _ALIAS
+
+
+def install() -> types.ModuleType:
+    """From now on ``import ttnn`` gives meshnn's ttnn alias; returns the alias."""
+    module = alias_module()
+    sys.modules["ttnn"] = module
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)
+    return module
+
+
+def uninstall() -> None:
+    """Undo :func:`install` (the alias and its submodules leave ``sys.modules``)."""
+    if _FINDER in sys.meta_path:
+        sys.meta_path.remove(_FINDER)
+    for name in [n for n in sys.modules if n == "ttnn" or n.startswith("ttnn.")]:
+        if isinstance(sys.modules[name], AliasModule):
+            del sys.modules[name]
+
+
+def is_installed() -> bool:
+    return isinstance(sys.modules.get("ttnn"), AliasModule)

@@ -1,0 +1,119 @@
+"""Memory reports of a mesh: a per-device table, ttnn's memory-state dump, and a picture.
+
+Sizes in the table are bytes per bank (what one allocation costs on every bank of its type);
+"largest free" is the largest contiguous free block, the figure that decides whether the next
+lock-step allocation fits.  Every device of a mesh shows the same numbers: that is lock-step.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+from meshnn.device.buffer import BufferType
+from meshnn.errors import MeshnnError, format_bytes
+from meshnn.mesh.mesh_device import MeshDevice
+
+REPORTED = (BufferType.DRAM, BufferType.L1)
+
+
+def memory_rows(mesh_device: MeshDevice) -> list[dict[str, object]]:
+    """One dict per device: its DRAM and L1 figures (bytes per bank) and its live buffer count."""
+    mesh_device.check_open()
+    buffers = mesh_device.live_buffers()
+    counts = {t: sum(1 for b in buffers if b.buffer_type() is t) for t in BufferType}
+    rows = []
+    for device in mesh_device.get_devices():
+        row: dict[str, object] = {"device": device.device_id, "coord": str(device.coord)}
+        for buffer_type in REPORTED:
+            view = mesh_device.get_memory_view(buffer_type, device.coord)
+            name = buffer_type.name
+            row |= {
+                f"{name} allocated": view.total_bytes_allocated_per_bank,
+                f"{name} free": view.total_bytes_free_per_bank,
+                f"{name} largest free": view.largest_contiguous_bytes_free_per_bank,
+                f"{name} buffers": counts[buffer_type],
+            }
+        rows.append(row)
+    return rows
+
+
+def memory_report(mesh_device: MeshDevice) -> str:
+    """The per-device memory table, as text (bytes per bank)."""
+    rows = memory_rows(mesh_device)
+    columns = list(rows[0])
+    cells = [
+        [
+            str(r[c]) if not isinstance(r[c], int) or c.endswith("buffers") or c == "device" else format_bytes(r[c])
+            for c in columns
+        ]
+        for r in rows
+    ]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(columns, widths, strict=True))]
+    lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
+    identical = len({tuple(r[c] for c in columns[2:]) for r in rows}) == 1
+    lines.append("every device: identical allocations (lock-step)" if identical else "devices DIFFER")
+    return "\n".join(lines)
+
+
+def dump_device_memory_state(mesh_device: MeshDevice, prefix: str = "") -> list[pathlib.Path]:
+    """Write ttnn-style memory-state files (one per buffer type) and return their paths."""
+    written = []
+    for buffer_type in (BufferType.DRAM, BufferType.L1, BufferType.L1_SMALL, BufferType.TRACE):
+        view = mesh_device.get_memory_view(buffer_type)
+        path = pathlib.Path(f"{prefix}{buffer_type.name.lower()}_memory_usage.csv")
+        lines = ["blockID,address,size,prevID,nextID,allocated"]
+        lines += [
+            ",".join(b[k] for k in ("blockID", "address", "size", "prevID", "nextID", "allocated"))
+            for b in view.block_table
+        ]
+        lines.append(
+            f"# num_banks={view.num_banks} total={view.total_bytes_per_bank} "
+            f"allocated={view.total_bytes_allocated_per_bank} free={view.total_bytes_free_per_bank} "
+            f"largest_free={view.largest_contiguous_bytes_free_per_bank}"
+        )
+        path.write_text("\n".join(lines) + "\n")
+        written.append(path)
+    return written
+
+
+def plot_memory(mesh_device: MeshDevice, path: str | pathlib.Path) -> pathlib.Path:
+    """A PNG of each buffer type's address space: one horizontal bar per device, live blocks drawn
+    where they sit (identical bars when lock-step holds), so fragmentation shows at a glance."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as error:
+        raise MeshnnError("plotting needs matplotlib: pip install 'meshnn[plot]'") from error
+    mesh_device.check_open()
+    devices = mesh_device.get_devices()
+    figure, axes = plt.subplots(
+        len(REPORTED), 1, figsize=(11, 1.2 + 0.35 * len(devices) * len(REPORTED)), squeeze=False
+    )
+    for axis, buffer_type in zip(axes[:, 0], REPORTED, strict=True):
+        manager = mesh_device.allocator.manager(buffer_type)
+        base, size = manager.base, manager.bank_size
+        for row, device in enumerate(devices):
+            view = mesh_device.get_memory_view(buffer_type, device.coord)
+            axis.broken_barh([(0, size)], (row - 0.4, 0.8), facecolors="#e8e8e8")
+            used = [(int(b["address"]), int(b["size"])) for b in view.block_table if b["allocated"] == "yes"]
+            axis.broken_barh(used, (row - 0.4, 0.8), facecolors="#3b6ea8", edgecolors="white", linewidth=0.3)
+        stats = mesh_device.get_memory_view(buffer_type)
+        axis.set_title(
+            f"{buffer_type.name}: {stats.num_banks} banks x {format_bytes(size)} from address {base}; "
+            f"allocated {format_bytes(stats.total_bytes_allocated_per_bank)}, largest free block "
+            f"{format_bytes(stats.largest_contiguous_bytes_free_per_bank)} per bank",
+            fontsize=9,
+            loc="left",
+        )
+        axis.set_xlim(0, size)
+        axis.set_yticks(range(len(devices)), [f"dev {d.device_id} {d.coord}" for d in devices], fontsize=7)
+        axis.set_xlabel("offset from the allocator base (bytes per bank)", fontsize=8)
+        axis.invert_yaxis()
+    figure.tight_layout()
+    target = pathlib.Path(path)
+    figure.savefig(target, dpi=100)
+    plt.close(figure)
+    return target

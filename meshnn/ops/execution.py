@@ -1,0 +1,331 @@
+"""How an operation runs on a mesh: validate, allocate outputs as MeshBuffers, run a MeshWorkload.
+
+Every op follows the same steps:
+
+1. validate every input first (tensors on one open mesh, allocated, shapes and dtypes the op
+   takes) and compute the output specs; nothing is allocated before all checks pass;
+2. allocate each output as a Replicated MeshBuffer through the mesh allocator (lock-step, shown
+   in memory views); if one allocation fails, the ones made before it are freed;
+3. enqueue ONE MeshWorkload on command queue 0: a uniform program over the populated devices,
+   so its kernel sees the slab rows of all of them at once and computes with one numpy call.
+
+Kernels decode inputs to float32 (integers stay integers), compute, and encode the results into
+the output dtype with the host conversion rules, so results round exactly as ``ttnn.from_torch``
+would round them.  Element-wise kernels work in *storage order* (tiles and faces as stored,
+padding included) and never untilize; others decode to the logical shape.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError, WrongMeshError
+from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshCoordinateRangeSet
+from meshnn.mesh.mesh_buffer import MeshBuffer
+from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.mesh.workload import MeshWorkload, Program, ProgramContext
+from meshnn.tensor.bfloat import (
+    BlockFloatFormat,
+    bfloat16_bits_to_float32,
+    float32_to_bfloat16_bits,
+    pack_bfp,
+    unpack_bfp,
+)
+from meshnn.tensor.distribution import TensorTopology
+from meshnn.tensor.dtypes import DataType
+from meshnn.tensor.encoding import decode, encode
+from meshnn.tensor.layout import Layout
+from meshnn.tensor.movement import _device_tensor as device_tensor
+from meshnn.tensor.movement import allocate_mesh_buffer
+from meshnn.tensor.spec import TensorSpec
+from meshnn.tensor.storage import DeviceStorage
+from meshnn.tensor.tensor import Tensor
+
+
+def device_input(op: str, name: str, tensor: object) -> Tensor:
+    """``tensor`` checked to be a usable device tensor."""
+    if not isinstance(tensor, Tensor):
+        raise MeshnnTypeError(f"ttnn.{op}: {name} must be a ttnn.Tensor, got {type(tensor).__name__}")
+    tensor.check_usable(f"ttnn.{op}: {name}")
+    if not isinstance(tensor.storage, DeviceStorage):
+        raise MeshnnValueError(
+            f"ttnn.{op}: {name} (shape {list(tensor.shape)}) is on the host; move it with ttnn.to_device first"
+        )
+    return tensor
+
+
+def same_mesh(op: str, named: dict[str, Tensor]) -> MeshDevice:
+    """The one mesh every named input lives on, with the same populated coordinates."""
+    items = list(named.items())
+    first_name, first = items[0]
+    mesh = first.storage.mesh_buffer.device()  # type: ignore[union-attr]
+    for name, tensor in items[1:]:
+        if tensor.storage.mesh_buffer.mesh_id != mesh.mesh_id:  # type: ignore[union-attr]
+            raise WrongMeshError(f"ttnn.{op}: {name} is on another mesh device than {first_name}")
+        mine, theirs = tensor.storage.coords, first.storage.coords  # type: ignore[union-attr]
+        if mine != theirs and set(mine) != set(theirs):
+            raise MeshnnValueError(
+                f"ttnn.{op}: {name} populates devices {list(tensor.storage.coords)[:4]}..., {first_name} "  # type: ignore[union-attr]
+                f"{list(first.storage.coords)[:4]}...; both must populate the same devices"  # type: ignore[union-attr]
+            )
+    return mesh
+
+
+# ----------------------------------------------------------------------------- decode / encode
+
+
+def _rank_for_tiles(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The per-device shape with a leading device axis, as tiles see it (rank-1 is [1, N])."""
+    if len(shape) >= 2:
+        return shape
+    return (1, *shape) if shape else (1, 1)
+
+
+def logical_values(rows: np.ndarray, spec: TensorSpec, *, as_float: bool = True) -> np.ndarray:
+    """``(k, *spec.shape)`` values of ``k`` devices' bytes ``rows`` (float32, or the integer type)."""
+    k = rows.shape[0]
+    size = spec.compute_packed_buffer_size_bytes()
+    flat = np.ascontiguousarray(rows[:, :size]).reshape(-1)
+    shape = tuple(spec.shape)
+    stacked = (k, *_rank_for_tiles(shape)) if spec.layout is Layout.TILE else (k, *shape)
+    values = decode(flat, spec.dtype, spec.layout, stacked, tile=spec.tile).reshape((k, *shape))
+    if as_float and spec.dtype.is_float:
+        return values.astype(np.float32, copy=False)
+    return values
+
+
+def encode_values(values: np.ndarray, spec: TensorSpec) -> np.ndarray:
+    """``(k, packed size)`` bytes of ``(k, *spec.shape)`` values in ``spec``'s format."""
+    k = values.shape[0]
+    shape = tuple(spec.shape)
+    if spec.layout is Layout.TILE:
+        values = values.reshape((k, *_rank_for_tiles(shape)))
+    if spec.dtype.is_float and values.dtype != np.float32 and values.dtype.kind == "f":
+        values = values.astype(np.float32)
+    raw = encode(np.ascontiguousarray(values), spec.dtype, spec.layout, tile=spec.tile)
+    return raw.reshape(k, -1)
+
+
+def stored_elements(rows: np.ndarray, spec: TensorSpec) -> np.ndarray:
+    """``(k, stored elements)`` of ``k`` devices in storage order (tiles and padding as stored):
+    float32 for float dtypes, the integer type otherwise."""
+    dtype = spec.dtype
+    if rows.flags.c_contiguous:  # the common case: whole slab rows, viewed without copying
+        if dtype is DataType.FLOAT32:
+            return rows.view(np.float32)
+        if dtype is DataType.BFLOAT16:
+            return bfloat16_bits_to_float32(rows.view(np.uint16))
+        if dtype.is_integer:
+            return rows.view(dtype.storage_dtype)
+    k = rows.shape[0]
+    size = spec.compute_packed_buffer_size_bytes()
+    flat = np.ascontiguousarray(rows[:, :size]).reshape(-1)
+    if spec.dtype.is_block_float:
+        tile_values = spec.tile.values_per_tile
+        values = unpack_bfp(
+            flat.reshape(-1, spec.tile.get_tile_size(spec.dtype)), BlockFloatFormat.of(spec.dtype), tile_values
+        )
+        return values.reshape(k, -1)
+    count = flat.size // spec.dtype.row_major_element_size
+    values = decode(flat, spec.dtype, Layout.ROW_MAJOR, (count,))
+    if spec.dtype.is_float:
+        values = values.astype(np.float32, copy=False)
+    return values.reshape(k, -1)
+
+
+def store_elements(elements: np.ndarray, spec: TensorSpec, out_rows: np.ndarray) -> None:
+    """Write ``(k, stored elements)`` into the output slab rows ``out_rows`` in ``spec``'s format."""
+    dtype = spec.dtype
+    if out_rows.flags.c_contiguous and elements.shape == (
+        out_rows.shape[0],
+        out_rows.shape[1] // dtype.row_major_element_size,
+    ):
+        if dtype is DataType.FLOAT32:
+            np.copyto(out_rows.view(np.float32), elements, casting="unsafe")
+            return
+        if dtype is DataType.BFLOAT16 and elements.dtype == np.float32:
+            float32_to_bfloat16_bits(elements, out=out_rows.view(np.uint16))
+            return
+    out_rows[...] = encode_elements(elements, spec)
+
+
+def encode_elements(elements: np.ndarray, spec: TensorSpec) -> np.ndarray:
+    """``(k, packed size)`` bytes of ``(k, stored elements)`` in storage order."""
+    k = elements.shape[0]
+    if spec.dtype.is_block_float:
+        tiles = elements.astype(np.float32, copy=False).reshape(-1, spec.tile.values_per_tile)
+        return pack_bfp(tiles, BlockFloatFormat.of(spec.dtype)).reshape(k, -1)
+    flat = elements.reshape(-1)
+    if spec.dtype.is_float and flat.dtype != np.float32:
+        flat = flat.astype(np.float32)
+    return encode(np.ascontiguousarray(flat), spec.dtype, Layout.ROW_MAJOR).reshape(k, -1)
+
+
+# ---------------------------------------------------------------------------------- launch
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """An output the op will write: its spec, and (by default) the first input's coordinates and
+    topology."""
+
+    spec: TensorSpec
+    coords: tuple[MeshCoordinate, ...] | None = None
+    topology: TensorTopology | None = None
+
+
+Kernel = Callable[[list[np.ndarray], list[np.ndarray], tuple[MeshCoordinate, ...]], None]
+
+
+def allocate_outputs(mesh: MeshDevice, specs: Sequence[TensorSpec]) -> list[MeshBuffer]:
+    """One MeshBuffer per spec, or none at all (a failure frees the ones already made)."""
+    made: list[MeshBuffer] = []
+    try:
+        for spec in specs:
+            made.append(allocate_mesh_buffer(spec, mesh))
+    except MeshnnError:
+        for buffer in made:
+            buffer.deallocate()
+        raise
+    return made
+
+
+def launch(
+    op: str,
+    mesh: MeshDevice,
+    inputs: Sequence[Tensor],
+    outputs: Sequence[Output],
+    kernel: Kernel,
+    *,
+    coords: Sequence[MeshCoordinate] | None = None,
+) -> list[Tensor]:
+    """Allocate ``outputs`` and run ``kernel(input rows, output rows, coords)`` over the populated
+    devices as one MeshWorkload; returns the output tensors."""
+    first = inputs[0] if inputs else None
+    where = tuple(coords) if coords is not None else first.storage.coords  # type: ignore[union-attr]
+    topology = first.tensor_topology() if first is not None else TensorTopology.replicated(mesh.shape)
+    buffers = allocate_outputs(mesh, [o.spec for o in outputs])
+    in_buffers = [t.storage.mesh_buffer for t in inputs]  # type: ignore[union-attr]
+    n_in = len(in_buffers)
+
+    def run(ctx: ProgramContext) -> None:
+        kernel(list(ctx.buffers[:n_in]), list(ctx.buffers[n_in:]), ctx.coords)
+
+    workload = MeshWorkload()
+    for box in _boxes(mesh, where):
+        workload.add_program(box, Program(run, [*in_buffers, *buffers], name=f"ttnn.{op}"))
+    mesh.mesh_command_queue(0).enqueue_mesh_workload(workload, blocking=False)
+    return [
+        device_tensor(o.spec, b, o.coords or where, o.topology or topology)
+        for o, b in zip(outputs, buffers, strict=True)
+    ]
+
+
+def _boxes(mesh: MeshDevice, coords: Sequence[MeshCoordinate]) -> list[MeshCoordinateRange]:
+    """Disjoint boxes covering ``coords`` (one box for a whole mesh)."""
+    if len(coords) == mesh.get_num_devices():
+        return [mesh.full_range]
+    ranges = MeshCoordinateRangeSet()
+    for coord in coords:
+        ranges.merge(MeshCoordinateRange(coord))
+    return ranges.ranges()
+
+
+def elementwise(
+    op: str,
+    inputs: Sequence[Tensor],
+    out_spec: TensorSpec,
+    compute: Callable[..., np.ndarray],
+    *,
+    scalars: Sequence[float] = (),
+) -> Tensor:
+    """An element-wise op: ``compute(*arrays, *scalars)`` on float32 (or integer) arrays.
+
+    Inputs of the output's shape, layout and tile are read in storage order (no untilizing);
+    other inputs (broadcast operands) are decoded to their logical shape and broadcast.
+    """
+    mesh = same_mesh(op, {f"input {i}": t for i, t in enumerate(inputs)})
+    in_specs = [t.spec for t in inputs]
+    direct = all(_storage_compatible(s, out_spec) for s in in_specs)
+    size = out_spec.compute_packed_buffer_size_bytes()
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        if direct:
+            arrays = [stored_elements(rows, spec) for rows, spec in zip(in_rows, in_specs, strict=True)]
+            store_elements(_cast(compute(*arrays, *scalars), out_spec), out_spec, out_rows[0][:, :size])
+            return
+        arrays = [
+            _broadcast_to(logical_values(r, s), out_spec, r.shape[0]) for r, s in zip(in_rows, in_specs, strict=True)
+        ]
+        result = compute(*arrays, *scalars)
+        out_rows[0][:, :size] = encode_values(_cast(result, out_spec), out_spec)
+
+    return launch(op, mesh, inputs, [Output(out_spec)], kernel)[0]
+
+
+def _storage_compatible(spec: TensorSpec, out: TensorSpec) -> bool:
+    if tuple(spec.shape) != tuple(out.shape) or spec.layout is not out.layout:
+        return False
+    return spec.layout is not Layout.TILE or spec.tile == out.tile
+
+
+def _broadcast_to(values: np.ndarray, out: TensorSpec, k: int) -> np.ndarray:
+    target = (k, *tuple(out.shape))
+    shape = values.shape[1:]
+    padded = (values.shape[0], *((1,) * (len(target) - 1 - len(shape))), *shape)
+    return np.broadcast_to(values.reshape(padded), target)
+
+
+def _cast(result: np.ndarray, out: TensorSpec) -> np.ndarray:
+    result = np.asarray(result)
+    if out.dtype.is_float:
+        return result.astype(np.float32, copy=False)
+    if result.dtype.kind == "f":
+        return result.astype(np.float32, copy=False)  # float -> integer: the host conversion rules
+    return result.astype(out.dtype.numpy_dtype, copy=False)
+
+
+def broadcast_shape(op: str, a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
+    except ValueError:
+        raise MeshnnValueError(f"ttnn.{op}: shapes {list(a)} and {list(b)} cannot be broadcast together") from None
+
+
+def out_spec_like(
+    tensor: Tensor,
+    *,
+    shape: Sequence[int] | None = None,
+    dtype: DataType | None = None,
+    layout: Layout | None = None,
+    memory_config: object = None,
+    op: str = "op",
+) -> TensorSpec:
+    """The output spec: ``tensor``'s, with the given changes (memory config checked to be one)."""
+    from meshnn.tensor.spec import MemoryConfig
+
+    if memory_config is not None and not isinstance(memory_config, MemoryConfig):
+        raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
+    if dtype is not None and not isinstance(dtype, DataType):
+        raise MeshnnTypeError(f"ttnn.{op}: dtype must be a ttnn DataType, got {dtype!r}")
+    spec = tensor.spec
+    target_layout = layout or spec.layout
+    target_dtype = dtype or spec.dtype
+    if target_dtype.is_block_float and target_layout is not Layout.TILE:
+        raise MeshnnValueError(f"ttnn.{op}: {target_dtype} needs TILE layout")
+    config = memory_config if memory_config is not None else spec.memory_config
+    if config.is_sharded() and tuple(shape or spec.shape) != tuple(spec.shape) and memory_config is None:
+        from meshnn.tensor.spec import DRAM_MEMORY_CONFIG
+
+        config = DRAM_MEMORY_CONFIG  # a sharded input's spec does not fit a new shape
+    return TensorSpec(
+        shape if shape is not None else spec.shape, target_dtype, target_layout, tile=spec.tile, memory_config=config
+    )
+
+
+def volume(shape: Sequence[int]) -> int:
+    return math.prod(shape)
