@@ -33,7 +33,7 @@ from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.encoding import decode, encode, packed_spec
 from meshnn.tensor.encoding import to_layout as layout_bytes
 from meshnn.tensor.encoding import typecast as typecast_bytes
-from meshnn.tensor.layout import Layout, Tile
+from meshnn.tensor.layout import Layout, Tile, padded_shape
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage
 from meshnn.tensor.tensor import Tensor, as_array, caller_site, host_tensor_from_array
@@ -45,14 +45,22 @@ DEFAULT_COMPOSER: contextvars.ContextVar[MeshToTensor | None] = contextvars.Cont
 # The tensors that view each MeshBuffer, so deallocate(force=False) can tell whether others remain.
 _VIEWS: weakref.WeakKeyDictionary[MeshBuffer, weakref.WeakSet[Tensor]] = weakref.WeakKeyDictionary()
 
+TILE_EDGE = 32  # ttnn's pad_to_tile pads to 32x32 (TILE_HEIGHT, TILE_WIDTH), whatever the tile
+
 TORCH_EXTRA = "torch is not installed: install it with `pip install 'meshnn[torch]'` (or `pip install torch`)"
 
 
 def _device_tensor(
     spec: TensorSpec, buffer: MeshBuffer, coords: Sequence[MeshCoordinate], topology: TensorTopology
 ) -> Tensor:
-    tensor = Tensor.make(spec, DeviceStorage(buffer, tuple(coords)), topology)
-    _VIEWS.setdefault(buffer, weakref.WeakSet()).add(tensor)
+    return track_view(Tensor.make(spec, DeviceStorage(buffer, tuple(coords)), topology))
+
+
+def track_view(tensor: Tensor) -> Tensor:
+    """Record that ``tensor`` views its MeshBuffer (every device tensor must be recorded, or
+    ``deallocate(force=False)`` of another view would free the buffer under it)."""
+    if isinstance(tensor.storage, DeviceStorage):
+        _VIEWS.setdefault(tensor.storage.mesh_buffer, weakref.WeakSet()).add(tensor)
     return tensor
 
 
@@ -119,8 +127,17 @@ def _placement_on(tensor: Tensor, device: MeshDevice) -> tuple[list[MeshCoordina
             f"a host tensor distributed over {buffer.shape()!r} cannot be written to a {device.shape!r} mesh; "
             f"create its mapper for this mesh"
         )
+    if not topology.mesh_coords or not buffer.shard_coords():
+        raise MeshnnValueError(
+            f"a host tensor of shape {list(tensor.shape)} with no shards cannot be written to a {device.shape!r} mesh"
+        )
     for coord in topology.mesh_coords:
         to_linear_index(device.shape, coord)
+        if device.is_local(coord) and buffer.get_shard(coord) is None:
+            raise MeshnnValueError(
+                f"a host tensor of shape {list(tensor.shape)} has no shard at {coord!r}, which its topology "
+                f"places there"
+            )
     return list(topology.mesh_coords), topology
 
 
@@ -239,9 +256,10 @@ def copy_device_to_host_tensor(
 
 
 def _check_same_layout(a: Tensor, b: Tensor, name: str) -> None:
-    if (a.shape, a.dtype, a.layout, a.tile) != (b.shape, b.dtype, b.layout, b.tile):
+    if (a.shape, a.padded_shape, a.dtype, a.layout, a.tile) != (b.shape, b.padded_shape, b.dtype, b.layout, b.tile):
         raise MeshnnValueError(
-            f"{name}: tensors differ: {list(a.shape)} {a.dtype} {a.layout} vs {list(b.shape)} {b.dtype} {b.layout}"
+            f"{name}: tensors differ: {list(a.shape)} (padded {list(a.padded_shape)}) {a.dtype} {a.layout} vs "
+            f"{list(b.shape)} (padded {list(b.padded_shape)}) {b.dtype} {b.layout}"
         )
 
 
@@ -268,6 +286,15 @@ def deallocate(tensor: Tensor, force: bool = True) -> None:
 # --------------------------------------------------------------------------- numpy and torch
 
 
+def decode_shard(raw: np.ndarray, spec: TensorSpec) -> np.ndarray:
+    """The logical values of one shard's bytes.  With an explicit padded shape the bytes hold the
+    padded array; the logical window is its origin corner, as ttnn reads it."""
+    values = decode(raw, spec.dtype, spec.layout, spec.encoded_shape, tile=spec.tile)
+    if spec.explicit_padded_shape is None:
+        return values
+    return np.ascontiguousarray(values[tuple(slice(0, d) for d in spec.shape)])
+
+
 def _decoded_shards(tensor: Tensor) -> list[np.ndarray]:
     """Every shard of ``tensor`` as logical values, in topology order (gathered across ranks)."""
     host = from_device(tensor)
@@ -278,7 +305,7 @@ def _decoded_shards(tensor: Tensor) -> list[np.ndarray]:
     values: dict[MeshCoordinate, np.ndarray] = {}
     for coord in coords:
         if coord in local:
-            values[coord] = decode(local[coord].data, spec.dtype, spec.layout, spec.shape, tile=spec.tile)
+            values[coord] = decode_shard(local[coord].data, spec)
     missing = [c for c in coords if c not in values]
     if missing:
         from meshnn.tensor.device_hooks import gather_remote_shards
@@ -528,22 +555,38 @@ def _per_shard(tensor: Tensor, spec: TensorSpec, convert) -> Tensor:
 
 
 def to_layout(
-    tensor: Tensor, layout: Layout, dtype: DataType | None = None, memory_config: MemoryConfig | None = None, **_: Any
+    tensor: Tensor,
+    layout: Layout,
+    dtype: DataType | None = None,
+    memory_config: MemoryConfig | None = None,
+    *,
+    pad_value: float | None = None,
+    **_: Any,
 ) -> Tensor:
-    """ROW_MAJOR <-> TILE.  On host ``dtype`` is ignored, as in ttnn 0.81."""
+    """ROW_MAJOR <-> TILE (``pad_value`` fills the tile padding).  On host ``dtype`` is ignored, as
+    in ttnn 0.81.  An explicitly padded ROW_MAJOR tensor is tilized with its padding as data."""
     _check_tensor(tensor)
     if not isinstance(layout, Layout):
         raise MeshnnTypeError(f"layout must be a ttnn Layout, got {layout!r}")
     if isinstance(tensor.storage, DeviceStorage):
         from meshnn.tensor.device_hooks import device_to_layout
 
+        if pad_value is not None:
+            return device_to_layout(tensor, layout, dtype=dtype, memory_config=memory_config, pad_value=pad_value)
         return device_to_layout(tensor, layout, dtype=dtype, memory_config=memory_config)
     if layout is tensor.layout:
         return tensor
     spec = tensor.spec
-    new = TensorSpec(spec.shape, spec.dtype, layout, tile=spec.tile, memory_config=spec.memory_config)
+    stored = spec.encoded_shape
+    padded = None if spec.explicit_padded_shape is None else padded_shape(stored, layout, spec.tile)
+    new = TensorSpec(
+        spec.shape, spec.dtype, layout, tile=spec.tile, memory_config=spec.memory_config, padded_shape=padded
+    )
+    fill = 0.0 if pad_value is None else float(pad_value)
     return _per_shard(
-        tensor, new, lambda raw: layout_bytes(raw, spec.dtype, spec.layout, layout, spec.shape, tile=spec.tile)
+        tensor,
+        new,
+        lambda raw: layout_bytes(raw, spec.dtype, spec.layout, layout, stored, tile=spec.tile, pad_value=fill),
     )
 
 
@@ -558,9 +601,11 @@ def typecast(tensor: Tensor, dtype: DataType, *, memory_config: MemoryConfig | N
         return device_typecast(tensor, dtype, memory_config=memory_config)
     spec = tensor.spec
     layout = Layout.TILE if dtype.is_block_float else spec.layout
-    new = TensorSpec(spec.shape, dtype, layout, tile=spec.tile, memory_config=spec.memory_config)
+    stored = spec.encoded_shape
+    padded = None if spec.explicit_padded_shape is None else padded_shape(stored, layout, spec.tile)
+    new = TensorSpec(spec.shape, dtype, layout, tile=spec.tile, memory_config=spec.memory_config, padded_shape=padded)
     return _per_shard(
-        tensor, new, lambda raw: typecast_bytes(raw, spec.dtype, dtype, spec.layout, spec.shape, tile=spec.tile)
+        tensor, new, lambda raw: typecast_bytes(raw, spec.dtype, dtype, spec.layout, stored, tile=spec.tile)
     )
 
 
@@ -569,25 +614,55 @@ def to_dtype(tensor: Tensor, dtype: DataType) -> Tensor:
 
 
 def pad_host(tensor: Tensor, output_shape: Sequence[int], input_start: Sequence[int], value: float) -> Tensor:
-    """``Tensor.pad``: place the host tensor at ``input_start`` in a ``value``-filled ``output_shape``."""
+    """``Tensor.pad`` (host, ROW_MAJOR): the tensor's stored array placed at ``input_start`` in a
+    ``value``-filled array of ``output_shape``.  As in ttnn the LOGICAL shape stays the input's
+    (left-padded with 1s to the output rank) and only the padded shape becomes ``output_shape``."""
     _check_tensor(tensor)
     if not isinstance(tensor.storage, HostStorage):
         raise MeshnnValueError("Tensor.pad works on host tensors; use ttnn.pad on device")
-    shape, out_shape, start = tuple(tensor.shape), tuple(output_shape), tuple(input_start)
-    if len(out_shape) != len(shape) or len(start) != len(shape):
-        raise MeshnnValueError(f"pad: output shape {list(out_shape)} and start {list(start)} need rank {len(shape)}")
-    if any(s < 0 or s + d > o for s, d, o in zip(start, shape, out_shape, strict=True)):
-        raise MeshnnValueError(f"pad: a {list(shape)} tensor at {list(start)} does not fit in {list(out_shape)}")
     spec = tensor.spec
+    if spec.layout is not Layout.ROW_MAJOR:
+        raise MeshnnValueError(
+            f"Tensor.pad on host needs a ROW_MAJOR tensor, got {spec.layout}: "
+            "call ttnn.to_layout(tensor, ttnn.ROW_MAJOR_LAYOUT) first"
+        )
+    out_shape, start = tuple(int(d) for d in output_shape), tuple(int(d) for d in input_start)
+    rank = len(out_shape)
+    if len(spec.shape) > rank or len(start) != rank:
+        raise MeshnnValueError(
+            f"pad: output shape {list(out_shape)} and start {list(start)} need one rank, at least the tensor's "
+            f"rank {len(spec.shape)}"
+        )
+    lead = (1,) * (rank - len(spec.shape))
+    stored = lead + tuple(spec.encoded_shape)
+    if any(s < 0 or s + d > o for s, d, o in zip(start, stored, out_shape, strict=True)):
+        raise MeshnnValueError(
+            f"pad: a tensor of padded shape {list(stored)} at {list(start)} does not fit in {list(out_shape)}"
+        )
+    new = TensorSpec(
+        lead + tuple(spec.shape),
+        spec.dtype,
+        spec.layout,
+        tile=spec.tile,
+        memory_config=spec.memory_config,
+        padded_shape=out_shape,
+    )
 
     def padded(raw: np.ndarray) -> np.ndarray:
-        values = decode(raw, spec.dtype, spec.layout, spec.shape, tile=spec.tile)
+        values = decode(raw, spec.dtype, spec.layout, spec.encoded_shape).reshape(stored)
         out = np.full(out_shape, value, dtype=values.dtype)
-        out[tuple(slice(s, s + d) for s, d in zip(start, shape, strict=True))] = values
-        return encode(out, spec.dtype, spec.layout, tile=spec.tile)
+        out[tuple(slice(s, s + d) for s, d in zip(start, stored, strict=True))] = values
+        return encode(out, spec.dtype, spec.layout)
 
-    new = TensorSpec(out_shape, spec.dtype, spec.layout, tile=spec.tile, memory_config=spec.memory_config)
     return _per_shard(tensor, new, padded)
+
+
+def pad_to_tile(tensor: Tensor, value: float) -> Tensor:
+    """``Tensor.pad_to_tile``: pad the last two dims of the padded shape up to multiples of 32."""
+    dims = tuple(tensor.padded_shape) if len(tensor.shape) >= 2 else (1, *tensor.padded_shape)
+    *outer, height, width = dims
+    target = (*outer, -(-height // TILE_EDGE) * TILE_EDGE, -(-width // TILE_EDGE) * TILE_EDGE)
+    return pad_host(tensor, target, (0,) * len(target), value)
 
 
 def _resolved_shape(shape: Sequence[int], volume: int) -> tuple[int, ...]:
@@ -606,7 +681,7 @@ def _resolved_shape(shape: Sequence[int], volume: int) -> tuple[int, ...]:
 
 def is_view_reshape(spec: TensorSpec, new_shape: tuple[int, ...]) -> bool:
     """True when the bytes of ``spec`` already are those of ``new_shape`` (no data moves)."""
-    if spec.memory_config.is_sharded():
+    if spec.memory_config.is_sharded() or spec.explicit_padded_shape is not None:
         return tuple(spec.shape) == new_shape
     if spec.layout is Layout.ROW_MAJOR:
         return True
@@ -634,7 +709,14 @@ def reshape(tensor: Tensor, shape: Sequence[int], *_: Any, **__: Any) -> Tensor:
         if values is None:
             raise MeshnnValueError("reshape of a multi-shard TILE host tensor needs ttnn.to_layout(ROW_MAJOR) first")
         return host_tensor_from_array(values.reshape(new_shape), spec.dtype, spec.layout, tile=spec.tile)
-    new_spec = TensorSpec(new_shape, spec.dtype, spec.layout, tile=spec.tile, memory_config=spec.memory_config)
+    new_spec = TensorSpec(
+        new_shape,
+        spec.dtype,
+        spec.layout,
+        tile=spec.tile,
+        memory_config=spec.memory_config,
+        padded_shape=spec.explicit_padded_shape if new_shape == tuple(spec.shape) else None,
+    )
     if new_spec.compute_packed_buffer_size_bytes() != spec.compute_packed_buffer_size_bytes():
         raise MeshnnValueError(f"reshape to {list(new_shape)} changes the padded size; not a view")
     if isinstance(tensor.storage, DeviceStorage):

@@ -180,6 +180,8 @@ class TensorSpec:
     layout: Layout
     tile: Tile
     memory_config: MemoryConfig
+    explicit_padded_shape: Shape | None
+    """A padded shape other than the layout's own (host ``Tensor.pad`` / ``pad_to_tile``), else None."""
 
     def __init__(
         self,
@@ -189,6 +191,8 @@ class TensorSpec:
         buffer_type: BufferType = BufferType.DRAM,
         tile: Tile | None = None,
         memory_config: MemoryConfig | None = None,
+        *,
+        padded_shape: Sequence[int] | None = None,
     ) -> None:
         if not isinstance(dtype, DataType):
             raise MeshnnTypeError(f"dtype must be a DataType, got {dtype!r}")
@@ -207,20 +211,46 @@ class TensorSpec:
         object.__setattr__(self, "layout", layout)
         object.__setattr__(self, "tile", tile or DEFAULT_TILE)
         object.__setattr__(self, "memory_config", memory_config)
+        object.__setattr__(self, "explicit_padded_shape", self._checked_padding(padded_shape))
         self._validate_sharding()
 
     # ------------------------------------------------------------------------------ shapes
 
+    def _checked_padding(self, padded: Sequence[int] | None) -> Shape | None:
+        """``padded`` as a Shape, or None when it is the layout's own padding of ``shape``."""
+        if padded is None:
+            return None
+        dims, own = Shape(padded), Shape(padded_shape(self.shape, self.layout, self.tile))
+        if dims == own:
+            return None
+        if len(dims) != len(own) or any(p < o for p, o in zip(dims, own, strict=True)):
+            raise MeshnnValueError(
+                f"padded shape {list(dims)} must have the rank of {list(own)} and hold the logical shape "
+                f"{list(self.shape)} in every dim"
+            )
+        th, tw = self.tile.tile_shape
+        if self.layout is Layout.TILE and (dims[-2] % th or dims[-1] % tw):
+            raise MeshnnValueError(f"a TILE padded shape {list(dims)} must be a multiple of the tile {[th, tw]}")
+        return dims
+
     @property
     def padded_shape(self) -> Shape:
+        if self.explicit_padded_shape is not None:
+            return self.explicit_padded_shape
         return Shape(padded_shape(self.shape, self.layout, self.tile))
+
+    @property
+    def encoded_shape(self) -> Shape:
+        """The shape whose values the bytes encode: the explicit padded shape when there is one (its
+        padding is stored data), else the logical shape (the layout pads it itself)."""
+        return self.shape if self.explicit_padded_shape is None else self.explicit_padded_shape
 
     @property
     def physical_shape(self) -> tuple[int, int]:
         """The 2-D (height, width) the buffer holds: all padded dims but the last folded."""
         if len(self.shape) == 0:
             return (1, 1)
-        return physical_shape(self.shape, self.layout, self.tile)
+        return physical_shape(self.encoded_shape, self.layout, self.tile)
 
     def logical_volume(self) -> int:
         return math.prod(self.shape)
@@ -311,16 +341,27 @@ class TensorSpec:
         self.num_pages  # noqa: B018 - raises when the physical size is not a whole number of pages
 
     def with_memory_config(self, memory_config: MemoryConfig) -> TensorSpec:
-        return TensorSpec(self.shape, self.dtype, self.layout, tile=self.tile, memory_config=memory_config)
+        return TensorSpec(
+            self.shape,
+            self.dtype,
+            self.layout,
+            tile=self.tile,
+            memory_config=memory_config,
+            padded_shape=self.explicit_padded_shape,
+        )
 
     def replace(self, **changes: object) -> TensorSpec:
+        """This spec with some fields changed; a new ``shape`` drops an explicit padded shape unless
+        ``padded_shape=`` is given too."""
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)} | changes
+        padded = changes.get("padded_shape", None if "shape" in changes else self.explicit_padded_shape)
         return TensorSpec(
             fields["shape"],
             fields["dtype"],
             fields["layout"],
             tile=fields["tile"],  # type: ignore[arg-type]
             memory_config=fields["memory_config"],  # type: ignore[arg-type]
+            padded_shape=padded,  # type: ignore[arg-type]
         )
 
     def sharded(
@@ -348,6 +389,8 @@ class TensorSpec:
 
     def __repr__(self) -> str:
         tile = f", tile={list(self.tile.tile_shape)}" if self.layout is Layout.TILE else ""
+        if self.explicit_padded_shape is not None:
+            tile += f", padded_shape={self.explicit_padded_shape!r}"
         return (
             f"TensorSpec(shape={self.shape!r}, dtype={self.dtype}, layout={self.layout}{tile}, "
             f"memory_config={self.memory_config!r})"

@@ -67,7 +67,12 @@ class HostBuffer:
 
 
 class DistributedHostBuffer:
-    """A host buffer per coordinate of a mesh shape; only local, populated shards hold bytes."""
+    """A host buffer per coordinate of a mesh shape; only local, populated shards hold bytes.
+
+    Which coordinates are local is an ``is_local`` predicate (every one by default), or the box
+    ``local_shape`` at ``local_offset`` given to :meth:`create`.  Shards are kept, listed and
+    visited in coordinate (row-major) order, whatever order they were emplaced in.
+    """
 
     __slots__ = ("_is_local", "_shape", "_shards", "_tried")
 
@@ -85,6 +90,36 @@ class DistributedHostBuffer:
         for coord, buffer in (shards or {}).items():
             self.emplace_shard(coord, lambda b=buffer: b)
 
+    @classmethod
+    def create(
+        cls,
+        global_shape: MeshShape,
+        local_shape: MeshShape | None = None,
+        local_offset: MeshCoordinate | None = None,
+    ) -> DistributedHostBuffer:
+        """A buffer over ``global_shape`` of which this host holds the box ``local_shape`` at
+        ``local_offset`` (default: all of it, at the origin)."""
+        shape = MeshShape(global_shape)
+        local = shape if local_shape is None else MeshShape(local_shape)
+        offset = MeshCoordinate.zero_coordinate(shape.dims()) if local_offset is None else as_coord(local_offset)
+        if local.dims() != shape.dims():
+            raise MeshnnValueError(f"Global shape {shape!r} and local shape {local!r} must have the same dimensions")
+        if offset.dims() != shape.dims():
+            raise MeshnnValueError(f"Global shape {shape!r} and local offset {offset!r} must have the same dimensions")
+        for dim, (o, n, g) in enumerate(zip(offset, local, shape, strict=True)):
+            if o + n > g:
+                raise MeshnnValueError(
+                    f"Local shape {local!r} at offset {offset!r} exceeds global shape {shape!r} at dimension "
+                    f"{dim}: {o} + {n} > {g}"
+                )
+        if local == shape:
+            return cls(shape)
+
+        def is_local(coord: MeshCoordinate) -> bool:
+            return all(o <= c < o + n for c, o, n in zip(coord, offset, local, strict=True))
+
+        return cls(shape, is_local=is_local)
+
     def shape(self) -> MeshShape:
         return self._shape
 
@@ -101,24 +136,36 @@ class DistributedHostBuffer:
         coord = self._check(coord)
         if coord not in self._tried:
             self._tried.append(coord)
+            self._tried.sort()
         if self._is_local(coord):
             buffer = produce()
             if not isinstance(buffer, HostBuffer):
                 raise MeshnnTypeError(f"a shard must be a HostBuffer, got {type(buffer).__name__}")
             self._shards[coord] = buffer
 
+    def emplace_shards(self, coords: Iterable[MeshCoordinate], produce: Callable[[MeshCoordinate], HostBuffer]) -> None:
+        """``emplace_shard(coord, produce(coord))`` for each coordinate; remote ones are not produced."""
+        for coord in coords:
+            self.emplace_shard(coord, lambda c=coord: produce(c))
+
     def get_shard(self, coord: MeshCoordinate | Iterable[int]) -> HostBuffer | None:
         """The shard at ``coord``, or None when it is unpopulated or remote."""
         return self._shards.get(self._check(coord))  # type: ignore[arg-type]
 
     def shard_coords(self) -> list[MeshCoordinate]:
-        """Every coordinate a shard was written for (remote ones included), in emplace order."""
+        """Every coordinate a shard was written for (remote ones included), in coordinate order."""
         return list(self._tried)
 
     def local_shards(self) -> dict[MeshCoordinate, HostBuffer]:
-        return dict(self._shards)
+        """The local, populated shards, in coordinate order."""
+        return {c: self._shards[c] for c in self._tried if c in self._shards}
+
+    def is_uniform(self) -> bool:
+        """True when every coordinate of the shape holds a shard (none unpopulated, none remote)."""
+        return len(self._shards) == self._shape.mesh_size()
 
     def transform(self, fn: Callable[[HostBuffer], HostBuffer]) -> DistributedHostBuffer:
+        """A new buffer holding ``fn(shard)`` for each local populated shard, in coordinate order."""
         out = DistributedHostBuffer(self._shape, is_local=self._is_local)
         for coord in self._tried:
             if coord in self._shards:
@@ -128,6 +175,7 @@ class DistributedHostBuffer:
         return out
 
     def apply(self, fn: Callable[[HostBuffer], None]) -> None:
+        """``fn(shard)`` for each local populated shard, in coordinate order."""
         for coord in self._tried:
             if coord in self._shards:
                 fn(self._shards[coord])
@@ -139,6 +187,10 @@ class DistributedHostBuffer:
 @dataclass(frozen=True, slots=True)
 class HostStorage:
     buffer: DistributedHostBuffer
+
+    def is_uniform_storage(self) -> bool:
+        """True when every coordinate of the host buffer's mesh shape holds a shard."""
+        return self.buffer.is_uniform()
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +205,12 @@ class DeviceStorage:
             raise MeshnnValueError("a device tensor populates at least one coordinate")
 
     def is_uniform(self, mesh_shape: MeshShape) -> bool:
-        """True when the tensor spans every device of its mesh."""
+        """True when the tensor spans every device of a mesh of ``mesh_shape``."""
         return len(self.coords) == mesh_shape.mesh_size()
+
+    def is_uniform_storage(self) -> bool:
+        """True when the tensor spans every device of its mesh (ttnn's ``is_uniform_storage``)."""
+        return self.is_uniform(self.mesh_buffer.device().shape)
 
 
 Storage = HostStorage | DeviceStorage

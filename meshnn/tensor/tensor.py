@@ -138,10 +138,11 @@ class Tensor:
         if config is not None:
             self._spec = self._spec.with_memory_config(config)
         if device is not None:
-            from meshnn.tensor.movement import to_device
+            from meshnn.tensor.movement import to_device, track_view
 
             placed = to_device(self, device, config)
             self._spec, self._storage, self._topology = placed._spec, placed._storage, placed._topology
+            track_view(self)  # self, not ``placed``, is the tensor the caller holds
 
     @classmethod
     def make(cls, spec: TensorSpec, storage: HostStorage | DeviceStorage, topology: TensorTopology) -> Tensor:
@@ -301,7 +302,10 @@ class Tensor:
         return to_numpy(self, mesh_composer=mesh_composer)
 
     def to_list(self) -> list:
-        return self.to_numpy().astype(np.float64 if self.dtype.is_float else np.int64).tolist()
+        """Nested Python floats (ints for integer dtypes); NaNs pass through doubles, quieted."""
+        values = self.to_numpy()
+        with np.errstate(invalid="ignore"):  # ml_dtypes warns when it widens a bfloat16 NaN
+            return values.astype(np.float64 if self.dtype.is_float else np.int64).tolist()
 
     def deallocate(self, force: bool = True) -> None:
         from meshnn.tensor.movement import deallocate
@@ -320,12 +324,9 @@ class Tensor:
         return pad_host(self, output_tensor_shape, input_tensor_start, pad_value)
 
     def pad_to_tile(self, pad_value: float) -> Tensor:
-        from meshnn.tensor.movement import pad_host
+        from meshnn.tensor.movement import pad_to_tile
 
-        *outer, h, w = self.shape if len(self.shape) >= 2 else (1, *self.shape)
-        th, tw = self.tile.tile_shape
-        target = (*outer, -(-h // th) * th, -(-w // tw) * tw)
-        return pad_host(self, target, (0,) * len(target), pad_value)
+        return pad_to_tile(self, pad_value)
 
     def __repr__(self) -> str:
         where = "host" if isinstance(self._storage, HostStorage) else "device"
