@@ -7,6 +7,7 @@ from meshnn.device.arch import SYSTEMS, Arch, system_spec
 from meshnn.device.bank import MemoryView
 from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, TensorMemoryLayout
 from meshnn.device.core import CoreCoord, CoreGrid, CoreRange, CoreRangeSet
+from meshnn.distributed.context import get_context, launched_under_mpi, set_rank_rows
 from meshnn.errors import (
     DeallocatedError,
     DeviceClosedError,
@@ -43,6 +44,66 @@ from meshnn.mesh import (
     event_synchronize,
     open_mesh_device,
 )
+from meshnn.mesh.memory_report import dump_device_memory_state, memory_report, plot_memory
+from meshnn.mesh.system import (
+    FabricConfig,
+    GetNumAvailableDevices,
+    get_device_ids,
+    get_fabric_config,
+    get_num_devices,
+    get_num_pcie_devices,
+    get_pcie_device_ids,
+    set_fabric_config,
+    using_distributed_env,
+)
+from meshnn.ops.ccl import Topology, all_gather, all_reduce, reduce_scatter
+from meshnn.ops.data_movement import (
+    clone,
+    concat,
+    move,
+    pad,
+    permute,
+    reallocate,
+    repeat,
+    slice,
+    to_memory_config,
+    transpose,
+)
+from meshnn.ops.eltwise import (
+    abs,
+    add,
+    div,
+    divide,
+    eq,
+    exp,
+    ge,
+    gelu,
+    gt,
+    le,
+    log,
+    lt,
+    maximum,
+    minimum,
+    mul,
+    multiply,
+    ne,
+    neg,
+    pow,
+    reciprocal,
+    relu,
+    rsqrt,
+    sigmoid,
+    silu,
+    softplus,
+    sqrt,
+    square,
+    sub,
+    subtract,
+    tanh,
+)
+from meshnn.ops.matmul import linear, matmul
+from meshnn.ops.normalization import layer_norm, rms_norm, softmax
+from meshnn.ops.reduction import argmax, embedding, max, mean, min, sum
 from meshnn.tensor.distribution import (
     ConcatMesh2dToTensor,
     ConcatMeshToTensor,
@@ -66,6 +127,7 @@ from meshnn.tensor.distribution import (
     shard_tensor_to_mesh_mapper,
 )
 from meshnn.tensor.dtypes import DataType
+from meshnn.tensor.files import as_tensor, dump_tensor, load_tensor
 from meshnn.tensor.layout import Layout, Tile
 from meshnn.tensor.movement import (
     aggregate_tensor,

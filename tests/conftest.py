@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 from meshnn.mesh import MeshShape, open_mesh_device
+
+# tests/ttnn_style/ import ttnn: they run only through the plugin (tests/test_ttnn_style_suite.py).
+collect_ignore = [] if os.environ.get("MESHNN_TTNN_STYLE") == "1" else ["ttnn_style"]
 
 # The mesh shapes the acceptance cases run on, and the simulated system that has them.
 SYSTEM_FOR = {(1, 1): "n150", (1, 2): "n300", (2, 4): "t3k", (1, 8): "t3k", (8, 4): "galaxy"}

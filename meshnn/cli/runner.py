@@ -6,10 +6,37 @@ import os
 import runpy
 import sys
 
+import meshnn
 from meshnn.compat import ttnn_alias
 from meshnn.errors import NotImplementedByMeshnn
 
 MISSING_EXIT = 3
+SUPERVISED = "MESHNN_SUPERVISED"
+
+
+def _rank() -> str:
+    for name in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"):
+        if name in os.environ:
+            return os.environ[name]
+    return "?"
+
+
+def supervise(script: str, args: list[str], system: str | None) -> int:
+    """Under an MPI launcher, run the rank in a child process and watch it: a rank killed by a
+    signal is reported by name before the launcher tears the run down."""
+    import signal
+    import subprocess
+
+    command = [sys.executable, "-m", "meshnn", "run", *(["--system", system] if system else []), script, *args]
+    child = subprocess.Popen(command, env=os.environ | {SUPERVISED: "1"}, close_fds=False)  # keeps the PMI socket
+    code = child.wait()
+    if code < 0:
+        name = signal.Signals(-code).name
+        print(
+            f"meshnn: rank {_rank()} (pid {child.pid}) was killed by {name}; the run stops", file=sys.stderr, flush=True
+        )
+        return 128 - code
+    return code
 
 
 def run_path(script: str, args: list[str], *, system: str | None = None) -> int:
@@ -17,6 +44,8 @@ def run_path(script: str, args: list[str], *, system: str | None = None) -> int:
     if not os.path.isfile(script):
         print(f"meshnn run: no such script: {script}", file=sys.stderr)
         return 2
+    if meshnn.launched_under_mpi() and os.environ.get(SUPERVISED) != "1":
+        return supervise(script, args, system)
     if system is not None:
         os.environ["MESHNN_SYSTEM"] = system
     ttnn_alias.install()

@@ -94,6 +94,7 @@ class SystemSpec:
     mesh_shape: tuple[int, int]
     worker_grid: tuple[int, int]
     compute_grid: tuple[int, int]
+    pcie_devices: int = 1  # chips reached over PCIe (MMIO); the others are reached over Ethernet
 
     @property
     def num_devices(self) -> int:
@@ -107,12 +108,12 @@ class SystemSpec:
 SYSTEMS: dict[str, SystemSpec] = {
     spec.name: spec
     for spec in (
-        SystemSpec("n150", "Wormhole N150 card, one chip", WORMHOLE_B0, (1, 1), (8, 9), (8, 8)),
-        SystemSpec("n300", "Wormhole N300 card, two chips", WORMHOLE_B0, (1, 2), (8, 8), (8, 8)),
-        SystemSpec("t3k", "T3000: four N300 cards", WORMHOLE_B0, (2, 4), (8, 8), (8, 8)),
-        SystemSpec("galaxy", "Wormhole Galaxy (6U)", WORMHOLE_B0, (8, 4), (8, 10), (8, 9)),
-        SystemSpec("p150", "Blackhole P150 card, one chip", BLACKHOLE, (1, 1), (12, 10), (11, 10)),
-        SystemSpec("p300", "Blackhole P300 card, two chips", BLACKHOLE, (1, 2), (12, 10), (11, 10)),
+        SystemSpec("n150", "Wormhole N150 card, one chip", WORMHOLE_B0, (1, 1), (8, 9), (8, 8), 1),
+        SystemSpec("n300", "Wormhole N300 card, two chips", WORMHOLE_B0, (1, 2), (8, 8), (8, 8), 1),
+        SystemSpec("t3k", "T3000: four N300 cards", WORMHOLE_B0, (2, 4), (8, 8), (8, 8), 4),
+        SystemSpec("galaxy", "Wormhole Galaxy (6U)", WORMHOLE_B0, (8, 4), (8, 10), (8, 9), 32),
+        SystemSpec("p150", "Blackhole P150 card, one chip", BLACKHOLE, (1, 1), (12, 10), (11, 10), 1),
+        SystemSpec("p300", "Blackhole P300 card, two chips", BLACKHOLE, (1, 2), (12, 10), (11, 10), 2),
     )
 }
 

@@ -177,7 +177,7 @@ class MeshCommandQueue:
 
     def finish(self) -> None:
         """Wait until every enqueued piece of work has run; raise the first error kept."""
-        deadline = wait_timeout()
+        deadline = 2 * wait_timeout() + 1  # beyond any one wait's own timeout, so that one reports first
         with self._cv:
             if not self._cv.wait_for(lambda: not self._work and not self._busy, timeout=deadline):
                 raise QueueError(f"cq {self.cq_id} did not drain within {deadline} s (is it waiting for an event?)")

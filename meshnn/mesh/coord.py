@@ -51,6 +51,9 @@ class MeshShape:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("MeshShape is immutable")
 
+    def __reduce__(self) -> tuple[type, tuple[tuple[int, ...]]]:
+        return MeshShape, (self._dims,)
+
     def dims(self) -> int:
         return len(self._dims)
 
@@ -122,6 +125,9 @@ class MeshCoordinate:
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("MeshCoordinate is immutable")
+
+    def __reduce__(self) -> tuple[type, tuple[tuple[int, ...]]]:
+        return MeshCoordinate, (self._coords,)
 
     @staticmethod
     def zero_coordinate(dims: int) -> MeshCoordinate:
@@ -232,6 +238,9 @@ class MeshCoordinateRange:
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("MeshCoordinateRange is immutable")
+
+    def __reduce__(self) -> tuple[type, tuple[MeshCoordinate, MeshCoordinate]]:
+        return MeshCoordinateRange, (self._start, self._end)
 
     def start_coord(self) -> MeshCoordinate:
         return self._start

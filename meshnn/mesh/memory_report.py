@@ -95,20 +95,33 @@ def plot_memory(mesh_device: MeshDevice, path: str | pathlib.Path) -> pathlib.Pa
     for axis, buffer_type in zip(axes[:, 0], REPORTED, strict=True):
         manager = mesh_device.allocator.manager(buffer_type)
         base, size = manager.base, manager.bank_size
+        spans = []
         for row, device in enumerate(devices):
             view = mesh_device.get_memory_view(buffer_type, device.coord)
-            axis.broken_barh([(0, size)], (row - 0.4, 0.8), facecolors="#e8e8e8")
-            used = [(int(b["address"]), int(b["size"])) for b in view.block_table if b["allocated"] == "yes"]
+            blocks = [(int(b["address"]), int(b["size"]), b["allocated"] == "yes") for b in view.block_table]
+            used = [(a, n) for a, n, taken in blocks if taken]
+            spans += used
+            axis.broken_barh([(0, size)], (row - 0.4, 0.8), facecolors="#ececec")
+            if used:
+                lo, hi = min(a for a, _ in used), max(a + n for a, n in used)
+                holes = [(a, n) for a, n, taken in blocks if not taken and lo <= a and a + n <= hi]
+                axis.broken_barh(holes, (row - 0.4, 0.8), facecolors="#f0a35e")
             axis.broken_barh(used, (row - 0.4, 0.8), facecolors="#3b6ea8", edgecolors="white", linewidth=0.3)
         stats = mesh_device.get_memory_view(buffer_type)
+        lo, hi = (0, size)
+        if spans:  # zoom on the occupied part of the address space, where fragmentation shows
+            lo, hi = min(a for a, _ in spans), max(a + n for a, n in spans)
+            margin = max((hi - lo) // 20, 1)
+            lo, hi = max(0, lo - margin), min(size, hi + margin)
         axis.set_title(
-            f"{buffer_type.name}: {stats.num_banks} banks x {format_bytes(size)} from address {base}; "
-            f"allocated {format_bytes(stats.total_bytes_allocated_per_bank)}, largest free block "
-            f"{format_bytes(stats.largest_contiguous_bytes_free_per_bank)} per bank",
-            fontsize=9,
+            f"{buffer_type.name}: {stats.num_banks} banks x {format_bytes(size)} from address {base}; allocated "
+            f"{format_bytes(stats.total_bytes_allocated_per_bank)}, largest free block "
+            f"{format_bytes(stats.largest_contiguous_bytes_free_per_bank)} per bank\nshowing offsets "
+            f"{format_bytes(lo)} .. {format_bytes(hi)} (blue: live buffers, orange: free holes between them)",
+            fontsize=8,
             loc="left",
         )
-        axis.set_xlim(0, size)
+        axis.set_xlim(lo, hi)
         axis.set_yticks(range(len(devices)), [f"dev {d.device_id} {d.coord}" for d in devices], fontsize=7)
         axis.set_xlabel("offset from the allocator base (bytes per bank)", fontsize=8)
         axis.invert_yaxis()

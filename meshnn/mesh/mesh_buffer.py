@@ -156,6 +156,9 @@ def _release(allocator: object, buffer_type: BufferType, address: int, storage: 
         allocator.deallocate(buffer_type, address)  # type: ignore[attr-defined]
 
 
+_layouts: dict[tuple[int, DeviceLocalBufferConfig], BufferLayout] = {}  # validated layouts, reused
+
+
 class MeshBuffer:
     """A lock-step allocation on a mesh.  Create with :meth:`create`."""
 
@@ -185,9 +188,13 @@ class MeshBuffer:
         else:
             local_size = config.size
         local = device_local_config
-        layout = BufferLayout(
-            local_size, local.page_size, local.buffer_type, local.buffer_layout, local.shard_parameters
-        )
+        layout = _layouts.get((local_size, local))
+        if layout is None:
+            if len(_layouts) > 4096:
+                _layouts.clear()
+            layout = _layouts[(local_size, local)] = BufferLayout(
+                local_size, local.page_size, local.buffer_type, local.buffer_layout, local.shard_parameters
+            )
         self = object.__new__(cls)
         self._config, self._local_config, self._layout = config, local, layout
         self._mesh_ref = weakref.ref(mesh_device)
@@ -258,7 +265,8 @@ class MeshBuffer:
     def device(self) -> MeshDevice:
         mesh = self._mesh_ref()
         if mesh is None or not mesh.is_open():
-            raise DeviceClosedError("Can't get device from mesh buffer: its mesh device is closed")
+            where = f" (closed at {mesh.closed_at})" if mesh is not None and mesh.closed_at else ""
+            raise DeviceClosedError(f"Can't get device from mesh buffer: its mesh device is closed{where}")
         return mesh
 
     @property

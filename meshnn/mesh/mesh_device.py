@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import threading
-import traceback
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,6 +29,7 @@ from meshnn.errors import DeviceClosedError, DistributedError, MeshnnTypeError, 
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, as_coord, to_linear_index
 
 _mesh_ids = itertools.count()
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEBUG_LOCKSTEP_ENV = "MESHNN_DEBUG_LOCKSTEP"
 
 
@@ -88,6 +89,7 @@ class MeshDevice:
         self._local = self._local_coords_of(mesh_shape)
         self._rows = {coord: i for i, coord in enumerate(self._local)}
         self._full_range: MeshCoordinateRange | None = None
+        self._full_range_of: MeshShape | None = None
         self._buffers: weakref.WeakValueDictionary[int, object] = weakref.WeakValueDictionary()
         self._buffer_keys = itertools.count()
         self._lock = threading.RLock()
@@ -110,8 +112,8 @@ class MeshDevice:
     @property
     def full_range(self) -> MeshCoordinateRange:
         """The range of every coordinate of the mesh."""
-        if self._full_range is None or self._full_range.shape() != self._shape:
-            self._full_range = MeshCoordinateRange(self._shape)
+        if self._full_range is None or self._full_range_of is not self._shape:
+            self._full_range, self._full_range_of = MeshCoordinateRange(self._shape), self._shape
         return self._full_range
 
     @property
@@ -121,6 +123,10 @@ class MeshDevice:
 
     def is_open(self) -> bool:
         return self._open
+
+    @property
+    def closed_at(self) -> str | None:
+        return self._closed_at
 
     def check_open(self) -> None:
         if not self._open:
@@ -140,8 +146,7 @@ class MeshDevice:
         for buffer in list(self._buffers.values()):
             buffer.deallocate()  # type: ignore[attr-defined]
         self._open = False
-        frame = traceback.extract_stack(limit=3)[0]
-        self._closed_at = f"{frame.filename}:{frame.lineno}"
+        self._closed_at = _caller_outside_meshnn()
 
     def __enter__(self) -> MeshDevice:
         return self
@@ -371,6 +376,14 @@ class MeshDevice:
     def __repr__(self) -> str:
         state = "" if self._open else ", closed"
         return f"MeshDevice(shape={self._shape!r}, system={self.system.name}{state})"
+
+
+def _caller_outside_meshnn() -> str:
+    """``file:line`` of the first frame outside the meshnn package (where the user called)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
 def open_mesh_device(

@@ -38,7 +38,7 @@ from meshnn.tensor.bfloat import (
 from meshnn.tensor.distribution import TensorTopology
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.encoding import decode, encode
-from meshnn.tensor.layout import Layout
+from meshnn.tensor.layout import Layout, tilize
 from meshnn.tensor.movement import _device_tensor as device_tensor
 from meshnn.tensor.movement import allocate_mesh_buffer
 from meshnn.tensor.spec import TensorSpec
@@ -68,9 +68,10 @@ def same_mesh(op: str, named: dict[str, Tensor]) -> MeshDevice:
             raise WrongMeshError(f"ttnn.{op}: {name} is on another mesh device than {first_name}")
         mine, theirs = tensor.storage.coords, first.storage.coords  # type: ignore[union-attr]
         if mine != theirs and set(mine) != set(theirs):
+            only = sorted(set(mine) - set(theirs))[:4] or sorted(set(theirs) - set(mine))[:4]
             raise MeshnnValueError(
-                f"ttnn.{op}: {name} populates devices {list(tensor.storage.coords)[:4]}..., {first_name} "  # type: ignore[union-attr]
-                f"{list(first.storage.coords)[:4]}...; both must populate the same devices"  # type: ignore[union-attr]
+                f"ttnn.{op}: {name} populates {len(mine)} devices and {first_name} {len(theirs)} (they differ at "
+                f"{[str(c) for c in only]}); both must populate the same devices"
             )
     return mesh
 
@@ -86,13 +87,18 @@ def _rank_for_tiles(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def logical_values(rows: np.ndarray, spec: TensorSpec, *, as_float: bool = True) -> np.ndarray:
-    """``(k, *spec.shape)`` values of ``k`` devices' bytes ``rows`` (float32, or the integer type)."""
+    """``(k, *spec.shape)`` values of ``k`` devices' bytes ``rows`` (float32, or the integer type).
+
+    A spec with an explicit padded shape holds the padded array; its logical window is the origin
+    corner."""
     k = rows.shape[0]
     size = spec.compute_packed_buffer_size_bytes()
     flat = np.ascontiguousarray(rows[:, :size]).reshape(-1)
-    shape = tuple(spec.shape)
-    stacked = (k, *_rank_for_tiles(shape)) if spec.layout is Layout.TILE else (k, *shape)
-    values = decode(flat, spec.dtype, spec.layout, stacked, tile=spec.tile).reshape((k, *shape))
+    stored = tuple(spec.encoded_shape)
+    stacked = (k, *_rank_for_tiles(stored)) if spec.layout is Layout.TILE else (k, *stored)
+    values = decode(flat, spec.dtype, spec.layout, stacked, tile=spec.tile).reshape((k, *stored))
+    if spec.explicit_padded_shape is not None:
+        values = values[(slice(None), *(slice(0, d) for d in spec.shape))]
     if as_float and spec.dtype.is_float:
         return values.astype(np.float32, copy=False)
     return values
@@ -137,9 +143,30 @@ def stored_elements(rows: np.ndarray, spec: TensorSpec) -> np.ndarray:
     return values.reshape(k, -1)
 
 
+def logical_mask(spec: TensorSpec) -> np.ndarray | None:
+    """Per stored element of one shard, True where it holds logical data (False: tile padding);
+    None when nothing is padding."""
+
+    def compute() -> np.ndarray | None:
+        if spec.layout is not Layout.TILE or tuple(spec.padded_shape) == tuple(spec.encoded_shape):
+            return None
+        ones = np.ones(_rank_for_tiles(tuple(spec.encoded_shape)), np.uint8)
+        return tilize(ones, spec.tile, pad_value=0).reshape(-1).astype(bool)
+
+    return spec._once("logical_mask", compute)
+
+
 def store_elements(elements: np.ndarray, spec: TensorSpec, out_rows: np.ndarray) -> None:
-    """Write ``(k, stored elements)`` into the output slab rows ``out_rows`` in ``spec``'s format."""
+    """Write ``(k, stored elements)`` into the output slab rows ``out_rows`` in ``spec``'s format.
+
+    Block floats share one exponent per 16-value face row, so the tile padding of a result (which
+    an element-wise op computed too, e.g. log(0) = -inf) is reset to 0 before packing: it must not
+    flush the data beside it."""
     dtype = spec.dtype
+    if dtype.is_block_float:
+        mask = logical_mask(spec)
+        if mask is not None:
+            elements = np.where(mask, elements, np.float32(0))
     if out_rows.flags.c_contiguous and elements.shape == (
         out_rows.shape[0],
         out_rows.shape[1] // dtype.row_major_element_size,
@@ -248,7 +275,10 @@ def elementwise(
     Inputs of the output's shape, layout and tile are read in storage order (no untilizing);
     other inputs (broadcast operands) are decoded to their logical shape and broadcast.
     """
-    mesh = same_mesh(op, {f"input {i}": t for i, t in enumerate(inputs)})
+    names = ["input_tensor_a", "input_tensor_b"] if len(inputs) == 2 else [f"input {i}" for i in range(len(inputs))]
+    if len(inputs) == 1:
+        names = ["input_tensor"]
+    mesh = same_mesh(op, dict(zip(names, inputs, strict=True)))
     in_specs = [t.spec for t in inputs]
     direct = all(_storage_compatible(s, out_spec) for s in in_specs)
     size = out_spec.compute_packed_buffer_size_bytes()
@@ -290,6 +320,8 @@ def _cast(result: np.ndarray, out: TensorSpec) -> np.ndarray:
 
 
 def broadcast_shape(op: str, a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
+    if a == b:
+        return tuple(a)
     try:
         return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
     except ValueError:
@@ -312,11 +344,27 @@ def out_spec_like(
         raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
     if dtype is not None and not isinstance(dtype, DataType):
         raise MeshnnTypeError(f"ttnn.{op}: dtype must be a ttnn DataType, got {dtype!r}")
-    spec = tensor.spec
+    key = (tensor.spec, None if shape is None else tuple(shape), dtype, layout, memory_config)
+    cached = _OUT_SPECS.get(key)
+    if cached is not None:
+        return cached
+    if len(_OUT_SPECS) > 4096:
+        _OUT_SPECS.clear()
+    _OUT_SPECS[key] = made = _make_out_spec(tensor.spec, shape, dtype, layout, memory_config, op)
+    return made
+
+
+_OUT_SPECS: dict[tuple, TensorSpec] = {}  # equal requests get the same spec, whose sizes are computed once
+
+
+def _make_out_spec(spec: TensorSpec, shape, dtype, layout, memory_config, op: str) -> TensorSpec:
     target_layout = layout or spec.layout
     target_dtype = dtype or spec.dtype
     if target_dtype.is_block_float and target_layout is not Layout.TILE:
-        raise MeshnnValueError(f"ttnn.{op}: {target_dtype} needs TILE layout")
+        raise MeshnnValueError(
+            f"ttnn.{op}: a {target_dtype} output needs TILE layout; the input of shape {list(spec.shape)} is "
+            f"{spec.layout}"
+        )
     config = memory_config if memory_config is not None else spec.memory_config
     if config.is_sharded() and tuple(shape or spec.shape) != tuple(spec.shape) and memory_config is None:
         from meshnn.tensor.spec import DRAM_MEMORY_CONFIG

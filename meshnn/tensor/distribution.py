@@ -374,9 +374,7 @@ def ReplicateTensorToMesh(mesh_device: MeshDevice) -> TensorToMesh:
     return replicate_tensor_to_mesh_mapper(mesh_device)
 
 
-def ShardTensor2dMesh(
-    mesh_device: MeshDevice, mesh_shape: Sequence[int], dims: Sequence[int | None]
-) -> TensorToMesh:
+def ShardTensor2dMesh(mesh_device: MeshDevice, mesh_shape: Sequence[int], dims: Sequence[int | None]) -> TensorToMesh:
     """Rows of the mesh cut ``dims[0]``, columns ``dims[1]`` (None replicates)."""
     shape = MeshShape(mesh_shape)
     device_shape = _mesh_shape_of(mesh_device)
@@ -392,9 +390,7 @@ def ConcatMeshToTensor(mesh_device: MeshDevice, dim: int) -> MeshToTensor:
     return concat_mesh_to_tensor_composer(mesh_device, dim)
 
 
-def ConcatMesh2dToTensor(
-    mesh_device: MeshDevice, mesh_shape: Sequence[int], dims: Sequence[int]
-) -> MeshToTensor:
+def ConcatMesh2dToTensor(mesh_device: MeshDevice, mesh_shape: Sequence[int], dims: Sequence[int]) -> MeshToTensor:
     if len(dims) != 2 or dims[0] == dims[1]:
         raise MeshnnValueError("Both dimensions in 'dims' must be different")
     return MeshToTensor(mesh_device, MeshComposerConfig(list(dims), MeshShape(mesh_shape)))

@@ -73,9 +73,14 @@ def _check_tensor(tensor: object, what: str = "tensor") -> Tensor:
 
 def allocate_mesh_buffer(spec: TensorSpec, mesh_device: MeshDevice) -> MeshBuffer:
     """A Replicated MeshBuffer sized by ``spec`` on every device of ``mesh_device``."""
+    config, local = spec._once("mesh_buffer_configs", lambda: _buffer_configs(spec))
+    return MeshBuffer.create(config, local, mesh_device)
+
+
+def _buffer_configs(spec: TensorSpec) -> tuple[ReplicatedBufferConfig, DeviceLocalBufferConfig]:
     layout = spec.buffer_layout()
     local = DeviceLocalBufferConfig(layout.page_size, layout.buffer_type, layout.memory_layout, layout.shard)
-    return MeshBuffer.create(ReplicatedBufferConfig(layout.size), local, mesh_device)
+    return ReplicatedBufferConfig(layout.size), local
 
 
 # --------------------------------------------------------------------------- host <-> device

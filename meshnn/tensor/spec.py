@@ -182,6 +182,8 @@ class TensorSpec:
     memory_config: MemoryConfig
     explicit_padded_shape: Shape | None
     """A padded shape other than the layout's own (host ``Tensor.pad`` / ``pad_to_tile``), else None."""
+    _derived: dict = dataclasses.field(compare=False, repr=False, hash=False)
+    """Derived figures (padded shape, pages, sizes), computed once: a spec never changes."""
 
     def __init__(
         self,
@@ -211,6 +213,7 @@ class TensorSpec:
         object.__setattr__(self, "layout", layout)
         object.__setattr__(self, "tile", tile or DEFAULT_TILE)
         object.__setattr__(self, "memory_config", memory_config)
+        object.__setattr__(self, "_derived", {})
         object.__setattr__(self, "explicit_padded_shape", self._checked_padding(padded_shape))
         self._validate_sharding()
 
@@ -233,8 +236,17 @@ class TensorSpec:
             raise MeshnnValueError(f"a TILE padded shape {list(dims)} must be a multiple of the tile {[th, tw]}")
         return dims
 
+    def _once(self, key: str, compute):
+        derived = self._derived
+        if key not in derived:
+            derived[key] = compute()
+        return derived[key]
+
     @property
     def padded_shape(self) -> Shape:
+        return self._once("padded_shape", self._padded_shape)
+
+    def _padded_shape(self) -> Shape:
         if self.explicit_padded_shape is not None:
             return self.explicit_padded_shape
         return Shape(padded_shape(self.shape, self.layout, self.tile))
@@ -248,6 +260,9 @@ class TensorSpec:
     @property
     def physical_shape(self) -> tuple[int, int]:
         """The 2-D (height, width) the buffer holds: all padded dims but the last folded."""
+        return self._once("physical_shape", self._physical_shape)
+
+    def _physical_shape(self) -> tuple[int, int]:
         if len(self.shape) == 0:
             return (1, 1)
         return physical_shape(self.encoded_shape, self.layout, self.tile)
@@ -262,6 +277,9 @@ class TensorSpec:
 
     @property
     def page_shape(self) -> tuple[int, int]:
+        return self._once("page_shape", self._page_shape)
+
+    def _page_shape(self) -> tuple[int, int]:
         if self.layout is Layout.TILE:
             return tuple(self.tile.tile_shape)  # type: ignore[return-value]
         config = self.memory_config
@@ -275,6 +293,9 @@ class TensorSpec:
     @property
     def page_size(self) -> int:
         """Bytes of one page (``buffer_page_size``)."""
+        return self._once("page_size", self._page_size)
+
+    def _page_size(self) -> int:
         if self.logical_volume() == 0 and self.layout is Layout.ROW_MAJOR:
             return EMPTY_PAGE_SIZE
         if self.layout is Layout.TILE:
@@ -283,6 +304,9 @@ class TensorSpec:
 
     @property
     def num_pages(self) -> int:
+        return self._once("num_pages", self._num_pages)
+
+    def _num_pages(self) -> int:
         (h, w), (ph, pw) = self.physical_shape, self.page_shape
         if h == 0 or w == 0:
             return 0
@@ -291,7 +315,7 @@ class TensorSpec:
         return (h // ph) * (w // pw)
 
     def compute_packed_buffer_size_bytes(self) -> int:
-        return self.num_pages * self.page_size
+        return self._once("packed", lambda: self.num_pages * self.page_size)
 
     packed_size = property(compute_packed_buffer_size_bytes)
 
@@ -304,6 +328,9 @@ class TensorSpec:
 
     def buffer_layout(self) -> BufferLayout:
         """How one device lays out this shard's bytes (a Replicated MeshBuffer's device-local layout)."""
+        return self._once("buffer_layout", self._buffer_layout)
+
+    def _buffer_layout(self) -> BufferLayout:
         config = self.memory_config
         page = self.page_size
         size = self.compute_packed_buffer_size_bytes()

@@ -175,8 +175,10 @@ class Tensor:
         shape = list(self._spec.shape)
         try:
             mesh = buffer.device()
-        except DeviceClosedError:
-            raise DeviceClosedError(f"{what} of shape {shape} lives on a mesh device that was closed") from None
+        except DeviceClosedError as closed:
+            where = str(closed).partition(" (closed at ")[2].rstrip(")")
+            at = f" at {where}" if where else ""
+            raise DeviceClosedError(f"{what} of shape {shape} lives on a mesh device that was closed{at}") from None
         where = getattr(buffer, "deallocated_at", None) or "an unknown place"
         raise DeallocatedError(f"{what} of shape {shape} on {mesh!r} was deallocated at {where}")
 

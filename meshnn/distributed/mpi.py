@@ -1,0 +1,134 @@
+"""The MPI distributed context: the only module of meshnn that imports mpi4py.
+
+Every rank runs the same program.  Collectives move numpy arrays with mpi4py's buffer interface
+(no pickling); small control values use the object interface.  Two safeguards keep a failing run
+from hanging: an uncaught exception on any rank prints ``meshnn: rank R raised ...`` and aborts
+every rank, and a watchdog thread on each rank notices a peer process on the same host that has
+died and aborts the run naming it (``mpiexec -disable-auto-cleanup`` lets the survivors say so;
+by default MPICH's launcher stops them at once itself).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import threading
+import time
+from types import TracebackType
+
+import numpy as np
+
+from meshnn.errors import DistributedError
+
+try:
+    from mpi4py import MPI
+except ImportError as error:  # pragma: no cover - exercised only without the mpi extra
+    raise DistributedError(
+        "this run was started by an MPI launcher but mpi4py is missing: pip install 'meshnn[mpi]'"
+    ) from error
+
+WATCH_INTERVAL = 0.5  # seconds between liveness checks of peer processes
+ABORT_GRACE = 0.3  # seconds between the abort message and MPI_Abort
+
+
+class MpiContext:
+    """A distributed context over ``MPI.COMM_WORLD``."""
+
+    def __init__(self) -> None:
+        self.comm = MPI.COMM_WORLD
+        self._rank = self.comm.Get_rank()
+        self._size = self.comm.Get_size()
+        self.peers: list[tuple[str, int]] = self.comm.allgather((socket.gethostname(), os.getpid()))
+        self._install_excepthook()
+        self._start_watchdog()
+
+    @property
+    def rank(self) -> int:
+        return self._rank
+
+    @property
+    def world_size(self) -> int:
+        return self._size
+
+    def barrier(self) -> None:
+        self.comm.Barrier()
+
+    def allgather_object(self, value: object) -> list[object]:
+        return self.comm.allgather(value)
+
+    def allgather_array(self, array: np.ndarray) -> list[np.ndarray]:
+        """Every rank's ``array`` (same dtype and trailing shape; leading sizes may differ)."""
+        local = np.ascontiguousarray(array)
+        counts = self.comm.allgather(local.shape[0] if local.ndim else 1)
+        row = int(np.prod(local.shape[1:], dtype=np.int64)) if local.ndim > 1 else 1
+        out = np.empty((sum(counts), *local.shape[1:]), dtype=local.dtype)
+        sizes = [c * row * local.itemsize for c in counts]
+        offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()
+        self.comm.Allgatherv(
+            local.view(np.uint8).reshape(-1), [out.view(np.uint8).reshape(-1), sizes, offsets, MPI.BYTE]
+        )
+        parts, start = [], 0
+        for count in counts:
+            parts.append(out[start : start + count])
+            start += count
+        return parts
+
+    def allreduce_array(self, array: np.ndarray) -> np.ndarray:
+        """The element-wise sum over ranks of ``array`` (same shape and dtype on every rank)."""
+        local = np.ascontiguousarray(array)
+        out = np.empty_like(local)
+        self.comm.Allreduce(local, out, op=MPI.SUM)
+        return out
+
+    def abort(self, message: str) -> None:
+        print(f"meshnn: rank {self._rank}: {message}; aborting every rank", file=sys.stderr, flush=True)
+        time.sleep(ABORT_GRACE)  # let the launcher forward this line before it stops every rank
+        self.comm.Abort(1)
+
+    # ------------------------------------------------------------------------ failure handling
+
+    def _install_excepthook(self) -> None:
+        previous = sys.excepthook
+
+        def hook(kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
+            previous(kind, error, trace)
+            self.abort(f"raised {kind.__name__}: {error}")
+
+        sys.excepthook = hook
+
+    def _start_watchdog(self) -> None:
+        host = socket.gethostname()
+        watched = [(r, pid) for r, (h, pid) in enumerate(self.peers) if r != self._rank and h == host]
+        if not watched:
+            return
+
+        def watch() -> None:
+            while True:
+                time.sleep(WATCH_INTERVAL)
+                for rank, pid in watched:
+                    if not _alive(pid):
+                        self.abort(f"rank {rank} (pid {pid}) died")
+                        return
+
+        threading.Thread(target=watch, name="meshnn-mpi-watchdog", daemon=True).start()
+
+    def __repr__(self) -> str:
+        return f"MpiContext(rank={self._rank}, world_size={self._size})"
+
+
+def _alive(pid: int) -> bool:
+    status = f"/proc/{pid}/status"
+    if os.path.exists("/proc"):
+        try:
+            with open(status) as f:
+                return not any(line.startswith("State:") and "Z" in line.split()[1] for line in f)
+        except OSError:
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

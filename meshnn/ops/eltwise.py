@@ -1,0 +1,218 @@
+"""Element-wise unary and binary operations (``ttnn.relu`` ... ``ttnn.add`` ...).
+
+Compute is float32 (integer tensors stay integers, in int64); results round into the output
+dtype exactly as the host conversion does.  Binary ops broadcast like numpy over logical shapes
+and take a Python scalar for either operand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.ops.execution import device_input, elementwise, out_spec_like, same_mesh
+from meshnn.tensor.dtypes import DataType
+from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.tensor import Tensor
+
+_SQRT_HALF = 1 / np.sqrt(2)
+# Numerical Recipes' Chebyshev fit of erfc: RELATIVE error < 1.2e-7 for every argument, so gelu
+# stays accurate in its tails too (an erf fit with 1.5e-7 absolute error is not: gelu(-5) is
+# -1.4e-6, which such a fit misses by a quarter).  Evaluated in float64, rounded once to float32.
+_ERFC_C = (
+    -1.26551223,
+    1.00002368,
+    0.37409196,
+    0.09678418,
+    -0.18628806,
+    0.27886807,
+    -1.13520398,
+    1.48851587,
+    -0.82215223,
+    0.17087277,
+)
+
+
+def erfc(x: np.ndarray) -> np.ndarray:
+    """The complementary error function in float64 (numpy has none)."""
+    z = np.asarray(x, np.float64)
+    a = np.abs(z)
+    t = 1.0 / (1.0 + 0.5 * a)
+    poly = np.zeros_like(t)
+    for c in reversed(_ERFC_C[1:]):
+        poly = t * (c + poly)
+    tail = t * np.exp(-a * a + _ERFC_C[0] + poly)
+    return np.where(z >= 0, tail, 2.0 - tail)
+
+
+def _gelu(x: np.ndarray, approximate: bool = False) -> np.ndarray:
+    if approximate:
+        inner = np.float32(np.sqrt(2 / np.pi)) * (x + np.float32(0.044715) * x * x * x)
+        return np.float32(0.5) * x * (np.float32(1) + np.tanh(inner))
+    wide = np.asarray(x, np.float64)
+    return (0.5 * wide * erfc(-wide * _SQRT_HALF)).astype(np.float32)
+
+
+def _softplus(x: np.ndarray, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
+    scaled = x * np.float32(beta)
+    with np.errstate(over="ignore"):
+        soft = np.log1p(np.exp(np.minimum(scaled, np.float32(threshold)))) / np.float32(beta)
+    return np.where(scaled > threshold, x, soft)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return np.float32(1) / (np.float32(1) + np.exp(-x))
+
+
+UNARY: dict[str, Callable[..., np.ndarray]] = {
+    "relu": lambda x: np.maximum(x, 0),
+    "gelu": _gelu,
+    "silu": lambda x: x * _sigmoid(x),
+    "sigmoid": _sigmoid,
+    "tanh": np.tanh,
+    "exp": np.exp,
+    "log": np.log,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: np.float32(1) / np.sqrt(x),
+    "reciprocal": lambda x: np.float32(1) / x,
+    "neg": np.negative,
+    "abs": np.abs,
+    "square": np.square,
+    "softplus": _softplus,
+}
+
+BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "add": np.add,
+    "subtract": np.subtract,
+    "multiply": np.multiply,
+    "divide": np.divide,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+    "pow": np.power,
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "gt": np.greater,
+    "lt": np.less,
+    "ge": np.greater_equal,
+    "le": np.less_equal,
+}
+
+
+def _wide(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.int64) if x.dtype.kind in "iu" else x
+
+
+def unary(name: str, input_tensor: Tensor, *, memory_config: MemoryConfig | None = None, **params: object) -> Tensor:
+    tensor = device_input(name, "input_tensor", input_tensor)
+    function = UNARY[name]
+    spec = out_spec_like(tensor, memory_config=memory_config, op=name)
+
+    def compute(x: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return function(_wide(x).astype(np.float32) if x.dtype.kind in "iu" else x, **params)
+
+    return elementwise(name, [tensor], spec, compute)
+
+
+def binary(
+    name: str,
+    input_tensor_a: Tensor | float,
+    input_tensor_b: Tensor | float,
+    *,
+    dtype: DataType | None = None,
+    memory_config: MemoryConfig | None = None,
+) -> Tensor:
+    """``a <op> b`` for tensors of broadcastable shapes, or a tensor and a Python scalar."""
+    function = BINARY[name]
+    a_is_tensor, b_is_tensor = isinstance(input_tensor_a, Tensor), isinstance(input_tensor_b, Tensor)
+    if not (a_is_tensor or b_is_tensor):
+        raise MeshnnTypeError(f"ttnn.{name}: at least one operand must be a ttnn.Tensor")
+    operands = (("input_tensor_a", input_tensor_a, a_is_tensor), ("input_tensor_b", input_tensor_b, b_is_tensor))
+    for label, value, is_tensor in operands:
+        if not is_tensor and (isinstance(value, bool) or not isinstance(value, int | float | np.number)):
+            raise MeshnnTypeError(f"ttnn.{name}: {label} must be a ttnn.Tensor or a number, got {type(value).__name__}")
+    if a_is_tensor and b_is_tensor:
+        a = device_input(name, "input_tensor_a", input_tensor_a)
+        b = device_input(name, "input_tensor_b", input_tensor_b)
+        same_mesh(name, {"input_tensor_a": a, "input_tensor_b": b})
+        try:
+            shape = tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+        except ValueError:
+            raise MeshnnValueError(
+                f"ttnn.{name}: input_tensor_a {list(a.shape)} and input_tensor_b {list(b.shape)} cannot be "
+                "broadcast together"
+            ) from None
+        spec = out_spec_like(a, shape=shape, dtype=dtype, memory_config=memory_config, op=name)
+        return elementwise(name, [a, b], spec, _numeric(function, a.dtype))
+    label, value = ("input_tensor_a", input_tensor_a) if a_is_tensor else ("input_tensor_b", input_tensor_b)
+    tensor = device_input(name, label, value)
+    scalar = float(input_tensor_b if a_is_tensor else input_tensor_a)  # type: ignore[arg-type]
+    spec = out_spec_like(tensor, dtype=dtype, memory_config=memory_config, op=name)
+    pair = function if a_is_tensor else (lambda x, y: function(y, x))  # scalar first: keep the order
+    numeric = _numeric(pair, tensor.dtype)
+    return elementwise(name, [tensor], spec, lambda x: numeric(x, np.float32(scalar)))
+
+
+def _numeric(function: Callable[[np.ndarray, np.ndarray], np.ndarray], dtype: DataType) -> Callable[..., np.ndarray]:
+    def compute(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if dtype.is_integer:
+                result = function(_wide(x), _wide(y) if isinstance(y, np.ndarray) else y)
+            else:
+                result = function(x, y)
+        return result.astype(np.float32) if result.dtype == bool and dtype.is_float else result
+
+    return compute
+
+
+def _make_unary(name: str):
+    def op(
+        input_tensor: Tensor,
+        *,
+        memory_config: MemoryConfig | None = None,
+        output_tensor: object = None,
+        queue_id: int = 0,
+        **params: object,
+    ) -> Tensor:
+        return unary(name, input_tensor, memory_config=memory_config, **_unary_params(name, params))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"``ttnn.{name}``: element-wise {name} of a device tensor."
+    return op
+
+
+def _unary_params(name: str, params: dict[str, object]) -> dict[str, object]:
+    if name == "gelu":
+        return {"approximate": bool(params.get("fast_and_approximate_mode", False))}
+    if name == "softplus":
+        return {"beta": float(params.get("beta", 1.0)), "threshold": float(params.get("threshold", 20.0))}
+    return {}
+
+
+def _make_binary(name: str):
+    def op(
+        input_tensor_a: Tensor | float,
+        input_tensor_b: Tensor | float,
+        *,
+        dtype: DataType | None = None,
+        memory_config: MemoryConfig | None = None,
+        output_tensor: object = None,
+        activations: object = None,
+        queue_id: int = 0,
+        **_: object,
+    ) -> Tensor:
+        return binary(name, input_tensor_a, input_tensor_b, dtype=dtype, memory_config=memory_config)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"``ttnn.{name}``: element-wise {name} with broadcasting and scalars."
+    return op
+
+
+relu, gelu, silu, sigmoid, tanh, exp, log, sqrt, rsqrt, reciprocal, neg, abs, square, softplus = (
+    _make_unary(n) for n in UNARY
+)
+add, subtract, multiply, divide, maximum, minimum, pow, eq, ne, gt, lt, ge, le = (_make_binary(n) for n in BINARY)
+sub, mul, div = subtract, multiply, divide

@@ -1,0 +1,160 @@
+"""``ttnn.matmul`` and ``ttnn.linear``: per-device matrix products, batched and broadcast.
+
+Each device multiplies its own shards (data or tensor parallelism is the caller's sharding); the
+product of every device is one stacked ``np.matmul`` in float32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.mesh.coord import MeshCoordinate
+from meshnn.ops.eltwise import UNARY
+from meshnn.ops.execution import Output, device_input, encode_values, launch, logical_values, out_spec_like, same_mesh
+from meshnn.tensor.dtypes import DataType
+from meshnn.tensor.spec import DRAM_MEMORY_CONFIG, MemoryConfig
+from meshnn.tensor.tensor import Tensor
+
+
+def _matmul_shape(a: tuple[int, ...], b: tuple[int, ...], op: str) -> tuple[int, ...]:
+    if len(a) < 1 or len(b) < 1:
+        raise MeshnnValueError(f"ttnn.{op}: operands need rank >= 1, got {list(a)} and {list(b)}")
+    a2 = a if len(a) > 1 else (1, *a)
+    b2 = b if len(b) > 1 else (*b, 1)
+    if a2[-1] != b2[-2]:
+        raise MeshnnValueError(
+            f"ttnn.{op}: the inner dimensions must match: input_tensor_a {list(a)} x input_tensor_b {list(b)} "
+            f"({a2[-1]} != {b2[-2]})"
+        )
+    try:
+        batch = np.broadcast_shapes(a2[:-2], b2[:-2])
+    except ValueError:
+        raise MeshnnValueError(f"ttnn.{op}: batch dimensions of {list(a)} and {list(b)} do not broadcast") from None
+    out = (*batch, a2[-2], b2[-1])
+    if len(a) == 1:
+        out = (*out[:-2], out[-1])
+    if len(b) == 1:
+        out = out[:-1]
+    return tuple(out)
+
+
+def _transposed(shape: tuple[int, ...], flag: bool) -> tuple[int, ...]:
+    return (*shape[:-2], shape[-1], shape[-2]) if flag and len(shape) >= 2 else shape
+
+
+def _activation(name: object, op: str) -> object:
+    if name is None:
+        return None
+    if isinstance(name, str) and name.lower() in UNARY:
+        return UNARY[name.lower()]
+    raise MeshnnValueError(f"ttnn.{op}: activation {name!r} is not one of {sorted(UNARY)}")
+
+
+def matmul(
+    input_tensor_a: Tensor,
+    input_tensor_b: Tensor,
+    *,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    memory_config: MemoryConfig | None = None,
+    dtype: DataType | None = None,
+    bias: Tensor | None = None,
+    activation: str | None = None,
+    program_config: object = None,
+    compute_kernel_config: object = None,
+    core_grid: object = None,
+    output_tile: object = None,
+    optional_output_tensor: object = None,
+    queue_id: int = 0,
+    op: str = "matmul",
+) -> Tensor:
+    """``a @ b`` on every device (with ``bias`` added and ``activation`` applied for linear)."""
+    a = device_input(op, "input_tensor_a", input_tensor_a)
+    b = device_input(op, "input_tensor_b", input_tensor_b)
+    named = {"input_tensor_a": a, "input_tensor_b": b}
+    if bias is not None:
+        named["bias"] = device_input(op, "bias", bias)
+    mesh = same_mesh(op, named)
+    if not isinstance(transpose_a, bool) or not isinstance(transpose_b, bool):
+        raise MeshnnTypeError(f"ttnn.{op}: transpose_a / transpose_b must be bools")
+    a_shape, b_shape = _transposed(tuple(a.shape), transpose_a), _transposed(tuple(b.shape), transpose_b)
+    shape = _matmul_shape(a_shape, b_shape, op)
+    if bias is not None:
+        try:
+            np.broadcast_shapes(tuple(bias.shape), shape)
+        except ValueError:
+            raise MeshnnValueError(f"ttnn.{op}: bias {list(bias.shape)} does not broadcast to {list(shape)}") from None
+    act = _activation(activation, op)
+    config = memory_config if memory_config is not None else DRAM_MEMORY_CONFIG
+    spec = out_spec_like(a, shape=shape, dtype=dtype, memory_config=config, op=op)
+    inputs = list(named.values())
+    specs = [t.spec for t in inputs]
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        x = logical_values(in_rows[0], specs[0])
+        w = logical_values(in_rows[1], specs[1])
+        if transpose_a:
+            x = np.swapaxes(x, -1, -2)
+        if transpose_b:
+            w = np.swapaxes(w, -1, -2)
+        if x.ndim == 2:  # rank-1 operands: the stacked device axis is the batch
+            x = x[:, None, :]
+        if w.ndim == 2:
+            w = w[:, :, None]
+        x, w = _align_batch(x, w)
+        result = np.matmul(x.astype(np.float32, copy=False), w.astype(np.float32, copy=False))
+        result = result.reshape((result.shape[0], *shape))
+        if bias is not None:
+            result = result + _expand(logical_values(in_rows[2], specs[2]), result.ndim)
+        if act is not None:
+            result = act(result)
+        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(result, spec)
+
+    return launch(op, mesh, inputs, [Output(spec)], kernel)[0]
+
+
+def _align_batch(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Give both stacked operands the same rank, device axis first."""
+    while x.ndim < w.ndim:
+        x = x[:, None]
+    while w.ndim < x.ndim:
+        w = w[:, None]
+    return x, w
+
+
+def _expand(values: np.ndarray, ndim: int) -> np.ndarray:
+    while values.ndim < ndim:
+        values = values.reshape(values.shape[0], 1, *values.shape[1:])
+    return values
+
+
+def linear(
+    input_tensor_a: Tensor,
+    input_tensor_b: Tensor,
+    *,
+    bias: Tensor | None = None,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    memory_config: MemoryConfig | None = None,
+    dtype: DataType | None = None,
+    activation: str | None = None,
+    program_config: object = None,
+    compute_kernel_config: object = None,
+    core_grid: object = None,
+    output_tile: object = None,
+    optional_output_tensor: object = None,
+    queue_id: int = 0,
+) -> Tensor:
+    """``input @ weight + bias`` (``weight`` is (in, out), as ttnn stores it), then ``activation``."""
+    return matmul(
+        input_tensor_a,
+        input_tensor_b,
+        transpose_a=transpose_a,
+        transpose_b=transpose_b,
+        memory_config=memory_config,
+        dtype=dtype,
+        bias=bias,
+        activation=activation,
+        op="linear",
+    )

@@ -1,0 +1,142 @@
+"""``ttnn.softmax``, ``ttnn.layer_norm`` and ``ttnn.rms_norm`` over the last dimension (softmax:
+any ``dim``), computed in float32 per device."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from meshnn.errors import MeshnnValueError
+from meshnn.mesh.coord import MeshCoordinate
+from meshnn.ops.execution import Output, device_input, encode_values, launch, logical_values, out_spec_like, same_mesh
+from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.tensor import Tensor
+
+
+def _axis(op: str, dim: int, shape: tuple[int, ...]) -> int:
+    rank = len(shape)
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise MeshnnValueError(f"ttnn.{op}: dim must be an int, got {dim!r}")
+    axis = dim + rank if dim < 0 else dim
+    if not 0 <= axis < rank:
+        raise MeshnnValueError(f"ttnn.{op}: dim {dim} is out of range for input_tensor {list(shape)} (rank {rank})")
+    return axis
+
+
+def softmax(
+    input_tensor: Tensor,
+    dim: int = -1,
+    *,
+    memory_config: MemoryConfig | None = None,
+    compute_kernel_config: object = None,
+    numeric_stable: bool = True,
+    **_: object,
+) -> Tensor:
+    """exp(x - max) / sum(exp(x - max)) along ``dim``."""
+    tensor = device_input("softmax", "input_tensor", input_tensor)
+    mesh = same_mesh("softmax", {"input_tensor": tensor})
+    axis = _axis("softmax", dim, tuple(tensor.shape)) + 1  # +1: the stacked device axis
+    spec = out_spec_like(tensor, memory_config=memory_config, op="softmax")
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        x = logical_values(in_rows[0], tensor.spec)
+        shifted = np.exp(x - x.max(axis=axis, keepdims=True))
+        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(
+            shifted / shifted.sum(axis=axis, keepdims=True), spec
+        )
+
+    return launch("softmax", mesh, [tensor], [Output(spec)], kernel)[0]
+
+
+def _affine(op: str, tensor: Tensor, weight: Tensor | None, bias: Tensor | None) -> dict[str, Tensor]:
+    named = {"input_tensor": tensor}
+    width = tensor.shape[-1] if len(tensor.shape) else 1
+    for name, value in (("weight", weight), ("bias", bias)):
+        if value is None:
+            continue
+        checked = device_input(op, name, value)
+        if checked.logical_volume() != width:
+            raise MeshnnValueError(
+                f"ttnn.{op}: {name} has shape {list(checked.shape)}; it needs {width} values (the last dimension "
+                f"of input_tensor {list(tensor.shape)})"
+            )
+        named[name] = checked
+    return named
+
+
+def _normalise(
+    op: str,
+    input_tensor: Tensor,
+    epsilon: float,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    residual_input_tensor: Tensor | None,
+    memory_config: MemoryConfig | None,
+    *,
+    centred: bool,
+) -> Tensor:
+    tensor = device_input(op, "input_tensor", input_tensor)
+    if len(tensor.shape) == 0:
+        raise MeshnnValueError(f"ttnn.{op}: input_tensor must have rank >= 1")
+    named = _affine(op, tensor, weight, bias)
+    if residual_input_tensor is not None:
+        residual = device_input(op, "residual_input_tensor", residual_input_tensor)
+        if tuple(residual.shape) != tuple(tensor.shape):
+            raise MeshnnValueError(f"ttnn.{op}: residual_input_tensor {list(residual.shape)} != {list(tensor.shape)}")
+        named["residual_input_tensor"] = residual
+    mesh = same_mesh(op, named)
+    spec = out_spec_like(tensor, memory_config=memory_config, op=op)
+    names = list(named)
+    specs = [t.spec for t in named.values()]
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        values = {n: logical_values(r, s) for n, r, s in zip(names, in_rows, specs, strict=True)}
+        x = values["input_tensor"]
+        if "residual_input_tensor" in values:
+            x = x + values["residual_input_tensor"]
+        if centred:
+            x = x - x.mean(axis=-1, keepdims=True)
+        y = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + np.float32(epsilon))
+        k = y.shape[0]
+        if "weight" in values:
+            y = y * values["weight"].reshape(k, *([1] * (y.ndim - 2)), -1)
+        if "bias" in values:
+            y = y + values["bias"].reshape(k, *([1] * (y.ndim - 2)), -1)
+        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(y, spec)
+
+    return launch(op, mesh, list(named.values()), [Output(spec)], kernel)[0]
+
+
+def layer_norm(
+    input_tensor: Tensor,
+    *,
+    epsilon: float = 1e-12,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    residual_input_tensor: Tensor | None = None,
+    memory_config: MemoryConfig | None = None,
+    program_config: object = None,
+    compute_kernel_config: object = None,
+    **_: object,
+) -> Tensor:
+    """(x - mean) / sqrt(var + epsilon) * weight + bias over the last dimension."""
+    return _normalise(
+        "layer_norm", input_tensor, epsilon, weight, bias, residual_input_tensor, memory_config, centred=True
+    )
+
+
+def rms_norm(
+    input_tensor: Tensor,
+    *,
+    epsilon: float = 1e-12,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    residual_input_tensor: Tensor | None = None,
+    memory_config: MemoryConfig | None = None,
+    program_config: object = None,
+    compute_kernel_config: object = None,
+    **_: object,
+) -> Tensor:
+    """x / sqrt(mean(x^2) + epsilon) * weight + bias over the last dimension."""
+    return _normalise(
+        "rms_norm", input_tensor, epsilon, weight, bias, residual_input_tensor, memory_config, centred=False
+    )

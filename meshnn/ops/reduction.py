@@ -1,0 +1,190 @@
+"""Reductions along dimensions (``ttnn.sum``, ``mean``, ``max``, ``min``, ``argmax``) and
+``ttnn.embedding``, per device."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.mesh.coord import MeshCoordinate
+from meshnn.ops.execution import Output, device_input, encode_values, launch, logical_values, out_spec_like, same_mesh
+from meshnn.tensor.dtypes import DataType
+from meshnn.tensor.layout import Layout
+from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.tensor import Tensor
+
+
+def _axes(op: str, dim: int | Sequence[int] | None, shape: tuple[int, ...]) -> tuple[int, ...]:
+    rank = len(shape)
+    if dim is None:
+        return tuple(range(rank))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    axes = []
+    for d in dims:
+        if isinstance(d, bool) or not isinstance(d, int):
+            raise MeshnnTypeError(f"ttnn.{op}: dim must be an int or a list of ints, got {dim!r}")
+        axis = d + rank if d < 0 else d
+        if not 0 <= axis < rank:
+            raise MeshnnValueError(f"ttnn.{op}: dim {d} is out of range for input_tensor {list(shape)} (rank {rank})")
+        axes.append(axis)
+    if len(set(axes)) != len(axes):
+        raise MeshnnValueError(f"ttnn.{op}: dims {dims} repeat a dimension")
+    return tuple(sorted(axes))
+
+
+def _reduce(op: str, function, input_tensor: Tensor, dim, keepdim: bool, memory_config, dtype=None) -> Tensor:
+    tensor = device_input(op, "input_tensor", input_tensor)
+    mesh = same_mesh(op, {"input_tensor": tensor})
+    axes = _axes(op, dim, tuple(tensor.shape))
+    shape = (
+        tuple(1 if i in axes else d for i, d in enumerate(tensor.shape))
+        if keepdim
+        else tuple(d for i, d in enumerate(tensor.shape) if i not in axes)
+    )
+    layout = tensor.layout if len(shape) >= 1 or tensor.layout is Layout.ROW_MAJOR else Layout.ROW_MAJOR
+    spec = out_spec_like(tensor, shape=shape, dtype=dtype, layout=layout, memory_config=memory_config, op=op)
+    device_axes = tuple(a + 1 for a in axes)
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        x = logical_values(in_rows[0], tensor.spec)
+        result = function(x, axis=device_axes, keepdims=keepdim)
+        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(
+            np.asarray(result).reshape((x.shape[0], *shape)), spec
+        )
+
+    return launch(op, mesh, [tensor], [Output(spec)], kernel)[0]
+
+
+def sum(
+    input_tensor: Tensor,
+    dim: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    memory_config: MemoryConfig | None = None,
+    **_: object,
+) -> Tensor:
+    return _reduce("sum", np.sum, input_tensor, dim, keepdim, memory_config)
+
+
+def mean(
+    input_tensor: Tensor,
+    dim: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    memory_config: MemoryConfig | None = None,
+    **_: object,
+) -> Tensor:
+    return _reduce("mean", np.mean, input_tensor, dim, keepdim, memory_config)
+
+
+def max(
+    input_tensor: Tensor,
+    dim: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    memory_config: MemoryConfig | None = None,
+    **_: object,
+) -> Tensor:
+    return _reduce("max", np.max, input_tensor, dim, keepdim, memory_config)
+
+
+def min(
+    input_tensor: Tensor,
+    dim: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    memory_config: MemoryConfig | None = None,
+    **_: object,
+) -> Tensor:
+    return _reduce("min", np.min, input_tensor, dim, keepdim, memory_config)
+
+
+def argmax(
+    input_tensor: Tensor,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    memory_config: MemoryConfig | None = None,
+    **_: object,
+) -> Tensor:
+    """Indices (uint32) of the largest value along ``dim`` (over all elements when None)."""
+    tensor = device_input("argmax", "input_tensor", input_tensor)
+    if dim is None:
+        return _reduce_all_argmax(tensor, keepdim, memory_config)
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise MeshnnTypeError(f"ttnn.argmax: dim must be an int, got {dim!r}")
+
+    def function(x: np.ndarray, axis: tuple[int, ...], keepdims: bool) -> np.ndarray:
+        return np.argmax(x, axis=axis[0], keepdims=keepdims)
+
+    return _reduce("argmax", function, tensor, dim, keepdim, memory_config, dtype=DataType.UINT32)
+
+
+def _reduce_all_argmax(tensor: Tensor, keepdim: bool, memory_config: MemoryConfig | None) -> Tensor:
+    mesh = same_mesh("argmax", {"input_tensor": tensor})
+    rank = len(tensor.shape)
+    shape = (1,) * rank if keepdim else (1,)
+    spec = out_spec_like(
+        tensor, shape=shape, dtype=DataType.UINT32, layout=Layout.ROW_MAJOR, memory_config=memory_config, op="argmax"
+    )
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        x = logical_values(in_rows[0], tensor.spec)
+        index = x.reshape(x.shape[0], -1).argmax(axis=1).astype(np.uint32)
+        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(index.reshape((-1, *shape)), spec)
+
+    return launch("argmax", mesh, [tensor], [Output(spec)], kernel)[0]
+
+
+def embedding(
+    input_tensor: Tensor,
+    weight: Tensor,
+    *,
+    pad_token: int | None = None,
+    layout: Layout = Layout.ROW_MAJOR,
+    dtype: DataType | None = None,
+    memory_config: MemoryConfig | None = None,
+    **_: object,
+) -> Tensor:
+    """Rows of ``weight`` (vocab, hidden) picked by the integer ids of ``input_tensor``."""
+    ids = device_input("embedding", "input_tensor", input_tensor)
+    table = device_input("embedding", "weight", weight)
+    if not ids.dtype.is_integer:
+        raise MeshnnTypeError(f"ttnn.embedding: input_tensor must hold integer ids, got {ids.dtype}")
+    if len(table.shape) < 2 or int(np.prod(table.shape[:-2] or (1,))) != 1:
+        raise MeshnnValueError(f"ttnn.embedding: weight must be (vocab, hidden), got {list(table.shape)}")
+    mesh = same_mesh("embedding", {"input_tensor": ids, "weight": table})
+    vocab, hidden = table.shape[-2], table.shape[-1]
+    _check_ids(ids, vocab)
+    shape = (*ids.shape, hidden)
+    spec = out_spec_like(table, shape=shape, dtype=dtype, layout=layout, memory_config=memory_config, op="embedding")
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        index = logical_values(in_rows[0], ids.spec).astype(np.int64)
+        rows = logical_values(in_rows[1], table.spec).reshape(index.shape[0], vocab, hidden)
+        picked = np.take_along_axis(rows, index.reshape(index.shape[0], -1, 1), axis=1)
+        if pad_token is not None:
+            picked = np.where(index.reshape(index.shape[0], -1, 1) == pad_token, 0, picked)
+        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(picked.reshape((-1, *shape)), spec)
+
+    return launch("embedding", mesh, [ids, table], [Output(spec)], kernel)[0]
+
+
+def _check_ids(ids: Tensor, vocab: int) -> None:
+    """Ids are data, so a bad one shows only in the bytes: read them (once the queue has drained)
+    and refuse before the output is allocated, rather than fail later inside the kernel."""
+    buffer = ids.storage.mesh_buffer  # type: ignore[union-attr]
+    mesh = buffer.device()
+    mesh.mesh_command_queue(0).finish()
+    rows = [mesh.local_row(c) for c in ids.storage.coords if mesh.is_local(c)]  # type: ignore[union-attr]
+    if not rows or ids.logical_volume() == 0:
+        return
+    index = logical_values(buffer.slab()[rows], ids.spec).astype(np.int64)
+    low, high = int(index.min()), int(index.max())
+    if low < 0 or high >= vocab:
+        raise MeshnnValueError(
+            f"ttnn.embedding: ids of input_tensor {list(ids.shape)} must lie in [0, {vocab}) (the rows of weight), "
+            f"got {low}..{high}"
+        )

@@ -1,0 +1,109 @@
+"""``ttnn.model_preprocessing.preprocess_model_parameters`` for torch models built of Linear,
+LayerNorm and Embedding layers: weights converted as ttnn's default preprocessors do.
+
+Linear: weight (out, in) transposed to (in, out), bias reshaped to (1, out), both bfloat16 TILE;
+LayerNorm: weight and bias reshaped to (1, H), bfloat16 TILE; Embedding: weight as is, bfloat16
+ROW_MAJOR.  An active ``ttnn.distribute(mapper)`` applies to every conversion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import meshnn
+
+
+class ParameterDict(dict):
+    """Parameters by name, also reachable as attributes (``parameters.fc1.weight``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"no parameter {name!r}; have {sorted(self)}") from None
+
+
+def _convert(tensor: Any, layout: meshnn.Layout, device: meshnn.MeshDevice | None) -> meshnn.Tensor:
+    return meshnn.from_torch(tensor.detach().contiguous(), dtype=meshnn.bfloat16, layout=layout, device=device)
+
+
+def preprocess_linear_weight(weight: Any, *, dtype: meshnn.DataType = meshnn.bfloat16, device=None) -> meshnn.Tensor:
+    return meshnn.from_torch(weight.T.contiguous(), dtype=dtype, layout=meshnn.TILE_LAYOUT, device=device)
+
+
+def preprocess_linear_bias(bias: Any, *, dtype: meshnn.DataType = meshnn.bfloat16, device=None) -> meshnn.Tensor:
+    return meshnn.from_torch(bias.reshape(1, -1), dtype=dtype, layout=meshnn.TILE_LAYOUT, device=device)
+
+
+def _default(module: Any, device: meshnn.MeshDevice | None) -> ParameterDict:
+    import torch
+
+    if isinstance(module, torch.nn.Linear):
+        out = ParameterDict(weight=preprocess_linear_weight(module.weight, device=device))
+        if module.bias is not None:
+            out["bias"] = preprocess_linear_bias(module.bias, device=device)
+        return out
+    if isinstance(module, torch.nn.LayerNorm):
+        out = ParameterDict()
+        if module.weight is not None:
+            out["weight"] = _convert(module.weight.reshape(1, -1), meshnn.TILE_LAYOUT, device)
+        if module.bias is not None:
+            out["bias"] = _convert(module.bias.reshape(1, -1), meshnn.TILE_LAYOUT, device)
+        return out
+    if isinstance(module, torch.nn.Embedding):
+        return ParameterDict(weight=_convert(module.weight, meshnn.ROW_MAJOR_LAYOUT, device))
+    children = dict(module.named_children())
+    if not children:
+        if not any(True for _ in module.parameters(recurse=False)):
+            return ParameterDict()  # activations, dropout: nothing to convert
+        raise meshnn.NotImplementedByMeshnn(f"model_preprocessing of {type(module).__name__} layers")
+    return ParameterDict({name: _default(child, device) for name, child in children.items()})
+
+
+def preprocess_model_parameters(
+    model_name: str | None = None,
+    *,
+    initialize_model: Callable[[], Any] | None = None,
+    model: Any = None,
+    device: meshnn.MeshDevice | None = None,
+    custom_preprocessor: Callable[..., ParameterDict | dict] | None = None,
+    convert_to_ttnn: Callable[..., bool] | None = None,
+    prefix: str = "",
+    **_: Any,
+) -> ParameterDict:
+    """Convert every parameter of the torch model (``initialize_model()`` or ``model``)."""
+    module = model if model is not None else (initialize_model() if initialize_model is not None else None)
+    if module is None:
+        raise meshnn.MeshnnValueError("preprocess_model_parameters needs initialize_model= or model=")
+
+    def walk(current: Any, name: str) -> ParameterDict:
+        if custom_preprocessor is not None:
+            custom = (
+                custom_preprocessor(current, name, device)
+                if _arity(custom_preprocessor) >= 3
+                else custom_preprocessor(current, name)
+            )
+            if custom:
+                return ParameterDict(custom)
+        children = dict(current.named_children())
+        if children and not _is_leaf_layer(current):
+            return ParameterDict({n: walk(c, f"{name}.{n}" if name else n) for n, c in children.items()})
+        return _default(current, device)
+
+    return walk(module, prefix)
+
+
+def _is_leaf_layer(module: Any) -> bool:
+    import torch
+
+    return isinstance(module, torch.nn.Linear | torch.nn.LayerNorm | torch.nn.Embedding)
+
+
+def _arity(function: Callable[..., Any]) -> int:
+    import inspect
+
+    try:
+        return len(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        return 2
