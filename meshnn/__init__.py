@@ -43,6 +43,7 @@ from meshnn.mesh import (
     event_query,
     event_synchronize,
     open_mesh_device,
+    synchronize_device,
 )
 from meshnn.mesh.memory_report import dump_device_memory_state, memory_report, plot_memory
 from meshnn.mesh.system import (

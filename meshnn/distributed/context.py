@@ -33,9 +33,9 @@ class DistributedContext(Protocol):
 
     def allgather_object(self, value: object) -> list[object]: ...
 
-    def allgather_array(self, array: np.ndarray) -> list[np.ndarray]: ...
+    def allgather_array(self, array: np.ndarray, out: np.ndarray | None = None) -> list[np.ndarray]: ...
 
-    def allreduce_array(self, array: np.ndarray) -> np.ndarray: ...
+    def allreduce_array(self, array: np.ndarray, out: np.ndarray | None = None) -> np.ndarray: ...
 
     def abort(self, message: str) -> None: ...
 
@@ -52,11 +52,17 @@ class SingleProcessContext:
     def allgather_object(self, value: object) -> list[object]:
         return [value]
 
-    def allgather_array(self, array: np.ndarray) -> list[np.ndarray]:
-        return [array]
+    def allgather_array(self, array: np.ndarray, out: np.ndarray | None = None) -> list[np.ndarray]:
+        if out is None:
+            return [array]
+        np.copyto(out, array)
+        return [out]
 
-    def allreduce_array(self, array: np.ndarray) -> np.ndarray:
-        return array
+    def allreduce_array(self, array: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        if out is None:
+            return array
+        np.copyto(out, array)
+        return out
 
     def abort(self, message: str) -> None:
         raise DistributedError(message, rank=0)

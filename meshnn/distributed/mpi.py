@@ -1,7 +1,9 @@
 """The MPI distributed context: the only module of meshnn that imports mpi4py.
 
 Every rank runs the same program.  Collectives move numpy arrays with mpi4py's buffer interface
-(no pickling); small control values use the object interface.  Two safeguards keep a failing run
+(no pickling) on a communicator of their own, because they run inside kernels on a command
+queue's dispatch thread while the main thread may be in a control collective (the lock-step
+check); small control values use the object interface on ``COMM_WORLD``.  Two safeguards keep a failing run
 from hanging: an uncaught exception on any rank prints ``meshnn: rank R raised ...`` and aborts
 every rank, and a watchdog thread on each rank notices a peer process on the same host that has
 died and aborts the run naming it (``mpiexec -disable-auto-cleanup`` lets the survivors say so;
@@ -39,6 +41,7 @@ class MpiContext:
         self.comm = MPI.COMM_WORLD
         self._rank = self.comm.Get_rank()
         self._size = self.comm.Get_size()
+        self.data_comm = self.comm.Dup()  # array collectives (dispatch threads), ordered by cq 0
         self.peers: list[tuple[str, int]] = self.comm.allgather((socket.gethostname(), os.getpid()))
         self._install_excepthook()
         self._start_watchdog()
@@ -57,15 +60,23 @@ class MpiContext:
     def allgather_object(self, value: object) -> list[object]:
         return self.comm.allgather(value)
 
-    def allgather_array(self, array: np.ndarray) -> list[np.ndarray]:
-        """Every rank's ``array`` (same dtype and trailing shape; leading sizes may differ)."""
+    def allgather_array(self, array: np.ndarray, out: np.ndarray | None = None) -> list[np.ndarray]:
+        """Every rank's ``array`` in rank order (same dtype and trailing shape; leading sizes may
+        differ), received into ``out`` (C-contiguous, all ranks' rows) when given."""
         local = np.ascontiguousarray(array)
-        counts = self.comm.allgather(local.shape[0] if local.ndim else 1)
+        counts = self.data_comm.allgather(local.shape[0] if local.ndim else 1)
         row = int(np.prod(local.shape[1:], dtype=np.int64)) if local.ndim > 1 else 1
-        out = np.empty((sum(counts), *local.shape[1:]), dtype=local.dtype)
+        shape = (sum(counts), *local.shape[1:])
+        if out is None:
+            out = np.empty(shape, dtype=local.dtype)
+        elif out.shape != shape or out.dtype != local.dtype or not out.flags.c_contiguous:
+            raise DistributedError(f"allgather_array: out must be a C-contiguous {local.dtype} array of shape {shape}")
+        if len(set(counts)) == 1:  # equal parts: plain Allgather (MPICH picks better algorithms)
+            self.data_comm.Allgather(local.view(np.uint8).reshape(-1), out.view(np.uint8).reshape(-1))
+            return list(np.split(out, len(counts))) if out.ndim else [out]
         sizes = [c * row * local.itemsize for c in counts]
         offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()
-        self.comm.Allgatherv(
+        self.data_comm.Allgatherv(
             local.view(np.uint8).reshape(-1), [out.view(np.uint8).reshape(-1), sizes, offsets, MPI.BYTE]
         )
         parts, start = [], 0
@@ -74,11 +85,17 @@ class MpiContext:
             start += count
         return parts
 
-    def allreduce_array(self, array: np.ndarray) -> np.ndarray:
-        """The element-wise sum over ranks of ``array`` (same shape and dtype on every rank)."""
+    def allreduce_array(self, array: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The element-wise sum over ranks of ``array`` (same shape and dtype on every rank), into
+        ``out`` (C-contiguous, same shape and dtype) when given."""
         local = np.ascontiguousarray(array)
-        out = np.empty_like(local)
-        self.comm.Allreduce(local, out, op=MPI.SUM)
+        if out is None:
+            out = np.empty_like(local)
+        elif out.shape != local.shape or out.dtype != local.dtype or not out.flags.c_contiguous:
+            raise DistributedError(
+                f"allreduce_array: out must be a C-contiguous {local.dtype} array of shape {local.shape}"
+            )
+        self.data_comm.Allreduce(local, out, op=MPI.SUM)
         return out
 
     def abort(self, message: str) -> None:

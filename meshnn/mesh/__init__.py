@@ -23,7 +23,7 @@ from meshnn.mesh.mesh_buffer import (
     ReplicatedBufferConfig,
     ShardedBufferConfig,
 )
-from meshnn.mesh.mesh_device import Device, MeshDevice, close_mesh_device, open_mesh_device
+from meshnn.mesh.mesh_device import Device, MeshDevice, close_mesh_device, open_mesh_device, synchronize_device
 from meshnn.mesh.workload import MeshWorkload, Program, ProgramContext
 
 __all__ = [
@@ -50,5 +50,6 @@ __all__ = [
     "event_synchronize",
     "open_mesh_device",
     "subtract",
+    "synchronize_device",
     "to_linear_index",
 ]

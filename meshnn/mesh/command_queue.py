@@ -234,8 +234,9 @@ class MeshCommandQueue:
             if self._mesh.is_local(transfer.shard_coord):
                 plan.append((self._mesh.local_row(transfer.shard_coord), region, data[: region.size]))
 
+        slab = mesh_buffer.slab()  # taken now: the write lands even if the buffer is freed meanwhile
+
         def write(items=plan) -> None:
-            slab = mesh_buffer.slab()
             for rows, region, data in _coalesced(items, slab.shape[1]):
                 slab[rows, region.offset : region.offset + region.size] = data
 
@@ -306,8 +307,9 @@ class MeshCommandQueue:
                 )
             plan.append((self._mesh.local_row(transfer.shard_coord), region, out))
 
+        slab = mesh_buffer.slab()
+
         def read() -> None:
-            slab = mesh_buffer.slab()
             for rows, region, out in _coalesced([(r, g, o[: g.size]) for r, g, o in plan], slab.shape[1]):
                 out[...] = slab[rows, region.offset : region.offset + region.size]
 
@@ -349,7 +351,8 @@ class MeshCommandQueue:
             raise MeshnnTypeError(f"expected a MeshWorkload, got {type(workload).__name__}")
         self._mesh.check_open()
         workload.validate(self._mesh)
-        self._submit(lambda: workload.run(self._mesh), blocking=blocking)
+        bound = workload.bind()
+        self._submit(lambda: workload.run(self._mesh, bound), blocking=blocking)
 
     def enqueue_record_event(self, device_range: MeshCoordinateRange | None = None) -> MeshEvent:
         """An event that completes when this queue reaches it."""

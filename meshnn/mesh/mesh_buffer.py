@@ -13,6 +13,8 @@ that address: it shares the owner's slab, and deallocating it only ends the view
 from __future__ import annotations
 
 import enum
+import os
+import threading
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -112,6 +114,60 @@ class BufferRegion:
             raise MeshnnValueError(f"BufferRegion needs non-negative ints, got ({self.offset!r}, {self.size!r})")
 
 
+class SlabPool:
+    """Released slabs kept for the next buffer of the same (rows, size), so that a model that
+    allocates and frees the same shapes again and again writes into memory whose pages are
+    already mapped, as device memory is.
+
+    Bounded: at most ``limit`` bytes are kept (``MESHNN_SLAB_POOL_BYTES``, default 1 GiB; 0 turns
+    pooling off); a slab that does not fit is dropped and its memory goes back to the system.
+    Only slabs of at least ``MIN_BYTES`` are pooled.  A reused slab holds the bytes its previous
+    buffer left, like device memory after a free; meshnn never hands out a slab's memory to a
+    host tensor (reads copy), so no host data can change under a user.
+    """
+
+    MIN_BYTES = 1 << 20
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._free: dict[tuple[int, int], list[np.ndarray]] = {}
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the pool now."""
+        return self._bytes
+
+    def take(self, rows: int, size: int) -> np.ndarray:
+        """A ``(rows, size)`` uint8 slab: a pooled one, or a new zeroed one."""
+        if rows * size >= self.MIN_BYTES:
+            with self._lock:
+                kept = self._free.get((rows, size))
+                if kept:
+                    self._bytes -= rows * size
+                    return kept.pop()
+        return np.zeros((rows, size), dtype=np.uint8)  # calloc: pages touched lazily
+
+    def give(self, slab: np.ndarray) -> None:
+        """Keep ``slab`` for reuse if the bound allows; otherwise let it go."""
+        if slab.nbytes < self.MIN_BYTES or not slab.flags.owndata:
+            return
+        with self._lock:
+            if self._bytes + slab.nbytes <= self.limit:
+                self._free.setdefault(slab.shape, []).append(slab)
+                self._bytes += slab.nbytes
+
+    def clear(self) -> None:
+        """Return every pooled slab to the system."""
+        with self._lock:
+            self._free.clear()
+            self._bytes = 0
+
+
+SLAB_POOL = SlabPool(int(os.environ.get("MESHNN_SLAB_POOL_BYTES", str(1 << 30))))
+
+
 class _Storage:
     """The slab of an owning buffer, shared with its views; ``data`` is None once released."""
 
@@ -123,7 +179,7 @@ class _Storage:
 
     def array(self) -> np.ndarray:
         if self.data is None:
-            self.data = np.zeros((self.rows, self.size), dtype=np.uint8)  # calloc: pages touched lazily
+            self.data = SLAB_POOL.take(self.rows, self.size)
         return self.data
 
 
@@ -149,7 +205,9 @@ def _validate_sharded(config: ShardedBufferConfig, mesh_device: MeshDevice) -> N
 
 
 def _release(allocator: object, buffer_type: BufferType, address: int, storage: _Storage, mesh: weakref.ref) -> None:
-    """Free an owned buffer's address (if its mesh is still open) and drop its slab."""
+    """Free an owned buffer's address (if its mesh is still open) and pool or drop its slab."""
+    if storage.data is not None:
+        SLAB_POOL.give(storage.data)
     storage.data = None
     device = mesh()
     if device is not None and device.is_open() and storage.size:

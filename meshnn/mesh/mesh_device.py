@@ -448,3 +448,14 @@ def close_mesh_device(mesh_device: MeshDevice) -> None:
     if not isinstance(mesh_device, MeshDevice):
         raise MeshnnTypeError(f"close_mesh_device needs a MeshDevice, got {mesh_device!r}")
     mesh_device.close()
+
+
+def synchronize_device(device: MeshDevice, cq_id: int | None = None, sub_device_ids: object = None) -> None:
+    """``ttnn.synchronize_device``: wait until queue ``cq_id`` (None: every queue) has finished its
+    work; an error a kernel raised surfaces here."""
+    if not isinstance(device, MeshDevice):
+        raise MeshnnTypeError(f"synchronize_device needs a MeshDevice, got {device!r}")
+    device.check_open()
+    queues = range(device.num_command_queues) if cq_id is None else [cq_id]
+    for queue in queues:
+        device.mesh_command_queue(queue).finish()

@@ -105,10 +105,15 @@ class MeshWorkload:
                 if missing:
                     raise MeshnnValueError(f"{program.name} has no runtime args for devices {missing[:4]}")
 
-    def run(self, mesh: MeshDevice) -> None:
+    def bind(self) -> list[list[np.ndarray]]:
+        """Each program's slabs, taken when the workload is enqueued: a buffer deallocated while
+        the workload waits in the queue keeps its memory until the workload has run."""
+        return [[b.slab() for b in program.buffers] for program in self._programs.values()]
+
+    def run(self, mesh: MeshDevice, bound: list[list[np.ndarray]] | None = None) -> None:
         """Execute every program on the local devices of its range (on the dispatch thread)."""
-        for device_range, program in self._programs.items():
-            slabs = [b.slab() for b in program.buffers]
+        bound = self.bind() if bound is None else bound
+        for (device_range, program), slabs in zip(self._programs.items(), bound, strict=True):
             for rows, coords in _row_runs(mesh, device_range, per_device=not program.is_uniform):
                 args = program.args if program.is_uniform else program.runtime_args[coords[0]]  # type: ignore[index]
                 program.kernel(ProgramContext(tuple(s[rows] for s in slabs), coords, args))

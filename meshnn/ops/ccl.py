@@ -5,6 +5,12 @@ Groups: without ``cluster_axis`` the group is the whole mesh, in row-major order
 ``cluster_axis=0`` each column.  Every device of a group ends with the same gathered or reduced
 result; ``reduce_scatter`` leaves device i of a group with slice i of ``dim``.  On the simulated
 mesh a collective is a rearrangement of slab rows along a mesh axis (sums in float32).
+
+Across MPI ranks (each rank holding some of the mesh's devices) the values cross ranks through
+the context's array collectives: ``all_gather`` gathers every rank's local shards
+(``Allgatherv``); ``all_reduce`` and ``reduce_scatter`` sum each group's local members first and
+then add those partial sums over ranks (``Allreduce``), so a rank sends one partial per group, not
+one shard per device.  The kernel runs once per rank, over all of its local devices.
 """
 
 from __future__ import annotations
@@ -14,10 +20,21 @@ import enum
 import numpy as np
 
 from meshnn.errors import MeshnnValueError
-from meshnn.mesh.coord import MeshCoordinate
+from meshnn.mesh.coord import MeshCoordinate, to_linear_index
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.ops.execution import Output, device_input, encode_values, launch, logical_values, out_spec_like, same_mesh
+from meshnn.ops.execution import (
+    Output,
+    device_input,
+    encode_values,
+    launch,
+    logical_values,
+    out_spec_like,
+    same_mesh,
+    store_elements,
+    stored_elements,
+)
 from meshnn.tensor.distribution import PlacementReplicate, PlacementShard, TensorTopology
+from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
@@ -94,6 +111,105 @@ def _ungrouped(grouped: np.ndarray, shape: tuple[int, ...], axis: int | None) ->
     return np.moveaxis(moved, len(shape) - 1, axis).reshape((-1, *tail))
 
 
+# ----------------------------------------------------------------------------- across ranks
+
+
+def _local_indices(mesh: MeshDevice, coords: tuple[MeshCoordinate, ...]) -> np.ndarray:
+    """Row-major device indices of this rank's ``coords`` (which must be all its local devices)."""
+    if len(coords) != len(mesh.local_coords()):
+        raise MeshnnValueError("a collective across ranks must run on every local device of the mesh at once")
+    return np.fromiter((to_linear_index(mesh.shape, c) for c in coords), dtype=np.int64, count=len(coords))
+
+
+def _gathered(
+    mesh: MeshDevice, local: np.ndarray, coords: tuple[MeshCoordinate, ...], out: np.ndarray | None = None
+) -> np.ndarray:
+    """``(local devices, *t)`` values of every rank as ``(devices, *t)`` in row-major device order
+    (received straight into ``out`` when given and the ranks own contiguous rows in rank order)."""
+    context = mesh.context
+    index = np.concatenate(context.allgather_array(_local_indices(mesh, coords)))
+    in_order = bool(np.array_equal(index, np.arange(index.size)))
+    shape = (index.size, *local.shape[1:])
+    received = out if out is not None and in_order else np.empty(shape, dtype=local.dtype)
+    context.allgather_array(local, out=received)
+    if in_order:
+        return received
+    ordered = np.empty_like(received) if out is None else out
+    ordered[index] = received
+    return ordered
+
+
+def _gather_bytes(
+    mesh: MeshDevice,
+    in_rows: np.ndarray,
+    out_rows: np.ndarray,
+    coords: tuple[MeshCoordinate, ...],
+    shape: tuple[int, ...],
+    axis: int | None,
+    size: int,
+) -> None:
+    """all_gather across ranks when the result is the members' bytes end to end: each local
+    device's output row is its group's ``size``-byte input rows in member order."""
+    n = _group_size(shape, axis)
+    mine = _local_indices(mesh, coords)
+    if len(mine) == 1 and n == int(np.prod(shape)):  # one local device, one group of all: in place
+        _gathered(mesh, np.ascontiguousarray(in_rows[:, :size]), coords, out=out_rows[0, : n * size].reshape(n, size))
+        return
+    everything = _gathered(mesh, np.ascontiguousarray(in_rows[:, :size]), coords)
+    group_of = [_group_of(shape, axis, i)[0] for i in range(everything.shape[0])]
+    for row, index in enumerate(mine):
+        members = [i for i, g in enumerate(group_of) if g == group_of[int(index)]]
+        out_rows[row, : n * size].reshape(n, size)[...] = everything[members]
+
+
+def _group_of(shape: tuple[int, ...], axis: int | None, index: int) -> tuple[int, int]:
+    """(group, member) of the device at row-major ``index`` (the numbering of :func:`_grouped`)."""
+    position = np.unravel_index(index, shape)
+    if axis is None:
+        return 0, index
+    others = tuple(p for i, p in enumerate(position) if i != axis)
+    other_shape = tuple(d for i, d in enumerate(shape) if i != axis)
+    group = int(np.ravel_multi_index(others, other_shape)) if other_shape else 0
+    return group, int(position[axis])
+
+
+def _summed_over_ranks(
+    mesh: MeshDevice,
+    local: np.ndarray,
+    coords: tuple[MeshCoordinate, ...],
+    shape: tuple[int, ...],
+    axis: int | None,
+    out: np.ndarray | None = None,
+) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """Each group's sum over all its members on every rank: ``(groups, *t)``, and the (group,
+    member) of each local device.  When every local device is a group of its own, in order (a
+    collective across the ranks only), the local values are the partial sums as they stand and
+    the sum is received into ``out`` when given."""
+    members = [_group_of(shape, axis, int(i)) for i in _local_indices(mesh, coords)]
+    groups = int(np.prod(shape)) // _group_size(shape, axis)
+    dtype = _sum_dtype(local)
+    if [g for g, _ in members] == list(range(groups)):
+        partial = local.astype(dtype, copy=False)
+        if out is not None and (out.shape != partial.shape or out.dtype != dtype):
+            out = None
+        return mesh.context.allreduce_array(partial, out=out), members
+    partial = np.zeros((groups, *local.shape[1:]), dtype=dtype)
+    for row, (group, _) in enumerate(members):
+        partial[group] += local[row]
+    return mesh.context.allreduce_array(partial), members
+
+
+def _raw_concatenation(shape: tuple[int, ...], layout: Layout, dim: int, explicit: bool) -> bool:
+    """True when gathering along ``dim`` puts the shards' bytes end to end: every dim before
+    ``dim`` is 1 and ``dim`` is not tiled."""
+    outer = int(np.prod(shape[:dim], dtype=np.int64))
+    return outer == 1 and not explicit and (layout is Layout.ROW_MAJOR or dim < len(shape) - 2)
+
+
+def _sum_dtype(values: np.ndarray) -> np.dtype:
+    return values.dtype if values.dtype.kind in "iu" else np.dtype(np.float32)
+
+
 def all_gather(
     input_tensor: Tensor,
     dim: int,
@@ -112,13 +228,25 @@ def all_gather(
     out_shape = tuple(d * n if i == axis_dim else d for i, d in enumerate(tensor.shape))
     spec = out_spec_like(tensor, shape=out_shape, memory_config=memory_config, op="all_gather")
 
+    raw = _raw_concatenation(
+        tuple(tensor.shape), tensor.layout, axis_dim, tensor.spec.explicit_padded_shape is not None
+    )
+    in_size = tensor.spec.compute_packed_buffer_size_bytes()
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        grouped = _grouped(logical_values(in_rows[0], tensor.spec, as_float=False), shape, axis)
+        if not mesh.all_local and raw:
+            _gather_bytes(mesh, in_rows[0], out_rows[0], coords, shape, axis, in_size)
+            return
+        values = logical_values(in_rows[0], tensor.spec, as_float=False)
+        if not mesh.all_local:
+            values = _gathered(mesh, values, coords)
+        grouped = _grouped(values, shape, axis)
         gathered = np.concatenate([grouped[:, m] for m in range(n)], axis=axis_dim + 1)  # (groups, *out)
         result = np.broadcast_to(gathered[:, None], (gathered.shape[0], n, *gathered.shape[1:]))
-        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(
-            np.ascontiguousarray(_ungrouped(result, shape, axis)), spec
-        )
+        result = _ungrouped(result, shape, axis)
+        if not mesh.all_local:
+            result = result[_local_indices(mesh, coords)]
+        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(np.ascontiguousarray(result), spec)
 
     out = Output(spec, topology=_topology(tensor, axis, PlacementReplicate()))
     return launch("all_gather", mesh, [tensor], [out], kernel)[0]
@@ -140,12 +268,19 @@ def all_reduce(
     spec = out_spec_like(tensor, memory_config=memory_config, op="all_reduce")
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        if not mesh.all_local:  # element-wise: summed in storage order, tile padding and all
+            rows, out_row = in_rows[0], out_rows[0]
+            elements = stored_elements(rows, tensor.spec)
+            direct = (spec.dtype is DataType.FLOAT32 or spec.dtype.is_integer) and rows.shape == out_row.shape
+            target = out_row.view(elements.dtype) if direct else None
+            totals, members = _summed_over_ranks(mesh, elements, coords, shape, axis, out=target)
+            if totals is not target:
+                store_elements(totals[[group for group, _ in members]], spec, out_row[:, : rows.shape[1]])
+            return
         grouped = _grouped(logical_values(in_rows[0], tensor.spec), shape, axis)
-        total = grouped.sum(axis=1, keepdims=True, dtype=grouped.dtype if grouped.dtype.kind in "iu" else np.float32)
-        result = np.broadcast_to(total, grouped.shape)
-        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(
-            np.ascontiguousarray(_ungrouped(result, shape, axis)), spec
-        )
+        total = grouped.sum(axis=1, keepdims=True, dtype=_sum_dtype(grouped))
+        result = _ungrouped(np.broadcast_to(total, grouped.shape), shape, axis)
+        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(np.ascontiguousarray(result), spec)
 
     out = Output(spec, topology=_topology(tensor, axis, PlacementReplicate()))
     return launch("all_reduce", mesh, [tensor], [out], kernel)[0]
@@ -181,12 +316,17 @@ def reduce_scatter(
     spec = out_spec_like(tensor, shape=out_shape, memory_config=memory_config, op="reduce_scatter")
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        grouped = _grouped(logical_values(in_rows[0], tensor.spec), shape, axis)
-        total = grouped.sum(axis=1, dtype=grouped.dtype if grouped.dtype.kind in "iu" else np.float32)
-        pieces = np.stack(np.split(total, n, axis=axis_dim + 1), axis=1)  # (groups, members, *out)
-        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(
-            np.ascontiguousarray(_ungrouped(pieces, shape, axis)), spec
-        )
+        values = logical_values(in_rows[0], tensor.spec)
+        if not mesh.all_local:
+            totals, members = _summed_over_ranks(mesh, values, coords, shape, axis)
+            pieces = np.split(totals, n, axis=axis_dim + 1)  # n x (groups, *out)
+            result = np.stack([pieces[member][group] for group, member in members])
+        else:
+            grouped = _grouped(values, shape, axis)
+            total = grouped.sum(axis=1, dtype=_sum_dtype(grouped))
+            pieces = np.stack(np.split(total, n, axis=axis_dim + 1), axis=1)  # (groups, members, *out)
+            result = _ungrouped(pieces, shape, axis)
+        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(np.ascontiguousarray(result), spec)
 
     out = Output(spec, topology=_topology(tensor, axis, PlacementShard(axis_dim)))
     return launch("reduce_scatter", mesh, [tensor], [out], kernel)[0]

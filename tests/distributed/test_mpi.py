@@ -54,6 +54,16 @@ def test_shard_round_trips_across_ranks(ranks, mesh):
     ok(mpirun(ranks, "round_trip.py", mesh), ranks)
 
 
+@pytest.mark.parametrize(("ranks", "mesh"), [(2, "2x4"), (2, "8x4"), (4, "8x4")])
+def test_collectives_across_ranks_match_numpy(ranks, mesh):
+    """all_gather, all_reduce and reduce_scatter over the whole mesh, its rows and its columns."""
+    ok(mpirun(ranks, "collectives.py", mesh), ranks)
+
+
+def test_tensor_parallel_mlp_across_two_ranks():
+    ok(mpirun(2, "tp_mlp.py"), 2)
+
+
 def test_a_rank_that_raises_stops_every_rank_naming_it():
     start = time.monotonic()
     result = mpirun(2, "fault.py", "raise", timeout=90)
