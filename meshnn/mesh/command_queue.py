@@ -71,7 +71,11 @@ class MeshEvent:
 
 
 def host_bytes(data: Any, *, writable: bool, what: str) -> np.ndarray:
-    """A flat uint8 view of ``data`` (any numpy array or buffer-protocol object), without copying."""
+    """A flat uint8 view of ``data`` (any numpy array or buffer-protocol object), without copying.
+
+    A numpy array that is not C-contiguous (a strided view, e.g. one shard of a larger array) is
+    returned as it is: its bytes in C order are the transfer, copied element by element straight
+    between the array and the device (no staging copy)."""
     if isinstance(data, np.ndarray):
         array = data
     else:
@@ -84,10 +88,28 @@ def host_bytes(data: Any, *, writable: bool, what: str) -> np.ndarray:
     if writable and not array.flags.writeable:
         raise MeshnnValueError(f"{what} is read-only; a read needs a writable array")
     if not array.flags.c_contiguous:
-        if writable:
-            raise MeshnnValueError(f"{what} must be C-contiguous to be read into")
-        array = np.ascontiguousarray(array)
+        if array.dtype.hasobject:
+            raise MeshnnTypeError(f"{what} must hold plain numbers, got {array.dtype}")
+        return array
     return array.reshape(-1).view(np.uint8)
+
+
+def _strided(data: np.ndarray) -> bool:
+    return data.ndim != 1 or data.dtype != np.uint8
+
+
+def _region_as(slab_row: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """A device row's region bytes viewed with the dtype and shape of a strided host array."""
+    return slab_row.view(data.dtype).reshape(data.shape)
+
+
+def _host_slice(data: np.ndarray, size: int, what: str) -> np.ndarray:
+    """The first ``size`` bytes of host data; a strided array must be exactly ``size`` bytes."""
+    if not _strided(data):
+        return data[:size]
+    if data.nbytes != size:
+        raise MeshnnValueError(f"{what} is a strided array of {data.nbytes} B; the region is {size} B")
+    return data
 
 
 class MeshCommandQueue:
@@ -226,19 +248,24 @@ class MeshCommandQueue:
                 raise MeshnnTypeError(f"transfers must be ShardDataTransfers, got {type(transfer).__name__}")
             self._mesh.is_local(transfer.shard_coord)  # raises when outside the mesh
             region = self._region(mesh_buffer, transfer)
-            data = host_bytes(transfer.host_data, writable=False, what=f"host data for {transfer.shard_coord}")
-            if data.size < region.size:
+            what = f"host data for {transfer.shard_coord}"
+            data = host_bytes(transfer.host_data, writable=False, what=what)
+            if data.nbytes < region.size:
                 raise MeshnnValueError(
-                    f"host data for device {transfer.shard_coord} has {data.size} B, the region needs {region.size} B"
+                    f"host data for device {transfer.shard_coord} has {data.nbytes} B, the region needs {region.size} B"
                 )
             if self._mesh.is_local(transfer.shard_coord):
-                plan.append((self._mesh.local_row(transfer.shard_coord), region, data[: region.size]))
+                plan.append((self._mesh.local_row(transfer.shard_coord), region, _host_slice(data, region.size, what)))
 
         slab = mesh_buffer.slab()  # taken now: the write lands even if the buffer is freed meanwhile
 
         def write(items=plan) -> None:
             for rows, region, data in _coalesced(items, slab.shape[1]):
-                slab[rows, region.offset : region.offset + region.size] = data
+                target = slab[rows, region.offset : region.offset + region.size]
+                if _strided(data):
+                    np.copyto(_region_as(target, data), data)
+                else:
+                    target[...] = data
 
         self._submit(write, blocking=blocking, own=lambda: lambda: write([(r, g, d.copy()) for r, g, d in plan]))
 
@@ -246,6 +273,8 @@ class MeshCommandQueue:
         """Replicated: the same bytes to every device; sharded: the global buffer cut into shards."""
         self._check_buffer(mesh_buffer)
         data = host_bytes(host_data, writable=False, what="host data")
+        if _strided(data):
+            data = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         config = mesh_buffer.global_config()
         if isinstance(config, ShardedBufferConfig):
             self._write_sharded(mesh_buffer, config, data, blocking)
@@ -300,18 +329,23 @@ class MeshCommandQueue:
             if not self._mesh.is_local(transfer.shard_coord):
                 continue
             region = self._region(mesh_buffer, transfer)
-            out = host_bytes(transfer.host_data, writable=True, what=f"host array for {transfer.shard_coord}")
-            if out.size < region.size:
+            what = f"host array for {transfer.shard_coord}"
+            out = host_bytes(transfer.host_data, writable=True, what=what)
+            if out.nbytes < region.size:
                 raise MeshnnValueError(
-                    f"host array for device {transfer.shard_coord} has {out.size} B, the region needs {region.size} B"
+                    f"host array for device {transfer.shard_coord} has {out.nbytes} B, the region needs {region.size} B"
                 )
-            plan.append((self._mesh.local_row(transfer.shard_coord), region, out))
+            plan.append((self._mesh.local_row(transfer.shard_coord), region, _host_slice(out, region.size, what)))
 
         slab = mesh_buffer.slab()
 
         def read() -> None:
-            for rows, region, out in _coalesced([(r, g, o[: g.size]) for r, g, o in plan], slab.shape[1]):
-                out[...] = slab[rows, region.offset : region.offset + region.size]
+            for rows, region, out in _coalesced(plan, slab.shape[1]):
+                source = slab[rows, region.offset : region.offset + region.size]
+                if _strided(out):
+                    np.copyto(out, _region_as(source, out))
+                else:
+                    out[...] = source
 
         self._submit(read, blocking=blocking)
 
@@ -319,6 +353,8 @@ class MeshCommandQueue:
         """Reassemble a sharded, unreplicated buffer into ``host_data`` (global row-major bytes)."""
         self._check_buffer(mesh_buffer)
         out = host_bytes(host_data, writable=True, what="host array")
+        if _strided(out):
+            raise MeshnnValueError("host array must be C-contiguous to be read into")
         config = mesh_buffer.global_config()
         if not isinstance(config, ShardedBufferConfig):
             if self._mesh.get_num_devices() != 1:
@@ -409,13 +445,14 @@ def _coalesced(plan: list[tuple[int, BufferRegion, np.ndarray]], row_size: int):
     while i < len(plan):
         row, region, data = plan[i]
         j = i + 1
-        if region.offset == 0 and region.size == row_size and data.size == row_size:
+        if region.offset == 0 and region.size == row_size and not _strided(data) and data.size == row_size:
             root, start = _root(data), data.__array_interface__["data"][0]
             while j < len(plan):
                 nrow, nregion, ndata = plan[j]
                 if (
                     nrow != row + (j - i)
                     or nregion != region
+                    or _strided(ndata)
                     or _root(ndata) is not root
                     or ndata.__array_interface__["data"][0] != start + (j - i) * row_size
                 ):

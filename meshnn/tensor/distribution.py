@@ -297,32 +297,71 @@ class MeshToTensor:
         """Concatenate ``shards`` (in distribution order) into the global array."""
         if not shards:
             raise MeshnnValueError("nothing to compose: the tensor has no shards")
-        rank = shards[0].ndim
+        shape, slots = self.slots([s.shape for s in shards])
+        out = np.empty(shape, dtype=np.result_type(*shards))
+        for shard, slot in zip(shards, slots, strict=True):
+            out[slot] = shard
+        return out
+
+    def slots(self, shapes: Sequence[tuple[int, ...]]) -> tuple[tuple[int, ...], list[tuple[slice, ...]]]:
+        """Where each shard goes: the global shape, and for each of ``shapes`` (in distribution
+        order) the index of its block in the global array."""
+        if not shapes:
+            raise MeshnnValueError("nothing to compose: the tensor has no shards")
+        rank = len(shapes[0])
+        if any(len(s) != rank for s in shapes):
+            raise MeshnnValueError(f"shards of different ranks cannot be composed: {[list(s) for s in shapes]}")
         dims = [d + rank if d < 0 else d for d in self.config.dims]
         if any(not 0 <= d < rank for d in dims):
             raise MeshnnValueError(f"composer dims {list(self.config.dims)} are out of range for rank {rank}")
         if len(dims) == 1:
-            return np.concatenate(list(shards), axis=dims[0])
-        if len(set(dims)) != len(dims):
-            raise MeshnnValueError("Both dimensions in 'dims' must be different")
-        if len(shards) != self.compose_shape.mesh_size():
-            raise MeshnnValueError(
-                f"ND composition requires the number of tensors {len(shards)} to match the mesh shape "
-                f"{self.compose_shape!r}"
-            )
-        return _concat_nd(list(shards), list(self.compose_shape), dims)
+            grid = [len(shapes)]
+        else:
+            if len(set(dims)) != len(dims):
+                raise MeshnnValueError("Both dimensions in 'dims' must be different")
+            if len(shapes) != self.compose_shape.mesh_size():
+                raise MeshnnValueError(
+                    f"ND composition requires the number of tensors {len(shapes)} to match the mesh shape "
+                    f"{self.compose_shape!r}"
+                )
+            grid = list(self.compose_shape)
+        shape, offsets = _grid_layout([tuple(s) for s in shapes], grid, dims)
+        slots = [
+            tuple(slice(o, o + n) for o, n in zip(offset, size, strict=True))
+            for offset, size in zip(offsets, shapes, strict=True)
+        ]
+        return shape, slots
 
     def __repr__(self) -> str:
         return f"MeshToTensor({self.compose_shape!r}, dims={list(self.config.dims)})"
 
 
-def _concat_nd(shards: list[np.ndarray], grid: list[int], dims: list[int]) -> np.ndarray:
-    """Concatenate a row-major grid of shards: the last mesh dim first."""
+def _grid_layout(
+    shapes: list[tuple[int, ...]], grid: list[int], dims: list[int]
+) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
+    """Shape and per-shard offsets of a row-major grid of shards joined along ``dims`` (the last
+    mesh dim first, as nested concatenations would join them)."""
     if len(grid) == 1:
-        return np.concatenate(shards, axis=dims[0])
+        parts = [(s, (0,) * len(s)) for s in shapes]
+        return _joined([(s, [o]) for s, o in parts], dims[0])
     step = math.prod(grid[1:])
-    parts = [_concat_nd(shards[i * step : (i + 1) * step], grid[1:], dims[1:]) for i in range(grid[0])]
-    return np.concatenate(parts, axis=dims[0])
+    rows = [_grid_layout(shapes[i * step : (i + 1) * step], grid[1:], dims[1:]) for i in range(grid[0])]
+    return _joined(rows, dims[0])
+
+
+def _joined(
+    parts: Sequence[tuple[tuple[int, ...], list[tuple[int, ...]]]], dim: int
+) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
+    """Join blocks (each a shape and its shards' offsets) end to end along ``dim``."""
+    first = parts[0][0]
+    offsets: list[tuple[int, ...]] = []
+    start = 0
+    for shape, inner in parts:
+        if any(a != b for i, (a, b) in enumerate(zip(shape, first, strict=True)) if i != dim):
+            raise MeshnnValueError(f"shards of shapes {list(first)} and {list(shape)} cannot be joined along dim {dim}")
+        offsets.extend(tuple(o + start if i == dim else o for i, o in enumerate(off)) for off in inner)
+        start += shape[dim]
+    return tuple(start if i == dim else d for i, d in enumerate(first)), offsets
 
 
 # ------------------------------------------------------------------------------ factories

@@ -38,7 +38,6 @@ from meshnn.tensor.bfloat import (
     bfloat16_bits_to_float32,
     float32_to_bfloat16_bits,
     pack_bfp,
-    quiet_bfloat16_nans,
     unpack_bfp,
 )
 from meshnn.tensor.dtypes import DataType
@@ -224,12 +223,14 @@ def encode(
     tile: Tile = DEFAULT_TILE,
     pad_value: float = 0.0,
     col_tilize: bool = False,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """The raw bytes (1-D uint8, C-contiguous, a new array) that ttnn's host buffer holds for
     ``ttnn.Tensor(values, dtype, layout=layout, tile=tile, pad_value=pad_value)``.
 
     With ``col_tilize=True`` the last two dims are swapped before tiling (ttnn then reports the
-    swapped shape: see ``packed_spec``).
+    swapped shape: see ``packed_spec``).  ``out``: a 1-D uint8 C-contiguous array of exactly the
+    encoded size to write the bytes into (it is returned), e.g. a reused staging buffer.
     """
     _check_kinds(dtype, layout, tile)
     values = _check_input(values, dtype)
@@ -238,39 +239,97 @@ def encode(
     if col_tilize:
         _check_col_tilize(values.ndim, layout)
         values = np.swapaxes(values, -1, -2)
+    if out is not None:
+        size = packed_spec(values.shape, dtype, layout, tile=tile).nbytes
+        fits = isinstance(out, np.ndarray) and out.dtype == np.uint8 and out.shape == (size,)
+        if not fits or not out.flags.c_contiguous:
+            raise MeshnnValueError(f"encode: out must be a C-contiguous uint8 array of {size} bytes")
     if layout is Layout.ROW_MAJOR:
-        return _as_bytes(_to_storage(values, dtype))
+        return _row_major_bytes(values, dtype, out)
     if dtype.is_block_float:
-        return _pack_tiles(_to_float32(values), dtype, tile, pad_value)
+        return _pack_tiles(_to_float32(values), dtype, tile, pad_value, out)
     if values.dtype == np.float32 and dtype in (DataType.FLOAT32, DataType.BFLOAT16):
-        return _tilize_float32(values, dtype, tile, pad_value)
+        return _tilize_float32(values, dtype, tile, pad_value, out)
     storage = _to_storage(values, dtype)
-    return _as_bytes(tilize(storage, tile, pad_value=_pad_element(pad_value, dtype)))
+    tiles = tilize(storage, tile, pad_value=_pad_element(pad_value, dtype))
+    return _into(_as_bytes(tiles), out)
 
 
-def _tilize_float32(values: np.ndarray, dtype: DataType, tile: Tile, pad_value: float) -> np.ndarray:
+def check_encodable(
+    values: np.ndarray, dtype: DataType, layout: Layout, *, tile: Tile = DEFAULT_TILE, col_tilize: bool = False
+) -> None:
+    """Raise what :func:`encode` would raise for ``values``' kind, before anything is converted."""
+    _check_kinds(dtype, layout, tile)
+    _check_input(values, dtype)
+    if dtype.is_block_float and layout is not Layout.TILE:
+        raise MeshnnValueError(BFP_NEEDS_TILE)
+    if col_tilize:
+        _check_col_tilize(values.ndim, layout)
+
+
+def _into(raw: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+    if out is None:
+        return raw
+    out[...] = raw
+    return out
+
+
+def _row_major_bytes(values: np.ndarray, dtype: DataType, out: np.ndarray | None) -> np.ndarray:
+    if out is not None and values.dtype == np.float32 and dtype in (DataType.FLOAT32, DataType.BFLOAT16):
+        if dtype is DataType.FLOAT32:
+            np.copyto(out.view(np.float32).reshape(values.shape), values)
+        else:
+            float32_to_bfloat16_bits(values, out=out.view(np.uint16).reshape(values.shape))
+        return out
+    return _into(_as_bytes(_to_storage(values, dtype)), out)
+
+
+def is_plain_bytes(values: np.ndarray, dtype: DataType, layout: Layout, *, col_tilize: bool = False) -> bool:
+    """True when ``values``' elements in C order ARE the encoding (row-major, the stored element
+    type, nothing to convert): a transfer can copy them straight from the caller's array."""
+    plain = (DataType.FLOAT32, DataType.INT32, DataType.UINT32, DataType.UINT16, DataType.UINT8, DataType.INT8)
+    return (
+        isinstance(values, np.ndarray)
+        and layout is Layout.ROW_MAJOR
+        and not col_tilize
+        and dtype in plain
+        and values.dtype == dtype.storage_dtype
+    )
+
+
+def _tilize_float32(
+    values: np.ndarray, dtype: DataType, tile: Tile, pad_value: float, out: np.ndarray | None = None
+) -> np.ndarray:
     """Tilize and convert in one pass (the common, performance-critical case)."""
     n_tiles = math.prod(padded_shape(values.shape, Layout.TILE, tile)) // tile.values_per_tile
-    out = np.empty((n_tiles, tile.values_per_tile), dtype.storage_dtype)
-    target = out.view(BFLOAT16) if dtype is DataType.BFLOAT16 else out
-    with np.errstate(invalid="ignore"):  # NaN -> bfloat16 NaN is wanted, not an error
-        tilize(values, tile, pad_value=np.float32(pad_value), out=target)
+    if out is None:
+        out = np.empty(n_tiles * tile.values_per_tile * dtype.storage_dtype.itemsize, np.uint8)
+    tiles = out.view(dtype.storage_dtype).reshape(n_tiles, tile.values_per_tile)
     if dtype is DataType.BFLOAT16:
-        quiet_bfloat16_nans(out)
-    return out.reshape(-1).view(np.uint8)
+        if n_tiles:
+            grid = tile_view(padded_matrices(values, tile, np.float32(pad_value)), tile)
+            float32_to_bfloat16_bits(grid, out=tiles.reshape(grid.shape))
+        return out
+    tilize(values, tile, pad_value=np.float32(pad_value), out=tiles)
+    return out
 
 
-def _pack_tiles(values: np.ndarray, dtype: DataType, tile: Tile, pad_value: float) -> np.ndarray:
+def _pack_tiles(
+    values: np.ndarray, dtype: DataType, tile: Tile, pad_value: float, out: np.ndarray | None = None
+) -> np.ndarray:
     """Block-float bytes of float32 ``values``: tilize and pack a cache-sized chunk at a time."""
     grid = tile_view(padded_matrices(values, tile, np.float32(pad_value)), tile)
     packer = BfpPacker(BlockFloatFormat.of(dtype), tile.values_per_tile)
-    out = np.empty((grid.shape[0] * grid.shape[1], packer.tile_size), np.uint8)
+    n_tiles = grid.shape[0] * grid.shape[1]
+    if out is None:
+        out = np.empty(n_tiles * packer.tile_size, np.uint8)
+    tiles = out.reshape(n_tiles, packer.tile_size)
     for rows, cols, first, count in tile_chunks(grid.shape[0], grid.shape[1], packer.chunk_tiles):
         chunk = grid[rows, cols]
         buffer = packer.tiles_buffer(count)
         np.copyto(buffer.reshape(chunk.shape), chunk)
-        packer.pack_into(buffer, out[first : first + count])
-    return out.reshape(-1)
+        packer.pack_into(buffer, tiles[first : first + count])
+    return out
 
 
 def _checked_raw(raw: object, dtype: DataType, layout: Layout, shape: Sequence[int], tile: Tile) -> np.ndarray:
@@ -286,26 +345,69 @@ def _checked_raw(raw: object, dtype: DataType, layout: Layout, shape: Sequence[i
 
 
 def decode(
-    raw: np.ndarray, dtype: DataType, layout: Layout, shape: Sequence[int], *, tile: Tile = DEFAULT_TILE
+    raw: np.ndarray,
+    dtype: DataType,
+    layout: Layout,
+    shape: Sequence[int],
+    *,
+    tile: Tile = DEFAULT_TILE,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """The logical values (``dtype.numpy_dtype``, ``shape``, a new array) held by ``raw`` bytes,
     as ttnn's ``to_numpy`` / ``to_torch`` give them (block floats decoded to float32, tiles
-    untilized and unpadded)."""
+    untilized and unpadded).  ``out``: an array of ``shape`` and that dtype, any strides (e.g. a
+    shard's block of the composed global array), to decode into (it is returned)."""
     raw = _checked_raw(raw, dtype, layout, shape, tile)
     shape = tuple(int(d) for d in shape)
+    if out is not None:
+        want = np.dtype(np.float32) if dtype.is_block_float else dtype.numpy_dtype
+        if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != want:
+            raise MeshnnValueError(f"decode: out must be a {want} array of shape {list(shape)}")
     if layout is Layout.ROW_MAJOR:
         stored = np.float32 if dtype.is_block_float else dtype.storage_dtype
-        return np.array(_from_storage(raw.view(stored).reshape(shape), dtype), copy=True)
+        values = _from_storage(raw.view(stored).reshape(shape), dtype)
+        if out is None:
+            return np.array(values, copy=True)
+        np.copyto(out, values)
+        return out
+    matrices = None if out is None or dtype is DataType.FP8_E4M3 else _matrices_view(out, shape, tile)
     if dtype.is_block_float:
-        return _unpack_tiles(raw, dtype, shape, tile)
-    tiles = raw.view(dtype.storage_dtype)
-    return _from_storage(untilize(tiles, shape, tile), dtype)
+        result = _unpack_tiles(raw, dtype, shape, tile, matrices)
+    else:
+        tiles = raw.view(dtype.storage_dtype)
+        if matrices is not None:
+            grid = tile_view(matrices.view(dtype.storage_dtype), tile)
+            np.copyto(grid, tiles.reshape(grid.shape))
+            return out
+        result = _from_storage(untilize(tiles, shape, tile), dtype)
+    if out is None or result is out:
+        return result
+    if matrices is None:
+        np.copyto(out, result)
+    return out
 
 
-def _unpack_tiles(raw: np.ndarray, dtype: DataType, shape: tuple[int, ...], tile: Tile) -> np.ndarray:
-    """float32 values of block-float tiles: unpack and untilize a cache-sized chunk at a time."""
+def _matrices_view(out: np.ndarray, shape: tuple[int, ...], tile: Tile) -> np.ndarray | None:
+    """``out`` as (batch, height, width) tile-aligned matrices without copying, or None (then the
+    values are decoded aside and copied in)."""
     padded = padded_shape(shape, Layout.TILE, tile)
-    matrices = np.empty((math.prod(padded[:-2]), padded[-2], padded[-1]), np.float32)
+    if tuple(padded) != shape or len(shape) < 2:
+        return None
+    try:
+        return out.reshape((math.prod(shape[:-2]), shape[-2], shape[-1]), copy=False)
+    except (ValueError, AttributeError):
+        return None
+
+
+def _unpack_tiles(
+    raw: np.ndarray, dtype: DataType, shape: tuple[int, ...], tile: Tile, matrices: np.ndarray | None = None
+) -> np.ndarray:
+    """float32 values of block-float tiles: unpack and untilize a cache-sized chunk at a time
+    (into ``matrices``, tile-aligned (batch, height, width) float32, when given)."""
+    padded = padded_shape(shape, Layout.TILE, tile)
+    given = matrices is not None
+    if matrices is None:
+        matrices = np.empty((math.prod(padded[:-2]), padded[-2], padded[-1]), np.float32)
     grid = tile_view(matrices, tile)
     unpacker = BfpUnpacker(BlockFloatFormat.of(dtype), tile.values_per_tile)
     packed = raw.reshape(-1, unpacker.tile_size)
@@ -314,6 +416,8 @@ def _unpack_tiles(raw: np.ndarray, dtype: DataType, shape: tuple[int, ...], tile
         buffer = unpacker.values_buffer(count)
         unpacker.unpack_into(packed[first : first + count], buffer)
         np.copyto(chunk, buffer.reshape(chunk.shape))
+    if given:
+        return matrices
     logical = (matrices.shape[0], *((1, shape[0]) if len(shape) == 1 else shape[-2:]))
     if logical != matrices.shape:
         matrices = np.ascontiguousarray(matrices[:, : logical[1], : logical[2]])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+import threading
 import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -30,13 +31,13 @@ from meshnn.tensor.distribution import (
     TensorTopology,
 )
 from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.encoding import decode, encode, packed_spec
+from meshnn.tensor.encoding import decode, encode, is_plain_bytes, packed_spec
 from meshnn.tensor.encoding import to_layout as layout_bytes
 from meshnn.tensor.encoding import typecast as typecast_bytes
 from meshnn.tensor.layout import Layout, Tile, padded_shape
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage
-from meshnn.tensor.tensor import Tensor, as_array, caller_site, host_tensor_from_array
+from meshnn.tensor.tensor import MappedArray, Tensor, as_array, caller_site, host_tensor_from_array
 
 # ttnn.distribute(mapper_or_composer) binds these for from_torch / to_torch inside its block.
 DEFAULT_MAPPER: contextvars.ContextVar[TensorToMesh | None] = contextvars.ContextVar("mapper", default=None)
@@ -119,6 +120,96 @@ def to_device(
         ]
         queue.enqueue_write_shards(buffer, transfers, True)
     return _device_tensor(spec, buffer, coords, topology)
+
+
+_STAGING = threading.local()
+STAGING_KEEP_BYTES = 64 << 20  # a thread keeps its staging buffer up to this size for the next transfer
+
+
+def _staging(nbytes: int) -> np.ndarray:
+    """A uint8 scratch array of ``nbytes`` for one transfer at a time on this thread (its pages
+    stay mapped from one transfer to the next)."""
+    kept = getattr(_STAGING, "array", None)
+    if kept is None or kept.size < nbytes:
+        kept = np.empty(nbytes, np.uint8)
+        if nbytes <= STAGING_KEEP_BYTES:
+            _STAGING.array = kept
+    return kept[:nbytes]
+
+
+def mapped_to_device(
+    mapped: MappedArray, device: MeshDevice, memory_config: MemoryConfig | None = None, cq_id: int | None = None
+) -> Tensor:
+    """``host_tensor_from_array`` then ``to_device``, without the host copy: each distinct shard
+    is encoded into a reused staging buffer (or, when its values are already the bytes, handed
+    to the queue as a strided view of the caller's array) and written to every device that holds
+    it, one blocking ``enqueue_write_shards`` per shard."""
+    if not isinstance(device, MeshDevice):
+        raise MeshnnTypeError(f"device must be a MeshDevice, got {type(device).__name__}")
+    device.check_open()
+    spec = mapped.spec if memory_config is None else mapped.spec.with_memory_config(memory_config)
+    if mapped.buffer_shape == MeshShape(1, 1) and mapped.topology.mesh_coords == (MeshCoordinate(0, 0),):
+        coords, topology = list(device.shape.coords()), TensorTopology.replicated(device.shape)
+        groups = [(next(iter(mapped.shards.values())), coords)]
+    else:
+        if mapped.buffer_shape != device.shape:
+            raise MeshnnValueError(
+                f"a tensor mapped over {mapped.buffer_shape!r} cannot be written to a {device.shape!r} mesh; "
+                f"create its mapper for this mesh"
+            )
+        coords, topology = list(mapped.topology.mesh_coords), mapped.topology
+        for coord in coords:
+            to_linear_index(device.shape, coord)
+        groups = mapped.unique_shards()
+    queue = device.mesh_command_queue(cq_id or 0)
+    buffer = allocate_mesh_buffer(spec, device)
+    size = spec.compute_packed_buffer_size_bytes()
+    try:
+        for shard, holders in groups:
+            local = [c for c in holders if device.is_local(c)]
+            if not local:
+                continue
+            if is_plain_bytes(shard, spec.dtype, spec.layout, col_tilize=mapped.col_tilize):
+                data = shard  # strided or not, its elements in C order are the bytes
+            else:
+                data = mapped.encode(shard, out=_staging(size))
+            queue.enqueue_write_shards(buffer, [ShardDataTransfer(c, data) for c in local], True)
+    except BaseException:
+        buffer.deallocate()
+        raise
+    return _device_tensor(spec, buffer, coords, topology)
+
+
+def _composed_from_device(tensor: Tensor, composer: MeshToTensor) -> np.ndarray | None:
+    """The composed global array of a device tensor whose shards are all on this process, each
+    shard read (or decoded from a reused staging buffer) straight into its block of the result;
+    None when the tensor does not qualify (then shards are read and concatenated)."""
+    if not isinstance(tensor.storage, DeviceStorage):
+        return None
+    buffer, coords = tensor.storage.mesh_buffer, tensor.tensor_topology().mesh_coords
+    mesh = buffer.device()
+    spec = tensor.spec
+    if spec.explicit_padded_shape is not None or not coords or not all(mesh.is_local(c) for c in coords):
+        return None
+    if set(coords) - set(tensor.storage.coords):
+        return None
+    shape = tuple(spec.shape)
+    global_shape, slots = composer.slots([shape] * len(coords))
+    values = np.dtype(np.float32) if spec.dtype.is_block_float else spec.dtype.numpy_dtype
+    out = np.empty(global_shape, values)
+    size = spec.compute_packed_buffer_size_bytes()
+    region = None if size == buffer.device_local_size() else _region(size)
+    queue = mesh.mesh_command_queue(0)
+    plain = spec.layout is Layout.ROW_MAJOR and values == spec.dtype.storage_dtype
+    for coord, slot in zip(coords, slots, strict=True):
+        block = out[slot]
+        if plain:
+            queue.enqueue_read_shards([ShardDataTransfer(coord, block, region)], buffer, True)
+            continue
+        raw = _staging(size)
+        queue.enqueue_read_shards([ShardDataTransfer(coord, raw, region)], buffer, True)
+        decode(raw, spec.dtype, spec.layout, spec.encoded_shape, tile=spec.tile, out=block)
+    return out
 
 
 def _placement_on(tensor: Tensor, device: MeshDevice) -> tuple[list[MeshCoordinate], TensorTopology]:
@@ -326,6 +417,10 @@ def to_numpy(tensor: Tensor, *, mesh_composer: MeshToTensor | None = None, dtype
     composer = mesh_composer if mesh_composer is not None else DEFAULT_COMPOSER.get()
     if composer is not None and not isinstance(composer, MeshToTensor):
         raise MeshnnTypeError(f"mesh_composer must be a ttnn mesh composer, got {type(composer).__name__}")
+    if composer is not None:
+        direct = _composed_from_device(tensor, composer)
+        if direct is not None:
+            return direct if dtype is None else direct.astype(dtype)
     shards = _decoded_shards(tensor)
     if composer is None:
         if len(shards) != 1:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import ml_dtypes
@@ -24,7 +25,7 @@ from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import Device, MeshDevice
 from meshnn.tensor.distribution import TensorToMesh, TensorTopology
 from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.encoding import encode, packed_spec
+from meshnn.tensor.encoding import check_encodable, encode, packed_spec
 from meshnn.tensor.layout import Layout, Tile
 from meshnn.tensor.spec import MemoryConfig, Shape, TensorSpec
 from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage, StorageType
@@ -124,6 +125,23 @@ class Tensor:
             raise MeshnnTypeError(f"device must be a MeshDevice, got {type(device).__name__}")
         if layout is None:
             layout = Layout.TILE if target.is_block_float else Layout.ROW_MAJOR
+        config = memory_config if memory_config is not None else mem_config
+        if device is not None:  # straight to the device: no host copy is kept
+            from meshnn.tensor.movement import mapped_to_device, track_view
+
+            mapped = map_array(
+                array,
+                target,
+                layout,
+                tile=tile,
+                pad_value=0.0 if pad_value is None else pad_value,
+                mesh_mapper=mesh_mapper,
+                col_tilize=col_tilize,
+            )
+            placed = mapped_to_device(mapped, device, config, cq_id)
+            self._spec, self._storage, self._topology = placed._spec, placed._storage, placed._topology
+            track_view(self)  # self, not ``placed``, is the tensor the caller holds
+            return
         host = host_tensor_from_array(
             array,
             target,
@@ -134,15 +152,8 @@ class Tensor:
             col_tilize=col_tilize,
         )
         self._spec, self._storage, self._topology = host._spec, host._storage, host._topology
-        config = memory_config if memory_config is not None else mem_config
         if config is not None:
             self._spec = self._spec.with_memory_config(config)
-        if device is not None:
-            from meshnn.tensor.movement import to_device, track_view
-
-            placed = to_device(self, device, config)
-            self._spec, self._storage, self._topology = placed._spec, placed._storage, placed._topology
-            track_view(self)  # self, not ``placed``, is the tensor the caller holds
 
     @classmethod
     def make(cls, spec: TensorSpec, storage: HostStorage | DeviceStorage, topology: TensorTopology) -> Tensor:
@@ -339,7 +350,36 @@ class Tensor:
         )
 
 
-def host_tensor_from_array(
+@dataclass(frozen=True, slots=True)
+class MappedArray:
+    """An array cut for a mesh, not yet encoded: one shard spec, and each coordinate's values
+    (views of the caller's array; replicas are the same view)."""
+
+    spec: TensorSpec
+    shards: dict[MeshCoordinate, np.ndarray]
+    topology: TensorTopology
+    buffer_shape: MeshShape
+    is_local: Callable[[MeshCoordinate], bool] | None
+    pad_value: float
+    col_tilize: bool
+
+    def unique_shards(self) -> list[tuple[np.ndarray, list[MeshCoordinate]]]:
+        """Each distinct shard once, with the coordinates that hold it (replicas share one)."""
+        groups: dict[object, tuple[np.ndarray, list[MeshCoordinate]]] = {}
+        for coord, shard in self.shards.items():
+            where = shard.__array_interface__["data"][0]
+            key = id(shard) if shard.base is None else (where, shard.strides, shard.shape)
+            groups.setdefault(key, (shard, []))[1].append(coord)
+        return list(groups.values())
+
+    def encode(self, shard: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """``shard``'s bytes in this spec's format (into ``out`` when given)."""
+        spec = self.spec
+        kind = {"tile": spec.tile, "pad_value": self.pad_value, "col_tilize": self.col_tilize}
+        return encode(shard, spec.dtype, spec.layout, out=out, **kind)
+
+
+def map_array(
     array: np.ndarray,
     dtype: DataType,
     layout: Layout,
@@ -349,8 +389,9 @@ def host_tensor_from_array(
     mesh_mapper: TensorToMesh | None = None,
     col_tilize: bool = False,
     memory_config: MemoryConfig | None = None,
-) -> Tensor:
-    """A host tensor holding ``array`` in ttnn's byte format, one shard per mapped coordinate."""
+) -> MappedArray:
+    """Cut ``array`` with ``mesh_mapper`` and check that every shard can be encoded; nothing is
+    converted yet."""
     if tile is not None and not isinstance(tile, Tile):
         raise MeshnnTypeError(f"tile must be a ttnn.Tile, got {tile!r}")
     tile = tile or Tile()
@@ -363,18 +404,46 @@ def host_tensor_from_array(
         distribution = mesh_mapper.map(array)
         shards, topology, buffer_shape = distribution.shards, distribution.topology, mesh_mapper.mesh_shape
     first = next(iter(shards.values()))
+    check_encodable(first, dtype, layout, tile=tile, col_tilize=col_tilize)
     packed = packed_spec(first.shape, dtype, layout, tile=tile, col_tilize=col_tilize)
     spec = TensorSpec(packed.shape, dtype, layout, tile=tile, memory_config=memory_config)
-    encoded: dict[int, HostBuffer] = {}  # replicas share one buffer, as ttnn's do
-    buffer = DistributedHostBuffer(buffer_shape, is_local=_local_predicate(mesh_mapper))
-    for coord, shard in shards.items():
-        key = id(shard) if shard.base is None else (shard.__array_interface__["data"][0], shard.strides, shard.shape)
-        if key not in encoded:
-            encoded[key] = HostBuffer(
-                encode(shard, dtype, layout, tile=tile, pad_value=pad_value, col_tilize=col_tilize)
-            )
-        buffer.emplace_shard(coord, lambda b=encoded[key]: b)
-    return Tensor.make(spec, HostStorage(buffer), topology)
+    return MappedArray(spec, shards, topology, buffer_shape, _local_predicate(mesh_mapper), pad_value, col_tilize)
+
+
+def host_tensor_from_array(
+    array: np.ndarray,
+    dtype: DataType,
+    layout: Layout,
+    *,
+    tile: Tile | None = None,
+    pad_value: float = 0.0,
+    mesh_mapper: TensorToMesh | None = None,
+    col_tilize: bool = False,
+    memory_config: MemoryConfig | None = None,
+) -> Tensor:
+    """A host tensor holding ``array`` in ttnn's byte format, one shard per mapped coordinate."""
+    mapped = map_array(
+        array,
+        dtype,
+        layout,
+        tile=tile,
+        pad_value=pad_value,
+        mesh_mapper=mesh_mapper,
+        col_tilize=col_tilize,
+        memory_config=memory_config,
+    )
+    buffer = DistributedHostBuffer(mapped.buffer_shape, is_local=mapped.is_local)
+    for shard, coords in mapped.unique_shards():  # replicas share one buffer, as ttnn's do
+        encoded: list[HostBuffer] = []
+
+        def produce(shard: np.ndarray = shard, encoded: list[HostBuffer] = encoded) -> HostBuffer:
+            if not encoded:
+                encoded.append(HostBuffer(mapped.encode(shard)))
+            return encoded[0]
+
+        for coord in coords:
+            buffer.emplace_shard(coord, produce)
+    return Tensor.make(mapped.spec, HostStorage(buffer), mapped.topology)
 
 
 def _local_predicate(mapper: TensorToMesh | None):

@@ -291,6 +291,8 @@ def test_read_shards_with_a_region(open_mesh):
     src = np.arange(128 * 1024, dtype=np.uint32)
     cq = mesh.mesh_command_queue()
     region = BufferRegion(64 * 4096, 128 * 4096)
+    # device memory is not cleared on allocation (a slab may be reused): start from known bytes
+    cq.enqueue_write_mesh_buffer(buffer, np.zeros(256 * 4096, np.uint8), blocking=True)
     cq.enqueue_write_shards(buffer, [ShardDataTransfer(MeshCoordinate(0, 0), src, region)], blocking=True)
     out = np.zeros_like(src)
     cq.enqueue_read_shards([ShardDataTransfer(MeshCoordinate(0, 0), out, region)], buffer, blocking=True)
