@@ -58,6 +58,20 @@ from meshnn.mesh.system import (
     using_distributed_env,
 )
 from meshnn.ops.ccl import Topology, all_gather, all_reduce, reduce_scatter
+from meshnn.ops.creation import (
+    arange,
+    empty,
+    empty_like,
+    full,
+    full_like,
+    ones,
+    ones_like,
+    squeeze,
+    unsqueeze,
+    where,
+    zeros,
+    zeros_like,
+)
 from meshnn.ops.data_movement import (
     clone,
     concat,

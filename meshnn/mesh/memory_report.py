@@ -53,6 +53,11 @@ def memory_report(mesh_device: MeshDevice) -> str:
     lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
     identical = len({tuple(r[c] for c in columns[2:]) for r in rows}) == 1
     lines.append("every device: identical allocations (lock-step)" if identical else "devices DIFFER")
+    dram = mesh_device.get_memory_view(BufferType.DRAM).num_banks
+    l1 = mesh_device.get_memory_view(BufferType.L1).num_banks
+    lines.append(
+        f"sizes are per bank, as ttnn's memory view gives them: a device has {dram} DRAM banks and {l1} L1 banks"
+    )
     return "\n".join(lines)
 
 

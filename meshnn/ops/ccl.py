@@ -234,8 +234,14 @@ def all_gather(
     in_size = tensor.spec.compute_packed_buffer_size_bytes()
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        if not mesh.all_local and raw:
+        if raw and not mesh.all_local:
             _gather_bytes(mesh, in_rows[0], out_rows[0], coords, shape, axis, in_size)
+            return
+        if raw and len(coords) == mesh.get_num_devices():  # the group's bytes end to end, row by row
+            groups = [_group_of(shape, axis, i)[0] for i in range(len(coords))]
+            for row, group in enumerate(groups):
+                members = [i for i, g in enumerate(groups) if g == group]
+                out_rows[0][row, : n * in_size].reshape(n, in_size)[...] = in_rows[0][members, :in_size]
             return
         values = logical_values(in_rows[0], tensor.spec, as_float=False)
         if not mesh.all_local:

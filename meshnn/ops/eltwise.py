@@ -13,6 +13,7 @@ import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.ops.execution import device_input, elementwise, out_spec_like, same_mesh
+from meshnn.tensor import device_hooks
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
@@ -216,3 +217,13 @@ relu, gelu, silu, sigmoid, tanh, exp, log, sqrt, rsqrt, reciprocal, neg, abs, sq
 )
 add, subtract, multiply, divide, maximum, minimum, pow, eq, ne, gt, lt, ge, le = (_make_binary(n) for n in BINARY)
 sub, mul, div = subtract, multiply, divide
+
+for _name, _op in {
+    "add": add,
+    "subtract": subtract,
+    "multiply": multiply,
+    "divide": divide,
+    "neg": neg,
+    "pow": pow,
+}.items():
+    device_hooks.register(_name, _op)  # the Tensor operators: a + b, a - b, a * b, a / b, -a, a ** b

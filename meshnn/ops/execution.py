@@ -86,15 +86,24 @@ def _rank_for_tiles(shape: tuple[int, ...]) -> tuple[int, ...]:
     return (1, *shape) if shape else (1, 1)
 
 
+_PLAIN = (DataType.FLOAT32, DataType.INT32, DataType.UINT32, DataType.UINT16, DataType.UINT8, DataType.INT8)
+
+
 def logical_values(rows: np.ndarray, spec: TensorSpec, *, as_float: bool = True) -> np.ndarray:
     """``(k, *spec.shape)`` values of ``k`` devices' bytes ``rows`` (float32, or the integer type).
+
+    Row-major float32 and integer shards are returned as a read-only view of ``rows`` (no copy).
 
     A spec with an explicit padded shape holds the padded array; its logical window is the origin
     corner."""
     k = rows.shape[0]
     size = spec.compute_packed_buffer_size_bytes()
-    flat = np.ascontiguousarray(rows[:, :size]).reshape(-1)
     stored = tuple(spec.encoded_shape)
+    if spec.layout is Layout.ROW_MAJOR and spec.explicit_padded_shape is None and spec.dtype in _PLAIN:
+        view = rows[:, :size].view(spec.dtype.storage_dtype).reshape((k, *stored))
+        view.flags.writeable = False  # the device's own bytes: a kernel only reads its inputs
+        return view
+    flat = np.ascontiguousarray(rows[:, :size]).reshape(-1)
     stacked = (k, *_rank_for_tiles(stored)) if spec.layout is Layout.TILE else (k, *stored)
     values = decode(flat, spec.dtype, spec.layout, stacked, tile=spec.tile).reshape((k, *stored))
     if spec.explicit_padded_shape is not None:

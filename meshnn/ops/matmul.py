@@ -12,7 +12,9 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.eltwise import UNARY
 from meshnn.ops.execution import Output, device_input, encode_values, launch, logical_values, out_spec_like, same_mesh
+from meshnn.tensor import device_hooks
 from meshnn.tensor.dtypes import DataType
+from meshnn.tensor.layout import Layout
 from meshnn.tensor.spec import DRAM_MEMORY_CONFIG, MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
@@ -90,6 +92,7 @@ def matmul(
     spec = out_spec_like(a, shape=shape, dtype=dtype, memory_config=config, op=op)
     inputs = list(named.values())
     specs = [t.spec for t in inputs]
+    direct = spec.dtype is DataType.FLOAT32 and spec.layout is Layout.ROW_MAJOR and spec.explicit_padded_shape is None
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         x = logical_values(in_rows[0], specs[0])
@@ -103,7 +106,14 @@ def matmul(
         if w.ndim == 2:
             w = w[:, :, None]
         x, w = _align_batch(x, w)
-        result = np.matmul(x.astype(np.float32, copy=False), w.astype(np.float32, copy=False))
+        x, w = x.astype(np.float32, copy=False), w.astype(np.float32, copy=False)
+        if direct and bias is None and act is None:  # float32 row-major: multiply into the slab
+            natural = (*np.broadcast_shapes(x.shape[:-2], w.shape[:-2]), x.shape[-2], w.shape[-1])
+            target = out_rows[0][:, : spec.compute_packed_buffer_size_bytes()].view(np.float32)
+            if target.size == int(np.prod(natural)) and target.flags.c_contiguous:
+                np.matmul(x, w, out=target.reshape(natural))
+                return
+        result = np.matmul(x, w)
         result = result.reshape((result.shape[0], *shape))
         if bias is not None:
             result = result + _expand(logical_values(in_rows[2], specs[2]), result.ndim)
@@ -158,3 +168,6 @@ def linear(
         activation=activation,
         op="linear",
     )
+
+
+device_hooks.register("matmul", matmul)  # a @ b

@@ -11,6 +11,7 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.execution import Output, device_input, encode_values, launch, logical_values, out_spec_like, same_mesh
 from meshnn.tensor.dtypes import DataType
+from meshnn.tensor.encoding import decode
 from meshnn.tensor.layout import Layout
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
@@ -160,11 +161,23 @@ def embedding(
     _check_ids(ids, vocab)
     shape = (*ids.shape, hidden)
     spec = out_spec_like(table, shape=shape, dtype=dtype, layout=layout, memory_config=memory_config, op="embedding")
+    raw_rows = (
+        table.layout is Layout.ROW_MAJOR and table.spec.explicit_padded_shape is None and not table.dtype.is_block_float
+    )
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         index = logical_values(in_rows[0], ids.spec).astype(np.int64)
-        rows = logical_values(in_rows[1], table.spec).reshape(index.shape[0], vocab, hidden)
-        picked = np.take_along_axis(rows, index.reshape(index.shape[0], -1, 1), axis=1)
+        k = index.shape[0]
+        if raw_rows:  # pick the rows' bytes first, then decode only those
+            row_bytes = hidden * table.dtype.row_major_element_size
+            table_bytes = in_rows[1][:, : vocab * row_bytes].reshape(k, vocab, row_bytes)
+            chosen = np.take_along_axis(table_bytes, index.reshape(k, -1, 1), axis=1)
+            n = chosen.shape[1]
+            picked = decode(chosen.reshape(-1), table.dtype, Layout.ROW_MAJOR, (k, n, hidden))
+            picked = picked.astype(np.float32, copy=False) if table.dtype.is_float else picked
+        else:
+            rows = logical_values(in_rows[1], table.spec).reshape(k, vocab, hidden)
+            picked = np.take_along_axis(rows, index.reshape(k, -1, 1), axis=1)
         if pad_token is not None:
             picked = np.where(index.reshape(index.shape[0], -1, 1) == pad_token, 0, picked)
         out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(picked.reshape((-1, *shape)), spec)

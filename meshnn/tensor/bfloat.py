@@ -27,6 +27,7 @@ from __future__ import annotations
 import enum
 import functools
 import sys
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -167,7 +168,10 @@ def _torch_cast_into(out: np.ndarray, values: np.ndarray) -> bool:
         return False
     torch = sys.modules["torch"]
     target = torch.from_numpy(out.view(np.int16)).view(torch.bfloat16)
-    target.copy_(torch.from_numpy(values))
+    with warnings.catch_warnings():  # a read-only source is only read
+        warnings.simplefilter("ignore", UserWarning)
+        source = torch.from_numpy(values)
+    target.copy_(source)
     if nan != BFLOAT16_NAN:
         quiet_bfloat16_nans(out, produced=nan)
     return True

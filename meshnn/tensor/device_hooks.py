@@ -1,7 +1,8 @@
 """Device-side conversions the tensor layer calls but the ops layer implements.
 
 ``ttnn.to_layout``, ``ttnn.typecast``, ``ttnn.reshape`` and ``ttnn.to_memory_config`` of a device
-tensor run as MeshWorkloads, which live in :mod:`meshnn.ops` (a higher layer).  The ops layer
+tensor, and the Python operators of a tensor (``a + b``, ``a @ b``, ``a[0:32]``), run as
+MeshWorkloads, which live in :mod:`meshnn.ops` (a higher layer).  The ops layer
 registers them here at import, so the tensor layer never imports upward.  Gathering shards owned
 by other ranks needs only the distributed context and lives here in full.
 """
@@ -32,6 +33,11 @@ def _call(name: str, *args: Any, **kwargs: Any) -> Any:
     except KeyError:
         raise MeshnnError(f"{name} of a device tensor needs meshnn's ops layer: import meshnn") from None
     return function(*args, **kwargs)
+
+
+def operator(name: str, *args: Any) -> Any:
+    """``tensor + other`` and friends: the ttnn op ``name`` (``add``, ``matmul``, ``getitem``...)."""
+    return _call(name, *args)
 
 
 def device_to_layout(tensor: Tensor, layout: Any, **kwargs: Any) -> Tensor:

@@ -47,6 +47,12 @@ _DTYPE_OF_NUMPY = {
 }
 
 
+def _operator(name: str, *args: object) -> Tensor:
+    from meshnn.tensor.device_hooks import operator  # registered by the ops layer
+
+    return operator(name, *args)
+
+
 def caller_site() -> str:
     """``file:line`` of the first frame outside meshnn: where the user made the call."""
     frame = sys._getframe(1)
@@ -340,6 +346,44 @@ class Tensor:
         from meshnn.tensor.movement import pad_to_tile
 
         return pad_to_tile(self, pad_value)
+
+    # Python operators, as ttnn binds them: element-wise ops, matmul and slicing of device tensors.
+
+    def __add__(self, other: object) -> Tensor:
+        return _operator("add", self, other)
+
+    def __radd__(self, other: object) -> Tensor:
+        return _operator("add", self, other)
+
+    def __sub__(self, other: object) -> Tensor:
+        return _operator("subtract", self, other)
+
+    def __rsub__(self, other: object) -> Tensor:
+        return _operator("add", _operator("neg", self), other)
+
+    def __mul__(self, other: object) -> Tensor:
+        return _operator("multiply", self, other)
+
+    def __rmul__(self, other: object) -> Tensor:
+        return _operator("multiply", self, other)
+
+    def __truediv__(self, other: object) -> Tensor:
+        return _operator("divide", self, other)
+
+    def __matmul__(self, other: object) -> Tensor:
+        return _operator("matmul", self, other)
+
+    def __neg__(self) -> Tensor:
+        return _operator("neg", self)
+
+    def __pow__(self, exponent: object) -> Tensor:
+        return _operator("pow", self, exponent)
+
+    def __getitem__(self, index: object) -> Tensor:
+        return _operator("getitem", self, index)
+
+    def __iter__(self):
+        raise MeshnnTypeError("a ttnn.Tensor is not iterable: slice it (t[0:1]) or read it (ttnn.to_torch)")
 
     def __repr__(self) -> str:
         where = "host" if isinstance(self._storage, HostStorage) else "device"

@@ -269,3 +269,31 @@ def test_a_buffer_freed_while_its_workload_is_queued_keeps_its_memory(open_mesh)
     assert torch.equal(ttnn.to_torch(ttnn.get_device_tensors(y)[0]), torch.full((256, 1024), 4.0))
     assert torch.equal(ttnn.to_torch(ttnn.get_device_tensors(z)[3]), torch.full((256, 1024), 5.0))
     assert SLAB_POOL.limit > 0
+
+
+# ------------------------------------------------------------------------ float32 row-major matmul
+
+
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape", "options"),
+    [((1, 40, 24), (24, 56), {}), ((2, 3, 40, 24), (2, 3, 24, 56), {}), ((3, 40, 24), (1, 24, 56), {}),
+     ((40, 24), (56, 24), {"transpose_b": True})],
+)  # fmt: skip
+def test_float32_row_major_matmul_into_the_slab_equals_the_tiled_one(open_mesh, rng, a_shape, b_shape, options):
+    """The row-major float32 matmul writes into the output slab; the tiled one goes through the
+    encoder: the same float32 products, so the same values."""
+    mesh = open_mesh((2, 4))
+    a = rng.standard_normal(a_shape).astype(np.float32)
+    b = rng.standard_normal(b_shape).astype(np.float32)
+    results = []
+    for layout in (ttnn.ROW_MAJOR_LAYOUT, ttnn.TILE_LAYOUT):
+        kw = {"dtype": ttnn.float32, "layout": layout, "device": mesh}
+        out = ttnn.matmul(
+            ttnn.from_torch(torch.from_numpy(a), **kw), ttnn.from_torch(torch.from_numpy(b), **kw), **options
+        )
+        assert out.layout is layout
+        results.append([ttnn.to_torch(t).numpy() for t in ttnn.get_device_tensors(out)])
+    want = np.matmul(a, np.swapaxes(b, -1, -2) if options else b)
+    for rm, tiled in zip(*results, strict=True):
+        assert np.allclose(rm, tiled, rtol=1e-6, atol=1e-5)
+        assert np.allclose(rm, want, rtol=1e-5, atol=1e-4)  # float32 dot products of 24 terms

@@ -1,0 +1,199 @@
+"""Creating tensors (``ttnn.zeros``, ``ones``, ``full``, ``empty``, the ``*_like`` forms and
+``arange``) and the shape helpers ``squeeze`` / ``unsqueeze``, and the ternary ``ttnn.where``.
+
+On a mesh device a created tensor is replicated: every device holds the whole tensor, as
+``from_torch`` without a mapper gives.  Defaults are ttnn's: bfloat16, ROW_MAJOR, host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.ops.execution import broadcast_shape, elementwise, out_spec_like, same_mesh
+from meshnn.tensor.dtypes import DataType
+from meshnn.tensor.layout import Layout
+from meshnn.tensor.movement import allocate_tensor_on_device, reshape
+from meshnn.tensor.spec import MemoryConfig, TensorSpec
+from meshnn.tensor.tensor import Tensor
+
+MAX_CREATED_VALUES = 1 << 34  # a created tensor larger than this is refused as absurd
+
+
+def _shape(op: str, shape: object) -> tuple[int, ...]:
+    try:
+        dims = tuple(shape)  # type: ignore[arg-type]
+    except TypeError:
+        raise MeshnnTypeError(f"ttnn.{op}: shape must be a sequence of ints, got {shape!r}") from None
+    if not all(isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 0 for d in dims):
+        raise MeshnnValueError(f"ttnn.{op}: shape must hold non-negative ints, got {list(dims)}")
+    if int(np.prod(dims, dtype=np.float64)) > MAX_CREATED_VALUES:
+        raise MeshnnValueError(f"ttnn.{op}: shape {list(dims)} is absurdly large")
+    return tuple(int(d) for d in dims)
+
+
+def _kinds(op: str, dtype: object, layout: object, device: object) -> tuple[DataType, Layout]:
+    dtype = DataType.BFLOAT16 if dtype is None else dtype
+    if not isinstance(dtype, DataType):
+        raise MeshnnTypeError(f"ttnn.{op}: dtype must be a ttnn DataType, got {dtype!r}")
+    layout = (Layout.TILE if dtype.is_block_float else Layout.ROW_MAJOR) if layout is None else layout
+    if not isinstance(layout, Layout):
+        raise MeshnnTypeError(f"ttnn.{op}: layout must be a ttnn Layout, got {layout!r}")
+    if device is not None and not isinstance(device, MeshDevice):
+        raise MeshnnTypeError(f"ttnn.{op}: device must be a MeshDevice, got {type(device).__name__}")
+    return dtype, layout
+
+
+def _made(values: np.ndarray, dtype: DataType, layout: Layout, device, memory_config) -> Tensor:
+    return Tensor(values, dtype, device=device, layout=layout, memory_config=memory_config)
+
+
+def full(
+    shape: Sequence[int],
+    fill_value: float,
+    dtype: DataType | None = None,
+    layout: Layout | None = None,
+    device: MeshDevice | None = None,
+    memory_config: MemoryConfig | None = None,
+) -> Tensor:
+    """``ttnn.full``: a tensor of ``shape`` holding ``fill_value`` (rounded into ``dtype``)."""
+    dims = _shape("full", shape)
+    dtype, layout = _kinds("full", dtype, layout, device)
+    if isinstance(fill_value, bool) or not isinstance(fill_value, int | float | np.number):
+        raise MeshnnTypeError(f"ttnn.full: fill_value must be a number, got {fill_value!r}")
+    kind = np.float32 if dtype.is_float else dtype.storage_dtype
+    return _made(np.full(dims, fill_value, kind), dtype, layout, device, memory_config)
+
+
+def zeros(shape, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
+    """``ttnn.zeros``."""
+    return full(shape, 0.0, dtype, layout, device, memory_config)
+
+
+def ones(shape, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
+    """``ttnn.ones``."""
+    return full(shape, 1.0, dtype, layout, device, memory_config)
+
+
+def empty(shape, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
+    """``ttnn.empty``: an uninitialised device tensor (a zero host tensor without a device)."""
+    dims = _shape("empty", shape)
+    dtype, layout = _kinds("empty", dtype, layout, device)
+    if device is None:
+        return zeros(dims, dtype, layout)
+    return allocate_tensor_on_device(TensorSpec(dims, dtype, layout, memory_config=memory_config), device)
+
+
+def _like(op: str, tensor: object, dtype, layout, device, memory_config):
+    if not isinstance(tensor, Tensor):
+        raise MeshnnTypeError(f"ttnn.{op}: tensor must be a ttnn.Tensor, got {type(tensor).__name__}")
+    tensor.check_usable("tensor")
+    if device is None and tensor.storage_type().name == "DEVICE":
+        device = tensor.device()
+    return tuple(tensor.shape), dtype or tensor.dtype, layout or tensor.layout, device, memory_config
+
+
+def full_like(tensor, fill_value, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
+    """``ttnn.full_like``: ``tensor``'s shape, dtype, layout and device unless given."""
+    shape, dtype, layout, device, memory_config = _like("full_like", tensor, dtype, layout, device, memory_config)
+    return full(shape, fill_value, dtype, layout, device, memory_config)
+
+
+def zeros_like(tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
+    return full_like(tensor, 0.0, dtype, layout, device, memory_config)
+
+
+def ones_like(tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
+    return full_like(tensor, 1.0, dtype, layout, device, memory_config)
+
+
+def empty_like(tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
+    shape, dtype, layout, device, memory_config = _like("empty_like", tensor, dtype, layout, device, memory_config)
+    return empty(shape, dtype, layout, device, memory_config)
+
+
+def arange(
+    start: float = 0,
+    end: float | None = None,
+    step: float = 1,
+    dtype: DataType | None = None,
+    device: MeshDevice | None = None,
+    layout: Layout = Layout.ROW_MAJOR,
+    memory_config: MemoryConfig | None = None,
+) -> Tensor:
+    """``ttnn.arange(start, end, step)`` (``arange(end)`` counts from 0): a 1-D tensor."""
+    if end is None:
+        start, end = 0, start
+    for name, value in (("start", start), ("end", end), ("step", step)):
+        if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+            raise MeshnnTypeError(f"ttnn.arange: {name} must be a number, got {value!r}")
+    if step == 0:
+        raise MeshnnValueError("ttnn.arange: step must not be 0")
+    count = max(0, int(np.ceil((end - start) / step)))
+    dims = _shape("arange", (count,))
+    dtype, layout = _kinds("arange", dtype, layout, device)
+    kind = np.float32 if dtype.is_float else dtype.storage_dtype
+    values = (start + step * np.arange(dims[0], dtype=np.float64)).astype(kind)
+    return _made(values, dtype, layout, device, memory_config)
+
+
+def _axis(op: str, dim: object, rank: int) -> int:
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -rank <= dim < rank:
+        raise MeshnnValueError(f"ttnn.{op}: dim {dim!r} is out of range for a tensor of rank {rank}")
+    return dim % rank
+
+
+def squeeze(input_tensor: Tensor, dim: int) -> Tensor:
+    """``ttnn.squeeze``: drop dimension ``dim`` (it must have size 1; otherwise unchanged, as torch)."""
+    if not isinstance(input_tensor, Tensor):
+        raise MeshnnTypeError(f"ttnn.squeeze: input_tensor must be a ttnn.Tensor, got {type(input_tensor).__name__}")
+    shape = list(input_tensor.shape)
+    axis = _axis("squeeze", dim, len(shape))
+    if shape[axis] != 1:
+        return input_tensor
+    return reshape(input_tensor, shape[:axis] + shape[axis + 1 :])
+
+
+def unsqueeze(input_tensor: Tensor, dim: int) -> Tensor:
+    """``ttnn.unsqueeze``: insert a dimension of size 1 at ``dim``."""
+    if not isinstance(input_tensor, Tensor):
+        raise MeshnnTypeError(f"ttnn.unsqueeze: input_tensor must be a ttnn.Tensor, got {type(input_tensor).__name__}")
+    shape = list(input_tensor.shape)
+    axis = _axis("unsqueeze", dim, len(shape) + 1)
+    return reshape(input_tensor, [*shape[:axis], 1, *shape[axis:]])
+
+
+def where(
+    condition: Tensor,
+    true_value: Tensor | float,
+    false_value: Tensor | float,
+    *,
+    memory_config: MemoryConfig | None = None,
+    **_: object,
+) -> Tensor:
+    """``ttnn.where``: ``true_value`` where ``condition`` is non-zero, else ``false_value``
+    (tensors of one mesh, broadcast, or scalars)."""
+    if not isinstance(condition, Tensor):
+        raise MeshnnTypeError(f"ttnn.where: condition must be a ttnn.Tensor, got {type(condition).__name__}")
+    operands = {"condition": condition, "true_value": true_value, "false_value": false_value}
+    tensors = {k: v for k, v in operands.items() if isinstance(v, Tensor)}
+    for name, value in operands.items():
+        if not isinstance(value, Tensor) and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise MeshnnTypeError(f"ttnn.where: {name} must be a ttnn.Tensor or a number, got {value!r}")
+    same_mesh("where", tensors)
+    shape: tuple[int, ...] = tuple(condition.shape)
+    for t in tensors.values():
+        shape = broadcast_shape("where", shape, tuple(t.shape))
+    dtype = next((t.dtype for k, t in tensors.items() if k != "condition"), condition.dtype)
+    out = out_spec_like(condition, shape=shape, dtype=dtype, memory_config=memory_config, op="where")
+    order = list(tensors)
+
+    def compute(*arrays: np.ndarray) -> np.ndarray:
+        got = dict(zip(order, arrays, strict=True))
+        pick = [got[k] if k in got else np.float32(operands[k]) for k in ("condition", "true_value", "false_value")]
+        return np.where(pick[0] != 0, pick[1], pick[2])
+
+    return elementwise("where", list(tensors.values()), out, compute)
