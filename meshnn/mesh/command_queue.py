@@ -19,6 +19,7 @@ import contextlib
 import itertools
 import os
 import threading
+import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -184,9 +185,13 @@ class MeshCommandQueue:
                     self._cv.notify_all()
 
     def _keep(self, error: BaseException) -> None:
+        """Keep the first error for the next blocking call, without its stack frames: a kept
+        traceback would hold every local of the enqueuing call stack (the user's dropped tensors
+        and their MeshBuffers) alive until the error surfaced.  The traceback is kept as text."""
+        released = _without_frames(error)
         with self._cv:
             if self._error is None:
-                self._error = error
+                self._error = released
 
     def _raise_kept(self) -> None:
         with self._cv:
@@ -417,6 +422,24 @@ class MeshCommandQueue:
                 )
 
         self._submit(wait, blocking=False, inline=False)
+
+
+def _without_frames(error: BaseException) -> BaseException:
+    """``error`` (and the errors chained to it) with the tracebacks dropped and written into a note."""
+    if error.__traceback__ is None:
+        return error
+    text = "".join(traceback.format_exception(error)).rstrip()
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [error]
+    while pending:
+        item = pending.pop()
+        if item is None or id(item) in seen:
+            continue
+        seen.add(id(item))
+        item.__traceback__ = None
+        pending += [item.__cause__, item.__context__]
+    error.add_note(f"raised on the queue's dispatch (traceback kept as text):\n{text}")
+    return error
 
 
 def event_synchronize(event: MeshEvent) -> None:

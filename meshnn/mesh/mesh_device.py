@@ -143,7 +143,7 @@ class MeshDevice:
                 sub.close()
         for queue in self._queues:
             queue.shutdown()
-        for buffer in list(self._buffers.values()):
+        for buffer in self._registered():
             buffer.deallocate()  # type: ignore[attr-defined]
         self._open = False
         self._closed_at = _caller_outside_meshnn()
@@ -268,9 +268,16 @@ class MeshDevice:
         with self._lock:
             self._buffers[next(self._buffer_keys)] = buffer
 
+    def _registered(self) -> list:
+        """The MeshBuffers registered on this mesh and still referenced.  Taken under the lock:
+        iterating the weak registry while another thread registers a buffer would fail."""
+        with self._lock:
+            return list(self._buffers.values())
+
     def live_buffers(self) -> list:
-        """Every allocated MeshBuffer that owns its memory, by address."""
-        found = [b for b in list(self._buffers.values()) if b.owns_data and b.is_allocated()]  # type: ignore[attr-defined]
+        """Every allocated MeshBuffer that owns its memory, by address (safe to call while other
+        threads create and free buffers)."""
+        found = [b for b in self._registered() if b.owns_data and b.is_allocated()]  # type: ignore[attr-defined]
         for ref in self._submeshes:
             sub = ref()
             if sub is not None:
