@@ -204,4 +204,6 @@ DEFAULT_WORKER_L1_SIZE = 0
 
 def get_memory_view(mesh_device: MeshDevice, buffer_type: BufferType) -> MemoryView:
     """``ttnn.get_memory_view``: the allocator state of one buffer type (the same on every device)."""
+    if not isinstance(mesh_device, MeshDevice):
+        raise MeshnnTypeError(f"get_memory_view: mesh_device must be a MeshDevice, got {type(mesh_device).__name__}")
     return mesh_device.get_memory_view(buffer_type)

@@ -66,9 +66,9 @@ class FreeList:
         self._nleaves = ((max(size, 1) - 1) >> chunk_shift) + 1
         self._leaf_max = [0] * self._nleaves  # largest free block starting in each chunk
         self._masks = [0] * (max(size, 1).bit_length() + 1)  # size class -> bitmask of chunks
-        self._leaves: dict[int, list[int]] = {}  # chunk -> free block ids starting there, by address
+        self._leaves: dict[int, list[int]] = {}  # chunk -> relative addresses of its free blocks, ascending
+        self._leaf_bids: dict[int, list[int]] = {}  # chunk -> the ids of those blocks, same order
         self._leaf_sizes: dict[int, list[int]] = {}  # chunk -> sizes of those blocks, ascending
-        self._dirty: set[int] = set()  # chunks changed by the operation under way
         self._reset()
 
     # ----------------------------------------------------------------------------- bookkeeping
@@ -86,9 +86,9 @@ class FreeList:
         self._leaf_max[:] = [0] * self._nleaves
         self._masks[:] = [0] * len(self._masks)
         self._leaves.clear()
+        self._leaf_bids.clear()
         self._leaf_sizes.clear()
-        self._index_insert(0)
-        self._flush()
+        self._refresh(self._index_insert(0))
 
     def _new_block(self, addr: int, size: int, prev: int, nxt: int) -> int:
         if self._spare:
@@ -110,49 +110,81 @@ class FreeList:
         self._spare.append(bid)
 
     # ---------------------------------------------------------------------------- search index
+    # Each chunk's free blocks are three parallel-by-construction lists: their relative addresses
+    # (ascending), their ids (same order) and their sizes (ascending, for the chunk's largest).
+    # Every search is a C-level bisection; a block that keeps its place in address order (the
+    # free remainder of a split, a merge) is updated in place.
 
-    def _set_leaf(self, leaf: int, value: int) -> None:
-        """Record that the largest free block starting in chunk ``leaf`` has ``value`` bytes."""
+    def _refresh(self, leaf: int) -> None:
+        """Bring chunk ``leaf``'s largest free block, and its size-class bits, up to date after
+        its blocks changed (a bit flips only when the largest block's size class changes)."""
+        sizes = self._leaf_sizes.get(leaf)
+        if sizes:
+            value = sizes[-1]
+        else:
+            if sizes is not None:
+                del self._leaves[leaf], self._leaf_bids[leaf], self._leaf_sizes[leaf]
+            value = 0
         old = self._leaf_max[leaf]
         if old == value:
             return
         self._leaf_max[leaf] = value
-        low, high = sorted((old.bit_length(), value.bit_length()))
+        low, high = old.bit_length(), value.bit_length()
         if low != high:
+            if low > high:
+                low, high = high, low
             bit, masks = 1 << leaf, self._masks
             for size_class in range(low, high):  # classes whose membership of this leaf flips
                 masks[size_class] ^= bit
 
-    def _index_insert(self, bid: int) -> None:
-        leaf = self._addr[bid] >> self._shift
-        blocks = self._leaves.get(leaf)
-        if blocks is None:
-            blocks = self._leaves[leaf] = []
-            self._leaf_sizes[leaf] = []
-        bisect.insort(blocks, bid, key=self._addr.__getitem__)
-        bisect.insort(self._leaf_sizes[leaf], self._size[bid])
-        self._dirty.add(leaf)
-
-    def _index_remove(self, bid: int) -> None:
+    def _index_insert(self, bid: int) -> int:
+        """Index free block ``bid``; its chunk."""
         address = self._addr[bid]
         leaf = address >> self._shift
-        blocks = self._leaves[leaf]
-        del blocks[bisect.bisect_left(blocks, address, key=self._addr.__getitem__)]
-        sizes = self._leaf_sizes[leaf]
-        del sizes[bisect.bisect_left(sizes, self._size[bid])]
-        self._dirty.add(leaf)
+        addresses = self._leaves.get(leaf)
+        if addresses is None:
+            self._leaves[leaf] = [address]
+            self._leaf_bids[leaf] = [bid]
+            self._leaf_sizes[leaf] = [self._size[bid]]
+            return leaf
+        at = bisect.bisect_left(addresses, address)
+        addresses.insert(at, address)
+        self._leaf_bids[leaf].insert(at, bid)
+        bisect.insort(self._leaf_sizes[leaf], self._size[bid])
+        return leaf
 
-    def _flush(self) -> None:
-        """Apply the chunk changes of one operation (a split or merge touches a chunk up to three
-        times; its size class is updated once)."""
-        for leaf in self._dirty:
-            sizes = self._leaf_sizes[leaf]
-            if sizes:
-                self._set_leaf(leaf, sizes[-1])
-            else:
-                del self._leaves[leaf], self._leaf_sizes[leaf]
-                self._set_leaf(leaf, 0)
-        self._dirty.clear()
+    def _index_remove(self, address: int, size: int) -> int:
+        """Unindex the free block at relative ``address`` of ``size`` bytes; its chunk."""
+        leaf = address >> self._shift
+        addresses = self._leaves[leaf]
+        at = bisect.bisect_left(addresses, address)
+        del addresses[at], self._leaf_bids[leaf][at]
+        sizes = self._leaf_sizes[leaf]
+        del sizes[bisect.bisect_left(sizes, size)]
+        return leaf
+
+    def _index_replace(self, old_address: int, old_size: int, new: int) -> int:
+        """Free block ``new`` (at its address and size) takes the index entry of the block that
+        was at ``old_address`` with ``old_size`` bytes; returns ``new``'s chunk.
+
+        The caller guarantees that no other free block lies between the two addresses, so the
+        entry keeps its place in address order; across chunks it is a remove and an insert.  The
+        caller refreshes the chunks."""
+        address, size = self._addr[new], self._size[new]
+        leaf = old_address >> self._shift
+        if address >> self._shift != leaf:
+            self._index_remove(old_address, old_size)
+            return self._index_insert(new)
+        addresses, sizes = self._leaves[leaf], self._leaf_sizes[leaf]
+        at = bisect.bisect_left(addresses, old_address)
+        addresses[at] = address
+        self._leaf_bids[leaf][at] = new
+        if len(sizes) == 1:
+            sizes[0] = size
+        elif old_size != size:
+            del sizes[bisect.bisect_left(sizes, old_size)]
+            bisect.insort(sizes, size)
+        return leaf
 
     def _find_leaf(self, need: int, bottom_up: bool) -> int:
         """The lowest (bottom_up) or highest chunk holding a free block of at least ``need`` bytes.
@@ -185,18 +217,6 @@ class FreeList:
             maybe ^= 1 << leaf
         return best
 
-    def _find(self, need: int, bottom_up: bool) -> int:
-        """Id of the lowest (bottom_up) or highest free block of at least ``need`` bytes."""
-        leaf = self._find_leaf(need, bottom_up)
-        if leaf == NO_BLOCK:
-            return NO_BLOCK
-        blocks = self._leaves[leaf]
-        sizes = self._size
-        for bid in blocks if bottom_up else reversed(blocks):
-            if sizes[bid] >= need:
-                return bid
-        raise AssertionError("search index out of step with the free blocks")
-
     # ------------------------------------------------------------------------------ public API
 
     def aligned_size(self, size: int) -> int:
@@ -207,12 +227,16 @@ class FreeList:
         """Reserve ``size`` bytes; the absolute address, or None when no free block fits."""
         if size <= 0:
             raise MeshnnValueError(f"allocation size must be > 0 bytes, got {size}")
-        need = self.aligned_size(size)
-        bid = self._find(need, bottom_up)
-        if bid == NO_BLOCK:
+        minimum, alignment = self.min_allocation_size, self.alignment
+        need = -(-(size if size > minimum else minimum) // alignment) * alignment
+        leaf = self._find_leaf(need, bottom_up)
+        if leaf == NO_BLOCK:
             return None
-        self._index_remove(bid)
-        return self._take(bid, need, 0 if bottom_up else self._size[bid] - need)
+        sizes = self._size
+        for bid in self._leaf_bids[leaf] if bottom_up else reversed(self._leaf_bids[leaf]):
+            if sizes[bid] >= need:
+                return self._take(bid, need, 0 if bottom_up else sizes[bid] - need)
+        raise AssertionError("search index out of step with the free blocks")
 
     def allocate_at(self, address: int, size: int) -> int | None:
         """Reserve ``size`` bytes at ``address`` (absolute); None if that range is not free."""
@@ -223,39 +247,58 @@ class FreeList:
         if start < 0 or start % self.alignment or start + need > self.size:
             return None
         for leaf in range(start >> self._shift, -1, -1):
-            for bid in reversed(self._leaves.get(leaf, ())):
-                lo = self._addr[bid]
-                if lo <= start:
-                    if start + need > lo + self._size[bid]:
-                        return None
-                    self._index_remove(bid)
-                    return self._take(bid, need, start - lo)
+            addresses = self._leaves.get(leaf)
+            if not addresses:
+                continue
+            at = bisect.bisect_right(addresses, start) - 1
+            if at < 0:
+                continue
+            bid, lo = self._leaf_bids[leaf][at], addresses[at]
+            if start + need > lo + self._size[bid]:
+                return None
+            return self._take(bid, need, start - lo)
         return None
 
     def _take(self, bid: int, need: int, offset: int) -> int:
-        """Allocate ``need`` bytes at ``offset`` inside free block ``bid`` (already unindexed)."""
-        size = self._size[bid]
-        if offset:
-            left = self._new_block(self._addr[bid], offset, self._prev[bid], bid)
+        """Allocate ``need`` bytes at ``offset`` inside indexed free block ``bid``.
+
+        A free part left on either side takes ``bid``'s entry in the index (no other free block
+        lies inside ``bid``), the left one first; ``bid`` itself keeps the allocation, and new
+        blocks are made left then right (tt-metal's block ids)."""
+        address, size = self._addr[bid], self._size[bid]
+        left_over = size - offset - need
+        leaf = address >> self._shift
+        if offset:  # a free block on the left: it takes bid's entry
+            left = self._new_block(address, offset, self._prev[bid], bid)
             if self._prev[bid] != NO_BLOCK:
                 self._next[self._prev[bid]] = left
             self._prev[bid] = left
-            self._addr[bid] += offset
-            self._size[bid] -= offset
-            self._index_insert(left)
-        if offset + need < size:
-            nxt = self._next[bid]
-            right = self._new_block(self._addr[bid] + need, self._size[bid] - need, bid, nxt)
-            if nxt != NO_BLOCK:
-                self._prev[nxt] = right
-            self._next[bid] = right
-            self._size[bid] = need
-            self._index_insert(right)
+            self._index_replace(address, size, left)
+            self._addr[bid], self._size[bid] = address + offset, size - offset
+            if left_over:  # and one on the right: a new entry
+                self._refresh(self._index_insert(self._split_right(bid, need)))
+        elif left_over:  # only a free block on the right: it takes bid's entry
+            moved = self._index_replace(address, size, self._split_right(bid, need))
+            if moved != leaf:
+                self._refresh(moved)
+        else:
+            self._index_remove(address, size)
+        self._refresh(leaf)
         self._used[bid] = True
         self._allocated[self._addr[bid]] = bid
         self._allocated_bytes += need
-        self._flush()
         return self._addr[bid] + self.offset
+
+    def _split_right(self, bid: int, need: int) -> int:
+        """A new free block (linked, not indexed) for the part of ``bid`` past its first ``need``
+        bytes; ``bid`` shrinks to ``need``."""
+        nxt = self._next[bid]
+        right = self._new_block(self._addr[bid] + need, self._size[bid] - need, bid, nxt)
+        if nxt != NO_BLOCK:
+            self._prev[nxt] = right
+        self._next[bid] = right
+        self._size[bid] = need
+        return right
 
     def free(self, address: int) -> None:
         """Release the allocation at ``address`` (absolute) and merge it with free neighbours."""
@@ -264,27 +307,39 @@ class FreeList:
             raise InvalidFreeError(
                 f"address {address} is not allocated (a double free, or an address never handed out)"
             )
-        self._used[bid] = False
-        self._allocated_bytes -= self._size[bid]
+        used, sizes, addrs = self._used, self._size, self._addr
+        used[bid] = False
+        self._allocated_bytes -= sizes[bid]
         prev, nxt = self._prev[bid], self._next[bid]
-        if prev != NO_BLOCK and not self._used[prev]:
-            self._index_remove(prev)
-            self._size[prev] += self._size[bid]
-            self._next[prev] = nxt
-            if nxt != NO_BLOCK:
-                self._prev[nxt] = prev
-            self._drop_block(bid)
-            bid = prev
-        if nxt != NO_BLOCK and not self._used[nxt]:
-            self._index_remove(nxt)
-            self._size[bid] += self._size[nxt]
+        merge_next = nxt != NO_BLOCK and not used[nxt]
+        if merge_next:  # unlink next: bid spans it
             after = self._next[nxt]
             self._next[bid] = after
             if after != NO_BLOCK:
                 self._prev[after] = bid
+            next_address, next_size = addrs[nxt], sizes[nxt]
+            sizes[bid] += next_size
+        if prev != NO_BLOCK and not used[prev]:  # prev grows in place over bid (and next)
+            after = self._next[bid]
+            self._next[prev] = after
+            if after != NO_BLOCK:
+                self._prev[after] = prev
+            old_size = sizes[prev]
+            sizes[prev] += sizes[bid]
+            self._drop_block(bid)
+            if merge_next:
+                self._refresh(self._index_remove(next_address, next_size))
+                self._drop_block(nxt)
+            self._refresh(self._index_replace(addrs[prev], old_size, prev))
+        elif merge_next:  # bid takes next's entry (no free block lies between them)
             self._drop_block(nxt)
-        self._index_insert(bid)
-        self._flush()
+            old_leaf = next_address >> self._shift
+            leaf = self._index_replace(next_address, next_size, bid)
+            if old_leaf != leaf:
+                self._refresh(old_leaf)
+            self._refresh(leaf)
+        else:
+            self._refresh(self._index_insert(bid))
 
     def allocation_size(self, address: int) -> int | None:
         """Bytes reserved by the allocation at ``address`` (absolute), or None."""
@@ -337,8 +392,8 @@ class FreeList:
         """``(absolute address, bytes)`` of every free block, by address."""
         return sorted(
             (self._addr[b] + self.offset, self._size[b])
-            for leaf in self._leaves.values()
-            for b in leaf
+            for bids in self._leaf_bids.values()
+            for b in bids
             if self._size[b] > 0
         )
 

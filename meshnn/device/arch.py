@@ -12,7 +12,7 @@ import enum
 import os
 from dataclasses import dataclass
 
-from meshnn.errors import MeshnnValueError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
 
 GiB = 1 << 30
 
@@ -123,6 +123,8 @@ SYSTEM_ENV = "MESHNN_SYSTEM"
 
 def system_spec(name: str | None = None) -> SystemSpec:
     """The system called ``name``; without a name, ``$MESHNN_SYSTEM`` or ``t3k``."""
+    if name is not None and not isinstance(name, str):
+        raise MeshnnTypeError(f"system must be a system name (str), got {name!r}")
     chosen = name if name is not None else os.environ.get(SYSTEM_ENV, DEFAULT_SYSTEM)
     try:
         return SYSTEMS[chosen.lower()]

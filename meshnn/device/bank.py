@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from meshnn.device.allocator import FreeList, Statistics, align_up
 from meshnn.device.arch import SystemSpec
 from meshnn.device.buffer import BankFacts, BufferLayout, BufferType
-from meshnn.errors import MeshnnValueError, OutOfMemoryError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError, OutOfMemoryError
 
 # Interleaved address generators have a fast modulo only for these non-power-of-two bank counts.
 _NON_POW2_BANK_COUNTS = frozenset({7, 12, 20, 48, 56, 63, 70, 72, 80, 94, 108, 110, 117, 120, 124, 126, 130, 140})
@@ -158,7 +158,9 @@ class DeviceAllocator:
     def __init__(self, system: SystemSpec, *, l1_small_size: int = 0, trace_region_size: int = 0) -> None:
         arch = system.arch_spec
         for name, value in (("l1_small_size", l1_small_size), ("trace_region_size", trace_region_size)):
-            if not isinstance(value, int) or value < 0:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise MeshnnTypeError(f"{name} must be an int, got {value!r}")
+            if value < 0:
                 raise MeshnnValueError(f"{name} must be a non-negative int, got {value!r}")
         l1_small = align_up(l1_small_size, arch.dram_alignment)
         if l1_small >= arch.l1_bank_size:
@@ -219,6 +221,8 @@ class DeviceAllocator:
         }
 
     def manager(self, buffer_type: BufferType) -> BankManager:
+        if not isinstance(buffer_type, BufferType):
+            raise MeshnnTypeError(f"buffer_type must be a ttnn.BufferType, got {buffer_type!r}")
         try:
             return self.managers[buffer_type]
         except KeyError:

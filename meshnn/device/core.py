@@ -20,8 +20,10 @@ class CoreCoord:
     y: int
 
     def __post_init__(self) -> None:
-        if not all(isinstance(v, int) and v >= 0 for v in (self.x, self.y)):
-            raise MeshnnValueError(f"CoreCoord needs non-negative ints, got ({self.x!r}, {self.y!r})")
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (self.x, self.y)):
+            raise MeshnnTypeError(f"CoreCoord needs ints x and y, got ({self.x!r}, {self.y!r})")
+        if not all(v >= 0 for v in (self.x, self.y)):
+            raise MeshnnValueError(f"CoreCoord needs non-negative x and y, got ({self.x!r}, {self.y!r})")
 
     def __repr__(self) -> str:
         return f"CoreCoord(x={self.x}, y={self.y})"

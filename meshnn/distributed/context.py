@@ -17,7 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
-from meshnn.errors import DistributedError, MeshnnValueError
+from meshnn.errors import DistributedError, MeshnnTypeError, MeshnnValueError
 
 
 class DistributedContext(Protocol):
@@ -108,7 +108,21 @@ def set_context(context: DistributedContext | None) -> None:
 def set_rank_rows(mapping: Mapping[int, tuple[int, int]] | None) -> None:
     """Override which mesh rows each rank owns: ``{rank: (first_row, num_rows)}`` (None: default)."""
     global _RANK_ROWS
-    _RANK_ROWS = None if mapping is None else {int(r): (int(a), int(n)) for r, (a, n) in mapping.items()}
+    if mapping is None:
+        _RANK_ROWS = None
+        return
+    if not isinstance(mapping, Mapping):
+        raise MeshnnTypeError(f"set_rank_rows: mapping must be a dict {{rank: (first_row, num_rows)}}, got {mapping!r}")
+    checked: dict[int, tuple[int, int]] = {}
+    for rank, rows in mapping.items():
+        if not isinstance(rows, tuple | list) or len(rows) != 2 or not all(isinstance(v, int) for v in (rank, *rows)):
+            raise MeshnnTypeError(f"set_rank_rows: mapping[{rank!r}] must be (first_row, num_rows) ints, got {rows!r}")
+        if rank < 0 or rows[0] < 0 or rows[1] < 1:
+            raise MeshnnValueError(
+                f"set_rank_rows: mapping[{rank}] = {tuple(rows)} needs rank, first_row >= 0, num_rows >= 1"
+            )
+        checked[rank] = (rows[0], rows[1])
+    _RANK_ROWS = checked
 
 
 def rows_of_rank(num_rows: int, rank: int, world_size: int) -> range:

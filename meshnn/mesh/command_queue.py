@@ -451,6 +451,9 @@ def event_synchronize(event: MeshEvent) -> None:
 
 
 def event_query(event: MeshEvent) -> bool:
+    """Whether ``event`` has completed (never blocks)."""
+    if not isinstance(event, MeshEvent):
+        raise MeshnnTypeError(f"event_query: event must be a MeshEvent, got {type(event).__name__}")
     return event.is_completed()
 
 

@@ -10,14 +10,23 @@ from __future__ import annotations
 import pathlib
 
 from meshnn.device.buffer import BufferType
-from meshnn.errors import MeshnnError, format_bytes
+from meshnn.errors import MeshnnError, MeshnnTypeError, format_bytes
 from meshnn.mesh.mesh_device import MeshDevice
 
 REPORTED = (BufferType.DRAM, BufferType.L1)
 
 
+def _open_mesh(op: str, mesh_device: object) -> MeshDevice:
+    """``mesh_device`` checked to be an open MeshDevice."""
+    if not isinstance(mesh_device, MeshDevice):
+        raise MeshnnTypeError(f"{op}: mesh_device must be a MeshDevice, got {type(mesh_device).__name__}")
+    mesh_device.check_open()
+    return mesh_device
+
+
 def memory_rows(mesh_device: MeshDevice) -> list[dict[str, object]]:
     """One dict per device: its DRAM and L1 figures (bytes per bank) and its live buffer count."""
+    _open_mesh("memory_report", mesh_device)
     mesh_device.check_open()
     buffers = mesh_device.live_buffers()
     counts = {t: sum(1 for b in buffers if b.buffer_type() is t) for t in BufferType}
@@ -63,6 +72,9 @@ def memory_report(mesh_device: MeshDevice) -> str:
 
 def dump_device_memory_state(mesh_device: MeshDevice, prefix: str = "") -> list[pathlib.Path]:
     """Write ttnn-style memory-state files (one per buffer type) and return their paths."""
+    _open_mesh("dump_device_memory_state", mesh_device)
+    if not isinstance(prefix, str | pathlib.Path):
+        raise MeshnnTypeError(f"dump_device_memory_state: prefix must be a str, got {prefix!r}")
     written = []
     for buffer_type in (BufferType.DRAM, BufferType.L1, BufferType.L1_SMALL, BufferType.TRACE):
         view = mesh_device.get_memory_view(buffer_type)
@@ -85,6 +97,9 @@ def dump_device_memory_state(mesh_device: MeshDevice, prefix: str = "") -> list[
 def plot_memory(mesh_device: MeshDevice, path: str | pathlib.Path) -> pathlib.Path:
     """A PNG of each buffer type's address space: one horizontal bar per device, live blocks drawn
     where they sit (identical bars when lock-step holds), so fragmentation shows at a glance."""
+    _open_mesh("plot_memory", mesh_device)
+    if not isinstance(path, str | pathlib.Path):
+        raise MeshnnTypeError(f"plot_memory: path must be a str or a path, got {path!r}")
     try:
         import matplotlib
 

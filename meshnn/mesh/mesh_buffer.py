@@ -48,7 +48,9 @@ class ReplicatedBufferConfig:
     size: int
 
     def __post_init__(self) -> None:
-        if not isinstance(self.size, int) or self.size < 0:
+        if isinstance(self.size, bool) or not isinstance(self.size, int):
+            raise MeshnnTypeError(f"ReplicatedBufferConfig size must be an int, got {self.size!r}")
+        if self.size < 0:
             raise MeshnnValueError(f"ReplicatedBufferConfig size must be a non-negative int, got {self.size!r}")
 
 
@@ -64,6 +66,10 @@ class ShardedBufferConfig:
     shard_orientation: ShardOrientation = ShardOrientation.ROW_MAJOR
 
     def __post_init__(self) -> None:
+        if isinstance(self.global_size, bool) or not isinstance(self.global_size, int) or self.global_size < 0:
+            raise MeshnnValueError(f"global_size must be a non-negative int, got {self.global_size!r}")
+        if not isinstance(self.shard_orientation, ShardOrientation):
+            raise MeshnnTypeError(f"shard_orientation must be a ShardOrientation, got {self.shard_orientation!r}")
         for name in ("global_buffer_shape", "shard_shape"):
             value = tuple(getattr(self, name))
             if len(value) != 2 or not all(isinstance(v, int) and v >= 0 for v in value):
@@ -101,6 +107,18 @@ class DeviceLocalBufferConfig:
     shard_parameters: ShardSpecBuffer | None = None
     bottom_up: bool | None = None  # None: DRAM bottom-up, L1 top-down
 
+    def __post_init__(self) -> None:
+        if isinstance(self.page_size, bool) or not isinstance(self.page_size, int):
+            raise MeshnnTypeError(f"page_size must be an int, got {self.page_size!r}")
+        if self.page_size <= 0:
+            raise MeshnnValueError(f"page_size must be positive, got {self.page_size}")
+        if not isinstance(self.buffer_type, BufferType):
+            raise MeshnnTypeError(f"buffer_type must be a ttnn.BufferType, got {self.buffer_type!r}")
+        if not isinstance(self.buffer_layout, TensorMemoryLayout):
+            raise MeshnnTypeError(f"buffer_layout must be a ttnn.TensorMemoryLayout, got {self.buffer_layout!r}")
+        if self.bottom_up is not None and not isinstance(self.bottom_up, bool):
+            raise MeshnnTypeError(f"bottom_up must be a bool or None, got {self.bottom_up!r}")
+
 
 @dataclass(frozen=True, slots=True)
 class BufferRegion:
@@ -110,8 +128,12 @@ class BufferRegion:
     size: int
 
     def __post_init__(self) -> None:
-        if not all(isinstance(v, int) and v >= 0 for v in (self.offset, self.size)):
-            raise MeshnnValueError(f"BufferRegion needs non-negative ints, got ({self.offset!r}, {self.size!r})")
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (self.offset, self.size)):
+            raise MeshnnTypeError(f"BufferRegion needs ints offset and size, got ({self.offset!r}, {self.size!r})")
+        if not all(v >= 0 for v in (self.offset, self.size)):
+            raise MeshnnValueError(
+                f"BufferRegion needs non-negative offset and size, got ({self.offset!r}, {self.size!r})"
+            )
 
 
 class SlabPool:

@@ -438,7 +438,12 @@ def open_mesh_device(
     first = 0 if offset is None else to_linear_index(MeshShape(spec.mesh_shape), as_coord(offset))
     ids = tuple(physical_device_ids) if physical_device_ids else tuple(range(first, first + mesh_shape.mesh_size()))
     if len(ids) != mesh_shape.mesh_size() or max(ids) >= spec.num_devices:
-        raise MeshnnValueError(f"physical_device_ids {list(ids)} do not fit a {mesh_shape} mesh on {spec.name}")
+        where = (
+            f"offset {as_coord(offset)}" if offset is not None and not physical_device_ids else "physical_device_ids"
+        )
+        raise MeshnnValueError(
+            f"{where}: devices {list(ids)} do not fit a {mesh_shape} mesh on {spec.name} ({spec.num_devices} devices)"
+        )
     allocator = DeviceAllocator(spec, l1_small_size=l1_small_size, trace_region_size=trace_region_size)
     return MeshDevice(
         mesh_shape,

@@ -19,7 +19,7 @@ import enum
 
 import numpy as np
 
-from meshnn.errors import MeshnnValueError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError, WrongMeshError
 from meshnn.mesh.coord import MeshCoordinate, to_linear_index
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.execution import (
@@ -54,7 +54,9 @@ def _grid(mesh: MeshDevice, cluster_axis: int | None, op: str) -> tuple[tuple[in
     shape = tuple(mesh.shape)
     if cluster_axis is None:
         return shape, None
-    if isinstance(cluster_axis, bool) or not isinstance(cluster_axis, int) or not 0 <= cluster_axis < len(shape):
+    if isinstance(cluster_axis, bool) or not isinstance(cluster_axis, int):
+        raise MeshnnTypeError(f"ttnn.{op}: cluster_axis must be an int or None, got {cluster_axis!r}")
+    if not 0 <= cluster_axis < len(shape):
         raise MeshnnValueError(
             f"ttnn.{op}: cluster_axis {cluster_axis!r} must be one of {list(range(len(shape)))} for a "
             f"{mesh.shape!r} mesh"
@@ -73,9 +75,32 @@ def _check(op: str, input_tensor: Tensor, dim: int | None) -> tuple[Tensor, Mesh
     if dim is None:
         return tensor, mesh, None
     rank = len(tensor.shape)
-    if isinstance(dim, bool) or not isinstance(dim, int) or not -rank <= dim < rank:
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise MeshnnTypeError(f"ttnn.{op}: dim must be an int, got {dim!r}")
+    if not -rank <= dim < rank:
         raise MeshnnValueError(f"ttnn.{op}: dim {dim!r} is out of range for input_tensor of shape {list(tensor.shape)}")
     return tensor, mesh, dim % rank
+
+
+def _options(
+    op: str, mesh: MeshDevice, mesh_device: object, num_links: object, topology: object, memory_config: object
+) -> None:
+    """The arguments a simulated collective only checks: ``mesh_device`` (when given, the input's
+    mesh), ``num_links`` (a positive int or None), ``topology`` (a ttnn.Topology or None) and
+    ``memory_config`` (a MemoryConfig or None)."""
+    if mesh_device is not None:
+        if not isinstance(mesh_device, MeshDevice):
+            raise MeshnnTypeError(f"ttnn.{op}: mesh_device must be a MeshDevice, got {type(mesh_device).__name__}")
+        if mesh_device.mesh_id != mesh.mesh_id:
+            raise WrongMeshError(f"ttnn.{op}: mesh_device is not the mesh device input_tensor lives on")
+    if num_links is not None and (isinstance(num_links, bool) or not isinstance(num_links, int)):
+        raise MeshnnTypeError(f"ttnn.{op}: num_links must be an int, got {num_links!r}")
+    if num_links is not None and num_links < 1:
+        raise MeshnnValueError(f"ttnn.{op}: num_links must be >= 1, got {num_links}")
+    if topology is not None and not isinstance(topology, Topology):
+        raise MeshnnTypeError(f"ttnn.{op}: topology must be a ttnn.Topology, got {topology!r}")
+    if memory_config is not None and not isinstance(memory_config, MemoryConfig):
+        raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
 
 
 def _group_size(shape: tuple[int, ...], axis: int | None) -> int:
@@ -223,6 +248,7 @@ def all_gather(
 ) -> Tensor:
     """Every device of a group gets the group's shards concatenated along ``dim``, in group order."""
     tensor, mesh, axis_dim = _check("all_gather", input_tensor, dim)
+    _options("all_gather", mesh, mesh_device, num_links, topology, memory_config)
     shape, axis = _grid(mesh, cluster_axis, "all_gather")
     n = _group_size(shape, axis)
     out_shape = tuple(d * n if i == axis_dim else d for i, d in enumerate(tensor.shape))
@@ -270,6 +296,7 @@ def all_reduce(
 ) -> Tensor:
     """Every device of a group gets the sum of the group's shards."""
     tensor, mesh, _ = _check("all_reduce", input_tensor, None)
+    _options("all_reduce", mesh, mesh_device, num_links, topology, memory_config)
     shape, axis = _grid(mesh, cluster_axis, "all_reduce")
     spec = out_spec_like(tensor, memory_config=memory_config, op="all_reduce")
 
@@ -306,6 +333,7 @@ def reduce_scatter(
 ) -> Tensor:
     """The group's shards are summed; device i of the group keeps slice i of ``dim``."""
     tensor, mesh, axis_dim = _check("reduce_scatter", input_tensor, dim)
+    _options("reduce_scatter", mesh, mesh_device, num_links, topology, memory_config)
     shape, axis = _grid(mesh, cluster_axis, "reduce_scatter")
     n = _group_size(shape, axis)
     size = tensor.shape[axis_dim]

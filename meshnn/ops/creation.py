@@ -16,23 +16,39 @@ from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.execution import broadcast_shape, elementwise, out_spec_like, same_mesh
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout
-from meshnn.tensor.movement import allocate_tensor_on_device, reshape
+from meshnn.tensor.movement import (
+    allocate_tensor_on_device,
+    copy_host_to_device_tensor,
+    deallocate,
+    host_memory_bytes,
+    reshape,
+)
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
-MAX_CREATED_VALUES = 1 << 34  # a created tensor larger than this is refused as absurd
+MAX_CREATED_VALUES = 1 << 48  # more values than any device holds: refused before anything else
 
 
 def _shape(op: str, shape: object) -> tuple[int, ...]:
-    try:
-        dims = tuple(shape)  # type: ignore[arg-type]
-    except TypeError:
-        raise MeshnnTypeError(f"ttnn.{op}: shape must be a sequence of ints, got {shape!r}") from None
-    if not all(isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 0 for d in dims):
+    if isinstance(shape, str) or not isinstance(shape, Sequence | np.ndarray):
+        raise MeshnnTypeError(f"ttnn.{op}: shape must be a sequence of ints, got {shape!r}")
+    dims = tuple(shape)
+    if not all(isinstance(d, int | np.integer) and not isinstance(d, bool) for d in dims):
+        raise MeshnnTypeError(f"ttnn.{op}: shape must hold ints, got {list(dims)}")
+    if not all(d >= 0 for d in dims):
         raise MeshnnValueError(f"ttnn.{op}: shape must hold non-negative ints, got {list(dims)}")
-    if int(np.prod(dims, dtype=np.float64)) > MAX_CREATED_VALUES:
+    if float(np.prod(dims, dtype=np.float64)) > MAX_CREATED_VALUES:
         raise MeshnnValueError(f"ttnn.{op}: shape {list(dims)} is absurdly large")
     return tuple(int(d) for d in dims)
+
+
+def _check_host_memory(op: str, dims: tuple[int, ...]) -> None:
+    """Refuse values that would not fit in this machine's memory (before numpy tries)."""
+    if float(np.prod(dims, dtype=np.float64)) * 4 > host_memory_bytes():
+        raise MeshnnValueError(
+            f"ttnn.{op}: shape {list(dims)} is absurdly large: its float32 values alone need more than this "
+            f"machine's {host_memory_bytes() / 2**30:.1f} GiB of memory"
+        )
 
 
 def _kinds(op: str, dtype: object, layout: object, device: object) -> tuple[DataType, Layout]:
@@ -65,7 +81,23 @@ def full(
     if isinstance(fill_value, bool) or not isinstance(fill_value, int | float | np.number):
         raise MeshnnTypeError(f"ttnn.full: fill_value must be a number, got {fill_value!r}")
     kind = np.float32 if dtype.is_float else dtype.storage_dtype
-    return _made(np.full(dims, fill_value, kind), dtype, layout, device, memory_config)
+    if device is None:
+        _check_host_memory("full", dims)
+        return _made(np.full(dims, fill_value, kind), dtype, layout, device, memory_config)
+    return _filled("full", lambda: np.full(dims, fill_value, kind), dims, dtype, layout, device, memory_config)
+
+
+def _filled(op: str, values, dims, dtype: DataType, layout: Layout, device: MeshDevice, memory_config) -> Tensor:
+    """A replicated device tensor of ``values()``: the MeshBuffer is allocated first, so a tensor
+    that cannot fit raises OutOfMemoryError before any host memory is spent on its values."""
+    target = allocate_tensor_on_device(TensorSpec(dims, dtype, layout, memory_config=memory_config), device)
+    try:
+        _check_host_memory(op, dims)
+        copy_host_to_device_tensor(Tensor(values(), dtype, layout=layout), target)
+    except BaseException:
+        deallocate(target)
+        raise
+    return target
 
 
 def zeros(shape, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
@@ -132,16 +164,26 @@ def arange(
             raise MeshnnTypeError(f"ttnn.arange: {name} must be a number, got {value!r}")
     if step == 0:
         raise MeshnnValueError("ttnn.arange: step must not be 0")
-    count = max(0, int(np.ceil((end - start) / step)))
-    dims = _shape("arange", (count,))
+    length = float(np.ceil((end - start) / step))
+    if not length <= MAX_CREATED_VALUES:
+        raise MeshnnValueError(f"ttnn.arange: start {start}, end {end}, step {step} give an absurd length")
+    dims = _shape("arange", (max(0, int(length)),))
     dtype, layout = _kinds("arange", dtype, layout, device)
     kind = np.float32 if dtype.is_float else dtype.storage_dtype
-    values = (start + step * np.arange(dims[0], dtype=np.float64)).astype(kind)
-    return _made(values, dtype, layout, device, memory_config)
+
+    def values() -> np.ndarray:
+        return (start + step * np.arange(dims[0], dtype=np.float64)).astype(kind)
+
+    if device is None:
+        _check_host_memory("arange", dims)
+        return _made(values(), dtype, layout, device, memory_config)
+    return _filled("arange", values, dims, dtype, layout, device, memory_config)
 
 
 def _axis(op: str, dim: object, rank: int) -> int:
-    if isinstance(dim, bool) or not isinstance(dim, int) or not -rank <= dim < rank:
+    if isinstance(dim, bool) or not isinstance(dim, int | np.integer):
+        raise MeshnnTypeError(f"ttnn.{op}: dim must be an int, got {dim!r}")
+    if not -rank <= dim < rank:
         raise MeshnnValueError(f"ttnn.{op}: dim {dim!r} is out of range for a tensor of rank {rank}")
     return dim % rank
 
@@ -185,8 +227,13 @@ def where(
             raise MeshnnTypeError(f"ttnn.where: {name} must be a ttnn.Tensor or a number, got {value!r}")
     same_mesh("where", tensors)
     shape: tuple[int, ...] = tuple(condition.shape)
-    for t in tensors.values():
-        shape = broadcast_shape("where", shape, tuple(t.shape))
+    for name, t in tensors.items():
+        try:
+            shape = broadcast_shape("where", shape, tuple(t.shape))
+        except MeshnnValueError:
+            raise MeshnnValueError(
+                f"ttnn.where: {name} {list(t.shape)} does not broadcast with condition {list(condition.shape)}"
+            ) from None
     dtype = next((t.dtype for k, t in tensors.items() if k != "condition"), condition.dtype)
     out = out_spec_like(condition, shape=shape, dtype=dtype, memory_config=memory_config, op="where")
     order = list(tensors)

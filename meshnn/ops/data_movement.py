@@ -16,7 +16,17 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.command_queue import ShardDataTransfer
 from meshnn.mesh.coord import MeshCoordinate
-from meshnn.ops.execution import Output, device_input, encode_values, launch, logical_values, out_spec_like, same_mesh
+from meshnn.ops.execution import (
+    Output,
+    device_input,
+    encode_values,
+    int_arg,
+    int_list,
+    launch,
+    logical_values,
+    out_spec_like,
+    same_mesh,
+)
 from meshnn.tensor import device_hooks
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout
@@ -105,7 +115,7 @@ def permute(
     input_tensor: Tensor, dims: Sequence[int], *, memory_config: MemoryConfig | None = None, **_: object
 ) -> Tensor:
     tensor = device_input("permute", "input_tensor", input_tensor)
-    axes = _dims("permute", dims, tuple(tensor.shape))
+    axes = _dims("permute", int_list("permute", "dims", dims), tuple(tensor.shape))
     shape = tuple(tensor.shape[a] for a in axes)
     spec = out_spec_like(tensor, shape=shape, memory_config=memory_config, op="permute")
     return _rearranged("permute", tensor, spec, lambda x: np.transpose(x, (0, *(a + 1 for a in axes))))
@@ -117,7 +127,8 @@ def transpose(
     tensor = device_input("transpose", "input_tensor", input_tensor)
     rank = len(tensor.shape)
     order = list(range(rank))
-    for d in (dim0, dim1):
+    for name, d in (("dim0", dim0), ("dim1", dim1)):
+        int_arg("transpose", name, d)
         if not -rank <= d < rank:
             raise MeshnnValueError(
                 f"ttnn.transpose: dim {d} is out of range for input_tensor {list(tensor.shape)} (rank {rank})"
@@ -130,9 +141,14 @@ def transpose(
 def concat(
     input_tensors: Sequence[Tensor], dim: int = 0, *, memory_config: MemoryConfig | None = None, **_: object
 ) -> Tensor:
+    if isinstance(input_tensors, Tensor) or not isinstance(input_tensors, Sequence):
+        raise MeshnnTypeError(
+            f"ttnn.concat: input_tensors must be a list of tensors, got {type(input_tensors).__name__}"
+        )
     tensors = [device_input("concat", f"input_tensors[{i}]", t) for i, t in enumerate(input_tensors)]
     if not tensors:
-        raise MeshnnValueError("ttnn.concat needs at least one tensor")
+        raise MeshnnValueError("ttnn.concat: input_tensors needs at least one tensor")
+    dim = int_arg("concat", "dim", dim)
     same_mesh("concat", {f"input_tensors[{i}]": t for i, t in enumerate(tensors)})
     first = tensors[0]
     rank = len(first.shape)
@@ -142,6 +158,11 @@ def concat(
             f"ttnn.concat: dim {dim} is out of range for input_tensors[0] {list(first.shape)} (rank {rank})"
         )
     for i, t in enumerate(tensors[1:], 1):
+        if t.dtype is not first.dtype:
+            raise MeshnnValueError(
+                f"ttnn.concat: input_tensors[{i}] is {t.dtype} and input_tensors[0] {first.dtype}; "
+                "all must share a dtype"
+            )
         same = len(t.shape) == rank and all(t.shape[d] == first.shape[d] for d in range(rank) if d != axis)
         if not same:
             raise MeshnnValueError(
@@ -163,7 +184,9 @@ def slice(
 ) -> Tensor:
     tensor = device_input("slice", "input_tensor", input_tensor)
     rank = len(tensor.shape)
-    steps = list(slice_step) if slice_step is not None else [1] * rank
+    slice_start = int_list("slice", "slice_start", slice_start)
+    slice_end = int_list("slice", "slice_end", slice_end)
+    steps = int_list("slice", "slice_step", slice_step) if slice_step is not None else [1] * rank
     if not (len(slice_start) == len(slice_end) == len(steps) == rank):
         raise MeshnnValueError(
             f"ttnn.slice: starts, ends and steps need {rank} values each for input_tensor {list(tensor.shape)}, "
@@ -210,8 +233,12 @@ def pad(
     """``ttnn.pad(t, [(before, after), ...], value)`` or ``ttnn.pad(t, output_shape, start, value)``."""
     tensor = device_input("pad", "input_tensor", input_tensor)
     rank = len(tensor.shape)
+    if not isinstance(padding, Sequence) or isinstance(padding, str) or not padding:
+        raise MeshnnTypeError(f"ttnn.pad: padding must be a list of (before, after) pairs or a shape, got {padding!r}")
+    if not isinstance(value, int | float | np.number | list | tuple) or isinstance(value, bool):
+        raise MeshnnTypeError(f"ttnn.pad: value must be a number, got {value!r}")
     if input_tensor_start is not None or (padding and isinstance(padding[0], int)):
-        output = [int(d) for d in padding]  # type: ignore[arg-type]
+        output = int_list("pad", "padding", padding)
         if isinstance(value, list | tuple):  # pad(t, output_shape, input_start, value) positionally
             start, value = list(value), float(input_tensor_start or 0)  # type: ignore[arg-type]
         else:
@@ -223,7 +250,7 @@ def pad(
             )
         pairs = [(s, o - s - d) for s, o, d in zip(start, output, tensor.shape, strict=True)]
     else:
-        pairs = [tuple(p) for p in padding]  # type: ignore[misc]
+        pairs = [tuple(int_list("pad", "padding", p)) for p in padding]  # type: ignore[misc]
         pairs = [(0, 0)] * (rank - len(pairs)) + pairs
     if len(pairs) != rank or any(len(p) != 2 or p[0] < 0 or p[1] < 0 for p in pairs):
         raise MeshnnValueError(f"ttnn.pad: padding {list(padding)} does not give (before, after) >= 0 for {rank} dims")
@@ -236,7 +263,7 @@ def repeat(
     input_tensor: Tensor, repeat_dims: Sequence[int], *, memory_config: MemoryConfig | None = None, **_: object
 ) -> Tensor:
     tensor = device_input("repeat", "input_tensor", input_tensor)
-    reps = [int(r) for r in repeat_dims]
+    reps = int_list("repeat", "repeat_dims", repeat_dims)
     if len(reps) != len(tensor.shape) or any(r < 1 for r in reps):
         raise MeshnnValueError(
             f"ttnn.repeat: repeat_dims {reps} need {len(tensor.shape)} positive values for input_tensor "

@@ -106,16 +106,33 @@ def _wide(x: np.ndarray) -> np.ndarray:
     return x.astype(np.int64) if x.dtype.kind in "iu" else x
 
 
-def unary(name: str, input_tensor: Tensor, *, memory_config: MemoryConfig | None = None, **params: object) -> Tensor:
+def unary(
+    name: str,
+    input_tensor: Tensor,
+    *,
+    memory_config: MemoryConfig | None = None,
+    queue_id: int = 0,
+    output_tensor: object = None,
+    **params: object,
+) -> Tensor:
+    """``ttnn.<name>(input_tensor)`` on command queue ``queue_id``, into ``output_tensor`` when given
+    (its spec must be the output's)."""
     tensor = device_input(name, "input_tensor", input_tensor)
     function = UNARY[name]
-    spec = out_spec_like(tensor, memory_config=memory_config, op=name)
+    spec = out_spec_like(tensor, memory_config=_config_of(memory_config, output_tensor), op=name)
 
     def compute(x: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return function(_wide(x).astype(np.float32) if x.dtype.kind in "iu" else x, **params)
 
-    return elementwise(name, [tensor], spec, compute)
+    return elementwise(name, [tensor], spec, compute, queue_id=queue_id, output_tensor=output_tensor)
+
+
+def _config_of(memory_config: object, output_tensor: object) -> object:
+    """The memory config an op's output takes: the given one, else ``output_tensor``'s."""
+    if memory_config is None and isinstance(output_tensor, Tensor) and output_tensor.is_allocated():
+        return output_tensor.memory_config()
+    return memory_config
 
 
 def binary(
@@ -125,8 +142,15 @@ def binary(
     *,
     dtype: DataType | None = None,
     memory_config: MemoryConfig | None = None,
+    queue_id: int = 0,
+    output_tensor: object = None,
 ) -> Tensor:
-    """``a <op> b`` for tensors of broadcastable shapes, or a tensor and a Python scalar."""
+    """``a <op> b`` for tensors of broadcastable shapes, or a tensor and a Python scalar, on command
+    queue ``queue_id``, into ``output_tensor`` when given (its spec must be the output's)."""
+    memory_config = _config_of(memory_config, output_tensor)  # type: ignore[assignment]
+    if dtype is None and isinstance(output_tensor, Tensor) and output_tensor.is_allocated():
+        dtype = output_tensor.dtype
+    run = {"queue_id": queue_id, "output_tensor": output_tensor}
     function = BINARY[name]
     a_is_tensor, b_is_tensor = isinstance(input_tensor_a, Tensor), isinstance(input_tensor_b, Tensor)
     if not (a_is_tensor or b_is_tensor):
@@ -147,14 +171,14 @@ def binary(
                 "broadcast together"
             ) from None
         spec = out_spec_like(a, shape=shape, dtype=dtype, memory_config=memory_config, op=name)
-        return elementwise(name, [a, b], spec, _numeric(function, a.dtype))
+        return elementwise(name, [a, b], spec, _numeric(function, a.dtype), **run)
     label, value = ("input_tensor_a", input_tensor_a) if a_is_tensor else ("input_tensor_b", input_tensor_b)
     tensor = device_input(name, label, value)
     scalar = float(input_tensor_b if a_is_tensor else input_tensor_a)  # type: ignore[arg-type]
     spec = out_spec_like(tensor, dtype=dtype, memory_config=memory_config, op=name)
     pair = function if a_is_tensor else (lambda x, y: function(y, x))  # scalar first: keep the order
     numeric = _numeric(pair, tensor.dtype)
-    return elementwise(name, [tensor], spec, lambda x: numeric(x, np.float32(scalar)))
+    return elementwise(name, [tensor], spec, lambda x: numeric(x, np.float32(scalar)), **run)
 
 
 def _numeric(function: Callable[[np.ndarray, np.ndarray], np.ndarray], dtype: DataType) -> Callable[..., np.ndarray]:
@@ -178,7 +202,14 @@ def _make_unary(name: str):
         queue_id: int = 0,
         **params: object,
     ) -> Tensor:
-        return unary(name, input_tensor, memory_config=memory_config, **_unary_params(name, params))
+        return unary(
+            name,
+            input_tensor,
+            memory_config=memory_config,
+            queue_id=queue_id,
+            output_tensor=output_tensor,
+            **_unary_params(name, params),
+        )
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"``ttnn.{name}``: element-wise {name} of a device tensor."
@@ -205,7 +236,15 @@ def _make_binary(name: str):
         queue_id: int = 0,
         **_: object,
     ) -> Tensor:
-        return binary(name, input_tensor_a, input_tensor_b, dtype=dtype, memory_config=memory_config)
+        return binary(
+            name,
+            input_tensor_a,
+            input_tensor_b,
+            dtype=dtype,
+            memory_config=memory_config,
+            queue_id=queue_id,
+            output_tensor=output_tensor,
+        )
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"``ttnn.{name}``: element-wise {name} with broadcasting and scalars."

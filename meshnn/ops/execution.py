@@ -238,13 +238,20 @@ def launch(
     kernel: Kernel,
     *,
     coords: Sequence[MeshCoordinate] | None = None,
+    queue_id: int = 0,
+    into: Sequence[Tensor] | None = None,
 ) -> list[Tensor]:
-    """Allocate ``outputs`` and run ``kernel(input rows, output rows, coords)`` over the populated
-    devices as one MeshWorkload; returns the output tensors."""
+    """Allocate ``outputs`` (or write ``into`` preallocated output tensors, checked by
+    :func:`output_into`) and run ``kernel(input rows, output rows, coords)`` over the populated
+    devices as one MeshWorkload on command queue ``queue_id``; returns the output tensors."""
     first = inputs[0] if inputs else None
     where = tuple(coords) if coords is not None else first.storage.coords  # type: ignore[union-attr]
     topology = first.tensor_topology() if first is not None else TensorTopology.replicated(mesh.shape)
-    buffers = allocate_outputs(mesh, [o.spec for o in outputs])
+    queue = mesh.mesh_command_queue(queue_id)
+    if into is not None:
+        buffers = [t.storage.mesh_buffer for t in into]  # type: ignore[union-attr]
+    else:
+        buffers = allocate_outputs(mesh, [o.spec for o in outputs])
     in_buffers = [t.storage.mesh_buffer for t in inputs]  # type: ignore[union-attr]
     n_in = len(in_buffers)
 
@@ -254,11 +261,58 @@ def launch(
     workload = MeshWorkload()
     for box in _boxes(mesh, where):
         workload.add_program(box, Program(run, [*in_buffers, *buffers], name=f"ttnn.{op}"))
-    mesh.mesh_command_queue(0).enqueue_mesh_workload(workload, blocking=False)
+    queue.enqueue_mesh_workload(workload, blocking=False)
+    if into is not None:
+        return list(into)
     return [
         device_tensor(o.spec, b, o.coords or where, o.topology or topology)
         for o, b in zip(outputs, buffers, strict=True)
     ]
+
+
+def int_list(op: str, name: str, values: object) -> list[int]:
+    """``values`` checked to be a sequence of ints (numpy integers count; bools do not)."""
+    if not isinstance(values, Sequence | np.ndarray) or isinstance(values, str):
+        raise MeshnnTypeError(f"ttnn.{op}: {name} must be a sequence of ints, got {values!r}")
+    items = list(values)
+    if not all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in items):
+        raise MeshnnTypeError(f"ttnn.{op}: {name} must hold ints, got {items}")
+    return [int(v) for v in items]
+
+
+def int_arg(op: str, name: str, value: object) -> int:
+    """``value`` checked to be an int (a numpy integer counts; a bool does not)."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise MeshnnTypeError(f"ttnn.{op}: {name} must be an int, got {value!r}")
+    return int(value)
+
+
+def check_queue_id(op: str, mesh: MeshDevice, queue_id: object) -> int:
+    """``queue_id`` checked to name one of ``mesh``'s command queues."""
+    if isinstance(queue_id, bool) or not isinstance(queue_id, int | np.integer):
+        raise MeshnnTypeError(f"ttnn.{op}: queue_id must be an int, got {queue_id!r}")
+    if not 0 <= queue_id < mesh.num_command_queues:
+        raise MeshnnValueError(
+            f"ttnn.{op}: queue_id {queue_id} is not a command queue of this mesh (it has {mesh.num_command_queues})"
+        )
+    return int(queue_id)
+
+
+def output_into(op: str, mesh: MeshDevice, output_tensor: object, spec: TensorSpec, where) -> Tensor:
+    """``output_tensor`` checked to be a live device tensor on ``mesh`` that an output of ``spec``
+    over the devices ``where`` can be written into (same shape, dtype, layout, tile, memory config)."""
+    if not isinstance(output_tensor, Tensor):
+        raise MeshnnTypeError(f"ttnn.{op}: output_tensor must be a ttnn.Tensor, got {type(output_tensor).__name__}")
+    tensor = device_input(op, "output_tensor", output_tensor)
+    if tensor.storage.mesh_buffer.mesh_id != mesh.mesh_id:  # type: ignore[union-attr]
+        raise WrongMeshError(f"ttnn.{op}: output_tensor is on another mesh device than the inputs")
+    if tensor.spec != spec or set(tensor.storage.coords) != set(where):  # type: ignore[union-attr]
+        raise MeshnnValueError(
+            f"ttnn.{op}: output_tensor is {list(tensor.shape)} {tensor.dtype} {tensor.layout} "
+            f"{tensor.memory_config().buffer_type}; the output is {list(spec.shape)} {spec.dtype} {spec.layout} "
+            f"{spec.memory_config.buffer_type}"
+        )
+    return tensor
 
 
 def _boxes(mesh: MeshDevice, coords: Sequence[MeshCoordinate]) -> list[MeshCoordinateRange]:
@@ -278,6 +332,8 @@ def elementwise(
     compute: Callable[..., np.ndarray],
     *,
     scalars: Sequence[float] = (),
+    queue_id: int = 0,
+    output_tensor: object = None,
 ) -> Tensor:
     """An element-wise op: ``compute(*arrays, *scalars)`` on float32 (or integer) arrays.
 
@@ -288,6 +344,10 @@ def elementwise(
     if len(inputs) == 1:
         names = ["input_tensor"]
     mesh = same_mesh(op, dict(zip(names, inputs, strict=True)))
+    queue_id = check_queue_id(op, mesh, queue_id)
+    into = None
+    if output_tensor is not None:
+        into = [output_into(op, mesh, output_tensor, out_spec, inputs[0].storage.coords)]  # type: ignore[union-attr]
     in_specs = [t.spec for t in inputs]
     direct = all(_storage_compatible(s, out_spec) for s in in_specs)
     size = out_spec.compute_packed_buffer_size_bytes()
@@ -303,7 +363,7 @@ def elementwise(
         result = compute(*arrays, *scalars)
         out_rows[0][:, :size] = encode_values(_cast(result, out_spec), out_spec)
 
-    return launch(op, mesh, inputs, [Output(out_spec)], kernel)[0]
+    return launch(op, mesh, inputs, [Output(out_spec)], kernel, queue_id=queue_id, into=into)[0]
 
 
 def _storage_compatible(spec: TensorSpec, out: TensorSpec) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from meshnn.errors import MeshnnValueError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.execution import Output, device_input, encode_values, launch, logical_values, out_spec_like, same_mesh
 from meshnn.tensor.spec import MemoryConfig
@@ -15,7 +15,7 @@ from meshnn.tensor.tensor import Tensor
 def _axis(op: str, dim: int, shape: tuple[int, ...]) -> int:
     rank = len(shape)
     if isinstance(dim, bool) or not isinstance(dim, int):
-        raise MeshnnValueError(f"ttnn.{op}: dim must be an int, got {dim!r}")
+        raise MeshnnTypeError(f"ttnn.{op}: dim must be an int, got {dim!r}")
     axis = dim + rank if dim < 0 else dim
     if not 0 <= axis < rank:
         raise MeshnnValueError(f"ttnn.{op}: dim {dim} is out of range for input_tensor {list(shape)} (rank {rank})")
@@ -32,7 +32,7 @@ def softmax(
     **_: object,
 ) -> Tensor:
     """exp(x - max) / sum(exp(x - max)) along ``dim``."""
-    tensor = device_input("softmax", "input_tensor", input_tensor)
+    tensor = _float_input("softmax", input_tensor)
     mesh = same_mesh("softmax", {"input_tensor": tensor})
     axis = _axis("softmax", dim, tuple(tensor.shape)) + 1  # +1: the stacked device axis
     spec = out_spec_like(tensor, memory_config=memory_config, op="softmax")
@@ -45,6 +45,13 @@ def softmax(
         )
 
     return launch("softmax", mesh, [tensor], [Output(spec)], kernel)[0]
+
+
+def _float_input(op: str, input_tensor: object) -> Tensor:
+    tensor = device_input(op, "input_tensor", input_tensor)
+    if not tensor.dtype.is_float:
+        raise MeshnnTypeError(f"ttnn.{op}: input_tensor must hold floating-point values, got {tensor.dtype}")
+    return tensor
 
 
 def _affine(op: str, tensor: Tensor, weight: Tensor | None, bias: Tensor | None) -> dict[str, Tensor]:
@@ -74,7 +81,11 @@ def _normalise(
     *,
     centred: bool,
 ) -> Tensor:
-    tensor = device_input(op, "input_tensor", input_tensor)
+    tensor = _float_input(op, input_tensor)
+    if isinstance(epsilon, bool) or not isinstance(epsilon, int | float | np.floating):
+        raise MeshnnTypeError(f"ttnn.{op}: epsilon must be a number, got {epsilon!r}")
+    if not epsilon >= 0:
+        raise MeshnnValueError(f"ttnn.{op}: epsilon must be >= 0, got {epsilon}")
     if len(tensor.shape) == 0:
         raise MeshnnValueError(f"ttnn.{op}: input_tensor must have rank >= 1")
     named = _affine(op, tensor, weight, bias)

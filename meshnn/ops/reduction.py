@@ -21,7 +21,7 @@ def _axes(op: str, dim: int | Sequence[int] | None, shape: tuple[int, ...]) -> t
     rank = len(shape)
     if dim is None:
         return tuple(range(rank))
-    dims = [dim] if isinstance(dim, int) else list(dim)
+    dims = list(dim) if isinstance(dim, list | tuple) else [dim]
     axes = []
     for d in dims:
         if isinstance(d, bool) or not isinstance(d, int):
@@ -38,6 +38,8 @@ def _axes(op: str, dim: int | Sequence[int] | None, shape: tuple[int, ...]) -> t
 def _reduce(op: str, function, input_tensor: Tensor, dim, keepdim: bool, memory_config, dtype=None) -> Tensor:
     tensor = device_input(op, "input_tensor", input_tensor)
     mesh = same_mesh(op, {"input_tensor": tensor})
+    if not isinstance(keepdim, bool | np.bool_):
+        raise MeshnnTypeError(f"ttnn.{op}: keepdim must be a bool, got {keepdim!r}")
     axes = _axes(op, dim, tuple(tensor.shape))
     shape = (
         tuple(1 if i in axes else d for i, d in enumerate(tensor.shape))
@@ -112,6 +114,8 @@ def argmax(
 ) -> Tensor:
     """Indices (uint32) of the largest value along ``dim`` (over all elements when None)."""
     tensor = device_input("argmax", "input_tensor", input_tensor)
+    if not isinstance(keepdim, bool | np.bool_):
+        raise MeshnnTypeError(f"ttnn.argmax: keepdim must be a bool, got {keepdim!r}")
     if dim is None:
         return _reduce_all_argmax(tensor, keepdim, memory_config)
     if not isinstance(dim, int) or isinstance(dim, bool):
@@ -156,6 +160,10 @@ def embedding(
         raise MeshnnTypeError(f"ttnn.embedding: input_tensor must hold integer ids, got {ids.dtype}")
     if len(table.shape) < 2 or int(np.prod(table.shape[:-2] or (1,))) != 1:
         raise MeshnnValueError(f"ttnn.embedding: weight must be (vocab, hidden), got {list(table.shape)}")
+    if pad_token is not None and (isinstance(pad_token, bool) or not isinstance(pad_token, int | np.integer)):
+        raise MeshnnTypeError(f"ttnn.embedding: pad_token must be an int or None, got {pad_token!r}")
+    if not isinstance(layout, Layout):
+        raise MeshnnTypeError(f"ttnn.embedding: layout must be a ttnn Layout, got {layout!r}")
     mesh = same_mesh("embedding", {"input_tensor": ids, "weight": table})
     vocab, hidden = table.shape[-2], table.shape[-1]
     _check_ids(ids, vocab)

@@ -229,12 +229,15 @@ class BfpPacker:
         self.chunk_tiles = max(1, chunk_values // values_per_tile)
         count = self.chunk_tiles * values_per_tile
         self._tiles = np.empty(count, np.float32)
-        self._work = np.empty((4, count), np.uint32)
+        self._exps = np.empty(count, np.uint32)
+        self._scaled = np.empty(count, np.float32)
+        self._codes = np.empty((2, count), np.int8)
         self._shared = np.empty(count // BLOCK_VALUES, np.uint32)
-        # numpy's minimum against an array is several times faster than against a scalar
-        self._limits = np.empty((2, count), np.uint32)
-        self._limits[0] = 31
-        self._limits[1] = (1 << fmt.magnitude_bits) - 1
+        self._scale = np.empty(count // BLOCK_VALUES, np.uint32)
+        # numpy's minimum / maximum against an array are several times faster than against a scalar
+        self._limits = np.empty((2, count), np.float32)
+        self._limits[0] = (1 << fmt.magnitude_bits) - 1
+        self._limits[1] = -self._limits[0]
 
     def tiles_buffer(self, n_tiles: int) -> np.ndarray:
         """Scratch for ``n_tiles`` (at most ``chunk_tiles``) float32 tiles, shape (n, values)."""
@@ -247,15 +250,81 @@ class BfpPacker:
         bits = tiles.view(np.uint32).reshape(-1)
         blocks = bits.size // BLOCK_VALUES
         if self.exp_a:
-            shared, codes = _exp_a_codes(bits, self.fmt.magnitude_bits)
+            shared, wide = _exp_a_codes(bits, self.fmt.magnitude_bits)
+            codes = wide.astype(np.uint8)
         else:
-            shared, codes = self._shared[:blocks], self._work[0, : bits.size]
-            limits = self._limits[:, : bits.size]
-            _codes(bits, self.fmt.magnitude_bits, shared, self._work[:, : bits.size], limits)
+            shared, codes = self._shared[:blocks], self._codes[0, : bits.size]
+            self._float_codes(bits, shared, codes)
         exp_bytes = bfp_exponent_section_size(blocks // n_tiles)
         np.copyto(out[:, : blocks // n_tiles], shared.reshape(n_tiles, -1), casting="unsafe")
         out[:, blocks // n_tiles : exp_bytes] = 0
-        _write_codes(codes, self.fmt, out[:, exp_bytes:], scratch=self._work[1, : bits.size])
+        _write_codes(codes.view(np.uint8), self.fmt, out[:, exp_bytes:])
+
+    def _float_codes(self, bits: np.ndarray, shared: np.ndarray, codes: np.ndarray) -> None:
+        """Shared exponents (into ``shared``, uint32) and sign-magnitude codes (into ``codes``,
+        int8, one per value) of float32 ``bits`` in float32 arithmetic, exactly as :func:`_codes`.
+
+        With ``E`` the block's shared exponent, ``m = trunc(v * 2**(150 - E))`` is ±(the 24-bit
+        mantissa shifted right by ``E - e`` without sticky bits: a power-of-two scaling is exact)
+        and ``RNE(m * 2**(W - 24))`` its rounding to W bits, clamped to ``±(2**W - 1)``.  That
+        holds for every block with ``24 <= E <= 254``, and for ``E == 0`` (zeros and subnormals:
+        they scale below 1, so to 0, as they must; E is raised to 24 for the scale).  The other
+        blocks (small normal values, where a subnormal's absent leading 1 matters, and inf/NaN)
+        are redone by :func:`_codes`."""
+        width = self.fmt.magnitude_bits
+        n = bits.size
+        exps, scaled, spare = self._exps[:n], self._scaled[:n], self._codes[1, :n]
+        np.right_shift(bits, 23, out=exps)
+        np.bitwise_and(exps, 0xFF, out=exps)
+        _block_max(exps, shared)
+        scale = self._scale[: shared.size]  # float32 bits of 2**(150 - max(E, 24)), always normal
+        np.maximum(shared, 24, out=scale)
+        np.subtract(150 + 127, scale, out=scale)
+        np.left_shift(scale, 23, out=scale)
+        with np.errstate(invalid="ignore", over="ignore"):  # inf / NaN: their blocks are redone below
+            # a (blocks, 16) broadcast runs a short inner loop per block: repeating the scale is faster
+            np.multiply(bits.view(np.float32), np.repeat(scale.view(np.float32), BLOCK_VALUES), out=scaled)
+            np.trunc(scaled, out=scaled)
+            np.multiply(scaled, np.float32(2.0 ** (width - 24)), out=scaled)
+            limits = self._limits[:, :n]
+            np.minimum(scaled, limits[0], out=scaled)  # clamp: no carry into the exponent
+            np.maximum(scaled, limits[1], out=scaled)
+            np.rint(scaled, out=scaled)  # round half to even; the clamp before it changes nothing
+            np.copyto(codes, scaled, casting="unsafe")  # an integer in [-(2**W - 1), 2**W - 1]
+        _to_sign_magnitude(codes, width, spare)
+        np.subtract(shared, 1, out=scale)  # E - 1, which wraps to 2**32 - 1 for E == 0
+        rare = np.flatnonzero((scale < 23) | (shared == 255))
+        if rare.size:
+            _redo_blocks(bits, width, rare, codes)
+
+
+def _block_max(values: np.ndarray, out: np.ndarray) -> None:
+    """The maximum of each run of BLOCK_VALUES consecutive ``values``, into ``out``."""
+    by_block = values.reshape(-1, BLOCK_VALUES)
+    np.maximum(by_block[:, 0], by_block[:, 1], out=out)
+    for column in range(2, BLOCK_VALUES):
+        np.maximum(out, by_block[:, column], out=out)
+
+
+def _to_sign_magnitude(codes: np.ndarray, width: int, spare: np.ndarray) -> None:
+    """Rewrite, in place, two's-complement int8 ``codes`` (|code| < 2**width) as sign-magnitude
+    codes ``sign << width | magnitude`` (a zero magnitude has no sign); ``spare``: int8 scratch."""
+    np.right_shift(codes, 7, out=spare)  # -1 for negative codes, else 0
+    np.bitwise_xor(codes, spare, out=codes)
+    np.subtract(codes, spare, out=codes)  # |code|
+    np.bitwise_and(spare, np.int8(1 << width) if width < 7 else np.int8(-128), out=spare)
+    np.bitwise_or(codes, spare, out=codes)
+
+
+def _redo_blocks(bits: np.ndarray, width: int, blocks: np.ndarray, codes: np.ndarray) -> None:
+    """Recompute the codes of the blocks numbered ``blocks`` with the integer rules of
+    :func:`_codes` (the blocks the float32 arithmetic does not cover)."""
+    values = bits.reshape(-1, BLOCK_VALUES)[blocks].reshape(-1)
+    work = np.empty((4, values.size), np.uint32)
+    limits = np.empty((2, values.size), np.uint32)
+    limits[0], limits[1] = 31, (1 << width) - 1
+    _codes(values, width, np.empty(blocks.size, np.uint32), work, limits)
+    codes.reshape(-1, BLOCK_VALUES)[blocks] = work[0].reshape(-1, BLOCK_VALUES).astype(np.uint8).view(np.int8)
 
 
 def _codes(bits: np.ndarray, width: int, shared: np.ndarray, work: np.ndarray, limits: np.ndarray) -> None:
@@ -310,21 +379,17 @@ def _exp_a_codes(bits: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     return shared.astype(np.uint32), codes.reshape(-1).astype(np.uint32)
 
 
-def _write_codes(codes: np.ndarray, fmt: BlockFloatFormat, out: np.ndarray, *, scratch: np.ndarray) -> None:
-    """Pack codes (uint32, one per value) into bytes, element 0 in the low bits of each byte."""
+def _write_codes(codes: np.ndarray, fmt: BlockFloatFormat, out: np.ndarray) -> None:
+    """Pack codes (uint8, one per value) into bytes, element 0 in the low bits of each byte."""
     per_byte = fmt.codes_per_byte
     n_tiles = out.shape[0]
     if per_byte == 1:
-        np.copyto(out, codes.reshape(n_tiles, -1), casting="unsafe")
+        np.copyto(out, codes.reshape(n_tiles, -1))
         return
-    grouped = codes.reshape(-1, per_byte)
-    packed = scratch[: grouped.shape[0]]
-    np.copyto(packed, grouped[:, 0])
-    shifted = scratch[grouped.shape[0] : 2 * grouped.shape[0]]
+    grouped = codes.reshape(n_tiles, -1, per_byte)
+    np.copyto(out, grouped[..., 0])
     for position in range(1, per_byte):
-        np.left_shift(grouped[:, position], position * fmt.code_bits, out=shifted)
-        np.bitwise_or(packed, shifted, out=packed)
-    np.copyto(out, packed.reshape(n_tiles, -1), casting="unsafe")
+        np.bitwise_or(out, np.left_shift(grouped[..., position], position * fmt.code_bits), out=out)
 
 
 def pack_bfp(tiles: np.ndarray, fmt: BlockFloatFormat, *, exp_a: bool = False) -> np.ndarray:
@@ -383,8 +448,8 @@ class BfpUnpacker:
         self.chunk_tiles = max(1, chunk_values // values_per_tile)
         count = self.chunk_tiles * values_per_tile
         self._values = np.empty(count, np.float32)
-        self._index = np.empty(count, np.uint16)
-        self._shared = np.empty(count // BLOCK_VALUES, np.uint16)
+        self._codes = np.empty((2, count), np.int8)
+        self._scale = np.empty(count // BLOCK_VALUES, np.uint32)
         self._table = _decode_table(fmt)
 
     def values_buffer(self, n_tiles: int) -> np.ndarray:
@@ -392,23 +457,58 @@ class BfpUnpacker:
         return self._values[: n_tiles * self.values_per_tile].reshape(n_tiles, self.values_per_tile)
 
     def unpack_into(self, packed: np.ndarray, out: np.ndarray) -> None:
-        """Decode ``packed`` (n x tile_size uint8) into ``out`` (n x values float32, C-contiguous)."""
+        """Decode ``packed`` (n x tile_size uint8) into ``out`` (n x values float32, C-contiguous).
+
+        A code is ``±magnitude * 2**(E - 127 - (W - 1))`` for shared exponent E: exact float32
+        arithmetic whenever ``W <= E <= 254`` (every result is then a normal float, bit for bit
+        what the decoding rules give, code 0x80 included: ``0 * -1`` is -0.0).  The blocks with
+        E < W (a result would need an exponent below 1) or E == 255 go through the table of
+        :func:`_decode_table`."""
         if not out.flags.c_contiguous:
             raise MeshnnValueError("BfpUnpacker.unpack_into needs a C-contiguous output")
         n_tiles = packed.shape[0]
         blocks = self.values_per_tile // BLOCK_VALUES
+        width = self.fmt.magnitude_bits
+        n = n_tiles * self.values_per_tile
+        codes, spare = self._codes[0, :n], self._codes[1, :n]
+        self._split_codes(packed[:, bfp_exponent_section_size(blocks) :], codes.view(np.uint8))
+        shared = packed[:, :blocks]
+        scale = self._scale[: n // BLOCK_VALUES].reshape(n_tiles, blocks)
+        np.subtract(shared, width - 1, out=scale, dtype=np.uint32)  # wraps for E < W - 1: redone below
+        np.left_shift(scale, 23, out=scale)
+        sign = codes if width == 7 else np.left_shift(codes, 7 - width, out=spare)  # the sign in bit 7
+        np.right_shift(sign, 7, out=spare)  # -1 where it is set (an arithmetic shift of int8), else 0
+        np.bitwise_or(spare, 1, out=spare)  # -1 or +1
+        np.bitwise_and(codes, np.int8((1 << width) - 1), out=codes)  # the magnitude
+        values = out.reshape(-1)
+        np.copyto(values, codes)
+        np.multiply(values, spare, out=values)
+        with np.errstate(over="ignore", invalid="ignore"):  # only in the blocks redone below
+            np.multiply(values, np.repeat(scale.view(np.float32).reshape(-1), BLOCK_VALUES), out=values)
+        rare = np.flatnonzero((shared < width) | (shared == 255))
+        if rare.size:
+            self._table_blocks(packed, rare, values)
+
+    def _split_codes(self, code_bytes: np.ndarray, codes: np.ndarray) -> None:
+        """One code per uint8 of ``codes`` from the packed code bytes (element 0 in the low bits)."""
         per_byte, bits = self.fmt.codes_per_byte, self.fmt.code_bits
-        shared = self._shared[: n_tiles * blocks].reshape(n_tiles, blocks, 1)
-        np.left_shift(packed[:, :blocks, None], bits, out=shared, dtype=np.uint16)
-        index = self._index[: out.size].reshape(n_tiles, blocks, BLOCK_VALUES // per_byte, per_byte)
-        code_bytes = packed[:, bfp_exponent_section_size(blocks) :].reshape(n_tiles, blocks, -1)
         if per_byte == 1:
-            np.bitwise_or(shared, code_bytes, out=index[..., 0])
-        else:
-            for position in range(per_byte):
-                part = (code_bytes >> (position * bits)) & ((1 << bits) - 1)
-                np.bitwise_or(shared, part, out=index[..., position])
-        np.take(self._table, index.reshape(-1), out=out.view(np.uint32).reshape(-1), mode="clip")
+            np.copyto(codes.reshape(code_bytes.shape), code_bytes)
+            return
+        split = codes.reshape(*code_bytes.shape, per_byte)
+        for position in range(per_byte):
+            np.right_shift(code_bytes, position * bits, out=split[..., position])
+            np.bitwise_and(split[..., position], (1 << bits) - 1, out=split[..., position])
+
+    def _table_blocks(self, packed: np.ndarray, rare: np.ndarray, values: np.ndarray) -> None:
+        """Decode the blocks numbered ``rare`` (over all tiles of ``packed``) through the table."""
+        blocks = self.values_per_tile // BLOCK_VALUES
+        codes = np.empty(values.size, np.uint8)
+        self._split_codes(packed[:, bfp_exponent_section_size(blocks) :], codes)
+        by_block = codes.reshape(-1, BLOCK_VALUES)[rare].astype(np.uint16)
+        shared = packed[:, :blocks].reshape(-1)[rare].astype(np.uint16)
+        index = np.bitwise_or(by_block, shared[:, None] << self.fmt.code_bits)
+        values.view(np.uint32).reshape(-1, BLOCK_VALUES)[rare] = self._table[index]
 
 
 def unpack_bfp(packed: np.ndarray, fmt: BlockFloatFormat, values_per_tile: int) -> np.ndarray:

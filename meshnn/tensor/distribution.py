@@ -81,12 +81,21 @@ class TensorTopology:
         )
 
 
+def _override(shape: object) -> MeshShape | None:
+    """A ``mesh_shape_override`` as a MeshShape (a sequence of ints is converted)."""
+    if shape is None or isinstance(shape, MeshShape):
+        return shape
+    if isinstance(shape, str) or not isinstance(shape, Sequence):
+        raise MeshnnTypeError(f"mesh_shape_override must be a MeshShape, got {shape!r}")
+    return MeshShape(shape)
+
+
 def _mesh_shape_of(target: MeshDevice | MeshShape) -> MeshShape:
     if isinstance(target, MeshDevice):
         return target.shape
     if isinstance(target, MeshShape):
         return target
-    raise MeshnnTypeError(f"expected a MeshDevice or a MeshShape, got {type(target).__name__}")
+    raise MeshnnTypeError(f"mesh_device must be a MeshDevice or a MeshShape, got {type(target).__name__}")
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -112,8 +121,7 @@ class MeshMapperConfig:
         items = tuple(placements)
         if not items or not all(isinstance(p, PlacementShard | PlacementReplicate) for p in items):
             raise MeshnnTypeError(f"placements must be PlacementShard / PlacementReplicate, got {list(items)!r}")
-        if mesh_shape_override is not None and not isinstance(mesh_shape_override, MeshShape):
-            mesh_shape_override = MeshShape(mesh_shape_override)
+        mesh_shape_override = _override(mesh_shape_override)
         object.__setattr__(self, "placements", items)
         object.__setattr__(self, "mesh_shape_override", mesh_shape_override)
         object.__setattr__(
@@ -147,8 +155,7 @@ class MeshComposerConfig:
         items = tuple(dims)
         if not items or not all(isinstance(d, int) and not isinstance(d, bool) for d in items):
             raise MeshnnTypeError(f"MeshComposerConfig dims must be ints, got {list(items)!r}")
-        if mesh_shape_override is not None and not isinstance(mesh_shape_override, MeshShape):
-            mesh_shape_override = MeshShape(mesh_shape_override)
+        mesh_shape_override = _override(mesh_shape_override)
         object.__setattr__(self, "dims", items)
         object.__setattr__(self, "mesh_shape_override", mesh_shape_override)
         object.__setattr__(
@@ -315,6 +322,11 @@ class MeshToTensor:
         if any(not 0 <= d < rank for d in dims):
             raise MeshnnValueError(f"composer dims {list(self.config.dims)} are out of range for rank {rank}")
         if len(dims) == 1:
+            if len(shapes) > self.compose_shape.mesh_size():
+                raise MeshnnValueError(
+                    f"a mesh_composer over {self.compose_shape!r} composes at most {self.compose_shape.mesh_size()} "
+                    f"shards; the tensor has {len(shapes)} (create the composer for the tensor's mesh)"
+                )
             grid = [len(shapes)]
         else:
             if len(set(dims)) != len(dims):
@@ -402,7 +414,7 @@ def concat_mesh_to_tensor_composer(mesh_device: MeshDevice, dim: int) -> MeshToT
 def concat_2d_mesh_to_tensor_composer(
     mesh_device: MeshDevice, dims: Sequence[int], mesh_shape: Sequence[int] | None = None
 ) -> MeshToTensor:
-    return ConcatMesh2dToTensor(mesh_device, mesh_shape or tuple(mesh_device.shape), dims)
+    return ConcatMesh2dToTensor(mesh_device, mesh_shape or tuple(_mesh_shape_of(mesh_device)), dims)
 
 
 def ShardTensorToMesh(mesh_device: MeshDevice, dim: int) -> TensorToMesh:
@@ -413,8 +425,15 @@ def ReplicateTensorToMesh(mesh_device: MeshDevice) -> TensorToMesh:
     return replicate_tensor_to_mesh_mapper(mesh_device)
 
 
+def _two_dims(op: str, dims: object) -> list:
+    if isinstance(dims, str) or not isinstance(dims, Sequence):
+        raise MeshnnTypeError(f"{op}: dims must be a pair of dims, got {dims!r}")
+    return list(dims)
+
+
 def ShardTensor2dMesh(mesh_device: MeshDevice, mesh_shape: Sequence[int], dims: Sequence[int | None]) -> TensorToMesh:
     """Rows of the mesh cut ``dims[0]``, columns ``dims[1]`` (None replicates)."""
+    dims = _two_dims("ShardTensor2dMesh", dims)
     shape = MeshShape(mesh_shape)
     device_shape = _mesh_shape_of(mesh_device)
     if shape.dims() != 2 or len(dims) != 2:
@@ -430,6 +449,13 @@ def ConcatMeshToTensor(mesh_device: MeshDevice, dim: int) -> MeshToTensor:
 
 
 def ConcatMesh2dToTensor(mesh_device: MeshDevice, mesh_shape: Sequence[int], dims: Sequence[int]) -> MeshToTensor:
+    dims = _two_dims("ConcatMesh2dToTensor", dims)
     if len(dims) != 2 or dims[0] == dims[1]:
-        raise MeshnnValueError("Both dimensions in 'dims' must be different")
-    return MeshToTensor(mesh_device, MeshComposerConfig(list(dims), MeshShape(mesh_shape)))
+        raise MeshnnValueError(f"ConcatMesh2dToTensor: both dimensions in 'dims' must be different, got {dims}")
+    shape = MeshShape(mesh_shape)
+    device_shape = _mesh_shape_of(mesh_device)
+    if shape.dims() != 2 or shape.mesh_size() > device_shape.mesh_size():
+        raise MeshnnValueError(
+            f"ConcatMesh2dToTensor: mesh_shape {list(shape)} must be 2-D and fit in the mesh {list(device_shape)}"
+        )
+    return MeshToTensor(mesh_device, MeshComposerConfig(dims, shape))

@@ -24,8 +24,10 @@ Element rules (golden ``typecast.json``, all four ttnn paths agree):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import ml_dtypes
 import numpy as np
@@ -112,6 +114,23 @@ def _check_col_tilize(rank: int, layout: Layout) -> None:
         raise MeshnnValueError(f"col_tilize=True needs Layout.TILE, got {layout}")
     if rank < 2:
         raise MeshnnValueError(f"col_tilize=True needs a tensor of rank >= 2, got rank {rank}")
+
+
+# --- per-thread scratch ------------------------------------------------------------------------
+
+_Scratch = TypeVar("_Scratch")
+_SCRATCH = threading.local()
+
+
+def thread_scratch(key: tuple, make: Callable[[], _Scratch]) -> _Scratch:
+    """This thread's scratch object for ``key`` (``make()`` on first use): packers and unpackers
+    own their buffers, so each thread keeps its own, reused from one conversion to the next."""
+    kept = getattr(_SCRATCH, "objects", None)
+    if kept is None:
+        kept = _SCRATCH.objects = {}
+    if key not in kept:
+        kept[key] = make()
+    return kept[key]
 
 
 # --- element conversions ------------------------------------------------------------------------
@@ -310,7 +329,9 @@ def _tilize_float32(
             grid = tile_view(padded_matrices(values, tile, np.float32(pad_value)), tile)
             float32_to_bfloat16_bits(grid, out=tiles.reshape(grid.shape))
         return out
-    tilize(values, tile, pad_value=np.float32(pad_value), out=tiles)
+    if n_tiles:
+        grid = tile_view(padded_matrices(values, tile, np.float32(pad_value)), tile)
+        np.copyto(tiles.reshape(grid.shape), grid)
     return out
 
 
@@ -319,7 +340,7 @@ def _pack_tiles(
 ) -> np.ndarray:
     """Block-float bytes of float32 ``values``: tilize and pack a cache-sized chunk at a time."""
     grid = tile_view(padded_matrices(values, tile, np.float32(pad_value)), tile)
-    packer = BfpPacker(BlockFloatFormat.of(dtype), tile.values_per_tile)
+    packer = _packer(BlockFloatFormat.of(dtype), tile.values_per_tile)
     n_tiles = grid.shape[0] * grid.shape[1]
     if out is None:
         out = np.empty(n_tiles * packer.tile_size, np.uint8)
@@ -330,6 +351,14 @@ def _pack_tiles(
         np.copyto(buffer.reshape(chunk.shape), chunk)
         packer.pack_into(buffer, tiles[first : first + count])
     return out
+
+
+def _packer(fmt: BlockFloatFormat, values_per_tile: int) -> BfpPacker:
+    return thread_scratch(("pack", fmt, values_per_tile), lambda: BfpPacker(fmt, values_per_tile))
+
+
+def _unpacker(fmt: BlockFloatFormat, values_per_tile: int) -> BfpUnpacker:
+    return thread_scratch(("unpack", fmt, values_per_tile), lambda: BfpUnpacker(fmt, values_per_tile))
 
 
 def _checked_raw(raw: object, dtype: DataType, layout: Layout, shape: Sequence[int], tile: Tile) -> np.ndarray:
@@ -409,7 +438,7 @@ def _unpack_tiles(
     if matrices is None:
         matrices = np.empty((math.prod(padded[:-2]), padded[-2], padded[-1]), np.float32)
     grid = tile_view(matrices, tile)
-    unpacker = BfpUnpacker(BlockFloatFormat.of(dtype), tile.values_per_tile)
+    unpacker = _unpacker(BlockFloatFormat.of(dtype), tile.values_per_tile)
     packed = raw.reshape(-1, unpacker.tile_size)
     for rows, cols, first, count in tile_chunks(grid.shape[0], grid.shape[1], unpacker.chunk_tiles):
         chunk = grid[rows, cols]

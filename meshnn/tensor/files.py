@@ -37,7 +37,7 @@ import numpy as np
 
 from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, TensorMemoryLayout
 from meshnn.device.core import CoreCoord, CoreRange, CoreRangeSet
-from meshnn.errors import MeshnnError, TensorFileError
+from meshnn.errors import MeshnnError, MeshnnTypeError, TensorFileError
 from meshnn.mesh.coord import MeshCoordinate, MeshShape
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.tensor.distribution import PlacementReplicate, PlacementShard, TensorToMesh, TensorTopology
@@ -109,8 +109,13 @@ def dump_tensor(file_name: str | os.PathLike, tensor: Tensor, *, extra: dict[str
     """Save ``tensor`` (every shard, with its topology) to ``file_name``, atomically."""
     from meshnn.tensor.movement import from_device
 
+    _check_file_name("dump_tensor", file_name)
     if not isinstance(tensor, Tensor):
-        raise MeshnnError(f"dump_tensor needs a ttnn.Tensor, got {type(tensor).__name__}")
+        raise MeshnnTypeError(f"dump_tensor: tensor must be a ttnn.Tensor, got {type(tensor).__name__}")
+    tensor.check_usable("dump_tensor: tensor")
+    target = pathlib.Path(file_name)
+    if not target.parent.is_dir():
+        raise TensorFileError(str(file_name), f"cannot be written: the directory {str(target.parent)!r} does not exist")
     host = from_device(tensor)
     buffer = host.host_buffer()
     shards = buffer.local_shards()
@@ -136,7 +141,6 @@ def dump_tensor(file_name: str | os.PathLike, tensor: Tensor, *, extra: dict[str
     if extra:
         header["extra"] = extra
     encoded = json.dumps(header, separators=(",", ":")).encode()
-    target = pathlib.Path(file_name)
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
     try:
         with os.fdopen(fd, "wb") as out:
@@ -330,10 +334,20 @@ def _load_host(path: str | os.PathLike) -> Tensor:
     return Tensor.make(spec, HostStorage(host), topology)
 
 
+def _check_file_name(op: str, file_name: object) -> None:
+    if not isinstance(file_name, str | os.PathLike):
+        raise MeshnnTypeError(f"{op}: file_name must be a str or a path, got {type(file_name).__name__}")
+
+
 def load_tensor(file_name: str | os.PathLike, *, device: MeshDevice | None = None) -> Tensor:
     """Load a tensor saved by :func:`dump_tensor`; onto ``device`` (a mesh of the saved shape)."""
     from meshnn.tensor.movement import to_device
 
+    _check_file_name("load_tensor", file_name)
+    if device is not None:
+        if not isinstance(device, MeshDevice):
+            raise MeshnnTypeError(f"load_tensor: device must be a MeshDevice, got {type(device).__name__}")
+        device.check_open()
     tensor = _load_host(file_name)
     if device is None:
         return tensor
@@ -385,8 +399,17 @@ def as_tensor(
     later calls (``preprocess`` is not called again) unless the recorded recipe differs."""
     from meshnn.tensor.movement import from_torch, to_device
 
+    if dtype is not None and not isinstance(dtype, DataType):
+        raise MeshnnTypeError(f"as_tensor: dtype must be a ttnn DataType, got {dtype!r}")
+    if not isinstance(layout, Layout):
+        raise MeshnnTypeError(f"as_tensor: layout must be a ttnn Layout, got {layout!r}")
+    if device is not None and not isinstance(device, MeshDevice):
+        raise MeshnnTypeError(f"as_tensor: device must be a MeshDevice, got {type(device).__name__}")
     if dtype is None:
-        raise MeshnnError("as_tensor needs dtype=")
+        if cache_file_name is not None:
+            raise MeshnnTypeError("as_tensor: dtype must be given with cache_file_name (it names the cache file)")
+        host = from_torch(tensor, layout=layout, tile=tile, mesh_mapper=mesh_mapper, memory_config=memory_config)
+        return host if device is None else to_device(host, device, memory_config)
     recipe = _recipe(tensor, dtype, layout, mesh_mapper, tile)
     path = None if cache_file_name is None else _cache_path(cache_file_name, dtype, layout)
     if path is not None and path.exists():

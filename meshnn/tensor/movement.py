@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+import os
 import threading
 import weakref
 from collections.abc import Iterator, Sequence
@@ -104,10 +105,12 @@ def to_device(
 
             return convert_memory_config(tensor, memory_config)
         return tensor
+    if memory_config is not None and not isinstance(memory_config, MemoryConfig):
+        raise MeshnnTypeError(f"to_device: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
     spec = tensor.spec if memory_config is None else tensor.spec.with_memory_config(memory_config)
     coords, topology = _placement_on(tensor, device)
-    buffer = allocate_mesh_buffer(spec, device)
     queue = device.mesh_command_queue(0 if queue_id is None else queue_id)
+    buffer = allocate_mesh_buffer(spec, device)
     shards = tensor.host_buffer()
     if topology is not tensor.tensor_topology():  # a plain host tensor: the same bytes everywhere
         data = shards.get_shard(MeshCoordinate(0, 0))
@@ -249,7 +252,7 @@ def from_device(
     size = tensor.spec.compute_packed_buffer_size_bytes()
     local = [c for c in coords if mesh.is_local(c)]
     block = np.empty((len(local), size), np.uint8)  # rows side by side: one copy for all of them
-    queue = mesh.mesh_command_queue(queue_id or cq_id or 0)
+    queue = mesh.mesh_command_queue(_queue_of(queue_id, cq_id))
     region = None if size == buffer.device_local_size() else _region(size)
     queue.enqueue_read_shards([ShardDataTransfer(c, block[i], region) for i, c in enumerate(local)], buffer, True)
     host = DistributedHostBuffer(mesh.shape, is_local=mesh.is_local if mesh.context.world_size > 1 else None)
@@ -257,6 +260,11 @@ def from_device(
     for coord in coords:
         host.emplace_shard(coord, lambda c=coord: HostBuffer(rows[c]))
     return Tensor.make(tensor.spec, HostStorage(host), tensor.tensor_topology())
+
+
+def _queue_of(queue_id: int | None, cq_id: int | None) -> int:
+    """The command queue a call names (``queue_id`` or its alias ``cq_id``; default 0)."""
+    return queue_id if queue_id is not None else (cq_id if cq_id is not None else 0)
 
 
 def _region(size: int):
@@ -289,10 +297,23 @@ def allocate_tensor_on_host(
 ) -> Tensor:
     """A zero-filled host tensor with a shard per coordinate of ``device``'s mesh."""
     spec, mesh = _spec_and_device(spec_or_shape, dtype, layout, device, memory_config, "allocate_tensor_on_host")
+    if spec.compute_packed_buffer_size_bytes() * mesh.get_num_devices() > host_memory_bytes():
+        raise MeshnnValueError(
+            f"allocate_tensor_on_host: shape {list(spec.shape)} needs {spec.compute_packed_buffer_size_bytes()} B per "
+            f"device on {mesh.get_num_devices()} devices, more than this machine's {host_memory_bytes()} B of memory"
+        )
     host = DistributedHostBuffer(mesh.shape, is_local=mesh.is_local if mesh.context.world_size > 1 else None)
     for coord in mesh.shape.coords():
         host.emplace_shard(coord, lambda: HostBuffer(np.zeros(spec.compute_packed_buffer_size_bytes(), np.uint8)))
     return Tensor.make(spec, HostStorage(host), TensorTopology.replicated(mesh.shape))
+
+
+def host_memory_bytes() -> int:
+    """The machine's physical memory in bytes: host tensors larger than that are refused."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX: a fixed 1 TiB bound
+        return 1 << 40
 
 
 def _spec_and_device(spec_or_shape, dtype, layout, device, memory_config, name):
@@ -314,10 +335,15 @@ def copy_host_to_device_tensor(host_tensor: Tensor, device_tensor: Tensor, cq_id
     _check_tensor(host_tensor, "host_tensor")
     _check_tensor(device_tensor, "device_tensor")
     if not isinstance(host_tensor.storage, HostStorage) or not isinstance(device_tensor.storage, DeviceStorage):
-        raise MeshnnValueError("copy_host_to_device_tensor needs a host tensor and a device tensor")
+        raise MeshnnValueError(
+            "copy_host_to_device_tensor needs a host tensor and a device tensor: host_tensor is on the "
+            f"{host_tensor.storage_type().name.lower()}, device_tensor on the "
+            f"{device_tensor.storage_type().name.lower()}"
+        )
     _check_same_layout(host_tensor, device_tensor, "copy_host_to_device_tensor")
     buffer = device_tensor.storage.mesh_buffer
     mesh = buffer.device()
+    mesh.mesh_command_queue(_queue_of(None, cq_id))
     coords, topology = _placement_on(host_tensor, mesh)
     shards = host_tensor.host_buffer()
     single = shards.get_shard(MeshCoordinate(0, 0)) if topology is not host_tensor.tensor_topology() else None
@@ -326,7 +352,7 @@ def copy_host_to_device_tensor(host_tensor: Tensor, device_tensor: Tensor, cq_id
         for c in coords
         if mesh.is_local(c)
     ]
-    mesh.mesh_command_queue(cq_id or 0).enqueue_write_shards(buffer, transfers, True)
+    mesh.mesh_command_queue(_queue_of(None, cq_id)).enqueue_write_shards(buffer, transfers, True)
     object.__setattr__(device_tensor, "_storage", DeviceStorage(buffer, tuple(coords)))
     device_tensor._topology = topology
 
@@ -338,9 +364,12 @@ def copy_device_to_host_tensor(
     _check_tensor(device_tensor, "device_tensor")
     _check_tensor(host_tensor, "host_tensor")
     if not isinstance(host_tensor.storage, HostStorage) or not isinstance(device_tensor.storage, DeviceStorage):
-        raise MeshnnValueError("copy_device_to_host_tensor needs a device tensor and a host tensor")
+        raise MeshnnValueError(
+            "copy_device_to_host_tensor needs a device tensor and a host tensor: device_tensor is on the "
+            f"{device_tensor.storage_type().name.lower()}, host_tensor on the {host_tensor.storage_type().name.lower()}"
+        )
     _check_same_layout(host_tensor, device_tensor, "copy_device_to_host_tensor")
-    read = from_device(device_tensor)
+    read = from_device(device_tensor, cq_id=cq_id)
     target = host_tensor.host_buffer()
     for coord, shard in read.host_buffer().local_shards().items():
         existing = target.get_shard(coord) if coord in target.local_shards() else None
@@ -354,8 +383,8 @@ def copy_device_to_host_tensor(
 def _check_same_layout(a: Tensor, b: Tensor, name: str) -> None:
     if (a.shape, a.padded_shape, a.dtype, a.layout, a.tile) != (b.shape, b.padded_shape, b.dtype, b.layout, b.tile):
         raise MeshnnValueError(
-            f"{name}: tensors differ: {list(a.shape)} (padded {list(a.padded_shape)}) {a.dtype} {a.layout} vs "
-            f"{list(b.shape)} (padded {list(b.padded_shape)}) {b.dtype} {b.layout}"
+            f"{name}: host_tensor {list(a.shape)} (padded {list(a.padded_shape)}) {a.dtype} {a.layout} does not "
+            f"match device_tensor {list(b.shape)} (padded {list(b.padded_shape)}) {b.dtype} {b.layout}"
         )
 
 
@@ -366,6 +395,8 @@ def deallocate(tensor: Tensor, force: bool = True) -> None:
     frees it only when no other live tensor does."""
     if not isinstance(tensor, Tensor):
         raise MeshnnTypeError(f"deallocate needs a ttnn.Tensor, got {type(tensor).__name__}")
+    if not isinstance(force, bool):
+        raise MeshnnTypeError(f"deallocate: force must be a bool, got {force!r}")
     if isinstance(tensor.storage, HostStorage):
         return
     buffer = tensor.storage.mesh_buffer
@@ -414,6 +445,11 @@ def to_numpy(tensor: Tensor, *, mesh_composer: MeshToTensor | None = None, dtype
     """The logical values of ``tensor`` as numpy (composed with ``mesh_composer`` when it has
     several shards)."""
     _check_tensor(tensor)
+    if dtype is not None:
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:
+            raise MeshnnTypeError(f"to_numpy: dtype must be a numpy dtype, got {dtype!r}") from None
     composer = mesh_composer if mesh_composer is not None else DEFAULT_COMPOSER.get()
     if composer is not None and not isinstance(composer, MeshToTensor):
         raise MeshnnTypeError(f"mesh_composer must be a ttnn mesh composer, got {type(composer).__name__}")
@@ -468,6 +504,13 @@ def to_torch(
     """``ttnn.to_torch``: bfloat16 -> torch.bfloat16, block floats -> float32, uint32 -> int32 and
     uint16 -> int16 (bits kept), as ttnn gives them."""
     torch = _torch()
+    if dtype is not None and not isinstance(dtype, torch.dtype):
+        raise MeshnnTypeError(f"to_torch: dtype must be a torch.dtype, got {dtype!r}")
+    if torch_rank is not None and (isinstance(torch_rank, bool) or not isinstance(torch_rank, int)):
+        raise MeshnnTypeError(f"to_torch: torch_rank must be an int, got {torch_rank!r}")
+    if cq_id is not None and isinstance(tensor, Tensor) and isinstance(tensor.storage, DeviceStorage):
+        tensor.check_usable()
+        tensor.storage.mesh_buffer.device().mesh_command_queue(cq_id)
     array = to_numpy(tensor, mesh_composer=mesh_composer)
     if tensor.dtype is DataType.BFLOAT16:
         result = torch.from_numpy(np.ascontiguousarray(array).view(np.int16)).view(torch.bfloat16)
@@ -480,7 +523,10 @@ def to_torch(
     if torch_rank is not None:
         while result.dim() > torch_rank:
             if result.shape[0] != 1:
-                raise MeshnnValueError("Unable to squeeze to desired rank!")
+                raise MeshnnValueError(
+                    f"to_torch: unable to squeeze to desired rank! torch_rank {torch_rank} for shape "
+                    f"{list(result.shape)}"
+                )
             result = result.squeeze(0)
     return result if dtype is None else result.to(dtype)
 
@@ -509,6 +555,8 @@ def from_torch(
         memory_config = memory_config or spec.memory_config
     if type(tensor).__module__.startswith("torch"):
         _torch()
+    if pad_value is not None and (isinstance(pad_value, bool) or not isinstance(pad_value, int | float | np.number)):
+        raise MeshnnTypeError(f"from_torch: pad_value must be a number, got {pad_value!r}")
     mapper = mesh_mapper if mesh_mapper is not None else DEFAULT_MAPPER.get()
     return Tensor(
         tensor,
@@ -766,6 +814,10 @@ def pad_to_tile(tensor: Tensor, value: float) -> Tensor:
 
 
 def _resolved_shape(shape: Sequence[int], volume: int) -> tuple[int, ...]:
+    if isinstance(shape, str) or not isinstance(shape, Sequence | np.ndarray):
+        raise MeshnnTypeError(f"reshape: shape must be a sequence of ints, got {shape!r}")
+    if not all(isinstance(d, int | np.integer) and not isinstance(d, bool) for d in shape):
+        raise MeshnnTypeError(f"reshape: shape must hold ints, got {list(shape)!r}")
     dims = [int(d) for d in shape]
     if dims.count(-1) > 1:
         raise MeshnnValueError(f"reshape: only one dimension may be -1, got {dims}")

@@ -37,9 +37,16 @@ class Shape(tuple):
     """A tensor shape (``ttnn.Shape``): a tuple of ints that compares equal to lists too."""
 
     def __new__(cls, dims: Iterable[int] = ()) -> Shape:
-        values = tuple(dims)
+        if isinstance(dims, str):
+            raise MeshnnTypeError(f"a Shape needs a sequence of ints, got {dims!r}")
+        try:
+            values = tuple(dims)
+        except TypeError:
+            raise MeshnnTypeError(f"a Shape needs a sequence of ints, got {dims!r}") from None
         for d in values:
-            if isinstance(d, bool) or not hasattr(d, "__index__") or int(d) < 0:
+            if isinstance(d, bool) or not hasattr(d, "__index__"):
+                raise MeshnnTypeError(f"a Shape needs ints, got {list(values)!r}")
+            if int(d) < 0:
                 raise MeshnnValueError(f"a Shape needs non-negative ints, got {list(values)!r}")
         return super().__new__(cls, (int(d) for d in values))
 

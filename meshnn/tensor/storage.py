@@ -8,7 +8,7 @@ host buffer is what a device buffer would hold, byte for byte.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,6 +83,10 @@ class DistributedHostBuffer:
         *,
         is_local: Callable[[MeshCoordinate], bool] | None = None,
     ) -> None:
+        if not isinstance(shape, MeshShape):
+            if isinstance(shape, str) or not isinstance(shape, Sequence):
+                raise MeshnnTypeError(f"DistributedHostBuffer: shape must be a MeshShape, got {shape!r}")
+            shape = MeshShape(shape)
         self._shape = shape
         self._is_local = is_local or (lambda coord: True)
         self._shards: dict[MeshCoordinate, HostBuffer] = {}

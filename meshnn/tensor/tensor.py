@@ -84,7 +84,10 @@ def as_array(data: Any) -> np.ndarray:
             return tensor.contiguous().view(torch.int16).numpy().view(BFLOAT16)
         return tensor.numpy()
     if isinstance(data, list | tuple | int | float):
-        return np.asarray(data, dtype=np.float32)
+        try:
+            return np.asarray(data, dtype=np.float32)
+        except (ValueError, TypeError) as error:
+            raise MeshnnValueError(f"cannot make a tensor from a ragged or non-numeric list: {error}") from None
     raise MeshnnTypeError(f"cannot make a tensor from {type(data).__name__}; pass a numpy array, torch tensor or list")
 
 
@@ -335,6 +338,8 @@ class Tensor:
         from meshnn.tensor.movement import reshape
 
         dims = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        if isinstance(dims, str) or not all(isinstance(d, int | np.integer) and not isinstance(d, bool) for d in dims):
+            raise MeshnnTypeError(f"reshape: shape must hold ints, got {dims!r}")
         return reshape(self, dims)  # type: ignore[arg-type]
 
     def pad(self, output_tensor_shape: Sequence[int], input_tensor_start: Sequence[int], pad_value: float) -> Tensor:

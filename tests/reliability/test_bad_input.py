@@ -1,0 +1,1535 @@
+"""The bad-input table: every public function, given what it cannot take, says so by name.
+
+Each row of ``TABLE`` is one call with one thing wrong: a wrong type, a wrong rank, a dim out of
+range, tensors on different meshes, a shape a mapper or shard spec cannot split, a dtype/layout
+pair ttnn refuses, a negative or absurd size, a closed mesh or a deallocated tensor.  The call must
+raise the row's meshnn error, which is also the matching builtin (``ValueError``, ``TypeError``,
+``MemoryError``, ``RuntimeError``), with a message that names the offending argument; never an
+IndexError, AttributeError, ZeroDivisionError or a numpy error from inside.  Afterwards nothing has
+changed: the open meshes' live buffers and memory views (block tables included) and the number of live threads
+(a mesh's dispatch threads) are as before.
+
+The table is data: the general rows are generated per family of ops (unary, binary, reduction) from
+one list of faults each, the rest are written out.  ``test_every_public_callable_has_a_row`` keeps
+it growing with the API: a new public function without a row fails it, unless it is listed in
+``EXEMPT`` with the reason it takes no input that could be wrong.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+import meshnn as ttnn
+
+from .accounting import snapshot
+
+F32, BF16, BFP8, BFP4, U32, I32 = (
+    ttnn.float32,
+    ttnn.bfloat16,
+    ttnn.bfloat8_b,
+    ttnn.bfloat4_b,
+    ttnn.uint32,
+    ttnn.int32,
+)
+RM, TILE = ttnn.ROW_MAJOR_LAYOUT, ttnn.TILE_LAYOUT
+DRAM_MC, L1_MC = ttnn.DRAM_MEMORY_CONFIG, ttnn.L1_MEMORY_CONFIG
+
+BUILTIN = {  # the builtin each meshnn error also is
+    ttnn.MeshnnValueError: ValueError,
+    ttnn.WrongMeshError: ValueError,
+    ttnn.InvalidFreeError: ValueError,
+    ttnn.TensorFileError: ValueError,
+    ttnn.MeshnnTypeError: TypeError,
+    ttnn.OutOfMemoryError: MemoryError,
+    ttnn.DeallocatedError: RuntimeError,
+    ttnn.DeviceClosedError: RuntimeError,
+    ttnn.MeshnnError: RuntimeError,
+}
+
+VALUE, TYPE, OOM = ttnn.MeshnnValueError, ttnn.MeshnnTypeError, ttnn.OutOfMemoryError
+DEAD, CLOSED, WRONG_MESH = ttnn.DeallocatedError, ttnn.DeviceClosedError, ttnn.WrongMeshError
+
+
+@dataclass(frozen=True)
+class Case:
+    """One bad call: ``call(env)`` must raise ``error`` with ``names`` (a regex) in its message."""
+
+    target: str  # the public name under test: "add", "MeshShape", "Tensor.reshape", "MeshDevice.reshape"
+    what: str  # what is wrong, in a few words
+    call: Callable[[SimpleNamespace], object]
+    error: type[ttnn.MeshnnError]
+    names: str  # the argument's name (a regex), as the message must give it
+
+    @property
+    def id(self) -> str:
+        return f"{self.target}: {self.what}"
+
+
+def mapper(e, dim=0):
+    return ttnn.ShardTensorToMesh(e.mesh, dim=dim)
+
+
+# --------------------------------------------------------------------------------- the families
+
+UNARY = (
+    "abs", "exp", "log", "neg", "relu", "gelu", "sigmoid", "silu", "softplus",
+    "sqrt", "square", "rsqrt", "reciprocal", "tanh",
+)  # fmt: skip
+UNARY_FAULTS = (  # (what, call of the op, error, argument)
+    ("input is a numpy array", lambda op, e: op(np.ones((32, 32), np.float32)), TYPE, "input_tensor"),
+    ("input is None", lambda op, e: op(None), TYPE, "input_tensor"),
+    ("input is a torch tensor", lambda op, e: op(torch.ones(4)), TYPE, "input_tensor"),
+    ("input is on the host", lambda op, e: op(e.host), VALUE, "input_tensor"),
+    ("input was deallocated", lambda op, e: op(e.freed), DEAD, "input_tensor"),
+    ("input's mesh is closed", lambda op, e: op(e.closed), CLOSED, "input_tensor"),
+    ("memory_config is a string", lambda op, e: op(e.a, memory_config="L1"), TYPE, "memory_config"),
+    ("queue_id out of range", lambda op, e: op(e.a, queue_id=2), VALUE, "queue_id"),
+    ("output_tensor is not a tensor", lambda op, e: op(e.a, output_tensor=3), TYPE, "output_tensor"),
+    ("output_tensor of another shape", lambda op, e: op(e.a, output_tensor=e.b), VALUE, "output_tensor"),
+    ("output_tensor was deallocated", lambda op, e: op(e.a, output_tensor=e.freed), DEAD, "output_tensor"),
+)
+
+BINARY = (
+    "add", "subtract", "sub", "multiply", "mul", "divide", "div", "maximum", "minimum",
+    "pow", "eq", "ne", "gt", "lt", "ge", "le",
+)  # fmt: skip
+BINARY_FAULTS = (
+    ("shapes do not broadcast", lambda op, e: op(e.a, e.b), VALUE, "input_tensor_a .* input_tensor_b"),
+    ("b on another mesh", lambda op, e: op(e.a, e.other), WRONG_MESH, "input_tensor_b"),
+    ("b is a string", lambda op, e: op(e.a, "2"), TYPE, "input_tensor_b"),
+    ("a is a list", lambda op, e: op([1.0], e.a), TYPE, "input_tensor_a"),
+    ("b is a bool", lambda op, e: op(e.a, True), TYPE, "input_tensor_b"),
+    ("two scalars", lambda op, e: op(1.0, 2.0), TYPE, "operand"),
+    ("a was deallocated", lambda op, e: op(e.freed, e.a), DEAD, "input_tensor_a"),
+    ("b's mesh is closed", lambda op, e: op(e.a, e.closed), CLOSED, "input_tensor_b"),
+    ("b is on the host", lambda op, e: op(e.a, e.host), VALUE, "input_tensor_b"),
+    ("dtype is a string", lambda op, e: op(e.a, e.a, dtype="float32"), TYPE, "dtype"),
+    ("memory_config is a dict", lambda op, e: op(e.a, e.a, memory_config={}), TYPE, "memory_config"),
+    ("queue_id negative", lambda op, e: op(e.a, e.a, queue_id=-1), VALUE, "queue_id"),
+    ("output_tensor of another layout", lambda op, e: op(e.a, e.a, output_tensor=e.rm), VALUE, "output_tensor"),
+)
+
+REDUCTIONS = ("sum", "mean", "max", "min", "argmax")
+REDUCTION_FAULTS = (
+    ("dim past the rank", lambda op, e: op(e.a, dim=3), VALUE, "dim"),
+    ("dim below -rank", lambda op, e: op(e.a, dim=-4), VALUE, "dim"),
+    ("dim is a string", lambda op, e: op(e.a, dim="1"), TYPE, "dim"),
+    ("dim is a float", lambda op, e: op(e.a, dim=1.0), TYPE, "dim"),
+    ("input is a numpy array", lambda op, e: op(np.ones((2, 2)), dim=0), TYPE, "input_tensor"),
+    ("input was deallocated", lambda op, e: op(e.freed, dim=0), DEAD, "input_tensor"),
+    ("input's mesh is closed", lambda op, e: op(e.closed, dim=0), CLOSED, "input_tensor"),
+    ("memory_config is a string", lambda op, e: op(e.a, dim=0, memory_config="DRAM"), TYPE, "memory_config"),
+)
+
+
+def family(names, faults) -> list[Case]:
+    return [
+        Case(name, what, (lambda e, f=fault, n=name: f(getattr(ttnn, n), e)), error, argument)
+        for name in names
+        for what, fault, error, argument in faults
+    ]
+
+
+# ------------------------------------------------------------------------------ the written rows
+
+
+def written() -> list[Case]:
+    c: list[Case] = []
+
+    def row(target, what, call, error, names):
+        c.append(Case(target, what, call, error, names))
+
+    # -- creating tensors on the host and on the mesh
+    t = torch.ones(8, 32, 32)
+    row("from_torch", "a string", lambda e: ttnn.from_torch("abc"), TYPE, "tensor")
+    row("from_torch", "a dict", lambda e: ttnn.from_torch({"a": 1}), TYPE, "tensor")
+    row("from_torch", "ragged list", lambda e: ttnn.from_torch([[1, 2], [3]]), VALUE, "tensor")
+    row("from_torch", "dtype is a string", lambda e: ttnn.from_torch(t, dtype="bfloat16"), TYPE, "dtype")
+    row("from_torch", "dtype is a torch dtype", lambda e: ttnn.from_torch(t, dtype=torch.float32), TYPE, "dtype")
+    row("from_torch", "layout is a string", lambda e: ttnn.from_torch(t, layout="TILE"), TYPE, "layout")
+    row(
+        "from_torch",
+        "bfloat8_b row-major",
+        lambda e: ttnn.from_torch(t, dtype=BFP8, layout=RM),
+        VALUE,
+        "[Ll]ayout",
+    )
+    row(
+        "from_torch",
+        "bfloat4_b row-major",
+        lambda e: ttnn.from_torch(t, dtype=BFP4, layout=RM),
+        VALUE,
+        "[Ll]ayout",
+    )
+    row("from_torch", "device is a string", lambda e: ttnn.from_torch(t, device="cpu"), TYPE, "device")
+    row("from_torch", "device is closed", lambda e: ttnn.from_torch(t, device=e.closed_mesh), CLOSED, "device")
+    row(
+        "from_torch",
+        "memory_config is a string",
+        lambda e: ttnn.from_torch(t, device=e.mesh, memory_config="DRAM"),
+        TYPE,
+        "memory_config",
+    )
+    row("from_torch", "tile is a tuple", lambda e: ttnn.from_torch(t, layout=TILE, tile=(32, 32)), TYPE, "tile")
+    row(
+        "from_torch",
+        "shard dim past the rank",
+        lambda e: ttnn.from_torch(t, device=e.mesh, mesh_mapper=mapper(e, 3)),
+        VALUE,
+        "dim",
+    )
+    row(
+        "from_torch",
+        "mapper of another mesh",
+        lambda e: ttnn.from_torch(t, device=e.mesh, mesh_mapper=ttnn.ShardTensorToMesh(e.small, dim=0)),
+        VALUE,
+        "mapper",
+    )
+    row(
+        "from_torch",
+        "mapper is a string",
+        lambda e: ttnn.from_torch(t, device=e.mesh, mesh_mapper="shard"),
+        TYPE,
+        "mesh_mapper",
+    )
+    row(
+        "from_torch",
+        "2-D mapper chunks do not match the mesh",
+        lambda e: ttnn.from_torch(
+            torch.ones(3, 64), device=e.mesh, mesh_mapper=ttnn.ShardTensor2dMesh(e.mesh, (2, 4), dims=(0, 1))
+        ),
+        VALUE,
+        "chunks|[Ss]hard",
+    )
+    row(
+        "from_torch",
+        "uneven 2-D shards",
+        lambda e: ttnn.from_torch(
+            torch.ones(10, 64), device=e.mesh, mesh_mapper=ttnn.ShardTensor2dMesh(e.mesh, (2, 4), dims=(None, 0))
+        ),
+        VALUE,
+        "[Ss]hard shape",
+    )
+    row(
+        "from_torch",
+        "spec is a shape",
+        lambda e: ttnn.from_torch(t, spec=(8, 32, 32)),
+        TYPE,
+        "spec",
+    )
+    row(
+        "from_torch",
+        "pad_value is a string",
+        lambda e: ttnn.from_torch(t, layout=TILE, pad_value="0"),
+        TYPE,
+        "pad_value",
+    )
+    row("as_tensor", "a string", lambda e: ttnn.as_tensor("abc"), TYPE, "tensor")
+    row("as_tensor", "dtype is a string", lambda e: ttnn.as_tensor(t, dtype="f32"), TYPE, "dtype")
+    row("as_tensor", "bfloat8_b row-major", lambda e: ttnn.as_tensor(t, dtype=BFP8, layout=RM), VALUE, "[Ll]ayout")
+    row("as_tensor", "device is an int", lambda e: ttnn.as_tensor(t, device=0), TYPE, "device")
+    row("Tensor", "data is a set", lambda e: ttnn.Tensor({1, 2}, F32), TYPE, "tensor|data")
+    row("Tensor", "dtype is a string", lambda e: ttnn.Tensor(np.ones(4, np.float32), "float32"), TYPE, "dtype")
+    row(
+        "Tensor",
+        "bfloat8_b row-major",
+        lambda e: ttnn.Tensor(np.ones((32, 32), np.float32), BFP8, layout=RM),
+        VALUE,
+        "[Ll]ayout",
+    )
+    for name in ("zeros", "ones", "empty"):
+        fn = getattr(ttnn, name)
+        row(name, "negative dim", lambda e, fn=fn: fn([-1, 3]), VALUE, "shape")
+        row(name, "shape is a string", lambda e, fn=fn: fn("abc"), TYPE, "shape")
+        row(name, "shape holds floats", lambda e, fn=fn: fn([2.5, 3]), TYPE, "shape")
+        row(name, "absurd host shape", lambda e, fn=fn: fn([1 << 31, 1 << 31]), VALUE, "shape")
+        row(name, "host shape larger than memory", lambda e, fn=fn: fn([1 << 20, 1 << 20]), VALUE, "shape")
+        row(name, "absurd device shape", lambda e, fn=fn: fn([1 << 17, 1 << 16], device=e.mesh), OOM, "DRAM")
+        row(name, "dtype is a string", lambda e, fn=fn: fn([2, 3], dtype="bf16"), TYPE, "dtype")
+        row(name, "layout is an int", lambda e, fn=fn: fn([2, 3], layout=1), TYPE, "layout")
+        row(name, "bfloat8_b row-major", lambda e, fn=fn: fn([32, 32], dtype=BFP8, layout=RM), VALUE, "[Ll]ayout")
+        row(name, "device is closed", lambda e, fn=fn: fn([2, 3], device=e.closed_mesh), CLOSED, "device")
+    row("full", "fill_value is a string", lambda e: ttnn.full([2, 3], "x"), TYPE, "fill_value")
+    row("full", "negative dim", lambda e: ttnn.full([2, -3], 1.0), VALUE, "shape")
+    row("full", "device is a string", lambda e: ttnn.full([2, 3], 1.0, device="mesh"), TYPE, "device")
+    row("full", "absurd device shape", lambda e: ttnn.full([1 << 17, 1 << 16], 1.0, device=e.mesh), OOM, "DRAM")
+    for name in ("zeros_like", "ones_like", "empty_like"):
+        fn = getattr(ttnn, name)
+        row(name, "not a tensor", lambda e, fn=fn: fn(np.ones(3)), TYPE, "tensor")
+        row(name, "deallocated", lambda e, fn=fn: fn(e.freed), DEAD, "tensor")
+        row(name, "dtype is a string", lambda e, fn=fn: fn(e.a, dtype="f32"), TYPE, "dtype")
+    row("full_like", "not a tensor", lambda e: ttnn.full_like([1, 2], 3.0), TYPE, "tensor")
+    row("full_like", "fill_value is None", lambda e: ttnn.full_like(e.a, None), TYPE, "fill_value")
+    row("full_like", "closed mesh", lambda e: ttnn.full_like(e.closed, 1.0), CLOSED, "tensor")
+    row("arange", "step zero", lambda e: ttnn.arange(0, 10, 0), VALUE, "step")
+    row("arange", "end is a string", lambda e: ttnn.arange(0, "10"), TYPE, "end")
+    row("arange", "absurd length", lambda e: ttnn.arange(0, 1e15, 1), VALUE, "end|length|shape")
+    row("arange", "dtype is a string", lambda e: ttnn.arange(0, 10, 1, dtype="int"), TYPE, "dtype")
+    row("arange", "device is closed", lambda e: ttnn.arange(0, 10, 1, device=e.closed_mesh), CLOSED, "device")
+    spec = ttnn.TensorSpec((64, 64), F32, TILE)
+    row(
+        "allocate_tensor_on_device",
+        "shape is a string",
+        lambda e: ttnn.allocate_tensor_on_device("ab", F32, TILE, e.mesh),
+        TYPE,
+        "[Ss]hape",
+    )
+    row(
+        "allocate_tensor_on_device",
+        "negative dim",
+        lambda e: ttnn.allocate_tensor_on_device([-2, 32], F32, TILE, e.mesh),
+        VALUE,
+        "[Ss]hape",
+    )
+    row("allocate_tensor_on_device", "no device", lambda e: ttnn.allocate_tensor_on_device(spec), TYPE, "device")
+    row(
+        "allocate_tensor_on_device",
+        "device is closed",
+        lambda e: ttnn.allocate_tensor_on_device(spec, e.closed_mesh),
+        CLOSED,
+        "device",
+    )
+    row(
+        "allocate_tensor_on_device",
+        "dtype is a string",
+        lambda e: ttnn.allocate_tensor_on_device([32, 32], "f32", TILE, e.mesh),
+        TYPE,
+        "dtype",
+    )
+    row(
+        "allocate_tensor_on_device",
+        "bfloat8_b row-major",
+        lambda e: ttnn.allocate_tensor_on_device([32, 32], BFP8, RM, e.mesh),
+        VALUE,
+        "[Ll]ayout",
+    )
+    row(
+        "allocate_tensor_on_device",
+        "absurd size",
+        lambda e: ttnn.allocate_tensor_on_device([1 << 16, 1 << 16], F32, TILE, e.mesh),
+        OOM,
+        "DRAM",
+    )
+    row(
+        "allocate_tensor_on_device",
+        "L1 is full",
+        lambda e: ttnn.allocate_tensor_on_device([64, 64], F32, TILE, e.mesh, L1_MC),
+        OOM,
+        "L1",
+    )
+    row(
+        "allocate_tensor_on_device",
+        "memory_config is a buffer type",
+        lambda e: ttnn.allocate_tensor_on_device([32, 32], F32, TILE, e.mesh, ttnn.BufferType.L1),
+        TYPE,
+        "memory_config",
+    )
+    row(
+        "allocate_tensor_on_host",
+        "shape is a string",
+        lambda e: ttnn.allocate_tensor_on_host("ab", F32, TILE, e.mesh),
+        TYPE,
+        "[Ss]hape",
+    )
+    row(
+        "allocate_tensor_on_host",
+        "negative dim",
+        lambda e: ttnn.allocate_tensor_on_host([32, -32], F32, TILE, e.mesh),
+        VALUE,
+        "[Ss]hape",
+    )
+    row(
+        "allocate_tensor_on_host",
+        "absurd size",
+        lambda e: ttnn.allocate_tensor_on_host([1 << 31, 1 << 31], F32, TILE, e.mesh),
+        VALUE,
+        "shape",
+    )
+    row(
+        "allocate_tensor_on_host",
+        "no device",
+        lambda e: ttnn.allocate_tensor_on_host([32, 32], F32, TILE),
+        TYPE,
+        "MeshDevice|device",
+    )
+    row(
+        "allocate_tensor_on_host",
+        "dtype is a layout",
+        lambda e: ttnn.allocate_tensor_on_host([32, 32], TILE, TILE, e.mesh),
+        TYPE,
+        "dtype",
+    )
+
+    # -- moving tensors
+    row("to_device", "not a tensor", lambda e: ttnn.to_device(np.ones(3), e.mesh), TYPE, "tensor")
+    row("to_device", "device is a string", lambda e: ttnn.to_device(e.host, "mesh"), TYPE, "device")
+    row("to_device", "device is closed", lambda e: ttnn.to_device(e.host, e.closed_mesh), CLOSED, "device")
+    row("to_device", "memory_config is a string", lambda e: ttnn.to_device(e.host, e.mesh, "L1"), TYPE, "memory_config")
+    row("to_device", "already on another mesh", lambda e: ttnn.to_device(e.a, e.other_mesh), WRONG_MESH, "tensor")
+    row("to_device", "L1 is full", lambda e: ttnn.to_device(e.host_tile, e.mesh, L1_MC), OOM, "L1")
+    row(
+        "to_device",
+        "queue_id out of range",
+        lambda e: ttnn.to_device(e.host, e.mesh, queue_id=3),
+        VALUE,
+        "queue_id|cq_id",
+    )
+    row("from_device", "not a tensor", lambda e: ttnn.from_device("t"), TYPE, "tensor")
+    row("from_device", "deallocated", lambda e: ttnn.from_device(e.freed), DEAD, "tensor")
+    row("from_device", "closed mesh", lambda e: ttnn.from_device(e.closed), CLOSED, "tensor")
+    row("from_device", "cq_id out of range", lambda e: ttnn.from_device(e.a, cq_id=2), VALUE, "cq_id")
+    comp = lambda e: ttnn.ConcatMeshToTensor(e.mesh, dim=0)  # noqa: E731
+    row("to_torch", "not a tensor", lambda e: ttnn.to_torch(np.ones(3)), TYPE, "tensor")
+    row("to_torch", "deallocated", lambda e: ttnn.to_torch(e.freed, mesh_composer=comp(e)), DEAD, "tensor")
+    row("to_torch", "closed mesh", lambda e: ttnn.to_torch(e.closed), CLOSED, "tensor")
+    row(
+        "to_torch",
+        "composer dim past the rank",
+        lambda e: ttnn.to_torch(e.a, mesh_composer=ttnn.ConcatMeshToTensor(e.mesh, dim=3)),
+        VALUE,
+        "dim",
+    )
+    row(
+        "to_torch",
+        "composer of another mesh shape",
+        lambda e: ttnn.to_torch(e.a, mesh_composer=ttnn.ConcatMeshToTensor(e.small, dim=0)),
+        VALUE,
+        "mesh_composer|mesh",
+    )
+    row("to_torch", "composer is a string", lambda e: ttnn.to_torch(e.a, mesh_composer="concat"), TYPE, "mesh_composer")
+    row("to_torch", "sharded tensor without a composer", lambda e: ttnn.to_torch(e.a), VALUE, "composer")
+    row("to_torch", "dtype is a string", lambda e: ttnn.to_torch(e.host, dtype="float"), TYPE, "dtype")
+    row("to_torch", "torch_rank below the rank", lambda e: ttnn.to_torch(e.host, torch_rank=1), VALUE, "rank")
+    row("to_torch", "cq_id out of range", lambda e: ttnn.to_torch(e.a, mesh_composer=comp(e), cq_id=5), VALUE, "cq_id")
+    row("to_numpy", "not a tensor", lambda e: ttnn.to_numpy([1, 2]), TYPE, "tensor")
+    row("to_numpy", "deallocated", lambda e: ttnn.to_numpy(e.freed, mesh_composer=comp(e)), DEAD, "tensor")
+    row(
+        "to_numpy",
+        "composer dim negative past rank",
+        lambda e: ttnn.to_numpy(e.a, mesh_composer=ttnn.ConcatMeshToTensor(e.mesh, dim=-4)),
+        VALUE,
+        "dim",
+    )
+    row("to_numpy", "dtype is not a numpy dtype", lambda e: ttnn.to_numpy(e.host, dtype="nonsense"), TYPE, "dtype")
+    row("to_layout", "layout is a string", lambda e: ttnn.to_layout(e.a, "ROW_MAJOR"), TYPE, "layout")
+    row("to_layout", "bfloat8_b to row-major", lambda e: ttnn.to_layout(e.bfp8, RM), VALUE, "[Ll]ayout")
+    row("to_layout", "deallocated", lambda e: ttnn.to_layout(e.freed, RM), DEAD, "tensor")
+    row("to_layout", "not a tensor", lambda e: ttnn.to_layout(np.ones(3), RM), TYPE, "tensor")
+    row("to_layout", "dtype is a string", lambda e: ttnn.to_layout(e.a, RM, dtype="f32"), TYPE, "dtype")
+    row("to_layout", "closed mesh", lambda e: ttnn.to_layout(e.closed, RM), CLOSED, "tensor")
+    row("to_dtype", "dtype is a string", lambda e: ttnn.to_dtype(e.host, "bfloat16"), TYPE, "dtype")
+    row("to_dtype", "bfloat8_b of a row-major tensor", lambda e: ttnn.to_dtype(e.host, BFP8), VALUE, "[Ll]ayout|TILE")
+    row("to_dtype", "not a tensor", lambda e: ttnn.to_dtype(3, BF16), TYPE, "tensor")
+    row("typecast", "dtype is a string", lambda e: ttnn.typecast(e.a, "bfloat16"), TYPE, "dtype")
+    row("typecast", "row-major to bfloat8_b", lambda e: ttnn.typecast(e.rm, BFP8), VALUE, "TILE")
+    row("typecast", "deallocated", lambda e: ttnn.typecast(e.freed, BF16), DEAD, "tensor")
+    row(
+        "to_memory_config",
+        "memory_config is a string",
+        lambda e: ttnn.to_memory_config(e.a, "L1"),
+        TYPE,
+        "memory_config",
+    )
+    row("to_memory_config", "memory_config missing", lambda e: ttnn.to_memory_config(e.a, None), TYPE, "memory_config")
+    row("to_memory_config", "deallocated", lambda e: ttnn.to_memory_config(e.freed, L1_MC), DEAD, "tensor")
+    row("to_memory_config", "L1 is full", lambda e: ttnn.to_memory_config(e.a, L1_MC), OOM, "L1")
+    row(
+        "to_memory_config",
+        "shard spec that does not divide",
+        lambda e: ttnn.to_memory_config(e.a, e.bad_shard_config),
+        VALUE,
+        "shard",
+    )
+    row("clone", "deallocated", lambda e: ttnn.clone(e.freed), DEAD, "input_tensor")
+    row("clone", "dtype is a string", lambda e: ttnn.clone(e.a, dtype="f32"), TYPE, "dtype")
+    row("clone", "not a tensor", lambda e: ttnn.clone(np.ones(3)), TYPE, "input_tensor")
+    row("clone", "L1 is full", lambda e: ttnn.clone(e.a, memory_config=L1_MC), OOM, "L1")
+    row("move", "deallocated", lambda e: ttnn.move(e.freed), DEAD, "input_tensor")
+    row("move", "memory_config is a string", lambda e: ttnn.move(e.a, "L1"), TYPE, "memory_config")
+    row("move", "host tensor", lambda e: ttnn.move(e.host), VALUE, "input_tensor")
+    row("reallocate", "deallocated", lambda e: ttnn.reallocate(e.freed), DEAD, "input_tensor")
+    row("reallocate", "not a tensor", lambda e: ttnn.reallocate(None), TYPE, "input_tensor")
+    row("reallocate", "memory_config is a string", lambda e: ttnn.reallocate(e.a, "L1"), TYPE, "memory_config")
+    row("deallocate", "not a tensor", lambda e: ttnn.deallocate(np.ones(3)), TYPE, "(?i)tensor")
+    row("deallocate", "a mesh", lambda e: ttnn.deallocate(e.mesh), TYPE, "(?i)tensor")
+    row("deallocate", "force is a string", lambda e: ttnn.deallocate(e.victim, force="yes"), TYPE, "force")
+    row(
+        "copy_host_to_device_tensor",
+        "shapes differ",
+        lambda e: ttnn.copy_host_to_device_tensor(e.host_other_shape, e.a),
+        VALUE,
+        "host_tensor",
+    )
+    row(
+        "copy_host_to_device_tensor",
+        "host is on device",
+        lambda e: ttnn.copy_host_to_device_tensor(e.a, e.a2),
+        VALUE,
+        "host_tensor",
+    )
+    row(
+        "copy_host_to_device_tensor",
+        "device is on host",
+        lambda e: ttnn.copy_host_to_device_tensor(e.host, e.host),
+        VALUE,
+        "device_tensor",
+    )
+    row(
+        "copy_host_to_device_tensor",
+        "device deallocated",
+        lambda e: ttnn.copy_host_to_device_tensor(e.host_like_a, e.freed),
+        DEAD,
+        "device_tensor",
+    )
+    row(
+        "copy_host_to_device_tensor",
+        "not a tensor",
+        lambda e: ttnn.copy_host_to_device_tensor(np.ones(3), e.a),
+        TYPE,
+        "host_tensor",
+    )
+    row(
+        "copy_host_to_device_tensor",
+        "dtypes differ",
+        lambda e: ttnn.copy_host_to_device_tensor(e.host_like_a_bf16, e.a),
+        VALUE,
+        "dtype|host_tensor",
+    )
+    row(
+        "copy_host_to_device_tensor",
+        "cq_id out of range",
+        lambda e: ttnn.copy_host_to_device_tensor(e.host_like_a, e.a, cq_id=4),
+        VALUE,
+        "cq_id",
+    )
+    row(
+        "copy_device_to_host_tensor",
+        "shapes differ",
+        lambda e: ttnn.copy_device_to_host_tensor(e.a, e.host_other_shape),
+        VALUE,
+        "host_tensor",
+    )
+    row(
+        "copy_device_to_host_tensor",
+        "device deallocated",
+        lambda e: ttnn.copy_device_to_host_tensor(e.freed, e.host_like_a),
+        DEAD,
+        "device_tensor",
+    )
+    row(
+        "copy_device_to_host_tensor",
+        "host is on device",
+        lambda e: ttnn.copy_device_to_host_tensor(e.a, e.a2),
+        VALUE,
+        "host_tensor",
+    )
+    row(
+        "copy_device_to_host_tensor",
+        "not a tensor",
+        lambda e: ttnn.copy_device_to_host_tensor(e.a, None),
+        TYPE,
+        "host_tensor",
+    )
+    row(
+        "copy_device_to_host_tensor",
+        "cq_id out of range",
+        lambda e: ttnn.copy_device_to_host_tensor(e.a, e.host_like_a, cq_id=-1),
+        VALUE,
+        "cq_id",
+    )
+
+    # -- tensors over the mesh
+    row("get_device_tensors", "not a tensor", lambda e: ttnn.get_device_tensors(np.ones(3)), TYPE, "tensor")
+    row("get_device_tensors", "deallocated", lambda e: ttnn.get_device_tensors(e.freed), DEAD, "tensor")
+    row("get_device_tensors", "closed mesh", lambda e: ttnn.get_device_tensors(e.closed), CLOSED, "tensor")
+    row("aggregate_tensor", "composer is a string", lambda e: ttnn.aggregate_tensor(e.a, "concat"), TYPE, "composer")
+    row("aggregate_tensor", "not tensors", lambda e: ttnn.aggregate_tensor([1, 2], comp(e)), TYPE, "tensor")
+    row("aggregate_tensor", "empty list", lambda e: ttnn.aggregate_tensor([], comp(e)), VALUE, "tensor")
+    row(
+        "aggregate_tensor",
+        "composer dim past the rank",
+        lambda e: ttnn.aggregate_tensor(e.a, ttnn.ConcatMeshToTensor(e.mesh, dim=7)),
+        VALUE,
+        "dim",
+    )
+    row("combine_device_tensors", "empty list", lambda e: ttnn.combine_device_tensors([]), VALUE, "tensors")
+    row(
+        "combine_device_tensors",
+        "not tensors",
+        lambda e: ttnn.combine_device_tensors([1, 2]),
+        TYPE,
+        "tensors|tensor shard",
+    )
+    row(
+        "combine_device_tensors",
+        "two meshes",
+        lambda e: ttnn.combine_device_tensors([e.a_dev0, e.other_dev0]),
+        VALUE,
+        "tensors|tensor shards|mesh",
+    )
+    row(
+        "combine_device_tensors",
+        "a host tensor",
+        lambda e: ttnn.combine_device_tensors([e.host]),
+        VALUE,
+        "tensors|host",
+    )
+    row(
+        "combine_device_tensors",
+        "deallocated",
+        lambda e: ttnn.combine_device_tensors([e.freed]),
+        DEAD,
+        "tensors|tensor shard",
+    )
+    row(
+        "from_host_shards",
+        "count does not match the shape",
+        lambda e: ttnn.from_host_shards([e.host] * 3, ttnn.MeshShape(2, 2)),
+        VALUE,
+        "tensor shards|mesh_shape",
+    )
+    row(
+        "from_host_shards",
+        "a device tensor",
+        lambda e: ttnn.from_host_shards([e.a, e.a], ttnn.MeshShape(1, 2)),
+        VALUE,
+        "tensors|host",
+    )
+    row(
+        "from_host_shards",
+        "specs differ",
+        lambda e: ttnn.from_host_shards([e.host, e.host_other_shape], ttnn.MeshShape(1, 2)),
+        VALUE,
+        "tensors|spec|shape",
+    )
+    row(
+        "from_host_shards",
+        "not tensors",
+        lambda e: ttnn.from_host_shards([1, 2], ttnn.MeshShape(1, 2)),
+        TYPE,
+        "(?i)tensors",
+    )
+    row("distribute_tensor", "mapper is a string", lambda e: ttnn.distribute_tensor(e.host, "shard"), TYPE, "mapper")
+    row("distribute_tensor", "not a tensor", lambda e: ttnn.distribute_tensor(np.ones(4), mapper(e)), TYPE, "tensor")
+    row(
+        "distribute_tensor",
+        "shard dim past the rank",
+        lambda e: ttnn.distribute_tensor(e.host, mapper(e, 5)),
+        VALUE,
+        "dim",
+    )
+    row(
+        "distribute_tensor",
+        "device is closed",
+        lambda e: ttnn.distribute_tensor(e.host, ttnn.ReplicateTensorToMesh(e.mesh), e.closed_mesh),
+        CLOSED,
+        "mesh_device|device",
+    )
+    row("distribute_tensor", "a device tensor", lambda e: ttnn.distribute_tensor(e.a, mapper(e)), VALUE, "host")
+
+    # -- mappers and composers
+    for name in ("ShardTensorToMesh", "shard_tensor_to_mesh_mapper"):
+        fn = getattr(ttnn, name)
+        row(name, "mesh is a string", lambda e, fn=fn: fn("mesh", 0), TYPE, "mesh")
+        row(name, "dim is a string", lambda e, fn=fn: fn(e.mesh, "0"), TYPE, "dim")
+    for name in ("ReplicateTensorToMesh", "replicate_tensor_to_mesh_mapper"):
+        fn = getattr(ttnn, name)
+        row(name, "mesh is None", lambda e, fn=fn: fn(None), TYPE, "mesh")
+    for name in ("ShardTensor2dMesh", "shard_tensor_to_2d_mesh_mapper"):
+        fn = getattr(ttnn, name)
+        row(name, "mesh_shape larger than the mesh", lambda e, fn=fn: fn(e.mesh, (4, 4), (0, 1)), VALUE, "mesh_shape")
+        row(name, "three dims", lambda e, fn=fn: fn(e.mesh, (2, 4), (0, 1, 2)), VALUE, "dims")
+        row(name, "dims is an int", lambda e, fn=fn: fn(e.mesh, (2, 4), 0), TYPE, "dims")
+        row(name, "mesh_shape of one value", lambda e, fn=fn: fn(e.mesh, (8,), (0, 1)), VALUE, "mesh_shape")
+    for name in ("ConcatMeshToTensor", "concat_mesh_to_tensor_composer"):
+        fn = getattr(ttnn, name)
+        row(name, "mesh is a string", lambda e, fn=fn: fn("mesh", 0), TYPE, "mesh")
+        row(name, "dim is None", lambda e, fn=fn: fn(e.mesh, None), TYPE, "dim")
+    row(
+        "ConcatMesh2dToTensor",
+        "mesh_shape differs from the mesh",
+        lambda e: ttnn.ConcatMesh2dToTensor(e.mesh, (4, 4), (0, 1)),
+        VALUE,
+        "mesh_shape",
+    )
+    row("ConcatMesh2dToTensor", "one dim", lambda e: ttnn.ConcatMesh2dToTensor(e.mesh, (2, 4), (0,)), VALUE, "dims")
+    row(
+        "ConcatMesh2dToTensor",
+        "same dim twice",
+        lambda e: ttnn.ConcatMesh2dToTensor(e.mesh, (2, 4), (1, 1)),
+        VALUE,
+        "dims",
+    )
+    row(
+        "concat_2d_mesh_to_tensor_composer",
+        "dims is a string",
+        lambda e: ttnn.concat_2d_mesh_to_tensor_composer(e.mesh, "01"),
+        TYPE,
+        "dims",
+    )
+    row("MeshMapperConfig", "placements are strings", lambda e: ttnn.MeshMapperConfig(["shard"]), TYPE, "placements")
+    row(
+        "MeshMapperConfig",
+        "mesh_shape_override is a string",
+        lambda e: ttnn.MeshMapperConfig([ttnn.PlacementReplicate()], mesh_shape_override="2x4"),
+        TYPE,
+        "mesh_shape_override",
+    )
+    row("create_mesh_mapper", "config is a dict", lambda e: ttnn.create_mesh_mapper(e.mesh, {"dim": 0}), TYPE, "config")
+    row(
+        "create_mesh_mapper",
+        "placements do not match the mesh's rank",
+        lambda e: ttnn.create_mesh_mapper(e.mesh, ttnn.MeshMapperConfig([ttnn.PlacementShard(0)] * 3)),
+        VALUE,
+        "placements",
+    )
+    row(
+        "create_mesh_mapper",
+        "override larger than the mesh",
+        lambda e: ttnn.create_mesh_mapper(
+            e.mesh, ttnn.MeshMapperConfig([ttnn.PlacementShard(0)], mesh_shape_override=ttnn.MeshShape(16))
+        ),
+        VALUE,
+        "mesh_shape_override|distribution shape",
+    )
+    row(
+        "create_mesh_mapper",
+        "mesh is a string",
+        lambda e: ttnn.create_mesh_mapper("mesh", ttnn.MeshMapperConfig([ttnn.PlacementReplicate()] * 2)),
+        TYPE,
+        "mesh",
+    )
+    row("TensorToMesh", "config is None", lambda e: ttnn.TensorToMesh(e.mesh, None), TYPE, "config")
+    row("MeshComposerConfig", "dims are strings", lambda e: ttnn.MeshComposerConfig(["0"]), TYPE, "dims")
+    row("create_mesh_composer", "config is a list", lambda e: ttnn.create_mesh_composer(e.mesh, [0, 1]), TYPE, "config")
+    row(
+        "create_mesh_composer",
+        "dims do not match the mesh's rank",
+        lambda e: ttnn.create_mesh_composer(e.mesh, ttnn.MeshComposerConfig([0, 1, 2])),
+        VALUE,
+        "dims",
+    )
+    row("MeshToTensor", "mesh is an int", lambda e: ttnn.MeshToTensor(3, ttnn.MeshComposerConfig([0, 1])), TYPE, "mesh")
+    row("PlacementShard", "dim is a string", lambda e: ttnn.PlacementShard("0"), TYPE, "dim")
+    row(
+        "compute_distribution_to_mesh_mapping",
+        "distribution larger than the mesh",
+        lambda e: ttnn.compute_distribution_to_mesh_mapping(ttnn.MeshShape(16), e.mesh.shape),
+        VALUE,
+        "distribution",
+    )
+    row("distribute", "not a mapper", lambda e: ttnn.distribute("shard").__enter__(), TYPE, "mapper")
+
+    # -- data movement and other ops
+    row("reshape", "shape holds strings", lambda e: ttnn.reshape(e.a, "ab"), TYPE, "shape")
+    row("reshape", "volume differs", lambda e: ttnn.reshape(e.a, (5, 5)), VALUE, "shape")
+    row("reshape", "two -1", lambda e: ttnn.reshape(e.a, (-1, -1)), VALUE, "shape")
+    row("reshape", "negative dim", lambda e: ttnn.reshape(e.a, (-2, 60)), VALUE, "shape")
+    row("reshape", "not a tensor", lambda e: ttnn.reshape([1, 2], (2,)), TYPE, "tensor")
+    row("reshape", "deallocated", lambda e: ttnn.reshape(e.freed, (120,)), DEAD, "tensor")
+    row("reshape", "closed mesh", lambda e: ttnn.reshape(e.closed, (120,)), CLOSED, "tensor")
+    row("Tensor.reshape", "volume differs", lambda e: e.a.reshape(7, 7), VALUE, "shape")
+    row("Tensor.reshape", "float dims", lambda e: e.a.reshape(1.5, 80), TYPE, "shape")
+    row("permute", "not a permutation", lambda e: ttnn.permute(e.a, (0, 0, 1)), VALUE, "dims")
+    row("permute", "too few dims", lambda e: ttnn.permute(e.a, (1, 0)), VALUE, "dims")
+    row("permute", "dims out of range", lambda e: ttnn.permute(e.a, (0, 1, 3)), VALUE, "dims")
+    row("permute", "dims is an int", lambda e: ttnn.permute(e.a, 1), TYPE, "dims")
+    row("permute", "deallocated", lambda e: ttnn.permute(e.freed, (0, 2, 1)), DEAD, "input_tensor")
+    row("transpose", "dim0 out of range", lambda e: ttnn.transpose(e.a, 3, 0), VALUE, "dim")
+    row("transpose", "dim1 is a string", lambda e: ttnn.transpose(e.a, 0, "1"), TYPE, "dim")
+    row("transpose", "host tensor", lambda e: ttnn.transpose(e.host, 0, 1), VALUE, "input_tensor")
+    row("slice", "wrong number of starts", lambda e: ttnn.slice(e.a, [0, 0], [1, 1]), VALUE, "starts|slice_start")
+    row("slice", "step zero", lambda e: ttnn.slice(e.a, [0, 0, 0], [1, 3, 40], [1, 1, 0]), VALUE, "step")
+    row("slice", "starts are strings", lambda e: ttnn.slice(e.a, ["0"] * 3, [1, 3, 40]), TYPE, "slice_start|starts")
+    row("slice", "deallocated", lambda e: ttnn.slice(e.freed, [0, 0, 0], [1, 1, 1]), DEAD, "input_tensor")
+    row("concat", "one tensor is a list", lambda e: ttnn.concat([e.a, [1]], dim=0), TYPE, "input_tensors")
+    row("concat", "empty list", lambda e: ttnn.concat([], dim=0), VALUE, "input_tensors")
+    row("concat", "dim out of range", lambda e: ttnn.concat([e.a, e.a], dim=3), VALUE, "dim")
+    row("concat", "shapes differ", lambda e: ttnn.concat([e.a, e.b], dim=0), VALUE, "input_tensors")
+    row("concat", "two meshes", lambda e: ttnn.concat([e.a, e.other], dim=0), WRONG_MESH, "input_tensors")
+    row("concat", "dtypes differ", lambda e: ttnn.concat([e.a, e.a_bf16], dim=0), VALUE, "input_tensors|dtype")
+    row("concat", "not a list", lambda e: ttnn.concat(e.a, dim=0), TYPE, "input_tensors")
+    row("repeat", "wrong length", lambda e: ttnn.repeat(e.a, (1, 2)), VALUE, "repeat_dims")
+    row("repeat", "zero", lambda e: ttnn.repeat(e.a, (1, 0, 1)), VALUE, "repeat_dims")
+    row("repeat", "strings", lambda e: ttnn.repeat(e.a, ("1", "1", "1")), TYPE, "repeat_dims")
+    row("repeat", "absurd", lambda e: ttnn.repeat(e.a, (1 << 20, 1 << 20, 1)), OOM, "DRAM")
+    row("pad", "negative padding", lambda e: ttnn.pad(e.a, [(0, 0), (0, 0), (-1, 0)], 0.0), VALUE, "padding")
+    row("pad", "wrong rank", lambda e: ttnn.pad(e.a, [(0, 1)] * 4, 0.0), VALUE, "padding")
+    row("pad", "value is a string", lambda e: ttnn.pad(e.a, [(0, 0), (0, 0), (0, 8)], "0"), TYPE, "value")
+    row("pad", "padding is an int", lambda e: ttnn.pad(e.a, 3, 0.0), TYPE, "padding")
+    row("squeeze", "dim out of range", lambda e: ttnn.squeeze(e.a, 3), VALUE, "dim")
+    row("squeeze", "dim is a string", lambda e: ttnn.squeeze(e.a, "0"), TYPE, "dim")
+    row("unsqueeze", "dim out of range", lambda e: ttnn.unsqueeze(e.a, 5), VALUE, "dim")
+    row("unsqueeze", "not a tensor", lambda e: ttnn.unsqueeze(np.ones(3), 0), TYPE, "input_tensor")
+    row("where", "condition not a tensor", lambda e: ttnn.where(True, e.a, e.a), TYPE, "condition")
+    row("where", "shapes do not broadcast", lambda e: ttnn.where(e.a, e.b, e.a), VALUE, "true_value|condition")
+    row("where", "false_value on another mesh", lambda e: ttnn.where(e.a, e.a, e.other), WRONG_MESH, "false_value")
+    row("where", "true_value is a string", lambda e: ttnn.where(e.a, "1", e.a), TYPE, "true_value")
+    row("softmax", "dim out of range", lambda e: ttnn.softmax(e.a, dim=3), VALUE, "dim")
+    row("softmax", "dim is a string", lambda e: ttnn.softmax(e.a, dim="last"), TYPE, "dim")
+    row("softmax", "deallocated", lambda e: ttnn.softmax(e.freed), DEAD, "input_tensor")
+    row("softmax", "integer input", lambda e: ttnn.softmax(e.ids), TYPE, "input_tensor")
+    for name in ("layer_norm", "rms_norm"):
+        fn = getattr(ttnn, name)
+        row(name, "weight of the wrong width", lambda e, fn=fn: fn(e.a, weight=e.row7), VALUE, "weight")
+        row(name, "bias of the wrong width", lambda e, fn=fn: fn(e.a, bias=e.row7), VALUE, "bias")
+        row(name, "epsilon is a string", lambda e, fn=fn: fn(e.a, epsilon="1e-5"), TYPE, "epsilon")
+        row(name, "negative epsilon", lambda e, fn=fn: fn(e.a, epsilon=-1.0), VALUE, "epsilon")
+        row(
+            name,
+            "residual of another shape",
+            lambda e, fn=fn: fn(e.a, residual_input_tensor=e.b),
+            VALUE,
+            "residual_input_tensor",
+        )
+        row(name, "weight on another mesh", lambda e, fn=fn: fn(e.a, weight=e.other_row40), WRONG_MESH, "weight")
+        row(name, "weight is numpy", lambda e, fn=fn: fn(e.a, weight=np.ones(40)), TYPE, "weight")
+        row(name, "deallocated", lambda e, fn=fn: fn(e.freed), DEAD, "input_tensor")
+    for name in ("matmul", "linear"):
+        fn = getattr(ttnn, name)
+        row(name, "inner dims differ", lambda e, fn=fn: fn(e.a, e.b), VALUE, "input_tensor_a .*input_tensor_b")
+        row(name, "b on another mesh", lambda e, fn=fn: fn(e.a, e.other_w), WRONG_MESH, "input_tensor_b")
+        row(name, "b is numpy", lambda e, fn=fn: fn(e.a, np.ones((40, 24))), TYPE, "input_tensor_b")
+        row(name, "a is a rank-0 list", lambda e, fn=fn: fn(3.0, e.w), TYPE, "input_tensor_a")
+        row(name, "transpose_b is an int", lambda e, fn=fn: fn(e.a, e.w, transpose_b=1), TYPE, "transpose")
+        row(name, "dtype is a string", lambda e, fn=fn: fn(e.a, e.w, dtype="bf16"), TYPE, "dtype")
+        row(name, "a deallocated", lambda e, fn=fn: fn(e.freed, e.w), DEAD, "input_tensor_a")
+        row(name, "b closed", lambda e, fn=fn: fn(e.a, e.closed), CLOSED, "input_tensor_b")
+        row(name, "rank-1 operand", lambda e, fn=fn: fn(e.a, e.row7), VALUE, "input_tensor_b|inner")
+        row(name, "L1 is full", lambda e, fn=fn: fn(e.a, e.w, memory_config=L1_MC), OOM, "L1")
+    row("linear", "bias of the wrong width", lambda e: ttnn.linear(e.a, e.w, bias=e.row7), VALUE, "bias")
+    row("linear", "activation unknown", lambda e: ttnn.linear(e.a, e.w, activation="swish"), VALUE, "activation")
+    row("linear", "bias is numpy", lambda e: ttnn.linear(e.a, e.w, bias=np.ones(24)), TYPE, "bias")
+    row("embedding", "float ids", lambda e: ttnn.embedding(e.a, e.table), TYPE, "input_tensor")
+    row("embedding", "ids out of range", lambda e: ttnn.embedding(e.ids_bad, e.table), VALUE, "input_tensor")
+    row("embedding", "weight is numpy", lambda e: ttnn.embedding(e.ids, np.ones((50, 48))), TYPE, "weight")
+    row("embedding", "weight of rank 1", lambda e: ttnn.embedding(e.ids, e.row7), VALUE, "weight")
+    row("embedding", "weight on another mesh", lambda e: ttnn.embedding(e.ids, e.other_table), WRONG_MESH, "weight")
+    row("embedding", "layout is a string", lambda e: ttnn.embedding(e.ids, e.table, layout="TILE"), TYPE, "layout")
+    row(
+        "embedding", "pad_token is a string", lambda e: ttnn.embedding(e.ids, e.table, pad_token="0"), TYPE, "pad_token"
+    )
+    row("argmax", "keepdim is a string", lambda e: ttnn.argmax(e.a, dim=2, keepdim="yes"), TYPE, "keepdim")
+    row("max", "repeated dims", lambda e: ttnn.max(e.a, dim=[1, -2]), VALUE, "dims")
+
+    # -- collectives
+    for name in ("all_gather", "reduce_scatter"):
+        fn = getattr(ttnn, name)
+        row(name, "dim out of range", lambda e, fn=fn: fn(e.a, dim=3), VALUE, "dim")
+        row(name, "dim is a string", lambda e, fn=fn: fn(e.a, dim="0"), TYPE, "dim")
+        row(
+            name, "cluster_axis 2 on a 2-D mesh", lambda e, fn=fn: fn(e.a, dim=0, cluster_axis=2), VALUE, "cluster_axis"
+        )
+        row(name, "cluster_axis is a string", lambda e, fn=fn: fn(e.a, dim=0, cluster_axis="0"), TYPE, "cluster_axis")
+        row(name, "host tensor", lambda e, fn=fn: fn(e.host, dim=0), VALUE, "input_tensor")
+        row(name, "deallocated", lambda e, fn=fn: fn(e.freed, dim=0), DEAD, "input_tensor")
+        row(name, "closed mesh", lambda e, fn=fn: fn(e.closed, dim=0), CLOSED, "input_tensor")
+        row(
+            name,
+            "mesh_device of another mesh",
+            lambda e, fn=fn: fn(e.a, dim=0, mesh_device=e.other_mesh),
+            WRONG_MESH,
+            "mesh_device",
+        )
+        row(name, "topology is a string", lambda e, fn=fn: fn(e.a, dim=0, topology="ring"), TYPE, "topology")
+        row(name, "num_links zero", lambda e, fn=fn: fn(e.a, dim=0, num_links=0), VALUE, "num_links")
+        row(
+            name,
+            "memory_config is a string",
+            lambda e, fn=fn: fn(e.a, dim=0, memory_config="L1"),
+            TYPE,
+            "memory_config",
+        )
+    row("all_gather", "L1 is full", lambda e: ttnn.all_gather(e.a, dim=0, memory_config=L1_MC), OOM, "L1")
+    row("reduce_scatter", "dim not divisible by the devices", lambda e: ttnn.reduce_scatter(e.a, dim=1), VALUE, "dim")
+    row("all_reduce", "cluster_axis 3", lambda e: ttnn.all_reduce(e.a, cluster_axis=3), VALUE, "cluster_axis")
+    row("all_reduce", "host tensor", lambda e: ttnn.all_reduce(e.host), VALUE, "input_tensor")
+    row("all_reduce", "deallocated", lambda e: ttnn.all_reduce(e.freed), DEAD, "input_tensor")
+    row("all_reduce", "not a tensor", lambda e: ttnn.all_reduce(np.ones(4)), TYPE, "input_tensor")
+    row(
+        "all_reduce",
+        "mesh_device of another mesh",
+        lambda e: ttnn.all_reduce(e.a, mesh_device=e.other_mesh),
+        WRONG_MESH,
+        "mesh_device",
+    )
+    row("all_reduce", "topology is an int", lambda e: ttnn.all_reduce(e.a, topology=1), TYPE, "topology")
+    row("all_reduce", "L1 is full", lambda e: ttnn.all_reduce(e.a, memory_config=L1_MC), OOM, "L1")
+
+    # -- files
+    row("dump_tensor", "not a tensor", lambda e: ttnn.dump_tensor(e.tmp / "x.tensorbin", np.ones(3)), TYPE, "tensor")
+    row("dump_tensor", "deallocated", lambda e: ttnn.dump_tensor(e.tmp / "x.tensorbin", e.freed), DEAD, "tensor")
+    row("dump_tensor", "file_name is an int", lambda e: ttnn.dump_tensor(3, e.host), TYPE, "file_name")
+    row(
+        "dump_tensor",
+        "directory missing",
+        lambda e: ttnn.dump_tensor(e.tmp / "no" / "x.tensorbin", e.host),
+        ttnn.TensorFileError,
+        "x.tensorbin",
+    )
+    row(
+        "load_tensor",
+        "missing file",
+        lambda e: ttnn.load_tensor(e.tmp / "missing.tensorbin"),
+        ttnn.TensorFileError,
+        "missing.tensorbin",
+    )
+    row("load_tensor", "not a tensor file", lambda e: ttnn.load_tensor(e.garbage), ttnn.TensorFileError, "garbage.bin")
+    row("load_tensor", "truncated file", lambda e: ttnn.load_tensor(e.truncated), ttnn.TensorFileError, "truncated")
+    row("load_tensor", "file_name is a list", lambda e: ttnn.load_tensor(["x"]), TYPE, "file_name")
+    row(
+        "load_tensor",
+        "device is closed",
+        lambda e: ttnn.load_tensor(e.good_file, device=e.closed_mesh),
+        CLOSED,
+        "device",
+    )
+    row("load_tensor", "device is a string", lambda e: ttnn.load_tensor(e.good_file, device="mesh"), TYPE, "device")
+
+    # -- meshes
+    row(
+        "open_mesh_device",
+        "larger than the system",
+        lambda e: ttnn.open_mesh_device(ttnn.MeshShape(4, 4), system="t3k"),
+        VALUE,
+        "4x4|mesh",
+    )
+    row(
+        "open_mesh_device",
+        "negative l1_small_size",
+        lambda e: ttnn.open_mesh_device(ttnn.MeshShape(1, 1), l1_small_size=-1, system="t3k"),
+        VALUE,
+        "l1_small_size",
+    )
+    row(
+        "open_mesh_device",
+        "absurd l1_small_size",
+        lambda e: ttnn.open_mesh_device(ttnn.MeshShape(1, 1), l1_small_size=1 << 40, system="t3k"),
+        VALUE,
+        "l1_small_size",
+    )
+    row(
+        "open_mesh_device",
+        "absurd trace_region_size",
+        lambda e: ttnn.open_mesh_device(ttnn.MeshShape(1, 1), trace_region_size=1 << 40, system="t3k"),
+        VALUE,
+        "trace_region_size",
+    )
+    row(
+        "open_mesh_device",
+        "three command queues",
+        lambda e: ttnn.open_mesh_device(ttnn.MeshShape(1, 1), num_command_queues=3, system="t3k"),
+        VALUE,
+        "num_command_queues",
+    )
+    row(
+        "open_mesh_device",
+        "unknown system",
+        lambda e: ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="dgx"),
+        VALUE,
+        "system",
+    )
+    row(
+        "open_mesh_device",
+        "mesh_shape is a string",
+        lambda e: ttnn.open_mesh_device("2x4", system="t3k"),
+        TYPE,
+        "mesh_shape",
+    )
+    row(
+        "open_mesh_device",
+        "l1_small_size is a float",
+        lambda e: ttnn.open_mesh_device(ttnn.MeshShape(1, 1), l1_small_size=1.5, system="t3k"),
+        TYPE,
+        "l1_small_size",
+    )
+    row(
+        "open_mesh_device",
+        "offset outside the system",
+        lambda e: ttnn.open_mesh_device(ttnn.MeshShape(2, 4), offset=ttnn.MeshCoordinate(1, 0), system="t3k"),
+        VALUE,
+        "offset",
+    )
+    row(
+        "open_mesh_device",
+        "zero-size mesh",
+        lambda e: ttnn.open_mesh_device(ttnn.MeshShape(0, 4), system="t3k"),
+        VALUE,
+        "mesh_shape|0x4",
+    )
+    row("close_mesh_device", "not a mesh", lambda e: ttnn.close_mesh_device("mesh"), TYPE, "mesh_device|MeshDevice")
+    row("MeshShape", "negative", lambda e: ttnn.MeshShape(-1, 2), VALUE, "MeshShape")
+    row("MeshShape", "strings", lambda e: ttnn.MeshShape("a"), TYPE, "MeshShape")
+    row("MeshShape", "floats", lambda e: ttnn.MeshShape(2.0, 4.0), TYPE, "MeshShape")
+    row("MeshCoordinate", "negative", lambda e: ttnn.MeshCoordinate(-1, 0), VALUE, "MeshCoordinate")
+    row("MeshCoordinate", "strings", lambda e: ttnn.MeshCoordinate("0", "1"), TYPE, "MeshCoordinate")
+    row(
+        "MeshCoordinateRange",
+        "end before start",
+        lambda e: ttnn.MeshCoordinateRange(ttnn.MeshCoordinate(1, 1), ttnn.MeshCoordinate(0, 0)),
+        VALUE,
+        "start|end",
+    )
+    row(
+        "MeshCoordinateRange",
+        "ranks differ",
+        lambda e: ttnn.MeshCoordinateRange(ttnn.MeshCoordinate(0, 0), ttnn.MeshCoordinate(1, 1, 1)),
+        VALUE,
+        "dimensions",
+    )
+    row(
+        "MeshCoordinateRangeSet",
+        "holds a coordinate",
+        lambda e: ttnn.MeshCoordinateRangeSet([ttnn.MeshCoordinate(0, 0)]),
+        TYPE,
+        "MeshCoordinateRange",
+    )
+    row(
+        "MeshDevice.create_submesh",
+        "larger than the mesh",
+        lambda e: e.mesh.create_submesh(ttnn.MeshShape(4, 4)),
+        VALUE,
+        "submesh|shape",
+    )
+    row(
+        "MeshDevice.create_submesh",
+        "offset pushes it out",
+        lambda e: e.mesh.create_submesh(ttnn.MeshShape(2, 2), ttnn.MeshCoordinate(1, 3)),
+        VALUE,
+        "offset",
+    )
+    row(
+        "MeshDevice.create_submeshes",
+        "does not divide the mesh",
+        lambda e: e.mesh.create_submeshes(ttnn.MeshShape(2, 3)),
+        VALUE,
+        "submesh|shape",
+    )
+    row(
+        "MeshDevice.reshape",
+        "device count differs",
+        lambda e: e.mesh.reshape(ttnn.MeshShape(3, 3)),
+        VALUE,
+        "shape|devices",
+    )
+    row("MeshDevice.reshape", "shape is a string", lambda e: e.mesh.reshape("4x2"), TYPE, "MeshShape|shape")
+    row("MeshDevice.mesh_command_queue", "cq_id out of range", lambda e: e.mesh.mesh_command_queue(2), VALUE, "cq_id")
+    row("MeshDevice.mesh_command_queue", "closed mesh", lambda e: e.closed_mesh.mesh_command_queue(0), CLOSED, "mesh")
+    row(
+        "get_memory_view",
+        "buffer_type is a string",
+        lambda e: ttnn.get_memory_view(e.mesh, "DRAM"),
+        TYPE,
+        "buffer_type",
+    )
+    row(
+        "get_memory_view",
+        "mesh is a tensor",
+        lambda e: ttnn.get_memory_view(e.a, ttnn.BufferType.DRAM),
+        TYPE,
+        "mesh_device",
+    )
+    row(
+        "get_memory_view",
+        "closed mesh",
+        lambda e: ttnn.get_memory_view(e.closed_mesh, ttnn.BufferType.DRAM),
+        CLOSED,
+        "mesh",
+    )
+    row(
+        "MeshDevice.get_memory_view",
+        "coordinate outside the mesh",
+        lambda e: e.mesh.get_memory_view(ttnn.BufferType.DRAM, ttnn.MeshCoordinate(2, 0)),
+        VALUE,
+        "Coordinate",
+    )
+    row("memory_report", "not a mesh", lambda e: ttnn.memory_report("mesh"), TYPE, "mesh_device")
+    row("memory_report", "closed mesh", lambda e: ttnn.memory_report(e.closed_mesh), CLOSED, "mesh")
+    row("dump_device_memory_state", "not a mesh", lambda e: ttnn.dump_device_memory_state(None), TYPE, "mesh_device")
+    row(
+        "dump_device_memory_state",
+        "prefix is an int",
+        lambda e: ttnn.dump_device_memory_state(e.mesh, prefix=3),
+        TYPE,
+        "prefix",
+    )
+    row("plot_memory", "not a mesh", lambda e: ttnn.plot_memory(3, e.tmp / "m.png"), TYPE, "mesh_device")
+    row("plot_memory", "path is an int", lambda e: ttnn.plot_memory(e.mesh, 3), TYPE, "path")
+    row("synchronize_device", "not a mesh", lambda e: ttnn.synchronize_device("mesh"), TYPE, "device")
+    row("synchronize_device", "cq_id out of range", lambda e: ttnn.synchronize_device(e.mesh, cq_id=2), VALUE, "cq_id")
+    row("synchronize_device", "closed mesh", lambda e: ttnn.synchronize_device(e.closed_mesh), CLOSED, "mesh")
+    row("event_synchronize", "not an event", lambda e: ttnn.event_synchronize("event"), TYPE, "[Ee]vent")
+    row("event_query", "not an event", lambda e: ttnn.event_query(None), TYPE, "event")
+    row("system_spec", "unknown system", lambda e: ttnn.system_spec("nope"), VALUE, "system")
+    row("system_spec", "system is an int", lambda e: ttnn.system_spec(8), TYPE, "system|name")
+    row("set_fabric_config", "a string", lambda e: ttnn.set_fabric_config("x"), TYPE, "set_fabric_config|config")
+    row("set_rank_rows", "not a mapping", lambda e: ttnn.set_rank_rows([1, 2]), TYPE, "mapping")
+    row("set_rank_rows", "negative rows", lambda e: ttnn.set_rank_rows({0: (-1, 2)}), VALUE, "mapping|rows")
+
+    # -- mesh buffers and workloads
+    dram_local = ttnn.DeviceLocalBufferConfig(page_size=1024, buffer_type=ttnn.BufferType.DRAM)
+    row(
+        "MeshBuffer.create",
+        "config is a dict",
+        lambda e: ttnn.MeshBuffer.create({"size": 1024}, dram_local, e.mesh),
+        TYPE,
+        "config",
+    )
+    row(
+        "MeshBuffer.create",
+        "local config is None",
+        lambda e: ttnn.MeshBuffer.create(ttnn.ReplicatedBufferConfig(1024), None, e.mesh),
+        TYPE,
+        "device_local_config|local",
+    )
+    row(
+        "MeshBuffer.create",
+        "mesh is closed",
+        lambda e: ttnn.MeshBuffer.create(ttnn.ReplicatedBufferConfig(1024), dram_local, e.closed_mesh),
+        CLOSED,
+        "mesh",
+    )
+    row(
+        "MeshBuffer.create",
+        "absurd size",
+        lambda e: ttnn.MeshBuffer.create(ttnn.ReplicatedBufferConfig(1 << 40), dram_local, e.mesh),
+        OOM,
+        "DRAM",
+    )
+    row(
+        "MeshBuffer.create",
+        "size not a multiple of the page",
+        lambda e: ttnn.MeshBuffer.create(ttnn.ReplicatedBufferConfig(1000), dram_local, e.mesh),
+        VALUE,
+        "page_size|size",
+    )
+    row(
+        "MeshBuffer.create",
+        "address not allocated",
+        lambda e: ttnn.MeshBuffer.create(ttnn.ReplicatedBufferConfig(1024), dram_local, e.mesh, address=-64),
+        VALUE,
+        "address",
+    )
+    row(
+        "MeshBuffer.create",
+        "sharded shape does not cover the size",
+        lambda e: ttnn.MeshBuffer.create(ttnn.ShardedBufferConfig(4096, (64, 48), (32, 48)), dram_local, e.mesh),
+        VALUE,
+        "global|shard",
+    )
+    row(
+        "MeshBuffer.create",
+        "shard larger than the buffer",
+        lambda e: ttnn.MeshBuffer.create(ttnn.ShardedBufferConfig(64 * 64, (32, 32), (64, 64)), dram_local, e.mesh),
+        VALUE,
+        "shard",
+    )
+    row("ReplicatedBufferConfig", "negative size", lambda e: ttnn.ReplicatedBufferConfig(-1), VALUE, "size")
+    row("ReplicatedBufferConfig", "size is a string", lambda e: ttnn.ReplicatedBufferConfig("1024"), TYPE, "size")
+    row(
+        "ShardedBufferConfig",
+        "negative global_size",
+        lambda e: ttnn.ShardedBufferConfig(-1, (32, 32), (32, 32)),
+        VALUE,
+        "global_size",
+    )
+    row(
+        "ShardedBufferConfig",
+        "shard_shape of one value",
+        lambda e: ttnn.ShardedBufferConfig(1024, (32, 32), (32,)),
+        VALUE,
+        "shard_shape",
+    )
+    row(
+        "ShardedBufferConfig",
+        "orientation is a string",
+        lambda e: ttnn.ShardedBufferConfig(1024, (32, 32), (32, 32), "row"),
+        TYPE,
+        "shard_orientation",
+    )
+    row(
+        "DeviceLocalBufferConfig",
+        "page_size zero",
+        lambda e: ttnn.DeviceLocalBufferConfig(page_size=0),
+        VALUE,
+        "page_size",
+    )
+    row(
+        "DeviceLocalBufferConfig",
+        "negative page_size",
+        lambda e: ttnn.DeviceLocalBufferConfig(page_size=-4),
+        VALUE,
+        "page_size",
+    )
+    row(
+        "DeviceLocalBufferConfig",
+        "buffer_type is a string",
+        lambda e: ttnn.DeviceLocalBufferConfig(page_size=1024, buffer_type="DRAM"),
+        TYPE,
+        "buffer_type",
+    )
+    row(
+        "MeshBuffer.get_device_buffer",
+        "coordinate outside the mesh",
+        lambda e: e.buffer.get_device_buffer(ttnn.MeshCoordinate(5, 5)),
+        VALUE,
+        "Coordinate",
+    )
+    row(
+        "MeshBuffer.get_device_buffer",
+        "coordinate of rank 3",
+        lambda e: e.buffer.get_device_buffer(ttnn.MeshCoordinate(0, 0, 0)),
+        VALUE,
+        "coord",
+    )
+    row(
+        "MeshCommandQueue.enqueue_write_shards",
+        "coordinate outside the mesh",
+        lambda e: e.mesh.mesh_command_queue(0).enqueue_write_shards(
+            e.buffer, [ttnn.ShardDataTransfer(ttnn.MeshCoordinate(9, 9), np.zeros(1024, np.uint8))], blocking=True
+        ),
+        VALUE,
+        "Coordinate",
+    )
+    row(
+        "MeshCommandQueue.enqueue_write_shards",
+        "buffer deallocated",
+        lambda e: e.mesh.mesh_command_queue(0).enqueue_write_shards(
+            e.freed_buffer, [ttnn.ShardDataTransfer(ttnn.MeshCoordinate(0, 0), np.zeros(1024, np.uint8))], blocking=True
+        ),
+        DEAD,
+        "buffer|MeshBuffer",
+    )
+    row(
+        "MeshCommandQueue.enqueue_read_shards",
+        "region past the end",
+        lambda e: e.mesh.mesh_command_queue(0).enqueue_read_shards(
+            [
+                ttnn.ShardDataTransfer(
+                    ttnn.MeshCoordinate(0, 0), np.zeros(2048, np.uint8), ttnn.BufferRegion(1024, 2048)
+                )
+            ],
+            e.buffer,
+            blocking=True,
+        ),
+        VALUE,
+        "region",
+    )
+    row(
+        "MeshCommandQueue.enqueue_read_shards",
+        "buffer on another mesh",
+        lambda e: e.mesh.mesh_command_queue(0).enqueue_read_shards(
+            [ttnn.ShardDataTransfer(ttnn.MeshCoordinate(0, 0), np.zeros(1024, np.uint8))], e.other_buffer, blocking=True
+        ),
+        WRONG_MESH,
+        "buffer|mesh",
+    )
+    row(
+        "MeshCommandQueue.wait_for_event",
+        "not an event",
+        lambda e: e.mesh.mesh_command_queue(0).enqueue_wait_for_event("e"),
+        TYPE,
+        "[Ee]vent",
+    )
+    row(
+        "ShardDataTransfer",
+        "region is a tuple",
+        lambda e: ttnn.ShardDataTransfer(ttnn.MeshCoordinate(0, 0), np.zeros(4, np.uint8), (0, 4)),
+        TYPE,
+        "region",
+    )
+    row("DistributedHostBuffer", "shape is a string", lambda e: ttnn.DistributedHostBuffer("2x4"), TYPE, "shape")
+    row("BufferRegion", "negative offset", lambda e: ttnn.BufferRegion(-1, 16), VALUE, "BufferRegion")
+    row("BufferRegion", "size is a string", lambda e: ttnn.BufferRegion(0, "16"), TYPE, "BufferRegion")
+    row("HostBuffer", "data is a list", lambda e: ttnn.HostBuffer([1, 2]), TYPE, "HostBuffer")
+    row("Program", "kernel is not callable", lambda e: ttnn.Program("kernel"), TYPE, "kernel")
+    row("Program", "buffers are not MeshBuffers", lambda e: ttnn.Program(lambda ctx: None, [1]), TYPE, "buffers")
+    row(
+        "MeshWorkload",
+        "program is a function",
+        lambda e: ttnn.MeshWorkload(lambda ctx: None, e.mesh.full_range),
+        TYPE,
+        "program",
+    )
+    row(
+        "MeshWorkload.add_program",
+        "range outside the mesh",
+        lambda e: e.mesh.mesh_command_queue(0).enqueue_mesh_workload(
+            ttnn.MeshWorkload(
+                ttnn.Program(lambda ctx: None, [e.buffer]), ttnn.MeshCoordinateRange(ttnn.MeshShape(4, 4))
+            ),
+            blocking=True,
+        ),
+        VALUE,
+        "range|coord",
+    )
+
+    # -- specs and configs
+    row("Shape", "negative dim", lambda e: ttnn.Shape([2, -1]), VALUE, "Shape|shape")
+    row("Shape", "strings", lambda e: ttnn.Shape(["a"]), TYPE, "Shape|shape")
+    row("Tile", "unsupported shape", lambda e: ttnn.Tile((3, 32)), VALUE, "tile")
+    row("Tile", "shape is an int", lambda e: ttnn.Tile(32), TYPE, "tile_shape")
+    row("TensorSpec", "dtype is a string", lambda e: ttnn.TensorSpec((32, 32), "bf16"), TYPE, "dtype")
+    row("TensorSpec", "bfloat8_b row-major", lambda e: ttnn.TensorSpec((32, 32), BFP8, RM), VALUE, "[Ll]ayout")
+    row("TensorSpec", "negative dim", lambda e: ttnn.TensorSpec((32, -32), F32), VALUE, "[Ss]hape")
+    row("TensorSpec", "layout is a string", lambda e: ttnn.TensorSpec((32, 32), F32, "TILE"), TYPE, "layout")
+    row("MemoryConfig", "buffer_type is a string", lambda e: ttnn.MemoryConfig(buffer_type="L1"), TYPE, "buffer_type")
+    row("MemoryConfig", "memory_layout is a string", lambda e: ttnn.MemoryConfig("INTERLEAVED"), TYPE, "memory_layout")
+    row(
+        "MemoryConfig",
+        "sharded without a shard spec",
+        lambda e: ttnn.allocate_tensor_on_device(
+            [64, 64], F32, TILE, e.mesh, ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1)
+        ),
+        VALUE,
+        "shard spec|shard_spec",
+    )
+    row(
+        "MemoryConfig",
+        "interleaved with a shard spec",
+        lambda e: ttnn.MemoryConfig(ttnn.TensorMemoryLayout.INTERLEAVED, ttnn.BufferType.L1, e.shard_spec),
+        VALUE,
+        "shard_spec",
+    )
+    row("ShardSpec", "grid is a CoreRange list", lambda e: ttnn.ShardSpec("grid", (32, 32)), TYPE, "grid")
+    row("ShardSpec", "shape of one value", lambda e: ttnn.ShardSpec(e.grid, (32,)), VALUE, "shape")
+    row("ShardSpec", "negative shape", lambda e: ttnn.ShardSpec(e.grid, (32, -32)), VALUE, "shape")
+    row("CoreCoord", "negative", lambda e: ttnn.CoreCoord(-1, 0), VALUE, "x|CoreCoord")
+    row("CoreCoord", "strings", lambda e: ttnn.CoreCoord("0", 0), TYPE, "x|CoreCoord")
+    row("CoreGrid", "zero", lambda e: ttnn.CoreGrid(x=0, y=2), VALUE, "x|CoreGrid")
+    row(
+        "CoreRange",
+        "end before start",
+        lambda e: ttnn.CoreRange(ttnn.CoreCoord(2, 2), ttnn.CoreCoord(1, 1)),
+        VALUE,
+        "start|end",
+    )
+    row(
+        "CoreRange", "start is a tuple", lambda e: ttnn.CoreRange((0, 0), ttnn.CoreCoord(1, 1)), TYPE, "CoreRange|start"
+    )
+    row(
+        "CoreRangeSet",
+        "overlapping ranges",
+        lambda e: ttnn.CoreRangeSet(
+            [
+                ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 1)),
+                ttnn.CoreRange(ttnn.CoreCoord(1, 1), ttnn.CoreCoord(2, 2)),
+            ]
+        ),
+        VALUE,
+        "overlap|ranges",
+    )
+    row("CoreRangeSet", "holds a coord", lambda e: ttnn.CoreRangeSet([ttnn.CoreCoord(0, 0)]), TYPE, "ranges|CoreRange")
+    row(
+        "create_sharded_memory_config",
+        "grid larger than the device",
+        lambda e: ttnn.allocate_tensor_on_device(
+            [400 * 32, 64],
+            F32,
+            TILE,
+            e.mesh,
+            ttnn.create_sharded_memory_config((400 * 32, 64), ttnn.CoreGrid(x=20, y=20), ttnn.ShardStrategy.HEIGHT),
+        ),
+        VALUE,
+        "shards|grid|core",
+    )
+    row(
+        "create_sharded_memory_config",
+        "strategy is a string",
+        lambda e: ttnn.create_sharded_memory_config((64, 64), ttnn.CoreGrid(x=2, y=1), "height"),
+        TYPE,
+        "strategy",
+    )
+    row(
+        "create_sharded_memory_config",
+        "shape of rank 0",
+        lambda e: ttnn.create_sharded_memory_config((), ttnn.CoreGrid(x=2, y=1), ttnn.ShardStrategy.HEIGHT),
+        VALUE,
+        "shape",
+    )
+    row(
+        "create_sharded_memory_config",
+        "core_grid is a tuple",
+        lambda e: ttnn.create_sharded_memory_config((64, 64), (2, 1), ttnn.ShardStrategy.HEIGHT),
+        TYPE,
+        "core_grid",
+    )
+    row(
+        "create_sharded_memory_config",
+        "height does not split over the cores",
+        lambda e: ttnn.allocate_tensor_on_device(
+            [48, 64],
+            F32,
+            TILE,
+            e.mesh,
+            ttnn.create_sharded_memory_config((48, 64), ttnn.CoreGrid(x=5, y=1), ttnn.ShardStrategy.HEIGHT),
+        ),
+        VALUE,
+        "shard|cores",
+    )
+    return c
+
+
+TABLE: list[Case] = family(UNARY, UNARY_FAULTS) + family(BINARY, BINARY_FAULTS) + family(REDUCTIONS, REDUCTION_FAULTS)
+TABLE += written()
+BY_ID = {case.id: case for case in TABLE}
+
+
+# ------------------------------------------------------------------------------------ the tests
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    """Open meshes, tensors of every kind the table needs, and files (per-device shapes noted)."""
+    rng = np.random.default_rng(20261203)
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 4), system="t3k")
+    other = ttnn.open_mesh_device(ttnn.MeshShape(2, 4), system="t3k")
+    small = ttnn.open_mesh_device(ttnn.MeshShape(1, 2), system="t3k")
+    closed = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="t3k")
+
+    def normal(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    def on(m, values, dtype=F32, layout=TILE, shard=True, memory_config=None):
+        mapping = ttnn.ShardTensorToMesh(m, dim=0) if shard else ttnn.ReplicateTensorToMesh(m)
+        return ttnn.from_torch(
+            torch.from_numpy(np.ascontiguousarray(values)),
+            dtype,
+            layout=layout,
+            device=m,
+            mesh_mapper=mapping,
+            memory_config=memory_config,
+        )
+
+    e = SimpleNamespace(mesh=mesh, other_mesh=other, small=small, closed_mesh=closed)
+    e.tmp = tmp_path_factory.mktemp("bad_input")
+    e.a = on(mesh, normal(8, 3, 40))  # [1, 3, 40]
+    e.a2 = on(mesh, normal(8, 3, 40))
+    e.a_bf16 = on(mesh, normal(8, 3, 40), BF16)
+    e.b = on(mesh, normal(8, 5, 7))  # [1, 5, 7]
+    e.w = on(mesh, normal(40, 24), shard=False)  # [40, 24]
+    e.row7 = on(mesh, normal(7), shard=False)
+    e.rm = on(mesh, normal(8, 3, 40), layout=RM)
+    e.bfp8 = on(mesh, normal(8, 32, 32), BFP8)
+    e.table = on(mesh, normal(50, 48), layout=RM, shard=False)
+    ids = rng.integers(0, 50, (8, 7)).astype(np.uint32)
+    e.ids = on(mesh, ids, U32, RM)
+    ids[5, 3] = 59
+    e.ids_bad = on(mesh, ids, U32, RM)
+    e.host = ttnn.from_torch(torch.from_numpy(normal(8, 3, 40)))  # [8, 3, 40] on the host
+    e.host_like_a = ttnn.allocate_tensor_on_host(e.a.spec, mesh)
+    e.host_like_a_bf16 = ttnn.allocate_tensor_on_host(ttnn.TensorSpec((1, 3, 40), BF16, TILE), mesh)
+    e.host_tile = ttnn.from_torch(torch.ones(8, 64, 64), layout=TILE)  # 32 tiles: no L1 bank has room
+    e.host_other_shape = ttnn.from_torch(torch.from_numpy(normal(8, 5, 7)))
+    e.a_dev0 = ttnn.get_device_tensors(e.a)[0]
+    e.victim = on(mesh, normal(8, 3, 40))  # a row that wrongly succeeded would free it, not e.a
+    e.freed = on(mesh, normal(8, 3, 40))
+    ttnn.deallocate(e.freed)
+    e.other = on(other, normal(8, 3, 40))
+    e.other_w = on(other, normal(40, 24), shard=False)
+    e.other_row40 = on(other, normal(40), shard=False)
+    e.other_table = on(other, normal(50, 48), layout=RM, shard=False)
+    e.other_dev0 = ttnn.get_device_tensors(e.other)[0]
+    e.grid = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 0))])
+    e.shard_spec = ttnn.ShardSpec(e.grid, (32, 32))
+    e.bad_shard_config = ttnn.MemoryConfig(
+        ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1, ttnn.ShardSpec(e.grid, (7, 40))
+    )
+    local = ttnn.DeviceLocalBufferConfig(page_size=1024, buffer_type=ttnn.BufferType.DRAM)
+    e.buffer = ttnn.MeshBuffer.create(ttnn.ReplicatedBufferConfig(2048), local, mesh)
+    e.other_buffer = ttnn.MeshBuffer.create(ttnn.ReplicatedBufferConfig(2048), local, other)
+    e.freed_buffer = ttnn.MeshBuffer.create(ttnn.ReplicatedBufferConfig(2048), local, mesh)
+    e.freed_buffer.deallocate()
+    e.good_file = e.tmp / "good.tensorbin"
+    ttnn.dump_tensor(e.good_file, e.host)
+    e.garbage = e.tmp / "garbage.bin"
+    e.garbage.write_bytes(b"not a tensor file at all" * 10)
+    e.truncated = e.tmp / "truncated.tensorbin"
+    e.truncated.write_bytes(e.good_file.read_bytes()[:-100])
+    view = mesh.get_memory_view(ttnn.BufferType.L1)
+    pages = view.largest_contiguous_bytes_free_per_bank // 4096 * view.num_banks
+    e.l1_filler = ttnn.allocate_tensor_on_device(ttnn.Shape([pages * 32, 32]), F32, TILE, mesh, L1_MC)
+    assert mesh.get_memory_view(ttnn.BufferType.L1).largest_contiguous_bytes_free_per_bank < 4096  # L1 rows OOM
+    e.closed = on(closed, normal(1, 3, 40))
+    ttnn.close_mesh_device(closed)
+    yield e
+    for m in (mesh, other, small):
+        m.close()
+
+
+def state(e) -> list:
+    return [snapshot(m) for m in (e.mesh, e.other_mesh, e.small)] + [threading.active_count()]
+
+
+@pytest.mark.parametrize("case_id", list(BY_ID))
+def test_bad_input_raises_a_meshnn_error_naming_the_argument(env, case_id):
+    case = BY_ID[case_id]
+    before = state(env)
+    with pytest.raises(case.error) as caught:
+        case.call(env)
+    err = caught.value
+    assert isinstance(err, ttnn.MeshnnError) and isinstance(err, BUILTIN[case.error]), type(err).__mro__
+    assert re.search(case.names, str(err)), f"the message does not name {case.names!r}: {err}"
+    assert state(env) == before, "a refused call changed the memory state"
+
+
+def test_the_table_is_large_and_its_ids_unique():
+    assert len(BY_ID) == len(TABLE), "two rows share an id"
+    assert len(TABLE) >= 400, len(TABLE)
+
+
+EXEMPT = {  # public callables without a row, and why nothing given to them can be wrong
+    "GetNumAvailableDevices": "takes no arguments",
+    "get_num_devices": "takes no arguments",
+    "get_device_ids": "takes no arguments",
+    "get_num_pcie_devices": "takes no arguments",
+    "get_pcie_device_ids": "takes no arguments",
+    "get_context": "takes no arguments",
+    "get_fabric_config": "takes no arguments",
+    "launched_under_mpi": "takes no arguments",
+    "using_distributed_env": "takes no arguments",
+    "MeshEvent": "made only by a queue's enqueue_record_event",
+    "MemoryView": "made only by get_memory_view (rows above)",
+    "TensorTopology": "made only by tensors; read with tensor.tensor_topology()",
+    "PlacementReplicate": "takes no arguments",
+    "NotImplementedByMeshnn": "an error",
+    "DistributedError": "an error",
+    "OutOfMemoryError": "an error",
+    "TensorFileError": "an error",
+}
+
+
+def test_every_public_callable_has_a_row():
+    """A public function or class of ``meshnn`` that is not an enum has a row, or is exempt."""
+    targets = {case.target.split(".")[0] for case in TABLE}
+    missing = []
+    for name in dir(ttnn):
+        value = getattr(ttnn, name)
+        if name.startswith("_") or not callable(value) or inspect.ismodule(value):
+            continue
+        if inspect.isclass(value) and (issubclass(value, BaseException) and value not in _ERRORS_WITH_ARGS):
+            continue  # errors without arguments of their own
+        if inspect.isclass(value) and _is_enum(value):
+            continue  # a closed set: an unknown member is the enum's own ValueError
+        if name not in targets and name not in EXEMPT:
+            missing.append(name)
+    assert not missing, f"public callables with no bad-input row and no exemption: {missing}"
+    stale = [name for name in EXEMPT if name in targets]
+    assert not stale, f"exempt but with rows: {stale}"
+
+
+_ERRORS_WITH_ARGS = (ttnn.NotImplementedByMeshnn, ttnn.DistributedError, ttnn.OutOfMemoryError, ttnn.TensorFileError)
+
+
+def _is_enum(cls: type) -> bool:
+    return issubclass(cls, enum.Enum)
