@@ -51,6 +51,10 @@ class MemoryView:
         return fields
 
 
+FOOTPRINTS_KEPT = 1024
+"""Layouts whose footprint a bank manager remembers (a model allocates few distinct ones)."""
+
+
 class BankManager:
     """The banks of one buffer type and their shared free list."""
 
@@ -77,6 +81,7 @@ class BankManager:
         self.free_list = FreeList(
             size=size, offset=base, min_allocation_size=free_list_alignment, alignment=free_list_alignment
         )
+        self._footprints: dict[BufferLayout, tuple[int, int]] = {}  # footprint() of layouts seen, bounded
 
     @property
     def num_banks(self) -> int:
@@ -112,7 +117,12 @@ class BankManager:
 
     def allocate(self, layout: BufferLayout, *, bottom_up: bool) -> int:
         """Reserve ``layout`` in every bank and return the address; raises before any change."""
-        banks, per_bank = self.footprint(layout)
+        known = self._footprints.get(layout)
+        if known is None:
+            if len(self._footprints) >= FOOTPRINTS_KEPT:
+                self._footprints.clear()
+            known = self._footprints[layout] = self.footprint(layout)
+        banks, per_bank = known
         if layout.size == 0:
             return 0  # zero-size buffers never touch the allocator
         address = self.free_list.allocate(per_bank, bottom_up=bottom_up)
@@ -230,13 +240,15 @@ class DeviceAllocator:
 
     def allocate(self, layout: BufferLayout, *, bottom_up: bool | None = None) -> int:
         """Reserve ``layout``; DRAM and TRACE default to bottom-up, L1 to top-down."""
+        manager = self.managers.get(layout.buffer_type) or self.manager(layout.buffer_type)
         direction = layout.buffer_type.is_dram if bottom_up is None else bottom_up
         with self.lock:
-            return self.manager(layout.buffer_type).allocate(layout, bottom_up=direction)
+            return manager.allocate(layout, bottom_up=direction)
 
     def deallocate(self, buffer_type: BufferType, address: int) -> None:
+        manager = self.managers.get(buffer_type) or self.manager(buffer_type)
         with self.lock:
-            self.manager(buffer_type).deallocate(address)
+            manager.deallocate(address)
 
     def memory_view(self, buffer_type: BufferType) -> MemoryView:
         with self.lock:

@@ -26,6 +26,8 @@ from meshnn.errors import DeallocatedError, MeshnnTypeError, MeshnnValueError
 class BufferType(enum.Enum):
     """Which memory of a chip a buffer lives in (``ttnn.BufferType``)."""
 
+    __hash__ = object.__hash__  # members are singletons compared by identity; enum's own hash is Python code
+
     DRAM = 0
     L1 = 1
     SYSTEM_MEMORY = 2
@@ -47,6 +49,8 @@ class BufferType(enum.Enum):
 class TensorMemoryLayout(enum.Enum):
     """How a buffer's pages spread over banks (``ttnn.TensorMemoryLayout``)."""
 
+    __hash__ = object.__hash__  # members are singletons compared by identity; enum's own hash is Python code
+
     INTERLEAVED = 0
     HEIGHT_SHARDED = 2
     WIDTH_SHARDED = 3
@@ -62,6 +66,8 @@ class TensorMemoryLayout(enum.Enum):
 
 class ShardOrientation(enum.Enum):
     """Order in which shards are dealt to cores: ROW_MAJOR walks x fastest."""
+
+    __hash__ = object.__hash__  # members are singletons compared by identity; enum's own hash is Python code
 
     ROW_MAJOR = 0
     COL_MAJOR = 1

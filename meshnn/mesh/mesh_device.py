@@ -86,11 +86,11 @@ class MeshDevice:
         self._open = True
         self.mesh_id = next(_mesh_ids)
         self.context = context if context is not None else get_context()
-        self._local = self._local_coords_of(mesh_shape)
+        self._local = tuple(self._local_coords_of(mesh_shape))
         self._rows = {coord: i for i, coord in enumerate(self._local)}
         self._full_range: MeshCoordinateRange | None = None
         self._full_range_of: MeshShape | None = None
-        self._buffers: weakref.WeakValueDictionary[int, object] = weakref.WeakValueDictionary()
+        self._owners: dict[int, weakref.ref] = {}  # key -> weak ref of each owning MeshBuffer not yet freed
         self._buffer_keys = itertools.count()
         self._lock = threading.RLock()
         self._closed_at: str | None = None
@@ -223,6 +223,11 @@ class MeshDevice:
         """Coordinates whose devices this process holds, row-major."""
         return list(self._local)
 
+    @property
+    def local(self) -> tuple[MeshCoordinate, ...]:
+        """:meth:`local_coords` as a tuple (no copy); slab row ``i`` holds ``local[i]``."""
+        return self._local
+
     def local_row(self, coord: MeshCoordinate) -> int:
         """Slab row of ``coord``; raises for coordinates outside the mesh or of another rank."""
         to_linear_index(self._shape, coord)
@@ -249,7 +254,7 @@ class MeshDevice:
         """One address for ``layout`` on every device, or an error with nothing allocated."""
         self.check_open()
         address = self.allocator.allocate(layout, bottom_up=bottom_up)
-        if os.environ.get(DEBUG_LOCKSTEP_ENV) == "1" and self.context.world_size > 1:
+        if self.context.world_size > 1 and os.environ.get(DEBUG_LOCKSTEP_ENV) == "1":
             self._check_lockstep(layout, address)
         return address
 
@@ -264,15 +269,22 @@ class MeshDevice:
                 rank=self.context.rank,
             )
 
-    def register_buffer(self, buffer: object) -> None:
-        with self._lock:
-            self._buffers[next(self._buffer_keys)] = buffer
+    def register_buffer(self, buffer: object) -> int:
+        """Record an owning MeshBuffer (weakly) until :meth:`forget_buffer` of the key returned.
+        Single dict operations, atomic under the GIL: any thread may register and forget."""
+        key = next(self._buffer_keys)
+        self._owners[key] = weakref.ref(buffer)
+        return key
+
+    def forget_buffer(self, key: int) -> None:
+        """Drop the record of a freed buffer (safe to repeat)."""
+        self._owners.pop(key, None)
 
     def _registered(self) -> list:
-        """The MeshBuffers registered on this mesh and still referenced.  Taken under the lock:
-        iterating the weak registry while another thread registers a buffer would fail."""
-        with self._lock:
-            return list(self._buffers.values())
+        """The owning MeshBuffers registered on this mesh and still referenced (a snapshot: the
+        registry may change while it is used)."""
+        refs = list(self._owners.values())
+        return [b for b in (r() for r in refs) if b is not None]
 
     def live_buffers(self) -> list:
         """Every allocated MeshBuffer that owns its memory, by address (safe to call while other
@@ -320,7 +332,9 @@ class MeshDevice:
             parent=self,
             context=self.context,
         )
-        sub._local = [MeshCoordinate([a - s for a, s in zip(c, start, strict=True)]) for c in box if c in self._rows]
+        sub._local = tuple(
+            MeshCoordinate([a - s for a, s in zip(c, start, strict=True)]) for c in box if c in self._rows
+        )
         sub._rows = {coord: i for i, coord in enumerate(sub._local)}
         self._submeshes.append(weakref.ref(sub))
         return sub
@@ -359,7 +373,7 @@ class MeshDevice:
                 "reshape needs a mesh with no live buffers and no submeshes: deallocate its tensors first"
             )
         self._shape = shape
-        self._local = self._local_coords_of(shape)
+        self._local = tuple(self._local_coords_of(shape))
         self._rows = {coord: i for i, coord in enumerate(self._local)}
 
     def quiesce_devices(self) -> None:

@@ -11,8 +11,7 @@ runs once per device.  Devices of a rank that owns none of a range run nothing t
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -24,10 +23,10 @@ if TYPE_CHECKING:
     from meshnn.mesh.mesh_device import MeshDevice
 
 
-@dataclass(frozen=True, slots=True)
-class ProgramContext:
+class ProgramContext(NamedTuple):
     """What a kernel sees: for each of the program's buffers, a ``(k, device_local_size)`` uint8
-    view of the slab rows of the ``k`` devices at ``coords``; and the arguments for them."""
+    view of the slab rows of the ``k`` devices at ``coords``; and the arguments for them.
+    (Immutable; a named tuple because one is made for every kernel call.)"""
 
     buffers: tuple[np.ndarray, ...]
     coords: tuple[MeshCoordinate, ...]
@@ -51,10 +50,11 @@ class Program:
     ) -> None:
         if not callable(kernel):
             raise MeshnnTypeError(f"a Program needs a callable kernel, got {kernel!r}")
-        if not all(isinstance(b, MeshBuffer) for b in buffers):
-            raise MeshnnTypeError(f"Program buffers must be MeshBuffers, got {list(buffers)!r}")
-        self.kernel = kernel
         self.buffers = tuple(buffers)
+        for buffer in self.buffers:
+            if not isinstance(buffer, MeshBuffer):
+                raise MeshnnTypeError(f"Program buffers must be MeshBuffers, got {list(buffers)!r}")
+        self.kernel = kernel
         self.args = args
         self.runtime_args = None if runtime_args is None else {as_coord(c): a for c, a in runtime_args.items()}
         self.name = name
@@ -90,15 +90,19 @@ class MeshWorkload:
         """Everything a run needs, checked before anything is enqueued."""
         if not self._programs:
             raise MeshnnValueError("a MeshWorkload needs at least one program")
+        full, mesh_id = mesh.full_range, mesh.mesh_id
         for device_range, program in self._programs.items():
-            inside = device_range == mesh.full_range or (
-                device_range.dims() == mesh.shape.dims() and mesh.full_range.contains(device_range)
+            inside = (
+                device_range is full
+                or device_range == full
+                or (device_range.dims() == mesh.shape.dims() and full.contains(device_range))
             )
             if not inside:
                 raise MeshnnValueError(f"program range {device_range!r} is outside the {mesh.shape!r} mesh")
             for buffer in program.buffers:
-                buffer.check_allocated(f"buffer of {program.name}")
-                if buffer.mesh_id != mesh.mesh_id:
+                if not buffer.is_allocated():
+                    buffer.check_allocated(f"buffer of {program.name}")
+                if buffer.mesh_id != mesh_id:
                     raise WrongMeshError(f"{program.name} uses a MeshBuffer of another mesh device")
             if program.runtime_args is not None:
                 missing = [c for c in device_range if c not in program.runtime_args]
@@ -106,14 +110,22 @@ class MeshWorkload:
                     raise MeshnnValueError(f"{program.name} has no runtime args for devices {missing[:4]}")
 
     def bind(self) -> list[list[np.ndarray]]:
-        """Each program's slabs, taken when the workload is enqueued: a buffer deallocated while
-        the workload waits in the queue keeps its memory until the workload has run."""
-        return [[b.slab() for b in program.buffers] for program in self._programs.values()]
+        """Each program's slabs, taken when the workload is enqueued (after :meth:`validate`): a
+        buffer deallocated while the workload waits in the queue keeps its memory until the
+        workload has run."""
+        return [[b.rows() for b in program.buffers] for program in self._programs.values()]
 
     def run(self, mesh: MeshDevice, bound: list[list[np.ndarray]] | None = None) -> None:
         """Execute every program on the local devices of its range (on the dispatch thread)."""
-        bound = self.bind() if bound is None else bound
+        if bound is None:
+            self.validate(mesh)
+            bound = self.bind()
+        full = mesh.full_range
+        whole = mesh.all_local
         for (device_range, program), slabs in zip(self._programs.items(), bound, strict=True):
+            if program.runtime_args is None and whole and (device_range is full or device_range == full):
+                program.kernel(ProgramContext(tuple(slabs), mesh.local, program.args))  # one vectorised call
+                continue
             for rows, coords in _row_runs(mesh, device_range, per_device=not program.is_uniform):
                 args = program.args if program.is_uniform else program.runtime_args[coords[0]]  # type: ignore[index]
                 program.kernel(ProgramContext(tuple(s[rows] for s in slabs), coords, args))
@@ -122,7 +134,7 @@ class MeshWorkload:
 def _row_runs(mesh: MeshDevice, device_range: MeshCoordinateRange, *, per_device: bool):
     """Contiguous runs of local slab rows covering ``device_range``: (slice, coords) pairs."""
     if not per_device and mesh.all_local and device_range == mesh.full_range:
-        yield slice(None), tuple(mesh.local_coords())  # the whole slab, no per-device work
+        yield slice(None), mesh.local  # the whole slab, no per-device work
         return
     coords = [c for c in device_range if mesh.is_local(c)]
     run: list[tuple[int, MeshCoordinate]] = []

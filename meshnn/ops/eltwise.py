@@ -7,12 +7,14 @@ and take a Python scalar for either operand.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.ops.execution import device_input, elementwise, out_spec_like, same_mesh
+from meshnn.ops.native import bfloat16_binary
 from meshnn.tensor import device_hooks
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.spec import MemoryConfig
@@ -147,41 +149,63 @@ def binary(
 ) -> Tensor:
     """``a <op> b`` for tensors of broadcastable shapes, or a tensor and a Python scalar, on command
     queue ``queue_id``, into ``output_tensor`` when given (its spec must be the output's)."""
-    memory_config = _config_of(memory_config, output_tensor)  # type: ignore[assignment]
-    if dtype is None and isinstance(output_tensor, Tensor) and output_tensor.is_allocated():
-        dtype = output_tensor.dtype
+    if output_tensor is not None:
+        memory_config = _config_of(memory_config, output_tensor)  # type: ignore[assignment]
+        if dtype is None and isinstance(output_tensor, Tensor) and output_tensor.is_allocated():
+            dtype = output_tensor.dtype
     run = {"queue_id": queue_id, "output_tensor": output_tensor}
     function = BINARY[name]
     a_is_tensor, b_is_tensor = isinstance(input_tensor_a, Tensor), isinstance(input_tensor_b, Tensor)
     if not (a_is_tensor or b_is_tensor):
         raise MeshnnTypeError(f"ttnn.{name}: at least one operand must be a ttnn.Tensor")
-    operands = (("input_tensor_a", input_tensor_a, a_is_tensor), ("input_tensor_b", input_tensor_b, b_is_tensor))
-    for label, value, is_tensor in operands:
-        if not is_tensor and (isinstance(value, bool) or not isinstance(value, int | float | np.number)):
-            raise MeshnnTypeError(f"ttnn.{name}: {label} must be a ttnn.Tensor or a number, got {type(value).__name__}")
+    if not (a_is_tensor and b_is_tensor):
+        for label, value in (("input_tensor_a", input_tensor_a), ("input_tensor_b", input_tensor_b)):
+            if not isinstance(value, Tensor) and (
+                isinstance(value, bool) or not isinstance(value, int | float | np.number)
+            ):
+                raise MeshnnTypeError(
+                    f"ttnn.{name}: {label} must be a ttnn.Tensor or a number, got {type(value).__name__}"
+                )
     if a_is_tensor and b_is_tensor:
         a = device_input(name, "input_tensor_a", input_tensor_a)
         b = device_input(name, "input_tensor_b", input_tensor_b)
         same_mesh(name, {"input_tensor_a": a, "input_tensor_b": b})
         try:
-            shape = tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+            shape = (
+                a.spec.shape if a.spec.shape == b.spec.shape else np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+            )
         except ValueError:
             raise MeshnnValueError(
                 f"ttnn.{name}: input_tensor_a {list(a.shape)} and input_tensor_b {list(b.shape)} cannot be "
                 "broadcast together"
             ) from None
         spec = out_spec_like(a, shape=shape, dtype=dtype, memory_config=memory_config, op=name)
-        return elementwise(name, [a, b], spec, _numeric(function, a.dtype), **run)
+        bfloat16 = DataType.BFLOAT16
+        native = None
+        if a.spec.dtype is bfloat16 and b.spec.dtype is bfloat16 and spec.dtype is bfloat16:
+            native = bfloat16_binary(name)
+        return elementwise(name, [a, b], spec, _numeric(function, a.dtype), native=native, **run)
     label, value = ("input_tensor_a", input_tensor_a) if a_is_tensor else ("input_tensor_b", input_tensor_b)
     tensor = device_input(name, label, value)
     scalar = float(input_tensor_b if a_is_tensor else input_tensor_a)  # type: ignore[arg-type]
     spec = out_spec_like(tensor, dtype=dtype, memory_config=memory_config, op=name)
-    pair = function if a_is_tensor else (lambda x, y: function(y, x))  # scalar first: keep the order
+    pair = function if a_is_tensor else _swapped(function)  # scalar first: keep the order
     numeric = _numeric(pair, tensor.dtype)
     return elementwise(name, [tensor], spec, lambda x: numeric(x, np.float32(scalar)), **run)
 
 
+@functools.cache
+def _swapped(
+    function: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """``function`` with its operands swapped (one per function: :func:`_numeric` caches on it)."""
+    return lambda x, y: function(y, x)
+
+
+@functools.cache
 def _numeric(function: Callable[[np.ndarray, np.ndarray], np.ndarray], dtype: DataType) -> Callable[..., np.ndarray]:
+    """``function`` over decoded operands of ``dtype`` (made once per pair: ops call it every time)."""
+
     def compute(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if dtype.is_integer:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -50,24 +50,28 @@ def device_input(op: str, name: str, tensor: object) -> Tensor:
     """``tensor`` checked to be a usable device tensor."""
     if not isinstance(tensor, Tensor):
         raise MeshnnTypeError(f"ttnn.{op}: {name} must be a ttnn.Tensor, got {type(tensor).__name__}")
-    tensor.check_usable(f"ttnn.{op}: {name}")
-    if not isinstance(tensor.storage, DeviceStorage):
-        raise MeshnnValueError(
-            f"ttnn.{op}: {name} (shape {list(tensor.shape)}) is on the host; move it with ttnn.to_device first"
-        )
-    return tensor
+    storage = tensor.storage
+    if isinstance(storage, DeviceStorage) and storage.mesh_buffer.is_allocated():
+        return tensor
+    tensor.check_usable(f"ttnn.{op}: {name}")  # raises for a deallocated tensor or a closed mesh
+    raise MeshnnValueError(
+        f"ttnn.{op}: {name} (shape {list(tensor.shape)}) is on the host; move it with ttnn.to_device first"
+    )
 
 
 def same_mesh(op: str, named: dict[str, Tensor]) -> MeshDevice:
     """The one mesh every named input lives on, with the same populated coordinates."""
-    items = list(named.items())
-    first_name, first = items[0]
-    mesh = first.storage.mesh_buffer.device()  # type: ignore[union-attr]
-    for name, tensor in items[1:]:
-        if tensor.storage.mesh_buffer.mesh_id != mesh.mesh_id:  # type: ignore[union-attr]
+    first_name, first = next(iter(named.items()))
+    storage = first.storage
+    mesh = storage.mesh_buffer.device()  # type: ignore[union-attr]
+    for name, tensor in named.items():
+        other = tensor.storage
+        if other is storage:
+            continue
+        if other.mesh_buffer.mesh_id != mesh.mesh_id:  # type: ignore[union-attr]
             raise WrongMeshError(f"ttnn.{op}: {name} is on another mesh device than {first_name}")
-        mine, theirs = tensor.storage.coords, first.storage.coords  # type: ignore[union-attr]
-        if mine != theirs and set(mine) != set(theirs):
+        mine, theirs = other.coords, storage.coords  # type: ignore[union-attr]
+        if mine is not theirs and mine != theirs and set(mine) != set(theirs):
             only = sorted(set(mine) - set(theirs))[:4] or sorted(set(theirs) - set(mine))[:4]
             raise MeshnnValueError(
                 f"ttnn.{op}: {name} populates {len(mine)} devices and {first_name} {len(theirs)} (they differ at "
@@ -204,17 +208,18 @@ def encode_elements(elements: np.ndarray, spec: TensorSpec) -> np.ndarray:
 # ---------------------------------------------------------------------------------- launch
 
 
-@dataclass(frozen=True, slots=True)
-class Output:
+class Output(NamedTuple):
     """An output the op will write: its spec, and (by default) the first input's coordinates and
-    topology."""
+    topology.  (Immutable; a named tuple because every op call makes one.)"""
 
     spec: TensorSpec
     coords: tuple[MeshCoordinate, ...] | None = None
     topology: TensorTopology | None = None
 
 
-Kernel = Callable[[list[np.ndarray], list[np.ndarray], tuple[MeshCoordinate, ...]], None]
+Kernel = Callable[[Sequence[np.ndarray], Sequence[np.ndarray], tuple[MeshCoordinate, ...]], None]
+"""``kernel(input rows, output rows, coords)``: each a ``(k, device_local_size)`` uint8 view of the
+slab rows of the ``k`` devices at ``coords``, in the order of the op's inputs and outputs."""
 
 
 def allocate_outputs(mesh: MeshDevice, specs: Sequence[TensorSpec]) -> list[MeshBuffer]:
@@ -246,24 +251,26 @@ def launch(
     devices as one MeshWorkload on command queue ``queue_id``; returns the output tensors."""
     first = inputs[0] if inputs else None
     where = tuple(coords) if coords is not None else first.storage.coords  # type: ignore[union-attr]
-    topology = first.tensor_topology() if first is not None else TensorTopology.replicated(mesh.shape)
     queue = mesh.mesh_command_queue(queue_id)
     if into is not None:
         buffers = [t.storage.mesh_buffer for t in into]  # type: ignore[union-attr]
     else:
         buffers = allocate_outputs(mesh, [o.spec for o in outputs])
-    in_buffers = [t.storage.mesh_buffer for t in inputs]  # type: ignore[union-attr]
-    n_in = len(in_buffers)
+    n_in = len(inputs)
+    touched = [t.storage.mesh_buffer for t in inputs]  # type: ignore[union-attr]
+    touched += buffers
 
     def run(ctx: ProgramContext) -> None:
-        kernel(list(ctx.buffers[:n_in]), list(ctx.buffers[n_in:]), ctx.coords)
+        rows = ctx.buffers
+        kernel(rows[:n_in], rows[n_in:], ctx.coords)
 
     workload = MeshWorkload()
     for box in _boxes(mesh, where):
-        workload.add_program(box, Program(run, [*in_buffers, *buffers], name=f"ttnn.{op}"))
+        workload.add_program(box, Program(run, touched, name=f"ttnn.{op}"))
     queue.enqueue_mesh_workload(workload, blocking=False)
     if into is not None:
         return list(into)
+    topology = first.tensor_topology() if first is not None else TensorTopology.replicated(mesh.shape)
     return [
         device_tensor(o.spec, b, o.coords or where, o.topology or topology)
         for o, b in zip(outputs, buffers, strict=True)
@@ -334,36 +341,51 @@ def elementwise(
     scalars: Sequence[float] = (),
     queue_id: int = 0,
     output_tensor: object = None,
+    native: Callable[..., None] | None = None,
 ) -> Tensor:
     """An element-wise op: ``compute(*arrays, *scalars)`` on float32 (or integer) arrays.
 
     Inputs of the output's shape, layout and tile are read in storage order (no untilizing);
     other inputs (broadcast operands) are decoded to their logical shape and broadcast.
+    ``native(*input rows, output rows)``, when given, computes the same bytes straight from the
+    inputs' bytes (:mod:`meshnn.ops.native`); it is used when every operand is stored like the
+    output and its rows are contiguous.
     """
-    names = ["input_tensor_a", "input_tensor_b"] if len(inputs) == 2 else [f"input {i}" for i in range(len(inputs))]
-    if len(inputs) == 1:
-        names = ["input_tensor"]
+    names = _OPERAND_NAMES.get(len(inputs)) or tuple(f"input {i}" for i in range(len(inputs)))
     mesh = same_mesh(op, dict(zip(names, inputs, strict=True)))
     queue_id = check_queue_id(op, mesh, queue_id)
     into = None
     if output_tensor is not None:
         into = [output_into(op, mesh, output_tensor, out_spec, inputs[0].storage.coords)]  # type: ignore[union-attr]
     in_specs = [t.spec for t in inputs]
-    direct = all(_storage_compatible(s, out_spec) for s in in_specs)
+    direct = all(s is out_spec or _storage_compatible(s, out_spec) for s in in_specs)
     size = out_spec.compute_packed_buffer_size_bytes()
 
-    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+    def kernel(
+        in_rows: Sequence[np.ndarray], out_rows: Sequence[np.ndarray], coords: tuple[MeshCoordinate, ...]
+    ) -> None:
+        out = out_rows[0] if out_rows[0].shape[1] == size else out_rows[0][:, :size]
         if direct:
+            if (
+                native is not None
+                and out.flags.c_contiguous
+                and all(r.flags.c_contiguous and r.shape == out.shape for r in in_rows)
+            ):
+                native(*in_rows, out)
+                return
             arrays = [stored_elements(rows, spec) for rows, spec in zip(in_rows, in_specs, strict=True)]
-            store_elements(_cast(compute(*arrays, *scalars), out_spec), out_spec, out_rows[0][:, :size])
+            store_elements(_cast(compute(*arrays, *scalars), out_spec), out_spec, out)
             return
         arrays = [
             _broadcast_to(logical_values(r, s), out_spec, r.shape[0]) for r, s in zip(in_rows, in_specs, strict=True)
         ]
         result = compute(*arrays, *scalars)
-        out_rows[0][:, :size] = encode_values(_cast(result, out_spec), out_spec)
+        out[...] = encode_values(_cast(result, out_spec), out_spec)
 
     return launch(op, mesh, inputs, [Output(out_spec)], kernel, queue_id=queue_id, into=into)[0]
+
+
+_OPERAND_NAMES = {1: ("input_tensor",), 2: ("input_tensor_a", "input_tensor_b")}
 
 
 def _storage_compatible(spec: TensorSpec, out: TensorSpec) -> bool:
@@ -435,6 +457,9 @@ def _make_out_spec(spec: TensorSpec, shape, dtype, layout, memory_config, op: st
             f"{spec.layout}"
         )
     config = memory_config if memory_config is not None else spec.memory_config
+    unchanged = (shape is None or tuple(shape) == tuple(spec.shape)) and config == spec.memory_config
+    if unchanged and target_layout is spec.layout and target_dtype is spec.dtype:
+        return spec  # specs are immutable: the output shares the input's (and its derived figures)
     if config.is_sharded() and tuple(shape or spec.shape) != tuple(spec.shape) and memory_config is None:
         from meshnn.tensor.spec import DRAM_MEMORY_CONFIG
 

@@ -11,7 +11,18 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.eltwise import UNARY
-from meshnn.ops.execution import Output, device_input, encode_values, launch, logical_values, out_spec_like, same_mesh
+from meshnn.ops.execution import (
+    Output,
+    check_queue_id,
+    device_input,
+    encode_values,
+    launch,
+    logical_values,
+    out_spec_like,
+    output_into,
+    same_mesh,
+)
+from meshnn.ops.memo import OPERAND_MEMO
 from meshnn.tensor import device_hooks
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout
@@ -71,7 +82,9 @@ def matmul(
     queue_id: int = 0,
     op: str = "matmul",
 ) -> Tensor:
-    """``a @ b`` on every device (with ``bias`` added and ``activation`` applied for linear)."""
+    """``a @ b`` on every device (with ``bias`` added and ``activation`` applied for linear), on
+    command queue ``queue_id``, into ``optional_output_tensor`` when given (its spec must be the
+    output's)."""
     a = device_input(op, "input_tensor_a", input_tensor_a)
     b = device_input(op, "input_tensor_b", input_tensor_b)
     named = {"input_tensor_a": a, "input_tensor_b": b}
@@ -87,6 +100,7 @@ def matmul(
             np.broadcast_shapes(tuple(bias.shape), shape)
         except ValueError:
             raise MeshnnValueError(f"ttnn.{op}: bias {list(bias.shape)} does not broadcast to {list(shape)}") from None
+    queue_id = check_queue_id(op, mesh, queue_id)
     act = _activation(activation, op)
     config = memory_config if memory_config is not None else DRAM_MEMORY_CONFIG
     spec = out_spec_like(a, shape=shape, dtype=dtype, memory_config=config, op=op)
@@ -96,7 +110,7 @@ def matmul(
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         x = logical_values(in_rows[0], specs[0])
-        w = logical_values(in_rows[1], specs[1])
+        w = OPERAND_MEMO.values(in_rows[1], specs[1], logical_values)  # weights: decoded once
         if transpose_a:
             x = np.swapaxes(x, -1, -2)
         if transpose_b:
@@ -121,7 +135,10 @@ def matmul(
             result = act(result)
         out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(result, spec)
 
-    return launch(op, mesh, inputs, [Output(spec)], kernel)[0]
+    into = None
+    if optional_output_tensor is not None:
+        into = [output_into(op, mesh, optional_output_tensor, spec, a.storage.coords)]  # type: ignore[union-attr]
+    return launch(op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, into=into)[0]
 
 
 def _align_batch(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -166,6 +183,8 @@ def linear(
         dtype=dtype,
         bias=bias,
         activation=activation,
+        optional_output_tensor=optional_output_tensor,
+        queue_id=queue_id,
         op="linear",
     )
 

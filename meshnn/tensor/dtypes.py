@@ -26,6 +26,8 @@ BFP_EXPONENT_ALIGNMENT = 16
 class DataType(enum.Enum):
     """Element formats, numbered as ``ttnn.DataType`` numbers them."""
 
+    __hash__ = object.__hash__  # members are singletons compared by identity; enum's own hash is Python code
+
     BFLOAT16 = 0
     FLOAT32 = 1
     UINT32 = 2

@@ -30,6 +30,8 @@ TILE_SHAPES = ((32, 32), (16, 32), (32, 16), (16, 16), (8, 32), (4, 32), (2, 32)
 class Layout(enum.Enum):
     """Element order of a tensor's buffer (``ttnn.Layout``)."""
 
+    __hash__ = object.__hash__  # members are singletons compared by identity; enum's own hash is Python code
+
     ROW_MAJOR = 0
     TILE = 1
 

@@ -243,6 +243,15 @@ class TensorSpec:
             raise MeshnnValueError(f"a TILE padded shape {list(dims)} must be a multiple of the tile {[th, tw]}")
         return dims
 
+    def __hash__(self) -> int:
+        """The fields' hash, computed once (specs key the caches of every op call)."""
+        derived = self._derived
+        if "hash" not in derived:
+            derived["hash"] = hash(
+                (self.shape, self.dtype, self.layout, self.tile, self.memory_config, self.explicit_padded_shape)
+            )
+        return derived["hash"]
+
     def _once(self, key: str, compute):
         derived = self._derived
         if key not in derived:

@@ -78,3 +78,29 @@ def test_queue_id_runs_the_op_on_that_queue(open_mesh, rng, monkeypatch, queue_i
     np.testing.assert_allclose(read(result, mesh), np.exp(x), rtol=2e-6)
     with pytest.raises(ttnn.MeshnnValueError, match="queue_id 2"):
         ttnn.exp(a, queue_id=2)
+
+
+@pytest.mark.parametrize("op", ["matmul", "linear"])
+def test_matmul_writes_into_optional_output_tensor_on_its_queue(open_mesh, rng, monkeypatch, op):
+    mesh = open_mesh((2, 4), num_command_queues=2)
+    x, w = rng.standard_normal((8, 32, 64)).astype(np.float32), rng.standard_normal((64, 32)).astype(np.float32)
+    a = on(mesh, x)
+    b = ttnn.from_torch(torch.from_numpy(w), ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh)
+    out = ttnn.allocate_tensor_on_device(ttnn.TensorSpec((1, 32, 32), ttnn.float32, ttnn.TILE_LAYOUT), mesh)
+    address, live = out.buffer_address(), len(mesh.live_buffers())
+    queue = mesh.mesh_command_queue(1)
+    seen = []
+    original = queue.enqueue_mesh_workload
+    monkeypatch.setattr(
+        queue, "enqueue_mesh_workload", lambda w, blocking=False: (seen.append(1), original(w, blocking))
+    )
+    result = getattr(ttnn, op)(a, b, optional_output_tensor=out, queue_id=1)
+    ttnn.synchronize_device(mesh, cq_id=1)
+    assert result is out and out.buffer_address() == address and seen == [1]
+    assert len(mesh.live_buffers()) == live, "the op allocated an output of its own"
+    np.testing.assert_allclose(read(out, mesh), x @ w, rtol=1e-5, atol=1e-4)
+    wrong = ttnn.allocate_tensor_on_device(ttnn.TensorSpec((1, 32, 64), ttnn.float32, ttnn.TILE_LAYOUT), mesh)
+    with pytest.raises(ttnn.MeshnnValueError, match="output_tensor"):
+        getattr(ttnn, op)(a, b, optional_output_tensor=wrong)
+    with pytest.raises(ttnn.MeshnnValueError, match="queue_id 2"):
+        getattr(ttnn, op)(a, b, queue_id=2)

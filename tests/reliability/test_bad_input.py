@@ -807,6 +807,22 @@ def written() -> list[Case]:
         row(name, "b closed", lambda e, fn=fn: fn(e.a, e.closed), CLOSED, "input_tensor_b")
         row(name, "rank-1 operand", lambda e, fn=fn: fn(e.a, e.row7), VALUE, "input_tensor_b|inner")
         row(name, "L1 is full", lambda e, fn=fn: fn(e.a, e.w, memory_config=L1_MC), OOM, "L1")
+        row(name, "queue_id out of range", lambda e, fn=fn: fn(e.a, e.w, queue_id=3), VALUE, "queue_id")
+        row(name, "queue_id is a string", lambda e, fn=fn: fn(e.a, e.w, queue_id="0"), TYPE, "queue_id")
+        row(
+            name,
+            "output of another shape",
+            lambda e, fn=fn: fn(e.a, e.w, optional_output_tensor=e.a),
+            VALUE,
+            "output_tensor",
+        )
+        row(
+            name,
+            "output is numpy",
+            lambda e, fn=fn: fn(e.a, e.w, optional_output_tensor=np.ones(3)),
+            TYPE,
+            "output_tensor",
+        )
     row("linear", "bias of the wrong width", lambda e: ttnn.linear(e.a, e.w, bias=e.row7), VALUE, "bias")
     row("linear", "activation unknown", lambda e: ttnn.linear(e.a, e.w, activation="swish"), VALUE, "activation")
     row("linear", "bias is numpy", lambda e: ttnn.linear(e.a, e.w, bias=np.ones(24)), TYPE, "bias")
