@@ -52,7 +52,7 @@ def _rearranged(
         result = rearrange(*values) if extra else rearrange(values[0])
         out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(np.ascontiguousarray(result), spec)
 
-    return launch(op, mesh, inputs, [Output(spec)], kernel)[0]
+    return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True)[0]
 
 
 def _copied(op: str, tensor: Tensor, spec: TensorSpec) -> Tensor:
@@ -63,7 +63,7 @@ def _copied(op: str, tensor: Tensor, spec: TensorSpec) -> Tensor:
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         out_rows[0][:, :size] = in_rows[0][:, :size]
 
-    return launch(op, mesh, [tensor], [Output(spec)], kernel)[0]
+    return launch(op, mesh, [tensor], [Output(spec)], kernel, rowwise=True)[0]
 
 
 def to_layout(

@@ -35,7 +35,7 @@ from meshnn.tensor.bfloat import (
     pack_bfp,
     unpack_bfp,
 )
-from meshnn.tensor.distribution import TensorTopology
+from meshnn.tensor.distribution import PlacementReplicate, TensorTopology
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.encoding import decode, encode
 from meshnn.tensor.layout import Layout, tilize
@@ -245,10 +245,17 @@ def launch(
     coords: Sequence[MeshCoordinate] | None = None,
     queue_id: int = 0,
     into: Sequence[Tensor] | None = None,
+    rowwise: bool = False,
 ) -> list[Tensor]:
     """Allocate ``outputs`` (or write ``into`` preallocated output tensors, checked by
     :func:`output_into`) and run ``kernel(input rows, output rows, coords)`` over the populated
-    devices as one MeshWorkload on command queue ``queue_id``; returns the output tensors."""
+    devices as one MeshWorkload on command queue ``queue_id``; returns the output tensors.
+
+    ``rowwise``: the kernel computes each device's outputs from that device's inputs alone, the
+    same way on every device (true of every op but the collectives).  Then, when every input is
+    replicated and its bytes are the same on every device (checked, not assumed), the kernel runs
+    on one device's rows and its outputs are copied to the others: the bytes every device would
+    have computed, for one device's work."""
     first = inputs[0] if inputs else None
     where = tuple(coords) if coords is not None else first.storage.coords  # type: ignore[union-attr]
     queue = mesh.mesh_command_queue(queue_id)
@@ -260,8 +267,20 @@ def launch(
     touched = [t.storage.mesh_buffer for t in inputs]  # type: ignore[union-attr]
     touched += buffers
 
+    replicated = rowwise and len(where) > 1 and n_in > 0 and all(_replicated(t.tensor_topology()) for t in inputs)
+
     def run(ctx: ProgramContext) -> None:
         rows = ctx.buffers
+        if (
+            replicated
+            and len(ctx.coords) > 1
+            and rows[0].shape[1] >= SHARED_ROWS_MIN_BYTES
+            and all(_same_on_every_device(r) for r in rows[:n_in])
+        ):
+            kernel(tuple(r[:1] for r in rows[:n_in]), tuple(r[:1] for r in rows[n_in:]), ctx.coords[:1])
+            for out in rows[n_in:]:
+                out[1:] = out[0]
+            return
         kernel(rows[:n_in], rows[n_in:], ctx.coords)
 
     workload = MeshWorkload()
@@ -275,6 +294,26 @@ def launch(
         device_tensor(o.spec, b, o.coords or where, o.topology or topology)
         for o, b in zip(outputs, buffers, strict=True)
     ]
+
+
+SHARED_ROWS_MIN_BYTES = 16 << 10
+"""Per-device bytes of an op's first input from which a replicated op computes one device's rows
+and copies them (below, comparing the devices' bytes costs more than computing them all)."""
+
+
+def _replicated(topology: TensorTopology) -> bool:
+    return all(type(p) is PlacementReplicate for p in topology.placements)
+
+
+def _same_on_every_device(rows: np.ndarray) -> bool:
+    """Whether the ``(k, bytes)`` rows are all equal (8 bytes at a time when they can be)."""
+    if rows.shape[0] < 2:
+        return True
+    if rows.flags.c_contiguous and rows.shape[1] % 8 == 0:
+        rows = rows.view(np.uint64)
+    if not (rows[1:, :8] == rows[:1, :8]).all():
+        return False  # most tensors that differ do so at once
+    return bool((rows[1:] == rows[:1]).all())
 
 
 def int_list(op: str, name: str, values: object) -> list[int]:
@@ -382,7 +421,7 @@ def elementwise(
         result = compute(*arrays, *scalars)
         out[...] = encode_values(_cast(result, out_spec), out_spec)
 
-    return launch(op, mesh, inputs, [Output(out_spec)], kernel, queue_id=queue_id, into=into)[0]
+    return launch(op, mesh, inputs, [Output(out_spec)], kernel, queue_id=queue_id, into=into, rowwise=True)[0]
 
 
 _OPERAND_NAMES = {1: ("input_tensor",), 2: ("input_tensor_a", "input_tensor_b")}

@@ -138,7 +138,7 @@ def matmul(
     into = None
     if optional_output_tensor is not None:
         into = [output_into(op, mesh, optional_output_tensor, spec, a.storage.coords)]  # type: ignore[union-attr]
-    return launch(op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, into=into)[0]
+    return launch(op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, into=into, rowwise=True)[0]
 
 
 def _align_batch(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

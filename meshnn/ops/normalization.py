@@ -44,7 +44,7 @@ def softmax(
             shifted / shifted.sum(axis=axis, keepdims=True), spec
         )
 
-    return launch("softmax", mesh, [tensor], [Output(spec)], kernel)[0]
+    return launch("softmax", mesh, [tensor], [Output(spec)], kernel, rowwise=True)[0]
 
 
 def _float_input(op: str, input_tensor: object) -> Tensor:
@@ -114,7 +114,7 @@ def _normalise(
             y = y + values["bias"].reshape(k, *([1] * (y.ndim - 2)), -1)
         out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(y, spec)
 
-    return launch(op, mesh, list(named.values()), [Output(spec)], kernel)[0]
+    return launch(op, mesh, list(named.values()), [Output(spec)], kernel, rowwise=True)[0]
 
 
 def layer_norm(

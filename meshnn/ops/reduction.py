@@ -57,7 +57,7 @@ def _reduce(op: str, function, input_tensor: Tensor, dim, keepdim: bool, memory_
             np.asarray(result).reshape((x.shape[0], *shape)), spec
         )
 
-    return launch(op, mesh, [tensor], [Output(spec)], kernel)[0]
+    return launch(op, mesh, [tensor], [Output(spec)], kernel, rowwise=True)[0]
 
 
 def sum(
@@ -140,7 +140,7 @@ def _reduce_all_argmax(tensor: Tensor, keepdim: bool, memory_config: MemoryConfi
         index = x.reshape(x.shape[0], -1).argmax(axis=1).astype(np.uint32)
         out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(index.reshape((-1, *shape)), spec)
 
-    return launch("argmax", mesh, [tensor], [Output(spec)], kernel)[0]
+    return launch("argmax", mesh, [tensor], [Output(spec)], kernel, rowwise=True)[0]
 
 
 def embedding(
@@ -190,7 +190,7 @@ def embedding(
             picked = np.where(index.reshape(index.shape[0], -1, 1) == pad_token, 0, picked)
         out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(picked.reshape((-1, *shape)), spec)
 
-    return launch("embedding", mesh, [ids, table], [Output(spec)], kernel)[0]
+    return launch("embedding", mesh, [ids, table], [Output(spec)], kernel, rowwise=True)[0]
 
 
 def _check_ids(ids: Tensor, vocab: int) -> None:

@@ -1,0 +1,109 @@
+"""An op on replicated inputs computes one device's rows and copies them, only when every device
+holds the same bytes; the results are the bytes every device would have computed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import meshnn as ttnn
+from meshnn.mesh.command_queue import ShardDataTransfer
+from meshnn.ops import execution
+
+
+def replicated(mesh, values: np.ndarray, dtype=ttnn.bfloat16) -> ttnn.Tensor:
+    return ttnn.from_torch(
+        torch.from_numpy(values),
+        dtype,
+        layout=ttnn.TILE_LAYOUT,
+        device=mesh,
+        mesh_mapper=ttnn.ReplicateTensorToMesh(mesh),
+    )
+
+
+def device_bytes(tensor: ttnn.Tensor) -> np.ndarray:
+    return tensor.storage.mesh_buffer.slab().copy()
+
+
+@pytest.fixture
+def kernel_rows(monkeypatch):
+    """How many device rows each kernel call saw."""
+    seen: list[int] = []
+    real = execution.launch
+
+    def spying(op, mesh, inputs, outputs, kernel, **options):
+        def counted(in_rows, out_rows, coords):
+            seen.append(out_rows[0].shape[0])
+            kernel(in_rows, out_rows, coords)
+
+        return real(op, mesh, inputs, outputs, counted, **options)
+
+    for module in ("execution", "normalization", "data_movement", "reduction", "matmul"):
+        monkeypatch.setattr(f"meshnn.ops.{module}.launch", spying, raising=False)
+    return seen
+
+
+def ops(x: ttnn.Tensor, w: ttnn.Tensor) -> list[ttnn.Tensor]:
+    return [
+        ttnn.exp(x),
+        ttnn.add(x, x),
+        ttnn.rms_norm(x, epsilon=1e-5, weight=w),
+        ttnn.softmax(x, dim=-1),
+        ttnn.permute(x, (0, 2, 1)),
+        ttnn.sum(x, dim=-1),
+        ttnn.matmul(x, ttnn.permute(x, (0, 2, 1))),
+    ]
+
+
+def test_replicated_inputs_run_once_and_give_every_devices_bytes(open_mesh, rng, monkeypatch, kernel_rows):
+    mesh = open_mesh((2, 4))
+    values = rng.standard_normal((1, 128, 96)).astype(np.float32)  # 24 KiB per device, past the threshold
+    assert execution.SHARED_ROWS_MIN_BYTES <= 128 * 96 * 2
+    x, w = replicated(mesh, values), replicated(mesh, rng.standard_normal((96,)).astype(np.float32))
+    once = [device_bytes(t) for t in ops(x, w)]
+    assert kernel_rows and set(kernel_rows) == {1}, "replicated inputs should be computed on one device"
+    monkeypatch.setattr(execution, "_replicated", lambda topology: False)  # every device computes
+    kernel_rows.clear()
+    each = [device_bytes(t) for t in ops(x, w)]
+    assert set(kernel_rows) == {8}
+    for a, b in zip(once, each, strict=True):
+        np.testing.assert_array_equal(a, b)
+        assert all(np.array_equal(a[0], row) for row in a[1:])
+
+
+def test_a_replicated_tensor_whose_devices_differ_runs_on_every_device(open_mesh, rng, kernel_rows):
+    mesh = open_mesh((1, 2))
+    values = rng.standard_normal((1, 32, 64)).astype(np.float32)
+    x = replicated(mesh, values, ttnn.float32)
+    other = rng.standard_normal((1, 32, 64)).astype(np.float32)
+    one = replicated(mesh, other, ttnn.float32)  # device (0, 1) gets the tiles of ``other``
+    queue = mesh.mesh_command_queue()
+    queue.enqueue_write_shards(
+        x.storage.mesh_buffer, [ShardDataTransfer(ttnn.MeshCoordinate(0, 1), device_bytes(one)[1])], blocking=True
+    )
+    out = ttnn.to_torch(ttnn.exp(x), mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0)).numpy()
+    assert kernel_rows == [2]
+    np.testing.assert_allclose(out[0], np.exp(values[0]), rtol=2e-6)
+    np.testing.assert_allclose(out[1], np.exp(other[0]), rtol=2e-6)
+
+
+def test_sharded_inputs_are_not_compared(open_mesh, rng, monkeypatch, kernel_rows):
+    mesh = open_mesh((1, 2))
+    x = ttnn.from_torch(
+        torch.from_numpy(rng.standard_normal((2, 32, 32)).astype(np.float32)),
+        ttnn.bfloat16,
+        layout=ttnn.TILE_LAYOUT,
+        device=mesh,
+        mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0),
+    )
+    compared = []
+    monkeypatch.setattr(execution, "_same_on_every_device", lambda rows: compared.append(1) or True)
+    ttnn.exp(x)
+    assert compared == [] and kernel_rows == [2]
+
+
+def test_small_replicated_inputs_are_computed_on_every_device(open_mesh, rng, kernel_rows):
+    mesh = open_mesh((2, 4))
+    ttnn.exp(replicated(mesh, rng.standard_normal((32, 32)).astype(np.float32)))
+    assert kernel_rows == [8], "comparing a tile's bytes costs more than computing it"
