@@ -41,7 +41,7 @@ from meshnn.tensor.encoding import decode, encode
 from meshnn.tensor.layout import Layout, tilize
 from meshnn.tensor.movement import _device_tensor as device_tensor
 from meshnn.tensor.movement import allocate_mesh_buffer
-from meshnn.tensor.spec import TensorSpec
+from meshnn.tensor.spec import DRAM_MEMORY_CONFIG, MemoryConfig, TensorSpec
 from meshnn.tensor.storage import DeviceStorage
 from meshnn.tensor.tensor import Tensor
 
@@ -468,8 +468,6 @@ def out_spec_like(
     op: str = "op",
 ) -> TensorSpec:
     """The output spec: ``tensor``'s, with the given changes (memory config checked to be one)."""
-    from meshnn.tensor.spec import MemoryConfig
-
     if memory_config is not None and not isinstance(memory_config, MemoryConfig):
         raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
     if dtype is not None and not isinstance(dtype, DataType):
@@ -500,8 +498,6 @@ def _make_out_spec(spec: TensorSpec, shape, dtype, layout, memory_config, op: st
     if unchanged and target_layout is spec.layout and target_dtype is spec.dtype:
         return spec  # specs are immutable: the output shares the input's (and its derived figures)
     if config.is_sharded() and tuple(shape or spec.shape) != tuple(spec.shape) and memory_config is None:
-        from meshnn.tensor.spec import DRAM_MEMORY_CONFIG
-
         config = DRAM_MEMORY_CONFIG  # a sharded input's spec does not fit a new shape
     return TensorSpec(
         shape if shape is not None else spec.shape, target_dtype, target_layout, tile=spec.tile, memory_config=config

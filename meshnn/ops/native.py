@@ -35,6 +35,7 @@ NativeKernel = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
 _TORCH_NAMES = {"add": "add", "subtract": "sub", "multiply": "mul"}
 _NUMPY = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply}
 _checked: dict[str, int | None] = {}  # op -> the one NaN pattern torch makes, or None: not usable
+_kernels: dict[str, NativeKernel | None] = {}  # op -> its kernel, made once
 _lock = threading.Lock()
 
 
@@ -48,7 +49,12 @@ def bfloat16_binary(name: str) -> NativeKernel | None:
         with _lock:
             if name not in _checked:
                 _checked[name] = _check(torch, name)
-    nan = _checked[name]
+    if name not in _kernels:
+        _kernels[name] = _make_kernel(torch, name, _checked[name])
+    return _kernels[name]
+
+
+def _make_kernel(torch, name: str, nan: int | None) -> NativeKernel | None:
     if nan is None:
         return None
     function = getattr(torch, _TORCH_NAMES[name])
