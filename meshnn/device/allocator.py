@@ -10,12 +10,18 @@ a free coalesces the block with free neighbours.  Blocks keep tt-metal's block i
 the allocated part in the old id; ids of merged-away blocks are reused last-freed-first), so the
 block table reads as tt-metal's ``get_memory_view(...).block_table`` does.
 
-The search index cuts the address range into at most 4096 fixed chunks.  Each chunk keeps the free
-blocks that start in it, in address order, and the size of its largest one; per power-of-two size
-class a bitmask (a Python int) marks the chunks holding a block of at least that class, so the
-lowest (or highest) chunk that surely fits is one bit operation away, and a block's change of size
-updates a bit only when its class changes.  Frees find their neighbours through the block links.
-No step depends on how many blocks are live.
+Invariants: the live blocks tile the range in address order through their prev/next links, and no
+two free blocks are neighbours.  All sizes are in bytes.
+
+The search index cuts the address range into at most 4096 chunks of ``2**shift`` bytes.  Each
+chunk keeps the free blocks that start in it, in address order, a count of them per size, and the
+size of its largest one.  Per power-of-two size class a bitmask (a Python int) marks the chunks
+holding a block of at least that class, so the first chunk in search order that surely fits is
+one ``bit_length()`` away, and a block's change of size touches a bit only when the class of its
+chunk's largest block changes.  Frees find their neighbours through the block links.  No step
+depends on how many blocks are live, only on how many free blocks share a chunk, and finding a
+chunk's new largest size after its largest block shrank costs one ``max`` over its distinct sizes
+(at most about ``sqrt(2 * chunk bytes / alignment)`` of them).
 
 Addresses given to and returned by the public methods are absolute (``offset`` included);
 block-table addresses are relative to ``offset``, as tt-metal reports them.
@@ -23,8 +29,9 @@ block-table addresses are relative to ``offset``, as tt-metal reports them.
 
 from __future__ import annotations
 
-import bisect
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from meshnn.errors import InvalidFreeError, MeshnnValueError
 
@@ -47,8 +54,21 @@ class Statistics:
     largest_free_block_bytes: int
 
 
+class _Chunk(NamedTuple):
+    """The free blocks that start in one chunk of the search index; never empty.
+
+    ``addresses`` (relative) ascend and ``bids`` names the same blocks in the same order, so an
+    index entry is one position in both.  ``counts`` maps each size in bytes to how many of the
+    blocks have it (only sizes with a block).
+    """
+
+    addresses: list[int]
+    bids: list[int]
+    counts: dict[int, int]
+
+
 class FreeList:
-    """First-fit allocator over ``[offset, offset + size)``.  It never touches memory."""
+    """First-fit allocator over ``[offset, offset + size)`` bytes.  It never touches memory."""
 
     def __init__(self, *, size: int, offset: int, min_allocation_size: int, alignment: int) -> None:
         if size < 0 or offset < 0:
@@ -62,160 +82,172 @@ class FreeList:
         chunk_shift = 0
         while (size >> chunk_shift) >= _MAX_LEAVES:
             chunk_shift += 1
-        self._shift = chunk_shift
+        self._shift = chunk_shift  # relative address a lies in chunk a >> shift
         self._nleaves = ((max(size, 1) - 1) >> chunk_shift) + 1
-        self._leaf_max = [0] * self._nleaves  # largest free block starting in each chunk
-        self._masks = [0] * (max(size, 1).bit_length() + 1)  # size class -> bitmask of chunks
-        self._leaves: dict[int, list[int]] = {}  # chunk -> relative addresses of its free blocks, ascending
-        self._leaf_bids: dict[int, list[int]] = {}  # chunk -> the ids of those blocks, same order
-        self._leaf_sizes: dict[int, list[int]] = {}  # chunk -> sizes of those blocks, ascending
+        self._chunks: list[_Chunk | None] = [None] * self._nleaves  # None: no free block starts there
+        self._leaf_max = [0] * self._nleaves  # bytes of the largest free block starting in each chunk
+        # Per search direction (0: top-down, 1: bottom-up), size class c -> bitmask of the chunks
+        # whose largest free block has at least 2**c bytes.  Bits count from the far end of the
+        # search (chunk j is bit j top-down, bit nleaves - 1 - j bottom-up), so the first chunk
+        # in search order is the highest bit.  The classes run to size.bit_length(), one more
+        # than any block has, so both classes a need <= size looks at exist.
+        classes = max(size, 1).bit_length() + 1
+        self._masks = ([0] * classes, [0] * classes)
         self._reset()
 
     # ----------------------------------------------------------------------------- bookkeeping
+    # Blocks are parallel lists indexed by block id.  A merged-away id stays in the lists, its
+    # ``_used`` entry None, and waits in ``_spare`` for reuse.
 
     def _reset(self) -> None:
-        self._addr: list[int] = [0]
-        self._size: list[int] = [self.size]
+        self._addr: list[int] = [0]  # relative address
+        self._size: list[int] = [self.size]  # bytes
         self._prev: list[int] = [NO_BLOCK]
         self._next: list[int] = [NO_BLOCK]
-        self._used: list[bool] = [False]
-        self._live: list[bool] = [True]
+        self._used: list[bool | None] = [False]  # True: allocated, False: free, None: merged away
         self._spare: list[int] = []  # ids of merged-away blocks, reused last first
-        self._allocated: dict[int, int] = {}  # relative address -> block id
+        self._allocated: dict[int, int] = {}  # absolute address -> block id
         self._allocated_bytes = 0
+        self._chunks[:] = [None] * self._nleaves
         self._leaf_max[:] = [0] * self._nleaves
-        self._masks[:] = [0] * len(self._masks)
-        self._leaves.clear()
-        self._leaf_bids.clear()
-        self._leaf_sizes.clear()
-        self._refresh(self._index_insert(0))
+        for masks in self._masks:
+            masks[:] = [0] * len(masks)
+        self._index_add(0, 0, self.size)
 
     def _new_block(self, addr: int, size: int, prev: int, nxt: int) -> int:
+        """A free block of ``size`` bytes at relative ``addr``, linked in between blocks ``prev``
+        and ``nxt`` but not indexed; its id is the last spare one, else a new one."""
+        addrs, sizes, prevs, nexts, used = self._addr, self._size, self._prev, self._next, self._used
         if self._spare:
             bid = self._spare.pop()
-            self._addr[bid], self._size[bid] = addr, size
-            self._prev[bid], self._next[bid] = prev, nxt
-            self._used[bid], self._live[bid] = False, True
-            return bid
-        self._addr.append(addr)
-        self._size.append(size)
-        self._prev.append(prev)
-        self._next.append(nxt)
-        self._used.append(False)
-        self._live.append(True)
-        return len(self._addr) - 1
-
-    def _drop_block(self, bid: int) -> None:
-        self._live[bid] = False
-        self._spare.append(bid)
+            addrs[bid], sizes[bid], prevs[bid], nexts[bid], used[bid] = addr, size, prev, nxt, False
+        else:
+            bid = len(addrs)
+            addrs.append(addr)
+            sizes.append(size)
+            prevs.append(prev)
+            nexts.append(nxt)
+            used.append(False)
+        if prev != NO_BLOCK:
+            nexts[prev] = bid
+        if nxt != NO_BLOCK:
+            prevs[nxt] = bid
+        return bid
 
     # ---------------------------------------------------------------------------- search index
-    # Each chunk's free blocks are three parallel-by-construction lists: their relative addresses
-    # (ascending), their ids (same order) and their sizes (ascending, for the chunk's largest).
-    # Every search is a C-level bisection; a block that keeps its place in address order (the
-    # free remainder of a split, a merge) is updated in place.
+    # An entry is a position in a chunk: callers that found it by scanning pass it on, others
+    # bisect the chunk's addresses.  Each method leaves the chunks it touched, their counts,
+    # their largest sizes and the class bits up to date.
 
-    def _refresh(self, leaf: int) -> None:
-        """Bring chunk ``leaf``'s largest free block, and its size-class bits, up to date after
-        its blocks changed (a bit flips only when the largest block's size class changes)."""
-        sizes = self._leaf_sizes.get(leaf)
-        if sizes:
-            value = sizes[-1]
+    def _index_add(self, bid: int, address: int, size: int) -> None:
+        """Index free block ``bid``: ``size`` bytes at relative ``address``."""
+        leaf = address >> self._shift
+        chunk = self._chunks[leaf]
+        if chunk is None:
+            self._chunks[leaf] = _Chunk([address], [bid], {size: 1})
         else:
-            if sizes is not None:
-                del self._leaves[leaf], self._leaf_bids[leaf], self._leaf_sizes[leaf]
-            value = 0
-        old = self._leaf_max[leaf]
-        if old == value:
+            addresses, bids, counts = chunk
+            at = bisect_left(addresses, address)
+            addresses.insert(at, address)
+            bids.insert(at, bid)
+            counts[size] = counts.get(size, 0) + 1
+        if size > self._leaf_max[leaf]:
+            self._set_largest(leaf, size)
+
+    def _index_drop(self, leaf: int, at: int, size: int) -> None:
+        """Unindex entry ``at`` of chunk ``leaf``, a free block of ``size`` bytes."""
+        addresses, bids, counts = self._chunks[leaf]
+        del addresses[at], bids[at]
+        left = counts.pop(size) - 1
+        if left:
+            counts[size] = left
+        elif not counts:
+            self._chunks[leaf] = None
+            self._set_largest(leaf, 0)
+        elif size == self._leaf_max[leaf]:
+            self._set_largest(leaf, max(counts))
+
+    def _index_set(self, leaf: int, at: int, old_size: int, bid: int, address: int, size: int) -> None:
+        """Entry ``at`` of chunk ``leaf``, a free block of ``old_size`` bytes, now indexes free block
+        ``bid``: ``size`` bytes at relative ``address``.
+
+        The caller guarantees that no other free block starts between the old address and the
+        new, so the entry keeps its place in address order; into another chunk it is a drop and
+        an add.  In place it is ``_index_resize``, written out: this runs on most allocations and
+        frees, and a call is a tenth of its cost."""
+        if address >> self._shift != leaf:
+            self._index_drop(leaf, at, old_size)
+            self._index_add(bid, address, size)
             return
-        self._leaf_max[leaf] = value
-        low, high = old.bit_length(), value.bit_length()
+        addresses, bids, counts = self._chunks[leaf]
+        addresses[at] = address
+        bids[at] = bid
+        left = counts.pop(old_size) - 1
+        if left:
+            counts[old_size] = left
+        counts[size] = counts.get(size, 0) + 1
+        largest = self._leaf_max[leaf]
+        if size > largest:
+            self._set_largest(leaf, size)
+        elif old_size == largest and not left:  # the chunk's only largest block shrank
+            self._set_largest(leaf, max(counts) if len(counts) > 1 else size)
+
+    def _index_resize(self, leaf: int, old_size: int, size: int) -> None:
+        """The free block of chunk ``leaf`` that had ``old_size`` bytes has ``size`` bytes now, at
+        the same address."""
+        counts = self._chunks[leaf].counts
+        left = counts.pop(old_size) - 1
+        if left:
+            counts[old_size] = left
+        counts[size] = counts.get(size, 0) + 1
+        largest = self._leaf_max[leaf]
+        if size > largest:
+            self._set_largest(leaf, size)
+        elif old_size == largest and not left:  # the chunk's only largest block shrank
+            self._set_largest(leaf, max(counts) if len(counts) > 1 else size)
+
+    def _set_largest(self, leaf: int, largest: int) -> None:
+        """Record ``largest`` bytes as the size of chunk ``leaf``'s largest free block; where its
+        size class changes, flip the chunk's bit in every class it joins or leaves."""
+        old = self._leaf_max[leaf]
+        self._leaf_max[leaf] = largest
+        low, high = old.bit_length(), largest.bit_length()
         if low != high:
             if low > high:
                 low, high = high, low
-            bit, masks = 1 << leaf, self._masks
-            for size_class in range(low, high):  # classes whose membership of this leaf flips
-                masks[size_class] ^= bit
-
-    def _index_insert(self, bid: int) -> int:
-        """Index free block ``bid``; its chunk."""
-        address = self._addr[bid]
-        leaf = address >> self._shift
-        addresses = self._leaves.get(leaf)
-        if addresses is None:
-            self._leaves[leaf] = [address]
-            self._leaf_bids[leaf] = [bid]
-            self._leaf_sizes[leaf] = [self._size[bid]]
-            return leaf
-        at = bisect.bisect_left(addresses, address)
-        addresses.insert(at, address)
-        self._leaf_bids[leaf].insert(at, bid)
-        bisect.insort(self._leaf_sizes[leaf], self._size[bid])
-        return leaf
-
-    def _index_remove(self, address: int, size: int) -> int:
-        """Unindex the free block at relative ``address`` of ``size`` bytes; its chunk."""
-        leaf = address >> self._shift
-        addresses = self._leaves[leaf]
-        at = bisect.bisect_left(addresses, address)
-        del addresses[at], self._leaf_bids[leaf][at]
-        sizes = self._leaf_sizes[leaf]
-        del sizes[bisect.bisect_left(sizes, size)]
-        return leaf
-
-    def _index_replace(self, old_address: int, old_size: int, new: int) -> int:
-        """Free block ``new`` (at its address and size) takes the index entry of the block that
-        was at ``old_address`` with ``old_size`` bytes; returns ``new``'s chunk.
-
-        The caller guarantees that no other free block lies between the two addresses, so the
-        entry keeps its place in address order; across chunks it is a remove and an insert.  The
-        caller refreshes the chunks."""
-        address, size = self._addr[new], self._size[new]
-        leaf = old_address >> self._shift
-        if address >> self._shift != leaf:
-            self._index_remove(old_address, old_size)
-            return self._index_insert(new)
-        addresses, sizes = self._leaves[leaf], self._leaf_sizes[leaf]
-        at = bisect.bisect_left(addresses, old_address)
-        addresses[at] = address
-        self._leaf_bids[leaf][at] = new
-        if len(sizes) == 1:
-            sizes[0] = size
-        elif old_size != size:
-            del sizes[bisect.bisect_left(sizes, old_size)]
-            bisect.insort(sizes, size)
-        return leaf
+            top_down, bottom_up = self._masks
+            bit, mirrored = 1 << leaf, 1 << (self._nleaves - 1 - leaf)
+            for size_class in range(low, high):
+                top_down[size_class] ^= bit
+                bottom_up[size_class] ^= mirrored
 
     def _find_leaf(self, need: int, bottom_up: bool) -> int:
-        """The lowest (bottom_up) or highest chunk holding a free block of at least ``need`` bytes.
+        """The lowest (bottom_up) or highest chunk holding a free block of at least ``need`` bytes
+        (0 < need <= size), or NO_BLOCK.
 
-        ``masks[c]`` has bit j set when chunk j holds a block of at least 2**c bytes.  Chunks in
-        class ``need.bit_length()`` surely fit; chunks only in the class below might, and are
-        checked one by one, but only those lying beyond the best sure fit.
+        Chunks in class ``need.bit_length()`` surely fit.  When ``need`` is not a power of two,
+        chunks only in the class below might, and are checked one by one, but only those that
+        come before the first sure fit in search order (the higher bits).
         """
-        masks, leaf_max = self._masks, self._leaf_max
+        masks = self._masks[bottom_up]
         below = need.bit_length() - 1
-        maybe = masks[below] if below < len(masks) else 0
-        sure = masks[below + 1] if need & (need - 1) and below + 1 < len(masks) else maybe
-        if bottom_up:
-            best = (sure & -sure).bit_length() - 1 if sure else len(leaf_max)
+        last = self._nleaves - 1
+        if need & (need - 1):
+            maybe = masks[below]
+            best = masks[below + 1].bit_length() - 1  # -1 when nothing surely fits
             while maybe:
-                leaf = (maybe & -maybe).bit_length() - 1
-                if leaf >= best:
+                bit = maybe.bit_length() - 1
+                if bit <= best:
                     break
-                if leaf_max[leaf] >= need:
+                leaf = last - bit if bottom_up else bit
+                if self._leaf_max[leaf] >= need:
                     return leaf
-                maybe ^= 1 << leaf
-            return best if sure else NO_BLOCK
-        best = sure.bit_length() - 1  # -1 when nothing surely fits
-        while maybe:
-            leaf = maybe.bit_length() - 1
-            if leaf <= best:
-                break
-            if leaf_max[leaf] >= need:
-                return leaf
-            maybe ^= 1 << leaf
-        return best
+                maybe ^= 1 << bit
+        else:
+            best = masks[below].bit_length() - 1
+        if best < 0:
+            return NO_BLOCK
+        return last - best if bottom_up else best
 
     # ------------------------------------------------------------------------------ public API
 
@@ -224,22 +256,31 @@ class FreeList:
         return align_up(max(size, self.min_allocation_size), self.alignment)
 
     def allocate(self, size: int, *, bottom_up: bool) -> int | None:
-        """Reserve ``size`` bytes; the absolute address, or None when no free block fits."""
+        """Reserve ``size`` bytes; the absolute address, or None (nothing changed) when no free
+        block fits."""
         if size <= 0:
             raise MeshnnValueError(f"allocation size must be > 0 bytes, got {size}")
         minimum, alignment = self.min_allocation_size, self.alignment
         need = -(-(size if size > minimum else minimum) // alignment) * alignment
+        if need > self.size:
+            return None
         leaf = self._find_leaf(need, bottom_up)
         if leaf == NO_BLOCK:
             return None
-        sizes = self._size
-        for bid in self._leaf_bids[leaf] if bottom_up else reversed(self._leaf_bids[leaf]):
-            if sizes[bid] >= need:
-                return self._take(bid, need, 0 if bottom_up else sizes[bid] - need)
+        bids, sizes = self._chunks[leaf].bids, self._size
+        if bottom_up:
+            for at, bid in enumerate(bids):
+                if sizes[bid] >= need:
+                    return self._take(leaf, at, bid, need, 0)
+        else:
+            for at in range(len(bids) - 1, -1, -1):
+                if sizes[bids[at]] >= need:
+                    return self._take(leaf, at, bids[at], need, sizes[bids[at]] - need)
         raise AssertionError("search index out of step with the free blocks")
 
     def allocate_at(self, address: int, size: int) -> int | None:
-        """Reserve ``size`` bytes at ``address`` (absolute); None if that range is not free."""
+        """Reserve ``size`` bytes at ``address`` (absolute); None (nothing changed) if that range
+        is not free."""
         if size <= 0:
             raise MeshnnValueError(f"allocation size must be > 0 bytes, got {size}")
         need = self.aligned_size(size)
@@ -247,107 +288,100 @@ class FreeList:
         if start < 0 or start % self.alignment or start + need > self.size:
             return None
         for leaf in range(start >> self._shift, -1, -1):
-            addresses = self._leaves.get(leaf)
-            if not addresses:
-                continue
-            at = bisect.bisect_right(addresses, start) - 1
+            chunk = self._chunks[leaf]
+            at = -1 if chunk is None else bisect_right(chunk.addresses, start) - 1
             if at < 0:
                 continue
-            bid, lo = self._leaf_bids[leaf][at], addresses[at]
+            lo, bid = chunk.addresses[at], chunk.bids[at]
             if start + need > lo + self._size[bid]:
                 return None
-            return self._take(bid, need, start - lo)
+            return self._take(leaf, at, bid, need, start - lo)
         return None
 
-    def _take(self, bid: int, need: int, offset: int) -> int:
-        """Allocate ``need`` bytes at ``offset`` inside indexed free block ``bid``.
+    def _take(self, leaf: int, at: int, bid: int, need: int, offset: int) -> int:
+        """Allocate ``need`` bytes at ``offset`` bytes into free block ``bid``, entry ``at`` of chunk
+        ``leaf``; the absolute address.
 
-        A free part left on either side takes ``bid``'s entry in the index (no other free block
-        lies inside ``bid``), the left one first; ``bid`` itself keeps the allocation, and new
-        blocks are made left then right (tt-metal's block ids)."""
-        address, size = self._addr[bid], self._size[bid]
-        left_over = size - offset - need
-        leaf = address >> self._shift
-        if offset:  # a free block on the left: it takes bid's entry
+        ``bid`` keeps the allocation.  A free part left on either side is a new block, the left
+        one made first (tt-metal's block ids).  The left part takes ``bid``'s index entry (same
+        address), else the right part does (no other free block starts inside ``bid``); a right
+        part beside a left one gets an entry of its own."""
+        addrs, sizes = self._addr, self._size
+        address, size = addrs[bid], sizes[bid]
+        right_size = size - offset - need
+        if offset:
             left = self._new_block(address, offset, self._prev[bid], bid)
-            if self._prev[bid] != NO_BLOCK:
-                self._next[self._prev[bid]] = left
-            self._prev[bid] = left
-            self._index_replace(address, size, left)
-            self._addr[bid], self._size[bid] = address + offset, size - offset
-            if left_over:  # and one on the right: a new entry
-                self._refresh(self._index_insert(self._split_right(bid, need)))
-        elif left_over:  # only a free block on the right: it takes bid's entry
-            moved = self._index_replace(address, size, self._split_right(bid, need))
-            if moved != leaf:
-                self._refresh(moved)
+            self._index_set(leaf, at, size, left, address, offset)
+            address += offset
+            addrs[bid] = address
+            if right_size:
+                right = self._new_block(address + need, right_size, bid, self._next[bid])
+                self._index_add(right, address + need, right_size)
+        elif right_size:
+            right = self._new_block(address + need, right_size, bid, self._next[bid])
+            self._index_set(leaf, at, size, right, address + need, right_size)
         else:
-            self._index_remove(address, size)
-        self._refresh(leaf)
+            self._index_drop(leaf, at, size)
+        sizes[bid] = need
         self._used[bid] = True
-        self._allocated[self._addr[bid]] = bid
         self._allocated_bytes += need
-        return self._addr[bid] + self.offset
-
-    def _split_right(self, bid: int, need: int) -> int:
-        """A new free block (linked, not indexed) for the part of ``bid`` past its first ``need``
-        bytes; ``bid`` shrinks to ``need``."""
-        nxt = self._next[bid]
-        right = self._new_block(self._addr[bid] + need, self._size[bid] - need, bid, nxt)
-        if nxt != NO_BLOCK:
-            self._prev[nxt] = right
-        self._next[bid] = right
-        self._size[bid] = need
-        return right
+        address += self.offset
+        self._allocated[address] = bid
+        return address
 
     def free(self, address: int) -> None:
         """Release the allocation at ``address`` (absolute) and merge it with free neighbours."""
-        bid = self._allocated.pop(address - self.offset, None)
+        bid = self._allocated.pop(address, None)
         if bid is None:
             raise InvalidFreeError(
                 f"address {address} is not allocated (a double free, or an address never handed out)"
             )
-        used, sizes, addrs = self._used, self._size, self._addr
-        used[bid] = False
-        self._allocated_bytes -= sizes[bid]
-        prev, nxt = self._prev[bid], self._next[bid]
+        addrs, sizes, prevs, nexts, used = self._addr, self._size, self._prev, self._next, self._used
+        size = sizes[bid]
+        self._allocated_bytes -= size
+        prev, nxt = prevs[bid], nexts[bid]
+        merge_prev = prev != NO_BLOCK and not used[prev]
         merge_next = nxt != NO_BLOCK and not used[nxt]
-        if merge_next:  # unlink next: bid spans it
-            after = self._next[nxt]
-            self._next[bid] = after
-            if after != NO_BLOCK:
-                self._prev[after] = bid
-            next_address, next_size = addrs[nxt], sizes[nxt]
-            sizes[bid] += next_size
-        if prev != NO_BLOCK and not used[prev]:  # prev grows in place over bid (and next)
-            after = self._next[bid]
-            self._next[prev] = after
-            if after != NO_BLOCK:
-                self._prev[after] = prev
-            old_size = sizes[prev]
-            sizes[prev] += sizes[bid]
-            self._drop_block(bid)
-            if merge_next:
-                self._refresh(self._index_remove(next_address, next_size))
-                self._drop_block(nxt)
-            self._refresh(self._index_replace(addrs[prev], old_size, prev))
-        elif merge_next:  # bid takes next's entry (no free block lies between them)
-            self._drop_block(nxt)
-            old_leaf = next_address >> self._shift
-            leaf = self._index_replace(next_address, next_size, bid)
-            if old_leaf != leaf:
-                self._refresh(old_leaf)
-            self._refresh(leaf)
+        if not (merge_prev or merge_next):
+            used[bid] = False
+            self._index_add(bid, addrs[bid], size)
+            return
+        # One block stays (prev if free, else bid) and spans the others; their ids are spared,
+        # bid's first.
+        first, last = prev if merge_prev else bid, nxt if merge_next else bid
+        after = nexts[last]
+        nexts[first] = after
+        if after != NO_BLOCK:
+            prevs[after] = first
+        if merge_prev:
+            used[bid] = None
+            self._spare.append(bid)
         else:
-            self._refresh(self._index_insert(bid))
+            used[bid] = False
+        if merge_next:
+            used[nxt] = None
+            self._spare.append(nxt)
+            next_address, next_size = addrs[nxt], sizes[nxt]
+            next_leaf = next_address >> self._shift
+            next_at = bisect_left(self._chunks[next_leaf].addresses, next_address)
+            size += next_size
+        if merge_prev:  # prev grows in place; a free next's entry goes
+            if merge_next:
+                self._index_drop(next_leaf, next_at, next_size)
+            prev_size = sizes[prev]
+            sizes[prev] = prev_size + size
+            self._index_resize(addrs[prev] >> self._shift, prev_size, prev_size + size)
+        else:  # bid grows over next and takes its entry (no free block lies between them)
+            sizes[bid] = size
+            self._index_set(next_leaf, next_at, next_size, bid, addrs[bid], size)
 
     def allocation_size(self, address: int) -> int | None:
         """Bytes reserved by the allocation at ``address`` (absolute), or None."""
-        bid = self._allocated.get(address - self.offset)
+        bid = self._allocated.get(address)
         return None if bid is None else self._size[bid]
 
     def is_allocated(self, address: int) -> bool:
-        return (address - self.offset) in self._allocated
+        return address in self._allocated
 
     @property
     def num_allocations(self) -> int:
@@ -355,7 +389,7 @@ class FreeList:
 
     def allocations(self) -> list[tuple[int, int]]:
         """``(absolute address, reserved bytes)`` of every live allocation, by address."""
-        return sorted((a + self.offset, self._size[b]) for a, b in self._allocated.items())
+        return sorted((a, self._size[b]) for a, b in self._allocated.items())
 
     def statistics(self) -> Statistics:
         """Totals per bank; with nothing allocated the whole range counts as free (as tt-metal)."""
@@ -369,7 +403,7 @@ class FreeList:
         )
 
     def block_table(self) -> list[dict[str, str]]:
-        """tt-metal's memory block table: one dict of strings per block, by block id."""
+        """tt-metal's memory block table: one dict of strings per live block, by block id."""
         unsigned = (1 << 64) - 1
 
         def ref(bid: int) -> str:
@@ -385,17 +419,18 @@ class FreeList:
                 "blockID": str(bid),
             }
             for bid in range(len(self._addr))
-            if self._live[bid]
+            if self._used[bid] is not None
         ]
 
     def free_blocks(self) -> list[tuple[int, int]]:
         """``(absolute address, bytes)`` of every free block, by address."""
-        return sorted(
-            (self._addr[b] + self.offset, self._size[b])
-            for bids in self._leaf_bids.values()
-            for b in bids
-            if self._size[b] > 0
-        )
+        return [
+            (address + self.offset, self._size[bid])
+            for chunk in self._chunks
+            if chunk is not None
+            for address, bid in zip(chunk.addresses, chunk.bids, strict=True)
+            if self._size[bid] > 0
+        ]
 
     def clear(self) -> None:
         """Forget every allocation: one free block spans the range again."""

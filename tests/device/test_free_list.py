@@ -172,3 +172,134 @@ def test_random_sequences_match_the_specification(size, ops):
         fl.free(address)
     assert fl.free_blocks() == [(0, size)]
     assert len(fl.block_table()) == 1
+
+
+UNSIGNED_NONE = str((1 << 64) - 1)
+
+
+class BlockModel:
+    """tt-metal's block bookkeeping, literally: ``[id, address, size, allocated]`` blocks in
+    address order, scanned linearly; a split keeps the allocation in the old id and makes the
+    left part before the right one, and merged-away ids are reused last-freed-first."""
+
+    def __init__(self, size: int, alignment: int) -> None:
+        self.alignment = alignment
+        self.size = size
+        self.blocks = [[0, 0, size, False]]
+        self.spare: list[int] = []
+        self.ids = 1
+
+    def _new_id(self) -> int:
+        if self.spare:
+            return self.spare.pop()
+        self.ids += 1
+        return self.ids - 1
+
+    def _need(self, size: int) -> int:
+        return -(-max(size, self.alignment) // self.alignment) * self.alignment
+
+    def _take(self, i: int, need: int, offset: int) -> int:
+        bid, address, size, _ = self.blocks[i]
+        parts = [[self._new_id(), address, offset, False]] if offset else []
+        parts.append([bid, address + offset, need, True])
+        if size - offset - need:
+            parts.append([self._new_id(), address + offset + need, size - offset - need, False])
+        self.blocks[i : i + 1] = parts
+        return address + offset
+
+    def allocate(self, size: int, bottom_up: bool) -> int | None:
+        need = self._need(size)
+        fits = [i for i, (_, _, s, used) in enumerate(self.blocks) if not used and s >= need]
+        if not fits:
+            return None
+        i = fits[0] if bottom_up else fits[-1]
+        return self._take(i, need, 0 if bottom_up else self.blocks[i][2] - need)
+
+    def allocate_at(self, start: int, size: int) -> int | None:
+        need = self._need(size)
+        if start < 0 or start % self.alignment or start + need > self.size:
+            return None
+        for i, (_, address, s, used) in enumerate(self.blocks):
+            if not used and address <= start and start + need <= address + s:
+                return self._take(i, need, start - address)
+        return None
+
+    def free(self, address: int) -> None:
+        i = next(i for i, b in enumerate(self.blocks) if b[1] == address and b[3])
+        block = self.blocks[i]
+        block[3] = False
+        merge_next = i + 1 < len(self.blocks) and not self.blocks[i + 1][3]
+        if merge_next:
+            after = self.blocks.pop(i + 1)
+            block[2] += after[2]
+        if i > 0 and not self.blocks[i - 1][3]:
+            self.blocks[i - 1][2] += block[2]
+            del self.blocks[i]
+            self.spare.append(block[0])
+        if merge_next:
+            self.spare.append(after[0])
+
+    def block_table(self) -> list[dict[str, str]]:
+        rows = {}
+        for k, (bid, address, size, used) in enumerate(self.blocks):
+            rows[bid] = {
+                "allocated": "yes" if used else "no",
+                "nextID": str(self.blocks[k + 1][0]) if k + 1 < len(self.blocks) else UNSIGNED_NONE,
+                "prevID": str(self.blocks[k - 1][0]) if k else UNSIGNED_NONE,
+                "size": str(size),
+                "address": str(address),
+                "blockID": str(bid),
+            }
+        return [rows[bid] for bid in sorted(rows)]
+
+
+block_operations = st.lists(
+    st.tuples(
+        st.sampled_from(["alloc", "alloc", "alloc_at", "free", "free", "bad_free"]),
+        st.integers(1, 3000),
+        st.booleans(),
+        st.integers(0, 10**6),
+    ),
+    max_size=120,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(size=st.sampled_from([4096, 100_000, 1 << 20, 1_393_312]), ops=block_operations)
+def test_random_sequences_keep_tt_metal_block_ids(size, ops):
+    """Every address, and the whole block table (ids, links, sizes) after every step, as the
+    literal model has them; a refused request or a bad free changes nothing."""
+    offset = 1000
+    fl, model = make(size=size, offset=offset), BlockModel(size, 32)
+    live: list[int] = []
+    for op, nbytes, bottom_up, pick in ops:
+        before = fl.block_table()
+        if op == "alloc" or (op == "free" and not live):
+            address = fl.allocate(nbytes, bottom_up=bottom_up)
+            expected = model.allocate(nbytes, bottom_up)
+        elif op == "alloc_at":
+            start = pick % size // 32 * 32 if pick % 3 else pick % size
+            address = fl.allocate_at(offset + start, nbytes)
+            expected = model.allocate_at(start, nbytes)
+        elif op == "free":
+            address = live.pop(pick % len(live))
+            fl.free(address)
+            model.free(address - offset)
+            assert fl.block_table() == model.block_table()
+            continue
+        else:
+            with pytest.raises(InvalidFreeError):
+                fl.free(offset + pick % size // 32 * 32 + 16)  # never aligned, never allocated
+            assert fl.block_table() == before
+            continue
+        assert address == (None if expected is None else expected + offset)
+        if address is None:
+            assert fl.block_table() == before
+        else:
+            live.append(address)
+        assert fl.block_table() == model.block_table()
+    for address in live:
+        fl.free(address)
+        model.free(address - offset)
+    assert fl.block_table() == model.block_table()
+    assert fl.free_blocks() == [(offset, size)]
