@@ -20,6 +20,9 @@ Block floats (bfloat8_b = BFP8, bfloat4_b = BFP4, and the bfp_utils-only BFP2)
     exponent gives +0.0.
 
 The packers work chunk by chunk (about 64 Ki values), so every intermediate stays in the cache.
+When the program uses torch, chunks of ``TORCH_BFP_MIN_VALUES`` or more are packed and unpacked
+with torch's operations instead (the same arithmetic, on torch's threads; checked once to give
+numpy's bits, :func:`_torch_bfp_agrees`), on larger chunks (``TORCH_CHUNK_VALUES``).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import enum
 import functools
 import sys
 import warnings
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -43,6 +47,14 @@ BLOCK_VALUES = 16
 
 CHUNK_VALUES = 1 << 16
 """Values processed per step by the block-float packers (sized for a 2 MiB L2 cache)."""
+
+TORCH_CHUNK_VALUES = 1 << 19
+"""Values per step when torch does the arithmetic: each torch call is split over its threads, so
+a call must be long enough to pay for that (measured best on a 2-core machine with 2 MiB of L2
+per core: 1 << 18 to 1 << 19).  A thread's packer then keeps 7 MiB of scratch, its unpacker 3."""
+
+TORCH_BFP_MIN_VALUES = 1 << 16
+"""Chunks of fewer values are packed and unpacked with numpy (a torch call costs more than it saves)."""
 
 _EXP_A_REBIAS = 127 - 15  # float32 bias to the 5-bit exponent bias of the exp_a variant
 
@@ -204,6 +216,47 @@ def bfloat16_bits_to_float32(bits: np.ndarray, *, out: np.ndarray | None = None)
     return out
 
 
+# --- block floats: the torch kernels ------------------------------------------------------------
+
+
+def torch_for(n_values: int) -> Any | None:
+    """torch, to pack or unpack a chunk of ``n_values`` on its threads: when the program uses torch
+    (meshnn never imports it for this), the chunk has ``TORCH_BFP_MIN_VALUES`` or more, and torch
+    was checked to give numpy's bits (:func:`_torch_bfp_agrees`); else None (numpy does it)."""
+    torch = sys.modules.get("torch")
+    if n_values < TORCH_BFP_MIN_VALUES or torch is None or not _torch_bfp_agrees(torch):
+        return None
+    return torch
+
+
+def _torch_choice(use_torch: bool | None, n_values: int) -> Any | None:
+    """The torch to pack or unpack ``n_values`` with, per a packer's ``use_torch``; None: numpy."""
+    if use_torch is None:
+        return torch_for(n_values)
+    return sys.modules.get("torch") if use_torch else None
+
+
+@functools.cache
+def _torch_bfp_agrees(torch: Any) -> bool:
+    """Whether ``torch`` (the imported module) packs and unpacks bit for bit as numpy does,
+    checked once on every kind of block (random bit patterns: ordinary, zero, subnormal,
+    small-exponent, inf and NaN values)."""
+    rng = np.random.default_rng(0)
+    bits = rng.integers(0, 2**32, 1 << 14, dtype=np.uint64).astype(np.uint32)
+    exps = np.clip(rng.integers(-8, 264, bits.size // BLOCK_VALUES).repeat(BLOCK_VALUES), 0, 255).astype(np.uint32)
+    bits = (bits & 0x807FFFFF) | (exps << 23)
+    tiles = bits.view(np.float32).reshape(-1, 256)
+    try:
+        for fmt in BlockFloatFormat:
+            packed = [pack_bfp(tiles, fmt, use_torch=choice) for choice in (False, True)]
+            values = [unpack_bfp(packed[0], fmt, 256, use_torch=choice) for choice in (False, True)]
+            if not np.array_equal(*packed) or not np.array_equal(values[0].view(np.uint32), values[1].view(np.uint32)):
+                return False
+    except Exception:  # any failure means: do not use torch
+        return False
+    return True
+
+
 # --- block floats: packing ----------------------------------------------------------------------
 
 
@@ -220,11 +273,15 @@ class BfpPacker:
         *,
         exp_a: bool = False,
         chunk_values: int = CHUNK_VALUES,
+        use_torch: bool | None = None,
     ) -> None:
+        """``use_torch``: None lets :func:`torch_for` decide per chunk; False packs with numpy
+        only; True with torch whenever the program has imported it."""
         _check_values_per_tile(values_per_tile)
         self.fmt = fmt
         self.values_per_tile = values_per_tile
         self.exp_a = exp_a
+        self.use_torch = use_torch
         self.tile_size = fmt.tile_size(values_per_tile)
         self.chunk_tiles = max(1, chunk_values // values_per_tile)
         count = self.chunk_tiles * values_per_tile
@@ -234,10 +291,15 @@ class BfpPacker:
         self._codes = np.empty((2, count), np.int8)
         self._shared = np.empty(count // BLOCK_VALUES, np.uint32)
         self._scale = np.empty(count // BLOCK_VALUES, np.uint32)
-        # numpy's minimum / maximum against an array are several times faster than against a scalar
-        self._limits = np.empty((2, count), np.float32)
-        self._limits[0] = (1 << fmt.magnitude_bits) - 1
-        self._limits[1] = -self._limits[0]
+
+    @functools.cached_property
+    def _limits(self) -> np.ndarray:
+        """``±(2**W - 1)`` for every value of a chunk (made at the first numpy chunk): numpy's
+        minimum / maximum against an array are several times faster than against a scalar."""
+        limits = np.empty((2, self._tiles.size), np.float32)
+        limits[0] = (1 << self.fmt.magnitude_bits) - 1
+        limits[1] = -limits[0]
+        return limits
 
     def tiles_buffer(self, n_tiles: int) -> np.ndarray:
         """Scratch for ``n_tiles`` (at most ``chunk_tiles``) float32 tiles, shape (n, values)."""
@@ -249,20 +311,26 @@ class BfpPacker:
         n_tiles = tiles.shape[0]
         bits = tiles.view(np.uint32).reshape(-1)
         blocks = bits.size // BLOCK_VALUES
+        exp_bytes = bfp_exponent_section_size(blocks // n_tiles)
+        code_bytes = out[:, exp_bytes:]
+        torch = None if self.exp_a else _torch_choice(self.use_torch, bits.size)
+        in_place = torch is not None and self.fmt.codes_per_byte == 1  # torch writes the code bytes itself
         if self.exp_a:
             shared, wide = _exp_a_codes(bits, self.fmt.magnitude_bits)
             codes = wide.astype(np.uint8)
         else:
-            shared, codes = self._shared[:blocks], self._codes[0, : bits.size]
-            self._float_codes(bits, shared, codes)
-        exp_bytes = bfp_exponent_section_size(blocks // n_tiles)
+            shared = self._shared[:blocks]
+            codes = code_bytes.view(np.int8) if in_place else self._codes[0, : bits.size]
+            self._float_codes(torch, bits, shared, codes)
         np.copyto(out[:, : blocks // n_tiles], shared.reshape(n_tiles, -1), casting="unsafe")
         out[:, blocks // n_tiles : exp_bytes] = 0
-        _write_codes(codes.view(np.uint8), self.fmt, out[:, exp_bytes:])
+        if not in_place:
+            _write_codes(codes.view(np.uint8), self.fmt, code_bytes)
 
-    def _float_codes(self, bits: np.ndarray, shared: np.ndarray, codes: np.ndarray) -> None:
+    def _float_codes(self, torch: Any | None, bits: np.ndarray, shared: np.ndarray, codes: np.ndarray) -> None:
         """Shared exponents (into ``shared``, uint32) and sign-magnitude codes (into ``codes``,
-        int8, one per value) of float32 ``bits`` in float32 arithmetic, exactly as :func:`_codes`.
+        int8, one per value: flat, or (tiles, values) with torch) of float32 ``bits`` in float32
+        arithmetic (numpy's, or ``torch``'s when given), exactly as :func:`_codes`.
 
         With ``E`` the block's shared exponent, ``m = trunc(v * 2**(150 - E))`` is ±(the 24-bit
         mantissa shifted right by ``E - e`` without sticky bits: a power-of-two scaling is exact)
@@ -271,6 +339,18 @@ class BfpPacker:
         they scale below 1, so to 0, as they must; E is raised to 24 for the scale).  The other
         blocks (small normal values, where a subnormal's absent leading 1 matters, and inf/NaN)
         are redone by :func:`_codes`."""
+        if torch is not None:
+            self._torch_float_codes(torch, bits, shared, codes)
+        else:
+            self._numpy_float_codes(bits, shared, codes)
+        scale = self._scale[: shared.size]
+        np.subtract(shared, 1, out=scale)  # E - 1, which wraps to 2**32 - 1 for E == 0
+        rare = np.flatnonzero((scale < 23) | (shared == 255))
+        if rare.size:
+            _redo_blocks(bits, self.fmt.magnitude_bits, rare, codes)
+
+    def _numpy_float_codes(self, bits: np.ndarray, shared: np.ndarray, codes: np.ndarray) -> None:
+        """:meth:`_float_codes`' arithmetic with numpy (the rare blocks not yet redone)."""
         width = self.fmt.magnitude_bits
         n = bits.size
         exps, scaled, spare = self._exps[:n], self._scaled[:n], self._codes[1, :n]
@@ -281,7 +361,7 @@ class BfpPacker:
         np.maximum(shared, 24, out=scale)
         np.subtract(150 + 127, scale, out=scale)
         np.left_shift(scale, 23, out=scale)
-        with np.errstate(invalid="ignore", over="ignore"):  # inf / NaN: their blocks are redone below
+        with np.errstate(invalid="ignore", over="ignore"):  # inf / NaN: their blocks are redone
             # a (blocks, 16) broadcast runs a short inner loop per block: repeating the scale is faster
             np.multiply(bits.view(np.float32), np.repeat(scale.view(np.float32), BLOCK_VALUES), out=scaled)
             np.trunc(scaled, out=scaled)
@@ -292,10 +372,39 @@ class BfpPacker:
             np.rint(scaled, out=scaled)  # round half to even; the clamp before it changes nothing
             np.copyto(codes, scaled, casting="unsafe")  # an integer in [-(2**W - 1), 2**W - 1]
         _to_sign_magnitude(codes, width, spare)
-        np.subtract(shared, 1, out=scale)  # E - 1, which wraps to 2**32 - 1 for E == 0
-        rare = np.flatnonzero((scale < 23) | (shared == 255))
-        if rare.size:
-            _redo_blocks(bits, width, rare, codes)
+
+    def _torch_float_codes(self, torch: Any, bits: np.ndarray, shared: np.ndarray, codes: np.ndarray) -> None:
+        """:meth:`_numpy_float_codes` with torch operations on the same scratch buffers, fused
+        where torch allows: the block maximum is of the magnitudes' bits (the largest magnitude
+        has the largest exponent), and ``trunc(v * 2**(150 - E))`` is ``v / 2**(E - 150)``
+        rounded toward zero (division by a power of two is exact).  The per-block steps use
+        numpy: on a few thousand values its calls cost less than torch's."""
+        width, n, blocks = self.fmt.magnitude_bits, bits.size, shared.size
+        as_torch = torch.from_numpy
+        values = as_torch(bits.view(np.float32))
+        magnitudes = as_torch(self._exps[:n].view(np.int32))
+        torch.bitwise_and(values.view(torch.int32), 0x7FFFFFFF, out=magnitudes)
+        torch.amax(magnitudes.view(blocks, BLOCK_VALUES), dim=1, out=as_torch(shared.view(np.int32)))
+        np.right_shift(shared, 23, out=shared)
+        divisor = self._scale[:blocks]  # float32 bits of 2**(max(E, 24) - 150), always normal
+        np.maximum(shared, 24, out=divisor)
+        np.subtract(divisor, 150 - 127, out=divisor)
+        np.left_shift(divisor, 23, out=divisor)
+        code = as_torch(codes)  # flat, or the code bytes of the output tiles
+        scaled, spare = as_torch(self._scaled[:n]).view(code.shape), as_torch(self._codes[1, :n]).view(code.shape)
+        by_block = (blocks, BLOCK_VALUES)
+        block_divisor = as_torch(divisor.view(np.float32)).view(blocks, 1)
+        torch.div(values.view(by_block), block_divisor, rounding_mode="trunc", out=scaled.reshape(by_block))
+        torch.mul(scaled, 2.0 ** (width - 24), out=scaled)
+        torch.round(scaled, out=scaled)  # half to even
+        limit = (1 << width) - 1
+        torch.clamp(scaled, -limit, limit, out=scaled)  # no carry into the exponent
+        code.copy_(scaled)
+        torch.bitwise_right_shift(code, 7, out=spare)  # sign-magnitude, as _to_sign_magnitude
+        torch.bitwise_xor(code, spare, out=code)
+        torch.sub(code, spare, out=code)
+        torch.bitwise_and(spare, 1 << width if width < 7 else -128, out=spare)
+        torch.bitwise_or(code, spare, out=code)
 
 
 def _block_max(values: np.ndarray, out: np.ndarray) -> None:
@@ -324,7 +433,9 @@ def _redo_blocks(bits: np.ndarray, width: int, blocks: np.ndarray, codes: np.nda
     limits = np.empty((2, values.size), np.uint32)
     limits[0], limits[1] = 31, (1 << width) - 1
     _codes(values, width, np.empty(blocks.size, np.uint32), work, limits)
-    codes.reshape(-1, BLOCK_VALUES)[blocks] = work[0].reshape(-1, BLOCK_VALUES).astype(np.uint8).view(np.int8)
+    lead = (*codes.shape[:-1], codes.shape[-1] // BLOCK_VALUES)  # codes may be rows of a larger array
+    by_block = codes.reshape(*lead, BLOCK_VALUES, copy=False)
+    by_block[np.unravel_index(blocks, lead)] = work[0].reshape(-1, BLOCK_VALUES).astype(np.uint8).view(np.int8)
 
 
 def _codes(bits: np.ndarray, width: int, shared: np.ndarray, work: np.ndarray, limits: np.ndarray) -> None:
@@ -392,11 +503,13 @@ def _write_codes(codes: np.ndarray, fmt: BlockFloatFormat, out: np.ndarray) -> N
         np.bitwise_or(out, np.left_shift(grouped[..., position], position * fmt.code_bits), out=out)
 
 
-def pack_bfp(tiles: np.ndarray, fmt: BlockFloatFormat, *, exp_a: bool = False) -> np.ndarray:
+def pack_bfp(
+    tiles: np.ndarray, fmt: BlockFloatFormat, *, exp_a: bool = False, use_torch: bool | None = None
+) -> np.ndarray:
     """Packed block-float bytes (n_tiles x tile_size uint8) of float32 ``tiles`` (n_tiles x
-    values, each tile in face order)."""
+    values, each tile in face order); ``use_torch`` as for :class:`BfpPacker`."""
     tiles = _as_float32_tiles(tiles)
-    packer = BfpPacker(fmt, tiles.shape[1], exp_a=exp_a)
+    packer = BfpPacker(fmt, tiles.shape[1], exp_a=exp_a, use_torch=use_torch)
     out = np.empty((tiles.shape[0], packer.tile_size), np.uint8)
     for start in range(0, tiles.shape[0], packer.chunk_tiles):
         chunk = tiles[start : start + packer.chunk_tiles]
@@ -440,9 +553,18 @@ def _decode_table(fmt: BlockFloatFormat) -> np.ndarray:
 class BfpUnpacker:
     """Unpacks block-float tiles into float32 tiles in face order; one per thread (owns scratch)."""
 
-    def __init__(self, fmt: BlockFloatFormat, values_per_tile: int, *, chunk_values: int = CHUNK_VALUES) -> None:
+    def __init__(
+        self,
+        fmt: BlockFloatFormat,
+        values_per_tile: int,
+        *,
+        chunk_values: int = CHUNK_VALUES,
+        use_torch: bool | None = None,
+    ) -> None:
+        """``use_torch`` as for :class:`BfpPacker`."""
         _check_values_per_tile(values_per_tile)
         self.fmt = fmt
+        self.use_torch = use_torch
         self.values_per_tile = values_per_tile
         self.tile_size = fmt.tile_size(values_per_tile)
         self.chunk_tiles = max(1, chunk_values // values_per_tile)
@@ -457,37 +579,75 @@ class BfpUnpacker:
         return self._values[: n_tiles * self.values_per_tile].reshape(n_tiles, self.values_per_tile)
 
     def unpack_into(self, packed: np.ndarray, out: np.ndarray) -> None:
-        """Decode ``packed`` (n x tile_size uint8) into ``out`` (n x values float32, C-contiguous).
+        """Decode ``packed`` (n x tile_size uint8) into ``out``: float32 whose elements in C order
+        are the n tiles' values in face order, e.g. (n, values), or the tile view of a block of
+        a larger array (any strides; its last dimension a whole number of blocks).
 
         A code is ``±magnitude * 2**(E - 127 - (W - 1))`` for shared exponent E: exact float32
         arithmetic whenever ``W <= E <= 254`` (every result is then a normal float, bit for bit
         what the decoding rules give, code 0x80 included: ``0 * -1`` is -0.0).  The blocks with
         E < W (a result would need an exponent below 1) or E == 255 go through the table of
-        :func:`_decode_table`."""
-        if not out.flags.c_contiguous:
-            raise MeshnnValueError("BfpUnpacker.unpack_into needs a C-contiguous output")
+        :func:`_decode_table`.  With torch the last multiplication writes ``out`` (whatever its
+        strides); numpy decodes into scratch that is then copied to a strided ``out``."""
         n_tiles = packed.shape[0]
+        n = n_tiles * self.values_per_tile
+        if out.dtype != np.float32 or out.size != n or out.shape[-1] % BLOCK_VALUES:
+            raise MeshnnValueError(f"BfpUnpacker.unpack_into needs {n} float32 values out, in whole blocks")
         blocks = self.values_per_tile // BLOCK_VALUES
         width = self.fmt.magnitude_bits
-        n = n_tiles * self.values_per_tile
         codes, spare = self._codes[0, :n], self._codes[1, :n]
         self._split_codes(packed[:, bfp_exponent_section_size(blocks) :], codes.view(np.uint8))
         shared = packed[:, :blocks]
         scale = self._scale[: n // BLOCK_VALUES].reshape(n_tiles, blocks)
         np.subtract(shared, width - 1, out=scale, dtype=np.uint32)  # wraps for E < W - 1: redone below
         np.left_shift(scale, 23, out=scale)
+        torch = _torch_choice(self.use_torch, n)
+        direct = out.flags.c_contiguous or (torch is not None and min(out.strides) >= 0)
+        values = out if direct else self.values_buffer(n_tiles)
+        if torch is not None:
+            self._torch_values(torch, codes, spare, scale.reshape(-1), values)
+        else:
+            self._numpy_values(codes, spare, scale.reshape(-1), values.reshape(-1))
+        rare = np.flatnonzero((shared < width) | (shared == 255))
+        if rare.size:
+            self._table_blocks(packed, rare, values)
+        if not direct:
+            np.copyto(out, values.reshape(out.shape))
+
+    def _numpy_values(self, codes: np.ndarray, spare: np.ndarray, scale: np.ndarray, values: np.ndarray) -> None:
+        """``±magnitude * scale`` of sign-magnitude int8 ``codes`` (clobbered, as ``spare``) with
+        ``scale`` the float32 bits of each block's power of two, into flat float32 ``values``."""
+        width = self.fmt.magnitude_bits
         sign = codes if width == 7 else np.left_shift(codes, 7 - width, out=spare)  # the sign in bit 7
         np.right_shift(sign, 7, out=spare)  # -1 where it is set (an arithmetic shift of int8), else 0
         np.bitwise_or(spare, 1, out=spare)  # -1 or +1
         np.bitwise_and(codes, np.int8((1 << width) - 1), out=codes)  # the magnitude
-        values = out.reshape(-1)
         np.copyto(values, codes)
         np.multiply(values, spare, out=values)
-        with np.errstate(over="ignore", invalid="ignore"):  # only in the blocks redone below
-            np.multiply(values, np.repeat(scale.view(np.float32).reshape(-1), BLOCK_VALUES), out=values)
-        rare = np.flatnonzero((shared < width) | (shared == 255))
-        if rare.size:
-            self._table_blocks(packed, rare, values)
+        with np.errstate(over="ignore", invalid="ignore"):  # only in the blocks redone by the table
+            np.multiply(values, np.repeat(scale.view(np.float32), BLOCK_VALUES), out=values)
+
+    def _torch_values(
+        self, torch: Any, codes: np.ndarray, spare: np.ndarray, scale: np.ndarray, values: np.ndarray
+    ) -> None:
+        """:meth:`_numpy_values` with torch operations, into ``values`` of any (non-negative)
+        strides: the signed magnitudes go to scratch, the scaling writes ``values``."""
+        width = self.fmt.magnitude_bits
+        as_torch = torch.from_numpy
+        code, sign, signed = as_torch(codes), as_torch(spare), as_torch(self._values[: codes.size])
+        if width == 7:
+            torch.bitwise_right_shift(code, 7, out=sign)
+        else:
+            torch.bitwise_left_shift(code, 7 - width, out=sign)
+            torch.bitwise_right_shift(sign, 7, out=sign)
+        torch.bitwise_or(sign, 1, out=sign)
+        torch.bitwise_and(code, (1 << width) - 1, out=code)
+        signed.copy_(code)
+        torch.mul(signed, sign, out=signed)
+        target = as_torch(values)
+        by_block = (*target.shape[:-1], target.shape[-1] // BLOCK_VALUES, BLOCK_VALUES)
+        block_scale = as_torch(scale.view(np.float32)).view(*by_block[:-1], 1)
+        torch.mul(signed.view(by_block), block_scale, out=target.view(by_block))
 
     def _split_codes(self, code_bytes: np.ndarray, codes: np.ndarray) -> None:
         """One code per uint8 of ``codes`` from the packed code bytes (element 0 in the low bits)."""
@@ -501,22 +661,27 @@ class BfpUnpacker:
             np.bitwise_and(split[..., position], (1 << bits) - 1, out=split[..., position])
 
     def _table_blocks(self, packed: np.ndarray, rare: np.ndarray, values: np.ndarray) -> None:
-        """Decode the blocks numbered ``rare`` (over all tiles of ``packed``) through the table."""
+        """Decode the blocks numbered ``rare`` (over all tiles of ``packed``) through the table,
+        into ``values`` (as :meth:`unpack_into`'s ``out``)."""
         blocks = self.values_per_tile // BLOCK_VALUES
         codes = np.empty(values.size, np.uint8)
         self._split_codes(packed[:, bfp_exponent_section_size(blocks) :], codes)
         by_block = codes.reshape(-1, BLOCK_VALUES)[rare].astype(np.uint16)
         shared = packed[:, :blocks].reshape(-1)[rare].astype(np.uint16)
         index = np.bitwise_or(by_block, shared[:, None] << self.fmt.code_bits)
-        values.view(np.uint32).reshape(-1, BLOCK_VALUES)[rare] = self._table[index]
+        lead = (*values.shape[:-1], values.shape[-1] // BLOCK_VALUES)
+        in_blocks = values.view(np.uint32).reshape(*lead, BLOCK_VALUES, copy=False)
+        in_blocks[np.unravel_index(rare, lead)] = self._table[index]
 
 
-def unpack_bfp(packed: np.ndarray, fmt: BlockFloatFormat, values_per_tile: int) -> np.ndarray:
+def unpack_bfp(
+    packed: np.ndarray, fmt: BlockFloatFormat, values_per_tile: int, *, use_torch: bool | None = None
+) -> np.ndarray:
     """float32 tiles (n_tiles x values, face order) of packed block-float ``packed`` (n_tiles x
-    tile_size uint8, or the same bytes flat)."""
+    tile_size uint8, or the same bytes flat); ``use_torch`` as for :class:`BfpPacker`."""
     if not isinstance(packed, np.ndarray) or packed.dtype != np.uint8:
         raise MeshnnTypeError("packed block-float data must be a uint8 numpy array")
-    unpacker = BfpUnpacker(fmt, values_per_tile)
+    unpacker = BfpUnpacker(fmt, values_per_tile, use_torch=use_torch)
     if packed.size % unpacker.tile_size:
         raise MeshnnValueError(
             f"{packed.size} bytes is not a whole number of {unpacker.tile_size}-byte {fmt.name} tiles"

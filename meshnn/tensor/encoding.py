@@ -25,21 +25,26 @@ from __future__ import annotations
 
 import math
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import ml_dtypes
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.mesh.command_queue import parallel_copyto
 from meshnn.tensor.bfloat import (
+    CHUNK_VALUES,
+    TORCH_CHUNK_VALUES,
     BfpPacker,
     BfpUnpacker,
     BlockFloatFormat,
     bfloat16_bits_to_float32,
     float32_to_bfloat16_bits,
     pack_bfp,
+    torch_for,
     unpack_bfp,
 )
 from meshnn.tensor.dtypes import DataType
@@ -303,17 +308,38 @@ def _row_major_bytes(values: np.ndarray, dtype: DataType, out: np.ndarray | None
     return _into(_as_bytes(_to_storage(values, dtype)), out)
 
 
-def is_plain_bytes(values: np.ndarray, dtype: DataType, layout: Layout, *, col_tilize: bool = False) -> bool:
-    """True when ``values``' elements in C order ARE the encoding (row-major, the stored element
-    type, nothing to convert): a transfer can copy them straight from the caller's array."""
-    plain = (DataType.FLOAT32, DataType.INT32, DataType.UINT32, DataType.UINT16, DataType.UINT8, DataType.INT8)
-    return (
-        isinstance(values, np.ndarray)
-        and layout is Layout.ROW_MAJOR
-        and not col_tilize
-        and dtype in plain
-        and values.dtype == dtype.storage_dtype
-    )
+_VIEWABLE = frozenset(
+    {
+        DataType.FLOAT32,
+        DataType.BFLOAT16,
+        DataType.INT32,
+        DataType.UINT32,
+        DataType.UINT16,
+        DataType.UINT8,
+        DataType.INT8,
+    }
+)
+"""The dtypes whose stored elements are the bits of their numpy values (``numpy_dtype``)."""
+
+
+def byte_view(
+    values: np.ndarray, dtype: DataType, layout: Layout, *, tile: Tile = DEFAULT_TILE, col_tilize: bool = False
+) -> np.ndarray | None:
+    """A view of ``values`` (any strides) whose elements in C order ARE its encoding, or None
+    when the encoding converts values, pads tiles or cannot be viewed without a copy.
+
+    Both ways round: the bytes :func:`encode` gives for ``values``, and the values :func:`decode`
+    gives for those bytes.  A host <-> device copy through the view converts as it copies (a
+    TILE view tilizes or untilizes), in one pass, with no staging buffer."""
+    if not isinstance(values, np.ndarray) or col_tilize or dtype not in _VIEWABLE:
+        return None
+    if values.dtype != dtype.numpy_dtype:
+        return None
+    elements = values.view(dtype.storage_dtype)  # bfloat16: its uint16 bits
+    if layout is Layout.ROW_MAJOR:
+        return elements
+    matrices = _matrices_view(elements, tuple(values.shape), tile)
+    return None if matrices is None else tile_view(matrices, tile)
 
 
 def _tilize_float32(
@@ -331,16 +357,21 @@ def _tilize_float32(
         return out
     if n_tiles:
         grid = tile_view(padded_matrices(values, tile, np.float32(pad_value)), tile)
-        np.copyto(tiles.reshape(grid.shape), grid)
+        parallel_copyto(tiles.reshape(grid.shape), grid)
     return out
 
 
 def _pack_tiles(
     values: np.ndarray, dtype: DataType, tile: Tile, pad_value: float, out: np.ndarray | None = None
 ) -> np.ndarray:
-    """Block-float bytes of float32 ``values``: tilize and pack a cache-sized chunk at a time."""
+    """Block-float bytes of float32 ``values``: tilize and pack a cache-sized chunk at a time.
+    With torch (:func:`torch_for`) each chunk's copy and arithmetic run on torch's threads.
+    (numpy on several threads of its own runs slower, not faster: its operations on a chunk are
+    short, so the threads spend their time handing the interpreter lock to each other.)"""
     grid = tile_view(padded_matrices(values, tile, np.float32(pad_value)), tile)
-    packer = _packer(BlockFloatFormat.of(dtype), tile.values_per_tile)
+    fmt, values_per_tile = BlockFloatFormat.of(dtype), tile.values_per_tile
+    torch = torch_for(grid.size)
+    packer = _packer(fmt, values_per_tile, torch)
     n_tiles = grid.shape[0] * grid.shape[1]
     if out is None:
         out = np.empty(n_tiles * packer.tile_size, np.uint8)
@@ -348,17 +379,36 @@ def _pack_tiles(
     for rows, cols, first, count in tile_chunks(grid.shape[0], grid.shape[1], packer.chunk_tiles):
         chunk = grid[rows, cols]
         buffer = packer.tiles_buffer(count)
-        np.copyto(buffer.reshape(chunk.shape), chunk)
+        _copy(buffer.reshape(chunk.shape), chunk, torch)
         packer.pack_into(buffer, tiles[first : first + count])
     return out
 
 
-def _packer(fmt: BlockFloatFormat, values_per_tile: int) -> BfpPacker:
-    return thread_scratch(("pack", fmt, values_per_tile), lambda: BfpPacker(fmt, values_per_tile))
+def _copy(dst: np.ndarray, src: np.ndarray, torch: Any | None) -> None:
+    """``np.copyto(dst, src)`` (one shape, any strides), with torch's threaded copy when given
+    (and torch can view both: it takes no negative strides)."""
+    if torch is None or min(src.strides, default=0) < 0 or min(dst.strides, default=0) < 0:
+        np.copyto(dst, src)
+        return
+    with warnings.catch_warnings():  # a read-only source is only read
+        warnings.simplefilter("ignore", UserWarning)
+        torch.from_numpy(dst).copy_(torch.from_numpy(src))
 
 
-def _unpacker(fmt: BlockFloatFormat, values_per_tile: int) -> BfpUnpacker:
-    return thread_scratch(("unpack", fmt, values_per_tile), lambda: BfpUnpacker(fmt, values_per_tile))
+def _packer(fmt: BlockFloatFormat, values_per_tile: int, torch: Any | None) -> BfpPacker:
+    """This thread's packer, with chunks sized for torch's arithmetic or numpy's."""
+    chunk = TORCH_CHUNK_VALUES if torch is not None else CHUNK_VALUES
+    return thread_scratch(
+        ("pack", fmt, values_per_tile, chunk), lambda: BfpPacker(fmt, values_per_tile, chunk_values=chunk)
+    )
+
+
+def _unpacker(fmt: BlockFloatFormat, values_per_tile: int, torch: Any | None) -> BfpUnpacker:
+    """This thread's unpacker, with chunks sized as for :func:`_packer`."""
+    chunk = TORCH_CHUNK_VALUES if torch is not None else CHUNK_VALUES
+    return thread_scratch(
+        ("unpack", fmt, values_per_tile, chunk), lambda: BfpUnpacker(fmt, values_per_tile, chunk_values=chunk)
+    )
 
 
 def _checked_raw(raw: object, dtype: DataType, layout: Layout, shape: Sequence[int], tile: Tile) -> np.ndarray:
@@ -397,7 +447,7 @@ def decode(
         values = _from_storage(raw.view(stored).reshape(shape), dtype)
         if out is None:
             return np.array(values, copy=True)
-        np.copyto(out, values)
+        parallel_copyto(out, values)
         return out
     matrices = None if out is None or dtype is DataType.FP8_E4M3 else _matrices_view(out, shape, tile)
     if dtype.is_block_float:
@@ -406,7 +456,7 @@ def decode(
         tiles = raw.view(dtype.storage_dtype)
         if matrices is not None:
             grid = tile_view(matrices.view(dtype.storage_dtype), tile)
-            np.copyto(grid, tiles.reshape(grid.shape))
+            parallel_copyto(grid, tiles.reshape(grid.shape))
             return out
         result = _from_storage(untilize(tiles, shape, tile), dtype)
     if out is None or result is out:
@@ -432,19 +482,18 @@ def _unpack_tiles(
     raw: np.ndarray, dtype: DataType, shape: tuple[int, ...], tile: Tile, matrices: np.ndarray | None = None
 ) -> np.ndarray:
     """float32 values of block-float tiles: unpack and untilize a cache-sized chunk at a time
-    (into ``matrices``, tile-aligned (batch, height, width) float32, when given)."""
+    (into ``matrices``, tile-aligned (batch, height, width) float32, when given), on torch's
+    threads as in :func:`_pack_tiles`."""
     padded = padded_shape(shape, Layout.TILE, tile)
     given = matrices is not None
     if matrices is None:
         matrices = np.empty((math.prod(padded[:-2]), padded[-2], padded[-1]), np.float32)
     grid = tile_view(matrices, tile)
-    unpacker = _unpacker(BlockFloatFormat.of(dtype), tile.values_per_tile)
+    torch = torch_for(grid.size)
+    unpacker = _unpacker(BlockFloatFormat.of(dtype), tile.values_per_tile, torch)
     packed = raw.reshape(-1, unpacker.tile_size)
     for rows, cols, first, count in tile_chunks(grid.shape[0], grid.shape[1], unpacker.chunk_tiles):
-        chunk = grid[rows, cols]
-        buffer = unpacker.values_buffer(count)
-        unpacker.unpack_into(packed[first : first + count], buffer)
-        np.copyto(chunk, buffer.reshape(chunk.shape))
+        unpacker.unpack_into(packed[first : first + count], grid[rows, cols])  # untilizes as it decodes
     if given:
         return matrices
     logical = (matrices.shape[0], *((1, shape[0]) if len(shape) == 1 else shape[-2:]))

@@ -32,12 +32,12 @@ from meshnn.tensor.distribution import (
     TensorTopology,
 )
 from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.encoding import decode, encode, is_plain_bytes, packed_spec
+from meshnn.tensor.encoding import byte_view, decode, encode, packed_spec
 from meshnn.tensor.encoding import to_layout as layout_bytes
 from meshnn.tensor.encoding import typecast as typecast_bytes
 from meshnn.tensor.layout import Layout, Tile, padded_shape
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
-from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage
+from meshnn.tensor.storage import RESULT_ARRAYS, DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage
 from meshnn.tensor.tensor import MappedArray, Tensor, as_array, caller_site, host_tensor_from_array
 
 # ttnn.distribute(mapper_or_composer) binds these for from_torch / to_torch inside its block.
@@ -144,9 +144,9 @@ def mapped_to_device(
     mapped: MappedArray, device: MeshDevice, memory_config: MemoryConfig | None = None, cq_id: int | None = None
 ) -> Tensor:
     """``host_tensor_from_array`` then ``to_device``, without the host copy: each distinct shard
-    is encoded into a reused staging buffer (or, when its values are already the bytes, handed
-    to the queue as a strided view of the caller's array) and written to every device that holds
-    it, one blocking ``enqueue_write_shards`` per shard."""
+    is encoded into a reused staging buffer (or, when a view of its values is the bytes, handed
+    to the queue as that strided view of the caller's array, so the write tilizes as it copies)
+    and written to every device that holds it, one blocking ``enqueue_write_shards`` per shard."""
     if not isinstance(device, MeshDevice):
         raise MeshnnTypeError(f"device must be a MeshDevice, got {type(device).__name__}")
     device.check_open()
@@ -172,9 +172,8 @@ def mapped_to_device(
             local = [c for c in holders if device.is_local(c)]
             if not local:
                 continue
-            if is_plain_bytes(shard, spec.dtype, spec.layout, col_tilize=mapped.col_tilize):
-                data = shard  # strided or not, its elements in C order are the bytes
-            else:
+            data = byte_view(shard, spec.dtype, spec.layout, tile=spec.tile, col_tilize=mapped.col_tilize)
+            if data is None:
                 data = mapped.encode(shard, out=_staging(size))
             queue.enqueue_write_shards(buffer, [ShardDataTransfer(c, data) for c in local], True)
     except BaseException:
@@ -185,8 +184,10 @@ def mapped_to_device(
 
 def _composed_from_device(tensor: Tensor, composer: MeshToTensor) -> np.ndarray | None:
     """The composed global array of a device tensor whose shards are all on this process, each
-    shard read (or decoded from a reused staging buffer) straight into its block of the result;
-    None when the tensor does not qualify (then shards are read and concatenated)."""
+    shard read straight into its block of the result (through the block's byte view, which
+    untilizes as it copies) or decoded into it from a reused staging buffer; None when the
+    tensor does not qualify (then shards are read and concatenated).  A large result takes the
+    memory of a dropped earlier one (``RESULT_ARRAYS``): its pages are not faulted in again."""
     if not isinstance(tensor.storage, DeviceStorage):
         return None
     buffer, coords = tensor.storage.mesh_buffer, tensor.tensor_topology().mesh_coords
@@ -199,15 +200,15 @@ def _composed_from_device(tensor: Tensor, composer: MeshToTensor) -> np.ndarray 
     shape = tuple(spec.shape)
     global_shape, slots = composer.slots([shape] * len(coords))
     values = np.dtype(np.float32) if spec.dtype.is_block_float else spec.dtype.numpy_dtype
-    out = np.empty(global_shape, values)
+    out = RESULT_ARRAYS.empty(global_shape, values)  # every element is written below
     size = spec.compute_packed_buffer_size_bytes()
     region = None if size == buffer.device_local_size() else _region(size)
     queue = mesh.mesh_command_queue(0)
-    plain = spec.layout is Layout.ROW_MAJOR and values == spec.dtype.storage_dtype
     for coord, slot in zip(coords, slots, strict=True):
         block = out[slot]
-        if plain:
-            queue.enqueue_read_shards([ShardDataTransfer(coord, block, region)], buffer, True)
+        direct = byte_view(block, spec.dtype, spec.layout, tile=spec.tile)
+        if direct is not None:
+            queue.enqueue_read_shards([ShardDataTransfer(coord, direct, region)], buffer, True)
             continue
         raw = _staging(size)
         queue.enqueue_read_shards([ShardDataTransfer(coord, raw, region)], buffer, True)

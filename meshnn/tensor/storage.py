@@ -8,6 +8,10 @@ host buffer is what a device buffer would hold, byte for byte.
 from __future__ import annotations
 
 import enum
+import math
+import threading
+import weakref
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -218,3 +222,76 @@ class DeviceStorage:
 
 
 Storage = HostStorage | DeviceStorage
+
+
+# ---------------------------------------------------------------------- recycled host arrays
+
+RECYCLE_MIN_BYTES = 16 << 20
+"""Results smaller than this (in bytes) are plain ``np.empty`` arrays: the allocator serves them well."""
+
+RECYCLE_MAX_BYTES = 512 << 20
+"""Results larger than this (in bytes) are plain ``np.empty`` arrays too, so that no more than
+``RECYCLED_ARRAYS * RECYCLE_MAX_BYTES`` (1 GiB) of dropped results is ever held."""
+
+RECYCLED_ARRAYS = 2
+"""How many of the latest large results :class:`ResultArrays` remembers; the memory of one the
+caller has dropped serves the next result of about its size.  0 turns recycling off."""
+
+
+class ResultArrays:
+    """Memory for large arrays handed to the caller (``to_numpy`` / ``to_torch`` results), reused
+    once the caller has dropped every view of them.
+
+    Fresh memory costs a page fault and a zeroed page per 4 KiB (per 2 MiB with huge pages) when
+    first written: about twice the copy into it, and far more on a virtual machine whose host
+    takes back the pages a guest frees.  A caller who reads a tensor, uses the values and drops
+    them (a training or serving loop) gets back the pages it just released.
+
+    Bounded: only the latest ``RECYCLED_ARRAYS`` results of ``RECYCLE_MIN_BYTES`` to
+    ``RECYCLE_MAX_BYTES`` are remembered, so at most that many dropped arrays' memory is held
+    (until the next large result, or :meth:`clear`).  An array is handed out as a
+    view of a buffer export, so every view of it, numpy's or torch's, keeps that export alive:
+    memory is reused only when its export has died, never under a live view.  The memory of a
+    reused array holds old bytes: the caller must write every element (as the readers do)."""
+
+    def __init__(
+        self,
+        remembered: int = RECYCLED_ARRAYS,
+        min_bytes: int = RECYCLE_MIN_BYTES,
+        max_bytes: int = RECYCLE_MAX_BYTES,
+    ) -> None:
+        self._min_bytes, self._max_bytes = min_bytes, max_bytes
+        self._recent: deque[tuple[weakref.ref[np.ndarray], np.ndarray]] = deque(maxlen=max(0, remembered))
+        self._lock = threading.Lock()
+
+    def empty(self, shape: Sequence[int], dtype: np.dtype) -> np.ndarray:
+        """An uninitialised C-contiguous array of ``shape`` and ``dtype``: recycled memory of at
+        least its size (at most twice) when a remembered result has been dropped, else new."""
+        dtype = np.dtype(dtype)
+        nbytes = math.prod(shape) * dtype.itemsize
+        if not self._min_bytes <= nbytes <= self._max_bytes or self._recent.maxlen == 0:
+            return np.empty(shape, dtype)
+        with self._lock:
+            memory = self._take_dropped(nbytes)
+        if memory is None:
+            memory = np.empty(nbytes, np.uint8)
+        export = np.frombuffer(memoryview(memory), np.uint8, nbytes)  # every view's base: see above
+        with self._lock:
+            self._recent.append((weakref.ref(export), memory))
+        return export.view(dtype).reshape(shape)
+
+    def _take_dropped(self, nbytes: int) -> np.ndarray | None:
+        """The memory of a remembered, dropped result of ``nbytes`` to ``2 * nbytes`` bytes."""
+        for index, (export, memory) in enumerate(self._recent):
+            if export() is None and nbytes <= memory.nbytes <= 2 * nbytes:
+                del self._recent[index]
+                return memory
+        return None
+
+    def clear(self) -> None:
+        """Forget every remembered result (the memory of dropped ones is freed)."""
+        with self._lock:
+            self._recent.clear()
+
+
+RESULT_ARRAYS = ResultArrays()
