@@ -132,10 +132,9 @@ class MeshWorkload:
 
 
 def _row_runs(mesh: MeshDevice, device_range: MeshCoordinateRange, *, per_device: bool):
-    """Contiguous runs of local slab rows covering ``device_range``: (slice, coords) pairs."""
-    if not per_device and mesh.all_local and device_range == mesh.full_range:
-        yield slice(None), mesh.local  # the whole slab, no per-device work
-        return
+    """Contiguous runs of local slab rows covering ``device_range``: (slice, coords) pairs.
+    (A uniform program over a whole mesh held by this process never comes here: ``run`` gives it
+    the whole slab in one call.)"""
     coords = [c for c in device_range if mesh.is_local(c)]
     run: list[tuple[int, MeshCoordinate]] = []
     for coord in coords:

@@ -504,12 +504,17 @@ def _write_codes(codes: np.ndarray, fmt: BlockFloatFormat, out: np.ndarray) -> N
 
 
 def pack_bfp(
-    tiles: np.ndarray, fmt: BlockFloatFormat, *, exp_a: bool = False, use_torch: bool | None = None
+    tiles: np.ndarray,
+    fmt: BlockFloatFormat,
+    *,
+    exp_a: bool = False,
+    use_torch: bool | None = None,
+    chunk_values: int = CHUNK_VALUES,
 ) -> np.ndarray:
     """Packed block-float bytes (n_tiles x tile_size uint8) of float32 ``tiles`` (n_tiles x
-    values, each tile in face order); ``use_torch`` as for :class:`BfpPacker`."""
+    values, each tile in face order); ``use_torch`` and ``chunk_values`` as for :class:`BfpPacker`."""
     tiles = _as_float32_tiles(tiles)
-    packer = BfpPacker(fmt, tiles.shape[1], exp_a=exp_a, use_torch=use_torch)
+    packer = BfpPacker(fmt, tiles.shape[1], exp_a=exp_a, use_torch=use_torch, chunk_values=chunk_values)
     out = np.empty((tiles.shape[0], packer.tile_size), np.uint8)
     for start in range(0, tiles.shape[0], packer.chunk_tiles):
         chunk = tiles[start : start + packer.chunk_tiles]

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from meshnn.tensor import bfloat
-from meshnn.tensor.bfloat import BfpPacker, BfpUnpacker, BlockFloatFormat
+from meshnn.tensor.bfloat import BfpUnpacker, BlockFloatFormat, pack_bfp
 from meshnn.tensor.dtypes import DataType, bfp_exponent_section_size
 from meshnn.tensor.encoding import decode, encode
 from meshnn.tensor.layout import Layout, Tile, tile_view
@@ -74,15 +74,8 @@ def integer_pack(bits: np.ndarray, fmt: BlockFloatFormat, values_per_tile: int) 
 
 
 def float_pack(bits: np.ndarray, fmt: BlockFloatFormat, values_per_tile: int, use_torch: bool = False) -> np.ndarray:
-    packer = BfpPacker(fmt, values_per_tile, chunk_values=2048, use_torch=use_torch)  # several chunks: scratch reuse
     tiles = bits.view(np.float32).reshape(-1, values_per_tile)
-    out = np.empty((tiles.shape[0], packer.tile_size), np.uint8)
-    for start in range(0, tiles.shape[0], packer.chunk_tiles):
-        chunk = tiles[start : start + packer.chunk_tiles]
-        buffer = packer.tiles_buffer(chunk.shape[0])
-        np.copyto(buffer, chunk)
-        packer.pack_into(buffer, out[start : start + chunk.shape[0]])
-    return out
+    return pack_bfp(tiles, fmt, use_torch=use_torch, chunk_values=2048)  # several chunks: scratch reuse
 
 
 @pytest.mark.parametrize("kernel", list(KERNELS))
