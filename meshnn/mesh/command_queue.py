@@ -370,6 +370,7 @@ class MeshCommandQueue:
         slab = mesh_buffer.slab()  # taken now: the write lands even if the buffer is freed meanwhile
 
         def write(items=plan) -> None:
+            mesh_buffer.touch()  # also when it runs: a memo made since the enqueue is stale now
             for rows, region, data in _coalesced(items, slab.shape[1]):
                 target = slab[rows, region.offset : region.offset + region.size]
                 parallel_copyto(_region_as(target, data) if _strided(data) else target, data)
@@ -444,7 +445,7 @@ class MeshCommandQueue:
                 )
             plan.append((self._mesh.local_row(transfer.shard_coord), region, _host_slice(out, region.size, what)))
 
-        slab = mesh_buffer.slab()
+        slab = mesh_buffer.rows()  # checked above; a read keeps the buffer's memo
 
         def read() -> None:
             for rows, region, out in _coalesced(plan, slab.shape[1]):

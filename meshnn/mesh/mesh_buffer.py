@@ -8,6 +8,17 @@ is the device at the i-th local coordinate (row-major), each row in host page or
 
 A buffer created with an explicit ``address=`` is a non-owning view of the live buffer that owns
 that address: it shares the owner's slab, and deallocating it only ends the view.
+
+A slab may carry a *memo*: an opaque object that a higher layer attaches to say what it knows
+about the slab's current bytes (the ops keep decoded values there).  Whoever may change the bytes
+drops it first (:meth:`MeshBuffer.touch`): :meth:`MeshBuffer.slab` does for its caller, a
+workload does for each buffer its program writes, a command-queue write does when it runs, and a
+free does.  Readers that only read use :meth:`MeshBuffer.rows`, which keeps it.
+
+A slab may also have a *deferred write* (:meth:`MeshBuffer.defer`): bytes that the higher layer
+can produce from its memo and has not written yet.  Every way to the bytes (:meth:`slab`,
+:meth:`rows`, a device Buffer view, :meth:`touch`) writes them first; only
+:meth:`MeshBuffer.lazy_rows` (for a kernel that reads its inputs through memos) does not.
 """
 
 from __future__ import annotations
@@ -16,6 +27,7 @@ import enum
 import os
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -192,14 +204,28 @@ SLAB_POOL = SlabPool(int(os.environ.get("MESHNN_SLAB_POOL_BYTES", str(1 << 30)))
 
 class _Storage:
     """The slab of an owning buffer, shared with its views; ``data`` is None once released.
-    ``window`` caches the last ``(rows, n)`` view of the slab's first ``n`` bytes per row."""
+    ``window`` caches the last ``(rows, n)`` view of the slab's first ``n`` bytes per row.
+    ``memo``: what a higher layer knows about the current bytes (None once they may have changed)."""
 
-    __slots__ = ("data", "rows", "size", "window")
+    __slots__ = ("__weakref__", "data", "memo", "pending", "rows", "size", "window")
 
     def __init__(self, rows: int, size: int) -> None:
         self.rows, self.size = rows, size
         self.data: np.ndarray | None = None
         self.window: np.ndarray | None = None
+        self.memo: object = None
+        self.pending: Callable[[np.ndarray], None] | None = None  # a deferred write of the whole slab
+
+    def settle(self) -> None:
+        """Write the deferred bytes, if any (cleared only once written: a reader on another thread
+        that finds ``pending`` None may read at once)."""
+        if self.pending is None:
+            return
+        with _SETTLING:
+            write = self.pending
+            if write is not None:
+                write(self.array())
+                self.pending = None
 
     def array(self) -> np.ndarray:
         if self.data is None:
@@ -207,7 +233,14 @@ class _Storage:
         return self.data
 
     def first(self, size: int) -> np.ndarray:
-        """The first ``size`` bytes of every row (a view, made once per size in a row)."""
+        """The first ``size`` bytes of every row (a view, made once per size in a row), with any
+        deferred write done."""
+        if self.pending is not None:
+            self.settle()
+        return self.unsettled(size)
+
+    def unsettled(self, size: int) -> np.ndarray:
+        """:meth:`first` without doing a deferred write."""
         window = self.window
         if window is None or window.shape[1] != size:
             window = self.window = self.array()[:, :size]
@@ -241,7 +274,7 @@ def _release(
     """Free an owned buffer's address (if its mesh is still open) and pool or drop its slab."""
     if storage.data is not None:
         SLAB_POOL.give(storage.data)
-    storage.data = storage.window = None
+    storage.data = storage.window = storage.memo = storage.pending = None
     device = mesh()
     if device is None:
         return
@@ -249,6 +282,8 @@ def _release(
     if device.is_open() and storage.size:
         allocator.deallocate(buffer_type, address)  # type: ignore[attr-defined]
 
+
+_SETTLING = threading.Lock()  # deferred writes, one at a time
 
 _layouts: dict[tuple[int, DeviceLocalBufferConfig], BufferLayout] = {}  # validated layouts, reused
 
@@ -421,15 +456,63 @@ class MeshBuffer:
     # ------------------------------------------------------------------------------- bytes
 
     def slab(self) -> np.ndarray:
-        """The bytes of every local device: ``(local devices, device_local_size)`` uint8."""
+        """The bytes of every local device: ``(local devices, device_local_size)`` uint8, for a
+        caller that may write them (the memo is dropped: see the module docstring)."""
         if not self.is_allocated():
             self.check_allocated()
-        return self._storage.first(self._layout.size)
+        storage = self._storage
+        window = storage.first(self._layout.size)
+        storage.memo = None
+        return window
 
     def rows(self) -> np.ndarray:
-        """:meth:`slab` for a caller that has just checked :meth:`is_allocated` (a workload
-        binding its validated buffers)."""
+        """:meth:`slab`, keeping the memo, for a caller that has just checked :meth:`is_allocated`
+        and either only reads the bytes or calls :meth:`touch` before it writes them (a workload
+        binding its validated buffers, a queued read or write)."""
         return self._storage.first(self._layout.size)
+
+    def shares_bytes(self, other: MeshBuffer) -> bool:
+        """Whether ``other`` is this buffer, its owner, or another view of the same slab."""
+        return self._storage is other._storage
+
+    def lazy_rows(self) -> np.ndarray:
+        """:meth:`rows` without doing a deferred write: for a kernel that reads this buffer only
+        through its memo (or calls :meth:`settle` before it reads the bytes)."""
+        return self._storage.unsettled(self._layout.size)
+
+    def settle(self) -> None:
+        """Do the deferred write, if any."""
+        self._storage.settle()
+
+    def defer(self, write: Callable[[np.ndarray], None]) -> None:
+        """Leave the slab's bytes to ``write(slab)``, called with the whole ``(local devices,
+        device_local_size)`` slab before anything else reads or writes them.  For the writer of a
+        buffer no queued work knows yet (an op's new output, on the enqueuing thread)."""
+        storage = self._storage
+        if storage.pending is not None:
+            storage.settle()
+        storage.pending = write
+
+    def has_deferred_write(self) -> bool:
+        return self._storage.pending is not None
+
+    def touch(self) -> None:
+        """The bytes are about to change: do any deferred write (a partial write lands on the
+        bytes before it) and drop the memo (shared with this buffer's views)."""
+        storage = self._storage
+        if storage.pending is not None:
+            storage.settle()
+        storage.memo = None
+
+    @property
+    def memo(self) -> object:
+        """What a higher layer attached about the current bytes, or None (see the module
+        docstring); shared by an owner and its views."""
+        return self._storage.memo
+
+    @memo.setter
+    def memo(self, value: object) -> None:
+        self._storage.memo = value
 
     def get_device_buffer(self, coord: MeshCoordinate | tuple[int, ...]) -> Buffer:
         """The device at ``coord``'s view of this buffer (its slab row plus the address)."""

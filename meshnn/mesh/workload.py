@@ -37,7 +37,12 @@ Kernel = Callable[[ProgramContext], None]
 
 
 class Program:
-    """A kernel over some MeshBuffers, with common or per-device runtime arguments."""
+    """A kernel over some MeshBuffers, with common or per-device runtime arguments.
+
+    ``writes``: the indices of the buffers the kernel writes (None: it may write any).  Their memos
+    (:attr:`MeshBuffer.memo`) are dropped just before the kernel runs; the others are only read.
+    ``lazy_reads``: the kernel reads the others through their memos, or settles them
+    (:meth:`MeshBuffer.settle`) before it reads their bytes, so binding leaves deferred writes be."""
 
     def __init__(
         self,
@@ -47,6 +52,8 @@ class Program:
         args: Any = None,
         runtime_args: Mapping[MeshCoordinate, Any] | None = None,
         name: str = "program",
+        writes: Sequence[int] | None = None,
+        lazy_reads: bool = False,
     ) -> None:
         if not callable(kernel):
             raise MeshnnTypeError(f"a Program needs a callable kernel, got {kernel!r}")
@@ -55,6 +62,10 @@ class Program:
             if not isinstance(buffer, MeshBuffer):
                 raise MeshnnTypeError(f"Program buffers must be MeshBuffers, got {list(buffers)!r}")
         self.kernel = kernel
+        if writes is not None and not all(isinstance(i, int) and 0 <= i < len(self.buffers) for i in writes):
+            raise MeshnnValueError(f"writes must index the program's {len(self.buffers)} buffers, got {writes!r}")
+        self.written = self.buffers if writes is None else tuple(self.buffers[i] for i in writes)
+        self.lazy_reads = lazy_reads and writes is not None
         self.args = args
         self.runtime_args = None if runtime_args is None else {as_coord(c): a for c, a in runtime_args.items()}
         self.name = name
@@ -113,7 +124,12 @@ class MeshWorkload:
         """Each program's slabs, taken when the workload is enqueued (after :meth:`validate`): a
         buffer deallocated while the workload waits in the queue keeps its memory until the
         workload has run."""
-        return [[b.rows() for b in program.buffers] for program in self._programs.values()]
+        return [
+            [b.lazy_rows() if program.lazy_reads and b not in program.written else b.rows() for b in program.buffers]
+            if program.lazy_reads
+            else [b.rows() for b in program.buffers]
+            for program in self._programs.values()
+        ]
 
     def run(self, mesh: MeshDevice, bound: list[list[np.ndarray]] | None = None) -> None:
         """Execute every program on the local devices of its range (on the dispatch thread)."""
@@ -123,6 +139,8 @@ class MeshWorkload:
         full = mesh.full_range
         whole = mesh.all_local
         for (device_range, program), slabs in zip(self._programs.items(), bound, strict=True):
+            for buffer in program.written:
+                buffer.touch()
             if program.runtime_args is None and whole and (device_range is full or device_range == full):
                 program.kernel(ProgramContext(tuple(slabs), mesh.local, program.args))  # one vectorised call
                 continue

@@ -25,13 +25,15 @@ from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.execution import (
     Output,
     device_input,
-    encode_values,
+    known_values,
     launch,
     logical_values,
     out_spec_like,
     same_mesh,
+    settled,
     store_elements,
     stored_elements,
+    write_values,
 )
 from meshnn.tensor.distribution import PlacementReplicate, PlacementShard, TensorTopology
 from meshnn.tensor.dtypes import DataType
@@ -260,10 +262,13 @@ def all_gather(
     in_size = tensor.spec.compute_packed_buffer_size_bytes()
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        by_bytes = raw and (not mesh.all_local or known_values(in_rows[0], tensor.spec) is None)
+        if by_bytes:
+            settled(in_rows[0])  # the bytes are read below
         if raw and not mesh.all_local:
             _gather_bytes(mesh, in_rows[0], out_rows[0], coords, shape, axis, in_size)
             return
-        if raw and len(coords) == mesh.get_num_devices():  # the group's bytes end to end, row by row
+        if by_bytes and len(coords) == mesh.get_num_devices():  # the group's bytes end to end, row by row
             groups = [_group_of(shape, axis, i)[0] for i in range(len(coords))]
             for row, group in enumerate(groups):
                 members = [i for i, g in enumerate(groups) if g == group]
@@ -278,10 +283,10 @@ def all_gather(
         result = _ungrouped(result, shape, axis)
         if not mesh.all_local:
             result = result[_local_indices(mesh, coords)]
-        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(np.ascontiguousarray(result), spec)
+        write_values(out_rows[0], np.ascontiguousarray(result), spec)
 
     out = Output(spec, topology=_topology(tensor, axis, PlacementReplicate()))
-    return launch("all_gather", mesh, [tensor], [out], kernel)[0]
+    return launch("all_gather", mesh, [tensor], [out], kernel, reads_memos=True)[0]
 
 
 def all_reduce(
@@ -302,7 +307,7 @@ def all_reduce(
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         if not mesh.all_local:  # element-wise: summed in storage order, tile padding and all
-            rows, out_row = in_rows[0], out_rows[0]
+            rows, out_row = settled(in_rows[0]), out_rows[0]
             elements = stored_elements(rows, tensor.spec)
             direct = (spec.dtype is DataType.FLOAT32 or spec.dtype.is_integer) and rows.shape == out_row.shape
             target = out_row.view(elements.dtype) if direct else None
@@ -313,10 +318,10 @@ def all_reduce(
         grouped = _grouped(logical_values(in_rows[0], tensor.spec), shape, axis)
         total = grouped.sum(axis=1, keepdims=True, dtype=_sum_dtype(grouped))
         result = _ungrouped(np.broadcast_to(total, grouped.shape), shape, axis)
-        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(np.ascontiguousarray(result), spec)
+        write_values(out_rows[0], np.ascontiguousarray(result), spec)
 
     out = Output(spec, topology=_topology(tensor, axis, PlacementReplicate()))
-    return launch("all_reduce", mesh, [tensor], [out], kernel)[0]
+    return launch("all_reduce", mesh, [tensor], [out], kernel, reads_memos=True)[0]
 
 
 def reduce_scatter(
@@ -360,7 +365,7 @@ def reduce_scatter(
             total = grouped.sum(axis=1, dtype=_sum_dtype(grouped))
             pieces = np.stack(np.split(total, n, axis=axis_dim + 1), axis=1)  # (groups, members, *out)
             result = _ungrouped(pieces, shape, axis)
-        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(np.ascontiguousarray(result), spec)
+        write_values(out_rows[0], np.ascontiguousarray(result), spec)
 
     out = Output(spec, topology=_topology(tensor, axis, PlacementShard(axis_dim)))
-    return launch("reduce_scatter", mesh, [tensor], [out], kernel)[0]
+    return launch("reduce_scatter", mesh, [tensor], [out], kernel, reads_memos=True)[0]

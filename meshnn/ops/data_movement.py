@@ -19,13 +19,13 @@ from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.execution import (
     Output,
     device_input,
-    encode_values,
     int_arg,
     int_list,
     launch,
     logical_values,
     out_spec_like,
     same_mesh,
+    write_values,
 )
 from meshnn.tensor import device_hooks
 from meshnn.tensor.dtypes import DataType
@@ -50,9 +50,9 @@ def _rearranged(
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         values = [logical_values(r, s, as_float=False) for r, s in zip(in_rows, specs, strict=True)]
         result = rearrange(*values) if extra else rearrange(values[0])
-        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(np.ascontiguousarray(result), spec)
+        write_values(out_rows[0], np.ascontiguousarray(result), spec)
 
-    return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True)[0]
+    return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True, reads_memos=True)[0]
 
 
 def _copied(op: str, tensor: Tensor, spec: TensorSpec) -> Tensor:

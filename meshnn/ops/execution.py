@@ -13,11 +13,18 @@ Kernels decode inputs to float32 (integers stay integers), compute, and encode t
 the output dtype with the host conversion rules, so results round exactly as ``ttnn.from_torch``
 would round them.  Element-wise kernels work in *storage order* (tiles and faces as stored,
 padding included) and never untilize; others decode to the logical shape.
+
+Memos (:mod:`meshnn.ops.memo`): while a kernel runs over whole slabs, :func:`logical_values`
+of an input takes the values its buffer's memo holds instead of decoding the bytes (and leaves
+a memo when it did decode), and :func:`write_values` leaves the rounded output values as the
+output buffer's memo.  The bytes are written as before: a memo only saves decoding them.
 """
 
 from __future__ import annotations
 
 import math
+import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -28,17 +35,19 @@ from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshCoordinat
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.workload import MeshWorkload, Program, ProgramContext
+from meshnn.ops.memo import VALUES_MEMO, Known
 from meshnn.tensor.bfloat import (
     BlockFloatFormat,
     bfloat16_bits_to_float32,
     float32_to_bfloat16_bits,
     pack_bfp,
+    round_to_bfloat16,
     unpack_bfp,
 )
 from meshnn.tensor.distribution import PlacementReplicate, TensorTopology
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.encoding import decode, encode
-from meshnn.tensor.layout import Layout, tilize
+from meshnn.tensor.layout import Layout, padded_matrices, tile_view, tilize
 from meshnn.tensor.movement import _device_tensor as device_tensor
 from meshnn.tensor.movement import allocate_mesh_buffer
 from meshnn.tensor.spec import DRAM_MEMORY_CONFIG, MemoryConfig, TensorSpec
@@ -93,13 +102,70 @@ def _rank_for_tiles(shape: tuple[int, ...]) -> tuple[int, ...]:
 _PLAIN = (DataType.FLOAT32, DataType.INT32, DataType.UINT32, DataType.UINT16, DataType.UINT8, DataType.INT8)
 
 
+class _Bound(NamedTuple):
+    """The buffer whose slab rows a running kernel was given as ``rows``.  ``first``: ``rows`` is
+    the first device's row only; ``keep``: a decoded input may leave its values as a memo;
+    ``defer``: an output that may leave its bytes to a deferred write."""
+
+    rows: np.ndarray
+    buffer: MeshBuffer
+    first: bool
+    keep: bool
+    defer: bool = False
+
+
+_BOUND: dict[int, _Bound] = {}
+"""id(rows) -> the buffer behind them, while a kernel given those rows runs (see :func:`launch`)."""
+
+
+def _bound(rows: np.ndarray) -> _Bound | None:
+    bound = _BOUND.get(id(rows))
+    return bound if bound is not None and bound.rows is rows else None
+
+
+def known_values(rows: np.ndarray, spec: TensorSpec) -> np.ndarray | None:
+    """The ``(k, *spec.shape)`` float32 values of ``rows`` that its buffer's memo holds, or None."""
+    bound = _bound(rows) if _BOUND else None
+    if bound is None:
+        return None
+    known = VALUES_MEMO.get(bound.buffer, spec)
+    if known is None:
+        return None
+    values, k = known.values, rows.shape[0]
+    if values.shape[0] == k:
+        return values
+    if known.equal_rows:
+        return np.broadcast_to(values, (k, *values.shape[1:]))
+    return values[:1] if bound.first else None
+
+
 def logical_values(rows: np.ndarray, spec: TensorSpec, *, as_float: bool = True) -> np.ndarray:
     """``(k, *spec.shape)`` values of ``k`` devices' bytes ``rows`` (float32, or the integer type).
 
-    Row-major float32 and integer shards are returned as a read-only view of ``rows`` (no copy).
+    Row-major float32 and integer shards are returned as a read-only view of ``rows`` (no copy);
+    values from a memo are read-only too.
 
     A spec with an explicit padded shape holds the padded array; its logical window is the origin
     corner."""
+    if _BOUND:
+        bound = _bound(rows)
+        if bound is not None and not spec.dtype.is_float:
+            settled(rows)
+            bound = None
+        if bound is not None:
+            known = known_values(rows, spec)
+            if known is not None:
+                return known
+            if bound.buffer.has_deferred_write():
+                bound.buffer.settle()  # (a view of the bytes under another spec)
+            values = _decoded(rows, spec, as_float=True)
+            if bound.keep and not bound.first and not np.may_share_memory(values, rows):
+                VALUES_MEMO.put(bound.buffer, spec, values)
+            return values
+    return _decoded(rows, spec, as_float=as_float)
+
+
+def _decoded(rows: np.ndarray, spec: TensorSpec, *, as_float: bool) -> np.ndarray:
     k = rows.shape[0]
     size = spec.compute_packed_buffer_size_bytes()
     stored = tuple(spec.encoded_shape)
@@ -115,6 +181,63 @@ def logical_values(rows: np.ndarray, spec: TensorSpec, *, as_float: bool = True)
     if as_float and spec.dtype.is_float:
         return values.astype(np.float32, copy=False)
     return values
+
+
+def write_values(out: np.ndarray, values: np.ndarray, spec: TensorSpec) -> None:
+    """Write ``(k, *spec.shape)`` values into the output rows ``out`` in ``spec``'s format, and,
+    when ``out`` is a running kernel's whole output slab, leave the rounded values (what the bytes
+    decode to) as its buffer's memo."""
+    size = spec.compute_packed_buffer_size_bytes()
+    bound = _bound(out) if _BOUND else None
+    dtype = spec.dtype
+    if (
+        bound is None
+        or dtype not in (DataType.BFLOAT16, DataType.FLOAT32)
+        or spec.explicit_padded_shape is not None
+        or (dtype is DataType.FLOAT32 and spec.layout is Layout.ROW_MAJOR)  # its bytes are its values
+        or values.size * 4 < MEMO_MIN_BYTES
+    ):
+        out[:, :size] = encode_values(values, spec)
+        return
+    k = values.shape[0]
+    values = np.ascontiguousarray(values, dtype=np.float32).reshape((k, *tuple(spec.shape)))
+    if dtype is DataType.BFLOAT16:
+        own = values.base is None and values.flags.writeable  # the kernel's own result: round it in place
+        rounded = round_to_bfloat16(values, in_place=own)
+        bits = rounded.view(np.uint16).reshape((*rounded.shape, 2))[..., _HIGH_HALF]  # the bfloat16 bits
+    else:
+        bits = rounded = values if values.base is None and values.flags.writeable else values.copy()
+    kept = VALUES_MEMO.put(bound.buffer, spec, rounded)  # (first: one row, which launch copies to every device)
+    if kept and bound.defer:
+        bound.buffer.defer(lambda slab: _write_elements(slab[:, :size], bits, spec))
+        return
+    _write_elements(out[:, :size], bits, spec)
+
+
+def _write_elements(out: np.ndarray, bits: np.ndarray, spec: TensorSpec) -> None:
+    """Write ``(k or 1, *spec.shape)`` elements ``bits`` (the storage dtype's bits, any strides) into
+    ``(k, packed size)`` rows ``out``, tilized when ``spec`` is TILE (one row goes to every row)."""
+    dtype = spec.dtype
+    k = out.shape[0]
+    elements = out.view(dtype.storage_dtype)
+    if spec.layout is Layout.ROW_MAJOR:
+        target = elements.reshape((k, *bits.shape[1:]))
+        np.copyto(target, bits.view(dtype.storage_dtype))
+        return
+    stacked = bits.reshape((bits.shape[0], *_rank_for_tiles(tuple(spec.shape)))).view(dtype.storage_dtype)
+    grid = tile_view(padded_matrices(stacked, spec.tile, 0), spec.tile)
+    target = elements.reshape((k, -1))
+    if bits.shape[0] == k:
+        np.copyto(target.reshape(grid.shape), grid)
+        return
+    np.copyto(target[:1].reshape(grid.shape), grid)  # one device's tiles, then copied to the others
+    target[1:] = target[0]
+
+
+_HIGH_HALF = 1 if sys.byteorder == "little" else 0  # which uint16 of a float32 holds its bfloat16 bits
+
+MEMO_MIN_BYTES = 64 << 10
+"""Outputs of fewer float32 bytes leave no memo (see :data:`meshnn.ops.memo.MIN_BYTES`)."""
 
 
 def encode_values(values: np.ndarray, spec: TensorSpec) -> np.ndarray:
@@ -246,6 +369,7 @@ def launch(
     queue_id: int = 0,
     into: Sequence[Tensor] | None = None,
     rowwise: bool = False,
+    reads_memos: bool = False,
 ) -> list[Tensor]:
     """Allocate ``outputs`` (or write ``into`` preallocated output tensors, checked by
     :func:`output_into`) and run ``kernel(input rows, output rows, coords)`` over the populated
@@ -255,7 +379,13 @@ def launch(
     same way on every device (true of every op but the collectives).  Then, when every input is
     replicated and its bytes are the same on every device (checked, not assumed), the kernel runs
     on one device's rows and its outputs are copied to the others: the bytes every device would
-    have computed, for one device's work."""
+    have computed, for one device's work.
+
+    ``reads_memos``: the kernel reads its inputs only through :func:`logical_values` /
+    :func:`known_values`, or calls :func:`settled` on input rows before it reads their bytes; its
+    inputs' deferred writes are then left undone (see :mod:`meshnn.ops.memo`).  Otherwise they are
+    done before the kernel runs.  A new output whose kernel runs inside this call (the queue was
+    idle) may defer its own bytes (:func:`write_values`)."""
     first = inputs[0] if inputs else None
     where = tuple(coords) if coords is not None else first.storage.coords  # type: ignore[union-attr]
     queue = mesh.mesh_command_queue(queue_id)
@@ -268,25 +398,51 @@ def launch(
     touched += buffers
 
     replicated = rowwise and len(where) > 1 and n_in > 0 and all(_replicated(t.tensor_topology()) for t in inputs)
+    n_local = len(mesh.local)
+    memos = VALUES_MEMO.limit > 0 and any(b.device_local_size() * n_local >= MEMO_MIN_BYTES // 2 for b in touched)
+    lazy = memos and reads_memos
+    caller = [threading.get_ident() if into is None else None]  # new outputs, written on this thread: deferrable
 
     def run(ctx: ProgramContext) -> None:
         rows = ctx.buffers
+        defer = caller[0] == threading.get_ident()
         if (
             replicated
             and len(ctx.coords) > 1
             and rows[0].shape[1] >= SHARED_ROWS_MIN_BYTES
-            and all(_same_on_every_device(r) for r in rows[:n_in])
+            and all(_equal_rows(r, t.storage.mesh_buffer, t.spec) for r, t in zip(rows, inputs, strict=False))
         ):
-            kernel(tuple(r[:1] for r in rows[:n_in]), tuple(r[:1] for r in rows[n_in:]), ctx.coords[:1])
-            for out in rows[n_in:]:
-                out[1:] = out[0]
+            firsts = tuple(r[:1] for r in rows)
+            if memos:
+                _bind_rows(firsts, touched, n_in, first=True, defer=defer)
+            elif lazy:
+                _settle(touched[:n_in])
+            try:
+                kernel(firsts[:n_in], firsts[n_in:], ctx.coords[:1])
+            finally:
+                if memos:
+                    _unbind_rows(firsts)
+            for out, buffer in zip(rows[n_in:], buffers, strict=True):
+                if not buffer.has_deferred_write():  # (a deferred write fills every device itself)
+                    out[1:] = out[0]
             return
-        kernel(rows[:n_in], rows[n_in:], ctx.coords)
+        whole = memos and len(ctx.coords) == n_local
+        if lazy and not whole:
+            _settle(touched[:n_in])
+        if whole:
+            _bind_rows(rows, touched, n_in, first=False, defer=defer)
+        try:
+            kernel(rows[:n_in], rows[n_in:], ctx.coords)
+        finally:
+            if whole:
+                _unbind_rows(rows)
 
     workload = MeshWorkload()
+    writes = range(n_in, len(touched))
     for box in _boxes(mesh, where):
-        workload.add_program(box, Program(run, touched, name=f"ttnn.{op}"))
+        workload.add_program(box, Program(run, touched, name=f"ttnn.{op}", writes=writes, lazy_reads=lazy))
     queue.enqueue_mesh_workload(workload, blocking=False)
+    caller[0] = None  # from now on a run is not this call's own: it writes its bytes at once
     if into is not None:
         return list(into)
     topology = first.tensor_topology() if first is not None else TensorTopology.replicated(mesh.shape)
@@ -299,6 +455,57 @@ def launch(
 SHARED_ROWS_MIN_BYTES = 16 << 10
 """Per-device bytes of an op's first input from which a replicated op computes one device's rows
 and copies them (below, comparing the devices' bytes costs more than computing them all)."""
+
+
+def _bind_rows(
+    rows: Sequence[np.ndarray], buffers: Sequence[MeshBuffer], n_in: int, *, first: bool, defer: bool
+) -> None:
+    """Tell :func:`logical_values` and :func:`write_values` which buffer each of ``rows`` is (the
+    inputs first, then the outputs).  An input whose bytes an output shares (``output_tensor=``
+    the input) leaves no memo when decoded: the kernel is about to change them."""
+    outputs = buffers[n_in:]
+    for i, (r, buffer) in enumerate(zip(rows, buffers, strict=True)):
+        keep = not any(buffer.shares_bytes(o) for o in outputs)
+        _BOUND[id(r)] = _Bound(r, buffer, first, keep, defer and i >= n_in)
+
+
+def _settle(buffers: Sequence[MeshBuffer]) -> None:
+    for buffer in buffers:
+        if buffer.has_deferred_write():
+            buffer.settle()
+
+
+def settled(rows: np.ndarray) -> np.ndarray:
+    """``rows`` of a running kernel's input, with its buffer's deferred write done: for a kernel
+    launched with ``reads_memos`` before it reads the bytes themselves."""
+    bound = _bound(rows) if _BOUND else None
+    if bound is not None and bound.buffer.has_deferred_write():
+        bound.buffer.settle()
+    return rows
+
+
+def _unbind_rows(rows: Sequence[np.ndarray]) -> None:
+    for r in rows:
+        _BOUND.pop(id(r), None)
+
+
+def _equal_rows(rows: np.ndarray, buffer: MeshBuffer, spec: TensorSpec) -> bool:
+    """Whether every device holds the same bytes in ``rows``: known from a memo made when they
+    were copied from one device, or compared."""
+    known = buffer.memo
+    if type(known) is Known:
+        if known.equal_rows:
+            return True
+        exact = spec.dtype in (DataType.BFLOAT16, DataType.FLOAT32)
+        if exact and (known.spec is spec or known.spec == spec) and known.values.shape[0] == rows.shape[0]:
+            # the values are the logical bytes widened (bfloat16 << 16): equal values, equal bytes
+            if not _same_on_every_device(known.values.reshape(rows.shape[0], -1).view(np.uint32)):
+                return False
+            if spec.explicit_padded_shape is None and tuple(spec.padded_shape) == tuple(spec.shape):
+                return True  # no tile padding: the values are all the bytes
+    if buffer.has_deferred_write():
+        buffer.settle()
+    return _same_on_every_device(rows)
 
 
 def _replicated(topology: TensorTopology) -> bool:
@@ -404,24 +611,27 @@ def elementwise(
         in_rows: Sequence[np.ndarray], out_rows: Sequence[np.ndarray], coords: tuple[MeshCoordinate, ...]
     ) -> None:
         out = out_rows[0] if out_rows[0].shape[1] == size else out_rows[0][:, :size]
-        if direct:
+        known = [known_values(r, s) for r, s in zip(in_rows, in_specs, strict=True)] if _BOUND else ()
+        if direct and not (known and all(v is not None for v in known)):  # no untilizing, unless memos say
             if (
                 native is not None
                 and out.flags.c_contiguous
                 and all(r.flags.c_contiguous and r.shape == out.shape for r in in_rows)
             ):
-                native(*in_rows, out)
+                native(*(settled(r) for r in in_rows), out)
                 return
-            arrays = [stored_elements(rows, spec) for rows, spec in zip(in_rows, in_specs, strict=True)]
+            arrays = [stored_elements(settled(rows), spec) for rows, spec in zip(in_rows, in_specs, strict=True)]
             store_elements(_cast(compute(*arrays, *scalars), out_spec), out_spec, out)
             return
         arrays = [
             _broadcast_to(logical_values(r, s), out_spec, r.shape[0]) for r, s in zip(in_rows, in_specs, strict=True)
         ]
         result = compute(*arrays, *scalars)
-        out[...] = encode_values(_cast(result, out_spec), out_spec)
+        write_values(out_rows[0], _cast(result, out_spec), out_spec)
 
-    return launch(op, mesh, inputs, [Output(out_spec)], kernel, queue_id=queue_id, into=into, rowwise=True)[0]
+    return launch(
+        op, mesh, inputs, [Output(out_spec)], kernel, queue_id=queue_id, into=into, rowwise=True, reads_memos=True
+    )[0]
 
 
 _OPERAND_NAMES = {1: ("input_tensor",), 2: ("input_tensor_a", "input_tensor_b")}

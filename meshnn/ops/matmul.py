@@ -15,14 +15,13 @@ from meshnn.ops.execution import (
     Output,
     check_queue_id,
     device_input,
-    encode_values,
     launch,
     logical_values,
     out_spec_like,
     output_into,
     same_mesh,
+    write_values,
 )
-from meshnn.ops.memo import OPERAND_MEMO
 from meshnn.tensor import device_hooks
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout
@@ -110,7 +109,7 @@ def matmul(
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         x = logical_values(in_rows[0], specs[0])
-        w = OPERAND_MEMO.values(in_rows[1], specs[1], logical_values)  # weights: decoded once
+        w = logical_values(in_rows[1], specs[1])  # weights: decoded once
         if transpose_a:
             x = np.swapaxes(x, -1, -2)
         if transpose_b:
@@ -133,12 +132,14 @@ def matmul(
             result = result + _expand(logical_values(in_rows[2], specs[2]), result.ndim)
         if act is not None:
             result = act(result)
-        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(result, spec)
+        write_values(out_rows[0], result, spec)
 
     into = None
     if optional_output_tensor is not None:
         into = [output_into(op, mesh, optional_output_tensor, spec, a.storage.coords)]  # type: ignore[union-attr]
-    return launch(op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, into=into, rowwise=True)[0]
+    return launch(
+        op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, into=into, rowwise=True, reads_memos=True
+    )[0]
 
 
 def _align_batch(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,100 +1,121 @@
-"""Decoded operands whose bytes did not change: a bounded memo of ``logical_values``.
+"""What the ops know about a buffer's bytes: the float values they decode to, kept on the buffer.
 
-Decoding is a pure function of an operand's bytes and its spec, so a decoded array can be used
-again whenever the bytes are the ones it was decoded from.  That is checked by comparing the
-bytes, never assumed: writes, ops and frees need not tell the memo anything, and a stale entry can
-only cost time.  A comparison is one pass over the bytes; decoding bfloat16 or block-float tiles
-is several (decode, untilize, widen), so a constant operand, such as a model's weights fed to
-``ttnn.linear`` again and again, decodes once.
+Decoding a device tensor's bytes (untilize, widen bfloat16 to float32, unpack block floats) is a
+pure function of the bytes and the spec.  An op that has just written its output knows the values
+its bytes decode to (it rounded them itself), and an op that has decoded an input knows them
+until the bytes change; either attaches them to the MeshBuffer as its *memo*.  The next op that
+reads the buffer with the same spec takes the values instead of decoding the bytes.
 
-Bounded: at most ``MESHNN_OPERAND_MEMO_BYTES`` (default 256 MiB; 0 turns it off) of saved bytes
-plus decoded values, least recently used out first; only operands of at least ``MIN_BYTES`` are
-kept.  Operands that change on every call (activations) cost one extra copy of their bytes each.
+Invalidation is the mesh layer's (:mod:`meshnn.mesh.mesh_buffer`): whoever may change the bytes
+drops the memo first (a command-queue write when it runs, a workload for each buffer its program
+writes, ``MeshBuffer.slab()`` for its caller, a free).  The ops only read memos they find there.
+
+A memo also says when every device holds the same values (its values have one row for all):
+an op over replicated inputs then needs no byte comparison to know they are equal.
+
+Bounded: at most ``MESHNN_VALUES_MEMO_BYTES`` (default 256 MiB; 0 turns memos off) of values
+on all buffers together, least recently used dropped first; smaller tensors than
+``MIN_BYTES`` per mesh are not memoised (decoding them is cheap).  Values are read-only.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import NamedTuple
 
 import numpy as np
 
+from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.tensor.spec import TensorSpec
 
-MIN_BYTES = 1 << 20
-"""Smaller operands are decoded every time (their decode is cheap)."""
+MIN_BYTES = 64 << 10
+"""Tensors of fewer bytes (on all local devices together) are decoded every time."""
 
 
-class _Entry(NamedTuple):
-    raw: np.ndarray  # a copy of the bytes the values were decoded from
-    values: np.ndarray  # read-only
+class Known:
+    """The float32 values ``values`` that a buffer's bytes decode to under ``spec``: shape
+    ``(k, *spec.shape)`` for the ``k`` local devices, or ``(1, *spec.shape)`` when every device
+    holds the same values.  Read-only."""
+
+    __slots__ = ("__weakref__", "equal_rows", "spec", "values")
+
+    def __init__(self, spec: TensorSpec, values: np.ndarray) -> None:
+        self.spec, self.values = spec, values
+        self.equal_rows = values.shape[0] == 1
 
 
-class OperandMemo:
-    """``values(rows, spec, decode)``: ``decode(rows, spec)``, reused while ``rows`` holds the same bytes."""
+class ValuesMemo:
+    """The bound on memos: ``put`` attaches one to a buffer, ``get`` finds it (or None)."""
 
     def __init__(self, limit_bytes: int) -> None:
         self.limit = limit_bytes
-        self._entries: OrderedDict[tuple, _Entry] = OrderedDict()
+        self._held: OrderedDict[int, tuple[weakref.ref, weakref.ref, int]] = OrderedDict()
         self._bytes = 0
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entered when a dropped memo's callback runs inside a drop
         self.hits = self.misses = 0
 
     @property
     def nbytes(self) -> int:
-        """Bytes held now (saved bytes plus decoded values)."""
+        """Bytes of values held by live memos now."""
         return self._bytes
 
-    def values(self, rows: np.ndarray, spec: TensorSpec, decode: Callable[[np.ndarray, TensorSpec], np.ndarray]):
-        """The decoded values of device rows ``rows`` (``(k, bytes)`` uint8) in ``spec``; read-only
-        when they come from the memo."""
-        if self.limit <= 0 or rows.nbytes < MIN_BYTES:
-            return decode(rows, spec)
-        key = (rows.__array_interface__["data"][0], rows.shape, rows.strides, spec)
+    def get(self, buffer: MeshBuffer, spec: TensorSpec) -> Known | None:
+        """The memo of ``buffer``'s current bytes under ``spec``, or None."""
+        known = buffer.memo
+        if type(known) is not Known or not (known.spec is spec or known.spec == spec):
+            self.misses += 1
+            return None
+        self.hits += 1
         with self._lock:
-            entry = self._entries.get(key)
-            if entry is not None:
-                self._entries.move_to_end(key)
-        if entry is not None and _same_bytes(entry.raw, rows):
-            self.hits += 1
-            return entry.values
-        self.misses += 1
-        values = decode(rows, spec)
-        if np.may_share_memory(values, rows):  # a view of the bytes themselves: nothing to save
-            return values
-        values.flags.writeable = False
-        self._keep(key, _Entry(rows.copy(), values))
-        return values
+            key = id(known)
+            if key in self._held:
+                self._held.move_to_end(key)
+        return known
 
-    def _keep(self, key: tuple, entry: _Entry) -> None:
-        size = entry.raw.nbytes + entry.values.nbytes
-        if size > self.limit:
-            return
+    def put(self, buffer: MeshBuffer, spec: TensorSpec, values: np.ndarray) -> bool:
+        """Attach ``values`` (see :class:`Known`; C-contiguous float32, made read-only here) to
+        ``buffer``, within the bound; False when nothing was attached."""
+        size = values.nbytes
+        if size > self.limit or size < MIN_BYTES:
+            return False
+        values.flags.writeable = False
+        known = Known(spec, values)
         with self._lock:
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._bytes -= old.raw.nbytes + old.values.nbytes
-            while self._entries and self._bytes + size > self.limit:
-                _, dropped = self._entries.popitem(last=False)
-                self._bytes -= dropped.raw.nbytes + dropped.values.nbytes
-            self._entries[key] = entry
+            while self._held and self._bytes + size > self.limit:
+                _, (known_ref, buffer_ref, _) = self._held.popitem(last=False)
+                self._drop(known_ref, buffer_ref)
+            key = id(known)
+            self._held[key] = (weakref.ref(known, self._gone(key, size)), weakref.ref(buffer), size)
             self._bytes += size
+        buffer.memo = known
+        return True
+
+    def _gone(self, key: int, size: int):
+        def callback(_ref: weakref.ref) -> None:  # the memo was dropped by whoever changed the bytes
+            with self._lock:
+                if self._held.pop(key, None) is not None:
+                    self._bytes -= size
+
+        return callback
+
+    def _drop(self, known_ref: weakref.ref, buffer_ref: weakref.ref) -> None:
+        """Drop a memo whose entry was just taken out of ``_held`` (its bytes with it)."""
+        known, buffer = known_ref(), buffer_ref()
+        if known is not None:
+            self._bytes -= known.values.nbytes
+            if buffer is not None and buffer.memo is known:
+                buffer.touch()  # writes the bytes first if they were left to the memo
 
     def clear(self) -> None:
+        """Drop every memo (their buffers decode their bytes again)."""
         with self._lock:
-            self._entries.clear()
+            while self._held:
+                _, (known_ref, buffer_ref, _) = self._held.popitem(last=False)
+                self._drop(known_ref, buffer_ref)
             self._bytes = 0
 
 
-def _same_bytes(saved: np.ndarray, rows: np.ndarray) -> bool:
-    if saved.shape != rows.shape:
-        return False
-    if rows.flags.c_contiguous and rows.nbytes % 8 == 0:  # compare 8 bytes at a time
-        return bool(np.array_equal(saved.reshape(-1).view(np.uint64), rows.reshape(-1).view(np.uint64)))
-    return bool(np.array_equal(saved, rows))
-
-
-OPERAND_MEMO = OperandMemo(int(os.environ.get("MESHNN_OPERAND_MEMO_BYTES", str(256 << 20))))
+VALUES_MEMO = ValuesMemo(int(os.environ.get("MESHNN_VALUES_MEMO_BYTES", str(256 << 20))))
+"""The memos of every mesh of this process, within one bound."""

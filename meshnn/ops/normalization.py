@@ -7,7 +7,15 @@ import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate
-from meshnn.ops.execution import Output, device_input, encode_values, launch, logical_values, out_spec_like, same_mesh
+from meshnn.ops.execution import (
+    Output,
+    device_input,
+    launch,
+    logical_values,
+    out_spec_like,
+    same_mesh,
+    write_values,
+)
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
@@ -40,11 +48,9 @@ def softmax(
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         x = logical_values(in_rows[0], tensor.spec)
         shifted = np.exp(x - x.max(axis=axis, keepdims=True))
-        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(
-            shifted / shifted.sum(axis=axis, keepdims=True), spec
-        )
+        write_values(out_rows[0], shifted / shifted.sum(axis=axis, keepdims=True), spec)
 
-    return launch("softmax", mesh, [tensor], [Output(spec)], kernel, rowwise=True)[0]
+    return launch("softmax", mesh, [tensor], [Output(spec)], kernel, rowwise=True, reads_memos=True)[0]
 
 
 def _float_input(op: str, input_tensor: object) -> Tensor:
@@ -112,9 +118,9 @@ def _normalise(
             y = y * values["weight"].reshape(k, *([1] * (y.ndim - 2)), -1)
         if "bias" in values:
             y = y + values["bias"].reshape(k, *([1] * (y.ndim - 2)), -1)
-        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(y, spec)
+        write_values(out_rows[0], y, spec)
 
-    return launch(op, mesh, list(named.values()), [Output(spec)], kernel, rowwise=True)[0]
+    return launch(op, mesh, list(named.values()), [Output(spec)], kernel, rowwise=True, reads_memos=True)[0]
 
 
 def layer_norm(

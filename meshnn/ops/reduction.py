@@ -9,7 +9,15 @@ import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate
-from meshnn.ops.execution import Output, device_input, encode_values, launch, logical_values, out_spec_like, same_mesh
+from meshnn.ops.execution import (
+    Output,
+    device_input,
+    launch,
+    logical_values,
+    out_spec_like,
+    same_mesh,
+    write_values,
+)
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.encoding import decode
 from meshnn.tensor.layout import Layout
@@ -53,9 +61,7 @@ def _reduce(op: str, function, input_tensor: Tensor, dim, keepdim: bool, memory_
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         x = logical_values(in_rows[0], tensor.spec)
         result = function(x, axis=device_axes, keepdims=keepdim)
-        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(
-            np.asarray(result).reshape((x.shape[0], *shape)), spec
-        )
+        write_values(out_rows[0], np.asarray(result).reshape((x.shape[0], *shape)), spec)
 
     return launch(op, mesh, [tensor], [Output(spec)], kernel, rowwise=True)[0]
 
@@ -138,7 +144,7 @@ def _reduce_all_argmax(tensor: Tensor, keepdim: bool, memory_config: MemoryConfi
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         x = logical_values(in_rows[0], tensor.spec)
         index = x.reshape(x.shape[0], -1).argmax(axis=1).astype(np.uint32)
-        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(index.reshape((-1, *shape)), spec)
+        write_values(out_rows[0], index.reshape((-1, *shape)), spec)
 
     return launch("argmax", mesh, [tensor], [Output(spec)], kernel, rowwise=True)[0]
 
@@ -188,7 +194,7 @@ def embedding(
             picked = np.take_along_axis(rows, index.reshape(k, -1, 1), axis=1)
         if pad_token is not None:
             picked = np.where(index.reshape(index.shape[0], -1, 1) == pad_token, 0, picked)
-        out_rows[0][:, : spec.compute_packed_buffer_size_bytes()] = encode_values(picked.reshape((-1, *shape)), spec)
+        write_values(out_rows[0], picked.reshape((-1, *shape)), spec)
 
     return launch("embedding", mesh, [ids, table], [Output(spec)], kernel, rowwise=True)[0]
 

@@ -216,6 +216,25 @@ def bfloat16_bits_to_float32(bits: np.ndarray, *, out: np.ndarray | None = None)
     return out
 
 
+def round_to_bfloat16(values: np.ndarray, *, in_place: bool = False) -> np.ndarray:
+    """float32 ``values`` (C-contiguous) rounded to bfloat16 as ttnn rounds them, still float32:
+    exactly ``bfloat16_bits_to_float32(float32_to_bfloat16_bits(values))`` (nearest, ties to
+    even; every NaN becomes 0x7FC0).  The high 16 bits of each result are its bfloat16 bits.
+    ``in_place``: round ``values`` itself (it must be writable) and return it."""
+    if values.dtype != np.float32 or not values.flags.c_contiguous:
+        raise MeshnnTypeError("round_to_bfloat16 takes C-contiguous float32 values")
+    nan = np.isnan(values)  # first: a NaN's sum below can carry into an infinity or a zero
+    bits = values.view(np.uint32)
+    carry = np.right_shift(bits, 16)
+    np.bitwise_and(carry, 1, out=carry)
+    carry += 0x7FFF  # round half to even: 0x7FFF, plus 1 when the kept part is odd
+    out = np.add(bits, carry, out=bits if in_place else carry)
+    out &= 0xFFFF0000
+    if nan.any():
+        out[nan] = BFLOAT16_NAN << 16
+    return out.view(np.float32)
+
+
 # --- block floats: the torch kernels ------------------------------------------------------------
 
 
