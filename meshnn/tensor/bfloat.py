@@ -340,12 +340,21 @@ class BfpPacker:
         blocks (small normal values, where a subnormal's absent leading 1 matters, and inf/NaN)
         are redone by :func:`_codes`."""
         if torch is not None:
-            self._torch_float_codes(torch, bits, shared, codes)
-        else:
-            self._numpy_float_codes(bits, shared, codes)
-        scale = self._scale[: shared.size]
-        np.subtract(shared, 1, out=scale)  # E - 1, which wraps to 2**32 - 1 for E == 0
-        rare = np.flatnonzero((scale < 23) | (shared == 255))
+            n_tiles = codes.shape[0] if codes.ndim == 2 else 1
+            by_block = (n_tiles, -1, BLOCK_VALUES)
+            torch_block_codes(
+                torch,
+                bits.view(np.float32).reshape(by_block),
+                self.fmt.magnitude_bits,
+                shared.reshape(n_tiles, -1),
+                codes.reshape(by_block, copy=False),
+                self._exps,
+                self._codes[1],
+                self._scale,
+            )
+            return
+        self._numpy_float_codes(bits, shared, codes)
+        rare = _rare_pack_blocks(shared, self._scale[: shared.size])
         if rare.size:
             _redo_blocks(bits, self.fmt.magnitude_bits, rare, codes)
 
@@ -373,38 +382,88 @@ class BfpPacker:
             np.copyto(codes, scaled, casting="unsafe")  # an integer in [-(2**W - 1), 2**W - 1]
         _to_sign_magnitude(codes, width, spare)
 
-    def _torch_float_codes(self, torch: Any, bits: np.ndarray, shared: np.ndarray, codes: np.ndarray) -> None:
-        """:meth:`_numpy_float_codes` with torch operations on the same scratch buffers, fused
-        where torch allows: the block maximum is of the magnitudes' bits (the largest magnitude
-        has the largest exponent), and ``trunc(v * 2**(150 - E))`` is ``v / 2**(E - 150)``
-        rounded toward zero (division by a power of two is exact).  The per-block steps use
-        numpy: on a few thousand values its calls cost less than torch's."""
-        width, n, blocks = self.fmt.magnitude_bits, bits.size, shared.size
-        as_torch = torch.from_numpy
-        values = as_torch(bits.view(np.float32))
-        magnitudes = as_torch(self._exps[:n].view(np.int32))
-        torch.bitwise_and(values.view(torch.int32), 0x7FFFFFFF, out=magnitudes)
-        torch.amax(magnitudes.view(blocks, BLOCK_VALUES), dim=1, out=as_torch(shared.view(np.int32)))
-        np.right_shift(shared, 23, out=shared)
-        divisor = self._scale[:blocks]  # float32 bits of 2**(max(E, 24) - 150), always normal
-        np.maximum(shared, 24, out=divisor)
-        np.subtract(divisor, 150 - 127, out=divisor)
-        np.left_shift(divisor, 23, out=divisor)
-        code = as_torch(codes)  # flat, or the code bytes of the output tiles
-        scaled, spare = as_torch(self._scaled[:n]).view(code.shape), as_torch(self._codes[1, :n]).view(code.shape)
-        by_block = (blocks, BLOCK_VALUES)
-        block_divisor = as_torch(divisor.view(np.float32)).view(blocks, 1)
-        torch.div(values.view(by_block), block_divisor, rounding_mode="trunc", out=scaled.reshape(by_block))
-        torch.mul(scaled, 2.0 ** (width - 24), out=scaled)
-        torch.round(scaled, out=scaled)  # half to even
-        limit = (1 << width) - 1
-        torch.clamp(scaled, -limit, limit, out=scaled)  # no carry into the exponent
-        code.copy_(scaled)
-        torch.bitwise_right_shift(code, 7, out=spare)  # sign-magnitude, as _to_sign_magnitude
-        torch.bitwise_xor(code, spare, out=code)
-        torch.sub(code, spare, out=code)
-        torch.bitwise_and(spare, 1 << width if width < 7 else -128, out=spare)
-        torch.bitwise_or(code, spare, out=code)
+
+def _rare_pack_blocks(shared: np.ndarray, scratch: np.ndarray) -> np.ndarray:
+    """Numbers (in C order) of the blocks whose shared exponent E (``shared``, uint32) the float32
+    arithmetic does not cover: 1 <= E <= 23 and E == 255.  ``scratch``: uint32 of ``shared``'s size."""
+    flat, spare = shared.reshape(-1), scratch.reshape(-1)[: shared.size]
+    np.subtract(flat, 1, out=spare)  # E - 1, which wraps to 2**32 - 1 for E == 0
+    return np.flatnonzero((spare < 23) | (flat == 255))
+
+
+def _read_only_ok(torch: Any, array: np.ndarray) -> Any:
+    """``torch.from_numpy(array)`` without the warning for a read-only array (it is only read)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.from_numpy(array)
+
+
+def torch_block_codes(
+    torch: Any,
+    values: np.ndarray,
+    width: int,
+    shared: np.ndarray,
+    codes: np.ndarray,
+    scratch: np.ndarray,
+    spare: np.ndarray,
+    divisor: np.ndarray,
+) -> None:
+    """Shared exponents and sign-magnitude codes of float32 ``values`` (..., 16): one block per
+    row of 16, any non-negative strides, e.g. a block of rows of a row-major matrix, not tilized)
+    with torch's operations, exactly as :func:`_codes` gives them.
+
+    ``shared``: uint32 (...), C-contiguous, gets each block's biased exponent E.  ``codes``: int8
+    (..., 16), any non-negative strides, gets ``sign << W | magnitude`` per value.  ``scratch``
+    (4 bytes a value: uint32 or int32), ``spare`` (int8, a value each) and ``divisor`` (uint32, a
+    block each): flat C-contiguous scratch at least that long.
+
+    The arithmetic (see :meth:`BfpPacker._float_codes`): ``t = trunc(v / 2**(max(E, 24) - 150))``,
+    an integer below 2**24 in magnitude, clamped to ``±(2**W - 1) * 2**(24 - W)``; then
+    ``t + 1.5 * 2**(47 - W)`` rounds, in float32, to the nearest multiple of ``2**(24 - W)``,
+    ties to even (the spacing of float32 there), so its bits end in the rounded code
+    ``r = RNE(t * 2**(W - 24))`` as an 8-bit two's-complement number (the low bits of
+    ``2**22 + r``): the conversion to int8 keeps just those.  Blocks with 1 <= E <= 23 or
+    E == 255 are redone by :func:`_codes`.
+    """
+    n = values.size
+    as_torch = torch.from_numpy
+    source = _read_only_ok(torch, values)
+    magnitudes = as_torch(scratch.reshape(-1)[:n].view(np.int32)).view(values.shape)
+    torch.bitwise_and(source.view(torch.int32), 0x7FFFFFFF, out=magnitudes)
+    torch.amax(magnitudes, dim=-1, out=as_torch(shared.view(np.int32)))  # the largest magnitude's bits
+    np.right_shift(shared, 23, out=shared)
+    scale = divisor.reshape(-1)[: shared.size].reshape(shared.shape)  # bits of 2**(max(E, 24) - 150)
+    np.maximum(shared, 24, out=scale)
+    np.subtract(scale, 150 - 127, out=scale)
+    np.left_shift(scale, 23, out=scale)
+    scaled = magnitudes.view(torch.float32)  # the magnitudes are done with
+    torch.div(source, as_torch(scale.view(np.float32)).unsqueeze(-1), rounding_mode="trunc", out=scaled)
+    limit = float(((1 << width) - 1) << (24 - width))
+    scaled.clamp_(-limit, limit)  # no carry into the exponent (NaN stays NaN: its block is redone)
+    scaled.add_(1.5 * 2.0 ** (47 - width))
+    code = as_torch(codes)
+    code.copy_(magnitudes)  # int32 -> int8 keeps the low byte: the two's-complement code
+    sign = as_torch(spare.reshape(-1)[:n]).view(values.shape)
+    torch.bitwise_right_shift(code, 7, out=sign)  # sign-magnitude, as _to_sign_magnitude
+    torch.bitwise_xor(code, sign, out=code)
+    torch.sub(code, sign, out=code)
+    torch.bitwise_and(sign, 1 << width if width < 7 else -128, out=sign)
+    torch.bitwise_or(code, sign, out=code)
+    rare = _rare_pack_blocks(shared, scale)
+    if rare.size:
+        _redo_block_rows(values, width, rare, codes)
+
+
+def _redo_block_rows(values: np.ndarray, width: int, blocks: np.ndarray, codes: np.ndarray) -> None:
+    """Recompute, by the integer rules of :func:`_codes`, the codes (``codes``, int8 (..., 16))
+    of the blocks numbered ``blocks`` (C order over the leading dims) of ``values`` (..., 16)."""
+    where = np.unravel_index(blocks, values.shape[:-1])
+    bits = values.view(np.uint32)[where].reshape(-1)
+    work = np.empty((4, bits.size), np.uint32)
+    limits = np.empty((2, bits.size), np.uint32)
+    limits[0], limits[1] = 31, (1 << width) - 1
+    _codes(bits, width, np.empty(blocks.size, np.uint32), work, limits)
+    codes[where] = work[0].reshape(-1, BLOCK_VALUES).astype(np.uint8).view(np.int8)
 
 
 def _block_max(values: np.ndarray, out: np.ndarray) -> None:
@@ -555,6 +614,50 @@ def _decode_table(fmt: BlockFloatFormat) -> np.ndarray:
     return table
 
 
+def torch_block_values(
+    torch: Any,
+    codes: np.ndarray,
+    width: int,
+    scale: np.ndarray,
+    out: np.ndarray,
+    work: np.ndarray,
+    floats: np.ndarray,
+) -> None:
+    """Decode sign-magnitude ``codes`` (int8 (..., 16), one block per row of 16, any
+    non-negative strides) into float32 ``out`` (same shape, any non-negative strides) with
+    torch's operations: ``±magnitude * 2**(E - 127 - (W - 1))``, ``scale`` (uint32 (...),
+    C-contiguous) holding the bits of each block's power of two.  Exact (as the decoding rules)
+    for blocks with ``W <= E <= 254``, the code ``1 << W`` (-0.0) included; the caller redoes the
+    others through the table.  ``work``: int8 (2, n) and ``floats``: float32 (n,) C-contiguous
+    scratch, n = ``codes.size`` or more.
+
+    The magnitude and sign become a two's-complement int8 ``c = (m ^ s) - s`` (s = 0 or -1), so
+    one conversion and one multiplication by the block scale give the value; a code with sign
+    and no magnitude gives +0.0 there, and is set to -0.0 afterwards (such codes are rare: the
+    packer never makes them)."""
+    n = codes.size
+    as_torch = torch.from_numpy
+    code = _read_only_ok(torch, codes)
+    sign = as_torch(work[0, :n]).view(codes.shape)
+    signed = as_torch(work[1, :n]).view(codes.shape)
+    if width == 7:
+        torch.bitwise_right_shift(code, 7, out=sign)  # -1 where the sign is set, else 0
+    else:
+        torch.bitwise_left_shift(code, 7 - width, out=sign)
+        torch.bitwise_right_shift(sign, 7, out=sign)
+    torch.bitwise_and(code, (1 << width) - 1, out=signed)
+    torch.bitwise_xor(signed, sign, out=signed)
+    torch.sub(signed, sign, out=signed)
+    as_float = as_torch(floats[:n]).view(codes.shape)
+    as_float.copy_(signed)
+    block_scale = as_torch(scale.view(np.float32)).unsqueeze(-1)
+    torch.mul(as_float, block_scale, out=as_torch(out))
+    negative_zero = np.int8(-128 if width == 7 else 1 << width)
+    found = torch.eq(code, int(negative_zero), out=as_torch(work[0, :n].view(np.bool_)).view(codes.shape))
+    if bool(found.any()):
+        out[codes == negative_zero] = -0.0
+
+
 class BfpUnpacker:
     """Unpacks block-float tiles into float32 tiles in face order; one per thread (owns scratch)."""
 
@@ -575,7 +678,7 @@ class BfpUnpacker:
         self.chunk_tiles = max(1, chunk_values // values_per_tile)
         count = self.chunk_tiles * values_per_tile
         self._values = np.empty(count, np.float32)
-        self._codes = np.empty((2, count), np.int8)
+        self._codes = np.empty((3, count), np.int8)
         self._scale = np.empty(count // BLOCK_VALUES, np.uint32)
         self._table = _decode_table(fmt)
 
@@ -608,9 +711,15 @@ class BfpUnpacker:
         np.left_shift(scale, 23, out=scale)
         torch = _torch_choice(self.use_torch, n)
         direct = out.flags.c_contiguous or (torch is not None and min(out.strides) >= 0)
+        if not direct:
+            torch = None  # numpy decodes into the values buffer, then it is copied to ``out``
         values = out if direct else self.values_buffer(n_tiles)
         if torch is not None:
-            self._torch_values(torch, codes, spare, scale.reshape(-1), values)
+            target = values.reshape(*values.shape[:-1], -1, BLOCK_VALUES, copy=False)
+            work, floats = self._codes[1:, :n], self._values[:n]
+            torch_block_values(
+                torch, codes.reshape(target.shape), width, scale.reshape(target.shape[:-1]), target, work, floats
+            )
         else:
             self._numpy_values(codes, spare, scale.reshape(-1), values.reshape(-1))
         rare = np.flatnonzero((shared < width) | (shared == 255))
@@ -631,28 +740,6 @@ class BfpUnpacker:
         np.multiply(values, spare, out=values)
         with np.errstate(over="ignore", invalid="ignore"):  # only in the blocks redone by the table
             np.multiply(values, np.repeat(scale.view(np.float32), BLOCK_VALUES), out=values)
-
-    def _torch_values(
-        self, torch: Any, codes: np.ndarray, spare: np.ndarray, scale: np.ndarray, values: np.ndarray
-    ) -> None:
-        """:meth:`_numpy_values` with torch operations, into ``values`` of any (non-negative)
-        strides: the signed magnitudes go to scratch, the scaling writes ``values``."""
-        width = self.fmt.magnitude_bits
-        as_torch = torch.from_numpy
-        code, sign, signed = as_torch(codes), as_torch(spare), as_torch(self._values[: codes.size])
-        if width == 7:
-            torch.bitwise_right_shift(code, 7, out=sign)
-        else:
-            torch.bitwise_left_shift(code, 7 - width, out=sign)
-            torch.bitwise_right_shift(sign, 7, out=sign)
-        torch.bitwise_or(sign, 1, out=sign)
-        torch.bitwise_and(code, (1 << width) - 1, out=code)
-        signed.copy_(code)
-        torch.mul(signed, sign, out=signed)
-        target = as_torch(values)
-        by_block = (*target.shape[:-1], target.shape[-1] // BLOCK_VALUES, BLOCK_VALUES)
-        block_scale = as_torch(scale.view(np.float32)).view(*by_block[:-1], 1)
-        torch.mul(signed.view(by_block), block_scale, out=target.view(by_block))
 
     def _split_codes(self, code_bytes: np.ndarray, codes: np.ndarray) -> None:
         """One code per uint8 of ``codes`` from the packed code bytes (element 0 in the low bits)."""
