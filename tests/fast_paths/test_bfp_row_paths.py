@@ -180,3 +180,23 @@ def test_decoding_into_a_block_whose_batches_are_apart_writes_the_block(dtype, r
     np.testing.assert_array_equal(out[:, 32:].view(np.uint8), want.view(np.uint8))
     assert not out[:, :32].view(np.uint8).any()
     assert byte_view(out[:, 32:], dtype, Layout.TILE) is None
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "bfloat8_b"])
+def test_a_batched_tensor_sharded_on_height_and_width_comes_back_whole(dtype):
+    """Each shard's block of the composed result, ``out[:, h0:h1, w0:w1]``, has batches further
+    apart than its height: it is decoded aside and copied in (it once read into a lost copy)."""
+    import meshnn as ttnn
+
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 4), system="t3k")
+    try:
+        host = torch.randn(2, 128, 256, generator=torch.Generator().manual_seed(0))
+        mapper = ttnn.ShardTensor2dMesh(mesh, mesh_shape=(2, 4), dims=(1, 2))
+        composer = ttnn.ConcatMesh2dToTensor(mesh, mesh_shape=(2, 4), dims=(1, 2))
+        kind = getattr(ttnn, dtype)
+        tensor = ttnn.from_torch(host, dtype=kind, layout=ttnn.TILE_LAYOUT, device=mesh, mesh_mapper=mapper)
+        got = ttnn.to_torch(tensor, mesh_composer=composer)
+        whole = ttnn.to_torch(ttnn.from_torch(host, dtype=kind, layout=ttnn.TILE_LAYOUT))
+        assert torch.equal(got.float().view(torch.int32), whole.float().view(torch.int32))
+    finally:
+        mesh.close()
