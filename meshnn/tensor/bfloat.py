@@ -359,12 +359,21 @@ class BfpPacker:
         blocks (small normal values, where a subnormal's absent leading 1 matters, and inf/NaN)
         are redone by :func:`_codes`."""
         if torch is not None:
-            self._torch_float_codes(torch, bits, shared, codes)
-        else:
-            self._numpy_float_codes(bits, shared, codes)
-        scale = self._scale[: shared.size]
-        np.subtract(shared, 1, out=scale)  # E - 1, which wraps to 2**32 - 1 for E == 0
-        rare = np.flatnonzero((scale < 23) | (shared == 255))
+            n_tiles = codes.shape[0] if codes.ndim == 2 else 1
+            by_block = (n_tiles, -1, BLOCK_VALUES)
+            torch_block_codes(
+                torch,
+                bits.view(np.float32).reshape(by_block),
+                self.fmt.magnitude_bits,
+                shared.reshape(n_tiles, -1),
+                codes.reshape(by_block, copy=False),
+                self._exps,
+                self._codes[1],
+                self._scale,
+            )
+            return
+        self._numpy_float_codes(bits, shared, codes)
+        rare = _rare_pack_blocks(shared, self._scale[: shared.size])
         if rare.size:
             _redo_blocks(bits, self.fmt.magnitude_bits, rare, codes)
 
@@ -392,38 +401,91 @@ class BfpPacker:
             np.copyto(codes, scaled, casting="unsafe")  # an integer in [-(2**W - 1), 2**W - 1]
         _to_sign_magnitude(codes, width, spare)
 
-    def _torch_float_codes(self, torch: Any, bits: np.ndarray, shared: np.ndarray, codes: np.ndarray) -> None:
-        """:meth:`_numpy_float_codes` with torch operations on the same scratch buffers, fused
-        where torch allows: the block maximum is of the magnitudes' bits (the largest magnitude
-        has the largest exponent), and ``trunc(v * 2**(150 - E))`` is ``v / 2**(E - 150)``
-        rounded toward zero (division by a power of two is exact).  The per-block steps use
-        numpy: on a few thousand values its calls cost less than torch's."""
-        width, n, blocks = self.fmt.magnitude_bits, bits.size, shared.size
-        as_torch = torch.from_numpy
-        values = as_torch(bits.view(np.float32))
-        magnitudes = as_torch(self._exps[:n].view(np.int32))
-        torch.bitwise_and(values.view(torch.int32), 0x7FFFFFFF, out=magnitudes)
-        torch.amax(magnitudes.view(blocks, BLOCK_VALUES), dim=1, out=as_torch(shared.view(np.int32)))
-        np.right_shift(shared, 23, out=shared)
-        divisor = self._scale[:blocks]  # float32 bits of 2**(max(E, 24) - 150), always normal
-        np.maximum(shared, 24, out=divisor)
-        np.subtract(divisor, 150 - 127, out=divisor)
-        np.left_shift(divisor, 23, out=divisor)
-        code = as_torch(codes)  # flat, or the code bytes of the output tiles
-        scaled, spare = as_torch(self._scaled[:n]).view(code.shape), as_torch(self._codes[1, :n]).view(code.shape)
-        by_block = (blocks, BLOCK_VALUES)
-        block_divisor = as_torch(divisor.view(np.float32)).view(blocks, 1)
-        torch.div(values.view(by_block), block_divisor, rounding_mode="trunc", out=scaled.reshape(by_block))
-        torch.mul(scaled, 2.0 ** (width - 24), out=scaled)
-        torch.round(scaled, out=scaled)  # half to even
-        limit = (1 << width) - 1
-        torch.clamp(scaled, -limit, limit, out=scaled)  # no carry into the exponent
-        code.copy_(scaled)
-        torch.bitwise_right_shift(code, 7, out=spare)  # sign-magnitude, as _to_sign_magnitude
-        torch.bitwise_xor(code, spare, out=code)
-        torch.sub(code, spare, out=code)
-        torch.bitwise_and(spare, 1 << width if width < 7 else -128, out=spare)
-        torch.bitwise_or(code, spare, out=code)
+
+def _rare_pack_blocks(shared: np.ndarray, scratch: np.ndarray) -> np.ndarray:
+    """Numbers (in C order) of the blocks whose shared exponent E (``shared``, uint32) the float32
+    arithmetic does not cover: 1 <= E <= 23 and E == 255.  ``scratch``: uint32 of ``shared``'s size."""
+    flat, spare = shared.reshape(-1), scratch.reshape(-1)[: shared.size]
+    np.subtract(flat, 1, out=spare)  # E - 1, which wraps to 2**32 - 1 for E == 0
+    return np.flatnonzero((spare < 23) | (flat == 255))
+
+
+def _read_only_ok(torch: Any, array: np.ndarray) -> Any:
+    """``torch.from_numpy(array)`` without the warning for a read-only array (it is only read)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.from_numpy(array)
+
+
+def torch_block_codes(
+    torch: Any,
+    values: np.ndarray,
+    width: int,
+    shared: np.ndarray,
+    codes: np.ndarray,
+    scratch: np.ndarray,
+    spare: np.ndarray,
+    divisor: np.ndarray,
+) -> None:
+    """Shared exponents and sign-magnitude codes of float32 ``values`` (..., 16): one block per
+    row of 16, any non-negative strides, e.g. a block of rows of a row-major matrix, not tilized)
+    with torch's operations, exactly as :func:`_codes` gives them.
+
+    ``shared``: uint32 (...), C-contiguous, gets each block's biased exponent E.  ``codes``: int8
+    (..., 16), any non-negative strides, gets ``sign << W | magnitude`` per value.  ``scratch``
+    (4 bytes a value: uint32 or int32), ``spare`` (int8, a value each) and ``divisor`` (uint32, a
+    block each): flat C-contiguous scratch at least that long.
+
+    The arithmetic (see :meth:`BfpPacker._float_codes`): ``t = trunc(v / 2**(max(E, 24) - 150))``,
+    an integer below 2**24 in magnitude, clamped to ``±(2**W - 1) * 2**(24 - W)``; then
+    ``t + 1.5 * 2**(47 - W)`` rounds, in float32, to the nearest multiple of ``2**(24 - W)``,
+    ties to even (the spacing of float32 there), so its bits end in the rounded code
+    ``r = RNE(t * 2**(W - 24))`` as an 8-bit two's-complement number (the low bits of
+    ``2**22 + r``): the conversion to int8 keeps just those.  Blocks with 1 <= E <= 23 or
+    E == 255 are redone by :func:`_codes`.
+    """
+    n = values.size
+    as_torch = torch.from_numpy
+    source = _read_only_ok(torch, values)
+    magnitudes = as_torch(scratch.reshape(-1)[:n].view(np.int32)).view(values.shape)
+    torch.bitwise_and(source.view(torch.int32), 0x7FFFFFFF, out=magnitudes)
+    torch.amax(magnitudes, dim=-1, out=as_torch(shared.view(np.int32)))  # the largest magnitude's bits
+    np.right_shift(shared, 23, out=shared)
+    scale = divisor.reshape(-1)[: shared.size].reshape(shared.shape)  # bits of 2**(max(E, 24) - 150)
+    np.maximum(shared, 24, out=scale)
+    np.subtract(scale, 150 - 127, out=scale)
+    np.left_shift(scale, 23, out=scale)
+    scaled = magnitudes.view(torch.float32)  # the magnitudes are done with
+    torch.div(source, as_torch(scale.view(np.float32)).unsqueeze(-1), rounding_mode="trunc", out=scaled)
+    limit = float(((1 << width) - 1) << (24 - width))
+    scaled.clamp_(-limit, limit)  # no carry into the exponent (NaN stays NaN: its block is redone)
+    scaled.add_(1.5 * 2.0 ** (47 - width))
+    code = as_torch(codes)
+    code.copy_(magnitudes)  # int32 -> int8 keeps the low byte: the two's-complement code
+    # Sign-magnitude: a negative c = -m has the bits ~(m - 1); ``~(m - 1) ^ ~(1 << W)`` is
+    # ``1 << W | (m - 1)``, and adding 1 gives ``1 << W | m`` (no carry: m - 1 < 2**W - 1).
+    sign = as_torch(spare.reshape(-1)[:n]).view(values.shape)
+    flip = as_torch(scratch.reshape(-1).view(np.int8)[:n]).view(values.shape)  # the sums are converted
+    torch.bitwise_right_shift(code, 7, out=sign)  # -1 for negative codes, else 0
+    not_sign_bit = (0xFF ^ (1 << width)) - (256 if width < 7 else 0)  # ~(1 << W) as an int8
+    torch.bitwise_and(sign, not_sign_bit, out=flip)
+    torch.bitwise_xor(code, flip, out=code)
+    torch.sub(code, sign, out=code)
+    rare = _rare_pack_blocks(shared, scale)
+    if rare.size:
+        _redo_block_rows(values, width, rare, codes)
+
+
+def _redo_block_rows(values: np.ndarray, width: int, blocks: np.ndarray, codes: np.ndarray) -> None:
+    """Recompute, by the integer rules of :func:`_codes`, the codes (``codes``, int8 (..., 16))
+    of the blocks numbered ``blocks`` (C order over the leading dims) of ``values`` (..., 16)."""
+    where = np.unravel_index(blocks, values.shape[:-1])
+    bits = values.view(np.uint32)[where].reshape(-1)
+    work = np.empty((4, bits.size), np.uint32)
+    limits = np.empty((2, bits.size), np.uint32)
+    limits[0], limits[1] = 31, (1 << width) - 1
+    _codes(bits, width, np.empty(blocks.size, np.uint32), work, limits)
+    codes[where] = work[0].reshape(-1, BLOCK_VALUES).astype(np.uint8).view(np.int8)
 
 
 def _block_max(values: np.ndarray, out: np.ndarray) -> None:
@@ -574,6 +636,51 @@ def _decode_table(fmt: BlockFloatFormat) -> np.ndarray:
     return table
 
 
+def torch_block_values(
+    torch: Any,
+    codes: np.ndarray,
+    width: int,
+    scale: np.ndarray,
+    out: np.ndarray,
+    work: np.ndarray,
+    floats: np.ndarray,
+) -> None:
+    """Decode sign-magnitude ``codes`` (int8 (..., 16), one block per row of 16, any
+    non-negative strides) into float32 ``out`` (same shape, any non-negative strides) with
+    torch's operations: ``±magnitude * 2**(E - 127 - (W - 1))``, ``scale`` (uint32 (...),
+    C-contiguous) holding the bits of each block's power of two.  Exact (as the decoding rules)
+    for blocks with ``W <= E <= 254``, the code ``1 << W`` (-0.0) included; the caller redoes the
+    others through the table.  ``work``: int8 (2, n) and ``floats``: float32 (n,) C-contiguous
+    scratch, n = ``codes.size`` or more.
+
+    The magnitude and sign become a two's-complement int8 ``c = (m ^ s) - s`` (s = 0 or -1), so
+    one conversion and one multiplication by the block scale give the value; a code with sign
+    and no magnitude gives +0.0 there, and is set to -0.0 afterwards (such codes are rare: the
+    packer never makes them)."""
+    n = codes.size
+    as_torch = torch.from_numpy
+    code = _read_only_ok(torch, codes)
+    sign = as_torch(work[0, :n]).view(codes.shape)
+    signed = as_torch(work[1, :n]).view(codes.shape)
+    if width == 7:
+        torch.bitwise_right_shift(code, 7, out=sign)  # -1 where the sign is set, else 0
+        negative = codes.min() == -128  # 0x80: a sign and no magnitude (a fast check, rarely true)
+        torch.bitwise_and(code, (1 << width) - 1, out=signed)
+    else:
+        torch.bitwise_left_shift(code, 7 - width, out=signed)  # the sign in bit 7
+        torch.bitwise_right_shift(signed, 7, out=sign)
+        negative = signed.min() == -128  # sign and no magnitude: checked now, signed is reused
+        torch.bitwise_and(code, (1 << width) - 1, out=signed)
+    torch.bitwise_xor(signed, sign, out=signed)
+    torch.sub(signed, sign, out=signed)
+    as_float = as_torch(floats[:n]).view(codes.shape)
+    as_float.copy_(signed)
+    block_scale = as_torch(scale.view(np.float32)).unsqueeze(-1)
+    torch.mul(as_float, block_scale, out=as_torch(out))
+    if negative:  # those codes are -0.0
+        out[codes == np.int8(-128 if width == 7 else 1 << width)] = -0.0
+
+
 class BfpUnpacker:
     """Unpacks block-float tiles into float32 tiles in face order; one per thread (owns scratch)."""
 
@@ -594,7 +701,7 @@ class BfpUnpacker:
         self.chunk_tiles = max(1, chunk_values // values_per_tile)
         count = self.chunk_tiles * values_per_tile
         self._values = np.empty(count, np.float32)
-        self._codes = np.empty((2, count), np.int8)
+        self._codes = np.empty((3, count), np.int8)
         self._scale = np.empty(count // BLOCK_VALUES, np.uint32)
         self._table = _decode_table(fmt)
 
@@ -627,9 +734,15 @@ class BfpUnpacker:
         np.left_shift(scale, 23, out=scale)
         torch = _torch_choice(self.use_torch, n)
         direct = out.flags.c_contiguous or (torch is not None and min(out.strides) >= 0)
+        if not direct:
+            torch = None  # numpy decodes into the values buffer, then it is copied to ``out``
         values = out if direct else self.values_buffer(n_tiles)
         if torch is not None:
-            self._torch_values(torch, codes, spare, scale.reshape(-1), values)
+            target = values.reshape(*values.shape[:-1], -1, BLOCK_VALUES, copy=False)
+            work, floats = self._codes[1:, :n], self._values[:n]
+            torch_block_values(
+                torch, codes.reshape(target.shape), width, scale.reshape(target.shape[:-1]), target, work, floats
+            )
         else:
             self._numpy_values(codes, spare, scale.reshape(-1), values.reshape(-1))
         rare = np.flatnonzero((shared < width) | (shared == 255))
@@ -650,28 +763,6 @@ class BfpUnpacker:
         np.multiply(values, spare, out=values)
         with np.errstate(over="ignore", invalid="ignore"):  # only in the blocks redone by the table
             np.multiply(values, np.repeat(scale.view(np.float32), BLOCK_VALUES), out=values)
-
-    def _torch_values(
-        self, torch: Any, codes: np.ndarray, spare: np.ndarray, scale: np.ndarray, values: np.ndarray
-    ) -> None:
-        """:meth:`_numpy_values` with torch operations, into ``values`` of any (non-negative)
-        strides: the signed magnitudes go to scratch, the scaling writes ``values``."""
-        width = self.fmt.magnitude_bits
-        as_torch = torch.from_numpy
-        code, sign, signed = as_torch(codes), as_torch(spare), as_torch(self._values[: codes.size])
-        if width == 7:
-            torch.bitwise_right_shift(code, 7, out=sign)
-        else:
-            torch.bitwise_left_shift(code, 7 - width, out=sign)
-            torch.bitwise_right_shift(sign, 7, out=sign)
-        torch.bitwise_or(sign, 1, out=sign)
-        torch.bitwise_and(code, (1 << width) - 1, out=code)
-        signed.copy_(code)
-        torch.mul(signed, sign, out=signed)
-        target = as_torch(values)
-        by_block = (*target.shape[:-1], target.shape[-1] // BLOCK_VALUES, BLOCK_VALUES)
-        block_scale = as_torch(scale.view(np.float32)).view(*by_block[:-1], 1)
-        torch.mul(signed.view(by_block), block_scale, out=target.view(by_block))
 
     def _split_codes(self, code_bytes: np.ndarray, codes: np.ndarray) -> None:
         """One code per uint8 of ``codes`` from the packed code bytes (element 0 in the low bits)."""
@@ -716,3 +807,200 @@ def unpack_bfp(
         chunk = packed[start : start + unpacker.chunk_tiles]
         unpacker.unpack_into(chunk, out[start : start + chunk.shape[0]])
     return out
+
+
+# --- block floats: whole rows of tiles, with torch -------------------------------------------------
+
+
+def _code_words(fmt: BlockFloatFormat) -> tuple[np.dtype, int]:
+    """The word a block's packed codes (16 codes: 16, 8 or 4 bytes) are moved in (raw bytes:
+    ``V16``, or int64 / int32, never a float type), and how many words a block takes."""
+    block_bytes = BLOCK_VALUES // fmt.codes_per_byte
+    word = np.dtype(f"V{block_bytes}") if block_bytes > 8 else np.dtype(f"<i{block_bytes}")
+    return word, 1
+
+
+class _TileGeometry:
+    """Where a row-major block of tile rows puts its values in TTNN tiles (faces not transposed,
+    face rows of 16 values, so every block of 16 values is 16 consecutive values of a matrix row).
+
+    A chunk is ``k`` tile rows of ``c`` tiles each: a (k, tile_height, c * tile_width) block of a
+    matrix.  Its blocks of 16 values, in row-major order, are indexed (k, face-grid row, face row,
+    tile, face-grid column); in tile order (k, tile, face-grid row, face-grid column, face row)."""
+
+    def __init__(self, fmt: BlockFloatFormat, tile_shape: tuple[int, int], face_height: int) -> None:
+        height, width = tile_shape
+        if width % BLOCK_VALUES or height % face_height:
+            raise MeshnnValueError(f"a {tile_shape} tile with {face_height}-row faces is not rows of whole blocks")
+        self.fmt = fmt
+        self.tile_height, self.tile_width, self.face_height = height, width, face_height
+        self.face_rows, self.face_cols = height // face_height, width // BLOCK_VALUES
+        self.values_per_tile = height * width
+        self.blocks_per_tile = self.values_per_tile // BLOCK_VALUES
+        self.exp_bytes = bfp_exponent_section_size(self.blocks_per_tile)
+        self.tile_size = fmt.tile_size(self.values_per_tile)
+        self.word, self.block_words = _code_words(fmt)
+
+    def row_order(self, k: int, c: int) -> tuple[int, ...]:
+        """Shape of a chunk's per-block items in row-major order (the last axis: items a block)."""
+        return (k, self.face_rows, self.face_height, c, self.face_cols)
+
+    def tile_order(self, k: int, c: int) -> tuple[int, ...]:
+        return (k, c, self.face_rows, self.face_cols, self.face_height)
+
+    def code_words(self, tiles: np.ndarray, k: int, c: int) -> np.ndarray | None:
+        """The code section of ``tiles`` (k * c packed tiles, uint8 rows) as words, in tile order
+        (k, c, face-grid row, face-grid column, face row, words a block); None when ``tiles``'
+        rows cannot be viewed so (unaligned)."""
+        codes = tiles[:, self.exp_bytes :]
+        if codes.ctypes.data % self.word.itemsize or tiles.strides[-1] != 1 or tiles.strides[0] % self.word.itemsize:
+            return None
+        words = codes.view(self.word)
+        return words.reshape(*self.tile_order(k, c), self.block_words, copy=False)
+
+    def exponents(self, tiles: np.ndarray, k: int, c: int) -> np.ndarray:
+        """The shared-exponent bytes of ``tiles`` in tile order (k, c, grid row, grid column, face row)."""
+        return tiles[:, : self.blocks_per_tile].reshape(self.tile_order(k, c), copy=False)
+
+
+class BfpRowPacker:
+    """Packs rows of tiles of a row-major float32 matrix into block-float tiles with torch, without
+    tilizing the float32 values first: the codes are computed in the matrix's own order (each block
+    of 16 values is contiguous there) and only the code bytes (a quarter of the bytes, or less) and
+    exponents are moved into tile order, a block's codes at a time, as whole words.
+
+    For tiles whose faces are not transposed.  It owns scratch for ``chunk_tiles`` tiles, so use
+    one per thread."""
+
+    def __init__(
+        self, fmt: BlockFloatFormat, tile_shape: tuple[int, int], face_height: int, *, chunk_values: int
+    ) -> None:
+        self.geometry = _TileGeometry(fmt, tile_shape, face_height)
+        self.fmt = fmt
+        self.tile_size = self.geometry.tile_size
+        self.chunk_tiles = max(1, chunk_values // self.geometry.values_per_tile)
+        count = self.chunk_tiles * self.geometry.values_per_tile
+        self._scratch = np.empty(count, np.int32)
+        self._codes = np.empty((2, count), np.int8)
+        self._shared = np.empty(count // BLOCK_VALUES, np.uint32)
+        self._divisor = np.empty(count // BLOCK_VALUES, np.uint32)
+        self._packed = np.empty(count // fmt.codes_per_byte, np.uint8)
+
+    def pack_rows(self, torch: Any, rows: np.ndarray, out: np.ndarray) -> None:
+        """Pack ``rows``, float32 (k, tile_height, c * tile_width) with non-negative strides (k tile
+        rows of c tiles, k * c <= chunk_tiles), into ``out``: (k * c, tile_size) uint8, C-contiguous
+        rows (may be rows of a larger array), the tiles in TTNN order (row by row)."""
+        geo = self.geometry
+        k, height, width = rows.shape
+        c = width // geo.tile_width
+        n = rows.size
+        if height != geo.tile_height or width % geo.tile_width or out.shape != (k * c, self.tile_size):
+            raise MeshnnValueError(f"BfpRowPacker.pack_rows: {rows.shape} rows do not fill {out.shape} tiles")
+        by_block = (k, height, width // BLOCK_VALUES, BLOCK_VALUES)
+        shared = self._shared[: n // BLOCK_VALUES].reshape(by_block[:-1])
+        codes = self._codes[0, :n].reshape(by_block)
+        width_bits = self.fmt.magnitude_bits
+        blocks = rows.reshape(by_block, copy=False)
+        torch_block_codes(torch, blocks, width_bits, shared, codes, self._scratch, self._codes[1], self._divisor)
+        exponents = geo.exponents(out, k, c)
+        np.copyto(exponents, shared.reshape(geo.row_order(k, c)).transpose(0, 3, 1, 4, 2), casting="unsafe")
+        if geo.exp_bytes > geo.blocks_per_tile:
+            out[:, geo.blocks_per_tile : geo.exp_bytes] = 0
+        code_bytes = self._code_bytes(torch, codes.reshape(k, height, width))
+        words = code_bytes.view(geo.word).reshape(*geo.row_order(k, c), geo.block_words)
+        in_tiles = words.transpose(0, 3, 1, 4, 2, 5)
+        target = geo.code_words(out, k, c)
+        if target is None:
+            np.copyto(out[:, geo.exp_bytes :].reshape(k, c, -1), _as_code_rows(in_tiles, k, c))
+            return
+        np.copyto(target, in_tiles)  # raw words: numpy moves them as bytes
+
+    def _code_bytes(self, torch: Any, codes: np.ndarray) -> np.ndarray:
+        """The packed code bytes (element 0 in the low bits) of one-a-byte ``codes``, row order."""
+        per_byte = self.fmt.codes_per_byte
+        if per_byte == 1:
+            return codes.view(np.uint8)
+        bits = self.fmt.code_bits
+        grouped = torch.from_numpy(codes.view(np.uint8)).view(*codes.shape[:-1], -1, per_byte)
+        packed = self._packed[: codes.size // per_byte].reshape(*codes.shape[:-1], -1)
+        result = torch.from_numpy(packed)
+        result.copy_(grouped[..., 0])
+        for position in range(1, per_byte):
+            result.bitwise_or_(torch.bitwise_left_shift(grouped[..., position], position * bits))
+        return packed
+
+
+def _as_code_rows(in_tiles: np.ndarray, k: int, c: int) -> np.ndarray:
+    """Words in tile order (k, c, ..., words) as the (k, c, code bytes) of each tile."""
+    return np.ascontiguousarray(in_tiles).view(np.uint8).reshape(k, c, -1)
+
+
+class BfpRowUnpacker:
+    """Unpacks block-float tiles into rows of tiles of a row-major float32 matrix with torch, the
+    reverse of :class:`BfpRowPacker`: the code bytes are moved (as words) out of tile order and
+    decoded in the matrix's order, straight into it.  One per thread (owns scratch)."""
+
+    def __init__(
+        self, fmt: BlockFloatFormat, tile_shape: tuple[int, int], face_height: int, *, chunk_values: int
+    ) -> None:
+        self.geometry = _TileGeometry(fmt, tile_shape, face_height)
+        self.fmt = fmt
+        self.tile_size = self.geometry.tile_size
+        self.chunk_tiles = max(1, chunk_values // self.geometry.values_per_tile)
+        count = self.chunk_tiles * self.geometry.values_per_tile
+        self._codes = np.empty((3, count), np.int8)
+        self._floats = np.empty(count, np.float32)
+        self._exps = np.empty(count // BLOCK_VALUES, np.uint8)
+        self._scale = np.empty(count // BLOCK_VALUES, np.uint32)
+        self._packed = np.empty(count // fmt.codes_per_byte, np.uint8)
+        self._table = _decode_table(fmt)
+
+    def unpack_rows(self, torch: Any, packed: np.ndarray, out: np.ndarray) -> None:
+        """Decode ``packed`` ((k * c, tile_size) uint8, tiles in TTNN order) into ``out``: float32
+        (k, tile_height, c * tile_width), any non-negative strides (e.g. tile rows of a block of
+        a larger matrix).  Values as :meth:`BfpUnpacker.unpack_into` gives them, bit for bit."""
+        geo = self.geometry
+        k, height, width = out.shape
+        c = width // geo.tile_width
+        n = out.size
+        if height != geo.tile_height or width % geo.tile_width or packed.shape != (k * c, self.tile_size):
+            raise MeshnnValueError(f"BfpRowUnpacker.unpack_rows: {packed.shape} tiles do not fill {out.shape}")
+        by_block = (k, height, width // BLOCK_VALUES, BLOCK_VALUES)
+        codes = self._codes[0, :n].reshape(by_block)
+        self._gather_codes(torch, packed, codes, k, c)
+        exps = self._exps[: n // BLOCK_VALUES].reshape(geo.row_order(k, c))
+        tiled = _read_only_ok(torch, geo.exponents(packed, k, c))
+        torch.from_numpy(exps).copy_(tiled.permute(0, 2, 4, 1, 3))  # torch's permuted copy: faster here
+        shared = exps.reshape(by_block[:-1])
+        width_bits = self.fmt.magnitude_bits
+        scale = self._scale[: n // BLOCK_VALUES].reshape(by_block[:-1])
+        np.subtract(shared, width_bits - 1, out=scale, dtype=np.uint32)  # wraps for E < W - 1: redone below
+        np.left_shift(scale, 23, out=scale)
+        target = out.reshape(by_block, copy=False)
+        torch_block_values(torch, codes, width_bits, scale, target, self._codes[1:], self._floats)
+        rare = np.flatnonzero((shared < width_bits) | (shared == 255))
+        if rare.size:
+            where = np.unravel_index(rare, by_block[:-1])
+            index = (shared[where].astype(np.uint16)[:, None] << self.fmt.code_bits) | codes[where].view(np.uint8)
+            target.view(np.uint32)[where] = self._table[index]
+
+    def _gather_codes(self, torch: Any, packed: np.ndarray, codes: np.ndarray, k: int, c: int) -> None:
+        """One code a byte, in row order, into ``codes`` (k, tile height, blocks a row, 16)."""
+        geo = self.geometry
+        per_byte = self.fmt.codes_per_byte
+        code_bytes = codes.view(np.uint8) if per_byte == 1 else self._packed[: codes.size // per_byte]
+        words = code_bytes.view(geo.word).reshape(*geo.row_order(k, c), geo.block_words)
+        in_tiles = words.transpose(0, 3, 1, 4, 2, 5)
+        source = geo.code_words(packed, k, c)
+        if source is None:
+            source = np.ascontiguousarray(packed[:, geo.exp_bytes :]).view(geo.word).reshape(in_tiles.shape)
+        np.copyto(words, source.transpose(0, 2, 4, 1, 3, 5))  # raw words: numpy moves them as bytes
+        if per_byte == 1:
+            return
+        bits = self.fmt.code_bits
+        split = torch.from_numpy(codes.view(np.uint8).reshape(-1, per_byte))
+        whole = torch.from_numpy(code_bytes)
+        for position in range(per_byte):
+            part = split[:, position]
+            torch.bitwise_right_shift(whole, position * bits, out=part)
+            part.bitwise_and_((1 << bits) - 1)

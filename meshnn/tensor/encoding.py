@@ -39,6 +39,8 @@ from meshnn.tensor.bfloat import (
     CHUNK_VALUES,
     TORCH_CHUNK_VALUES,
     BfpPacker,
+    BfpRowPacker,
+    BfpRowUnpacker,
     BfpUnpacker,
     BlockFloatFormat,
     bfloat16_bits_to_float32,
@@ -365,23 +367,70 @@ def _pack_tiles(
     values: np.ndarray, dtype: DataType, tile: Tile, pad_value: float, out: np.ndarray | None = None
 ) -> np.ndarray:
     """Block-float bytes of float32 ``values``: tilize and pack a cache-sized chunk at a time.
-    With torch (:func:`torch_for`) each chunk's copy and arithmetic run on torch's threads.
+    With torch (:func:`torch_for`) and untransposed faces, chunks of whole tile rows are packed in
+    the matrix's own order (:class:`BfpRowPacker`: no float32 tilizing copy); otherwise each chunk
+    is tilized into scratch and packed, on torch's threads when torch is in use.
     (numpy on several threads of its own runs slower, not faster: its operations on a chunk are
     short, so the threads spend their time handing the interpreter lock to each other.)"""
-    grid = tile_view(padded_matrices(values, tile, np.float32(pad_value)), tile)
-    fmt, values_per_tile = BlockFloatFormat.of(dtype), tile.values_per_tile
-    torch = torch_for(grid.size)
-    packer = _packer(fmt, values_per_tile, torch)
+    matrices = padded_matrices(values, tile, np.float32(pad_value))
+    fmt = BlockFloatFormat.of(dtype)
+    torch = torch_for(matrices.size)
+    rows = None if torch is None else _tile_rows(matrices, tile, view=False)
+    if rows is not None:
+        packer = _row_packer(fmt, tile)
+        tile_width = tile.tile_shape[1]
+        n_tiles = rows.shape[0] * (rows.shape[2] // tile_width)
+        if out is None:
+            out = np.empty(n_tiles * packer.tile_size, np.uint8)
+        tiles = out.reshape(n_tiles, packer.tile_size)
+        for chunk_rows, cols, first, count in tile_chunks(
+            rows.shape[0], rows.shape[2] // tile_width, packer.chunk_tiles
+        ):
+            block = rows[chunk_rows, :, cols.start * tile_width : cols.stop * tile_width]
+            packer.pack_rows(torch, block, tiles[first : first + count])
+        return out
+    grid = tile_view(matrices, tile)
+    packer = _packer(fmt, tile.values_per_tile, torch)
     n_tiles = grid.shape[0] * grid.shape[1]
     if out is None:
         out = np.empty(n_tiles * packer.tile_size, np.uint8)
     tiles = out.reshape(n_tiles, packer.tile_size)
-    for rows, cols, first, count in tile_chunks(grid.shape[0], grid.shape[1], packer.chunk_tiles):
-        chunk = grid[rows, cols]
+    for rows_, cols, first, count in tile_chunks(grid.shape[0], grid.shape[1], packer.chunk_tiles):
+        chunk = grid[rows_, cols]
         buffer = packer.tiles_buffer(count)
         _copy(buffer.reshape(chunk.shape), chunk, torch)
         packer.pack_into(buffer, tiles[first : first + count])
     return out
+
+
+def _tile_rows(matrices: np.ndarray, tile: Tile, *, view: bool) -> np.ndarray | None:
+    """``matrices`` (batch, height, width; tile multiples) as rows of tiles (tile rows, tile height,
+    width) for the row packers, or None where they do not apply: transposed faces, negative strides
+    (torch takes none), or, with ``view``, when that shape is not a view of ``matrices``."""
+    if tile.transpose_tile or min(matrices.strides, default=0) < 0:
+        return None
+    batch, height, width = matrices.shape
+    shape = (batch * height // tile.tile_shape[0], tile.tile_shape[0], width)
+    try:
+        return matrices.reshape(shape, copy=False if view else None)
+    except ValueError:
+        return None
+
+
+def _row_packer(fmt: BlockFloatFormat, tile: Tile) -> BfpRowPacker:
+    """This thread's row packer for ``tile``'s shape."""
+    key = ("rowpack", fmt, tile.tile_shape)
+    return thread_scratch(
+        key, lambda: BfpRowPacker(fmt, tile.tile_shape, tile.face_shape[0], chunk_values=TORCH_CHUNK_VALUES)
+    )
+
+
+def _row_unpacker(fmt: BlockFloatFormat, tile: Tile) -> BfpRowUnpacker:
+    """This thread's row unpacker for ``tile``'s shape."""
+    key = ("rowunpack", fmt, tile.tile_shape)
+    return thread_scratch(
+        key, lambda: BfpRowUnpacker(fmt, tile.tile_shape, tile.face_shape[0], chunk_values=TORCH_CHUNK_VALUES)
+    )
 
 
 def _copy(dst: np.ndarray, src: np.ndarray, torch: Any | None) -> None:
@@ -467,15 +516,19 @@ def decode(
 
 
 def _matrices_view(out: np.ndarray, shape: tuple[int, ...], tile: Tile) -> np.ndarray | None:
-    """``out`` as (batch, height, width) tile-aligned matrices without copying, or None (then the
-    values are decoded aside and copied in)."""
+    """``out`` as (batch, height, width) tile-aligned matrices without copying, whose tile view
+    (:func:`tile_view`, which merges batch and height) is a view of ``out`` too; or None (then the
+    values are decoded aside and copied in).  A block of a batched array whose batches are
+    further apart than their height (say ``out[:, 32:]``) takes the second route."""
     padded = padded_shape(shape, Layout.TILE, tile)
     if tuple(padded) != shape or len(shape) < 2:
         return None
     try:
-        return out.reshape((math.prod(shape[:-2]), shape[-2], shape[-1]), copy=False)
+        matrices = out.reshape((math.prod(shape[:-2]), shape[-2], shape[-1]), copy=False)
+        matrices.reshape((-1, shape[-1]), copy=False)  # tile_view merges batch and height: a view too?
     except (ValueError, AttributeError):
         return None
+    return matrices
 
 
 def _unpack_tiles(
@@ -488,12 +541,23 @@ def _unpack_tiles(
     given = matrices is not None
     if matrices is None:
         matrices = np.empty((math.prod(padded[:-2]), padded[-2], padded[-1]), np.float32)
-    grid = tile_view(matrices, tile)
-    torch = torch_for(grid.size)
-    unpacker = _unpacker(BlockFloatFormat.of(dtype), tile.values_per_tile, torch)
-    packed = raw.reshape(-1, unpacker.tile_size)
-    for rows, cols, first, count in tile_chunks(grid.shape[0], grid.shape[1], unpacker.chunk_tiles):
-        unpacker.unpack_into(packed[first : first + count], grid[rows, cols])  # untilizes as it decodes
+    fmt = BlockFloatFormat.of(dtype)
+    torch = torch_for(matrices.size)
+    rows = None if torch is None else _tile_rows(matrices, tile, view=True)
+    if rows is not None:
+        row_unpacker = _row_unpacker(fmt, tile)
+        tile_width = tile.tile_shape[1]
+        packed = raw.reshape(-1, row_unpacker.tile_size)
+        tiles_per_row = rows.shape[2] // tile_width
+        for chunk_rows, cols, first, count in tile_chunks(rows.shape[0], tiles_per_row, row_unpacker.chunk_tiles):
+            block = rows[chunk_rows, :, cols.start * tile_width : cols.stop * tile_width]
+            row_unpacker.unpack_rows(torch, packed[first : first + count], block)
+    else:
+        grid = tile_view(matrices, tile)
+        unpacker = _unpacker(fmt, tile.values_per_tile, torch)
+        packed = raw.reshape(-1, unpacker.tile_size)
+        for chunk_rows, cols, first, count in tile_chunks(grid.shape[0], grid.shape[1], unpacker.chunk_tiles):
+            unpacker.unpack_into(packed[first : first + count], grid[chunk_rows, cols])  # untilizes as it decodes
     if given:
         return matrices
     logical = (matrices.shape[0], *((1, shape[0]) if len(shape) == 1 else shape[-2:]))

@@ -115,8 +115,8 @@ def values_of(dtype: DataType, shape: tuple[int, ...], rng: np.random.Generator)
 @pytest.mark.parametrize("layout", [Layout.ROW_MAJOR, Layout.TILE])
 @pytest.mark.parametrize("dtype", VIEWABLE)
 def test_a_byte_view_is_the_encoding_both_ways(dtype, layout, rng):
-    big = values_of(dtype, (3, 96, 160), rng)
-    values = big[:, :64, 32:160]  # a strided block, tile-aligned
+    big = values_of(dtype, (3, 64, 160), rng)
+    values = big[:, :, 32:160]  # a strided block, tile-aligned (batches a height apart: they merge)
     view = byte_view(values, dtype, layout, tile=Tile())
     assert view is not None
     raw = encode(values, dtype, layout)
