@@ -82,6 +82,9 @@ class BankManager:
             size=size, offset=base, min_allocation_size=free_list_alignment, alignment=free_list_alignment
         )
         self._footprints: dict[BufferLayout, tuple[int, int]] = {}  # footprint() of layouts seen, bounded
+        # the same by the layout object's id (a layout's hash is computed in Python); an entry
+        # holds its layout, so the id cannot be reused while the entry exists
+        self._footprint_ids: dict[int, tuple[BufferLayout, tuple[int, int]]] = {}
 
     @property
     def num_banks(self) -> int:
@@ -117,12 +120,19 @@ class BankManager:
 
     def allocate(self, layout: BufferLayout, *, bottom_up: bool) -> int:
         """Reserve ``layout`` in every bank and return the address; raises before any change."""
-        known = self._footprints.get(layout)
-        if known is None:
-            if len(self._footprints) >= FOOTPRINTS_KEPT:
-                self._footprints.clear()
-            known = self._footprints[layout] = self.footprint(layout)
-        banks, per_bank = known
+        seen = self._footprint_ids.get(id(layout))
+        if seen is not None and seen[0] is layout:
+            banks, per_bank = seen[1]
+        else:
+            known = self._footprints.get(layout)
+            if known is None:
+                if len(self._footprints) >= FOOTPRINTS_KEPT:
+                    self._footprints.clear()
+                known = self._footprints[layout] = self.footprint(layout)
+            if len(self._footprint_ids) >= FOOTPRINTS_KEPT:
+                self._footprint_ids.clear()
+            self._footprint_ids[id(layout)] = (layout, known)
+            banks, per_bank = known
         if layout.size == 0:
             return 0  # zero-size buffers never touch the allocator
         address = self.free_list.allocate(per_bank, bottom_up=bottom_up)
@@ -240,15 +250,16 @@ class DeviceAllocator:
 
     def allocate(self, layout: BufferLayout, *, bottom_up: bool | None = None) -> int:
         """Reserve ``layout``; DRAM and TRACE default to bottom-up, L1 to top-down."""
-        manager = self.managers.get(layout.buffer_type) or self.manager(layout.buffer_type)
-        direction = layout.buffer_type.is_dram if bottom_up is None else bottom_up
+        kind = layout.buffer_type
+        manager = self.managers.get(kind) or self.manager(kind)
+        direction = (kind is BufferType.DRAM or kind is BufferType.TRACE) if bottom_up is None else bottom_up  # is_dram
         with self.lock:
             return manager.allocate(layout, bottom_up=direction)
 
     def deallocate(self, buffer_type: BufferType, address: int) -> None:
         manager = self.managers.get(buffer_type) or self.manager(buffer_type)
         with self.lock:
-            manager.deallocate(address)
+            manager.free_list.free(address)  # BankManager.deallocate, without its frame: every free comes here
 
     def memory_view(self, buffer_type: BufferType) -> MemoryView:
         with self.lock:

@@ -225,7 +225,12 @@ class MeshCommandQueue:
         self._mesh = mesh
         self.cq_id = cq_id
         self._work: deque[Callable[[], None]] = deque()
-        self._cv = threading.Condition()
+        # A plain lock under the condition: the enqueue path takes it directly (a C-level context
+        # manager); nothing acquires it re-entrantly, and no finalizer or weakref callback
+        # (which might run inside a locked block) touches a queue.
+        self._lock = threading.Lock()
+        self._cv = threading.Condition(self._lock)
+        self._finishing = 0  # threads waiting in finish(), under the lock
         self._busy = False
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
@@ -244,8 +249,12 @@ class MeshCommandQueue:
         inline: bool = True,
         own: Callable[[], Callable[[], None]] | None = None,
     ) -> None:
-        """Run ``work`` in order; ``own`` makes a copy of the work that owns its host data."""
-        with self._cv:
+        """Run ``work`` in order; ``own`` makes a copy of the work that owns its host data.
+
+        Work finding the queue idle (nothing queued, nothing running) runs here and now; its end
+        wakes the waiters that need it: the dispatch thread when work was queued meanwhile (it
+        waits for the queue to be idle), and any ``finish``."""
+        with self._lock:
             run_here = inline and not self._work and not self._busy
             if run_here:
                 self._busy = True
@@ -259,9 +268,10 @@ class MeshCommandQueue:
             except BaseException as e:  # kept for the next blocking call, like the thread's errors
                 self._keep(e)
             finally:
-                with self._cv:
+                with self._lock:
                     self._busy = False
-                    self._cv.notify_all()
+                    if self._work or self._finishing:
+                        self._cv.notify_all()
         if blocking:
             self.finish()
 
@@ -311,7 +321,12 @@ class MeshCommandQueue:
         """Wait until every enqueued piece of work has run; raise the first error kept."""
         deadline = 2 * wait_timeout() + 1  # beyond any one wait's own timeout, so that one reports first
         with self._cv:
-            if not self._cv.wait_for(lambda: not self._work and not self._busy, timeout=deadline):
+            self._finishing += 1
+            try:
+                drained = self._cv.wait_for(lambda: not self._work and not self._busy, timeout=deadline)
+            finally:
+                self._finishing -= 1
+            if not drained:
                 raise QueueError(f"cq {self.cq_id} did not drain within {deadline} s (is it waiting for an event?)")
         self._raise_kept()
 

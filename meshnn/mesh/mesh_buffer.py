@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import os
+import sys
 import threading
 import weakref
 from collections.abc import Callable
@@ -203,18 +204,21 @@ SLAB_POOL = SlabPool(int(os.environ.get("MESHNN_SLAB_POOL_BYTES", str(1 << 30)))
 
 
 class _Storage:
-    """The slab of an owning buffer, shared with its views; ``data`` is None once released.
-    ``window`` caches the last ``(rows, n)`` view of the slab's first ``n`` bytes per row.
-    ``memo``: what a higher layer knows about the current bytes (None once they may have changed)."""
+    """The slab of an owning buffer, shared with its views; ``data`` is None until first used and
+    once released.  ``window`` caches the last ``(rows, n)`` view of the slab's first ``n`` bytes
+    per row.  ``live`` is True until the owner is released (its release has run).  ``memo``: what a
+    higher layer knows about the current bytes (None once they may have changed); ``pending``: a
+    deferred write of the whole slab."""
 
-    __slots__ = ("__weakref__", "data", "memo", "pending", "rows", "size", "window")
+    __slots__ = ("__weakref__", "data", "live", "memo", "pending", "rows", "size", "window")
 
     def __init__(self, rows: int, size: int) -> None:
         self.rows, self.size = rows, size
         self.data: np.ndarray | None = None
         self.window: np.ndarray | None = None
+        self.live = True
         self.memo: object = None
-        self.pending: Callable[[np.ndarray], None] | None = None  # a deferred write of the whole slab
+        self.pending: Callable[[np.ndarray], None] | None = None
 
     def settle(self) -> None:
         """Write the deferred bytes, if any (cleared only once written: a reader on another thread
@@ -243,7 +247,14 @@ class _Storage:
         """:meth:`first` without doing a deferred write."""
         window = self.window
         if window is None or window.shape[1] != size:
-            window = self.window = self.array()[:, :size]
+            data = self.data
+            if data is None:  # array(), inline; small slabs are never pooled (SlabPool.take)
+                rows, row_size = self.rows, self.size
+                if rows * row_size < SlabPool.MIN_BYTES:
+                    data = self.data = np.zeros((rows, row_size), dtype=np.uint8)
+                else:
+                    data = self.array()
+            window = self.window = data[:, :size]
         return window
 
 
@@ -272,9 +283,12 @@ def _release(
     allocator: object, buffer_type: BufferType, address: int, storage: _Storage, mesh: weakref.ref, key: int
 ) -> None:
     """Free an owned buffer's address (if its mesh is still open) and pool or drop its slab."""
-    if storage.data is not None:
-        SLAB_POOL.give(storage.data)
-    storage.data = storage.window = storage.memo = storage.pending = None
+    storage.live = False
+    storage.memo = storage.pending = None
+    data = storage.data
+    if data is not None and data.nbytes >= SLAB_POOL.MIN_BYTES:
+        SLAB_POOL.give(data)
+    storage.data = storage.window = None
     device = mesh()
     if device is None:
         return
@@ -286,6 +300,24 @@ def _release(
 _SETTLING = threading.Lock()  # deferred writes, one at a time
 
 _layouts: dict[tuple[int, DeviceLocalBufferConfig], BufferLayout] = {}  # validated layouts, reused
+_layouts_of: dict[tuple[int, int], tuple[DeviceLocalBufferConfig, BufferLayout]] = {}
+"""The same, keyed by the config object's id (a config's hash is computed in Python, on every
+call): an entry holds its config, so the id cannot be reused while the entry exists."""
+
+
+def _layout(local_size: int, local: DeviceLocalBufferConfig) -> BufferLayout:
+    """The validated layout of ``local_size`` bytes per device laid out by ``local`` (made once)."""
+    layout = _layouts.get((local_size, local))
+    if layout is None:
+        if len(_layouts) > 4096:
+            _layouts.clear()
+        layout = _layouts[(local_size, local)] = BufferLayout(
+            local_size, local.page_size, local.buffer_type, local.buffer_layout, local.shard_parameters
+        )
+    if len(_layouts_of) > 4096:
+        _layouts_of.clear()
+    _layouts_of[(local_size, id(local))] = (local, layout)
+    return layout
 
 
 class MeshBuffer:
@@ -317,13 +349,8 @@ class MeshBuffer:
         else:
             local_size = config.size
         local = device_local_config
-        layout = _layouts.get((local_size, local))
-        if layout is None:
-            if len(_layouts) > 4096:
-                _layouts.clear()
-            layout = _layouts[(local_size, local)] = BufferLayout(
-                local_size, local.page_size, local.buffer_type, local.buffer_layout, local.shard_parameters
-            )
+        known = _layouts_of.get((local_size, id(local)))
+        layout = known[1] if known is not None and known[0] is local else _layout(local_size, local)
         self = object.__new__(cls)
         self._config, self._local_config, self._layout = config, local, layout
         self._mesh_ref = weakref.ref(mesh_device)
@@ -331,19 +358,14 @@ class MeshBuffer:
         self._owner: MeshBuffer | None = None
         self._view_open = True
         self.deallocated_at: str | None = None  # set by whoever deallocates, for error messages
+        self.views: object = None  # the layer above's record of the tensors viewing this buffer (opaque here)
+        self._pending: list[tuple] = []  # an owner's release, until it runs (see __del__)
         if address is None:
             self._address = mesh_device.allocate_lockstep(layout, bottom_up=local.bottom_up)
             self._storage = _Storage(len(mesh_device.local), local_size)
             key = mesh_device.register_buffer(self)
-            self._finalizer = weakref.finalize(
-                self,
-                _release,
-                mesh_device.allocator,
-                local.buffer_type,
-                self._address,
-                self._storage,
-                self._mesh_ref,
-                key,
+            self._pending.append(
+                (mesh_device.allocator, local.buffer_type, self._address, self._storage, self._mesh_ref, key)
             )
         else:
             owner = mesh_device.buffer_at(local.buffer_type, address)
@@ -357,19 +379,35 @@ class MeshBuffer:
                     f"at address {address}"
                 )
             self._owner, self._address, self._storage = owner, address, owner._storage
-            self._finalizer = None  # a view frees nothing, and is not registered: its owner is
+            # a view frees nothing, and is not registered: its owner is
         return self
+
+    def _release_once(self) -> None:
+        """Run the owner's release if it has not run: ``list.pop`` is atomic, so of several
+        threads deallocating one buffer exactly one releases it."""
+        try:
+            pending = self._pending.pop()
+        except IndexError:
+            return
+        _release(*pending)
+
+    def __del__(self, _finalizing: Callable[[], bool] = sys.is_finalizing) -> None:
+        """An owner dropped while allocated frees its address (as ttnn's buffers do).  (A
+        ``weakref.finalize`` did this before; it cost a registry entry per buffer.)  At interpreter
+        exit nothing is freed: the process's memory goes with it."""
+        if getattr(self, "_pending", None) and not _finalizing():
+            self._release_once()
 
     # ------------------------------------------------------------------------------- state
 
     def is_allocated(self) -> bool:
         """False once deallocated (by :meth:`deallocate` or by closing the mesh)."""
         mesh = self._mesh_ref()
-        if mesh is None or not mesh.is_open():
+        if mesh is None or not mesh._open:  # is_open(), read directly: every op asks this of each buffer
             return False
         if self._owner is not None:
             return self._view_open and self._owner.is_allocated()
-        return self._finalizer is not None and self._finalizer.alive
+        return self._storage.live  # False once its release has run
 
     @property
     def owns_data(self) -> bool:
@@ -379,8 +417,8 @@ class MeshBuffer:
         """Free the address on every device at once; safe to repeat."""
         if self._owner is not None:
             self._view_open = False
-        elif self._finalizer is not None:
-            self._finalizer()
+        else:
+            self._release_once()
 
     def check_allocated(self, what: str = "MeshBuffer") -> None:
         if self.is_allocated():
@@ -469,6 +507,10 @@ class MeshBuffer:
         """:meth:`slab`, keeping the memo, for a caller that has just checked :meth:`is_allocated`
         and either only reads the bytes or calls :meth:`touch` before it writes them (a workload
         binding its validated buffers, a queued read or write)."""
+        storage = self._storage
+        window = storage.window
+        if window is not None and window.shape[1] == self._layout.size and storage.pending is None:
+            return window
         return self._storage.first(self._layout.size)
 
     def shares_bytes(self, other: MeshBuffer) -> bool:

@@ -62,9 +62,14 @@ class Program:
             if not isinstance(buffer, MeshBuffer):
                 raise MeshnnTypeError(f"Program buffers must be MeshBuffers, got {list(buffers)!r}")
         self.kernel = kernel
-        if writes is not None and not all(isinstance(i, int) and 0 <= i < len(self.buffers) for i in writes):
+        if writes is None:
+            self.written = self.buffers
+        elif type(writes) is range and writes.step == 1 and 0 <= writes.start <= writes.stop <= len(self.buffers):
+            self.written = self.buffers[writes.start : writes.stop]  # (an op's outputs: the common case)
+        elif all(isinstance(i, int) and 0 <= i < len(self.buffers) for i in writes):
+            self.written = tuple(self.buffers[i] for i in writes)
+        else:
             raise MeshnnValueError(f"writes must index the program's {len(self.buffers)} buffers, got {writes!r}")
-        self.written = self.buffers if writes is None else tuple(self.buffers[i] for i in writes)
         self.lazy_reads = lazy_reads and writes is not None
         self.args = args
         self.runtime_args = None if runtime_args is None else {as_coord(c): a for c, a in runtime_args.items()}
@@ -79,20 +84,25 @@ class Program:
 
 
 class MeshWorkload:
-    """Programs on disjoint ranges of one mesh."""
+    """Programs on disjoint ranges of one mesh.
+
+    The programs are kept as ``(range, program)`` pairs in the order they were added: the ranges
+    are disjoint (checked by :meth:`add_program`), so no range appears twice and a dict keyed by
+    range (:meth:`get_programs`) holds the same.  (A list, because an op makes a workload per call
+    and a range's hash is computed in Python.)"""
 
     def __init__(self, program: Program | None = None, device_range: MeshCoordinateRange | None = None) -> None:
-        self._programs: dict[MeshCoordinateRange, Program] = {}
+        self._programs: list[tuple[MeshCoordinateRange, Program]] = []
         if program is not None:
             self.add_program(device_range or MeshCoordinateRange(MeshCoordinate(0, 0), MeshCoordinate(0, 0)), program)
 
     def add_program(self, device_range: MeshCoordinateRange, program: Program) -> None:
         if not isinstance(device_range, MeshCoordinateRange) or not isinstance(program, Program):
             raise MeshnnTypeError("add_program needs a MeshCoordinateRange and a Program")
-        for existing in self._programs:
+        for existing, _ in self._programs:
             if existing.dims() == device_range.dims() and existing.intersects(device_range):
                 raise MeshnnValueError(f"program range {device_range!r} overlaps {existing!r}")
-        self._programs[device_range] = program
+        self._programs.append((device_range, program))
 
     def get_programs(self) -> dict[MeshCoordinateRange, Program]:
         return dict(self._programs)
@@ -102,7 +112,7 @@ class MeshWorkload:
         if not self._programs:
             raise MeshnnValueError("a MeshWorkload needs at least one program")
         full, mesh_id = mesh.full_range, mesh.mesh_id
-        for device_range, program in self._programs.items():
+        for device_range, program in self._programs:
             inside = (
                 device_range is full
                 or device_range == full
@@ -120,25 +130,27 @@ class MeshWorkload:
                 if missing:
                     raise MeshnnValueError(f"{program.name} has no runtime args for devices {missing[:4]}")
 
-    def bind(self) -> list[list[np.ndarray]]:
+    def bind(self) -> list[tuple[np.ndarray, ...]]:
         """Each program's slabs, taken when the workload is enqueued (after :meth:`validate`): a
         buffer deallocated while the workload waits in the queue keeps its memory until the
         workload has run."""
         return [
-            [b.lazy_rows() if program.lazy_reads and b not in program.written else b.rows() for b in program.buffers]
+            tuple(
+                b.lazy_rows() if program.lazy_reads and b not in program.written else b.rows() for b in program.buffers
+            )
             if program.lazy_reads
-            else [b.rows() for b in program.buffers]
-            for program in self._programs.values()
+            else tuple([b.rows() for b in program.buffers])
+            for _, program in self._programs
         ]
 
-    def run(self, mesh: MeshDevice, bound: list[list[np.ndarray]] | None = None) -> None:
+    def run(self, mesh: MeshDevice, bound: Sequence[Sequence[np.ndarray]] | None = None) -> None:
         """Execute every program on the local devices of its range (on the dispatch thread)."""
         if bound is None:
             self.validate(mesh)
             bound = self.bind()
         full = mesh.full_range
         whole = mesh.all_local
-        for (device_range, program), slabs in zip(self._programs.items(), bound, strict=True):
+        for (device_range, program), slabs in zip(self._programs, bound, strict=True):
             for buffer in program.written:
                 buffer.touch()
             if program.runtime_args is None and whole and (device_range is full or device_range == full):

@@ -13,11 +13,11 @@ from collections.abc import Callable
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
-from meshnn.ops.execution import device_input, elementwise, out_spec_like, same_mesh
+from meshnn.ops.execution import Kernel, device_input, elementwise, elementwise_kernel, out_spec_like, same_mesh
 from meshnn.ops.native import bfloat16_binary
 from meshnn.tensor import device_hooks
 from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 _SQRT_HALF = 1 / np.sqrt(2)
@@ -169,10 +169,24 @@ def binary(
     if a_is_tensor and b_is_tensor:
         a = device_input(name, "input_tensor_a", input_tensor_a)
         b = device_input(name, "input_tensor_b", input_tensor_b)
-        same_mesh(name, {"input_tensor_a": a, "input_tensor_b": b})
+        mesh = same_mesh(name, {"input_tensor_a": a, "input_tensor_b": b})
+        a_spec, b_spec = a.spec, b.spec
+        bfloat16 = DataType.BFLOAT16
+        native = None
+        if a_spec.dtype is bfloat16 and b_spec.dtype is bfloat16 and (dtype is None or dtype is bfloat16):
+            native = bfloat16_binary(name)  # asked on every call: it may change (torch imported later)
+        key = None
+        if (dtype is None or type(dtype) is DataType) and (
+            memory_config is None or type(memory_config) is MemoryConfig
+        ):
+            key = (name, a_spec, b_spec, dtype, memory_config, native)
+            plan = _PLANS.get(key)
+            if plan is not None:
+                spec, compute, kernel = plan
+                return elementwise(name, [a, b], spec, compute, native=native, mesh=mesh, kernel=kernel, **run)
         try:
             shape = (
-                a.spec.shape if a.spec.shape == b.spec.shape else np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+                a_spec.shape if a_spec.shape == b_spec.shape else np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
             )
         except ValueError:
             raise MeshnnValueError(
@@ -180,11 +194,13 @@ def binary(
                 "broadcast together"
             ) from None
         spec = out_spec_like(a, shape=shape, dtype=dtype, memory_config=memory_config, op=name)
-        bfloat16 = DataType.BFLOAT16
-        native = None
-        if a.spec.dtype is bfloat16 and b.spec.dtype is bfloat16 and spec.dtype is bfloat16:
-            native = bfloat16_binary(name)
-        return elementwise(name, [a, b], spec, _numeric(function, a.dtype), native=native, **run)
+        compute = _numeric(function, a.dtype)
+        kernel = elementwise_kernel([a_spec, b_spec], spec, compute, native=native)
+        if key is not None:
+            if len(_PLANS) >= PLANS_KEPT:
+                _PLANS.clear()
+            _PLANS[key] = (spec, compute, kernel)
+        return elementwise(name, [a, b], spec, compute, native=native, mesh=mesh, kernel=kernel, **run)
     label, value = ("input_tensor_a", input_tensor_a) if a_is_tensor else ("input_tensor_b", input_tensor_b)
     tensor = device_input(name, label, value)
     scalar = float(input_tensor_b if a_is_tensor else input_tensor_a)  # type: ignore[arg-type]
@@ -192,6 +208,18 @@ def binary(
     pair = function if a_is_tensor else _swapped(function)  # scalar first: keep the order
     numeric = _numeric(pair, tensor.dtype)
     return elementwise(name, [tensor], spec, lambda x: numeric(x, np.float32(scalar)), **run)
+
+
+PLANS_KEPT = 1024
+"""Binary-op plans kept (the cache is emptied when full)."""
+
+_PLANS: dict[tuple, tuple[TensorSpec, Callable[..., np.ndarray], Kernel]] = {}
+"""Two-tensor binary ops' plans: ``(op, a's spec, b's spec, dtype, memory_config, native kernel)``
+-> ``(output spec, compute, kernel)``.  Everything in a plan follows from its key alone (specs
+are immutable; the kernel reads only the rows it is given), so a plan is never stale: the
+tensors themselves (allocated, on one open mesh, populating the same devices), ``queue_id`` and
+``output_tensor`` are checked on every call, before anything is allocated.  Only successful
+plans are kept, so a bad call raises every time."""
 
 
 @functools.cache

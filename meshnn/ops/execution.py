@@ -239,6 +239,10 @@ _HIGH_HALF = 1 if sys.byteorder == "little" else 0  # which uint16 of a float32 
 MEMO_MIN_BYTES = 64 << 10
 """Outputs of fewer float32 bytes leave no memo (see :data:`meshnn.ops.memo.MIN_BYTES`)."""
 
+MEMO_MIN_DEVICE_BYTES = 16 << 10
+"""An op whose largest buffer holds fewer bytes per device runs without memos: for a tiny op the
+bookkeeping costs more than the decoding it saves."""
+
 
 def encode_values(values: np.ndarray, spec: TensorSpec) -> np.ndarray:
     """``(k, packed size)`` bytes of ``(k, *spec.shape)`` values in ``spec``'s format."""
@@ -391,15 +395,32 @@ def launch(
     queue = mesh.mesh_command_queue(queue_id)
     if into is not None:
         buffers = [t.storage.mesh_buffer for t in into]  # type: ignore[union-attr]
+    elif len(outputs) == 1:  # nothing to free if it fails
+        buffers = [allocate_mesh_buffer(outputs[0].spec, mesh)]
     else:
         buffers = allocate_outputs(mesh, [o.spec for o in outputs])
     n_in = len(inputs)
     touched = [t.storage.mesh_buffer for t in inputs]  # type: ignore[union-attr]
     touched += buffers
 
-    replicated = rowwise and len(where) > 1 and n_in > 0 and all(_replicated(t.tensor_topology()) for t in inputs)
+    replicated = rowwise and len(where) > 1 and n_in > 0
+    if replicated:
+        seen = None
+        for t in inputs:
+            topology = t.tensor_topology()
+            if topology is seen:  # e.g. add(x, x): asked once
+                continue
+            if not _replicated(topology):
+                replicated = False
+                break
+            seen = topology
     n_local = len(mesh.local)
-    memos = VALUES_MEMO.limit > 0 and any(b.device_local_size() * n_local >= MEMO_MIN_BYTES // 2 for b in touched)
+    memos = False
+    if VALUES_MEMO.limit > 0:
+        for b in touched:
+            if b.device_local_size() >= MEMO_MIN_DEVICE_BYTES:
+                memos = True
+                break
     lazy = memos and reads_memos
     caller = [threading.get_ident() if into is None else None]  # new outputs, written on this thread: deferrable
 
@@ -439,13 +460,17 @@ def launch(
 
     workload = MeshWorkload()
     writes = range(n_in, len(touched))
-    for box in _boxes(mesh, where):
+    boxes = (mesh.full_range,) if len(where) == mesh.get_num_devices() else _boxes(mesh, where)
+    for box in boxes:
         workload.add_program(box, Program(run, touched, name=f"ttnn.{op}", writes=writes, lazy_reads=lazy))
     queue.enqueue_mesh_workload(workload, blocking=False)
     caller[0] = None  # from now on a run is not this call's own: it writes its bytes at once
     if into is not None:
         return list(into)
     topology = first.tensor_topology() if first is not None else TensorTopology.replicated(mesh.shape)
+    if len(outputs) == 1:
+        o = outputs[0]
+        return [device_tensor(o.spec, buffers[0], o.coords or where, o.topology or topology)]
     return [
         device_tensor(o.spec, b, o.coords or where, o.topology or topology)
         for o, b in zip(outputs, buffers, strict=True)
@@ -588,6 +613,8 @@ def elementwise(
     queue_id: int = 0,
     output_tensor: object = None,
     native: Callable[..., None] | None = None,
+    mesh: MeshDevice | None = None,
+    kernel: Kernel | None = None,
 ) -> Tensor:
     """An element-wise op: ``compute(*arrays, *scalars)`` on float32 (or integer) arrays.
 
@@ -596,14 +623,39 @@ def elementwise(
     ``native(*input rows, output rows)``, when given, computes the same bytes straight from the
     inputs' bytes (:mod:`meshnn.ops.native`); it is used when every operand is stored like the
     output and its rows are contiguous.
+
+    ``mesh``: the inputs' mesh, for a caller that has already checked them with :func:`same_mesh`
+    (they are not checked again).  ``kernel``: :func:`elementwise_kernel` of these same specs,
+    ``compute``, ``scalars`` and ``native``, made once by a caller that runs them again and again.
     """
-    names = _OPERAND_NAMES.get(len(inputs)) or tuple(f"input {i}" for i in range(len(inputs)))
-    mesh = same_mesh(op, dict(zip(names, inputs, strict=True)))
-    queue_id = check_queue_id(op, mesh, queue_id)
+    if mesh is None:
+        names = _OPERAND_NAMES.get(len(inputs)) or tuple(f"input {i}" for i in range(len(inputs)))
+        mesh = same_mesh(op, dict(zip(names, inputs, strict=True)))
+    if type(queue_id) is not int or queue_id != 0:  # an int 0 names queue 0, always there: nothing to check
+        queue_id = check_queue_id(op, mesh, queue_id)
     into = None
     if output_tensor is not None:
         into = [output_into(op, mesh, output_tensor, out_spec, inputs[0].storage.coords)]  # type: ignore[union-attr]
-    in_specs = [t.spec for t in inputs]
+    if kernel is None:
+        kernel = elementwise_kernel([t.spec for t in inputs], out_spec, compute, scalars=scalars, native=native)
+    return launch(
+        op, mesh, inputs, [Output(out_spec)], kernel, queue_id=queue_id, into=into, rowwise=True, reads_memos=True
+    )[0]
+
+
+def elementwise_kernel(
+    in_specs: Sequence[TensorSpec],
+    out_spec: TensorSpec,
+    compute: Callable[..., np.ndarray],
+    *,
+    scalars: Sequence[float] = (),
+    native: Callable[..., None] | None = None,
+) -> Kernel:
+    """The kernel :func:`elementwise` runs for inputs of ``in_specs``: it depends on nothing else
+    than its arguments (no tensor, buffer or mesh), so a caller may make it once and pass it to
+    every :func:`elementwise` call with the same arguments."""
+    in_specs = tuple(in_specs)
+    scalars = tuple(scalars)
     direct = all(s is out_spec or _storage_compatible(s, out_spec) for s in in_specs)
     size = out_spec.compute_packed_buffer_size_bytes()
 
@@ -613,14 +665,13 @@ def elementwise(
         out = out_rows[0] if out_rows[0].shape[1] == size else out_rows[0][:, :size]
         known = [known_values(r, s) for r, s in zip(in_rows, in_specs, strict=True)] if _BOUND else ()
         if direct and not (known and all(v is not None for v in known)):  # no untilizing, unless memos say
-            if (
-                native is not None
-                and out.flags.c_contiguous
-                and all(r.flags.c_contiguous and r.shape == out.shape for r in in_rows)
-            ):
-                native(*(settled(r) for r in in_rows), out)
+            if _BOUND:
+                for r in in_rows:
+                    settled(r)  # the bytes are read below
+            if native is not None and out.flags.c_contiguous and _contiguous_like(in_rows, out.shape):
+                native(*in_rows, out)
                 return
-            arrays = [stored_elements(settled(rows), spec) for rows, spec in zip(in_rows, in_specs, strict=True)]
+            arrays = [stored_elements(rows, spec) for rows, spec in zip(in_rows, in_specs, strict=True)]
             store_elements(_cast(compute(*arrays, *scalars), out_spec), out_spec, out)
             return
         arrays = [
@@ -629,9 +680,12 @@ def elementwise(
         result = compute(*arrays, *scalars)
         write_values(out_rows[0], _cast(result, out_spec), out_spec)
 
-    return launch(
-        op, mesh, inputs, [Output(out_spec)], kernel, queue_id=queue_id, into=into, rowwise=True, reads_memos=True
-    )[0]
+    return kernel
+
+
+def _contiguous_like(rows: Sequence[np.ndarray], shape: tuple[int, ...]) -> bool:
+    """Whether every array of ``rows`` is C-contiguous and of ``shape``."""
+    return not [r for r in rows if not r.flags.c_contiguous or r.shape != shape]  # a list: cheaper than all(genexpr)
 
 
 _OPERAND_NAMES = {1: ("input_tensor",), 2: ("input_tensor_a", "input_tensor_b")}

@@ -30,7 +30,10 @@ from meshnn.tensor.bfloat import (
 )
 
 NativeKernel = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
-"""``kernel(a_rows, b_rows, out_rows)``: C-contiguous uint8 rows of bfloat16 values, same shape."""
+"""``kernel(a_rows, b_rows, out_rows)``: C-contiguous uint8 rows of bfloat16 values, same shape
+(``out_rows`` writable).  Writable rows are handed to torch with ``torch.frombuffer`` (half the
+cost of ``torch.from_numpy`` and a dtype view); read-only ones through ``from_numpy``, whose
+warning about them is silenced (an input is only read)."""
 
 _TORCH_NAMES = {"add": "add", "subtract": "sub", "multiply": "mul"}
 _NUMPY = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply}
@@ -59,8 +62,16 @@ def _make_kernel(torch, name: str, nan: int | None) -> NativeKernel | None:
         return None
     function = getattr(torch, _TORCH_NAMES[name])
 
+    frombuffer, bfloat16 = torch.frombuffer, torch.bfloat16
+
     def kernel(a_rows: np.ndarray, b_rows: np.ndarray, out_rows: np.ndarray) -> None:
-        function(_as_bfloat16(torch, a_rows), _as_bfloat16(torch, b_rows), out=_as_bfloat16(torch, out_rows))
+        if not out_rows.size:
+            return
+        if a_rows.flags.writeable and b_rows.flags.writeable:  # slab rows: viewed through the buffer protocol
+            function(frombuffer(a_rows, dtype=bfloat16), frombuffer(b_rows, dtype=bfloat16),
+                     out=frombuffer(out_rows, dtype=bfloat16))  # fmt: skip
+        else:
+            function(_as_bfloat16(torch, a_rows), _as_bfloat16(torch, b_rows), out=_as_bfloat16(torch, out_rows))
         if nan == BFLOAT16_NAN:
             return
         bits = out_rows.view(np.uint16)

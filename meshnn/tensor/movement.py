@@ -44,8 +44,6 @@ from meshnn.tensor.tensor import MappedArray, Tensor, as_array, caller_site, hos
 DEFAULT_MAPPER: contextvars.ContextVar[TensorToMesh | None] = contextvars.ContextVar("mapper", default=None)
 DEFAULT_COMPOSER: contextvars.ContextVar[MeshToTensor | None] = contextvars.ContextVar("composer", default=None)
 
-# The tensors that view each MeshBuffer, so deallocate(force=False) can tell whether others remain.
-_VIEWS: weakref.WeakKeyDictionary[MeshBuffer, weakref.WeakSet[Tensor]] = weakref.WeakKeyDictionary()
 
 TILE_EDGE = 32  # ttnn's pad_to_tile pads to 32x32 (TILE_HEIGHT, TILE_WIDTH), whatever the tile
 
@@ -55,15 +53,46 @@ TORCH_EXTRA = "torch is not installed: install it with `pip install 'meshnn[torc
 def _device_tensor(
     spec: TensorSpec, buffer: MeshBuffer, coords: Sequence[MeshCoordinate], topology: TensorTopology
 ) -> Tensor:
-    return track_view(Tensor.make(spec, DeviceStorage(buffer, tuple(coords)), topology))
+    return track_view(
+        Tensor.make(spec, DeviceStorage(buffer, coords if type(coords) is tuple else tuple(coords)), topology)
+    )
 
 
 def track_view(tensor: Tensor) -> Tensor:
     """Record that ``tensor`` views its MeshBuffer (every device tensor must be recorded, or
-    ``deallocate(force=False)`` of another view would free the buffer under it)."""
-    if isinstance(tensor.storage, DeviceStorage):
-        _VIEWS.setdefault(tensor.storage.mesh_buffer, weakref.WeakSet()).add(tensor)
+    ``deallocate(force=False)`` of another view would free the buffer under it).
+
+    The record lives on the buffer (``MeshBuffer.views``): a weak reference to its one view (an
+    op's output has one), a WeakSet once a second view is made.  Weak: a record never keeps a
+    tensor alive."""
+    storage = tensor.storage
+    if isinstance(storage, DeviceStorage):
+        buffer = storage.mesh_buffer
+        views = buffer.views
+        if views is None:
+            buffer.views = weakref.ref(tensor)
+        elif type(views) is weakref.ref:
+            first = views()
+            if first is not tensor:
+                every: weakref.WeakSet[Tensor] = weakref.WeakSet()
+                if first is not None:
+                    every.add(first)
+                every.add(tensor)
+                buffer.views = every
+        else:
+            views.add(tensor)
     return tensor
+
+
+def _views_of(buffer: MeshBuffer) -> list[Tensor]:
+    """The live tensors :func:`track_view` recorded as views of ``buffer``."""
+    views = buffer.views
+    if views is None:
+        return []
+    if type(views) is weakref.ref:
+        tensor = views()
+        return [] if tensor is None else [tensor]
+    return list(views)
 
 
 def _check_tensor(tensor: object, what: str = "tensor") -> Tensor:
@@ -75,8 +104,10 @@ def _check_tensor(tensor: object, what: str = "tensor") -> Tensor:
 
 def allocate_mesh_buffer(spec: TensorSpec, mesh_device: MeshDevice) -> MeshBuffer:
     """A Replicated MeshBuffer sized by ``spec`` on every device of ``mesh_device``."""
-    config, local = spec._once("mesh_buffer_configs", lambda: _buffer_configs(spec))
-    return MeshBuffer.create(config, local, mesh_device)
+    made = spec._derived.get("mesh_buffer_configs")
+    if made is None:
+        made = spec._once("mesh_buffer_configs", lambda: _buffer_configs(spec))
+    return MeshBuffer.create(made[0], made[1], mesh_device)
 
 
 def _buffer_configs(spec: TensorSpec) -> tuple[ReplicatedBufferConfig, DeviceLocalBufferConfig]:
@@ -404,7 +435,7 @@ def deallocate(tensor: Tensor, force: bool = True) -> None:
     if not buffer.is_allocated():
         return
     if not force:
-        others = [t for t in _VIEWS.get(buffer, ()) if t is not tensor]
+        others = [t for t in _views_of(buffer) if t is not tensor]
         if others:
             return
     buffer.deallocated_at = caller_site()  # type: ignore[attr-defined]
