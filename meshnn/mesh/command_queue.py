@@ -295,6 +295,7 @@ class MeshCommandQueue:
             except BaseException as e:
                 self._keep(e)
             finally:
+                del work  # the wait below must not hold the last work's buffers (and so their memory)
                 with self._cv:
                     self._busy = False
                     self._cv.notify_all()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import weakref
+
 import numpy as np
 import pytest
 
@@ -222,3 +225,36 @@ def test_bad_queue_arguments_are_refused_before_anything_runs(open_mesh):
     with pytest.raises(TypeError):
         cq.enqueue_write_shards(buffer, [ShardDataTransfer((0, 0), object())])
     assert not buffer.slab().any()
+
+
+def test_the_dispatch_thread_does_not_keep_the_last_work_s_buffer_alive(open_mesh):
+    """A buffer whose last use was a write run by the dispatch thread is freed when its owner drops
+    it: the idle thread holds nothing of the work it ran (CI once found such a buffer live)."""
+    mesh = open_mesh((1, 2), num_command_queues=2)
+    cq0, cq1 = mesh.mesh_command_queue(0), mesh.mesh_command_queue(1)
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(4096), DeviceLocalBufferConfig(4096), mesh)
+    scratch = MeshBuffer.create(ReplicatedBufferConfig(4096), DeviceLocalBufferConfig(4096), mesh)
+    running, release = threading.Event(), threading.Event()
+
+    def held(ctx) -> None:
+        running.set()
+        release.wait(timeout=10)
+
+    busy = threading.Thread(
+        target=cq1.enqueue_mesh_workload,
+        args=(MeshWorkload(Program(held, [scratch]), MeshCoordinateRange(mesh.shape)),),
+    )
+    busy.start()
+    assert running.wait(timeout=10)
+    gate = cq1.enqueue_record_event()  # behind the held kernel: not complete yet
+    cq0.enqueue_wait_for_event(gate)  # so cq0's dispatch thread runs this and the write after it
+    cq0.enqueue_write_mesh_buffer(buffer, np.ones(4096, np.uint8), blocking=False)
+    release.set()
+    busy.join(timeout=10)
+    cq0.finish()
+    cq1.finish()
+    del scratch
+    gone = weakref.ref(buffer)
+    del buffer
+    assert gone() is None
+    assert mesh.live_buffers() == []
