@@ -41,16 +41,21 @@ def _rearranged(
     spec: TensorSpec,
     rearrange: Callable[[np.ndarray], np.ndarray],
     extra: Sequence[Tensor] = (),
+    *,
+    new_values: bool = False,
 ) -> Tensor:
-    """Decode every device's shard, ``rearrange`` the stacked (device-first) values, encode."""
+    """Decode every device's shard, ``rearrange`` the stacked (device-first) values, encode.
+    ``new_values``: ``rearrange`` adds values of its own (pad's), which the output dtype rounds."""
     inputs = [tensor, *extra]
     mesh = same_mesh(op, {f"input {i}": t for i, t in enumerate(inputs)})
     specs = [t.spec for t in inputs]
+    # values of spec's (non-block) dtype, only moved: already what the output's bytes decode to
+    exact = not new_values and not spec.dtype.is_block_float and all(s.dtype is spec.dtype for s in specs)
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         values = [logical_values(r, s, as_float=False) for r, s in zip(in_rows, specs, strict=True)]
         result = rearrange(*values) if extra else rearrange(values[0])
-        write_values(out_rows[0], np.ascontiguousarray(result), spec)
+        write_values(out_rows[0], np.ascontiguousarray(result), spec, exact=exact)
 
     return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True, reads_memos=True)[0]
 
@@ -256,7 +261,8 @@ def pad(
         raise MeshnnValueError(f"ttnn.pad: padding {list(padding)} does not give (before, after) >= 0 for {rank} dims")
     shape = tuple(d + a + b for d, (a, b) in zip(tensor.shape, pairs, strict=True))
     spec = out_spec_like(tensor, shape=shape, memory_config=memory_config, op="pad")
-    return _rearranged("pad", tensor, spec, lambda x: np.pad(x, [(0, 0), *pairs], constant_values=value))
+    widths = [(0, 0), *pairs]
+    return _rearranged("pad", tensor, spec, lambda x: np.pad(x, widths, constant_values=value), new_values=True)
 
 
 def repeat(

@@ -183,10 +183,12 @@ def _decoded(rows: np.ndarray, spec: TensorSpec, *, as_float: bool) -> np.ndarra
     return values
 
 
-def write_values(out: np.ndarray, values: np.ndarray, spec: TensorSpec) -> None:
+def write_values(out: np.ndarray, values: np.ndarray, spec: TensorSpec, *, exact: bool = False) -> None:
     """Write ``(k, *spec.shape)`` values into the output rows ``out`` in ``spec``'s format, and,
     when ``out`` is a running kernel's whole output slab, leave the rounded values (what the bytes
-    decode to) as its buffer's memo."""
+    decode to) as its buffer's memo.  ``exact``: the values are already of ``spec.dtype``'s value
+    set (moved, not computed: decoded from a tensor of that dtype), so rounding would not change
+    them and is skipped."""
     size = spec.compute_packed_buffer_size_bytes()
     bound = _bound(out) if _BOUND else None
     dtype = spec.dtype
@@ -201,12 +203,14 @@ def write_values(out: np.ndarray, values: np.ndarray, spec: TensorSpec) -> None:
         return
     k = values.shape[0]
     values = np.ascontiguousarray(values, dtype=np.float32).reshape((k, *tuple(spec.shape)))
-    if dtype is DataType.BFLOAT16:
-        own = values.base is None and values.flags.writeable  # the kernel's own result: round it in place
+    own = values.base is None and values.flags.writeable  # the kernel's own result: kept (rounded in place)
+    if dtype is DataType.BFLOAT16 and not exact:
         rounded = round_to_bfloat16(values, in_place=own)
+    else:  # (a view may be of another buffer's bytes or memo: copied, so this memo stays its own)
+        rounded = values if own else values.copy()
+    bits = rounded
+    if dtype is DataType.BFLOAT16:
         bits = rounded.view(np.uint16).reshape((*rounded.shape, 2))[..., _HIGH_HALF]  # the bfloat16 bits
-    else:
-        bits = rounded = values if values.base is None and values.flags.writeable else values.copy()
     kept = VALUES_MEMO.put(bound.buffer, spec, rounded)  # (first: one row, which launch copies to every device)
     if kept and bound.defer:
         bound.buffer.defer(lambda slab: _write_elements(slab[:, :size], bits, spec))

@@ -185,13 +185,13 @@ def embedding(
         if raw_rows:  # pick the rows' bytes first, then decode only those
             row_bytes = hidden * table.dtype.row_major_element_size
             table_bytes = in_rows[1][:, : vocab * row_bytes].reshape(k, vocab, row_bytes)
-            chosen = np.take_along_axis(table_bytes, index.reshape(k, -1, 1), axis=1)
+            chosen = table_bytes[np.arange(k)[:, None], index.reshape(k, -1)]  # whole rows, copied as rows
             n = chosen.shape[1]
             picked = decode(chosen.reshape(-1), table.dtype, Layout.ROW_MAJOR, (k, n, hidden))
             picked = picked.astype(np.float32, copy=False) if table.dtype.is_float else picked
         else:
             rows = logical_values(in_rows[1], table.spec).reshape(k, vocab, hidden)
-            picked = np.take_along_axis(rows, index.reshape(k, -1, 1), axis=1)
+            picked = rows[np.arange(k)[:, None], index.reshape(k, -1)]
         if pad_token is not None:
             picked = np.where(index.reshape(index.shape[0], -1, 1) == pad_token, 0, picked)
         write_values(out_rows[0], picked.reshape((-1, *shape)), spec)

@@ -223,14 +223,18 @@ def round_to_bfloat16(values: np.ndarray, *, in_place: bool = False) -> np.ndarr
     ``in_place``: round ``values`` itself (it must be writable) and return it."""
     if values.dtype != np.float32 or not values.flags.c_contiguous:
         raise MeshnnTypeError("round_to_bfloat16 takes C-contiguous float32 values")
-    nan = np.isnan(values)  # first: a NaN's sum below can carry into an infinity or a zero
+    if not values.size:
+        return values if in_place else values.copy()
+    # First, as a NaN's sum below can carry into an infinity or a zero: where the NaNs are (the
+    # maximum is NaN when any value is; one read, no mask written, in the common case of none).
+    nan = np.isnan(values) if np.isnan(np.maximum.reduce(values, axis=None)) else None
     bits = values.view(np.uint32)
     carry = np.right_shift(bits, 16)
-    np.bitwise_and(carry, 1, out=carry)
+    carry &= 1
     carry += 0x7FFF  # round half to even: 0x7FFF, plus 1 when the kept part is odd
     out = np.add(bits, carry, out=bits if in_place else carry)
     out &= 0xFFFF0000
-    if nan.any():
+    if nan is not None:
         out[nan] = BFLOAT16_NAN << 16
     return out.view(np.float32)
 

@@ -76,6 +76,31 @@ def test_an_output_remembers_its_rounded_values(open_mesh, rng, memos):
     np.testing.assert_array_equal(logical_values(rows, out.spec).view(np.uint32), known.values.view(np.uint32))
 
 
+@pytest.mark.parametrize("pad_value", [0.1, -3.3])
+def test_moved_values_keep_their_bytes_and_pad_rounds_its_own(open_mesh, rng, memos, pad_value):
+    """Data movement skips the rounding of values it only moves (they are bfloat16 already);
+    pad's own value is not one (0.1 is not a bfloat16) and must be rounded, in the memo as in
+    the bytes, exactly as with memos off."""
+    mesh = open_mesh((1, 2))
+    a = put(mesh, rng, (2, 128, 512), ttnn.ShardTensorToMesh(mesh, dim=0))
+
+    def moved():
+        padded = ttnn.pad(a, [(0, 0), (0, 0), (0, 64)], pad_value)
+        twice = ttnn.add(padded, padded)  # reads the pad's memo
+        moved = ttnn.permute(ttnn.reshape(padded, (1, 128, 2, 288)), (0, 2, 1, 3))
+        return padded, twice, moved
+
+    outs = moved()
+    assert isinstance(memo_of(outs[0]), Known)
+    with_memos = [raw(t) for t in outs]
+    memos.limit = 0
+    memos.clear()
+    assert [raw(t) for t in moved()] == with_memos
+    host = ttnn.to_numpy(outs[0], mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0))
+    want = ttnn.to_numpy(ttnn.from_torch(torch.tensor([pad_value]), dtype=ttnn.bfloat16))
+    assert np.all(host[..., 512:] == want[0]) and want[0] != np.float32(pad_value)
+
+
 def test_a_write_through_the_queue_drops_the_memo(open_mesh, rng, memos):
     mesh = open_mesh((1, 2))
     x = put(mesh, rng, (32, 1024), ttnn.ReplicateTensorToMesh(mesh))

@@ -19,6 +19,7 @@ from meshnn.tensor.bfloat import (
     bfloat16_bits_to_float32,
     float32_to_bfloat16_bits,
     pack_bfp,
+    round_to_bfloat16,
     unpack_bfp,
 )
 from meshnn.tensor.dtypes import DataType
@@ -82,6 +83,24 @@ def test_every_nan_becomes_0x7fc0_and_non_nans_round_trip():
 @given(arrays(np.uint32, st.integers(1, 300), elements=st.integers(0, 2**32 - 1)))
 def test_ml_dtypes_rounding_equals_the_integer_formula(bits):
     np.testing.assert_array_equal(float32_to_bfloat16_bits(bits.view(np.float32)), rne_model(bits))
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+def test_round_to_bfloat16_is_the_cast_there_and_back_for_the_golden_patterns(in_place):
+    """The ops' rounding (float32 kept, NaNs found by a maximum first) against the host cast, on
+    ttnn's stored patterns (NaNs, infinities, subnormals, ties) and on arrays without any NaN."""
+    _, data = golden("bf16_convert")
+    values = data["input_f32_bits"].view(np.float32)
+    finite = values[np.isfinite(values)]
+    for case in (values, finite, values[:1], np.zeros(0, np.float32)):
+        source = np.ascontiguousarray(case)
+        want = bfloat16_bits_to_float32(float32_to_bfloat16_bits(source)).view(np.uint32)
+        given_ = source.copy()
+        got = round_to_bfloat16(given_, in_place=in_place)
+        np.testing.assert_array_equal(got.view(np.uint32), want)
+        assert np.shares_memory(got, given_) == (in_place and source.size > 0)
+        if not in_place:
+            np.testing.assert_array_equal(given_.view(np.uint32), source.view(np.uint32))
 
 
 def test_bfloat16_conversion_rejects_other_float_types():
