@@ -183,6 +183,32 @@ def _decoded(rows: np.ndarray, spec: TensorSpec, *, as_float: bool) -> np.ndarra
     return values
 
 
+def same_values_on_every_device(values: np.ndarray) -> bool:
+    """Whether the stacked ``(k, ...)`` float32 ``values`` of a kernel's input are bit for bit the
+    same on every device: at once when they come from a memo of one device's values (broadcast),
+    else compared.  A criterion of the values alone, so a kernel that chooses its path by it
+    gives the same bytes with memos on and off."""
+    if values.shape[0] < 2 or values.strides[0] == 0:
+        return True
+    bits = values.view(np.uint32) if values.dtype == np.float32 else values
+    if not (bits[1:].reshape(-1)[:8] == bits[:1].reshape(-1)[:8]).all():
+        return False  # most inputs that differ do so at once
+    return bool((bits[1:] == bits[:1]).all())
+
+
+def relaid_memo(rows: np.ndarray, spec: TensorSpec, values: np.ndarray) -> bool:
+    """Give the buffer behind a running kernel's input ``rows`` the memo ``values``: the values
+    its memo holds already, in other strides (a layout its consumer reads faster, e.g. a weight's
+    column shards side by side for one product).  False when the buffer keeps no such memo."""
+    bound = _bound(rows) if _BOUND else None
+    if bound is None or not bound.keep or bound.first:
+        return False
+    known = VALUES_MEMO.get(bound.buffer, spec)
+    if known is None or known.values.shape != values.shape:
+        return False
+    return VALUES_MEMO.put(bound.buffer, spec, values)
+
+
 def write_values(out: np.ndarray, values: np.ndarray, spec: TensorSpec, *, exact: bool = False) -> None:
     """Write ``(k, *spec.shape)`` values into the output rows ``out`` in ``spec``'s format, and,
     when ``out`` is a running kernel's whole output slab, leave the rounded values (what the bytes

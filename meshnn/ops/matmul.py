@@ -19,13 +19,15 @@ from meshnn.ops.execution import (
     logical_values,
     out_spec_like,
     output_into,
+    relaid_memo,
     same_mesh,
+    same_values_on_every_device,
     write_values,
 )
 from meshnn.tensor import device_hooks
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout
-from meshnn.tensor.spec import DRAM_MEMORY_CONFIG, MemoryConfig
+from meshnn.tensor.spec import DRAM_MEMORY_CONFIG, MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 
@@ -106,10 +108,17 @@ def matmul(
     inputs = list(named.values())
     specs = [t.spec for t in inputs]
     direct = spec.dtype is DataType.FLOAT32 and spec.layout is Layout.ROW_MAJOR and spec.explicit_padded_shape is None
+    # x @ a weight matrix sharded by columns (column-parallel linear): one product when x is the same
+    # on every device, of x with the shards side by side (see _one_product)
+    columns = not transpose_a and not transpose_b and len(a.shape) >= 2 and len(b.shape) == 2 and not direct
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         x = logical_values(in_rows[0], specs[0])
         w = logical_values(in_rows[1], specs[1])  # weights: decoded once
+        if columns and x.shape[0] > 1 and x.dtype == w.dtype == np.float32 and same_values_on_every_device(x):
+            result = _one_product(x, w, in_rows[1], specs[1]).reshape((x.shape[0], *shape))
+            _finish(result, in_rows, out_rows)
+            return
         if transpose_a:
             x = np.swapaxes(x, -1, -2)
         if transpose_b:
@@ -127,7 +136,9 @@ def matmul(
                 np.matmul(x, w, out=target.reshape(natural))
                 return
         result = np.matmul(x, w)
-        result = result.reshape((result.shape[0], *shape))
+        _finish(result.reshape((result.shape[0], *shape)), in_rows, out_rows)
+
+    def _finish(result: np.ndarray, in_rows: list[np.ndarray], out_rows: list[np.ndarray]) -> None:
         if bias is not None:
             result = result + _expand(logical_values(in_rows[2], specs[2]), result.ndim)
         if act is not None:
@@ -140,6 +151,23 @@ def matmul(
     return launch(
         op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, into=into, rowwise=True, reads_memos=True
     )[0]
+
+
+def _one_product(x: np.ndarray, w: np.ndarray, w_rows: np.ndarray, w_spec: TensorSpec) -> np.ndarray:
+    """``x @ w`` of every device as one matrix product, for x ``(k, ..., K)`` the same on every
+    device and ``w`` ``(k, K, N)``: ``x[0] @ [w_0 | w_1 | ... | w_k-1]`` is each device's product
+    side by side, for one call of BLAS on the whole width instead of k narrower ones.  The shards
+    side by side are ``w`` transposed to ``(K, k, N)``; that copy is made once, when ``w`` comes
+    from its buffer's memo, whose values then stay in that layout (:func:`relaid_memo`)."""
+    k, big_k, n = w.shape
+    side_by_side = w.transpose(1, 0, 2)
+    if not side_by_side.flags.c_contiguous:
+        side_by_side = np.ascontiguousarray(side_by_side)
+        side_by_side.flags.writeable = False
+        relaid_memo(w_rows, w_spec, side_by_side.transpose(1, 0, 2))
+    rows = x[0].reshape(-1, big_k)
+    product = rows @ side_by_side.reshape(big_k, k * n)
+    return product.reshape(rows.shape[0], k, n).transpose(1, 0, 2)
 
 
 def _align_batch(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

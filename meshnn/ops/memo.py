@@ -75,8 +75,9 @@ class ValuesMemo:
         return known
 
     def put(self, buffer: MeshBuffer, spec: TensorSpec, values: np.ndarray) -> bool:
-        """Attach ``values`` (see :class:`Known`; C-contiguous float32, made read-only here) to
-        ``buffer``, within the bound; False when nothing was attached."""
+        """Attach ``values`` (see :class:`Known`; float32, any non-negative strides over memory
+        of their own, made read-only here) to ``buffer``, within the bound; False when nothing was
+        attached."""
         size = values.nbytes
         if size > self.limit or size < MIN_BYTES:
             return False

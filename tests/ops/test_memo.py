@@ -101,6 +101,49 @@ def test_moved_values_keep_their_bytes_and_pad_rounds_its_own(open_mesh, rng, me
     assert np.all(host[..., 512:] == want[0]) and want[0] != np.float32(pad_value)
 
 
+def test_a_column_parallel_linear_is_one_product_with_memos_on_and_off(open_mesh, rng, memos):
+    """x the same on every device times a weight sharded by columns: one product of x with the
+    shards side by side; the weight's memo keeps them so (no copy the next time); the bytes are
+    those of memos off, and each device's are its own product."""
+    mesh = open_mesh((2, 4))
+    x = put(mesh, rng, (1, 64, 256), ttnn.ReplicateTensorToMesh(mesh))
+    w = put(mesh, rng, (256, 96 * 8), ttnn.ShardTensorToMesh(mesh, dim=1))
+    first = raw(ttnn.linear(x, w))
+    laid = memo_of(w).values
+    assert not laid.flags.c_contiguous and laid.transpose(1, 0, 2).flags.c_contiguous
+    assert raw(ttnn.linear(x, w)) == first and memo_of(w).values is laid
+    memos.limit = 0
+    memos.clear()
+    assert raw(ttnn.linear(x, w)) == first
+    xs = ttnn.to_numpy(ttnn.get_device_tensors(x)[0]).astype(np.float64)
+    ws = [ttnn.to_numpy(t).astype(np.float64) for t in ttnn.get_device_tensors(w)]
+    products = [ttnn.to_numpy(t).astype(np.float64) for t in ttnn.get_device_tensors(ttnn.linear(x, w))]
+    for product, shard in zip(products, ws, strict=True):
+        want = xs @ shard
+        assert np.abs(product - want).max() <= 2.0**-8 * np.abs(want).max() + 1e-6  # one bfloat16 rounding
+
+
+def test_a_linear_whose_input_differs_between_devices_multiplies_each_device_s_own(open_mesh, rng, memos):
+    """A replicated x whose bytes were changed on one device (its topology still says replicated):
+    the one-product path is taken only when the values really are the same everywhere."""
+    mesh = open_mesh((1, 2))
+    x = put(mesh, rng, (1, 64, 256), ttnn.ReplicateTensorToMesh(mesh))
+    w = put(mesh, rng, (256, 128 * 2), ttnn.ShardTensorToMesh(mesh, dim=1))
+    other = ttnn.from_torch(torch.from_numpy(rng.standard_normal((1, 64, 256)).astype(np.float32)), **BF16)
+    buffer = x.storage.mesh_buffer
+    data = np.asarray(other.host_buffer().get_shard(ttnn.MeshCoordinate(0, 0)))
+    mesh.mesh_command_queue(0).enqueue_write_shards(
+        buffer, [ShardDataTransfer(ttnn.MeshCoordinate(0, 1), data)], blocking=True
+    )
+    got = [ttnn.to_numpy(t).astype(np.float64) for t in ttnn.get_device_tensors(ttnn.linear(x, w))]
+    xs = [ttnn.to_numpy(t).astype(np.float64) for t in ttnn.get_device_tensors(x)]
+    ws = [ttnn.to_numpy(t).astype(np.float64) for t in ttnn.get_device_tensors(w)]
+    assert not np.array_equal(xs[0], xs[1])
+    for out, xd, wd in zip(got, xs, ws, strict=True):
+        want = xd @ wd
+        assert np.abs(out - want).max() <= 2.0**-8 * np.abs(want).max() + 1e-6
+
+
 def test_a_write_through_the_queue_drops_the_memo(open_mesh, rng, memos):
     mesh = open_mesh((1, 2))
     x = put(mesh, rng, (32, 1024), ttnn.ReplicateTensorToMesh(mesh))
