@@ -279,6 +279,9 @@ def all_gather(
             values = _gathered(mesh, values, coords)
         grouped = _grouped(values, shape, axis)
         gathered = np.concatenate([grouped[:, m] for m in range(n)], axis=axis_dim + 1)  # (groups, *out)
+        if gathered.shape[0] == 1 and mesh.all_local:  # one group: the same result on every device
+            write_values(out_rows[0], gathered, spec, exact=True)
+            return
         result = np.broadcast_to(gathered[:, None], (gathered.shape[0], n, *gathered.shape[1:]))
         result = _ungrouped(result, shape, axis)
         if not mesh.all_local:
@@ -317,6 +320,9 @@ def all_reduce(
             return
         grouped = _grouped(logical_values(in_rows[0], tensor.spec), shape, axis)
         total = grouped.sum(axis=1, keepdims=True, dtype=_sum_dtype(grouped))
+        if total.shape[0] == 1:  # one group: every device gets the one sum (written once, to each)
+            write_values(out_rows[0], total[0], spec)
+            return
         result = _ungrouped(np.broadcast_to(total, grouped.shape), shape, axis)
         write_values(out_rows[0], np.ascontiguousarray(result), spec)
 

@@ -209,12 +209,15 @@ def relaid_memo(rows: np.ndarray, spec: TensorSpec, values: np.ndarray) -> bool:
     return VALUES_MEMO.put(bound.buffer, spec, values)
 
 
-def write_values(out: np.ndarray, values: np.ndarray, spec: TensorSpec, *, exact: bool = False) -> None:
+def write_values(
+    out: np.ndarray, values: np.ndarray, spec: TensorSpec, *, exact: bool = False, owned: bool = False
+) -> None:
     """Write ``(k, *spec.shape)`` values into the output rows ``out`` in ``spec``'s format, and,
     when ``out`` is a running kernel's whole output slab, leave the rounded values (what the bytes
     decode to) as its buffer's memo.  ``exact``: the values are already of ``spec.dtype``'s value
     set (moved, not computed: decoded from a tensor of that dtype), so rounding would not change
-    them and is skipped."""
+    them and is skipped.  ``owned``: ``values`` is a view (e.g. transposed) of an array the kernel
+    made for this output alone; it is rounded and kept as it is, not copied into C order first."""
     size = spec.compute_packed_buffer_size_bytes()
     bound = _bound(out) if _BOUND else None
     dtype = spec.dtype
@@ -228,8 +231,21 @@ def write_values(out: np.ndarray, values: np.ndarray, spec: TensorSpec, *, exact
         out[:, :size] = encode_values(values, spec)
         return
     k = values.shape[0]
-    values = np.ascontiguousarray(values, dtype=np.float32).reshape((k, *tuple(spec.shape)))
-    own = values.base is None and values.flags.writeable  # the kernel's own result: kept (rounded in place)
+    base = values.base if owned else None
+    if (
+        base is not None
+        and base.dtype == np.float32
+        and base.flags.c_contiguous
+        and base.flags.writeable
+        and base.size == values.size
+    ):
+        values = values.reshape((k, *tuple(spec.shape)))  # (a view still: only leading axes are split)
+        if dtype is DataType.BFLOAT16 and not exact:
+            round_to_bfloat16(base, in_place=True)  # the same elements, in the base's order
+        exact, own = True, True
+    else:
+        values = np.ascontiguousarray(values, dtype=np.float32).reshape((k, *tuple(spec.shape)))
+        own = values.base is None and values.flags.writeable  # the kernel's own result: kept (rounded in place)
     if dtype is DataType.BFLOAT16 and not exact:
         rounded = round_to_bfloat16(values, in_place=own)
     else:  # (a view may be of another buffer's bytes or memo: copied, so this memo stays its own)

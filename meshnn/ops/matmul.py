@@ -117,7 +117,7 @@ def matmul(
         w = logical_values(in_rows[1], specs[1])  # weights: decoded once
         if columns and x.shape[0] > 1 and x.dtype == w.dtype == np.float32 and same_values_on_every_device(x):
             result = _one_product(x, w, in_rows[1], specs[1]).reshape((x.shape[0], *shape))
-            _finish(result, in_rows, out_rows)
+            _finish(result, in_rows, out_rows, owned=True)  # a transposed view of the product, ours alone
             return
         if transpose_a:
             x = np.swapaxes(x, -1, -2)
@@ -138,12 +138,16 @@ def matmul(
         result = np.matmul(x, w)
         _finish(result.reshape((result.shape[0], *shape)), in_rows, out_rows)
 
-    def _finish(result: np.ndarray, in_rows: list[np.ndarray], out_rows: list[np.ndarray]) -> None:
+    def _finish(
+        result: np.ndarray, in_rows: list[np.ndarray], out_rows: list[np.ndarray], *, owned: bool = False
+    ) -> None:
         if bias is not None:
             result = result + _expand(logical_values(in_rows[2], specs[2]), result.ndim)
+            owned = False
         if act is not None:
             result = act(result)
-        write_values(out_rows[0], result, spec)
+            owned = False
+        write_values(out_rows[0], result, spec, owned=owned)
 
     into = None
     if optional_output_tensor is not None:
