@@ -1,7 +1,8 @@
 """Ops: (a) a tiny op (32x32 bfloat16 add) on 1x1, 2x4 and 8x4 meshes; (b) a 4096x4096x4096
 matmul sharded over 2x4 beside the same numpy matmul; (c) all_gather of 512 MiB over 2x4 (into
 fresh output memory, and into a reused output slab) beside numpy copies of the same bytes.
-Each figure sits beside its limit measured in the same run.
+Each figure sits beside its limit measured in the same run; the tiny op's cases are timed in turn,
+round after round (best round each), so that their ratios compare like with like on a shared host.
 Peers: JAX takes about 114 us for a tiny sharded add on 8 CPU devices.  Prints a table and one
 JSON line.
 """
@@ -27,33 +28,55 @@ def best(fn, repeats: int) -> float:
     return min(times)
 
 
-def tiny_add(shape: tuple[int, int], system: str, dtype, *, sharded: bool = False) -> float:
-    """Seconds per ``ttnn.add(x, x)`` of a 32x32 tile on every device: the same tile replicated
-    (meshnn computes one device's and copies it, having checked the devices' bytes are equal), or
-    a different tile on each device (sharded, as JAX's figure is: every device computes)."""
-    mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape), system=system)
-    n = shape[0] * shape[1]
-    if sharded:
-        x = ttnn.from_torch(
-            torch.randn(n, 32, 32),
-            dtype=dtype,
-            layout=ttnn.TILE_LAYOUT,
-            device=mesh,
-            mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0),
-        )
-    else:
-        x = ttnn.from_torch(torch.randn(32, 32), dtype=dtype, layout=ttnn.TILE_LAYOUT, device=mesh)
-    for _ in range(100):
-        ttnn.add(x, x)
+ROUNDS = 12
+"""Rounds of the tiny-op timing: each round times every case once, in turn, so that every case
+meets the shared machine in the same states; a case's figure is its best round."""
+
+
+def tiny_cases() -> dict[tuple[str, str], tuple[ttnn.MeshDevice, ttnn.Tensor]]:
+    """(case, mesh) -> the mesh and the input of ``ttnn.add(x, x)`` of a 32x32 tile on every
+    device: the same tile replicated (meshnn computes one device's and copies it, having checked
+    the devices' bytes are equal), or a different tile on each device (sharded, as JAX's figure
+    is: every device computes)."""
+    cases = {}
+    for case, dtype, sharded, meshes in [
+        ("bfloat16 replicated", ttnn.bfloat16, False, [((1, 1), "n150"), ((2, 4), "t3k"), ((8, 4), "galaxy")]),
+        ("bfloat16 sharded", ttnn.bfloat16, True, [((1, 1), "n150"), ((2, 4), "t3k"), ((8, 4), "galaxy")]),
+        ("float32 replicated", ttnn.float32, False, [((1, 1), "n150"), ((8, 4), "galaxy")]),
+    ]:
+        for shape, system in meshes:
+            mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape), system=system)
+            n = shape[0] * shape[1]
+            if sharded:
+                x = ttnn.from_torch(
+                    torch.randn(n, 32, 32),
+                    dtype=dtype,
+                    layout=ttnn.TILE_LAYOUT,
+                    device=mesh,
+                    mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0),
+                )
+            else:
+                x = ttnn.from_torch(torch.randn(32, 32), dtype=dtype, layout=ttnn.TILE_LAYOUT, device=mesh)
+            for _ in range(100):
+                ttnn.add(x, x)
+            cases[(case, f"{shape[0]}x{shape[1]}")] = (mesh, x)
+    return cases
+
+
+def tiny_add() -> dict[tuple[str, str], float]:
+    """Seconds per ``ttnn.add(x, x)`` for every case of :func:`tiny_cases`, best of ROUNDS."""
+    cases = tiny_cases()
     calls = 300
-
-    def run() -> None:
-        for _ in range(calls):
-            ttnn.add(x, x)
-        mesh.mesh_command_queue().finish()
-
-    seconds = best(run, 5) / calls
-    mesh.close()
+    seconds = dict.fromkeys(cases, float("inf"))
+    for _ in range(ROUNDS):
+        for key, (mesh, x) in cases.items():
+            start = time.perf_counter()
+            for _ in range(calls):
+                ttnn.add(x, x)
+            mesh.mesh_command_queue().finish()
+            seconds[key] = min(seconds[key], (time.perf_counter() - start) / calls)
+    for mesh, _ in cases.values():
+        mesh.close()
     return seconds
 
 
@@ -108,15 +131,10 @@ def all_gather() -> tuple[float, float, int]:
 
 
 def main() -> None:
-    tiny = {
-        f"{r}x{c}": tiny_add((r, c), s, ttnn.bfloat16)
-        for (r, c), s in [((1, 1), "n150"), ((2, 4), "t3k"), ((8, 4), "galaxy")]
-    }
-    sharded = {
-        f"{r}x{c}": tiny_add((r, c), s, ttnn.bfloat16, sharded=True)
-        for (r, c), s in [((1, 1), "n150"), ((2, 4), "t3k"), ((8, 4), "galaxy")]
-    }
-    tiny_f32 = {f"{r}x{c}": tiny_add((r, c), s, ttnn.float32) for (r, c), s in [((1, 1), "n150"), ((8, 4), "galaxy")]}
+    times = tiny_add()
+    tiny = {mesh: t for (case, mesh), t in times.items() if case == "bfloat16 replicated"}
+    sharded = {mesh: t for (case, mesh), t in times.items() if case == "bfloat16 sharded"}
+    tiny_f32 = {mesh: t for (case, mesh), t in times.items() if case == "float32 replicated"}
     mesh_mm, numpy_mm = matmul()
     gather_time, warm_time, copy_time, fresh_time, written = all_gather()
     print("(a) tiny 32x32 add, us per op (aim: under 50 us on 8x4, within 1.5x of 1x1; JAX: ~114 us sharded)")

@@ -27,6 +27,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from meshnn.errors import MeshnnValueError
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.tensor.spec import TensorSpec
 
@@ -118,5 +119,19 @@ class ValuesMemo:
             self._bytes = 0
 
 
-VALUES_MEMO = ValuesMemo(int(os.environ.get("MESHNN_VALUES_MEMO_BYTES", str(256 << 20))))
+MEMO_BYTES_ENV = "MESHNN_VALUES_MEMO_BYTES"
+
+
+def memo_limit_from_env() -> int:
+    """The memo bound in bytes: ``MESHNN_VALUES_MEMO_BYTES`` when set (a non-negative integer; 0
+    turns memos off), else 256 MiB."""
+    configured = os.environ.get(MEMO_BYTES_ENV, "").strip()
+    if not configured:
+        return 256 << 20
+    if not configured.isdigit():
+        raise MeshnnValueError(f"{MEMO_BYTES_ENV} must be a non-negative integer (bytes), got {configured!r}")
+    return int(configured)
+
+
+VALUES_MEMO = ValuesMemo(memo_limit_from_env())
 """The memos of every mesh of this process, within one bound."""

@@ -312,3 +312,16 @@ def test_the_demo_model_gives_the_same_bytes_with_memos_on_and_off(open_mesh, me
     memos.limit = 0
     memos.clear()
     assert raw(model.forward(tokens, lambda _: None)) == with_memos
+
+
+def test_the_memo_bound_comes_from_the_environment(monkeypatch):
+    from meshnn.errors import MeshnnValueError
+    from meshnn.ops.memo import memo_limit_from_env
+
+    monkeypatch.delenv("MESHNN_VALUES_MEMO_BYTES", raising=False)
+    assert memo_limit_from_env() == 256 << 20
+    monkeypatch.setenv("MESHNN_VALUES_MEMO_BYTES", "0")
+    assert memo_limit_from_env() == 0
+    monkeypatch.setenv("MESHNN_VALUES_MEMO_BYTES", "1.5GB")
+    with pytest.raises(MeshnnValueError, match="MESHNN_VALUES_MEMO_BYTES must be a non-negative integer"):
+        memo_limit_from_env()
