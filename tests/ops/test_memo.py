@@ -325,3 +325,21 @@ def test_the_memo_bound_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv("MESHNN_VALUES_MEMO_BYTES", "1.5GB")
     with pytest.raises(MeshnnValueError, match="MESHNN_VALUES_MEMO_BYTES must be a non-negative integer"):
         memo_limit_from_env()
+
+
+@pytest.mark.parametrize("per_device", [1, 3, 8, 40])
+def test_same_values_on_every_device_compares_each_device_s_own_values(per_device):
+    """Found by the state machine: a device holding fewer than 8 values compared against the next
+    device's values.  Every device's values against the first's, whatever their number."""
+    from meshnn.ops.execution import same_values_on_every_device
+
+    values = np.arange(per_device, dtype=np.float32)
+    same = np.stack([values] * 4)
+    assert same_values_on_every_device(same)
+    assert same_values_on_every_device(np.broadcast_to(values, (4, per_device)))
+    other = same.copy()
+    other[2, -1] = -1.0
+    assert not same_values_on_every_device(other)
+    signed = same.copy()
+    signed[3, 0] = -0.0 if values[0] == 0 else values[0]
+    assert same_values_on_every_device(signed) == (values[0] != 0)  # -0.0 differs from 0.0 in its bits
