@@ -191,10 +191,7 @@ def same_values_on_every_device(values: np.ndarray) -> bool:
     if values.shape[0] < 2 or values.strides[0] == 0:
         return True
     bits = values.view(np.uint32) if values.dtype == np.float32 else values
-    rows = bits.reshape(bits.shape[0], -1)  # one row a device (a copy only for strided values)
-    if not (rows[1:, :8] == rows[:1, :8]).all():
-        return False  # most inputs that differ do so at once
-    return bool((rows[1:] == rows[:1]).all())
+    return _same_on_every_device(bits.reshape(bits.shape[0], -1))  # a row a device (a copy only if strided)
 
 
 def relaid_memo(rows: np.ndarray, spec: TensorSpec, values: np.ndarray) -> bool:
@@ -240,17 +237,16 @@ def write_values(
         and base.flags.writeable
         and base.size == values.size
     ):
-        values = values.reshape((k, *tuple(spec.shape)))  # (a view still: only leading axes are split)
         if dtype is DataType.BFLOAT16 and not exact:
             round_to_bfloat16(base, in_place=True)  # the same elements, in the base's order
-        exact, own = True, True
+        rounded = values.reshape((k, *tuple(spec.shape)))  # (a view still: only leading axes are split)
     else:
         values = np.ascontiguousarray(values, dtype=np.float32).reshape((k, *tuple(spec.shape)))
         own = values.base is None and values.flags.writeable  # the kernel's own result: kept (rounded in place)
-    if dtype is DataType.BFLOAT16 and not exact:
-        rounded = round_to_bfloat16(values, in_place=own)
-    else:  # (a view may be of another buffer's bytes or memo: copied, so this memo stays its own)
-        rounded = values if own else values.copy()
+        if dtype is DataType.BFLOAT16 and not exact:
+            rounded = round_to_bfloat16(values, in_place=own)
+        else:  # (a view may be of another buffer's bytes or memo: copied, so this memo stays its own)
+            rounded = values if own else values.copy()
     bits = rounded
     if dtype is DataType.BFLOAT16:
         bits = rounded.view(np.uint16).reshape((*rounded.shape, 2))[..., _HIGH_HALF]  # the bfloat16 bits
