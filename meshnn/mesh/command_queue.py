@@ -95,6 +95,11 @@ def _worker_pool(count: int) -> ThreadPoolExecutor:
         return _workers[0]
 
 
+def on_host_worker() -> bool:
+    """Whether the calling thread is one of the host worker threads (where parallel work runs in turn)."""
+    return getattr(_on_worker, "active", False)
+
+
 def _mark_worker() -> None:
     _on_worker.active = True
 
@@ -115,7 +120,7 @@ def run_parallel(task: Callable[[int], None], parts: int) -> None:
     writing), then raises the first error a part raised.  On a worker thread (a nested call), or
     with one host thread, the parts run one after another: a worker never waits for a worker."""
     threads = min(parts, host_threads())
-    if threads <= 1 or getattr(_on_worker, "active", False):
+    if threads <= 1 or on_host_worker():
         for part in range(parts):
             task(part)
         return

@@ -408,9 +408,12 @@ class BfpPacker:
 
 def _rare_pack_blocks(shared: np.ndarray, scratch: np.ndarray) -> np.ndarray:
     """Numbers (in C order) of the blocks whose shared exponent E (``shared``, uint32) the float32
-    arithmetic does not cover: 1 <= E <= 23 and E == 255.  ``scratch``: uint32 of ``shared``'s size."""
+    arithmetic does not cover: 1 <= E <= 23 and E == 255.  ``scratch``: uint32 of ``shared``'s size.
+    In the common case of none, two reductions tell so and no mask is made."""
     flat, spare = shared.reshape(-1), scratch.reshape(-1)[: shared.size]
     np.subtract(flat, 1, out=spare)  # E - 1, which wraps to 2**32 - 1 for E == 0
+    if not flat.size or (spare.min() >= 23 and flat.max() < 255):
+        return np.empty(0, np.intp)
     return np.flatnonzero((spare < 23) | (flat == 255))
 
 
@@ -440,6 +443,10 @@ def torch_block_codes(
     (4 bytes a value: uint32 or int32), ``spare`` (int8, a value each) and ``divisor`` (uint32, a
     block each): flat C-contiguous scratch at least that long.
 
+    The largest magnitude of a block is found by a max pooling over the magnitudes' bits read as
+    float32 (non-negative bit patterns order as their integers do; a NaN pattern, E == 255,
+    wins, and its block is redone): measured faster than an integer ``amax`` over rows of 16.
+
     The arithmetic (see :meth:`BfpPacker._float_codes`): ``t = trunc(v / 2**(max(E, 24) - 150))``,
     an integer below 2**24 in magnitude, clamped to ``±(2**W - 1) * 2**(24 - W)``; then
     ``t + 1.5 * 2**(47 - W)`` rounds, in float32, to the nearest multiple of ``2**(24 - W)``,
@@ -453,8 +460,9 @@ def torch_block_codes(
     source = _read_only_ok(torch, values)
     magnitudes = as_torch(scratch.reshape(-1)[:n].view(np.int32)).view(values.shape)
     torch.bitwise_and(source.view(torch.int32), 0x7FFFFFFF, out=magnitudes)
-    torch.amax(magnitudes, dim=-1, out=as_torch(shared.view(np.int32)))  # the largest magnitude's bits
-    np.right_shift(shared, 23, out=shared)
+    row = values.shape[-2] * BLOCK_VALUES if values.ndim > 1 else BLOCK_VALUES
+    peaks = torch.nn.functional.max_pool1d(magnitudes.view(torch.float32).view(-1, 1, row), BLOCK_VALUES)
+    np.right_shift(peaks.view(torch.int32).numpy().reshape(shared.shape), 23, out=shared, casting="unsafe")
     scale = divisor.reshape(-1)[: shared.size].reshape(shared.shape)  # bits of 2**(max(E, 24) - 150)
     np.maximum(shared, 24, out=scale)
     np.subtract(scale, 150 - 127, out=scale)
@@ -465,16 +473,13 @@ def torch_block_codes(
     scaled.clamp_(-limit, limit)  # no carry into the exponent (NaN stays NaN: its block is redone)
     scaled.add_(1.5 * 2.0 ** (47 - width))
     code = as_torch(codes)
-    code.copy_(magnitudes)  # int32 -> int8 keeps the low byte: the two's-complement code
-    # Sign-magnitude: a negative c = -m has the bits ~(m - 1); ``~(m - 1) ^ ~(1 << W)`` is
-    # ``1 << W | (m - 1)``, and adding 1 gives ``1 << W | m`` (no carry: m - 1 < 2**W - 1).
+    code.copy_(magnitudes)  # int32 -> int8 keeps the low byte: the two's-complement code r
+    # Sign-magnitude: |r| | (r & 1 << W).  A negative r = -m (0 < m < 2**W) is 256 - m as a byte,
+    # which has bit W set (and bit 7); a non-negative r has neither.
     sign = as_torch(spare.reshape(-1)[:n]).view(values.shape)
-    flip = as_torch(scratch.reshape(-1).view(np.int8)[:n]).view(values.shape)  # the sums are converted
-    torch.bitwise_right_shift(code, 7, out=sign)  # -1 for negative codes, else 0
-    not_sign_bit = (0xFF ^ (1 << width)) - (256 if width < 7 else 0)  # ~(1 << W) as an int8
-    torch.bitwise_and(sign, not_sign_bit, out=flip)
-    torch.bitwise_xor(code, flip, out=code)
-    torch.sub(code, sign, out=code)
+    torch.bitwise_and(code, (1 << width) - (256 if width == 7 else 0), out=sign)
+    code.abs_()
+    code.bitwise_or_(sign)
     rare = _rare_pack_blocks(shared, scale)
     if rare.size:
         _redo_block_rows(values, width, rare, codes)

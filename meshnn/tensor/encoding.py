@@ -34,7 +34,7 @@ import ml_dtypes
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
-from meshnn.mesh.command_queue import parallel_copyto
+from meshnn.mesh.command_queue import host_threads, on_host_worker, parallel_copyto, run_parallel
 from meshnn.tensor.bfloat import (
     CHUNK_VALUES,
     TORCH_CHUNK_VALUES,
@@ -383,11 +383,13 @@ def _pack_tiles(
         if out is None:
             out = np.empty(n_tiles * packer.tile_size, np.uint8)
         tiles = out.reshape(n_tiles, packer.tile_size)
-        for chunk_rows, cols, first, count in tile_chunks(
-            rows.shape[0], rows.shape[2] // tile_width, packer.chunk_tiles
-        ):
+
+        def pack(chunk: tuple[slice, slice, int, int]) -> None:
+            chunk_rows, cols, first, count = chunk
             block = rows[chunk_rows, :, cols.start * tile_width : cols.stop * tile_width]
-            packer.pack_rows(torch, block, tiles[first : first + count])
+            _row_packer(fmt, tile).pack_rows(torch, block, tiles[first : first + count])
+
+        each_chunk(torch, list(tile_chunks(rows.shape[0], rows.shape[2] // tile_width, packer.chunk_tiles)), pack)
         return out
     grid = tile_view(matrices, tile)
     packer = _packer(fmt, tile.values_per_tile, torch)
@@ -415,6 +417,38 @@ def _tile_rows(matrices: np.ndarray, tile: Tile, *, view: bool) -> np.ndarray | 
         return matrices.reshape(shape, copy=False if view else None)
     except ValueError:
         return None
+
+
+_Chunk = TypeVar("_Chunk")
+
+
+def each_chunk(torch: Any, chunks: list[_Chunk], work: Callable[[_Chunk], None]) -> None:
+    """``work(chunk)`` for every chunk of a conversion done with ``torch``'s operations, the chunks
+    split in runs over the host threads (:func:`host_threads`), each thread running its torch
+    operations on itself alone.  A core then keeps its own chunk in its own cache, and the numpy
+    steps of a chunk (index moves, exponent bytes) run in parallel too; measured on 2 cores, a
+    bfloat8_b pack is about a quarter faster than with torch splitting every operation over its
+    threads.  ``work`` must take its scratch per thread (:func:`thread_scratch`).
+
+    torch's thread count is per thread (OpenMP's), but setting it also sets the count a thread
+    starts with: the calling thread's count, and so that starting count, is restored before this
+    returns (the host worker threads keep one)."""
+    parts = min(len(chunks), host_threads())
+    if parts <= 1 or on_host_worker():
+        for chunk in chunks:
+            work(chunk)
+        return
+    saved = torch.get_num_threads()
+
+    def run(part: int) -> None:
+        torch.set_num_threads(1)
+        for chunk in chunks[len(chunks) * part // parts : len(chunks) * (part + 1) // parts]:
+            work(chunk)
+
+    try:
+        run_parallel(run, parts)
+    finally:
+        torch.set_num_threads(saved)
 
 
 def _row_packer(fmt: BlockFloatFormat, tile: Tile) -> BfpRowPacker:
@@ -549,9 +583,13 @@ def _unpack_tiles(
         tile_width = tile.tile_shape[1]
         packed = raw.reshape(-1, row_unpacker.tile_size)
         tiles_per_row = rows.shape[2] // tile_width
-        for chunk_rows, cols, first, count in tile_chunks(rows.shape[0], tiles_per_row, row_unpacker.chunk_tiles):
+
+        def unpack(chunk: tuple[slice, slice, int, int]) -> None:
+            chunk_rows, cols, first, count = chunk
             block = rows[chunk_rows, :, cols.start * tile_width : cols.stop * tile_width]
-            row_unpacker.unpack_rows(torch, packed[first : first + count], block)
+            _row_unpacker(fmt, tile).unpack_rows(torch, packed[first : first + count], block)
+
+        each_chunk(torch, list(tile_chunks(rows.shape[0], tiles_per_row, row_unpacker.chunk_tiles)), unpack)
     else:
         grid = tile_view(matrices, tile)
         unpacker = _unpacker(fmt, tile.values_per_tile, torch)

@@ -167,3 +167,41 @@ def test_large_tensors_through_the_mesh_equal_the_host_encoding(open_mesh, monke
         assert shards.keys() == want_shards.keys()
         assert all(np.array_equal(shards[c], want_shards[c]) for c in shards)
         assert np.array_equal(got.view(np.uint8), want_values.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [ttnn.bfloat8_b, ttnn.bfloat4_b])
+def test_block_float_chunks_over_threads_give_the_single_thread_bytes_and_values(monkeypatch, dtype, rng):
+    """A block-float conversion large enough for torch's chunks, split over 1, 2 and 3 threads
+    (each thread's torch on itself alone): the same bytes, and the same values back."""
+    values = rng.standard_normal((1024, 1536)).astype(np.float32)  # 3 chunks of torch's size
+    values[:32, :32] = 0.0  # a zero tile, and a block of inf / NaN / subnormals (redone blocks)
+    values[40, :16] = [np.inf, -np.inf, np.nan, 1e-40, -1e-42, 2.0**-120, 3.0, -0.0] * 2
+    got = {}
+    for threads in ("1", "2", "3"):
+        monkeypatch.setenv(command_queue.HOST_THREADS_ENV, threads)
+        host = ttnn.Tensor(values, dtype, layout=ttnn.TILE_LAYOUT)
+        got[threads] = (np.asarray(host.host_buffer().get_shard(ttnn.MeshCoordinate(0, 0))).copy(), host.to_numpy())
+    for threads in ("2", "3"):
+        assert np.array_equal(got[threads][0], got["1"][0])
+        assert np.array_equal(got[threads][1].view(np.uint32), got["1"][1].view(np.uint32))
+
+
+def test_block_float_chunks_leave_torch_s_thread_counts_as_they_were(monkeypatch, rng):
+    """torch's thread count is per thread but also seeds a new thread's: after a threaded
+    conversion the caller's count, and the count a new thread starts with, are unchanged."""
+    monkeypatch.setenv(command_queue.HOST_THREADS_ENV, "2")
+    before = torch.get_num_threads()
+    values = rng.standard_normal((512, 2048)).astype(np.float32)
+    host = ttnn.Tensor(values, ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT)
+    host.to_numpy()
+    assert torch.get_num_threads() == before
+    seen = []
+
+    def new_thread() -> None:
+        torch.ones(4).add_(1)  # its first torch op sets its count from the starting one
+        seen.append(torch.get_num_threads())
+
+    thread = threading.Thread(target=new_thread)
+    thread.start()
+    thread.join()
+    assert seen == [before]
