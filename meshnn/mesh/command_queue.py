@@ -35,7 +35,7 @@ import numpy as np
 from meshnn.device.buffer import ShardOrientation
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError, QueueError, WrongMeshError
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, as_coord
-from meshnn.mesh.mesh_buffer import BufferRegion, MeshBuffer, ShardedBufferConfig
+from meshnn.mesh.mesh_buffer import EQUAL_ROWS, BufferRegion, MeshBuffer, ShardedBufferConfig
 from meshnn.mesh.workload import MeshWorkload
 
 if TYPE_CHECKING:
@@ -389,12 +389,25 @@ class MeshCommandQueue:
                 plan.append((self._mesh.local_row(transfer.shard_coord), region, _host_slice(data, region.size, what)))
 
         slab = mesh_buffer.slab()  # taken now: the write lands even if the buffer is freed meanwhile
+        # one host array to every local device, whole rows: they hold the same bytes afterwards
+        same = (
+            len(plan) == slab.shape[0] > 1
+            and len({row for row, _, _ in plan}) == len(plan)
+            and all(t.host_data is transfers[0].host_data for t in transfers)
+            and all(region.offset == 0 and region.size == slab.shape[1] for _, region, _ in plan)
+        )
 
         def write(items=plan) -> None:
             mesh_buffer.touch()  # also when it runs: a memo made since the enqueue is stale now
+            if same and not _strided(items[0][2]):  # one copy, the host bytes broadcast over the rows
+                parallel_copyto(slab, np.broadcast_to(items[0][2], slab.shape))
+                mesh_buffer.memo = EQUAL_ROWS
+                return
             for rows, region, data in _coalesced(items, slab.shape[1]):
                 target = slab[rows, region.offset : region.offset + region.size]
                 parallel_copyto(_region_as(target, data) if _strided(data) else target, data)
+            if same:
+                mesh_buffer.memo = EQUAL_ROWS
 
         self._submit(write, blocking=blocking, own=lambda: lambda: write([(r, g, d.copy()) for r, g, d in plan]))
 

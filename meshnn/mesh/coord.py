@@ -80,7 +80,7 @@ class MeshShape:
 
     def coords(self) -> Iterator[MeshCoordinate]:
         """Every coordinate of the mesh, row-major."""
-        return (MeshCoordinate(c) for c in itertools.product(*map(range, self._dims)))
+        return map(MeshCoordinate._of, itertools.product(*map(range, self._dims)))
 
     def __getitem__(self, index: int) -> int:
         return self._dims[index]
@@ -128,6 +128,13 @@ class MeshCoordinate:
 
     def __reduce__(self) -> tuple[type, tuple[tuple[int, ...]]]:
         return MeshCoordinate, (self._coords,)
+
+    @classmethod
+    def _of(cls, coords: tuple[int, ...]) -> MeshCoordinate:
+        """A coordinate of ``coords``, known to be a non-empty tuple of non-negative ints."""
+        made = object.__new__(cls)
+        object.__setattr__(made, "_coords", coords)
+        return made
 
     @staticmethod
     def zero_coordinate(dims: int) -> MeshCoordinate:

@@ -15,6 +15,10 @@ drops it first (:meth:`MeshBuffer.touch`): :meth:`MeshBuffer.slab` does for its 
 workload does for each buffer its program writes, a command-queue write does when it runs, and a
 free does.  Readers that only read use :meth:`MeshBuffer.rows`, which keeps it.
 
+The mesh layer's own memo is :data:`EQUAL_ROWS`: a command-queue write of one host array to every
+local device leaves it, saying only that all rows hold the same bytes (so an op on a replicated
+tensor need not compare them); the next change of the bytes drops it like any memo.
+
 A slab may also have a *deferred write* (:meth:`MeshBuffer.defer`): bytes that the higher layer
 can produce from its memo and has not written yet.  Every way to the bytes (:meth:`slab`,
 :meth:`rows`, a device Buffer view, :meth:`touch`) writes them first; only
@@ -201,6 +205,18 @@ class SlabPool:
 
 
 SLAB_POOL = SlabPool(int(os.environ.get("MESHNN_SLAB_POOL_BYTES", str(1 << 30))))
+
+
+class EqualRows:
+    """The memo (see the module docstring) that says every local device's row holds the same bytes."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "EQUAL_ROWS"
+
+
+EQUAL_ROWS = EqualRows()
 
 
 class _Storage:

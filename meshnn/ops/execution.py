@@ -32,7 +32,7 @@ import numpy as np
 
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError, WrongMeshError
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshCoordinateRangeSet
-from meshnn.mesh.mesh_buffer import MeshBuffer
+from meshnn.mesh.mesh_buffer import EQUAL_ROWS, MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.workload import MeshWorkload, Program, ProgramContext
 from meshnn.ops.memo import VALUES_MEMO, Known
@@ -473,7 +473,7 @@ def launch(
         if (
             replicated
             and len(ctx.coords) > 1
-            and rows[0].shape[1] >= SHARED_ROWS_MIN_BYTES
+            and max(r.shape[1] for r in rows) >= SHARED_ROWS_MIN_BYTES
             and all(_equal_rows(r, t.storage.mesh_buffer, t.spec) for r, t in zip(rows, inputs, strict=False))
         ):
             firsts = tuple(r[:1] for r in rows)
@@ -521,8 +521,9 @@ def launch(
 
 
 SHARED_ROWS_MIN_BYTES = 16 << 10
-"""Per-device bytes of an op's first input from which a replicated op computes one device's rows
-and copies them (below, comparing the devices' bytes costs more than computing them all)."""
+"""Per-device bytes of an op's largest input or output from which a replicated op computes one
+device's rows and copies them (below, comparing the devices' bytes costs more than computing them
+all)."""
 
 
 def _bind_rows(
@@ -561,6 +562,8 @@ def _equal_rows(rows: np.ndarray, buffer: MeshBuffer, spec: TensorSpec) -> bool:
     """Whether every device holds the same bytes in ``rows``: known from a memo made when they
     were copied from one device, or compared."""
     known = buffer.memo
+    if known is EQUAL_ROWS:  # written from one host array to every device
+        return True
     if type(known) is Known:
         if known.equal_rows:
             return True

@@ -222,12 +222,13 @@ class TensorToMesh:
                     f"a {dist!r} distribution at offset {offset!r} does not fit the {self.mesh_shape!r} mesh"
                 )
         self.distribution_shape = dist
+        self._mesh_coords = tuple(self.mesh_shape.coords())
         self._submesh = submesh
         self._offset = offset
 
     def _coord_of(self, dist_coord: MeshCoordinate, index: int) -> MeshCoordinate:
         if not self._submesh:
-            return list(self.mesh_shape.coords())[index]
+            return self._mesh_coords[index]
         if self._offset is None:
             return dist_coord
         return MeshCoordinate([c + o for c, o in zip(dist_coord, self._offset, strict=True)])

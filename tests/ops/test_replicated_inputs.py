@@ -9,6 +9,7 @@ import torch
 
 import meshnn as ttnn
 from meshnn.mesh.command_queue import ShardDataTransfer
+from meshnn.mesh.mesh_buffer import EQUAL_ROWS
 from meshnn.ops import execution
 
 
@@ -107,3 +108,55 @@ def test_small_replicated_inputs_are_computed_on_every_device(open_mesh, rng, ke
     mesh = open_mesh((2, 4))
     ttnn.exp(replicated(mesh, rng.standard_normal((32, 32)).astype(np.float32)))
     assert kernel_rows == [8], "comparing a tile's bytes costs more than computing it"
+
+
+def test_one_host_array_written_to_every_device_marks_the_rows_equal(open_mesh, rng, monkeypatch, kernel_rows):
+    """A replicated write leaves ``EQUAL_ROWS`` (so the op does not compare the devices' bytes);
+    a write to one device drops it, and the op then compares and runs on every device."""
+    mesh = open_mesh((2, 4))
+    values = rng.standard_normal((1, 128, 96)).astype(np.float32)
+    x = replicated(mesh, values, ttnn.float32)
+    buffer = x.storage.mesh_buffer
+    assert buffer.memo is EQUAL_ROWS
+    compared = []
+    real = execution._same_on_every_device
+    monkeypatch.setattr(execution, "_same_on_every_device", lambda rows: compared.append(1) or real(rows))
+    ttnn.exp(x)
+    assert compared == [] and kernel_rows == [1]
+    other = replicated(mesh, rng.standard_normal((1, 128, 96)).astype(np.float32), ttnn.float32)
+    mesh.mesh_command_queue().enqueue_write_shards(
+        buffer, [ShardDataTransfer(ttnn.MeshCoordinate(1, 3), device_bytes(other)[7])], blocking=True
+    )
+    assert buffer.memo is None
+    kernel_rows.clear()
+    out = ttnn.to_torch(ttnn.exp(x), mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0)).numpy()
+    assert compared and kernel_rows == [8]
+    np.testing.assert_allclose(out[0], np.exp(values[0]), rtol=2e-6)
+    np.testing.assert_allclose(
+        out[7], np.exp(ttnn.to_torch(other, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0)).numpy()[7]), rtol=2e-6
+    )
+
+
+def test_a_sharded_write_leaves_no_equal_rows_mark(open_mesh, rng):
+    mesh = open_mesh((1, 2))
+    same = np.ones((2, 32, 32), np.float32)  # equal halves, but two host arrays: not marked
+    x = ttnn.from_torch(
+        torch.from_numpy(same), ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh,
+        mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0),
+    )  # fmt: skip
+    assert x.storage.mesh_buffer.memo is not EQUAL_ROWS
+
+
+def test_a_small_first_input_with_a_large_replicated_second_runs_once(open_mesh, rng, kernel_rows):
+    """The rule looks at the largest input or output: embedding's ids are a few bytes, its table
+    is large and replicated, so one device's rows are computed (and copied: the same bytes)."""
+    mesh = open_mesh((2, 4))
+    table = replicated(mesh, rng.standard_normal((256, 128)).astype(np.float32))
+    ids = ttnn.from_torch(
+        torch.from_numpy(rng.integers(0, 256, (1, 32)).astype(np.int32)), ttnn.uint32, device=mesh,
+        mesh_mapper=ttnn.ReplicateTensorToMesh(mesh),
+    )  # fmt: skip
+    out = ttnn.embedding(ids, table)
+    assert kernel_rows == [1]
+    rows = device_bytes(out)
+    assert all(np.array_equal(rows[0], row) for row in rows[1:])
