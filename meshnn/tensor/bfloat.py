@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import math
 import sys
 import warnings
 from typing import Any
@@ -455,34 +456,64 @@ def torch_block_codes(
     ``2**22 + r``): the conversion to int8 keeps just those.  Blocks with 1 <= E <= 23 or
     E == 255 are redone by :func:`_codes`.
     """
-    n = values.size
-    as_torch = torch.from_numpy
-    source = _read_only_ok(torch, values)
-    magnitudes = as_torch(scratch.reshape(-1)[:n].view(np.int32)).view(values.shape)
-    torch.bitwise_and(source.view(torch.int32), 0x7FFFFFFF, out=magnitudes)
-    row = values.shape[-2] * BLOCK_VALUES if values.ndim > 1 else BLOCK_VALUES
-    peaks = torch.nn.functional.max_pool1d(magnitudes.view(torch.float32).view(-1, 1, row), BLOCK_VALUES)
-    np.right_shift(peaks.view(torch.int32).numpy().reshape(shared.shape), 23, out=shared, casting="unsafe")
-    scale = divisor.reshape(-1)[: shared.size].reshape(shared.shape)  # bits of 2**(max(E, 24) - 150)
-    np.maximum(shared, 24, out=scale)
-    np.subtract(scale, 150 - 127, out=scale)
-    np.left_shift(scale, 23, out=scale)
-    scaled = magnitudes.view(torch.float32)  # the magnitudes are done with
-    torch.div(source, as_torch(scale.view(np.float32)).unsqueeze(-1), rounding_mode="trunc", out=scaled)
-    limit = float(((1 << width) - 1) << (24 - width))
-    scaled.clamp_(-limit, limit)  # no carry into the exponent (NaN stays NaN: its block is redone)
-    scaled.add_(1.5 * 2.0 ** (47 - width))
-    code = as_torch(codes)
-    code.copy_(magnitudes)  # int32 -> int8 keeps the low byte: the two's-complement code r
-    # Sign-magnitude: |r| | (r & 1 << W).  A negative r = -m (0 < m < 2**W) is 256 - m as a byte,
-    # which has bit W set (and bit 7); a non-negative r has neither.
-    sign = as_torch(spare.reshape(-1)[:n]).view(values.shape)
-    torch.bitwise_and(code, (1 << width) - (256 if width == 7 else 0), out=sign)
-    code.abs_()
-    code.bitwise_or_(sign)
-    rare = _rare_pack_blocks(shared, scale)
-    if rare.size:
-        _redo_block_rows(values, width, rare, codes)
+    _TorchBlockCoder(torch, values.shape, width, shared, codes, scratch, spare, divisor).run(values)
+
+
+class _TorchBlockCoder:
+    """:func:`torch_block_codes` for chunks of one shape: the torch views of the scratch are made
+    once, so a chunk costs its arithmetic and a few calls (a packer keeps one per chunk shape)."""
+
+    def __init__(
+        self,
+        torch: Any,
+        shape: tuple[int, ...],
+        width: int,
+        shared: np.ndarray,
+        codes: np.ndarray,
+        scratch: np.ndarray,
+        spare: np.ndarray,
+        divisor: np.ndarray,
+    ) -> None:
+        n = math.prod(shape)
+        as_torch = torch.from_numpy
+        self.torch, self.width, self.shape = torch, width, shape
+        self.shared, self.codes = shared, codes
+        self.magnitudes = as_torch(scratch.reshape(-1)[:n].view(np.int32)).view(shape)
+        self.scaled = self.magnitudes.view(torch.float32)  # the magnitudes, once done with
+        row = shape[-2] * BLOCK_VALUES if len(shape) > 1 else BLOCK_VALUES
+        self.pooled = self.scaled.view(-1, 1, row)
+        self.scale = divisor.reshape(-1)[: shared.size].reshape(shared.shape)  # bits of 2**(max(E, 24) - 150)
+        self.divisor = as_torch(self.scale.view(np.float32)).unsqueeze(-1)
+        self.code = as_torch(codes)
+        self.sign = as_torch(spare.reshape(-1)[:n]).view(shape)
+        self.limit = float(((1 << width) - 1) << (24 - width))
+        self.magic = 1.5 * 2.0 ** (47 - width)
+        self.sign_bit = (1 << width) - (256 if width == 7 else 0)  # 1 << W as an int8
+
+    def run(self, values: np.ndarray) -> None:
+        """Shared exponents and codes of ``values`` (this coder's shape, any non-negative strides)."""
+        torch, shared, scale = self.torch, self.shared, self.scale
+        source = torch.from_numpy(values) if values.flags.writeable else _read_only_ok(torch, values)
+        torch.bitwise_and(source.view(torch.int32), 0x7FFFFFFF, out=self.magnitudes)
+        peaks = torch.nn.functional.max_pool1d(self.pooled, BLOCK_VALUES)
+        np.right_shift(peaks.view(torch.int32).numpy().reshape(shared.shape), 23, out=shared, casting="unsafe")
+        np.maximum(shared, 24, out=scale)
+        np.subtract(scale, 150 - 127, out=scale)
+        np.left_shift(scale, 23, out=scale)
+        scaled = self.scaled
+        torch.div(source, self.divisor, rounding_mode="trunc", out=scaled)
+        scaled.clamp_(-self.limit, self.limit)  # no carry into the exponent (NaN stays NaN: its block is redone)
+        scaled.add_(self.magic)
+        code = self.code
+        code.copy_(self.magnitudes)  # int32 -> int8 keeps the low byte: the two's-complement code r
+        # Sign-magnitude: |r| | (r & 1 << W).  A negative r = -m (0 < m < 2**W) is 256 - m as a
+        # byte, which has bit W set (and bit 7); a non-negative r has neither.
+        torch.bitwise_and(code, self.sign_bit, out=self.sign)
+        code.abs_()
+        code.bitwise_or_(self.sign)
+        rare = _rare_pack_blocks(shared, scale)
+        if rare.size:
+            _redo_block_rows(values, self.width, rare, self.codes)
 
 
 def _redo_block_rows(values: np.ndarray, width: int, blocks: np.ndarray, codes: np.ndarray) -> None:
@@ -894,6 +925,7 @@ class BfpRowPacker:
         self._shared = np.empty(count // BLOCK_VALUES, np.uint32)
         self._divisor = np.empty(count // BLOCK_VALUES, np.uint32)
         self._packed = np.empty(count // fmt.codes_per_byte, np.uint8)
+        self._coders: dict[tuple[int, ...], _TorchBlockCoder] = {}  # by chunk shape (a packer has a few)
 
     def pack_rows(self, torch: Any, rows: np.ndarray, out: np.ndarray) -> None:
         """Pack ``rows``, float32 (k, tile_height, c * tile_width) with non-negative strides (k tile
@@ -910,7 +942,12 @@ class BfpRowPacker:
         codes = self._codes[0, :n].reshape(by_block)
         width_bits = self.fmt.magnitude_bits
         blocks = rows.reshape(by_block, copy=False)
-        torch_block_codes(torch, blocks, width_bits, shared, codes, self._scratch, self._codes[1], self._divisor)
+        coder = self._coders.get(by_block)
+        if coder is None:
+            coder = self._coders[by_block] = _TorchBlockCoder(
+                torch, by_block, width_bits, shared, codes, self._scratch, self._codes[1], self._divisor
+            )
+        coder.run(blocks)
         exponents = geo.exponents(out, k, c)
         np.copyto(exponents, shared.reshape(geo.row_order(k, c)).transpose(0, 3, 1, 4, 2), casting="unsafe")
         if geo.exp_bytes > geo.blocks_per_tile:
