@@ -476,7 +476,7 @@ class _TorchBlockCoder:
     ) -> None:
         n = math.prod(shape)
         as_torch = torch.from_numpy
-        self.torch, self.width, self.shape = torch, width, shape
+        self.torch, self.width = torch, width
         self.shared, self.codes = shared, codes
         self.magnitudes = as_torch(scratch.reshape(-1)[:n].view(np.int32)).view(shape)
         self.scaled = self.magnitudes.view(torch.float32)  # the magnitudes, once done with
