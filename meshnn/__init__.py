@@ -85,6 +85,8 @@ from meshnn.ops.data_movement import (
     transpose,
 )
 from meshnn.ops.eltwise import (
+    UnaryOpType,
+    UnaryWithParam,
     abs,
     add,
     div,
@@ -119,6 +121,7 @@ from meshnn.ops.eltwise import (
 from meshnn.ops.matmul import linear, matmul
 from meshnn.ops.normalization import layer_norm, rms_norm, softmax
 from meshnn.ops.reduction import argmax, embedding, max, mean, min, sum
+from meshnn.ops.transformer import SDPAProgramConfig, experimental, transformer
 from meshnn.tensor.distribution import (
     ConcatMesh2dToTensor,
     ConcatMeshToTensor,

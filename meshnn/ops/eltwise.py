@@ -3,12 +3,20 @@
 Compute is float32 (integer tensors stay integers, in int64); results round into the output
 dtype exactly as the host conversion does.  Binary ops broadcast like numpy over logical shapes
 and take a Python scalar for either operand.
+
+Binary ops take ttnn's fused activations: ``input_tensor_a_activations`` and
+``input_tensor_b_activations`` apply to the operands before the op, ``activations`` to its result,
+all in the same float32 computation, so the output is rounded once (as on device, where they run
+on the values in the compute registers).  Each is a list of :class:`UnaryOpType`,
+:class:`UnaryWithParam` or unary op names.
 """
 
 from __future__ import annotations
 
+import enum
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -67,13 +75,25 @@ def _softplus(x: np.ndarray, beta: float = 1.0, threshold: float = 20.0) -> np.n
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
-        return np.float32(1) / (np.float32(1) + np.exp(-x))
+        t = np.negative(x)
+        np.exp(t, out=t)
+        t += np.float32(1)
+        return np.reciprocal(t, out=t)
+
+
+def _silu(x: np.ndarray) -> np.ndarray:
+    """x / (1 + exp(-x)), in one scratch array."""
+    with np.errstate(over="ignore"):
+        t = np.negative(x)
+        np.exp(t, out=t)
+        t += np.float32(1)
+        return np.divide(x, t, out=t)
 
 
 UNARY: dict[str, Callable[..., np.ndarray]] = {
     "relu": lambda x: np.maximum(x, 0),
     "gelu": _gelu,
-    "silu": lambda x: x * _sigmoid(x),
+    "silu": _silu,
     "sigmoid": _sigmoid,
     "tanh": np.tanh,
     "exp": np.exp,
@@ -102,6 +122,109 @@ BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "ge": np.greater_equal,
     "le": np.less_equal,
 }
+
+
+class UnaryOpType(enum.Enum):
+    """``ttnn.UnaryOpType``: the unary ops a binary op can fuse as an activation (each named by
+    its ttnn op)."""
+
+    RELU = "relu"
+    GELU = "gelu"
+    SILU = "silu"
+    SIGMOID = "sigmoid"
+    TANH = "tanh"
+    EXP = "exp"
+    LOG = "log"
+    SQRT = "sqrt"
+    RSQRT = "rsqrt"
+    RECIP = "reciprocal"
+    NEG = "neg"
+    ABS = "abs"
+    SQUARE = "square"
+    SOFTPLUS = "softplus"
+
+
+@dataclass(frozen=True)
+class UnaryWithParam:
+    """``ttnn.UnaryWithParam``: a fused activation and its parameters (GELU: 1.0 for the fast
+    tanh approximation; SOFTPLUS: beta and threshold; the others take none)."""
+
+    op_type: UnaryOpType
+    param: float | tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.op_type, UnaryOpType):
+            raise MeshnnTypeError(f"UnaryWithParam: op_type must be a ttnn.UnaryOpType, got {self.op_type!r}")
+        param = self.param
+        if param is not None:
+            values = tuple(param) if isinstance(param, Sequence) else (param,)
+            if not all(isinstance(v, int | float | np.number) and not isinstance(v, bool) for v in values):
+                raise MeshnnTypeError(f"UnaryWithParam: param must be a number or numbers, got {param!r}")
+            object.__setattr__(self, "param", tuple(float(v) for v in values))
+
+    @property
+    def params(self) -> tuple[float, ...]:
+        return self.param if isinstance(self.param, tuple) else ()
+
+
+_ACTIVATION_PARAMS = {"gelu": ("approximate",), "softplus": ("beta", "threshold")}
+
+Activation = tuple[str, tuple[tuple[str, object], ...]]
+"""A fused activation, normalised: its UNARY name and keyword parameters (hashable, for plans)."""
+
+
+def activation_steps(op: str, argument: str, value: object) -> tuple[Activation, ...]:
+    """``value`` (None, or one or a list of UnaryOpType, UnaryWithParam or unary op names) as the
+    activations :func:`_activated` applies, in order; a clear error for anything else."""
+    if value is None:
+        return ()
+    items = value if isinstance(value, list | tuple) else [value]
+    steps = []
+    for item in items:
+        if isinstance(item, str) and item.lower() in UNARY:
+            item = UnaryWithParam(UnaryOpType(item.lower()))
+        elif isinstance(item, UnaryOpType):
+            item = UnaryWithParam(item)
+        if not isinstance(item, UnaryWithParam):
+            raise MeshnnTypeError(
+                f"ttnn.{op}: {argument} must hold ttnn.UnaryOpType, ttnn.UnaryWithParam or unary op names "
+                f"({sorted(UNARY)}), got {item!r}"
+            )
+        name = item.op_type.value
+        names = _ACTIVATION_PARAMS.get(name, ())
+        if len(item.params) > len(names):
+            raise MeshnnValueError(
+                f"ttnn.{op}: {argument}: {item.op_type} takes {len(names)} parameter(s) {list(names)}, "
+                f"got {list(item.params)}"
+            )
+        params = tuple(zip(names, item.params, strict=False))
+        if name == "gelu":
+            params = tuple((k, bool(v)) for k, v in params)
+        steps.append((name, params))
+    return tuple(steps)
+
+
+def _apply(steps: tuple[Activation, ...], x: np.ndarray | np.float32) -> np.ndarray:
+    if steps and not isinstance(x, np.ndarray):
+        x = np.array(x, np.float32)  # a scalar operand: a 0-d array (the steps write into their scratch)
+    for name, params in steps:
+        x = UNARY[name](x, **dict(params))
+    return x
+
+
+@functools.cache
+def _activated(
+    function: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    pre_a: tuple[Activation, ...],
+    pre_b: tuple[Activation, ...],
+    post: tuple[Activation, ...],
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """``post(function(pre_a(a), pre_b(b)))`` (one per combination: :func:`_numeric` caches on it)."""
+
+    def fused(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return _apply(post, function(_apply(pre_a, x), _apply(pre_b, y)))
+
+    return fused
 
 
 def _wide(x: np.ndarray) -> np.ndarray:
@@ -146,15 +269,32 @@ def binary(
     memory_config: MemoryConfig | None = None,
     queue_id: int = 0,
     output_tensor: object = None,
+    activations: object = None,
+    input_tensor_a_activations: object = None,
+    input_tensor_b_activations: object = None,
 ) -> Tensor:
     """``a <op> b`` for tensors of broadcastable shapes, or a tensor and a Python scalar, on command
-    queue ``queue_id``, into ``output_tensor`` when given (its spec must be the output's)."""
+    queue ``queue_id``, into ``output_tensor`` when given (its spec must be the output's), with
+    the fused activations (see the module's docstring)."""
+    fused = (
+        activation_steps(name, "input_tensor_a_activations", input_tensor_a_activations),
+        activation_steps(name, "input_tensor_b_activations", input_tensor_b_activations),
+        activation_steps(name, "activations", activations),
+    )
     if output_tensor is not None:
         memory_config = _config_of(memory_config, output_tensor)  # type: ignore[assignment]
         if dtype is None and isinstance(output_tensor, Tensor) and output_tensor.is_allocated():
             dtype = output_tensor.dtype
     run = {"queue_id": queue_id, "output_tensor": output_tensor}
     function = BINARY[name]
+    if fused != ((), (), ()):
+        function = _activated(function, *fused)
+        for operand in (input_tensor_a, input_tensor_b):
+            if isinstance(operand, Tensor) and not operand.dtype.is_float:
+                raise MeshnnTypeError(
+                    f"ttnn.{name}: fused activations need floating-point operands, got {operand.dtype} "
+                    f"{list(operand.shape)}"
+                )
     a_is_tensor, b_is_tensor = isinstance(input_tensor_a, Tensor), isinstance(input_tensor_b, Tensor)
     if not (a_is_tensor or b_is_tensor):
         raise MeshnnTypeError(f"ttnn.{name}: at least one operand must be a ttnn.Tensor")
@@ -173,13 +313,18 @@ def binary(
         a_spec, b_spec = a.spec, b.spec
         bfloat16 = DataType.BFLOAT16
         native = None
-        if a_spec.dtype is bfloat16 and b_spec.dtype is bfloat16 and (dtype is None or dtype is bfloat16):
+        if (
+            a_spec.dtype is bfloat16
+            and b_spec.dtype is bfloat16
+            and (dtype is None or dtype is bfloat16)
+            and fused == ((), (), ())
+        ):
             native = bfloat16_binary(name)  # asked on every call: it may change (torch imported later)
         key = None
         if (dtype is None or type(dtype) is DataType) and (
             memory_config is None or type(memory_config) is MemoryConfig
         ):
-            key = (name, a_spec, b_spec, dtype, memory_config, native)
+            key = (name, a_spec, b_spec, dtype, memory_config, native, fused)
             plan = _PLANS.get(key)
             if plan is not None:
                 spec, compute, kernel = plan
@@ -285,6 +430,8 @@ def _make_binary(name: str):
         memory_config: MemoryConfig | None = None,
         output_tensor: object = None,
         activations: object = None,
+        input_tensor_a_activations: object = None,
+        input_tensor_b_activations: object = None,
         queue_id: int = 0,
         **_: object,
     ) -> Tensor:
@@ -296,6 +443,9 @@ def _make_binary(name: str):
             memory_config=memory_config,
             queue_id=queue_id,
             output_tensor=output_tensor,
+            activations=activations,
+            input_tensor_a_activations=input_tensor_a_activations,
+            input_tensor_b_activations=input_tensor_b_activations,
         )
 
     op.__name__ = op.__qualname__ = name

@@ -98,7 +98,7 @@ def test_run_names_a_missing_ttnn_function(tmp_path):
     script.write_text("import ttnn\nmesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 2))\nttnn.experimental.foo()\n")
     result = meshnn("run", str(script))
     assert result.returncode == 3
-    assert "uses ttnn.experimental, which meshnn does not implement yet" in result.stderr
+    assert "uses ttnn.experimental.foo, which meshnn does not implement yet" in result.stderr
 
 
 def test_run_passes_arguments_and_the_system(tmp_path):

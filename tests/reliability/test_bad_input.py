@@ -1393,6 +1393,75 @@ def written() -> list[Case]:
         VALUE,
         "shard|cores",
     )
+    # -- transformer ops and fused activations
+    sdpa = ttnn.transformer.scaled_dot_product_attention
+    row(
+        "SDPAProgramConfig",
+        "q_chunk_size not whole tiles",
+        lambda e: ttnn.SDPAProgramConfig(q_chunk_size=48),
+        VALUE,
+        "q_chunk_size",
+    )
+    row(
+        "SDPAProgramConfig",
+        "k_chunk_size a string",
+        lambda e: ttnn.SDPAProgramConfig(k_chunk_size="32"),
+        VALUE,
+        "k_chunk_size",
+    )
+    row("UnaryWithParam", "op_type a string", lambda e: ttnn.UnaryWithParam("relu"), TYPE, "op_type")
+    row("UnaryWithParam", "param a string", lambda e: ttnn.UnaryWithParam(ttnn.UnaryOpType.GELU, "fast"), TYPE, "param")
+    row("transformer.scaled_dot_product_attention", "float32 q", lambda e: sdpa(e.a, e.a, e.a), TYPE, "input_tensor_q")
+    row(
+        "transformer.scaled_dot_product_attention",
+        "q deallocated",
+        lambda e: sdpa(e.freed, e.a, e.a),
+        DEAD,
+        "input_tensor_q",
+    )
+    row(
+        "transformer.scaled_dot_product_attention",
+        "k on another mesh",
+        lambda e: sdpa(e.heads, e.other_heads, e.heads),
+        WRONG_MESH,
+        "input_tensor_k",
+    )
+    row(
+        "experimental.rotary_embedding",
+        "caches not [1, 1, s, d]",
+        lambda e: ttnn.experimental.rotary_embedding(e.a, e.a, e.a),
+        VALUE,
+        "cos_cache",
+    )
+    row(
+        "experimental.rotary_embedding",
+        "input on the host",
+        lambda e: ttnn.experimental.rotary_embedding(e.host, e.a, e.a),
+        VALUE,
+        "input_tensor",
+    )
+    row(
+        "transformer.split_query_key_value_and_split_heads",
+        "num_heads zero",
+        lambda e: ttnn.transformer.split_query_key_value_and_split_heads(e.a, num_heads=0),
+        VALUE,
+        "num_heads",
+    )
+    row(
+        "transformer.concatenate_heads",
+        "rank 3",
+        lambda e: ttnn.transformer.concatenate_heads(e.a),
+        VALUE,
+        "input_tensor",
+    )
+    row("multiply", "unknown activation", lambda e: ttnn.multiply(e.a, e.a, activations=["swish"]), TYPE, "activations")
+    row(
+        "add",
+        "activation with a stray parameter",
+        lambda e: ttnn.add(e.a, e.a, input_tensor_a_activations=[ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU, 1.0)]),
+        VALUE,
+        "input_tensor_a_activations",
+    )
     return c
 
 
@@ -1432,6 +1501,7 @@ def env(tmp_path_factory):
     e.a = on(mesh, normal(8, 3, 40))  # [1, 3, 40]
     e.a2 = on(mesh, normal(8, 3, 40))
     e.a_bf16 = on(mesh, normal(8, 3, 40), BF16)
+    e.heads = on(mesh, normal(8, 2, 32, 32), BF16)  # [1, 2, 32, 32]: attention heads
     e.b = on(mesh, normal(8, 5, 7))  # [1, 5, 7]
     e.w = on(mesh, normal(40, 24), shard=False)  # [40, 24]
     e.row7 = on(mesh, normal(7), shard=False)
@@ -1453,6 +1523,7 @@ def env(tmp_path_factory):
     ttnn.deallocate(e.freed)
     e.other = on(other, normal(8, 3, 40))
     e.other_w = on(other, normal(40, 24), shard=False)
+    e.other_heads = on(other, normal(8, 2, 32, 32), BF16)
     e.other_row40 = on(other, normal(40), shard=False)
     e.other_table = on(other, normal(50, 48), layout=RM, shard=False)
     e.other_dev0 = ttnn.get_device_tensors(e.other)[0]
