@@ -2,7 +2,11 @@
 
 The model: token embedding, then ``layers`` decoder blocks (RMSNorm; attention with rotary
 embeddings and causal softmax, heads sharded over every device of the mesh; a gated SiLU MLP
-with column-parallel gate/up and row-parallel down projections), then a final RMSNorm.  Tensor
+with column-parallel gate/up and row-parallel down projections), then a final RMSNorm.  As TTNN
+models write it: the fused QKV projection split by ``ttnn.transformer.split_query_key_value_and_
+split_heads``, ``ttnn.experimental.rotary_embedding``, causal ``ttnn.transformer.scaled_dot_
+product_attention``, ``concatenate_heads``, and the SiLU fused into the gate-times-up multiply
+(``input_tensor_a_activations``); head sizes that are not whole tiles take the composed ops.  Tensor
 parallelism needs one all_reduce after attention (row-parallel output projection) and a
 reduce_scatter + all_gather after the MLP.  Weights are deterministic random numbers made here.
 
@@ -151,8 +155,10 @@ class MeshModel:
         cos, sin = rope_tables(config)
         self.cos = put(cos.reshape(1, 1, config.seq, -1), replicate, ttnn.bfloat16)
         self.sin = put(sin.reshape(1, 1, config.seq, -1), replicate, ttnn.bfloat16)
-        mask = np.triu(np.full((config.seq, config.seq), -1e9, np.float32), 1)
-        self.mask = put(mask.reshape(1, 1, config.seq, config.seq), replicate, ttnn.bfloat16)
+        self.mask = None  # SDPA masks itself; a head size it cannot take (not whole tiles) needs one
+        if config.head_dim % 32:
+            mask = np.triu(np.full((config.seq, config.seq), -1e9, np.float32), 1)
+            self.mask = put(mask.reshape(1, 1, config.seq, config.seq), replicate, ttnn.bfloat16)
 
     def fused_qkv(self, w: dict[str, np.ndarray]) -> np.ndarray:
         """[wq | wk | wv] reordered so that device d's column shard holds its heads of all three."""
@@ -161,9 +167,14 @@ class MeshModel:
         return np.stack(parts, axis=2).reshape(h, 3 * h)
 
     def rotate(self, x: ttnn.Tensor) -> ttnn.Tensor:
-        """Rotary embedding: x * cos + rotate_half(x) * sin."""
-        half = self.config.head_dim // 2
+        """Rotary embedding: x * cos + rotate_half(x) * sin (ttnn's fused op takes head sizes that
+        are whole pairs of tiles; other sizes compose it from slices)."""
         b, heads, s, d = x.shape
+        if d % 64 == 0:
+            rotated = ttnn.experimental.rotary_embedding(x, self.cos, self.sin)
+            # (its output has whole tiles of rows, as ttnn's: a sequence that is not is cut back)
+            return rotated if rotated.shape[2] == s else ttnn.slice(rotated, [0, 0, 0, 0], [b, heads, s, d])
+        half = d // 2
         first = ttnn.slice(x, [0, 0, 0, 0], [b, heads, s, half])
         second = ttnn.slice(x, [0, 0, 0, half], [b, heads, s, d])
         rotated = ttnn.concat([ttnn.neg(second), first], dim=3)
@@ -171,20 +182,23 @@ class MeshModel:
 
     def attention(self, x: ttnn.Tensor, weights: dict[str, ttnn.Tensor]) -> ttnn.Tensor:
         cfg = self.config
-        local_heads, d, s = cfg.heads // self.n, cfg.head_dim, cfg.seq
+        local_heads, d = cfg.heads // self.n, cfg.head_dim
         qkv = ttnn.linear(x, weights["wqkv"])  # (1, s, 3 * local_heads * d): this device's heads
-        width = local_heads * d
-        q, k, v = (ttnn.slice(qkv, [0, 0, i * width], [1, s, (i + 1) * width]) for i in range(3))
-        q, k, v = (ttnn.permute(ttnn.reshape(t, (1, s, local_heads, d)), (0, 2, 1, 3)) for t in (q, k, v))
+        q, k, v = ttnn.transformer.split_query_key_value_and_split_heads(
+            qkv, num_heads=local_heads, transpose_key=False
+        )  # (1, local_heads, s, d) each
         q, k = self.rotate(q), self.rotate(k)
-        scores = ttnn.multiply(ttnn.matmul(q, k, transpose_b=True), 1.0 / math.sqrt(d))
-        probabilities = ttnn.softmax(ttnn.add(scores, self.mask), dim=-1)
-        context = ttnn.permute(ttnn.matmul(probabilities, v), (0, 2, 1, 3))
-        partial = ttnn.linear(ttnn.reshape(context, (1, s, width)), weights["wo"])
+        if self.mask is None:  # whole tiles of head: the fused (flash) attention
+            context = ttnn.transformer.scaled_dot_product_attention(q, k, v, is_causal=True, scale=1.0 / math.sqrt(d))
+        else:
+            scores = ttnn.multiply(ttnn.matmul(q, k, transpose_b=True), 1.0 / math.sqrt(d))
+            context = ttnn.matmul(ttnn.softmax(ttnn.add(scores, self.mask), dim=-1), v)
+        partial = ttnn.linear(ttnn.transformer.concatenate_heads(context), weights["wo"])
         return ttnn.all_reduce(partial)  # the row-parallel projection's partial sums
 
     def mlp(self, x: ttnn.Tensor, weights: dict[str, ttnn.Tensor]) -> ttnn.Tensor:
-        gated = ttnn.multiply(ttnn.silu(ttnn.linear(x, weights["w_gate"])), ttnn.linear(x, weights["w_up"]))
+        gate, up = ttnn.linear(x, weights["w_gate"]), ttnn.linear(x, weights["w_up"])
+        gated = ttnn.multiply(gate, up, input_tensor_a_activations=[ttnn.UnaryOpType.SILU])  # silu(gate) * up
         partial = ttnn.linear(gated, weights["w_down"])
         scattered = ttnn.reduce_scatter(partial, dim=2)  # each device: the sum, for its slice of hidden
         return ttnn.all_gather(scattered, dim=2)
