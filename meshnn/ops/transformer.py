@@ -11,6 +11,8 @@ output dtype.
 - ``split_query_key_value_and_split_heads``: a fused ``[b, s, (nh + 2 nkv) * d]`` projection into
   ``q [b, nh, s, d]``, ``k [b, nkv, d, s]`` (or ``[b, nkv, s, d]``) and ``v [b, nkv, s, d]``.
 - ``concatenate_heads``: ``[b, nh, s, d]`` back to ``[b, s, nh * d]``.
+- ``nlp_create_qkv_heads`` / ``nlp_concat_heads`` (``ttnn.experimental``): the same two moves for
+  the ``[b, 1, s, w]`` tensors of tt-metal's model code.
 """
 
 from __future__ import annotations
@@ -306,40 +308,109 @@ def split_query_key_value_and_split_heads(
     then v's; with ``kv_input_tensor``, q ``[b, s, num_heads * d]`` and k, v from
     ``[b, s, 2 num_kv_heads * d]``) into q ``[b, num_heads, s, d]``, k ``[b, num_kv_heads, d, s]``
     (``[b, num_kv_heads, s, d]`` when not ``transpose_key``) and v ``[b, num_kv_heads, s, d]``."""
-    op = "transformer.split_query_key_value_and_split_heads"
-    x = device_input(op, "input_tensor", input_tensor)
-    named = {"input_tensor": x}
-    if kv_input_tensor is not None:
-        named["kv_input_tensor"] = device_input(op, "kv_input_tensor", kv_input_tensor)
+    return _split_heads(
+        "transformer.split_query_key_value_and_split_heads",
+        ("input_tensor", input_tensor),
+        ("kv_input_tensor", kv_input_tensor),
+        num_heads,
+        num_kv_heads,
+        ("transpose_key", transpose_key),
+        memory_config,
+        rank=3,
+    )
+
+
+def nlp_create_qkv_heads(
+    input: Tensor,
+    input_kv: Tensor | None = None,
+    *,
+    num_heads: int,
+    num_kv_heads: int | None = None,
+    transpose_k_heads: bool = True,
+    kv_tied: bool = False,
+    memory_config: MemoryConfig | None = None,
+    output_tensors: object = None,
+    head_split: bool = False,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """``ttnn.experimental.nlp_create_qkv_heads``: the head split of a fused ``[b, 1, s, (num_heads
+    + 2 num_kv_heads) * d]`` projection (TILE, float32 / bfloat16 / bfloat8_b), as
+    :func:`split_query_key_value_and_split_heads` does for ``[b, s, ...]``.  ``head_split`` only
+    changes how tt-metal shares the work out (the output is the same)."""
+    op = "experimental.nlp_create_qkv_heads"
+    _unsupported(op, output_tensors=output_tensors)
+    if kv_tied:
+        raise NotImplementedByMeshnn(f"{op}(kv_tied=True)")
+    return _split_heads(
+        op,
+        ("input", input),
+        ("input_kv", input_kv),
+        num_heads,
+        num_kv_heads,
+        ("transpose_k_heads", transpose_k_heads),
+        memory_config,
+        rank=4,
+    )
+
+
+NLP_DTYPES = (DataType.FLOAT32, DataType.BFLOAT16, DataType.BFLOAT8_B)
+"""The dtypes tt-metal's nlp_* head ops take."""
+
+
+def _split_heads(
+    op: str,
+    q_input: tuple[str, object],
+    kv_input: tuple[str, object],
+    num_heads: object,
+    num_kv_heads: object,
+    transpose: tuple[str, object],
+    memory_config: MemoryConfig | None,
+    *,
+    rank: int,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """The head split of both ops: inputs ``[b, s, w]`` (rank 3) or ``[b, 1, s, w]`` (rank 4, the
+    nlp op's, TILE of its dtypes), each ``(name, value)`` for the messages."""
+    x = _tile_input(op, *q_input, NLP_DTYPES) if rank == 4 else device_input(op, *q_input)
+    named = {q_input[0]: x}
+    if kv_input[1] is not None:
+        named[kv_input[0]] = device_input(op, kv_input[0], kv_input[1])
     for name, count in (("num_heads", num_heads), ("num_kv_heads", num_kv_heads)):
         if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
             raise MeshnnValueError(f"ttnn.{op}: {name} must be a positive int, got {count!r}")
+    transpose_name, transpose_key = transpose
     if not isinstance(transpose_key, bool):
-        raise MeshnnTypeError(f"ttnn.{op}: transpose_key must be a bool, got {transpose_key!r}")
-    kv_heads = num_heads if num_kv_heads is None else num_kv_heads
+        raise MeshnnTypeError(f"ttnn.{op}: {transpose_name} must be a bool, got {transpose_key!r}")
+    heads = num_heads
+    kv_heads = heads if num_kv_heads is None else num_kv_heads
     mesh = same_mesh(op, named)
-    b, s, width = _rank(op, "input_tensor", x, 3, "[batch, sequence, hidden]")
-    if kv_input_tensor is None:
-        if width % (num_heads + 2 * kv_heads):
-            raise MeshnnValueError(
-                f"ttnn.{op}: input_tensor's width {width} does not split into {num_heads} + 2 x {kv_heads} heads"
-            )
-        d = width // (num_heads + 2 * kv_heads)
+    if rank == 4:
+        b, one, s, width = _rank(op, q_input[0], x, 4, "[batch, 1, sequence, width]")
+        if one != 1:
+            raise MeshnnValueError(f"ttnn.{op}: {q_input[0]} must be [batch, 1, sequence, width], got {list(x.shape)}")
     else:
-        kv = named["kv_input_tensor"]
-        if kv.dtype is not x.dtype or kv.layout is not x.layout:
-            raise MeshnnValueError(f"ttnn.{op}: kv_input_tensor must have input_tensor's dtype and layout")
-        if width % num_heads:
-            raise MeshnnValueError(f"ttnn.{op}: input_tensor's width {width} does not split into {num_heads} heads")
-        d = width // num_heads
-        if tuple(kv.shape) != (b, s, 2 * kv_heads * d):
+        b, s, width = _rank(op, q_input[0], x, 3, "[batch, sequence, hidden]")
+    lead = tuple(x.shape[:-1])
+    if kv_input[1] is None:
+        if width % (heads + 2 * kv_heads):
             raise MeshnnValueError(
-                f"ttnn.{op}: kv_input_tensor must be [{b}, {s}, {2 * kv_heads * d}] (2 x {kv_heads} heads of {d}), "
+                f"ttnn.{op}: {q_input[0]}'s width {width} does not split into {heads} + 2 x {kv_heads} heads"
+            )
+        d = width // (heads + 2 * kv_heads)
+    else:
+        kv = named[kv_input[0]]
+        if kv.dtype is not x.dtype or kv.layout is not x.layout:
+            raise MeshnnValueError(f"ttnn.{op}: {kv_input[0]} must have {q_input[0]}'s dtype and layout")
+        if width % heads:
+            raise MeshnnValueError(f"ttnn.{op}: {q_input[0]}'s width {width} does not split into {heads} heads")
+        d = width // heads
+        if tuple(kv.shape) != (*lead, 2 * kv_heads * d):
+            raise MeshnnValueError(
+                f"ttnn.{op}: {kv_input[0]} must be {[*lead, 2 * kv_heads * d]} (2 x {kv_heads} heads of {d}), "
                 f"got {list(kv.shape)}"
             )
     key_shape = (b, kv_heads, d, s) if transpose_key else (b, kv_heads, s, d)
-    shapes = ((b, num_heads, s, d), key_shape, (b, kv_heads, s, d))
-    out_specs = [out_spec_like(x, shape=shape, memory_config=memory_config, op=op) for shape in shapes]
+    shapes = ((b, heads, s, d), key_shape, (b, kv_heads, s, d))
+    layout = Layout.TILE if rank == 4 else None  # (the nlp op's outputs are tiles)
+    out_specs = [out_spec_like(x, shape=shape, layout=layout, memory_config=memory_config, op=op) for shape in shapes]
     specs = [t.spec for t in named.values()]
     exact = not x.dtype.is_block_float
 
@@ -347,10 +418,10 @@ def split_query_key_value_and_split_heads(
         parts = [logical_values(r, sp, as_float=False) for r, sp in zip(in_rows, specs, strict=True)]
         fused = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=-1)
         n = fused.shape[0]
-        heads = fused.reshape(n, b, s, num_heads + 2 * kv_heads, d)
-        query = heads[:, :, :, :num_heads].transpose(0, 1, 3, 2, 4)
-        key = heads[:, :, :, num_heads : num_heads + kv_heads].transpose(0, 1, 3, 2, 4)
-        value = heads[:, :, :, num_heads + kv_heads :].transpose(0, 1, 3, 2, 4)
+        split = fused.reshape(n, b, s, heads + 2 * kv_heads, d)
+        query = split[:, :, :, :heads].transpose(0, 1, 3, 2, 4)
+        key = split[:, :, :, heads : heads + kv_heads].transpose(0, 1, 3, 2, 4)
+        value = split[:, :, :, heads + kv_heads :].transpose(0, 1, 3, 2, 4)
         if transpose_key:
             key = key.swapaxes(-1, -2)
         for out, values, spec in zip(out_rows, (query, key, value), out_specs, strict=True):
@@ -363,16 +434,30 @@ def split_query_key_value_and_split_heads(
 
 def concatenate_heads(input_tensor: Tensor, *, memory_config: MemoryConfig | None = None) -> Tensor:
     """``[b, num_heads, s, d]`` to ``[b, s, num_heads * d]``: each position's heads side by side."""
-    op = "transformer.concatenate_heads"
-    x = device_input(op, "input_tensor", input_tensor)
+    return _concat_heads("transformer.concatenate_heads", input_tensor, memory_config, keep_one=False)
+
+
+def nlp_concat_heads(input_tensor: Tensor, *, memory_config: MemoryConfig | None = None) -> Tensor:
+    """``ttnn.experimental.nlp_concat_heads``: ``[b, num_heads, s, d]`` (TILE) to
+    ``[b, 1, s, num_heads * d]``."""
+    return _concat_heads("experimental.nlp_concat_heads", input_tensor, memory_config, keep_one=True)
+
+
+def _concat_heads(op: str, input_tensor: object, memory_config: MemoryConfig | None, *, keep_one: bool) -> Tensor:
+    x = (
+        _tile_input(op, "input_tensor", input_tensor, NLP_DTYPES)
+        if keep_one
+        else device_input(op, "input_tensor", input_tensor)
+    )
     mesh = same_mesh(op, {"input_tensor": x})
     b, heads, s, d = _rank(op, "input_tensor", x, 4, "[batch, num_heads, sequence, head_size]")
-    spec = out_spec_like(x, shape=(b, s, heads * d), memory_config=memory_config, op=op)
+    shape = (b, 1, s, heads * d) if keep_one else (b, s, heads * d)
+    spec = out_spec_like(x, shape=shape, memory_config=memory_config, op=op)
     exact = not x.dtype.is_block_float
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         values = logical_values(in_rows[0], x.spec, as_float=False)
-        moved = np.ascontiguousarray(values.transpose(0, 1, 3, 2, 4)).reshape(values.shape[0], b, s, heads * d)
+        moved = np.ascontiguousarray(values.transpose(0, 1, 3, 2, 4)).reshape(values.shape[0], *shape)
         write_values(out_rows[0], moved, spec, exact=exact, owned=True)
 
     return launch(op, mesh, [x], [Output(spec)], kernel, rowwise=True, reads_memos=True)[0]
@@ -411,4 +496,6 @@ experimental = _namespace(
     "ttnn.experimental: the experimental ops meshnn has.",
     rotary_embedding=rotary_embedding,
     concatenate_heads=concatenate_heads,
+    nlp_create_qkv_heads=nlp_create_qkv_heads,
+    nlp_concat_heads=nlp_concat_heads,
 )

@@ -332,6 +332,51 @@ def test_split_heads_with_a_separate_kv_input_and_concatenate_heads_undoes_the_s
     np.testing.assert_array_equal(ttnn.to_numpy(ttnn.transformer.concatenate_heads(v)), kv[..., heads * d :])
 
 
+@pytest.mark.parametrize("transpose_k_heads", [True, False])
+def test_nlp_create_qkv_heads_and_nlp_concat_heads(open_mesh, rng, transpose_k_heads):
+    """tt-metal's model code: [b, 1, s, (nh + 2 nkv) d] split into heads, and back."""
+    mesh = open_mesh((2, 4))
+    b, s, d, heads, kv = 1, 64, 64, 4, 1
+    fused = held(rng.standard_normal((b, 1, s, 8 * (heads + 2 * kv) * d)))
+    q, k, v = ttnn.experimental.nlp_create_qkv_heads(
+        heads_on(mesh, fused, dim=3), num_heads=heads, num_kv_heads=kv, transpose_k_heads=transpose_k_heads
+    )
+    assert tuple(q.shape) == (b, heads, s, d)
+    assert tuple(k.shape) == ((b, kv, d, s) if transpose_k_heads else (b, kv, s, d))
+    for i, (tq, tk, tv) in enumerate(zip(*(ttnn.get_device_tensors(t) for t in (q, k, v)), strict=True)):
+        block = fused[:, 0, :, i * (heads + 2 * kv) * d : (i + 1) * (heads + 2 * kv) * d].reshape(b, s, -1, d)
+        want_k = block[:, :, heads : heads + kv].transpose(0, 2, 1, 3)
+        np.testing.assert_array_equal(ttnn.to_numpy(tq), block[:, :, :heads].transpose(0, 2, 1, 3))
+        np.testing.assert_array_equal(ttnn.to_numpy(tk), want_k.swapaxes(-1, -2) if transpose_k_heads else want_k)
+        np.testing.assert_array_equal(ttnn.to_numpy(tv), block[:, :, heads + kv :].transpose(0, 2, 1, 3))
+    back = ttnn.experimental.nlp_concat_heads(q)
+    assert tuple(back.shape) == (b, 1, s, heads * d)
+    for i, shard in enumerate(ttnn.get_device_tensors(back)):
+        width = (heads + 2 * kv) * d
+        np.testing.assert_array_equal(ttnn.to_numpy(shard), fused[..., i * width : i * width + heads * d])
+
+
+def test_nlp_head_ops_check_their_inputs_before_allocating(open_mesh, rng):
+    mesh = open_mesh((1, 2))
+    create = ttnn.experimental.nlp_create_qkv_heads
+    x = heads_on(mesh, rng.standard_normal((1, 1, 32, 2 * 192)), dim=3)
+    rm = heads_on(mesh, rng.standard_normal((1, 1, 32, 2 * 192)), dim=3, layout=RM)
+    three = heads_on(mesh, rng.standard_normal((1, 32, 2 * 192)), dim=2)
+    two = heads_on(mesh, rng.standard_normal((1, 2, 32, 2 * 192)), dim=3)
+    before = snapshot(mesh)
+    for call, error, message in (
+        (lambda: create(rm, num_heads=1), ttnn.MeshnnValueError, r"input \[1, 1, 32, 192\] must be in TILE layout"),
+        (lambda: create(three, num_heads=1), ttnn.MeshnnValueError, r"input must be \[batch, 1, sequence, width\]"),
+        (lambda: create(two, num_heads=1), ttnn.MeshnnValueError, r"input must be \[batch, 1, sequence, width\]"),
+        (lambda: create(x, num_heads=3), ttnn.MeshnnValueError, r"width 192 does not split into 3 \+ 2 x 3 heads"),
+        (lambda: create(x, num_heads=1, kv_tied=True), ttnn.NotImplementedByMeshnn, r"kv_tied=True"),
+        (lambda: ttnn.experimental.nlp_concat_heads(rm), ttnn.MeshnnValueError, r"TILE layout"),
+    ):
+        with pytest.raises(error, match=message):
+            call()
+    assert snapshot(mesh) == before
+
+
 def test_head_moves_check_their_inputs_before_allocating(open_mesh, rng):
     mesh = open_mesh((2, 4))
     split = ttnn.transformer.split_query_key_value_and_split_heads

@@ -1454,6 +1454,20 @@ def written() -> list[Case]:
         VALUE,
         "input_tensor",
     )
+    row(
+        "experimental.nlp_create_qkv_heads",
+        "rank 3",
+        lambda e: ttnn.experimental.nlp_create_qkv_heads(e.a_bf16, num_heads=1),
+        VALUE,
+        "input",
+    )
+    row(
+        "experimental.nlp_concat_heads",
+        "rank 3",
+        lambda e: ttnn.experimental.nlp_concat_heads(e.a_bf16),
+        VALUE,
+        "input_tensor",
+    )
     row("multiply", "unknown activation", lambda e: ttnn.multiply(e.a, e.a, activations=["swish"]), TYPE, "activations")
     row(
         "add",
