@@ -205,8 +205,8 @@ def activation_steps(op: str, argument: str, value: object) -> tuple[Activation,
 
 
 def _apply(steps: tuple[Activation, ...], x: np.ndarray | np.float32) -> np.ndarray:
-    if steps and not isinstance(x, np.ndarray):
-        x = np.array(x, np.float32)  # a scalar operand: a 0-d array (the steps write into their scratch)
+    if steps and (not isinstance(x, np.ndarray) or x.ndim == 0):
+        x = np.full(1, x, np.float32)  # a scalar operand: one value that broadcasts (the steps need arrays)
     for name, params in steps:
         x = UNARY[name](x, **dict(params))
     return x
@@ -222,7 +222,10 @@ def _activated(
     """``post(function(pre_a(a), pre_b(b)))`` (one per combination: :func:`_numeric` caches on it)."""
 
     def fused(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return _apply(post, function(_apply(pre_a, x), _apply(pre_b, y)))
+        result = function(_apply(pre_a, x), _apply(pre_b, y))
+        if post and result.dtype == bool:  # a comparison's 0 / 1, as float32 before its activations
+            result = result.astype(np.float32)
+        return _apply(post, result)
 
     return fused
 

@@ -169,7 +169,7 @@ def scaled_dot_product_attention(
             )
     if scale is None:
         scale = 1.0 / math.sqrt(d)
-    elif isinstance(scale, bool) or not isinstance(scale, int | float):
+    elif isinstance(scale, bool) or not isinstance(scale, int | float | np.number):
         raise MeshnnTypeError(f"ttnn.{op}: scale must be a number, got {scale!r}")
     queue_id = check_queue_id(op, mesh, queue_id)
     spec = out_spec_like(q, memory_config=memory_config, op=op)
@@ -187,7 +187,8 @@ def scaled_dot_product_attention(
             scores += _causal_bias(s)
         elif mask is not None:
             scores += logical_values(in_rows[3], specs[3])[:, :, :, None]  # (n, b, 1, 1, s, s_k)
-        scores -= scores.max(axis=-1, keepdims=True)
+        with np.errstate(invalid="ignore"):  # a row masked everywhere gives NaN, as its softmax does
+            scores -= scores.max(axis=-1, keepdims=True)
         np.exp(scores, out=scores)
         total = scores.sum(axis=-1, keepdims=True)
         out = np.matmul(scores, vv[:, :, :, None])  # (n, b, nkv, group, s, d)
@@ -236,10 +237,14 @@ def rotary_embedding(
     shape = tuple(x.shape)
     padded = tuple(x.spec.padded_shape)
     width = padded[-1]
-    if len(shape) < 2 or width % 64:
+    if len(shape) < 2:
+        raise MeshnnValueError(
+            f"ttnn.{op}: input_tensor must have rank >= 2 ([..., sequence, head_dim]), got {list(shape)}"
+        )
+    if width % 64 or shape[-1] != width:
         raise MeshnnValueError(
             f"ttnn.{op}: input_tensor {list(shape)} needs a last dimension that divides into pairs of tiles "
-            f"(a multiple of 64), got {width}"
+            f"(a multiple of 64), got {shape[-1]}"
         )
     if cos.dtype is not sin.dtype or tuple(cos.spec.padded_shape) != tuple(sin.spec.padded_shape):
         raise MeshnnValueError(
@@ -374,13 +379,15 @@ def _split_heads(
     if kv_input[1] is not None:
         named[kv_input[0]] = device_input(op, kv_input[0], kv_input[1])
     for name, count in (("num_heads", num_heads), ("num_kv_heads", num_kv_heads)):
-        if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+        if (count is not None or name == "num_heads") and (
+            isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 1
+        ):
             raise MeshnnValueError(f"ttnn.{op}: {name} must be a positive int, got {count!r}")
     transpose_name, transpose_key = transpose
     if not isinstance(transpose_key, bool):
         raise MeshnnTypeError(f"ttnn.{op}: {transpose_name} must be a bool, got {transpose_key!r}")
-    heads = num_heads
-    kv_heads = heads if num_kv_heads is None else num_kv_heads
+    heads = int(num_heads)  # type: ignore[call-overload]
+    kv_heads = heads if num_kv_heads is None else int(num_kv_heads)  # type: ignore[call-overload]
     mesh = same_mesh(op, named)
     if rank == 4:
         b, one, s, width = _rank(op, q_input[0], x, 4, "[batch, 1, sequence, width]")

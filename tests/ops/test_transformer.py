@@ -480,3 +480,37 @@ def test_fast_gelu_parameter_and_bad_activations(open_mesh, rng):
     assert snapshot(mesh) == before
     with pytest.raises(ttnn.MeshnnTypeError, match=r"op_type must be a ttnn\.UnaryOpType"):
         ttnn.UnaryWithParam("relu")
+
+
+def test_activations_on_a_scalar_operand_and_after_a_comparison(open_mesh, rng):
+    mesh = open_mesh((1, 2))
+    a = rng.standard_normal((2, 32, 32))
+    ta = heads_on(mesh, a, dim=0)
+    qa = held(a)
+    # silu of the scalar 2.0 (a 0-d operand through the activation's scratch), times the tensor
+    out = ttnn.multiply(2.0, ta, input_tensor_a_activations=[ttnn.UnaryOpType.SILU])
+    ref = silu(2.0) * qa
+    assert_within(gathered(mesh, out, dim=0), ref, output_bound(ref, 10 * U * np.abs(ref), BF16), "silu(2) * a")
+    # a comparison's result is 0.0 / 1.0 in float32 before its activations (not numpy bools)
+    for activation, function in (
+        (ttnn.UnaryOpType.EXP, np.exp),
+        (ttnn.UnaryOpType.SIGMOID, lambda x: 1 / (1 + np.exp(-x))),
+    ):
+        got = gathered(mesh, ttnn.gt(ta, 0.0, activations=[activation]), dim=0)
+        ref = function((qa > 0).astype(np.float64))
+        assert_within(got, ref, output_bound(ref, 8 * U * np.abs(ref), BF16), f"{activation}(a > 0)")
+
+
+def test_numpy_numbers_are_accepted_and_missing_heads_refused(open_mesh, rng):
+    mesh = open_mesh((1, 1))
+    x = heads_on(mesh, rng.standard_normal((1, 32, 3 * 64)), dim=None)
+    q, k, v = ttnn.transformer.split_query_key_value_and_split_heads(x, num_heads=np.int64(1), transpose_key=False)
+    out = SDPA(q, k, v, scale=np.float32(0.1))
+    ref, compute = sdpa_reference(*(ttnn.to_numpy(t).astype(np.float64) for t in (q, k, v)), scale=0.1, causal=True)
+    assert_within(ttnn.to_numpy(out).astype(np.float64), ref, output_bound(ref, compute, BF16), "numpy scale")
+    with pytest.raises(ttnn.MeshnnValueError, match=r"num_heads must be a positive int, got None"):
+        ttnn.transformer.split_query_key_value_and_split_heads(x, num_heads=None)
+    padded = heads_on(mesh, rng.standard_normal((1, 1, 32, 48)), dim=None)  # 48 wide: tiles pad it to 64
+    cos = heads_on(mesh, np.ones((1, 1, 32, 48)), dim=None)
+    with pytest.raises(ttnn.MeshnnValueError, match=r"a multiple of 64\), got 48"):
+        ttnn.experimental.rotary_embedding(padded, cos, cos)

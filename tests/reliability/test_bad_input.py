@@ -1428,10 +1428,10 @@ def written() -> list[Case]:
     )
     row(
         "experimental.rotary_embedding",
-        "caches not [1, 1, s, d]",
+        "head dim not pairs of tiles",
         lambda e: ttnn.experimental.rotary_embedding(e.a, e.a, e.a),
         VALUE,
-        "cos_cache",
+        "input_tensor",
     )
     row(
         "experimental.rotary_embedding",
