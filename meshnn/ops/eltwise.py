@@ -222,7 +222,16 @@ def _activated(
     """``post(function(pre_a(a), pre_b(b)))`` (one per combination: :func:`_numeric` caches on it)."""
 
     def fused(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        result = function(_apply(pre_a, x), _apply(pre_b, y))
+        a, b = _apply(pre_a, x), _apply(pre_b, y)
+        if (
+            pre_a
+            and isinstance(function, np.ufunc)
+            and function.nout == 1
+            and a.shape == np.broadcast_shapes(a.shape, b.shape)
+        ):
+            result = function(a, b, out=a) if a.dtype == np.result_type(a, b) else function(a, b)  # (a: scratch)
+        else:
+            result = function(a, b)
         if post and result.dtype == bool:  # a comparison's 0 / 1, as float32 before its activations
             result = result.astype(np.float32)
         return _apply(post, result)

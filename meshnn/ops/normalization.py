@@ -112,12 +112,14 @@ def _normalise(
             x = x + values["residual_input_tensor"]
         if centred:
             x = x - x.mean(axis=-1, keepdims=True)
-        y = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + np.float32(epsilon))
+        y = np.multiply(x, x)  # (the one scratch array: each step below writes into it)
+        root = np.sqrt(y.mean(axis=-1, keepdims=True) + np.float32(epsilon))
+        np.divide(x, root, out=y)
         k = y.shape[0]
         if "weight" in values:
-            y = y * values["weight"].reshape(k, *([1] * (y.ndim - 2)), -1)
+            np.multiply(y, values["weight"].reshape(k, *([1] * (y.ndim - 2)), -1), out=y)
         if "bias" in values:
-            y = y + values["bias"].reshape(k, *([1] * (y.ndim - 2)), -1)
+            np.add(y, values["bias"].reshape(k, *([1] * (y.ndim - 2)), -1), out=y)
         write_values(out_rows[0], y, spec)
 
     return launch(op, mesh, list(named.values()), [Output(spec)], kernel, rowwise=True, reads_memos=True)[0]

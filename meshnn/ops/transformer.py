@@ -289,8 +289,10 @@ def rotary_embedding(
         out = np.zeros((n, *out_shape), np.float32) if rows != seq else np.empty((n, *out_shape), np.float32)
         y = out[..., :seq, :]
         np.multiply(xv, cv, out=y)
-        y[..., :half] -= xv[..., half:] * sv[..., :half]
-        y[..., half:] += xv[..., :half] * sv[..., half:]
+        product = np.multiply(xv[..., half:], sv[..., :half])  # (one scratch for both halves' products)
+        np.subtract(y[..., :half], product, out=y[..., :half])
+        np.multiply(xv[..., :half], sv[..., half:], out=product)
+        np.add(y[..., half:], product, out=y[..., half:])
         write_values(out_rows[0], out, spec)
 
     inputs = [x, cos, sin]
