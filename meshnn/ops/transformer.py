@@ -181,7 +181,7 @@ def scaled_dot_product_attention(
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         qv, kv, vv = (logical_values(r, sp) for r, sp in zip(in_rows[:3], specs[:3], strict=True))
         n = qv.shape[0]
-        grouped = qv.reshape(n, b, nkv, group, s, d) * factor  # (scaling q: half the values of the scores)
+        grouped = qv.reshape(n, b, nkv, group, s, d) * factor  # (scaling q: s x d values, not s x s_k)
         scores = np.matmul(grouped, np.swapaxes(kv, -1, -2)[:, :, :, None])  # (n, b, nkv, group, s, s_k)
         if is_causal:
             scores += _causal_bias(s)
