@@ -73,21 +73,24 @@ def _softplus(x: np.ndarray, beta: float = 1.0, threshold: float = 20.0) -> np.n
     return np.where(scaled > threshold, x, soft)
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
+def _one_plus_exp_minus(x: np.ndarray) -> np.ndarray:
+    """1 + exp(-x), in a new array (the scratch that sigmoid and silu finish in)."""
     with np.errstate(over="ignore"):
         t = np.negative(x)
         np.exp(t, out=t)
-        t += np.float32(1)
-        return np.reciprocal(t, out=t)
+    t += np.float32(1)
+    return t
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    t = _one_plus_exp_minus(x)
+    return np.reciprocal(t, out=t)
 
 
 def _silu(x: np.ndarray) -> np.ndarray:
-    """x / (1 + exp(-x)), in one scratch array."""
-    with np.errstate(over="ignore"):
-        t = np.negative(x)
-        np.exp(t, out=t)
-        t += np.float32(1)
-        return np.divide(x, t, out=t)
+    """x / (1 + exp(-x))."""
+    t = _one_plus_exp_minus(x)
+    return np.divide(x, t, out=t)
 
 
 UNARY: dict[str, Callable[..., np.ndarray]] = {
@@ -222,16 +225,7 @@ def _activated(
     """``post(function(pre_a(a), pre_b(b)))`` (one per combination: :func:`_numeric` caches on it)."""
 
     def fused(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        a, b = _apply(pre_a, x), _apply(pre_b, y)
-        if (
-            pre_a
-            and isinstance(function, np.ufunc)
-            and function.nout == 1
-            and a.shape == np.broadcast_shapes(a.shape, b.shape)
-        ):
-            result = function(a, b, out=a) if a.dtype == np.result_type(a, b) else function(a, b)  # (a: scratch)
-        else:
-            result = function(a, b)
+        result = function(_apply(pre_a, x), _apply(pre_b, y))
         if post and result.dtype == bool:  # a comparison's 0 / 1, as float32 before its activations
             result = result.astype(np.float32)
         return _apply(post, result)
@@ -297,9 +291,10 @@ def binary(
         memory_config = _config_of(memory_config, output_tensor)  # type: ignore[assignment]
         if dtype is None and isinstance(output_tensor, Tensor) and output_tensor.is_allocated():
             dtype = output_tensor.dtype
+    activated = fused != ((), (), ())
     run = {"queue_id": queue_id, "output_tensor": output_tensor}
     function = BINARY[name]
-    if fused != ((), (), ()):
+    if activated:
         function = _activated(function, *fused)
         for operand in (input_tensor_a, input_tensor_b):
             if isinstance(operand, Tensor) and not operand.dtype.is_float:
@@ -329,7 +324,7 @@ def binary(
             a_spec.dtype is bfloat16
             and b_spec.dtype is bfloat16
             and (dtype is None or dtype is bfloat16)
-            and fused == ((), (), ())
+            and not activated
         ):
             native = bfloat16_binary(name)  # asked on every call: it may change (torch imported later)
         key = None
