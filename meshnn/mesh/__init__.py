@@ -1,6 +1,8 @@
 """MANY chips in lock-step: mesh coordinates, devices, buffers, queues and workloads."""
 
 from meshnn.mesh.command_queue import (
+    HostDecoder,
+    HostEncoder,
     MeshCommandQueue,
     MeshEvent,
     ShardDataTransfer,
@@ -30,6 +32,8 @@ __all__ = [
     "BufferRegion",
     "Device",
     "DeviceLocalBufferConfig",
+    "HostDecoder",
+    "HostEncoder",
     "MeshBuffer",
     "MeshBufferLayout",
     "MeshCommandQueue",

@@ -167,6 +167,84 @@ class ShardDataTransfer:
             raise MeshnnTypeError(f"region must be a BufferRegion, got {self.region!r}")
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class HostEncoder:
+    """Host data for a write, given as the call that makes it: ``encode(out)`` fills ``out``, a
+    C-contiguous uint8 array of ``nbytes``, with the bytes.  The queue hands it the device's own
+    memory, so the bytes are made in place with no staging copy (the tensor layer converts a
+    shard to its device format this way).  ``encode`` may read only host memory that stays as it
+    is until the write runs; a write that cannot run at once (non-blocking, queue busy) calls it
+    at enqueue time into a host array that the write then owns, as it copies plain bytes.  A
+    transfer's region must be exactly ``nbytes``."""
+
+    nbytes: int
+    encode: Callable[[np.ndarray], None]
+
+    def materialize(self) -> np.ndarray:
+        """The bytes in a new host array."""
+        out = np.empty(self.nbytes, np.uint8)
+        self.encode(out)
+        return out
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class HostDecoder:
+    """A host destination for a read, given as the call that takes the bytes: ``decode(data)``
+    gets the region's bytes as a read-only C-contiguous uint8 array of ``nbytes``, the device's
+    own memory, valid during the call only (so a tensor shard is decoded straight out of device
+    memory, with no staging copy).  A transfer's region must be exactly ``nbytes``."""
+
+    nbytes: int
+    decode: Callable[[np.ndarray], None]
+
+
+def _codec_size(codec: HostEncoder | HostDecoder, region: BufferRegion, what: str) -> None:
+    if not isinstance(codec.nbytes, int) or codec.nbytes != region.size:
+        raise MeshnnValueError(
+            f"{what} is a {type(codec).__name__} of {codec.nbytes!r} B; the region is {region.size} B"
+        )
+
+
+def _read_only(source: np.ndarray) -> np.ndarray:
+    view = source.view()
+    view.flags.writeable = False
+    return view
+
+
+def _owned(plan: list[tuple[int, BufferRegion, Any]]) -> list[tuple[int, BufferRegion, np.ndarray]]:
+    """``plan`` with its own copy of every host array, each encoder's bytes made (once) in host memory."""
+    made: dict[int, np.ndarray] = {}
+    owned = []
+    for row, region, data in plan:
+        if isinstance(data, HostEncoder):
+            if id(data) not in made:
+                made[id(data)] = data.materialize()
+            owned.append((row, region, made[id(data)]))
+        else:
+            owned.append((row, region, data.copy()))
+    return owned
+
+
+def _encoded_once(plan: list[tuple[int, BufferRegion, Any]]) -> list[tuple[int, BufferRegion, Any]]:
+    """``plan`` with each encoder that writes more than one place made once, into host memory
+    (the places then copy it); an encoder of one place stays, to write straight into it."""
+    uses: dict[int, int] = {}
+    for _, _, data in plan:
+        if isinstance(data, HostEncoder):
+            uses[id(data)] = uses.get(id(data), 0) + 1
+    if all(count == 1 for count in uses.values()):
+        return plan
+    made: dict[int, np.ndarray] = {}
+    result = []
+    for row, region, data in plan:
+        if isinstance(data, HostEncoder) and uses[id(data)] > 1:
+            if id(data) not in made:
+                made[id(data)] = data.materialize()
+            data = made[id(data)]
+        result.append((row, region, data))
+    return result
+
+
 @dataclass(eq=False)
 class MeshEvent:
     """A point in a queue's work; ``device_range`` is the devices it was recorded on."""
@@ -380,6 +458,11 @@ class MeshCommandQueue:
             self._mesh.is_local(transfer.shard_coord)  # raises when outside the mesh
             region = self._region(mesh_buffer, transfer)
             what = f"host data for {transfer.shard_coord}"
+            if isinstance(transfer.host_data, HostEncoder):
+                _codec_size(transfer.host_data, region, what)
+                if self._mesh.is_local(transfer.shard_coord):
+                    plan.append((self._mesh.local_row(transfer.shard_coord), region, transfer.host_data))
+                continue
             data = host_bytes(transfer.host_data, writable=False, what=what)
             if data.nbytes < region.size:
                 raise MeshnnValueError(
@@ -399,17 +482,30 @@ class MeshCommandQueue:
 
         def write(items=plan) -> None:
             mesh_buffer.touch()  # also when it runs: a memo made since the enqueue is stale now
-            if same and not _strided(items[0][2]):  # one copy, the host bytes broadcast over the rows
-                parallel_copyto(slab, np.broadcast_to(items[0][2], slab.shape))
+            first = items[0][2] if items else None
+            if same and isinstance(first, HostEncoder):  # made on the first device, copied to the others
+                first.encode(slab[0])
+                parallel_copyto(slab[1:], np.broadcast_to(slab[0], slab[1:].shape))
                 mesh_buffer.memo = EQUAL_ROWS
                 return
-            for rows, region, data in _coalesced(items, slab.shape[1]):
+            if same and not _strided(first):  # one copy, the host bytes broadcast over the rows
+                parallel_copyto(slab, np.broadcast_to(first, slab.shape))
+                mesh_buffer.memo = EQUAL_ROWS
+                return
+            for rows, region, data in _coalesced(_encoded_once(items), slab.shape[1]):
                 target = slab[rows, region.offset : region.offset + region.size]
+                if isinstance(data, HostEncoder):
+                    data.encode(target)
+                    continue
                 parallel_copyto(_region_as(target, data) if _strided(data) else target, data)
             if same:
                 mesh_buffer.memo = EQUAL_ROWS
 
-        self._submit(write, blocking=blocking, own=lambda: lambda: write([(r, g, d.copy()) for r, g, d in plan]))
+        def owned() -> Callable[[], None]:
+            items = _owned(plan)  # copied (encoders run) now, at the enqueue: the caller may reuse its memory
+            return lambda: write(items)
+
+        self._submit(write, blocking=blocking, own=owned)
 
     def enqueue_write_mesh_buffer(self, mesh_buffer: MeshBuffer, host_data: Any, blocking: bool = False) -> None:
         """Replicated: the same bytes to every device; sharded: the global buffer cut into shards."""
@@ -472,6 +568,10 @@ class MeshCommandQueue:
                 continue
             region = self._region(mesh_buffer, transfer)
             what = f"host array for {transfer.shard_coord}"
+            if isinstance(transfer.host_data, HostDecoder):
+                _codec_size(transfer.host_data, region, what)
+                plan.append((self._mesh.local_row(transfer.shard_coord), region, transfer.host_data))
+                continue
             out = host_bytes(transfer.host_data, writable=True, what=what)
             if out.nbytes < region.size:
                 raise MeshnnValueError(
@@ -484,6 +584,9 @@ class MeshCommandQueue:
         def read() -> None:
             for rows, region, out in _coalesced(plan, slab.shape[1]):
                 source = slab[rows, region.offset : region.offset + region.size]
+                if isinstance(out, HostDecoder):
+                    out.decode(_read_only(source))
+                    continue
                 parallel_copyto(out, _region_as(source, out) if _strided(out) else source)
 
         self._submit(read, blocking=blocking)
@@ -605,13 +708,15 @@ def _coalesced(plan: list[tuple[int, BufferRegion, np.ndarray]], row_size: int):
     while i < len(plan):
         row, region, data = plan[i]
         j = i + 1
-        if region.offset == 0 and region.size == row_size and not _strided(data) and data.size == row_size:
+        whole = region.offset == 0 and region.size == row_size and isinstance(data, np.ndarray)
+        if whole and not _strided(data) and data.size == row_size:
             root, start = _root(data), data.__array_interface__["data"][0]
             while j < len(plan):
                 nrow, nregion, ndata = plan[j]
                 if (
                     nrow != row + (j - i)
                     or nregion != region
+                    or not isinstance(ndata, np.ndarray)
                     or _strided(ndata)
                     or _root(ndata) is not root
                     or ndata.__array_interface__["data"][0] != start + (j - i) * row_size

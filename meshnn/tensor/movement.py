@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError, WrongMeshError
-from meshnn.mesh.command_queue import ShardDataTransfer
+from meshnn.mesh.command_queue import HostDecoder, HostEncoder, ShardDataTransfer
 from meshnn.mesh.coord import MeshCoordinate, MeshShape, to_linear_index
 from meshnn.mesh.mesh_buffer import DeviceLocalBufferConfig, MeshBuffer, ReplicatedBufferConfig
 from meshnn.mesh.mesh_device import MeshDevice
@@ -175,9 +175,10 @@ def mapped_to_device(
     mapped: MappedArray, device: MeshDevice, memory_config: MemoryConfig | None = None, cq_id: int | None = None
 ) -> Tensor:
     """``host_tensor_from_array`` then ``to_device``, without the host copy: each distinct shard
-    is encoded into a reused staging buffer (or, when a view of its values is the bytes, handed
-    to the queue as that strided view of the caller's array, so the write tilizes as it copies)
-    and written to every device that holds it, one blocking ``enqueue_write_shards`` per shard."""
+    is written to every device that holds it, one blocking ``enqueue_write_shards`` per shard, as
+    a strided view of the caller's array when a view of its values is the bytes (the write
+    tilizes as it copies), else as a :class:`HostEncoder` that converts it straight into device
+    memory (or, where the buffer is larger than the packed shard, into a reused staging buffer)."""
     if not isinstance(device, MeshDevice):
         raise MeshnnTypeError(f"device must be a MeshDevice, got {type(device).__name__}")
     device.check_open()
@@ -198,13 +199,16 @@ def mapped_to_device(
     queue = device.mesh_command_queue(cq_id or 0)
     buffer = allocate_mesh_buffer(spec, device)
     size = spec.compute_packed_buffer_size_bytes()
+    in_place = size == buffer.device_local_size()
     try:
         for shard, holders in groups:
             local = [c for c in holders if device.is_local(c)]
             if not local:
                 continue
             data = byte_view(shard, spec.dtype, spec.layout, tile=spec.tile, col_tilize=mapped.col_tilize)
-            if data is None:
+            if data is None and in_place:
+                data = HostEncoder(size, lambda out, shard=shard: mapped.encode(shard, out=out))
+            elif data is None:
                 data = mapped.encode(shard, out=_staging(size))
             queue.enqueue_write_shards(buffer, [ShardDataTransfer(c, data) for c in local], True)
     except BaseException:
@@ -216,8 +220,9 @@ def mapped_to_device(
 def _composed_from_device(tensor: Tensor, composer: MeshToTensor) -> np.ndarray | None:
     """The composed global array of a device tensor whose shards are all on this process, each
     shard read straight into its block of the result (through the block's byte view, which
-    untilizes as it copies) or decoded into it from a reused staging buffer; None when the
-    tensor does not qualify (then shards are read and concatenated).  A large result takes the
+    untilizes as it copies) or decoded into it straight out of device memory (a
+    :class:`HostDecoder`); None when the tensor does not qualify (then shards are read and
+    concatenated).  A large result takes the
     memory of a dropped earlier one (``RESULT_ARRAYS``): its pages are not faulted in again."""
     if not isinstance(tensor.storage, DeviceStorage):
         return None
@@ -241,9 +246,13 @@ def _composed_from_device(tensor: Tensor, composer: MeshToTensor) -> np.ndarray 
         if direct is not None:
             queue.enqueue_read_shards([ShardDataTransfer(coord, direct, region)], buffer, True)
             continue
-        raw = _staging(size)
-        queue.enqueue_read_shards([ShardDataTransfer(coord, raw, region)], buffer, True)
-        decode(raw, spec.dtype, spec.layout, spec.encoded_shape, tile=spec.tile, out=block)
+        decoder = HostDecoder(
+            size,
+            lambda raw, block=block: decode(
+                raw, spec.dtype, spec.layout, spec.encoded_shape, tile=spec.tile, out=block
+            ),
+        )
+        queue.enqueue_read_shards([ShardDataTransfer(coord, decoder, region)], buffer, True)
     return out
 
 

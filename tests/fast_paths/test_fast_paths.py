@@ -24,7 +24,7 @@ import torch
 import meshnn as ttnn
 from meshnn.errors import MeshnnError, MeshnnValueError
 from meshnn.mesh.mesh_buffer import SLAB_POOL, SlabPool
-from meshnn.tensor import bfloat
+from meshnn.tensor import bfloat, movement
 from meshnn.tensor.encoding import decode, encode, packed_spec
 from meshnn.tensor.movement import _decoded_shards
 
@@ -171,6 +171,30 @@ def test_to_torch_composed_equals_concatenated_shards(open_mesh, dtype, layout, 
     reference = comp.concat(shards)
     assert got.dtype == reference.dtype and got.shape == reference.shape
     assert np.array_equal(got.view(np.uint8), reference.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [ttnn.bfloat8_b, ttnn.bfloat16, ttnn.bfloat4_b])
+@pytest.mark.parametrize("mapper", ["2d", "replicate", "2d replicate rows"])
+def test_shards_are_converted_in_device_memory_without_staging(open_mesh, monkeypatch, dtype, mapper, rng):
+    """A put converts each shard straight into its MeshBuffer (a HostEncoder) and a get decodes
+    straight out of it (a HostDecoder): no staging buffer is asked for, and the bytes and values
+    are those of the host path."""
+    mesh = open_mesh((2, 4))
+    values = torch.from_numpy(rng.standard_normal((128, 256)).astype(np.float32))
+    kwargs = {"dtype": dtype, "layout": ttnn.TILE_LAYOUT, "mesh_mapper": MAPPERS[mapper](mesh)}
+    via_host = ttnn.to_device(ttnn.from_torch(values, **kwargs), mesh)
+    composer = ttnn.ConcatMeshToTensor(mesh, dim=0)
+    expected = ttnn.to_numpy(via_host, mesh_composer=composer)
+
+    def no_staging(nbytes: int) -> np.ndarray:
+        raise AssertionError(f"a staging buffer of {nbytes} B was asked for")
+
+    monkeypatch.setattr(movement, "_staging", no_staging)
+    direct = ttnn.from_torch(values, device=mesh, **kwargs)
+    a, b = raw_shards(direct), raw_shards(via_host)
+    assert a.keys() == b.keys() and all(np.array_equal(a[c], b[c]) for c in a)
+    got = ttnn.to_numpy(direct, mesh_composer=composer)
+    assert np.array_equal(got.view(np.uint32), expected.view(np.uint32))
 
 
 def test_composer_slots_join_uneven_shards_like_concatenate():

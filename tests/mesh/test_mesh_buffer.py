@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 
 import numpy as np
@@ -19,9 +20,13 @@ from meshnn.errors import DeallocatedError, DeviceClosedError, MeshnnError, OutO
 from meshnn.mesh import (
     BufferRegion,
     DeviceLocalBufferConfig,
+    HostDecoder,
+    HostEncoder,
     MeshBuffer,
     MeshBufferLayout,
     MeshCoordinate,
+    MeshCoordinateRange,
+    MeshEvent,
     MeshShape,
     ReplicatedBufferConfig,
     ShardDataTransfer,
@@ -375,3 +380,166 @@ def test_shard_transfers_land_on_their_devices_however_the_host_bytes_lie(open_m
     back = np.zeros((8, 1024), np.uint32)
     cq.enqueue_read_shards([ShardDataTransfer(c, back[i]) for i, c in enumerate(coords)], buffer, blocking=True)
     assert np.array_equal(back, np.stack(sources))
+
+
+# ---------------------------------------------------------------- host encoders and decoders
+
+
+def _recording_encoder(payloads: dict[int, np.ndarray], calls: list) -> dict[int, HostEncoder]:
+    """An encoder per payload that writes it and records the array it was handed."""
+
+    def encoder(key: int) -> HostEncoder:
+        def encode(out: np.ndarray) -> None:
+            calls.append((key, out))
+            out[...] = payloads[key]
+
+        return HostEncoder(payloads[key].size, encode)
+
+    return {key: encoder(key) for key in payloads}
+
+
+def test_an_encoder_writes_straight_into_device_memory(open_mesh, rng):
+    """A HostEncoder of one device is handed that device's bytes themselves (no staging array),
+    once; each device gets its own encoder's bytes."""
+    mesh = open_mesh((2, 4))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(4096), DeviceLocalBufferConfig(1024), mesh)
+    coords = list(mesh.shape.coords())
+    payloads = {i: rng.integers(0, 256, 4096, dtype=np.uint8) for i in range(8)}
+    calls: list = []
+    encoders = _recording_encoder(payloads, calls)
+    cq = mesh.mesh_command_queue()
+    cq.enqueue_write_shards(buffer, [ShardDataTransfer(c, encoders[i]) for i, c in enumerate(coords)], True)
+    slab = buffer.slab()
+    assert sorted(key for key, _ in calls) == list(range(8))
+    for key, out in calls:
+        row = mesh.local_row(coords[key])
+        assert np.shares_memory(out, slab[row]) and out.shape == (4096,) and out.flags.c_contiguous
+        assert np.array_equal(slab[row], payloads[key])
+
+
+def test_one_encoder_for_every_device_runs_once(open_mesh, rng):
+    """The same encoder for every device (a replicated write) is called once; every device then
+    holds its bytes.  Given to two devices of eight, it is made once too, in host memory."""
+    mesh = open_mesh((2, 4))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(2048), DeviceLocalBufferConfig(1024), mesh)
+    coords = list(mesh.shape.coords())
+    calls: list = []
+    encoder = _recording_encoder({0: rng.integers(0, 256, 2048, dtype=np.uint8)}, calls)[0]
+    cq = mesh.mesh_command_queue()
+    cq.enqueue_write_mesh_buffer(buffer, np.zeros(2048, np.uint8), blocking=True)
+    cq.enqueue_write_shards(buffer, [ShardDataTransfer(c, encoder) for c in coords], True)
+    assert len(calls) == 1
+    assert np.array_equal(buffer.slab(), np.broadcast_to(calls[0][1], (8, 2048)))
+    calls.clear()
+    cq.enqueue_write_mesh_buffer(buffer, np.zeros(2048, np.uint8), blocking=True)
+    cq.enqueue_write_shards(buffer, [ShardDataTransfer(c, encoder) for c in (coords[1], coords[6])], True)
+    assert len(calls) == 1 and not np.shares_memory(calls[0][1], buffer.slab())
+    rows = [mesh.local_row(c) for c in (coords[1], coords[6])]
+    written = buffer.slab()[rows]
+    assert all(np.array_equal(r, calls[0][1]) for r in written)
+    others = np.delete(buffer.slab(), rows, axis=0)
+    assert not others.any()
+
+
+def test_an_encoder_of_a_region_fills_only_the_region(open_mesh, rng):
+    mesh = open_mesh((1, 2))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(8192), DeviceLocalBufferConfig(1024), mesh)
+    cq = mesh.mesh_command_queue()
+    cq.enqueue_write_mesh_buffer(buffer, np.zeros(8192, np.uint8), blocking=True)
+    calls: list = []
+    encoder = _recording_encoder({0: rng.integers(1, 256, 1024, dtype=np.uint8)}, calls)[0]
+    region = BufferRegion(2048, 1024)
+    cq.enqueue_write_shards(buffer, [ShardDataTransfer(MeshCoordinate(0, 1), encoder, region)], True)
+    slab = buffer.slab()
+    assert np.array_equal(slab[1, 2048:3072], calls[0][1]) and np.shares_memory(calls[0][1], slab)
+    assert not slab[0].any() and not slab[1, :2048].any() and not slab[1, 3072:].any()
+
+
+@contextlib.contextmanager
+def _queue_held(mesh):
+    """Inside the block, ``mesh``'s cq 0 waits on an event that completes when the block ends:
+    work enqueued there is queued, not run at once."""
+    cq = mesh.mesh_command_queue()
+    gate = MeshEvent(cq_id=0, event_id=-1, device_range=MeshCoordinateRange(mesh.shape), mesh_id=mesh.mesh_id)
+    cq.enqueue_wait_for_event(gate)
+    try:
+        yield cq
+    finally:
+        gate._done.set()
+
+
+def test_a_queued_non_blocking_encoder_runs_at_enqueue_into_memory_the_write_owns(open_mesh, rng):
+    """Behind a wait, a non-blocking write cannot run at once: its encoder runs during the
+    enqueue (so it may read host memory the caller changes afterwards) into a host array, which
+    lands on the device when the wait ends."""
+    mesh = open_mesh((1, 2))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(1024), DeviceLocalBufferConfig(1024), mesh)
+    cq = mesh.mesh_command_queue()
+    cq.enqueue_write_mesh_buffer(buffer, np.zeros(1024, np.uint8), blocking=True)
+    source = rng.integers(1, 256, 1024, dtype=np.uint8)
+    expected = source.copy()
+    calls: list = []
+    encoder = HostEncoder(1024, lambda out: (calls.append(out), np.copyto(out, source)))
+    with _queue_held(mesh):
+        cq.enqueue_write_shards(buffer, [ShardDataTransfer(MeshCoordinate(0, 0), encoder)], False)
+        assert len(calls) == 1 and not np.shares_memory(calls[0], buffer.slab())
+        source[...] = 0  # the caller reuses its memory: the write must not see it
+    cq.finish()
+    assert np.array_equal(buffer.slab()[0], expected) and not buffer.slab()[1].any()
+
+
+def test_codecs_of_the_wrong_size_are_refused_before_anything_is_written(open_mesh):
+    mesh = open_mesh((1, 2))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(2048), DeviceLocalBufferConfig(1024), mesh)
+    cq = mesh.mesh_command_queue()
+    cq.enqueue_write_mesh_buffer(buffer, np.zeros(2048, np.uint8), blocking=True)
+    calls: list = []
+    good = HostEncoder(2048, lambda out: (calls.append(out), out.fill(7)))
+    short = HostEncoder(1024, lambda out: calls.append(out))
+    transfers = [ShardDataTransfer(MeshCoordinate(0, 0), good), ShardDataTransfer(MeshCoordinate(0, 1), short)]
+    with pytest.raises(MeshnnError, match="HostEncoder of 1024 B; the region is 2048 B"):
+        cq.enqueue_write_shards(buffer, transfers, True)
+    assert not calls and not buffer.slab().any()
+    decoder = HostDecoder(4096, lambda data: calls.append(data))
+    with pytest.raises(MeshnnError, match="HostDecoder of 4096 B; the region is 2048 B"):
+        cq.enqueue_read_shards([ShardDataTransfer(MeshCoordinate(0, 0), decoder)], buffer)
+    assert not calls
+
+
+def test_a_decoder_reads_device_memory_itself_read_only(open_mesh, rng):
+    """A HostDecoder gets the region's bytes as a read-only view of device memory (no staging
+    copy), per device, in the order given."""
+    mesh = open_mesh((2, 4))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(4096), DeviceLocalBufferConfig(1024), mesh)
+    coords = list(mesh.shape.coords())
+    host = rng.integers(0, 256, (8, 4096), dtype=np.uint8)
+    cq = mesh.mesh_command_queue()
+    cq.enqueue_write_shards(buffer, [ShardDataTransfer(c, host[i]) for i, c in enumerate(coords)], True)
+    seen: list = []
+
+    def decoder(key: int, region: BufferRegion) -> ShardDataTransfer:
+        def decode(data: np.ndarray) -> None:
+            assert not data.flags.writeable and data.flags.c_contiguous and data.shape == (region.size,)
+            assert np.shares_memory(data, buffer.slab())
+            seen.append((key, data.copy()))
+
+        return ShardDataTransfer(coords[key], HostDecoder(region.size, decode), region)
+
+    whole, part = BufferRegion(0, 4096), BufferRegion(1000, 96)
+    cq.enqueue_read_shards([decoder(5, whole), decoder(2, part), decoder(0, whole)], buffer, True)
+    assert [key for key, _ in seen] == [5, 2, 0]
+    assert np.array_equal(seen[0][1], host[5]) and np.array_equal(seen[2][1], host[0])
+    assert np.array_equal(seen[1][1], host[2, 1000:1096])
+
+
+def test_a_queued_non_blocking_write_copies_the_callers_bytes_at_enqueue(open_mesh, rng):
+    """The caller may change its array in place as soon as a non-blocking write returns."""
+    mesh = open_mesh((1, 2))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(1024), DeviceLocalBufferConfig(1024), mesh)
+    source = rng.integers(1, 256, 1024, dtype=np.uint8)
+    expected = source.copy()
+    with _queue_held(mesh) as cq:
+        cq.enqueue_write_shards(buffer, [ShardDataTransfer(c, source) for c in mesh.local_coords()], False)
+        source[...] = 0
+    cq.finish()
+    assert np.array_equal(buffer.slab(), np.broadcast_to(expected, (2, 1024)))
