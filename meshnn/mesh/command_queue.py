@@ -175,10 +175,16 @@ class HostEncoder:
     shard to its device format this way).  ``encode`` may read only host memory that stays as it
     is until the write runs; a write that cannot run at once (non-blocking, queue busy) calls it
     at enqueue time into a host array that the write then owns, as it copies plain bytes.  A
-    transfer's region must be exactly ``nbytes``."""
+    transfer's region must be exactly ``nbytes``.
+
+    ``together``, when given, may make the bytes of several encoders at once: the encoders of
+    one write that share it (each writing one place) are made by one call,
+    ``together([(encoder, out), ...])``, which fills every ``out`` as ``encode`` would (so a
+    conversion can spread all of them over the host threads in one pass)."""
 
     nbytes: int
     encode: Callable[[np.ndarray], None]
+    together: Callable[[list[tuple[HostEncoder, np.ndarray]]], None] | None = None
 
     def materialize(self) -> np.ndarray:
         """The bytes in a new host array."""
@@ -223,6 +229,38 @@ def _owned(plan: list[tuple[int, BufferRegion, Any]]) -> list[tuple[int, BufferR
         else:
             owned.append((row, region, data.copy()))
     return owned
+
+
+class _EncoderBatch:
+    """Encoders of one write, consecutive in its plan, waiting to be made: those that share a
+    ``together`` by one call of it, the others one by one.  A place that overlaps one already
+    waiting makes the waiting ones first, so the bytes land in the plan's order."""
+
+    def __init__(self) -> None:
+        self._waiting: list[tuple[HostEncoder, int, BufferRegion, np.ndarray]] = []
+
+    def add(self, encoder: HostEncoder, row: int, region: BufferRegion, target: np.ndarray) -> None:
+        if any(r == row and _overlap(g, region) for _, r, g, _ in self._waiting):
+            self.flush()
+        self._waiting.append((encoder, row, region, target))
+
+    def flush(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        groups: dict[int, list[tuple[HostEncoder, np.ndarray]]] = {}
+        for encoder, _, _, target in waiting:
+            if encoder.together is None:
+                encoder.encode(target)
+            else:
+                groups.setdefault(id(encoder.together), []).append((encoder, target))
+        for pairs in groups.values():
+            if len(pairs) == 1:
+                pairs[0][0].encode(pairs[0][1])
+            else:
+                pairs[0][0].together(pairs)  # type: ignore[misc]
+
+
+def _overlap(a: BufferRegion, b: BufferRegion) -> bool:
+    return a.offset < b.offset + b.size and b.offset < a.offset + a.size
 
 
 def _encoded_once(plan: list[tuple[int, BufferRegion, Any]]) -> list[tuple[int, BufferRegion, Any]]:
@@ -492,12 +530,15 @@ class MeshCommandQueue:
                 parallel_copyto(slab, np.broadcast_to(first, slab.shape))
                 mesh_buffer.memo = EQUAL_ROWS
                 return
+            batch = _EncoderBatch()
             for rows, region, data in _coalesced(_encoded_once(items), slab.shape[1]):
                 target = slab[rows, region.offset : region.offset + region.size]
                 if isinstance(data, HostEncoder):
-                    data.encode(target)
+                    batch.add(data, rows, region, target)
                     continue
+                batch.flush()  # the encoders before this copy land before it
                 parallel_copyto(_region_as(target, data) if _strided(data) else target, data)
+            batch.flush()
             if same:
                 mesh_buffer.memo = EQUAL_ROWS
 

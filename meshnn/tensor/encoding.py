@@ -23,6 +23,8 @@ Element rules (golden ``typecast.json``, all four ttnn paths agree):
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 import threading
 import warnings
@@ -258,6 +260,60 @@ def encode(
     swapped shape: see ``packed_spec``).  ``out``: a 1-D uint8 C-contiguous array of exactly the
     encoded size to write the bytes into (it is returned), e.g. a reused staging buffer.
     """
+    return _encode_checked(_checked(values, dtype, layout, tile, col_tilize, out), dtype, layout, tile, pad_value, out)
+
+
+def _encode_checked(
+    values: np.ndarray, dtype: DataType, layout: Layout, tile: Tile, pad_value: float, out: np.ndarray | None
+) -> np.ndarray:
+    """:func:`encode` of values :func:`_checked` has passed."""
+    if layout is Layout.ROW_MAJOR:
+        return _row_major_bytes(values, dtype, out)
+    if dtype.is_block_float:
+        return _pack_tiles(_to_float32(values), dtype, tile, pad_value, out)
+    if values.dtype == np.float32 and dtype in (DataType.FLOAT32, DataType.BFLOAT16):
+        return _tilize_float32(values, dtype, tile, pad_value, out)
+    storage = _to_storage(values, dtype)
+    tiles = tilize(storage, tile, pad_value=_pad_element(pad_value, dtype))
+    return _into(_as_bytes(tiles), out)
+
+
+def encode_many(
+    jobs: Sequence[tuple[np.ndarray, np.ndarray]],
+    dtype: DataType,
+    layout: Layout,
+    *,
+    tile: Tile = DEFAULT_TILE,
+    pad_value: float = 0.0,
+    col_tilize: bool = False,
+) -> None:
+    """``encode(values, ..., out=out)`` for every ``(values, out)`` of ``jobs`` (e.g. the shards
+    of a tensor, each into its device's memory), every ``out`` checked before any is written.
+    The block-float packs done by chunks of tile rows (:func:`_row_pack_chunks`) all run in one
+    pass over the host threads, their chunks handed out one at a time: a thread slowed by a busy
+    host does fewer of them, and no thread waits at the end of each job."""
+    checked = [(_checked(values, dtype, layout, tile, col_tilize, out), out) for values, out in jobs]
+    tasks: list[Callable[[], None]] = []
+    chunked_with = None  # the torch module the tasks use
+    for values, out in checked:
+        chunks = None
+        if dtype.is_block_float:
+            matrices = padded_matrices(_to_float32(values), tile, np.float32(pad_value))
+            torch = torch_for(matrices.size)
+            chunks = _row_pack_chunks(torch, matrices, BlockFloatFormat.of(dtype), tile, out)
+        if chunks is None:
+            _encode_checked(values, dtype, layout, tile, pad_value, out)
+            continue
+        tasks += chunks
+        chunked_with = torch
+    if tasks:
+        each_chunk(chunked_with, tasks, lambda task: task())
+
+
+def _checked(
+    values: object, dtype: DataType, layout: Layout, tile: Tile, col_tilize: bool, out: np.ndarray | None
+) -> np.ndarray:
+    """:func:`encode`'s checks; ``values`` as an array, its last two dims swapped for ``col_tilize``."""
     _check_kinds(dtype, layout, tile)
     values = _check_input(values, dtype)
     if dtype.is_block_float and layout is not Layout.TILE:
@@ -270,15 +326,7 @@ def encode(
         fits = isinstance(out, np.ndarray) and out.dtype == np.uint8 and out.shape == (size,)
         if not fits or not out.flags.c_contiguous:
             raise MeshnnValueError(f"encode: out must be a C-contiguous uint8 array of {size} bytes")
-    if layout is Layout.ROW_MAJOR:
-        return _row_major_bytes(values, dtype, out)
-    if dtype.is_block_float:
-        return _pack_tiles(_to_float32(values), dtype, tile, pad_value, out)
-    if values.dtype == np.float32 and dtype in (DataType.FLOAT32, DataType.BFLOAT16):
-        return _tilize_float32(values, dtype, tile, pad_value, out)
-    storage = _to_storage(values, dtype)
-    tiles = tilize(storage, tile, pad_value=_pad_element(pad_value, dtype))
-    return _into(_as_bytes(tiles), out)
+    return values
 
 
 def check_encodable(
@@ -368,41 +416,51 @@ def _pack_tiles(
 ) -> np.ndarray:
     """Block-float bytes of float32 ``values``: tilize and pack a cache-sized chunk at a time.
     With torch (:func:`torch_for`) and untransposed faces, chunks of whole tile rows are packed in
-    the matrix's own order (:class:`BfpRowPacker`: no float32 tilizing copy); otherwise each chunk
-    is tilized into scratch and packed, on torch's threads when torch is in use.
+    the matrix's own order (:func:`_row_pack_chunks`); otherwise each chunk is tilized into
+    scratch and packed, on torch's threads when torch is in use.
     (numpy on several threads of its own runs slower, not faster: its operations on a chunk are
     short, so the threads spend their time handing the interpreter lock to each other.)"""
-    matrices = padded_matrices(values, tile, np.float32(pad_value))
     fmt = BlockFloatFormat.of(dtype)
+    matrices = padded_matrices(values, tile, np.float32(pad_value))
+    if out is None:
+        out = np.empty(matrices.size // tile.values_per_tile * fmt.tile_size(tile.values_per_tile), np.uint8)
     torch = torch_for(matrices.size)
-    rows = None if torch is None else _tile_rows(matrices, tile, view=False)
-    if rows is not None:
-        packer = _row_packer(fmt, tile)
-        tile_width = tile.tile_shape[1]
-        n_tiles = rows.shape[0] * (rows.shape[2] // tile_width)
-        if out is None:
-            out = np.empty(n_tiles * packer.tile_size, np.uint8)
-        tiles = out.reshape(n_tiles, packer.tile_size)
-
-        def pack(chunk: tuple[slice, slice, int, int]) -> None:
-            chunk_rows, cols, first, count = chunk
-            block = rows[chunk_rows, :, cols.start * tile_width : cols.stop * tile_width]
-            _row_packer(fmt, tile).pack_rows(torch, block, tiles[first : first + count])
-
-        each_chunk(torch, list(tile_chunks(rows.shape[0], rows.shape[2] // tile_width, packer.chunk_tiles)), pack)
+    chunks = _row_pack_chunks(torch, matrices, fmt, tile, out)
+    if chunks is not None:
+        each_chunk(torch, chunks, lambda task: task())
         return out
     grid = tile_view(matrices, tile)
     packer = _packer(fmt, tile.values_per_tile, torch)
-    n_tiles = grid.shape[0] * grid.shape[1]
-    if out is None:
-        out = np.empty(n_tiles * packer.tile_size, np.uint8)
-    tiles = out.reshape(n_tiles, packer.tile_size)
+    tiles = out.reshape(-1, packer.tile_size)
     for rows_, cols, first, count in tile_chunks(grid.shape[0], grid.shape[1], packer.chunk_tiles):
         chunk = grid[rows_, cols]
         buffer = packer.tiles_buffer(count)
         _copy(buffer.reshape(chunk.shape), chunk, torch)
         packer.pack_into(buffer, tiles[first : first + count])
     return out
+
+
+def _row_pack_chunks(
+    torch: Any | None, matrices: np.ndarray, fmt: BlockFloatFormat, tile: Tile, out: np.ndarray
+) -> list[Callable[[], None]] | None:
+    """The pack of ``matrices`` (float32, padded to whole tiles) into ``out`` (their packed bytes,
+    uint8) as independent tasks of whole tile rows, each packed in the matrix's own order by its
+    thread's :class:`BfpRowPacker` (no float32 tilizing copy) with ``torch``'s operations (run
+    them with :func:`each_chunk`); None where that does not apply (no torch, transposed faces:
+    see :func:`_tile_rows`)."""
+    rows = None if torch is None else _tile_rows(matrices, tile, view=False)
+    if rows is None:
+        return None
+    tile_width = tile.tile_shape[1]
+    tiles_per_row = rows.shape[2] // tile_width
+    tiles = out.reshape(rows.shape[0] * tiles_per_row, fmt.tile_size(tile.values_per_tile))
+
+    def pack(chunk_rows: slice, cols: slice, first: int, count: int) -> None:
+        block = rows[chunk_rows, :, cols.start * tile_width : cols.stop * tile_width]
+        _row_packer(fmt, tile).pack_rows(torch, block, tiles[first : first + count])
+
+    chunk_tiles = max(1, TORCH_CHUNK_VALUES // tile.values_per_tile)  # a BfpRowPacker's chunk
+    return [functools.partial(pack, *chunk) for chunk in tile_chunks(rows.shape[0], tiles_per_row, chunk_tiles)]
 
 
 def _tile_rows(matrices: np.ndarray, tile: Tile, *, view: bool) -> np.ndarray | None:
@@ -424,11 +482,13 @@ _Chunk = TypeVar("_Chunk")
 
 def each_chunk(torch: Any, chunks: list[_Chunk], work: Callable[[_Chunk], None]) -> None:
     """``work(chunk)`` for every chunk of a conversion done with ``torch``'s operations, the chunks
-    split in runs over the host threads (:func:`host_threads`), each thread running its torch
-    operations on itself alone.  A core then keeps its own chunk in its own cache, and the numpy
-    steps of a chunk (index moves, exponent bytes) run in parallel too; measured on 2 cores, a
-    bfloat8_b pack is about a quarter faster than with torch splitting every operation over its
-    threads.  ``work`` must take its scratch per thread (:func:`thread_scratch`).
+    handed out one at a time to the host threads (:func:`host_threads`), each thread running its
+    torch operations on itself alone.  A core then keeps its own chunk in its own cache, and the
+    numpy steps of a chunk (index moves, exponent bytes) run in parallel too; measured on 2
+    cores, a bfloat8_b pack is about a quarter faster than with torch splitting every operation
+    over its threads.  Handing chunks out as threads free up (rather than a fixed half each)
+    lets a thread that a busy host slows do fewer.  ``work`` must take its scratch per thread
+    (:func:`thread_scratch`).
 
     torch's thread count is per thread (OpenMP's), but setting it also sets the count a thread
     starts with: the calling thread's count, and so that starting count, is restored before this
@@ -439,11 +499,12 @@ def each_chunk(torch: Any, chunks: list[_Chunk], work: Callable[[_Chunk], None])
             work(chunk)
         return
     saved = torch.get_num_threads()
+    numbers = itertools.count()  # next() on a count is atomic under the interpreter lock
 
     def run(part: int) -> None:
         torch.set_num_threads(1)
-        for chunk in chunks[len(chunks) * part // parts : len(chunks) * (part + 1) // parts]:
-            work(chunk)
+        while (number := next(numbers)) < len(chunks):
+            work(chunks[number])
 
     try:
         run_parallel(run, parts)

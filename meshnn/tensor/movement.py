@@ -175,10 +175,12 @@ def mapped_to_device(
     mapped: MappedArray, device: MeshDevice, memory_config: MemoryConfig | None = None, cq_id: int | None = None
 ) -> Tensor:
     """``host_tensor_from_array`` then ``to_device``, without the host copy: each distinct shard
-    is written to every device that holds it, one blocking ``enqueue_write_shards`` per shard, as
-    a strided view of the caller's array when a view of its values is the bytes (the write
-    tilizes as it copies), else as a :class:`HostEncoder` that converts it straight into device
-    memory (or, where the buffer is larger than the packed shard, into a reused staging buffer)."""
+    is written to every device that holds it, in one blocking ``enqueue_write_shards``, as a
+    strided view of the caller's array when a view of its values is the bytes (the write tilizes
+    as it copies), else as a :class:`HostEncoder` that converts it straight into device memory
+    (the shards' conversions run together, in one pass over the host threads).  Where the buffer
+    is larger than the packed shard, each shard is converted into a reused staging buffer and
+    written on its own."""
     if not isinstance(device, MeshDevice):
         raise MeshnnTypeError(f"device must be a MeshDevice, got {type(device).__name__}")
     device.check_open()
@@ -200,17 +202,28 @@ def mapped_to_device(
     buffer = allocate_mesh_buffer(spec, device)
     size = spec.compute_packed_buffer_size_bytes()
     in_place = size == buffer.device_local_size()
+    shards: dict[int, np.ndarray] = {}  # by id of its encoder
+
+    def together(pairs: list[tuple[HostEncoder, np.ndarray]]) -> None:
+        mapped.encode_many([(shards[id(encoder)], out) for encoder, out in pairs])
+
     try:
+        transfers = []
         for shard, holders in groups:
             local = [c for c in holders if device.is_local(c)]
             if not local:
                 continue
             data = byte_view(shard, spec.dtype, spec.layout, tile=spec.tile, col_tilize=mapped.col_tilize)
             if data is None and in_place:
-                data = HostEncoder(size, lambda out, shard=shard: mapped.encode(shard, out=out))
-            elif data is None:
+                data = HostEncoder(size, lambda out, shard=shard: mapped.encode(shard, out=out), together)
+                shards[id(data)] = shard
+            elif data is None:  # into the staging buffer, written before the next shard reuses it
                 data = mapped.encode(shard, out=_staging(size))
-            queue.enqueue_write_shards(buffer, [ShardDataTransfer(c, data) for c in local], True)
+                queue.enqueue_write_shards(buffer, [ShardDataTransfer(c, data) for c in local], True)
+                continue
+            transfers += [ShardDataTransfer(c, data) for c in local]
+        if transfers:
+            queue.enqueue_write_shards(buffer, transfers, True)
     except BaseException:
         buffer.deallocate()
         raise

@@ -25,7 +25,7 @@ from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import Device, MeshDevice
 from meshnn.tensor.distribution import TensorToMesh, TensorTopology
 from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.encoding import check_encodable, encode, packed_spec
+from meshnn.tensor.encoding import check_encodable, encode, encode_many, packed_spec
 from meshnn.tensor.layout import Layout, Tile
 from meshnn.tensor.spec import MemoryConfig, Shape, TensorSpec
 from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage, StorageType
@@ -426,6 +426,12 @@ class MappedArray:
         spec = self.spec
         kind = {"tile": spec.tile, "pad_value": self.pad_value, "col_tilize": self.col_tilize}
         return encode(shard, spec.dtype, spec.layout, out=out, **kind)
+
+    def encode_many(self, jobs: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        """:meth:`encode` of every ``(shard, out)`` of ``jobs``, in one pass over the host threads."""
+        spec = self.spec
+        kind = {"tile": spec.tile, "pad_value": self.pad_value, "col_tilize": self.col_tilize}
+        encode_many(jobs, spec.dtype, spec.layout, **kind)
 
 
 def map_array(

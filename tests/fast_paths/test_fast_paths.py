@@ -25,7 +25,7 @@ import meshnn as ttnn
 from meshnn.errors import MeshnnError, MeshnnValueError
 from meshnn.mesh.mesh_buffer import SLAB_POOL, SlabPool
 from meshnn.tensor import bfloat, movement
-from meshnn.tensor.encoding import decode, encode, packed_spec
+from meshnn.tensor.encoding import decode, encode, encode_many, packed_spec
 from meshnn.tensor.movement import _decoded_shards
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
@@ -105,6 +105,27 @@ def test_encode_and_decode_into_match(dtype, layout, shape, rng):
     assert decode(raw, dtype, layout, spec.shape, out=block) is block
     assert np.array_equal(block.view(np.uint8), plain.view(np.uint8))
     assert not big[0].any() and not big[-1].any()
+
+
+@pytest.mark.parametrize(
+    ("dtype", "layout", "col_tilize"),
+    [(*case, False) for case in CASES] + [(*case, True) for case in CASES if case[1] is ttnn.TILE_LAYOUT],
+)
+def test_encode_many_equals_encode_of_each(dtype, layout, col_tilize, rng):
+    """Shards of several shapes (whole tiles, padded, large enough for the chunked packs) encoded
+    together give each shard's own bytes; a wrong ``out`` anywhere is refused before any is written."""
+    shapes = [(96, 1024), (40, 70), (2, 64, 2048), (64, 96)]
+    shards = [(rng.standard_normal(shape) * 4).astype(np.float32) for shape in shapes]
+    kind = {"col_tilize": col_tilize}
+    expected = [encode(x, dtype, layout, **kind) for x in shards]
+    outs = [np.full(e.size, 0xA5, np.uint8) for e in expected]
+    encode_many(list(zip(shards, outs, strict=True)), dtype, layout, **kind)
+    assert all(np.array_equal(o, e) for o, e in zip(outs, expected, strict=True))
+    untouched = [np.full(e.size, 0xA5, np.uint8) for e in expected]
+    untouched[2] = untouched[2][:-1]
+    with pytest.raises(MeshnnValueError, match="out must be a C-contiguous uint8 array"):
+        encode_many(list(zip(shards, untouched, strict=True)), dtype, layout, **kind)
+    assert all((o == 0xA5).all() for o in untouched)
 
 
 def test_encode_into_checks_out():

@@ -543,3 +543,67 @@ def test_a_queued_non_blocking_write_copies_the_callers_bytes_at_enqueue(open_me
         source[...] = 0
     cq.finish()
     assert np.array_equal(buffer.slab(), np.broadcast_to(expected, (2, 1024)))
+
+
+def test_encoders_that_share_together_are_made_by_one_call(open_mesh, rng):
+    """Encoders of one write sharing a ``together`` are made by one call of it, given every
+    (encoder, device memory) pair; an encoder without one is made by its own ``encode``."""
+    mesh = open_mesh((2, 4))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(1024), DeviceLocalBufferConfig(1024), mesh)
+    coords = list(mesh.shape.coords())
+    payloads = {i: rng.integers(0, 256, 1024, dtype=np.uint8) for i in range(8)}
+    calls: list = []
+
+    def together(pairs):
+        calls.append([encoders.index(encoder) for encoder, _ in pairs])
+        for encoder, out in pairs:
+            assert np.shares_memory(out, buffer.slab())
+            out[...] = payloads[encoders.index(encoder)]
+
+    def alone(key):
+        return lambda out: (calls.append(key), np.copyto(out, payloads[key]))
+
+    encoders = [HostEncoder(1024, alone(i), together if i != 3 else None) for i in range(8)]
+    cq = mesh.mesh_command_queue()
+    cq.enqueue_write_shards(buffer, [ShardDataTransfer(c, encoders[i]) for i, c in enumerate(coords)], True)
+    assert calls == [3, [0, 1, 2, 4, 5, 6, 7]]
+    for i, c in enumerate(coords):
+        assert np.array_equal(buffer.slab()[mesh.local_row(c)], payloads[i])
+
+
+def test_encoders_made_together_still_land_in_the_order_given(open_mesh):
+    """A plain copy between encoders, or an encoder over a place another waiting one writes,
+    lands after those before it, as in a write of plain bytes."""
+    mesh = open_mesh((1, 2))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(1024), DeviceLocalBufferConfig(1024), mesh)
+    calls: list = []
+
+    def together(pairs):
+        calls.append(len(pairs))
+        for encoder, out in pairs:
+            encoder.encode(out)
+
+    def filler(value, size):
+        return HostEncoder(size, lambda out: out.fill(value), together)
+
+    first, second = MeshCoordinate(0, 0), MeshCoordinate(0, 1)
+    transfers = [
+        ShardDataTransfer(first, filler(1, 1024)),
+        ShardDataTransfer(second, filler(2, 1024)),
+        ShardDataTransfer(first, np.full(512, 3, np.uint8), BufferRegion(0, 512)),  # after the 1s
+        ShardDataTransfer(second, filler(4, 256), BufferRegion(256, 256)),  # after the 2s
+        ShardDataTransfer(first, filler(5, 256), BufferRegion(768, 256)),
+    ]
+    cq = mesh.mesh_command_queue()
+    cq.enqueue_write_shards(buffer, transfers, True)
+    slab = buffer.slab()
+    assert calls == [2, 2]  # flushed at the plain copy; the last two (disjoint) made together
+    assert (slab[0, :512] == 3).all() and (slab[0, 512:768] == 1).all() and (slab[0, 768:] == 5).all()
+    assert (slab[1, :256] == 2).all() and (slab[1, 256:512] == 4).all() and (slab[1, 512:] == 2).all()
+    calls.clear()
+    overlapping = [
+        ShardDataTransfer(first, filler(6, 1024)),
+        ShardDataTransfer(first, filler(7, 256), BufferRegion(0, 256)),
+    ]
+    cq.enqueue_write_shards(buffer, overlapping, True)
+    assert calls == [] and (buffer.slab()[0, :256] == 7).all() and (buffer.slab()[0, 256:] == 6).all()
