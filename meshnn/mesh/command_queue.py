@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import operator
 import os
 import threading
 import traceback
@@ -172,24 +173,32 @@ class HostEncoder:
     """Host data for a write, given as the call that makes it: ``encode(out)`` fills ``out``, a
     C-contiguous uint8 array of ``nbytes``, with the bytes.  The queue hands it the device's own
     memory, so the bytes are made in place with no staging copy (the tensor layer converts a
-    shard to its device format this way).  ``encode`` may read only host memory that stays as it
-    is until the write runs; a write that cannot run at once (non-blocking, queue busy) calls it
-    at enqueue time into a host array that the write then owns, as it copies plain bytes.  A
-    transfer's region must be exactly ``nbytes``.
+    shard to its device format this way); an encoder given for several places of one write is
+    made in the first and copied from there to the others.  ``encode`` may read only host memory
+    that stays as it is until the write runs; a write that cannot run at once (non-blocking,
+    queue busy) calls it at enqueue time into a host array that the write then owns, as it
+    copies plain bytes.  A transfer's region must be exactly ``nbytes``.  An error raised by
+    ``encode`` (or ``together``) surfaces as itself, not as a QueueError: it is the caller's own
+    code that failed, not a kernel.
 
     ``together``, when given, may make the bytes of several encoders at once: the encoders of
-    one write that share it (each writing one place) are made by one call,
-    ``together([(encoder, out), ...])``, which fills every ``out`` as ``encode`` would (so a
-    conversion can spread all of them over the host threads in one pass)."""
+    one write that share it are made by one call, ``together([(encoder, out), ...])``, which
+    fills every ``out`` as ``encode`` would (so a conversion can spread all of them over the host
+    threads in one pass)."""
 
     nbytes: int
     encode: Callable[[np.ndarray], None]
     together: Callable[[list[tuple[HostEncoder, np.ndarray]]], None] | None = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "nbytes", _byte_count(self.nbytes, "HostEncoder"))
+        if not callable(self.encode) or not (self.together is None or callable(self.together)):
+            raise MeshnnTypeError("HostEncoder: encode (and together, when given) must be callables")
+
     def materialize(self) -> np.ndarray:
         """The bytes in a new host array."""
         out = np.empty(self.nbytes, np.uint8)
-        self.encode(out)
+        _host_code(self.encode, out)
         return out
 
 
@@ -198,17 +207,42 @@ class HostDecoder:
     """A host destination for a read, given as the call that takes the bytes: ``decode(data)``
     gets the region's bytes as a read-only C-contiguous uint8 array of ``nbytes``, the device's
     own memory, valid during the call only (so a tensor shard is decoded straight out of device
-    memory, with no staging copy).  A transfer's region must be exactly ``nbytes``."""
+    memory, with no staging copy).  A transfer's region must be exactly ``nbytes``; an error
+    ``decode`` raises surfaces as itself."""
 
     nbytes: int
     decode: Callable[[np.ndarray], None]
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "nbytes", _byte_count(self.nbytes, "HostDecoder"))
+        if not callable(self.decode):
+            raise MeshnnTypeError("HostDecoder: decode must be a callable")
+
+
+def _byte_count(nbytes: object, what: str) -> int:
+    try:
+        count = operator.index(nbytes)  # type: ignore[arg-type]
+    except TypeError:
+        raise MeshnnTypeError(f"{what}: nbytes must be an integer, got {nbytes!r}") from None
+    if count < 0:
+        raise MeshnnValueError(f"{what}: nbytes must be >= 0, got {count}")
+    return count
+
+
+def _host_code(function: Callable[[Any], None], argument: Any) -> None:
+    """``function(argument)``, the caller's own encoder or decoder code: an error it raises is
+    marked so that it surfaces as itself, not as a QueueError (see :meth:`MeshCommandQueue._raise_kept`)."""
+    try:
+        function(argument)
+    except BaseException as e:
+        with contextlib.suppress(AttributeError, TypeError):
+            e._meshnn_host_code = True  # type: ignore[attr-defined]
+        raise
+
 
 def _codec_size(codec: HostEncoder | HostDecoder, region: BufferRegion, what: str) -> None:
-    if not isinstance(codec.nbytes, int) or codec.nbytes != region.size:
-        raise MeshnnValueError(
-            f"{what} is a {type(codec).__name__} of {codec.nbytes!r} B; the region is {region.size} B"
-        )
+    if codec.nbytes != region.size:
+        raise MeshnnValueError(f"{what} is a {type(codec).__name__} of {codec.nbytes} B; the region is {region.size} B")
 
 
 def _read_only(source: np.ndarray) -> np.ndarray:
@@ -219,68 +253,65 @@ def _read_only(source: np.ndarray) -> np.ndarray:
 
 def _owned(plan: list[tuple[int, BufferRegion, Any]]) -> list[tuple[int, BufferRegion, np.ndarray]]:
     """``plan`` with its own copy of every host array, each encoder's bytes made (once) in host memory."""
-    made: dict[int, np.ndarray] = {}
+    made: dict[int, np.ndarray] = {}  # by id of the host data (one copy of an array given for several places)
     owned = []
     for row, region, data in plan:
-        if isinstance(data, HostEncoder):
-            if id(data) not in made:
-                made[id(data)] = data.materialize()
-            owned.append((row, region, made[id(data)]))
-        else:
-            owned.append((row, region, data.copy()))
+        if id(data) not in made:
+            made[id(data)] = data.materialize() if isinstance(data, HostEncoder) else data.copy()
+        owned.append((row, region, made[id(data)]))
     return owned
 
 
 class _EncoderBatch:
-    """Encoders of one write, consecutive in its plan, waiting to be made: those that share a
-    ``together`` by one call of it, the others one by one.  A place that overlaps one already
-    waiting makes the waiting ones first, so the bytes land in the plan's order."""
+    """The places of one write's encoders, in plan order, as they are made: an encoder's first
+    place waits to be made (those that share a ``together`` by one call of it, the others one
+    by one); a later place of the same encoder is a copy of its first, once that is made.  Every
+    write lands in the plan's order: whatever waits is made before a plain copy (:meth:`flush`)
+    or before a place that overlaps one waiting; an encoder whose first place a later write
+    overlaps before its next place is made once more, in host memory, for that place."""
 
     def __init__(self) -> None:
         self._waiting: list[tuple[HostEncoder, int, BufferRegion, np.ndarray]] = []
+        self._first: dict[int, tuple[int, BufferRegion, np.ndarray]] = {}  # by id of the encoder
+        self._overwritten: set[int] = set()  # encoders whose first place a later write overlapped
 
     def add(self, encoder: HostEncoder, row: int, region: BufferRegion, target: np.ndarray) -> None:
+        first = self._first.get(id(encoder))
+        if first is not None:
+            self.flush()
+            source = first[2] if id(encoder) not in self._overwritten else encoder.materialize()
+            self.wrote(row, region)
+            parallel_copyto(target, source)
+            return
         if any(r == row and _overlap(g, region) for _, r, g, _ in self._waiting):
             self.flush()
+        self.wrote(row, region)
+        self._first[id(encoder)] = (row, region, target)
         self._waiting.append((encoder, row, region, target))
+
+    def wrote(self, row: int, region: BufferRegion) -> None:
+        """A write to ``region`` of ``row`` is about to land: the first places it overlaps are spent."""
+        for key, (r, g, _) in self._first.items():
+            if r == row and _overlap(g, region):
+                self._overwritten.add(key)
 
     def flush(self) -> None:
         waiting, self._waiting = self._waiting, []
-        groups: dict[int, list[tuple[HostEncoder, np.ndarray]]] = {}
+        groups: dict[Callable, list[tuple[HostEncoder, np.ndarray]]] = {}
         for encoder, _, _, target in waiting:
             if encoder.together is None:
-                encoder.encode(target)
+                _host_code(encoder.encode, target)
             else:
-                groups.setdefault(id(encoder.together), []).append((encoder, target))
-        for pairs in groups.values():
+                groups.setdefault(encoder.together, []).append((encoder, target))
+        for together, pairs in groups.items():
             if len(pairs) == 1:
-                pairs[0][0].encode(pairs[0][1])
+                _host_code(pairs[0][0].encode, pairs[0][1])
             else:
-                pairs[0][0].together(pairs)  # type: ignore[misc]
+                _host_code(together, pairs)
 
 
 def _overlap(a: BufferRegion, b: BufferRegion) -> bool:
     return a.offset < b.offset + b.size and b.offset < a.offset + a.size
-
-
-def _encoded_once(plan: list[tuple[int, BufferRegion, Any]]) -> list[tuple[int, BufferRegion, Any]]:
-    """``plan`` with each encoder that writes more than one place made once, into host memory
-    (the places then copy it); an encoder of one place stays, to write straight into it."""
-    uses: dict[int, int] = {}
-    for _, _, data in plan:
-        if isinstance(data, HostEncoder):
-            uses[id(data)] = uses.get(id(data), 0) + 1
-    if all(count == 1 for count in uses.values()):
-        return plan
-    made: dict[int, np.ndarray] = {}
-    result = []
-    for row, region, data in plan:
-        if isinstance(data, HostEncoder) and uses[id(data)] > 1:
-            if id(data) not in made:
-                made[id(data)] = data.materialize()
-            data = made[id(data)]
-        result.append((row, region, data))
-    return result
 
 
 @dataclass(eq=False)
@@ -375,12 +406,17 @@ class MeshCommandQueue:
         Work finding the queue idle (nothing queued, nothing running) runs here and now; its end
         wakes the waiters that need it: the dispatch thread when work was queued meanwhile (it
         waits for the queue to be idle), and any ``finish``."""
+        owned = None
+        if own is not None and not blocking and (self._work or self._busy):  # a guess, made before the lock
+            owned = own()  # copies (and runs encoders) outside the lock: other callers need not wait
         with self._lock:
             run_here = inline and not self._work and not self._busy
             if run_here:
                 self._busy = True
             else:
-                self._work.append(own() if own is not None and not blocking else work)
+                if owned is None and own is not None and not blocking:
+                    owned = own()  # the queue became busy meanwhile
+                self._work.append(owned or work)
                 self._ensure_thread()
                 self._cv.notify_all()
         if run_here:
@@ -435,8 +471,12 @@ class MeshCommandQueue:
             error, self._error = self._error, None
         if error is None:
             return
-        if isinstance(error, MeshnnError):
-            raise error
+        if (
+            isinstance(error, MeshnnError)
+            or not isinstance(error, Exception)
+            or getattr(error, "_meshnn_host_code", False)
+        ):
+            raise error  # meshnn's own errors, an interrupt, or the caller's encoder / decoder failing
         raise QueueError(f"work enqueued on cq {self.cq_id} failed: {type(error).__name__}: {error}") from error
 
     def finish(self) -> None:
@@ -522,7 +562,7 @@ class MeshCommandQueue:
             mesh_buffer.touch()  # also when it runs: a memo made since the enqueue is stale now
             first = items[0][2] if items else None
             if same and isinstance(first, HostEncoder):  # made on the first device, copied to the others
-                first.encode(slab[0])
+                _host_code(first.encode, slab[0])
                 parallel_copyto(slab[1:], np.broadcast_to(slab[0], slab[1:].shape))
                 mesh_buffer.memo = EQUAL_ROWS
                 return
@@ -531,12 +571,14 @@ class MeshCommandQueue:
                 mesh_buffer.memo = EQUAL_ROWS
                 return
             batch = _EncoderBatch()
-            for rows, region, data in _coalesced(_encoded_once(items), slab.shape[1]):
+            for rows, region, data in _coalesced(items, slab.shape[1]):
                 target = slab[rows, region.offset : region.offset + region.size]
                 if isinstance(data, HostEncoder):
                     batch.add(data, rows, region, target)
                     continue
                 batch.flush()  # the encoders before this copy land before it
+                for row in range(slab.shape[0])[rows] if isinstance(rows, slice) else [rows]:
+                    batch.wrote(row, region)
                 parallel_copyto(_region_as(target, data) if _strided(data) else target, data)
             batch.flush()
             if same:
@@ -626,7 +668,7 @@ class MeshCommandQueue:
             for rows, region, out in _coalesced(plan, slab.shape[1]):
                 source = slab[rows, region.offset : region.offset + region.size]
                 if isinstance(out, HostDecoder):
-                    out.decode(_read_only(source))
+                    _host_code(out.decode, _read_only(source))
                     continue
                 parallel_copyto(out, _region_as(source, out) if _strided(out) else source)
 

@@ -289,18 +289,26 @@ def encode_many(
 ) -> None:
     """``encode(values, ..., out=out)`` for every ``(values, out)`` of ``jobs`` (e.g. the shards
     of a tensor, each into its device's memory), every ``out`` checked before any is written.
-    The block-float packs done by chunks of tile rows (:func:`_row_pack_chunks`) all run in one
-    pass over the host threads, their chunks handed out one at a time: a thread slowed by a busy
-    host does fewer of them, and no thread waits at the end of each job."""
+    The block-float packs done by chunks of tile rows (:func:`_row_pack_chunks`) of the jobs
+    whose values are float32 tile rows already (views: no job holds a converted or padded copy
+    while the others wait) all run in one pass over the host threads, their chunks handed out
+    one at a time: a thread slowed by a busy host does fewer, and no thread waits at the end of
+    each job.  The other jobs are encoded one at a time."""
+    if any(out is None for _, out in jobs):
+        raise MeshnnValueError("encode_many: every job needs an out array")
     checked = [(_checked(values, dtype, layout, tile, col_tilize, out), out) for values, out in jobs]
     tasks: list[Callable[[], None]] = []
     chunked_with = None  # the torch module the tasks use
     for values, out in checked:
         chunks = None
-        if dtype.is_block_float:
-            matrices = padded_matrices(_to_float32(values), tile, np.float32(pad_value))
-            torch = torch_for(matrices.size)
-            chunks = _row_pack_chunks(torch, matrices, BlockFloatFormat.of(dtype), tile, out)
+        if dtype.is_block_float and values.dtype == np.float32:
+            matrices = _tile_aligned_view(values, tile)
+            torch = None if matrices is None else torch_for(matrices.size)
+            chunks = (
+                None
+                if torch is None
+                else _row_pack_chunks(torch, matrices, BlockFloatFormat.of(dtype), tile, out, view=True)
+            )
         if chunks is None:
             _encode_checked(values, dtype, layout, tile, pad_value, out)
             continue
@@ -308,6 +316,17 @@ def encode_many(
         chunked_with = torch
     if tasks:
         each_chunk(chunked_with, tasks, lambda task: task())
+
+
+def _tile_aligned_view(values: np.ndarray, tile: Tile) -> np.ndarray | None:
+    """``values`` as (batch, height, width) matrices when that is a view and needs no padding, else None."""
+    shape = tuple(values.shape)
+    if len(shape) < 2 or shape[-2] % tile.tile_shape[0] or shape[-1] % tile.tile_shape[1]:
+        return None
+    try:
+        return values.reshape((math.prod(shape[:-2]), shape[-2], shape[-1]), copy=False)
+    except ValueError:
+        return None
 
 
 def _checked(
@@ -441,14 +460,14 @@ def _pack_tiles(
 
 
 def _row_pack_chunks(
-    torch: Any | None, matrices: np.ndarray, fmt: BlockFloatFormat, tile: Tile, out: np.ndarray
+    torch: Any | None, matrices: np.ndarray, fmt: BlockFloatFormat, tile: Tile, out: np.ndarray, *, view: bool = False
 ) -> list[Callable[[], None]] | None:
     """The pack of ``matrices`` (float32, padded to whole tiles) into ``out`` (their packed bytes,
     uint8) as independent tasks of whole tile rows, each packed in the matrix's own order by its
     thread's :class:`BfpRowPacker` (no float32 tilizing copy) with ``torch``'s operations (run
-    them with :func:`each_chunk`); None where that does not apply (no torch, transposed faces:
-    see :func:`_tile_rows`)."""
-    rows = None if torch is None else _tile_rows(matrices, tile, view=False)
+    them with :func:`each_chunk`); None where that does not apply (no torch, transposed faces,
+    or, with ``view``, rows that are not a view of ``matrices``: see :func:`_tile_rows`)."""
+    rows = None if torch is None else _tile_rows(matrices, tile, view=view)
     if rows is None:
         return None
     tile_width = tile.tile_shape[1]
@@ -500,11 +519,16 @@ def each_chunk(torch: Any, chunks: list[_Chunk], work: Callable[[_Chunk], None])
         return
     saved = torch.get_num_threads()
     numbers = itertools.count()  # next() on a count is atomic under the interpreter lock
+    failed = threading.Event()  # once a chunk fails, the others are not started
 
     def run(part: int) -> None:
         torch.set_num_threads(1)
-        while (number := next(numbers)) < len(chunks):
-            work(chunks[number])
+        while not failed.is_set() and (number := next(numbers)) < len(chunks):
+            try:
+                work(chunks[number])
+            except BaseException:
+                failed.set()
+                raise
 
     try:
         run_parallel(run, parts)

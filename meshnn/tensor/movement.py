@@ -12,7 +12,6 @@ import contextlib
 import contextvars
 import math
 import os
-import threading
 import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -156,31 +155,15 @@ def to_device(
     return _device_tensor(spec, buffer, coords, topology)
 
 
-_STAGING = threading.local()
-STAGING_KEEP_BYTES = 64 << 20  # a thread keeps its staging buffer up to this size for the next transfer
-
-
-def _staging(nbytes: int) -> np.ndarray:
-    """A uint8 scratch array of ``nbytes`` for one transfer at a time on this thread (its pages
-    stay mapped from one transfer to the next)."""
-    kept = getattr(_STAGING, "array", None)
-    if kept is None or kept.size < nbytes:
-        kept = np.empty(nbytes, np.uint8)
-        if nbytes <= STAGING_KEEP_BYTES:
-            _STAGING.array = kept
-    return kept[:nbytes]
-
-
 def mapped_to_device(
     mapped: MappedArray, device: MeshDevice, memory_config: MemoryConfig | None = None, cq_id: int | None = None
 ) -> Tensor:
     """``host_tensor_from_array`` then ``to_device``, without the host copy: each distinct shard
     is written to every device that holds it, in one blocking ``enqueue_write_shards``, as a
     strided view of the caller's array when a view of its values is the bytes (the write tilizes
-    as it copies), else as a :class:`HostEncoder` that converts it straight into device memory
-    (the shards' conversions run together, in one pass over the host threads).  Where the buffer
-    is larger than the packed shard, each shard is converted into a reused staging buffer and
-    written on its own."""
+    as it copies), else as a :class:`HostEncoder` that converts it straight into the memory of
+    the first device holding it (copied from there to the others); the shards' conversions run
+    together, in one pass over the host threads."""
     if not isinstance(device, MeshDevice):
         raise MeshnnTypeError(f"device must be a MeshDevice, got {type(device).__name__}")
     device.check_open()
@@ -199,9 +182,8 @@ def mapped_to_device(
             to_linear_index(device.shape, coord)
         groups = mapped.unique_shards()
     queue = device.mesh_command_queue(cq_id or 0)
-    buffer = allocate_mesh_buffer(spec, device)
+    buffer = allocate_mesh_buffer(spec, device)  # sized by the spec: a shard's packed bytes fill its device's region
     size = spec.compute_packed_buffer_size_bytes()
-    in_place = size == buffer.device_local_size()
     shards: dict[int, np.ndarray] = {}  # by id of its encoder
 
     def together(pairs: list[tuple[HostEncoder, np.ndarray]]) -> None:
@@ -214,13 +196,9 @@ def mapped_to_device(
             if not local:
                 continue
             data = byte_view(shard, spec.dtype, spec.layout, tile=spec.tile, col_tilize=mapped.col_tilize)
-            if data is None and in_place:
+            if data is None:
                 data = HostEncoder(size, lambda out, shard=shard: mapped.encode(shard, out=out), together)
                 shards[id(data)] = shard
-            elif data is None:  # into the staging buffer, written before the next shard reuses it
-                data = mapped.encode(shard, out=_staging(size))
-                queue.enqueue_write_shards(buffer, [ShardDataTransfer(c, data) for c in local], True)
-                continue
             transfers += [ShardDataTransfer(c, data) for c in local]
         if transfers:
             queue.enqueue_write_shards(buffer, transfers, True)

@@ -27,6 +27,7 @@ from meshnn.mesh.mesh_buffer import SLAB_POOL, SlabPool
 from meshnn.tensor import bfloat, movement
 from meshnn.tensor.encoding import decode, encode, encode_many, packed_spec
 from meshnn.tensor.movement import _decoded_shards
+from meshnn.tensor.tensor import MappedArray
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
@@ -111,18 +112,22 @@ def test_encode_and_decode_into_match(dtype, layout, shape, rng):
     ("dtype", "layout", "col_tilize"),
     [(*case, False) for case in CASES] + [(*case, True) for case in CASES if case[1] is ttnn.TILE_LAYOUT],
 )
-def test_encode_many_equals_encode_of_each(dtype, layout, col_tilize, rng):
-    """Shards of several shapes (whole tiles, padded, large enough for the chunked packs) encoded
-    together give each shard's own bytes; a wrong ``out`` anywhere is refused before any is written."""
-    shapes = [(96, 1024), (40, 70), (2, 64, 2048), (64, 96)]
+def test_encode_many_equals_encode_of_each(monkeypatch, dtype, layout, col_tilize, rng):
+    """Shards of several shapes (whole tiles, padded, bfloat16 values, strided, several chunks
+    each: their chunks handed out to three threads) encoded together give each shard's own
+    bytes; a wrong ``out`` anywhere is refused before any is written."""
+    monkeypatch.setenv("MESHNN_HOST_THREADS", "3")
+    shapes = [(96, 1024), (40, 70), (2, 64, 2048), (64, 96), (1024, 1536)]
     shards = [(rng.standard_normal(shape) * 4).astype(np.float32) for shape in shapes]
+    shards.append(shards[-1][:, ::-1][:, 512:])  # a strided view, 1024 x 1024
+    shards.append(shards[0].astype(ml_dtypes.bfloat16))
     kind = {"col_tilize": col_tilize}
     expected = [encode(x, dtype, layout, **kind) for x in shards]
     outs = [np.full(e.size, 0xA5, np.uint8) for e in expected]
     encode_many(list(zip(shards, outs, strict=True)), dtype, layout, **kind)
     assert all(np.array_equal(o, e) for o, e in zip(outs, expected, strict=True))
     untouched = [np.full(e.size, 0xA5, np.uint8) for e in expected]
-    untouched[2] = untouched[2][:-1]
+    untouched[4] = untouched[4][:-1]
     with pytest.raises(MeshnnValueError, match="out must be a C-contiguous uint8 array"):
         encode_many(list(zip(shards, untouched, strict=True)), dtype, layout, **kind)
     assert all((o == 0xA5).all() for o in untouched)
@@ -195,27 +200,46 @@ def test_to_torch_composed_equals_concatenated_shards(open_mesh, dtype, layout, 
 
 
 @pytest.mark.parametrize("dtype", [ttnn.bfloat8_b, ttnn.bfloat16, ttnn.bfloat4_b])
-@pytest.mark.parametrize("mapper", ["2d", "replicate", "2d replicate rows"])
-def test_shards_are_converted_in_device_memory_without_staging(open_mesh, monkeypatch, dtype, mapper, rng):
-    """A put converts each shard straight into its MeshBuffer (a HostEncoder) and a get decodes
-    straight out of it (a HostDecoder): no staging buffer is asked for, and the bytes and values
-    are those of the host path."""
+@pytest.mark.parametrize(("mapper", "distinct"), [("2d", 8), ("replicate", 1), ("2d replicate rows", 4)])
+def test_shards_are_converted_in_device_memory(open_mesh, monkeypatch, dtype, mapper, distinct, rng):
+    """A put converts each distinct shard once, straight into device memory (the MeshBuffer's
+    own bytes), and a get decodes block floats straight out of it, read-only; the bytes and
+    values are those of the host path."""
     mesh = open_mesh((2, 4))
-    values = torch.from_numpy(rng.standard_normal((128, 256)).astype(np.float32))
+    values = torch.from_numpy(rng.standard_normal((256, 512)).astype(np.float32))
     kwargs = {"dtype": dtype, "layout": ttnn.TILE_LAYOUT, "mesh_mapper": MAPPERS[mapper](mesh)}
     via_host = ttnn.to_device(ttnn.from_torch(values, **kwargs), mesh)
     composer = ttnn.ConcatMeshToTensor(mesh, dim=0)
     expected = ttnn.to_numpy(via_host, mesh_composer=composer)
+    written: list[np.ndarray] = []
+    read: list[np.ndarray] = []
+    encode_one, encode_many_ = MappedArray.encode, MappedArray.encode_many
 
-    def no_staging(nbytes: int) -> np.ndarray:
-        raise AssertionError(f"a staging buffer of {nbytes} B was asked for")
+    def recording_encode(self, shard, out=None):
+        written.append(out)
+        return encode_one(self, shard, out=out)
 
-    monkeypatch.setattr(movement, "_staging", no_staging)
+    def recording_encode_many(self, jobs):
+        written.extend(out for _, out in jobs)
+        return encode_many_(self, jobs)
+
+    def recording_decode(raw, *args, **kw):
+        read.append(raw)
+        return decode(raw, *args, **kw)
+
+    monkeypatch.setattr(MappedArray, "encode", recording_encode)
+    monkeypatch.setattr(MappedArray, "encode_many", recording_encode_many)
+    monkeypatch.setattr(movement, "decode", recording_decode)
     direct = ttnn.from_torch(values, device=mesh, **kwargs)
+    slab = direct.storage.mesh_buffer.rows()
+    assert len(written) == distinct
+    assert all(out is not None and np.shares_memory(out, slab) for out in written)
     a, b = raw_shards(direct), raw_shards(via_host)
     assert a.keys() == b.keys() and all(np.array_equal(a[c], b[c]) for c in a)
     got = ttnn.to_numpy(direct, mesh_composer=composer)
     assert np.array_equal(got.view(np.uint32), expected.view(np.uint32))
+    assert len(read) == (8 if dtype.is_block_float else 0)  # bfloat16 is read through a byte view: no decode
+    assert all(np.shares_memory(raw, slab) and not raw.flags.writeable for raw in read)
 
 
 def test_composer_slots_join_uneven_shards_like_concatenate():

@@ -419,7 +419,8 @@ def test_an_encoder_writes_straight_into_device_memory(open_mesh, rng):
 
 def test_one_encoder_for_every_device_runs_once(open_mesh, rng):
     """The same encoder for every device (a replicated write) is called once; every device then
-    holds its bytes.  Given to two devices of eight, it is made once too, in host memory."""
+    holds its bytes.  Given to two devices of eight, it is made once too, in the first one's
+    memory, and copied from there."""
     mesh = open_mesh((2, 4))
     buffer = MeshBuffer.create(ReplicatedBufferConfig(2048), DeviceLocalBufferConfig(1024), mesh)
     coords = list(mesh.shape.coords())
@@ -433,8 +434,8 @@ def test_one_encoder_for_every_device_runs_once(open_mesh, rng):
     calls.clear()
     cq.enqueue_write_mesh_buffer(buffer, np.zeros(2048, np.uint8), blocking=True)
     cq.enqueue_write_shards(buffer, [ShardDataTransfer(c, encoder) for c in (coords[1], coords[6])], True)
-    assert len(calls) == 1 and not np.shares_memory(calls[0][1], buffer.slab())
     rows = [mesh.local_row(c) for c in (coords[1], coords[6])]
+    assert len(calls) == 1 and np.shares_memory(calls[0][1], buffer.slab()[rows[0]])  # made on the first
     written = buffer.slab()[rows]
     assert all(np.array_equal(r, calls[0][1]) for r in written)
     others = np.delete(buffer.slab(), rows, axis=0)
@@ -607,3 +608,66 @@ def test_encoders_made_together_still_land_in_the_order_given(open_mesh):
     ]
     cq.enqueue_write_shards(buffer, overlapping, True)
     assert calls == [] and (buffer.slab()[0, :256] == 7).all() and (buffer.slab()[0, 256:] == 6).all()
+
+
+def test_an_encoder_whose_first_place_is_overwritten_is_made_again_for_its_next(open_mesh):
+    """Encoder E for device 0 then device 1, with a plain write over device 0's bytes between:
+    device 1 still gets E's bytes (made once more, in host memory), device 0 the plain bytes."""
+    mesh = open_mesh((1, 2))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(1024), DeviceLocalBufferConfig(1024), mesh)
+    calls: list = []
+    encoder = HostEncoder(1024, lambda out: (calls.append(out), out.fill(9)))
+    first, second = MeshCoordinate(0, 0), MeshCoordinate(0, 1)
+    transfers = [
+        ShardDataTransfer(first, encoder),
+        ShardDataTransfer(first, np.full(1024, 4, np.uint8)),
+        ShardDataTransfer(second, encoder),
+    ]
+    mesh.mesh_command_queue().enqueue_write_shards(buffer, transfers, True)
+    assert (buffer.slab()[0] == 4).all() and (buffer.slab()[1] == 9).all()
+    assert (
+        len(calls) == 2 and np.shares_memory(calls[0], buffer.slab()) and not np.shares_memory(calls[1], buffer.slab())
+    )
+
+
+class _Failed(Exception):
+    pass
+
+
+@pytest.mark.parametrize("error", [_Failed("the encoder failed"), KeyboardInterrupt()])
+@pytest.mark.parametrize("where", ["encode", "together", "decode"])
+def test_an_encoder_or_decoder_error_surfaces_as_itself(open_mesh, error, where):
+    """The caller's own encoder or decoder code failing is not a kernel failing: its error (or an
+    interrupt) is raised as itself, not wrapped in a QueueError, and the queue stays usable."""
+    mesh = open_mesh((1, 2))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(1024), DeviceLocalBufferConfig(1024), mesh)
+    cq = mesh.mesh_command_queue()
+
+    def fail(*_):
+        raise error
+
+    good = HostEncoder(1024, lambda out: out.fill(1), fail if where == "together" else None)
+    if where == "decode":
+        transfers = [ShardDataTransfer(MeshCoordinate(0, 0), HostDecoder(1024, fail))]
+        call = lambda: cq.enqueue_read_shards(transfers, buffer, True)  # noqa: E731
+    else:
+        bad = HostEncoder(1024, fail, good.together)
+        transfers = [ShardDataTransfer(MeshCoordinate(0, 0), good), ShardDataTransfer(MeshCoordinate(0, 1), bad)]
+        call = lambda: cq.enqueue_write_shards(buffer, transfers, True)  # noqa: E731
+    with pytest.raises(type(error)) as raised:
+        call()
+    assert raised.value is error
+    cq.enqueue_write_shards(
+        buffer, [ShardDataTransfer(c, np.full(1024, 5, np.uint8)) for c in mesh.local_coords()], True
+    )
+    assert (buffer.slab() == 5).all()
+
+
+def test_codecs_are_checked_when_made():
+    with pytest.raises(MeshnnError, match="encode \\(and together, when given\\) must be callables"):
+        HostEncoder(1024, None)
+    with pytest.raises(MeshnnError, match="nbytes must be an integer"):
+        HostEncoder(10.5, lambda out: None)
+    with pytest.raises(MeshnnError, match="nbytes must be >= 0"):
+        HostDecoder(-1, lambda data: None)
+    assert HostEncoder(np.int64(64), lambda out: None).nbytes == 64
