@@ -208,15 +208,20 @@ class HostDecoder:
     gets the region's bytes as a read-only C-contiguous uint8 array of ``nbytes``, the device's
     own memory, valid during the call only (so a tensor shard is decoded straight out of device
     memory, with no staging copy).  A transfer's region must be exactly ``nbytes``; an error
-    ``decode`` raises surfaces as itself."""
+    ``decode`` (or ``together``) raises surfaces as itself.
+
+    ``together``, when given, may take the bytes of several decoders at once: the decoders of
+    one read that share it, consecutive in its transfers (a plain read between them ends a run),
+    are called as one, ``together([(decoder, data), ...])``."""
 
     nbytes: int
     decode: Callable[[np.ndarray], None]
+    together: Callable[[list[tuple[HostDecoder, np.ndarray]]], None] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "nbytes", _byte_count(self.nbytes, "HostDecoder"))
-        if not callable(self.decode):
-            raise MeshnnTypeError("HostDecoder: decode must be a callable")
+        if not callable(self.decode) or not (self.together is None or callable(self.together)):
+            raise MeshnnTypeError("HostDecoder: decode (and together, when given) must be callables")
 
 
 def _byte_count(nbytes: object, what: str) -> int:
@@ -308,6 +313,22 @@ class _EncoderBatch:
                 _host_code(pairs[0][0].encode, pairs[0][1])
             else:
                 _host_code(together, pairs)
+
+
+def _decode_all(waiting: list[tuple[HostDecoder, np.ndarray]]) -> None:
+    """Call the ``waiting`` decoders (emptying it): those that share a ``together`` by one call."""
+    groups: dict[Callable, list[tuple[HostDecoder, np.ndarray]]] = {}
+    for decoder, data in waiting:
+        if decoder.together is None:
+            _host_code(decoder.decode, data)
+        else:
+            groups.setdefault(decoder.together, []).append((decoder, data))
+    waiting.clear()
+    for together, pairs in groups.items():
+        if len(pairs) == 1:
+            _host_code(pairs[0][0].decode, pairs[0][1])
+        else:
+            _host_code(together, pairs)
 
 
 def _overlap(a: BufferRegion, b: BufferRegion) -> bool:
@@ -665,12 +686,15 @@ class MeshCommandQueue:
         slab = mesh_buffer.rows()  # checked above; a read keeps the buffer's memo
 
         def read() -> None:
+            waiting: list[tuple[HostDecoder, np.ndarray]] = []  # decoders of the current run
             for rows, region, out in _coalesced(plan, slab.shape[1]):
                 source = slab[rows, region.offset : region.offset + region.size]
                 if isinstance(out, HostDecoder):
-                    _host_code(out.decode, _read_only(source))
+                    waiting.append((out, _read_only(source)))
                     continue
+                _decode_all(waiting)
                 parallel_copyto(out, _region_as(source, out) if _strided(out) else source)
+            _decode_all(waiting)
 
         self._submit(read, blocking=blocking)
 

@@ -607,9 +607,57 @@ def decode(
     raw = _checked_raw(raw, dtype, layout, shape, tile)
     shape = tuple(int(d) for d in shape)
     if out is not None:
-        want = np.dtype(np.float32) if dtype.is_block_float else dtype.numpy_dtype
-        if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != want:
-            raise MeshnnValueError(f"decode: out must be a {want} array of shape {list(shape)}")
+        _check_out(out, dtype, shape)
+    return _decode_checked(raw, dtype, layout, shape, tile, out)
+
+
+def decode_many(
+    jobs: Sequence[tuple[np.ndarray, np.ndarray]],
+    dtype: DataType,
+    layout: Layout,
+    shape: Sequence[int],
+    *,
+    tile: Tile = DEFAULT_TILE,
+) -> None:
+    """``decode(raw, dtype, layout, shape, tile=tile, out=out)`` for every ``(raw, out)`` of
+    ``jobs`` (e.g. each shard of a tensor into its block of the composed array), every job
+    checked before any is decoded.  The block-float unpacks by chunks of tile rows straight into
+    ``out`` (:func:`_row_unpack_chunks`) of all jobs run in one pass over the host threads, their
+    chunks handed out one at a time; the other jobs are decoded one at a time."""
+    shape = tuple(int(d) for d in shape)
+    checked = []
+    for raw, out in jobs:
+        checked.append((_checked_raw(raw, dtype, layout, shape, tile), out))
+        _check_out(out, dtype, shape)
+    tasks: list[Callable[[], None]] = []
+    chunked_with = None  # the torch module the tasks use
+    for raw, out in checked:
+        chunks = None
+        if dtype.is_block_float and layout is Layout.TILE:
+            matrices = _matrices_view(out, shape, tile)
+            torch = None if matrices is None else torch_for(matrices.size)
+            chunks = (
+                None if torch is None else _row_unpack_chunks(torch, raw, matrices, BlockFloatFormat.of(dtype), tile)
+            )
+        if chunks is None:
+            _decode_checked(raw, dtype, layout, shape, tile, out)
+            continue
+        tasks += chunks
+        chunked_with = torch
+    if tasks:
+        each_chunk(chunked_with, tasks, lambda task: task())
+
+
+def _check_out(out: object, dtype: DataType, shape: tuple[int, ...]) -> None:
+    want = np.dtype(np.float32) if dtype.is_block_float else dtype.numpy_dtype
+    if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != want:
+        raise MeshnnValueError(f"decode: out must be a {want} array of shape {list(shape)}")
+
+
+def _decode_checked(
+    raw: np.ndarray, dtype: DataType, layout: Layout, shape: tuple[int, ...], tile: Tile, out: np.ndarray | None
+) -> np.ndarray:
+    """:func:`decode` of checked ``raw`` bytes (flat, C-contiguous) into a checked ``out``."""
     if layout is Layout.ROW_MAJOR:
         stored = np.float32 if dtype.is_block_float else dtype.storage_dtype
         values = _from_storage(raw.view(stored).reshape(shape), dtype)
@@ -662,19 +710,9 @@ def _unpack_tiles(
         matrices = np.empty((math.prod(padded[:-2]), padded[-2], padded[-1]), np.float32)
     fmt = BlockFloatFormat.of(dtype)
     torch = torch_for(matrices.size)
-    rows = None if torch is None else _tile_rows(matrices, tile, view=True)
-    if rows is not None:
-        row_unpacker = _row_unpacker(fmt, tile)
-        tile_width = tile.tile_shape[1]
-        packed = raw.reshape(-1, row_unpacker.tile_size)
-        tiles_per_row = rows.shape[2] // tile_width
-
-        def unpack(chunk: tuple[slice, slice, int, int]) -> None:
-            chunk_rows, cols, first, count = chunk
-            block = rows[chunk_rows, :, cols.start * tile_width : cols.stop * tile_width]
-            _row_unpacker(fmt, tile).unpack_rows(torch, packed[first : first + count], block)
-
-        each_chunk(torch, list(tile_chunks(rows.shape[0], tiles_per_row, row_unpacker.chunk_tiles)), unpack)
+    chunks = _row_unpack_chunks(torch, raw, matrices, fmt, tile)
+    if chunks is not None:
+        each_chunk(torch, chunks, lambda task: task())
     else:
         grid = tile_view(matrices, tile)
         unpacker = _unpacker(fmt, tile.values_per_tile, torch)
@@ -687,6 +725,29 @@ def _unpack_tiles(
     if logical != matrices.shape:
         matrices = np.ascontiguousarray(matrices[:, : logical[1], : logical[2]])
     return matrices.reshape(shape)
+
+
+def _row_unpack_chunks(
+    torch: Any | None, raw: np.ndarray, matrices: np.ndarray, fmt: BlockFloatFormat, tile: Tile
+) -> list[Callable[[], None]] | None:
+    """The unpack of block-float ``raw`` bytes into ``matrices`` (float32, tile-aligned (batch,
+    height, width), any strides) as independent tasks of whole tile rows, each decoded in the
+    matrix's own order by its thread's :class:`BfpRowUnpacker` with ``torch``'s operations (run
+    them with :func:`each_chunk`); None where that does not apply (no torch, transposed faces,
+    rows that are not a view of ``matrices``: see :func:`_tile_rows`)."""
+    rows = None if torch is None else _tile_rows(matrices, tile, view=True)
+    if rows is None:
+        return None
+    tile_width = tile.tile_shape[1]
+    packed = raw.reshape(-1, fmt.tile_size(tile.values_per_tile))
+    tiles_per_row = rows.shape[2] // tile_width
+
+    def unpack(chunk_rows: slice, cols: slice, first: int, count: int) -> None:
+        block = rows[chunk_rows, :, cols.start * tile_width : cols.stop * tile_width]
+        _row_unpacker(fmt, tile).unpack_rows(torch, packed[first : first + count], block)
+
+    chunk_tiles = max(1, TORCH_CHUNK_VALUES // tile.values_per_tile)  # a BfpRowUnpacker's chunk
+    return [functools.partial(unpack, *chunk) for chunk in tile_chunks(rows.shape[0], tiles_per_row, chunk_tiles)]
 
 
 # --- typecast / to_layout -----------------------------------------------------------------------

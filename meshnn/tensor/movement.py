@@ -31,7 +31,7 @@ from meshnn.tensor.distribution import (
     TensorTopology,
 )
 from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.encoding import byte_view, decode, encode, packed_spec
+from meshnn.tensor.encoding import byte_view, decode, decode_many, encode, packed_spec
 from meshnn.tensor.encoding import to_layout as layout_bytes
 from meshnn.tensor.encoding import typecast as typecast_bytes
 from meshnn.tensor.layout import Layout, Tile, padded_shape
@@ -230,20 +230,21 @@ def _composed_from_device(tensor: Tensor, composer: MeshToTensor) -> np.ndarray 
     out = RESULT_ARRAYS.empty(global_shape, values)  # every element is written below
     size = spec.compute_packed_buffer_size_bytes()
     region = None if size == buffer.device_local_size() else _region(size)
-    queue = mesh.mesh_command_queue(0)
+    blocks: dict[int, np.ndarray] = {}  # by id of its decoder
+    kind = {"dtype": spec.dtype, "layout": spec.layout, "shape": spec.encoded_shape, "tile": spec.tile}
+
+    def together(pairs: list[tuple[HostDecoder, np.ndarray]]) -> None:
+        decode_many([(raw, blocks[id(decoder)]) for decoder, raw in pairs], **kind)
+
+    transfers = []
     for coord, slot in zip(coords, slots, strict=True):
         block = out[slot]
-        direct = byte_view(block, spec.dtype, spec.layout, tile=spec.tile)
-        if direct is not None:
-            queue.enqueue_read_shards([ShardDataTransfer(coord, direct, region)], buffer, True)
-            continue
-        decoder = HostDecoder(
-            size,
-            lambda raw, block=block: decode(
-                raw, spec.dtype, spec.layout, spec.encoded_shape, tile=spec.tile, out=block
-            ),
-        )
-        queue.enqueue_read_shards([ShardDataTransfer(coord, decoder, region)], buffer, True)
+        data = byte_view(block, spec.dtype, spec.layout, tile=spec.tile)
+        if data is None:
+            data = HostDecoder(size, lambda raw, block=block: decode(raw, out=block, **kind), together)
+            blocks[id(data)] = block
+        transfers.append(ShardDataTransfer(coord, data, region))
+    mesh.mesh_command_queue(0).enqueue_read_shards(transfers, buffer, True)
     return out
 
 

@@ -25,7 +25,7 @@ import meshnn as ttnn
 from meshnn.errors import MeshnnError, MeshnnValueError
 from meshnn.mesh.mesh_buffer import SLAB_POOL, SlabPool
 from meshnn.tensor import bfloat, movement
-from meshnn.tensor.encoding import decode, encode, encode_many, packed_spec
+from meshnn.tensor.encoding import decode, decode_many, encode, encode_many, packed_spec
 from meshnn.tensor.movement import _decoded_shards
 from meshnn.tensor.tensor import MappedArray
 
@@ -133,6 +133,29 @@ def test_encode_many_equals_encode_of_each(monkeypatch, dtype, layout, col_tiliz
     assert all((o == 0xA5).all() for o in untouched)
 
 
+@pytest.mark.parametrize(("dtype", "layout"), CASES)
+def test_decode_many_equals_decode_of_each(monkeypatch, dtype, layout, rng):
+    """Shards decoded together, each into its block of one array (as a composed read does:
+    strided blocks, several chunks each, handed out to three threads), give each shard's own
+    values; a wrong ``out`` anywhere is refused before any is written."""
+    monkeypatch.setenv("MESHNN_HOST_THREADS", "3")
+    shape = (512, 1024)
+    shards = [(rng.standard_normal(shape) * 4).astype(np.float32) for _ in range(4)]
+    raws = [encode(x, dtype, layout) for x in shards]
+    expected = [decode(raw, dtype, layout, shape) for raw in raws]
+    want = expected[0].dtype
+    whole = np.full((1024, 2048), 7, want)
+    blocks = [whole[i * 512 : (i + 1) * 512, j * 1024 : (j + 1) * 1024] for i in range(2) for j in range(2)]
+    decode_many(list(zip(raws, blocks, strict=True)), dtype, layout, shape)
+    assert all(np.array_equal(b.view(np.uint8), e.view(np.uint8)) for b, e in zip(blocks, expected, strict=True))
+    untouched = np.full((1024, 2048), 7, want)
+    blocks = [untouched[i * 512 : (i + 1) * 512, j * 1024 : (j + 1) * 1024] for i in range(2) for j in range(2)]
+    blocks[3] = blocks[3][:, :-1]
+    with pytest.raises(MeshnnValueError, match="decode: out must be"):
+        decode_many(list(zip(raws, blocks, strict=True)), dtype, layout, shape)
+    assert (untouched == 7).all()
+
+
 def test_encode_into_checks_out():
     with pytest.raises(MeshnnValueError, match="out must be a C-contiguous uint8 array of 128 bytes"):
         encode(np.zeros((4, 8), np.float32), ttnn.float32, ttnn.ROW_MAJOR_LAYOUT, out=np.empty(64, np.uint8))
@@ -227,9 +250,14 @@ def test_shards_are_converted_in_device_memory(open_mesh, monkeypatch, dtype, ma
         read.append(raw)
         return decode(raw, *args, **kw)
 
+    def recording_decode_many(jobs, *args, **kw):
+        read.extend(raw for raw, _ in jobs)
+        return decode_many(jobs, *args, **kw)
+
     monkeypatch.setattr(MappedArray, "encode", recording_encode)
     monkeypatch.setattr(MappedArray, "encode_many", recording_encode_many)
     monkeypatch.setattr(movement, "decode", recording_decode)
+    monkeypatch.setattr(movement, "decode_many", recording_decode_many)
     direct = ttnn.from_torch(values, device=mesh, **kwargs)
     slab = direct.storage.mesh_buffer.rows()
     assert len(written) == distinct

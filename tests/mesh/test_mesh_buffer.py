@@ -635,7 +635,7 @@ class _Failed(Exception):
 
 
 @pytest.mark.parametrize("error", [_Failed("the encoder failed"), KeyboardInterrupt()])
-@pytest.mark.parametrize("where", ["encode", "together", "decode"])
+@pytest.mark.parametrize("where", ["encode", "together", "decode", "decode together"])
 def test_an_encoder_or_decoder_error_surfaces_as_itself(open_mesh, error, where):
     """The caller's own encoder or decoder code failing is not a kernel failing: its error (or an
     interrupt) is raised as itself, not wrapped in a QueueError, and the queue stays usable."""
@@ -647,8 +647,10 @@ def test_an_encoder_or_decoder_error_surfaces_as_itself(open_mesh, error, where)
         raise error
 
     good = HostEncoder(1024, lambda out: out.fill(1), fail if where == "together" else None)
-    if where == "decode":
-        transfers = [ShardDataTransfer(MeshCoordinate(0, 0), HostDecoder(1024, fail))]
+    if where.startswith("decode"):
+        together = fail if where == "decode together" else None
+        decoders = [HostDecoder(1024, fail if together is None else (lambda data: None), together) for _ in range(2)]
+        transfers = [ShardDataTransfer(c, d) for c, d in zip(mesh.local_coords(), decoders, strict=True)]
         call = lambda: cq.enqueue_read_shards(transfers, buffer, True)  # noqa: E731
     else:
         bad = HostEncoder(1024, fail, good.together)
@@ -671,3 +673,36 @@ def test_codecs_are_checked_when_made():
     with pytest.raises(MeshnnError, match="nbytes must be >= 0"):
         HostDecoder(-1, lambda data: None)
     assert HostEncoder(np.int64(64), lambda out: None).nbytes == 64
+
+
+def test_decoders_that_share_together_are_called_as_one_run(open_mesh, rng):
+    """Decoders of one read sharing a ``together`` are called by one call per run of them (a
+    plain read between ends a run), each with its device's bytes, read-only; one without a
+    ``together`` is called alone."""
+    mesh = open_mesh((2, 4))
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(1024), DeviceLocalBufferConfig(1024), mesh)
+    coords = list(mesh.shape.coords())
+    host = rng.integers(0, 256, (8, 1024), dtype=np.uint8)
+    cq = mesh.mesh_command_queue()
+    cq.enqueue_write_shards(buffer, [ShardDataTransfer(c, host[i]) for i, c in enumerate(coords)], True)
+    calls: list = []
+    got: dict = {}
+
+    def together(pairs):
+        calls.append(sorted(decoders.index(d) for d, _ in pairs))
+        for decoder, data in pairs:
+            assert not data.flags.writeable and np.shares_memory(data, buffer.slab())
+            got[decoders.index(decoder)] = data.copy()
+
+    def alone(key):
+        return lambda data: (calls.append(key), got.__setitem__(key, data.copy()))
+
+    decoders = [HostDecoder(1024, alone(i), together if i != 2 else None) for i in range(8)]
+    plain = np.zeros(1024, np.uint8)
+    transfers = [ShardDataTransfer(coords[i], decoders[i]) for i in range(4)]
+    transfers += [ShardDataTransfer(coords[4], plain)]
+    transfers += [ShardDataTransfer(coords[i], decoders[i]) for i in range(5, 8)]
+    cq.enqueue_read_shards(transfers, buffer, True)
+    assert calls == [2, [0, 1, 3], [5, 6, 7]]
+    assert all(np.array_equal(got[i], host[i]) for i in got) and sorted(got) == [0, 1, 2, 3, 5, 6, 7]
+    assert np.array_equal(plain, host[4])
