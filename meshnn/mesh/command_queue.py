@@ -302,33 +302,30 @@ class _EncoderBatch:
 
     def flush(self) -> None:
         waiting, self._waiting = self._waiting, []
-        groups: dict[Callable, list[tuple[HostEncoder, np.ndarray]]] = {}
-        for encoder, _, _, target in waiting:
-            if encoder.together is None:
-                _host_code(encoder.encode, target)
-            else:
-                groups.setdefault(encoder.together, []).append((encoder, target))
-        for together, pairs in groups.items():
-            if len(pairs) == 1:
-                _host_code(pairs[0][0].encode, pairs[0][1])
-            else:
-                _host_code(together, pairs)
+        _call_grouped([(encoder, target) for encoder, _, _, target in waiting], lambda encoder: encoder.encode)
 
 
 def _decode_all(waiting: list[tuple[HostDecoder, np.ndarray]]) -> None:
     """Call the ``waiting`` decoders (emptying it): those that share a ``together`` by one call."""
-    groups: dict[Callable, list[tuple[HostDecoder, np.ndarray]]] = {}
-    for decoder, data in waiting:
-        if decoder.together is None:
-            _host_code(decoder.decode, data)
+    pairs, waiting[:] = list(waiting), []
+    _call_grouped(pairs, lambda decoder: decoder.decode)
+
+
+def _call_grouped(pairs: list[tuple[Any, np.ndarray]], own: Callable[[Any], Callable[[np.ndarray], None]]) -> None:
+    """Call each ``(codec, array)`` of ``pairs`` (HostEncoders or HostDecoders): one without a
+    ``together`` by its own function (``own(codec)``), those that share a ``together`` by one
+    call of it, given all their pairs (a lone one by its own function)."""
+    groups: dict[Callable, list[tuple[Any, np.ndarray]]] = {}
+    for codec, array in pairs:
+        if codec.together is None:
+            _host_code(own(codec), array)
         else:
-            groups.setdefault(decoder.together, []).append((decoder, data))
-    waiting.clear()
-    for together, pairs in groups.items():
-        if len(pairs) == 1:
-            _host_code(pairs[0][0].decode, pairs[0][1])
+            groups.setdefault(codec.together, []).append((codec, array))
+    for together, grouped in groups.items():
+        if len(grouped) == 1:
+            _host_code(own(grouped[0][0]), grouped[0][1])
         else:
-            _host_code(together, pairs)
+            _host_code(together, grouped)
 
 
 def _overlap(a: BufferRegion, b: BufferRegion) -> bool:

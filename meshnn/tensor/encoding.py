@@ -297,20 +297,32 @@ def encode_many(
     if any(out is None for _, out in jobs):
         raise MeshnnValueError("encode_many: every job needs an out array")
     checked = [(_checked(values, dtype, layout, tile, col_tilize, out), out) for values, out in jobs]
+
+    def chunked(values: np.ndarray, out: np.ndarray) -> tuple[Any, list[Callable[[], None]] | None]:
+        if not dtype.is_block_float or values.dtype != np.float32:
+            return None, None
+        matrices = _tile_aligned_view(values, tile)
+        torch = None if matrices is None else torch_for(matrices.size)
+        fmt = BlockFloatFormat.of(dtype)
+        return torch, None if torch is None else _row_pack_chunks(torch, matrices, fmt, tile, out, view=True)
+
+    _in_one_pass(checked, chunked, lambda values, out: _encode_checked(values, dtype, layout, tile, pad_value, out))
+
+
+def _in_one_pass(
+    jobs: list[tuple[np.ndarray, np.ndarray]],
+    chunked: Callable[[np.ndarray, np.ndarray], tuple[Any, list[Callable[[], None]] | None]],
+    alone: Callable[[np.ndarray, np.ndarray], None],
+) -> None:
+    """Run every job of :func:`encode_many` / :func:`decode_many`: ``chunked(*job)`` gives the
+    torch module and the job's chunk tasks (None for a job that has none), and the tasks of all
+    jobs run in one :func:`each_chunk`; a job without them runs ``alone(*job)``, at once."""
     tasks: list[Callable[[], None]] = []
     chunked_with = None  # the torch module the tasks use
-    for values, out in checked:
-        chunks = None
-        if dtype.is_block_float and values.dtype == np.float32:
-            matrices = _tile_aligned_view(values, tile)
-            torch = None if matrices is None else torch_for(matrices.size)
-            chunks = (
-                None
-                if torch is None
-                else _row_pack_chunks(torch, matrices, BlockFloatFormat.of(dtype), tile, out, view=True)
-            )
+    for job in jobs:
+        torch, chunks = chunked(*job)
         if chunks is None:
-            _encode_checked(values, dtype, layout, tile, pad_value, out)
+            alone(*job)
             continue
         tasks += chunks
         chunked_with = torch
@@ -629,23 +641,17 @@ def decode_many(
     for raw, out in jobs:
         checked.append((_checked_raw(raw, dtype, layout, shape, tile), out))
         _check_out(out, dtype, shape)
-    tasks: list[Callable[[], None]] = []
-    chunked_with = None  # the torch module the tasks use
-    for raw, out in checked:
-        chunks = None
-        if dtype.is_block_float and layout is Layout.TILE:
-            matrices = _matrices_view(out, shape, tile)
-            torch = None if matrices is None else torch_for(matrices.size)
-            chunks = (
-                None if torch is None else _row_unpack_chunks(torch, raw, matrices, BlockFloatFormat.of(dtype), tile)
-            )
-        if chunks is None:
-            _decode_checked(raw, dtype, layout, shape, tile, out)
-            continue
-        tasks += chunks
-        chunked_with = torch
-    if tasks:
-        each_chunk(chunked_with, tasks, lambda task: task())
+
+    def chunked(raw: np.ndarray, out: np.ndarray) -> tuple[Any, list[Callable[[], None]] | None]:
+        if not dtype.is_block_float or layout is not Layout.TILE:
+            return None, None
+        matrices = _matrices_view(out, shape, tile)
+        torch = None if matrices is None else torch_for(matrices.size)
+        return torch, None if torch is None else _row_unpack_chunks(
+            torch, raw, matrices, BlockFloatFormat.of(dtype), tile
+        )
+
+    _in_one_pass(checked, chunked, lambda raw, out: _decode_checked(raw, dtype, layout, shape, tile, out))
 
 
 def _check_out(out: object, dtype: DataType, shape: tuple[int, ...]) -> None:
