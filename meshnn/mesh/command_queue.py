@@ -12,9 +12,8 @@ seconds, default 120): a wait that times out becomes the queue's error instead o
 
 Argument orders are tt-metal's: writes take ``(mesh_buffer, data)``, reads ``(data, mesh_buffer)``.
 
-Large host copies (``PARALLEL_MIN_BYTES`` and more) are split over the host worker threads
-(:func:`parallel_copyto`, which the tensor layer's copies use too); the bytes are those of one
-single-threaded copy.
+Large host copies are split over the host worker threads (:mod:`meshnn.host.threads`); the bytes
+are those of one single-threaded copy.
 """
 
 from __future__ import annotations
@@ -22,12 +21,10 @@ from __future__ import annotations
 import contextlib
 import itertools
 import operator
-import os
 import threading
 import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +32,7 @@ import numpy as np
 
 from meshnn.device.buffer import ShardOrientation
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError, QueueError, WrongMeshError
+from meshnn.host.threads import parallel_copyto, wait_timeout
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, as_coord
 from meshnn.mesh.mesh_buffer import EQUAL_ROWS, BufferRegion, MeshBuffer, ShardedBufferConfig
 from meshnn.mesh.workload import MeshWorkload
@@ -43,115 +41,6 @@ if TYPE_CHECKING:
     from meshnn.mesh.mesh_device import MeshDevice
 
 _event_ids = itertools.count(1)
-
-
-def wait_timeout() -> float:
-    return float(os.environ.get("MESHNN_WAIT_TIMEOUT", "120"))
-
-
-# ---------------------------------------------------------------------- host worker threads
-
-PARALLEL_MIN_BYTES = 2 << 20
-"""Host copies of fewer bytes run on the calling thread alone: below this size, handing part of
-a copy to another thread costs more than the second core saves.  (numpy copies release the
-interpreter lock for their whole length, so the threads of a large copy do run at once.)"""
-
-HOST_THREADS_ENV = "MESHNN_HOST_THREADS"
-MAX_HOST_THREADS = 8  # beyond this a copy is bound by memory bandwidth, not by cores
-
-_workers: tuple[ThreadPoolExecutor, int] | None = None  # the pool and its thread count
-_workers_lock = threading.Lock()
-_on_worker = threading.local()
-
-
-def host_threads() -> int:
-    """Threads one large host copy or conversion is split over: ``MESHNN_HOST_THREADS`` when set
-    (1 turns splitting off), else the CPUs this process may run on, at most ``MAX_HOST_THREADS``."""
-    configured = os.environ.get(HOST_THREADS_ENV)
-    if configured:
-        if not configured.isdigit() or int(configured) < 1:
-            raise MeshnnValueError(f"{HOST_THREADS_ENV} must be a positive integer, got {configured!r}")
-        return int(configured)
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(cpus, MAX_HOST_THREADS))
-
-
-def _worker_pool(count: int) -> ThreadPoolExecutor:
-    """At least ``count`` host worker threads, made at the first large copy and then kept (they
-    exit with the interpreter).  All of them start at once, so ``threading.active_count()``
-    changes then and not at some later copy."""
-    global _workers
-    with _workers_lock:
-        if _workers is None or _workers[1] < count:
-            pool = ThreadPoolExecutor(count, "meshnn-host", initializer=_mark_worker)
-            started = threading.Barrier(count)  # each task holds its thread until all have one
-            for future in [pool.submit(started.wait, wait_timeout()) for _ in range(count)]:
-                future.result()
-            if _workers is not None:
-                _workers[0].shutdown(wait=False)
-            _workers = (pool, count)
-        return _workers[0]
-
-
-def on_host_worker() -> bool:
-    """Whether the calling thread is one of the host worker threads (where parallel work runs in turn)."""
-    return getattr(_on_worker, "active", False)
-
-
-def _mark_worker() -> None:
-    _on_worker.active = True
-
-
-def _forget_workers() -> None:
-    """In a forked child: the parent's threads are gone, so the next large copy starts new ones."""
-    global _workers, _workers_lock
-    _workers, _workers_lock = None, threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_workers)
-
-
-def run_parallel(task: Callable[[int], None], parts: int) -> None:
-    """Run ``task(0)``, ..., ``task(parts - 1)`` at the same time: part 0 on the calling thread,
-    the others on the host worker threads.  Returns once every part has finished (none is left
-    writing), then raises the first error a part raised.  On a worker thread (a nested call), or
-    with one host thread, the parts run one after another: a worker never waits for a worker."""
-    threads = min(parts, host_threads())
-    if threads <= 1 or on_host_worker():
-        for part in range(parts):
-            task(part)
-        return
-    pool = _worker_pool(threads - 1)
-    futures = [pool.submit(task, part) for part in range(1, parts)]
-    try:
-        task(0)
-    finally:
-        errors = [future.exception() for future in futures]  # waits for every part
-    for error in errors:
-        if error is not None:
-            raise error
-
-
-def parallel_copyto(dst: np.ndarray, src: np.ndarray) -> None:
-    """``np.copyto(dst, src)`` for two arrays of one shape (any strides), split into ranges of
-    their first axis long enough to share out when it moves ``PARALLEL_MIN_BYTES`` or more.  Each
-    element is copied once, by one thread: the bytes are exactly those of the single copy."""
-    parts = host_threads() if dst.nbytes >= PARALLEL_MIN_BYTES else 1
-    axis = next((i for i, n in enumerate(dst.shape) if n >= parts), None)
-    if parts == 1 or axis is None:
-        np.copyto(dst, src)
-        return
-    length, lead = dst.shape[axis], (slice(None),) * axis
-
-    def copy_part(part: int) -> None:
-        piece = (*lead, slice(length * part // parts, length * (part + 1) // parts))
-        np.copyto(dst[piece], src[piece])
-
-    run_parallel(copy_part, parts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,6 @@ Element rules (golden ``typecast.json``, all four ttnn paths agree):
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import threading
 import warnings
@@ -36,7 +35,7 @@ import ml_dtypes
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
-from meshnn.mesh.command_queue import host_threads, on_host_worker, parallel_copyto, run_parallel
+from meshnn.host.threads import each_chunk, parallel_copyto
 from meshnn.tensor.bfloat import (
     CHUNK_VALUES,
     TORCH_CHUNK_VALUES,
@@ -506,46 +505,6 @@ def _tile_rows(matrices: np.ndarray, tile: Tile, *, view: bool) -> np.ndarray | 
         return matrices.reshape(shape, copy=False if view else None)
     except ValueError:
         return None
-
-
-_Chunk = TypeVar("_Chunk")
-
-
-def each_chunk(torch: Any, chunks: list[_Chunk], work: Callable[[_Chunk], None]) -> None:
-    """``work(chunk)`` for every chunk of a conversion done with ``torch``'s operations, the chunks
-    handed out one at a time to the host threads (:func:`host_threads`), each thread running its
-    torch operations on itself alone.  A core then keeps its own chunk in its own cache, and the
-    numpy steps of a chunk (index moves, exponent bytes) run in parallel too; measured on 2
-    cores, a bfloat8_b pack is about a quarter faster than with torch splitting every operation
-    over its threads.  Handing chunks out as threads free up (rather than a fixed half each)
-    lets a thread that a busy host slows do fewer.  ``work`` must take its scratch per thread
-    (:func:`thread_scratch`).
-
-    torch's thread count is per thread (OpenMP's), but setting it also sets the count a thread
-    starts with: the calling thread's count, and so that starting count, is restored before this
-    returns (the host worker threads keep one)."""
-    parts = min(len(chunks), host_threads())
-    if parts <= 1 or on_host_worker():
-        for chunk in chunks:
-            work(chunk)
-        return
-    saved = torch.get_num_threads()
-    numbers = itertools.count()  # next() on a count is atomic under the interpreter lock
-    failed = threading.Event()  # once a chunk fails, the others are not started
-
-    def run(part: int) -> None:
-        torch.set_num_threads(1)
-        while not failed.is_set() and (number := next(numbers)) < len(chunks):
-            try:
-                work(chunks[number])
-            except BaseException:
-                failed.set()
-                raise
-
-    try:
-        run_parallel(run, parts)
-    finally:
-        torch.set_num_threads(saved)
 
 
 def _row_packer(fmt: BlockFloatFormat, tile: Tile) -> BfpRowPacker:
