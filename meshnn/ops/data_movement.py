@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
-from meshnn.mesh.command_queue import ShardDataTransfer
 from meshnn.mesh.coord import MeshCoordinate
+from meshnn.mesh.transfers import ShardDataTransfer
 from meshnn.ops.execution import (
     Output,
     device_input,

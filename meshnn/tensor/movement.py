@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError, WrongMeshError
-from meshnn.mesh.command_queue import HostDecoder, HostEncoder, ShardDataTransfer
 from meshnn.mesh.coord import MeshCoordinate, MeshShape, to_linear_index
 from meshnn.mesh.mesh_buffer import DeviceLocalBufferConfig, MeshBuffer, ReplicatedBufferConfig
 from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.mesh.transfers import HostDecoder, HostEncoder, ShardDataTransfer
 from meshnn.tensor.distribution import (
     MeshToTensor,
     PlacementReplicate,
