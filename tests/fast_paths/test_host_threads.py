@@ -20,9 +20,9 @@ import torch
 
 import meshnn as ttnn
 from meshnn.errors import MeshnnValueError
+from meshnn.formats import bfloat16, bfp_tiles
+from meshnn.formats.layout import Tile, tile_view
 from meshnn.host.threads import HOST_THREADS_ENV, PARALLEL_MIN_BYTES, parallel_copyto, run_parallel
-from meshnn.tensor import bfloat
-from meshnn.tensor.layout import Tile, tile_view
 
 SMALL = PARALLEL_MIN_BYTES // 4 // 2  # float32 values: half the threshold
 LARGE = PARALLEL_MIN_BYTES // 4 * 3  # three times it
@@ -157,8 +157,8 @@ def test_large_tensors_through_the_mesh_equal_the_host_encoding(open_mesh, monke
             ttnn.to_numpy(device, mesh_composer=composer).copy(),
         )
     monkeypatch.setenv(HOST_THREADS_ENV, "1")  # the reference: one thread, numpy alone
-    monkeypatch.setattr(bfloat, "TORCH_BFP_MIN_VALUES", 1 << 62)
-    monkeypatch.setattr(bfloat, "TORCH_CAST_MIN_VALUES", 1 << 62)
+    monkeypatch.setattr(bfp_tiles, "TORCH_BFP_MIN_VALUES", 1 << 62)
+    monkeypatch.setattr(bfloat16, "TORCH_CAST_MIN_VALUES", 1 << 62)
     reference = ttnn.from_torch(source, dtype=dtype, layout=layout, mesh_mapper=mapper)
     want_shards = {c: b.data for c, b in reference.host_buffer().local_shards().items()}
     want_values = ttnn.to_numpy(reference, mesh_composer=composer)
