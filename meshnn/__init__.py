@@ -22,6 +22,8 @@ from meshnn.errors import (
     TensorFileError,
     WrongMeshError,
 )
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout, Tile
 from meshnn.mesh import (
     BufferRegion,
     DeviceLocalBufferConfig,
@@ -144,9 +146,7 @@ from meshnn.tensor.distribution import (
     shard_tensor_to_2d_mesh_mapper,
     shard_tensor_to_mesh_mapper,
 )
-from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.files import as_tensor, dump_tensor, load_tensor
-from meshnn.tensor.layout import Layout, Tile
 from meshnn.tensor.movement import (
     aggregate_tensor,
     allocate_tensor_on_device,

@@ -8,14 +8,17 @@ import pathlib
 import meshnn
 
 ROOT = pathlib.Path(meshnn.__file__).parent
-BELOW = ["errors", "device", "distributed", "mesh", "tensor", "ops"]
+BELOW = ["errors", "host", "formats", "device", "distributed", "mesh", "perf", "tensor", "ops"]
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
+    "host": {"errors"},  # the host's worker threads and parallel copies
+    "formats": {"errors", "host"},  # host byte formats: nothing of meshes or tensors
     "device": {"errors"},
     "distributed": {"errors"},
-    "mesh": {"errors", "device", "distributed"},
-    "tensor": {"errors", "device", "distributed", "mesh"},
-    "ops": {"errors", "device", "distributed", "mesh", "tensor"},
+    "mesh": {"errors", "host", "device", "distributed"},
+    "perf": {"errors", "device", "formats"},
+    "tensor": {"errors", "host", "formats", "device", "distributed", "mesh", "perf"},
+    "ops": {"errors", "host", "formats", "device", "distributed", "mesh", "perf", "tensor"},
     "__init__": set(BELOW) | {"__main__"},  # the public surface re-exports every layer
     "__main__": {"cli"},
     "compat": {"", "errors"},  # "" is the package root: the public, ttnn-named surface
@@ -66,4 +69,19 @@ def test_the_check_catches_upward_imports():
     assert violations_of(fake, "from ..mesh import coord") == ["device/fake imports meshnn.mesh"]
     assert violations_of(ROOT / "cli" / "x.py", "from meshnn.mesh import MeshDevice") == ["cli/x imports meshnn.mesh"]
     assert violations_of(fake, "from meshnn.errors import MeshnnError") == []
+    formats = ROOT / "formats" / "f.py"
+    assert violations_of(formats, "from meshnn.mesh.transfers import HostEncoder") == ["formats/f imports meshnn.mesh"]
+    assert violations_of(formats, "from meshnn.tensor.spec import TensorSpec") == ["formats/f imports meshnn.tensor"]
+    assert violations_of(formats, "from meshnn.host.threads import each_chunk") == []
+    host = ROOT / "host" / "fake.py"
+    assert violations_of(host, "from meshnn.formats.codec import encode") == ["host/fake imports meshnn.formats"]
+    assert violations_of(ROOT / "mesh" / "x.py", "from ..formats import codec") == ["mesh/x imports meshnn.formats"]
+    assert violations_of(ROOT / "mesh" / "x.py", "from meshnn.host.threads import parallel_copyto") == []
+    assert violations_of(ROOT / "perf" / "x.py", "from meshnn.mesh import MeshDevice") == ["perf/x imports meshnn.mesh"]
+    assert violations_of(ROOT / "tensor" / "x.py", "from meshnn.perf import model") == []
     assert violations_of(ROOT / "cli" / "x.py", "import meshnn") == []
+
+
+def test_each_layer_may_import_only_layers_below_it():
+    for position, layer in enumerate(BELOW):
+        assert ALLOWED[layer] <= set(BELOW[:position]), f"{layer} may import {ALLOWED[layer] - set(BELOW[:position])}"

@@ -1,14 +1,6 @@
 """MANY chips in lock-step: mesh coordinates, devices, buffers, queues and workloads."""
 
-from meshnn.mesh.command_queue import (
-    HostDecoder,
-    HostEncoder,
-    MeshCommandQueue,
-    MeshEvent,
-    ShardDataTransfer,
-    event_query,
-    event_synchronize,
-)
+from meshnn.mesh.command_queue import MeshCommandQueue, MeshEvent, event_query, event_synchronize
 from meshnn.mesh.coord import (
     MeshCoordinate,
     MeshCoordinateRange,
@@ -26,6 +18,7 @@ from meshnn.mesh.mesh_buffer import (
     ShardedBufferConfig,
 )
 from meshnn.mesh.mesh_device import Device, MeshDevice, close_mesh_device, open_mesh_device, synchronize_device
+from meshnn.mesh.transfers import HostDecoder, HostEncoder, ShardDataTransfer
 from meshnn.mesh.workload import MeshWorkload, Program, ProgramContext
 
 __all__ = [

@@ -20,6 +20,8 @@ import enum
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, WrongMeshError
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate, to_linear_index
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.execution import (
@@ -36,8 +38,6 @@ from meshnn.ops.execution import (
     write_values,
 )
 from meshnn.tensor.distribution import PlacementReplicate, PlacementShard, TensorTopology
-from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.layout import Layout
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 

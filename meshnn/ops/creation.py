@@ -12,10 +12,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.execution import broadcast_shape, elementwise, out_spec_like, same_mesh
-from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.layout import Layout
 from meshnn.tensor.movement import (
     allocate_tensor_on_device,
     copy_host_to_device_tensor,

@@ -14,8 +14,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
-from meshnn.mesh.command_queue import ShardDataTransfer
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
+from meshnn.mesh.transfers import ShardDataTransfer
 from meshnn.ops.execution import (
     Output,
     device_input,
@@ -28,8 +30,6 @@ from meshnn.ops.execution import (
     write_values,
 )
 from meshnn.tensor import device_hooks
-from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.layout import Layout
 from meshnn.tensor.movement import _device_tensor, allocate_mesh_buffer
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor

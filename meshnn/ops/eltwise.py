@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.dtypes import DataType
 from meshnn.ops.execution import Kernel, device_input, elementwise, elementwise_kernel, out_spec_like, same_mesh
 from meshnn.ops.native import bfloat16_binary
 from meshnn.tensor import device_hooks
-from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 

@@ -31,23 +31,18 @@ from typing import NamedTuple
 import numpy as np
 
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError, WrongMeshError
+from meshnn.formats.bfloat16 import bfloat16_bits_to_float32, float32_to_bfloat16_bits, round_to_bfloat16
+from meshnn.formats.bfp_tiles import pack_bfp, unpack_bfp
+from meshnn.formats.block_float import BlockFloatFormat
+from meshnn.formats.codec import decode, encode
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout, padded_matrices, tile_view, tilize
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshCoordinateRangeSet
 from meshnn.mesh.mesh_buffer import EQUAL_ROWS, MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.workload import MeshWorkload, Program, ProgramContext
 from meshnn.ops.memo import VALUES_MEMO, Known
-from meshnn.tensor.bfloat import (
-    BlockFloatFormat,
-    bfloat16_bits_to_float32,
-    float32_to_bfloat16_bits,
-    pack_bfp,
-    round_to_bfloat16,
-    unpack_bfp,
-)
 from meshnn.tensor.distribution import PlacementReplicate, TensorTopology
-from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.encoding import decode, encode
-from meshnn.tensor.layout import Layout, padded_matrices, tile_view, tilize
 from meshnn.tensor.movement import _device_tensor as device_tensor
 from meshnn.tensor.movement import allocate_mesh_buffer
 from meshnn.tensor.spec import DRAM_MEMORY_CONFIG, MemoryConfig, TensorSpec

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.eltwise import UNARY
 from meshnn.ops.execution import (
@@ -25,8 +27,6 @@ from meshnn.ops.execution import (
     write_values,
 )
 from meshnn.tensor import device_hooks
-from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.layout import Layout
 from meshnn.tensor.spec import DRAM_MEMORY_CONFIG, MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from meshnn.tensor.bfloat import (
+from meshnn.formats.bfloat16 import (
     BFLOAT16_NAN,
     bfloat16_bits_to_float32,
     float32_to_bfloat16_bits,

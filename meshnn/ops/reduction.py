@@ -8,6 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.codec import decode
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.execution import (
     Output,
@@ -18,9 +21,6 @@ from meshnn.ops.execution import (
     same_mesh,
     write_values,
 )
-from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.encoding import decode
-from meshnn.tensor.layout import Layout
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 

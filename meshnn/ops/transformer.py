@@ -25,6 +25,8 @@ import numpy as np
 
 from meshnn.device.buffer import BufferType
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, NotImplementedByMeshnn
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.execution import (
     Output,
@@ -36,8 +38,6 @@ from meshnn.ops.execution import (
     same_mesh,
     write_values,
 )
-from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.layout import Layout
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 

@@ -38,11 +38,11 @@ import numpy as np
 from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, TensorMemoryLayout
 from meshnn.device.core import CoreCoord, CoreRange, CoreRangeSet
 from meshnn.errors import MeshnnError, MeshnnTypeError, TensorFileError
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout, Tile
 from meshnn.mesh.coord import MeshCoordinate, MeshShape
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.tensor.distribution import PlacementReplicate, PlacementShard, TensorToMesh, TensorTopology
-from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.layout import Layout, Tile
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.storage import DistributedHostBuffer, HostBuffer, HostStorage
 from meshnn.tensor.tensor import Tensor

@@ -19,10 +19,16 @@ from typing import Any
 import numpy as np
 
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError, WrongMeshError
-from meshnn.mesh.command_queue import HostDecoder, HostEncoder, ShardDataTransfer
+from meshnn.formats.codec import byte_view, decode, decode_many, encode
+from meshnn.formats.conversions import to_layout as layout_bytes
+from meshnn.formats.conversions import typecast as typecast_bytes
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout, Tile, padded_shape
+from meshnn.formats.packed_spec import packed_spec
 from meshnn.mesh.coord import MeshCoordinate, MeshShape, to_linear_index
 from meshnn.mesh.mesh_buffer import DeviceLocalBufferConfig, MeshBuffer, ReplicatedBufferConfig
 from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.mesh.transfers import HostDecoder, HostEncoder, ShardDataTransfer
 from meshnn.tensor.distribution import (
     MeshToTensor,
     PlacementReplicate,
@@ -30,11 +36,6 @@ from meshnn.tensor.distribution import (
     TensorToMesh,
     TensorTopology,
 )
-from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.encoding import byte_view, decode, decode_many, encode, packed_spec
-from meshnn.tensor.encoding import to_layout as layout_bytes
-from meshnn.tensor.encoding import typecast as typecast_bytes
-from meshnn.tensor.layout import Layout, Tile, padded_shape
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.storage import RESULT_ARRAYS, DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage
 from meshnn.tensor.tensor import MappedArray, Tensor, as_array, caller_site, host_tensor_from_array

@@ -27,8 +27,8 @@ from meshnn.device.buffer import (
 )
 from meshnn.device.core import CoreGrid, CoreRange, CoreRangeSet
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
-from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.layout import DEFAULT_TILE, Layout, Tile, padded_shape, physical_shape
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import DEFAULT_TILE, Layout, Tile, padded_shape, physical_shape
 
 EMPTY_PAGE_SIZE = 4  # bytes of the one page a zero-volume tensor reports
 

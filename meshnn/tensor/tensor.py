@@ -20,13 +20,14 @@ import ml_dtypes
 import numpy as np
 
 from meshnn.errors import DeallocatedError, DeviceClosedError, MeshnnTypeError, MeshnnValueError
+from meshnn.formats.codec import encode, encode_many
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout, Tile
+from meshnn.formats.packed_spec import check_encodable, packed_spec
 from meshnn.mesh.coord import MeshCoordinate, MeshShape
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import Device, MeshDevice
 from meshnn.tensor.distribution import TensorToMesh, TensorTopology
-from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.encoding import check_encodable, encode, encode_many, packed_spec
-from meshnn.tensor.layout import Layout, Tile
 from meshnn.tensor.spec import MemoryConfig, Shape, TensorSpec
 from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage, StorageType
 

@@ -1,5 +1,5 @@
 """The float32-arithmetic block-float packer and unpacker give exactly the bytes and values of the
-integer rules (``bfloat._codes`` and the decode table), on every kind of block: ordinary values,
+integer rules (``block_float._codes`` and the decode table), on every kind of block: ordinary values,
 zeros and subnormals, small normal exponents (the blocks redone by the integer rules), inf/NaN,
 the largest exponents, and arbitrary bit patterns; with numpy's arithmetic and with torch's
 (``use_torch``), and into strided outputs (a block's tile view)."""
@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from meshnn.tensor import bfloat
-from meshnn.tensor.bfloat import BfpUnpacker, BlockFloatFormat, pack_bfp
-from meshnn.tensor.dtypes import DataType, bfp_exponent_section_size
-from meshnn.tensor.encoding import decode, encode
-from meshnn.tensor.layout import Layout, Tile, tile_view
+from meshnn.formats import bfp_tiles, bfp_torch, block_float
+from meshnn.formats.bfp_tiles import BfpUnpacker, pack_bfp
+from meshnn.formats.block_float import BlockFloatFormat
+from meshnn.formats.codec import decode, encode
+from meshnn.formats.dtypes import DataType, bfp_exponent_section_size
+from meshnn.formats.layout import Layout, Tile, tile_view
 
 FORMATS = [BlockFloatFormat.BFP8, BlockFloatFormat.BFP4, BlockFloatFormat.BFP2]
 KERNELS = {"numpy": False, "torch": True}  # use_torch: the chunks here are below torch's threshold
@@ -25,7 +26,7 @@ N_VALUES = 1 << 13
 def block_exponents(rng: np.random.Generator, low: int, high: int) -> np.ndarray:
     """Random float32 bits whose blocks have exponents near a per-block value in [low, high)."""
     bits = rng.integers(0, 2**32, N_VALUES, dtype=np.uint64).astype(np.uint32)
-    base = rng.integers(low, high, N_VALUES // bfloat.BLOCK_VALUES).repeat(bfloat.BLOCK_VALUES)
+    base = rng.integers(low, high, N_VALUES // block_float.BLOCK_VALUES).repeat(block_float.BLOCK_VALUES)
     exps = np.clip(base - rng.integers(0, 30, N_VALUES), 0, 255).astype(np.uint32)
     return (bits & 0x807FFFFF) | (exps << 23)
 
@@ -53,15 +54,15 @@ KINDS = ["random bits", "normal values", "small exponents", "large exponents", "
 
 
 def integer_pack(bits: np.ndarray, fmt: BlockFloatFormat, values_per_tile: int) -> np.ndarray:
-    """Packed tiles by the integer rules of ``bfloat._codes`` (the reference)."""
+    """Packed tiles by the integer rules of ``block_float._codes`` (the reference)."""
     width = fmt.magnitude_bits
     work = np.empty((4, bits.size), np.uint32)
     limits = np.empty((2, bits.size), np.uint32)
     limits[0], limits[1] = 31, (1 << width) - 1
-    shared = np.empty(bits.size // bfloat.BLOCK_VALUES, np.uint32)
-    bfloat._codes(bits, width, shared, work, limits)
+    shared = np.empty(bits.size // block_float.BLOCK_VALUES, np.uint32)
+    block_float._codes(bits, width, shared, work, limits)
     n_tiles = bits.size // values_per_tile
-    blocks = values_per_tile // bfloat.BLOCK_VALUES
+    blocks = values_per_tile // block_float.BLOCK_VALUES
     section = bfp_exponent_section_size(blocks)
     grouped = work[0].reshape(n_tiles, -1, fmt.codes_per_byte)
     codes = np.zeros(grouped.shape[:2], np.uint32)
@@ -90,21 +91,21 @@ def test_float_packing_equals_the_integer_rules(fmt, values_per_tile, kind, kern
 
 def table_unpack(packed: np.ndarray, fmt: BlockFloatFormat, values_per_tile: int) -> np.ndarray:
     """float32 bits of packed tiles through the decode table (the reference)."""
-    blocks = values_per_tile // bfloat.BLOCK_VALUES
+    blocks = values_per_tile // block_float.BLOCK_VALUES
     section = bfp_exponent_section_size(blocks)
     code_bytes = packed[:, section:].astype(np.uint32)
     mask = (1 << fmt.code_bits) - 1
     parts = [(code_bytes >> (k * fmt.code_bits)) & mask for k in range(fmt.codes_per_byte)]
-    codes = np.stack(parts, axis=-1).reshape(packed.shape[0], blocks, bfloat.BLOCK_VALUES)
+    codes = np.stack(parts, axis=-1).reshape(packed.shape[0], blocks, block_float.BLOCK_VALUES)
     shared = packed[:, :blocks].astype(np.uint32)[:, :, None]
-    return bfloat._decode_table(fmt)[(shared << fmt.code_bits) | codes].reshape(packed.shape[0], -1)
+    return block_float._decode_table(fmt)[(shared << fmt.code_bits) | codes].reshape(packed.shape[0], -1)
 
 
 def random_packed(fmt: BlockFloatFormat, values_per_tile: int, exponents: str, rng: np.random.Generator) -> np.ndarray:
     """Random packed tiles (N_VALUES values) whose shared exponents are of the given kind."""
     n_tiles = N_VALUES // values_per_tile
     packed = rng.integers(0, 256, (n_tiles, fmt.tile_size(values_per_tile))).astype(np.uint8)
-    blocks = values_per_tile // bfloat.BLOCK_VALUES
+    blocks = values_per_tile // block_float.BLOCK_VALUES
     if exponents == "ordinary":
         packed[:, :blocks] = rng.integers(100, 160, (n_tiles, blocks))
     elif exponents == "edges":  # below W (subnormal-pattern results), 255 (inf / NaN patterns)
@@ -156,20 +157,20 @@ def test_unpacking_into_a_tile_view_untilizes(fmt, kernel, rng):
 
 
 def test_torch_is_checked_against_numpy_once_and_then_used():
-    assert bfloat._torch_bfp_agrees(torch)
-    assert bfloat.torch_for(bfloat.TORCH_BFP_MIN_VALUES) is torch
-    assert bfloat.torch_for(bfloat.TORCH_BFP_MIN_VALUES - 1) is None  # small chunks: numpy
+    assert bfp_tiles._torch_bfp_agrees(torch)
+    assert bfp_tiles.torch_for(bfp_tiles.TORCH_BFP_MIN_VALUES) is torch
+    assert bfp_tiles.torch_for(bfp_tiles.TORCH_BFP_MIN_VALUES - 1) is None  # small chunks: numpy
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_large_chunks_pack_and_unpack_alike_with_either_kernel(fmt, rng):
     """Chunks past torch's threshold (the path ``encode`` / ``decode`` take with torch loaded)."""
-    bits = rng.integers(0, 2**32, bfloat.TORCH_CHUNK_VALUES, dtype=np.uint64).astype(np.uint32)
+    bits = rng.integers(0, 2**32, bfp_torch.TORCH_CHUNK_VALUES, dtype=np.uint64).astype(np.uint32)
     bits[: bits.size // 2] = rng.standard_normal(bits.size // 2).astype(np.float32).view(np.uint32)
     tiles = bits.view(np.float32).reshape(-1, 1024)
-    packed = [bfloat.pack_bfp(tiles, fmt, use_torch=choice) for choice in (False, True)]
+    packed = [bfp_tiles.pack_bfp(tiles, fmt, use_torch=choice) for choice in (False, True)]
     np.testing.assert_array_equal(packed[0], packed[1])
-    values = [bfloat.unpack_bfp(packed[0], fmt, 1024, use_torch=choice) for choice in (False, True)]
+    values = [bfp_tiles.unpack_bfp(packed[0], fmt, 1024, use_torch=choice) for choice in (False, True)]
     np.testing.assert_array_equal(values[0].view(np.uint32), values[1].view(np.uint32))
 
 

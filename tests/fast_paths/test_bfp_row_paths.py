@@ -11,10 +11,12 @@ import pytest
 import torch
 from test_bfp_float_paths import KINDS, N_VALUES, bit_patterns, random_packed
 
-from meshnn.tensor.bfloat import BfpRowPacker, BfpRowUnpacker, BlockFloatFormat, pack_bfp, unpack_bfp
-from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.encoding import byte_view, decode, encode
-from meshnn.tensor.layout import TILE_SHAPES, Layout, Tile, tilize, untilize
+from meshnn.formats.bfp_rows import BfpRowPacker, BfpRowUnpacker
+from meshnn.formats.bfp_tiles import pack_bfp, unpack_bfp
+from meshnn.formats.block_float import BlockFloatFormat
+from meshnn.formats.codec import byte_view, decode, encode
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import TILE_SHAPES, Layout, Tile, tilize, untilize
 
 FORMATS = [BlockFloatFormat.BFP8, BlockFloatFormat.BFP4, BlockFloatFormat.BFP2]
 

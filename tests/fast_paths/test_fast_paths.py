@@ -23,9 +23,11 @@ import torch
 
 import meshnn as ttnn
 from meshnn.errors import MeshnnError, MeshnnValueError
+from meshnn.formats import bfloat16
+from meshnn.formats.codec import decode, decode_many, encode, encode_many
+from meshnn.formats.packed_spec import packed_spec
 from meshnn.mesh.mesh_buffer import SLAB_POOL, SlabPool
-from meshnn.tensor import bfloat, movement
-from meshnn.tensor.encoding import decode, decode_many, encode, encode_many, packed_spec
+from meshnn.tensor import movement
 from meshnn.tensor.movement import _decoded_shards
 from meshnn.tensor.tensor import MappedArray
 
@@ -41,37 +43,37 @@ def golden_bf16() -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_torch_cast_is_verified_and_used():
-    assert bfloat._torch_cast_nan() is not None, "torch's cast differs from ml_dtypes on this machine"
+    assert bfloat16._torch_cast_nan() is not None, "torch's cast differs from ml_dtypes on this machine"
     bits, _ = golden_bf16()
     values = np.tile(bits.view(np.float32), 2)
     out = np.empty(values.shape, np.uint16)
-    assert bfloat._torch_cast_into(out, values)  # large enough: the torch path runs
+    assert bfloat16._torch_cast_into(out, values)  # large enough: the torch path runs
 
 
 def test_torch_cast_matches_the_golden_ttnn_rounding():
     bits, want = golden_bf16()
     values = np.tile(bits.view(np.float32), 4)  # 130,048 values: past the torch threshold
-    assert values.size >= bfloat.TORCH_CAST_MIN_VALUES
-    got = bfloat.float32_to_bfloat16_bits(values)
+    assert values.size >= bfloat16.TORCH_CAST_MIN_VALUES
+    got = bfloat16.float32_to_bfloat16_bits(values)
     assert np.array_equal(got, np.tile(want, 4))
 
 
 def test_torch_cast_matches_ml_dtypes_on_random_bits_strided(rng):
     bits = rng.integers(0, 2**32, (512, 1024), dtype=np.uint64).astype(np.uint32)
     values = bits.view(np.float32)[:, ::2]  # a strided source
-    got = bfloat.float32_to_bfloat16_bits(values)
+    got = bfloat16.float32_to_bfloat16_bits(values)
     with np.errstate(invalid="ignore"):
         want = values.astype(ml_dtypes.bfloat16).view(np.uint16).copy()
-    bfloat.quiet_bfloat16_nans(want)
+    bfloat16.quiet_bfloat16_nans(want)
     assert np.array_equal(got, want)
-    assert np.all(got[np.isnan(values)] == bfloat.BFLOAT16_NAN)
+    assert np.all(got[np.isnan(values)] == bfloat16.BFLOAT16_NAN)
 
 
 def test_small_casts_use_ml_dtypes():
     values = np.array([1.0, np.nan, -np.nan, 3.0e38, 1e-40], np.float32)
     out = np.empty(values.shape, np.uint16)
-    assert not bfloat._torch_cast_into(out, values)
-    assert bfloat.float32_to_bfloat16_bits(values).tolist() == [0x3F80, 0x7FC0, 0x7FC0, 0x7F62, 0x0001]
+    assert not bfloat16._torch_cast_into(out, values)
+    assert bfloat16.float32_to_bfloat16_bits(values).tolist() == [0x3F80, 0x7FC0, 0x7FC0, 0x7F62, 0x0001]
 
 
 # ------------------------------------------------------------------------ encode / decode into

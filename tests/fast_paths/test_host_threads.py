@@ -20,10 +20,9 @@ import torch
 
 import meshnn as ttnn
 from meshnn.errors import MeshnnValueError
-from meshnn.mesh import command_queue
-from meshnn.mesh.command_queue import PARALLEL_MIN_BYTES, parallel_copyto, run_parallel
-from meshnn.tensor import bfloat
-from meshnn.tensor.layout import Tile, tile_view
+from meshnn.formats import bfloat16, bfp_tiles
+from meshnn.formats.layout import Tile, tile_view
+from meshnn.host.threads import HOST_THREADS_ENV, PARALLEL_MIN_BYTES, parallel_copyto, run_parallel
 
 SMALL = PARALLEL_MIN_BYTES // 4 // 2  # float32 values: half the threshold
 LARGE = PARALLEL_MIN_BYTES // 4 * 3  # three times it
@@ -45,7 +44,7 @@ def arrays(kind: str, values: int, rng: np.random.Generator) -> tuple[np.ndarray
 @pytest.mark.parametrize("values", [SMALL, LARGE])
 @pytest.mark.parametrize("kind", ["contiguous", "strided block", "tile view"])
 def test_parallel_copies_equal_one_copy(monkeypatch, kind, values, threads, rng):
-    monkeypatch.setenv(command_queue.HOST_THREADS_ENV, threads)
+    monkeypatch.setenv(HOST_THREADS_ENV, threads)
     dst, src = arrays(kind, values, rng)
     want = np.zeros_like(dst)
     np.copyto(want, src)
@@ -54,7 +53,7 @@ def test_parallel_copies_equal_one_copy(monkeypatch, kind, values, threads, rng)
 
 
 def test_run_parallel_runs_every_part_and_waits_before_raising(monkeypatch):
-    monkeypatch.setenv(command_queue.HOST_THREADS_ENV, "2")
+    monkeypatch.setenv(HOST_THREADS_ENV, "2")
     done = []
     finished = threading.Event()
 
@@ -71,7 +70,7 @@ def test_run_parallel_runs_every_part_and_waits_before_raising(monkeypatch):
 
 
 def test_a_nested_call_on_a_worker_runs_its_parts_in_order(monkeypatch):
-    monkeypatch.setenv(command_queue.HOST_THREADS_ENV, "2")
+    monkeypatch.setenv(HOST_THREADS_ENV, "2")
     seen: dict[int, list[int]] = {}
 
     def outer(part: int) -> None:
@@ -84,7 +83,7 @@ def test_a_nested_call_on_a_worker_runs_its_parts_in_order(monkeypatch):
 
 
 def test_a_bad_thread_count_is_refused(monkeypatch):
-    monkeypatch.setenv(command_queue.HOST_THREADS_ENV, "two")
+    monkeypatch.setenv(HOST_THREADS_ENV, "two")
     with pytest.raises(MeshnnValueError, match="MESHNN_HOST_THREADS must be a positive integer"):
         parallel_copyto(np.zeros(LARGE, np.float32), np.ones(LARGE, np.float32))
 
@@ -93,7 +92,7 @@ def test_workers_start_once_at_the_first_large_copy():
     script = f"""
 import os, threading, numpy as np
 os.environ["MESHNN_HOST_THREADS"] = "3"
-from meshnn.mesh.command_queue import parallel_copyto
+from meshnn.host.threads import parallel_copyto
 counts = [threading.active_count()]
 parallel_copyto(np.zeros(16, np.float32), np.ones(16, np.float32))  # small: no threads
 counts.append(threading.active_count())
@@ -110,7 +109,7 @@ print(counts)
 
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_large_queue_transfers_are_byte_exact(open_mesh, monkeypatch, threads, rng):
-    monkeypatch.setenv(command_queue.HOST_THREADS_ENV, threads)
+    monkeypatch.setenv(HOST_THREADS_ENV, threads)
     mesh = open_mesh((1, 2))
     host = rng.standard_normal((1024, 2048)).astype(np.float32)  # 4 MiB per device, strided halves
     config = ttnn.ReplicatedBufferConfig(1024 * 1024 * 4)
@@ -150,16 +149,16 @@ def test_large_tensors_through_the_mesh_equal_the_host_encoding(open_mesh, monke
     source = torch.from_numpy(values)
     results = {}
     for threads in ("1", "2"):
-        monkeypatch.setenv(command_queue.HOST_THREADS_ENV, threads)
+        monkeypatch.setenv(HOST_THREADS_ENV, threads)
         device = ttnn.from_torch(source, dtype=dtype, layout=layout, device=mesh, mesh_mapper=mapper)
         host = ttnn.from_device(device)
         results[threads] = (
             {c: b.data.copy() for c, b in host.host_buffer().local_shards().items()},
             ttnn.to_numpy(device, mesh_composer=composer).copy(),
         )
-    monkeypatch.setenv(command_queue.HOST_THREADS_ENV, "1")  # the reference: one thread, numpy alone
-    monkeypatch.setattr(bfloat, "TORCH_BFP_MIN_VALUES", 1 << 62)
-    monkeypatch.setattr(bfloat, "TORCH_CAST_MIN_VALUES", 1 << 62)
+    monkeypatch.setenv(HOST_THREADS_ENV, "1")  # the reference: one thread, numpy alone
+    monkeypatch.setattr(bfp_tiles, "TORCH_BFP_MIN_VALUES", 1 << 62)
+    monkeypatch.setattr(bfloat16, "TORCH_CAST_MIN_VALUES", 1 << 62)
     reference = ttnn.from_torch(source, dtype=dtype, layout=layout, mesh_mapper=mapper)
     want_shards = {c: b.data for c, b in reference.host_buffer().local_shards().items()}
     want_values = ttnn.to_numpy(reference, mesh_composer=composer)
@@ -178,7 +177,7 @@ def test_block_float_chunks_over_threads_give_the_single_thread_bytes_and_values
     values[40, :16] = [np.inf, -np.inf, np.nan, 1e-40, -1e-42, 2.0**-120, 3.0, -0.0] * 2
     got = {}
     for threads in ("1", "2", "3"):
-        monkeypatch.setenv(command_queue.HOST_THREADS_ENV, threads)
+        monkeypatch.setenv(HOST_THREADS_ENV, threads)
         host = ttnn.Tensor(values, dtype, layout=ttnn.TILE_LAYOUT)
         got[threads] = (np.asarray(host.host_buffer().get_shard(ttnn.MeshCoordinate(0, 0))).copy(), host.to_numpy())
     for threads in ("2", "3"):
@@ -189,7 +188,7 @@ def test_block_float_chunks_over_threads_give_the_single_thread_bytes_and_values
 def test_block_float_chunks_leave_torch_s_thread_counts_as_they_were(monkeypatch, rng):
     """torch's thread count is per thread but also seeds a new thread's: after a threaded
     conversion the caller's count, and the count a new thread starts with, are unchanged."""
-    monkeypatch.setenv(command_queue.HOST_THREADS_ENV, "2")
+    monkeypatch.setenv(HOST_THREADS_ENV, "2")
     before = torch.get_num_threads()
     values = rng.standard_normal((512, 2048)).astype(np.float32)
     host = ttnn.Tensor(values, ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT)

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import meshnn as ttnn
+from meshnn.formats.bfloat16 import BFLOAT16_NAN
 from meshnn.ops import eltwise, native
-from meshnn.tensor.bfloat import BFLOAT16_NAN
 
 # bfloat16 bit patterns: zeros, subnormals, the smallest and largest normals, a tie's neighbours,
 # infinities and NaNs of both signs; every op meets every pattern (the rest of the tile: random)

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 import meshnn as ttnn
-from meshnn.mesh.command_queue import ShardDataTransfer
 from meshnn.mesh.mesh_buffer import EQUAL_ROWS
+from meshnn.mesh.transfers import ShardDataTransfer
 from meshnn.ops import execution
 
 

@@ -1,4 +1,4 @@
-"""Recycled result arrays (``storage.ResultArrays``) and byte views (``encoding.byte_view``).
+"""Recycled result arrays (``storage.ResultArrays``) and byte views (``codec.byte_view``).
 
 Memory is reused only once every view of an earlier result (numpy's or torch's) is gone, within
 the documented bound; a byte view's elements in C order are exactly the encoding, both ways.
@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 import torch
 
-from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.encoding import byte_view, decode, encode, packed_spec
-from meshnn.tensor.layout import Layout, Tile
+from meshnn.formats.codec import byte_view, decode, encode
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout, Tile
+from meshnn.formats.packed_spec import packed_spec
 from meshnn.tensor.storage import ResultArrays
 
 SHAPE = (1024, 4096)  # 16 MiB of float32: large enough to be recycled

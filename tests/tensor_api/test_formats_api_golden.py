@@ -12,7 +12,7 @@ Two ttnn 0.81.1 failures are binding limitations that meshnn does not copy: ``Te
 of a bfloat16 tensor (a nanobind TypeError) and ``to_torch`` / ``to_numpy`` of FP8_E4M3 ("not
 supported"); meshnn returns the values, and the tests pin them to the golden bits.
 bfp2 and the exp_a variant exist only in ``ttnn._ttnn.bfp_utils`` (no DataType holds them), so
-they are covered at function level in tests/tensor/test_bfloat.py.
+they are covered at function level in tests/formats/test_bfloat.py.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ A size called ``*_size`` is in bytes.  Block-float formats (``BFLOAT8_B``, ``BFL
 in TILE layout as packed tiles (one shared exponent byte per 16 values of a face row, then the
 sign+magnitude codes); in ROW_MAJOR ttnn stores them as full float32 values, so their row-major
 element size is 4.
+
+Part of the ``formats`` layer; imports only ``meshnn.errors`` (and the tile type of its sibling
+``layout`` for annotations).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import numpy as np
 from meshnn.errors import MeshnnValueError
 
 if TYPE_CHECKING:
-    from meshnn.tensor.layout import Tile
+    from meshnn.formats.layout import Tile
 
 BFP_EXPONENT_ALIGNMENT = 16
 """Bytes: a tile's shared-exponent section is zero-padded up to this (the L1 alignment)."""

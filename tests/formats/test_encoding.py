@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
-from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.encoding import decode, encode, packed_spec, to_layout, typecast
-from meshnn.tensor.layout import DEFAULT_TILE, TILE_SHAPES, Layout, Tile
+from meshnn.formats.codec import decode, encode
+from meshnn.formats.conversions import to_layout, typecast
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import DEFAULT_TILE, TILE_SHAPES, Layout, Tile
+from meshnn.formats.packed_spec import packed_spec
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 RM, TILE = Layout.ROW_MAJOR, Layout.TILE

@@ -6,6 +6,8 @@ in the order batch -> tile row -> tile column.  Inside a tile the elements are g
 (``min(16, th) x min(16, tw)``) in row-major face order, each face row-major;
 ``Tile(..., transpose_tile=True)`` transposes the face grid and each face.  A padded dim of 0 stays
 0, so empty tensors have no tiles.
+
+Part of the ``formats`` layer; imports ``meshnn.errors`` and ``meshnn.formats.dtypes``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
-from meshnn.tensor.dtypes import DataType
+from meshnn.formats.dtypes import DataType
 
 FACE_EDGE = 16
 """Elements per side of a full face."""

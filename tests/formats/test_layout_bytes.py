@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError
-from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.encoding import decode, encode, packed_spec, to_layout, typecast
-from meshnn.tensor.layout import (
+from meshnn.formats.codec import decode, encode
+from meshnn.formats.conversions import to_layout, typecast
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import (
     DEFAULT_TILE,
     TILE_SHAPES,
     Layout,
@@ -26,6 +27,7 @@ from meshnn.tensor.layout import (
     tilize,
     untilize,
 )
+from meshnn.formats.packed_spec import packed_spec
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 DTYPES = {str(d): d for d in DataType}

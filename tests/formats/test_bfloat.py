@@ -13,16 +13,10 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
-from meshnn.tensor.bfloat import (
-    BfpPacker,
-    BlockFloatFormat,
-    bfloat16_bits_to_float32,
-    float32_to_bfloat16_bits,
-    pack_bfp,
-    round_to_bfloat16,
-    unpack_bfp,
-)
-from meshnn.tensor.dtypes import DataType
+from meshnn.formats.bfloat16 import bfloat16_bits_to_float32, float32_to_bfloat16_bits, round_to_bfloat16
+from meshnn.formats.bfp_tiles import BfpPacker, pack_bfp, unpack_bfp
+from meshnn.formats.block_float import BlockFloatFormat
+from meshnn.formats.dtypes import DataType
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 TILES = 16  # bfp_pack input: 16 tiles of 32x32 stacked vertically
