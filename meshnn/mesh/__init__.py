@@ -9,14 +9,7 @@ from meshnn.mesh.command_queue import (
     event_query,
     event_synchronize,
 )
-from meshnn.mesh.coord import (
-    MeshCoordinate,
-    MeshCoordinateRange,
-    MeshCoordinateRangeSet,
-    MeshShape,
-    subtract,
-    to_linear_index,
-)
+from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, to_linear_index
 from meshnn.mesh.mesh_buffer import (
     BufferRegion,
     DeviceLocalBufferConfig,
@@ -26,6 +19,7 @@ from meshnn.mesh.mesh_buffer import (
     ShardedBufferConfig,
 )
 from meshnn.mesh.mesh_device import Device, MeshDevice, close_mesh_device, open_mesh_device, synchronize_device
+from meshnn.mesh.range_set import MeshCoordinateRangeSet, subtract
 from meshnn.mesh.workload import MeshWorkload, Program, ProgramContext
 
 __all__ = [
