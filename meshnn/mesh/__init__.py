@@ -1,5 +1,12 @@
 """MANY chips in lock-step: mesh coordinates, devices, buffers, queues and workloads."""
 
+from meshnn.mesh.buffer_config import (
+    BufferRegion,
+    DeviceLocalBufferConfig,
+    MeshBufferLayout,
+    ReplicatedBufferConfig,
+    ShardedBufferConfig,
+)
 from meshnn.mesh.command_queue import (
     HostDecoder,
     HostEncoder,
@@ -10,14 +17,7 @@ from meshnn.mesh.command_queue import (
     event_synchronize,
 )
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, to_linear_index
-from meshnn.mesh.mesh_buffer import (
-    BufferRegion,
-    DeviceLocalBufferConfig,
-    MeshBuffer,
-    MeshBufferLayout,
-    ReplicatedBufferConfig,
-    ShardedBufferConfig,
-)
+from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import Device, MeshDevice, close_mesh_device, open_mesh_device, synchronize_device
 from meshnn.mesh.range_set import MeshCoordinateRangeSet, subtract
 from meshnn.mesh.workload import MeshWorkload, Program, ProgramContext

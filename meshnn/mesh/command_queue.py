@@ -35,8 +35,10 @@ import numpy as np
 
 from meshnn.device.buffer import ShardOrientation
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError, QueueError, WrongMeshError
+from meshnn.mesh.buffer_config import BufferRegion, ShardedBufferConfig
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, as_coord
-from meshnn.mesh.mesh_buffer import EQUAL_ROWS, BufferRegion, MeshBuffer, ShardedBufferConfig
+from meshnn.mesh.mesh_buffer import MeshBuffer
+from meshnn.mesh.slab import EQUAL_ROWS
 from meshnn.mesh.workload import MeshWorkload
 
 if TYPE_CHECKING:

@@ -32,9 +32,10 @@ import numpy as np
 
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError, WrongMeshError
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange
-from meshnn.mesh.mesh_buffer import EQUAL_ROWS, MeshBuffer
+from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.range_set import MeshCoordinateRangeSet
+from meshnn.mesh.slab import EQUAL_ROWS
 from meshnn.mesh.workload import MeshWorkload, Program, ProgramContext
 from meshnn.ops.memo import VALUES_MEMO, Known
 from meshnn.tensor.bfloat import (

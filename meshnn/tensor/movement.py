@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError, WrongMeshError
+from meshnn.mesh.buffer_config import DeviceLocalBufferConfig, ReplicatedBufferConfig
 from meshnn.mesh.command_queue import HostDecoder, HostEncoder, ShardDataTransfer
 from meshnn.mesh.coord import MeshCoordinate, MeshShape, to_linear_index
-from meshnn.mesh.mesh_buffer import DeviceLocalBufferConfig, MeshBuffer, ReplicatedBufferConfig
+from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.tensor.distribution import (
     MeshToTensor,
@@ -301,7 +302,7 @@ def _queue_of(queue_id: int | None, cq_id: int | None) -> int:
 
 
 def _region(size: int):
-    from meshnn.mesh.mesh_buffer import BufferRegion
+    from meshnn.mesh.buffer_config import BufferRegion
 
     return BufferRegion(0, size)
 

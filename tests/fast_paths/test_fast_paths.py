@@ -23,7 +23,7 @@ import torch
 
 import meshnn as ttnn
 from meshnn.errors import MeshnnError, MeshnnValueError
-from meshnn.mesh.mesh_buffer import SLAB_POOL, SlabPool
+from meshnn.mesh.slab import SLAB_POOL, SlabPool
 from meshnn.tensor import bfloat, movement
 from meshnn.tensor.encoding import decode, decode_many, encode, encode_many, packed_spec
 from meshnn.tensor.movement import _decoded_shards

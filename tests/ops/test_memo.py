@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import meshnn as ttnn
+from meshnn.mesh.buffer_config import BufferRegion
 from meshnn.mesh.command_queue import ShardDataTransfer
-from meshnn.mesh.mesh_buffer import BufferRegion
 from meshnn.mesh.workload import MeshWorkload, Program
 from meshnn.ops.execution import logical_values
 from meshnn.ops.memo import VALUES_MEMO, Known, ValuesMemo

@@ -9,7 +9,7 @@ import torch
 
 import meshnn as ttnn
 from meshnn.mesh.command_queue import ShardDataTransfer
-from meshnn.mesh.mesh_buffer import EQUAL_ROWS
+from meshnn.mesh.slab import EQUAL_ROWS
 from meshnn.ops import execution
 
 

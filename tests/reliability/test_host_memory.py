@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import meshnn as ttnn
-from meshnn.mesh import mesh_buffer
+from meshnn.mesh import slab as mesh_buffer
 
 from .accounting import all_free
 
