@@ -1,4 +1,8 @@
-"""MANY chips in lock-step: mesh coordinates, devices, buffers, queues and workloads."""
+"""MANY chips in lock-step: mesh coordinates, devices, buffers, queues and workloads.
+
+Layers: the mesh layer may import :mod:`meshnn.errors`, ``meshnn.host``, :mod:`meshnn.device` and
+:mod:`meshnn.distributed`.
+"""
 
 from meshnn.mesh.buffer_config import (
     BufferRegion,
