@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 import meshnn as ttnn
-from meshnn.mesh.mesh_buffer import SLAB_POOL
+from meshnn.mesh.slab import SLAB_POOL
 
 
 def best(fn, repeats: int) -> float:

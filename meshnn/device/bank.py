@@ -10,6 +10,8 @@ Memory map of one chip (bytes)::
 
     DRAM bank:  [reserved | DRAM (bottom-up) ............ | TRACE]   one view per bank
     L1 bank:    [reserved | L1 (top-down) ........ | L1_SMALL]        one bank per compute core
+
+Layers: imports only :mod:`meshnn.errors` and the device layer (the free list, arch, buffer).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import threading
 from dataclasses import dataclass, field
 
 from meshnn.device.allocator import FreeList, Statistics, align_up
-from meshnn.device.arch import SystemSpec
+from meshnn.device.arch import ArchSpec, SystemSpec
 from meshnn.device.buffer import BankFacts, BufferLayout, BufferType
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, OutOfMemoryError
 
@@ -168,6 +170,75 @@ class BankManager:
         )
 
 
+def _reserved_per_bank(arch: ArchSpec, l1_small_size: int, trace_region_size: int) -> tuple[int, int]:
+    """``(L1_SMALL bytes per L1 bank, TRACE bytes per DRAM bank)`` for the sizes asked of a device,
+    checked to be non-negative ints that leave room for the L1 and DRAM regions."""
+    for name, value in (("l1_small_size", l1_small_size), ("trace_region_size", trace_region_size)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise MeshnnTypeError(f"{name} must be an int, got {value!r}")
+        if value < 0:
+            raise MeshnnValueError(f"{name} must be a non-negative int, got {value!r}")
+    l1_small = align_up(l1_small_size, arch.dram_alignment)
+    if l1_small >= arch.l1_bank_size:
+        raise MeshnnValueError(
+            f"l1_small_size {l1_small_size} B must be less than the L1 bank size {arch.l1_bank_size} B"
+        )
+    trace_per_bank = align_up(-(-trace_region_size // arch.num_dram_banks), _TRACE_PAGE)
+    if trace_per_bank >= arch.dram_bank_size:
+        raise MeshnnValueError(
+            f"trace_region_size {trace_region_size} B does not fit in {arch.num_dram_banks} DRAM banks"
+        )
+    return l1_small, trace_per_bank
+
+
+def _bank_managers(system: SystemSpec, l1_small: int, trace_per_bank: int) -> dict[BufferType, BankManager]:
+    """The bank managers of one chip: in every DRAM bank DRAM below TRACE, in every L1 bank (one
+    per compute core) L1 below L1_SMALL."""
+    arch = system.arch_spec
+    dram_size = arch.dram_bank_size - trace_per_bank
+    l1_size = arch.l1_bank_size - l1_small
+    cores = system.num_l1_banks
+    common = {"free_list_alignment": arch.dram_alignment}
+    return {
+        BufferType.DRAM: BankManager(
+            BufferType.DRAM,
+            bank_offsets=arch.dram_bank_offsets,
+            size=dram_size,
+            base=arch.dram_unreserved_base,
+            alignment=arch.dram_alignment,
+            max_shards=arch.num_dram_banks,
+            **common,
+        ),
+        BufferType.L1: BankManager(
+            BufferType.L1,
+            bank_offsets=(0,) * cores,
+            size=l1_size,
+            base=arch.l1_unreserved_base,
+            alignment=arch.l1_alignment,
+            max_shards=cores,
+            **common,
+        ),
+        BufferType.L1_SMALL: BankManager(
+            BufferType.L1_SMALL,
+            bank_offsets=(0,) * (cores if l1_small else 0),
+            size=l1_small,
+            base=arch.l1_unreserved_base + l1_size,
+            alignment=arch.l1_alignment,
+            max_shards=cores if l1_small else 0,
+            **common,
+        ),
+        BufferType.TRACE: BankManager(
+            BufferType.TRACE,
+            bank_offsets=arch.dram_bank_offsets,
+            size=trace_per_bank,
+            base=arch.dram_unreserved_base + dram_size,
+            alignment=arch.dram_alignment,
+            max_shards=arch.num_dram_banks,
+            **common,
+        ),
+    }
+
+
 class DeviceAllocator:
     """The bank managers of one chip (tt-metal's ``L1BankingAllocator``).
 
@@ -177,68 +248,13 @@ class DeviceAllocator:
 
     def __init__(self, system: SystemSpec, *, l1_small_size: int = 0, trace_region_size: int = 0) -> None:
         arch = system.arch_spec
-        for name, value in (("l1_small_size", l1_small_size), ("trace_region_size", trace_region_size)):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise MeshnnTypeError(f"{name} must be an int, got {value!r}")
-            if value < 0:
-                raise MeshnnValueError(f"{name} must be a non-negative int, got {value!r}")
-        l1_small = align_up(l1_small_size, arch.dram_alignment)
-        if l1_small >= arch.l1_bank_size:
-            raise MeshnnValueError(
-                f"l1_small_size {l1_small_size} B must be less than the L1 bank size {arch.l1_bank_size} B"
-            )
-        trace_per_bank = align_up(-(-trace_region_size // arch.num_dram_banks), _TRACE_PAGE)
-        if trace_per_bank >= arch.dram_bank_size:
-            raise MeshnnValueError(
-                f"trace_region_size {trace_region_size} B does not fit in {arch.num_dram_banks} DRAM banks"
-            )
+        l1_small, trace_per_bank = _reserved_per_bank(arch, l1_small_size, trace_region_size)
         self.system = system
         self.arch = arch
         self.l1_small_size = l1_small
         self.trace_region_size = trace_per_bank * arch.num_dram_banks
         self.lock = threading.RLock()
-        dram_size = arch.dram_bank_size - trace_per_bank
-        l1_size = arch.l1_bank_size - l1_small
-        cores = system.num_l1_banks
-        common = {"free_list_alignment": arch.dram_alignment}
-        self.managers: dict[BufferType, BankManager] = {
-            BufferType.DRAM: BankManager(
-                BufferType.DRAM,
-                bank_offsets=arch.dram_bank_offsets,
-                size=dram_size,
-                base=arch.dram_unreserved_base,
-                alignment=arch.dram_alignment,
-                max_shards=arch.num_dram_banks,
-                **common,
-            ),
-            BufferType.L1: BankManager(
-                BufferType.L1,
-                bank_offsets=(0,) * cores,
-                size=l1_size,
-                base=arch.l1_unreserved_base,
-                alignment=arch.l1_alignment,
-                max_shards=cores,
-                **common,
-            ),
-            BufferType.L1_SMALL: BankManager(
-                BufferType.L1_SMALL,
-                bank_offsets=(0,) * (cores if l1_small else 0),
-                size=l1_small,
-                base=arch.l1_unreserved_base + l1_size,
-                alignment=arch.l1_alignment,
-                max_shards=cores if l1_small else 0,
-                **common,
-            ),
-            BufferType.TRACE: BankManager(
-                BufferType.TRACE,
-                bank_offsets=arch.dram_bank_offsets,
-                size=trace_per_bank,
-                base=arch.dram_unreserved_base + dram_size,
-                alignment=arch.dram_alignment,
-                max_shards=arch.num_dram_banks,
-                **common,
-            ),
-        }
+        self.managers: dict[BufferType, BankManager] = _bank_managers(system, l1_small, trace_per_bank)
 
     def manager(self, buffer_type: BufferType) -> BankManager:
         if not isinstance(buffer_type, BufferType):

@@ -33,8 +33,9 @@ import numpy as np
 
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError, QueueError, WrongMeshError
 from meshnn.host.threads import wait_timeout
+from meshnn.mesh.buffer_config import BufferRegion, ShardedBufferConfig
 from meshnn.mesh.coord import MeshCoordinateRange
-from meshnn.mesh.mesh_buffer import BufferRegion, MeshBuffer, ShardedBufferConfig
+from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.slab_copies import owned_copies, read_rows, same_in_every_row, write_rows
 from meshnn.mesh.transfers import (
     ShardDataTransfer,

@@ -1,13 +1,17 @@
-"""MeshDevice: a grid of simulated chips that allocate in lock-step.
+"""MeshDevice: a grid of simulated chips that allocate in lock-step, opened and closed.
 
-A mesh owns ONE device allocator (the chip model of :mod:`meshnn.device.bank`) and every
-MeshBuffer of the mesh is allocated through it, so every device holds the same allocations at the
-same addresses by construction; each device's memory view *is* the mesh's.  Submeshes share
-their parent's allocator, so a parent and its submeshes never hand out the same memory.
+This module holds MeshDevice's lifetime (open, close, the command queues), its device queries and
+the local coordinates of this process, plus ``open_mesh_device`` / ``close_mesh_device`` /
+``synchronize_device``.  Lock-step allocation and the buffer registry are its base
+:class:`~meshnn.mesh.lockstep.LockstepAllocation`; submeshes and reshape its base
+:class:`~meshnn.mesh.submesh.Submeshes`.
 
 Device queries (arch, grids, memory figures) are answered by the system's chip spec, as tt-metal
 answers them from a reference device.  In a multi-process run every rank opens the same global
 mesh; ``local_coords()`` are the coordinates whose slab rows this rank holds.
+
+Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.device`, :mod:`meshnn.distributed` and the mesh
+layer (the command queue module only when a mesh is made: it imports this one).
 """
 
 from __future__ import annotations
@@ -21,16 +25,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from meshnn.device.arch import Arch, SystemSpec, system_spec
-from meshnn.device.bank import DeviceAllocator, MemoryView
-from meshnn.device.buffer import BufferLayout, BufferType
+from meshnn.device.bank import DeviceAllocator
 from meshnn.device.core import CoreCoord, CoreGrid
 from meshnn.distributed.context import DistributedContext, get_context, rows_of_rank
 from meshnn.errors import DeviceClosedError, DistributedError, MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, as_coord, to_linear_index
+from meshnn.mesh.lockstep import LockstepAllocation
+from meshnn.mesh.submesh import Submeshes
 
 _mesh_ids = itertools.count()
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEBUG_LOCKSTEP_ENV = "MESHNN_DEBUG_LOCKSTEP"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +63,7 @@ class Device:
         return f"Device(id={self.device_id}, coord={self.coord})"
 
 
-class MeshDevice:
+class MeshDevice(LockstepAllocation, Submeshes):
     """A mesh of devices.  Open one with :func:`open_mesh_device`; close it (or use ``with``)."""
 
     def __init__(
@@ -248,134 +252,6 @@ class MeshDevice:
     def num_command_queues(self) -> int:
         return len(self._queues)
 
-    # -------------------------------------------------------------------------- allocation
-
-    def allocate_lockstep(self, layout: BufferLayout, *, bottom_up: bool | None = None) -> int:
-        """One address for ``layout`` on every device, or an error with nothing allocated."""
-        self.check_open()
-        address = self.allocator.allocate(layout, bottom_up=bottom_up)
-        if self.context.world_size > 1 and os.environ.get(DEBUG_LOCKSTEP_ENV) == "1":
-            self._check_lockstep(layout, address)
-        return address
-
-    def _check_lockstep(self, layout: BufferLayout, address: int) -> None:
-        seen = self.context.allgather_object(address)
-        if len(set(seen)) > 1:
-            self.allocator.deallocate(layout.buffer_type, address)
-            pairs = ", ".join(f"rank {r}: {a}" for r, a in enumerate(seen))
-            raise DistributedError(
-                f"lock-step broken: a {layout.size} B {layout.buffer_type.name} allocation got different "
-                f"addresses on different ranks ({pairs})",
-                rank=self.context.rank,
-            )
-
-    def register_buffer(self, buffer: object) -> int:
-        """Record an owning MeshBuffer (weakly) until :meth:`forget_buffer` of the key returned.
-        Single dict operations, atomic under the GIL: any thread may register and forget."""
-        key = next(self._buffer_keys)
-        self._owners[key] = weakref.ref(buffer)
-        return key
-
-    def forget_buffer(self, key: int) -> None:
-        """Drop the record of a freed buffer (safe to repeat)."""
-        self._owners.pop(key, None)
-
-    def _registered(self) -> list:
-        """The owning MeshBuffers registered on this mesh and still referenced (a snapshot: the
-        registry may change while it is used)."""
-        refs = list(self._owners.values())
-        return [b for b in (r() for r in refs) if b is not None]
-
-    def live_buffers(self) -> list:
-        """Every allocated MeshBuffer that owns its memory, by address (safe to call while other
-        threads create and free buffers)."""
-        found = [b for b in self._registered() if b.owns_data and b.is_allocated()]  # type: ignore[attr-defined]
-        for ref in self._submeshes:
-            sub = ref()
-            if sub is not None:
-                found += sub.live_buffers()
-        return sorted(found, key=lambda b: (b.buffer_type().value, b.address()))
-
-    def buffer_at(self, buffer_type: BufferType, address: int):
-        for buffer in self.live_buffers():
-            if buffer.buffer_type() is buffer_type and buffer.address() == address:
-                return buffer
-        return None
-
-    def get_memory_view(self, buffer_type: BufferType, coord: MeshCoordinate | None = None) -> MemoryView:
-        """The memory view of one device (every device's view is the same: lock-step)."""
-        self.check_open()
-        if coord is not None:
-            to_linear_index(self._shape, as_coord(coord))
-        return self.allocator.memory_view(buffer_type)
-
-    # ---------------------------------------------------------------------------- submeshes
-
-    def create_submesh(self, submesh_shape: MeshShape, offset: MeshCoordinate | None = None) -> MeshDevice:
-        """The devices of the box at ``offset`` (default origin) of ``submesh_shape``, as a mesh."""
-        self.check_open()
-        shape = submesh_shape if isinstance(submesh_shape, MeshShape) else MeshShape(submesh_shape)
-        if shape.dims() != self._shape.dims():
-            raise MeshnnValueError(f"submesh shape {shape!r} must have the rank of the mesh {self._shape!r}")
-        start = MeshCoordinate.zero_coordinate(shape.dims()) if offset is None else as_coord(offset)
-        end = [s + d - 1 for s, d in zip(start, shape, strict=True)]
-        if any(e >= d for e, d in zip(end, self._shape, strict=True)) or 0 in shape:
-            raise MeshnnValueError(f"submesh {shape!r} at offset {start!r} does not fit in mesh {self._shape!r}")
-        box = MeshCoordinateRange(start, MeshCoordinate(end))
-        ids = tuple(self.get_device_id(c) for c in box)
-        sub = MeshDevice(
-            shape,
-            system=self.system,
-            allocator=self.allocator,
-            device_ids=ids,
-            num_command_queues=len(self._queues),
-            parent=self,
-            context=self.context,
-        )
-        sub._local = tuple(
-            MeshCoordinate([a - s for a, s in zip(c, start, strict=True)]) for c in box if c in self._rows
-        )
-        sub._rows = {coord: i for i, coord in enumerate(sub._local)}
-        self._submeshes.append(weakref.ref(sub))
-        return sub
-
-    def create_submeshes(self, submesh_shape: MeshShape) -> list[MeshDevice]:
-        shape = submesh_shape if isinstance(submesh_shape, MeshShape) else MeshShape(submesh_shape)
-        if shape.dims() != self._shape.dims():
-            raise MeshnnValueError(f"submesh shape {shape!r} must have the rank of the mesh {self._shape!r}")
-        for dim, (whole, part) in enumerate(zip(self._shape, shape, strict=True)):
-            if part == 0 or whole % part:
-                raise MeshnnValueError(
-                    f"Shape {self._shape!r} is not divisible by submesh shape {shape!r} along dimension {dim}"
-                )
-        steps = MeshShape([w // p for w, p in zip(self._shape, shape, strict=True)])
-        return [
-            self.create_submesh(shape, MeshCoordinate([c * p for c, p in zip(step, shape, strict=True)]))
-            for step in steps.coords()
-        ]
-
-    def get_submeshes(self) -> list[MeshDevice]:
-        return [s for s in (ref() for ref in self._submeshes) if s is not None and s.is_open()]
-
-    def is_parent_mesh(self) -> bool:
-        return self._parent is None
-
-    def reshape(self, new_shape: MeshShape) -> None:
-        """Give the same devices a new shape of equal size (row-major order kept)."""
-        self.check_open()
-        shape = new_shape if isinstance(new_shape, MeshShape) else MeshShape(new_shape)
-        if shape.mesh_size() != self._shape.mesh_size():
-            raise MeshnnValueError(f"cannot reshape a {self._shape!r} mesh to {shape!r}: sizes differ")
-        if shape.dims() > 2:
-            raise MeshnnValueError(f"meshnn meshes are 1-D or 2-D, got {shape!r}")
-        if self.live_buffers() or self.get_submeshes():
-            raise MeshnnValueError(
-                "reshape needs a mesh with no live buffers and no submeshes: deallocate its tensors first"
-            )
-        self._shape = shape
-        self._local = tuple(self._local_coords_of(shape))
-        self._rows = {coord: i for i, coord in enumerate(self._local)}
-
     def quiesce_devices(self) -> None:
         for queue in self._queues:
             queue.finish()
@@ -407,6 +283,43 @@ def _caller_outside_meshnn() -> str:
     return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
+def _shape_on(spec: SystemSpec, mesh_shape: MeshShape | tuple[int, ...] | None) -> MeshShape:
+    """``mesh_shape`` as a MeshShape (None: the whole system), checked to fit the system."""
+    if mesh_shape is None:
+        mesh_shape = MeshShape(spec.mesh_shape)
+    elif not isinstance(mesh_shape, MeshShape):
+        if isinstance(mesh_shape, int | str):
+            raise MeshnnTypeError(f"mesh_shape must be a MeshShape, got {mesh_shape!r}")
+        mesh_shape = MeshShape(mesh_shape)
+    if mesh_shape.mesh_size() == 0:
+        raise MeshnnValueError(f"mesh_shape {mesh_shape!r} has no devices")
+    if mesh_shape.mesh_size() > spec.num_devices:
+        rows, cols = spec.mesh_shape
+        raise MeshnnValueError(
+            f"a {mesh_shape} mesh needs {mesh_shape.mesh_size()} devices but the simulated system "
+            f"{spec.name!r} ({spec.description}) has {spec.num_devices} ({rows}x{cols}); choose a larger "
+            "system with system= or $MESHNN_SYSTEM (galaxy has 32)"
+        )
+    return mesh_shape
+
+
+def _device_ids(
+    spec: SystemSpec, mesh_shape: MeshShape, offset: MeshCoordinate | None, physical_device_ids: list[int] | None
+) -> tuple[int, ...]:
+    """The system's device ids of the mesh's devices, row-major: ``physical_device_ids``, else the
+    run of ids from ``offset`` (default the first device)."""
+    first = 0 if offset is None else to_linear_index(MeshShape(spec.mesh_shape), as_coord(offset))
+    ids = tuple(physical_device_ids) if physical_device_ids else tuple(range(first, first + mesh_shape.mesh_size()))
+    if len(ids) != mesh_shape.mesh_size() or max(ids) >= spec.num_devices:
+        where = (
+            f"offset {as_coord(offset)}" if offset is not None and not physical_device_ids else "physical_device_ids"
+        )
+        raise MeshnnValueError(
+            f"{where}: devices {list(ids)} do not fit a {mesh_shape} mesh on {spec.name} ({spec.num_devices} devices)"
+        )
+    return ids
+
+
 def open_mesh_device(
     mesh_shape: MeshShape | tuple[int, ...] | None = None,
     l1_small_size: int = 0,
@@ -425,21 +338,7 @@ def open_mesh_device(
     The mesh may have any 1-D or 2-D shape whose size the system has devices for.
     """
     spec = system_spec(system)
-    if mesh_shape is None:
-        mesh_shape = MeshShape(spec.mesh_shape)
-    elif not isinstance(mesh_shape, MeshShape):
-        if isinstance(mesh_shape, int | str):
-            raise MeshnnTypeError(f"mesh_shape must be a MeshShape, got {mesh_shape!r}")
-        mesh_shape = MeshShape(mesh_shape)
-    if mesh_shape.mesh_size() == 0:
-        raise MeshnnValueError(f"mesh_shape {mesh_shape!r} has no devices")
-    if mesh_shape.mesh_size() > spec.num_devices:
-        rows, cols = spec.mesh_shape
-        raise MeshnnValueError(
-            f"a {mesh_shape} mesh needs {mesh_shape.mesh_size()} devices but the simulated system "
-            f"{spec.name!r} ({spec.description}) has {spec.num_devices} ({rows}x{cols}); choose a larger "
-            "system with system= or $MESHNN_SYSTEM (galaxy has 32)"
-        )
+    mesh_shape = _shape_on(spec, mesh_shape)
     if worker_l1_size not in (0, spec.arch_spec.worker_l1_size):
         raise MeshnnValueError(f"worker_l1_size {worker_l1_size} is not supported; use 0 (the default)")
     context = get_context()
@@ -449,15 +348,7 @@ def open_mesh_device(
             f"least one mesh row; run with at most {mesh_shape[0]} ranks",
             rank=context.rank,
         )
-    first = 0 if offset is None else to_linear_index(MeshShape(spec.mesh_shape), as_coord(offset))
-    ids = tuple(physical_device_ids) if physical_device_ids else tuple(range(first, first + mesh_shape.mesh_size()))
-    if len(ids) != mesh_shape.mesh_size() or max(ids) >= spec.num_devices:
-        where = (
-            f"offset {as_coord(offset)}" if offset is not None and not physical_device_ids else "physical_device_ids"
-        )
-        raise MeshnnValueError(
-            f"{where}: devices {list(ids)} do not fit a {mesh_shape} mesh on {spec.name} ({spec.num_devices} devices)"
-        )
+    ids = _device_ids(spec, mesh_shape, offset, physical_device_ids)
     allocator = DeviceAllocator(spec, l1_small_size=l1_small_size, trace_region_size=trace_region_size)
     return MeshDevice(
         mesh_shape,

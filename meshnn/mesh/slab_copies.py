@@ -18,7 +18,9 @@ from typing import Any
 import numpy as np
 
 from meshnn.host.threads import parallel_copyto
-from meshnn.mesh.mesh_buffer import EQUAL_ROWS, BufferRegion, MeshBuffer
+from meshnn.mesh.buffer_config import BufferRegion
+from meshnn.mesh.mesh_buffer import MeshBuffer
+from meshnn.mesh.slab import EQUAL_ROWS
 from meshnn.mesh.transfers import (
     HostDecoder,
     HostEncoder,

@@ -23,8 +23,9 @@ import numpy as np
 
 from meshnn.device.buffer import ShardOrientation
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.mesh.buffer_config import BufferRegion, ShardedBufferConfig
 from meshnn.mesh.coord import MeshCoordinate, as_coord
-from meshnn.mesh.mesh_buffer import BufferRegion, MeshBuffer, ShardedBufferConfig
+from meshnn.mesh.mesh_buffer import MeshBuffer
 
 if TYPE_CHECKING:
     from meshnn.mesh.mesh_device import MeshDevice

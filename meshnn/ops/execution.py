@@ -37,9 +37,11 @@ from meshnn.formats.block_float import BlockFloatFormat
 from meshnn.formats.codec import decode, encode
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout, padded_matrices, tile_view, tilize
-from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshCoordinateRangeSet
-from meshnn.mesh.mesh_buffer import EQUAL_ROWS, MeshBuffer
+from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange
+from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.mesh.range_set import MeshCoordinateRangeSet
+from meshnn.mesh.slab import EQUAL_ROWS
 from meshnn.mesh.workload import MeshWorkload, Program, ProgramContext
 from meshnn.ops.memo import VALUES_MEMO, Known
 from meshnn.tensor.distribution import PlacementReplicate, TensorTopology

@@ -25,8 +25,9 @@ from meshnn.formats.conversions import typecast as typecast_bytes
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout, Tile, padded_shape
 from meshnn.formats.packed_spec import packed_spec
+from meshnn.mesh.buffer_config import DeviceLocalBufferConfig, ReplicatedBufferConfig
 from meshnn.mesh.coord import MeshCoordinate, MeshShape, to_linear_index
-from meshnn.mesh.mesh_buffer import DeviceLocalBufferConfig, MeshBuffer, ReplicatedBufferConfig
+from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.transfers import HostDecoder, HostEncoder, ShardDataTransfer
 from meshnn.tensor.distribution import (
@@ -302,7 +303,7 @@ def _queue_of(queue_id: int | None, cq_id: int | None) -> int:
 
 
 def _region(size: int):
-    from meshnn.mesh.mesh_buffer import BufferRegion
+    from meshnn.mesh.buffer_config import BufferRegion
 
     return BufferRegion(0, size)
 

@@ -26,7 +26,7 @@ from meshnn.errors import MeshnnError, MeshnnValueError
 from meshnn.formats import bfloat16
 from meshnn.formats.codec import decode, decode_many, encode, encode_many
 from meshnn.formats.packed_spec import packed_spec
-from meshnn.mesh.mesh_buffer import SLAB_POOL, SlabPool
+from meshnn.mesh.slab import SLAB_POOL, SlabPool
 from meshnn.tensor import movement
 from meshnn.tensor.movement import _decoded_shards
 from meshnn.tensor.tensor import MappedArray

@@ -12,11 +12,10 @@ from meshnn.mesh.coord import (
     MeshCoordinateRange as R,
 )
 from meshnn.mesh.coord import (
-    MeshCoordinateRangeSet,
     MeshShape,
-    subtract,
     to_linear_index,
 )
+from meshnn.mesh.range_set import MeshCoordinateRangeSet, subtract
 
 
 def test_mesh_shape_construction_strides_equality():

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import meshnn as ttnn
-from meshnn.mesh.mesh_buffer import BufferRegion
+from meshnn.mesh.buffer_config import BufferRegion
 from meshnn.mesh.transfers import ShardDataTransfer
 from meshnn.mesh.workload import MeshWorkload, Program
 from meshnn.ops.execution import logical_values

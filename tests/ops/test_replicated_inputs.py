@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import meshnn as ttnn
-from meshnn.mesh.mesh_buffer import EQUAL_ROWS
+from meshnn.mesh.slab import EQUAL_ROWS
 from meshnn.mesh.transfers import ShardDataTransfer
 from meshnn.ops import execution
 

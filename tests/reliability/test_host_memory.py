@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import meshnn as ttnn
-from meshnn.mesh import mesh_buffer
+from meshnn.mesh import slab
 
 from .accounting import all_free
 
@@ -40,10 +40,10 @@ def resident_bytes() -> int:
 @pytest.fixture
 def small_pool(monkeypatch):
     """The slab pool bounded at POOL_LIMIT for the test; emptied before and after."""
-    mesh_buffer.SLAB_POOL.clear()
-    monkeypatch.setattr(mesh_buffer.SLAB_POOL, "limit", POOL_LIMIT)
-    yield mesh_buffer.SLAB_POOL
-    mesh_buffer.SLAB_POOL.clear()
+    slab.SLAB_POOL.clear()
+    monkeypatch.setattr(slab.SLAB_POOL, "limit", POOL_LIMIT)
+    yield slab.SLAB_POOL
+    slab.SLAB_POOL.clear()
 
 
 def rows_for(mib: int, mesh: ttnn.MeshDevice) -> int:

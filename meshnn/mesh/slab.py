@@ -1,0 +1,165 @@
+"""The bytes of a MeshBuffer: its slab, the memo and deferred write it may carry, and the pool
+that keeps released slabs for reuse.
+
+A slab is ONE ``(local devices, device_local_size)`` uint8 array whose row ``i`` is the device at
+the i-th local coordinate (row-major), each row in host page order; an owning MeshBuffer and its
+views share one :class:`SlabStorage`.
+
+A slab may carry a *memo*: an opaque object that a higher layer attaches to say what it knows
+about the slab's current bytes (the ops keep decoded values there).  Whoever may change the bytes
+drops it first (:meth:`MeshBuffer.touch`): :meth:`MeshBuffer.slab` does for its caller, a
+workload does for each buffer its program writes, a command-queue write does when it runs, and a
+free does.  Readers that only read use :meth:`MeshBuffer.rows`, which keeps it.
+
+The mesh layer's own memo is :data:`EQUAL_ROWS`: a command-queue write of one host array to every
+local device leaves it, saying only that all rows hold the same bytes (so an op on a replicated
+tensor need not compare them); the next change of the bytes drops it like any memo.
+
+A slab may also have a *deferred write* (:meth:`MeshBuffer.defer`): bytes that the higher layer
+can produce from its memo and has not written yet.  Every way to the bytes (:meth:`MeshBuffer.slab`,
+:meth:`MeshBuffer.rows`, a device Buffer view, :meth:`MeshBuffer.touch`) writes them first; only
+:meth:`MeshBuffer.lazy_rows` (for a kernel that reads its inputs through memos) does not.
+
+Layers: imports nothing of meshnn (numpy only).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+
+import numpy as np
+
+
+class SlabPool:
+    """Released slabs kept for the next buffer of the same (rows, size), so that a model that
+    allocates and frees the same shapes again and again writes into memory whose pages are
+    already mapped, as device memory is.
+
+    Bounded: at most ``limit`` bytes are kept (``MESHNN_SLAB_POOL_BYTES``, default 1 GiB; 0 turns
+    pooling off); a slab that does not fit is dropped and its memory goes back to the system.
+    Only slabs of at least ``MIN_BYTES`` are pooled.  A reused slab holds the bytes its previous
+    buffer left, like device memory after a free; meshnn never hands out a slab's memory to a
+    host tensor (reads copy), so no host data can change under a user.
+    """
+
+    MIN_BYTES = 1 << 20
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._free: dict[tuple[int, int], list[np.ndarray]] = {}
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the pool now."""
+        return self._bytes
+
+    def take(self, rows: int, size: int) -> np.ndarray:
+        """A ``(rows, size)`` uint8 slab: a pooled one, or a new zeroed one."""
+        if rows * size >= self.MIN_BYTES:
+            with self._lock:
+                kept = self._free.get((rows, size))
+                if kept:
+                    self._bytes -= rows * size
+                    return kept.pop()
+        return np.zeros((rows, size), dtype=np.uint8)  # calloc: pages touched lazily
+
+    def give(self, slab: np.ndarray) -> None:
+        """Keep ``slab`` for reuse if the bound allows; otherwise let it go."""
+        if slab.nbytes < self.MIN_BYTES or not slab.flags.owndata:
+            return
+        with self._lock:
+            if self._bytes + slab.nbytes <= self.limit:
+                self._free.setdefault(slab.shape, []).append(slab)
+                self._bytes += slab.nbytes
+
+    def clear(self) -> None:
+        """Return every pooled slab to the system."""
+        with self._lock:
+            self._free.clear()
+            self._bytes = 0
+
+
+SLAB_POOL = SlabPool(int(os.environ.get("MESHNN_SLAB_POOL_BYTES", str(1 << 30))))
+
+
+class EqualRows:
+    """The memo (see the module docstring) that says every local device's row holds the same bytes."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "EQUAL_ROWS"
+
+
+EQUAL_ROWS = EqualRows()
+
+
+_SETTLING = threading.Lock()  # deferred writes, one at a time
+
+
+class SlabStorage:
+    """The slab of an owning buffer, shared with its views; ``data`` is None until first used and
+    once released.  ``window`` caches the last ``(rows, n)`` view of the slab's first ``n`` bytes
+    per row.  ``live`` is True until the owner is released (its release has run).  ``memo``: what a
+    higher layer knows about the current bytes (None once they may have changed); ``pending``: a
+    deferred write of the whole slab."""
+
+    __slots__ = ("__weakref__", "data", "live", "memo", "pending", "rows", "size", "window")
+
+    def __init__(self, rows: int, size: int) -> None:
+        self.rows, self.size = rows, size
+        self.data: np.ndarray | None = None
+        self.window: np.ndarray | None = None
+        self.live = True
+        self.memo: object = None
+        self.pending: Callable[[np.ndarray], None] | None = None
+
+    def settle(self) -> None:
+        """Write the deferred bytes, if any (cleared only once written: a reader on another thread
+        that finds ``pending`` None may read at once)."""
+        if self.pending is None:
+            return
+        with _SETTLING:
+            write = self.pending
+            if write is not None:
+                write(self.array())
+                self.pending = None
+
+    def array(self) -> np.ndarray:
+        if self.data is None:
+            self.data = SLAB_POOL.take(self.rows, self.size)
+        return self.data
+
+    def first(self, size: int) -> np.ndarray:
+        """The first ``size`` bytes of every row (a view, made once per size in a row), with any
+        deferred write done."""
+        if self.pending is not None:
+            self.settle()
+        return self.unsettled(size)
+
+    def unsettled(self, size: int) -> np.ndarray:
+        """:meth:`first` without doing a deferred write."""
+        window = self.window
+        if window is None or window.shape[1] != size:
+            data = self.data
+            if data is None:  # array(), inline; small slabs are never pooled (SlabPool.take)
+                rows, row_size = self.rows, self.size
+                if rows * row_size < SlabPool.MIN_BYTES:
+                    data = self.data = np.zeros((rows, row_size), dtype=np.uint8)
+                else:
+                    data = self.array()
+            window = self.window = data[:, :size]
+        return window
+
+    def release(self) -> None:
+        """The owner is freed: drop the memo and any deferred write, and pool or drop the bytes."""
+        self.live = False
+        self.memo = self.pending = None
+        data = self.data
+        if data is not None and data.nbytes >= SLAB_POOL.MIN_BYTES:
+            SLAB_POOL.give(data)
+        self.data = self.window = None
