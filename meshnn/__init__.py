@@ -58,6 +58,7 @@ from meshnn.mesh.system import (
     using_distributed_env,
 )
 from meshnn.ops.ccl import Topology, all_gather, all_reduce, reduce_scatter
+from meshnn.ops.config import SDPAProgramConfig, UnaryOpType, UnaryWithParam
 from meshnn.ops.creation import (
     arange,
     empty,
@@ -85,8 +86,6 @@ from meshnn.ops.data_movement import (
     transpose,
 )
 from meshnn.ops.eltwise import (
-    UnaryOpType,
-    UnaryWithParam,
     abs,
     add,
     div,
@@ -121,7 +120,7 @@ from meshnn.ops.eltwise import (
 from meshnn.ops.matmul import linear, matmul
 from meshnn.ops.normalization import layer_norm, rms_norm, softmax
 from meshnn.ops.reduction import argmax, embedding, max, mean, min, sum
-from meshnn.ops.transformer import SDPAProgramConfig, experimental, transformer
+from meshnn.ops.transformer import experimental, transformer
 from meshnn.tensor.distribution import (
     ConcatMesh2dToTensor,
     ConcatMeshToTensor,

@@ -7,20 +7,19 @@ and take a Python scalar for either operand.
 Binary ops take ttnn's fused activations: ``input_tensor_a_activations`` and
 ``input_tensor_b_activations`` apply to the operands before the op, ``activations`` to its result,
 all in the same float32 computation, so the output is rounded once (as on device, where they run
-on the values in the compute registers).  Each is a list of :class:`UnaryOpType`,
-:class:`UnaryWithParam` or unary op names.
+on the values in the compute registers).  Each is a list of :class:`~meshnn.ops.config.UnaryOpType`,
+:class:`~meshnn.ops.config.UnaryWithParam` or unary op names.
 """
 
 from __future__ import annotations
 
-import enum
 import functools
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.ops.config import UnaryOpType, UnaryWithParam
 from meshnn.ops.execution import Kernel, device_input, elementwise, elementwise_kernel, out_spec_like, same_mesh
 from meshnn.ops.native import bfloat16_binary
 from meshnn.tensor import device_hooks
@@ -125,49 +124,6 @@ BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "ge": np.greater_equal,
     "le": np.less_equal,
 }
-
-
-class UnaryOpType(enum.Enum):
-    """``ttnn.UnaryOpType``: the unary ops a binary op can fuse as an activation (each named by
-    its ttnn op)."""
-
-    RELU = "relu"
-    GELU = "gelu"
-    SILU = "silu"
-    SIGMOID = "sigmoid"
-    TANH = "tanh"
-    EXP = "exp"
-    LOG = "log"
-    SQRT = "sqrt"
-    RSQRT = "rsqrt"
-    RECIP = "reciprocal"
-    NEG = "neg"
-    ABS = "abs"
-    SQUARE = "square"
-    SOFTPLUS = "softplus"
-
-
-@dataclass(frozen=True)
-class UnaryWithParam:
-    """``ttnn.UnaryWithParam``: a fused activation and its parameters (GELU: 1.0 for the fast
-    tanh approximation; SOFTPLUS: beta and threshold; the others take none)."""
-
-    op_type: UnaryOpType
-    param: float | tuple[float, ...] | None = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.op_type, UnaryOpType):
-            raise MeshnnTypeError(f"UnaryWithParam: op_type must be a ttnn.UnaryOpType, got {self.op_type!r}")
-        param = self.param
-        if param is not None:
-            values = tuple(param) if isinstance(param, Sequence) else (param,)
-            if not all(isinstance(v, int | float | np.number) and not isinstance(v, bool) for v in values):
-                raise MeshnnTypeError(f"UnaryWithParam: param must be a number or numbers, got {param!r}")
-            object.__setattr__(self, "param", tuple(float(v) for v in values))
-
-    @property
-    def params(self) -> tuple[float, ...]:
-        return self.param if isinstance(self.param, tuple) else ()
 
 
 _ACTIVATION_PARAMS = {"gelu": ("approximate",), "softplus": ("beta", "threshold")}

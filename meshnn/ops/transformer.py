@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import math
 import types
-from dataclasses import dataclass
 
 import numpy as np
 
 from meshnn.device.buffer import BufferType
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, NotImplementedByMeshnn
 from meshnn.mesh.coord import MeshCoordinate
+from meshnn.ops.config import DEFAULT_CHUNK, SDPAProgramConfig
 from meshnn.ops.execution import (
     Output,
     check_queue_id,
@@ -43,28 +43,6 @@ from meshnn.tensor.tensor import Tensor
 
 SDPA_DTYPES = (DataType.BFLOAT16, DataType.BFLOAT8_B, DataType.BFLOAT4_B)
 """The dtypes tt-metal's SDPA reads (inputs and mask)."""
-
-DEFAULT_CHUNK = 32
-"""q_chunk_size and k_chunk_size without a program config (tt-metal's default)."""
-
-
-@dataclass(frozen=True)
-class SDPAProgramConfig:
-    """``ttnn.SDPAProgramConfig``: the core grid and the Q / K chunk sizes (rows, multiples of 32)
-    of the attention kernel.  The simulator computes every chunk at once; the sizes are checked as
-    tt-metal checks them and decide which masks and sequence lengths are accepted."""
-
-    compute_with_storage_grid_size: object = None
-    q_chunk_size: int = DEFAULT_CHUNK
-    k_chunk_size: int = DEFAULT_CHUNK
-    exp_approx_mode: bool = False
-    max_cores_per_head_batch: int = 16
-
-    def __post_init__(self) -> None:
-        for name in ("q_chunk_size", "k_chunk_size"):
-            size = getattr(self, name)
-            if isinstance(size, bool) or not isinstance(size, int) or size <= 0 or size % 32:
-                raise MeshnnValueError(f"SDPAProgramConfig: {name} must be a positive multiple of 32, got {size!r}")
 
 
 def _tile_input(op: str, name: str, tensor: object, dtypes: tuple[DataType, ...] | None = None) -> Tensor:
