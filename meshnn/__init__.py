@@ -85,26 +85,30 @@ from meshnn.ops.data_movement import (
     to_memory_config,
     transpose,
 )
-from meshnn.ops.eltwise import (
-    abs,
+from meshnn.ops.eltwise.binary import (
     add,
     div,
     divide,
     eq,
-    exp,
     ge,
-    gelu,
     gt,
     le,
-    log,
     lt,
     maximum,
     minimum,
     mul,
     multiply,
     ne,
-    neg,
     pow,
+    sub,
+    subtract,
+)
+from meshnn.ops.eltwise.unary import (
+    abs,
+    exp,
+    gelu,
+    log,
+    neg,
     reciprocal,
     relu,
     rsqrt,
@@ -113,8 +117,6 @@ from meshnn.ops.eltwise import (
     softplus,
     sqrt,
     square,
-    sub,
-    subtract,
     tanh,
 )
 from meshnn.ops.matmul import linear, matmul

@@ -22,19 +22,11 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, WrongMeshError
 from meshnn.mesh.coord import MeshCoordinate, to_linear_index
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.ops.execution import (
-    Output,
-    device_input,
-    known_values,
-    launch,
-    logical_values,
-    out_spec_like,
-    same_mesh,
-    settled,
-    store_elements,
-    stored_elements,
-    write_values,
-)
+from meshnn.ops.checks import device_input, same_mesh
+from meshnn.ops.launch import launch
+from meshnn.ops.memo import known_values, settled
+from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.values import logical_values, store_elements, stored_elements, write_values
 from meshnn.tensor.distribution import PlacementReplicate, PlacementShard, TensorTopology
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout

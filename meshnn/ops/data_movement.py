@@ -4,6 +4,9 @@ pad, repeat, memory-config changes, clone, move and reallocate.
 Moves that keep every byte (to_memory_config, clone without a dtype) copy slab rows as they are:
 a device's bytes are in host page order whatever its memory config.  The others decode each
 device's shard, rearrange it with numpy, and encode it again.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' launch,
+checks, outputs and values modules.
 """
 
 from __future__ import annotations
@@ -16,17 +19,10 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.command_queue import ShardDataTransfer
 from meshnn.mesh.coord import MeshCoordinate
-from meshnn.ops.execution import (
-    Output,
-    device_input,
-    int_arg,
-    int_list,
-    launch,
-    logical_values,
-    out_spec_like,
-    same_mesh,
-    write_values,
-)
+from meshnn.ops.checks import device_input, int_arg, int_list, same_mesh
+from meshnn.ops.launch import launch
+from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.values import logical_values, write_values
 from meshnn.tensor import device_hooks
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout

@@ -10,20 +10,13 @@ import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate
-from meshnn.ops.eltwise import UNARY
-from meshnn.ops.execution import (
-    Output,
-    check_queue_id,
-    device_input,
-    launch,
-    logical_values,
-    out_spec_like,
-    output_into,
-    relaid_memo,
-    same_mesh,
-    same_values_on_every_device,
-    write_values,
-)
+from meshnn.ops.checks import check_queue_id, device_input, same_mesh
+from meshnn.ops.eltwise.functions import UNARY
+from meshnn.ops.launch import launch
+from meshnn.ops.memo import relaid_memo
+from meshnn.ops.outputs import Output, out_spec_like, output_into
+from meshnn.ops.shared_rows import same_values_on_every_device
+from meshnn.ops.values import logical_values, write_values
 from meshnn.tensor import device_hooks
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout

@@ -25,17 +25,11 @@ import numpy as np
 from meshnn.device.buffer import BufferType
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, NotImplementedByMeshnn
 from meshnn.mesh.coord import MeshCoordinate
+from meshnn.ops.checks import check_queue_id, device_input, same_mesh
 from meshnn.ops.config import DEFAULT_CHUNK, SDPAProgramConfig
-from meshnn.ops.execution import (
-    Output,
-    check_queue_id,
-    device_input,
-    launch,
-    logical_values,
-    out_spec_like,
-    same_mesh,
-    write_values,
-)
+from meshnn.ops.launch import launch
+from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.values import logical_values, write_values
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout
 from meshnn.tensor.spec import MemoryConfig
