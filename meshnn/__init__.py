@@ -122,7 +122,7 @@ from meshnn.ops.eltwise.unary import (
 from meshnn.ops.matmul import linear, matmul
 from meshnn.ops.normalization import layer_norm, rms_norm, softmax
 from meshnn.ops.reduction import argmax, embedding, max, mean, min, sum
-from meshnn.ops.transformer import experimental, transformer
+from meshnn.ops.transformer.namespaces import experimental, transformer
 from meshnn.tensor.distribution import (
     ConcatMesh2dToTensor,
     ConcatMeshToTensor,
