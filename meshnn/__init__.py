@@ -57,7 +57,10 @@ from meshnn.mesh.system import (
     set_fabric_config,
     using_distributed_env,
 )
-from meshnn.ops.ccl import Topology, all_gather, all_reduce, reduce_scatter
+from meshnn.ops.ccl.all_gather import all_gather
+from meshnn.ops.ccl.all_reduce import all_reduce
+from meshnn.ops.ccl.arguments import Topology
+from meshnn.ops.ccl.reduce_scatter import reduce_scatter
 from meshnn.ops.config import SDPAProgramConfig, UnaryOpType, UnaryWithParam
 from meshnn.ops.creation import (
     arange,
