@@ -104,17 +104,34 @@ class _Run:
         self.touched = [t.storage.mesh_buffer for t in inputs]  # type: ignore[union-attr]
         self.touched += buffers
         self.n_local = len(mesh.local)
-        self.memos = VALUES_MEMO.limit > 0 and any(b.device_local_size() >= MEMO_MIN_DEVICE_BYTES for b in self.touched)
+        self.memos = False
+        if VALUES_MEMO.limit > 0:
+            for b in self.touched:  # (a loop: cheaper than any(genexpr) for an op's few buffers)
+                if b.device_local_size() >= MEMO_MIN_DEVICE_BYTES:
+                    self.memos = True
+                    break
         self.lazy = self.memos and reads_memos
         self.caller = threading.get_ident() if deferrable else None  # new outputs, written on this thread
 
     def __call__(self, ctx: ProgramContext) -> None:
+        """The kernel over the rows of every device of the program (bound for memos when they are
+        all the local devices), or over the first device's only (:meth:`_on_first_device`)."""
         rows, coords = ctx.buffers, ctx.coords
         defer = self.caller == threading.get_ident()
         if self.once and len(coords) > 1 and inputs_alike(rows, self.inputs):
             self._on_first_device(rows, coords, defer)
-        else:
-            self._on_these_devices(rows, coords, defer)
+            return
+        n_in = self.n_in
+        whole = self.memos and len(coords) == self.n_local
+        if self.lazy and not whole:
+            settle(self.touched[:n_in])
+        if whole:
+            bind_rows(rows, self.touched, n_in, first=False, defer=defer)
+        try:
+            self.kernel(rows[:n_in], rows[n_in:], coords)
+        finally:
+            if whole:
+                unbind_rows(rows)
 
     def _on_first_device(self, rows: tuple[np.ndarray, ...], coords: tuple[MeshCoordinate, ...], defer: bool) -> None:
         """The kernel over the first device's rows; its outputs copied to the other devices."""
@@ -132,21 +149,6 @@ class _Run:
         for out, buffer in zip(rows[n_in:], self.buffers, strict=True):
             if not buffer.has_deferred_write():  # (a deferred write fills every device itself)
                 out[1:] = out[0]
-
-    def _on_these_devices(self, rows: tuple[np.ndarray, ...], coords: tuple[MeshCoordinate, ...], defer: bool) -> None:
-        """The kernel over the rows of every device of the program (bound for memos when they are
-        all the local devices)."""
-        n_in = self.n_in
-        whole = self.memos and len(coords) == self.n_local
-        if self.lazy and not whole:
-            settle(self.touched[:n_in])
-        if whole:
-            bind_rows(rows, self.touched, n_in, first=False, defer=defer)
-        try:
-            self.kernel(rows[:n_in], rows[n_in:], coords)
-        finally:
-            if whole:
-                unbind_rows(rows)
 
 
 def _workload(op: str, mesh: MeshDevice, where: tuple[MeshCoordinate, ...], run: _Run) -> MeshWorkload:

@@ -55,12 +55,13 @@ def binary(
         if dtype is None and isinstance(output_tensor, Tensor) and output_tensor.is_allocated():
             dtype = output_tensor.dtype
     run = {"queue_id": queue_id, "output_tensor": output_tensor}
-    function = _function(name, fused, input_tensor_a, input_tensor_b)
-    a_is_tensor = _check_operands(name, input_tensor_a, input_tensor_b)
+    function = BINARY[name] if fused == ((), (), ()) else _fused(name, fused, input_tensor_a, input_tensor_b)
+    a_is_tensor = isinstance(input_tensor_a, Tensor)
     if a_is_tensor and isinstance(input_tensor_b, Tensor):
         a = device_input(name, "input_tensor_a", input_tensor_a)
         b = device_input(name, "input_tensor_b", input_tensor_b)
         return _of_tensors(name, a, b, function, fused, dtype, memory_config, run)
+    _check_operands(name, input_tensor_a, input_tensor_b)
     label, value = ("input_tensor_a", input_tensor_a) if a_is_tensor else ("input_tensor_b", input_tensor_b)
     tensor = device_input(name, label, value)
     scalar = float(input_tensor_b if a_is_tensor else input_tensor_a)  # type: ignore[arg-type]
@@ -70,14 +71,11 @@ def binary(
     return elementwise(name, [tensor], spec, lambda x: numeric(x, np.float32(scalar)), **run)
 
 
-def _function(
+def _fused(
     name: str, fused: tuple[tuple[Activation, ...], ...], a: object, b: object
 ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """The op's function, with its fused activations (whose operands are checked to be floats)."""
-    function = BINARY[name]
-    if fused == ((), (), ()):
-        return function
-    function = activated(function, *fused)
+    """The op's function with its fused activations (whose operands are checked to be floats)."""
+    function = activated(BINARY[name], *fused)
     for operand in (a, b):
         if isinstance(operand, Tensor) and not operand.dtype.is_float:
             raise MeshnnTypeError(
@@ -87,21 +85,14 @@ def _function(
     return function
 
 
-def _check_operands(name: str, a: object, b: object) -> bool:
-    """Whether ``a`` is a tensor, after checking that one operand is a tensor and the other a
-    tensor or a number."""
-    a_is_tensor, b_is_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
-    if not (a_is_tensor or b_is_tensor):
+def _check_operands(name: str, a: object, b: object) -> None:
+    """Of operands not both tensors: one is a tensor, the other a number."""
+    if not (isinstance(a, Tensor) or isinstance(b, Tensor)):
         raise MeshnnTypeError(f"ttnn.{name}: at least one operand must be a ttnn.Tensor")
-    if not (a_is_tensor and b_is_tensor):
-        for label, value in (("input_tensor_a", a), ("input_tensor_b", b)):
-            if not isinstance(value, Tensor) and (
-                isinstance(value, bool) or not isinstance(value, int | float | np.number)
-            ):
-                raise MeshnnTypeError(
-                    f"ttnn.{name}: {label} must be a ttnn.Tensor or a number, got {type(value).__name__}"
-                )
-    return a_is_tensor
+    for label, value in (("input_tensor_a", a), ("input_tensor_b", b)):
+        is_number = isinstance(value, int | float | np.number) and not isinstance(value, bool)
+        if not (isinstance(value, Tensor) or is_number):
+            raise MeshnnTypeError(f"ttnn.{name}: {label} must be a ttnn.Tensor or a number, got {type(value).__name__}")
 
 
 def _of_tensors(
