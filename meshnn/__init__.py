@@ -59,7 +59,11 @@ from meshnn.mesh.system import (
     set_fabric_config,
     using_distributed_env,
 )
-from meshnn.ops.ccl import Topology, all_gather, all_reduce, reduce_scatter
+from meshnn.ops.ccl.all_gather import all_gather
+from meshnn.ops.ccl.all_reduce import all_reduce
+from meshnn.ops.ccl.arguments import Topology
+from meshnn.ops.ccl.reduce_scatter import reduce_scatter
+from meshnn.ops.config import SDPAProgramConfig, UnaryOpType, UnaryWithParam
 from meshnn.ops.creation import (
     arange,
     empty,
@@ -86,28 +90,30 @@ from meshnn.ops.data_movement import (
     to_memory_config,
     transpose,
 )
-from meshnn.ops.eltwise import (
-    UnaryOpType,
-    UnaryWithParam,
-    abs,
+from meshnn.ops.eltwise.binary import (
     add,
     div,
     divide,
     eq,
-    exp,
     ge,
-    gelu,
     gt,
     le,
-    log,
     lt,
     maximum,
     minimum,
     mul,
     multiply,
     ne,
-    neg,
     pow,
+    sub,
+    subtract,
+)
+from meshnn.ops.eltwise.unary import (
+    abs,
+    exp,
+    gelu,
+    log,
+    neg,
     reciprocal,
     relu,
     rsqrt,
@@ -116,14 +122,12 @@ from meshnn.ops.eltwise import (
     softplus,
     sqrt,
     square,
-    sub,
-    subtract,
     tanh,
 )
 from meshnn.ops.matmul import linear, matmul
 from meshnn.ops.normalization import layer_norm, rms_norm, softmax
 from meshnn.ops.reduction import argmax, embedding, max, mean, min, sum
-from meshnn.ops.transformer import SDPAProgramConfig, experimental, transformer
+from meshnn.ops.transformer.namespaces import experimental, transformer
 from meshnn.tensor.distribution import (
     ConcatMesh2dToTensor,
     ConcatMeshToTensor,

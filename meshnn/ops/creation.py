@@ -3,6 +3,9 @@
 
 On a mesh device a created tensor is replicated: every device holds the whole tensor, as
 ``from_torch`` without a mapper gives.  Defaults are ttnn's: bfloat16, ROW_MAJOR, host.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' checks,
+outputs and element-wise kernel modules.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.ops.execution import broadcast_shape, elementwise, out_spec_like, same_mesh
+from meshnn.ops.checks import broadcast_shape, same_mesh
+from meshnn.ops.eltwise.kernel import elementwise
+from meshnn.ops.outputs import out_spec_like
 from meshnn.tensor.movement import (
     allocate_tensor_on_device,
     copy_host_to_device_tensor,

@@ -4,6 +4,9 @@ pad, repeat, memory-config changes, clone, move and reallocate.
 Moves that keep every byte (to_memory_config, clone without a dtype) copy slab rows as they are:
 a device's bytes are in host page order whatever its memory config.  The others decode each
 device's shard, rearrange it with numpy, and encode it again.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' launch,
+checks, outputs and values modules.
 """
 
 from __future__ import annotations
@@ -18,17 +21,10 @@ from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.transfers import ShardDataTransfer
-from meshnn.ops.execution import (
-    Output,
-    device_input,
-    int_arg,
-    int_list,
-    launch,
-    logical_values,
-    out_spec_like,
-    same_mesh,
-    write_values,
-)
+from meshnn.ops.checks import device_input, int_arg, int_list, same_mesh
+from meshnn.ops.launch import launch
+from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.values import logical_values, write_values
 from meshnn.tensor import device_hooks
 from meshnn.tensor.movement import _device_tensor, allocate_mesh_buffer
 from meshnn.tensor.spec import MemoryConfig, TensorSpec

@@ -1,7 +1,11 @@
 """``ttnn.matmul`` and ``ttnn.linear``: per-device matrix products, batched and broadcast.
 
 Each device multiplies its own shards (data or tensor parallelism is the caller's sharding); the
-product of every device is one stacked ``np.matmul`` in float32.
+product of every device is one stacked ``np.matmul`` in float32.  ``matmul`` checks its operands,
+makes the output spec and launches :class:`_Product`, the kernel with its compute paths.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' launch,
+checks, outputs, memo, values, shared_rows modules and the element-wise functions.
 """
 
 from __future__ import annotations
@@ -12,20 +16,14 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
-from meshnn.ops.eltwise import UNARY
-from meshnn.ops.execution import (
-    Output,
-    check_queue_id,
-    device_input,
-    launch,
-    logical_values,
-    out_spec_like,
-    output_into,
-    relaid_memo,
-    same_mesh,
-    same_values_on_every_device,
-    write_values,
-)
+from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.ops.checks import check_queue_id, device_input, same_mesh
+from meshnn.ops.eltwise.functions import UNARY
+from meshnn.ops.launch import launch
+from meshnn.ops.memo import relaid_memo
+from meshnn.ops.outputs import Output, out_spec_like, output_into
+from meshnn.ops.shared_rows import same_values_on_every_device
+from meshnn.ops.values import logical_values, write_values
 from meshnn.tensor import device_hooks
 from meshnn.tensor.spec import DRAM_MEMORY_CONFIG, MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
@@ -86,6 +84,30 @@ def matmul(
     """``a @ b`` on every device (with ``bias`` added and ``activation`` applied for linear), on
     command queue ``queue_id``, into ``optional_output_tensor`` when given (its spec must be the
     output's)."""
+    inputs, mesh, shape = _checked(op, input_tensor_a, input_tensor_b, bias, transpose_a, transpose_b)
+    queue_id = check_queue_id(op, mesh, queue_id)
+    act = _activation(activation, op)
+    a, b = inputs[0], inputs[1]
+    config = memory_config if memory_config is not None else DRAM_MEMORY_CONFIG
+    spec = out_spec_like(a, shape=shape, dtype=dtype, memory_config=config, op=op)
+    direct = spec.dtype is DataType.FLOAT32 and spec.layout is Layout.ROW_MAJOR and spec.explicit_padded_shape is None
+    # x @ a weight matrix sharded by columns (column-parallel linear): one product when x is the same
+    # on every device, of x with the shards side by side (see _one_product)
+    columns = not transpose_a and not transpose_b and len(a.shape) >= 2 and len(b.shape) == 2 and not direct
+    transposes = (transpose_a, transpose_b)
+    kernel = _Product([t.spec for t in inputs], spec, shape, transposes=transposes, act=act, paths=(columns, direct))
+    into = None
+    if optional_output_tensor is not None:
+        into = [output_into(op, mesh, optional_output_tensor, spec, a.storage.coords)]  # type: ignore[union-attr]
+    return launch(
+        op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, into=into, rowwise=True, reads_memos=True
+    )[0]
+
+
+def _checked(
+    op: str, input_tensor_a: object, input_tensor_b: object, bias: object, transpose_a: object, transpose_b: object
+) -> tuple[list[Tensor], MeshDevice, tuple[int, ...]]:
+    """The operands (a, b and the bias when given) checked, their mesh, and the product's shape."""
     a = device_input(op, "input_tensor_a", input_tensor_a)
     b = device_input(op, "input_tensor_b", input_tensor_b)
     named = {"input_tensor_a": a, "input_tensor_b": b}
@@ -98,27 +120,56 @@ def matmul(
     shape = _matmul_shape(a_shape, b_shape, op)
     if bias is not None:
         try:
-            np.broadcast_shapes(tuple(bias.shape), shape)
+            np.broadcast_shapes(tuple(named["bias"].shape), shape)
         except ValueError:
-            raise MeshnnValueError(f"ttnn.{op}: bias {list(bias.shape)} does not broadcast to {list(shape)}") from None
-    queue_id = check_queue_id(op, mesh, queue_id)
-    act = _activation(activation, op)
-    config = memory_config if memory_config is not None else DRAM_MEMORY_CONFIG
-    spec = out_spec_like(a, shape=shape, dtype=dtype, memory_config=config, op=op)
-    inputs = list(named.values())
-    specs = [t.spec for t in inputs]
-    direct = spec.dtype is DataType.FLOAT32 and spec.layout is Layout.ROW_MAJOR and spec.explicit_padded_shape is None
-    # x @ a weight matrix sharded by columns (column-parallel linear): one product when x is the same
-    # on every device, of x with the shards side by side (see _one_product)
-    columns = not transpose_a and not transpose_b and len(a.shape) >= 2 and len(b.shape) == 2 and not direct
+            raise MeshnnValueError(
+                f"ttnn.{op}: bias {list(named['bias'].shape)} does not broadcast to {list(shape)}"
+            ) from None
+    return list(named.values()), mesh, shape
 
-    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+
+class _Product:
+    """The kernel of one matmul: the operands' values decoded (the weights once), multiplied by one
+    of three paths, then the bias added and the activation applied before the output is written.
+    Paths: one product of x with the weight shards side by side (:func:`_one_product`), a float32
+    row-major product straight into the output slab, or a stacked ``np.matmul``."""
+
+    __slots__ = ("act", "columns", "direct", "has_bias", "shape", "spec", "specs", "transposes")
+    # columns: the one-product path may be taken; direct: the output is float32 row-major
+
+    def __init__(
+        self,
+        specs: list[TensorSpec],
+        spec: TensorSpec,
+        shape: tuple[int, ...],
+        *,
+        transposes: tuple[bool, bool],
+        act: object,
+        paths: tuple[bool, bool],
+    ) -> None:
+        self.specs, self.spec, self.shape, self.transposes = specs, spec, shape, transposes
+        self.act, self.has_bias = act, len(specs) > 2
+        self.columns, self.direct = paths
+
+    def __call__(
+        self, in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]
+    ) -> None:
+        specs = self.specs
         x = logical_values(in_rows[0], specs[0])
         w = logical_values(in_rows[1], specs[1])  # weights: decoded once
-        if columns and x.shape[0] > 1 and x.dtype == w.dtype == np.float32 and same_values_on_every_device(x):
-            result = _one_product(x, w, in_rows[1], specs[1]).reshape((x.shape[0], *shape))
-            _finish(result, in_rows, out_rows, owned=True)  # a transposed view of the product, ours alone
+        if self.columns and x.shape[0] > 1 and x.dtype == w.dtype == np.float32 and same_values_on_every_device(x):
+            result = _one_product(x, w, in_rows[1], specs[1]).reshape((x.shape[0], *self.shape))
+            self._finish(result, in_rows, out_rows, owned=True)  # a transposed view of the product, ours alone
             return
+        x, w = self._stacked(x, w)
+        if self.direct and not self.has_bias and self.act is None and _into_slab(x, w, out_rows[0], self.spec):
+            return
+        result = np.matmul(x, w)
+        self._finish(result.reshape((result.shape[0], *self.shape)), in_rows, out_rows)
+
+    def _stacked(self, x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Both operands transposed as asked, of one rank (rank-1 ones as matrices), float32."""
+        transpose_a, transpose_b = self.transposes
         if transpose_a:
             x = np.swapaxes(x, -1, -2)
         if transpose_b:
@@ -128,33 +179,29 @@ def matmul(
         if w.ndim == 2:
             w = w[:, :, None]
         x, w = _align_batch(x, w)
-        x, w = x.astype(np.float32, copy=False), w.astype(np.float32, copy=False)
-        if direct and bias is None and act is None:  # float32 row-major: multiply into the slab
-            natural = (*np.broadcast_shapes(x.shape[:-2], w.shape[:-2]), x.shape[-2], w.shape[-1])
-            target = out_rows[0][:, : spec.compute_packed_buffer_size_bytes()].view(np.float32)
-            if target.size == int(np.prod(natural)) and target.flags.c_contiguous:
-                np.matmul(x, w, out=target.reshape(natural))
-                return
-        result = np.matmul(x, w)
-        _finish(result.reshape((result.shape[0], *shape)), in_rows, out_rows)
+        return x.astype(np.float32, copy=False), w.astype(np.float32, copy=False)
 
     def _finish(
-        result: np.ndarray, in_rows: list[np.ndarray], out_rows: list[np.ndarray], *, owned: bool = False
+        self, result: np.ndarray, in_rows: list[np.ndarray], out_rows: list[np.ndarray], *, owned: bool = False
     ) -> None:
-        if bias is not None:
-            result = result + _expand(logical_values(in_rows[2], specs[2]), result.ndim)
+        if self.has_bias:
+            result = result + _expand(logical_values(in_rows[2], self.specs[2]), result.ndim)
             owned = False
-        if act is not None:
-            result = act(result)
+        if self.act is not None:
+            result = self.act(result)  # type: ignore[operator]
             owned = False
-        write_values(out_rows[0], result, spec, owned=owned)
+        write_values(out_rows[0], result, self.spec, owned=owned)
 
-    into = None
-    if optional_output_tensor is not None:
-        into = [output_into(op, mesh, optional_output_tensor, spec, a.storage.coords)]  # type: ignore[union-attr]
-    return launch(
-        op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, into=into, rowwise=True, reads_memos=True
-    )[0]
+
+def _into_slab(x: np.ndarray, w: np.ndarray, out: np.ndarray, spec: TensorSpec) -> bool:
+    """Multiply float32 row-major operands straight into the output rows ``out``, when they are
+    its contiguous elements; False (nothing done) otherwise."""
+    natural = (*np.broadcast_shapes(x.shape[:-2], w.shape[:-2]), x.shape[-2], w.shape[-1])
+    target = out[:, : spec.compute_packed_buffer_size_bytes()].view(np.float32)
+    if target.size == int(np.prod(natural)) and target.flags.c_contiguous:
+        np.matmul(x, w, out=target.reshape(natural))
+        return True
+    return False
 
 
 def _one_product(x: np.ndarray, w: np.ndarray, w_rows: np.ndarray, w_spec: TensorSpec) -> np.ndarray:

@@ -16,6 +16,13 @@ an op over replicated inputs then needs no byte comparison to know they are equa
 Bounded: at most ``MESHNN_VALUES_MEMO_BYTES`` (default 256 MiB; 0 turns memos off) of values
 on all buffers together, least recently used dropped first; smaller tensors than
 ``MIN_BYTES`` per mesh are not memoised (decoding them is cheap).  Values are read-only.
+
+While a kernel runs over whole slabs, :func:`bind_rows` records which buffer each of its row
+arrays is (:data:`BOUND_ROWS`), so that the values it reads and writes
+(:mod:`meshnn.ops.values`) find that buffer's memo; :func:`known_values`, :func:`relaid_memo`
+and :func:`settled` are what a kernel asks of its bound rows.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh` and :mod:`meshnn.tensor` (the spec).
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ import os
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -135,3 +144,98 @@ def memo_limit_from_env() -> int:
 
 VALUES_MEMO = ValuesMemo(memo_limit_from_env())
 """The memos of every mesh of this process, within one bound."""
+
+MEMO_MIN_BYTES = 64 << 10
+"""Outputs of fewer float32 bytes leave no memo (see :data:`MIN_BYTES`)."""
+
+MEMO_MIN_DEVICE_BYTES = 16 << 10
+"""An op whose largest buffer holds fewer bytes per device runs without memos: for a tiny op the
+bookkeeping costs more than the decoding it saves."""
+
+
+# ------------------------------------------------------------------------ a kernel's rows
+
+
+class BoundRows(NamedTuple):
+    """The buffer whose slab rows a running kernel was given as ``rows``.  ``first``: ``rows`` is
+    the first device's row only; ``keep``: a decoded input may leave its values as a memo;
+    ``defer``: an output that may leave its bytes to a deferred write."""
+
+    rows: np.ndarray
+    buffer: MeshBuffer
+    first: bool
+    keep: bool
+    defer: bool = False
+
+
+BOUND_ROWS: dict[int, BoundRows] = {}
+"""id(rows) -> the buffer behind them, while a kernel given those rows runs (see
+:func:`meshnn.ops.launch.launch`)."""
+
+
+def bound_rows(rows: np.ndarray) -> BoundRows | None:
+    bound = BOUND_ROWS.get(id(rows))
+    return bound if bound is not None and bound.rows is rows else None
+
+
+def bind_rows(
+    rows: Sequence[np.ndarray], buffers: Sequence[MeshBuffer], n_in: int, *, first: bool, defer: bool
+) -> None:
+    """Tell :func:`meshnn.ops.values.logical_values` and :func:`meshnn.ops.values.write_values`
+    which buffer each of ``rows`` is (the inputs first, then the outputs).  An input whose bytes an
+    output shares (``output_tensor=`` the input) leaves no memo when decoded: the kernel is about to
+    change them."""
+    outputs = buffers[n_in:]
+    for i, (r, buffer) in enumerate(zip(rows, buffers, strict=True)):
+        keep = not any(buffer.shares_bytes(o) for o in outputs)
+        BOUND_ROWS[id(r)] = BoundRows(r, buffer, first, keep, defer and i >= n_in)
+
+
+def unbind_rows(rows: Sequence[np.ndarray]) -> None:
+    for r in rows:
+        BOUND_ROWS.pop(id(r), None)
+
+
+def settle(buffers: Sequence[MeshBuffer]) -> None:
+    """Do the deferred writes of ``buffers``."""
+    for buffer in buffers:
+        if buffer.has_deferred_write():
+            buffer.settle()
+
+
+def settled(rows: np.ndarray) -> np.ndarray:
+    """``rows`` of a running kernel's input, with its buffer's deferred write done: for a kernel
+    launched with ``reads_memos`` before it reads the bytes themselves."""
+    bound = bound_rows(rows) if BOUND_ROWS else None
+    if bound is not None and bound.buffer.has_deferred_write():
+        bound.buffer.settle()
+    return rows
+
+
+def known_values(rows: np.ndarray, spec: TensorSpec) -> np.ndarray | None:
+    """The ``(k, *spec.shape)`` float32 values of ``rows`` that its buffer's memo holds, or None."""
+    bound = bound_rows(rows) if BOUND_ROWS else None
+    if bound is None:
+        return None
+    known = VALUES_MEMO.get(bound.buffer, spec)
+    if known is None:
+        return None
+    values, k = known.values, rows.shape[0]
+    if values.shape[0] == k:
+        return values
+    if known.equal_rows:
+        return np.broadcast_to(values, (k, *values.shape[1:]))
+    return values[:1] if bound.first else None
+
+
+def relaid_memo(rows: np.ndarray, spec: TensorSpec, values: np.ndarray) -> bool:
+    """Give the buffer behind a running kernel's input ``rows`` the memo ``values``: the values
+    its memo holds already, in other strides (a layout its consumer reads faster, e.g. a weight's
+    column shards side by side for one product).  False when the buffer keeps no such memo."""
+    bound = bound_rows(rows) if BOUND_ROWS else None
+    if bound is None or not bound.keep or bound.first:
+        return False
+    known = VALUES_MEMO.get(bound.buffer, spec)
+    if known is None or known.values.shape != values.shape:
+        return False
+    return VALUES_MEMO.put(bound.buffer, spec, values)

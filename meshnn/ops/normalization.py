@@ -1,5 +1,9 @@
 """``ttnn.softmax``, ``ttnn.layer_norm`` and ``ttnn.rms_norm`` over the last dimension (softmax:
-any ``dim``), computed in float32 per device."""
+any ``dim``), computed in float32 per device.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' launch,
+checks, outputs and values modules.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +11,10 @@ import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate
-from meshnn.ops.execution import (
-    Output,
-    device_input,
-    launch,
-    logical_values,
-    out_spec_like,
-    same_mesh,
-    write_values,
-)
+from meshnn.ops.checks import device_input, same_mesh
+from meshnn.ops.launch import launch
+from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.values import logical_values, write_values
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 

@@ -1,5 +1,9 @@
 """Reductions along dimensions (``ttnn.sum``, ``mean``, ``max``, ``min``, ``argmax``) and
-``ttnn.embedding``, per device."""
+``ttnn.embedding``, per device.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' launch,
+checks, outputs and values modules.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +16,10 @@ from meshnn.formats.codec import decode
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
-from meshnn.ops.execution import (
-    Output,
-    device_input,
-    launch,
-    logical_values,
-    out_spec_like,
-    same_mesh,
-    write_values,
-)
+from meshnn.ops.checks import device_input, same_mesh
+from meshnn.ops.launch import launch
+from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.values import logical_values, write_values
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 

@@ -12,8 +12,8 @@ import meshnn as ttnn
 from meshnn.mesh.buffer_config import BufferRegion
 from meshnn.mesh.transfers import ShardDataTransfer
 from meshnn.mesh.workload import MeshWorkload, Program
-from meshnn.ops.execution import logical_values
 from meshnn.ops.memo import VALUES_MEMO, Known, ValuesMemo
+from meshnn.ops.values import logical_values
 from meshnn.tensor.spec import TensorSpec
 
 BF16 = dict(dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
@@ -331,7 +331,7 @@ def test_the_memo_bound_comes_from_the_environment(monkeypatch):
 def test_same_values_on_every_device_compares_each_device_s_own_values(per_device):
     """Found by the state machine: a device holding fewer than 8 values compared against the next
     device's values.  Every device's values against the first's, whatever their number."""
-    from meshnn.ops.execution import same_values_on_every_device
+    from meshnn.ops.shared_rows import same_values_on_every_device
 
     values = np.arange(per_device, dtype=np.float32)
     same = np.stack([values] * 4)

@@ -8,7 +8,7 @@ import torch
 
 import meshnn as ttnn
 from meshnn.formats.bfloat16 import BFLOAT16_NAN
-from meshnn.ops import eltwise, native
+from meshnn.ops.eltwise import binary, native
 
 # bfloat16 bit patterns: zeros, subnormals, the smallest and largest normals, a tie's neighbours,
 # infinities and NaNs of both signs; every op meets every pattern (the rest of the tile: random)
@@ -53,10 +53,10 @@ def test_native_bytes_equal_the_numpy_path(open_mesh, rng, monkeypatch, op):
     a, b = bf16_tensor(mesh, a_bits), bf16_tensor(mesh, b_bits)
     calls = []
     real = native.bfloat16_binary(op)
-    monkeypatch.setattr(eltwise, "bfloat16_binary", lambda name: lambda *rows: (calls.append(name), real(*rows)))
+    monkeypatch.setattr(binary, "bfloat16_binary", lambda name: lambda *rows: (calls.append(name), real(*rows)))
     fast = stored_bits(getattr(ttnn, op)(a, b))
     assert calls == [op], "the native kernel was not used"
-    monkeypatch.setattr(eltwise, "bfloat16_binary", lambda name: None)
+    monkeypatch.setattr(binary, "bfloat16_binary", lambda name: None)
     slow = stored_bits(getattr(ttnn, op)(a, b))
     np.testing.assert_array_equal(fast, slow)
     nan = (slow & 0x7FFF) > 0x7F80
@@ -66,7 +66,7 @@ def test_native_bytes_equal_the_numpy_path(open_mesh, rng, monkeypatch, op):
 def test_broadcast_operands_take_the_numpy_path(open_mesh, rng, monkeypatch):
     mesh = open_mesh((1, 2))
     calls = []
-    monkeypatch.setattr(eltwise, "bfloat16_binary", lambda name: lambda *rows: calls.append(name))
+    monkeypatch.setattr(binary, "bfloat16_binary", lambda name: lambda *rows: calls.append(name))
     x = rng.standard_normal((2, 32, 64)).astype(np.float32)
     y = rng.standard_normal((1, 64)).astype(np.float32)
     a = ttnn.from_torch(torch.from_numpy(x), ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh,

@@ -23,7 +23,7 @@ import torch
 
 import meshnn as ttnn
 from meshnn.errors import OutOfMemoryError
-from meshnn.ops import eltwise
+from meshnn.ops.eltwise import binary
 
 
 def tile(mesh, values: np.ndarray, dtype=ttnn.bfloat16, **kwargs) -> ttnn.Tensor:
@@ -48,9 +48,9 @@ def live(mesh) -> list[tuple]:
 
 @pytest.fixture
 def fresh_plans():
-    eltwise._PLANS.clear()
-    yield eltwise._PLANS
-    eltwise._PLANS.clear()
+    binary._PLANS.clear()
+    yield binary._PLANS
+    binary._PLANS.clear()
 
 
 def test_a_plan_is_made_once_and_reused(open_mesh, rng, fresh_plans):

@@ -10,7 +10,7 @@ import torch
 import meshnn as ttnn
 from meshnn.mesh.slab import EQUAL_ROWS
 from meshnn.mesh.transfers import ShardDataTransfer
-from meshnn.ops import execution
+from meshnn.ops import launch, shared_rows
 
 
 def replicated(mesh, values: np.ndarray, dtype=ttnn.bfloat16) -> ttnn.Tensor:
@@ -31,7 +31,7 @@ def device_bytes(tensor: ttnn.Tensor) -> np.ndarray:
 def kernel_rows(monkeypatch):
     """How many device rows each kernel call saw."""
     seen: list[int] = []
-    real = execution.launch
+    real = launch.launch
 
     def spying(op, mesh, inputs, outputs, kernel, **options):
         def counted(in_rows, out_rows, coords):
@@ -40,7 +40,7 @@ def kernel_rows(monkeypatch):
 
         return real(op, mesh, inputs, outputs, counted, **options)
 
-    for module in ("execution", "normalization", "data_movement", "reduction", "matmul"):
+    for module in ("eltwise.kernel", "normalization", "data_movement", "reduction", "matmul"):
         monkeypatch.setattr(f"meshnn.ops.{module}.launch", spying, raising=False)
     return seen
 
@@ -60,11 +60,11 @@ def ops(x: ttnn.Tensor, w: ttnn.Tensor) -> list[ttnn.Tensor]:
 def test_replicated_inputs_run_once_and_give_every_devices_bytes(open_mesh, rng, monkeypatch, kernel_rows):
     mesh = open_mesh((2, 4))
     values = rng.standard_normal((1, 128, 96)).astype(np.float32)  # 24 KiB per device, past the threshold
-    assert execution.SHARED_ROWS_MIN_BYTES <= 128 * 96 * 2
+    assert shared_rows.SHARED_ROWS_MIN_BYTES <= 128 * 96 * 2
     x, w = replicated(mesh, values), replicated(mesh, rng.standard_normal((96,)).astype(np.float32))
     once = [device_bytes(t) for t in ops(x, w)]
     assert kernel_rows and set(kernel_rows) == {1}, "replicated inputs should be computed on one device"
-    monkeypatch.setattr(execution, "_replicated", lambda topology: False)  # every device computes
+    monkeypatch.setattr(shared_rows, "_replicated", lambda topology: False)  # every device computes
     kernel_rows.clear()
     each = [device_bytes(t) for t in ops(x, w)]
     assert set(kernel_rows) == {8}
@@ -99,7 +99,7 @@ def test_sharded_inputs_are_not_compared(open_mesh, rng, monkeypatch, kernel_row
         mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0),
     )
     compared = []
-    monkeypatch.setattr(execution, "_same_on_every_device", lambda rows: compared.append(1) or True)
+    monkeypatch.setattr(shared_rows, "_same_on_every_device", lambda rows: compared.append(1) or True)
     ttnn.exp(x)
     assert compared == [] and kernel_rows == [2]
 
@@ -119,8 +119,8 @@ def test_one_host_array_written_to_every_device_marks_the_rows_equal(open_mesh, 
     buffer = x.storage.mesh_buffer
     assert buffer.memo is EQUAL_ROWS
     compared = []
-    real = execution._same_on_every_device
-    monkeypatch.setattr(execution, "_same_on_every_device", lambda rows: compared.append(1) or real(rows))
+    real = shared_rows._same_on_every_device
+    monkeypatch.setattr(shared_rows, "_same_on_every_device", lambda rows: compared.append(1) or real(rows))
     ttnn.exp(x)
     assert compared == [] and kernel_rows == [1]
     other = replicated(mesh, rng.standard_normal((1, 128, 96)).astype(np.float32), ttnn.float32)

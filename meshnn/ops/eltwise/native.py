@@ -11,6 +11,9 @@ The results are the numpy path's, so a native kernel changes speed only: one tor
 the slab rows instead of decoding both operands to float32, computing, and rounding back.
 (A program that turns on ``torch.set_flush_denormal`` after the check would flush subnormal
 results that meshnn keeps; the check runs with torch's settings of its first use.)
+
+May import: the bfloat16 byte format of the layers below the ops; torch only when the program
+has imported it.
 """
 
 from __future__ import annotations

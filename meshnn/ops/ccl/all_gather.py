@@ -1,0 +1,87 @@
+"""``ttnn.all_gather``: every device of a group gets the group's shards concatenated along
+``dim``, in group order.  On the simulated mesh a rearrangement of slab rows (the shards' bytes
+end to end when they can be); across ranks, every rank's local shards gathered.
+
+May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor`, the ops' launch, outputs, memo and values
+modules and the collectives' arguments, groups and ranks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from meshnn.formats.layout import Layout
+from meshnn.mesh.coord import MeshCoordinate
+from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.ops.ccl.arguments import Topology, check_options, checked_input, group_grid
+from meshnn.ops.ccl.groups import from_groups, group_and_member, group_size, output_topology, to_groups
+from meshnn.ops.ccl.ranks import gather_bytes_over_ranks, gathered_over_ranks, local_indices
+from meshnn.ops.launch import launch
+from meshnn.ops.memo import known_values, settled
+from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.values import logical_values, write_values
+from meshnn.tensor.distribution import PlacementReplicate
+from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.tensor import Tensor
+
+
+def _raw_concatenation(shape: tuple[int, ...], layout: Layout, dim: int, explicit: bool) -> bool:
+    """True when gathering along ``dim`` puts the shards' bytes end to end: every dim before
+    ``dim`` is 1 and ``dim`` is not tiled."""
+    outer = int(np.prod(shape[:dim], dtype=np.int64))
+    return outer == 1 and not explicit and (layout is Layout.ROW_MAJOR or dim < len(shape) - 2)
+
+
+def all_gather(
+    input_tensor: Tensor,
+    dim: int,
+    cluster_axis: int | None = None,
+    mesh_device: MeshDevice | None = None,
+    *,
+    num_links: int = 1,
+    topology: Topology | None = None,
+    memory_config: MemoryConfig | None = None,
+    **_: object,
+) -> Tensor:
+    """Every device of a group gets the group's shards concatenated along ``dim``, in group order."""
+    tensor, mesh, axis_dim = checked_input("all_gather", input_tensor, dim)
+    check_options("all_gather", mesh, mesh_device, num_links, topology, memory_config)
+    shape, axis = group_grid(mesh, cluster_axis, "all_gather")
+    n = group_size(shape, axis)
+    out_shape = tuple(d * n if i == axis_dim else d for i, d in enumerate(tensor.shape))
+    spec = out_spec_like(tensor, shape=out_shape, memory_config=memory_config, op="all_gather")
+
+    raw = _raw_concatenation(
+        tuple(tensor.shape), tensor.layout, axis_dim, tensor.spec.explicit_padded_shape is not None
+    )
+    in_size = tensor.spec.compute_packed_buffer_size_bytes()
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        by_bytes = raw and (not mesh.all_local or known_values(in_rows[0], tensor.spec) is None)
+        if by_bytes:
+            settled(in_rows[0])  # the bytes are read below
+        if raw and not mesh.all_local:
+            gather_bytes_over_ranks(mesh, in_rows[0], out_rows[0], coords, shape, axis, in_size)
+            return
+        if by_bytes and len(coords) == mesh.get_num_devices():  # the group's bytes end to end, row by row
+            groups = [group_and_member(shape, axis, i)[0] for i in range(len(coords))]
+            for row, group in enumerate(groups):
+                members = [i for i, g in enumerate(groups) if g == group]
+                out_rows[0][row, : n * in_size].reshape(n, in_size)[...] = in_rows[0][members, :in_size]
+            return
+        values = logical_values(in_rows[0], tensor.spec, as_float=False)
+        if not mesh.all_local:
+            values = gathered_over_ranks(mesh, values, coords)
+        grouped = to_groups(values, shape, axis)
+        gathered = np.concatenate([grouped[:, m] for m in range(n)], axis=axis_dim + 1)  # (groups, *out)
+        if gathered.shape[0] == 1 and mesh.all_local:  # one group: the same result on every device
+            write_values(out_rows[0], gathered, spec, exact=True)
+            return
+        result = np.broadcast_to(gathered[:, None], (gathered.shape[0], n, *gathered.shape[1:]))
+        result = from_groups(result, shape, axis)
+        if not mesh.all_local:
+            result = result[local_indices(mesh, coords)]
+        write_values(out_rows[0], np.ascontiguousarray(result), spec)
+
+    out = Output(spec, topology=output_topology(tensor, axis, PlacementReplicate()))
+    return launch("all_gather", mesh, [tensor], [out], kernel, reads_memos=True)[0]

@@ -1,0 +1,63 @@
+"""``ttnn.all_reduce``: every device of a group gets the sum of the group's shards (float32, or
+the integer type).  Across ranks the sum runs element-wise in storage order, tile padding and
+all, each rank sending one partial sum per group.
+
+May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor`, the ops' launch, outputs, memo and values
+modules and the collectives' arguments, groups and ranks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from meshnn.formats.dtypes import DataType
+from meshnn.mesh.coord import MeshCoordinate
+from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.ops.ccl.arguments import Topology, check_options, checked_input, group_grid
+from meshnn.ops.ccl.groups import from_groups, output_topology, sum_dtype, to_groups
+from meshnn.ops.ccl.ranks import summed_over_ranks
+from meshnn.ops.launch import launch
+from meshnn.ops.memo import settled
+from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.values import logical_values, store_elements, stored_elements, write_values
+from meshnn.tensor.distribution import PlacementReplicate
+from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.tensor import Tensor
+
+
+def all_reduce(
+    input_tensor: Tensor,
+    cluster_axis: int | None = None,
+    mesh_device: MeshDevice | None = None,
+    *,
+    num_links: int | None = None,
+    topology: Topology | None = None,
+    memory_config: MemoryConfig | None = None,
+    **_: object,
+) -> Tensor:
+    """Every device of a group gets the sum of the group's shards."""
+    tensor, mesh, _ = checked_input("all_reduce", input_tensor, None)
+    check_options("all_reduce", mesh, mesh_device, num_links, topology, memory_config)
+    shape, axis = group_grid(mesh, cluster_axis, "all_reduce")
+    spec = out_spec_like(tensor, memory_config=memory_config, op="all_reduce")
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        if not mesh.all_local:  # element-wise: summed in storage order, tile padding and all
+            rows, out_row = settled(in_rows[0]), out_rows[0]
+            elements = stored_elements(rows, tensor.spec)
+            direct = (spec.dtype is DataType.FLOAT32 or spec.dtype.is_integer) and rows.shape == out_row.shape
+            target = out_row.view(elements.dtype) if direct else None
+            totals, members = summed_over_ranks(mesh, elements, coords, shape, axis, out=target)
+            if totals is not target:
+                store_elements(totals[[group for group, _ in members]], spec, out_row[:, : rows.shape[1]])
+            return
+        grouped = to_groups(logical_values(in_rows[0], tensor.spec), shape, axis)
+        total = grouped.sum(axis=1, keepdims=True, dtype=sum_dtype(grouped))
+        if total.shape[0] == 1:  # one group: every device gets the one sum (written once, to each)
+            write_values(out_rows[0], total[0], spec)
+            return
+        result = from_groups(np.broadcast_to(total, grouped.shape), shape, axis)
+        write_values(out_rows[0], np.ascontiguousarray(result), spec)
+
+    out = Output(spec, topology=output_topology(tensor, axis, PlacementReplicate()))
+    return launch("all_reduce", mesh, [tensor], [out], kernel, reads_memos=True)[0]

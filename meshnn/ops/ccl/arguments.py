@@ -1,0 +1,80 @@
+"""What every collective takes and checks: ``ttnn.Topology``, the input (a device tensor with a
+shard on every device, ``dim`` in range), the options a simulated collective only checks
+(``mesh_device``, ``num_links``, ``topology``, ``memory_config``) and ``cluster_axis``.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and
+:mod:`meshnn.ops.checks`.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError, WrongMeshError
+from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.ops.checks import device_input, same_mesh
+from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.tensor import Tensor
+
+
+class Topology(enum.Enum):
+    """Fabric topologies (``ttnn.Topology``); accepted, the simulated links need none."""
+
+    Ring = 0
+    Linear = 1
+    Mesh = 2
+    Torus = 3
+
+
+def group_grid(mesh: MeshDevice, cluster_axis: int | None, op: str) -> tuple[tuple[int, ...], int | None]:
+    """The mesh as a grid of devices and the grid axis a group runs along (None: the whole mesh)."""
+    shape = tuple(mesh.shape)
+    if cluster_axis is None:
+        return shape, None
+    if isinstance(cluster_axis, bool) or not isinstance(cluster_axis, int):
+        raise MeshnnTypeError(f"ttnn.{op}: cluster_axis must be an int or None, got {cluster_axis!r}")
+    if not 0 <= cluster_axis < len(shape):
+        raise MeshnnValueError(
+            f"ttnn.{op}: cluster_axis {cluster_axis!r} must be one of {list(range(len(shape)))} for a "
+            f"{mesh.shape!r} mesh"
+        )
+    return shape, cluster_axis
+
+
+def checked_input(op: str, input_tensor: Tensor, dim: int | None) -> tuple[Tensor, MeshDevice, int | None]:
+    tensor = device_input(op, "input_tensor", input_tensor)
+    mesh = same_mesh(op, {"input_tensor": tensor})
+    if len(tensor.storage.coords) != mesh.get_num_devices():  # type: ignore[union-attr]
+        raise MeshnnValueError(
+            f"ttnn.{op}: input_tensor populates {len(tensor.storage.coords)} of {mesh.get_num_devices()} devices; "  # type: ignore[union-attr]
+            "a collective needs a shard on every device"
+        )
+    if dim is None:
+        return tensor, mesh, None
+    rank = len(tensor.shape)
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise MeshnnTypeError(f"ttnn.{op}: dim must be an int, got {dim!r}")
+    if not -rank <= dim < rank:
+        raise MeshnnValueError(f"ttnn.{op}: dim {dim!r} is out of range for input_tensor of shape {list(tensor.shape)}")
+    return tensor, mesh, dim % rank
+
+
+def check_options(
+    op: str, mesh: MeshDevice, mesh_device: object, num_links: object, topology: object, memory_config: object
+) -> None:
+    """The arguments a simulated collective only checks: ``mesh_device`` (when given, the input's
+    mesh), ``num_links`` (a positive int or None), ``topology`` (a ttnn.Topology or None) and
+    ``memory_config`` (a MemoryConfig or None)."""
+    if mesh_device is not None:
+        if not isinstance(mesh_device, MeshDevice):
+            raise MeshnnTypeError(f"ttnn.{op}: mesh_device must be a MeshDevice, got {type(mesh_device).__name__}")
+        if mesh_device.mesh_id != mesh.mesh_id:
+            raise WrongMeshError(f"ttnn.{op}: mesh_device is not the mesh device input_tensor lives on")
+    if num_links is not None and (isinstance(num_links, bool) or not isinstance(num_links, int)):
+        raise MeshnnTypeError(f"ttnn.{op}: num_links must be an int, got {num_links!r}")
+    if num_links is not None and num_links < 1:
+        raise MeshnnValueError(f"ttnn.{op}: num_links must be >= 1, got {num_links}")
+    if topology is not None and not isinstance(topology, Topology):
+        raise MeshnnTypeError(f"ttnn.{op}: topology must be a ttnn.Topology, got {topology!r}")
+    if memory_config is not None and not isinstance(memory_config, MemoryConfig):
+        raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")

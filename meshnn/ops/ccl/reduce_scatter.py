@@ -1,0 +1,71 @@
+"""``ttnn.reduce_scatter``: the group's shards are summed; device i of the group keeps slice i of
+``dim`` (which must divide into the group's devices, whole tiles each when tiled).
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`, the ops' launch,
+outputs and values modules and the collectives' arguments, groups and ranks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from meshnn.errors import MeshnnValueError
+from meshnn.formats.layout import Layout
+from meshnn.mesh.coord import MeshCoordinate
+from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.ops.ccl.arguments import Topology, check_options, checked_input, group_grid
+from meshnn.ops.ccl.groups import from_groups, group_size, output_topology, sum_dtype, to_groups
+from meshnn.ops.ccl.ranks import summed_over_ranks
+from meshnn.ops.launch import launch
+from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.values import logical_values, write_values
+from meshnn.tensor.distribution import PlacementShard
+from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.tensor import Tensor
+
+
+def reduce_scatter(
+    input_tensor: Tensor,
+    dim: int,
+    cluster_axis: int | None = None,
+    mesh_device: MeshDevice | None = None,
+    *,
+    num_links: int | None = None,
+    topology: Topology | None = None,
+    memory_config: MemoryConfig | None = None,
+    math_op: object = None,
+    **_: object,
+) -> Tensor:
+    """The group's shards are summed; device i of the group keeps slice i of ``dim``."""
+    tensor, mesh, axis_dim = checked_input("reduce_scatter", input_tensor, dim)
+    check_options("reduce_scatter", mesh, mesh_device, num_links, topology, memory_config)
+    shape, axis = group_grid(mesh, cluster_axis, "reduce_scatter")
+    n = group_size(shape, axis)
+    size = tensor.shape[axis_dim]
+    rank = len(tensor.shape)
+    unit = n
+    if tensor.layout is Layout.TILE and axis_dim >= rank - 2:
+        unit = n * tensor.tile.tile_shape[axis_dim - (rank - 2)]
+    if size % unit:
+        raise MeshnnValueError(
+            f"ttnn.reduce_scatter: dim {dim} of input_tensor {list(tensor.shape)} ({size}) must be divisible by "
+            f"{unit} ({n} devices{' x the tile' if unit != n else ''})"
+        )
+    out_shape = tuple(d // n if i == axis_dim else d for i, d in enumerate(tensor.shape))
+    spec = out_spec_like(tensor, shape=out_shape, memory_config=memory_config, op="reduce_scatter")
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        values = logical_values(in_rows[0], tensor.spec)
+        if not mesh.all_local:
+            totals, members = summed_over_ranks(mesh, values, coords, shape, axis)
+            pieces = np.split(totals, n, axis=axis_dim + 1)  # n x (groups, *out)
+            result = np.stack([pieces[member][group] for group, member in members])
+        else:
+            grouped = to_groups(values, shape, axis)
+            total = grouped.sum(axis=1, dtype=sum_dtype(grouped))
+            pieces = np.stack(np.split(total, n, axis=axis_dim + 1), axis=1)  # (groups, members, *out)
+            result = from_groups(pieces, shape, axis)
+        write_values(out_rows[0], np.ascontiguousarray(result), spec)
+
+    out = Output(spec, topology=output_topology(tensor, axis, PlacementShard(axis_dim)))
+    return launch("reduce_scatter", mesh, [tensor], [out], kernel, reads_memos=True)[0]

@@ -1,0 +1,236 @@
+"""The binary element-wise ops (``ttnn.add`` ... ``ttnn.le``): numpy broadcasting over logical
+shapes, a Python scalar for either operand, fused activations
+(:mod:`meshnn.ops.eltwise.activations`), and a plan per operand specs (output spec, compute,
+kernel) made once and reused.  Compute is float32 (integer tensors in int64); results round into
+the output dtype exactly as the host conversion does.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.tensor`, the ops' launch, checks and outputs
+modules and the other element-wise modules.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import numpy as np
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.dtypes import DataType
+from meshnn.ops.checks import device_input, same_mesh
+from meshnn.ops.eltwise.activations import Activation, activated, activation_steps
+from meshnn.ops.eltwise.functions import BINARY, wide
+from meshnn.ops.eltwise.kernel import elementwise, elementwise_kernel, memory_config_of
+from meshnn.ops.eltwise.native import bfloat16_binary
+from meshnn.ops.launch import Kernel
+from meshnn.ops.outputs import out_spec_like
+from meshnn.tensor import device_hooks
+from meshnn.tensor.spec import MemoryConfig, TensorSpec
+from meshnn.tensor.tensor import Tensor
+
+
+def binary(
+    name: str,
+    input_tensor_a: Tensor | float,
+    input_tensor_b: Tensor | float,
+    *,
+    dtype: DataType | None = None,
+    memory_config: MemoryConfig | None = None,
+    queue_id: int = 0,
+    output_tensor: object = None,
+    activations: object = None,
+    input_tensor_a_activations: object = None,
+    input_tensor_b_activations: object = None,
+) -> Tensor:
+    """``a <op> b`` for tensors of broadcastable shapes, or a tensor and a Python scalar, on command
+    queue ``queue_id``, into ``output_tensor`` when given (its spec must be the output's), with
+    the fused activations (see :mod:`meshnn.ops.eltwise.activations`)."""
+    fused = (
+        activation_steps(name, "input_tensor_a_activations", input_tensor_a_activations),
+        activation_steps(name, "input_tensor_b_activations", input_tensor_b_activations),
+        activation_steps(name, "activations", activations),
+    )
+    if output_tensor is not None:
+        memory_config = memory_config_of(memory_config, output_tensor)  # type: ignore[assignment]
+        if dtype is None and isinstance(output_tensor, Tensor) and output_tensor.is_allocated():
+            dtype = output_tensor.dtype
+    run = {"queue_id": queue_id, "output_tensor": output_tensor}
+    function = BINARY[name] if fused == ((), (), ()) else _fused(name, fused, input_tensor_a, input_tensor_b)
+    a_is_tensor = isinstance(input_tensor_a, Tensor)
+    if a_is_tensor and isinstance(input_tensor_b, Tensor):
+        a = device_input(name, "input_tensor_a", input_tensor_a)
+        b = device_input(name, "input_tensor_b", input_tensor_b)
+        return _of_tensors(name, a, b, function, fused, dtype, memory_config, run)
+    _check_operands(name, input_tensor_a, input_tensor_b)
+    label, value = ("input_tensor_a", input_tensor_a) if a_is_tensor else ("input_tensor_b", input_tensor_b)
+    tensor = device_input(name, label, value)
+    scalar = float(input_tensor_b if a_is_tensor else input_tensor_a)  # type: ignore[arg-type]
+    spec = out_spec_like(tensor, dtype=dtype, memory_config=memory_config, op=name)
+    pair = function if a_is_tensor else _swapped(function)  # scalar first: keep the order
+    numeric = _numeric(pair, tensor.dtype)
+    return elementwise(name, [tensor], spec, lambda x: numeric(x, np.float32(scalar)), **run)
+
+
+def _fused(
+    name: str, fused: tuple[tuple[Activation, ...], ...], a: object, b: object
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """The op's function with its fused activations (whose operands are checked to be floats)."""
+    function = activated(BINARY[name], *fused)
+    for operand in (a, b):
+        if isinstance(operand, Tensor) and not operand.dtype.is_float:
+            raise MeshnnTypeError(
+                f"ttnn.{name}: fused activations need floating-point operands, got {operand.dtype} "
+                f"{list(operand.shape)}"
+            )
+    return function
+
+
+def _check_operands(name: str, a: object, b: object) -> None:
+    """Of operands not both tensors: one is a tensor, the other a number."""
+    if not (isinstance(a, Tensor) or isinstance(b, Tensor)):
+        raise MeshnnTypeError(f"ttnn.{name}: at least one operand must be a ttnn.Tensor")
+    for label, value in (("input_tensor_a", a), ("input_tensor_b", b)):
+        is_number = isinstance(value, int | float | np.number) and not isinstance(value, bool)
+        if not (isinstance(value, Tensor) or is_number):
+            raise MeshnnTypeError(f"ttnn.{name}: {label} must be a ttnn.Tensor or a number, got {type(value).__name__}")
+
+
+def _of_tensors(
+    name: str,
+    a: Tensor,
+    b: Tensor,
+    function: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    fused: tuple[tuple[Activation, ...], ...],
+    dtype: DataType | None,
+    memory_config: MemoryConfig | None,
+    run: dict[str, object],
+) -> Tensor:
+    """``a <op> b`` of two device tensors, by the plan of their specs (made the first time)."""
+    mesh = same_mesh(name, {"input_tensor_a": a, "input_tensor_b": b})
+    a_spec, b_spec = a.spec, b.spec
+    bfloat16 = DataType.BFLOAT16
+    native = None
+    if (
+        a_spec.dtype is bfloat16
+        and b_spec.dtype is bfloat16
+        and (dtype is None or dtype is bfloat16)
+        and fused == ((), (), ())
+    ):
+        native = bfloat16_binary(name)  # asked on every call: it may change (torch imported later)
+    key = None
+    if (dtype is None or type(dtype) is DataType) and (memory_config is None or type(memory_config) is MemoryConfig):
+        key = (name, a_spec, b_spec, dtype, memory_config, native, fused)
+        plan = _PLANS.get(key)
+        if plan is not None:
+            spec, compute, kernel = plan
+            return elementwise(name, [a, b], spec, compute, native=native, mesh=mesh, kernel=kernel, **run)
+    spec, compute, kernel = _plan(name, a, b, function, dtype, memory_config, native)
+    if key is not None:
+        if len(_PLANS) >= PLANS_KEPT:
+            _PLANS.clear()
+        _PLANS[key] = (spec, compute, kernel)
+    return elementwise(name, [a, b], spec, compute, native=native, mesh=mesh, kernel=kernel, **run)
+
+
+def _plan(
+    name: str,
+    a: Tensor,
+    b: Tensor,
+    function: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    dtype: DataType | None,
+    memory_config: MemoryConfig | None,
+    native: Callable[..., None] | None,
+) -> tuple[TensorSpec, Callable[..., np.ndarray], Kernel]:
+    """The output spec, compute and kernel of ``a <op> b`` (see :data:`_PLANS`)."""
+    a_spec, b_spec = a.spec, b.spec
+    try:
+        shape = a_spec.shape if a_spec.shape == b_spec.shape else np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    except ValueError:
+        raise MeshnnValueError(
+            f"ttnn.{name}: input_tensor_a {list(a.shape)} and input_tensor_b {list(b.shape)} cannot be "
+            "broadcast together"
+        ) from None
+    spec = out_spec_like(a, shape=shape, dtype=dtype, memory_config=memory_config, op=name)
+    compute = _numeric(function, a.dtype)
+    kernel = elementwise_kernel([a_spec, b_spec], spec, compute, native=native)
+    return spec, compute, kernel
+
+
+PLANS_KEPT = 1024
+"""Binary-op plans kept (the cache is emptied when full)."""
+
+_PLANS: dict[tuple, tuple[TensorSpec, Callable[..., np.ndarray], Kernel]] = {}
+"""Two-tensor binary ops' plans: ``(op, a's spec, b's spec, dtype, memory_config, native kernel)``
+-> ``(output spec, compute, kernel)``.  Everything in a plan follows from its key alone (specs
+are immutable; the kernel reads only the rows it is given), so a plan is never stale: the
+tensors themselves (allocated, on one open mesh, populating the same devices), ``queue_id`` and
+``output_tensor`` are checked on every call, before anything is allocated.  Only successful
+plans are kept, so a bad call raises every time."""
+
+
+@functools.cache
+def _swapped(
+    function: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """``function`` with its operands swapped (one per function: :func:`_numeric` caches on it)."""
+    return lambda x, y: function(y, x)
+
+
+@functools.cache
+def _numeric(function: Callable[[np.ndarray, np.ndarray], np.ndarray], dtype: DataType) -> Callable[..., np.ndarray]:
+    """``function`` over decoded operands of ``dtype`` (made once per pair: ops call it every time)."""
+
+    def compute(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if dtype.is_integer:
+                result = function(wide(x), wide(y) if isinstance(y, np.ndarray) else y)
+            else:
+                result = function(x, y)
+        return result.astype(np.float32) if result.dtype == bool and dtype.is_float else result
+
+    return compute
+
+
+def _make_binary(name: str):
+    def op(
+        input_tensor_a: Tensor | float,
+        input_tensor_b: Tensor | float,
+        *,
+        dtype: DataType | None = None,
+        memory_config: MemoryConfig | None = None,
+        output_tensor: object = None,
+        activations: object = None,
+        input_tensor_a_activations: object = None,
+        input_tensor_b_activations: object = None,
+        queue_id: int = 0,
+        **_: object,
+    ) -> Tensor:
+        return binary(
+            name,
+            input_tensor_a,
+            input_tensor_b,
+            dtype=dtype,
+            memory_config=memory_config,
+            queue_id=queue_id,
+            output_tensor=output_tensor,
+            activations=activations,
+            input_tensor_a_activations=input_tensor_a_activations,
+            input_tensor_b_activations=input_tensor_b_activations,
+        )
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"``ttnn.{name}``: element-wise {name} with broadcasting and scalars."
+    return op
+
+
+add, subtract, multiply, divide, maximum, minimum, pow, eq, ne, gt, lt, ge, le = (_make_binary(n) for n in BINARY)
+sub, mul, div = subtract, multiply, divide
+
+for _name, _op in {
+    "add": add,
+    "subtract": subtract,
+    "multiply": multiply,
+    "divide": divide,
+    "pow": pow,
+}.items():
+    device_hooks.register(_name, _op)  # the Tensor operators: a + b, a - b, a * b, a / b, a ** b

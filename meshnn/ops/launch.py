@@ -1,0 +1,172 @@
+"""How an operation runs on a mesh: validate, allocate outputs as MeshBuffers, run a MeshWorkload.
+
+Every op follows the same steps:
+
+1. validate every input first (:mod:`meshnn.ops.checks`: tensors on one open mesh, allocated,
+   shapes and dtypes the op takes) and compute the output specs (:mod:`meshnn.ops.outputs`);
+   nothing is allocated before all checks pass;
+2. allocate each output as a Replicated MeshBuffer through the mesh allocator (lock-step, shown
+   in memory views); if one allocation fails, the ones made before it are freed;
+3. enqueue ONE MeshWorkload on the command queue: a uniform program over the populated devices,
+   so its kernel sees the slab rows of all of them at once and computes with one numpy call
+   (:mod:`meshnn.ops.values` decodes and encodes them).
+
+This module holds :func:`launch` (steps 2 and 3) and the program it runs (:class:`_Run`).
+
+May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' own :mod:`~meshnn.ops.memo`,
+:mod:`~meshnn.ops.outputs` and :mod:`~meshnn.ops.shared_rows`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange
+from meshnn.mesh.mesh_buffer import MeshBuffer
+from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.mesh.range_set import MeshCoordinateRangeSet
+from meshnn.mesh.workload import MeshWorkload, Program, ProgramContext
+from meshnn.ops.memo import MEMO_MIN_DEVICE_BYTES, VALUES_MEMO, bind_rows, settle, unbind_rows
+from meshnn.ops.outputs import Output, output_buffers, output_tensors
+from meshnn.ops.shared_rows import all_replicated, inputs_alike
+from meshnn.tensor.tensor import Tensor
+
+Kernel = Callable[[Sequence[np.ndarray], Sequence[np.ndarray], tuple[MeshCoordinate, ...]], None]
+"""``kernel(input rows, output rows, coords)``: each a ``(k, device_local_size)`` uint8 view of the
+slab rows of the ``k`` devices at ``coords``, in the order of the op's inputs and outputs."""
+
+
+def launch(
+    op: str,
+    mesh: MeshDevice,
+    inputs: Sequence[Tensor],
+    outputs: Sequence[Output],
+    kernel: Kernel,
+    *,
+    coords: Sequence[MeshCoordinate] | None = None,
+    queue_id: int = 0,
+    into: Sequence[Tensor] | None = None,
+    rowwise: bool = False,
+    reads_memos: bool = False,
+) -> list[Tensor]:
+    """Allocate ``outputs`` (or write ``into`` preallocated output tensors, checked by
+    :func:`~meshnn.ops.outputs.output_into`) and run ``kernel(input rows, output rows, coords)``
+    over the populated devices as one MeshWorkload on command queue ``queue_id``; returns the
+    output tensors.
+
+    ``rowwise``: the kernel computes each device's outputs from that device's inputs alone, the
+    same way on every device (true of every op but the collectives).  Then, when every input is
+    replicated and its bytes are the same on every device (checked, not assumed), the kernel runs
+    on one device's rows and its outputs are copied to the others: the bytes every device would
+    have computed, for one device's work.
+
+    ``reads_memos``: the kernel reads its inputs only through ``logical_values`` /
+    ``known_values``, or calls ``settled`` on input rows before it reads their bytes; its
+    inputs' deferred writes are then left undone (see :mod:`meshnn.ops.memo`).  Otherwise they are
+    done before the kernel runs.  A new output whose kernel runs inside this call (the queue was
+    idle) may defer its own bytes (``write_values``)."""
+    first = inputs[0] if inputs else None
+    where = tuple(coords) if coords is not None else first.storage.coords  # type: ignore[union-attr]
+    queue = mesh.mesh_command_queue(queue_id)
+    buffers = output_buffers(mesh, outputs, into)
+    once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
+    run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
+    queue.enqueue_mesh_workload(_workload(op, mesh, where, run), blocking=False)
+    run.caller = None  # from now on a run is not this call's own: it writes its bytes at once
+    if into is not None:
+        return list(into)
+    return output_tensors(mesh, outputs, buffers, first, where)
+
+
+class _Run:
+    """The program of one :func:`launch`: its kernel over a program's slab rows (the inputs' buffers
+    first, then the outputs'), bound for memos when the op's buffers are large enough, on the first
+    device's rows only when ``once`` and the inputs' bytes allow it.  ``caller``: the thread whose
+    runs may defer their outputs' bytes (the launching one, until :func:`launch` returns)."""
+
+    __slots__ = ("buffers", "caller", "inputs", "kernel", "lazy", "memos", "n_in", "n_local", "once", "touched")
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        inputs: Sequence[Tensor],
+        buffers: list[MeshBuffer],
+        mesh: MeshDevice,
+        *,
+        once: bool,
+        reads_memos: bool,
+        deferrable: bool,
+    ) -> None:
+        self.kernel, self.inputs, self.buffers, self.once = kernel, inputs, buffers, once
+        self.n_in = len(inputs)
+        self.touched = [t.storage.mesh_buffer for t in inputs]  # type: ignore[union-attr]
+        self.touched += buffers
+        self.n_local = len(mesh.local)
+        self.memos = False
+        if VALUES_MEMO.limit > 0:
+            for b in self.touched:  # (a loop: cheaper than any(genexpr) for an op's few buffers)
+                if b.device_local_size() >= MEMO_MIN_DEVICE_BYTES:
+                    self.memos = True
+                    break
+        self.lazy = self.memos and reads_memos
+        self.caller = threading.get_ident() if deferrable else None  # new outputs, written on this thread
+
+    def __call__(self, ctx: ProgramContext) -> None:
+        """The kernel over the rows of every device of the program (bound for memos when they are
+        all the local devices), or over the first device's only (:meth:`_on_first_device`)."""
+        rows, coords = ctx.buffers, ctx.coords
+        defer = self.caller == threading.get_ident()
+        if self.once and len(coords) > 1 and inputs_alike(rows, self.inputs):
+            self._on_first_device(rows, coords, defer)
+            return
+        n_in = self.n_in
+        whole = self.memos and len(coords) == self.n_local
+        if self.lazy and not whole:
+            settle(self.touched[:n_in])
+        if whole:
+            bind_rows(rows, self.touched, n_in, first=False, defer=defer)
+        try:
+            self.kernel(rows[:n_in], rows[n_in:], coords)
+        finally:
+            if whole:
+                unbind_rows(rows)
+
+    def _on_first_device(self, rows: tuple[np.ndarray, ...], coords: tuple[MeshCoordinate, ...], defer: bool) -> None:
+        """The kernel over the first device's rows; its outputs copied to the other devices."""
+        n_in = self.n_in
+        firsts = tuple(r[:1] for r in rows)
+        if self.memos:
+            bind_rows(firsts, self.touched, n_in, first=True, defer=defer)
+        elif self.lazy:
+            settle(self.touched[:n_in])
+        try:
+            self.kernel(firsts[:n_in], firsts[n_in:], coords[:1])
+        finally:
+            if self.memos:
+                unbind_rows(firsts)
+        for out, buffer in zip(rows[n_in:], self.buffers, strict=True):
+            if not buffer.has_deferred_write():  # (a deferred write fills every device itself)
+                out[1:] = out[0]
+
+
+def _workload(op: str, mesh: MeshDevice, where: tuple[MeshCoordinate, ...], run: _Run) -> MeshWorkload:
+    """``run`` as one program per box of the devices ``where``."""
+    workload = MeshWorkload()
+    writes = range(run.n_in, len(run.touched))
+    boxes = (mesh.full_range,) if len(where) == mesh.get_num_devices() else _boxes(mesh, where)
+    for box in boxes:
+        workload.add_program(box, Program(run, run.touched, name=f"ttnn.{op}", writes=writes, lazy_reads=run.lazy))
+    return workload
+
+
+def _boxes(mesh: MeshDevice, coords: Sequence[MeshCoordinate]) -> list[MeshCoordinateRange]:
+    """Disjoint boxes covering ``coords`` (one box for a whole mesh)."""
+    if len(coords) == mesh.get_num_devices():
+        return [mesh.full_range]
+    ranges = MeshCoordinateRangeSet()
+    for coord in coords:
+        ranges.merge(MeshCoordinateRange(coord))
+    return ranges.ranges()

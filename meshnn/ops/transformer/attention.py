@@ -1,0 +1,186 @@
+"""``ttnn.transformer.scaled_dot_product_attention``: softmax(q k^T * scale + mask) v per head,
+causal or with an additive mask, grouped-query heads (``nqh`` a multiple of ``nkv``), one
+MeshWorkload that computes in float32 and rounds once into its output dtype.  Its checks are
+tt-metal's SDPA's (TILE inputs in DRAM of bfloat16 / bfloat8_b / bfloat4_b, no padding but on the
+sequence axes, a ``[b, 1, s, s_k]`` mask whose sequence lengths divide into the chunk sizes of the
+``SDPAProgramConfig``); they are apart from the compute (:func:`_attention_kernel`).
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.device`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`,
+the ops' launch, checks, outputs, values and config modules and :mod:`meshnn.ops.transformer.checks`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from meshnn.device.buffer import BufferType
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.dtypes import DataType
+from meshnn.mesh.coord import MeshCoordinate
+from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.ops.checks import check_queue_id, same_mesh
+from meshnn.ops.config import DEFAULT_CHUNK, SDPAProgramConfig
+from meshnn.ops.launch import Kernel, launch
+from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.transformer.checks import of_rank, tile_input, unsupported
+from meshnn.ops.values import logical_values, write_values
+from meshnn.tensor.spec import MemoryConfig, TensorSpec
+from meshnn.tensor.tensor import Tensor
+
+SDPA_DTYPES = (DataType.BFLOAT16, DataType.BFLOAT8_B, DataType.BFLOAT4_B)
+"""The dtypes tt-metal's SDPA reads (inputs and mask)."""
+
+
+def scaled_dot_product_attention(
+    input_tensor_q: Tensor,
+    input_tensor_k: Tensor,
+    input_tensor_v: Tensor,
+    *,
+    attn_mask: Tensor | None = None,
+    is_causal: bool = True,
+    scale: float | None = None,
+    sliding_window_size: int | None = None,
+    memory_config: MemoryConfig | None = None,
+    program_config: SDPAProgramConfig | None = None,
+    compute_kernel_config: object = None,
+    attention_sink: Tensor | None = None,
+    queue_id: int = 0,
+) -> Tensor:
+    """``softmax(q @ k^T * scale + mask) @ v`` for q ``[b, nqh, s, d]`` and k, v ``[b, nkv, s_k, d]``
+    (each k / v head serves ``nqh / nkv`` q heads), on every device.  ``is_causal`` (the default)
+    masks key positions after the query's (s == s_k); otherwise ``attn_mask`` ``[b, 1, s, s_k]``
+    is added to every head's scores, if given.  ``scale`` defaults to 1 / sqrt(d).  The output
+    has q's shape and dtype, in TILE layout."""
+    op = "transformer.scaled_dot_product_attention"
+    unsupported(op, sliding_window_size=sliding_window_size, attention_sink=attention_sink)
+    tensors = (input_tensor_q, input_tensor_k, input_tensor_v)
+    named, mesh = _inputs(op, tensors, attn_mask, is_causal, program_config)
+    dims = _dims(op, named, is_causal, program_config)
+    if scale is None:
+        scale = 1.0 / math.sqrt(dims[-1])
+    elif isinstance(scale, bool) or not isinstance(scale, int | float | np.number):
+        raise MeshnnTypeError(f"ttnn.{op}: scale must be a number, got {scale!r}")
+    queue_id = check_queue_id(op, mesh, queue_id)
+    spec = out_spec_like(named["input_tensor_q"], memory_config=memory_config, op=op)
+    inputs = list(named.values())
+    masked = "attn_mask" in named
+    kernel = _attention_kernel([t.spec for t in inputs], spec, dims, np.float32(scale), is_causal, masked)
+    return launch(op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, rowwise=True, reads_memos=True)[0]
+
+
+def _inputs(
+    op: str, tensors: tuple[object, object, object], attn_mask: object, is_causal: object, program_config: object
+) -> tuple[dict[str, Tensor], MeshDevice]:
+    """q, k, v (and the mask when given) checked to be TILE device tensors of SDPA's dtypes, in
+    DRAM, on one mesh; and that mesh."""
+    names = ("input_tensor_q", "input_tensor_k", "input_tensor_v")
+    named = {name: tile_input(op, name, t, SDPA_DTYPES) for name, t in zip(names, tensors, strict=True)}
+    if not isinstance(is_causal, bool):
+        raise MeshnnTypeError(f"ttnn.{op}: is_causal must be a bool, got {is_causal!r}")
+    if is_causal and attn_mask is not None:
+        raise MeshnnValueError(f"ttnn.{op}: is_causal and attn_mask cannot both be given (a causal op makes its mask)")
+    if attn_mask is not None:
+        named["attn_mask"] = tile_input(op, "attn_mask", attn_mask, SDPA_DTYPES)
+    if program_config is not None and not isinstance(program_config, SDPAProgramConfig):
+        raise MeshnnTypeError(f"ttnn.{op}: program_config must be a ttnn.SDPAProgramConfig, got {program_config!r}")
+    mesh = same_mesh(op, named)
+    for name, t in named.items():
+        if t.spec.memory_config.buffer_type is not BufferType.DRAM:
+            raise MeshnnValueError(f"ttnn.{op}: {name} must be in DRAM, it is in {t.spec.memory_config.buffer_type}")
+    return named, mesh
+
+
+def _dims(
+    op: str, named: dict[str, Tensor], is_causal: bool, program_config: SDPAProgramConfig | None
+) -> tuple[int, int, int, int, int, int]:
+    """``(b, nqh, nkv, s, s_k, d)`` of q, k and v, checked to fit together (and with the mask)."""
+    q, k, v = named["input_tensor_q"], named["input_tensor_k"], named["input_tensor_v"]
+    b, nqh, s, d = of_rank(op, "input_tensor_q", q, 4, "[b, nqh, s, d]")
+    kb, nkv, sk, kd = of_rank(op, "input_tensor_k", k, 4, "[b, nkv, s_k, d]")
+    vshape = of_rank(op, "input_tensor_v", v, 4, "[b, nkv, s_k, d]")
+    if (kb, kd) != (b, d) or vshape != (b, nkv, sk, d):
+        raise MeshnnValueError(
+            f"ttnn.{op}: input_tensor_k {[kb, nkv, sk, kd]} and input_tensor_v {list(vshape)} must be "
+            f"[{b}, nkv, s_k, {d}] (q's batch and head size, the same nkv and s_k)"
+        )
+    if nkv == 0 or nqh % nkv:
+        raise MeshnnValueError(f"ttnn.{op}: q's {nqh} heads must be a multiple of k's and v's {nkv}")
+    for name, t in (("input_tensor_q", q), ("input_tensor_k", k), ("input_tensor_v", v)):
+        padded = tuple(t.spec.padded_shape)
+        if padded[-1] != t.shape[-1]:
+            raise MeshnnValueError(
+                f"ttnn.{op}: {name} {list(t.shape)} is padded on the head dimension ({padded[-1]}); only the "
+                "sequence may be padded"
+            )
+    if is_causal and s != sk:
+        raise MeshnnValueError(f"ttnn.{op}: causal attention needs q and k of one sequence length, got {s} and {sk}")
+    if "attn_mask" in named:
+        _check_mask(op, named["attn_mask"], (b, 1, s, sk), program_config)
+    return b, nqh, nkv, s, sk, d
+
+
+def _check_mask(
+    op: str, mask: Tensor, shape: tuple[int, int, int, int], program_config: SDPAProgramConfig | None
+) -> None:
+    """The mask is ``[b, 1, s, s_k]``, its sequence lengths multiples of the chunk sizes."""
+    b, _, s, sk = shape
+    if tuple(mask.shape) != shape:
+        raise MeshnnValueError(
+            f"ttnn.{op}: attn_mask must be [{b}, 1, {s}, {sk}] (q's batch, one head broadcast over all, "
+            f"s x s_k), got {list(mask.shape)}"
+        )
+    q_chunk = program_config.q_chunk_size if program_config is not None else DEFAULT_CHUNK
+    k_chunk = program_config.k_chunk_size if program_config is not None else DEFAULT_CHUNK
+    if s % q_chunk or sk % k_chunk:
+        raise MeshnnValueError(
+            f"ttnn.{op}: with attn_mask, q's sequence {s} must divide by q_chunk_size {q_chunk} and k's {sk} "
+            f"by k_chunk_size {k_chunk}"
+        )
+
+
+def _attention_kernel(
+    specs: list[TensorSpec],
+    spec: TensorSpec,
+    dims: tuple[int, int, int, int, int, int],
+    factor: np.float32,
+    is_causal: bool,
+    masked: bool,
+) -> Kernel:
+    """The kernel: every device's heads in one float32 computation of q, k, v (and the mask's)
+    values, normalised last, as flash attention does."""
+    b, nqh, nkv, s, _, d = dims
+    group = nqh // nkv
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        qv, kv, vv = (logical_values(r, sp) for r, sp in zip(in_rows[:3], specs[:3], strict=True))
+        n = qv.shape[0]
+        grouped = qv.reshape(n, b, nkv, group, s, d) * factor  # (scaling q: s x d values, not s x s_k)
+        scores = np.matmul(grouped, np.swapaxes(kv, -1, -2)[:, :, :, None])  # (n, b, nkv, group, s, s_k)
+        if is_causal:
+            scores += _causal_bias(s)
+        elif masked:
+            scores += logical_values(in_rows[3], specs[3])[:, :, :, None]  # (n, b, 1, 1, s, s_k)
+        with np.errstate(invalid="ignore"):  # a row masked everywhere gives NaN, as its softmax does
+            scores -= scores.max(axis=-1, keepdims=True)
+        np.exp(scores, out=scores)
+        total = scores.sum(axis=-1, keepdims=True)
+        out = np.matmul(scores, vv[:, :, :, None])  # (n, b, nkv, group, s, d)
+        out /= total  # normalised last, as flash attention does (s x d values, not s x s_k)
+        write_values(out_rows[0], out.reshape((n, b, nqh, s, d)), spec, owned=True)
+
+    return kernel
+
+
+_CAUSAL: dict[int, np.ndarray] = {}
+
+
+def _causal_bias(s: int) -> np.ndarray:
+    """``(s, s)`` float32: 0 where key j <= query i, -inf after (read-only, made once per s)."""
+    bias = _CAUSAL.get(s)
+    if bias is None:
+        bias = np.triu(np.full((s, s), -np.inf, np.float32), 1)
+        bias.flags.writeable = False
+        _CAUSAL[s] = bias
+    return bias

@@ -1,0 +1,56 @@
+"""The ``ttnn.transformer`` and ``ttnn.experimental`` namespaces: module objects holding the ops
+meshnn has under those names; any other name raises :class:`NotImplementedByMeshnn` naming it
+(``transformer.<name>`` / ``experimental.<name>``).
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.ops.config` and the transformer ops' modules.
+"""
+
+from __future__ import annotations
+
+import types
+
+from meshnn.errors import NotImplementedByMeshnn
+from meshnn.ops.config import SDPAProgramConfig
+from meshnn.ops.transformer.attention import scaled_dot_product_attention
+from meshnn.ops.transformer.heads import (
+    concatenate_heads,
+    nlp_concat_heads,
+    nlp_create_qkv_heads,
+    split_query_key_value_and_split_heads,
+)
+from meshnn.ops.transformer.rotary import rotary_embedding
+
+
+class OpNamespace(types.ModuleType):
+    """``ttnn.transformer`` / ``ttnn.experimental``: the ops meshnn has under that name; any other
+    name raises :class:`NotImplementedByMeshnn` naming it."""
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        raise NotImplementedByMeshnn(f"{self.__name__.removeprefix('meshnn.')}.{name}")
+
+
+def _namespace(name: str, doc: str, **ops: object) -> OpNamespace:
+    module = OpNamespace(f"meshnn.{name}", doc)
+    for key, value in ops.items():
+        setattr(module, key, value)
+    return module
+
+
+transformer = _namespace(
+    "transformer",
+    "ttnn.transformer: fused attention ops.",
+    scaled_dot_product_attention=scaled_dot_product_attention,
+    split_query_key_value_and_split_heads=split_query_key_value_and_split_heads,
+    concatenate_heads=concatenate_heads,
+    SDPAProgramConfig=SDPAProgramConfig,
+)
+experimental = _namespace(
+    "experimental",
+    "ttnn.experimental: the experimental ops meshnn has.",
+    rotary_embedding=rotary_embedding,
+    concatenate_heads=concatenate_heads,
+    nlp_create_qkv_heads=nlp_create_qkv_heads,
+    nlp_concat_heads=nlp_concat_heads,
+)
