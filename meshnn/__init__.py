@@ -122,31 +122,29 @@ from meshnn.ops.matmul import linear, matmul
 from meshnn.ops.normalization import layer_norm, rms_norm, softmax
 from meshnn.ops.reduction import argmax, embedding, max, mean, min, sum
 from meshnn.ops.transformer import SDPAProgramConfig, experimental, transformer
-from meshnn.tensor.distribution import (
+from meshnn.tensor.composers import (
     ConcatMesh2dToTensor,
     ConcatMeshToTensor,
     MeshComposerConfig,
-    MeshMapperConfig,
     MeshToTensor,
-    PlacementReplicate,
-    PlacementShard,
+    concat_2d_mesh_to_tensor_composer,
+    concat_mesh_to_tensor_composer,
+    create_mesh_composer,
+)
+from meshnn.tensor.dtypes import DataType
+from meshnn.tensor.files import as_tensor, dump_tensor, load_tensor
+from meshnn.tensor.layout import Layout, Tile
+from meshnn.tensor.mappers import (
+    MeshMapperConfig,
     ReplicateTensorToMesh,
     ShardTensor2dMesh,
     ShardTensorToMesh,
     TensorToMesh,
-    TensorTopology,
-    compute_distribution_to_mesh_mapping,
-    concat_2d_mesh_to_tensor_composer,
-    concat_mesh_to_tensor_composer,
-    create_mesh_composer,
     create_mesh_mapper,
     replicate_tensor_to_mesh_mapper,
     shard_tensor_to_2d_mesh_mapper,
     shard_tensor_to_mesh_mapper,
 )
-from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.files import as_tensor, dump_tensor, load_tensor
-from meshnn.tensor.layout import Layout, Tile
 from meshnn.tensor.movement import (
     aggregate_tensor,
     allocate_tensor_on_device,
@@ -183,6 +181,12 @@ from meshnn.tensor.spec import (
 )
 from meshnn.tensor.storage import DistributedHostBuffer, HostBuffer, StorageType
 from meshnn.tensor.tensor import Tensor
+from meshnn.tensor.topology import (
+    PlacementReplicate,
+    PlacementShard,
+    TensorTopology,
+    compute_distribution_to_mesh_mapping,
+)
 
 __version__ = "0.1.0"
 

@@ -35,11 +35,11 @@ from meshnn.ops.execution import (
     stored_elements,
     write_values,
 )
-from meshnn.tensor.distribution import PlacementReplicate, PlacementShard, TensorTopology
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
+from meshnn.tensor.topology import PlacementReplicate, PlacementShard, TensorTopology
 
 
 class Topology(enum.Enum):

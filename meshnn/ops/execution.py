@@ -44,7 +44,6 @@ from meshnn.tensor.bfloat import (
     round_to_bfloat16,
     unpack_bfp,
 )
-from meshnn.tensor.distribution import PlacementReplicate, TensorTopology
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.encoding import decode, encode
 from meshnn.tensor.layout import Layout, padded_matrices, tile_view, tilize
@@ -53,6 +52,7 @@ from meshnn.tensor.movement import allocate_mesh_buffer
 from meshnn.tensor.spec import DRAM_MEMORY_CONFIG, MemoryConfig, TensorSpec
 from meshnn.tensor.storage import DeviceStorage
 from meshnn.tensor.tensor import Tensor
+from meshnn.tensor.topology import PlacementReplicate, TensorTopology
 
 
 def device_input(op: str, name: str, tensor: object) -> Tensor:

@@ -40,12 +40,13 @@ from meshnn.device.core import CoreCoord, CoreRange, CoreRangeSet
 from meshnn.errors import MeshnnError, MeshnnTypeError, TensorFileError
 from meshnn.mesh.coord import MeshCoordinate, MeshShape
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.tensor.distribution import PlacementReplicate, PlacementShard, TensorToMesh, TensorTopology
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout, Tile
+from meshnn.tensor.mappers import TensorToMesh
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.storage import DistributedHostBuffer, HostBuffer, HostStorage
 from meshnn.tensor.tensor import Tensor
+from meshnn.tensor.topology import PlacementReplicate, PlacementShard, TensorTopology
 
 MAGIC = b"MESHNNT\0"
 VERSION = 1

@@ -23,21 +23,17 @@ from meshnn.mesh.command_queue import HostDecoder, HostEncoder, ShardDataTransfe
 from meshnn.mesh.coord import MeshCoordinate, MeshShape, to_linear_index
 from meshnn.mesh.mesh_buffer import DeviceLocalBufferConfig, MeshBuffer, ReplicatedBufferConfig
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.tensor.distribution import (
-    MeshToTensor,
-    PlacementReplicate,
-    PlacementShard,
-    TensorToMesh,
-    TensorTopology,
-)
+from meshnn.tensor.composers import MeshToTensor
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.encoding import byte_view, decode, decode_many, encode, packed_spec
 from meshnn.tensor.encoding import to_layout as layout_bytes
 from meshnn.tensor.encoding import typecast as typecast_bytes
 from meshnn.tensor.layout import Layout, Tile, padded_shape
+from meshnn.tensor.mappers import TensorToMesh
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.storage import RESULT_ARRAYS, DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage
 from meshnn.tensor.tensor import MappedArray, Tensor, as_array, caller_site, host_tensor_from_array
+from meshnn.tensor.topology import PlacementReplicate, PlacementShard, TensorTopology
 
 # ttnn.distribute(mapper_or_composer) binds these for from_torch / to_torch inside its block.
 DEFAULT_MAPPER: contextvars.ContextVar[TensorToMesh | None] = contextvars.ContextVar("mapper", default=None)

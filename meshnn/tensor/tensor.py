@@ -23,15 +23,16 @@ from meshnn.errors import DeallocatedError, DeviceClosedError, MeshnnTypeError, 
 from meshnn.mesh.coord import MeshCoordinate, MeshShape
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import Device, MeshDevice
-from meshnn.tensor.distribution import TensorToMesh, TensorTopology
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.encoding import check_encodable, encode, encode_many, packed_spec
 from meshnn.tensor.layout import Layout, Tile
+from meshnn.tensor.mappers import TensorToMesh
 from meshnn.tensor.spec import MemoryConfig, Shape, TensorSpec
 from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage, StorageType
+from meshnn.tensor.topology import TensorTopology
 
 if TYPE_CHECKING:
-    from meshnn.tensor.distribution import MeshToTensor
+    from meshnn.tensor.composers import MeshToTensor
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
