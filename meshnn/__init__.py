@@ -145,6 +145,16 @@ from meshnn.tensor.mappers import (
     shard_tensor_to_2d_mesh_mapper,
     shard_tensor_to_mesh_mapper,
 )
+from meshnn.tensor.memory_config import (
+    DRAM_MEMORY_CONFIG,
+    L1_BLOCK_SHARDED_MEMORY_CONFIG,
+    L1_HEIGHT_SHARDED_MEMORY_CONFIG,
+    L1_MEMORY_CONFIG,
+    L1_WIDTH_SHARDED_MEMORY_CONFIG,
+    MemoryConfig,
+    ShardStrategy,
+    create_sharded_memory_config,
+)
 from meshnn.tensor.movement import (
     aggregate_tensor,
     allocate_tensor_on_device,
@@ -167,18 +177,7 @@ from meshnn.tensor.movement import (
     to_torch,
     typecast,
 )
-from meshnn.tensor.spec import (
-    DRAM_MEMORY_CONFIG,
-    L1_BLOCK_SHARDED_MEMORY_CONFIG,
-    L1_HEIGHT_SHARDED_MEMORY_CONFIG,
-    L1_MEMORY_CONFIG,
-    L1_WIDTH_SHARDED_MEMORY_CONFIG,
-    MemoryConfig,
-    Shape,
-    ShardStrategy,
-    TensorSpec,
-    create_sharded_memory_config,
-)
+from meshnn.tensor.spec import Shape, TensorSpec
 from meshnn.tensor.storage import DistributedHostBuffer, HostBuffer, StorageType
 from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import (

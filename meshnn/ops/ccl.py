@@ -37,7 +37,7 @@ from meshnn.ops.execution import (
 )
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout
-from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import PlacementReplicate, PlacementShard, TensorTopology
 

@@ -16,6 +16,7 @@ from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.execution import broadcast_shape, elementwise, out_spec_like, same_mesh
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout
+from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.movement import (
     allocate_tensor_on_device,
     copy_host_to_device_tensor,
@@ -23,7 +24,7 @@ from meshnn.tensor.movement import (
     host_memory_bytes,
     reshape,
 )
-from meshnn.tensor.spec import MemoryConfig, TensorSpec
+from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 MAX_CREATED_VALUES = 1 << 48  # more values than any device holds: refused before anything else

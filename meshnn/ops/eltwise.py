@@ -25,7 +25,8 @@ from meshnn.ops.execution import Kernel, device_input, elementwise, elementwise_
 from meshnn.ops.native import bfloat16_binary
 from meshnn.tensor import device_hooks
 from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.spec import MemoryConfig, TensorSpec
+from meshnn.tensor.memory_config import MemoryConfig
+from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 _SQRT_HALF = 1 / np.sqrt(2)

@@ -27,7 +27,8 @@ from meshnn.ops.execution import (
 from meshnn.tensor import device_hooks
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout
-from meshnn.tensor.spec import DRAM_MEMORY_CONFIG, MemoryConfig, TensorSpec
+from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG, MemoryConfig
+from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 

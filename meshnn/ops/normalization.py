@@ -16,7 +16,7 @@ from meshnn.ops.execution import (
     same_mesh,
     write_values,
 )
-from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
 

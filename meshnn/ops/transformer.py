@@ -38,7 +38,7 @@ from meshnn.ops.execution import (
 )
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout
-from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
 SDPA_DTYPES = (DataType.BFLOAT16, DataType.BFLOAT8_B, DataType.BFLOAT4_B)

@@ -43,7 +43,8 @@ from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout, Tile
 from meshnn.tensor.mappers import TensorToMesh
-from meshnn.tensor.spec import MemoryConfig, TensorSpec
+from meshnn.tensor.memory_config import MemoryConfig
+from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DistributedHostBuffer, HostBuffer, HostStorage
 from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import PlacementReplicate, PlacementShard, TensorTopology

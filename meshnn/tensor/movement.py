@@ -30,7 +30,8 @@ from meshnn.tensor.encoding import to_layout as layout_bytes
 from meshnn.tensor.encoding import typecast as typecast_bytes
 from meshnn.tensor.layout import Layout, Tile, padded_shape
 from meshnn.tensor.mappers import TensorToMesh
-from meshnn.tensor.spec import MemoryConfig, TensorSpec
+from meshnn.tensor.memory_config import MemoryConfig
+from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import RESULT_ARRAYS, DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage
 from meshnn.tensor.tensor import MappedArray, Tensor, as_array, caller_site, host_tensor_from_array
 from meshnn.tensor.topology import PlacementReplicate, PlacementShard, TensorTopology

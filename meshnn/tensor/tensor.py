@@ -27,7 +27,8 @@ from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.encoding import check_encodable, encode, encode_many, packed_spec
 from meshnn.tensor.layout import Layout, Tile
 from meshnn.tensor.mappers import TensorToMesh
-from meshnn.tensor.spec import MemoryConfig, Shape, TensorSpec
+from meshnn.tensor.memory_config import MemoryConfig
+from meshnn.tensor.spec import Shape, TensorSpec
 from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage, StorageType
 from meshnn.tensor.topology import TensorTopology
 
