@@ -131,9 +131,13 @@ from meshnn.tensor.composers import (
     concat_mesh_to_tensor_composer,
     create_mesh_composer,
 )
+from meshnn.tensor.conversions import to_dtype, to_layout, typecast
+from meshnn.tensor.copies import copy_device_to_host_tensor, copy_host_to_device_tensor
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.files import as_tensor, dump_tensor, load_tensor
+from meshnn.tensor.interop import distribute, from_torch, to_numpy, to_torch
 from meshnn.tensor.layout import Layout, Tile
+from meshnn.tensor.lifetime import allocate_tensor_on_device, allocate_tensor_on_host, deallocate
 from meshnn.tensor.mappers import (
     MeshMapperConfig,
     ReplicateTensorToMesh,
@@ -155,27 +159,15 @@ from meshnn.tensor.memory_config import (
     ShardStrategy,
     create_sharded_memory_config,
 )
-from meshnn.tensor.movement import (
+from meshnn.tensor.placement import to_device
+from meshnn.tensor.readback import from_device
+from meshnn.tensor.reshape import reshape
+from meshnn.tensor.shards import (
     aggregate_tensor,
-    allocate_tensor_on_device,
-    allocate_tensor_on_host,
     combine_device_tensors,
-    copy_device_to_host_tensor,
-    copy_host_to_device_tensor,
-    deallocate,
-    distribute,
     distribute_tensor,
-    from_device,
     from_host_shards,
-    from_torch,
     get_device_tensors,
-    reshape,
-    to_device,
-    to_dtype,
-    to_layout,
-    to_numpy,
-    to_torch,
-    typecast,
 )
 from meshnn.tensor.spec import Shape, TensorSpec
 from meshnn.tensor.storage import DistributedHostBuffer, HostBuffer, StorageType

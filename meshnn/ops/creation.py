@@ -14,16 +14,12 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.execution import broadcast_shape, elementwise, out_spec_like, same_mesh
+from meshnn.tensor.copies import copy_host_to_device_tensor
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout
+from meshnn.tensor.lifetime import allocate_tensor_on_device, deallocate, host_memory_bytes
 from meshnn.tensor.memory_config import MemoryConfig
-from meshnn.tensor.movement import (
-    allocate_tensor_on_device,
-    copy_host_to_device_tensor,
-    deallocate,
-    host_memory_bytes,
-    reshape,
-)
+from meshnn.tensor.reshape import reshape
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
 

@@ -30,8 +30,9 @@ from meshnn.ops.execution import (
 from meshnn.tensor import device_hooks
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.layout import Layout
+from meshnn.tensor.lifetime import allocate_mesh_buffer
+from meshnn.tensor.lifetime import device_tensor as _device_tensor
 from meshnn.tensor.memory_config import MemoryConfig
-from meshnn.tensor.movement import _device_tensor, allocate_mesh_buffer
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
 

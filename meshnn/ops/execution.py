@@ -47,9 +47,8 @@ from meshnn.tensor.bfloat import (
 from meshnn.tensor.dtypes import DataType
 from meshnn.tensor.encoding import decode, encode
 from meshnn.tensor.layout import Layout, padded_matrices, tile_view, tilize
+from meshnn.tensor.lifetime import allocate_mesh_buffer, device_tensor
 from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG, MemoryConfig
-from meshnn.tensor.movement import _device_tensor as device_tensor
-from meshnn.tensor.movement import allocate_mesh_buffer
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DeviceStorage
 from meshnn.tensor.tensor import Tensor

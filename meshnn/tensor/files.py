@@ -109,7 +109,7 @@ def _header(tensor: Tensor, payloads: list[tuple[int, int]], coords: list[tuple[
 
 def dump_tensor(file_name: str | os.PathLike, tensor: Tensor, *, extra: dict[str, Any] | None = None) -> None:
     """Save ``tensor`` (every shard, with its topology) to ``file_name``, atomically."""
-    from meshnn.tensor.movement import from_device
+    from meshnn.tensor.readback import from_device
 
     _check_file_name("dump_tensor", file_name)
     if not isinstance(tensor, Tensor):
@@ -343,7 +343,7 @@ def _check_file_name(op: str, file_name: object) -> None:
 
 def load_tensor(file_name: str | os.PathLike, *, device: MeshDevice | None = None) -> Tensor:
     """Load a tensor saved by :func:`dump_tensor`; onto ``device`` (a mesh of the saved shape)."""
-    from meshnn.tensor.movement import to_device
+    from meshnn.tensor.placement import to_device
 
     _check_file_name("load_tensor", file_name)
     if device is not None:
@@ -399,7 +399,8 @@ def as_tensor(
 ) -> Tensor:
     """``ttnn.as_tensor``: convert once, and with ``cache_file_name`` reload the converted bytes on
     later calls (``preprocess`` is not called again) unless the recorded recipe differs."""
-    from meshnn.tensor.movement import from_torch, to_device
+    from meshnn.tensor.interop import from_torch
+    from meshnn.tensor.placement import to_device
 
     if dtype is not None and not isinstance(dtype, DataType):
         raise MeshnnTypeError(f"as_tensor: dtype must be a ttnn DataType, got {dtype!r}")

@@ -24,10 +24,11 @@ import torch
 import meshnn as ttnn
 from meshnn.errors import MeshnnError, MeshnnValueError
 from meshnn.mesh.mesh_buffer import SLAB_POOL, SlabPool
-from meshnn.tensor import bfloat, movement
+from meshnn.tensor import bfloat
+from meshnn.tensor import readback as movement
+from meshnn.tensor.arrays import MappedArray
 from meshnn.tensor.encoding import decode, decode_many, encode, encode_many, packed_spec
-from meshnn.tensor.movement import _decoded_shards
-from meshnn.tensor.tensor import MappedArray
+from meshnn.tensor.readback import decoded_shards as _decoded_shards
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
