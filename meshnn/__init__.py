@@ -134,7 +134,9 @@ from meshnn.tensor.composers import (
 from meshnn.tensor.conversions import to_dtype, to_layout, typecast
 from meshnn.tensor.copies import copy_device_to_host_tensor, copy_host_to_device_tensor
 from meshnn.tensor.dtypes import DataType
-from meshnn.tensor.files import as_tensor, dump_tensor, load_tensor
+from meshnn.tensor.files.cache import as_tensor
+from meshnn.tensor.files.reader import load_tensor
+from meshnn.tensor.files.writer import dump_tensor
 from meshnn.tensor.interop import distribute, from_torch, to_numpy, to_torch
 from meshnn.tensor.layout import Layout, Tile
 from meshnn.tensor.lifetime import allocate_tensor_on_device, allocate_tensor_on_host, deallocate
