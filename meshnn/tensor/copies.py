@@ -19,15 +19,7 @@ from meshnn.tensor.tensor import Tensor, check_tensor
 
 def copy_host_to_device_tensor(host_tensor: Tensor, device_tensor: Tensor, cq_id: int | None = None) -> None:
     """Write ``host_tensor``'s shards into the existing ``device_tensor`` (same spec)."""
-    check_tensor(host_tensor, "host_tensor")
-    check_tensor(device_tensor, "device_tensor")
-    if not isinstance(host_tensor.storage, HostStorage) or not isinstance(device_tensor.storage, DeviceStorage):
-        raise MeshnnValueError(
-            "copy_host_to_device_tensor needs a host tensor and a device tensor: host_tensor is on the "
-            f"{host_tensor.storage_type().name.lower()}, device_tensor on the "
-            f"{device_tensor.storage_type().name.lower()}"
-        )
-    _check_same_layout(host_tensor, device_tensor, "copy_host_to_device_tensor")
+    _check_copy("copy_host_to_device_tensor", host_tensor, device_tensor, from_host=True)
     buffer = device_tensor.storage.mesh_buffer
     mesh = buffer.device()
     mesh.mesh_command_queue(queue_of(None, cq_id))
@@ -48,14 +40,7 @@ def copy_device_to_host_tensor(
     device_tensor: Tensor, host_tensor: Tensor, blocking: bool = True, cq_id: int | None = None
 ) -> None:
     """Read ``device_tensor`` into the existing ``host_tensor``'s buffers (same spec)."""
-    check_tensor(device_tensor, "device_tensor")
-    check_tensor(host_tensor, "host_tensor")
-    if not isinstance(host_tensor.storage, HostStorage) or not isinstance(device_tensor.storage, DeviceStorage):
-        raise MeshnnValueError(
-            "copy_device_to_host_tensor needs a device tensor and a host tensor: device_tensor is on the "
-            f"{device_tensor.storage_type().name.lower()}, host_tensor on the {host_tensor.storage_type().name.lower()}"
-        )
-    _check_same_layout(host_tensor, device_tensor, "copy_device_to_host_tensor")
+    _check_copy("copy_device_to_host_tensor", host_tensor, device_tensor, from_host=False)
     read = from_device(device_tensor, cq_id=cq_id)
     target = host_tensor.host_buffer()
     for coord, shard in read.host_buffer().local_shards().items():
@@ -65,6 +50,23 @@ def copy_device_to_host_tensor(
         else:
             target.emplace_shard(coord, lambda s=shard: s)
     host_tensor._topology = read.tensor_topology()
+
+
+def _check_copy(name: str, host_tensor: Tensor, device_tensor: Tensor, *, from_host: bool) -> None:
+    """Both tensors usable, ``host_tensor`` on the host and ``device_tensor`` on a device, alike in
+    shape, padding, dtype, layout and tile; the copy's source is checked (and named) first."""
+    sides = [("host_tensor", host_tensor, "a host tensor"), ("device_tensor", device_tensor, "a device tensor")]
+    if not from_host:
+        sides.reverse()
+    for what, tensor, _ in sides:
+        check_tensor(tensor, what)
+    if not isinstance(host_tensor.storage, HostStorage) or not isinstance(device_tensor.storage, DeviceStorage):
+        (first, a, kind_a), (second, b, kind_b) = sides
+        raise MeshnnValueError(
+            f"{name} needs {kind_a} and {kind_b}: {first} is on the {a.storage_type().name.lower()}, "
+            f"{second} on the {b.storage_type().name.lower()}"
+        )
+    _check_same_layout(host_tensor, device_tensor, name)
 
 
 def _check_same_layout(a: Tensor, b: Tensor, name: str) -> None:

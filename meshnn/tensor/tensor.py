@@ -348,26 +348,9 @@ class Tensor:
         )
 
 
-def host_tensor_from_array(
-    array: np.ndarray,
-    dtype: DataType,
-    layout: Layout,
-    *,
-    tile: Tile | None = None,
-    pad_value: float = 0.0,
-    mesh_mapper: TensorToMesh | None = None,
-    col_tilize: bool = False,
-    memory_config: MemoryConfig | None = None,
-) -> Tensor:
-    """A host tensor holding ``array`` in ttnn's byte format, one shard per mapped coordinate."""
-    mapped = map_array(
-        array,
-        dtype,
-        layout,
-        tile=tile,
-        pad_value=pad_value,
-        mesh_mapper=mesh_mapper,
-        col_tilize=col_tilize,
-        memory_config=memory_config,
-    )
+def host_tensor_from_array(array: np.ndarray, dtype: DataType, layout: Layout, **options: Any) -> Tensor:
+    """A host tensor holding ``array`` in ttnn's byte format, one shard per mapped coordinate;
+    ``options`` are :func:`~meshnn.tensor.arrays.map_array`'s (tile, pad_value, mesh_mapper,
+    col_tilize, memory_config)."""
+    mapped = map_array(array, dtype, layout, **options)
     return Tensor.make(mapped.spec, mapped.host_storage(), mapped.topology)
