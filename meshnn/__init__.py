@@ -128,65 +128,59 @@ from meshnn.ops.matmul import linear, matmul
 from meshnn.ops.normalization import layer_norm, rms_norm, softmax
 from meshnn.ops.reduction import argmax, embedding, max, mean, min, sum
 from meshnn.ops.transformer.namespaces import experimental, transformer
-from meshnn.tensor.distribution import (
+from meshnn.tensor.composers import (
     ConcatMesh2dToTensor,
     ConcatMeshToTensor,
     MeshComposerConfig,
-    MeshMapperConfig,
     MeshToTensor,
-    PlacementReplicate,
-    PlacementShard,
+    concat_2d_mesh_to_tensor_composer,
+    concat_mesh_to_tensor_composer,
+    create_mesh_composer,
+)
+from meshnn.tensor.conversions import to_dtype, to_layout, typecast
+from meshnn.tensor.copies import copy_device_to_host_tensor, copy_host_to_device_tensor
+from meshnn.tensor.files.cache import as_tensor
+from meshnn.tensor.files.reader import load_tensor
+from meshnn.tensor.files.writer import dump_tensor
+from meshnn.tensor.interop import distribute, from_torch, to_numpy, to_torch
+from meshnn.tensor.lifetime import allocate_tensor_on_device, allocate_tensor_on_host, deallocate
+from meshnn.tensor.mappers import (
+    MeshMapperConfig,
     ReplicateTensorToMesh,
     ShardTensor2dMesh,
     ShardTensorToMesh,
     TensorToMesh,
-    TensorTopology,
-    compute_distribution_to_mesh_mapping,
-    concat_2d_mesh_to_tensor_composer,
-    concat_mesh_to_tensor_composer,
-    create_mesh_composer,
     create_mesh_mapper,
     replicate_tensor_to_mesh_mapper,
     shard_tensor_to_2d_mesh_mapper,
     shard_tensor_to_mesh_mapper,
 )
-from meshnn.tensor.files import as_tensor, dump_tensor, load_tensor
-from meshnn.tensor.movement import (
-    aggregate_tensor,
-    allocate_tensor_on_device,
-    allocate_tensor_on_host,
-    combine_device_tensors,
-    copy_device_to_host_tensor,
-    copy_host_to_device_tensor,
-    deallocate,
-    distribute,
-    distribute_tensor,
-    from_device,
-    from_host_shards,
-    from_torch,
-    get_device_tensors,
-    reshape,
-    to_device,
-    to_dtype,
-    to_layout,
-    to_numpy,
-    to_torch,
-    typecast,
-)
-from meshnn.tensor.spec import (
+from meshnn.tensor.memory_config import (
     DRAM_MEMORY_CONFIG,
     L1_BLOCK_SHARDED_MEMORY_CONFIG,
     L1_HEIGHT_SHARDED_MEMORY_CONFIG,
     L1_MEMORY_CONFIG,
     L1_WIDTH_SHARDED_MEMORY_CONFIG,
-    MemoryConfig,
-    Shape,
-    ShardStrategy,
-    TensorSpec,
-    create_sharded_memory_config,
 )
+from meshnn.tensor.placement import to_device
+from meshnn.tensor.readback import from_device
+from meshnn.tensor.reshape import reshape
+from meshnn.tensor.shards import (
+    aggregate_tensor,
+    combine_device_tensors,
+    distribute_tensor,
+    from_host_shards,
+    get_device_tensors,
+)
+from meshnn.tensor.spec import MemoryConfig, Shape, ShardStrategy, TensorSpec, create_sharded_memory_config
 from meshnn.tensor.storage import DistributedHostBuffer, HostBuffer, StorageType
 from meshnn.tensor.tensor import Tensor
+from meshnn.tensor.topology import (
+    PlacementReplicate,
+    PlacementShard,
+    TensorTopology,
+    compute_distribution_to_mesh_mapping,
+)
 
 __version__ = "0.1.0"
 

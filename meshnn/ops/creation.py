@@ -21,13 +21,9 @@ from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.checks import broadcast_shape, same_mesh
 from meshnn.ops.eltwise.kernel import elementwise
 from meshnn.ops.outputs import out_spec_like
-from meshnn.tensor.movement import (
-    allocate_tensor_on_device,
-    copy_host_to_device_tensor,
-    deallocate,
-    host_memory_bytes,
-    reshape,
-)
+from meshnn.tensor.copies import copy_host_to_device_tensor
+from meshnn.tensor.lifetime import allocate_tensor_on_device, deallocate, host_memory_bytes
+from meshnn.tensor.reshape import reshape
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 

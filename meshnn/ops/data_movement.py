@@ -26,7 +26,8 @@ from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.values import logical_values, write_values
 from meshnn.tensor import device_hooks
-from meshnn.tensor.movement import _device_tensor, allocate_mesh_buffer
+from meshnn.tensor.lifetime import allocate_mesh_buffer
+from meshnn.tensor.lifetime import device_tensor as _device_tensor
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 

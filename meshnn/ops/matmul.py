@@ -25,7 +25,8 @@ from meshnn.ops.outputs import Output, out_spec_like, output_into
 from meshnn.ops.shared_rows import same_values_on_every_device
 from meshnn.ops.values import logical_values, write_values
 from meshnn.tensor import device_hooks
-from meshnn.tensor.spec import DRAM_MEMORY_CONFIG, MemoryConfig, TensorSpec
+from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
+from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 

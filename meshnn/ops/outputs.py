@@ -18,11 +18,11 @@ from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.checks import device_input
-from meshnn.tensor.distribution import TensorTopology
-from meshnn.tensor.movement import _device_tensor as device_tensor
-from meshnn.tensor.movement import allocate_mesh_buffer
-from meshnn.tensor.spec import DRAM_MEMORY_CONFIG, MemoryConfig, TensorSpec
+from meshnn.tensor.lifetime import allocate_mesh_buffer, device_tensor
+from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
+from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
+from meshnn.tensor.topology import TensorTopology
 
 
 class Output(NamedTuple):

@@ -17,9 +17,9 @@ from meshnn.formats.dtypes import DataType
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.slab import EQUAL_ROWS
 from meshnn.ops.memo import Known
-from meshnn.tensor.distribution import PlacementReplicate, TensorTopology
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
+from meshnn.tensor.topology import PlacementReplicate, TensorTopology
 
 SHARED_ROWS_MIN_BYTES = 16 << 10
 """Per-device bytes of an op's largest input or output from which a replicated op computes one

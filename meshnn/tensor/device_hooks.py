@@ -5,6 +5,8 @@ tensor, and the Python operators of a tensor (``a + b``, ``a @ b``, ``a[0:32]``)
 MeshWorkloads, which live in :mod:`meshnn.ops` (a higher layer).  The ops layer
 registers them here at import, so the tensor layer never imports upward.  Gathering shards owned
 by other ranks needs only the distributed context and lives here in full.
+
+Layer: tensor.  Imports errors and distributed (never ops: ops registers itself here).
 """
 
 from __future__ import annotations

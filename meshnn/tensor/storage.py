@@ -2,7 +2,10 @@
 plus the coordinates it populates.  There is no third kind: a single device is a 1x1 mesh.
 
 Host bytes are in the device format (a TILE bfloat8_b host tensor holds packed bfp8 tiles), so a
-host buffer is what a device buffer would hold, byte for byte.
+host buffer is what a device buffer would hold, byte for byte.  Also here: the reuse of large
+result arrays that reads fill (``RESULT_ARRAYS``).
+
+Layer: tensor.  Imports errors and mesh only.
 """
 
 from __future__ import annotations

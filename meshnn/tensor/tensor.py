@@ -5,47 +5,37 @@ device (a MeshBuffer and the coordinates it populates); the topology says how th
 the mesh.  A device tensor keeps its MeshBuffer alive: when nothing refers to it any more the
 MeshBuffer frees its address on every device, as ttnn's do.  Views (reshape, get_device_tensors)
 share the MeshBuffer; deallocating any of them frees it for all (``force=True``, ttnn's default).
+This module holds the class, the check every tensor function makes of its argument
+(:func:`check_tensor`) and :func:`host_tensor_from_array`.
+
+Layer: tensor.  Imports errors, mesh, the byte formats (dtypes, layout) and the tensor modules
+spec, memory_config, storage, topology, mappers and arrays; the tensor functions its methods call
+(placement, readback, interop, conversions, reshape, lifetime) import this module, so it imports
+them inside those methods.
 """
 
 from __future__ import annotations
 
-import math
-import os
-import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import ml_dtypes
 import numpy as np
 
 from meshnn.errors import DeallocatedError, DeviceClosedError, MeshnnTypeError, MeshnnValueError
-from meshnn.formats.codec import encode, encode_many
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout, Tile
-from meshnn.formats.packed_spec import check_encodable, packed_spec
-from meshnn.mesh.coord import MeshCoordinate, MeshShape
+from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import Device, MeshDevice
-from meshnn.tensor.distribution import TensorToMesh, TensorTopology
-from meshnn.tensor.spec import MemoryConfig, Shape, TensorSpec
-from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage, StorageType
+from meshnn.tensor.arrays import MappedArray, as_array, flat_list_array, infer_dtype, map_array
+from meshnn.tensor.mappers import TensorToMesh
+from meshnn.tensor.memory_config import MemoryConfig
+from meshnn.tensor.spec import Shape, TensorSpec
+from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostStorage, StorageType
+from meshnn.tensor.topology import TensorTopology
 
 if TYPE_CHECKING:
-    from meshnn.tensor.distribution import MeshToTensor
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
-
-_DTYPE_OF_NUMPY = {
-    np.dtype(np.float32): DataType.FLOAT32,
-    BFLOAT16: DataType.BFLOAT16,
-    np.dtype(np.int32): DataType.INT32,
-    np.dtype(np.uint32): DataType.UINT32,
-    np.dtype(np.uint16): DataType.UINT16,
-    np.dtype(np.uint8): DataType.UINT8,
-    np.dtype(np.int8): DataType.INT8,
-}
+    from meshnn.tensor.composers import MeshToTensor
 
 
 def _operator(name: str, *args: object) -> Tensor:
@@ -54,42 +44,12 @@ def _operator(name: str, *args: object) -> Tensor:
     return operator(name, *args)
 
 
-def caller_site() -> str:
-    """``file:line`` of the first frame outside meshnn: where the user made the call."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back
-    return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
-
-
-def infer_dtype(array: np.ndarray) -> DataType:
-    try:
-        return _DTYPE_OF_NUMPY[array.dtype]
-    except KeyError:
-        raise MeshnnTypeError(
-            f"cannot infer a ttnn dtype from numpy {array.dtype}; pass dtype= (e.g. ttnn.float32)"
-        ) from None
-
-
-def as_array(data: Any) -> np.ndarray:
-    """A numpy view of ``data``: numpy arrays as they are, torch tensors without copying when they
-    can be viewed (bfloat16 as ml_dtypes.bfloat16), nested lists as float32."""
-    if isinstance(data, np.ndarray):
-        return data
-    module = type(data).__module__
-    if module.startswith("torch"):
-        import torch  # only reached with a torch tensor in hand
-
-        tensor = data.detach().cpu()
-        if tensor.dtype == torch.bfloat16:
-            return tensor.contiguous().view(torch.int16).numpy().view(BFLOAT16)
-        return tensor.numpy()
-    if isinstance(data, list | tuple | int | float):
-        try:
-            return np.asarray(data, dtype=np.float32)
-        except (ValueError, TypeError) as error:
-            raise MeshnnValueError(f"cannot make a tensor from a ragged or non-numeric list: {error}") from None
-    raise MeshnnTypeError(f"cannot make a tensor from {type(data).__name__}; pass a numpy array, torch tensor or list")
+def check_tensor(tensor: object, what: str = "tensor") -> Tensor:
+    """``tensor``, once it is known to be a usable ttnn.Tensor (raises otherwise)."""
+    if not isinstance(tensor, Tensor):
+        raise MeshnnTypeError(f"{what} must be a ttnn.Tensor, got {type(tensor).__name__}")
+    tensor.check_usable(what)
+    return tensor
 
 
 class Tensor:
@@ -117,14 +77,9 @@ class Tensor:
             raise MeshnnTypeError("Tensor needs data: a numpy array, a torch tensor or a list")
         if isinstance(data, list | tuple) and isinstance(data_type, list | tuple | Shape):
             # ttnn.Tensor(values, shape, dtype, layout[, device]): the flat-list form
-            shape, data_type, layout_arg = data_type, device, layout
-            layout, device = (layout_arg if isinstance(layout_arg, Layout) else None), None
-            if isinstance(mem_config, MeshDevice):
-                device, mem_config = mem_config, None
-            array = np.asarray(data, dtype=np.float32)
-            if array.size != math.prod(shape):
-                raise MeshnnValueError(f"{array.size} values cannot fill a tensor of shape {list(shape)}")
-            array = array.reshape(tuple(shape))
+            array, data_type = flat_list_array(data, data_type), device
+            layout = layout if isinstance(layout, Layout) else None
+            device, mem_config = (mem_config, None) if isinstance(mem_config, MeshDevice) else (None, mem_config)
         else:
             array = as_array(data)
         target = dtype if dtype is not None else data_type
@@ -135,35 +90,26 @@ class Tensor:
             raise MeshnnTypeError(f"device must be a MeshDevice, got {type(device).__name__}")
         if layout is None:
             layout = Layout.TILE if target.is_block_float else Layout.ROW_MAJOR
-        config = memory_config if memory_config is not None else mem_config
-        if device is not None:  # straight to the device: no host copy is kept
-            from meshnn.tensor.movement import mapped_to_device, track_view
-
-            mapped = map_array(
-                array,
-                target,
-                layout,
-                tile=tile,
-                pad_value=0.0 if pad_value is None else pad_value,
-                mesh_mapper=mesh_mapper,
-                col_tilize=col_tilize,
-            )
-            placed = mapped_to_device(mapped, device, config, cq_id)
-            self._spec, self._storage, self._topology = placed._spec, placed._storage, placed._topology
-            track_view(self)  # self, not ``placed``, is the tensor the caller holds
-            return
-        host = host_tensor_from_array(
-            array,
-            target,
-            layout,
-            tile=tile,
-            pad_value=0.0 if pad_value is None else pad_value,
-            mesh_mapper=mesh_mapper,
-            col_tilize=col_tilize,
+        fill = 0.0 if pad_value is None else pad_value
+        mapped = map_array(
+            array, target, layout, tile=tile, pad_value=fill, mesh_mapper=mesh_mapper, col_tilize=col_tilize
         )
-        self._spec, self._storage, self._topology = host._spec, host._storage, host._topology
-        if config is not None:
-            self._spec = self._spec.with_memory_config(config)
+        self._take(mapped, device, memory_config if memory_config is not None else mem_config, cq_id)
+
+    def _take(
+        self, mapped: MappedArray, device: MeshDevice | None, config: MemoryConfig | None, cq_id: int | None
+    ) -> None:
+        """Become ``mapped``: as host storage, or written straight to ``device`` (no host copy is kept)."""
+        if device is None:
+            spec = mapped.spec if config is None else mapped.spec.with_memory_config(config)
+            self._spec, self._storage, self._topology = spec, mapped.host_storage(), mapped.topology
+            return
+        from meshnn.tensor.lifetime import track_view
+        from meshnn.tensor.placement import mapped_to_device
+
+        placed = mapped_to_device(mapped, device, config, cq_id)
+        self._spec, self._storage, self._topology = placed._spec, placed._storage, placed._topology
+        track_view(self)  # self, not ``placed``, is the tensor the caller holds
 
     @classmethod
     def make(cls, spec: TensorSpec, storage: HostStorage | DeviceStorage, topology: TensorTopology) -> Tensor:
@@ -303,24 +249,26 @@ class Tensor:
     def to(
         self, target: MeshDevice | Layout, mem_config: MemoryConfig | None = None, cq_id: int | None = None
     ) -> Tensor:
-        from meshnn.tensor import movement
-
         if isinstance(target, Layout):
-            return movement.to_layout(self, target)
-        return movement.to_device(self, target, mem_config)
+            from meshnn.tensor.conversions import to_layout
+
+            return to_layout(self, target)
+        from meshnn.tensor.placement import to_device
+
+        return to_device(self, target, mem_config)
 
     def cpu(self, blocking: bool = True, cq_id: int | None = None) -> Tensor:
-        from meshnn.tensor.movement import from_device
+        from meshnn.tensor.readback import from_device
 
         return from_device(self, blocking)
 
     def to_torch(self, mesh_composer: MeshToTensor | None = None) -> Any:
-        from meshnn.tensor.movement import to_torch
+        from meshnn.tensor.interop import to_torch
 
         return to_torch(self, mesh_composer=mesh_composer)
 
     def to_numpy(self, mesh_composer: MeshToTensor | None = None) -> np.ndarray:
-        from meshnn.tensor.movement import to_numpy
+        from meshnn.tensor.interop import to_numpy
 
         return to_numpy(self, mesh_composer=mesh_composer)
 
@@ -331,12 +279,12 @@ class Tensor:
             return values.astype(np.float64 if self.dtype.is_float else np.int64).tolist()
 
     def deallocate(self, force: bool = True) -> None:
-        from meshnn.tensor.movement import deallocate
+        from meshnn.tensor.lifetime import deallocate
 
         deallocate(self, force)
 
     def reshape(self, *shape: int | Sequence[int]) -> Tensor:
-        from meshnn.tensor.movement import reshape
+        from meshnn.tensor.reshape import reshape
 
         dims = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
         if isinstance(dims, str) or not all(isinstance(d, int | np.integer) and not isinstance(d, bool) for d in dims):
@@ -344,12 +292,12 @@ class Tensor:
         return reshape(self, dims)  # type: ignore[arg-type]
 
     def pad(self, output_tensor_shape: Sequence[int], input_tensor_start: Sequence[int], pad_value: float) -> Tensor:
-        from meshnn.tensor.movement import pad_host
+        from meshnn.tensor.conversions import pad_host
 
         return pad_host(self, output_tensor_shape, input_tensor_start, pad_value)
 
     def pad_to_tile(self, pad_value: float) -> Tensor:
-        from meshnn.tensor.movement import pad_to_tile
+        from meshnn.tensor.conversions import pad_to_tile
 
         return pad_to_tile(self, pad_value)
 
@@ -400,111 +348,9 @@ class Tensor:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class MappedArray:
-    """An array cut for a mesh, not yet encoded: one shard spec, and each coordinate's values
-    (views of the caller's array; replicas are the same view)."""
-
-    spec: TensorSpec
-    shards: dict[MeshCoordinate, np.ndarray]
-    topology: TensorTopology
-    buffer_shape: MeshShape
-    is_local: Callable[[MeshCoordinate], bool] | None
-    pad_value: float
-    col_tilize: bool
-
-    def unique_shards(self) -> list[tuple[np.ndarray, list[MeshCoordinate]]]:
-        """Each distinct shard once, with the coordinates that hold it (replicas share one)."""
-        groups: dict[object, tuple[np.ndarray, list[MeshCoordinate]]] = {}
-        for coord, shard in self.shards.items():
-            where = shard.__array_interface__["data"][0]
-            key = id(shard) if shard.base is None else (where, shard.strides, shard.shape)
-            groups.setdefault(key, (shard, []))[1].append(coord)
-        return list(groups.values())
-
-    def encode(self, shard: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """``shard``'s bytes in this spec's format (into ``out`` when given)."""
-        spec = self.spec
-        kind = {"tile": spec.tile, "pad_value": self.pad_value, "col_tilize": self.col_tilize}
-        return encode(shard, spec.dtype, spec.layout, out=out, **kind)
-
-    def encode_many(self, jobs: list[tuple[np.ndarray, np.ndarray]]) -> None:
-        """:meth:`encode` of every ``(shard, out)`` of ``jobs``, in one pass over the host threads."""
-        spec = self.spec
-        kind = {"tile": spec.tile, "pad_value": self.pad_value, "col_tilize": self.col_tilize}
-        encode_many(jobs, spec.dtype, spec.layout, **kind)
-
-
-def map_array(
-    array: np.ndarray,
-    dtype: DataType,
-    layout: Layout,
-    *,
-    tile: Tile | None = None,
-    pad_value: float = 0.0,
-    mesh_mapper: TensorToMesh | None = None,
-    col_tilize: bool = False,
-    memory_config: MemoryConfig | None = None,
-) -> MappedArray:
-    """Cut ``array`` with ``mesh_mapper`` and check that every shard can be encoded; nothing is
-    converted yet."""
-    if tile is not None and not isinstance(tile, Tile):
-        raise MeshnnTypeError(f"tile must be a ttnn.Tile, got {tile!r}")
-    tile = tile or Tile()
-    if mesh_mapper is not None and not isinstance(mesh_mapper, TensorToMesh):
-        raise MeshnnTypeError(f"mesh_mapper must be a ttnn mesh mapper, got {type(mesh_mapper).__name__}")
-    if mesh_mapper is None:
-        shards = {MeshCoordinate(0, 0): array}
-        topology, buffer_shape = TensorTopology.unit(), MeshShape(1, 1)
-    else:
-        distribution = mesh_mapper.map(array)
-        shards, topology, buffer_shape = distribution.shards, distribution.topology, mesh_mapper.mesh_shape
-    first = next(iter(shards.values()))
-    check_encodable(first, dtype, layout, tile=tile, col_tilize=col_tilize)
-    packed = packed_spec(first.shape, dtype, layout, tile=tile, col_tilize=col_tilize)
-    spec = TensorSpec(packed.shape, dtype, layout, tile=tile, memory_config=memory_config)
-    return MappedArray(spec, shards, topology, buffer_shape, _local_predicate(mesh_mapper), pad_value, col_tilize)
-
-
-def host_tensor_from_array(
-    array: np.ndarray,
-    dtype: DataType,
-    layout: Layout,
-    *,
-    tile: Tile | None = None,
-    pad_value: float = 0.0,
-    mesh_mapper: TensorToMesh | None = None,
-    col_tilize: bool = False,
-    memory_config: MemoryConfig | None = None,
-) -> Tensor:
-    """A host tensor holding ``array`` in ttnn's byte format, one shard per mapped coordinate."""
-    mapped = map_array(
-        array,
-        dtype,
-        layout,
-        tile=tile,
-        pad_value=pad_value,
-        mesh_mapper=mesh_mapper,
-        col_tilize=col_tilize,
-        memory_config=memory_config,
-    )
-    buffer = DistributedHostBuffer(mapped.buffer_shape, is_local=mapped.is_local)
-    for shard, coords in mapped.unique_shards():  # replicas share one buffer, as ttnn's do
-        encoded: list[HostBuffer] = []
-
-        def produce(shard: np.ndarray = shard, encoded: list[HostBuffer] = encoded) -> HostBuffer:
-            if not encoded:
-                encoded.append(HostBuffer(mapped.encode(shard)))
-            return encoded[0]
-
-        for coord in coords:
-            buffer.emplace_shard(coord, produce)
-    return Tensor.make(mapped.spec, HostStorage(buffer), mapped.topology)
-
-
-def _local_predicate(mapper: TensorToMesh | None):
-    """Which coordinates this process keeps: all, unless a mapper for a multi-process mesh says."""
-    device = getattr(mapper, "mesh_device", None)
-    if device is None or device.context.world_size == 1:
-        return None
-    return device.is_local
+def host_tensor_from_array(array: np.ndarray, dtype: DataType, layout: Layout, **options: Any) -> Tensor:
+    """A host tensor holding ``array`` in ttnn's byte format, one shard per mapped coordinate;
+    ``options`` are :func:`~meshnn.tensor.arrays.map_array`'s (tile, pad_value, mesh_mapper,
+    col_tilize, memory_config)."""
+    mapped = map_array(array, dtype, layout, **options)
+    return Tensor.make(mapped.spec, mapped.host_storage(), mapped.topology)

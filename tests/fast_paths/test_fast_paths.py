@@ -27,9 +27,9 @@ from meshnn.formats import bfloat16
 from meshnn.formats.codec import decode, decode_many, encode, encode_many
 from meshnn.formats.packed_spec import packed_spec
 from meshnn.mesh.slab import SLAB_POOL, SlabPool
-from meshnn.tensor import movement
-from meshnn.tensor.movement import _decoded_shards
-from meshnn.tensor.tensor import MappedArray
+from meshnn.tensor import readback
+from meshnn.tensor.arrays import MappedArray
+from meshnn.tensor.readback import decoded_shards as _decoded_shards
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
@@ -258,8 +258,8 @@ def test_shards_are_converted_in_device_memory(open_mesh, monkeypatch, dtype, ma
 
     monkeypatch.setattr(MappedArray, "encode", recording_encode)
     monkeypatch.setattr(MappedArray, "encode_many", recording_encode_many)
-    monkeypatch.setattr(movement, "decode", recording_decode)
-    monkeypatch.setattr(movement, "decode_many", recording_decode_many)
+    monkeypatch.setattr(readback, "decode", recording_decode)
+    monkeypatch.setattr(readback, "decode_many", recording_decode_many)
     direct = ttnn.from_torch(values, device=mesh, **kwargs)
     slab = direct.storage.mesh_buffer.rows()
     assert len(written) == distinct

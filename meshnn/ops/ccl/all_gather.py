@@ -20,9 +20,9 @@ from meshnn.ops.launch import launch
 from meshnn.ops.memo import known_values, settled
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.values import logical_values, write_values
-from meshnn.tensor.distribution import PlacementReplicate
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
+from meshnn.tensor.topology import PlacementReplicate
 
 
 def _raw_concatenation(shape: tuple[int, ...], layout: Layout, dim: int, explicit: bool) -> bool:

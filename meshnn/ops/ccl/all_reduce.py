@@ -20,9 +20,9 @@ from meshnn.ops.launch import launch
 from meshnn.ops.memo import settled
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.values import logical_values, store_elements, stored_elements, write_values
-from meshnn.tensor.distribution import PlacementReplicate
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
+from meshnn.tensor.topology import PlacementReplicate
 
 
 def all_reduce(

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from meshnn.tensor.distribution import TensorTopology
 from meshnn.tensor.tensor import Tensor
+from meshnn.tensor.topology import TensorTopology
 
 
 def group_size(shape: tuple[int, ...], axis: int | None) -> int:

@@ -19,9 +19,9 @@ from meshnn.ops.ccl.ranks import summed_over_ranks
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.values import logical_values, write_values
-from meshnn.tensor.distribution import PlacementShard
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
+from meshnn.tensor.topology import PlacementShard
 
 
 def reduce_scatter(

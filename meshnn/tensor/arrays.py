@@ -1,0 +1,171 @@
+"""The caller's data before it is a tensor: a numpy view of a numpy array, torch tensor or list
+(:func:`as_array`), the ttnn dtype of a numpy dtype, and an array cut for a mesh by a mapper but not
+yet encoded (:class:`MappedArray`, :func:`map_array`), whose shards become host storage or go
+straight into device memory.
+
+Layer: tensor.  Imports errors, mesh, the byte formats (dtypes, layout, encoding) and the tensor
+modules spec, storage, topology and mappers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.codec import encode, encode_many
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout, Tile
+from meshnn.formats.packed_spec import check_encodable, packed_spec
+from meshnn.mesh.coord import MeshCoordinate, MeshShape
+from meshnn.tensor.mappers import TensorToMesh
+from meshnn.tensor.memory_config import MemoryConfig
+from meshnn.tensor.spec import TensorSpec
+from meshnn.tensor.storage import DistributedHostBuffer, HostBuffer, HostStorage
+from meshnn.tensor.topology import TensorTopology
+
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
+
+_DTYPE_OF_NUMPY = {
+    np.dtype(np.float32): DataType.FLOAT32,
+    BFLOAT16: DataType.BFLOAT16,
+    np.dtype(np.int32): DataType.INT32,
+    np.dtype(np.uint32): DataType.UINT32,
+    np.dtype(np.uint16): DataType.UINT16,
+    np.dtype(np.uint8): DataType.UINT8,
+    np.dtype(np.int8): DataType.INT8,
+}
+
+
+def infer_dtype(array: np.ndarray) -> DataType:
+    try:
+        return _DTYPE_OF_NUMPY[array.dtype]
+    except KeyError:
+        raise MeshnnTypeError(
+            f"cannot infer a ttnn dtype from numpy {array.dtype}; pass dtype= (e.g. ttnn.float32)"
+        ) from None
+
+
+def as_array(data: Any) -> np.ndarray:
+    """A numpy view of ``data``: numpy arrays as they are, torch tensors without copying when they
+    can be viewed (bfloat16 as ml_dtypes.bfloat16), nested lists as float32."""
+    if isinstance(data, np.ndarray):
+        return data
+    module = type(data).__module__
+    if module.startswith("torch"):
+        import torch  # only reached with a torch tensor in hand
+
+        tensor = data.detach().cpu()
+        if tensor.dtype == torch.bfloat16:
+            return tensor.contiguous().view(torch.int16).numpy().view(BFLOAT16)
+        return tensor.numpy()
+    if isinstance(data, list | tuple | int | float):
+        try:
+            return np.asarray(data, dtype=np.float32)
+        except (ValueError, TypeError) as error:
+            raise MeshnnValueError(f"cannot make a tensor from a ragged or non-numeric list: {error}") from None
+    raise MeshnnTypeError(f"cannot make a tensor from {type(data).__name__}; pass a numpy array, torch tensor or list")
+
+
+def flat_list_array(values: list | tuple, shape: Sequence[int]) -> np.ndarray:
+    """``ttnn.Tensor(values, shape, ...)``, the flat-list form: ``values`` as float32 of ``shape``."""
+    array = np.asarray(values, dtype=np.float32)
+    if array.size != math.prod(shape):
+        raise MeshnnValueError(f"{array.size} values cannot fill a tensor of shape {list(shape)}")
+    return array.reshape(tuple(shape))
+
+
+@dataclass(frozen=True, slots=True)
+class MappedArray:
+    """An array cut for a mesh, not yet encoded: one shard spec, and each coordinate's values
+    (views of the caller's array; replicas are the same view)."""
+
+    spec: TensorSpec
+    shards: dict[MeshCoordinate, np.ndarray]
+    topology: TensorTopology
+    buffer_shape: MeshShape
+    is_local: Callable[[MeshCoordinate], bool] | None
+    pad_value: float
+    col_tilize: bool
+
+    def unique_shards(self) -> list[tuple[np.ndarray, list[MeshCoordinate]]]:
+        """Each distinct shard once, with the coordinates that hold it (replicas share one)."""
+        groups: dict[object, tuple[np.ndarray, list[MeshCoordinate]]] = {}
+        for coord, shard in self.shards.items():
+            where = shard.__array_interface__["data"][0]
+            key = id(shard) if shard.base is None else (where, shard.strides, shard.shape)
+            groups.setdefault(key, (shard, []))[1].append(coord)
+        return list(groups.values())
+
+    def encode(self, shard: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """``shard``'s bytes in this spec's format (into ``out`` when given)."""
+        spec = self.spec
+        kind = {"tile": spec.tile, "pad_value": self.pad_value, "col_tilize": self.col_tilize}
+        return encode(shard, spec.dtype, spec.layout, out=out, **kind)
+
+    def encode_many(self, jobs: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        """:meth:`encode` of every ``(shard, out)`` of ``jobs``, in one pass over the host threads."""
+        spec = self.spec
+        kind = {"tile": spec.tile, "pad_value": self.pad_value, "col_tilize": self.col_tilize}
+        encode_many(jobs, spec.dtype, spec.layout, **kind)
+
+    def host_storage(self) -> HostStorage:
+        """Host storage of the shards in this spec's format, each distinct shard encoded once when
+        first read (replicas share one buffer, as ttnn's do)."""
+        buffer = DistributedHostBuffer(self.buffer_shape, is_local=self.is_local)
+        for shard, coords in self.unique_shards():
+            encoded: list[HostBuffer] = []
+
+            def produce(shard: np.ndarray = shard, encoded: list[HostBuffer] = encoded) -> HostBuffer:
+                if not encoded:
+                    encoded.append(HostBuffer(self.encode(shard)))
+                return encoded[0]
+
+            for coord in coords:
+                buffer.emplace_shard(coord, produce)
+        return HostStorage(buffer)
+
+
+def map_array(
+    array: np.ndarray,
+    dtype: DataType,
+    layout: Layout,
+    *,
+    tile: Tile | None = None,
+    pad_value: float = 0.0,
+    mesh_mapper: TensorToMesh | None = None,
+    col_tilize: bool = False,
+    memory_config: MemoryConfig | None = None,
+) -> MappedArray:
+    """Cut ``array`` with ``mesh_mapper`` and check that every shard can be encoded; nothing is
+    converted yet."""
+    if tile is not None and not isinstance(tile, Tile):
+        raise MeshnnTypeError(f"tile must be a ttnn.Tile, got {tile!r}")
+    tile = tile or Tile()
+    if mesh_mapper is not None and not isinstance(mesh_mapper, TensorToMesh):
+        raise MeshnnTypeError(f"mesh_mapper must be a ttnn mesh mapper, got {type(mesh_mapper).__name__}")
+    if mesh_mapper is None:
+        shards = {MeshCoordinate(0, 0): array}
+        topology, buffer_shape = TensorTopology.unit(), MeshShape(1, 1)
+    else:
+        distribution = mesh_mapper.map(array)
+        shards, topology, buffer_shape = distribution.shards, distribution.topology, mesh_mapper.mesh_shape
+    first = next(iter(shards.values()))
+    check_encodable(first, dtype, layout, tile=tile, col_tilize=col_tilize)
+    packed = packed_spec(first.shape, dtype, layout, tile=tile, col_tilize=col_tilize)
+    spec = TensorSpec(packed.shape, dtype, layout, tile=tile, memory_config=memory_config)
+    return MappedArray(spec, shards, topology, buffer_shape, _local_predicate(mesh_mapper), pad_value, col_tilize)
+
+
+def _local_predicate(mapper: TensorToMesh | None):
+    """Which coordinates this process keeps: all, unless a mapper for a multi-process mesh says."""
+    device = getattr(mapper, "mesh_device", None)
+    if device is None or device.context.world_size == 1:
+        return None
+    return device.is_local

@@ -1,0 +1,155 @@
+"""Conversions of a tensor's bytes: ``ttnn.to_layout`` (ROW_MAJOR <-> TILE), ``ttnn.typecast`` /
+``to_dtype``, and the host ``Tensor.pad`` / ``pad_to_tile``.  On the host each shard is converted
+once (replicas share it) into a new host tensor of the same topology; a device tensor's
+to_layout and typecast run as ops, reached through :mod:`meshnn.tensor.device_hooks`.
+
+Layer: tensor.  Imports errors, the byte formats (dtypes, layout, encoding) and the tensor modules
+spec, memory_config, storage, tensor and device_hooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.codec import decode, encode
+from meshnn.formats.conversions import to_layout as layout_bytes
+from meshnn.formats.conversions import typecast as typecast_bytes
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout, padded_shape
+from meshnn.tensor.memory_config import MemoryConfig
+from meshnn.tensor.spec import TensorSpec
+from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage
+from meshnn.tensor.tensor import Tensor, check_tensor
+
+TILE_EDGE = 32  # ttnn's pad_to_tile pads to 32x32 (TILE_HEIGHT, TILE_WIDTH), whatever the tile
+
+
+def _per_shard(tensor: Tensor, spec: TensorSpec, convert) -> Tensor:
+    """A host tensor whose every shard is ``convert(raw bytes)``, with the same topology."""
+    source = tensor.host_buffer()
+    out = DistributedHostBuffer(source.shape())
+    done: dict[int, HostBuffer] = {}
+    for coord in source.shard_coords():
+        shard = source.get_shard(coord)
+        if shard is None:
+            continue
+        if id(shard) not in done:  # replicas share one buffer: convert it once
+            done[id(shard)] = HostBuffer(convert(shard.data))
+        converted = done[id(shard)]
+        out.emplace_shard(coord, lambda b=converted: b)
+    return Tensor.make(spec, HostStorage(out), tensor.tensor_topology())
+
+
+def to_layout(
+    tensor: Tensor,
+    layout: Layout,
+    dtype: DataType | None = None,
+    memory_config: MemoryConfig | None = None,
+    *,
+    pad_value: float | None = None,
+    **_: Any,
+) -> Tensor:
+    """ROW_MAJOR <-> TILE (``pad_value`` fills the tile padding).  On host ``dtype`` is ignored, as
+    in ttnn 0.81.  An explicitly padded ROW_MAJOR tensor is tilized with its padding as data."""
+    check_tensor(tensor)
+    if not isinstance(layout, Layout):
+        raise MeshnnTypeError(f"layout must be a ttnn Layout, got {layout!r}")
+    if isinstance(tensor.storage, DeviceStorage):
+        from meshnn.tensor.device_hooks import device_to_layout
+
+        if pad_value is not None:
+            return device_to_layout(tensor, layout, dtype=dtype, memory_config=memory_config, pad_value=pad_value)
+        return device_to_layout(tensor, layout, dtype=dtype, memory_config=memory_config)
+    if layout is tensor.layout:
+        return tensor
+    spec = tensor.spec
+    stored = spec.encoded_shape
+    padded = None if spec.explicit_padded_shape is None else padded_shape(stored, layout, spec.tile)
+    new = TensorSpec(
+        spec.shape, spec.dtype, layout, tile=spec.tile, memory_config=spec.memory_config, padded_shape=padded
+    )
+    fill = 0.0 if pad_value is None else float(pad_value)
+    return _per_shard(
+        tensor,
+        new,
+        lambda raw: layout_bytes(raw, spec.dtype, spec.layout, layout, stored, tile=spec.tile, pad_value=fill),
+    )
+
+
+def typecast(tensor: Tensor, dtype: DataType, *, memory_config: MemoryConfig | None = None, **_: Any) -> Tensor:
+    """Convert every element to ``dtype`` (host rules of typecast.json; device tensors as an op)."""
+    check_tensor(tensor)
+    if not isinstance(dtype, DataType):
+        raise MeshnnTypeError(f"dtype must be a ttnn DataType, got {dtype!r}")
+    if isinstance(tensor.storage, DeviceStorage):
+        from meshnn.tensor.device_hooks import device_typecast
+
+        return device_typecast(tensor, dtype, memory_config=memory_config)
+    spec = tensor.spec
+    layout = Layout.TILE if dtype.is_block_float else spec.layout
+    stored = spec.encoded_shape
+    padded = None if spec.explicit_padded_shape is None else padded_shape(stored, layout, spec.tile)
+    new = TensorSpec(spec.shape, dtype, layout, tile=spec.tile, memory_config=spec.memory_config, padded_shape=padded)
+    return _per_shard(
+        tensor, new, lambda raw: typecast_bytes(raw, spec.dtype, dtype, spec.layout, stored, tile=spec.tile)
+    )
+
+
+def to_dtype(tensor: Tensor, dtype: DataType) -> Tensor:
+    return typecast(tensor, dtype)
+
+
+def pad_host(tensor: Tensor, output_shape: Sequence[int], input_start: Sequence[int], value: float) -> Tensor:
+    """``Tensor.pad`` (host, ROW_MAJOR): the tensor's stored array placed at ``input_start`` in a
+    ``value``-filled array of ``output_shape``.  As in ttnn the LOGICAL shape stays the input's
+    (left-padded with 1s to the output rank) and only the padded shape becomes ``output_shape``."""
+    check_tensor(tensor)
+    if not isinstance(tensor.storage, HostStorage):
+        raise MeshnnValueError("Tensor.pad works on host tensors; use ttnn.pad on device")
+    spec = tensor.spec
+    if spec.layout is not Layout.ROW_MAJOR:
+        raise MeshnnValueError(
+            f"Tensor.pad on host needs a ROW_MAJOR tensor, got {spec.layout}: "
+            "call ttnn.to_layout(tensor, ttnn.ROW_MAJOR_LAYOUT) first"
+        )
+    out_shape, start = tuple(int(d) for d in output_shape), tuple(int(d) for d in input_start)
+    rank = len(out_shape)
+    if len(spec.shape) > rank or len(start) != rank:
+        raise MeshnnValueError(
+            f"pad: output shape {list(out_shape)} and start {list(start)} need one rank, at least the tensor's "
+            f"rank {len(spec.shape)}"
+        )
+    lead = (1,) * (rank - len(spec.shape))
+    stored = lead + tuple(spec.encoded_shape)
+    if any(s < 0 or s + d > o for s, d, o in zip(start, stored, out_shape, strict=True)):
+        raise MeshnnValueError(
+            f"pad: a tensor of padded shape {list(stored)} at {list(start)} does not fit in {list(out_shape)}"
+        )
+    new = TensorSpec(
+        lead + tuple(spec.shape),
+        spec.dtype,
+        spec.layout,
+        tile=spec.tile,
+        memory_config=spec.memory_config,
+        padded_shape=out_shape,
+    )
+
+    def padded(raw: np.ndarray) -> np.ndarray:
+        values = decode(raw, spec.dtype, spec.layout, spec.encoded_shape).reshape(stored)
+        out = np.full(out_shape, value, dtype=values.dtype)
+        out[tuple(slice(s, s + d) for s, d in zip(start, stored, strict=True))] = values
+        return encode(out, spec.dtype, spec.layout)
+
+    return _per_shard(tensor, new, padded)
+
+
+def pad_to_tile(tensor: Tensor, value: float) -> Tensor:
+    """``Tensor.pad_to_tile``: pad the last two dims of the padded shape up to multiples of 32."""
+    dims = tuple(tensor.padded_shape) if len(tensor.shape) >= 2 else (1, *tensor.padded_shape)
+    *outer, height, width = dims
+    target = (*outer, -(-height // TILE_EDGE) * TILE_EDGE, -(-width // TILE_EDGE) * TILE_EDGE)
+    return pad_host(tensor, target, (0,) * len(target), value)

@@ -1,0 +1,77 @@
+"""Copies into tensors that already exist (ttnn's preallocated-tensor APIs, as traces use them):
+``copy_host_to_device_tensor`` writes a host tensor's shards into a device tensor's MeshBuffer,
+``copy_device_to_host_tensor`` reads a device tensor into a host tensor's buffers; both need the
+same shape, padding, dtype, layout and tile on each side.
+
+Layer: tensor.  Imports errors, mesh and the tensor modules storage, tensor, placement and readback.
+"""
+
+from __future__ import annotations
+
+from meshnn.errors import MeshnnValueError
+from meshnn.mesh.command_queue import ShardDataTransfer
+from meshnn.mesh.coord import MeshCoordinate
+from meshnn.tensor.placement import placement_on
+from meshnn.tensor.readback import from_device, queue_of
+from meshnn.tensor.storage import DeviceStorage, HostStorage
+from meshnn.tensor.tensor import Tensor, check_tensor
+
+
+def copy_host_to_device_tensor(host_tensor: Tensor, device_tensor: Tensor, cq_id: int | None = None) -> None:
+    """Write ``host_tensor``'s shards into the existing ``device_tensor`` (same spec)."""
+    _check_copy("copy_host_to_device_tensor", host_tensor, device_tensor, from_host=True)
+    buffer = device_tensor.storage.mesh_buffer
+    mesh = buffer.device()
+    mesh.mesh_command_queue(queue_of(None, cq_id))
+    coords, topology = placement_on(host_tensor, mesh)
+    shards = host_tensor.host_buffer()
+    single = shards.get_shard(MeshCoordinate(0, 0)) if topology is not host_tensor.tensor_topology() else None
+    transfers = [
+        ShardDataTransfer(c, (single or shards.get_shard(c)).data)  # type: ignore[union-attr]
+        for c in coords
+        if mesh.is_local(c)
+    ]
+    mesh.mesh_command_queue(queue_of(None, cq_id)).enqueue_write_shards(buffer, transfers, True)
+    object.__setattr__(device_tensor, "_storage", DeviceStorage(buffer, tuple(coords)))
+    device_tensor._topology = topology
+
+
+def copy_device_to_host_tensor(
+    device_tensor: Tensor, host_tensor: Tensor, blocking: bool = True, cq_id: int | None = None
+) -> None:
+    """Read ``device_tensor`` into the existing ``host_tensor``'s buffers (same spec)."""
+    _check_copy("copy_device_to_host_tensor", host_tensor, device_tensor, from_host=False)
+    read = from_device(device_tensor, cq_id=cq_id)
+    target = host_tensor.host_buffer()
+    for coord, shard in read.host_buffer().local_shards().items():
+        existing = target.get_shard(coord) if coord in target.local_shards() else None
+        if existing is not None and existing.nbytes == shard.nbytes:
+            existing.data[...] = shard.data
+        else:
+            target.emplace_shard(coord, lambda s=shard: s)
+    host_tensor._topology = read.tensor_topology()
+
+
+def _check_copy(name: str, host_tensor: Tensor, device_tensor: Tensor, *, from_host: bool) -> None:
+    """Both tensors usable, ``host_tensor`` on the host and ``device_tensor`` on a device, alike in
+    shape, padding, dtype, layout and tile; the copy's source is checked (and named) first."""
+    sides = [("host_tensor", host_tensor, "a host tensor"), ("device_tensor", device_tensor, "a device tensor")]
+    if not from_host:
+        sides.reverse()
+    for what, tensor, _ in sides:
+        check_tensor(tensor, what)
+    if not isinstance(host_tensor.storage, HostStorage) or not isinstance(device_tensor.storage, DeviceStorage):
+        (first, a, kind_a), (second, b, kind_b) = sides
+        raise MeshnnValueError(
+            f"{name} needs {kind_a} and {kind_b}: {first} is on the {a.storage_type().name.lower()}, "
+            f"{second} on the {b.storage_type().name.lower()}"
+        )
+    _check_same_layout(host_tensor, device_tensor, name)
+
+
+def _check_same_layout(a: Tensor, b: Tensor, name: str) -> None:
+    if (a.shape, a.padded_shape, a.dtype, a.layout, a.tile) != (b.shape, b.padded_shape, b.dtype, b.layout, b.tile):
+        raise MeshnnValueError(
+            f"{name}: host_tensor {list(a.shape)} (padded {list(a.padded_shape)}) {a.dtype} {a.layout} does not "
+            f"match device_tensor {list(b.shape)} (padded {list(b.padded_shape)}) {b.dtype} {b.layout}"
+        )

@@ -1,0 +1,93 @@
+"""``ttnn.as_tensor``, the weight cache: convert once, and with ``cache_file_name`` reload the
+converted bytes from a tensor file on later calls unless the recorded recipe (source shape and
+dtype, target dtype, layout, tile, mapper) differs; a stale or damaged cache is rebuilt.
+
+Layer: tensor.  Imports errors, mesh, the byte formats (dtypes, layout) and the tensor modules
+memory_config, mappers, tensor, interop, placement and files.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Callable
+from typing import Any
+
+from meshnn.errors import MeshnnTypeError, TensorFileError
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout, Tile
+from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.tensor.files.reader import TensorFileReader, load_host
+from meshnn.tensor.files.writer import dump_tensor
+from meshnn.tensor.interop import from_torch
+from meshnn.tensor.mappers import TensorToMesh
+from meshnn.tensor.memory_config import MemoryConfig
+from meshnn.tensor.placement import to_device
+from meshnn.tensor.tensor import Tensor
+
+
+def _cache_path(cache_file_name: str, dtype: DataType, layout: Layout) -> pathlib.Path:
+    return pathlib.Path(f"{cache_file_name}_dtype_{dtype.name}_layout_{layout.name}.tensorbin")
+
+
+def _recipe(
+    source: Any, dtype: DataType, layout: Layout, mapper: TensorToMesh | None, tile: Tile | None
+) -> dict[str, Any]:
+    """What the cached conversion depends on, besides the data itself."""
+    shape = list(getattr(source, "shape", ()))
+    mapping = None if mapper is None else {"mesh": list(mapper.mesh_shape), "config": repr(mapper.config)}
+    return {
+        "source_shape": shape,
+        "source_dtype": str(getattr(source, "dtype", "")),
+        "dtype": dtype.name,
+        "layout": layout.name,
+        "tile": None if tile is None else list(tile.tile_shape),
+        "mapper": mapping,
+    }
+
+
+def as_tensor(
+    tensor: Any,
+    dtype: DataType | None = None,
+    *,
+    layout: Layout = Layout.ROW_MAJOR,
+    device: MeshDevice | None = None,
+    memory_config: MemoryConfig | None = None,
+    mesh_mapper: TensorToMesh | None = None,
+    cache_file_name: str | None = None,
+    preprocess: Callable[[Any], Any] | None = None,
+    tile: Tile | None = None,
+    use_device_tilizer: bool = False,
+) -> Tensor:
+    """``ttnn.as_tensor``: convert once, and with ``cache_file_name`` reload the converted bytes on
+    later calls (``preprocess`` is not called again) unless the recorded recipe differs."""
+    if dtype is not None and not isinstance(dtype, DataType):
+        raise MeshnnTypeError(f"as_tensor: dtype must be a ttnn DataType, got {dtype!r}")
+    if not isinstance(layout, Layout):
+        raise MeshnnTypeError(f"as_tensor: layout must be a ttnn Layout, got {layout!r}")
+    if device is not None and not isinstance(device, MeshDevice):
+        raise MeshnnTypeError(f"as_tensor: device must be a MeshDevice, got {type(device).__name__}")
+    if dtype is None:
+        if cache_file_name is not None:
+            raise MeshnnTypeError("as_tensor: dtype must be given with cache_file_name (it names the cache file)")
+        host = from_torch(tensor, layout=layout, tile=tile, mesh_mapper=mesh_mapper, memory_config=memory_config)
+        return host if device is None else to_device(host, device, memory_config)
+    recipe = _recipe(tensor, dtype, layout, mesh_mapper, tile)
+    path = None if cache_file_name is None else _cache_path(cache_file_name, dtype, layout)
+    if path is not None and path.exists():
+        try:
+            reader = TensorFileReader(path)
+            if reader.header.get("extra", {}).get("recipe") == recipe:
+                loaded = load_host(path)
+                if memory_config is not None:
+                    loaded = Tensor.make(
+                        loaded.spec.with_memory_config(memory_config), loaded.storage, loaded.tensor_topology()
+                    )
+                return loaded if device is None else to_device(loaded, device, memory_config)
+        except TensorFileError:
+            pass  # a stale or damaged cache is rebuilt below
+    source = preprocess(tensor) if preprocess is not None else tensor
+    host = from_torch(source, dtype, layout=layout, tile=tile, mesh_mapper=mesh_mapper, memory_config=memory_config)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        dump_tensor(path, host, extra={"recipe": recipe})
+    return host if device is None else to_device(host, device, memory_config)

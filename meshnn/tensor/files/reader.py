@@ -1,0 +1,227 @@
+"""``ttnn.load_tensor``: a tensor file read back and checked.  Loads check everything before
+anything is allocated on a device: magic, version, sizes against the file size, the header
+checksum and schema, each payload's size against the spec and its checksum; any problem raises
+:class:`~meshnn.errors.TensorFileError` naming the file.  Host loads map the file
+(``numpy.memmap``) instead of copying it.
+
+Layer: tensor.  Imports errors, device, mesh, the byte formats (dtypes, layout) and the tensor
+modules spec, memory_config, storage, topology, tensor, placement and files.format.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from typing import Any
+
+import numpy as np
+
+from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, TensorMemoryLayout
+from meshnn.device.core import CoreCoord, CoreRange, CoreRangeSet
+from meshnn.errors import MeshnnError, MeshnnTypeError, TensorFileError
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout, Tile
+from meshnn.mesh.coord import MeshCoordinate, MeshShape
+from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.tensor.files.format import MAGIC, MAX_HEADER, MAX_RANK, PREAMBLE, VERSION, check_file_name, sum64
+from meshnn.tensor.memory_config import MemoryConfig
+from meshnn.tensor.placement import to_device
+from meshnn.tensor.spec import TensorSpec
+from meshnn.tensor.storage import DistributedHostBuffer, HostBuffer, HostStorage
+from meshnn.tensor.tensor import Tensor
+from meshnn.tensor.topology import PlacementReplicate, PlacementShard, TensorTopology
+
+
+class TensorFileReader:
+    """One tensor file, checked field by field; every problem is a TensorFileError."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = str(path)
+        try:
+            self.size = os.path.getsize(self.path)
+            with open(self.path, "rb") as f:
+                preamble = f.read(PREAMBLE.size)
+                if len(preamble) < PREAMBLE.size:
+                    self.fail(f"truncated: {len(preamble)} bytes, shorter than the {PREAMBLE.size}-byte preamble")
+                magic, version, length, crc = PREAMBLE.unpack(preamble)
+                if magic != MAGIC:
+                    self.fail(f"not a meshnn tensor file (magic {magic!r})")
+                if version != VERSION:
+                    self.fail(f"unknown format version {version} (this meshnn reads version {VERSION})")
+                if length > MAX_HEADER or PREAMBLE.size + length > self.size:
+                    self.fail(f"header of {length} bytes does not fit in a {self.size}-byte file")
+                raw = f.read(length)
+        except OSError as error:
+            raise TensorFileError(self.path, f"cannot be read: {error.strerror or error}") from None
+        if zlib.crc32(raw) != crc:
+            self.fail("header checksum mismatch (the file is corrupted)")
+        try:
+            self.header = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            self.fail(f"header is not valid JSON: {error}")
+        self.data_offset = PREAMBLE.size + length
+
+    def fail(self, problem: str) -> None:
+        raise TensorFileError(self.path, problem)
+
+    def field(self, mapping: Any, key: str, kind: type | tuple[type, ...]) -> Any:
+        if not isinstance(mapping, dict) or key not in mapping:
+            self.fail(f"header lacks {key!r}")
+        value = mapping[key]
+        if isinstance(value, bool) and kind is not bool:
+            self.fail(f"header field {key!r} has the wrong type")
+        if not isinstance(value, kind):
+            self.fail(f"header field {key!r} has the wrong type")
+        return value
+
+    def ints(self, mapping: Any, key: str, *, low: int = 0, length: tuple[int, int] = (0, MAX_RANK)) -> list[int]:
+        values = self.field(mapping, key, list)
+        if not length[0] <= len(values) <= length[1] or not all(
+            isinstance(v, int) and not isinstance(v, bool) and low <= v < (1 << 40) for v in values
+        ):
+            self.fail(f"header field {key!r} is not a list of {length[0]}..{length[1]} sane integers")
+        return values
+
+    def enum(self, kind: type, mapping: Any, key: str) -> Any:
+        name = self.field(mapping, key, str)
+        try:
+            return kind[name]
+        except KeyError:
+            self.fail(f"header field {key!r} names no {kind.__name__}: {name!r}")
+
+    # ------------------------------------------------------------------------- the pieces
+
+    def spec(self) -> TensorSpec:
+        spec = self.field(self.header, "spec", dict)
+        shape = self.ints(spec, "shape")
+        dtype = self.enum(DataType, spec, "dtype")
+        layout = self.enum(Layout, spec, "layout")
+        tile_shape = self.ints(spec, "tile", low=1, length=(2, 2))
+        transpose = self.field(spec, "transpose_tile", bool)
+        config = self.memory_config(self.field(spec, "memory_config", dict))
+        try:
+            return TensorSpec(shape, dtype, layout, tile=Tile(tile_shape, transpose), memory_config=config)
+        except MeshnnError as error:
+            self.fail(f"header spec is not a valid tensor spec: {error}")
+        raise AssertionError("unreachable")
+
+    def memory_config(self, config: dict) -> MemoryConfig:
+        layout = self.enum(TensorMemoryLayout, config, "memory_layout")
+        buffer_type = self.enum(BufferType, config, "buffer_type")
+        shard = config.get("shard_spec")
+        spec = None
+        if shard is not None:
+            grid_rows = self.field(shard, "grid", list)
+            if not grid_rows or len(grid_rows) > 256:
+                self.fail("shard grid has no ranges or too many")
+            ranges = []
+            for row in grid_rows:
+                values = self.ints({"r": row}, "r", length=(4, 4))
+                ranges.append(CoreRange(CoreCoord(values[0], values[1]), CoreCoord(values[2], values[3])))
+            try:
+                spec = ShardSpec(
+                    CoreRangeSet(ranges),
+                    tuple(self.ints(shard, "shape", low=1, length=(2, 2))),
+                    self.enum(ShardOrientation, shard, "orientation"),
+                )
+            except MeshnnError as error:
+                self.fail(f"header shard spec is invalid: {error}")
+        try:
+            return MemoryConfig(layout, buffer_type, spec)
+        except MeshnnError as error:
+            self.fail(f"header memory config is invalid: {error}")
+        raise AssertionError("unreachable")
+
+    def topology(self) -> tuple[TensorTopology, MeshShape]:
+        topo = self.field(self.header, "topology", dict)
+        dist = self.ints(topo, "distribution_shape", low=1, length=(1, 4))
+        placements = []
+        for item in self.field(topo, "placements", list):
+            if (
+                isinstance(item, dict)
+                and "shard" in item
+                and isinstance(item["shard"], int)
+                and not isinstance(item["shard"], bool)
+            ):
+                placements.append(PlacementShard(item["shard"]))
+            elif item == {"replicate": True}:
+                placements.append(PlacementReplicate())
+            else:
+                self.fail(f"header placement {item!r} is not a shard or a replicate")
+        coords = self.field(topo, "mesh_coords", list)
+        if len(coords) > 4096:
+            self.fail("header lists too many mesh coordinates")
+        mesh_coords = tuple(MeshCoordinate(self.ints({"c": c}, "c", length=(1, 4))) for c in coords)
+        shape = MeshShape(self.ints(self.header, "host_buffer_shape", low=1, length=(1, 4)))
+        if not placements or len(placements) != len(dist):
+            self.fail("header placements do not match the distribution shape")
+        return TensorTopology(MeshShape(dist), tuple(placements), mesh_coords), shape
+
+    def payloads(self, spec: TensorSpec) -> tuple[list[tuple[int, int, int]], list[tuple[MeshCoordinate, int]]]:
+        """(offset, nbytes, sum64) per payload and (coord, payload) per shard, checked against sizes."""
+        expected = spec.compute_packed_buffer_size_bytes()
+        table, offset = [], self.data_offset
+        for entry in self.field(self.header, "payloads", list):
+            nbytes = self.field(entry, "nbytes", int)
+            checksum = self.field(entry, "sum64", int)
+            if nbytes != expected:
+                self.fail(f"a payload holds {nbytes} bytes but the spec needs {expected}")
+            table.append((offset, nbytes, checksum))
+            offset += nbytes
+        if offset != self.size:
+            problem = "truncated" if offset > self.size else "has trailing bytes"
+            self.fail(f"{problem}: the header describes {offset} bytes, the file has {self.size}")
+        shards = []
+        for entry in self.field(self.header, "shards", list):
+            coord = MeshCoordinate(self.ints(entry, "coord", length=(1, 4)))
+            index = self.field(entry, "payload", int)
+            if not 0 <= index < len(table):
+                self.fail(f"shard {coord} points at payload {index} of {len(table)}")
+            shards.append((coord, index))
+        if not shards:
+            self.fail("the file holds no shards")
+        return table, shards
+
+
+def load_host(path: str | os.PathLike) -> Tensor:
+    """The tensor in ``path`` as a host tensor over a memory map; raises before returning anything."""
+    reader = TensorFileReader(path)
+    spec = reader.spec()
+    topology, shape = reader.topology()
+    table, shards = reader.payloads(spec)
+    try:
+        mapped = np.memmap(reader.path, dtype=np.uint8, mode="r") if reader.size else np.zeros(0, np.uint8)
+    except (OSError, ValueError) as error:
+        reader.fail(f"cannot be mapped: {error}")
+    buffers = []
+    for offset, nbytes, checksum in table:
+        view = np.asarray(mapped[offset : offset + nbytes])
+        if sum64(view) != checksum:
+            reader.fail(f"payload checksum mismatch at byte {offset} (the file is corrupted)")
+        buffers.append(HostBuffer(view))
+    try:
+        host = DistributedHostBuffer(shape)
+        for coord, index in shards:
+            host.emplace_shard(coord, lambda b=buffers[index]: b)
+    except MeshnnError as error:
+        reader.fail(f"shard coordinates do not fit the {shape!r} host buffer: {error}")
+    return Tensor.make(spec, HostStorage(host), topology)
+
+
+def load_tensor(file_name: str | os.PathLike, *, device: MeshDevice | None = None) -> Tensor:
+    """Load a tensor saved by :func:`dump_tensor`; onto ``device`` (a mesh of the saved shape)."""
+    check_file_name("load_tensor", file_name)
+    if device is not None:
+        if not isinstance(device, MeshDevice):
+            raise MeshnnTypeError(f"load_tensor: device must be a MeshDevice, got {type(device).__name__}")
+        device.check_open()
+    tensor = load_host(file_name)
+    if device is None:
+        return tensor
+    try:
+        return to_device(tensor, device)
+    except MeshnnError as error:
+        if isinstance(error, MemoryError):
+            raise
+        raise TensorFileError(str(file_name), f"cannot be placed on {device!r}: {error}") from error

@@ -1,0 +1,178 @@
+"""A tensor's device memory from allocation to free: the MeshBuffer a spec needs (one Replicated
+MeshBuffer sized by the shard spec on every device, as in tt-metal PR #17513), uninitialised device
+and zero-filled host tensors (``allocate_tensor_on_device`` / ``_on_host``), the record of the
+tensors that view a MeshBuffer (:func:`track_view`: every device tensor is made through
+:func:`device_tensor`), and ``ttnn.deallocate``.
+
+Layer: tensor.  Imports errors, mesh, the byte formats (dtypes, layout) and the tensor modules
+spec, memory_config, storage, topology and tensor.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import weakref
+from collections.abc import Sequence
+
+import numpy as np
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
+from meshnn.mesh.coord import MeshCoordinate
+from meshnn.mesh.mesh_buffer import DeviceLocalBufferConfig, MeshBuffer, ReplicatedBufferConfig
+from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.tensor.memory_config import MemoryConfig
+from meshnn.tensor.spec import TensorSpec
+from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage
+from meshnn.tensor.tensor import Tensor
+from meshnn.tensor.topology import TensorTopology
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def device_tensor(
+    spec: TensorSpec, buffer: MeshBuffer, coords: Sequence[MeshCoordinate], topology: TensorTopology
+) -> Tensor:
+    return track_view(
+        Tensor.make(spec, DeviceStorage(buffer, coords if type(coords) is tuple else tuple(coords)), topology)
+    )
+
+
+def track_view(tensor: Tensor) -> Tensor:
+    """Record that ``tensor`` views its MeshBuffer (every device tensor must be recorded, or
+    ``deallocate(force=False)`` of another view would free the buffer under it).
+
+    The record lives on the buffer (``MeshBuffer.views``): a weak reference to its one view (an
+    op's output has one), a WeakSet once a second view is made.  Weak: a record never keeps a
+    tensor alive."""
+    storage = tensor.storage
+    if isinstance(storage, DeviceStorage):
+        buffer = storage.mesh_buffer
+        views = buffer.views
+        if views is None:
+            buffer.views = weakref.ref(tensor)
+        elif type(views) is weakref.ref:
+            first = views()
+            if first is not tensor:
+                every: weakref.WeakSet[Tensor] = weakref.WeakSet()
+                if first is not None:
+                    every.add(first)
+                every.add(tensor)
+                buffer.views = every
+        else:
+            views.add(tensor)
+    return tensor
+
+
+def views_of(buffer: MeshBuffer) -> list[Tensor]:
+    """The live tensors :func:`track_view` recorded as views of ``buffer``."""
+    views = buffer.views
+    if views is None:
+        return []
+    if type(views) is weakref.ref:
+        tensor = views()
+        return [] if tensor is None else [tensor]
+    return list(views)
+
+
+def allocate_mesh_buffer(spec: TensorSpec, mesh_device: MeshDevice) -> MeshBuffer:
+    """A Replicated MeshBuffer sized by ``spec`` on every device of ``mesh_device``."""
+    made = spec._derived.get("mesh_buffer_configs")
+    if made is None:
+        made = spec._once("mesh_buffer_configs", lambda: _buffer_configs(spec))
+    return MeshBuffer.create(made[0], made[1], mesh_device)
+
+
+def _buffer_configs(spec: TensorSpec) -> tuple[ReplicatedBufferConfig, DeviceLocalBufferConfig]:
+    layout = spec.buffer_layout()
+    local = DeviceLocalBufferConfig(layout.page_size, layout.buffer_type, layout.memory_layout, layout.shard)
+    return ReplicatedBufferConfig(layout.size), local
+
+
+def allocate_tensor_on_device(
+    spec_or_shape: TensorSpec | Sequence[int],
+    dtype: DataType | MeshDevice | None = None,
+    layout: Layout | None = None,
+    device: MeshDevice | None = None,
+    memory_config: MemoryConfig | None = None,
+) -> Tensor:
+    """An uninitialised device tensor on every device: ``(spec, mesh_device)`` or
+    ``(shape, dtype, layout, mesh_device, memory_config=None)``."""
+    spec, mesh = _spec_and_device(spec_or_shape, dtype, layout, device, memory_config, "allocate_tensor_on_device")
+    mesh.check_open()
+    buffer = allocate_mesh_buffer(spec, mesh)
+    return device_tensor(spec, buffer, list(mesh.shape.coords()), TensorTopology.replicated(mesh.shape))
+
+
+def allocate_tensor_on_host(
+    spec_or_shape: TensorSpec | Sequence[int],
+    dtype: DataType | MeshDevice | None = None,
+    layout: Layout | None = None,
+    device: MeshDevice | None = None,
+    memory_config: MemoryConfig | None = None,
+) -> Tensor:
+    """A zero-filled host tensor with a shard per coordinate of ``device``'s mesh."""
+    spec, mesh = _spec_and_device(spec_or_shape, dtype, layout, device, memory_config, "allocate_tensor_on_host")
+    if spec.compute_packed_buffer_size_bytes() * mesh.get_num_devices() > host_memory_bytes():
+        raise MeshnnValueError(
+            f"allocate_tensor_on_host: shape {list(spec.shape)} needs {spec.compute_packed_buffer_size_bytes()} B per "
+            f"device on {mesh.get_num_devices()} devices, more than this machine's {host_memory_bytes()} B of memory"
+        )
+    host = DistributedHostBuffer(mesh.shape, is_local=mesh.is_local if mesh.context.world_size > 1 else None)
+    for coord in mesh.shape.coords():
+        host.emplace_shard(coord, lambda: HostBuffer(np.zeros(spec.compute_packed_buffer_size_bytes(), np.uint8)))
+    return Tensor.make(spec, HostStorage(host), TensorTopology.replicated(mesh.shape))
+
+
+def host_memory_bytes() -> int:
+    """The machine's physical memory in bytes: host tensors larger than that are refused."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX: a fixed 1 TiB bound
+        return 1 << 40
+
+
+def _spec_and_device(spec_or_shape, dtype, layout, device, memory_config, name):
+    if isinstance(spec_or_shape, TensorSpec):
+        mesh = dtype if isinstance(dtype, MeshDevice) else device
+        spec = spec_or_shape
+    else:
+        if not isinstance(dtype, DataType) or not isinstance(layout, Layout):
+            raise MeshnnTypeError(f"{name}(shape, dtype, layout, mesh_device) needs a DataType and a Layout")
+        mesh = device
+        spec = TensorSpec(spec_or_shape, dtype, layout, memory_config=memory_config)
+    if not isinstance(mesh, MeshDevice):
+        raise MeshnnTypeError(f"{name} needs a MeshDevice, got {type(mesh).__name__}")
+    return spec, mesh
+
+
+def caller_site() -> str:
+    """``file:line`` of the first frame outside meshnn: where the user made the call."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def deallocate(tensor: Tensor, force: bool = True) -> None:
+    """Free a device tensor's MeshBuffer on every device (a no-op for host tensors).
+
+    ``force=True`` (ttnn's default) frees it even when other tensors view it; ``force=False``
+    frees it only when no other live tensor does."""
+    if not isinstance(tensor, Tensor):
+        raise MeshnnTypeError(f"deallocate needs a ttnn.Tensor, got {type(tensor).__name__}")
+    if not isinstance(force, bool):
+        raise MeshnnTypeError(f"deallocate: force must be a bool, got {force!r}")
+    if isinstance(tensor.storage, HostStorage):
+        return
+    buffer = tensor.storage.mesh_buffer
+    if not buffer.is_allocated():
+        return
+    if not force:
+        others = [t for t in views_of(buffer) if t is not tensor]
+        if others:
+            return
+    buffer.deallocated_at = caller_site()  # type: ignore[attr-defined]
+    buffer.deallocate()

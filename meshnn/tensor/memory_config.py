@@ -1,0 +1,125 @@
+"""Where a device tensor lives: ``ttnn.MemoryConfig`` (DRAM or L1, interleaved or HEIGHT / WIDTH /
+BLOCK sharded with a ShardSpec), ttnn's named configs, and ``create_sharded_memory_config`` (cutting
+a shape over a core grid).
+
+Layer: tensor.  Imports errors and device only.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, TensorMemoryLayout
+from meshnn.device.core import CoreGrid, CoreRange, CoreRangeSet
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+
+
+class ShardStrategy(enum.Enum):
+    """How ``create_sharded_memory_config`` cuts a tensor over cores."""
+
+    HEIGHT = 0
+    WIDTH = 1
+    BLOCK = 2
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryConfig:
+    """Where a device tensor lives: DRAM or L1, interleaved or sharded (``ttnn.MemoryConfig``)."""
+
+    memory_layout: TensorMemoryLayout = TensorMemoryLayout.INTERLEAVED
+    buffer_type: BufferType = BufferType.DRAM
+    shard_spec: ShardSpec | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.memory_layout, TensorMemoryLayout):
+            raise MeshnnTypeError(f"memory_layout must be a TensorMemoryLayout, got {self.memory_layout!r}")
+        if not isinstance(self.buffer_type, BufferType) or self.buffer_type is BufferType.SYSTEM_MEMORY:
+            raise MeshnnTypeError(f"buffer_type must be DRAM, L1, L1_SMALL or TRACE, got {self.buffer_type!r}")
+        if self.shard_spec is not None and not isinstance(self.shard_spec, ShardSpec):
+            raise MeshnnTypeError(f"shard_spec must be a ShardSpec, got {self.shard_spec!r}")
+        if self.shard_spec is not None and not self.memory_layout.is_sharded:
+            raise MeshnnValueError("an INTERLEAVED MemoryConfig takes no shard_spec")
+
+    def is_sharded(self) -> bool:
+        return self.memory_layout.is_sharded
+
+    @property
+    def interleaved(self) -> bool:
+        return not self.memory_layout.is_sharded
+
+    def __repr__(self) -> str:
+        spec = "std::nullopt" if self.shard_spec is None else repr(self.shard_spec)
+        return (
+            f"MemoryConfig(memory_layout=TensorMemoryLayout::{self.memory_layout.name},"
+            f"buffer_type=BufferType::{self.buffer_type.name},shard_spec={spec})"
+        )
+
+
+DRAM_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.INTERLEAVED, BufferType.DRAM)
+
+
+L1_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.INTERLEAVED, BufferType.L1)
+
+
+L1_HEIGHT_SHARDED_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.HEIGHT_SHARDED, BufferType.L1)
+
+
+L1_WIDTH_SHARDED_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.WIDTH_SHARDED, BufferType.L1)
+
+
+L1_BLOCK_SHARDED_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.BLOCK_SHARDED, BufferType.L1)
+
+
+def grid_of(core_grid: CoreGrid | CoreRangeSet | CoreRange) -> CoreRangeSet:
+    if isinstance(core_grid, CoreGrid):
+        return core_grid.to_core_range_set()
+    if isinstance(core_grid, CoreRange):
+        return CoreRangeSet([core_grid])
+    if isinstance(core_grid, CoreRangeSet):
+        return core_grid
+    raise MeshnnTypeError(f"core_grid must be a CoreGrid, CoreRange or CoreRangeSet, got {core_grid!r}")
+
+
+def create_sharded_memory_config(
+    shape: Sequence[int],
+    core_grid: CoreGrid | CoreRangeSet | CoreRange,
+    strategy: ShardStrategy,
+    orientation: ShardOrientation | None = None,
+    use_height_and_width_as_shard_shape: bool = False,
+) -> MemoryConfig:
+    """An L1 sharded MemoryConfig cutting ``shape`` (its 2-D view) over ``core_grid``.
+
+    HEIGHT: each core takes ``ceil(height / cores)`` rows; WIDTH: ``ceil(width / cores)`` columns;
+    BLOCK: a grid of ``ceil(height / grid rows) x ceil(width / grid columns)`` blocks (rows and
+    columns swap for COL_MAJOR).  With ``use_height_and_width_as_shard_shape`` the last two dims of
+    ``shape`` are the shard shape itself.
+    """
+    if not isinstance(strategy, ShardStrategy):
+        raise MeshnnTypeError(f"strategy must be a ShardStrategy, got {strategy!r}")
+    dims = tuple(int(d) for d in shape)
+    if len(dims) < 1 or any(d <= 0 for d in dims):
+        raise MeshnnValueError(f"create_sharded_memory_config needs a non-empty positive shape, got {list(dims)}")
+    orientation = ShardOrientation.ROW_MAJOR if orientation is None else orientation
+    grid = grid_of(core_grid)
+    height, width = math.prod(dims[:-1]), dims[-1]
+    layout = {
+        ShardStrategy.HEIGHT: TensorMemoryLayout.HEIGHT_SHARDED,
+        ShardStrategy.WIDTH: TensorMemoryLayout.WIDTH_SHARDED,
+        ShardStrategy.BLOCK: TensorMemoryLayout.BLOCK_SHARDED,
+    }[strategy]
+    if use_height_and_width_as_shard_shape:
+        if len(dims) < 2:
+            raise MeshnnValueError("use_height_and_width_as_shard_shape needs a shape of rank >= 2")
+        shard = (dims[-2], dims[-1])
+    elif strategy is ShardStrategy.HEIGHT:
+        shard = (math.ceil(height / grid.num_cores()), width)
+    elif strategy is ShardStrategy.WIDTH:
+        shard = (height, math.ceil(width / grid.num_cores()))
+    else:
+        box = grid.bounding_box().grid_size()
+        rows, cols = (box.y, box.x) if orientation is ShardOrientation.ROW_MAJOR else (box.x, box.y)
+        shard = (math.ceil(height / rows), math.ceil(width / cols))
+    return MemoryConfig(layout, BufferType.L1, ShardSpec(grid, shard, orientation))

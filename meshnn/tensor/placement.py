@@ -1,0 +1,141 @@
+"""Putting tensors on a mesh: ``ttnn.to_device`` of a host tensor (one shard per populated
+coordinate, or a plain host tensor replicated to every device) and the direct put of an array cut
+for the mesh (:func:`mapped_to_device`, behind ``from_torch(..., device=)``), each one blocking
+``enqueue_write_shards`` into a freshly allocated MeshBuffer.
+
+Layer: tensor.  Imports errors, mesh, the byte formats (encoding) and the tensor modules spec,
+memory_config, topology, arrays, tensor and lifetime (device_hooks for a device tensor's new
+memory config).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError, WrongMeshError
+from meshnn.formats.codec import byte_view
+from meshnn.mesh.command_queue import ShardDataTransfer
+from meshnn.mesh.coord import MeshCoordinate, MeshShape, to_linear_index
+from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.mesh.transfers import HostEncoder
+from meshnn.tensor.arrays import MappedArray
+from meshnn.tensor.lifetime import allocate_mesh_buffer, device_tensor
+from meshnn.tensor.memory_config import MemoryConfig
+from meshnn.tensor.storage import DeviceStorage
+from meshnn.tensor.tensor import Tensor, check_tensor
+from meshnn.tensor.topology import TensorTopology
+
+
+def to_device(
+    tensor: Tensor, device: MeshDevice, memory_config: MemoryConfig | None = None, *, queue_id: int | None = None
+) -> Tensor:
+    """Write a host tensor to ``device``: one shard per populated coordinate, or a plain host
+    tensor replicated to every device.  A tensor already on ``device`` is returned as it is."""
+    check_tensor(tensor)
+    if not isinstance(device, MeshDevice):
+        raise MeshnnTypeError(f"device must be a MeshDevice, got {type(device).__name__}")
+    device.check_open()
+    if isinstance(tensor.storage, DeviceStorage):
+        if tensor.storage.mesh_buffer.mesh_id != device.mesh_id:
+            raise WrongMeshError(f"tensor of shape {list(tensor.shape)} is on another mesh device than {device!r}")
+        if memory_config is not None and memory_config != tensor.memory_config():
+            from meshnn.tensor.device_hooks import convert_memory_config
+
+            return convert_memory_config(tensor, memory_config)
+        return tensor
+    if memory_config is not None and not isinstance(memory_config, MemoryConfig):
+        raise MeshnnTypeError(f"to_device: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
+    spec = tensor.spec if memory_config is None else tensor.spec.with_memory_config(memory_config)
+    coords, topology = placement_on(tensor, device)
+    queue = device.mesh_command_queue(0 if queue_id is None else queue_id)
+    buffer = allocate_mesh_buffer(spec, device)
+    shards = tensor.host_buffer()
+    if topology is not tensor.tensor_topology():  # a plain host tensor: the same bytes everywhere
+        data = shards.get_shard(MeshCoordinate(0, 0))
+        queue.enqueue_write_shards(buffer, [ShardDataTransfer(c, data.data) for c in device.local_coords()], True)
+    else:
+        transfers = [
+            ShardDataTransfer(c, shards.get_shard(c).data)
+            for c in coords
+            if device.is_local(c)  # type: ignore[union-attr]
+        ]
+        queue.enqueue_write_shards(buffer, transfers, True)
+    return device_tensor(spec, buffer, coords, topology)
+
+
+def mapped_to_device(
+    mapped: MappedArray, device: MeshDevice, memory_config: MemoryConfig | None = None, cq_id: int | None = None
+) -> Tensor:
+    """``host_tensor_from_array`` then ``to_device``, without the host copy: each distinct shard
+    is written to every device that holds it, in one blocking ``enqueue_write_shards``, as a
+    strided view of the caller's array when a view of its values is the bytes (the write tilizes
+    as it copies), else as a :class:`HostEncoder` that converts it straight into the memory of
+    the first device holding it (copied from there to the others); the shards' conversions run
+    together, in one pass over the host threads."""
+    if not isinstance(device, MeshDevice):
+        raise MeshnnTypeError(f"device must be a MeshDevice, got {type(device).__name__}")
+    device.check_open()
+    spec = mapped.spec if memory_config is None else mapped.spec.with_memory_config(memory_config)
+    if mapped.buffer_shape == MeshShape(1, 1) and mapped.topology.mesh_coords == (MeshCoordinate(0, 0),):
+        coords, topology = list(device.shape.coords()), TensorTopology.replicated(device.shape)
+        groups = [(next(iter(mapped.shards.values())), coords)]
+    else:
+        if mapped.buffer_shape != device.shape:
+            raise MeshnnValueError(
+                f"a tensor mapped over {mapped.buffer_shape!r} cannot be written to a {device.shape!r} mesh; "
+                f"create its mapper for this mesh"
+            )
+        coords, topology = list(mapped.topology.mesh_coords), mapped.topology
+        for coord in coords:
+            to_linear_index(device.shape, coord)
+        groups = mapped.unique_shards()
+    queue = device.mesh_command_queue(cq_id or 0)
+    buffer = allocate_mesh_buffer(spec, device)  # sized by the spec: a shard's packed bytes fill its device's region
+    size = spec.compute_packed_buffer_size_bytes()
+    shards: dict[int, np.ndarray] = {}  # by id of its encoder
+
+    def together(pairs: list[tuple[HostEncoder, np.ndarray]]) -> None:
+        mapped.encode_many([(shards[id(encoder)], out) for encoder, out in pairs])
+
+    try:
+        transfers = []
+        for shard, holders in groups:
+            local = [c for c in holders if device.is_local(c)]
+            if not local:
+                continue
+            data = byte_view(shard, spec.dtype, spec.layout, tile=spec.tile, col_tilize=mapped.col_tilize)
+            if data is None:
+                data = HostEncoder(size, lambda out, shard=shard: mapped.encode(shard, out=out), together)
+                shards[id(data)] = shard
+            transfers += [ShardDataTransfer(c, data) for c in local]
+        if transfers:
+            queue.enqueue_write_shards(buffer, transfers, True)
+    except BaseException:
+        buffer.deallocate()
+        raise
+    return device_tensor(spec, buffer, coords, topology)
+
+
+def placement_on(tensor: Tensor, device: MeshDevice) -> tuple[list[MeshCoordinate], TensorTopology]:
+    """The coordinates a host tensor populates on ``device``, and its topology there."""
+    topology = tensor.tensor_topology()
+    buffer = tensor.host_buffer()
+    if buffer.shape() == MeshShape(1, 1) and topology.mesh_coords == (MeshCoordinate(0, 0),):
+        return list(device.shape.coords()), TensorTopology.replicated(device.shape)
+    if buffer.shape() != device.shape:
+        raise MeshnnValueError(
+            f"a host tensor distributed over {buffer.shape()!r} cannot be written to a {device.shape!r} mesh; "
+            f"create its mapper for this mesh"
+        )
+    if not topology.mesh_coords or not buffer.shard_coords():
+        raise MeshnnValueError(
+            f"a host tensor of shape {list(tensor.shape)} with no shards cannot be written to a {device.shape!r} mesh"
+        )
+    for coord in topology.mesh_coords:
+        to_linear_index(device.shape, coord)
+        if device.is_local(coord) and buffer.get_shard(coord) is None:
+            raise MeshnnValueError(
+                f"a host tensor of shape {list(tensor.shape)} has no shard at {coord!r}, which its topology "
+                f"places there"
+            )
+    return list(topology.mesh_coords), topology

@@ -1,0 +1,86 @@
+"""``ttnn.reshape`` and its rules: when a new logical shape is a view of the same bytes (no data
+moves: the result shares the host buffers or the MeshBuffer), and what happens otherwise (a
+converted host copy, or the device reshape op through :mod:`meshnn.tensor.device_hooks`).
+
+Layer: tensor.  Imports errors, the byte formats (layout) and the tensor modules spec, storage,
+tensor, lifetime, interop and device_hooks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.layout import Layout
+from meshnn.tensor.interop import to_numpy
+from meshnn.tensor.lifetime import device_tensor
+from meshnn.tensor.spec import TensorSpec
+from meshnn.tensor.storage import DeviceStorage
+from meshnn.tensor.tensor import Tensor, check_tensor, host_tensor_from_array
+
+
+def _resolved_shape(shape: Sequence[int], volume: int) -> tuple[int, ...]:
+    if isinstance(shape, str) or not isinstance(shape, Sequence | np.ndarray):
+        raise MeshnnTypeError(f"reshape: shape must be a sequence of ints, got {shape!r}")
+    if not all(isinstance(d, int | np.integer) and not isinstance(d, bool) for d in shape):
+        raise MeshnnTypeError(f"reshape: shape must hold ints, got {list(shape)!r}")
+    dims = [int(d) for d in shape]
+    if dims.count(-1) > 1:
+        raise MeshnnValueError(f"reshape: only one dimension may be -1, got {dims}")
+    if -1 in dims:
+        known = math.prod(d for d in dims if d != -1)
+        if known == 0 or volume % known:
+            raise MeshnnValueError(f"reshape: cannot infer -1 in {dims} for a volume of {volume}")
+        dims[dims.index(-1)] = volume // known
+    if any(d < 0 for d in dims) or math.prod(dims) != volume:
+        raise MeshnnValueError(f"reshape: shape {dims} does not hold the {volume} elements of the tensor")
+    return tuple(dims)
+
+
+def is_view_reshape(spec: TensorSpec, new_shape: tuple[int, ...]) -> bool:
+    """True when the bytes of ``spec`` already are those of ``new_shape`` (no data moves)."""
+    if spec.memory_config.is_sharded() or spec.explicit_padded_shape is not None:
+        return tuple(spec.shape) == new_shape
+    if spec.layout is Layout.ROW_MAJOR:
+        return True
+    old = tuple(spec.shape)
+    if len(old) < 2 or len(new_shape) < 2:
+        return old == new_shape
+    th = spec.tile.tile_shape[0]
+    if old[-2:] == new_shape[-2:]:
+        return True
+    return old[-1] == new_shape[-1] and old[-2] % th == 0 and new_shape[-2] % th == 0
+
+
+def reshape(tensor: Tensor, shape: Sequence[int], *_: Any, **__: Any) -> Tensor:
+    """A view with a new logical shape where the bytes allow it; otherwise a converted copy (host)
+    or a data-movement op (device)."""
+    check_tensor(tensor)
+    spec = tensor.spec
+    new_shape = _resolved_shape(shape, spec.logical_volume())
+    if not is_view_reshape(spec, new_shape):
+        if isinstance(tensor.storage, DeviceStorage):
+            from meshnn.tensor.device_hooks import device_reshape
+
+            return device_reshape(tensor, new_shape)
+        values = to_numpy(tensor) if len(tensor.tensor_topology().mesh_coords) == 1 else None
+        if values is None:
+            raise MeshnnValueError("reshape of a multi-shard TILE host tensor needs ttnn.to_layout(ROW_MAJOR) first")
+        return host_tensor_from_array(values.reshape(new_shape), spec.dtype, spec.layout, tile=spec.tile)
+    new_spec = TensorSpec(
+        new_shape,
+        spec.dtype,
+        spec.layout,
+        tile=spec.tile,
+        memory_config=spec.memory_config,
+        padded_shape=spec.explicit_padded_shape if new_shape == tuple(spec.shape) else None,
+    )
+    if new_spec.compute_packed_buffer_size_bytes() != spec.compute_packed_buffer_size_bytes():
+        raise MeshnnValueError(f"reshape to {list(new_shape)} changes the padded size; not a view")
+    if isinstance(tensor.storage, DeviceStorage):
+        return device_tensor(new_spec, tensor.storage.mesh_buffer, tensor.storage.coords, tensor.tensor_topology())
+    return Tensor.make(new_spec, tensor.storage, tensor.tensor_topology())
