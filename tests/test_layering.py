@@ -8,14 +8,16 @@ import pathlib
 import meshnn
 
 ROOT = pathlib.Path(meshnn.__file__).parent
-BELOW = ["errors", "device", "distributed", "mesh", "tensor", "ops"]
+BELOW = ["errors", "device", "formats", "perf", "distributed", "mesh", "tensor", "ops"]
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "device": {"errors"},
+    "formats": {"errors", "device"},  # the element and tile formats (tensor/dtypes, layout, bfloat, encoding)
+    "perf": {"errors", "device", "formats"},  # the performance model: no mesh, no tensors, no ops
     "distributed": {"errors"},
     "mesh": {"errors", "device", "distributed"},
-    "tensor": {"errors", "device", "distributed", "mesh"},
-    "ops": {"errors", "device", "distributed", "mesh", "tensor"},
+    "tensor": {"errors", "device", "distributed", "mesh", "perf"},
+    "ops": {"errors", "device", "distributed", "mesh", "tensor", "perf"},
     "__init__": set(BELOW) | {"__main__"},  # the public surface re-exports every layer
     "__main__": {"cli"},
     "compat": {"", "errors"},  # "" is the package root: the public, ttnn-named surface
@@ -67,3 +69,8 @@ def test_the_check_catches_upward_imports():
     assert violations_of(ROOT / "cli" / "x.py", "from meshnn.mesh import MeshDevice") == ["cli/x imports meshnn.mesh"]
     assert violations_of(fake, "from meshnn.errors import MeshnnError") == []
     assert violations_of(ROOT / "cli" / "x.py", "import meshnn") == []
+    perf = ROOT / "perf" / "fake.py"
+    assert violations_of(perf, "from meshnn.mesh import MeshDevice") == ["perf/fake imports meshnn.mesh"]
+    assert violations_of(perf, "from meshnn.tensor.spec import TensorSpec") == ["perf/fake imports meshnn.tensor"]
+    assert violations_of(perf, "from meshnn.device.arch import Arch") == []
+    assert violations_of(ROOT / "ops" / "x.py", "from meshnn.perf import predict") == []
