@@ -7,7 +7,8 @@ output) and ``N`` the devices along the collective's axis:
 - bytes through the bottleneck link: ``(N-1)/N * T`` (all_gather, reduce_scatter), twice that for
   all_reduce; a ring sends half of them each way;
 - time on the links: those bytes over ``links x directions x line rate x utilisation``, where the
-  utilisation is the asymptote the report measured for that collective and topology;
+  utilisation is the asymptote the report measured for that collective and topology (and, for a
+  line of two devices, for two devices);
 - start-up: a per-call cost plus, per hop of the diameter (``N-1`` on a line, ``N/2`` on a ring),
   the measured per-hop cost (the report's fit; a 2D fabric adds its slower hop);
 - ``cluster_axis`` picks the mesh axis; the lines along it run at once on their own links.
@@ -67,7 +68,10 @@ def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
     links = _links(config, machine, desc.op_code)
     directions = 2 if topology is Topology.RING else 1
     key = (desc.family, topology)
-    rate = links * directions * arch.eth_line_rate_bytes_per_s * arch.ccl_link_utilization[key]
+    utilization = arch.ccl_link_utilization[key]
+    if devices == 2:  # two-device lines keep their links less busy (the report's N=2 asymptotes)
+        utilization = arch.ccl_two_device_utilization[desc.family]
+    rate = links * directions * arch.eth_line_rate_bytes_per_s * utilization
     moved = bottleneck_bytes(desc, devices)
     hops = devices // 2 if topology is Topology.RING else devices - 1
     per_hop = arch.ccl_hop_startup_ns[key]

@@ -47,6 +47,7 @@ class ArchPerf:
     hop_latency_1d_ns: float
     hop_latency_2d_ns: float
     ccl_link_utilization: dict[Key, float]  # asymptotic fraction of line rate per link
+    ccl_two_device_utilization: dict[OpFamily, float]  # the same for a line of two devices
     ccl_invocation_ns: dict[OpFamily, float]
     ccl_hop_startup_ns: dict[Key, float]  # per hop, measured (hop latency + synchronisation)
     op_launch_ns: float  # device-side fixed cost of any op
@@ -92,6 +93,7 @@ _COMMON_SOURCES = {
     "smallest sizes of SUMMARY_blackhole (a + b*(N-1) through N=2 and N=4)",
     "ccl_hop_startup_ns": f"{CCL}: per-hop term of the report's kernel_time fit (WH); BH as above",
     "ccl_link_utilization": f"{CCL}: asymptotic linkbw / line rate, line at N=4, ring at N=8",
+    "ccl_two_device_utilization": f"{CCL}: asymptotic linkbw / line rate of the N=2 lines",
     "op_to_op_traced_ns": "traced op-to-op gap ~1 us: tt-metal LLM tech report (tech_reports/LLMs, "
     "'single-digit microseconds'), Llama TG decoder perf targets 630-840 ns (tt-metal PR #22868)",
     "op_launch_ns": "fitted: residual of tt-metal tests/device_perf_tests/dram_bandwidth/"
@@ -119,6 +121,7 @@ WORMHOLE_B0 = ArchPerf(
     hop_latency_1d_ns=711.0,
     hop_latency_2d_ns=874.0,
     ccl_link_utilization=_ccl(0.939, 0.832, 0.840, 0.665, 0.885, 0.731),
+    ccl_two_device_utilization={OpFamily.ALL_GATHER: 0.508, OpFamily.REDUCE_SCATTER: 0.713, OpFamily.ALL_REDUCE: 0.594},
     ccl_invocation_ns={OpFamily.ALL_GATHER: 4470.0, OpFamily.REDUCE_SCATTER: 3230.0, OpFamily.ALL_REDUCE: 9070.0},
     ccl_hop_startup_ns=_ccl(1910.0, 2500.0, 3970.0, 3060.0, 5820.0, 5250.0),
     op_launch_ns=2000.0,
@@ -167,6 +170,7 @@ BLACKHOLE = ArchPerf(
     hop_latency_1d_ns=515.0,
     hop_latency_2d_ns=619.0,
     ccl_link_utilization=_ccl(0.960, 0.940, 0.782, 0.798, 0.861, 0.862),
+    ccl_two_device_utilization={OpFamily.ALL_GATHER: 0.954, OpFamily.REDUCE_SCATTER: 0.745, OpFamily.ALL_REDUCE: 0.836},
     ccl_invocation_ns={OpFamily.ALL_GATHER: 2810.0, OpFamily.REDUCE_SCATTER: 1030.0, OpFamily.ALL_REDUCE: 4110.0},
     ccl_hop_startup_ns=_ccl(1520.0, 2350.0, 3710.0, 2820.0, 5040.0, 4810.0),
     op_launch_ns=2000.0,
