@@ -61,7 +61,7 @@ def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
     arch = machine.system.arch
     config = desc.collective or CollectiveConfig()
     devices = group_size(desc, machine)
-    memory = traffic(machine, [(t, 1.0) for t in (*desc.inputs, *desc.outputs)], 1)
+    memory = traffic(machine, [(t, 1.0) for t in (*desc.inputs, *desc.outputs)], machine.system.compute_cores)
     if devices < 2:
         return Prediction(0.0, memory.ns, 0.0, arch.op_launch_ns, memory=memory.kind, dram_bytes=memory.dram_bytes)
     topology = usable_topology(config.topology, devices, machine)

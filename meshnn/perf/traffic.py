@@ -3,7 +3,8 @@
 DRAM: a tensor sharded over the DRAM banks streams at the bank-adjacent rate; an interleaved one at
 the interleaved rate, slowed further by small pages (tt-npe's per-transfer bandwidth: a 2 KB tile
 moves at full rate, a 1088 B bfloat8_b tile or a short row-major row slower).  L1: bytes cross the
-NoC, one link per core.
+NoC, one link per core.  Either way the op's cores cannot move more than their NoC links carry, so a
+one-core op reads DRAM no faster than one link.
 """
 
 from __future__ import annotations
@@ -122,8 +123,9 @@ def traffic(
         else:
             rate = system.dram_interleaved_bytes_per_s * transfer_efficiency(system.arch, page_bytes(tensor))
             dram_ns += size / rate * 1e9
-    l1_rate = max(cores, 1) * system.arch.noc_bytes_per_cycle * system.arch.clock_hz
-    return Traffic(dram_bytes, dram_ns, l1_bytes, l1_bytes / l1_rate * 1e9)
+    noc_rate = max(cores, 1) * system.arch.noc_bytes_per_cycle * system.arch.clock_hz  # the cores' NoC links
+    dram_ns = max(dram_ns, dram_bytes / noc_rate * 1e9)
+    return Traffic(dram_bytes, dram_ns, l1_bytes, l1_bytes / noc_rate * 1e9)
 
 
 def grid_cores(machine: Machine, grid: tuple[int, int] | None) -> int:
