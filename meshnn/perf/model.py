@@ -104,7 +104,8 @@ def predict(
     """The predicted time of ``desc`` on one device of ``system`` (a name such as ``"t3k"``, a
     :class:`SystemPerf` or a :class:`Machine`), opened as ``mesh_shape`` (default: the system's)."""
     m = machine(system, mesh_shape)
-    resolved = replace(desc, fidelity=default_fidelity(desc))
+    fidelity = default_fidelity(desc)
+    resolved = desc if fidelity is desc.fidelity else replace(desc, fidelity=fidelity)
     prediction = _PREDICTORS[desc.family](resolved, m)
     gap = op_to_op_ns(m.system.arch, traced=traced, previous_kernel_ns=previous_kernel_ns)
-    return replace(prediction, gap_ns=gap, traced=traced, fidelity=resolved.fidelity)
+    return replace(prediction, gap_ns=gap, traced=traced, fidelity=fidelity)
