@@ -1,0 +1,131 @@
+"""Attention: scaled_dot_product_attention (prefill, chunked, flash style), its decode form, and the
+KV-cache writes (one token per user, or a whole prompt).
+
+Prefill: every (batch, head, Q chunk) is a unit of work on one core; a unit multiplies its Q chunk
+by all K (causal: the K up to its position) and the scores by V, with an exp per score tile, and
+streams its head's K and V from memory again (so K/V traffic grows with the number of Q chunks).
+Decode: one query row per user and head; the K/V cache up to the current position is read once and
+split over the cores.  The cache writes read and write back each tile they touch.
+Tensors: prefill q [b, nh, sq, d], k and v [b, nkv, sk, d]; decode q [1, b, nh, d] and the caches
+[b, nkv, S, d]; cache writes: inputs[0] the cache, inputs[1] the new values.
+"""
+
+from __future__ import annotations
+
+import math
+
+from meshnn.perf.desc import TILE, AttentionConfig, OpDesc
+from meshnn.perf.fidelity import MathFidelity
+from meshnn.perf.hardware import ArchPerf
+from meshnn.perf.prediction import Prediction
+from meshnn.perf.systems import Machine
+from meshnn.perf.traffic import grid_cores, operand_cycles, sfpu_cycles_per_tile, traffic
+
+
+def _t(n: int) -> int:
+    return max(1, math.ceil(n / TILE))
+
+
+def _score_tile_cycles(arch: ArchPerf) -> float:
+    """Softmax work on one score tile: exp on the SFPU, max / subtract / scale / sum on the FPU."""
+    return sfpu_cycles_per_tile(arch, ["exp"]) + 4 * arch.fpu_eltwise_cycles_per_tile + 2 * arch.reduce_cycles_per_tile
+
+
+def _multiply_cycles(arch: ArchPerf, fidelity: MathFidelity, tile_bytes: float) -> float:
+    return arch.lofi_cycles_per_tile * fidelity.phases + operand_cycles(arch, tile_bytes)
+
+
+def predict_sdpa(desc: OpDesc, machine: Machine) -> Prediction:
+    """Prefill attention ``desc`` (inputs q, k, v[, mask]; output o) on ``machine``."""
+    q, k, v = desc.inputs[:3]
+    arch = machine.system.arch
+    fidelity = desc.fidelity or MathFidelity.HiFi2
+    config = desc.attention or AttentionConfig()
+    batch, heads, sq, d = (1,) * (4 - len(q.shape)) + q.shape[-4:]
+    kv_heads, sk = k.shape[-3] if len(k.shape) > 2 else 1, k.shape[-2]
+    q_chunks = math.ceil(sq / max(config.q_chunk, TILE))
+    causal = (1 + 1 / q_chunks) / 2 if config.causal and sq == sk else 1.0
+    units = batch * heads * q_chunks
+    cores = min(grid_cores(machine, desc.core_grid), units)
+    q_rows, k_t, d_t = _t(min(config.q_chunk, sq)), _t(sk), _t(d)
+    per_unit = 2 * q_rows * k_t * d_t * _multiply_cycles(arch, fidelity, (q.tile_bytes + k.tile_bytes) / 2)
+    per_unit += q_rows * k_t * _score_tile_cycles(arch)
+    cycles = math.ceil(units / cores) * per_unit * causal
+    rereads = max(1, heads // max(kv_heads, 1)) * q_chunks * causal
+    once = [(t, 1.0) for t in (*desc.inputs[3:], *desc.outputs)]
+    moves = [(q, 1.0), (k, rereads), (v, rereads), *once]
+    memory = traffic(machine, moves, cores)
+    return Prediction(
+        compute_ns=arch.cycles_ns(cycles),
+        memory_ns=memory.ns,
+        link_ns=0.0,
+        fixed_ns=arch.op_launch_ns,
+        memory=memory.kind,
+        cores=cores,
+        fidelity=fidelity,
+        flops=4.0 * batch * heads * sq * sk * d * causal,
+        dram_bytes=memory.dram_bytes,
+        l1_bytes=memory.l1_bytes,
+    )
+
+
+def predict_sdpa_decode(desc: OpDesc, machine: Machine) -> Prediction:
+    """Decode attention ``desc`` (inputs q, k cache, v cache[, ...]; output o) on ``machine``."""
+    q, k, v = desc.inputs[:3]
+    arch = machine.system.arch
+    fidelity = desc.fidelity or MathFidelity.HiFi2
+    config = desc.attention or AttentionConfig(causal=False)
+    users, kv_heads, cache_len, d = (1,) * (4 - len(k.shape)) + k.shape[-4:]
+    kv_len = min(config.kv_len or cache_len, cache_len)
+    kv_t, d_t = _t(kv_len), _t(d)
+    read = kv_t / _t(cache_len)
+    work = users * kv_heads * kv_t  # (user, kv head, K tile) triples, split over the cores
+    cores = min(grid_cores(machine, desc.core_grid), work)
+    per_k_tile = 2 * d_t * _multiply_cycles(arch, fidelity, (q.tile_bytes + k.tile_bytes) / 2)
+    per_k_tile += _score_tile_cycles(arch)
+    cycles = math.ceil(work / cores) * per_k_tile
+    moves = [(q, 1.0), (k, read), (v, read), *((t, 1.0) for t in desc.outputs)]
+    memory = traffic(machine, moves, cores)
+    heads = q.shape[-2]
+    return Prediction(
+        compute_ns=arch.cycles_ns(cycles),
+        memory_ns=memory.ns,
+        link_ns=0.0,
+        fixed_ns=arch.op_launch_ns,
+        memory=memory.kind,
+        cores=cores,
+        fidelity=fidelity,
+        flops=4.0 * users * heads * kv_len * d,
+        dram_bytes=memory.dram_bytes,
+        l1_bytes=memory.l1_bytes,
+    )
+
+
+def predict_cache_write(desc: OpDesc, machine: Machine, *, whole_prompt: bool) -> Prediction:
+    """A KV-cache write: ``inputs[0]`` the cache, ``inputs[1]`` the new keys or values.  One token per
+    user rewrites the tile row holding its position in every head (read and written back); a whole
+    prompt writes its tiles once."""
+    cache, new = desc.inputs[0], desc.inputs[1]
+    arch = machine.system.arch
+    d_t = _t(cache.shape[-1])
+    if whole_prompt:
+        touched = new.tiles / max(cache.tiles, 1)
+        moves = [(new, 1.0), (cache, touched)]
+        cores = min(grid_cores(machine, desc.core_grid), max(1, new.tiles // d_t))
+    else:
+        users = cache.shape[0] if len(cache.shape) == 4 else 1
+        heads = cache.shape[-3] if len(cache.shape) >= 3 else 1
+        touched = users * heads * d_t / max(cache.tiles, 1)
+        moves = [(new, 1.0), (cache, 2 * touched)]
+        cores = min(grid_cores(machine, desc.core_grid), users)
+    memory = traffic(machine, moves, cores)
+    return Prediction(
+        compute_ns=0.0,
+        memory_ns=memory.ns,
+        link_ns=0.0,
+        fixed_ns=arch.op_launch_ns,
+        memory=memory.kind,
+        cores=cores,
+        dram_bytes=memory.dram_bytes,
+        l1_bytes=memory.l1_bytes,
+    )

@@ -1,0 +1,263 @@
+"""What an op is, as the performance model needs it: a frozen description an op fills cheaply.
+
+A :class:`TensorDesc` is one tensor as one device holds it (its per-device padded shape, its dtype
+by ttnn's name, its layout and where it lives); an :class:`OpDesc` is one op run: its family, the
+tt-metal device-operation name the profiler would print, its tensors and the knobs that change its
+time (math fidelity, cores, matmul program config, collective topology, attention chunks).
+Sizes are bytes; shapes are elements.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.perf.fidelity import MathFidelity
+
+TILE = 32
+"""Elements on each side of a tile."""
+
+TILE_BYTES: dict[str, int] = {
+    "BFLOAT16": 2048,
+    "FLOAT32": 4096,
+    "BFLOAT8_B": 1088,  # 64 exponent bytes (16 per face) + 1024 one-byte codes
+    "BFLOAT4_B": 576,  # 64 exponent bytes + 512 bytes of 4-bit codes
+    "UINT32": 4096,
+    "INT32": 4096,
+    "UINT16": 2048,
+    "UINT8": 1024,
+    "INT8": 1024,
+    "FP8_E4M3": 1024,
+}
+"""Bytes of one packed 32x32 tile per dtype (ttnn's tile sizes)."""
+
+ROW_MAJOR_ELEMENT_BYTES: dict[str, int] = {
+    "BFLOAT16": 2,
+    "FLOAT32": 4,
+    "BFLOAT8_B": 4,  # ttnn stores block floats as float32 in ROW_MAJOR
+    "BFLOAT4_B": 4,
+    "UINT32": 4,
+    "INT32": 4,
+    "UINT16": 2,
+    "UINT8": 1,
+    "INT8": 1,
+    "FP8_E4M3": 1,
+}
+
+
+class Layout(enum.Enum):
+    TILE = "TILE"
+    ROW_MAJOR = "ROW_MAJOR"
+
+
+class BufferType(enum.Enum):
+    DRAM = "DRAM"
+    L1 = "L1"
+
+
+class MemoryLayout(enum.Enum):
+    INTERLEAVED = "INTERLEAVED"
+    HEIGHT_SHARDED = "HEIGHT_SHARDED"
+    WIDTH_SHARDED = "WIDTH_SHARDED"
+    BLOCK_SHARDED = "BLOCK_SHARDED"
+
+
+class OpFamily(enum.Enum):
+    """What the model computes an op's time as; each has tt-metal's device-operation name."""
+
+    MATMUL = "MatmulDeviceOperation"
+    UNARY = "UnaryDeviceOperation"
+    BINARY = "BinaryNgDeviceOperation"
+    REDUCTION = "ReduceDeviceOperation"
+    SOFTMAX = "SoftmaxDeviceOperation"
+    NORM = "LayerNormDeviceOperation"  # layer_norm and rms_norm
+    SDPA = "ScaledDotProductAttention"
+    SDPA_DECODE = "ScaledDotProductAttentionDecode"
+    COPY = "CopyDeviceOperation"
+    CONCAT = "ConcatDeviceOperation"
+    PERMUTE = "PermuteDeviceOperation"
+    TRANSPOSE = "TransposeDeviceOperation"
+    TILIZE = "TilizeWithValPadding"
+    UNTILIZE = "UntilizeWithUnpadding"
+    TYPECAST = "TypecastDeviceOperation"
+    EMBEDDING = "EmbeddingsDeviceOperation"
+    SLICE = "SliceDeviceOperation"
+    PAD = "PadDeviceOperation"
+    KV_UPDATE = "PagedUpdateCacheDeviceOperation"  # one token per user written into the cache
+    KV_FILL = "PagedFillCacheDeviceOperation"  # a whole prompt written into the cache
+    ALL_GATHER = "AllGatherAsyncDeviceOperation"
+    REDUCE_SCATTER = "ReduceScatterMinimalAsyncDeviceOperation"
+    ALL_REDUCE = "AllReduceAsyncDeviceOperation"
+
+    @property
+    def is_collective(self) -> bool:
+        return self in (OpFamily.ALL_GATHER, OpFamily.REDUCE_SCATTER, OpFamily.ALL_REDUCE)
+
+
+class MatmulProgram(enum.Enum):
+    """The matmul program config kind, named as ttnn names the config class."""
+
+    DEFAULT = "default"  # no program config: ttnn picks one over the compute grid
+    MULTICAST_2D = "MatmulMultiCoreReuseMultiCastProgramConfig"
+    MULTICAST_1D = "MatmulMultiCoreReuseMultiCast1DProgramConfig"
+    DRAM_SHARDED = "MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig"
+    REUSE = "MatmulMultiCoreReuseProgramConfig"
+
+
+class Topology(enum.Enum):
+    """``ttnn.Topology`` of a collective."""
+
+    LINEAR = "Linear"
+    RING = "Ring"
+
+
+class Fabric(enum.Enum):
+    """The fabric routing a collective's packets: 1D or 2D (a bigger header, a slower hop)."""
+
+    FABRIC_1D = "1D"
+    FABRIC_2D = "2D"
+
+
+_IN_PLACE = frozenset({OpFamily.KV_UPDATE, OpFamily.KV_FILL})
+"""Families that write into an input (the cache) and have no output tensor of their own."""
+
+
+def dtype_name(dtype: object) -> str:
+    """ttnn's dtype name (``BFLOAT8_B``) from a name in any case, ``DataType.X``, or an enum."""
+    name = getattr(dtype, "name", dtype)
+    if not isinstance(name, str):
+        raise MeshnnTypeError(f"dtype must be a ttnn dtype or its name, got {dtype!r}")
+    name = name.rsplit(".", 1)[-1].upper()
+    if name not in TILE_BYTES:
+        raise MeshnnValueError(f"unknown dtype {dtype!r}; known: {', '.join(TILE_BYTES)}")
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class TensorDesc:
+    """One device's share of a tensor: ``shape`` is the padded per-device shape in elements."""
+
+    shape: tuple[int, ...]
+    dtype: str = "BFLOAT16"
+    layout: Layout = Layout.TILE
+    buffer: BufferType = BufferType.DRAM
+    memory: MemoryLayout = MemoryLayout.INTERLEAVED
+    logical_shape: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        shape = tuple(int(d) for d in self.shape)
+        if not shape or any(d < 0 for d in shape):
+            raise MeshnnValueError(f"TensorDesc: shape must be non-empty and non-negative, got {self.shape!r}")
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "dtype", dtype_name(self.dtype))
+        if self.logical_shape is not None:
+            object.__setattr__(self, "logical_shape", tuple(int(d) for d in self.logical_shape))
+
+    @property
+    def volume(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def tiles(self) -> int:
+        """32x32 tiles, each of the last two dims rounded up to whole tiles."""
+        rows = self.shape[-2] if len(self.shape) > 1 else 1
+        batch = math.prod(self.shape[:-2]) if len(self.shape) > 2 else 1
+        return batch * math.ceil(rows / TILE) * math.ceil(self.shape[-1] / TILE)
+
+    @property
+    def tile_bytes(self) -> int:
+        return TILE_BYTES[self.dtype]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes this device holds, in the dtype's packed size (TILE) or its element size."""
+        if self.layout is Layout.TILE:
+            return self.tiles * TILE_BYTES[self.dtype]
+        return self.volume * ROW_MAJOR_ELEMENT_BYTES[self.dtype]
+
+    @property
+    def in_dram(self) -> bool:
+        return self.buffer is BufferType.DRAM
+
+    @property
+    def sharded(self) -> bool:
+        return self.memory is not MemoryLayout.INTERLEAVED
+
+    @property
+    def memory_name(self) -> str:
+        """The profiler's ``{BUFFER}_{LAYOUT}`` part of ``DEV_n_DRAM_INTERLEAVED``."""
+        return f"{self.buffer.value}_{self.memory.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class MatmulConfig:
+    """A matmul's program config: its kind, grid (x, y) and per-core output block in tiles."""
+
+    program: MatmulProgram = MatmulProgram.DEFAULT
+    grid: tuple[int, int] | None = None
+    per_core_m: int | None = None
+    per_core_n: int | None = None
+    user_core_grid: bool = False  # ``core_grid=`` given instead of a program config
+
+
+@dataclass(frozen=True, slots=True)
+class CollectiveConfig:
+    """A collective's knobs; ``cluster_axis`` None means all devices of the mesh as one line."""
+
+    topology: Topology = Topology.LINEAR
+    cluster_axis: int | None = None
+    num_links: int | None = None  # asked for; None: every usable link
+    dim: int = 0
+    fabric: Fabric = Fabric.FABRIC_1D
+
+
+@dataclass(frozen=True, slots=True)
+class AttentionConfig:
+    """SDPA's chunking and causality; ``kv_len`` is the cache length read by a decode step."""
+
+    q_chunk: int = 32
+    k_chunk: int = 32
+    causal: bool = True
+    kv_len: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OpDesc:
+    """One op run, as the model predicts it.  ``op_code`` defaults to the family's tt-metal name."""
+
+    family: OpFamily
+    inputs: tuple[TensorDesc, ...]
+    outputs: tuple[TensorDesc, ...]
+    op_code: str = ""
+    name: str = ""  # the ttnn call, e.g. "ttnn.linear"
+    fidelity: MathFidelity | None = None
+    core_grid: tuple[int, int] | None = None
+    matmul: MatmulConfig | None = None
+    collective: CollectiveConfig | None = None
+    attention: AttentionConfig | None = None
+    unary_ops: tuple[str, ...] = ()  # the SFPU ops of a unary (or fused into a binary / matmul)
+    attributes: tuple[tuple[str, str], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.family, OpFamily):
+            raise MeshnnTypeError(f"OpDesc.family must be an OpFamily, got {self.family!r}")
+        object.__setattr__(self, "inputs", tuple(self.inputs))
+        object.__setattr__(self, "outputs", tuple(self.outputs))
+        if not self.inputs:
+            raise MeshnnValueError(f"OpDesc({self.family.name}) needs at least one input tensor")
+        if not self.outputs and self.family not in _IN_PLACE:
+            raise MeshnnValueError(f"OpDesc({self.family.name}) needs at least one output tensor")
+        if not self.op_code:
+            object.__setattr__(self, "op_code", self.family.value)
+        if self.fidelity is not None:
+            object.__setattr__(self, "fidelity", MathFidelity.parse(self.fidelity))
+
+    @property
+    def bytes_in(self) -> int:
+        return sum(t.nbytes for t in self.inputs)
+
+    @property
+    def bytes_out(self) -> int:
+        return sum(t.nbytes for t in self.outputs)

@@ -1,0 +1,208 @@
+"""The hardware figures of the performance model: one table per chip architecture, each figure with
+its source, and calibrated constants marked as fitted with the published measurements they fit.
+
+Units are in the names: ``_hz``, ``_ns``, ``_bytes_per_s`` (bytes per second, decimal GB = 1e9),
+``_bytes_per_cycle``, ``_cycles``.  Sources: "tt-metal:" is github.com/tenstorrent/tt-metal at the
+path given; "tt-npe:", "tt-mlir:", "tt-train:" likewise; the research notes that gathered them are
+the project's reference/device-time-anchors.md.  Only op-level measurements are fitted here
+(matmul FLOPs tables, DRAM bandwidth benchmarks, the CCL bandwidth report); model-level tokens/s
+figures are never used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from meshnn.device.arch import Arch
+from meshnn.perf.desc import OpFamily, Topology
+
+GEMM = "tt-metal: tech_reports/GEMM_FLOPS/GEMM_FLOPS.md"
+CCL = "tt-metal: tech_reports/CCLs/CCL_bandwidth.md and results/SUMMARY_{arch}_bfloat16_*.md"
+DRAM_WH = "tt-metal: tech_reports/Saturating_DRAM_bandwidth/Saturating_DRAM_bandwidth.md"
+DRAM_BH = "tt-metal: tech_reports/Saturating_DRAM_bandwidth/Saturating_DRAM_bandwidth_Blackhole.md"
+NPE = "tt-npe: tt_npe/cpp/include/device_models/{wormhole_b0,blackhole}.hpp"
+
+Key = tuple[OpFamily, Topology]
+
+
+@dataclass(frozen=True, slots=True)
+class ArchPerf:
+    """The time figures of one chip architecture; ``sources`` names where each came from."""
+
+    arch: Arch
+    clock_hz: float
+    lofi_cycles_per_tile: int  # one 32x32x32 tile multiply at LoFi; x phases at higher fidelity
+    operand_bytes_per_cycle: float  # fitted: cost of feeding a tile multiply its operands
+    dram_activation_bytes_per_cycle: float  # fitted: a core's unhidden read of in0 from interleaved DRAM
+    fpu_eltwise_cycles_per_tile: int  # an FPU add / mul of two tiles at LoFi
+    reduce_cycles_per_tile: int
+    sfpu_elements_per_cycle: int
+    dram_spec_bytes_per_s: float
+    dram_sharded_bytes_per_s: float  # one reader per bank, bank-adjacent
+    dram_interleaved_bytes_per_s: float  # pages spread over all banks, readers anywhere
+    noc_bytes_per_cycle: float  # achievable on one NoC link with 2 KB transfers
+    noc_transfer_efficiency: tuple[tuple[int, float], ...]  # (transfer bytes, fraction of the above)
+    eth_line_rate_bytes_per_s: float  # per link per direction, as the links run today
+    eth_payload_efficiency: float
+    hop_latency_1d_ns: float
+    hop_latency_2d_ns: float
+    ccl_link_utilization: dict[Key, float]  # asymptotic fraction of line rate per link
+    ccl_two_device_utilization: dict[OpFamily, float]  # the same for a line of two devices
+    ccl_invocation_ns: dict[OpFamily, float]
+    ccl_hop_startup_ns: dict[Key, float]  # per hop, measured (hop latency + synchronisation)
+    op_launch_ns: float  # device-side fixed cost of any op
+    matmul_fill_ns: float  # fitted: multicast matmul pipeline fill on top of the launch
+    op_to_op_traced_ns: float
+    host_dispatch_ns: float  # host cost of one eager op (Python + C++ dispatch)
+    num_dram_banks: int
+    sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+    def cycles_ns(self, cycles: float) -> float:
+        return cycles * 1e9 / self.clock_hz
+
+    def source(self, name: str) -> str:
+        return self.sources[name]
+
+    def missing_sources(self) -> list[str]:
+        """Figures without a source (a test keeps this empty)."""
+        return [f.name for f in fields(self) if f.name not in ("arch", "sources") and f.name not in self.sources]
+
+
+def _ccl(ag_line: float, ag_ring: float, rs_line: float, rs_ring: float, ar_line: float, ar_ring: float):
+    L, R = Topology.LINEAR, Topology.RING
+    ag, rs, ar = OpFamily.ALL_GATHER, OpFamily.REDUCE_SCATTER, OpFamily.ALL_REDUCE
+    return {
+        (ag, L): ag_line,
+        (ag, R): ag_ring,
+        (rs, L): rs_line,
+        (rs, R): rs_ring,
+        (ar, L): ar_line,
+        (ar, R): ar_ring,
+    }
+
+
+_COMMON_SOURCES = {
+    "lofi_cycles_per_tile": f"{GEMM}: cycles per 32x32x32 tile LoFi 16, HiFi2 32, HiFi3 48, HiFi4 64",
+    "fpu_eltwise_cycles_per_tile": "tt-metal: tech_reports/matrix_engine/matrix_engine.md: eltwise mul "
+    "0.128 TFLOPS LoFi per core at 1 GHz = 128 elements/cycle -> 8 cycles a tile (x fidelity for mul)",
+    "reduce_cycles_per_tile": "tt-metal: tech_reports/matrix_engine/matrix_engine.md: reduce 16x16 per "
+    "cycle (0.512 TFLOPS LoFi) -> 2 cycles a tile",
+    "sfpu_elements_per_cycle": "tt-train: roofline/roofline.py: SFPU 32 FLOPs per core-cycle",
+    "eth_payload_efficiency": f"{CCL}: framing efficiency ~96% across useful payload sizes",
+    "ccl_invocation_ns": f"{CCL}: constant term of the report's kernel_time fit (WH); BH fitted to the "
+    "smallest sizes of SUMMARY_blackhole (a + b*(N-1) through N=2 and N=4)",
+    "ccl_hop_startup_ns": f"{CCL}: per-hop term of the report's kernel_time fit (WH); BH as above",
+    "ccl_link_utilization": f"{CCL}: asymptotic linkbw / line rate, line at N=4, ring at N=8",
+    "ccl_two_device_utilization": f"{CCL}: asymptotic linkbw / line rate of the N=2 lines",
+    "op_to_op_traced_ns": "traced op-to-op gap ~1 us: tt-metal LLM tech report (tech_reports/LLMs, "
+    "'single-digit microseconds'), Llama TG decoder perf targets 630-840 ns (tt-metal PR #22868)",
+    "op_launch_ns": "fitted: residual of tt-metal tests/device_perf_tests/dram_bandwidth/"
+    "test_dram_bandwidth.py DRAM-sharded 6 MiB / 12 MiB expectations over streaming at the sharded rate",
+    "matmul_fill_ns": f"fitted: {GEMM} smallest traced manual rows (N150 512^3, P150 640x704x704), "
+    "residual over compute and DRAM, less the traced op-to-op gap",
+}
+
+WORMHOLE_B0 = ArchPerf(
+    arch=Arch.WORMHOLE_B0,
+    clock_hz=1.0e9,
+    lofi_cycles_per_tile=16,
+    operand_bytes_per_cycle=140.0,
+    dram_activation_bytes_per_cycle=12.0,
+    fpu_eltwise_cycles_per_tile=8,
+    reduce_cycles_per_tile=2,
+    sfpu_elements_per_cycle=32,
+    dram_spec_bytes_per_s=288e9,
+    dram_sharded_bytes_per_s=267e9,
+    dram_interleaved_bytes_per_s=214.7e9,
+    noc_bytes_per_cycle=30.0,
+    noc_transfer_efficiency=((128, 5.5 / 30), (512, 18 / 30), (2048, 1.0)),
+    eth_line_rate_bytes_per_s=12.5e9,
+    eth_payload_efficiency=0.96,
+    hop_latency_1d_ns=711.0,
+    hop_latency_2d_ns=874.0,
+    ccl_link_utilization=_ccl(0.939, 0.832, 0.840, 0.665, 0.885, 0.731),
+    ccl_two_device_utilization={OpFamily.ALL_GATHER: 0.508, OpFamily.REDUCE_SCATTER: 0.713, OpFamily.ALL_REDUCE: 0.594},
+    ccl_invocation_ns={OpFamily.ALL_GATHER: 4470.0, OpFamily.REDUCE_SCATTER: 3230.0, OpFamily.ALL_REDUCE: 9070.0},
+    ccl_hop_startup_ns=_ccl(1910.0, 2500.0, 3970.0, 3060.0, 5820.0, 5250.0),
+    op_launch_ns=2000.0,
+    matmul_fill_ns=5700.0,
+    op_to_op_traced_ns=1000.0,
+    host_dispatch_ns=49000.0,
+    num_dram_banks=12,
+    sources={
+        **_COMMON_SOURCES,
+        "clock_hz": f"{GEMM}: 'At 1GHz (WH), this is 4 TFLOPS per matrix engine'",
+        "operand_bytes_per_cycle": f"fitted: {GEMM} N150 manual traced 16384^3 rows (BF16 HiFi4 54.26, BF16 "
+        "HiFi2 85.36, BFP8 HiFi2 102.44, BFP8 LoFi 163.19, BFP4 LoFi 199.72 TFLOPs): one constant, all within 5%",
+        "dram_activation_bytes_per_cycle": f"fitted: {GEMM} N150 manual all-DRAM rows 4096^3 (BF16 HiFi2 68.45, "
+        "BFP8 LoFi 140.53 TFLOPs) against the L1-sharded rows of the same table",
+        "dram_spec_bytes_per_s": f"{DRAM_WH}: spec 288 GB/s at 12 GT/s (336 at 14 GT/s)",
+        "dram_sharded_bytes_per_s": f"{DRAM_WH}: DRAM u-benchmark 267 GB/s at 12 GT/s",
+        "dram_interleaved_bytes_per_s": "tt-metal: tests/device_perf_tests/dram_bandwidth/test_dram_bandwidth.py: "
+        "40/80 MiB DRAM-interleaved read expected at 200 GiB/s (1e9*MiB/(GBps*1024) ns) = 214.7 GB/s",
+        "noc_bytes_per_cycle": f"{NPE}: WH NoC link 30 B/cycle achievable (32 B/cycle word)",
+        "noc_transfer_efficiency": f"{NPE}: WH per-transfer bandwidth 128 B -> 5.5, 512 B -> 18, 2 KB -> 30 B/cycle",
+        "eth_line_rate_bytes_per_s": f"{CCL}: Wormhole 100 Gbps = 12.5 GB/s per link per direction",
+        "hop_latency_1d_ns": f"{CCL}: per-hop latency WH 711 ns (1D fabric)",
+        "hop_latency_2d_ns": f"{CCL}: per-hop latency WH 874 ns (2D fabric)",
+        "host_dispatch_ns": f"fitted: {GEMM} N150 out-of-box 512^3 non-traced rows (49.05, 48.46, 50.13 us per op, "
+        "host-bound: traced the same ops take 12-20 us)",
+        "num_dram_banks": "meshnn.device.arch.WORMHOLE_B0 (12 banks = 6 channels x 2)",
+    },
+)
+
+BLACKHOLE = ArchPerf(
+    arch=Arch.BLACKHOLE,
+    clock_hz=1.35e9,
+    lofi_cycles_per_tile=16,
+    operand_bytes_per_cycle=400.0,
+    dram_activation_bytes_per_cycle=40.0,
+    fpu_eltwise_cycles_per_tile=8,
+    reduce_cycles_per_tile=2,
+    sfpu_elements_per_cycle=32,
+    dram_spec_bytes_per_s=512e9,
+    dram_sharded_bytes_per_s=500e9,
+    dram_interleaved_bytes_per_s=344e9,
+    noc_bytes_per_cycle=60.9,
+    noc_transfer_efficiency=((128, 5.5 / 60.9), (512, 18 / 60.9), (2048, 57.7 / 60.9), (16384, 1.0)),
+    eth_line_rate_bytes_per_s=25e9,
+    eth_payload_efficiency=0.96,
+    hop_latency_1d_ns=515.0,
+    hop_latency_2d_ns=619.0,
+    ccl_link_utilization=_ccl(0.960, 0.940, 0.782, 0.798, 0.861, 0.862),
+    ccl_two_device_utilization={OpFamily.ALL_GATHER: 0.954, OpFamily.REDUCE_SCATTER: 0.745, OpFamily.ALL_REDUCE: 0.836},
+    ccl_invocation_ns={OpFamily.ALL_GATHER: 2810.0, OpFamily.REDUCE_SCATTER: 1030.0, OpFamily.ALL_REDUCE: 4110.0},
+    ccl_hop_startup_ns=_ccl(1520.0, 2350.0, 3710.0, 2820.0, 5040.0, 4810.0),
+    op_launch_ns=2000.0,
+    matmul_fill_ns=5700.0,
+    op_to_op_traced_ns=1000.0,
+    host_dispatch_ns=21000.0,
+    num_dram_banks=8,
+    sources={
+        **_COMMON_SOURCES,
+        "clock_hz": "BH asic_fmax 1350 MHz: docs.tenstorrent.com tt-system-firmware tt_blackhole_configuration; "
+        f"{GEMM}: 'At 1.35GHz (BH), this is 5.4 TFLOPS per matrix engine'",
+        "operand_bytes_per_cycle": f"fitted: {GEMM} P150 (11x10) manual traced peaks (BF16 HiFi4 142.42, BF16 HiFi2 "
+        "267.99, BFP8 HiFi2 274.33, BFP8 LoFi 526.97, BFP4 LoFi 541.95 TFLOPs): one constant, all within 3%",
+        "dram_spec_bytes_per_s": f"{DRAM_BH}: 8 GDDR6 banks, 512 GB/s theoretical",
+        "dram_sharded_bytes_per_s": f"{DRAM_BH}: 500 GB/s with one bank-adjacent reader per bank",
+        "dram_activation_bytes_per_cycle": f"fitted: {GEMM} P150 (11x10) manual traced all-DRAM rows "
+        "(5120x5632x5632 BF16 HiFi4 136.39 / BF16 HiFi2 239.48 / BFP8 HiFi2 259.92, 10240x11264^2 BFP4 541.95)",
+        "dram_interleaved_bytes_per_s": f"{DRAM_BH}: arbitrary reader placement caps at 344 GB/s (67%)",
+        "noc_bytes_per_cycle": f"{NPE}: BH NoC link 60.9 B/cycle achievable (64 B/cycle word)",
+        "noc_transfer_efficiency": f"{NPE}: BH 2 KB -> 57.7, 16 KB -> 60.9 B/cycle; below 2 KB the WH figures",
+        "eth_line_rate_bytes_per_s": f"{CCL}: 400 Gbps = 50 GB/s rated, 'Blackhole links currently run at half "
+        "their rated speed' -> 25 GB/s per link per direction",
+        "hop_latency_1d_ns": f"{CCL}: per-hop latency BH 515 ns (1D fabric)",
+        "hop_latency_2d_ns": f"{CCL}: per-hop latency BH 619 ns (2D fabric)",
+        "host_dispatch_ns": f"fitted: {GEMM} P150 out-of-box 640x704x704 non-traced rows (16.81, 21.26, 25.57 us)",
+        "num_dram_banks": "meshnn.device.arch.BLACKHOLE (8 GDDR6 banks)",
+    },
+)
+
+ARCHS: dict[Arch, ArchPerf] = {WORMHOLE_B0.arch: WORMHOLE_B0, BLACKHOLE.arch: BLACKHOLE}
+
+
+def arch_perf(arch: Arch | str) -> ArchPerf:
+    """The figures of ``arch`` (an :class:`Arch` or its value, ``"wormhole_b0"`` / ``"blackhole"``)."""
+    return ARCHS[arch if isinstance(arch, Arch) else Arch(arch)]

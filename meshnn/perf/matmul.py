@@ -1,0 +1,93 @@
+"""matmul / linear: tile multiplies at the op's fidelity over the cores of its program config, and
+the DRAM it streams.
+
+Compute, per core: its output tiles x K tiles x (16 cycles x fidelity phases + the cycles of
+feeding the two operand tiles).  The feeding term (operand bytes over ``operand_bytes_per_cycle``)
+is what makes bfloat16 slower than bfloat8_b at the same fidelity; one constant per arch fits every
+peak in Tenstorrent's GEMM tables.  Rows shorter than a tile still cost a whole tile (the engine
+works on 8x16 faces; M is padded to 32).
+
+Memory: each DRAM tensor is read once (multicast programs read a block once and send it along the
+grid's rows or columns); the output is written once.  A DRAM-sharded program streams its weight at
+the bank-adjacent rate and computes on one core per DRAM bank.
+
+Fixed cost: the launch, plus the multicast pipeline fill (first blocks read and sent) for every
+program but the DRAM-sharded one, whose readers sit next to their banks.
+"""
+
+from __future__ import annotations
+
+import math
+
+from meshnn.perf.desc import TILE, MatmulConfig, MatmulProgram, OpDesc
+from meshnn.perf.fidelity import MathFidelity
+from meshnn.perf.prediction import Prediction
+from meshnn.perf.systems import Machine
+from meshnn.perf.traffic import grid_cores, operand_cycles, sfpu_cycles_per_tile, traffic
+
+
+def _tiles(n: int) -> int:
+    return max(1, math.ceil(n / TILE))
+
+
+def matmul_cores(desc: OpDesc, machine: Machine, row_tiles: int, col_tiles: int) -> int:
+    """Cores that hold output blocks: one per DRAM bank for a DRAM-sharded program, else the
+    program's grid (or the op's core grid, or the whole compute grid) cut to the blocks there are."""
+    config = desc.matmul or MatmulConfig()
+    if config.program is MatmulProgram.DRAM_SHARDED:
+        return machine.system.arch.num_dram_banks
+    available = grid_cores(machine, config.grid or desc.core_grid)
+    if config.per_core_m and config.per_core_n:
+        blocks = math.ceil(row_tiles / config.per_core_m) * math.ceil(col_tiles / config.per_core_n)
+    elif config.per_core_n:
+        blocks = math.ceil(col_tiles / config.per_core_n)
+    elif config.per_core_m:
+        blocks = math.ceil(row_tiles / config.per_core_m)
+    else:
+        blocks = row_tiles * col_tiles
+    return max(1, min(available, blocks))
+
+
+def activation_stream_cycles(desc: OpDesc, machine: Machine, row_tiles: int, k_tiles: int) -> float:
+    """Cycles a core waits for its rows of in0 when in0 streams from interleaved DRAM: each in0 tile
+    a core receives costs its bytes over ``dram_activation_bytes_per_cycle``, not hidden behind the
+    math (0 for an in0 in L1 or sharded in DRAM)."""
+    a = desc.inputs[0]
+    config = desc.matmul or MatmulConfig()
+    if not a.in_dram or a.sharded or config.program is MatmulProgram.DRAM_SHARDED:
+        return 0.0
+    grid = config.grid or desc.core_grid or machine.system.spec.compute_grid
+    rows_per_core = config.per_core_m or math.ceil(row_tiles / max(1, grid[1]))
+    return rows_per_core * k_tiles * a.tile_bytes / machine.system.arch.dram_activation_bytes_per_cycle
+
+
+def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
+    """The time of ``desc`` (a MATMUL with inputs a, b[, bias] and one output) on ``machine``."""
+    a, b, out = desc.inputs[0], desc.inputs[1], desc.outputs[0]
+    arch = machine.system.arch
+    fidelity = desc.fidelity or MathFidelity.HiFi2
+    config = desc.matmul or MatmulConfig()
+    batch = math.prod(out.shape[:-2]) if len(out.shape) > 2 else 1
+    row_tiles, k_tiles, col_tiles = batch * _tiles(a.shape[-2]), _tiles(a.shape[-1]), _tiles(b.shape[-1])
+    cores = matmul_cores(desc, machine, row_tiles, col_tiles)
+    out_tiles = math.ceil(row_tiles * col_tiles / cores)
+    per_multiply = arch.lofi_cycles_per_tile * fidelity.phases + operand_cycles(arch, (a.tile_bytes + b.tile_bytes) / 2)
+    cycles = out_tiles * k_tiles * per_multiply + out_tiles * sfpu_cycles_per_tile(arch, desc.unary_ops)
+    cycles += activation_stream_cycles(desc, machine, row_tiles, k_tiles)
+    sharded = config.program is MatmulProgram.DRAM_SHARDED
+    moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs]
+    memory = traffic(machine, moves, cores, dram_sharded=sharded)
+    fixed = arch.op_launch_ns + (0.0 if sharded else arch.matmul_fill_ns)
+    flops = 2.0 * row_tiles * k_tiles * col_tiles * TILE**3
+    return Prediction(
+        compute_ns=arch.cycles_ns(cycles),
+        memory_ns=memory.ns,
+        link_ns=0.0,
+        fixed_ns=fixed,
+        memory=memory.kind,
+        cores=cores,
+        fidelity=fidelity,
+        flops=flops,
+        dram_bytes=memory.dram_bytes,
+        l1_bytes=memory.l1_bytes,
+    )

@@ -1,0 +1,111 @@
+"""``predict(desc, system)``: the predicted device time of one op, by family, with its dispatch gap.
+
+The op-to-op gap: traced, the device replays commands already in its DRAM and starts the next op
+about a microsecond after the last one ends; eager, each op waits for the host to build and send
+it, so the gap is what the host still needs once the previous kernel is done
+(``host_dispatch - previous kernel``, never below the traced gap).  Without a previous op, an eager
+gap is the whole host cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from meshnn.perf.attention import predict_cache_write, predict_sdpa, predict_sdpa_decode
+from meshnn.perf.collectives import predict_collective
+from meshnn.perf.desc import MatmulProgram, OpDesc, OpFamily
+from meshnn.perf.fidelity import (
+    GENERIC_DEFAULT,
+    NORM_DEFAULT,
+    SDPA_DEFAULT,
+    MathFidelity,
+    default_matmul_fidelity,
+)
+from meshnn.perf.hardware import ArchPerf
+from meshnn.perf.matmul import predict_matmul
+from meshnn.perf.movement import predict_movement
+from meshnn.perf.prediction import Prediction
+from meshnn.perf.systems import Machine, SystemPerf, machine
+from meshnn.perf.tile_ops import predict_tile_op
+
+_FPU_FAMILIES = frozenset(
+    {
+        OpFamily.MATMUL,
+        OpFamily.BINARY,
+        OpFamily.REDUCTION,
+        OpFamily.SOFTMAX,
+        OpFamily.NORM,
+        OpFamily.SDPA,
+        OpFamily.SDPA_DECODE,
+    }
+)
+
+
+def _whole_prompt(desc: OpDesc, m: Machine) -> Prediction:
+    return predict_cache_write(desc, m, whole_prompt=True)
+
+
+def _one_token(desc: OpDesc, m: Machine) -> Prediction:
+    return predict_cache_write(desc, m, whole_prompt=False)
+
+
+_PREDICTORS: dict[OpFamily, Callable[[OpDesc, Machine], Prediction]] = {
+    OpFamily.MATMUL: predict_matmul,
+    OpFamily.SDPA: predict_sdpa,
+    OpFamily.SDPA_DECODE: predict_sdpa_decode,
+    OpFamily.KV_UPDATE: _one_token,
+    OpFamily.KV_FILL: _whole_prompt,
+    **{f: predict_tile_op for f in (OpFamily.UNARY, OpFamily.BINARY, OpFamily.REDUCTION, OpFamily.TYPECAST)},
+    **{f: predict_tile_op for f in (OpFamily.SOFTMAX, OpFamily.NORM)},
+    **{f: predict_collective for f in (OpFamily.ALL_GATHER, OpFamily.REDUCE_SCATTER, OpFamily.ALL_REDUCE)},
+}
+_MOVEMENT = (OpFamily.COPY, OpFamily.CONCAT, OpFamily.PERMUTE, OpFamily.TRANSPOSE, OpFamily.TILIZE)
+_MOVEMENT += (OpFamily.UNTILIZE, OpFamily.EMBEDDING, OpFamily.SLICE, OpFamily.PAD)
+_PREDICTORS.update({f: predict_movement for f in _MOVEMENT})
+
+
+def default_fidelity(desc: OpDesc) -> MathFidelity | None:
+    """ttnn's fidelity for ``desc`` when its compute-kernel config names none; None for ops that do
+    no FPU math (their time does not depend on it)."""
+    if desc.fidelity is not None:
+        return desc.fidelity
+    if desc.family not in _FPU_FAMILIES:
+        return None
+    if desc.family is OpFamily.MATMUL:
+        config = desc.matmul
+        has_program = config is not None and config.program is not MatmulProgram.DEFAULT
+        has_grid = desc.core_grid is not None or (config is not None and config.user_core_grid)
+        return default_matmul_fidelity(has_program_config=has_program, has_core_grid=has_grid)
+    if desc.family is OpFamily.NORM:
+        return NORM_DEFAULT
+    if desc.family in (OpFamily.SDPA, OpFamily.SDPA_DECODE):
+        return SDPA_DEFAULT
+    return GENERIC_DEFAULT
+
+
+def op_to_op_ns(arch: ArchPerf, *, traced: bool, previous_kernel_ns: float | None) -> float:
+    """The gap before an op: traced, the replay gap; eager, the host time not hidden by the
+    previous kernel (all of it when there is no previous op)."""
+    if traced:
+        return arch.op_to_op_traced_ns
+    hidden = previous_kernel_ns or 0.0
+    return max(arch.op_to_op_traced_ns, arch.host_dispatch_ns - hidden)
+
+
+def predict(
+    desc: OpDesc,
+    system: str | SystemPerf | Machine,
+    *,
+    mesh_shape: tuple[int, int] | None = None,
+    traced: bool = False,
+    previous_kernel_ns: float | None = None,
+) -> Prediction:
+    """The predicted time of ``desc`` on one device of ``system`` (a name such as ``"t3k"``, a
+    :class:`SystemPerf` or a :class:`Machine`), opened as ``mesh_shape`` (default: the system's)."""
+    m = machine(system, mesh_shape)
+    fidelity = default_fidelity(desc)
+    resolved = desc if fidelity is desc.fidelity else replace(desc, fidelity=fidelity)
+    prediction = _PREDICTORS[desc.family](resolved, m)
+    gap = op_to_op_ns(m.system.arch, traced=traced, previous_kernel_ns=previous_kernel_ns)
+    return replace(prediction, gap_ns=gap, traced=traced, fidelity=fidelity)

@@ -1,0 +1,61 @@
+"""Data movement: copy / reshard, concat, slice, pad, permute, transpose, tilize, untilize, embedding.
+
+These read what they need once and write their output once, so on DRAM tensors the memory time
+decides; the reads of a slice cover only the output's part, an embedding reads one weight row per
+token (row-sized pages).  Tilize and untilize pass every tile through the unpacker and packer,
+transpose and permute transpose every tile on the FPU: those costs are estimates from the
+engines' rates, uncalibrated.
+"""
+
+from __future__ import annotations
+
+import math
+
+from meshnn.perf.desc import OpDesc, OpFamily, TensorDesc
+from meshnn.perf.prediction import Prediction
+from meshnn.perf.systems import Machine
+from meshnn.perf.traffic import grid_cores, operand_cycles, traffic
+
+TRANSPOSE_CYCLES_PER_TILE = 32
+"""FPU cycles of a 32x32 tile transpose (four 16x16 faces through srcA): an estimate."""
+
+
+def _reads(desc: OpDesc) -> list[tuple[TensorDesc, float]]:
+    """What the op reads: a slice only its output's part, an embedding one weight row per token."""
+    out = desc.outputs[0]
+    if desc.family is OpFamily.SLICE:
+        source = desc.inputs[0]
+        return [(source, min(1.0, out.volume / max(source.volume, 1)))]
+    if desc.family is OpFamily.EMBEDDING and len(desc.inputs) > 1:
+        ids, weights = desc.inputs[0], desc.inputs[1]
+        return [(ids, 1.0), (weights, min(1.0, out.volume / max(weights.volume, 1)))]
+    return [(t, 1.0) for t in desc.inputs]
+
+
+def _cycles_per_tile(desc: OpDesc, machine: Machine) -> float:
+    arch = machine.system.arch
+    tile = desc.outputs[0].tile_bytes
+    if desc.family in (OpFamily.TILIZE, OpFamily.UNTILIZE):
+        return 2 * operand_cycles(arch, tile)  # unpack, then pack
+    if desc.family in (OpFamily.TRANSPOSE, OpFamily.PERMUTE):
+        return operand_cycles(arch, tile) + TRANSPOSE_CYCLES_PER_TILE
+    return 0.0
+
+
+def predict_movement(desc: OpDesc, machine: Machine) -> Prediction:
+    """The time of a data-movement ``desc`` on ``machine``."""
+    arch = machine.system.arch
+    out_tiles = sum(t.tiles for t in desc.outputs)
+    cores = max(1, min(grid_cores(machine, desc.core_grid), out_tiles))
+    cycles = math.ceil(out_tiles / cores) * _cycles_per_tile(desc, machine)
+    memory = traffic(machine, _reads(desc) + [(t, 1.0) for t in desc.outputs], cores)
+    return Prediction(
+        compute_ns=arch.cycles_ns(cycles),
+        memory_ns=memory.ns,
+        link_ns=0.0,
+        fixed_ns=arch.op_launch_ns,
+        memory=memory.kind,
+        cores=cores,
+        dram_bytes=memory.dram_bytes,
+        l1_bytes=memory.l1_bytes,
+    )

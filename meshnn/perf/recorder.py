@@ -1,0 +1,117 @@
+"""The record of a mesh's ops: each op's description, its prediction and the devices it ran on, and
+the predicted time per device.
+
+Device ids are the row-major indices of the mesh coordinates (device 0 is (0, 0)).  Each device
+keeps its own timeline, so an eager op's gap depends on the kernel that ran before it on the same
+device; a collective starts on all its devices once the last of them is ready.  A recorder is
+safe to use from several threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from meshnn.errors import MeshnnValueError
+from meshnn.perf.desc import OpDesc
+from meshnn.perf.model import predict
+from meshnn.perf.prediction import Prediction
+from meshnn.perf.systems import Machine, SystemPerf, machine
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One op run: ``start_ns`` is when its kernel starts on each of ``devices`` (same order)."""
+
+    index: int
+    desc: OpDesc
+    prediction: Prediction
+    devices: tuple[int, ...]
+    start_ns: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTotals:
+    """The predicted time of one device: kernels, gaps, and the op count (ns)."""
+
+    device: int
+    ops: int
+    kernel_ns: float
+    gap_ns: float
+
+    @property
+    def total_ns(self) -> float:
+        return self.kernel_ns + self.gap_ns
+
+
+class Recorder:
+    """Predictions of the ops run on one mesh, in order."""
+
+    def __init__(self, system: str | SystemPerf | Machine, mesh_shape: tuple[int, int] | None = None) -> None:
+        self.machine = machine(system, mesh_shape)
+        self._records: list[Record] = []
+        self._clock: dict[int, float] = {}  # device -> end of its last kernel
+        self._last_kernel: dict[int, float] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def records(self) -> tuple[Record, ...]:
+        with self._lock:
+            return tuple(self._records)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def _devices(self, devices: Iterable[int] | None) -> tuple[int, ...]:
+        count = self.machine.num_devices
+        chosen = tuple(range(count)) if devices is None else tuple(int(d) for d in devices)
+        if not chosen or any(not 0 <= d < count for d in chosen):
+            raise MeshnnValueError(f"device ids must be in 0..{count - 1}, got {devices!r}")
+        return chosen
+
+    def record(self, desc: OpDesc, devices: Iterable[int] | None = None, *, traced: bool = False) -> Record:
+        """Predict ``desc`` and append it, run on ``devices`` (default: every device of the mesh)."""
+        chosen = self._devices(devices)
+        with self._lock:
+            previous = max((self._last_kernel.get(d, 0.0) for d in chosen), default=0.0)
+            first = all(d not in self._last_kernel for d in chosen)
+            prediction = predict(desc, self.machine, traced=traced, previous_kernel_ns=None if first else previous)
+            ready = [self._clock.get(d, 0.0) for d in chosen]
+            if desc.family.is_collective:  # every device waits for its peers before the first hop
+                ready = [max(ready)] * len(ready)
+            starts = tuple(t + prediction.gap_ns for t in ready)
+            for device, start in zip(chosen, starts, strict=True):
+                self._clock[device] = start + prediction.kernel_ns
+                self._last_kernel[device] = prediction.kernel_ns
+            entry = Record(len(self._records), desc, prediction, chosen, starts)
+            self._records.append(entry)
+            return entry
+
+    def totals(self) -> list[DeviceTotals]:
+        """Per device, in device order: ops run, summed kernel and gap time."""
+        sums: dict[int, list[float]] = {}
+        for entry in self.records:
+            for device in entry.devices:
+                row = sums.setdefault(device, [0, 0.0, 0.0])
+                row[0] += 1
+                row[1] += entry.prediction.kernel_ns
+                row[2] += entry.prediction.gap_ns
+        return [DeviceTotals(d, int(r[0]), r[1], r[2]) for d, r in sorted(sums.items())]
+
+    def total_ns(self) -> float:
+        """The slowest device's predicted time: the mesh finishes when its last device does."""
+        return max((t.total_ns for t in self.totals()), default=0.0)
+
+    def retimed(self, *, traced: bool) -> Recorder:
+        """The same ops on the same devices, all run traced (or all eager): what tracing would save."""
+        again = Recorder(self.machine)
+        for entry in self.records:
+            again.record(entry.desc, entry.devices, traced=traced)
+        return again
+
+    def clear(self) -> None:
+        with self._lock:
+            self._records.clear()
+            self._clock.clear()
+            self._last_kernel.clear()

@@ -1,0 +1,80 @@
+"""Ops that stream tiles through the math engines: eltwise unary and binary, reductions, softmax,
+layer_norm / rms_norm and typecast.
+
+Each reads its DRAM inputs once and writes its outputs once; its compute is a per-tile cost (the
+operand tiles fed from L1, FPU cycles at the fidelity, SFPU passes) over the tiles of the busiest
+core.  Ops that work on whole rows (reductions over the last dim, softmax, norms) split rows of tiles
+across cores.  These per-tile costs are estimates from the engines' published throughputs; no
+published op-level measurement calibrates them, so on DRAM tensors the DRAM time decides.
+"""
+
+from __future__ import annotations
+
+import math
+
+from meshnn.perf.desc import TILE, MemoryLayout, OpDesc, OpFamily
+from meshnn.perf.fidelity import MathFidelity
+from meshnn.perf.hardware import ArchPerf
+from meshnn.perf.prediction import Prediction
+from meshnn.perf.systems import Machine
+from meshnn.perf.traffic import grid_cores, operand_cycles, sfpu_cycles_per_tile, traffic
+
+ROW_OPS = frozenset({OpFamily.REDUCTION, OpFamily.SOFTMAX, OpFamily.NORM})
+
+
+def _per_tile_cycles(desc: OpDesc, arch: ArchPerf, fidelity: MathFidelity) -> float:
+    """Cycles one core spends on one input tile of ``desc``."""
+    first = desc.inputs[0].tile_bytes
+    fpu = arch.fpu_eltwise_cycles_per_tile
+    reduce = arch.reduce_cycles_per_tile * fidelity.phases
+    fused = sfpu_cycles_per_tile(arch, desc.unary_ops) if desc.unary_ops else 0.0
+    family = desc.family
+    if family is OpFamily.UNARY:
+        return operand_cycles(arch, first) + (fused or sfpu_cycles_per_tile(arch, ["unknown"]))
+    if family is OpFamily.TYPECAST:
+        return operand_cycles(arch, first) + sfpu_cycles_per_tile(arch, ["typecast"])
+    if family is OpFamily.BINARY:
+        second = desc.inputs[1].tile_bytes if len(desc.inputs) > 1 else 0
+        return operand_cycles(arch, first + second) + fpu * fidelity.phases + fused
+    if family is OpFamily.REDUCTION:
+        return operand_cycles(arch, first) + reduce
+    if family is OpFamily.SOFTMAX:  # max pass, then exp, sum, scale: two reads of each tile
+        return 2 * operand_cycles(arch, first) + sfpu_cycles_per_tile(arch, ["exp"]) + 3 * fpu + 2 * reduce
+    # NORM: statistics pass and normalise pass; square, subtract, scale, shift on the FPU
+    return 2 * operand_cycles(arch, first) + 4 * fpu * fidelity.phases + 2 * reduce
+
+
+def _busiest_core_tiles(desc: OpDesc, cores: int) -> tuple[int, int]:
+    """(cores used, input tiles on the busiest core); row ops keep a row of tiles on one core unless
+    their input is width- or block-sharded (then each core reduces its part and partials combine)."""
+    tensor = max(desc.inputs, key=lambda t: t.tiles)
+    tiles = tensor.tiles
+    split_rows = tensor.memory in (MemoryLayout.WIDTH_SHARDED, MemoryLayout.BLOCK_SHARDED)
+    if desc.family in ROW_OPS and not split_rows:
+        width = max(1, math.ceil(tensor.shape[-1] / TILE))
+        rows = max(1, tiles // width)
+        used = min(cores, rows)
+        return used, math.ceil(rows / used) * width
+    used = max(1, min(cores, tiles))
+    return used, math.ceil(tiles / used)
+
+
+def predict_tile_op(desc: OpDesc, machine: Machine) -> Prediction:
+    """The time of a unary, binary, reduction, softmax, norm or typecast ``desc`` on ``machine``."""
+    arch = machine.system.arch
+    fidelity = desc.fidelity or MathFidelity.LoFi
+    cores, tiles = _busiest_core_tiles(desc, grid_cores(machine, desc.core_grid))
+    cycles = tiles * _per_tile_cycles(desc, arch, fidelity)
+    moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs]
+    memory = traffic(machine, moves, cores)
+    return Prediction(
+        compute_ns=arch.cycles_ns(cycles),
+        memory_ns=memory.ns,
+        link_ns=0.0,
+        fixed_ns=arch.op_launch_ns,
+        memory=memory.kind,
+        cores=cores,
+        fidelity=desc.fidelity,
+        dram_bytes=memory.dram_bytes,
+        l1_bytes=memory.l1_bytes,
+    )

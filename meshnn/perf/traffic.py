@@ -1,0 +1,135 @@
+"""Memory traffic: how long an op's reads and writes take in DRAM or L1, and per-tile core costs.
+
+DRAM: a tensor sharded over the DRAM banks streams at the bank-adjacent rate; an interleaved one at
+the interleaved rate, slowed further by small pages (tt-npe's per-transfer bandwidth: a 2 KB tile
+moves at full rate, a 1088 B bfloat8_b tile or a short row-major row slower).  L1: bytes cross the
+NoC, one link per core.  Either way the op's cores cannot move more than their NoC links carry, so a
+one-core op reads DRAM no faster than one link.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from meshnn.perf.desc import ROW_MAJOR_ELEMENT_BYTES, Layout, TensorDesc
+from meshnn.perf.hardware import ArchPerf
+from meshnn.perf.prediction import Bound
+from meshnn.perf.systems import Machine
+
+SFPU_PASSES: dict[str, int] = {
+    "identity": 1,
+    "copy": 1,
+    "relu": 1,
+    "neg": 1,
+    "abs": 1,
+    "typecast": 1,
+    "square": 1,
+    "relu6": 2,
+    "clamp": 2,
+    "where": 2,
+    "mul_scalar": 1,
+    "add_scalar": 1,
+    "exp": 4,
+    "sigmoid": 6,
+    "reciprocal": 6,
+    "sqrt": 6,
+    "rsqrt": 6,
+    "silu": 8,
+    "gelu": 8,
+    "tanh": 8,
+    "log": 8,
+    "erf": 8,
+    "softplus": 10,
+}
+"""SFPU passes over a tile per unary op: an estimate (no published per-op figure); each pass is
+1024 elements at the SFPU's 32 elements a cycle."""
+
+DEFAULT_SFPU_PASSES = 4
+
+
+def sfpu_cycles_per_tile(arch: ArchPerf, ops: Iterable[str]) -> float:
+    """Cycles the SFPU spends on one tile for a chain of unary ops (names as ttnn's, any case)."""
+    per_pass = 1024 / arch.sfpu_elements_per_cycle
+    return sum(SFPU_PASSES.get(op.lower(), DEFAULT_SFPU_PASSES) for op in ops) * per_pass
+
+
+def operand_cycles(arch: ArchPerf, tile_bytes: float) -> float:
+    """Cycles to feed one operand tile of ``tile_bytes`` to the math engine (unpack from L1)."""
+    return tile_bytes / arch.operand_bytes_per_cycle
+
+
+def page_bytes(tensor: TensorDesc) -> int:
+    """The size of one page: a tile, or one row of a row-major tensor."""
+    if tensor.layout is Layout.TILE:
+        return tensor.tile_bytes
+    return tensor.shape[-1] * ROW_MAJOR_ELEMENT_BYTES[tensor.dtype]
+
+
+def transfer_efficiency(arch: ArchPerf, size: int) -> float:
+    """Fraction of the full NoC rate a transfer of ``size`` bytes reaches (log-linear between
+    tt-npe's points, the first point's fraction below it, 1 above the last)."""
+    points = arch.noc_transfer_efficiency
+    if size <= points[0][0]:
+        return points[0][1] * size / points[0][0]
+    for (s0, f0), (s1, f1) in itertools.pairwise(points):
+        if size <= s1:
+            t = (math.log2(size) - math.log2(s0)) / (math.log2(s1) - math.log2(s0))
+            return f0 + t * (f1 - f0)
+    return 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Traffic:
+    """The memory side of an op: DRAM and L1 bytes and the time each takes (ns)."""
+
+    dram_bytes: int
+    dram_ns: float
+    l1_bytes: int
+    l1_ns: float
+
+    @property
+    def ns(self) -> float:
+        return max(self.dram_ns, self.l1_ns)
+
+    @property
+    def kind(self) -> Bound:
+        return Bound.DRAM if self.dram_ns >= self.l1_ns else Bound.L1
+
+
+def traffic(
+    machine: Machine,
+    moves: Iterable[tuple[TensorDesc, float]],
+    cores: int,
+    *,
+    dram_sharded: bool = False,
+) -> Traffic:
+    """Time of reading or writing each ``(tensor, times)`` in ``moves`` (``times`` may be a fraction
+    or a re-read count).  ``dram_sharded``: the op streams its DRAM tensors bank by bank (a
+    DRAM-sharded matmul) whatever their layout says."""
+    system = machine.system
+    dram_bytes = l1_bytes = 0
+    dram_ns = 0.0
+    for tensor, times in moves:
+        size = int(tensor.nbytes * times)
+        if not tensor.in_dram:
+            l1_bytes += size
+            continue
+        dram_bytes += size
+        if dram_sharded or tensor.sharded:
+            dram_ns += size / system.dram_sharded_bytes_per_s * 1e9
+        else:
+            rate = system.dram_interleaved_bytes_per_s * transfer_efficiency(system.arch, page_bytes(tensor))
+            dram_ns += size / rate * 1e9
+    noc_rate = max(cores, 1) * system.arch.noc_bytes_per_cycle * system.arch.clock_hz  # the cores' NoC links
+    dram_ns = max(dram_ns, dram_bytes / noc_rate * 1e9)
+    return Traffic(dram_bytes, dram_ns, l1_bytes, l1_bytes / noc_rate * 1e9)
+
+
+def grid_cores(machine: Machine, grid: tuple[int, int] | None) -> int:
+    """Cores of ``grid`` (x, y), or of the system's harvested compute grid when none is given."""
+    if grid is None:
+        return machine.system.compute_cores
+    return max(1, int(grid[0]) * int(grid[1]))

@@ -1,0 +1,377 @@
+"""Tenstorrent's published op-level figures and the model's value for each.
+
+Every figure names its source.  GEMM = tt-metal tech_reports/GEMM_FLOPS/GEMM_FLOPS.md (TFLOPs =
+2*M*K*N over the host-timed op, traced unless marked eager); CCL = tt-metal tech_reports/CCLs/
+results/SUMMARY_<arch>_bfloat16_*.md (device kernel time of one collective, traced); DRAM = tt-metal
+tech_reports/Saturating_DRAM_bandwidth/*.md and tests/device_perf_tests/dram_bandwidth/
+test_dram_bandwidth.py.  A figure given as a range counts as met anywhere inside it; its error is
+the distance to the nearer end.  Model-level figures (tokens/s) are not here: they are held out.
+
+``python -m tests.perf.published`` prints the table of every figure, the model's value and error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from meshnn.device.arch import BLACKHOLE as BH_CHIP
+from meshnn.device.arch import SystemSpec
+from meshnn.perf import (
+    BufferType,
+    CollectiveConfig,
+    MathFidelity,
+    MatmulConfig,
+    MatmulProgram,
+    MemoryLayout,
+    OpDesc,
+    OpFamily,
+    TensorDesc,
+    Topology,
+    arch_perf,
+    machine,
+    predict,
+)
+from meshnn.perf.systems import Machine, SystemPerf
+
+GEMM = "tt-metal tech_reports/GEMM_FLOPS/GEMM_FLOPS.md"
+CCL_WH = "tt-metal tech_reports/CCLs/results/SUMMARY_wormhole_b0_bfloat16_6144.md (T3000 LoudBox, 1 link)"
+CCL_BH = "tt-metal tech_reports/CCLs/results/SUMMARY_blackhole_bfloat16_8192.md (BH Galaxy, 2 links)"
+DRAM_TEST = "tt-metal tests/device_perf_tests/dram_bandwidth/test_dram_bandwidth.py (CI expectation, +-3%)"
+DRAM_WH = "tt-metal tech_reports/Saturating_DRAM_bandwidth/Saturating_DRAM_bandwidth.md"
+F = MathFidelity
+L1, DRAM = BufferType.L1, BufferType.DRAM
+
+BH_GALAXY = SystemPerf(
+    SystemSpec("bh_galaxy", "Blackhole Galaxy, 32 chips", BH_CHIP, (8, 4), (12, 10), (11, 10), 32),
+    arch_perf("blackhole"),
+    links_per_hop=2,
+    usable_links=2,
+    ring_lengths=frozenset({8}),
+    dram_scale=1.0,
+    source="blackhole_galaxy.yaml: 2 links between adjacent chips; the CCL report normalises by 2 links",
+)
+"""Where the Blackhole CCL figures were measured; not a system meshnn simulates (tests only)."""
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    source: str
+    low: float
+    high: float
+    unit: str
+    model: Callable[[], float]
+    covered: bool = True
+    why_not: str = ""
+    fitted: bool = False  # the figure set a constant of the model (else it is checked, not fitted)
+
+    def value(self) -> float:
+        return self.model()
+
+    def error(self) -> float:
+        """Relative distance of the model's value from the published range (0 inside it)."""
+        v = self.value()
+        if v < self.low:
+            return v / self.low - 1
+        if v > self.high:
+            return v / self.high - 1
+        return 0.0
+
+
+def gemm_tflops(system, m, k, n, dtype, fidelity, grid, *, in0_l1=False, default=False, traced=True) -> float:
+    """TFLOPs of one matmul as GEMM_FLOPS measures it (host-timed: kernel plus the gap before it)."""
+    where = (L1, MemoryLayout.BLOCK_SHARDED) if in0_l1 else (DRAM, MemoryLayout.INTERLEAVED)
+    a = TensorDesc((1, 1, m, k), dtype, buffer=where[0], memory=where[1])
+    b = TensorDesc((1, 1, k, n), dtype)
+    out = TensorDesc((1, 1, m, n), dtype, buffer=where[0], memory=where[1])
+    config = MatmulConfig() if default else MatmulConfig(MatmulProgram.MULTICAST_2D, grid)
+    desc = OpDesc(OpFamily.MATMUL, (a, b), (out,), fidelity=fidelity, matmul=config)
+    p = predict(desc, system, traced=traced)
+    if not traced:  # the table averages back-to-back calls: the host overlaps the previous kernel
+        p = predict(desc, system, traced=False, previous_kernel_ns=p.kernel_ns)
+    return 2.0 * m * k * n / p.total_ns / 1e3
+
+
+def decode_matmul_gbps(system, mesh, k, n, weight_dtype, fidelity) -> float:
+    """Achieved DRAM GB/s of a DRAM-sharded decode matmul (32 rows, activations in L1)."""
+    a = TensorDesc((1, 1, 32, k), buffer=L1, memory=MemoryLayout.WIDTH_SHARDED)
+    w = TensorDesc((1, 1, k, n), weight_dtype, memory=MemoryLayout.WIDTH_SHARDED)
+    out = TensorDesc((1, 1, 32, n), buffer=L1, memory=MemoryLayout.WIDTH_SHARDED)
+    config = MatmulConfig(MatmulProgram.DRAM_SHARDED)
+    p = predict(OpDesc(OpFamily.MATMUL, (a, w), (out,), fidelity=fidelity, matmul=config), system, mesh_shape=mesh)
+    return p.dram_bytes_per_s / 1e9
+
+
+def dram_copy_us(source: TensorDesc, dest: TensorDesc, grid) -> float:
+    p = predict(OpDesc(OpFamily.COPY, (source,), (dest,), core_grid=grid), "n150")
+    return p.kernel_ns / 1e3
+
+
+def _row(total_bytes: int) -> TensorDesc:
+    return TensorDesc((1, 1, 32, total_bytes // 64))  # bfloat16 TILE: exactly total_bytes
+
+
+def ccl_us(family: OpFamily, m: Machine, devices: int, topology: Topology, size: int) -> float:
+    """Kernel us of one collective over ``devices`` along axis 1, ``size`` the report's T."""
+    whole, part = _row(size), _row(size // devices)
+    inputs, outputs = {
+        OpFamily.ALL_GATHER: ((part,), (whole,)),
+        OpFamily.REDUCE_SCATTER: ((whole,), (part,)),
+        OpFamily.ALL_REDUCE: ((whole,), (whole,)),
+    }[family]
+    config = CollectiveConfig(topology, cluster_axis=1)
+    mesh = machine(m, (1, devices))
+    return predict(OpDesc(family, inputs, outputs, collective=config), mesh, traced=True).kernel_ns / 1e3
+
+
+def _gemm_figures() -> list[Figure]:
+    n150, p150 = "n150", "p150"
+    bf16, bfp8, bfp4 = "BFLOAT16", "BFLOAT8_B", "BFLOAT4_B"
+    rows = [
+        ("N150 BF16 HiFi4 16384^3 ~54 TF", n150, 16384, 16384, 16384, bf16, F.HiFi4, (8, 8), False, 54.26),
+        ("N150 BF16 HiFi2 16384^3", n150, 16384, 16384, 16384, bf16, F.HiFi2, (8, 8), False, 85.36),
+        ("N150 BFP8 HiFi2 16384^3 ~100-102 TF", n150, 16384, 16384, 16384, bfp8, F.HiFi2, (8, 8), False, 102.44),
+        ("N150 BFP8 LoFi 16384^3 ~163 TF", n150, 16384, 16384, 16384, bfp8, F.LoFi, (8, 8), False, 163.19),
+        ("N150 BFP4 LoFi 16384^3 ~197-200 TF", n150, 16384, 16384, 16384, bfp4, F.LoFi, (8, 8), False, 199.72),
+        ("N150 BF16 HiFi2 8192^3 DRAM", n150, 8192, 8192, 8192, bf16, F.HiFi2, (8, 8), False, 81.13),
+        ("N150 BF16 HiFi2 4096^3 DRAM", n150, 4096, 4096, 4096, bf16, F.HiFi2, (8, 8), False, 68.45),
+        ("N150 BFP8 LoFi 4096^3 DRAM", n150, 4096, 4096, 4096, bfp8, F.LoFi, (8, 8), False, 140.53),
+        ("N150 BF16 HiFi2 2048^3 L1", n150, 2048, 2048, 2048, bf16, F.HiFi2, (8, 8), True, 76.64),
+        ("N150 BF16 HiFi4 1024^3 L1", n150, 1024, 1024, 1024, bf16, F.HiFi4, (8, 8), True, 45.72),
+        ("N150 BF16 HiFi2 1024^3 L1", n150, 1024, 1024, 1024, bf16, F.HiFi2, (8, 8), True, 57.58),
+        ("N150 BF16 HiFi2 512^3 L1", n150, 512, 512, 512, bf16, F.HiFi2, (8, 8), True, 21.40),
+        ("N150 BF16 HiFi4 512^3 L1", n150, 512, 512, 512, bf16, F.HiFi4, (8, 8), True, 21.05),
+        ("N150 BFP8 HiFi2 512^3 L1", n150, 512, 512, 512, bfp8, F.HiFi2, (8, 8), True, 24.87),
+        ("N150 BFP8 LoFi 512^3 L1", n150, 512, 512, 512, bfp8, F.LoFi, (8, 8), True, 23.88),
+        ("N150 BFP4 LoFi 512^3 L1", n150, 512, 512, 512, bfp4, F.LoFi, (8, 8), True, 26.86),
+        ("P150 BF16 HiFi4 2560x4224x4224 ~142 TF", p150, 2560, 4224, 4224, bf16, F.HiFi4, (11, 10), True, 142.42),
+        ("P150 BF16 HiFi2 2560x4224x4224 ~268 TF", p150, 2560, 4224, 4224, bf16, F.HiFi2, (11, 10), True, 267.99),
+        ("P150 BFP8 HiFi2 3840x4224x5632 ~274 TF", p150, 3840, 4224, 5632, bfp8, F.HiFi2, (11, 10), True, 274.33),
+        ("P150 BFP8 LoFi 3840x4224x5632 ~527 TF", p150, 3840, 4224, 5632, bfp8, F.LoFi, (11, 10), True, 526.97),
+        ("P150 BFP4 LoFi 10240x11264^2 ~542 TF", p150, 10240, 11264, 11264, bfp4, F.LoFi, (11, 10), False, 541.95),
+        ("P150 BF16 HiFi4 5120x5632^2 DRAM", p150, 5120, 5632, 5632, bf16, F.HiFi4, (11, 10), False, 136.39),
+        ("P150 BF16 HiFi2 640x704x704 L1", p150, 640, 704, 704, bf16, F.HiFi2, (11, 10), True, 54.47),
+        ("P150 BFP4 LoFi 640x704x704 L1", p150, 640, 704, 704, bfp4, F.LoFi, (11, 10), True, 59.89),
+        ("P150 13x10 BFP4 LoFi 3840x4992x6656 L1", p150, 3840, 4992, 6656, bfp4, F.LoFi, (13, 10), True, 626.46),
+    ]
+    fitted = ("16384^3", "4096^3 DRAM", "512^3", "~142", "~268", "~274", "~527", "~542", "5632^2", "640x704")
+    out = []
+    for name, system, m, k, n, dtype, fid, grid, in0_l1, tf in rows:
+
+        def model(s=system, m=m, k=k, n=n, d=dtype, f=fid, g=grid, l1=in0_l1):
+            return gemm_tflops(s, m, k, n, d, f, g, in0_l1=l1)
+
+        fit = any(mark in name for mark in fitted)
+        out.append(Figure(name, f"{GEMM}, manual traced table", tf, tf, "TFLOPs", model, fitted=fit))
+    return out
+
+
+def _oob_figures() -> list[Figure]:
+    src = f"{GEMM}, out-of-box (auto config) N150 table"
+    return [
+        Figure(
+            "N150 out-of-box 4096^3 BF16 HiFi2 ~68 TF",
+            src,
+            68.43,
+            68.43,
+            "TFLOPs",
+            lambda: gemm_tflops("n150", 4096, 4096, 4096, "BFLOAT16", F.HiFi2, None, default=True),
+        ),
+        Figure(
+            "N150 out-of-box 3072x4096x4096 BFP8 LoFi ~138 TF (eager)",
+            src,
+            138.42,
+            138.42,
+            "TFLOPs",
+            lambda: gemm_tflops("n150", 3072, 4096, 4096, "BFLOAT8_B", F.LoFi, None, default=True, traced=False),
+        ),
+        Figure(
+            "N150 out-of-box 512^3 BF16 HiFi2 (eager, host-bound)",
+            src,
+            5.47,
+            5.47,
+            "TFLOPs",
+            lambda: gemm_tflops("n150", 512, 512, 512, "BFLOAT16", F.HiFi2, None, default=True, traced=False),
+            fitted=True,
+        ),
+    ]
+
+
+def _dram_figures() -> list[Figure]:
+    interleaved = TensorDesc((1, 1, 5120, 2048), "UINT32")  # 40 MiB
+    interleaved80 = TensorDesc((1, 1, 10240, 2048), "UINT32")
+    wide = {"buffer": L1, "memory": MemoryLayout.WIDTH_SHARDED}
+    sharded6 = TensorDesc((12, 1, 128, 1024), "UINT32", memory=MemoryLayout.HEIGHT_SHARDED)
+    sharded12 = TensorDesc((12, 1, 256, 1024), "UINT32", memory=MemoryLayout.HEIGHT_SHARDED)
+    tall = {"buffer": L1, "memory": MemoryLayout.HEIGHT_SHARDED}
+
+    def expected_us(mib, gibps):
+        return 1e9 * mib / (gibps * 1024) / 1e3
+
+    llama = "Llama3-70B decode matmul, T3000 device"
+    rng = (239.0, 260.0)
+    return [
+        Figure(
+            "WH DRAM interleaved 40 MiB read to L1 at 200 GiB/s",
+            DRAM_TEST,
+            expected_us(40, 200),
+            expected_us(40, 200),
+            "us",
+            lambda: dram_copy_us(interleaved, TensorDesc(interleaved.shape, "UINT32", **wide), (8, 8)),
+            fitted=True,
+        ),
+        Figure(
+            "WH DRAM interleaved 80 MiB read to L1 at 200 GiB/s",
+            DRAM_TEST,
+            expected_us(80, 200),
+            expected_us(80, 200),
+            "us",
+            lambda: dram_copy_us(interleaved80, TensorDesc(interleaved80.shape, "UINT32", **wide), (8, 8)),
+            fitted=True,
+        ),
+        Figure(
+            "WH DRAM sharded 6 MiB read to L1 at 230 GiB/s",
+            DRAM_TEST,
+            expected_us(6, 230),
+            expected_us(6, 230),
+            "us",
+            lambda: dram_copy_us(sharded6, TensorDesc(sharded6.shape, "UINT32", **tall), (12, 1)),
+            fitted=True,
+        ),
+        Figure(
+            "WH DRAM sharded 12 MiB read to L1 at 230 GiB/s",
+            DRAM_TEST,
+            expected_us(12, 230),
+            expected_us(12, 230),
+            "us",
+            lambda: dram_copy_us(sharded12, TensorDesc(sharded12.shape, "UINT32", **tall), (12, 1)),
+            fitted=True,
+        ),
+        *[
+            Figure(
+                f"{llama}: {k}x{n} 239-260 GB/s",
+                f"{DRAM_WH}: Llama3-70 decode 239-260 GB/s at 12 GT/s",
+                *rng,
+                "GB/s",
+                lambda k=k, n=n: decode_matmul_gbps("t3k", (1, 8), k, n, "BFLOAT8_B", F.HiFi2),
+            )
+            for k, n in ((8192, 1280), (1024, 8192), (8192, 3584), (3584, 8192))
+        ],
+        *[
+            Figure(
+                f"Mixtral8x7B decode expert matmul {k}x{n} 243-261 GB/s",
+                f"{DRAM_WH}: Mixtral8x7b decode 243-261 GB/s at 12 GT/s",
+                243.0,
+                261.0,
+                "GB/s",
+                lambda k=k, n=n: decode_matmul_gbps("t3k", (1, 8), k, n, "BFLOAT8_B", F.HiFi2),
+            )
+            for k, n in ((4096, 14336), (14336, 4096))
+        ],
+    ]
+
+
+_WH_CCL = {  # (family, devices, topology, T bytes): published kernel us
+    (OpFamily.ALL_GATHER, 2, Topology.LINEAR, 4096): 7.09,
+    (OpFamily.ALL_GATHER, 2, Topology.LINEAR, 1 << 30): 84478.54,
+    (OpFamily.ALL_GATHER, 4, Topology.LINEAR, 65536): 14.16,
+    (OpFamily.ALL_GATHER, 4, Topology.LINEAR, 4 << 20): 278.65,
+    (OpFamily.ALL_GATHER, 4, Topology.LINEAR, 1 << 30): 68615.88,
+    (OpFamily.ALL_GATHER, 8, Topology.RING, 4 << 20): 199.16,
+    (OpFamily.ALL_GATHER, 8, Topology.RING, 1 << 30): 45176.14,
+    (OpFamily.REDUCE_SCATTER, 2, Topology.LINEAR, 1 << 30): 60210.95,
+    (OpFamily.REDUCE_SCATTER, 4, Topology.LINEAR, 65536): 22.33,
+    (OpFamily.REDUCE_SCATTER, 4, Topology.LINEAR, 4 << 20): 334.89,
+    (OpFamily.REDUCE_SCATTER, 4, Topology.LINEAR, 1 << 30): 76693.07,
+    (OpFamily.REDUCE_SCATTER, 8, Topology.RING, 4 << 20): 239.75,
+    (OpFamily.REDUCE_SCATTER, 8, Topology.RING, 1 << 30): 57548.19,
+    (OpFamily.ALL_REDUCE, 2, Topology.LINEAR, 1 << 30): 144706.33,
+    (OpFamily.ALL_REDUCE, 4, Topology.LINEAR, 65536): 39.44,
+    (OpFamily.ALL_REDUCE, 4, Topology.LINEAR, 4 << 20): 638.98,
+    (OpFamily.ALL_REDUCE, 4, Topology.LINEAR, 1 << 30): 145605.91,
+    (OpFamily.ALL_REDUCE, 8, Topology.RING, 4 << 20): 443.11,
+    (OpFamily.ALL_REDUCE, 8, Topology.RING, 1 << 30): 104509.80,
+}
+
+_BH_CCL = {
+    (OpFamily.ALL_GATHER, 2, Topology.LINEAR, 1 << 30): 11266.59,
+    (OpFamily.ALL_GATHER, 4, Topology.LINEAR, 4 << 20): 84.04,
+    (OpFamily.ALL_GATHER, 4, Topology.LINEAR, 1 << 30): 16790.90,
+    (OpFamily.ALL_GATHER, 8, Topology.RING, 4 << 20): 56.67,
+    (OpFamily.ALL_GATHER, 8, Topology.RING, 1 << 30): 10015.13,
+    (OpFamily.REDUCE_SCATTER, 4, Topology.LINEAR, 1 << 30): 20621.84,
+    (OpFamily.REDUCE_SCATTER, 8, Topology.RING, 1 << 30): 11773.53,
+    (OpFamily.ALL_REDUCE, 2, Topology.LINEAR, 1 << 30): 25698.97,
+    (OpFamily.ALL_REDUCE, 4, Topology.LINEAR, 4 << 20): 188.24,
+    (OpFamily.ALL_REDUCE, 4, Topology.LINEAR, 1 << 30): 37371.78,
+    (OpFamily.ALL_REDUCE, 8, Topology.RING, 1 << 30): 21925.95,
+}
+
+
+def _ccl_figures() -> list[Figure]:
+    t3k = machine("t3k", (1, 8))
+    bh = Machine(BH_GALAXY, (1, 8))
+    out = []
+    for arch, table, m, src in (("WH", _WH_CCL, t3k, CCL_WH), ("BH", _BH_CCL, bh, CCL_BH)):
+        for (family, n, topology, size), us in table.items():
+            name = f"{arch} {family.name.lower()} N={n} {topology.value} T={size} B"
+
+            def model(f=family, m=m, n=n, t=topology, s=size):
+                return ccl_us(f, m, n, t, s)
+
+            fit = size == 1 << 30 or size <= 65536  # asymptotes and start-up set constants
+            out.append(Figure(name, src, us, us, "us", model, fitted=fit))
+    return out
+
+
+RAMP = "not modelled: the ramp between start-up and asymptote (packet fill, size-switched algorithms)"
+
+
+def _ramp_figures() -> list[Figure]:
+    """Mid-size rows the closed form misses, shown with their error but not asserted (the report's
+    own fit misses these too: ring reduce_scatter 2-58%, ring all_reduce 3-47%)."""
+    t3k, bh = machine("t3k", (1, 8)), Machine(BH_GALAXY, (1, 8))
+    rows = [
+        ("WH reduce_scatter N=8 Ring T=524288 B", CCL_WH, OpFamily.REDUCE_SCATTER, t3k, 512 << 10, 102.82),
+        ("WH all_reduce N=8 Ring T=1048576 B", CCL_WH, OpFamily.ALL_REDUCE, t3k, 1 << 20, 150.71),
+        ("BH all_reduce N=8 Ring T=4194304 B", CCL_BH, OpFamily.ALL_REDUCE, bh, 4 << 20, 131.41),
+    ]
+    return [
+        Figure(name, src, us, us, "us", lambda f=f, m=m, s=size: ccl_us(f, m, 8, Topology.RING, s), False, RAMP)
+        for name, src, f, m, size, us in rows
+    ]
+
+
+def _ring_speedup(family: OpFamily) -> float:
+    t3k = machine("t3k", (1, 8))
+    line = ccl_us(family, t3k, 8, Topology.LINEAR, 1 << 30)
+    return line / ccl_us(family, t3k, 8, Topology.RING, 1 << 30)
+
+
+def _ring_figures() -> list[Figure]:
+    src = "tt-metal tech_reports/CCLs/CCL_bandwidth.md: on Wormhole rings run 1.5 to 1.8 times faster than lines"
+    fams = (OpFamily.ALL_GATHER, OpFamily.REDUCE_SCATTER, OpFamily.ALL_REDUCE)
+    return [
+        Figure(f"WH 8-device ring vs line speed-up, {f.name.lower()}", src, 1.5, 1.8, "x", lambda f=f: _ring_speedup(f))
+        for f in fams
+    ]
+
+
+def figures() -> list[Figure]:
+    """Every published op-level figure here: those the model covers, then the known misses."""
+    covered = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *_ccl_figures(), *_ring_figures()]
+    return covered + _ramp_figures()
+
+
+def main() -> None:
+    print(f"{'figure':<66} {'published':>14} {'model':>11} {'error':>7}  unit  (* fitted)")
+    for f in figures():
+        pub = f"{f.low:g}" if f.low == f.high else f"{f.low:g}-{f.high:g}"
+        mark = "" if f.covered else f"  ({f.why_not})"
+        star = "*" if f.fitted else " "
+        print(f"{star}{f.name:<65} {pub:>14} {f.value():>11.2f} {100 * f.error():>+6.1f}%  {f.unit}{mark}")
+
+
+if __name__ == "__main__":
+    main()
