@@ -88,3 +88,34 @@ def test_the_check_catches_upward_imports():
 def test_each_layer_may_import_only_layers_below_it():
     for position, layer in enumerate(BELOW):
         assert ALLOWED[layer] <= set(BELOW[:position]), f"{layer} may import {ALLOWED[layer] - set(BELOW[:position])}"
+
+
+MODULE_LINES = 400  # DESIGN.md's budget for a module
+FUNCTION_LINES = 60  # and for a function or method, from its def line to its last line
+
+
+def oversized(path: pathlib.Path, source: str) -> list[str]:
+    """What in one module is over the budget: the module itself, then each function."""
+    name = "/".join(path.relative_to(ROOT).parts)
+    found = []
+    if (lines := len(source.splitlines())) > MODULE_LINES:
+        found.append(f"{name}: {lines} lines")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            length = node.end_lineno - node.lineno + 1
+            if length > FUNCTION_LINES:
+                found.append(f"{name}:{node.lineno} {node.name}: {length} lines")
+    return found
+
+
+def test_every_module_and_function_is_within_the_budget():
+    found = [what for path in sorted(ROOT.rglob("*.py")) for what in oversized(path, path.read_text())]
+    assert not found, "over DESIGN.md's budget:\n" + "\n".join(found)
+
+
+def test_the_budget_check_catches_long_modules_and_functions():
+    fake = ROOT / "ops" / "fake.py"
+    long_function = "def f():\n" + "    x = 1\n" * FUNCTION_LINES
+    assert oversized(fake, long_function) == ["ops/fake.py:1 f: 61 lines"]
+    assert oversized(fake, "x = 1\n" * (MODULE_LINES + 1)) == ["ops/fake.py: 401 lines"]
+    assert oversized(fake, "def f():\n" + "    x = 1\n" * (FUNCTION_LINES - 1)) == []

@@ -15,6 +15,6 @@ The ops by family: :mod:`~meshnn.ops.eltwise` (package), :mod:`~meshnn.ops.matmu
 :mod:`~meshnn.ops.creation`, :mod:`~meshnn.ops.transformer` (package), :mod:`~meshnn.ops.ccl`
 (package: the collectives).
 
-May import: every layer below it (errors, device, distributed, mesh, tensor); never the public
+May import: every layer below it (errors, host, formats, device, distributed, perf, mesh, tensor); never the public
 root, compat, cli or testing.
 """
