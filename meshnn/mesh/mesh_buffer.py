@@ -36,6 +36,7 @@ from meshnn.mesh.buffer_config import (
     layout_of,
 )
 from meshnn.mesh.coord import MeshCoordinate, as_coord
+from meshnn.mesh.observers import OBSERVERS, BufferEvent
 from meshnn.mesh.slab import SlabStorage
 
 if TYPE_CHECKING:
@@ -53,6 +54,8 @@ def _release(
     device.forget_buffer(key)
     if device.is_open() and storage.size:
         allocator.deallocate(buffer_type, address)  # type: ignore[attr-defined]
+        if OBSERVERS:
+            OBSERVERS.deallocated(BufferEvent(device, key, buffer_type, address, storage.size, 0))
 
 
 class MeshBuffer:
@@ -96,6 +99,10 @@ class MeshBuffer:
             self._pending.append(
                 (mesh_device.allocator, local.buffer_type, self._address, self._storage, self._mesh_ref, key)
             )
+            if OBSERVERS:
+                OBSERVERS.allocated(
+                    BufferEvent(mesh_device, key, local.buffer_type, self._address, local_size, local.page_size, self)
+                )
         else:
             owner = mesh_device.buffer_at(local.buffer_type, address)
             if owner is None:

@@ -20,13 +20,14 @@ May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' own :mod:`~mes
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.mesh.observers import OBSERVERS, OpEvent
 from meshnn.mesh.range_set import MeshCoordinateRangeSet
 from meshnn.mesh.workload import MeshWorkload, Program, ProgramContext
 from meshnn.ops.memo import MEMO_MIN_DEVICE_BYTES, VALUES_MEMO, bind_rows, settle, unbind_rows
@@ -51,6 +52,7 @@ def launch(
     into: Sequence[Tensor] | None = None,
     rowwise: bool = False,
     reads_memos: bool = False,
+    attrs: Mapping[str, object] | None = None,
 ) -> list[Tensor]:
     """Allocate ``outputs`` (or write ``into`` preallocated output tensors, checked by
     :func:`~meshnn.ops.outputs.output_into`) and run ``kernel(input rows, output rows, coords)``
@@ -67,18 +69,26 @@ def launch(
     ``known_values``, or calls ``settled`` on input rows before it reads their bytes; its
     inputs' deferred writes are then left undone (see :mod:`meshnn.ops.memo`).  Otherwise they are
     done before the kernel runs.  A new output whose kernel runs inside this call (the queue was
-    idle) may defer its own bytes (``write_values``)."""
+    idle) may defer its own bytes (``write_values``).
+
+    ``attrs``: what the op was configured with that its tensors do not say (program and
+    compute-kernel configs, memory config, topology, ...), by ttnn's argument names, for the
+    observers of :mod:`meshnn.mesh.observers` (performance model, graph capture, reports)."""
     first = inputs[0] if inputs else None
     where = tuple(coords) if coords is not None else first.storage.coords  # type: ignore[union-attr]
     queue = mesh.mesh_command_queue(queue_id)
+    event = OpEvent(op, mesh, tuple(inputs), where, queue_id, attrs or {}) if OBSERVERS else None
+    if event is not None:
+        OBSERVERS.op_begin(event)
     buffers = output_buffers(mesh, outputs, into)
     once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
     run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
     queue.enqueue_mesh_workload(_workload(op, mesh, where, run), blocking=False)
     run.caller = None  # from now on a run is not this call's own: it writes its bytes at once
-    if into is not None:
-        return list(into)
-    return output_tensors(mesh, outputs, buffers, first, where)
+    result = list(into) if into is not None else output_tensors(mesh, outputs, buffers, first, where)
+    if event is not None:
+        OBSERVERS.op_end(event, result)
+    return result
 
 
 class _Run:

@@ -1,0 +1,121 @@
+"""Watching what meshes do: MeshBuffers allocated and freed, operations begun and ended.
+
+Observers are process-wide, as ttnn's graph capture and its reports are: the performance
+recorder, graph capture, report writers and memory timelines each add one to :data:`OBSERVERS`
+and read every mesh's events (each event names its mesh).  With no observer the cost is one
+truth test at each allocation, free and op launch: callers build an event only when
+``OBSERVERS`` is true.
+
+An observer is any object with some of :class:`MeshObserver`'s methods (subclass it to get no-op
+defaults).  Events arrive on the thread that caused them; an observer's exception propagates to
+that caller (an observer may refuse an allocation, as trace capture does).
+
+Layers: imports nothing of meshnn but the mesh layer's types (for hints only).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class BufferEvent:
+    """One MeshBuffer allocated or freed: the same address on every device of ``mesh``.
+
+    ``size`` and ``page_size`` are bytes per device; ``buffer`` is the MeshBuffer itself when it
+    was allocated (None once it is freed: a free may run from a finaliser)."""
+
+    mesh: Any
+    key: int
+    buffer_type: Any
+    address: int
+    size: int
+    page_size: int
+    buffer: Any = None
+
+
+_OP_IDS = itertools.count()
+
+
+@dataclass(frozen=True, slots=True)
+class OpEvent:
+    """One operation launched on ``mesh``: its ttnn name (``"matmul"``), its input tensors, the
+    devices it runs on, its command queue, and ``attrs``: what the op was configured with that
+    the data does not say (program and compute-kernel configs, memory config, topology, cluster
+    axis, links...), by ttnn's argument names.  ``op_id`` numbers every op of the process."""
+
+    op: str
+    mesh: Any
+    inputs: tuple[Any, ...]
+    coords: tuple[Any, ...]
+    queue_id: int = 0
+    attrs: Mapping[str, object] = field(default_factory=dict)
+    op_id: int = field(default_factory=lambda: next(_OP_IDS))
+
+
+class MeshObserver:
+    """The events an observer may take; each default does nothing."""
+
+    def on_allocate(self, event: BufferEvent) -> None:
+        """A MeshBuffer now owns ``event.address`` on every device of ``event.mesh``."""
+
+    def on_deallocate(self, event: BufferEvent) -> None:
+        """The MeshBuffer ``event.key`` freed its address on every device."""
+
+    def on_op_begin(self, event: OpEvent) -> None:
+        """An op passed its checks and is about to allocate its outputs."""
+
+    def on_op_end(self, event: OpEvent, outputs: Sequence[Any]) -> None:
+        """An op's outputs exist and its workload is enqueued."""
+
+
+class Observers:
+    """The process's observers, called in the order they were added.  False when empty."""
+
+    def __init__(self) -> None:
+        self._observers: tuple[Any, ...] = ()
+        self._lock = threading.Lock()
+
+    def __bool__(self) -> bool:
+        return bool(self._observers)
+
+    def __contains__(self, observer: object) -> bool:
+        return observer in self._observers
+
+    def add(self, observer: object) -> None:
+        """Start sending events to ``observer`` (adding one twice sends them once)."""
+        with self._lock:
+            if observer not in self._observers:
+                self._observers = (*self._observers, observer)
+
+    def remove(self, observer: object) -> None:
+        """Stop sending events to ``observer`` (safe to repeat)."""
+        with self._lock:
+            self._observers = tuple(o for o in self._observers if o is not observer)
+
+    def _each(self, method: str) -> list:
+        return [bound for o in self._observers if (bound := getattr(o, method, None)) is not None]
+
+    def allocated(self, event: BufferEvent) -> None:
+        for call in self._each("on_allocate"):
+            call(event)
+
+    def deallocated(self, event: BufferEvent) -> None:
+        for call in self._each("on_deallocate"):
+            call(event)
+
+    def op_begin(self, event: OpEvent) -> None:
+        for call in self._each("on_op_begin"):
+            call(event)
+
+    def op_end(self, event: OpEvent, outputs: Sequence[Any]) -> None:
+        for call in self._each("on_op_end"):
+            call(event, outputs)
+
+
+OBSERVERS = Observers()
+"""The process's observers of every mesh."""
