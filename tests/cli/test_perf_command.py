@@ -102,3 +102,19 @@ def test_tt_perf_report_reads_the_csv_meshnn_perf_wrote(perf_run, tmp_path):
 def test_perf_of_a_missing_script():
     result = meshnn("perf", "no_such_script.py")
     assert result.returncode == 2 and "no such script" in result.stderr
+
+
+def test_demo_prints_predicted_prefill_time_and_decode_tokens_per_second():
+    result = meshnn("demo", "--system", "n300", "--layers", "1", "--hidden", "256", "--seq", "64", "--heads", "8")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "predicted device time on n300" in result.stdout
+    prefill = re.search(r"prefill of 64 tokens\s+([\d.,]+) ms traced, ([\d.,]+) ms eager", result.stdout)
+    decode = re.search(
+        r"decode, one user\s+([\d,]+) tokens/s traced \(([\d.]+) ms a token\), ([\d,]+) tokens/s eager", result.stdout
+    )
+    assert prefill and decode, result.stdout
+    traced_ms, eager_ms = float(prefill.group(1)), float(prefill.group(2))
+    assert 0 < traced_ms < eager_ms  # tracing removes the host's dispatch gaps
+    per_second, step_ms, eager_per_second = (float(decode.group(i).replace(",", "")) for i in (1, 2, 3))
+    assert per_second == pytest.approx(1e3 / step_ms, rel=0.01) and eager_per_second < per_second
+    assert step_ms < traced_ms  # one token costs less than 64
