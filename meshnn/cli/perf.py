@@ -29,6 +29,9 @@ def run_perf(
     if not Path(script).is_file():
         print(f"meshnn perf: no such script: {script}", file=sys.stderr)
         return 2
+    if ttnn.launched_under_mpi():  # every rank would write the same files; the prediction needs one
+        print("meshnn perf: run it as one process (the prediction is the same), not under mpirun", file=sys.stderr)
+        return 2
     capture = ttnn.begin_perf_capture(traced=traced)
     try:
         code = run_path(script, args, system=system)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError
-from meshnn.mesh.observers import OBSERVERS, MeshObserver, OpEvent
+from meshnn.mesh.observers import OBSERVERS, OpEvent
 from meshnn.ops.costs import op_desc
 from meshnn.perf.ops_csv import write_ops_perf_csv
 from meshnn.perf.plot import write_time_plot
@@ -40,9 +40,10 @@ from meshnn.perf.systems import machine
 from meshnn.perf.table import format_table
 
 
-class PerfCapture(MeshObserver):
+class PerfCapture:
     """The predicted device time of every op run on any mesh while this capture records, a
-    :class:`~meshnn.perf.Recorder` per mesh.  ``traced``: record every op as a traced replay."""
+    :class:`~meshnn.perf.Recorder` per mesh.  ``traced``: record every op as a traced replay.
+    (An observer of op ends only: allocations and frees are not sent to it.)"""
 
     def __init__(self, *, traced: bool = False) -> None:
         if not isinstance(traced, bool):
