@@ -29,18 +29,7 @@ import time
 import numpy as np
 
 import meshnn as ttnn
-from meshnn.perf import (
-    BufferType,
-    CollectiveConfig,
-    MatmulConfig,
-    MatmulProgram,
-    MemoryLayout,
-    OpDesc,
-    OpFamily,
-    TensorDesc,
-    Topology,
-    predict,
-)
+from meshnn import perf
 
 SYSTEMS = (("n150", (1, 1)), ("n300", (1, 2)), ("t3k", (1, 8)))
 LLAMA_8B = {"dim": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128, "hidden": 14336}
@@ -51,18 +40,23 @@ PREFILL, USERS, CACHE = 128, 32, 128
 # ------------------------------------------------------------------------ (a) the model's cost
 
 
-def sample_descs() -> list[OpDesc]:
-    l1 = {"buffer": BufferType.L1, "memory": MemoryLayout.WIDTH_SHARDED}
-    x, w = TensorDesc((1, 1, 32, 4096), **l1), TensorDesc((1, 1, 4096, 1792), "BFLOAT8_B")
-    y, big = TensorDesc((1, 1, 32, 1792), **l1), TensorDesc((1, 1, 128, 4096))
-    q, kv = TensorDesc((1, 4, 128, 128)), TensorDesc((1, 1, 128, 128))
-    dram = MatmulConfig(MatmulProgram.DRAM_SHARDED)
+def sample_descs() -> list[perf.OpDesc]:
+    l1 = {"buffer": perf.BufferType.L1, "memory": perf.MemoryLayout.WIDTH_SHARDED}
+    x, w = perf.TensorDesc((1, 1, 32, 4096), **l1), perf.TensorDesc((1, 1, 4096, 1792), "BFLOAT8_B")
+    y, big = perf.TensorDesc((1, 1, 32, 1792), **l1), perf.TensorDesc((1, 1, 128, 4096))
+    q, kv = perf.TensorDesc((1, 4, 128, 128)), perf.TensorDesc((1, 1, 128, 128))
+    dram = perf.MatmulConfig(perf.MatmulProgram.DRAM_SHARDED)
     return [
-        OpDesc(OpFamily.MATMUL, (x, w), (y,), matmul=dram),
-        OpDesc(OpFamily.BINARY, (big, big), (big,)),
-        OpDesc(OpFamily.NORM, (big,), (big,)),
-        OpDesc(OpFamily.SDPA, (q, kv, kv), (q,)),
-        OpDesc(OpFamily.ALL_REDUCE, (big,), (big,), collective=CollectiveConfig(Topology.RING, cluster_axis=1)),
+        perf.OpDesc(perf.OpFamily.MATMUL, (x, w), (y,), matmul=dram),
+        perf.OpDesc(perf.OpFamily.BINARY, (big, big), (big,)),
+        perf.OpDesc(perf.OpFamily.NORM, (big,), (big,)),
+        perf.OpDesc(perf.OpFamily.SDPA, (q, kv, kv), (q,)),
+        perf.OpDesc(
+            perf.OpFamily.ALL_REDUCE,
+            (big,),
+            (big,),
+            collective=perf.CollectiveConfig(perf.Topology.RING, cluster_axis=1),
+        ),
     ]
 
 
@@ -79,7 +73,7 @@ def best_us(fn, calls: int, rounds: int = 5) -> float:
 def model_cost() -> dict[str, float]:
     """us per predicted op, us a capture adds to an op, and the tiny op's own us (the limit)."""
     descs = sample_descs()
-    predict_us = best_us(lambda: [predict(d, "t3k", mesh_shape=(1, 8)) for d in descs], 200) / len(descs)
+    predict_us = best_us(lambda: [perf.predict(d, "t3k", mesh_shape=(1, 8)) for d in descs], 200) / len(descs)
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="n150")
     try:
         x = ttnn.from_torch(np.ones((32, 32), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh)
@@ -209,7 +203,7 @@ def main() -> None:
     dims = LLAMA_1B if args.small else LLAMA_8B
     cost = model_cost()
     print("(a) the model's own cost, us per op (limit: the tiny op itself, measured in this run)")
-    print(f"    predict(), per op                   {cost['predict_us_per_op']:8.1f}")
+    print(f"    perf.predict(), per op                   {cost['predict_us_per_op']:8.1f}")
     print(f"    capture on, added to each op        {cost['capture_added_us_per_op']:8.1f}")
     print(f"    limit: ttnn.add of one tile on 1x1  {cost['tiny_op_us']:8.1f}")
     rng = np.random.default_rng(0)
