@@ -203,7 +203,7 @@ def main() -> None:
     dims = LLAMA_1B if args.small else LLAMA_8B
     cost = model_cost()
     print("(a) the model's own cost, us per op (limit: the tiny op itself, measured in this run)")
-    print(f"    perf.predict(), per op                   {cost['predict_us_per_op']:8.1f}")
+    print(f"    predict(), per op                   {cost['predict_us_per_op']:8.1f}")
     print(f"    capture on, added to each op        {cost['capture_added_us_per_op']:8.1f}")
     print(f"    limit: ttnn.add of one tile on 1x1  {cost['tiny_op_us']:8.1f}")
     rng = np.random.default_rng(0)
