@@ -126,6 +126,7 @@ from meshnn.ops.eltwise.unary import (
 )
 from meshnn.ops.matmul import linear, matmul
 from meshnn.ops.normalization import layer_norm, rms_norm, softmax
+from meshnn.ops.perf_capture import PerfCapture, begin_perf_capture, end_perf_capture, perf_capture
 from meshnn.ops.reduction import argmax, embedding, max, mean, min, sum
 from meshnn.ops.transformer.namespaces import experimental, transformer
 from meshnn.tensor.composers import (

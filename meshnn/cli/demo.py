@@ -166,19 +166,21 @@ class MeshModel:
         parts = [w[k].reshape(h, n, h // n) for k in ("wq", "wk", "wv")]
         return np.stack(parts, axis=2).reshape(h, 3 * h)
 
-    def rotate(self, x: ttnn.Tensor) -> ttnn.Tensor:
+    def rotate(self, x: ttnn.Tensor, cos: ttnn.Tensor | None = None, sin: ttnn.Tensor | None = None) -> ttnn.Tensor:
         """Rotary embedding: x * cos + rotate_half(x) * sin (ttnn's fused op takes head sizes that
-        are whole pairs of tiles; other sizes compose it from slices)."""
+        are whole pairs of tiles; other sizes compose it from slices); the tables default to the
+        prompt's positions."""
+        cos, sin = (self.cos, self.sin) if cos is None else (cos, sin)
         b, heads, s, d = x.shape
         if d % 64 == 0:
-            rotated = ttnn.experimental.rotary_embedding(x, self.cos, self.sin)
+            rotated = ttnn.experimental.rotary_embedding(x, cos, sin)
             # (its output has whole tiles of rows, as ttnn's: a sequence that is not is cut back)
             return rotated if rotated.shape[2] == s else ttnn.slice(rotated, [0, 0, 0, 0], [b, heads, s, d])
         half = d // 2
         first = ttnn.slice(x, [0, 0, 0, 0], [b, heads, s, half])
         second = ttnn.slice(x, [0, 0, 0, half], [b, heads, s, d])
         rotated = ttnn.concat([ttnn.neg(second), first], dim=3)
-        return ttnn.add(ttnn.multiply(x, self.cos), ttnn.multiply(rotated, self.sin))
+        return ttnn.add(ttnn.multiply(x, cos), ttnn.multiply(rotated, sin))
 
     def attention(self, x: ttnn.Tensor, weights: dict[str, ttnn.Tensor]) -> ttnn.Tensor:
         cfg = self.config
@@ -298,7 +300,8 @@ def run(config: DemoConfig) -> int:
         model = MeshModel(config, weights, mesh, progress.step)
         load_time = time.perf_counter() - start
         start = time.perf_counter()
-        out = model.forward(tokens, progress.step)
+        with ttnn.perf_capture() as prefill:  # the predicted device time of the forward pass
+            out = model.forward(tokens, progress.step)
         result = ttnn.to_numpy(ttnn.get_device_tensors(out)[0]).astype(np.float64).reshape(config.seq, -1)
         forward_time = time.perf_counter() - start
         reference = reference_forward(config, device_weights(config, weights), tokens)
@@ -311,6 +314,9 @@ def run(config: DemoConfig) -> int:
             f"  accuracy vs float64 numpy: PCC {score:.5f} (bound {bound} for {config.dtype}), "
             f"max abs error {error:.4f}  {verdict}"
         )
+        from meshnn.cli.decode_step import predicted_lines
+
+        print("\n".join(predicted_lines(model, prefill)))
         print("  memory per device (every device holds the same allocations: lock-step):")
         for line in memory_table(mesh):
             print(f"    {line}")

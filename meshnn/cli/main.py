@@ -1,4 +1,4 @@
-"""``meshnn``: the command-line entry point (info, demo, memory, run)."""
+"""``meshnn``: the command-line entry point (info, demo, memory, run, perf)."""
 
 from __future__ import annotations
 
@@ -63,6 +63,14 @@ def run_script(args: argparse.Namespace) -> int:
     return run_path(args.script, args.args, system=args.system)
 
 
+def perf(args: argparse.Namespace) -> int:
+    from meshnn.cli.perf import run_perf
+
+    return run_perf(
+        args.script, args.args, system=args.system, out=args.out, name=args.name, traced=args.traced, plot=args.plot
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="meshnn", description="TTNN's multi-device runtime on a simulated mesh")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -88,6 +96,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     p.set_defaults(run=run_script)
+    p = sub.add_parser("perf", help="run a TTNN script and predict each op's device time (table, ops-perf CSV, PNG)")
+    p.add_argument("--system", default=None)
+    p.add_argument(
+        "--out", default="meshnn_perf", metavar="DIR", help="folder of the CSV and PNG (default meshnn_perf)"
+    )
+    p.add_argument("--name", default=None, help="file name part (default: the script's name)")
+    p.add_argument("--traced", action="store_true", help="time every op as a traced replay (default: eager)")
+    p.add_argument("--no-plot", dest="plot", action="store_false", help="write no PNG")
+    p.add_argument("script")
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    p.set_defaults(run=perf)
     return parser
 
 

@@ -6,7 +6,7 @@ prints as a table (:func:`format_table`), writes tt-metal's ops-perf CSV (:func:
 read by tt-perf-report) and a PNG of where the time goes (:func:`write_time_plot`).  The hardware
 figures and their sources are in :mod:`meshnn.perf.hardware` and :mod:`meshnn.perf.systems`.
 
-This layer imports only meshnn.errors and meshnn.device.
+This layer imports only meshnn.errors, meshnn.formats and meshnn.device.
 """
 
 from meshnn.perf.desc import (

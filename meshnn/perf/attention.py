@@ -19,7 +19,7 @@ from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
-from meshnn.perf.traffic import grid_cores, operand_cycles, sfpu_cycles_per_tile, traffic
+from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, sfpu_cycles_per_tile, traffic
 
 
 def _t(n: int) -> int:
@@ -55,17 +55,8 @@ def predict_sdpa(desc: OpDesc, machine: Machine) -> Prediction:
     once = [(t, 1.0) for t in (*desc.inputs[3:], *desc.outputs)]
     moves = [(q, 1.0), (k, rereads), (v, rereads), *once]
     memory = traffic(machine, moves, cores)
-    return Prediction(
-        compute_ns=arch.cycles_ns(cycles),
-        memory_ns=memory.ns,
-        link_ns=0.0,
-        fixed_ns=arch.op_launch_ns,
-        memory=memory.kind,
-        cores=cores,
-        fidelity=fidelity,
-        flops=4.0 * batch * heads * sq * sk * d * causal,
-        dram_bytes=memory.dram_bytes,
-        l1_bytes=memory.l1_bytes,
+    return kernel_prediction(
+        arch, cycles, memory, cores, fidelity=fidelity, flops=4.0 * batch * heads * sq * sk * d * causal
     )
 
 
@@ -87,18 +78,7 @@ def predict_sdpa_decode(desc: OpDesc, machine: Machine) -> Prediction:
     moves = [(q, 1.0), (k, read), (v, read), *((t, 1.0) for t in desc.outputs)]
     memory = traffic(machine, moves, cores)
     heads = q.shape[-2]
-    return Prediction(
-        compute_ns=arch.cycles_ns(cycles),
-        memory_ns=memory.ns,
-        link_ns=0.0,
-        fixed_ns=arch.op_launch_ns,
-        memory=memory.kind,
-        cores=cores,
-        fidelity=fidelity,
-        flops=4.0 * users * heads * kv_len * d,
-        dram_bytes=memory.dram_bytes,
-        l1_bytes=memory.l1_bytes,
-    )
+    return kernel_prediction(arch, cycles, memory, cores, fidelity=fidelity, flops=4.0 * users * heads * kv_len * d)
 
 
 def predict_cache_write(desc: OpDesc, machine: Machine, *, whole_prompt: bool) -> Prediction:
@@ -119,13 +99,4 @@ def predict_cache_write(desc: OpDesc, machine: Machine, *, whole_prompt: bool) -
         moves = [(new, 1.0), (cache, 2 * touched)]
         cores = min(grid_cores(machine, desc.core_grid), users)
     memory = traffic(machine, moves, cores)
-    return Prediction(
-        compute_ns=0.0,
-        memory_ns=memory.ns,
-        link_ns=0.0,
-        fixed_ns=arch.op_launch_ns,
-        memory=memory.kind,
-        cores=cores,
-        dram_bytes=memory.dram_bytes,
-        l1_bytes=memory.l1_bytes,
-    )
+    return kernel_prediction(arch, 0.0, memory, cores)

@@ -22,7 +22,7 @@ from meshnn.errors import MeshnnValueError
 from meshnn.perf.desc import CollectiveConfig, Fabric, OpDesc, OpFamily, Topology
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
-from meshnn.perf.traffic import traffic
+from meshnn.perf.traffic import kernel_prediction, traffic
 
 
 def group_size(desc: OpDesc, machine: Machine) -> int:
@@ -63,7 +63,7 @@ def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
     devices = group_size(desc, machine)
     memory = traffic(machine, [(t, 1.0) for t in (*desc.inputs, *desc.outputs)], machine.system.compute_cores)
     if devices < 2:
-        return Prediction(0.0, memory.ns, 0.0, arch.op_launch_ns, memory=memory.kind, dram_bytes=memory.dram_bytes)
+        return kernel_prediction(arch, 0.0, memory, 1)
     topology = usable_topology(config.topology, devices, machine)
     links = _links(config, machine, desc.op_code)
     directions = 2 if topology is Topology.RING else 1
@@ -80,15 +80,9 @@ def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
     notes = (f"topology {topology.value}, {devices} devices, {links} link(s)",)
     if topology is not config.topology:
         notes += (f"{config.topology.value} asked: the {devices}-device axis has no wraparound link",)
-    return Prediction(
-        compute_ns=0.0,
-        memory_ns=memory.ns,
-        link_ns=moved / rate * 1e9,
-        fixed_ns=arch.ccl_invocation_ns[desc.family] + hops * per_hop,
-        memory=memory.kind,
-        cores=links * directions,
-        dram_bytes=memory.dram_bytes,
-        l1_bytes=memory.l1_bytes,
-        link_bytes=int(moved / directions),
-        notes=notes,
+    fixed = arch.ccl_invocation_ns[desc.family] + hops * per_hop
+    link_ns = moved / rate * 1e9
+    cores = links * directions
+    return kernel_prediction(
+        arch, 0.0, memory, cores, fixed_ns=fixed, link_ns=link_ns, link_bytes=int(moved / directions), notes=notes
     )

@@ -13,55 +13,28 @@ import enum
 import math
 from dataclasses import dataclass, field
 
+from meshnn.device.buffer import BufferType, TensorMemoryLayout
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout as FormatLayout
+from meshnn.formats.layout import Tile
 from meshnn.perf.fidelity import MathFidelity
 
 TILE = 32
 """Elements on each side of a tile."""
 
-TILE_BYTES: dict[str, int] = {
-    "BFLOAT16": 2048,
-    "FLOAT32": 4096,
-    "BFLOAT8_B": 1088,  # 64 exponent bytes (16 per face) + 1024 one-byte codes
-    "BFLOAT4_B": 576,  # 64 exponent bytes + 512 bytes of 4-bit codes
-    "UINT32": 4096,
-    "INT32": 4096,
-    "UINT16": 2048,
-    "UINT8": 1024,
-    "INT8": 1024,
-    "FP8_E4M3": 1024,
-}
-"""Bytes of one packed 32x32 tile per dtype (ttnn's tile sizes)."""
+TILE_BYTES: dict[str, int] = {d.name: d.tile_size(Tile()) for d in DataType}
+"""Bytes of one packed 32x32 tile per dtype name (the formats layer's sizes: bfloat8_b 64 exponent bytes
++ 1024 codes = 1088, bfloat4_b 64 + 512 = 576)."""
 
-ROW_MAJOR_ELEMENT_BYTES: dict[str, int] = {
-    "BFLOAT16": 2,
-    "FLOAT32": 4,
-    "BFLOAT8_B": 4,  # ttnn stores block floats as float32 in ROW_MAJOR
-    "BFLOAT4_B": 4,
-    "UINT32": 4,
-    "INT32": 4,
-    "UINT16": 2,
-    "UINT8": 1,
-    "INT8": 1,
-    "FP8_E4M3": 1,
-}
+ROW_MAJOR_ELEMENT_BYTES: dict[str, int] = {d.name: d.row_major_element_size for d in DataType}
+"""Bytes of one ROW_MAJOR element per dtype name (4 for the block floats: ttnn stores them as float32)."""
 
+Layout = FormatLayout
+"""``ttnn.Layout``: TILE or ROW_MAJOR (the formats layer's enum)."""
 
-class Layout(enum.Enum):
-    TILE = "TILE"
-    ROW_MAJOR = "ROW_MAJOR"
-
-
-class BufferType(enum.Enum):
-    DRAM = "DRAM"
-    L1 = "L1"
-
-
-class MemoryLayout(enum.Enum):
-    INTERLEAVED = "INTERLEAVED"
-    HEIGHT_SHARDED = "HEIGHT_SHARDED"
-    WIDTH_SHARDED = "WIDTH_SHARDED"
-    BLOCK_SHARDED = "BLOCK_SHARDED"
+MemoryLayout = TensorMemoryLayout
+"""``ttnn.TensorMemoryLayout``: INTERLEAVED or HEIGHT / WIDTH / BLOCK_SHARDED (the device layer's enum)."""
 
 
 class OpFamily(enum.Enum):
@@ -152,6 +125,11 @@ class TensorDesc:
             raise MeshnnValueError(f"TensorDesc: shape must be non-empty and non-negative, got {self.shape!r}")
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "dtype", dtype_name(self.dtype))
+        for name, kind in (("layout", Layout), ("buffer", BufferType), ("memory", MemoryLayout)):
+            if not isinstance(getattr(self, name), kind):
+                raise MeshnnTypeError(f"TensorDesc.{name} must be a {kind.__name__}, got {getattr(self, name)!r}")
+        if self.buffer is BufferType.SYSTEM_MEMORY:
+            raise MeshnnValueError("TensorDesc: a device tensor lives in DRAM or L1, not SYSTEM_MEMORY")
         if self.logical_shape is not None:
             object.__setattr__(self, "logical_shape", tuple(int(d) for d in self.logical_shape))
 
@@ -179,7 +157,7 @@ class TensorDesc:
 
     @property
     def in_dram(self) -> bool:
-        return self.buffer is BufferType.DRAM
+        return self.buffer.is_dram
 
     @property
     def sharded(self) -> bool:
@@ -188,7 +166,7 @@ class TensorDesc:
     @property
     def memory_name(self) -> str:
         """The profiler's ``{BUFFER}_{LAYOUT}`` part of ``DEV_n_DRAM_INTERLEAVED``."""
-        return f"{self.buffer.value}_{self.memory.value}"
+        return f"{self.buffer.name}_{self.memory.name}"
 
 
 @dataclass(frozen=True, slots=True)

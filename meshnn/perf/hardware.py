@@ -102,103 +102,103 @@ _COMMON_SOURCES = {
     "residual over compute and DRAM, less the traced op-to-op gap",
 }
 
-WORMHOLE_B0 = ArchPerf(
-    arch=Arch.WORMHOLE_B0,
-    clock_hz=1.0e9,
-    lofi_cycles_per_tile=16,
-    operand_bytes_per_cycle=140.0,
-    dram_activation_bytes_per_cycle=12.0,
-    fpu_eltwise_cycles_per_tile=8,
-    reduce_cycles_per_tile=2,
-    sfpu_elements_per_cycle=32,
-    dram_spec_bytes_per_s=288e9,
-    dram_sharded_bytes_per_s=267e9,
-    dram_interleaved_bytes_per_s=214.7e9,
-    noc_bytes_per_cycle=30.0,
-    noc_transfer_efficiency=((128, 5.5 / 30), (512, 18 / 30), (2048, 1.0)),
-    eth_line_rate_bytes_per_s=12.5e9,
-    eth_payload_efficiency=0.96,
-    hop_latency_1d_ns=711.0,
-    hop_latency_2d_ns=874.0,
-    ccl_link_utilization=_ccl(0.939, 0.832, 0.840, 0.665, 0.885, 0.731),
-    ccl_two_device_utilization={OpFamily.ALL_GATHER: 0.508, OpFamily.REDUCE_SCATTER: 0.713, OpFamily.ALL_REDUCE: 0.594},
-    ccl_invocation_ns={OpFamily.ALL_GATHER: 4470.0, OpFamily.REDUCE_SCATTER: 3230.0, OpFamily.ALL_REDUCE: 9070.0},
-    ccl_hop_startup_ns=_ccl(1910.0, 2500.0, 3970.0, 3060.0, 5820.0, 5250.0),
-    op_launch_ns=2000.0,
-    matmul_fill_ns=5700.0,
-    op_to_op_traced_ns=1000.0,
-    host_dispatch_ns=49000.0,
-    num_dram_banks=12,
-    sources={
-        **_COMMON_SOURCES,
-        "clock_hz": f"{GEMM}: 'At 1GHz (WH), this is 4 TFLOPS per matrix engine'",
-        "operand_bytes_per_cycle": f"fitted: {GEMM} N150 manual traced 16384^3 rows (BF16 HiFi4 54.26, BF16 "
-        "HiFi2 85.36, BFP8 HiFi2 102.44, BFP8 LoFi 163.19, BFP4 LoFi 199.72 TFLOPs): one constant, all within 5%",
-        "dram_activation_bytes_per_cycle": f"fitted: {GEMM} N150 manual all-DRAM rows 4096^3 (BF16 HiFi2 68.45, "
-        "BFP8 LoFi 140.53 TFLOPs) against the L1-sharded rows of the same table",
-        "dram_spec_bytes_per_s": f"{DRAM_WH}: spec 288 GB/s at 12 GT/s (336 at 14 GT/s)",
-        "dram_sharded_bytes_per_s": f"{DRAM_WH}: DRAM u-benchmark 267 GB/s at 12 GT/s",
-        "dram_interleaved_bytes_per_s": "tt-metal: tests/device_perf_tests/dram_bandwidth/test_dram_bandwidth.py: "
-        "40/80 MiB DRAM-interleaved read expected at 200 GiB/s (1e9*MiB/(GBps*1024) ns) = 214.7 GB/s",
-        "noc_bytes_per_cycle": f"{NPE}: WH NoC link 30 B/cycle achievable (32 B/cycle word)",
-        "noc_transfer_efficiency": f"{NPE}: WH per-transfer bandwidth 128 B -> 5.5, 512 B -> 18, 2 KB -> 30 B/cycle",
-        "eth_line_rate_bytes_per_s": f"{CCL}: Wormhole 100 Gbps = 12.5 GB/s per link per direction",
-        "hop_latency_1d_ns": f"{CCL}: per-hop latency WH 711 ns (1D fabric)",
-        "hop_latency_2d_ns": f"{CCL}: per-hop latency WH 874 ns (2D fabric)",
-        "host_dispatch_ns": f"fitted: {GEMM} N150 out-of-box 512^3 non-traced rows (49.05, 48.46, 50.13 us per op, "
-        "host-bound: traced the same ops take 12-20 us)",
-        "num_dram_banks": "meshnn.device.arch.WORMHOLE_B0 (12 banks = 6 channels x 2)",
-    },
-)
 
-BLACKHOLE = ArchPerf(
-    arch=Arch.BLACKHOLE,
-    clock_hz=1.35e9,
-    lofi_cycles_per_tile=16,
-    operand_bytes_per_cycle=400.0,
-    dram_activation_bytes_per_cycle=40.0,
-    fpu_eltwise_cycles_per_tile=8,
-    reduce_cycles_per_tile=2,
-    sfpu_elements_per_cycle=32,
-    dram_spec_bytes_per_s=512e9,
-    dram_sharded_bytes_per_s=500e9,
-    dram_interleaved_bytes_per_s=344e9,
-    noc_bytes_per_cycle=60.9,
-    noc_transfer_efficiency=((128, 5.5 / 60.9), (512, 18 / 60.9), (2048, 57.7 / 60.9), (16384, 1.0)),
-    eth_line_rate_bytes_per_s=25e9,
-    eth_payload_efficiency=0.96,
-    hop_latency_1d_ns=515.0,
-    hop_latency_2d_ns=619.0,
-    ccl_link_utilization=_ccl(0.960, 0.940, 0.782, 0.798, 0.861, 0.862),
-    ccl_two_device_utilization={OpFamily.ALL_GATHER: 0.954, OpFamily.REDUCE_SCATTER: 0.745, OpFamily.ALL_REDUCE: 0.836},
-    ccl_invocation_ns={OpFamily.ALL_GATHER: 2810.0, OpFamily.REDUCE_SCATTER: 1030.0, OpFamily.ALL_REDUCE: 4110.0},
-    ccl_hop_startup_ns=_ccl(1520.0, 2350.0, 3710.0, 2820.0, 5040.0, 4810.0),
-    op_launch_ns=2000.0,
-    matmul_fill_ns=5700.0,
-    op_to_op_traced_ns=1000.0,
-    host_dispatch_ns=21000.0,
-    num_dram_banks=8,
-    sources={
-        **_COMMON_SOURCES,
-        "clock_hz": "BH asic_fmax 1350 MHz: docs.tenstorrent.com tt-system-firmware tt_blackhole_configuration; "
-        f"{GEMM}: 'At 1.35GHz (BH), this is 5.4 TFLOPS per matrix engine'",
-        "operand_bytes_per_cycle": f"fitted: {GEMM} P150 (11x10) manual traced peaks (BF16 HiFi4 142.42, BF16 HiFi2 "
-        "267.99, BFP8 HiFi2 274.33, BFP8 LoFi 526.97, BFP4 LoFi 541.95 TFLOPs): one constant, all within 3%",
-        "dram_spec_bytes_per_s": f"{DRAM_BH}: 8 GDDR6 banks, 512 GB/s theoretical",
-        "dram_sharded_bytes_per_s": f"{DRAM_BH}: 500 GB/s with one bank-adjacent reader per bank",
-        "dram_activation_bytes_per_cycle": f"fitted: {GEMM} P150 (11x10) manual traced all-DRAM rows "
-        "(5120x5632x5632 BF16 HiFi4 136.39 / BF16 HiFi2 239.48 / BFP8 HiFi2 259.92, 10240x11264^2 BFP4 541.95)",
-        "dram_interleaved_bytes_per_s": f"{DRAM_BH}: arbitrary reader placement caps at 344 GB/s (67%)",
-        "noc_bytes_per_cycle": f"{NPE}: BH NoC link 60.9 B/cycle achievable (64 B/cycle word)",
-        "noc_transfer_efficiency": f"{NPE}: BH 2 KB -> 57.7, 16 KB -> 60.9 B/cycle; below 2 KB the WH figures",
-        "eth_line_rate_bytes_per_s": f"{CCL}: 400 Gbps = 50 GB/s rated, 'Blackhole links currently run at half "
-        "their rated speed' -> 25 GB/s per link per direction",
-        "hop_latency_1d_ns": f"{CCL}: per-hop latency BH 515 ns (1D fabric)",
-        "hop_latency_2d_ns": f"{CCL}: per-hop latency BH 619 ns (2D fabric)",
-        "host_dispatch_ns": f"fitted: {GEMM} P150 out-of-box 640x704x704 non-traced rows (16.81, 21.26, 25.57 us)",
-        "num_dram_banks": "meshnn.device.arch.BLACKHOLE (8 GDDR6 banks)",
-    },
-)
+def _by_family(all_gather: float, reduce_scatter: float, all_reduce: float) -> dict[OpFamily, float]:
+    return {OpFamily.ALL_GATHER: all_gather, OpFamily.REDUCE_SCATTER: reduce_scatter, OpFamily.ALL_REDUCE: all_reduce}
+
+
+_SHARED = {
+    "lofi_cycles_per_tile": 16,
+    "fpu_eltwise_cycles_per_tile": 8,
+    "reduce_cycles_per_tile": 2,
+    "sfpu_elements_per_cycle": 32,
+    "eth_payload_efficiency": 0.96,
+    "op_launch_ns": 2000.0,
+    "matmul_fill_ns": 5700.0,
+    "op_to_op_traced_ns": 1000.0,
+}
+"""The figures Wormhole and Blackhole share (the same Tensix engines, the same fits); their sources
+are in ``_COMMON_SOURCES``."""
+
+_BY_ARCH: dict[str, tuple[object, object]] = {  # figure: (Wormhole B0, Blackhole)
+    "clock_hz": (1.0e9, 1.35e9),
+    "operand_bytes_per_cycle": (140.0, 400.0),
+    "dram_activation_bytes_per_cycle": (12.0, 40.0),
+    "dram_spec_bytes_per_s": (288e9, 512e9),
+    "dram_sharded_bytes_per_s": (267e9, 500e9),
+    "dram_interleaved_bytes_per_s": (214.7e9, 344e9),
+    "noc_bytes_per_cycle": (30.0, 60.9),
+    "noc_transfer_efficiency": (
+        ((128, 5.5 / 30), (512, 18 / 30), (2048, 1.0)),
+        ((128, 5.5 / 60.9), (512, 18 / 60.9), (2048, 57.7 / 60.9), (16384, 1.0)),
+    ),
+    "eth_line_rate_bytes_per_s": (12.5e9, 25e9),
+    "hop_latency_1d_ns": (711.0, 515.0),
+    "hop_latency_2d_ns": (874.0, 619.0),
+    "ccl_link_utilization": (
+        _ccl(0.939, 0.832, 0.840, 0.665, 0.885, 0.731),
+        _ccl(0.960, 0.940, 0.782, 0.798, 0.861, 0.862),
+    ),
+    "ccl_two_device_utilization": (_by_family(0.508, 0.713, 0.594), _by_family(0.954, 0.745, 0.836)),
+    "ccl_invocation_ns": (_by_family(4470.0, 3230.0, 9070.0), _by_family(2810.0, 1030.0, 4110.0)),
+    "ccl_hop_startup_ns": (
+        _ccl(1910.0, 2500.0, 3970.0, 3060.0, 5820.0, 5250.0),
+        _ccl(1520.0, 2350.0, 3710.0, 2820.0, 5040.0, 4810.0),
+    ),
+    "host_dispatch_ns": (49000.0, 21000.0),
+    "num_dram_banks": (12, 8),
+}
+"""The figures that differ between the two architectures, side by side; their sources follow."""
+
+_WH_SOURCES = {
+    "clock_hz": f"{GEMM}: 'At 1GHz (WH), this is 4 TFLOPS per matrix engine'",
+    "operand_bytes_per_cycle": f"fitted: {GEMM} N150 manual traced 16384^3 rows (BF16 HiFi4 54.26, BF16 "
+    "HiFi2 85.36, BFP8 HiFi2 102.44, BFP8 LoFi 163.19, BFP4 LoFi 199.72 TFLOPs): one constant, all within 5%",
+    "dram_activation_bytes_per_cycle": f"fitted: {GEMM} N150 manual all-DRAM rows 4096^3 (BF16 HiFi2 68.45, "
+    "BFP8 LoFi 140.53 TFLOPs) against the L1-sharded rows of the same table",
+    "dram_spec_bytes_per_s": f"{DRAM_WH}: spec 288 GB/s at 12 GT/s (336 at 14 GT/s)",
+    "dram_sharded_bytes_per_s": f"{DRAM_WH}: DRAM u-benchmark 267 GB/s at 12 GT/s",
+    "dram_interleaved_bytes_per_s": "tt-metal: tests/device_perf_tests/dram_bandwidth/test_dram_bandwidth.py: "
+    "40/80 MiB DRAM-interleaved read expected at 200 GiB/s (1e9*MiB/(GBps*1024) ns) = 214.7 GB/s",
+    "noc_bytes_per_cycle": f"{NPE}: WH NoC link 30 B/cycle achievable (32 B/cycle word)",
+    "noc_transfer_efficiency": f"{NPE}: WH per-transfer bandwidth 128 B -> 5.5, 512 B -> 18, 2 KB -> 30 B/cycle",
+    "eth_line_rate_bytes_per_s": f"{CCL}: Wormhole 100 Gbps = 12.5 GB/s per link per direction",
+    "hop_latency_1d_ns": f"{CCL}: per-hop latency WH 711 ns (1D fabric)",
+    "hop_latency_2d_ns": f"{CCL}: per-hop latency WH 874 ns (2D fabric)",
+    "host_dispatch_ns": f"fitted: {GEMM} N150 out-of-box 512^3 non-traced rows (49.05, 48.46, 50.13 us per op, "
+    "host-bound: traced the same ops take 12-20 us)",
+    "num_dram_banks": "meshnn.device.arch.WORMHOLE_B0 (12 banks = 6 channels x 2)",
+}
+
+_BH_SOURCES = {
+    "clock_hz": "BH asic_fmax 1350 MHz: docs.tenstorrent.com tt-system-firmware tt_blackhole_configuration; "
+    f"{GEMM}: 'At 1.35GHz (BH), this is 5.4 TFLOPS per matrix engine'",
+    "operand_bytes_per_cycle": f"fitted: {GEMM} P150 (11x10) manual traced peaks (BF16 HiFi4 142.42, BF16 HiFi2 "
+    "267.99, BFP8 HiFi2 274.33, BFP8 LoFi 526.97, BFP4 LoFi 541.95 TFLOPs): one constant, all within 3%",
+    "dram_spec_bytes_per_s": f"{DRAM_BH}: 8 GDDR6 banks, 512 GB/s theoretical",
+    "dram_sharded_bytes_per_s": f"{DRAM_BH}: 500 GB/s with one bank-adjacent reader per bank",
+    "dram_activation_bytes_per_cycle": f"fitted: {GEMM} P150 (11x10) manual traced all-DRAM rows "
+    "(5120x5632x5632 BF16 HiFi4 136.39 / BF16 HiFi2 239.48 / BFP8 HiFi2 259.92, 10240x11264^2 BFP4 541.95)",
+    "dram_interleaved_bytes_per_s": f"{DRAM_BH}: arbitrary reader placement caps at 344 GB/s (67%)",
+    "noc_bytes_per_cycle": f"{NPE}: BH NoC link 60.9 B/cycle achievable (64 B/cycle word)",
+    "noc_transfer_efficiency": f"{NPE}: BH 2 KB -> 57.7, 16 KB -> 60.9 B/cycle; below 2 KB the WH figures",
+    "eth_line_rate_bytes_per_s": f"{CCL}: 400 Gbps = 50 GB/s rated, 'Blackhole links currently run at half "
+    "their rated speed' -> 25 GB/s per link per direction",
+    "hop_latency_1d_ns": f"{CCL}: per-hop latency BH 515 ns (1D fabric)",
+    "hop_latency_2d_ns": f"{CCL}: per-hop latency BH 619 ns (2D fabric)",
+    "host_dispatch_ns": f"fitted: {GEMM} P150 out-of-box 640x704x704 non-traced rows (16.81, 21.26, 25.57 us)",
+    "num_dram_banks": "meshnn.device.arch.BLACKHOLE (8 GDDR6 banks)",
+}
+
+
+def _arch_table(arch: Arch, column: int, sources: dict[str, str]) -> ArchPerf:
+    """One architecture's table: the shared figures and its column of ``_BY_ARCH``."""
+    own = {name: pair[column] for name, pair in _BY_ARCH.items()}
+    return ArchPerf(arch=arch, **_SHARED, **own, sources={**_COMMON_SOURCES, **sources})  # type: ignore[arg-type]
+
+
+WORMHOLE_B0 = _arch_table(Arch.WORMHOLE_B0, 0, _WH_SOURCES)
+BLACKHOLE = _arch_table(Arch.BLACKHOLE, 1, _BH_SOURCES)
 
 ARCHS: dict[Arch, ArchPerf] = {WORMHOLE_B0.arch: WORMHOLE_B0, BLACKHOLE.arch: BLACKHOLE}
 

@@ -23,7 +23,7 @@ from meshnn.perf.desc import TILE, MatmulConfig, MatmulProgram, OpDesc
 from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
-from meshnn.perf.traffic import grid_cores, operand_cycles, sfpu_cycles_per_tile, traffic
+from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, sfpu_cycles_per_tile, traffic
 
 
 def _tiles(n: int) -> int:
@@ -79,15 +79,4 @@ def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     memory = traffic(machine, moves, cores, dram_sharded=sharded)
     fixed = arch.op_launch_ns + (0.0 if sharded else arch.matmul_fill_ns)
     flops = 2.0 * row_tiles * k_tiles * col_tiles * TILE**3
-    return Prediction(
-        compute_ns=arch.cycles_ns(cycles),
-        memory_ns=memory.ns,
-        link_ns=0.0,
-        fixed_ns=fixed,
-        memory=memory.kind,
-        cores=cores,
-        fidelity=fidelity,
-        flops=flops,
-        dram_bytes=memory.dram_bytes,
-        l1_bytes=memory.l1_bytes,
-    )
+    return kernel_prediction(arch, cycles, memory, cores, fixed_ns=fixed, fidelity=fidelity, flops=flops)

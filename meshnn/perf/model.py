@@ -104,8 +104,13 @@ def predict(
     """The predicted time of ``desc`` on one device of ``system`` (a name such as ``"t3k"``, a
     :class:`SystemPerf` or a :class:`Machine`), opened as ``mesh_shape`` (default: the system's)."""
     m = machine(system, mesh_shape)
+    gap = op_to_op_ns(m.system.arch, traced=traced, previous_kernel_ns=previous_kernel_ns)
+    return replace(predict_kernel(desc, m), gap_ns=gap, traced=traced)
+
+
+def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
+    """The kernel part of :func:`predict` (no op-to-op gap): it depends on ``desc`` and ``m`` alone,
+    so a caller that times the same op again may keep it."""
     fidelity = default_fidelity(desc)
     resolved = desc if fidelity is desc.fidelity else replace(desc, fidelity=fidelity)
-    prediction = _PREDICTORS[desc.family](resolved, m)
-    gap = op_to_op_ns(m.system.arch, traced=traced, previous_kernel_ns=previous_kernel_ns)
-    return replace(prediction, gap_ns=gap, traced=traced, fidelity=fidelity)
+    return replace(_PREDICTORS[desc.family](resolved, m), fidelity=fidelity)

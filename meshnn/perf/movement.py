@@ -14,7 +14,7 @@ import math
 from meshnn.perf.desc import OpDesc, OpFamily, TensorDesc
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
-from meshnn.perf.traffic import grid_cores, operand_cycles, traffic
+from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, traffic
 
 TRANSPOSE_CYCLES_PER_TILE = 32
 """FPU cycles of a 32x32 tile transpose (four 16x16 faces through srcA): an estimate."""
@@ -49,13 +49,4 @@ def predict_movement(desc: OpDesc, machine: Machine) -> Prediction:
     cores = max(1, min(grid_cores(machine, desc.core_grid), out_tiles))
     cycles = math.ceil(out_tiles / cores) * _cycles_per_tile(desc, machine)
     memory = traffic(machine, _reads(desc) + [(t, 1.0) for t in desc.outputs], cores)
-    return Prediction(
-        compute_ns=arch.cycles_ns(cycles),
-        memory_ns=memory.ns,
-        link_ns=0.0,
-        fixed_ns=arch.op_launch_ns,
-        memory=memory.kind,
-        cores=cores,
-        dram_bytes=memory.dram_bytes,
-        l1_bytes=memory.l1_bytes,
-    )
+    return kernel_prediction(arch, cycles, memory, cores)

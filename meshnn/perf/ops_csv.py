@@ -59,7 +59,7 @@ def tensor_cells(tensor: TensorDesc | None, device: int) -> list[str]:
     """The 7 cells of one tensor slot (empty for a slot this op does not have)."""
     if tensor is None:
         return [""] * len(BLOCK)
-    return [*_dims(tensor), tensor.layout.value, tensor.dtype, f"DEV_{device}_{tensor.memory_name}"]
+    return [*_dims(tensor), tensor.layout.name, tensor.dtype, f"DEV_{device}_{tensor.memory_name}"]
 
 
 def attributes(desc: OpDesc, prediction: Prediction) -> str:

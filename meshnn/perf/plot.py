@@ -44,7 +44,7 @@ def write_time_plot(recorder: Recorder, path: str | Path, *, title: str | None =
     )
     codes.append(GAP)
     devices = list(data)
-    fig, ax = plt.subplots(figsize=(9, 1.2 + 0.45 * max(len(devices), 1)))
+    fig, ax = plt.subplots(figsize=(9, 2.0 + 0.45 * max(len(devices), 1)))
     left = [0.0] * len(devices)
     for code in codes:
         widths = [data[d].get(code, 0.0) / 1e3 for d in devices]
@@ -54,7 +54,7 @@ def write_time_plot(recorder: Recorder, path: str | Path, *, title: str | None =
     system = recorder.machine.system
     ax.set_title(title or f"Where the time goes: {system.name}, mesh {recorder.machine.mesh_shape}")
     ax.invert_yaxis()
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=3, frameon=False)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, frameon=False)
     fig.tight_layout()
     target = Path(path)
     fig.savefig(target, dpi=110)

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from meshnn.errors import MeshnnValueError
 from meshnn.perf.desc import OpDesc
-from meshnn.perf.model import predict
+from meshnn.perf.model import op_to_op_ns, predict_kernel
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine, SystemPerf, machine
+
+KEPT_KERNELS = 4096
+"""Distinct ops whose kernel prediction a recorder keeps (a model's layers repeat a few dozen)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,7 @@ class Recorder:
         self._records: list[Record] = []
         self._clock: dict[int, float] = {}  # device -> end of its last kernel
         self._last_kernel: dict[int, float] = {}
+        self._kernels: dict[OpDesc, Prediction] = {}  # an op's kernel prediction, kept for its repeats
         self._lock = threading.Lock()
 
     @property
@@ -76,7 +80,8 @@ class Recorder:
         with self._lock:
             previous = max((self._last_kernel.get(d, 0.0) for d in chosen), default=0.0)
             first = all(d not in self._last_kernel for d in chosen)
-            prediction = predict(desc, self.machine, traced=traced, previous_kernel_ns=None if first else previous)
+            gap = op_to_op_ns(self.machine.system.arch, traced=traced, previous_kernel_ns=None if first else previous)
+            prediction = replace(self._kernel(desc), gap_ns=gap, traced=traced)
             ready = [self._clock.get(d, 0.0) for d in chosen]
             if desc.family.is_collective:  # every device waits for its peers before the first hop
                 ready = [max(ready)] * len(ready)
@@ -87,6 +92,14 @@ class Recorder:
             entry = Record(len(self._records), desc, prediction, chosen, starts)
             self._records.append(entry)
             return entry
+
+    def _kernel(self, desc: OpDesc) -> Prediction:
+        kernel = self._kernels.get(desc)
+        if kernel is None:
+            kernel = predict_kernel(desc, self.machine)
+            if len(self._kernels) < KEPT_KERNELS:
+                self._kernels[desc] = kernel
+        return kernel
 
     def totals(self) -> list[DeviceTotals]:
         """Per device, in device order: ops run, summed kernel and gap time."""

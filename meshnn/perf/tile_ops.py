@@ -17,7 +17,7 @@ from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
-from meshnn.perf.traffic import grid_cores, operand_cycles, sfpu_cycles_per_tile, traffic
+from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, sfpu_cycles_per_tile, traffic
 
 ROW_OPS = frozenset({OpFamily.REDUCTION, OpFamily.SOFTMAX, OpFamily.NORM})
 
@@ -67,14 +67,4 @@ def predict_tile_op(desc: OpDesc, machine: Machine) -> Prediction:
     cycles = tiles * _per_tile_cycles(desc, arch, fidelity)
     moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs]
     memory = traffic(machine, moves, cores)
-    return Prediction(
-        compute_ns=arch.cycles_ns(cycles),
-        memory_ns=memory.ns,
-        link_ns=0.0,
-        fixed_ns=arch.op_launch_ns,
-        memory=memory.kind,
-        cores=cores,
-        fidelity=desc.fidelity,
-        dram_bytes=memory.dram_bytes,
-        l1_bytes=memory.l1_bytes,
-    )
+    return kernel_prediction(arch, cycles, memory, cores, fidelity=desc.fidelity)

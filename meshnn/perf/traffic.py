@@ -1,4 +1,5 @@
-"""Memory traffic: how long an op's reads and writes take in DRAM or L1, and per-tile core costs.
+"""Memory traffic: how long an op's reads and writes take in DRAM or L1, per-tile core costs, and the
+prediction of a kernel made of the two.
 
 DRAM: a tensor sharded over the DRAM banks streams at the bank-adjacent rate; an interleaved one at
 the interleaved rate, slowed further by small pages (tt-npe's per-transfer bandwidth: a 2 KB tile
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 from meshnn.perf.desc import ROW_MAJOR_ELEMENT_BYTES, Layout, TensorDesc
 from meshnn.perf.hardware import ArchPerf
-from meshnn.perf.prediction import Bound
+from meshnn.perf.prediction import Bound, Prediction
 from meshnn.perf.systems import Machine
 
 SFPU_PASSES: dict[str, int] = {
@@ -133,3 +134,29 @@ def grid_cores(machine: Machine, grid: tuple[int, int] | None) -> int:
     if grid is None:
         return machine.system.compute_cores
     return max(1, int(grid[0]) * int(grid[1]))
+
+
+def kernel_prediction(
+    arch: ArchPerf,
+    cycles: float,
+    memory: Traffic,
+    cores: int,
+    *,
+    fixed_ns: float | None = None,
+    link_ns: float = 0.0,
+    **extra: object,
+) -> Prediction:
+    """The prediction of a kernel that spends ``cycles`` on its busiest core and moves ``memory``
+    over ``cores`` cores; its fixed cost is the launch unless ``fixed_ns`` says otherwise.  ``extra``:
+    the other :class:`Prediction` fields (fidelity, flops, link_bytes, notes)."""
+    return Prediction(
+        compute_ns=arch.cycles_ns(cycles),
+        memory_ns=memory.ns,
+        link_ns=link_ns,
+        fixed_ns=arch.op_launch_ns if fixed_ns is None else fixed_ns,
+        memory=memory.kind,
+        cores=cores,
+        dram_bytes=memory.dram_bytes,
+        l1_bytes=memory.l1_bytes,
+        **extra,  # type: ignore[arg-type]
+    )

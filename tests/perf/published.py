@@ -169,85 +169,56 @@ def _gemm_figures() -> list[Figure]:
 
 def _oob_figures() -> list[Figure]:
     src = f"{GEMM}, out-of-box (auto config) N150 table"
+    rows = [  # name, m, k, n, dtype, fidelity, traced, published TFLOPs, fitted
+        ("N150 out-of-box 4096^3 BF16 HiFi2 ~68 TF", 4096, 4096, 4096, "BFLOAT16", F.HiFi2, True, 68.43, False),
+        (
+            "N150 out-of-box 3072x4096x4096 BFP8 LoFi ~138 TF (eager)",
+            3072,
+            4096,
+            4096,
+            "BFLOAT8_B",
+            F.LoFi,
+            False,
+            138.42,
+            False,
+        ),
+        ("N150 out-of-box 512^3 BF16 HiFi2 (eager, host-bound)", 512, 512, 512, "BFLOAT16", F.HiFi2, False, 5.47, True),
+    ]
     return [
         Figure(
-            "N150 out-of-box 4096^3 BF16 HiFi2 ~68 TF",
+            name,
             src,
-            68.43,
-            68.43,
+            tf,
+            tf,
             "TFLOPs",
-            lambda: gemm_tflops("n150", 4096, 4096, 4096, "BFLOAT16", F.HiFi2, None, default=True),
-        ),
-        Figure(
-            "N150 out-of-box 3072x4096x4096 BFP8 LoFi ~138 TF (eager)",
-            src,
-            138.42,
-            138.42,
-            "TFLOPs",
-            lambda: gemm_tflops("n150", 3072, 4096, 4096, "BFLOAT8_B", F.LoFi, None, default=True, traced=False),
-        ),
-        Figure(
-            "N150 out-of-box 512^3 BF16 HiFi2 (eager, host-bound)",
-            src,
-            5.47,
-            5.47,
-            "TFLOPs",
-            lambda: gemm_tflops("n150", 512, 512, 512, "BFLOAT16", F.HiFi2, None, default=True, traced=False),
-            fitted=True,
-        ),
+            lambda m=m, k=k, n=n, d=d, f=f, t=traced: gemm_tflops("n150", m, k, n, d, f, None, default=True, traced=t),
+            fitted=fit,
+        )
+        for name, m, k, n, d, f, traced, tf, fit in rows
     ]
 
 
+def _dram_test_figure(mib: int, gibps: int, shape: tuple[int, ...], sharded: bool) -> Figure:
+    """A DRAM read of ``mib`` MiB of uint32 into L1 that tt-metal's CI expects at ``gibps`` GiB/s:
+    interleaved over the 8x8 grid, or sharded one bank per reader (12x1)."""
+    kind = "sharded" if sharded else "interleaved"
+    memory = MemoryLayout.HEIGHT_SHARDED if sharded else MemoryLayout.INTERLEAVED
+    source = TensorDesc(shape, "UINT32", memory=memory)
+    dest = TensorDesc(shape, "UINT32", buffer=L1, memory=memory if sharded else MemoryLayout.WIDTH_SHARDED)
+    us = 1e9 * mib / (gibps * 1024) / 1e3
+    name = f"WH DRAM {kind} {mib} MiB read to L1 at {gibps} GiB/s"
+    grid = (12, 1) if sharded else (8, 8)
+    return Figure(name, DRAM_TEST, us, us, "us", lambda: dram_copy_us(source, dest, grid), fitted=True)
+
+
 def _dram_figures() -> list[Figure]:
-    interleaved = TensorDesc((1, 1, 5120, 2048), "UINT32")  # 40 MiB
-    interleaved80 = TensorDesc((1, 1, 10240, 2048), "UINT32")
-    wide = {"buffer": L1, "memory": MemoryLayout.WIDTH_SHARDED}
-    sharded6 = TensorDesc((12, 1, 128, 1024), "UINT32", memory=MemoryLayout.HEIGHT_SHARDED)
-    sharded12 = TensorDesc((12, 1, 256, 1024), "UINT32", memory=MemoryLayout.HEIGHT_SHARDED)
-    tall = {"buffer": L1, "memory": MemoryLayout.HEIGHT_SHARDED}
-
-    def expected_us(mib, gibps):
-        return 1e9 * mib / (gibps * 1024) / 1e3
-
     llama = "Llama3-70B decode matmul, T3000 device"
     rng = (239.0, 260.0)
     return [
-        Figure(
-            "WH DRAM interleaved 40 MiB read to L1 at 200 GiB/s",
-            DRAM_TEST,
-            expected_us(40, 200),
-            expected_us(40, 200),
-            "us",
-            lambda: dram_copy_us(interleaved, TensorDesc(interleaved.shape, "UINT32", **wide), (8, 8)),
-            fitted=True,
-        ),
-        Figure(
-            "WH DRAM interleaved 80 MiB read to L1 at 200 GiB/s",
-            DRAM_TEST,
-            expected_us(80, 200),
-            expected_us(80, 200),
-            "us",
-            lambda: dram_copy_us(interleaved80, TensorDesc(interleaved80.shape, "UINT32", **wide), (8, 8)),
-            fitted=True,
-        ),
-        Figure(
-            "WH DRAM sharded 6 MiB read to L1 at 230 GiB/s",
-            DRAM_TEST,
-            expected_us(6, 230),
-            expected_us(6, 230),
-            "us",
-            lambda: dram_copy_us(sharded6, TensorDesc(sharded6.shape, "UINT32", **tall), (12, 1)),
-            fitted=True,
-        ),
-        Figure(
-            "WH DRAM sharded 12 MiB read to L1 at 230 GiB/s",
-            DRAM_TEST,
-            expected_us(12, 230),
-            expected_us(12, 230),
-            "us",
-            lambda: dram_copy_us(sharded12, TensorDesc(sharded12.shape, "UINT32", **tall), (12, 1)),
-            fitted=True,
-        ),
+        _dram_test_figure(40, 200, (1, 1, 5120, 2048), sharded=False),
+        _dram_test_figure(80, 200, (1, 1, 10240, 2048), sharded=False),
+        _dram_test_figure(6, 230, (12, 1, 128, 1024), sharded=True),
+        _dram_test_figure(12, 230, (12, 1, 256, 1024), sharded=True),
         *[
             Figure(
                 f"{llama}: {k}x{n} 239-260 GB/s",

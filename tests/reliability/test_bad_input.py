@@ -1476,6 +1476,12 @@ def written() -> list[Case]:
         VALUE,
         "input_tensor_a_activations",
     )
+    row("begin_perf_capture", "traced not a bool", lambda e: ttnn.begin_perf_capture(traced="yes"), TYPE, "traced")
+    row("end_perf_capture", "none running", lambda e: ttnn.end_perf_capture(), ttnn.MeshnnError, "perf capture")
+    row("perf_capture", "traced not a bool", lambda e: ttnn.perf_capture(traced=1).__enter__(), TYPE, "traced")
+    row("PerfCapture", "traced not a bool", lambda e: ttnn.PerfCapture(traced="x"), TYPE, "traced")
+    row("PerfCapture.recorder", "no op recorded", lambda e: ttnn.PerfCapture().recorder(e.mesh), VALUE, "mesh_device")
+    row("PerfCapture.retimed", "traced not a bool", lambda e: ttnn.PerfCapture().retimed(traced=None), TYPE, "traced")
     return c
 
 

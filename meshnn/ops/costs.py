@@ -1,0 +1,312 @@
+"""What an op run is to the performance model: an op's event (:class:`~meshnn.mesh.observers.OpEvent`)
+and its outputs turned into the :class:`~meshnn.perf.OpDesc` that :func:`meshnn.perf.predict` times.
+
+- Tensors: each input and output as one device holds it: the per-device padded shape (the logical
+  one beside it), dtype, layout, buffer type and memory layout, from its spec.
+- The op: its family and tt-metal's device-operation name (``MatmulDeviceOperation``...), from the
+  ttnn name it was launched under (``FAMILIES``; ``experimental.`` / ``transformer.`` prefixes
+  dropped).  An op this table does not know is estimated as a copy of its tensors, named in
+  tt-metal's style and marked so in its attributes.
+- Its configuration, from ``event.attrs`` by ttnn's argument names, read duck-typed by ttnn's field
+  names (any object with them will do): ``compute_kernel_config.math_fidelity`` (absent: ttnn's
+  default for the op, which :func:`meshnn.perf.predict` applies); ``program_config`` (the class name
+  tells a matmul's program kind; ``compute_with_storage_grid_size``, ``per_core_M`` / ``per_core_N``,
+  ``q_chunk_size`` / ``k_chunk_size``, ``fused_activation``); ``core_grid`` (``x``, ``y``);
+  ``topology``, ``cluster_axis``, ``num_links``, ``dim`` of a collective; ``is_causal``,
+  ``cur_pos`` of attention; fused activations (``activation``, ``activations``,
+  ``input_tensor_a_activations``, ``input_tensor_b_activations``).
+- Cores: the program config's grid, else ``core_grid``, else the first sharded input's shard grid,
+  else ttnn's default (the whole compute grid).
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.perf`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the
+ops' element-wise tables.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+
+from meshnn.mesh.observers import OpEvent
+from meshnn.ops.eltwise.functions import BINARY, UNARY
+from meshnn.perf.desc import (
+    AttentionConfig,
+    CollectiveConfig,
+    MatmulConfig,
+    MatmulProgram,
+    OpDesc,
+    OpFamily,
+    TensorDesc,
+    Topology,
+)
+from meshnn.perf.fidelity import MathFidelity
+from meshnn.tensor.spec import TensorSpec
+from meshnn.tensor.tensor import Tensor
+
+F = OpFamily
+FAMILIES: dict[str, tuple[OpFamily, str]] = {
+    "matmul": (F.MATMUL, ""),
+    "linear": (F.MATMUL, ""),
+    "minimal_matmul": (F.MATMUL, "MinimalMatmulOpDeviceOperation"),
+    **{name: (F.UNARY, "") for name in UNARY},
+    **{name: (F.BINARY, "") for name in BINARY},
+    "where": (F.BINARY, "TernaryDeviceOperation"),
+    "rotary_embedding": (F.BINARY, "RotaryEmbeddingDeviceOperation"),
+    "rotary_embedding_llama": (F.BINARY, "RotaryEmbeddingLlamaDeviceOperation"),
+    "sum": (F.REDUCTION, ""),
+    "mean": (F.REDUCTION, ""),
+    "max": (F.REDUCTION, ""),
+    "min": (F.REDUCTION, ""),
+    "argmax": (F.REDUCTION, "ArgMaxDeviceOperation"),
+    "fast_reduce_nc": (F.REDUCTION, "FastReduceNCDeviceOperation"),
+    "softmax": (F.SOFTMAX, ""),
+    "layer_norm": (F.NORM, ""),
+    "rms_norm": (F.NORM, ""),
+    "scaled_dot_product_attention": (F.SDPA, ""),
+    "chunked_scaled_dot_product_attention": (F.SDPA, ""),
+    "scaled_dot_product_attention_decode": (F.SDPA_DECODE, ""),
+    "paged_scaled_dot_product_attention_decode": (F.SDPA_DECODE, ""),
+    "update_cache": (F.KV_UPDATE, "UpdateCacheDeviceOperation"),
+    "paged_update_cache": (F.KV_UPDATE, ""),
+    "fill_cache": (F.KV_FILL, "FillCacheDeviceOperation"),
+    "paged_fill_cache": (F.KV_FILL, ""),
+    "embedding": (F.EMBEDDING, ""),
+    "typecast": (F.TYPECAST, ""),
+    "permute": (F.PERMUTE, ""),
+    "transpose": (F.TRANSPOSE, ""),
+    "concat": (F.CONCAT, ""),
+    "slice": (F.SLICE, ""),
+    "pad": (F.PAD, ""),
+    "tilize": (F.TILIZE, "TilizeDeviceOperation"),
+    "tilize_with_val_padding": (F.TILIZE, ""),
+    "untilize": (F.UNTILIZE, "UntilizeDeviceOperation"),
+    "untilize_with_unpadding": (F.UNTILIZE, ""),
+    "reshape": (F.COPY, "ReshapeViewDeviceOperation"),
+    "repeat": (F.COPY, "RepeatDeviceOperation"),
+    "clone": (F.COPY, "CloneOperation"),
+    "split": (F.SLICE, "SplitDeviceOperation"),
+    "interleaved_to_sharded": (F.COPY, "InterleavedToShardedDeviceOperation"),
+    "sharded_to_interleaved": (F.COPY, "ShardedToInterleavedDeviceOperation"),
+    "split_query_key_value_and_split_heads": (F.COPY, "CreateQKVHeadsDeviceOperation"),
+    "nlp_create_qkv_heads": (F.COPY, "NlpCreateHeadsDeviceOperation"),
+    "nlp_create_qkv_heads_decode": (F.COPY, "NLPCreateQKVHeadsDecodeDeviceOperation"),
+    "concatenate_heads": (F.COPY, "ConcatenateHeadsDeviceOperation"),
+    "nlp_concat_heads": (F.COPY, "NLPConcatHeadsDeviceOperation"),
+    "nlp_concat_heads_decode": (F.COPY, "NLPConcatHeadsDecodeDeviceOperation"),
+    "all_gather": (F.ALL_GATHER, ""),
+    "all_gather_async": (F.ALL_GATHER, ""),
+    "reduce_scatter": (F.REDUCE_SCATTER, ""),
+    "reduce_scatter_minimal_async": (F.REDUCE_SCATTER, ""),
+    "all_reduce": (F.ALL_REDUCE, ""),
+    "all_reduce_async": (F.ALL_REDUCE, ""),
+}
+"""ttnn op name (without its namespace) -> (the family the model times it as, tt-metal's
+device-operation name when it is not the family's own).  ``to_layout`` and ``to_memory_config``
+are decided by their tensors (:func:`_by_tensors`)."""
+
+ESTIMATED = ("meshnn_model", "unknown op: timed as a copy of its tensors")
+"""The attribute an op outside ``FAMILIES`` carries in the ops-perf CSV."""
+
+_PROGRAMS = {p.value: p for p in MatmulProgram if p is not MatmulProgram.DEFAULT}
+_ACTIVATION_ATTRS = ("activation", "activations", "input_tensor_a_activations", "input_tensor_b_activations")
+
+
+@functools.lru_cache(maxsize=4096)
+def tensor_desc(spec: TensorSpec) -> TensorDesc:
+    """One device's share of a tensor of ``spec`` (specs are per device), as the model sees it."""
+    memory = spec.memory_config
+    padded, logical = tuple(spec.padded_shape), tuple(spec.shape)
+    return TensorDesc(
+        padded or (1,),
+        spec.dtype.name,
+        spec.layout,
+        memory.buffer_type,
+        memory.memory_layout,
+        logical_shape=logical or (1,),
+    )
+
+
+def op_name(op: str) -> str:
+    """The ttnn op name without its namespace: ``transformer.scaled_dot_product_attention`` ->
+    ``scaled_dot_product_attention``."""
+    return op.rsplit(".", 1)[-1]
+
+
+def op_desc(event: OpEvent, outputs: Sequence[Tensor]) -> OpDesc | None:
+    """The description of the op ``event`` with its ``outputs``; None for an op with no tensor
+    in or out (nothing the model can time)."""
+    inputs = tuple(tensor_desc(t.spec) for t in event.inputs)
+    outs = tuple(tensor_desc(t.spec) for t in outputs)
+    if not inputs and not outs:
+        return None
+    inputs = inputs or outs[:1]  # an op that only writes (a fill): its output stands for the bytes
+    name, attrs = op_name(event.op), event.attrs
+    family, code = FAMILIES.get(name) or _by_tensors(name, inputs, outs)
+    extra: dict[str, object] = {}
+    if family is F.MATMUL:
+        extra["matmul"] = matmul_config(attrs)
+    elif family.is_collective:
+        extra["collective"] = collective_config(attrs, event.mesh)
+    elif family in (F.SDPA, F.SDPA_DECODE):
+        extra["attention"] = attention_config(attrs, decode=family is F.SDPA_DECODE)
+    if family in (F.KV_UPDATE, F.KV_FILL):
+        outs = ()  # written in place: the cache is inputs[0]
+    return OpDesc(
+        family,
+        inputs,
+        outs,
+        op_code=code,
+        name=f"ttnn.{event.op}",
+        fidelity=fidelity(attrs),
+        core_grid=cores_grid(attrs, event.inputs),
+        unary_ops=(name,) if family is F.UNARY and name in UNARY else activations(attrs),
+        attributes=(ESTIMATED,) if _unknown(name) else (),
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def _unknown(name: str) -> bool:
+    return name not in FAMILIES and name not in ("to_layout", "to_memory_config")
+
+
+def _by_tensors(name: str, inputs: tuple[TensorDesc, ...], outs: tuple[TensorDesc, ...]) -> tuple[OpFamily, str]:
+    """The family of an op decided by what it does to its tensor: ``to_layout`` tilizes, untilizes,
+    typecasts or copies; ``to_memory_config`` shards, unshards, reshards or copies.  Any other op
+    is unknown: a copy named as tt-metal would name it."""
+    source, target = inputs[0], (outs or inputs)[0]
+    if name == "to_layout":
+        if source.layout is not target.layout:
+            return (F.TILIZE, "") if target.layout.name == "TILE" else (F.UNTILIZE, "")
+        return (F.TYPECAST, "") if source.dtype != target.dtype else (F.COPY, "")
+    if name == "to_memory_config":
+        if source.sharded and target.sharded:
+            return F.COPY, "ReshardDeviceOperation"
+        if target.sharded:
+            return F.COPY, "InterleavedToShardedDeviceOperation"
+        if source.sharded:
+            return F.COPY, "ShardedToInterleavedDeviceOperation"
+        return F.COPY, ""
+    return F.COPY, "".join(part.title() for part in name.split("_")) + "DeviceOperation"
+
+
+# ---------------------------------------------------------------------- configs, duck-typed
+
+
+def fidelity(attrs: Mapping[str, object]) -> MathFidelity | None:
+    """``compute_kernel_config.math_fidelity`` (an enum, its name or tt-metal's number); None when
+    the op was given no compute-kernel config (ttnn's default then applies)."""
+    value = getattr(attrs.get("compute_kernel_config"), "math_fidelity", None)
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return MathFidelity(value)
+    return MathFidelity.parse(getattr(value, "name", value))
+
+
+def grid_of(value: object) -> tuple[int, int] | None:
+    """(x, y) of a grid: a ``CoreGrid`` / ``CoreCoord`` (``x``, ``y``), an (x, y) pair, or a
+    ``CoreRangeSet`` (its ``num_cores()`` as one row); None when ``value`` is none of those."""
+    if value is None:
+        return None
+    x, y = getattr(value, "x", None), getattr(value, "y", None)
+    if isinstance(x, int) and isinstance(y, int):
+        return x, y
+    if isinstance(value, tuple | list) and len(value) == 2 and all(isinstance(v, int) for v in value):
+        return int(value[0]), int(value[1])
+    count = getattr(value, "num_cores", None)
+    if callable(count):
+        return int(count()), 1
+    return None
+
+
+def cores_grid(attrs: Mapping[str, object], inputs: Sequence[Tensor]) -> tuple[int, int] | None:
+    """The cores an op runs on: its program config's grid, its ``core_grid``, the shard grid of
+    its first sharded input, or None (ttnn's default: the whole compute grid)."""
+    program = attrs.get("program_config")
+    grid = grid_of(getattr(program, "compute_with_storage_grid_size", None)) or grid_of(attrs.get("core_grid"))
+    if grid is not None:
+        return grid
+    for tensor in inputs:
+        shard = tensor.spec.memory_config.shard_spec
+        if shard is not None:
+            return grid_of(shard.grid)
+    return None
+
+
+def matmul_config(attrs: Mapping[str, object]) -> MatmulConfig:
+    """A matmul's program: the config class's name says its kind (an unknown class counts as a 2-D
+    multicast program), its grid and per-core block in tiles; or ttnn's own choice without one."""
+    program, core_grid = attrs.get("program_config"), attrs.get("core_grid")
+    if program is None:
+        return MatmulConfig(grid=grid_of(core_grid), user_core_grid=core_grid is not None)
+    kind = _PROGRAMS.get(type(program).__name__, MatmulProgram.MULTICAST_2D)
+    return MatmulConfig(
+        kind,
+        grid_of(getattr(program, "compute_with_storage_grid_size", None)),
+        _positive(getattr(program, "per_core_M", None)),
+        _positive(getattr(program, "per_core_N", None)),
+        user_core_grid=core_grid is not None,
+    )
+
+
+def _positive(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def collective_config(attrs: Mapping[str, object], mesh: object) -> CollectiveConfig:
+    """A collective's topology (``topology``, else the fabric's: a ring fabric runs rings), its
+    ``cluster_axis`` (on a 1-D mesh, axis 0 is the mesh's one row), ``num_links`` and ``dim``."""
+    topology = attrs.get("topology")
+    name = getattr(topology, "name", topology)
+    if name is None:  # ttnn resolves the fabric's topology
+        fabric = getattr(mesh, "fabric_config", None)
+        ring = "RING" in str(getattr(fabric, "name", fabric) or "").upper()
+    else:
+        ring = str(name).lower() in ("ring", "torus")
+    axis = attrs.get("cluster_axis")
+    if isinstance(axis, int) and len(tuple(getattr(mesh, "shape", (1, 1)))) == 1:
+        axis = 1  # a 1-D mesh is one row of the model's (rows, cols)
+    links = attrs.get("num_links")
+    dim = attrs.get("dim")
+    return CollectiveConfig(
+        Topology.RING if ring else Topology.LINEAR,
+        cluster_axis=axis if isinstance(axis, int) else None,
+        num_links=_positive(links),
+        dim=dim if isinstance(dim, int) else 0,
+    )
+
+
+def attention_config(attrs: Mapping[str, object], *, decode: bool) -> AttentionConfig:
+    """SDPA's chunks (0 or absent: 32), causality (``is_causal``; a decode step is not causal) and,
+    for a decode step, the cache length read (``cur_pos``: the largest position + 1)."""
+    program = attrs.get("program_config")
+    q_chunk = _positive(getattr(program, "q_chunk_size", None)) or 32
+    k_chunk = _positive(getattr(program, "k_chunk_size", None)) or 32
+    causal = False if decode else bool(attrs.get("is_causal", True))
+    kv_len = None
+    positions = attrs.get("cur_pos")
+    if decode and isinstance(positions, Sequence) and positions:
+        kv_len = max(int(p) for p in positions) + 1
+    return AttentionConfig(q_chunk, k_chunk, causal, kv_len)
+
+
+def activations(attrs: Mapping[str, object]) -> tuple[str, ...]:
+    """The unary ops fused into a matmul or a binary op, by ttnn's names (lower case)."""
+    found: list[object] = []
+    for key in _ACTIVATION_ATTRS:
+        value = attrs.get(key)
+        if value is not None:
+            found.extend(value if isinstance(value, list | tuple) else [value])
+    fused = getattr(attrs.get("program_config"), "fused_activation", None)
+    if fused is not None:
+        found.append(fused)
+    return tuple(_activation_name(a) for a in found)
+
+
+def _activation_name(value: object) -> str:
+    """``"silu"`` from ``"silu"``, ``UnaryOpType.SILU`` or ``UnaryWithParam(UnaryOpType.SILU)``."""
+    value = getattr(value, "op_type", value)
+    text = getattr(value, "value", None)
+    if not isinstance(text, str):
+        text = getattr(value, "name", value)
+    return str(text).lower()

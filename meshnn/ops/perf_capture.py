@@ -1,0 +1,210 @@
+"""Recording the predicted device time of every op a program runs: ``ttnn.begin_perf_capture()`` /
+``ttnn.end_perf_capture()`` (or ``with ttnn.perf_capture() as capture:``), named after ttnn's
+``graph.begin_graph_capture`` / ``end_graph_capture``.
+
+While a capture runs it is one of the process's mesh observers (:mod:`meshnn.mesh.observers`): each
+op's end is turned into an :class:`~meshnn.perf.OpDesc` (:mod:`meshnn.ops.costs`) and recorded, with
+its devices, in a :class:`~meshnn.perf.Recorder` of the op's mesh (one per mesh, made at its first
+op: the mesh's system and shape).  Outside a capture nothing is observed, so an ordinary run builds
+no events at all.
+
+Eager or traced: an op is recorded eager (each op waits for the host to dispatch it) unless the
+capture was begun with ``traced=True`` or the op's command queue says it is replaying a trace
+(``queue.replaying_trace`` true).  Ops enqueued while a queue captures a trace
+(``queue.capturing_trace`` true) run nothing on a device and are not recorded.  A whole capture can
+be re-timed as if traced (or eager) with :meth:`PerfCapture.retimed`.
+
+An op the model cannot time (a mesh of a system it has no figures for, an op with no tensors) is
+listed in :attr:`PerfCapture.skipped` with the reason; the program runs on regardless.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.perf`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and
+:mod:`meshnn.ops.costs`.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError
+from meshnn.mesh.observers import OBSERVERS, OpEvent
+from meshnn.ops.costs import op_desc
+from meshnn.perf.ops_csv import write_ops_perf_csv
+from meshnn.perf.plot import write_time_plot
+from meshnn.perf.recorder import Recorder
+from meshnn.perf.systems import machine
+from meshnn.perf.table import format_table
+
+
+class PerfCapture:
+    """The predicted device time of every op run on any mesh while this capture records, a
+    :class:`~meshnn.perf.Recorder` per mesh.  ``traced``: record every op as a traced replay.
+    (An observer of op ends only: allocations and frees are not sent to it.)"""
+
+    def __init__(self, *, traced: bool = False) -> None:
+        if not isinstance(traced, bool):
+            raise MeshnnTypeError(f"PerfCapture: traced must be a bool, got {traced!r}")
+        self.traced = traced
+        self.skipped: list[tuple[str, str]] = []  # (ttnn op, why it was not timed)
+        self._entries: list[tuple[weakref.ref, Recorder]] = []  # (mesh, its recorder), by first op
+        self._by_id: dict[int, int] = {}  # id(mesh) -> its entry
+        self._lock = threading.Lock()
+
+    # -------------------------------------------------------------------- the observer side
+
+    def on_op_end(self, event: OpEvent, outputs: Sequence[Any]) -> None:
+        queue = _queue(event)
+        if getattr(queue, "capturing_trace", False):
+            return  # a trace being captured runs nothing on the device
+        traced = self.traced or bool(getattr(queue, "replaying_trace", False))
+        try:
+            recorder = self._recorder_for(event.mesh)
+            desc = op_desc(event, outputs)
+            if desc is None:
+                self.skipped.append((event.op, "no tensor in or out"))
+                return
+            recorder.record(desc, _device_ids(event), traced=traced)
+        except (MeshnnError, TypeError, ValueError, AttributeError) as error:  # a config the model cannot read:
+            self.skipped.append((event.op, f"{type(error).__name__}: {error}"))  # the program runs on
+
+    def _recorder_for(self, mesh: Any) -> Recorder:
+        with self._lock:
+            index = self._by_id.get(id(mesh))
+            if index is not None and self._entries[index][0]() is mesh:
+                return self._entries[index][1]
+            shape = tuple(mesh.shape)
+            rows_cols = (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1])
+            recorder = Recorder(machine(mesh.system.name, rows_cols))
+            self._by_id[id(mesh)] = len(self._entries)  # (a new mesh at a dead one's id gets its own)
+            self._entries.append((weakref.ref(mesh), recorder))
+            return recorder
+
+    # ------------------------------------------------------------------- what a user reads
+
+    @property
+    def recorders(self) -> list[Recorder]:
+        """One recorder per mesh that ran an op, in the order of their first ops."""
+        with self._lock:
+            return [recorder for _, recorder in self._entries]
+
+    def recorder(self, mesh_device: Any) -> Recorder:
+        """The recorder of ``mesh_device``'s ops."""
+        with self._lock:
+            index = self._by_id.get(id(mesh_device))
+            entry = None if index is None else self._entries[index]
+        if entry is None or entry[0]() is not mesh_device:
+            raise MeshnnValueError(f"PerfCapture.recorder: no op of mesh_device {mesh_device!r} was recorded")
+        return entry[1]
+
+    def retimed(self, *, traced: bool) -> list[Recorder]:
+        """Every mesh's ops again, all traced (or all eager): what tracing the run would save."""
+        if not isinstance(traced, bool):
+            raise MeshnnTypeError(f"PerfCapture.retimed: traced must be a bool, got {traced!r}")
+        return [recorder.retimed(traced=traced) for recorder in self.recorders]
+
+    def total_ns(self) -> float:
+        """The predicted time of the slowest mesh (meshes of one program run side by side)."""
+        return max((recorder.total_ns() for recorder in self.recorders), default=0.0)
+
+    def table(self) -> str:
+        """Every mesh's per-op table and per-device totals (:func:`meshnn.perf.format_table`)."""
+        return "\n\n".join(format_table(recorder) for recorder in self.recorders)
+
+    def summary(self) -> str:
+        """Per mesh: its predicted time as recorded, and with every op eager or every op traced."""
+        lines = []
+        for index, recorder in enumerate(self.recorders):
+            m = recorder.machine
+            eager, traced = recorder.retimed(traced=False).total_ns(), recorder.retimed(traced=True).total_ns()
+            lines.append(
+                f"mesh {index} ({m.system.name} {m.mesh_shape[0]}x{m.mesh_shape[1]}): {len(recorder)} ops, "
+                f"{_us(recorder.total_ns())} as recorded; all eager {_us(eager)}, all traced {_us(traced)}"
+            )
+        return "\n".join(lines)
+
+    def write_ops_perf_csv(self, folder: str | Path, name: str) -> list[Path]:
+        """tt-metal's ops-perf CSV of each mesh, ``ops_perf_results_<name>.csv`` in ``folder`` (the
+        second mesh's ``<name>_mesh1``...), as tt-perf-report reads it."""
+        target = Path(folder)
+        target.mkdir(parents=True, exist_ok=True)
+        return [
+            write_ops_perf_csv(recorder, target / f"ops_perf_results_{_stem(name, i)}.csv")
+            for i, recorder in enumerate(self.recorders)
+        ]
+
+    def write_time_plot(self, folder: str | Path, name: str) -> list[Path]:
+        """A PNG of where each mesh's time goes, ``<name>_time.png`` in ``folder`` (needs the plot
+        extra, matplotlib)."""
+        target = Path(folder)
+        target.mkdir(parents=True, exist_ok=True)
+        return [
+            write_time_plot(recorder, target / f"{_stem(name, i)}_time.png")
+            for i, recorder in enumerate(self.recorders)
+        ]
+
+    def __len__(self) -> int:
+        return sum(len(recorder) for recorder in self.recorders)
+
+
+def _us(ns: float) -> str:
+    return f"{ns / 1e3:,.1f} us"
+
+
+def _stem(name: str, index: int) -> str:
+    return name if index == 0 else f"{name}_mesh{index}"
+
+
+def _queue(event: OpEvent) -> Any:
+    try:
+        return event.mesh.mesh_command_queue(event.queue_id)
+    except MeshnnError:
+        return None
+
+
+def _device_ids(event: OpEvent) -> list[int]:
+    """Row-major indices of the devices the op ran on (device 0 is the first coordinate)."""
+    shape = tuple(event.mesh.shape)
+    cols = shape[1] if len(shape) > 1 else shape[0]
+    return [c[0] * cols + c[1] if len(c) > 1 else c[0] for c in (tuple(coord) for coord in event.coords)]
+
+
+# --------------------------------------------------------------------------- the public calls
+
+_ACTIVE: list[PerfCapture] = []  # at most one: the running capture
+_ACTIVE_LOCK = threading.Lock()
+
+
+def begin_perf_capture(*, traced: bool = False) -> PerfCapture:
+    """Start recording the predicted time of every op on every mesh; returns the capture (also
+    what :func:`end_perf_capture` returns).  ``traced``: time every op as a traced replay."""
+    capture = PerfCapture(traced=traced)
+    with _ACTIVE_LOCK:
+        if _ACTIVE:
+            raise MeshnnError("begin_perf_capture: a perf capture is already running; end_perf_capture() it first")
+        _ACTIVE.append(capture)
+        OBSERVERS.add(capture)
+    return capture
+
+
+def end_perf_capture() -> PerfCapture:
+    """Stop recording; returns the capture with every op recorded since :func:`begin_perf_capture`."""
+    with _ACTIVE_LOCK:
+        if not _ACTIVE:
+            raise MeshnnError("end_perf_capture: no perf capture is running (begin_perf_capture() starts one)")
+        capture = _ACTIVE.pop()
+        OBSERVERS.remove(capture)
+    return capture
+
+
+@contextmanager
+def perf_capture(*, traced: bool = False) -> Iterator[PerfCapture]:
+    """``with ttnn.perf_capture() as capture:`` records the ops run in the block."""
+    capture = begin_perf_capture(traced=traced)
+    try:
+        yield capture
+    finally:
+        end_perf_capture()
