@@ -18,6 +18,7 @@ from meshnn.errors import (
     MeshnnValueError,
     NotImplementedByMeshnn,
     OutOfMemoryError,
+    PlanningError,
     QueueError,
     TensorFileError,
     WrongMeshError,
@@ -48,6 +49,7 @@ from meshnn.mesh import (
     synchronize_device,
 )
 from meshnn.mesh.memory_report import dump_device_memory_state, memory_report, plot_memory
+from meshnn.mesh.planning import planning
 from meshnn.mesh.system import (
     FabricConfig,
     GetNumAvailableDevices,
