@@ -48,7 +48,9 @@ from meshnn.mesh import (
     open_mesh_device,
     synchronize_device,
 )
-from meshnn.mesh.memory_report import dump_device_memory_state, memory_report, plot_memory
+from meshnn.mesh.memory_plot import plot_memory
+from meshnn.mesh.memory_report import dump_device_memory_state, memory_report
+from meshnn.mesh.memory_timeline import MemoryTimeline
 from meshnn.mesh.planning import planning
 from meshnn.mesh.system import (
     FabricConfig,

@@ -54,7 +54,7 @@ def memory(args: argparse.Namespace) -> int:
     """Allocate a small tensor-parallel working set and print (and plot) the memory report."""
     from meshnn.cli.memory import show
 
-    return show(args.system, args.mesh, args.plot)
+    return show(args.system, args.mesh, args.plot, args.timeline)
 
 
 def run_script(args: argparse.Namespace) -> int:
@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--system", default=None)
     p.add_argument("--mesh", type=parse_mesh, default=None)
     p.add_argument("--plot", default=None, metavar="FILE.png", help="draw each buffer type's address space")
+    p.add_argument("--timeline", action="store_true", help="record a few layers op by op (--plot draws the timeline)")
     p.set_defaults(run=memory)
     p = sub.add_parser("run", help="run a TTNN script unmodified, with `import ttnn` answered by meshnn")
     p.add_argument("--system", default=None)
