@@ -1,4 +1,4 @@
-"""``meshnn``: the command-line entry point (info, demo, memory, run)."""
+"""``meshnn``: the command-line entry point (info, demo, memory, run, plan)."""
 
 from __future__ import annotations
 
@@ -63,6 +63,12 @@ def run_script(args: argparse.Namespace) -> int:
     return run_path(args.script, args.args, system=args.system)
 
 
+def plan(args: argparse.Namespace) -> int:
+    from meshnn.cli.plan import plan_path
+
+    return plan_path(args.script, args.args, system=args.system, steps=args.timeline, plot=args.plot)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="meshnn", description="TTNN's multi-device runtime on a simulated mesh")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -89,6 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     p.set_defaults(run=run_script)
+    p = sub.add_parser("plan", help="plan a TTNN script on meshes that allocate but compute nothing: peaks, OOMs")
+    p.add_argument("--system", default=None)
+    p.add_argument("--timeline", action="store_true", help="also print every op's memory row")
+    p.add_argument("--plot", default=None, metavar="FILE.png", help="draw the memory timeline of the busiest mesh")
+    p.add_argument("script")
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    p.set_defaults(run=plan)
     return parser
 
 

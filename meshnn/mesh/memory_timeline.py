@@ -330,9 +330,23 @@ class MemoryTimeline(MeshObserver):
 
         return "\n\n".join(timeline_report(t, steps=steps) for t in self.meshes)
 
+    def summary(self, perf: object = None) -> str:
+        """Per mesh: its DRAM / L1 peaks per device and the ops that set them, and its predicted
+        device time from ``perf`` (a performance-model capture, duck-typed; None: not shown)."""
+        from meshnn.mesh.timeline_text import mesh_summary, recorders_by_timeline
+
+        meshes = self.meshes
+        recorders = recorders_by_timeline(meshes, perf) if perf is not None else {}
+        blocks = ["\n".join(mesh_summary(t, recorders.get(t.mesh_id))) for t in meshes]
+        return "\n\n".join(blocks) if blocks else "no mesh allocated anything"
+
     def plot(self, path: Any, mesh: Any = None) -> Any:
-        """A PNG of one mesh's timeline (default: the first mesh seen); returns the path."""
+        """A PNG of one mesh's timeline (``mesh``: a mesh or its :class:`MeshTimeline`; default the
+        mesh with the most steps); returns the path."""
         from meshnn.mesh.memory_plot import plot_timeline
 
-        timeline = self.of(mesh) if mesh is not None else (self.meshes[0] if self.meshes else None)
-        return plot_timeline(timeline, path)
+        if isinstance(mesh, MeshTimeline):
+            return plot_timeline(mesh, path)
+        meshes = self.meshes
+        busiest = max(meshes, key=lambda t: len(t.steps)) if meshes else None
+        return plot_timeline(self.of(mesh) if mesh is not None else busiest, path)

@@ -102,3 +102,53 @@ def timeline_report(timeline: MeshTimeline, *, steps: bool = True) -> str:
         peak = timeline.peak(kind)
         lines += peak_lines(timeline, peak) if peak is not None else [f"{kind}: nothing allocated"]
     return "\n".join(lines)
+
+
+def recorders_by_timeline(timelines: list[MeshTimeline], capture: object) -> dict[int, object]:
+    """Each timeline's recorder of predicted times (by mesh id), from a performance-model capture
+    (duck-typed: its ``recorders``, one per mesh that ran an op, in the order of their first ops,
+    each with ``machine.mesh_shape``), matched in that order and checked by shape."""
+    with_ops = [t for t in timelines if any(s.op_id is not None for s in t.steps)]
+    found = {}
+    for timeline, recorder in zip(with_ops, getattr(capture, "recorders", None) or [], strict=False):
+        shape = tuple(getattr(getattr(recorder, "machine", None), "mesh_shape", ()))
+        if shape in (timeline.shape, (1, *timeline.shape)):
+            found[timeline.mesh_id] = recorder
+    return found
+
+
+def predicted_line(recorder: object) -> str:
+    """A recorder's predicted device time (duck-typed: ``total_ns()``, ``totals()``, ``len``)."""
+    if recorder is None:
+        return "predicted device time: not available (no performance-model capture in this run)"
+    totals = recorder.totals()  # type: ignore[attr-defined]
+    kernels = max((t.kernel_ns for t in totals), default=0.0)
+    gaps = max((t.gap_ns for t in totals), default=0.0)
+    return (
+        f"predicted device time: {recorder.total_ns() / 1e6:,.3f} ms on the slowest device "  # type: ignore[attr-defined]
+        f"({len(recorder)} ops timed; kernels {kernels / 1e6:,.3f} ms, op-to-op gaps {gaps / 1e6:,.3f} ms)"  # type: ignore[arg-type]
+    )
+
+
+def mesh_summary(timeline: MeshTimeline, recorder: object = None) -> list[str]:
+    """A mesh's peaks per device and the ops that set them; its predicted device time."""
+    ops = sum(1 for s in timeline.steps if s.op_id is not None)
+    n = timeline.num_devices
+    failed = [s for s in timeline.steps if s.failed]
+    lines = [
+        f"mesh {timeline.mesh_name} on {timeline.system} ({n} devices in lock-step: every figure is every "
+        f"device's): {ops} ops" + (f", ttnn.{failed[-1].op} at step {failed[-1].index} FAILED" if failed else "")
+    ]
+    for kind in timeline.types:
+        peak = timeline.peak(kind)
+        if peak is None:
+            lines.append(f"  {kind:5} nothing allocated")
+            continue
+        bank_size = timeline.banks[kind][1]
+        where = "between ops" if peak.op == BETWEEN else f"ttnn.{peak.op}"
+        lines.append(
+            f"  {kind:5} peak {short_bytes(peak.per_device):>10} per device ({short_bytes(peak.per_bank)} per bank x "
+            f"{peak.num_banks} banks, {100 * peak.per_bank / bank_size:.1f}% of a bank) at step {peak.step}: {where}"
+        )
+    lines.append("  " + predicted_line(recorder))
+    return lines

@@ -16,6 +16,7 @@ import pytest
 from meshnn.compat import ttnn_alias
 
 SYSTEM_OPTION = "--system"
+pytest_plugins = ["meshnn.testing.planning"]  # --meshnn-plan: planning meshes for the whole session
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
