@@ -143,8 +143,10 @@ class MeshTimeline:
         self._seq = 0
         self._allocated = {t: self._stats(t).total_allocated_bytes for t in self.banks}
         for buffer in mesh.live_buffers():  # what was there before the timeline began
-            if buffer is skip:
-                continue  # (the allocation whose event makes the timeline: it comes next)
+            if buffer is skip:  # the allocation whose event makes the timeline: it comes next
+                kind = buffer.buffer_type().name
+                self._allocated[kind] -= self._reserved(kind, buffer.address())
+                continue
             kind = buffer.buffer_type().name
             size = self._reserved(kind, buffer.address())
             life = BufferLife(kind, buffer.address(), size, buffer.device_local_size(), -1, -1)
