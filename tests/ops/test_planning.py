@@ -11,7 +11,11 @@ must be equal too.  An out-of-memory run must fail at the same op with the same 
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.util
 import math
+import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -207,3 +211,53 @@ def test_out_of_memory_comes_at_the_same_op_with_the_same_message():
         assert "on every device of the 2x4 mesh" in exec_error
         failures.append(len(executed))
     assert len(set(failures)) >= 2, failures  # the fillers stop the model at different points
+
+
+def load_benchmark():
+    path = pathlib.Path(__file__).parents[2] / "benchmarks" / "plan_70b.py"
+    spec = importlib.util.spec_from_file_location("plan_70b", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["plan_70b"] = module  # (its dataclasses look their module up)
+    spec.loader.exec_module(module)
+    return module
+
+
+def per_bank(pages: int, page: int) -> int:
+    """Bytes per DRAM bank of an interleaved buffer: its pages dealt over 12 banks."""
+    return -(-pages // 12) * page
+
+
+def test_the_70b_benchmark_model_plans_and_the_405b_runs_out_of_memory_naming_op_devices_and_sizes():
+    """benchmarks/plan_70b.py's model, 2 of its 80 layers: its weights take exactly Llama-70B's
+    bytes per device (bfloat8_b attention at 1088 B a tile, bfloat4_b MLP at 576 B, bfloat16 norms,
+    caches and embedding), its prefill and decode plan; the 405B in bfloat16 does not fit."""
+    bench = load_benchmark()
+    config = dataclasses.replace(bench.LLAMA_70B, layers=2)
+    mesh_shape = ttnn.MeshShape(8, 4)
+    with ttnn.MemoryTimeline() as timeline, ttnn.open_mesh_device(mesh_shape, system="galaxy", execute=False) as mesh:
+        model = bench.Model(config, mesh)
+        logits = model.forward(128, decode=False)
+        assert list(logits.shape) == [1, 1, 128, config.padded_vocab // 32]
+        decoded = model.forward(32, decode=True)
+        assert decoded.memory_config().buffer_type is ttnn.BufferType.L1
+        loaded = timeline.of(mesh).steps[0]
+    layer = (
+        2 * per_bank(256, 2048)  # two norms [1, 8192] bfloat16: 256 tiles
+        + per_bank(256 * 40, 1088)  # QKV [8192, 1280] per device
+        + per_bank(32 * 64, 1088)  # wo [1024, 2048]
+        + 3 * per_bank(256 * 28, 576)  # w1, w3 [8192, 896], w2 [896, 8192]
+        + 2 * per_bank(32 * 8 * 4, 2048)  # k and v caches [32, 1, 256, 128]
+    )
+    rest = (
+        per_bank(128256, 4096)  # the embedding [128256, 2048] bfloat16 rows
+        + per_bank(256, 2048)  # the final norm
+        + per_bank(256 * 126, 1088)  # the LM head [8192, 4032]
+        + 2 * per_bank(32, 2048)  # cos and sin [1, 1, 256, 128]
+        + per_bank(1, 512)  # the prefill's token ids [1, 128] uint32: one row
+    )
+    assert loaded.op == "(between ops)" and loaded.lanes["DRAM"].allocated == 2 * layer + rest
+    error, layers, _ = bench.plan_405b()
+    assert error is not None and 0 < layers < bench.LLAMA_405B.layers
+    assert "In ttnn.from_torch (called at" in error and "plan_70b.py" in error
+    assert "on every device of the 8x4 mesh at once (lock-step: device 0 at (0, 0) .. device 31 at (7, 3))" in error
+    assert "each DRAM bank needs 6.00 MiB" in error and "the whole buffer is 72.00 MiB per device" in error
