@@ -142,3 +142,11 @@ def test_value_ops_need_no_values_to_plan(planning):
     assert list(picked.shape) == [1, 32, 256]
     full = ttnn.full((1, 1, 64, 64), 3.0, BF16, TILE, planning)
     assert full.is_allocated()
+
+
+def test_as_tensor_of_a_meta_tensor_plans_and_writes_no_cache(planning, tmp_path):
+    cache = tmp_path / "weight"
+    planned = ttnn.as_tensor(
+        torch.empty(64, 64, device="meta"), dtype=BF16, layout=TILE, device=planning, cache_file_name=str(cache)
+    )
+    assert planned.is_allocated() and list(tmp_path.iterdir()) == []
