@@ -48,6 +48,8 @@ def plan_path(
         timeline.stop()
     print(f"\nmeshnn plan: {script} on planning meshes (every op validated and allocated, nothing computed)")
     print(timeline.summary(capture))
+    if capture is None:
+        print("predicted device times: not available (this build has no performance-model capture)")
     if steps:
         print("\n" + timeline.report())
     if plot and timeline.meshes:

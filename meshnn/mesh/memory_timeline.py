@@ -339,7 +339,7 @@ class MemoryTimeline(MeshObserver):
 
         meshes = self.meshes
         recorders = recorders_by_timeline(meshes, perf) if perf is not None else {}
-        blocks = ["\n".join(mesh_summary(t, recorders.get(t.mesh_id))) for t in meshes]
+        blocks = ["\n".join(mesh_summary(t, recorders.get(t.mesh_id), times=perf is not None)) for t in meshes]
         return "\n\n".join(blocks) if blocks else "no mesh allocated anything"
 
     def plot(self, path: Any, mesh: Any = None) -> Any:

@@ -120,7 +120,7 @@ def recorders_by_timeline(timelines: list[MeshTimeline], capture: object) -> dic
 def predicted_line(recorder: object) -> str:
     """A recorder's predicted device time (duck-typed: ``total_ns()``, ``totals()``, ``len``)."""
     if recorder is None:
-        return "predicted device time: not available (no performance-model capture in this run)"
+        return "predicted device time: not available (no op of this mesh in the performance-model capture)"
     totals = recorder.totals()  # type: ignore[attr-defined]
     kernels = max((t.kernel_ns for t in totals), default=0.0)
     gaps = max((t.gap_ns for t in totals), default=0.0)
@@ -130,8 +130,8 @@ def predicted_line(recorder: object) -> str:
     )
 
 
-def mesh_summary(timeline: MeshTimeline, recorder: object = None) -> list[str]:
-    """A mesh's peaks per device and the ops that set them; its predicted device time."""
+def mesh_summary(timeline: MeshTimeline, recorder: object = None, *, times: bool = True) -> list[str]:
+    """A mesh's peaks per device and the ops that set them; its predicted device time (``times``)."""
     ops = sum(1 for s in timeline.steps if s.op_id is not None)
     n = timeline.num_devices
     failed = [s for s in timeline.steps if s.failed]
@@ -150,5 +150,6 @@ def mesh_summary(timeline: MeshTimeline, recorder: object = None) -> list[str]:
             f"  {kind:5} peak {short_bytes(peak.per_device):>10} per device ({short_bytes(peak.per_bank)} per bank x "
             f"{peak.num_banks} banks, {100 * peak.per_bank / bank_size:.1f}% of a bank) at step {peak.step}: {where}"
         )
-    lines.append("  " + predicted_line(recorder))
+    if times:
+        lines.append("  " + predicted_line(recorder))
     return lines
