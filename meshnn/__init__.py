@@ -18,6 +18,7 @@ from meshnn.errors import (
     MeshnnValueError,
     NotImplementedByMeshnn,
     OutOfMemoryError,
+    PlanningError,
     QueueError,
     TensorFileError,
     WrongMeshError,
@@ -47,7 +48,10 @@ from meshnn.mesh import (
     open_mesh_device,
     synchronize_device,
 )
-from meshnn.mesh.memory_report import dump_device_memory_state, memory_report, plot_memory
+from meshnn.mesh.memory_plot import plot_memory
+from meshnn.mesh.memory_report import dump_device_memory_state, memory_report
+from meshnn.mesh.memory_timeline import MemoryTimeline
+from meshnn.mesh.planning import planning
 from meshnn.mesh.system import (
     FabricConfig,
     GetNumAvailableDevices,

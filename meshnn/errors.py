@@ -98,6 +98,12 @@ class NotImplementedByMeshnn(MeshnnError, AttributeError):
         )
 
 
+class PlanningError(MeshnnError):
+    """Values were asked of a planning mesh (``open_mesh_device(..., execute=False)``), which
+    validates every op and allocates its outputs at their real addresses but computes and stores
+    nothing."""
+
+
 class QueueError(MeshnnError):
     """Work enqueued on a mesh command queue failed on the dispatch thread."""
 

@@ -1,4 +1,4 @@
-"""``meshnn``: the command-line entry point (info, demo, memory, run, perf)."""
+"""``meshnn``: the command-line entry point (info, demo, memory, run, perf, plan)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def memory(args: argparse.Namespace) -> int:
     """Allocate a small tensor-parallel working set and print (and plot) the memory report."""
     from meshnn.cli.memory import show
 
-    return show(args.system, args.mesh, args.plot)
+    return show(args.system, args.mesh, args.plot, args.timeline)
 
 
 def run_script(args: argparse.Namespace) -> int:
@@ -69,6 +69,12 @@ def perf(args: argparse.Namespace) -> int:
     return run_perf(
         args.script, args.args, system=args.system, out=args.out, name=args.name, traced=args.traced, plot=args.plot
     )
+
+
+def plan(args: argparse.Namespace) -> int:
+    from meshnn.cli.plan import plan_path
+
+    return plan_path(args.script, args.args, system=args.system, steps=args.timeline, plot=args.plot)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -90,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--system", default=None)
     p.add_argument("--mesh", type=parse_mesh, default=None)
     p.add_argument("--plot", default=None, metavar="FILE.png", help="draw each buffer type's address space")
+    p.add_argument("--timeline", action="store_true", help="record a few layers op by op (--plot draws the timeline)")
     p.set_defaults(run=memory)
     p = sub.add_parser("run", help="run a TTNN script unmodified, with `import ttnn` answered by meshnn")
     p.add_argument("--system", default=None)
@@ -107,6 +114,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     p.set_defaults(run=perf)
+    p = sub.add_parser("plan", help="plan a TTNN script on meshes that allocate but compute nothing: peaks, OOMs")
+    p.add_argument("--system", default=None)
+    p.add_argument("--timeline", action="store_true", help="also print every op's memory row")
+    p.add_argument("--plot", default=None, metavar="FILE.png", help="draw the memory timeline of the busiest mesh")
+    p.add_argument("script")
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    p.set_defaults(run=plan)
     return parser
 
 

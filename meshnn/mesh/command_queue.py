@@ -36,6 +36,7 @@ from meshnn.host.threads import wait_timeout
 from meshnn.mesh.buffer_config import BufferRegion, ShardedBufferConfig
 from meshnn.mesh.coord import MeshCoordinateRange
 from meshnn.mesh.mesh_buffer import MeshBuffer
+from meshnn.mesh.planning import check_executes
 from meshnn.mesh.slab_copies import owned_copies, read_rows, same_in_every_row, write_rows
 from meshnn.mesh.transfers import (
     ShardDataTransfer,
@@ -75,9 +76,8 @@ class MeshCommandQueue:
         self._mesh = mesh
         self.cq_id = cq_id
         self._work: deque[Callable[[], None]] = deque()
-        # A plain lock under the condition: the enqueue path takes it directly (a C-level context
-        # manager); nothing acquires it re-entrantly, and no finalizer or weakref callback
-        # (which might run inside a locked block) touches a queue.
+        # A plain lock under the condition, taken directly by the enqueue path; nothing acquires it
+        # re-entrantly, and no finalizer or weakref callback (run inside a locked block?) touches a queue.
         self._lock = threading.Lock()
         self._cv = threading.Condition(self._lock)
         self._finishing = 0  # threads waiting in finish(), under the lock
@@ -218,6 +218,8 @@ class MeshCommandQueue:
         """Write each transfer's bytes to its device (its region); remote devices are skipped."""
         self._check_buffer(mesh_buffer)
         plan = write_plan(self._mesh, mesh_buffer, transfers)
+        if not self._mesh.executes:
+            return  # a planning mesh: the write is checked, and there are no bytes to write
         slab = mesh_buffer.slab()  # taken now: the write lands even if the buffer is freed meanwhile
         same = same_in_every_row(plan, transfers, slab)
 
@@ -283,6 +285,7 @@ class MeshCommandQueue:
     ) -> None:
         """Read each transfer's device (its region) into its host array; remote devices are skipped."""
         self._check_buffer(mesh_buffer)
+        check_executes(self._mesh, "read a MeshBuffer")
         plan = read_plan(self._mesh, mesh_buffer, transfers)
         slab = mesh_buffer.rows()  # checked above; a read keeps the buffer's memo
 
@@ -329,6 +332,8 @@ class MeshCommandQueue:
             raise MeshnnTypeError(f"expected a MeshWorkload, got {type(workload).__name__}")
         self._mesh.check_open()
         workload.validate(self._mesh)
+        if not self._mesh.executes:
+            return  # a planning mesh: checked, never run (its buffers have no bytes)
         bound = workload.bind()
         self._submit(lambda: workload.run(self._mesh, bound), blocking=blocking)
 

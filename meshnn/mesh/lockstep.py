@@ -17,15 +17,43 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import weakref
 
 from meshnn.device.bank import DeviceAllocator, MemoryView
 from meshnn.device.buffer import BufferLayout, BufferType
 from meshnn.distributed.context import DistributedContext
-from meshnn.errors import DistributedError
+from meshnn.errors import DistributedError, OutOfMemoryError, format_bytes
 from meshnn.mesh.coord import MeshCoordinate, MeshShape, as_coord, to_linear_index
 
 DEBUG_LOCKSTEP_ENV = "MESHNN_DEBUG_LOCKSTEP"
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _called() -> tuple[str, str]:
+    """``(ttnn function, file:line)`` of the call the user made: the outermost meshnn frame (the
+    public function, ``from_torch``, ``matmul``...) and the first frame outside meshnn."""
+    frame, name = sys._getframe(1), "?"
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        name = frame.f_code.co_qualname.removesuffix(".__init__")
+        frame = frame.f_back
+    return name, "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def out_of_memory_where(error: OutOfMemoryError, mesh: LockstepAllocation) -> OutOfMemoryError:
+    """``error`` (the chip allocator's, sizes per bank) with where it happened: the ttnn call and
+    its call site, and the devices (every device of the mesh at once: lock-step), sizes in MiB."""
+    name, site = _called()
+    ids, coords = mesh.get_device_ids(), list(mesh.shape.coords())  # type: ignore[attr-defined]
+    devices = f"device {ids[0]} at {coords[0]}" + (f" .. device {ids[-1]} at {coords[-1]}" if len(ids) > 1 else "")
+    where = (
+        f" In ttnn.{name} (called at {site}), on every device of the {mesh.shape} mesh at once (lock-step: "  # type: ignore[attr-defined]
+        f"{devices}): each {error.buffer_type} bank needs {format_bytes(error.size_per_bank)} of a "
+        f"{format_bytes(error.bank_size)} bank with {format_bytes(error.free)} free, the largest free block "
+        f"{format_bytes(error.largest_free)}; the whole buffer is {format_bytes(error.size)} per device."
+    )
+    fields = ("buffer_type", "size", "num_banks", "size_per_bank", "bank_size", "allocated", "free", "largest_free")
+    return OutOfMemoryError(**{k: getattr(error, k) for k in fields}, where=error.where + where)
 
 
 class LockstepAllocation:
@@ -42,7 +70,10 @@ class LockstepAllocation:
     def allocate_lockstep(self, layout: BufferLayout, *, bottom_up: bool | None = None) -> int:
         """One address for ``layout`` on every device, or an error with nothing allocated."""
         self.check_open()
-        address = self.allocator.allocate(layout, bottom_up=bottom_up)
+        try:
+            address = self.allocator.allocate(layout, bottom_up=bottom_up)
+        except OutOfMemoryError as error:
+            raise out_of_memory_where(error, self) from None
         if self.context.world_size > 1 and os.environ.get(DEBUG_LOCKSTEP_ENV) == "1":
             self._check_lockstep(layout, address)
         return address

@@ -1,4 +1,5 @@
-"""Memory reports of a mesh: a per-device table, ttnn's memory-state dump, and a picture.
+"""Memory reports of a mesh: a per-device table and ttnn's memory-state dump (the pictures are
+:mod:`meshnn.mesh.memory_plot`'s).
 
 Sizes in the table are bytes per bank (what one allocation costs on every bank of its type);
 "largest free" is the largest contiguous free block, the figure that decides whether the next
@@ -10,7 +11,7 @@ from __future__ import annotations
 import pathlib
 
 from meshnn.device.buffer import BufferType
-from meshnn.errors import MeshnnError, MeshnnTypeError, format_bytes
+from meshnn.errors import MeshnnTypeError, format_bytes
 from meshnn.mesh.mesh_device import MeshDevice
 
 REPORTED = (BufferType.DRAM, BufferType.L1)
@@ -92,61 +93,3 @@ def dump_device_memory_state(mesh_device: MeshDevice, prefix: str = "") -> list[
         path.write_text("\n".join(lines) + "\n")
         written.append(path)
     return written
-
-
-def plot_memory(mesh_device: MeshDevice, path: str | pathlib.Path) -> pathlib.Path:
-    """A PNG of each buffer type's address space: one horizontal bar per device, live blocks drawn
-    where they sit (identical bars when lock-step holds), so fragmentation shows at a glance."""
-    _open_mesh("plot_memory", mesh_device)
-    if not isinstance(path, str | pathlib.Path):
-        raise MeshnnTypeError(f"plot_memory: path must be a str or a path, got {path!r}")
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as error:
-        raise MeshnnError("plotting needs matplotlib: pip install 'meshnn[plot]'") from error
-    mesh_device.check_open()
-    devices = mesh_device.get_devices()
-    figure, axes = plt.subplots(
-        len(REPORTED), 1, figsize=(11, 1.2 + 0.35 * len(devices) * len(REPORTED)), squeeze=False
-    )
-    for axis, buffer_type in zip(axes[:, 0], REPORTED, strict=True):
-        manager = mesh_device.allocator.manager(buffer_type)
-        base, size = manager.base, manager.bank_size
-        spans = []
-        for row, device in enumerate(devices):
-            view = mesh_device.get_memory_view(buffer_type, device.coord)
-            blocks = [(int(b["address"]), int(b["size"]), b["allocated"] == "yes") for b in view.block_table]
-            used = [(a, n) for a, n, taken in blocks if taken]
-            spans += used
-            axis.broken_barh([(0, size)], (row - 0.4, 0.8), facecolors="#ececec")
-            if used:
-                lo, hi = min(a for a, _ in used), max(a + n for a, n in used)
-                holes = [(a, n) for a, n, taken in blocks if not taken and lo <= a and a + n <= hi]
-                axis.broken_barh(holes, (row - 0.4, 0.8), facecolors="#f0a35e")
-            axis.broken_barh(used, (row - 0.4, 0.8), facecolors="#3b6ea8", edgecolors="white", linewidth=0.3)
-        stats = mesh_device.get_memory_view(buffer_type)
-        lo, hi = (0, size)
-        if spans:  # zoom on the occupied part of the address space, where fragmentation shows
-            lo, hi = min(a for a, _ in spans), max(a + n for a, n in spans)
-            margin = max((hi - lo) // 20, 1)
-            lo, hi = max(0, lo - margin), min(size, hi + margin)
-        axis.set_title(
-            f"{buffer_type.name}: {stats.num_banks} banks x {format_bytes(size)} from address {base}; allocated "
-            f"{format_bytes(stats.total_bytes_allocated_per_bank)}, largest free block "
-            f"{format_bytes(stats.largest_contiguous_bytes_free_per_bank)} per bank\nshowing offsets "
-            f"{format_bytes(lo)} .. {format_bytes(hi)} (blue: live buffers, orange: free holes between them)",
-            fontsize=8,
-            loc="left",
-        )
-        axis.set_xlim(lo, hi)
-        axis.set_yticks(range(len(devices)), [f"dev {d.device_id} {d.coord}" for d in devices], fontsize=7)
-        axis.set_xlabel("offset from the allocator base (bytes per bank)", fontsize=8)
-        axis.invert_yaxis()
-    figure.tight_layout()
-    target = pathlib.Path(path)
-    figure.savefig(target, dpi=100)
-    plt.close(figure)
-    return target

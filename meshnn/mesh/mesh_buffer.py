@@ -37,7 +37,7 @@ from meshnn.mesh.buffer_config import (
 )
 from meshnn.mesh.coord import MeshCoordinate, as_coord
 from meshnn.mesh.observers import OBSERVERS, BufferEvent
-from meshnn.mesh.slab import SlabStorage
+from meshnn.mesh.slab import NoBytes, SlabStorage
 
 if TYPE_CHECKING:
     from meshnn.mesh.mesh_device import MeshDevice
@@ -94,7 +94,8 @@ class MeshBuffer:
         self._pending: list[tuple] = []  # an owner's release, until it runs (see __del__)
         if address is None:
             self._address = mesh_device.allocate_lockstep(layout, bottom_up=local.bottom_up)
-            self._storage = SlabStorage(len(mesh_device.local), local_size)
+            storage = SlabStorage if mesh_device.executes else NoBytes  # a planning mesh keeps no bytes
+            self._storage = storage(len(mesh_device.local), local_size)
             key = mesh_device.register_buffer(self)
             self._pending.append(
                 (mesh_device.allocator, local.buffer_type, self._address, self._storage, self._mesh_ref, key)

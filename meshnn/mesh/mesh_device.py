@@ -31,6 +31,7 @@ from meshnn.distributed.context import DistributedContext, get_context, rows_of_
 from meshnn.errors import DeviceClosedError, DistributedError, MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, as_coord, to_linear_index
 from meshnn.mesh.lockstep import LockstepAllocation
+from meshnn.mesh.planning import resolve_execute
 from meshnn.mesh.submesh import Submeshes
 
 _mesh_ids = itertools.count()
@@ -76,6 +77,7 @@ class MeshDevice(LockstepAllocation, Submeshes):
         num_command_queues: int = 1,
         parent: MeshDevice | None = None,
         context: DistributedContext | None = None,
+        execute: bool = True,
     ) -> None:
         if num_command_queues not in (1, 2):
             raise MeshnnValueError(f"num_command_queues must be 1 or 2, got {num_command_queues!r}")
@@ -88,6 +90,7 @@ class MeshDevice(LockstepAllocation, Submeshes):
         self._parent = parent
         self._submeshes: list[weakref.ref[MeshDevice]] = []
         self._open = True
+        self.executes = execute  # False: a planning mesh (meshnn.mesh.planning): no bytes, no compute
         self.mesh_id = next(_mesh_ids)
         self.context = context if context is not None else get_context()
         self._local = tuple(self._local_coords_of(mesh_shape))
@@ -271,7 +274,7 @@ class MeshDevice(LockstepAllocation, Submeshes):
         return iter(self.get_devices())
 
     def __repr__(self) -> str:
-        state = "" if self._open else ", closed"
+        state = ("" if self.executes else ", planning") + ("" if self._open else ", closed")
         return f"MeshDevice(shape={self._shape!r}, system={self.system.name}{state})"
 
 
@@ -331,12 +334,16 @@ def open_mesh_device(
     worker_l1_size: int = 0,
     *,
     system: str | None = None,
+    execute: bool | None = None,
 ) -> MeshDevice:
     """Open a mesh of simulated devices (``ttnn.open_mesh_device``).
 
     ``mesh_shape`` None opens the whole system (``system=`` or ``$MESHNN_SYSTEM``, default t3k).
-    The mesh may have any 1-D or 2-D shape whose size the system has devices for.
+    The mesh may have any 1-D or 2-D shape whose size the system has devices for.  ``execute``
+    False opens a planning mesh (:mod:`meshnn.mesh.planning`); None: executing unless inside
+    ``meshnn.planning()``.
     """
+    execute = resolve_execute(execute)
     spec = system_spec(system)
     mesh_shape = _shape_on(spec, mesh_shape)
     if worker_l1_size not in (0, spec.arch_spec.worker_l1_size):
@@ -357,6 +364,7 @@ def open_mesh_device(
         device_ids=ids,
         num_command_queues=num_command_queues,
         context=context,
+        execute=execute,
     )
 
 

@@ -72,6 +72,9 @@ class MeshObserver:
     def on_op_end(self, event: OpEvent, outputs: Sequence[Any]) -> None:
         """An op's outputs exist and its workload is enqueued."""
 
+    def on_op_failed(self, event: OpEvent, error: BaseException) -> None:
+        """An op that began raised ``error`` (out of memory for its outputs, say) and will not end."""
+
 
 class Observers:
     """The process's observers, called in the order they were added.  False when empty."""
@@ -115,6 +118,10 @@ class Observers:
     def op_end(self, event: OpEvent, outputs: Sequence[Any]) -> None:
         for call in self._each("on_op_end"):
             call(event, outputs)
+
+    def op_failed(self, event: OpEvent, error: BaseException) -> None:
+        for call in self._each("on_op_failed"):
+            call(event, error)
 
 
 OBSERVERS = Observers()

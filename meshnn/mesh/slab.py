@@ -20,7 +20,10 @@ can produce from its memo and has not written yet.  Every way to the bytes (:met
 :meth:`MeshBuffer.rows`, a device Buffer view, :meth:`MeshBuffer.touch`) writes them first; only
 :meth:`MeshBuffer.lazy_rows` (for a kernel that reads its inputs through memos) does not.
 
-Layers: imports nothing of meshnn (numpy only).
+A buffer of a planning mesh (:mod:`meshnn.mesh.planning`) has :class:`NoBytes` storage instead:
+the same bookkeeping, and a :class:`~meshnn.errors.PlanningError` wherever bytes are asked for.
+
+Layers: imports :mod:`meshnn.errors` and :mod:`meshnn.mesh.planning` (numpy otherwise).
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ import threading
 from collections.abc import Callable
 
 import numpy as np
+
+from meshnn.errors import PlanningError
+from meshnn.mesh.planning import NO_BYTES
 
 
 class SlabPool:
@@ -163,3 +169,22 @@ class SlabStorage:
         if data is not None and data.nbytes >= SLAB_POOL.MIN_BYTES:
             SLAB_POOL.give(data)
         self.data = self.window = None
+
+
+class NoBytes(SlabStorage):
+    """The storage of a MeshBuffer of a planning mesh: its size, never its bytes (no slab is made,
+    so a plan's host memory does not grow with its tensors).  Every way to the bytes raises."""
+
+    __slots__ = ()
+
+    def array(self) -> np.ndarray:
+        raise PlanningError(NO_BYTES)
+
+    def first(self, size: int) -> np.ndarray:
+        raise PlanningError(NO_BYTES)
+
+    def unsettled(self, size: int) -> np.ndarray:
+        raise PlanningError(NO_BYTES)
+
+    def settle(self) -> None:
+        self.pending = None  # nothing is ever written

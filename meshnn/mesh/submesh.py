@@ -38,6 +38,7 @@ class Submeshes:
     _local: tuple[MeshCoordinate, ...]
     _rows: dict[MeshCoordinate, int]
     _queues: list
+    executes: bool
 
     def create_submesh(self, submesh_shape: MeshShape, offset: MeshCoordinate | None = None) -> MeshDevice:
         """The devices of the box at ``offset`` (default origin) of ``submesh_shape``, as a mesh."""
@@ -59,6 +60,7 @@ class Submeshes:
             num_command_queues=len(self._queues),
             parent=self,
             context=self.context,
+            execute=self.executes,
         )
         sub._local = tuple(
             MeshCoordinate([a - s for a, s in zip(c, start, strict=True)]) for c in box if c in self._rows

@@ -92,6 +92,8 @@ def _filled(op: str, values, dims, dtype: DataType, layout: Layout, device: Mesh
     """A replicated device tensor of ``values()``: the MeshBuffer is allocated first, so a tensor
     that cannot fit raises OutOfMemoryError before any host memory is spent on its values."""
     target = allocate_tensor_on_device(TensorSpec(dims, dtype, layout, memory_config=memory_config), device)
+    if not device.executes:
+        return target  # a planning mesh: the values are neither made nor written
     try:
         _check_host_memory(op, dims)
         copy_host_to_device_tensor(Tensor(values(), dtype, layout=layout), target)

@@ -321,13 +321,14 @@ def move(input_tensor: Tensor, memory_config: MemoryConfig | None = None, **_: o
         and spec.buffer_layout().size <= buffer.device_local_size()
     )
     target = None if reuses_range else allocate_mesh_buffer(spec, mesh)  # may fail: nothing changed yet
-    saved = np.array(buffer.slab()[:, :size])  # the bytes, off the device while its memory is free
+    saved = np.array(buffer.slab()[:, :size]) if mesh.executes else None  # the bytes, off the device while free
     buffer.deallocated_at = "ttnn.move"  # type: ignore[attr-defined]
     buffer.deallocate()
     if target is None:
         target = allocate_mesh_buffer(spec, mesh)  # fits: the input's own range is free
-    writes = [ShardDataTransfer(c, saved[r]) for c, r in zip(coords, rows, strict=True)]
-    queue.enqueue_write_shards(target, writes, True)
+    if saved is not None:
+        writes = [ShardDataTransfer(c, saved[r]) for c, r in zip(coords, rows, strict=True)]
+        queue.enqueue_write_shards(target, writes, True)
     return _device_tensor(spec, target, tensor.storage.coords, tensor.tensor_topology())  # type: ignore[union-attr]
 
 

@@ -80,7 +80,12 @@ def launch(
     event = OpEvent(op, mesh, tuple(inputs), where, queue_id, attrs or {}) if OBSERVERS else None
     if event is not None:
         OBSERVERS.op_begin(event)
-    buffers = output_buffers(mesh, outputs, into)
+    try:
+        buffers = output_buffers(mesh, outputs, into)
+    except BaseException as error:
+        if event is not None:
+            OBSERVERS.op_failed(event, error)
+        raise
     once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
     run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
     queue.enqueue_mesh_workload(_workload(op, mesh, where, run), blocking=False)

@@ -26,7 +26,7 @@ from meshnn.mesh.coord import MeshCoordinate, MeshShape
 from meshnn.tensor.mappers import TensorToMesh
 from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.spec import TensorSpec
-from meshnn.tensor.storage import DistributedHostBuffer, HostBuffer, HostStorage
+from meshnn.tensor.storage import DistributedHostBuffer, HostBuffer, HostStorage, NoValues
 from meshnn.tensor.topology import TensorTopology
 
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
@@ -52,15 +52,33 @@ def infer_dtype(array: np.ndarray) -> DataType:
         ) from None
 
 
+class ShapeOnly(np.ndarray):
+    """The stand-in of a torch "meta" tensor: its shape and dtype, no values and no memory (a
+    zero-strided view of one element).  Slices and mapper shards of it are ShapeOnly too; it can
+    become a tensor on a planning mesh or a host tensor of :class:`NoValues` shards, never values."""
+
+
+def shape_only(shape: Sequence[int], dtype: np.dtype) -> ShapeOnly:
+    """A :class:`ShapeOnly` stand-in of ``shape`` and ``dtype`` (no memory for its elements)."""
+    return np.broadcast_to(np.zeros((), dtype), tuple(shape)).view(ShapeOnly)
+
+
+def is_shape_only(array: np.ndarray) -> bool:
+    return isinstance(array, ShapeOnly)
+
+
 def as_array(data: Any) -> np.ndarray:
     """A numpy view of ``data``: numpy arrays as they are, torch tensors without copying when they
-    can be viewed (bfloat16 as ml_dtypes.bfloat16), nested lists as float32."""
+    can be viewed (bfloat16 as ml_dtypes.bfloat16), a torch "meta" tensor as a :class:`ShapeOnly`
+    stand-in, nested lists as float32."""
     if isinstance(data, np.ndarray):
         return data
     module = type(data).__module__
     if module.startswith("torch"):
         import torch  # only reached with a torch tensor in hand
 
+        if data.is_meta:  # a shape without values: the model's weights need not exist to plan it
+            return shape_only(data.shape, as_array(torch.zeros((), dtype=data.dtype)).dtype)
         tensor = data.detach().cpu()
         if tensor.dtype == torch.bfloat16:
             return tensor.contiguous().view(torch.int16).numpy().view(BFLOAT16)
@@ -94,6 +112,11 @@ class MappedArray:
     pad_value: float
     col_tilize: bool
 
+    @property
+    def shape_only(self) -> bool:
+        """Whether the array is a :class:`ShapeOnly` stand-in (no values to write)."""
+        return isinstance(next(iter(self.shards.values())), ShapeOnly)
+
     def unique_shards(self) -> list[tuple[np.ndarray, list[MeshCoordinate]]]:
         """Each distinct shard once, with the coordinates that hold it (replicas share one)."""
         groups: dict[object, tuple[np.ndarray, list[MeshCoordinate]]] = {}
@@ -119,6 +142,11 @@ class MappedArray:
         """Host storage of the shards in this spec's format, each distinct shard encoded once when
         first read (replicas share one buffer, as ttnn's do)."""
         buffer = DistributedHostBuffer(self.buffer_shape, is_local=self.is_local)
+        if self.shape_only:  # no values: each shard is its size only
+            size = self.spec.compute_packed_buffer_size_bytes()
+            for coord in self.shards:
+                buffer.emplace_shard(coord, lambda: NoValues(size))
+            return HostStorage(buffer)
         for shard, coords in self.unique_shards():
             encoded: list[HostBuffer] = []
 

@@ -24,14 +24,15 @@ def copy_host_to_device_tensor(host_tensor: Tensor, device_tensor: Tensor, cq_id
     mesh = buffer.device()
     mesh.mesh_command_queue(queue_of(None, cq_id))
     coords, topology = placement_on(host_tensor, mesh)
-    shards = host_tensor.host_buffer()
-    single = shards.get_shard(MeshCoordinate(0, 0)) if topology is not host_tensor.tensor_topology() else None
-    transfers = [
-        ShardDataTransfer(c, (single or shards.get_shard(c)).data)  # type: ignore[union-attr]
-        for c in coords
-        if mesh.is_local(c)
-    ]
-    mesh.mesh_command_queue(queue_of(None, cq_id)).enqueue_write_shards(buffer, transfers, True)
+    if mesh.executes:  # (a planning mesh has no bytes to write)
+        shards = host_tensor.host_buffer()
+        single = shards.get_shard(MeshCoordinate(0, 0)) if topology is not host_tensor.tensor_topology() else None
+        transfers = [
+            ShardDataTransfer(c, (single or shards.get_shard(c)).data)  # type: ignore[union-attr]
+            for c in coords
+            if mesh.is_local(c)
+        ]
+        mesh.mesh_command_queue(queue_of(None, cq_id)).enqueue_write_shards(buffer, transfers, True)
     object.__setattr__(device_tensor, "_storage", DeviceStorage(buffer, tuple(coords)))
     device_tensor._topology = topology
 

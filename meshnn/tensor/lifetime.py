@@ -20,7 +20,9 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
+from meshnn.mesh import labels
 from meshnn.mesh.coord import MeshCoordinate
+from meshnn.mesh.labels import tensor_label
 from meshnn.mesh.mesh_buffer import DeviceLocalBufferConfig, MeshBuffer, ReplicatedBufferConfig
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.tensor.memory_config import MemoryConfig
@@ -75,6 +77,15 @@ def views_of(buffer: MeshBuffer) -> list[Tensor]:
         tensor = views()
         return [] if tensor is None else [tensor]
     return list(views)
+
+
+def _label(buffer: object) -> str | None:
+    """A buffer's name in memory reports: the shape and dtype of the first tensor viewing it."""
+    views = views_of(buffer)  # type: ignore[arg-type]
+    return tensor_label(views[0].shape, views[0].dtype.name) if views else None
+
+
+labels.register(_label)
 
 
 def allocate_mesh_buffer(spec: TensorSpec, mesh_device: MeshDevice) -> MeshBuffer:

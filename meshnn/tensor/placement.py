@@ -5,14 +5,14 @@ for the mesh (:func:`mapped_to_device`, behind ``from_torch(..., device=)``), ea
 
 Layer: tensor.  Imports errors, mesh, the byte formats (encoding) and the tensor modules spec,
 memory_config, topology, arrays, tensor and lifetime (device_hooks for a device tensor's new
-memory config).
+memory config).  On a planning mesh (:mod:`meshnn.mesh.planning`) a put allocates and writes nothing.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from meshnn.errors import MeshnnTypeError, MeshnnValueError, WrongMeshError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError, PlanningError, WrongMeshError
 from meshnn.formats.codec import byte_view
 from meshnn.mesh.command_queue import ShardDataTransfer
 from meshnn.mesh.coord import MeshCoordinate, MeshShape, to_linear_index
@@ -48,7 +48,12 @@ def to_device(
     spec = tensor.spec if memory_config is None else tensor.spec.with_memory_config(memory_config)
     coords, topology = placement_on(tensor, device)
     queue = device.mesh_command_queue(0 if queue_id is None else queue_id)
+    if device.executes:
+        for shard in tensor.host_buffer().local_shards().values():
+            shard.data  # noqa: B018 (a shape-only shard raises here, before anything is allocated)
     buffer = allocate_mesh_buffer(spec, device)
+    if not device.executes:  # a planning mesh: an address, no bytes (the shards are not even read)
+        return device_tensor(spec, buffer, coords, topology)
     shards = tensor.host_buffer()
     if topology is not tensor.tensor_topology():  # a plain host tensor: the same bytes everywhere
         data = shards.get_shard(MeshCoordinate(0, 0))
@@ -90,7 +95,14 @@ def mapped_to_device(
             to_linear_index(device.shape, coord)
         groups = mapped.unique_shards()
     queue = device.mesh_command_queue(cq_id or 0)
+    if mapped.shape_only and device.executes:
+        raise PlanningError(
+            f"a torch meta tensor of shape {list(mapped.spec.shape)} has no values to write to the executing "
+            f"{device.shape} mesh; plan with a mesh opened with execute=False, or give real values"
+        )
     buffer = allocate_mesh_buffer(spec, device)  # sized by the spec: a shard's packed bytes fill its device's region
+    if not device.executes:  # a planning mesh: an address, no bytes, nothing encoded
+        return device_tensor(spec, buffer, coords, topology)
     size = spec.compute_packed_buffer_size_bytes()
     shards: dict[int, np.ndarray] = {}  # by id of its encoder
 

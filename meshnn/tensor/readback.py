@@ -14,6 +14,7 @@ import numpy as np
 from meshnn.formats.codec import byte_view, decode, decode_many
 from meshnn.mesh.command_queue import ShardDataTransfer
 from meshnn.mesh.coord import MeshCoordinate
+from meshnn.mesh.planning import check_executes
 from meshnn.mesh.transfers import HostDecoder
 from meshnn.tensor.composers import MeshToTensor
 from meshnn.tensor.spec import TensorSpec
@@ -30,6 +31,7 @@ def from_device(
         return tensor
     buffer, coords = tensor.storage.mesh_buffer, tensor.storage.coords
     mesh = buffer.device()
+    check_executes(mesh, f"read the values of a tensor of shape {list(tensor.shape)}")
     size = tensor.spec.compute_packed_buffer_size_bytes()
     local = [c for c in coords if mesh.is_local(c)]
     block = np.empty((len(local), size), np.uint8)  # rows side by side: one copy for all of them
@@ -65,6 +67,7 @@ def composed_from_device(tensor: Tensor, composer: MeshToTensor) -> np.ndarray |
         return None
     buffer, coords = tensor.storage.mesh_buffer, tensor.tensor_topology().mesh_coords
     mesh = buffer.device()
+    check_executes(mesh, f"read the values of a tensor of shape {list(tensor.shape)}")
     spec = tensor.spec
     if spec.explicit_padded_shape is not None or not coords or not all(mesh.is_local(c) for c in coords):
         return None

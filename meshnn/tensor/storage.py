@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError, PlanningError
 from meshnn.mesh.coord import MeshCoordinate, MeshShape, as_coord, to_linear_index
 from meshnn.mesh.mesh_buffer import MeshBuffer
 
@@ -71,6 +71,43 @@ class HostBuffer:
 
     def __repr__(self) -> str:
         return f"HostBuffer({self._data.nbytes} B)"
+
+
+class NoValues(HostBuffer):
+    """A host shard made from a shape-only stand-in (a torch "meta" tensor): its size, no bytes.
+    It can go to a planning mesh (which writes nothing); reading its bytes raises."""
+
+    __slots__ = ("_size",)
+
+    def __init__(self, nbytes: int) -> None:
+        self._size = nbytes
+
+    @property
+    def data(self) -> np.ndarray:
+        raise PlanningError(
+            "this host tensor was made from a shape-only stand-in (a torch meta tensor): it has a shape "
+            "and a dtype but no values; it can only be put on a planning mesh (open_mesh_device(..., "
+            "execute=False))"
+        )
+
+    @property
+    def nbytes(self) -> int:
+        return self._size
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __array__(self, dtype: object = None, copy: bool | None = None) -> np.ndarray:
+        return self.data
+
+    def __dlpack__(self, **kwargs: object) -> object:
+        return self.data
+
+    def __buffer__(self, flags: int) -> memoryview:
+        return memoryview(self.data)
+
+    def __repr__(self) -> str:
+        return f"NoValues({self._size} B)"
 
 
 class DistributedHostBuffer:

@@ -4,7 +4,8 @@ Once active, ``import ttnn`` (and ``import ttnn.distributed``, ``ttnn.model_prep
 ``ttnn.reports``) resolves to meshnn before any test module is collected, and tt-metal's
 fixtures are available: ``device_params``, ``mesh_device``, ``device``, ``silicon_arch_name``.
 The simulated system comes from ``--system`` or ``$MESHNN_SYSTEM`` (default t3k).  Without
-activation nothing is aliased and no fixture is added.
+activation nothing is aliased and no fixture is added.  ``--meshnn-plan`` opens every mesh as a
+planning mesh (:mod:`meshnn.testing.planning`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 from meshnn.compat import ttnn_alias
 
 SYSTEM_OPTION = "--system"
+pytest_plugins = ["meshnn.testing.planning"]  # --meshnn-plan: planning meshes for the whole session
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -82,8 +82,8 @@ def test_memory_report_and_plot(tmp_path):
     data = target.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])
-    # 11 x (1.2 + 0.35 x 8 devices x 2 buffer types) inches at 100 dpi
-    assert (width, height) == (1100, 680)
+    # one lane per buffer type, however many devices: 13 x (1.6 x 2 + 0.6) inches at 110 dpi
+    assert (width, height) == (1430, 418)
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)

@@ -1081,6 +1081,14 @@ def written() -> list[Case]:
     )
     row("plot_memory", "not a mesh", lambda e: ttnn.plot_memory(3, e.tmp / "m.png"), TYPE, "mesh_device")
     row("plot_memory", "path is an int", lambda e: ttnn.plot_memory(e.mesh, 3), TYPE, "path")
+    row("planning", "active is a str", lambda e: ttnn.planning("yes"), TYPE, "active")
+    row(
+        "open_mesh_device",
+        "execute is a str",
+        lambda e: ttnn.open_mesh_device(ttnn.MeshShape(1, 1), execute="no", system="t3k"),
+        TYPE,
+        "execute",
+    )
     row("synchronize_device", "not a mesh", lambda e: ttnn.synchronize_device("mesh"), TYPE, "device")
     row("synchronize_device", "cq_id out of range", lambda e: ttnn.synchronize_device(e.mesh, cq_id=2), VALUE, "cq_id")
     row("synchronize_device", "closed mesh", lambda e: ttnn.synchronize_device(e.closed_mesh), CLOSED, "mesh")
@@ -1613,6 +1621,7 @@ EXEMPT = {  # public callables without a row, and why nothing given to them can 
     "DistributedError": "an error",
     "OutOfMemoryError": "an error",
     "TensorFileError": "an error",
+    "MemoryTimeline": "takes no arguments (an observer: start / stop, or a with block)",
 }
 
 

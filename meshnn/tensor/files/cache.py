@@ -22,6 +22,7 @@ from meshnn.tensor.interop import from_torch
 from meshnn.tensor.mappers import TensorToMesh
 from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.placement import to_device
+from meshnn.tensor.storage import NoValues
 from meshnn.tensor.tensor import Tensor
 
 
@@ -87,7 +88,8 @@ def as_tensor(
             pass  # a stale or damaged cache is rebuilt below
     source = preprocess(tensor) if preprocess is not None else tensor
     host = from_torch(source, dtype, layout=layout, tile=tile, mesh_mapper=mesh_mapper, memory_config=memory_config)
-    if path is not None:
+    shape_only = any(isinstance(s, NoValues) for s in host.host_buffer().local_shards().values())
+    if path is not None and not shape_only:  # (a torch meta tensor has no values to cache)
         path.parent.mkdir(parents=True, exist_ok=True)
         dump_tensor(path, host, extra={"recipe": recipe})
     return host if device is None else to_device(host, device, memory_config)
