@@ -62,7 +62,8 @@ def _reduce(op: str, function, input_tensor: Tensor, dim, keepdim: bool, memory_
         result = function(x, axis=device_axes, keepdims=keepdim)
         write_values(out_rows[0], np.asarray(result).reshape((x.shape[0], *shape)), spec)
 
-    return launch(op, mesh, [tensor], [Output(spec)], kernel, rowwise=True)[0]
+    attrs = {"memory_config": spec.memory_config, "dim": dim, "keepdim": keepdim}
+    return launch(op, mesh, [tensor], [Output(spec)], kernel, rowwise=True, attrs=attrs)[0]
 
 
 def sum(
@@ -145,7 +146,8 @@ def _reduce_all_argmax(tensor: Tensor, keepdim: bool, memory_config: MemoryConfi
         index = x.reshape(x.shape[0], -1).argmax(axis=1).astype(np.uint32)
         write_values(out_rows[0], index.reshape((-1, *shape)), spec)
 
-    return launch("argmax", mesh, [tensor], [Output(spec)], kernel, rowwise=True)[0]
+    attrs = {"memory_config": spec.memory_config, "dim": None}
+    return launch("argmax", mesh, [tensor], [Output(spec)], kernel, rowwise=True, attrs=attrs)[0]
 
 
 def embedding(
@@ -195,7 +197,8 @@ def embedding(
             picked = np.where(index.reshape(index.shape[0], -1, 1) == pad_token, 0, picked)
         write_values(out_rows[0], picked.reshape((-1, *shape)), spec)
 
-    return launch("embedding", mesh, [ids, table], [Output(spec)], kernel, rowwise=True)[0]
+    attrs = {"memory_config": spec.memory_config, "layout": spec.layout, "dtype": spec.dtype, "pad_token": pad_token}
+    return launch("embedding", mesh, [ids, table], [Output(spec)], kernel, rowwise=True, attrs=attrs)[0]
 
 
 def _check_ids(ids: Tensor, vocab: int) -> None:

@@ -1406,7 +1406,7 @@ def written() -> list[Case]:
         "SDPAProgramConfig",
         "k_chunk_size a string",
         lambda e: ttnn.SDPAProgramConfig(k_chunk_size="32"),
-        VALUE,
+        TYPE,
         "k_chunk_size",
     )
     row("UnaryWithParam", "op_type a string", lambda e: ttnn.UnaryWithParam("relu"), TYPE, "op_type")
@@ -1467,6 +1467,199 @@ def written() -> list[Case]:
         lambda e: ttnn.experimental.nlp_concat_heads(e.a_bf16),
         VALUE,
         "input_tensor",
+    )
+    # -- issue 22: config vocabulary, cluster queries, global semaphores (more rows in tests/ops/test_issue22_*.py)
+    wh, grid8 = ttnn.WormholeComputeKernelConfig, ttnn.CoreCoord(8, 8)
+    row(
+        "WormholeComputeKernelConfig",
+        "math_fidelity a string",
+        lambda e: wh(math_fidelity="HiFi2"),
+        TYPE,
+        "math_fidelity",
+    )
+    row(
+        "WormholeComputeKernelConfig",
+        "fp32_dest_acc_en an int",
+        lambda e: wh(fp32_dest_acc_en=1),
+        TYPE,
+        "fp32_dest_acc_en",
+    )
+    row(
+        "BlackholeComputeKernelConfig",
+        "packer_l1_acc None",
+        lambda e: ttnn.BlackholeComputeKernelConfig(packer_l1_acc=None),
+        TYPE,
+        "packer_l1_acc",
+    )
+    row(
+        "init_device_compute_kernel_config",
+        "arch a string",
+        lambda e: ttnn.init_device_compute_kernel_config("wormhole_b0"),
+        TYPE,
+        "arch",
+    )
+    mc = dict(
+        compute_with_storage_grid_size=grid8,
+        in0_block_w=2,
+        out_subblock_h=1,
+        out_subblock_w=2,
+        per_core_M=2,
+        per_core_N=4,
+    )
+    row(
+        "MatmulMultiCoreReuseProgramConfig",
+        "per_core_N not whole sub-blocks",
+        lambda e: ttnn.MatmulMultiCoreReuseProgramConfig(**{**mc, "per_core_N": 3}),
+        VALUE,
+        "per_core_N",
+    )
+    row(
+        "MatmulMultiCoreReuseMultiCastProgramConfig",
+        "transpose_mcast an int",
+        lambda e: ttnn.MatmulMultiCoreReuseMultiCastProgramConfig(**mc, transpose_mcast=0),
+        TYPE,
+        "transpose_mcast",
+    )
+    row(
+        "MatmulMultiCoreReuseMultiCastProgramConfig",
+        "grid of three",
+        lambda e: ttnn.MatmulMultiCoreReuseMultiCastProgramConfig(
+            **{**mc, "compute_with_storage_grid_size": (8, 8, 1)}, transpose_mcast=False
+        ),
+        TYPE,
+        "compute_with_storage_grid_size",
+    )
+    row(
+        "MatmulMultiCoreReuseMultiCast1DProgramConfig",
+        "in0_block_w zero",
+        lambda e: ttnn.MatmulMultiCoreReuseMultiCast1DProgramConfig(
+            **{**mc, "in0_block_w": 0}, fuse_batch=True, mcast_in0=True
+        ),
+        VALUE,
+        "in0_block_w",
+    )
+    row(
+        "MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig",
+        "per_core_M a float",
+        lambda e: ttnn.MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig(
+            in0_block_w=1, per_core_M=1.0, per_core_N=1
+        ),
+        TYPE,
+        "per_core_M",
+    )
+    row(
+        "MinimalMatmulConfig",
+        "M_block_size negative",
+        lambda e: ttnn.MinimalMatmulConfig(M_block_size=-1),
+        VALUE,
+        "M_block_size",
+    )
+    row(
+        "LayerNormDefaultProgramConfig",
+        "use_welford a string",
+        lambda e: ttnn.LayerNormDefaultProgramConfig(use_welford="yes"),
+        TYPE,
+        "use_welford",
+    )
+    row(
+        "LayerNormShardedMultiCoreProgramConfig",
+        "block_w not whole sub-blocks",
+        lambda e: ttnn.LayerNormShardedMultiCoreProgramConfig(
+            compute_with_storage_grid_size=(8, 2), subblock_w=3, block_h=1, block_w=4, inplace=False
+        ),
+        VALUE,
+        "block_w",
+    )
+    row(
+        "num_cores_to_corerangeset",
+        "more cores than the grid",
+        lambda e: ttnn.num_cores_to_corerangeset(65, grid8, True),
+        VALUE,
+        "target_num_cores",
+    )
+    row(
+        "num_cores_to_corerangeset",
+        "grid a tuple",
+        lambda e: ttnn.num_cores_to_corerangeset(4, (8, 8)),
+        TYPE,
+        "grid_size",
+    )
+    row(
+        "create_global_semaphore",
+        "cores outside the grid",
+        lambda e: ttnn.create_global_semaphore(
+            e.mesh, ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(8, 0))]), 0
+        ),
+        VALUE,
+        "cores",
+    )
+    row(
+        "create_global_semaphore",
+        "initial_value negative",
+        lambda e: ttnn.create_global_semaphore(e.mesh, e.grid, -1),
+        VALUE,
+        "initial_value",
+    )
+    row(
+        "create_global_semaphore",
+        "buffer_type DRAM",
+        lambda e: ttnn.create_global_semaphore(e.mesh, e.grid, 0, ttnn.BufferType.DRAM),
+        VALUE,
+        "buffer_type",
+    )
+    row(
+        "create_global_semaphore",
+        "closed mesh",
+        lambda e: ttnn.create_global_semaphore(e.closed_mesh, e.grid, 0),
+        CLOSED,
+        "closed|MeshDevice",
+    )
+    row(
+        "reset_global_semaphore_value",
+        "not a semaphore",
+        lambda e: ttnn.reset_global_semaphore_value(e.grid, 0),
+        TYPE,
+        "global_semaphore",
+    )
+    row(
+        "get_global_semaphore_address",
+        "not a semaphore",
+        lambda e: ttnn.get_global_semaphore_address(None),
+        TYPE,
+        "global_semaphore",
+    )
+    row(
+        "matmul",
+        "program grid larger than the device's",
+        lambda e: ttnn.matmul(
+            e.a,
+            e.w,
+            program_config=ttnn.MatmulMultiCoreReuseMultiCastProgramConfig(
+                **{**mc, "compute_with_storage_grid_size": (9, 8)}, transpose_mcast=False
+            ),
+        ),
+        VALUE,
+        "compute_with_storage_grid_size",
+    )
+    row("matmul", "program_config a dict", lambda e: ttnn.matmul(e.a, e.w, program_config={}), TYPE, "program_config")
+    row(
+        "linear",
+        "compute_kernel_config a string",
+        lambda e: ttnn.linear(e.a, e.w, compute_kernel_config="HiFi4"),
+        TYPE,
+        "compute_kernel_config",
+    )
+    row(
+        "rms_norm",
+        "sharded program config on an interleaved input",
+        lambda e: ttnn.rms_norm(
+            e.a,
+            program_config=ttnn.LayerNormShardedMultiCoreProgramConfig(
+                compute_with_storage_grid_size=(2, 1), subblock_w=1, block_h=1, block_w=1, inplace=False
+            ),
+        ),
+        VALUE,
+        "sharded input_tensor",
     )
     row("multiply", "unknown activation", lambda e: ttnn.multiply(e.a, e.a, activations=["swish"]), TYPE, "activations")
     row(
@@ -1598,6 +1791,7 @@ EXEMPT = {  # public callables without a row, and why nothing given to them can 
     "get_context": "takes no arguments",
     "get_fabric_config": "takes no arguments",
     "launched_under_mpi": "takes no arguments",
+    "get_arch_name": "takes no arguments",
     "using_distributed_env": "takes no arguments",
     "MeshEvent": "made only by a queue's enqueue_record_event",
     "MemoryView": "made only by get_memory_view (rows above)",

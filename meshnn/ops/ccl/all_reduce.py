@@ -60,4 +60,10 @@ def all_reduce(
         write_values(out_rows[0], np.ascontiguousarray(result), spec)
 
     out = Output(spec, topology=output_topology(tensor, axis, PlacementReplicate()))
-    return launch("all_reduce", mesh, [tensor], [out], kernel, reads_memos=True)[0]
+    attrs = {
+        "cluster_axis": cluster_axis,
+        "num_links": num_links,
+        "topology": topology,
+        "memory_config": spec.memory_config,
+    }
+    return launch("all_reduce", mesh, [tensor], [out], kernel, reads_memos=True, attrs=attrs)[0]

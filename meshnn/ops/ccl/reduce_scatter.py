@@ -68,4 +68,11 @@ def reduce_scatter(
         write_values(out_rows[0], np.ascontiguousarray(result), spec)
 
     out = Output(spec, topology=output_topology(tensor, axis, PlacementShard(axis_dim)))
-    return launch("reduce_scatter", mesh, [tensor], [out], kernel, reads_memos=True)[0]
+    attrs = {
+        "dim": dim,
+        "cluster_axis": cluster_axis,
+        "num_links": num_links,
+        "topology": topology,
+        "memory_config": spec.memory_config,
+    }
+    return launch("reduce_scatter", mesh, [tensor], [out], kernel, reads_memos=True, attrs=attrs)[0]
