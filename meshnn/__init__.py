@@ -68,6 +68,7 @@ from meshnn.mesh.system import (
 from meshnn.ops.ccl.all_gather import all_gather
 from meshnn.ops.ccl.all_reduce import all_reduce
 from meshnn.ops.ccl.arguments import Topology
+from meshnn.ops.ccl.async_arguments import ReduceType
 from meshnn.ops.ccl.reduce_scatter import reduce_scatter
 from meshnn.ops.config import (
     BlackholeComputeKernelConfig,
@@ -106,6 +107,12 @@ from meshnn.ops.data_movement import (
     slice,
     to_memory_config,
     transpose,
+)
+from meshnn.ops.distributed_norm import (
+    layer_norm_post_all_gather,
+    layer_norm_pre_all_gather,
+    rms_norm_post_all_gather,
+    rms_norm_pre_all_gather,
 )
 from meshnn.ops.eltwise.binary import (
     add,
@@ -151,6 +158,9 @@ from meshnn.ops.matmul_config import (
 )
 from meshnn.ops.normalization import layer_norm, rms_norm, softmax
 from meshnn.ops.reduction import argmax, embedding, max, mean, min, sum
+from meshnn.ops.sharding import interleaved_to_sharded, sharded_to_interleaved
+from meshnn.ops.split import chunk, split, unsqueeze_to_4D
+from meshnn.ops.tilize import tilize, tilize_with_val_padding, tilize_with_zero_padding, untilize
 from meshnn.ops.transformer.namespaces import experimental, transformer
 from meshnn.tensor.composers import (
     ConcatMesh2dToTensor,

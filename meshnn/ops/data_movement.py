@@ -83,6 +83,8 @@ def to_layout(
         raise MeshnnTypeError(f"ttnn.to_layout: layout must be a ttnn Layout, got {layout!r}")
     if layout is tensor.layout and dtype in (None, tensor.dtype) and memory_config is None:
         return tensor
+    if dtype is None and layout is Layout.ROW_MAJOR and tensor.dtype.is_block_float:
+        dtype = DataType.BFLOAT16  # ttnn untilizes a block float into bfloat16
     spec = out_spec_like(tensor, layout=layout, dtype=dtype, memory_config=memory_config, op="to_layout")
     return _rearranged("to_layout", tensor, spec, lambda x: x)
 

@@ -19,7 +19,7 @@ from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.checks import check_queue_id, device_input, same_mesh
-from meshnn.ops.config import check_compute_kernel_config
+from meshnn.ops.config import UnaryWithParam, check_compute_kernel_config
 from meshnn.ops.eltwise.activations import activation_steps, apply_steps
 from meshnn.ops.eltwise.functions import UNARY
 from meshnn.ops.launch import launch
@@ -62,8 +62,12 @@ def _transposed(shape: tuple[int, ...], flag: bool) -> tuple[int, ...]:
 
 
 def _activation(name: object, op: str) -> object:
+    """``activation`` (a unary op name or a ttnn.UnaryWithParam) as a function of float32 values."""
     if name is None:
         return None
+    if isinstance(name, UnaryWithParam):
+        steps = activation_steps(op, "activation", name)
+        return lambda x: apply_steps(steps, x)
     if isinstance(name, str) and name.lower() in UNARY:
         return UNARY[name.lower()]
     raise MeshnnValueError(f"ttnn.{op}: activation {name!r} is not one of {sorted(UNARY)}")

@@ -422,7 +422,7 @@ def written() -> list[Case]:
     )
     row("to_numpy", "dtype is not a numpy dtype", lambda e: ttnn.to_numpy(e.host, dtype="nonsense"), TYPE, "dtype")
     row("to_layout", "layout is a string", lambda e: ttnn.to_layout(e.a, "ROW_MAJOR"), TYPE, "layout")
-    row("to_layout", "bfloat8_b to row-major", lambda e: ttnn.to_layout(e.bfp8, RM), VALUE, "[Ll]ayout")
+    row("to_layout", "bfloat8_b row-major output", lambda e: ttnn.to_layout(e.bfp8, RM, dtype=BFP8), VALUE, "[Ll]ayout")
     row("to_layout", "deallocated", lambda e: ttnn.to_layout(e.freed, RM), DEAD, "tensor")
     row("to_layout", "not a tensor", lambda e: ttnn.to_layout(np.ones(3), RM), TYPE, "tensor")
     row("to_layout", "dtype is a string", lambda e: ttnn.to_layout(e.a, RM, dtype="f32"), TYPE, "dtype")
@@ -1661,6 +1661,199 @@ def written() -> list[Case]:
         VALUE,
         "sharded input_tensor",
     )
+    # -- issue 22: sharding and layout helpers, distributed norms, async collectives
+    row(
+        "interleaved_to_sharded",
+        "interleaved target config",
+        lambda e: ttnn.interleaved_to_sharded(e.a, L1_MC),
+        VALUE,
+        "sharded",
+    )
+    row(
+        "interleaved_to_sharded",
+        "grid a string",
+        lambda e: ttnn.interleaved_to_sharded(
+            e.a, "8x8", [32, 32], ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.ShardOrientation.ROW_MAJOR
+        ),
+        TYPE,
+        "grid",
+    )
+    row(
+        "sharded_to_interleaved",
+        "input not sharded",
+        lambda e: ttnn.sharded_to_interleaved(e.a),
+        VALUE,
+        "input_tensor must be sharded",
+    )
+    row("tilize", "input already TILE", lambda e: ttnn.tilize(e.a), VALUE, "input_tensor")
+    row("tilize", "rows not whole tiles", lambda e: ttnn.tilize(e.rm), VALUE, "tiles")
+    row("untilize", "input row-major", lambda e: ttnn.untilize(e.rm), VALUE, "input_tensor")
+    row(
+        "tilize_with_val_padding",
+        "padded shape smaller",
+        lambda e: ttnn.tilize_with_val_padding(e.rm, [1, 32, 32], 0.0),
+        VALUE,
+        "output_tensor_shape",
+    )
+    row(
+        "tilize_with_val_padding",
+        "pad_value a string",
+        lambda e: ttnn.tilize_with_val_padding(e.rm, [1, 32, 64], "0"),
+        TYPE,
+        "pad_value",
+    )
+    row(
+        "tilize_with_zero_padding",
+        "input already TILE",
+        lambda e: ttnn.tilize_with_zero_padding(e.a),
+        VALUE,
+        "input_tensor",
+    )
+    row("split", "sizes do not add up", lambda e: ttnn.split(e.a, [1, 1], 2), VALUE, "split_size")
+    row("split", "split_size zero", lambda e: ttnn.split(e.a, 0, 2), VALUE, "split_size")
+    row("chunk", "chunks zero", lambda e: ttnn.chunk(e.a, 0, 2), VALUE, "chunks")
+    row("chunk", "dim out of range", lambda e: ttnn.chunk(e.a, 2, 5), VALUE, "dim")
+    row(
+        "unsqueeze_to_4D",
+        "rank 5",
+        lambda e: ttnn.unsqueeze_to_4D(ttnn.reshape(e.host, (1, 1, 8, 3, 40))),
+        VALUE,
+        "rank",
+    )
+    row("unsqueeze_to_4D", "not a tensor", lambda e: ttnn.unsqueeze_to_4D(np.ones(3)), TYPE, "input_tensor")
+    row("rms_norm_pre_all_gather", "row-major input", lambda e: ttnn.rms_norm_pre_all_gather(e.rm), VALUE, "TILE")
+    row(
+        "layer_norm_pre_all_gather",
+        "dtype a string",
+        lambda e: ttnn.layer_norm_pre_all_gather(e.a, dtype="bf16"),
+        TYPE,
+        "dtype",
+    )
+    row(
+        "rms_norm_post_all_gather",
+        "stats of another height",
+        lambda e: ttnn.rms_norm_post_all_gather(e.a, e.heads),
+        VALUE,
+        "stats",
+    )
+    row(
+        "layer_norm_post_all_gather",
+        "weight of another width",
+        lambda e: ttnn.layer_norm_post_all_gather(e.a, e.ln_stats, weight=e.row7),
+        VALUE,
+        "weight",
+    )
+    sems = lambda e, n: e.sems[:n]  # noqa: E731
+    ag = ttnn.experimental.all_gather_async
+    row(
+        "experimental.all_gather_async",
+        "one semaphore",
+        lambda e: ag(e.a, None, 2, sems(e, 1)),
+        VALUE,
+        "multi_device_global_semaphore",
+    )
+    row(
+        "experimental.all_gather_async",
+        "semaphore of another mesh",
+        lambda e: ag(e.a, None, 2, [e.other_sem] * 2),
+        VALUE,
+        "multi_device_global_semaphore",
+    )
+    row(
+        "experimental.all_gather_async",
+        "num_links beyond the rows",
+        lambda e: ag(e.a, None, 2, sems(e, 2), num_links=9),
+        VALUE,
+        "num_links",
+    )
+    row(
+        "experimental.all_gather_async",
+        "persistent buffer of another shape",
+        lambda e: ag(e.a, e.a2, 2, sems(e, 2)),
+        VALUE,
+        "persistent_output_buffer",
+    )
+    row("experimental.all_gather_async", "no dim", lambda e: ag(e.a, sems(e, 2)), TYPE, "incompatible")
+    rs = ttnn.experimental.reduce_scatter_minimal_async
+    row(
+        "experimental.reduce_scatter_minimal_async",
+        "two semaphores",
+        lambda e: rs(e.a, None, 2, sems(e, 2)),
+        VALUE,
+        "multi_device_global_semaphore",
+    )
+    row(
+        "experimental.reduce_scatter_minimal_async",
+        "topology Mesh",
+        lambda e: rs(e.a, None, 2, sems(e, 3), topology=ttnn.Topology.Mesh),
+        VALUE,
+        "topology",
+    )
+    row(
+        "experimental.reduce_scatter_minimal_async",
+        "chunks_per_sync zero",
+        lambda e: rs(e.a, None, 2, sems(e, 3), chunks_per_sync=0),
+        VALUE,
+        "chunks_per_sync",
+    )
+    row(
+        "experimental.all_reduce_async",
+        "math_op Max",
+        lambda e: ttnn.experimental.all_reduce_async(e.a, 8, sems(e, 1), sems(e, 1), sems(e, 1), ttnn.ReduceType.Max),
+        VALUE,
+        "math_op",
+    )
+    row(
+        "experimental.all_reduce_async",
+        "num_devices wrong",
+        lambda e: ttnn.experimental.all_reduce_async(e.a, 4, sems(e, 1), sems(e, 1), sems(e, 1), ttnn.ReduceType.Sum),
+        VALUE,
+        "num_devices",
+    )
+    row(
+        "experimental.all_gather_matmul_async",
+        "inner dims differ",
+        lambda e: ttnn.experimental.all_gather_matmul_async(e.a, e.w, None, 2, sems(e, 2), (0, 4)),
+        VALUE,
+        "inner dimension",
+    )
+    row(
+        "experimental.all_gather_matmul_async",
+        "offset a string",
+        lambda e: ttnn.experimental.all_gather_matmul_async(e.a, e.w, None, 2, sems(e, 2), "0,4"),
+        TYPE,
+        "all_gather_core_grid_offset",
+    )
+    row(
+        "experimental.fast_reduce_nc",
+        "a tile dim",
+        lambda e: ttnn.experimental.fast_reduce_nc(e.a, dims=[2]),
+        VALUE,
+        "dims",
+    )
+    row(
+        "experimental.fast_reduce_nc",
+        "row-major input",
+        lambda e: ttnn.experimental.fast_reduce_nc(e.rm, dims=[0]),
+        VALUE,
+        "TILE",
+    )
+    row(
+        "experimental.minimal_matmul",
+        "batched weight",
+        lambda e: ttnn.experimental.minimal_matmul(e.a, e.heads),
+        VALUE,
+        "weight_tensor",
+    )
+    row(
+        "experimental.minimal_matmul",
+        "config grid too large",
+        lambda e: ttnn.experimental.minimal_matmul(
+            e.a, e.w, config=ttnn.MinimalMatmulConfig(compute_with_storage_grid_size=(9, 9))
+        ),
+        VALUE,
+        "compute_with_storage_grid_size",
+    )
     row("multiply", "unknown activation", lambda e: ttnn.multiply(e.a, e.a, activations=["swish"]), TYPE, "activations")
     row(
         "add",
@@ -1736,6 +1929,9 @@ def env(tmp_path_factory):
     e.other_dev0 = ttnn.get_device_tensors(e.other)[0]
     e.grid = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 0))])
     e.shard_spec = ttnn.ShardSpec(e.grid, (32, 32))
+    e.sems = [ttnn.create_global_semaphore(mesh, e.grid, 0) for _ in range(3)]  # before L1 is filled
+    e.other_sem = ttnn.create_global_semaphore(other, e.grid, 0)
+    e.ln_stats = ttnn.layer_norm_pre_all_gather(e.a)
     e.bad_shard_config = ttnn.MemoryConfig(
         ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1, ttnn.ShardSpec(e.grid, (7, 40))
     )
