@@ -34,9 +34,9 @@ from typing import Any
 
 from meshnn.capture.circular_buffers import estimate
 from meshnn.capture.graph_builder import BufferFacts, GraphBuilder
+from meshnn.capture.op_names import CREATE_DEVICE_TENSOR, device_operation_name, function_name
 from meshnn.capture.tensors import argument_text, cpp_dtype, cpp_layout, mesh_buffer_of, shape_text, tensor_id
 from meshnn.mesh.observers import BufferEvent, MeshObserver, OpEvent
-from meshnn.perf.desc import OpFamily
 
 
 class RunMode(enum.Enum):
@@ -46,48 +46,6 @@ class RunMode(enum.Enum):
 
     NORMAL = 0
     NO_DISPATCH = 1
-
-
-_BINARY = ("add", "subtract", "sub", "multiply", "mul", "divide", "div", "pow", "eq", "ne", "gt", "ge", "lt", "le")
-_UNARY = ("abs", "exp", "gelu", "log", "neg", "reciprocal", "relu", "rsqrt", "sigmoid", "silu", "softplus", "sqrt")
-_FAMILIES: dict[str, OpFamily] = {
-    **dict.fromkeys((*_BINARY, "maximum", "minimum"), OpFamily.BINARY),
-    **dict.fromkeys((*_UNARY, "square", "tanh"), OpFamily.UNARY),
-    **dict.fromkeys(("matmul", "linear"), OpFamily.MATMUL),
-    **dict.fromkeys(("rms_norm", "layer_norm"), OpFamily.NORM),
-    **dict.fromkeys(("sum", "mean", "max", "min"), OpFamily.REDUCTION),
-    **dict.fromkeys(("clone", "move", "reallocate", "to_memory_config", "copy"), OpFamily.COPY),
-    "softmax": OpFamily.SOFTMAX,
-    "scaled_dot_product_attention": OpFamily.SDPA,
-    "scaled_dot_product_attention_decode": OpFamily.SDPA_DECODE,
-    "concat": OpFamily.CONCAT,
-    "permute": OpFamily.PERMUTE,
-    "transpose": OpFamily.TRANSPOSE,
-    "typecast": OpFamily.TYPECAST,
-    "embedding": OpFamily.EMBEDDING,
-    "slice": OpFamily.SLICE,
-    "pad": OpFamily.PAD,
-    "all_gather": OpFamily.ALL_GATHER,
-    "reduce_scatter": OpFamily.REDUCE_SCATTER,
-    "all_reduce": OpFamily.ALL_REDUCE,
-}
-CREATE_DEVICE_TENSOR = "tt::tt_metal::create_device_tensor"
-
-
-def function_name(op: str) -> str:
-    """The op's ttnn C++ name: ``add`` -> ``ttnn::add``, ``transformer.x`` -> ``ttnn::transformer::x``."""
-    return "ttnn::" + op.replace(".", "::")
-
-
-def device_operation_name(op: str) -> str:
-    """The device operation an op runs, named as tt-metal names it in traces
-    (``BinaryNgDeviceOperation``): the performance model's name for the op's family, else the op's
-    own name in CamelCase + ``DeviceOperation`` (``to_layout`` -> ``ToLayoutDeviceOperation``)."""
-    last = op.rsplit(".", 1)[-1]
-    family = _FAMILIES.get(last)
-    if family is not None:
-        return family.value
-    return "".join(part.capitalize() for part in last.split("_")) + "DeviceOperation"
 
 
 def tensor_facts(tensor: Any) -> tuple[int, str, BufferFacts | None]:
