@@ -5,7 +5,8 @@ ttnn, a report is written while ``enable_logging`` is on, ``enable_fast_runtime_
 and ``report_name`` is set: then ``report_path`` is ``root_report_path /
 <report_name in snake case>_<mon><dd>_<HHMM>`` (the name cut to 64 characters; the time of the
 first read after the name was set), and a :class:`~meshnn.capture.report_writer.ReportWriter`
-writes it.  Logging in fast runtime mode, or a detailed report without logging, warns as ttnn does
+writes it.  (ttnn keeps that path until the name changes; meshnn also makes a new one when
+``root_report_path`` changes.)  Logging in fast runtime mode, or a detailed report without logging, warns as ttnn does
 and writes nothing.
 
 Attributes that only matter on hardware or in ttnn's Python layer are accepted, checked, kept and
@@ -86,7 +87,7 @@ class Config:
 
     def __init__(self, **values: object) -> None:
         object.__setattr__(self, "_values", dict(DEFAULTS))
-        object.__setattr__(self, "_path_cache", None)  # (report name, its path)
+        object.__setattr__(self, "_path_cache", None)  # ((report name, root), its path)
         for name, value in values.items():
             self._values[name] = _checked(name, value)
 
@@ -111,10 +112,11 @@ class Config:
         name = self._values["report_name"]
         if name is None:
             return None
+        key = (name, self._values["root_report_path"])
         cache = self._path_cache
-        if cache is None or cache[0] != name:
+        if cache is None or cache[0] != key:
             stamp = datetime.datetime.now().strftime("%b%d_%H%M").lower()
-            cache = (name, Path(self._values["root_report_path"]) / f"{snake_name(name)}_{stamp}")
+            cache = (key, Path(key[1]) / f"{snake_name(name)}_{stamp}")
             object.__setattr__(self, "_path_cache", cache)
         return cache[1]
 

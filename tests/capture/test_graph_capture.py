@@ -299,3 +299,21 @@ def test_helpers_refuse_what_is_not_a_trace():
     with pytest.raises(ttnn.MeshnnTypeError, match="run_mode"):
         graph.begin_graph_capture("NO_DISPATCH")
     assert not graph.is_graph_capture_active()
+
+
+def test_ttnn_graph_and_config_through_the_ttnn_alias():
+    import importlib
+
+    from meshnn.compat import ttnn_alias
+
+    installed = ttnn_alias.is_installed()
+    ttnn_alias.install()
+    try:
+        alias = importlib.import_module("ttnn.graph")
+        assert alias.begin_graph_capture is graph.begin_graph_capture and alias.RunMode is graph.RunMode
+        assert importlib.import_module("ttnn").CONFIG is ttnn.CONFIG
+        with pytest.raises(ttnn.NotImplementedByMeshnn, match=r"graph\.visualize"):
+            alias.visualize  # noqa: B018 - ttnn's graphviz picture: not provided
+    finally:
+        if not installed:
+            ttnn_alias.uninstall()
