@@ -5,8 +5,8 @@ ttnn-visualizer's performance view reads (the ops-perf CSV and ``profile_log_dev
 to the model comes from a ``describe(event, outputs) -> OpDesc | None`` function: the performance
 model's own hook when it has one, else :func:`describe`, which knows the families of
 :func:`~meshnn.capture.op_names.op_family` from the op's tensors alone (default program configs,
-collectives with their default topology); an op it cannot describe gets no time (NULL duration,
-no CSV row).
+collectives with their default topology); an op it cannot describe gets no CSV row, and one the
+model refuses is listed in the report's ``report_metadata`` (``perf_refused``) with the reason.
 
 ``profile_log_device.csv`` holds, per op and device, one firmware zone and one kernel zone of the
 predicted kernel time on core (1, 1) (cycles at the arch's clock from the CSV's ``HOST START TS``);
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from meshnn.capture.op_names import op_family, python_name
+from meshnn.errors import MeshnnError
 from meshnn.mesh.coord import to_linear_index
 from meshnn.mesh.observers import OpEvent
 from meshnn.perf.desc import BufferType, Layout, MemoryLayout, OpDesc, TensorDesc
@@ -71,11 +72,17 @@ class PerfRecords:
     def __init__(self, describe_op: Describe | None = None) -> None:
         self.describe = describe_op or describe
         self.recorders: dict[int, tuple[Any, Recorder]] = {}  # mesh id -> (mesh, its recorder)
+        self.refused: list[tuple[str, str]] = []  # (op, why the model could not describe it)
         self._lock = threading.Lock()
 
     def record(self, event: OpEvent, outputs: Sequence[Any]) -> Record | None:
-        """Predict the op (None when it cannot be described)."""
-        desc = self.describe(event, outputs)
+        """Predict the op (None when it cannot be described; when the model refuses the
+        description, the op and the reason go to :attr:`refused`, and the run goes on)."""
+        try:
+            desc = self.describe(event, outputs)
+        except MeshnnError as error:
+            self.refused.append((python_name(event.op), str(error)))
+            return None
         if desc is None:
             return None
         mesh = event.mesh
@@ -83,8 +90,12 @@ class PerfRecords:
             if mesh.mesh_id not in self.recorders:
                 self.recorders[mesh.mesh_id] = (mesh, Recorder(mesh.system.name, _mesh_shape(mesh)))
             recorder = self.recorders[mesh.mesh_id][1]
-        shape = mesh.shape
-        return recorder.record(desc, sorted(to_linear_index(shape, c) for c in event.coords))
+        devices = sorted(to_linear_index(mesh.shape, c) for c in event.coords)
+        try:
+            return recorder.record(desc, devices)
+        except MeshnnError as error:
+            self.refused.append((python_name(event.op), str(error)))
+            return None
 
     def write(self, folder: Path, name: str) -> list[Path]:
         """The CSV and device log of each mesh's recorder into ``folder`` (none without records)."""

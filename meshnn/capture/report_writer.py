@@ -202,6 +202,9 @@ class ReportWriter(MeshObserver):
             for op in list(self._ops.values()):
                 self._finish(op, None)
             self._ops.clear()
+            if self.perf.refused:
+                refused = json.dumps(self.perf.refused)
+                self._db.execute("INSERT OR REPLACE INTO report_metadata VALUES ('perf_refused', ?)", (refused,))
             self._db.commit()
             self._db.close()
             self._db = None

@@ -9,7 +9,8 @@ numbers):
   they connect to), plus the circular buffers allocated since the last
   ``circular_buffer_deallocate_all`` (each CB's per-core size, globally allocated ones included);
   at each top-level ``function_start`` the L1 ``buffer`` nodes that follow it (tensor nodes
-  skipped, anything else ends the scan) are added too: the op's inputs already in L1.  The peak is
+  skipped, anything else, a DRAM buffer too, ends the scan) are added too: the op's inputs
+  already in L1.  The peak is
   taken after every node, in unsigned 32-bit arithmetic as ttnn's.
 - :func:`extract_resource_usage_per_core`: per core, worst case: an L1 buffer of ``size`` bytes in
   ``page_size`` pages over ``num_cores`` cores (0: interleaved over ``interleaved_storage_cores``)
@@ -118,11 +119,13 @@ def extract_peak_L1_memory_usage(trace: object) -> int:
     while i < len(nodes):
         v, kind = nodes[i], nodes[i]["node_type"]
         if kind == "function_start":
-            if depth == 0:
-                while i + 1 < len(nodes) and nodes[i + 1]["node_type"] in ("buffer", "tensor"):
-                    i += 1
-                    if nodes[i]["node_type"] == "buffer" and _param(nodes[i], "type") == "L1":
-                        total_buffer = (total_buffer + _int(nodes[i], "size")) % _U32
+            while depth == 0 and i + 1 < len(nodes):
+                following = nodes[i + 1]
+                if following["node_type"] == "buffer" and _param(following, "type") == "L1":
+                    total_buffer = (total_buffer + _int(following, "size")) % _U32
+                elif following["node_type"] != "tensor":
+                    break  # anything else ends the scan, a DRAM buffer too (as in ttnn)
+                i += 1
             depth += 1
         elif kind == "circular_buffer_allocate":
             total_cb = (total_cb + _int(v, "size")) % _U32

@@ -317,3 +317,14 @@ def test_ttnn_graph_and_config_through_the_ttnn_alias():
     finally:
         if not installed:
             ttnn_alias.uninstall()
+
+
+def test_the_resident_input_scan_stops_at_a_dram_buffer_as_in_ttnn(n150):
+    """At a top-level op the L1 inputs' buffer nodes count; ttnn's scan ends at the first node that
+    is neither a tensor nor an L1 buffer, so an L1 input after a DRAM one is not counted."""
+    x, w = zeros(n150, (32, 64)), zeros(n150, (32, 64), DRAM)
+    l1_first, _ = capture(lambda: ttnn.add(x, w, memory_config=L1))
+    dram_first, _ = capture(lambda: ttnn.add(w, x, memory_config=L1))
+    two_tiles, cbs = 2 * TILE_BF16, 3 * 2 * TILE_BF16
+    assert graph.extract_peak_L1_memory_usage(l1_first) == two_tiles + two_tiles + cbs
+    assert graph.extract_peak_L1_memory_usage(dram_first) == two_tiles + cbs

@@ -234,3 +234,19 @@ def test_no_report_costs_nothing_when_logging_is_off(tmp_path, open_mesh):
         with ttnn.manage_config("root_report_path", tmp_path), ttnn.manage_config("report_name", "off"):
             ttnn.exp(ttnn.from_torch(torch.ones(32, 32), layout=ttnn.TILE_LAYOUT, device=mesh))
     assert active_report() is None and list(tmp_path.iterdir()) == []
+
+
+def test_an_op_the_perf_model_refuses_is_listed_and_the_run_goes_on(tmp_path, open_mesh, monkeypatch):
+    from meshnn.capture import report_perf
+
+    def refuse(event, outputs):
+        raise ttnn.MeshnnValueError(f"cannot describe {event.op}")
+
+    monkeypatch.setattr(report_perf, "describe", refuse)
+    mesh = open_mesh((1, 1))
+    with reporting(tmp_path) as path:
+        ttnn.exp(ttnn.from_torch(torch.ones(32, 32), layout=ttnn.TILE_LAYOUT, device=mesh))
+    assert rows(path, "SELECT name FROM operations") == [("ttnn.exp",)]
+    refused = json.loads(rows(path, "SELECT value FROM report_metadata WHERE key = 'perf_refused'")[0][0])
+    assert refused == [["ttnn.exp", "cannot describe exp"]]
+    assert not (path / "perf").exists()
