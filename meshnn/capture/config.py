@@ -17,7 +17,8 @@ and ``enable_graph_report`` (ttnn's per-op graph pictures; the ``captured_graph`
 op's graph).
 
 At import, ``$TTNN_CONFIG_PATH`` (a JSON file) and then ``$TTNN_CONFIG_OVERRIDES`` (a JSON object)
-set attributes, as they do for ttnn.
+set attributes, as they do for ttnn; a name meshnn's CONFIG lacks (a newer ttnn's) is named in a
+warning and skipped, a bad value raises.
 
 Layers: imports errors, the mesh layer's observers and the capture layer's report writer.
 """
@@ -218,8 +219,12 @@ def load_overrides(environ: dict[str, str] | os._Environ) -> None:
             raise MeshnnValueError(f"${variable} is not JSON: {error}") from None
         if not isinstance(values, dict):
             raise MeshnnValueError(f"${variable} must be a JSON object of ttnn.CONFIG attributes")
+        unknown = [name for name in values if name not in DEFAULTS]
+        if unknown:  # newer ttnn attributes meshnn does not have: said, not fatal at import
+            warnings.warn(f"${variable}: meshnn's ttnn.CONFIG has no {', '.join(unknown)}; ignored", stacklevel=2)
         for name, value in values.items():
-            setattr(CONFIG, name, value)
+            if name not in unknown:
+                setattr(CONFIG, name, value)
 
 
 def _close_at_exit() -> None:

@@ -81,6 +81,12 @@ def test_ttnn_config_overrides_from_the_environment(tmp_path):
         assert ttnn.CONFIG.report_name == "from file"
         with pytest.raises(ttnn.MeshnnValueError, match="TTNN_CONFIG_OVERRIDES is not JSON"):
             load_overrides({"TTNN_CONFIG_OVERRIDES": "{enable_logging: true"})
+        with pytest.raises(ttnn.MeshnnTypeError, match="enable_logging"):
+            load_overrides({"TTNN_CONFIG_OVERRIDES": '{"enable_logging": "yes"}'})
+        newer = {"validate_program_args": True, "report_name": "newer"}
+        with pytest.warns(UserWarning, match="no validate_program_args; ignored"):
+            load_overrides({"TTNN_CONFIG_OVERRIDES": json.dumps(newer)})
+        assert ttnn.CONFIG.report_name == "newer"
     finally:
         ttnn.CONFIG.report_name = None
         ttnn.CONFIG.comparison_mode_pcc = 0.9999
