@@ -3,6 +3,8 @@
 ``import meshnn as ttnn`` gives TTNN's names; this module only re-exports them from the layers.
 """
 
+from meshnn.capture import graph
+from meshnn.capture.config import CONFIG, Config, manage_config
 from meshnn.device.arch import SYSTEMS, Arch, system_spec
 from meshnn.device.bank import MemoryView
 from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, TensorMemoryLayout

@@ -8,7 +8,7 @@ import pathlib
 import meshnn
 
 ROOT = pathlib.Path(meshnn.__file__).parent
-BELOW = ["errors", "host", "formats", "device", "distributed", "perf", "mesh", "tensor", "ops"]
+BELOW = ["errors", "host", "formats", "device", "distributed", "perf", "mesh", "tensor", "ops", "capture"]
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "host": {"errors"},  # the host's worker threads and parallel copies
@@ -19,6 +19,7 @@ ALLOWED: dict[str, set[str]] = {
     "mesh": {"errors", "host", "device", "distributed", "perf"},
     "tensor": {"errors", "host", "formats", "device", "distributed", "mesh", "perf"},
     "ops": {"errors", "host", "formats", "device", "distributed", "mesh", "perf", "tensor"},
+    "capture": {"errors", "host", "formats", "device", "distributed", "mesh", "perf", "tensor"},  # graph, reports
     "__init__": set(BELOW) | {"__main__"},  # the public surface re-exports every layer
     "__main__": {"cli"},
     "compat": {"", "errors"},  # "" is the package root: the public, ttnn-named surface

@@ -61,8 +61,15 @@ def _model_preprocessing(attribute: str) -> object:
     raise NotImplementedByMeshnn(f"model_preprocessing.{attribute}")
 
 
+def _graph(attribute: str) -> object:
+    if hasattr(meshnn.graph, attribute):
+        return getattr(meshnn.graph, attribute)
+    raise NotImplementedByMeshnn(f"graph.{attribute}")
+
+
 SUBMODULES: dict[str, Callable[[str], object]] = {
     "distributed": _distributed,
+    "graph": _graph,
     "reports": _reports,
     "model_preprocessing": _model_preprocessing,
 }

@@ -44,7 +44,13 @@ if TYPE_CHECKING:
 
 
 def _release(
-    allocator: object, buffer_type: BufferType, address: int, storage: SlabStorage, mesh: weakref.ref, key: int
+    allocator: object,
+    buffer_type: BufferType,
+    address: int,
+    storage: SlabStorage,
+    mesh: weakref.ref,
+    key: int,
+    layout: BufferLayout,
 ) -> None:
     """Free an owned buffer's address (if its mesh is still open) and pool or drop its slab."""
     storage.release()
@@ -55,7 +61,9 @@ def _release(
     if device.is_open() and storage.size:
         allocator.deallocate(buffer_type, address)  # type: ignore[attr-defined]
         if OBSERVERS:
-            OBSERVERS.deallocated(BufferEvent(device, key, buffer_type, address, storage.size, 0))
+            OBSERVERS.deallocated(
+                BufferEvent(device, key, buffer_type, address, storage.size, layout.page_size, None, layout)
+            )
 
 
 class MeshBuffer:
@@ -98,11 +106,13 @@ class MeshBuffer:
             self._storage = storage(len(mesh_device.local), local_size)
             key = mesh_device.register_buffer(self)
             self._pending.append(
-                (mesh_device.allocator, local.buffer_type, self._address, self._storage, self._mesh_ref, key)
+                (mesh_device.allocator, local.buffer_type, self._address, self._storage, self._mesh_ref, key, layout)
             )
             if OBSERVERS:
                 OBSERVERS.allocated(
-                    BufferEvent(mesh_device, key, local.buffer_type, self._address, local_size, local.page_size, self)
+                    BufferEvent(
+                        mesh_device, key, local.buffer_type, self._address, local_size, local.page_size, self, layout
+                    )
                 )
         else:
             owner = mesh_device.buffer_at(local.buffer_type, address)

@@ -27,7 +27,8 @@ class BufferEvent:
     """One MeshBuffer allocated or freed: the same address on every device of ``mesh``.
 
     ``size`` and ``page_size`` are bytes per device; ``buffer`` is the MeshBuffer itself when it
-    was allocated (None once it is freed: a free may run from a finaliser)."""
+    was allocated (None once it is freed: a free may run from a finaliser); ``layout`` is its
+    device-local :class:`~meshnn.device.buffer.BufferLayout` (page size, memory layout, shards)."""
 
     mesh: Any
     key: int
@@ -36,6 +37,7 @@ class BufferEvent:
     size: int
     page_size: int
     buffer: Any = None
+    layout: Any = None
 
 
 _OP_IDS = itertools.count()

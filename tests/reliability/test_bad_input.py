@@ -1876,6 +1876,21 @@ def written() -> list[Case]:
     row("PerfCapture", "traced not a bool", lambda e: ttnn.PerfCapture(traced="x"), TYPE, "traced")
     row("PerfCapture.recorder", "no op recorded", lambda e: ttnn.PerfCapture().recorder(e.mesh), VALUE, "mesh_device")
     row("PerfCapture.retimed", "traced not a bool", lambda e: ttnn.PerfCapture().retimed(traced=None), TYPE, "traced")
+
+    # -- ttnn.CONFIG and reports (ttnn.graph's functions: tests/capture/test_graph_capture.py)
+    row("Config", "unknown attribute", lambda e: ttnn.Config(enable_logs=True), VALUE, "enable_logs")
+    row("Config", "flag is an int", lambda e: ttnn.Config(enable_logging=1), TYPE, "enable_logging")
+    row("Config", "path is a number", lambda e: ttnn.Config(root_report_path=3), TYPE, "root_report_path")
+    row("Config", "pcc above 1", lambda e: ttnn.Config(comparison_mode_pcc=2.0), VALUE, "comparison_mode_pcc")
+    row("manage_config", "unknown attribute", lambda e: ttnn.manage_config("nope", 1).__enter__(), VALUE, "nope")
+    row("manage_config", "name not a str", lambda e: ttnn.manage_config(3, 1).__enter__(), TYPE, "name")
+    row(
+        "manage_config",
+        "report_name a number",
+        lambda e: ttnn.manage_config("report_name", 5).__enter__(),
+        TYPE,
+        "report_name",
+    )
     return c
 
 

@@ -1,0 +1,167 @@
+"""Graph capture as an observer of meshes: every op, allocation and free becomes ttnn's nodes.
+
+Each op launched on a mesh (``ttnn.add``) becomes, as in ttnn's traces::
+
+    function_start ttnn::add                 (its tensors' texts and its configuration as arguments)
+      tensor / buffer nodes of its inputs     (made the first time they are seen)
+      function_start BinaryNgDeviceOperation   (the device operation, as tt-metal names it)
+        function_start tt::tt_metal::create_device_tensor   (one per output allocated)
+          buffer, buffer_allocate
+        function_end -> the output tensor
+        circular_buffer_deallocate_all, circular_buffer_allocate...   (:mod:`~meshnn.capture.circular_buffers`)
+      function_end BinaryNgDeviceOperation -> outputs
+    function_end ttnn::add -> outputs
+
+An allocation or free outside any op (``from_torch``, ``ttnn.deallocate``) is a top-level
+``buffer_allocate`` / ``buffer_deallocate`` (ttnn would nest the first under its
+``Tensor::to_device`` function, which meshnn does not see as an op).  An op's nodes are made when
+it ends (an op's events arrive begin, allocations, end, on the thread that launched it); an op that
+raised after it began (an output that did not fit) is written at the next event of its thread or at
+the end of the capture: its functions stay open (no ``function_end``), its outputs that were
+allocated and freed again appear with their ``buffer_allocate`` / ``buffer_deallocate``; the
+allocation that failed leaves no node.
+
+Layers: imports the mesh layer's observers and the capture layer's own modules.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from meshnn.capture.circular_buffers import estimate
+from meshnn.capture.graph_builder import BufferFacts, GraphBuilder
+from meshnn.capture.op_names import CREATE_DEVICE_TENSOR, device_operation_name, function_name
+from meshnn.capture.tensors import argument_text, cpp_dtype, cpp_layout, mesh_buffer_of, shape_text, tensor_id
+from meshnn.mesh.observers import BufferEvent, MeshObserver, OpEvent
+
+
+class RunMode(enum.Enum):
+    """``ttnn.graph.RunMode``.  NO_DISPATCH is accepted and recorded; meshnn still runs the ops
+    (so allocations are real and an op that does not fit raises), and reports circular buffers at
+    address 0 as ttnn does in that mode."""
+
+    NORMAL = 0
+    NO_DISPATCH = 1
+
+
+def tensor_facts(tensor: Any) -> tuple[int, str, BufferFacts | None]:
+    """(id, shape text, its buffer's facts or None) of a tensor, as graph nodes need them."""
+    buffer = mesh_buffer_of(tensor)
+    facts = None if buffer is None else BufferFacts.of(buffer.device(), buffer.address(), buffer.layout)
+    return tensor_id(tensor), shape_text(tensor), facts
+
+
+def event_facts(event: BufferEvent) -> BufferFacts:
+    """The facts of the buffer an allocation or free is about."""
+    layout = event.buffer.layout if event.buffer is not None else getattr(event, "layout", None)
+    if layout is not None:
+        return BufferFacts.of(event.mesh, event.address, layout)
+    kind = event.buffer_type
+    key = (event.mesh.mesh_id, kind.value, event.address)
+    return BufferFacts(
+        key, event.address, event.size, kind, "UNKNOWN", event.page_size, 0, event.mesh.get_device_ids()[0]
+    )
+
+
+@dataclass
+class _Pending:
+    """An op that began: its events until it ends."""
+
+    event: OpEvent
+    items: list[tuple[bool, BufferEvent]] = field(default_factory=list)  # (is an allocation, event)
+
+
+class GraphCapture(MeshObserver):
+    """One capture's observer; :meth:`finish` gives ttnn's node list."""
+
+    def __init__(self, run_mode: RunMode = RunMode.NORMAL) -> None:
+        self.run_mode = run_mode
+        self.builder = GraphBuilder()
+        self._pending: dict[int, _Pending] = {}  # thread -> the op it is running
+        self._lock = threading.RLock()
+
+    def on_op_begin(self, event: OpEvent) -> None:
+        with self._lock:
+            failed = self._pending.pop(threading.get_ident(), None)
+            if failed is not None:
+                self._emit(failed, None)
+            self._pending[threading.get_ident()] = _Pending(event)
+
+    def on_allocate(self, event: BufferEvent) -> None:
+        self._buffer_event(event, allocated=True)
+
+    def on_deallocate(self, event: BufferEvent) -> None:
+        self._buffer_event(event, allocated=False)
+
+    def _buffer_event(self, event: BufferEvent, *, allocated: bool) -> None:
+        with self._lock:
+            pending = self._pending.get(threading.get_ident())
+            if pending is not None:
+                pending.items.append((allocated, event))
+            elif allocated:
+                self.builder.buffer_allocate(event_facts(event))
+            else:
+                self.builder.buffer_deallocate(event_facts(event))
+
+    def on_op_end(self, event: OpEvent, outputs: Sequence[Any]) -> None:
+        with self._lock:
+            pending = self._pending.pop(threading.get_ident(), None)
+            if pending is not None and pending.event.op_id != event.op_id:
+                self._emit(pending, None)
+                pending = None
+            self._emit(pending or _Pending(event), outputs)
+
+    def finish(self) -> list[dict]:
+        """Write what is still open (ops that raised) and close the node list."""
+        with self._lock:
+            for pending in list(self._pending.values()):
+                self._emit(pending, None)
+            self._pending.clear()
+            return self.builder.finish()
+
+    # --------------------------------------------------------------------------- emission
+
+    def _emit(self, pending: _Pending, outputs: Sequence[Any] | None) -> None:
+        """An op's nodes; ``outputs`` None: the op raised before it ended."""
+        event, build = pending.event, self.builder
+        arguments = [argument_text(t, cpp=True) for t in event.inputs]
+        arguments += [argument_text(v, cpp=True) for v in event.attrs.values()]
+        build.function_start(function_name(event.op), arguments)
+        for tensor in event.inputs:
+            build.input_tensor(*tensor_facts(tensor))
+        attrs = ", ".join(f"{k}={v!r}" for k, v in event.attrs.items())
+        device_arguments = [f"operation_attributes_t({attrs})", "tensor_args_t(...)"]
+        build.function_start(device_operation_name(event.op), device_arguments)
+        made = [tensor_facts(t) for t in outputs or ()]
+        by_buffer = {facts.key: (tid, shape, facts) for tid, shape, facts in made if facts is not None}
+        by_tensor = {tid: t for t, (tid, _, _) in zip(outputs or (), made, strict=True)}
+        for allocated, buffer_event in pending.items:
+            facts = event_facts(buffer_event)
+            if not allocated:
+                build.buffer_deallocate(facts)
+                continue
+            output = by_buffer.get(facts.key)
+            build.function_start(CREATE_DEVICE_TENSOR, _create_arguments(by_tensor.get(output[0]) if output else None))
+            build.buffer_allocate(facts)
+            build.function_end([output] if output else [])
+        if outputs is None:
+            build.abandon()
+            build.abandon()
+            return
+        no_dispatch = self.run_mode is RunMode.NO_DISPATCH
+        cbs = estimate(event.op, event.mesh, event.inputs, outputs, event.attrs, no_dispatch=no_dispatch)
+        build.circular_buffers(event.mesh.get_device_ids()[0], cbs)
+        build.function_end(made)
+        build.function_end(made)
+
+
+def _create_arguments(tensor: Any) -> list[str]:
+    """``create_device_tensor``'s arguments as ttnn gives them: shape, dtype, layout, device, memory config."""
+    if tensor is None:
+        return []
+    device = tensor.storage.mesh_buffer.device().get_device_ids()[0]
+    return [shape_text(tensor), cpp_dtype(tensor), cpp_layout(tensor), str(device), repr(tensor.memory_config())]
