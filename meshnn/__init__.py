@@ -20,6 +20,7 @@ from meshnn.errors import (
     OutOfMemoryError,
     QueueError,
     TensorFileError,
+    TraceError,
     WrongMeshError,
 )
 from meshnn.formats.dtypes import DataType
@@ -48,6 +49,7 @@ from meshnn.mesh import (
     synchronize_device,
 )
 from meshnn.mesh.memory_report import dump_device_memory_state, memory_report, plot_memory
+from meshnn.mesh.sub_device import SubDevice, SubDeviceId, SubDeviceManagerId
 from meshnn.mesh.system import (
     FabricConfig,
     GetNumAvailableDevices,
@@ -59,6 +61,7 @@ from meshnn.mesh.system import (
     set_fabric_config,
     using_distributed_env,
 )
+from meshnn.mesh.trace import MeshTraceId, begin_trace_capture, end_trace_capture, execute_trace, release_trace
 from meshnn.ops.ccl.all_gather import all_gather
 from meshnn.ops.ccl.all_reduce import all_reduce
 from meshnn.ops.ccl.arguments import Topology

@@ -10,7 +10,7 @@ runs once per device.  Devices of a rank that owns none of a range run nothing t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -148,17 +148,26 @@ class MeshWorkload:
         if bound is None:
             self.validate(mesh)
             bound = self.bind()
-        full = mesh.full_range
-        whole = mesh.all_local
-        for (device_range, program), slabs in zip(self._programs, bound, strict=True):
-            for buffer in program.written:
-                buffer.touch()
-            if program.runtime_args is None and whole and (device_range is full or device_range == full):
-                program.kernel(ProgramContext(tuple(slabs), mesh.local, program.args))  # one vectorised call
-                continue
-            for rows, coords in _row_runs(mesh, device_range, per_device=not program.is_uniform):
-                args = program.args if program.is_uniform else program.runtime_args[coords[0]]  # type: ignore[index]
-                program.kernel(ProgramContext(tuple(s[rows] for s in slabs), coords, args))
+        run_programs(mesh, self._programs, bound)
+
+
+def run_programs(mesh: MeshDevice, programs: Iterable[tuple[MeshCoordinateRange, Any]], bound: Iterable) -> None:
+    """Run each ``(range, program)`` of ``programs`` over its slabs (the next of ``bound``, taken
+    just before it runs): the memos of the buffers it writes dropped first, then its kernel on the
+    local devices of its range (one call over a whole mesh held here).  A program is a
+    :class:`Program` or anything with its ``kernel``, ``args``, ``runtime_args``, ``written`` and
+    ``is_uniform`` (a trace's replay)."""
+    full = mesh.full_range
+    whole = mesh.all_local
+    for (device_range, program), slabs in zip(programs, bound, strict=True):
+        for buffer in program.written:
+            buffer.touch()
+        if program.runtime_args is None and whole and (device_range is full or device_range == full):
+            program.kernel(ProgramContext(tuple(slabs), mesh.local, program.args))  # one vectorised call
+            continue
+        for rows, coords in _row_runs(mesh, device_range, per_device=not program.is_uniform):
+            args = program.args if program.is_uniform else program.runtime_args[coords[0]]
+            program.kernel(ProgramContext(tuple(s[rows] for s in slabs), coords, args))
 
 
 def _row_runs(mesh: MeshDevice, device_range: MeshCoordinateRange, *, per_device: bool):

@@ -97,7 +97,7 @@ class _Run:
     device's rows only when ``once`` and the inputs' bytes allow it.  ``caller``: the thread whose
     runs may defer their outputs' bytes (the launching one, until :func:`launch` returns)."""
 
-    __slots__ = ("buffers", "caller", "inputs", "kernel", "lazy", "memos", "n_in", "n_local", "once", "touched")
+    __slots__ = ("buffers", "caller", "in_specs", "kernel", "lazy", "memos", "n_in", "n_local", "once", "touched")
 
     def __init__(
         self,
@@ -110,7 +110,8 @@ class _Run:
         reads_memos: bool,
         deferrable: bool,
     ) -> None:
-        self.kernel, self.inputs, self.buffers, self.once = kernel, inputs, buffers, once
+        self.kernel, self.buffers, self.once = kernel, buffers, once
+        self.in_specs = tuple([t.spec for t in inputs])
         self.n_in = len(inputs)
         self.touched = [t.storage.mesh_buffer for t in inputs]  # type: ignore[union-attr]
         self.touched += buffers
@@ -129,7 +130,7 @@ class _Run:
         all the local devices), or over the first device's only (:meth:`_on_first_device`)."""
         rows, coords = ctx.buffers, ctx.coords
         defer = self.caller == threading.get_ident()
-        if self.once and len(coords) > 1 and inputs_alike(rows, self.inputs):
+        if self.once and len(coords) > 1 and inputs_alike(rows, self.touched, self.in_specs):
             self._on_first_device(rows, coords, defer)
             return
         n_in = self.n_in
@@ -143,6 +144,17 @@ class _Run:
         finally:
             if whole:
                 unbind_rows(rows)
+
+    def for_trace(self, swap: Callable[[MeshBuffer], object]) -> _Run:
+        """This run for a trace to replay (:mod:`meshnn.mesh.trace`): the same kernel over the
+        buffers ``swap`` gives for its own (which do not keep them allocated); it never defers."""
+        copy = object.__new__(_Run)
+        for name in _Run.__slots__:
+            setattr(copy, name, getattr(self, name))
+        copy.touched = [swap(b) for b in self.touched]
+        copy.buffers = copy.touched[self.n_in :]
+        copy.caller = None
+        return copy
 
     def _on_first_device(self, rows: tuple[np.ndarray, ...], coords: tuple[MeshCoordinate, ...], defer: bool) -> None:
         """The kernel over the first device's rows; its outputs copied to the other devices."""
