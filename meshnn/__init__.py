@@ -129,7 +129,9 @@ from meshnn.ops.eltwise.unary import (
 )
 from meshnn.ops.matmul import linear, matmul
 from meshnn.ops.normalization import layer_norm, rms_norm, softmax
-from meshnn.ops.reduction import argmax, embedding, max, mean, min, sum
+from meshnn.ops.reduction import embedding, max, mean, min, sum
+from meshnn.ops.sampling import argmax, plus_one, sampling, topk
+from meshnn.ops.transformer.kv_cache import fill_cache, update_cache
 from meshnn.ops.transformer.namespaces import experimental, transformer
 from meshnn.tensor.composers import (
     ConcatMesh2dToTensor,

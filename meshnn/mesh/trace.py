@@ -128,7 +128,17 @@ class TracedProgram:
     """A recorded program: what :func:`~meshnn.mesh.workload.run_programs` runs, over
     :class:`TracedBuffer` s."""
 
-    __slots__ = ("args", "buffers", "is_uniform", "kernel", "lazy_reads", "name", "runtime_args", "written")
+    __slots__ = (
+        "args",
+        "buffers",
+        "is_uniform",
+        "keeps_memos",
+        "kernel",
+        "lazy_reads",
+        "name",
+        "runtime_args",
+        "written",
+    )
 
     def __init__(self, program: Program, swap: Callable[[MeshBuffer], TracedBuffer]) -> None:
         self.buffers = tuple(swap(b) for b in program.buffers)
@@ -138,6 +148,7 @@ class TracedProgram:
         self.kernel = program.kernel if for_trace is None else for_trace(swap)
         self.args, self.runtime_args, self.name = program.args, program.runtime_args, program.name
         self.lazy_reads, self.is_uniform = program.lazy_reads, program.is_uniform
+        self.keeps_memos = program.keeps_memos
 
     def bind(self) -> tuple[np.ndarray, ...]:
         """The slabs of its buffers now (a deferred write of a buffer read through memos left be)."""

@@ -52,6 +52,7 @@ def launch(
     into: Sequence[Tensor] | None = None,
     rowwise: bool = False,
     reads_memos: bool = False,
+    keeps_memos: bool = False,
     attrs: Mapping[str, object] | None = None,
 ) -> list[Tensor]:
     """Allocate ``outputs`` (or write ``into`` preallocated output tensors, checked by
@@ -71,6 +72,10 @@ def launch(
     done before the kernel runs.  A new output whose kernel runs inside this call (the queue was
     idle) may defer its own bytes (``write_values``).
 
+    ``keeps_memos``: the kernel keeps its outputs' memos true itself (an in-place update of a few
+    rows patches the memo's values there, :func:`~meshnn.ops.memo.patch_known`), so they are not
+    dropped before it runs; when its rows are not bound for memos, they are dropped as usual.
+
     ``attrs``: what the op was configured with that its tensors do not say (program and
     compute-kernel configs, memory config, topology, ...), by ttnn's argument names, for the
     observers of :mod:`meshnn.mesh.observers` (performance model, graph capture, reports)."""
@@ -83,6 +88,7 @@ def launch(
     buffers = output_buffers(mesh, outputs, into)
     once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
     run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
+    run.keeps = keeps_memos
     queue.enqueue_mesh_workload(_workload(op, mesh, where, run), blocking=False)
     run.caller = None  # from now on a run is not this call's own: it writes its bytes at once
     result = list(into) if into is not None else output_tensors(mesh, outputs, buffers, first, where)
@@ -97,7 +103,19 @@ class _Run:
     device's rows only when ``once`` and the inputs' bytes allow it.  ``caller``: the thread whose
     runs may defer their outputs' bytes (the launching one, until :func:`launch` returns)."""
 
-    __slots__ = ("buffers", "caller", "in_specs", "kernel", "lazy", "memos", "n_in", "n_local", "once", "touched")
+    __slots__ = (
+        "buffers",
+        "caller",
+        "in_specs",
+        "keeps",
+        "kernel",
+        "lazy",
+        "memos",
+        "n_in",
+        "n_local",
+        "once",
+        "touched",
+    )
 
     def __init__(
         self,
@@ -123,6 +141,7 @@ class _Run:
                     self.memos = True
                     break
         self.lazy = self.memos and reads_memos
+        self.keeps = False  # the kernel keeps its outputs' memos (see launch's keeps_memos)
         self.caller = threading.get_ident() if deferrable else None  # new outputs, written on this thread
 
     def __call__(self, ctx: ProgramContext) -> None:
@@ -137,6 +156,9 @@ class _Run:
         whole = self.memos and len(coords) == self.n_local
         if self.lazy and not whole:
             settle(self.touched[:n_in])
+        if self.keeps and not whole:
+            for buffer in self.buffers:  # (no memo to patch: dropped, as for any write)
+                buffer.touch()
         if whole:
             bind_rows(rows, self.touched, n_in, first=False, defer=defer)
         try:
@@ -180,7 +202,10 @@ def _workload(op: str, mesh: MeshDevice, where: tuple[MeshCoordinate, ...], run:
     writes = range(run.n_in, len(run.touched))
     boxes = (mesh.full_range,) if len(where) == mesh.get_num_devices() else _boxes(mesh, where)
     for box in boxes:
-        workload.add_program(box, Program(run, run.touched, name=f"ttnn.{op}", writes=writes, lazy_reads=run.lazy))
+        program = Program(
+            run, run.touched, name=f"ttnn.{op}", writes=writes, lazy_reads=run.lazy, keeps_memos=run.keeps
+        )
+        workload.add_program(box, program)
     return workload
 
 
