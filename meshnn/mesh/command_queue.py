@@ -190,8 +190,9 @@ class MeshCommandQueue:
 
     # ------------------------------------------------------------------------------ checks
 
-    def _refuse_in_capture(self, what: str) -> None:
-        """tt-metal's refusal of host I/O and events while this queue captures a trace."""
+    def refuse_in_capture(self, what: str) -> None:
+        """tt-metal's refusal of host I/O and events while this queue captures a trace (a caller that
+        allocates before it writes asks first, so that nothing is allocated for a refused write)."""
         if self.capture is not None:
             verb = "is" if what.startswith("Event") else "are"
             raise TraceError(f"{what} {verb} not supported during trace capture.")
@@ -214,7 +215,7 @@ class MeshCommandQueue:
         self, mesh_buffer: MeshBuffer, transfers: Sequence[ShardDataTransfer], blocking: bool = False
     ) -> None:
         """Write each transfer's bytes to its device (its region); remote devices are skipped."""
-        self._refuse_in_capture("Writes")
+        self.refuse_in_capture("Writes")
         self._check_buffer(mesh_buffer)
         plan = write_plan(self._mesh, mesh_buffer, transfers)
         slab = mesh_buffer.slab()  # taken now: the write lands even if the buffer is freed meanwhile
@@ -281,7 +282,7 @@ class MeshCommandQueue:
         self, transfers: Sequence[ShardDataTransfer], mesh_buffer: MeshBuffer, blocking: bool = True
     ) -> None:
         """Read each transfer's device (its region) into its host array; remote devices are skipped."""
-        self._refuse_in_capture("Reads")
+        self.refuse_in_capture("Reads")
         self._check_buffer(mesh_buffer)
         plan = read_plan(self._mesh, mesh_buffer, transfers)
         slab = mesh_buffer.rows()  # checked above; a read keeps the buffer's memo
@@ -337,7 +338,7 @@ class MeshCommandQueue:
 
     def enqueue_record_event(self, device_range: MeshCoordinateRange | None = None) -> MeshEvent:
         """An event that completes when this queue reaches it."""
-        self._refuse_in_capture("Event Synchronization")
+        self.refuse_in_capture("Event Synchronization")
         self._mesh.check_open()
         span = device_range or MeshCoordinateRange(self._mesh.shape)
         event = MeshEvent(self.cq_id, next(EVENT_IDS), span, self._mesh.mesh_id)

@@ -34,12 +34,22 @@ _MANAGER_IDS = itertools.count()
 class SubDeviceId(int):
     """The index of a sub-device in its manager (``ttnn.SubDeviceId``)."""
 
+    def __new__(cls, value: int) -> SubDeviceId:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise MeshnnTypeError(f"SubDeviceId: value must be a non-negative int, got {value!r}")
+        return super().__new__(cls, value)
+
     def __repr__(self) -> str:
         return f"SubDeviceId({int(self)})"
 
 
 class SubDeviceManagerId(int):
     """The id of a sub-device manager (``ttnn.SubDeviceManagerId``)."""
+
+    def __new__(cls, value: int) -> SubDeviceManagerId:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise MeshnnTypeError(f"SubDeviceManagerId: value must be a non-negative int, got {value!r}")
+        return super().__new__(cls, value)
 
     def __repr__(self) -> str:
         return f"SubDeviceManagerId({int(self)})"

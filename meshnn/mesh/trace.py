@@ -60,7 +60,12 @@ _TRACE_IDS = itertools.count()
 
 
 class MeshTraceId(int):
-    """The id of a trace (``ttnn.MeshTraceId``): an int."""
+    """The id of a trace (``ttnn.MeshTraceId``): a non-negative int."""
+
+    def __new__(cls, value: int) -> MeshTraceId:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise MeshnnTypeError(f"MeshTraceId: value must be a non-negative int, got {value!r}")
+        return super().__new__(cls, value)
 
     def __repr__(self) -> str:
         return f"MeshTraceId({int(self)})"

@@ -236,7 +236,7 @@ def plus_one(
     op = "plus_one"
     x = device_input(op, "input_tensor", input_tensor)
     if x.dtype not in (DataType.INT32, DataType.UINT32):
-        raise MeshnnTypeError(f"ttnn.{op}: Only INT32 and UINT32 are supported, got {x.dtype.name}")
+        raise MeshnnTypeError(f"ttnn.{op}: Only INT32 and UINT32 are supported (input_tensor is {x.dtype.name})")
     if x.layout is not Layout.ROW_MAJOR or len(x.shape) > 2:
         raise MeshnnValueError(
             f"ttnn.{op}: Only a ROW_MAJOR tensor of rank 1 or 2 is supported, got {list(x.shape)} {x.layout}"

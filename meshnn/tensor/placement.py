@@ -48,6 +48,7 @@ def to_device(
     spec = tensor.spec if memory_config is None else tensor.spec.with_memory_config(memory_config)
     coords, topology = placement_on(tensor, device)
     queue = device.mesh_command_queue(0 if queue_id is None else queue_id)
+    queue.refuse_in_capture("Writes")  # (before the buffer is allocated)
     buffer = allocate_mesh_buffer(spec, device)
     shards = tensor.host_buffer()
     if topology is not tensor.tensor_topology():  # a plain host tensor: the same bytes everywhere
@@ -90,6 +91,7 @@ def mapped_to_device(
             to_linear_index(device.shape, coord)
         groups = mapped.unique_shards()
     queue = device.mesh_command_queue(cq_id or 0)
+    queue.refuse_in_capture("Writes")  # (before the buffer is allocated)
     buffer = allocate_mesh_buffer(spec, device)  # sized by the spec: a shard's packed bytes fill its device's region
     size = spec.compute_packed_buffer_size_bytes()
     shards: dict[int, np.ndarray] = {}  # by id of its encoder

@@ -84,7 +84,7 @@ def _dims(op: str, named: dict[str, Tensor], paged: bool) -> tuple[int, int, int
             f"ttnn.{op}: K tensor hidden dimension ({k.shape[3]}) must equal Q tensor hidden dimension ({d})"
         )
     if not paged and k.shape[0] != users:
-        raise MeshnnValueError(f"ttnn.{op}: K tensor batch size ({k.shape[0]}) must equal B ({users})")
+        raise MeshnnValueError(f"ttnn.{op}: K tensor batch size ({k.shape[0]}) must equal B ({users}) (input_tensor_k)")
     if kv_heads > 1:
         if q.dtype is not DataType.BFLOAT16:
             raise MeshnnTypeError(f"ttnn.{op}: GQA expects BFLOAT16 input tensor, but got {q.dtype.name}")

@@ -113,7 +113,7 @@ def _head_counts(op: str, x: Tensor, num_heads, num_kv_heads, overlap_qk_coregri
         raise MeshnnTypeError(f"ttnn.{op}: overlap_qk_coregrid must be a bool, got {overlap_qk_coregrid!r}")
     shape = tuple(x.shape)
     if len(shape) != 4 or shape[:2] != (1, 1) or shape[2] > 32:
-        raise MeshnnValueError(f"ttnn.{op}: the input must be [1, 1, users <= 32, width], got {list(shape)}")
+        raise MeshnnValueError(f"ttnn.{op}: input_tensor must be [1, 1, users <= 32, width], got {list(shape)}")
     if not 1 <= kv_heads <= heads <= 32:
         raise MeshnnValueError(f"ttnn.{op}: need 1 <= num_kv_heads ({kv_heads}) <= num_heads ({heads}) <= 32")
     if shape[3] % (heads + 2 * kv_heads) or (shape[3] // (heads + 2 * kv_heads)) % TILE:
@@ -136,9 +136,9 @@ def _check_input_sharding(op: str, x: Tensor) -> None:
     shard = config.shard_spec
     height = int(np.prod(tuple(x.padded_shape)[:-1]))
     if config.memory_layout is not TensorMemoryLayout.WIDTH_SHARDED or shard is None or shard.shape[0] != height:
-        raise MeshnnValueError(f"ttnn.{op}: a sharded input must be WIDTH_SHARDED with shard height {height}")
+        raise MeshnnValueError(f"ttnn.{op}: a sharded input_tensor must be WIDTH_SHARDED with shard height {height}")
     if shard.orientation is not ShardOrientation.ROW_MAJOR:
-        raise MeshnnValueError(f"ttnn.{op}: a sharded input must be sharded ROW_MAJOR")
+        raise MeshnnValueError(f"ttnn.{op}: a sharded input_tensor must be sharded ROW_MAJOR")
 
 
 def _slice(op: str, batch_offset: object, slice_size: object, users: int) -> tuple[int, int]:
@@ -170,9 +170,9 @@ def nlp_concat_heads_decode(
     heads = int_arg(op, "num_heads", num_heads)
     shape, padded = tuple(x.shape), tuple(x.padded_shape)
     if len(shape) != 4 or shape[0] != 1 or shape[1] > 32:
-        raise MeshnnValueError(f"ttnn.{op}: the input must be [1, users <= 32, heads, d], got {list(shape)}")
+        raise MeshnnValueError(f"ttnn.{op}: input_tensor must be [1, users <= 32, heads, d], got {list(shape)}")
     if x.spec.memory_config.memory_layout is not TensorMemoryLayout.HEIGHT_SHARDED:
-        raise MeshnnValueError(f"ttnn.{op}: the input must be HEIGHT_SHARDED (one user per core)")
+        raise MeshnnValueError(f"ttnn.{op}: input_tensor must be HEIGHT_SHARDED (one user per core)")
     if not 1 <= heads <= padded[2]:
         raise MeshnnValueError(
             f"ttnn.{op}: num_heads {heads} must be between 1 and the input's {padded[2]} padded heads"

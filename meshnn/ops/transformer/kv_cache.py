@@ -52,12 +52,14 @@ def _same_devices(op: str, cache: Tensor, others: dict[str, Tensor]) -> tuple[Me
 def _input(op: str, tensor: object, dtypes: tuple[DataType, ...]) -> Tensor:
     t = device_input(op, "input_tensor", tensor)
     if t.layout is not Layout.TILE:
-        raise MeshnnValueError(f"ttnn.{op}: Input tensor in update_cache must be tilized (it is {t.layout})")
+        raise MeshnnValueError(f"ttnn.{op}: Input tensor in update_cache must be tilized (input_tensor is {t.layout})")
     if t.dtype not in dtypes:
         names = ", ".join(d.name for d in dtypes)
-        raise MeshnnTypeError(f"ttnn.{op}: Input tensor dtype must be {names} but got {t.dtype.name}")
+        raise MeshnnTypeError(f"ttnn.{op}: Input tensor dtype must be {names} but got {t.dtype.name} (input_tensor)")
     if len(t.shape) != 4 or t.padded_shape[0] != 1:
-        raise MeshnnValueError(f"ttnn.{op}: Input tensor batch size (dim 0) must be 1, got shape {list(t.shape)}")
+        raise MeshnnValueError(
+            f"ttnn.{op}: input_tensor must be [1, ...] of rank 4 (its batch, dim 0, is 1), got {list(t.shape)}"
+        )
     return t
 
 
@@ -110,7 +112,10 @@ def fill_cache(
     x = _input(op, input_tensor, CACHE_DTYPES_FILL)
     batch_idx, update_idx = int_arg(op, "batch_idx", batch_idx), int_arg(op, "update_idx", update_idx)
     if x.dtype is not cache.dtype:
-        raise MeshnnTypeError(f"ttnn.{op}: Input and cache tensors must have same dtype! ({x.dtype} vs {cache.dtype})")
+        raise MeshnnTypeError(
+            f"ttnn.{op}: Input and cache tensors must have same dtype! (input_tensor {x.dtype.name}, "
+            f"cache {cache.dtype.name})"
+        )
     cp, xp = tuple(cache.padded_shape), tuple(x.padded_shape)
     if xp[-1] != cp[-1] or xp[1] != cp[1]:
         raise MeshnnValueError(
@@ -118,7 +123,7 @@ def fill_cache(
         )
     if not 0 <= batch_idx < cp[0]:
         raise MeshnnValueError(
-            f"ttnn.{op}: Batch index ({batch_idx}) must be less than cache tensor batch size ({cp[0]})"
+            f"ttnn.{op}: Batch index (batch_idx={batch_idx}) must be less than cache tensor batch size ({cp[0]})"
         )
     if update_idx < 0 or update_idx % TILE_H or update_idx + xp[2] > cp[2]:
         raise MeshnnValueError(
