@@ -6,7 +6,7 @@
 from meshnn.device.arch import SYSTEMS, Arch, system_spec
 from meshnn.device.bank import MemoryView
 from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, TensorMemoryLayout
-from meshnn.device.core import CoreCoord, CoreGrid, CoreRange, CoreRangeSet
+from meshnn.device.core import CoreCoord, CoreGrid, CoreRange, CoreRangeSet, num_cores_to_corerangeset
 from meshnn.distributed.context import get_context, launched_under_mpi, set_rank_rows
 from meshnn.errors import (
     DeallocatedError,
@@ -48,6 +48,12 @@ from meshnn.mesh import (
     open_mesh_device,
     synchronize_device,
 )
+from meshnn.mesh.cluster import _ttnn, cluster, get_arch_name
+from meshnn.mesh.global_semaphore import (
+    create_global_semaphore,
+    get_global_semaphore_address,
+    reset_global_semaphore_value,
+)
 from meshnn.mesh.memory_report import dump_device_memory_state, memory_report, plot_memory
 from meshnn.mesh.sub_device import SubDevice, SubDeviceId, SubDeviceManagerId
 from meshnn.mesh.system import (
@@ -65,8 +71,20 @@ from meshnn.mesh.trace import MeshTraceId, begin_trace_capture, end_trace_captur
 from meshnn.ops.ccl.all_gather import all_gather
 from meshnn.ops.ccl.all_reduce import all_reduce
 from meshnn.ops.ccl.arguments import Topology
+from meshnn.ops.ccl.async_arguments import ReduceType
 from meshnn.ops.ccl.reduce_scatter import reduce_scatter
-from meshnn.ops.config import SDPAProgramConfig, UnaryOpType, UnaryWithParam
+from meshnn.ops.config import (
+    BlackholeComputeKernelConfig,
+    LayerNormDefaultProgramConfig,
+    LayerNormShardedMultiCoreProgramConfig,
+    MathFidelity,
+    SDPAProgramConfig,
+    ThrottleLevel,
+    UnaryOpType,
+    UnaryWithParam,
+    WormholeComputeKernelConfig,
+    init_device_compute_kernel_config,
+)
 from meshnn.ops.creation import (
     arange,
     empty,
@@ -92,6 +110,12 @@ from meshnn.ops.data_movement import (
     slice,
     to_memory_config,
     transpose,
+)
+from meshnn.ops.distributed_norm import (
+    layer_norm_post_all_gather,
+    layer_norm_pre_all_gather,
+    rms_norm_post_all_gather,
+    rms_norm_pre_all_gather,
 )
 from meshnn.ops.eltwise.binary import (
     add,
@@ -128,9 +152,19 @@ from meshnn.ops.eltwise.unary import (
     tanh,
 )
 from meshnn.ops.matmul import linear, matmul
+from meshnn.ops.matmul_config import (
+    MatmulMultiCoreReuseMultiCast1DProgramConfig,
+    MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig,
+    MatmulMultiCoreReuseMultiCastProgramConfig,
+    MatmulMultiCoreReuseProgramConfig,
+    MinimalMatmulConfig,
+)
 from meshnn.ops.normalization import layer_norm, rms_norm, softmax
 from meshnn.ops.reduction import embedding, max, mean, min, sum
 from meshnn.ops.sampling import argmax, plus_one, sampling, topk
+from meshnn.ops.sharding import interleaved_to_sharded, sharded_to_interleaved
+from meshnn.ops.split import chunk, split, unsqueeze_to_4D
+from meshnn.ops.tilize import tilize, tilize_with_val_padding, tilize_with_zero_padding, untilize
 from meshnn.ops.transformer.kv_cache import fill_cache, update_cache
 from meshnn.ops.transformer.namespaces import experimental, transformer
 from meshnn.tensor.composers import (

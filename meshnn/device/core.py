@@ -142,3 +142,33 @@ class CoreGrid:
 
     def __repr__(self) -> str:
         return f"ttnn.CoreGrid(x={self.x}, y={self.y})"
+
+
+def num_cores_to_corerangeset(target_num_cores: int, grid_size: CoreCoord, row_wise: bool = False) -> CoreRangeSet:
+    """``ttnn.num_cores_to_corerangeset``: the first ``target_num_cores`` cores of a ``grid_size``
+    grid, as whole rows (``row_wise``) or whole columns from (0, 0) plus the part-row / part-column
+    of the remainder."""
+    if isinstance(target_num_cores, bool) or not isinstance(target_num_cores, int):
+        raise MeshnnTypeError(f"num_cores_to_corerangeset: target_num_cores must be an int, got {target_num_cores!r}")
+    if not isinstance(grid_size, CoreCoord):
+        raise MeshnnTypeError(f"num_cores_to_corerangeset: grid_size must be a ttnn.CoreCoord, got {grid_size!r}")
+    if not isinstance(row_wise, bool):
+        raise MeshnnTypeError(f"num_cores_to_corerangeset: row_wise must be a bool, got {row_wise!r}")
+    total = grid_size.x * grid_size.y
+    if not 0 < target_num_cores <= total:
+        raise MeshnnValueError(
+            f"num_cores_to_corerangeset: target_num_cores {target_num_cores} must be in 1..{total} (the cores of a "
+            f"{grid_size.x}x{grid_size.y} grid)"
+        )
+    stick = grid_size.x if row_wise else grid_size.y
+    full, left = divmod(target_num_cores, stick)
+
+    def at(along: int, across: int) -> CoreCoord:
+        return CoreCoord(along, across) if row_wise else CoreCoord(across, along)
+
+    if full == 0:
+        return CoreRangeSet([CoreRange(at(0, 0), at(left - 1, 0))])
+    ranges = [CoreRange(at(0, 0), at(stick - 1, full - 1))]
+    if left:
+        ranges.append(CoreRange(at(0, full), at(left - 1, full)))
+    return CoreRangeSet(ranges)

@@ -1,10 +1,16 @@
-"""The program and kernel config types that ops accept: ``ttnn.SDPAProgramConfig`` and the fused
-activations ``ttnn.UnaryOpType`` / ``ttnn.UnaryWithParam`` (binary ops' ``activations``, and the
-fused activation of matmul program configs).  Each is plain vocabulary, checked when made; the op
-that takes one decides what it changes.  One room for all of them: the compute kernel, matmul,
-normalisation and dispatch configs belong here too.
+"""The program and kernel config vocabulary ops accept, with ttnn's names, fields and defaults:
+the compute-kernel configs (``ttnn.WormholeComputeKernelConfig`` / ``BlackholeComputeKernelConfig``,
+``init_device_compute_kernel_config``, ``ttnn.MathFidelity``), the normalisation program configs
+(``LayerNormDefaultProgramConfig``, ``LayerNormShardedMultiCoreProgramConfig``),
+``ttnn.SDPAProgramConfig`` (chunk sizes 0: the decode form) and the fused activations
+``ttnn.UnaryOpType`` / ``ttnn.UnaryWithParam``.  Each is a frozen value, checked when made; the op
+that takes one validates it against its tensors and records it (``launch(attrs=)``).  The matmul
+program configs are in :mod:`meshnn.ops.matmul_config`.
 
-May import: :mod:`meshnn.errors` (nothing else of meshnn).
+Units: core grids are (x, y) in Tensix cores; block sizes in tiles; chunk sizes in rows.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.device` (arch, cores) and
+:mod:`meshnn.perf.fidelity` (``MathFidelity`` is the performance model's own).
 """
 
 from __future__ import annotations
@@ -15,7 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from meshnn.device.arch import Arch
+from meshnn.device.core import CoreCoord
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.perf.fidelity import MathFidelity
+
+__all__ = ["MathFidelity"]  # re-exported: ttnn.MathFidelity is the performance model's enum
 
 # ------------------------------------------------------------------------------ activations
 
@@ -84,5 +95,205 @@ class SDPAProgramConfig:
     def __post_init__(self) -> None:
         for name in ("q_chunk_size", "k_chunk_size"):
             size = getattr(self, name)
-            if isinstance(size, bool) or not isinstance(size, int) or size <= 0 or size % 32:
-                raise MeshnnValueError(f"SDPAProgramConfig: {name} must be a positive multiple of 32, got {size!r}")
+            if isinstance(size, bool) or not isinstance(size, int):
+                raise MeshnnTypeError(f"SDPAProgramConfig: {name} must be an int, got {size!r}")
+            if size < 0 or size % 32:
+                raise MeshnnValueError(
+                    f"SDPAProgramConfig: {name} must be 0 (decode: the op chooses) or a positive multiple of 32, "
+                    f"got {size!r}"
+                )
+        if self.compute_with_storage_grid_size is not None:
+            object.__setattr__(
+                self,
+                "compute_with_storage_grid_size",
+                as_grid("SDPAProgramConfig", self.compute_with_storage_grid_size),
+            )
+        _check_flag("SDPAProgramConfig", "exp_approx_mode", self.exp_approx_mode)
+        _check_count("SDPAProgramConfig", "max_cores_per_head_batch", self.max_cores_per_head_batch)
+
+    @property
+    def is_decode_form(self) -> bool:
+        """Chunk sizes 0: the decode op chooses its own chunking."""
+        return self.q_chunk_size == 0 or self.k_chunk_size == 0
+
+
+# ------------------------------------------------------------------------------ shared checks
+
+
+def as_grid(owner: str, value: object, name: str = "compute_with_storage_grid_size") -> CoreCoord:
+    """A core grid (x, y) as a CoreCoord: a CoreCoord, or a pair of positive ints (as ttnn converts)."""
+    if isinstance(value, CoreCoord):
+        x, y = value.x, value.y
+    elif isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 2:
+        x, y = value
+    else:
+        raise MeshnnTypeError(f"{owner}: {name} must be a ttnn.CoreCoord or an (x, y) pair, got {value!r}")
+    if not all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in (x, y)):
+        raise MeshnnTypeError(f"{owner}: {name} must hold ints, got {value!r}")
+    if x <= 0 or y <= 0:
+        raise MeshnnValueError(f"{owner}: {name} must be positive in x and y, got ({x}, {y})")
+    return CoreCoord(int(x), int(y))
+
+
+def _check_flag(owner: str, name: str, value: object) -> None:
+    if not isinstance(value, bool):
+        raise MeshnnTypeError(f"{owner}: {name} must be a bool, got {value!r}")
+
+
+def _check_count(owner: str, name: str, value: object, *, zero: bool = False) -> None:
+    """A non-negative (``zero``) or positive int; ttnn's ``noconvert`` refuses floats and bools."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise MeshnnTypeError(f"{owner}: {name} must be an int, got {value!r}")
+    if value < 0 or (value == 0 and not zero):
+        raise MeshnnValueError(f"{owner}: {name} must be {'>= 0' if zero else 'positive'}, got {value}")
+
+
+# ------------------------------------------------------------------------ compute kernels
+
+
+class ThrottleLevel(enum.Enum):
+    """``ttnn.ThrottleLevel``: how far the math engine is slowed to cap di/dt (recorded only)."""
+
+    NO_THROTTLE = 0
+    LEVEL_1 = 1
+    LEVEL_2 = 2
+    LEVEL_3 = 3
+    LEVEL_4 = 4
+    LEVEL_5 = 5
+
+
+@dataclass(frozen=True, kw_only=True)
+class _ComputeKernelConfig:
+    """The fields of ttnn's compute-kernel config.  ``math_fidelity`` None is ttnn's
+    ``MathFidelity::Invalid`` (unset: the op's own default fidelity applies)."""
+
+    math_fidelity: MathFidelity | None = None
+    math_approx_mode: bool = True
+    fp32_dest_acc_en: bool = False
+    packer_l1_acc: bool = False
+    dst_full_sync_en: bool = False
+    throttle_level: ThrottleLevel = ThrottleLevel.NO_THROTTLE
+
+    def __post_init__(self) -> None:
+        owner = type(self).__name__
+        if self.math_fidelity is not None and not isinstance(self.math_fidelity, MathFidelity):
+            raise MeshnnTypeError(f"{owner}: math_fidelity must be a ttnn.MathFidelity, got {self.math_fidelity!r}")
+        for name in ("math_approx_mode", "fp32_dest_acc_en", "packer_l1_acc", "dst_full_sync_en"):
+            _check_flag(owner, name, getattr(self, name))
+        if not isinstance(self.throttle_level, ThrottleLevel):
+            raise MeshnnTypeError(f"{owner}: throttle_level must be a ttnn.ThrottleLevel, got {self.throttle_level!r}")
+
+    def dest_register_count(self, tile_shape: tuple[int, int] = (32, 32)) -> int:
+        """Tiles the destination register holds (ttnn's ``get_dest_reg_count``): 16 tiles of 32x32,
+        halved without ``dst_full_sync_en`` (double-buffered) and halved again with fp32 accumulation."""
+        count = DEST_REGISTER_DATUMS // (tile_shape[0] * tile_shape[1])
+        if not self.dst_full_sync_en:
+            count //= 2
+        if self.fp32_dest_acc_en:
+            count //= 2
+        return count
+
+
+DEST_REGISTER_DATUMS = 64 * 16 * 16
+"""Datums of the destination register (64 rows of 16 datums, 16 faces' worth): the same on every arch."""
+
+
+class WormholeComputeKernelConfig(_ComputeKernelConfig):
+    """``ttnn.WormholeComputeKernelConfig`` (keyword arguments only, as ttnn's)."""
+
+
+class BlackholeComputeKernelConfig(_ComputeKernelConfig):
+    """``ttnn.BlackholeComputeKernelConfig`` (keyword arguments only, as ttnn's)."""
+
+
+COMPUTE_KERNEL_CONFIGS = (WormholeComputeKernelConfig, BlackholeComputeKernelConfig)
+
+
+def init_device_compute_kernel_config(
+    arch: Arch,
+    device_kernel_config: _ComputeKernelConfig | None = None,
+    math_fidelity: MathFidelity = MathFidelity.LoFi,
+    math_approx_mode: bool = True,
+    fp32_dest_acc_en: bool = False,
+    packer_l1_acc: bool = False,
+    dst_full_sync_en: bool = False,
+    throttle_level: ThrottleLevel = ThrottleLevel.NO_THROTTLE,
+) -> _ComputeKernelConfig:
+    """``device_kernel_config`` when given, else a config of ``arch`` with the given defaults."""
+    if not isinstance(arch, Arch):
+        raise MeshnnTypeError(f"init_device_compute_kernel_config: arch must be a ttnn.Arch, got {arch!r}")
+    if device_kernel_config is not None:
+        return check_compute_kernel_config("init_device_compute_kernel_config", device_kernel_config)  # type: ignore[return-value]
+    kind = BlackholeComputeKernelConfig if arch is Arch.BLACKHOLE else WormholeComputeKernelConfig
+    return kind(
+        math_fidelity=math_fidelity,
+        math_approx_mode=math_approx_mode,
+        fp32_dest_acc_en=fp32_dest_acc_en,
+        packer_l1_acc=packer_l1_acc,
+        dst_full_sync_en=dst_full_sync_en,
+        throttle_level=throttle_level,
+    )
+
+
+def check_compute_kernel_config(op: str, value: object) -> _ComputeKernelConfig | None:
+    """``value`` checked to be None or a compute-kernel config."""
+    if value is not None and not isinstance(value, _ComputeKernelConfig):
+        raise MeshnnTypeError(
+            f"ttnn.{op}: compute_kernel_config must be a ttnn.WormholeComputeKernelConfig or "
+            f"BlackholeComputeKernelConfig, got {value!r}"
+        )
+    return value
+
+
+# ------------------------------------------------------------------------- normalisation
+
+
+@dataclass(frozen=True, kw_only=True)
+class LayerNormDefaultProgramConfig:
+    """``ttnn.LayerNormDefaultProgramConfig``: interleaved layer / RMS norm over the device's grid."""
+
+    legacy_reduction: bool = False
+    legacy_rsqrt: bool = False
+    use_welford: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("legacy_reduction", "legacy_rsqrt", "use_welford"):
+            _check_flag("LayerNormDefaultProgramConfig", name, getattr(self, name))
+
+
+@dataclass(frozen=True, kw_only=True)
+class LayerNormShardedMultiCoreProgramConfig:
+    """``ttnn.LayerNormShardedMultiCoreProgramConfig``: a sharded norm's grid (x, y) and blocks in
+    tiles (``block_h`` rows, ``block_w`` columns per core, in ``subblock_w`` steps)."""
+
+    compute_with_storage_grid_size: CoreCoord
+    subblock_w: int
+    block_h: int
+    block_w: int
+    inplace: bool
+    legacy_reduction: bool = False
+    legacy_rsqrt: bool = False
+    use_welford: bool = False
+
+    def __post_init__(self) -> None:
+        owner = "LayerNormShardedMultiCoreProgramConfig"
+        object.__setattr__(self, "compute_with_storage_grid_size", as_grid(owner, self.compute_with_storage_grid_size))
+        for name in ("subblock_w", "block_h", "block_w"):
+            _check_count(owner, name, getattr(self, name))
+        if self.block_w % self.subblock_w:
+            raise MeshnnValueError(f"{owner}: block_w {self.block_w} must be divisible by subblock_w {self.subblock_w}")
+        for name in ("inplace", "legacy_reduction", "legacy_rsqrt", "use_welford"):
+            _check_flag(owner, name, getattr(self, name))
+
+
+NORM_PROGRAM_CONFIGS = (LayerNormDefaultProgramConfig, LayerNormShardedMultiCoreProgramConfig)
+
+
+def check_norm_program_config(op: str, value: object) -> object:
+    """``value`` checked to be None or a layer-norm program config."""
+    if value is not None and not isinstance(value, NORM_PROGRAM_CONFIGS):
+        raise MeshnnTypeError(
+            f"ttnn.{op}: program_config must be a ttnn.LayerNormDefaultProgramConfig or "
+            f"LayerNormShardedMultiCoreProgramConfig, got {value!r}"
+        )
+    return value

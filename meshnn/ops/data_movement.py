@@ -54,7 +54,8 @@ def _rearranged(
         result = rearrange(*values) if extra else rearrange(values[0])
         write_values(out_rows[0], np.ascontiguousarray(result), spec, exact=exact)
 
-    return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True, reads_memos=True)[0]
+    attrs = {"memory_config": spec.memory_config, "dtype": spec.dtype}
+    return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]
 
 
 def _copied(op: str, tensor: Tensor, spec: TensorSpec) -> Tensor:
@@ -65,7 +66,8 @@ def _copied(op: str, tensor: Tensor, spec: TensorSpec) -> Tensor:
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         out_rows[0][:, :size] = in_rows[0][:, :size]
 
-    return launch(op, mesh, [tensor], [Output(spec)], kernel, rowwise=True)[0]
+    attrs = {"memory_config": spec.memory_config, "dtype": spec.dtype}
+    return launch(op, mesh, [tensor], [Output(spec)], kernel, rowwise=True, attrs=attrs)[0]
 
 
 def to_layout(
@@ -81,6 +83,8 @@ def to_layout(
         raise MeshnnTypeError(f"ttnn.to_layout: layout must be a ttnn Layout, got {layout!r}")
     if layout is tensor.layout and dtype in (None, tensor.dtype) and memory_config is None:
         return tensor
+    if dtype is None and layout is Layout.ROW_MAJOR and tensor.dtype.is_block_float:
+        dtype = DataType.BFLOAT16  # ttnn untilizes a block float into bfloat16
     spec = out_spec_like(tensor, layout=layout, dtype=dtype, memory_config=memory_config, op="to_layout")
     return _rearranged("to_layout", tensor, spec, lambda x: x)
 

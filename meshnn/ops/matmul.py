@@ -12,16 +12,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from meshnn.device.core import CoreGrid
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.checks import check_queue_id, device_input, same_mesh
+from meshnn.ops.config import UnaryWithParam, check_compute_kernel_config
+from meshnn.ops.eltwise.activations import activation_steps, apply_steps
 from meshnn.ops.eltwise.functions import UNARY
 from meshnn.ops.launch import launch
+from meshnn.ops.matmul_config import check_matmul_program_config, output_shard_spec, validate_program_config
 from meshnn.ops.memo import relaid_memo
 from meshnn.ops.outputs import Output, out_spec_like, output_into
+from meshnn.ops.shard_specs import needs_shard_spec
 from meshnn.ops.shared_rows import same_values_on_every_device
 from meshnn.ops.values import logical_values, write_values
 from meshnn.tensor import device_hooks
@@ -57,8 +62,12 @@ def _transposed(shape: tuple[int, ...], flag: bool) -> tuple[int, ...]:
 
 
 def _activation(name: object, op: str) -> object:
+    """``activation`` (a unary op name or a ttnn.UnaryWithParam) as a function of float32 values."""
     if name is None:
         return None
+    if isinstance(name, UnaryWithParam):
+        steps = activation_steps(op, "activation", name)
+        return lambda x: apply_steps(steps, x)
     if isinstance(name, str) and name.lower() in UNARY:
         return UNARY[name.lower()]
     raise MeshnnValueError(f"ttnn.{op}: activation {name!r} is not one of {sorted(UNARY)}")
@@ -79,30 +88,90 @@ def matmul(
     core_grid: object = None,
     output_tile: object = None,
     optional_output_tensor: object = None,
+    global_cb: object = None,
+    sub_device_id: object = None,
     queue_id: int = 0,
     op: str = "matmul",
 ) -> Tensor:
     """``a @ b`` on every device (with ``bias`` added and ``activation`` applied for linear), on
     command queue ``queue_id``, into ``optional_output_tensor`` when given (its spec must be the
-    output's)."""
+    output's).  ``program_config`` and ``compute_kernel_config`` are checked as ttnn checks them
+    (against the device's grid and the operands) and change no value, but a program config's
+    ``fused_activation`` is applied; ``global_cb`` and ``sub_device_id`` are recorded."""
     inputs, mesh, shape = _checked(op, input_tensor_a, input_tensor_b, bias, transpose_a, transpose_b)
     queue_id = check_queue_id(op, mesh, queue_id)
-    act = _activation(activation, op)
-    a, b = inputs[0], inputs[1]
-    config = memory_config if memory_config is not None else DRAM_MEMORY_CONFIG
-    spec = out_spec_like(a, shape=shape, dtype=dtype, memory_config=config, op=op)
+    a = inputs[0]
+    act, kernel_config, config, out_config = _configs(
+        op, mesh, a, shape, (transpose_a, activation, program_config, compute_kernel_config, core_grid, memory_config)
+    )
+    spec = out_spec_like(a, shape=shape, dtype=dtype, memory_config=out_config, op=op)
     direct = spec.dtype is DataType.FLOAT32 and spec.layout is Layout.ROW_MAJOR and spec.explicit_padded_shape is None
     # x @ a weight matrix sharded by columns (column-parallel linear): one product when x is the same
     # on every device, of x with the shards side by side (see _one_product)
-    columns = not transpose_a and not transpose_b and len(a.shape) >= 2 and len(b.shape) == 2 and not direct
+    columns = not transpose_a and not transpose_b and len(a.shape) >= 2 and len(inputs[1].shape) == 2 and not direct
     transposes = (transpose_a, transpose_b)
     kernel = _Product([t.spec for t in inputs], spec, shape, transposes=transposes, act=act, paths=(columns, direct))
     into = None
     if optional_output_tensor is not None:
         into = [output_into(op, mesh, optional_output_tensor, spec, a.storage.coords)]  # type: ignore[union-attr]
+    names = ("core_grid", "activation", "transpose_a", "transpose_b", "output_tile", "global_cb", "sub_device_id")
+    given = (core_grid, activation, transpose_a, transpose_b, output_tile, global_cb, sub_device_id)
+    attrs = {"program_config": config, "compute_kernel_config": kernel_config, "memory_config": spec.memory_config}
+    attrs.update(dtype=spec.dtype, **dict(zip(names, given, strict=True)))
     return launch(
-        op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, into=into, rowwise=True, reads_memos=True
+        op,
+        mesh,
+        inputs,
+        [Output(spec)],
+        kernel,
+        queue_id=queue_id,
+        into=into,
+        rowwise=True,
+        reads_memos=True,
+        attrs=attrs,
     )[0]
+
+
+def _configs(
+    op: str, mesh: MeshDevice, a: Tensor, shape: tuple[int, ...], given: tuple
+) -> tuple[object, object, object, MemoryConfig]:
+    """The activation to apply, the checked compute-kernel and program configs (validated against
+    the device and ``a``) and the output memory config (a spec-less sharded one given its spec)."""
+    transpose_a, activation, program_config, compute_kernel_config, core_grid, memory_config = given
+    act = _activation(activation, op)
+    kernel_config = check_compute_kernel_config(op, compute_kernel_config)
+    config = check_matmul_program_config(op, program_config)
+    if core_grid is not None and not isinstance(core_grid, CoreGrid):
+        raise MeshnnTypeError(f"ttnn.{op}: core_grid must be a ttnn.CoreGrid or None, got {core_grid!r}")
+    k_tiles = -(-_transposed(tuple(a.spec.padded_shape), transpose_a)[-1] // a.tile.tile_shape[1])
+    validate_program_config(op, config, mesh.compute_with_storage_grid_size(), k_tiles, kernel_config)
+    out_config = memory_config if memory_config is not None else DRAM_MEMORY_CONFIG
+    if config is not None and needs_shard_spec(out_config):
+        out_config = _derived_config(op, out_config, config, a, shape)
+    return _with_fused(act, config, op), kernel_config, config, out_config
+
+
+def _with_fused(act: object, config: object, op: str) -> object:
+    """The activation to apply: ``act`` then the program config's ``fused_activation`` (if any)."""
+    fused = getattr(config, "fused_activation", None)
+    if fused is None:
+        return act
+    steps = activation_steps(op, "program_config.fused_activation", fused)
+    if act is None:
+        return lambda x: apply_steps(steps, x)
+    return lambda x: apply_steps(steps, act(x))  # type: ignore[operator]
+
+
+def _derived_config(
+    op: str, config: MemoryConfig, program_config: object, a: Tensor, shape: tuple[int, ...]
+) -> MemoryConfig:
+    """A spec-less sharded output config with the shard spec ttnn derives from the program config."""
+    th, tw = a.tile.tile_shape
+    rows = int(np.prod(shape[:-1], dtype=np.int64)) if len(shape) > 1 else 1
+    m_tiles, n_tiles = -(-rows // th), -(-shape[-1] // tw)
+    input_spec = a.spec.memory_config.shard_spec
+    shard = output_shard_spec(op, program_config, m_tiles, n_tiles, (th, tw), input_spec)
+    return MemoryConfig(config.memory_layout, config.buffer_type, shard)
 
 
 def _checked(
@@ -246,12 +315,14 @@ def linear(
     transpose_b: bool = False,
     memory_config: MemoryConfig | None = None,
     dtype: DataType | None = None,
-    activation: str | None = None,
     program_config: object = None,
+    activation: str | None = None,
     compute_kernel_config: object = None,
     core_grid: object = None,
     output_tile: object = None,
     optional_output_tensor: object = None,
+    global_cb: object = None,
+    sub_device_id: object = None,
     queue_id: int = 0,
 ) -> Tensor:
     """``input @ weight + bias`` (``weight`` is (in, out), as ttnn stores it), then ``activation``."""
@@ -264,7 +335,13 @@ def linear(
         dtype=dtype,
         bias=bias,
         activation=activation,
+        program_config=program_config,
+        compute_kernel_config=compute_kernel_config,
+        core_grid=core_grid,
+        output_tile=output_tile,
         optional_output_tensor=optional_output_tensor,
+        global_cb=global_cb,
+        sub_device_id=sub_device_id,
         queue_id=queue_id,
         op="linear",
     )

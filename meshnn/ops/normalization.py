@@ -12,6 +12,11 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.checks import device_input, same_mesh
+from meshnn.ops.config import (
+    LayerNormShardedMultiCoreProgramConfig,
+    check_compute_kernel_config,
+    check_norm_program_config,
+)
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.values import logical_values, write_values
@@ -49,7 +54,11 @@ def softmax(
         shifted = np.exp(x - x.max(axis=axis, keepdims=True))
         write_values(out_rows[0], shifted / shifted.sum(axis=axis, keepdims=True), spec)
 
-    return launch("softmax", mesh, [tensor], [Output(spec)], kernel, rowwise=True, reads_memos=True)[0]
+    attrs = {
+        "memory_config": spec.memory_config,
+        "compute_kernel_config": check_compute_kernel_config("softmax", compute_kernel_config),
+    }
+    return launch("softmax", mesh, [tensor], [Output(spec)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]
 
 
 def _float_input(op: str, input_tensor: object) -> Tensor:
@@ -85,6 +94,7 @@ def _normalise(
     memory_config: MemoryConfig | None,
     *,
     centred: bool,
+    configs: tuple[object, object] = (None, None),
 ) -> Tensor:
     tensor = _float_input(op, input_tensor)
     if isinstance(epsilon, bool) or not isinstance(epsilon, int | float | np.floating):
@@ -100,7 +110,9 @@ def _normalise(
             raise MeshnnValueError(f"ttnn.{op}: residual_input_tensor {list(residual.shape)} != {list(tensor.shape)}")
         named["residual_input_tensor"] = residual
     mesh = same_mesh(op, named)
+    attrs = norm_attrs(op, tensor, mesh, *configs)
     spec = out_spec_like(tensor, memory_config=memory_config, op=op)
+    attrs["memory_config"] = spec.memory_config
     names = list(named)
     specs = [t.spec for t in named.values()]
 
@@ -121,7 +133,30 @@ def _normalise(
             np.add(y, values["bias"].reshape(k, *([1] * (y.ndim - 2)), -1), out=y)
         write_values(out_rows[0], y, spec)
 
-    return launch(op, mesh, list(named.values()), [Output(spec)], kernel, rowwise=True, reads_memos=True)[0]
+    inputs = list(named.values())
+    return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]
+
+
+def norm_attrs(
+    op: str, tensor: Tensor, mesh: object, program_config: object, compute_kernel_config: object
+) -> dict[str, object]:
+    """The norm's program and compute-kernel configs, checked as ttnn checks them (a sharded program
+    config needs a sharded input and a grid within the device's), as the op's ``attrs``."""
+    config = check_norm_program_config(op, program_config)
+    kernel = check_compute_kernel_config(op, compute_kernel_config)
+    if isinstance(config, LayerNormShardedMultiCoreProgramConfig):
+        grid, device = config.compute_with_storage_grid_size, mesh.compute_with_storage_grid_size()  # type: ignore[attr-defined]
+        if grid.x > device.x or grid.y > device.y:
+            raise MeshnnValueError(
+                f"ttnn.{op}: program_config's compute_with_storage_grid_size ({grid.x}, {grid.y}) must fit within "
+                f"the device's compute grid ({device.x}, {device.y})"
+            )
+        if not tensor.spec.memory_config.is_sharded():
+            raise MeshnnValueError(
+                f"ttnn.{op}: a LayerNormShardedMultiCoreProgramConfig needs a sharded input_tensor; it is "
+                f"{tensor.spec.memory_config.memory_layout.name}"
+            )
+    return {"program_config": config, "compute_kernel_config": kernel}
 
 
 def layer_norm(
@@ -137,8 +172,17 @@ def layer_norm(
     **_: object,
 ) -> Tensor:
     """(x - mean) / sqrt(var + epsilon) * weight + bias over the last dimension."""
+    configs = (program_config, compute_kernel_config)
     return _normalise(
-        "layer_norm", input_tensor, epsilon, weight, bias, residual_input_tensor, memory_config, centred=True
+        "layer_norm",
+        input_tensor,
+        epsilon,
+        weight,
+        bias,
+        residual_input_tensor,
+        memory_config,
+        centred=True,
+        configs=configs,
     )
 
 
@@ -155,6 +199,15 @@ def rms_norm(
     **_: object,
 ) -> Tensor:
     """x / sqrt(mean(x^2) + epsilon) * weight + bias over the last dimension."""
+    configs = (program_config, compute_kernel_config)
     return _normalise(
-        "rms_norm", input_tensor, epsilon, weight, bias, residual_input_tensor, memory_config, centred=False
+        "rms_norm",
+        input_tensor,
+        epsilon,
+        weight,
+        bias,
+        residual_input_tensor,
+        memory_config,
+        centred=False,
+        configs=configs,
     )

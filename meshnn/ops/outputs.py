@@ -2,8 +2,8 @@
 to fit (:func:`output_into`), their MeshBuffers allocated through the mesh allocator, all or none
 (:func:`output_buffers`), and the device tensors an op returns (:func:`output_tensors`).
 
-May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and
-:mod:`meshnn.ops.checks`.
+May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`,
+:mod:`meshnn.ops.checks` and :mod:`meshnn.ops.shard_specs`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.checks import device_input
+from meshnn.ops.shard_specs import derive_shard_spec, needs_shard_spec
 from meshnn.tensor.lifetime import allocate_mesh_buffer, device_tensor
 from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
@@ -43,17 +44,30 @@ def out_spec_like(
     memory_config: object = None,
     op: str = "op",
 ) -> TensorSpec:
-    """The output spec: ``tensor``'s, with the given changes (memory config checked to be one)."""
+    """The output spec: ``tensor``'s, with the given changes (memory config checked to be one).  A
+    sharded memory config without a shard spec gets the one ttnn derives
+    (:func:`~meshnn.ops.shard_specs.derive_shard_spec`)."""
     if memory_config is not None and not isinstance(memory_config, MemoryConfig):
         raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
     if dtype is not None and not isinstance(dtype, DataType):
         raise MeshnnTypeError(f"ttnn.{op}: dtype must be a ttnn DataType, got {dtype!r}")
     key = (tensor.spec, None if shape is None else tuple(shape), dtype, layout, memory_config)
+    grid = None
+    if memory_config is not None and needs_shard_spec(memory_config):  # derived from the device's grid
+        grid = tensor.storage.mesh_buffer.device().compute_with_storage_grid_size()  # type: ignore[union-attr]
+        key = (*key, grid)
     cached = _OUT_SPECS.get(key)
     if cached is not None:
         return cached
     if len(_OUT_SPECS) > 4096:
         _OUT_SPECS.clear()
+    if grid is not None:
+        plain = _make_out_spec(
+            tensor.spec, shape, dtype, layout, MemoryConfig(buffer_type=memory_config.buffer_type), op
+        )
+        same = tensor.spec.memory_config.memory_layout is memory_config.memory_layout
+        like = tensor.spec.memory_config.shard_spec if same else None
+        memory_config = derive_shard_spec(memory_config, plain, grid, like)
     _OUT_SPECS[key] = made = _make_out_spec(tensor.spec, shape, dtype, layout, memory_config, op)
     return made
 

@@ -62,7 +62,8 @@ def _reduce(op: str, function, input_tensor: Tensor, dim, keepdim: bool, memory_
         result = function(x, axis=device_axes, keepdims=keepdim)
         write_values(out_rows[0], np.asarray(result).reshape((x.shape[0], *shape)), spec)
 
-    return launch(op, mesh, [tensor], [Output(spec)], kernel, rowwise=True)[0]
+    attrs = {"memory_config": spec.memory_config, "dim": dim, "keepdim": keepdim}
+    return launch(op, mesh, [tensor], [Output(spec)], kernel, rowwise=True, attrs=attrs)[0]
 
 
 def sum(
@@ -145,7 +146,8 @@ def _reduce_all_argmax(tensor: Tensor, keepdim: bool, memory_config: MemoryConfi
         index = x.reshape(x.shape[0], -1).argmax(axis=1).astype(np.uint32)
         write_values(out_rows[0], index.reshape((-1, *shape)), spec)
 
-    return launch("argmax", mesh, [tensor], [Output(spec)], kernel, rowwise=True)[0]
+    attrs = {"memory_config": spec.memory_config, "dim": None}
+    return launch("argmax", mesh, [tensor], [Output(spec)], kernel, rowwise=True, attrs=attrs)[0]
 
 
 def embedding(
@@ -172,7 +174,7 @@ def embedding(
     mesh = same_mesh("embedding", {"input_tensor": ids, "weight": table})
     vocab, hidden = table.shape[-2], table.shape[-1]
     _check_ids(ids, vocab)
-    shape = (*ids.shape, hidden)
+    shape = _embedding_shape(tuple(ids.shape), hidden)
     spec = out_spec_like(table, shape=shape, dtype=dtype, layout=layout, memory_config=memory_config, op="embedding")
     raw_rows = (
         table.layout is Layout.ROW_MAJOR and table.spec.explicit_padded_shape is None and not table.dtype.is_block_float
@@ -195,7 +197,21 @@ def embedding(
             picked = np.where(index.reshape(index.shape[0], -1, 1) == pad_token, 0, picked)
         write_values(out_rows[0], picked.reshape((-1, *shape)), spec)
 
-    return launch("embedding", mesh, [ids, table], [Output(spec)], kernel, rowwise=True)[0]
+    attrs = {"memory_config": spec.memory_config, "layout": spec.layout, "dtype": spec.dtype, "pad_token": pad_token}
+    return launch("embedding", mesh, [ids, table], [Output(spec)], kernel, rowwise=True, attrs=attrs)[0]
+
+
+def _embedding_shape(ids: tuple[int, ...], hidden: int) -> tuple[int, ...]:
+    """ttnn's output shape: ``[sentence, hidden]`` for rank-1 ids, else ``[batch, sentence, hidden]``
+    with batch the ids' first dim and sentence their last (the dims between must be 1)."""
+    if len(ids) <= 1:
+        return (*ids, hidden)
+    if int(np.prod(ids[1:-1], dtype=np.int64)) != 1:
+        raise MeshnnValueError(
+            f"ttnn.embedding: input_tensor {list(ids)} must be [batch, sentence] or have 1s between its first and "
+            "last dims ([batch, 1, 1, sentence])"
+        )
+    return (ids[0], ids[-1], hidden)
 
 
 def _check_ids(ids: Tensor, vocab: int) -> None:

@@ -41,6 +41,33 @@ def _resolved_shape(shape: Sequence[int], volume: int) -> tuple[int, ...]:
     return tuple(dims)
 
 
+def _padded_view(tensor: Tensor, new_shape: tuple[int, ...], padded_shape: Sequence[int]) -> Tensor:
+    """``tensor``'s bytes under the logical shape ``new_shape`` and padded shape ``padded_shape``."""
+    spec = tensor.spec
+    if isinstance(padded_shape, str) or not isinstance(padded_shape, Sequence | np.ndarray):
+        raise MeshnnTypeError(f"reshape: padded_shape must be a sequence of ints, got {padded_shape!r}")
+    padded = _resolved_shape(padded_shape, math.prod(int(d) for d in padded_shape) if len(padded_shape) else 1)
+    if len(padded) != len(new_shape) or any(p < s for p, s in zip(padded, new_shape, strict=True)):
+        raise MeshnnValueError(
+            f"reshape: padded_shape {list(padded)} must have the rank of shape {list(new_shape)} and hold it"
+        )
+    try:
+        new_spec = TensorSpec(
+            new_shape, spec.dtype, spec.layout, tile=spec.tile, memory_config=spec.memory_config, padded_shape=padded
+        )
+    except MeshnnValueError as error:
+        raise MeshnnValueError(f"reshape: padded_shape {list(padded)}: {error}") from None
+    if new_spec.physical_shape != spec.physical_shape:
+        raise MeshnnValueError(
+            f"reshape: padded_shape {list(padded)} is not a view of the tensor's padded shape "
+            f"{list(spec.padded_shape)} (their 2-D views {list(new_spec.physical_shape)} and "
+            f"{list(spec.physical_shape)} differ)"
+        )
+    if isinstance(tensor.storage, DeviceStorage):
+        return device_tensor(new_spec, tensor.storage.mesh_buffer, tensor.storage.coords, tensor.tensor_topology())
+    return Tensor.make(new_spec, tensor.storage, tensor.tensor_topology())
+
+
 def is_view_reshape(spec: TensorSpec, new_shape: tuple[int, ...]) -> bool:
     """True when the bytes of ``spec`` already are those of ``new_shape`` (no data moves)."""
     if spec.memory_config.is_sharded() or spec.explicit_padded_shape is not None:
@@ -56,11 +83,20 @@ def is_view_reshape(spec: TensorSpec, new_shape: tuple[int, ...]) -> bool:
     return old[-1] == new_shape[-1] and old[-2] % th == 0 and new_shape[-2] % th == 0
 
 
-def reshape(tensor: Tensor, shape: Sequence[int], *_: Any, **__: Any) -> Tensor:
+def reshape(
+    tensor: Tensor, shape: Sequence[int], padded_shape: Sequence[int] | None = None, *_: Any, **__: Any
+) -> Tensor:
     """A view with a new logical shape where the bytes allow it; otherwise a converted copy (host)
-    or a data-movement op (device)."""
+    or a data-movement op (device).  With ``padded_shape`` (ttnn's ``reshape(t, logical, padded)``)
+    the result has that padded shape and is always a view: the padded shapes' 2-D views must match."""
     check_tensor(tensor)
     spec = tensor.spec
+    if padded_shape is not None:  # the logical volume may change: the padding holds the rest
+        dims = tuple(shape) if isinstance(shape, Sequence | np.ndarray) and not isinstance(shape, str) else shape
+        new_shape = (
+            _resolved_shape(dims, math.prod(dims)) if -1 not in dims else _resolved_shape(dims, spec.logical_volume())
+        )  # type: ignore[arg-type]
+        return _padded_view(tensor, new_shape, padded_shape)
     new_shape = _resolved_shape(shape, spec.logical_volume())
     if not is_view_reshape(spec, new_shape):
         if isinstance(tensor.storage, DeviceStorage):

@@ -255,8 +255,8 @@ BAD_INPUTS = {
         rf"ttnn\.typecast: DataType\.BFLOAT8_B needs a TILE tensor, input_tensor {D} "
         r"is Layout\.ROW_MAJOR",
     ),
-    "bfloat8_b to row-major": (
-        lambda e: ttnn.to_layout(e.bfp8, RM),
+    "bfloat8_b to row-major, bfloat8_b asked for": (  # without dtype= ttnn untilizes into bfloat16
+        lambda e: ttnn.to_layout(e.bfp8, RM, dtype=ttnn.bfloat8_b),
         ttnn.MeshnnValueError,
         r"ttnn\.to_layout: a DataType\.BFLOAT8_B output needs TILE layout",
     ),

@@ -423,7 +423,7 @@ def written() -> list[Case]:
     )
     row("to_numpy", "dtype is not a numpy dtype", lambda e: ttnn.to_numpy(e.host, dtype="nonsense"), TYPE, "dtype")
     row("to_layout", "layout is a string", lambda e: ttnn.to_layout(e.a, "ROW_MAJOR"), TYPE, "layout")
-    row("to_layout", "bfloat8_b to row-major", lambda e: ttnn.to_layout(e.bfp8, RM), VALUE, "[Ll]ayout")
+    row("to_layout", "bfloat8_b row-major output", lambda e: ttnn.to_layout(e.bfp8, RM, dtype=BFP8), VALUE, "[Ll]ayout")
     row("to_layout", "deallocated", lambda e: ttnn.to_layout(e.freed, RM), DEAD, "tensor")
     row("to_layout", "not a tensor", lambda e: ttnn.to_layout(np.ones(3), RM), TYPE, "tensor")
     row("to_layout", "dtype is a string", lambda e: ttnn.to_layout(e.a, RM, dtype="f32"), TYPE, "dtype")
@@ -1407,7 +1407,7 @@ def written() -> list[Case]:
         "SDPAProgramConfig",
         "k_chunk_size a string",
         lambda e: ttnn.SDPAProgramConfig(k_chunk_size="32"),
-        VALUE,
+        TYPE,
         "k_chunk_size",
     )
     row("UnaryWithParam", "op_type a string", lambda e: ttnn.UnaryWithParam("relu"), TYPE, "op_type")
@@ -1468,6 +1468,392 @@ def written() -> list[Case]:
         lambda e: ttnn.experimental.nlp_concat_heads(e.a_bf16),
         VALUE,
         "input_tensor",
+    )
+    # -- issue 22: config vocabulary, cluster queries, global semaphores (more rows in tests/ops/test_issue22_*.py)
+    wh, grid8 = ttnn.WormholeComputeKernelConfig, ttnn.CoreCoord(8, 8)
+    row(
+        "WormholeComputeKernelConfig",
+        "math_fidelity a string",
+        lambda e: wh(math_fidelity="HiFi2"),
+        TYPE,
+        "math_fidelity",
+    )
+    row(
+        "WormholeComputeKernelConfig",
+        "fp32_dest_acc_en an int",
+        lambda e: wh(fp32_dest_acc_en=1),
+        TYPE,
+        "fp32_dest_acc_en",
+    )
+    row(
+        "BlackholeComputeKernelConfig",
+        "packer_l1_acc None",
+        lambda e: ttnn.BlackholeComputeKernelConfig(packer_l1_acc=None),
+        TYPE,
+        "packer_l1_acc",
+    )
+    row(
+        "init_device_compute_kernel_config",
+        "arch a string",
+        lambda e: ttnn.init_device_compute_kernel_config("wormhole_b0"),
+        TYPE,
+        "arch",
+    )
+    mc = dict(
+        compute_with_storage_grid_size=grid8,
+        in0_block_w=2,
+        out_subblock_h=1,
+        out_subblock_w=2,
+        per_core_M=2,
+        per_core_N=4,
+    )
+    row(
+        "MatmulMultiCoreReuseProgramConfig",
+        "per_core_N not whole sub-blocks",
+        lambda e: ttnn.MatmulMultiCoreReuseProgramConfig(**{**mc, "per_core_N": 3}),
+        VALUE,
+        "per_core_N",
+    )
+    row(
+        "MatmulMultiCoreReuseMultiCastProgramConfig",
+        "transpose_mcast an int",
+        lambda e: ttnn.MatmulMultiCoreReuseMultiCastProgramConfig(**mc, transpose_mcast=0),
+        TYPE,
+        "transpose_mcast",
+    )
+    row(
+        "MatmulMultiCoreReuseMultiCastProgramConfig",
+        "grid of three",
+        lambda e: ttnn.MatmulMultiCoreReuseMultiCastProgramConfig(
+            **{**mc, "compute_with_storage_grid_size": (8, 8, 1)}, transpose_mcast=False
+        ),
+        TYPE,
+        "compute_with_storage_grid_size",
+    )
+    row(
+        "MatmulMultiCoreReuseMultiCast1DProgramConfig",
+        "in0_block_w zero",
+        lambda e: ttnn.MatmulMultiCoreReuseMultiCast1DProgramConfig(
+            **{**mc, "in0_block_w": 0}, fuse_batch=True, mcast_in0=True
+        ),
+        VALUE,
+        "in0_block_w",
+    )
+    row(
+        "MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig",
+        "per_core_M a float",
+        lambda e: ttnn.MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig(
+            in0_block_w=1, per_core_M=1.0, per_core_N=1
+        ),
+        TYPE,
+        "per_core_M",
+    )
+    row(
+        "MinimalMatmulConfig",
+        "M_block_size negative",
+        lambda e: ttnn.MinimalMatmulConfig(M_block_size=-1),
+        VALUE,
+        "M_block_size",
+    )
+    row(
+        "LayerNormDefaultProgramConfig",
+        "use_welford a string",
+        lambda e: ttnn.LayerNormDefaultProgramConfig(use_welford="yes"),
+        TYPE,
+        "use_welford",
+    )
+    row(
+        "LayerNormShardedMultiCoreProgramConfig",
+        "block_w not whole sub-blocks",
+        lambda e: ttnn.LayerNormShardedMultiCoreProgramConfig(
+            compute_with_storage_grid_size=(8, 2), subblock_w=3, block_h=1, block_w=4, inplace=False
+        ),
+        VALUE,
+        "block_w",
+    )
+    row(
+        "num_cores_to_corerangeset",
+        "more cores than the grid",
+        lambda e: ttnn.num_cores_to_corerangeset(65, grid8, True),
+        VALUE,
+        "target_num_cores",
+    )
+    row(
+        "num_cores_to_corerangeset",
+        "grid a tuple",
+        lambda e: ttnn.num_cores_to_corerangeset(4, (8, 8)),
+        TYPE,
+        "grid_size",
+    )
+    row(
+        "create_global_semaphore",
+        "cores outside the grid",
+        lambda e: ttnn.create_global_semaphore(
+            e.mesh, ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(8, 0))]), 0
+        ),
+        VALUE,
+        "cores",
+    )
+    row(
+        "create_global_semaphore",
+        "initial_value negative",
+        lambda e: ttnn.create_global_semaphore(e.mesh, e.grid, -1),
+        VALUE,
+        "initial_value",
+    )
+    row(
+        "create_global_semaphore",
+        "buffer_type DRAM",
+        lambda e: ttnn.create_global_semaphore(e.mesh, e.grid, 0, ttnn.BufferType.DRAM),
+        VALUE,
+        "buffer_type",
+    )
+    row(
+        "create_global_semaphore",
+        "closed mesh",
+        lambda e: ttnn.create_global_semaphore(e.closed_mesh, e.grid, 0),
+        CLOSED,
+        "closed|MeshDevice",
+    )
+    row(
+        "reset_global_semaphore_value",
+        "not a semaphore",
+        lambda e: ttnn.reset_global_semaphore_value(e.grid, 0),
+        TYPE,
+        "global_semaphore",
+    )
+    row(
+        "get_global_semaphore_address",
+        "not a semaphore",
+        lambda e: ttnn.get_global_semaphore_address(None),
+        TYPE,
+        "global_semaphore",
+    )
+    row(
+        "matmul",
+        "program grid larger than the device's",
+        lambda e: ttnn.matmul(
+            e.a,
+            e.w,
+            program_config=ttnn.MatmulMultiCoreReuseMultiCastProgramConfig(
+                **{**mc, "compute_with_storage_grid_size": (9, 8)}, transpose_mcast=False
+            ),
+        ),
+        VALUE,
+        "compute_with_storage_grid_size",
+    )
+    row("matmul", "program_config a dict", lambda e: ttnn.matmul(e.a, e.w, program_config={}), TYPE, "program_config")
+    row(
+        "linear",
+        "compute_kernel_config a string",
+        lambda e: ttnn.linear(e.a, e.w, compute_kernel_config="HiFi4"),
+        TYPE,
+        "compute_kernel_config",
+    )
+    row(
+        "rms_norm",
+        "sharded program config on an interleaved input",
+        lambda e: ttnn.rms_norm(
+            e.a,
+            program_config=ttnn.LayerNormShardedMultiCoreProgramConfig(
+                compute_with_storage_grid_size=(2, 1), subblock_w=1, block_h=1, block_w=1, inplace=False
+            ),
+        ),
+        VALUE,
+        "sharded input_tensor",
+    )
+    # -- issue 22: sharding and layout helpers, distributed norms, async collectives
+    row(
+        "interleaved_to_sharded",
+        "interleaved target config",
+        lambda e: ttnn.interleaved_to_sharded(e.a, L1_MC),
+        VALUE,
+        "sharded",
+    )
+    row(
+        "interleaved_to_sharded",
+        "grid a string",
+        lambda e: ttnn.interleaved_to_sharded(
+            e.a, "8x8", [32, 32], ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.ShardOrientation.ROW_MAJOR
+        ),
+        TYPE,
+        "grid",
+    )
+    row(
+        "sharded_to_interleaved",
+        "input not sharded",
+        lambda e: ttnn.sharded_to_interleaved(e.a),
+        VALUE,
+        "input_tensor must be sharded",
+    )
+    row("tilize", "input already TILE", lambda e: ttnn.tilize(e.a), VALUE, "input_tensor")
+    row("tilize", "rows not whole tiles", lambda e: ttnn.tilize(e.rm), VALUE, "tiles")
+    row("untilize", "input row-major", lambda e: ttnn.untilize(e.rm), VALUE, "input_tensor")
+    row(
+        "tilize_with_val_padding",
+        "padded shape smaller",
+        lambda e: ttnn.tilize_with_val_padding(e.rm, [1, 32, 32], 0.0),
+        VALUE,
+        "output_tensor_shape",
+    )
+    row(
+        "tilize_with_val_padding",
+        "pad_value a string",
+        lambda e: ttnn.tilize_with_val_padding(e.rm, [1, 32, 64], "0"),
+        TYPE,
+        "pad_value",
+    )
+    row(
+        "tilize_with_zero_padding",
+        "input already TILE",
+        lambda e: ttnn.tilize_with_zero_padding(e.a),
+        VALUE,
+        "input_tensor",
+    )
+    row("split", "sizes do not add up", lambda e: ttnn.split(e.a, [1, 1], 2), VALUE, "split_size")
+    row("split", "split_size zero", lambda e: ttnn.split(e.a, 0, 2), VALUE, "split_size")
+    row("chunk", "chunks zero", lambda e: ttnn.chunk(e.a, 0, 2), VALUE, "chunks")
+    row("chunk", "dim out of range", lambda e: ttnn.chunk(e.a, 2, 5), VALUE, "dim")
+    row(
+        "unsqueeze_to_4D",
+        "rank 5",
+        lambda e: ttnn.unsqueeze_to_4D(ttnn.reshape(e.host, (1, 1, 8, 3, 40))),
+        VALUE,
+        "rank",
+    )
+    row("unsqueeze_to_4D", "not a tensor", lambda e: ttnn.unsqueeze_to_4D(np.ones(3)), TYPE, "input_tensor")
+    row("rms_norm_pre_all_gather", "row-major input", lambda e: ttnn.rms_norm_pre_all_gather(e.rm), VALUE, "TILE")
+    row(
+        "layer_norm_pre_all_gather",
+        "dtype a string",
+        lambda e: ttnn.layer_norm_pre_all_gather(e.a, dtype="bf16"),
+        TYPE,
+        "dtype",
+    )
+    row(
+        "rms_norm_post_all_gather",
+        "stats of another height",
+        lambda e: ttnn.rms_norm_post_all_gather(e.a, e.heads),
+        VALUE,
+        "stats",
+    )
+    row(
+        "layer_norm_post_all_gather",
+        "weight of another width",
+        lambda e: ttnn.layer_norm_post_all_gather(e.a, e.ln_stats, weight=e.row7),
+        VALUE,
+        "weight",
+    )
+    sems = lambda e, n: e.sems[:n]  # noqa: E731
+    ag = ttnn.experimental.all_gather_async
+    row(
+        "experimental.all_gather_async",
+        "one semaphore",
+        lambda e: ag(e.a, None, 2, sems(e, 1)),
+        VALUE,
+        "multi_device_global_semaphore",
+    )
+    row(
+        "experimental.all_gather_async",
+        "semaphore of another mesh",
+        lambda e: ag(e.a, None, 2, [e.other_sem] * 2),
+        VALUE,
+        "multi_device_global_semaphore",
+    )
+    row(
+        "experimental.all_gather_async",
+        "num_links beyond the rows",
+        lambda e: ag(e.a, None, 2, sems(e, 2), num_links=9),
+        VALUE,
+        "num_links",
+    )
+    row(
+        "experimental.all_gather_async",
+        "persistent buffer of another shape",
+        lambda e: ag(e.a, e.a2, 2, sems(e, 2)),
+        VALUE,
+        "persistent_output_buffer",
+    )
+    row("experimental.all_gather_async", "no dim", lambda e: ag(e.a, sems(e, 2)), TYPE, "incompatible")
+    rs = ttnn.experimental.reduce_scatter_minimal_async
+    row(
+        "experimental.reduce_scatter_minimal_async",
+        "two semaphores",
+        lambda e: rs(e.a, None, 2, sems(e, 2)),
+        VALUE,
+        "multi_device_global_semaphore",
+    )
+    row(
+        "experimental.reduce_scatter_minimal_async",
+        "topology Mesh",
+        lambda e: rs(e.a, None, 2, sems(e, 3), topology=ttnn.Topology.Mesh),
+        VALUE,
+        "topology",
+    )
+    row(
+        "experimental.reduce_scatter_minimal_async",
+        "chunks_per_sync zero",
+        lambda e: rs(e.a, None, 2, sems(e, 3), chunks_per_sync=0),
+        VALUE,
+        "chunks_per_sync",
+    )
+    row(
+        "experimental.all_reduce_async",
+        "math_op Max",
+        lambda e: ttnn.experimental.all_reduce_async(e.a, 8, sems(e, 1), sems(e, 1), sems(e, 1), ttnn.ReduceType.Max),
+        VALUE,
+        "math_op",
+    )
+    row(
+        "experimental.all_reduce_async",
+        "num_devices wrong",
+        lambda e: ttnn.experimental.all_reduce_async(e.a, 4, sems(e, 1), sems(e, 1), sems(e, 1), ttnn.ReduceType.Sum),
+        VALUE,
+        "num_devices",
+    )
+    row(
+        "experimental.all_gather_matmul_async",
+        "inner dims differ",
+        lambda e: ttnn.experimental.all_gather_matmul_async(e.a, e.w, None, 2, sems(e, 2), (0, 4)),
+        VALUE,
+        "inner dimension",
+    )
+    row(
+        "experimental.all_gather_matmul_async",
+        "offset a string",
+        lambda e: ttnn.experimental.all_gather_matmul_async(e.a, e.w, None, 2, sems(e, 2), "0,4"),
+        TYPE,
+        "all_gather_core_grid_offset",
+    )
+    row(
+        "experimental.fast_reduce_nc",
+        "a tile dim",
+        lambda e: ttnn.experimental.fast_reduce_nc(e.a, dims=[2]),
+        VALUE,
+        "dims",
+    )
+    row(
+        "experimental.fast_reduce_nc",
+        "row-major input",
+        lambda e: ttnn.experimental.fast_reduce_nc(e.rm, dims=[0]),
+        VALUE,
+        "TILE",
+    )
+    row(
+        "experimental.minimal_matmul",
+        "batched weight",
+        lambda e: ttnn.experimental.minimal_matmul(e.a, e.heads),
+        VALUE,
+        "weight_tensor",
+    )
+    row(
+        "experimental.minimal_matmul",
+        "config grid too large",
+        lambda e: ttnn.experimental.minimal_matmul(
+            e.a, e.w, config=ttnn.MinimalMatmulConfig(compute_with_storage_grid_size=(9, 9))
+        ),
+        VALUE,
+        "compute_with_storage_grid_size",
     )
     row("multiply", "unknown activation", lambda e: ttnn.multiply(e.a, e.a, activations=["swish"]), TYPE, "activations")
     row(
@@ -1623,6 +2009,9 @@ def env(tmp_path_factory):
     e.other_dev0 = ttnn.get_device_tensors(e.other)[0]
     e.grid = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 0))])
     e.shard_spec = ttnn.ShardSpec(e.grid, (32, 32))
+    e.sems = [ttnn.create_global_semaphore(mesh, e.grid, 0) for _ in range(3)]  # before L1 is filled
+    e.other_sem = ttnn.create_global_semaphore(other, e.grid, 0)
+    e.ln_stats = ttnn.layer_norm_pre_all_gather(e.a)
     e.bad_shard_config = ttnn.MemoryConfig(
         ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1, ttnn.ShardSpec(e.grid, (7, 40))
     )
@@ -1678,6 +2067,7 @@ EXEMPT = {  # public callables without a row, and why nothing given to them can 
     "get_context": "takes no arguments",
     "get_fabric_config": "takes no arguments",
     "launched_under_mpi": "takes no arguments",
+    "get_arch_name": "takes no arguments",
     "using_distributed_env": "takes no arguments",
     "MeshEvent": "made only by a queue's enqueue_record_event",
     "MemoryView": "made only by get_memory_view (rows above)",

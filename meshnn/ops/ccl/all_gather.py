@@ -20,7 +20,7 @@ from meshnn.ops.launch import launch
 from meshnn.ops.memo import known_values, settled
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.values import logical_values, write_values
-from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import PlacementReplicate
 
@@ -46,11 +46,35 @@ def all_gather(
     """Every device of a group gets the group's shards concatenated along ``dim``, in group order."""
     tensor, mesh, axis_dim = checked_input("all_gather", input_tensor, dim)
     check_options("all_gather", mesh, mesh_device, num_links, topology, memory_config)
-    shape, axis = group_grid(mesh, cluster_axis, "all_gather")
+    spec = gathered_spec("all_gather", tensor, mesh, axis_dim, cluster_axis, memory_config)
+    attrs = {"dim": dim, "cluster_axis": cluster_axis, "num_links": num_links, "topology": topology}
+    return run_all_gather("all_gather", tensor, mesh, (axis_dim, cluster_axis), spec, attrs)
+
+
+def gathered_spec(
+    op: str, tensor: Tensor, mesh: MeshDevice, axis_dim: int, cluster_axis: int | None, memory_config: object
+) -> TensorSpec:
+    """The spec of ``tensor`` gathered along ``axis_dim`` over the groups of ``cluster_axis``."""
+    shape, axis = group_grid(mesh, cluster_axis, op)
     n = group_size(shape, axis)
     out_shape = tuple(d * n if i == axis_dim else d for i, d in enumerate(tensor.shape))
-    spec = out_spec_like(tensor, shape=out_shape, memory_config=memory_config, op="all_gather")
+    return out_spec_like(tensor, shape=out_shape, memory_config=memory_config, op=op)
 
+
+def run_all_gather(
+    op: str,
+    tensor: Tensor,
+    mesh: MeshDevice,
+    where: tuple[int, int | None],
+    spec: TensorSpec,
+    attrs: dict[str, object],
+    into: Tensor | None = None,
+) -> Tensor:
+    """Launch the gather of ``tensor`` along ``where = (dim, cluster_axis)`` into an output of
+    ``spec`` (``into``, a checked persistent buffer, when given); ``attrs`` gain the memory config."""
+    axis_dim, cluster_axis = where
+    shape, axis = group_grid(mesh, cluster_axis, op)
+    n = group_size(shape, axis)
     raw = _raw_concatenation(
         tuple(tensor.shape), tensor.layout, axis_dim, tensor.spec.explicit_padded_shape is not None
     )
@@ -69,19 +93,35 @@ def all_gather(
                 members = [i for i, g in enumerate(groups) if g == group]
                 out_rows[0][row, : n * in_size].reshape(n, in_size)[...] = in_rows[0][members, :in_size]
             return
-        values = logical_values(in_rows[0], tensor.spec, as_float=False)
-        if not mesh.all_local:
-            values = gathered_over_ranks(mesh, values, coords)
-        grouped = to_groups(values, shape, axis)
-        gathered = np.concatenate([grouped[:, m] for m in range(n)], axis=axis_dim + 1)  # (groups, *out)
-        if gathered.shape[0] == 1 and mesh.all_local:  # one group: the same result on every device
-            write_values(out_rows[0], gathered, spec, exact=True)
-            return
-        result = np.broadcast_to(gathered[:, None], (gathered.shape[0], n, *gathered.shape[1:]))
-        result = from_groups(result, shape, axis)
-        if not mesh.all_local:
-            result = result[local_indices(mesh, coords)]
-        write_values(out_rows[0], np.ascontiguousarray(result), spec)
+        _gather_values(mesh, (tensor.spec, spec), in_rows[0], out_rows[0], coords, (shape, axis, axis_dim))
 
     out = Output(spec, topology=output_topology(tensor, axis, PlacementReplicate()))
-    return launch("all_gather", mesh, [tensor], [out], kernel, reads_memos=True)[0]
+    attrs["memory_config"] = spec.memory_config
+    into_list = [into] if into is not None else None
+    return launch(op, mesh, [tensor], [out], kernel, reads_memos=True, attrs=attrs, into=into_list)[0]
+
+
+def _gather_values(
+    mesh: MeshDevice,
+    specs: tuple[TensorSpec, TensorSpec],
+    in_rows: np.ndarray,
+    out_rows: np.ndarray,
+    coords: tuple[MeshCoordinate, ...],
+    grid: tuple[tuple[int, ...], int | None, int],
+) -> None:
+    """The gather by values: decode, regroup, concatenate along the dim, encode."""
+    (in_spec, spec), (shape, axis, axis_dim) = specs, grid
+    n = group_size(shape, axis)
+    values = logical_values(in_rows, in_spec, as_float=False)
+    if not mesh.all_local:
+        values = gathered_over_ranks(mesh, values, coords)
+    grouped = to_groups(values, shape, axis)
+    gathered = np.concatenate([grouped[:, m] for m in range(n)], axis=axis_dim + 1)  # (groups, *out)
+    if gathered.shape[0] == 1 and mesh.all_local:  # one group: the same result on every device
+        write_values(out_rows, gathered, spec, exact=True)
+        return
+    result = np.broadcast_to(gathered[:, None], (gathered.shape[0], n, *gathered.shape[1:]))
+    result = from_groups(result, shape, axis)
+    if not mesh.all_local:
+        result = result[local_indices(mesh, coords)]
+    write_values(out_rows, np.ascontiguousarray(result), spec)

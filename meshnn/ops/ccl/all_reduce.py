@@ -20,7 +20,7 @@ from meshnn.ops.launch import launch
 from meshnn.ops.memo import settled
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.values import logical_values, store_elements, stored_elements, write_values
-from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import PlacementReplicate
 
@@ -38,8 +38,17 @@ def all_reduce(
     """Every device of a group gets the sum of the group's shards."""
     tensor, mesh, _ = checked_input("all_reduce", input_tensor, None)
     check_options("all_reduce", mesh, mesh_device, num_links, topology, memory_config)
-    shape, axis = group_grid(mesh, cluster_axis, "all_reduce")
+    group_grid(mesh, cluster_axis, "all_reduce")
     spec = out_spec_like(tensor, memory_config=memory_config, op="all_reduce")
+    attrs = {"cluster_axis": cluster_axis, "num_links": num_links, "topology": topology}
+    return run_all_reduce("all_reduce", tensor, mesh, cluster_axis, spec, attrs)
+
+
+def run_all_reduce(
+    op: str, tensor: Tensor, mesh: MeshDevice, cluster_axis: int | None, spec: TensorSpec, attrs: dict[str, object]
+) -> Tensor:
+    """Launch the all-reduce of ``tensor`` over the groups of ``cluster_axis`` into an output of ``spec``."""
+    shape, axis = group_grid(mesh, cluster_axis, op)
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         if not mesh.all_local:  # element-wise: summed in storage order, tile padding and all
@@ -60,4 +69,5 @@ def all_reduce(
         write_values(out_rows[0], np.ascontiguousarray(result), spec)
 
     out = Output(spec, topology=output_topology(tensor, axis, PlacementReplicate()))
-    return launch("all_reduce", mesh, [tensor], [out], kernel, reads_memos=True)[0]
+    attrs["memory_config"] = spec.memory_config
+    return launch(op, mesh, [tensor], [out], kernel, reads_memos=True, attrs=attrs)[0]

@@ -19,7 +19,7 @@ from meshnn.ops.ccl.ranks import summed_over_ranks
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.values import logical_values, write_values
-from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import PlacementShard
 
@@ -39,7 +39,18 @@ def reduce_scatter(
     """The group's shards are summed; device i of the group keeps slice i of ``dim``."""
     tensor, mesh, axis_dim = checked_input("reduce_scatter", input_tensor, dim)
     check_options("reduce_scatter", mesh, mesh_device, num_links, topology, memory_config)
-    shape, axis = group_grid(mesh, cluster_axis, "reduce_scatter")
+    spec = scattered_spec("reduce_scatter", tensor, mesh, (dim, axis_dim), cluster_axis, memory_config)
+    attrs = {"dim": dim, "cluster_axis": cluster_axis, "num_links": num_links, "topology": topology}
+    return run_reduce_scatter("reduce_scatter", tensor, mesh, (axis_dim, cluster_axis), spec, attrs)
+
+
+def scattered_spec(
+    op: str, tensor: Tensor, mesh: MeshDevice, dims: tuple[int, int], cluster_axis: int | None, memory_config: object
+) -> TensorSpec:
+    """The spec of ``tensor``'s slice along ``dims = (dim as given, dim)``, checked to divide into
+    the group's devices (whole tiles each when tiled)."""
+    dim, axis_dim = dims
+    shape, axis = group_grid(mesh, cluster_axis, op)
     n = group_size(shape, axis)
     size = tensor.shape[axis_dim]
     rank = len(tensor.shape)
@@ -48,11 +59,27 @@ def reduce_scatter(
         unit = n * tensor.tile.tile_shape[axis_dim - (rank - 2)]
     if size % unit:
         raise MeshnnValueError(
-            f"ttnn.reduce_scatter: dim {dim} of input_tensor {list(tensor.shape)} ({size}) must be divisible by "
+            f"ttnn.{op}: dim {dim} of input_tensor {list(tensor.shape)} ({size}) must be divisible by "
             f"{unit} ({n} devices{' x the tile' if unit != n else ''})"
         )
     out_shape = tuple(d // n if i == axis_dim else d for i, d in enumerate(tensor.shape))
-    spec = out_spec_like(tensor, shape=out_shape, memory_config=memory_config, op="reduce_scatter")
+    return out_spec_like(tensor, shape=out_shape, memory_config=memory_config, op=op)
+
+
+def run_reduce_scatter(
+    op: str,
+    tensor: Tensor,
+    mesh: MeshDevice,
+    where: tuple[int, int | None],
+    spec: TensorSpec,
+    attrs: dict[str, object],
+    into: Tensor | None = None,
+) -> Tensor:
+    """Launch the reduce-scatter of ``tensor`` along ``where = (dim, cluster_axis)`` into an output
+    of ``spec`` (``into``, a checked persistent buffer, when given)."""
+    axis_dim, cluster_axis = where
+    shape, axis = group_grid(mesh, cluster_axis, op)
+    n = group_size(shape, axis)
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         values = logical_values(in_rows[0], tensor.spec)
@@ -68,4 +95,6 @@ def reduce_scatter(
         write_values(out_rows[0], np.ascontiguousarray(result), spec)
 
     out = Output(spec, topology=output_topology(tensor, axis, PlacementShard(axis_dim)))
-    return launch("reduce_scatter", mesh, [tensor], [out], kernel, reads_memos=True)[0]
+    attrs["memory_config"] = spec.memory_config
+    into_list = [into] if into is not None else None
+    return launch(op, mesh, [tensor], [out], kernel, reads_memos=True, attrs=attrs, into=into_list)[0]

@@ -55,6 +55,11 @@ def activation_steps(op: str, argument: str, value: object) -> tuple[Activation,
     return tuple(steps)
 
 
+def apply_steps(steps: tuple[Activation, ...], x: np.ndarray | np.float32) -> np.ndarray:
+    """``x`` through each activation of ``steps`` in turn (float32)."""
+    return _apply(steps, x)
+
+
 def _apply(steps: tuple[Activation, ...], x: np.ndarray | np.float32) -> np.ndarray:
     if steps and (not isinstance(x, np.ndarray) or x.ndim == 0):
         x = np.full(1, x, np.float32)  # a scalar operand: one value that broadcasts (the steps need arrays)

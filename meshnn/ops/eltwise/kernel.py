@@ -61,8 +61,18 @@ def elementwise(
         into = [output_into(op, mesh, output_tensor, out_spec, inputs[0].storage.coords)]  # type: ignore[union-attr]
     if kernel is None:
         kernel = elementwise_kernel([t.spec for t in inputs], out_spec, compute, scalars=scalars, native=native)
+    attrs = {"memory_config": out_spec.memory_config, "dtype": out_spec.dtype}
     return launch(
-        op, mesh, inputs, [Output(out_spec)], kernel, queue_id=queue_id, into=into, rowwise=True, reads_memos=True
+        op,
+        mesh,
+        inputs,
+        [Output(out_spec)],
+        kernel,
+        queue_id=queue_id,
+        into=into,
+        rowwise=True,
+        reads_memos=True,
+        attrs=attrs,
     )[0]
 
 

@@ -21,7 +21,7 @@ from meshnn.formats.dtypes import DataType
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.checks import check_queue_id, same_mesh
-from meshnn.ops.config import DEFAULT_CHUNK, SDPAProgramConfig
+from meshnn.ops.config import DEFAULT_CHUNK, SDPAProgramConfig, check_compute_kernel_config
 from meshnn.ops.launch import Kernel, launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.transformer.checks import of_rank, tile_input, unsupported
@@ -67,7 +67,16 @@ def scaled_dot_product_attention(
     inputs = list(named.values())
     masked = "attn_mask" in named
     kernel = _attention_kernel([t.spec for t in inputs], spec, dims, np.float32(scale), is_causal, masked)
-    return launch(op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, rowwise=True, reads_memos=True)[0]
+    attrs = {
+        "program_config": program_config,
+        "compute_kernel_config": check_compute_kernel_config(op, compute_kernel_config),
+        "memory_config": spec.memory_config,
+        "is_causal": is_causal,
+        "scale": float(scale),
+    }
+    return launch(
+        op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, rowwise=True, reads_memos=True, attrs=attrs
+    )[0]
 
 
 def _inputs(
@@ -85,6 +94,11 @@ def _inputs(
         named["attn_mask"] = tile_input(op, "attn_mask", attn_mask, SDPA_DTYPES)
     if program_config is not None and not isinstance(program_config, SDPAProgramConfig):
         raise MeshnnTypeError(f"ttnn.{op}: program_config must be a ttnn.SDPAProgramConfig, got {program_config!r}")
+    if program_config is not None and program_config.is_decode_form:
+        raise MeshnnValueError(
+            f"ttnn.{op}: program_config has chunk sizes 0 (the decode form, for scaled_dot_product_attention_decode); "
+            "prefill attention needs q_chunk_size and k_chunk_size (multiples of 32)"
+        )
     mesh = same_mesh(op, named)
     for name, t in named.items():
         if t.spec.memory_config.buffer_type is not BufferType.DRAM:

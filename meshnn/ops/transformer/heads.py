@@ -123,7 +123,8 @@ def _split_heads(
     specs = [t.spec for t in named.values()]
     kernel = _split_kernel(specs, out_specs, (b, s, heads, kv_heads, d), transpose_key, not x.dtype.is_block_float)
     outputs = [Output(spec) for spec in out_specs]
-    q, k, v = launch(op, mesh, list(named.values()), outputs, kernel, rowwise=True, reads_memos=True)
+    attrs = {"memory_config": out_specs[0].memory_config}
+    q, k, v = launch(op, mesh, list(named.values()), outputs, kernel, rowwise=True, reads_memos=True, attrs=attrs)
     return q, k, v
 
 
@@ -215,4 +216,5 @@ def _concat_heads(op: str, input_tensor: object, memory_config: MemoryConfig | N
         moved = np.ascontiguousarray(values.transpose(0, 1, 3, 2, 4)).reshape(values.shape[0], *shape)
         write_values(out_rows[0], moved, spec, exact=exact, owned=True)
 
-    return launch(op, mesh, [x], [Output(spec)], kernel, rowwise=True, reads_memos=True)[0]
+    attrs = {"memory_config": spec.memory_config}
+    return launch(op, mesh, [x], [Output(spec)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]

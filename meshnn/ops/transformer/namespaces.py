@@ -2,7 +2,8 @@
 meshnn has under those names; any other name raises :class:`NotImplementedByMeshnn` naming it
 (``transformer.<name>`` / ``experimental.<name>``).
 
-May import: :mod:`meshnn.errors`, :mod:`meshnn.ops.config` and the transformer ops' modules.
+May import: :mod:`meshnn.errors`, :mod:`meshnn.ops.config` and the modules of the ops they hold
+(transformer ops, collectives, fast_reduce_nc, minimal_matmul).
 """
 
 from __future__ import annotations
@@ -10,7 +11,13 @@ from __future__ import annotations
 import types
 
 from meshnn.errors import NotImplementedByMeshnn
+from meshnn.ops.ccl.all_gather_async import all_gather_async
+from meshnn.ops.ccl.all_gather_matmul import all_gather_matmul_async
+from meshnn.ops.ccl.all_reduce_async import all_reduce_async
+from meshnn.ops.ccl.reduce_scatter_async import reduce_scatter_minimal_async
 from meshnn.ops.config import SDPAProgramConfig
+from meshnn.ops.fast_reduce import fast_reduce_nc
+from meshnn.ops.minimal_matmul import minimal_matmul
 from meshnn.ops.transformer.attention import scaled_dot_product_attention
 from meshnn.ops.transformer.attention_chunked import chunked_scaled_dot_product_attention
 from meshnn.ops.transformer.attention_decode import (
@@ -71,4 +78,10 @@ experimental = _namespace(
     paged_update_cache=paged_update_cache,
     paged_fused_update_cache=paged_fused_update_cache,
     paged_fill_cache=paged_fill_cache,
+    all_gather_async=all_gather_async,  # the asynchronous collectives and their kin (issue 22)
+    reduce_scatter_minimal_async=reduce_scatter_minimal_async,
+    all_reduce_async=all_reduce_async,
+    all_gather_matmul_async=all_gather_matmul_async,
+    fast_reduce_nc=fast_reduce_nc,
+    minimal_matmul=minimal_matmul,
 )

@@ -50,7 +50,10 @@ def rotary_embedding(
     spec = out_spec_like(x, shape=out_shape, memory_config=memory_config, op=op)
     kernel = _rotary_kernel((x.spec, cos.spec, sin.spec), spec, out_shape, shape[-2], token_index)
     inputs = [x, cos, sin]
-    return launch(op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, rowwise=True, reads_memos=True)[0]
+    attrs = {"memory_config": spec.memory_config, "compute_kernel_config": compute_kernel_config}
+    return launch(
+        op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, rowwise=True, reads_memos=True, attrs=attrs
+    )[0]
 
 
 def _check_shapes(op: str, x: Tensor, cos: Tensor, sin: Tensor, token_index: object) -> None:

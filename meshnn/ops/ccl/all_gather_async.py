@@ -1,0 +1,113 @@
+"""``ttnn.experimental.all_gather_async``: ``ttnn.all_gather``'s result (exactly), with the fabric
+op's arguments: two global semaphores, an optional barrier semaphore, an optional persistent output
+buffer (written in place, at its own address, and returned), ``num_links``, ``topology`` (Ring by
+default), ``cluster_axis``, ``chunks_per_sync``, ``num_workers_per_link``,
+``num_buffers_per_channel``, ``subdevice_id`` and the rest, checked (:mod:`.async_arguments`) and
+recorded.  Its three ttnn overloads are accepted:
+``(input_tensor, dim, multi_device_global_semaphore, *, ...)``,
+``(input_tensor, persistent_output_buffer=None, dim, multi_device_global_semaphore, *, ...)`` and
+``(input_tensor, dim, cluster_axis, mesh_device, topology, multi_device_global_semaphore, *, ...)``.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the collectives'
+modules.
+"""
+
+from __future__ import annotations
+
+from meshnn.errors import MeshnnTypeError
+from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.ops.ccl.all_gather import gathered_spec, run_all_gather
+from meshnn.ops.ccl.arguments import Topology, checked_input
+from meshnn.ops.ccl.async_arguments import (
+    bind_overload,
+    link_options,
+    optional_semaphore,
+    persistent,
+    ring_size,
+    same_mesh_device,
+    semaphores,
+)
+from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.tensor import Tensor
+
+_OPTIONS = dict(
+    num_links=1,
+    memory_config=None,
+    topology=Topology.Ring,
+    subdevice_id=None,
+    cluster_axis=None,
+    use_optimal_ccl_for_llama=False,
+    barrier_semaphore=None,
+    chunks_per_sync=None,
+    num_workers_per_link=None,
+    num_buffers_per_channel=None,
+    sub_core_grids=None,
+)
+
+
+def _plain(input_tensor, dim, multi_device_global_semaphore, *, num_links=1, memory_config=None,
+           topology=Topology.Ring, subdevice_id=None, use_optimal_ccl_for_llama=False, barrier_semaphore=None,
+           sub_core_grids=None, num_workers_per_link=None, num_buffers_per_channel=None):  # fmt: skip
+    """(input_tensor, dim, multi_device_global_semaphore, *, ...)"""
+
+
+def _persistent(input_tensor, persistent_output_buffer=None, dim=None, multi_device_global_semaphore=None, *,
+                num_links=1, memory_config=None, topology=Topology.Ring, subdevice_id=None, cluster_axis=None,
+                use_optimal_ccl_for_llama=False, barrier_semaphore=None, chunks_per_sync=None,
+                num_workers_per_link=None, num_buffers_per_channel=None, sub_core_grids=None):  # fmt: skip
+    """(input_tensor, persistent_output_buffer=None, dim, multi_device_global_semaphore, *, ...)"""
+
+
+def _axis(input_tensor, dim, cluster_axis, mesh_device, topology, multi_device_global_semaphore, *,
+          persistent_output_tensor=None, num_links=None, memory_config=None, subdevice_id=None,
+          use_optimal_ccl_for_llama=False, barrier_semaphore=None, sub_core_grids=None, num_workers_per_link=None,
+          num_buffers_per_channel=None):  # fmt: skip
+    """(input_tensor, dim, cluster_axis, mesh_device, topology, multi_device_global_semaphore, *, ...)"""
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_OVERLOADS = (
+    (_plain, lambda a: _is_int(a["dim"]) and not _is_int(a["multi_device_global_semaphore"])),
+    (_persistent, lambda a: _is_int(a["dim"]) and not _is_int(a["persistent_output_buffer"])),
+    (_axis, lambda a: _is_int(a["dim"]) and _is_int(a["cluster_axis"])),
+)
+
+
+def all_gather_async(input_tensor: Tensor, *args: object, **kwargs: object) -> Tensor:
+    """``ttnn.all_gather(input_tensor, dim, cluster_axis)`` with the fabric op's arguments; a
+    persistent output buffer, when given, is the output (written in place and returned)."""
+    op = "experimental.all_gather_async"
+    form, given = bind_overload(op, _OVERLOADS, (input_tensor, *args), kwargs)
+    options = {**_OPTIONS, **{k: v for k, v in given.items() if k in _OPTIONS}}
+    if form == 2:
+        options["topology"] = given["topology"]
+        given["persistent_output_buffer"] = given.pop("persistent_output_tensor")
+    tensor, mesh, axis_dim = checked_input(op, given["input_tensor"], given["dim"])
+    if form == 2:
+        same_mesh_device(op, given["mesh_device"], mesh)
+    return gather_async(op, tensor, mesh, axis_dim, given, options)
+
+
+def gather_async(
+    op: str, tensor: Tensor, mesh: MeshDevice, axis_dim: int, given: dict, options: dict[str, object]
+) -> Tensor:
+    """The checked async gather of ``tensor`` along ``axis_dim`` (shared with all_gather_matmul_async)."""
+    cluster_axis = options["cluster_axis"]
+    ring_size(op, mesh, cluster_axis)
+    sems = semaphores(op, "multi_device_global_semaphore", given["multi_device_global_semaphore"], mesh, 2)
+    barrier = optional_semaphore(op, "barrier_semaphore", options["barrier_semaphore"], mesh)
+    attrs = link_options(op, mesh, options, links_required=False)
+    if len(tensor.shape) < 2:
+        raise MeshnnTypeError(f"ttnn.{op}: input_tensor needs rank >= 2, got {list(tensor.shape)}")
+    memory_config = options["memory_config"]
+    if memory_config is not None and not isinstance(memory_config, MemoryConfig):
+        raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
+    spec = gathered_spec(op, tensor, mesh, axis_dim, cluster_axis, memory_config)  # type: ignore[arg-type]
+    buffer = given.get("persistent_output_buffer")
+    into = None if buffer is None else persistent(op, "persistent_output_buffer", buffer, mesh, spec)
+    attrs.update(dim=axis_dim, multi_device_global_semaphore=sems, barrier_semaphore=barrier)
+    attrs["persistent_output_buffer"] = into
+    return run_all_gather(op, tensor, mesh, (axis_dim, cluster_axis), spec, attrs, into=into)  # type: ignore[arg-type]

@@ -1,0 +1,60 @@
+"""``ttnn.experimental.fast_reduce_nc``: the sum over outer dims (not the last two: those of the
+tiles), each kept with size 1, as the 2-D meshes' all-reduce (gather along dim 0, then this) uses
+it.  Sums in float32, rounded once into the input's dtype; ``output=`` is written in place.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.formats`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`
+and the ops' checks, config, launch, outputs and values modules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.layout import Layout
+from meshnn.mesh.coord import MeshCoordinate
+from meshnn.ops.checks import device_input, int_arg, same_mesh
+from meshnn.ops.config import check_compute_kernel_config
+from meshnn.ops.launch import launch
+from meshnn.ops.outputs import Output, out_spec_like, output_into
+from meshnn.ops.values import logical_values, write_values
+from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.tensor import Tensor
+
+
+def fast_reduce_nc(
+    input: Tensor,
+    *,
+    dims: Sequence[int],
+    output: Tensor | None = None,
+    compute_kernel_config: object = None,
+    memory_config: MemoryConfig | None = None,
+) -> Tensor:
+    """The sum of ``input`` over ``dims`` (outer dims only), each kept with size 1."""
+    op = "experimental.fast_reduce_nc"
+    tensor = device_input(op, "input", input)
+    mesh = same_mesh(op, {"input": tensor})
+    if tensor.layout is not Layout.TILE:
+        raise MeshnnValueError(f"ttnn.{op}: input must be TILE, it is {tensor.layout}")
+    if isinstance(dims, str) or not isinstance(dims, Sequence) or not dims:
+        raise MeshnnTypeError(f"ttnn.{op}: dims must be a non-empty list of ints, got {dims!r}")
+    rank = len(tensor.shape)
+    axes = sorted({int_arg(op, "dims", d) % rank if -rank <= int_arg(op, "dims", d) < rank else rank for d in dims})
+    if axes[-1] >= rank - 2:
+        raise MeshnnValueError(
+            f"ttnn.{op}: dims {list(dims)} must name outer dims of input {list(tensor.shape)} (not its last two)"
+        )
+    shape = tuple(1 if i in axes else d for i, d in enumerate(tensor.shape))
+    spec = out_spec_like(tensor, shape=shape, memory_config=memory_config, op=op)
+    into = None if output is None else [output_into(op, mesh, output, spec, tensor.storage.coords)]  # type: ignore[union-attr]
+    device_axes = tuple(a + 1 for a in axes)
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        values = logical_values(in_rows[0], tensor.spec)
+        write_values(out_rows[0], values.sum(axis=device_axes, keepdims=True, dtype=np.float32), spec)
+
+    kernel_config = check_compute_kernel_config(op, compute_kernel_config)
+    attrs = {"dims": tuple(axes), "memory_config": spec.memory_config, "compute_kernel_config": kernel_config}
+    return launch(op, mesh, [tensor], [Output(spec)], kernel, into=into, rowwise=True, reads_memos=True, attrs=attrs)[0]
