@@ -141,6 +141,7 @@ class TracedProgram:
         "kernel",
         "lazy_reads",
         "name",
+        "overwrites",
         "runtime_args",
         "written",
     )
@@ -154,9 +155,14 @@ class TracedProgram:
         self.args, self.runtime_args, self.name = program.args, program.runtime_args, program.name
         self.lazy_reads, self.is_uniform = program.lazy_reads, program.is_uniform
         self.keeps_memos = program.keeps_memos
+        self.overwrites = bool(getattr(program.kernel, "deferrable", False))  # its outputs are written whole
 
     def bind(self) -> tuple[np.ndarray, ...]:
-        """The slabs of its buffers now (a deferred write of a buffer read through memos left be)."""
+        """The slabs of its buffers now (a deferred write of a buffer read through memos left be;
+        an output the program writes whole drops the previous replay's deferred write unwritten)."""
+        if self.overwrites:
+            for b in self.written:
+                b._storage.pending = None
         if not self.lazy_reads:
             return tuple([b.rows() for b in self.buffers])
         return tuple(b.lazy_rows() if b not in self.written else b.rows() for b in self.buffers)

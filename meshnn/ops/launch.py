@@ -97,6 +97,10 @@ def launch(
     return result
 
 
+_ANY_THREAD = object()
+"""A replayed run's ``caller``: its new outputs may defer their bytes on any thread."""
+
+
 class _Run:
     """The program of one :func:`launch`: its kernel over a program's slab rows (the inputs' buffers
     first, then the outputs'), bound for memos when the op's buffers are large enough, on the first
@@ -106,6 +110,7 @@ class _Run:
     __slots__ = (
         "buffers",
         "caller",
+        "deferrable",
         "in_specs",
         "keeps",
         "kernel",
@@ -143,12 +148,14 @@ class _Run:
         self.lazy = self.memos and reads_memos
         self.keeps = False  # the kernel keeps its outputs' memos (see launch's keeps_memos)
         self.caller = threading.get_ident() if deferrable else None  # new outputs, written on this thread
+        self.deferrable = deferrable  # its outputs are new buffers the kernel writes whole
 
     def __call__(self, ctx: ProgramContext) -> None:
         """The kernel over the rows of every device of the program (bound for memos when they are
         all the local devices), or over the first device's only (:meth:`_on_first_device`)."""
         rows, coords = ctx.buffers, ctx.coords
-        defer = self.caller == threading.get_ident()
+        caller = self.caller
+        defer = caller is _ANY_THREAD or caller == threading.get_ident()
         if self.once and len(coords) > 1 and inputs_alike(rows, self.touched, self.in_specs):
             self._on_first_device(rows, coords, defer)
             return
@@ -169,13 +176,15 @@ class _Run:
 
     def for_trace(self, swap: Callable[[MeshBuffer], object]) -> _Run:
         """This run for a trace to replay (:mod:`meshnn.mesh.trace`): the same kernel over the
-        buffers ``swap`` gives for its own (which do not keep them allocated); it never defers."""
+        buffers ``swap`` gives for its own (which do not keep them allocated).  Outputs it makes
+        whole may leave their bytes to a deferred write on whatever thread replays it: a replay's
+        later programs read their values, and any other way to the bytes writes them first."""
         copy = object.__new__(_Run)
         for name in _Run.__slots__:
             setattr(copy, name, getattr(self, name))
         copy.touched = [swap(b) for b in self.touched]
         copy.buffers = copy.touched[self.n_in :]
-        copy.caller = None
+        copy.caller = _ANY_THREAD if self.deferrable else None
         return copy
 
     def _on_first_device(self, rows: tuple[np.ndarray, ...], coords: tuple[MeshCoordinate, ...], defer: bool) -> None:
