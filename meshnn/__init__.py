@@ -70,8 +70,7 @@ from meshnn.mesh.system import (
 from meshnn.mesh.trace import MeshTraceId, begin_trace_capture, end_trace_capture, execute_trace, release_trace
 from meshnn.ops.ccl.all_gather import all_gather
 from meshnn.ops.ccl.all_reduce import all_reduce
-from meshnn.ops.ccl.arguments import Topology
-from meshnn.ops.ccl.async_arguments import ReduceType
+from meshnn.ops.ccl.arguments import ReduceType, Topology
 from meshnn.ops.ccl.reduce_scatter import reduce_scatter
 from meshnn.ops.config import (
     BlackholeComputeKernelConfig,

@@ -163,9 +163,12 @@ _HIGH_HALF = 1 if sys.byteorder == "little" else 0  # which uint16 of a float32 
 
 
 def encode_values(values: np.ndarray, spec: TensorSpec) -> np.ndarray:
-    """``(k, packed size)`` bytes of ``(k, *spec.shape)`` values in ``spec``'s format."""
+    """``(k, packed size)`` bytes of ``(k, *spec.shape)`` values in ``spec``'s format (or of
+    ``(k, *spec.encoded_shape)`` values, the padding as data, for an explicitly padded spec)."""
     k = values.shape[0]
     shape = tuple(spec.shape)
+    if spec.explicit_padded_shape is not None and values.size == k * spec.volume():
+        shape = tuple(spec.encoded_shape)
     if spec.layout is Layout.TILE:
         values = values.reshape((k, *_rank_for_tiles(shape)))
     if spec.dtype.is_float and values.dtype != np.float32 and values.dtype.kind == "f":

@@ -287,6 +287,9 @@ def test_prefill_attention_refuses_the_decode_form(meshes):
     decode = ttnn.SDPAProgramConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=0, k_chunk_size=0)
     with pytest.raises(ttnn.MeshnnValueError, match="decode form"):
         ttnn.transformer.scaled_dot_product_attention(q, q, q, program_config=decode)
+    too_big = ttnn.SDPAProgramConfig(compute_with_storage_grid_size=(8, 9), q_chunk_size=32, k_chunk_size=32)
+    with pytest.raises(ttnn.MeshnnValueError, match="compute grid"):  # t3k's grid is 8x8
+        ttnn.transformer.scaled_dot_product_attention(q, q, q, program_config=too_big)
 
 
 assert set(MESHES) >= set(SHAPES)

@@ -17,9 +17,8 @@ from __future__ import annotations
 from meshnn.errors import MeshnnValueError, WrongMeshError
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.ccl.all_reduce import run_all_reduce
-from meshnn.ops.ccl.arguments import Topology, checked_input
+from meshnn.ops.ccl.arguments import ReduceType, Topology, checked_input
 from meshnn.ops.ccl.async_arguments import (
-    ReduceType,
     bind_overload,
     link_options,
     ring_size,

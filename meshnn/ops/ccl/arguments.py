@@ -26,6 +26,17 @@ class Topology(enum.Enum):
     Torus = 3
 
 
+class ReduceType(enum.Enum):
+    """``ttnn.ReduceType``: the reduction of a reducing collective (``math_op``); meshnn's sum."""
+
+    Sum = 0
+    Mean = 1
+    Max = 2
+    Min = 3
+    Std = 4
+    Var = 5
+
+
 def group_grid(mesh: MeshDevice, cluster_axis: int | None, op: str) -> tuple[tuple[int, ...], int | None]:
     """The mesh as a grid of devices and the grid axis a group runs along (None: the whole mesh)."""
     shape = tuple(mesh.shape)

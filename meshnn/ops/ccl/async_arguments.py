@@ -13,7 +13,6 @@ and the collectives' arguments and groups.
 
 from __future__ import annotations
 
-import enum
 import inspect
 from collections.abc import Callable, Sequence
 
@@ -27,17 +26,6 @@ from meshnn.ops.ccl.groups import group_size
 from meshnn.ops.checks import device_input
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
-
-
-class ReduceType(enum.Enum):
-    """``ttnn.ReduceType``: the reduction of a reducing collective (``math_op``)."""
-
-    Sum = 0
-    Mean = 1
-    Max = 2
-    Min = 3
-    Std = 4
-    Var = 5
 
 
 def semaphores(op: str, name: str, value: object, mesh: MeshDevice, count: int | None) -> tuple[GlobalSemaphore, ...]:

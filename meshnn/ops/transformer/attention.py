@@ -100,6 +100,13 @@ def _inputs(
             "prefill attention needs q_chunk_size and k_chunk_size (multiples of 32)"
         )
     mesh = same_mesh(op, named)
+    grid = None if program_config is None else program_config.compute_with_storage_grid_size
+    device = mesh.compute_with_storage_grid_size()
+    if grid is not None and (grid.x > device.x or grid.y > device.y):
+        raise MeshnnValueError(
+            f"ttnn.{op}: program_config's compute_with_storage_grid_size ({grid.x}, {grid.y}) must fit within the "
+            f"device's compute grid ({device.x}, {device.y})"
+        )
     for name, t in named.items():
         if t.spec.memory_config.buffer_type is not BufferType.DRAM:
             raise MeshnnValueError(f"ttnn.{op}: {name} must be in DRAM, it is in {t.spec.memory_config.buffer_type}")
