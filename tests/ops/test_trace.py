@@ -201,3 +201,21 @@ def test_sub_device_managers_are_checked(mesh):
     mesh.remove_sub_device_manager(manager)
     with pytest.raises(ttnn.MeshnnValueError, match="does not exist"):
         mesh.load_sub_device_manager(manager)
+
+
+@pytest.mark.filterwarnings("ignore:Allocating device buffers is unsafe")  # (the eager check allocates)
+def test_a_replay_reads_new_inputs_not_the_values_memo_of_the_old_ones(mesh):
+    """An input large enough for a values memo: an eager op leaves the memo; the new bytes written
+    into it (copy_host_to_device_tensor) drop it, so the replay computes from the new values."""
+    old, new = torch.randn(256, 256), torch.randn(256, 256)
+    x = dev(mesh, old)
+    ttnn.exp(ttnn.mul(x, x))  # decodes x (a memo is kept) and leaves memos on its outputs
+    trace = ttnn.begin_trace_capture(mesh, cq_id=0)
+    y = ttnn.mul(x, x)
+    ttnn.end_trace_capture(mesh, trace, cq_id=0)
+    ttnn.copy_host_to_device_tensor(ttnn.from_torch(new, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT), x)
+    ttnn.execute_trace(mesh, trace, cq_id=0, blocking=True)
+    want = ttnn.to_torch(ttnn.get_device_tensors(ttnn.mul(x, x))[0])
+    got = ttnn.to_torch(ttnn.get_device_tensors(y)[0])
+    assert torch.equal(got, want) and not torch.equal(got, (old.bfloat16().float() ** 2).bfloat16())
+    ttnn.release_trace(mesh, trace)
