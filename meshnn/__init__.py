@@ -23,6 +23,7 @@ from meshnn.errors import (
     PlanningError,
     QueueError,
     TensorFileError,
+    TraceError,
     WrongMeshError,
 )
 from meshnn.formats.dtypes import DataType
@@ -60,6 +61,7 @@ from meshnn.mesh.memory_plot import plot_memory
 from meshnn.mesh.memory_report import dump_device_memory_state, memory_report
 from meshnn.mesh.memory_timeline import MemoryTimeline
 from meshnn.mesh.planning import planning
+from meshnn.mesh.sub_device import SubDevice, SubDeviceId, SubDeviceManagerId
 from meshnn.mesh.system import (
     FabricConfig,
     GetNumAvailableDevices,
@@ -71,6 +73,7 @@ from meshnn.mesh.system import (
     set_fabric_config,
     using_distributed_env,
 )
+from meshnn.mesh.trace import MeshTraceId, begin_trace_capture, end_trace_capture, execute_trace, release_trace
 from meshnn.ops.ccl.all_gather import all_gather
 from meshnn.ops.ccl.all_reduce import all_reduce
 from meshnn.ops.ccl.arguments import ReduceType, Topology
@@ -163,10 +166,12 @@ from meshnn.ops.matmul_config import (
 )
 from meshnn.ops.normalization import layer_norm, rms_norm, softmax
 from meshnn.ops.perf_capture import PerfCapture, begin_perf_capture, end_perf_capture, perf_capture
-from meshnn.ops.reduction import argmax, embedding, max, mean, min, sum
+from meshnn.ops.reduction import embedding, max, mean, min, sum
+from meshnn.ops.sampling import argmax, plus_one, sampling, topk
 from meshnn.ops.sharding import interleaved_to_sharded, sharded_to_interleaved
 from meshnn.ops.split import chunk, split, unsqueeze_to_4D
 from meshnn.ops.tilize import tilize, tilize_with_val_padding, tilize_with_zero_padding, untilize
+from meshnn.ops.transformer.kv_cache import fill_cache, update_cache
 from meshnn.ops.transformer.namespaces import experimental, transformer
 from meshnn.tensor.composers import (
     ConcatMesh2dToTensor,

@@ -108,6 +108,11 @@ class QueueError(MeshnnError):
     """Work enqueued on a mesh command queue failed on the dispatch thread."""
 
 
+class TraceError(MeshnnError):
+    """A trace misused: a host read, write or event wait during its capture, a trace id that is not
+    captured (or was released), a trace larger than the trace region, a replay of freed inputs."""
+
+
 class TensorFileError(MeshnnValueError):
     """A tensor file is malformed; nothing was allocated because of it."""
 

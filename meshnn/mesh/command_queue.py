@@ -21,20 +21,19 @@ Part of the ``mesh`` layer; imports ``meshnn.errors``, ``meshnn.host`` and ``mes
 from __future__ import annotations
 
 import contextlib
-import itertools
 import threading
 import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError, QueueError, WrongMeshError
+from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError, QueueError, TraceError, WrongMeshError
 from meshnn.host.threads import wait_timeout
 from meshnn.mesh.buffer_config import BufferRegion, ShardedBufferConfig
 from meshnn.mesh.coord import MeshCoordinateRange
+from meshnn.mesh.events import EVENT_IDS, MeshEvent, event_query, event_synchronize
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.planning import check_executes
 from meshnn.mesh.slab_copies import owned_copies, read_rows, same_in_every_row, write_rows
@@ -52,25 +51,14 @@ from meshnn.mesh.workload import MeshWorkload
 if TYPE_CHECKING:
     from meshnn.mesh.mesh_device import MeshDevice
 
-_event_ids = itertools.count(1)
-
-
-@dataclass(eq=False)
-class MeshEvent:
-    """A point in a queue's work; ``device_range`` is the devices it was recorded on."""
-
-    cq_id: int
-    event_id: int
-    device_range: MeshCoordinateRange
-    mesh_id: int
-    _done: threading.Event = field(default_factory=threading.Event, repr=False)
-
-    def is_completed(self) -> bool:
-        return self._done.is_set()
+__all__ = ["MeshCommandQueue", "MeshEvent", "event_query", "event_synchronize"]
 
 
 class MeshCommandQueue:
-    """One command queue (``cq_id``) of a mesh device."""
+    """One command queue (``cq_id``) of a mesh device.  ``capture``: the trace being captured on it
+    (:mod:`meshnn.mesh.trace`), or None."""
+
+    capture: Any = None
 
     def __init__(self, mesh: MeshDevice, cq_id: int) -> None:
         self._mesh = mesh
@@ -202,6 +190,17 @@ class MeshCommandQueue:
 
     # ------------------------------------------------------------------------------ checks
 
+    def refuse_in_capture(self, what: str) -> None:
+        """tt-metal's refusal of host I/O and events while this queue captures a trace (a caller that
+        allocates before it writes asks first, so that nothing is allocated for a refused write)."""
+        if self.capture is not None:
+            verb = "is" if what.startswith("Event") else "are"
+            raise TraceError(f"{what} {verb} not supported during trace capture.")
+
+    def enqueue_trace(self, trace: Any, blocking: bool = False) -> None:
+        """Replay a captured trace (:mod:`meshnn.mesh.trace`) in this queue's order."""
+        self._submit(lambda: trace.replay(self._mesh), blocking=blocking)
+
     def _check_buffer(self, mesh_buffer: MeshBuffer) -> None:
         if not isinstance(mesh_buffer, MeshBuffer):
             raise MeshnnTypeError(f"expected a MeshBuffer, got {type(mesh_buffer).__name__}")
@@ -216,6 +215,7 @@ class MeshCommandQueue:
         self, mesh_buffer: MeshBuffer, transfers: Sequence[ShardDataTransfer], blocking: bool = False
     ) -> None:
         """Write each transfer's bytes to its device (its region); remote devices are skipped."""
+        self.refuse_in_capture("Writes")
         self._check_buffer(mesh_buffer)
         plan = write_plan(self._mesh, mesh_buffer, transfers)
         if not self._mesh.executes:
@@ -284,6 +284,7 @@ class MeshCommandQueue:
         self, transfers: Sequence[ShardDataTransfer], mesh_buffer: MeshBuffer, blocking: bool = True
     ) -> None:
         """Read each transfer's device (its region) into its host array; remote devices are skipped."""
+        self.refuse_in_capture("Reads")
         self._check_buffer(mesh_buffer)
         check_executes(self._mesh, "read a MeshBuffer")
         plan = read_plan(self._mesh, mesh_buffer, transfers)
@@ -334,14 +335,18 @@ class MeshCommandQueue:
         workload.validate(self._mesh)
         if not self._mesh.executes:
             return  # a planning mesh: checked, never run (its buffers have no bytes)
+        if self.capture is not None:
+            self.capture.record(workload)  # run when the trace is replayed
+            return
         bound = workload.bind()
         self._submit(lambda: workload.run(self._mesh, bound), blocking=blocking)
 
     def enqueue_record_event(self, device_range: MeshCoordinateRange | None = None) -> MeshEvent:
         """An event that completes when this queue reaches it."""
+        self.refuse_in_capture("Event Synchronization")
         self._mesh.check_open()
         span = device_range or MeshCoordinateRange(self._mesh.shape)
-        event = MeshEvent(self.cq_id, next(_event_ids), span, self._mesh.mesh_id)
+        event = MeshEvent(self.cq_id, next(EVENT_IDS), span, self._mesh.mesh_id)
         self._submit(event._done.set, blocking=False)
         return event
 
@@ -382,18 +387,3 @@ def _without_frames(error: BaseException) -> BaseException:
         pending += [item.__cause__, item.__context__]
     error.add_note(f"raised on the queue's dispatch (traceback kept as text):\n{text}")
     return error
-
-
-def event_synchronize(event: MeshEvent) -> None:
-    """Block the host until ``event`` completes (bounded by ``MESHNN_WAIT_TIMEOUT``)."""
-    if not isinstance(event, MeshEvent):
-        raise MeshnnTypeError(f"expected a MeshEvent, got {type(event).__name__}")
-    if not event._done.wait(timeout=wait_timeout()):
-        raise QueueError(f"event {event.event_id} of cq {event.cq_id} did not complete within {wait_timeout()} s")
-
-
-def event_query(event: MeshEvent) -> bool:
-    """Whether ``event`` has completed (never blocks)."""
-    if not isinstance(event, MeshEvent):
-        raise MeshnnTypeError(f"event_query: event must be a MeshEvent, got {type(event).__name__}")
-    return event.is_completed()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+import warnings
 import weakref
 
 from meshnn.device.bank import DeviceAllocator, MemoryView
@@ -66,10 +67,14 @@ class LockstepAllocation:
     _owners: dict[int, weakref.ref]  # key -> weak ref of each owning MeshBuffer not yet freed
     _buffer_keys: itertools.count
     _submeshes: list[weakref.ref]
+    allocations_unsafe: bool
+    _warned_unsafe = False
 
     def allocate_lockstep(self, layout: BufferLayout, *, bottom_up: bool | None = None) -> int:
         """One address for ``layout`` on every device, or an error with nothing allocated."""
         self.check_open()
+        if self.allocations_unsafe and layout.buffer_type is not BufferType.TRACE:
+            self._warn_unsafe_allocation()
         try:
             address = self.allocator.allocate(layout, bottom_up=bottom_up)
         except OutOfMemoryError as error:
@@ -77,6 +82,18 @@ class LockstepAllocation:
         if self.context.world_size > 1 and os.environ.get(DEBUG_LOCKSTEP_ENV) == "1":
             self._check_lockstep(layout, address)
         return address
+
+    def _warn_unsafe_allocation(self) -> None:
+        """tt-metal's warning (once per mesh) for an allocation while a trace exists: a replay may
+        write the addresses the trace's own intermediates had, which new buffers may now hold."""
+        if not self._warned_unsafe:
+            self._warned_unsafe = True
+            warnings.warn(
+                "Allocating device buffers is unsafe due to the existence of an active trace. These buffers may be "
+                "corrupted once a trace is executed.",
+                RuntimeWarning,
+                stacklevel=4,
+            )
 
     def _check_lockstep(self, layout: BufferLayout, address: int) -> None:
         seen = self.context.allgather_object(address)

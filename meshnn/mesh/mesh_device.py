@@ -32,6 +32,7 @@ from meshnn.errors import DeviceClosedError, DistributedError, MeshnnTypeError, 
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, as_coord, to_linear_index
 from meshnn.mesh.lockstep import LockstepAllocation
 from meshnn.mesh.planning import resolve_execute
+from meshnn.mesh.sub_device import SubDevices
 from meshnn.mesh.submesh import Submeshes
 
 _mesh_ids = itertools.count()
@@ -64,7 +65,7 @@ class Device:
         return f"Device(id={self.device_id}, coord={self.coord})"
 
 
-class MeshDevice(LockstepAllocation, Submeshes):
+class MeshDevice(LockstepAllocation, Submeshes, SubDevices):
     """A mesh of devices.  Open one with :func:`open_mesh_device`; close it (or use ``with``)."""
 
     def __init__(
@@ -102,6 +103,8 @@ class MeshDevice(LockstepAllocation, Submeshes):
         self._lock = threading.RLock()
         self._closed_at: str | None = None
         self.fabric_config: object = None
+        self.traces: dict[int, object] = {}  # trace id -> MeshTrace (meshnn.mesh.trace), captured and not released
+        self.allocations_unsafe = False  # a trace exists and none is being captured (allocations warn once)
         from meshnn.mesh.command_queue import MeshCommandQueue  # the queue module needs MeshDevice
 
         self._queues = [MeshCommandQueue(self, cq_id) for cq_id in range(num_command_queues)]

@@ -10,7 +10,7 @@ runs once per device.  Devices of a rank that owns none of a range run nothing t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -42,7 +42,10 @@ class Program:
     ``writes``: the indices of the buffers the kernel writes (None: it may write any).  Their memos
     (:attr:`MeshBuffer.memo`) are dropped just before the kernel runs; the others are only read.
     ``lazy_reads``: the kernel reads the others through their memos, or settles them
-    (:meth:`MeshBuffer.settle`) before it reads their bytes, so binding leaves deferred writes be."""
+    (:meth:`MeshBuffer.settle`) before it reads their bytes, so binding leaves deferred writes be.
+    ``keeps_memos``: the kernel keeps the memos of the buffers it writes true itself (it changes a
+    memo's values where it changes the bytes, or drops it), so they are not dropped before it runs
+    (an in-place update of a few rows of a large buffer)."""
 
     def __init__(
         self,
@@ -54,6 +57,7 @@ class Program:
         name: str = "program",
         writes: Sequence[int] | None = None,
         lazy_reads: bool = False,
+        keeps_memos: bool = False,
     ) -> None:
         if not callable(kernel):
             raise MeshnnTypeError(f"a Program needs a callable kernel, got {kernel!r}")
@@ -71,6 +75,7 @@ class Program:
         else:
             raise MeshnnValueError(f"writes must index the program's {len(self.buffers)} buffers, got {writes!r}")
         self.lazy_reads = lazy_reads and writes is not None
+        self.keeps_memos = bool(keeps_memos)
         self.args = args
         self.runtime_args = None if runtime_args is None else {as_coord(c): a for c, a in runtime_args.items()}
         self.name = name
@@ -148,17 +153,30 @@ class MeshWorkload:
         if bound is None:
             self.validate(mesh)
             bound = self.bind()
-        full = mesh.full_range
-        whole = mesh.all_local
-        for (device_range, program), slabs in zip(self._programs, bound, strict=True):
+        run_programs(mesh, self._programs, bound)
+
+
+def run_programs(mesh: MeshDevice, programs: Iterable[tuple[MeshCoordinateRange, Any]], bound: Iterable) -> None:
+    """Run each ``(range, program)`` of ``programs`` over its slabs (the next of ``bound``, taken
+    just before it runs): the memos of the buffers it writes dropped first, then its kernel on the
+    local devices of its range (one call over a whole mesh held here).  A program is a
+    :class:`Program` or anything with its ``kernel``, ``args``, ``runtime_args``, ``written``,
+    ``keeps_memos`` and ``is_uniform`` (a trace's replay)."""
+    full = mesh.full_range
+    whole = mesh.all_local
+    for (device_range, program), slabs in zip(programs, bound, strict=True):
+        if program.keeps_memos:
+            for buffer in program.written:
+                buffer.settle()
+        else:
             for buffer in program.written:
                 buffer.touch()
-            if program.runtime_args is None and whole and (device_range is full or device_range == full):
-                program.kernel(ProgramContext(tuple(slabs), mesh.local, program.args))  # one vectorised call
-                continue
-            for rows, coords in _row_runs(mesh, device_range, per_device=not program.is_uniform):
-                args = program.args if program.is_uniform else program.runtime_args[coords[0]]  # type: ignore[index]
-                program.kernel(ProgramContext(tuple(s[rows] for s in slabs), coords, args))
+        if program.runtime_args is None and whole and (device_range is full or device_range == full):
+            program.kernel(ProgramContext(tuple(slabs), mesh.local, program.args))  # one vectorised call
+            continue
+        for rows, coords in _row_runs(mesh, device_range, per_device=not program.is_uniform):
+            args = program.args if program.is_uniform else program.runtime_args[coords[0]]
+            program.kernel(ProgramContext(tuple(s[rows] for s in slabs), coords, args))
 
 
 def _row_runs(mesh: MeshDevice, device_range: MeshCoordinateRange, *, per_device: bool):

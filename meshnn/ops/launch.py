@@ -52,6 +52,7 @@ def launch(
     into: Sequence[Tensor] | None = None,
     rowwise: bool = False,
     reads_memos: bool = False,
+    keeps_memos: bool = False,
     attrs: Mapping[str, object] | None = None,
 ) -> list[Tensor]:
     """Allocate ``outputs`` (or write ``into`` preallocated output tensors, checked by
@@ -71,6 +72,10 @@ def launch(
     done before the kernel runs.  A new output whose kernel runs inside this call (the queue was
     idle) may defer its own bytes (``write_values``).
 
+    ``keeps_memos``: the kernel keeps its outputs' memos true itself (an in-place update of a few
+    rows patches the memo's values there, :func:`~meshnn.ops.memo.patch_known`), so they are not
+    dropped before it runs; when its rows are not bound for memos, they are dropped as usual.
+
     ``attrs``: what the op was configured with that its tensors do not say (program and
     compute-kernel configs, memory config, topology, ...), by ttnn's argument names, for the
     observers of :mod:`meshnn.mesh.observers` (performance model, graph capture, reports)."""
@@ -88,6 +93,7 @@ def launch(
         raise
     once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
     run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
+    run.keeps = keeps_memos
     queue.enqueue_mesh_workload(_workload(op, mesh, where, run), blocking=False)
     run.caller = None  # from now on a run is not this call's own: it writes its bytes at once
     result = list(into) if into is not None else output_tensors(mesh, outputs, buffers, first, where)
@@ -96,13 +102,30 @@ def launch(
     return result
 
 
+_ANY_THREAD = object()
+"""A replayed run's ``caller``: its new outputs may defer their bytes on any thread."""
+
+
 class _Run:
     """The program of one :func:`launch`: its kernel over a program's slab rows (the inputs' buffers
     first, then the outputs'), bound for memos when the op's buffers are large enough, on the first
     device's rows only when ``once`` and the inputs' bytes allow it.  ``caller``: the thread whose
     runs may defer their outputs' bytes (the launching one, until :func:`launch` returns)."""
 
-    __slots__ = ("buffers", "caller", "inputs", "kernel", "lazy", "memos", "n_in", "n_local", "once", "touched")
+    __slots__ = (
+        "buffers",
+        "caller",
+        "deferrable",
+        "in_specs",
+        "keeps",
+        "kernel",
+        "lazy",
+        "memos",
+        "n_in",
+        "n_local",
+        "once",
+        "touched",
+    )
 
     def __init__(
         self,
@@ -115,7 +138,8 @@ class _Run:
         reads_memos: bool,
         deferrable: bool,
     ) -> None:
-        self.kernel, self.inputs, self.buffers, self.once = kernel, inputs, buffers, once
+        self.kernel, self.buffers, self.once = kernel, buffers, once
+        self.in_specs = tuple([t.spec for t in inputs])
         self.n_in = len(inputs)
         self.touched = [t.storage.mesh_buffer for t in inputs]  # type: ignore[union-attr]
         self.touched += buffers
@@ -127,20 +151,26 @@ class _Run:
                     self.memos = True
                     break
         self.lazy = self.memos and reads_memos
+        self.keeps = False  # the kernel keeps its outputs' memos (see launch's keeps_memos)
         self.caller = threading.get_ident() if deferrable else None  # new outputs, written on this thread
+        self.deferrable = deferrable  # its outputs are new buffers the kernel writes whole
 
     def __call__(self, ctx: ProgramContext) -> None:
         """The kernel over the rows of every device of the program (bound for memos when they are
         all the local devices), or over the first device's only (:meth:`_on_first_device`)."""
         rows, coords = ctx.buffers, ctx.coords
-        defer = self.caller == threading.get_ident()
-        if self.once and len(coords) > 1 and inputs_alike(rows, self.inputs):
+        caller = self.caller
+        defer = caller is _ANY_THREAD or caller == threading.get_ident()
+        if self.once and len(coords) > 1 and inputs_alike(rows, self.touched, self.in_specs):
             self._on_first_device(rows, coords, defer)
             return
         n_in = self.n_in
         whole = self.memos and len(coords) == self.n_local
         if self.lazy and not whole:
             settle(self.touched[:n_in])
+        if self.keeps and not whole:
+            for buffer in self.buffers:  # (no memo to patch: dropped, as for any write)
+                buffer.touch()
         if whole:
             bind_rows(rows, self.touched, n_in, first=False, defer=defer)
         try:
@@ -148,6 +178,19 @@ class _Run:
         finally:
             if whole:
                 unbind_rows(rows)
+
+    def for_trace(self, swap: Callable[[MeshBuffer], object]) -> _Run:
+        """This run for a trace to replay (:mod:`meshnn.mesh.trace`): the same kernel over the
+        buffers ``swap`` gives for its own (which do not keep them allocated).  Outputs it makes
+        whole may leave their bytes to a deferred write on whatever thread replays it: a replay's
+        later programs read their values, and any other way to the bytes writes them first."""
+        copy = object.__new__(_Run)
+        for name in _Run.__slots__:
+            setattr(copy, name, getattr(self, name))
+        copy.touched = [swap(b) for b in self.touched]
+        copy.buffers = copy.touched[self.n_in :]
+        copy.caller = _ANY_THREAD if self.deferrable else None
+        return copy
 
     def _on_first_device(self, rows: tuple[np.ndarray, ...], coords: tuple[MeshCoordinate, ...], defer: bool) -> None:
         """The kernel over the first device's rows; its outputs copied to the other devices."""
@@ -173,7 +216,10 @@ def _workload(op: str, mesh: MeshDevice, where: tuple[MeshCoordinate, ...], run:
     writes = range(run.n_in, len(run.touched))
     boxes = (mesh.full_range,) if len(where) == mesh.get_num_devices() else _boxes(mesh, where)
     for box in boxes:
-        workload.add_program(box, Program(run, run.touched, name=f"ttnn.{op}", writes=writes, lazy_reads=run.lazy))
+        program = Program(
+            run, run.touched, name=f"ttnn.{op}", writes=writes, lazy_reads=run.lazy, keeps_memos=run.keeps
+        )
+        workload.add_program(box, program)
     return workload
 
 

@@ -239,3 +239,36 @@ def relaid_memo(rows: np.ndarray, spec: TensorSpec, values: np.ndarray) -> bool:
     if known is None or known.values.shape != values.shape:
         return False
     return VALUES_MEMO.put(bound.buffer, spec, values)
+
+
+def patch_known(rows: np.ndarray, spec: TensorSpec, index: tuple, values: np.ndarray) -> None:
+    """A running kernel (launched with ``keeps_memos``) changed the bytes of its output ``rows``
+    at ``index`` (an index into ``(k, *spec.shape)`` values) and nowhere else: set its buffer's memo
+    to ``values`` there, in place.  A memo that cannot be patched so (of another spec, one row for
+    every device, or over memory of another array) is dropped instead."""
+    bound = bound_rows(rows) if BOUND_ROWS else None
+    if bound is None:
+        return  # not bound for memos: launch dropped the memo before the kernel ran
+    buffer = bound.buffer
+    known = buffer.memo
+    if known is None:
+        return
+    if type(known) is Known and (known.spec is spec or known.spec == spec) and known.values.shape[0] == rows.shape[0]:
+        array = known.values
+        try:
+            array.flags.writeable = True
+        except ValueError:  # a view of memory the memo does not own
+            buffer.touch()
+            return
+        array[index] = values
+        array.flags.writeable = False
+        return
+    buffer.touch()
+
+
+def drop_known(rows: np.ndarray) -> None:
+    """Drop the memo of a running kernel's output ``rows`` (a kernel launched with ``keeps_memos``
+    that cannot patch it)."""
+    bound = bound_rows(rows) if BOUND_ROWS else None
+    if bound is not None:
+        bound.buffer.touch()

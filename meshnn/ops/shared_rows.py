@@ -40,12 +40,12 @@ def all_replicated(inputs: Sequence[Tensor]) -> bool:
     return True
 
 
-def inputs_alike(rows: Sequence[np.ndarray], inputs: Sequence[Tensor]) -> bool:
+def inputs_alike(rows: Sequence[np.ndarray], buffers: Sequence[MeshBuffer], specs: Sequence[TensorSpec]) -> bool:
     """Whether a kernel over the slab ``rows`` (the inputs' first, then the outputs') may run on
     the first device's rows only: its largest rows reach :data:`SHARED_ROWS_MIN_BYTES` and every
-    input holds the same bytes on every device."""
+    input (its buffer and spec) holds the same bytes on every device."""
     return max(r.shape[1] for r in rows) >= SHARED_ROWS_MIN_BYTES and all(
-        _equal_rows(r, t.storage.mesh_buffer, t.spec) for r, t in zip(rows, inputs, strict=False)
+        _equal_rows(r, b, spec) for r, b, spec in zip(rows, buffers, specs, strict=False)
     )
 
 

@@ -48,6 +48,7 @@ def to_device(
     spec = tensor.spec if memory_config is None else tensor.spec.with_memory_config(memory_config)
     coords, topology = placement_on(tensor, device)
     queue = device.mesh_command_queue(0 if queue_id is None else queue_id)
+    queue.refuse_in_capture("Writes")  # (before the buffer is allocated)
     if device.executes:
         for shard in tensor.host_buffer().local_shards().values():
             shard.data  # noqa: B018 (a shape-only shard raises here, before anything is allocated)
@@ -95,6 +96,7 @@ def mapped_to_device(
             to_linear_index(device.shape, coord)
         groups = mapped.unique_shards()
     queue = device.mesh_command_queue(cq_id or 0)
+    queue.refuse_in_capture("Writes")  # (before the buffer is allocated)
     if mapped.shape_only and device.executes:
         raise PlanningError(
             f"a torch meta tensor of shape {list(mapped.spec.shape)} has no values to write to the executing "

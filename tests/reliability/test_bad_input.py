@@ -53,6 +53,7 @@ BUILTIN = {  # the builtin each meshnn error also is
     ttnn.OutOfMemoryError: MemoryError,
     ttnn.DeallocatedError: RuntimeError,
     ttnn.DeviceClosedError: RuntimeError,
+    ttnn.TraceError: RuntimeError,
     ttnn.MeshnnError: RuntimeError,
 }
 
@@ -1894,8 +1895,87 @@ def written() -> list[Case]:
     return c
 
 
+def decode_rows() -> list[Case]:
+    """Issue 23: trace capture, sub-devices, KV caches and the decode ops."""
+    c: list[Case] = []
+
+    def row(target, what, call, error, names):
+        c.append(Case(target, what, call, error, names))
+
+    x, trace_err = ttnn.experimental, ttnn.TraceError
+    row("begin_trace_capture", "mesh is a string", lambda e: ttnn.begin_trace_capture("mesh"), TYPE, "mesh_device")
+    row("begin_trace_capture", "cq_id out of range", lambda e: ttnn.begin_trace_capture(e.mesh, 3), VALUE, "cq_id")
+    row("end_trace_capture", "nothing captured", lambda e: ttnn.end_trace_capture(e.mesh, 0), trace_err, "trace_id")
+    row("execute_trace", "trace_id a string", lambda e: ttnn.execute_trace(e.mesh, "0"), TYPE, "trace_id")
+    row("execute_trace", "unknown trace", lambda e: ttnn.execute_trace(e.mesh, 123456), trace_err, "Trace instance")
+    row("release_trace", "unknown trace", lambda e: ttnn.release_trace(e.mesh, 123456), trace_err, "Trace instance")
+    row("release_trace", "mesh is None", lambda e: ttnn.release_trace(None, 0), TYPE, "mesh_device")
+    row("MeshTraceId", "negative", lambda e: ttnn.MeshTraceId(-1), TYPE, "value")
+    row("SubDevice", "cores a string", lambda e: ttnn.SubDevice("0-7"), TYPE, "cores")
+    row("SubDeviceId", "a string", lambda e: ttnn.SubDeviceId("a"), TYPE, "value")
+    row("SubDeviceManagerId", "negative", lambda e: ttnn.SubDeviceManagerId(-2), TYPE, "value")
+    row(
+        "MeshDevice.create_sub_device_manager",
+        "no sub-devices",
+        lambda e: e.mesh.create_sub_device_manager([], 0),
+        TYPE,
+        "sub_devices",
+    )
+    row(
+        "MeshDevice.set_sub_device_stall_group",
+        "index past the sub-devices",
+        lambda e: e.mesh.set_sub_device_stall_group([ttnn.SubDeviceId(3)]),
+        VALUE,
+        "SubDevice index",
+    )
+    row("fill_cache", "input of rank 3", lambda e: ttnn.fill_cache(e.heads, e.a, 0), VALUE, "input_tensor")
+    row("fill_cache", "batch_idx past the users", lambda e: ttnn.fill_cache(e.heads, e.heads, 5), VALUE, "batch_idx")
+    row("fill_cache", "cache row-major", lambda e: ttnn.fill_cache(e.rm, e.heads, 0), VALUE, "[Cc]ache")
+    row("update_cache", "input of rank 3", lambda e: ttnn.update_cache(e.heads, e.a_bf16, 0), VALUE, "input_tensor")
+    row("plus_one", "float positions", lambda e: ttnn.plus_one(e.a), TYPE, "input_tensor")
+    row("topk", "k zero", lambda e: ttnn.topk(e.heads, 0), VALUE, "k")
+    row("topk", "row-major input", lambda e: ttnn.topk(e.rm, 2), TYPE, "Input tensor")
+    row(
+        "sampling",
+        "float32 values",
+        lambda e: ttnn.sampling(e.a, e.a, k=e.a, p=e.a, temp=e.a),
+        TYPE,
+        "input_values_tensor",
+    )
+    row(
+        "experimental.paged_update_cache",
+        "input not sharded",
+        lambda e: x.paged_update_cache(e.heads, e.heads, update_idxs=[0]),
+        VALUE,
+        "input_tensor",
+    )
+    row(
+        "transformer.scaled_dot_product_attention_decode",
+        "k's users are not q's",
+        lambda e: ttnn.transformer.scaled_dot_product_attention_decode(e.heads, e.heads, e.heads, cur_pos=[0, 0]),
+        VALUE,
+        "input_tensor_k",
+    )
+    row(
+        "experimental.rotary_embedding_llama",
+        "float32 input",
+        lambda e: x.rotary_embedding_llama(e.a, e.a, e.a, e.a),
+        TYPE,
+        "input_tensor",
+    )
+    row(
+        "experimental.nlp_create_qkv_heads_decode",
+        "not [1, 1, users, width]",
+        lambda e: x.nlp_create_qkv_heads_decode(e.heads, num_heads=2),
+        VALUE,
+        "input_tensor",
+    )
+    return c
+
+
 TABLE: list[Case] = family(UNARY, UNARY_FAULTS) + family(BINARY, BINARY_FAULTS) + family(REDUCTIONS, REDUCTION_FAULTS)
 TABLE += written()
+TABLE += decode_rows()
 BY_ID = {case.id: case for case in TABLE}
 
 

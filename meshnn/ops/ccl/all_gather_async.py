@@ -27,6 +27,7 @@ from meshnn.ops.ccl.async_arguments import (
     same_mesh_device,
     semaphores,
 )
+from meshnn.tensor.reshape import reshape
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
@@ -105,6 +106,11 @@ def gather_async(
     memory_config = options["memory_config"]
     if memory_config is not None and not isinstance(memory_config, MemoryConfig):
         raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
+    if tuple(tensor.shape) != tuple(tensor.padded_shape):
+        # tt-metal's output shape is the input's PADDED shape times the ring size ("TODO: Replace with
+        # logical_shape()"): a tiled dim gathers whole tiles, its padding rows included (a decode
+        # step's [1, 1, 8 users, w] gathers into [1, 1, 128, w] on a Galaxy row of 4)
+        tensor = reshape(tensor, tensor.padded_shape, tensor.padded_shape)
     spec = gathered_spec(op, tensor, mesh, axis_dim, cluster_axis, memory_config)  # type: ignore[arg-type]
     buffer = given.get("persistent_output_buffer")
     into = None if buffer is None else persistent(op, "persistent_output_buffer", buffer, mesh, spec)

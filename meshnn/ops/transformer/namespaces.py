@@ -19,13 +19,21 @@ from meshnn.ops.config import SDPAProgramConfig
 from meshnn.ops.fast_reduce import fast_reduce_nc
 from meshnn.ops.minimal_matmul import minimal_matmul
 from meshnn.ops.transformer.attention import scaled_dot_product_attention
+from meshnn.ops.transformer.attention_chunked import chunked_scaled_dot_product_attention
+from meshnn.ops.transformer.attention_decode import (
+    paged_scaled_dot_product_attention_decode,
+    scaled_dot_product_attention_decode,
+)
 from meshnn.ops.transformer.heads import (
     concatenate_heads,
     nlp_concat_heads,
     nlp_create_qkv_heads,
     split_query_key_value_and_split_heads,
 )
+from meshnn.ops.transformer.heads_decode import nlp_concat_heads_decode, nlp_create_qkv_heads_decode
+from meshnn.ops.transformer.paged_cache import paged_fill_cache, paged_fused_update_cache, paged_update_cache
 from meshnn.ops.transformer.rotary import rotary_embedding
+from meshnn.ops.transformer.rotary_llama import rotary_embedding_llama, rotary_embedding_llama_fused_qk
 
 
 class OpNamespace(types.ModuleType):
@@ -52,6 +60,9 @@ transformer = _namespace(
     split_query_key_value_and_split_heads=split_query_key_value_and_split_heads,
     concatenate_heads=concatenate_heads,
     SDPAProgramConfig=SDPAProgramConfig,
+    scaled_dot_product_attention_decode=scaled_dot_product_attention_decode,
+    paged_scaled_dot_product_attention_decode=paged_scaled_dot_product_attention_decode,
+    chunked_scaled_dot_product_attention=chunked_scaled_dot_product_attention,
 )
 experimental = _namespace(
     "experimental",
@@ -60,6 +71,13 @@ experimental = _namespace(
     concatenate_heads=concatenate_heads,
     nlp_create_qkv_heads=nlp_create_qkv_heads,
     nlp_concat_heads=nlp_concat_heads,
+    rotary_embedding_llama=rotary_embedding_llama,
+    rotary_embedding_llama_fused_qk=rotary_embedding_llama_fused_qk,
+    nlp_create_qkv_heads_decode=nlp_create_qkv_heads_decode,
+    nlp_concat_heads_decode=nlp_concat_heads_decode,
+    paged_update_cache=paged_update_cache,
+    paged_fused_update_cache=paged_fused_update_cache,
+    paged_fill_cache=paged_fill_cache,
     all_gather_async=all_gather_async,  # the asynchronous collectives and their kin (issue 22)
     reduce_scatter_minimal_async=reduce_scatter_minimal_async,
     all_reduce_async=all_reduce_async,

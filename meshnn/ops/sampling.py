@@ -1,0 +1,255 @@
+"""The on-device ops of a decode loop's tail: ``ttnn.argmax`` with a preallocated ``output_tensor``
+(the generator's form), ``ttnn.topk``, ``ttnn.sampling`` (top-k / top-p / temperature sampling of
+each user's candidates) and ``ttnn.plus_one`` (the in-place step of the decode positions).
+
+``sampling``: per user ``u`` (a row of the ``[1, 1, 32, W]`` candidates), the values divided by
+``temp[u]`` are softmaxed, sorted (ties: the lower index first), cut to the ``k[u]`` largest, then to
+the shortest prefix whose cumulative probability reaches ``p[u]`` (at least one: ``p = 0`` is
+argmax), renormalised, and one is drawn with a uniform number from numpy's PCG64 seeded with
+``seed`` (the device's random stream is not reproduced: the same seed gives the same tokens here,
+not the device's).  The output is ``input_indices_tensor[u, drawn]``, ``[1, 1, 1, 32]`` UINT32.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.formats`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`,
+the ops' launch, checks, outputs, values and reduction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
+from meshnn.ops import reduction
+from meshnn.ops.checks import device_input, int_arg, same_mesh
+from meshnn.ops.launch import launch
+from meshnn.ops.outputs import Output, out_spec_like, output_into
+from meshnn.ops.values import logical_values, write_values
+from meshnn.tensor.spec import MemoryConfig, TensorSpec
+from meshnn.tensor.tensor import Tensor
+
+
+def argmax(
+    input_tensor: Tensor,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    memory_config: MemoryConfig | None = None,
+    output_tensor: Tensor | None = None,
+    use_multicore: bool = False,
+    sub_core_grids: object = None,
+    queue_id: int = 0,
+    **_: object,
+) -> Tensor:
+    """``ttnn.argmax``; with ``output_tensor`` (UINT32 ROW_MAJOR, the reduced shape) the indices
+    along the last dimension are written into it, as a traced decode step does."""
+    if not isinstance(use_multicore, bool):
+        raise MeshnnTypeError(f"ttnn.argmax: use_multicore must be a bool, got {use_multicore!r}")
+    if output_tensor is None:
+        return reduction.argmax(input_tensor, dim, keepdim, memory_config=memory_config)
+    x = device_input("argmax", "input_tensor", input_tensor)
+    mesh = same_mesh("argmax", {"input_tensor": x})
+    rank = len(x.shape)
+    if dim is None or int_arg("argmax", "dim", dim) not in (-1, rank - 1):
+        raise MeshnnValueError(
+            f"ttnn.argmax: with output_tensor, dim must be the last dimension ({rank - 1}), got {dim!r}"
+        )
+    shape = (*tuple(x.shape)[:-1], 1) if keepdim else tuple(x.shape)[:-1]
+    spec = out_spec_like(
+        x, shape=shape, dtype=DataType.UINT32, layout=Layout.ROW_MAJOR, memory_config=memory_config, op="argmax"
+    )
+    out = output_into("argmax", mesh, output_tensor, spec, x.storage.coords)  # type: ignore[union-attr]
+
+    def kernel(in_rows, out_rows, coords) -> None:
+        values = logical_values(in_rows[0], x.spec)
+        index = values.argmax(axis=-1).astype(np.uint32)
+        write_values(out_rows[0], index.reshape(values.shape[0], *shape), out.spec)
+
+    attrs = {"dim": dim, "keepdim": keepdim, "use_multicore": use_multicore, "sub_core_grids": sub_core_grids}
+    return launch("argmax", mesh, [x], [Output(out.spec)], kernel, queue_id=queue_id, into=[out], attrs=attrs)[0]
+
+
+def topk(
+    input_tensor: Tensor,
+    k: int,
+    dim: int = -1,
+    largest: bool = True,
+    sorted: bool = True,
+    *,
+    out: object = None,
+    memory_config: MemoryConfig | None = None,
+    sub_core_grids: object = None,
+    indices_tensor: Tensor | None = None,
+    queue_id: int = 0,
+) -> tuple[Tensor, Tensor]:
+    """The ``k`` largest (or smallest) values along ``dim`` and their indices (UINT16, UINT32 past
+    65536 values), both TILE; equal values keep their order (the lower index first)."""
+    op = "topk"
+    x, axis, count = _topk_args(op, input_tensor, k, dim, largest, sorted, out, indices_tensor)
+    mesh = same_mesh(op, {"input_tensor": x})
+    size = x.shape[axis]
+    shape = tuple(count if i == axis else n for i, n in enumerate(x.shape))
+    index_dtype = DataType.UINT16 if size <= 1 << 16 else DataType.UINT32
+    specs = [
+        out_spec_like(x, shape=shape, memory_config=memory_config, op=op),
+        out_spec_like(x, shape=shape, dtype=index_dtype, memory_config=memory_config, op=op),
+    ]
+
+    def kernel(in_rows, out_rows, coords) -> None:
+        values = logical_values(in_rows[0], x.spec)
+        key = -values if largest else values
+        order = np.take(np.argsort(key, axis=axis + 1, kind="stable"), range(count), axis=axis + 1)
+        if not sorted:
+            order = np.sort(order, axis=axis + 1)
+        picked = np.take_along_axis(values, order, axis=axis + 1)
+        write_values(out_rows[0], np.ascontiguousarray(picked), specs[0], exact=True)
+        write_values(out_rows[1], order.astype(np.float32), specs[1])
+
+    attrs = {"k": count, "dim": axis, "largest": largest, "sorted": sorted, "sub_core_grids": sub_core_grids}
+    values, indices = launch(
+        op, mesh, [x], [Output(s) for s in specs], kernel, queue_id=queue_id, rowwise=True, attrs=attrs
+    )
+    return values, indices
+
+
+def _topk_args(op, input_tensor, k, dim, largest, sorted, out, indices_tensor) -> tuple[Tensor, int, int]:
+    """The input, the axis and k, checked."""
+    x = device_input(op, "input_tensor", input_tensor)
+    if x.layout is not Layout.TILE or x.dtype not in (DataType.BFLOAT16, DataType.BFLOAT8_B):
+        raise MeshnnTypeError(
+            f"ttnn.{op}: Input tensor must have BFLOAT8 or BFLOAT16 data type and TILE_LAYOUT, got {x.dtype} {x.layout}"
+        )
+    if out is not None or indices_tensor is not None:
+        raise MeshnnValueError(f"ttnn.{op}: out= and indices_tensor= are not taken by meshnn's topk")
+    for name, flag in (("largest", largest), ("sorted", sorted)):
+        if not isinstance(flag, bool):
+            raise MeshnnTypeError(f"ttnn.{op}: {name} must be a bool, got {flag!r}")
+    rank = len(x.shape)
+    axis = int_arg(op, "dim", dim)
+    axis = axis + rank if axis < 0 else axis
+    if not 0 <= axis < rank:
+        raise MeshnnValueError(f"ttnn.{op}: dim {dim} is out of range for input_tensor {list(x.shape)}")
+    count, size = int_arg(op, "k", k), x.shape[axis]
+    if not 1 <= count <= size:
+        raise MeshnnValueError(f"ttnn.{op}: k must be between 1 and the dim's {size} values, got {count}")
+    return x, axis, count
+
+
+def _param(op: str, name: str, tensor: object, dtypes: tuple[DataType, ...], users: int) -> Tensor:
+    t = device_input(op, name, tensor)
+    if t.dtype not in dtypes or t.layout is not Layout.ROW_MAJOR or t.logical_volume() < users:
+        want = " or ".join(d.name for d in dtypes)
+        raise MeshnnValueError(
+            f"ttnn.{op}: {name} must be a ROW_MAJOR {want} tensor of {users} values, got {list(t.shape)} {t.dtype.name}"
+        )
+    return t
+
+
+def sampling(
+    input_values_tensor: Tensor,
+    input_indices_tensor: Tensor,
+    *,
+    k: Tensor,
+    p: Tensor,
+    temp: Tensor,
+    seed: int = 0,
+    sub_core_grids: object = None,
+    optional_output_tensor: Tensor | None = None,
+    queue_id: int = 0,
+) -> Tensor:
+    """One token per user drawn from its candidates (see the module docstring)."""
+    op = "sampling"
+    values_t = device_input(op, "input_values_tensor", input_values_tensor)
+    if values_t.dtype is not DataType.BFLOAT16 or values_t.layout is not Layout.TILE:
+        raise MeshnnTypeError(
+            f"ttnn.{op}: input_values_tensor must be BFLOAT16 TILE, got {values_t.dtype.name} {values_t.layout}"
+        )
+    shape = tuple(values_t.shape)
+    if len(shape) != 4 or shape[:2] != (1, 1) or shape[2] != 32:
+        raise MeshnnValueError(f"ttnn.{op}: input_values_tensor must be [1, 1, 32, W] (32 users), got {list(shape)}")
+    indices_t = device_input(op, "input_indices_tensor", input_indices_tensor)
+    if tuple(indices_t.shape) != shape or indices_t.dtype not in (DataType.INT32, DataType.UINT32, DataType.UINT16):
+        raise MeshnnValueError(
+            f"ttnn.{op}: input_indices_tensor must be an integer tensor of the values' shape {list(shape)}"
+        )
+    params = {
+        "k": _param(op, "k", k, (DataType.UINT32, DataType.INT32), 32),
+        "p": _param(op, "p", p, (DataType.BFLOAT16, DataType.FLOAT32), 32),
+        "temp": _param(op, "temp", temp, (DataType.BFLOAT16, DataType.FLOAT32), 32),
+    }
+    seed = int_arg(op, "seed", seed)
+    mesh = same_mesh(op, {"input_values_tensor": values_t, "input_indices_tensor": indices_t, **params})
+    spec = TensorSpec(
+        (1, 1, 1, 32),
+        DataType.UINT32,
+        Layout.ROW_MAJOR,
+        memory_config=values_t.spec.memory_config if not values_t.spec.memory_config.is_sharded() else None,
+    )
+    into = (
+        None
+        if optional_output_tensor is None
+        else [output_into(op, mesh, optional_output_tensor, spec, values_t.storage.coords)]
+    )  # type: ignore[union-attr]
+    inputs = [values_t, indices_t, *params.values()]
+    specs = [t.spec for t in inputs]
+
+    def kernel(in_rows, out_rows, coords) -> None:
+        vals = logical_values(in_rows[0], specs[0])[:, 0, 0]  # (n, 32, W)
+        idx = np.asarray(logical_values(in_rows[1], specs[1], as_float=False))[:, 0, 0].astype(np.int64)
+        ks, ps, ts = (
+            np.asarray(logical_values(r, s)).reshape(vals.shape[0], -1)[:, :32]
+            for r, s in zip(in_rows[2:], specs[2:], strict=True)
+        )
+        tokens = _draw(vals, idx, ks.astype(np.int64), ps.astype(np.float32), ts.astype(np.float32), seed)
+        write_values(out_rows[0], tokens.astype(np.uint32).reshape(-1, 1, 1, 1, 32), spec)
+
+    attrs = {"seed": seed, "sub_core_grids": sub_core_grids}
+    return launch(op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, into=into, attrs=attrs)[0]
+
+
+def _draw(values: np.ndarray, indices: np.ndarray, ks, ps, temps, seed: int) -> np.ndarray:
+    """``(n, 32)`` drawn indices (see the module docstring)."""
+    n, users, width = values.shape
+    temps = np.where(temps == 0, 1.0, temps)
+    scaled = values / temps[..., None]
+    order = np.argsort(-scaled, axis=-1, kind="stable")
+    ranked = np.take_along_axis(scaled, order, axis=-1)
+    probs = np.exp(ranked - ranked[..., :1])
+    probs /= probs.sum(axis=-1, keepdims=True)
+    rank = np.arange(width)
+    keep = rank < np.clip(ks, 1, width)[..., None]
+    cumulative = np.cumsum(np.where(keep, probs, 0.0), axis=-1)
+    keep &= (cumulative - np.where(keep, probs, 0.0) < ps[..., None]) | (rank == 0)
+    kept = np.where(keep, probs, 0.0)
+    kept /= kept.sum(axis=-1, keepdims=True)
+    draws = np.random.Generator(np.random.PCG64(seed)).random((n, users))
+    chosen = np.minimum((np.cumsum(kept, axis=-1) <= draws[..., None]).sum(axis=-1), keep.sum(axis=-1) - 1)
+    picked = np.take_along_axis(order, chosen[..., None], axis=-1)
+    return np.take_along_axis(indices, picked, axis=-1)[..., 0]
+
+
+def plus_one(
+    input_tensor: Tensor, sub_core_grids: object = None, skip_negative_entries: bool = False, *, queue_id: int = 0
+) -> Tensor:
+    """Add 1 to every entry of an INT32 / UINT32 ROW_MAJOR tensor, in place (its address kept);
+    with ``skip_negative_entries`` a negative entry (a finished user's position) stays as it is."""
+    op = "plus_one"
+    x = device_input(op, "input_tensor", input_tensor)
+    if x.dtype not in (DataType.INT32, DataType.UINT32):
+        raise MeshnnTypeError(f"ttnn.{op}: Only INT32 and UINT32 are supported (input_tensor is {x.dtype.name})")
+    if x.layout is not Layout.ROW_MAJOR or len(x.shape) > 2:
+        raise MeshnnValueError(
+            f"ttnn.{op}: Only a ROW_MAJOR tensor of rank 1 or 2 is supported, got {list(x.shape)} {x.layout}"
+        )
+    if not isinstance(skip_negative_entries, bool):
+        raise MeshnnTypeError(f"ttnn.{op}: skip_negative_entries must be a bool, got {skip_negative_entries!r}")
+    mesh = same_mesh(op, {"input_tensor": x})
+
+    def kernel(in_rows, out_rows, coords) -> None:
+        values = np.asarray(logical_values(in_rows[0], x.spec, as_float=False))
+        stepped = np.where(values < 0, values, values + 1) if skip_negative_entries else values + 1
+        write_values(out_rows[0], stepped.astype(values.dtype), x.spec)
+
+    attrs = {"skip_negative_entries": skip_negative_entries, "sub_core_grids": sub_core_grids}
+    launch(op, mesh, [x], [Output(x.spec)], kernel, queue_id=queue_id, into=[x], attrs=attrs)
+    return x

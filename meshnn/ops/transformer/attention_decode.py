@@ -1,0 +1,343 @@
+"""Decode attention: ``ttnn.transformer.scaled_dot_product_attention_decode`` and
+``paged_scaled_dot_product_attention_decode``: one new query row per user, ``q [1, users, q
+heads, d]``, against the user's keys and values in a cache (``[users, kv heads, max_seq, d]``, or
+``[blocks, kv heads, block_size, d]`` through ``page_table_tensor [users, max_blocks]``).
+
+Causal (the default): user ``u`` attends positions ``0 .. cur_pos[u]`` (``cur_pos`` a list, or a
+``cur_pos_tensor`` read when the kernel runs, so a replayed trace attends where the tensor says
+now), or the last ``sliding_window_size`` of them; a negative position skips its user (its
+output rows are zero).  Not causal: every position, plus ``attn_mask [1, users, q heads,
+max_seq]`` when given.  GQA: q head ``h`` reads kv head ``h // (q heads / kv heads)``.  An
+``attention_sink [q heads (32), 32]`` adds ``exp(sink[h, 0])`` to head ``h``'s softmax denominator.
+Computed in float32 (normalised last, as flash decode does) and rounded once into q's dtype; the
+output is ``[1, users, q heads, d]``, in DRAM unless ``memory_config`` says otherwise.  The checks
+are tt-metal's, with its messages.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.device`, :mod:`meshnn.formats`, :mod:`meshnn.tensor`,
+the ops' launch, checks, outputs, values and config, and the transformer ops' checks and cache_args.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from meshnn.device.buffer import BufferType, TensorMemoryLayout
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.dtypes import DataType
+from meshnn.ops.checks import device_input, int_arg, int_list, same_mesh
+from meshnn.ops.launch import launch
+from meshnn.ops.outputs import Output
+from meshnn.ops.transformer.attention import SDPA_DTYPES
+from meshnn.ops.transformer.cache_args import index_input, integers, page_table_input
+from meshnn.ops.transformer.checks import tile_input
+from meshnn.ops.values import logical_values, write_values
+from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
+from meshnn.tensor.spec import MemoryConfig, TensorSpec
+from meshnn.tensor.tensor import Tensor
+
+
+def chunk_size_for(seq: int) -> int:
+    """tt-metal's chunk of keys for ``seq`` rows when the program config leaves it 0."""
+    for size in (32, 64, 128, 256):
+        if seq <= size:
+            return size
+    return 512 if seq % 512 == 0 else 32
+
+
+def _qkv(op: str, q: object, k: object, v: object) -> dict[str, Tensor]:
+    named = {
+        "input_tensor_q": device_input(op, "input_tensor_q", q),
+        "input_tensor_k": tile_input(op, "input_tensor_k", k, SDPA_DTYPES),
+        "input_tensor_v": tile_input(op, "input_tensor_v", v, SDPA_DTYPES),
+    }
+    if named["input_tensor_q"].dtype not in SDPA_DTYPES:
+        raise MeshnnTypeError(f"ttnn.{op}: Unsupported data type {named['input_tensor_q'].dtype.name}.")
+    config = named["input_tensor_q"].spec.memory_config
+    if config.is_sharded() and config.memory_layout is not TensorMemoryLayout.HEIGHT_SHARDED:
+        raise MeshnnValueError(f"ttnn.{op}: Q tensor memory layout must be HEIGHT_SHARDED when sharded")
+    if not config.is_sharded() and config.buffer_type is not BufferType.DRAM:
+        raise MeshnnValueError(
+            f"ttnn.{op}: Q tensor buffer type must be DRAM when not sharded but got {config.buffer_type.name}"
+        )
+    for name in ("input_tensor_k", "input_tensor_v"):
+        if named[name].spec.memory_config.buffer_type is not BufferType.DRAM:
+            raise MeshnnValueError(f"ttnn.{op}: {name} buffer type must be DRAM")
+    return named
+
+
+def _dims(op: str, named: dict[str, Tensor], paged: bool) -> tuple[int, int, int, int, int]:
+    """``(users, q heads, kv heads, rows per user or block, d)``, checked."""
+    q, k, v = named["input_tensor_q"], named["input_tensor_k"], named["input_tensor_v"]
+    if len(q.shape) != 4 or q.shape[0] != 1:
+        raise MeshnnValueError(
+            f"ttnn.{op}: Q tensor batch size must be 1 for decode mode: [1, users, heads, d], got {list(q.shape)}"
+        )
+    if len(k.shape) != 4 or tuple(k.padded_shape) != tuple(v.padded_shape):
+        raise MeshnnValueError(f"ttnn.{op}: K {list(k.shape)} and V {list(v.shape)} must be alike 4-D caches")
+    _, users, heads, d = tuple(q.shape)
+    kv_heads = k.shape[1]
+    if k.padded_shape[3] != q.padded_shape[3]:
+        raise MeshnnValueError(
+            f"ttnn.{op}: K tensor hidden dimension ({k.shape[3]}) must equal Q tensor hidden dimension ({d})"
+        )
+    if not paged and k.shape[0] != users:
+        raise MeshnnValueError(f"ttnn.{op}: K tensor batch size ({k.shape[0]}) must equal B ({users}) (input_tensor_k)")
+    if kv_heads > 1:
+        if q.dtype is not DataType.BFLOAT16:
+            raise MeshnnTypeError(f"ttnn.{op}: GQA expects BFLOAT16 input tensor, but got {q.dtype.name}")
+        if heads % kv_heads:
+            raise MeshnnValueError(
+                f"ttnn.{op}: GQA expects Q to have a multiple of K heads, but got {heads} and {kv_heads}"
+            )
+    return users, heads, kv_heads, k.padded_shape[2], d
+
+
+def _positions(op: str, cur_pos: object, cur_pos_tensor: object, users: int, seq: int, is_causal: bool):
+    if not is_causal:
+        if cur_pos is not None or cur_pos_tensor is not None:
+            raise MeshnnValueError(f"ttnn.{op}: cur_pos / cur_pos_tensor are for causal attention")
+        return [], None
+    if (cur_pos is None or len(cur_pos) == 0) == (cur_pos_tensor is None):  # type: ignore[arg-type]
+        raise MeshnnValueError(f"ttnn.{op}: causal decode needs exactly one of cur_pos and cur_pos_tensor")
+    if cur_pos_tensor is None:
+        pos = int_list(op, "cur_pos", cur_pos)
+        if len(pos) != users or any(p >= seq for p in pos):
+            raise MeshnnValueError(
+                f"ttnn.{op}: cur_pos must be <= K sequence dim ({seq}), one per user ({users}): {pos}"
+            )
+        return pos, None
+    t = index_input(op, "cur_pos_tensor", cur_pos_tensor)
+    if not t.spec.memory_config.is_sharded() and t.shape[-1] != users:
+        raise MeshnnValueError(f"ttnn.{op}: cur_pos must have batch size equal to Q, got {t.shape[-1]} and {users}")
+    return [], t
+
+
+def _options(op: str, named, attn_mask, attention_sink, scale, window, is_causal, program_config, dims, paged_seq):
+    """The mask, sink, scale, window and k chunk, checked; the mask and sink join ``named``."""
+    users, heads, _, _, d = dims
+    q = named["input_tensor_q"]
+    if not isinstance(is_causal, bool):
+        raise MeshnnTypeError(f"ttnn.{op}: is_causal must be a bool, got {is_causal!r}")
+    chunk = getattr(program_config, "k_chunk_size", 0) if program_config is not None else 0
+    if not is_causal and chunk == 0:
+        chunk = chunk_size_for(paged_seq)
+    if chunk % 32:
+        raise MeshnnValueError(f"ttnn.{op}: Chunk size must be multiple of 32, got: {chunk}")
+    if not is_causal and paged_seq % chunk:
+        raise MeshnnValueError(
+            f"ttnn.{op}: K sequence length must be multiple of chunk size, got: {paged_seq} and {chunk}"
+        )
+    if attn_mask is not None:
+        if is_causal:
+            raise MeshnnValueError(
+                f"ttnn.{op}: Must not have attn_mask tensor for non-causal attention (is_causal=True)"
+            )
+        mask = tile_input(op, "attn_mask", attn_mask, SDPA_DTYPES)
+        if len(mask.shape) != 4 or mask.shape[2] != heads or mask.padded_shape[3] != paged_seq:
+            raise MeshnnValueError(
+                f"ttnn.{op}: Expect attn_mask [1, {users}, {heads}, {paged_seq}] (Q's heads, K's sequence), "
+                f"got {list(mask.shape)}"
+            )
+        named["attn_mask"] = mask
+    if attention_sink is not None:
+        sink = tile_input(op, "attention_sink", attention_sink, (DataType.BFLOAT16,))
+        if len(sink.shape) != 2 or sink.padded_shape[0] != q.padded_shape[2] or sink.padded_shape[1] != 32:
+            raise MeshnnValueError(
+                f"ttnn.{op}: Attention sink must be [{q.padded_shape[2]}, 32] (Q's padded heads, one tile wide), "
+                f"got {list(sink.shape)}"
+            )
+        if sink.spec.memory_config.buffer_type is not BufferType.DRAM:
+            raise MeshnnValueError(f"ttnn.{op}: Attention sink must be in DRAM memory")
+        named["attention_sink"] = sink
+    if scale is None:
+        scale = 1.0 / math.sqrt(d)
+    elif isinstance(scale, bool) or not isinstance(scale, int | float | np.number):
+        raise MeshnnTypeError(f"ttnn.{op}: scale must be a number, got {scale!r}")
+    if window is not None and int_arg(op, "sliding_window_size", window) < 1:
+        raise MeshnnValueError(f"ttnn.{op}: sliding_window_size must be positive, got {window}")
+    return np.float32(scale), chunk
+
+
+def _output_spec(op: str, q: Tensor, memory_config: object, kv_heads: int) -> TensorSpec:
+    config = DRAM_MEMORY_CONFIG if memory_config is None else memory_config
+    if not isinstance(config, MemoryConfig):
+        raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {config!r}")
+    if config.is_sharded() and config.memory_layout is not TensorMemoryLayout.HEIGHT_SHARDED:
+        raise MeshnnValueError(f"ttnn.{op}: Output memory config layout must be HEIGHT_SHARDED when sharded")
+    if config.is_sharded() and kv_heads > 1:
+        raise MeshnnValueError(f"ttnn.{op}: Sharded output not supported for GQA")
+    return TensorSpec(tuple(q.shape), q.dtype, q.layout, tile=q.spec.tile, memory_config=config)
+
+
+def scaled_dot_product_attention_decode(
+    input_tensor_q: Tensor,
+    input_tensor_k: Tensor,
+    input_tensor_v: Tensor,
+    *,
+    is_causal: bool = True,
+    attn_mask: Tensor | None = None,
+    cur_pos: Sequence[int] | None = None,
+    cur_pos_tensor: Tensor | None = None,
+    attention_sink: Tensor | None = None,
+    scale: float | None = None,
+    sliding_window_size: int | None = None,
+    memory_config: MemoryConfig | None = None,
+    program_config: object = None,
+    compute_kernel_config: object = None,
+    queue_id: int = 0,
+) -> Tensor:
+    """Each user's query row against its cache rows (see the module docstring)."""
+    return _decode(
+        "transformer.scaled_dot_product_attention_decode",
+        (input_tensor_q, input_tensor_k, input_tensor_v, None),
+        (is_causal, attn_mask, cur_pos, cur_pos_tensor, attention_sink, scale, sliding_window_size),
+        (memory_config, program_config, compute_kernel_config, queue_id),
+    )
+
+
+def paged_scaled_dot_product_attention_decode(
+    input_tensor_q: Tensor,
+    input_tensor_k: Tensor,
+    input_tensor_v: Tensor,
+    page_table_tensor: Tensor,
+    *,
+    is_causal: bool = True,
+    attn_mask: Tensor | None = None,
+    cur_pos_tensor: Tensor | None = None,
+    attention_sink: Tensor | None = None,
+    scale: float | None = None,
+    sliding_window_size: int | None = None,
+    memory_config: MemoryConfig | None = None,
+    program_config: object = None,
+    compute_kernel_config: object = None,
+    queue_id: int = 0,
+) -> Tensor:
+    """:func:`scaled_dot_product_attention_decode` over paged caches: user ``u``'s position ``p``
+    is row ``p % block_size`` of block ``page_table_tensor[u, p // block_size]``."""
+    op = "transformer.paged_scaled_dot_product_attention_decode"
+    if page_table_tensor is None:
+        raise MeshnnValueError(f"ttnn.{op}: Must have page_table tensor for paged attention")
+    if is_causal is True and cur_pos_tensor is None:
+        raise MeshnnValueError(f"ttnn.{op}: Must have cur_pos tensor for paged attention in causal mode")
+    return _decode(
+        op,
+        (input_tensor_q, input_tensor_k, input_tensor_v, page_table_tensor),
+        (is_causal, attn_mask, None, cur_pos_tensor, attention_sink, scale, sliding_window_size),
+        (memory_config, program_config, compute_kernel_config, queue_id),
+    )
+
+
+def _decode(op: str, tensors: tuple, options: tuple, configs: tuple) -> Tensor:
+    q_in, k_in, v_in, table_in = tensors
+    is_causal, attn_mask, cur_pos, cur_pos_tensor, sink, scale, window = options
+    memory_config, program_config, compute_kernel_config, queue_id = configs
+    named = _qkv(op, q_in, k_in, v_in)
+    dims = _dims(op, named, table_in is not None)
+    users, _heads, kv_heads, seq, _d = dims
+    if table_in is not None:
+        named["page_table_tensor"] = page_table_input(
+            op, table_in, users, named["input_tensor_k"].shape[0], "page_table_tensor"
+        )
+        total = seq * named["page_table_tensor"].shape[1]
+    else:
+        total = seq
+    pos, pos_tensor = _positions(op, cur_pos, cur_pos_tensor, users, total, is_causal)
+    if pos_tensor is not None:
+        named["cur_pos_tensor"] = pos_tensor
+    factor, chunk = _options(op, named, attn_mask, sink, scale, window, is_causal, program_config, dims, total)
+    mesh = same_mesh(op, named)
+    spec = _output_spec(op, named["input_tensor_q"], memory_config, kv_heads)
+    plan = DecodePlan(dims, list(named), [t.spec for t in named.values()], spec, factor, is_causal, pos, window)
+    attrs = {
+        "is_causal": is_causal,
+        "scale": float(factor),
+        "sliding_window_size": window,
+        "k_chunk_size": chunk,
+        "memory_config": spec.memory_config,
+        "program_config": program_config,
+        "compute_kernel_config": compute_kernel_config,
+    }
+    inputs = list(named.values())
+    return launch(op, mesh, inputs, [Output(spec)], plan.kernel, queue_id=queue_id, rowwise=True, attrs=attrs)[0]
+
+
+class DecodePlan:
+    """The kernel of one decode attention call: names of its inputs in order, their specs, and
+    what the call fixed (dims, scale, causality, positions given as a list, window)."""
+
+    def __init__(self, dims, names, specs, spec, factor, is_causal, pos, window) -> None:
+        self.dims, self.names, self.specs, self.spec = dims, names, specs, spec
+        self.factor, self.is_causal, self.window = factor, is_causal, window
+        self.pos = np.array(pos, np.int64)[None] if pos else None
+
+    def _get(self, rows, name, as_int=False):
+        i = self.names.index(name)
+        return integers(rows[i], self.specs[i]) if as_int else logical_values(rows[i], self.specs[i])
+
+    def kernel(self, in_rows, out_rows, coords) -> None:
+        users, heads, kv_heads, _seq, d = self.dims
+        q = self._get(in_rows, "input_tensor_q")[:, 0]  # (k, users, heads, d)
+        k_vals, v_vals = self._get(in_rows, "input_tensor_k"), self._get(in_rows, "input_tensor_v")
+        n = q.shape[0]
+        if "page_table_tensor" in self.names:
+            table = self._get(in_rows, "page_table_tensor", True).reshape(n, users, -1)
+            k_vals, v_vals = _gather_pages(k_vals, table), _gather_pages(v_vals, table)
+        total = k_vals.shape[3]
+        group = heads // kv_heads
+        grouped = q.reshape(n, users, kv_heads, group, d) * self.factor
+        scores = np.matmul(grouped, np.swapaxes(k_vals, -1, -2))  # (n, users, kv, group, total)
+        keep = self._keep(in_rows, n, users, total)
+        if keep is not None:
+            scores = np.where(keep[:, :, None, None, :], scores, -np.inf)
+        if "attn_mask" in self.names:
+            scores += self._get(in_rows, "attn_mask")[:, 0, :users, :heads].reshape(n, users, kv_heads, group, -1)
+        out = _softmax_values(scores, v_vals, self._sink(in_rows, n, heads, kv_heads, group))
+        out = out.reshape(n, 1, users, heads, d)
+        if keep is not None:
+            out = np.where(keep.any(axis=-1)[:, None, :, None, None], out, 0.0)
+        write_values(out_rows[0], np.ascontiguousarray(out, dtype=np.float32), self.spec, owned=True)
+
+    def _sink(self, in_rows, n: int, heads: int, kv_heads: int, group: int) -> np.ndarray | None:
+        if "attention_sink" not in self.names:
+            return None
+        return self._get(in_rows, "attention_sink")[:, :heads, 0].reshape(n, 1, kv_heads, group, 1)
+
+    def _keep(self, in_rows, n: int, users: int, total: int) -> np.ndarray | None:
+        """``(n, users, total)`` True where a user attends a position (None: everywhere)."""
+        if not self.is_causal:
+            return None
+        pos = self.pos if self.pos is not None else self._get(in_rows, "cur_pos_tensor", True).reshape(n, -1)[:, :users]
+        if (pos >= total).any():
+            raise MeshnnValueError(f"cur_pos {int(pos.max())} is past the {total} cached positions")
+        rows = np.arange(total)
+        keep = rows <= pos[..., None]
+        if self.window is not None:
+            keep &= rows > pos[..., None] - self.window
+        return np.broadcast_to(keep, (n, users, total))
+
+
+def _softmax_values(scores: np.ndarray, values: np.ndarray, sink: np.ndarray | None) -> np.ndarray:
+    """``softmax(scores) @ values`` per (user, kv head), normalised last; a sink logit joins the
+    denominator.  A row masked everywhere gives NaN (its output is replaced by the caller)."""
+    top = scores.max(axis=-1, keepdims=True)
+    if sink is not None:
+        top = np.maximum(top, sink)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        weights = np.exp(scores - top)
+        total = weights.sum(axis=-1, keepdims=True)
+        if sink is not None:
+            total = total + np.exp(sink - top)
+        return np.matmul(weights, values) / total  # (n, users, kv, group, d)
+
+
+def _gather_pages(cache: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """``(n, blocks, kv, block, d)`` cache values through ``(n, users, max_blocks)`` -> ``(n,
+    users, kv, max_blocks x block, d)`` (an out-of-range block reads block 0: masked or unused)."""
+    n, blocks, kv, block, d = cache.shape
+    safe = np.where((table >= 0) & (table < blocks), table, 0)
+    picked = cache[np.arange(n)[:, None, None], safe]  # (n, users, max_blocks, kv, block, d)
+    users, most = table.shape[1], table.shape[2]
+    return picked.transpose(0, 1, 3, 2, 4, 5).reshape(n, users, kv, most * block, d)

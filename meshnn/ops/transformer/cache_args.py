@@ -1,0 +1,126 @@
+"""What the KV-cache and decode-attention ops share: the checks of a cache, of a tensor of
+positions (``update_idxs_tensor`` / ``cur_pos_tensor``) and of a page table, tt-metal's messages
+included; the values a kernel reads (a TILE tensor's padded values, a position or page table's
+integers); and the matrix rows of a cache where a user's position lands (paged or not).
+
+A paged cache is ``[num_blocks, heads, block_size, head_dim]``: position ``p`` of user ``b`` is row
+``p % block_size`` of block ``page_table[b, p // block_size]``.  An unpaged cache is
+``[users, heads, max_seq, head_dim]``.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.device`, :mod:`meshnn.formats`, :mod:`meshnn.tensor`,
+the ops' checks and values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from meshnn.device.buffer import BufferType, TensorMemoryLayout
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
+from meshnn.ops.checks import device_input
+from meshnn.ops.values import logical_values
+from meshnn.tensor.spec import TensorSpec
+from meshnn.tensor.tensor import Tensor
+
+CACHE_DTYPES = (DataType.FLOAT32, DataType.BFLOAT16, DataType.BFLOAT8_B, DataType.BFLOAT4_B)
+
+
+def cache_input(op: str, name: str, tensor: object, dtypes: tuple[DataType, ...] = CACHE_DTYPES) -> Tensor:
+    """A TILE, interleaved device cache of one of ``dtypes``."""
+    cache = device_input(op, name, tensor)
+    if cache.layout is not Layout.TILE:
+        raise MeshnnValueError(f"ttnn.{op}: Cache tensor in update_cache must be tilized ({name} is {cache.layout})")
+    if cache.dtype not in dtypes:
+        names = ", ".join(d.name for d in dtypes)
+        raise MeshnnTypeError(f"ttnn.{op}: Data type of cache tensor must be {names} and is {cache.dtype.name}")
+    if cache.spec.memory_config.is_sharded():
+        raise MeshnnValueError(f"ttnn.{op}: Only interleaved cache is supported ({name} is sharded)")
+    if len(cache.shape) != 4:
+        raise MeshnnValueError(
+            f"ttnn.{op}: {name} must be [batch or blocks, heads, seq, head_dim], got {list(cache.shape)}"
+        )
+    return cache
+
+
+def index_input(op: str, name: str, tensor: object, *, sharded_dtype: DataType = DataType.INT32) -> Tensor:
+    """A ROW_MAJOR INT32 device tensor of indices, DRAM interleaved (or L1 height-sharded, of
+    ``sharded_dtype``)."""
+    t = device_input(op, name, tensor)
+    config = t.spec.memory_config
+    want = sharded_dtype if config.is_sharded() else DataType.INT32
+    if t.dtype is not want:
+        raise MeshnnTypeError(f"ttnn.{op}: Expected {name} to have datatype {want.name}, got {t.dtype.name}")
+    if t.layout is not Layout.ROW_MAJOR:
+        raise MeshnnValueError(f"ttnn.{op}: Expected {name} to have memory layout in ROW MAJOR, got {t.layout}")
+    if config.is_sharded():
+        if config.memory_layout is not TensorMemoryLayout.HEIGHT_SHARDED or config.buffer_type is not BufferType.L1:
+            raise MeshnnValueError(f"ttnn.{op}: Expect {name} to be HEIGHT SHARDED in L1 if sharded")
+    elif config.buffer_type is not BufferType.DRAM:
+        raise MeshnnValueError(f"ttnn.{op}: Expect {name} to be DRAM INTERLEAVED, it is in {config.buffer_type.name}")
+    return t
+
+
+def page_table_input(op: str, tensor: object, batch: int, num_blocks: int, name: str = "page_table") -> Tensor:
+    """A ``[batch, max_blocks_per_seq]`` INT32 ROW_MAJOR page table (UINT16 when sharded) whose
+    rows are the users and whose blocks fit the cache's ``num_blocks``."""
+    table = device_input(op, name, tensor)
+    sharded = table.spec.memory_config.is_sharded()
+    want = DataType.UINT16 if sharded else DataType.INT32
+    if table.dtype is not want:
+        raise MeshnnTypeError(f"ttnn.{op}: Expect page table to have datatype {want.name}, got {table.dtype.name}")
+    if table.layout is not Layout.ROW_MAJOR or len(table.shape) != 2:
+        raise MeshnnValueError(
+            f"ttnn.{op}: Expect page table to be a ROW MAJOR [batch, max_num_blocks_per_seq] tensor, got "
+            f"{list(table.shape)} {table.layout}"
+        )
+    rows = table.shape[0] // table.spec.memory_config.shard_spec.num_cores() if sharded else table.shape[0]
+    if rows != batch:
+        raise MeshnnValueError(
+            f"ttnn.{op}: Batch size between page_table ({rows}) and input_tensor ({batch}) must match"
+        )
+    if table.shape[1] > num_blocks:
+        raise MeshnnValueError(
+            f"ttnn.{op}: max_num_blocks_per_seq must be less than max_num_blocks: max_num_blocks_per_seq="
+            f"{table.shape[1]}, max_num_blocks={num_blocks}"
+        )
+    return table
+
+
+def padded_spec(spec: TensorSpec) -> TensorSpec:
+    """A spec of the same bytes whose logical shape is ``spec``'s padded shape (a TILE tensor's
+    padding is data a kernel reads)."""
+    padded = tuple(spec.padded_shape)
+    if padded == tuple(spec.shape) and not spec.memory_config.is_sharded():
+        return spec
+    return TensorSpec(padded, spec.dtype, spec.layout, tile=spec.tile)
+
+
+def integers(rows: np.ndarray, spec: TensorSpec) -> np.ndarray:
+    """``(k, *shape)`` int64 values of an integer tensor's rows."""
+    return np.asarray(logical_values(rows, spec, as_float=False)).astype(np.int64)
+
+
+def cache_rows(
+    positions: np.ndarray, heads: int, seq: int, *, table: np.ndarray | None, users: np.ndarray | None = None
+) -> np.ndarray:
+    """The matrix rows (of the cache's 2-D view) where each user's position lands, per head:
+    ``positions`` ``(k, B)`` -> ``(k, B, heads)`` int64, -1 where a position is negative (skipped).
+    ``seq``: the cache's rows per user (unpaged) or per block (paged, with ``table`` ``(k, B, max)``).
+    ``users``: the cache row block of each user when not ``arange(B)`` (a shared cache: all 0)."""
+    k, batch = positions.shape
+    skip = positions < 0
+    pos = np.where(skip, 0, positions)
+    if table is not None:
+        slot = pos // seq
+        if (slot >= table.shape[2]).any():
+            raise MeshnnValueError(f"a position {int(pos.max())} is past the page table's {table.shape[2] * seq} rows")
+        owner = np.take_along_axis(table, slot[:, :, None], axis=2)[:, :, 0]
+        pos = pos % seq
+    else:
+        if (pos >= seq).any():
+            raise MeshnnValueError(f"a position {int(pos.max())} is past the cache's {seq} rows")
+        owner = np.broadcast_to(np.arange(batch) if users is None else users, (k, batch))
+    rows = (owner[:, :, None] * heads + np.arange(heads)) * seq + pos[:, :, None]
+    return np.where(skip[:, :, None], -1, rows)
