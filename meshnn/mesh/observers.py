@@ -74,6 +74,11 @@ class MeshObserver:
     def on_op_end(self, event: OpEvent, outputs: Sequence[Any]) -> None:
         """An op's outputs exist and its workload is enqueued."""
 
+    def on_trace_replay(self, mesh: Any, trace_id: int, cq_id: int) -> None:
+        """Trace ``trace_id`` was enqueued for replay on queue ``cq_id`` of ``mesh``: the ops
+        captured into it run again (their events arrived while it was captured, with the queue's
+        ``capture`` set)."""
+
     def on_op_failed(self, event: OpEvent, error: BaseException) -> None:
         """An op that began raised ``error`` (out of memory for its outputs, say) and will not end."""
 
@@ -120,6 +125,10 @@ class Observers:
     def op_end(self, event: OpEvent, outputs: Sequence[Any]) -> None:
         for call in self._each("on_op_end"):
             call(event, outputs)
+
+    def trace_replayed(self, mesh: Any, trace_id: int, cq_id: int) -> None:
+        for call in self._each("on_trace_replay"):
+            call(mesh, trace_id, cq_id)
 
     def op_failed(self, event: OpEvent, error: BaseException) -> None:
         for call in self._each("on_op_failed"):

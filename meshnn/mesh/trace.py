@@ -47,6 +47,7 @@ from meshnn.mesh.buffer_config import DeviceLocalBufferConfig, ReplicatedBufferC
 from meshnn.mesh.coord import MeshCoordinateRange
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.mesh.observers import OBSERVERS
 from meshnn.mesh.workload import MeshWorkload, Program, run_programs
 
 TRACE_BYTES_PER_PROGRAM = 6144
@@ -283,6 +284,8 @@ def execute_trace(mesh_device: MeshDevice, trace_id: MeshTraceId, cq_id: int = 0
     if queue.capture is not None:
         raise TraceError(f"ttnn.execute_trace: CQ {cq_id} is capturing trace {int(queue.capture.trace_id)}")
     queue.enqueue_trace(trace, blocking=blocking)
+    if OBSERVERS:
+        OBSERVERS.trace_replayed(mesh, int(trace.trace_id), cq_id)
 
 
 def release_trace(mesh_device: MeshDevice, trace_id: MeshTraceId) -> None:

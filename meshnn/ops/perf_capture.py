@@ -9,10 +9,12 @@ op: the mesh's system and shape).  Outside a capture nothing is observed, so an 
 no events at all.
 
 Eager or traced: an op is recorded eager (each op waits for the host to dispatch it) unless the
-capture was begun with ``traced=True`` or the op's command queue says it is replaying a trace
-(``queue.replaying_trace`` true).  Ops enqueued while a queue captures a trace
-(``queue.capturing_trace`` true) run nothing on a device and are not recorded.  A whole capture can
-be re-timed as if traced (or eager) with :meth:`PerfCapture.retimed`.
+capture was begun with ``traced=True``.  Ops enqueued while their queue captures a trace
+(``queue.capture`` set) run nothing on a device then: their descriptions are kept with the trace's
+id, and each ``ttnn.execute_trace`` of that trace records them again, traced (the observers'
+``on_trace_replay``).  A trace captured before this perf capture began is not known to it, and its
+replays are listed in :attr:`PerfCapture.skipped`.  A whole capture can be re-timed as if traced
+(or eager) with :meth:`PerfCapture.retimed`.
 
 An op the model cannot time (a mesh of a system it has no figures for, an op with no tensors) is
 listed in :attr:`PerfCapture.skipped` with the reason; the program runs on regardless.
@@ -52,24 +54,36 @@ class PerfCapture:
         self.skipped: list[tuple[str, str]] = []  # (ttnn op, why it was not timed)
         self._entries: list[tuple[weakref.ref, Recorder]] = []  # (mesh, its recorder), by first op
         self._by_id: dict[int, int] = {}  # id(mesh) -> its entry
+        self._traces: dict[tuple[int, int], list] = {}  # (id(mesh), trace id) -> its ops' (desc, devices)
         self._lock = threading.Lock()
 
     # -------------------------------------------------------------------- the observer side
 
     def on_op_end(self, event: OpEvent, outputs: Sequence[Any]) -> None:
-        queue = _queue(event)
-        if getattr(queue, "capturing_trace", False):
-            return  # a trace being captured runs nothing on the device
-        traced = self.traced or bool(getattr(queue, "replaying_trace", False))
+        capture = getattr(_queue(event), "capture", None)  # a trace being captured runs nothing now
         try:
             recorder = self._recorder_for(event.mesh)
             desc = op_desc(event, outputs)
             if desc is None:
                 self.skipped.append((event.op, "no tensor in or out"))
                 return
-            recorder.record(desc, _device_ids(event), traced=traced)
+            if capture is not None:
+                key = (id(event.mesh), int(capture.trace_id))
+                self._traces.setdefault(key, []).append((desc, _device_ids(event)))
+                return
+            recorder.record(desc, _device_ids(event), traced=self.traced)
         except (MeshnnError, TypeError, ValueError, AttributeError) as error:  # a config the model cannot read:
             self.skipped.append((event.op, f"{type(error).__name__}: {error}"))  # the program runs on
+
+    def on_trace_replay(self, mesh: Any, trace_id: int, cq_id: int) -> None:
+        """A replay of a trace: its captured ops again, each timed as traced."""
+        ops = self._traces.get((id(mesh), trace_id))
+        if ops is None:
+            self.skipped.append(("execute_trace", f"trace {trace_id} was captured before this perf capture began"))
+            return
+        recorder = self._recorder_for(mesh)
+        for desc, devices in ops:
+            recorder.record(desc, devices, traced=True)
 
     def _recorder_for(self, mesh: Any) -> Recorder:
         with self._lock:

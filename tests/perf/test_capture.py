@@ -181,25 +181,32 @@ def test_attention_collective_and_tensor_decided_ops(open_mesh, rng):
     assert ESTIMATED in unknown.attributes
 
 
-def test_replays_of_a_trace_are_timed_traced_and_captures_are_not_recorded(open_mesh, rng, monkeypatch):
-    mesh = open_mesh((1, 2))
+def test_replays_of_a_real_trace_are_timed_traced_and_its_capture_is_not(open_mesh, rng):
+    mesh = open_mesh((1, 2), trace_region_size=64 * 1024)
     x = put(mesh, rng.standard_normal((64, 64)))
-    queue = mesh.mesh_command_queue(0)
-    capture = ttnn.PerfCapture()
-    capture.on_op_end(event(mesh, "exp", (x,)), [x])
-    monkeypatch.setattr(queue, "replaying_trace", True, raising=False)
-    capture.on_op_end(event(mesh, "exp", (x,)), [x])
-    monkeypatch.setattr(queue, "capturing_trace", True, raising=False)
-    capture.on_op_end(event(mesh, "exp", (x,)), [x])  # captured: runs nothing on the device
-    eager, replayed = capture.recorder(mesh).records
-    assert not eager.prediction.traced and eager.prediction.gap_ns == WH.host_dispatch_ns
-    assert replayed.prediction.traced and replayed.prediction.gap_ns == WH.op_to_op_traced_ns
+    ttnn.exp(x)  # the op runs once before its capture, as TTNN programs do
+    with ttnn.perf_capture() as capture:
+        eager = ttnn.exp(x)
+        trace_id = ttnn.begin_trace_capture(mesh, cq_id=0)
+        traced_out = ttnn.relu(ttnn.exp(x))
+        ttnn.end_trace_capture(mesh, trace_id, cq_id=0)
+        assert [r.desc.name for r in capture.recorder(mesh).records] == ["ttnn.exp"]  # the capture ran nothing
+        ttnn.execute_trace(mesh, trace_id, cq_id=0, blocking=True)
+        ttnn.execute_trace(mesh, trace_id, cq_id=0, blocking=True)
+    records = capture.recorder(mesh).records
+    assert [r.desc.name for r in records] == ["ttnn.exp"] + ["ttnn.exp", "ttnn.relu"] * 2
+    assert not records[0].prediction.traced and records[0].prediction.gap_ns == WH.host_dispatch_ns
+    assert all(r.prediction.traced and r.prediction.gap_ns == WH.op_to_op_traced_ns for r in records[1:])
+    (eager_run,), (traced_run,) = capture.retimed(traced=False), capture.retimed(traced=True)
+    assert traced_run.total_ns() < capture.total_ns() < eager_run.total_ns()
+    with ttnn.perf_capture() as later:  # a trace captured before the perf capture: its replays are named
+        ttnn.execute_trace(mesh, trace_id, cq_id=0, blocking=True)
+    assert later.skipped == [("execute_trace", f"trace {int(trace_id)} was captured before this perf capture began")]
     whole = ttnn.PerfCapture(traced=True)
-    monkeypatch.setattr(queue, "capturing_trace", False)
     whole.on_op_end(event(mesh, "exp", (x,)), [x])
     assert whole.recorder(mesh).records[0].prediction.traced
-    (eager_run,), (traced_run,) = capture.retimed(traced=False), capture.retimed(traced=True)
-    assert traced_run.total_ns() < capture.total_ns() < eager_run.total_ns()  # one of two ops was a replay
+    ttnn.release_trace(mesh, trace_id)
+    del eager, traced_out
 
 
 def test_recording_is_off_unless_asked_and_builds_no_events(open_mesh, rng, monkeypatch):
