@@ -48,7 +48,7 @@ class LockstepAllocation:
         return address
 
     def _check_lockstep(self, layout: BufferLayout, address: int) -> None:
-        seen = self.context.allgather_object(address)
+        seen = self.context.allgather_object(address, op="lock-step check")
         if len(set(seen)) > 1:
             self.allocator.deallocate(layout.buffer_type, address)
             pairs = ", ".join(f"rank {r}: {a}" for r, a in enumerate(seen))
