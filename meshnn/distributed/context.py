@@ -35,6 +35,8 @@ class DistributedContext(Protocol):
 
     def allgather_object(self, value: object, op: str = ...) -> list[object]: ...
 
+    def gather_object(self, value: object, op: str = ...) -> list[object] | None: ...
+
     def allgather_array(self, array: np.ndarray, out: np.ndarray | None = None, op: str = ...) -> list[np.ndarray]: ...
 
     def allreduce_array(self, array: np.ndarray, out: np.ndarray | None = None, op: str = ...) -> np.ndarray: ...
@@ -52,6 +54,9 @@ class SingleProcessContext:
         return None
 
     def allgather_object(self, value: object, op: str = "allgather_object") -> list[object]:
+        return [value]
+
+    def gather_object(self, value: object, op: str = "gather_object") -> list[object] | None:
         return [value]
 
     def allgather_array(

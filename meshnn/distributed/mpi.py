@@ -69,6 +69,12 @@ class MpiContext:
             self.rendezvous.arrive(CONTROL, op)
             return self.comm.allgather(value)
 
+    def gather_object(self, value: object, op: str = "gather_object") -> list[object] | None:
+        """Every rank's ``value`` in rank order on rank 0 (None on the others)."""
+        with self.rendezvous.channel_locks[CONTROL]:
+            self.rendezvous.arrive(CONTROL, op)
+            return self.comm.gather(value, root=0)
+
     def allgather_array(
         self, array: np.ndarray, out: np.ndarray | None = None, op: str = "allgather_array"
     ) -> list[np.ndarray]:

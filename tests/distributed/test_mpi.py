@@ -169,3 +169,15 @@ def test_a_test_failing_on_one_rank_ends_every_rank_under_the_plugin():
     assert result.stderr.count("meshnn: rank 1: test ") == 1, result.stderr
     assert "fails_on_rank_1.py::test_fails_on_rank_1[mesh_device0] failed (call)" in result.stderr
     assert "UNREACHABLE" not in result.stdout
+
+
+def test_weight_caches_written_by_two_ranks_load_on_four_ranks_and_on_one_process(tmp_path):
+    """as_tensor's cache file and dump_tensor's file, written on 2 ranks, hold every shard (rank 0
+    writes what every rank holds): 4 ranks read the cache without converting again, and so does
+    one process; every rank checks the values against numpy."""
+    ok(mpirun(2, "caches.py", str(tmp_path), "write", timeout=90), 2)
+    ok(mpirun(4, "caches.py", str(tmp_path), "read", timeout=90), 4)
+    alone = subprocess.run(
+        [sys.executable, str(SCRIPTS / "caches.py"), str(tmp_path), "read"], capture_output=True, text=True, timeout=90
+    )
+    ok(alone, 1)
