@@ -21,20 +21,26 @@ Part of the ``mesh`` layer; imports ``meshnn.errors``, ``meshnn.host`` and ``mes
 from __future__ import annotations
 
 import contextlib
-import itertools
 import threading
 import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError, QueueError, WrongMeshError
+from meshnn.errors import (
+    DeviceClosedError,
+    MeshnnError,
+    MeshnnTypeError,
+    MeshnnValueError,
+    QueueError,
+    WrongMeshError,
+)
 from meshnn.host.threads import wait_timeout
 from meshnn.mesh.buffer_config import BufferRegion, ShardedBufferConfig
 from meshnn.mesh.coord import MeshCoordinateRange
+from meshnn.mesh.events import MeshEvent, event_query, event_synchronize, new_event_id
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.slab_copies import owned_copies, read_rows, same_in_every_row, write_rows
 from meshnn.mesh.transfers import (
@@ -51,21 +57,7 @@ from meshnn.mesh.workload import MeshWorkload
 if TYPE_CHECKING:
     from meshnn.mesh.mesh_device import MeshDevice
 
-_event_ids = itertools.count(1)
-
-
-@dataclass(eq=False)
-class MeshEvent:
-    """A point in a queue's work; ``device_range`` is the devices it was recorded on."""
-
-    cq_id: int
-    event_id: int
-    device_range: MeshCoordinateRange
-    mesh_id: int
-    _done: threading.Event = field(default_factory=threading.Event, repr=False)
-
-    def is_completed(self) -> bool:
-        return self._done.is_set()
+__all__ = ["MeshCommandQueue", "MeshEvent", "ShardDataTransfer", "event_query", "event_synchronize"]
 
 
 class MeshCommandQueue:
@@ -84,7 +76,8 @@ class MeshCommandQueue:
         self._busy = False
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
-        self._stopping = False
+        self._closing = False  # the mesh is closing: no new work is taken (under the lock)
+        self._closed = False  # drained and stopped: waiters are released with DeviceClosedError
 
     def id(self) -> int:
         return self.cq_id
@@ -108,6 +101,8 @@ class MeshCommandQueue:
         if own is not None and not blocking and (self._work or self._busy):  # a guess, made before the lock
             owned = own()  # copies (and runs encoders) outside the lock: other callers need not wait
         with self._lock:
+            if self._closing:
+                raise self._closed_error()
             run_here = inline and not self._work and not self._busy
             if run_here:
                 self._busy = True
@@ -130,18 +125,25 @@ class MeshCommandQueue:
         if blocking:
             self.finish()
 
+    def _closed_error(self) -> DeviceClosedError:
+        return DeviceClosedError(
+            f"mesh device {self._mesh.shape} is closed (or closing): cq {self.cq_id} takes no work"
+        )
+
     def _ensure_thread(self) -> None:
-        if self._thread is None or not self._thread.is_alive():
-            self._stopping = False
+        """Start the dispatch thread (under the lock, never once the queue is closing); it runs
+        until the queue is closed, so no work is ever left without a thread to run it."""
+        if self._thread is None:
             self._thread = threading.Thread(target=self._dispatch, name=f"meshnn-cq{self.cq_id}", daemon=True)
             self._thread.start()
 
     def _dispatch(self) -> None:
         while True:
             with self._cv:
-                while (not self._work or self._busy) and not self._stopping:
+                while (not self._work or self._busy) and not self._closed:
                     self._cv.wait(timeout=1.0)
-                if self._stopping and not self._work:
+                if self._closed:
+                    self._work.clear()  # left by a drain that timed out: its waiters get DeviceClosedError
                     return
                 work = self._work.popleft()
                 self._busy = True
@@ -178,27 +180,38 @@ class MeshCommandQueue:
         raise QueueError(f"work enqueued on cq {self.cq_id} failed: {type(error).__name__}: {error}") from error
 
     def finish(self) -> None:
-        """Wait until every enqueued piece of work has run; raise the first error kept."""
+        """Wait until every enqueued piece of work has run; raise the first error kept.  On a
+        queue whose mesh has closed (or closes meanwhile), raise DeviceClosedError."""
         deadline = 2 * wait_timeout() + 1  # beyond any one wait's own timeout, so that one reports first
         with self._cv:
+            if self._closed:
+                raise self._closed_error()
             self._finishing += 1
             try:
-                drained = self._cv.wait_for(lambda: not self._work and not self._busy, timeout=deadline)
+                drained = self._cv.wait_for(
+                    lambda: (not self._work and not self._busy) or self._closed, timeout=deadline
+                )
             finally:
                 self._finishing -= 1
+            if self._closed:
+                raise self._closed_error()
             if not drained:
                 raise QueueError(f"cq {self.cq_id} did not drain within {deadline} s (is it waiting for an event?)")
         self._raise_kept()
 
     def shutdown(self) -> None:
-        """Drain and stop the dispatch thread (the mesh is closing); errors are dropped."""
+        """The mesh is closing: take no new work, drain what was taken (errors are dropped), then
+        stop the dispatch thread and release every waiter."""
+        with self._cv:
+            self._closing = True
         with contextlib.suppress(MeshnnError):
             self.finish()
         with self._cv:
-            self._stopping = True
+            self._closed = True
             self._cv.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout=wait_timeout())
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=wait_timeout())
 
     # ------------------------------------------------------------------------------ checks
 
@@ -336,7 +349,7 @@ class MeshCommandQueue:
         """An event that completes when this queue reaches it."""
         self._mesh.check_open()
         span = device_range or MeshCoordinateRange(self._mesh.shape)
-        event = MeshEvent(self.cq_id, next(_event_ids), span, self._mesh.mesh_id)
+        event = MeshEvent(self.cq_id, new_event_id(), span, self._mesh.mesh_id)
         self._submit(event._done.set, blocking=False)
         return event
 
@@ -377,18 +390,3 @@ def _without_frames(error: BaseException) -> BaseException:
         pending += [item.__cause__, item.__context__]
     error.add_note(f"raised on the queue's dispatch (traceback kept as text):\n{text}")
     return error
-
-
-def event_synchronize(event: MeshEvent) -> None:
-    """Block the host until ``event`` completes (bounded by ``MESHNN_WAIT_TIMEOUT``)."""
-    if not isinstance(event, MeshEvent):
-        raise MeshnnTypeError(f"expected a MeshEvent, got {type(event).__name__}")
-    if not event._done.wait(timeout=wait_timeout()):
-        raise QueueError(f"event {event.event_id} of cq {event.cq_id} did not complete within {wait_timeout()} s")
-
-
-def event_query(event: MeshEvent) -> bool:
-    """Whether ``event`` has completed (never blocks)."""
-    if not isinstance(event, MeshEvent):
-        raise MeshnnTypeError(f"event_query: event must be a MeshEvent, got {type(event).__name__}")
-    return event.is_completed()

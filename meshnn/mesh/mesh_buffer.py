@@ -160,7 +160,7 @@ class MeshBuffer:
         if self.is_allocated():
             return
         mesh = self._mesh_ref()
-        if mesh is None or not mesh.is_open():
+        if mesh is None or mesh.closing:
             raise DeviceClosedError(f"{what} at address {self._address} belongs to a closed mesh device")
         raise DeallocatedError(f"{what} at address {self._address} is deallocated")
 

@@ -98,6 +98,7 @@ class MeshDevice(LockstepAllocation, Submeshes):
         self._buffer_keys = itertools.count()
         self._lock = threading.RLock()
         self._closed_at: str | None = None
+        self._closing = False  # from the start of close(): a freed buffer then reads as closed
         self.fabric_config: object = None
         from meshnn.mesh.command_queue import MeshCommandQueue  # the queue module needs MeshDevice
 
@@ -137,10 +138,17 @@ class MeshDevice(LockstepAllocation, Submeshes):
             where = f" (closed at {self._closed_at})" if self._closed_at else ""
             raise DeviceClosedError(f"mesh device {self._shape} is closed{where}")
 
+    @property
+    def closing(self) -> bool:
+        """True from the start of :meth:`close` (while its queues drain) on."""
+        return self._closing or not self._open
+
     def close(self) -> None:
-        """Close submeshes first, drain the queues, then deallocate every live MeshBuffer."""
+        """Close submeshes first, drain the queues (they take no new work: DeviceClosedError),
+        then deallocate every live MeshBuffer."""
         if not self._open:
             return
+        self._closing = True
         for ref in self._submeshes:
             sub = ref()
             if sub is not None:
