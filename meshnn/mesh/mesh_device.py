@@ -94,7 +94,7 @@ class MeshDevice(LockstepAllocation, Submeshes):
         self._rows = {coord: i for i, coord in enumerate(self._local)}
         self._full_range: MeshCoordinateRange | None = None
         self._full_range_of: MeshShape | None = None
-        self._owners: dict[int, weakref.ref] = {}  # key -> weak ref of each owning MeshBuffer not yet freed
+        self._owners: dict[int, tuple[int, int, weakref.ref]] = {}  # key -> (type, address, ref) of owning buffers
         self._buffer_keys = itertools.count()
         self._lock = threading.RLock()
         self._closed_at: str | None = None
