@@ -12,6 +12,7 @@ from meshnn.errors import (
     DeallocatedError,
     DeviceClosedError,
     DistributedError,
+    HostMemoryError,
     InvalidFreeError,
     MeshnnError,
     MeshnnTypeError,

@@ -46,15 +46,16 @@ if TYPE_CHECKING:
 def _release(
     allocator: object, buffer_type: BufferType, address: int, storage: SlabStorage, mesh: weakref.ref, key: int
 ) -> None:
-    """Free an owned buffer's address (if its mesh is still open) and pool or drop its slab."""
+    """Free an owned buffer's address and pool or drop its slab.  The address is freed even when
+    the mesh has closed meanwhile (a release racing the close, or a submesh dropped first): it is
+    this buffer's own, released once, and a submesh shares its parent's allocator."""
     storage.release()
     device = mesh()
-    if device is None:
-        return
-    device.forget_buffer(key)
-    if device.is_open() and storage.size:
+    if device is not None:
+        device.forget_buffer(key)
+    if storage.size:
         allocator.deallocate(buffer_type, address)  # type: ignore[attr-defined]
-        if OBSERVERS:
+        if OBSERVERS and device is not None and device.is_open():
             OBSERVERS.deallocated(BufferEvent(device, key, buffer_type, address, storage.size, 0))
 
 
@@ -93,12 +94,15 @@ class MeshBuffer:
         self.views: object = None  # the layer above's record of the tensors viewing this buffer (opaque here)
         self._pending: list[tuple] = []  # an owner's release, until it runs (see __del__)
         if address is None:
-            self._address = mesh_device.allocate_lockstep(layout, bottom_up=local.bottom_up)
-            self._storage = SlabStorage(len(mesh_device.local), local_size)
-            key = mesh_device.register_buffer(self)
-            self._pending.append(
-                (mesh_device.allocator, local.buffer_type, self._address, self._storage, self._mesh_ref, key)
-            )
+            with mesh_device.allocation_lock:  # a close either sees this buffer registered, or refuses it
+                if mesh_device.closing:
+                    raise DeviceClosedError(f"mesh device {mesh_device.shape} is closed (closing): nothing allocated")
+                self._address = mesh_device.allocate_lockstep(layout, bottom_up=local.bottom_up)
+                self._storage = SlabStorage(len(mesh_device.local), local_size)
+                key = mesh_device.register_buffer(self)
+                self._pending.append(  # before the lock is let go: a close's deallocate runs it
+                    (mesh_device.allocator, local.buffer_type, self._address, self._storage, self._mesh_ref, key)
+                )
             if OBSERVERS:
                 OBSERVERS.allocated(
                     BufferEvent(mesh_device, key, local.buffer_type, self._address, local_size, local.page_size, self)

@@ -97,6 +97,7 @@ class MeshDevice(LockstepAllocation, Submeshes):
         self._owners: dict[int, tuple[int, int, weakref.ref]] = {}  # key -> (type, address, ref) of owning buffers
         self._buffer_keys = itertools.count()
         self._lock = threading.RLock()
+        self.allocation_lock = self._lock  # held from the closing check to the registration of a MeshBuffer
         self._closed_at: str | None = None
         self._closing = False  # from the start of close(): a freed buffer then reads as closed
         self.fabric_config: object = None
@@ -148,7 +149,8 @@ class MeshDevice(LockstepAllocation, Submeshes):
         then deallocate every live MeshBuffer."""
         if not self._open:
             return
-        self._closing = True
+        with self.allocation_lock:  # after this, no new MeshBuffer is allocated on this mesh
+            self._closing = True
         for ref in self._submeshes:
             sub = ref()
             if sub is not None:

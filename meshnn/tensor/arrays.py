@@ -17,11 +17,12 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError, format_bytes
 from meshnn.formats.codec import encode, encode_many
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout, Tile
 from meshnn.formats.packed_spec import check_encodable, packed_spec
+from meshnn.host.memory import check_host_memory
 from meshnn.mesh.coord import MeshCoordinate, MeshShape
 from meshnn.tensor.mappers import TensorToMesh
 from meshnn.tensor.memory_config import MemoryConfig
@@ -115,9 +116,22 @@ class MappedArray:
         kind = {"tile": spec.tile, "pad_value": self.pad_value, "col_tilize": self.col_tilize}
         encode_many(jobs, spec.dtype, spec.layout, **kind)
 
+    def check_host_memory(self, op: str, devices: int | None = None) -> None:
+        """Refuse (HostMemoryError) a conversion the host has not the memory for: the encoded
+        shards (one per local device on a mesh: the simulator keeps device memory in host memory,
+        ``devices`` of them; else one per distinct shard) and a shard's float32 scratch."""
+        size = self.spec.compute_packed_buffer_size_bytes()
+        groups = self.unique_shards()
+        count = devices if devices is not None else len(groups)
+        largest = max((shard.size for shard, _ in groups), default=0)
+        needed = count * size + 4 * largest
+        where = f"{count} local device(s)" if devices is not None else f"{count} distinct shard(s)"
+        check_host_memory(op, needed, f"{format_bytes(size)} for each of {where}, plus conversion scratch")
+
     def host_storage(self) -> HostStorage:
         """Host storage of the shards in this spec's format, each distinct shard encoded once when
         first read (replicas share one buffer, as ttnn's do)."""
+        self.check_host_memory("from_torch")
         buffer = DistributedHostBuffer(self.buffer_shape, is_local=self.is_local)
         for shard, coords in self.unique_shards():
             encoded: list[HostBuffer] = []

@@ -90,6 +90,7 @@ def mapped_to_device(
             to_linear_index(device.shape, coord)
         groups = mapped.unique_shards()
     queue = device.mesh_command_queue(cq_id or 0)
+    mapped.check_host_memory("from_torch", len(device.local_coords()))  # before any device memory is taken
     buffer = allocate_mesh_buffer(spec, device)  # sized by the spec: a shard's packed bytes fill its device's region
     size = spec.compute_packed_buffer_size_bytes()
     shards: dict[int, np.ndarray] = {}  # by id of its encoder

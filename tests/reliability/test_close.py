@@ -77,3 +77,38 @@ def test_a_closed_queue_refuses_work_and_waits():
     with pytest.raises(ttnn.DeviceClosedError):
         cq.enqueue_record_event()
     assert event.is_completed(), "work taken before the close runs"
+
+
+def test_allocating_on_a_submesh_while_its_parent_closes_leaves_nothing_allocated():
+    """A thread allocating MeshBuffers on a submesh while the parent mesh closes: each allocation
+    either lands before the close (which frees it) or is refused (DeviceClosedError) before the
+    shared allocator changes; a buffer dropped while the close runs frees its own address.  The
+    parent's allocator ends empty in every trial."""
+    from meshnn.mesh import DeviceLocalBufferConfig, MeshBuffer, ReplicatedBufferConfig
+
+    config, local = ReplicatedBufferConfig(2048), DeviceLocalBufferConfig(1024)
+    for trial in range(TRIALS):
+        mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 4), system="t3k")
+        sub = mesh.create_submesh(ttnn.MeshShape(1, 4))
+        outcome: list[str] = []
+
+        def allocate(sub=sub, outcome=outcome) -> None:
+            held = []
+            try:
+                while True:
+                    held.append(MeshBuffer.create(config, local, sub))
+                    if len(held) > 20:
+                        held.pop(0)
+            except ttnn.DeviceClosedError:
+                outcome.append("closed")
+            except Exception as error:
+                outcome.append(repr(error))
+
+        thread = threading.Thread(target=allocate, daemon=True)
+        thread.start()
+        time.sleep(0.001 * (trial % 5))
+        mesh.close()
+        thread.join(timeout=JOIN_TIMEOUT)
+        assert not thread.is_alive() and outcome == ["closed"], (trial, outcome)
+        for kind in (ttnn.BufferType.DRAM, ttnn.BufferType.L1):
+            assert mesh.allocator.memory_view(kind).total_bytes_allocated_per_bank == 0, f"trial {trial}: {kind} leaked"
