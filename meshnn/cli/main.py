@@ -32,7 +32,20 @@ def parse_mesh(text: str) -> tuple[int, int]:
         rows, cols = (int(v) for v in text.lower().split("x"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"--mesh takes ROWSxCOLS, e.g. 2x4; got {text!r}") from None
+    if rows < 1 or cols < 1:
+        raise argparse.ArgumentTypeError(f"--mesh needs at least one row and one column, got {text!r}")
     return rows, cols
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (argparse prints the message, no traceback)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def demo(args: argparse.Namespace) -> int:
@@ -65,28 +78,32 @@ def run_script(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="meshnn", description="TTNN's multi-device runtime on a simulated mesh")
+    parser.add_argument("--version", action="version", version=f"meshnn {meshnn.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    systems = "simulated system: n150, n300, t3k (default; or $MESHNN_SYSTEM), galaxy, p150, p300"
     p = sub.add_parser("info", help="the simulated systems and their memory figures")
-    p.add_argument("--system", default=None)
+    p.add_argument("--system", default=None, help=f"{systems} (marked with *)")
     p.set_defaults(run=info)
     p = sub.add_parser("demo", help="a Llama-style decoder, tensor-parallel on the simulated mesh")
-    p.add_argument("--system", default=None, help="n150, n300, t3k (default), galaxy, p150, p300")
+    p.add_argument("--system", default=None, help=systems)
     p.add_argument("--mesh", type=parse_mesh, default=None, help="ROWSxCOLS (default: the whole system)")
     p.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "bfloat8_b"], help="weight dtype")
-    p.add_argument("--layers", type=int, default=2)
-    p.add_argument("--hidden", type=int, default=1024)
-    p.add_argument("--seq", type=int, default=128)
-    p.add_argument("--heads", type=int, default=16)
+    p.add_argument("--layers", type=positive_int, default=2, help="decoder layers (default 2)")
+    p.add_argument("--hidden", type=positive_int, default=1024, help="model width (default 1024)")
+    p.add_argument("--seq", type=positive_int, default=128, help="sequence length, tokens (default 128)")
+    p.add_argument(
+        "--heads", type=positive_int, default=None, help="attention heads (default 16, or more to split over the mesh)"
+    )
     p.set_defaults(run=demo)
     p = sub.add_parser("memory", help="the per-device memory report (and a picture with --plot)")
-    p.add_argument("--system", default=None)
-    p.add_argument("--mesh", type=parse_mesh, default=None)
+    p.add_argument("--system", default=None, help=systems)
+    p.add_argument("--mesh", type=parse_mesh, default=None, help="ROWSxCOLS (default: the whole system)")
     p.add_argument("--plot", default=None, metavar="FILE.png", help="draw each buffer type's address space")
     p.set_defaults(run=memory)
     p = sub.add_parser("run", help="run a TTNN script unmodified, with `import ttnn` answered by meshnn")
-    p.add_argument("--system", default=None)
-    p.add_argument("script")
-    p.add_argument("args", nargs=argparse.REMAINDER)
+    p.add_argument("--system", default=None, help=systems)
+    p.add_argument("script", help="the Python script to run as __main__")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed on to the script")
     p.set_defaults(run=run_script)
     return parser
 
