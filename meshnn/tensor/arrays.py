@@ -14,12 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, format_bytes
 from meshnn.formats.codec import encode, encode_many
-from meshnn.formats.dtypes import DataType
+from meshnn.formats.dtypes import DataType, bfloat16_dtype, is_bfloat16
 from meshnn.formats.layout import Layout, Tile
 from meshnn.formats.packed_spec import check_encodable, packed_spec
 from meshnn.host.memory import check_host_memory
@@ -30,12 +29,8 @@ from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DistributedHostBuffer, HostBuffer, HostStorage
 from meshnn.tensor.topology import TensorTopology
 
-BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
-
-
 _DTYPE_OF_NUMPY = {
     np.dtype(np.float32): DataType.FLOAT32,
-    BFLOAT16: DataType.BFLOAT16,
     np.dtype(np.int32): DataType.INT32,
     np.dtype(np.uint32): DataType.UINT32,
     np.dtype(np.uint16): DataType.UINT16,
@@ -45,6 +40,8 @@ _DTYPE_OF_NUMPY = {
 
 
 def infer_dtype(array: np.ndarray) -> DataType:
+    if is_bfloat16(array.dtype):
+        return DataType.BFLOAT16
     try:
         return _DTYPE_OF_NUMPY[array.dtype]
     except KeyError:
@@ -64,7 +61,7 @@ def as_array(data: Any) -> np.ndarray:
 
         tensor = data.detach().cpu()
         if tensor.dtype == torch.bfloat16:
-            return tensor.contiguous().view(torch.int16).numpy().view(BFLOAT16)
+            return tensor.contiguous().view(torch.int16).numpy().view(bfloat16_dtype())
         return tensor.numpy()
     if isinstance(data, list | tuple | int | float):
         try:
