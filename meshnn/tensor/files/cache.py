@@ -15,13 +15,14 @@ import pathlib
 from collections.abc import Callable
 from typing import Any
 
-from meshnn.errors import MeshnnError, MeshnnTypeError, TensorFileError
+from meshnn.errors import MeshnnTypeError, TensorFileError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout, Tile
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.tensor.files.reader import TensorFileReader, load_host
+from meshnn.tensor.files.reader import TensorFileReader, load_device, load_host
 from meshnn.tensor.files.writer import dump_tensor
 from meshnn.tensor.interop import from_torch
+from meshnn.tensor.lifetime import deallocate
 from meshnn.tensor.mappers import TensorToMesh
 from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.placement import to_device
@@ -61,25 +62,18 @@ def _cached(
     loaded = None
     try:
         if path.exists() and TensorFileReader(path).header.get("extra", {}).get("recipe") == recipe:
-            loaded = load_host(path, copy=device is None)
+            loaded = load_host(path) if device is None else load_device(path, device, memory_config)
     except TensorFileError:
-        loaded = None  # a stale or damaged cache is rebuilt
+        loaded = None  # a stale, damaged or partial cache, or one laid out for another mesh: rebuilt
     mesh = device if device is not None else getattr(mapper, "mesh_device", None)
     spans_ranks = isinstance(mesh, MeshDevice) and mesh.context.world_size > 1
     if spans_ranks and not all(mesh.context.allgather_object(loaded is not None, op="as_tensor cache check")):
+        if loaded is not None and device is not None:
+            deallocate(loaded)  # another rank rebuilds: every rank does, together
         return None
-    if loaded is None:
-        return None
-    if memory_config is not None:
+    if loaded is not None and device is None and memory_config is not None:
         loaded = Tensor.make(loaded.spec.with_memory_config(memory_config), loaded.storage, loaded.tensor_topology())
-    if device is None:
-        return loaded
-    try:
-        return to_device(loaded, device, memory_config)
-    except MeshnnError as error:
-        if isinstance(error, MemoryError):
-            raise
-        return None  # the file does not fit this mesh: rebuilt
+    return loaded
 
 
 def as_tensor(

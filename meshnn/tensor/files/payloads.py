@@ -3,11 +3,11 @@
 ``read_payloads`` reads each payload into memory of its own, a block (2 MiB) at a time, each block
 summed while it is still in the cache, the blocks shared out over the host threads: the result
 does not depend on the file afterwards (a file truncated later cannot fault a read of the
-tensor).  ``mapped_payloads`` maps the file instead and checks the mapped bytes (for a load that
-copies them into device memory at once and drops the map).  Either raises a TensorFileError
-naming the payload whose checksum does not match, or a file that shrank meanwhile.
+tensor).  ``payload_encoder`` does the same into a device's memory, as a write's
+:class:`~meshnn.mesh.HostEncoder` (a load onto a mesh makes no host copy).  Either raises a
+TensorFileError naming the payload whose checksum does not match, or a file that shrank meanwhile.
 
-Layer: tensor.  Imports errors and files.format.
+Layer: tensor.  Imports errors, mesh (HostEncoder) and files.format.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from meshnn.mesh.transfers import HostEncoder
 from meshnn.tensor.files.format import payload_digest
 
 Table = list[tuple[int, int, str]]  # (file offset, bytes, checksum) per payload
@@ -57,15 +58,13 @@ def _filler(reader: Any, fd: int, target: memoryview, base: int) -> Callable[[in
     return fill
 
 
-def mapped_payloads(reader: Any, f: BinaryIO, table: Table) -> list[np.ndarray]:
-    """Each payload's bytes as a view of a map of the file, checked."""
-    if reader.size == 0 or not table:
-        return [np.zeros(0, np.uint8) for _ in table]
-    try:
-        mapped = np.memmap(f, dtype=np.uint8, mode="r")
-    except (OSError, ValueError) as error:
-        reader.fail(f"cannot be mapped: {error}")
-    views = [np.asarray(mapped[offset : offset + nbytes]) for offset, nbytes, _ in table]
-    for index, view in enumerate(views):
-        _check(reader, index, table, payload_digest(view))
-    return views
+def payload_encoder(reader: Any, f: BinaryIO, table: Table, index: int) -> HostEncoder:
+    """A write's host data for payload ``index``: read from the file straight into the device
+    memory the queue hands it, each block checked there while it is in the cache."""
+    offset, nbytes, _ = table[index]
+    fd = f.fileno()
+
+    def encode(out: np.ndarray) -> None:
+        _check(reader, index, table, payload_digest(out, _filler(reader, fd, memoryview(out), offset)))
+
+    return HostEncoder(nbytes, encode)

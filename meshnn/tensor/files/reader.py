@@ -4,7 +4,8 @@ checksum and schema, the topology against the shard table (:mod:`.consistency`),
 size against the spec and its checksum; any problem, an OS error included, raises
 :class:`~meshnn.errors.TensorFileError` naming the file.  Anything but a regular file is refused
 without blocking.  Host loads read the bytes into memory of their own (a loaded tensor does not
-depend on the file); loads onto a device map the file for the copy into device memory.
+depend on the file); loads onto a device read each payload straight into device memory and check
+it there, freeing the buffer when it does not match.
 
 Layer: tensor.  Imports errors, device, mesh, the byte formats (dtypes, layout) and the tensor
 modules spec, memory_config, storage, topology, tensor, placement and files.format.
@@ -27,11 +28,12 @@ from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout, Tile
 from meshnn.mesh.coord import MeshCoordinate, MeshShape
 from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.mesh.transfers import HostEncoder, ShardDataTransfer
 from meshnn.tensor.files.consistency import check_consistency, check_replicas
 from meshnn.tensor.files.format import DIGEST_HEX, MAGIC, MAX_HEADER, MAX_RANK, PREAMBLE, VERSION, check_file_name
-from meshnn.tensor.files.payloads import mapped_payloads, read_payloads
+from meshnn.tensor.files.payloads import payload_encoder, read_payloads
+from meshnn.tensor.lifetime import allocate_mesh_buffer, device_tensor
 from meshnn.tensor.memory_config import MemoryConfig
-from meshnn.tensor.placement import to_device
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DistributedHostBuffer, HostBuffer, HostStorage
 from meshnn.tensor.tensor import Tensor
@@ -218,21 +220,26 @@ class TensorFileReader:
         return table, shards
 
 
-def load_host(path: str | os.PathLike, *, copy: bool = True) -> Tensor:
-    """The tensor in ``path`` as a host tensor; raises before returning anything.  ``copy``: its
-    bytes are read into memory of its own, so that it does not depend on the file staying as it
-    was; else they map the file (for a load that goes on to a device at once)."""
+def _checked(path: str | os.PathLike) -> tuple[TensorFileReader, TensorSpec, TensorTopology, MeshShape, list, list]:
+    """The file's reader, spec, topology, host buffer shape, payload table and shard table, every
+    field checked on its own and against the others (no payload read yet)."""
     reader = TensorFileReader(path)
     spec = reader.spec()
     topology, shape = reader.topology()
     table, shards = reader.payloads(spec)
     check_consistency(reader, spec, topology, shape, shards)
     check_replicas(reader, topology, shards)
+    return reader, spec, topology, shape, table, shards
+
+
+def load_host(path: str | os.PathLike) -> Tensor:
+    """The tensor in ``path`` as a host tensor whose bytes are its own (read and checked), so that
+    it does not depend on the file staying as it was; raises before returning anything."""
+    reader, spec, topology, shape, table, shards = _checked(path)
     with open_regular(reader) as (f, size):
         if size != reader.size:
             reader.fail(f"changed while it was read: {reader.size} bytes, then {size}")
-        views = read_payloads(reader, f, table) if copy else mapped_payloads(reader, f, table)
-    buffers = [HostBuffer(view) for view in views]
+        buffers = [HostBuffer(array) for array in read_payloads(reader, f, table)]
     try:
         host = DistributedHostBuffer(shape)
         for coord, index in shards:
@@ -242,19 +249,52 @@ def load_host(path: str | os.PathLike, *, copy: bool = True) -> Tensor:
     return Tensor.make(spec, HostStorage(host), topology)
 
 
-def load_tensor(file_name: str | os.PathLike, *, device: MeshDevice | None = None) -> Tensor:
-    """Load a tensor saved by :func:`dump_tensor`; onto ``device`` (a mesh of the saved shape)."""
-    check_file_name("load_tensor", file_name)
-    if device is not None:
-        if not isinstance(device, MeshDevice):
-            raise MeshnnTypeError(f"load_tensor: device must be a MeshDevice, got {type(device).__name__}")
-        device.check_open()
-    tensor = load_host(file_name, copy=device is None)
-    if device is None:
-        return tensor
+def load_device(path: str | os.PathLike, device: MeshDevice, memory_config: MemoryConfig | None = None) -> Tensor:
+    """The tensor in ``path`` on ``device``: each payload read from the file straight into the
+    device memory of the first local device holding it, checked there block by block (no host
+    copy), and copied to the others; on any problem nothing stays allocated (TensorFileError, or
+    OutOfMemoryError when the mesh has no room)."""
+    reader, spec, topology, shape, table, shards = _checked(path)
+    spec = spec if memory_config is None else spec.with_memory_config(memory_config)
+    payload_of = dict(shards)
+    if shape == MeshShape(1, 1) and topology.mesh_coords == (MeshCoordinate(0, 0),):
+        coords, placed = list(device.shape.coords()), TensorTopology.replicated(device.shape)
+        payload_at = dict.fromkeys(coords, payload_of[MeshCoordinate(0, 0)])
+    elif shape != device.shape:
+        reader.fail(f"cannot be placed on {device!r}: its shards are laid out for a {shape!r} mesh")
+    else:
+        coords, placed = list(topology.mesh_coords), topology
+        payload_at = {c: payload_of[c] for c in coords}
     try:
-        return to_device(tensor, device)
+        buffer = allocate_mesh_buffer(spec, device)
     except MeshnnError as error:
         if isinstance(error, MemoryError):
             raise
-        raise TensorFileError(str(file_name), f"cannot be placed on {device!r}: {error}") from error
+        reader.fail(f"cannot be placed on {device!r}: {error}")
+    try:
+        with open_regular(reader) as (f, size):
+            if size != reader.size:
+                reader.fail(f"changed while it was read: {reader.size} bytes, then {size}")
+            encoders: dict[int, HostEncoder] = {}  # one per payload: made once, copied to its replicas
+            transfers = []
+            for coord, index in payload_at.items():
+                if device.is_local(coord):
+                    if index not in encoders:
+                        encoders[index] = payload_encoder(reader, f, table, index)
+                    transfers.append(ShardDataTransfer(coord, encoders[index]))
+            device.mesh_command_queue(0).enqueue_write_shards(buffer, transfers, True)
+    except BaseException:
+        buffer.deallocate()
+        raise
+    return device_tensor(spec, buffer, coords, placed)
+
+
+def load_tensor(file_name: str | os.PathLike, *, device: MeshDevice | None = None) -> Tensor:
+    """Load a tensor saved by :func:`dump_tensor`; onto ``device`` (a mesh of the saved shape)."""
+    check_file_name("load_tensor", file_name)
+    if device is None:
+        return load_host(file_name)
+    if not isinstance(device, MeshDevice):
+        raise MeshnnTypeError(f"load_tensor: device must be a MeshDevice, got {type(device).__name__}")
+    device.check_open()
+    return load_device(file_name, device)
