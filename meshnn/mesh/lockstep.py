@@ -59,12 +59,12 @@ class LockstepAllocation:
                 rank=self.context.rank,
             )
 
-    def register_buffer(self, buffer: object) -> int:
+    def register_buffer(self, buffer: object, buffer_type: BufferType, address: int) -> int:
         """Record an owning MeshBuffer (weakly, with its buffer type and address) until
         :meth:`forget_buffer` of the key returned.  Single dict operations, atomic under the
         interpreter lock: any thread may register and forget."""
         key = next(self._buffer_keys)
-        self._owners[key] = (buffer.buffer_type().value, buffer.address(), weakref.ref(buffer))  # type: ignore[attr-defined]
+        self._owners[key] = (buffer_type.value, address, weakref.ref(buffer))
         return key
 
     def forget_buffer(self, key: int) -> None:

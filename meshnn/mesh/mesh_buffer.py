@@ -99,7 +99,7 @@ class MeshBuffer:
                     raise DeviceClosedError(f"mesh device {mesh_device.shape} is closed (closing): nothing allocated")
                 self._address = mesh_device.allocate_lockstep(layout, bottom_up=local.bottom_up)
                 self._storage = SlabStorage(len(mesh_device.local), local_size)
-                key = mesh_device.register_buffer(self)
+                key = mesh_device.register_buffer(self, local.buffer_type, self._address)
                 self._pending.append(  # before the lock is let go: a close's deallocate runs it
                     (mesh_device.allocator, local.buffer_type, self._address, self._storage, self._mesh_ref, key)
                 )
