@@ -40,13 +40,14 @@ class DemoConfig:
     layers: int = 2
     hidden: int = 1024
     seq: int = 128
-    heads: int | None = None  # None: 16, or the fewest heads of at least 16 that split over the mesh
+    heads: int = 16
+    fit_heads: bool = False  # heads not given: the fewest of at least ``heads`` that split over the mesh
     vocab: int = 4096
     seed: int = 0
 
     @property
     def head_dim(self) -> int:
-        return self.hidden // (self.heads or 16)
+        return self.hidden // self.heads
 
     @property
     def intermediate(self) -> int:
@@ -277,25 +278,26 @@ def memory_table(mesh: ttnn.MeshDevice) -> list[str]:
 
 def splits(config: DemoConfig, n: int) -> bool:
     """Whether the model cuts over ``n`` devices: heads, hidden and the MLP width all do."""
-    heads = config.heads or 16
+    heads = config.heads
     return not (heads % n or config.hidden % heads or config.intermediate % n or config.hidden % n)
 
 
 def fitted(config: DemoConfig, n: int) -> DemoConfig:
-    """``config`` with its heads chosen for ``n`` devices when not given (16, or the fewest of
-    at least 16 that split over the mesh); a MeshnnValueError saying what to pass when the model
-    still does not split."""
+    """``config`` checked, with its heads chosen for ``n`` devices when ``fit_heads`` (the fewest
+    of at least ``heads`` that split over the mesh); a MeshnnValueError saying what to pass when
+    the model does not split."""
     for name in ("layers", "hidden", "seq", "vocab"):
         if getattr(config, name) < 1:
             raise ttnn.MeshnnValueError(f"--{name} must be at least 1, got {getattr(config, name)}")
-    if config.heads is not None and config.heads < 1:
+    if config.heads < 1:
         raise ttnn.MeshnnValueError(f"--heads must be at least 1, got {config.heads}")
-    if config.heads is None:
-        candidates = (dataclasses.replace(config, heads=h) for h in range(n * math.ceil(16 / n), config.hidden + 1, n))
-        config = next((c for c in candidates if splits(c, n)), dataclasses.replace(config, heads=16))
+    if config.fit_heads:
+        low = n * math.ceil(config.heads / n)
+        candidates = (dataclasses.replace(config, heads=h) for h in range(low, config.hidden + 1, n))
+        config = next((c for c in candidates if splits(c, n)), config)
     if splits(config, n):
         return config
-    heads = n * math.ceil(16 / n)
+    heads = n * math.ceil(config.heads / n)
     hidden = next(
         (h for h in range(heads * 32, 1 << 20, heads * 32) if splits(DemoConfig(hidden=h, heads=heads), n)), None
     )
@@ -320,7 +322,7 @@ def run(config: DemoConfig) -> int:
         f"mesh of the simulated {spec.name} ({spec.description}, {spec.arch_spec.arch})"
     )
     print(
-        f"  hidden {config.hidden}, {config.heads} heads ({(config.heads or 16) // n} per device), "
+        f"  hidden {config.hidden}, {config.heads} heads ({config.heads // n} per device), "
         f"MLP {config.intermediate}, "
         f"sequence {config.seq}, weights {config.dtype}, activations bfloat16"
     )

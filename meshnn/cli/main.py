@@ -58,7 +58,8 @@ def demo(args: argparse.Namespace) -> int:
         layers=args.layers,
         hidden=args.hidden,
         seq=args.seq,
-        heads=args.heads,
+        heads=args.heads or 16,
+        fit_heads=args.heads is None,
     )
     return run(config)
 
