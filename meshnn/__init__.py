@@ -9,11 +9,12 @@ from meshnn.device.arch import SYSTEMS, Arch, system_spec
 from meshnn.device.bank import MemoryView
 from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, TensorMemoryLayout
 from meshnn.device.core import CoreCoord, CoreGrid, CoreRange, CoreRangeSet, num_cores_to_corerangeset
-from meshnn.distributed.context import get_context, launched_under_mpi, set_rank_rows
+from meshnn.distributed.context import end_all_ranks, get_context, launched_under_mpi, set_rank_rows
 from meshnn.errors import (
     DeallocatedError,
     DeviceClosedError,
     DistributedError,
+    HostMemoryError,
     InvalidFreeError,
     MeshnnError,
     MeshnnTypeError,

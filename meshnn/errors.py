@@ -71,6 +71,18 @@ class OutOfMemoryError(MeshnnError, MemoryError):
         )
 
 
+class HostMemoryError(MeshnnError, MemoryError):
+    """A conversion would need more host memory than the machine has available; nothing was
+    allocated on a device.  ``needed`` and ``available`` are bytes."""
+
+    def __init__(self, *, op: str, needed: int, available: int, what: str) -> None:
+        self.op, self.needed, self.available = op, needed, available
+        super().__init__(
+            f"{op}: needs about {format_bytes(needed)} of host memory ({what}), but this machine has "
+            f"{format_bytes(available)} available; use a smaller tensor, or a machine with more memory"
+        )
+
+
 class InvalidFreeError(MeshnnValueError):
     """A free of an address that is not allocated (a double free, or not ours)."""
 

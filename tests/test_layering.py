@@ -14,7 +14,7 @@ ALLOWED: dict[str, set[str]] = {
     "host": {"errors"},  # the host's worker threads and parallel copies
     "formats": {"errors", "host"},  # host byte formats: nothing of meshes or tensors
     "device": {"errors"},
-    "distributed": {"errors"},
+    "distributed": {"errors", "host"},  # the wait timeout of the rendezvous
     "perf": {"errors", "device", "formats"},  # the device-time model: no mesh, no tensors, no ops
     "mesh": {"errors", "host", "device", "distributed", "perf"},
     "tensor": {"errors", "host", "formats", "device", "distributed", "mesh", "perf"},

@@ -17,6 +17,7 @@ them (after conversion to the weight dtype), so the accuracy line measures the m
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
@@ -40,6 +41,7 @@ class DemoConfig:
     hidden: int = 1024
     seq: int = 128
     heads: int = 16
+    fit_heads: bool = False  # heads not given: the fewest of at least ``heads`` that split over the mesh
     vocab: int = 4096
     seed: int = 0
 
@@ -219,8 +221,13 @@ class MeshModel:
 # ------------------------------------------------------------------------------ the reference
 
 
-def reference_forward(config: DemoConfig, weights: dict[str, np.ndarray], tokens: np.ndarray) -> np.ndarray:
-    """The same model in float64 numpy."""
+def reference_forward(
+    config: DemoConfig,
+    weights: dict[str, np.ndarray],
+    tokens: np.ndarray,
+    progress: Callable[[str], None] = lambda _: None,
+) -> np.ndarray:
+    """The same model in float64 numpy (``progress`` is told of each layer done)."""
 
     def rms(x: np.ndarray, w: np.ndarray) -> np.ndarray:
         return x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-5) * w
@@ -245,6 +252,7 @@ def reference_forward(config: DemoConfig, weights: dict[str, np.ndarray], tokens
         h = rms(x, w["mlp_norm"])
         gate = h @ w["w_gate"]
         x = x + (gate / (1 + np.exp(-gate)) * (h @ w["w_up"])) @ w["w_down"]
+        progress(f"layer {layer} float64 check")
     return rms(x, weights["norm"])
 
 
@@ -270,31 +278,59 @@ def memory_table(mesh: ttnn.MeshDevice) -> list[str]:
     return ttnn.memory_report(mesh).splitlines()
 
 
+def splits(config: DemoConfig, n: int) -> bool:
+    """Whether the model cuts over ``n`` devices: heads, hidden and the MLP width all do."""
+    heads = config.heads
+    return not (heads % n or config.hidden % heads or config.intermediate % n or config.hidden % n)
+
+
+def fitted(config: DemoConfig, n: int) -> DemoConfig:
+    """``config`` checked, with its heads chosen for ``n`` devices when ``fit_heads`` (the fewest
+    of at least ``heads`` that split over the mesh); a MeshnnValueError saying what to pass when
+    the model does not split."""
+    for name in ("layers", "hidden", "seq", "vocab"):
+        if getattr(config, name) < 1:
+            raise ttnn.MeshnnValueError(f"--{name} must be at least 1, got {getattr(config, name)}")
+    if config.heads < 1:
+        raise ttnn.MeshnnValueError(f"--heads must be at least 1, got {config.heads}")
+    if config.fit_heads:
+        low = n * math.ceil(config.heads / n)
+        candidates = (dataclasses.replace(config, heads=h) for h in range(low, config.hidden + 1, n))
+        config = next((c for c in candidates if splits(c, n)), config)
+    if splits(config, n):
+        return config
+    heads = n * math.ceil(config.heads / n)
+    hidden = next(
+        (h for h in range(heads * 32, 1 << 20, heads * 32) if splits(DemoConfig(hidden=h, heads=heads), n)), None
+    )
+    hint = f"; for this mesh try --hidden {hidden} --heads {heads}" if hidden else ""
+    raise ttnn.MeshnnValueError(
+        f"--hidden {config.hidden} with {config.heads} heads cannot be cut over {n} devices: heads, hidden and "
+        f"the MLP width must be multiples of {n} (and hidden of the heads){hint}"
+    )
+
+
 def run(config: DemoConfig) -> int:
     """Run the demo; prints the report and returns the exit code (1 when accuracy is too low)."""
     if config.dtype not in PCC_BOUND:
         raise ttnn.MeshnnValueError(f"--dtype must be one of {sorted(PCC_BOUND)}, got {config.dtype!r}")
     spec = ttnn.system_spec(config.system)
     shape = config.mesh or spec.mesh_shape
+    config = fitted(config, shape[0] * shape[1])  # checked before the mesh opens
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape), system=spec.name)
     n = mesh.get_num_devices()
-    if config.heads % n or config.hidden % (config.heads) or config.intermediate % n or config.hidden % n:
-        mesh.close()
-        raise ttnn.MeshnnValueError(
-            f"--hidden {config.hidden} with {config.heads} heads cannot be cut over {n} devices: heads, hidden and "
-            f"the MLP width must be multiples of {n}"
-        )
     print(
         f"meshnn demo: a {config.layers}-layer Llama-style decoder, tensor-parallel over a {shape[0]}x{shape[1]} "
         f"mesh of the simulated {spec.name} ({spec.description}, {spec.arch_spec.arch})"
     )
     print(
-        f"  hidden {config.hidden}, {config.heads} heads ({config.heads // n} per device), MLP {config.intermediate}, "
+        f"  hidden {config.hidden}, {config.heads} heads ({config.heads // n} per device), "
+        f"MLP {config.intermediate}, "
         f"sequence {config.seq}, weights {config.dtype}, activations bfloat16"
     )
     weights = make_weights(config)
     tokens = np.random.default_rng(config.seed + 1).integers(0, config.vocab, config.seq)
-    progress = Progress(2 * config.layers, "run")
+    progress = Progress(3 * config.layers, "run")
     try:
         start = time.perf_counter()
         model = MeshModel(config, weights, mesh, progress.step)
@@ -304,7 +340,7 @@ def run(config: DemoConfig) -> int:
             out = model.forward(tokens, progress.step)
         result = ttnn.to_numpy(ttnn.get_device_tensors(out)[0]).astype(np.float64).reshape(config.seq, -1)
         forward_time = time.perf_counter() - start
-        reference = reference_forward(config, device_weights(config, weights), tokens)
+        reference = reference_forward(config, device_weights(config, weights), tokens, progress.step)
         score, error = pcc(result, reference), float(np.abs(result - reference).max())
         print(f"  weights to mesh  {load_time:7.2f} s")
         print(f"  forward          {forward_time:7.2f} s")

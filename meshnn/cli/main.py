@@ -32,7 +32,20 @@ def parse_mesh(text: str) -> tuple[int, int]:
         rows, cols = (int(v) for v in text.lower().split("x"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"--mesh takes ROWSxCOLS, e.g. 2x4; got {text!r}") from None
+    if rows < 1 or cols < 1:
+        raise argparse.ArgumentTypeError(f"--mesh needs at least one row and one column, got {text!r}")
     return rows, cols
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (argparse prints the message, no traceback)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def demo(args: argparse.Namespace) -> int:
@@ -45,7 +58,8 @@ def demo(args: argparse.Namespace) -> int:
         layers=args.layers,
         hidden=args.hidden,
         seq=args.seq,
-        heads=args.heads,
+        heads=args.heads or 16,
+        fit_heads=args.heads is None,
     )
     return run(config)
 
@@ -79,47 +93,51 @@ def plan(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="meshnn", description="TTNN's multi-device runtime on a simulated mesh")
+    parser.add_argument("--version", action="version", version=f"meshnn {meshnn.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    systems = "simulated system: n150, n300, t3k (default; or $MESHNN_SYSTEM), galaxy, p150, p300"
     p = sub.add_parser("info", help="the simulated systems and their memory figures")
-    p.add_argument("--system", default=None)
+    p.add_argument("--system", default=None, help=f"{systems} (marked with *)")
     p.set_defaults(run=info)
     p = sub.add_parser("demo", help="a Llama-style decoder, tensor-parallel on the simulated mesh")
-    p.add_argument("--system", default=None, help="n150, n300, t3k (default), galaxy, p150, p300")
+    p.add_argument("--system", default=None, help=systems)
     p.add_argument("--mesh", type=parse_mesh, default=None, help="ROWSxCOLS (default: the whole system)")
     p.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "bfloat8_b"], help="weight dtype")
-    p.add_argument("--layers", type=int, default=2)
-    p.add_argument("--hidden", type=int, default=1024)
-    p.add_argument("--seq", type=int, default=128)
-    p.add_argument("--heads", type=int, default=16)
+    p.add_argument("--layers", type=positive_int, default=2, help="decoder layers (default 2)")
+    p.add_argument("--hidden", type=positive_int, default=1024, help="model width (default 1024)")
+    p.add_argument("--seq", type=positive_int, default=128, help="sequence length, tokens (default 128)")
+    p.add_argument(
+        "--heads", type=positive_int, default=None, help="attention heads (default 16, or more to split over the mesh)"
+    )
     p.set_defaults(run=demo)
     p = sub.add_parser("memory", help="the per-device memory report (and a picture with --plot)")
-    p.add_argument("--system", default=None)
-    p.add_argument("--mesh", type=parse_mesh, default=None)
+    p.add_argument("--system", default=None, help=systems)
+    p.add_argument("--mesh", type=parse_mesh, default=None, help="ROWSxCOLS (default: the whole system)")
     p.add_argument("--plot", default=None, metavar="FILE.png", help="draw each buffer type's address space")
     p.add_argument("--timeline", action="store_true", help="record a few layers op by op (--plot draws the timeline)")
     p.set_defaults(run=memory)
     p = sub.add_parser("run", help="run a TTNN script unmodified, with `import ttnn` answered by meshnn")
-    p.add_argument("--system", default=None)
-    p.add_argument("script")
-    p.add_argument("args", nargs=argparse.REMAINDER)
+    p.add_argument("--system", default=None, help=systems)
+    p.add_argument("script", help="the Python script to run as __main__")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed on to the script")
     p.set_defaults(run=run_script)
     p = sub.add_parser("perf", help="run a TTNN script and predict each op's device time (table, ops-perf CSV, PNG)")
-    p.add_argument("--system", default=None)
+    p.add_argument("--system", default=None, help=systems)
     p.add_argument(
         "--out", default="meshnn_perf", metavar="DIR", help="folder of the CSV and PNG (default meshnn_perf)"
     )
     p.add_argument("--name", default=None, help="file name part (default: the script's name)")
     p.add_argument("--traced", action="store_true", help="time every op as a traced replay (default: eager)")
     p.add_argument("--no-plot", dest="plot", action="store_false", help="write no PNG")
-    p.add_argument("script")
-    p.add_argument("args", nargs=argparse.REMAINDER)
+    p.add_argument("script", help="the Python script to run as __main__")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed on to the script")
     p.set_defaults(run=perf)
     p = sub.add_parser("plan", help="plan a TTNN script on meshes that allocate but compute nothing: peaks, OOMs")
-    p.add_argument("--system", default=None)
+    p.add_argument("--system", default=None, help=systems)
     p.add_argument("--timeline", action="store_true", help="also print every op's memory row")
     p.add_argument("--plot", default=None, metavar="FILE.png", help="draw the memory timeline of the busiest mesh")
-    p.add_argument("script")
-    p.add_argument("args", nargs=argparse.REMAINDER)
+    p.add_argument("script", help="the Python script to run as __main__")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed on to the script")
     p.set_defaults(run=plan)
     return parser
 

@@ -63,6 +63,10 @@ def show(system: str | None, mesh_shape: tuple[int, int] | None, plot: str | Non
             if plot:
                 print(f"wrote {recorder.plot(plot, mesh)}")
             return 0
+        print(
+            "a synthetic working set (made up here, not your model's: six bfloat8_b weights in DRAM and six small "
+            "bfloat16 activations in L1, every third freed); use ttnn.memory_report(mesh) in your own script"
+        )
         print(f"memory of a {shape[0]}x{shape[1]} mesh on {spec.name} (bytes per bank):")
         print(ttnn.memory_report(mesh))
         if plot:

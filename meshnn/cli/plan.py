@@ -39,7 +39,7 @@ def plan_path(
     code = 0
     try:
         with meshnn.planning():
-            code = run_path(script, args, system=system)
+            code = run_path(script, args, system=system, passes=(meshnn.OutOfMemoryError, meshnn.PlanningError))
     except (meshnn.OutOfMemoryError, meshnn.PlanningError) as error:
         stopped = error
     finally:

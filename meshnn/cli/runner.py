@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+import traceback
+from types import TracebackType
 
 import meshnn
 from meshnn.compat import ttnn_alias
@@ -39,8 +41,11 @@ def supervise(script: str, args: list[str], system: str | None) -> int:
     return code
 
 
-def run_path(script: str, args: list[str], *, system: str | None = None) -> int:
-    """Run ``script`` as ``__main__`` with ``args``; a ttnn name meshnn lacks exits 3 with its name."""
+def run_path(
+    script: str, args: list[str], *, system: str | None = None, passes: tuple[type[BaseException], ...] = ()
+) -> int:
+    """Run ``script`` as ``__main__`` with ``args``; a ttnn name meshnn lacks exits 3 with its name.
+    An error of a type in ``passes`` reaches the caller instead of being reported here."""
     if not os.path.isfile(script):
         print(f"meshnn run: no such script: {script}", file=sys.stderr)
         return 2
@@ -56,10 +61,42 @@ def run_path(script: str, args: list[str], *, system: str | None = None) -> int:
         runpy.run_path(script, run_name="__main__")
     except NotImplementedByMeshnn as missing:
         print(f"meshnn run: {script} uses ttnn.{missing.name}, which meshnn does not implement yet", file=sys.stderr)
+        meshnn.end_all_ranks(f"{script} uses ttnn.{missing.name}, which meshnn does not implement yet")
         return MISSING_EXIT
     except SystemExit as exit_:
-        return exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+        if code:  # as `python -m mpi4py` does: a rank that exits non-zero ends the run
+            meshnn.end_all_ranks(f"{script} exited with code {code}")
+        return code
+    except passes:
+        raise
+    except BaseException as error:
+        report_uncaught(script, error)
+        return 1
     finally:
         sys.argv = saved
         sys.path.pop(0)
     return 0
+
+
+def report_uncaught(script: str, error: BaseException) -> None:
+    """An error the script did not catch, as Python reports it: the traceback from the script's
+    own first frame (the file and line of the mistake), then, under MPI, every rank ends (through
+    the MPI context's hook, which prints ``meshnn: rank R: raised ...`` once)."""
+    trace = _from_script(error.__traceback__, os.path.abspath(script))
+    error.with_traceback(trace)
+    if sys.excepthook is not sys.__excepthook__:
+        sys.excepthook(type(error), error, trace)  # the MPI context's hook: prints, then aborts
+    else:
+        traceback.print_exception(type(error), error, trace, file=sys.stderr)
+    meshnn.end_all_ranks(f"raised {type(error).__name__}: {error}")
+
+
+def _from_script(trace: TracebackType | None, script: str) -> TracebackType | None:
+    """``trace`` without the frames of ``meshnn run`` and runpy above the script's first frame."""
+    here = trace
+    while here is not None:
+        if os.path.abspath(here.tb_frame.f_code.co_filename) == script:
+            return here
+        here = here.tb_next
+    return trace

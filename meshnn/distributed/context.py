@@ -6,7 +6,9 @@ blocks, rank 0 first; a ``rank -> (first row, row count)`` mapping overrides tha
 stated in rows here because this layer knows nothing of mesh coordinates.
 
 The MPI implementation lives in :mod:`meshnn.distributed.mpi`, the only module that imports
-mpi4py; it is chosen when the process runs under ``mpiexec`` with more than one rank.
+mpi4py; it is chosen when the process runs under ``mpiexec`` with more than one rank.  Every
+collective takes ``op``, the name of the operation it serves, so that ranks that call different
+collectives are named.
 """
 
 from __future__ import annotations
@@ -29,13 +31,15 @@ class DistributedContext(Protocol):
     @property
     def world_size(self) -> int: ...
 
-    def barrier(self) -> None: ...
+    def barrier(self, op: str = ...) -> None: ...
 
-    def allgather_object(self, value: object) -> list[object]: ...
+    def allgather_object(self, value: object, op: str = ...) -> list[object]: ...
 
-    def allgather_array(self, array: np.ndarray, out: np.ndarray | None = None) -> list[np.ndarray]: ...
+    def gather_object(self, value: object, op: str = ...) -> list[object] | None: ...
 
-    def allreduce_array(self, array: np.ndarray, out: np.ndarray | None = None) -> np.ndarray: ...
+    def allgather_array(self, array: np.ndarray, out: np.ndarray | None = None, op: str = ...) -> list[np.ndarray]: ...
+
+    def allreduce_array(self, array: np.ndarray, out: np.ndarray | None = None, op: str = ...) -> np.ndarray: ...
 
     def abort(self, message: str) -> None: ...
 
@@ -46,19 +50,26 @@ class SingleProcessContext:
     rank = 0
     world_size = 1
 
-    def barrier(self) -> None:
+    def barrier(self, op: str = "barrier") -> None:
         return None
 
-    def allgather_object(self, value: object) -> list[object]:
+    def allgather_object(self, value: object, op: str = "allgather_object") -> list[object]:
         return [value]
 
-    def allgather_array(self, array: np.ndarray, out: np.ndarray | None = None) -> list[np.ndarray]:
+    def gather_object(self, value: object, op: str = "gather_object") -> list[object] | None:
+        return [value]
+
+    def allgather_array(
+        self, array: np.ndarray, out: np.ndarray | None = None, op: str = "allgather_array"
+    ) -> list[np.ndarray]:
         if out is None:
             return [array]
         np.copyto(out, array)
         return [out]
 
-    def allreduce_array(self, array: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    def allreduce_array(
+        self, array: np.ndarray, out: np.ndarray | None = None, op: str = "allreduce_array"
+    ) -> np.ndarray:
         if out is None:
             return array
         np.copyto(out, array)
@@ -97,6 +108,17 @@ def get_context() -> DistributedContext:
         else:
             _CONTEXT = SingleProcessContext()
     return _CONTEXT
+
+
+def end_all_ranks(message: str) -> None:
+    """Under an MPI run whose context exists, print ``meshnn: rank R: message`` and end every rank
+    now (``MPI_Abort``): what an uncaught error does, for callers that caught it (``meshnn run``,
+    the test plugin).  Otherwise nothing: in one process, or before any mesh was opened (then no
+    rank has met another, and the launcher ends the others when this process exits non-zero)."""
+    if not isinstance(message, str):
+        raise MeshnnTypeError(f"end_all_ranks: message must be a str, got {type(message).__name__}")
+    if _CONTEXT is not None and _CONTEXT.world_size > 1:
+        _CONTEXT.abort(message)
 
 
 def set_context(context: DistributedContext | None) -> None:

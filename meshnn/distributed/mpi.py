@@ -12,6 +12,7 @@ by default MPICH's launcher stops them at once itself).
 
 from __future__ import annotations
 
+import atexit
 import os
 import socket
 import sys
@@ -21,6 +22,7 @@ from types import TracebackType
 
 import numpy as np
 
+from meshnn.distributed.rendezvous import CONTROL, DATA, Rendezvous
 from meshnn.errors import DistributedError
 
 try:
@@ -42,8 +44,11 @@ class MpiContext:
         self._rank = self.comm.Get_rank()
         self._size = self.comm.Get_size()
         self.data_comm = self.comm.Dup()  # array collectives (dispatch threads), ordered by cq 0
+        self.rendezvous = Rendezvous(self.comm.Dup(), self._rank, self._size, self._abort)
+        self._aborting = threading.Lock()
         self.peers: list[tuple[str, int]] = self.comm.allgather((socket.gethostname(), os.getpid()))
-        self._install_excepthook()
+        self._install_excepthooks()
+        atexit.register(self.rendezvous.leave)  # runs before mpi4py finalises MPI
         self._start_watchdog()
 
     @property
@@ -54,16 +59,33 @@ class MpiContext:
     def world_size(self) -> int:
         return self._size
 
-    def barrier(self) -> None:
-        self.comm.Barrier()
+    def barrier(self, op: str = "barrier") -> None:
+        with self.rendezvous.channel_locks[CONTROL]:
+            self.rendezvous.arrive(CONTROL, op)
+            self.comm.Barrier()
 
-    def allgather_object(self, value: object) -> list[object]:
-        return self.comm.allgather(value)
+    def allgather_object(self, value: object, op: str = "allgather_object") -> list[object]:
+        with self.rendezvous.channel_locks[CONTROL]:
+            self.rendezvous.arrive(CONTROL, op)
+            return self.comm.allgather(value)
 
-    def allgather_array(self, array: np.ndarray, out: np.ndarray | None = None) -> list[np.ndarray]:
+    def gather_object(self, value: object, op: str = "gather_object") -> list[object] | None:
+        """Every rank's ``value`` in rank order on rank 0 (None on the others)."""
+        with self.rendezvous.channel_locks[CONTROL]:
+            self.rendezvous.arrive(CONTROL, op)
+            return self.comm.gather(value, root=0)
+
+    def allgather_array(
+        self, array: np.ndarray, out: np.ndarray | None = None, op: str = "allgather_array"
+    ) -> list[np.ndarray]:
         """Every rank's ``array`` in rank order (same dtype and trailing shape; leading sizes may
         differ), received into ``out`` (C-contiguous, all ranks' rows) when given."""
         local = np.ascontiguousarray(array)
+        with self.rendezvous.channel_locks[DATA]:
+            self.rendezvous.arrive(DATA, op)
+            return self._allgather(local, out)
+
+    def _allgather(self, local: np.ndarray, out: np.ndarray | None) -> list[np.ndarray]:
         counts = self.data_comm.allgather(local.shape[0] if local.ndim else 1)
         row = int(np.prod(local.shape[1:], dtype=np.int64)) if local.ndim > 1 else 1
         shape = (sum(counts), *local.shape[1:])
@@ -85,7 +107,9 @@ class MpiContext:
             start += count
         return parts
 
-    def allreduce_array(self, array: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    def allreduce_array(
+        self, array: np.ndarray, out: np.ndarray | None = None, op: str = "allreduce_array"
+    ) -> np.ndarray:
         """The element-wise sum over ranks of ``array`` (same shape and dtype on every rank), into
         ``out`` (C-contiguous, same shape and dtype) when given."""
         local = np.ascontiguousarray(array)
@@ -95,24 +119,41 @@ class MpiContext:
             raise DistributedError(
                 f"allreduce_array: out must be a C-contiguous {local.dtype} array of shape {local.shape}"
             )
-        self.data_comm.Allreduce(local, out, op=MPI.SUM)
+        with self.rendezvous.channel_locks[DATA]:
+            self.rendezvous.arrive(DATA, f"{op} ({local.dtype} sum)", local.nbytes)
+            self.data_comm.Allreduce(local, out, op=MPI.SUM)
         return out
 
     def abort(self, message: str) -> None:
-        print(f"meshnn: rank {self._rank}: {message}; aborting every rank", file=sys.stderr, flush=True)
-        time.sleep(ABORT_GRACE)  # let the launcher forward this line before it stops every rank
+        self._abort(message, True)
+
+    def _abort(self, message: str, loud: bool) -> None:
+        """End every rank: say why (when ``loud``), give the launcher a moment to forward the line,
+        then ``MPI_Abort``.  Only the first caller of a process prints."""
+        if self._aborting.acquire(blocking=False):
+            if loud:
+                print(f"meshnn: rank {self._rank}: {message}; aborting every rank", file=sys.stderr, flush=True)
+            time.sleep(ABORT_GRACE)  # let the launcher forward this line before it stops every rank
         self.comm.Abort(1)
 
     # ------------------------------------------------------------------------ failure handling
 
-    def _install_excepthook(self) -> None:
-        previous = sys.excepthook
+    def _install_excepthooks(self) -> None:
+        previous, previous_thread = sys.excepthook, threading.excepthook
 
         def hook(kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
             previous(kind, error, trace)
             self.abort(f"raised {kind.__name__}: {error}")
 
+        def thread_hook(args: threading.ExceptHookArgs) -> None:
+            if args.exc_type is SystemExit:
+                return
+            previous_thread(args)
+            name = args.thread.name if args.thread is not None else "a thread"
+            self.abort(f"raised {args.exc_type.__name__} in thread {name}: {args.exc_value}")
+
         sys.excepthook = hook
+        threading.excepthook = thread_hook
 
     def _start_watchdog(self) -> None:
         host = socket.gethostname()
@@ -124,9 +165,11 @@ class MpiContext:
             while True:
                 time.sleep(WATCH_INTERVAL)
                 for rank, pid in watched:
-                    if not _alive(pid):
-                        self.abort(f"rank {rank} (pid {pid}) died")
-                        return
+                    if not _alive(pid) and rank not in self.rendezvous.poll_exits():
+                        time.sleep(WATCH_INTERVAL)  # an exit notice may still be on its way
+                        if rank not in self.rendezvous.poll_exits():
+                            self.abort(f"rank {rank} (pid {pid}) died")
+                            return
 
         threading.Thread(target=watch, name="meshnn-mpi-watchdog", daemon=True).start()
 

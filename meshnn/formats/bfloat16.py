@@ -14,7 +14,6 @@ import functools
 import sys
 import warnings
 
-import ml_dtypes
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
@@ -23,15 +22,19 @@ BFLOAT16_NAN = 0x7FC0
 """The one NaN pattern ttnn's float32 -> bfloat16 conversion produces."""
 
 
+@functools.cache
+def _canonical_nans() -> bool:
+    return _ml_dtypes_nans_are_canonical()
+
+
 def _ml_dtypes_nans_are_canonical() -> bool:
     """Whether ml_dtypes turns every float32 NaN into 0x7FC0 or 0xFFC0 (checked, not assumed)."""
+    import ml_dtypes  # at first use, not with meshnn (about 0.9 s for ml_dtypes 0.7)
+
     nan_bits = np.array([0x7F800001, 0x7FC00000, 0x7FFFFFFF, 0xFF800001, 0xFFC12345], np.uint32)
     with np.errstate(invalid="ignore"):
         converted = nan_bits.view(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
     return set(converted.tolist()) <= {0x7FC0, 0xFFC0}
-
-
-_CANONICAL_NANS = _ml_dtypes_nans_are_canonical()
 
 
 def quiet_bfloat16_nans(bits: np.ndarray, produced: int | None = None) -> None:
@@ -48,7 +51,7 @@ def quiet_bfloat16_nans(bits: np.ndarray, produced: int | None = None) -> None:
         found = mask[: part.size]
         if produced is not None:
             np.equal(part, produced, out=found)
-        elif _CANONICAL_NANS:
+        elif _canonical_nans():
             np.equal(part, 0xFFC0, out=found)
         else:
             np.greater(part & 0x7FFF, 0x7F80, out=found)
@@ -81,6 +84,8 @@ def _torch_cast_nan() -> int | None:
         got = torch.from_numpy(values.copy()).to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16)
     except Exception:  # any failure means: do not use torch
         return None
+    import ml_dtypes  # at first use
+
     with np.errstate(invalid="ignore"):
         want = values.astype(ml_dtypes.bfloat16).view(np.uint16)
     nan = np.isnan(values)
@@ -122,6 +127,8 @@ def float32_to_bfloat16_bits(values: np.ndarray, *, out: np.ndarray | None = Non
         out = np.empty(values.shape, np.uint16)
     if _torch_cast_into(out, values):
         return out
+    import ml_dtypes  # at first use
+
     with np.errstate(invalid="ignore"):  # NaN -> bfloat16 NaN is wanted, not an error
         np.copyto(out.view(ml_dtypes.bfloat16), values, casting="unsafe")
     quiet_bfloat16_nans(out)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING
 
-import ml_dtypes
 import numpy as np
 
 from meshnn.errors import MeshnnValueError
@@ -80,7 +79,7 @@ class DataType(enum.Enum):
     @property
     def numpy_dtype(self) -> np.dtype:
         """The numpy type that ``to_numpy`` returns for this dtype (float32 for bfp and fp8)."""
-        return _NUMPY[self]
+        return _NUMPY.get(self) or bfloat16_dtype()
 
     def tile_size(self, tile: Tile) -> int:
         """Bytes of one tile of this dtype.
@@ -129,7 +128,6 @@ _STORAGE = {
 }
 
 _NUMPY = {
-    DataType.BFLOAT16: np.dtype(ml_dtypes.bfloat16),
     DataType.FLOAT32: np.dtype(np.float32),
     DataType.UINT32: np.dtype(np.uint32),
     DataType.BFLOAT8_B: np.dtype(np.float32),
@@ -140,3 +138,22 @@ _NUMPY = {
     DataType.INT8: np.dtype(np.int8),
     DataType.FP8_E4M3: np.dtype(np.float32),
 }
+
+
+_BFLOAT16: list[np.dtype] = []
+
+
+def bfloat16_dtype() -> np.dtype:
+    """numpy's bfloat16 (``ml_dtypes.bfloat16``), imported at its first use, not with meshnn:
+    importing ml_dtypes 0.7 takes about 0.9 s, most of ``import meshnn``."""
+    if not _BFLOAT16:
+        import ml_dtypes
+
+        _BFLOAT16.append(np.dtype(ml_dtypes.bfloat16))
+    return _BFLOAT16[0]
+
+
+def is_bfloat16(dtype: np.dtype) -> bool:
+    """Whether ``dtype`` is ml_dtypes' bfloat16 (without importing ml_dtypes: an array of it
+    exists only once something has)."""
+    return dtype.name == "bfloat16" and dtype.kind == "V"

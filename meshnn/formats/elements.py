@@ -22,14 +22,11 @@ Part of the ``formats`` layer; imports ``meshnn.errors`` and ``meshnn.formats`` 
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.bfloat16 import bfloat16_bits_to_float32, float32_to_bfloat16_bits
-from meshnn.formats.dtypes import DataType
-
-BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+from meshnn.formats.dtypes import DataType, bfloat16_dtype, is_bfloat16
 
 FP8_E4M3_MAX = 448.0
 FP8_E4M3_MIN_NORMAL = 2.0**-6
@@ -50,7 +47,7 @@ def check_input(values: object, dtype: DataType) -> np.ndarray:
             f"(np.asarray(...) for lists, tensor.numpy() for torch, bfloat16 viewed as ml_dtypes.bfloat16)"
         )
     source = values.dtype
-    if source != BFLOAT16 and source.kind not in "fiub":
+    if not is_bfloat16(source) and source.kind not in "fiub":
         raise MeshnnTypeError(f"cannot convert numpy {source} data to {dtype}")
     if dtype in _BFLOAT_TARGETS and source in _NOT_FOR_BFLOAT_TARGETS:
         raise MeshnnTypeError(
@@ -61,12 +58,12 @@ def check_input(values: object, dtype: DataType) -> np.ndarray:
 
 
 def _is_float(values: np.ndarray) -> bool:
-    return values.dtype == BFLOAT16 or values.dtype.kind == "f"
+    return is_bfloat16(values.dtype) or values.dtype.kind == "f"
 
 
 def to_float32(values: np.ndarray) -> np.ndarray:
     """float32 values (exact for bfloat16; the input itself when it is already float32)."""
-    if values.dtype == BFLOAT16:
+    if is_bfloat16(values.dtype):
         return bfloat16_bits_to_float32(values.view(np.uint16))
     return values.astype(np.float32, copy=False)
 
@@ -89,6 +86,8 @@ def _float32_to_fp8_bits(values: np.ndarray) -> np.ndarray:
         np.copysign(np.float32(0), values),
         np.clip(values, -FP8_E4M3_MAX, FP8_E4M3_MAX),
     )
+    import ml_dtypes  # at first use: see bfloat16_dtype
+
     with np.errstate(invalid="ignore"):
         bits = flushed.astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
     bits[np.isnan(values)] = FP8_E4M3_NAN
@@ -100,7 +99,7 @@ def to_storage(values: np.ndarray, dtype: DataType) -> np.ndarray:
     if dtype is DataType.FLOAT32:
         return np.array(to_float32(values), dtype=np.float32, copy=True, order="C")
     if dtype is DataType.BFLOAT16:
-        if values.dtype == BFLOAT16:
+        if is_bfloat16(values.dtype):
             return np.array(values.view(np.uint16), copy=True, order="C")
         return float32_to_bfloat16_bits(to_float32(values))
     if dtype is DataType.FP8_E4M3:
@@ -128,8 +127,10 @@ def pad_element(pad_value: float, dtype: DataType) -> np.generic:
 def from_storage(elements: np.ndarray, dtype: DataType) -> np.ndarray:
     """Stored elements as the values ``to_numpy`` gives (may be a view of ``elements``)."""
     if dtype is DataType.BFLOAT16:
-        return elements.view(BFLOAT16)
+        return elements.view(bfloat16_dtype())
     if dtype is DataType.FP8_E4M3:
+        import ml_dtypes  # at first use: see bfloat16_dtype
+
         return elements.view(ml_dtypes.float8_e4m3fn).astype(np.float32)
     return elements
 

@@ -11,8 +11,9 @@ from meshnn.mesh.buffer_config import (
     ReplicatedBufferConfig,
     ShardedBufferConfig,
 )
-from meshnn.mesh.command_queue import MeshCommandQueue, MeshEvent, event_query, event_synchronize
+from meshnn.mesh.command_queue import MeshCommandQueue
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, to_linear_index
+from meshnn.mesh.events import MeshEvent, event_query, event_synchronize
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import Device, MeshDevice, close_mesh_device, open_mesh_device, synchronize_device
 from meshnn.mesh.range_set import MeshCoordinateRangeSet, subtract

@@ -1,9 +1,8 @@
 """MeshCommandQueue: in-order reads, writes, workloads and events on a mesh.
 
-Each queue executes its work in order.  Work runs on the queue's dispatch thread, except that an
-enqueue finding the queue idle runs at once on the caller's thread (the same order, without a
-thread hand-off).  Every call validates its arguments before it enqueues anything.  A
-non-blocking write owns its data: it copies the caller's bytes when it cannot write them at once.
+Each queue executes its work in order (how: :mod:`meshnn.mesh.dispatch`, its base).  Every call
+validates its arguments before it enqueues anything.  A non-blocking write owns its data: it
+copies the caller's bytes when it cannot write them at once.
 
 An error raised while work executes is kept and surfaces at the next blocking call, ``finish``
 or ``event_synchronize`` of that queue; the queue stays usable.  Events order work across the
@@ -20,20 +19,23 @@ Part of the ``mesh`` layer; imports ``meshnn.errors``, ``meshnn.host`` and ``mes
 
 from __future__ import annotations
 
-import contextlib
-import threading
-import traceback
-from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError, QueueError, TraceError, WrongMeshError
+from meshnn.errors import (
+    MeshnnTypeError,
+    MeshnnValueError,
+    QueueError,
+    TraceError,
+    WrongMeshError,
+)
 from meshnn.host.threads import wait_timeout
 from meshnn.mesh.buffer_config import BufferRegion, ShardedBufferConfig
 from meshnn.mesh.coord import MeshCoordinateRange
-from meshnn.mesh.events import EVENT_IDS, MeshEvent, event_query, event_synchronize
+from meshnn.mesh.dispatch import QueueEngine
+from meshnn.mesh.events import EVENT_IDS, MeshEvent
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.planning import check_executes
 from meshnn.mesh.slab_copies import owned_copies, read_rows, same_in_every_row, write_rows
@@ -49,144 +51,17 @@ from meshnn.mesh.transfers import (
 from meshnn.mesh.workload import MeshWorkload
 
 if TYPE_CHECKING:
-    from meshnn.mesh.mesh_device import MeshDevice
-
-__all__ = ["MeshCommandQueue", "MeshEvent", "event_query", "event_synchronize"]
+    pass
 
 
-class MeshCommandQueue:
+class MeshCommandQueue(QueueEngine):
     """One command queue (``cq_id``) of a mesh device.  ``capture``: the trace being captured on it
     (:mod:`meshnn.mesh.trace`), or None."""
 
     capture: Any = None
 
-    def __init__(self, mesh: MeshDevice, cq_id: int) -> None:
-        self._mesh = mesh
-        self.cq_id = cq_id
-        self._work: deque[Callable[[], None]] = deque()
-        # A plain lock under the condition, taken directly by the enqueue path; nothing acquires it
-        # re-entrantly, and no finalizer or weakref callback (run inside a locked block?) touches a queue.
-        self._lock = threading.Lock()
-        self._cv = threading.Condition(self._lock)
-        self._finishing = 0  # threads waiting in finish(), under the lock
-        self._busy = False
-        self._error: BaseException | None = None
-        self._thread: threading.Thread | None = None
-        self._stopping = False
-
     def id(self) -> int:
         return self.cq_id
-
-    # ------------------------------------------------------------------------------- engine
-
-    def _submit(
-        self,
-        work: Callable[[], None],
-        *,
-        blocking: bool,
-        inline: bool = True,
-        own: Callable[[], Callable[[], None]] | None = None,
-    ) -> None:
-        """Run ``work`` in order; ``own`` makes a copy of the work that owns its host data.
-
-        Work finding the queue idle (nothing queued, nothing running) runs here and now; its end
-        wakes the waiters that need it: the dispatch thread when work was queued meanwhile (it
-        waits for the queue to be idle), and any ``finish``."""
-        owned = None
-        if own is not None and not blocking and (self._work or self._busy):  # a guess, made before the lock
-            owned = own()  # copies (and runs encoders) outside the lock: other callers need not wait
-        with self._lock:
-            run_here = inline and not self._work and not self._busy
-            if run_here:
-                self._busy = True
-            else:
-                if owned is None and own is not None and not blocking:
-                    owned = own()  # the queue became busy meanwhile
-                self._work.append(owned or work)
-                self._ensure_thread()
-                self._cv.notify_all()
-        if run_here:
-            try:
-                work()
-            except BaseException as e:  # kept for the next blocking call, like the thread's errors
-                self._keep(e)
-            finally:
-                with self._lock:
-                    self._busy = False
-                    if self._work or self._finishing:
-                        self._cv.notify_all()
-        if blocking:
-            self.finish()
-
-    def _ensure_thread(self) -> None:
-        if self._thread is None or not self._thread.is_alive():
-            self._stopping = False
-            self._thread = threading.Thread(target=self._dispatch, name=f"meshnn-cq{self.cq_id}", daemon=True)
-            self._thread.start()
-
-    def _dispatch(self) -> None:
-        while True:
-            with self._cv:
-                while (not self._work or self._busy) and not self._stopping:
-                    self._cv.wait(timeout=1.0)
-                if self._stopping and not self._work:
-                    return
-                work = self._work.popleft()
-                self._busy = True
-            try:
-                work()
-            except BaseException as e:
-                self._keep(e)
-            finally:
-                del work  # the wait below must not hold the last work's buffers (and so their memory)
-                with self._cv:
-                    self._busy = False
-                    self._cv.notify_all()
-
-    def _keep(self, error: BaseException) -> None:
-        """Keep the first error for the next blocking call, without its stack frames: a kept
-        traceback would hold every local of the enqueuing call stack (the user's dropped tensors
-        and their MeshBuffers) alive until the error surfaced.  The traceback is kept as text."""
-        released = _without_frames(error)
-        with self._cv:
-            if self._error is None:
-                self._error = released
-
-    def _raise_kept(self) -> None:
-        with self._cv:
-            error, self._error = self._error, None
-        if error is None:
-            return
-        if (
-            isinstance(error, MeshnnError)
-            or not isinstance(error, Exception)
-            or getattr(error, "_meshnn_host_code", False)
-        ):
-            raise error  # meshnn's own errors, an interrupt, or the caller's encoder / decoder failing
-        raise QueueError(f"work enqueued on cq {self.cq_id} failed: {type(error).__name__}: {error}") from error
-
-    def finish(self) -> None:
-        """Wait until every enqueued piece of work has run; raise the first error kept."""
-        deadline = 2 * wait_timeout() + 1  # beyond any one wait's own timeout, so that one reports first
-        with self._cv:
-            self._finishing += 1
-            try:
-                drained = self._cv.wait_for(lambda: not self._work and not self._busy, timeout=deadline)
-            finally:
-                self._finishing -= 1
-            if not drained:
-                raise QueueError(f"cq {self.cq_id} did not drain within {deadline} s (is it waiting for an event?)")
-        self._raise_kept()
-
-    def shutdown(self) -> None:
-        """Drain and stop the dispatch thread (the mesh is closing); errors are dropped."""
-        with contextlib.suppress(MeshnnError):
-            self.finish()
-        with self._cv:
-            self._stopping = True
-            self._cv.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout=wait_timeout())
 
     # ------------------------------------------------------------------------------ checks
 
@@ -369,21 +244,3 @@ class MeshCommandQueue:
                 )
 
         self._submit(wait, blocking=False, inline=False)
-
-
-def _without_frames(error: BaseException) -> BaseException:
-    """``error`` (and the errors chained to it) with the tracebacks dropped and written into a note."""
-    if error.__traceback__ is None:
-        return error
-    text = "".join(traceback.format_exception(error)).rstrip()
-    seen: set[int] = set()
-    pending: list[BaseException | None] = [error]
-    while pending:
-        item = pending.pop()
-        if item is None or id(item) in seen:
-            continue
-        seen.add(id(item))
-        item.__traceback__ = None
-        pending += [item.__cause__, item.__context__]
-    error.add_note(f"raised on the queue's dispatch (traceback kept as text):\n{text}")
-    return error

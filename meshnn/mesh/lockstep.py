@@ -15,6 +15,7 @@ mesh layer's coordinates.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import os
 import sys
@@ -64,7 +65,7 @@ class LockstepAllocation:
     allocator: DeviceAllocator
     context: DistributedContext
     _shape: MeshShape
-    _owners: dict[int, weakref.ref]  # key -> weak ref of each owning MeshBuffer not yet freed
+    _owners: dict[int, tuple[int, int, weakref.ref]]  # key -> (buffer type, address, weak ref) of each owning buffer
     _buffer_keys: itertools.count
     _submeshes: list[weakref.ref]
     allocations_unsafe: bool
@@ -96,7 +97,7 @@ class LockstepAllocation:
             )
 
     def _check_lockstep(self, layout: BufferLayout, address: int) -> None:
-        seen = self.context.allgather_object(address)
+        seen = self.context.allgather_object(address, op="lock-step check")
         if len(set(seen)) > 1:
             self.allocator.deallocate(layout.buffer_type, address)
             pairs = ", ".join(f"rank {r}: {a}" for r, a in enumerate(seen))
@@ -106,32 +107,52 @@ class LockstepAllocation:
                 rank=self.context.rank,
             )
 
-    def register_buffer(self, buffer: object) -> int:
-        """Record an owning MeshBuffer (weakly) until :meth:`forget_buffer` of the key returned.
-        Single dict operations, atomic under the GIL: any thread may register and forget."""
+    def register_buffer(self, buffer: object, buffer_type: BufferType, address: int) -> int:
+        """Record an owning MeshBuffer (weakly, with its buffer type and address) until
+        :meth:`forget_buffer` of the key returned.  Single dict operations, atomic under the
+        interpreter lock: any thread may register and forget."""
         key = next(self._buffer_keys)
-        self._owners[key] = weakref.ref(buffer)
+        self._owners[key] = (buffer_type.value, address, weakref.ref(buffer))
         return key
 
     def forget_buffer(self, key: int) -> None:
         """Drop the record of a freed buffer (safe to repeat)."""
         self._owners.pop(key, None)
 
+    def _snapshot(self) -> list[tuple[int, int, weakref.ref]]:
+        """The registry's entries, copied in one step (a C-level copy under the interpreter lock:
+        a reporter never holds the registry while it works through the entries)."""
+        return list(self._owners.values())
+
     def _registered(self) -> list:
         """The owning MeshBuffers registered on this mesh and still referenced (a snapshot: the
         registry may change while it is used)."""
-        refs = list(self._owners.values())
-        return [b for b in (r() for r in refs) if b is not None]
+        return [b for b in (entry[2]() for entry in self._snapshot()) if b is not None]
 
     def live_buffers(self) -> list:
-        """Every allocated MeshBuffer that owns its memory, by address (safe to call while other
-        threads create and free buffers)."""
-        found = [b for b in self._registered() if b.owns_data and b.is_allocated()]  # type: ignore[attr-defined]
+        """Every allocated MeshBuffer that owns its memory, by buffer type and address (safe to
+        call while other threads create and free buffers: it works on a snapshot)."""
+        entries = self._snapshot()
         for ref in self._submeshes:
             sub = ref()
             if sub is not None:
-                found += sub.live_buffers()
-        return sorted(found, key=lambda b: (b.buffer_type().value, b.address()))
+                entries += sub._snapshot()
+        entries.sort(key=lambda entry: entry[:2])
+        return [b for b in (entry[2]() for entry in entries) if b is not None and b.is_allocated()]
+
+    def buffer_counts(self) -> dict[BufferType, int]:
+        """How many owning MeshBuffers of each buffer type are live (submeshes' included), from
+        one snapshot of the registry, without visiting the buffers."""
+        counts = dict.fromkeys(BufferType, 0)
+        values = {t.value: t for t in BufferType}
+        entries = self._snapshot()
+        for ref in self._submeshes:
+            sub = ref()
+            if sub is not None:
+                entries += sub._snapshot()
+        for value, count in collections.Counter(entry[0] for entry in entries).items():
+            counts[values[value]] += count
+        return counts
 
     def buffer_at(self, buffer_type: BufferType, address: int):
         for buffer in self.live_buffers():

@@ -52,15 +52,16 @@ def _release(
     key: int,
     layout: BufferLayout,
 ) -> None:
-    """Free an owned buffer's address (if its mesh is still open) and pool or drop its slab."""
+    """Free an owned buffer's address and pool or drop its slab.  The address is freed even when
+    the mesh has closed meanwhile (a release racing the close, or a submesh dropped first): it is
+    this buffer's own, released once, and a submesh shares its parent's allocator."""
     storage.release()
     device = mesh()
-    if device is None:
-        return
-    device.forget_buffer(key)
-    if device.is_open() and storage.size:
+    if device is not None:
+        device.forget_buffer(key)
+    if storage.size:
         allocator.deallocate(buffer_type, address)  # type: ignore[attr-defined]
-        if OBSERVERS:
+        if OBSERVERS and device is not None:
             OBSERVERS.deallocated(
                 BufferEvent(device, key, buffer_type, address, storage.size, layout.page_size, None, layout)
             )
@@ -101,33 +102,46 @@ class MeshBuffer:
         self.views: object = None  # the layer above's record of the tensors viewing this buffer (opaque here)
         self._pending: list[tuple] = []  # an owner's release, until it runs (see __del__)
         if address is None:
+            self._allocate_owned(mesh_device, local_size)
+        else:
+            self._view_of(mesh_device, address, local_size)
+        return self
+
+    def _allocate_owned(self, mesh_device: MeshDevice, local_size: int) -> None:
+        """Reserve this buffer's address on every device, its bytes (none on a planning mesh) and
+        its release; observers hear of it."""
+        local, layout = self._local_config, self._layout
+        with mesh_device.allocation_lock:  # a close either sees this buffer registered, or refuses it
+            if mesh_device.closing:
+                raise DeviceClosedError(f"mesh device {mesh_device.shape} is closed (closing): nothing allocated")
             self._address = mesh_device.allocate_lockstep(layout, bottom_up=local.bottom_up)
             storage = SlabStorage if mesh_device.executes else NoBytes  # a planning mesh keeps no bytes
             self._storage = storage(len(mesh_device.local), local_size)
-            key = mesh_device.register_buffer(self)
-            self._pending.append(
-                (mesh_device.allocator, local.buffer_type, self._address, self._storage, self._mesh_ref, key, layout)
+            key = mesh_device.register_buffer(self, local.buffer_type, self._address)
+            release = (mesh_device.allocator, local.buffer_type, self._address, self._storage, self._mesh_ref, key)
+            self._pending.append((*release, layout))  # before the lock is let go: a close's deallocate runs it
+        if OBSERVERS:
+            OBSERVERS.allocated(
+                BufferEvent(
+                    mesh_device, key, local.buffer_type, self._address, local_size, local.page_size, self, layout
+                )
             )
-            if OBSERVERS:
-                OBSERVERS.allocated(
-                    BufferEvent(
-                        mesh_device, key, local.buffer_type, self._address, local_size, local.page_size, self, layout
-                    )
-                )
-        else:
-            owner = mesh_device.buffer_at(local.buffer_type, address)
-            if owner is None:
-                raise MeshnnValueError(
-                    f"address={address} is not the address of a live {local.buffer_type.name} MeshBuffer on this mesh"
-                )
-            if local_size > owner.device_local_size():
-                raise MeshnnValueError(
-                    f"a view of {local_size} B per device does not fit the {owner.device_local_size()} B buffer "
-                    f"at address {address}"
-                )
-            self._owner, self._address, self._storage = owner, address, owner._storage
-            # a view frees nothing, and is not registered: its owner is
-        return self
+
+    def _view_of(self, mesh_device: MeshDevice, address: int, local_size: int) -> None:
+        """A view of the live buffer that owns ``address``: its bytes, no allocation of its own
+        (a view frees nothing, and is not registered: its owner is)."""
+        buffer_type = self._local_config.buffer_type
+        owner = mesh_device.buffer_at(buffer_type, address)
+        if owner is None:
+            raise MeshnnValueError(
+                f"address={address} is not the address of a live {buffer_type.name} MeshBuffer on this mesh"
+            )
+        if local_size > owner.device_local_size():
+            raise MeshnnValueError(
+                f"a view of {local_size} B per device does not fit the {owner.device_local_size()} B buffer "
+                f"at address {address}"
+            )
+        self._owner, self._address, self._storage = owner, address, owner._storage
 
     def _release_once(self) -> None:
         """Run the owner's release if it has not run: ``list.pop`` is atomic, so of several
@@ -171,7 +185,7 @@ class MeshBuffer:
         if self.is_allocated():
             return
         mesh = self._mesh_ref()
-        if mesh is None or not mesh.is_open():
+        if mesh is None or mesh.closing:
             raise DeviceClosedError(f"{what} at address {self._address} belongs to a closed mesh device")
         raise DeallocatedError(f"{what} at address {self._address} is deallocated")
 

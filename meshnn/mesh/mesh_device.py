@@ -98,10 +98,12 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices):
         self._rows = {coord: i for i, coord in enumerate(self._local)}
         self._full_range: MeshCoordinateRange | None = None
         self._full_range_of: MeshShape | None = None
-        self._owners: dict[int, weakref.ref] = {}  # key -> weak ref of each owning MeshBuffer not yet freed
+        self._owners: dict[int, tuple[int, int, weakref.ref]] = {}  # key -> (type, address, ref) of owning buffers
         self._buffer_keys = itertools.count()
         self._lock = threading.RLock()
+        self.allocation_lock = self._lock  # held from the closing check to the registration of a MeshBuffer
         self._closed_at: str | None = None
+        self._closing = False  # from the start of close(): a freed buffer then reads as closed
         self.fabric_config: object = None
         self.traces: dict[int, object] = {}  # trace id -> MeshTrace (meshnn.mesh.trace), captured and not released
         self.allocations_unsafe = False  # a trace exists and none is being captured (allocations warn once)
@@ -143,10 +145,18 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices):
             where = f" (closed at {self._closed_at})" if self._closed_at else ""
             raise DeviceClosedError(f"mesh device {self._shape} is closed{where}")
 
+    @property
+    def closing(self) -> bool:
+        """True from the start of :meth:`close` (while its queues drain) on."""
+        return self._closing or not self._open
+
     def close(self) -> None:
-        """Close submeshes first, drain the queues, then deallocate every live MeshBuffer."""
+        """Close submeshes first, drain the queues (they take no new work: DeviceClosedError),
+        then deallocate every live MeshBuffer."""
         if not self._open:
             return
+        with self.allocation_lock:  # after this, no new MeshBuffer is allocated on this mesh
+            self._closing = True
         for ref in self._submeshes:
             sub = ref()
             if sub is not None:

@@ -20,6 +20,7 @@ from meshnn.formats.layout import Layout
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.checks import broadcast_shape, same_mesh
 from meshnn.ops.eltwise.kernel import elementwise
+from meshnn.ops.filled import fill_device_tensor
 from meshnn.ops.outputs import out_spec_like
 from meshnn.tensor.copies import copy_host_to_device_tensor
 from meshnn.tensor.lifetime import allocate_tensor_on_device, deallocate, host_memory_bytes
@@ -85,16 +86,24 @@ def full(
     if device is None:
         _check_host_memory("full", dims)
         return _made(np.full(dims, fill_value, kind), dtype, layout, device, memory_config)
-    return _filled("full", lambda: np.full(dims, fill_value, kind), dims, dtype, layout, device, memory_config)
+    constant = np.array(fill_value).astype(kind)[()]  # as np.full(dims, fill_value, kind) holds it
+    return _filled(
+        "full", lambda: np.full(dims, fill_value, kind), dims, dtype, layout, device, memory_config, constant
+    )
 
 
-def _filled(op: str, values, dims, dtype: DataType, layout: Layout, device: MeshDevice, memory_config) -> Tensor:
+def _filled(
+    op: str, values, dims, dtype: DataType, layout: Layout, device: MeshDevice, memory_config, constant=None
+) -> Tensor:
     """A replicated device tensor of ``values()``: the MeshBuffer is allocated first, so a tensor
-    that cannot fit raises OutOfMemoryError before any host memory is spent on its values."""
+    that cannot fit raises OutOfMemoryError before any host memory is spent on its values; a
+    ``constant`` (every value the same) is made in device memory (:mod:`meshnn.ops.filled`)."""
     target = allocate_tensor_on_device(TensorSpec(dims, dtype, layout, memory_config=memory_config), device)
     if not device.executes:
         return target  # a planning mesh: the values are neither made nor written
     try:
+        if constant is not None and fill_device_tensor(target, constant):  # made on the device: no host copy
+            return target
         _check_host_memory(op, dims)
         copy_host_to_device_tensor(Tensor(values(), dtype, layout=layout), target)
     except BaseException:

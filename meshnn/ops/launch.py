@@ -157,7 +157,13 @@ class _Run:
 
     def __call__(self, ctx: ProgramContext) -> None:
         """The kernel over the rows of every device of the program (bound for memos when they are
-        all the local devices), or over the first device's only (:meth:`_on_first_device`)."""
+        all the local devices), or over the first device's only (:meth:`_on_first_device`).  A
+        device computes inf and NaN without a word: numpy's floating-point warnings are off while
+        a kernel runs, so none reaches the user for inf / NaN input."""
+        with np.errstate(all="ignore"):
+            self._run(ctx)
+
+    def _run(self, ctx: ProgramContext) -> None:
         rows, coords = ctx.buffers, ctx.coords
         caller = self.caller
         defer = caller is _ANY_THREAD or caller == threading.get_ident()

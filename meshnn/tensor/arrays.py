@@ -14,14 +14,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
-from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError, format_bytes
 from meshnn.formats.codec import encode, encode_many
-from meshnn.formats.dtypes import DataType
+from meshnn.formats.dtypes import DataType, bfloat16_dtype, is_bfloat16
 from meshnn.formats.layout import Layout, Tile
 from meshnn.formats.packed_spec import check_encodable, packed_spec
+from meshnn.host.memory import check_host_memory
 from meshnn.mesh.coord import MeshCoordinate, MeshShape
 from meshnn.tensor.mappers import TensorToMesh
 from meshnn.tensor.memory_config import MemoryConfig
@@ -29,12 +29,8 @@ from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DistributedHostBuffer, HostBuffer, HostStorage, NoValues
 from meshnn.tensor.topology import TensorTopology
 
-BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
-
-
 _DTYPE_OF_NUMPY = {
     np.dtype(np.float32): DataType.FLOAT32,
-    BFLOAT16: DataType.BFLOAT16,
     np.dtype(np.int32): DataType.INT32,
     np.dtype(np.uint32): DataType.UINT32,
     np.dtype(np.uint16): DataType.UINT16,
@@ -44,6 +40,8 @@ _DTYPE_OF_NUMPY = {
 
 
 def infer_dtype(array: np.ndarray) -> DataType:
+    if is_bfloat16(array.dtype):
+        return DataType.BFLOAT16
     try:
         return _DTYPE_OF_NUMPY[array.dtype]
     except KeyError:
@@ -81,7 +79,7 @@ def as_array(data: Any) -> np.ndarray:
             return shape_only(data.shape, as_array(torch.zeros((), dtype=data.dtype)).dtype)
         tensor = data.detach().cpu()
         if tensor.dtype == torch.bfloat16:
-            return tensor.contiguous().view(torch.int16).numpy().view(BFLOAT16)
+            return tensor.contiguous().view(torch.int16).numpy().view(bfloat16_dtype())
         return tensor.numpy()
     if isinstance(data, list | tuple | int | float):
         try:
@@ -138,9 +136,22 @@ class MappedArray:
         kind = {"tile": spec.tile, "pad_value": self.pad_value, "col_tilize": self.col_tilize}
         encode_many(jobs, spec.dtype, spec.layout, **kind)
 
+    def check_host_memory(self, op: str, devices: int | None = None) -> None:
+        """Refuse (HostMemoryError) a conversion the host has not the memory for: the encoded
+        shards (one per local device on a mesh: the simulator keeps device memory in host memory,
+        ``devices`` of them; else one per distinct shard) and a shard's float32 scratch."""
+        size = self.spec.compute_packed_buffer_size_bytes()
+        groups = self.unique_shards()
+        count = devices if devices is not None else len(groups)
+        largest = max((shard.size for shard, _ in groups), default=0)
+        needed = count * size + 4 * largest
+        where = f"{count} local device(s)" if devices is not None else f"{count} distinct shard(s)"
+        check_host_memory(op, needed, f"{format_bytes(size)} for each of {where}, plus conversion scratch")
+
     def host_storage(self) -> HostStorage:
         """Host storage of the shards in this spec's format, each distinct shard encoded once when
         first read (replicas share one buffer, as ttnn's do)."""
+        self.check_host_memory("from_torch")
         buffer = DistributedHostBuffer(self.buffer_shape, is_local=self.is_local)
         if self.shape_only:  # no values: each shard is its size only
             size = self.spec.compute_packed_buffer_size_bytes()

@@ -58,6 +58,7 @@ class MeshToTensor:
         if not isinstance(config, MeshComposerConfig):
             raise MeshnnTypeError(f"config must be a MeshComposerConfig, got {config!r}")
         self.mesh_shape = mesh_shape_of(mesh)
+        self.mesh_device = mesh if isinstance(mesh, MeshDevice) else None
         self.config = config
         shape = config.mesh_shape_override or self.mesh_shape
         if shape.dims() != len(config.dims):
@@ -167,8 +168,9 @@ def ConcatMesh2dToTensor(mesh_device: MeshDevice, mesh_shape: Sequence[int], dim
         raise MeshnnValueError(f"ConcatMesh2dToTensor: both dimensions in 'dims' must be different, got {dims}")
     shape = MeshShape(mesh_shape)
     device_shape = mesh_shape_of(mesh_device)
-    if shape.dims() != 2 or shape.mesh_size() > device_shape.mesh_size():
+    if shape.dims() != 2 or device_shape.dims() != 2 or any(n > m for n, m in zip(shape, device_shape, strict=True)):
         raise MeshnnValueError(
-            f"ConcatMesh2dToTensor: mesh_shape {list(shape)} must be 2-D and fit in the mesh {list(device_shape)}"
+            f"ConcatMesh2dToTensor: mesh_shape {list(shape)} must be 2-D and fit in the mesh {list(device_shape)} "
+            "(each dimension at most the mesh's)"
         )
     return MeshToTensor(mesh_device, MeshComposerConfig(dims, shape))

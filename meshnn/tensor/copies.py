@@ -9,8 +9,8 @@ Layer: tensor.  Imports errors, mesh and the tensor modules storage, tensor, pla
 from __future__ import annotations
 
 from meshnn.errors import MeshnnValueError
-from meshnn.mesh.command_queue import ShardDataTransfer
 from meshnn.mesh.coord import MeshCoordinate
+from meshnn.mesh.transfers import ShardDataTransfer
 from meshnn.tensor.placement import placement_on
 from meshnn.tensor.readback import from_device, queue_of
 from meshnn.tensor.storage import DeviceStorage, HostStorage

@@ -69,7 +69,7 @@ def gather_remote_shards(
     if context.world_size == 1:
         raise MeshnnError(f"shards at {missing[:4]} are not populated on this host")
     gathered: dict[MeshCoordinate, np.ndarray] = {}
-    for part in context.allgather_object(local):
+    for part in context.allgather_object(local, op="composer"):
         gathered.update(part)  # type: ignore[arg-type]
     absent = [c for c in missing if c not in gathered]
     if absent:

@@ -26,6 +26,7 @@ from meshnn.tensor.readback import composed_from_device, decoded_shards
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DeviceStorage
 from meshnn.tensor.tensor import Tensor, check_tensor
+from meshnn.tensor.topology import check_made_for
 
 # ttnn.distribute(mapper_or_composer) binds these for from_torch / to_torch inside its block.
 DEFAULT_MAPPER: contextvars.ContextVar[TensorToMesh | None] = contextvars.ContextVar("mapper", default=None)
@@ -55,6 +56,8 @@ def to_numpy(tensor: Tensor, *, mesh_composer: MeshToTensor | None = None, dtype
     if composer is not None and not isinstance(composer, MeshToTensor):
         raise MeshnnTypeError(f"mesh_composer must be a ttnn mesh composer, got {type(composer).__name__}")
     if composer is not None:
+        on = tensor.storage.mesh_buffer.device() if isinstance(tensor.storage, DeviceStorage) else None
+        check_made_for("mesh_composer", composer.mesh_device, on)
         direct = composed_from_device(tensor, composer)
         if direct is not None:
             return direct if dtype is None else direct.astype(dtype)

@@ -218,7 +218,10 @@ def ShardTensor2dMesh(mesh_device: MeshDevice, mesh_shape: Sequence[int], dims: 
     device_shape = mesh_shape_of(mesh_device)
     if shape.dims() != 2 or len(dims) != 2:
         raise MeshnnValueError(f"ShardTensor2dMesh needs a 2-D mesh_shape and two dims, got {mesh_shape}, {dims}")
-    if shape.mesh_size() > device_shape.mesh_size():
-        raise MeshnnValueError(f"ShardTensor2dMesh: mesh_shape {list(shape)} exceeds the mesh {list(device_shape)}")
+    if shape.dims() != device_shape.dims() or any(n > m for n, m in zip(shape, device_shape, strict=True)):
+        raise MeshnnValueError(
+            f"ShardTensor2dMesh: mesh_shape {list(shape)} exceeds the mesh {list(device_shape)} "
+            "(each dimension must be at most the mesh's)"
+        )
     placements = [PlacementReplicate() if d is None else PlacementShard(d) for d in dims]
     return TensorToMesh(mesh_device, MeshMapperConfig(placements, shape))

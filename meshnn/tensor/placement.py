@@ -14,10 +14,9 @@ import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, PlanningError, WrongMeshError
 from meshnn.formats.codec import byte_view
-from meshnn.mesh.command_queue import ShardDataTransfer
 from meshnn.mesh.coord import MeshCoordinate, MeshShape, to_linear_index
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.mesh.transfers import HostEncoder
+from meshnn.mesh.transfers import HostEncoder, ShardDataTransfer
 from meshnn.tensor.arrays import MappedArray
 from meshnn.tensor.lifetime import allocate_mesh_buffer, device_tensor
 from meshnn.tensor.memory_config import MemoryConfig
@@ -96,12 +95,7 @@ def mapped_to_device(
             to_linear_index(device.shape, coord)
         groups = mapped.unique_shards()
     queue = device.mesh_command_queue(cq_id or 0)
-    queue.refuse_in_capture("Writes")  # (before the buffer is allocated)
-    if mapped.shape_only and device.executes:
-        raise PlanningError(
-            f"a torch meta tensor of shape {list(mapped.spec.shape)} has no values to write to the executing "
-            f"{device.shape} mesh; plan with a mesh opened with execute=False, or give real values"
-        )
+    _check_writable(mapped, device, queue)
     buffer = allocate_mesh_buffer(spec, device)  # sized by the spec: a shard's packed bytes fill its device's region
     if not device.executes:  # a planning mesh: an address, no bytes, nothing encoded
         return device_tensor(spec, buffer, coords, topology)
@@ -128,6 +122,20 @@ def mapped_to_device(
         buffer.deallocate()
         raise
     return device_tensor(spec, buffer, coords, topology)
+
+
+def _check_writable(mapped: MappedArray, device: MeshDevice, queue: object) -> None:
+    """What must hold before a put allocates anything: no trace is being captured on the queue,
+    a shape-only (meta) tensor goes only to a planning mesh, and the conversion fits host memory."""
+    queue.refuse_in_capture("Writes")  # type: ignore[attr-defined]
+    if not device.executes:
+        return
+    if mapped.shape_only:
+        raise PlanningError(
+            f"a torch meta tensor of shape {list(mapped.spec.shape)} has no values to write to the executing "
+            f"{device.shape} mesh; plan with a mesh opened with execute=False, or give real values"
+        )
+    mapped.check_host_memory("from_torch", len(device.local_coords()))  # before any device memory is taken
 
 
 def placement_on(tensor: Tensor, device: MeshDevice) -> tuple[list[MeshCoordinate], TensorTopology]:

@@ -12,10 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from meshnn.formats.codec import byte_view, decode, decode_many
-from meshnn.mesh.command_queue import ShardDataTransfer
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.planning import check_executes
-from meshnn.mesh.transfers import HostDecoder
+from meshnn.mesh.transfers import HostDecoder, ShardDataTransfer
 from meshnn.tensor.composers import MeshToTensor
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import RESULT_ARRAYS, DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage

@@ -32,7 +32,7 @@ from meshnn.tensor.mappers import TensorToMesh
 from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.spec import Shape, TensorSpec
 from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostStorage, StorageType
-from meshnn.tensor.topology import TensorTopology
+from meshnn.tensor.topology import TensorTopology, check_made_for
 
 if TYPE_CHECKING:
     from meshnn.tensor.composers import MeshToTensor
@@ -91,6 +91,8 @@ class Tensor:
         if layout is None:
             layout = Layout.TILE if target.is_block_float else Layout.ROW_MAJOR
         fill = 0.0 if pad_value is None else pad_value
+        if isinstance(mesh_mapper, TensorToMesh):
+            check_made_for("mesh_mapper", mesh_mapper.mesh_device, device)
         mapped = map_array(
             array, target, layout, tile=tile, pad_value=fill, mesh_mapper=mesh_mapper, col_tilize=col_tilize
         )

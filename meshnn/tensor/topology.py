@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.errors import DeviceClosedError, MeshnnTypeError, MeshnnValueError, WrongMeshError
 from meshnn.mesh.coord import MeshCoordinate, MeshShape
 from meshnn.mesh.mesh_device import MeshDevice
 
@@ -104,3 +104,17 @@ def pair_of_dims(op: str, dims: object) -> list:
 
 def num_devices(mesh: MeshDevice | MeshShape) -> int:
     return mesh_shape_of(mesh).mesh_size()
+
+
+def check_made_for(what: str, mesh: MeshDevice | None, device: MeshDevice | None) -> None:
+    """A mapper or composer made for ``mesh`` (None: for a bare MeshShape) may serve ``device``
+    (None: a host tensor) only when its mesh is open and is that device."""
+    if mesh is None:
+        return
+    if mesh.closing:
+        raise DeviceClosedError(f"{what} was made for mesh device {mesh.shape}, which is closed")
+    if device is not None and device is not mesh:
+        raise WrongMeshError(
+            f"{what} was made for another mesh device ({mesh!r}) than the tensor's ({device!r}); "
+            "make it for the tensor's mesh"
+        )

@@ -15,6 +15,7 @@ import os
 import pytest
 
 from meshnn.compat import ttnn_alias
+from meshnn.testing.ranks import pytest_runtest_logreport  # noqa: F401  (a hook: a failed test ends every MPI rank)
 
 SYSTEM_OPTION = "--system"
 pytest_plugins = ["meshnn.testing.planning"]  # --meshnn-plan: planning meshes for the whole session

@@ -22,7 +22,7 @@ from meshnn.mesh import (
     ShardedBufferConfig,
     event_synchronize,
 )
-from meshnn.mesh.command_queue import MeshEvent
+from meshnn.mesh.events import MeshEvent
 
 
 def test_replicated_async_io(open_mesh):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import os
 import re
 import threading
 from collections.abc import Callable
@@ -49,6 +50,7 @@ BUILTIN = {  # the builtin each meshnn error also is
     ttnn.WrongMeshError: ValueError,
     ttnn.InvalidFreeError: ValueError,
     ttnn.TensorFileError: ValueError,
+    ttnn.HostMemoryError: MemoryError,
     ttnn.MeshnnTypeError: TypeError,
     ttnn.OutOfMemoryError: MemoryError,
     ttnn.DeallocatedError: RuntimeError,
@@ -1973,8 +1975,101 @@ def decode_rows() -> list[Case]:
     return c
 
 
+def hostile() -> list[Case]:
+    """What an adversarial pass found accepted (issue 26): mappers and composers of another or a
+    closed mesh, 2-D mesh shapes that are not the mesh's, conversions bigger than host memory,
+    files that are not regular files or have a NUL in their name, a submesh of a closed parent."""
+    c: list[Case] = []
+
+    def row(target, what, call, error, names):
+        c.append(Case(target, what, call, error, names))
+
+    t = torch.ones(8, 32, 32)
+    huge = np.broadcast_to(np.float32(0), (1 << 20, 1 << 18))  # 1 TiB of float32, no memory behind it
+    row(
+        "ShardTensor2dMesh",
+        "mesh_shape (4, 2) on a 2x4 mesh",
+        lambda e: ttnn.ShardTensor2dMesh(e.mesh, (4, 2), (0, 1)),
+        VALUE,
+        "mesh_shape",
+    )
+    row(
+        "ConcatMesh2dToTensor",
+        "mesh_shape (4, 2) on a 2x4 mesh",
+        lambda e: ttnn.ConcatMesh2dToTensor(e.mesh, (4, 2), (0, 1)),
+        VALUE,
+        "mesh_shape",
+    )
+    row(
+        "from_torch",
+        "mapper of a closed mesh",
+        lambda e: ttnn.from_torch(t[:1], mesh_mapper=e.closed_mapper),
+        CLOSED,
+        "mesh_mapper",
+    )
+    row(
+        "from_torch",
+        "mapper of another mesh of the same shape",
+        lambda e: ttnn.from_torch(t, device=e.mesh, mesh_mapper=ttnn.ShardTensorToMesh(e.other_mesh, dim=0)),
+        WRONG_MESH,
+        "mesh_mapper",
+    )
+    row(
+        "to_torch",
+        "composer of another mesh of the same shape",
+        lambda e: ttnn.to_torch(e.a, mesh_composer=ttnn.ConcatMeshToTensor(e.other_mesh, dim=0)),
+        WRONG_MESH,
+        "mesh_composer",
+    )
+    row(
+        "to_torch",
+        "composer of a closed mesh",
+        lambda e: ttnn.to_torch(e.host, mesh_composer=e.closed_composer),
+        CLOSED,
+        "mesh_composer",
+    )
+    row(
+        "from_torch",
+        "1 TiB onto a 2x4 mesh: more than host memory",
+        lambda e: ttnn.from_torch(huge, device=e.mesh, mesh_mapper=mapper(e)),
+        ttnn.HostMemoryError,
+        "host memory",
+    )
+    row(
+        "from_torch",
+        "1 TiB on the host: more than host memory",
+        lambda e: ttnn.from_torch(huge),
+        ttnn.HostMemoryError,
+        "host memory",
+    )
+    row("load_tensor", "a FIFO", lambda e: ttnn.load_tensor(e.fifo), ttnn.TensorFileError, "regular file")
+    row("load_tensor", "a directory", lambda e: ttnn.load_tensor(e.tmp), ttnn.TensorFileError, "regular file")
+    row("load_tensor", "a NUL in the path", lambda e: ttnn.load_tensor("a\0b"), ttnn.TensorFileError, "NUL")
+    row("dump_tensor", "a NUL in the path", lambda e: ttnn.dump_tensor("a\0b", e.host), ttnn.TensorFileError, "NUL")
+    row(
+        "as_tensor",
+        "a NUL in the cache path",
+        lambda e: ttnn.as_tensor(t, ttnn.float32, cache_file_name="a\0b"),
+        ttnn.TensorFileError,
+        "NUL",
+    )
+    row(
+        "MeshBuffer.create",
+        "on a submesh of a closed mesh",
+        lambda e: ttnn.MeshBuffer.create(
+            ttnn.ReplicatedBufferConfig(2048),
+            ttnn.DeviceLocalBufferConfig(page_size=1024, buffer_type=ttnn.BufferType.DRAM),
+            e.closed_sub,
+        ),
+        CLOSED,
+        "closed",
+    )
+    row("end_all_ranks", "message is an int", lambda e: ttnn.end_all_ranks(3), TYPE, "message")
+    return c
+
+
 TABLE: list[Case] = family(UNARY, UNARY_FAULTS) + family(BINARY, BINARY_FAULTS) + family(REDUCTIONS, REDUCTION_FAULTS)
-TABLE += written()
+TABLE += written() + hostile()
 TABLE += decode_rows()
 BY_ID = {case.id: case for case in TABLE}
 
@@ -2060,6 +2155,11 @@ def env(tmp_path_factory):
     e.l1_filler = ttnn.allocate_tensor_on_device(ttnn.Shape([pages * 32, 32]), F32, TILE, mesh, L1_MC)
     assert mesh.get_memory_view(ttnn.BufferType.L1).largest_contiguous_bytes_free_per_bank < 4096  # L1 rows OOM
     e.closed = on(closed, normal(1, 3, 40))
+    e.closed_mapper = ttnn.ShardTensorToMesh(closed, dim=0)
+    e.closed_composer = ttnn.ConcatMeshToTensor(closed, dim=0)
+    e.closed_sub = closed.create_submesh(ttnn.MeshShape(1, 1))
+    e.fifo = e.tmp / "pipe.tensorbin"
+    os.mkfifo(e.fifo)
     ttnn.close_mesh_device(closed)
     yield e
     for m in (mesh, other, small):
@@ -2107,6 +2207,7 @@ EXEMPT = {  # public callables without a row, and why nothing given to them can 
     "OutOfMemoryError": "an error",
     "TensorFileError": "an error",
     "MemoryTimeline": "takes no arguments (an observer: start / stop, or a with block)",
+    "HostMemoryError": "an error",
 }
 
 

@@ -21,12 +21,14 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
 import meshnn as ttnn
 from meshnn.mesh import DeviceLocalBufferConfig, MeshBuffer, ReplicatedBufferConfig, ShardDataTransfer
+from meshnn.mesh.memory_report import memory_rows
 
 from .accounting import blocks, check_books, footprint
 
@@ -274,26 +276,36 @@ def test_threads_enqueue_ops_on_both_queues_with_events(open_mesh):
 
 
 def test_memory_reports_while_threads_create_and_free_buffers(open_mesh):
-    """``live_buffers`` / ``ttnn.memory_report`` iterate the mesh's buffer registry while other
-    threads register buffers into it (this raised "dictionary changed size during iteration").
-    Thousands of live buffers make every iteration long, so the threads surely overlap."""
+    """``live_buffers`` / ``ttnn.memory_report`` take a snapshot of the mesh's buffer registry while
+    other threads register buffers into it (this once raised "dictionary changed size during
+    iteration").  Checked: every report is right for some moment (the held buffers, plus at most
+    one in flight per maker), reports and makers overlap, and every thread finishes (bounded
+    joins: a deadlock fails).  No rate is asserted: how fast the makers go is the machine's."""
     mesh = open_mesh((1, 2))
     config, local = ReplicatedBufferConfig(64), DeviceLocalBufferConfig(64)
     held = [MeshBuffer.create(config, local, mesh) for _ in range(4000)]
+    makers, per_maker = 3, 2000
+    made = [0] * makers
     stop = threading.Event()
-    reports = {"count": 0}
+    reports: list[tuple[int, int, int]] = []  # (live buffers, reported DRAM buffers, buffers made so far)
     errors: list[BaseException] = []
 
-    def maker() -> None:
-        for _ in range(6000):
-            buffer = MeshBuffer.create(config, local, mesh)
-            del buffer
+    def maker(index: int) -> Callable[[], None]:
+        def run() -> None:
+            for _ in range(per_maker):
+                buffer = MeshBuffer.create(config, local, mesh)
+                del buffer
+                made[index] += 1
+
+        return run
 
     def reporter() -> None:
         try:
             while not stop.is_set():
-                assert len(mesh.live_buffers()) >= len(held)
-                reports["count"] += 1
+                live = len(mesh.live_buffers())
+                dram = memory_rows(mesh)[0]["DRAM buffers"]  # what ttnn.memory_report prints
+                reports.append((live, dram, sum(made)))
+                time.sleep(0.001)
             ttnn.memory_report(mesh)
         except BaseException as error:  # reported on the main thread
             errors.append(error)
@@ -301,12 +313,38 @@ def test_memory_reports_while_threads_create_and_free_buffers(open_mesh):
     watcher = threading.Thread(target=reporter, daemon=True)
     try:
         watcher.start()
-        run_threads([maker, maker, maker])
+        run_threads([maker(i) for i in range(makers)], timeout=4 * JOIN_TIMEOUT)
     finally:
         stop.set()
     watcher.join(timeout=JOIN_TIMEOUT)
     assert not watcher.is_alive()
     assert not errors, f"reporting while buffers were created failed: {errors[0]!r}"
-    assert reports["count"] > 0
+    assert made == [per_maker] * makers
+    assert reports, "no report was taken"
+    for live, dram, _ in reports:
+        assert len(held) <= live <= len(held) + makers and len(held) <= dram <= len(held) + makers, (live, dram)
+    during = [r for r in reports if 0 < r[2] < makers * per_maker]
+    assert during or len(reports) == 1, "the reports never overlapped the makers"
     held.clear()
     check_books(mesh, [])
+
+
+def test_a_memory_report_does_not_visit_every_buffer(open_mesh, monkeypatch):
+    """A report counts buffers from one snapshot of the registry (each buffer's type and address
+    recorded when it registered): it calls no method of the 4000 live buffers, so its work while
+    other threads allocate does not grow with them."""
+    mesh = open_mesh((1, 2))
+    config, local = ReplicatedBufferConfig(64), DeviceLocalBufferConfig(64)
+    held = [MeshBuffer.create(config, local, mesh) for _ in range(4000)]
+    calls = {"n": 0}
+    for name in ("buffer_type", "address", "is_allocated"):
+        original = getattr(MeshBuffer, name)
+
+        def counted(self, *args, _original=original, **kwargs):
+            calls["n"] += 1
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(MeshBuffer, name, counted)
+    rows = memory_rows(mesh)
+    assert rows[0]["DRAM buffers"] == len(held) and rows[1]["DRAM buffers"] == len(held)
+    assert calls["n"] == 0, f"the report called {calls['n']} buffer methods"

@@ -25,16 +25,21 @@ def local_indices(mesh: MeshDevice, coords: tuple[MeshCoordinate, ...]) -> np.nd
 
 
 def gathered_over_ranks(
-    mesh: MeshDevice, local: np.ndarray, coords: tuple[MeshCoordinate, ...], out: np.ndarray | None = None
+    mesh: MeshDevice,
+    local: np.ndarray,
+    coords: tuple[MeshCoordinate, ...],
+    out: np.ndarray | None = None,
+    op: str = "ttnn.all_gather",
 ) -> np.ndarray:
     """``(local devices, *t)`` values of every rank as ``(devices, *t)`` in row-major device order
-    (received straight into ``out`` when given and the ranks own contiguous rows in rank order)."""
+    (received straight into ``out`` when given and the ranks own contiguous rows in rank order).
+    ``op`` names the operation to the other ranks (a rank calling another is named)."""
     context = mesh.context
-    index = np.concatenate(context.allgather_array(local_indices(mesh, coords)))
+    index = np.concatenate(context.allgather_array(local_indices(mesh, coords), op=f"{op} (device order)"))
     in_order = bool(np.array_equal(index, np.arange(index.size)))
     shape = (index.size, *local.shape[1:])
     received = out if out is not None and in_order else np.empty(shape, dtype=local.dtype)
-    context.allgather_array(local, out=received)
+    context.allgather_array(local, out=received, op=op)
     if in_order:
         return received
     ordered = np.empty_like(received) if out is None else out
@@ -53,14 +58,15 @@ def gather_bytes_over_ranks(
 ) -> None:
     """all_gather across ranks when the result is the members' bytes end to end: each local
     device's output row is its group's ``size``-byte input rows in member order."""
+    op = "ttnn.all_gather"
     n = group_size(shape, axis)
     mine = local_indices(mesh, coords)
     if len(mine) == 1 and n == int(np.prod(shape)):  # one local device, one group of all: in place
         gathered_over_ranks(
-            mesh, np.ascontiguousarray(in_rows[:, :size]), coords, out=out_rows[0, : n * size].reshape(n, size)
+            mesh, np.ascontiguousarray(in_rows[:, :size]), coords, out_rows[0, : n * size].reshape(n, size), op
         )
         return
-    everything = gathered_over_ranks(mesh, np.ascontiguousarray(in_rows[:, :size]), coords)
+    everything = gathered_over_ranks(mesh, np.ascontiguousarray(in_rows[:, :size]), coords, op=op)
     group_of = [group_and_member(shape, axis, i)[0] for i in range(everything.shape[0])]
     for row, index in enumerate(mine):
         members = [i for i, g in enumerate(group_of) if g == group_of[int(index)]]
@@ -74,6 +80,7 @@ def summed_over_ranks(
     shape: tuple[int, ...],
     axis: int | None,
     out: np.ndarray | None = None,
+    op: str = "ttnn.all_reduce",
 ) -> tuple[np.ndarray, list[tuple[int, int]]]:
     """Each group's sum over all its members on every rank: ``(groups, *t)``, and the (group,
     member) of each local device.  When every local device is a group of its own, in order (a
@@ -86,8 +93,8 @@ def summed_over_ranks(
         partial = local.astype(dtype, copy=False)
         if out is not None and (out.shape != partial.shape or out.dtype != dtype):
             out = None
-        return mesh.context.allreduce_array(partial, out=out), members
+        return mesh.context.allreduce_array(partial, out=out, op=op), members
     partial = np.zeros((groups, *local.shape[1:]), dtype=dtype)
     for row, (group, _) in enumerate(members):
         partial[group] += local[row]
-    return mesh.context.allreduce_array(partial), members
+    return mesh.context.allreduce_array(partial, op=op), members

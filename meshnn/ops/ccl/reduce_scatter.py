@@ -84,7 +84,7 @@ def run_reduce_scatter(
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         values = logical_values(in_rows[0], tensor.spec)
         if not mesh.all_local:
-            totals, members = summed_over_ranks(mesh, values, coords, shape, axis)
+            totals, members = summed_over_ranks(mesh, values, coords, shape, axis, op="ttnn.reduce_scatter")
             pieces = np.split(totals, n, axis=axis_dim + 1)  # n x (groups, *out)
             result = np.stack([pieces[member][group] for group, member in members])
         else:

@@ -1,6 +1,9 @@
 """``ttnn.as_tensor``, the weight cache: convert once, and with ``cache_file_name`` reload the
 converted bytes from a tensor file on later calls unless the recorded recipe (source shape and
-dtype, target dtype, layout, tile, mapper) differs; a stale or damaged cache is rebuilt.
+dtype, target dtype, layout, tile, mapper) differs; a stale, damaged or partial cache (any
+TensorFileError, or a file that does not fit the mesh) is rebuilt.  Under MPI every rank calls
+it; the file holds every shard (written by rank 0, see :mod:`.writer`), so any number of ranks,
+or one process, can load it.
 
 Layer: tensor.  Imports errors, mesh, the byte formats (dtypes, layout) and the tensor modules
 memory_config, mappers, tensor, interop, placement and files.
@@ -16,9 +19,10 @@ from meshnn.errors import MeshnnTypeError, TensorFileError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout, Tile
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.tensor.files.reader import TensorFileReader, load_host
+from meshnn.tensor.files.reader import TensorFileReader, load_device, load_host
 from meshnn.tensor.files.writer import dump_tensor
 from meshnn.tensor.interop import from_torch
+from meshnn.tensor.lifetime import deallocate
 from meshnn.tensor.mappers import TensorToMesh
 from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.placement import to_device
@@ -44,6 +48,33 @@ def _recipe(
         "tile": None if tile is None else list(tile.tile_shape),
         "mapper": mapping,
     }
+
+
+def _cached(
+    path: pathlib.Path,
+    recipe: dict[str, Any],
+    device: MeshDevice | None,
+    memory_config: MemoryConfig | None,
+    mapper: TensorToMesh | None,
+) -> Tensor | None:
+    """The cached tensor (on ``device`` when given), or None when the cache is missing, stale or
+    damaged: then it is rebuilt.  On a mesh that spans MPI ranks every rank reads the file and
+    all agree (a rank that finds it unusable makes every rank rebuild it, together)."""
+    loaded = None
+    try:
+        if path.exists() and TensorFileReader(path).header.get("extra", {}).get("recipe") == recipe:
+            loaded = load_host(path) if device is None else load_device(path, device, memory_config)
+    except TensorFileError:
+        loaded = None  # a stale, damaged or partial cache, or one laid out for another mesh: rebuilt
+    mesh = device if device is not None else getattr(mapper, "mesh_device", None)
+    spans_ranks = isinstance(mesh, MeshDevice) and mesh.context.world_size > 1
+    if spans_ranks and not all(mesh.context.allgather_object(loaded is not None, op="as_tensor cache check")):
+        if loaded is not None and device is not None:
+            deallocate(loaded)  # another rank rebuilds: every rank does, together
+        return None
+    if loaded is not None and device is None and memory_config is not None:
+        loaded = Tensor.make(loaded.spec.with_memory_config(memory_config), loaded.storage, loaded.tensor_topology())
+    return loaded
 
 
 def as_tensor(
@@ -74,18 +105,10 @@ def as_tensor(
         return host if device is None else to_device(host, device, memory_config)
     recipe = _recipe(tensor, dtype, layout, mesh_mapper, tile)
     path = None if cache_file_name is None else _cache_path(cache_file_name, dtype, layout)
-    if path is not None and path.exists():
-        try:
-            reader = TensorFileReader(path)
-            if reader.header.get("extra", {}).get("recipe") == recipe:
-                loaded = load_host(path)
-                if memory_config is not None:
-                    loaded = Tensor.make(
-                        loaded.spec.with_memory_config(memory_config), loaded.storage, loaded.tensor_topology()
-                    )
-                return loaded if device is None else to_device(loaded, device, memory_config)
-        except TensorFileError:
-            pass  # a stale or damaged cache is rebuilt below
+    if path is not None:
+        cached = _cached(path, recipe, device, memory_config, mesh_mapper)
+        if cached is not None:
+            return cached
     source = preprocess(tensor) if preprocess is not None else tensor
     host = from_torch(source, dtype, layout=layout, tile=tile, mesh_mapper=mesh_mapper, memory_config=memory_config)
     shape_only = any(isinstance(s, NoValues) for s in host.host_buffer().local_shards().values())

@@ -1,8 +1,11 @@
 """``ttnn.load_tensor``: a tensor file read back and checked.  Loads check everything before
 anything is allocated on a device: magic, version, sizes against the file size, the header
-checksum and schema, each payload's size against the spec and its checksum; any problem raises
-:class:`~meshnn.errors.TensorFileError` naming the file.  Host loads map the file
-(``numpy.memmap``) instead of copying it.
+checksum and schema, the topology against the shard table (:mod:`.consistency`), each payload's
+size against the spec and its checksum; any problem, an OS error included, raises
+:class:`~meshnn.errors.TensorFileError` naming the file.  Anything but a regular file is refused
+without blocking.  Host loads read the bytes into memory of their own (a loaded tensor does not
+depend on the file); loads onto a device read each payload straight into device memory and check
+it there, freeing the buffer when it does not match.
 
 Layer: tensor.  Imports errors, device, mesh, the byte formats (dtypes, layout) and the tensor
 modules spec, memory_config, storage, topology, tensor, placement and files.format.
@@ -10,12 +13,13 @@ modules spec, memory_config, storage, topology, tensor, placement and files.form
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import stat
 import zlib
-from typing import Any
-
-import numpy as np
+from collections.abc import Iterator
+from typing import Any, BinaryIO
 
 from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, TensorMemoryLayout
 from meshnn.device.core import CoreCoord, CoreRange, CoreRangeSet
@@ -24,42 +28,71 @@ from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout, Tile
 from meshnn.mesh.coord import MeshCoordinate, MeshShape
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.tensor.files.format import MAGIC, MAX_HEADER, MAX_RANK, PREAMBLE, VERSION, check_file_name, sum64
+from meshnn.mesh.transfers import HostEncoder, ShardDataTransfer
+from meshnn.tensor.files.consistency import check_consistency, check_replicas
+from meshnn.tensor.files.format import DIGEST_HEX, MAGIC, MAX_HEADER, MAX_RANK, PREAMBLE, VERSION, check_file_name
+from meshnn.tensor.files.payloads import payload_encoder, read_payloads
+from meshnn.tensor.lifetime import allocate_mesh_buffer, device_tensor
 from meshnn.tensor.memory_config import MemoryConfig
-from meshnn.tensor.placement import to_device
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DistributedHostBuffer, HostBuffer, HostStorage
 from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import PlacementReplicate, PlacementShard, TensorTopology
+
+OLD_VERSION = (
+    "format version 1, whose payload checksum misses some corruptions: this meshnn reads version 2 only; "
+    "write the tensor again with dump_tensor (an as_tensor cache rebuilds itself)"
+)
+
+
+@contextlib.contextmanager
+def open_regular(reader: TensorFileReader) -> Iterator[tuple[BinaryIO, int]]:
+    """The reader's file, open for reading, and its size; anything but a regular file (a FIFO, a
+    device, a directory) is refused without blocking, and every OS error is a TensorFileError."""
+    try:
+        fd = os.open(reader.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError) as error:
+        raise TensorFileError(reader.path, f"cannot be read: {getattr(error, 'strerror', None) or error}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        reader.fail("is not a regular file (a FIFO, a device or a directory): a tensor file is a regular file")
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb", buffering=0) as f:
+        try:
+            yield f, info.st_size
+        except OSError as error:
+            raise TensorFileError(reader.path, f"cannot be read: {error.strerror or error}") from None
 
 
 class TensorFileReader:
     """One tensor file, checked field by field; every problem is a TensorFileError."""
 
     def __init__(self, path: str | os.PathLike) -> None:
-        self.path = str(path)
-        try:
-            self.size = os.path.getsize(self.path)
-            with open(self.path, "rb") as f:
-                preamble = f.read(PREAMBLE.size)
-                if len(preamble) < PREAMBLE.size:
-                    self.fail(f"truncated: {len(preamble)} bytes, shorter than the {PREAMBLE.size}-byte preamble")
-                magic, version, length, crc = PREAMBLE.unpack(preamble)
-                if magic != MAGIC:
-                    self.fail(f"not a meshnn tensor file (magic {magic!r})")
-                if version != VERSION:
-                    self.fail(f"unknown format version {version} (this meshnn reads version {VERSION})")
-                if length > MAX_HEADER or PREAMBLE.size + length > self.size:
-                    self.fail(f"header of {length} bytes does not fit in a {self.size}-byte file")
-                raw = f.read(length)
-        except OSError as error:
-            raise TensorFileError(self.path, f"cannot be read: {error.strerror or error}") from None
+        self.path = os.fsdecode(path)
+        with open_regular(self) as (f, size):
+            self.size = size
+            preamble = f.read(PREAMBLE.size)
+            if len(preamble) < PREAMBLE.size:
+                self.fail(f"truncated: {len(preamble)} bytes, shorter than the {PREAMBLE.size}-byte preamble")
+            magic, version, length, crc = PREAMBLE.unpack(preamble)
+            if magic != MAGIC:
+                self.fail(f"not a meshnn tensor file (magic {magic!r})")
+            if version == 1:
+                self.fail(OLD_VERSION)
+            if version != VERSION:
+                self.fail(f"unknown format version {version} (this meshnn reads version {VERSION})")
+            if length > MAX_HEADER or PREAMBLE.size + length > self.size:
+                self.fail(f"header of {length} bytes does not fit in a {self.size}-byte file")
+            raw = f.read(length)
         if zlib.crc32(raw) != crc:
             self.fail("header checksum mismatch (the file is corrupted)")
         try:
             self.header = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            self.fail(f"header is not valid JSON: {error}")
+        except (ValueError, RecursionError) as error:  # bad UTF-8 or JSON, a 5,000-digit integer, deep nesting
+            self.fail(f"header is not valid JSON of a tensor file: {type(error).__name__}: {str(error)[:200]}")
+        if not isinstance(self.header, dict):
+            self.fail("header is not a JSON object")
         self.data_offset = PREAMBLE.size + length
 
     def fail(self, problem: str) -> None:
@@ -158,16 +191,19 @@ class TensorFileReader:
             self.fail("header placements do not match the distribution shape")
         return TensorTopology(MeshShape(dist), tuple(placements), mesh_coords), shape
 
-    def payloads(self, spec: TensorSpec) -> tuple[list[tuple[int, int, int]], list[tuple[MeshCoordinate, int]]]:
-        """(offset, nbytes, sum64) per payload and (coord, payload) per shard, checked against sizes."""
+    def payloads(self, spec: TensorSpec) -> tuple[list[tuple[int, int, str]], list[tuple[MeshCoordinate, int]]]:
+        """(offset, nbytes, checksum) per payload and (coord, payload) per shard, checked
+        against sizes."""
         expected = spec.compute_packed_buffer_size_bytes()
         table, offset = [], self.data_offset
         for entry in self.field(self.header, "payloads", list):
             nbytes = self.field(entry, "nbytes", int)
-            checksum = self.field(entry, "sum64", int)
             if nbytes != expected:
                 self.fail(f"a payload holds {nbytes} bytes but the spec needs {expected}")
-            table.append((offset, nbytes, checksum))
+            digest = self.field(entry, "rowcol", str)
+            if len(digest) != DIGEST_HEX or digest.strip("0123456789abcdef"):
+                self.fail(f"a payload's checksum is not {DIGEST_HEX} hex digits")
+            table.append((offset, nbytes, digest))
             offset += nbytes
         if offset != self.size:
             problem = "truncated" if offset > self.size else "has trailing bytes"
@@ -184,22 +220,26 @@ class TensorFileReader:
         return table, shards
 
 
-def load_host(path: str | os.PathLike) -> Tensor:
-    """The tensor in ``path`` as a host tensor over a memory map; raises before returning anything."""
+def _checked(path: str | os.PathLike) -> tuple[TensorFileReader, TensorSpec, TensorTopology, MeshShape, list, list]:
+    """The file's reader, spec, topology, host buffer shape, payload table and shard table, every
+    field checked on its own and against the others (no payload read yet)."""
     reader = TensorFileReader(path)
     spec = reader.spec()
     topology, shape = reader.topology()
     table, shards = reader.payloads(spec)
-    try:
-        mapped = np.memmap(reader.path, dtype=np.uint8, mode="r") if reader.size else np.zeros(0, np.uint8)
-    except (OSError, ValueError) as error:
-        reader.fail(f"cannot be mapped: {error}")
-    buffers = []
-    for offset, nbytes, checksum in table:
-        view = np.asarray(mapped[offset : offset + nbytes])
-        if sum64(view) != checksum:
-            reader.fail(f"payload checksum mismatch at byte {offset} (the file is corrupted)")
-        buffers.append(HostBuffer(view))
+    check_consistency(reader, spec, topology, shape, shards)
+    check_replicas(reader, topology, shards)
+    return reader, spec, topology, shape, table, shards
+
+
+def load_host(path: str | os.PathLike) -> Tensor:
+    """The tensor in ``path`` as a host tensor whose bytes are its own (read and checked), so that
+    it does not depend on the file staying as it was; raises before returning anything."""
+    reader, spec, topology, shape, table, shards = _checked(path)
+    with open_regular(reader) as (f, size):
+        if size != reader.size:
+            reader.fail(f"changed while it was read: {reader.size} bytes, then {size}")
+        buffers = [HostBuffer(array) for array in read_payloads(reader, f, table)]
     try:
         host = DistributedHostBuffer(shape)
         for coord, index in shards:
@@ -209,19 +249,52 @@ def load_host(path: str | os.PathLike) -> Tensor:
     return Tensor.make(spec, HostStorage(host), topology)
 
 
-def load_tensor(file_name: str | os.PathLike, *, device: MeshDevice | None = None) -> Tensor:
-    """Load a tensor saved by :func:`dump_tensor`; onto ``device`` (a mesh of the saved shape)."""
-    check_file_name("load_tensor", file_name)
-    if device is not None:
-        if not isinstance(device, MeshDevice):
-            raise MeshnnTypeError(f"load_tensor: device must be a MeshDevice, got {type(device).__name__}")
-        device.check_open()
-    tensor = load_host(file_name)
-    if device is None:
-        return tensor
+def load_device(path: str | os.PathLike, device: MeshDevice, memory_config: MemoryConfig | None = None) -> Tensor:
+    """The tensor in ``path`` on ``device``: each payload read from the file straight into the
+    device memory of the first local device holding it, checked there block by block (no host
+    copy), and copied to the others; on any problem nothing stays allocated (TensorFileError, or
+    OutOfMemoryError when the mesh has no room)."""
+    reader, spec, topology, shape, table, shards = _checked(path)
+    spec = spec if memory_config is None else spec.with_memory_config(memory_config)
+    payload_of = dict(shards)
+    if shape == MeshShape(1, 1) and topology.mesh_coords == (MeshCoordinate(0, 0),):
+        coords, placed = list(device.shape.coords()), TensorTopology.replicated(device.shape)
+        payload_at = dict.fromkeys(coords, payload_of[MeshCoordinate(0, 0)])
+    elif shape != device.shape:
+        reader.fail(f"cannot be placed on {device!r}: its shards are laid out for a {shape!r} mesh")
+    else:
+        coords, placed = list(topology.mesh_coords), topology
+        payload_at = {c: payload_of[c] for c in coords}
     try:
-        return to_device(tensor, device)
+        buffer = allocate_mesh_buffer(spec, device)
     except MeshnnError as error:
         if isinstance(error, MemoryError):
             raise
-        raise TensorFileError(str(file_name), f"cannot be placed on {device!r}: {error}") from error
+        reader.fail(f"cannot be placed on {device!r}: {error}")
+    try:
+        with open_regular(reader) as (f, size):
+            if size != reader.size:
+                reader.fail(f"changed while it was read: {reader.size} bytes, then {size}")
+            encoders: dict[int, HostEncoder] = {}  # one per payload: made once, copied to its replicas
+            transfers = []
+            for coord, index in payload_at.items():
+                if device.is_local(coord):
+                    if index not in encoders:
+                        encoders[index] = payload_encoder(reader, f, table, index)
+                    transfers.append(ShardDataTransfer(coord, encoders[index]))
+            device.mesh_command_queue(0).enqueue_write_shards(buffer, transfers, True)
+    except BaseException:
+        buffer.deallocate()
+        raise
+    return device_tensor(spec, buffer, coords, placed)
+
+
+def load_tensor(file_name: str | os.PathLike, *, device: MeshDevice | None = None) -> Tensor:
+    """Load a tensor saved by :func:`dump_tensor`; onto ``device`` (a mesh of the saved shape)."""
+    check_file_name("load_tensor", file_name)
+    if device is None:
+        return load_host(file_name)
+    if not isinstance(device, MeshDevice):
+        raise MeshnnTypeError(f"load_tensor: device must be a MeshDevice, got {type(device).__name__}")
+    device.check_open()
+    return load_device(file_name, device)

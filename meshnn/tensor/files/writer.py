@@ -1,9 +1,11 @@
 """``ttnn.dump_tensor``: a tensor (every shard, with its topology) saved in the format of
 :mod:`meshnn.tensor.files.format`, equal payloads (replicas) stored once.  Writes are atomic (a
-temporary file beside the target, then a rename).
+temporary file beside the target, then a rename), and the file gets the permissions ``open``
+would give it (the user's umask).  Under MPI the shards of a tensor spread over ranks are
+gathered to rank 0, which writes them all in one file.
 
-Layer: tensor.  Imports errors and the tensor modules memory_config, topology, tensor, readback and
-files.format.
+Layer: tensor.  Imports errors, distributed (the ranks) and the tensor modules memory_config,
+topology, tensor, readback and files.format.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from meshnn.errors import MeshnnTypeError, TensorFileError
-from meshnn.tensor.files.format import MAGIC, PREAMBLE, VERSION, check_file_name, sum64
+from meshnn.distributed.context import get_context
+from meshnn.errors import MeshnnError, MeshnnTypeError, TensorFileError
+from meshnn.tensor.files.format import ALIGN, MAGIC, PREAMBLE, VERSION, check_file_name, payload_digest
 from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.readback import from_device
 from meshnn.tensor.tensor import Tensor
@@ -38,7 +41,7 @@ def _memory_config_json(config: MemoryConfig) -> dict[str, Any]:
     return {"memory_layout": config.memory_layout.name, "buffer_type": config.buffer_type.name, "shard_spec": shard}
 
 
-def _header(tensor: Tensor, payloads: list[tuple[int, int]], coords: list[tuple[list[int], int]]) -> dict[str, Any]:
+def _header(tensor: Tensor, payloads: list[tuple[int, str]], coords: list[tuple[list[int], int]]) -> dict[str, Any]:
     spec, topology = tensor.spec, tensor.tensor_topology()
     return {
         "spec": {
@@ -57,13 +60,15 @@ def _header(tensor: Tensor, payloads: list[tuple[int, int]], coords: list[tuple[
             "mesh_coords": [list(c) for c in topology.mesh_coords],
         },
         "host_buffer_shape": list(tensor.host_buffer().shape()),
-        "payloads": [{"nbytes": n, "sum64": s} for n, s in payloads],
+        "payloads": [{"nbytes": n, "rowcol": c} for n, c in payloads],
         "shards": [{"coord": c, "payload": p} for c, p in coords],
     }
 
 
 def dump_tensor(file_name: str | os.PathLike, tensor: Tensor, *, extra: dict[str, Any] | None = None) -> None:
-    """Save ``tensor`` (every shard, with its topology) to ``file_name``, atomically."""
+    """Save ``tensor`` (every shard, with its topology) to ``file_name``, atomically.  Under MPI, a
+    tensor of which this rank holds only some shards is saved by every rank together (each calls
+    this): the shards are gathered to rank 0, which writes one file that holds them all."""
     check_file_name("dump_tensor", file_name)
     if not isinstance(tensor, Tensor):
         raise MeshnnTypeError(f"dump_tensor: tensor must be a ttnn.Tensor, got {type(tensor).__name__}")
@@ -73,16 +78,42 @@ def dump_tensor(file_name: str | os.PathLike, tensor: Tensor, *, extra: dict[str
         raise TensorFileError(str(file_name), f"cannot be written: the directory {str(target.parent)!r} does not exist")
     host = from_device(tensor)
     buffer = host.host_buffer()
-    shards = buffer.local_shards()
+    coords = buffer.shard_coords()
+    shards = {c: b.data for c, b in buffer.local_shards().items()}
+    context = get_context()
+    if context.world_size == 1 or all(c in shards for c in coords):
+        _write(target, host, coords, shards, extra)
+        return
+    gathered = context.gather_object(shards, op="dump_tensor")  # every rank's shards on rank 0
+    failure = None
+    if context.rank == 0:
+        everything = {c: a for part in gathered for c, a in part.items()}
+        try:
+            _write(target, host, coords, everything, extra)
+        except (OSError, MeshnnError) as error:
+            failure = str(error)
+    failure = context.allgather_object(failure, op="dump_tensor (written)")[0]
+    if failure is not None:
+        raise TensorFileError(str(file_name), f"rank 0 could not write it: {failure}")
+
+
+def _write(
+    target: pathlib.Path,
+    host: Tensor,
+    coords: list,
+    shards: dict,
+    extra: dict[str, Any] | None,
+) -> None:
+    """The file of ``host``'s topology and spec holding ``shards`` (coordinate -> bytes)."""
     payloads: list[np.ndarray] = []
-    checksums: list[int] = []
-    by_checksum: dict[int, list[int]] = {}  # equal payloads (replicas) are stored once
+    checksums: list[str] = []
+    by_checksum: dict[str, list[int]] = {}  # equal payloads (replicas) are stored once
     table: list[tuple[list[int], int]] = []
-    for coord in buffer.shard_coords():
+    for coord in coords:
         if coord not in shards:
             continue
-        data = shards[coord].data
-        checksum = sum64(data)
+        data = shards[coord]
+        checksum = payload_digest(data)
         same = [i for i in by_checksum.get(checksum, []) if np.array_equal(payloads[i], data)]
         if same:
             index = same[0]
@@ -96,8 +127,10 @@ def dump_tensor(file_name: str | os.PathLike, tensor: Tensor, *, extra: dict[str
     if extra:
         header["extra"] = extra
     encoded = json.dumps(header, separators=(",", ":")).encode()
+    encoded += b" " * (-(PREAMBLE.size + len(encoded)) % ALIGN)  # the payloads start aligned
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # as open() would make it, not mkstemp's 0600
         with os.fdopen(fd, "wb") as out:
             out.write(PREAMBLE.pack(MAGIC, VERSION, len(encoded), zlib.crc32(encoded)))
             out.write(encoded)
@@ -108,3 +141,17 @@ def dump_tensor(file_name: str | os.PathLike, tensor: Tensor, *, extra: dict[str
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where /proc says it (Linux)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    current = os.umask(0o022)  # elsewhere: read by setting it, and set it back at once
+    os.umask(current)
+    return current
