@@ -45,12 +45,32 @@ from meshnn.mesh import (
     event_query,
     event_synchronize,
     open_mesh_device,
+    reports,
     synchronize_device,
 )
+from meshnn.mesh.device_config import (
+    DeviceSettings,
+    DispatchCoreAxis,
+    DispatchCoreConfig,
+    DispatchCoreType,
+    FabricTensixConfig,
+)
+from meshnn.mesh.entry_points import (
+    CloseDevice,
+    CloseDevices,
+    CreateDevice,
+    CreateDevices,
+    close_device,
+    create_mesh_device,
+    manage_device,
+    open_device,
+)
+from meshnn.mesh.events import record_event, wait_for_event
 from meshnn.mesh.memory_report import dump_device_memory_state, memory_report, plot_memory
 from meshnn.mesh.system import (
     FabricConfig,
     GetNumAvailableDevices,
+    get_arch_name,
     get_device_ids,
     get_fabric_config,
     get_num_devices,
@@ -61,7 +81,7 @@ from meshnn.mesh.system import (
 )
 from meshnn.ops.ccl.all_gather import all_gather
 from meshnn.ops.ccl.all_reduce import all_reduce
-from meshnn.ops.ccl.arguments import Topology
+from meshnn.ops.ccl.arguments import ReduceType, Topology
 from meshnn.ops.ccl.reduce_scatter import reduce_scatter
 from meshnn.ops.config import SDPAProgramConfig, UnaryOpType, UnaryWithParam
 from meshnn.ops.creation import (
@@ -113,6 +133,7 @@ from meshnn.ops.eltwise.unary import (
     exp,
     gelu,
     log,
+    mish,
     neg,
     reciprocal,
     relu,
@@ -143,6 +164,13 @@ from meshnn.tensor.files.cache import as_tensor
 from meshnn.tensor.files.reader import load_tensor
 from meshnn.tensor.files.writer import dump_tensor
 from meshnn.tensor.interop import distribute, from_torch, to_numpy, to_torch
+from meshnn.tensor.legacy import (
+    CppReplicateTensorToMesh,
+    CppShardTensorToMesh,
+    aggregate_as_tensor,
+    get_device_tensor,
+    get_memory_config,
+)
 from meshnn.tensor.lifetime import allocate_tensor_on_device, allocate_tensor_on_host, deallocate
 from meshnn.tensor.mappers import (
     MeshMapperConfig,
@@ -181,8 +209,12 @@ from meshnn.tensor.topology import (
     TensorTopology,
     compute_distribution_to_mesh_mapping,
 )
+from meshnn.tensor.visualize import visualize_mesh_device, visualize_tensor
 
 __version__ = "0.1.0"
+
+Device = MeshDevice  # ttnn.Device: a device is a (1x1) mesh, as in ttnn
+GetNumPCIeDevices = get_num_pcie_devices
 
 bfloat16 = DataType.BFLOAT16
 float32 = DataType.FLOAT32

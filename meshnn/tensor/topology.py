@@ -104,3 +104,13 @@ def pair_of_dims(op: str, dims: object) -> list:
 
 def num_devices(mesh: MeshDevice | MeshShape) -> int:
     return mesh_shape_of(mesh).mesh_size()
+
+
+def positional_dims(first: object, second: object) -> bool:
+    """Whether a config's first two positional arguments are ttnn's ``(row_dim, col_dim)`` form:
+    ints (None for a replicated axis), at least one of them an int."""
+
+    def dim_or_none(x: object) -> bool:
+        return x is None or (isinstance(x, int) and not isinstance(x, bool))
+
+    return dim_or_none(first) and dim_or_none(second) and (first is not None or second is not None)

@@ -114,8 +114,13 @@ def test_system_queries():
 
 
 @pytest.mark.parametrize("mesh_device", [(8, 4)], indirect=True)
-def test_a_galaxy_mesh_is_skipped_on_a_t3k(mesh_device):
-    raise AssertionError("must be skipped: the t3k has 8 devices")
+def test_a_galaxy_mesh_runs_on_the_simulated_galaxy(mesh_device):
+    assert mesh_device.shape == ttnn.MeshShape(8, 4) and ttnn.get_num_devices() == 32
+
+
+@pytest.mark.parametrize("mesh_device", [(8, 8)], indirect=True)
+def test_a_mesh_larger_than_every_system_is_skipped(mesh_device):
+    raise AssertionError("must be skipped: no simulated system has 64 devices")
 
 
 def test_a_missing_name_says_what_is_missing():

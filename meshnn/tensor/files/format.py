@@ -25,7 +25,7 @@ import struct
 
 import numpy as np
 
-from meshnn.errors import MeshnnTypeError
+from meshnn.errors import MeshnnTypeError, TensorFileError
 
 MAGIC = b"MESHNNT\0"
 VERSION = 1
@@ -47,5 +47,8 @@ def sum64(data: np.ndarray) -> int:
 
 
 def check_file_name(op: str, file_name: object) -> None:
+    """A str or path ending in ``.tensorbin``, as ttnn requires, checked before the file is touched."""
     if not isinstance(file_name, str | os.PathLike):
         raise MeshnnTypeError(f"{op}: file_name must be a str or a path, got {type(file_name).__name__}")
+    if not os.fspath(file_name).endswith(".tensorbin"):
+        raise TensorFileError(os.fspath(file_name), f"{op}: the file name must have .tensorbin extension")
