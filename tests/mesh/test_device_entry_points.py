@@ -64,7 +64,7 @@ def test_a_mesh_records_what_it_was_opened_with(open_mesh):
     assert sub.settings is mesh.settings
     default = open_mesh((1, 2)).settings.dispatch_core_config
     assert (default.type, default.axis) == (ETH, ROW)  # the system's default, recorded
-    with pytest.raises(ttnn.MeshnnValueError, match="dispatch_core_config must be a ttnn.DispatchCoreConfig"):
+    with pytest.raises(ttnn.MeshnnValueError, match=r"dispatch_core_config must be a ttnn\.DispatchCoreConfig"):
         open_mesh((1, 2), dispatch_core_config="COL")
 
 
@@ -234,5 +234,5 @@ def test_reports_answer_under_plain_meshnn(open_mesh):
     rows = ttnn.reports.get_buffers(mesh)
     assert [row["address"] for row in rows] == [tensor.buffer_address()]
     assert ttnn.reports.get_device_info(mesh)["l1_num_banks"] == 64
-    with pytest.raises(ttnn.MeshnnTypeError, match="reports.get_buffers: device must be a MeshDevice"):
+    with pytest.raises(ttnn.MeshnnTypeError, match=r"reports\.get_buffers: device must be a MeshDevice"):
         ttnn.reports.get_buffers("mesh")

@@ -105,15 +105,15 @@ def test_to_torch_composes_when_every_multi_device_axis_is_a_shard(open_mesh):
 
 def test_tensor_files_must_end_in_tensorbin_before_anything_is_touched(tmp_path):
     tensor = ttnn.from_torch(np.ones((2, 32), np.float32))
-    with pytest.raises(RuntimeError, match="must have .tensorbin extension"):
+    with pytest.raises(RuntimeError, match=r"must have \.tensorbin extension"):
         ttnn.dump_tensor(str(tmp_path / "t.bin"), tensor)
     assert not (tmp_path / "t.bin").exists()
-    with pytest.raises(RuntimeError, match="must have .tensorbin extension"):
+    with pytest.raises(RuntimeError, match=r"must have \.tensorbin extension"):
         ttnn.dump_tensor(tmp_path / "t.bin", torch.rand(1, 1, 32, 32))  # the path is checked first
     good = tmp_path / "t.tensorbin"
     ttnn.dump_tensor(good, tensor)
     renamed = good.rename(tmp_path / "t.bin")
-    with pytest.raises(ttnn.TensorFileError, match="must have .tensorbin extension") as caught:
+    with pytest.raises(ttnn.TensorFileError, match=r"must have \.tensorbin extension") as caught:
         ttnn.load_tensor(renamed)  # a good file, refused by its name alone
     assert caught.value.path == str(renamed)
 
@@ -184,6 +184,6 @@ def test_reduce_scatter_takes_reduce_type_sum_and_refuses_the_others(open_mesh):
     before = len(mesh.live_buffers())
     with pytest.raises(ttnn.MeshnnValueError, match=r"math_op ReduceType\.Max is not supported"):
         ttnn.reduce_scatter(tensor, 3, math_op=ttnn.ReduceType.Max)
-    with pytest.raises(ttnn.MeshnnTypeError, match="math_op must be a ttnn.ReduceType"):
+    with pytest.raises(ttnn.MeshnnTypeError, match=r"math_op must be a ttnn\.ReduceType"):
         ttnn.reduce_scatter(tensor, 3, math_op="sum")
     assert len(mesh.live_buffers()) == before
