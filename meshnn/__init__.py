@@ -60,6 +60,7 @@ from meshnn.mesh.entry_points import (
     CloseDevices,
     CreateDevice,
     CreateDevices,
+    ReadDeviceProfiler,
     close_device,
     create_mesh_device,
     manage_device,

@@ -1,7 +1,7 @@
 """``ttnn.device`` under the ttnn alias: the names ttnn keeps in its device module (``from
 ttnn.device import Arch``, ``ttnn.device.open_device``, ``ttnn.device.Device``, ...), from meshnn's
 public surface, plus what only this module has: the arch questions ``is_wormhole_b0`` /
-``is_blackhole`` / ``is_grayskull``, ``GetPCIeDeviceID``, ``ReadDeviceProfiler`` and the report and
+``is_blackhole`` / ``is_grayskull``, ``GetPCIeDeviceID`` and the report and
 kernel-cache switches, each kept in :data:`SWITCHES` (a simulated device compiles no kernels and
 writes no reports of its own; the switches are recorded so a test can read them back).
 
@@ -28,6 +28,7 @@ from meshnn import (  # noqa: F401 - re-exported as ttnn.device's names
     DispatchCoreType,
     GetNumAvailableDevices,
     GetNumPCIeDevices,
+    ReadDeviceProfiler,
     close_device,
     dump_device_memory_state,
     get_arch_name,
@@ -68,12 +69,6 @@ def GetPCIeDeviceID(device_id: int) -> int:
     if isinstance(device_id, bool) or not isinstance(device_id, int) or not 0 <= device_id < meshnn.get_num_devices():
         raise MeshnnTypeError(f"GetPCIeDeviceID: device_id must be a device id of the system, got {device_id!r}")
     return device_id % GetNumPCIeDevices()
-
-
-def ReadDeviceProfiler(device: meshnn.MeshDevice) -> None:
-    """Accepted: a simulated device keeps no profiler buffers to read."""
-    if not isinstance(device, meshnn.MeshDevice):
-        raise MeshnnTypeError(f"ReadDeviceProfiler: device must be a ttnn.Device, got {type(device).__name__}")
 
 
 def _switch(name: str, on: bool):

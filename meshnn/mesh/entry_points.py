@@ -1,7 +1,8 @@
 """ttnn's entry points that open and close devices, beside ``open_mesh_device``: the context
 manager ``create_mesh_device``; the single-device ones, each giving a 1x1 mesh (one code path for
 one chip and many): ``open_device`` / ``close_device``, ``CreateDevice`` / ``CreateDevices`` /
-``CloseDevice`` / ``CloseDevices``, ``manage_device``.
+``CloseDevice`` / ``CloseDevices``, ``manage_device``; and ``ReadDeviceProfiler`` (accepted: a
+simulated device keeps no profiler buffers).
 
 A device id is the chip's index in the simulated system (0 .. get_num_devices() - 1).
 ``open_device`` returns the device already open for that id, as ttnn does; ``CreateDevice`` opens a
@@ -154,3 +155,9 @@ def manage_device(device_id: int) -> Iterator[MeshDevice]:
         yield device
     finally:
         close_device(device)
+
+
+def ReadDeviceProfiler(device: MeshDevice) -> None:
+    """``ttnn.ReadDeviceProfiler``: accepted (for an open device); a simulated device keeps no
+    profiler buffers to read (device time is meshnn.perf's model)."""
+    _checked_device(device, "ReadDeviceProfiler").check_open()

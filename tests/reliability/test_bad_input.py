@@ -1517,6 +1517,8 @@ def device_entry_rows() -> list[Case]:
     row("CloseDevices", "a list, not a dict", lambda e: ttnn.CloseDevices([e.small]), TYPE, "devices")
     row("CloseDevices", "a value is not a device", lambda e: ttnn.CloseDevices({0: e.small, 1: "dev"}), TYPE, "device")
     row("close_device", "not a device", lambda e: ttnn.close_device(3), TYPE, "device")
+    row("ReadDeviceProfiler", "not a device", lambda e: ttnn.ReadDeviceProfiler("dev"), TYPE, "device")
+    row("ReadDeviceProfiler", "closed", lambda e: ttnn.ReadDeviceProfiler(e.closed_mesh), CLOSED, "mesh")
     row("close_device", "closed", lambda e: ttnn.close_device(e.closed_mesh), CLOSED, "mesh")
     row("manage_device", "device_id is a string", lambda e: ttnn.manage_device("0").__enter__(), TYPE, "device_id")
     row(
