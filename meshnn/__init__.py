@@ -66,8 +66,8 @@ from meshnn.mesh.entry_points import (
     manage_device,
     open_device,
 )
-from meshnn.mesh.events import record_event, wait_for_event
 from meshnn.mesh.memory_report import dump_device_memory_state, memory_report, plot_memory
+from meshnn.mesh.queue_events import record_event, wait_for_event
 from meshnn.mesh.system import (
     FabricConfig,
     GetNumAvailableDevices,

@@ -24,7 +24,6 @@ import contextlib
 import itertools
 import threading
 import traceback
-import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -64,10 +63,6 @@ class MeshEvent:
     device_range: MeshCoordinateRange
     mesh_id: int
     _done: threading.Event = field(default_factory=threading.Event, repr=False)
-    _mesh: Callable[[], MeshDevice | None] = field(default=lambda: None, repr=False)  # weak: the mesh recorded on
-
-    def device(self) -> MeshDevice | None:  # the mesh recorded on (None once it is gone)
-        return self._mesh()
 
     def is_completed(self) -> bool:
         return self._done.is_set()
@@ -341,7 +336,7 @@ class MeshCommandQueue:
         """An event that completes when this queue reaches it."""
         self._mesh.check_open()
         span = device_range or MeshCoordinateRange(self._mesh.shape)
-        event = MeshEvent(self.cq_id, next(_event_ids), span, self._mesh.mesh_id, _mesh=weakref.ref(self._mesh))
+        event = MeshEvent(self.cq_id, next(_event_ids), span, self._mesh.mesh_id)
         self._submit(event._done.set, blocking=False)
         return event
 

@@ -1539,6 +1539,14 @@ def device_entry_rows() -> list[Case]:
         "device_range",
     )
     row("wait_for_event", "not an event", lambda e: ttnn.wait_for_event(0, None), TYPE, "event")
+    own = "a queue's own event"
+    row(
+        "wait_for_event",
+        own,
+        lambda e: ttnn.wait_for_event(0, e.mesh.mesh_command_queue(0).enqueue_record_event()),
+        VALUE,
+        "record_event",
+    )
     row("aggregate_as_tensor", "not a list", lambda e: ttnn.aggregate_as_tensor(e.a), TYPE, "tensors")
     row(
         "aggregate_as_tensor",
