@@ -222,7 +222,7 @@ def test_wait_for_event_makes_the_other_queue_wait_not_the_host(open_mesh):
     assert ttnn.event_query(event) and (buffer.slab() == 7).all()
     with pytest.raises(ttnn.MeshnnTypeError, match="wait_for_event: event must be a MeshEvent"):
         ttnn.wait_for_event(1, "event")
-    with pytest.raises(ttnn.MeshnnValueError, match="not made by ttnn.record_event"):
+    with pytest.raises(ttnn.MeshnnValueError, match=r"not made by ttnn\.record_event"):
         ttnn.wait_for_event(1, mesh.mesh_command_queue(0).enqueue_record_event())
     with pytest.raises(ttnn.MeshnnValueError, match="cq_id 2"):
         ttnn.record_event(mesh, 2)
