@@ -50,9 +50,28 @@ from meshnn.mesh import (
     event_query,
     event_synchronize,
     open_mesh_device,
+    reports,
     synchronize_device,
 )
 from meshnn.mesh.cluster import _ttnn, cluster, get_arch_name
+from meshnn.mesh.device_config import (
+    DeviceSettings,
+    DispatchCoreAxis,
+    DispatchCoreConfig,
+    DispatchCoreType,
+    FabricTensixConfig,
+)
+from meshnn.mesh.entry_points import (
+    CloseDevice,
+    CloseDevices,
+    CreateDevice,
+    CreateDevices,
+    ReadDeviceProfiler,
+    close_device,
+    create_mesh_device,
+    manage_device,
+    open_device,
+)
 from meshnn.mesh.global_semaphore import (
     create_global_semaphore,
     get_global_semaphore_address,
@@ -62,6 +81,7 @@ from meshnn.mesh.memory_plot import plot_memory
 from meshnn.mesh.memory_report import dump_device_memory_state, memory_report
 from meshnn.mesh.memory_timeline import MemoryTimeline
 from meshnn.mesh.planning import planning
+from meshnn.mesh.queue_events import record_event, wait_for_event
 from meshnn.mesh.sub_device import SubDevice, SubDeviceId, SubDeviceManagerId
 from meshnn.mesh.system import (
     FabricConfig,
@@ -146,6 +166,7 @@ from meshnn.ops.eltwise.unary import (
     exp,
     gelu,
     log,
+    mish,
     neg,
     reciprocal,
     relu,
@@ -189,6 +210,13 @@ from meshnn.tensor.files.cache import as_tensor
 from meshnn.tensor.files.reader import load_tensor
 from meshnn.tensor.files.writer import dump_tensor
 from meshnn.tensor.interop import distribute, from_torch, to_numpy, to_torch
+from meshnn.tensor.legacy import (
+    CppReplicateTensorToMesh,
+    CppShardTensorToMesh,
+    aggregate_as_tensor,
+    get_device_tensor,
+    get_memory_config,
+)
 from meshnn.tensor.lifetime import allocate_tensor_on_device, allocate_tensor_on_host, deallocate
 from meshnn.tensor.mappers import (
     MeshMapperConfig,
@@ -227,8 +255,12 @@ from meshnn.tensor.topology import (
     TensorTopology,
     compute_distribution_to_mesh_mapping,
 )
+from meshnn.tensor.visualize import visualize_mesh_device, visualize_tensor
 
 __version__ = "0.1.0"
+
+Device = MeshDevice  # ttnn.Device: a device is a (1x1) mesh, as in ttnn
+GetNumPCIeDevices = get_num_pcie_devices
 
 bfloat16 = DataType.BFLOAT16
 float32 = DataType.FLOAT32

@@ -9,8 +9,9 @@ import pytest
 
 from meshnn.mesh import MeshShape, open_mesh_device
 
-# tests/ttnn_style/ import ttnn: they run only through the plugin (tests/test_ttnn_style_suite.py).
-collect_ignore = [] if os.environ.get("MESHNN_TTNN_STYLE") == "1" else ["ttnn_style"]
+# tests/ttnn_style/ and tests/ttnn_parity/ import ttnn: they run only through the plugin
+# (tests/test_ttnn_style_suite.py, tests/testing/test_plugin_in_action.py).
+collect_ignore = [] if os.environ.get("MESHNN_TTNN_STYLE") == "1" else ["ttnn_style", "ttnn_parity"]
 
 # The mesh shapes the acceptance cases run on, and the simulated system that has them.
 SYSTEM_FOR = {(1, 1): "n150", (1, 2): "n300", (2, 4): "t3k", (1, 8): "t3k", (8, 4): "galaxy"}

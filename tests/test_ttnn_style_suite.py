@@ -37,7 +37,9 @@ def test_without_activation_nothing_is_aliased():
     assert "No module named 'ttnn'" in result.stdout + result.stderr
 
 
-def test_the_system_option_changes_the_fixtures():
-    result = run_suite("-p", "meshnn.testing", "--system", "galaxy", "-k", "galaxy_mesh")
-    assert result.returncode == 1  # on a galaxy the 8x4 test runs, and fails on purpose
-    assert "must be skipped" in result.stdout
+def test_the_system_option_forces_one_system_for_every_test():
+    result = run_suite("-p", "meshnn.testing", "--system", "t3k", "-k", "galaxy_mesh or system_queries")
+    assert result.returncode == 0, result.stdout + result.stderr  # the 8x4 test skips on a forced t3k
+    assert "1 passed, 1 skipped" in result.stdout and "'t3k' (forced) has 8" in result.stdout
+    result = run_suite("-p", "meshnn.testing", "--system", "galaxy", "-k", "system_queries")
+    assert result.returncode == 1 and "where 32 = " in result.stdout  # the default t3k is overridden

@@ -53,7 +53,7 @@ from meshnn.capture.report_rows import (
 from meshnn.capture.report_schema import cluster_descriptor, insert, open_database, write_config
 from meshnn.capture.tensors import argument_text, mesh_buffer_of, tensor_id
 from meshnn.mesh.observers import BufferEvent, MeshObserver, OpEvent
-from meshnn.tensor.files.writer import dump_tensor
+from meshnn.tensor.files.writer import save_tensor
 from meshnn.tensor.readback import from_device
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[1]) + os.sep
@@ -127,7 +127,7 @@ class ReportWriter(MeshObserver):
             insert(self._db, "device_tensors", device_tensor_rows(tensor))
             if self.options.detailed_tensors and mesh_buffer_of(tensor) is not None:
                 (self.path / "tensors").mkdir(exist_ok=True)
-                dump_tensor(self.path / "tensors" / f"{tid}.bin", from_device(tensor))
+                save_tensor(self.path / "tensors" / f"{tid}.bin", from_device(tensor))
         return tid
 
     # ---------------------------------------------------------------------------- events

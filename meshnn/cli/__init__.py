@@ -1,1 +1,1 @@
-"""The ``meshnn`` command: info, demo, memory, run."""
+"""The ``meshnn`` command: info, demo, memory, run, perf, plan."""

@@ -32,23 +32,36 @@ class AliasModule(types.ModuleType):
 
 
 def _from_meshnn(attribute: str, prefix: str = "") -> object:
+    if not prefix and attribute in SUBMODULES:  # ttnn.device is ttnn's, not meshnn's chip layer
+        return sys.modules.get(f"ttnn.{attribute}") or _submodule(attribute)
     if hasattr(meshnn, attribute):
         return getattr(meshnn, attribute)
-    if attribute in SUBMODULES:
-        return sys.modules.get(f"ttnn.{attribute}") or _submodule(attribute)
     raise NotImplementedByMeshnn(f"{prefix}{attribute}")
 
 
 def _distributed(attribute: str) -> object:
+    if attribute == "distributed":  # ttnn.distributed.distributed: the module the package re-exports
+        return sys.modules.get("ttnn.distributed.distributed") or _submodule("distributed.distributed")
     return _from_meshnn(attribute, "distributed.")
 
 
-def _reports(attribute: str) -> object:
-    from meshnn.compat import reports
+def _namespace(module: types.ModuleType, prefix: str) -> Callable[[str], object]:
+    def answer(attribute: str) -> object:
+        if hasattr(module, attribute):
+            return getattr(module, attribute)
+        raise NotImplementedByMeshnn(f"{prefix}.{attribute}")
 
-    if hasattr(reports, attribute):
-        return getattr(reports, attribute)
-    raise NotImplementedByMeshnn(f"reports.{attribute}")
+    return answer
+
+
+def _reports(attribute: str) -> object:
+    return _namespace(meshnn.reports, "reports")(attribute)
+
+
+def _device(attribute: str) -> object:
+    from meshnn.compat import ttnn_device
+
+    return _namespace(ttnn_device, "device")(attribute)
 
 
 def _model_preprocessing(attribute: str) -> object:
@@ -68,8 +81,10 @@ def _graph(attribute: str) -> object:
 
 
 SUBMODULES: dict[str, Callable[[str], object]] = {
+    "device": _device,
     "distributed": _distributed,
     "graph": _graph,
+    "distributed.distributed": lambda attribute: _from_meshnn(attribute, "distributed.distributed."),
     "reports": _reports,
     "model_preprocessing": _model_preprocessing,
 }

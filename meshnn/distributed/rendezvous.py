@@ -42,6 +42,7 @@ OP_BYTES = 48  # an operation's name is cut to this many bytes of UTF-8
 RECORD = struct.Struct(f"<qqqq{OP_BYTES}s")  # kind, sequence (data sequence for an exit), bytes, control sequence, op
 POLL_MAX = 0.005  # seconds: the longest sleep between two polls of a wait
 LATE_NOTE = 10.0  # seconds a rank waits at exit before it says whom it waits for
+FOLLOW = 5.0  # seconds a rank waits for the lowest present rank's abort before it aborts itself
 
 
 def _pack(kind: int, seq: int, nbytes: int, seq2: int, op: str) -> np.ndarray:
@@ -141,14 +142,14 @@ class Rendezvous:
                 f"rank(s) {_ranks(gone)} ended (returned or called sys.exit) after "
                 f"{min(exits[p][index] for p in gone)} collective(s) on the {CHANNEL_NAMES[channel]} channel, "
                 f"while rank(s) {_ranks(arrived)} wait in {self._where(channel, seq, op)}",
-                arrived,
+                gone,
             )
 
     def _fail_late(self, channel: int, seq: int, op: str, waiting: dict, arrived: dict) -> None:
         self._end(
             f"rank(s) {_ranks(waiting)} never arrived at {self._where(channel, seq, op)} within "
             f"{wait_timeout():g} s (MESHNN_WAIT_TIMEOUT) while rank(s) {_ranks(arrived)} waited there",
-            arrived,
+            waiting,
         )
 
     def _fail_mismatch(self, channel: int, seq: int, arrived: dict[int, tuple[str, int]]) -> None:
@@ -156,16 +157,18 @@ class Rendezvous:
         self._end(
             f"ranks called different collectives as collective #{seq} on the {CHANNEL_NAMES[channel]} "
             f"channel ({calls}); every rank must run the same collectives in the same order",
-            arrived,
+            (),
         )
 
-    def _end(self, message: str, witnesses: dict) -> None:
-        """Abort; the lowest rank that saw the failure says so, the others follow it silently
-        after a moment (or abort first, should it not)."""
-        loud = self.rank == min(witnesses)
-        if not loud:
-            time.sleep(1.0)
-        self._abort(message, loud)
+    def _end(self, message: str, absent: Any) -> None:
+        """Abort, the failure said once: the lowest rank not among ``absent`` (the ranks that ended
+        or never arrived; every other rank sees the failure too, each with its own view of who had
+        arrived) says so and ends the run; the others wait a moment for it, and say it themselves
+        only if the run has not ended by then (that rank was busy elsewhere)."""
+        present = [r for r in range(self.size) if r not in absent]
+        if present and self.rank != min(present):
+            time.sleep(FOLLOW)
+        self._abort(message, True)
 
     # ---------------------------------------------------------------------------- exit
 

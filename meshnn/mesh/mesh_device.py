@@ -30,10 +30,13 @@ from meshnn.device.core import CoreCoord, CoreGrid
 from meshnn.distributed.context import DistributedContext, get_context, rows_of_rank
 from meshnn.errors import DeviceClosedError, DistributedError, MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, as_coord, to_linear_index
+from meshnn.mesh.device_config import DeviceSettings, dispatch_core_config_for
 from meshnn.mesh.lockstep import LockstepAllocation
 from meshnn.mesh.planning import resolve_execute
 from meshnn.mesh.sub_device import SubDevices
 from meshnn.mesh.submesh import Submeshes
+from meshnn.mesh.system import fabric_options, get_fabric_config
+from meshnn.mesh.system_devices import device_ids_on, shape_on
 
 _mesh_ids = itertools.count()
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -107,6 +110,8 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices):
         self.fabric_config: object = None
         self.traces: dict[int, object] = {}  # trace id -> MeshTrace (meshnn.mesh.trace), captured and not released
         self.allocations_unsafe = False  # a trace exists and none is being captured (allocations warn once)
+        self.settings: DeviceSettings | None = None  # what open_mesh_device was given (a submesh: its parent's)
+        self.async_enabled = False
         from meshnn.mesh.command_queue import MeshCommandQueue  # the queue module needs MeshDevice
 
         self._queues = [MeshCommandQueue(self, cq_id) for cq_id in range(num_command_queues)]
@@ -283,6 +288,12 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices):
     def num_program_cache_entries(self) -> int:
         return 0
 
+    def enable_async(self, enable: bool) -> None:
+        """Accepted as ttnn still accepts it (dispatch is asynchronous regardless); recorded."""
+        if not isinstance(enable, bool):
+            raise MeshnnTypeError(f"enable_async: enable must be a bool, got {enable!r}")
+        self.async_enabled = enable
+
     def __iter__(self) -> Iterator[Device]:
         return iter(self.get_devices())
 
@@ -297,43 +308,6 @@ def _caller_outside_meshnn() -> str:
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame = frame.f_back
     return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
-
-
-def _shape_on(spec: SystemSpec, mesh_shape: MeshShape | tuple[int, ...] | None) -> MeshShape:
-    """``mesh_shape`` as a MeshShape (None: the whole system), checked to fit the system."""
-    if mesh_shape is None:
-        mesh_shape = MeshShape(spec.mesh_shape)
-    elif not isinstance(mesh_shape, MeshShape):
-        if isinstance(mesh_shape, int | str):
-            raise MeshnnTypeError(f"mesh_shape must be a MeshShape, got {mesh_shape!r}")
-        mesh_shape = MeshShape(mesh_shape)
-    if mesh_shape.mesh_size() == 0:
-        raise MeshnnValueError(f"mesh_shape {mesh_shape!r} has no devices")
-    if mesh_shape.mesh_size() > spec.num_devices:
-        rows, cols = spec.mesh_shape
-        raise MeshnnValueError(
-            f"a {mesh_shape} mesh needs {mesh_shape.mesh_size()} devices but the simulated system "
-            f"{spec.name!r} ({spec.description}) has {spec.num_devices} ({rows}x{cols}); choose a larger "
-            "system with system= or $MESHNN_SYSTEM (galaxy has 32)"
-        )
-    return mesh_shape
-
-
-def _device_ids(
-    spec: SystemSpec, mesh_shape: MeshShape, offset: MeshCoordinate | None, physical_device_ids: list[int] | None
-) -> tuple[int, ...]:
-    """The system's device ids of the mesh's devices, row-major: ``physical_device_ids``, else the
-    run of ids from ``offset`` (default the first device)."""
-    first = 0 if offset is None else to_linear_index(MeshShape(spec.mesh_shape), as_coord(offset))
-    ids = tuple(physical_device_ids) if physical_device_ids else tuple(range(first, first + mesh_shape.mesh_size()))
-    if len(ids) != mesh_shape.mesh_size() or max(ids) >= spec.num_devices:
-        where = (
-            f"offset {as_coord(offset)}" if offset is not None and not physical_device_ids else "physical_device_ids"
-        )
-        raise MeshnnValueError(
-            f"{where}: devices {list(ids)} do not fit a {mesh_shape} mesh on {spec.name} ({spec.num_devices} devices)"
-        )
-    return ids
 
 
 def open_mesh_device(
@@ -358,7 +332,7 @@ def open_mesh_device(
     """
     execute = resolve_execute(execute)
     spec = system_spec(system)
-    mesh_shape = _shape_on(spec, mesh_shape)
+    mesh_shape = shape_on(spec, mesh_shape)
     if worker_l1_size not in (0, spec.arch_spec.worker_l1_size):
         raise MeshnnValueError(f"worker_l1_size {worker_l1_size} is not supported; use 0 (the default)")
     context = get_context()
@@ -368,9 +342,10 @@ def open_mesh_device(
             f"least one mesh row; run with at most {mesh_shape[0]} ranks",
             rank=context.rank,
         )
-    ids = _device_ids(spec, mesh_shape, offset, physical_device_ids)
+    ids = device_ids_on(spec, mesh_shape, offset, physical_device_ids)
+    dispatch = dispatch_core_config_for(spec, dispatch_core_config)
     allocator = DeviceAllocator(spec, l1_small_size=l1_small_size, trace_region_size=trace_region_size)
-    return MeshDevice(
+    mesh = MeshDevice(
         mesh_shape,
         system=spec,
         allocator=allocator,
@@ -379,6 +354,17 @@ def open_mesh_device(
         context=context,
         execute=execute,
     )
+    mesh.fabric_config = get_fabric_config()
+    mesh.settings = DeviceSettings(
+        l1_small_size,
+        trace_region_size,
+        num_command_queues,
+        dispatch,
+        worker_l1_size,
+        mesh.fabric_config,
+        fabric_options(),
+    )
+    return mesh
 
 
 def close_mesh_device(mesh_device: MeshDevice) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING
 
-from meshnn.errors import MeshnnValueError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, as_coord
 
 if TYPE_CHECKING:
@@ -39,6 +39,8 @@ class Submeshes:
     _rows: dict[MeshCoordinate, int]
     _queues: list
     executes: bool
+    settings: object
+    fabric_config: object
 
     def create_submesh(self, submesh_shape: MeshShape, offset: MeshCoordinate | None = None) -> MeshDevice:
         """The devices of the box at ``offset`` (default origin) of ``submesh_shape``, as a mesh."""
@@ -66,8 +68,30 @@ class Submeshes:
             MeshCoordinate([a - s for a, s in zip(c, start, strict=True)]) for c in box if c in self._rows
         )
         sub._rows = {coord: i for i, coord in enumerate(sub._local)}
+        sub.settings, sub.fabric_config = self.settings, self.fabric_config
         self._submeshes.append(weakref.ref(sub))
         return sub
+
+    def create_overlapped_submeshes(self, coordinate_ranges: list[MeshCoordinateRange]) -> list[MeshDevice]:
+        """A submesh per range (``ttnn``'s ``create_overlapped_submeshes``); ranges may overlap: the
+        submeshes share this mesh's allocator, so overlapping ones never hand out the same memory."""
+        self.check_open()
+        if isinstance(coordinate_ranges, MeshCoordinateRange) or not isinstance(coordinate_ranges, list | tuple):
+            raise MeshnnTypeError(
+                f"create_overlapped_submeshes: coordinate_ranges must be a list of MeshCoordinateRange, "
+                f"got {type(coordinate_ranges).__name__}"
+            )
+        for i, box in enumerate(coordinate_ranges):
+            if not isinstance(box, MeshCoordinateRange):
+                raise MeshnnTypeError(
+                    f"create_overlapped_submeshes: coordinate_ranges[{i}] must be a MeshCoordinateRange, got {box!r}"
+                )
+            if not MeshCoordinateRange(self._shape).contains(box):
+                raise MeshnnValueError(
+                    f"create_overlapped_submeshes: coordinate_ranges[{i}] {box!r} is not inside the mesh "
+                    f"{self._shape!r}"
+                )
+        return [self.create_submesh(box.shape(), box.start_coord()) for box in coordinate_ranges]
 
     def create_submeshes(self, submesh_shape: MeshShape) -> list[MeshDevice]:
         shape = submesh_shape if isinstance(submesh_shape, MeshShape) else MeshShape(submesh_shape)

@@ -23,6 +23,7 @@ class FabricConfig(enum.Enum):
 
 
 _fabric = FabricConfig.DISABLED
+_fabric_options: tuple[tuple[str, object], ...] = ()
 
 
 def get_num_devices() -> int:
@@ -50,12 +51,38 @@ def using_distributed_env() -> bool:
     return get_context().world_size > 1
 
 
-def set_fabric_config(config: FabricConfig, *_: object, **__: object) -> None:
+def set_fabric_config(
+    config: FabricConfig,
+    reliability_mode: object = None,
+    num_planes: int | None = None,
+    fabric_tensix_config: object = None,
+    fabric_udm_mode: object = None,
+    fabric_manager: object = None,
+    router_config: object = None,
+) -> None:
+    """``ttnn.set_fabric_config``: the fabric the next meshes open with.  Every option is kept as
+    given (:func:`fabric_options`); a mesh records them when it opens."""
     if not isinstance(config, FabricConfig):
         raise MeshnnTypeError(f"set_fabric_config needs a ttnn.FabricConfig, got {config!r}")
-    global _fabric
+    if num_planes is not None and (isinstance(num_planes, bool) or not isinstance(num_planes, int) or num_planes < 1):
+        raise MeshnnTypeError(f"set_fabric_config: num_planes must be a positive int or None, got {num_planes!r}")
+    given = {
+        "reliability_mode": reliability_mode,
+        "num_planes": num_planes,
+        "fabric_tensix_config": fabric_tensix_config,
+        "fabric_udm_mode": fabric_udm_mode,
+        "fabric_manager": fabric_manager,
+        "router_config": router_config,
+    }
+    global _fabric, _fabric_options
     _fabric = config
+    _fabric_options = tuple((k, v) for k, v in given.items() if v is not None)
 
 
 def get_fabric_config() -> FabricConfig:
     return _fabric
+
+
+def fabric_options() -> tuple[tuple[str, object], ...]:
+    """The options of the latest ``set_fabric_config`` that were given, as (name, value) pairs."""
+    return _fabric_options

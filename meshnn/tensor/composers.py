@@ -18,7 +18,15 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate, MeshShape, as_coord
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.tensor.topology import mesh_shape_of, num_devices, pair_of_dims, shape_override
+from meshnn.tensor.topology import (
+    PlacementShard,
+    TensorTopology,
+    mesh_shape_of,
+    num_devices,
+    pair_of_dims,
+    positional_dims,
+    shape_override,
+)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -38,6 +46,14 @@ class MeshComposerConfig:
         row_dim: int | None = None,
         col_dim: int | None = None,
     ) -> None:
+        if positional_dims(dims, mesh_shape_override):  # ttnn's MeshComposerConfig(row_dim, col_dim[, shape])
+            dims, row_dim, col_dim, mesh_shape_override, mesh_offset_override = (
+                None,
+                dims,
+                mesh_shape_override,
+                mesh_offset_override,
+                None,
+            )
         if dims is None:
             dims = [d for d in (row_dim, col_dim) if d is not None]
         items = tuple(dims)
@@ -141,6 +157,19 @@ def _joined(
         offsets.extend(tuple(o + start if i == dim else o for i, o in enumerate(off)) for off in inner)
         start += shape[dim]
     return tuple(start if i == dim else d for i, d in enumerate(first)), offsets
+
+
+def topology_composer(topology: TensorTopology) -> MeshToTensor | None:
+    """The composer a tensor's topology fully determines, which ``to_torch()`` without one uses (as
+    tt-metal PR #53481 does): when every distribution axis of more than one device is a Shard, the
+    shards concatenate along those dims.  None otherwise: a replicated axis still needs a composer."""
+    cut = [(size, p) for size, p in zip(topology.distribution_shape, topology.placements, strict=True) if size > 1]
+    if not cut or not all(isinstance(p, PlacementShard) for _, p in cut):
+        return None
+    dims = [p.dim for _, p in cut]  # type: ignore[union-attr]
+    if len(set(dims)) != len(dims):
+        return None
+    return MeshToTensor(MeshShape([size for size, _ in cut]), MeshComposerConfig(dims))
 
 
 def create_mesh_composer(mesh: MeshDevice | MeshShape, config: MeshComposerConfig) -> MeshToTensor:

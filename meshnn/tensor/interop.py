@@ -19,7 +19,7 @@ from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout, Tile
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.tensor.composers import MeshToTensor
+from meshnn.tensor.composers import MeshToTensor, topology_composer
 from meshnn.tensor.mappers import TensorToMesh
 from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.readback import composed_from_device, decoded_shards
@@ -55,6 +55,8 @@ def to_numpy(tensor: Tensor, *, mesh_composer: MeshToTensor | None = None, dtype
     composer = mesh_composer if mesh_composer is not None else DEFAULT_COMPOSER.get()
     if composer is not None and not isinstance(composer, MeshToTensor):
         raise MeshnnTypeError(f"mesh_composer must be a ttnn mesh composer, got {type(composer).__name__}")
+    if composer is None and len(tensor.tensor_topology().mesh_coords) > 1:
+        composer = topology_composer(tensor.tensor_topology())  # None unless the topology determines it
     if composer is not None:
         on = tensor.storage.mesh_buffer.device() if isinstance(tensor.storage, DeviceStorage) else None
         check_made_for("mesh_composer", composer.mesh_device, on)

@@ -32,6 +32,7 @@ from meshnn.tensor.topology import (
     mesh_shape_of,
     num_devices,
     pair_of_dims,
+    positional_dims,
     shape_override,
 )
 
@@ -47,13 +48,22 @@ class MeshMapperConfig:
 
     def __init__(
         self,
-        placements: Sequence[Placement] | None = None,
-        mesh_shape_override: MeshShape | None = None,
-        mesh_offset_override: MeshCoordinate | None = None,
+        placements: Sequence[Placement] | int | None = None,
+        mesh_shape_override: MeshShape | int | None = None,
+        mesh_offset_override: MeshCoordinate | MeshShape | None = None,
         *,
         row_dim: int | None = None,
         col_dim: int | None = None,
     ) -> None:
+        if positional_dims(placements, mesh_shape_override):
+            # ttnn's positional form MeshMapperConfig(row_dim, col_dim[, mesh_shape_override])
+            row_dim, col_dim, mesh_shape_override, mesh_offset_override = (
+                placements,
+                mesh_shape_override,
+                mesh_offset_override,
+                None,
+            )
+            placements = None
         if placements is None:
             placements = [PlacementReplicate() if d is None else PlacementShard(d) for d in (row_dim, col_dim)]
         items = tuple(placements)

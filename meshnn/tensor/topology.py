@@ -118,3 +118,13 @@ def check_made_for(what: str, mesh: MeshDevice | None, device: MeshDevice | None
             f"{what} was made for another mesh device ({mesh!r}) than the tensor's ({device!r}); "
             "make it for the tensor's mesh"
         )
+
+
+def positional_dims(first: object, second: object) -> bool:
+    """Whether a config's first two positional arguments are ttnn's ``(row_dim, col_dim)`` form:
+    ints (None for a replicated axis), at least one of them an int."""
+
+    def dim_or_none(x: object) -> bool:
+        return x is None or (isinstance(x, int) and not isinstance(x, bool))
+
+    return dim_or_none(first) and dim_or_none(second) and (first is not None or second is not None)

@@ -1,11 +1,20 @@
-"""Run TTNN test suites without hardware: ``pytest -p meshnn.testing`` (or ``MESHNN_AS_TTNN=1``).
+"""Run TTNN test suites without hardware: ``pytest -p meshnn.testing --noconftest`` (or
+``MESHNN_AS_TTNN=1``), tt-metal's own tests included, unmodified.
 
-Once active, ``import ttnn`` (and ``import ttnn.distributed``, ``ttnn.model_preprocessing``,
-``ttnn.reports``) resolves to meshnn before any test module is collected, and tt-metal's
-fixtures are available: ``device_params``, ``mesh_device``, ``device``, ``silicon_arch_name``.
-The simulated system comes from ``--system`` or ``$MESHNN_SYSTEM`` (default t3k).  Without
+Once active, ``import ttnn`` (and ``ttnn.device``, ``ttnn.distributed``, ``ttnn.distributed.distributed``,
+``ttnn.model_preprocessing``, ``ttnn.reports``) resolves to meshnn before any test module is
+collected, and tt-metal's conftest fixtures are provided with its semantics: ``device_params``,
+``mesh_device``, ``pcie_mesh_device``, ``t3k_mesh_device``, ``n300_mesh_device``, ``device``,
+``use_program_cache``, ``reset_seeds``, ``function_level_defaults``, ``is_ci_env``,
+``galaxy_type``, ``ensure_gc``, ``ensure_devices_tg`` and the ``silicon_arch_name`` /
+``silicon_arch_<arch>`` parametrisation (:mod:`.fixtures`, :mod:`.environment`).
+
+Each test runs on the simulated system its devices need (8x4 -> galaxy, 2x4 or 1x8 -> t3k, 1x2 ->
+n300, 1x1 -> n150; :mod:`.systems`); ``--system`` (or ``$MESHNN_SYSTEM``) forces one.  Without
 activation nothing is aliased and no fixture is added.  ``--meshnn-plan`` opens every mesh as a
 planning mesh (:mod:`meshnn.testing.planning`).
+
+Layers: imports the public root, :mod:`meshnn.errors` and :mod:`meshnn.compat`.
 """
 
 from __future__ import annotations
@@ -27,7 +36,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         SYSTEM_OPTION,
         action="store",
         default=None,
-        help="simulated system for the ttnn fixtures: n150, n300, t3k, galaxy, p150, p300",
+        help="simulated system for every test: n150, n300, t3k, galaxy, p150, p300 "
+        "(default: per test, the smallest Wormhole system with the devices it asks for)",
     )
 
 
@@ -40,8 +50,23 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from meshnn.testing import fixtures
+    import meshnn
+    from meshnn.testing import environment, fixtures
 
-    if not config.pluginmanager.is_registered(fixtures):
-        config.pluginmanager.register(fixtures, "meshnn-ttnn-fixtures")
+    forced = config.getoption(SYSTEM_OPTION) or os.environ.get("MESHNN_SYSTEM") or None
+    if forced is not None:
+        try:
+            forced = meshnn.system_spec(forced).name
+        except meshnn.MeshnnError as error:
+            raise pytest.UsageError(str(error)) from None
+    config.stash[environment.FORCED] = forced
+    for module, name in ((fixtures, "meshnn-ttnn-fixtures"), (environment, "meshnn-ttnn-environment")):
+        if not config.pluginmanager.is_registered(module):
+            config.pluginmanager.register(module, name)
     config.addinivalue_line("markers", "requires_fast_runtime_mode_off: accepted for TTNN test suites")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    from meshnn.testing import environment
+
+    environment.parametrize_arch(metafunc)

@@ -1,69 +1,140 @@
-"""tt-metal's device fixtures, on the simulated mesh (registered only when the plugin is active)."""
+"""tt-metal's device fixtures, on the simulated mesh (registered only when the plugin is active).
+
+``mesh_device`` (indirect: an int N opens 1xN, a (rows, cols) tuple that shape; no parameter: 1xN
+over the whole system, as tt-metal), ``pcie_mesh_device`` (the four PCIe chips: a 2x2 box at (0, 1)
+reshaped to 1x4; skipped unless 4 are asked for), ``t3k_mesh_device`` (1x8), ``n300_mesh_device``
+(1x2), ``device`` (chip 0 as a 1x1 mesh), each configured by ``device_params`` (indirect, checked
+by :mod:`meshnn.testing.params`).  The fabric is set before a mesh opens and reset to DISABLED
+after it closes; at teardown the submeshes and the mesh are closed and the allocator is checked to
+hold nothing (a leak fails the test's teardown, naming the buffer type and bytes).
+
+Layers: imports the public root, :mod:`meshnn.errors` and the testing modules.
+"""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 
 import pytest
 
 import meshnn
-
-SKIP_REASON = "Requested more devices than available. Test not applicable for machine"
-OPEN_KEYS = ("l1_small_size", "trace_region_size", "num_command_queues", "worker_l1_size")
+from meshnn.errors import MeshnnError
+from meshnn.testing.params import open_arguments
+from meshnn.testing.systems import mesh_param_devices, requested_devices, skip_reason
 
 
 @pytest.fixture(scope="function")
 def device_params(request: pytest.FixtureRequest) -> dict:
-    """The dict given by indirect parametrization (l1_small_size, trace_region_size,
-    num_command_queues, fabric_config, ...); empty by default."""
+    """The dict given by indirect parametrisation; empty by default (a copy: the fixtures may not
+    change the test's parameter)."""
     return dict(getattr(request, "param", {}))
 
 
-def _open(shape: meshnn.MeshShape, device_params: dict) -> meshnn.MeshDevice:
-    fabric = device_params.get("fabric_config")
-    if fabric is not None:
-        meshnn.set_fabric_config(fabric)
-    kwargs = {k: v for k, v in device_params.items() if k in OPEN_KEYS}
-    return meshnn.open_mesh_device(shape, **kwargs)
+def check_nothing_leaked(mesh: meshnn.MeshDevice) -> None:
+    """After ``mesh`` closed: every bank of its allocator is free again."""
+    leaked = {}
+    for buffer_type in mesh.allocator.managers:
+        view = mesh.allocator.memory_view(buffer_type)
+        if view.total_bytes_allocated_per_bank:
+            leaked[str(buffer_type)] = view.total_bytes_allocated_per_bank
+    if leaked:
+        raise MeshnnError(f"{mesh!r} leaked device memory after closing (bytes per bank): {leaked}")
 
 
-def _close(mesh: meshnn.MeshDevice) -> None:
-    for sub in mesh.get_submeshes():
-        sub.close()
-    mesh.close()
+@contextlib.contextmanager
+def opened(shape: meshnn.MeshShape, device_params: dict, **open_kwargs: object) -> Iterator[meshnn.MeshDevice]:
+    """A mesh opened as tt-metal's fixtures open it, closed (submeshes first), the fabric reset and
+    the allocator checked when the block ends."""
+    arguments = open_arguments(device_params)
+    if arguments.fabric_config is not None:
+        meshnn.set_fabric_config(arguments.fabric_config, **(arguments.fabric_kwargs or {}))
+    try:
+        mesh = meshnn.open_mesh_device(shape, **arguments.open_kwargs, **open_kwargs)
+        try:
+            yield mesh
+        finally:
+            for sub in mesh.get_submeshes():
+                meshnn.close_mesh_device(sub)
+            meshnn.close_mesh_device(mesh)
+        check_nothing_leaked(mesh)
+    finally:
+        if arguments.fabric_config is not None:
+            meshnn.set_fabric_config(meshnn.FabricConfig.DISABLED)
+
+
+def _skip_unless_fits(request: pytest.FixtureRequest, devices: int) -> None:
+    if devices > meshnn.get_num_devices():
+        params = getattr(getattr(request.node, "callspec", None), "params", {})
+        requested = max(devices, requested_devices(request.fixturenames, params, meshnn.get_num_devices()))
+        pytest.skip(skip_reason(requested, meshnn.system_spec().name))
 
 
 @pytest.fixture(scope="function")
-def mesh_device(request: pytest.FixtureRequest, device_params: dict) -> Iterator[meshnn.MeshDevice]:
-    """Indirect param: an int N opens MeshShape(1, N), a tuple (rows, cols) that shape; without a
-    param, the whole simulated system.  Skipped when the system has fewer devices."""
-    system = meshnn.system_spec()
+def mesh_device(request: pytest.FixtureRequest, silicon_arch_name: str, device_params: dict) -> Iterator:
     param = getattr(request, "param", None)
-    if param is None:
-        shape = meshnn.MeshShape(system.mesh_shape)
-    elif isinstance(param, int):
-        shape = meshnn.MeshShape(1, param)
-    else:
+    if isinstance(param, tuple | list):
+        if len(param) != 2:
+            raise MeshnnError(f"mesh_device: a mesh shape parameter must be (rows, cols), got {param!r}")
         shape = meshnn.MeshShape(*param)
-    if shape.mesh_size() > system.num_devices:
-        pytest.skip(SKIP_REASON)
-    mesh = _open(shape, device_params)
-    try:
+    else:
+        shape = meshnn.MeshShape(1, mesh_param_devices(param, meshnn.get_num_devices()))
+    _skip_unless_fits(request, shape.mesh_size())
+    with opened(shape, device_params) as mesh:
         yield mesh
-    finally:
-        _close(mesh)
 
 
 @pytest.fixture(scope="function")
-def device(device_params: dict) -> Iterator[meshnn.MeshDevice]:
-    """One device: a 1x1 mesh."""
-    mesh = _open(meshnn.MeshShape(1, 1), device_params)
-    try:
+def pcie_mesh_device(
+    request: pytest.FixtureRequest, silicon_arch_name: str, silicon_arch_wormhole_b0: bool, device_params: dict
+) -> Iterator:
+    pcie = meshnn.get_pcie_device_ids()
+    wanted = min(getattr(request, "param", len(pcie)), len(pcie))
+    if wanted != 4:
+        pytest.skip("Only 4 PCIe devices are supported for testing")
+    with opened(meshnn.MeshShape(2, 2), device_params, offset=meshnn.MeshCoordinate(0, 1)) as mesh:
+        mesh.reshape(meshnn.MeshShape(1, 4))
         yield mesh
-    finally:
-        _close(mesh)
 
 
-@pytest.fixture(scope="session")
-def silicon_arch_name() -> str:
-    return meshnn.system_spec().arch_spec.arch.value
+@pytest.fixture(scope="function")
+def t3k_mesh_device(
+    request: pytest.FixtureRequest, silicon_arch_name: str, silicon_arch_wormhole_b0: bool, device_params: dict
+) -> Iterator:
+    _skip_unless_fits(request, 8)
+    with opened(meshnn.MeshShape(1, 8), device_params) as mesh:
+        yield mesh
+
+
+@pytest.fixture(scope="function")
+def n300_mesh_device(
+    request: pytest.FixtureRequest, silicon_arch_name: str, silicon_arch_wormhole_b0: bool, device_params: dict
+) -> Iterator:
+    _skip_unless_fits(request, 2)
+    with opened(meshnn.MeshShape(1, 2), device_params) as mesh:
+        yield mesh
+
+
+@pytest.fixture(scope="function")
+def device(request: pytest.FixtureRequest, device_params: dict) -> Iterator:
+    """Chip 0 of the system as a 1x1 mesh (``ttnn.CreateDevice(device_id=0, ...)``)."""
+    with opened(meshnn.MeshShape(1, 1), device_params, physical_device_ids=[0]) as mesh:
+        yield mesh
+
+
+@pytest.fixture(scope="function")
+def use_program_cache(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Enable the program cache on the test's devices; disable and clear it afterwards."""
+    names = ("device", "mesh_device", "pcie_mesh_device", "t3k_mesh_device", "n300_mesh_device")
+    devices = [request.getfixturevalue(name) for name in names if name in request.fixturenames]
+    for dev in devices:
+        dev.enable_program_cache()
+    yield
+    for dev in devices:
+        if dev.is_open():
+            dev.disable_and_clear_program_cache()
+
+
+@pytest.fixture()
+def ensure_devices_tg() -> None:
+    assert len(meshnn.get_device_ids()) == 32, f"Expected 32 devices, got {len(meshnn.get_device_ids())}"

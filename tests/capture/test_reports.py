@@ -6,6 +6,7 @@ import csv
 import json
 import math
 import re
+import shutil
 import warnings
 
 import pytest
@@ -207,7 +208,9 @@ def test_the_detailed_tensor_report_stores_loadable_tensors(tmp_path, open_mesh)
     a = ttnn.from_torch(values, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh)
     with reporting(tmp_path, enable_detailed_tensor_report=True) as path:
         out = ttnn.neg(a)
-    stored = ttnn.load_tensor(path / "tensors" / f"{tensor_id(out)}.bin")
+    # a report's tensors/<id>.bin is a meshnn tensor file (ttnn.load_tensor wants the .tensorbin name)
+    copy = shutil.copyfile(path / "tensors" / f"{tensor_id(out)}.bin", path / "stored.tensorbin")
+    stored = ttnn.load_tensor(copy)
     composer = ttnn.ConcatMeshToTensor(mesh, dim=0)
     assert torch.equal(ttnn.to_torch(stored, mesh_composer=composer), ttnn.to_torch(out, mesh_composer=composer))
     assert torch.equal(ttnn.to_torch(out, mesh_composer=composer)[:64], -values)

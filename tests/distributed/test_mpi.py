@@ -167,7 +167,7 @@ def test_a_test_failing_on_one_rank_ends_every_rank_under_the_plugin():
     result = launch(command, 90, {"MESHNN_WAIT_TIMEOUT": "3"})
     assert result.returncode != 0
     assert result.stderr.count("meshnn: rank 1: test ") == 1, result.stderr
-    assert "fails_on_rank_1.py::test_fails_on_rank_1[mesh_device0] failed (call)" in result.stderr
+    assert "fails_on_rank_1.py::test_fails_on_rank_1[wormhole_b0-mesh_device0] failed (call)" in result.stderr
     assert "UNREACHABLE" not in result.stdout
 
 

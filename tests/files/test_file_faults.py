@@ -63,8 +63,10 @@ def test_a_fifo_is_refused_without_blocking(tmp_path):
             print("REFUSED", error)
     """)
     assert "REFUSED" in result.stdout and "not a regular file" in result.stdout, result.stdout + result.stderr
+    directory = tmp_path / "folder.tensorbin"
+    directory.mkdir()
     with pytest.raises(ttnn.TensorFileError, match="not a regular file"):
-        ttnn.load_tensor(tmp_path)  # a directory
+        ttnn.load_tensor(directory)
 
 
 @pytest.mark.parametrize(

@@ -86,7 +86,7 @@ def mapper(e, dim=0):
 
 UNARY = (
     "abs", "exp", "log", "neg", "relu", "gelu", "sigmoid", "silu", "softplus",
-    "sqrt", "square", "rsqrt", "reciprocal", "tanh",
+    "sqrt", "square", "rsqrt", "reciprocal", "tanh", "mish",
 )  # fmt: skip
 UNARY_FAULTS = (  # (what, call of the op, error, argument)
     ("input is a numpy array", lambda op, e: op(np.ones((32, 32), np.float32)), TYPE, "input_tensor"),
@@ -410,7 +410,7 @@ def written() -> list[Case]:
         "mesh_composer|mesh",
     )
     row("to_torch", "composer is a string", lambda e: ttnn.to_torch(e.a, mesh_composer="concat"), TYPE, "mesh_composer")
-    row("to_torch", "sharded tensor without a composer", lambda e: ttnn.to_torch(e.a), VALUE, "composer")
+    row("to_torch", "replicated tensor without a composer", lambda e: ttnn.to_torch(e.w), VALUE, "composer")
     row("to_torch", "dtype is a string", lambda e: ttnn.to_torch(e.host, dtype="float"), TYPE, "dtype")
     row("to_torch", "torch_rank below the rank", lambda e: ttnn.to_torch(e.host, torch_rank=1), VALUE, "rank")
     row("to_torch", "cq_id out of range", lambda e: ttnn.to_torch(e.a, mesh_composer=comp(e), cq_id=5), VALUE, "cq_id")
@@ -903,7 +903,13 @@ def written() -> list[Case]:
         ttnn.TensorFileError,
         "missing.tensorbin",
     )
-    row("load_tensor", "not a tensor file", lambda e: ttnn.load_tensor(e.garbage), ttnn.TensorFileError, "garbage.bin")
+    row(
+        "load_tensor",
+        "not a tensor file",
+        lambda e: ttnn.load_tensor(e.garbage),
+        ttnn.TensorFileError,
+        "garbage.tensorbin",
+    )
     row("load_tensor", "truncated file", lambda e: ttnn.load_tensor(e.truncated), ttnn.TensorFileError, "truncated")
     row("load_tensor", "file_name is a list", lambda e: ttnn.load_tensor(["x"]), TYPE, "file_name")
     row(
@@ -2043,7 +2049,7 @@ def hostile() -> list[Case]:
         "host memory",
     )
     row("load_tensor", "a FIFO", lambda e: ttnn.load_tensor(e.fifo), ttnn.TensorFileError, "regular file")
-    row("load_tensor", "a directory", lambda e: ttnn.load_tensor(e.tmp), ttnn.TensorFileError, "regular file")
+    row("load_tensor", "a directory", lambda e: ttnn.load_tensor(e.folder), ttnn.TensorFileError, "regular file")
     row("load_tensor", "a NUL in the path", lambda e: ttnn.load_tensor("a\0b"), ttnn.TensorFileError, "NUL")
     row("dump_tensor", "a NUL in the path", lambda e: ttnn.dump_tensor("a\0b", e.host), ttnn.TensorFileError, "NUL")
     row(
@@ -2068,9 +2074,156 @@ def hostile() -> list[Case]:
     return c
 
 
+def device_entry_rows() -> list[Case]:
+    """Issue 21's names: device entry points and configs, events, legacy tensor names, visualisation."""
+    c: list[Case] = []
+
+    def row(target, what, call, error, names):
+        c.append(Case(target, what, call, error, names))
+
+    axis = ttnn.DispatchCoreAxis
+    row("DispatchCoreConfig", "type is a string", lambda e: ttnn.DispatchCoreConfig("ETH"), VALUE, "dispatch core type")
+    row(
+        "DispatchCoreConfig",
+        "ETH with COL",
+        lambda e: ttnn.DispatchCoreConfig(ttnn.DispatchCoreType.ETH, axis.COL),
+        VALUE,
+        "COL axis",
+    )
+    row("open_device", "device_id is a string", lambda e: ttnn.open_device(device_id="0"), TYPE, "device_id")
+    row("open_device", "device_id out of range", lambda e: ttnn.open_device(device_id=8), VALUE, "device_id 8")
+    row("CreateDevice", "device_id negative", lambda e: ttnn.CreateDevice(-1), VALUE, "device_id -1")
+    row(
+        "CreateDevice",
+        "bad dispatch config",
+        lambda e: ttnn.CreateDevice(0, dispatch_core_config="ROW"),
+        VALUE,
+        "dispatch_core_config",
+    )
+    row("CreateDevices", "device_ids is a string", lambda e: ttnn.CreateDevices("01"), TYPE, "device_ids")
+    row("CreateDevices", "an id twice", lambda e: ttnn.CreateDevices([2, 2]), VALUE, "device_ids")
+    row("CloseDevice", "not a device", lambda e: ttnn.CloseDevice("dev"), TYPE, "device")
+    row("CloseDevices", "a list, not a dict", lambda e: ttnn.CloseDevices([e.small]), TYPE, "devices")
+    row("CloseDevices", "a value is not a device", lambda e: ttnn.CloseDevices({0: e.small, 1: "dev"}), TYPE, "device")
+    row("close_device", "not a device", lambda e: ttnn.close_device(3), TYPE, "device")
+    row("ReadDeviceProfiler", "not a device", lambda e: ttnn.ReadDeviceProfiler("dev"), TYPE, "device")
+    row("ReadDeviceProfiler", "closed", lambda e: ttnn.ReadDeviceProfiler(e.closed_mesh), CLOSED, "mesh")
+    row("close_device", "closed", lambda e: ttnn.close_device(e.closed_mesh), CLOSED, "mesh")
+    row("manage_device", "device_id is a string", lambda e: ttnn.manage_device("0").__enter__(), TYPE, "device_id")
+    row(
+        "create_mesh_device",
+        "shape is a string",
+        lambda e: ttnn.create_mesh_device("2x4").__enter__(),
+        TYPE,
+        "mesh_shape",
+    )
+    row("record_event", "not a mesh", lambda e: ttnn.record_event("mesh", 0), TYPE, "mesh_device")
+    row("record_event", "cq_id out of range", lambda e: ttnn.record_event(e.mesh, 1), VALUE, "cq_id")
+    row("record_event", "closed mesh", lambda e: ttnn.record_event(e.closed_mesh, 0), CLOSED, "mesh")
+    row(
+        "record_event",
+        "device_range is a tuple",
+        lambda e: ttnn.record_event(e.mesh, 0, None, (0, 0)),
+        TYPE,
+        "device_range",
+    )
+    row("wait_for_event", "not an event", lambda e: ttnn.wait_for_event(0, None), TYPE, "event")
+    own = "a queue's own event"
+    row(
+        "wait_for_event",
+        own,
+        lambda e: ttnn.wait_for_event(0, e.mesh.mesh_command_queue(0).enqueue_record_event()),
+        VALUE,
+        "record_event",
+    )
+    row("aggregate_as_tensor", "not a list", lambda e: ttnn.aggregate_as_tensor(e.a), TYPE, "tensors")
+    row(
+        "aggregate_as_tensor",
+        "a numpy shard",
+        lambda e: ttnn.aggregate_as_tensor([e.host, np.ones(3)]),
+        TYPE,
+        r"tensors\[1\]",
+    )
+    row(
+        "aggregate_as_tensor", "deallocated shard", lambda e: ttnn.aggregate_as_tensor([e.freed]), DEAD, r"tensors\[0\]"
+    )
+    row(
+        "aggregate_as_tensor",
+        "host and device",
+        lambda e: ttnn.aggregate_as_tensor([e.host, e.a_dev0]),
+        VALUE,
+        "tensors",
+    )
+    row("get_device_tensor", "device is a string", lambda e: ttnn.get_device_tensor(e.a, "dev0"), TYPE, "device")
+    row("get_device_tensor", "device of another mesh", lambda e: ttnn.get_device_tensor(e.a, 9), VALUE, "device 9")
+    row("get_device_tensor", "host tensor", lambda e: ttnn.get_device_tensor(e.host, 0), VALUE, "device tensor")
+    row("get_memory_config", "not a tensor", lambda e: ttnn.get_memory_config("t"), TYPE, "tensor")
+    row("get_memory_config", "deallocated", lambda e: ttnn.get_memory_config(e.freed), DEAD, "tensor")
+    row("CppReplicateTensorToMesh", "not a mesh", lambda e: ttnn.CppReplicateTensorToMesh("m"), TYPE, "mesh_device")
+    row("CppShardTensorToMesh", "dim is a string", lambda e: ttnn.CppShardTensorToMesh(e.mesh, "3"), TYPE, "dim")
+    row("visualize_mesh_device", "not a mesh", lambda e: ttnn.visualize_mesh_device(None), TYPE, "mesh_device")
+    row("visualize_mesh_device", "closed mesh", lambda e: ttnn.visualize_mesh_device(e.closed_mesh), CLOSED, "mesh")
+    row(
+        "visualize_mesh_device",
+        "tensor is a list",
+        lambda e: ttnn.visualize_mesh_device(e.mesh, tensor=[1]),
+        TYPE,
+        "tensor",
+    )
+    row("visualize_tensor", "not a tensor", lambda e: ttnn.visualize_tensor(np.ones(3)), TYPE, "tensor")
+    row("visualize_tensor", "deallocated", lambda e: ttnn.visualize_tensor(e.freed), DEAD, "tensor")
+    overlapped = "MeshDevice.create_overlapped_submeshes"
+    row(
+        overlapped,
+        "a range, not a list",
+        lambda e: e.mesh.create_overlapped_submeshes(ttnn.MeshCoordinateRange(ttnn.MeshShape(1, 1))),
+        TYPE,
+        "coordinate_ranges",
+    )
+    row(
+        overlapped,
+        "outside the mesh",
+        lambda e: e.mesh.create_overlapped_submeshes([ttnn.MeshCoordinateRange(ttnn.MeshShape(3, 4))]),
+        VALUE,
+        r"coordinate_ranges\[0\]",
+    )
+    row("MeshDevice.enable_async", "an int", lambda e: e.mesh.enable_async(1), TYPE, "enable")
+    row(
+        "set_fabric_config",
+        "num_planes is zero",
+        lambda e: ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D, num_planes=0),
+        TYPE,
+        "num_planes",
+    )
+    row(
+        "reduce_scatter",
+        "math_op is Max",
+        lambda e: ttnn.reduce_scatter(e.a, 2, math_op=ttnn.ReduceType.Max),
+        VALUE,
+        "math_op",
+    )
+    row("reduce_scatter", "math_op is a string", lambda e: ttnn.reduce_scatter(e.a, 2, math_op="sum"), TYPE, "math_op")
+    row(
+        "dump_tensor",
+        "not .tensorbin",
+        lambda e: ttnn.dump_tensor(e.tmp / "x.bin", e.host),
+        ttnn.TensorFileError,
+        r"x\.bin.*\.tensorbin",
+    )
+    row(
+        "load_tensor",
+        "not .tensorbin",
+        lambda e: ttnn.load_tensor(e.tmp / "x.npy"),
+        ttnn.TensorFileError,
+        r"x\.npy.*\.tensorbin",
+    )
+    return c
+
+
 TABLE: list[Case] = family(UNARY, UNARY_FAULTS) + family(BINARY, BINARY_FAULTS) + family(REDUCTIONS, REDUCTION_FAULTS)
 TABLE += written() + hostile()
 TABLE += decode_rows()
+TABLE += device_entry_rows()
 BY_ID = {case.id: case for case in TABLE}
 
 
@@ -2146,7 +2299,7 @@ def env(tmp_path_factory):
     e.freed_buffer.deallocate()
     e.good_file = e.tmp / "good.tensorbin"
     ttnn.dump_tensor(e.good_file, e.host)
-    e.garbage = e.tmp / "garbage.bin"
+    e.garbage = e.tmp / "garbage.tensorbin"
     e.garbage.write_bytes(b"not a tensor file at all" * 10)
     e.truncated = e.tmp / "truncated.tensorbin"
     e.truncated.write_bytes(e.good_file.read_bytes()[:-100])
@@ -2160,6 +2313,8 @@ def env(tmp_path_factory):
     e.closed_sub = closed.create_submesh(ttnn.MeshShape(1, 1))
     e.fifo = e.tmp / "pipe.tensorbin"
     os.mkfifo(e.fifo)
+    e.folder = e.tmp / "folder.tensorbin"
+    e.folder.mkdir()
     ttnn.close_mesh_device(closed)
     yield e
     for m in (mesh, other, small):
@@ -2195,8 +2350,11 @@ EXEMPT = {  # public callables without a row, and why nothing given to them can 
     "get_pcie_device_ids": "takes no arguments",
     "get_context": "takes no arguments",
     "get_fabric_config": "takes no arguments",
-    "launched_under_mpi": "takes no arguments",
     "get_arch_name": "takes no arguments",
+    "GetNumPCIeDevices": "takes no arguments (get_num_pcie_devices under ttnn's older name)",
+    "DeviceSettings": "made only by open_mesh_device (its arguments have rows); read as mesh_device.settings",
+    "Device": "the MeshDevice class under ttnn's name (MeshDevice rows above)",
+    "launched_under_mpi": "takes no arguments",
     "using_distributed_env": "takes no arguments",
     "MeshEvent": "made only by a queue's enqueue_record_event",
     "MemoryView": "made only by get_memory_view (rows above)",

@@ -114,8 +114,13 @@ def test_system_queries():
 
 
 @pytest.mark.parametrize("mesh_device", [(8, 4)], indirect=True)
-def test_a_galaxy_mesh_is_skipped_on_a_t3k(mesh_device):
-    raise AssertionError("must be skipped: the t3k has 8 devices")
+def test_a_galaxy_mesh_runs_on_the_simulated_galaxy(mesh_device):
+    assert mesh_device.shape == ttnn.MeshShape(8, 4) and ttnn.get_num_devices() == 32
+
+
+@pytest.mark.parametrize("mesh_device", [(8, 8)], indirect=True)
+def test_a_mesh_larger_than_every_system_is_skipped(mesh_device):
+    raise AssertionError("must be skipped: no simulated system has 64 devices")
 
 
 def test_a_missing_name_says_what_is_missing():
@@ -148,3 +153,33 @@ def test_preprocess_model_parameters_mlp(mesh_device):
     expected = model(x).detach()
     for shard in ttnn.get_device_tensors(out):
         assert pcc(ttnn.to_torch(shard), expected) > 0.99
+
+
+def test_the_ttnn_device_module():
+    import ttnn.device
+    from ttnn.device import Arch, DispatchCoreConfig
+
+    assert ttnn.device.Device is ttnn.MeshDevice is ttnn.Device and Arch is ttnn.Arch
+    assert DispatchCoreConfig().type == ttnn.device.DispatchCoreType.ETH  # the t3k's default
+    assert ttnn.device.is_wormhole_b0() and not ttnn.device.is_blackhole() and not ttnn.device.is_grayskull()
+    assert [ttnn.device.GetPCIeDeviceID(i) for i in (0, 3, 4, 7)] == [0, 3, 0, 3]  # 4-7 through 0-3
+    ttnn.device.EnableMemoryReports()
+    assert ttnn.device.SWITCHES["memory_reports"] is True
+    ttnn.device.DisableMemoryReports()
+    assert ttnn.device.SWITCHES["memory_reports"] is False
+    with ttnn.device.manage_device(device_id=1) as device:
+        assert ttnn.device.is_wormhole_b0(device) and device.get_device_ids() == [1]
+    assert not device.is_open()
+    with pytest.raises(AttributeError, match=r"ttnn\.device\.no_such_name is not implemented by meshnn yet"):
+        ttnn.device.no_such_name  # noqa: B018
+
+
+def test_distributed_distributed_is_a_module_path_and_reports_answer(mesh_device):
+    import ttnn.distributed.distributed as distributed
+    from ttnn.distributed.distributed import ConcatMeshToTensor
+
+    assert ConcatMeshToTensor is ttnn.ConcatMeshToTensor and distributed.visualize_tensor is ttnn.visualize_tensor
+    tensor = ttnn.from_torch(
+        torch.ones(32, 32), device=mesh_device, mesh_mapper=ttnn.ReplicateTensorToMesh(mesh_device)
+    )
+    assert [row["address"] for row in ttnn.reports.get_buffers(mesh_device)] == [tensor.buffer_address()]

@@ -1,4 +1,4 @@
-"""What every collective takes and checks: ``ttnn.Topology``, the input (a device tensor with a
+"""What every collective takes and checks: ``ttnn.Topology``, ``ttnn.ReduceType``, the input (a device tensor with a
 shard on every device, ``dim`` in range), the options a simulated collective only checks
 (``mesh_device``, ``num_links``, ``topology``, ``memory_config``) and ``cluster_axis``.
 
@@ -27,7 +27,8 @@ class Topology(enum.Enum):
 
 
 class ReduceType(enum.Enum):
-    """``ttnn.ReduceType``: the reduction of a reducing collective (``math_op``); meshnn's sum."""
+    """``ttnn.ReduceType``: the reduction of a reduce collective (``math_op=``).  meshnn's reduce
+    collectives sum, as ttnn's do; another member is refused by name."""
 
     Sum = 0
     Mean = 1
@@ -35,6 +36,15 @@ class ReduceType(enum.Enum):
     Min = 3
     Std = 4
     Var = 5
+
+
+def check_math_op(op: str, math_op: object) -> None:
+    """``math_op`` of a reduce collective: None or ``ttnn.ReduceType.Sum``."""
+    if math_op is None or math_op is ReduceType.Sum:
+        return
+    if not isinstance(math_op, ReduceType):
+        raise MeshnnTypeError(f"ttnn.{op}: math_op must be a ttnn.ReduceType, got {math_op!r}")
+    raise MeshnnValueError(f"ttnn.{op}: math_op {math_op} is not supported; the collective sums (ReduceType.Sum)")
 
 
 def group_grid(mesh: MeshDevice, cluster_axis: int | None, op: str) -> tuple[tuple[int, ...], int | None]:

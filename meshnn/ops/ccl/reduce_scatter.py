@@ -13,7 +13,7 @@ from meshnn.errors import MeshnnValueError
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.ops.ccl.arguments import Topology, check_options, checked_input, group_grid
+from meshnn.ops.ccl.arguments import Topology, check_math_op, check_options, checked_input, group_grid
 from meshnn.ops.ccl.groups import from_groups, group_size, output_topology, sum_dtype, to_groups
 from meshnn.ops.ccl.ranks import summed_over_ranks
 from meshnn.ops.launch import launch
@@ -39,6 +39,7 @@ def reduce_scatter(
     """The group's shards are summed; device i of the group keeps slice i of ``dim``."""
     tensor, mesh, axis_dim = checked_input("reduce_scatter", input_tensor, dim)
     check_options("reduce_scatter", mesh, mesh_device, num_links, topology, memory_config)
+    check_math_op("reduce_scatter", math_op)
     spec = scattered_spec("reduce_scatter", tensor, mesh, (dim, axis_dim), cluster_axis, memory_config)
     attrs = {"dim": dim, "cluster_axis": cluster_axis, "num_links": num_links, "topology": topology}
     return run_reduce_scatter("reduce_scatter", tensor, mesh, (axis_dim, cluster_axis), spec, attrs)

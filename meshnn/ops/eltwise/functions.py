@@ -1,6 +1,6 @@
 """The numeric functions of the element-wise ops: :data:`UNARY` and :data:`BINARY`, each op's name
 to its numpy function over float32 arrays (integers in int64: :func:`wide`), and the ones numpy
-lacks (erfc, gelu, softplus, sigmoid, silu) computed as accurately as the device computes them.
+lacks (erfc, gelu, softplus, sigmoid, silu, mish) computed as accurately as the device computes them.
 
 May import: nothing of meshnn (numpy only).
 """
@@ -76,6 +76,11 @@ def _silu(x: np.ndarray) -> np.ndarray:
     return np.divide(x, t, out=t)
 
 
+def _mish(x: np.ndarray) -> np.ndarray:
+    """x * tanh(softplus(x))."""
+    return x * np.tanh(_softplus(x))
+
+
 UNARY: dict[str, Callable[..., np.ndarray]] = {
     "relu": lambda x: np.maximum(x, 0),
     "gelu": _gelu,
@@ -91,6 +96,7 @@ UNARY: dict[str, Callable[..., np.ndarray]] = {
     "abs": np.abs,
     "square": np.square,
     "softplus": _softplus,
+    "mish": _mish,
 }
 
 BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {

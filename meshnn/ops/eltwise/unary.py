@@ -1,4 +1,4 @@
-"""The unary element-wise ops (``ttnn.relu``, ``ttnn.exp`` ... ``ttnn.softplus``): float32 compute
+"""The unary element-wise ops (``ttnn.relu``, ``ttnn.exp`` ... ``ttnn.softplus``, ``ttnn.mish``): float32 compute
 of :data:`~meshnn.ops.eltwise.functions.UNARY` (integer tensors widened to int64), rounded once
 into the output dtype exactly as the host conversion does.
 
@@ -71,7 +71,7 @@ def _unary_params(name: str, params: dict[str, object]) -> dict[str, object]:
     return {}
 
 
-relu, gelu, silu, sigmoid, tanh, exp, log, sqrt, rsqrt, reciprocal, neg, abs, square, softplus = (
+relu, gelu, silu, sigmoid, tanh, exp, log, sqrt, rsqrt, reciprocal, neg, abs, square, softplus, mish = (
     _make_unary(n) for n in UNARY
 )
 

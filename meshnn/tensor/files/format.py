@@ -99,8 +99,11 @@ def _sum_block(part: np.ndarray, row_sums: np.ndarray, col_sums: np.ndarray) -> 
 
 
 def check_file_name(op: str, file_name: object) -> None:
+    """A str or path ending in ``.tensorbin``, as ttnn requires, checked before the file is touched."""
     if not isinstance(file_name, str | os.PathLike):
         raise MeshnnTypeError(f"{op}: file_name must be a str or a path, got {type(file_name).__name__}")
     name = os.fspath(file_name)
     if ("\0" if isinstance(name, str) else b"\0") in name:
         raise TensorFileError(repr(name), f"{op}: file_name contains a NUL byte")
+    if not os.fspath(file_name).endswith(".tensorbin"):
+        raise TensorFileError(os.fspath(file_name), f"{op}: the file name must have .tensorbin extension")

@@ -70,6 +70,12 @@ def dump_tensor(file_name: str | os.PathLike, tensor: Tensor, *, extra: dict[str
     tensor of which this rank holds only some shards is saved by every rank together (each calls
     this): the shards are gathered to rank 0, which writes one file that holds them all."""
     check_file_name("dump_tensor", file_name)
+    save_tensor(file_name, tensor, extra=extra)
+
+
+def save_tensor(file_name: str | os.PathLike, tensor: Tensor, *, extra: dict[str, Any] | None = None) -> None:
+    """:func:`dump_tensor` without ttnn's ``.tensorbin`` rule on the name (a ttnn report's
+    ``tensors/<id>.bin`` files are written so)."""
     if not isinstance(tensor, Tensor):
         raise MeshnnTypeError(f"dump_tensor: tensor must be a ttnn.Tensor, got {type(tensor).__name__}")
     tensor.check_usable("dump_tensor: tensor")

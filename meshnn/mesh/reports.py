@@ -1,19 +1,29 @@
-"""``ttnn.reports``: device facts and the live buffer list of a mesh."""
+"""``ttnn.reports`` (``meshnn.reports`` too): device facts and the live buffer list of a mesh.
+
+Layers: the mesh layer (a mesh's allocator and registry).
+"""
 
 from __future__ import annotations
 
-import meshnn
+from meshnn.errors import MeshnnTypeError
+from meshnn.mesh.mesh_device import MeshDevice
 
 
-def get_device_info(device: meshnn.MeshDevice) -> dict[str, int]:
+def _checked(device: object, op: str) -> MeshDevice:
+    if not isinstance(device, MeshDevice):
+        raise MeshnnTypeError(f"reports.{op}: device must be a MeshDevice, got {type(device).__name__}")
+    return device
+
+
+def get_device_info(device: MeshDevice) -> dict[str, int]:
     """The L1 figures of one device of ``device`` (every device of a mesh is alike)."""
-    return device.allocator.device_info()
+    return _checked(device, "get_device_info").allocator.device_info()
 
 
-def get_buffers(device: meshnn.MeshDevice) -> list[dict[str, object]]:
+def get_buffers(device: MeshDevice) -> list[dict[str, object]]:
     """Every live buffer, by buffer type then address: address, type, layout, max size per bank."""
     rows = []
-    for buffer in device.live_buffers():
+    for buffer in _checked(device, "get_buffers").live_buffers():
         layout = buffer.layout
         banks = device.get_memory_view(layout.buffer_type).num_banks
         pages = layout.shard.pages_per_shard if layout.shard is not None else -(-layout.num_pages // max(banks, 1))

@@ -1,0 +1,90 @@
+"""``ttnn.device`` under the ttnn alias: the names ttnn keeps in its device module (``from
+ttnn.device import Arch``, ``ttnn.device.open_device``, ``ttnn.device.Device``, ...), from meshnn's
+public surface, plus what only this module has: the arch questions ``is_wormhole_b0`` /
+``is_blackhole`` / ``is_grayskull``, ``GetPCIeDeviceID`` and the report and
+kernel-cache switches, each kept in :data:`SWITCHES` (a simulated device compiles no kernels and
+writes no reports of its own; the switches are recorded so a test can read them back).
+
+(``meshnn.device`` itself is meshnn's chip layer; under the alias ``ttnn.device`` is this module.)
+
+Layers: imports the public root and :mod:`meshnn.errors`.
+"""
+
+from __future__ import annotations
+
+import meshnn
+from meshnn import (  # noqa: F401 - re-exported as ttnn.device's names
+    DEFAULT_L1_SMALL_SIZE,
+    DEFAULT_TRACE_REGION_SIZE,
+    DEFAULT_WORKER_L1_SIZE,
+    Arch,
+    CloseDevice,
+    CloseDevices,
+    CreateDevice,
+    CreateDevices,
+    Device,
+    DispatchCoreAxis,
+    DispatchCoreConfig,
+    DispatchCoreType,
+    GetNumAvailableDevices,
+    GetNumPCIeDevices,
+    ReadDeviceProfiler,
+    close_device,
+    dump_device_memory_state,
+    get_arch_name,
+    get_memory_view,
+    manage_device,
+    open_device,
+    synchronize_device,
+)
+from meshnn.errors import MeshnnTypeError
+
+SWITCHES: dict[str, bool] = {"persistent_kernel_cache": False, "compilation_reports": False, "memory_reports": False}
+
+
+def _arch_is(device: object, name: str) -> bool:
+    if device is None:
+        return get_arch_name() == name
+    if not isinstance(device, meshnn.MeshDevice):
+        raise MeshnnTypeError(f"is_{name}: device must be a ttnn.Device, got {type(device).__name__}")
+    return device.arch().value == name
+
+
+def is_wormhole_b0(device: meshnn.MeshDevice | None = None) -> bool:
+    return _arch_is(device, "wormhole_b0")
+
+
+def is_blackhole(device: meshnn.MeshDevice | None = None) -> bool:
+    return _arch_is(device, "blackhole")
+
+
+def is_grayskull(device: meshnn.MeshDevice | None = None) -> bool:
+    """False on every simulated system (none is a Grayskull)."""
+    return _arch_is(device, "grayskull")
+
+
+def GetPCIeDeviceID(device_id: int) -> int:
+    """The PCIe-attached chip that reaches chip ``device_id`` (itself when it is one; on a T3000 the
+    chips 4-7 are reached through 0-3)."""
+    if isinstance(device_id, bool) or not isinstance(device_id, int) or not 0 <= device_id < meshnn.get_num_devices():
+        raise MeshnnTypeError(f"GetPCIeDeviceID: device_id must be a device id of the system, got {device_id!r}")
+    return device_id % GetNumPCIeDevices()
+
+
+def _switch(name: str, on: bool):
+    def switch() -> None:
+        SWITCHES[name] = on
+
+    return switch
+
+
+EnablePersistentKernelCache = _switch("persistent_kernel_cache", True)
+DisablePersistentKernelCache = _switch("persistent_kernel_cache", False)
+EnableCompilationReports = _switch("compilation_reports", True)
+DisableCompilationReports = _switch("compilation_reports", False)
+EnableMemoryReports = _switch("memory_reports", True)
+DisableMemoryReports = _switch("memory_reports", False)
+
+
+def ClearKernelCache() -> None:
+    """Nothing to clear: a simulated device compiles no kernels."""

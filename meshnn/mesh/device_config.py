@@ -1,0 +1,147 @@
+"""How a mesh device was opened: its dispatch cores (``ttnn.DispatchCoreType`` / ``DispatchCoreAxis``
+/ ``DispatchCoreConfig``, with ttnn's defaults and checks) and :class:`DeviceSettings`, the record of
+every argument of ``open_mesh_device`` that only matters on hardware, kept on the mesh
+(``mesh_device.settings``) so a user can read it back.
+
+On a chip the dispatch cores are a row or a column of Tensix cores (``WORKER``) or Ethernet cores
+(``ETH``) set aside for the command queues.  A simulated mesh dispatches on the host, so the
+configuration changes no result and no figure here; it is checked as ttnn checks it and recorded.
+ttnn's defaults follow the system: ``ETH`` dispatch on N300 and T3000 clusters, ``WORKER``
+elsewhere; axis ``ROW`` on Wormhole, ``COL`` on Blackhole (where ``ROW`` needs the fabric's Tensix
+MUX).
+
+Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.device` (the system's arch) and the mesh layer's
+:mod:`meshnn.mesh.system`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from meshnn.device.arch import Arch, SystemSpec, system_spec
+from meshnn.errors import MeshnnValueError
+from meshnn.mesh.system import FabricConfig
+
+ETH_DISPATCH_SYSTEMS = ("n300", "t3k")  # ttnn's clusters whose default dispatch cores are Ethernet cores
+
+
+class DispatchCoreType(enum.Enum):
+    """``ttnn.DispatchCoreType``: which cores run dispatch."""
+
+    WORKER = 0
+    ETH = 1
+
+
+class DispatchCoreAxis(enum.Enum):
+    """``ttnn.DispatchCoreAxis``: whether the dispatch cores are a row or a column of the grid."""
+
+    ROW = 0
+    COL = 1
+
+
+class FabricTensixConfig(enum.Enum):
+    """``ttnn.FabricTensixConfig``: whether fabric router channels move to a Tensix MUX kernel."""
+
+    DISABLED = 0
+    MUX = 1
+
+
+def _check_member(kind: type[enum.Enum], value: object, what: str) -> None:
+    if value is not None and not isinstance(value, kind):
+        valid = [str(member) for member in kind]
+        raise MeshnnValueError(f"Invalid dispatch core {what}: {value!r}. Valid values are: {valid}")
+
+
+def default_dispatch_core_type(system: SystemSpec | None = None) -> DispatchCoreType:
+    """ETH on the N300 and T3000 systems, WORKER elsewhere (ttnn's ``get_default_dispatch_core_type``)."""
+    spec = system or system_spec()
+    return DispatchCoreType.ETH if spec.name in ETH_DISPATCH_SYSTEMS else DispatchCoreType.WORKER
+
+
+def default_dispatch_core_axis(
+    system: SystemSpec | None = None, fabric_tensix_config: object = None
+) -> DispatchCoreAxis:
+    """ROW on Wormhole; COL on Blackhole unless the fabric's Tensix MUX is on."""
+    spec = system or system_spec()
+    if spec.arch_spec.arch is Arch.BLACKHOLE and fabric_tensix_config is not FabricTensixConfig.MUX:
+        return DispatchCoreAxis.COL
+    return DispatchCoreAxis.ROW
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class DispatchCoreConfig:
+    """``ttnn.DispatchCoreConfig(type=None, axis=None, fabric_tensix_config=None)``: what is not
+    given takes the system's default (the system in use when the config is made, as in ttnn)."""
+
+    type: DispatchCoreType
+    axis: DispatchCoreAxis
+
+    def __init__(
+        self,
+        type: DispatchCoreType | None = None,
+        axis: DispatchCoreAxis | None = None,
+        fabric_tensix_config: FabricTensixConfig | None = None,
+    ) -> None:
+        _check_member(DispatchCoreType, type, "type")
+        _check_member(DispatchCoreAxis, axis, "axis")
+        _check_member(FabricTensixConfig, fabric_tensix_config, "fabric_tensix_config")
+        if type is DispatchCoreType.ETH and axis is DispatchCoreAxis.COL:
+            raise MeshnnValueError("COL axis is not supported for ETH dispatch core type")
+        spec = system_spec()
+        if axis is DispatchCoreAxis.ROW:
+            check_axis_on(spec, axis, fabric_tensix_config)
+        if axis is None:
+            axis = default_dispatch_core_axis(spec, fabric_tensix_config)
+        if type is None:  # a COL axis is only supported on WORKER cores
+            type = DispatchCoreType.WORKER if axis is DispatchCoreAxis.COL else default_dispatch_core_type(spec)
+        object.__setattr__(self, "type", type)
+        object.__setattr__(self, "axis", axis)
+
+    def __repr__(self) -> str:
+        return f"DispatchCoreConfig(type={self.type}, axis={self.axis})"
+
+
+def check_axis_on(spec: SystemSpec, axis: DispatchCoreAxis, fabric_tensix_config: object = None) -> None:
+    """ROW dispatch cores on a Blackhole need the fabric's Tensix MUX (ttnn's check)."""
+    blackhole = spec.arch_spec.arch is Arch.BLACKHOLE
+    if axis is DispatchCoreAxis.ROW and blackhole and fabric_tensix_config is not FabricTensixConfig.MUX:
+        raise MeshnnValueError(
+            "ROW dispatch core axis is not supported for blackhole arch unless fabric tensix MUX is enabled"
+        )
+
+
+def dispatch_core_config_for(spec: SystemSpec, config: object) -> DispatchCoreConfig:
+    """``dispatch_core_config`` as ``open_mesh_device`` takes it: None gives the system's default; a
+    config made for another arch is refused as ttnn refuses it."""
+    if config is None:
+        axis = default_dispatch_core_axis(spec)
+        return _made(
+            DispatchCoreType.WORKER if axis is DispatchCoreAxis.COL else default_dispatch_core_type(spec), axis
+        )
+    if not isinstance(config, DispatchCoreConfig):
+        raise MeshnnValueError(f"dispatch_core_config must be a ttnn.DispatchCoreConfig, got {config!r}")
+    check_axis_on(spec, config.axis)
+    return config
+
+
+def _made(kind: DispatchCoreType, axis: DispatchCoreAxis) -> DispatchCoreConfig:
+    """A config of a checked type and axis, made without consulting the system in use."""
+    made = object.__new__(DispatchCoreConfig)
+    object.__setattr__(made, "type", kind)
+    object.__setattr__(made, "axis", axis)
+    return made
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceSettings:
+    """What a mesh was opened with (bytes unless named otherwise): the sizes as given, the queues,
+    the dispatch cores, and the fabric configuration in force when it opened."""
+
+    l1_small_size: int
+    trace_region_size: int
+    num_command_queues: int
+    dispatch_core_config: DispatchCoreConfig
+    worker_l1_size: int
+    fabric_config: FabricConfig
+    fabric_options: tuple[tuple[str, object], ...] = ()

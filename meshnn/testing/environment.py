@@ -1,0 +1,104 @@
+"""What tt-metal's conftest gives every test besides devices: the simulated system the test runs on
+(chosen per test, autouse), ``reset_seeds`` / ``function_level_defaults`` (torch, numpy and random
+seeded with 213919), ``is_ci_env`` (``$CI == "true"``), ``galaxy_type`` ("6U" on the simulated
+Galaxy, else None), ``ensure_gc`` (autouse: a garbage collection before each test, as tt-metal's
+``tests/ttnn`` conftests do), and the ``silicon_arch_name`` / ``silicon_arch_<arch>`` parametrisation.
+
+``silicon_arch_name`` is a session-scoped parameter (test ids carry it), the arch of the system
+tests run on (Wormhole unless ``--system`` forces a Blackhole one).  A test that also asks for
+``silicon_arch_wormhole_b0`` / ``_blackhole`` / ``_grayskull`` gets ``True`` when that arch is the
+one in use and is skipped (empty parameter set) otherwise; asking for one without
+``silicon_arch_name`` is an error, as in tt-metal.
+
+Layers: imports the public root, :mod:`meshnn.errors` and the testing modules.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import random
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import meshnn
+from meshnn.errors import MeshnnError
+from meshnn.testing.systems import BY_SIZE, DEFAULT, requested_devices, system_for
+
+SEED = 213919
+ARCH_FIXTURES = {
+    "silicon_arch_grayskull": "grayskull",
+    "silicon_arch_wormhole_b0": "wormhole_b0",
+    "silicon_arch_blackhole": "blackhole",
+}
+FORCED = pytest.StashKey[str | None]()
+
+
+def forced_system(config: pytest.Config) -> str | None:
+    return config.stash.get(FORCED, None)
+
+
+def parametrize_arch(metafunc: pytest.Metafunc) -> None:
+    """tt-metal's ``pytest_generate_tests`` for ``silicon_arch_name`` and ``silicon_arch_<arch>``."""
+    forced = forced_system(metafunc.config)
+    arch = meshnn.SYSTEMS[forced].arch_spec.arch.value if forced else "wormhole_b0"
+    wanted = [name for name in ARCH_FIXTURES if name in metafunc.fixturenames]
+    if wanted and "silicon_arch_name" not in metafunc.fixturenames:
+        raise MeshnnError(
+            f"{metafunc.function.__name__} requests a specific silicon target, but doesn't use silicon_arch_name"
+        )
+    if "silicon_arch_name" in metafunc.fixturenames:
+        archs = [arch] if all(ARCH_FIXTURES[name] == arch for name in wanted) else []
+        metafunc.parametrize("silicon_arch_name", archs, scope="session")
+        for name in wanted:
+            metafunc.parametrize(name, [True], scope="session")
+
+
+@pytest.fixture(autouse=True)
+def simulated_system(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The system this test runs on ($MESHNN_SYSTEM for the test's duration): forced, or the
+    smallest that has the devices the test's fixtures ask for (the largest when none has: the
+    device fixture then skips)."""
+    forced = forced_system(request.config)
+    params = getattr(getattr(request.node, "callspec", None), "params", {})
+    whole = meshnn.SYSTEMS[forced or DEFAULT].num_devices
+    name = system_for(requested_devices(request.fixturenames, params, whole), forced) or BY_SIZE[-1]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MESHNN_SYSTEM", name)
+        yield name
+
+
+@pytest.fixture(autouse=True)
+def ensure_gc() -> None:
+    gc.collect()
+
+
+@pytest.fixture(scope="function")
+def reset_seeds() -> Iterator[None]:
+    try:
+        import torch
+    except ImportError:  # torch is optional: numpy and random are still seeded
+        torch = None
+    if torch is not None:
+        torch.manual_seed(SEED)
+    np.random.seed(SEED)
+    random.seed(SEED)
+    yield
+
+
+@pytest.fixture(scope="function")
+def function_level_defaults(reset_seeds: None) -> Iterator[None]:
+    yield
+
+
+@pytest.fixture(scope="function")
+def is_ci_env() -> bool:
+    return os.getenv("CI") == "true"
+
+
+@pytest.fixture(scope="function")
+def galaxy_type() -> str | None:
+    """ "6U" on the simulated Galaxy (a 6U Galaxy: 32 PCIe chips), None on every other system."""
+    return "6U" if meshnn.system_spec().name == "galaxy" else None
