@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from meshnn.device.allocator import FreeList, Statistics, align_up
 from meshnn.device.arch import ArchSpec, SystemSpec
 from meshnn.device.buffer import BankFacts, BufferLayout, BufferType
+from meshnn.device.core import CoreCoord
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, OutOfMemoryError
 
 # Interleaved address generators have a fast modulo only for these non-power-of-two bank counts.
@@ -70,6 +71,7 @@ class BankManager:
         alignment: int,
         free_list_alignment: int,
         max_shards: int,
+        core_grid: tuple[int, int] | None = None,
     ) -> None:
         num_banks = len(bank_offsets)
         interleaved_ok = num_banks == 0 or num_banks & (num_banks - 1) == 0 or num_banks in _NON_POW2_BANK_COUNTS
@@ -80,6 +82,7 @@ class BankManager:
         self.base = base
         self.alignment = alignment
         self.max_shards = max_shards
+        self.core_grid = core_grid  # (x, y) of the cores holding the banks (L1 types), None for DRAM
         self.free_list = FreeList(
             size=size, offset=base, min_allocation_size=free_list_alignment, alignment=free_list_alignment
         )
@@ -118,7 +121,20 @@ class BankManager:
                 f"Expected number of shards {shards} to be less than or equal to total number of "
                 f"{self.buffer_type.name} banks {self.max_shards}"
             )
+        if self.core_grid is not None:
+            self._check_cores(layout.shard.spec.grid.bounding_box().end)
         return shards, layout.shard.pages_per_shard * aligned_page
+
+    def _check_cores(self, corner: CoreCoord) -> None:
+        """A shard core outside the compute grid has no bank (tt-metal maps L1 banks to
+        compute-with-storage cores only)."""
+        assert self.core_grid is not None
+        gx, gy = self.core_grid
+        if corner.x >= gx or corner.y >= gy:
+            raise MeshnnValueError(
+                f"shard grid reaches core ({corner.x}, {corner.y}), which has no {self.buffer_type.name} bank: "
+                f"the compute-with-storage grid is {gx}x{gy} (it follows the mesh's dispatch_core_config)"
+            )
 
     def allocate(self, layout: BufferLayout, *, bottom_up: bool) -> int:
         """Reserve ``layout`` in every bank and return the address; raises before any change."""
@@ -216,6 +232,7 @@ def _bank_managers(system: SystemSpec, l1_small: int, trace_per_bank: int) -> di
             base=arch.l1_unreserved_base,
             alignment=arch.l1_alignment,
             max_shards=cores,
+            core_grid=system.compute_grid,
             **common,
         ),
         BufferType.L1_SMALL: BankManager(
@@ -225,6 +242,7 @@ def _bank_managers(system: SystemSpec, l1_small: int, trace_per_bank: int) -> di
             base=arch.l1_unreserved_base + l1_size,
             alignment=arch.l1_alignment,
             max_shards=cores if l1_small else 0,
+            core_grid=system.compute_grid,
             **common,
         ),
         BufferType.TRACE: BankManager(

@@ -111,17 +111,20 @@ def check_axis_on(spec: SystemSpec, axis: DispatchCoreAxis, fabric_tensix_config
         )
 
 
-def dispatch_core_config_for(spec: SystemSpec, config: object) -> DispatchCoreConfig:
-    """``dispatch_core_config`` as ``open_mesh_device`` takes it: None gives the system's default; a
-    config made for another arch is refused as ttnn refuses it."""
+def dispatch_core_config_for(
+    spec: SystemSpec, config: object, fabric_tensix_config: object = None
+) -> DispatchCoreConfig:
+    """``dispatch_core_config`` as ``open_mesh_device`` takes it (``fabric_tensix_config``: the one
+    ``set_fabric_config`` set): None gives the system's default; a config made for another arch is
+    refused as ttnn refuses it."""
     if config is None:
-        axis = default_dispatch_core_axis(spec)
+        axis = default_dispatch_core_axis(spec, fabric_tensix_config)
         return _made(
             DispatchCoreType.WORKER if axis is DispatchCoreAxis.COL else default_dispatch_core_type(spec), axis
         )
     if not isinstance(config, DispatchCoreConfig):
         raise MeshnnValueError(f"dispatch_core_config must be a ttnn.DispatchCoreConfig, got {config!r}")
-    check_axis_on(spec, config.axis)
+    check_axis_on(spec, config.axis, fabric_tensix_config)
     return config
 
 

@@ -29,6 +29,7 @@ from meshnn.device.bank import DeviceAllocator
 from meshnn.device.core import CoreCoord, CoreGrid
 from meshnn.distributed.context import DistributedContext, get_context, rows_of_rank
 from meshnn.errors import DeviceClosedError, DistributedError, MeshnnTypeError, MeshnnValueError
+from meshnn.mesh.compute_grid import system_for
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, as_coord, to_linear_index
 from meshnn.mesh.device_config import DeviceSettings, dispatch_core_config_for
 from meshnn.mesh.lockstep import LockstepAllocation
@@ -343,7 +344,9 @@ def open_mesh_device(
             rank=context.rank,
         )
     ids = device_ids_on(spec, mesh_shape, offset, physical_device_ids)
-    dispatch = dispatch_core_config_for(spec, dispatch_core_config)
+    tensix = dict(fabric_options()).get("fabric_tensix_config")
+    dispatch = dispatch_core_config_for(spec, dispatch_core_config, tensix)
+    spec = system_for(spec, dispatch, tensix)  # the compute grid (and L1 banks) the dispatch cores leave
     allocator = DeviceAllocator(spec, l1_small_size=l1_small_size, trace_region_size=trace_region_size)
     mesh = MeshDevice(
         mesh_shape,
