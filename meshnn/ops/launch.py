@@ -79,9 +79,7 @@ def launch(
 
     ``attrs``: what the op was configured with that its tensors do not say (program and
     compute-kernel configs, memory config, topology, ...), by ttnn's argument names, for the
-    observers of :mod:`meshnn.mesh.observers` (performance model, graph capture, reports); the
-    hardware-only keywords the public call gave (:func:`meshnn.mesh.op_keywords.recorded`) join
-    them, ``attrs`` winning."""
+    observers of :mod:`meshnn.mesh.observers`, over the call's :func:`~meshnn.mesh.op_keywords.recorded`."""
     first = inputs[0] if inputs else None
     where = tuple(coords) if coords is not None else first.storage.coords  # type: ignore[union-attr]
     queue = mesh.mesh_command_queue(queue_id)
