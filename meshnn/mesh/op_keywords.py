@@ -31,9 +31,9 @@ import difflib
 import functools
 import inspect
 import numbers
+import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, TypeVar
 
 from meshnn.device.core import CoreRangeSet
@@ -44,7 +44,7 @@ Check = Callable[[str, str, object], None]
 """``check(op, keyword, value)``: returns when ``value`` is acceptable, raises a MeshnnError naming
 ``ttnn.<op>`` and ``keyword`` otherwise."""
 
-_NOTHING: Mapping[str, object] = MappingProxyType({})
+_NOTHING: Mapping[str, object] = types.MappingProxyType({})
 _GIVEN: contextvars.ContextVar[Mapping[str, object]] = contextvars.ContextVar("meshnn_op_keywords", default=_NOTHING)
 
 
@@ -59,6 +59,15 @@ class Keyword:
 
     default: object = None
     check: Check = field(default=_any)
+
+
+_WRAPPERS: set[types.CodeType] = set()  # the code of ttnn_keywords's wrapper (one object, shared)
+
+
+def public_name(frame: types.FrameType) -> str | None:
+    """The ttnn name of the public function whose :func:`ttnn_keywords` wrapper runs in ``frame``
+    (None for another frame): where an error names the call the user made."""
+    return frame.f_locals.get("name") if frame.f_code in _WRAPPERS else None  # type: ignore[return-value]
 
 
 def recorded() -> Mapping[str, object]:
@@ -205,6 +214,7 @@ def ttnn_keywords(
             finally:
                 _GIVEN.reset(token)
 
+        _WRAPPERS.add(call.__code__)
         added = {n: k.default for n, k in declared.items()} | dict(takes or {})
         call.__signature__ = _signature(function, added)  # type: ignore[attr-defined]
         return call  # type: ignore[return-value]
