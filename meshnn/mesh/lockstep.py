@@ -10,7 +10,7 @@ same addresses by construction; each device's memory view *is* the mesh's.  In a
 the attributes it declares.
 
 Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.device`, :mod:`meshnn.distributed` and the
-mesh layer's coordinates.
+mesh layer's coordinates and op_keywords (the public function an error names).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from meshnn.device.buffer import BufferLayout, BufferType
 from meshnn.distributed.context import DistributedContext
 from meshnn.errors import DistributedError, OutOfMemoryError, format_bytes
 from meshnn.mesh.coord import MeshCoordinate, MeshShape, as_coord, to_linear_index
+from meshnn.mesh.op_keywords import public_name
 
 DEBUG_LOCKSTEP_ENV = "MESHNN_DEBUG_LOCKSTEP"
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -37,7 +38,7 @@ def _called() -> tuple[str, str]:
     public function, ``from_torch``, ``matmul``...) and the first frame outside meshnn."""
     frame, name = sys._getframe(1), "?"
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        name = frame.f_code.co_qualname.removesuffix(".__init__")
+        name = public_name(frame) or frame.f_code.co_qualname.removesuffix(".__init__")
         frame = frame.f_back
     return name, "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 

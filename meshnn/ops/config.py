@@ -9,8 +9,9 @@ program configs are in :mod:`meshnn.ops.matmul_config`.
 
 Units: core grids are (x, y) in Tensix cores; block sizes in tiles; chunk sizes in rows.
 
-May import: :mod:`meshnn.errors`, :mod:`meshnn.device` (arch, cores) and
-:mod:`meshnn.perf.fidelity` (``MathFidelity`` is the performance model's own).
+May import: :mod:`meshnn.errors`, :mod:`meshnn.device` (arch, cores),
+:mod:`meshnn.perf.fidelity` (``MathFidelity`` is the performance model's own) and
+:mod:`meshnn.mesh.op_keywords` (``COMPUTE_KERNEL_CONFIG``, the keyword's declaration).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 from meshnn.device.arch import Arch
 from meshnn.device.core import CoreCoord
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.mesh.op_keywords import Keyword
 from meshnn.perf.fidelity import MathFidelity
 
 __all__ = ["MathFidelity"]  # re-exported: ttnn.MathFidelity is the performance model's enum
@@ -243,6 +245,10 @@ def check_compute_kernel_config(op: str, value: object) -> _ComputeKernelConfig 
             f"BlackholeComputeKernelConfig, got {value!r}"
         )
     return value
+
+
+COMPUTE_KERNEL_CONFIG = Keyword(None, lambda op, _keyword, value: check_compute_kernel_config(op, value))
+"""``compute_kernel_config=`` where a function's signature does not have it: checked, then recorded."""
 
 
 # ------------------------------------------------------------------------- normalisation

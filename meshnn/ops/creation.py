@@ -18,6 +18,7 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, QUEUE_ID, SUB_CORE_GRIDS, ttnn_keywords
 from meshnn.ops.checks import broadcast_shape, same_mesh
 from meshnn.ops.eltwise.kernel import elementwise
 from meshnn.ops.filled import fill_device_tensor
@@ -220,13 +221,13 @@ def unsqueeze(input_tensor: Tensor, dim: int) -> Tensor:
     return reshape(input_tensor, [*shape[:axis], 1, *shape[axis:]])
 
 
+@ttnn_keywords(output_tensor=NO_OUTPUT_TENSOR, sub_core_grids=SUB_CORE_GRIDS, queue_id=QUEUE_ID)
 def where(
     condition: Tensor,
     true_value: Tensor | float,
     false_value: Tensor | float,
     *,
     memory_config: MemoryConfig | None = None,
-    **_: object,
 ) -> Tensor:
     """``ttnn.where``: ``true_value`` where ``condition`` is non-zero, else ``false_value``
     (tensors of one mesh, broadcast, or scalars)."""

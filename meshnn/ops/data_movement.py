@@ -20,8 +20,21 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
+from meshnn.mesh.op_keywords import (
+    NO_OUTPUT_TENSOR,
+    QUEUE_ID,
+    SUB_CORE_GRIDS,
+    Keyword,
+    choice,
+    count,
+    flag,
+    number,
+    only,
+    ttnn_keywords,
+)
 from meshnn.mesh.transfers import ShardDataTransfer
 from meshnn.ops.checks import device_input, int_arg, int_list, same_mesh
+from meshnn.ops.config import COMPUTE_KERNEL_CONFIG
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.values import logical_values, write_values
@@ -70,14 +83,19 @@ def _copied(op: str, tensor: Tensor, spec: TensorSpec) -> Tensor:
     return launch(op, mesh, [tensor], [Output(spec)], kernel, rowwise=True, attrs=attrs)[0]
 
 
+_GROUPS = only(1, "grouped (interleaved) concatenation is not modelled; concatenate without groups", count)
+
+
 def to_layout(
     input_tensor: Tensor,
     layout: Layout,
     dtype: DataType | None = None,
     *,
     memory_config: MemoryConfig | None = None,
-    **_: object,
+    pad_value: float | None = None,
 ) -> Tensor:
+    """A device tensor's ``ttnn.to_layout`` (reached through :mod:`meshnn.tensor.device_hooks`);
+    ``pad_value`` fills tile padding, which a device tensor's values do not hold."""
     tensor = device_input("to_layout", "input_tensor", input_tensor)
     if not isinstance(layout, Layout):
         raise MeshnnTypeError(f"ttnn.to_layout: layout must be a ttnn Layout, got {layout!r}")
@@ -89,9 +107,7 @@ def to_layout(
     return _rearranged("to_layout", tensor, spec, lambda x: x)
 
 
-def typecast(
-    input_tensor: Tensor, dtype: DataType, *, memory_config: MemoryConfig | None = None, **_: object
-) -> Tensor:
+def typecast(input_tensor: Tensor, dtype: DataType, *, memory_config: MemoryConfig | None = None) -> Tensor:
     tensor = device_input("typecast", "input_tensor", input_tensor)
     if isinstance(dtype, DataType) and dtype.is_block_float and tensor.layout is not Layout.TILE:
         raise MeshnnValueError(
@@ -117,9 +133,8 @@ def _dims(op: str, dims: Sequence[int], shape: Sequence[int]) -> list[int]:
     return axes
 
 
-def permute(
-    input_tensor: Tensor, dims: Sequence[int], *, memory_config: MemoryConfig | None = None, **_: object
-) -> Tensor:
+@ttnn_keywords(pad_value=Keyword(0.0, number), sub_core_grids=SUB_CORE_GRIDS, queue_id=QUEUE_ID)
+def permute(input_tensor: Tensor, dims: Sequence[int], *, memory_config: MemoryConfig | None = None) -> Tensor:
     tensor = device_input("permute", "input_tensor", input_tensor)
     axes = _dims("permute", int_list("permute", "dims", dims), tuple(tensor.shape))
     shape = tuple(tensor.shape[a] for a in axes)
@@ -127,9 +142,8 @@ def permute(
     return _rearranged("permute", tensor, spec, lambda x: np.transpose(x, (0, *(a + 1 for a in axes))))
 
 
-def transpose(
-    input_tensor: Tensor, dim0: int, dim1: int, *, memory_config: MemoryConfig | None = None, **_: object
-) -> Tensor:
+@ttnn_keywords(pad_value=Keyword(0.0, number), queue_id=QUEUE_ID)
+def transpose(input_tensor: Tensor, dim0: int, dim1: int, *, memory_config: MemoryConfig | None = None) -> Tensor:
     tensor = device_input("transpose", "input_tensor", input_tensor)
     rank = len(tensor.shape)
     order = list(range(rank))
@@ -144,9 +158,8 @@ def transpose(
     return permute(tensor, order, memory_config=memory_config)
 
 
-def concat(
-    input_tensors: Sequence[Tensor], dim: int = 0, *, memory_config: MemoryConfig | None = None, **_: object
-) -> Tensor:
+@ttnn_keywords(output_tensor=NO_OUTPUT_TENSOR, groups=_GROUPS, sub_core_grids=SUB_CORE_GRIDS)
+def concat(input_tensors: Sequence[Tensor], dim: int = 0, *, memory_config: MemoryConfig | None = None) -> Tensor:
     if isinstance(input_tensors, Tensor) or not isinstance(input_tensors, Sequence):
         raise MeshnnTypeError(
             f"ttnn.concat: input_tensors must be a list of tensors, got {type(input_tensors).__name__}"
@@ -179,6 +192,9 @@ def concat(
     return _rearranged("concat", first, spec, lambda *xs: np.concatenate(xs, axis=axis + 1), extra=tensors[1:])
 
 
+@ttnn_keywords(
+    output_tensor=NO_OUTPUT_TENSOR, pad_value=Keyword(None, number), sub_core_grids=SUB_CORE_GRIDS, queue_id=QUEUE_ID
+)
 def slice(
     input_tensor: Tensor,
     slice_start: Sequence[int],
@@ -186,7 +202,6 @@ def slice(
     slice_step: Sequence[int] | None = None,
     *,
     memory_config: MemoryConfig | None = None,
-    **_: object,
 ) -> Tensor:
     tensor = device_input("slice", "input_tensor", input_tensor)
     rank = len(tensor.shape)
@@ -227,6 +242,7 @@ def getitem(tensor: Tensor, index: object, *, memory_config: MemoryConfig | None
     return _rearranged("slice", tensor, spec, lambda x: x[(builtins.slice(None), *selector)])
 
 
+@ttnn_keywords(use_multicore=Keyword(True, flag), sub_core_grids=SUB_CORE_GRIDS, queue_id=QUEUE_ID)
 def pad(
     input_tensor: Tensor,
     padding: Sequence[Sequence[int]] | Sequence[int],
@@ -234,7 +250,6 @@ def pad(
     input_tensor_start: Sequence[int] | None = None,
     *,
     memory_config: MemoryConfig | None = None,
-    **_: object,
 ) -> Tensor:
     """``ttnn.pad(t, [(before, after), ...], value)`` or ``ttnn.pad(t, output_shape, start, value)``."""
     tensor = device_input("pad", "input_tensor", input_tensor)
@@ -266,9 +281,8 @@ def pad(
     return _rearranged("pad", tensor, spec, lambda x: np.pad(x, widths, constant_values=value), new_values=True)
 
 
-def repeat(
-    input_tensor: Tensor, repeat_dims: Sequence[int], *, memory_config: MemoryConfig | None = None, **_: object
-) -> Tensor:
+@ttnn_keywords(implementation=Keyword("auto", choice("auto", "native", "codegen")))
+def repeat(input_tensor: Tensor, repeat_dims: Sequence[int], *, memory_config: MemoryConfig | None = None) -> Tensor:
     tensor = device_input("repeat", "input_tensor", input_tensor)
     reps = int_list("repeat", "repeat_dims", repeat_dims)
     if len(reps) != len(tensor.shape) or any(r < 1 for r in reps):
@@ -281,9 +295,8 @@ def repeat(
     return _rearranged("repeat", tensor, spec, lambda x: np.tile(x, (1, *reps)))
 
 
-def to_memory_config(
-    input_tensor: Tensor, memory_config: MemoryConfig, dtype: DataType | None = None, **_: object
-) -> Tensor:
+@ttnn_keywords(output_tensor=NO_OUTPUT_TENSOR)
+def to_memory_config(input_tensor: Tensor, memory_config: MemoryConfig, dtype: DataType | None = None) -> Tensor:
     tensor = device_input("to_memory_config", "input_tensor", input_tensor)
     if not isinstance(memory_config, MemoryConfig):
         raise MeshnnTypeError(f"ttnn.to_memory_config: memory_config must be a MemoryConfig, got {memory_config!r}")
@@ -293,9 +306,8 @@ def to_memory_config(
     return _copied("to_memory_config", tensor, spec)
 
 
-def clone(
-    input_tensor: Tensor, *, memory_config: MemoryConfig | None = None, dtype: DataType | None = None, **_: object
-) -> Tensor:
+@ttnn_keywords(compute_kernel_config=COMPUTE_KERNEL_CONFIG)
+def clone(input_tensor: Tensor, *, memory_config: MemoryConfig | None = None, dtype: DataType | None = None) -> Tensor:
     tensor = device_input("clone", "input_tensor", input_tensor)
     spec = out_spec_like(tensor, dtype=dtype, memory_config=memory_config, op="clone")
     if dtype not in (None, tensor.dtype):
@@ -303,7 +315,8 @@ def clone(
     return _copied("clone", tensor, spec)
 
 
-def move(input_tensor: Tensor, memory_config: MemoryConfig | None = None, **_: object) -> Tensor:
+@ttnn_keywords(queue_id=QUEUE_ID)
+def move(input_tensor: Tensor, memory_config: MemoryConfig | None = None) -> Tensor:
     """Free the input, then allocate the output (so it may land lower) and copy the bytes back.
 
     When the output cannot reuse the input's range (another buffer type or memory layout, or more
@@ -336,7 +349,8 @@ def move(input_tensor: Tensor, memory_config: MemoryConfig | None = None, **_: o
     return _device_tensor(spec, target, tensor.storage.coords, tensor.tensor_topology())  # type: ignore[union-attr]
 
 
-def reallocate(input_tensor: Tensor, memory_config: MemoryConfig | None = None, **_: object) -> Tensor:
+@ttnn_keywords()
+def reallocate(input_tensor: Tensor, memory_config: MemoryConfig | None = None) -> Tensor:
     """``ttnn.reallocate``: the tensor moved to a fresh (usually lower, defragmented) address."""
     return move(input_tensor, memory_config)
 

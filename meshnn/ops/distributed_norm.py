@@ -24,9 +24,10 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
+from meshnn.mesh.op_keywords import ttnn_keywords
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.launch import launch
-from meshnn.ops.normalization import norm_attrs
+from meshnn.ops.normalization import RECIP_TENSOR, norm_attrs
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.values import logical_values, write_values
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
@@ -90,6 +91,7 @@ def _pre(op: str, input_tensor, dtype, residual_input_tensor, configs, memory_co
     return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]
 
 
+@ttnn_keywords(records=("use_2d_core_grid",))
 def rms_norm_pre_all_gather(
     input_tensor: Tensor,
     *,
@@ -99,7 +101,6 @@ def rms_norm_pre_all_gather(
     program_config: object = None,
     memory_config: MemoryConfig | None = None,
     use_2d_core_grid: bool | None = None,
-    **_: object,
 ) -> Tensor:
     """Each row's sum(x**2) over this device's part, in column 0 of one tile: ``[..., rows, 32]``."""
     configs = (program_config, compute_kernel_config)
@@ -107,6 +108,7 @@ def rms_norm_pre_all_gather(
     return _pre(op, input_tensor, dtype, residual_input_tensor, configs, memory_config, tiles=1)
 
 
+@ttnn_keywords(records=("use_2d_core_grid",), recip_tensor=RECIP_TENSOR)
 def layer_norm_pre_all_gather(
     input_tensor: Tensor,
     *,
@@ -116,7 +118,6 @@ def layer_norm_pre_all_gather(
     program_config: object = None,
     memory_config: MemoryConfig | None = None,
     use_2d_core_grid: bool | None = None,
-    **_: object,
 ) -> Tensor:
     """Each row's sum(x**2) and sum(x), in column 0 of two tiles: ``[..., rows, 64]``."""
     configs = (program_config, compute_kernel_config)
@@ -178,6 +179,7 @@ def _post_kernel(specs: list[TensorSpec], names: list[str], spec: TensorSpec, ep
     return kernel
 
 
+@ttnn_keywords(records=("use_2d_core_grid",))
 def rms_norm_post_all_gather(
     input_tensor: Tensor,
     stats: Tensor,
@@ -190,7 +192,6 @@ def rms_norm_post_all_gather(
     program_config: object = None,
     dtype: DataType | None = None,
     use_2d_core_grid: bool | None = None,
-    **_: object,
 ) -> Tensor:
     """``x / sqrt(sum of the gathered sum(x**2) / full width + epsilon) * weight + bias``."""
     configs = (program_config, compute_kernel_config)
@@ -198,6 +199,7 @@ def rms_norm_post_all_gather(
     return _post(op, input_tensor, stats, epsilon, (weight, bias), configs, memory_config, dtype, tiles=1)
 
 
+@ttnn_keywords(records=("use_2d_core_grid",))
 def layer_norm_post_all_gather(
     input_tensor: Tensor,
     stats: Tensor,
@@ -210,7 +212,6 @@ def layer_norm_post_all_gather(
     program_config: object = None,
     dtype: DataType | None = None,
     use_2d_core_grid: bool | None = None,
-    **_: object,
 ) -> Tensor:
     """``(x - mean) / sqrt(var + epsilon) * weight + bias`` with the mean and variance of the full
     width from the gathered sums."""

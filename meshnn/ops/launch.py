@@ -28,6 +28,7 @@ from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.observers import OBSERVERS, OpEvent
+from meshnn.mesh.op_keywords import recorded
 from meshnn.mesh.range_set import MeshCoordinateRangeSet
 from meshnn.mesh.workload import MeshWorkload, Program, ProgramContext
 from meshnn.ops.memo import MEMO_MIN_DEVICE_BYTES, VALUES_MEMO, bind_rows, settle, unbind_rows
@@ -78,11 +79,11 @@ def launch(
 
     ``attrs``: what the op was configured with that its tensors do not say (program and
     compute-kernel configs, memory config, topology, ...), by ttnn's argument names, for the
-    observers of :mod:`meshnn.mesh.observers` (performance model, graph capture, reports)."""
+    observers of :mod:`meshnn.mesh.observers`, over the call's :func:`~meshnn.mesh.op_keywords.recorded`."""
     first = inputs[0] if inputs else None
     where = tuple(coords) if coords is not None else first.storage.coords  # type: ignore[union-attr]
     queue = mesh.mesh_command_queue(queue_id)
-    event = OpEvent(op, mesh, tuple(inputs), where, queue_id, attrs or {}) if OBSERVERS else None
+    event = OpEvent(op, mesh, tuple(inputs), where, queue_id, {**recorded(), **(attrs or {})}) if OBSERVERS else None
     if event is not None:
         OBSERVERS.op_begin(event)
     try:

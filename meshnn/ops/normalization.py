@@ -11,6 +11,7 @@ import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate
+from meshnn.mesh.op_keywords import Keyword, optional, ttnn_keywords
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.config import (
     LayerNormShardedMultiCoreProgramConfig,
@@ -34,6 +35,7 @@ def _axis(op: str, dim: int, shape: tuple[int, ...]) -> int:
     return axis
 
 
+@ttnn_keywords()
 def softmax(
     input_tensor: Tensor,
     dim: int = -1,
@@ -41,7 +43,6 @@ def softmax(
     memory_config: MemoryConfig | None = None,
     compute_kernel_config: object = None,
     numeric_stable: bool = True,
-    **_: object,
 ) -> Tensor:
     """exp(x - max) / sum(exp(x - max)) along ``dim``."""
     tensor = _float_input("softmax", input_tensor)
@@ -137,6 +138,11 @@ def _normalise(
     return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]
 
 
+RECIP_TENSOR = Keyword(None, optional(Tensor, what="a ttnn.Tensor"))
+"""``recip_tensor=``: the reciprocals ttnn's Welford kernels read (``ttnn.create_layer_norm_reciprocals``);
+meshnn's norms compute the mean exactly without them, so it is checked and recorded."""
+
+
 def norm_attrs(
     op: str, tensor: Tensor, mesh: object, program_config: object, compute_kernel_config: object
 ) -> dict[str, object]:
@@ -159,6 +165,7 @@ def norm_attrs(
     return {"program_config": config, "compute_kernel_config": kernel}
 
 
+@ttnn_keywords(recip_tensor=RECIP_TENSOR)
 def layer_norm(
     input_tensor: Tensor,
     *,
@@ -169,7 +176,6 @@ def layer_norm(
     memory_config: MemoryConfig | None = None,
     program_config: object = None,
     compute_kernel_config: object = None,
-    **_: object,
 ) -> Tensor:
     """(x - mean) / sqrt(var + epsilon) * weight + bias over the last dimension."""
     configs = (program_config, compute_kernel_config)
@@ -186,6 +192,7 @@ def layer_norm(
     )
 
 
+@ttnn_keywords()
 def rms_norm(
     input_tensor: Tensor,
     *,
@@ -196,7 +203,6 @@ def rms_norm(
     memory_config: MemoryConfig | None = None,
     program_config: object = None,
     compute_kernel_config: object = None,
-    **_: object,
 ) -> Tensor:
     """x / sqrt(mean(x^2) + epsilon) * weight + bias over the last dimension."""
     configs = (program_config, compute_kernel_config)

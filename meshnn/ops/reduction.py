@@ -16,7 +16,9 @@ from meshnn.formats.codec import decode
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
+from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, SUB_CORE_GRIDS, Keyword, flag, number, only, ttnn_keywords
 from meshnn.ops.checks import device_input, same_mesh
+from meshnn.ops.config import COMPUTE_KERNEL_CONFIG
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.values import logical_values, write_values
@@ -66,46 +68,57 @@ def _reduce(op: str, function, input_tensor: Tensor, dim, keepdim: bool, memory_
     return launch(op, mesh, [tensor], [Output(spec)], kernel, rowwise=True, attrs=attrs)[0]
 
 
+_REDUCE = {
+    "compute_kernel_config": COMPUTE_KERNEL_CONFIG,
+    "scalar": only(1.0, "the input is not scaled before reducing; multiply the result instead", number),
+    "correction": Keyword(None, flag),  # deprecated in ttnn, no effect on sum / mean / max / min
+    "sub_core_grids": SUB_CORE_GRIDS,
+    "fast_and_approximate_mode": Keyword(False, flag),  # the FPU path's precision: meshnn reduces in float32
+}
+"""The keywords of ttnn's generic reductions (``ttnn.max`` / ``ttnn.min`` take all but ``output_layout``)."""
+_OUTPUT_LAYOUT = only(None, "the output keeps the input's layout; convert it with ttnn.to_layout")
+
+
+@ttnn_keywords(**_REDUCE, output_layout=_OUTPUT_LAYOUT)
 def sum(
     input_tensor: Tensor,
     dim: int | Sequence[int] | None = None,
     keepdim: bool = False,
     *,
     memory_config: MemoryConfig | None = None,
-    **_: object,
 ) -> Tensor:
     return _reduce("sum", np.sum, input_tensor, dim, keepdim, memory_config)
 
 
+@ttnn_keywords(**_REDUCE, output_layout=_OUTPUT_LAYOUT)
 def mean(
     input_tensor: Tensor,
     dim: int | Sequence[int] | None = None,
     keepdim: bool = False,
     *,
     memory_config: MemoryConfig | None = None,
-    **_: object,
 ) -> Tensor:
     return _reduce("mean", np.mean, input_tensor, dim, keepdim, memory_config)
 
 
+@ttnn_keywords(**_REDUCE)
 def max(
     input_tensor: Tensor,
     dim: int | Sequence[int] | None = None,
     keepdim: bool = False,
     *,
     memory_config: MemoryConfig | None = None,
-    **_: object,
 ) -> Tensor:
     return _reduce("max", np.max, input_tensor, dim, keepdim, memory_config)
 
 
+@ttnn_keywords(**_REDUCE)
 def min(
     input_tensor: Tensor,
     dim: int | Sequence[int] | None = None,
     keepdim: bool = False,
     *,
     memory_config: MemoryConfig | None = None,
-    **_: object,
 ) -> Tensor:
     return _reduce("min", np.min, input_tensor, dim, keepdim, memory_config)
 
@@ -116,7 +129,6 @@ def argmax(
     keepdim: bool = False,
     *,
     memory_config: MemoryConfig | None = None,
-    **_: object,
 ) -> Tensor:
     """Indices (uint32) of the largest value along ``dim`` (over all elements when None)."""
     tensor = device_input("argmax", "input_tensor", input_tensor)
@@ -150,6 +162,7 @@ def _reduce_all_argmax(tensor: Tensor, keepdim: bool, memory_config: MemoryConfi
     return launch("argmax", mesh, [tensor], [Output(spec)], kernel, rowwise=True, attrs=attrs)[0]
 
 
+@ttnn_keywords(output_tensor=NO_OUTPUT_TENSOR)
 def embedding(
     input_tensor: Tensor,
     weight: Tensor,
@@ -158,9 +171,14 @@ def embedding(
     layout: Layout = Layout.ROW_MAJOR,
     dtype: DataType | None = None,
     memory_config: MemoryConfig | None = None,
-    **_: object,
+    padding_idx: int | None = None,
 ) -> Tensor:
-    """Rows of ``weight`` (vocab, hidden) picked by the integer ids of ``input_tensor``."""
+    """Rows of ``weight`` (vocab, hidden) picked by the integer ids of ``input_tensor``; an id equal
+    to ``pad_token`` (``padding_idx``, ttnn's newer name for it) gives a row of zeros."""
+    if padding_idx is not None:
+        if pad_token is not None and pad_token != padding_idx:
+            raise MeshnnValueError(f"ttnn.embedding: pad_token {pad_token} and padding_idx {padding_idx} differ")
+        pad_token = padding_idx
     ids = device_input("embedding", "input_tensor", input_tensor)
     table = device_input("embedding", "weight", weight)
     if not ids.dtype.is_integer:

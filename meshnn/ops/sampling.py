@@ -20,6 +20,7 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
+from meshnn.mesh.op_keywords import ttnn_keywords
 from meshnn.ops import reduction
 from meshnn.ops.checks import device_input, int_arg, same_mesh
 from meshnn.ops.launch import launch
@@ -29,6 +30,7 @@ from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 
+@ttnn_keywords()
 def argmax(
     input_tensor: Tensor,
     dim: int | None = None,
@@ -39,7 +41,6 @@ def argmax(
     use_multicore: bool = False,
     sub_core_grids: object = None,
     queue_id: int = 0,
-    **_: object,
 ) -> Tensor:
     """``ttnn.argmax``; with ``output_tensor`` (UINT32 ROW_MAJOR, the reduced shape) the indices
     along the last dimension are written into it, as a traced decode step does."""

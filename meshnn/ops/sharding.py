@@ -15,6 +15,7 @@ from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, Tensor
 from meshnn.device.core import CoreCoord, CoreGrid, CoreRange, CoreRangeSet
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
+from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, QUEUE_ID, ttnn_keywords
 from meshnn.ops.checks import device_input, int_list
 from meshnn.ops.data_movement import to_memory_config
 from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
@@ -22,6 +23,7 @@ from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
 
+@ttnn_keywords(records=("keep_l1_aligned",), queue_id=QUEUE_ID, preallocated_output=NO_OUTPUT_TENSOR)
 def interleaved_to_sharded(
     input_tensor: Tensor,
     grid: MemoryConfig | CoreGrid | CoreRangeSet | CoreCoord,
@@ -31,7 +33,6 @@ def interleaved_to_sharded(
     output_dtype: DataType | None = None,
     *,
     keep_l1_aligned: bool = False,
-    **_: object,
 ) -> Tensor:
     """``interleaved_to_sharded(t, sharded_memory_config, output_dtype=None)`` or
     ``interleaved_to_sharded(t, grid, shard_shape, shard_scheme, shard_orientation, output_dtype=None)``.
@@ -80,13 +81,13 @@ def _config_of(op: str, grid: object, shard_shape: object, scheme: object, orien
     return MemoryConfig(scheme, BufferType.L1, ShardSpec(cores, tuple(shape), orientation))  # type: ignore[arg-type]
 
 
+@ttnn_keywords(records=("is_l1_aligned",), queue_id=QUEUE_ID)
 def sharded_to_interleaved(
     input_tensor: Tensor,
     memory_config: MemoryConfig = DRAM_MEMORY_CONFIG,
     output_dtype: DataType | None = None,
     *,
     is_l1_aligned: bool = False,
-    **_: object,
 ) -> Tensor:
     """The tensor in an interleaved ``memory_config`` (DRAM by default), as ``output_dtype`` if given."""
     op = "sharded_to_interleaved"

@@ -11,6 +11,7 @@ import builtins
 from collections.abc import Sequence
 
 from meshnn.errors import MeshnnValueError
+from meshnn.mesh.op_keywords import ttnn_keywords
 from meshnn.ops.checks import device_input, int_arg
 from meshnn.ops.data_movement import getitem
 from meshnn.tensor.reshape import reshape
@@ -36,13 +37,13 @@ def _pieces(tensor: Tensor, axis: int, sizes: Sequence[int], memory_config: Memo
     return out
 
 
+@ttnn_keywords()
 def split(
     input_tensor: Tensor,
     split_size: int | Sequence[int],
     dim: int = 0,
     *,
     memory_config: MemoryConfig | None = None,
-    **_: object,
 ) -> list[Tensor]:
     """Pieces of ``split_size`` along ``dim`` (the last one smaller when it does not divide), or of
     the sizes listed (which must add up to the dim)."""
@@ -64,7 +65,8 @@ def split(
     return _pieces(tensor, axis, sizes, memory_config)
 
 
-def chunk(input_tensor: Tensor, chunks: int, dim: int = 0, **_: object) -> list[Tensor]:
+@ttnn_keywords()
+def chunk(input_tensor: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
     """At most ``chunks`` pieces of ``ceil(size / chunks)`` along ``dim`` (torch's rule)."""
     op = "chunk"
     tensor = device_input(op, "input_tensor", input_tensor)

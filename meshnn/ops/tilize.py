@@ -18,6 +18,7 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
+from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, SUB_CORE_GRIDS, ttnn_keywords
 from meshnn.ops.checks import device_input, int_list
 from meshnn.ops.data_movement import _rearranged
 from meshnn.ops.outputs import out_spec_like
@@ -32,6 +33,7 @@ def _row_major_input(op: str, input_tensor: object) -> Tensor:
     return tensor
 
 
+@ttnn_keywords(records=("use_multicore", "use_low_perf"), sub_core_grids=SUB_CORE_GRIDS, output_tensor=NO_OUTPUT_TENSOR)
 def tilize(
     input_tensor: Tensor,
     *,
@@ -39,7 +41,6 @@ def tilize(
     dtype: DataType | None = None,
     use_multicore: bool = True,
     use_low_perf: bool = False,
-    **_: object,
 ) -> Tensor:
     """A ROW_MAJOR tensor whose last two dims are whole tiles, as TILE (``dtype`` may be a block float)."""
     op = "tilize"
@@ -55,13 +56,13 @@ def tilize(
     return _rearranged(op, tensor, spec, lambda x: x)
 
 
+@ttnn_keywords(records=("use_multicore", "use_pack_untilize"), sub_core_grids=SUB_CORE_GRIDS)
 def untilize(
     input_tensor: Tensor,
     *,
     memory_config: MemoryConfig | None = None,
     use_multicore: bool = True,
     use_pack_untilize: bool = True,
-    **_: object,
 ) -> Tensor:
     """A TILE tensor as ROW_MAJOR (bfloat8_b / bfloat4_b become bfloat16)."""
     op = "untilize"
@@ -74,6 +75,7 @@ def untilize(
     return _rearranged(op, tensor, spec, lambda x: x)
 
 
+@ttnn_keywords(records=("use_multicore",))
 def tilize_with_val_padding(
     input_tensor: Tensor,
     output_tensor_shape: Sequence[int],
@@ -82,7 +84,6 @@ def tilize_with_val_padding(
     memory_config: MemoryConfig | None = None,
     dtype: DataType | None = None,
     use_multicore: bool = True,
-    **_: object,
 ) -> Tensor:
     """A ROW_MAJOR tensor padded with ``pad_value`` to ``output_tensor_shape`` (whole tiles in its
     last two dims) and tilized; the result's logical shape is the input's, its padded shape
@@ -112,16 +113,22 @@ def tilize_with_val_padding(
     return _rearranged(op, tensor, spec, lambda x: np.pad(x, widths, constant_values=pad_value), new_values=True)
 
 
+@ttnn_keywords(records=("use_multicore",))
 def tilize_with_zero_padding(
     input_tensor: Tensor,
     *,
     memory_config: MemoryConfig | None = None,
     dtype: DataType | None = None,
     use_multicore: bool = True,
-    **_: object,
+    output_dtype: DataType | None = None,
 ) -> Tensor:
-    """:func:`tilize_with_val_padding` to the next whole tiles, padding with 0."""
-    tensor = _row_major_input("tilize_with_zero_padding", input_tensor)
+    """:func:`tilize_with_val_padding` to the next whole tiles, padding with 0.  ``output_dtype`` is
+    ttnn's binding's name for ``dtype`` (either may be given, not two different ones)."""
+    op = "tilize_with_zero_padding"
+    if output_dtype is not None and dtype is not None and output_dtype is not dtype:
+        raise MeshnnValueError(f"ttnn.{op}: dtype {dtype} and output_dtype {output_dtype} differ; give one")
+    dtype = output_dtype if output_dtype is not None else dtype
+    tensor = _row_major_input(op, input_tensor)
     shape = list(tensor.shape)
     padded = [*shape[:-2], *(-(-d // 32) * 32 for d in shape[-2:])] if len(shape) >= 2 else shape
     return tilize_with_val_padding(

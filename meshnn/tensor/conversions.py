@@ -3,14 +3,14 @@
 once (replicas share it) into a new host tensor of the same topology; a device tensor's
 to_layout and typecast run as ops, reached through :mod:`meshnn.tensor.device_hooks`.
 
-Layer: tensor.  Imports errors, the byte formats (dtypes, layout, encoding) and the tensor modules
-spec, memory_config, storage, tensor and device_hooks.
+Layer: tensor.  Imports errors, the byte formats (dtypes, layout, encoding), the mesh layer's
+op_keywords (ttnn's keyword arguments) and the tensor modules spec, memory_config, storage, tensor
+and device_hooks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from meshnn.formats.conversions import to_layout as layout_bytes
 from meshnn.formats.conversions import typecast as typecast_bytes
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout, padded_shape
+from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, QUEUE_ID, SUB_CORE_GRIDS, ttnn_keywords
 from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage
@@ -44,6 +45,7 @@ def _per_shard(tensor: Tensor, spec: TensorSpec, convert) -> Tensor:
     return Tensor.make(spec, HostStorage(out), tensor.tensor_topology())
 
 
+@ttnn_keywords(records=("pad_value",), sub_core_grids=SUB_CORE_GRIDS)
 def to_layout(
     tensor: Tensor,
     layout: Layout,
@@ -51,7 +53,6 @@ def to_layout(
     memory_config: MemoryConfig | None = None,
     *,
     pad_value: float | None = None,
-    **_: Any,
 ) -> Tensor:
     """ROW_MAJOR <-> TILE (``pad_value`` fills the tile padding).  On host ``dtype`` is ignored, as
     in ttnn 0.81.  An explicitly padded ROW_MAJOR tensor is tilized with its padding as data."""
@@ -80,7 +81,8 @@ def to_layout(
     )
 
 
-def typecast(tensor: Tensor, dtype: DataType, *, memory_config: MemoryConfig | None = None, **_: Any) -> Tensor:
+@ttnn_keywords(output_tensor=NO_OUTPUT_TENSOR, sub_core_grids=SUB_CORE_GRIDS, queue_id=QUEUE_ID)
+def typecast(tensor: Tensor, dtype: DataType, *, memory_config: MemoryConfig | None = None) -> Tensor:
     """Convert every element to ``dtype`` (host rules of typecast.json; device tensors as an op)."""
     check_tensor(tensor)
     if not isinstance(dtype, DataType):

@@ -2,7 +2,8 @@
 moves: the result shares the host buffers or the MeshBuffer), and what happens otherwise (a
 converted host copy, or the device reshape op through :mod:`meshnn.tensor.device_hooks`).
 
-Layer: tensor.  Imports errors, the byte formats (layout) and the tensor modules spec, storage,
+Layer: tensor.  Imports errors, the byte formats (layout), the mesh layer's op_keywords and the tensor
+modules spec, memory_config, storage,
 tensor, lifetime, interop and device_hooks.
 """
 
@@ -10,14 +11,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.layout import Layout
+from meshnn.mesh.op_keywords import QUEUE_ID, SUB_CORE_GRIDS, Keyword, flag, number, ttnn_keywords
 from meshnn.tensor.interop import to_numpy
 from meshnn.tensor.lifetime import device_tensor
+from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DeviceStorage
 from meshnn.tensor.tensor import Tensor, check_tensor, host_tensor_from_array
@@ -83,12 +85,39 @@ def is_view_reshape(spec: TensorSpec, new_shape: tuple[int, ...]) -> bool:
     return old[-1] == new_shape[-1] and old[-2] % th == 0 and new_shape[-2] % th == 0
 
 
+@ttnn_keywords(
+    pad_value=Keyword(None, number),
+    reshape_tile_mode=Keyword(None),  # ttnn.TileReshapeMapMode: how the device maps tiles, not modelled
+    recreate_mapping_tensor=Keyword(False, flag),  # the older name of reshape_tile_mode=RECREATE
+    sub_core_grids=SUB_CORE_GRIDS,
+    skip_padding_fill=Keyword(False, flag),
+    queue_id=QUEUE_ID,
+)
 def reshape(
-    tensor: Tensor, shape: Sequence[int], padded_shape: Sequence[int] | None = None, *_: Any, **__: Any
+    tensor: Tensor,
+    shape: Sequence[int],
+    padded_shape: Sequence[int] | None = None,
+    *,
+    memory_config: MemoryConfig | None = None,
 ) -> Tensor:
     """A view with a new logical shape where the bytes allow it; otherwise a converted copy (host)
     or a data-movement op (device).  With ``padded_shape`` (ttnn's ``reshape(t, logical, padded)``)
-    the result has that padded shape and is always a view: the padded shapes' 2-D views must match."""
+    the result has that padded shape and is always a view: the padded shapes' 2-D views must match.
+    A device result is moved to ``memory_config`` when given and not already its memory config.
+    ``pad_value`` fills tile padding, which meshnn's device values do not hold: recorded."""
+    if memory_config is not None and not isinstance(memory_config, MemoryConfig):
+        raise MeshnnTypeError(f"ttnn.reshape: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
+    result = _reshape(tensor, shape, padded_shape)
+    if memory_config is None or not isinstance(result.storage, DeviceStorage):
+        return result
+    if result.memory_config() == memory_config:
+        return result
+    from meshnn.tensor.device_hooks import convert_memory_config
+
+    return convert_memory_config(result, memory_config)
+
+
+def _reshape(tensor: Tensor, shape: Sequence[int], padded_shape: Sequence[int] | None) -> Tensor:
     check_tensor(tensor)
     spec = tensor.spec
     if padded_shape is not None:  # the logical volume may change: the padding holds the rest

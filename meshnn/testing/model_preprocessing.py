@@ -70,9 +70,18 @@ def preprocess_model_parameters(
     custom_preprocessor: Callable[..., ParameterDict | dict] | None = None,
     convert_to_ttnn: Callable[..., bool] | None = None,
     prefix: str = "",
-    **_: Any,
+    version: str | None = None,
+    **unknown: Any,
 ) -> ParameterDict:
-    """Convert every parameter of the torch model (``initialize_model()`` or ``model``)."""
+    """Convert every parameter of the torch model (``initialize_model()`` or ``model``).  ``version``
+    keys ttnn's on-disk cache of converted parameters; meshnn converts afresh, so it is only checked.
+    Any other keyword is refused by name, as ttnn's signature would."""
+    if unknown:
+        raise meshnn.MeshnnTypeError(
+            f"preprocess_model_parameters() got an unexpected keyword argument {next(iter(unknown))!r}"
+        )
+    if version is not None and not isinstance(version, str):
+        raise meshnn.MeshnnTypeError(f"preprocess_model_parameters: version must be a str, got {version!r}")
     module = model if model is not None else (initialize_model() if initialize_model is not None else None)
     if module is None:
         raise meshnn.MeshnnValueError("preprocess_model_parameters needs initialize_model= or model=")

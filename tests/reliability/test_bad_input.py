@@ -2220,10 +2220,102 @@ def device_entry_rows() -> list[Case]:
     return c
 
 
+# ttnn's bindings refuse a keyword they do not know: a typo is refused by name, before anything runs
+KEYWORD_CALLS = {  # a call of each, given the keywords k (the keyword is refused before the inputs are read)
+    "sum": lambda e, **k: ttnn.sum(e.a, 2, **k),
+    "mean": lambda e, **k: ttnn.mean(e.a, 2, **k),
+    "max": lambda e, **k: ttnn.max(e.a, 2, **k),
+    "min": lambda e, **k: ttnn.min(e.a, 2, **k),
+    "argmax": lambda e, **k: ttnn.argmax(e.rm, dim=2, **k),
+    "add": lambda e, **k: ttnn.add(e.a, e.a, **k),
+    "relu": lambda e, **k: ttnn.relu(e.a, **k),
+    "gelu": lambda e, **k: ttnn.gelu(e.a, **k),
+    "to_layout": lambda e, **k: ttnn.to_layout(e.a, RM, **k),
+    "typecast": lambda e, **k: ttnn.typecast(e.a, BF16, **k),
+    "reshape": lambda e, **k: ttnn.reshape(e.a, (3, 40), **k),
+    "permute": lambda e, **k: ttnn.permute(e.a, (0, 2, 1), **k),
+    "transpose": lambda e, **k: ttnn.transpose(e.a, 1, 2, **k),
+    "concat": lambda e, **k: ttnn.concat([e.a, e.a2], 1, **k),
+    "slice": lambda e, **k: ttnn.slice(e.a, (0, 0, 0), (1, 3, 40), **k),
+    "pad": lambda e, **k: ttnn.pad(e.a, ((0, 0), (0, 1), (0, 0)), 0.0, **k),
+    "repeat": lambda e, **k: ttnn.repeat(e.a, (1, 2, 1), **k),
+    "to_memory_config": lambda e, **k: ttnn.to_memory_config(e.a, DRAM_MC, **k),
+    "clone": lambda e, **k: ttnn.clone(e.a, **k),
+    "move": lambda e, **k: ttnn.move(e.a, **k),
+    "reallocate": lambda e, **k: ttnn.reallocate(e.a, **k),
+    "split": lambda e, **k: ttnn.split(e.a, 20, 2, **k),
+    "chunk": lambda e, **k: ttnn.chunk(e.a, 2, 2, **k),
+    "where": lambda e, **k: ttnn.where(e.a, e.a, e.a2, **k),
+    "tilize": lambda e, **k: ttnn.tilize(e.rm, **k),
+    "untilize": lambda e, **k: ttnn.untilize(e.a, **k),
+    "tilize_with_val_padding": lambda e, **k: ttnn.tilize_with_val_padding(e.rm, (1, 32, 64), 0.0, **k),
+    "tilize_with_zero_padding": lambda e, **k: ttnn.tilize_with_zero_padding(e.rm, **k),
+    "interleaved_to_sharded": lambda e, **k: ttnn.interleaved_to_sharded(e.a, e.bad_shard_config, **k),
+    "sharded_to_interleaved": lambda e, **k: ttnn.sharded_to_interleaved(e.a, DRAM_MC, **k),
+    "softmax": lambda e, **k: ttnn.softmax(e.a, **k),
+    "layer_norm": lambda e, **k: ttnn.layer_norm(e.a, **k),
+    "rms_norm": lambda e, **k: ttnn.rms_norm(e.a, **k),
+    "rms_norm_pre_all_gather": lambda e, **k: ttnn.rms_norm_pre_all_gather(e.a, **k),
+    "layer_norm_post_all_gather": lambda e, **k: ttnn.layer_norm_post_all_gather(e.a, e.ln_stats, **k),
+    "embedding": lambda e, **k: ttnn.embedding(e.ids, e.table, **k),
+    "all_gather": lambda e, **k: ttnn.all_gather(e.a, 0, **k),
+    "reduce_scatter": lambda e, **k: ttnn.reduce_scatter(e.a, 0, **k),
+    "all_reduce": lambda e, **k: ttnn.all_reduce(e.a, **k),
+}
+
+
+def keyword_rows() -> list[Case]:
+    c = [
+        Case(name, "unknown keyword memroy_config", (lambda e, f=f: f(e, memroy_config=L1_MC)), TYPE, "memroy_config")
+        for name, f in KEYWORD_CALLS.items()
+    ]
+    bad = (  # a hardware-only keyword of the wrong type, or a value meshnn cannot honour
+        ("sum", "sub_core_grids is a string", {"sub_core_grids": "all"}, TYPE, "sub_core_grids"),
+        ("sum", "scalar is not 1", {"scalar": 2.0}, VALUE, "scalar"),
+        ("mean", "output_layout given", {"output_layout": RM}, VALUE, "output_layout"),
+        ("add", "use_legacy is a string", {"use_legacy": "no"}, TYPE, "use_legacy"),
+        ("typecast", "queue_id is a string", {"queue_id": "0"}, TYPE, "queue_id"),
+        ("typecast", "output_tensor given", {"output_tensor": "out"}, VALUE, "output_tensor"),
+        ("permute", "pad_value is a string", {"pad_value": "0"}, TYPE, "pad_value"),
+        ("concat", "groups of 2", {"groups": 2}, VALUE, "groups"),
+        ("repeat", "unknown implementation", {"implementation": "fast"}, VALUE, "implementation"),
+        (
+            "clone",
+            "compute_kernel_config is a string",
+            {"compute_kernel_config": "HiFi4"},
+            TYPE,
+            "compute_kernel_config",
+        ),
+        ("pad", "use_multicore is an int", {"use_multicore": 1}, TYPE, "use_multicore"),
+        ("layer_norm", "recip_tensor is numpy", {"recip_tensor": np.ones(4)}, TYPE, "recip_tensor"),
+        ("all_gather", "num_workers_per_link negative", {"num_workers_per_link": -1}, VALUE, "num_workers_per_link"),
+        ("all_gather", "output_tensor of the input's shape", {"output_tensor": "a2"}, VALUE, "output_tensor"),
+        ("reduce_scatter", "subdevice_id is a string", {"subdevice_id": "0"}, TYPE, "subdevice_id"),
+        (
+            "all_reduce",
+            "use_l1_small_for_semaphores is None-like string",
+            {"use_l1_small_for_semaphores": "y"},
+            TYPE,
+            "use_l1",
+        ),
+        ("reshape", "memory_config is a string", {"memory_config": "L1"}, TYPE, "memory_config"),
+        ("embedding", "padding_idx differs from pad_token", {"padding_idx": 3, "pad_token": 1}, VALUE, "padding_idx"),
+    )
+    for name, what, kwargs, error, names in bad:
+        c.append(Case(name, what, (lambda e, f=KEYWORD_CALLS[name], k=kwargs: f(e, **_resolved(e, k))), error, names))
+    return c
+
+
+def _resolved(e, kwargs: dict) -> dict:
+    """``kwargs`` with the env's tensors put in for their names ("a2" -> e.a2)."""
+    return {k: getattr(e, v) if k == "output_tensor" and hasattr(e, str(v)) else v for k, v in kwargs.items()}
+
+
 TABLE: list[Case] = family(UNARY, UNARY_FAULTS) + family(BINARY, BINARY_FAULTS) + family(REDUCTIONS, REDUCTION_FAULTS)
 TABLE += written() + hostile()
 TABLE += decode_rows()
 TABLE += device_entry_rows()
+TABLE += keyword_rows()
 BY_ID = {case.id: case for case in TABLE}
 
 

@@ -13,7 +13,9 @@ import numpy as np
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.ops.ccl.arguments import Topology, check_options, checked_input, group_grid
+from meshnn.mesh.op_keywords import ttnn_keywords
+from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology, check_options, checked_input, group_grid
+from meshnn.ops.ccl.async_arguments import persistent
 from meshnn.ops.ccl.groups import from_groups, group_and_member, group_size, output_topology, to_groups
 from meshnn.ops.ccl.ranks import gather_bytes_over_ranks, gathered_over_ranks, local_indices
 from meshnn.ops.launch import launch
@@ -32,6 +34,7 @@ def _raw_concatenation(shape: tuple[int, ...], layout: Layout, dim: int, explici
     return outer == 1 and not explicit and (layout is Layout.ROW_MAJOR or dim < len(shape) - 2)
 
 
+@ttnn_keywords(**FABRIC_KEYWORDS)
 def all_gather(
     input_tensor: Tensor,
     dim: int,
@@ -41,14 +44,16 @@ def all_gather(
     num_links: int = 1,
     topology: Topology | None = None,
     memory_config: MemoryConfig | None = None,
-    **_: object,
+    output_tensor: Tensor | None = None,
 ) -> Tensor:
-    """Every device of a group gets the group's shards concatenated along ``dim``, in group order."""
+    """Every device of a group gets the group's shards concatenated along ``dim``, in group order
+    (written into ``output_tensor``, a preallocated output of the result's spec, when given)."""
     tensor, mesh, axis_dim = checked_input("all_gather", input_tensor, dim)
     check_options("all_gather", mesh, mesh_device, num_links, topology, memory_config)
     spec = gathered_spec("all_gather", tensor, mesh, axis_dim, cluster_axis, memory_config)
+    into = None if output_tensor is None else persistent("all_gather", "output_tensor", output_tensor, mesh, spec)
     attrs = {"dim": dim, "cluster_axis": cluster_axis, "num_links": num_links, "topology": topology}
-    return run_all_gather("all_gather", tensor, mesh, (axis_dim, cluster_axis), spec, attrs)
+    return run_all_gather("all_gather", tensor, mesh, (axis_dim, cluster_axis), spec, attrs, into=into)
 
 
 def gathered_spec(

@@ -13,9 +13,11 @@ import numpy as np
 from meshnn.formats.dtypes import DataType
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.ops.ccl.arguments import Topology, check_options, checked_input, group_grid
+from meshnn.mesh.op_keywords import ttnn_keywords
+from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology, check_options, checked_input, group_grid
 from meshnn.ops.ccl.groups import from_groups, output_topology, sum_dtype, to_groups
 from meshnn.ops.ccl.ranks import summed_over_ranks
+from meshnn.ops.config import COMPUTE_KERNEL_CONFIG
 from meshnn.ops.launch import launch
 from meshnn.ops.memo import settled
 from meshnn.ops.outputs import Output, out_spec_like
@@ -25,6 +27,7 @@ from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import PlacementReplicate
 
 
+@ttnn_keywords(**FABRIC_KEYWORDS, compute_kernel_config=COMPUTE_KERNEL_CONFIG)
 def all_reduce(
     input_tensor: Tensor,
     cluster_axis: int | None = None,
@@ -33,7 +36,6 @@ def all_reduce(
     num_links: int | None = None,
     topology: Topology | None = None,
     memory_config: MemoryConfig | None = None,
-    **_: object,
 ) -> Tensor:
     """Every device of a group gets the sum of the group's shards."""
     tensor, mesh, _ = checked_input("all_reduce", input_tensor, None)

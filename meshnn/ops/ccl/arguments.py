@@ -1,6 +1,7 @@
 """What every collective takes and checks: ``ttnn.Topology``, ``ttnn.ReduceType``, the input (a device tensor with a
 shard on every device, ``dim`` in range), the options a simulated collective only checks
-(``mesh_device``, ``num_links``, ``topology``, ``memory_config``) and ``cluster_axis``.
+(``mesh_device``, ``num_links``, ``topology``, ``memory_config``), ``cluster_axis`` and the fabric's
+tuning keywords (``FABRIC_KEYWORDS``).
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and
 :mod:`meshnn.ops.checks`.
@@ -12,6 +13,8 @@ import enum
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, WrongMeshError
 from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.mesh.op_keywords import SUB_CORE_GRIDS, Keyword, count, flag, optional
+from meshnn.mesh.sub_device import SubDeviceId
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
@@ -36,6 +39,19 @@ class ReduceType(enum.Enum):
     Min = 3
     Std = 4
     Var = 5
+
+
+FABRIC_KEYWORDS: dict[str, Keyword] = {
+    "subdevice_id": Keyword(None, optional(SubDeviceId, int, what="a ttnn.SubDeviceId")),
+    "sub_core_grids": SUB_CORE_GRIDS,
+    "chunks_per_sync": Keyword(None, count),
+    "num_workers_per_link": Keyword(None, count),
+    "num_buffers_per_channel": Keyword(None, count),
+    "use_l1_small_for_semaphores": Keyword(False, flag),
+    "num_workers": Keyword(None, count),  # the legacy CCL's (v0.5x) name
+}
+"""The fabric's worker and link tuning every collective's binding takes; a simulated collective
+moves no packets, so each is checked and recorded (:mod:`meshnn.mesh.op_keywords`)."""
 
 
 def check_math_op(op: str, math_op: object) -> None:

@@ -13,9 +13,19 @@ from meshnn.errors import MeshnnValueError
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.ops.ccl.arguments import Topology, check_math_op, check_options, checked_input, group_grid
+from meshnn.mesh.op_keywords import Keyword, optional, ttnn_keywords
+from meshnn.ops.ccl.arguments import (
+    FABRIC_KEYWORDS,
+    Topology,
+    check_math_op,
+    check_options,
+    checked_input,
+    group_grid,
+)
+from meshnn.ops.ccl.async_arguments import persistent
 from meshnn.ops.ccl.groups import from_groups, group_size, output_topology, sum_dtype, to_groups
 from meshnn.ops.ccl.ranks import summed_over_ranks
+from meshnn.ops.config import COMPUTE_KERNEL_CONFIG
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.values import logical_values, write_values
@@ -24,6 +34,11 @@ from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import PlacementShard
 
 
+@ttnn_keywords(
+    **FABRIC_KEYWORDS,
+    intermediate_memory_config=Keyword(None, optional(MemoryConfig, what="a ttnn.MemoryConfig")),
+    compute_kernel_config=COMPUTE_KERNEL_CONFIG,
+)
 def reduce_scatter(
     input_tensor: Tensor,
     dim: int,
@@ -34,15 +49,18 @@ def reduce_scatter(
     topology: Topology | None = None,
     memory_config: MemoryConfig | None = None,
     math_op: object = None,
-    **_: object,
+    output_tensor: Tensor | None = None,
 ) -> Tensor:
-    """The group's shards are summed; device i of the group keeps slice i of ``dim``."""
-    tensor, mesh, axis_dim = checked_input("reduce_scatter", input_tensor, dim)
-    check_options("reduce_scatter", mesh, mesh_device, num_links, topology, memory_config)
-    check_math_op("reduce_scatter", math_op)
-    spec = scattered_spec("reduce_scatter", tensor, mesh, (dim, axis_dim), cluster_axis, memory_config)
+    """The group's shards are summed; device i of the group keeps slice i of ``dim`` (written into
+    ``output_tensor``, a preallocated output of the result's spec, when given)."""
+    op = "reduce_scatter"
+    tensor, mesh, axis_dim = checked_input(op, input_tensor, dim)
+    check_options(op, mesh, mesh_device, num_links, topology, memory_config)
+    check_math_op(op, math_op)
+    spec = scattered_spec(op, tensor, mesh, (dim, axis_dim), cluster_axis, memory_config)
+    into = None if output_tensor is None else persistent(op, "output_tensor", output_tensor, mesh, spec)
     attrs = {"dim": dim, "cluster_axis": cluster_axis, "num_links": num_links, "topology": topology}
-    return run_reduce_scatter("reduce_scatter", tensor, mesh, (axis_dim, cluster_axis), spec, attrs)
+    return run_reduce_scatter(op, tensor, mesh, (axis_dim, cluster_axis), spec, attrs, into=into)
 
 
 def scattered_spec(

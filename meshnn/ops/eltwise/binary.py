@@ -17,6 +17,7 @@ import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
+from meshnn.mesh.op_keywords import SUB_CORE_GRIDS, Keyword, flag, ttnn_keywords
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.eltwise.activations import Activation, activated, activation_steps
 from meshnn.ops.eltwise.functions import BINARY, wide
@@ -192,6 +193,7 @@ def _numeric(function: Callable[[np.ndarray, np.ndarray], np.ndarray], dtype: Da
 
 
 def _make_binary(name: str):
+    @ttnn_keywords(name, use_legacy=Keyword(None, flag), sub_core_grids=SUB_CORE_GRIDS)
     def op(
         input_tensor_a: Tensor | float,
         input_tensor_b: Tensor | float,
@@ -203,7 +205,6 @@ def _make_binary(name: str):
         input_tensor_a_activations: object = None,
         input_tensor_b_activations: object = None,
         queue_id: int = 0,
-        **_: object,
     ) -> Tensor:
         return binary(
             name,

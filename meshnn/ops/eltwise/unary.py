@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from meshnn.mesh.op_keywords import SUB_CORE_GRIDS, Keyword, flag, ttnn_keywords
 from meshnn.ops.checks import device_input
 from meshnn.ops.eltwise.functions import UNARY, wide
 from meshnn.ops.eltwise.kernel import elementwise, memory_config_of
@@ -40,7 +41,18 @@ def unary(
     return elementwise(name, [tensor], spec, compute, queue_id=queue_id, output_tensor=output_tensor)
 
 
+_PARAMS: dict[str, dict[str, object]] = {
+    "gelu": {"fast_and_approximate_mode": False},  # the tanh approximation: computed as asked
+    "softplus": {"beta": 1.0, "threshold": 20.0},
+}
+"""The parameters of a unary op beyond its input, with ttnn's defaults (the others take none)."""
+_APPROXIMATE = {"fast_and_approximate_mode": Keyword(False, flag)}
+_HARDWARE: dict[str, dict[str, Keyword]] = {"exp": _APPROXIMATE, "rsqrt": _APPROXIMATE}
+"""Hardware-only keywords of a unary op (its SFPU's approximation: meshnn computes in float32)."""
+
+
 def _make_unary(name: str):
+    @ttnn_keywords(name, takes=_PARAMS.get(name, {}), sub_core_grids=SUB_CORE_GRIDS, **_HARDWARE.get(name, {}))
     def op(
         input_tensor: Tensor,
         *,
