@@ -1,5 +1,6 @@
 """``ttnn.all_gather``: every device of a group gets the group's shards concatenated along
-``dim``, in group order.  On the simulated mesh a rearrangement of slab rows (the shards' bytes
+``dim``, in group order (in reversed group order for ``all_gather_async_reversed``).  On the
+simulated mesh a rearrangement of slab rows (the shards' bytes
 end to end when they can be); across ranks, every rank's local shards gathered.
 
 May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor`, the ops' launch, outputs, memo and values
@@ -74,15 +75,17 @@ def run_all_gather(
     spec: TensorSpec,
     attrs: dict[str, object],
     into: Tensor | None = None,
+    reverse: bool = False,
 ) -> Tensor:
     """Launch the gather of ``tensor`` along ``where = (dim, cluster_axis)`` into an output of
-    ``spec`` (``into``, a checked persistent buffer, when given); ``attrs`` gain the memory config."""
+    ``spec`` (``into``, a checked persistent buffer, when given); ``attrs`` gain the memory config.
+    ``reverse``: the shards in reversed group order (the last member's first)."""
     axis_dim, cluster_axis = where
     shape, axis = group_grid(mesh, cluster_axis, op)
     n = group_size(shape, axis)
     raw = _raw_concatenation(
         tuple(tensor.shape), tensor.layout, axis_dim, tensor.spec.explicit_padded_shape is not None
-    )
+    ) and not (reverse and not mesh.all_local)  # across ranks, a reversed gather goes by values
     in_size = tensor.spec.compute_packed_buffer_size_bytes()
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
@@ -95,10 +98,10 @@ def run_all_gather(
         if by_bytes and len(coords) == mesh.get_num_devices():  # the group's bytes end to end, row by row
             groups = [group_and_member(shape, axis, i)[0] for i in range(len(coords))]
             for row, group in enumerate(groups):
-                members = [i for i, g in enumerate(groups) if g == group]
+                members = [i for i, g in enumerate(groups) if g == group][:: -1 if reverse else 1]
                 out_rows[0][row, : n * in_size].reshape(n, in_size)[...] = in_rows[0][members, :in_size]
             return
-        _gather_values(mesh, (tensor.spec, spec), in_rows[0], out_rows[0], coords, (shape, axis, axis_dim))
+        _gather_values(mesh, (tensor.spec, spec), in_rows[0], out_rows[0], coords, (shape, axis, axis_dim, reverse))
 
     out = Output(spec, topology=output_topology(tensor, axis, PlacementReplicate()))
     attrs["memory_config"] = spec.memory_config
@@ -112,16 +115,18 @@ def _gather_values(
     in_rows: np.ndarray,
     out_rows: np.ndarray,
     coords: tuple[MeshCoordinate, ...],
-    grid: tuple[tuple[int, ...], int | None, int],
+    grid: tuple[tuple[int, ...], int | None, int, bool],
 ) -> None:
-    """The gather by values: decode, regroup, concatenate along the dim, encode."""
-    (in_spec, spec), (shape, axis, axis_dim) = specs, grid
+    """The gather by values: decode, regroup, concatenate along the dim (in reversed member order
+    when ``grid``'s last item says so), encode."""
+    (in_spec, spec), (shape, axis, axis_dim, reverse) = specs, grid
     n = group_size(shape, axis)
     values = logical_values(in_rows, in_spec, as_float=False)
     if not mesh.all_local:
         values = gathered_over_ranks(mesh, values, coords)
     grouped = to_groups(values, shape, axis)
-    gathered = np.concatenate([grouped[:, m] for m in range(n)], axis=axis_dim + 1)  # (groups, *out)
+    order = range(n - 1, -1, -1) if reverse else range(n)
+    gathered = np.concatenate([grouped[:, m] for m in order], axis=axis_dim + 1)  # (groups, *out)
     if gathered.shape[0] == 1 and mesh.all_local:  # one group: the same result on every device
         write_values(out_rows, gathered, spec, exact=True)
         return

@@ -8,13 +8,18 @@ recorded.  Its three ttnn overloads are accepted:
 ``(input_tensor, persistent_output_buffer=None, dim, multi_device_global_semaphore, *, ...)`` and
 ``(input_tensor, dim, cluster_axis, mesh_device, topology, multi_device_global_semaphore, *, ...)``.
 
+``ttnn.experimental.all_gather_async_reversed`` takes the same three overloads and gathers the
+group's shards in reversed device order: along a group of ``n`` devices, the output's piece ``i``
+of ``dim`` is the shard of the group's device ``n - 1 - i``.  tt-metal refuses it with the llama
+sharded variant (``use_optimal_ccl_for_llama`` on a sharded input); so does meshnn.
+
 May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the collectives'
 modules.
 """
 
 from __future__ import annotations
 
-from meshnn.errors import MeshnnTypeError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.ccl.all_gather import gathered_spec, run_all_gather
 from meshnn.ops.ccl.arguments import Topology, checked_input
@@ -92,10 +97,37 @@ def all_gather_async(input_tensor: Tensor, *args: object, **kwargs: object) -> T
     return gather_async(op, tensor, mesh, axis_dim, given, options)
 
 
+def all_gather_async_reversed(input_tensor: Tensor, *args: object, **kwargs: object) -> Tensor:
+    """``all_gather_async`` (the same overloads and arguments) with the shards in reversed device
+    order along each group: device ``n - 1 - i``'s shard is the output's piece ``i`` of ``dim``."""
+    op = "experimental.all_gather_async_reversed"
+    form, given = bind_overload(op, _OVERLOADS, (input_tensor, *args), kwargs)
+    options = {**_OPTIONS, **{k: v for k, v in given.items() if k in _OPTIONS}}
+    if form == 2:
+        options["topology"] = given["topology"]
+        given["persistent_output_buffer"] = given.pop("persistent_output_tensor")
+    tensor, mesh, axis_dim = checked_input(op, given["input_tensor"], given["dim"])
+    if form == 2:
+        same_mesh_device(op, given["mesh_device"], mesh)
+    if options["use_optimal_ccl_for_llama"] and tensor.spec.memory_config.is_sharded():
+        raise MeshnnValueError(
+            f"ttnn.{op}: use_optimal_ccl_for_llama on a sharded input selects the llama sharded variant, which "
+            "has no reversed form (tt-metal: use all_gather_async there)"
+        )
+    return gather_async(op, tensor, mesh, axis_dim, given, options, reverse=True)
+
+
 def gather_async(
-    op: str, tensor: Tensor, mesh: MeshDevice, axis_dim: int, given: dict, options: dict[str, object]
+    op: str,
+    tensor: Tensor,
+    mesh: MeshDevice,
+    axis_dim: int,
+    given: dict,
+    options: dict[str, object],
+    reverse: bool = False,
 ) -> Tensor:
-    """The checked async gather of ``tensor`` along ``axis_dim`` (shared with all_gather_matmul_async)."""
+    """The checked async gather of ``tensor`` along ``axis_dim`` (shared with all_gather_matmul_async
+    and all_gather_async_reversed: ``reverse`` gathers in reversed device order)."""
     cluster_axis = options["cluster_axis"]
     ring_size(op, mesh, cluster_axis)
     sems = semaphores(op, "multi_device_global_semaphore", given["multi_device_global_semaphore"], mesh, 2)
@@ -116,4 +148,5 @@ def gather_async(
     into = None if buffer is None else persistent(op, "persistent_output_buffer", buffer, mesh, spec)
     attrs.update(dim=axis_dim, multi_device_global_semaphore=sems, barrier_semaphore=barrier)
     attrs["persistent_output_buffer"] = into
-    return run_all_gather(op, tensor, mesh, (axis_dim, cluster_axis), spec, attrs, into=into)  # type: ignore[arg-type]
+    where = (axis_dim, cluster_axis)
+    return run_all_gather(op, tensor, mesh, where, spec, attrs, into=into, reverse=reverse)  # type: ignore[arg-type]

@@ -3,7 +3,9 @@ causal or with an additive mask, grouped-query heads (``nqh`` a multiple of ``nk
 MeshWorkload that computes in float32 and rounds once into its output dtype.  Its checks are
 tt-metal's SDPA's (TILE inputs in DRAM of bfloat16 / bfloat8_b / bfloat4_b, no padding but on the
 sequence axes, a ``[b, 1, s, s_k]`` mask whose sequence lengths divide into the chunk sizes of the
-``SDPAProgramConfig``); they are apart from the compute (:func:`_attention_kernel`).
+``SDPAProgramConfig``); they are apart from the compute (:func:`_attention_kernel`).  The math of
+one attention, :func:`attend`, and the checks (:func:`sdpa_inputs`, :func:`sdpa_dims`) are shared
+with ``ring_distributed_scaled_dot_product_attention`` (:mod:`.attention_ring`).
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.device`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`,
 the ops' launch, checks, outputs, values and config modules and :mod:`meshnn.ops.transformer.checks`.
@@ -56,8 +58,8 @@ def scaled_dot_product_attention(
     op = "transformer.scaled_dot_product_attention"
     unsupported(op, sliding_window_size=sliding_window_size, attention_sink=attention_sink)
     tensors = (input_tensor_q, input_tensor_k, input_tensor_v)
-    named, mesh = _inputs(op, tensors, attn_mask, is_causal, program_config)
-    dims = _dims(op, named, is_causal, program_config)
+    named, mesh = sdpa_inputs(op, tensors, attn_mask, is_causal, program_config)
+    dims = sdpa_dims(op, named, is_causal, program_config)
     if scale is None:
         scale = 1.0 / math.sqrt(dims[-1])
     elif isinstance(scale, bool) or not isinstance(scale, int | float | np.number):
@@ -79,7 +81,7 @@ def scaled_dot_product_attention(
     )[0]
 
 
-def _inputs(
+def sdpa_inputs(
     op: str, tensors: tuple[object, object, object], attn_mask: object, is_causal: object, program_config: object
 ) -> tuple[dict[str, Tensor], MeshDevice]:
     """q, k, v (and the mask when given) checked to be TILE device tensors of SDPA's dtypes, in
@@ -113,7 +115,7 @@ def _inputs(
     return named, mesh
 
 
-def _dims(
+def sdpa_dims(
     op: str, named: dict[str, Tensor], is_causal: bool, program_config: SDPAProgramConfig | None
 ) -> tuple[int, int, int, int, int, int]:
     """``(b, nqh, nkv, s, s_k, d)`` of q, k and v, checked to fit together (and with the mask)."""
@@ -171,33 +173,46 @@ def _attention_kernel(
 ) -> Kernel:
     """The kernel: every device's heads in one float32 computation of q, k, v (and the mask's)
     values, normalised last, as flash attention does."""
-    b, nqh, nkv, s, _, d = dims
-    group = nqh // nkv
+    s = dims[3]
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         qv, kv, vv = (logical_values(r, sp) for r, sp in zip(in_rows[:3], specs[:3], strict=True))
-        n = qv.shape[0]
-        grouped = qv.reshape(n, b, nkv, group, s, d) * factor  # (scaling q: s x d values, not s x s_k)
-        scores = np.matmul(grouped, np.swapaxes(kv, -1, -2)[:, :, :, None])  # (n, b, nkv, group, s, s_k)
+        bias = None
         if is_causal:
-            scores += _causal_bias(s)
+            bias = causal_bias(s)
         elif masked:
-            scores += logical_values(in_rows[3], specs[3])[:, :, :, None]  # (n, b, 1, 1, s, s_k)
-        with np.errstate(invalid="ignore"):  # a row masked everywhere gives NaN, as its softmax does
-            scores -= scores.max(axis=-1, keepdims=True)
-        np.exp(scores, out=scores)
-        total = scores.sum(axis=-1, keepdims=True)
-        out = np.matmul(scores, vv[:, :, :, None])  # (n, b, nkv, group, s, d)
-        out /= total  # normalised last, as flash attention does (s x d values, not s x s_k)
-        write_values(out_rows[0], out.reshape((n, b, nqh, s, d)), spec, owned=True)
+            bias = logical_values(in_rows[3], specs[3])[:, :, :, None]  # (n, b, 1, 1, s, s_k)
+        write_values(out_rows[0], attend(qv, kv, vv, factor, bias), spec, owned=True)
 
     return kernel
+
+
+def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, factor: np.float32, bias: np.ndarray | None) -> np.ndarray:
+    """``softmax(q @ k^T * factor + bias) @ v`` in float32, every device's heads at once: q
+    ``(n, b, nqh, s, d)``, k and v ``(n, b, nkv, s_k, d)`` (n devices; each k / v head serves
+    ``nqh / nkv`` consecutive q heads), ``bias`` None or additive, broadcastable to the scores'
+    ``(n, b, nkv, nqh / nkv, s, s_k)`` (an ``(s, s_k)`` causal bias, a ``(n, b, 1, 1, s, s_k)``
+    mask).  Returns ``(n, b, nqh, s, d)`` float32; a row masked everywhere gives NaN, as its
+    softmax does.  Normalised last, as flash attention does."""
+    n, b, nqh, s, d = q.shape
+    nkv = k.shape[2]
+    grouped = q.reshape(n, b, nkv, nqh // nkv, s, d) * factor  # (scaling q: s x d values, not s x s_k)
+    scores = np.matmul(grouped, np.swapaxes(k, -1, -2)[:, :, :, None])  # (n, b, nkv, group, s, s_k)
+    if bias is not None:
+        scores += bias
+    with np.errstate(invalid="ignore"):
+        scores -= scores.max(axis=-1, keepdims=True)
+    np.exp(scores, out=scores)
+    total = scores.sum(axis=-1, keepdims=True)
+    out = np.matmul(scores, v[:, :, :, None])  # (n, b, nkv, group, s, d)
+    out /= total  # (s x d values, not s x s_k)
+    return out.reshape((n, b, nqh, s, d))
 
 
 _CAUSAL: dict[int, np.ndarray] = {}
 
 
-def _causal_bias(s: int) -> np.ndarray:
+def causal_bias(s: int) -> np.ndarray:
     """``(s, s)`` float32: 0 where key j <= query i, -inf after (read-only, made once per s)."""
     bias = _CAUSAL.get(s)
     if bias is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import types
 
 from meshnn.errors import NotImplementedByMeshnn
-from meshnn.ops.ccl.all_gather_async import all_gather_async
+from meshnn.ops.ccl.all_gather_async import all_gather_async, all_gather_async_reversed
 from meshnn.ops.ccl.all_gather_matmul import all_gather_matmul_async
 from meshnn.ops.ccl.all_reduce_async import all_reduce_async
 from meshnn.ops.ccl.reduce_scatter_async import reduce_scatter_minimal_async
@@ -24,6 +24,7 @@ from meshnn.ops.transformer.attention_decode import (
     paged_scaled_dot_product_attention_decode,
     scaled_dot_product_attention_decode,
 )
+from meshnn.ops.transformer.attention_ring import ring_distributed_scaled_dot_product_attention
 from meshnn.ops.transformer.heads import (
     concatenate_heads,
     nlp_concat_heads,
@@ -63,6 +64,7 @@ transformer = _namespace(
     scaled_dot_product_attention_decode=scaled_dot_product_attention_decode,
     paged_scaled_dot_product_attention_decode=paged_scaled_dot_product_attention_decode,
     chunked_scaled_dot_product_attention=chunked_scaled_dot_product_attention,
+    ring_distributed_scaled_dot_product_attention=ring_distributed_scaled_dot_product_attention,
 )
 experimental = _namespace(
     "experimental",
@@ -79,6 +81,7 @@ experimental = _namespace(
     paged_fused_update_cache=paged_fused_update_cache,
     paged_fill_cache=paged_fill_cache,
     all_gather_async=all_gather_async,  # the asynchronous collectives and their kin (issue 22)
+    all_gather_async_reversed=all_gather_async_reversed,
     reduce_scatter_minimal_async=reduce_scatter_minimal_async,
     all_reduce_async=all_reduce_async,
     all_gather_matmul_async=all_gather_matmul_async,
