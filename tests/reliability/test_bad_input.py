@@ -1443,6 +1443,16 @@ def written() -> list[Case]:
         WRONG_MESH,
         "input_tensor_k",
     )
+    ring = ttnn.transformer.ring_distributed_scaled_dot_product_attention
+    ring_op = "transformer.ring_distributed_scaled_dot_product_attention"
+    row(ring_op, "ring_size odd", lambda e: ring(e.heads, e.heads, e.heads, 3), VALUE, "ring_size")
+    row(ring_op, "ring_size a string", lambda e: ring(e.heads, e.heads, e.heads, "4"), TYPE, "ring_size")
+    row(ring_op, "ring_id past the ring", lambda e: ring(e.heads, e.heads, e.heads, 4, 4), VALUE, "ring_id")
+    row(ring_op, "float32 q", lambda e: ring(e.a, e.a, e.a, 4), TYPE, "input_tensor_q")
+    row(ring_op, "q deallocated", lambda e: ring(e.freed, e.heads, e.heads, 4), DEAD, "input_tensor_q")
+    row(ring_op, "k on another mesh", lambda e: ring(e.heads, e.other_heads, e.heads, 4), WRONG_MESH, "input_tensor_k")
+    row(ring_op, "one tile for 8 chunks", lambda e: ring(e.heads, e.heads, e.heads, 4), VALUE, "ring_size")
+    row(ring_op, "unknown keyword", lambda e: ring(e.heads, e.heads, e.heads, 4, mask=None), TYPE, "mask")
     row(
         "experimental.rotary_embedding",
         "head dim not pairs of tiles",
@@ -1791,6 +1801,11 @@ def written() -> list[Case]:
         "persistent_output_buffer",
     )
     row("experimental.all_gather_async", "no dim", lambda e: ag(e.a, sems(e, 2)), TYPE, "incompatible")
+    agr, agr_op = ttnn.experimental.all_gather_async_reversed, "experimental.all_gather_async_reversed"
+    row(agr_op, "one semaphore", lambda e: agr(e.a, None, 2, sems(e, 1)), VALUE, "multi_device_global_semaphore")
+    row(agr_op, "persistent buffer of another shape", lambda e: agr(e.a, e.a2, 2, sems(e, 2)), VALUE, "persistent")
+    row(agr_op, "dim out of range", lambda e: agr(e.a, None, 5, sems(e, 2)), VALUE, "dim")
+    row(agr_op, "no dim", lambda e: agr(e.a, sems(e, 2)), TYPE, "incompatible")
     rs = ttnn.experimental.reduce_scatter_minimal_async
     row(
         "experimental.reduce_scatter_minimal_async",
