@@ -6,6 +6,8 @@ by all K (causal: the K up to its position) and the scores by V, with an exp per
 streams its head's K and V from memory again (so K/V traffic grows with the number of Q chunks).
 Decode: one query row per user and head; the K/V cache up to the current position is read once and
 split over the cores.  The cache writes read and write back each tile they touch.
+Ring-distributed prefill (an output of fewer rows than q: this device's two chunks of q's rows, an
+early and a late one) works on those rows only, each attending half of the keys on average.
 Tensors: prefill q [b, nh, sq, d], k and v [b, nkv, sk, d]; decode q [1, b, nh, d] and the caches
 [b, nkv, S, d]; cache writes: inputs[0] the cache, inputs[1] the new values.
 """
@@ -43,8 +45,13 @@ def predict_sdpa(desc: OpDesc, machine: Machine) -> Prediction:
     config = desc.attention or AttentionConfig()
     batch, heads, sq, d = (1,) * (4 - len(q.shape)) + q.shape[-4:]
     kv_heads, sk = k.shape[-3] if len(k.shape) > 2 else 1, k.shape[-2]
+    rows = desc.outputs[0].shape[-2] if desc.outputs else sq
+    ring = rows < sq  # ring-distributed: this device's chunk pair of q's rows, half the keys on average
+    sq = rows if ring else sq
     q_chunks = math.ceil(sq / max(config.q_chunk, TILE))
     causal = (1 + 1 / q_chunks) / 2 if config.causal and sq == sk else 1.0
+    if ring and config.causal:
+        causal = 0.5
     units = batch * heads * q_chunks
     cores = min(grid_cores(machine, desc.core_grid), units)
     q_rows, k_t, d_t = _t(min(config.q_chunk, sq)), _t(sk), _t(d)
@@ -53,7 +60,7 @@ def predict_sdpa(desc: OpDesc, machine: Machine) -> Prediction:
     cycles = math.ceil(units / cores) * per_unit * causal
     rereads = max(1, heads // max(kv_heads, 1)) * q_chunks * causal
     once = [(t, 1.0) for t in (*desc.inputs[3:], *desc.outputs)]
-    moves = [(q, 1.0), (k, rereads), (v, rereads), *once]
+    moves = [(q, sq / q.shape[-2]), (k, rereads), (v, rereads), *once]
     memory = traffic(machine, moves, cores)
     return kernel_prediction(
         arch, cycles, memory, cores, fidelity=fidelity, flops=4.0 * batch * heads * sq * sk * d * causal

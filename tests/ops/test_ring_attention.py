@@ -21,6 +21,9 @@ import pytest
 import torch
 
 import meshnn as ttnn
+from meshnn.mesh.observers import OBSERVERS, MeshObserver
+from meshnn.ops.costs import op_desc
+from meshnn.perf import predict
 
 from .reference import BF16, BFP8, TILE, assert_within, exceeds, open_meshes, output_bound, rounding_error
 from .test_op_contract import snapshot
@@ -267,3 +270,28 @@ def test_a_persistent_buffer_takes_the_reversed_gather_in_place(meshes, rng):
         GATHER_REVERSED(x, x, 3, semaphores(mesh, 2), cluster_axis=1)
     with pytest.raises(ttnn.MeshnnValueError, match="multi_device_global_semaphore"):
         GATHER_REVERSED(x, None, 3, semaphores(mesh, 1), cluster_axis=1)
+
+
+def test_the_perf_model_times_a_device_s_rows_only(meshes, rng):
+    """A ring device computes 2 / (2 * ring_size) of the rows at half the keys on average: about
+    1 / ring_size of the causal SDPA's work; the model's op name is tt-metal's."""
+
+    class Last(MeshObserver):
+        def on_op_end(self, event, outputs):
+            self.desc = op_desc(event, outputs)
+
+    mesh = meshes[(1, 8)]
+    last = Last()
+    OBSERVERS.add(last)
+    try:
+        tensors = [replicated(mesh, rng.standard_normal((1, 8, 2048, 64))) for _ in range(3)]
+        config = ttnn.SDPAProgramConfig(q_chunk_size=128, k_chunk_size=128)
+        ttnn.transformer.scaled_dot_product_attention(*tensors, is_causal=True, program_config=config)
+        full = last.desc
+        RING(*tensors, 8, program_config=config)
+        ring = last.desc
+    finally:
+        OBSERVERS.remove(last)
+    assert ring.op_code == "RingDistributedSdpaDeviceOperation" and ring.attention.causal
+    ratio = predict(ring, "t3k").flops / predict(full, "t3k").flops
+    assert 0.9 / 8 < ratio < 1.1 / 8, ratio
