@@ -60,6 +60,7 @@ from meshnn.mesh.device_config import (
     DispatchCoreConfig,
     DispatchCoreType,
     FabricTensixConfig,
+    MeshType,
 )
 from meshnn.mesh.entry_points import (
     CloseDevice,

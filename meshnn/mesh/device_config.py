@@ -20,7 +20,7 @@ import enum
 from dataclasses import dataclass
 
 from meshnn.device.arch import Arch, SystemSpec, system_spec
-from meshnn.errors import MeshnnValueError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.system import FabricConfig
 
 ETH_DISPATCH_SYSTEMS = ("n300", "t3k")  # ttnn's clusters whose default dispatch cores are Ethernet cores
@@ -31,6 +31,24 @@ class DispatchCoreType(enum.Enum):
 
     WORKER = 0
     ETH = 1
+
+
+class MeshType(enum.Enum):
+    """``ttnn.MeshType`` (``open_mesh_device(mesh_type=)`` of tt-metal's 2025 API): how the chips
+    of a mesh are connected, ``RowMajor`` (a 2-D grid, the default), ``Ring`` (each chip linked
+    to the next, the last to the first) or ``Line``.  It chose which physical chips a mesh took;
+    a simulated mesh records it (``mesh_device.settings.mesh_type``) and changes nothing else."""
+
+    RowMajor = 0
+    Ring = 1
+    Line = 2
+
+
+def checked_mesh_type(mesh_type: object) -> MeshType:
+    """``mesh_type`` if it is a ``ttnn.MeshType``; else a MeshnnTypeError naming it."""
+    if not isinstance(mesh_type, MeshType):
+        raise MeshnnTypeError(f"open_mesh_device: mesh_type must be a ttnn.MeshType, got {mesh_type!r}")
+    return mesh_type
 
 
 class DispatchCoreAxis(enum.Enum):
@@ -148,3 +166,4 @@ class DeviceSettings:
     worker_l1_size: int
     fabric_config: FabricConfig
     fabric_options: tuple[tuple[str, object], ...] = ()
+    mesh_type: MeshType = MeshType.RowMajor

@@ -31,7 +31,7 @@ from meshnn.distributed.context import DistributedContext, get_context, rows_of_
 from meshnn.errors import DeviceClosedError, DistributedError, MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.compute_grid import system_for
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, as_coord, to_linear_index
-from meshnn.mesh.device_config import DeviceSettings, dispatch_core_config_for
+from meshnn.mesh.device_config import DeviceSettings, MeshType, checked_mesh_type, dispatch_core_config_for
 from meshnn.mesh.lockstep import LockstepAllocation
 from meshnn.mesh.planning import resolve_execute
 from meshnn.mesh.sub_device import SubDevices
@@ -323,14 +323,16 @@ def open_mesh_device(
     *,
     system: str | None = None,
     execute: bool | None = None,
+    mesh_type: MeshType = MeshType.RowMajor,
 ) -> MeshDevice:
     """Open a mesh of simulated devices (``ttnn.open_mesh_device``).
 
     ``mesh_shape`` None opens the whole system (``system=`` or ``$MESHNN_SYSTEM``, default t3k).
     The mesh may have any 1-D or 2-D shape whose size the system has devices for.  ``execute``
     False opens a planning mesh (:mod:`meshnn.mesh.planning`); None: executing unless inside
-    ``meshnn.planning()``.
+    ``meshnn.planning()``.  ``mesh_type`` (a ``ttnn.MeshType``) is checked and recorded.
     """
+    mesh_type = checked_mesh_type(mesh_type)
     execute = resolve_execute(execute)
     spec = system_spec(system)
     mesh_shape = shape_on(spec, mesh_shape)
@@ -366,6 +368,7 @@ def open_mesh_device(
         worker_l1_size,
         mesh.fabric_config,
         fabric_options(),
+        mesh_type,
     )
     return mesh
 

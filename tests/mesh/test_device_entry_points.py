@@ -68,6 +68,19 @@ def test_a_mesh_records_what_it_was_opened_with(open_mesh):
         open_mesh((1, 2), dispatch_core_config="COL")
 
 
+def test_mesh_type_is_checked_and_recorded(open_mesh):
+    """tt-metal's 2025 ``open_mesh_device(..., mesh_type=ttnn.MeshType.Ring)``: recorded; the mesh
+    is the same row-major mesh (its devices, coordinates and addresses do not depend on it)."""
+    assert [m.name for m in ttnn.MeshType] == ["RowMajor", "Ring", "Line"]
+    ring = open_mesh((1, 8), mesh_type=ttnn.MeshType.Ring)
+    assert ring.settings.mesh_type is ttnn.MeshType.Ring
+    plain = open_mesh((1, 8))
+    assert plain.settings.mesh_type is ttnn.MeshType.RowMajor
+    assert ring.get_device_ids() == plain.get_device_ids()
+    with pytest.raises(ttnn.MeshnnTypeError, match=r"mesh_type must be a ttnn\.MeshType"):
+        open_mesh((1, 2), mesh_type=1)
+
+
 def test_a_wormhole_row_config_is_refused_on_a_blackhole_mesh(open_mesh):
     row = ttnn.DispatchCoreConfig(WORKER, ROW)  # made for the default (Wormhole) system
     with pytest.raises(ttnn.MeshnnValueError, match="ROW dispatch core axis is not supported for blackhole"):

@@ -931,6 +931,13 @@ def written() -> list[Case]:
     )
     row(
         "open_mesh_device",
+        "mesh_type a string",
+        lambda e: ttnn.open_mesh_device(ttnn.MeshShape(1, 2), mesh_type="Ring", system="t3k"),
+        TYPE,
+        "mesh_type",
+    )
+    row(
+        "open_mesh_device",
         "negative l1_small_size",
         lambda e: ttnn.open_mesh_device(ttnn.MeshShape(1, 1), l1_small_size=-1, system="t3k"),
         VALUE,
