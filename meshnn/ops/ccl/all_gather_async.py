@@ -86,14 +86,7 @@ def all_gather_async(input_tensor: Tensor, *args: object, **kwargs: object) -> T
     """``ttnn.all_gather(input_tensor, dim, cluster_axis)`` with the fabric op's arguments; a
     persistent output buffer, when given, is the output (written in place and returned)."""
     op = "experimental.all_gather_async"
-    form, given = bind_overload(op, _OVERLOADS, (input_tensor, *args), kwargs)
-    options = {**_OPTIONS, **{k: v for k, v in given.items() if k in _OPTIONS}}
-    if form == 2:
-        options["topology"] = given["topology"]
-        given["persistent_output_buffer"] = given.pop("persistent_output_tensor")
-    tensor, mesh, axis_dim = checked_input(op, given["input_tensor"], given["dim"])
-    if form == 2:
-        same_mesh_device(op, given["mesh_device"], mesh)
+    tensor, mesh, axis_dim, given, options = _bound(op, input_tensor, args, kwargs)
     return gather_async(op, tensor, mesh, axis_dim, given, options)
 
 
@@ -101,6 +94,21 @@ def all_gather_async_reversed(input_tensor: Tensor, *args: object, **kwargs: obj
     """``all_gather_async`` (the same overloads and arguments) with the shards in reversed device
     order along each group: device ``n - 1 - i``'s shard is the output's piece ``i`` of ``dim``."""
     op = "experimental.all_gather_async_reversed"
+    tensor, mesh, axis_dim, given, options = _bound(op, input_tensor, args, kwargs)
+    if options["use_optimal_ccl_for_llama"] and tensor.spec.memory_config.is_sharded():
+        raise MeshnnValueError(
+            f"ttnn.{op}: use_optimal_ccl_for_llama on a sharded input selects the llama sharded variant, which "
+            "has no reversed form (tt-metal: use all_gather_async there)"
+        )
+    return gather_async(op, tensor, mesh, axis_dim, given, options, reverse=True)
+
+
+def _bound(
+    op: str, input_tensor: Tensor, args: tuple[object, ...], kwargs: dict[str, object]
+) -> tuple[Tensor, MeshDevice, int, dict, dict[str, object]]:
+    """The call bound to one of the three overloads and checked: the input, its mesh, the gather's
+    dim, the bound arguments (the persistent buffer under one name) and the options with their
+    defaults (the third overload's positional topology among them)."""
     form, given = bind_overload(op, _OVERLOADS, (input_tensor, *args), kwargs)
     options = {**_OPTIONS, **{k: v for k, v in given.items() if k in _OPTIONS}}
     if form == 2:
@@ -109,12 +117,7 @@ def all_gather_async_reversed(input_tensor: Tensor, *args: object, **kwargs: obj
     tensor, mesh, axis_dim = checked_input(op, given["input_tensor"], given["dim"])
     if form == 2:
         same_mesh_device(op, given["mesh_device"], mesh)
-    if options["use_optimal_ccl_for_llama"] and tensor.spec.memory_config.is_sharded():
-        raise MeshnnValueError(
-            f"ttnn.{op}: use_optimal_ccl_for_llama on a sharded input selects the llama sharded variant, which "
-            "has no reversed form (tt-metal: use all_gather_async there)"
-        )
-    return gather_async(op, tensor, mesh, axis_dim, given, options, reverse=True)
+    return tensor, mesh, axis_dim, given, options
 
 
 def gather_async(
