@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pytest
 import torch
 
 import meshnn as ttnn
@@ -49,6 +50,24 @@ SHARD, REPLICATE = "shard", "replicate"
 
 def open_meshes(shapes: Sequence[tuple[int, int]]) -> dict[tuple[int, int], ttnn.MeshDevice]:
     return {shape: ttnn.open_mesh_device(ttnn.MeshShape(*shape), system=MESHES[shape]) for shape in shapes}
+
+
+def mesh_fixtures(shapes: Sequence[tuple[int, int]]) -> tuple[Callable, Callable]:
+    """A test module's ``meshes`` (every shape opened once for the module, closed after it) and
+    ``mesh`` (one test per shape, ids such as ``2x4``) fixtures: ``meshes, mesh = mesh_fixtures(S)``."""
+
+    @pytest.fixture(scope="module")
+    def meshes():
+        opened = open_meshes(shapes)
+        yield opened
+        for mesh in opened.values():
+            mesh.close()
+
+    @pytest.fixture(params=list(shapes), ids=[f"{r}x{c}" for r, c in shapes])
+    def mesh(request, meshes):
+        return meshes[request.param]
+
+    return meshes, mesh
 
 
 # ------------------------------------------------------------------------------- placement

@@ -19,23 +19,24 @@ import pytest
 
 import meshnn as ttnn
 
-from .reference import BF16, BFP8, F32, RM, TILE, assert_within, exact_equal, gamma, open_meshes, output_bound
+from .reference import (
+    BF16,
+    BFP8,
+    F32,
+    RM,
+    TILE,
+    assert_within,
+    exact_equal,
+    gamma,
+    mesh_fixtures,
+    output_bound,
+)
 
 COLLECTIVE_MESHES = [(1, 8), (2, 4), (8, 4)]
 AXES = [None, 0, 1]
 
 
-@pytest.fixture(scope="module")
-def meshes():
-    opened = open_meshes(COLLECTIVE_MESHES)
-    yield opened
-    for mesh in opened.values():
-        mesh.close()
-
-
-@pytest.fixture(params=COLLECTIVE_MESHES, ids=[f"{r}x{c}" for r, c in COLLECTIVE_MESHES])
-def mesh(request, meshes):
-    return meshes[request.param]
+meshes, mesh = mesh_fixtures(COLLECTIVE_MESHES)
 
 
 @pytest.fixture

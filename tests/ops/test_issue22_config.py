@@ -18,23 +18,13 @@ import meshnn as ttnn
 from meshnn.mesh.observers import OBSERVERS, MeshObserver
 from meshnn.perf.fidelity import MathFidelity as PerfFidelity
 
-from .reference import MESHES, open_meshes
+from .reference import MESHES, mesh_fixtures
 
 SHAPES = [(1, 8), (2, 4), (8, 4)]
 CC = ttnn.CoreCoord
 
 
-@pytest.fixture(scope="module")
-def meshes():
-    opened = open_meshes(SHAPES)
-    yield opened
-    for mesh in opened.values():
-        mesh.close()
-
-
-@pytest.fixture(params=SHAPES, ids=[f"{r}x{c}" for r, c in SHAPES])
-def mesh(request, meshes):
-    return meshes[request.param]
+meshes, mesh = mesh_fixtures(SHAPES)
 
 
 class Recorder(MeshObserver):

@@ -16,22 +16,12 @@ import torch
 
 import meshnn as ttnn
 
-from .reference import open_meshes
+from .reference import mesh_fixtures
 
 SHAPES = [(1, 8), (2, 4), (8, 4)]
 
 
-@pytest.fixture(scope="module")
-def meshes():
-    opened = open_meshes(SHAPES)
-    yield opened
-    for mesh in opened.values():
-        mesh.close()
-
-
-@pytest.fixture(params=SHAPES, ids=[f"{r}x{c}" for r, c in SHAPES])
-def mesh(request, meshes):
-    return meshes[request.param]
+meshes, mesh = mesh_fixtures(SHAPES)
 
 
 @pytest.fixture

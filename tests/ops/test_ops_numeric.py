@@ -33,7 +33,6 @@ from .reference import (
     F32,
     FLOAT_FORMATS,
     GELU_LIPSCHITZ,
-    MESH_IDS,
     MESHES,
     REPLICATE,
     RM,
@@ -51,7 +50,7 @@ from .reference import (
     float32_error,
     gamma,
     gelu64,
-    open_meshes,
+    mesh_fixtures,
     output_bound,
     per_shard,
     quantized,
@@ -63,17 +62,7 @@ from .reference import (
 PLACEMENTS = [SHARD, REPLICATE]
 
 
-@pytest.fixture(scope="module")
-def meshes():
-    opened = open_meshes(list(MESHES))
-    yield opened
-    for mesh in opened.values():
-        mesh.close()
-
-
-@pytest.fixture(params=list(MESHES), ids=MESH_IDS)
-def mesh(request, meshes):
-    return meshes[request.param]
+meshes, mesh = mesh_fixtures(list(MESHES))
 
 
 @pytest.fixture

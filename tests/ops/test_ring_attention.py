@@ -25,7 +25,16 @@ from meshnn.mesh.observers import OBSERVERS, MeshObserver
 from meshnn.ops.costs import op_desc
 from meshnn.perf import predict
 
-from .reference import BF16, BFP8, TILE, assert_within, exceeds, open_meshes, output_bound, rounding_error
+from .reference import (
+    BF16,
+    BFP8,
+    TILE,
+    assert_within,
+    exceeds,
+    mesh_fixtures,
+    output_bound,
+    rounding_error,
+)
 from .test_op_contract import snapshot
 from .test_transformer import held, sdpa_reference
 
@@ -34,17 +43,7 @@ RING = ttnn.transformer.ring_distributed_scaled_dot_product_attention
 GATHER_REVERSED = ttnn.experimental.all_gather_async_reversed
 
 
-@pytest.fixture(scope="module")
-def meshes():
-    opened = open_meshes(SHAPES)
-    yield opened
-    for mesh in opened.values():
-        mesh.close()
-
-
-@pytest.fixture(params=SHAPES, ids=[f"{r}x{c}" for r, c in SHAPES])
-def mesh(request, meshes):
-    return meshes[request.param]
+meshes, mesh = mesh_fixtures(SHAPES)
 
 
 @pytest.fixture
