@@ -96,10 +96,8 @@ from meshnn.mesh.system import (
     using_distributed_env,
 )
 from meshnn.mesh.trace import MeshTraceId, begin_trace_capture, end_trace_capture, execute_trace, release_trace
-from meshnn.ops.ccl.all_gather import all_gather
-from meshnn.ops.ccl.all_reduce import all_reduce
+from meshnn.ops.catalog import experimental, prim, public_ops, transformer
 from meshnn.ops.ccl.arguments import ReduceType, Topology
-from meshnn.ops.ccl.reduce_scatter import reduce_scatter
 from meshnn.ops.config import (
     BlackholeComputeKernelConfig,
     LayerNormDefaultProgramConfig,
@@ -112,74 +110,6 @@ from meshnn.ops.config import (
     WormholeComputeKernelConfig,
     init_device_compute_kernel_config,
 )
-from meshnn.ops.creation import (
-    arange,
-    empty,
-    empty_like,
-    full,
-    full_like,
-    ones,
-    ones_like,
-    squeeze,
-    unsqueeze,
-    where,
-    zeros,
-    zeros_like,
-)
-from meshnn.ops.data_movement import (
-    clone,
-    concat,
-    move,
-    pad,
-    permute,
-    reallocate,
-    repeat,
-    slice,
-    to_memory_config,
-    transpose,
-)
-from meshnn.ops.distributed_norm import (
-    layer_norm_post_all_gather,
-    layer_norm_pre_all_gather,
-    rms_norm_post_all_gather,
-    rms_norm_pre_all_gather,
-)
-from meshnn.ops.eltwise.binary import (
-    add,
-    div,
-    divide,
-    eq,
-    ge,
-    gt,
-    le,
-    lt,
-    maximum,
-    minimum,
-    mul,
-    multiply,
-    ne,
-    pow,
-    sub,
-    subtract,
-)
-from meshnn.ops.eltwise.unary import (
-    abs,
-    exp,
-    gelu,
-    log,
-    mish,
-    neg,
-    reciprocal,
-    relu,
-    rsqrt,
-    sigmoid,
-    silu,
-    softplus,
-    sqrt,
-    square,
-    tanh,
-)
-from meshnn.ops.matmul import linear, matmul
 from meshnn.ops.matmul_config import (
     MatmulMultiCoreReuseMultiCast1DProgramConfig,
     MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig,
@@ -187,15 +117,13 @@ from meshnn.ops.matmul_config import (
     MatmulMultiCoreReuseProgramConfig,
     MinimalMatmulConfig,
 )
-from meshnn.ops.normalization import layer_norm, rms_norm, softmax
 from meshnn.ops.perf_capture import PerfCapture, begin_perf_capture, end_perf_capture, perf_capture
-from meshnn.ops.reduction import embedding, max, mean, min, sum
-from meshnn.ops.sampling import argmax, plus_one, sampling, topk
-from meshnn.ops.sharding import interleaved_to_sharded, sharded_to_interleaved
-from meshnn.ops.split import chunk, split, unsqueeze_to_4D
-from meshnn.ops.tilize import tilize, tilize_with_val_padding, tilize_with_zero_padding, untilize
-from meshnn.ops.transformer.kv_cache import fill_cache, update_cache
-from meshnn.ops.transformer.namespaces import experimental, transformer
+from meshnn.ops.registry import (
+    OpKind,
+    attach_golden_function,
+    get_golden_function,
+    register_python_operation,
+)
 from meshnn.tensor.composers import (
     ConcatMesh2dToTensor,
     ConcatMeshToTensor,
@@ -205,7 +133,6 @@ from meshnn.tensor.composers import (
     concat_mesh_to_tensor_composer,
     create_mesh_composer,
 )
-from meshnn.tensor.conversions import to_dtype, to_layout, typecast
 from meshnn.tensor.copies import copy_device_to_host_tensor, copy_host_to_device_tensor
 from meshnn.tensor.files.cache import as_tensor
 from meshnn.tensor.files.reader import load_tensor
@@ -239,7 +166,6 @@ from meshnn.tensor.memory_config import (
 )
 from meshnn.tensor.placement import to_device
 from meshnn.tensor.readback import from_device
-from meshnn.tensor.reshape import reshape
 from meshnn.tensor.shards import (
     aggregate_tensor,
     combine_device_tensors,
@@ -257,6 +183,9 @@ from meshnn.tensor.topology import (
     compute_distribution_to_mesh_mapping,
 )
 from meshnn.tensor.visualize import visualize_mesh_device, visualize_tensor
+
+globals().update(public_ops())  # every top-level op declared in the registry (meshnn.ops.registry)
+del public_ops
 
 __version__ = "0.1.0"
 

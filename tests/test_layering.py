@@ -19,7 +19,17 @@ ALLOWED: dict[str, set[str]] = {
     "mesh": {"errors", "host", "device", "distributed", "perf"},
     "tensor": {"errors", "host", "formats", "device", "distributed", "mesh", "perf"},
     "ops": {"errors", "host", "formats", "device", "distributed", "mesh", "perf", "tensor"},
-    "capture": {"errors", "host", "formats", "device", "distributed", "mesh", "perf", "tensor"},  # graph, reports
+    "capture": {
+        "errors",
+        "host",
+        "formats",
+        "device",
+        "distributed",
+        "mesh",
+        "perf",
+        "tensor",
+        "ops",
+    },  # graph, reports
     "__init__": set(BELOW) | {"__main__"},  # the public surface re-exports every layer
     "__main__": {"cli"},
     "compat": {"", "errors"},  # "" is the package root: the public, ttnn-named surface

@@ -10,6 +10,7 @@ names those of its own signature that are hardware-only (``records``).  A call t
 
 1. refuses a keyword that is neither in the signature nor declared: :class:`MeshnnTypeError` (a
    TypeError) naming the function, the keyword and the nearest known one, before anything runs;
+   arguments that do not bind (a missing or extra positional one) are a MeshnnTypeError too;
 2. checks each declared keyword given (a wrong type is a MeshnnTypeError naming it; a value meshnn
    cannot honour, such as a preallocated ``output_tensor`` where meshnn allocates its own, is a
    MeshnnValueError naming it), again before anything runs;
@@ -160,6 +161,14 @@ def _refusal(op: str, keyword: str, known: frozenset[str]) -> MeshnnTypeError:
     )
 
 
+def _binding(op: str, error: TypeError) -> MeshnnTypeError:
+    """Python's own TypeError of a call whose arguments did not bind (a missing or extra
+    positional argument), as ttnn's bindings raise it: a TypeError naming ``ttnn.<op>``."""
+    text = str(error)
+    text = text.split("() ", 1)[1] if "() " in text else text
+    return MeshnnTypeError(f"ttnn.{op}() {text}")
+
+
 def _signature(function: Callable[..., Any], added: Mapping[str, object]) -> inspect.Signature:
     """``function``'s signature with the keyword-only parameters ``added`` (name: default) in place
     of its ``**kwargs`` (the call takes no other keyword)."""
@@ -206,13 +215,16 @@ def ttnn_keywords(
                     given[key] = kwargs[key]
                 elif key not in known:
                     raise _refusal(name, key, known)
-            if not given:
-                return function(*args, **kwargs)
-            token = _GIVEN.set({**_GIVEN.get(), **given})
+            token = _GIVEN.set({**_GIVEN.get(), **given}) if given else None
             try:
                 return function(*args, **kwargs)
+            except TypeError as error:
+                if error.__traceback__ is not None and error.__traceback__.tb_next is None:
+                    raise _binding(name, error) from None  # the arguments did not bind: no frame ran
+                raise
             finally:
-                _GIVEN.reset(token)
+                if token is not None:
+                    _GIVEN.reset(token)
 
         _WRAPPERS.add(call.__code__)
         added = {n: k.default for n, k in declared.items()} | dict(takes or {})

@@ -26,31 +26,12 @@ from meshnn.device.arch import Arch
 from meshnn.device.core import CoreCoord
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.op_keywords import Keyword
+from meshnn.ops.eltwise.unary_tables import UnaryOpType
 from meshnn.perf.fidelity import MathFidelity
 
 __all__ = ["MathFidelity"]  # re-exported: ttnn.MathFidelity is the performance model's enum
 
 # ------------------------------------------------------------------------------ activations
-
-
-class UnaryOpType(enum.Enum):
-    """``ttnn.UnaryOpType``: the unary ops a binary op can fuse as an activation (each named by
-    its ttnn op)."""
-
-    RELU = "relu"
-    GELU = "gelu"
-    SILU = "silu"
-    SIGMOID = "sigmoid"
-    TANH = "tanh"
-    EXP = "exp"
-    LOG = "log"
-    SQRT = "sqrt"
-    RSQRT = "rsqrt"
-    RECIP = "reciprocal"
-    NEG = "neg"
-    ABS = "abs"
-    SQUARE = "square"
-    SOFTPLUS = "softplus"
 
 
 @dataclass(frozen=True)

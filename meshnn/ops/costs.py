@@ -4,8 +4,8 @@ and its outputs turned into the :class:`~meshnn.perf.OpDesc` that :func:`meshnn.
 - Tensors: each input and output as one device holds it: the per-device padded shape (the logical
   one beside it), dtype, layout, buffer type and memory layout, from its spec.
 - The op: its family and tt-metal's device-operation name (``MatmulDeviceOperation``...), from the
-  ttnn name it was launched under (``FAMILIES``; ``experimental.`` / ``transformer.`` prefixes
-  dropped).  An op this table does not know is estimated as a copy of its tensors, named in
+  registry entry of the ttnn name it was launched under (:func:`meshnn.ops.registry.family_of`).
+  An op the model has no family for is estimated as a copy of its tensors, named in
   tt-metal's style and marked so in its attributes.
 - Its configuration, from ``event.attrs`` by ttnn's argument names, read duck-typed by ttnn's field
   names (any object with them will do): ``compute_kernel_config.math_fidelity`` (absent: ttnn's
@@ -28,7 +28,8 @@ import functools
 from collections.abc import Mapping, Sequence
 
 from meshnn.mesh.observers import OpEvent
-from meshnn.ops.eltwise.functions import BINARY, UNARY
+from meshnn.ops.eltwise.unary_tables import UNARY
+from meshnn.ops.registry import family_of
 from meshnn.perf.desc import (
     AttentionConfig,
     CollectiveConfig,
@@ -44,70 +45,8 @@ from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 F = OpFamily
-FAMILIES: dict[str, tuple[OpFamily, str]] = {
-    "matmul": (F.MATMUL, ""),
-    "linear": (F.MATMUL, ""),
-    "minimal_matmul": (F.MATMUL, "MinimalMatmulOpDeviceOperation"),
-    **{name: (F.UNARY, "") for name in UNARY},
-    **{name: (F.BINARY, "") for name in BINARY},
-    "where": (F.BINARY, "TernaryDeviceOperation"),
-    "rotary_embedding": (F.BINARY, "RotaryEmbeddingDeviceOperation"),
-    "rotary_embedding_llama": (F.BINARY, "RotaryEmbeddingLlamaDeviceOperation"),
-    "sum": (F.REDUCTION, ""),
-    "mean": (F.REDUCTION, ""),
-    "max": (F.REDUCTION, ""),
-    "min": (F.REDUCTION, ""),
-    "argmax": (F.REDUCTION, "ArgMaxDeviceOperation"),
-    "fast_reduce_nc": (F.REDUCTION, "FastReduceNCDeviceOperation"),
-    "softmax": (F.SOFTMAX, ""),
-    "layer_norm": (F.NORM, ""),
-    "rms_norm": (F.NORM, ""),
-    "scaled_dot_product_attention": (F.SDPA, ""),
-    "chunked_scaled_dot_product_attention": (F.SDPA, ""),
-    "ring_distributed_scaled_dot_product_attention": (F.SDPA, "RingDistributedSdpaDeviceOperation"),
-    "scaled_dot_product_attention_decode": (F.SDPA_DECODE, ""),
-    "paged_scaled_dot_product_attention_decode": (F.SDPA_DECODE, ""),
-    "update_cache": (F.KV_UPDATE, "UpdateCacheDeviceOperation"),
-    "paged_update_cache": (F.KV_UPDATE, ""),
-    "fill_cache": (F.KV_FILL, "FillCacheDeviceOperation"),
-    "paged_fill_cache": (F.KV_FILL, ""),
-    "embedding": (F.EMBEDDING, ""),
-    "typecast": (F.TYPECAST, ""),
-    "permute": (F.PERMUTE, ""),
-    "transpose": (F.TRANSPOSE, ""),
-    "concat": (F.CONCAT, ""),
-    "slice": (F.SLICE, ""),
-    "pad": (F.PAD, ""),
-    "tilize": (F.TILIZE, "TilizeDeviceOperation"),
-    "tilize_with_val_padding": (F.TILIZE, ""),
-    "untilize": (F.UNTILIZE, "UntilizeDeviceOperation"),
-    "untilize_with_unpadding": (F.UNTILIZE, ""),
-    "reshape": (F.COPY, "ReshapeViewDeviceOperation"),
-    "repeat": (F.COPY, "RepeatDeviceOperation"),
-    "clone": (F.COPY, "CloneOperation"),
-    "split": (F.SLICE, "SplitDeviceOperation"),
-    "interleaved_to_sharded": (F.COPY, "InterleavedToShardedDeviceOperation"),
-    "sharded_to_interleaved": (F.COPY, "ShardedToInterleavedDeviceOperation"),
-    "split_query_key_value_and_split_heads": (F.COPY, "CreateQKVHeadsDeviceOperation"),
-    "nlp_create_qkv_heads": (F.COPY, "NlpCreateHeadsDeviceOperation"),
-    "nlp_create_qkv_heads_decode": (F.COPY, "NLPCreateQKVHeadsDecodeDeviceOperation"),
-    "concatenate_heads": (F.COPY, "ConcatenateHeadsDeviceOperation"),
-    "nlp_concat_heads": (F.COPY, "NLPConcatHeadsDeviceOperation"),
-    "nlp_concat_heads_decode": (F.COPY, "NLPConcatHeadsDecodeDeviceOperation"),
-    "all_gather": (F.ALL_GATHER, ""),
-    "all_gather_async": (F.ALL_GATHER, ""),
-    "all_gather_async_reversed": (F.ALL_GATHER, ""),
-    "reduce_scatter": (F.REDUCE_SCATTER, ""),
-    "reduce_scatter_minimal_async": (F.REDUCE_SCATTER, ""),
-    "all_reduce": (F.ALL_REDUCE, ""),
-    "all_reduce_async": (F.ALL_REDUCE, ""),
-}
-"""ttnn op name (without its namespace) -> (the family the model times it as, tt-metal's
-device-operation name when it is not the family's own).  ``to_layout`` and ``to_memory_config``
-are decided by their tensors (:func:`_by_tensors`)."""
-
 ESTIMATED = ("meshnn_model", "unknown op: timed as a copy of its tensors")
-"""The attribute an op outside ``FAMILIES`` carries in the ops-perf CSV."""
+"""The attribute an op the model has no family for carries in the ops-perf CSV."""
 
 _PROGRAMS = {p.value: p for p in MatmulProgram if p is not MatmulProgram.DEFAULT}
 _ACTIVATION_ATTRS = ("activation", "activations", "input_tensor_a_activations", "input_tensor_b_activations")
@@ -143,7 +82,8 @@ def op_desc(event: OpEvent, outputs: Sequence[Tensor]) -> OpDesc | None:
         return None
     inputs = inputs or outs[:1]  # an op that only writes (a fill): its output stands for the bytes
     name, attrs = op_name(event.op), event.attrs
-    family, code = FAMILIES.get(name) or _by_tensors(name, inputs, outs)
+    entry = None if name in _BY_TENSORS else family_of(event.op)
+    family, code = (entry.family, entry.device_operation) if entry is not None else _by_tensors(name, inputs, outs)
     extra: dict[str, object] = {}
     if family is F.MATMUL:
         extra["matmul"] = matmul_config(attrs)
@@ -162,13 +102,19 @@ def op_desc(event: OpEvent, outputs: Sequence[Tensor]) -> OpDesc | None:
         fidelity=fidelity(attrs),
         core_grid=cores_grid(attrs, event.inputs),
         unary_ops=(name,) if family is F.UNARY and name in UNARY else activations(attrs),
-        attributes=(ESTIMATED,) if _unknown(name) else (),
+        attributes=(ESTIMATED,) if _unknown(name, entry) else (),
         **extra,  # type: ignore[arg-type]
     )
 
 
-def _unknown(name: str) -> bool:
-    return name not in FAMILIES and name not in ("to_layout", "to_memory_config")
+_BY_TENSORS = ("to_layout", "to_memory_config")
+
+
+def _unknown(name: str, entry: object) -> bool:
+    """Whether the model has no family for the op: no registry entry, or one it times as a copy."""
+    if name in _BY_TENSORS:
+        return False
+    return entry is None or not entry.modelled  # type: ignore[attr-defined]
 
 
 def _by_tensors(name: str, inputs: tuple[TensorDesc, ...], outs: tuple[TensorDesc, ...]) -> tuple[OpFamily, str]:

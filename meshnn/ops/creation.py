@@ -19,10 +19,13 @@ from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, QUEUE_ID, SUB_CORE_GRIDS, ttnn_keywords
+from meshnn.ops import goldens
 from meshnn.ops.checks import broadcast_shape, same_mesh
 from meshnn.ops.eltwise.kernel import elementwise
 from meshnn.ops.filled import fill_device_tensor
 from meshnn.ops.outputs import out_spec_like
+from meshnn.ops.registry import OpKind, register
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.copies import copy_host_to_device_tensor
 from meshnn.tensor.lifetime import allocate_tensor_on_device, deallocate, host_memory_bytes
 from meshnn.tensor.reshape import reshape
@@ -70,6 +73,13 @@ def _made(values: np.ndarray, dtype: DataType, layout: Layout, device, memory_co
     return Tensor(values, dtype, device=device, layout=layout, memory_config=memory_config)
 
 
+@register(
+    kind=OpKind.CREATION,
+    family=OpFamily.COPY,
+    device_operation="FullDeviceOperation",
+    golden=goldens.full,
+    modelled=False,
+)
 def full(
     shape: Sequence[int],
     fill_value: float,
@@ -113,16 +123,37 @@ def _filled(
     return target
 
 
+@register(
+    kind=OpKind.CREATION,
+    family=OpFamily.COPY,
+    device_operation="FullDeviceOperation",
+    golden=goldens.zeros,
+    modelled=False,
+)
 def zeros(shape, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     """``ttnn.zeros``."""
     return full(shape, 0.0, dtype, layout, device, memory_config)
 
 
+@register(
+    kind=OpKind.CREATION,
+    family=OpFamily.COPY,
+    device_operation="FullDeviceOperation",
+    golden=goldens.ones,
+    modelled=False,
+)
 def ones(shape, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     """``ttnn.ones``."""
     return full(shape, 1.0, dtype, layout, device, memory_config)
 
 
+@register(
+    kind=OpKind.CREATION,
+    family=OpFamily.COPY,
+    device_operation="EmptyDeviceOperation",
+    golden=goldens.empty,
+    modelled=False,
+)
 def empty(shape, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     """``ttnn.empty``: an uninitialised device tensor (a zero host tensor without a device)."""
     dims = _shape("empty", shape)
@@ -141,25 +172,60 @@ def _like(op: str, tensor: object, dtype, layout, device, memory_config):
     return tuple(tensor.shape), dtype or tensor.dtype, layout or tensor.layout, device, memory_config
 
 
+@register(
+    kind=OpKind.CREATION,
+    family=OpFamily.COPY,
+    device_operation="FullLikeDeviceOperation",
+    golden=goldens.full_like,
+    modelled=False,
+)
 def full_like(tensor, fill_value, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     """``ttnn.full_like``: ``tensor``'s shape, dtype, layout and device unless given."""
     shape, dtype, layout, device, memory_config = _like("full_like", tensor, dtype, layout, device, memory_config)
     return full(shape, fill_value, dtype, layout, device, memory_config)
 
 
+@register(
+    kind=OpKind.CREATION,
+    family=OpFamily.COPY,
+    device_operation="FullLikeDeviceOperation",
+    golden=goldens.zeros_like,
+    modelled=False,
+)
 def zeros_like(tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     return full_like(tensor, 0.0, dtype, layout, device, memory_config)
 
 
+@register(
+    kind=OpKind.CREATION,
+    family=OpFamily.COPY,
+    device_operation="FullLikeDeviceOperation",
+    golden=goldens.ones_like,
+    modelled=False,
+)
 def ones_like(tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     return full_like(tensor, 1.0, dtype, layout, device, memory_config)
 
 
+@register(
+    kind=OpKind.CREATION,
+    family=OpFamily.COPY,
+    device_operation="EmptyDeviceOperation",
+    golden=goldens.empty_like,
+    modelled=False,
+)
 def empty_like(tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     shape, dtype, layout, device, memory_config = _like("empty_like", tensor, dtype, layout, device, memory_config)
     return empty(shape, dtype, layout, device, memory_config)
 
 
+@register(
+    kind=OpKind.CREATION,
+    family=OpFamily.COPY,
+    device_operation="ArangeDeviceOperation",
+    golden=goldens.arange,
+    modelled=False,
+)
 def arange(
     start: float = 0,
     end: float | None = None,
@@ -201,6 +267,13 @@ def _axis(op: str, dim: object, rank: int) -> int:
     return dim % rank
 
 
+@register(
+    kind=OpKind.DATA_MOVEMENT,
+    family=OpFamily.COPY,
+    device_operation="SqueezeDeviceOperation",
+    golden=goldens.reshape,
+    modelled=False,
+)
 def squeeze(input_tensor: Tensor, dim: int) -> Tensor:
     """``ttnn.squeeze``: drop dimension ``dim`` (it must have size 1; otherwise unchanged, as torch)."""
     if not isinstance(input_tensor, Tensor):
@@ -212,6 +285,13 @@ def squeeze(input_tensor: Tensor, dim: int) -> Tensor:
     return reshape(input_tensor, shape[:axis] + shape[axis + 1 :])
 
 
+@register(
+    kind=OpKind.DATA_MOVEMENT,
+    family=OpFamily.COPY,
+    device_operation="UnsqueezeDeviceOperation",
+    golden=goldens.reshape,
+    modelled=False,
+)
 def unsqueeze(input_tensor: Tensor, dim: int) -> Tensor:
     """``ttnn.unsqueeze``: insert a dimension of size 1 at ``dim``."""
     if not isinstance(input_tensor, Tensor):
@@ -221,6 +301,7 @@ def unsqueeze(input_tensor: Tensor, dim: int) -> Tensor:
     return reshape(input_tensor, [*shape[:axis], 1, *shape[axis:]])
 
 
+@register(kind=OpKind.TERNARY, family=OpFamily.BINARY, device_operation="TernaryDeviceOperation", golden=goldens.where)
 @ttnn_keywords(output_tensor=NO_OUTPUT_TENSOR, sub_core_grids=SUB_CORE_GRIDS, queue_id=QUEUE_ID)
 def where(
     condition: Tensor,

@@ -33,11 +33,14 @@ from meshnn.mesh.op_keywords import (
     ttnn_keywords,
 )
 from meshnn.mesh.transfers import ShardDataTransfer
+from meshnn.ops import goldens
 from meshnn.ops.checks import device_input, int_arg, int_list, same_mesh
 from meshnn.ops.config import COMPUTE_KERNEL_CONFIG
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor import device_hooks
 from meshnn.tensor.lifetime import allocate_mesh_buffer
 from meshnn.tensor.lifetime import device_tensor as _device_tensor
@@ -133,6 +136,7 @@ def _dims(op: str, dims: Sequence[int], shape: Sequence[int]) -> list[int]:
     return axes
 
 
+@register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.PERMUTE, golden=goldens.permute)
 @ttnn_keywords(pad_value=Keyword(0.0, number), sub_core_grids=SUB_CORE_GRIDS, queue_id=QUEUE_ID)
 def permute(input_tensor: Tensor, dims: Sequence[int], *, memory_config: MemoryConfig | None = None) -> Tensor:
     tensor = device_input("permute", "input_tensor", input_tensor)
@@ -142,6 +146,7 @@ def permute(input_tensor: Tensor, dims: Sequence[int], *, memory_config: MemoryC
     return _rearranged("permute", tensor, spec, lambda x: np.transpose(x, (0, *(a + 1 for a in axes))))
 
 
+@register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.TRANSPOSE, golden=goldens.transpose)
 @ttnn_keywords(pad_value=Keyword(0.0, number), queue_id=QUEUE_ID)
 def transpose(input_tensor: Tensor, dim0: int, dim1: int, *, memory_config: MemoryConfig | None = None) -> Tensor:
     tensor = device_input("transpose", "input_tensor", input_tensor)
@@ -158,6 +163,7 @@ def transpose(input_tensor: Tensor, dim0: int, dim1: int, *, memory_config: Memo
     return permute(tensor, order, memory_config=memory_config)
 
 
+@register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.CONCAT, golden=goldens.concat)
 @ttnn_keywords(output_tensor=NO_OUTPUT_TENSOR, groups=_GROUPS, sub_core_grids=SUB_CORE_GRIDS)
 def concat(input_tensors: Sequence[Tensor], dim: int = 0, *, memory_config: MemoryConfig | None = None) -> Tensor:
     if isinstance(input_tensors, Tensor) or not isinstance(input_tensors, Sequence):
@@ -192,6 +198,7 @@ def concat(input_tensors: Sequence[Tensor], dim: int = 0, *, memory_config: Memo
     return _rearranged("concat", first, spec, lambda *xs: np.concatenate(xs, axis=axis + 1), extra=tensors[1:])
 
 
+@register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.SLICE, golden=goldens.slice)
 @ttnn_keywords(
     output_tensor=NO_OUTPUT_TENSOR, pad_value=Keyword(None, number), sub_core_grids=SUB_CORE_GRIDS, queue_id=QUEUE_ID
 )
@@ -242,6 +249,7 @@ def getitem(tensor: Tensor, index: object, *, memory_config: MemoryConfig | None
     return _rearranged("slice", tensor, spec, lambda x: x[(builtins.slice(None), *selector)])
 
 
+@register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.PAD, golden=goldens.pad)
 @ttnn_keywords(use_multicore=Keyword(True, flag), sub_core_grids=SUB_CORE_GRIDS, queue_id=QUEUE_ID)
 def pad(
     input_tensor: Tensor,
@@ -281,6 +289,9 @@ def pad(
     return _rearranged("pad", tensor, spec, lambda x: np.pad(x, widths, constant_values=value), new_values=True)
 
 
+@register(
+    kind=OpKind.DATA_MOVEMENT, family=OpFamily.COPY, device_operation="RepeatDeviceOperation", golden=goldens.repeat
+)
 @ttnn_keywords(implementation=Keyword("auto", choice("auto", "native", "codegen")))
 def repeat(input_tensor: Tensor, repeat_dims: Sequence[int], *, memory_config: MemoryConfig | None = None) -> Tensor:
     tensor = device_input("repeat", "input_tensor", input_tensor)
@@ -295,6 +306,7 @@ def repeat(input_tensor: Tensor, repeat_dims: Sequence[int], *, memory_config: M
     return _rearranged("repeat", tensor, spec, lambda x: np.tile(x, (1, *reps)))
 
 
+@register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.COPY, golden=goldens.identity, operator="to_memory_config")
 @ttnn_keywords(output_tensor=NO_OUTPUT_TENSOR)
 def to_memory_config(input_tensor: Tensor, memory_config: MemoryConfig, dtype: DataType | None = None) -> Tensor:
     tensor = device_input("to_memory_config", "input_tensor", input_tensor)
@@ -306,6 +318,7 @@ def to_memory_config(input_tensor: Tensor, memory_config: MemoryConfig, dtype: D
     return _copied("to_memory_config", tensor, spec)
 
 
+@register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.COPY, device_operation="CloneOperation", golden=goldens.identity)
 @ttnn_keywords(compute_kernel_config=COMPUTE_KERNEL_CONFIG)
 def clone(input_tensor: Tensor, *, memory_config: MemoryConfig | None = None, dtype: DataType | None = None) -> Tensor:
     tensor = device_input("clone", "input_tensor", input_tensor)
@@ -315,6 +328,9 @@ def clone(input_tensor: Tensor, *, memory_config: MemoryConfig | None = None, dt
     return _copied("clone", tensor, spec)
 
 
+@register(
+    kind=OpKind.DATA_MOVEMENT, family=OpFamily.COPY, device_operation="MoveDeviceOperation", golden=goldens.identity
+)
 @ttnn_keywords(queue_id=QUEUE_ID)
 def move(input_tensor: Tensor, memory_config: MemoryConfig | None = None) -> Tensor:
     """Free the input, then allocate the output (so it may land lower) and copy the bytes back.
@@ -349,14 +365,16 @@ def move(input_tensor: Tensor, memory_config: MemoryConfig | None = None) -> Ten
     return _device_tensor(spec, target, tensor.storage.coords, tensor.tensor_topology())  # type: ignore[union-attr]
 
 
+@register(
+    kind=OpKind.DATA_MOVEMENT, family=OpFamily.COPY, device_operation="MoveDeviceOperation", golden=goldens.identity
+)
 @ttnn_keywords()
 def reallocate(input_tensor: Tensor, memory_config: MemoryConfig | None = None) -> Tensor:
     """``ttnn.reallocate``: the tensor moved to a fresh (usually lower, defragmented) address."""
     return move(input_tensor, memory_config)
 
 
-device_hooks.register("to_layout", to_layout)
+device_hooks.register("to_layout", to_layout)  # the tensor layer's ttnn.to_layout of a device tensor
 device_hooks.register("typecast", typecast)
 device_hooks.register("reshape", device_reshape)
-device_hooks.register("to_memory_config", to_memory_config)
 device_hooks.register("getitem", getitem)

@@ -29,7 +29,9 @@ from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.launch import launch
 from meshnn.ops.normalization import RECIP_TENSOR, norm_attrs
 from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
@@ -91,6 +93,12 @@ def _pre(op: str, input_tensor, dtype, residual_input_tensor, configs, memory_co
     return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]
 
 
+@register(
+    kind=OpKind.NORMALIZATION,
+    family=OpFamily.NORM,
+    device_operation="LayerNormPreAllGatherDeviceOperation",
+    modelled=False,
+)
 @ttnn_keywords(records=("use_2d_core_grid",))
 def rms_norm_pre_all_gather(
     input_tensor: Tensor,
@@ -108,6 +116,12 @@ def rms_norm_pre_all_gather(
     return _pre(op, input_tensor, dtype, residual_input_tensor, configs, memory_config, tiles=1)
 
 
+@register(
+    kind=OpKind.NORMALIZATION,
+    family=OpFamily.NORM,
+    device_operation="LayerNormPreAllGatherDeviceOperation",
+    modelled=False,
+)
 @ttnn_keywords(records=("use_2d_core_grid",), recip_tensor=RECIP_TENSOR)
 def layer_norm_pre_all_gather(
     input_tensor: Tensor,
@@ -179,6 +193,12 @@ def _post_kernel(specs: list[TensorSpec], names: list[str], spec: TensorSpec, ep
     return kernel
 
 
+@register(
+    kind=OpKind.NORMALIZATION,
+    family=OpFamily.NORM,
+    device_operation="LayerNormPostAllGatherDeviceOperation",
+    modelled=False,
+)
 @ttnn_keywords(records=("use_2d_core_grid",))
 def rms_norm_post_all_gather(
     input_tensor: Tensor,
@@ -199,6 +219,12 @@ def rms_norm_post_all_gather(
     return _post(op, input_tensor, stats, epsilon, (weight, bias), configs, memory_config, dtype, tiles=1)
 
 
+@register(
+    kind=OpKind.NORMALIZATION,
+    family=OpFamily.NORM,
+    device_operation="LayerNormPostAllGatherDeviceOperation",
+    modelled=False,
+)
 @ttnn_keywords(records=("use_2d_core_grid",))
 def layer_norm_post_all_gather(
     input_tensor: Tensor,

@@ -19,11 +19,19 @@ from meshnn.ops.checks import device_input, int_arg, same_mesh
 from meshnn.ops.config import check_compute_kernel_config
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like, output_into
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
 
+@register(
+    "experimental.fast_reduce_nc",
+    kind=OpKind.REDUCTION,
+    family=OpFamily.REDUCTION,
+    device_operation="FastReduceNCDeviceOperation",
+)
 def fast_reduce_nc(
     input: Tensor,
     *,

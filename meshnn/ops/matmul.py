@@ -18,18 +18,19 @@ from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.ops import goldens
 from meshnn.ops.checks import check_queue_id, device_input, same_mesh
-from meshnn.ops.config import UnaryWithParam, check_compute_kernel_config
-from meshnn.ops.eltwise.activations import activation_steps, apply_steps
-from meshnn.ops.eltwise.functions import UNARY
+from meshnn.ops.config import check_compute_kernel_config
+from meshnn.ops.eltwise.activations import FUSABLE, activation_steps, apply_steps
 from meshnn.ops.launch import launch
 from meshnn.ops.matmul_config import check_matmul_program_config, output_shard_spec, validate_program_config
 from meshnn.ops.memo import relaid_memo
 from meshnn.ops.outputs import Output, out_spec_like, output_into
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.shard_specs import needs_shard_spec
 from meshnn.ops.shared_rows import same_values_on_every_device
 from meshnn.ops.values import logical_values, write_values
-from meshnn.tensor import device_hooks
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
@@ -62,17 +63,17 @@ def _transposed(shape: tuple[int, ...], flag: bool) -> tuple[int, ...]:
 
 
 def _activation(name: object, op: str) -> object:
-    """``activation`` (a unary op name or a ttnn.UnaryWithParam) as a function of float32 values."""
+    """``activation`` (a unary op name, a ttnn.UnaryOpType or a ttnn.UnaryWithParam) as a function
+    of float32 values."""
     if name is None:
         return None
-    if isinstance(name, UnaryWithParam):
-        steps = activation_steps(op, "activation", name)
-        return lambda x: apply_steps(steps, x)
-    if isinstance(name, str) and name.lower() in UNARY:
-        return UNARY[name.lower()]
-    raise MeshnnValueError(f"ttnn.{op}: activation {name!r} is not one of {sorted(UNARY)}")
+    if isinstance(name, str) and name.lower() not in FUSABLE:
+        raise MeshnnValueError(f"ttnn.{op}: activation {name!r} is not one of {sorted(FUSABLE)}")
+    steps = activation_steps(op, "activation", name)
+    return lambda x: apply_steps(steps, x)
 
 
+@register(kind=OpKind.MATMUL, family=OpFamily.MATMUL, golden=goldens.matmul, operator="matmul")
 def matmul(
     input_tensor_a: Tensor,
     input_tensor_b: Tensor,
@@ -306,6 +307,7 @@ def _expand(values: np.ndarray, ndim: int) -> np.ndarray:
     return values
 
 
+@register(kind=OpKind.MATMUL, family=OpFamily.MATMUL, golden=goldens.linear)
 def linear(
     input_tensor_a: Tensor,
     input_tensor_b: Tensor,
@@ -345,6 +347,3 @@ def linear(
         queue_id=queue_id,
         op="linear",
     )
-
-
-device_hooks.register("matmul", matmul)  # a @ b

@@ -19,6 +19,8 @@ from meshnn.ops.checks import device_input
 from meshnn.ops.config import UnaryWithParam
 from meshnn.ops.matmul import matmul
 from meshnn.ops.matmul_config import MinimalMatmulConfig
+from meshnn.ops.registry import OpKind, register
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
@@ -55,6 +57,12 @@ def _check_config(config: object, grid: object) -> None:
         )
 
 
+@register(
+    "experimental.minimal_matmul",
+    kind=OpKind.MATMUL,
+    family=OpFamily.MATMUL,
+    device_operation="MinimalMatmulOpDeviceOperation",
+)
 def minimal_matmul(
     input_tensor: Tensor,
     weight_tensor: Tensor,

@@ -12,6 +12,7 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.op_keywords import Keyword, optional, ttnn_keywords
+from meshnn.ops import goldens
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.config import (
     LayerNormShardedMultiCoreProgramConfig,
@@ -20,7 +21,9 @@ from meshnn.ops.config import (
 )
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
@@ -35,6 +38,7 @@ def _axis(op: str, dim: int, shape: tuple[int, ...]) -> int:
     return axis
 
 
+@register(kind=OpKind.NORMALIZATION, family=OpFamily.SOFTMAX, golden=goldens.softmax)
 @ttnn_keywords()
 def softmax(
     input_tensor: Tensor,
@@ -165,6 +169,7 @@ def norm_attrs(
     return {"program_config": config, "compute_kernel_config": kernel}
 
 
+@register(kind=OpKind.NORMALIZATION, family=OpFamily.NORM, golden=goldens.layer_norm)
 @ttnn_keywords(recip_tensor=RECIP_TENSOR)
 def layer_norm(
     input_tensor: Tensor,
@@ -192,6 +197,7 @@ def layer_norm(
     )
 
 
+@register(kind=OpKind.NORMALIZATION, family=OpFamily.NORM, golden=goldens.rms_norm)
 @ttnn_keywords()
 def rms_norm(
     input_tensor: Tensor,

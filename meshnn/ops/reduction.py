@@ -17,11 +17,14 @@ from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, SUB_CORE_GRIDS, Keyword, flag, number, only, ttnn_keywords
+from meshnn.ops import goldens
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.config import COMPUTE_KERNEL_CONFIG
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
@@ -79,6 +82,7 @@ _REDUCE = {
 _OUTPUT_LAYOUT = only(None, "the output keeps the input's layout; convert it with ttnn.to_layout")
 
 
+@register(kind=OpKind.REDUCTION, family=OpFamily.REDUCTION, golden=goldens.sum)
 @ttnn_keywords(**_REDUCE, output_layout=_OUTPUT_LAYOUT)
 def sum(
     input_tensor: Tensor,
@@ -90,6 +94,7 @@ def sum(
     return _reduce("sum", np.sum, input_tensor, dim, keepdim, memory_config)
 
 
+@register(kind=OpKind.REDUCTION, family=OpFamily.REDUCTION, golden=goldens.mean)
 @ttnn_keywords(**_REDUCE, output_layout=_OUTPUT_LAYOUT)
 def mean(
     input_tensor: Tensor,
@@ -101,6 +106,7 @@ def mean(
     return _reduce("mean", np.mean, input_tensor, dim, keepdim, memory_config)
 
 
+@register(kind=OpKind.REDUCTION, family=OpFamily.REDUCTION, golden=goldens.max)
 @ttnn_keywords(**_REDUCE)
 def max(
     input_tensor: Tensor,
@@ -112,6 +118,7 @@ def max(
     return _reduce("max", np.max, input_tensor, dim, keepdim, memory_config)
 
 
+@register(kind=OpKind.REDUCTION, family=OpFamily.REDUCTION, golden=goldens.min)
 @ttnn_keywords(**_REDUCE)
 def min(
     input_tensor: Tensor,
@@ -162,6 +169,7 @@ def _reduce_all_argmax(tensor: Tensor, keepdim: bool, memory_config: MemoryConfi
     return launch("argmax", mesh, [tensor], [Output(spec)], kernel, rowwise=True, attrs=attrs)[0]
 
 
+@register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.EMBEDDING, golden=goldens.embedding)
 @ttnn_keywords(output_tensor=NO_OUTPUT_TENSOR)
 def embedding(
     input_tensor: Tensor,

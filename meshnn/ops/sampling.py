@@ -21,15 +21,20 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.op_keywords import ttnn_keywords
-from meshnn.ops import reduction
+from meshnn.ops import goldens, reduction
 from meshnn.ops.checks import device_input, int_arg, same_mesh
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like, output_into
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 
+@register(
+    kind=OpKind.REDUCTION, family=OpFamily.REDUCTION, device_operation="ArgMaxDeviceOperation", golden=goldens.argmax
+)
 @ttnn_keywords()
 def argmax(
     input_tensor: Tensor,
@@ -70,6 +75,13 @@ def argmax(
     return launch("argmax", mesh, [x], [Output(out.spec)], kernel, queue_id=queue_id, into=[out], attrs=attrs)[0]
 
 
+@register(
+    kind=OpKind.SAMPLING,
+    family=OpFamily.COPY,
+    device_operation="TopKDeviceOperation",
+    golden=goldens.topk,
+    modelled=False,
+)
 def topk(
     input_tensor: Tensor,
     k: int,
@@ -146,6 +158,7 @@ def _param(op: str, name: str, tensor: object, dtypes: tuple[DataType, ...], use
     return t
 
 
+@register(kind=OpKind.SAMPLING, family=OpFamily.COPY, device_operation="SamplingDeviceOperation", modelled=False)
 def sampling(
     input_values_tensor: Tensor,
     input_indices_tensor: Tensor,
@@ -229,6 +242,7 @@ def _draw(values: np.ndarray, indices: np.ndarray, ks, ps, temps, seed: int) -> 
     return np.take_along_axis(indices, picked, axis=-1)[..., 0]
 
 
+@register(kind=OpKind.SAMPLING, family=OpFamily.COPY, device_operation="PlusOneDeviceOperation", modelled=False)
 def plus_one(
     input_tensor: Tensor, sub_core_grids: object = None, skip_negative_entries: bool = False, *, queue_id: int = 0
 ) -> Tensor:

@@ -16,13 +16,22 @@ from meshnn.device.core import CoreCoord, CoreGrid, CoreRange, CoreRangeSet
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, QUEUE_ID, ttnn_keywords
+from meshnn.ops import goldens
 from meshnn.ops.checks import device_input, int_list
 from meshnn.ops.data_movement import to_memory_config
+from meshnn.ops.registry import OpKind, register
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
 
+@register(
+    kind=OpKind.DATA_MOVEMENT,
+    family=OpFamily.COPY,
+    device_operation="InterleavedToShardedDeviceOperation",
+    golden=goldens.identity,
+)
 @ttnn_keywords(records=("keep_l1_aligned",), queue_id=QUEUE_ID, preallocated_output=NO_OUTPUT_TENSOR)
 def interleaved_to_sharded(
     input_tensor: Tensor,
@@ -81,6 +90,12 @@ def _config_of(op: str, grid: object, shard_shape: object, scheme: object, orien
     return MemoryConfig(scheme, BufferType.L1, ShardSpec(cores, tuple(shape), orientation))  # type: ignore[arg-type]
 
 
+@register(
+    kind=OpKind.DATA_MOVEMENT,
+    family=OpFamily.COPY,
+    device_operation="ShardedToInterleavedDeviceOperation",
+    golden=goldens.identity,
+)
 @ttnn_keywords(records=("is_l1_aligned",), queue_id=QUEUE_ID)
 def sharded_to_interleaved(
     input_tensor: Tensor,

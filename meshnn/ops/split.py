@@ -12,8 +12,11 @@ from collections.abc import Sequence
 
 from meshnn.errors import MeshnnValueError
 from meshnn.mesh.op_keywords import ttnn_keywords
+from meshnn.ops import goldens
 from meshnn.ops.checks import device_input, int_arg
 from meshnn.ops.data_movement import getitem
+from meshnn.ops.registry import OpKind, register
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.reshape import reshape
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor, check_tensor
@@ -37,6 +40,9 @@ def _pieces(tensor: Tensor, axis: int, sizes: Sequence[int], memory_config: Memo
     return out
 
 
+@register(
+    kind=OpKind.DATA_MOVEMENT, family=OpFamily.SLICE, device_operation="SplitDeviceOperation", golden=goldens.split
+)
 @ttnn_keywords()
 def split(
     input_tensor: Tensor,
@@ -65,6 +71,13 @@ def split(
     return _pieces(tensor, axis, sizes, memory_config)
 
 
+@register(
+    kind=OpKind.DATA_MOVEMENT,
+    family=OpFamily.COPY,
+    device_operation="ChunkDeviceOperation",
+    golden=goldens.chunk,
+    modelled=False,
+)
 @ttnn_keywords()
 def chunk(input_tensor: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
     """At most ``chunks`` pieces of ``ceil(size / chunks)`` along ``dim`` (torch's rule)."""
@@ -80,6 +93,9 @@ def chunk(input_tensor: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
     return _pieces(tensor, axis, sizes, None)
 
 
+@register(
+    kind=OpKind.DATA_MOVEMENT, family=OpFamily.COPY, device_operation="UnsqueezeTo4DDeviceOperation", modelled=False
+)
 def unsqueeze_to_4D(tensor: Tensor) -> Tensor:
     """``tensor`` with leading 1s up to rank 4 (its padding kept): a view of the same bytes."""
     check_tensor(tensor, "ttnn.unsqueeze_to_4D: input_tensor")

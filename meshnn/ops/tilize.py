@@ -19,9 +19,12 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, SUB_CORE_GRIDS, ttnn_keywords
+from meshnn.ops import goldens
 from meshnn.ops.checks import device_input, int_list
 from meshnn.ops.data_movement import _rearranged
 from meshnn.ops.outputs import out_spec_like
+from meshnn.ops.registry import OpKind, register
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
@@ -33,6 +36,9 @@ def _row_major_input(op: str, input_tensor: object) -> Tensor:
     return tensor
 
 
+@register(
+    kind=OpKind.DATA_MOVEMENT, family=OpFamily.TILIZE, device_operation="TilizeDeviceOperation", golden=goldens.identity
+)
 @ttnn_keywords(records=("use_multicore", "use_low_perf"), sub_core_grids=SUB_CORE_GRIDS, output_tensor=NO_OUTPUT_TENSOR)
 def tilize(
     input_tensor: Tensor,
@@ -56,6 +62,12 @@ def tilize(
     return _rearranged(op, tensor, spec, lambda x: x)
 
 
+@register(
+    kind=OpKind.DATA_MOVEMENT,
+    family=OpFamily.UNTILIZE,
+    device_operation="UntilizeDeviceOperation",
+    golden=goldens.identity,
+)
 @ttnn_keywords(records=("use_multicore", "use_pack_untilize"), sub_core_grids=SUB_CORE_GRIDS)
 def untilize(
     input_tensor: Tensor,
@@ -75,6 +87,7 @@ def untilize(
     return _rearranged(op, tensor, spec, lambda x: x)
 
 
+@register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.TILIZE)
 @ttnn_keywords(records=("use_multicore",))
 def tilize_with_val_padding(
     input_tensor: Tensor,
@@ -113,6 +126,12 @@ def tilize_with_val_padding(
     return _rearranged(op, tensor, spec, lambda x: np.pad(x, widths, constant_values=pad_value), new_values=True)
 
 
+@register(
+    kind=OpKind.DATA_MOVEMENT,
+    family=OpFamily.COPY,
+    device_operation="TilizeWithZeroPaddingDeviceOperation",
+    modelled=False,
+)
 @ttnn_keywords(records=("use_multicore",))
 def tilize_with_zero_padding(
     input_tensor: Tensor,

@@ -18,12 +18,11 @@ it growing with the API: a new public function without a row fails it, unless it
 from __future__ import annotations
 
 import enum
+import functools
 import inspect
 import os
 import re
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
@@ -31,51 +30,33 @@ import pytest
 import torch
 
 import meshnn as ttnn
+from meshnn.ops import registry
+from meshnn.ops.eltwise import binary_tables, unary_tables
+from meshnn.ops.eltwise.binary_defs import Keywords
+from meshnn.ops.registry import OpKind
+from meshnn.ops.signatures import REQUIRED
 
 from .accounting import snapshot
-
-F32, BF16, BFP8, BFP4, U32, I32 = (
-    ttnn.float32,
-    ttnn.bfloat16,
-    ttnn.bfloat8_b,
-    ttnn.bfloat4_b,
-    ttnn.uint32,
-    ttnn.int32,
+from .cases import (
+    BF16,
+    BFP4,
+    BFP8,
+    BUILTIN,
+    CLOSED,
+    DEAD,
+    DRAM_MC,
+    F32,
+    L1_MC,
+    OOM,
+    RM,
+    TILE,
+    TYPE,
+    U32,
+    VALUE,
+    WRONG_MESH,
+    Case,
 )
-RM, TILE = ttnn.ROW_MAJOR_LAYOUT, ttnn.TILE_LAYOUT
-DRAM_MC, L1_MC = ttnn.DRAM_MEMORY_CONFIG, ttnn.L1_MEMORY_CONFIG
-
-BUILTIN = {  # the builtin each meshnn error also is
-    ttnn.MeshnnValueError: ValueError,
-    ttnn.WrongMeshError: ValueError,
-    ttnn.InvalidFreeError: ValueError,
-    ttnn.TensorFileError: ValueError,
-    ttnn.HostMemoryError: MemoryError,
-    ttnn.MeshnnTypeError: TypeError,
-    ttnn.OutOfMemoryError: MemoryError,
-    ttnn.DeallocatedError: RuntimeError,
-    ttnn.DeviceClosedError: RuntimeError,
-    ttnn.TraceError: RuntimeError,
-    ttnn.MeshnnError: RuntimeError,
-}
-
-VALUE, TYPE, OOM = ttnn.MeshnnValueError, ttnn.MeshnnTypeError, ttnn.OutOfMemoryError
-DEAD, CLOSED, WRONG_MESH = ttnn.DeallocatedError, ttnn.DeviceClosedError, ttnn.WrongMeshError
-
-
-@dataclass(frozen=True)
-class Case:
-    """One bad call: ``call(env)`` must raise ``error`` with ``names`` (a regex) in its message."""
-
-    target: str  # the public name under test: "add", "MeshShape", "Tensor.reshape", "MeshDevice.reshape"
-    what: str  # what is wrong, in a few words
-    call: Callable[[SimpleNamespace], object]
-    error: type[ttnn.MeshnnError]
-    names: str  # the argument's name (a regex), as the message must give it
-
-    @property
-    def id(self) -> str:
-        return f"{self.target}: {self.what}"
+from .rows import family_rows
 
 
 def mapper(e, dim=0):
@@ -84,10 +65,25 @@ def mapper(e, dim=0):
 
 # --------------------------------------------------------------------------------- the families
 
-UNARY = (
-    "abs", "exp", "log", "neg", "relu", "gelu", "sigmoid", "silu", "softplus",
-    "sqrt", "square", "rsqrt", "reciprocal", "tanh", "mish",
-)  # fmt: skip
+
+def _registered(kind) -> tuple[str, ...]:
+    """The top-level ops of one kind, from the op registry (every op declared there gets the rows)."""
+    return tuple(e.name for e in registry.entries() if e.kind is kind and not e.namespace)
+
+
+def _example(param) -> object:
+    """A good value for a required parameter of a unary op (an int where the op checks for one)."""
+    return 1 if getattr(param.check, "__name__", "") == "_int" else 0.5
+
+
+def _unary_op(name: str):
+    """``ttnn.<name>`` with its required parameters given good values, so a fault is the only fault."""
+    function = getattr(ttnn, name)
+    required = {p.name: _example(p) for p in unary_tables.DEFS[name].params if p.default is REQUIRED}
+    return functools.partial(function, **required) if required else function
+
+
+UNARY = _registered(OpKind.UNARY)
 UNARY_FAULTS = (  # (what, call of the op, error, argument)
     ("input is a numpy array", lambda op, e: op(np.ones((32, 32), np.float32)), TYPE, "input_tensor"),
     ("input is None", lambda op, e: op(None), TYPE, "input_tensor"),
@@ -102,10 +98,14 @@ UNARY_FAULTS = (  # (what, call of the op, error, argument)
     ("output_tensor was deallocated", lambda op, e: op(e.a, output_tensor=e.freed), DEAD, "output_tensor"),
 )
 
-BINARY = (
-    "add", "subtract", "sub", "multiply", "mul", "divide", "div", "maximum", "minimum",
-    "pow", "eq", "ne", "gt", "lt", "ge", "le",
-)  # fmt: skip
+BINARY_DEFS = {d.name: d for d in binary_tables.BINARY_DEFS}
+BINARY = tuple(
+    n for n in _registered(OpKind.BINARY) if n in BINARY_DEFS and BINARY_DEFS[n].keywords is Keywords.NG
+) + tuple(n for n in _registered(OpKind.BINARY) for d in BINARY_DEFS.values() if n in d.aliases)
+PLAIN_BINARY = tuple(
+    n for n in _registered(OpKind.BINARY) if n in BINARY_DEFS and BINARY_DEFS[n].keywords is not Keywords.NG
+)
+INPLACE_BINARY = tuple(n for n in _registered(OpKind.BINARY) if n.endswith("_") and n[:-1] in BINARY_DEFS)
 BINARY_FAULTS = (
     ("shapes do not broadcast", lambda op, e: op(e.a, e.b), VALUE, "input_tensor_a .* input_tensor_b"),
     ("b on another mesh", lambda op, e: op(e.a, e.other), WRONG_MESH, "input_tensor_b"),
@@ -122,6 +122,19 @@ BINARY_FAULTS = (
     ("output_tensor of another layout", lambda op, e: op(e.a, e.a, output_tensor=e.rm), VALUE, "output_tensor"),
 )
 
+PLAIN_BINARY_FAULTS = tuple(
+    f for f in BINARY_FAULTS if f[0] not in ("queue_id negative", "output_tensor of another layout")
+)
+INPLACE_BINARY_FAULTS = (
+    ("b does not broadcast into a", lambda op, e: op(e.a, e.b), VALUE, "input_tensor_b"),
+    ("b on another mesh", lambda op, e: op(e.a, e.other), WRONG_MESH, "input_tensor_b"),
+    ("a is a number", lambda op, e: op(1.0, e.a), TYPE, "input_tensor_a"),
+    ("a was deallocated", lambda op, e: op(e.freed, e.a), DEAD, "input_tensor_a"),
+    ("a is on the host", lambda op, e: op(e.host, e.a), VALUE, "input_tensor_a"),
+    ("b is a string", lambda op, e: op(e.a, "2"), TYPE, "input_tensor_b"),
+    ("dtype is not taken", lambda op, e: op(e.a, e.a, dtype=ttnn.float32), TYPE, "dtype"),
+)
+
 REDUCTIONS = ("sum", "mean", "max", "min", "argmax")
 REDUCTION_FAULTS = (
     ("dim past the rank", lambda op, e: op(e.a, dim=3), VALUE, "dim"),
@@ -133,6 +146,14 @@ REDUCTION_FAULTS = (
     ("input's mesh is closed", lambda op, e: op(e.closed, dim=0), CLOSED, "input_tensor"),
     ("memory_config is a string", lambda op, e: op(e.a, dim=0, memory_config="DRAM"), TYPE, "memory_config"),
 )
+
+
+def unary_family(names, faults) -> list[Case]:
+    return [
+        Case(name, what, (lambda e, f=fault, n=name: f(_unary_op(n), e)), error, argument)
+        for name in names
+        for what, fault, error, argument in faults
+    ]
 
 
 def family(names, faults) -> list[Case]:
@@ -2333,11 +2354,61 @@ def _resolved(e, kwargs: dict) -> dict:
     return {k: getattr(e, v) if k == "output_tensor" and hasattr(e, str(v)) else v for k, v in kwargs.items()}
 
 
-TABLE: list[Case] = family(UNARY, UNARY_FAULTS) + family(BINARY, BINARY_FAULTS) + family(REDUCTIONS, REDUCTION_FAULTS)
+def registry_rows() -> list[Case]:
+    """The op registry's public functions: golden functions looked up, attached and declared."""
+    return [
+        Case("get_golden_function", "not an op", lambda e: ttnn.get_golden_function(3), TYPE, "operation"),
+        Case(
+            "get_golden_function",
+            "an op without one",
+            lambda e: ttnn.get_golden_function(ttnn.experimental.all_gather_async),
+            VALUE,
+            "all_gather_async",
+        ),
+        Case(
+            "attach_golden_function",
+            "golden is not callable",
+            lambda e: ttnn.attach_golden_function(ttnn.add, golden_function=3),
+            TYPE,
+            "golden_function",
+        ),
+        Case(
+            "attach_golden_function",
+            "operation is not callable",
+            lambda e: ttnn.attach_golden_function("add", golden_function=abs),
+            TYPE,
+            "operation",
+        ),
+        Case(
+            "register_python_operation",
+            "name is not a str",
+            lambda e: ttnn.register_python_operation(name=3),
+            TYPE,
+            "name",
+        ),
+        Case(
+            "register_python_operation",
+            "a name already declared",
+            lambda e: ttnn.register_python_operation(name="ttnn.add")(lambda x: x),
+            VALUE,
+            "ttnn.add",
+        ),
+    ]
+
+
+TABLE: list[Case] = (
+    unary_family(UNARY, UNARY_FAULTS)
+    + family(BINARY, BINARY_FAULTS)
+    + family(PLAIN_BINARY, PLAIN_BINARY_FAULTS)
+    + family(INPLACE_BINARY, INPLACE_BINARY_FAULTS)
+    + family(REDUCTIONS, REDUCTION_FAULTS)
+)
 TABLE += written() + hostile()
 TABLE += decode_rows()
 TABLE += device_entry_rows()
 TABLE += keyword_rows()
+TABLE += registry_rows()
+TABLE += family_rows()
 BY_ID = {case.id: case for case in TABLE}
 
 

@@ -29,7 +29,7 @@ import torch
 import meshnn as ttnn
 from meshnn.errors import OutOfMemoryError
 from meshnn.mesh.workload import MeshWorkload
-from meshnn.ops.eltwise import functions as eltwise
+from meshnn.ops.eltwise import unary_tables as eltwise
 
 from .accounting import all_free, check_books, snapshot
 

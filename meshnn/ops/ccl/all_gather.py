@@ -22,7 +22,9 @@ from meshnn.ops.ccl.ranks import gather_bytes_over_ranks, gathered_over_ranks, l
 from meshnn.ops.launch import launch
 from meshnn.ops.memo import known_values, settled
 from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import PlacementReplicate
@@ -35,6 +37,7 @@ def _raw_concatenation(shape: tuple[int, ...], layout: Layout, dim: int, explici
     return outer == 1 and not explicit and (layout is Layout.ROW_MAJOR or dim < len(shape) - 2)
 
 
+@register(kind=OpKind.COLLECTIVE, family=OpFamily.ALL_GATHER)
 @ttnn_keywords(**FABRIC_KEYWORDS)
 def all_gather(
     input_tensor: Tensor,

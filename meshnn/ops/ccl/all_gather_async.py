@@ -32,6 +32,8 @@ from meshnn.ops.ccl.async_arguments import (
     same_mesh_device,
     semaphores,
 )
+from meshnn.ops.registry import OpKind, register
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.reshape import reshape
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
@@ -82,6 +84,7 @@ _OVERLOADS = (
 )
 
 
+@register("experimental.all_gather_async", kind=OpKind.COLLECTIVE, family=OpFamily.ALL_GATHER)
 def all_gather_async(input_tensor: Tensor, *args: object, **kwargs: object) -> Tensor:
     """``ttnn.all_gather(input_tensor, dim, cluster_axis)`` with the fabric op's arguments; a
     persistent output buffer, when given, is the output (written in place and returned)."""
@@ -90,6 +93,7 @@ def all_gather_async(input_tensor: Tensor, *args: object, **kwargs: object) -> T
     return gather_async(op, tensor, mesh, axis_dim, given, options)
 
 
+@register("experimental.all_gather_async_reversed", kind=OpKind.COLLECTIVE, family=OpFamily.ALL_GATHER)
 def all_gather_async_reversed(input_tensor: Tensor, *args: object, **kwargs: object) -> Tensor:
     """``all_gather_async`` (the same overloads and arguments) with the shards in reversed device
     order along each group: device ``n - 1 - i``'s shard is the output's piece ``i`` of ``dim``."""

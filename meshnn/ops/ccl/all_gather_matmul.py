@@ -24,9 +24,18 @@ from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.config import check_compute_kernel_config
 from meshnn.ops.matmul import matmul
 from meshnn.ops.matmul_config import check_matmul_program_config
+from meshnn.ops.registry import OpKind, register
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.tensor import Tensor
 
 
+@register(
+    "experimental.all_gather_matmul_async",
+    kind=OpKind.COLLECTIVE,
+    family=OpFamily.COPY,
+    device_operation="AllGatherMatmulAsyncDeviceOperation",
+    modelled=False,
+)
 def all_gather_matmul_async(
     input_tensor: Tensor,
     weight_tensor: Tensor,

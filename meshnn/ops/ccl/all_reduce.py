@@ -21,12 +21,15 @@ from meshnn.ops.config import COMPUTE_KERNEL_CONFIG
 from meshnn.ops.launch import launch
 from meshnn.ops.memo import settled
 from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, store_elements, stored_elements, write_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import PlacementReplicate
 
 
+@register(kind=OpKind.COLLECTIVE, family=OpFamily.ALL_REDUCE)
 @ttnn_keywords(**FABRIC_KEYWORDS, compute_kernel_config=COMPUTE_KERNEL_CONFIG)
 def all_reduce(
     input_tensor: Tensor,

@@ -27,6 +27,8 @@ from meshnn.ops.ccl.async_arguments import (
 )
 from meshnn.ops.checks import device_input
 from meshnn.ops.outputs import out_spec_like
+from meshnn.ops.registry import OpKind, register
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.tensor import Tensor
 
 _UNSET = object()
@@ -60,6 +62,7 @@ _OVERLOADS = (
 )
 
 
+@register("experimental.all_reduce_async", kind=OpKind.COLLECTIVE, family=OpFamily.ALL_REDUCE)
 def all_reduce_async(input_tensor: Tensor, *args: object, **kwargs: object) -> Tensor:
     """The sum of the group's shards on every device of the group, with the fabric op's arguments."""
     op = "experimental.all_reduce_async"

@@ -28,12 +28,15 @@ from meshnn.ops.ccl.ranks import summed_over_ranks
 from meshnn.ops.config import COMPUTE_KERNEL_CONFIG
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import PlacementShard
 
 
+@register(kind=OpKind.COLLECTIVE, family=OpFamily.REDUCE_SCATTER)
 @ttnn_keywords(
     **FABRIC_KEYWORDS,
     intermediate_memory_config=Keyword(None, optional(MemoryConfig, what="a ttnn.MemoryConfig")),

@@ -20,10 +20,13 @@ from meshnn.ops.ccl.async_arguments import link_options, optional_semaphore, per
 from meshnn.ops.ccl.reduce_scatter import run_reduce_scatter, scattered_spec
 from meshnn.ops.checks import device_input
 from meshnn.ops.config import check_compute_kernel_config
+from meshnn.ops.registry import OpKind, register
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
 
+@register("experimental.reduce_scatter_minimal_async", kind=OpKind.COLLECTIVE, family=OpFamily.REDUCE_SCATTER)
 def reduce_scatter_minimal_async(
     input_tensor: Tensor,
     persistent_output_buffers: Sequence[Tensor] | None = None,

@@ -4,7 +4,7 @@ result), all in the same float32 computation, so the output is rounded once (as 
 they run on the values in the compute registers).  Each is a list of ``ttnn.UnaryOpType``,
 ``ttnn.UnaryWithParam`` (:mod:`meshnn.ops.config`) or unary op names.
 
-May import: :mod:`meshnn.errors`, :mod:`meshnn.ops.config` and :mod:`meshnn.ops.eltwise.functions`.
+May import: :mod:`meshnn.errors`, :mod:`meshnn.ops.config` and :mod:`meshnn.ops.eltwise.unary_tables`.
 """
 
 from __future__ import annotations
@@ -16,43 +16,57 @@ import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.ops.config import UnaryOpType, UnaryWithParam
-from meshnn.ops.eltwise.functions import UNARY
-
-_ACTIVATION_PARAMS = {"gelu": ("approximate",), "softplus": ("beta", "threshold")}
+from meshnn.ops.eltwise.unary_tables import BY_MEMBER, DEFS, UNARY
+from meshnn.ops.signatures import REQUIRED
 
 Activation = tuple[str, tuple[tuple[str, object], ...]]
-"""A fused activation, normalised: its UNARY name and keyword parameters (hashable, for plans)."""
+"""A fused activation, normalised: its unary definition's name and keyword parameters (hashable,
+for plans)."""
+
+FUSABLE = frozenset(d.name for d in BY_MEMBER.values() if d.public)
+"""The public unary ops that are ``UnaryOpType`` members: the names an activation may be given by."""
 
 
 def activation_steps(op: str, argument: str, value: object) -> tuple[Activation, ...]:
     """``value`` (None, or one or a list of UnaryOpType, UnaryWithParam or unary op names) as the
-    activations :func:`activated` applies, in order; a clear error for anything else."""
+    activations :func:`activated` applies, in order; a clear error for anything else.  A
+    ``UnaryWithParam``'s params map onto the unary op's parameters in ttnn's order."""
     if value is None:
         return ()
     items = value if isinstance(value, list | tuple) else [value]
     steps = []
     for item in items:
-        if isinstance(item, str) and item.lower() in UNARY:
+        if isinstance(item, str) and item.lower() in FUSABLE:
             item = UnaryWithParam(UnaryOpType(item.lower()))
         elif isinstance(item, UnaryOpType):
             item = UnaryWithParam(item)
         if not isinstance(item, UnaryWithParam):
             raise MeshnnTypeError(
                 f"ttnn.{op}: {argument} must hold ttnn.UnaryOpType, ttnn.UnaryWithParam or unary op names "
-                f"({sorted(UNARY)}), got {item!r}"
+                f"({sorted(FUSABLE)}), got {item!r}"
             )
-        name = item.op_type.value
-        names = _ACTIVATION_PARAMS.get(name, ())
-        if len(item.params) > len(names):
-            raise MeshnnValueError(
-                f"ttnn.{op}: {argument}: {item.op_type} takes {len(names)} parameter(s) {list(names)}, "
-                f"got {list(item.params)}"
-            )
-        params = tuple(zip(names, item.params, strict=False))
-        if name == "gelu":
-            params = tuple((k, bool(v)) for k, v in params)
-        steps.append((name, params))
+        steps.append(_step(op, argument, item))
     return tuple(steps)
+
+
+def _step(op: str, argument: str, item: UnaryWithParam) -> Activation:
+    """One activation: its unary definition and the UnaryWithParam's params by parameter name."""
+    defn = DEFS.get(item.op_type.value)
+    if defn is None:
+        raise MeshnnValueError(f"ttnn.{op}: {argument}: {item.op_type} has no computation in meshnn as an activation")
+    names = [p.name for p in defn.params]
+    given = item.params
+    if len(given) > len(names):
+        raise MeshnnValueError(
+            f"ttnn.{op}: {argument}: {item.op_type} takes {len(names)} parameter(s) {names}, got {list(given)}"
+        )
+    missing = [p.name for p in defn.params[len(given) :] if p.default is REQUIRED]
+    if missing:
+        raise MeshnnValueError(f"ttnn.{op}: {argument}: {item.op_type} needs its parameter(s) {missing}")
+    params = tuple(zip(names, given, strict=False))
+    if defn.name == "gelu":
+        params = tuple((k, bool(v)) for k, v in params)
+    return defn.name, params
 
 
 def apply_steps(steps: tuple[Activation, ...], x: np.ndarray | np.float32) -> np.ndarray:

@@ -1,33 +1,37 @@
-"""The binary element-wise ops (``ttnn.add`` ... ``ttnn.le``): numpy broadcasting over logical
-shapes, a Python scalar for either operand, fused activations
-(:mod:`meshnn.ops.eltwise.activations`), and a plan per operand specs (output spec, compute,
-kernel) made once and reused.  Compute is float32 (integer tensors in int64); results round into
-the output dtype exactly as the host conversion does.
+"""The binary element-wise ops (``ttnn.add``, ``ttnn.eq``, ``ttnn.atan2`` ...), each declared once by
+a :class:`~meshnn.ops.eltwise.binary_defs.BinaryDef` of :mod:`~meshnn.ops.eltwise.binary_tables`:
+numpy broadcasting over logical shapes, a Python scalar for either operand, fused activations
+(:mod:`meshnn.ops.eltwise.activations`), in-place forms (``ttnn.add_``: into input_tensor_a), and
+a plan per operand specs and parameters (output spec, compute, kernel) made once and reused.
+Compute is float32 (an integer op's integer tensors in int64); results round into the output dtype
+exactly as the host conversion does.
 
-May import: :mod:`meshnn.errors`, :mod:`meshnn.tensor`, the ops' launch, checks and outputs
-modules and the other element-wise modules.
+May import: :mod:`meshnn.errors`, :mod:`meshnn.tensor`, the ops' registry, signatures, launch,
+checks and outputs modules and the other element-wise modules.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
-from meshnn.mesh.op_keywords import SUB_CORE_GRIDS, Keyword, flag, ttnn_keywords
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.eltwise.activations import Activation, activated, activation_steps
-from meshnn.ops.eltwise.functions import BINARY, wide
+from meshnn.ops.eltwise.binary_tables import BINARY, DEFS
+from meshnn.ops.eltwise.functions import wide
 from meshnn.ops.eltwise.kernel import elementwise, elementwise_kernel, memory_config_of
 from meshnn.ops.eltwise.native import bfloat16_binary
 from meshnn.ops.launch import Kernel
 from meshnn.ops.outputs import out_spec_like
-from meshnn.tensor import device_hooks
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
+
+NO_ACTIVATIONS: tuple[tuple[Activation, ...], ...] = ((), (), ())
 
 
 def binary(
@@ -42,10 +46,12 @@ def binary(
     activations: object = None,
     input_tensor_a_activations: object = None,
     input_tensor_b_activations: object = None,
+    params: tuple[tuple[str, Any], ...] = (),
 ) -> Tensor:
     """``a <op> b`` for tensors of broadcastable shapes, or a tensor and a Python scalar, on command
     queue ``queue_id``, into ``output_tensor`` when given (its spec must be the output's), with
-    the fused activations (see :mod:`meshnn.ops.eltwise.activations`)."""
+    the fused activations (see :mod:`meshnn.ops.eltwise.activations`) and the op's ``params``
+    (name, value pairs, already checked)."""
     fused = (
         activation_steps(name, "input_tensor_a_activations", input_tensor_a_activations),
         activation_steps(name, "input_tensor_b_activations", input_tensor_b_activations),
@@ -56,27 +62,40 @@ def binary(
         if dtype is None and isinstance(output_tensor, Tensor) and output_tensor.is_allocated():
             dtype = output_tensor.dtype
     run = {"queue_id": queue_id, "output_tensor": output_tensor}
-    function = BINARY[name] if fused == ((), (), ()) else _fused(name, fused, input_tensor_a, input_tensor_b)
+    function = (
+        _function(name, params)
+        if fused == NO_ACTIVATIONS
+        else _fused(name, fused, params, input_tensor_a, input_tensor_b)
+    )
     a_is_tensor = isinstance(input_tensor_a, Tensor)
     if a_is_tensor and isinstance(input_tensor_b, Tensor):
         a = device_input(name, "input_tensor_a", input_tensor_a)
         b = device_input(name, "input_tensor_b", input_tensor_b)
-        return _of_tensors(name, a, b, function, fused, dtype, memory_config, run)
+        return _of_tensors(name, a, b, function, (fused, params), dtype, memory_config, run)
     _check_operands(name, input_tensor_a, input_tensor_b)
     label, value = ("input_tensor_a", input_tensor_a) if a_is_tensor else ("input_tensor_b", input_tensor_b)
     tensor = device_input(name, label, value)
     scalar = float(input_tensor_b if a_is_tensor else input_tensor_a)  # type: ignore[arg-type]
     spec = out_spec_like(tensor, dtype=dtype, memory_config=memory_config, op=name)
     pair = function if a_is_tensor else _swapped(function)  # scalar first: keep the order
-    numeric = _numeric(pair, tensor.dtype)
+    numeric = _numeric(pair, tensor.dtype, DEFS[name].integer)
     return elementwise(name, [tensor], spec, lambda x: numeric(x, np.float32(scalar)), **run)
 
 
+@functools.cache
+def _function(name: str, params: tuple[tuple[str, Any], ...]) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """The op's numeric function with its parameters bound (:data:`BINARY` looked up at each run)."""
+    if not params:
+        return lambda x, y: BINARY[name](x, y)
+    bound = dict(params)
+    return lambda x, y: BINARY[name](x, y, **bound)
+
+
 def _fused(
-    name: str, fused: tuple[tuple[Activation, ...], ...], a: object, b: object
+    name: str, fused: tuple[tuple[Activation, ...], ...], params: tuple, a: object, b: object
 ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """The op's function with its fused activations (whose operands are checked to be floats)."""
-    function = activated(BINARY[name], *fused)
+    function = activated(_function(name, params), *fused)
     for operand in (a, b):
         if isinstance(operand, Tensor) and not operand.dtype.is_float:
             raise MeshnnTypeError(
@@ -87,13 +106,15 @@ def _fused(
 
 
 def _check_operands(name: str, a: object, b: object) -> None:
-    """Of operands not both tensors: one is a tensor, the other a number."""
+    """Of operands not both tensors: one is a tensor, the other a number (if the op takes one)."""
     if not (isinstance(a, Tensor) or isinstance(b, Tensor)):
         raise MeshnnTypeError(f"ttnn.{name}: at least one operand must be a ttnn.Tensor")
+    takes_scalar = DEFS[name].scalar
     for label, value in (("input_tensor_a", a), ("input_tensor_b", b)):
         is_number = isinstance(value, int | float | np.number) and not isinstance(value, bool)
-        if not (isinstance(value, Tensor) or is_number):
-            raise MeshnnTypeError(f"ttnn.{name}: {label} must be a ttnn.Tensor or a number, got {type(value).__name__}")
+        if not (isinstance(value, Tensor) or (is_number and takes_scalar)):
+            what = "a ttnn.Tensor or a number" if takes_scalar else "a ttnn.Tensor"
+            raise MeshnnTypeError(f"ttnn.{name}: {label} must be {what}, got {type(value).__name__}")
 
 
 def _of_tensors(
@@ -101,7 +122,7 @@ def _of_tensors(
     a: Tensor,
     b: Tensor,
     function: Callable[[np.ndarray, np.ndarray], np.ndarray],
-    fused: tuple[tuple[Activation, ...], ...],
+    extra: tuple,
     dtype: DataType | None,
     memory_config: MemoryConfig | None,
     run: dict[str, object],
@@ -115,12 +136,12 @@ def _of_tensors(
         a_spec.dtype is bfloat16
         and b_spec.dtype is bfloat16
         and (dtype is None or dtype is bfloat16)
-        and fused == ((), (), ())
+        and extra == (NO_ACTIVATIONS, ())
     ):
         native = bfloat16_binary(name)  # asked on every call: it may change (torch imported later)
     key = None
     if (dtype is None or type(dtype) is DataType) and (memory_config is None or type(memory_config) is MemoryConfig):
-        key = (name, a_spec, b_spec, dtype, memory_config, native, fused)
+        key = (name, a_spec, b_spec, dtype, memory_config, native, extra)
         plan = _PLANS.get(key)
         if plan is not None:
             spec, compute, kernel = plan
@@ -152,7 +173,7 @@ def _plan(
             "broadcast together"
         ) from None
     spec = out_spec_like(a, shape=shape, dtype=dtype, memory_config=memory_config, op=name)
-    compute = _numeric(function, a.dtype)
+    compute = _numeric(function, a.dtype, DEFS[name].integer)
     kernel = elementwise_kernel([a_spec, b_spec], spec, compute, native=native)
     return spec, compute, kernel
 
@@ -161,12 +182,12 @@ PLANS_KEPT = 1024
 """Binary-op plans kept (the cache is emptied when full)."""
 
 _PLANS: dict[tuple, tuple[TensorSpec, Callable[..., np.ndarray], Kernel]] = {}
-"""Two-tensor binary ops' plans: ``(op, a's spec, b's spec, dtype, memory_config, native kernel)``
--> ``(output spec, compute, kernel)``.  Everything in a plan follows from its key alone (specs
-are immutable; the kernel reads only the rows it is given), so a plan is never stale: the
-tensors themselves (allocated, on one open mesh, populating the same devices), ``queue_id`` and
-``output_tensor`` are checked on every call, before anything is allocated.  Only successful
-plans are kept, so a bad call raises every time."""
+"""Two-tensor binary ops' plans: ``(op, a's spec, b's spec, dtype, memory_config, native kernel,
+(activations, params))`` -> ``(output spec, compute, kernel)``.  Everything in a plan follows from
+its key alone (specs are immutable; the kernel reads only the rows it is given), so a plan is never
+stale: the tensors themselves (allocated, on one open mesh, populating the same devices),
+``queue_id`` and ``output_tensor`` are checked on every call, before anything is allocated.  Only
+successful plans are kept, so a bad call raises every time."""
 
 
 @functools.cache
@@ -178,60 +199,21 @@ def _swapped(
 
 
 @functools.cache
-def _numeric(function: Callable[[np.ndarray, np.ndarray], np.ndarray], dtype: DataType) -> Callable[..., np.ndarray]:
-    """``function`` over decoded operands of ``dtype`` (made once per pair: ops call it every time)."""
+def _numeric(
+    function: Callable[[np.ndarray, np.ndarray], np.ndarray], dtype: DataType, integer: bool = True
+) -> Callable[..., np.ndarray]:
+    """``function`` over decoded operands of ``dtype`` (made once per pair: ops call it every
+    time): integers widened to int64 for an integer op, else computed as float32."""
 
     def compute(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if dtype.is_integer:
-                result = function(wide(x), wide(y) if isinstance(y, np.ndarray) else y)
+                if integer:
+                    result = function(wide(x), wide(y) if isinstance(y, np.ndarray) else y)
+                else:
+                    result = function(x.astype(np.float32), y.astype(np.float32) if isinstance(y, np.ndarray) else y)
             else:
                 result = function(x, y)
         return result.astype(np.float32) if result.dtype == bool and dtype.is_float else result
 
     return compute
-
-
-def _make_binary(name: str):
-    @ttnn_keywords(name, use_legacy=Keyword(None, flag), sub_core_grids=SUB_CORE_GRIDS)
-    def op(
-        input_tensor_a: Tensor | float,
-        input_tensor_b: Tensor | float,
-        *,
-        dtype: DataType | None = None,
-        memory_config: MemoryConfig | None = None,
-        output_tensor: object = None,
-        activations: object = None,
-        input_tensor_a_activations: object = None,
-        input_tensor_b_activations: object = None,
-        queue_id: int = 0,
-    ) -> Tensor:
-        return binary(
-            name,
-            input_tensor_a,
-            input_tensor_b,
-            dtype=dtype,
-            memory_config=memory_config,
-            queue_id=queue_id,
-            output_tensor=output_tensor,
-            activations=activations,
-            input_tensor_a_activations=input_tensor_a_activations,
-            input_tensor_b_activations=input_tensor_b_activations,
-        )
-
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = f"``ttnn.{name}``: element-wise {name} with broadcasting and scalars."
-    return op
-
-
-add, subtract, multiply, divide, maximum, minimum, pow, eq, ne, gt, lt, ge, le = (_make_binary(n) for n in BINARY)
-sub, mul, div = subtract, multiply, divide
-
-for _name, _op in {
-    "add": add,
-    "subtract": subtract,
-    "multiply": multiply,
-    "divide": divide,
-    "pow": pow,
-}.items():
-    device_hooks.register(_name, _op)  # the Tensor operators: a + b, a - b, a * b, a / b, a ** b

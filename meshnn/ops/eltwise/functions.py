@@ -1,13 +1,12 @@
-"""The numeric functions of the element-wise ops: :data:`UNARY` and :data:`BINARY`, each op's name
-to its numpy function over float32 arrays (integers in int64: :func:`wide`), and the ones numpy
-lacks (erfc, gelu, softplus, sigmoid, silu, mish) computed as accurately as the device computes them.
+"""Numeric functions of the element-wise ops that numpy lacks (erfc, gelu, softplus, sigmoid, silu,
+mish), computed as accurately as the device computes them, over float32 arrays; and :func:`wide`
+(integers in int64, what integer element-wise ops compute in).  The op tables
+(:mod:`~meshnn.ops.eltwise.unary_tables`, :mod:`~meshnn.ops.eltwise.binary_tables`) use them.
 
 May import: nothing of meshnn (numpy only).
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import numpy as np
 
@@ -79,41 +78,6 @@ def _silu(x: np.ndarray) -> np.ndarray:
 def _mish(x: np.ndarray) -> np.ndarray:
     """x * tanh(softplus(x))."""
     return x * np.tanh(_softplus(x))
-
-
-UNARY: dict[str, Callable[..., np.ndarray]] = {
-    "relu": lambda x: np.maximum(x, 0),
-    "gelu": _gelu,
-    "silu": _silu,
-    "sigmoid": _sigmoid,
-    "tanh": np.tanh,
-    "exp": np.exp,
-    "log": np.log,
-    "sqrt": np.sqrt,
-    "rsqrt": lambda x: np.float32(1) / np.sqrt(x),
-    "reciprocal": lambda x: np.float32(1) / x,
-    "neg": np.negative,
-    "abs": np.abs,
-    "square": np.square,
-    "softplus": _softplus,
-    "mish": _mish,
-}
-
-BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "add": np.add,
-    "subtract": np.subtract,
-    "multiply": np.multiply,
-    "divide": np.divide,
-    "maximum": np.maximum,
-    "minimum": np.minimum,
-    "pow": np.power,
-    "eq": np.equal,
-    "ne": np.not_equal,
-    "gt": np.greater,
-    "lt": np.less,
-    "ge": np.greater_equal,
-    "le": np.less_equal,
-}
 
 
 def wide(x: np.ndarray) -> np.ndarray:

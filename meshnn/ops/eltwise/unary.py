@@ -1,22 +1,43 @@
-"""The unary element-wise ops (``ttnn.relu``, ``ttnn.exp`` ... ``ttnn.softplus``, ``ttnn.mish``): float32 compute
-of :data:`~meshnn.ops.eltwise.functions.UNARY` (integer tensors widened to int64), rounded once
-into the output dtype exactly as the host conversion does.
+"""The unary element-wise ops (``ttnn.relu``, ``ttnn.exp``, ``ttnn.leaky_relu`` ...): each declared
+once by a :class:`~meshnn.ops.eltwise.unary_defs.UnaryDef` of the unary tables, from which this
+module makes the public function (ttnn's signature: the input, the op's parameters, then
+``memory_config``, ``output_tensor``, ``queue_id``), its registry entry and its golden function.
 
-May import: :mod:`meshnn.tensor` and the ops' checks, outputs and element-wise modules.
+An op computes in float32 (an integer op's integer input in int64; other integer inputs as
+float32), rounded once into the output dtype exactly as the host conversion does.  Each call finds
+its plan (output spec and kernel) by the input's spec and the op's parameters, made the first time.
+
+May import: :mod:`meshnn.tensor` and the ops' registry, signatures, checks, outputs and
+element-wise modules.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 import numpy as np
 
-from meshnn.mesh.op_keywords import SUB_CORE_GRIDS, Keyword, flag, ttnn_keywords
+from meshnn.errors import MeshnnTypeError
+from meshnn.mesh.op_keywords import SUB_CORE_GRIDS, ttnn_keywords
 from meshnn.ops.checks import device_input
-from meshnn.ops.eltwise.functions import UNARY, wide
-from meshnn.ops.eltwise.kernel import elementwise, memory_config_of
+from meshnn.ops.eltwise.functions import wide
+from meshnn.ops.eltwise.kernel import elementwise, elementwise_kernel, memory_config_of
+from meshnn.ops.eltwise.unary_defs import UnaryDef
+from meshnn.ops.eltwise.unary_tables import DEFS, UNARY, UNARY_DEFS
+from meshnn.ops.launch import Kernel
 from meshnn.ops.outputs import out_spec_like
-from meshnn.tensor import device_hooks
-from meshnn.tensor.spec import MemoryConfig
+from meshnn.ops.registry import OpKind, add, torch_golden
+from meshnn.ops.signatures import Param, kw, make_function
+from meshnn.perf.desc import OpFamily
+from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
+
+PLANS_KEPT = 1024
+_PLANS: dict[tuple, tuple[TensorSpec, Kernel]] = {}
+"""``(op, input spec, memory config, parameters)`` -> ``(output spec, kernel)``: everything in a
+plan follows from its key (specs are immutable), so it is never stale; the tensor itself
+(allocated, on an open mesh), ``queue_id`` and ``output_tensor`` are checked on every call."""
 
 
 def unary(
@@ -26,65 +47,95 @@ def unary(
     memory_config: MemoryConfig | None = None,
     queue_id: int = 0,
     output_tensor: object = None,
-    **params: object,
+    **params: Any,
 ) -> Tensor:
-    """``ttnn.<name>(input_tensor)`` on command queue ``queue_id``, into ``output_tensor`` when given
-    (its spec must be the output's)."""
+    """``ttnn.<name>(input_tensor, **params)`` on command queue ``queue_id``, into ``output_tensor``
+    when given (its spec must be the output's).  ``params`` are checked by the caller."""
     tensor = device_input(name, "input_tensor", input_tensor)
-    function = UNARY[name]
-    spec = out_spec_like(tensor, memory_config=memory_config_of(memory_config, output_tensor), op=name)
+    memory_config = memory_config_of(memory_config, output_tensor)  # type: ignore[assignment]
+    spec = tensor.spec
+    key = None
+    if memory_config is None or type(memory_config) is MemoryConfig:
+        try:
+            key = (name, spec, memory_config, tuple(params.items()))
+            plan = _PLANS.get(key)
+        except TypeError:  # a parameter that is not hashable (a tensor): no plan kept
+            key, plan = None, None
+        if plan is not None:
+            return elementwise(
+                name, [tensor], plan[0], None, kernel=plan[1], queue_id=queue_id, output_tensor=output_tensor
+            )  # type: ignore[arg-type]
+    out = out_spec_like(tensor, memory_config=memory_config, op=name)
+    compute = _compute(name, spec.dtype.is_integer, params)
+    kernel = elementwise_kernel([spec], out, compute)
+    if key is not None:
+        if len(_PLANS) >= PLANS_KEPT:
+            _PLANS.clear()
+        _PLANS[key] = (out, kernel)
+    return elementwise(name, [tensor], out, compute, kernel=kernel, queue_id=queue_id, output_tensor=output_tensor)
+
+
+def _compute(name: str, integer_input: bool, params: Mapping[str, Any]) -> Callable[[np.ndarray], np.ndarray]:
+    """The op over decoded values: :data:`UNARY` ``[name]`` (looked up at each run), integers
+    widened to int64 for an integer op, else to float32."""
+    as_integer = DEFS[name].integer
 
     def compute(x: np.ndarray) -> np.ndarray:
+        if x.dtype.kind in "iu":
+            x = wide(x) if as_integer else x.astype(np.float32)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return function(wide(x).astype(np.float32) if x.dtype.kind in "iu" else x, **params)
+            return UNARY[name](x, **params)
 
-    return elementwise(name, [tensor], spec, compute, queue_id=queue_id, output_tensor=output_tensor)
-
-
-_PARAMS: dict[str, dict[str, object]] = {
-    "gelu": {"fast_and_approximate_mode": False},  # the tanh approximation: computed as asked
-    "softplus": {"beta": 1.0, "threshold": 20.0},
-}
-"""The parameters of a unary op beyond its input, with ttnn's defaults (the others take none)."""
-_APPROXIMATE = {"fast_and_approximate_mode": Keyword(False, flag)}
-_HARDWARE: dict[str, dict[str, Keyword]] = {"exp": _APPROXIMATE, "rsqrt": _APPROXIMATE}
-"""Hardware-only keywords of a unary op (its SFPU's approximation: meshnn computes in float32)."""
+    return compute
 
 
-def _make_unary(name: str):
-    @ttnn_keywords(name, takes=_PARAMS.get(name, {}), sub_core_grids=SUB_CORE_GRIDS, **_HARDWARE.get(name, {}))
-    def op(
-        input_tensor: Tensor,
-        *,
-        memory_config: MemoryConfig | None = None,
-        output_tensor: object = None,
-        queue_id: int = 0,
-        **params: object,
-    ) -> Tensor:
+_TAIL = (kw("memory_config"), kw("output_tensor"), kw("queue_id", 0))
+
+
+def declare(defn: UnaryDef) -> Callable[..., Any]:
+    """The public function of ``defn`` (ttnn's signature and keywords), declared in the registry."""
+    checks = [(p.name, p.check) for p in defn.params if p.check is not None]
+    names = [p.name for p in defn.params]
+    name = defn.name
+
+    def call(input_tensor: Tensor, memory_config=None, output_tensor=None, queue_id=0, **params: Any) -> Tensor:
+        for key, check in checks:
+            check(name, key, params[key])
         return unary(
             name,
             input_tensor,
             memory_config=memory_config,
             queue_id=queue_id,
             output_tensor=output_tensor,
-            **_unary_params(name, params),
+            **{k: _plain(params[k]) for k in names},
         )
 
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = f"``ttnn.{name}``: element-wise {name} of a device tensor."
-    return op
+    params = (Param("input_tensor"), *defn.params, *_TAIL)
+    doc = f"``ttnn.{name}``: element-wise {name} of a device tensor."
+    function = ttnn_keywords(name, sub_core_grids=SUB_CORE_GRIDS, **defn.hardware)(
+        make_function(name, params, call, doc)
+    )
+    golden = torch_golden(defn.golden) if defn.golden is not None else None
+    add(
+        name,
+        function,
+        kind=OpKind.UNARY,
+        family=OpFamily.UNARY,
+        device_operation=defn.device_operation,
+        golden=golden,
+        operator=defn.operator,
+    )
+    return function
 
 
-def _unary_params(name: str, params: dict[str, object]) -> dict[str, object]:
-    if name == "gelu":
-        return {"approximate": bool(params.get("fast_and_approximate_mode", False))}
-    if name == "softplus":
-        return {"beta": float(params.get("beta", 1.0)), "threshold": float(params.get("threshold", 20.0))}
-    return {}
+def _plain(value: Any) -> Any:
+    """A parameter as the numeric functions take it: numpy scalars as Python numbers."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Tensor):
+        raise MeshnnTypeError("a unary op's parameter must be a number, got a ttnn.Tensor")
+    return value
 
 
-relu, gelu, silu, sigmoid, tanh, exp, log, sqrt, rsqrt, reciprocal, neg, abs, square, softplus, mish = (
-    _make_unary(n) for n in UNARY
-)
-
-device_hooks.register("neg", neg)  # the Tensor operator -a
+OPS: dict[str, Callable[..., Any]] = {d.name: declare(d) for d in UNARY_DEFS if d.public}
+"""The public unary ops by name."""

@@ -22,12 +22,15 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.ops import goldens
 from meshnn.ops.checks import check_queue_id, same_mesh
 from meshnn.ops.config import DEFAULT_CHUNK, SDPAProgramConfig, check_compute_kernel_config
 from meshnn.ops.launch import Kernel, launch
 from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.transformer.checks import of_rank, tile_input, unsupported
 from meshnn.ops.values import logical_values, write_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
@@ -35,6 +38,12 @@ SDPA_DTYPES = (DataType.BFLOAT16, DataType.BFLOAT8_B, DataType.BFLOAT4_B)
 """The dtypes tt-metal's SDPA reads (inputs and mask)."""
 
 
+@register(
+    "transformer.scaled_dot_product_attention",
+    kind=OpKind.TRANSFORMER,
+    family=OpFamily.SDPA,
+    golden=goldens.scaled_dot_product_attention,
+)
 def scaled_dot_product_attention(
     input_tensor_q: Tensor,
     input_tensor_k: Tensor,

@@ -22,16 +22,19 @@ from meshnn.ops.checks import int_arg, same_mesh
 from meshnn.ops.config import DEFAULT_CHUNK
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.transformer.attention import SDPA_DTYPES
 from meshnn.ops.transformer.attention_decode import _gather_pages
 from meshnn.ops.transformer.cache_args import integers, page_table_input
 from meshnn.ops.transformer.checks import tile_input
 from meshnn.ops.values import logical_values, write_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
 
+@register("transformer.chunked_scaled_dot_product_attention", kind=OpKind.TRANSFORMER, family=OpFamily.SDPA)
 def chunked_scaled_dot_product_attention(
     input_tensor_q: Tensor,
     input_tensor_k: Tensor,

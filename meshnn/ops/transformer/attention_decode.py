@@ -30,10 +30,12 @@ from meshnn.formats.dtypes import DataType
 from meshnn.ops.checks import device_input, int_arg, int_list, same_mesh
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.transformer.attention import SDPA_DTYPES
 from meshnn.ops.transformer.cache_args import index_input, integers, page_table_input
 from meshnn.ops.transformer.checks import tile_input
 from meshnn.ops.values import logical_values, write_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
@@ -172,6 +174,7 @@ def _output_spec(op: str, q: Tensor, memory_config: object, kv_heads: int) -> Te
     return TensorSpec(tuple(q.shape), q.dtype, q.layout, tile=q.spec.tile, memory_config=config)
 
 
+@register("transformer.scaled_dot_product_attention_decode", kind=OpKind.TRANSFORMER, family=OpFamily.SDPA_DECODE)
 def scaled_dot_product_attention_decode(
     input_tensor_q: Tensor,
     input_tensor_k: Tensor,
@@ -198,6 +201,7 @@ def scaled_dot_product_attention_decode(
     )
 
 
+@register("transformer.paged_scaled_dot_product_attention_decode", kind=OpKind.TRANSFORMER, family=OpFamily.SDPA_DECODE)
 def paged_scaled_dot_product_attention_decode(
     input_tensor_q: Tensor,
     input_tensor_k: Tensor,

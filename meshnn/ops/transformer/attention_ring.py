@@ -37,8 +37,10 @@ from meshnn.mesh.op_keywords import ttnn_keywords
 from meshnn.ops.config import DEFAULT_CHUNK, SDPAProgramConfig, check_compute_kernel_config
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.transformer.attention import attend, sdpa_dims, sdpa_inputs
 from meshnn.ops.values import logical_values, write_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
@@ -46,6 +48,12 @@ MAX_RING = 32
 """tt-metal's largest ring ("ring_size must be <= 32 for practical use")."""
 
 
+@register(
+    "transformer.ring_distributed_scaled_dot_product_attention",
+    kind=OpKind.TRANSFORMER,
+    family=OpFamily.SDPA,
+    device_operation="RingDistributedSdpaDeviceOperation",
+)
 @ttnn_keywords(
     "transformer.ring_distributed_scaled_dot_product_attention", records=("program_config", "compute_kernel_config")
 )

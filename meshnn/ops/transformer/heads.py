@@ -17,15 +17,25 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError, NotImplementedByMes
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
+from meshnn.ops import goldens
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.launch import Kernel, launch
 from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.registry import OpKind, alias, register
 from meshnn.ops.transformer.checks import of_rank, tile_input, unsupported
 from meshnn.ops.values import logical_values, write_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 
+@register(
+    "transformer.split_query_key_value_and_split_heads",
+    kind=OpKind.TRANSFORMER,
+    family=OpFamily.COPY,
+    device_operation="CreateQKVHeadsDeviceOperation",
+    golden=goldens.split_query_key_value_and_split_heads,
+)
 def split_query_key_value_and_split_heads(
     input_tensor: Tensor,
     kv_input_tensor: Tensor | None = None,
@@ -51,6 +61,12 @@ def split_query_key_value_and_split_heads(
     )
 
 
+@register(
+    "experimental.nlp_create_qkv_heads",
+    kind=OpKind.TRANSFORMER,
+    family=OpFamily.COPY,
+    device_operation="NlpCreateHeadsDeviceOperation",
+)
 def nlp_create_qkv_heads(
     input: Tensor,
     input_kv: Tensor | None = None,
@@ -188,11 +204,24 @@ def _split_kernel(
     return kernel
 
 
+@register(
+    "transformer.concatenate_heads",
+    kind=OpKind.TRANSFORMER,
+    family=OpFamily.COPY,
+    device_operation="ConcatenateHeadsDeviceOperation",
+    golden=goldens.concatenate_heads,
+)
 def concatenate_heads(input_tensor: Tensor, *, memory_config: MemoryConfig | None = None) -> Tensor:
     """``[b, num_heads, s, d]`` to ``[b, s, num_heads * d]``: each position's heads side by side."""
     return _concat_heads("transformer.concatenate_heads", input_tensor, memory_config, keep_one=False)
 
 
+@register(
+    "experimental.nlp_concat_heads",
+    kind=OpKind.TRANSFORMER,
+    family=OpFamily.COPY,
+    device_operation="NLPConcatHeadsDeviceOperation",
+)
 def nlp_concat_heads(input_tensor: Tensor, *, memory_config: MemoryConfig | None = None) -> Tensor:
     """``ttnn.experimental.nlp_concat_heads``: ``[b, num_heads, s, d]`` (TILE) to
     ``[b, 1, s, num_heads * d]``."""
@@ -218,3 +247,6 @@ def _concat_heads(op: str, input_tensor: object, memory_config: MemoryConfig | N
 
     attrs = {"memory_config": spec.memory_config}
     return launch(op, mesh, [x], [Output(spec)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]
+
+
+alias("experimental.concatenate_heads", "transformer.concatenate_heads")  # ttnn binds it under both names

@@ -23,8 +23,10 @@ from meshnn.formats.dtypes import DataType
 from meshnn.ops.checks import int_arg, same_mesh
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.transformer.checks import tile_input
 from meshnn.ops.values import logical_values, write_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
@@ -53,6 +55,12 @@ def _sharded(memory_config: MemoryConfig, layout: TensorMemoryLayout, grid: Core
     return MemoryConfig(layout, memory_config.buffer_type, ShardSpec(grid, shard, ShardOrientation.ROW_MAJOR))
 
 
+@register(
+    "experimental.nlp_create_qkv_heads_decode",
+    kind=OpKind.TRANSFORMER,
+    family=OpFamily.COPY,
+    device_operation="NLPCreateQKVHeadsDecodeDeviceOperation",
+)
 def nlp_create_qkv_heads_decode(
     input_tensor: Tensor,
     *,
@@ -154,6 +162,12 @@ def _slice(op: str, batch_offset: object, slice_size: object, users: int) -> tup
     return first, size
 
 
+@register(
+    "experimental.nlp_concat_heads_decode",
+    kind=OpKind.TRANSFORMER,
+    family=OpFamily.COPY,
+    device_operation="NLPConcatHeadsDecodeDeviceOperation",
+)
 def nlp_concat_heads_decode(
     input_tensor: Tensor,
     *,

@@ -25,9 +25,11 @@ from meshnn.ops.checks import check_queue_id, device_input, int_arg
 from meshnn.ops.launch import launch
 from meshnn.ops.memo import drop_known, patch_known
 from meshnn.ops.outputs import Output
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.tile_rows import write_rows, write_tiles
 from meshnn.ops.transformer.cache_args import cache_input, padded_spec
 from meshnn.ops.values import logical_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.tensor import Tensor
 
 TILE_H = 32
@@ -102,6 +104,7 @@ def patch_rows(out: np.ndarray, spec, rows: np.ndarray, stored: np.ndarray) -> N
     patch_known(out, spec, (device, user, head, position), stored[written])
 
 
+@register(kind=OpKind.KV_CACHE, family=OpFamily.KV_FILL, device_operation="FillCacheDeviceOperation")
 def fill_cache(
     cache_tensor: Tensor, input_tensor: Tensor, batch_idx: int, *, update_idx: int = 0, queue_id: int = 0
 ) -> Tensor:
@@ -160,6 +163,7 @@ def _check_work_blocks(op: str, x: Tensor) -> None:
             )
 
 
+@register(kind=OpKind.KV_CACHE, family=OpFamily.KV_UPDATE, device_operation="UpdateCacheDeviceOperation")
 def update_cache(
     cache_tensor: Tensor,
     input_tensor: Tensor,

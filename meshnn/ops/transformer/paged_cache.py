@@ -21,6 +21,7 @@ from meshnn.device.buffer import ShardOrientation, TensorMemoryLayout
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.ops.checks import device_input, int_arg, int_list
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.tile_rows import encoded_row_tiles, write_rows, write_tiles
 from meshnn.ops.transformer.cache_args import (
     CACHE_DTYPES,
@@ -33,6 +34,7 @@ from meshnn.ops.transformer.cache_args import (
 )
 from meshnn.ops.transformer.kv_cache import TILE_H, _input, _run, _same_devices, patch_rows
 from meshnn.ops.values import logical_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.tensor import Tensor
 
 UPDATE_INPUT_DTYPES = (DataType.FLOAT32, DataType.BFLOAT16)
@@ -145,6 +147,7 @@ def _update_kernel(cache: Tensor, x: Tensor, idxs: list[int], inputs: list[Tenso
     return kernel
 
 
+@register("experimental.paged_update_cache", kind=OpKind.KV_CACHE, family=OpFamily.KV_UPDATE)
 def paged_update_cache(
     cache_tensor: Tensor,
     input_tensor: Tensor,
@@ -175,6 +178,13 @@ def paged_update_cache(
     return _run(op, cache, inputs, where, kernel, queue_id, attrs, keeps_memos=True)
 
 
+@register(
+    "experimental.paged_fused_update_cache",
+    kind=OpKind.KV_CACHE,
+    family=OpFamily.COPY,
+    device_operation="PagedFusedUpdateCacheDeviceOperation",
+    modelled=False,
+)
 def paged_fused_update_cache(
     cache_tensor1: Tensor,
     input_tensor1: Tensor,
@@ -213,6 +223,7 @@ def paged_fused_update_cache(
     return results[0], results[1]
 
 
+@register("experimental.paged_fill_cache", kind=OpKind.KV_CACHE, family=OpFamily.KV_FILL)
 def paged_fill_cache(
     cache_tensor: Tensor,
     input_tensor: Tensor,

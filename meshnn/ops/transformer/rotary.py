@@ -14,15 +14,25 @@ import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate
+from meshnn.ops import goldens
 from meshnn.ops.checks import check_queue_id, same_mesh
 from meshnn.ops.launch import Kernel, launch
 from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.transformer.checks import tile_input
 from meshnn.ops.values import logical_values, write_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 
+@register(
+    "experimental.rotary_embedding",
+    kind=OpKind.TRANSFORMER,
+    family=OpFamily.BINARY,
+    device_operation="RotaryEmbeddingDeviceOperation",
+    golden=goldens.rotary_embedding,
+)
 def rotary_embedding(
     input_tensor: Tensor,
     cos_cache: Tensor,

@@ -26,8 +26,10 @@ from meshnn.formats.dtypes import DataType
 from meshnn.ops.checks import same_mesh
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.registry import OpKind, register
 from meshnn.ops.transformer.checks import tile_input
 from meshnn.ops.values import logical_values, write_values
+from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
@@ -79,6 +81,12 @@ def _check_decode(op: str, named: dict[str, Tensor], users: int, cos_users: int)
         raise MeshnnValueError(f"ttnn.{op}: In decode mode, RoPE only supports a cos / sin shard height of TILE_HEIGHT")
 
 
+@register(
+    "experimental.rotary_embedding_llama",
+    kind=OpKind.TRANSFORMER,
+    family=OpFamily.BINARY,
+    device_operation="RotaryEmbeddingLlamaDeviceOperation",
+)
 def rotary_embedding_llama(
     input_tensor: Tensor,
     cos_cache: Tensor,
@@ -131,6 +139,13 @@ def _check_prefill(op: str, x: Tensor, cos: Tensor) -> None:
         raise MeshnnValueError(f"ttnn.{op}: cos / sin's {cos.shape[2]} rows do not cover the input's {x.shape[2]}")
 
 
+@register(
+    "experimental.rotary_embedding_llama_fused_qk",
+    kind=OpKind.TRANSFORMER,
+    family=OpFamily.COPY,
+    device_operation="RotaryEmbeddingLlamaFusedQKDeviceOperation",
+    modelled=False,
+)
 def rotary_embedding_llama_fused_qk(
     q_input_tensor: Tensor,
     k_input_tensor: Tensor,

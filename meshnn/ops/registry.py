@@ -1,0 +1,322 @@
+"""The op registry: every public ttnn op meshnn has, declared once, as ttnn declares its ops.
+
+An :class:`OpEntry` holds what is known of one op by its ttnn name (``add``,
+``transformer.scaled_dot_product_attention``, ``experimental.all_gather_async``,
+``prim.binary``): its public function (with ttnn's signature and keywords), the kind of op it is,
+the performance model's family and tt-metal's device-operation name, and its *golden function*,
+the torch reference ttnn attaches (``ttnn.get_golden_function(ttnn.add)``).  An op module declares
+its ops where it defines them (:func:`register` as a decorator, or :func:`add` for functions made
+from a table), and everything that lists ops derives from the entries:
+
+- the public surface (``meshnn/__init__.py`` exports :func:`public_ops`) and the namespaces
+  ``ttnn.transformer``, ``ttnn.experimental`` and ``ttnn.prim`` (:func:`namespace_ops`);
+- the perf model's family and the device-operation name of an op run (:func:`family_of`), which
+  graph captures, reports and the ops-perf CSV all use;
+- the Tensor operators (``a + b``: an entry's ``operator``);
+- the README's coverage table and the bad-input table's families (tests read :func:`entries`).
+
+A test checks that every public function that launches an op has an entry.
+
+Golden functions take torch tensors and the op's other arguments by ttnn's names, and ignore
+keywords that only matter on a device (``memory_config``, ``device``...).  They import torch when
+called, never at import.
+
+May import: :mod:`meshnn.errors` and :mod:`meshnn.perf.desc` (the op families).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import types
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.perf.desc import OpFamily
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class OpKind(enum.Enum):
+    """What an op does, as the README's coverage table and the bad-input table group ops."""
+
+    UNARY = "unary element-wise"
+    BINARY = "binary element-wise"
+    TERNARY = "ternary element-wise"
+    BACKWARD = "backward (gradients)"
+    COMPLEX = "complex element-wise"
+    REDUCTION = "reduction"
+    NORMALIZATION = "normalization"
+    MATMUL = "matmul"
+    DATA_MOVEMENT = "data movement"
+    CREATION = "creation"
+    TRANSFORMER = "transformer"
+    KV_CACHE = "KV cache"
+    SAMPLING = "sampling"
+    COLLECTIVE = "collective"
+    CONV = "convolution"
+    POOL = "pooling"
+    RANDOM = "random"
+    LOSS = "loss"
+    PYTHON = "Python operation"
+
+
+@dataclass(frozen=True)
+class OpEntry:
+    """One public op.  ``name``: ttnn's name relative to ``ttnn`` (a namespace prefix for
+    ``transformer.``, ``experimental.``, ``prim.``); ``function``: the public callable;
+    ``device_operation``: tt-metal's device-operation class name when it is not the family's own;
+    ``golden``: the torch reference (None: ttnn attaches none); ``operator``: the Tensor operator
+    the op serves (``add`` for ``a + b``), or None; ``modelled``: False where the performance model
+    has no family for the op and times it as a copy of its tensors (marked so in its reports)."""
+
+    name: str
+    function: Callable[..., Any]
+    kind: OpKind
+    family: OpFamily
+    device_operation: str = ""
+    golden: Callable[..., Any] | None = None
+    operator: str | None = None
+    modelled: bool = True
+
+    @property
+    def short_name(self) -> str:
+        """The name without its namespace: ``scaled_dot_product_attention``."""
+        return self.name.rsplit(".", 1)[-1]
+
+    @property
+    def namespace(self) -> str:
+        """``""`` for a top-level op, else ``transformer`` / ``experimental`` / ``prim``..."""
+        return self.name.rpartition(".")[0]
+
+    @property
+    def device_operation_name(self) -> str:
+        """The device operation tt-metal's profiler names for a run of this op."""
+        return self.device_operation or self.family.value
+
+
+class _Registry:
+    """The entries by name, and by public function (an alias shares its function)."""
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, OpEntry] = {}
+        self.by_function: dict[Callable[..., Any], OpEntry] = {}
+        self.by_short: dict[str, OpEntry] = {}
+
+    def add(self, entry: OpEntry) -> None:
+        if entry.name in self.by_name:
+            raise MeshnnValueError(f"op registry: ttnn.{entry.name} is declared twice")
+        self.by_name[entry.name] = entry
+        self.by_function.setdefault(entry.function, entry)
+        self.by_short.setdefault(entry.short_name, entry)
+
+
+_OPS = _Registry()
+
+
+def add(
+    name: str,
+    function: Callable[..., Any],
+    *,
+    kind: OpKind,
+    family: OpFamily,
+    device_operation: str = "",
+    golden: Callable[..., Any] | None = None,
+    operator: str | None = None,
+    modelled: bool = True,
+) -> OpEntry:
+    """Declare ``function`` as the op ``ttnn.<name>``; returns its entry.  The function gets
+    ttnn's ``golden_function`` attribute (tt-metal's tests read it)."""
+    entry = OpEntry(name, function, kind, family, device_operation, golden, operator, modelled)
+    _OPS.add(entry)
+    if getattr(function, "golden_function", None) is None:
+        with contextlib.suppress(AttributeError):  # a builtin: get_golden_function still finds the entry
+            function.golden_function = golden  # type: ignore[attr-defined]
+    return entry
+
+
+def register(
+    name: str | None = None,
+    *,
+    kind: OpKind,
+    family: OpFamily,
+    device_operation: str = "",
+    golden: Callable[..., Any] | None = None,
+    operator: str | None = None,
+    aliases: tuple[str, ...] = (),
+    modelled: bool = True,
+) -> Callable[[F], F]:
+    """Decorator form of :func:`add` (``name`` defaults to the function's name); ``aliases`` are
+    other ttnn names of the same op (``sub`` for ``subtract``)."""
+
+    def decorate(function: F) -> F:
+        entry = add(
+            name or function.__name__,
+            function,
+            kind=kind,
+            family=family,
+            device_operation=device_operation,
+            golden=golden,
+            operator=operator,
+            modelled=modelled,
+        )
+        for alias in aliases:
+            _OPS.add(replace(entry, name=alias, operator=None))
+        return function
+
+    return decorate
+
+
+def alias(name: str, of: str) -> OpEntry:
+    """Declare ``ttnn.<name>`` as another name of the op ``ttnn.<of>`` (the same function)."""
+    entry = replace(lookup(of), name=name, operator=None)
+    _OPS.add(entry)
+    return entry
+
+
+# ------------------------------------------------------------------------------ lookups
+
+
+def entries() -> Iterator[OpEntry]:
+    """Every entry, in the order they were declared."""
+    return iter(tuple(_OPS.by_name.values()))
+
+
+def lookup(name: str) -> OpEntry:
+    """The entry of ``ttnn.<name>``; a MeshnnValueError naming it when there is none."""
+    entry = _OPS.by_name.get(name)
+    if entry is None:
+        raise MeshnnValueError(f"op registry: meshnn has no op ttnn.{name}")
+    return entry
+
+
+def entry_of(function: object) -> OpEntry | None:
+    """The entry whose public function is ``function`` (None for any other object)."""
+    try:
+        return _OPS.by_function.get(function)  # type: ignore[arg-type]
+    except TypeError:  # unhashable
+        return None
+
+
+def family_of(op: str) -> OpEntry | None:
+    """The entry of an op launched under ``op`` (``transformer.x``, or its last name), or None."""
+    return _OPS.by_name.get(op) or _OPS.by_short.get(op.rsplit(".", 1)[-1])
+
+
+def public_ops() -> dict[str, Callable[..., Any]]:
+    """The top-level ops by ttnn name (what ``meshnn/__init__.py`` exports)."""
+    return {e.name: e.function for e in _OPS.by_name.values() if not e.namespace}
+
+
+def namespace_ops(namespace: str) -> dict[str, Callable[..., Any]]:
+    """The ops of ``ttnn.<namespace>`` by their short names."""
+    return {e.short_name: e.function for e in _OPS.by_name.values() if e.namespace == namespace}
+
+
+def operators() -> dict[str, Callable[..., Any]]:
+    """The Tensor operators' ops: ``{"add": ttnn.add, ...}``."""
+    return {e.operator: e.function for e in _OPS.by_name.values() if e.operator}
+
+
+# ------------------------------------------------------------------------ golden functions
+
+
+def get_golden_function(operation: object) -> Callable[..., Any]:
+    """``ttnn.get_golden_function``: the torch reference attached to ``operation``."""
+    golden = getattr(operation, "golden_function", None)
+    if golden is None:
+        entry = entry_of(operation)
+        golden = entry.golden if entry is not None else None
+    if golden is None:
+        name = getattr(operation, "__name__", repr(operation))
+        if entry_of(operation) is None and not callable(operation):
+            raise MeshnnTypeError(f"ttnn.get_golden_function: {name} is not a ttnn operation")
+        raise MeshnnValueError(f"ttnn.get_golden_function: ttnn.{name} has no golden function")
+    return golden
+
+
+def attach_golden_function(
+    operation: object,
+    golden_function: Callable[..., Any],
+    *,
+    preprocess_golden_function_inputs: Callable[..., Any] | None = None,
+    postprocess_golden_function_outputs: Callable[..., Any] | None = None,
+) -> None:
+    """``ttnn.attach_golden_function``: make ``golden_function`` the reference of ``operation``
+    (the pre/post-processing hooks are kept as ttnn keeps them, on the function)."""
+    if not callable(golden_function):
+        raise MeshnnTypeError(f"ttnn.attach_golden_function: golden_function must be callable, got {golden_function!r}")
+    if not callable(operation):
+        raise MeshnnTypeError(f"ttnn.attach_golden_function: operation must be a ttnn operation, got {operation!r}")
+    try:
+        operation.golden_function = golden_function  # type: ignore[attr-defined]
+        operation.preprocess_golden_function_inputs = preprocess_golden_function_inputs  # type: ignore[attr-defined]
+        operation.postprocess_golden_function_outputs = postprocess_golden_function_outputs  # type: ignore[attr-defined]
+    except AttributeError:
+        raise MeshnnTypeError(f"ttnn.attach_golden_function: cannot attach to {operation!r}") from None
+
+
+def register_python_operation(
+    *,
+    name: str,
+    golden_function: Callable[..., Any] | None = None,
+    is_cpp_operation: bool = False,
+    is_method: bool = False,
+    preprocess_golden_function_inputs: Callable[..., Any] | None = None,
+    postprocess_golden_function_outputs: Callable[..., Any] | None = None,
+    doc: str | None = None,
+) -> Callable[[F], F]:
+    """``ttnn.register_python_operation``: declare a Python function as the op ``name`` (``ttnn.x``
+    or ``x``), with its golden function.  A name already declared is refused."""
+    if not isinstance(name, str) or not name:
+        raise MeshnnTypeError(f"ttnn.register_python_operation: name must be a str, got {name!r}")
+    short = name.removeprefix("ttnn.")
+
+    def decorate(function: F) -> F:
+        if doc is not None:
+            function.__doc__ = doc
+        add(short, function, kind=OpKind.PYTHON, family=OpFamily.COPY, golden=golden_function)
+        function.preprocess_golden_function_inputs = preprocess_golden_function_inputs  # type: ignore[attr-defined]
+        function.postprocess_golden_function_outputs = postprocess_golden_function_outputs  # type: ignore[attr-defined]
+        return function
+
+    return decorate
+
+
+def torch_golden(body: Callable[..., Any]) -> Callable[..., Any]:
+    """A golden function from ``body(torch, *args, **kwargs)``: torch is imported at the call."""
+
+    def golden(*args: Any, **kwargs: Any) -> Any:
+        import torch
+
+        return body(torch, *args, **kwargs)
+
+    golden.__name__ = golden.__qualname__ = "golden_function"
+    return golden
+
+
+class OpNamespace(types.ModuleType):
+    """``ttnn.transformer`` / ``ttnn.experimental`` / ``ttnn.prim``: the registry's ops under that
+    name (looked up when asked, so ops declared later are found) and the namespace's other names
+    (config classes); any other name raises ``NotImplementedByMeshnn`` naming it."""
+
+    def __init__(self, name: str, doc: str, **extras: object) -> None:
+        super().__init__(f"meshnn.{name}", doc)
+        self._namespace = name
+        for key, value in extras.items():
+            setattr(self, key, value)
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        entry = _OPS.by_name.get(f"{self._namespace}.{name}")
+        if entry is not None:
+            return entry.function
+        from meshnn.errors import NotImplementedByMeshnn
+
+        raise NotImplementedByMeshnn(f"{self._namespace}.{name}")
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *namespace_ops(self._namespace)})
