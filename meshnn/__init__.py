@@ -190,6 +190,11 @@ del public_ops
 __version__ = "0.1.0"
 
 Device = MeshDevice  # ttnn.Device: a device is a (1x1) mesh, as in ttnn
+IDevice = MeshDevice  # ttnn.IDevice, the device interface type of ttnn's annotations
+CppTensorToMesh = TensorToMesh  # ttnn's names of the mapper / composer base classes
+CppMeshToTensor = MeshToTensor
+ReplicateTensorToMeshWrapper = ReplicateTensorToMesh  # what ttnn.ReplicateTensorToMesh(...) makes
+DeviceComputeKernelConfig = WormholeComputeKernelConfig  # ttnn's variant type of compute-kernel configs
 GetNumPCIeDevices = get_num_pcie_devices
 
 bfloat16 = DataType.BFLOAT16

@@ -15,6 +15,7 @@ import types
 from collections.abc import Callable
 
 import meshnn
+from meshnn.compat import ttnn_modules
 from meshnn.errors import NotImplementedByMeshnn
 
 
@@ -34,6 +35,8 @@ class AliasModule(types.ModuleType):
 def _from_meshnn(attribute: str, prefix: str = "") -> object:
     if not prefix and attribute in SUBMODULES:  # ttnn.device is ttnn's, not meshnn's chip layer
         return sys.modules.get(f"ttnn.{attribute}") or _submodule(attribute)
+    if not prefix and attribute in ttnn_modules.NAMES:
+        return sys.modules.get(f"ttnn.{attribute}") or _flat(attribute)
     if hasattr(meshnn, attribute):
         return getattr(meshnn, attribute)
     raise NotImplementedByMeshnn(f"{prefix}{attribute}")
@@ -90,6 +93,12 @@ SUBMODULES: dict[str, Callable[[str], object]] = {
 }
 
 
+def _flat(name: str) -> types.ModuleType:
+    module = ttnn_modules.make(name)
+    sys.modules[f"ttnn.{name}"] = module
+    return module
+
+
 def _submodule(name: str) -> AliasModule:
     module = AliasModule(f"ttnn.{name}", SUBMODULES[name], f"ttnn.{name}, answered by meshnn")
     module.__path__ = []  # a package, so `import ttnn.x.y` reports a clean ModuleNotFoundError
@@ -103,12 +112,21 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname: str, path: object, target: object = None) -> importlib.machinery.ModuleSpec | None:
         if fullname == "ttnn" or (fullname.startswith("ttnn.") and fullname[5:] in SUBMODULES):
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        if fullname.startswith("ttnn.") and fullname[5:].split(".")[0] in ttnn_modules.NAMES:
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
         return None
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         if spec.name == "ttnn":
             return alias_module()
-        return _submodule(spec.name[5:])
+        name = spec.name[5:]
+        head, _, rest = name.partition(".")
+        if head in ttnn_modules.NAMES:  # import ttnn._ttnn.operations.core: a flat namespace
+            module: types.ModuleType = sys.modules.get(f"ttnn.{head}") or _flat(head)
+            for part in rest.split(".") if rest else ():
+                module = getattr(module, part)
+            return module
+        return _submodule(name)
 
     def exec_module(self, module: types.ModuleType) -> None:
         return None
@@ -140,7 +158,7 @@ def uninstall() -> None:
     if _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
     for name in [n for n in sys.modules if n == "ttnn" or n.startswith("ttnn.")]:
-        if isinstance(sys.modules[name], AliasModule):
+        if isinstance(sys.modules[name], AliasModule | ttnn_modules.FlatNamespace):
             del sys.modules[name]
 
 

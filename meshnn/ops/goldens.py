@@ -186,6 +186,10 @@ def reshape(input_tensor, shape, *_: Any, **__: Any):
     return input_tensor.reshape(tuple(shape))
 
 
+def view(input_tensor, new_shape, *_: Any, **__: Any):
+    return input_tensor.view(tuple(new_shape))
+
+
 def split(input_tensor, split_size, dim=0, **_: Any):
     return _torch().split(input_tensor, split_size, dim=dim)
 

@@ -1,0 +1,152 @@
+"""ttnn's Python submodules that only re-export: ``ttnn.types``, ``ttnn.operations``, ``ttnn._ttnn``
+(ttnn's compiled module: ``ttnn._ttnn.tensor.Tensor``, ``ttnn._ttnn.operations.core.X``...),
+``ttnn.decorators`` and ``ttnn.reflection``.
+
+In ttnn, ``ttnn._ttnn.<module>.<name>`` and ``ttnn.types.<name>`` are the very objects ttnn
+exports as ``ttnn.<name>``; so here each is a *flat namespace*: an attribute is meshnn's public
+name of the same spelling, one of ttnn's submodule names (:data:`SUBMODULE_NAMES`: ``tensor``,
+``operations``, ``core``...) is a nested namespace, and anything else raises
+``NotImplementedByMeshnn`` naming the whole dotted path.  ``ttnn.decorators`` and
+``ttnn.reflection`` also hold the few helpers tt-metal's op modules call.
+
+May import: the public root and :mod:`meshnn.errors`.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import meshnn
+from meshnn.errors import NotImplementedByMeshnn
+
+
+class FlatNamespace(types.ModuleType):
+    """A ttnn module whose names are meshnn's top-level names (see the module's text)."""
+
+    def __init__(self, path: str, **own: Any) -> None:
+        super().__init__(f"ttnn.{path}", f"ttnn.{path}, answered by meshnn's public names")
+        self._path = path
+        self.__path__: list[str] = []
+        for key, value in own.items():
+            setattr(self, key, value)
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__") and attribute.endswith("__"):
+            raise AttributeError(attribute)
+        value = None if self._path.endswith(_OWN_OPS) else getattr(meshnn, attribute, None)
+        if value is not None and (not isinstance(value, types.ModuleType) or attribute in _TTNN_NAMESPACES):
+            return value  # (meshnn's layer packages, meshnn.tensor / meshnn.ops..., are not ttnn's names)
+        if attribute in SUBMODULE_NAMES and not self._path.endswith(_OWN_OPS):
+            nested = FlatNamespace(f"{self._path}.{attribute}")
+            setattr(self, attribute, nested)  # the same module object next time
+            return nested
+        raise NotImplementedByMeshnn(f"{self._path}.{attribute}")
+
+
+SUBMODULE_NAMES = frozenset(
+    [
+        "activation",
+        "cluster",
+        "core",
+        "deprecated",
+        "device",
+        "events",
+        "fabric",
+        "global_circular_buffer",
+        "global_semaphore",
+        "mesh_socket",
+        "multi_device",
+        "operations",
+        "profiler",
+        "program_descriptor",
+        "tensor",
+        "tensor_accessor_args",
+        "types",
+        "binary",
+        "ccl",
+        "conv",
+        "data_movement",
+        "debug",
+        "embedding",
+        "experimental",
+        "loss",
+        "matmul",
+        "moreh",
+        "normalization",
+        "pool",
+        "reduction",
+        "sliding_window",
+        "trace",
+        "transformer",
+        "unary",
+        "ternary",
+        "kv_cache",
+        "creation",
+    ]
+)
+"""The submodules of ttnn's compiled module and of its ``operations`` (a nested namespace each)."""
+
+_OWN_OPS = (".moreh",)
+"""ttnn submodules whose ops are their own, not ttnn's top-level ops of the same name
+(``ttnn.operations.moreh.mean`` is not ``ttnn.mean``): nothing of meshnn answers there."""
+
+_TTNN_NAMESPACES = frozenset({"transformer", "experimental", "prim", "graph", "reports", "cluster"})
+"""meshnn's module attributes that are ttnn's namespaces of the same name."""
+
+
+def pop_argument(name: str, args: tuple | list, kwargs: dict[str, Any]) -> tuple[Any, list, dict[str, Any]]:
+    """``ttnn.reflection.pop_argument``: the first positional argument (or the keyword ``name``),
+    and the arguments left."""
+    if args:
+        first, *rest = args
+        return first, rest, kwargs
+    if name in kwargs:
+        return kwargs[name], list(args), {k: v for k, v in kwargs.items() if k != name}
+    raise meshnn.MeshnnValueError(f"Missing argument: {name}")
+
+
+def default_postprocess_golden_function_outputs(output: Any, function_args: Any, function_kwargs: Any) -> Any:
+    """``ttnn.decorators.default_postprocess_golden_function_outputs``: a golden function's torch
+    output(s) as ttnn tensors of the first input tensor's dtype, layout and device."""
+    first = _first_tensor((function_args, function_kwargs))
+    dtype = first.dtype if first is not None else None
+    layout = first.layout if first is not None else None
+    device = first.device() if first is not None and first.storage_type() == meshnn.StorageType.DEVICE else None
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            return type(value)(convert(v) for v in value)
+        return meshnn.from_torch(value, dtype=dtype, layout=layout, device=device)
+
+    return convert(output)
+
+
+def _first_tensor(value: Any) -> Any:
+    if isinstance(value, meshnn.Tensor):
+        return value
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list | tuple) else ()
+    for item in items:
+        found = _first_tensor(item)
+        if found is not None:
+            return found
+    return None
+
+
+def make(name: str) -> types.ModuleType:
+    """The module ``ttnn.<name>`` for the alias."""
+    if name == "reflection":
+        return FlatNamespace("reflection", pop_argument=pop_argument)
+    if name == "decorators":
+        return FlatNamespace(
+            "decorators",
+            default_postprocess_golden_function_outputs=default_postprocess_golden_function_outputs,
+            register_python_operation=meshnn.register_python_operation,
+            attach_golden_function=meshnn.attach_golden_function,
+            get_golden_function=meshnn.get_golden_function,
+        )
+    return FlatNamespace(name)
+
+
+NAMES = ("types", "operations", "_ttnn", "decorators", "reflection")
+"""The ttnn submodules :func:`make` answers."""

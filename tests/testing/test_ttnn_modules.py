@@ -1,0 +1,53 @@
+"""ttnn's re-exporting submodules under the alias: ``ttnn._ttnn.<module>.<name>``, ``ttnn.types``,
+``ttnn.operations`` give meshnn's public name of that spelling, import statements work, a name
+meshnn lacks is named by its whole path, and ``ttnn.operations.moreh`` never answers with ttnn's
+top-level op of the same name; ``ttnn.reflection`` / ``ttnn.decorators`` helpers work."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+import torch
+
+import meshnn
+from meshnn.compat import ttnn_alias
+
+
+@pytest.fixture
+def ttnn():
+    was = ttnn_alias.is_installed()
+    module = ttnn_alias.install()
+    yield module
+    if not was:
+        ttnn_alias.uninstall()
+
+
+def test_compiled_module_paths_are_meshnns_names(ttnn):
+    assert ttnn._ttnn.tensor.Tensor is meshnn.Tensor
+    assert ttnn.types.BufferType is meshnn.BufferType
+    assert ttnn._ttnn.operations.core.unsqueeze_to_4D is meshnn.unsqueeze_to_4D
+    assert ttnn.operations.binary is ttnn.operations.binary  # one module object per path
+    core = importlib.import_module("ttnn._ttnn.operations.core")
+    assert core.unsqueeze_to_4D is meshnn.unsqueeze_to_4D
+
+
+def test_a_missing_name_is_named_by_its_path(ttnn):
+    with pytest.raises(meshnn.NotImplementedByMeshnn, match=r"ttnn\._ttnn\.operations\.core\.no_such_thing"):
+        ttnn._ttnn.operations.core.no_such_thing  # noqa: B018
+    with pytest.raises(meshnn.NotImplementedByMeshnn, match=r"operations\.moreh\.mean"):
+        ttnn.operations.moreh.mean  # noqa: B018
+    with pytest.raises(meshnn.NotImplementedByMeshnn, match=r"_ttnn\.tensr"):
+        ttnn._ttnn.tensr  # noqa: B018
+
+
+def test_reflection_and_decorators(ttnn, open_mesh):
+    assert ttnn.reflection.pop_argument("x", (1, 2), {"a": 3}) == (1, [2], {"a": 3})
+    assert ttnn.reflection.pop_argument("x", (), {"x": 1, "a": 3}) == (1, [], {"a": 3})
+    with pytest.raises(ValueError, match="Missing argument: x"):
+        ttnn.reflection.pop_argument("x", (), {})
+    mesh = open_mesh((1, 1))
+    t = meshnn.from_torch(torch.ones(32, 32), dtype=meshnn.bfloat16, layout=meshnn.TILE_LAYOUT, device=mesh)
+    out = ttnn.decorators.default_postprocess_golden_function_outputs(torch.zeros(32, 32), (t,), {})
+    assert out.dtype is meshnn.bfloat16 and out.layout is meshnn.TILE_LAYOUT and out.is_allocated()
+    assert torch.equal(meshnn.to_torch(out).float(), torch.zeros(32, 32))
