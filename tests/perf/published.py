@@ -15,11 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from meshnn.device.arch import BLACKHOLE as BH_CHIP
-from meshnn.device.arch import SystemSpec
 from meshnn.perf import (
     BufferType,
-    CollectiveConfig,
     MathFidelity,
     MatmulConfig,
     MatmulProgram,
@@ -28,30 +25,19 @@ from meshnn.perf import (
     OpFamily,
     TensorDesc,
     Topology,
-    arch_perf,
     machine,
     predict,
 )
-from meshnn.perf.systems import Machine, SystemPerf
+from meshnn.perf.systems import Machine
+
+from . import published_ccl
+from .published_ccl import BH_GALAXY
 
 GEMM = "tt-metal tech_reports/GEMM_FLOPS/GEMM_FLOPS.md"
-CCL_WH = "tt-metal tech_reports/CCLs/results/SUMMARY_wormhole_b0_bfloat16_6144.md (T3000 LoudBox, 1 link)"
-CCL_BH = "tt-metal tech_reports/CCLs/results/SUMMARY_blackhole_bfloat16_8192.md (BH Galaxy, 2 links)"
 DRAM_TEST = "tt-metal tests/device_perf_tests/dram_bandwidth/test_dram_bandwidth.py (CI expectation, +-3%)"
 DRAM_WH = "tt-metal tech_reports/Saturating_DRAM_bandwidth/Saturating_DRAM_bandwidth.md"
 F = MathFidelity
 L1, DRAM = BufferType.L1, BufferType.DRAM
-
-BH_GALAXY = SystemPerf(
-    SystemSpec("bh_galaxy", "Blackhole Galaxy, 32 chips", BH_CHIP, (8, 4), (12, 10), (11, 10), 32),
-    arch_perf("blackhole"),
-    links_per_hop=2,
-    usable_links=2,
-    ring_lengths=frozenset({8}),
-    dram_scale=1.0,
-    source="blackhole_galaxy.yaml: 2 links between adjacent chips; the CCL report normalises by 2 links",
-)
-"""Where the Blackhole CCL figures were measured; not a system meshnn simulates (tests only)."""
 
 
 @dataclass(frozen=True)
@@ -106,23 +92,6 @@ def decode_matmul_gbps(system, mesh, k, n, weight_dtype, fidelity) -> float:
 def dram_copy_us(source: TensorDesc, dest: TensorDesc, grid) -> float:
     p = predict(OpDesc(OpFamily.COPY, (source,), (dest,), core_grid=grid), "n150")
     return p.kernel_ns / 1e3
-
-
-def _row(total_bytes: int) -> TensorDesc:
-    return TensorDesc((1, 1, 32, total_bytes // 64))  # bfloat16 TILE: exactly total_bytes
-
-
-def ccl_us(family: OpFamily, m: Machine, devices: int, topology: Topology, size: int) -> float:
-    """Kernel us of one collective over ``devices`` along axis 1, ``size`` the report's T."""
-    whole, part = _row(size), _row(size // devices)
-    inputs, outputs = {
-        OpFamily.ALL_GATHER: ((part,), (whole,)),
-        OpFamily.REDUCE_SCATTER: ((whole,), (part,)),
-        OpFamily.ALL_REDUCE: ((whole,), (whole,)),
-    }[family]
-    config = CollectiveConfig(topology, cluster_axis=1)
-    mesh = machine(m, (1, devices))
-    return predict(OpDesc(family, inputs, outputs, collective=config), mesh, traced=True).kernel_ns / 1e3
 
 
 def _gemm_figures() -> list[Figure]:
@@ -243,81 +212,28 @@ def _dram_figures() -> list[Figure]:
     ]
 
 
-_WH_CCL = {  # (family, devices, topology, T bytes): published kernel us
-    (OpFamily.ALL_GATHER, 2, Topology.LINEAR, 4096): 7.09,
-    (OpFamily.ALL_GATHER, 2, Topology.LINEAR, 1 << 30): 84478.54,
-    (OpFamily.ALL_GATHER, 4, Topology.LINEAR, 65536): 14.16,
-    (OpFamily.ALL_GATHER, 4, Topology.LINEAR, 4 << 20): 278.65,
-    (OpFamily.ALL_GATHER, 4, Topology.LINEAR, 1 << 30): 68615.88,
-    (OpFamily.ALL_GATHER, 8, Topology.RING, 4 << 20): 199.16,
-    (OpFamily.ALL_GATHER, 8, Topology.RING, 1 << 30): 45176.14,
-    (OpFamily.REDUCE_SCATTER, 2, Topology.LINEAR, 1 << 30): 60210.95,
-    (OpFamily.REDUCE_SCATTER, 4, Topology.LINEAR, 65536): 22.33,
-    (OpFamily.REDUCE_SCATTER, 4, Topology.LINEAR, 4 << 20): 334.89,
-    (OpFamily.REDUCE_SCATTER, 4, Topology.LINEAR, 1 << 30): 76693.07,
-    (OpFamily.REDUCE_SCATTER, 8, Topology.RING, 4 << 20): 239.75,
-    (OpFamily.REDUCE_SCATTER, 8, Topology.RING, 1 << 30): 57548.19,
-    (OpFamily.ALL_REDUCE, 2, Topology.LINEAR, 1 << 30): 144706.33,
-    (OpFamily.ALL_REDUCE, 4, Topology.LINEAR, 65536): 39.44,
-    (OpFamily.ALL_REDUCE, 4, Topology.LINEAR, 4 << 20): 638.98,
-    (OpFamily.ALL_REDUCE, 4, Topology.LINEAR, 1 << 30): 145605.91,
-    (OpFamily.ALL_REDUCE, 8, Topology.RING, 4 << 20): 443.11,
-    (OpFamily.ALL_REDUCE, 8, Topology.RING, 1 << 30): 104509.80,
-}
-
-_BH_CCL = {
-    (OpFamily.ALL_GATHER, 2, Topology.LINEAR, 1 << 30): 11266.59,
-    (OpFamily.ALL_GATHER, 4, Topology.LINEAR, 4 << 20): 84.04,
-    (OpFamily.ALL_GATHER, 4, Topology.LINEAR, 1 << 30): 16790.90,
-    (OpFamily.ALL_GATHER, 8, Topology.RING, 4 << 20): 56.67,
-    (OpFamily.ALL_GATHER, 8, Topology.RING, 1 << 30): 10015.13,
-    (OpFamily.REDUCE_SCATTER, 4, Topology.LINEAR, 1 << 30): 20621.84,
-    (OpFamily.REDUCE_SCATTER, 8, Topology.RING, 1 << 30): 11773.53,
-    (OpFamily.ALL_REDUCE, 2, Topology.LINEAR, 1 << 30): 25698.97,
-    (OpFamily.ALL_REDUCE, 4, Topology.LINEAR, 4 << 20): 188.24,
-    (OpFamily.ALL_REDUCE, 4, Topology.LINEAR, 1 << 30): 37371.78,
-    (OpFamily.ALL_REDUCE, 8, Topology.RING, 1 << 30): 21925.95,
-}
-
-
 def _ccl_figures() -> list[Figure]:
-    t3k = machine("t3k", (1, 8))
-    bh = Machine(BH_GALAXY, (1, 8))
+    """Every row of the CCL report (:mod:`tests.perf.published_ccl`): fitted rows marked, the rows
+    outside the claim with why."""
     out = []
-    for arch, table, m, src in (("WH", _WH_CCL, t3k, CCL_WH), ("BH", _BH_CCL, bh, CCL_BH)):
-        for (family, n, topology, size), us in table.items():
-            name = f"{arch} {family.name.lower()} N={n} {topology.value} T={size} B"
+    for arch, m in (("WH", machine("t3k", (1, 8))), ("BH", Machine(BH_GALAXY, (1, 8)))):
+        for family, n, topology, size, us in published_ccl.rows(arch):
 
             def model(f=family, m=m, n=n, t=topology, s=size):
-                return ccl_us(f, m, n, t, s)
+                return published_ccl.ccl_us(f, m, n, t, s)
 
-            fit = size == 1 << 30 or size <= 65536  # asymptotes and start-up set constants
-            out.append(Figure(name, src, us, us, "us", model, fitted=fit))
+            name = f"{arch} {family.name.lower()} N={n} {topology.value} T={size} B"
+            why = published_ccl.MISSES.get((arch, family, n, topology, size), "")
+            fit = published_ccl.fitted(arch, family, n, topology, size)
+            src = published_ccl.source(arch, n, topology)
+            out.append(Figure(name, src, us, us, "us", model, covered=not why, why_not=why, fitted=fit))
     return out
-
-
-RAMP = "not modelled: the ramp between start-up and asymptote (packet fill, size-switched algorithms)"
-
-
-def _ramp_figures() -> list[Figure]:
-    """Mid-size rows the closed form misses, shown with their error but not asserted (the report's
-    own fit misses these too: ring reduce_scatter 2-58%, ring all_reduce 3-47%)."""
-    t3k, bh = machine("t3k", (1, 8)), Machine(BH_GALAXY, (1, 8))
-    rows = [
-        ("WH reduce_scatter N=8 Ring T=524288 B", CCL_WH, OpFamily.REDUCE_SCATTER, t3k, 512 << 10, 102.82),
-        ("WH all_reduce N=8 Ring T=1048576 B", CCL_WH, OpFamily.ALL_REDUCE, t3k, 1 << 20, 150.71),
-        ("BH all_reduce N=8 Ring T=4194304 B", CCL_BH, OpFamily.ALL_REDUCE, bh, 4 << 20, 131.41),
-    ]
-    return [
-        Figure(name, src, us, us, "us", lambda f=f, m=m, s=size: ccl_us(f, m, 8, Topology.RING, s), False, RAMP)
-        for name, src, f, m, size, us in rows
-    ]
 
 
 def _ring_speedup(family: OpFamily) -> float:
     t3k = machine("t3k", (1, 8))
-    line = ccl_us(family, t3k, 8, Topology.LINEAR, 1 << 30)
-    return line / ccl_us(family, t3k, 8, Topology.RING, 1 << 30)
+    line = published_ccl.ccl_us(family, t3k, 8, Topology.LINEAR, 1 << 30)
+    return line / published_ccl.ccl_us(family, t3k, 8, Topology.RING, 1 << 30)
 
 
 def _ring_figures() -> list[Figure]:
@@ -331,8 +247,8 @@ def _ring_figures() -> list[Figure]:
 
 def figures() -> list[Figure]:
     """Every published op-level figure here: those the model covers, then the known misses."""
-    covered = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *_ccl_figures(), *_ring_figures()]
-    return covered + _ramp_figures()
+    every = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *_ccl_figures(), *_ring_figures()]
+    return [f for f in every if f.covered] + [f for f in every if not f.covered]
 
 
 def main() -> None:
