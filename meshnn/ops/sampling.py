@@ -30,7 +30,7 @@ from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 
-@ttnn_keywords()
+@ttnn_keywords(records=("use_multicore", "sub_core_grids"))
 def argmax(
     input_tensor: Tensor,
     dim: int | None = None,
