@@ -12,9 +12,6 @@ the distance to the nearer end.  Model-level figures (tokens/s) are not here: th
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 from meshnn.perf import (
     BufferType,
     MathFidelity,
@@ -31,38 +28,15 @@ from meshnn.perf import (
 from meshnn.perf.systems import Machine
 
 from . import published_ccl
+from .figure import Figure
 from .published_ccl import BH_GALAXY
+from .published_decode import bandwidth_figures, decode_figures
 
 GEMM = "tt-metal tech_reports/GEMM_FLOPS/GEMM_FLOPS.md"
 DRAM_TEST = "tt-metal tests/device_perf_tests/dram_bandwidth/test_dram_bandwidth.py (CI expectation, +-3%)"
 DRAM_WH = "tt-metal tech_reports/Saturating_DRAM_bandwidth/Saturating_DRAM_bandwidth.md"
 F = MathFidelity
 L1, DRAM = BufferType.L1, BufferType.DRAM
-
-
-@dataclass(frozen=True)
-class Figure:
-    name: str
-    source: str
-    low: float
-    high: float
-    unit: str
-    model: Callable[[], float]
-    covered: bool = True
-    why_not: str = ""
-    fitted: bool = False  # the figure set a constant of the model (else it is checked, not fitted)
-
-    def value(self) -> float:
-        return self.model()
-
-    def error(self) -> float:
-        """Relative distance of the model's value from the published range (0 inside it)."""
-        v = self.value()
-        if v < self.low:
-            return v / self.low - 1
-        if v > self.high:
-            return v / self.high - 1
-        return 0.0
 
 
 def gemm_tflops(system, m, k, n, dtype, fidelity, grid, *, in0_l1=False, default=False, traced=True) -> float:
@@ -132,7 +106,7 @@ def _gemm_figures() -> list[Figure]:
             return gemm_tflops(s, m, k, n, d, f, g, in0_l1=l1)
 
         fit = any(mark in name for mark in fitted)
-        out.append(Figure(name, f"{GEMM}, manual traced table", tf, tf, "TFLOPs", model, fitted=fit))
+        out.append(Figure(name, f"{GEMM}, manual traced table", tf, tf, "TFLOPs", model, fitted=fit, group="matmul"))
     return out
 
 
@@ -162,6 +136,7 @@ def _oob_figures() -> list[Figure]:
             "TFLOPs",
             lambda m=m, k=k, n=n, d=d, f=f, t=traced: gemm_tflops("n150", m, k, n, d, f, None, default=True, traced=t),
             fitted=fit,
+            group="matmul",
         )
         for name, m, k, n, d, f, traced, tf, fit in rows
     ]
@@ -177,7 +152,7 @@ def _dram_test_figure(mib: int, gibps: int, shape: tuple[int, ...], sharded: boo
     us = 1e9 * mib / (gibps * 1024) / 1e3
     name = f"WH DRAM {kind} {mib} MiB read to L1 at {gibps} GiB/s"
     grid = (12, 1) if sharded else (8, 8)
-    return Figure(name, DRAM_TEST, us, us, "us", lambda: dram_copy_us(source, dest, grid), fitted=True)
+    return Figure(name, DRAM_TEST, us, us, "us", lambda: dram_copy_us(source, dest, grid), fitted=True, group="DRAM")
 
 
 def _dram_figures() -> list[Figure]:
@@ -195,6 +170,7 @@ def _dram_figures() -> list[Figure]:
                 *rng,
                 "GB/s",
                 lambda k=k, n=n: decode_matmul_gbps("t3k", (1, 8), k, n, "BFLOAT8_B", F.HiFi2),
+                group="DRAM",
             )
             for k, n in ((8192, 1280), (1024, 8192), (8192, 3584), (3584, 8192))
         ],
@@ -206,6 +182,7 @@ def _dram_figures() -> list[Figure]:
                 261.0,
                 "GB/s",
                 lambda k=k, n=n: decode_matmul_gbps("t3k", (1, 8), k, n, "BFLOAT8_B", F.HiFi2),
+                group="DRAM",
             )
             for k, n in ((4096, 14336), (14336, 4096))
         ],
@@ -226,7 +203,10 @@ def _ccl_figures() -> list[Figure]:
             why = published_ccl.MISSES.get((arch, family, n, topology, size), "")
             fit = published_ccl.fitted(arch, family, n, topology, size)
             src = published_ccl.source(arch, n, topology)
-            out.append(Figure(name, src, us, us, "us", model, covered=not why, why_not=why, fitted=fit))
+            figure = Figure(
+                name, src, us, us, "us", model, covered=not why, why_not=why, fitted=fit, group="collectives"
+            )
+            out.append(figure)
     return out
 
 
@@ -240,15 +220,39 @@ def _ring_figures() -> list[Figure]:
     src = "tt-metal tech_reports/CCLs/CCL_bandwidth.md: on Wormhole rings run 1.5 to 1.8 times faster than lines"
     fams = (OpFamily.ALL_GATHER, OpFamily.REDUCE_SCATTER, OpFamily.ALL_REDUCE)
     return [
-        Figure(f"WH 8-device ring vs line speed-up, {f.name.lower()}", src, 1.5, 1.8, "x", lambda f=f: _ring_speedup(f))
+        Figure(
+            f"WH 8-device ring vs line speed-up, {f.name.lower()}",
+            src,
+            1.5,
+            1.8,
+            "x",
+            lambda f=f: _ring_speedup(f),
+            group="collectives",
+        )
         for f in fams
     ]
 
 
 def figures() -> list[Figure]:
     """Every published op-level figure here: those the model covers, then the known misses."""
-    every = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *_ccl_figures(), *_ring_figures()]
+    every = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *bandwidth_figures(), *_ccl_figures()]
+    every += [*_ring_figures(), *decode_figures()]
     return [f for f in every if f.covered] + [f for f in every if not f.covered]
+
+
+def by_family() -> list[tuple[str, int, int, float, int]]:
+    """Per group: (group, fitted figures, checked figures, largest checked |error|, figures outside
+    the claim), in the README's order."""
+    out = []
+    every = figures()
+    for group in dict.fromkeys(f.group for f in every):
+        mine = [f for f in every if f.group == group]
+        covered = [f for f in mine if f.covered]
+        checked = [abs(f.error()) for f in covered if not f.fitted]
+        out.append(
+            (group, sum(f.fitted for f in covered), len(checked), max(checked, default=0.0), len(mine) - len(covered))
+        )
+    return out
 
 
 def main() -> None:
@@ -258,6 +262,10 @@ def main() -> None:
         mark = "" if f.covered else f"  ({f.why_not})"
         star = "*" if f.fitted else " "
         print(f"{star}{f.name:<65} {pub:>14} {f.value():>11.2f} {100 * f.error():>+6.1f}%  {f.unit}{mark}")
+    print("\n| family | fitted | checked | largest checked error | outside the claim |")
+    print("| --- | --: | --: | --: | --: |")
+    for group, fitted, checked, worst, misses in by_family():
+        print(f"| {group} | {fitted} | {checked} | {100 * worst:.1f}% | {misses} |")
 
 
 if __name__ == "__main__":
