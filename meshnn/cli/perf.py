@@ -27,7 +27,7 @@ def checked_measurements(path: str, system: str | None) -> list[MeasuredRow] | N
     try:
         rows = read_ops_perf_csv(path)
         target = measured_machine(rows, system)
-    except (OSError, ttnn.MeshnnError) as error:
+    except ttnn.MeshnnError as error:
         print(f"meshnn perf: --calibrate {path}: {error}", file=sys.stderr)
         return None
     print(format_checks(check_rows(rows, target), target))

@@ -103,7 +103,13 @@ def _slots(header: list[str], kind: str) -> list[str]:
 
 def read_ops_perf_csv(source: str | Path) -> list[MeasuredRow]:
     """The device rows of an ops-perf CSV (a path, or the CSV's text when it holds a newline)."""
-    text = source if isinstance(source, str) and "\n" in source else Path(source).read_text()
+    if isinstance(source, str) and "\n" in source:
+        text = source
+    else:
+        try:
+            text = Path(source).read_text()
+        except (OSError, UnicodeDecodeError) as error:
+            raise MeshnnValueError(f"cannot read the ops-perf CSV {str(source)!r}: {error}") from error
     reader = csv.DictReader(io.StringIO(text))
     header = list(reader.fieldnames or [])
     if "OP CODE" not in header:
