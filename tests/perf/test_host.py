@@ -8,7 +8,7 @@ import pytest
 
 import meshnn as ttnn
 from meshnn.perf import CollectiveConfig, OpDesc, OpFamily, Recorder, TensorDesc, format_table
-from meshnn.perf.host import TT_TRANSFORMERS, step_time
+from meshnn.perf.host import TT_TRANSFORMERS, TT_TRANSFORMERS_TG, step_time
 
 
 def decode_like(mesh, users):
@@ -38,7 +38,7 @@ def test_a_traced_step_is_kernels_gaps_and_the_hosts_work(steps):
     recorder = steps[1].recorders[0]
     step = step_time(recorder, traced=True, host_ns=TT_TRANSFORMERS.decode_step_ns)
     assert step.total_ns == pytest.approx(step.kernel_ns + step.gap_ns + TT_TRANSFORMERS.decode_step_ns)
-    assert step.gap_ns == pytest.approx(step.ops * 1000.0)  # the replay's gap before each op
+    assert step.gap_ns == pytest.approx(step.ops * 720.0)  # the replay's gap before each op
     text = step.statement()
     assert "device kernels" in text and "op-to-op gaps" in text and "traced" in text and "host work" in text
     assert "dispatch-bound" not in text
@@ -58,8 +58,10 @@ def test_a_step_of_no_ops_is_refused():
 
 
 def test_the_host_figures_name_their_sources():
-    assert set(TT_TRANSFORMERS.sources) == {"decode_step_ns", "prefill_ns"}
-    assert all("PERF.md" in text or "same figure" in text for text in TT_TRANSFORMERS.sources.values())
+    for host in (TT_TRANSFORMERS, TT_TRANSFORMERS_TG):
+        assert set(host.sources) == {"decode_step_ns", "prefill_ns", "layer_residual_ns"}
+        assert "PERF.md" in host.sources["decode_step_ns"]
+    assert TT_TRANSFORMERS.layer_residual_ns == 0 and TT_TRANSFORMERS_TG.layer_residual_ns > 0
 
 
 def test_the_table_carries_the_models_notes():
