@@ -17,20 +17,19 @@ from pathlib import Path
 
 import meshnn as ttnn
 from meshnn.cli.runner import run_path
-from meshnn.perf.calibrate import calibrate_run, check_rows, measured_machine, measured_times
-from meshnn.perf.calibrate_table import format_calibrated, format_checks
-from meshnn.perf.measured import MeasuredRow, read_ops_perf_csv
 
 
-def checked_measurements(path: str, system: str | None) -> list[MeasuredRow] | None:
-    """The measured rows of ``path``, printed beside the model; None (after saying why) when unreadable."""
+def checked_measurements(path: str, system: str | None) -> list | None:
+    """The measured rows of ``path`` (``meshnn.perf.MeasuredRow``), printed beside the model; None
+    (after saying why) when unreadable."""
+    perf = ttnn.perf
     try:
-        rows = read_ops_perf_csv(path)
-        target = measured_machine(rows, system)
+        rows = perf.read_ops_perf_csv(path)
+        target = perf.measured_machine(rows, system)
     except ttnn.MeshnnError as error:
         print(f"meshnn perf: --calibrate {path}: {error}", file=sys.stderr)
         return None
-    print(format_checks(check_rows(rows, target), target))
+    print(perf.format_checks(perf.check_rows(rows, target), target))
     return rows
 
 
@@ -83,10 +82,10 @@ def run_perf(
     for path in written:
         print(f"wrote {path}")
     if measured is not None:
-        times = measured_times(measured)
+        times = ttnn.perf.measured_times(measured)
         for recorder in capture.recorders:
             print()
-            print(format_calibrated(calibrate_run(recorder, times), recorder.machine))
+            print(ttnn.perf.format_calibrated(ttnn.perf.calibrate_run(recorder, times), recorder.machine))
     if capture.skipped:
         print(f"not timed ({len(capture.skipped)} ops):")
         for op, why in capture.skipped[:20]:
