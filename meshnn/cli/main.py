@@ -81,8 +81,9 @@ def perf(args: argparse.Namespace) -> int:
     from meshnn.cli.perf import run_perf
 
     return run_perf(
-        args.script, args.args, system=args.system, out=args.out, name=args.name, traced=args.traced, plot=args.plot
-    )
+        args.script, args.args, system=args.system, out=args.out, name=args.name, traced=args.traced, plot=args.plot,
+        calibrate=args.calibrate,
+    )  # fmt: skip
 
 
 def plan(args: argparse.Namespace) -> int:
@@ -129,7 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", default=None, help="file name part (default: the script's name)")
     p.add_argument("--traced", action="store_true", help="time every op as a traced replay (default: eager)")
     p.add_argument("--no-plot", dest="plot", action="store_false", help="write no PNG")
-    p.add_argument("script", help="the Python script to run as __main__")
+    p.add_argument("--calibrate", default=None, metavar="MEASURED.csv", help="a profiler's ops-perf CSV from hardware")
+    p.add_argument("script", nargs="?", help="the Python script to run as __main__ (optional with --calibrate)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed on to the script")
     p.set_defaults(run=perf)
     p = sub.add_parser("plan", help="plan a TTNN script on meshes that allocate but compute nothing: peaks, OOMs")

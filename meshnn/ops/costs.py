@@ -91,8 +91,8 @@ def op_desc(event: OpEvent, outputs: Sequence[Tensor]) -> OpDesc | None:
         extra["collective"] = collective_config(attrs, event.mesh)
     elif family in (F.SDPA, F.SDPA_DECODE):
         extra["attention"] = attention_config(attrs, decode=family is F.SDPA_DECODE)
-    if family in (F.KV_UPDATE, F.KV_FILL):
-        outs = ()  # written in place: the cache is inputs[0]
+    if family in (F.KV_UPDATE, F.KV_FILL) and outs:
+        inputs, outs = (outs[0], *inputs), ()  # written in place: the cache (the op's output) is inputs[0]
     return OpDesc(
         family,
         inputs,
@@ -100,14 +100,24 @@ def op_desc(event: OpEvent, outputs: Sequence[Tensor]) -> OpDesc | None:
         op_code=code,
         name=f"ttnn.{event.op}",
         fidelity=fidelity(attrs),
-        core_grid=cores_grid(attrs, event.inputs),
+        core_grid=cores_grid(attrs, event.inputs, family),
         unary_ops=(name,) if family is F.UNARY and name in UNARY else activations(attrs),
-        attributes=(ESTIMATED,) if _unknown(name, entry) else (),
+        attributes=_attributes(name, entry, attrs),
         **extra,  # type: ignore[arg-type]
     )
 
 
 _BY_TENSORS = ("to_layout", "to_memory_config")
+
+
+def _attributes(name: str, entry: object, attrs: Mapping[str, object]) -> tuple[tuple[str, str], ...]:
+    """What the model reads beyond the tensors and configs: an unknown op's estimate mark, argmax's
+    ``use_multicore``."""
+    if _unknown(name, entry):
+        return (ESTIMATED,)
+    if name == "argmax":
+        return (("use_multicore", str(attrs.get("use_multicore") is True)),)
+    return ()
 
 
 def _unknown(name: str, entry: object) -> bool:
@@ -167,12 +177,16 @@ def grid_of(value: object) -> tuple[int, int] | None:
     return None
 
 
-def cores_grid(attrs: Mapping[str, object], inputs: Sequence[Tensor]) -> tuple[int, int] | None:
+def cores_grid(
+    attrs: Mapping[str, object], inputs: Sequence[Tensor], family: OpFamily | None = None
+) -> tuple[int, int] | None:
     """The cores an op runs on: its program config's grid, its ``core_grid``, the shard grid of
-    its first sharded input, or None (ttnn's default: the whole compute grid)."""
+    its first sharded input, or None (ttnn's default: the whole compute grid).  Attention takes no
+    shard grid: without a program config, tt-metal's SDPA programs use the device's compute grid
+    whatever q's sharding (a decode q is height-sharded one user per core)."""
     program = attrs.get("program_config")
     grid = grid_of(getattr(program, "compute_with_storage_grid_size", None)) or grid_of(attrs.get("core_grid"))
-    if grid is not None:
+    if grid is not None or family in (F.SDPA, F.SDPA_DECODE):
         return grid
     for tensor in inputs:
         shard = tensor.spec.memory_config.shard_spec
@@ -225,17 +239,29 @@ def collective_config(attrs: Mapping[str, object], mesh: object) -> CollectiveCo
 
 
 def attention_config(attrs: Mapping[str, object], *, decode: bool) -> AttentionConfig:
-    """SDPA's chunks (0 or absent: 32), causality (``is_causal``; a decode step is not causal) and,
-    for a decode step, the cache length read (``cur_pos``: the largest position + 1)."""
+    """SDPA's chunks (the op's resolved ``k_chunk_size``, else the program config's; 0 or absent:
+    32), causality (``is_causal``; a decode step is not causal), the program config's
+    ``max_cores_per_head_batch`` and, for a decode step, the cache length read (``cur_pos``: the
+    largest position + 1; None when the positions are a device tensor)."""
     program = attrs.get("program_config")
     q_chunk = _positive(getattr(program, "q_chunk_size", None)) or 32
-    k_chunk = _positive(getattr(program, "k_chunk_size", None)) or 32
+    k_chunk = _chunk(attrs.get("k_chunk_size"), getattr(program, "k_chunk_size", None), decode)
     causal = False if decode else bool(attrs.get("is_causal", True))
     kv_len = None
     positions = attrs.get("cur_pos")
     if decode and isinstance(positions, Sequence) and positions:
         kv_len = max(int(p) for p in positions) + 1
-    return AttentionConfig(q_chunk, k_chunk, causal, kv_len)
+    cap = _positive(getattr(program, "max_cores_per_head_batch", None)) or 16
+    return AttentionConfig(q_chunk, k_chunk, causal, kv_len, cap)
+
+
+def _chunk(resolved: object, configured: object, decode: bool) -> int:
+    """The K chunk: the op's resolved ``k_chunk_size``, else the program config's; a decode step's 0
+    stays 0 (tt-metal picks it from the position when the kernel runs), prefill's becomes 32."""
+    for value in (resolved, configured):
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value if value or decode else 32
+    return 0 if decode else 32
 
 
 def activations(attrs: Mapping[str, object]) -> tuple[str, ...]:

@@ -35,6 +35,7 @@ from typing import Any
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.observers import OBSERVERS, OpEvent
 from meshnn.ops.costs import op_desc
+from meshnn.perf.host import step_time
 from meshnn.perf.ops_csv import write_ops_perf_csv
 from meshnn.perf.plot import write_time_plot
 from meshnn.perf.recorder import Recorder
@@ -72,8 +73,10 @@ class PerfCapture:
                 self._traces.setdefault(key, []).append((desc, _device_ids(event)))
                 return
             recorder.record(desc, _device_ids(event), traced=self.traced)
-        except (MeshnnError, TypeError, ValueError, AttributeError) as error:  # a config the model cannot read:
-            self.skipped.append((event.op, f"{type(error).__name__}: {error}"))  # the program runs on
+        except (MeshnnError, TypeError, ValueError, AttributeError, LookupError, ArithmeticError) as error:
+            self.skipped.append(
+                (event.op, f"{type(error).__name__}: {error}")
+            )  # the model cannot time it: the program runs on
 
     def on_trace_replay(self, mesh: Any, trace_id: int, cq_id: int) -> None:
         """A replay of a trace: its captured ops again, each timed as traced."""
@@ -138,6 +141,13 @@ class PerfCapture:
                 f"mesh {index} ({m.system.name} {m.mesh_shape[0]}x{m.mesh_shape[1]}): {len(recorder)} ops, "
                 f"{_us(recorder.total_ns())} as recorded; all eager {_us(eager)}, all traced {_us(traced)}"
             )
+            step = step_time(recorder, traced=False)
+            if step.host_bound_ops * 2 > step.ops:  # most of the eager time is the host's dispatch
+                dispatch = _us(m.system.arch.host_dispatch_ns)
+                lines.append(
+                    f"  eager, {step.host_bound_ops} of {step.ops} ops wait on the host's dispatch ({dispatch} an op, "
+                    "longer than their kernels): the eager time is dispatch, nearly the same at any batch or position"
+                )
         return "\n".join(lines)
 
     def write_ops_perf_csv(self, folder: str | Path, name: str) -> list[Path]:

@@ -32,10 +32,8 @@ from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 
-@register(
-    kind=OpKind.REDUCTION, family=OpFamily.REDUCTION, device_operation="ArgMaxDeviceOperation", golden=goldens.argmax
-)
-@ttnn_keywords()
+@register(kind=OpKind.REDUCTION, family=OpFamily.ARGMAX, golden=goldens.argmax)
+@ttnn_keywords(records=("use_multicore", "sub_core_grids"))
 def argmax(
     input_tensor: Tensor,
     dim: int | None = None,

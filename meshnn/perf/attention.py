@@ -1,15 +1,14 @@
-"""Attention: scaled_dot_product_attention (prefill, chunked, flash style), its decode form, and the
-KV-cache writes (one token per user, or a whole prompt).
+"""Attention: scaled_dot_product_attention (prefill, chunked, flash style) and the KV-cache fill of a
+whole prompt (the decode step's forms are in :mod:`meshnn.perf.decode_ops`).
 
 Prefill: every (batch, head, Q chunk) is a unit of work on one core; a unit multiplies its Q chunk
 by all K (causal: the K up to its position) and the scores by V, with an exp per score tile, and
 streams its head's K and V from memory again (so K/V traffic grows with the number of Q chunks).
-Decode: one query row per user and head; the K/V cache up to the current position is read once and
-split over the cores.  The cache writes read and write back each tile they touch.
+The cache fill writes each tile of the prompt once.
 Ring-distributed prefill (an output of fewer rows than q: this device's two chunks of q's rows, an
 early and a late one) works on those rows only, each attending half of the keys on average.
-Tensors: prefill q [b, nh, sq, d], k and v [b, nkv, sk, d]; decode q [1, b, nh, d] and the caches
-[b, nkv, S, d]; cache writes: inputs[0] the cache, inputs[1] the new values.
+Tensors: prefill q [b, nh, sq, d], k and v [b, nkv, sk, d]; the fill: inputs[0] the cache, inputs[1]
+the new values.
 """
 
 from __future__ import annotations
@@ -67,43 +66,13 @@ def predict_sdpa(desc: OpDesc, machine: Machine) -> Prediction:
     )
 
 
-def predict_sdpa_decode(desc: OpDesc, machine: Machine) -> Prediction:
-    """Decode attention ``desc`` (inputs q, k cache, v cache[, ...]; output o) on ``machine``."""
-    q, k, v = desc.inputs[:3]
-    arch = machine.system.arch
-    fidelity = desc.fidelity or MathFidelity.HiFi2
-    config = desc.attention or AttentionConfig(causal=False)
-    users, kv_heads, cache_len, d = (1,) * (4 - len(k.shape)) + k.shape[-4:]
-    kv_len = min(config.kv_len or cache_len, cache_len)
-    kv_t, d_t = _t(kv_len), _t(d)
-    read = kv_t / _t(cache_len)
-    work = users * kv_heads * kv_t  # (user, kv head, K tile) triples, split over the cores
-    cores = min(grid_cores(machine, desc.core_grid), work)
-    per_k_tile = 2 * d_t * _multiply_cycles(arch, fidelity, (q.tile_bytes + k.tile_bytes) / 2)
-    per_k_tile += _score_tile_cycles(arch)
-    cycles = math.ceil(work / cores) * per_k_tile
-    moves = [(q, 1.0), (k, read), (v, read), *((t, 1.0) for t in desc.outputs)]
-    memory = traffic(machine, moves, cores)
-    heads = q.shape[-2]
-    return kernel_prediction(arch, cycles, memory, cores, fidelity=fidelity, flops=4.0 * users * heads * kv_len * d)
-
-
-def predict_cache_write(desc: OpDesc, machine: Machine, *, whole_prompt: bool) -> Prediction:
-    """A KV-cache write: ``inputs[0]`` the cache, ``inputs[1]`` the new keys or values.  One token per
-    user rewrites the tile row holding its position in every head (read and written back); a whole
-    prompt writes its tiles once."""
+def predict_cache_fill(desc: OpDesc, machine: Machine) -> Prediction:
+    """A KV-cache fill: ``inputs[0]`` the cache, ``inputs[1]`` a whole prompt's keys or values
+    ``[1, heads, s, d]``, written once, one tile row of a head per core."""
     cache, new = desc.inputs[0], desc.inputs[1]
     arch = machine.system.arch
     d_t = _t(cache.shape[-1])
-    if whole_prompt:
-        touched = new.tiles / max(cache.tiles, 1)
-        moves = [(new, 1.0), (cache, touched)]
-        cores = min(grid_cores(machine, desc.core_grid), max(1, new.tiles // d_t))
-    else:
-        users = cache.shape[0] if len(cache.shape) == 4 else 1
-        heads = cache.shape[-3] if len(cache.shape) >= 3 else 1
-        touched = users * heads * d_t / max(cache.tiles, 1)
-        moves = [(new, 1.0), (cache, 2 * touched)]
-        cores = min(grid_cores(machine, desc.core_grid), users)
-    memory = traffic(machine, moves, cores)
+    touched = new.tiles / max(cache.tiles, 1)
+    cores = min(grid_cores(machine, desc.core_grid), max(1, new.tiles // d_t))
+    memory = traffic(machine, [(new, 1.0), (cache, touched)], cores)
     return kernel_prediction(arch, 0.0, memory, cores)

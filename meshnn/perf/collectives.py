@@ -1,25 +1,29 @@
 """Collectives over Ethernet: all_gather, reduce_scatter, all_reduce on a line or a ring of devices.
 
-Following Tenstorrent's CCL bandwidth report [tt-metal: tech_reports/CCLs/CCL_bandwidth.md], with
-``T`` the un-sharded tensor (all_gather's output, reduce_scatter's input, all_reduce's input and
-output) and ``N`` the devices along the collective's axis:
+Following Tenstorrent's CCL bandwidth report (the figures and their fit are in
+:mod:`meshnn.perf.fabric`), with ``T`` the un-sharded tensor (all_gather's output, reduce_scatter's
+input, all_reduce's input and output) and ``N`` the devices along the collective's axis:
 
-- bytes through the bottleneck link: ``(N-1)/N * T`` (all_gather, reduce_scatter), twice that for
-  all_reduce; a ring sends half of them each way;
-- time on the links: those bytes over ``links x directions x line rate x utilisation``, where the
-  utilisation is the asymptote the report measured for that collective and topology (and, for a
-  line of two devices, for two devices);
-- start-up: a per-call cost plus, per hop of the diameter (``N-1`` on a line, ``N/2`` on a ring),
-  the measured per-hop cost (the report's fit; a 2D fabric adds its slower hop);
+- bytes through the bottleneck link: ``(N-1)/N * T``; a ring sends half of them each way;
+- time: a per-call start-up, a cost per hop of the diameter (``N-1`` on a line, ``N/2`` on a ring;
+  a 2D fabric adds its slower hop), those bytes over ``links x line rate x utilisation``, and the
+  ramp term between start-up and asymptote (``ramp x sqrt(MB per link per direction)``);
+- all_reduce is a reduce_scatter followed by an all_gather over the same links: the sum of the two;
 - ``cluster_axis`` picks the mesh axis; the lines along it run at once on their own links.
 A ring asked for where the axis does not close (no wraparound link) runs as a line, as
-``ttnn.get_usable_topology`` would resolve it.
+``ttnn.get_usable_topology`` would resolve it; ``num_links`` above what the system offers per hop
+is clamped to it, and the prediction says so.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 from meshnn.errors import MeshnnValueError
 from meshnn.perf.desc import CollectiveConfig, Fabric, OpDesc, OpFamily, Topology
+from meshnn.perf.fabric import fabric_perf
+from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import kernel_prediction, traffic
@@ -43,17 +47,60 @@ def usable_topology(requested: Topology, devices: int, machine: Machine) -> Topo
 
 
 def bottleneck_bytes(desc: OpDesc, devices: int) -> float:
-    """Bytes the busiest link carries (both directions of a ring together)."""
+    """Bytes the busiest link carries (both directions of a ring together) for the whole op."""
     whole = desc.outputs[0].nbytes if desc.family is OpFamily.ALL_GATHER else desc.inputs[0].nbytes
     share = (devices - 1) / devices * whole
     return 2 * share if desc.family is OpFamily.ALL_REDUCE else share
 
 
-def _links(config: CollectiveConfig, machine: Machine, op: str) -> int:
+def usable_links(config: CollectiveConfig, machine: Machine, op: str) -> tuple[int, tuple[str, ...]]:
+    """The links a collective gets per hop, and a note when ``num_links`` asked for more than the
+    system offers (tt-metal's programs clamp to the routing planes they find)."""
     usable = machine.system.usable_links
     if usable < 1:
         raise MeshnnValueError(f"{op}: {machine.system.name} has no Ethernet links between its chips")
-    return min(config.num_links, usable) if config.num_links else usable
+    if not config.num_links:
+        return usable, ()
+    if config.num_links <= usable:
+        return config.num_links, ()
+    note = (
+        f"num_links={config.num_links} asked, {usable} usable per hop on {machine.system.name} "
+        f"({machine.system.links_per_hop} physical; the rest carry fast dispatch): timed with {usable}"
+    )
+    return usable, (note,)
+
+
+Route = tuple[Topology, int, Fabric]
+"""How a collective runs: its topology, its links per hop and its fabric."""
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """One reduce_scatter or all_gather pass: its start-up and its transfer (ns)."""
+
+    startup_ns: float
+    transfer_ns: float
+
+
+def phase(arch: ArchPerf, family: OpFamily, whole_bytes: float, devices: int, route: Route) -> Phase:
+    """The time of one all_gather or reduce_scatter of ``whole_bytes`` (T) over ``devices`` on
+    ``route`` = (topology, links, fabric), from the report's terms."""
+    topology, links, kind = route
+    fabric = fabric_perf(arch.arch)
+    directions = 2 if topology is Topology.RING else 1
+    hops = devices // 2 if topology is Topology.RING else devices - 1
+    per_hop = fabric.hop_ns[(family, topology)]
+    if kind is Fabric.FABRIC_2D:
+        per_hop += arch.hop_latency_2d_ns - arch.hop_latency_1d_ns
+    per_direction = (devices - 1) / devices * whole_bytes / directions
+    one_shot = family is OpFamily.REDUCE_SCATTER and topology is Topology.RING
+    if one_shot and whole_bytes <= fabric.one_shot_max_bytes:
+        per_direction *= fabric.one_shot_factor
+    per_link = per_direction / links
+    utilization = fabric.utilization_for(family, topology, devices)
+    bandwidth = per_link / (arch.eth_line_rate_bytes_per_s * utilization) * 1e9
+    ramp = fabric.ramp_ns[family] * math.sqrt(per_link / 1e6)
+    return Phase(fabric.invocation_ns[family] + hops * per_hop, bandwidth + ramp)
 
 
 def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
@@ -65,24 +112,22 @@ def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
     if devices < 2:
         return kernel_prediction(arch, 0.0, memory, 1)
     topology = usable_topology(config.topology, devices, machine)
-    links = _links(config, machine, desc.op_code)
-    directions = 2 if topology is Topology.RING else 1
-    key = (desc.family, topology)
-    utilization = arch.ccl_link_utilization[key]
-    if devices == 2:  # two-device lines keep their links less busy (the report's N=2 asymptotes)
-        utilization = arch.ccl_two_device_utilization[desc.family]
-    rate = links * directions * arch.eth_line_rate_bytes_per_s * utilization
-    moved = bottleneck_bytes(desc, devices)
-    hops = devices // 2 if topology is Topology.RING else devices - 1
-    per_hop = arch.ccl_hop_startup_ns[key]
-    if config.fabric is Fabric.FABRIC_2D:
-        per_hop += arch.hop_latency_2d_ns - arch.hop_latency_1d_ns
-    notes = (f"topology {topology.value}, {devices} devices, {links} link(s)",)
+    links, notes = usable_links(config, machine, desc.op_code)
+    whole = desc.outputs[0].nbytes if desc.family is OpFamily.ALL_GATHER else desc.inputs[0].nbytes
+    families = (OpFamily.REDUCE_SCATTER, OpFamily.ALL_GATHER) if desc.family is OpFamily.ALL_REDUCE else (desc.family,)
+    phases = [phase(arch, f, whole, devices, (topology, links, config.fabric)) for f in families]
+    notes = (f"topology {topology.value}, {devices} devices, {links} link(s)", *notes)
     if topology is not config.topology:
         notes += (f"{config.topology.value} asked: the {devices}-device axis has no wraparound link",)
-    fixed = arch.ccl_invocation_ns[desc.family] + hops * per_hop
-    link_ns = moved / rate * 1e9
-    cores = links * directions
+    directions = 2 if topology is Topology.RING else 1
+    moved = bottleneck_bytes(desc, devices)
     return kernel_prediction(
-        arch, 0.0, memory, cores, fixed_ns=fixed, link_ns=link_ns, link_bytes=int(moved / directions), notes=notes
+        arch,
+        0.0,
+        memory,
+        links * directions,
+        fixed_ns=sum(p.startup_ns for p in phases),
+        link_ns=sum(p.transfer_ns for p in phases),
+        link_bytes=int(moved / directions / links),
+        notes=notes,
     )

@@ -58,6 +58,9 @@ class OpFamily(enum.Enum):
     EMBEDDING = "EmbeddingsDeviceOperation"
     SLICE = "SliceDeviceOperation"
     PAD = "PadDeviceOperation"
+    HEADS_DECODE = "NLPCreateQKVHeadsDecodeDeviceOperation"  # a fused qkv row split into heads, per user
+    CONCAT_HEADS_DECODE = "NLPConcatHeadsDecodeDeviceOperation"  # heads back into one row per user
+    ARGMAX = "ArgMaxDeviceOperation"  # a scalar loop on data-movement cores
     KV_UPDATE = "PagedUpdateCacheDeviceOperation"  # one token per user written into the cache
     KV_FILL = "PagedFillCacheDeviceOperation"  # a whole prompt written into the cache
     ALL_GATHER = "AllGatherAsyncDeviceOperation"
@@ -193,12 +196,15 @@ class CollectiveConfig:
 
 @dataclass(frozen=True, slots=True)
 class AttentionConfig:
-    """SDPA's chunking and causality; ``kv_len`` is the cache length read by a decode step."""
+    """SDPA's chunking and causality; ``kv_len`` is the cache length read by a decode step (None: the
+    whole cache, when the positions are a device tensor); ``max_cores_per_head_batch`` caps the cores
+    a decode step gives one (user, kv head) pair (SDPAProgramConfig's field, default 16)."""
 
     q_chunk: int = 32
     k_chunk: int = 32
     causal: bool = True
     kv_len: int | None = None
+    max_cores_per_head_batch: int = 16
 
 
 @dataclass(frozen=True, slots=True)

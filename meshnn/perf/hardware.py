@@ -5,8 +5,8 @@ Units are in the names: ``_hz``, ``_ns``, ``_bytes_per_s`` (bytes per second, de
 ``_bytes_per_cycle``, ``_cycles``.  Sources: "tt-metal:" is github.com/tenstorrent/tt-metal at the
 path given; "tt-npe:", "tt-mlir:", "tt-train:" likewise; the research notes that gathered them are
 the project's reference/device-time-anchors.md.  Only op-level measurements are fitted here
-(matmul FLOPs tables, DRAM bandwidth benchmarks, the CCL bandwidth report); model-level tokens/s
-figures are never used.
+(matmul FLOPs tables, DRAM bandwidth benchmarks); the collective figures fitted to the CCL bandwidth
+report are in :mod:`meshnn.perf.fabric`.
 """
 
 from __future__ import annotations
@@ -14,15 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from meshnn.device.arch import Arch
-from meshnn.perf.desc import OpFamily, Topology
 
 GEMM = "tt-metal: tech_reports/GEMM_FLOPS/GEMM_FLOPS.md"
 CCL = "tt-metal: tech_reports/CCLs/CCL_bandwidth.md and results/SUMMARY_{arch}_bfloat16_*.md"
 DRAM_WH = "tt-metal: tech_reports/Saturating_DRAM_bandwidth/Saturating_DRAM_bandwidth.md"
 DRAM_BH = "tt-metal: tech_reports/Saturating_DRAM_bandwidth/Saturating_DRAM_bandwidth_Blackhole.md"
 NPE = "tt-npe: tt_npe/cpp/include/device_models/{wormhole_b0,blackhole}.hpp"
-
-Key = tuple[OpFamily, Topology]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +43,6 @@ class ArchPerf:
     eth_payload_efficiency: float
     hop_latency_1d_ns: float
     hop_latency_2d_ns: float
-    ccl_link_utilization: dict[Key, float]  # asymptotic fraction of line rate per link
-    ccl_two_device_utilization: dict[OpFamily, float]  # the same for a line of two devices
-    ccl_invocation_ns: dict[OpFamily, float]
-    ccl_hop_startup_ns: dict[Key, float]  # per hop, measured (hop latency + synchronisation)
     op_launch_ns: float  # device-side fixed cost of any op
     matmul_fill_ns: float  # fitted: multicast matmul pipeline fill on top of the launch
     op_to_op_traced_ns: float
@@ -68,19 +61,6 @@ class ArchPerf:
         return [f.name for f in fields(self) if f.name not in ("arch", "sources") and f.name not in self.sources]
 
 
-def _ccl(ag_line: float, ag_ring: float, rs_line: float, rs_ring: float, ar_line: float, ar_ring: float):
-    L, R = Topology.LINEAR, Topology.RING
-    ag, rs, ar = OpFamily.ALL_GATHER, OpFamily.REDUCE_SCATTER, OpFamily.ALL_REDUCE
-    return {
-        (ag, L): ag_line,
-        (ag, R): ag_ring,
-        (rs, L): rs_line,
-        (rs, R): rs_ring,
-        (ar, L): ar_line,
-        (ar, R): ar_ring,
-    }
-
-
 _COMMON_SOURCES = {
     "lofi_cycles_per_tile": f"{GEMM}: cycles per 32x32x32 tile LoFi 16, HiFi2 32, HiFi3 48, HiFi4 64",
     "fpu_eltwise_cycles_per_tile": "tt-metal: tech_reports/matrix_engine/matrix_engine.md: eltwise mul "
@@ -89,22 +69,14 @@ _COMMON_SOURCES = {
     "cycle (0.512 TFLOPS LoFi) -> 2 cycles a tile",
     "sfpu_elements_per_cycle": "tt-train: roofline/roofline.py: SFPU 32 FLOPs per core-cycle",
     "eth_payload_efficiency": f"{CCL}: framing efficiency ~96% across useful payload sizes",
-    "ccl_invocation_ns": f"{CCL}: constant term of the report's kernel_time fit (WH); BH fitted to the "
-    "smallest sizes of SUMMARY_blackhole (a + b*(N-1) through N=2 and N=4)",
-    "ccl_hop_startup_ns": f"{CCL}: per-hop term of the report's kernel_time fit (WH); BH as above",
-    "ccl_link_utilization": f"{CCL}: asymptotic linkbw / line rate, line at N=4, ring at N=8",
-    "ccl_two_device_utilization": f"{CCL}: asymptotic linkbw / line rate of the N=2 lines",
-    "op_to_op_traced_ns": "traced op-to-op gap ~1 us: tt-metal LLM tech report (tech_reports/LLMs, "
-    "'single-digit microseconds'), Llama TG decoder perf targets 630-840 ns (tt-metal PR #22868)",
+    "op_to_op_traced_ns": "fitted: the median op-to-op gap of the 16 traced decoder ops of tt-metal models/demos/"
+    "llama3_70b_galaxy/tests/decoder_perf_targets_6u.json (599 to 1002 ns, median 720); Llama TG decoder perf "
+    "targets 630-840 ns (tt-metal PR #22868); the LLM tech report (tech_reports/LLMs): 'single-digit microseconds'",
     "op_launch_ns": "fitted: residual of tt-metal tests/device_perf_tests/dram_bandwidth/"
     "test_dram_bandwidth.py DRAM-sharded 6 MiB / 12 MiB expectations over streaming at the sharded rate",
     "matmul_fill_ns": f"fitted: {GEMM} smallest traced manual rows (N150 512^3, P150 640x704x704), "
     "residual over compute and DRAM, less the traced op-to-op gap",
 }
-
-
-def _by_family(all_gather: float, reduce_scatter: float, all_reduce: float) -> dict[OpFamily, float]:
-    return {OpFamily.ALL_GATHER: all_gather, OpFamily.REDUCE_SCATTER: reduce_scatter, OpFamily.ALL_REDUCE: all_reduce}
 
 
 _SHARED = {
@@ -114,8 +86,8 @@ _SHARED = {
     "sfpu_elements_per_cycle": 32,
     "eth_payload_efficiency": 0.96,
     "op_launch_ns": 2000.0,
-    "matmul_fill_ns": 5700.0,
-    "op_to_op_traced_ns": 1000.0,
+    "matmul_fill_ns": 5980.0,
+    "op_to_op_traced_ns": 720.0,
 }
 """The figures Wormhole and Blackhole share (the same Tensix engines, the same fits); their sources
 are in ``_COMMON_SOURCES``."""
@@ -135,16 +107,6 @@ _BY_ARCH: dict[str, tuple[object, object]] = {  # figure: (Wormhole B0, Blackhol
     "eth_line_rate_bytes_per_s": (12.5e9, 25e9),
     "hop_latency_1d_ns": (711.0, 515.0),
     "hop_latency_2d_ns": (874.0, 619.0),
-    "ccl_link_utilization": (
-        _ccl(0.939, 0.832, 0.840, 0.665, 0.885, 0.731),
-        _ccl(0.960, 0.940, 0.782, 0.798, 0.861, 0.862),
-    ),
-    "ccl_two_device_utilization": (_by_family(0.508, 0.713, 0.594), _by_family(0.954, 0.745, 0.836)),
-    "ccl_invocation_ns": (_by_family(4470.0, 3230.0, 9070.0), _by_family(2810.0, 1030.0, 4110.0)),
-    "ccl_hop_startup_ns": (
-        _ccl(1910.0, 2500.0, 3970.0, 3060.0, 5820.0, 5250.0),
-        _ccl(1520.0, 2350.0, 3710.0, 2820.0, 5040.0, 4810.0),
-    ),
     "host_dispatch_ns": (49000.0, 21000.0),
     "num_dram_banks": (12, 8),
 }

@@ -5,7 +5,9 @@ Compute, per core: its output tiles x K tiles x (16 cycles x fidelity phases + t
 feeding the two operand tiles).  The feeding term (operand bytes over ``operand_bytes_per_cycle``)
 is what makes bfloat16 slower than bfloat8_b at the same fidelity; one constant per arch fits every
 peak in Tenstorrent's GEMM tables.  Rows shorter than a tile still cost a whole tile (the engine
-works on 8x16 faces; M is padded to 32).
+works on 8x16 faces; M is padded to 32).  With a single row of tiles (a decode step) no weight tile
+is reused, and a multiply costs at least ``single_use_weight_tile_cycles``
+(:mod:`meshnn.perf.latency`): the weight tile's unpack is no longer hidden behind other multiplies.
 
 Memory: each DRAM tensor is read once (multicast programs read a block once and send it along the
 grid's rows or columns); the output is written once.  A DRAM-sharded program streams its weight at
@@ -21,6 +23,7 @@ import math
 
 from meshnn.perf.desc import TILE, MatmulConfig, MatmulProgram, OpDesc
 from meshnn.perf.fidelity import MathFidelity
+from meshnn.perf.latency import op_latency
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, sfpu_cycles_per_tile, traffic
@@ -72,6 +75,8 @@ def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     cores = matmul_cores(desc, machine, row_tiles, col_tiles)
     out_tiles = math.ceil(row_tiles * col_tiles / cores)
     per_multiply = arch.lofi_cycles_per_tile * fidelity.phases + operand_cycles(arch, (a.tile_bytes + b.tile_bytes) / 2)
+    if row_tiles == 1:  # one row of tiles (a decode step): each weight tile feeds one multiply, unreused
+        per_multiply = max(per_multiply, op_latency(arch.arch).single_use_weight_tile_cycles)
     cycles = out_tiles * k_tiles * per_multiply + out_tiles * sfpu_cycles_per_tile(arch, desc.unary_ops)
     cycles += activation_stream_cycles(desc, machine, row_tiles, k_tiles)
     sharded = config.program is MatmulProgram.DRAM_SHARDED

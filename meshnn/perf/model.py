@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from meshnn.perf.attention import predict_cache_write, predict_sdpa, predict_sdpa_decode
+from meshnn.perf.attention import predict_cache_fill, predict_sdpa
 from meshnn.perf.collectives import predict_collective
+from meshnn.perf.decode_ops import predict_argmax, predict_cache_update, predict_heads_decode, predict_sdpa_decode
 from meshnn.perf.desc import MatmulProgram, OpDesc, OpFamily
 from meshnn.perf.fidelity import (
     GENERIC_DEFAULT,
@@ -42,20 +43,15 @@ _FPU_FAMILIES = frozenset(
 )
 
 
-def _whole_prompt(desc: OpDesc, m: Machine) -> Prediction:
-    return predict_cache_write(desc, m, whole_prompt=True)
-
-
-def _one_token(desc: OpDesc, m: Machine) -> Prediction:
-    return predict_cache_write(desc, m, whole_prompt=False)
-
-
 _PREDICTORS: dict[OpFamily, Callable[[OpDesc, Machine], Prediction]] = {
     OpFamily.MATMUL: predict_matmul,
     OpFamily.SDPA: predict_sdpa,
     OpFamily.SDPA_DECODE: predict_sdpa_decode,
-    OpFamily.KV_UPDATE: _one_token,
-    OpFamily.KV_FILL: _whole_prompt,
+    OpFamily.KV_UPDATE: predict_cache_update,
+    OpFamily.KV_FILL: predict_cache_fill,
+    OpFamily.HEADS_DECODE: predict_heads_decode,
+    OpFamily.CONCAT_HEADS_DECODE: predict_heads_decode,
+    OpFamily.ARGMAX: predict_argmax,
     **{f: predict_tile_op for f in (OpFamily.UNARY, OpFamily.BINARY, OpFamily.REDUCTION, OpFamily.TYPECAST)},
     **{f: predict_tile_op for f in (OpFamily.SOFTMAX, OpFamily.NORM)},
     **{f: predict_collective for f in (OpFamily.ALL_GATHER, OpFamily.REDUCE_SCATTER, OpFamily.ALL_REDUCE)},

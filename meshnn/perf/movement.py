@@ -2,7 +2,8 @@
 
 These read what they need once and write their output once, so on DRAM tensors the memory time
 decides; the reads of a slice cover only the output's part, an embedding reads one weight row per
-token (row-sized pages).  Tilize and untilize pass every tile through the unpacker and packer,
+token (row-sized pages), each row a DRAM round trip its core waits for.  Tilize and untilize pass
+every tile through the unpacker and packer,
 transpose and permute transpose every tile on the FPU: those costs are estimates from the
 engines' rates, uncalibrated.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import math
 
 from meshnn.perf.desc import OpDesc, OpFamily, TensorDesc
+from meshnn.perf.latency import op_latency
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, traffic
@@ -48,5 +50,10 @@ def predict_movement(desc: OpDesc, machine: Machine) -> Prediction:
     out_tiles = sum(t.tiles for t in desc.outputs)
     cores = max(1, min(grid_cores(machine, desc.core_grid), out_tiles))
     cycles = math.ceil(out_tiles / cores) * _cycles_per_tile(desc, machine)
+    if desc.family is OpFamily.EMBEDDING:  # each row is one DRAM read whose data the tilize waits for
+        rows = desc.outputs[0].volume // max(desc.outputs[0].shape[-1], 1)
+        row_bytes = desc.inputs[-1].shape[-1] * 2 if desc.inputs[-1].layout.name == "ROW_MAJOR" else 0
+        per_row = op_latency(machine.system.arch.arch).dram_read_latency_cycles + row_bytes / arch.noc_bytes_per_cycle
+        cycles += math.ceil(rows / cores) * per_row
     memory = traffic(machine, _reads(desc) + [(t, 1.0) for t in desc.outputs], cores)
     return kernel_prediction(arch, cycles, memory, cores)

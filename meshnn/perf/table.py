@@ -82,4 +82,18 @@ def format_table(recorder: Recorder) -> str:
             f"device {t.device}: {t.ops} ops, kernels {_us(t.kernel_ns)} us + gaps {_us(t.gap_ns)} us"
             f" = {_us(t.total_ns)} us"
         )
-    return "\n".join(lines)
+    return "\n".join(lines + notes(recorder))
+
+
+def notes(recorder: Recorder, *, limit: int = 12) -> list[str]:
+    """What the model noted about the ops (a clamped num_links, a ring run as a line, flash decode's
+    split...), each once, with the first op it was said of."""
+    seen: dict[str, int] = {}
+    for entry in recorder.records:
+        for note in entry.prediction.notes:
+            seen.setdefault(note, entry.index)
+    if not seen:
+        return []
+    shown = [f"  op {index}: {note}" for note, index in list(seen.items())[:limit]]
+    more = [f"  ... {len(seen) - limit} more"] if len(seen) > limit else []
+    return ["notes (each once, with the first op it applies to):", *shown, *more]

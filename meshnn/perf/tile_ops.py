@@ -3,7 +3,8 @@ layer_norm / rms_norm and typecast.
 
 Each reads its DRAM inputs once and writes its outputs once; its compute is a per-tile cost (the
 operand tiles fed from L1, FPU cycles at the fidelity, SFPU passes) over the tiles of the busiest
-core.  Ops that work on whole rows (reductions over the last dim, softmax, norms) split rows of tiles
+core; L1-sharded tensors are the op's own cores' and cross no NoC link.  Ops that work on whole
+rows (reductions over the last dim, softmax, norms) split rows of tiles
 across cores.  These per-tile costs are estimates from the engines' published throughputs; no
 published op-level measurement calibrates them, so on DRAM tensors the DRAM time decides.
 """
@@ -66,5 +67,5 @@ def predict_tile_op(desc: OpDesc, machine: Machine) -> Prediction:
     cores, tiles = _busiest_core_tiles(desc, grid_cores(machine, desc.core_grid))
     cycles = tiles * _per_tile_cycles(desc, arch, fidelity)
     moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs]
-    memory = traffic(machine, moves, cores)
+    memory = traffic(machine, moves, cores, local_shards=True)
     return kernel_prediction(arch, cycles, memory, cores, fidelity=desc.fidelity)

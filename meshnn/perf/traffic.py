@@ -106,17 +106,21 @@ def traffic(
     cores: int,
     *,
     dram_sharded: bool = False,
+    local_shards: bool = False,
 ) -> Traffic:
     """Time of reading or writing each ``(tensor, times)`` in ``moves`` (``times`` may be a fraction
     or a re-read count).  ``dram_sharded``: the op streams its DRAM tensors bank by bank (a
-    DRAM-sharded matmul) whatever their layout says."""
+    DRAM-sharded matmul) whatever their layout says.  ``local_shards``: the op computes where its
+    L1-sharded tensors live (an eltwise op on its shards): their bytes cross no NoC link (the unpack
+    and pack of each tile are in the op's compute) and count in ``l1_bytes`` only."""
     system = machine.system
-    dram_bytes = l1_bytes = 0
+    dram_bytes = l1_bytes = moved = 0
     dram_ns = 0.0
     for tensor, times in moves:
         size = int(tensor.nbytes * times)
         if not tensor.in_dram:
             l1_bytes += size
+            moved += 0 if (local_shards and tensor.sharded) else size
             continue
         dram_bytes += size
         if dram_sharded or tensor.sharded:
@@ -126,7 +130,7 @@ def traffic(
             dram_ns += size / rate * 1e9
     noc_rate = max(cores, 1) * system.arch.noc_bytes_per_cycle * system.arch.clock_hz  # the cores' NoC links
     dram_ns = max(dram_ns, dram_bytes / noc_rate * 1e9)
-    return Traffic(dram_bytes, dram_ns, l1_bytes, l1_bytes / noc_rate * 1e9)
+    return Traffic(dram_bytes, dram_ns, l1_bytes, moved / noc_rate * 1e9)
 
 
 def grid_cores(machine: Machine, grid: tuple[int, int] | None) -> int:

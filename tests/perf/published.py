@@ -12,14 +12,8 @@ the distance to the nearer end.  Model-level figures (tokens/s) are not here: th
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
-from meshnn.device.arch import BLACKHOLE as BH_CHIP
-from meshnn.device.arch import SystemSpec
 from meshnn.perf import (
     BufferType,
-    CollectiveConfig,
     MathFidelity,
     MatmulConfig,
     MatmulProgram,
@@ -28,55 +22,21 @@ from meshnn.perf import (
     OpFamily,
     TensorDesc,
     Topology,
-    arch_perf,
     machine,
     predict,
 )
-from meshnn.perf.systems import Machine, SystemPerf
+from meshnn.perf.systems import Machine
+
+from . import published_ccl
+from .figure import Figure
+from .published_ccl import BH_GALAXY
+from .published_decode import bandwidth_figures, decode_figures
 
 GEMM = "tt-metal tech_reports/GEMM_FLOPS/GEMM_FLOPS.md"
-CCL_WH = "tt-metal tech_reports/CCLs/results/SUMMARY_wormhole_b0_bfloat16_6144.md (T3000 LoudBox, 1 link)"
-CCL_BH = "tt-metal tech_reports/CCLs/results/SUMMARY_blackhole_bfloat16_8192.md (BH Galaxy, 2 links)"
 DRAM_TEST = "tt-metal tests/device_perf_tests/dram_bandwidth/test_dram_bandwidth.py (CI expectation, +-3%)"
 DRAM_WH = "tt-metal tech_reports/Saturating_DRAM_bandwidth/Saturating_DRAM_bandwidth.md"
 F = MathFidelity
 L1, DRAM = BufferType.L1, BufferType.DRAM
-
-BH_GALAXY = SystemPerf(
-    SystemSpec("bh_galaxy", "Blackhole Galaxy, 32 chips", BH_CHIP, (8, 4), (12, 10), (11, 10), 32),
-    arch_perf("blackhole"),
-    links_per_hop=2,
-    usable_links=2,
-    ring_lengths=frozenset({8}),
-    dram_scale=1.0,
-    source="blackhole_galaxy.yaml: 2 links between adjacent chips; the CCL report normalises by 2 links",
-)
-"""Where the Blackhole CCL figures were measured; not a system meshnn simulates (tests only)."""
-
-
-@dataclass(frozen=True)
-class Figure:
-    name: str
-    source: str
-    low: float
-    high: float
-    unit: str
-    model: Callable[[], float]
-    covered: bool = True
-    why_not: str = ""
-    fitted: bool = False  # the figure set a constant of the model (else it is checked, not fitted)
-
-    def value(self) -> float:
-        return self.model()
-
-    def error(self) -> float:
-        """Relative distance of the model's value from the published range (0 inside it)."""
-        v = self.value()
-        if v < self.low:
-            return v / self.low - 1
-        if v > self.high:
-            return v / self.high - 1
-        return 0.0
 
 
 def gemm_tflops(system, m, k, n, dtype, fidelity, grid, *, in0_l1=False, default=False, traced=True) -> float:
@@ -106,23 +66,6 @@ def decode_matmul_gbps(system, mesh, k, n, weight_dtype, fidelity) -> float:
 def dram_copy_us(source: TensorDesc, dest: TensorDesc, grid) -> float:
     p = predict(OpDesc(OpFamily.COPY, (source,), (dest,), core_grid=grid), "n150")
     return p.kernel_ns / 1e3
-
-
-def _row(total_bytes: int) -> TensorDesc:
-    return TensorDesc((1, 1, 32, total_bytes // 64))  # bfloat16 TILE: exactly total_bytes
-
-
-def ccl_us(family: OpFamily, m: Machine, devices: int, topology: Topology, size: int) -> float:
-    """Kernel us of one collective over ``devices`` along axis 1, ``size`` the report's T."""
-    whole, part = _row(size), _row(size // devices)
-    inputs, outputs = {
-        OpFamily.ALL_GATHER: ((part,), (whole,)),
-        OpFamily.REDUCE_SCATTER: ((whole,), (part,)),
-        OpFamily.ALL_REDUCE: ((whole,), (whole,)),
-    }[family]
-    config = CollectiveConfig(topology, cluster_axis=1)
-    mesh = machine(m, (1, devices))
-    return predict(OpDesc(family, inputs, outputs, collective=config), mesh, traced=True).kernel_ns / 1e3
 
 
 def _gemm_figures() -> list[Figure]:
@@ -163,7 +106,7 @@ def _gemm_figures() -> list[Figure]:
             return gemm_tflops(s, m, k, n, d, f, g, in0_l1=l1)
 
         fit = any(mark in name for mark in fitted)
-        out.append(Figure(name, f"{GEMM}, manual traced table", tf, tf, "TFLOPs", model, fitted=fit))
+        out.append(Figure(name, f"{GEMM}, manual traced table", tf, tf, "TFLOPs", model, fitted=fit, group="matmul"))
     return out
 
 
@@ -193,6 +136,7 @@ def _oob_figures() -> list[Figure]:
             "TFLOPs",
             lambda m=m, k=k, n=n, d=d, f=f, t=traced: gemm_tflops("n150", m, k, n, d, f, None, default=True, traced=t),
             fitted=fit,
+            group="matmul",
         )
         for name, m, k, n, d, f, traced, tf, fit in rows
     ]
@@ -208,7 +152,7 @@ def _dram_test_figure(mib: int, gibps: int, shape: tuple[int, ...], sharded: boo
     us = 1e9 * mib / (gibps * 1024) / 1e3
     name = f"WH DRAM {kind} {mib} MiB read to L1 at {gibps} GiB/s"
     grid = (12, 1) if sharded else (8, 8)
-    return Figure(name, DRAM_TEST, us, us, "us", lambda: dram_copy_us(source, dest, grid), fitted=True)
+    return Figure(name, DRAM_TEST, us, us, "us", lambda: dram_copy_us(source, dest, grid), fitted=True, group="DRAM")
 
 
 def _dram_figures() -> list[Figure]:
@@ -226,6 +170,7 @@ def _dram_figures() -> list[Figure]:
                 *rng,
                 "GB/s",
                 lambda k=k, n=n: decode_matmul_gbps("t3k", (1, 8), k, n, "BFLOAT8_B", F.HiFi2),
+                group="DRAM",
             )
             for k, n in ((8192, 1280), (1024, 8192), (8192, 3584), (3584, 8192))
         ],
@@ -237,102 +182,77 @@ def _dram_figures() -> list[Figure]:
                 261.0,
                 "GB/s",
                 lambda k=k, n=n: decode_matmul_gbps("t3k", (1, 8), k, n, "BFLOAT8_B", F.HiFi2),
+                group="DRAM",
             )
             for k, n in ((4096, 14336), (14336, 4096))
         ],
     ]
 
 
-_WH_CCL = {  # (family, devices, topology, T bytes): published kernel us
-    (OpFamily.ALL_GATHER, 2, Topology.LINEAR, 4096): 7.09,
-    (OpFamily.ALL_GATHER, 2, Topology.LINEAR, 1 << 30): 84478.54,
-    (OpFamily.ALL_GATHER, 4, Topology.LINEAR, 65536): 14.16,
-    (OpFamily.ALL_GATHER, 4, Topology.LINEAR, 4 << 20): 278.65,
-    (OpFamily.ALL_GATHER, 4, Topology.LINEAR, 1 << 30): 68615.88,
-    (OpFamily.ALL_GATHER, 8, Topology.RING, 4 << 20): 199.16,
-    (OpFamily.ALL_GATHER, 8, Topology.RING, 1 << 30): 45176.14,
-    (OpFamily.REDUCE_SCATTER, 2, Topology.LINEAR, 1 << 30): 60210.95,
-    (OpFamily.REDUCE_SCATTER, 4, Topology.LINEAR, 65536): 22.33,
-    (OpFamily.REDUCE_SCATTER, 4, Topology.LINEAR, 4 << 20): 334.89,
-    (OpFamily.REDUCE_SCATTER, 4, Topology.LINEAR, 1 << 30): 76693.07,
-    (OpFamily.REDUCE_SCATTER, 8, Topology.RING, 4 << 20): 239.75,
-    (OpFamily.REDUCE_SCATTER, 8, Topology.RING, 1 << 30): 57548.19,
-    (OpFamily.ALL_REDUCE, 2, Topology.LINEAR, 1 << 30): 144706.33,
-    (OpFamily.ALL_REDUCE, 4, Topology.LINEAR, 65536): 39.44,
-    (OpFamily.ALL_REDUCE, 4, Topology.LINEAR, 4 << 20): 638.98,
-    (OpFamily.ALL_REDUCE, 4, Topology.LINEAR, 1 << 30): 145605.91,
-    (OpFamily.ALL_REDUCE, 8, Topology.RING, 4 << 20): 443.11,
-    (OpFamily.ALL_REDUCE, 8, Topology.RING, 1 << 30): 104509.80,
-}
-
-_BH_CCL = {
-    (OpFamily.ALL_GATHER, 2, Topology.LINEAR, 1 << 30): 11266.59,
-    (OpFamily.ALL_GATHER, 4, Topology.LINEAR, 4 << 20): 84.04,
-    (OpFamily.ALL_GATHER, 4, Topology.LINEAR, 1 << 30): 16790.90,
-    (OpFamily.ALL_GATHER, 8, Topology.RING, 4 << 20): 56.67,
-    (OpFamily.ALL_GATHER, 8, Topology.RING, 1 << 30): 10015.13,
-    (OpFamily.REDUCE_SCATTER, 4, Topology.LINEAR, 1 << 30): 20621.84,
-    (OpFamily.REDUCE_SCATTER, 8, Topology.RING, 1 << 30): 11773.53,
-    (OpFamily.ALL_REDUCE, 2, Topology.LINEAR, 1 << 30): 25698.97,
-    (OpFamily.ALL_REDUCE, 4, Topology.LINEAR, 4 << 20): 188.24,
-    (OpFamily.ALL_REDUCE, 4, Topology.LINEAR, 1 << 30): 37371.78,
-    (OpFamily.ALL_REDUCE, 8, Topology.RING, 1 << 30): 21925.95,
-}
-
-
 def _ccl_figures() -> list[Figure]:
-    t3k = machine("t3k", (1, 8))
-    bh = Machine(BH_GALAXY, (1, 8))
+    """Every row of the CCL report (:mod:`tests.perf.published_ccl`): fitted rows marked, the rows
+    outside the claim with why."""
     out = []
-    for arch, table, m, src in (("WH", _WH_CCL, t3k, CCL_WH), ("BH", _BH_CCL, bh, CCL_BH)):
-        for (family, n, topology, size), us in table.items():
-            name = f"{arch} {family.name.lower()} N={n} {topology.value} T={size} B"
+    for arch, m in (("WH", machine("t3k", (1, 8))), ("BH", Machine(BH_GALAXY, (1, 8)))):
+        for family, n, topology, size, us in published_ccl.rows(arch):
 
             def model(f=family, m=m, n=n, t=topology, s=size):
-                return ccl_us(f, m, n, t, s)
+                return published_ccl.ccl_us(f, m, n, t, s)
 
-            fit = size == 1 << 30 or size <= 65536  # asymptotes and start-up set constants
-            out.append(Figure(name, src, us, us, "us", model, fitted=fit))
+            name = f"{arch} {family.name.lower()} N={n} {topology.value} T={size} B"
+            why = published_ccl.MISSES.get((arch, family, n, topology, size), "")
+            fit = published_ccl.fitted(arch, family, n, topology, size)
+            src = published_ccl.source(arch, n, topology)
+            figure = Figure(
+                name, src, us, us, "us", model, covered=not why, why_not=why, fitted=fit, group="collectives"
+            )
+            out.append(figure)
     return out
-
-
-RAMP = "not modelled: the ramp between start-up and asymptote (packet fill, size-switched algorithms)"
-
-
-def _ramp_figures() -> list[Figure]:
-    """Mid-size rows the closed form misses, shown with their error but not asserted (the report's
-    own fit misses these too: ring reduce_scatter 2-58%, ring all_reduce 3-47%)."""
-    t3k, bh = machine("t3k", (1, 8)), Machine(BH_GALAXY, (1, 8))
-    rows = [
-        ("WH reduce_scatter N=8 Ring T=524288 B", CCL_WH, OpFamily.REDUCE_SCATTER, t3k, 512 << 10, 102.82),
-        ("WH all_reduce N=8 Ring T=1048576 B", CCL_WH, OpFamily.ALL_REDUCE, t3k, 1 << 20, 150.71),
-        ("BH all_reduce N=8 Ring T=4194304 B", CCL_BH, OpFamily.ALL_REDUCE, bh, 4 << 20, 131.41),
-    ]
-    return [
-        Figure(name, src, us, us, "us", lambda f=f, m=m, s=size: ccl_us(f, m, 8, Topology.RING, s), False, RAMP)
-        for name, src, f, m, size, us in rows
-    ]
 
 
 def _ring_speedup(family: OpFamily) -> float:
     t3k = machine("t3k", (1, 8))
-    line = ccl_us(family, t3k, 8, Topology.LINEAR, 1 << 30)
-    return line / ccl_us(family, t3k, 8, Topology.RING, 1 << 30)
+    line = published_ccl.ccl_us(family, t3k, 8, Topology.LINEAR, 1 << 30)
+    return line / published_ccl.ccl_us(family, t3k, 8, Topology.RING, 1 << 30)
 
 
 def _ring_figures() -> list[Figure]:
     src = "tt-metal tech_reports/CCLs/CCL_bandwidth.md: on Wormhole rings run 1.5 to 1.8 times faster than lines"
     fams = (OpFamily.ALL_GATHER, OpFamily.REDUCE_SCATTER, OpFamily.ALL_REDUCE)
     return [
-        Figure(f"WH 8-device ring vs line speed-up, {f.name.lower()}", src, 1.5, 1.8, "x", lambda f=f: _ring_speedup(f))
+        Figure(
+            f"WH 8-device ring vs line speed-up, {f.name.lower()}",
+            src,
+            1.5,
+            1.8,
+            "x",
+            lambda f=f: _ring_speedup(f),
+            group="collectives",
+        )
         for f in fams
     ]
 
 
 def figures() -> list[Figure]:
     """Every published op-level figure here: those the model covers, then the known misses."""
-    covered = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *_ccl_figures(), *_ring_figures()]
-    return covered + _ramp_figures()
+    every = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *bandwidth_figures(), *_ccl_figures()]
+    every += [*_ring_figures(), *decode_figures()]
+    return [f for f in every if f.covered] + [f for f in every if not f.covered]
+
+
+def by_family() -> list[tuple[str, int, int, float, int]]:
+    """Per group: (group, fitted figures, checked figures, largest checked |error|, figures outside
+    the claim), in the README's order."""
+    out = []
+    every = figures()
+    for group in dict.fromkeys(f.group for f in every):
+        mine = [f for f in every if f.group == group]
+        covered = [f for f in mine if f.covered]
+        checked = [abs(f.error()) for f in covered if not f.fitted]
+        out.append(
+            (group, sum(f.fitted for f in covered), len(checked), max(checked, default=0.0), len(mine) - len(covered))
+        )
+    return out
 
 
 def main() -> None:
@@ -342,6 +262,10 @@ def main() -> None:
         mark = "" if f.covered else f"  ({f.why_not})"
         star = "*" if f.fitted else " "
         print(f"{star}{f.name:<65} {pub:>14} {f.value():>11.2f} {100 * f.error():>+6.1f}%  {f.unit}{mark}")
+    print("\n| family | fitted | checked | largest checked error | outside the claim |")
+    print("| --- | --: | --: | --: | --: |")
+    for group, fitted, checked, worst, misses in by_family():
+        print(f"| {group} | {fitted} | {checked} | {100 * worst:.1f}% | {misses} |")
 
 
 if __name__ == "__main__":

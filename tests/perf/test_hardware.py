@@ -66,3 +66,11 @@ def test_machine_checks_its_mesh():
         machine("n300", (2, 4))
     with pytest.raises(MeshnnValueError, match="unknown system"):
         system_perf("dgx")
+
+
+def test_every_latency_figure_has_a_source():
+    from meshnn.perf.latency import LATENCIES
+
+    for table in LATENCIES.values():
+        assert table.missing_sources() == []
+        assert all(text.strip() for text in table.sources.values())

@@ -1929,6 +1929,18 @@ def written() -> list[Case]:
     row("PerfCapture.recorder", "no op recorded", lambda e: ttnn.PerfCapture().recorder(e.mesh), VALUE, "mesh_device")
     row("PerfCapture.retimed", "traced not a bool", lambda e: ttnn.PerfCapture().retimed(traced=None), TYPE, "traced")
 
+    # -- issue 31: the performance model's measured profiles and whole steps (meshnn.perf)
+    from meshnn.perf import Recorder
+    from meshnn.perf.calibrate import measured_machine
+    from meshnn.perf.host import step_time
+    from meshnn.perf.measured import read_ops_perf_csv
+
+    three = "OP CODE,DEVICE ID,DEVICE ARCH\n" + "".join(f"UnaryDeviceOperation,{d},wormhole_b0\n" for d in range(3))
+    row("read_ops_perf_csv", "not an ops-perf CSV", lambda e: read_ops_perf_csv(e.garbage), VALUE, "OP CODE")
+    row("read_ops_perf_csv", "no such file", lambda e: read_ops_perf_csv(e.tmp / "missing.csv"), VALUE, "missing")
+    row("measured_machine", "3 devices", lambda e: measured_machine(read_ops_perf_csv(three)), VALUE, "--system")
+    row("step_time", "a recorder of no ops", lambda e: step_time(Recorder("n150"), traced=True), VALUE, "no ops")
+
     # -- ttnn.CONFIG and reports (ttnn.graph's functions: tests/capture/test_graph_capture.py)
     row("Config", "unknown attribute", lambda e: ttnn.Config(enable_logs=True), VALUE, "enable_logs")
     row("Config", "flag is an int", lambda e: ttnn.Config(enable_logging=1), TYPE, "enable_logging")

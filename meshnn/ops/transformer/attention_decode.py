@@ -257,6 +257,7 @@ def _decode(op: str, tensors: tuple, options: tuple, configs: tuple) -> Tensor:
     plan = DecodePlan(dims, list(named), [t.spec for t in named.values()], spec, factor, is_causal, pos, window)
     attrs = {
         "is_causal": is_causal,
+        "cur_pos": pos,
         "scale": float(factor),
         "sliding_window_size": window,
         "k_chunk_size": chunk,

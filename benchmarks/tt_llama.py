@@ -1,0 +1,500 @@
+"""A Llama model written as tt_transformers writes it (models/tt_transformers/tt: model, decoder,
+attention, mlp, lm_head, distributed_norm, ccl), with meshnn's ops, for the performance model.
+
+Every layer, the embedding, the rotary lookups, the final norm and the LM head (split as tt_transformers
+splits it), at tt_transformers' performance precisions and fidelities (PERF.md: "bfp4 MLP and bfp8
+attention"; decode matmuls DRAM-sharded: QKV and output HiFi2, MLP LoFi; SDPA HiFi2 in decode, HiFi4
+in prefill; bfloat8_b KV cache).  Weights are torch "meta" tensors on a planning mesh
+(``execute=False``): every op is checked and allocated as on hardware, nothing is computed.
+
+On a 1-D mesh (N150 1x1, N300 1x2, T3000 1x8) the residual stream is cut over the devices between
+layers; each norm all_gathers it first; QKV, w1 and w3 are cut by columns, the attention output and w2
+by rows and reduce_scattered back onto the stream.  On the Galaxy (8x4) tt_transformers' TG path:
+2-D weights, interleaved DRAM weights on a 32-core grid (its model_config: "glx doesn't support DRAM
+sharded matmuls yet"), all-reduces as all_gather + fast_reduce_nc along an axis.  What differs from
+tt_transformers is said where it is done (``NOT_MODELLED``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+import meshnn as ttnn
+
+TILE = 32
+BF16, BFP8, BFP4 = ttnn.bfloat16, ttnn.bfloat8_b, ttnn.bfloat4_b
+NOT_MODELLED = (
+    "T3000's attention output runs as all_gather_async + linear, not the fused all_gather_matmul_async",
+    "paged attention runs unpaged (the same bytes; cur_pos as a list so the model sees the position)",
+    "decode samples on the host (PERF.md's era); the logits are read back every token",
+)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A Llama model's dimensions (HF config names in comments)."""
+
+    name: str
+    layers: int
+    dim: int  # hidden_size
+    heads: int
+    kv_heads: int
+    head_dim: int
+    hidden: int  # intermediate_size
+    vocab: int = 128256
+
+
+LLAMA_1B = Shape("Llama-3.2-1B", 16, 2048, 32, 8, 64, 8192)
+LLAMA_3B = Shape("Llama-3.2-3B", 28, 3072, 24, 8, 128, 8192)
+LLAMA_8B = Shape("Llama-3.1-8B", 32, 4096, 32, 8, 128, 14336)
+LLAMA_70B = Shape("Llama-3.1-70B", 80, 8192, 64, 8, 128, 28672)
+
+
+def meta(*shape: int) -> torch.Tensor:
+    return torch.empty(shape, device="meta", dtype=torch.bfloat16)
+
+
+def kernel(fidelity: ttnn.MathFidelity) -> ttnn.WormholeComputeKernelConfig:
+    return ttnn.WormholeComputeKernelConfig(
+        math_fidelity=fidelity, math_approx_mode=False, fp32_dest_acc_en=False, packer_l1_acc=True
+    )
+
+
+HIFI2, HIFI4, LOFI = kernel(ttnn.MathFidelity.HiFi2), kernel(ttnn.MathFidelity.HiFi4), kernel(ttnn.MathFidelity.LoFi)
+
+
+def find_grid(tiles: int, *, both: int | None = None, target: int = 32) -> ttnn.CoreGrid:
+    """tt_transformers' find_grid / find_grid_k_n: cores (at most 8x8) dividing ``tiles`` (and
+    ``both``), nearest ``target`` (the most cores when ``both`` is given)."""
+    fits = [c for c in range(1, 65) if tiles % c == 0 and (both is None or both % c == 0)]
+    fits.sort(key=(lambda c: -c) if both is not None else (lambda c: abs(c - target)))
+    for cores in fits:
+        for rows in range(1, 9):
+            if cores % rows == 0 and cores // rows <= 8:
+                return ttnn.CoreGrid(y=rows, x=cores // rows)
+    raise ValueError(f"no grid for {tiles} tiles")
+
+
+def width_sharded(rows: int, width: int, grid: ttnn.CoreGrid) -> ttnn.MemoryConfig:
+    return ttnn.create_sharded_memory_config(
+        (rows, width // grid.num_cores), grid, ttnn.ShardStrategy.WIDTH, use_height_and_width_as_shard_shape=True
+    )
+
+
+def dram_sharded(k: int, n: int, banks: int = 12) -> ttnn.MemoryConfig:
+    """tt_transformers' create_dram_sharded_mem_config: the weight's columns over the DRAM banks."""
+    padded = math.ceil(n / (TILE * banks)) * TILE * banks
+    grid = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(banks - 1, 0))])
+    spec = ttnn.ShardSpec(grid, (k, padded // banks), ttnn.ShardOrientation.ROW_MAJOR)
+    return ttnn.MemoryConfig(ttnn.TensorMemoryLayout.WIDTH_SHARDED, ttnn.BufferType.DRAM, spec)
+
+
+def dram_program(k: int, n: int, cores: int, activation=None):
+    """tt_transformers' dram_matmul_config for 32 rows."""
+    in0 = next(i for i in range(8, 0, -1) if (k // (TILE * cores)) % i == 0)
+    return ttnn.MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig(
+        in0_block_w=in0, per_core_M=1, per_core_N=math.ceil(n / (TILE * cores)), fused_activation=activation
+    )
+
+
+class Llama:
+    """``shape``'s weights on ``mesh`` (planning) and its two passes: a decode step of ``batch`` users
+    at a position, and the prefill of one user's prompt."""
+
+    def __init__(self, shape: Shape, mesh: ttnn.MeshDevice, *, max_seq: int = 1024, batch: int = 1) -> None:
+        self.s, self.mesh, self.max_seq, self.batch = shape, mesh, max_seq, batch
+        self.n = mesh.get_num_devices()
+        self.galaxy = tuple(mesh.shape) == (8, 4)
+        self.cols = mesh.shape[1]
+        self.topology = ttnn.Topology.Ring if self.n == 8 and not self.galaxy else ttnn.Topology.Linear
+        s = shape
+        if self.galaxy:
+            self.heads, self.kv_heads = s.heads // 8, max(1, s.kv_heads // 8)
+        else:
+            self.heads, self.kv_heads = s.heads // self.n, max(1, s.kv_heads // self.n)
+        self.residual = s.dim // (self.cols if self.galaxy else self.n)  # the stream's share per device
+        self.layers = [self._layer(i) for i in range(s.layers)]
+        self.embedding = self._put(meta(s.vocab, s.dim), BF16, layout=ttnn.ROW_MAJOR_LAYOUT, dims=(None, 1))
+        self.norm = self._norm_weight()
+        self.rot = [self._put(meta(max_seq, s.head_dim), BF16, layout=ttnn.ROW_MAJOR_LAYOUT) for _ in range(2)]
+        self.trans = self._put(meta(1, 1, TILE, TILE), BF16)
+        self.lm_head = self._lm_head()
+
+    # ------------------------------------------------------------------------------ weights
+
+    def _put(self, values, dtype, *, layout=ttnn.TILE_LAYOUT, dims=None, memory_config=None) -> ttnn.Tensor:
+        """``dims``: (dim cut over mesh rows, dim cut over mesh columns) or None (replicated); a 1-D
+        mesh cuts along its columns."""
+        if dims is None:
+            mapper = ttnn.ReplicateTensorToMesh(self.mesh)
+        else:
+            mapper = ttnn.ShardTensor2dMesh(self.mesh, mesh_shape=tuple(self.mesh.shape), dims=dims)
+        return ttnn.from_torch(
+            values, dtype=dtype, layout=layout, device=self.mesh, mesh_mapper=mapper, memory_config=memory_config
+        )
+
+    def _weight(self, k: int, n: int, dtype, dims) -> ttnn.Tensor:
+        """A [k, n] weight cut by ``dims`` (the weight dim cut over mesh rows, over mesh columns);
+        DRAM-sharded on a 1-D mesh."""
+        rows, cols = self.mesh.shape
+        local = [k, n]
+        for axis, count in zip(dims, (rows, cols), strict=True):
+            if axis is not None:
+                local[axis] //= count
+        config = ttnn.DRAM_MEMORY_CONFIG if self.galaxy else dram_sharded(*local)
+        return self._put(meta(k, n), dtype, dims=dims, memory_config=config)
+
+    def _layer(self, index: int) -> dict[str, ttnn.Tensor]:
+        s = self.s
+        qkv = (s.heads + 2 * s.kv_heads) * s.head_dim
+        mlp = BFP8 if (s is LLAMA_8B and index == s.layers - 1) else BFP4  # PERF.md: bfp8 in 8B's last layer
+        # QKV, w1, w3: output columns cut; wo, w2: input rows cut (TG: both, over the two mesh axes)
+        cols = (1, 0) if self.galaxy else (None, 1)
+        rows = (0, 1) if self.galaxy else (None, 0)
+        cache = (max(1, self.batch // 4) if self.galaxy else self.batch, s.kv_heads, self.max_seq, s.head_dim)
+        cache_dims = (1, None) if self.galaxy else (None, 1)
+        return {
+            "attn_norm": self._norm_weight(),
+            "ff_norm": self._norm_weight(),
+            "wqkv": self._weight(s.dim, qkv, BFP8, cols),
+            "wo": self._weight(s.heads * s.head_dim, s.dim, BFP8, rows),
+            "w1": self._weight(s.dim, s.hidden, mlp, cols),
+            "w3": self._weight(s.dim, s.hidden, mlp, cols),
+            "w2": self._weight(s.hidden, s.dim, mlp, rows),
+            "k": self._put(meta(*cache), BFP8, dims=cache_dims),
+            "v": self._put(meta(*cache), BFP8, dims=cache_dims),
+        }
+
+    def _norm_weight(self) -> ttnn.Tensor:
+        """A norm's weight, row-major in rows of 32 (TG: cut over the columns, as the stream is)."""
+        dims = (None, 2) if self.galaxy else None
+        return self._put(meta(1, 1, self.s.dim // TILE, TILE), BF16, layout=ttnn.ROW_MAJOR_LAYOUT, dims=dims)
+
+    def _lm_head(self) -> list[tuple[ttnn.Tensor, object]]:
+        """lm_head.py: the vocabulary cut over the devices, each device's columns in splits of at
+        most 668 columns a core of the LM head's grid (ttnn.bfloat8_b, DRAM-sharded)."""
+        s = self.s
+        step = TILE * (self.cols if self.galaxy else 1)  # TG reduce_scatters the logits over its columns
+        per_device = math.ceil(s.vocab / (self.mesh.shape[0] if self.galaxy else self.n) / step) * step
+        grid = self._lm_grid()
+        most = 668 * grid.num_cores
+        most -= most % step
+        splits = [min(most, per_device - i) for i in range(0, per_device, most)]
+        out = []
+        for width in splits:
+            width = math.ceil(width / TILE) * TILE
+            devices = self.mesh.shape[0] if self.galaxy else self.n
+            weight = self._weight(s.dim, width * devices, BFP8, (1, 0) if self.galaxy else (None, 1))
+            out.append((weight, None if self.galaxy else dram_program(s.dim, width, grid.num_cores)))
+        return out
+
+    def _lm_grid(self) -> ttnn.CoreGrid:
+        rows = next(r for r in range(8, 0, -1) if self.s.dim % (r * 8 * TILE) == 0)
+        return ttnn.CoreGrid(y=rows, x=8)
+
+    # --------------------------------------------------------------------------- decode (1-D)
+
+    def _residual_config(self) -> ttnn.MemoryConfig:
+        return width_sharded(TILE, self.residual, find_grid(self.residual // TILE))
+
+    def _norm(self, x: ttnn.Tensor, weight: ttnn.Tensor) -> ttnn.Tensor:
+        """distributed_norm.py on a 1-D mesh: all_gather the stream, then a sharded rms_norm."""
+        dim = self.s.dim
+        config = width_sharded(TILE, dim, find_grid(dim // TILE))
+        if self.n > 1:
+            x = ttnn.all_gather(x, dim=3, num_links=1, topology=self.topology, memory_config=config)
+        elif x.memory_config() != config:
+            x = ttnn.to_memory_config(x, config)
+        grid = find_grid(dim // TILE)
+        program = ttnn.LayerNormShardedMultiCoreProgramConfig(
+            compute_with_storage_grid_size=ttnn.CoreCoord(grid.x, grid.y),
+            subblock_w=1,
+            block_h=1,
+            block_w=dim // TILE // grid.num_cores,
+            inplace=False,
+        )
+        return ttnn.rms_norm(
+            x, epsilon=1e-5, weight=weight, program_config=program, memory_config=config, compute_kernel_config=HIFI2
+        )
+
+    def _rotation(self) -> tuple[ttnn.Tensor, ttnn.Tensor, ttnn.Tensor]:
+        """rope.py's get_rot_mats: two embedding lookups of the position (then sharded per user)."""
+        ids = self._ids(TILE)
+        for table in self.rot:
+            ttnn.to_layout(ttnn.embedding(ids, table, layout=ttnn.TILE_LAYOUT), ttnn.TILE_LAYOUT)
+        users = self.batch
+        grid = ttnn.CoreGrid(y=math.ceil(users / 8), x=min(users, 8))
+        config = ttnn.create_sharded_memory_config(
+            (TILE, self.s.head_dim), grid, ttnn.ShardStrategy.HEIGHT, use_height_and_width_as_shard_shape=True
+        )
+        cos, sin = (self._put(meta(1, users, TILE, self.s.head_dim), BF16, memory_config=config) for _ in range(2))
+        trans_config = ttnn.create_sharded_memory_config(
+            (TILE, TILE), grid, ttnn.ShardStrategy.HEIGHT, use_height_and_width_as_shard_shape=True
+        )
+        trans = self._put(meta(1, 1, TILE * users, TILE), BF16, memory_config=trans_config)
+        return cos, sin, trans
+
+    def _attention(self, x: ttnn.Tensor, w: dict, rot, position: int) -> ttnn.Tensor:
+        s = self.s
+        h = self._norm(x, w["attn_norm"])
+        qkv_width = (self.heads + 2 * self.kv_heads) * s.head_dim
+        grid = find_grid(s.dim // TILE)
+        qkv = ttnn.linear(
+            h,
+            w["wqkv"],
+            program_config=dram_program(s.dim, qkv_width, grid.num_cores),
+            memory_config=ttnn.L1_WIDTH_SHARDED_MEMORY_CONFIG,
+            compute_kernel_config=HIFI2,
+        )
+        qkv = ttnn.sharded_to_interleaved(qkv, ttnn.L1_MEMORY_CONFIG)
+        qkv = ttnn.reshape(qkv, (1, 1, self.batch, qkv_width), (1, 1, TILE, qkv_width))  # the true batch
+        q, k, v = ttnn.experimental.nlp_create_qkv_heads_decode(
+            qkv, num_heads=self.heads, num_kv_heads=self.kv_heads, memory_config=ttnn.L1_HEIGHT_SHARDED_MEMORY_CONFIG
+        )
+        cos, sin, trans = rot
+        q = ttnn.experimental.rotary_embedding_llama(q, cos, sin, trans, is_decode_mode=True)
+        k = ttnn.experimental.rotary_embedding_llama(k, cos, sin, trans, is_decode_mode=True)
+        positions = [position] * self.batch
+        ttnn.experimental.paged_update_cache(w["k"], k, update_idxs=positions)
+        ttnn.experimental.paged_update_cache(w["v"], v, update_idxs=positions)
+        program = ttnn.SDPAProgramConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=0, k_chunk_size=0)
+        out = ttnn.transformer.scaled_dot_product_attention_decode(
+            q, w["k"], w["v"], cur_pos=positions, program_config=program, compute_kernel_config=HIFI2,
+            memory_config=ttnn.DRAM_MEMORY_CONFIG,
+        )  # fmt: skip
+        per_user = ttnn.create_sharded_memory_config(
+            (TILE, s.head_dim), ttnn.CoreGrid(y=1, x=self.batch), ttnn.ShardStrategy.HEIGHT,
+            use_height_and_width_as_shard_shape=True,
+        )  # fmt: skip
+        heads = ttnn.experimental.nlp_concat_heads_decode(ttnn.to_memory_config(out, per_user), num_heads=self.heads)
+        width = self.heads * s.head_dim
+        dense = ttnn.linear(
+            heads,
+            w["wo"],
+            program_config=dram_program(width, s.dim, self.heads),
+            memory_config=ttnn.L1_WIDTH_SHARDED_MEMORY_CONFIG,
+            compute_kernel_config=HIFI2,
+        )
+        return self._reduced(dense)
+
+    def _reduced(self, partial: ttnn.Tensor) -> ttnn.Tensor:
+        """ccl.py's tt_all_reduce on a 1-D mesh: a reduce_scatter back onto the stream."""
+        if self.n > 1:
+            partial = ttnn.reduce_scatter(
+                ttnn.sharded_to_interleaved(partial, ttnn.L1_MEMORY_CONFIG), dim=3, num_links=1, topology=self.topology
+            )
+        return ttnn.to_memory_config(partial, self._residual_config())
+
+    def _mlp(self, x: ttnn.Tensor, w: dict) -> ttnn.Tensor:
+        s = self.s
+        h = self._norm(x, w["ff_norm"])
+        hidden = s.hidden // self.n
+        grid = find_grid(s.dim // TILE, both=hidden // TILE)
+        h = ttnn.to_memory_config(h, width_sharded(TILE, s.dim, grid))
+        dtype = w["w1"].dtype
+        up = [
+            ttnn.linear(
+                h,
+                w[name],
+                program_config=dram_program(s.dim, hidden, grid.num_cores),
+                memory_config=ttnn.L1_WIDTH_SHARDED_MEMORY_CONFIG,
+                compute_kernel_config=LOFI if dtype == BFP4 else HIFI2,
+            )
+            for name in ("w1", "w3")
+        ]
+        gated = ttnn.multiply(
+            up[0], up[1], input_tensor_a_activations=[ttnn.UnaryOpType.SILU], dtype=BFP8,
+            memory_config=ttnn.L1_WIDTH_SHARDED_MEMORY_CONFIG,
+        )  # fmt: skip
+        grid2 = find_grid(hidden // TILE, both=s.dim // TILE)
+        gated = ttnn.to_memory_config(gated, width_sharded(TILE, hidden, grid2))
+        down = ttnn.linear(
+            gated,
+            w["w2"],
+            program_config=dram_program(hidden, s.dim, grid2.num_cores),
+            memory_config=ttnn.L1_WIDTH_SHARDED_MEMORY_CONFIG,
+            compute_kernel_config=LOFI if dtype == BFP4 else HIFI2,
+        )
+        return self._reduced(down)
+
+    def _ids(self, tokens: int) -> ttnn.Tensor:
+        ids = torch.empty(1, tokens, dtype=torch.int32, device="meta")
+        return self._put(ids, ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT)
+
+    def _embedded(self, tokens: int, memory_config) -> ttnn.Tensor:
+        ids = self._ids(tokens)
+        rows = ttnn.embedding(ids, self.embedding, layout=ttnn.TILE_LAYOUT)
+        return ttnn.to_memory_config(ttnn.reshape(rows, (1, 1, tokens, rows.shape[-1])), memory_config)
+
+    def decode(self, position: int) -> ttnn.Tensor:
+        """One decode step of every user at ``position``: the logits, cut over the devices."""
+        x = self._embedded(TILE, self._residual_config())
+        rot = self._rotation()
+        for w in self.layers:
+            h = ttnn.add(x, self._attention(x, w, rot, position), memory_config=self._residual_config())
+            x = ttnn.add(h, self._mlp(h, w), memory_config=self._residual_config())
+        return self._head(self._norm(x, self.norm))
+
+    def _head(self, x: ttnn.Tensor) -> ttnn.Tensor:
+        """lm_head.py: the splits' DRAM-sharded matmuls, unsharded and concatenated."""
+        x = ttnn.to_memory_config(x, width_sharded(TILE, self.s.dim, self._lm_grid()))
+        outs = [
+            ttnn.sharded_to_interleaved(
+                ttnn.linear(x, weight, program_config=program, memory_config=ttnn.L1_WIDTH_SHARDED_MEMORY_CONFIG,
+                            dtype=BFP8, compute_kernel_config=HIFI2),
+                ttnn.L1_MEMORY_CONFIG,
+            )
+            for weight, program in self.lm_head
+        ]  # fmt: skip
+        return ttnn.concat(outs, dim=-1, memory_config=ttnn.L1_MEMORY_CONFIG) if len(outs) > 1 else outs[0]
+
+    # -------------------------------------------------------------------------- prefill (1-D)
+
+    def _prefill_norm(self, x: ttnn.Tensor, weight: ttnn.Tensor) -> ttnn.Tensor:
+        if self.n > 1:
+            x = ttnn.all_gather(x, dim=3, num_links=1, topology=self.topology, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        return ttnn.rms_norm(x, epsilon=1e-5, weight=weight, compute_kernel_config=HIFI2)
+
+    def _prefill_linear(self, x: ttnn.Tensor, weight: ttnn.Tensor, fidelity) -> ttnn.Tensor:
+        """model_config's prefill matmul_config: a 2-D multicast program over the 8x8 grid."""
+        m, k, n = x.shape[-2], x.shape[-1], weight.shape[-1]
+        rows = next(r for r in range(8, 0, -1) if (m // TILE) % r == 0)
+        cols = next(c for c in range(8, 0, -1) if (n // TILE) % c == 0)
+        program = ttnn.MatmulMultiCoreReuseMultiCastProgramConfig(
+            compute_with_storage_grid_size=(cols, rows),
+            in0_block_w=next(i for i in range(8, 0, -1) if (k // TILE) % i == 0),
+            out_subblock_h=1,
+            out_subblock_w=1,
+            per_core_M=m // TILE // rows,
+            per_core_N=n // TILE // cols,
+            transpose_mcast=False,
+            fused_activation=None,
+        )
+        return ttnn.linear(
+            x, weight, program_config=program, compute_kernel_config=fidelity, memory_config=ttnn.DRAM_MEMORY_CONFIG
+        )
+
+    def _prefill_reduced(self, partial: ttnn.Tensor) -> ttnn.Tensor:
+        if self.n == 1:
+            return partial
+        dram = ttnn.DRAM_MEMORY_CONFIG
+        return ttnn.reduce_scatter(partial, dim=3, num_links=1, topology=self.topology, memory_config=dram)
+
+    def prefill(self, tokens: int) -> ttnn.Tensor:
+        """One user's prompt of ``tokens`` (a multiple of 128), cached; the last token's logits."""
+        s = self.s
+        x = self._embedded(tokens, ttnn.DRAM_MEMORY_CONFIG)
+        cos, sin = (self._put(meta(1, 1, tokens, s.head_dim), BF16) for _ in range(2))
+        trans = self._put(meta(1, 1, TILE, TILE), BF16)
+        for w in self.layers:
+            h = self._prefill_norm(x, w["attn_norm"])
+            qkv = self._prefill_linear(h, w["wqkv"], HIFI2)
+            q, k, v = ttnn.experimental.nlp_create_qkv_heads(
+                qkv, num_heads=self.heads, num_kv_heads=self.kv_heads, transpose_k_heads=False,
+                memory_config=ttnn.DRAM_MEMORY_CONFIG,
+            )  # fmt: skip
+            q = ttnn.experimental.rotary_embedding_llama(q, cos, sin, trans)
+            k = ttnn.experimental.rotary_embedding_llama(k, cos, sin, trans)
+            ttnn.fill_cache(w["k"], ttnn.typecast(k, BFP8), 0)
+            ttnn.fill_cache(w["v"], ttnn.typecast(v, BFP8), 0)
+            program = ttnn.SDPAProgramConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=128, k_chunk_size=128)
+            context = ttnn.transformer.scaled_dot_product_attention(
+                q, k, v, is_causal=True, program_config=program, compute_kernel_config=HIFI4
+            )
+            heads = ttnn.experimental.nlp_concat_heads(context, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+            h = ttnn.add(x, self._prefill_reduced(self._prefill_linear(heads, w["wo"], HIFI2)))
+            normed = self._prefill_norm(h, w["ff_norm"])
+            fidelity = LOFI if w["w1"].dtype == BFP4 else HIFI2
+            gated = ttnn.multiply(
+                self._prefill_linear(normed, w["w1"], fidelity), self._prefill_linear(normed, w["w3"], fidelity),
+                input_tensor_a_activations=[ttnn.UnaryOpType.SILU], dtype=BFP8,
+            )  # fmt: skip
+            x = ttnn.add(h, self._prefill_reduced(self._prefill_linear(gated, w["w2"], fidelity)))
+        last = ttnn.slice(x, (0, 0, tokens - TILE, 0), (1, 1, tokens, x.shape[-1]))
+        return self._head(self._norm(ttnn.to_memory_config(last, self._residual_config()), self.norm))
+
+    # ------------------------------------------------------------------- decode (TG, 8x4 Galaxy)
+
+    def _tg_norm(self, x: ttnn.Tensor, weight: ttnn.Tensor) -> ttnn.Tensor:
+        """ccl.py's tt_distributed_rmsnorm: statistics per device, gathered over the columns."""
+        stats = ttnn.rms_norm_pre_all_gather(x, compute_kernel_config=HIFI2, dtype=BF16)
+        stats = ttnn.all_gather(stats, dim=3, cluster_axis=1, num_links=1, topology=ttnn.Topology.Linear)
+        return ttnn.rms_norm_post_all_gather(x, stats, epsilon=1e-5, weight=weight, compute_kernel_config=HIFI2)
+
+    def _tg_linear(self, x: ttnn.Tensor, weight: ttnn.Tensor, fidelity, dtype=BFP8) -> ttnn.Tensor:
+        """TG's decode matmuls: interleaved DRAM weights on a CoreGrid(y=4, x=8) (no DRAM sharding)."""
+        return ttnn.matmul(
+            x, weight, core_grid=ttnn.CoreGrid(y=4, x=8), compute_kernel_config=fidelity, dtype=dtype,
+            memory_config=ttnn.L1_MEMORY_CONFIG,
+        )  # fmt: skip
+
+    def _tg_all_reduce(self, x: ttnn.Tensor, axis: int, *, composite: bool) -> ttnn.Tensor:
+        """ccl.py's tt_all_reduce on a 2-D mesh: a reduce_scatter then an all_gather (composite), else
+        an all_gather along dim 0 and a fast_reduce_nc of the gathered partials."""
+        if composite:
+            x = ttnn.reduce_scatter(x, dim=3, cluster_axis=axis, num_links=1, topology=ttnn.Topology.Linear)
+            return ttnn.all_gather(x, dim=3, cluster_axis=axis, num_links=2, topology=ttnn.Topology.Linear)
+        gathered = ttnn.all_gather(x, dim=0, cluster_axis=axis, num_links=2, topology=ttnn.Topology.Linear)
+        return ttnn.experimental.fast_reduce_nc(gathered, dims=[0], memory_config=ttnn.L1_MEMORY_CONFIG)
+
+    def _tg_attention(self, x: ttnn.Tensor, w: dict, rot, position: int) -> ttnn.Tensor:
+        s = self.s
+        big = s.dim >= 8192
+        h = self._tg_norm(x, w["attn_norm"])
+        qkv = self._tg_all_reduce(self._tg_linear(h, w["wqkv"], HIFI2, BF16), 1, composite=False)
+        qkv = ttnn.matmul(self._select, qkv, dtype=BF16, memory_config=ttnn.L1_MEMORY_CONFIG)  # the group's users
+        width = (self.heads + 2 * self.kv_heads) * s.head_dim
+        qkv = ttnn.reshape(qkv, (1, 1, self.batch, width), (1, 1, TILE, width))
+        q, k, v = ttnn.experimental.nlp_create_qkv_heads_decode(
+            qkv, num_heads=self.heads, num_kv_heads=self.kv_heads, memory_config=ttnn.L1_HEIGHT_SHARDED_MEMORY_CONFIG
+        )
+        cos, sin, trans = rot
+        q = ttnn.experimental.rotary_embedding_llama(q, cos, sin, trans, is_decode_mode=True)
+        k = ttnn.experimental.rotary_embedding_llama(k, cos, sin, trans, is_decode_mode=True)
+        positions = [position] * self.batch
+        ttnn.experimental.paged_update_cache(w["k"], k, update_idxs=positions)
+        ttnn.experimental.paged_update_cache(w["v"], v, update_idxs=positions)
+        program = ttnn.SDPAProgramConfig(compute_with_storage_grid_size=(8, 4), q_chunk_size=0, k_chunk_size=0)
+        out = ttnn.transformer.scaled_dot_product_attention_decode(
+            q, w["k"], w["v"], cur_pos=positions, program_config=program, compute_kernel_config=HIFI2
+        )
+        per_user = ttnn.create_sharded_memory_config(
+            (TILE, s.head_dim), ttnn.CoreGrid(y=1, x=self.batch), ttnn.ShardStrategy.HEIGHT,
+            use_height_and_width_as_shard_shape=True,
+        )  # fmt: skip
+        heads = ttnn.experimental.nlp_concat_heads_decode(ttnn.to_memory_config(out, per_user), num_heads=self.heads)
+        users = ttnn.all_gather(heads, dim=2, cluster_axis=1, num_links=2, topology=ttnn.Topology.Linear)
+        users = ttnn.matmul(self._users, ttnn.to_memory_config(users, ttnn.L1_MEMORY_CONFIG), dtype=BF16)
+        return self._tg_all_reduce(self._tg_linear(users, w["wo"], HIFI2), 0, composite=big)
+
+    def _tg_mlp(self, x: ttnn.Tensor, w: dict) -> ttnn.Tensor:
+        big = self.s.dim >= 8192
+        h = self._tg_norm(x, w["ff_norm"])
+        fidelity = LOFI if w["w1"].dtype == BFP4 else HIFI2
+        up = [self._tg_linear(h, w[name], fidelity) for name in ("w1", "w3")]
+        if big:  # mlp.py: reduce_scatter each over the columns, then all_gather the product
+            up = [ttnn.reduce_scatter(u, dim=3, cluster_axis=1, num_links=1, topology=ttnn.Topology.Linear) for u in up]
+        else:
+            up = [self._tg_all_reduce(u, 1, composite=False) for u in up]
+        gated = ttnn.multiply(up[0], up[1], input_tensor_a_activations=[ttnn.UnaryOpType.SILU], dtype=BFP8)
+        if big:
+            gated = ttnn.all_gather(gated, dim=3, cluster_axis=1, num_links=2, topology=ttnn.Topology.Linear)
+        return self._tg_all_reduce(self._tg_linear(gated, w["w2"], fidelity), 0, composite=big)
+
+    def tg_decode(self, position: int) -> ttnn.Tensor:
+        """One decode step on the Galaxy (tt_transformers' TG path)."""
+        self._select = self._put(meta(1, 1, TILE, TILE), BF16, memory_config=ttnn.L1_MEMORY_CONFIG)
+        rows = self.batch * self.cols  # the gathered users (tt_transformers: 4 groups of 32 padded rows)
+        self._users = self._put(meta(1, 1, TILE, rows), BF16, memory_config=ttnn.L1_MEMORY_CONFIG)
+        x = self._embedded(TILE, ttnn.L1_MEMORY_CONFIG)
+        rot = self._rotation()
+        for w in self.layers:
+            h = ttnn.add(x, self._tg_attention(x, w, rot, position), memory_config=ttnn.L1_MEMORY_CONFIG)
+            x = ttnn.add(h, self._tg_mlp(h, w), memory_config=ttnn.L1_MEMORY_CONFIG)
+        h = self._tg_norm(x, self.norm)
+        outs = [self._tg_linear(h, weight, HIFI2) for weight, _ in self.lm_head]
+        logits = ttnn.concat(outs, dim=-1) if len(outs) > 1 else outs[0]
+        return self._tg_all_reduce(logits, 1, composite=True)

@@ -1,0 +1,139 @@
+"""The Ethernet fabric's figures for collectives, per chip architecture, fitted to Tenstorrent's CCL
+bandwidth report and kept apart from the chip's own figures (:mod:`meshnn.perf.hardware`).
+
+The report [tt-metal: tech_reports/CCLs/CCL_bandwidth.md, results/SUMMARY_* and FULL_*] times
+``all_gather`` and ``reduce_scatter`` (and ``all_reduce``, "a reduce-scatter followed by an
+all-gather over the same links") from 4 KiB to 8 GiB on lines of 2, 4 and 8 devices and the ring of
+8, one call at a time, traced.  What a call costs, per collective (all_gather, reduce_scatter):
+
+- **start-up**: a per-call cost (the entry barrier, opening fabric connections, the exit wait) and a
+  cost per hop of the diameter (``N-1`` on a line, ``N/2`` on a ring; the ring's deadlock-avoidance
+  flow control makes its hop dearer), both fitted to the smallest sizes;
+- **bandwidth**: the bytes through the busiest link over the line rate times the asymptotic
+  utilisation the report measured for that collective, topology and device count;
+- **the ramp**: between the two, worker counts and synchronisation granularity grow with size
+  ("Steps in the ramp"), which the report's straight-line fit misses by up to 58%: a term
+  ``ramp * sqrt(bytes per link per direction in MB)`` fitted to the mid sizes;
+- **one-shot reduce_scatter**: on a Wormhole ring, up to 512 KiB per device, reduce_scatter uses a
+  one-shot direct algorithm "which sends about 2.3x the bytes" (the report's words).
+
+An all_reduce costs its reduce_scatter plus its all_gather (no constant of its own: every all_reduce
+row of the report is a check).  Figures: ``_ns`` nanoseconds, utilisation a fraction of line rate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from meshnn.device.arch import Arch
+from meshnn.perf.desc import OpFamily, Topology
+
+REPORT = "tt-metal: tech_reports/CCLs/results/SUMMARY_{arch} and FULL_{arch}"
+AG, RS = OpFamily.ALL_GATHER, OpFamily.REDUCE_SCATTER
+L, R = Topology.LINEAR, Topology.RING
+
+UtilKey = tuple[OpFamily, Topology, int]
+
+
+@dataclass(frozen=True, slots=True)
+class FabricPerf:
+    """The collective figures of one architecture; ``sources`` names where each came from."""
+
+    arch: Arch
+    invocation_ns: dict[OpFamily, float]  # per call, all_gather and reduce_scatter
+    hop_ns: dict[tuple[OpFamily, Topology], float]  # per hop of the diameter
+    utilization: dict[UtilKey, float]  # asymptotic fraction of line rate per link, by device count
+    ramp_ns: dict[OpFamily, float]  # x sqrt(MB per link per direction)
+    one_shot_factor: float  # bytes factor of a ring reduce_scatter at or below one_shot_max_bytes
+    one_shot_max_bytes: int  # per device
+    sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+    def utilization_for(self, family: OpFamily, topology: Topology, devices: int) -> float:
+        """The utilisation measured at ``devices`` on this topology, else at the nearest device count
+        measured (a line of 3 as the line of 2 or 4 nearer it; longer lines as the longest measured)."""
+        counts = sorted(n for f, t, n in self.utilization if f is family and t is topology)
+        nearest = min(counts, key=lambda n: (abs(n - devices), -n))
+        return self.utilization[(family, topology, nearest)]
+
+    def missing_sources(self) -> list[str]:
+        """Figures without a source (a test keeps this empty)."""
+        return [f.name for f in fields(self) if f.name not in ("arch", "sources") and f.name not in self.sources]
+
+
+def _util(rows: dict[tuple[str, str, int], float]) -> dict[UtilKey, float]:
+    family = {"ag": AG, "rs": RS}
+    topology = {"line": L, "ring": R}
+    return {(family[f], topology[t], n): u for (f, t, n), u in rows.items()}
+
+
+_FIT = (
+    "fitted by least squares (relative error) to the report's smallest size, 64 KiB, 4 MiB and 1 GiB rows of "
+    "each device count and topology ({rows}); every other row is a check (tests/perf/published.py)"
+)
+
+WORMHOLE_B0 = FabricPerf(
+    arch=Arch.WORMHOLE_B0,
+    invocation_ns={AG: 4541.0, RS: 2390.0},
+    hop_ns={(AG, L): 1956.0, (AG, R): 3119.0, (RS, L): 3627.0, (RS, R): 3056.0},
+    utilization=_util(
+        {
+            ("ag", "line", 2): 0.508,
+            ("ag", "line", 4): 0.952,
+            ("ag", "line", 8): 0.937,
+            ("ag", "ring", 8): 0.824,
+            ("rs", "line", 2): 0.707,
+            ("rs", "line", 4): 0.847,
+            ("rs", "line", 8): 0.908,
+            ("rs", "ring", 8): 0.691,
+        }
+    ),
+    ramp_ns={AG: 1561.0, RS: 15769.0},
+    one_shot_factor=2.3,
+    one_shot_max_bytes=512 * 1024,
+    sources={
+        "invocation_ns": _FIT.format(rows="wormhole_b0_bfloat16_6144, T3000 LoudBox, 1 link"),
+        "hop_ns": _FIT.format(rows="wormhole_b0_bfloat16_6144"),
+        "utilization": _FIT.format(rows="wormhole_b0_bfloat16_6144; lines of 8 from FULL_"),
+        "ramp_ns": _FIT.format(rows="wormhole_b0_bfloat16_6144"),
+        "one_shot_factor": f"{REPORT}: 'Up to 512 KiB per device it uses a one-shot direct algorithm, which "
+        "sends about 2.3x the bytes' (ring reduce_scatter, Wormhole)",
+        "one_shot_max_bytes": f"{REPORT}: the same sentence (512 KiB per device)",
+    },
+)
+
+BLACKHOLE = FabricPerf(
+    arch=Arch.BLACKHOLE,
+    invocation_ns={AG: 2770.0, RS: 851.0},
+    hop_ns={(AG, L): 1348.0, (AG, R): 2238.0, (RS, L): 3523.0, (RS, R): 2695.0},
+    utilization=_util(
+        {
+            ("ag", "line", 2): 0.988,
+            ("ag", "line", 4): 0.949,
+            ("ag", "ring", 8): 0.953,
+            ("rs", "line", 2): 0.770,
+            ("rs", "line", 4): 0.820,
+            ("rs", "ring", 8): 0.802,
+        }
+    ),
+    ramp_ns={AG: 7022.0, RS: 12736.0},
+    one_shot_factor=1.0,
+    one_shot_max_bytes=0,
+    sources={
+        "invocation_ns": _FIT.format(rows="blackhole_bfloat16_8192, Blackhole Galaxy, 2 links"),
+        "hop_ns": _FIT.format(rows="blackhole_bfloat16_8192"),
+        "utilization": _FIT.format(
+            rows="blackhole_bfloat16_8192; no line of 8 was measured: a line of 8 takes the line of 4's"
+        ),
+        "ramp_ns": _FIT.format(rows="blackhole_bfloat16_8192 (fitted over 2 links: x sqrt(2) per link)"),
+        "one_shot_factor": f"{REPORT}: the one-shot reduce_scatter is described for Wormhole only; the "
+        "Blackhole rows show no 2.3x step below 512 KiB (1.0: not modelled)",
+        "one_shot_max_bytes": "as one_shot_factor (0: never)",
+    },
+)
+
+FABRICS: dict[Arch, FabricPerf] = {WORMHOLE_B0.arch: WORMHOLE_B0, BLACKHOLE.arch: BLACKHOLE}
+
+
+def fabric_perf(arch: Arch | str) -> FabricPerf:
+    """The collective figures of ``arch`` (an :class:`Arch` or its value)."""
+    return FABRICS[arch if isinstance(arch, Arch) else Arch(arch)]

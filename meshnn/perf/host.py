@@ -1,0 +1,117 @@
+"""The time of a whole step (a decode token, a prefill) and what it is made of: the device's kernels,
+the gaps between them (eager: the host dispatching each op; traced: the replay's gap), and the host's
+own work per step outside any op.
+
+A model served by tt-metal spends part of every token on the host, whatever its device does: its
+Python loop, the trace's enqueue, copying the next token and positions to the device, reading the
+logits back from every device and sampling them (tt_transformers' demo and generator).  That work is
+modelled as one figure per step (:class:`HostModel`), stated and fitted to published model-level
+figures of small models, and shown apart from the device's time, never folded into it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from meshnn.errors import MeshnnValueError
+from meshnn.perf.recorder import Recorder
+
+PERF_MD = "tt-metal: models/tt_transformers/PERF.md, performance table (batch 1, 128-token prompts, 200 tokens)"
+
+
+@dataclass(frozen=True, slots=True)
+class HostModel:
+    """The host's work per step, outside the ops (ns): ``decode_step_ns`` per decode token,
+    ``prefill_ns`` per prompt (its inputs prepared and sent, the last token's logits read and sampled).
+    ``layer_residual_ns``: NOT host work: device time per decoder layer that the model does not
+    account for, fitted where published figures show it (0 where they do not); shown apart."""
+
+    decode_step_ns: float
+    prefill_ns: float
+    layer_residual_ns: float = 0.0
+    sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+
+TT_TRANSFORMERS = HostModel(
+    decode_step_ns=4_960_000.0,
+    prefill_ns=10_940_000.0,
+    sources={
+        "decode_step_ns": f"fitted: {PERF_MD}: Llama-3.2-1B and 3B on N150, N300 and T3K, published time per token "
+        "less meshnn's predicted traced device time (benchmarks/perf_model.py), averaged; the 8B and 70B rows are "
+        "checks.  What it stands for: the demo's loop per token (trace enqueue, token and position copies to the "
+        "device, every device's logits read back and sampled on the host: the same 128256-wide vocabulary for "
+        "every model, hence one figure)",
+        "prefill_ns": f"fitted: {PERF_MD}: the same rows' time to first token less meshnn's predicted eager "
+        "prefill of 128 tokens, averaged (what it stands for: the prompt's preparation and upload, the last "
+        "logits read back and sampled, the demo's bookkeeping around the first token)",
+        "layer_residual_ns": "0: the 1-D systems' published figures leave no per-layer residual",
+    },
+)
+"""tt_transformers' demo on a Wormhole host with a 1-D mesh (N150, N300, T3000)."""
+
+TT_TRANSFORMERS_TG = HostModel(
+    decode_step_ns=6_540_000.0,
+    prefill_ns=10_940_000.0,
+    layer_residual_ns=516_000.0,
+    sources={
+        "decode_step_ns": f"fitted with layer_residual_ns: {PERF_MD}: Llama-3.2-1B (16 layers) and 3B (28 layers) on "
+        "TG, published time per token less meshnn's predicted traced device time, as a + b x layers; the 8B and "
+        "70B TG rows are checks",
+        "prefill_ns": "the 1-D systems' figure (PERF.md has no TG time to first token)",
+        "layer_residual_ns": "fitted (see decode_step_ns): 0.52 ms a decoder layer that tt_transformers' TG path "
+        "spends and the model does not explain; candidates: its collectives on a 2-D mesh (about 8 a layer), "
+        "its user-selection and slice matmuls; not host work",
+    },
+)
+"""tt_transformers' demo on a Wormhole Galaxy (8x4)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepTime:
+    """One step's predicted time (ns), split as it is spent: ``kernel_ns`` on the slowest device's
+    kernels, ``gap_ns`` between them, ``host_ns`` on the host outside the ops."""
+
+    kernel_ns: float
+    gap_ns: float
+    host_ns: float
+    traced: bool
+    ops: int
+    host_bound_ops: int  # ops whose eager gap is the host's dispatch (eager only)
+    residual_ns: float = 0.0  # fitted, not modelled: HostModel.layer_residual_ns x layers
+
+    @property
+    def device_ns(self) -> float:
+        return self.kernel_ns + self.gap_ns
+
+    @property
+    def total_ns(self) -> float:
+        return self.kernel_ns + self.gap_ns + self.host_ns + self.residual_ns
+
+    def statement(self) -> str:
+        """What the figure includes, in words (printed beside it)."""
+        mode = "traced: the replay's gap before each op" if self.traced else "eager: each op dispatched by the host"
+        text = (
+            f"{self.ops} ops: device kernels {self.kernel_ns / 1e6:.2f} ms + op-to-op gaps {self.gap_ns / 1e6:.2f} ms "
+            f"({mode}) + host work per step {self.host_ns / 1e6:.2f} ms"
+        )
+        if self.residual_ns:
+            text += f" + an unmodelled residual fitted per layer {self.residual_ns / 1e6:.2f} ms"
+        text += f" = {self.total_ns / 1e6:.2f} ms"
+        if not self.traced and self.host_bound_ops:
+            text += (
+                f"; {self.host_bound_ops} of {self.ops} ops wait on the host's dispatch (their kernels are shorter "
+                "than it): eager, this step is dispatch-bound and nearly the same at any batch or position"
+            )
+        return text
+
+
+def step_time(recorder: Recorder, *, traced: bool, host_ns: float = 0.0, residual_ns: float = 0.0) -> StepTime:
+    """The step ``recorder`` holds, re-timed all traced (or all eager), plus ``host_ns`` of host work
+    (and a fitted ``residual_ns``, kept apart): its slowest device's kernels and gaps."""
+    if not recorder.records:
+        raise MeshnnValueError("step_time: the recorder holds no ops")
+    timed = recorder.retimed(traced=traced)
+    slowest = max(timed.totals(), key=lambda t: t.total_ns)
+    dispatch = timed.machine.system.arch.host_dispatch_ns
+    bound = 0 if traced else sum(1 for r in timed.records if r.prediction.kernel_ns < dispatch)
+    return StepTime(slowest.kernel_ns, slowest.gap_ns, host_ns, traced, slowest.ops, bound, residual_ns)

@@ -1,0 +1,108 @@
+"""What decode-sized ops cost beyond their bytes and tile math: the set-up a program pays before its
+first tile moves, the NoC's small transfers and the RISC-V loops of ops without a compute kernel.
+
+A decode step's ops move kilobytes, so their time is made of latencies, not bandwidth.  Each figure
+here is either a hardware figure (tt-npe's NoC model) or fitted to one published kernel time of a
+decode op, named in its source; the figures that check them are in tests/perf/published.py.
+Wormhole's figures were measured on a 6U Galaxy (Wormhole chips at 1 GHz); Blackhole takes the same
+cycles at its own clock (no Blackhole decode-op measurement was found), as its sources say.
+Units: ``_ns`` nanoseconds (Wormhole, 1 cycle = 1 ns), ``_cycles`` chip clock cycles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+
+from meshnn.device.arch import Arch
+
+GALAXY_OPS = (
+    "tt-metal: models/demos/llama3_70b_galaxy/tests/tg_perf_unit_tests/test_llama_ops_perf_TG_llama.py, "
+    "6U Galaxy expected kernel durations"
+)
+SUBDEVICE_OPS = (
+    "tt-metal: models/demos/llama3_subdevices/tests/tg_perf_unit_tests/test_llama_ops_perf_TG_llama.py "
+    "(2025-06), 4U Galaxy expected kernel durations"
+)
+NPE = "tt-npe: tt_npe/cpp/include/device_models/wormhole_b0.hpp"
+
+
+@dataclass(frozen=True, slots=True)
+class OpLatency:
+    """Latency figures of one architecture's decode-sized ops; ``sources`` names each one's origin."""
+
+    arch: Arch
+    dram_read_latency_cycles: float  # a core's first read from DRAM until its data lands
+    face_row_ns: float  # one 16-element row of a tile face moved core to core (32 B for bfloat16)
+    sdpa_decode_setup_ns: float  # flash decode: q, positions and page table read, stats set up, output written
+    create_heads_setup_ns: float  # nlp_create_qkv_heads_decode beyond its face rows
+    concat_heads_setup_ns: float  # nlp_concat_heads_decode beyond its face rows
+    cache_update_setup_ns: float  # paged_update_cache: positions and page table read per user
+    riscv_cycles_per_element: float  # argmax's scalar loop on a data-movement core
+    single_use_weight_tile_cycles: float  # a matmul multiply whose weight tile is used once (decode)
+    sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+    def cycles_ns(self, cycles: float, clock_hz: float) -> float:
+        return cycles * 1e9 / clock_hz
+
+    def missing_sources(self) -> list[str]:
+        """Figures without a source (a test keeps this empty)."""
+        return [f.name for f in fields(self) if f.name not in ("arch", "sources") and f.name not in self.sources]
+
+
+WORMHOLE_B0 = OpLatency(
+    arch=Arch.WORMHOLE_B0,
+    dram_read_latency_cycles=270.0,
+    face_row_ns=10.0,
+    sdpa_decode_setup_ns=4140.0,
+    create_heads_setup_ns=5520.0,
+    concat_heads_setup_ns=1510.0,
+    cache_update_setup_ns=1380.0,
+    riscv_cycles_per_element=10.0,
+    single_use_weight_tile_cycles=40.0,
+    sources={
+        "dram_read_latency_cycles": f"{NPE}: DRAM read latency 70-270 cycles (the far end: a decode op's first "
+        "read waits for a bank across the chip)",
+        "face_row_ns": "fitted with the two heads set-ups: a 32 B face row per transfer, several in flight "
+        f"(tt-npe's single-transfer rate, 5.5 B/cycle per 128 B, would give 23 ns); {SUBDEVICE_OPS}: "
+        "NLPConcatHeadsDecodeDeviceOperation 6.07 us",
+        "sdpa_decode_setup_ns": f"fitted: {GALAXY_OPS}: ScaledDotProductAttentionDecode 8.18 us (b=8, 8 q heads, "
+        "1 kv head, 4096-position bfloat8_b cache at position 127, 8x4 grid), less its launch and tile work",
+        "create_heads_setup_ns": f"fitted: {SUBDEVICE_OPS}: NLPCreateHeadsDecodeDeviceOperation 8.32 us (8 users "
+        "of 32, 8 q heads + 1 kv head of 128), less its launch and face rows",
+        "concat_heads_setup_ns": f"fitted: {SUBDEVICE_OPS}: NLPConcatHeadsDecodeDeviceOperation 6.07 us (8 heads "
+        "padded to 32, head_dim 128, 32 users), less its launch and face rows",
+        "cache_update_setup_ns": f"fitted: {GALAXY_OPS}: PagedUpdateCacheDeviceOperation 3.67 us (fused k and v, "
+        "8 users, 1 head of 128, bfloat8_b cache, block 64) and the same op in the decoder, 4.45 us (tt-metal: "
+        "models/demos/llama3_70b_galaxy/tests/decoder_perf_targets_6u.json): their mean, less its launch and "
+        "tile rewrites",
+        "single_use_weight_tile_cycles": "fitted: the Llama-3.2-1B and 3B decode rows of tt-metal models/"
+        "tt_transformers/PERF.md (N150, N300, T3K; jointly with meshnn.perf.host's per-token host time), bounded "
+        "above by tech_reports/Saturating_DRAM_bandwidth: Llama3-70B decode matmuls reach 239-260 GB/s (a weight "
+        "tile of 1088 B at a bank's 22 GB/s is 49 ns: a bfloat8_b multiply must not cost more than ~40 cycles); "
+        "bfloat4_b LoFi decode matmuls are compute-bound on it (8B's performance mode, 2x fewer bytes than its "
+        "accuracy mode, is only 1.12x faster: PERF.md)",
+        "riscv_cycles_per_element": "an estimate, uncalibrated: tt-metal's argmax kernels (reduction/argmax/"
+        "device/kernels) compare each element in a scalar loop on a data-movement RISC-V (a volatile L1 "
+        "load and a bfloat16 compare in software)",
+    },
+)
+
+_BH_NOTE = " Blackhole: the Wormhole figure's cycles at 1.35 GHz (no Blackhole decode-op measurement found)"
+
+BLACKHOLE = replace(
+    WORMHOLE_B0,
+    arch=Arch.BLACKHOLE,
+    face_row_ns=WORMHOLE_B0.face_row_ns / 1.35,
+    sdpa_decode_setup_ns=WORMHOLE_B0.sdpa_decode_setup_ns / 1.35,
+    create_heads_setup_ns=WORMHOLE_B0.create_heads_setup_ns / 1.35,
+    concat_heads_setup_ns=WORMHOLE_B0.concat_heads_setup_ns / 1.35,
+    cache_update_setup_ns=WORMHOLE_B0.cache_update_setup_ns / 1.35,
+    sources={name: text + _BH_NOTE for name, text in WORMHOLE_B0.sources.items()},
+)
+
+LATENCIES: dict[Arch, OpLatency] = {WORMHOLE_B0.arch: WORMHOLE_B0, BLACKHOLE.arch: BLACKHOLE}
+
+
+def op_latency(arch: Arch | str) -> OpLatency:
+    """The latency figures of ``arch`` (an :class:`Arch` or its value)."""
+    return LATENCIES[arch if isinstance(arch, Arch) else Arch(arch)]
