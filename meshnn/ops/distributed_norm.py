@@ -97,7 +97,6 @@ def _pre(op: str, input_tensor, dtype, residual_input_tensor, configs, memory_co
     kind=OpKind.NORMALIZATION,
     family=OpFamily.NORM,
     device_operation="LayerNormPreAllGatherDeviceOperation",
-    modelled=False,
 )
 @ttnn_keywords(records=("use_2d_core_grid",))
 def rms_norm_pre_all_gather(
@@ -197,7 +196,6 @@ def _post_kernel(specs: list[TensorSpec], names: list[str], spec: TensorSpec, ep
     kind=OpKind.NORMALIZATION,
     family=OpFamily.NORM,
     device_operation="LayerNormPostAllGatherDeviceOperation",
-    modelled=False,
 )
 @ttnn_keywords(records=("use_2d_core_grid",))
 def rms_norm_post_all_gather(

@@ -58,8 +58,7 @@ def _sharded(memory_config: MemoryConfig, layout: TensorMemoryLayout, grid: Core
 @register(
     "experimental.nlp_create_qkv_heads_decode",
     kind=OpKind.TRANSFORMER,
-    family=OpFamily.COPY,
-    device_operation="NLPCreateQKVHeadsDecodeDeviceOperation",
+    family=OpFamily.HEADS_DECODE,
 )
 def nlp_create_qkv_heads_decode(
     input_tensor: Tensor,
@@ -165,8 +164,7 @@ def _slice(op: str, batch_offset: object, slice_size: object, users: int) -> tup
 @register(
     "experimental.nlp_concat_heads_decode",
     kind=OpKind.TRANSFORMER,
-    family=OpFamily.COPY,
-    device_operation="NLPConcatHeadsDecodeDeviceOperation",
+    family=OpFamily.CONCAT_HEADS_DECODE,
 )
 def nlp_concat_heads_decode(
     input_tensor: Tensor,

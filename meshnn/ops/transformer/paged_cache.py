@@ -181,9 +181,8 @@ def paged_update_cache(
 @register(
     "experimental.paged_fused_update_cache",
     kind=OpKind.KV_CACHE,
-    family=OpFamily.COPY,
+    family=OpFamily.KV_UPDATE,
     device_operation="PagedFusedUpdateCacheDeviceOperation",
-    modelled=False,
 )
 def paged_fused_update_cache(
     cache_tensor1: Tensor,
