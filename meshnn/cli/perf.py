@@ -7,11 +7,29 @@ where the time goes (``<name>_time.png``), one of each per mesh the script used.
 
 from __future__ import annotations
 
+import importlib.util
+import re
 import sys
 from pathlib import Path
 
 import meshnn as ttnn
+from meshnn.cli.reports import print_reports
 from meshnn.cli.runner import run_path
+
+IMPORTS_TORCH = re.compile(r"^\s*(import torch\b|from torch\b)", re.M)
+
+
+def missing_torch(script: str) -> bool:
+    """Whether ``script`` imports torch and torch is not installed (the script would stop there)."""
+    try:
+        text = Path(script).read_text(errors="replace")
+    except OSError:
+        return False
+    return bool(IMPORTS_TORCH.search(text)) and importlib.util.find_spec("torch") is None
+
+
+def missing_matplotlib() -> bool:
+    return importlib.util.find_spec("matplotlib") is None
 
 
 def run_perf(
@@ -32,14 +50,30 @@ def run_perf(
     if ttnn.launched_under_mpi():  # every rank would write the same files; the prediction needs one
         print("meshnn perf: run it as one process (the prediction is the same), not under mpirun", file=sys.stderr)
         return 2
+    if missing_torch(script):
+        print(
+            f"meshnn perf: {script} imports torch, which is not installed: pip install 'meshnn[torch]' "
+            "(or pip install torch)",
+            file=sys.stderr,
+        )
+        return 2
+    if plot and missing_matplotlib():
+        print("meshnn perf: no PNG this time: matplotlib is not installed (pip install 'meshnn[plot]'; --no-plot "
+              "says you want none)", file=sys.stderr)  # fmt: skip
+        plot = False
     capture = ttnn.begin_perf_capture(traced=traced)
     try:
         code = run_path(script, args, system=system)
     finally:
         ttnn.end_perf_capture()
     stem = name or Path(script).stem
+    if code and not len(capture):  # the script stopped before its first op: its error says why
+        print_reports("meshnn perf")
+        return code
     mode = "traced" if traced else "eager (replays of a trace traced)"
-    print(f"\nmeshnn perf: predicted device time of {len(capture)} ops on {len(capture.recorders)} mesh(es), {mode}\n")
+    meshes = len(capture.recorders)
+    ops = f"{len(capture)} op" + ("" if len(capture) == 1 else "s")
+    print(f"\nmeshnn perf: predicted device time of {ops} on {meshes} mesh{'' if meshes == 1 else 'es'}, {mode}\n")
     print(capture.table())
     print()
     print(capture.summary())
@@ -50,9 +84,10 @@ def run_perf(
         except ttnn.MeshnnError as missing:  # matplotlib (the plot extra) is absent
             print(f"meshnn perf: no picture: {missing}", file=sys.stderr)
     for path in written:
-        print(f"wrote {path}")
+        print(f"meshnn perf: wrote {path}")
+    print_reports("meshnn perf")
     if capture.skipped:
-        print(f"not timed ({len(capture.skipped)} ops):")
+        print(f"not timed ({len(capture.skipped)} op{'' if len(capture.skipped) == 1 else 's'}):")
         for op, why in capture.skipped[:20]:
             print(f"  ttnn.{op}: {why}")
     return code
