@@ -19,8 +19,9 @@ placed on that grid:
 - P300 (``blackhole_P300_both_mmio.yaml``): channels 2, 3 of chip 0 to 9, 8 of chip 1, both on PCIe;
 - N150 and P150: one chip, no links.
 
-Harvesting and chip unique ids are board-specific and not written (meshnn's grids are the logical,
-harvested ones).
+``chips_with_mmio`` maps each PCIe chip to its PCIe device number; the simulated host numbers them
+by chip id (ttnn-visualizer marks the chips by those numbers).  Harvesting and chip unique ids are
+board-specific and not written (meshnn's grids are the logical, harvested ones).
 
 Layers: imports nothing of meshnn but the device layer's system specs.
 """
@@ -117,7 +118,7 @@ def cluster_descriptor(spec: SystemSpec) -> str:
             )
     lines.append("ethernet_connections_to_remote_devices: []")
     pcie = sorted(device_of(spec, p) for p in pcie_places(spec))
-    lines += ["chips_with_mmio:", *(f"  - {chip}: {slot}" for slot, chip in enumerate(pcie))]
+    lines += ["chips_with_mmio:", *(f"  - {chip}: {chip}" for chip in pcie)]
     lines += ["boards:", *_board_lines(spec)]
     return "\n".join(lines) + "\n"
 

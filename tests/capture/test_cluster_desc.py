@@ -58,7 +58,7 @@ def test_the_t3000_is_four_n300_cards_side_by_side():
     spec = SYSTEMS["t3k"]
     text = cluster_descriptor(spec)
     assert (0, 0, 1, 8) in connections(text) and (1, 6, 2, 6) in connections(text)  # a card; between cards
-    assert "chips_with_mmio:\n  - 1: 0\n  - 2: 1\n  - 5: 2\n  - 6: 3\n" in text  # each card's PCIe chip
+    assert "chips_with_mmio:\n  - 1: 1\n  - 2: 2\n  - 5: 5\n  - 6: 6\n" in text  # each card's PCIe chip
     assert "  - [{board_type: n300}, {chips: [0, 1]}]" in text and "  - [{board_type: n300}, {chips: [6, 7]}]" in text
     assert "  5: [1, 1, 0, 0]" in text  # chip 5 at x 1, y 1
     assert device_of(spec, (1, 2)) == 6
