@@ -368,7 +368,7 @@ def run(config: DemoConfig) -> int:
         from meshnn.cli.decode_step import predicted_lines
 
         print("\n".join(predicted_lines(model, prefill)))
-        print("  memory per device (every device holds the same allocations: lock-step):")
+        print("  memory of the mesh:")
         for line in memory_table(mesh):
             print(f"    {line}")
         return 0 if score >= bound else 1
