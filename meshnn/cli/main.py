@@ -102,11 +102,12 @@ def memory(args: argparse.Namespace) -> int:
 
 
 def run_script(args: argparse.Namespace) -> int:
-    from meshnn.cli.reports import print_reports
+    from meshnn.cli.reports import print_reports, report_mark
     from meshnn.cli.runner import run_path
 
+    mark = report_mark()
     code = run_path(args.script, args.args, system=args.system)
-    print_reports("meshnn run")
+    print_reports("meshnn run", since=mark)
     return code
 
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import meshnn as ttnn
-from meshnn.cli.reports import print_reports
+from meshnn.cli.reports import print_reports, report_mark
 from meshnn.cli.runner import run_path
 
 IMPORTS_TORCH = re.compile(r"^\s*(import torch\b|from torch\b)", re.M)
@@ -61,6 +61,7 @@ def run_perf(
         print("meshnn perf: no PNG this time: matplotlib is not installed (pip install 'meshnn[plot]'; --no-plot "
               "says you want none)", file=sys.stderr)  # fmt: skip
         plot = False
+    mark = report_mark()
     capture = ttnn.begin_perf_capture(traced=traced)
     try:
         code = run_path(script, args, system=system)
@@ -68,7 +69,7 @@ def run_perf(
         ttnn.end_perf_capture()
     stem = name or Path(script).stem
     if code and not len(capture):  # the script stopped before its first op: its error says why
-        print_reports("meshnn perf")
+        print_reports("meshnn perf", since=mark)
         return code
     mode = "traced" if traced else "eager (replays of a trace traced)"
     meshes = len(capture.recorders)
@@ -85,7 +86,7 @@ def run_perf(
             print(f"meshnn perf: no picture: {missing}", file=sys.stderr)
     for path in written:
         print(f"meshnn perf: wrote {path}")
-    print_reports("meshnn perf")
+    print_reports("meshnn perf", since=mark)
     if capture.skipped:
         print(f"not timed ({len(capture.skipped)} op{'' if len(capture.skipped) == 1 else 's'}):")
         for op, why in capture.skipped[:20]:

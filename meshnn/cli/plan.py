@@ -20,7 +20,7 @@ import sys
 from typing import Any
 
 import meshnn
-from meshnn.cli.reports import print_reports
+from meshnn.cli.reports import print_reports, report_mark
 from meshnn.cli.runner import run_path
 
 OOM_EXIT = 1
@@ -42,6 +42,7 @@ def plan_path(
     if plot and importlib.util.find_spec("matplotlib") is None:
         print(f"meshnn plan: --plot {plot} needs matplotlib: pip install 'meshnn[plot]'", file=sys.stderr)
         return 2
+    mark = report_mark()
     timeline = meshnn.MemoryTimeline().start()
     capture = begin_perf()
     stopped: BaseException | None = None
@@ -63,7 +64,7 @@ def plan_path(
         print("\n" + timeline.report())
     if plot and timeline.meshes:
         print(f"meshnn plan: wrote {timeline.plot(plot)}")
-    print_reports("meshnn plan")
+    print_reports("meshnn plan", since=mark)
     if isinstance(stopped, meshnn.OutOfMemoryError):
         print(f"\nmeshnn plan: OUT OF MEMORY, the model does not fit: {stopped}", file=sys.stderr)
         return OOM_EXIT

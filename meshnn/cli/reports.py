@@ -10,22 +10,33 @@ from __future__ import annotations
 import sys
 
 
-def finished_reports() -> list[tuple[str, list[str]]]:
-    """Each report this process wrote, closed now (its perf files written): ``(folder, files)``."""
+def report_mark() -> frozenset[int]:
+    """The reports this process has written so far (``print_reports(since=...)`` leaves them out;
+    one started but not written yet, as ``$TTNN_CONFIG_OVERRIDES`` starts it at import, belongs to
+    the run that comes)."""
+    config = sys.modules.get("meshnn.capture.config")
+    return frozenset() if config is None else frozenset(id(w) for w in config.WRITTEN if w.path.is_dir())
+
+
+def finished_reports(since: frozenset[int] = frozenset()) -> list[tuple[str, list[str]]]:
+    """Each report this process wrote but those in ``since``, closed now (its perf files written):
+    ``(folder, files)``."""
     config = sys.modules.get("meshnn.capture.config")
     if config is None:
         return []
     done = []
     for writer in config.WRITTEN:
+        if id(writer) in since:
+            continue
         perf = writer.close()
         if writer.path.is_dir():
             done.append((str(writer.path), [str(p) for p in perf]))
     return done
 
 
-def print_reports(command: str) -> None:
-    """Print where each ttnn report of the run is, and how to open it."""
-    for folder, perf in finished_reports():
+def print_reports(command: str, since: frozenset[int] = frozenset()) -> None:
+    """Print where each ttnn report the run wrote (those in ``since`` left out) is, and how to open it."""
+    for folder, perf in finished_reports(since):
         print(f"{command}: wrote the ttnn report {folder}/ (db.sqlite, config.json, cluster descriptors)")
         for path in perf:
             print(f"{command}: wrote {path}")
