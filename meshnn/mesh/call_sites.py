@@ -2,9 +2,10 @@
 the user's, for reports (ttnn's stack traces) and memory pictures (a buffer named by the line
 that made it and the variable that line assigns).
 
-The user's frames are the stack's frames less meshnn's own (files under the ``meshnn`` package),
-less Python's frozen modules (``<frozen runpy>``: how ``meshnn run`` and ``python -m`` start a
-script), and less everything outside the ``meshnn`` command (``meshnn run`` and ``meshnn perf``
+The user's frames are the stack's frames less meshnn's own (files under the ``meshnn`` package, and
+the functions meshnn compiles with ttnn's signatures, named ``<ttnn.NAME>``), less Python's frozen
+modules (``<frozen runpy>``: how ``meshnn run`` and ``python -m`` start a script), and less
+everything outside the ``meshnn`` command (``meshnn run`` and ``meshnn perf``
 are the launcher, not the user's program).  File names are absolute, whatever path the script was
 started with, so that each frame of a stack trace names its file in full.
 
@@ -40,8 +41,12 @@ def absolute(filename: str) -> str:
     return found
 
 
+NOT_USERS = ("<frozen ", "<ttnn.")
+"""Pseudo-file names of frames that are not the user's: Python's frozen modules, meshnn's generated ops."""
+
+
 def _is_users(filename: str) -> bool:
-    return not filename.startswith(PACKAGE_ROOT) and not filename.startswith("<frozen ")
+    return not filename.startswith(PACKAGE_ROOT) and not filename.startswith(NOT_USERS)
 
 
 def user_frames(frame: FrameType | None = None) -> list[traceback.FrameSummary]:

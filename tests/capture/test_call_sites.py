@@ -17,6 +17,14 @@ from .reporting import rows
 from .test_visualizer import MODEL, VISUALIZER_LABEL, meshnn_command
 
 
+def test_frames_compiled_by_meshnn_are_not_the_users():
+    generated: dict = {}
+    exec(compile("def exp(f):\n    return f()\n", "<ttnn.exp>", "exec"), generated)  # as meshnn makes ops
+    frames = generated["exp"](user_frames)
+    assert frames[0].name == "test_frames_compiled_by_meshnn_are_not_the_users"
+    assert not [f for f in frames if f.filename.startswith("<")]
+
+
 def test_user_frames_are_innermost_first_with_absolute_paths():
     def inner():
         return user_frames(), call_site()
