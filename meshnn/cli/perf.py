@@ -85,10 +85,10 @@ def run_perf(
         except ttnn.MeshnnError as missing:  # matplotlib (the plot extra) is absent
             print(f"meshnn perf: no picture: {missing}", file=sys.stderr)
     for path in written:
-        print(f"meshnn perf: wrote {path}")
-    print_reports("meshnn perf", since=mark)
+        print(f"wrote {path}")
     if capture.skipped:
         print(f"not timed ({len(capture.skipped)} op{'' if len(capture.skipped) == 1 else 's'}):")
         for op, why in capture.skipped[:20]:
             print(f"  ttnn.{op}: {why}")
+    print_reports("meshnn perf", since=mark)
     return code

@@ -122,9 +122,9 @@ def test_demo_prints_predicted_prefill_time_and_decode_tokens_per_second():
 
 def test_perf_says_where_it_wrote_each_file(perf_run):
     printed, out = perf_run
-    assert f"meshnn perf: wrote {out / 'ops_perf_results_tiny_model.csv'}" in printed
+    assert f"wrote {out / 'ops_perf_results_tiny_model.csv'}" in printed
     if importlib.util.find_spec("matplotlib") is not None:
-        assert f"meshnn perf: wrote {out / 'tiny_model_time.png'}" in printed
+        assert f"wrote {out / 'tiny_model_time.png'}" in printed
 
 
 def test_the_time_picture_has_a_lane_per_distinct_device_timeline(tmp_path):
