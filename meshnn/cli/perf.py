@@ -32,6 +32,37 @@ def missing_matplotlib() -> bool:
     return importlib.util.find_spec("matplotlib") is None
 
 
+def refusal(script: str, plot: bool) -> tuple[int | None, bool]:
+    """Before the run: an exit code when it cannot go on (under MPI; the script imports torch and
+    torch is not installed), else None; and whether a PNG can be drawn (said when it cannot)."""
+    if ttnn.launched_under_mpi():  # every rank would write the same files; the prediction needs one
+        print("meshnn perf: run it as one process (the prediction is the same), not under mpirun", file=sys.stderr)
+        return 2, plot
+    if missing_torch(script):
+        print(
+            f"meshnn perf: {script} imports torch, which is not installed: pip install 'meshnn[torch]' "
+            "(or pip install torch)",
+            file=sys.stderr,
+        )
+        return 2, plot
+    if plot and missing_matplotlib():
+        print("meshnn perf: no PNG this time: matplotlib is not installed (pip install 'meshnn[plot]'; --no-plot "
+              "says you want none)", file=sys.stderr)  # fmt: skip
+        return None, False
+    return None, plot
+
+
+def print_tables(capture: ttnn.PerfCapture, traced: bool) -> None:
+    """The per-op table and the totals of every mesh."""
+    mode = "traced" if traced else "eager (replays of a trace traced)"
+    meshes = len(capture.recorders)
+    ops = f"{len(capture)} op" + ("" if len(capture) == 1 else "s")
+    print(f"\nmeshnn perf: predicted device time of {ops} on {meshes} mesh{'' if meshes == 1 else 'es'}, {mode}\n")
+    print(capture.table())
+    print()
+    print(capture.summary())
+
+
 def run_perf(
     script: str,
     args: list[str],
@@ -47,20 +78,9 @@ def run_perf(
     if not Path(script).is_file():
         print(f"meshnn perf: no such script: {script}", file=sys.stderr)
         return 2
-    if ttnn.launched_under_mpi():  # every rank would write the same files; the prediction needs one
-        print("meshnn perf: run it as one process (the prediction is the same), not under mpirun", file=sys.stderr)
-        return 2
-    if missing_torch(script):
-        print(
-            f"meshnn perf: {script} imports torch, which is not installed: pip install 'meshnn[torch]' "
-            "(or pip install torch)",
-            file=sys.stderr,
-        )
-        return 2
-    if plot and missing_matplotlib():
-        print("meshnn perf: no PNG this time: matplotlib is not installed (pip install 'meshnn[plot]'; --no-plot "
-              "says you want none)", file=sys.stderr)  # fmt: skip
-        plot = False
+    refused, plot = refusal(script, plot)
+    if refused is not None:
+        return refused
     mark = report_mark()
     capture = ttnn.begin_perf_capture(traced=traced)
     try:
@@ -71,13 +91,7 @@ def run_perf(
     if code and not len(capture):  # the script stopped before its first op: its error says why
         print_reports("meshnn perf", since=mark)
         return code
-    mode = "traced" if traced else "eager (replays of a trace traced)"
-    meshes = len(capture.recorders)
-    ops = f"{len(capture)} op" + ("" if len(capture) == 1 else "s")
-    print(f"\nmeshnn perf: predicted device time of {ops} on {meshes} mesh{'' if meshes == 1 else 'es'}, {mode}\n")
-    print(capture.table())
-    print()
-    print(capture.summary())
+    print_tables(capture, traced)
     written = capture.write_ops_perf_csv(out, stem)
     if plot:
         try:
