@@ -1,4 +1,5 @@
-"""Weights loaded through ttnn.as_tensor's cache, then a memory report.  Run with `meshnn run`.
+"""Weights loaded through ttnn.as_tensor's cache, then a memory report.  Run with `meshnn run`; it
+needs torch, as TTNN code does (the README's first command installs it: pip install -e '.[torch]').
 
 The first run converts (tilize, bfloat8_b packing, sharding) and writes the cache file; later
 runs reload the converted bytes.  Pass a directory as the first argument (default: a temporary one).

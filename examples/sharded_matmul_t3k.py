@@ -1,7 +1,8 @@
 """A data-parallel matmul on a T3000 (2x4): A's rows sharded over the 8 devices, B replicated.
 
 Written as TTNN code: run it with `meshnn run examples/sharded_matmul_t3k.py` (import ttnn is
-answered by meshnn), or on a machine with real hardware and ttnn.
+answered by meshnn), or on a machine with real hardware and ttnn.  It needs torch, as TTNN code
+does: the README's first command installs it (pip install -e '.[torch]').
 """
 
 import torch
@@ -27,7 +28,8 @@ tt_b = ttnn.from_torch(
     mesh_mapper=ttnn.ReplicateTensorToMesh(mesh_device),
 )
 tt_c = ttnn.matmul(tt_a, tt_b)
-print("per-device shard:", tt_c.shape, "on", tt_c.tensor_topology().distribution_shape)
+print("per-device shard:", tt_c.shape)
+print(tt_c.tensor_topology())  # as ttnn prints it: TensorTopology(distribution_shape=MeshShape([8]), ...)
 
 c = ttnn.to_torch(tt_c, mesh_composer=ttnn.ConcatMeshToTensor(mesh_device, dim=0))
 expected = a.bfloat16().float() @ b.bfloat16().float()

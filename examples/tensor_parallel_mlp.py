@@ -1,5 +1,6 @@
 """A tensor-parallel two-layer MLP on a T3000 (2x4): column-parallel up projection, GELU,
-row-parallel down projection, reduce_scatter, then all_gather.  Run with `meshnn run`."""
+row-parallel down projection, reduce_scatter, then all_gather.  Run with `meshnn run`; it needs
+torch, as TTNN code does (the README's first command installs it: pip install -e '.[torch]')."""
 
 import torch
 import ttnn

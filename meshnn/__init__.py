@@ -3,8 +3,8 @@
 ``import meshnn as ttnn`` gives TTNN's names; this module only re-exports them from the layers.
 """
 
-from meshnn.capture import graph
-from meshnn.capture.config import CONFIG, Config, manage_config
+import os as _os
+
 from meshnn.device.arch import SYSTEMS, Arch, system_spec
 from meshnn.device.bank import MemoryView
 from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, TensorMemoryLayout
@@ -221,3 +221,29 @@ def get_memory_view(mesh_device: MeshDevice, buffer_type: BufferType) -> MemoryV
     if not isinstance(mesh_device, MeshDevice):
         raise MeshnnTypeError(f"get_memory_view: mesh_device must be a MeshDevice, got {type(mesh_device).__name__}")
     return mesh_device.get_memory_view(buffer_type)
+
+
+# ``ttnn.graph`` and ``ttnn.CONFIG`` (meshnn.capture) are imported at their first use, not with meshnn:
+# the report writer and graph capture cost an import most runs never use.  A report asked for through
+# $TTNN_CONFIG_OVERRIDES / $TTNN_CONFIG_PATH starts at import, as in ttnn.
+_LAZY = {"graph": "meshnn.capture.graph", "CONFIG": "meshnn.capture.config"}
+_LAZY |= {"Config": "meshnn.capture.config", "manage_config": "meshnn.capture.config"}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'meshnn' has no attribute {name!r}")
+    import importlib
+
+    module = importlib.import_module(_LAZY[name])
+    value = module if name == "graph" else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+if _os.environ.get("TTNN_CONFIG_OVERRIDES") or _os.environ.get("TTNN_CONFIG_PATH"):
+    __getattr__("CONFIG")

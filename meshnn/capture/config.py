@@ -155,6 +155,8 @@ def _warn_like_ttnn(config: Config, name: str) -> None:
 
 _WRITER: ReportWriter | None = None
 _LOCK = threading.Lock()
+WRITTEN: list[ReportWriter] = []
+"""Every report writer this process started, in order (the ``meshnn`` command says where each wrote)."""
 
 
 def sync_report(config: Config) -> ReportWriter | None:
@@ -175,6 +177,7 @@ def sync_report(config: Config) -> ReportWriter | None:
             _WRITER = None
         if path is not None and _WRITER is None:
             _WRITER = ReportWriter(path, options)
+            WRITTEN.append(_WRITER)
             OBSERVERS.add(_WRITER)
         elif _WRITER is not None:
             _WRITER.options = options

@@ -20,7 +20,6 @@ Layers: imports the device layer's buffer types and the capture layer's tensor h
 from __future__ import annotations
 
 import math
-import traceback
 from collections.abc import Iterable
 from typing import Any
 
@@ -125,11 +124,3 @@ def buffer_page_rows(operation_id: int, meshes: Iterable[Any]) -> list[tuple]:
         if buffer.buffer_type() is BufferType.L1 and mesh.local:
             rows += _page_rows(operation_id, mesh, buffer)
     return rows
-
-
-def caller_stack_trace(package_root: str) -> str:
-    """The caller's Python stack, innermost call first, without the frames of files under
-    ``package_root`` (meshnn's own), as ttnn's report writes it: each frame as
-    ``  File "x.py", line n, in f`` and its source line, frames joined by a newline."""
-    frames = [f for f in traceback.extract_stack() if not f.filename.startswith(package_root)]
-    return "\n".join(traceback.format_list(frames[::-1]))

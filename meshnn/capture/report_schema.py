@@ -1,18 +1,15 @@
 """The report folder's fixed parts: the database's tables, ``config.json`` and ``cluster_descriptor.yaml``.
 
-The tables are ttnn's (tt-metal's report writer, with the ``device_tensors``, ``report_metadata``
-and ``source_files`` tables of the newest reports): the column set ttnn-visualizer 0.108.0 reads.
-It needs ``operations``, ``operation_arguments``, ``tensors``, ``input_tensors``, ``output_tensors``,
-``buffers`` and both ``*_tensor_comparison_records`` to exist; the rest are filled when meshnn
-has something to say (``nodes``, ``edges``, ``errors`` and ``source_files`` stay empty: meshnn
-records no graph of Python calls, sees no op's exception, and stores no source files).
+The tables are ttnn's (tt-metal's report writer, with the ``device_tensors``, ``report_metadata``,
+``source_files`` and ``tensor_lifetime`` tables of the newest reports and its graph importer): the
+column set ttnn-visualizer 0.108.0 reads.  It needs ``operations``, ``operation_arguments``,
+``tensors``, ``input_tensors``, ``output_tensors``, ``buffers`` and both
+``*_tensor_comparison_records`` to exist; the rest are filled when meshnn has something to say
+(``nodes``, ``edges`` and ``errors`` stay empty: meshnn records no graph of Python calls and sees no
+op's exception).  ``source_files`` holds each file a stack trace starts in, with its text, as
+ttnn's writer stores them for the visualizer's Source button.
 
-``cluster_descriptor.yaml`` lists the mesh's chips in the form of tt-umd's descriptor: arch, chip
-coordinates (the mesh coordinate as ``[x, y, 0, 0]``), the chips reached over PCIe (the first
-``pcie_devices`` ids), no harvesting, the board type; ``ethernet_connections`` is left empty,
-because meshnn does not model which Ethernet channel joins which chips.
-
-Layers: imports nothing of meshnn but the device layer's arch names.
+Layers: imports nothing of meshnn.
 """
 
 from __future__ import annotations
@@ -21,8 +18,6 @@ import json
 import sqlite3
 from pathlib import Path
 from typing import Any
-
-from meshnn.device.arch import Arch
 
 TABLES = (
     "devices (device_id int, num_y_cores int, num_x_cores int, num_y_compute_cores int, num_x_compute_cores int, "
@@ -45,6 +40,9 @@ TABLES = (
     "timestamp text)",
     "source_files (id INTEGER PRIMARY KEY, path text UNIQUE NOT NULL, contents text)",
     "stack_traces (operation_id int, stack_trace text, source_file_id int REFERENCES source_files(id))",
+    "tensor_lifetime (tensor_id int UNIQUE, producer_operation_id int, last_use_operation_id int, "
+    "deallocate_operation_id int, producer_source_file text, producer_source_line int, last_use_source_file text, "
+    "last_use_source_line int)",
     "input_tensors (operation_id int, input_index int, tensor_id int)",
     "output_tensors (operation_id int, output_index int, tensor_id int)",
     "local_tensor_comparison_records (tensor_id int, golden_tensor_id int, matches int, desired_pcc float, "
@@ -64,6 +62,7 @@ INSERTS = {
     "input_tensors": 3,
     "output_tensors": 3,
     "buffer_pages": 10,
+    "source_files": 3,
 }
 """Tables filled with plain ``INSERT INTO t VALUES (...)`` and their column counts."""
 
@@ -79,21 +78,29 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 def open_database(path: Path) -> tuple[sqlite3.Connection, int]:
     """``db.sqlite`` at ``path`` and the next operation id: a report database already there is
-    continued (as ttnn's writer continues one), anything else is replaced by a new one."""
+    continued (as ttnn's writer continues one; a table it lacks is added), anything else is
+    replaced by a new one."""
     if path.exists():
         connection = _connect(path)
         try:
             (last,) = connection.execute("SELECT max(operation_id) FROM operations").fetchone()
+            _create_tables(connection)
             return connection, (last or 0) + 1
         except sqlite3.DatabaseError:
             connection.close()
             path.unlink()
     connection = _connect(path)
+    _create_tables(connection)
+    return connection, 1
+
+
+def _create_tables(connection: sqlite3.Connection) -> None:
     with connection:
         for table in TABLES:
-            connection.execute(f"CREATE TABLE {table}")
-        connection.execute("CREATE INDEX idx_stack_traces_source_file_id ON stack_traces (source_file_id)")
-    return connection, 1
+            connection.execute(f"CREATE TABLE IF NOT EXISTS {table}")
+        connection.execute(
+            "CREATE INDEX IF NOT EXISTS idx_stack_traces_source_file_id ON stack_traces (source_file_id)"
+        )
 
 
 def insert(connection: sqlite3.Connection, table: str, rows: list[tuple]) -> None:
@@ -106,26 +113,3 @@ def write_config(path: Path, config: dict[str, Any]) -> None:
     """``config.json``: the ttnn CONFIG the report was written under (paths as text)."""
     values = {key: str(value) if isinstance(value, Path) else value for key, value in config.items()}
     path.write_text(json.dumps(values, indent=4) + "\n")
-
-
-_BOARDS = {"n150": "n150", "n300": "n300", "t3k": "n300", "galaxy": "GALAXY", "p150": "p150", "p300": "p300"}
-_ARCHS = {Arch.WORMHOLE_B0: "Wormhole", Arch.BLACKHOLE: "Blackhole"}
-
-
-def cluster_descriptor(meshes: list[Any]) -> str:
-    """``cluster_descriptor.yaml`` for the chips of ``meshes`` (see the module docstring)."""
-    chips: dict[int, tuple[int, int]] = {}
-    for mesh in meshes:
-        for coord in mesh.shape.coords():
-            parts = tuple(coord)
-            chips.setdefault(mesh.get_device_id(coord), (parts[-1], parts[0] if len(parts) > 1 else 0))
-    system = meshes[0].system if meshes else None
-    arch = _ARCHS.get(system.arch_spec.arch, "Wormhole") if system else "Wormhole"
-    board = _BOARDS.get(system.name, system.name) if system else "n150"
-    mmio = [c for c in sorted(chips) if system is None or c < system.pcie_devices]
-    lines = ["arch: {", *(f"    {c}: {arch}," for c in sorted(chips)), "}", "chips: {"]
-    lines += [f"    {c}: [{x},{y},0,0]," for c, (x, y) in sorted(chips.items())]
-    lines += ["}", "ethernet_connections: [", "]", "chips_with_mmio: [", *(f"    {c}: {c}," for c in mmio), "]"]
-    lines += ["harvesting: {", *(f"    {c}: {{noc_translation: true, harvest_mask: 0}}," for c in sorted(chips))]
-    lines += ["}", "boardtype: {", *(f"    {c}: {board}," for c in sorted(chips)), "}"]
-    return "\n".join(lines) + "\n"

@@ -2,22 +2,25 @@
 
 A :class:`ReportWriter` is an observer of every mesh (installed by ``ttnn.CONFIG``: see
 :mod:`~meshnn.capture.config`).  Its folder holds ``db.sqlite`` (tables of
-:mod:`~meshnn.capture.report_schema`), ``config.json``, ``cluster_descriptor.yaml``, with
-``enable_detailed_tensor_report`` a ``tensors/<tensor id>.bin`` per tensor (``ttnn.load_tensor``
-reads them), and in ``perf/`` the ops-perf CSV and ``profile_log_device.csv`` of the performance
-model (written when the writer closes: logging turned off, another report started, or the process
-ends).
+:mod:`~meshnn.capture.report_schema`), ``config.json``, the system's ``cluster_descriptor.yaml`` and
+``physical_chip_mesh_coordinate_mapping.yaml`` (chips, Ethernet links, mesh coordinates:
+:mod:`~meshnn.capture.cluster_desc`), with ``enable_detailed_tensor_report`` a
+``tensors/<tensor id>.bin`` per tensor (``ttnn.load_tensor`` reads them), and in ``perf/`` the
+ops-perf CSV and ``profile_log_device.csv`` of the performance model (written when the writer
+closes: logging turned off, another report started, or the process ends).
 
-For each op (numbered from 1 in the order ops begin):
+For each op (numbered from 1 in the order ops begin), and, as ttnn lists its Python operations, for
+each ``ttnn.from_torch``, ``ttnn.to_torch`` and ``ttnn.deallocate`` the user's code makes:
 
 - ``operations``: ``ttnn.<op>`` and its ``duration``: the seconds the op call took in meshnn from
   its checks to its enqueue (the visualizer shows it as Python execution time; the predicted
-  device time is in the CSV);
+  device time is in the CSV; NULL for the host calls);
 - ``operation_arguments``: the input tensors by position (``"0"``, ``"1"``...) and the op's
   configuration by ttnn's argument names; ``input_tensors`` / ``output_tensors`` / ``tensors`` /
-  ``device_tensors``; ``stack_traces`` (the caller's stack, meshnn's own frames left out);
+  ``device_tensors``; ``stack_traces`` (the user's frames, innermost first, absolute paths),
+  ``source_files`` and ``tensor_lifetime`` (:mod:`~meshnn.capture.report_sources`);
 - ``buffers`` (and with ``enable_detailed_buffer_report`` ``buffer_pages``) after the op; the
-  ``captured_graph`` of the op alone (:mod:`~meshnn.capture.graph_capture`);
+  ``captured_graph`` of a device op alone (:mod:`~meshnn.capture.graph_capture`);
 - ``devices`` once per device of each mesh the report sees.
 
 An op that raised after it began (an output that did not fit) keeps its row, arguments, inputs and
@@ -30,7 +33,6 @@ layer's own modules.
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 import time
@@ -39,24 +41,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from meshnn.capture.cluster_desc import cluster_descriptor, mesh_coordinate_mapping
 from meshnn.capture.graph_capture import GraphCapture
 from meshnn.capture.op_names import python_name
 from meshnn.capture.report_perf import Describe, PerfRecords
-from meshnn.capture.report_rows import (
-    buffer_page_rows,
-    buffer_rows,
-    caller_stack_trace,
-    device_rows,
-    device_tensor_rows,
-    tensor_row,
-)
-from meshnn.capture.report_schema import cluster_descriptor, insert, open_database, write_config
+from meshnn.capture.report_rows import buffer_page_rows, buffer_rows, device_rows, device_tensor_rows, tensor_row
+from meshnn.capture.report_schema import insert, open_database, write_config
+from meshnn.capture.report_sources import ReportSources, Site, record_lives
 from meshnn.capture.tensors import argument_text, mesh_buffer_of, tensor_id
-from meshnn.mesh.observers import BufferEvent, MeshObserver, OpEvent
+from meshnn.mesh.observers import BufferEvent, HostOpEvent, MeshObserver, OpEvent
 from meshnn.tensor.files.writer import save_tensor
 from meshnn.tensor.readback import from_device
 
-PACKAGE_ROOT = str(Path(__file__).resolve().parents[1]) + os.sep
+MESH_MAPPING = "physical_chip_mesh_coordinate_mapping.yaml"
 
 
 def snake_name(name: str) -> str:
@@ -83,6 +80,7 @@ class _Op:
     event: OpEvent
     capture: GraphCapture
     started: float
+    site: Site = None  # the innermost frame of the user's code: (file, line)
 
 
 class ReportWriter(MeshObserver):
@@ -95,6 +93,7 @@ class ReportWriter(MeshObserver):
         self._db: Any = None
         self._meshes: dict[int, Any] = {}  # mesh id -> mesh
         self._tensors: set[int] = set()  # tensor ids with a row
+        self._sources = ReportSources()
         self._ops: dict[int, _Op] = {}  # thread -> its op in progress
         self._next_id = 1
         self._lock = threading.RLock()
@@ -111,12 +110,15 @@ class ReportWriter(MeshObserver):
         return self._db
 
     def _see(self, mesh: Any) -> None:
-        """A mesh seen for the first time: its devices' rows, and the cluster descriptor again."""
+        """A mesh seen for the first time: its devices' rows; with the first, the system's cluster
+        descriptor and mesh coordinates (:mod:`~meshnn.capture.cluster_desc`)."""
         if mesh.mesh_id in self._meshes:
             return
+        if not self._meshes:
+            (self.path / "cluster_descriptor.yaml").write_text(cluster_descriptor(mesh.system))
+            (self.path / MESH_MAPPING).write_text(mesh_coordinate_mapping(mesh.system))
         self._meshes[mesh.mesh_id] = mesh
         insert(self._database(), "devices", device_rows(mesh))
-        (self.path / "cluster_descriptor.yaml").write_text(cluster_descriptor(list(self._meshes.values())))
 
     def _tensor(self, tensor: Any) -> int:
         """The tensor's id, with its rows written the first time."""
@@ -148,9 +150,37 @@ class ReportWriter(MeshObserver):
             insert(db, "operation_arguments", arguments)
             inputs = [(op.operation_id, i, self._tensor(t)) for i, t in enumerate(event.inputs)]
             insert(db, "input_tensors", inputs)
-            trace = caller_stack_trace(PACKAGE_ROOT)
-            db.execute("INSERT INTO stack_traces VALUES (?, ?, NULL)", (op.operation_id, trace))
+            op.site = self._sources.stack_trace(db, op.operation_id)
+            record_lives(db, op.operation_id, op.site, used=[tid for _, _, tid in inputs], made=[], freed=[])
             op.capture.on_op_begin(event)
+
+    def on_host_op(self, event: HostOpEvent) -> None:
+        """``ttnn.from_torch`` / ``to_torch`` / ``deallocate`` made by the user's code: an operation
+        row as ttnn's report gives its Python operations (its tensors, stack trace and the buffers
+        after it; no device graph, no device time).  One made inside an op is part of that op."""
+        with self._lock:
+            if threading.get_ident() in self._ops:
+                return
+            db = self._database()
+            if event.mesh is not None:
+                self._see(event.mesh)
+            oid = self._next_id
+            self._next_id += 1
+            db.execute("INSERT INTO operations VALUES (?, ?, NULL)", (oid, python_name(event.op)))
+            inputs = [self._tensor(t) for t in event.inputs]
+            outputs = [self._tensor(t) for t in event.outputs]
+            insert(
+                db,
+                "operation_arguments",
+                [(oid, str(i), argument_text(t, cpp=False)) for i, t in enumerate(event.inputs)],
+            )
+            insert(db, "input_tensors", [(oid, i, tid) for i, tid in enumerate(inputs)])
+            insert(db, "output_tensors", [(oid, i, tid) for i, tid in enumerate(outputs)])
+            site = self._sources.stack_trace(db, oid)
+            freed = event.op == "deallocate"
+            record_lives(db, oid, site, used=[] if freed else inputs, made=outputs, freed=inputs if freed else [])
+            self._snapshot(oid)
+            db.commit()
 
     def on_allocate(self, event: BufferEvent) -> None:
         self._buffer_event(event, allocated=True)
@@ -181,15 +211,21 @@ class ReportWriter(MeshObserver):
         if outputs is not None:
             seconds = time.perf_counter() - op.started
             op.capture.on_op_end(op.event, outputs)
-            insert(db, "output_tensors", [(oid, i, self._tensor(t)) for i, t in enumerate(outputs)])
+            made = [self._tensor(t) for t in outputs]
+            insert(db, "output_tensors", [(oid, i, tid) for i, tid in enumerate(made)])
+            record_lives(db, oid, op.site, used=[], made=made, freed=[])
             db.execute("UPDATE operations SET duration = ? WHERE operation_id = ?", (seconds, oid))
             self.perf.record(op.event, outputs)
-        meshes = [m for m in self._meshes.values() if m.is_open()]
-        insert(db, "buffers", buffer_rows(oid, meshes))
-        if self.options.detailed_buffers:
-            insert(db, "buffer_pages", buffer_page_rows(oid, meshes))
+        self._snapshot(oid)
         insert(db, "captured_graph", [(oid, json.dumps(op.capture.finish(), separators=(",", ":")))])
         db.commit()
+
+    def _snapshot(self, oid: int) -> None:
+        """Every live buffer after operation ``oid`` (and with the detailed report, their pages)."""
+        meshes = [m for m in self._meshes.values() if m.is_open()]
+        insert(self._db, "buffers", buffer_rows(oid, meshes))
+        if self.options.detailed_buffers:
+            insert(self._db, "buffer_pages", buffer_page_rows(oid, meshes))
 
     # ------------------------------------------------------------------------------- close
 

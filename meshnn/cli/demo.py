@@ -299,14 +299,29 @@ def fitted(config: DemoConfig, n: int) -> DemoConfig:
         config = next((c for c in candidates if splits(c, n)), config)
     if splits(config, n):
         return config
-    heads = n * math.ceil(config.heads / n)
-    hidden = next(
-        (h for h in range(heads * 32, 1 << 20, heads * 32) if splits(DemoConfig(hidden=h, heads=heads), n)), None
-    )
-    hint = f"; for this mesh try --hidden {hidden} --heads {heads}" if hidden else ""
     raise ttnn.MeshnnValueError(
         f"--hidden {config.hidden} with {config.heads} heads cannot be cut over {n} devices: heads, hidden and "
-        f"the MLP width must be multiples of {n} (and hidden of the heads){hint}"
+        f"the MLP width must be multiples of {n} (and hidden of the heads); {advice(config, n)}"
+    )
+
+
+def advice(config: DemoConfig, n: int) -> str:
+    """What to pass instead: other heads for the hidden size asked for when some split over ``n``
+    devices (the nearest first), else the nearest hidden size that splits with heads rounded up to
+    a multiple of ``n``."""
+    heads = [h for h in range(n, config.hidden + 1, n) if splits(dataclasses.replace(config, heads=h), n)]
+    if heads:
+        heads.sort(key=lambda h: (abs(h - config.heads), -h))
+        others = f" (or {', '.join(f'--heads {h}' for h in sorted(heads[1:3]))})" if len(heads) > 1 else ""
+        return f"with --hidden {config.hidden}, try --heads {heads[0]}{others}"
+    rounded = n * math.ceil(config.heads / n)
+    step = rounded * 32 // math.gcd(rounded, 32)  # whole tiles of head, a multiple of the heads
+    near = sorted(range(step, 4 * config.hidden + step, step), key=lambda h: (abs(h - config.hidden), -h))
+    hidden = next((h for h in near if splits(dataclasses.replace(config, hidden=h, heads=rounded), n)), None)
+    return (
+        f"try --hidden {hidden} --heads {rounded}"
+        if hidden
+        else f"try a mesh whose device count divides {config.heads}"
     )
 
 
@@ -353,7 +368,7 @@ def run(config: DemoConfig) -> int:
         from meshnn.cli.decode_step import predicted_lines
 
         print("\n".join(predicted_lines(model, prefill)))
-        print("  memory per device (every device holds the same allocations: lock-step):")
+        print("  memory of the mesh:")
         for line in memory_table(mesh):
             print(f"    {line}")
         return 0 if score >= bound else 1

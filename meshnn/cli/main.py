@@ -48,8 +48,37 @@ def positive_int(text: str) -> int:
     return value
 
 
+def system_name(text: str) -> str:
+    """An argparse type: the name of a simulated system (``meshnn info`` lists them)."""
+    if text.lower() not in meshnn.SYSTEMS:
+        known = ", ".join(meshnn.SYSTEMS)
+        raise argparse.ArgumentTypeError(f"unknown system {text!r}; the simulated systems are {known} (meshnn info)")
+    return text.lower()
+
+
+def check_mesh_fits(system: str | None, mesh: tuple[int, int] | None) -> None:
+    """A ``--mesh`` larger than the system is refused naming the ``--system`` that has room."""
+    spec = meshnn.system_spec(system)
+    if mesh is None or mesh[0] * mesh[1] <= spec.num_devices:
+        return
+    needed = mesh[0] * mesh[1]
+    bigger = [s for s in meshnn.SYSTEMS.values() if s.num_devices >= needed]
+    rows, cols = spec.mesh_shape
+    advice = (
+        f"add --system {bigger[0].name} ({bigger[0].num_devices} devices, {'x'.join(map(str, bigger[0].mesh_shape))})"
+        if bigger
+        else f"the largest simulated system, galaxy, has {meshnn.SYSTEMS['galaxy'].num_devices}"
+    )
+    raise meshnn.MeshnnValueError(
+        f"--mesh {mesh[0]}x{mesh[1]} needs {needed} devices but {spec.name} ({spec.description}) has "
+        f"{spec.num_devices} ({rows}x{cols}): {advice}"
+    )
+
+
 def demo(args: argparse.Namespace) -> int:
     from meshnn.cli.demo import DemoConfig, run
+
+    check_mesh_fits(args.system, args.mesh)
 
     config = DemoConfig(
         system=args.system,
@@ -68,13 +97,18 @@ def memory(args: argparse.Namespace) -> int:
     """Allocate a small tensor-parallel working set and print (and plot) the memory report."""
     from meshnn.cli.memory import show
 
+    check_mesh_fits(args.system, args.mesh)
     return show(args.system, args.mesh, args.plot, args.timeline)
 
 
 def run_script(args: argparse.Namespace) -> int:
+    from meshnn.cli.reports import print_reports, report_mark
     from meshnn.cli.runner import run_path
 
-    return run_path(args.script, args.args, system=args.system)
+    mark = report_mark()
+    code = run_path(args.script, args.args, system=args.system)
+    print_reports("meshnn run", since=mark)
+    return code
 
 
 def perf(args: argparse.Namespace) -> int:
@@ -98,10 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     systems = "simulated system: n150, n300, t3k (default; or $MESHNN_SYSTEM), galaxy, p150, p300"
     p = sub.add_parser("info", help="the simulated systems and their memory figures")
-    p.add_argument("--system", default=None, help=f"{systems} (marked with *)")
+    p.add_argument("--system", type=system_name, default=None, help=f"{systems} (marked with *)")
     p.set_defaults(run=info)
     p = sub.add_parser("demo", help="a Llama-style decoder, tensor-parallel on the simulated mesh")
-    p.add_argument("--system", default=None, help=systems)
+    p.add_argument("--system", type=system_name, default=None, help=systems)
     p.add_argument("--mesh", type=parse_mesh, default=None, help="ROWSxCOLS (default: the whole system)")
     p.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "bfloat8_b"], help="weight dtype")
     p.add_argument("--layers", type=positive_int, default=2, help="decoder layers (default 2)")
@@ -112,18 +146,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(run=demo)
     p = sub.add_parser("memory", help="the per-device memory report (and a picture with --plot)")
-    p.add_argument("--system", default=None, help=systems)
+    p.add_argument("--system", type=system_name, default=None, help=systems)
     p.add_argument("--mesh", type=parse_mesh, default=None, help="ROWSxCOLS (default: the whole system)")
     p.add_argument("--plot", default=None, metavar="FILE.png", help="draw each buffer type's address space")
     p.add_argument("--timeline", action="store_true", help="record a few layers op by op (--plot draws the timeline)")
     p.set_defaults(run=memory)
     p = sub.add_parser("run", help="run a TTNN script unmodified, with `import ttnn` answered by meshnn")
-    p.add_argument("--system", default=None, help=systems)
+    p.add_argument("--system", type=system_name, default=None, help=systems)
     p.add_argument("script", help="the Python script to run as __main__")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed on to the script")
     p.set_defaults(run=run_script)
     p = sub.add_parser("perf", help="run a TTNN script and predict each op's device time (table, ops-perf CSV, PNG)")
-    p.add_argument("--system", default=None, help=systems)
+    p.add_argument("--system", type=system_name, default=None, help=systems)
     p.add_argument(
         "--out", default="meshnn_perf", metavar="DIR", help="folder of the CSV and PNG (default meshnn_perf)"
     )
@@ -135,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed on to the script")
     p.set_defaults(run=perf)
     p = sub.add_parser("plan", help="plan a TTNN script on meshes that allocate but compute nothing: peaks, OOMs")
-    p.add_argument("--system", default=None, help=systems)
+    p.add_argument("--system", type=system_name, default=None, help=systems)
     p.add_argument("--timeline", action="store_true", help="also print every op's memory row")
     p.add_argument("--plot", default=None, metavar="FILE.png", help="draw the memory timeline of the busiest mesh")
     p.add_argument("script", help="the Python script to run as __main__")
@@ -149,5 +183,5 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except meshnn.MeshnnError as error:
-        print(f"meshnn: error: {error}", file=sys.stderr)
+        print(f"meshnn {args.command}: error: {error}", file=sys.stderr)
         return 2

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+
 import numpy as np
 
 import meshnn as ttnn
@@ -50,6 +53,9 @@ def layers(mesh: ttnn.MeshDevice, kept: list[ttnn.Tensor]) -> None:
 
 
 def show(system: str | None, mesh_shape: tuple[int, int] | None, plot: str | None, timeline: bool = False) -> int:
+    if plot and importlib.util.find_spec("matplotlib") is None:
+        print(f"meshnn memory: --plot {plot} needs matplotlib: pip install 'meshnn[plot]'", file=sys.stderr)
+        return 2
     spec = ttnn.system_spec(system)
     shape = mesh_shape or spec.mesh_shape
     recorder = ttnn.MemoryTimeline().start() if timeline else None
@@ -61,7 +67,7 @@ def show(system: str | None, mesh_shape: tuple[int, int] | None, plot: str | Non
             recorder.stop()
             print(recorder.report())
             if plot:
-                print(f"wrote {recorder.plot(plot, mesh)}")
+                print(f"meshnn memory: wrote {recorder.plot(plot, mesh)}")
             return 0
         print(
             "a synthetic working set (made up here, not your model's: six bfloat8_b weights in DRAM and six small "
@@ -70,7 +76,7 @@ def show(system: str | None, mesh_shape: tuple[int, int] | None, plot: str | Non
         print(f"memory of a {shape[0]}x{shape[1]} mesh on {spec.name} (bytes per bank):")
         print(ttnn.memory_report(mesh))
         if plot:
-            print(f"wrote {ttnn.plot_memory(mesh, plot)}")
+            print(f"meshnn memory: wrote {ttnn.plot_memory(mesh, plot)}")
         return 0
     finally:
         if recorder is not None:

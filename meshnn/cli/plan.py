@@ -14,10 +14,13 @@ Layers: the public surface (``import meshnn``) and the CLI's runner.
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import sys
 from typing import Any
 
 import meshnn
+from meshnn.cli.reports import print_reports, report_mark
 from meshnn.cli.runner import run_path
 
 OOM_EXIT = 1
@@ -33,6 +36,13 @@ def plan_path(
     script: str, args: list[str], *, system: str | None = None, steps: bool = False, plot: str | None = None
 ) -> int:
     """Plan ``script``; print the report; 1 when it runs out of memory, else the script's code."""
+    if not os.path.isfile(script):
+        print(f"meshnn plan: no such script: {script}", file=sys.stderr)
+        return 2
+    if plot and importlib.util.find_spec("matplotlib") is None:
+        print(f"meshnn plan: --plot {plot} needs matplotlib: pip install 'meshnn[plot]'", file=sys.stderr)
+        return 2
+    mark = report_mark()
     timeline = meshnn.MemoryTimeline().start()
     capture = begin_perf()
     stopped: BaseException | None = None
@@ -53,7 +63,8 @@ def plan_path(
     if steps:
         print("\n" + timeline.report())
     if plot and timeline.meshes:
-        print(f"wrote {timeline.plot(plot)}")
+        print(f"meshnn plan: wrote {timeline.plot(plot)}")
+    print_reports("meshnn plan", since=mark)
     if isinstance(stopped, meshnn.OutOfMemoryError):
         print(f"\nmeshnn plan: OUT OF MEMORY, the model does not fit: {stopped}", file=sys.stderr)
         return OOM_EXIT

@@ -84,6 +84,8 @@ def report_uncaught(script: str, error: BaseException) -> None:
     own first frame (the file and line of the mistake), then, under MPI, every rank ends (through
     the MPI context's hook, which prints ``meshnn: rank R: raised ...`` once)."""
     trace = _from_script(error.__traceback__, os.path.abspath(script))
+    if isinstance(error, SyntaxError) and trace is error.__traceback__:
+        trace = None  # the script did not compile: Python's own report of it names its file and line
     error.with_traceback(trace)
     if sys.excepthook is not sys.__excepthook__:
         sys.excepthook(type(error), error, trace)  # the MPI context's hook: prints, then aborts

@@ -46,22 +46,61 @@ def memory_rows(mesh_device: MeshDevice) -> list[dict[str, object]]:
     return rows
 
 
+def device_ranges(ids: list[int]) -> str:
+    """``0-7``, ``0-3, 5``: device ids as runs."""
+    runs: list[list[int]] = []
+    for i in ids:
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 device``, ``8 devices``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _groups(rows: list[dict[str, object]], figures: list[str]) -> list[list[dict[str, object]]]:
+    """The rows grouped by identical figures, in the order of each group's first device."""
+    groups: dict[tuple, list[dict[str, object]]] = {}
+    for row in rows:
+        groups.setdefault(tuple(row[c] for c in figures), []).append(row)
+    return list(groups.values())
+
+
+def _cell(column: str, value: object) -> str:
+    if isinstance(value, int) and not column.endswith("buffers"):
+        return format_bytes(value)
+    return str(value)
+
+
 def memory_report(mesh_device: MeshDevice) -> str:
-    """The per-device memory table, as text (bytes per bank)."""
+    """The memory table, as text (bytes per bank): one row per group of devices holding the same
+    figures, so a lock-step mesh is one row with its device count (a row per device only where
+    devices differ)."""
     rows = memory_rows(mesh_device)
-    columns = list(rows[0])
-    cells = [
-        [
-            str(r[c]) if not isinstance(r[c], int) or c.endswith("buffers") or c == "device" else format_bytes(r[c])
-            for c in columns
-        ]
-        for r in rows
-    ]
+    figures = list(rows[0])[2:]
+    columns = ["devices", "coords", *figures]
+    cells = []
+    for group in _groups(rows, figures):
+        ids = [int(r["device"]) for r in group]  # type: ignore[call-overload]
+        coords = str(group[0]["coord"]) if len(group) == 1 else f"{group[0]['coord']}..{group[-1]['coord']}"
+        cells.append([f"{device_ranges(ids)} ({plural(len(ids), 'device')})", coords])
+        cells[-1] += [_cell(c, group[0][c]) for c in figures]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(columns, widths, strict=True))]
-    lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
-    identical = len({tuple(r[c] for c in columns[2:]) for r in rows}) == 1
-    lines.append("every device: identical allocations (lock-step)" if identical else "devices DIFFER")
+    lines = [
+        "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(columns, widths, strict=True)))
+    ]
+    lines += [
+        "  ".join(v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths, strict=True)))
+        for row in cells
+    ]
+    if len(cells) == 1 and len(rows) > 1:
+        lines.append(f"every device: identical allocations (lock-step), so one row stands for all {len(rows)}")
+    elif len(cells) > 1:
+        lines.append(f"devices DIFFER: {len(cells)} groups of devices hold different allocations")
     dram = mesh_device.get_memory_view(BufferType.DRAM).num_banks
     l1 = mesh_device.get_memory_view(BufferType.L1).num_banks
     lines.append(

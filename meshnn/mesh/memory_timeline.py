@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from meshnn.device.buffer import BufferType
+from meshnn.mesh.call_sites import CallSite, call_site
 from meshnn.mesh.labels import buffer_label
 from meshnn.mesh.observers import BufferEvent, MeshObserver, OpEvent
 
@@ -62,6 +63,7 @@ class Step:
     failed: bool = False
     end_seq: int = 0
     op_id: int | None = field(default=None, compare=False)
+    site: CallSite | None = field(default=None, compare=False)  # the user's line that began the step
 
 
 @dataclass(slots=True)
@@ -80,6 +82,7 @@ class BufferLife:
     label: str | None = None
     died: int | None = None
     died_seq: int | None = None
+    site: CallSite | None = None  # the user's line that allocated it
 
     def live_at(self, seq: int) -> bool:
         return self.born_seq <= seq and (self.died_seq is None or self.died_seq > seq)
@@ -112,10 +115,11 @@ class Peak:
 class _Building:
     """The step being recorded: its op, where its figures started and went, births and frees."""
 
-    __slots__ = ("born", "failed", "freed", "op", "op_id", "peak")
+    __slots__ = ("born", "failed", "freed", "op", "op_id", "peak", "site")
 
     def __init__(self, op: str, op_id: int | None, allocated: Mapping[str, int]) -> None:
         self.op, self.op_id, self.failed = op, op_id, False
+        self.site = call_site()
         self.peak = dict(allocated)
         self.born: list[tuple[str, int, int]] = []
         self.freed: list[tuple[str, int, int]] = []
@@ -181,6 +185,7 @@ class MeshTimeline:
         step = self._step()
         self._seq += 1
         life = BufferLife(kind, event.address, size, event.size, len(self.steps), self._seq)
+        life.site = step.site if step.op != BETWEEN else call_site()
         if step.op != BETWEEN:
             life.made_by = step.op
         self._add(life)
@@ -231,7 +236,8 @@ class MeshTimeline:
             for kind in self.types
         }
         born, freed = tuple(step.born), tuple(step.freed)
-        self.steps.append(Step(len(self.steps), step.op, lanes, born, freed, step.failed, self._seq, step.op_id))
+        index = len(self.steps)
+        self.steps.append(Step(index, step.op, lanes, born, freed, step.failed, self._seq, step.op_id, step.site))
 
     @staticmethod
     def _name(pending: Sequence[tuple[weakref.ref, BufferLife]]) -> None:

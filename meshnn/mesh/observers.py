@@ -59,6 +59,19 @@ class OpEvent:
     op_id: int = field(default_factory=lambda: next(_OP_IDS))
 
 
+@dataclass(frozen=True, slots=True)
+class HostOpEvent:
+    """A ttnn call made on the host that ttnn's report lists as an operation, as it lists its Python
+    operations: ``from_torch`` (``outputs``: the new tensor), ``to_torch`` and ``deallocate``
+    (``inputs``: the tensor), sent after it is done.  ``mesh`` is the tensor's mesh (None for a host
+    tensor)."""
+
+    op: str
+    mesh: Any
+    inputs: tuple[Any, ...] = ()
+    outputs: tuple[Any, ...] = ()
+
+
 class MeshObserver:
     """The events an observer may take; each default does nothing."""
 
@@ -81,6 +94,9 @@ class MeshObserver:
 
     def on_op_failed(self, event: OpEvent, error: BaseException) -> None:
         """An op that began raised ``error`` (out of memory for its outputs, say) and will not end."""
+
+    def on_host_op(self, event: HostOpEvent) -> None:
+        """A host-side ttnn call (``from_torch``, ``to_torch``, ``deallocate``) is done."""
 
 
 class Observers:
@@ -133,6 +149,10 @@ class Observers:
     def op_failed(self, event: OpEvent, error: BaseException) -> None:
         for call in self._each("on_op_failed"):
             call(event, error)
+
+    def host_op(self, event: HostOpEvent) -> None:
+        for call in self._each("on_host_op"):
+            call(event)
 
 
 OBSERVERS = Observers()

@@ -25,6 +25,11 @@ def short_bytes(size: int) -> str:
     return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 device``, ``8 devices``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def header(timeline: MeshTimeline) -> list[str]:
     """What the figures are: the mesh, lock-step said once, the banks of each buffer type."""
     n = timeline.num_devices
@@ -35,7 +40,7 @@ def header(timeline: MeshTimeline) -> list[str]:
         if t in timeline.banks
     )
     return [
-        f"memory timeline of the {timeline.mesh_name} mesh on {timeline.system} ({n} devices), {kind}",
+        f"memory timeline of the {timeline.mesh_name} mesh on {timeline.system} ({plural(n, 'device')}), {kind}",
         f"lock-step: all {n} devices hold the same buffers at the same addresses, so each figure stands for "
         f"every device"
         if n > 1
@@ -88,9 +93,32 @@ def peak_lines(timeline: MeshTimeline, peak: Peak) -> list[str]:
     return lines
 
 
+def made_where(life: BufferLife) -> tuple[str, str] | None:
+    """Who made a buffer, in the user's words, and where: ``("h = ttnn.rms_norm", "model.py:19")``
+    (the variable its line assigns and the op), ``("w", "model.py:7")`` (made outside ops); None
+    when no line of the user's is known."""
+    if life.site is None:
+        return None
+    variable = life.site.assigned
+    op = f"ttnn.{life.made_by}" if life.made_by else ""
+    head = f"{variable} = {op}" if variable and op else variable or op or "made"
+    return head, life.site.short
+
+
 def describe(life: BufferLife) -> str:
     born = "before the timeline" if life.born < 0 else f"step {life.born}"
-    return f"{life.name} (from {born})"
+    where = made_where(life)
+    return f"{life.name} (from {born}{f': {where[0]} at {where[1]}' if where else ''})"
+
+
+def step_label(step: Step) -> str:
+    """A step as an axis label: ``rms_norm model.py:19``, ``2 new, 1 freed model.py:30``."""
+    if step.op == BETWEEN:
+        parts = [f"{len(step.born)} new" if step.born else "", f"{len(step.freed)} freed" if step.freed else ""]
+        what = ", ".join(p for p in parts if p) or "nothing"
+    else:
+        what = step.op.rsplit(".", 1)[-1] + (" FAILED" if step.failed else "")
+    return f"{what} {step.site.short}" if step.site is not None else what
 
 
 def timeline_report(timeline: MeshTimeline, *, steps: bool = True) -> str:
@@ -126,7 +154,7 @@ def predicted_line(recorder: object) -> str:
     gaps = max((t.gap_ns for t in totals), default=0.0)
     return (
         f"predicted device time: {recorder.total_ns() / 1e6:,.3f} ms on the slowest device "  # type: ignore[attr-defined]
-        f"({len(recorder)} ops timed; kernels {kernels / 1e6:,.3f} ms, op-to-op gaps {gaps / 1e6:,.3f} ms)"  # type: ignore[arg-type]
+        f"({plural(len(recorder), 'op')} timed; kernels {kernels / 1e6:,.3f} ms, op-to-op gaps {gaps / 1e6:,.3f} ms)"  # type: ignore[arg-type]
     )
 
 
@@ -136,8 +164,10 @@ def mesh_summary(timeline: MeshTimeline, recorder: object = None, *, times: bool
     n = timeline.num_devices
     failed = [s for s in timeline.steps if s.failed]
     lines = [
-        f"mesh {timeline.mesh_name} on {timeline.system} ({n} devices in lock-step: every figure is every "
-        f"device's): {ops} ops" + (f", ttnn.{failed[-1].op} at step {failed[-1].index} FAILED" if failed else "")
+        f"mesh {timeline.mesh_name} on {timeline.system} "
+        + (f"({n} devices in lock-step: every figure is every device's)" if n > 1 else "(1 device)")
+        + f": {plural(ops, 'op')}"
+        + (f", ttnn.{failed[-1].op} at step {failed[-1].index} FAILED" if failed else "")
     ]
     for kind in timeline.types:
         peak = timeline.peak(kind)

@@ -19,6 +19,7 @@ from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout, Tile
 from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.mesh.observers import OBSERVERS, HostOpEvent
 from meshnn.tensor.composers import MeshToTensor, topology_composer
 from meshnn.tensor.mappers import TensorToMesh
 from meshnn.tensor.memory_config import MemoryConfig
@@ -112,7 +113,13 @@ def to_torch(
                     f"{list(result.shape)}"
                 )
             result = result.squeeze(0)
+    if OBSERVERS:
+        OBSERVERS.host_op(HostOpEvent("to_torch", _mesh_of(tensor), inputs=(tensor,)))
     return result if dtype is None else result.to(dtype)
+
+
+def _mesh_of(tensor: Tensor) -> MeshDevice | None:
+    return tensor.storage.mesh_buffer.device() if isinstance(tensor.storage, DeviceStorage) else None
 
 
 def from_torch(
@@ -142,7 +149,7 @@ def from_torch(
     if pad_value is not None and (isinstance(pad_value, bool) or not isinstance(pad_value, int | float | np.number)):
         raise MeshnnTypeError(f"from_torch: pad_value must be a number, got {pad_value!r}")
     mapper = mesh_mapper if mesh_mapper is not None else DEFAULT_MAPPER.get()
-    return Tensor(
+    made = Tensor(
         tensor,
         dtype,
         device=device,
@@ -153,6 +160,9 @@ def from_torch(
         memory_config=memory_config,
         col_tilize=col_tilize,
     )
+    if OBSERVERS:
+        OBSERVERS.host_op(HostOpEvent("from_torch", _mesh_of(made), outputs=(made,)))
+    return made
 
 
 @contextlib.contextmanager

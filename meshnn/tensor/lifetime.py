@@ -25,6 +25,7 @@ from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.labels import tensor_label
 from meshnn.mesh.mesh_buffer import DeviceLocalBufferConfig, MeshBuffer, ReplicatedBufferConfig
 from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.mesh.observers import OBSERVERS, HostOpEvent
 from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage
@@ -187,3 +188,5 @@ def deallocate(tensor: Tensor, force: bool = True) -> None:
             return
     buffer.deallocated_at = caller_site()  # type: ignore[attr-defined]
     buffer.deallocate()
+    if OBSERVERS:
+        OBSERVERS.host_op(HostOpEvent("deallocate", buffer.device(), inputs=(tensor,)))

@@ -8,12 +8,14 @@ import math
 import re
 import shutil
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
 
 import meshnn as ttnn
 from meshnn.capture.config import Config, active_report, load_overrides
+from meshnn.capture.report_writer import MESH_MAPPING
 from meshnn.capture.tensors import tensor_id
 
 from .reporting import reporting, rows, small_run
@@ -98,16 +100,20 @@ def test_the_report_of_a_known_run(tmp_path, open_mesh):
     mesh = open_mesh((1, 2))
     with reporting(tmp_path, enable_detailed_buffer_report=True) as path:
         t = small_run(mesh)
-    assert sorted(p.name for p in path.iterdir()) == ["cluster_descriptor.yaml", "config.json", "db.sqlite", "perf"]
+    files = ["cluster_descriptor.yaml", "config.json", "db.sqlite", "perf", MESH_MAPPING]
+    assert sorted(p.name for p in path.iterdir()) == files
     ops = rows(path, "SELECT operation_id, name, duration FROM operations")
-    assert [o[:2] for o in ops] == [(1, "ttnn.add"), (2, "ttnn.matmul"), (3, "ttnn.softmax")]
-    assert all(0 < o[2] < 60 for o in ops)  # seconds of the op call
+    names = ["from_torch", "from_torch", "add", "matmul", "softmax", "deallocate"]  # ttnn's Python ops too
+    assert [o[:2] for o in ops] == [(i, f"ttnn.{n}") for i, n in enumerate(names, 1)]
+    assert all(0 < o[2] < 60 for o in ops[2:5]) and all(o[2] is None for o in (*ops[:2], ops[5]))
     ids = {name: tensor_id(t[name]) for name in ("x", "w", "y", "z", "s")}
     assert rows(path, "SELECT * FROM input_tensors") == [
-        (1, 0, ids["x"]), (1, 1, ids["x"]), (2, 0, ids["y"]), (2, 1, ids["w"]), (3, 0, ids["z"])
+        (3, 0, ids["x"]), (3, 1, ids["x"]), (4, 0, ids["y"]), (4, 1, ids["w"]), (5, 0, ids["z"]), (6, 0, ids["y"])
     ]  # fmt: skip
-    assert rows(path, "SELECT * FROM output_tensors") == [(1, 0, ids["y"]), (2, 0, ids["z"]), (3, 0, ids["s"])]
-    arguments = rows(path, "SELECT name, value FROM operation_arguments WHERE operation_id = 1")
+    assert rows(path, "SELECT * FROM output_tensors") == [
+        (1, 0, ids["x"]), (2, 0, ids["w"]), (3, 0, ids["y"]), (4, 0, ids["z"]), (5, 0, ids["s"])
+    ]  # fmt: skip
+    arguments = rows(path, "SELECT name, value FROM operation_arguments WHERE operation_id = 3")
     x_text = "ttnn.Tensor(shape=Shape([64, 128]), dtype=DataType.BFLOAT16, layout=Layout.TILE)"
     assert arguments == [("0", x_text), ("1", x_text), ("memory_config", repr(L1)), ("dtype", "DataType.BFLOAT16")]
     tensors = {r[0]: r[1:] for r in rows(path, "SELECT * FROM tensors")}
@@ -121,21 +127,35 @@ def test_the_report_of_a_known_run(tmp_path, open_mesh):
     devices = rows(path, "SELECT device_id, l1_num_banks, worker_l1_size, cb_limit FROM devices")
     info = mesh.allocator.device_info()
     assert devices == [(d, info["l1_num_banks"], info["worker_l1_size"], info["cb_limit"]) for d in (0, 1)]
-    trace = rows(path, "SELECT stack_trace FROM stack_traces WHERE operation_id = 1")[0][0]
-    assert trace.startswith('  File "') and "reporting.py" in trace and "y = ttnn.add(x, x" in trace
-    assert "meshnn/ops" not in trace
+    check_sources(path, ids)
     check_buffers(path, mesh, t)
     check_graphs(path)
     config = json.loads((path / "config.json").read_text())
     assert config["report_name"] == "meshnn test run" and config["enable_logging"] is True
     assert config["report_path"] == str(path)
-    descriptor = (path / "cluster_descriptor.yaml").read_text()
-    assert "    0: [0,0,0,0]," in descriptor and "    1: [1,0,0,0]," in descriptor and "    1: n300," in descriptor
+
+
+def check_sources(path, ids):
+    """Stack traces: the user's frames with absolute paths, the first file's text in source_files;
+    tensor_lifetime: who made each tensor, read it last and freed it, at which line."""
+    reporting_py = str(Path(__file__).with_name("reporting.py"))
+    trace, source = rows(path, "SELECT stack_trace, source_file_id FROM stack_traces WHERE operation_id = 3")[0]
+    assert trace.startswith(f'  File "{reporting_py}", line ') and "y = ttnn.add(x, x" in trace
+    assert "meshnn/" not in trace and "<frozen" not in trace
+    assert rows(path, "SELECT path, contents FROM source_files WHERE id = ?", source) == [
+        (reporting_py, Path(reporting_py).read_text())
+    ]
+    line = next(
+        i for i, text in enumerate(Path(reporting_py).read_text().splitlines(), 1) if "y = ttnn.add(x, x" in text
+    )
+    lives = {r[0]: r[1:] for r in rows(path, "SELECT * FROM tensor_lifetime")}
+    assert lives[ids["y"]] == (3, 4, 6, reporting_py, line, reporting_py, line + 1)  # made, read by matmul, freed
+    assert lives[ids["s"]][:3] == (5, None, None)
 
 
 def check_buffers(path, mesh, t):
-    """After op 3 the live buffers are x, y (freed only after it), w, z, s: once per device."""
-    got = rows(path, "SELECT device_id, address, max_size_per_bank, buffer_type FROM buffers WHERE operation_id = 3")
+    """After op 5 (softmax) the live buffers are x, y (freed only after it), w, z, s: once per device."""
+    got = rows(path, "SELECT device_id, address, max_size_per_bank, buffer_type FROM buffers WHERE operation_id = 5")
     expected = set()
     for name in ("x", "y", "w", "z", "s"):
         like = t["x"] if name == "y" else t[name]  # y is freed now: it was shaped and placed as x
@@ -156,10 +176,10 @@ def check_buffers(path, mesh, t):
 
 def check_graphs(path):
     graphs = dict(rows(path, "SELECT operation_id, captured_graph FROM captured_graph"))
-    assert sorted(graphs) == [1, 2, 3]
-    calls = ttnn.graph.extract_calltrace(json.loads(graphs[2]))
+    assert sorted(graphs) == [3, 4, 5]  # the device ops; ttnn's Python ops have no device graph
+    calls = ttnn.graph.extract_calltrace(json.loads(graphs[4]))
     assert calls == ["ttnn::matmul", "MatmulDeviceOperation", "tt::tt_metal::create_device_tensor"]
-    assert ttnn.graph.count_intermediate_and_output_tensors(json.loads(graphs[3])) == (0, 1)
+    assert ttnn.graph.count_intermediate_and_output_tensors(json.loads(graphs[5])) == (0, 1)
 
 
 def test_the_perf_files_hold_one_row_per_op_and_device(tmp_path, open_mesh):
@@ -255,7 +275,7 @@ def test_an_op_the_perf_model_refuses_is_listed_and_the_run_goes_on(tmp_path, op
     mesh = open_mesh((1, 1))
     with reporting(tmp_path) as path:
         ttnn.exp(ttnn.from_torch(torch.ones(32, 32), layout=ttnn.TILE_LAYOUT, device=mesh))
-    assert rows(path, "SELECT name FROM operations") == [("ttnn.exp",)]
+    assert rows(path, "SELECT name FROM operations") == [("ttnn.from_torch",), ("ttnn.exp",)]
     refused = json.loads(rows(path, "SELECT value FROM report_metadata WHERE key = 'perf_refused'")[0][0])
     assert refused == [["ttnn.exp", "cannot describe exp"]]
     assert not (path / "perf").exists()

@@ -14,10 +14,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -28,6 +30,7 @@ import pytest
 import meshnn as ttnn
 from meshnn.capture.tensors import tensor_id
 
+from .graph_repeats import repeats
 from .reporting import reporting, small_run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -126,13 +129,12 @@ def alive_in_group(group: int) -> list[int]:
     return alive
 
 
-@pytest.fixture
-def server(tmp_path):
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
     executable = visualizer()
     if executable is None:
         pytest.skip(f"ttnn-visualizer is not installed (.ci/run puts it in .venv-viz/; or set ${ENV})")
-    data = tmp_path / "visualizer"
-    data.mkdir()
+    data = tmp_path_factory.mktemp("visualizer")
     running = Server(executable, data)
     try:
         running.wait_up()
@@ -151,14 +153,15 @@ def test_the_visualizer_serves_the_operations_tensors_and_buffers_of_a_meshnn_ru
     ids = {name: tensor_id(t[name]) for name in ("x", "w", "y", "z", "s")}
 
     operations = server.get("operations", instance)
-    assert [(o["id"], o["name"]) for o in operations] == [(1, "ttnn.add"), (2, "ttnn.matmul"), (3, "ttnn.softmax")]
+    names = ["from_torch", "from_torch", "add", "matmul", "softmax", "deallocate"]  # ttnn's Python ops too
+    assert [(o["id"], o["name"]) for o in operations] == [(i, f"ttnn.{n}") for i, n in enumerate(names, 1)]
     assert all("small_run" in o["stack_trace"] for o in operations)
-    assert ttnn.graph.extract_calltrace(operations[1]["device_operations"])[:2] == [
+    assert ttnn.graph.extract_calltrace(operations[3]["device_operations"])[:2] == [
         "ttnn::matmul",
         "MatmulDeviceOperation",
     ]
 
-    matmul = server.get("operations/2", instance)
+    matmul = server.get("operations/4", instance)
     assert [i["id"] for i in matmul["inputs"]] == [ids["y"], ids["w"]]
     assert [o["id"] for o in matmul["outputs"]] == [ids["z"]]
     assert {b["address"] for b in matmul["buffers"]} >= {t["x"].buffer_address(), t["z"].buffer_address()}
@@ -168,7 +171,7 @@ def test_the_visualizer_serves_the_operations_tensors_and_buffers_of_a_meshnn_ru
     assert tensors[ids["x"]]["address"] == t["x"].buffer_address() and tensors[ids["x"]]["shape"] == "Shape([64, 128])"
     assert tensors[ids["w"]]["buffer_type"] == ttnn.BufferType.DRAM.value
 
-    after_softmax = server.get("operation-buffers/3", instance)
+    after_softmax = server.get("operation-buffers/5", instance)
     served = {(b["device_id"], b["address"], b["buffer_type"]) for b in after_softmax["buffers"]}
     live = [(t["x"].buffer_address(), 1), (t["y_address"], 1), (t["w"].buffer_address(), 0)]
     live += [(t["z"].buffer_address(), 0), (t["s"].buffer_address(), 0)]
@@ -180,3 +183,69 @@ def test_the_visualizer_serves_the_operations_tensors_and_buffers_of_a_meshnn_ru
     assert [d["device_id"] for d in devices] == [0, 1]
     performance = server.get("performance/perf-results", instance)
     assert len(performance) == 6  # three ops on two devices
+
+
+# The visualizer's label of an operation: `${id} ${name} (${file}:${line})`, the file and line taken
+# from the operation's stack trace by this pattern (its static/assets/index-*.js).
+VISUALIZER_LABEL = re.compile(r'File\s+"(?:.+\/)?([^/]+)",\s+line\s+(\d+)')
+MODEL = Path(__file__).with_name("viz_model.py")
+
+
+def meshnn_command() -> list[str]:
+    """The ``meshnn`` command of this Python (its console script), else ``python -m meshnn``."""
+    script = Path(sys.executable).with_name("meshnn")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "meshnn"]
+
+
+@pytest.fixture(scope="module")
+def model_report(tmp_path_factory) -> Path:
+    """The report of ``meshnn run viz_model.py`` run from the script's folder (a relative path),
+    asked for as a user asks: $TTNN_CONFIG_OVERRIDES."""
+    work = tmp_path_factory.mktemp("model")
+    shutil.copy(MODEL, work / MODEL.name)
+    overrides = {"enable_fast_runtime_mode": False, "enable_logging": True, "report_name": "viz model"}
+    overrides["root_report_path"] = "reports"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TTNN_CONFIG")}
+    env |= {"TTNN_CONFIG_OVERRIDES": json.dumps(overrides), "MESHNN_SYSTEM": "t3k"}
+    command = [*meshnn_command(), "run", MODEL.name]
+    result = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    (report,) = (work / "reports").iterdir()
+    return report
+
+
+def test_every_operation_is_named_by_its_source_line_and_the_topology_has_its_links(model_report, server):
+    instance = server.open_report(model_report, model_report / "perf")
+    operations = server.get("operations", instance)
+    source = MODEL.read_text().splitlines()
+    assert len(operations) == 17  # 3 from_torch, exp, 2 x (5 ops and a deallocate), to_torch
+    for op in operations:
+        label = VISUALIZER_LABEL.search(op["stack_trace"])
+        assert label is not None and label.group(1) == MODEL.name, (op["name"], op["stack_trace"])
+        line = source[int(label.group(2)) - 1]
+        assert op["name"].startswith("ttnn.") and f"{op['name']}(" in line, (op["name"], line)
+        assert "<frozen" not in op["stack_trace"] and "meshnn/" not in op["stack_trace"]
+        assert op["stack_trace_source_file_id"] == operations[0]["stack_trace_source_file_id"] is not None
+    read = server.get(f"remote/stack-trace/read?sourceFileId={operations[0]['stack_trace_source_file_id']}", instance)
+    assert read["content"] == MODEL.read_text()
+
+    chips = {int(chip): tuple(place) for chip, place in server.get("mesh-descriptor", instance)["chips"].items()}
+    assert chips == {d: divmod(d, 4) for d in range(8)}  # the T3000's 2x4 grid
+    links = server.get("cluster-descriptor", instance)["ethernet_connections"]
+    pairs = {tuple(sorted((a["chip"], b["chip"]))) for a, b in links}
+    neighbours = {(a, b) for a in chips for b in chips if a < b and grid_distance(chips[a], chips[b]) == 1}
+    assert len(links) == 20 and pairs == neighbours  # 10 neighbouring pairs, 2 channels each
+
+
+def grid_distance(a: tuple[int, int], b: tuple[int, int]) -> int:
+    return abs(a[0] - b[0]) + abs(a[1] - b[1])
+
+
+def test_the_graph_page_folds_the_two_identical_blocks(model_report, server):
+    instance = server.open_report(model_report, model_report / "perf")
+    operations = server.get("operations", instance)
+    names = [op["name"] for op in operations]
+    first = names.index("ttnn.rms_norm")
+    block = ["ttnn.rms_norm", "ttnn.linear", "ttnn.deallocate", "ttnn.relu", "ttnn.linear", "ttnn.all_reduce"]
+    assert names[first : first + 12] == block * 2
+    assert (operations[first]["id"], len(block), 2) in repeats(operations)

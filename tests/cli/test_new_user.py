@@ -52,13 +52,13 @@ def test_sizes_that_cannot_work_are_refused_by_name(capsys, args, message):
 
 
 def test_a_model_that_does_not_split_says_what_to_pass(capsys):
-    with pytest.raises(Exception, match="try --hidden 576 --heads 18") as refused:
-        fitted(DemoConfig(fit_heads=True), 3)
+    with pytest.raises(Exception, match="try --hidden 1152 --heads 18") as refused:
+        fitted(DemoConfig(fit_heads=True), 3)  # no heads split 1024 over 3: the nearest hidden that does
     assert isinstance(refused.value, ValueError)
-    assert fitted(DemoConfig(hidden=576, heads=18), 3).heads == 18  # the advice works
+    assert fitted(DemoConfig(hidden=1152, heads=18), 3).heads == 18  # the advice works
     assert fitted(DemoConfig(fit_heads=True), 32).heads == 32 and fitted(DemoConfig(fit_heads=True), 8).heads == 16
     code, _, err = run_cli(capsys, "demo", "--mesh", "1x3", "--layers", "1", "--seq", "32")
-    assert code == 2 and "meshnn: error:" in err and "try --hidden 576 --heads 18" in err
+    assert code == 2 and "meshnn demo: error:" in err and "try --hidden 1152 --heads 18" in err
 
 
 def test_version_and_help_on_every_option(capsys):

@@ -118,3 +118,28 @@ def test_demo_prints_predicted_prefill_time_and_decode_tokens_per_second():
     per_second, step_ms, eager_per_second = (float(decode.group(i).replace(",", "")) for i in (1, 2, 3))
     assert per_second == pytest.approx(1e3 / step_ms, rel=0.01) and eager_per_second < per_second
     assert step_ms < traced_ms  # one token costs less than 64
+
+
+def test_perf_says_where_it_wrote_each_file(perf_run):
+    printed, out = perf_run
+    assert f"wrote {out / 'ops_perf_results_tiny_model.csv'}" in printed
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert f"wrote {out / 'tiny_model_time.png'}" in printed
+
+
+def test_the_time_picture_has_a_lane_per_distinct_device_timeline(tmp_path):
+    """Devices with the same predicted timeline share a lane; ops on part of the mesh split it."""
+    from meshnn.perf import OpDesc, OpFamily, Recorder, TensorDesc
+    from meshnn.perf.plot import device_lanes, devices_text, write_time_plot
+
+    recorder = Recorder("t3k")
+    x = TensorDesc((1, 1, 128, 4096))
+    recorder.record(OpDesc(OpFamily.BINARY, (x, x), (x,), name="ttnn.add"))
+    assert [devices for devices, _ in device_lanes(recorder)] == [list(range(8))]
+    recorder.record(OpDesc(OpFamily.SOFTMAX, (x,), (x,), name="ttnn.softmax"), devices=[4, 5, 6, 7])
+    lanes = device_lanes(recorder)
+    assert [devices_text(devices) for devices, _ in lanes] == ["devices 0-3", "devices 4-7"]
+    assert [len(ops) for _, ops in lanes] == [1, 2]
+    if importlib.util.find_spec("matplotlib") is not None:
+        path = write_time_plot(recorder, tmp_path / "time.png")
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
