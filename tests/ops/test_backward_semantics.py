@@ -184,3 +184,20 @@ def test_gradient_dtype_follows_the_incoming_gradient(device):
     x = on(device, np.full((32, 32), 0.5))
     out = ttnn.exp_bw(g, x)[0]
     assert out.dtype == BF16 and out.layout == TILE
+
+
+def test_what_ttnns_backward_tests_read_with(device):
+    """ttnn's backward tests wrap a gradient in ``ttnn.Tensor(tensor)`` (another handle on the same
+    storage) and read bfloat8_b gradients back with ``.cpu().to(ROW_MAJOR_LAYOUT)`` (ttnn warns and
+    leaves a host block-float tensor in tiles)."""
+    t = on(device, np.ones((32, 32)), ttnn.bfloat8_b)
+    handle = ttnn.Tensor(t)
+    assert handle.storage is t.storage and handle.spec == t.spec
+    with pytest.warns(UserWarning, match="not executed"):
+        host = handle.cpu().to(ttnn.ROW_MAJOR_LAYOUT)
+    assert host.layout == TILE
+    np.testing.assert_array_equal(ttnn.to_numpy(host), np.ones((32, 32)))
+    with pytest.raises(ttnn.MeshnnTypeError, match="no other argument"):
+        ttnn.Tensor(t, ttnn.float32)
+    ttnn.deallocate(t)
+    assert not handle.is_allocated()

@@ -20,6 +20,7 @@ from meshnn.ops.backward.binding import MEMORY_CONFIG, QUEUE_ID, Kind, a, k
 from meshnn.ops.backward.defs import GRAD, INPUT, INPUT_GRAD, Form, GradDef, number, table, unary
 from meshnn.ops.backward.run import Result, results
 from meshnn.ops.eltwise import special
+from meshnn.perf.desc import OpFamily
 
 NAN, INF = np.float32(np.nan), np.float32(np.inf)
 
@@ -118,9 +119,18 @@ def _clamp_def(name: str) -> GradDef:
 
 
 def _experimental_gelu() -> Form:
+    """``ttnn.experimental.gelu_bw``: one device operation returning the gradient itself (not a list)."""
+
+    def run(grad_output_tensor, input_tensor, approximate, memory_config, input_grad, queue_id=0) -> Any:
+        check_approximate("experimental.gelu_bw", {"approximate": approximate})
+        grad = Result(lambda g, x: gelu_derivative(g, x, approximate), "input_tensor")
+        named = {"grad_output_tensor": grad_output_tensor, "input_tensor": input_tensor}
+        return results(
+            "experimental.gelu_bw", named, [grad], memory_config=memory_config, queue_id=queue_id, into=[input_grad]
+        )[0]
+
     args = (a("grad_output_tensor", Kind.TENSOR), INPUT, k("approximate", Kind.STR, "none"), MEMORY_CONFIG)
-    args = (*args, INPUT_GRAD, QUEUE_ID)
-    return Form(args, ((gelu_derivative, "input_tensor"),), ("input_grad",), check=check_approximate)
+    return Form((*args, INPUT_GRAD, QUEUE_ID), run=run)
 
 
 U = GradDef
@@ -210,7 +220,14 @@ DEFS = (
     U("logit_bw", (unary(_logit),), goldens.unary("logit")),
     U("logiteps_bw", (unary(_logiteps, number("eps", 0.0)),), goldens.functional("logit")),
     U("gelu_bw", (unary(gelu_derivative, APPROXIMATE, out=True, check=check_approximate),), goldens.gelu()),
-    U("experimental.gelu_bw", (_experimental_gelu(),), goldens.gelu()),
+    U(
+        "experimental.gelu_bw",
+        (_experimental_gelu(),),
+        goldens.gelu(),
+        family=OpFamily.UNARY,
+        device_operation="GeluBackwardDeviceOperation",
+        modelled=True,
+    ),
     _clamp_def("clamp_bw"),
     _clamp_def("clip_bw"),
 )
