@@ -70,7 +70,9 @@ def _xlogy_b(g: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(y == 0, np.sign(g) * INF, g * (x * (1 / y)))
 
 
-def _atan2(sign: float, of_a: bool):
+def _atan2(of_a: bool):
+    """atan2_bw: grad * b / (a^2 + b^2) for a, -grad * a / (a^2 + b^2) for b; NaN where both are 0."""
+
     def derivative(g: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         scale = g / (x * x + y * y)
         value = (y if of_a else -x) * scale
@@ -186,7 +188,7 @@ DEFS = (
     ),
     B(
         "atan2_bw",
-        (binary(_atan2(1.0, True), _atan2(-1.0, False)),),
+        (binary(_atan2(True), _atan2(False)),),
         goldens.two(lambda t, x, y, *a, **k: t.atan2(x, y)),
     ),
     B(
