@@ -15,6 +15,7 @@ import types
 
 from meshnn.device.arch import system_spec
 from meshnn.errors import NotImplementedByMeshnn
+from meshnn.mesh import reports
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape
 from meshnn.mesh.mesh_device import MeshDevice
 
@@ -103,5 +104,8 @@ _multi_device = namespace(
     MeshCoordinateRange=MeshCoordinateRange,
 )
 _ttnn = namespace(
-    "_ttnn", "ttnn._ttnn: the paths of ttnn's binary module that model code names.", multi_device=_multi_device
+    "_ttnn",
+    "ttnn._ttnn: the paths of ttnn's binary module that model code names.",
+    multi_device=_multi_device,
+    reports=reports,
 )

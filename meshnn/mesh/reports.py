@@ -5,6 +5,7 @@ Layers: the mesh layer (a mesh's allocator and registry).
 
 from __future__ import annotations
 
+from meshnn.device.buffer import BufferType
 from meshnn.errors import MeshnnTypeError
 from meshnn.mesh.mesh_device import MeshDevice
 
@@ -36,4 +37,37 @@ def get_buffers(device: MeshDevice) -> list[dict[str, object]]:
                 "max_size_per_bank": pages * layout.page_size,
             }
         )
+    return rows
+
+
+def get_buffer_pages(device: MeshDevice | list[MeshDevice]) -> list[dict[str, object]]:
+    """Every page of every live L1 buffer (ttnn reports L1 pages only), per device: the buffer's
+    address, the page's index, core, bank and address, and the page size in bytes."""
+    devices = device if isinstance(device, list | tuple) else [device]
+    rows = []
+    for mesh in (_checked(d, "get_buffer_pages") for d in devices):
+        grid_x = mesh.system.compute_grid[0]
+        for buffer in mesh.live_buffers():
+            layout = buffer.layout
+            if layout.buffer_type is not BufferType.L1:
+                continue
+            view = buffer.get_device_buffer(mesh.local[0])
+            for page in range(layout.num_pages):
+                where = view.page_location(page)
+                bank = where.bank_id if where.core is None else where.core.y * grid_x + where.core.x
+                core = (bank % grid_x, bank // grid_x) if where.core is None else (where.core.x, where.core.y)
+                for device_id in mesh.get_device_ids():
+                    rows.append(
+                        {
+                            "device_id": device_id,
+                            "address": buffer.address(),
+                            "core_y": core[1],
+                            "core_x": core[0],
+                            "bank_id": bank,
+                            "page_index": page,
+                            "page_address": where.address,
+                            "page_size": layout.page_size,
+                            "buffer_type": layout.buffer_type,
+                        }
+                    )
     return rows

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import functools
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -174,6 +175,29 @@ def alias(name: str, of: str) -> OpEntry:
     entry = replace(lookup(of), name=name, operator=None)
     _OPS.add(entry)
     return entry
+
+
+def overload(name: str, accepts: Callable[..., bool], implementation: Callable[..., Any]) -> Callable[..., Any]:
+    """Give the op ``ttnn.<name>`` another overload, as ttnn's bindings have several (``ttnn.abs`` of
+    a ComplexTensor): a call whose arguments ``accepts(*args, **kwargs)`` runs ``implementation``,
+    any other the op's own function.  The op's entries (its aliases too) then hold the combined
+    function, which keeps the op's name, signature and golden function; returns it."""
+    original = lookup(name).function
+
+    @functools.wraps(original)
+    def combined(*args: Any, **kwargs: Any) -> Any:
+        if accepts(*args, **kwargs):
+            return implementation(*args, **kwargs)
+        return original(*args, **kwargs)
+
+    for entry in tuple(_OPS.by_name.values()):
+        if entry.function is original:
+            new = replace(entry, function=combined)
+            _OPS.by_name[entry.name] = new
+            if _OPS.by_short.get(entry.short_name) is entry:
+                _OPS.by_short[entry.short_name] = new
+            _OPS.by_function.setdefault(combined, new)
+    return combined
 
 
 # ------------------------------------------------------------------------------ lookups

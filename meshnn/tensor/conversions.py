@@ -10,6 +10,7 @@ and device_hooks.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -55,7 +56,8 @@ def to_layout(
     pad_value: float | None = None,
 ) -> Tensor:
     """ROW_MAJOR <-> TILE (``pad_value`` fills the tile padding).  On host ``dtype`` is ignored, as
-    in ttnn 0.81.  An explicitly padded ROW_MAJOR tensor is tilized with its padding as data."""
+    in ttnn 0.81.  An explicitly padded ROW_MAJOR tensor is tilized with its padding as data.  A
+    host block-float tensor stays in tiles (ttnn warns and converts nothing)."""
     check_tensor(tensor)
     if not isinstance(layout, Layout):
         raise MeshnnTypeError(f"layout must be a ttnn Layout, got {layout!r}")
@@ -66,6 +68,13 @@ def to_layout(
             return device_to_layout(tensor, layout, dtype=dtype, memory_config=memory_config, pad_value=pad_value)
         return device_to_layout(tensor, layout, dtype=dtype, memory_config=memory_config)
     if layout is tensor.layout:
+        return tensor
+    if tensor.dtype.is_block_float:  # ttnn warns and leaves a host bfloat8_b / bfloat4_b tensor as it is
+        warnings.warn(
+            f"Tensor layout must be Layout::TILE for {tensor.dtype}! Conversion from {tensor.layout} to {layout} "
+            "was not executed!",
+            stacklevel=2,
+        )
         return tensor
     spec = tensor.spec
     stored = spec.encoded_shape

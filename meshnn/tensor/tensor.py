@@ -75,6 +75,9 @@ class Tensor:
     ) -> None:
         if data is None:
             raise MeshnnTypeError("Tensor needs data: a numpy array, a torch tensor or a list")
+        if isinstance(data, Tensor):  # ttnn's copy constructor: another handle on the same storage
+            self._share(data, data_type, device, layout, mem_config, dtype, memory_config)
+            return
         if isinstance(data, list | tuple) and isinstance(data_type, list | tuple | Shape):
             # ttnn.Tensor(values, shape, dtype, layout[, device]): the flat-list form
             array, data_type = flat_list_array(data, data_type), device
@@ -112,6 +115,16 @@ class Tensor:
         placed = mapped_to_device(mapped, device, config, cq_id)
         self._spec, self._storage, self._topology = placed._spec, placed._storage, placed._topology
         track_view(self)  # self, not ``placed``, is the tensor the caller holds
+
+    def _share(self, other: Tensor, *rest: object) -> None:
+        """Become another handle on ``other``'s storage (``ttnn.Tensor(tensor)``, which takes nothing else)."""
+        if any(arg is not None for arg in rest):
+            raise MeshnnTypeError("ttnn.Tensor(tensor) copies a tensor's handle and takes no other argument")
+        self._spec, self._storage, self._topology = other._spec, other._storage, other._topology
+        if isinstance(self._storage, DeviceStorage):
+            from meshnn.tensor.lifetime import track_view
+
+            track_view(self)
 
     @classmethod
     def make(cls, spec: TensorSpec, storage: HostStorage | DeviceStorage, topology: TensorTopology) -> Tensor:
