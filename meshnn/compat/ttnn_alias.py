@@ -80,6 +80,16 @@ def _graph(attribute: str) -> object:
     raise NotImplementedByMeshnn(f"graph.{attribute}")
 
 
+def _deprecated(attribute: str) -> object:
+    """``ttnn._ttnn.deprecated``: tt_lib imports its ``operations`` (an empty namespace: meshnn has
+    none of the deprecated ops)."""
+    if attribute == "operations":
+        return sys.modules.setdefault(
+            "ttnn._ttnn.deprecated.operations", types.ModuleType("ttnn._ttnn.deprecated.operations")
+        )
+    raise NotImplementedByMeshnn(f"_ttnn.deprecated.{attribute}")
+
+
 SUBMODULES: dict[str, Callable[[str], object]] = {
     "device": _device,
     "distributed": _distributed,
@@ -87,6 +97,8 @@ SUBMODULES: dict[str, Callable[[str], object]] = {
     "distributed.distributed": lambda attribute: _from_meshnn(attribute, "distributed.distributed."),
     "reports": _reports,
     "model_preprocessing": _model_preprocessing,
+    "_ttnn": lambda attribute: _from_meshnn(attribute, "_ttnn."),
+    "_ttnn.deprecated": _deprecated,
 }
 
 
