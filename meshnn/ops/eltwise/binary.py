@@ -61,6 +61,9 @@ def binary(
         memory_config = memory_config_of(memory_config, output_tensor)  # type: ignore[assignment]
         if dtype is None and isinstance(output_tensor, Tensor) and output_tensor.is_allocated():
             dtype = output_tensor.dtype
+    defn = DEFS[name]
+    if defn.dtypes is not None or defn.result_dtype is not None:
+        dtype = _dtype_rule(name, input_tensor_a, input_tensor_b, dtype, params)
     run = {"queue_id": queue_id, "output_tensor": output_tensor}
     function = (
         _function(name, params)
@@ -75,11 +78,37 @@ def binary(
     _check_operands(name, input_tensor_a, input_tensor_b)
     label, value = ("input_tensor_a", input_tensor_a) if a_is_tensor else ("input_tensor_b", input_tensor_b)
     tensor = device_input(name, label, value)
-    scalar = float(input_tensor_b if a_is_tensor else input_tensor_a)  # type: ignore[arg-type]
+    scalar = _scalar(input_tensor_b if a_is_tensor else input_tensor_a, tensor.dtype.is_integer and defn.integer)
     spec = out_spec_like(tensor, dtype=dtype, memory_config=memory_config, op=name)
     pair = function if a_is_tensor else _swapped(function)  # scalar first: keep the order
-    numeric = _numeric(pair, tensor.dtype, DEFS[name].integer)
-    return elementwise(name, [tensor], spec, lambda x: numeric(x, np.float32(scalar)), **run)
+    numeric = _numeric(pair, tensor.dtype, defn.integer)
+    return elementwise(name, [tensor], spec, lambda x: numeric(x, scalar), **run)
+
+
+def _scalar(value: object, integer: bool) -> np.float32 | np.int64:
+    """A scalar operand as the op computes with it: an integral value of an integer op in int64
+    (exact), any other as float32."""
+    if integer and float(value).is_integer():  # type: ignore[arg-type]
+        return np.int64(value)  # type: ignore[call-overload]
+    return np.float32(value)  # type: ignore[arg-type]
+
+
+def _dtype_rule(name: str, a: object, b: object, dtype: DataType | None, params: tuple) -> DataType | None:
+    """The operands' dtypes checked against the op's (a clear error naming the operand), and the
+    output dtype: ``dtype`` when given, else the op's rule on the first tensor's dtype."""
+    defn = DEFS[name]
+    first = None
+    for label, operand in (("input_tensor_a", a), ("input_tensor_b", b)):
+        if isinstance(operand, Tensor) and operand.is_allocated():
+            first = first or operand
+            if defn.dtypes is not None and operand.dtype not in defn.dtypes:
+                allowed = ", ".join(sorted(str(d) for d in defn.dtypes))
+                raise MeshnnTypeError(
+                    f"ttnn.{name}: {label} has dtype {operand.dtype}; ttnn.{name} takes {allowed} tensors"
+                )
+    if dtype is None and first is not None and defn.result_dtype is not None:
+        return defn.result_dtype(first.dtype, dict(params))
+    return dtype
 
 
 @functools.cache

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from meshnn.errors import MeshnnTypeError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.op_keywords import SUB_CORE_GRIDS, ttnn_keywords
 from meshnn.ops.checks import device_input
 from meshnn.ops.eltwise.functions import wide
@@ -101,6 +101,8 @@ def declare(defn: UnaryDef) -> Callable[..., Any]:
     def call(input_tensor: Tensor, memory_config=None, output_tensor=None, queue_id=0, **params: Any) -> Tensor:
         for key, check in checks:
             check(name, key, params[key])
+        if defn.dtypes is not None or defn.even_width:
+            _check_input(defn, input_tensor)
         return unary(
             name,
             input_tensor,
@@ -126,6 +128,18 @@ def declare(defn: UnaryDef) -> Callable[..., Any]:
         operator=defn.operator,
     )
     return function
+
+
+def _check_input(defn: UnaryDef, input_tensor: object) -> None:
+    """The input's dtype and shape against the op's rules (``dtypes``, ``even_width``)."""
+    tensor = device_input(defn.name, "input_tensor", input_tensor)
+    if defn.dtypes is not None and tensor.dtype not in defn.dtypes:
+        allowed = ", ".join(sorted(str(d) for d in defn.dtypes))
+        raise MeshnnTypeError(f"ttnn.{defn.name}: input_tensor has dtype {tensor.dtype}; it takes {allowed} tensors")
+    if defn.even_width and (not tensor.shape or tensor.shape[-1] % 2):
+        raise MeshnnValueError(
+            f"ttnn.{defn.name}: input_tensor {list(tensor.shape)} must have an even last dimension (pairs of values)"
+        )
 
 
 def _plain(value: Any) -> Any:

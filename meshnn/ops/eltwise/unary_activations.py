@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from meshnn.formats.dtypes import DataType
 from meshnn.mesh.op_keywords import count
 from meshnn.ops.eltwise.functions import _gelu, _mish, _sigmoid, _silu, _softplus
 from meshnn.ops.eltwise.unary_defs import APPROX, UnaryDef, f, kwb, kwf
@@ -37,6 +38,17 @@ def _logit(x: np.ndarray, eps: float | None = 0.0) -> np.ndarray:
     if eps:
         x = np.clip(x, np.float32(eps), np.float32(1 - eps))
     return np.log(x / (np.float32(1) - x))
+
+
+def _rotate90(x: np.ndarray) -> np.ndarray:
+    """Each (real, imaginary) pair of the last dimension times i: (-imaginary, real)."""
+    pairs = x.reshape(*x.shape[:-1], -1, 2)
+    return np.stack([-pairs[..., 1], pairs[..., 0]], axis=-1).reshape(x.shape)
+
+
+def _golden_rotate90(t, x, **_):
+    pairs = x.reshape(*x.shape[:-1], -1, 2)
+    return t.stack([-pairs[..., 1], pairs[..., 0]], dim=-1).flatten(-2)
 
 
 def _predicate(test):
@@ -213,7 +225,21 @@ ACTIVATIONS = (
         member="LOGICAL_NOT_UNARY",
         integer=True,
     ),
-    U("bitwise_not", np.invert, lambda t, x, **k: t.bitwise_not(x), member="BITWISE_NOT", integer=True),
+    U(
+        "bitwise_not",
+        np.invert,
+        lambda t, x, **k: t.bitwise_not(x),
+        member="BITWISE_NOT",
+        integer=True,
+        dtypes=frozenset({DataType.INT32}),
+    ),
+    U(
+        "alt_complex_rotate90",
+        _rotate90,
+        _golden_rotate90,
+        member="ALT_COMPLEX_ROTATE90",
+        even_width=True,
+    ),
 )
 """The activation, sign and predicate ops (public, each a ttnn op)."""
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from meshnn.formats.dtypes import DataType
 from meshnn.mesh.op_keywords import Keyword, count, flag, number
 from meshnn.ops.signatures import REQUIRED, Param, kw
 
@@ -34,7 +35,9 @@ class UnaryDef:
     (False: only a ``UnaryOpType`` member, such as ``ADD_UNARY_SFPU``).  ``hardware``: keywords
     ttnn's binding has that only matter on a device (checked and recorded).  ``device_operation``:
     tt-metal's device operation when it is not ``UnaryDeviceOperation`` (a composite op);
-    ``operator``: the Tensor operator it serves (``neg`` for ``-a``)."""
+    ``operator``: the Tensor operator it serves (``neg`` for ``-a``).  ``dtypes``: the input
+    dtypes ttnn takes (None: all).  ``even_width``: the op pairs neighbours along the last
+    dimension, which must be even."""
 
     name: str
     compute: Compute
@@ -46,6 +49,8 @@ class UnaryDef:
     hardware: dict[str, Keyword] = field(default_factory=dict)
     device_operation: str = ""
     operator: str | None = None
+    dtypes: frozenset[DataType] | None = None
+    even_width: bool = False
 
 
 def f(name: str, default: Any = REQUIRED) -> Param:
