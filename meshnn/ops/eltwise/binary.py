@@ -62,8 +62,8 @@ def binary(
         if dtype is None and isinstance(output_tensor, Tensor) and output_tensor.is_allocated():
             dtype = output_tensor.dtype
     defn = DEFS[name]
-    if defn.dtypes is not None or defn.result_dtype is not None:
-        dtype = _dtype_rule(name, input_tensor_a, input_tensor_b, dtype, params)
+    if defn.dtypes is not None or defn.result_dtype is not None or defn.dtype_params is not None:
+        dtype, params = _dtype_rule(name, input_tensor_a, input_tensor_b, dtype, params)
     run = {"queue_id": queue_id, "output_tensor": output_tensor}
     function = (
         _function(name, params)
@@ -93,9 +93,12 @@ def _scalar(value: object, integer: bool) -> np.float32 | np.int64:
     return np.float32(value)  # type: ignore[arg-type]
 
 
-def _dtype_rule(name: str, a: object, b: object, dtype: DataType | None, params: tuple) -> DataType | None:
-    """The operands' dtypes checked against the op's (a clear error naming the operand), and the
-    output dtype: ``dtype`` when given, else the op's rule on the first tensor's dtype."""
+def _dtype_rule(
+    name: str, a: object, b: object, dtype: DataType | None, params: tuple
+) -> tuple[DataType | None, tuple]:
+    """The operands' dtypes checked against the op's (a clear error naming the operand); the
+    output dtype (``dtype`` when given, else the op's rule on the first tensor's dtype) and the
+    params with those the op takes from that dtype."""
     defn = DEFS[name]
     first = None
     for label, operand in (("input_tensor_a", a), ("input_tensor_b", b)):
@@ -106,9 +109,13 @@ def _dtype_rule(name: str, a: object, b: object, dtype: DataType | None, params:
                 raise MeshnnTypeError(
                     f"ttnn.{name}: {label} has dtype {operand.dtype}; ttnn.{name} takes {allowed} tensors"
                 )
-    if dtype is None and first is not None and defn.result_dtype is not None:
-        return defn.result_dtype(first.dtype, dict(params))
-    return dtype
+    if first is None:
+        return dtype, params
+    if defn.dtype_params is not None:
+        params = (*params, *defn.dtype_params(first.dtype, dict(params)))
+    if dtype is None and defn.result_dtype is not None:
+        dtype = defn.result_dtype(first.dtype, dict(params))
+    return dtype, params
 
 
 @functools.cache

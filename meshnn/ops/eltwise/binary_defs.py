@@ -43,6 +43,9 @@ class Keywords(enum.Enum):
     SHIFT = "logical shift"  # dtype, memory_config, output_tensor
 
 
+DtypeParams = Callable[[DataType, dict[str, Any]], tuple[tuple[str, Any], ...]]
+"""``dtype_params(input_tensor_a's dtype, params)``: more parameters for ``compute`` that follow
+from the operands' dtype (a hardware rule that differs between float32 and bfloat16)."""
 ResultDtype = Callable[[DataType, dict[str, Any]], DataType | None]
 """``result_dtype(input_tensor_a's dtype, params)``: the output's dtype when the caller gives none
 (None: input_tensor_a's)."""
@@ -59,7 +62,8 @@ class BinaryDef:
     ``dtypes``: the operand dtypes ttnn accepts (None: all), others refused by name.
     ``result_dtype``: the output dtype rule (None: input_tensor_a's).  ``hardware``: keywords
     ttnn's binding has that only matter on a device (checked and recorded).  ``public``: False
-    where the public function is written by hand (``pow``: ttnn's own parameter names)."""
+    where the public function is written by hand (``pow``: ttnn's own parameter names).
+    ``dtype_params``: parameters ``compute`` gets from the operands' dtype."""
 
     name: str
     compute: Compute
@@ -76,6 +80,7 @@ class BinaryDef:
     result_dtype: ResultDtype | None = None
     hardware: dict[str, Keyword] = field(default_factory=dict)
     public: bool = True
+    dtype_params: DtypeParams | None = None
 
 
 INTEGERS = frozenset({DataType.INT32, DataType.UINT32, DataType.UINT16, DataType.UINT8})

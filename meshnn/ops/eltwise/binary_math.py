@@ -33,14 +33,26 @@ def _float(x: np.ndarray | float) -> np.ndarray | np.float32:
     return x.astype(np.float32, copy=False) if isinstance(x, np.ndarray) else np.float32(x)
 
 
-def _div(a: np.ndarray, b: np.ndarray, accurate_mode: bool = False, round_mode: str | None = None) -> np.ndarray:
-    """a / b in float32, then truncated or floored as ``round_mode`` says."""
+def _div(
+    a: np.ndarray, b: np.ndarray, accurate_mode: bool = False, round_mode: str | None = None, saturate: bool = False
+) -> np.ndarray:
+    """a / b in float32, then truncated or floored as ``round_mode`` says; ``saturate``: 0 / 0 is
+    +inf, not NaN (ttnn's bfloat16 division with a rounding mode or ``accurate_mode``)."""
     q = np.divide(_float(a), _float(b))
+    if saturate:
+        q = np.where(np.isnan(q) & ~np.isnan(_float(a)) & ~np.isnan(_float(b)), np.float32(np.inf), q)
     if round_mode == "trunc":
         return np.trunc(q)
     if round_mode == "floor":
         return np.floor(q)
     return q
+
+
+def _div_saturates(dtype: DataType, params: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """ttnn's legacy division (a rounding mode or ``accurate_mode``) of a non-float32 tensor
+    multiplies by the divisor's reciprocal on the device, where 0 / 0 comes out +inf."""
+    legacy = params.get("round_mode") is not None or bool(params.get("accurate_mode"))
+    return (("saturate", legacy and dtype.is_float and dtype is not DataType.FLOAT32),)
 
 
 def _div_dtype(dtype: DataType, params: dict[str, Any]) -> DataType | None:
@@ -124,6 +136,7 @@ DIVISION = (
         params=_DIV_PARAMS,
         integer=False,
         result_dtype=_div_dtype,
+        dtype_params=_div_saturates,
         device_operation="BinaryNgDeviceOperation",
     ),
     B("div_no_nan", _div_no_nan, _torch_div_no_nan, keywords=PLAIN, integer=False),

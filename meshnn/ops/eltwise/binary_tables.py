@@ -89,7 +89,7 @@ ARITHMETIC = (
     B("ldexp", lambda a, b: a * np.exp2(b), lambda t, a, b, **k: t.ldexp(a, b), inplace=True, integer=False),
     B("atan2", np.arctan2, lambda t, a, b, **k: t.atan2(a, b), keywords=PLAIN, integer=False),
     B("hypot", np.hypot, lambda t, a, b, **k: t.hypot(a, b), keywords=PLAIN, integer=False),
-    B("xlogy", _xlogy, lambda t, a, b, **k: t.xlogy(a, b), keywords=PLAIN, integer=False),
+    B("xlogy", _xlogy, lambda t, a, b, **k: t.xlogy(a, b), integer=False),
     B("nextafter", np.nextafter, lambda t, a, b, **k: t.nextafter(a, b), keywords=PLAIN, integer=False),
 )
 

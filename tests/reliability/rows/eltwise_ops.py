@@ -137,5 +137,29 @@ def _ternary_rows() -> list[Case]:
     ]
 
 
+def _quantization_rows() -> list[Case]:
+    return [
+        Case("quantize", "an int32 input", lambda e: ttnn.quantize(e.i32, 0.1, 0), TYPE, "input_tensor"),
+        Case("quantize", "zero_point a float", lambda e: ttnn.quantize(e.a, 0.1, 0.5), TYPE, "zero_point"),
+        Case("quantize", "scale of two values", lambda e: ttnn.quantize(e.a, e.row7, 0), VALUE, "scale"),
+        Case("quantize", "dtype bfloat16", lambda e: ttnn.quantize(e.a, 0.1, 0, dtype=ttnn.bfloat16), VALUE, "dtype"),
+        Case("dequantize", "a float input", lambda e: ttnn.dequantize(e.a, 0.1, 0), TYPE, "input_tensor"),
+        Case("dequantize", "axis out of range", lambda e: ttnn.dequantize(e.i32, 0.1, 0, axis=3), VALUE, "axis"),
+        Case("dequantize", "dtype int32", lambda e: ttnn.dequantize(e.i32, 0.1, 0, dtype=ttnn.int32), VALUE, "dtype"),
+        Case("requantize", "a float input", lambda e: ttnn.requantize(e.a, 0.1, 0, 0.2, 1), TYPE, "input_tensor"),
+        Case("requantize", "out_scale a string", lambda e: ttnn.requantize(e.i32, 0.1, 0, "x", 1), TYPE, "out_scale"),
+        Case("l1_loss", "reduction a string", lambda e: ttnn.l1_loss(e.a, e.a2, reduction="sum"), TYPE, "reduction"),
+        Case("l1_loss", "shapes do not broadcast", lambda e: ttnn.l1_loss(e.a, e.b), VALUE, "input_reference"),
+        Case("mse_loss", "prediction deallocated", lambda e: ttnn.mse_loss(e.a, e.freed), DEAD, "input_prediction"),
+        Case(
+            "mse_loss",
+            "output_tensor with a reduction",
+            lambda e: ttnn.mse_loss(e.a, e.a2, reduction=ttnn.LossReductionMode.SUM, output_tensor=e.victim),
+            TYPE,
+            "output_tensor",
+        ),
+    ]
+
+
 def rows() -> list[Case]:
-    return _integer_rows() + _unary_rows() + _binary_rows() + _ternary_rows()
+    return _integer_rows() + _unary_rows() + _binary_rows() + _ternary_rows() + _quantization_rows()
