@@ -120,6 +120,7 @@ SUBMODULES: dict[str, Callable[[str], object]] = {
     "_ttnn.deprecated": _deprecated,
     "operations": lambda attribute: _from_meshnn(attribute, "operations."),
     "tracer": _not_modelled("tracer", ("trace", "visualize")),
+    "types": lambda attribute: _from_meshnn(attribute, "types."),  # ttnn.types.BufferType ...
 }
 _OPERATION_MODULES = ("core", "unary", "binary", "ternary", "matmul", "reduction", "data_movement", "normalization")
 """ttnn.operations' modules that tt-metal's test helpers import (``import ttnn.operations.matmul``):

@@ -10,6 +10,7 @@ and device_hooks.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -66,6 +67,13 @@ def to_layout(
             return device_to_layout(tensor, layout, dtype=dtype, memory_config=memory_config, pad_value=pad_value)
         return device_to_layout(tensor, layout, dtype=dtype, memory_config=memory_config)
     if layout is tensor.layout:
+        return tensor
+    if tensor.dtype.is_block_float:  # ttnn logs this and returns the tensor as it is (still TILE)
+        warnings.warn(
+            f"Tensor layout must be Layout::TILE for {tensor.dtype}! Conversion from {tensor.layout} to {layout} "
+            "was not executed!",
+            stacklevel=2,
+        )
         return tensor
     spec = tensor.spec
     stored = spec.encoded_shape

@@ -26,6 +26,7 @@ from meshnn.ops.eltwise.binary_tables import BINARY, DEFS
 from meshnn.ops.eltwise.functions import wide
 from meshnn.ops.eltwise.kernel import elementwise, elementwise_kernel, memory_config_of
 from meshnn.ops.eltwise.native import bfloat16_binary
+from meshnn.ops.eltwise.unary_tables import DEFS as UNARY_DEFS
 from meshnn.ops.launch import Kernel
 from meshnn.ops.outputs import out_spec_like
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
@@ -130,12 +131,15 @@ def _function(name: str, params: tuple[tuple[str, Any], ...]) -> Callable[[np.nd
 def _fused(
     name: str, fused: tuple[tuple[Activation, ...], ...], params: tuple, a: object, b: object
 ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """The op's function with its fused activations (whose operands are checked to be floats)."""
+    """The op's function with its fused activations; integer operands only where every activation
+    computes on integers (``EQZ``, ``RELU``, ``ABS``...: ttnn's int32 kernels have those)."""
     function = activated(_function(name, params), *fused)
+    if all(UNARY_DEFS[step].integer for steps in fused for step, _ in steps):
+        return function
     for operand in (a, b):
         if isinstance(operand, Tensor) and not operand.dtype.is_float:
             raise MeshnnTypeError(
-                f"ttnn.{name}: fused activations need floating-point operands, got {operand.dtype} "
+                f"ttnn.{name}: these fused activations need floating-point operands, got {operand.dtype} "
                 f"{list(operand.shape)}"
             )
     return function

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.bfloat16 import round_to_bfloat16
+from meshnn.formats.dtypes import DataType
 from meshnn.mesh.op_keywords import SUB_CORE_GRIDS, ttnn_keywords
 from meshnn.ops.checks import device_input
 from meshnn.ops.eltwise.functions import wide
@@ -103,6 +105,8 @@ def declare(defn: UnaryDef) -> Callable[..., Any]:
             check(name, key, params[key])
         if defn.dtypes is not None or defn.even_width:
             _check_input(defn, input_tensor)
+        if defn.round_params and isinstance(input_tensor, Tensor) and input_tensor.dtype is DataType.BFLOAT16:
+            params = {k: _to_bfloat16(v) for k, v in params.items()}
         return unary(
             name,
             input_tensor,
@@ -128,6 +132,13 @@ def declare(defn: UnaryDef) -> Callable[..., Any]:
         operator=defn.operator,
     )
     return function
+
+
+def _to_bfloat16(value: Any) -> Any:
+    """A number parameter at bfloat16 precision (round to nearest even); others as they are."""
+    if isinstance(value, bool) or not isinstance(value, float | int | np.floating):
+        return value
+    return float(round_to_bfloat16(np.asarray([value], np.float32))[0])
 
 
 def _check_input(defn: UnaryDef, input_tensor: object) -> None:

@@ -142,6 +142,7 @@ ACTIVATIONS = (
         lambda t, x, lambd=0.5, **k: t.nn.functional.hardshrink(x, lambd),
         params=(f("lambd", 0.5),),
         member="HARDSHRINK",
+        round_params=True,
     ),
     U(
         "softshrink",

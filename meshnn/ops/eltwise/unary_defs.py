@@ -37,7 +37,9 @@ class UnaryDef:
     tt-metal's device operation when it is not ``UnaryDeviceOperation`` (a composite op);
     ``operator``: the Tensor operator it serves (``neg`` for ``-a``).  ``dtypes``: the input
     dtypes ttnn takes (None: all).  ``even_width``: the op pairs neighbours along the last
-    dimension, which must be even."""
+    dimension, which must be even.  ``round_params``: the number parameters are rounded to a
+    bfloat16 input's precision before use (hardshrink's threshold, compared with bfloat16 values
+    as torch compares them; softshrink keeps its float one)."""
 
     name: str
     compute: Compute
@@ -51,6 +53,7 @@ class UnaryDef:
     operator: str | None = None
     dtypes: frozenset[DataType] | None = None
     even_width: bool = False
+    round_params: bool = False
 
 
 def f(name: str, default: Any = REQUIRED) -> Param:

@@ -49,7 +49,7 @@ MATH = (
     U("sqrt", np.sqrt, lambda t, x, **k: t.sqrt(x), member="SQRT", hardware=APPROX),
     U("rsqrt", lambda x: np.float32(1) / np.sqrt(x), lambda t, x, **k: t.rsqrt(x), member="RSQRT", hardware=APPROX),
     U("cbrt", _cbrt, lambda t, x, **k: t.sgn(x) * t.pow(t.abs(x), 1.0 / 3)),
-    U("square", np.square, lambda t, x, **k: t.square(x), member="SQUARE"),
+    U("square", np.square, lambda t, x, **k: t.square(x), member="SQUARE", integer=True),
     U(
         "reciprocal",
         lambda x: np.float32(1) / x,
