@@ -71,6 +71,11 @@ def kwf(name: str, default: Any) -> Param:
     return kw(name, default, check=_real)
 
 
+def kwi(name: str, default: int) -> Param:
+    """A keyword-only int parameter."""
+    return kw(name, default, check=_int)
+
+
 def kwb(name: str, default: bool) -> Param:
     """A keyword-only bool parameter."""
     return kw(name, default, check=_bool)

@@ -13,7 +13,7 @@ import numpy as np
 
 from meshnn.ops.eltwise.functions import erfc
 from meshnn.ops.eltwise.special import digamma, erf, erfinv, i1, lgamma, multigammaln, polygamma
-from meshnn.ops.eltwise.unary_defs import APPROX, ROUND_MODE, UnaryDef, f, i
+from meshnn.ops.eltwise.unary_defs import APPROX, ROUND_MODE, UnaryDef, f, i, kwi
 
 U = UnaryDef
 _D64 = np.float64
@@ -93,7 +93,7 @@ MATH = (
         "round",
         _round,
         lambda t, x, decimals=0, **k: t.round(x, decimals=decimals or 0),
-        params=(i("decimals", 0),),
+        params=(kwi("decimals", 0),),
         member="ROUND",
     ),
     # special functions
