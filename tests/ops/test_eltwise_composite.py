@@ -159,6 +159,17 @@ def test_keyword_only_parameters_as_ttnn_binds_them(meshes):
     ttnn.hardtanh(t, min_val=-0.5, max_val=0.5)
 
 
+def test_sigmoid_vector_mode_c_computes_the_left_faces_only(meshes, rng):
+    x = rng.uniform(-4, 4, (64, 80)).astype(np.float32)
+    t = ttnn.Tensor(x, F32, layout=TILE, device=meshes[(1, 1)])
+    got = ttnn.to_numpy(ttnn.sigmoid(t, vector_mode=2)).astype(np.float64)
+    left = (np.arange(80) % 32) < 16  # faces 0 and 2 of each tile
+    ref = np.where(left, 1 / (1 + np.exp(-x.astype(np.float64))), x)
+    assert_within(got, ref, float32_error(ref, 4), "sigmoid vector_mode=2")
+    everywhere = ttnn.to_numpy(ttnn.sigmoid(t)).astype(np.float64)
+    assert exceeds(everywhere, ref, float32_error(ref, 4))  # mode 4 computes the right faces too
+
+
 def test_hardshrink_compares_bfloat16_at_its_precision(meshes):
     values = torch.tensor([[36.5, 36.25, 36.75, -36.5]], dtype=torch.bfloat16).repeat(32, 8)
     t = ttnn.from_torch(values, layout=TILE, device=meshes[(1, 1)])

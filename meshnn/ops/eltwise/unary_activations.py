@@ -56,7 +56,15 @@ def _predicate(test):
     return lambda x: test(x)
 
 
-SIGMOID_KEYWORDS = (kw("vector_mode", 4, check=count), kwb("fast_and_approximate_mode", False))
+def _vector_mode(op: str, name: str, value: object) -> None:
+    count(op, name, value)
+    if value not in (2, 4):
+        from meshnn.errors import MeshnnValueError
+
+        raise MeshnnValueError(f"ttnn.{op}: {name} must be 2 (VecMode C) or 4 (VecMode RC), got {value}")
+
+
+SIGMOID_KEYWORDS = (kw("vector_mode", 4, check=_vector_mode), kwb("fast_and_approximate_mode", False))
 
 ACTIVATIONS = (
     U("relu", lambda x: np.maximum(x, 0), lambda t, x, **k: t.relu(x), member="RELU", integer=True),
@@ -118,6 +126,7 @@ ACTIVATIONS = (
         lambda t, x, **k: t.sigmoid(x),
         params=SIGMOID_KEYWORDS,
         member="SIGMOID",
+        vector_mode=True,
     ),
     U("sigmoid_accurate", _sigmoid, lambda t, x, **k: t.sigmoid(x), hardware=APPROX),
     U("log_sigmoid", lambda x: -_softplus(-x), lambda t, x, **k: t.nn.functional.logsigmoid(x)),

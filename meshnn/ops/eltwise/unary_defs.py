@@ -39,7 +39,9 @@ class UnaryDef:
     dtypes ttnn takes (None: all).  ``even_width``: the op pairs neighbours along the last
     dimension, which must be even.  ``round_params``: the number parameters are rounded to a
     bfloat16 input's precision before use (hardshrink's threshold, compared with bfloat16 values
-    as torch compares them; softshrink keeps its float one)."""
+    as torch compares them; softshrink keeps its float one).  ``vector_mode``: the op takes the
+    SFPU's ``vector_mode`` parameter: 4 (RC) computes every element, 2 (C) only the left 16
+    columns of each 32-wide tile (faces 0 and 2), the others passing through unchanged."""
 
     name: str
     compute: Compute
@@ -54,6 +56,7 @@ class UnaryDef:
     dtypes: frozenset[DataType] | None = None
     even_width: bool = False
     round_params: bool = False
+    vector_mode: bool = False
 
 
 def f(name: str, default: Any = REQUIRED) -> Param:

@@ -38,6 +38,7 @@ def _integer_rows() -> list[Case]:
 
 def _unary_rows() -> list[Case]:
     return [
+        Case("sigmoid", "vector_mode 1", lambda e: ttnn.sigmoid(e.a, vector_mode=1), VALUE, "vector_mode"),
         Case("bitwise_not", "a float tensor", lambda e: ttnn.bitwise_not(e.a), TYPE, "input_tensor"),
         Case("bitwise_not", "deallocated", lambda e: ttnn.bitwise_not(e.freed), DEAD, "input_tensor"),
         Case("alt_complex_rotate90", "odd last dimension", lambda e: ttnn.alt_complex_rotate90(e.b), VALUE, "input"),
