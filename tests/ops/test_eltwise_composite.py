@@ -170,6 +170,16 @@ def test_sigmoid_vector_mode_c_computes_the_left_faces_only(meshes, rng):
     assert exceeds(everywhere, ref, float32_error(ref, 4))  # mode 4 computes the right faces too
 
 
+def test_typecast_with_input_and_output_dtypes(meshes, rng):
+    x = rng.uniform(-4, 4, (32, 64)).astype(np.float32)
+    t = ttnn.Tensor(x, F32, layout=TILE, device=meshes[(1, 1)])
+    out = ttnn.typecast(t, F32, BF16)  # ttnn's (input_dtype, output_dtype) form
+    assert out.dtype is BF16
+    exact_equal(ttnn.to_numpy(out).astype(np.float64), quantized(x, BF16), "typecast to bfloat16")
+    with pytest.raises(ttnn.MeshnnValueError, match="input_dtype"):
+        ttnn.typecast(t, BF16, F32)
+
+
 def test_hardshrink_compares_bfloat16_at_its_precision(meshes):
     values = torch.tensor([[36.5, 36.25, 36.75, -36.5]], dtype=torch.bfloat16).repeat(32, 8)
     t = ttnn.from_torch(values, layout=TILE, device=meshes[(1, 1)])

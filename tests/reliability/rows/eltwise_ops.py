@@ -11,7 +11,7 @@ import numpy as np
 import meshnn as ttnn
 from meshnn.ops.eltwise.binary_tables import BINARY_DEFS
 
-from ..cases import CLOSED, DEAD, TYPE, VALUE, WRONG_MESH, Case
+from ..cases import BF16, CLOSED, DEAD, F32, TYPE, VALUE, WRONG_MESH, Case
 
 INTEGER_BINARY = tuple(d.name for d in BINARY_DEFS if d.dtypes is not None)
 
@@ -38,6 +38,7 @@ def _integer_rows() -> list[Case]:
 
 def _unary_rows() -> list[Case]:
     return [
+        Case("typecast", "input_dtype not the tensor's", lambda e: ttnn.typecast(e.a, BF16, F32), VALUE, "input_dtype"),
         Case("sigmoid", "vector_mode 1", lambda e: ttnn.sigmoid(e.a, vector_mode=1), VALUE, "vector_mode"),
         Case("bitwise_not", "a float tensor", lambda e: ttnn.bitwise_not(e.a), TYPE, "input_tensor"),
         Case("bitwise_not", "deallocated", lambda e: ttnn.bitwise_not(e.freed), DEAD, "input_tensor"),
