@@ -111,6 +111,8 @@ from meshnn.ops.config import (
     WormholeComputeKernelConfig,
     init_device_compute_kernel_config,
 )
+from meshnn.ops.eltwise.binary_special import BinaryOpType
+from meshnn.ops.eltwise.losses import LossReductionMode
 from meshnn.ops.matmul_config import (
     MatmulMultiCoreReuseMultiCast1DProgramConfig,
     MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig,

@@ -74,13 +74,42 @@ def _model_preprocessing(attribute: str) -> object:
         raise NotImplementedByMeshnn(f"model_preprocessing.{attribute}") from None
     if hasattr(module, attribute):
         return getattr(module, attribute)
+    if attribute == "preprocess_model":  # torch-graph conversion: imported by test helpers, not modelled
+        return _not_modelled("model_preprocessing", ("preprocess_model",))(attribute)
     raise NotImplementedByMeshnn(f"model_preprocessing.{attribute}")
+
+
+def _not_modelled(module: str, names: tuple[str, ...]) -> Callable[[str], object]:
+    """A ttnn module of tools meshnn does not have (``ttnn.tracer``): its ``names`` import, so a
+    test helper that imports them loads, and calling one raises NotImplementedByMeshnn naming it."""
+
+    def answer(attribute: str) -> object:
+        if attribute not in names:
+            raise NotImplementedByMeshnn(f"{module}.{attribute}")
+
+        def missing(*args: object, **kwargs: object) -> object:
+            raise NotImplementedByMeshnn(f"{module}.{attribute}")
+
+        missing.__name__ = missing.__qualname__ = attribute
+        return missing
+
+    return answer
 
 
 def _graph(attribute: str) -> object:
     if hasattr(meshnn.graph, attribute):
         return getattr(meshnn.graph, attribute)
     raise NotImplementedByMeshnn(f"graph.{attribute}")
+
+
+def _deprecated(attribute: str) -> object:
+    """``ttnn._ttnn.deprecated``: tt_lib imports its ``operations`` (an empty namespace: meshnn has
+    none of the deprecated ops)."""
+    if attribute == "operations":
+        return sys.modules.setdefault(
+            "ttnn._ttnn.deprecated.operations", types.ModuleType("ttnn._ttnn.deprecated.operations")
+        )
+    raise NotImplementedByMeshnn(f"_ttnn.deprecated.{attribute}")
 
 
 SUBMODULES: dict[str, Callable[[str], object]] = {
@@ -90,7 +119,17 @@ SUBMODULES: dict[str, Callable[[str], object]] = {
     "distributed.distributed": lambda attribute: _from_meshnn(attribute, "distributed.distributed."),
     "reports": _reports,
     "model_preprocessing": _model_preprocessing,
+    "_ttnn": lambda attribute: _from_meshnn(attribute, "_ttnn."),
+    "_ttnn.deprecated": _deprecated,
+    "operations": lambda attribute: _from_meshnn(attribute, "operations."),
+    "tracer": _not_modelled("tracer", ("trace", "visualize")),
+    "types": lambda attribute: _from_meshnn(attribute, "types."),  # ttnn.types.BufferType ...
 }
+_OPERATION_MODULES = ("core", "unary", "binary", "ternary", "matmul", "reduction", "data_movement", "normalization")
+"""ttnn.operations' modules that tt-metal's test helpers import (``import ttnn.operations.matmul``):
+each answers with meshnn's names (the ops and their golden functions are on the ops themselves)."""
+for _module in _OPERATION_MODULES:
+    SUBMODULES[f"operations.{_module}"] = lambda attribute, m=_module: _from_meshnn(attribute, f"operations.{m}.")
 
 
 def _flat(name: str) -> types.ModuleType:

@@ -40,6 +40,10 @@ class CoreRange:
     end: CoreCoord
 
     def __post_init__(self) -> None:
+        for name in ("start", "end"):  # an (x, y) pair converts, as ttnn's binding converts it
+            value = getattr(self, name)
+            if isinstance(value, tuple) and len(value) == 2:
+                object.__setattr__(self, name, CoreCoord(*value))
         if not isinstance(self.start, CoreCoord) or not isinstance(self.end, CoreCoord):
             raise MeshnnTypeError(f"CoreRange needs two CoreCoords, got {self.start!r}, {self.end!r}")
         if self.end.x < self.start.x or self.end.y < self.start.y:

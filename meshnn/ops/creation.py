@@ -1,5 +1,5 @@
 """Creating tensors (``ttnn.zeros``, ``ones``, ``full``, ``empty``, the ``*_like`` forms and
-``arange``) and the shape helpers ``squeeze`` / ``unsqueeze``, and the ternary ``ttnn.where``.
+``arange``) and the shape helpers ``squeeze`` / ``unsqueeze``.
 
 On a mesh device a created tensor is replicated: every device holds the whole tensor, as
 ``from_torch`` without a mapper gives.  Defaults are ttnn's: bfloat16, ROW_MAJOR, host.
@@ -18,12 +18,8 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, QUEUE_ID, SUB_CORE_GRIDS, ttnn_keywords
 from meshnn.ops import goldens
-from meshnn.ops.checks import broadcast_shape, same_mesh
-from meshnn.ops.eltwise.kernel import elementwise
 from meshnn.ops.filled import fill_device_tensor
-from meshnn.ops.outputs import out_spec_like
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.copies import copy_host_to_device_tensor
@@ -299,42 +295,3 @@ def unsqueeze(input_tensor: Tensor, dim: int) -> Tensor:
     shape = list(input_tensor.shape)
     axis = _axis("unsqueeze", dim, len(shape) + 1)
     return reshape(input_tensor, [*shape[:axis], 1, *shape[axis:]])
-
-
-@register(kind=OpKind.TERNARY, family=OpFamily.BINARY, device_operation="TernaryDeviceOperation", golden=goldens.where)
-@ttnn_keywords(output_tensor=NO_OUTPUT_TENSOR, sub_core_grids=SUB_CORE_GRIDS, queue_id=QUEUE_ID)
-def where(
-    condition: Tensor,
-    true_value: Tensor | float,
-    false_value: Tensor | float,
-    *,
-    memory_config: MemoryConfig | None = None,
-) -> Tensor:
-    """``ttnn.where``: ``true_value`` where ``condition`` is non-zero, else ``false_value``
-    (tensors of one mesh, broadcast, or scalars)."""
-    if not isinstance(condition, Tensor):
-        raise MeshnnTypeError(f"ttnn.where: condition must be a ttnn.Tensor, got {type(condition).__name__}")
-    operands = {"condition": condition, "true_value": true_value, "false_value": false_value}
-    tensors = {k: v for k, v in operands.items() if isinstance(v, Tensor)}
-    for name, value in operands.items():
-        if not isinstance(value, Tensor) and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise MeshnnTypeError(f"ttnn.where: {name} must be a ttnn.Tensor or a number, got {value!r}")
-    same_mesh("where", tensors)
-    shape: tuple[int, ...] = tuple(condition.shape)
-    for name, t in tensors.items():
-        try:
-            shape = broadcast_shape("where", shape, tuple(t.shape))
-        except MeshnnValueError:
-            raise MeshnnValueError(
-                f"ttnn.where: {name} {list(t.shape)} does not broadcast with condition {list(condition.shape)}"
-            ) from None
-    dtype = next((t.dtype for k, t in tensors.items() if k != "condition"), condition.dtype)
-    out = out_spec_like(condition, shape=shape, dtype=dtype, memory_config=memory_config, op="where")
-    order = list(tensors)
-
-    def compute(*arrays: np.ndarray) -> np.ndarray:
-        got = dict(zip(order, arrays, strict=True))
-        pick = [got[k] if k in got else np.float32(operands[k]) for k in ("condition", "true_value", "false_value")]
-        return np.where(pick[0] != 0, pick[1], pick[2])
-
-    return elementwise("where", list(tensors.values()), out, compute)

@@ -198,11 +198,6 @@ def chunk(input_tensor, chunks, dim=0, **_: Any):
     return _torch().chunk(input_tensor, chunks, dim=dim)
 
 
-def where(condition, true_value, false_value, **_: Any):
-    torch = _torch()
-    return torch.where(condition.bool(), true_value, false_value)
-
-
 # ---------------------------------------------------------------------------------- creation
 
 

@@ -91,11 +91,27 @@ def to_layout(
 
 
 @ttnn_keywords(output_tensor=NO_OUTPUT_TENSOR, sub_core_grids=SUB_CORE_GRIDS, queue_id=QUEUE_ID)
-def typecast(tensor: Tensor, dtype: DataType, *, memory_config: MemoryConfig | None = None) -> Tensor:
-    """Convert every element to ``dtype`` (host rules of typecast.json; device tensors as an op)."""
+def typecast(
+    tensor: Tensor,
+    dtype: DataType,
+    output_dtype: DataType | None = None,
+    *,
+    memory_config: MemoryConfig | None = None,
+) -> Tensor:
+    """Convert every element to ``dtype`` (host rules of typecast.json; device tensors as an op).
+    ttnn's second form ``typecast(tensor, input_dtype, output_dtype)``: ``dtype`` names the
+    tensor's own dtype (checked) and ``output_dtype`` the target."""
     check_tensor(tensor)
     if not isinstance(dtype, DataType):
         raise MeshnnTypeError(f"dtype must be a ttnn DataType, got {dtype!r}")
+    if output_dtype is not None:
+        if not isinstance(output_dtype, DataType):
+            raise MeshnnTypeError(f"typecast: output_dtype must be a ttnn DataType, got {output_dtype!r}")
+        if dtype is not tensor.dtype:
+            raise MeshnnValueError(
+                f"typecast: input_dtype {dtype} and the input tensor's dtype {tensor.dtype} provided should match"
+            )
+        dtype = output_dtype
     if isinstance(tensor.storage, DeviceStorage):
         from meshnn.tensor.device_hooks import device_typecast
 

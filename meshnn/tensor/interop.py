@@ -97,14 +97,13 @@ def to_torch(
         tensor.check_usable()
         tensor.storage.mesh_buffer.device().mesh_command_queue(cq_id)
     array = to_numpy(tensor, mesh_composer=mesh_composer)
+    array = np.ascontiguousarray(array).reshape(array.shape)  # a rank-0 tensor stays rank 0 (ascontiguousarray: >= 1)
     if tensor.dtype is DataType.BFLOAT16:
-        result = torch.from_numpy(np.ascontiguousarray(array).view(np.int16)).view(torch.bfloat16)
+        result = torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
     elif tensor.dtype in (DataType.UINT32, DataType.UINT16):
-        result = torch.from_numpy(
-            np.ascontiguousarray(array).view(np.int32 if tensor.dtype is DataType.UINT32 else np.int16)
-        )
+        result = torch.from_numpy(array.view(np.int32 if tensor.dtype is DataType.UINT32 else np.int16))
     else:
-        result = torch.from_numpy(np.ascontiguousarray(array))
+        result = torch.from_numpy(array)
     if torch_rank is not None:
         while result.dim() > torch_rank:
             if result.shape[0] != 1:

@@ -91,7 +91,7 @@ def test_where_against_numpy(open_mesh, rng):
         (lambda: ttnn.zeros((1 << 20, 1 << 20)), "absurdly large"),
         (lambda: ttnn.arange(0, 5, 0), "step must not be 0"),
         (lambda: ttnn.zeros((32,), dtype=ttnn.bfloat8_b, layout=ttnn.ROW_MAJOR_LAYOUT), "TILE"),
-        (lambda: ttnn.where("x", 1.0, 2.0), "condition must be a ttnn.Tensor"),
+        (lambda: ttnn.where("x", 1.0, 2.0), "predicate must be a ttnn.Tensor"),
         (lambda: ttnn.squeeze(np.zeros(3), 0), "input_tensor must be a ttnn.Tensor"),
     ],
 )

@@ -470,7 +470,7 @@ def test_fast_gelu_parameter_and_bad_activations(open_mesh, rng):
             r"UnaryOpType.SILU takes 0 parameter",
         ),
         (
-            lambda: ttnn.add(ints, ints, input_tensor_a_activations=[ttnn.UnaryOpType.RELU]),
+            lambda: ttnn.add(ints, ints, input_tensor_a_activations=[ttnn.UnaryOpType.EXP]),
             ttnn.MeshnnTypeError,
             r"fused activations need floating-point operands",
         ),

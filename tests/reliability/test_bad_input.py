@@ -46,6 +46,7 @@ from .cases import (
     DEAD,
     DRAM_MC,
     F32,
+    I32,
     L1_MC,
     OOM,
     RM,
@@ -83,7 +84,9 @@ def _unary_op(name: str):
     return functools.partial(function, **required) if required else function
 
 
-UNARY = _registered(OpKind.UNARY)
+UNARY = tuple(  # the table ops of ttnn's common unary signature, any dtype (the others: rows/eltwise*.py)
+    n for n in _registered(OpKind.UNARY) if n in unary_tables.DEFS and unary_tables.DEFS[n].dtypes is None
+)
 UNARY_FAULTS = (  # (what, call of the op, error, argument)
     ("input is a numpy array", lambda op, e: op(np.ones((32, 32), np.float32)), TYPE, "input_tensor"),
     ("input is None", lambda op, e: op(None), TYPE, "input_tensor"),
@@ -98,14 +101,18 @@ UNARY_FAULTS = (  # (what, call of the op, error, argument)
     ("output_tensor was deallocated", lambda op, e: op(e.a, output_tensor=e.freed), DEAD, "output_tensor"),
 )
 
-BINARY_DEFS = {d.name: d for d in binary_tables.BINARY_DEFS}
+BINARY_DEFS = {d.name: d for d in binary_tables.BINARY_DEFS if d.dtypes is None and d.public}  # others: rows/
 BINARY = tuple(
     n for n in _registered(OpKind.BINARY) if n in BINARY_DEFS and BINARY_DEFS[n].keywords is Keywords.NG
-) + tuple(n for n in _registered(OpKind.BINARY) for d in BINARY_DEFS.values() if n in d.aliases)
+) + tuple(n for n in _registered(OpKind.BINARY) for d in BINARY_DEFS.values() if n in d.aliases and not n.endswith("_"))
 PLAIN_BINARY = tuple(
     n for n in _registered(OpKind.BINARY) if n in BINARY_DEFS and BINARY_DEFS[n].keywords is not Keywords.NG
 )
-INPLACE_BINARY = tuple(n for n in _registered(OpKind.BINARY) if n.endswith("_") and n[:-1] in BINARY_DEFS)
+INPLACE_BINARY = tuple(
+    n
+    for n in _registered(OpKind.BINARY)
+    if n.endswith("_") and (n[:-1] in BINARY_DEFS or any(n in d.aliases for d in BINARY_DEFS.values()))
+)
 BINARY_FAULTS = (
     ("shapes do not broadcast", lambda op, e: op(e.a, e.b), VALUE, "input_tensor_a .* input_tensor_b"),
     ("b on another mesh", lambda op, e: op(e.a, e.other), WRONG_MESH, "input_tensor_b"),
@@ -795,8 +802,8 @@ def written() -> list[Case]:
     row("squeeze", "dim is a string", lambda e: ttnn.squeeze(e.a, "0"), TYPE, "dim")
     row("unsqueeze", "dim out of range", lambda e: ttnn.unsqueeze(e.a, 5), VALUE, "dim")
     row("unsqueeze", "not a tensor", lambda e: ttnn.unsqueeze(np.ones(3), 0), TYPE, "input_tensor")
-    row("where", "condition not a tensor", lambda e: ttnn.where(True, e.a, e.a), TYPE, "condition")
-    row("where", "shapes do not broadcast", lambda e: ttnn.where(e.a, e.b, e.a), VALUE, "true_value|condition")
+    row("where", "predicate not a tensor", lambda e: ttnn.where(True, e.a, e.a), TYPE, "predicate")
+    row("where", "shapes do not broadcast", lambda e: ttnn.where(e.a, e.b, e.a), VALUE, "true_value|predicate")
     row("where", "false_value on another mesh", lambda e: ttnn.where(e.a, e.a, e.other), WRONG_MESH, "false_value")
     row("where", "true_value is a string", lambda e: ttnn.where(e.a, "1", e.a), TYPE, "true_value")
     row("softmax", "dim out of range", lambda e: ttnn.softmax(e.a, dim=3), VALUE, "dim")
@@ -1376,7 +1383,11 @@ def written() -> list[Case]:
         "start|end",
     )
     row(
-        "CoreRange", "start is a tuple", lambda e: ttnn.CoreRange((0, 0), ttnn.CoreCoord(1, 1)), TYPE, "CoreRange|start"
+        "CoreRange",
+        "start is a triple",
+        lambda e: ttnn.CoreRange((0, 0, 0), ttnn.CoreCoord(1, 1)),
+        TYPE,
+        "CoreRange|start",
     )
     row(
         "CoreRangeSet",
@@ -2461,6 +2472,8 @@ def env(tmp_path_factory):
     e.row7 = on(mesh, normal(7), shard=False)
     e.rm = on(mesh, normal(8, 3, 40), layout=RM)
     e.bfp8 = on(mesh, normal(8, 32, 32), BFP8)
+    e.i32 = on(mesh, rng.integers(-99, 99, (8, 3, 40)).astype(np.int32), I32)  # [1, 3, 40]: integer-only ops
+    e.i32b = on(mesh, rng.integers(-99, 99, (8, 5, 7)).astype(np.int32), I32)  # [1, 5, 7]
     e.table = on(mesh, normal(50, 48), layout=RM, shard=False)
     ids = rng.integers(0, 50, (8, 7)).astype(np.uint32)
     e.ids = on(mesh, ids, U32, RM)

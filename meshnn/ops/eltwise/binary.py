@@ -26,6 +26,7 @@ from meshnn.ops.eltwise.binary_tables import BINARY, DEFS
 from meshnn.ops.eltwise.functions import wide
 from meshnn.ops.eltwise.kernel import elementwise, elementwise_kernel, memory_config_of
 from meshnn.ops.eltwise.native import bfloat16_binary
+from meshnn.ops.eltwise.unary_tables import DEFS as UNARY_DEFS
 from meshnn.ops.launch import Kernel
 from meshnn.ops.outputs import out_spec_like
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
@@ -61,6 +62,9 @@ def binary(
         memory_config = memory_config_of(memory_config, output_tensor)  # type: ignore[assignment]
         if dtype is None and isinstance(output_tensor, Tensor) and output_tensor.is_allocated():
             dtype = output_tensor.dtype
+    defn = DEFS[name]
+    if defn.dtypes is not None or defn.result_dtype is not None or defn.dtype_params is not None:
+        dtype, params = _dtype_rule(name, input_tensor_a, input_tensor_b, dtype, params)
     run = {"queue_id": queue_id, "output_tensor": output_tensor}
     function = (
         _function(name, params)
@@ -75,11 +79,44 @@ def binary(
     _check_operands(name, input_tensor_a, input_tensor_b)
     label, value = ("input_tensor_a", input_tensor_a) if a_is_tensor else ("input_tensor_b", input_tensor_b)
     tensor = device_input(name, label, value)
-    scalar = float(input_tensor_b if a_is_tensor else input_tensor_a)  # type: ignore[arg-type]
+    scalar = _scalar(input_tensor_b if a_is_tensor else input_tensor_a, tensor.dtype.is_integer and defn.integer)
     spec = out_spec_like(tensor, dtype=dtype, memory_config=memory_config, op=name)
     pair = function if a_is_tensor else _swapped(function)  # scalar first: keep the order
-    numeric = _numeric(pair, tensor.dtype, DEFS[name].integer)
-    return elementwise(name, [tensor], spec, lambda x: numeric(x, np.float32(scalar)), **run)
+    numeric = _numeric(pair, tensor.dtype, defn.integer)
+    return elementwise(name, [tensor], spec, lambda x: numeric(x, scalar), **run)
+
+
+def _scalar(value: object, integer: bool) -> np.float32 | np.int64:
+    """A scalar operand as the op computes with it: an integral value of an integer op in int64
+    (exact), any other as float32."""
+    if integer and float(value).is_integer():  # type: ignore[arg-type]
+        return np.int64(value)  # type: ignore[call-overload]
+    return np.float32(value)  # type: ignore[arg-type]
+
+
+def _dtype_rule(
+    name: str, a: object, b: object, dtype: DataType | None, params: tuple
+) -> tuple[DataType | None, tuple]:
+    """The operands' dtypes checked against the op's (a clear error naming the operand); the
+    output dtype (``dtype`` when given, else the op's rule on the first tensor's dtype) and the
+    params with those the op takes from that dtype."""
+    defn = DEFS[name]
+    first = None
+    for label, operand in (("input_tensor_a", a), ("input_tensor_b", b)):
+        if isinstance(operand, Tensor) and operand.is_allocated():
+            first = first or operand
+            if defn.dtypes is not None and operand.dtype not in defn.dtypes:
+                allowed = ", ".join(sorted(str(d) for d in defn.dtypes))
+                raise MeshnnTypeError(
+                    f"ttnn.{name}: {label} has dtype {operand.dtype}; ttnn.{name} takes {allowed} tensors"
+                )
+    if first is None:
+        return dtype, params
+    if defn.dtype_params is not None:
+        params = (*params, *defn.dtype_params(first.dtype, dict(params)))
+    if dtype is None and defn.result_dtype is not None:
+        dtype = defn.result_dtype(first.dtype, dict(params))
+    return dtype, params
 
 
 @functools.cache
@@ -94,12 +131,15 @@ def _function(name: str, params: tuple[tuple[str, Any], ...]) -> Callable[[np.nd
 def _fused(
     name: str, fused: tuple[tuple[Activation, ...], ...], params: tuple, a: object, b: object
 ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """The op's function with its fused activations (whose operands are checked to be floats)."""
+    """The op's function with its fused activations; integer operands only where every activation
+    computes on integers (``EQZ``, ``RELU``, ``ABS``...: ttnn's int32 kernels have those)."""
     function = activated(_function(name, params), *fused)
+    if all(UNARY_DEFS[step].integer for steps in fused for step, _ in steps):
+        return function
     for operand in (a, b):
         if isinstance(operand, Tensor) and not operand.dtype.is_float:
             raise MeshnnTypeError(
-                f"ttnn.{name}: fused activations need floating-point operands, got {operand.dtype} "
+                f"ttnn.{name}: these fused activations need floating-point operands, got {operand.dtype} "
                 f"{list(operand.shape)}"
             )
     return function

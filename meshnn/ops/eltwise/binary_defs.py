@@ -8,7 +8,9 @@ Two signatures, as ttnn binds them:
   input_tensor_b, *, dtype, memory_config, output_tensor, activations,
   input_tensor_a_activations, input_tensor_b_activations)`` plus meshnn's ``queue_id``;
 - ``PLAIN`` (the composite ops: ``atan2``, ``hypot``...): ``(input_tensor_a, input_tensor_b,
-  [params], *, memory_config)``.
+  [params], *, memory_config)``; ``OUTPUT`` adds ``output_tensor``;
+- ``BITWISE`` (``bitwise_and``, the shifts): NG's keywords without ``dtype``;
+- ``SHIFT`` (``logical_right_shift``): ``dtype``, ``memory_config``, ``output_tensor`` only.
 
 May import: numpy and the op signatures.
 """
@@ -17,11 +19,13 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from meshnn.formats.dtypes import DataType
+from meshnn.mesh.op_keywords import Keyword
 from meshnn.ops.signatures import Param
 
 Compute = Callable[..., np.ndarray]
@@ -35,6 +39,16 @@ class Keywords(enum.Enum):
     NG = "binary_ng"  # dtype, memory_config, output_tensor, the three activation lists
     PLAIN = "composite"  # memory_config only
     OUTPUT = "composite with output"  # memory_config and output_tensor
+    BITWISE = "bitwise"  # memory_config, output_tensor, the three activation lists (no dtype)
+    SHIFT = "logical shift"  # dtype, memory_config, output_tensor
+
+
+DtypeParams = Callable[[DataType, dict[str, Any]], tuple[tuple[str, Any], ...]]
+"""``dtype_params(input_tensor_a's dtype, params)``: more parameters for ``compute`` that follow
+from the operands' dtype (a hardware rule that differs between float32 and bfloat16)."""
+ResultDtype = Callable[[DataType, dict[str, Any]], DataType | None]
+"""``result_dtype(input_tensor_a's dtype, params)``: the output's dtype when the caller gives none
+(None: input_tensor_a's)."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +58,12 @@ class BinaryDef:
     ``scalar``: either operand may be a Python number.  ``inplace``: ttnn also has
     ``<name>_``, writing into ``input_tensor_a``.  ``operator``: the Tensor operator it serves
     (``add`` for ``a + b``).  ``aliases``: other ttnn names of the op (``sub``).
-    ``device_operation``: tt-metal's device operation when it is not the binary_ng one."""
+    ``device_operation``: tt-metal's device operation when it is not the binary_ng one.
+    ``dtypes``: the operand dtypes ttnn accepts (None: all), others refused by name.
+    ``result_dtype``: the output dtype rule (None: input_tensor_a's).  ``hardware``: keywords
+    ttnn's binding has that only matter on a device (checked and recorded).  ``public``: False
+    where the public function is written by hand (``pow``: ttnn's own parameter names).
+    ``dtype_params``: parameters ``compute`` gets from the operands' dtype."""
 
     name: str
     compute: Compute
@@ -57,3 +76,12 @@ class BinaryDef:
     operator: str | None = None
     aliases: tuple[str, ...] = ()
     device_operation: str = ""
+    dtypes: frozenset[DataType] | None = None
+    result_dtype: ResultDtype | None = None
+    hardware: dict[str, Keyword] = field(default_factory=dict)
+    public: bool = True
+    dtype_params: DtypeParams | None = None
+
+
+INTEGERS = frozenset({DataType.INT32, DataType.UINT32, DataType.UINT16, DataType.UINT8})
+"""The integer dtypes (the bitwise ops and shifts take only these)."""

@@ -30,8 +30,11 @@ _TAILS = {
     Keywords.NG: (kw("dtype"), kw("memory_config"), kw("output_tensor"), *_ACTIVATIONS, kw("queue_id", 0)),
     Keywords.PLAIN: (kw("memory_config"),),
     Keywords.OUTPUT: (kw("memory_config"), kw("output_tensor")),
+    Keywords.BITWISE: (kw("memory_config"), kw("output_tensor"), *_ACTIVATIONS, kw("queue_id", 0)),
+    Keywords.SHIFT: (kw("dtype"), kw("memory_config"), kw("output_tensor"), kw("queue_id", 0)),
 }
-_HARDWARE = {Keywords.NG: {"use_legacy": Keyword(None, flag), "sub_core_grids": SUB_CORE_GRIDS}}
+_LEGACY = {"use_legacy": Keyword(None, flag), "sub_core_grids": SUB_CORE_GRIDS}
+_HARDWARE = {Keywords.NG: _LEGACY, Keywords.BITWISE: _LEGACY, Keywords.SHIFT: _LEGACY}
 
 
 def _call(defn: BinaryDef, inplace: bool) -> Callable[..., Tensor]:
@@ -68,13 +71,29 @@ def _check_inplace(name: str, a: Tensor, b: object) -> None:
             )
 
 
+def _inplace_golden(golden: Callable[..., Any]) -> Callable[..., Any]:
+    """The golden of an in-place form, as ttnn's: a comparison's (``gt_``, ``logical_and_``) is
+    torch's in-place op, writing 1 / 0 into ``input_tensor_a`` in its dtype; an arithmetic one's
+    (``add_``) is the op's own."""
+
+    def inplace(t, a, b, *args, **kwargs):
+        result = golden(t, a, b, *args, **kwargs)
+        if t.is_tensor(a) and t.is_tensor(result) and result.dtype == t.bool and result.shape == a.shape:
+            return a.copy_(result)
+        return result
+
+    return inplace
+
+
 def declare(defn: BinaryDef) -> dict[str, Callable[..., Any]]:
     """The public functions of ``defn`` (its name, aliases and in-place form), declared in the
     registry; returns them by name."""
     made: dict[str, Callable[..., Any]] = {}
-    golden = torch_golden(defn.golden) if defn.golden is not None else None
-    family = dict(kind=OpKind.BINARY, family=OpFamily.BINARY, device_operation=defn.device_operation, golden=golden)
     for inplace in (False, True) if defn.inplace else (False,):
+        golden = None
+        if defn.golden is not None:
+            golden = torch_golden(_inplace_golden(defn.golden) if inplace else defn.golden)
+        family = dict(kind=OpKind.BINARY, family=OpFamily.BINARY, device_operation=defn.device_operation, golden=golden)
         name = f"{defn.name}_" if inplace else defn.name
         call = _call(defn, inplace)
         tail = _TAILS[defn.keywords]
@@ -84,15 +103,18 @@ def declare(defn: BinaryDef) -> dict[str, Callable[..., Any]]:
         doc = f"``ttnn.{name}``: element-wise {defn.name} of two tensors (or a tensor and a number)"
         if inplace:
             doc += ", written into input_tensor_a"
-        function = ttnn_keywords(name, **_HARDWARE.get(defn.keywords, {}))(make_function(name, params, call, doc))
+        hardware = {**_HARDWARE.get(defn.keywords, {}), **defn.hardware}
+        function = ttnn_keywords(name, **hardware)(make_function(name, params, call, doc))
         add(name, function, operator=None if inplace else defn.operator, **family)  # type: ignore[arg-type]
         made[name] = function
-    for other in defn.aliases:
-        alias(other, defn.name)
-        made[other] = made[defn.name]
+    for other in defn.aliases:  # "sub" names subtract, "sub_" its in-place form
+        of = f"{defn.name}_" if other.endswith("_") else defn.name
+        alias(other, of)
+        made[other] = made[of]
     return made
 
 
 OPS: dict[str, Callable[..., Any]] = {}
 for _defn in BINARY_DEFS:
-    OPS.update(declare(_defn))
+    if _defn.public:
+        OPS.update(declare(_defn))

@@ -14,6 +14,8 @@ from collections.abc import Callable
 import numpy as np
 
 from meshnn.ops.eltwise.binary_defs import BinaryDef, Keywords
+from meshnn.ops.eltwise.binary_int import INTEGER
+from meshnn.ops.eltwise.binary_math import APPROX, DIVIDE_DTYPE, DIVISION
 from meshnn.ops.eltwise.functions import _gelu
 
 B = BinaryDef
@@ -29,6 +31,23 @@ def _xlogy(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.where(a == 0, np.where(np.isnan(b), np.nan, 0), a * np.log(b)).astype(np.float32)
 
 
+def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a / b; integer operands as float32 (ttnn divides int32 tensors in float32)."""
+    if isinstance(a, np.ndarray) and a.dtype.kind in "iu":
+        a = a.astype(np.float32)
+    if isinstance(b, np.ndarray) and b.dtype.kind in "iu":
+        b = b.astype(np.float32)
+    return np.divide(a, b)
+
+
+def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a ** b; an integer base with an integer exponent stays integer (negative exponents as
+    float32: numpy refuses them for integers)."""
+    if isinstance(a, np.ndarray) and a.dtype.kind in "iu" and np.any(np.asarray(b) < 0):
+        a = a.astype(np.float32)
+    return np.power(a, b)
+
+
 def _squared_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     d = a - b
     return d * d
@@ -36,13 +55,22 @@ def _squared_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 ARITHMETIC = (
     B("add", np.add, lambda t, a, b, **k: a + b, inplace=True, operator="add"),
-    B("subtract", np.subtract, lambda t, a, b, **k: a - b, inplace=True, operator="subtract", aliases=("sub",)),
-    B("multiply", np.multiply, lambda t, a, b, **k: a * b, inplace=True, operator="multiply", aliases=("mul",)),
-    B("divide", np.divide, lambda t, a, b, **k: t.divide(a, b), inplace=True, operator="divide", aliases=("div",)),
+    B("subtract", np.subtract, lambda t, a, b, **k: a - b, inplace=True, operator="subtract", aliases=("sub", "sub_")),
+    B("multiply", np.multiply, lambda t, a, b, **k: a * b, inplace=True, operator="multiply", aliases=("mul", "mul_")),
+    B(
+        "divide",
+        _divide,
+        lambda t, a, b, **k: t.divide(a, b),
+        inplace=True,
+        operator="divide",
+        aliases=("div_",),
+        result_dtype=DIVIDE_DTYPE,
+        hardware=APPROX,
+    ),
     B("rsub", lambda a, b: b - a, lambda t, a, b, **k: b - a, inplace=True),
     B("maximum", np.maximum, lambda t, a, b, **k: t.maximum(a, b)),
     B("minimum", np.minimum, lambda t, a, b, **k: t.minimum(a, b)),
-    B("pow", np.power, lambda t, a, b, **k: t.pow(a, b), operator="pow"),
+    B("pow", _pow, lambda t, a, b, **k: t.pow(a, b), public=False),
     B(
         "squared_difference",
         _squared_difference,
@@ -61,7 +89,7 @@ ARITHMETIC = (
     B("ldexp", lambda a, b: a * np.exp2(b), lambda t, a, b, **k: t.ldexp(a, b), inplace=True, integer=False),
     B("atan2", np.arctan2, lambda t, a, b, **k: t.atan2(a, b), keywords=PLAIN, integer=False),
     B("hypot", np.hypot, lambda t, a, b, **k: t.hypot(a, b), keywords=PLAIN, integer=False),
-    B("xlogy", _xlogy, lambda t, a, b, **k: t.xlogy(a, b), keywords=PLAIN, integer=False),
+    B("xlogy", _xlogy, lambda t, a, b, **k: t.xlogy(a, b), integer=False),
     B("nextafter", np.nextafter, lambda t, a, b, **k: t.nextafter(a, b), keywords=PLAIN, integer=False),
 )
 
@@ -77,7 +105,7 @@ COMPARISONS = (
     B("logical_xor", _logical(np.logical_xor), lambda t, a, b, **k: t.logical_xor(a, b), inplace=True),
 )
 
-BINARY_DEFS: tuple[BinaryDef, ...] = (*ARITHMETIC, *COMPARISONS)
+BINARY_DEFS: tuple[BinaryDef, ...] = (*ARITHMETIC, *COMPARISONS, *DIVISION, *INTEGER)
 """Every binary definition."""
 
 BINARY: dict[str, Callable[..., np.ndarray]] = {d.name: d.compute for d in BINARY_DEFS}

@@ -18,11 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from meshnn.errors import MeshnnTypeError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.bfloat16 import round_to_bfloat16
+from meshnn.formats.dtypes import DataType
 from meshnn.mesh.op_keywords import SUB_CORE_GRIDS, ttnn_keywords
 from meshnn.ops.checks import device_input
 from meshnn.ops.eltwise.functions import wide
 from meshnn.ops.eltwise.kernel import elementwise, elementwise_kernel, memory_config_of
+from meshnn.ops.eltwise.logical import on_values
 from meshnn.ops.eltwise.unary_defs import UnaryDef
 from meshnn.ops.eltwise.unary_tables import DEFS, UNARY, UNARY_DEFS
 from meshnn.ops.launch import Kernel
@@ -101,6 +104,12 @@ def declare(defn: UnaryDef) -> Callable[..., Any]:
     def call(input_tensor: Tensor, memory_config=None, output_tensor=None, queue_id=0, **params: Any) -> Tensor:
         for key, check in checks:
             check(name, key, params[key])
+        if defn.dtypes is not None or defn.even_width:
+            _check_input(defn, input_tensor)
+        if defn.round_params and isinstance(input_tensor, Tensor) and input_tensor.dtype is DataType.BFLOAT16:
+            params = {k: _to_bfloat16(v) for k, v in params.items()}
+        if defn.vector_mode and params.get("vector_mode") == 2:
+            return _columns_only(defn, input_tensor, params, memory_config, output_tensor, queue_id)
         return unary(
             name,
             input_tensor,
@@ -126,6 +135,40 @@ def declare(defn: UnaryDef) -> Callable[..., Any]:
         operator=defn.operator,
     )
     return function
+
+
+def _columns_only(defn: UnaryDef, input_tensor: Tensor, params, memory_config, output_tensor, queue_id) -> Tensor:
+    """The op in the SFPU's vector mode C: the left 16 columns of each 32-wide tile column (faces 0
+    and 2) computed, the others left as the input (the destination register holds the input)."""
+    tensor = device_input(defn.name, "input_tensor", input_tensor)
+    width = tensor.shape[-1] if tensor.shape else 1
+    computed = (np.arange(width) % 32) < 16
+    compute = _compute(defn.name, tensor.dtype.is_integer, {k: _plain(v) for k, v in params.items()})
+
+    def columns(x: np.ndarray) -> np.ndarray:
+        return np.where(computed, compute(x), x)
+
+    return on_values(defn.name, {"input_tensor": tensor}, columns, memory_config=memory_config,
+                     output_tensor=output_tensor, queue_id=queue_id)  # fmt: skip
+
+
+def _to_bfloat16(value: Any) -> Any:
+    """A number parameter at bfloat16 precision (round to nearest even); others as they are."""
+    if isinstance(value, bool) or not isinstance(value, float | int | np.floating):
+        return value
+    return float(round_to_bfloat16(np.asarray([value], np.float32))[0])
+
+
+def _check_input(defn: UnaryDef, input_tensor: object) -> None:
+    """The input's dtype and shape against the op's rules (``dtypes``, ``even_width``)."""
+    tensor = device_input(defn.name, "input_tensor", input_tensor)
+    if defn.dtypes is not None and tensor.dtype not in defn.dtypes:
+        allowed = ", ".join(sorted(str(d) for d in defn.dtypes))
+        raise MeshnnTypeError(f"ttnn.{defn.name}: input_tensor has dtype {tensor.dtype}; it takes {allowed} tensors")
+    if defn.even_width and (not tensor.shape or tensor.shape[-1] % 2):
+        raise MeshnnValueError(
+            f"ttnn.{defn.name}: input_tensor {list(tensor.shape)} must have an even last dimension (pairs of values)"
+        )
 
 
 def _plain(value: Any) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from meshnn.formats.dtypes import DataType
 from meshnn.mesh.op_keywords import count
 from meshnn.ops.eltwise.functions import _gelu, _mish, _sigmoid, _silu, _softplus
 from meshnn.ops.eltwise.unary_defs import APPROX, UnaryDef, f, kwb, kwf
@@ -39,12 +40,31 @@ def _logit(x: np.ndarray, eps: float | None = 0.0) -> np.ndarray:
     return np.log(x / (np.float32(1) - x))
 
 
+def _rotate90(x: np.ndarray) -> np.ndarray:
+    """Each (real, imaginary) pair of the last dimension times i: (-imaginary, real)."""
+    pairs = x.reshape(*x.shape[:-1], -1, 2)
+    return np.stack([-pairs[..., 1], pairs[..., 0]], axis=-1).reshape(x.shape)
+
+
+def _golden_rotate90(t, x, **_):
+    pairs = x.reshape(*x.shape[:-1], -1, 2)
+    return t.stack([-pairs[..., 1], pairs[..., 0]], dim=-1).flatten(-2)
+
+
 def _predicate(test):
     """A predicate as ttnn gives it: 1 where ``test`` holds, else 0 (booleans, cast to the dtype)."""
     return lambda x: test(x)
 
 
-SIGMOID_KEYWORDS = (kw("vector_mode", 4, check=count), kwb("fast_and_approximate_mode", False))
+def _vector_mode(op: str, name: str, value: object) -> None:
+    count(op, name, value)
+    if value not in (2, 4):
+        from meshnn.errors import MeshnnValueError
+
+        raise MeshnnValueError(f"ttnn.{op}: {name} must be 2 (VecMode C) or 4 (VecMode RC), got {value}")
+
+
+SIGMOID_KEYWORDS = (kw("vector_mode", 4, check=_vector_mode), kwb("fast_and_approximate_mode", False))
 
 ACTIVATIONS = (
     U("relu", lambda x: np.maximum(x, 0), lambda t, x, **k: t.relu(x), member="RELU", integer=True),
@@ -81,14 +101,14 @@ ACTIVATIONS = (
         "celu",
         lambda x, alpha=1.0: np.where(x > 0, x, np.float32(alpha) * np.expm1(x / np.float32(alpha))),
         lambda t, x, alpha=1.0, **k: t.nn.functional.celu(x, alpha=alpha),
-        params=(f("alpha", 1.0),),
+        params=(kwf("alpha", 1.0),),
         member="CELU",
     ),
     U(
         "selu",
         _selu,
         lambda t, x, **k: t.nn.functional.selu(x),
-        params=(f("scale", 1.0507009873554805), f("alpha", 1.6732632423543772)),
+        params=(kwf("scale", 1.0507009873554805), kwf("alpha", 1.6732632423543772)),
         member="SELU",
     ),
     U(
@@ -106,6 +126,7 @@ ACTIVATIONS = (
         lambda t, x, **k: t.sigmoid(x),
         params=SIGMOID_KEYWORDS,
         member="SIGMOID",
+        vector_mode=True,
     ),
     U("sigmoid_accurate", _sigmoid, lambda t, x, **k: t.sigmoid(x), hardware=APPROX),
     U("log_sigmoid", lambda x: -_softplus(-x), lambda t, x, **k: t.nn.functional.logsigmoid(x)),
@@ -121,21 +142,22 @@ ACTIVATIONS = (
         "hardtanh",
         lambda x, min_val=-1.0, max_val=1.0: np.clip(x, np.float32(min_val), np.float32(max_val)),
         lambda t, x, min_val=-1.0, max_val=1.0, **k: t.nn.functional.hardtanh(x, min_val, max_val),
-        params=(f("min_val", -1.0), f("max_val", 1.0)),
+        params=(kwf("min_val", -1.0), kwf("max_val", 1.0)),
         member="HARDTANH",
     ),
     U(
         "hardshrink",
         lambda x, lambd=0.5: _shrink(x, lambd, soft=False),
         lambda t, x, lambd=0.5, **k: t.nn.functional.hardshrink(x, lambd),
-        params=(f("lambd", 0.5),),
+        params=(kwf("lambd", 0.5),),
         member="HARDSHRINK",
+        round_params=True,
     ),
     U(
         "softshrink",
         lambda x, lambd=0.5: _shrink(x, lambd, soft=True),
         lambda t, x, lambd=0.5, **k: t.nn.functional.softshrink(x, lambd),
-        params=(f("lambd", 0.5),),
+        params=(kwf("lambd", 0.5),),
         member="SOFTSHRINK",
     ),
     U(
@@ -164,7 +186,7 @@ ACTIVATIONS = (
         "logit",
         _logit,
         lambda t, x, eps=0.0, **k: t.logit(x, eps=eps),
-        params=(f("eps", 0.0),),
+        params=(kwf("eps", 0.0),),
     ),
     U(
         "threshold",
@@ -213,7 +235,21 @@ ACTIVATIONS = (
         member="LOGICAL_NOT_UNARY",
         integer=True,
     ),
-    U("bitwise_not", np.invert, lambda t, x, **k: t.bitwise_not(x), member="BITWISE_NOT", integer=True),
+    U(
+        "bitwise_not",
+        np.invert,
+        lambda t, x, **k: t.bitwise_not(x),
+        member="BITWISE_NOT",
+        integer=True,
+        dtypes=frozenset({DataType.INT32}),
+    ),
+    U(
+        "alt_complex_rotate90",
+        _rotate90,
+        _golden_rotate90,
+        member="ALT_COMPLEX_ROTATE90",
+        even_width=True,
+    ),
 )
 """The activation, sign and predicate ops (public, each a ttnn op)."""
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from meshnn.formats.dtypes import DataType
 from meshnn.mesh.op_keywords import Keyword, count, flag, number
 from meshnn.ops.signatures import REQUIRED, Param, kw
 
@@ -34,7 +35,13 @@ class UnaryDef:
     (False: only a ``UnaryOpType`` member, such as ``ADD_UNARY_SFPU``).  ``hardware``: keywords
     ttnn's binding has that only matter on a device (checked and recorded).  ``device_operation``:
     tt-metal's device operation when it is not ``UnaryDeviceOperation`` (a composite op);
-    ``operator``: the Tensor operator it serves (``neg`` for ``-a``)."""
+    ``operator``: the Tensor operator it serves (``neg`` for ``-a``).  ``dtypes``: the input
+    dtypes ttnn takes (None: all).  ``even_width``: the op pairs neighbours along the last
+    dimension, which must be even.  ``round_params``: the number parameters are rounded to a
+    bfloat16 input's precision before use (hardshrink's threshold, compared with bfloat16 values
+    as torch compares them; softshrink keeps its float one).  ``vector_mode``: the op takes the
+    SFPU's ``vector_mode`` parameter: 4 (RC) computes every element, 2 (C) only the left 16
+    columns of each 32-wide tile (faces 0 and 2), the others passing through unchanged."""
 
     name: str
     compute: Compute
@@ -46,6 +53,10 @@ class UnaryDef:
     hardware: dict[str, Keyword] = field(default_factory=dict)
     device_operation: str = ""
     operator: str | None = None
+    dtypes: frozenset[DataType] | None = None
+    even_width: bool = False
+    round_params: bool = False
+    vector_mode: bool = False
 
 
 def f(name: str, default: Any = REQUIRED) -> Param:
@@ -61,6 +72,11 @@ def i(name: str, default: Any = REQUIRED) -> Param:
 def kwf(name: str, default: Any) -> Param:
     """A keyword-only float parameter."""
     return kw(name, default, check=_real)
+
+
+def kwi(name: str, default: int) -> Param:
+    """A keyword-only int parameter."""
+    return kw(name, default, check=_int)
 
 
 def kwb(name: str, default: bool) -> Param:

@@ -13,7 +13,7 @@ import numpy as np
 
 from meshnn.ops.eltwise.functions import erfc
 from meshnn.ops.eltwise.special import digamma, erf, erfinv, i1, lgamma, multigammaln, polygamma
-from meshnn.ops.eltwise.unary_defs import APPROX, ROUND_MODE, UnaryDef, f, i
+from meshnn.ops.eltwise.unary_defs import APPROX, ROUND_MODE, UnaryDef, f, i, kwi
 
 U = UnaryDef
 _D64 = np.float64
@@ -49,7 +49,7 @@ MATH = (
     U("sqrt", np.sqrt, lambda t, x, **k: t.sqrt(x), member="SQRT", hardware=APPROX),
     U("rsqrt", lambda x: np.float32(1) / np.sqrt(x), lambda t, x, **k: t.rsqrt(x), member="RSQRT", hardware=APPROX),
     U("cbrt", _cbrt, lambda t, x, **k: t.sgn(x) * t.pow(t.abs(x), 1.0 / 3)),
-    U("square", np.square, lambda t, x, **k: t.square(x), member="SQUARE"),
+    U("square", np.square, lambda t, x, **k: t.square(x), member="SQUARE", integer=True),
     U(
         "reciprocal",
         lambda x: np.float32(1) / x,
@@ -93,7 +93,7 @@ MATH = (
         "round",
         _round,
         lambda t, x, decimals=0, **k: t.round(x, decimals=decimals or 0),
-        params=(i("decimals", 0),),
+        params=(kwi("decimals", 0),),
         member="ROUND",
     ),
     # special functions

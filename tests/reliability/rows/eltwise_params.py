@@ -12,7 +12,8 @@ def rows() -> list[Case]:
     return [
         Case("leaky_relu", "negative_slope is a string", lambda e: ttnn.leaky_relu(e.a, "0.1"), TYPE, "negative_slope"),
         Case("elu", "alpha is None", lambda e: ttnn.elu(e.a, None), TYPE, "alpha"),
-        Case("round", "decimals is a float", lambda e: ttnn.round(e.a, 1.5), TYPE, "decimals"),
+        Case("celu", "alpha given by position", lambda e: ttnn.celu(e.a, 2.0), TYPE, "positional"),
+        Case("round", "decimals is a float", lambda e: ttnn.round(e.a, decimals=1.5), TYPE, "decimals"),
         Case("polygamma", "k is missing", lambda e: ttnn.polygamma(e.a), TYPE, "k"),
         Case("rdiv", "round_mode unknown", lambda e: ttnn.rdiv(e.a, 2.0, round_mode="ceil"), VALUE, "round_mode"),
         Case("softplus", "beta given by position", lambda e: ttnn.softplus(e.a, 2.0), TYPE, "positional"),
