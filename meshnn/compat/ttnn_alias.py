@@ -80,6 +80,20 @@ def _graph(attribute: str) -> object:
     raise NotImplementedByMeshnn(f"graph.{attribute}")
 
 
+def _ttnn_extension(attribute: str) -> object:
+    """``ttnn._ttnn``, ttnn's compiled extension: its submodules, else meshnn's names."""
+    if attribute == "deprecated":
+        return sys.modules.get("ttnn._ttnn.deprecated") or _submodule("_ttnn.deprecated")
+    return _from_meshnn(attribute, "_ttnn.")
+
+
+def _deprecated(attribute: str) -> object:
+    """``ttnn._ttnn.deprecated``: only its (empty) ``operations`` namespace, which ``tt_lib`` imports."""
+    if attribute == "operations":
+        return types.SimpleNamespace()
+    raise NotImplementedByMeshnn(f"_ttnn.deprecated.{attribute}")
+
+
 SUBMODULES: dict[str, Callable[[str], object]] = {
     "device": _device,
     "distributed": _distributed,
@@ -87,6 +101,8 @@ SUBMODULES: dict[str, Callable[[str], object]] = {
     "distributed.distributed": lambda attribute: _from_meshnn(attribute, "distributed.distributed."),
     "reports": _reports,
     "model_preprocessing": _model_preprocessing,
+    "_ttnn": _ttnn_extension,
+    "_ttnn.deprecated": _deprecated,
 }
 
 

@@ -22,7 +22,7 @@ from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.tensor.composers import MeshToTensor, topology_composer
 from meshnn.tensor.mappers import TensorToMesh
 from meshnn.tensor.memory_config import MemoryConfig
-from meshnn.tensor.readback import composed_from_device, decoded_shards
+from meshnn.tensor.readback import composed_from_device, decoded_shards, padded_values
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DeviceStorage
 from meshnn.tensor.tensor import Tensor, check_tensor
@@ -95,15 +95,7 @@ def to_torch(
     if cq_id is not None and isinstance(tensor, Tensor) and isinstance(tensor.storage, DeviceStorage):
         tensor.check_usable()
         tensor.storage.mesh_buffer.device().mesh_command_queue(cq_id)
-    array = to_numpy(tensor, mesh_composer=mesh_composer)
-    if tensor.dtype is DataType.BFLOAT16:
-        result = torch.from_numpy(np.ascontiguousarray(array).view(np.int16)).view(torch.bfloat16)
-    elif tensor.dtype in (DataType.UINT32, DataType.UINT16):
-        result = torch.from_numpy(
-            np.ascontiguousarray(array).view(np.int32 if tensor.dtype is DataType.UINT32 else np.int16)
-        )
-    else:
-        result = torch.from_numpy(np.ascontiguousarray(array))
+    result = _as_torch(torch, to_numpy(tensor, mesh_composer=mesh_composer), tensor.dtype)
     if torch_rank is not None:
         while result.dim() > torch_rank:
             if result.shape[0] != 1:
@@ -113,6 +105,22 @@ def to_torch(
                 )
             result = result.squeeze(0)
     return result if dtype is None else result.to(dtype)
+
+
+def _as_torch(torch: Any, array: np.ndarray, dtype: DataType) -> Any:
+    """``array`` (values of ``dtype``) as the torch tensor ttnn gives: bfloat16 as torch.bfloat16,
+    uint32 / uint16 as int32 / int16 (bits kept)."""
+    if dtype is DataType.BFLOAT16:
+        return torch.from_numpy(np.ascontiguousarray(array).view(np.int16)).view(torch.bfloat16)
+    if dtype in (DataType.UINT32, DataType.UINT16):
+        return torch.from_numpy(np.ascontiguousarray(array).view(np.int32 if dtype is DataType.UINT32 else np.int16))
+    return torch.from_numpy(np.ascontiguousarray(array))
+
+
+def to_torch_with_padded_shape(tensor: Tensor) -> Any:
+    """``Tensor.to_torch_with_padded_shape``: the values over the padded shape, tile padding included."""
+    check_tensor(tensor)
+    return _as_torch(_torch(), padded_values(tensor), tensor.dtype)
 
 
 def from_torch(
