@@ -101,6 +101,7 @@ SUBMODULES: dict[str, Callable[[str], object]] = {
     "distributed.distributed": lambda attribute: _from_meshnn(attribute, "distributed.distributed."),
     "reports": _reports,
     "model_preprocessing": _model_preprocessing,
+    "types": lambda attribute: _from_meshnn(attribute, "types."),
     "_ttnn": _ttnn_extension,
     "_ttnn.deprecated": _deprecated,
 }

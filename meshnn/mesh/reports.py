@@ -37,3 +37,15 @@ def get_buffers(device: MeshDevice) -> list[dict[str, object]]:
             }
         )
     return rows
+
+
+def get_buffer_pages(device: MeshDevice) -> list[dict[str, object]]:
+    """One row per page of every live buffer (its address, type, page index and page size), as
+    ttnn's ``reports.get_buffer_pages`` lists them: the count grows exactly when pages are allocated."""
+    rows = []
+    for buffer in _checked(device, "get_buffer_pages").live_buffers():
+        layout = buffer.layout
+        address, kind = buffer.address(), str(layout.buffer_type)
+        for page in range(layout.num_pages):
+            rows.append({"address": address, "type": kind, "page_index": page, "page_size": layout.page_size})
+    return rows

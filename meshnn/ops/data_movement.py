@@ -31,7 +31,7 @@ from meshnn.ops import goldens
 from meshnn.ops.checks import device_input, int_arg, int_list
 from meshnn.ops.config import COMPUTE_KERNEL_CONFIG
 from meshnn.ops.movement.rearrange import copied, rearranged
-from meshnn.ops.outputs import out_spec_like
+from meshnn.ops.outputs import out_spec_like, output_into
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor import device_hooks
@@ -62,7 +62,11 @@ def to_layout(
     return rearranged("to_layout", tensor, spec, lambda x: x)
 
 
-def typecast(input_tensor: Tensor, dtype: DataType, *, memory_config: MemoryConfig | None = None) -> Tensor:
+def typecast(
+    input_tensor: Tensor, dtype: DataType, *, memory_config: MemoryConfig | None = None, output_tensor: object = None
+) -> Tensor:
+    """A device tensor's ``ttnn.typecast`` (into ``output_tensor`` when given: a device tensor of
+    ``dtype`` and the input's shape and layout)."""
     tensor = device_input("typecast", "input_tensor", input_tensor)
     if isinstance(dtype, DataType) and dtype.is_block_float and tensor.layout is not Layout.TILE:
         raise MeshnnValueError(
@@ -70,7 +74,13 @@ def typecast(input_tensor: Tensor, dtype: DataType, *, memory_config: MemoryConf
             "call ttnn.to_layout(..., TILE_LAYOUT) first"
         )
     spec = out_spec_like(tensor, dtype=dtype, memory_config=memory_config, op="typecast")
-    return rearranged("typecast", tensor, spec, lambda x: x)
+    if output_tensor is None:
+        return rearranged("typecast", tensor, spec, lambda x: x)
+    target = device_input("typecast", "output_tensor", output_tensor)
+    mesh = tensor.storage.mesh_buffer.device()  # type: ignore[union-attr]
+    wanted = spec.with_memory_config(target.memory_config())
+    out = output_into("typecast", mesh, target, wanted, tensor.storage.coords)  # type: ignore[union-attr]
+    return rearranged("typecast", tensor, out.spec, lambda x: x, into=out)
 
 
 def device_reshape(tensor: Tensor, shape: tuple[int, ...]) -> Tensor:

@@ -110,11 +110,13 @@ def to_torch(
 def _as_torch(torch: Any, array: np.ndarray, dtype: DataType) -> Any:
     """``array`` (values of ``dtype``) as the torch tensor ttnn gives: bfloat16 as torch.bfloat16,
     uint32 / uint16 as int32 / int16 (bits kept)."""
+    shape = array.shape  # (np.ascontiguousarray makes a scalar 1-D: its shape is put back)
     if dtype is DataType.BFLOAT16:
-        return torch.from_numpy(np.ascontiguousarray(array).view(np.int16)).view(torch.bfloat16)
+        return torch.from_numpy(np.ascontiguousarray(array).view(np.int16)).view(torch.bfloat16).reshape(shape)
     if dtype in (DataType.UINT32, DataType.UINT16):
-        return torch.from_numpy(np.ascontiguousarray(array).view(np.int32 if dtype is DataType.UINT32 else np.int16))
-    return torch.from_numpy(np.ascontiguousarray(array))
+        bits = np.int32 if dtype is DataType.UINT32 else np.int16
+        return torch.from_numpy(np.ascontiguousarray(array).view(bits)).reshape(shape)
+    return torch.from_numpy(np.ascontiguousarray(array)).reshape(shape)
 
 
 def to_torch_with_padded_shape(tensor: Tensor) -> Any:
