@@ -66,7 +66,7 @@ def _sharded_as(op: str, tensor: Tensor, layout: TensorMemoryLayout) -> ShardSpe
     modelled=False,
 )
 def convert_to_hwc(
-    input: Tensor,  # noqa: A002 - ttnn's name for it
+    input: Tensor,
     *,
     memory_config: MemoryConfig | None = None,
     dtype: DataType | None = None,
@@ -115,7 +115,7 @@ def convert_to_hwc(
     golden=torch_golden(lambda torch, input, **_: input.transpose(-2, -1)),
     modelled=False,
 )
-def convert_to_chw(input: Tensor, *, dtype: DataType | None = None) -> Tensor:  # noqa: A002 - ttnn's name
+def convert_to_chw(input: Tensor, *, dtype: DataType | None = None) -> Tensor:
     """``[1, 1, HW, C]`` (HEIGHT_SHARDED, C <= 32, HW whole tiles) as ``[1, 1, C, HW]``
     WIDTH_SHARDED ROW_MAJOR on the input's cores."""
     op = "experimental.convert_to_chw"
