@@ -110,6 +110,7 @@ from meshnn.ops.config import (
     WormholeComputeKernelConfig,
     init_device_compute_kernel_config,
 )
+from meshnn.ops.embedding import EmbeddingsType
 from meshnn.ops.matmul_config import (
     MatmulMultiCoreReuseMultiCast1DProgramConfig,
     MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig,

@@ -268,7 +268,7 @@ BAD_INPUTS = {
     "embedding float ids": (
         lambda e: ttnn.embedding(e.a, e.table),
         ttnn.MeshnnTypeError,
-        r"ttnn\.embedding: input_tensor must hold integer ids, got DataType\.FLOAT32",
+        r"ttnn\.embedding: input_tensor must hold integer \(or bfloat16\) ids, got DataType\.FLOAT32",
     ),
     "embedding ids out of range": (
         lambda e: ttnn.embedding(e.ids_bad, e.table),
