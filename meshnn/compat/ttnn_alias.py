@@ -71,6 +71,8 @@ def _model_preprocessing(attribute: str) -> object:
         raise NotImplementedByMeshnn(f"model_preprocessing.{attribute}") from None
     if hasattr(module, attribute):
         return getattr(module, attribute)
+    if attribute == "preprocess_model":  # imported by tt-metal's test helpers; not meshnn's yet
+        return _unavailable("model_preprocessing.preprocess_model")
     raise NotImplementedByMeshnn(f"model_preprocessing.{attribute}")
 
 
@@ -94,6 +96,34 @@ def _deprecated(attribute: str) -> object:
     raise NotImplementedByMeshnn(f"_ttnn.deprecated.{attribute}")
 
 
+OPERATION_MODULES = ("core", "creation", "data_movement", "matmul", "normalization", "reduction", "unary", "binary")
+
+
+def _operations(attribute: str) -> object:
+    """``ttnn.operations``: ttnn's Python op modules (each answering with meshnn's names)."""
+    if attribute in OPERATION_MODULES:
+        return sys.modules.get(f"ttnn.operations.{attribute}") or _submodule(f"operations.{attribute}")
+    return _from_meshnn(attribute, "operations.")
+
+
+def _unavailable(name: str) -> Callable[..., object]:
+    """A name ttnn has that meshnn does not: importable, NotImplementedByMeshnn when called."""
+
+    def call(*args: object, **kwargs: object) -> object:
+        raise NotImplementedByMeshnn(name)
+
+    call.__name__ = call.__qualname__ = name.rsplit(".", 1)[-1]
+    return call
+
+
+def _tracer(attribute: str) -> object:
+    """``ttnn.tracer``: its functions import (tt-metal's test helpers import them), and say they
+    are not implemented when called."""
+    if attribute in ("trace", "visualize", "get_graph", "codegen"):
+        return _unavailable(f"tracer.{attribute}")
+    raise NotImplementedByMeshnn(f"tracer.{attribute}")
+
+
 SUBMODULES: dict[str, Callable[[str], object]] = {
     "device": _device,
     "distributed": _distributed,
@@ -102,6 +132,12 @@ SUBMODULES: dict[str, Callable[[str], object]] = {
     "reports": _reports,
     "model_preprocessing": _model_preprocessing,
     "types": lambda attribute: _from_meshnn(attribute, "types."),
+    "operations": _operations,
+    **{
+        f"operations.{name}": (lambda attribute, name=name: _from_meshnn(attribute, f"operations.{name}."))
+        for name in OPERATION_MODULES
+    },
+    "tracer": _tracer,
     "_ttnn": _ttnn_extension,
     "_ttnn.deprecated": _deprecated,
 }

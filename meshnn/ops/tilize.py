@@ -120,8 +120,10 @@ def tilize_with_val_padding(
     spec = TensorSpec(
         shape, base.dtype, Layout.TILE, tile=base.tile, memory_config=base.memory_config, padded_shape=padded
     )
-    if spec.explicit_padded_shape is None:  # the tiles' own padding: not data in meshnn's encoding
-        return rearranged(op, tensor, spec, lambda x: x)
+    if spec.explicit_padded_shape is None:  # the tiles' own padding, holding pad_value
+        return rearranged(
+            op, tensor, spec, lambda x: np.asarray(x, np.float32) if spec.dtype.is_float else x, tile_pad=pad_value
+        )
     widths = [(0, 0)] + [(0, p - s) for p, s in zip(padded, shape, strict=True)]
     return rearranged(op, tensor, spec, lambda x: np.pad(x, widths, constant_values=pad_value), new_values=True)
 

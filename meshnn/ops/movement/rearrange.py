@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from meshnn.formats.codec import encode
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.checks import same_mesh
 from meshnn.ops.launch import launch
@@ -31,11 +32,13 @@ def rearranged(
     *,
     new_values: bool = False,
     into: Tensor | None = None,
+    tile_pad: float | None = None,
 ) -> Tensor:
     """Decode every device's shard, ``rearrange`` the stacked (device-first) values, encode.
     ``new_values``: ``rearrange`` adds values of its own (pad's), which the output dtype rounds.
     ``extra``: more inputs, their values passed after the first's.  ``into``: a preallocated
-    output of ``spec`` (checked by the caller) written instead of a new one."""
+    output of ``spec`` (checked by the caller) written instead of a new one.  ``tile_pad``: the
+    value a TILE output's tile padding holds (its bytes beyond the logical shape; else zeros)."""
     inputs = [tensor, *extra]
     mesh = same_mesh(op, {f"input {i}": t for i, t in enumerate(inputs)})
     specs = [t.spec for t in inputs]
@@ -45,7 +48,12 @@ def rearranged(
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         values = [logical_values(r, s, as_float=False) for r, s in zip(in_rows, specs, strict=True)]
         result = rearrange(*values) if extra else rearrange(values[0])
-        write_values(out_rows[0], np.ascontiguousarray(result), spec, exact=exact)
+        if tile_pad is None:
+            write_values(out_rows[0], np.ascontiguousarray(result), spec, exact=exact)
+            return
+        kind = {"tile": spec.tile, "pad_value": tile_pad}
+        for row, values_of_row in zip(out_rows[0], result, strict=True):
+            row[: spec.compute_packed_buffer_size_bytes()] = encode(values_of_row, spec.dtype, spec.layout, **kind)
 
     attrs = {"memory_config": spec.memory_config, "dtype": spec.dtype}
     targets = None if into is None else [into]
