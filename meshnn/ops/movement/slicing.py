@@ -19,14 +19,18 @@ from collections.abc import Sequence
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.codec import encode
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
+from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, QUEUE_ID, SUB_CORE_GRIDS, Keyword, count, number, ttnn_keywords
-from meshnn.ops.checks import device_input, int_list
+from meshnn.ops.checks import device_input, int_list, same_mesh
 from meshnn.ops.data_movement import to_layout, to_memory_config
+from meshnn.ops.launch import launch
 from meshnn.ops.movement.rearrange import rearranged
-from meshnn.ops.outputs import out_spec_like
+from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register, torch_golden
+from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor import device_hooks
 from meshnn.tensor.interop import to_numpy
@@ -220,13 +224,27 @@ def slice_write(
         )
     if source.dtype is not target.dtype:
         raise MeshnnValueError(f"ttnn.{op}: input_tensor is {source.dtype} and output_tensor {target.dtype}")
+    mesh = same_mesh(op, {"input_tensor": source, "output_tensor": target})
+    spec = target.spec
+    in_place = spec.layout is Layout.ROW_MAJOR and spec.explicit_padded_shape is None and not spec.dtype.is_block_float
+    window = (builtins.slice(None), *selector)
 
-    def write(whole: np.ndarray, part: np.ndarray) -> np.ndarray:
-        result = np.array(whole, copy=True)
-        result[(builtins.slice(None), *selector)] = part
-        return result
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        part = logical_values(in_rows[0], source.spec, as_float=False)
+        if in_place:  # ROW_MAJOR bytes are the values: only the window's elements are written
+            size = spec.compute_packed_buffer_size_bytes()
+            rows = out_rows[0][:, :size].view(spec.dtype.storage_dtype).reshape((-1, *spec.shape))
+            rows[window] = (
+                encode(np.ascontiguousarray(part), spec.dtype, Layout.ROW_MAJOR).view(rows.dtype).reshape(part.shape)
+            )
+            return
+        whole = np.array(logical_values(in_rows[1], spec, as_float=False), copy=True)
+        whole[window] = part
+        write_values(out_rows[0], whole, spec, exact=True)
 
-    return rearranged(op, target, target.spec, write, extra=[source], into=target)
+    attrs = {"memory_config": spec.memory_config, "start": start, "end": end, "step": step}
+    launch(op, mesh, [source, target], [Output(spec)], kernel, rowwise=True, into=[target], attrs=attrs)
+    return target
 
 
 device_hooks.register("getitem", getitem)
