@@ -86,9 +86,8 @@ def test_convert_to_hwc_and_back(mesh, rng):
     c, hw = 3, 64
     x = rng.standard_normal((1, 1, c, hw)).astype(np.float32)
     grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 0))})
-    config = ttnn.MemoryConfig(
-        ttnn.TensorMemoryLayout.WIDTH_SHARDED, ttnn.BufferType.L1, ttnn.ShardSpec(grid, (c, 32), ttnn.ShardOrientation.ROW_MAJOR)
-    )  # fmt: skip
+    shard = ttnn.ShardSpec(grid, (c, 32), ttnn.ShardOrientation.ROW_MAJOR)
+    config = ttnn.MemoryConfig(ttnn.TensorMemoryLayout.WIDTH_SHARDED, ttnn.BufferType.L1, shard)
     t = put(mesh, x, dtype=ttnn.bfloat16, layout=RM, memory_config=config)
     hwc = ttnn.experimental.convert_to_hwc(t)
     assert tuple(hwc.shape) == (1, 1, hw, 8)  # channels rounded up to 16 bytes of bfloat16
