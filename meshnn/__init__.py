@@ -113,6 +113,7 @@ from meshnn.ops.config import (
 )
 from meshnn.ops.eltwise.binary_special import BinaryOpType
 from meshnn.ops.eltwise.losses import LossReductionMode
+from meshnn.ops.embedding import EmbeddingsType
 from meshnn.ops.matmul_config import (
     MatmulMultiCoreReuseMultiCast1DProgramConfig,
     MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig,
@@ -168,6 +169,7 @@ from meshnn.tensor.memory_config import (
     L1_WIDTH_SHARDED_MEMORY_CONFIG,
 )
 from meshnn.tensor.placement import to_device
+from meshnn.tensor.queries import DEVICE_STORAGE_TYPE, has_storage_type_of, is_sharded, is_tensor_storage_on_device
 from meshnn.tensor.readback import from_device
 from meshnn.tensor.shards import (
     aggregate_tensor,

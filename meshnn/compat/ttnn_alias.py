@@ -122,10 +122,20 @@ SUBMODULES: dict[str, Callable[[str], object]] = {
     "_ttnn": lambda attribute: _from_meshnn(attribute, "_ttnn."),
     "_ttnn.deprecated": _deprecated,
     "operations": lambda attribute: _from_meshnn(attribute, "operations."),
-    "tracer": _not_modelled("tracer", ("trace", "visualize")),
+    "tracer": _not_modelled("tracer", ("trace", "visualize", "get_graph", "codegen")),
     "types": lambda attribute: _from_meshnn(attribute, "types."),  # ttnn.types.BufferType ...
 }
-_OPERATION_MODULES = ("core", "unary", "binary", "ternary", "matmul", "reduction", "data_movement", "normalization")
+_OPERATION_MODULES = (
+    "core",
+    "creation",
+    "unary",
+    "binary",
+    "ternary",
+    "matmul",
+    "reduction",
+    "data_movement",
+    "normalization",
+)
 """ttnn.operations' modules that tt-metal's test helpers import (``import ttnn.operations.matmul``):
 each answers with meshnn's names (the ops and their golden functions are on the ops themselves)."""
 for _module in _OPERATION_MODULES:

@@ -88,3 +88,14 @@ DisableMemoryReports = _switch("memory_reports", False)
 
 def ClearKernelCache() -> None:
     """Nothing to clear: a simulated device compiles no kernels."""
+
+
+def DeallocateBuffers(device: meshnn.MeshDevice) -> None:
+    """Free every buffer allocated on ``device`` (tensors still holding one become deallocated),
+    as tt-metal's ``DeallocateBuffers``; the queues drain first."""
+    if not isinstance(device, meshnn.MeshDevice):
+        raise MeshnnTypeError(f"ttnn.device.DeallocateBuffers: device must be a MeshDevice, got {device!r}")
+    device.quiesce_devices()
+    for buffer in device.live_buffers():
+        buffer.deallocated_at = "ttnn.device.DeallocateBuffers"
+        buffer.deallocate()

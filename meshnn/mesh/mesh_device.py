@@ -117,6 +117,7 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices):
 
         self._queues = [MeshCommandQueue(self, cq_id) for cq_id in range(num_command_queues)]
         self.program_cache_enabled = True
+        self.program_cache: set[object] = set()  # the programs run while the cache was on (ops' keys)
 
     def _local_coords_of(self, shape: MeshShape) -> list[MeshCoordinate]:
         coords = list(shape.coords())
@@ -283,11 +284,14 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices):
 
     def disable_and_clear_program_cache(self) -> None:
         self.program_cache_enabled = False
+        self.program_cache.clear()
 
     clear_program_cache = disable_and_clear_program_cache
 
     def num_program_cache_entries(self) -> int:
-        return 0
+        """The distinct programs run while the program cache was on: one per op and its inputs' and
+        outputs' specs (as ttnn hashes a program), cleared by disable_and_clear_program_cache."""
+        return len(self.program_cache)
 
     def enable_async(self, enable: bool) -> None:
         """Accepted as ttnn still accepts it (dispatch is asynchronous regardless); recorded."""

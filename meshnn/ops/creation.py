@@ -18,7 +18,9 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.mesh.op_keywords import QUEUE_ID, ttnn_keywords
 from meshnn.ops import goldens
+from meshnn.ops.checks import device_input
 from meshnn.ops.filled import fill_device_tensor
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
@@ -26,7 +28,7 @@ from meshnn.tensor.copies import copy_host_to_device_tensor
 from meshnn.tensor.lifetime import allocate_tensor_on_device, deallocate, host_memory_bytes
 from meshnn.tensor.reshape import reshape
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
-from meshnn.tensor.tensor import Tensor
+from meshnn.tensor.tensor import Tensor, check_tensor
 
 MAX_CREATED_VALUES = 1 << 48  # more values than any device holds: refused before anything else
 
@@ -76,6 +78,7 @@ def _made(values: np.ndarray, dtype: DataType, layout: Layout, device, memory_co
     golden=goldens.full,
     modelled=False,
 )
+@ttnn_keywords(queue_id=QUEUE_ID)
 def full(
     shape: Sequence[int],
     fill_value: float,
@@ -83,8 +86,13 @@ def full(
     layout: Layout | None = None,
     device: MeshDevice | None = None,
     memory_config: MemoryConfig | None = None,
+    optional_tensor: Tensor | None = None,
 ) -> Tensor:
-    """``ttnn.full``: a tensor of ``shape`` holding ``fill_value`` (rounded into ``dtype``)."""
+    """``ttnn.full``: a tensor of ``shape`` holding ``fill_value`` (rounded into ``dtype``); with
+    ``optional_tensor``, that device tensor is filled instead (its shape, dtype, layout and memory
+    config win) and returned."""
+    if optional_tensor is not None:
+        return _fill_into("full", optional_tensor, fill_value)
     dims = _shape("full", shape)
     dtype, layout = _kinds("full", dtype, layout, device)
     if isinstance(fill_value, bool) or not isinstance(fill_value, int | float | np.number):
@@ -97,6 +105,17 @@ def full(
     return _filled(
         "full", lambda: np.full(dims, fill_value, kind), dims, dtype, layout, device, memory_config, constant
     )
+
+
+def _fill_into(op: str, target: object, fill_value: object) -> Tensor:
+    """``fill_value`` written into the device tensor ``target`` (no new allocation)."""
+    tensor = device_input(op, "optional_tensor", target)
+    if isinstance(fill_value, bool) or not isinstance(fill_value, int | float | np.number):
+        raise MeshnnTypeError(f"ttnn.{op}: fill_value must be a number, got {fill_value!r}")
+    kind = np.float32 if tensor.dtype.is_float else tensor.dtype.storage_dtype
+    values = np.full(tuple(tensor.shape), fill_value, kind)
+    copy_host_to_device_tensor(Tensor(values, tensor.dtype, layout=tensor.layout, tile=tensor.tile), tensor)
+    return tensor
 
 
 def _filled(
@@ -175,8 +194,15 @@ def _like(op: str, tensor: object, dtype, layout, device, memory_config):
     golden=goldens.full_like,
     modelled=False,
 )
-def full_like(tensor, fill_value, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
-    """``ttnn.full_like``: ``tensor``'s shape, dtype, layout and device unless given."""
+@ttnn_keywords(queue_id=QUEUE_ID)
+def full_like(
+    tensor, fill_value, dtype=None, layout=None, device=None, memory_config=None, optional_tensor=None
+) -> Tensor:
+    """``ttnn.full_like``: ``tensor``'s shape, dtype, layout and device unless given (into
+    ``optional_tensor`` when given)."""
+    if optional_tensor is not None:
+        check_tensor(tensor, "ttnn.full_like: tensor")
+        return _fill_into("full_like", optional_tensor, fill_value)
     shape, dtype, layout, device, memory_config = _like("full_like", tensor, dtype, layout, device, memory_config)
     return full(shape, fill_value, dtype, layout, device, memory_config)
 

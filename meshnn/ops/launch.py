@@ -95,7 +95,7 @@ def launch(
     once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
     run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
     run.keeps = keeps_memos
-    queue.enqueue_mesh_workload(_workload(op, mesh, where, run), blocking=False)
+    queue.enqueue_mesh_workload(_workload(op, mesh, where, run, outputs), blocking=False)
     run.caller = None  # from now on a run is not this call's own: it writes its bytes at once
     result = list(into) if into is not None else output_tensors(mesh, outputs, buffers, first, where)
     if event is not None:
@@ -217,8 +217,14 @@ class _Run:
                 out[1:] = out[0]
 
 
-def _workload(op: str, mesh: MeshDevice, where: tuple[MeshCoordinate, ...], run: _Run) -> MeshWorkload:
-    """``run`` as one program per box of the devices ``where``."""
+def _workload(
+    op: str, mesh: MeshDevice, where: tuple[MeshCoordinate, ...], run: _Run, outputs: Sequence[Output]
+) -> MeshWorkload:
+    """``run`` as one program per box of the devices ``where``.  While the mesh's program cache
+    is on, the program ttnn's cache would hold for it (the op over its inputs' and outputs' specs)
+    is counted (``num_program_cache_entries``)."""
+    if mesh.program_cache_enabled:
+        mesh.program_cache.add((op, *run.in_specs, *[o.spec for o in outputs]))
     workload = MeshWorkload()
     writes = range(run.n_in, len(run.touched))
     boxes = (mesh.full_range,) if len(where) == mesh.get_num_devices() else _boxes(mesh, where)

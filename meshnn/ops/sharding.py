@@ -1,10 +1,11 @@
-"""``ttnn.interleaved_to_sharded`` and ``ttnn.sharded_to_interleaved``: a tensor moved between an
-interleaved and a sharded memory config, its bytes unchanged (or converted to ``output_dtype``).
-A device's bytes are in host page order whatever the memory config, so a move copies slab rows;
-the new buffer lives where the config says (L1 shards per core, DRAM or L1 banks).
+"""``ttnn.interleaved_to_sharded``, ``ttnn.sharded_to_interleaved`` and ``ttnn.reshard``: a tensor
+moved between an interleaved and a sharded memory config (or two sharded ones), its bytes
+unchanged (or converted to ``output_dtype``).  A device's bytes are in host page order whatever
+the memory config, so a move copies slab rows; the new buffer lives where the config says (L1
+shards per core, DRAM or L1 banks).
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.device`, :mod:`meshnn.tensor` and the ops' checks,
-outputs and data movement modules.
+data movement and rearrange modules.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, QUEUE_ID, ttnn_keywords
 from meshnn.ops import goldens
-from meshnn.ops.checks import device_input, int_list
+from meshnn.ops.checks import device_input, int_list, same_mesh
 from meshnn.ops.data_movement import to_memory_config
+from meshnn.ops.movement.rearrange import rearranged
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
@@ -116,3 +118,32 @@ def sharded_to_interleaved(
     if not isinstance(is_l1_aligned, bool):
         raise MeshnnTypeError(f"ttnn.{op}: is_l1_aligned must be a bool, got {is_l1_aligned!r}")
     return to_memory_config(tensor, memory_config, output_dtype)
+
+
+@register(
+    kind=OpKind.DATA_MOVEMENT,
+    family=OpFamily.COPY,
+    device_operation="ReshardDeviceOperation",
+    golden=goldens.identity,
+)
+def reshard(input_tensor: Tensor, output_memory_config: MemoryConfig, output_tensor: Tensor | None = None) -> Tensor:
+    """A sharded tensor moved to another sharded memory config (other cores, shard shape or
+    buffer type), its values unchanged; written into ``output_tensor`` when given."""
+    op = "reshard"
+    tensor = device_input(op, "input_tensor", input_tensor)
+    if not tensor.memory_config().is_sharded():
+        raise MeshnnValueError(f"ttnn.{op}: input_tensor must be sharded, it is INTERLEAVED")
+    if not isinstance(output_memory_config, MemoryConfig):
+        raise MeshnnTypeError(
+            f"ttnn.{op}: output_memory_config must be a ttnn.MemoryConfig, got {output_memory_config!r}"
+        )
+    if not output_memory_config.is_sharded():
+        raise MeshnnValueError(f"ttnn.{op}: output_memory_config must be sharded, got INTERLEAVED")
+    if output_tensor is None:
+        return to_memory_config(tensor, output_memory_config)
+    target = device_input(op, "output_tensor", output_tensor)
+    same = target.spec.replace(memory_config=tensor.memory_config()) == tensor.spec
+    if target.memory_config() != output_memory_config or not same:
+        raise MeshnnValueError(f"ttnn.{op}: output_tensor must be input_tensor's spec in output_memory_config")
+    same_mesh(op, {"input_tensor": tensor, "output_tensor": target})
+    return rearranged(op, tensor, target.spec, lambda x: x, into=target)

@@ -14,7 +14,7 @@ from meshnn.errors import MeshnnValueError
 from meshnn.mesh.op_keywords import ttnn_keywords
 from meshnn.ops import goldens
 from meshnn.ops.checks import device_input, int_arg
-from meshnn.ops.data_movement import getitem
+from meshnn.ops.movement.slicing import getitem
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.reshape import reshape

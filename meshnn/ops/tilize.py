@@ -21,7 +21,7 @@ from meshnn.formats.layout import Layout
 from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, SUB_CORE_GRIDS, ttnn_keywords
 from meshnn.ops import goldens
 from meshnn.ops.checks import device_input, int_list
-from meshnn.ops.data_movement import _rearranged
+from meshnn.ops.movement.rearrange import rearranged
 from meshnn.ops.outputs import out_spec_like
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
@@ -59,7 +59,7 @@ def tilize(
         )
     _flags(op, use_multicore=use_multicore, use_low_perf=use_low_perf)
     spec = out_spec_like(tensor, dtype=dtype, layout=Layout.TILE, memory_config=memory_config, op=op)
-    return _rearranged(op, tensor, spec, lambda x: x)
+    return rearranged(op, tensor, spec, lambda x: x)
 
 
 @register(
@@ -84,7 +84,7 @@ def untilize(
     _flags(op, use_multicore=use_multicore, use_pack_untilize=use_pack_untilize)
     dtype = DataType.BFLOAT16 if tensor.dtype.is_block_float else None
     spec = out_spec_like(tensor, dtype=dtype, layout=Layout.ROW_MAJOR, memory_config=memory_config, op=op)
-    return _rearranged(op, tensor, spec, lambda x: x)
+    return rearranged(op, tensor, spec, lambda x: x)
 
 
 @register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.TILIZE)
@@ -120,10 +120,12 @@ def tilize_with_val_padding(
     spec = TensorSpec(
         shape, base.dtype, Layout.TILE, tile=base.tile, memory_config=base.memory_config, padded_shape=padded
     )
-    if spec.explicit_padded_shape is None:  # the tiles' own padding: not data in meshnn's encoding
-        return _rearranged(op, tensor, spec, lambda x: x)
+    if spec.explicit_padded_shape is None:  # the tiles' own padding, holding pad_value
+        return rearranged(
+            op, tensor, spec, lambda x: np.asarray(x, np.float32) if spec.dtype.is_float else x, tile_pad=pad_value
+        )
     widths = [(0, 0)] + [(0, p - s) for p, s in zip(padded, shape, strict=True)]
-    return _rearranged(op, tensor, spec, lambda x: np.pad(x, widths, constant_values=pad_value), new_values=True)
+    return rearranged(op, tensor, spec, lambda x: np.pad(x, widths, constant_values=pad_value), new_values=True)
 
 
 @register(

@@ -65,10 +65,42 @@ def is_shape_only(array: np.ndarray) -> bool:
     return isinstance(array, ShapeOnly)
 
 
-def as_array(data: Any) -> np.ndarray:
+# ttnn's torch path (parse_py_tensor): the dtype a torch tensor of no other ttnn dtype stands for
+# when none is given, and the torch dtype it is converted to (``tensor.to``) for each target.
+_TORCH_INFERRED = {"float16": DataType.BFLOAT16, "int64": DataType.UINT32, "int16": DataType.UINT16}
+_TORCH_STAGING = {
+    DataType.UINT8: "uint8",
+    DataType.UINT16: "int16",
+    DataType.INT32: "int32",
+    DataType.UINT32: "int32",
+    DataType.BFLOAT16: "bfloat16",
+    DataType.FLOAT32: "float32",
+    DataType.BFLOAT8_B: "float32",
+    DataType.BFLOAT4_B: "float32",
+}
+# torch dtypes numpy's conversion does not take as ttnn's torch path does: converted in torch first
+_TORCH_CONVERTED = frozenset({"float16", "float64", "int64", "int16", "int8", "bool", "uint16", "uint32", "uint64"})
+# ...except these for a bfloat target asked for by name: ttnn 0.81.1 refuses them (golden typecast.json)
+_REFUSED_FOR_BFLOAT = frozenset({"float16", "float64", "int64", "int16", "uint64"})
+_BFLOAT = (DataType.BFLOAT16, DataType.BFLOAT8_B, DataType.BFLOAT4_B)
+
+
+def torch_dtype_of(data: Any, dtype: DataType | None) -> DataType | None:
+    """The ttnn dtype ``ttnn.from_torch`` infers for the torch tensor ``data`` when ``dtype`` is
+    None (float16 -> bfloat16, int64 -> uint32, int16 -> uint16, as ttnn's parse_py_tensor), else
+    ``dtype``; None for anything that is not a torch tensor (numpy keeps :func:`infer_dtype`)."""
+    if dtype is not None or not type(data).__module__.startswith("torch"):
+        return dtype
+    return _TORCH_INFERRED.get(str(data.dtype).removeprefix("torch."))
+
+
+def as_array(data: Any, dtype: DataType | None = None, *, inferred: bool = False) -> np.ndarray:
     """A numpy view of ``data``: numpy arrays as they are, torch tensors without copying when they
     can be viewed (bfloat16 as ml_dtypes.bfloat16), a torch "meta" tensor as a :class:`ShapeOnly`
-    stand-in, nested lists as float32."""
+    stand-in, nested lists as float32.  A torch tensor of a dtype ttnn converts in torch before it
+    reads it (float16, float64, int64...) is converted to ``dtype``'s staging type first, as ttnn does
+    (``inferred``: ``dtype`` is the one ttnn infers for it; a bfloat ``dtype`` given by the caller
+    is not reached from float16 / float64 / int16 / int64, as ttnn 0.81.1 refuses)."""
     if isinstance(data, np.ndarray):
         return data
     module = type(data).__module__
@@ -78,6 +110,10 @@ def as_array(data: Any) -> np.ndarray:
         if data.is_meta:  # a shape without values: the model's weights need not exist to plan it
             return shape_only(data.shape, as_array(torch.zeros((), dtype=data.dtype)).dtype)
         tensor = data.detach().cpu()
+        source = str(tensor.dtype).removeprefix("torch.")
+        refused = not inferred and dtype in _BFLOAT and source in _REFUSED_FOR_BFLOAT
+        if dtype in _TORCH_STAGING and source in _TORCH_CONVERTED and not refused:
+            tensor = tensor.to(getattr(torch, _TORCH_STAGING[dtype]))
         if tensor.dtype == torch.bfloat16:
             return tensor.contiguous().view(torch.int16).numpy().view(bfloat16_dtype())
         return tensor.numpy()

@@ -21,7 +21,7 @@ from meshnn.formats.conversions import to_layout as layout_bytes
 from meshnn.formats.conversions import typecast as typecast_bytes
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout, padded_shape
-from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, QUEUE_ID, SUB_CORE_GRIDS, ttnn_keywords
+from meshnn.mesh.op_keywords import QUEUE_ID, SUB_CORE_GRIDS, ttnn_keywords
 from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage
@@ -90,17 +90,19 @@ def to_layout(
     )
 
 
-@ttnn_keywords(output_tensor=NO_OUTPUT_TENSOR, sub_core_grids=SUB_CORE_GRIDS, queue_id=QUEUE_ID)
+@ttnn_keywords(sub_core_grids=SUB_CORE_GRIDS, queue_id=QUEUE_ID)
 def typecast(
     tensor: Tensor,
     dtype: DataType,
     output_dtype: DataType | None = None,
     *,
     memory_config: MemoryConfig | None = None,
+    output_tensor: Tensor | None = None,
 ) -> Tensor:
-    """Convert every element to ``dtype`` (host rules of typecast.json; device tensors as an op).
-    ttnn's second form ``typecast(tensor, input_dtype, output_dtype)``: ``dtype`` names the
-    tensor's own dtype (checked) and ``output_dtype`` the target."""
+    """Convert every element to ``dtype`` (host rules of typecast.json; device tensors as an op,
+    written into the device tensor ``output_tensor`` when given).  ttnn's second form
+    ``typecast(tensor, input_dtype, output_dtype)``: ``dtype`` names the tensor's own dtype
+    (checked) and ``output_dtype`` the target."""
     check_tensor(tensor)
     if not isinstance(dtype, DataType):
         raise MeshnnTypeError(f"dtype must be a ttnn DataType, got {dtype!r}")
@@ -115,7 +117,9 @@ def typecast(
     if isinstance(tensor.storage, DeviceStorage):
         from meshnn.tensor.device_hooks import device_typecast
 
-        return device_typecast(tensor, dtype, memory_config=memory_config)
+        return device_typecast(tensor, dtype, memory_config=memory_config, output_tensor=output_tensor)
+    if output_tensor is not None:
+        raise MeshnnValueError("ttnn.typecast: output_tensor is for device tensors; this tensor is on the host")
     spec = tensor.spec
     layout = Layout.TILE if dtype.is_block_float else spec.layout
     stored = spec.encoded_shape

@@ -28,7 +28,7 @@ def copy_host_to_device_tensor(host_tensor: Tensor, device_tensor: Tensor, cq_id
         shards = host_tensor.host_buffer()
         single = shards.get_shard(MeshCoordinate(0, 0)) if topology is not host_tensor.tensor_topology() else None
         transfers = [
-            ShardDataTransfer(c, (single or shards.get_shard(c)).data)  # type: ignore[union-attr]
+            ShardDataTransfer(c, (single if single is not None else shards.get_shard(c)).data)  # type: ignore[union-attr]
             for c in coords
             if mesh.is_local(c)
         ]

@@ -23,7 +23,7 @@ from meshnn.mesh.observers import OBSERVERS, HostOpEvent
 from meshnn.tensor.composers import MeshToTensor, topology_composer
 from meshnn.tensor.mappers import TensorToMesh
 from meshnn.tensor.memory_config import MemoryConfig
-from meshnn.tensor.readback import composed_from_device, decoded_shards
+from meshnn.tensor.readback import composed_from_device, decoded_shards, padded_values
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DeviceStorage
 from meshnn.tensor.tensor import Tensor, check_tensor
@@ -96,14 +96,7 @@ def to_torch(
     if cq_id is not None and isinstance(tensor, Tensor) and isinstance(tensor.storage, DeviceStorage):
         tensor.check_usable()
         tensor.storage.mesh_buffer.device().mesh_command_queue(cq_id)
-    array = to_numpy(tensor, mesh_composer=mesh_composer)
-    array = np.ascontiguousarray(array).reshape(array.shape)  # a rank-0 tensor stays rank 0 (ascontiguousarray: >= 1)
-    if tensor.dtype is DataType.BFLOAT16:
-        result = torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
-    elif tensor.dtype in (DataType.UINT32, DataType.UINT16):
-        result = torch.from_numpy(array.view(np.int32 if tensor.dtype is DataType.UINT32 else np.int16))
-    else:
-        result = torch.from_numpy(array)
+    result = _as_torch(torch, to_numpy(tensor, mesh_composer=mesh_composer), tensor.dtype)
     if torch_rank is not None:
         while result.dim() > torch_rank:
             if result.shape[0] != 1:
@@ -119,6 +112,24 @@ def to_torch(
 
 def _mesh_of(tensor: Tensor) -> MeshDevice | None:
     return tensor.storage.mesh_buffer.device() if isinstance(tensor.storage, DeviceStorage) else None
+
+
+def _as_torch(torch: Any, array: np.ndarray, dtype: DataType) -> Any:
+    """``array`` (values of ``dtype``) as the torch tensor ttnn gives: bfloat16 as torch.bfloat16,
+    uint32 / uint16 as int32 / int16 (bits kept)."""
+    shape = array.shape  # (np.ascontiguousarray makes a scalar 1-D: its shape is put back)
+    if dtype is DataType.BFLOAT16:
+        return torch.from_numpy(np.ascontiguousarray(array).view(np.int16)).view(torch.bfloat16).reshape(shape)
+    if dtype in (DataType.UINT32, DataType.UINT16):
+        bits = np.int32 if dtype is DataType.UINT32 else np.int16
+        return torch.from_numpy(np.ascontiguousarray(array).view(bits)).reshape(shape)
+    return torch.from_numpy(np.ascontiguousarray(array)).reshape(shape)
+
+
+def to_torch_with_padded_shape(tensor: Tensor) -> Any:
+    """``Tensor.to_torch_with_padded_shape``: the values over the padded shape, tile padding included."""
+    check_tensor(tensor)
+    return _as_torch(_torch(), padded_values(tensor), tensor.dtype)
 
 
 def from_torch(

@@ -122,3 +122,19 @@ def decoded_shards(tensor: Tensor) -> list[np.ndarray]:
 
         values.update(gather_remote_shards(host, values, missing))
     return [values[c] for c in coords]
+
+
+def padded_values(tensor: Tensor) -> np.ndarray:
+    """The values of a one-shard tensor over its padded shape (a TILE tensor's tile padding
+    included, as its bytes hold it): ``Tensor.to_torch_with_padded_shape``."""
+    host = from_device(tensor)
+    spec = host.spec
+    shards = list(host.host_buffer().local_shards().values())
+    if len(shards) != 1:
+        from meshnn.errors import MeshnnValueError
+
+        raise MeshnnValueError(
+            f"to_torch_with_padded_shape: the tensor has {len(shards)} shards; read one with get_device_tensors"
+        )
+    shape = tuple(spec.padded_shape) or (1,)
+    return decode(shards[0].data, spec.dtype, spec.layout, shape, tile=spec.tile).reshape(tuple(spec.padded_shape))

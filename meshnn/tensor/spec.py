@@ -183,9 +183,9 @@ class TensorSpec:
         return self._once("physical_shape", self._physical_shape)
 
     def _physical_shape(self) -> tuple[int, int]:
-        if len(self.shape) == 0:
+        if len(self.shape) == 0 and self.layout is Layout.ROW_MAJOR:
             return (1, 1)
-        return physical_shape(self.encoded_shape, self.layout, self.tile)
+        return physical_shape(self.encoded_shape, self.layout, self.tile)  # (a TILE scalar: one tile)
 
     def logical_volume(self) -> int:
         return math.prod(self.shape)
@@ -254,9 +254,7 @@ class TensorSpec:
         config = self.memory_config
         page = self.page_size
         size = self.compute_packed_buffer_size_bytes()
-        return BufferLayout(
-            size, page if size else 0, config.buffer_type, config.memory_layout, self.shard_spec_buffer()
-        )
+        return BufferLayout(size, page, config.buffer_type, config.memory_layout, self.shard_spec_buffer())
 
     # --------------------------------------------------------------------------- sharding
 

@@ -27,7 +27,7 @@ from meshnn.formats.layout import Layout, Tile
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import Device, MeshDevice
-from meshnn.tensor.arrays import MappedArray, as_array, flat_list_array, infer_dtype, map_array
+from meshnn.tensor.arrays import MappedArray, as_array, flat_list_array, infer_dtype, map_array, torch_dtype_of
 from meshnn.tensor.mappers import TensorToMesh
 from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.spec import Shape, TensorSpec
@@ -84,10 +84,14 @@ class Tensor:
             layout = layout if isinstance(layout, Layout) else None
             device, mem_config = (mem_config, None) if isinstance(mem_config, MeshDevice) else (None, mem_config)
         else:
-            array = as_array(data)
+            array = None
         target = dtype if dtype is not None else data_type
         if target is not None and not isinstance(target, DataType):
             raise MeshnnTypeError(f"dtype must be a ttnn DataType, got {target!r}")
+        if array is None:
+            inferred = target is None
+            target = torch_dtype_of(data, target)
+            array = as_array(data, target, inferred=inferred)
         target = target or infer_dtype(array)
         if device is not None and not isinstance(device, MeshDevice):
             raise MeshnnTypeError(f"device must be a MeshDevice, got {type(device).__name__}")
@@ -281,6 +285,11 @@ class Tensor:
         from meshnn.tensor.interop import to_torch
 
         return to_torch(self, mesh_composer=mesh_composer)
+
+    def to_torch_with_padded_shape(self) -> Any:
+        from meshnn.tensor.interop import to_torch_with_padded_shape
+
+        return to_torch_with_padded_shape(self)
 
     def to_numpy(self, mesh_composer: MeshToTensor | None = None) -> np.ndarray:
         from meshnn.tensor.interop import to_numpy

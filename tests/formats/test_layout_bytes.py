@@ -215,9 +215,14 @@ def test_empty_tensors_have_no_bytes_and_decode_empty():
         assert decode(raw, DataType.BFLOAT16, Layout.TILE, shape).shape == shape
 
 
-def test_tile_layout_of_a_scalar_is_refused():
-    with pytest.raises(MeshnnValueError, match="rank >= 1"):
-        encode(np.array(1.0, np.float32), DataType.FLOAT32, Layout.TILE)
+def test_tile_layout_of_a_scalar_is_one_padded_tile():
+    """ttnn pads a rank-0 TILE tensor to one tile (its physical shape is 32x32)."""
+    raw = encode(np.array(1.5, np.float32), DataType.FLOAT32, Layout.TILE)
+    assert raw.size == 32 * 32 * 4
+    assert decode(raw, DataType.FLOAT32, Layout.TILE, ()).shape == ()
+    assert decode(raw, DataType.FLOAT32, Layout.TILE, ()) == np.float32(1.5)
+    tiles = raw.view(np.float32)
+    assert tiles[0] == 1.5 and np.count_nonzero(tiles) == 1  # the value first, the padding zeros
 
 
 def test_first_tile_element_order_is_faces_then_rows():

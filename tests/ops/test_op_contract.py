@@ -227,10 +227,10 @@ BAD_INPUTS = {
         ttnn.MeshnnValueError,
         rf"ttnn\.slice: starts, ends and steps need 3 values each for input_tensor {D}",
     ),
-    "repeat ranks": (
-        lambda e: ttnn.repeat(e.a, (1, 2)),
+    "repeat negative": (  # (fewer repeat_dims than dims repeat the trailing dims, as ttnn)
+        lambda e: ttnn.repeat(e.a, (1, -2, 1)),
         ttnn.MeshnnValueError,
-        rf"ttnn\.repeat: repeat_dims \[1, 2\] need 3 positive values for input_tensor {D}",
+        r"ttnn\.repeat: repeat_dims \[1, -2, 1\] must be non-negative counts",
     ),
     "pad negative": (
         lambda e: ttnn.pad(e.a, [(0, 0), (0, 0), (-1, 0)], 0.0),
@@ -268,7 +268,7 @@ BAD_INPUTS = {
     "embedding float ids": (
         lambda e: ttnn.embedding(e.a, e.table),
         ttnn.MeshnnTypeError,
-        r"ttnn\.embedding: input_tensor must hold integer ids, got DataType\.FLOAT32",
+        r"ttnn\.embedding: input_tensor must hold integer \(or bfloat16\) ids, got DataType\.FLOAT32",
     ),
     "embedding ids out of range": (
         lambda e: ttnn.embedding(e.ids_bad, e.table),

@@ -1,0 +1,75 @@
+"""The two kernels every data movement op runs: a *rearrangement* (each device's shard decoded to
+its logical values, rearranged with numpy, encoded into the output's format) and a *copy* (the
+bytes as they are, into a buffer of another memory config: a device's bytes are in host page
+order whatever its memory config).
+
+May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' checks, launch, outputs and
+values modules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from meshnn.formats.codec import encode
+from meshnn.mesh.coord import MeshCoordinate
+from meshnn.ops.checks import same_mesh
+from meshnn.ops.launch import launch
+from meshnn.ops.outputs import Output
+from meshnn.ops.values import logical_values, write_values
+from meshnn.tensor.spec import TensorSpec
+from meshnn.tensor.tensor import Tensor
+
+
+def rearranged(
+    op: str,
+    tensor: Tensor,
+    spec: TensorSpec,
+    rearrange: Callable[..., np.ndarray],
+    extra: Sequence[Tensor] = (),
+    *,
+    new_values: bool = False,
+    into: Tensor | None = None,
+    tile_pad: float | None = None,
+) -> Tensor:
+    """Decode every device's shard, ``rearrange`` the stacked (device-first) values, encode.
+    ``new_values``: ``rearrange`` adds values of its own (pad's), which the output dtype rounds.
+    ``extra``: more inputs, their values passed after the first's.  ``into``: a preallocated
+    output of ``spec`` (checked by the caller) written instead of a new one.  ``tile_pad``: the
+    value a TILE output's tile padding holds (its bytes beyond the logical shape; else zeros)."""
+    inputs = [tensor, *extra]
+    mesh = same_mesh(op, {f"input {i}": t for i, t in enumerate(inputs)})
+    specs = [t.spec for t in inputs]
+    # values of spec's (non-block) dtype, only moved: already what the output's bytes decode to
+    exact = not new_values and not spec.dtype.is_block_float and all(s.dtype is spec.dtype for s in specs)
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        values = [logical_values(r, s, as_float=False) for r, s in zip(in_rows, specs, strict=True)]
+        result = rearrange(*values) if extra else rearrange(values[0])
+        if tile_pad is None:
+            write_values(out_rows[0], np.ascontiguousarray(result), spec, exact=exact)
+            return
+        kind = {"tile": spec.tile, "pad_value": tile_pad}
+        for row, values_of_row in zip(out_rows[0], result, strict=True):
+            row[: spec.compute_packed_buffer_size_bytes()] = encode(values_of_row, spec.dtype, spec.layout, **kind)
+
+    attrs = {"memory_config": spec.memory_config, "dtype": spec.dtype}
+    targets = None if into is None else [into]
+    memos = into is None  # an in-place write reads its target's bytes as they are
+    return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True, reads_memos=memos, attrs=attrs, into=targets)[
+        0
+    ]
+
+
+def copied(op: str, tensor: Tensor, spec: TensorSpec) -> Tensor:
+    """A byte-for-byte copy into a buffer of ``spec`` (same bytes, other memory config)."""
+    mesh = same_mesh(op, {"input_tensor": tensor})
+    size = spec.compute_packed_buffer_size_bytes()
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        out_rows[0][:, :size] = in_rows[0][:, :size]
+
+    attrs = {"memory_config": spec.memory_config, "dtype": spec.dtype}
+    return launch(op, mesh, [tensor], [Output(spec)], kernel, rowwise=True, attrs=attrs)[0]

@@ -1,0 +1,172 @@
+"""Writing by index: ``ttnn.scatter`` (torch.scatter: ``out[i][index[i][j][k]][k] = src[i][j][k]``
+for dim 1, every other element the input's) and ``ttnn.tosa_scatter`` (TOSA's scatter: ``[N, W, C]``
+values written at the ``[N, W]`` rows of ``[N, K, C]``).
+
+``scatter`` runs as ttnn composes it, so a run launches the programs ttnn's would: the source cut
+to the index's shape (``slice``), TILE tensors made ROW_MAJOR (``to_layout``), the scatter dim
+moved last (``transpose``), the scatter itself along the last dim, then the transpose and the
+layout undone.  Where several sources land on one element, the last one in row-major order wins
+(torch leaves it unspecified; ttnn's kernel does the same).  No reduction is supported (ttnn has
+none yet).
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.tensor` and the ops' checks, outputs, registry,
+data movement, slicing and rearrange modules.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
+from meshnn.mesh.op_keywords import only, ttnn_keywords
+from meshnn.ops.checks import device_input, int_arg
+from meshnn.ops.data_movement import to_layout, transpose
+from meshnn.ops.movement.rearrange import rearranged
+from meshnn.ops.movement.slicing import slice as slice_op
+from meshnn.ops.outputs import out_spec_like
+from meshnn.ops.registry import OpKind, register, torch_golden
+from meshnn.perf.desc import OpFamily
+from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.tensor import Tensor
+
+_INDEX_TYPES = (DataType.INT32, DataType.UINT8, DataType.UINT16, DataType.UINT32)
+_ROW_LIMIT = 256  # ttnn's to_layout of 32-bit integers is wrong past this many elements in a tiled row
+
+
+def scattered(x: np.ndarray, index: np.ndarray, source: np.ndarray) -> np.ndarray:
+    """``x`` with ``source`` put at ``index`` along the last axis, in the leading block that the
+    index covers (device-first arrays; indices clamped into the last dim)."""
+    out = np.array(x, copy=True)
+    window = (builtins.slice(None), *(builtins.slice(0, n) for n in index.shape[1:-1]), builtins.slice(None))
+    place = np.clip(index.astype(np.int64), 0, max(x.shape[-1] - 1, 0))
+    np.put_along_axis(out[window], place, source[tuple(builtins.slice(0, n) for n in index.shape)], axis=-1)
+    return out
+
+
+def _check(tensor: Tensor, indices: Tensor, source: Tensor, dim: int) -> int:
+    """ttnn's checks of scatter's arguments; returns the normalised dim."""
+    op = "scatter"
+    rank = len(tensor.shape)
+    for name, t in (("index", indices), ("src", source)):
+        if len(t.shape) != rank:
+            raise MeshnnValueError(f"ttnn.{op}: input_rank must be equal to {name}'s rank ({rank} vs {len(t.shape)})")
+    if not -rank <= dim < rank:
+        raise MeshnnValueError(
+            f"ttnn.{op}: dim must follow the condition -input_rank <= dim < input_rank ({dim}, {rank})"
+        )
+    axis = dim % rank
+    for d in range(rank):
+        if indices.shape[d] > source.shape[d] or (d != axis and indices.shape[d] > tensor.shape[d]):
+            raise MeshnnValueError(
+                f"ttnn.{op}: index {list(indices.shape)} must fit in src {list(source.shape)} and, outside dim {dim}, "
+                f"in input {list(tensor.shape)}"
+            )
+    if source.dtype is not tensor.dtype:
+        raise MeshnnTypeError(f"ttnn.{op}: input_dtype differs from src_dtype ({tensor.dtype}, {source.dtype})")
+    if indices.dtype not in _INDEX_TYPES:
+        raise MeshnnTypeError(f"ttnn.{op}: index_dtype is not integer, it is {indices.dtype}")
+    for name, t in (("input", tensor), ("index", indices), ("src", source)):
+        if t.is_sharded():
+            raise MeshnnValueError(f"ttnn.{op}: Sharded tensors are not supported - {name} tensor is sharded")
+        if t.dtype is DataType.FLOAT32 and t.layout is Layout.TILE and name != "index":
+            raise MeshnnValueError(f"ttnn.{op}: Scatter doesn't work for fp32 tiled tensors yet ({name} tensor)")
+        wide = t.dtype in (DataType.INT32, DataType.UINT32) and t.layout is Layout.TILE
+        if wide and rank and t.shape[axis] > _ROW_LIMIT:
+            raise MeshnnValueError(
+                f"ttnn.{op}: Scatter doesn't work for int32 tensors that have scatter row longer than {_ROW_LIMIT} "
+                f"elements ({name} tensor)"
+            )
+    return axis
+
+
+def _prepared(t: Tensor, axis: int, last: bool, end: tuple[int, ...] | None = None) -> Tensor:
+    """A scatter operand as ttnn prepares it: cut to ``end``, ROW_MAJOR, the scatter dim last."""
+    if tuple(t.shape) in ((1,), (0,)):
+        return t
+    if end is not None:
+        t = slice_op(t, [0] * len(end), list(end), [1] * len(end))
+    if t.layout is not Layout.ROW_MAJOR:
+        t = to_layout(t, Layout.ROW_MAJOR)
+    return t if last else transpose(t, axis, -1)
+
+
+@register(
+    kind=OpKind.DATA_MOVEMENT,
+    family=OpFamily.COPY,
+    device_operation="ScatterDeviceOperation",
+    golden=torch_golden(
+        lambda torch, input, dim, index, src, **_: torch.scatter(input, dim, index.to(torch.int64), src)
+    ),
+    modelled=False,
+)
+@ttnn_keywords(reduce=only(None, "no scatter reduction is implemented (ttnn has none yet)"))
+def scatter(
+    input: Tensor, dim: int, index: Tensor, src: Tensor, *, memory_config: MemoryConfig | None = None
+) -> Tensor:
+    """``torch.scatter(input, dim, index, src)``: the input, with ``src``'s values (cut to the
+    index's shape) written along ``dim`` where ``index`` says; in the input's dtype and layout."""
+    tensor = device_input("scatter", "input", input)
+    indices = device_input("scatter", "index", index)
+    source = device_input("scatter", "src", src)
+    dim = int_arg("scatter", "dim", dim)
+    axis = _check(tensor, indices, source, dim)
+    if not tensor.shape or not indices.shape:
+        return tensor
+    rank = len(tensor.shape)
+    last = axis == rank - 1
+    base = _prepared(tensor, axis, last)
+    where = _prepared(indices, axis, last)
+    values = _prepared(source, axis, last, tuple(indices.shape))
+    spec = out_spec_like(base, memory_config=memory_config, op="scatter")
+    out = rearranged("scatter", base, spec, scattered, extra=[where, values])
+    if not last and tuple(tensor.shape) not in ((1,), (0,)):
+        out = transpose(out, axis, -1, memory_config=out.memory_config())
+    return out if out.layout is tensor.layout else to_layout(out, tensor.layout)
+
+
+@register(
+    kind=OpKind.DATA_MOVEMENT,
+    family=OpFamily.COPY,
+    device_operation="ScatterDeviceOperation",
+    golden=torch_golden(
+        lambda torch, input, index, src, **_: torch.scatter(
+            input, 1, index.to(torch.int64).unsqueeze(-1).expand(-1, -1, input.shape[-1]), src
+        )
+    ),
+    modelled=False,
+)
+def tosa_scatter(input: Tensor, index: Tensor, src: Tensor, *, memory_config: MemoryConfig | None = None) -> Tensor:
+    """TOSA scatter: ``output[n, index[n, w], c] = src[n, w, c]`` over ``[N, K, C]`` values, with
+    ``[N, W]`` indices and ``[N, W, C]`` sources; the other rows are the input's."""
+    op = "tosa_scatter"
+    tensor = device_input(op, "input", input)
+    indices = device_input(op, "index", index)
+    source = device_input(op, "src", src)
+    if len(tensor.shape) != 3 or len(indices.shape) != 2 or len(source.shape) != 3:
+        raise MeshnnValueError(
+            f"ttnn.{op}: According to TOSA specification, input and source must be of rank 3 and index of rank 2, got "
+            f"{list(tensor.shape)}, {list(indices.shape)}, {list(source.shape)}"
+        )
+    n, _, c = tensor.shape
+    w = indices.shape[1]
+    if source.shape[0] != n or source.shape[2] != c or indices.shape[0] != n or source.shape[1] != w:
+        raise MeshnnValueError(
+            f"ttnn.{op}: input [N, K, C] {list(tensor.shape)}, index [N, W] {list(indices.shape)} and src [N, W, C] "
+            f"{list(source.shape)} disagree"
+        )
+    if source.dtype is not tensor.dtype:
+        raise MeshnnTypeError(f"ttnn.{op}: input_dtype differs from src_dtype ({tensor.dtype}, {source.dtype})")
+    if indices.dtype not in _INDEX_TYPES:
+        raise MeshnnTypeError(f"ttnn.{op}: index_dtype is not integer, it is {indices.dtype}")
+    spec = out_spec_like(tensor, memory_config=memory_config, op=op)
+
+    def put(x: np.ndarray, i: np.ndarray, s: np.ndarray) -> np.ndarray:
+        rows = np.swapaxes(x, 2, 3)  # (devices, N, C, K): the scatter dim last
+        expanded = np.swapaxes(np.broadcast_to(i[..., None], (*i.shape, c)), 2, 3)
+        return np.swapaxes(scattered(rows, expanded, np.swapaxes(s, 2, 3)), 2, 3)
+
+    return rearranged(op, tensor, spec, put, extra=[indices, source])
