@@ -101,9 +101,13 @@ from meshnn.ops.ccl.arguments import ReduceType, Topology
 from meshnn.ops.config import (
     BlackholeComputeKernelConfig,
     LayerNormDefaultProgramConfig,
+    LayerNormDistributedDefaultProgramConfig,
     LayerNormShardedMultiCoreProgramConfig,
     MathFidelity,
     SDPAProgramConfig,
+    SoftmaxDefaultProgramConfig,
+    SoftmaxProgramConfig,
+    SoftmaxShardedMultiCoreProgramConfig,
     ThrottleLevel,
     UnaryOpType,
     UnaryWithParam,
@@ -116,6 +120,18 @@ from meshnn.ops.matmul_config import (
     MatmulMultiCoreReuseMultiCastProgramConfig,
     MatmulMultiCoreReuseProgramConfig,
     MinimalMatmulConfig,
+)
+from meshnn.ops.norm.group_norm_params import (  # ttnn's group norm helpers (host functions)
+    create_group_norm_input_mask,
+    create_group_norm_input_negative_mask,
+    create_group_norm_reciprocals,
+    create_group_norm_weight_bias_rm,
+    determine_expected_group_norm_sharded_config_and_grid_size,
+    dram_group_norm_params_from_torch,
+    dram_group_norm_virtual_columns,
+    find_closest_largest_divisor,
+    find_max_tile_span,
+    get_group_norm_cores_across_channel,
 )
 from meshnn.ops.perf_capture import PerfCapture, begin_perf_capture, end_perf_capture, perf_capture
 from meshnn.ops.registry import (

@@ -87,6 +87,7 @@ SUBMODULES: dict[str, Callable[[str], object]] = {
     "distributed.distributed": lambda attribute: _from_meshnn(attribute, "distributed.distributed."),
     "reports": _reports,
     "model_preprocessing": _model_preprocessing,
+    "types": lambda attribute: _from_meshnn(attribute, "types."),  # ttnn.types: the tensor types, at top level
 }
 
 

@@ -117,10 +117,8 @@ def padded_shape(shape: Sequence[int], layout: Layout, tile: Tile = DEFAULT_TILE
     dims = _check_shape(shape)
     if layout is Layout.ROW_MAJOR:
         return dims
-    if not dims:
-        raise MeshnnValueError("Layout.TILE needs a tensor of rank >= 1, got a scalar (shape [])")
-    if len(dims) == 1:
-        dims = (1, *dims)
+    if len(dims) <= 1:  # a scalar is one value in one tile, as ttnn pads it: [1] -> [32, 32]
+        dims = (1, *dims) if dims else (1, 1)
     *outer, height, width = dims
     tile_height, tile_width = tile.tile_shape
     return (*outer, _round_up(height, tile_height), _round_up(width, tile_width))
@@ -142,10 +140,8 @@ def tile_count(shape: Sequence[int], tile: Tile = DEFAULT_TILE) -> int:
 def _as_batch_of_matrices(shape: Sequence[int]) -> tuple[int, int, int]:
     """(batch, height, width) of a logical shape, for tiling (rank >= 1)."""
     dims = _check_shape(shape)
-    if not dims:
-        raise MeshnnValueError("Layout.TILE needs a tensor of rank >= 1, got a scalar (shape [])")
-    if len(dims) == 1:
-        return (1, 1, dims[0])
+    if len(dims) <= 1:  # a scalar tiles as a [1, 1] matrix
+        return (1, 1, dims[0] if dims else 1)
     return (math.prod(dims[:-2]), dims[-2], dims[-1])
 
 

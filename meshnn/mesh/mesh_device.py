@@ -117,6 +117,7 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices):
 
         self._queues = [MeshCommandQueue(self, cq_id) for cq_id in range(num_command_queues)]
         self.program_cache_enabled = True
+        self._programs: set[object] = set()  # the program cache's keys (see record_program)
 
     def _local_coords_of(self, shape: MeshShape) -> list[MeshCoordinate]:
         coords = list(shape.coords())
@@ -283,11 +284,18 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices):
 
     def disable_and_clear_program_cache(self) -> None:
         self.program_cache_enabled = False
+        self._programs.clear()
 
-    clear_program_cache = disable_and_clear_program_cache
+    def clear_program_cache(self) -> None:
+        self._programs.clear()
+
+    def record_program(self, key: object) -> None:
+        """Note a program in the cache (while enabled): ``key`` is what ttnn hashes a program by."""
+        if self.program_cache_enabled:
+            self._programs.add(key)
 
     def num_program_cache_entries(self) -> int:
-        return 0
+        return len(self._programs)
 
     def enable_async(self, enable: bool) -> None:
         """Accepted as ttnn still accepts it (dispatch is asynchronous regardless); recorded."""

@@ -24,8 +24,9 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
-from meshnn.mesh.op_keywords import ttnn_keywords
+from meshnn.mesh.op_keywords import Keyword, ttnn_keywords
 from meshnn.ops.checks import device_input, same_mesh
+from meshnn.ops.config import check_distributed_norm_config
 from meshnn.ops.launch import launch
 from meshnn.ops.normalization import RECIP_TENSOR, norm_attrs
 from meshnn.ops.outputs import Output, out_spec_like
@@ -36,6 +37,8 @@ from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 TILE_W = 32
+DISTRIBUTED = Keyword(None, lambda op, _keyword, value: check_distributed_norm_config(op, value))
+"""``distributed_program_config=``: a LayerNormDistributedDefaultProgramConfig, checked and recorded."""
 NORM_DTYPES = (DataType.BFLOAT16, DataType.BFLOAT8_B, DataType.FLOAT32)
 
 
@@ -99,7 +102,7 @@ def _pre(op: str, input_tensor, dtype, residual_input_tensor, configs, memory_co
     device_operation="LayerNormPreAllGatherDeviceOperation",
     modelled=False,
 )
-@ttnn_keywords(records=("use_2d_core_grid",))
+@ttnn_keywords(records=("use_2d_core_grid",), distributed_program_config=DISTRIBUTED)
 def rms_norm_pre_all_gather(
     input_tensor: Tensor,
     *,
@@ -122,7 +125,7 @@ def rms_norm_pre_all_gather(
     device_operation="LayerNormPreAllGatherDeviceOperation",
     modelled=False,
 )
-@ttnn_keywords(records=("use_2d_core_grid",), recip_tensor=RECIP_TENSOR)
+@ttnn_keywords(records=("use_2d_core_grid",), recip_tensor=RECIP_TENSOR, distributed_program_config=DISTRIBUTED)
 def layer_norm_pre_all_gather(
     input_tensor: Tensor,
     *,
@@ -199,7 +202,7 @@ def _post_kernel(specs: list[TensorSpec], names: list[str], spec: TensorSpec, ep
     device_operation="LayerNormPostAllGatherDeviceOperation",
     modelled=False,
 )
-@ttnn_keywords(records=("use_2d_core_grid",))
+@ttnn_keywords(records=("use_2d_core_grid",), distributed_program_config=DISTRIBUTED)
 def rms_norm_post_all_gather(
     input_tensor: Tensor,
     stats: Tensor,
@@ -225,7 +228,7 @@ def rms_norm_post_all_gather(
     device_operation="LayerNormPostAllGatherDeviceOperation",
     modelled=False,
 )
-@ttnn_keywords(records=("use_2d_core_grid",))
+@ttnn_keywords(records=("use_2d_core_grid",), distributed_program_config=DISTRIBUTED)
 def layer_norm_post_all_gather(
     input_tensor: Tensor,
     stats: Tensor,

@@ -104,6 +104,8 @@ def to_torch(
         )
     else:
         result = torch.from_numpy(np.ascontiguousarray(array))
+    if result.dim() != array.ndim:  # (np.ascontiguousarray makes a 0-d array 1-d)
+        result = result.reshape(array.shape)
     if torch_rank is not None:
         while result.dim() > torch_rank:
             if result.shape[0] != 1:

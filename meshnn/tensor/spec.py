@@ -183,7 +183,7 @@ class TensorSpec:
         return self._once("physical_shape", self._physical_shape)
 
     def _physical_shape(self) -> tuple[int, int]:
-        if len(self.shape) == 0:
+        if len(self.shape) == 0 and self.layout is Layout.ROW_MAJOR:
             return (1, 1)
         return physical_shape(self.encoded_shape, self.layout, self.tile)
 

@@ -559,8 +559,12 @@ def test_argmax_is_exact(mesh, placement, rng):
             None,
             f"argmax {dtype} {layout}",
         )
-        everywhere = ttnn.argmax(tensor)  # over all the shard's elements
-        expected = per_shard(lambda p: np.array([np.argmax(p)]), placement, n, xq)
+        if layout is TILE:  # ttnn: a TILE input needs a dim
+            with pytest.raises(ttnn.MeshnnValueError, match="dim"):
+                ttnn.argmax(tensor)
+            continue
+        everywhere = ttnn.argmax(tensor, keepdim=True)  # over all the shard's elements, each dim kept as 1
+        expected = per_shard(lambda p: np.array([np.argmax(p)]).reshape(1, 1, 1), placement, n, xq)
         check(results(mesh, everywhere, placement), expected, None, f"argmax(all) {dtype} {layout}")
 
 
