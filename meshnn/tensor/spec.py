@@ -254,9 +254,7 @@ class TensorSpec:
         config = self.memory_config
         page = self.page_size
         size = self.compute_packed_buffer_size_bytes()
-        return BufferLayout(
-            size, page if size else 0, config.buffer_type, config.memory_layout, self.shard_spec_buffer()
-        )
+        return BufferLayout(size, page, config.buffer_type, config.memory_layout, self.shard_spec_buffer())
 
     # --------------------------------------------------------------------------- sharding
 

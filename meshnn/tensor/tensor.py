@@ -252,8 +252,10 @@ class Tensor:
         self, target: MeshDevice | Layout, mem_config: MemoryConfig | None = None, cq_id: int | None = None
     ) -> Tensor:
         if isinstance(target, Layout):
-            from meshnn.tensor.conversions import to_layout
+            from meshnn.tensor.conversions import to_layout, typecast
 
+            if target is Layout.ROW_MAJOR and self.dtype.is_block_float and isinstance(self.storage, HostStorage):
+                return to_layout(typecast(self, DataType.FLOAT32), target)  # block floats untilize to float32
             return to_layout(self, target)
         from meshnn.tensor.placement import to_device
 
@@ -302,6 +304,11 @@ class Tensor:
         from meshnn.tensor.conversions import pad_to_tile
 
         return pad_to_tile(self, pad_value)
+
+    def unpad_from_tile(self, output_tensor_shape: Sequence[int]) -> Tensor:
+        from meshnn.tensor.conversions import unpad_from_tile
+
+        return unpad_from_tile(self, output_tensor_shape)
 
     # Python operators, as ttnn binds them: element-wise ops, matmul and slicing of device tensors.
 

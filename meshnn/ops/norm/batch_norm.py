@@ -65,9 +65,9 @@ def _fp32_dest(config: object, dtype: DataType) -> bool:
 
 
 def _round(values: np.ndarray, exact: bool) -> np.ndarray:
-    """``values`` as the destination register holds them (float32, or bfloat16 when not ``exact``)."""
-    values = values.astype(np.float32)
-    return values if exact else round_to_bfloat16(values)
+    """``values`` (float64) as the destination register holds them: unchanged when ``exact`` (a
+    float32 register: meshnn's float64 rounds once, at the end), else rounded to bfloat16."""
+    return values if exact else round_to_bfloat16(values.astype(np.float32)).astype(np.float64)
 
 
 def _batch_stats(x: np.ndarray, exact: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -75,8 +75,8 @@ def _batch_stats(x: np.ndarray, exact: bool) -> tuple[np.ndarray, np.ndarray]:
     axes = (1, 3, 4)
     mean = x.mean(axis=axes, keepdims=True, dtype=np.float64)
     square = np.square(x, dtype=np.float64).mean(axis=axes, keepdims=True)
-    mean_r = _round(mean, exact).astype(np.float64)
-    return mean_r, _round(_round(square, exact) - np.square(mean_r), exact).astype(np.float64)
+    mean_r = _round(mean, exact)
+    return mean_r, _round(_round(square, exact) - np.square(mean_r), exact)
 
 
 def _golden(torch, input, *, running_mean=None, running_var=None, training=False, eps=1e-05, momentum=0.1,
@@ -101,7 +101,7 @@ def _update_running(op, mesh, x, running, momentum, exact) -> None:
         for row, i, target in zip(out_rows, which, targets, strict=True):
             old = logical_values(in_rows[1 + which.index(i)], target.spec).astype(np.float64)
             updated = (1.0 - momentum) * old + momentum * stats[i].reshape(old.shape)
-            write_values(row, _round(updated, exact), target.spec)
+            write_values(row, _round(updated, exact).astype(np.float32), target.spec)
 
     outputs = [Output(t.spec) for t in targets]
     attrs = {"momentum": momentum, "stage": "running_statistics"}
@@ -178,12 +178,12 @@ def batch_norm(
         else:
             mean, var = (found[n].astype(np.float64) for n in ("running_mean", "running_var"))
             mean, var = mean.reshape(-1, 1, channels, 1, 1), var.reshape(-1, 1, channels, 1, 1)
-        scale = _round(1.0 / np.sqrt(var + epsilon), exact).astype(np.float64)
+        scale = _round(1.0 / np.sqrt(var + epsilon), exact)
         y = (values - mean) * scale
         for name, combine in (("weight", np.multiply), ("bias", np.add)):
             if name in found:
                 y = combine(y, found[name].astype(np.float64).reshape(-1, 1, channels, 1, 1))
-        write_values(out_rows[0], _round(y, exact), spec)
+        write_values(out_rows[0], _round(y, exact).astype(np.float32), spec)
 
     attrs = {"training": training, "eps": epsilon, "momentum": m, "memory_config": spec.memory_config}
     return launch(op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, into=into, rowwise=True, attrs=attrs)[0]

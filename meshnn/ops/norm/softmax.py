@@ -2,7 +2,8 @@
 ``scale_mask_softmax_in_place`` and ``scale_causal_mask_hw_dims_softmax_in_place``.
 
 ``softmax(x) = exp(x - max) / sum(exp(x - max))`` along ``dim`` (``numeric_stable``; without it
-``exp(x) / sum(exp(x))`` as the device computes it, so large inputs overflow to NaN there too).
+``exp(x) / sum(exp(x))`` in float32 as the device computes it, so inputs past 88.7 overflow to
+NaN as there).
 The fused forms compute ``softmax(x * scale + mask)`` over the last dim, with ttnn's rules:
 
 - inputs FLOAT32 / BFLOAT16 / BFLOAT8_B; the output is TILE of the input's dtype (the in-place
@@ -18,7 +19,7 @@ The fused forms compute ``softmax(x * scale + mask)`` over the last dim, with tt
   ``scale_causal_mask_hw_dims_softmax_in_place`` needs it, a ROW_MAJOR-oriented sharded input, a
   scale and an interleaved TILE mask ``[1, 1, H, W]`` added to every head.
 
-Computed in float64 and rounded once into the output dtype.
+Computed in float64 (the stable form) and rounded once into the output dtype.
 
 May import: every layer below the ops and the ops' launch, checks, outputs, values and config.
 """
@@ -77,8 +78,9 @@ def _flag(op: str, name: str, value: object) -> bool:
 
 
 def softmax_values(x: np.ndarray, axis: int, stable: bool) -> np.ndarray:
-    """Softmax of ``x`` along ``axis`` in float64 (``stable``: the max subtracted first)."""
-    wide = x.astype(np.float64)
+    """Softmax of ``x`` along ``axis``: in float64 with the max subtracted first (``stable``), else
+    in float32 as the device's exp overflows (past 88.7: inf, then NaN)."""
+    wide = x.astype(np.float64 if stable else np.float32)
     if stable:
         top = wide.max(axis=axis, keepdims=True)
         wide = wide - np.where(np.isfinite(top), top, 0.0)

@@ -4,7 +4,7 @@
 ``dim`` (from the end with ``reverse_order``), the input cast to ``dtype`` first when given; the
 output is TILE, of the input's shape and of ``dtype`` (else the input's); the input must be a TILE,
 interleaved device tensor.  A rank-0 or zero-volume input is returned as it is (the same tensor).
-``out`` (a device tensor of the output's shape, dtype and layout) is written in place and returned.
+``out`` (a device tensor of the input's shape) is written in place, in its own dtype, and returned.
 Sums accumulate in float64 (integers in int64, wrapping as int32 / uint32 do) and are rounded once.
 
 ``ema``: the exponential moving average along the last dim of a ``[1, B, C, T]`` BFLOAT16 TILE
@@ -86,6 +86,7 @@ def _accumulate(op: str, product: bool, input_tensor, dim, dtype, reverse_order,
                 f"ttnn.{op}: The shapes of the input and the preallocated tensors are not equal: input "
                 f"{list(x.shape)}, out {list(target.shape)}"
             )
+        spec = target.spec  # ttnn computes into out's own spec (its dtype wins over ``dtype``)
         into = [output_into(op, mesh, target, spec, x.storage.coords)]  # type: ignore[union-attr]
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:

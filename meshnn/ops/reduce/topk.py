@@ -6,7 +6,9 @@ keep the input's dtype; the indices are UINT16 while the (tile-padded, at least 
 dim holds fewer than 65536 values, else UINT32; ``k`` larger than the dim gives the whole dim;
 the values come out in order (ttnn's kernel sorts them whether or not ``sorted`` is asked),
 equal values lowest index first; with ``indices_tensor`` (UINT16 / UINT32, the input's shape)
-the indices are its entries at the chosen positions; ``out=(values, indices)`` are written in
+the indices are its entries at the chosen positions where ttnn's multi-core program runs (a
+reduced dim of 8192 to 65535 values, k up to 64), the positions themselves elsewhere (ttnn's
+single-core program makes its own); ``out=(values, indices)`` are written in
 place (values of the input's dtype, indices UINT16 / UINT32, the output's shape).
 
 ``moe``: the routing weight of expert 0 for each row of a ``[N, C, H, W]`` gate tensor: the rows
@@ -163,12 +165,13 @@ def topk(
     if into is not None:
         specs = [t.spec for t in into]
     inputs = list(named.values())
+    uses_indices = _multicore(x, axis, count)
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         values = logical_values(in_rows[0], x.spec)
         order = _order(values, axis + 1, count, bool(largest))
         picked = np.take_along_axis(values, order, axis=axis + 1)
-        if len(inputs) == 2:
+        if len(inputs) == 2 and uses_indices:
             given = np.asarray(logical_values(in_rows[1], inputs[1].spec, as_float=False)).astype(np.int64)
             order = np.take_along_axis(given, order, axis=axis + 1)
         write_values(out_rows[0], np.ascontiguousarray(picked), specs[0], exact=specs[0].dtype is x.dtype)
@@ -179,6 +182,19 @@ def topk(
         op, mesh, inputs, [Output(s) for s in specs], kernel, queue_id=queue_id, into=into, rowwise=True, attrs=attrs
     )
     return launched[0], launched[1]
+
+
+MULTICORE_MIN_WIDTH = 8192
+"""The narrowest reduced dim ttnn's multi-core topk takes (narrower: the single-core program)."""
+
+
+def _multicore(x: Tensor, axis: int, count: int) -> bool:
+    """Whether ttnn runs its multi-core program, the one that reads ``indices_tensor`` (the
+    single-core program makes its own indices): a reduced dim of 8192 to 65535 (padded) values
+    and k (rounded up to whole tiles) at most 64."""
+    size = x.shape[axis]
+    padded = max(-(-size // 32) * 32, MIN_DIM)
+    return MULTICORE_MIN_WIDTH <= padded < 1 << 16 and -(-count // 32) * 32 <= 64
 
 
 def _indices_input(op: str, x: Tensor, indices_tensor: object) -> Tensor:
