@@ -26,6 +26,7 @@ from .reference import (
     exact_equal,
     exceeds,
     float32_error,
+    gamma,
     mesh_fixtures,
     output_bound,
     quantized,
@@ -222,3 +223,38 @@ def test_batch_norm_fp32_destination_precision(meshes):
     coarse = ttnn.to_numpy(coarse).astype(np.float64)
     exact_equal(coarse, quantized(coarse.astype(np.float32), BF16), "bfloat16 values in a float32 tensor")
     assert np.abs(coarse - fine).max() > 0 and np.abs(coarse - fine).max() <= 2**-7 * np.abs(fine).max()
+
+
+def test_distributed_layer_norm_sharded_form(meshes):
+    """A width-sharded input runs ttnn's sharded kernels: the stats are the part's means, E(x)
+    first; the residual is added into the input's own shard; the post half averages the parts."""
+    mesh = meshes[(1, 1)]
+    rng = np.random.default_rng(6)
+    parts = [rng.normal(size=(1, 1, 32, 256)).astype(np.float32) for _ in range(2)]
+    residual = rng.normal(size=(1, 1, 32, 256)).astype(np.float32)
+    config = ttnn.create_sharded_memory_config(
+        (32, 64), core_grid=ttnn.CoreGrid(y=1, x=4), strategy=ttnn.ShardStrategy.WIDTH,
+        use_height_and_width_as_shard_shape=True,
+    )  # fmt: skip
+    program = ttnn.LayerNormShardedMultiCoreProgramConfig(
+        compute_with_storage_grid_size=(4, 1), subblock_w=2, block_h=1, block_w=2, inplace=False
+    )
+    x0 = on(mesh, parts[0], F32, memory_config=config)
+    stats0 = ttnn.layer_norm_pre_all_gather(
+        x0, residual_input_tensor=on(mesh, residual, F32, memory_config=config), program_config=program, dtype=F32
+    )
+    summed = parts[0].astype(np.float64) + residual
+    exact_equal(ttnn.to_numpy(x0).astype(np.float64), summed.astype(np.float32).astype(np.float64), "x + residual")
+    got = ttnn.to_numpy(stats0).astype(np.float64)
+    for column, terms in ((0, summed), (32, summed**2)):  # float32 sums: gamma_n of the summed magnitudes
+        ref = terms.mean(-1)
+        assert_within(got[..., column], ref, 2 * gamma(256) * np.abs(terms).mean(-1), f"stats column {column}")
+    stats1 = ttnn.layer_norm_pre_all_gather(on(mesh, parts[1], F32, memory_config=config), program_config=program,
+                                            dtype=F32)  # fmt: skip
+    gathered = ttnn.concat([ttnn.to_memory_config(s, ttnn.L1_MEMORY_CONFIG) for s in (stats0, stats1)], -1)
+    out = ttnn.layer_norm_post_all_gather(on(mesh, parts[1], F32, memory_config=config), gathered,
+                                          epsilon=1e-5, program_config=program)  # fmt: skip
+    whole = np.concatenate([summed, parts[1]], -1)
+    mean, var = whole.mean(-1, keepdims=True), whole.var(-1, keepdims=True)
+    ref = (parts[1] - mean) / np.sqrt(var + 1e-5)
+    assert_within(ttnn.to_numpy(out).astype(np.float64), ref, float32_error(np.abs(ref) + 10, 600))
