@@ -293,3 +293,28 @@ def test_fast_reduce_nc_runs_one_program_per_dim(meshes):
     mesh.disable_and_clear_program_cache()
     assert mesh.num_program_cache_entries() == 0
     mesh.enable_program_cache()
+
+
+@pytest.mark.parametrize("dtype", [F32, BF16, BFP8])
+def test_fill_implicit_tile_padding(meshes, dtype):
+    """The copy holds fill_value in every padding position and the input's values elsewhere; a
+    tensor with no padding comes back as it is."""
+    from meshnn.ops.values import logical_mask, stored_elements
+
+    mesh = meshes[(1, 1)]
+    x = np.random.default_rng(9).uniform(1, 2, (2, 3, 37)).astype(np.float32)
+    t = ttnn.from_torch(torch.from_numpy(x), dtype=dtype, layout=TILE, device=mesh)
+    filled = ttnn.fill_implicit_tile_padding(t, 42)
+    kept = ttnn.to_numpy(filled).astype(np.float64)
+    if dtype is BFP8:  # 42 joins the face rows it pads: their shared exponent grows, one step is 42 / 64
+        assert_within(kept, quantized(x, dtype), np.full(x.shape, 42 / 64), "the logical values, re-packed")
+    else:
+        exact_equal(kept, quantized(x, dtype), "the logical values are kept")
+    mesh.mesh_command_queue(0).finish()
+    elements = stored_elements(filled.storage.mesh_buffer.slab()[:1], filled.spec)[0]
+    padding = ~logical_mask(filled.spec)
+    assert padding.any() and np.all(elements[padding] == 42)
+    whole = ttnn.from_torch(torch.ones(32, 64), dtype=dtype, layout=TILE, device=mesh)
+    assert ttnn.fill_implicit_tile_padding(whole, 1.0) is whole
+    with pytest.raises(ttnn.MeshnnValueError, match="tile layout"):
+        ttnn.fill_implicit_tile_padding(ttnn.from_torch(torch.ones(2, 3), device=mesh), 0.0)

@@ -1,5 +1,5 @@
 """Bad calls of the reductions (issue 35): std / var / prod, the accumulations (cumsum, cumprod,
-ema), topk and moe; argmax's ttnn rules (the last dim only, TILE needs a dim)."""
+ema), topk and moe; argmax's ttnn rules (the last dim only, TILE needs a dim); fill_implicit_tile_padding."""
 
 from __future__ import annotations
 
@@ -42,6 +42,20 @@ def rows() -> list[Case]:
         Case("moe", "k is not 32", lambda e: ttnn.moe(e.heads, e.heads, e.heads, 16), VALUE, "K must be equal to 32"),
         Case("moe", "inner dim below 64", lambda e: ttnn.moe(e.heads, e.heads, e.heads), VALUE, "inner dim"),
         Case("moe", "a ROW_MAJOR gate", lambda e: ttnn.moe(e.rm, e.heads, e.heads), TYPE, "input_tensor"),
+        Case(
+            "fill_implicit_tile_padding",
+            "fill_value is a string",
+            lambda e: ttnn.fill_implicit_tile_padding(e.a, "0"),
+            TYPE,
+            "fill_value",
+        ),
+        Case(
+            "fill_implicit_tile_padding",
+            "a ROW_MAJOR input",
+            lambda e: ttnn.fill_implicit_tile_padding(e.rm, 0.0),
+            VALUE,
+            "tile layout",
+        ),
         Case("sum", "memory_config is an int", lambda e: ttnn.sum(e.a, 1, memory_config=1), TYPE, "memory_config"),
         Case("mean", "keepdim is a string", lambda e: ttnn.mean(e.a, 1, keepdim="no"), TYPE, "keepdim"),
         Case("min", "output_layout is not taken", lambda e: ttnn.min(e.a, 1, output_layout=RM), TYPE, "output_layout"),
