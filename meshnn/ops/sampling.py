@@ -5,12 +5,14 @@ each user's candidates) and ``ttnn.plus_one`` (the in-place step of the decode p
 ``sampling``: per user ``u`` (a row of the ``[1, 1, 32, W]`` candidates), the values divided by
 ``temp[u]`` are softmaxed, sorted (ties: the lower index first), cut to the ``k[u]`` largest, then to
 the shortest prefix whose cumulative probability reaches ``p[u]`` (at least one: ``p = 0`` is
-argmax), renormalised, and one is drawn with a uniform number from numpy's PCG64 seeded with
-``seed`` (the device's random stream is not reproduced: the same seed gives the same tokens here,
-not the device's).  The output is ``input_indices_tensor[u, drawn]``, ``[1, 1, 1, 32]`` UINT32.
+argmax), renormalised, and one is drawn with a uniform number: from numpy's PCG64 seeded with
+``seed``, or (``seed=None``) from the user's stream that ``ttnn.manual_seed`` sets
+(:mod:`meshnn.ops.reduce.manual_seed`; the device's random stream is not reproduced: the same
+seeds give the same tokens here, not the device's).  The output is ``input_indices_tensor[u, drawn]``,
+``[1, 1, 1, 32]`` UINT32.
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.formats`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`,
-the ops' launch, checks, outputs and values.
+the ops' launch, checks, outputs, values and reduce.manual_seed.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from meshnn.formats.layout import Layout
 from meshnn.ops.checks import device_input, int_arg, same_mesh
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, output_into
+from meshnn.ops.reduce.manual_seed import uniforms
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
@@ -44,14 +47,15 @@ def _param(op: str, name: str, tensor: object, dtypes: tuple[DataType, ...], use
 def sampling(
     input_values_tensor: Tensor,
     input_indices_tensor: Tensor,
-    *,
     k: Tensor,
     p: Tensor,
     temp: Tensor,
-    seed: int = 0,
+    *,
+    seed: int | None = None,
     sub_core_grids: object = None,
-    optional_output_tensor: Tensor | None = None,
+    output_tensor: Tensor | None = None,
     queue_id: int = 0,
+    optional_output_tensor: Tensor | None = None,
 ) -> Tensor:
     """One token per user drawn from its candidates (see the module docstring)."""
     op = "sampling"
@@ -73,7 +77,10 @@ def sampling(
         "p": _param(op, "p", p, (DataType.BFLOAT16, DataType.FLOAT32), 32),
         "temp": _param(op, "temp", temp, (DataType.BFLOAT16, DataType.FLOAT32), 32),
     }
-    seed = int_arg(op, "seed", seed)
+    seed = None if seed is None else int_arg(op, "seed", seed)
+    if output_tensor is not None and optional_output_tensor is not None:
+        raise MeshnnValueError(f"ttnn.{op}: give output_tensor (optional_output_tensor is its older name), not both")
+    optional_output_tensor = output_tensor if output_tensor is not None else optional_output_tensor
     mesh = same_mesh(op, {"input_values_tensor": values_t, "input_indices_tensor": indices_t, **params})
     spec = TensorSpec(
         (1, 1, 1, 32),
@@ -88,6 +95,7 @@ def sampling(
     )  # type: ignore[union-attr]
     inputs = [values_t, indices_t, *params.values()]
     specs = [t.spec for t in inputs]
+    draws = uniforms(mesh, seed, len(values_t.storage.coords))  # type: ignore[union-attr]  (taken at the call)
 
     def kernel(in_rows, out_rows, coords) -> None:
         vals = logical_values(in_rows[0], specs[0])[:, 0, 0]  # (n, 32, W)
@@ -96,16 +104,16 @@ def sampling(
             np.asarray(logical_values(r, s)).reshape(vals.shape[0], -1)[:, :32]
             for r, s in zip(in_rows[2:], specs[2:], strict=True)
         )
-        tokens = _draw(vals, idx, ks.astype(np.int64), ps.astype(np.float32), ts.astype(np.float32), seed)
+        tokens = _draw(vals, idx, ks.astype(np.int64), ps.astype(np.float32), ts.astype(np.float32), draws)
         write_values(out_rows[0], tokens.astype(np.uint32).reshape(-1, 1, 1, 1, 32), spec)
 
-    attrs = {"seed": seed, "sub_core_grids": sub_core_grids}
+    attrs = {"seed": seed, "sub_core_grids": sub_core_grids}  # (the draws are data: not in the program's key)
     return launch(op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, into=into, attrs=attrs)[0]
 
 
-def _draw(values: np.ndarray, indices: np.ndarray, ks, ps, temps, seed: int) -> np.ndarray:
+def _draw(values: np.ndarray, indices: np.ndarray, ks, ps, temps, draws: np.ndarray) -> np.ndarray:
     """``(n, 32)`` drawn indices (see the module docstring)."""
-    n, users, width = values.shape
+    n, _, width = values.shape
     temps = np.where(temps == 0, 1.0, temps)
     scaled = values / temps[..., None]
     order = np.argsort(-scaled, axis=-1, kind="stable")
@@ -118,7 +126,7 @@ def _draw(values: np.ndarray, indices: np.ndarray, ks, ps, temps, seed: int) -> 
     keep &= (cumulative - np.where(keep, probs, 0.0) < ps[..., None]) | (rank == 0)
     kept = np.where(keep, probs, 0.0)
     kept /= kept.sum(axis=-1, keepdims=True)
-    draws = np.random.Generator(np.random.PCG64(seed)).random((n, users))
+    draws = draws[:n]
     chosen = np.minimum((np.cumsum(kept, axis=-1) <= draws[..., None]).sum(axis=-1), keep.sum(axis=-1) - 1)
     picked = np.take_along_axis(order, chosen[..., None], axis=-1)
     return np.take_along_axis(indices, picked, axis=-1)[..., 0]

@@ -318,3 +318,36 @@ def test_fill_implicit_tile_padding(meshes, dtype):
     assert ttnn.fill_implicit_tile_padding(whole, 1.0) is whole
     with pytest.raises(ttnn.MeshnnValueError, match="tile layout"):
         ttnn.fill_implicit_tile_padding(ttnn.from_torch(torch.ones(2, 3), device=mesh), 0.0)
+
+
+def test_intimg_is_the_running_sum_over_h_then_w(meshes):
+    mesh = meshes[(1, 1)]
+    x = np.random.default_rng(8).integers(0, 4, (1, 12, 40, 64)).astype(np.float32)
+    out = ttnn.experimental.intimg(ttnn.from_torch(torch.from_numpy(x), dtype=F32, layout=TILE, device=mesh))
+    exact_equal(ttnn.to_numpy(out).astype(np.float64), np.cumsum(np.cumsum(x, 1), 2), "small integers sum exactly")
+
+
+def test_manual_seed_makes_sampling_reproducible(meshes):
+    """manual_seed sets every user's stream: a sampling call after it draws the same tokens again;
+    a second call without a new seed draws on; the seed 2**32 - 1 leaves the streams alone."""
+    mesh = meshes[(1, 1)]
+    rng = np.random.default_rng(10)
+    values = ttnn.from_torch(torch.from_numpy(rng.normal(size=(1, 1, 32, 64)).astype(np.float32)), dtype=BF16,
+                             layout=TILE, device=mesh)  # fmt: skip
+    ids = ttnn.from_torch(torch.arange(64, dtype=torch.int32).expand(1, 1, 32, 64).contiguous(), dtype=ttnn.int32,
+                          device=mesh)  # fmt: skip
+    k = ttnn.from_torch(torch.full((32,), 20, dtype=torch.int32), dtype=ttnn.uint32, device=mesh)
+    p = ttnn.from_torch(torch.full((32,), 0.9), dtype=BF16, device=mesh)
+    temp = ttnn.from_torch(torch.ones(32), dtype=BF16, device=mesh)
+
+    def draw():
+        return ttnn.to_numpy(ttnn.sampling(values, ids, k, p, temp))
+
+    ttnn.manual_seed(42, device=mesh)
+    first, second = draw(), draw()
+    assert not np.array_equal(first, second), "the streams advance"
+    ttnn.manual_seed(42, device=mesh)
+    ttnn.manual_seed(2**32 - 1, device=mesh, user_ids=3)
+    exact_equal(draw(), first, "reseeded: the same tokens")
+    with pytest.raises(ttnn.MeshnnValueError, match="Device must be provided"):
+        ttnn.manual_seed(1)

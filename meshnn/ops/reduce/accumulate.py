@@ -200,3 +200,32 @@ def ema(
 
     attrs = {"alpha": a, "memory_config": spec.memory_config}
     return launch(op, mesh, [x], [Output(spec)], kernel, into=into, rowwise=True, reads_memos=True, attrs=attrs)[0]
+
+
+def _intimg_golden(torch, input_tensor, **_):
+    return torch.cumsum(torch.cumsum(input_tensor, dim=1), dim=2)
+
+
+@register("experimental.intimg", kind=OpKind.REDUCTION, family=OpFamily.COPY, device_operation="IntImgDeviceOperation",
+          golden=torch_golden(_intimg_golden), modelled=False)  # fmt: skip
+@ttnn_keywords()
+def intimg(input_tensor: Tensor) -> Tensor:
+    """``ttnn.experimental.intimg``: the integral image of a ``[1, H, W, C]`` (channels-last) TILE
+    BFLOAT16 / FLOAT32 tensor, the running sums along H then W (float64, rounded once)."""
+    op = "experimental.intimg"
+    x = device_input(op, "input_tensor", input_tensor)
+    shape = tuple(x.shape)
+    if len(shape) != 4 or shape[0] != 1:
+        raise MeshnnValueError(f"ttnn.{op}: intimg supports only one batch of a 4D tensor, got {list(shape)}")
+    if x.layout is not Layout.TILE:
+        raise MeshnnValueError(f"ttnn.{op}: only tile layout is supported, {x.layout} was provided instead")
+    if x.dtype not in (DataType.BFLOAT16, DataType.FLOAT32):
+        raise MeshnnTypeError(f"ttnn.{op}: only bf16 and fp32 dtypes are supported, {x.dtype.name} was provided")
+    mesh = same_mesh(op, {"input_tensor": x})
+    spec = x.spec
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        values = logical_values(in_rows[0], x.spec).astype(np.float64)
+        write_values(out_rows[0], np.cumsum(np.cumsum(values, axis=2), axis=3).astype(np.float32), spec)
+
+    return launch(op, mesh, [x], [Output(spec)], kernel, rowwise=True, reads_memos=True)[0]

@@ -9,6 +9,11 @@ from ..cases import RM, TYPE, VALUE, Case
 
 
 def rows() -> list[Case]:
+    return seed_rows() + reduction_rows()
+
+
+def reduction_rows() -> list[Case]:
+    """The generic reductions, prod, argmax, the accumulations, topk, moe and fill_implicit_tile_padding."""
     return [
         Case("std", "dim past the rank", lambda e: ttnn.std(e.a, dim=3), VALUE, "dim"),
         Case("std", "correction is a string", lambda e: ttnn.std(e.a, dim=2, correction="yes"), TYPE, "correction"),
@@ -59,4 +64,22 @@ def rows() -> list[Case]:
         Case("sum", "memory_config is an int", lambda e: ttnn.sum(e.a, 1, memory_config=1), TYPE, "memory_config"),
         Case("mean", "keepdim is a string", lambda e: ttnn.mean(e.a, 1, keepdim="no"), TYPE, "keepdim"),
         Case("min", "output_layout is not taken", lambda e: ttnn.min(e.a, 1, output_layout=RM), TYPE, "output_layout"),
+    ]
+
+
+def seed_rows() -> list[Case]:
+    """manual_seed and the integral image."""
+    return [
+        Case("manual_seed", "no device for a scalar seed", lambda e: ttnn.manual_seed(3), VALUE, "Device"),
+        Case(
+            "manual_seed",
+            "user_ids past 31",
+            lambda e: ttnn.manual_seed(3, device=e.mesh, user_ids=32),
+            VALUE,
+            "User IDs",
+        ),
+        Case("manual_seed", "seeds is a float", lambda e: ttnn.manual_seed(1.5, device=e.mesh), TYPE, "seeds"),
+        Case("manual_seed", "device is a string", lambda e: ttnn.manual_seed(1, device="0"), TYPE, "device"),
+        Case("intimg", "a rank-3 input", lambda e: ttnn.experimental.intimg(e.a), VALUE, "4D"),
+        Case("intimg", "a ROW_MAJOR input", lambda e: ttnn.experimental.intimg(e.rm), VALUE, "4D|tile layout"),
     ]
