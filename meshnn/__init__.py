@@ -102,9 +102,13 @@ from meshnn.ops.complex.tensor import ComplexTensor
 from meshnn.ops.config import (
     BlackholeComputeKernelConfig,
     LayerNormDefaultProgramConfig,
+    LayerNormDistributedDefaultProgramConfig,
     LayerNormShardedMultiCoreProgramConfig,
     MathFidelity,
     SDPAProgramConfig,
+    SoftmaxDefaultProgramConfig,
+    SoftmaxProgramConfig,
+    SoftmaxShardedMultiCoreProgramConfig,
     ThrottleLevel,
     UnaryOpType,
     UnaryWithParam,
@@ -120,6 +124,18 @@ from meshnn.ops.matmul_config import (
     MatmulMultiCoreReuseMultiCastProgramConfig,
     MatmulMultiCoreReuseProgramConfig,
     MinimalMatmulConfig,
+)
+from meshnn.ops.norm.group_norm_params import (  # ttnn's group norm helpers (host functions)
+    create_group_norm_input_mask,
+    create_group_norm_input_negative_mask,
+    create_group_norm_reciprocals,
+    create_group_norm_weight_bias_rm,
+    determine_expected_group_norm_sharded_config_and_grid_size,
+    dram_group_norm_params_from_torch,
+    dram_group_norm_virtual_columns,
+    find_closest_largest_divisor,
+    find_max_tile_span,
+    get_group_norm_cores_across_channel,
 )
 from meshnn.ops.perf_capture import PerfCapture, begin_perf_capture, end_perf_capture, perf_capture
 from meshnn.ops.registry import (

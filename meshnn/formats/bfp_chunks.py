@@ -120,7 +120,7 @@ def unpack_tiles(
             unpacker.unpack_into(packed[first : first + count], grid[chunk_rows, cols])  # untilizes as it decodes
     if given:
         return matrices
-    logical = (matrices.shape[0], *((1, shape[0]) if len(shape) == 1 else shape[-2:]))
+    logical = (matrices.shape[0], *((1, shape[0]) if len(shape) == 1 else shape[-2:] if shape else (1, 1)))
     if logical != matrices.shape:
         matrices = np.ascontiguousarray(matrices[:, : logical[1], : logical[2]])
     return matrices.reshape(shape)

@@ -117,7 +117,7 @@ def padded_shape(shape: Sequence[int], layout: Layout, tile: Tile = DEFAULT_TILE
     dims = _check_shape(shape)
     if layout is Layout.ROW_MAJOR:
         return dims
-    if len(dims) <= 1:  # a scalar is one element, as ttnn pads it: one tile
+    if len(dims) <= 1:  # a scalar is one value in one tile, as ttnn pads it: [1] -> [32, 32]
         dims = (1, *dims) if dims else (1, 1)
     *outer, height, width = dims
     tile_height, tile_width = tile.tile_shape
@@ -140,7 +140,7 @@ def tile_count(shape: Sequence[int], tile: Tile = DEFAULT_TILE) -> int:
 def _as_batch_of_matrices(shape: Sequence[int]) -> tuple[int, int, int]:
     """(batch, height, width) of a logical shape, for tiling (rank >= 1)."""
     dims = _check_shape(shape)
-    if len(dims) <= 1:  # a scalar is one element in one tile
+    if len(dims) <= 1:  # a scalar tiles as a [1, 1] matrix
         return (1, 1, dims[0] if dims else 1)
     return (math.prod(dims[:-2]), dims[-2], dims[-1])
 

@@ -117,7 +117,7 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices):
 
         self._queues = [MeshCommandQueue(self, cq_id) for cq_id in range(num_command_queues)]
         self.program_cache_enabled = True
-        self.program_cache: set[object] = set()  # the programs run while the cache was on (ops' keys)
+        self._programs: set[object] = set()  # the program cache's keys (see record_program)
 
     def _local_coords_of(self, shape: MeshShape) -> list[MeshCoordinate]:
         coords = list(shape.coords())
@@ -284,14 +284,18 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices):
 
     def disable_and_clear_program_cache(self) -> None:
         self.program_cache_enabled = False
-        self.program_cache.clear()
+        self._programs.clear()
 
-    clear_program_cache = disable_and_clear_program_cache
+    def clear_program_cache(self) -> None:
+        self._programs.clear()
+
+    def record_program(self, key: object) -> None:
+        """Note a program in the cache (while enabled): ``key`` is what ttnn hashes a program by."""
+        if self.program_cache_enabled:
+            self._programs.add(key)
 
     def num_program_cache_entries(self) -> int:
-        """The distinct programs run while the program cache was on: one per op and its inputs' and
-        outputs' specs (as ttnn hashes a program), cleared by disable_and_clear_program_cache."""
-        return len(self.program_cache)
+        return len(self._programs)
 
     def enable_async(self, enable: bool) -> None:
         """Accepted as ttnn still accepts it (dispatch is asynchronous regardless); recorded."""

@@ -11,7 +11,7 @@ How every op runs, shared by all of them:
 - :mod:`~meshnn.ops.config`: the program / kernel config types ops accept.
 
 The ops by family: :mod:`~meshnn.ops.eltwise` (package), :mod:`~meshnn.ops.matmul`,
-:mod:`~meshnn.ops.normalization`, :mod:`~meshnn.ops.reduction`, :mod:`~meshnn.ops.data_movement`,
+:mod:`~meshnn.ops.normalization`, :mod:`~meshnn.ops.reduce`, :mod:`~meshnn.ops.data_movement`,
 :mod:`~meshnn.ops.creation`, :mod:`~meshnn.ops.transformer` (package), :mod:`~meshnn.ops.ccl`
 (package: the collectives).
 

@@ -284,3 +284,76 @@ def check_norm_program_config(op: str, value: object) -> object:
             f"LayerNormShardedMultiCoreProgramConfig, got {value!r}"
         )
     return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class LayerNormDistributedDefaultProgramConfig:
+    """``ttnn.LayerNormDistributedDefaultProgramConfig``: the distributed norms' pre / post
+    all-gather halves (the reduction and rsqrt variants are recorded; meshnn computes exactly)."""
+
+    legacy_reduction: bool = False
+    legacy_rsqrt: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("legacy_reduction", "legacy_rsqrt"):
+            _check_flag("LayerNormDistributedDefaultProgramConfig", name, getattr(self, name))
+
+
+def check_distributed_norm_config(op: str, value: object) -> LayerNormDistributedDefaultProgramConfig:
+    """``distributed_program_config=``: None (the default) or a LayerNormDistributedDefaultProgramConfig."""
+    if value is None:
+        return LayerNormDistributedDefaultProgramConfig()
+    if not isinstance(value, LayerNormDistributedDefaultProgramConfig):
+        raise MeshnnTypeError(
+            f"ttnn.{op}: distributed_program_config must be a ttnn.LayerNormDistributedDefaultProgramConfig, got "
+            f"{value!r}"
+        )
+    return value
+
+
+# ------------------------------------------------------------------------------- softmax
+
+
+class SoftmaxProgramConfig:
+    """``ttnn.SoftmaxProgramConfig``: what every softmax program config is."""
+
+
+@dataclass(frozen=True)
+class SoftmaxDefaultProgramConfig(SoftmaxProgramConfig):
+    """``ttnn.SoftmaxDefaultProgramConfig``: interleaved softmax over the device's grid."""
+
+
+@dataclass(kw_only=True)
+class SoftmaxShardedMultiCoreProgramConfig(SoftmaxProgramConfig):
+    """``ttnn.SoftmaxShardedMultiCoreProgramConfig``: a sharded softmax's grid (x, y) and blocks in
+    tiles (``block_h`` rows, ``block_w`` columns per core, in ``subblock_w`` steps).  ``block_w``
+    may be changed after creation, as ttnn's binding allows; the op checks the fields."""
+
+    compute_with_storage_grid_size: CoreCoord
+    subblock_w: int
+    block_h: int
+    block_w: int
+
+    def __post_init__(self) -> None:
+        owner = "SoftmaxShardedMultiCoreProgramConfig"
+        self.compute_with_storage_grid_size = as_grid(owner, self.compute_with_storage_grid_size)
+        for name in ("subblock_w", "block_h", "block_w"):
+            _check_count(owner, name, getattr(self, name))
+
+
+def check_softmax_program_config(op: str, value: object) -> SoftmaxProgramConfig:
+    """``program_config=``: a softmax program config (None: the default one)."""
+    if value is None:
+        return SoftmaxDefaultProgramConfig()
+    if not isinstance(value, SoftmaxProgramConfig):
+        raise MeshnnTypeError(
+            f"ttnn.{op}: program_config must be a ttnn.SoftmaxDefaultProgramConfig or "
+            f"SoftmaxShardedMultiCoreProgramConfig, got {value!r}"
+        )
+    if isinstance(value, SoftmaxShardedMultiCoreProgramConfig):
+        _check_count("SoftmaxShardedMultiCoreProgramConfig", "block_w", value.block_w)
+        if value.block_w % value.subblock_w:
+            raise MeshnnValueError(
+                f"ttnn.{op}: block_w must be divisible by subblock_w ({value.block_w}, {value.subblock_w})"
+            )
+    return value

@@ -8,7 +8,10 @@ The statistics layout is ttnn's: one 32-wide tile per part for RMS norm, holding
 sum(x**2) in column 0; two for layer norm, sum(x**2) in column 0 of the first and sum(x) in
 column 0 of the second; every other column 0 (sums in float32, rounded into ``dtype``, bfloat16 by
 default).  The post half reads column 0 of every tile of the gathered stats and divides by the
-full width (the input's width times the parts).
+full width (the input's width times the parts).  A sharded input runs ttnn's sharded kernels
+instead: the stats are the part's means, E(x) first for layer norm (E(x), E(x**2)); the post half
+averages the parts' means; and a residual is added into the input's own shard (the input holds
+x + residual afterwards, as on the device).
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.device`, :mod:`meshnn.formats`, :mod:`meshnn.tensor`
 and the ops' checks, config, launch, outputs, values and normalization modules.
@@ -24,11 +27,12 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
-from meshnn.mesh.op_keywords import ttnn_keywords
+from meshnn.mesh.op_keywords import Keyword, ttnn_keywords
 from meshnn.ops.checks import device_input, same_mesh
+from meshnn.ops.config import check_distributed_norm_config
 from meshnn.ops.launch import launch
 from meshnn.ops.normalization import RECIP_TENSOR, norm_attrs
-from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.outputs import Output, allocate_outputs, out_spec_like, output_tensors
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
@@ -36,6 +40,8 @@ from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 TILE_W = 32
+DISTRIBUTED = Keyword(None, lambda op, _keyword, value: check_distributed_norm_config(op, value))
+"""``distributed_program_config=``: a LayerNormDistributedDefaultProgramConfig, checked and recorded."""
 NORM_DTYPES = (DataType.BFLOAT16, DataType.BFLOAT8_B, DataType.FLOAT32)
 
 
@@ -78,19 +84,36 @@ def _pre(op: str, input_tensor, dtype, residual_input_tensor, configs, memory_co
     spec = out_spec_like(tensor, shape=shape, dtype=dtype, layout=Layout.TILE, memory_config=memory, op=op)
     specs = [t.spec for t in named.values()]
     attrs.update(memory_config=spec.memory_config, dtype=spec.dtype)
+    sharded = tensor.spec.memory_config.is_sharded()
+    fused = sharded and len(specs) > 1  # the sharded kernel adds the residual into the input's own shard
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         x = logical_values(in_rows[0], specs[0])
         if len(specs) > 1:
             x = x + logical_values(in_rows[1], specs[1])
         stats = np.zeros((*x.shape[:-1], tiles * TILE_W), np.float32)
-        stats[..., 0] = np.square(x, dtype=np.float32).sum(axis=-1, dtype=np.float32)
-        if tiles == 2:
-            stats[..., TILE_W] = x.sum(axis=-1, dtype=np.float32)
+        squares = np.square(x, dtype=np.float32).sum(axis=-1, dtype=np.float32)
+        if sharded:  # means over this part, E(x) first (ttnn's sharded kernel)
+            stats[..., 0] = x.mean(axis=-1, dtype=np.float32) if tiles == 2 else squares / x.shape[-1]
+            if tiles == 2:
+                stats[..., TILE_W] = squares / x.shape[-1]
+        else:  # sums over this part, sum(x**2) first (ttnn's interleaved kernel)
+            stats[..., 0] = squares
+            if tiles == 2:
+                stats[..., TILE_W] = x.sum(axis=-1, dtype=np.float32)
         write_values(out_rows[0], stats, spec)
+        if fused:
+            write_values(out_rows[1], x, specs[0])
 
     inputs = list(named.values())
-    return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]
+    outputs = [Output(spec), Output(tensor.spec)] if fused else [Output(spec)]
+    into = [_new_stats(mesh, spec, tensor), tensor] if fused else None
+    return launch(op, mesh, inputs, outputs, kernel, into=into, rowwise=True, reads_memos=True, attrs=attrs)[0]
+
+
+def _new_stats(mesh, spec: TensorSpec, like: Tensor) -> Tensor:
+    """A new device tensor for the stats, over ``like``'s devices (written with ``into=``)."""
+    return output_tensors(mesh, [Output(spec)], allocate_outputs(mesh, [spec]), like, like.storage.coords)[0]  # type: ignore[union-attr]
 
 
 @register(
@@ -98,7 +121,7 @@ def _pre(op: str, input_tensor, dtype, residual_input_tensor, configs, memory_co
     family=OpFamily.NORM,
     device_operation="LayerNormPreAllGatherDeviceOperation",
 )
-@ttnn_keywords(records=("use_2d_core_grid",))
+@ttnn_keywords(records=("use_2d_core_grid",), distributed_program_config=DISTRIBUTED)
 def rms_norm_pre_all_gather(
     input_tensor: Tensor,
     *,
@@ -121,7 +144,7 @@ def rms_norm_pre_all_gather(
     device_operation="LayerNormPreAllGatherDeviceOperation",
     modelled=False,
 )
-@ttnn_keywords(records=("use_2d_core_grid",), recip_tensor=RECIP_TENSOR)
+@ttnn_keywords(records=("use_2d_core_grid",), recip_tensor=RECIP_TENSOR, distributed_program_config=DISTRIBUTED)
 def layer_norm_pre_all_gather(
     input_tensor: Tensor,
     *,
@@ -164,21 +187,33 @@ def _post(op: str, input_tensor, stats, epsilon, affine, configs, memory_config,
     attrs = norm_attrs(op, tensor, mesh, *configs)
     spec = out_spec_like(tensor, dtype=dtype, memory_config=memory_config, op=op)
     attrs.update(memory_config=spec.memory_config, dtype=spec.dtype, epsilon=float(epsilon))
-    kernel = _post_kernel([t.spec for t in named.values()], list(named), spec, float(epsilon), tiles)
+    sharded = tensor.spec.memory_config.is_sharded()
+    kernel = _post_kernel([t.spec for t in named.values()], list(named), spec, float(epsilon), tiles, sharded)
     inputs = list(named.values())
     return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]
 
 
-def _post_kernel(specs: list[TensorSpec], names: list[str], spec: TensorSpec, epsilon: float, tiles: int):
+def _moments(stats: np.ndarray, width: int, tiles: int, sharded: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """E(x**2) and (layer norm) E(x) of the full width from the gathered stats: every part's sums
+    over its ``width`` columns (interleaved: sum(x**2) first), or its means (sharded: E(x) first)."""
+    step = tiles * TILE_W
+    parts = stats.shape[-1] // step
+    first = stats[..., ::step].sum(axis=-1, keepdims=True, dtype=np.float32)
+    second = stats[..., TILE_W::step].sum(axis=-1, keepdims=True, dtype=np.float32) if tiles == 2 else None
+    if sharded:
+        if tiles == 1:
+            return first / np.float32(parts), None
+        return second / np.float32(parts), first / np.float32(parts)
+    n = np.float32(width * parts)
+    return first / n, None if second is None else second / n
+
+
+def _post_kernel(specs: list[TensorSpec], names: list[str], spec: TensorSpec, epsilon: float, tiles: int, sharded):
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         values = {n: logical_values(r, s) for n, r, s in zip(names, in_rows, specs, strict=True)}
         x, stats = values["input_tensor"], values["stats"]
-        parts = stats.shape[-1] // (tiles * TILE_W)
-        n = np.float32(x.shape[-1] * parts)
-        columns = stats[..., :: tiles * TILE_W].sum(axis=-1, keepdims=True, dtype=np.float32)
-        mean_square = columns / n
-        if tiles == 2:  # layer norm: centre with the mean, scale by the variance
-            mean = stats[..., TILE_W :: tiles * TILE_W].sum(axis=-1, keepdims=True, dtype=np.float32) / n
+        mean_square, mean = _moments(stats, x.shape[-1], tiles, sharded)
+        if mean is not None:  # layer norm: centre with the mean, scale by the variance
             x = x - mean
             mean_square = mean_square - mean * mean
         y = x / np.sqrt(mean_square + np.float32(epsilon))
@@ -197,7 +232,7 @@ def _post_kernel(specs: list[TensorSpec], names: list[str], spec: TensorSpec, ep
     family=OpFamily.NORM,
     device_operation="LayerNormPostAllGatherDeviceOperation",
 )
-@ttnn_keywords(records=("use_2d_core_grid",))
+@ttnn_keywords(records=("use_2d_core_grid",), distributed_program_config=DISTRIBUTED)
 def rms_norm_post_all_gather(
     input_tensor: Tensor,
     stats: Tensor,
@@ -223,7 +258,7 @@ def rms_norm_post_all_gather(
     device_operation="LayerNormPostAllGatherDeviceOperation",
     modelled=False,
 )
-@ttnn_keywords(records=("use_2d_core_grid",))
+@ttnn_keywords(records=("use_2d_core_grid",), distributed_program_config=DISTRIBUTED)
 def layer_norm_post_all_gather(
     input_tensor: Tensor,
     stats: Tensor,

@@ -1,6 +1,7 @@
 """``ttnn.experimental.fast_reduce_nc``: the sum over outer dims (not the last two: those of the
 tiles), each kept with size 1, as the 2-D meshes' all-reduce (gather along dim 0, then this) uses
-it.  Sums in float32, rounded once into the input's dtype; ``output=`` is written in place.
+it.  As ttnn runs it, one program per dim (the last first), each summing in float32 and rounding
+into the input's dtype; ``output=`` is written in place by the last.
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.formats`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`
 and the ops' checks, config, launch, outputs and values modules.
@@ -54,15 +55,32 @@ def fast_reduce_nc(
         raise MeshnnValueError(
             f"ttnn.{op}: dims {list(dims)} must name outer dims of input {list(tensor.shape)} (not its last two)"
         )
-    shape = tuple(1 if i in axes else d for i, d in enumerate(tensor.shape))
-    spec = out_spec_like(tensor, shape=shape, memory_config=memory_config, op=op)
+    kernel_config = check_compute_kernel_config(op, compute_kernel_config)
+    if output is not None:  # checked before any step runs
+        final = out_spec_like(tensor, shape=_kept(tensor.shape, axes), memory_config=memory_config, op=op)
+        output_into(op, mesh, output, final, tensor.storage.coords)  # type: ignore[union-attr]
+    current = tensor
+    for step, axis in enumerate(reversed(axes)):  # one program per dim, the last dim first (as ttnn runs it)
+        last = step == len(axes) - 1
+        reduced = _reduce_one(op, mesh, current, axis, output if last else None, memory_config, kernel_config)
+        if current is not tensor:
+            current.deallocate()
+        current = reduced
+    return current
+
+
+def _kept(shape, axes) -> tuple[int, ...]:
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
+def _reduce_one(op, mesh, tensor: Tensor, axis: int, output, memory_config, kernel_config) -> Tensor:
+    """One program: the sum over ``axis`` (kept as 1), rounded into the input's dtype."""
+    spec = out_spec_like(tensor, shape=_kept(tensor.shape, (axis,)), memory_config=memory_config, op=op)
     into = None if output is None else [output_into(op, mesh, output, spec, tensor.storage.coords)]  # type: ignore[union-attr]
-    device_axes = tuple(a + 1 for a in axes)
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         values = logical_values(in_rows[0], tensor.spec)
-        write_values(out_rows[0], values.sum(axis=device_axes, keepdims=True, dtype=np.float32), spec)
+        write_values(out_rows[0], values.sum(axis=axis + 1, keepdims=True, dtype=np.float32), spec)
 
-    kernel_config = check_compute_kernel_config(op, compute_kernel_config)
-    attrs = {"dims": tuple(axes), "memory_config": spec.memory_config, "compute_kernel_config": kernel_config}
+    attrs = {"dims": (axis,), "memory_config": spec.memory_config, "compute_kernel_config": kernel_config}
     return launch(op, mesh, [tensor], [Output(spec)], kernel, into=into, rowwise=True, reads_memos=True, attrs=attrs)[0]

@@ -86,12 +86,8 @@ def launch(
     event = OpEvent(op, mesh, tuple(inputs), where, queue_id, {**recorded(), **(attrs or {})}) if OBSERVERS else None
     if event is not None:
         OBSERVERS.op_begin(event)
-    try:
-        buffers = output_buffers(mesh, outputs, into)
-    except BaseException as error:
-        if event is not None:
-            OBSERVERS.op_failed(event, error)
-        raise
+    buffers = _allocate(mesh, outputs, into, event)
+    _remember(mesh, op, inputs, outputs, attrs)
     once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
     run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
     run.keeps = keeps_memos
@@ -101,6 +97,28 @@ def launch(
     if event is not None:
         OBSERVERS.op_end(event, result)
     return result
+
+
+def _allocate(mesh: MeshDevice, outputs: Sequence[Output], into, event: OpEvent | None) -> list[MeshBuffer]:
+    """The outputs' buffers (:func:`~meshnn.ops.outputs.output_buffers`); a failure is the op's."""
+    try:
+        return output_buffers(mesh, outputs, into)
+    except BaseException as error:
+        if event is not None:
+            OBSERVERS.op_failed(event, error)
+        raise
+
+
+def _remember(mesh: MeshDevice, op: str, inputs: Sequence[Tensor], outputs: Sequence[Output], attrs) -> None:
+    """Note the program in ``mesh``'s program cache (when enabled) by what ttnn hashes it by: the
+    op, its tensors' specs and its attributes (their text: configs hash as they print), never
+    buffer addresses.  A second run on tensors of the same specs adds no entry."""
+    if not mesh.program_cache_enabled:
+        return
+    described = ()
+    if attrs:
+        described = tuple(sorted((k, repr(v.spec if isinstance(v, Tensor) else v)) for k, v in attrs.items()))
+    mesh.record_program((op, tuple(t.spec for t in inputs), tuple(o.spec for o in outputs), described))
 
 
 _ANY_THREAD = object()
@@ -222,9 +240,7 @@ def _workload(
 ) -> MeshWorkload:
     """``run`` as one program per box of the devices ``where``.  While the mesh's program cache
     is on, the program ttnn's cache would hold for it (the op over its inputs' and outputs' specs)
-    is counted (``num_program_cache_entries``)."""
-    if mesh.program_cache_enabled:
-        mesh.program_cache.add((op, *run.in_specs, *[o.spec for o in outputs]))
+    is counted (``num_program_cache_entries``, by :func:`_remember`)."""
     workload = MeshWorkload()
     writes = range(run.n_in, len(run.touched))
     boxes = (mesh.full_range,) if len(where) == mesh.get_num_devices() else _boxes(mesh, where)

@@ -1,5 +1,5 @@
-"""``ttnn.softmax``, ``ttnn.layer_norm`` and ``ttnn.rms_norm`` over the last dimension (softmax:
-any ``dim``), computed in float32 per device.
+"""``ttnn.layer_norm`` and ``ttnn.rms_norm`` over the last dimension, computed in float32 per
+device (softmax and the other normalisations are in :mod:`meshnn.ops.norm`).
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' launch,
 checks, outputs and values modules.
@@ -36,34 +36,6 @@ def _axis(op: str, dim: int, shape: tuple[int, ...]) -> int:
     if not 0 <= axis < rank:
         raise MeshnnValueError(f"ttnn.{op}: dim {dim} is out of range for input_tensor {list(shape)} (rank {rank})")
     return axis
-
-
-@register(kind=OpKind.NORMALIZATION, family=OpFamily.SOFTMAX, golden=goldens.softmax)
-@ttnn_keywords()
-def softmax(
-    input_tensor: Tensor,
-    dim: int = -1,
-    *,
-    memory_config: MemoryConfig | None = None,
-    compute_kernel_config: object = None,
-    numeric_stable: bool = True,
-) -> Tensor:
-    """exp(x - max) / sum(exp(x - max)) along ``dim``."""
-    tensor = _float_input("softmax", input_tensor)
-    mesh = same_mesh("softmax", {"input_tensor": tensor})
-    axis = _axis("softmax", dim, tuple(tensor.shape)) + 1  # +1: the stacked device axis
-    spec = out_spec_like(tensor, memory_config=memory_config, op="softmax")
-
-    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        x = logical_values(in_rows[0], tensor.spec)
-        shifted = np.exp(x - x.max(axis=axis, keepdims=True))
-        write_values(out_rows[0], shifted / shifted.sum(axis=axis, keepdims=True), spec)
-
-    attrs = {
-        "memory_config": spec.memory_config,
-        "compute_kernel_config": check_compute_kernel_config("softmax", compute_kernel_config),
-    }
-    return launch("softmax", mesh, [tensor], [Output(spec)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]
 
 
 def _float_input(op: str, input_tensor: object) -> Tensor:

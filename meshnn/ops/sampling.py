@@ -1,16 +1,18 @@
-"""The on-device ops of a decode loop's tail: ``ttnn.argmax`` with a preallocated ``output_tensor``
-(the generator's form), ``ttnn.topk``, ``ttnn.sampling`` (top-k / top-p / temperature sampling of
+"""The on-device ops of a decode loop's tail (``ttnn.argmax`` and ``ttnn.topk`` are in
+:mod:`meshnn.ops.reduce`): ``ttnn.sampling`` (top-k / top-p / temperature sampling of
 each user's candidates) and ``ttnn.plus_one`` (the in-place step of the decode positions).
 
 ``sampling``: per user ``u`` (a row of the ``[1, 1, 32, W]`` candidates), the values divided by
 ``temp[u]`` are softmaxed, sorted (ties: the lower index first), cut to the ``k[u]`` largest, then to
 the shortest prefix whose cumulative probability reaches ``p[u]`` (at least one: ``p = 0`` is
-argmax), renormalised, and one is drawn with a uniform number from numpy's PCG64 seeded with
-``seed`` (the device's random stream is not reproduced: the same seed gives the same tokens here,
-not the device's).  The output is ``input_indices_tensor[u, drawn]``, ``[1, 1, 1, 32]`` UINT32.
+argmax), renormalised, and one is drawn with a uniform number: from numpy's PCG64 seeded with
+``seed``, or (``seed=None``) from the user's stream that ``ttnn.manual_seed`` sets
+(:mod:`meshnn.ops.reduce.manual_seed`; the device's random stream is not reproduced: the same
+seeds give the same tokens here, not the device's).  The output is ``input_indices_tensor[u, drawn]``,
+``[1, 1, 1, 32]`` UINT32.
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.formats`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`,
-the ops' launch, checks, outputs, values and reduction.
+the ops' launch, checks, outputs, values and reduce.manual_seed.
 """
 
 from __future__ import annotations
@@ -20,130 +22,15 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
-from meshnn.mesh.op_keywords import ttnn_keywords
-from meshnn.ops import goldens, reduction
 from meshnn.ops.checks import device_input, int_arg, same_mesh
 from meshnn.ops.launch import launch
-from meshnn.ops.outputs import Output, out_spec_like, output_into
+from meshnn.ops.outputs import Output, output_into
+from meshnn.ops.reduce.manual_seed import uniforms
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
-from meshnn.tensor.spec import MemoryConfig, TensorSpec
+from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
-
-
-@register(kind=OpKind.REDUCTION, family=OpFamily.ARGMAX, golden=goldens.argmax)
-@ttnn_keywords(records=("use_multicore", "sub_core_grids"))
-def argmax(
-    input_tensor: Tensor,
-    dim: int | None = None,
-    keepdim: bool = False,
-    *,
-    memory_config: MemoryConfig | None = None,
-    output_tensor: Tensor | None = None,
-    use_multicore: bool = False,
-    sub_core_grids: object = None,
-    queue_id: int = 0,
-) -> Tensor:
-    """``ttnn.argmax``; with ``output_tensor`` (UINT32 ROW_MAJOR, the reduced shape) the indices
-    along the last dimension are written into it, as a traced decode step does."""
-    if not isinstance(use_multicore, bool):
-        raise MeshnnTypeError(f"ttnn.argmax: use_multicore must be a bool, got {use_multicore!r}")
-    if output_tensor is None:
-        return reduction.argmax(input_tensor, dim, keepdim, memory_config=memory_config)
-    x = device_input("argmax", "input_tensor", input_tensor)
-    mesh = same_mesh("argmax", {"input_tensor": x})
-    rank = len(x.shape)
-    if dim is None or int_arg("argmax", "dim", dim) not in (-1, rank - 1):
-        raise MeshnnValueError(
-            f"ttnn.argmax: with output_tensor, dim must be the last dimension ({rank - 1}), got {dim!r}"
-        )
-    shape = (*tuple(x.shape)[:-1], 1) if keepdim else tuple(x.shape)[:-1]
-    spec = out_spec_like(
-        x, shape=shape, dtype=DataType.UINT32, layout=Layout.ROW_MAJOR, memory_config=memory_config, op="argmax"
-    )
-    out = output_into("argmax", mesh, output_tensor, spec, x.storage.coords)  # type: ignore[union-attr]
-
-    def kernel(in_rows, out_rows, coords) -> None:
-        values = logical_values(in_rows[0], x.spec)
-        index = values.argmax(axis=-1).astype(np.uint32)
-        write_values(out_rows[0], index.reshape(values.shape[0], *shape), out.spec)
-
-    attrs = {"dim": dim, "keepdim": keepdim, "use_multicore": use_multicore, "sub_core_grids": sub_core_grids}
-    return launch("argmax", mesh, [x], [Output(out.spec)], kernel, queue_id=queue_id, into=[out], attrs=attrs)[0]
-
-
-@register(
-    kind=OpKind.SAMPLING,
-    family=OpFamily.COPY,
-    device_operation="TopKDeviceOperation",
-    golden=goldens.topk,
-    modelled=False,
-)
-def topk(
-    input_tensor: Tensor,
-    k: int,
-    dim: int = -1,
-    largest: bool = True,
-    sorted: bool = True,
-    *,
-    out: object = None,
-    memory_config: MemoryConfig | None = None,
-    sub_core_grids: object = None,
-    indices_tensor: Tensor | None = None,
-    queue_id: int = 0,
-) -> tuple[Tensor, Tensor]:
-    """The ``k`` largest (or smallest) values along ``dim`` and their indices (UINT16, UINT32 past
-    65536 values), both TILE; equal values keep their order (the lower index first)."""
-    op = "topk"
-    x, axis, count = _topk_args(op, input_tensor, k, dim, largest, sorted, out, indices_tensor)
-    mesh = same_mesh(op, {"input_tensor": x})
-    size = x.shape[axis]
-    shape = tuple(count if i == axis else n for i, n in enumerate(x.shape))
-    index_dtype = DataType.UINT16 if size <= 1 << 16 else DataType.UINT32
-    specs = [
-        out_spec_like(x, shape=shape, memory_config=memory_config, op=op),
-        out_spec_like(x, shape=shape, dtype=index_dtype, memory_config=memory_config, op=op),
-    ]
-
-    def kernel(in_rows, out_rows, coords) -> None:
-        values = logical_values(in_rows[0], x.spec)
-        key = -values if largest else values
-        order = np.take(np.argsort(key, axis=axis + 1, kind="stable"), range(count), axis=axis + 1)
-        if not sorted:
-            order = np.sort(order, axis=axis + 1)
-        picked = np.take_along_axis(values, order, axis=axis + 1)
-        write_values(out_rows[0], np.ascontiguousarray(picked), specs[0], exact=True)
-        write_values(out_rows[1], order.astype(np.float32), specs[1])
-
-    attrs = {"k": count, "dim": axis, "largest": largest, "sorted": sorted, "sub_core_grids": sub_core_grids}
-    values, indices = launch(
-        op, mesh, [x], [Output(s) for s in specs], kernel, queue_id=queue_id, rowwise=True, attrs=attrs
-    )
-    return values, indices
-
-
-def _topk_args(op, input_tensor, k, dim, largest, sorted, out, indices_tensor) -> tuple[Tensor, int, int]:
-    """The input, the axis and k, checked."""
-    x = device_input(op, "input_tensor", input_tensor)
-    if x.layout is not Layout.TILE or x.dtype not in (DataType.BFLOAT16, DataType.BFLOAT8_B):
-        raise MeshnnTypeError(
-            f"ttnn.{op}: Input tensor must have BFLOAT8 or BFLOAT16 data type and TILE_LAYOUT, got {x.dtype} {x.layout}"
-        )
-    if out is not None or indices_tensor is not None:
-        raise MeshnnValueError(f"ttnn.{op}: out= and indices_tensor= are not taken by meshnn's topk")
-    for name, flag in (("largest", largest), ("sorted", sorted)):
-        if not isinstance(flag, bool):
-            raise MeshnnTypeError(f"ttnn.{op}: {name} must be a bool, got {flag!r}")
-    rank = len(x.shape)
-    axis = int_arg(op, "dim", dim)
-    axis = axis + rank if axis < 0 else axis
-    if not 0 <= axis < rank:
-        raise MeshnnValueError(f"ttnn.{op}: dim {dim} is out of range for input_tensor {list(x.shape)}")
-    count, size = int_arg(op, "k", k), x.shape[axis]
-    if not 1 <= count <= size:
-        raise MeshnnValueError(f"ttnn.{op}: k must be between 1 and the dim's {size} values, got {count}")
-    return x, axis, count
 
 
 def _param(op: str, name: str, tensor: object, dtypes: tuple[DataType, ...], users: int) -> Tensor:
@@ -156,21 +43,10 @@ def _param(op: str, name: str, tensor: object, dtypes: tuple[DataType, ...], use
     return t
 
 
-@register(kind=OpKind.SAMPLING, family=OpFamily.COPY, device_operation="SamplingDeviceOperation", modelled=False)
-def sampling(
-    input_values_tensor: Tensor,
-    input_indices_tensor: Tensor,
-    *,
-    k: Tensor,
-    p: Tensor,
-    temp: Tensor,
-    seed: int = 0,
-    sub_core_grids: object = None,
-    optional_output_tensor: Tensor | None = None,
-    queue_id: int = 0,
-) -> Tensor:
-    """One token per user drawn from its candidates (see the module docstring)."""
-    op = "sampling"
+def _sampling_inputs(
+    op: str, input_values_tensor: object, input_indices_tensor: object, k: object, p: object, temp: object
+) -> tuple[Tensor, Tensor, dict[str, Tensor]]:
+    """The candidates' values and indices and the per-user ``k``, ``p``, ``temp`` tensors, checked."""
     values_t = device_input(op, "input_values_tensor", input_values_tensor)
     if values_t.dtype is not DataType.BFLOAT16 or values_t.layout is not Layout.TILE:
         raise MeshnnTypeError(
@@ -189,7 +65,30 @@ def sampling(
         "p": _param(op, "p", p, (DataType.BFLOAT16, DataType.FLOAT32), 32),
         "temp": _param(op, "temp", temp, (DataType.BFLOAT16, DataType.FLOAT32), 32),
     }
-    seed = int_arg(op, "seed", seed)
+    return values_t, indices_t, params
+
+
+@register(kind=OpKind.SAMPLING, family=OpFamily.COPY, device_operation="SamplingDeviceOperation", modelled=False)
+def sampling(
+    input_values_tensor: Tensor,
+    input_indices_tensor: Tensor,
+    k: Tensor,
+    p: Tensor,
+    temp: Tensor,
+    *,
+    seed: int | None = None,
+    sub_core_grids: object = None,
+    output_tensor: Tensor | None = None,
+    queue_id: int = 0,
+    optional_output_tensor: Tensor | None = None,
+) -> Tensor:
+    """One token per user drawn from its candidates (see the module docstring)."""
+    op = "sampling"
+    values_t, indices_t, params = _sampling_inputs(op, input_values_tensor, input_indices_tensor, k, p, temp)
+    seed = None if seed is None else int_arg(op, "seed", seed)
+    if output_tensor is not None and optional_output_tensor is not None:
+        raise MeshnnValueError(f"ttnn.{op}: give output_tensor (optional_output_tensor is its older name), not both")
+    optional_output_tensor = output_tensor if output_tensor is not None else optional_output_tensor
     mesh = same_mesh(op, {"input_values_tensor": values_t, "input_indices_tensor": indices_t, **params})
     spec = TensorSpec(
         (1, 1, 1, 32),
@@ -204,6 +103,7 @@ def sampling(
     )  # type: ignore[union-attr]
     inputs = [values_t, indices_t, *params.values()]
     specs = [t.spec for t in inputs]
+    draws = uniforms(mesh, seed, len(values_t.storage.coords))  # type: ignore[union-attr]  (taken at the call)
 
     def kernel(in_rows, out_rows, coords) -> None:
         vals = logical_values(in_rows[0], specs[0])[:, 0, 0]  # (n, 32, W)
@@ -212,16 +112,16 @@ def sampling(
             np.asarray(logical_values(r, s)).reshape(vals.shape[0], -1)[:, :32]
             for r, s in zip(in_rows[2:], specs[2:], strict=True)
         )
-        tokens = _draw(vals, idx, ks.astype(np.int64), ps.astype(np.float32), ts.astype(np.float32), seed)
+        tokens = _draw(vals, idx, ks.astype(np.int64), ps.astype(np.float32), ts.astype(np.float32), draws)
         write_values(out_rows[0], tokens.astype(np.uint32).reshape(-1, 1, 1, 1, 32), spec)
 
-    attrs = {"seed": seed, "sub_core_grids": sub_core_grids}
+    attrs = {"seed": seed, "sub_core_grids": sub_core_grids}  # (the draws are data: not in the program's key)
     return launch(op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, into=into, attrs=attrs)[0]
 
 
-def _draw(values: np.ndarray, indices: np.ndarray, ks, ps, temps, seed: int) -> np.ndarray:
+def _draw(values: np.ndarray, indices: np.ndarray, ks, ps, temps, draws: np.ndarray) -> np.ndarray:
     """``(n, 32)`` drawn indices (see the module docstring)."""
-    n, users, width = values.shape
+    n, _, width = values.shape
     temps = np.where(temps == 0, 1.0, temps)
     scaled = values / temps[..., None]
     order = np.argsort(-scaled, axis=-1, kind="stable")
@@ -234,7 +134,7 @@ def _draw(values: np.ndarray, indices: np.ndarray, ks, ps, temps, seed: int) -> 
     keep &= (cumulative - np.where(keep, probs, 0.0) < ps[..., None]) | (rank == 0)
     kept = np.where(keep, probs, 0.0)
     kept /= kept.sum(axis=-1, keepdims=True)
-    draws = np.random.Generator(np.random.PCG64(seed)).random((n, users))
+    draws = draws[:n]
     chosen = np.minimum((np.cumsum(kept, axis=-1) <= draws[..., None]).sum(axis=-1), keep.sum(axis=-1) - 1)
     picked = np.take_along_axis(order, chosen[..., None], axis=-1)
     return np.take_along_axis(indices, picked, axis=-1)[..., 0]

@@ -183,4 +183,25 @@ def pad_to_tile(tensor: Tensor, value: float) -> Tensor:
     dims = tuple(tensor.padded_shape) if len(tensor.shape) >= 2 else (1, *tensor.padded_shape)
     *outer, height, width = dims
     target = (*outer, -(-height // TILE_EDGE) * TILE_EDGE, -(-width // TILE_EDGE) * TILE_EDGE)
+    if target == dims and tensor.layout is Layout.TILE:  # already whole tiles: nothing to pad
+        return tensor
     return pad_host(tensor, target, (0,) * len(target), value)
+
+
+def unpad_from_tile(tensor: Tensor, output_shape: Sequence[int]) -> Tensor:
+    """``Tensor.unpad_from_tile`` (host, ROW_MAJOR): the ``output_shape`` corner of the stored
+    array, with no padding kept."""
+    check_tensor(tensor)
+    spec = tensor.spec
+    if not isinstance(tensor.storage, HostStorage) or spec.layout is not Layout.ROW_MAJOR:
+        raise MeshnnValueError(f"Tensor.unpad_from_tile works on ROW_MAJOR host tensors, got {spec.layout}")
+    shape, stored = tuple(int(d) for d in output_shape), tuple(spec.encoded_shape)
+    if len(shape) != len(stored) or any(not 0 <= d <= s for d, s in zip(shape, stored, strict=True)):
+        raise MeshnnValueError(f"unpad_from_tile: output_tensor_shape {list(shape)} must fit in {list(stored)}")
+    new = TensorSpec(shape, spec.dtype, spec.layout, tile=spec.tile, memory_config=spec.memory_config)
+
+    def unpadded(raw: np.ndarray) -> np.ndarray:
+        values = decode(raw, spec.dtype, spec.layout, stored)
+        return encode(np.ascontiguousarray(values[tuple(slice(0, d) for d in shape)]), spec.dtype, spec.layout)
+
+    return _per_shard(tensor, new, unpadded)

@@ -271,7 +271,7 @@ class Tensor:
         if isinstance(target, Layout):
             from meshnn.tensor.conversions import to_layout
 
-            return to_layout(self, target)
+            return to_layout(self, target)  # a host block-float tensor: ttnn warns and leaves it in tiles
         from meshnn.tensor.placement import to_device
 
         return to_device(self, target, mem_config)
@@ -324,6 +324,11 @@ class Tensor:
         from meshnn.tensor.conversions import pad_to_tile
 
         return pad_to_tile(self, pad_value)
+
+    def unpad_from_tile(self, output_tensor_shape: Sequence[int]) -> Tensor:
+        from meshnn.tensor.conversions import unpad_from_tile
+
+        return unpad_from_tile(self, output_tensor_shape)
 
     # Python operators, as ttnn binds them: element-wise ops, matmul and slicing of device tensors.
 

@@ -417,6 +417,10 @@ def test_softmax(mesh, placement, rng):
             xq = quantized(x, dtype, layout)
             tensor = to_mesh(mesh, x, dtype, layout, placement)
             for dim in (-1, 1):
+                if dim != -1 and layout is ttnn.ROW_MAJOR_LAYOUT:  # ttnn's moreh path takes tiles only
+                    with pytest.raises(ttnn.MeshnnValueError, match="must be tilized"):
+                        ttnn.softmax(tensor, dim=dim)
+                    continue
                 approx = a_softmax(Approx.exact(xq), axis=dim)  # dims 1 and -1 never mix shards
                 bound = output_bound(approx.ref, approx.err, dtype)
                 what = f"softmax dim={dim} {dtype} {layout} {(b, height, width)}"
@@ -559,8 +563,12 @@ def test_argmax_is_exact(mesh, placement, rng):
             None,
             f"argmax {dtype} {layout}",
         )
-        everywhere = ttnn.argmax(tensor)  # over all the shard's elements
-        expected = per_shard(lambda p: np.array([np.argmax(p)]), placement, n, xq)
+        if layout is TILE:  # ttnn: a TILE input needs a dim
+            with pytest.raises(ttnn.MeshnnValueError, match="dim"):
+                ttnn.argmax(tensor)
+            continue
+        everywhere = ttnn.argmax(tensor, keepdim=True)  # over all the shard's elements, each dim kept as 1
+        expected = per_shard(lambda p: np.array([np.argmax(p)]).reshape(1, 1, 1), placement, n, xq)
         check(results(mesh, everywhere, placement), expected, None, f"argmax(all) {dtype} {layout}")
 
 

@@ -35,6 +35,9 @@ NOT_OPS = {  # public functions of the ops layer that launch no op, and why
     "attach_golden_function": "the registry's own setter",
     "register_python_operation": "declares an op",
 }
+HOST_HELPERS = {  # modules of the ops layer whose public functions are host helpers, and why
+    "meshnn.ops.norm.group_norm_params": "group_norm's host helpers: they build host tensors and configs",
+}
 
 
 def _resolve(name: str):
@@ -60,6 +63,8 @@ def test_every_public_function_of_the_ops_layer_is_an_entry():
             continue
         module = getattr(value, "__module__", "") or ""
         if module.startswith("meshnn.ops") and registry.entry_of(value) is None and name not in NOT_OPS:
+            if module in HOST_HELPERS:
+                continue
             missing.append(name)
     assert not missing, f"public ops with no registry entry: {missing}"
     for namespace in ("transformer", "experimental", "prim"):

@@ -17,7 +17,7 @@ from meshnn.mesh.op_keywords import ttnn_keywords
 from meshnn.ops.checks import broadcast_shape, device_input
 from meshnn.ops.config import UnaryOpType, UnaryWithParam
 from meshnn.ops.eltwise.binary import binary
-from meshnn.ops.reduction import mean, sum
+from meshnn.ops.reduce.generic import mean, sum
 from meshnn.ops.registry import OpKind, register, torch_golden
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
