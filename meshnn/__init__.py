@@ -110,6 +110,16 @@ from meshnn.ops.config import (
     WormholeComputeKernelConfig,
     init_device_compute_kernel_config,
 )
+from meshnn.ops.conv.config import (  # the conv configs (ttnn.Conv2dConfig...)
+    Conv1dConfig,
+    Conv2dConfig,
+    Conv2dDRAMSliceHeight,
+    Conv2dDRAMSliceWidth,
+    Conv2dL1Full,
+    Conv2dL1FullSliceConfig,
+    Conv2dSliceConfig,
+    Conv3dConfig,
+)
 from meshnn.ops.matmul_config import (
     MatmulMultiCoreReuseMultiCast1DProgramConfig,
     MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig,

@@ -14,6 +14,7 @@ May import: the public root and :mod:`meshnn.errors`.
 
 from __future__ import annotations
 
+import importlib
 import types
 from typing import Any
 
@@ -34,6 +35,11 @@ class FlatNamespace(types.ModuleType):
     def __getattr__(self, attribute: str) -> Any:
         if attribute.startswith("__") and attribute.endswith("__"):
             raise AttributeError(attribute)
+        python = PYTHON_MODULES.get(f"{self._path}.{attribute}")
+        if python is not None:  # a Python module of ttnn's with names of its own (ttnn.operations.conv2d)
+            nested = FlatNamespace(f"{self._path}.{attribute}", **importlib.import_module(python).TTNN_NAMES)
+            setattr(self, attribute, nested)
+            return nested
         value = None if self._path.endswith(_OWN_OPS) else getattr(meshnn, attribute, None)
         if value is not None and (not isinstance(value, types.ModuleType) or attribute in _TTNN_NAMESPACES):
             return value  # (meshnn's layer packages, meshnn.tensor / meshnn.ops..., are not ttnn's names)
@@ -90,6 +96,10 @@ SUBMODULE_NAMES = frozenset(
 _OWN_OPS = (".moreh",)
 """ttnn submodules whose ops are their own, not ttnn's top-level ops of the same name
 (``ttnn.operations.moreh.mean`` is not ``ttnn.mean``): nothing of meshnn answers there."""
+
+PYTHON_MODULES = {"operations.conv2d": "meshnn.ops.conv.ttnn_python"}
+"""ttnn's Python modules named like an op (``ttnn.operations.conv2d`` is not ``ttnn.conv2d``): the
+meshnn module whose ``TTNN_NAMES`` they hold, besides meshnn's public names."""
 
 _TTNN_NAMESPACES = frozenset({"transformer", "experimental", "prim", "graph", "reports", "cluster"})
 """meshnn's module attributes that are ttnn's namespaces of the same name."""
