@@ -111,7 +111,10 @@ def conv_as_transposed(weight: np.ndarray, groups: int) -> np.ndarray:
 def check_weight(
     op: str, weight: np.ndarray, out_channels: int, in_per_group: int, kernel: tuple[int, int]
 ) -> np.ndarray:
-    """An ``OIHW`` weight checked against the conv's channels and kernel."""
+    """An ``OIHW`` weight checked against the conv's channels and kernel (conv1d's ``[O, I, K]``
+    for a ``(K, 1)`` kernel too); returns it as ``OIHW``."""
+    if weight.ndim == 3 and kernel[1] == 1:
+        weight = weight[..., None]
     want = (out_channels, in_per_group, *kernel)
     if tuple(weight.shape) != want:
         raise MeshnnValueError(
