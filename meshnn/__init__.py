@@ -100,6 +100,7 @@ from meshnn.ops.catalog import experimental, prim, public_ops, transformer
 from meshnn.ops.ccl.arguments import ReduceType, Topology
 from meshnn.ops.config import (
     BlackholeComputeKernelConfig,
+    GrayskullComputeKernelConfig,
     LayerNormDefaultProgramConfig,
     LayerNormShardedMultiCoreProgramConfig,
     MathFidelity,

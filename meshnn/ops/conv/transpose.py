@@ -80,6 +80,22 @@ def _compute(window: Window, dims: tuple[int, int], in_channels: int, groups: in
     return compute
 
 
+def output_dims(op: str, window: Window, extra: tuple[int, ...]) -> tuple[int, int]:
+    """The output's (height, width), checked: at least 1x1, ``output_padding`` (``extra``)
+    smaller than the stride or the dilation."""
+    pads = (window.padding[0] + window.padding[1], window.padding[2] + window.padding[3])
+    dims = tuple(
+        out_size(size, window.kernel[i], window.stride[i], pads[i], window.dilation[i], extra[i])
+        for i, size in enumerate((window.height, window.width))
+    )
+    if min(dims) < 1 or any(extra[i] >= max(window.stride[i], window.dilation[i]) for i in (0, 1)):
+        raise MeshnnValueError(
+            f"ttnn.{op}: the output would be {list(dims)} (output_padding {list(extra)} must be smaller than the "
+            "stride or dilation, and the output at least 1x1)"
+        )
+    return dims  # type: ignore[return-value]
+
+
 @register(kind=OpKind.CONV, family=OpFamily.MATMUL, device_operation="Conv2dDeviceOperation")
 def conv_transpose2d(
     *,
@@ -123,23 +139,9 @@ def conv_transpose2d(
         padding4(op, padding),
         pair(op, "dilation", dilation),  # type: ignore[arg-type]
     )
-    extra = pair(op, "output_padding", output_padding, least=0)
     if not isinstance(mirror_kernel, bool):
         raise MeshnnValueError(f"ttnn.{op}: mirror_kernel must be a bool, got {mirror_kernel!r}")
-    pads = (window.padding[0] + window.padding[1], window.padding[2] + window.padding[3])
-    dims = tuple(
-        out_size(size, kernel[i], window.stride[i], pads[i], window.dilation[i], extra[i])
-        for i, size in enumerate((window.height, window.width))
-    )
-    if (
-        min(dims) < 1
-        or extra[0] >= max(window.stride[0], window.dilation[0])
-        or extra[1] >= max(window.stride[1], window.dilation[1])
-    ):
-        raise MeshnnValueError(
-            f"ttnn.{op}: the output would be {list(dims)} (output_padding {list(extra)} must be smaller than the "
-            "stride or dilation, and the output at least 1x1)"
-        )
+    dims = output_dims(op, window, pair(op, "output_padding", output_padding, least=0))
     tensor = check_tensor(input_tensor, f"ttnn.{op}: input_tensor")
     flat_input(op, tuple(tensor.shape), window, ic)
     memory = output_memory(op, tensor, memory_config, None)

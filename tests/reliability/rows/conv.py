@@ -157,6 +157,13 @@ def rows() -> list[Case]:
             VALUE,
             "padding_mode",
         ),
+        Case(  # (ttnn's class, which tt-metal's model configs name in annotations)
+            "GrayskullComputeKernelConfig",
+            "math_fidelity a string",
+            lambda e: ttnn.GrayskullComputeKernelConfig(math_fidelity="HiFi4"),
+            TYPE,
+            "math_fidelity",
+        ),
         Case("fold", "input not 4D", lambda e: ttnn.fold(e.rm, 2, 2), VALUE, "input"),
         Case("fold", "stride 0", lambda e: ttnn.fold(e.rm, 0, 2), VALUE, "stride_h"),
         Case(
