@@ -280,3 +280,16 @@ def test_golden_function_is_ttnns_reference():
     out = golden(x, weight, 3, 2, 1, 4, 4, (3, 3), (1, 1), (1, 1), bias_tensor=torch.zeros(2))
     ref = torch.nn.functional.conv2d(x.reshape(1, 4, 4, 3).permute(0, 3, 1, 2), weight, None, 1, 1)
     torch.testing.assert_close(out, ref.permute(0, 2, 3, 1).reshape(1, 1, 16, 2))
+
+
+def test_deallocate_activation_frees_a_device_input(device):
+    args = dict(in_channels=4, out_channels=8, batch_size=1, input_height=5, input_width=5, kernel_size=(3, 3))
+    weight = ttnn.from_torch(torch.ones(8, 4, 3, 3), BF16)
+    kept = ttnn.from_torch(torch.ones(1, 5, 5, 4), BF16, device=device)
+    ttnn.conv2d(input_tensor=kept, weight_tensor=weight, device=device, **args)
+    assert kept.is_allocated()
+    freed = ttnn.from_torch(torch.ones(1, 5, 5, 4), BF16, device=device)
+    config = ttnn.Conv2dConfig(deallocate_activation=True)
+    out = ttnn.conv2d(input_tensor=freed, weight_tensor=weight, device=device, conv_config=config, **args)
+    assert not freed.is_allocated()
+    np.testing.assert_array_equal(ttnn.to_numpy(out), np.full((1, 1, 9, 8), 36.0, np.float32))

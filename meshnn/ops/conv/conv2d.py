@@ -104,7 +104,7 @@ def run_conv(op: str, args: dict, window: Window, ranks=(4,)) -> tuple[Tensor, t
     attrs = {"conv_config": config, "compute_kernel_config": args["compute_config"], "memory_config": memory}
     attrs["slice_config"] = args["slice_config"]
     run = ConvRun(op, mesh, inputs, spec, conv_compute(window, ic, groups, activation), attrs)
-    return run.launch(), (weight, bias)
+    return run.launch(config, args["input_tensor"]), (weight, bias)
 
 
 @register(kind=OpKind.CONV, family=OpFamily.MATMUL, device_operation="Conv2dDeviceOperation", golden=goldens.conv2d)

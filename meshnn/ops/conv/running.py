@@ -113,7 +113,15 @@ class ConvRun:
     compute: Compute
     attrs: dict
 
-    def launch(self) -> Tensor:
+    def launch(self, config: Conv2dConfig | None = None, given: Tensor | None = None) -> Tensor:
+        """Run the conv; with ``config.deallocate_activation`` the input ``given`` (when it was a
+        device tensor) is deallocated after it, as ttnn does."""
+        output = self._launch()
+        if config is not None and config.deallocate_activation and given is self.inputs[0]:
+            given.deallocate()
+        return output
+
+    def _launch(self) -> Tensor:
         specs = [t.spec for t in self.inputs]
         has_bias = len(self.inputs) > 2
         compute, spec = self.compute, self.spec

@@ -153,7 +153,9 @@ def conv_transpose2d(
     inputs = (tensor, weight) if bias is None else (tensor, weight, bias)
     attrs = {"conv_config": config, "compute_kernel_config": compute_config, "memory_config": memory}
     run = ConvRun(op, mesh, inputs, spec, _compute(window, dims, ic, groups, activation), attrs)
-    return results(run.launch(), list(dims), (weight, bias), return_output_dim, return_weights_and_bias)
+    return results(
+        run.launch(config, input_tensor), list(dims), (weight, bias), return_output_dim, return_weights_and_bias
+    )
 
 
 def _prepared(op: str, weight: object, channels: tuple[int, int, int], kernel, config, mirror: bool, mesh) -> Tensor:
