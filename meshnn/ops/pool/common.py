@@ -77,9 +77,12 @@ def run_pool(
 
 
 def nchw_tensor(values: np.ndarray, batch: int, height: int, width: int, channels: int):
-    """Flattened NHWC values as a float32 torch ``(N, C, H, W)`` tensor (first ``channels``)."""
+    """Flattened NHWC values as a float32 torch ``(N, C, H, W)`` tensor (first ``channels``): a
+    channels-last view of the NHWC values, which torch's pooling kernels run on as they are."""
     from meshnn.ops.conv.geometry import torch_module
 
     torch = torch_module()
-    x = values.reshape(batch, height, width, -1)[..., :channels].transpose(0, 3, 1, 2)
-    return torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
+    x = np.asarray(values, dtype=np.float32).reshape(batch, height, width, -1)[..., :channels]
+    if not (x.flags.writeable and x.flags.c_contiguous):  # (torch takes only writable arrays)
+        x = np.array(x, order="C")
+    return torch.from_numpy(x).permute(0, 3, 1, 2)

@@ -67,16 +67,14 @@ def _max(window: Window, channels: int, indices: bool):
     def compute(x: np.ndarray) -> list[np.ndarray]:
         torch = torch_module()
         xt = padded(torch, nchw_tensor(x, window.batch, window.height, window.width, channels), window, float("-inf"))
-        out, where = torch.nn.functional.max_pool2d(
-            xt, window.kernel, window.stride, 0, window.dilation, return_indices=True
+        pooled = torch.nn.functional.max_pool2d(
+            xt, window.kernel, window.stride, 0, window.dilation, return_indices=indices
         )
-        out, where = (
-            out[:, :, : window.out_height, : window.out_width],
-            where[:, :, : window.out_height, : window.out_width],
-        )
+        out, where = pooled if indices else (pooled, None)
+        out = out[:, :, : window.out_height, : window.out_width]
         result = [flat_output(out.numpy())]
         if indices:  # the padded image's flat index, as the input image's
-            width = xt.shape[3]
+            width, where = xt.shape[3], where[:, :, : window.out_height, : window.out_width]
             row, col = where // width - window.padding[0], where % width - window.padding[2]
             result.append(flat_output((row * window.width + col).numpy().astype(np.float64)))
         return result
