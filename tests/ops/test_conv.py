@@ -51,10 +51,11 @@ CASES = [  # n, ic, oc, h, w, kernel, stride, padding, dilation, groups
     (1, 8, 16, 9, 7, (3, 3), (1, 1), (1, 1), (1, 1), 1),
     (2, 6, 4, 10, 8, (3, 2), (2, 1), (1, 2, 0, 3), (1, 1), 2),
     (1, 4, 8, 12, 12, (3, 3), (1, 2), (2, 2), (2, 2), 4),
+    (2, 8, 16, 5, 6, (1, 1), (1, 1), (0, 0), (1, 1), 1),  # a pointwise conv: the matmul path
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=["plain", "asym_groups", "dilated_depthwise_ish"])
+@pytest.mark.parametrize("case", CASES, ids=["plain", "asym_groups", "dilated_grouped", "pointwise"])
 @pytest.mark.parametrize("out_dtype", [BF16, F32])
 def test_conv2d_matches_float64_torch(device, case, out_dtype):
     n, ic, oc, h, w, kernel, stride, padding, dilation, groups = case

@@ -23,7 +23,7 @@ from meshnn.formats.dtypes import DataType
 from meshnn.ops.config import check_compute_kernel_config
 from meshnn.ops.conv import goldens
 from meshnn.ops.conv.config import Conv2dConfig
-from meshnn.ops.conv.geometry import Window, flat_input, flat_output, padding4, pair, positive, torch_module
+from meshnn.ops.conv.geometry import Window, flat_input, padding4, pair, positive, torch_module
 from meshnn.ops.conv.running import (
     ConvRun,
     activation_of,
@@ -53,20 +53,39 @@ from meshnn.tensor.tensor import Tensor, check_tensor
 
 
 def conv_compute(window: Window, in_channels: int, groups: int, activation: Callable | None):
-    """The per-device computation of a conv over ``window`` (see :class:`ConvRun`)."""
+    """The per-device computation of a conv over ``window`` (see :class:`ConvRun`): torch's conv2d
+    on a channels-last view of the NHWC values (its output is channels-last too, so flattening
+    it back copies nothing); a 1x1 conv of stride 1 is the matmul of the rows by the prepared
+    weight matrix."""
+    pointwise = window.kernel == (1, 1) and window.stride == (1, 1) and not any(window.padding) and groups == 1
 
     def compute(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
         torch = torch_module()
-        functional = torch.nn.functional
-        top, bottom, left, right = window.padding
-        xt = torch.from_numpy(np.ascontiguousarray(window.nchw(x, in_channels), dtype=np.float32))
-        xt = functional.pad(xt, (left, right, top, bottom))
-        wt = torch.from_numpy(np.ascontiguousarray(weight_oihw(w, window.kernel), dtype=np.float32))
-        bt = None if b is None else torch.from_numpy(np.ascontiguousarray(b.reshape(-1), dtype=np.float32))
-        out = functional.conv2d(xt, wt, bt, stride=window.stride, dilation=window.dilation, groups=groups).numpy()
-        return flat_output(activation(out) if activation is not None else out)
+        rows = _writable(x.reshape(window.batch, window.height, window.width, -1)[..., :in_channels])
+        bt = None if b is None else torch.from_numpy(_writable(b.reshape(-1)))
+        if pointwise:
+            matrix = torch.from_numpy(_writable(w.reshape(in_channels, -1)))
+            out = torch.from_numpy(rows.reshape(-1, in_channels)) @ matrix
+            out = (out if bt is None else out + bt).numpy().reshape(1, 1, -1, matrix.shape[1])
+        else:
+            top, bottom, left, right = window.padding
+            xt = torch.from_numpy(rows).permute(0, 3, 1, 2)
+            if any(window.padding):
+                xt = torch.nn.functional.pad(xt, (left, right, top, bottom))
+            wt = torch.from_numpy(_writable(weight_oihw(w, window.kernel)))
+            out = torch.nn.functional.conv2d(xt, wt, bt, stride=window.stride, dilation=window.dilation, groups=groups)
+            out = out.permute(0, 2, 3, 1).reshape(1, 1, -1, out.shape[1]).numpy()
+        return activation(out) if activation is not None else out
 
     return compute
+
+
+def _writable(values: np.ndarray) -> np.ndarray:
+    """``values`` as a writable, C-contiguous float32 array (torch takes only those), copied only
+    when it is not one already."""
+    if values.dtype == np.float32 and values.flags.c_contiguous and values.flags.writeable:
+        return values
+    return np.array(values, dtype=np.float32, order="C")
 
 
 def prepared_weight(op: str, weight: object, oc: int, icg: int, kernel, dtype_of, mesh) -> Tensor:

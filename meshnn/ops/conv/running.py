@@ -131,7 +131,7 @@ class ConvRun:
             w = logical_values(in_rows[1], specs[1])
             b = logical_values(in_rows[2], specs[2]) if has_bias else None
             out = [compute(x[i], w[i], None if b is None else b[i]) for i in range(x.shape[0])]
-            write_values(out_rows[0], np.stack(out), spec)
+            write_values(out_rows[0], out[0][None] if len(out) == 1 else np.stack(out), spec)
 
         return launch(self.op, self.mesh, list(self.inputs), [Output(spec)], kernel, rowwise=True, attrs=self.attrs)[0]
 
