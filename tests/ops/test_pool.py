@@ -166,3 +166,15 @@ def test_fold_and_convert_to_chw_are_exact(device):
     rows = _image(1, 1, 64, 4).reshape(1, 1, 64, 4)
     chw = ttnn.experimental.convert_to_chw(_on(device, rows, layout=TILE), dtype=BF16)
     exact_equal(ttnn.to_numpy(chw).astype(np.float64), rows.transpose(0, 1, 3, 2), "convert_to_chw")
+
+
+@pytest.mark.parametrize("mode", ["nearest", "bilinear"])
+def test_rotate_by_quarter_turns_and_fill(device, mode):
+    x = _image(1, 6, 6, 4)
+    # a quarter turn counter-clockwise (torchvision's sense, np.rot90 k=1) moves pixels exactly
+    out = ttnn.to_numpy(ttnn.rotate(_on(device, x), 90.0, interpolation_mode=mode)).astype(np.float64)
+    np.testing.assert_allclose(out, np.rot90(x, k=1, axes=(1, 2)), atol=1e-6)
+    same = ttnn.to_numpy(ttnn.rotate(_on(device, x), 0.0, interpolation_mode=mode)).astype(np.float64)
+    exact_equal(same, x, "rotate by 0")
+    moved = ttnn.to_numpy(ttnn.rotate(_on(device, x), 45.0, center=(0.5, 0.5), fill=7.0)).astype(np.float64)
+    assert moved[0, 0, 0, 0] == x[0, 0, 0, 0] and (moved[0, 5, 0] == 7.0).all()  # the far corner is outside

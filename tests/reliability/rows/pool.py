@@ -69,6 +69,9 @@ def rows() -> list[Case]:
             "input_tensor",
         ),
         Case("global_avg_pool2d", "input not 4D", lambda e: ttnn.global_avg_pool2d(e.a), VALUE, "input_tensor"),
+        Case("rotate", "expand True", lambda e: ttnn.rotate(e.a, 30.0, expand=True), VALUE, "expand"),
+        Case("rotate", "mode cubic", lambda e: ttnn.rotate(e.a, 30.0, interpolation_mode="cubic"), VALUE, "interpolation_mode"),
+        Case("rotate", "angle a string", lambda e: ttnn.rotate(e.a, "30"), TYPE, "angle"),
         Case("upsample", "mode cubic", lambda e: ttnn.upsample(e.a, 2, mode="cubic"), VALUE, "mode"),
         Case("upsample", "scale_factor 0", lambda e: ttnn.upsample(e.a, 0), VALUE, "scale_factor"),
         Case(
