@@ -101,6 +101,7 @@ from meshnn.ops.ccl.arguments import ReduceType, Topology
 from meshnn.ops.complex.tensor import ComplexTensor
 from meshnn.ops.config import (
     BlackholeComputeKernelConfig,
+    GrayskullComputeKernelConfig,
     LayerNormDefaultProgramConfig,
     LayerNormDistributedDefaultProgramConfig,
     LayerNormShardedMultiCoreProgramConfig,
@@ -114,6 +115,16 @@ from meshnn.ops.config import (
     UnaryWithParam,
     WormholeComputeKernelConfig,
     init_device_compute_kernel_config,
+)
+from meshnn.ops.conv.config import (  # the conv configs (ttnn.Conv2dConfig...)
+    Conv1dConfig,
+    Conv2dConfig,
+    Conv2dDRAMSliceHeight,
+    Conv2dDRAMSliceWidth,
+    Conv2dL1Full,
+    Conv2dL1FullSliceConfig,
+    Conv2dSliceConfig,
+    Conv3dConfig,
 )
 from meshnn.ops.eltwise.binary_special import BinaryOpType
 from meshnn.ops.eltwise.losses import LossReductionMode

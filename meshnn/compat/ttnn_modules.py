@@ -14,6 +14,8 @@ May import: the public root and :mod:`meshnn.errors`.
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import types
 from typing import Any
 
@@ -34,6 +36,10 @@ class FlatNamespace(types.ModuleType):
     def __getattr__(self, attribute: str) -> Any:
         if attribute.startswith("__") and attribute.endswith("__"):
             raise AttributeError(attribute)
+        nested = _own_namespace(f"{self._path}.{attribute}")
+        if nested is not None:
+            setattr(self, attribute, nested)
+            return nested
         value = None if self._path.endswith(_OWN_OPS) else getattr(meshnn, attribute, None)
         if value is not None and (not isinstance(value, types.ModuleType) or attribute in _TTNN_NAMESPACES):
             return value  # (meshnn's layer packages, meshnn.tensor / meshnn.ops..., are not ttnn's names)
@@ -42,6 +48,28 @@ class FlatNamespace(types.ModuleType):
             setattr(self, attribute, nested)  # the same module object next time
             return nested
         raise NotImplementedByMeshnn(f"{self._path}.{attribute}")
+
+
+class _ExperimentalNamespace(FlatNamespace):
+    """``ttnn._ttnn.operations.experimental``: the experimental ops, and ttnn's submodules of it."""
+
+    def __getattr__(self, attribute: str) -> Any:
+        try:
+            return getattr(meshnn.experimental, attribute)
+        except NotImplementedByMeshnn:
+            return super().__getattr__(attribute)
+
+
+def _own_namespace(path: str) -> types.ModuleType | None:
+    """The namespace at ``path`` when it has names of its own (:data:`PYTHON_MODULES`,
+    :data:`OWN_NAMES`, the experimental ops), else None."""
+    if path in PYTHON_MODULES:  # a Python module of ttnn's with names of its own (ttnn.operations.conv2d)
+        return FlatNamespace(path, **importlib.import_module(PYTHON_MODULES[path]).TTNN_NAMES)
+    if path in OWN_NAMES:
+        return FlatNamespace(path, **{name: find() for name, find in OWN_NAMES[path].items()})
+    if path == "_ttnn.operations.experimental":
+        return _ExperimentalNamespace(path)
+    return None
 
 
 SUBMODULE_NAMES = frozenset(
@@ -90,6 +118,23 @@ SUBMODULE_NAMES = frozenset(
 _OWN_OPS = (".moreh",)
 """ttnn submodules whose ops are their own, not ttnn's top-level ops of the same name
 (``ttnn.operations.moreh.mean`` is not ``ttnn.mean``): nothing of meshnn answers there."""
+
+PYTHON_MODULES = {"operations.conv2d": "meshnn.ops.conv.ttnn_python"}
+"""ttnn's Python modules named like an op (``ttnn.operations.conv2d`` is not ``ttnn.conv2d``): the
+meshnn module whose ``TTNN_NAMES`` they hold, besides meshnn's public names."""
+
+
+def _global_semaphore() -> type:
+    """meshnn's global semaphore class (what ``ttnn.create_global_semaphore`` returns)."""
+    return inspect.signature(meshnn.create_global_semaphore, eval_str=True).return_annotation
+
+
+OWN_NAMES = {
+    # ttnn's argument type of one or several global semaphores: meshnn's GlobalSemaphore stands for it
+    "_ttnn.operations.experimental.ccl_experimental": {"GlobalSemaphoreArg": _global_semaphore},
+    "_ttnn.global_semaphore": {"global_semaphore": _global_semaphore},  # ttnn's class, under its C++ name
+}
+"""ttnn names in a submodule that meshnn answers with another object: how to find each."""
 
 _TTNN_NAMESPACES = frozenset({"transformer", "experimental", "prim", "graph", "reports", "cluster"})
 """meshnn's module attributes that are ttnn's namespaces of the same name."""

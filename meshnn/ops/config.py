@@ -145,10 +145,11 @@ class ThrottleLevel(enum.Enum):
     LEVEL_5 = 5
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, unsafe_hash=True)
 class _ComputeKernelConfig:
     """The fields of ttnn's compute-kernel config.  ``math_fidelity`` None is ttnn's
-    ``MathFidelity::Invalid`` (unset: the op's own default fidelity applies)."""
+    ``MathFidelity::Invalid`` (unset: the op's own default fidelity applies).  Mutable, as ttnn's
+    struct is (``config.throttle_level = ...``): a field set later is checked as when made."""
 
     math_fidelity: MathFidelity | None = None
     math_approx_mode: bool = True
@@ -166,6 +167,18 @@ class _ComputeKernelConfig:
         if not isinstance(self.throttle_level, ThrottleLevel):
             raise MeshnnTypeError(f"{owner}: throttle_level must be a ttnn.ThrottleLevel, got {self.throttle_level!r}")
 
+    def __setattr__(self, name: str, value: object) -> None:
+        if name not in _COMPUTE_FIELDS:
+            raise MeshnnTypeError(f"{type(self).__name__} has no field {name!r}")
+        before = self.__dict__.get(name, _COMPUTE_FIELDS)
+        object.__setattr__(self, name, value)
+        if len(self.__dict__) == len(_COMPUTE_FIELDS):  # (not while __init__ sets them one by one)
+            try:
+                self.__post_init__()
+            except MeshnnTypeError:
+                object.__setattr__(self, name, before)
+                raise
+
     def dest_register_count(self, tile_shape: tuple[int, int] = (32, 32)) -> int:
         """Tiles the destination register holds (ttnn's ``get_dest_reg_count``): 16 tiles of 32x32,
         halved without ``dst_full_sync_en`` (double-buffered) and halved again with fp32 accumulation."""
@@ -181,12 +194,27 @@ DEST_REGISTER_DATUMS = 64 * 16 * 16
 """Datums of the destination register (64 rows of 16 datums, 16 faces' worth): the same on every arch."""
 
 
+_COMPUTE_FIELDS = (
+    "math_fidelity",
+    "math_approx_mode",
+    "fp32_dest_acc_en",
+    "packer_l1_acc",
+    "dst_full_sync_en",
+    "throttle_level",
+)
+
+
 class WormholeComputeKernelConfig(_ComputeKernelConfig):
     """``ttnn.WormholeComputeKernelConfig`` (keyword arguments only, as ttnn's)."""
 
 
 class BlackholeComputeKernelConfig(_ComputeKernelConfig):
     """``ttnn.BlackholeComputeKernelConfig`` (keyword arguments only, as ttnn's)."""
+
+
+class GrayskullComputeKernelConfig(_ComputeKernelConfig):
+    """``ttnn.GrayskullComputeKernelConfig`` (keyword arguments only; meshnn simulates no Grayskull,
+    so it is taken where ttnn takes a compute-kernel config, and names the type in annotations)."""
 
 
 COMPUTE_KERNEL_CONFIGS = (WormholeComputeKernelConfig, BlackholeComputeKernelConfig)

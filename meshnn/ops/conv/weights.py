@@ -1,0 +1,156 @@
+"""Conv weights and biases prepared for a device, as ttnn's ``prepare_conv_weights`` /
+``prepare_conv_bias`` / ``prepare_conv_transpose2d_weights`` / ``prepare_conv_transpose2d_bias``
+make them, and read back by the conv kernels.
+
+A prepared weight is a device tensor ``[1, 1, KH*KW*(IC/groups), OC]`` in TILE layout and the
+weights dtype (``conv_config.weights_dtype``, else the given weight's dtype), row
+``(kh*KW + kw)*(IC/groups) + ic`` holding ``weight[:, ic, kh, kw]``: the weight matrix the conv's
+matmul multiplies, rounded once into the weights dtype (bfloat8_b's shared exponents run along
+output channels, as on a device).  A prepared bias is ``[1, 1, 1, OC]`` TILE.  ttnn pads both to
+its channel alignment; meshnn keeps them unpadded.  A conv given a device weight takes it as
+prepared (as ttnn does) and checks its shape.
+
+A transposed conv's weight (``IOHW``) is prepared as the equivalent conv's: each group's
+``[IC, OC/g]`` block transposed and the kernel mirrored (``mirror_kernel=False``: the caller
+mirrored it already).
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.formats`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`
+and the conv package's config and geometry.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
+from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.ops.conv.config import Conv2dConfig
+from meshnn.ops.conv.geometry import pair, positive
+from meshnn.tensor.interop import to_numpy
+from meshnn.tensor.storage import DeviceStorage
+from meshnn.tensor.tensor import Tensor, check_tensor
+
+WEIGHT_DTYPES = (DataType.BFLOAT16, DataType.BFLOAT8_B, DataType.FLOAT32)
+
+
+def conv_config_of(op: str, conv_config: object) -> Conv2dConfig:
+    """``conv_config`` checked (None: ttnn's defaults)."""
+    if conv_config is None:
+        return Conv2dConfig()
+    if not isinstance(conv_config, Conv2dConfig):
+        raise MeshnnTypeError(f"ttnn.{op}: conv_config must be a ttnn.Conv2dConfig, got {conv_config!r}")
+    return conv_config
+
+
+def is_prepared(tensor: Tensor) -> bool:
+    """A weight or bias already on a device: ttnn takes it as prepared."""
+    return isinstance(tensor.storage, DeviceStorage)
+
+
+def weights_dtype(op: str, config: Conv2dConfig, given: DataType) -> DataType:
+    """The prepared weights' dtype: the config's, else the given weight's."""
+    dtype = config.weights_dtype or given
+    if dtype not in WEIGHT_DTYPES:
+        raise MeshnnValueError(f"ttnn.{op}: weights must be bfloat16, bfloat8_b or float32, got {dtype}")
+    return dtype
+
+
+def host_values(op: str, name: str, tensor: object) -> np.ndarray:
+    """The values of a host (or device) tensor in torch's layout, as float32."""
+    tensor = check_tensor(tensor, f"ttnn.{op}: {name}")
+    try:
+        return np.asarray(to_numpy(tensor), dtype=np.float32)
+    except MeshnnValueError:  # several shards: a replicated weight has the same values in each
+        from meshnn.tensor.readback import decoded_shards
+
+        return np.asarray(decoded_shards(tensor)[0], dtype=np.float32)
+
+
+def place(values: np.ndarray, dtype: DataType, mesh: object) -> Tensor:
+    """``values`` written to every device of ``mesh`` as a TILE tensor of ``dtype`` (DRAM)."""
+    if not isinstance(mesh, MeshDevice):
+        raise MeshnnTypeError(f"device must be a ttnn.MeshDevice, got {type(mesh).__name__}")
+    return Tensor(np.ascontiguousarray(values, dtype=np.float32), dtype, device=mesh, layout=Layout.TILE)
+
+
+def weight_matrix(weight: np.ndarray) -> np.ndarray:
+    """An ``OIHW`` conv weight as the ``[1, 1, KH*KW*I, O]`` matrix a device multiplies by."""
+    o, i, kh, kw = weight.shape
+    return weight.transpose(2, 3, 1, 0).reshape(1, 1, kh * kw * i, o)
+
+
+def weight_oihw(matrix: np.ndarray, kernel: tuple[int, int]) -> np.ndarray:
+    """The inverse of :func:`weight_matrix`."""
+    rows, o = matrix.shape[-2:]
+    kh, kw = kernel
+    return matrix.reshape(kh, kw, rows // (kh * kw), o).transpose(3, 2, 0, 1)
+
+
+def transposed_as_conv(weight: np.ndarray, groups: int, mirror: bool) -> np.ndarray:
+    """An ``IOHW`` transposed-conv weight (``[IC, OC/g, KH, KW]``) as the ``OIHW`` weight of the
+    equivalent conv over the stride-dilated input (``[OC, IC/g, KH, KW]``)."""
+    ic, ocg, kh, kw = weight.shape
+    w = (
+        weight.reshape(groups, ic // groups, ocg, kh, kw)
+        .transpose(0, 2, 1, 3, 4)
+        .reshape(groups * ocg, ic // groups, kh, kw)
+    )
+    return np.ascontiguousarray(w[:, :, ::-1, ::-1] if mirror else w)
+
+
+def conv_as_transposed(weight: np.ndarray, groups: int) -> np.ndarray:
+    """The inverse of :func:`transposed_as_conv` (mirrored): the ``IOHW`` weight torch's
+    ``conv_transpose2d`` takes."""
+    oc, icg, kh, kw = weight.shape
+    w = weight[:, :, ::-1, ::-1].reshape(groups, oc // groups, icg, kh, kw).transpose(0, 2, 1, 3, 4)
+    return np.ascontiguousarray(w.reshape(groups * icg, oc // groups, kh, kw))
+
+
+def check_weight(
+    op: str, weight: np.ndarray, out_channels: int, in_per_group: int, kernel: tuple[int, int]
+) -> np.ndarray:
+    """An ``OIHW`` weight checked against the conv's channels and kernel (conv1d's ``[O, I, K]``
+    for a ``(K, 1)`` kernel too); returns it as ``OIHW``."""
+    if weight.ndim == 3 and kernel[1] == 1:
+        weight = weight[..., None]
+    want = (out_channels, in_per_group, *kernel)
+    if tuple(weight.shape) != want:
+        raise MeshnnValueError(
+            f"ttnn.{op}: weight_tensor {list(weight.shape)} must be [out_channels, in_channels/groups, kernel_h, "
+            f"kernel_w] = {list(want)}"
+        )
+    return weight
+
+
+def check_prepared(op: str, weight: Tensor, out_channels: int, in_per_group: int, kernel: tuple[int, int]) -> None:
+    """A device weight checked to be a prepared one of this conv."""
+    want = (1, 1, kernel[0] * kernel[1] * in_per_group, out_channels)
+    if tuple(weight.shape) != want:
+        raise MeshnnValueError(
+            f"ttnn.{op}: weight_tensor on the device must be prepared for this conv (ttnn.prepare_conv_weights): "
+            f"{list(want)}, got {list(weight.shape)}"
+        )
+
+
+def prepared_bias(op: str, bias: object, out_channels: int, dtype: DataType, mesh: object) -> Tensor:
+    """A bias (any shape holding ``out_channels`` values) prepared: ``[1, 1, 1, OC]`` TILE."""
+    tensor = check_tensor(bias, f"ttnn.{op}: bias_tensor")
+    if is_prepared(tensor) and tuple(tensor.shape) == (1, 1, 1, out_channels):
+        return tensor
+    values = host_values(op, "bias_tensor", tensor)
+    if values.size != out_channels:
+        raise MeshnnValueError(
+            f"ttnn.{op}: bias_tensor {list(values.shape)} must hold out_channels = {out_channels} values"
+        )
+    return place(values.reshape(1, 1, 1, out_channels), dtype, mesh)
+
+
+def conv_args(op: str, in_channels, out_channels, groups, kernel_size) -> tuple[int, int, int, tuple[int, int]]:
+    """in_channels, out_channels, groups and kernel_size checked (groups divide both)."""
+    ic, oc = positive(op, "in_channels", in_channels), positive(op, "out_channels", out_channels)
+    g = positive(op, "groups", groups)
+    if ic % g or oc % g:
+        raise MeshnnValueError(f"ttnn.{op}: groups {g} must divide in_channels {ic} and out_channels {oc}")
+    return ic, oc, g, pair(op, "kernel_size", kernel_size)  # type: ignore[return-value]
