@@ -1,23 +1,28 @@
 """The rendezvous before every collective across ranks, and the exit notices that end a run.
 
-Before the data of a collective moves, every rank sends every other rank a 64-byte record (its
-channel, the collective's sequence number on that channel, the operation's name and the bytes it
-will move) and waits, polling, for theirs.  So a collective never blocks inside MPI on a rank
+Before the data of a collective moves, every rank sends every other rank a small record (its
+channel, the collective's sequence number on that channel, what it is: the operation and the
+tensors it moves, MeshBuffer address and spec, as text with a digest of the whole text; and the
+bytes it will move) and waits, polling, for theirs.  So a collective never blocks inside MPI on a rank
 that will not come: the wait is bounded by ``MESHNN_WAIT_TIMEOUT`` seconds and then names the
 ranks that never arrived; ranks that call different collectives (``all_reduce`` on one,
-``all_gather`` on another), or the same one with different sizes, are named at once; a rank that
+``all_gather`` on another), the same one on different tensors (two weights read in different
+orders), or with different sizes, are named at once, both ranks and both tensors, before any
+data moves; a rank that
 has ended its program (``sys.exit(0)`` while the others wait) is named as soon as its exit notice
 arrives.  Each failure ends the run through ``abort`` (every rank at once): raising on one rank
 would leave the others waiting.
 
-Channels: ``CONTROL`` (small values on the user's thread: the lock-step check, composers) and
-``DATA`` (arrays, inside kernels on a command queue's dispatch thread) keep their own sequences
-because the two threads interleave differently on different ranks; each channel holds a lock
+Channels: ``CONTROL`` (small values on the user's thread: the lock-step check made at each
+allocation) and ``DATA`` (the collectives of kernels on a command queue's dispatch thread, and
+the exchanges that follow a read of the device: composers, tensor files) keep their own
+sequences because the two threads interleave differently on different ranks; each channel holds a lock
 from its rendezvous to the end of its collective, so one channel's collectives never overlap.
 
 At exit every rank sends an exit notice (its sequence numbers) to every other and waits for
 theirs before MPI is finalised; a rank whose notice says it ran fewer collectives than another
-waits in is named by that one.
+waits in is named by that one.  A rank that exits with a non-zero status (``sys.exit(1)``) does
+not wait: it ends the whole run at once, as an uncaught error does.
 
 The communicator is passed in (this module does not import mpi4py: :mod:`meshnn.distributed.mpi`
 does).  Part of the ``distributed`` layer; imports ``meshnn.errors`` and ``meshnn.host``.
@@ -25,6 +30,7 @@ does).  Part of the ``distributed`` layer; imports ``meshnn.errors`` and ``meshn
 
 from __future__ import annotations
 
+import hashlib
 import struct
 import sys
 import threading
@@ -38,21 +44,35 @@ from meshnn.host.threads import wait_timeout
 
 CONTROL, DATA, EXIT = 1, 2, 3  # message tags: the two channels' records, and exit notices
 CHANNEL_NAMES = {CONTROL: "control", DATA: "data"}
-OP_BYTES = 48  # an operation's name is cut to this many bytes of UTF-8
-RECORD = struct.Struct(f"<qqqq{OP_BYTES}s")  # kind, sequence (data sequence for an exit), bytes, control sequence, op
+TEXT_BYTES = 216  # what a collective is (operation and tensors) is cut to this many bytes of UTF-8
+# kind, sequence (data sequence for an exit), bytes (exit status for an exit), control sequence,
+# the digest of the whole text, the text
+RECORD = struct.Struct(f"<qqqq8s{TEXT_BYTES}s")
 POLL_MAX = 0.005  # seconds: the longest sleep between two polls of a wait
 LATE_NOTE = 10.0  # seconds a rank waits at exit before it says whom it waits for
 FOLLOW = 5.0  # seconds a rank waits for the lowest present rank's abort before it aborts itself
 
 
-def _pack(kind: int, seq: int, nbytes: int, seq2: int, op: str) -> np.ndarray:
-    raw = RECORD.pack(kind, seq, nbytes, seq2, op.encode("utf-8", "replace"))
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).digest()
+
+
+def _pack(kind: int, seq: int, nbytes: int, seq2: int, text: str) -> np.ndarray:
+    raw = RECORD.pack(kind, seq, nbytes, seq2, _digest(text), _shown(text).encode("utf-8", "replace"))
     return np.frombuffer(bytearray(raw), dtype=np.uint8)
 
 
-def _unpack(buffer: np.ndarray) -> tuple[int, int, int, int, str]:
-    kind, seq, nbytes, seq2, op = RECORD.unpack(buffer.tobytes())
-    return kind, seq, nbytes, seq2, op.rstrip(b"\0").decode("utf-8", "replace")
+def _unpack(buffer: np.ndarray) -> tuple[int, int, int, int, bytes, str]:
+    kind, seq, nbytes, seq2, digest, text = RECORD.unpack(buffer.tobytes())
+    return kind, seq, nbytes, seq2, digest, text.rstrip(b"\0").decode("utf-8", "ignore")
+
+
+def _shown(text: str) -> str:
+    """``text`` as a record carries it (cut to ``TEXT_BYTES``, marked when cut)."""
+    raw = text.encode("utf-8", "replace")
+    if len(raw) <= TEXT_BYTES:
+        return text
+    return raw[: TEXT_BYTES - 3].decode("utf-8", "ignore") + "..."
 
 
 class _Backoff:
@@ -79,6 +99,7 @@ class Rendezvous:
         self.seq = {CONTROL: 0, DATA: 0}
         self.channel_locks = {CONTROL: threading.RLock(), DATA: threading.RLock()}
         self.exits: dict[int, tuple[int, int]] = {}  # rank -> its (control, data) sequences at exit
+        self.exit_status: dict[int, int] = {}  # rank -> the status it exited with (0: normally)
         self._notice_lock = threading.Lock()
         self._notice_buffers = {p: np.zeros(RECORD.size, np.uint8) for p in self.peers}
         self._notice_requests = {p: comm.Irecv(self._notice_buffers[p], source=p, tag=EXIT) for p in self.peers}
@@ -91,8 +112,9 @@ class Rendezvous:
         with self._notice_lock:
             for peer, request in list(self._notice_requests.items()):
                 if request.Test():
-                    _, data, _, control, _ = _unpack(self._notice_buffers[peer])
+                    _, data, status, control, _, _ = _unpack(self._notice_buffers[peer])
                     self.exits[peer] = (control, data)
+                    self.exit_status[peer] = status
                     del self._notice_requests[peer]
             return dict(self.exits)
 
@@ -100,34 +122,36 @@ class Rendezvous:
 
     def arrive(self, channel: int, op: str, nbytes: int = -1) -> None:
         """Wait until every rank has reached this channel's next collective, the same one
-        (``op`` and ``nbytes``, -1: any size); ends the run naming the ranks otherwise.  The
-        caller holds ``channel_locks[channel]`` until its collective is done."""
+        (``op``: the operation and the tensors it moves; ``nbytes``, -1: any size); ends the run
+        naming the ranks and what each called otherwise.  The caller holds
+        ``channel_locks[channel]`` until its collective is done."""
         if self.size == 1:
             return
         self.seq[channel] += 1
         seq = self.seq[channel]
-        op = op.encode("utf-8", "replace")[:OP_BYTES].decode("utf-8", "ignore")  # as the others will read it
         record = _pack(channel, seq, nbytes, 0, op)
         sends = [self.comm.Isend(record, dest=p, tag=channel) for p in self.peers]
         buffers = {p: np.zeros(RECORD.size, np.uint8) for p in self.peers}
         receives = {p: self.comm.Irecv(buffers[p], source=p, tag=channel) for p in self.peers}
         deadline = time.monotonic() + wait_timeout()
         backoff = _Backoff()
-        arrived: dict[int, tuple[str, int]] = {self.rank: (op, nbytes)}
+        arrived: dict[int, tuple[bytes, int, str]] = {self.rank: (_digest(op), nbytes, _shown(op))}
         while receives:
             for peer in [p for p, r in receives.items() if r.Test()]:
                 del receives[peer]
-                _, their_seq, their_bytes, _, their_op = _unpack(buffers[peer])
-                arrived[peer] = (their_op if their_seq == seq else f"{their_op} as #{their_seq}", their_bytes)
+                _, their_seq, their_bytes, _, digest, their_op = _unpack(buffers[peer])
+                if their_seq != seq:
+                    digest, their_op = b"", f"{their_op} as #{their_seq}"
+                arrived[peer] = (digest, their_bytes, their_op)
             if not receives:
                 break
-            self._check_gone(channel, seq, op, receives, arrived)
+            self._check_gone(channel, seq, _shown(op), receives, arrived)
             if time.monotonic() > deadline:
-                self._fail_late(channel, seq, op, receives, arrived)
+                self._fail_late(channel, seq, _shown(op), receives, arrived)
             backoff.pause()
         for send in sends:
             send.Wait()
-        if len(set(arrived.values())) > 1:
+        if len({(digest, size) for digest, size, _ in arrived.values()}) > 1:
             self._fail_mismatch(channel, seq, arrived)
 
     def _where(self, channel: int, seq: int, op: str) -> str:
@@ -152,11 +176,12 @@ class Rendezvous:
             waiting,
         )
 
-    def _fail_mismatch(self, channel: int, seq: int, arrived: dict[int, tuple[str, int]]) -> None:
-        calls = "; ".join(f"rank {r}: {o}" + (f", {b} B" if b >= 0 else "") for r, (o, b) in sorted(arrived.items()))
+    def _fail_mismatch(self, channel: int, seq: int, arrived: dict[int, tuple[bytes, int, str]]) -> None:
+        calls = "; ".join(f"rank {r}: {o}" + (f", {b} B" if b >= 0 else "") for r, (_, b, o) in sorted(arrived.items()))
         self._end(
             f"ranks called different collectives as collective #{seq} on the {CHANNEL_NAMES[channel]} "
-            f"channel ({calls}); every rank must run the same collectives in the same order",
+            f"channel ({calls}); every rank must run the same collectives, on the same tensors, in the "
+            "same order",
             (),
         )
 
@@ -172,13 +197,17 @@ class Rendezvous:
 
     # ---------------------------------------------------------------------------- exit
 
-    def leave(self) -> None:
+    def leave(self, status: int = 0) -> None:
         """At the end of the program: tell every rank, and wait until every rank has ended too
-        (a rank still waiting in a collective sees the notice and ends the run)."""
+        (a rank still waiting in a collective sees the notice and ends the run).  A program ending
+        with a non-zero ``status`` ends the whole run at once instead: the others may be computing,
+        far from any collective, and would never notice."""
         if self.size == 1 or self.exiting:
             return
         self.exiting = True
-        notice = _pack(EXIT, self.seq[DATA], 0, self.seq[CONTROL], "exit")
+        if status:
+            self._abort(f"exited with status {status}", True)
+        notice = _pack(EXIT, self.seq[DATA], status, self.seq[CONTROL], "exit")
         sends = [self.comm.Isend(notice, dest=p, tag=EXIT) for p in self.peers]
         backoff, start, noted = _Backoff(), time.monotonic(), False
         while len(self.poll_exits()) < len(self.peers):

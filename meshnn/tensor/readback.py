@@ -16,6 +16,7 @@ from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.planning import check_executes
 from meshnn.mesh.transfers import HostDecoder, ShardDataTransfer
 from meshnn.tensor.composers import MeshToTensor
+from meshnn.tensor.identity import operation_on
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import RESULT_ARRAYS, DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage
 from meshnn.tensor.tensor import Tensor, check_tensor
@@ -68,8 +69,8 @@ def composed_from_device(tensor: Tensor, composer: MeshToTensor) -> np.ndarray |
     mesh = buffer.device()
     check_executes(mesh, f"read the values of a tensor of shape {list(tensor.shape)}")
     spec = tensor.spec
-    if spec.explicit_padded_shape is not None or not coords or not all(mesh.is_local(c) for c in coords):
-        return None
+    if spec.explicit_padded_shape is not None or not coords or not mesh.all_local:
+        return None  # (a mesh spanning ranks: every rank takes the same, gathering, path)
     if set(coords) - set(tensor.storage.coords):
         return None
     shape = tuple(spec.shape)
@@ -106,7 +107,10 @@ def decode_shard(raw: np.ndarray, spec: TensorSpec) -> np.ndarray:
 
 
 def decoded_shards(tensor: Tensor) -> list[np.ndarray]:
-    """Every shard of ``tensor`` as logical values, in topology order (gathered across ranks)."""
+    """Every shard of ``tensor`` as logical values, in topology order.  On a mesh that spans
+    ranks every rank gathers the shards the others hold, whether or not it lacks any (the rank
+    that holds them all takes part too), naming ``tensor`` to the others."""
+    what = operation_on("composed read", tensor)
     host = from_device(tensor)
     buffer = host.host_buffer()
     spec = host.spec
@@ -117,8 +121,8 @@ def decoded_shards(tensor: Tensor) -> list[np.ndarray]:
         if coord in local:
             values[coord] = decode_shard(local[coord].data, spec)
     missing = [c for c in coords if c not in values]
-    if missing:
+    if missing or buffer.spans_processes():
         from meshnn.tensor.device_hooks import gather_remote_shards
 
-        values.update(gather_remote_shards(host, values, missing))
+        values.update(gather_remote_shards(values, missing, what))
     return [values[c] for c in coords]
