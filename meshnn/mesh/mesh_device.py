@@ -31,7 +31,13 @@ from meshnn.distributed.context import DistributedContext, get_context, rows_of_
 from meshnn.errors import DeviceClosedError, DistributedError, MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.compute_grid import system_for
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, as_coord, to_linear_index
-from meshnn.mesh.device_config import DeviceSettings, MeshType, checked_mesh_type, dispatch_core_config_for
+from meshnn.mesh.device_config import (
+    DeviceSettings,
+    MeshType,
+    check_worker_l1_size,
+    checked_mesh_type,
+    dispatch_core_config_for,
+)
 from meshnn.mesh.lockstep import LockstepAllocation
 from meshnn.mesh.planning import resolve_execute
 from meshnn.mesh.sub_device import SubDevices
@@ -84,7 +90,7 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices):
         context: DistributedContext | None = None,
         execute: bool = True,
     ) -> None:
-        if num_command_queues not in (1, 2):
+        if isinstance(num_command_queues, bool) or num_command_queues not in (1, 2):
             raise MeshnnValueError(f"num_command_queues must be 1 or 2, got {num_command_queues!r}")
         if mesh_shape.dims() > 2:
             raise MeshnnValueError(f"meshnn meshes are 1-D or 2-D, got {mesh_shape!r}")
@@ -336,8 +342,7 @@ def open_mesh_device(
     execute = resolve_execute(execute)
     spec = system_spec(system)
     mesh_shape = shape_on(spec, mesh_shape)
-    if worker_l1_size not in (0, spec.arch_spec.worker_l1_size):
-        raise MeshnnValueError(f"worker_l1_size {worker_l1_size} is not supported; use 0 (the default)")
+    check_worker_l1_size(worker_l1_size, spec.arch_spec.worker_l1_size)
     context = get_context()
     if context.world_size > mesh_shape[0]:
         raise DistributedError(
