@@ -126,13 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=run_script)
     p = sub.add_parser("perf", help="run a TTNN script and predict each op's device time (table, ops-perf CSV, PNG)")
     p.add_argument("--system", default=None, help=systems)
-    p.add_argument(
-        "--out",
-        type=output_folder,
-        default="meshnn_perf",
-        metavar="DIR",
-        help="folder of the CSV and PNG (default meshnn_perf)",
-    )
+    p.add_argument("--out", type=output_folder, default="meshnn_perf", metavar="DIR", help="folder of the CSV and PNG")
     p.add_argument("--name", default=None, help="file name part (default: the script's name)")
     p.add_argument("--traced", action="store_true", help="time every op as a traced replay (default: eager)")
     p.add_argument("--no-plot", dest="plot", action="store_false", help="write no PNG")
@@ -142,13 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plan", help="plan a TTNN script on meshes that allocate but compute nothing: peaks, OOMs")
     p.add_argument("--system", default=None, help=systems)
     p.add_argument("--timeline", action="store_true", help="also print every op's memory row")
-    p.add_argument(
-        "--plot",
-        type=output_picture,
-        default=None,
-        metavar="FILE.png",
-        help="draw the memory timeline of the busiest mesh",
-    )
+    p.add_argument("--plot", type=output_picture, metavar="FILE.png", help="draw the busiest mesh's memory timeline")
     p.add_argument("script", help="the Python script to run as __main__")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed on to the script")
     p.set_defaults(run=plan)

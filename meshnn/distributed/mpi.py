@@ -76,7 +76,7 @@ class MpiContext:
 
     def barrier(self, op: str = "barrier") -> None:
         with self.rendezvous.channel_locks[CONTROL]:
-            self.rendezvous.arrive(CONTROL, op)
+            self.rendezvous.arrive(CONTROL, op, user=True)
             self.comm.Barrier()
 
     def allgather_object(self, value: object, op: str = "allgather_object", *, data: bool = False) -> list[object]:
@@ -84,7 +84,7 @@ class MpiContext:
         device: in order with the collectives of kernels), else on the control channel."""
         channel, comm = (DATA, self.data_comm) if data else (CONTROL, self.comm)
         with self.rendezvous.channel_locks[channel]:
-            self.rendezvous.arrive(channel, op)
+            self.rendezvous.arrive(channel, op, user=True)
             return comm.allgather(value)
 
     def gather_object(self, value: object, op: str = "gather_object", *, data: bool = False) -> list[object] | None:
@@ -92,7 +92,7 @@ class MpiContext:
         :meth:`allgather_object`."""
         channel, comm = (DATA, self.data_comm) if data else (CONTROL, self.comm)
         with self.rendezvous.channel_locks[channel]:
-            self.rendezvous.arrive(channel, op)
+            self.rendezvous.arrive(channel, op, user=True)
             return comm.gather(value, root=0)
 
     def allgather_array(

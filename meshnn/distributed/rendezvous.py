@@ -19,6 +19,13 @@ the exchanges that follow a read of the device: composers, tensor files) keep th
 sequences because the two threads interleave differently on different ranks; each channel holds a lock
 from its rendezvous to the end of its collective, so one channel's collectives never overlap.
 
+A collective called on the user's thread (the lock-step check, composers, ``dump_tensor``) also
+tells every other rank that this rank's user thread is in it, and when it has left (``USER``
+notes).  A rank whose user thread waits in a control-channel collective while another rank's
+user thread waits in a data-channel one (a composer against an ``all_gather`` whose output
+allocation is lock-step checked) names both at once: neither can reach the other's collective,
+and a control-channel record only ever comes from a user thread.
+
 At exit every rank sends an exit notice (its sequence numbers) to every other and waits for
 theirs before MPI is finalised; a rank whose notice says it ran fewer collectives than another
 waits in is named by that one.  A rank that exits with a non-zero status (``sys.exit(1)``) does
@@ -42,7 +49,8 @@ import numpy as np
 
 from meshnn.host.threads import wait_timeout
 
-CONTROL, DATA, EXIT = 1, 2, 3  # message tags: the two channels' records, and exit notices
+CONTROL, DATA, EXIT, USER = 1, 2, 3, 4  # message tags: the channels' records, exit notices, user-thread notes
+ENTER, LEAVE = 5, 6  # the kinds of a user-thread note
 CHANNEL_NAMES = {CONTROL: "control", DATA: "data"}
 TEXT_BYTES = 216  # what a collective is (operation and tensors) is cut to this many bytes of UTF-8
 # kind, sequence (data sequence for an exit), bytes (exit status for an exit), control sequence,
@@ -99,7 +107,7 @@ class Rendezvous:
         self.seq = {CONTROL: 0, DATA: 0}
         self.channel_locks = {CONTROL: threading.RLock(), DATA: threading.RLock()}
         self.exits: dict[int, tuple[int, int]] = {}  # rank -> its (control, data) sequences at exit
-        self.exit_status: dict[int, int] = {}  # rank -> the status it exited with (0: normally)
+        self.board = _UserBoard(comm, self.peers)
         self._notice_lock = threading.Lock()
         self._notice_buffers = {p: np.zeros(RECORD.size, np.uint8) for p in self.peers}
         self._notice_requests = {p: comm.Irecv(self._notice_buffers[p], source=p, tag=EXIT) for p in self.peers}
@@ -112,23 +120,32 @@ class Rendezvous:
         with self._notice_lock:
             for peer, request in list(self._notice_requests.items()):
                 if request.Test():
-                    _, data, status, control, _, _ = _unpack(self._notice_buffers[peer])
+                    _, data, _, control, _, _ = _unpack(self._notice_buffers[peer])
                     self.exits[peer] = (control, data)
-                    self.exit_status[peer] = status
                     del self._notice_requests[peer]
             return dict(self.exits)
 
     # ---------------------------------------------------------------------------- rendezvous
 
-    def arrive(self, channel: int, op: str, nbytes: int = -1) -> None:
+    def arrive(self, channel: int, op: str, nbytes: int = -1, *, user: bool = False) -> None:
         """Wait until every rank has reached this channel's next collective, the same one
         (``op``: the operation and the tensors it moves; ``nbytes``, -1: any size); ends the run
-        naming the ranks and what each called otherwise.  The caller holds
+        naming the ranks and what each called otherwise.  ``user``: called on the user's thread
+        (the other ranks are told, :class:`_UserBoard`).  The caller holds
         ``channel_locks[channel]`` until its collective is done."""
         if self.size == 1:
             return
         self.seq[channel] += 1
         seq = self.seq[channel]
+        if user:
+            self.board.note(ENTER, channel, seq, op)
+        try:
+            self._meet(channel, seq, op, nbytes, user)
+        finally:
+            if user:
+                self.board.note(LEAVE, channel, seq, op)
+
+    def _meet(self, channel: int, seq: int, op: str, nbytes: int, user: bool) -> None:
         record = _pack(channel, seq, nbytes, 0, op)
         sends = [self.comm.Isend(record, dest=p, tag=channel) for p in self.peers]
         buffers = {p: np.zeros(RECORD.size, np.uint8) for p in self.peers}
@@ -146,6 +163,8 @@ class Rendezvous:
             if not receives:
                 break
             self._check_gone(channel, seq, _shown(op), receives, arrived)
+            if user and channel == CONTROL:
+                self._check_elsewhere(seq, _shown(op), receives)
             if time.monotonic() > deadline:
                 self._fail_late(channel, seq, _shown(op), receives, arrived)
             backoff.pause()
@@ -167,6 +186,21 @@ class Rendezvous:
                 f"{min(exits[p][index] for p in gone)} collective(s) on the {CHANNEL_NAMES[channel]} channel, "
                 f"while rank(s) {_ranks(arrived)} wait in {self._where(channel, seq, op)}",
                 gone,
+            )
+
+    def _check_elsewhere(self, seq: int, op: str, waiting: dict) -> None:
+        """This rank's user thread waits in control collective ``seq``: a rank that has not
+        arrived and whose user thread waits in a data-channel collective never will."""
+        elsewhere = {p: at for p, at in self.board.poll().items() if p in waiting and at[0] == DATA}
+        if elsewhere:
+            calls = "; ".join(
+                [f"rank {self.rank}: {self._where(CONTROL, seq, op)}"]
+                + [f"rank {p}: {self._where(DATA, s, o)}" for p, (_, s, o) in sorted(elsewhere.items())]
+            )
+            self._end(
+                f"ranks called different collectives on their user threads ({calls}); every rank must run the "
+                "same collectives, on the same tensors, in the same order",
+                (),
             )
 
     def _fail_late(self, channel: int, seq: int, op: str, waiting: dict, arrived: dict) -> None:
@@ -222,6 +256,47 @@ class Rendezvous:
             backoff.pause()
         for send in sends:
             send.Wait()
+        self.board.flush()
+
+
+class _UserBoard:
+    """Where the other ranks' user threads are: each rank's ENTER and LEAVE notes of its
+    user-thread collectives (in order: one source and tag), received on ``USER``."""
+
+    def __init__(self, comm: Any, peers: list[int]) -> None:
+        self.comm, self.peers = comm, peers
+        self._lock = threading.Lock()
+        self._buffers = {p: np.zeros(RECORD.size, np.uint8) for p in peers}
+        self._requests = {p: comm.Irecv(self._buffers[p], source=p, tag=USER) for p in peers}
+        self._sends: list[tuple[Any, np.ndarray]] = []  # notes on their way (their buffers kept)
+        self.at: dict[int, tuple[int, int, str]] = {}  # rank -> (channel, seq, op) its user thread waits in
+
+    def note(self, kind: int, channel: int, seq: int, op: str) -> None:
+        """Tell every other rank that this rank's user thread enters (leaves) a collective."""
+        record = _pack(kind, seq, channel, 0, op)
+        with self._lock:
+            self._sends = [(r, b) for r, b in self._sends if not r.Test()]
+            self._sends += [(self.comm.Isend(record, dest=p, tag=USER), record) for p in self.peers]
+
+    def flush(self) -> None:
+        """Wait until every note sent has left (before MPI is finalised)."""
+        with self._lock:
+            for request, _ in self._sends:
+                request.Wait()
+            self._sends = []
+
+    def poll(self) -> dict[int, tuple[int, int, str]]:
+        """The notes received so far: where each rank's user thread waits now."""
+        with self._lock:
+            for peer in self.peers:
+                while self._requests[peer].Test():
+                    kind, seq, channel, _, _, op = _unpack(self._buffers[peer])
+                    if kind == ENTER:
+                        self.at[peer] = (channel, seq, op)
+                    else:
+                        self.at.pop(peer, None)
+                    self._requests[peer] = self.comm.Irecv(self._buffers[peer], source=peer, tag=USER)
+            return dict(self.at)
 
 
 def _ranks(ranks: Any) -> str:

@@ -307,13 +307,15 @@ def drained_for_memory(queues: Iterable[QueueEngine]) -> bool:
 
 
 _HELD_AT_FORK: list[QueueEngine] = []
+FORK_WAIT = 5.0  # seconds a fork waits for busy queues (one waiting for an event may never be idle)
 
 
 def _before_fork() -> None:
-    """Let every queue finish its work (bounded) and hold its lock while the process forks, so the
-    child gets no queue mid-change and no lock held by a thread it does not have."""
+    """Let every queue finish its work (at most ``FORK_WAIT`` seconds in all) and hold its lock
+    while the process forks, so the child gets no queue mid-change and no lock held by a thread
+    it does not have."""
     engines = [e for e in list(_ENGINES) if not e._closed]
-    deadline = time.monotonic() + wait_timeout()
+    deadline = time.monotonic() + min(wait_timeout(), FORK_WAIT)
     for engine in engines:
         if on_dispatch_thread():
             break  # (a kernel that forks: its own queue is busy with it)

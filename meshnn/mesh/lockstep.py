@@ -98,7 +98,9 @@ class LockstepAllocation:
             )
 
     def _check_lockstep(self, layout: BufferLayout, address: int) -> None:
-        seen = self.context.allgather_object(address, op="lock-step check")
+        name = called_from()[0]
+        what = f"lock-step check of ttnn.{name}'s {layout.size} B {layout.buffer_type.name} allocation"
+        seen = self.context.allgather_object(address, op=what)
         if len(set(seen)) > 1:
             self.allocator.deallocate(layout.buffer_type, address)
             pairs = ", ".join(f"rank {r}: {a}" for r, a in enumerate(seen))

@@ -61,18 +61,16 @@ def convert_memory_config(tensor: Tensor, memory_config: Any) -> Tensor:
 def gather_remote_shards(
     local: dict[MeshCoordinate, np.ndarray], missing: list[MeshCoordinate], what: str
 ) -> dict[MeshCoordinate, np.ndarray]:
-    """The decoded shards at ``missing`` coordinates, from the ranks that own them.  Every rank
-    calls this in lock-step, with the shards it holds (``local``), so every rank ends with every
-    shard; ``what`` (the read and its tensor) is compared first, on the data channel (after the
-    read of the device, in order with the collectives of kernels): ranks reading different
-    tensors are named, never given each other's data."""
+    """The decoded shards at ``missing`` coordinates, from the ranks that hold them: every rank
+    that lacks shards calls this, with the shards it holds (``local``), and meets the others'
+    calls in order; ``what`` (the read and its tensor) is compared first, on the data channel
+    (after the read of the device, in order with the collectives of kernels): ranks reading
+    different tensors are named, never given each other's data."""
     from meshnn.distributed.context import get_context
 
     context = get_context()
     if context.world_size == 1:
-        if missing:
-            raise MeshnnError(f"shards at {missing[:4]} are not populated on this host")
-        return {}
+        raise MeshnnError(f"shards at {missing[:4]} are not populated on this host")
     gathered: dict[MeshCoordinate, np.ndarray] = {}
     for part in context.allgather_object(local, op=what, data=True):
         gathered.update(part)  # type: ignore[arg-type]

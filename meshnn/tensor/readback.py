@@ -69,8 +69,8 @@ def composed_from_device(tensor: Tensor, composer: MeshToTensor) -> np.ndarray |
     mesh = buffer.device()
     check_executes(mesh, f"read the values of a tensor of shape {list(tensor.shape)}")
     spec = tensor.spec
-    if spec.explicit_padded_shape is not None or not coords or not mesh.all_local:
-        return None  # (a mesh spanning ranks: every rank takes the same, gathering, path)
+    if spec.explicit_padded_shape is not None or not coords or not all(mesh.is_local(c) for c in coords):
+        return None
     if set(coords) - set(tensor.storage.coords):
         return None
     shape = tuple(spec.shape)
@@ -107,9 +107,11 @@ def decode_shard(raw: np.ndarray, spec: TensorSpec) -> np.ndarray:
 
 
 def decoded_shards(tensor: Tensor) -> list[np.ndarray]:
-    """Every shard of ``tensor`` as logical values, in topology order.  On a mesh that spans
-    ranks every rank gathers the shards the others hold, whether or not it lacks any (the rank
-    that holds them all takes part too), naming ``tensor`` to the others."""
+    """Every shard of ``tensor`` as logical values, in topology order.  A rank that lacks some
+    (a mesh spanning ranks) gathers them from the others, each giving every shard of the tensor's
+    MeshBuffer it holds: so the ranks that read parts of ``get_device_tensors`` each read the
+    parts they hold on their own and meet only for the parts others hold, the k-th such read of
+    every rank with the k-th of the others (the same buffer: checked, naming ``tensor``)."""
     what = operation_on("composed read", tensor)
     host = from_device(tensor)
     buffer = host.host_buffer()
@@ -121,8 +123,24 @@ def decoded_shards(tensor: Tensor) -> list[np.ndarray]:
         if coord in local:
             values[coord] = decode_shard(local[coord].data, spec)
     missing = [c for c in coords if c not in values]
-    if missing or buffer.spans_processes():
+    if missing:
         from meshnn.tensor.device_hooks import gather_remote_shards
 
-        values.update(gather_remote_shards(values, missing, what))
+        held = _held_shards(tensor) if isinstance(tensor.storage, DeviceStorage) else dict(values)
+        values.update(gather_remote_shards(held, missing, what))
     return [values[c] for c in coords]
+
+
+def _held_shards(tensor: Tensor) -> dict[MeshCoordinate, np.ndarray]:
+    """Every local device's shard of ``tensor``'s MeshBuffer, read with its spec: what this rank
+    gives a rank that reads a shard it holds (a part of ``get_device_tensors`` is one coordinate
+    of a buffer the parts share)."""
+    buffer, spec = tensor.storage.mesh_buffer, tensor.spec  # type: ignore[union-attr]
+    mesh = buffer.device()
+    local = mesh.local_coords()
+    size = spec.compute_packed_buffer_size_bytes()
+    block = np.empty((len(local), size), np.uint8)
+    region = None if size == buffer.device_local_size() else _region(size)
+    transfers = [ShardDataTransfer(c, block[i], region) for i, c in enumerate(local)]
+    mesh.mesh_command_queue(0).enqueue_read_shards(transfers, buffer, True)
+    return {c: decode_shard(block[i], spec) for i, c in enumerate(local)}

@@ -147,6 +147,8 @@ def interrupted(command: list[str]) -> tuple[int, str, float]:
         text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # (a shell may ignore it)
     )
+    guard = threading.Timer(120, child.kill)  # bounds the read below
+    guard.start()
     try:
         assert child.stdout.readline().startswith("READY")
         time.sleep(0.5)
@@ -155,6 +157,7 @@ def interrupted(command: list[str]) -> tuple[int, str, float]:
         stdout, stderr = child.communicate(timeout=30)
         return child.returncode, stdout + stderr, time.monotonic() - sent
     finally:
+        guard.cancel()
         if child.poll() is None:
             child.kill()
             child.communicate()

@@ -5,10 +5,12 @@ Modes (argv[1]): ``compose`` (even ranks read A then B with a composer, odd rank
 ``gather`` (the same with all_gather), ``cross`` (rank 1 reads with a composer while the others
 all_gather), ``sizes`` (rank 1 gathers a tensor twice as tall), ``dump`` (even ranks dump A, odd
 ranks dump B), ``ok`` (every rank the same: the job ends normally).  Rank 0 prints the tensors'
-addresses first (``TENSORS a=0x.. b=0x.. c=0x..``)."""
+addresses first (``TENSORS a=0x.. b=0x.. c=0x..``), then the wall clock just before the
+exchanges (``STAMP t``)."""
 
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -28,6 +30,9 @@ c = ttnn.from_torch(np.full((devices, 64, 64), 3.0, np.float32), **kw)
 if rank == 0:
     print(f"TENSORS a={a.buffer_address():#x} b={b.buffer_address():#x} c={c.buffer_address():#x}", flush=True)
 first, second = (a, b) if rank % 2 == 0 or mode == "ok" else (b, a)
+ttnn.synchronize_device(mesh)
+if rank == 0:
+    print(f"STAMP {time.time()}", flush=True)  # the exchanges start: the test times the job's end from here
 if mode in ("compose", "ok"):
     values = [ttnn.to_torch(t, mesh_composer=compose).float() for t in (first, second)]
     assert values[0].eq(1).all() and values[1].eq(2).all(), "the data of another tensor"
