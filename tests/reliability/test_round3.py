@@ -20,7 +20,6 @@ import pytest
 
 import meshnn as ttnn
 from meshnn.errors import HostMemoryError, MeshnnValueError, QueueError
-from meshnn.host import settings
 from meshnn.mesh import slab
 
 from .accounting import all_free
@@ -242,7 +241,7 @@ def test_a_child_forked_after_the_dispatch_thread_ran_does_not_hang(tmp_path):
 @pytest.fixture
 def small_host(monkeypatch):
     """A host with 100 MiB available, as the slab check sees it."""
-    monkeypatch.setattr(slab, "available_bytes", lambda: 100 * MIB)
+    monkeypatch.setattr(slab, "available_bytes", lambda: 100 * MIB, raising=False)
 
 
 def test_a_creation_op_bigger_than_host_memory_is_refused_before_anything_is_allocated(small_host):
@@ -276,12 +275,16 @@ def test_an_op_output_bigger_than_host_memory_is_refused_before_anything_is_allo
 
 @pytest.mark.parametrize("value", ["nan", "0", "-1", "abc", "inf", "1e99"])
 def test_a_wait_timeout_that_is_not_a_positive_number_of_seconds_is_refused(monkeypatch, value):
+    from meshnn.host import settings
+
     monkeypatch.setenv("MESHNN_WAIT_TIMEOUT", value)
     with pytest.raises(MeshnnValueError, match=f"MESHNN_WAIT_TIMEOUT must be a positive number of seconds.*{value}"):
         settings.wait_timeout()
 
 
 def test_a_good_wait_timeout_is_read(monkeypatch):
+    from meshnn.host import settings
+
     monkeypatch.setenv("MESHNN_WAIT_TIMEOUT", "2.5")
     assert settings.wait_timeout() == 2.5
     monkeypatch.delenv("MESHNN_WAIT_TIMEOUT")
