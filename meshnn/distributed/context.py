@@ -42,7 +42,7 @@ class DistributedContext(Protocol):
     def allreduce_array(self, array: np.ndarray, out: np.ndarray | None = None, op: str = ...) -> np.ndarray: ...
 
     def relay_array(
-        self, array: np.ndarray, order: Sequence[int], visit: Callable[[np.ndarray], None], op: str = ...
+        self, running: np.ndarray, order: Sequence[int], visit: Callable[[np.ndarray, int, int], None], op: str = ...
     ) -> np.ndarray: ...
 
     def abort(self, message: str) -> None: ...
@@ -80,10 +80,14 @@ class SingleProcessContext:
         return out
 
     def relay_array(
-        self, array: np.ndarray, order: Sequence[int], visit: Callable[[np.ndarray], None], op: str = "relay_array"
+        self,
+        running: np.ndarray,
+        order: Sequence[int],
+        visit: Callable[[np.ndarray, int, int], None],
+        op: str = "relay_array",
     ) -> np.ndarray:
-        running = np.array(array, order="C", copy=True)
-        visit(running)
+        flat = running.reshape(-1)
+        visit(flat, 0, flat.size)
         return running
 
     def abort(self, message: str) -> None:

@@ -44,7 +44,8 @@ ABORT_GRACE = 0.3  # seconds between the abort message and MPI_Abort
 ABORT_HARD = 3.0  # seconds MPI_Abort may take before the process exits by itself
 ABORT_STATUS = 1  # the exit status of a rank that ends itself after a failed MPI_Abort
 INTERRUPTED = 130  # the status of a rank ended by Ctrl-C, as a shell reports python's
-RELAY_TAG = 7  # the data communicator's tag of a relay's hand-overs
+RELAY_TAG = 7  # the data communicator's tag of a relay's hand-overs (its results: RELAY_TAG + 1)
+RELAY_CHUNK = 4 << 20  # bytes a relay hands on at a time
 FOLLOW_INTERRUPT = 2.0  # seconds an interrupted rank above 0 waits for rank 0 to end the job
 
 
@@ -145,25 +146,44 @@ class MpiContext:
         return out
 
     def relay_array(
-        self, array: np.ndarray, order: Sequence[int], visit: Callable[[np.ndarray], None], op: str = "relay_array"
+        self,
+        running: np.ndarray,
+        order: Sequence[int],
+        visit: Callable[[np.ndarray, int, int], None],
+        op: str = "relay_array",
     ) -> np.ndarray:
-        """``array`` handed from rank to rank in ``order`` (every rank once): the first rank calls
-        ``visit`` on a copy of its ``array``, each next one on what the previous one handed on
-        (same shape and dtype), in place; every rank returns the last one's result.  A sum made
-        this way adds in one fixed order, whatever the number of ranks."""
+        """``running`` (C-contiguous; same shape and dtype on every rank) handed from rank to rank
+        in ``order`` (every rank once), ``RELAY_CHUNK`` bytes at a time so that the ranks work at
+        once: each rank calls ``visit(flat, start, stop)`` on the flat elements ``start:stop`` of
+        what the previous rank handed on (the first rank on its own ``running``, whatever it
+        holds), in place; the last rank's result is sent to every other rank, chunk by chunk, into
+        its ``running``, which is returned.  A sum made this way adds in one fixed order,
+        whatever the number of ranks."""
         ring = list(order)
-        if sorted(ring) != list(range(self._size)):
-            raise DistributedError(f"relay_array: order must name every rank once, got {ring}", rank=self._rank)
-        running = np.array(array, order="C", copy=True)
-        at = ring.index(self._rank)
+        if sorted(ring) != list(range(self._size)) or not running.flags.c_contiguous:
+            raise DistributedError(
+                f"relay_array: order must name every rank once (got {ring}) and running be C-contiguous",
+                rank=self._rank,
+            )
+        flat = running.reshape(-1)
+        step = max(1, RELAY_CHUNK // max(1, running.itemsize))
+        chunks = [(a, min(a + step, flat.size)) for a in range(0, flat.size, step)] or [(0, 0)]
+        at, last = ring.index(self._rank), ring[-1]
         with self.rendezvous.channel_locks[DATA]:
             self.rendezvous.arrive(DATA, f"{op} [{running.dtype} relay of {list(running.shape)}]", running.nbytes)
-            if at > 0:
-                self.data_comm.Recv(running.view(np.uint8).reshape(-1), source=ring[at - 1], tag=RELAY_TAG)
-            visit(running)
-            if at < len(ring) - 1:
-                self.data_comm.Send(running.view(np.uint8).reshape(-1), dest=ring[at + 1], tag=RELAY_TAG)
-            self.data_comm.Bcast(running.view(np.uint8).reshape(-1), root=ring[-1])
+            sent = []
+            for a, b in chunks:
+                piece = flat[a:b].view(np.uint8)
+                if at > 0:
+                    self.data_comm.Recv(piece, source=ring[at - 1], tag=RELAY_TAG)
+                visit(flat, a, b)
+                if at < len(ring) - 1:
+                    self.data_comm.Send(piece, dest=ring[at + 1], tag=RELAY_TAG)
+                else:  # the result: to every other rank, while the next chunk comes in
+                    sent += [self.data_comm.Isend(piece, dest=r, tag=RELAY_TAG + 1) for r in ring[:-1]]
+            for a, b in chunks if self._rank != last else ():
+                self.data_comm.Recv(flat[a:b].view(np.uint8), source=last, tag=RELAY_TAG + 1)
+            MPI.Request.Waitall(sent)
         return running
 
     def abort(self, message: str) -> None:

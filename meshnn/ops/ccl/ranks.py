@@ -2,8 +2,8 @@
 ranks through the context's array collectives.  ``all_gather`` gathers every rank's local shards
 (``Allgatherv``); ``all_reduce`` and ``reduce_scatter`` sum each group's members in member order
 (device order), one after another, as one process does (:func:`~meshnn.ops.ccl.groups.summed_in_order`):
-the running sums of every group are handed from rank to rank in mesh-row order, each rank adding
-its members, and the last rank's sums go to every rank.  A rank sends one running sum per group,
+the running sums of every group are handed from rank to rank in mesh-row order, chunk by chunk,
+each rank adding its members, and the last rank's sums go to every rank.  A rank sends one running sum per group,
 not one shard per device, and the bits of a float32 sum do not depend on how many ranks share
 the mesh.
 
@@ -98,23 +98,27 @@ def summed_over_ranks(
 ) -> tuple[np.ndarray, list[tuple[int, int]]]:
     """Each group's sum over all its members on every rank: ``(groups, *t)``, and the (group,
     member) of each local device.  Members are added in member order, one after another, starting
-    from member 0 (exactly :func:`summed_in_order`'s arithmetic); the sums are copied into ``out``
-    when given (same shape and dtype as the sums) and each local device is the group of its row."""
+    from member 0 (exactly :func:`summed_in_order`'s arithmetic); the sums are made in ``out`` when
+    it is given (C-contiguous, the sums' shape and dtype) and each local device is the group of its
+    row."""
     members = [group_and_member(shape, axis, int(i)) for i in local_indices(mesh, coords)]
     groups = int(np.prod(shape)) // group_size(shape, axis)
     dtype = sum_dtype(local)
+    width = int(np.prod(local.shape[1:], dtype=np.int64))  # elements of one device's values
+    rows = local.reshape(len(members), width)
 
-    def add_mine(running: np.ndarray) -> None:  # this rank's devices are in device order
+    def add_mine(flat: np.ndarray, start: int, stop: int) -> None:  # this rank's devices, in device order
         for row, (group, member) in enumerate(members):
-            if member == 0:
-                running[group] = local[row]
-            else:
-                running[group] += local[row]
+            first, last = max(start, group * width), min(stop, (group + 1) * width)
+            if first < last:
+                target, source = flat[first:last], rows[row, first - group * width : last - group * width]
+                if member == 0:
+                    target[...] = source
+                else:
+                    target += source
 
-    start = np.zeros((groups, *local.shape[1:]), dtype=dtype)
-    totals = mesh.context.relay_array(start, ranks_in_row_order(mesh), add_mine, op=op)
     in_place = [group for group, _ in members] == list(range(groups))  # local row i is group i's device
-    if out is not None and in_place and out.shape == totals.shape and out.dtype == totals.dtype:
-        np.copyto(out, totals)
-        return out, members
-    return totals, members
+    shape_out = (groups, *local.shape[1:])
+    direct = out is not None and in_place and out.shape == shape_out and out.dtype == dtype and out.flags.c_contiguous
+    running = out if direct else np.empty(shape_out, dtype=dtype)  # (every element is set by member 0's rank)
+    return mesh.context.relay_array(running, ranks_in_row_order(mesh), add_mine, op=op), members
