@@ -24,6 +24,7 @@ from meshnn.errors import (
     PlanningError,
     QueueError,
     TensorFileError,
+    TensorFileWriteError,
     TraceError,
     WrongMeshError,
 )

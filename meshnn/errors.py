@@ -134,6 +134,19 @@ class TensorFileError(MeshnnValueError):
         super().__init__(f"{path}: {problem}")
 
 
+class TensorFileWriteError(TensorFileError, OSError):
+    """Writing a tensor file (or a weight cache) failed in the operating system (no space, no
+    permission, a read-only file system): names the file asked for, never a temporary one; also an
+    ``OSError`` whose ``errno`` is the system's."""
+
+    def __init__(self, path: str, error: OSError) -> None:
+        super().__init__(path, f"cannot be written: {error.strerror or error}")
+        self.errno, self.strerror, self.filename = error.errno, error.strerror, path
+
+    def __str__(self) -> str:  # TensorFileError's message, not OSError's "[Errno N] ..."
+        return f"{self.path}: {self.problem}"
+
+
 class DistributedError(MeshnnError):
     """A multi-process run failed; ``rank`` names the rank at fault when known."""
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from meshnn.capture.report_writer import ReportOptions, ReportWriter, snake_name
-from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.observers import OBSERVERS
 
 _HOME = Path(os.environ.get("HOME", "~"))
@@ -101,8 +101,13 @@ class Config:
     def __setattr__(self, name: str, value: object) -> None:
         if name == "report_path":
             raise MeshnnValueError("ttnn.CONFIG.report_path is read-only: set root_report_path and report_name")
+        old = self._values.get(name)
         self._values[name] = _checked(name, value)
-        self._changed(name)
+        try:
+            self._changed(name)
+        except MeshnnError:  # (a report folder that cannot be made) the config stays as it was
+            self._values[name] = old
+            raise
 
     def _changed(self, name: str) -> None:
         """A hook for :data:`CONFIG`; a Config of one's own changes nothing else."""
@@ -176,12 +181,25 @@ def sync_report(config: Config) -> ReportWriter | None:
             _WRITER.close()
             _WRITER = None
         if path is not None and _WRITER is None:
+            _check_report_folder(path)
             _WRITER = ReportWriter(path, options)
             WRITTEN.append(_WRITER)
             OBSERVERS.add(_WRITER)
         elif _WRITER is not None:
             _WRITER.options = options
         return _WRITER
+
+
+def _check_report_folder(path: Path) -> None:
+    """Make the report folder now, when the report is switched on: a folder that cannot be made is
+    an error here, naming it, and no report starts (not an OSError from every op afterwards)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise MeshnnValueError(
+            f"ttnn.CONFIG: the report folder {str(path)!r} cannot be made ({error.strerror or error}); "
+            "set root_report_path to a folder this process can write"
+        ) from None
 
 
 def active_report() -> ReportWriter | None:

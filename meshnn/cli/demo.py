@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -284,6 +285,24 @@ def splits(config: DemoConfig, n: int) -> bool:
     return not (heads % n or config.hidden % heads or config.intermediate % n or config.hidden % n)
 
 
+def check_weights_fit(config: DemoConfig) -> None:
+    """Refuse (HostMemoryError) a model whose float32 weights, made on the host first, would not
+    fit in this machine's memory (``--hidden 999999999``), before anything is made or searched."""
+    h, i = config.hidden, config.intermediate
+    needed = 4 * (config.layers * (4 * h * h + 3 * h * i + 2 * h) + config.vocab * h + h)
+    try:
+        available = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # not known here: not checked
+        return
+    if needed > available:
+        raise ttnn.HostMemoryError(
+            op="meshnn demo",
+            needed=needed,
+            available=available,
+            what=f"the float32 weights of {config.layers} layer(s) of width {h}",
+        )
+
+
 def fitted(config: DemoConfig, n: int) -> DemoConfig:
     """``config`` checked, with its heads chosen for ``n`` devices when ``fit_heads`` (the fewest
     of at least ``heads`` that split over the mesh); a MeshnnValueError saying what to pass when
@@ -293,6 +312,7 @@ def fitted(config: DemoConfig, n: int) -> DemoConfig:
             raise ttnn.MeshnnValueError(f"--{name} must be at least 1, got {getattr(config, name)}")
     if config.heads < 1:
         raise ttnn.MeshnnValueError(f"--heads must be at least 1, got {config.heads}")
+    check_weights_fit(config)
     if config.fit_heads:
         low = n * math.ceil(config.heads / n)
         candidates = (dataclasses.replace(config, heads=h) for h in range(low, config.hidden + 1, n))

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 import meshnn
+from meshnn.cli.output_paths import output_folder, output_picture
 
 
 def info(args: argparse.Namespace) -> int:
@@ -148,7 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("memory", help="the per-device memory report (and a picture with --plot)")
     p.add_argument("--system", type=system_name, default=None, help=systems)
     p.add_argument("--mesh", type=parse_mesh, default=None, help="ROWSxCOLS (default: the whole system)")
-    p.add_argument("--plot", default=None, metavar="FILE.png", help="draw each buffer type's address space")
+    p.add_argument(
+        "--plot", type=output_picture, default=None, metavar="FILE.png", help="draw each buffer type's address space"
+    )
     p.add_argument("--timeline", action="store_true", help="record a few layers op by op (--plot draws the timeline)")
     p.set_defaults(run=memory)
     p = sub.add_parser("run", help="run a TTNN script unmodified, with `import ttnn` answered by meshnn")
@@ -159,7 +162,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("perf", help="run a TTNN script and predict each op's device time (table, ops-perf CSV, PNG)")
     p.add_argument("--system", type=system_name, default=None, help=systems)
     p.add_argument(
-        "--out", default="meshnn_perf", metavar="DIR", help="folder of the CSV and PNG (default meshnn_perf)"
+        "--out",
+        type=output_folder,
+        default="meshnn_perf",
+        metavar="DIR",
+        help="folder of the CSV and PNG (default meshnn_perf)",
     )
     p.add_argument("--name", default=None, help="file name part (default: the script's name)")
     p.add_argument("--traced", action="store_true", help="time every op as a traced replay (default: eager)")
@@ -171,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plan", help="plan a TTNN script on meshes that allocate but compute nothing: peaks, OOMs")
     p.add_argument("--system", type=system_name, default=None, help=systems)
     p.add_argument("--timeline", action="store_true", help="also print every op's memory row")
-    p.add_argument("--plot", default=None, metavar="FILE.png", help="draw the memory timeline of the busiest mesh")
+    p.add_argument("--plot", type=output_picture, metavar="FILE.png", help="draw the busiest mesh's memory timeline")
     p.add_argument("script", help="the Python script to run as __main__")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed on to the script")
     p.set_defaults(run=plan)

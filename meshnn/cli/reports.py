@@ -15,7 +15,7 @@ def report_mark() -> frozenset[int]:
     one started but not written yet, as ``$TTNN_CONFIG_OVERRIDES`` starts it at import, belongs to
     the run that comes)."""
     config = sys.modules.get("meshnn.capture.config")
-    return frozenset() if config is None else frozenset(id(w) for w in config.WRITTEN if w.path.is_dir())
+    return frozenset() if config is None else frozenset(id(w) for w in config.WRITTEN if _written(w))
 
 
 def finished_reports(since: frozenset[int] = frozenset()) -> list[tuple[str, list[str]]]:
@@ -29,7 +29,7 @@ def finished_reports(since: frozenset[int] = frozenset()) -> list[tuple[str, lis
         if id(writer) in since:
             continue
         perf = writer.close()
-        if writer.path.is_dir():
+        if _written(writer):
             done.append((str(writer.path), [str(p) for p in perf]))
     return done
 
@@ -42,3 +42,9 @@ def print_reports(command: str, since: frozenset[int] = frozenset()) -> None:
             print(f"{command}: wrote {path}")
         performance = f" --performance-path {folder}/perf" if perf else ""
         print(f"  open it with: ttnn-visualizer --profiler-path {folder}{performance}")
+
+
+def _written(writer: object) -> bool:
+    """The report has its database (its folder is made when the report is switched on, before
+    anything is written)."""
+    return (writer.path / "db.sqlite").is_file()  # type: ignore[attr-defined]

@@ -14,7 +14,7 @@ collectives are named.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -33,13 +33,17 @@ class DistributedContext(Protocol):
 
     def barrier(self, op: str = ...) -> None: ...
 
-    def allgather_object(self, value: object, op: str = ...) -> list[object]: ...
+    def allgather_object(self, value: object, op: str = ..., *, data: bool = ...) -> list[object]: ...
 
-    def gather_object(self, value: object, op: str = ...) -> list[object] | None: ...
+    def gather_object(self, value: object, op: str = ..., *, data: bool = ...) -> list[object] | None: ...
 
     def allgather_array(self, array: np.ndarray, out: np.ndarray | None = None, op: str = ...) -> list[np.ndarray]: ...
 
     def allreduce_array(self, array: np.ndarray, out: np.ndarray | None = None, op: str = ...) -> np.ndarray: ...
+
+    def relay_array(
+        self, running: np.ndarray, order: Sequence[int], visit: Callable[[np.ndarray, int, int], None], op: str = ...
+    ) -> np.ndarray: ...
 
     def abort(self, message: str) -> None: ...
 
@@ -53,10 +57,10 @@ class SingleProcessContext:
     def barrier(self, op: str = "barrier") -> None:
         return None
 
-    def allgather_object(self, value: object, op: str = "allgather_object") -> list[object]:
+    def allgather_object(self, value: object, op: str = "allgather_object", *, data: bool = False) -> list[object]:
         return [value]
 
-    def gather_object(self, value: object, op: str = "gather_object") -> list[object] | None:
+    def gather_object(self, value: object, op: str = "gather_object", *, data: bool = False) -> list[object] | None:
         return [value]
 
     def allgather_array(
@@ -74,6 +78,17 @@ class SingleProcessContext:
             return array
         np.copyto(out, array)
         return out
+
+    def relay_array(
+        self,
+        running: np.ndarray,
+        order: Sequence[int],
+        visit: Callable[[np.ndarray, int, int], None],
+        op: str = "relay_array",
+    ) -> np.ndarray:
+        flat = running.reshape(-1)
+        visit(flat, 0, flat.size)
+        return running
 
     def abort(self, message: str) -> None:
         raise DistributedError(message, rank=0)

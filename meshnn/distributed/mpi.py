@@ -3,21 +3,28 @@
 Every rank runs the same program.  Collectives move numpy arrays with mpi4py's buffer interface
 (no pickling) on a communicator of their own, because they run inside kernels on a command
 queue's dispatch thread while the main thread may be in a control collective (the lock-step
-check); small control values use the object interface on ``COMM_WORLD``.  Two safeguards keep a failing run
-from hanging: an uncaught exception on any rank prints ``meshnn: rank R raised ...`` and aborts
-every rank, and a watchdog thread on each rank notices a peer process on the same host that has
-died and aborts the run naming it (``mpiexec -disable-auto-cleanup`` lets the survivors say so;
-by default MPICH's launcher stops them at once itself).
+check); small control values use the object interface on ``COMM_WORLD``.  Safeguards keep a failing run
+from hanging, or from outliving its job: an uncaught exception on any rank prints ``meshnn: rank
+R raised ...`` and aborts every rank (an interrupt, Ctrl-C, prints its traceback once, on the
+lowest rank that has it); a rank that calls ``sys.exit`` with a non-zero status ends every rank
+at once; a watchdog thread on each rank notices a peer process on the same host that has died
+and aborts the run naming it (``mpiexec -disable-auto-cleanup`` lets the survivors say so; by
+default MPICH's launcher stops them at once itself), and ends its own rank when the process
+that launched it is gone (the job has ended).  An abort always ends the process: when
+``MPI_Abort`` cannot reach the launcher any more (a broken pipe) or does not return within
+``ABORT_HARD`` seconds, the process exits by itself.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import socket
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from types import TracebackType
 
 import numpy as np
@@ -32,8 +39,14 @@ except ImportError as error:  # pragma: no cover - exercised only without the mp
         "this run was started by an MPI launcher but mpi4py is missing: pip install 'meshnn[mpi]'"
     ) from error
 
-WATCH_INTERVAL = 0.5  # seconds between liveness checks of peer processes
+WATCH_INTERVAL = 0.5  # seconds between liveness checks of peer processes and of the launcher
 ABORT_GRACE = 0.3  # seconds between the abort message and MPI_Abort
+ABORT_HARD = 3.0  # seconds MPI_Abort may take before the process exits by itself
+ABORT_STATUS = 1  # the exit status of a rank that ends itself after a failed MPI_Abort
+INTERRUPTED = 130  # the status of a rank ended by Ctrl-C, as a shell reports python's
+RELAY_TAG = 7  # the data communicator's tag of a relay's hand-overs (its results: RELAY_TAG + 1)
+RELAY_CHUNK = 4 << 20  # bytes a relay hands on at a time
+FOLLOW_INTERRUPT = 2.0  # seconds an interrupted rank above 0 waits for rank 0 to end the job
 
 
 class MpiContext:
@@ -46,9 +59,12 @@ class MpiContext:
         self.data_comm = self.comm.Dup()  # array collectives (dispatch threads), ordered by cq 0
         self.rendezvous = Rendezvous(self.comm.Dup(), self._rank, self._size, self._abort)
         self._aborting = threading.Lock()
+        self.exit_status = 0  # what sys.exit was last called with (the status the program ends with)
+        self.launcher = os.getppid()  # the process that started this rank: gone means the job has ended
         self.peers: list[tuple[str, int]] = self.comm.allgather((socket.gethostname(), os.getpid()))
         self._install_excepthooks()
-        atexit.register(self.rendezvous.leave)  # runs before mpi4py finalises MPI
+        self._watch_exit_status()
+        atexit.register(lambda: self.rendezvous.leave(self.exit_status))  # runs before mpi4py finalises MPI
         self._start_watchdog()
 
     @property
@@ -61,19 +77,24 @@ class MpiContext:
 
     def barrier(self, op: str = "barrier") -> None:
         with self.rendezvous.channel_locks[CONTROL]:
-            self.rendezvous.arrive(CONTROL, op)
+            self.rendezvous.arrive(CONTROL, op, user=True)
             self.comm.Barrier()
 
-    def allgather_object(self, value: object, op: str = "allgather_object") -> list[object]:
-        with self.rendezvous.channel_locks[CONTROL]:
-            self.rendezvous.arrive(CONTROL, op)
-            return self.comm.allgather(value)
+    def allgather_object(self, value: object, op: str = "allgather_object", *, data: bool = False) -> list[object]:
+        """Every rank's ``value`` in rank order; ``data``: on the data channel (after a read of the
+        device: in order with the collectives of kernels), else on the control channel."""
+        channel, comm = (DATA, self.data_comm) if data else (CONTROL, self.comm)
+        with self.rendezvous.channel_locks[channel]:
+            self.rendezvous.arrive(channel, op, user=True)
+            return comm.allgather(value)
 
-    def gather_object(self, value: object, op: str = "gather_object") -> list[object] | None:
-        """Every rank's ``value`` in rank order on rank 0 (None on the others)."""
-        with self.rendezvous.channel_locks[CONTROL]:
-            self.rendezvous.arrive(CONTROL, op)
-            return self.comm.gather(value, root=0)
+    def gather_object(self, value: object, op: str = "gather_object", *, data: bool = False) -> list[object] | None:
+        """Every rank's ``value`` in rank order on rank 0 (None on the others); ``data`` as for
+        :meth:`allgather_object`."""
+        channel, comm = (DATA, self.data_comm) if data else (CONTROL, self.comm)
+        with self.rendezvous.channel_locks[channel]:
+            self.rendezvous.arrive(channel, op, user=True)
+            return comm.gather(value, root=0)
 
     def allgather_array(
         self, array: np.ndarray, out: np.ndarray | None = None, op: str = "allgather_array"
@@ -82,7 +103,7 @@ class MpiContext:
         differ), received into ``out`` (C-contiguous, all ranks' rows) when given."""
         local = np.ascontiguousarray(array)
         with self.rendezvous.channel_locks[DATA]:
-            self.rendezvous.arrive(DATA, op)
+            self.rendezvous.arrive(DATA, f"{op} [{local.dtype} rows of {list(local.shape[1:])}]")
             return self._allgather(local, out)
 
     def _allgather(self, local: np.ndarray, out: np.ndarray | None) -> list[np.ndarray]:
@@ -120,21 +141,72 @@ class MpiContext:
                 f"allreduce_array: out must be a C-contiguous {local.dtype} array of shape {local.shape}"
             )
         with self.rendezvous.channel_locks[DATA]:
-            self.rendezvous.arrive(DATA, f"{op} ({local.dtype} sum)", local.nbytes)
+            self.rendezvous.arrive(DATA, f"{op} [{local.dtype} sum of {list(local.shape)}]", local.nbytes)
             self.data_comm.Allreduce(local, out, op=MPI.SUM)
         return out
+
+    def relay_array(
+        self,
+        running: np.ndarray,
+        order: Sequence[int],
+        visit: Callable[[np.ndarray, int, int], None],
+        op: str = "relay_array",
+    ) -> np.ndarray:
+        """``running`` (C-contiguous; same shape and dtype on every rank) handed from rank to rank
+        in ``order`` (every rank once), ``RELAY_CHUNK`` bytes at a time so that the ranks work at
+        once: each rank calls ``visit(flat, start, stop)`` on the flat elements ``start:stop`` of
+        what the previous rank handed on (the first rank on its own ``running``, whatever it
+        holds), in place; the last rank's result is sent to every other rank, chunk by chunk, into
+        its ``running``, which is returned.  A sum made this way adds in one fixed order,
+        whatever the number of ranks."""
+        ring = list(order)
+        if sorted(ring) != list(range(self._size)) or not running.flags.c_contiguous:
+            raise DistributedError(
+                f"relay_array: order must name every rank once (got {ring}) and running be C-contiguous",
+                rank=self._rank,
+            )
+        flat = running.reshape(-1)
+        step = max(1, RELAY_CHUNK // max(1, running.itemsize))
+        chunks = [(a, min(a + step, flat.size)) for a in range(0, flat.size, step)] or [(0, 0)]
+        at, last = ring.index(self._rank), ring[-1]
+        with self.rendezvous.channel_locks[DATA]:
+            self.rendezvous.arrive(DATA, f"{op} [{running.dtype} relay of {list(running.shape)}]", running.nbytes)
+            sent = []
+            for a, b in chunks:
+                piece = flat[a:b].view(np.uint8)
+                if at > 0:
+                    self.data_comm.Recv(piece, source=ring[at - 1], tag=RELAY_TAG)
+                visit(flat, a, b)
+                if at < len(ring) - 1:
+                    self.data_comm.Send(piece, dest=ring[at + 1], tag=RELAY_TAG)
+                else:  # the result: to every other rank, while the next chunk comes in
+                    sent += [self.data_comm.Isend(piece, dest=r, tag=RELAY_TAG + 1) for r in ring[:-1]]
+            for a, b in chunks if self._rank != last else ():
+                self.data_comm.Recv(flat[a:b].view(np.uint8), source=last, tag=RELAY_TAG + 1)
+            MPI.Request.Waitall(sent)
+        return running
 
     def abort(self, message: str) -> None:
         self._abort(message, True)
 
-    def _abort(self, message: str, loud: bool) -> None:
+    def _abort(self, message: str, loud: bool, status: int = ABORT_STATUS) -> None:
         """End every rank: say why (when ``loud``), give the launcher a moment to forward the line,
-        then ``MPI_Abort``.  Only the first caller of a process prints."""
-        if self._aborting.acquire(blocking=False):
-            if loud:
-                print(f"meshnn: rank {self._rank}: {message}; aborting every rank", file=sys.stderr, flush=True)
-            time.sleep(ABORT_GRACE)  # let the launcher forward this line before it stops every rank
-        self.comm.Abort(1)
+        then ``MPI_Abort``.  Only the first caller of a process prints and aborts; any later caller
+        (another thread) waits for the process to end.  Never returns: a failing ``MPI_Abort`` (the
+        launcher gone, a broken pipe) or one that hangs past ``ABORT_HARD`` seconds ends this
+        process by itself."""
+        if not self._aborting.acquire(blocking=False):
+            while True:  # the first caller is ending the process
+                time.sleep(1.0)
+        if loud:
+            _say(f"meshnn: rank {self._rank}: {message}; aborting every rank")
+        threading.Thread(target=_exit_after, args=(ABORT_HARD + ABORT_GRACE,), daemon=True).start()
+        time.sleep(ABORT_GRACE)  # let the launcher forward this line before it stops every rank
+        try:
+            self.comm.Abort(status)
+        except BaseException as error:
+            _say(f"meshnn: rank {self._rank}: MPI_Abort failed ({error}); this rank ends by itself")
+        _exit_now(status)
 
     # ------------------------------------------------------------------------ failure handling
 
@@ -142,6 +214,8 @@ class MpiContext:
         previous, previous_thread = sys.excepthook, threading.excepthook
 
         def hook(kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
+            if issubclass(kind, KeyboardInterrupt):
+                self.interrupted(lambda: previous(kind, error, trace))
             previous(kind, error, trace)
             self.abort(f"raised {kind.__name__}: {error}")
 
@@ -155,26 +229,67 @@ class MpiContext:
         sys.excepthook = hook
         threading.excepthook = thread_hook
 
+    def interrupted(self, report: Callable[[], None]) -> None:
+        """Ctrl-C: the launcher interrupts every rank at once, so only the lowest rank reports
+        (``report`` prints the traceback) and ends the job; another rank waits a moment for that
+        first, and reports only if the job is still running (it alone was interrupted)."""
+        if self._rank != 0:
+            time.sleep(FOLLOW_INTERRUPT)
+        report()
+        self._abort("interrupted (KeyboardInterrupt)", True, INTERRUPTED)
+
+    def _watch_exit_status(self) -> None:
+        """Keep the status ``sys.exit`` is called with: a rank that ends with a non-zero status
+        ends the whole run at exit (:meth:`Rendezvous.leave`)."""
+        original = sys.exit
+
+        def exit_(status: object = None) -> None:
+            self.exit_status = 0 if status is None else status if isinstance(status, int) else 1
+            original(status)
+
+        exit_.__doc__ = original.__doc__
+        sys.exit = exit_
+
     def _start_watchdog(self) -> None:
         host = socket.gethostname()
         watched = [(r, pid) for r, (h, pid) in enumerate(self.peers) if r != self._rank and h == host]
-        if not watched:
-            return
 
         def watch() -> None:
             while True:
                 time.sleep(WATCH_INTERVAL)
+                if os.getppid() != self.launcher:
+                    _say(f"meshnn: rank {self._rank}: the job has ended (its launcher, pid {self.launcher}, is gone)")
+                    _exit_now(ABORT_STATUS)
                 for rank, pid in watched:
                     if not _alive(pid) and rank not in self.rendezvous.poll_exits():
                         time.sleep(WATCH_INTERVAL)  # an exit notice may still be on its way
                         if rank not in self.rendezvous.poll_exits():
                             self.abort(f"rank {rank} (pid {pid}) died")
-                            return
 
         threading.Thread(target=watch, name="meshnn-mpi-watchdog", daemon=True).start()
 
     def __repr__(self) -> str:
         return f"MpiContext(rank={self._rank}, world_size={self._size})"
+
+
+def _say(line: str) -> None:
+    """One line on stderr, whatever state stderr is in (the launcher may be gone)."""
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=sys.stderr, flush=True)
+
+
+def _exit_now(status: int) -> None:
+    """End this process at once (no atexit handlers: MPI cannot finalise any more)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            stream.flush()
+    os._exit(status)
+
+
+def _exit_after(seconds: float) -> None:
+    time.sleep(seconds)
+    _say(f"meshnn: MPI_Abort did not end this process within {seconds:g} s; it ends by itself")
+    _exit_now(ABORT_STATUS)
 
 
 def _alive(pid: int) -> bool:

@@ -1,23 +1,35 @@
 """The rendezvous before every collective across ranks, and the exit notices that end a run.
 
-Before the data of a collective moves, every rank sends every other rank a 64-byte record (its
-channel, the collective's sequence number on that channel, the operation's name and the bytes it
-will move) and waits, polling, for theirs.  So a collective never blocks inside MPI on a rank
+Before the data of a collective moves, every rank sends every other rank a small record (its
+channel, the collective's sequence number on that channel, what it is: the operation and the
+tensors it moves, MeshBuffer address and spec, as text with a digest of the whole text; and the
+bytes it will move) and waits, polling, for theirs.  So a collective never blocks inside MPI on a rank
 that will not come: the wait is bounded by ``MESHNN_WAIT_TIMEOUT`` seconds and then names the
 ranks that never arrived; ranks that call different collectives (``all_reduce`` on one,
-``all_gather`` on another), or the same one with different sizes, are named at once; a rank that
+``all_gather`` on another), the same one on different tensors (two weights read in different
+orders), or with different sizes, are named at once, both ranks and both tensors, before any
+data moves; a rank that
 has ended its program (``sys.exit(0)`` while the others wait) is named as soon as its exit notice
 arrives.  Each failure ends the run through ``abort`` (every rank at once): raising on one rank
 would leave the others waiting.
 
-Channels: ``CONTROL`` (small values on the user's thread: the lock-step check, composers) and
-``DATA`` (arrays, inside kernels on a command queue's dispatch thread) keep their own sequences
-because the two threads interleave differently on different ranks; each channel holds a lock
+Channels: ``CONTROL`` (small values on the user's thread: the lock-step check made at each
+allocation) and ``DATA`` (the collectives of kernels on a command queue's dispatch thread, and
+the exchanges that follow a read of the device: composers, tensor files) keep their own
+sequences because the two threads interleave differently on different ranks; each channel holds a lock
 from its rendezvous to the end of its collective, so one channel's collectives never overlap.
+
+A collective called on the user's thread (the lock-step check, composers, ``dump_tensor``) also
+tells every other rank that this rank's user thread is in it, and when it has left (``USER``
+notes).  A rank whose user thread waits in a control-channel collective while another rank's
+user thread waits in a data-channel one (a composer against an ``all_gather`` whose output
+allocation is lock-step checked) names both at once: neither can reach the other's collective,
+and a control-channel record only ever comes from a user thread.
 
 At exit every rank sends an exit notice (its sequence numbers) to every other and waits for
 theirs before MPI is finalised; a rank whose notice says it ran fewer collectives than another
-waits in is named by that one.
+waits in is named by that one.  A rank that exits with a non-zero status (``sys.exit(1)``) does
+not wait: it ends the whole run at once, as an uncaught error does.
 
 The communicator is passed in (this module does not import mpi4py: :mod:`meshnn.distributed.mpi`
 does).  Part of the ``distributed`` layer; imports ``meshnn.errors`` and ``meshnn.host``.
@@ -25,6 +37,7 @@ does).  Part of the ``distributed`` layer; imports ``meshnn.errors`` and ``meshn
 
 from __future__ import annotations
 
+import hashlib
 import struct
 import sys
 import threading
@@ -36,23 +49,38 @@ import numpy as np
 
 from meshnn.host.threads import wait_timeout
 
-CONTROL, DATA, EXIT = 1, 2, 3  # message tags: the two channels' records, and exit notices
+CONTROL, DATA, EXIT, USER = 1, 2, 3, 4  # message tags: the channels' records, exit notices, user-thread notes
+ENTER, LEAVE = 5, 6  # the kinds of a user-thread note
 CHANNEL_NAMES = {CONTROL: "control", DATA: "data"}
-OP_BYTES = 48  # an operation's name is cut to this many bytes of UTF-8
-RECORD = struct.Struct(f"<qqqq{OP_BYTES}s")  # kind, sequence (data sequence for an exit), bytes, control sequence, op
+TEXT_BYTES = 216  # what a collective is (operation and tensors) is cut to this many bytes of UTF-8
+# kind, sequence (data sequence for an exit), bytes (exit status for an exit), control sequence,
+# the digest of the whole text, the text
+RECORD = struct.Struct(f"<qqqq8s{TEXT_BYTES}s")
 POLL_MAX = 0.005  # seconds: the longest sleep between two polls of a wait
 LATE_NOTE = 10.0  # seconds a rank waits at exit before it says whom it waits for
 FOLLOW = 5.0  # seconds a rank waits for the lowest present rank's abort before it aborts itself
 
 
-def _pack(kind: int, seq: int, nbytes: int, seq2: int, op: str) -> np.ndarray:
-    raw = RECORD.pack(kind, seq, nbytes, seq2, op.encode("utf-8", "replace"))
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).digest()
+
+
+def _pack(kind: int, seq: int, nbytes: int, seq2: int, text: str) -> np.ndarray:
+    raw = RECORD.pack(kind, seq, nbytes, seq2, _digest(text), _shown(text).encode("utf-8", "replace"))
     return np.frombuffer(bytearray(raw), dtype=np.uint8)
 
 
-def _unpack(buffer: np.ndarray) -> tuple[int, int, int, int, str]:
-    kind, seq, nbytes, seq2, op = RECORD.unpack(buffer.tobytes())
-    return kind, seq, nbytes, seq2, op.rstrip(b"\0").decode("utf-8", "replace")
+def _unpack(buffer: np.ndarray) -> tuple[int, int, int, int, bytes, str]:
+    kind, seq, nbytes, seq2, digest, text = RECORD.unpack(buffer.tobytes())
+    return kind, seq, nbytes, seq2, digest, text.rstrip(b"\0").decode("utf-8", "ignore")
+
+
+def _shown(text: str) -> str:
+    """``text`` as a record carries it (cut to ``TEXT_BYTES``, marked when cut)."""
+    raw = text.encode("utf-8", "replace")
+    if len(raw) <= TEXT_BYTES:
+        return text
+    return raw[: TEXT_BYTES - 3].decode("utf-8", "ignore") + "..."
 
 
 class _Backoff:
@@ -79,6 +107,7 @@ class Rendezvous:
         self.seq = {CONTROL: 0, DATA: 0}
         self.channel_locks = {CONTROL: threading.RLock(), DATA: threading.RLock()}
         self.exits: dict[int, tuple[int, int]] = {}  # rank -> its (control, data) sequences at exit
+        self.board = _UserBoard(comm, self.peers)
         self._notice_lock = threading.Lock()
         self._notice_buffers = {p: np.zeros(RECORD.size, np.uint8) for p in self.peers}
         self._notice_requests = {p: comm.Irecv(self._notice_buffers[p], source=p, tag=EXIT) for p in self.peers}
@@ -91,43 +120,57 @@ class Rendezvous:
         with self._notice_lock:
             for peer, request in list(self._notice_requests.items()):
                 if request.Test():
-                    _, data, _, control, _ = _unpack(self._notice_buffers[peer])
+                    _, data, _, control, _, _ = _unpack(self._notice_buffers[peer])
                     self.exits[peer] = (control, data)
                     del self._notice_requests[peer]
             return dict(self.exits)
 
     # ---------------------------------------------------------------------------- rendezvous
 
-    def arrive(self, channel: int, op: str, nbytes: int = -1) -> None:
+    def arrive(self, channel: int, op: str, nbytes: int = -1, *, user: bool = False) -> None:
         """Wait until every rank has reached this channel's next collective, the same one
-        (``op`` and ``nbytes``, -1: any size); ends the run naming the ranks otherwise.  The
-        caller holds ``channel_locks[channel]`` until its collective is done."""
+        (``op``: the operation and the tensors it moves; ``nbytes``, -1: any size); ends the run
+        naming the ranks and what each called otherwise.  ``user``: called on the user's thread
+        (the other ranks are told, :class:`_UserBoard`).  The caller holds
+        ``channel_locks[channel]`` until its collective is done."""
         if self.size == 1:
             return
         self.seq[channel] += 1
         seq = self.seq[channel]
-        op = op.encode("utf-8", "replace")[:OP_BYTES].decode("utf-8", "ignore")  # as the others will read it
+        if user:
+            self.board.note(ENTER, channel, seq, op)
+        try:
+            self._meet(channel, seq, op, nbytes, user)
+        finally:
+            if user:
+                self.board.note(LEAVE, channel, seq, op)
+
+    def _meet(self, channel: int, seq: int, op: str, nbytes: int, user: bool) -> None:
         record = _pack(channel, seq, nbytes, 0, op)
         sends = [self.comm.Isend(record, dest=p, tag=channel) for p in self.peers]
         buffers = {p: np.zeros(RECORD.size, np.uint8) for p in self.peers}
         receives = {p: self.comm.Irecv(buffers[p], source=p, tag=channel) for p in self.peers}
         deadline = time.monotonic() + wait_timeout()
         backoff = _Backoff()
-        arrived: dict[int, tuple[str, int]] = {self.rank: (op, nbytes)}
+        arrived: dict[int, tuple[bytes, int, str]] = {self.rank: (_digest(op), nbytes, _shown(op))}
         while receives:
             for peer in [p for p, r in receives.items() if r.Test()]:
                 del receives[peer]
-                _, their_seq, their_bytes, _, their_op = _unpack(buffers[peer])
-                arrived[peer] = (their_op if their_seq == seq else f"{their_op} as #{their_seq}", their_bytes)
+                _, their_seq, their_bytes, _, digest, their_op = _unpack(buffers[peer])
+                if their_seq != seq:
+                    digest, their_op = b"", f"{their_op} as #{their_seq}"
+                arrived[peer] = (digest, their_bytes, their_op)
             if not receives:
                 break
-            self._check_gone(channel, seq, op, receives, arrived)
+            self._check_gone(channel, seq, _shown(op), receives, arrived)
+            if user and channel == CONTROL:
+                self._check_elsewhere(seq, _shown(op), receives)
             if time.monotonic() > deadline:
-                self._fail_late(channel, seq, op, receives, arrived)
+                self._fail_late(channel, seq, _shown(op), receives, arrived)
             backoff.pause()
         for send in sends:
             send.Wait()
-        if len(set(arrived.values())) > 1:
+        if len({(digest, size) for digest, size, _ in arrived.values()}) > 1:
             self._fail_mismatch(channel, seq, arrived)
 
     def _where(self, channel: int, seq: int, op: str) -> str:
@@ -145,6 +188,21 @@ class Rendezvous:
                 gone,
             )
 
+    def _check_elsewhere(self, seq: int, op: str, waiting: dict) -> None:
+        """This rank's user thread waits in control collective ``seq``: a rank that has not
+        arrived and whose user thread waits in a data-channel collective never will."""
+        elsewhere = {p: at for p, at in self.board.poll().items() if p in waiting and at[0] == DATA}
+        if elsewhere:
+            calls = "; ".join(
+                [f"rank {self.rank}: {self._where(CONTROL, seq, op)}"]
+                + [f"rank {p}: {self._where(DATA, s, o)}" for p, (_, s, o) in sorted(elsewhere.items())]
+            )
+            self._end(
+                f"ranks called different collectives on their user threads ({calls}); every rank must run the "
+                "same collectives, on the same tensors, in the same order",
+                (),
+            )
+
     def _fail_late(self, channel: int, seq: int, op: str, waiting: dict, arrived: dict) -> None:
         self._end(
             f"rank(s) {_ranks(waiting)} never arrived at {self._where(channel, seq, op)} within "
@@ -152,11 +210,12 @@ class Rendezvous:
             waiting,
         )
 
-    def _fail_mismatch(self, channel: int, seq: int, arrived: dict[int, tuple[str, int]]) -> None:
-        calls = "; ".join(f"rank {r}: {o}" + (f", {b} B" if b >= 0 else "") for r, (o, b) in sorted(arrived.items()))
+    def _fail_mismatch(self, channel: int, seq: int, arrived: dict[int, tuple[bytes, int, str]]) -> None:
+        calls = "; ".join(f"rank {r}: {o}" + (f", {b} B" if b >= 0 else "") for r, (_, b, o) in sorted(arrived.items()))
         self._end(
             f"ranks called different collectives as collective #{seq} on the {CHANNEL_NAMES[channel]} "
-            f"channel ({calls}); every rank must run the same collectives in the same order",
+            f"channel ({calls}); every rank must run the same collectives, on the same tensors, in the "
+            "same order",
             (),
         )
 
@@ -172,13 +231,17 @@ class Rendezvous:
 
     # ---------------------------------------------------------------------------- exit
 
-    def leave(self) -> None:
+    def leave(self, status: int = 0) -> None:
         """At the end of the program: tell every rank, and wait until every rank has ended too
-        (a rank still waiting in a collective sees the notice and ends the run)."""
+        (a rank still waiting in a collective sees the notice and ends the run).  A program ending
+        with a non-zero ``status`` ends the whole run at once instead: the others may be computing,
+        far from any collective, and would never notice."""
         if self.size == 1 or self.exiting:
             return
         self.exiting = True
-        notice = _pack(EXIT, self.seq[DATA], 0, self.seq[CONTROL], "exit")
+        if status:
+            self._abort(f"exited with status {status}", True)
+        notice = _pack(EXIT, self.seq[DATA], status, self.seq[CONTROL], "exit")
         sends = [self.comm.Isend(notice, dest=p, tag=EXIT) for p in self.peers]
         backoff, start, noted = _Backoff(), time.monotonic(), False
         while len(self.poll_exits()) < len(self.peers):
@@ -193,6 +256,47 @@ class Rendezvous:
             backoff.pause()
         for send in sends:
             send.Wait()
+        self.board.flush()
+
+
+class _UserBoard:
+    """Where the other ranks' user threads are: each rank's ENTER and LEAVE notes of its
+    user-thread collectives (in order: one source and tag), received on ``USER``."""
+
+    def __init__(self, comm: Any, peers: list[int]) -> None:
+        self.comm, self.peers = comm, peers
+        self._lock = threading.Lock()
+        self._buffers = {p: np.zeros(RECORD.size, np.uint8) for p in peers}
+        self._requests = {p: comm.Irecv(self._buffers[p], source=p, tag=USER) for p in peers}
+        self._sends: list[tuple[Any, np.ndarray]] = []  # notes on their way (their buffers kept)
+        self.at: dict[int, tuple[int, int, str]] = {}  # rank -> (channel, seq, op) its user thread waits in
+
+    def note(self, kind: int, channel: int, seq: int, op: str) -> None:
+        """Tell every other rank that this rank's user thread enters (leaves) a collective."""
+        record = _pack(kind, seq, channel, 0, op)
+        with self._lock:
+            self._sends = [(r, b) for r, b in self._sends if not r.Test()]
+            self._sends += [(self.comm.Isend(record, dest=p, tag=USER), record) for p in self.peers]
+
+    def flush(self) -> None:
+        """Wait until every note sent has left (before MPI is finalised)."""
+        with self._lock:
+            for request, _ in self._sends:
+                request.Wait()
+            self._sends = []
+
+    def poll(self) -> dict[int, tuple[int, int, str]]:
+        """The notes received so far: where each rank's user thread waits now."""
+        with self._lock:
+            for peer in self.peers:
+                while self._requests[peer].Test():
+                    kind, seq, channel, _, _, op = _unpack(self._buffers[peer])
+                    if kind == ENTER:
+                        self.at[peer] = (channel, seq, op)
+                    else:
+                        self.at.pop(peer, None)
+                    self._requests[peer] = self.comm.Irecv(self._buffers[peer], source=peer, tag=USER)
+            return dict(self.at)
 
 
 def _ranks(ranks: Any) -> str:

@@ -21,12 +21,14 @@ from typing import Any, TypeVar
 import numpy as np
 
 from meshnn.errors import MeshnnValueError
+from meshnn.host import settings
 
 
 def wait_timeout() -> float:
-    """Seconds one wait of meshnn's threads may last (``MESHNN_WAIT_TIMEOUT``, default 120): the
-    start of the worker pool here, and the mesh command queues' waits for events and drains."""
-    return float(os.environ.get("MESHNN_WAIT_TIMEOUT", "120"))
+    """Seconds one wait of meshnn's threads may last (``MESHNN_WAIT_TIMEOUT``, default 120; checked
+    by :mod:`meshnn.host.settings`): the start of the worker pool here, and the mesh command
+    queues' waits for events and drains."""
+    return settings.wait_timeout()
 
 
 PARALLEL_MIN_BYTES = 2 << 20

@@ -154,6 +154,16 @@ def _made(kind: DispatchCoreType, axis: DispatchCoreAxis) -> DispatchCoreConfig:
     return made
 
 
+def check_worker_l1_size(value: object, full: int) -> None:
+    """``open_mesh_device(worker_l1_size=)``: an int of bytes; 0 is tt-metal's default
+    (``DEFAULT_WORKER_L1_SIZE`` is 0: the device's own size), and the simulated chip has only its
+    own size (``full``) besides."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MeshnnTypeError(f"worker_l1_size must be an int of bytes, got {value!r}")
+    if value not in (0, full):
+        raise MeshnnValueError(f"worker_l1_size {value} is not supported; use 0 (the default, {full} B)")
+
+
 @dataclass(frozen=True, slots=True)
 class DeviceSettings:
     """What a mesh was opened with (bytes unless named otherwise): the sizes as given, the queues,

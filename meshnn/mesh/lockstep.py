@@ -33,7 +33,7 @@ DEBUG_LOCKSTEP_ENV = "MESHNN_DEBUG_LOCKSTEP"
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _called() -> tuple[str, str]:
+def called_from() -> tuple[str, str]:
     """``(ttnn function, file:line)`` of the call the user made: the outermost meshnn frame (the
     public function, ``from_torch``, ``matmul``...) and the first frame outside meshnn."""
     frame, name = sys._getframe(1), "?"
@@ -46,7 +46,7 @@ def _called() -> tuple[str, str]:
 def out_of_memory_where(error: OutOfMemoryError, mesh: LockstepAllocation) -> OutOfMemoryError:
     """``error`` (the chip allocator's, sizes per bank) with where it happened: the ttnn call and
     its call site, and the devices (every device of the mesh at once: lock-step), sizes in MiB."""
-    name, site = _called()
+    name, site = called_from()
     ids, coords = mesh.get_device_ids(), list(mesh.shape.coords())  # type: ignore[attr-defined]
     devices = f"device {ids[0]} at {coords[0]}" + (f" .. device {ids[-1]} at {coords[-1]}" if len(ids) > 1 else "")
     where = (
@@ -98,7 +98,9 @@ class LockstepAllocation:
             )
 
     def _check_lockstep(self, layout: BufferLayout, address: int) -> None:
-        seen = self.context.allgather_object(address, op="lock-step check")
+        name = called_from()[0]
+        what = f"lock-step check of ttnn.{name}'s {layout.size} B {layout.buffer_type.name} allocation"
+        seen = self.context.allgather_object(address, op=what)
         if len(set(seen)) > 1:
             self.allocator.deallocate(layout.buffer_type, address)
             pairs = ", ".join(f"rank {r}: {a}" for r, a in enumerate(seen))

@@ -25,7 +25,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from meshnn.device.buffer import Buffer, BufferLayout, BufferType
-from meshnn.errors import DeallocatedError, DeviceClosedError, MeshnnTypeError, MeshnnValueError
+from meshnn.errors import (
+    DeallocatedError,
+    DeviceClosedError,
+    HostMemoryError,
+    MeshnnTypeError,
+    MeshnnValueError,
+    OutOfMemoryError,
+    format_bytes,
+)
 from meshnn.mesh.buffer_config import (
     DeviceLocalBufferConfig,
     MeshBufferConfig,
@@ -36,8 +44,10 @@ from meshnn.mesh.buffer_config import (
     layout_of,
 )
 from meshnn.mesh.coord import MeshCoordinate, as_coord
+from meshnn.mesh.dispatch import drained_for_memory
+from meshnn.mesh.lockstep import called_from
 from meshnn.mesh.observers import OBSERVERS, BufferEvent
-from meshnn.mesh.slab import NoBytes, SlabStorage
+from meshnn.mesh.slab import NoBytes, SlabStorage, host_shortfall
 
 if TYPE_CHECKING:
     from meshnn.mesh.mesh_device import MeshDevice
@@ -65,6 +75,34 @@ def _release(
             OBSERVERS.deallocated(
                 BufferEvent(device, key, buffer_type, address, storage.size, layout.page_size, None, layout)
             )
+
+
+def _check_host_room(mesh: MeshDevice, local_size: int, undo: Callable[[], None]) -> None:
+    """Refuse (HostMemoryError) a buffer whose bytes the host has not the memory for, after its
+    address was found (a buffer the device cannot hold is the device's OutOfMemoryError) and
+    before anything else: ``undo`` gives the address back, so nothing stays allocated.  Every
+    path that allocates device memory (creation ops, op outputs, transfers, loads) comes here."""
+    short = host_shortfall(len(mesh.local), local_size)
+    if short is not None:
+        undo()
+        name, site = called_from()
+        raise HostMemoryError(
+            op=f"ttnn.{name} (called at {site})",
+            needed=short[0],
+            available=short[1],
+            what=f"{format_bytes(local_size)} of device memory on each of {len(mesh.local)} local device(s) of the "
+            f"{mesh.shape} mesh, which the simulator keeps in host memory",
+        )
+
+
+def _queues_sharing_memory(mesh: MeshDevice) -> list:
+    """The command queues whose work may hold buffers of ``mesh``'s allocator: its own, its
+    parent's (a submesh shares its parent's allocator) and its submeshes'."""
+    top = mesh
+    while top._parent is not None:
+        top = top._parent
+    meshes = [top, *(sub for sub in (ref() for ref in top._submeshes) if sub is not None)]
+    return [queue for m in meshes for queue in m._queues]
 
 
 class MeshBuffer:
@@ -102,7 +140,12 @@ class MeshBuffer:
         self.views: object = None  # the layer above's record of the tensors viewing this buffer (opaque here)
         self._pending: list[tuple] = []  # an owner's release, until it runs (see __del__)
         if address is None:
-            self._allocate_owned(mesh_device, local_size)
+            try:
+                self._allocate_owned(mesh_device, local_size)
+            except OutOfMemoryError:  # queued work may hold buffers its callers dropped: let it run, once
+                if not drained_for_memory(_queues_sharing_memory(mesh_device)):
+                    raise
+                self._allocate_owned(mesh_device, local_size)
         else:
             self._view_of(mesh_device, address, local_size)
         return self
@@ -115,6 +158,10 @@ class MeshBuffer:
             if mesh_device.closing:
                 raise DeviceClosedError(f"mesh device {mesh_device.shape} is closed (closing): nothing allocated")
             self._address = mesh_device.allocate_lockstep(layout, bottom_up=local.bottom_up)
+            if mesh_device.executes:  # fits the device: does it fit the host that keeps its bytes?
+                _check_host_room(
+                    mesh_device, local_size, lambda: mesh_device.allocator.deallocate(local.buffer_type, self._address)
+                )
             storage = SlabStorage if mesh_device.executes else NoBytes  # a planning mesh keeps no bytes
             self._storage = storage(len(mesh_device.local), local_size)
             key = mesh_device.register_buffer(self, local.buffer_type, self._address)

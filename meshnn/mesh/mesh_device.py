@@ -31,9 +31,16 @@ from meshnn.distributed.context import DistributedContext, get_context, rows_of_
 from meshnn.errors import DeviceClosedError, DistributedError, MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.compute_grid import system_for
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, as_coord, to_linear_index
-from meshnn.mesh.device_config import DeviceSettings, MeshType, checked_mesh_type, dispatch_core_config_for
+from meshnn.mesh.device_config import (
+    DeviceSettings,
+    MeshType,
+    check_worker_l1_size,
+    checked_mesh_type,
+    dispatch_core_config_for,
+)
 from meshnn.mesh.lockstep import LockstepAllocation
 from meshnn.mesh.planning import resolve_execute
+from meshnn.mesh.program_cache import ProgramCache
 from meshnn.mesh.sub_device import SubDevices
 from meshnn.mesh.submesh import Submeshes
 from meshnn.mesh.system import fabric_options, get_fabric_config
@@ -69,7 +76,7 @@ class Device:
         return f"Device(id={self.device_id}, coord={self.coord})"
 
 
-class MeshDevice(LockstepAllocation, Submeshes, SubDevices):
+class MeshDevice(LockstepAllocation, Submeshes, SubDevices, ProgramCache):
     """A mesh of devices.  Open one with :func:`open_mesh_device`; close it (or use ``with``)."""
 
     def __init__(
@@ -84,7 +91,7 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices):
         context: DistributedContext | None = None,
         execute: bool = True,
     ) -> None:
-        if num_command_queues not in (1, 2):
+        if isinstance(num_command_queues, bool) or num_command_queues not in (1, 2):
             raise MeshnnValueError(f"num_command_queues must be 1 or 2, got {num_command_queues!r}")
         if mesh_shape.dims() > 2:
             raise MeshnnValueError(f"meshnn meshes are 1-D or 2-D, got {mesh_shape!r}")
@@ -116,8 +123,7 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices):
         from meshnn.mesh.command_queue import MeshCommandQueue  # the queue module needs MeshDevice
 
         self._queues = [MeshCommandQueue(self, cq_id) for cq_id in range(num_command_queues)]
-        self.program_cache_enabled = True
-        self._programs: set[object] = set()  # the program cache's keys (see record_program)
+        self._start_program_cache()
 
     def _local_coords_of(self, shape: MeshShape) -> list[MeshCoordinate]:
         coords = list(shape.coords())
@@ -279,24 +285,6 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices):
         for queue in self._queues:
             queue.finish()
 
-    def enable_program_cache(self) -> None:
-        self.program_cache_enabled = True
-
-    def disable_and_clear_program_cache(self) -> None:
-        self.program_cache_enabled = False
-        self._programs.clear()
-
-    def clear_program_cache(self) -> None:
-        self._programs.clear()
-
-    def record_program(self, key: object) -> None:
-        """Note a program in the cache (while enabled): ``key`` is what ttnn hashes a program by."""
-        if self.program_cache_enabled:
-            self._programs.add(key)
-
-    def num_program_cache_entries(self) -> int:
-        return len(self._programs)
-
     def enable_async(self, enable: bool) -> None:
         """Accepted as ttnn still accepts it (dispatch is asynchronous regardless); recorded."""
         if not isinstance(enable, bool):
@@ -344,8 +332,7 @@ def open_mesh_device(
     execute = resolve_execute(execute)
     spec = system_spec(system)
     mesh_shape = shape_on(spec, mesh_shape)
-    if worker_l1_size not in (0, spec.arch_spec.worker_l1_size):
-        raise MeshnnValueError(f"worker_l1_size {worker_l1_size} is not supported; use 0 (the default)")
+    check_worker_l1_size(worker_l1_size, spec.arch_spec.worker_l1_size)
     context = get_context()
     if context.world_size > mesh_shape[0]:
         raise DistributedError(

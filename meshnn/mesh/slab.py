@@ -23,18 +23,20 @@ can produce from its memo and has not written yet.  Every way to the bytes (:met
 A buffer of a planning mesh (:mod:`meshnn.mesh.planning`) has :class:`NoBytes` storage instead:
 the same bookkeeping, and a :class:`~meshnn.errors.PlanningError` wherever bytes are asked for.
 
-Layers: imports :mod:`meshnn.errors` and :mod:`meshnn.mesh.planning` (numpy otherwise).
+Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.host` (its settings) and :mod:`meshnn.mesh.planning`
+(numpy otherwise).
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 
 import numpy as np
 
 from meshnn.errors import PlanningError
+from meshnn.host.memory import available_bytes
+from meshnn.host.settings import count
 from meshnn.mesh.planning import NO_BYTES
 
 
@@ -89,7 +91,25 @@ class SlabPool:
             self._bytes = 0
 
 
-SLAB_POOL = SlabPool(int(os.environ.get("MESHNN_SLAB_POOL_BYTES", str(1 << 30))))
+HOST_CHECK_MIN_BYTES = 64 << 20
+"""Slabs of this many bytes and more are checked against the host's available memory before their
+buffer is allocated (reading it costs about 50 us: smaller slabs are not worth the check)."""
+
+
+def host_shortfall(rows: int, size: int) -> tuple[int, int] | None:
+    """``(needed, available)`` bytes when a ``(rows, size)`` slab would not fit in the host memory
+    available now (the simulator keeps device memory in host memory), else None.  Slabs under
+    ``HOST_CHECK_MIN_BYTES`` are not checked."""
+    needed = rows * size
+    if needed < HOST_CHECK_MIN_BYTES:
+        return None
+    available = available_bytes()
+    if available is None or needed <= available + SLAB_POOL.nbytes:  # pooled slabs can be given back
+        return None
+    return needed, available
+
+
+SLAB_POOL = SlabPool(count("MESHNN_SLAB_POOL_BYTES", 1 << 30, what="a number of bytes"))
 
 
 class EqualRows:

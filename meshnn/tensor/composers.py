@@ -197,6 +197,8 @@ def ConcatMesh2dToTensor(mesh_device: MeshDevice, mesh_shape: Sequence[int], dim
         raise MeshnnValueError(f"ConcatMesh2dToTensor: both dimensions in 'dims' must be different, got {dims}")
     shape = MeshShape(mesh_shape)
     device_shape = mesh_shape_of(mesh_device)
+    if 0 in tuple(shape):
+        raise MeshnnValueError(f"ConcatMesh2dToTensor: mesh_shape {list(shape)} has a dimension of size 0")
     if shape.dims() != 2 or device_shape.dims() != 2 or any(n > m for n, m in zip(shape, device_shape, strict=True)):
         raise MeshnnValueError(
             f"ConcatMesh2dToTensor: mesh_shape {list(shape)} must be 2-D and fit in the mesh {list(device_shape)} "

@@ -59,19 +59,22 @@ def convert_memory_config(tensor: Tensor, memory_config: Any) -> Tensor:
 
 
 def gather_remote_shards(
-    host: Tensor, local: dict[MeshCoordinate, np.ndarray], missing: list[MeshCoordinate]
+    local: dict[MeshCoordinate, np.ndarray], missing: list[MeshCoordinate], what: str
 ) -> dict[MeshCoordinate, np.ndarray]:
-    """The decoded shards at ``missing`` coordinates, from the ranks that own them (every rank
-    calls this in lock-step, so every rank ends with every shard)."""
+    """The decoded shards at ``missing`` coordinates, from the ranks that hold them: every rank
+    that lacks shards calls this, with the shards it holds (``local``), and meets the others'
+    calls in order; ``what`` (the read and its tensor) is compared first, on the data channel
+    (after the read of the device, in order with the collectives of kernels): ranks reading
+    different tensors are named, never given each other's data."""
     from meshnn.distributed.context import get_context
 
     context = get_context()
     if context.world_size == 1:
         raise MeshnnError(f"shards at {missing[:4]} are not populated on this host")
     gathered: dict[MeshCoordinate, np.ndarray] = {}
-    for part in context.allgather_object(local, op="composer"):
+    for part in context.allgather_object(local, op=what, data=True):
         gathered.update(part)  # type: ignore[arg-type]
     absent = [c for c in missing if c not in gathered]
     if absent:
-        raise MeshnnError(f"no rank holds the shards at {absent[:4]}")
+        raise MeshnnError(f"no rank holds the shards at {absent[:4]} ({what})")
     return {c: gathered[c] for c in missing}

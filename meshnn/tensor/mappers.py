@@ -107,6 +107,10 @@ class TensorToMesh:
         self.mesh_device = mesh if isinstance(mesh, MeshDevice) else None
         self.config = config
         dist = config.mesh_shape_override or self.mesh_shape
+        if 0 in tuple(dist):
+            raise MeshnnValueError(
+                f"the distribution shape {dist!r} has a dimension of size 0: every dimension must be at least 1"
+            )
         if dist.dims() != len(config.placements):
             raise MeshnnValueError(
                 f"The number of dimensions in the mesh shape {dist!r} does not match the number of placements "
@@ -179,7 +183,7 @@ class TensorToMesh:
             for i, d in enumerate(dims):
                 if d is not None:
                     selector[d] = cuts[i][dist_coord[i]]  # type: ignore[index]
-            shard = array[tuple(selector)]
+            shard = array[(*selector, Ellipsis)]  # (the Ellipsis keeps a rank-0 array an array, not a scalar)
             if expected is None:
                 expected = shard.shape
             elif shard.shape != expected:
@@ -228,6 +232,8 @@ def ShardTensor2dMesh(mesh_device: MeshDevice, mesh_shape: Sequence[int], dims: 
     device_shape = mesh_shape_of(mesh_device)
     if shape.dims() != 2 or len(dims) != 2:
         raise MeshnnValueError(f"ShardTensor2dMesh needs a 2-D mesh_shape and two dims, got {mesh_shape}, {dims}")
+    if 0 in tuple(shape):
+        raise MeshnnValueError(f"ShardTensor2dMesh: mesh_shape {list(shape)} has a dimension of size 0")
     if shape.dims() != device_shape.dims() or any(n > m for n, m in zip(shape, device_shape, strict=True)):
         raise MeshnnValueError(
             f"ShardTensor2dMesh: mesh_shape {list(shape)} exceeds the mesh {list(device_shape)} "

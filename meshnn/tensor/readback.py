@@ -16,6 +16,7 @@ from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.planning import check_executes
 from meshnn.mesh.transfers import HostDecoder, ShardDataTransfer
 from meshnn.tensor.composers import MeshToTensor
+from meshnn.tensor.identity import operation_on
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import RESULT_ARRAYS, DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage
 from meshnn.tensor.tensor import Tensor, check_tensor
@@ -106,7 +107,12 @@ def decode_shard(raw: np.ndarray, spec: TensorSpec) -> np.ndarray:
 
 
 def decoded_shards(tensor: Tensor) -> list[np.ndarray]:
-    """Every shard of ``tensor`` as logical values, in topology order (gathered across ranks)."""
+    """Every shard of ``tensor`` as logical values, in topology order.  A rank that lacks some
+    (a mesh spanning ranks) gathers them from the others, each giving every shard of the tensor's
+    MeshBuffer it holds: so the ranks that read parts of ``get_device_tensors`` each read the
+    parts they hold on their own and meet only for the parts others hold, the k-th such read of
+    every rank with the k-th of the others (the same buffer: checked, naming ``tensor``)."""
+    what = operation_on("composed read", tensor)
     host = from_device(tensor)
     buffer = host.host_buffer()
     spec = host.spec
@@ -120,7 +126,8 @@ def decoded_shards(tensor: Tensor) -> list[np.ndarray]:
     if missing:
         from meshnn.tensor.device_hooks import gather_remote_shards
 
-        values.update(gather_remote_shards(host, values, missing))
+        held = _held_shards(tensor) if isinstance(tensor.storage, DeviceStorage) else dict(values)
+        values.update(gather_remote_shards(held, missing, what))
     return [values[c] for c in coords]
 
 
@@ -138,3 +145,18 @@ def padded_values(tensor: Tensor) -> np.ndarray:
         )
     shape = tuple(spec.padded_shape) or (1,)
     return decode(shards[0].data, spec.dtype, spec.layout, shape, tile=spec.tile).reshape(tuple(spec.padded_shape))
+
+
+def _held_shards(tensor: Tensor) -> dict[MeshCoordinate, np.ndarray]:
+    """Every local device's shard of ``tensor``'s MeshBuffer, read with its spec: what this rank
+    gives a rank that reads a shard it holds (a part of ``get_device_tensors`` is one coordinate
+    of a buffer the parts share)."""
+    buffer, spec = tensor.storage.mesh_buffer, tensor.spec  # type: ignore[union-attr]
+    mesh = buffer.device()
+    local = mesh.local_coords()
+    size = spec.compute_packed_buffer_size_bytes()
+    block = np.empty((len(local), size), np.uint8)
+    region = None if size == buffer.device_local_size() else _region(size)
+    transfers = [ShardDataTransfer(c, block[i], region) for i, c in enumerate(local)]
+    mesh.mesh_command_queue(0).enqueue_read_shards(transfers, buffer, True)
+    return {c: decode_shard(block[i], spec) for i, c in enumerate(local)}

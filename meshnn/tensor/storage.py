@@ -110,6 +110,11 @@ class NoValues(HostBuffer):
         return f"NoValues({self._size} B)"
 
 
+def _everywhere(coord: MeshCoordinate) -> bool:
+    """The default ``is_local``: every coordinate is this process's."""
+    return True
+
+
 class DistributedHostBuffer:
     """A host buffer per coordinate of a mesh shape; only local, populated shards hold bytes.
 
@@ -132,7 +137,7 @@ class DistributedHostBuffer:
                 raise MeshnnTypeError(f"DistributedHostBuffer: shape must be a MeshShape, got {shape!r}")
             shape = MeshShape(shape)
         self._shape = shape
-        self._is_local = is_local or (lambda coord: True)
+        self._is_local = is_local or _everywhere
         self._shards: dict[MeshCoordinate, HostBuffer] = {}
         self._tried: list[MeshCoordinate] = []
         for coord, buffer in (shards or {}).items():
@@ -178,6 +183,12 @@ class DistributedHostBuffer:
 
     def is_local(self, coord: MeshCoordinate) -> bool:
         return self._is_local(self._check(coord))
+
+    def spans_processes(self) -> bool:
+        """True when some coordinates may be another process's (an ``is_local`` predicate or a
+        local box was given): the same answer on every rank, so every rank takes the same path
+        (gathers the others' shards, together) when it reads the buffer."""
+        return self._is_local is not _everywhere
 
     def emplace_shard(self, coord: MeshCoordinate, produce: Callable[[], HostBuffer]) -> None:
         """Store ``produce()`` at ``coord``; for a remote coordinate ``produce`` is not called."""

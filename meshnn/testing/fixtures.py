@@ -5,8 +5,11 @@ over the whole system, as tt-metal), ``pcie_mesh_device`` (the four PCIe chips: 
 reshaped to 1x4; skipped unless 4 are asked for), ``t3k_mesh_device`` (1x8), ``n300_mesh_device``
 (1x2), ``device`` (chip 0 as a 1x1 mesh), each configured by ``device_params`` (indirect, checked
 by :mod:`meshnn.testing.params`).  The fabric is set before a mesh opens and reset to DISABLED
-after it closes; at teardown the submeshes and the mesh are closed and the allocator is checked to
-hold nothing (a leak fails the test's teardown, naming the buffer type and bytes).
+after it closes.  At teardown, before anything is closed, every device buffer the test left
+allocated (a tensor kept in a global, a cache, a list) is a leak: the mesh is closed (which frees
+it) and the teardown fails naming each buffer type, the buffers and their bytes.  (Closing frees
+everything, so a check made after it could never fire.)  A test that failed is not checked: its
+traceback keeps its tensors alive.  After closing, the allocator is checked to hold nothing too.
 
 Layers: imports the public root, :mod:`meshnn.errors` and the testing modules.
 """
@@ -14,7 +17,8 @@ Layers: imports the public root, :mod:`meshnn.errors` and the testing modules.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import gc
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -31,6 +35,34 @@ def device_params(request: pytest.FixtureRequest) -> dict:
     return dict(getattr(request, "param", {}))
 
 
+CALL_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator:
+    """Note on the test's item whether its call raised (failed, or a plan's read of values, or
+    an expected failure): its traceback holds the test's tensors, so its teardown does not check
+    for leaks."""
+    yield
+    if call.when == "call":
+        item.stash[CALL_FAILED] = call.excinfo is not None
+
+
+def buffers_left(mesh: meshnn.MeshDevice) -> str | None:
+    """The device buffers still allocated on ``mesh`` (and its submeshes) once unreachable objects
+    are collected, by buffer type (``DRAM: 2 buffer(s), 4096 B per device``); None when none."""
+    gc.collect()
+    by_type: dict[str, list[int]] = {}
+    for buffer in mesh.live_buffers():
+        by_type.setdefault(buffer.buffer_type().name, []).append(buffer.device_local_size())
+    if not by_type:
+        return None
+    return "; ".join(
+        f"{kind}: {len(sizes)} buffer(s), {sum(sizes)} B per device (of {sorted(sizes)[-1]} B at most)"
+        for kind, sizes in sorted(by_type.items())
+    )
+
+
 def check_nothing_leaked(mesh: meshnn.MeshDevice) -> None:
     """After ``mesh`` closed: every bank of its allocator is free again."""
     leaked = {}
@@ -43,24 +75,42 @@ def check_nothing_leaked(mesh: meshnn.MeshDevice) -> None:
 
 
 @contextlib.contextmanager
-def opened(shape: meshnn.MeshShape, device_params: dict, **open_kwargs: object) -> Iterator[meshnn.MeshDevice]:
-    """A mesh opened as tt-metal's fixtures open it, closed (submeshes first), the fabric reset and
-    the allocator checked when the block ends."""
+def opened(
+    shape: meshnn.MeshShape,
+    device_params: dict,
+    failed: Callable[[], bool] | None = None,
+    **open_kwargs: object,
+) -> Iterator[meshnn.MeshDevice]:
+    """A mesh opened as tt-metal's fixtures open it, checked for buffers left allocated (unless
+    ``failed()`` says the test failed), closed (submeshes first), the fabric reset and the
+    allocator checked when the block ends."""
     arguments = open_arguments(device_params)
     if arguments.fabric_config is not None:
         meshnn.set_fabric_config(arguments.fabric_config, **(arguments.fabric_kwargs or {}))
     try:
         mesh = meshnn.open_mesh_device(shape, **arguments.open_kwargs, **open_kwargs)
+        left = None
         try:
             yield mesh
+            left = buffers_left(mesh) if not (failed and failed()) else None
         finally:
             for sub in mesh.get_submeshes():
                 meshnn.close_mesh_device(sub)
             meshnn.close_mesh_device(mesh)
+        if left is not None:
+            raise MeshnnError(
+                f"{mesh!r} leaked device memory: the test left buffers allocated ({left}); deallocate them "
+                "(ttnn.deallocate) or drop every reference to their tensors before the test ends"
+            )
         check_nothing_leaked(mesh)
     finally:
         if arguments.fabric_config is not None:
             meshnn.set_fabric_config(meshnn.FabricConfig.DISABLED)
+
+
+def _failed(request: pytest.FixtureRequest) -> Callable[[], bool]:
+    """Whether the test using the fixture failed (known once its call has run)."""
+    return lambda: request.node.stash.get(CALL_FAILED, False)
 
 
 def _skip_unless_fits(request: pytest.FixtureRequest, devices: int) -> None:
@@ -80,7 +130,7 @@ def mesh_device(request: pytest.FixtureRequest, silicon_arch_name: str, device_p
     else:
         shape = meshnn.MeshShape(1, mesh_param_devices(param, meshnn.get_num_devices()))
     _skip_unless_fits(request, shape.mesh_size())
-    with opened(shape, device_params) as mesh:
+    with opened(shape, device_params, _failed(request)) as mesh:
         yield mesh
 
 
@@ -92,7 +142,7 @@ def pcie_mesh_device(
     wanted = min(getattr(request, "param", len(pcie)), len(pcie))
     if wanted != 4:
         pytest.skip("Only 4 PCIe devices are supported for testing")
-    with opened(meshnn.MeshShape(2, 2), device_params, offset=meshnn.MeshCoordinate(0, 1)) as mesh:
+    with opened(meshnn.MeshShape(2, 2), device_params, _failed(request), offset=meshnn.MeshCoordinate(0, 1)) as mesh:
         mesh.reshape(meshnn.MeshShape(1, 4))
         yield mesh
 
@@ -102,7 +152,7 @@ def t3k_mesh_device(
     request: pytest.FixtureRequest, silicon_arch_name: str, silicon_arch_wormhole_b0: bool, device_params: dict
 ) -> Iterator:
     _skip_unless_fits(request, 8)
-    with opened(meshnn.MeshShape(1, 8), device_params) as mesh:
+    with opened(meshnn.MeshShape(1, 8), device_params, _failed(request)) as mesh:
         yield mesh
 
 
@@ -111,14 +161,14 @@ def n300_mesh_device(
     request: pytest.FixtureRequest, silicon_arch_name: str, silicon_arch_wormhole_b0: bool, device_params: dict
 ) -> Iterator:
     _skip_unless_fits(request, 2)
-    with opened(meshnn.MeshShape(1, 2), device_params) as mesh:
+    with opened(meshnn.MeshShape(1, 2), device_params, _failed(request)) as mesh:
         yield mesh
 
 
 @pytest.fixture(scope="function")
 def device(request: pytest.FixtureRequest, device_params: dict) -> Iterator:
     """Chip 0 of the system as a 1x1 mesh (``ttnn.CreateDevice(device_id=0, ...)``)."""
-    with opened(meshnn.MeshShape(1, 1), device_params, physical_device_ids=[0]) as mesh:
+    with opened(meshnn.MeshShape(1, 1), device_params, _failed(request), physical_device_ids=[0]) as mesh:
         yield mesh
 
 

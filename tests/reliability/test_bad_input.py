@@ -23,6 +23,7 @@ import inspect
 import os
 import re
 import threading
+from collections.abc import Callable
 from types import SimpleNamespace
 
 import numpy as np
@@ -2420,6 +2421,142 @@ def registry_rows() -> list[Case]:
     ]
 
 
+# -- issue 32 (reliability round 3): rows of one helper, kept together for merges ------------------
+
+
+def _edited_file(e, name: str, change: Callable[[dict], None]):
+    """``e.good_file`` with its header changed by ``change`` (its checksum redone), as ``name``."""
+    import json
+    import struct
+    import zlib
+
+    good = e.good_file.read_bytes()
+    length = struct.unpack_from("<I", good, 12)[0]
+    header = json.loads(good[20 : 20 + length])
+    change(header)
+    raw = json.dumps(header).encode()
+    path = e.tmp / name
+    path.write_bytes(good[:12] + struct.pack("<II", len(raw), zlib.crc32(raw)) + raw + good[20 + length :])
+    return path
+
+
+def _report_in(folder: str) -> None:
+    """Switch a report on in ``folder`` (the config is put back whatever happens)."""
+    with (
+        ttnn.manage_config("enable_fast_runtime_mode", False),
+        ttnn.manage_config("enable_logging", True),
+        ttnn.manage_config("root_report_path", folder),
+        ttnn.manage_config("report_name", "bad_input"),
+    ):
+        pass
+
+
+def round3_rows() -> list[Case]:
+    """Issue 32: the smaller items of the adversarial pass, each refused by name."""
+    c: list[Case] = []
+
+    def row(target, what, call, error, names):
+        c.append(Case(target, what, call, error, names))
+
+    t = torch.ones(8, 32, 32)
+    row(
+        "ShardTensor2dMesh",
+        "mesh_shape (0, 4)",
+        lambda e: ttnn.ShardTensor2dMesh(e.mesh, (0, 4), (0, 1)),
+        VALUE,
+        "mesh_shape",
+    )
+    row(
+        "ConcatMesh2dToTensor",
+        "mesh_shape (0, 4)",
+        lambda e: ttnn.ConcatMesh2dToTensor(e.mesh, (0, 4), (0, 1)),
+        VALUE,
+        "mesh_shape",
+    )
+    row(
+        "create_mesh_mapper",
+        "distribution shape with a 0",
+        lambda e: ttnn.create_mesh_mapper(
+            e.mesh, ttnn.MeshMapperConfig([ttnn.PlacementShard(0)], mesh_shape_override=ttnn.MeshShape(0))
+        ),
+        VALUE,
+        "distribution shape",
+    )
+    row(
+        "all_gather",
+        "subdevice_id 7 of a 1-sub-device manager",
+        lambda e: ttnn.all_gather(e.a, dim=2, subdevice_id=ttnn.SubDeviceId(7)),
+        VALUE,
+        "subdevice_id",
+    )
+    row(
+        "open_mesh_device",
+        "num_command_queues True",
+        lambda e: ttnn.open_mesh_device(ttnn.MeshShape(1, 1), num_command_queues=True, system="n150"),
+        VALUE,
+        "num_command_queues",
+    )
+    row(
+        "open_mesh_device",
+        "worker_l1_size True",
+        lambda e: ttnn.open_mesh_device(ttnn.MeshShape(1, 1), worker_l1_size=True, system="n150"),
+        TYPE,
+        "worker_l1_size",
+    )
+    row(
+        "from_torch",
+        "a 0-size dim onto a mesh",
+        lambda e: ttnn.from_torch(torch.zeros(8, 0, 32), device=e.mesh, mesh_mapper=mapper(e)),
+        VALUE,
+        "no elements",
+    )
+    row(
+        "allocate_tensor_on_device",
+        "a 0-size dim",
+        lambda e: ttnn.allocate_tensor_on_device(ttnn.Shape([0, 32]), F32, TILE, e.mesh),
+        VALUE,
+        "no elements",
+    )
+    row(
+        "load_tensor",
+        "a shard coordinate outside the mesh",
+        lambda e: ttnn.load_tensor(_edited_file(e, "outside.tensorbin", lambda h: h["shards"][0].update(coord=[5, 9]))),
+        ttnn.TensorFileError,
+        r"shard coordinate .*\(5, 9\).* outside",
+    )
+    row(
+        "load_tensor",
+        "a host shape of 2^39 x 2^39",
+        lambda e: ttnn.load_tensor(
+            _edited_file(e, "huge.tensorbin", lambda h: h.update(host_buffer_shape=[1 << 39, 1 << 39]))
+        ),
+        ttnn.TensorFileError,
+        "host_buffer_shape",
+    )
+    row(
+        "dump_tensor",
+        "a folder that cannot be written",
+        lambda e: ttnn.dump_tensor("/proc/bad_input.tensorbin", e.host),
+        ttnn.TensorFileError,
+        "/proc/bad_input.tensorbin: cannot be written",
+    )
+    row(
+        "as_tensor",
+        "a cache folder that cannot be made",
+        lambda e: ttnn.as_tensor(t, ttnn.float32, cache_file_name="/proc/no/such/cache"),
+        ttnn.TensorFileError,
+        "/proc/no/such/cache.*cannot be written",
+    )
+    row(
+        "manage_config",
+        "a report folder that cannot be made",
+        lambda e: _report_in("/proc/no/reports"),
+        VALUE,
+        "report folder '/proc/no/reports",
+    )
+    return c
+
+
 TABLE: list[Case] = (
     unary_family(UNARY, UNARY_FAULTS)
     + family(BINARY, BINARY_FAULTS)
@@ -2433,6 +2570,7 @@ TABLE += device_entry_rows()
 TABLE += keyword_rows()
 TABLE += registry_rows()
 TABLE += family_rows()
+TABLE += round3_rows()
 BY_ID = {case.id: case for case in TABLE}
 
 

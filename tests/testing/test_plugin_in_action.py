@@ -91,6 +91,17 @@ def test_a_buffer_left_on_a_closed_mesh_fails_the_teardown(outcomes):
     assert outcome == "error" and "leaked device memory after closing" in message and "DRAM" in message
 
 
+def test_tensors_kept_past_the_test_fail_the_teardown_before_closing_frees_them(outcomes):
+    outcome, message = outcomes["test_tensors_kept_past_the_test_fail_the_teardown"]
+    assert outcome == "error" and "leaked device memory: the test left buffers allocated" in message, message
+    assert "DRAM: 1 buffer(s), 4096 B per device" in message and "L1: 1 buffer(s)" in message, message
+
+
+def test_a_failing_test_fails_once_not_also_as_a_leak(outcomes):
+    outcome, message = outcomes["test_a_failing_test_is_not_also_a_leak"]
+    assert outcome == "failure" and "fails on purpose" in message and "leaked" not in message, message
+
+
 def test_every_test_of_the_suite_is_checked(outcomes):
     assert set(outcomes) == set(PASSING) | {
         "test_a_64_device_mesh_is_skipped",
@@ -98,4 +109,6 @@ def test_every_test_of_the_suite_is_checked(outcomes):
         "test_a_blackhole_only_test_is_skipped_on_wormhole",
         "test_an_unknown_device_params_key_is_an_error",
         "test_a_leak_fails_the_teardown",
+        "test_tensors_kept_past_the_test_fail_the_teardown",
+        "test_a_failing_test_is_not_also_a_leak",
     }

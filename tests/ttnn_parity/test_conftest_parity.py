@@ -155,3 +155,20 @@ def test_a_leak_fails_the_teardown(mesh_device):
         mesh_device,
     ).layout
     mesh_device.allocator.allocate(layout)  # an allocation no MeshBuffer owns: close cannot free it
+
+
+@pytest.mark.parametrize("mesh_device", [(1, 2)], indirect=True)
+def test_tensors_kept_past_the_test_fail_the_teardown(mesh_device):
+    for memory_config in (ttnn.DRAM_MEMORY_CONFIG, ttnn.L1_MEMORY_CONFIG):
+        host = torch.ones(32, 64)
+        KEPT.setdefault("leaked", []).append(
+            ttnn.from_torch(
+                host, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh_device, memory_config=memory_config
+            )
+        )
+
+
+@pytest.mark.parametrize("mesh_device", [(1, 2)], indirect=True)
+def test_a_failing_test_is_not_also_a_leak(mesh_device):
+    kept = ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh_device)
+    assert kept is None, "fails on purpose, holding a device tensor in its traceback"

@@ -25,6 +25,7 @@ from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
+from meshnn.tensor.identity import operation_on
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import PlacementReplicate
@@ -90,13 +91,14 @@ def run_all_gather(
         tuple(tensor.shape), tensor.layout, axis_dim, tensor.spec.explicit_padded_shape is not None
     ) and not (reverse and not mesh.all_local)  # across ranks, a reversed gather goes by values
     in_size = tensor.spec.compute_packed_buffer_size_bytes()
+    label = operation_on(f"ttnn.{op}", tensor)  # what the ranks compare before they exchange
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         by_bytes = raw and (not mesh.all_local or known_values(in_rows[0], tensor.spec) is None)
         if by_bytes:
             settled(in_rows[0])  # the bytes are read below
         if raw and not mesh.all_local:
-            gather_bytes_over_ranks(mesh, in_rows[0], out_rows[0], coords, shape, axis, in_size)
+            gather_bytes_over_ranks(mesh, in_rows[0], out_rows[0], coords, shape, axis, in_size, label)
             return
         if by_bytes and len(coords) == mesh.get_num_devices():  # the group's bytes end to end, row by row
             groups = [group_and_member(shape, axis, i)[0] for i in range(len(coords))]
@@ -104,7 +106,8 @@ def run_all_gather(
                 members = [i for i, g in enumerate(groups) if g == group][:: -1 if reverse else 1]
                 out_rows[0][row, : n * in_size].reshape(n, in_size)[...] = in_rows[0][members, :in_size]
             return
-        _gather_values(mesh, (tensor.spec, spec), in_rows[0], out_rows[0], coords, (shape, axis, axis_dim, reverse))
+        grid = (shape, axis, axis_dim, reverse)
+        _gather_values(mesh, (tensor.spec, spec), in_rows[0], out_rows[0], coords, grid, label)
 
     out = Output(spec, topology=output_topology(tensor, axis, PlacementReplicate()))
     attrs["memory_config"] = spec.memory_config
@@ -119,6 +122,7 @@ def _gather_values(
     out_rows: np.ndarray,
     coords: tuple[MeshCoordinate, ...],
     grid: tuple[tuple[int, ...], int | None, int, bool],
+    label: str,
 ) -> None:
     """The gather by values: decode, regroup, concatenate along the dim (in reversed member order
     when ``grid``'s last item says so), encode."""
@@ -126,7 +130,7 @@ def _gather_values(
     n = group_size(shape, axis)
     values = logical_values(in_rows, in_spec, as_float=False)
     if not mesh.all_local:
-        values = gathered_over_ranks(mesh, values, coords)
+        values = gathered_over_ranks(mesh, values, coords, op=label)
     grouped = to_groups(values, shape, axis)
     order = range(n - 1, -1, -1) if reverse else range(n)
     gathered = np.concatenate([grouped[:, m] for m in order], axis=axis_dim + 1)  # (groups, *out)

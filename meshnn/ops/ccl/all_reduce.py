@@ -1,6 +1,7 @@
 """``ttnn.all_reduce``: every device of a group gets the sum of the group's shards (float32, or
-the integer type).  Across ranks the sum runs element-wise in storage order, tile padding and
-all, each rank sending one partial sum per group.
+the integer type), the members added in member order (the same bits in one process and on any
+number of ranks).  Across ranks the sum runs element-wise in storage order, tile padding and
+all, each rank handing on one running sum per group.
 
 May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor`, the ops' launch, outputs, memo and values
 modules and the collectives' arguments, groups and ranks.
@@ -15,7 +16,7 @@ from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.op_keywords import ttnn_keywords
 from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology, check_options, checked_input, group_grid
-from meshnn.ops.ccl.groups import from_groups, output_topology, sum_dtype, to_groups
+from meshnn.ops.ccl.groups import from_groups, output_topology, summed_in_order, to_groups
 from meshnn.ops.ccl.ranks import summed_over_ranks
 from meshnn.ops.config import COMPUTE_KERNEL_CONFIG
 from meshnn.ops.launch import launch
@@ -24,6 +25,7 @@ from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, store_elements, stored_elements, write_values
 from meshnn.perf.desc import OpFamily
+from meshnn.tensor.identity import operation_on
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import PlacementReplicate
@@ -54,6 +56,7 @@ def run_all_reduce(
 ) -> Tensor:
     """Launch the all-reduce of ``tensor`` over the groups of ``cluster_axis`` into an output of ``spec``."""
     shape, axis = group_grid(mesh, cluster_axis, op)
+    label = operation_on(f"ttnn.{op}", tensor)  # what the ranks compare before they exchange
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         if not mesh.all_local:  # element-wise: summed in storage order, tile padding and all
@@ -61,12 +64,12 @@ def run_all_reduce(
             elements = stored_elements(rows, tensor.spec)
             direct = (spec.dtype is DataType.FLOAT32 or spec.dtype.is_integer) and rows.shape == out_row.shape
             target = out_row.view(elements.dtype) if direct else None
-            totals, members = summed_over_ranks(mesh, elements, coords, shape, axis, out=target)
+            totals, members = summed_over_ranks(mesh, elements, coords, shape, axis, out=target, op=label)
             if totals is not target:
                 store_elements(totals[[group for group, _ in members]], spec, out_row[:, : rows.shape[1]])
             return
         grouped = to_groups(logical_values(in_rows[0], tensor.spec), shape, axis)
-        total = grouped.sum(axis=1, keepdims=True, dtype=sum_dtype(grouped))
+        total = summed_in_order(grouped, keepdims=True)
         if total.shape[0] == 1:  # one group: every device gets the one sum (written once, to each)
             write_values(out_rows[0], total[0], spec)
             return

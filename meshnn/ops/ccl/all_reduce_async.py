@@ -76,7 +76,9 @@ def all_reduce_async(input_tensor: Tensor, *args: object, **kwargs: object) -> T
     if form > 0:
         same_mesh_device(op, given["mesh_device"], mesh)
     ring_size(op, mesh, cluster_axis)
-    attrs = link_options(op, mesh, {k: given[k] for k in ("num_links", "topology")}, links_required=False)
+    attrs = link_options(
+        op, mesh, {k: given[k] for k in ("num_links", "topology", "subdevice_id")}, links_required=False
+    )
     attrs.update(_semaphores(op, form, given, mesh))
     if form < 2 and given["math_op"] is not ReduceType.Sum:
         raise MeshnnValueError(f"ttnn.{op}: math_op must be ttnn.ReduceType.Sum, got {given['math_op']!r}")

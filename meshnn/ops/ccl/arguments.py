@@ -13,7 +13,7 @@ import enum
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, WrongMeshError
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.mesh.op_keywords import SUB_CORE_GRIDS, Keyword, count, flag, optional
+from meshnn.mesh.op_keywords import SUB_CORE_GRIDS, Keyword, count, flag, optional, recorded
 from meshnn.mesh.sub_device import SubDeviceId
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.tensor.spec import MemoryConfig
@@ -115,3 +115,17 @@ def check_options(
         raise MeshnnTypeError(f"ttnn.{op}: topology must be a ttnn.Topology, got {topology!r}")
     if memory_config is not None and not isinstance(memory_config, MemoryConfig):
         raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
+    check_subdevice(op, mesh, recorded().get("subdevice_id"))
+
+
+def check_subdevice(op: str, mesh: MeshDevice, subdevice_id: object) -> None:
+    """A ``subdevice_id`` (None: any) must name a sub-device of the mesh's loaded sub-device
+    manager, as tt-metal checks a sub-device index."""
+    if subdevice_id is None:
+        return
+    count = len(mesh.get_sub_device_ids())
+    if not 0 <= int(subdevice_id) < count:  # type: ignore[call-overload]
+        raise MeshnnValueError(
+            f"ttnn.{op}: subdevice_id: SubDevice index {int(subdevice_id)} out of bounds {count} (the loaded "  # type: ignore[call-overload]
+            f"sub-device manager has {count} sub-device(s))"
+        )

@@ -21,7 +21,7 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, WrongMeshError
 from meshnn.mesh.global_semaphore import GlobalSemaphore, check_semaphore
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.ops.ccl.arguments import Topology, group_grid
+from meshnn.ops.ccl.arguments import Topology, check_subdevice, group_grid
 from meshnn.ops.ccl.groups import group_size
 from meshnn.ops.checks import device_input
 from meshnn.tensor.spec import TensorSpec
@@ -71,6 +71,7 @@ def link_options(op: str, mesh: MeshDevice, options: dict[str, object], *, links
         raise MeshnnValueError(f"ttnn.{op}: topology must be ttnn.Topology.Ring or Linear, got {topology!r}")
     for name in ("chunks_per_sync", "num_workers_per_link", "num_buffers_per_channel"):
         _count(op, name, options.get(name))
+    check_subdevice(op, mesh, options.get("subdevice_id"))
     return dict(options)
 
 

@@ -63,3 +63,15 @@ def group_and_member(shape: tuple[int, ...], axis: int | None, index: int) -> tu
 def sum_dtype(values: np.ndarray) -> np.dtype:
     """What a sum of ``values`` is computed in: their own integer type, else float32."""
     return values.dtype if values.dtype.kind in "iu" else np.dtype(np.float32)
+
+
+def summed_in_order(grouped: np.ndarray, keepdims: bool = False) -> np.ndarray:
+    """``(groups, members, *t)`` summed over the members one after another, in member order,
+    starting from member 0, in :func:`sum_dtype`: one fixed order of additions, the order the
+    ranks of a multi-process mesh add in too (numpy's own sum may pair the terms differently
+    depending on the array's shape), so a float32 sum has the same bits in one process and on any
+    number of ranks."""
+    total = grouped[:, 0].astype(sum_dtype(grouped), copy=True)
+    for member in range(1, grouped.shape[1]):
+        total += grouped[:, member]
+    return total[:, None] if keepdims else total

@@ -1,16 +1,24 @@
 """Collectives across MPI ranks, each rank holding some of the mesh's devices: the values cross
 ranks through the context's array collectives.  ``all_gather`` gathers every rank's local shards
-(``Allgatherv``); ``all_reduce`` and ``reduce_scatter`` sum each group's local members first and
-then add those partial sums over ranks (``Allreduce``), so a rank sends one partial per group,
-not one shard per device.
+(``Allgatherv``); ``all_reduce`` and ``reduce_scatter`` sum each group's members in member order
+(device order), one after another, as one process does (:func:`~meshnn.ops.ccl.groups.summed_in_order`):
+the running sums of every group are handed from rank to rank in mesh-row order, chunk by chunk,
+each rank adding its members, and the last rank's sums go to every rank.  A rank sends one running sum per group,
+not one shard per device, and the bits of a float32 sum do not depend on how many ranks share
+the mesh.
 
-May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh` and :mod:`meshnn.ops.ccl.groups`.
+Every exchange names the operation and its tensor (``op``, e.g. ``ttnn.all_gather of DRAM
+MeshBuffer 0x...``): ranks that call it on different tensors are named before any data moves.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.distributed`, :mod:`meshnn.mesh` and
+:mod:`meshnn.ops.ccl.groups`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from meshnn.distributed.context import rows_of_rank
 from meshnn.errors import MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate, to_linear_index
 from meshnn.mesh.mesh_device import MeshDevice
@@ -55,10 +63,10 @@ def gather_bytes_over_ranks(
     shape: tuple[int, ...],
     axis: int | None,
     size: int,
+    op: str = "ttnn.all_gather",
 ) -> None:
     """all_gather across ranks when the result is the members' bytes end to end: each local
     device's output row is its group's ``size``-byte input rows in member order."""
-    op = "ttnn.all_gather"
     n = group_size(shape, axis)
     mine = local_indices(mesh, coords)
     if len(mine) == 1 and n == int(np.prod(shape)):  # one local device, one group of all: in place
@@ -73,6 +81,12 @@ def gather_bytes_over_ranks(
         out_rows[row, : n * size].reshape(n, size)[...] = everything[members]
 
 
+def ranks_in_row_order(mesh: MeshDevice) -> list[int]:
+    """Every rank, ordered by the first mesh row it owns (the order of the devices it holds)."""
+    size = mesh.context.world_size
+    return sorted(range(size), key=lambda rank: rows_of_rank(mesh.shape[0], rank, size).start)
+
+
 def summed_over_ranks(
     mesh: MeshDevice,
     local: np.ndarray,
@@ -83,18 +97,28 @@ def summed_over_ranks(
     op: str = "ttnn.all_reduce",
 ) -> tuple[np.ndarray, list[tuple[int, int]]]:
     """Each group's sum over all its members on every rank: ``(groups, *t)``, and the (group,
-    member) of each local device.  When every local device is a group of its own, in order (a
-    collective across the ranks only), the local values are the partial sums as they stand and
-    the sum is received into ``out`` when given."""
+    member) of each local device.  Members are added in member order, one after another, starting
+    from member 0 (exactly :func:`summed_in_order`'s arithmetic); the sums are made in ``out`` when
+    it is given (C-contiguous, the sums' shape and dtype) and each local device is the group of its
+    row."""
     members = [group_and_member(shape, axis, int(i)) for i in local_indices(mesh, coords)]
     groups = int(np.prod(shape)) // group_size(shape, axis)
     dtype = sum_dtype(local)
-    if [g for g, _ in members] == list(range(groups)):
-        partial = local.astype(dtype, copy=False)
-        if out is not None and (out.shape != partial.shape or out.dtype != dtype):
-            out = None
-        return mesh.context.allreduce_array(partial, out=out, op=op), members
-    partial = np.zeros((groups, *local.shape[1:]), dtype=dtype)
-    for row, (group, _) in enumerate(members):
-        partial[group] += local[row]
-    return mesh.context.allreduce_array(partial, op=op), members
+    width = int(np.prod(local.shape[1:], dtype=np.int64))  # elements of one device's values
+    rows = local.reshape(len(members), width)
+
+    def add_mine(flat: np.ndarray, start: int, stop: int) -> None:  # this rank's devices, in device order
+        for row, (group, member) in enumerate(members):
+            first, last = max(start, group * width), min(stop, (group + 1) * width)
+            if first < last:
+                target, source = flat[first:last], rows[row, first - group * width : last - group * width]
+                if member == 0:
+                    target[...] = source
+                else:
+                    target += source
+
+    in_place = [group for group, _ in members] == list(range(groups))  # local row i is group i's device
+    shape_out = (groups, *local.shape[1:])
+    direct = out is not None and in_place and out.shape == shape_out and out.dtype == dtype and out.flags.c_contiguous
+    running = out if direct else np.empty(shape_out, dtype=dtype)  # (every element is set by member 0's rank)
+    return mesh.context.relay_array(running, ranks_in_row_order(mesh), add_mine, op=op), members

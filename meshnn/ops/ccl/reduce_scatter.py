@@ -23,7 +23,7 @@ from meshnn.ops.ccl.arguments import (
     group_grid,
 )
 from meshnn.ops.ccl.async_arguments import persistent
-from meshnn.ops.ccl.groups import from_groups, group_size, output_topology, sum_dtype, to_groups
+from meshnn.ops.ccl.groups import from_groups, group_size, output_topology, summed_in_order, to_groups
 from meshnn.ops.ccl.ranks import summed_over_ranks
 from meshnn.ops.config import COMPUTE_KERNEL_CONFIG
 from meshnn.ops.launch import launch
@@ -31,6 +31,7 @@ from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
+from meshnn.tensor.identity import operation_on
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import PlacementShard
@@ -102,16 +103,17 @@ def run_reduce_scatter(
     axis_dim, cluster_axis = where
     shape, axis = group_grid(mesh, cluster_axis, op)
     n = group_size(shape, axis)
+    label = operation_on(f"ttnn.{op}", tensor)  # what the ranks compare before they exchange
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         values = logical_values(in_rows[0], tensor.spec)
         if not mesh.all_local:
-            totals, members = summed_over_ranks(mesh, values, coords, shape, axis, op="ttnn.reduce_scatter")
+            totals, members = summed_over_ranks(mesh, values, coords, shape, axis, op=label)
             pieces = np.split(totals, n, axis=axis_dim + 1)  # n x (groups, *out)
             result = np.stack([pieces[member][group] for group, member in members])
         else:
             grouped = to_groups(values, shape, axis)
-            total = grouped.sum(axis=1, dtype=sum_dtype(grouped))
+            total = summed_in_order(grouped)
             pieces = np.stack(np.split(total, n, axis=axis_dim + 1), axis=1)  # (groups, members, *out)
             result = from_groups(pieces, shape, axis)
         write_values(out_rows[0], np.ascontiguousarray(result), spec)

@@ -55,7 +55,7 @@ def reduce_scatter_minimal_async(
     barrier = optional_semaphore(op, "barrier_semaphore", barrier_semaphore, mesh)
     options = dict(num_links=num_links, topology=topology, cluster_axis=cluster_axis, chunks_per_sync=chunks_per_sync)
     options.update(num_workers_per_link=num_workers_per_link, num_buffers_per_channel=num_buffers_per_channel)
-    attrs = link_options(op, mesh, options, links_required=True)
+    attrs = link_options(op, mesh, options | {"subdevice_id": subdevice_id}, links_required=True)
     if len(tensor.shape) < 2:
         raise MeshnnValueError(f"ttnn.{op}: input_tensor needs rank >= 2, got {list(tensor.shape)}")
     for name, config in (("memory_config", memory_config), ("intermediate_memory_config", intermediate_memory_config)):

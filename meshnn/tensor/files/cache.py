@@ -15,7 +15,7 @@ import pathlib
 from collections.abc import Callable
 from typing import Any
 
-from meshnn.errors import MeshnnTypeError, TensorFileError
+from meshnn.errors import MeshnnTypeError, TensorFileError, TensorFileWriteError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout, Tile
 from meshnn.mesh.mesh_device import MeshDevice
@@ -113,6 +113,9 @@ def as_tensor(
     host = from_torch(source, dtype, layout=layout, tile=tile, mesh_mapper=mesh_mapper, memory_config=memory_config)
     shape_only = any(isinstance(s, NoValues) for s in host.host_buffer().local_shards().values())
     if path is not None and not shape_only:  # (a torch meta tensor has no values to cache)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:  # named by the cache file, as a write error of it is
+            raise TensorFileWriteError(str(path), error) from error
         dump_tensor(path, host, extra={"recipe": recipe})
     return host if device is None else to_device(host, device, memory_config)

@@ -5,7 +5,8 @@ already well-formed on its own (the reader checked types and ranges):
   distinct and inside the host buffer's shape (a distribution of 2^40 - 1 positions is refused
   here, before anything is made of it);
 - a shard placement names a dim of the tensor (``-rank <= dim < rank``);
-- no coordinate is listed twice in the shard table, and every coordinate of the topology has a
+- no coordinate is listed twice in the shard table, none lies outside the host buffer's shape
+  (the mesh the file was written for), and every coordinate of the topology has a
   shard: a file that lacks some (as one rank of several used to write) is refused, so that an
   ``as_tensor`` cache rebuilds it;
 - (``check_replicas``) along a dimension placed ``Replicate``, the shards hold the same payload:
@@ -50,6 +51,8 @@ def check_consistency(
     for coord, _ in shards:
         if coord in seen:
             reader.fail(f"shard coordinate {coord} is listed twice")
+        if coord.dims() != host_shape.dims() or any(c >= n for c, n in zip(coord, host_shape, strict=True)):
+            reader.fail(f"shard coordinate {coord} lies outside the {list(host_shape)} host buffer")
         seen.add(coord)
     missing = [c for c in coords if c not in seen]
     if missing:

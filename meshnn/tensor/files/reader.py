@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import stat
 import zlib
@@ -30,7 +31,16 @@ from meshnn.mesh.coord import MeshCoordinate, MeshShape
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.transfers import HostEncoder, ShardDataTransfer
 from meshnn.tensor.files.consistency import check_consistency, check_replicas
-from meshnn.tensor.files.format import DIGEST_HEX, MAGIC, MAX_HEADER, MAX_RANK, PREAMBLE, VERSION, check_file_name
+from meshnn.tensor.files.format import (
+    DIGEST_HEX,
+    MAGIC,
+    MAX_HEADER,
+    MAX_MESH_DEVICES,
+    MAX_RANK,
+    PREAMBLE,
+    VERSION,
+    check_file_name,
+)
 from meshnn.tensor.files.payloads import payload_encoder, read_payloads
 from meshnn.tensor.lifetime import allocate_mesh_buffer, device_tensor
 from meshnn.tensor.memory_config import MemoryConfig
@@ -183,10 +193,17 @@ class TensorFileReader:
             else:
                 self.fail(f"header placement {item!r} is not a shard or a replicate")
         coords = self.field(topo, "mesh_coords", list)
-        if len(coords) > 4096:
+        if len(coords) > MAX_MESH_DEVICES:
             self.fail("header lists too many mesh coordinates")
         mesh_coords = tuple(MeshCoordinate(self.ints({"c": c}, "c", length=(1, 4))) for c in coords)
-        shape = MeshShape(self.ints(self.header, "host_buffer_shape", low=1, length=(1, 4)))
+        host_shape = self.ints(self.header, "host_buffer_shape", low=1, length=(1, 4))
+        for name, dims in (("host_buffer_shape", host_shape), ("distribution_shape", dist)):
+            if math.prod(dims) > MAX_MESH_DEVICES:
+                self.fail(
+                    f"header {name} {dims} has {math.prod(dims)} positions, more than a mesh has devices "
+                    f"({MAX_MESH_DEVICES})"
+                )
+        shape = MeshShape(host_shape)
         if not placements or len(placements) != len(dist):
             self.fail("header placements do not match the distribution shape")
         return TensorTopology(MeshShape(dist), tuple(placements), mesh_coords), shape

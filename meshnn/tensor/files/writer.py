@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 
 from meshnn.distributed.context import get_context
-from meshnn.errors import MeshnnError, MeshnnTypeError, TensorFileError
-from meshnn.tensor.files.format import ALIGN, MAGIC, PREAMBLE, VERSION, check_file_name, payload_digest
+from meshnn.errors import MeshnnError, MeshnnTypeError, TensorFileError, TensorFileWriteError
+from meshnn.tensor.files.format import ALIGN, MAGIC, MAX_RANK, PREAMBLE, VERSION, check_file_name, payload_digest
+from meshnn.tensor.identity import operation_on
 from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.readback import from_device
 from meshnn.tensor.tensor import Tensor
@@ -80,6 +81,11 @@ def save_tensor(file_name: str | os.PathLike, tensor: Tensor, *, extra: dict[str
         raise MeshnnTypeError(f"dump_tensor: tensor must be a ttnn.Tensor, got {type(tensor).__name__}")
     tensor.check_usable("dump_tensor: tensor")
     target = pathlib.Path(file_name)
+    if len(tensor.shape) > MAX_RANK:
+        raise TensorFileError(
+            str(file_name),
+            f"cannot hold a rank-{len(tensor.shape)} tensor: a tensor file holds at most {MAX_RANK} dims",
+        )
     if not target.parent.is_dir():
         raise TensorFileError(str(file_name), f"cannot be written: the directory {str(target.parent)!r} does not exist")
     host = from_device(tensor)
@@ -87,18 +93,19 @@ def save_tensor(file_name: str | os.PathLike, tensor: Tensor, *, extra: dict[str
     coords = buffer.shard_coords()
     shards = {c: b.data for c, b in buffer.local_shards().items()}
     context = get_context()
-    if context.world_size == 1 or all(c in shards for c in coords):
+    if context.world_size == 1 or not buffer.spans_processes():
         _write(target, host, coords, shards, extra)
         return
-    gathered = context.gather_object(shards, op="dump_tensor")  # every rank's shards on rank 0
+    what = operation_on("ttnn.dump_tensor", tensor)  # (the file is rank 0's to name)
+    gathered = context.gather_object(shards, op=what, data=True)  # every rank's shards on rank 0
     failure = None
     if context.rank == 0:
         everything = {c: a for part in gathered for c, a in part.items()}
         try:
             _write(target, host, coords, everything, extra)
-        except (OSError, MeshnnError) as error:
+        except MeshnnError as error:
             failure = str(error)
-    failure = context.allgather_object(failure, op="dump_tensor (written)")[0]
+    failure = context.allgather_object(failure, op=f"{what} (written)", data=True)[0]
     if failure is not None:
         raise TensorFileError(str(file_name), f"rank 0 could not write it: {failure}")
 
@@ -134,7 +141,10 @@ def _write(
         header["extra"] = extra
     encoded = json.dumps(header, separators=(",", ":")).encode()
     encoded += b" " * (-(PREAMBLE.size + len(encoded)) % ALIGN)  # the payloads start aligned
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+    except OSError as error:
+        raise TensorFileWriteError(str(target), error) from error
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # as open() would make it, not mkstemp's 0600
         with os.fdopen(fd, "wb") as out:
@@ -143,9 +153,11 @@ def _write(
             for payload in payloads:
                 out.write(memoryview(np.ascontiguousarray(payload)))
         os.replace(temporary, target)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
+        if isinstance(error, OSError):  # named by the file asked for, not the temporary one
+            raise TensorFileWriteError(str(target), error) from error
         raise
 
 
