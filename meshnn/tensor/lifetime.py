@@ -98,11 +98,6 @@ def allocate_mesh_buffer(spec: TensorSpec, mesh_device: MeshDevice) -> MeshBuffe
 
 
 def _buffer_configs(spec: TensorSpec) -> tuple[ReplicatedBufferConfig, DeviceLocalBufferConfig]:
-    if spec.logical_volume() == 0:  # (tt-metal refuses a buffer of 0 bytes)
-        raise MeshnnValueError(
-            f"a tensor of shape {list(spec.shape)} holds no elements (a dim of size 0) and cannot be put on a device: "
-            "a device buffer must be larger than 0 bytes"
-        )
     layout = spec.buffer_layout()
     local = DeviceLocalBufferConfig(layout.page_size, layout.buffer_type, layout.memory_layout, layout.shard)
     return ReplicatedBufferConfig(layout.size), local

@@ -2504,20 +2504,6 @@ def round3_rows() -> list[Case]:
         "worker_l1_size",
     )
     row(
-        "from_torch",
-        "a 0-size dim onto a mesh",
-        lambda e: ttnn.from_torch(torch.zeros(8, 0, 32), device=e.mesh, mesh_mapper=mapper(e)),
-        VALUE,
-        "no elements",
-    )
-    row(
-        "allocate_tensor_on_device",
-        "a 0-size dim",
-        lambda e: ttnn.allocate_tensor_on_device(ttnn.Shape([0, 32]), F32, TILE, e.mesh),
-        VALUE,
-        "no elements",
-    )
-    row(
         "load_tensor",
         "a shard coordinate outside the mesh",
         lambda e: ttnn.load_tensor(_edited_file(e, "outside.tensorbin", lambda h: h["shards"][0].update(coord=[5, 9]))),
