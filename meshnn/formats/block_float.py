@@ -212,3 +212,34 @@ def _decode_table(fmt: BlockFloatFormat) -> np.ndarray:
     table = np.where(magnitude == 0, sign, value).astype(np.uint32).reshape(-1)
     table.flags.writeable = False
     return table
+
+
+def canonical_tiles(tiles: np.ndarray, fmt: BlockFloatFormat, values_per_tile: int) -> bool:
+    """Whether packed tiles ``tiles`` (``(n, tile size)`` uint8) are exactly what packing their
+    decoded values gives back: in every block, the largest magnitude has its top bit set and the
+    shared exponent is in ``[W, 254]`` (so every code decodes to a normal value and the packer
+    finds the same exponent and codes), or the block is all zero codes with exponent 0 (what the
+    packer writes for zeros); no code has a sign without a magnitude; the exponent section's
+    padding is zero.  (Decoded values of such tiles can stand in for their bytes.)"""
+    blocks = values_per_tile // BLOCK_VALUES
+    section = bfp_exponent_section_size(blocks)
+    if tiles.ndim != 2 or tiles.shape[1] != fmt.tile_size(values_per_tile):
+        return False
+    exps = tiles[:, :blocks]
+    if section > blocks and tiles[:, blocks:section].any():
+        return False
+    codes = tiles[:, section:]
+    width = fmt.magnitude_bits
+    if fmt.codes_per_byte == 1:
+        per_code = codes.reshape(tiles.shape[0], blocks, BLOCK_VALUES)
+    else:
+        shifts = np.arange(fmt.codes_per_byte, dtype=np.uint8) * fmt.code_bits
+        per_code = (codes[..., None] >> shifts) & ((1 << fmt.code_bits) - 1)
+        per_code = per_code.reshape(tiles.shape[0], blocks, BLOCK_VALUES)
+    magnitude = per_code & ((1 << width) - 1)
+    if ((per_code != 0) & (magnitude == 0)).any():
+        return False  # a sign without a magnitude (-0.0)
+    peak = magnitude.max(axis=-1)
+    normal = (peak >= 1 << (width - 1)) & (exps >= width) & (exps <= 254)
+    zero = (peak == 0) & (exps == 0)
+    return bool((normal | zero).all())

@@ -114,6 +114,9 @@ class TracedBuffer:
     def has_deferred_write(self) -> bool:
         return self._storage.pending is not None
 
+    def drop_bytes(self, write: Callable[[np.ndarray], None]) -> bool:
+        return self._storage.drop_bytes(write)
+
     def settle(self) -> None:
         self._storage.settle()
 
