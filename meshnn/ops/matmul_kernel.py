@@ -135,14 +135,15 @@ def _same_rows(torch: Any, x: Any) -> bool:
     return bool(torch.equal(bits[1:], bits[:1].expand(bits.shape[0] - 1, -1)))
 
 
-FLOAT_BLOCK_BYTES = 4 << 20
-"""The float32 columns of a weight widened at a time by :func:`_float_product` (cache-sized)."""
+FLOAT_BLOCK_BYTES = 32 << 20
+"""The float32 columns of a weight widened at a time by :func:`_float_product` (in the last-level
+cache when they are multiplied; few enough calls that torch's threads meet rarely)."""
 
 
 def _float_product(torch: Any, x: Any, w: Any) -> Any:
     """``x @ w`` in float32 for bfloat16 operands: ``w`` widened a block of columns at a time, so
     that the widened block is still in cache when it is multiplied and no float32 copy of a large
-    weight is made.  (Each block's product is its columns' product: the same sums as one call.)"""
+    weight is made (the same blocks every call: a replay gives the eager step's sums)."""
     x32 = x.float()
     n, k = w.shape[-1], w.shape[-2]
     step = max(256, FLOAT_BLOCK_BYTES // (4 * max(1, k)) // 32 * 32)

@@ -19,8 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from meshnn.formats.bfp_bf16 import unpack_bf16_rows
 from meshnn.formats.block_float import BlockFloatFormat, canonical_tiles
+from meshnn.formats.codec import decode
 from meshnn.formats.layout import Layout
+from meshnn.host.threads import each_chunk
 from meshnn.mesh.slab import EQUAL_ROWS
 from meshnn.ops.decoded import DECODED, Decoded
 from meshnn.ops.memo import BOUND_ROWS, bound_rows, known_values
@@ -80,7 +83,8 @@ def bf16_values(rows: np.ndarray, spec: TensorSpec, torch: Any) -> Any:
         known = known_values(rows, spec)
         if known is not None:
             return _as_torch(torch, known)
-    values = _as_torch(torch, decoded_floats(rows, spec))
+    values = torch.empty((k, *spec.shape), dtype=torch.bfloat16)
+    _from_bytes(rows, spec, torch, values)
     if bound is not None and bound.keep and (not bound.first or bound.buffer.memo is EQUAL_ROWS):
         _keep(bound.buffer, rows, spec, values, sides=False)  # (first: every device holds its bytes)
     return values
@@ -111,18 +115,58 @@ def bf16_sides(rows: np.ndarray, spec: TensorSpec, torch: Any) -> Any:
         decoded = DECODED.get(bound.buffer, spec)
         if decoded is not None and decoded.sides:
             return decoded.values
-        if decoded is not None:
-            values = decoded.stacked(k)
-        else:
-            known = known_values(rows, spec)
-            values = _as_torch(torch, known if known is not None else decoded_floats(rows, spec))
+        known = None if decoded is not None else known_values(rows, spec)
+        values = decoded.stacked(k) if decoded is not None else None if known is None else _as_torch(torch, known)
     else:
-        values = _as_torch(torch, decoded_floats(rows, spec))
-    big_k, n = values.shape[1], values.shape[2]
-    sides = values.permute(1, 0, 2).contiguous().reshape(big_k, k * n)
+        values = None
+    big_k, n = spec.shape[-2], spec.shape[-1]
+    if values is not None:
+        sides = values.permute(1, 0, 2).contiguous().reshape(big_k, k * n)
+    else:  # decoded from the bytes straight into the side-by-side layout
+        sides = torch.empty((big_k, k * n), dtype=torch.bfloat16)
+        _from_bytes(rows, spec, torch, sides.view(big_k, k, n).permute(1, 0, 2))
     if bound is not None and bound.keep and not bound.first:
         _keep(bound.buffer, rows, spec, sides, sides=True)
     return sides
+
+
+DECODE_CHUNK_VALUES = 1 << 22
+"""Values decoded at a time into a bfloat16 operand (float32 scratch of 16 MiB, not the weight's)."""
+
+
+def _from_bytes(rows: np.ndarray, spec: TensorSpec, torch: Any, out: Any) -> None:
+    """Decode ``rows`` into ``out`` (a ``(k, *spec.shape)`` bfloat16 tensor, any strides): a TILE
+    tensor without padding a block of tile rows at a time, the blocks shared out over the host
+    threads (block floats straight to bfloat16: :func:`unpack_bf16_rows`; the float32 scratch of
+    anything else stays small), anything else whole."""
+    bound = bound_rows(rows) if BOUND_ROWS else None
+    if bound is not None and bound.buffer.has_deferred_write():
+        bound.buffer.settle()
+    shape = tuple(spec.shape)
+    height, width = spec.tile.tile_shape
+    plain = spec.layout is Layout.TILE and len(shape) >= 2 and spec.explicit_padded_shape is None
+    if not plain or tuple(spec.padded_shape) != shape or shape[-2] % height or shape[-1] % width:
+        out.copy_(_as_torch(torch, decoded_floats(rows, spec)))
+        return
+    n, matrix_rows = shape[-1], int(np.prod(shape[:-1]))
+    tile_size = spec.tile.get_tile_size(spec.dtype)
+    row_bytes = (n // width) * tile_size  # a tile row of the 2-D view
+    step = max(1, DECODE_CHUNK_VALUES // (height * n))
+    bits = out.reshape(out.shape[0], matrix_rows, n).view(torch.int16).numpy().view(np.uint16)
+    fmt = BlockFloatFormat.of(spec.dtype) if spec.dtype.is_block_float and spec.tile.tile_shape == (32, 32) else None
+    chunks = [(d, r) for d in range(rows.shape[0]) for r in range(0, matrix_rows // height, step)]
+
+    def work(chunk: tuple[int, int]) -> None:
+        device, first = chunk
+        count = min(step, matrix_rows // height - first)
+        raw = rows[device, first * row_bytes : (first + count) * row_bytes]
+        target = bits[device, first * height : (first + count) * height]
+        if fmt is not None and unpack_bf16_rows(raw.reshape(-1, tile_size), fmt, target):
+            return
+        values = decode(np.ascontiguousarray(raw), spec.dtype, Layout.TILE, (count * height, n), tile=spec.tile)
+        target[...] = np.right_shift(values.astype(np.float32, copy=False).view(np.uint32), 16)
+
+    each_chunk(torch, chunks, work)
 
 
 def _keep(buffer: Any, rows: np.ndarray, spec: TensorSpec, values: Any, *, sides: bool) -> None:

@@ -262,3 +262,26 @@ def test_pages_alone_decode_to_the_values_of_the_whole_cache(open_mesh, rng, dec
     lead = cache_reads.leading_values(contiguous.storage.mesh_buffer.rows(), contiguous.spec, 20)
     for device, t in enumerate(ttnn.get_device_tensors(contiguous)):
         assert lead.shape == (2, 4, 2, 32, 64) and np.array_equal(lead[device], ttnn.to_torch(t).numpy()[:, :, :32])
+
+
+@pytest.mark.parametrize("dtype", [ttnn.bfloat8_b, ttnn.bfloat4_b])
+def test_block_floats_decode_straight_to_bfloat16_as_the_reference_decodes_them(rng, dtype):
+    """Random bytes (any codes, -0.0 and all), exponents in and out of the fast path's range."""
+    from meshnn.formats.bfp_bf16 import unpack_bf16_rows
+    from meshnn.formats.block_float import BlockFloatFormat
+    from meshnn.formats.codec import decode
+    from meshnn.formats.layout import Layout
+
+    fmt = BlockFloatFormat.of(dtype)
+    size = fmt.tile_size(1024)
+    for low in (fmt.magnitude_bits, 0):  # the second: blocks the fast path leaves to the reference
+        tiles = rng.integers(0, 256, (2 * 3, size), dtype=np.uint8)
+        tiles[:, :64] = rng.integers(low, 255, (6, 64), dtype=np.uint8)
+        tiles[:, 64:80] = 0  # a whole zero block ...
+        tiles[:, 64] = 0x80 if fmt.codes_per_byte == 1 else 0x08  # ... with a -0.0 in it
+        out = np.zeros((64, 96), np.uint16)
+        done = unpack_bf16_rows(tiles, fmt, out)
+        want = decode(tiles.reshape(-1), dtype, Layout.TILE, (64, 96)).view(np.uint32)
+        assert done == (low > 0)
+        if done:
+            assert np.array_equal(out.astype(np.uint32) << 16, want)
