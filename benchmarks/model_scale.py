@@ -251,7 +251,7 @@ class MeshModel:
     def _reduced(self, t):
         return self.ttnn.all_reduce(t) if self.cfg.devices > 1 else t
 
-    def _mlp(self, layer, x, out_dtype):
+    def _mlp(self, layer, x):
         ttnn = self.ttnn
         h = ttnn.rms_norm(x, epsilon=1e-5, weight=layer["ffn_norm"])
         gate = ttnn.linear(h, layer["w1"], dtype=ttnn.bfloat16)
@@ -260,7 +260,7 @@ class MeshModel:
         mlp = ttnn.mul(gate, up, input_tensor_a_activations=silu, dtype=ttnn.bfloat8_b)
         ttnn.deallocate(gate)
         ttnn.deallocate(up)
-        return ttnn.add(x, self._reduced(ttnn.linear(mlp, layer["w2"], dtype=out_dtype)))
+        return ttnn.add(x, self._reduced(ttnn.linear(mlp, layer["w2"], dtype=ttnn.bfloat16)))
 
     def decode(self):
         """One decode step over the current inputs; the logits (all gathered on a T3000)."""
@@ -284,7 +284,7 @@ class MeshModel:
                 ttnn.to_memory_config(attn, self._head_config()), num_heads=self.hq
             )
             x = ttnn.add(x, self._reduced(ttnn.linear(cat, layer["wo"], dtype=ttnn.bfloat16)))
-            x = self._mlp(layer, x, ttnn.bfloat16)
+            x = self._mlp(layer, x)
         logits = ttnn.linear(ttnn.rms_norm(x, epsilon=1e-5, weight=self.norm), self.output, dtype=ttnn.bfloat8_b)
         return ttnn.all_gather(logits, 3) if self.cfg.devices > 1 else logits
 
@@ -309,7 +309,7 @@ class MeshModel:
             attn = ttnn.transformer.scaled_dot_product_attention(q8, k8, v8, is_causal=True)
             out = ttnn.linear(ttnn.experimental.nlp_concat_heads(attn), layer["wo"], dtype=ttnn.bfloat8_b)
             h_in = ttnn.add(h_in, self._reduced(out), dtype=ttnn.bfloat16)
-            h_in = self._mlp(layer, h_in, ttnn.bfloat8_b)
+            h_in = self._mlp(layer, h_in)
         last = ttnn.slice(h_in, (0, 0, s - 32, 0), (1, 1, s, cfg.dim))
         logits = ttnn.linear(ttnn.rms_norm(last, epsilon=1e-5, weight=self.norm), self.output, dtype=ttnn.bfloat8_b)
         return ttnn.all_gather(logits, 3) if cfg.devices > 1 else logits

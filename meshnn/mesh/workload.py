@@ -80,6 +80,28 @@ class Program:
         self.runtime_args = None if runtime_args is None else {as_coord(c): a for c, a in runtime_args.items()}
         self.name = name
 
+    @classmethod
+    def of_op(
+        cls,
+        kernel: Kernel,
+        buffers: Sequence[MeshBuffer],
+        first_written: int,
+        *,
+        name: str,
+        lazy_reads: bool,
+        keeps_memos: bool,
+    ) -> Program:
+        """A uniform program of an op launch: ``buffers`` (MeshBuffers the op has checked) of
+        which those from ``first_written`` on are written (its outputs).  The same program as the
+        constructor makes, without checking again what the op checked (one is made per op)."""
+        program = cls.__new__(cls)
+        program.buffers = buffers = tuple(buffers)
+        program.kernel, program.written = kernel, buffers[first_written:]
+        program.lazy_reads, program.keeps_memos = lazy_reads, keeps_memos
+        program.args = program.runtime_args = None
+        program.name = name
+        return program
+
     @property
     def is_uniform(self) -> bool:
         return self.runtime_args is None
@@ -108,6 +130,13 @@ class MeshWorkload:
             if existing.dims() == device_range.dims() and existing.intersects(device_range):
                 raise MeshnnValueError(f"program range {device_range!r} overlaps {existing!r}")
         self._programs.append((device_range, program))
+
+    @classmethod
+    def of_programs(cls, programs: list[tuple[MeshCoordinateRange, Program]]) -> MeshWorkload:
+        """A workload of ``(range, program)`` pairs whose ranges are known disjoint (an op's boxes)."""
+        workload = cls.__new__(cls)
+        workload._programs = programs
+        return workload
 
     def get_programs(self) -> dict[MeshCoordinateRange, Program]:
         return dict(self._programs)

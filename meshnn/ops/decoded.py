@@ -52,7 +52,8 @@ MIN_DECODED_BYTES = 64 << 10
 
 
 class Decoded:
-    """The bfloat16 values ``values`` (a torch tensor) that a buffer's bytes decode to under
+    """The bfloat16 values ``values`` (a torch tensor, bfloat16, or float32 for a weight read by
+    float32 products) that a buffer's bytes decode to under
     ``spec``: ``(k, *spec.shape)`` for the ``k`` local devices, or ``(1, *spec.shape)`` when every
     device holds the same values; or, ``sides`` true, the ``k`` matrices ``(K, N)`` side by side
     as one ``(K, k * N)`` matrix (a column-parallel weight read by one product).  Read-only."""
@@ -66,7 +67,7 @@ class Decoded:
 
     @property
     def nbytes(self) -> int:
-        return self.values.numel() * 2
+        return self.values.numel() * self.values.element_size()
 
     def stacked(self, k: int) -> Any:
         """``(k, *spec.shape)`` values (a view: expanded, or the side-by-side matrix regrouped)."""
@@ -83,7 +84,7 @@ class Decoded:
         ``values`` of the buffer's format (so bfloat16 values: exact), in place."""
         torch = _torch()
         where = tuple(torch.from_numpy(np.asarray(i, np.int64)) for i in index)
-        self.values[where] = torch.from_numpy(np.ascontiguousarray(values, np.float32)).to(torch.bfloat16)
+        self.values[where] = torch.from_numpy(np.ascontiguousarray(values, np.float32)).to(self.values.dtype)
 
     def floats(self, k: int) -> np.ndarray:
         """``(k, *spec.shape)`` float32 values (a new array, or a read-only broadcast of one row)."""
@@ -143,7 +144,7 @@ class DecodedCache:
     def put(self, buffer: MeshBuffer, spec: TensorSpec, values: Any, *, sides: bool = False) -> Decoded | None:
         """Attach ``values`` (see :class:`Decoded`) to ``buffer`` when the bound has room for them
         (after dropping memos gone stale); None when nothing was attached."""
-        size = values.numel() * 2
+        size = values.numel() * values.element_size()
         if size > self.limit or size < MIN_DECODED_BYTES:
             return None
         memo = Decoded(spec, values, sides=sides)

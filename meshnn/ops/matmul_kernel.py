@@ -4,11 +4,11 @@ Two arithmetics, chosen by the operands' dtypes alone (never by what a memo hold
 are the same with memos on and off, eager and replayed):
 
 - both operands of a dtype whose values are all bfloat16 values (bfloat16, bfloat8_b,
-  bfloat4_b) and torch present: torch's bfloat16 ``matmul`` on the values exactly as stored
-  (:mod:`meshnn.ops.operands`: a weight decoded once and kept), which accumulates in float32.
-  Its bfloat16 result is the output when the output is bfloat16 with no bias or activation (torch
-  rounds the float32 sum to nearest, ties to even, as meshnn rounds: checked once); otherwise
-  the operands are widened and multiplied in float32;
+  bfloat4_b) and torch present: torch's ``matmul`` on the values exactly as stored
+  (:mod:`meshnn.ops.operands`: a weight decoded once and kept).  A bfloat16 output with no bias
+  or activation is torch's bfloat16 product (float32 sums rounded to nearest, ties to even, as
+  meshnn rounds: checked once); any other output takes a float32 product of the same values (the
+  weight kept as float32 values), whose result is then rounded into the output format;
 - otherwise numpy's float32 ``matmul`` (a float32 row-major output straight into its slab).
 
 Either way, a column-parallel product (x the same on every device, the weight sharded by columns)
@@ -28,7 +28,7 @@ from meshnn.formats.dtypes import DataType
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.decoded import BF16_EXACT
 from meshnn.ops.memo import relaid_memo
-from meshnn.ops.operands import bf16_sides, bf16_torch, bf16_values
+from meshnn.ops.operands import bf16_torch, operand, operand_sides
 from meshnn.ops.shared_rows import same_values_on_every_device
 from meshnn.ops.values import logical_values, write_values
 from meshnn.tensor.spec import TensorSpec
@@ -79,22 +79,22 @@ class Product:
         self._finish(result.reshape((result.shape[0], *self.shape)), in_rows, out_rows)
 
     def _torch_product(self, torch: Any, in_rows: list[np.ndarray], out_rows: list[np.ndarray]) -> None:
-        """The product on torch's bfloat16 operands (see the module docstring)."""
+        """The product on torch's operands (see the module docstring): bfloat16 ones for a
+        bfloat16 output, float32 ones (the weight's kept so) for a float32 result."""
         specs = self.specs
         final = self.spec.dtype is DataType.BFLOAT16 and not self.has_bias and self.act is None
-        x = bf16_values(in_rows[0], specs[0], torch)
+        wide = not final
+        x = operand(in_rows[0], specs[0], torch, wide=wide)
         k = x.shape[0]
         if self.columns and k > 1 and _same_rows(torch, x):
-            w = bf16_sides(in_rows[1], specs[1], torch)  # (K, k * N)
+            w = operand_sides(in_rows[1], specs[1], torch, wide=wide)  # (K, k * N)
             rows = x[0].reshape(-1, w.shape[0])
-            product = torch.matmul(rows, w) if final else _float_product(torch, rows, w)
-            array = _numpy(torch, product)  # (M, k * N)
+            array = _numpy(torch, torch.matmul(rows, w))  # (M, k * N)
             result = array.reshape(rows.shape[0], k, -1).transpose(1, 0, 2).reshape((k, *self.shape))
         else:
-            w = bf16_values(in_rows[1], specs[1], torch)
+            w = operand(in_rows[1], specs[1], torch, wide=wide)
             x, w = _stacked_torch(x, w, self.transposes)
-            product = torch.matmul(x, w) if final else _float_product(torch, x, w)
-            result = _numpy(torch, product).reshape((k, *self.shape))
+            result = _numpy(torch, torch.matmul(x, w)).reshape((k, *self.shape))
         if final:
             write_values(out_rows[0], result, self.spec, exact=True, owned=True)
             return
@@ -133,27 +133,6 @@ def _same_rows(torch: Any, x: Any) -> bool:
         return True
     bits = x.reshape(x.shape[0], -1).view(torch.int16)
     return bool(torch.equal(bits[1:], bits[:1].expand(bits.shape[0] - 1, -1)))
-
-
-FLOAT_BLOCK_BYTES = 32 << 20
-"""The float32 columns of a weight widened at a time by :func:`_float_product` (in the last-level
-cache when they are multiplied; few enough calls that torch's threads meet rarely)."""
-
-
-def _float_product(torch: Any, x: Any, w: Any) -> Any:
-    """``x @ w`` in float32 for bfloat16 operands: ``w`` widened a block of columns at a time, so
-    that the widened block is still in cache when it is multiplied and no float32 copy of a large
-    weight is made (the same blocks every call: a replay gives the eager step's sums)."""
-    x32 = x.float()
-    n, k = w.shape[-1], w.shape[-2]
-    step = max(256, FLOAT_BLOCK_BYTES // (4 * max(1, k)) // 32 * 32)
-    if n <= step:
-        return torch.matmul(x32, w.float())
-    batch = torch.broadcast_shapes(x32.shape[:-2], w.shape[:-2])
-    out = torch.empty((*batch, x32.shape[-2], n), dtype=torch.float32)
-    for start in range(0, n, step):
-        out[..., start : start + step] = torch.matmul(x32, w[..., start : start + step].float())
-    return out
 
 
 def _numpy(torch: Any, product: Any) -> np.ndarray:

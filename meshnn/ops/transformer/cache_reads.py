@@ -32,7 +32,7 @@ from meshnn.formats.codec import decode
 from meshnn.formats.layout import Layout
 from meshnn.ops.decoded import BF16_EXACT, DECODED
 from meshnn.ops.memo import BOUND_ROWS, bound_rows, known_values
-from meshnn.ops.operands import bf16_torch, bf16_values
+from meshnn.ops.operands import bf16_torch, operand
 from meshnn.ops.values import logical_values
 from meshnn.tensor.spec import TensorSpec
 
@@ -53,7 +53,7 @@ def _held(rows: np.ndarray, spec: TensorSpec, fraction: float) -> np.ndarray | A
             return known
         torch = bf16_torch() if spec.dtype in BF16_EXACT else None
         if torch is not None and bound.keep and not bound.first and DECODED.has_room(rows.shape[0] * spec.volume() * 2):
-            return bf16_values(rows, spec, torch)  # (kept as the buffer's Decoded memo)
+            return operand(rows, spec, torch)  # (kept as the buffer's Decoded memo)
     if fraction >= WHOLE_FRACTION or _tile_grid(spec) is None:
         return logical_values(rows, spec)
     return None
