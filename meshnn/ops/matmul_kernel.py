@@ -84,7 +84,7 @@ class Product:
         specs = self.specs
         final = self.spec.dtype is DataType.BFLOAT16 and not self.has_bias and self.act is None
         wide = not final
-        x = operand(in_rows[0], specs[0], torch, wide=wide)
+        x = operand(in_rows[0], specs[0], torch, wide=wide, kept=False)  # (an activation: read once)
         k = x.shape[0]
         if self.columns and k > 1 and _same_rows(torch, x):
             w = operand_sides(in_rows[1], specs[1], torch, wide=wide)  # (K, k * N)
