@@ -13,8 +13,9 @@ write, a program writing the buffer, ``MeshBuffer.slab()``, a free), never read 
 of float32 values (:func:`~meshnn.ops.memo.known_values`) gets them widened from it.
 
 Bounded: the memos of all buffers together hold at most ``MESHNN_DECODED_BYTES`` (default 8 GiB,
-or a third of the machine's memory when that is less; 0 turns them off).  A weight that does not
-fit is decoded at each use: a model reads its weights in the same order every step, so keeping
+or a third of the machine's memory when that is less; 0 turns them off), counted as their values
+less the bytes they stand for (a weight whose bytes were let go: :mod:`meshnn.ops.decoded_bytes`).
+A weight that does not fit is decoded at each use: a model reads its weights in the same order every step, so keeping
 the first ones gives every step the same hits, where dropping the least recently used would
 drop each weight just before its next use.  Memos left unused while the cache was asked for
 :data:`STALE_FACTOR` times as many others as it holds make room for new ones.
@@ -119,7 +120,7 @@ class DecodedCache:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of bfloat16 values held by live memos now."""
+        """Bytes counted against the bound now: the live memos' values, less the bytes they stand for."""
         return self._bytes
 
     def get(self, buffer: MeshBuffer, spec: TensorSpec) -> Decoded | None:
@@ -138,7 +139,7 @@ class DecodedCache:
         return memo
 
     def has_room(self, size: int) -> bool:
-        """Whether ``size`` more bytes of bfloat16 values fit the bound now (stale memos aside)."""
+        """Whether ``size`` more bytes of values fit the bound now (stale memos aside)."""
         return size >= MIN_DECODED_BYTES and self._bytes + size <= self.limit
 
     def put(self, buffer: MeshBuffer, spec: TensorSpec, values: Any, *, sides: bool = False) -> Decoded | None:

@@ -25,14 +25,16 @@ from meshnn.ops.values import encode_values
 from meshnn.tensor.spec import TensorSpec
 
 
-def keep(buffer: Any, rows: np.ndarray, spec: TensorSpec, values: Any, *, sides: bool) -> None:
-    """Keep ``values`` as ``buffer``'s Decoded memo when the bound allows; and when they stand
-    for every byte of a block-float buffer (canonical tiles, no padding), let the bytes go: the
-    memo makes them again when anything asks (:func:`_maker`), and counts that much less."""
+def keep(buffer: Any, rows: np.ndarray, spec: TensorSpec, values: Any, *, sides: bool, let_go: bool = True) -> None:
+    """Keep ``values`` as ``buffer``'s Decoded memo when the bound allows; and, ``let_go`` (a
+    weight: its bytes are not written again), when they stand for every byte of a block-float
+    buffer (canonical tiles, no padding), let the bytes go: the memo makes them again when
+    anything asks (:func:`_maker`), and counts that much less.  (A KV cache keeps its bytes: the
+    updates write rows of them at every step.)"""
     if buffer.has_deferred_write():
         buffer.settle()  # (bytes an earlier memo stood in for: back before another stands in)
     memo = DECODED.put(buffer, spec, values, sides=sides)
-    if memo is None or not spec.dtype.is_block_float or not _stands_for_bytes(rows, spec):
+    if memo is None or not let_go or not spec.dtype.is_block_float or not _stands_for_bytes(rows, spec):
         return
     size = spec.compute_packed_buffer_size_bytes()
     maker = _maker(values, sides, spec, rows.shape[0], size, rows[:, size:].copy())

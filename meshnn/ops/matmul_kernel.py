@@ -127,12 +127,12 @@ class Product:
 
 
 def _same_rows(torch: Any, x: Any) -> bool:
-    """Whether the stacked ``(k, ...)`` bfloat16 ``x`` is bit for bit the same on every device
-    (at once when it is one row expanded)."""
+    """Whether the stacked ``(k, ...)`` operand ``x`` is bit for bit the same on every device (at
+    once when it is one row expanded; else compared by numpy, on this thread alone)."""
     if x.shape[0] < 2 or x.stride(0) == 0:
         return True
-    bits = x.reshape(x.shape[0], -1).view(torch.int16)
-    return bool(torch.equal(bits[1:], bits[:1].expand(bits.shape[0] - 1, -1)))
+    bits = x.reshape(x.shape[0], -1).view(torch.int16 if x.dtype == torch.bfloat16 else torch.int32).numpy()
+    return bool((bits[1:] == bits[:1]).all())
 
 
 def _numpy(torch: Any, product: Any) -> np.ndarray:

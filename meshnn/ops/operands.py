@@ -82,11 +82,14 @@ def _as_dtype(torch: Any, values: Any, wide: bool) -> Any:
     return values if values.dtype == want else values.to(want)
 
 
-def operand(rows: np.ndarray, spec: TensorSpec, torch: Any, *, wide: bool = False, kept: bool = True) -> Any:
+def operand(
+    rows: np.ndarray, spec: TensorSpec, torch: Any, *, wide: bool = False, kept: bool = True, let_go: bool = True
+) -> Any:
     """``(k, *spec.shape)`` bfloat16 (float32 if ``wide``) values of a running kernel's input
     ``rows`` (``spec.dtype`` one of ``BF16_EXACT``): from its buffer's memo (a Decoded one as it
     is, a float32 one converted), else decoded from the bytes and, when ``kept`` (a weight, a
-    cache: read again) and the bound allows, kept as a Decoded memo."""
+    cache: read again) and the bound allows, kept as a Decoded memo (its bytes let go when they
+    can be and ``let_go``: see :func:`~meshnn.ops.decoded_bytes.keep`)."""
     bound = bound_rows(rows) if BOUND_ROWS else None
     k = rows.shape[0]
     if bound is not None:
@@ -99,7 +102,7 @@ def operand(rows: np.ndarray, spec: TensorSpec, torch: Any, *, wide: bool = Fals
     values = torch.empty((k, *spec.shape), dtype=torch.float32 if wide else torch.bfloat16)
     _from_bytes(rows, spec, torch, values)
     if kept and bound is not None and bound.keep and (not bound.first or bound.buffer.memo is EQUAL_ROWS):
-        keep(bound.buffer, rows, spec, values, sides=False)  # (first: every device holds its bytes)
+        keep(bound.buffer, rows, spec, values, sides=False, let_go=let_go)  # (first: every device holds its bytes)
     return values
 
 

@@ -53,7 +53,7 @@ def _held(rows: np.ndarray, spec: TensorSpec, fraction: float) -> np.ndarray | A
             return known
         torch = bf16_torch() if spec.dtype in BF16_EXACT else None
         if torch is not None and bound.keep and not bound.first and DECODED.has_room(rows.shape[0] * spec.volume() * 2):
-            return operand(rows, spec, torch)  # (kept as the buffer's Decoded memo)
+            return operand(rows, spec, torch, let_go=False)  # (kept as the buffer's Decoded memo)
     if fraction >= WHOLE_FRACTION or _tile_grid(spec) is None:
         return logical_values(rows, spec)
     return None
