@@ -3,8 +3,8 @@ matmul sharded over 2x4 beside the same numpy matmul; (c) all_gather of 512 MiB 
 fresh output memory, and into a reused output slab) beside numpy copies of the same bytes.
 Each figure sits beside its limit measured in the same run; the tiny op's cases are timed in turn,
 round after round (best round each), so that their ratios compare like with like on a shared host.
-Peers: JAX takes about 114 us for a tiny sharded add on 8 CPU devices.  Prints a table and one
-JSON line.
+Peers: JAX's tiny sharded add on 8 CPU devices, timed in the same run (before and after meshnn's
+cases, in a process of its own; skipped without JAX).  Prints a table and one JSON line.
 """
 
 from __future__ import annotations
@@ -80,6 +80,42 @@ def tiny_add() -> dict[tuple[str, str], float]:
     return seconds
 
 
+JAX_TINY_ADD = """
+import os, sys, time
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+import jax, jax.numpy as jnp
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+mesh = Mesh(jax.devices()[:8], ("d",))
+x = jax.device_put(jnp.ones((8 * 32, 32), jnp.bfloat16), NamedSharding(mesh, PartitionSpec("d")))
+add = jax.jit(lambda a: a + a)
+for _ in range(200):
+    add(x).block_until_ready()
+rounds, calls, best = int(sys.argv[1]), 300, float("inf")
+for _ in range(rounds):
+    start = time.perf_counter()
+    for _ in range(calls):
+        add(x).block_until_ready()
+    best = min(best, (time.perf_counter() - start) / calls)
+print(best)
+"""
+
+
+def jax_tiny_add(rounds: int) -> float | None:
+    """Seconds per tiny sharded add in JAX on 8 CPU devices (a 32x32 bfloat16 tile each, jitted,
+    waited for), best of ``rounds``, in a process of its own (JAX's device count is set before it
+    is imported); None without JAX."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", JAX_TINY_ADD, str(rounds)], capture_output=True, text=True, check=False
+    )
+    try:
+        return float(done.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return None
+
+
 def matmul() -> tuple[float, float]:
     n = 4096
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 4), system="t3k")
@@ -131,7 +167,10 @@ def all_gather() -> tuple[float, float, int]:
 
 
 def main() -> None:
+    jax_before = jax_tiny_add(ROUNDS // 2)
     times = tiny_add()
+    jax_after = jax_tiny_add(ROUNDS // 2)
+    jax_add = min((t for t in (jax_before, jax_after) if t is not None), default=None)
     tiny = {mesh: t for (case, mesh), t in times.items() if case == "bfloat16 replicated"}
     sharded = {mesh: t for (case, mesh), t in times.items() if case == "bfloat16 sharded"}
     tiny_f32 = {mesh: t for (case, mesh), t in times.items() if case == "float32 replicated"}
@@ -144,6 +183,11 @@ def main() -> None:
         print(f"    bfloat16 {name:6} {seconds * 1e6:9.1f}   (x{seconds / sharded['1x1']:.2f} of 1x1)  sharded")
     for name, seconds in tiny_f32.items():
         print(f"    float32  {name:6} {seconds * 1e6:9.1f}")
+    if jax_add is not None:
+        print(
+            f"    JAX tiny sharded add, 8 CPU devices, same run: {jax_add * 1e6:.1f} us; meshnn 8x4 sharded "
+            f"x{sharded['8x4'] / jax_add:.2f} of it, replicated x{tiny['8x4'] / jax_add:.2f} (aim: <= 0.33)"
+        )
     print(f"(b) 4096^3 float32 matmul over 2x4: {mesh_mm:.3f} s; numpy {numpy_mm:.3f} s; x{mesh_mm / numpy_mm:.2f}")
     gbps, warm, limit = (written / t / 1e9 for t in (gather_time, warm_time, copy_time))
     fresh = written / fresh_time / 1e9
@@ -163,6 +207,8 @@ def main() -> None:
                 "tiny_add_8x4_over_1x1": round(tiny["8x4"] / tiny["1x1"], 2),
                 **{f"tiny_add_bf16_sharded_{k}_us": round(v * 1e6, 1) for k, v in sharded.items()},
                 "tiny_add_sharded_8x4_over_1x1": round(sharded["8x4"] / sharded["1x1"], 2),
+                "jax_tiny_sharded_add_us": None if jax_add is None else round(jax_add * 1e6, 1),
+                "tiny_add_sharded_8x4_over_jax": None if jax_add is None else round(sharded["8x4"] / jax_add, 2),
                 "matmul_mesh_s": round(mesh_mm, 3),
                 "matmul_numpy_s": round(numpy_mm, 3),
                 "matmul_ratio": round(mesh_mm / numpy_mm, 2),

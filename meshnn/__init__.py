@@ -54,7 +54,7 @@ from meshnn.mesh import (
     reports,
     synchronize_device,
 )
-from meshnn.mesh.cluster import _ttnn, cluster, get_arch_name
+from meshnn.mesh.cluster import _ttnn, cluster, get_arch_name, namespace
 from meshnn.mesh.device_config import (
     DeviceSettings,
     DispatchCoreAxis,
@@ -243,6 +243,15 @@ fp8_e4m3 = DataType.FP8_E4M3
 ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR
 TILE_LAYOUT = Layout.TILE
 TILE_SIZE = 32
+
+_ttnn.tensor = namespace(  # ttnn._ttnn.tensor: the tensor types under their binary module's path
+    "_ttnn.tensor",
+    "ttnn._ttnn.tensor: the tensor types under their binary module's path (model code annotates with them).",
+    Tensor=Tensor,
+    MemoryConfig=MemoryConfig,
+    DataType=DataType,
+    Layout=Layout,
+)
 
 DEFAULT_L1_SMALL_SIZE = 0
 DEFAULT_TRACE_REGION_SIZE = 0

@@ -19,3 +19,13 @@ def test_import_meshnn_imports_no_heavy_module():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["[]", "bfloat16 True"], result.stdout
+
+
+def test_the_binary_module_paths_model_code_names():
+    """tt_transformers annotates with ``ttnn._ttnn.tensor.MemoryConfig`` at import and checks
+    ``isinstance(device, ttnn._ttnn.multi_device.MeshDevice)``."""
+    import meshnn
+
+    assert meshnn._ttnn.tensor.MemoryConfig is meshnn.MemoryConfig
+    assert meshnn._ttnn.tensor.Tensor is meshnn.Tensor and meshnn._ttnn.tensor.DataType is meshnn.DataType
+    assert meshnn._ttnn.multi_device.MeshDevice is meshnn.MeshDevice

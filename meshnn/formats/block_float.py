@@ -212,3 +212,33 @@ def _decode_table(fmt: BlockFloatFormat) -> np.ndarray:
     table = np.where(magnitude == 0, sign, value).astype(np.uint32).reshape(-1)
     table.flags.writeable = False
     return table
+
+
+def canonical_tiles(tiles: np.ndarray, fmt: BlockFloatFormat, values_per_tile: int) -> bool:
+    """Whether packed tiles ``tiles`` (``(n, tile size)`` uint8) are exactly what packing their
+    decoded values gives back: in every block, the largest magnitude has its top bit set and the
+    shared exponent is in ``[W, 254]`` (so every code decodes to a normal value and the packer
+    finds the same exponent and codes), or the block is all zero codes with exponent 0 (what the
+    packer writes for zeros); no code has a sign without a magnitude; the exponent section's
+    padding is zero.  (Decoded values of such tiles can stand in for their bytes.)  BFP8 and BFP4,
+    a block's codes tested as 64-bit words (a byte or a nibble a code)."""
+    blocks = values_per_tile // BLOCK_VALUES
+    section = bfp_exponent_section_size(blocks)
+    if fmt is BlockFloatFormat.BFP2 or tiles.ndim != 2 or tiles.shape[1] != fmt.tile_size(values_per_tile):
+        return False
+    exps = tiles[:, :blocks]
+    if section > blocks and tiles[:, blocks:section].any():
+        return False
+    words = np.ascontiguousarray(tiles[:, section:]).view(np.uint64).reshape(tiles.shape[0], blocks, -1)
+    bits = fmt.code_bits
+    ones = int(sum(1 << (i * bits) for i in range(64 // bits)))  # 0x0101... or 0x1111...
+    signs = np.uint64(ones << (bits - 1))  # each code's sign bit
+    top = np.uint64(ones << (bits - 2))  # each code's top magnitude bit
+    merged = np.bitwise_or.reduce(words, axis=-1)
+    flipped = words ^ signs  # a code that is a sign alone becomes all zero bits
+    sign_alone = ((flipped - np.uint64(ones)) & ~flipped & signs).any(axis=-1)
+    if sign_alone.any():
+        return False
+    normal = ((merged & top) != 0) & (exps >= fmt.magnitude_bits) & (exps <= 254)
+    zero = (merged == 0) & (exps == 0)
+    return bool((normal | zero).all())

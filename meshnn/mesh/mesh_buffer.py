@@ -346,6 +346,11 @@ class MeshBuffer:
     def has_deferred_write(self) -> bool:
         return self._storage.pending is not None
 
+    def drop_bytes(self, write: Callable[[np.ndarray], None]) -> bool:
+        """Let the slab's bytes go, ``write(slab)`` making them again when anything asks for them
+        (see :meth:`meshnn.mesh.slab.SlabStorage.drop_bytes`); False when nothing was done."""
+        return self._storage.drop_bytes(write)
+
     def touch(self) -> None:
         """The bytes are about to change: do any deferred write (a partial write lands on the
         bytes before it) and drop the memo (shared with this buffer's views)."""

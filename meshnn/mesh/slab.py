@@ -16,7 +16,9 @@ local device leaves it, saying only that all rows hold the same bytes (so an op 
 tensor need not compare them); the next change of the bytes drops it like any memo.
 
 A slab may also have a *deferred write* (:meth:`MeshBuffer.defer`): bytes that the higher layer
-can produce from its memo and has not written yet.  Every way to the bytes (:meth:`MeshBuffer.slab`,
+can produce from its memo and has not written yet.  Bytes already written may be let go the same
+way (:meth:`SlabStorage.drop_bytes`: a memo that can make them again, e.g. a weight's decoded
+values, stands in for them, and their memory goes back to the system).  Every way to the bytes (:meth:`MeshBuffer.slab`,
 :meth:`MeshBuffer.rows`, a device Buffer view, :meth:`MeshBuffer.touch`) writes them first; only
 :meth:`MeshBuffer.lazy_rows` (for a kernel that reads its inputs through memos) does not.
 
@@ -134,7 +136,7 @@ class SlabStorage:
     higher layer knows about the current bytes (None once they may have changed); ``pending``: a
     deferred write of the whole slab."""
 
-    __slots__ = ("__weakref__", "data", "live", "memo", "pending", "rows", "size", "window")
+    __slots__ = ("__weakref__", "data", "dropped", "live", "memo", "pending", "rows", "size", "window")
 
     def __init__(self, rows: int, size: int) -> None:
         self.rows, self.size = rows, size
@@ -143,6 +145,7 @@ class SlabStorage:
         self.live = True
         self.memo: object = None
         self.pending: Callable[[np.ndarray], None] | None = None
+        self.dropped = False  # the bytes were let go (drop_bytes) and not made again since
 
     def settle(self) -> None:
         """Write the deferred bytes, if any (cleared only once written: a reader on another thread
@@ -154,11 +157,23 @@ class SlabStorage:
             if write is not None:
                 write(self.array())
                 self.pending = None
+                self.dropped = False
 
     def array(self) -> np.ndarray:
         if self.data is None:
             self.data = SLAB_POOL.take(self.rows, self.size)
         return self.data
+
+    def drop_bytes(self, write: Callable[[np.ndarray], None]) -> bool:
+        """The bytes can be made again by ``write(slab)`` (from what a memo holds): let them go,
+        their memory back to the system, and keep ``write`` as the deferred write (every way to
+        the bytes makes them first).  False, nothing done, when a deferred write is pending."""
+        with _SETTLING:
+            if self.pending is not None or self.data is None:
+                return False
+            self.data = self.window = None
+            self.pending, self.dropped = write, True
+        return True
 
     def first(self, size: int) -> np.ndarray:
         """The first ``size`` bytes of every row (a view, made once per size in a row), with any
@@ -174,7 +189,8 @@ class SlabStorage:
             data = self.data
             if data is None:  # array(), inline; small slabs are never pooled (SlabPool.take)
                 rows, row_size = self.rows, self.size
-                if rows * row_size < SlabPool.MIN_BYTES:
+                if rows * row_size < SlabPool.MIN_BYTES or self.dropped:
+                    # (dropped bytes: untouched zero pages, which cost no memory until written)
                     data = self.data = np.zeros((rows, row_size), dtype=np.uint8)
                 else:
                     data = self.array()
@@ -183,7 +199,7 @@ class SlabStorage:
 
     def release(self) -> None:
         """The owner is freed: drop the memo and any deferred write, and pool or drop the bytes."""
-        self.live = False
+        self.live = self.dropped = False
         self.memo = self.pending = None
         data = self.data
         if data is not None and data.nbytes >= SLAB_POOL.MIN_BYTES:

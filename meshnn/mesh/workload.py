@@ -75,10 +75,33 @@ class Program:
         else:
             raise MeshnnValueError(f"writes must index the program's {len(self.buffers)} buffers, got {writes!r}")
         self.lazy_reads = lazy_reads and writes is not None
+        self.n_read: int | None = None  # (an op's program: its first n_read buffers are only read)
         self.keeps_memos = bool(keeps_memos)
         self.args = args
         self.runtime_args = None if runtime_args is None else {as_coord(c): a for c, a in runtime_args.items()}
         self.name = name
+
+    @classmethod
+    def of_op(
+        cls,
+        kernel: Kernel,
+        buffers: Sequence[MeshBuffer],
+        first_written: int,
+        *,
+        name: str,
+        lazy_reads: bool,
+        keeps_memos: bool,
+    ) -> Program:
+        """A uniform program of an op launch: ``buffers`` (MeshBuffers the op has checked) of
+        which those from ``first_written`` on are written (its outputs).  The same program as the
+        constructor makes, without checking again what the op checked (one is made per op)."""
+        program = cls.__new__(cls)
+        program.buffers = buffers = tuple(buffers)
+        program.kernel, program.written, program.n_read = kernel, buffers[first_written:], first_written
+        program.lazy_reads, program.keeps_memos = lazy_reads, keeps_memos
+        program.args = program.runtime_args = None
+        program.name = name
+        return program
 
     @property
     def is_uniform(self) -> bool:
@@ -109,11 +132,24 @@ class MeshWorkload:
                 raise MeshnnValueError(f"program range {device_range!r} overlaps {existing!r}")
         self._programs.append((device_range, program))
 
+    @classmethod
+    def of_programs(cls, programs: list[tuple[MeshCoordinateRange, Program]]) -> MeshWorkload:
+        """A workload of ``(range, program)`` pairs whose ranges are known disjoint (an op's boxes)."""
+        workload = cls.__new__(cls)
+        workload._programs = programs
+        workload._checked = True
+        return workload
+
     def get_programs(self) -> dict[MeshCoordinateRange, Program]:
         return dict(self._programs)
 
+    _checked = False
+    """An op's workload (:meth:`of_programs`): its op checked its buffers, ranges and arguments."""
+
     def validate(self, mesh: MeshDevice) -> None:
-        """Everything a run needs, checked before anything is enqueued."""
+        """Everything a run needs, checked before anything is enqueued (an op's workload was)."""
+        if self._checked:
+            return
         if not self._programs:
             raise MeshnnValueError("a MeshWorkload needs at least one program")
         full, mesh_id = mesh.full_range, mesh.mesh_id
@@ -139,14 +175,18 @@ class MeshWorkload:
         """Each program's slabs, taken when the workload is enqueued (after :meth:`validate`): a
         buffer deallocated while the workload waits in the queue keeps its memory until the
         workload has run."""
-        return [
-            tuple(
-                b.lazy_rows() if program.lazy_reads and b not in program.written else b.rows() for b in program.buffers
-            )
-            if program.lazy_reads
-            else tuple([b.rows() for b in program.buffers])
-            for _, program in self._programs
-        ]
+        bound = []
+        for _, program in self._programs:
+            buffers = program.buffers
+            if not program.lazy_reads:
+                bound.append(tuple([b.rows() for b in buffers]))
+            elif program.n_read is not None:
+                n = program.n_read
+                bound.append(tuple([b.lazy_rows() for b in buffers[:n]] + [b.rows() for b in buffers[n:]]))
+            else:
+                written = program.written
+                bound.append(tuple(b.lazy_rows() if b not in written else b.rows() for b in buffers))
+        return bound
 
     def run(self, mesh: MeshDevice, bound: Sequence[Sequence[np.ndarray]] | None = None) -> None:
         """Execute every program on the local devices of its range (on the dispatch thread)."""

@@ -91,7 +91,7 @@ def launch(
     once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
     run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
     run.keeps = keeps_memos
-    queue.enqueue_mesh_workload(_workload(op, mesh, where, run, outputs), blocking=False)
+    queue.enqueue_mesh_workload(_workload(op, mesh, where, run), blocking=False)
     run.caller = None  # from now on a run is not this call's own: it writes its bytes at once
     result = list(into) if into is not None else output_tensors(mesh, outputs, buffers, first, where)
     if event is not None:
@@ -209,7 +209,7 @@ class _Run:
         buffers ``swap`` gives for its own (which do not keep them allocated).  Outputs it makes
         whole may leave their bytes to a deferred write on whatever thread replays it: a replay's
         later programs read their values, and any other way to the bytes writes them first."""
-        copy = object.__new__(_Run)
+        copy = object.__new__(_ReplayRun)
         for name in _Run.__slots__:
             setattr(copy, name, getattr(self, name))
         copy.touched = [swap(b) for b in self.touched]
@@ -235,21 +235,26 @@ class _Run:
                 out[1:] = out[0]
 
 
-def _workload(
-    op: str, mesh: MeshDevice, where: tuple[MeshCoordinate, ...], run: _Run, outputs: Sequence[Output]
-) -> MeshWorkload:
-    """``run`` as one program per box of the devices ``where``.  While the mesh's program cache
-    is on, the program ttnn's cache would hold for it (the op over its inputs' and outputs' specs)
-    is counted (``num_program_cache_entries``, by :func:`_remember`)."""
-    workload = MeshWorkload()
-    writes = range(run.n_in, len(run.touched))
+class _ReplayRun(_Run):
+    """A :class:`_Run` as a trace replays it: the replay turns numpy's floating-point warnings off
+    once for all of its programs (:meth:`meshnn.mesh.trace.MeshTrace.replay`), not per kernel."""
+
+    __slots__ = ()
+
+    def __call__(self, ctx: ProgramContext) -> None:
+        self._run(ctx)
+
+
+def _workload(op: str, mesh: MeshDevice, where: tuple[MeshCoordinate, ...], run: _Run) -> MeshWorkload:
+    """``run`` as one program per box of the devices ``where``."""
     boxes = (mesh.full_range,) if len(where) == mesh.get_num_devices() else _boxes(mesh, where)
-    for box in boxes:
-        program = Program(
-            run, run.touched, name=f"ttnn.{op}", writes=writes, lazy_reads=run.lazy, keeps_memos=run.keeps
-        )
-        workload.add_program(box, program)
-    return workload
+    name, touched, n_in = f"ttnn.{op}", run.touched, run.n_in
+    return MeshWorkload.of_programs(
+        [
+            (box, Program.of_op(run, touched, n_in, name=name, lazy_reads=run.lazy, keeps_memos=run.keeps))
+            for box in boxes
+        ]
+    )
 
 
 def _boxes(mesh: MeshDevice, coords: Sequence[MeshCoordinate]) -> list[MeshCoordinateRange]:

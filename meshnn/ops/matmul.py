@@ -2,7 +2,8 @@
 
 Each device multiplies its own shards (data or tensor parallelism is the caller's sharding); the
 product of every device is one stacked ``np.matmul`` in float32.  ``matmul`` checks its operands,
-makes the output spec and launches :class:`_Product`, the kernel with its compute paths.
+makes the output spec and launches :class:`~meshnn.ops.matmul_kernel.Product`, the kernel with its
+compute paths.
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' launch,
 checks, outputs, memo, values, shared_rows modules and the element-wise functions.
@@ -16,7 +17,6 @@ from meshnn.device.core import CoreGrid
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
-from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops import goldens
 from meshnn.ops.checks import check_queue_id, device_input, same_mesh
@@ -24,15 +24,13 @@ from meshnn.ops.config import check_compute_kernel_config
 from meshnn.ops.eltwise.activations import FUSABLE, activation_steps, apply_steps
 from meshnn.ops.launch import launch
 from meshnn.ops.matmul_config import check_matmul_program_config, output_shard_spec, validate_program_config
-from meshnn.ops.memo import relaid_memo
+from meshnn.ops.matmul_kernel import Product
 from meshnn.ops.outputs import Output, out_spec_like, output_into
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.shard_specs import needs_shard_spec
-from meshnn.ops.shared_rows import same_values_on_every_device
-from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
-from meshnn.tensor.spec import MemoryConfig, TensorSpec
+from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
 
@@ -111,7 +109,7 @@ def matmul(
     # on every device, of x with the shards side by side (see _one_product)
     columns = not transpose_a and not transpose_b and len(a.shape) >= 2 and len(inputs[1].shape) == 2 and not direct
     transposes = (transpose_a, transpose_b)
-    kernel = _Product([t.spec for t in inputs], spec, shape, transposes=transposes, act=act, paths=(columns, direct))
+    kernel = Product([t.spec for t in inputs], spec, shape, transposes=transposes, act=act, paths=(columns, direct))
     into = None
     if optional_output_tensor is not None:
         into = [output_into(op, mesh, optional_output_tensor, spec, a.storage.coords)]  # type: ignore[union-attr]
@@ -197,114 +195,6 @@ def _checked(
                 f"ttnn.{op}: bias {list(named['bias'].shape)} does not broadcast to {list(shape)}"
             ) from None
     return list(named.values()), mesh, shape
-
-
-class _Product:
-    """The kernel of one matmul: the operands' values decoded (the weights once), multiplied by one
-    of three paths, then the bias added and the activation applied before the output is written.
-    Paths: one product of x with the weight shards side by side (:func:`_one_product`), a float32
-    row-major product straight into the output slab, or a stacked ``np.matmul``."""
-
-    __slots__ = ("act", "columns", "direct", "has_bias", "shape", "spec", "specs", "transposes")
-    # columns: the one-product path may be taken; direct: the output is float32 row-major
-
-    def __init__(
-        self,
-        specs: list[TensorSpec],
-        spec: TensorSpec,
-        shape: tuple[int, ...],
-        *,
-        transposes: tuple[bool, bool],
-        act: object,
-        paths: tuple[bool, bool],
-    ) -> None:
-        self.specs, self.spec, self.shape, self.transposes = specs, spec, shape, transposes
-        self.act, self.has_bias = act, len(specs) > 2
-        self.columns, self.direct = paths
-
-    def __call__(
-        self, in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]
-    ) -> None:
-        specs = self.specs
-        x = logical_values(in_rows[0], specs[0])
-        w = logical_values(in_rows[1], specs[1])  # weights: decoded once
-        if self.columns and x.shape[0] > 1 and x.dtype == w.dtype == np.float32 and same_values_on_every_device(x):
-            result = _one_product(x, w, in_rows[1], specs[1]).reshape((x.shape[0], *self.shape))
-            self._finish(result, in_rows, out_rows, owned=True)  # a transposed view of the product, ours alone
-            return
-        x, w = self._stacked(x, w)
-        if self.direct and not self.has_bias and self.act is None and _into_slab(x, w, out_rows[0], self.spec):
-            return
-        result = np.matmul(x, w)
-        self._finish(result.reshape((result.shape[0], *self.shape)), in_rows, out_rows)
-
-    def _stacked(self, x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Both operands transposed as asked, of one rank (rank-1 ones as matrices), float32."""
-        transpose_a, transpose_b = self.transposes
-        if transpose_a:
-            x = np.swapaxes(x, -1, -2)
-        if transpose_b:
-            w = np.swapaxes(w, -1, -2)
-        if x.ndim == 2:  # rank-1 operands: the stacked device axis is the batch
-            x = x[:, None, :]
-        if w.ndim == 2:
-            w = w[:, :, None]
-        x, w = _align_batch(x, w)
-        return x.astype(np.float32, copy=False), w.astype(np.float32, copy=False)
-
-    def _finish(
-        self, result: np.ndarray, in_rows: list[np.ndarray], out_rows: list[np.ndarray], *, owned: bool = False
-    ) -> None:
-        if self.has_bias:
-            result = result + _expand(logical_values(in_rows[2], self.specs[2]), result.ndim)
-            owned = False
-        if self.act is not None:
-            result = self.act(result)  # type: ignore[operator]
-            owned = False
-        write_values(out_rows[0], result, self.spec, owned=owned)
-
-
-def _into_slab(x: np.ndarray, w: np.ndarray, out: np.ndarray, spec: TensorSpec) -> bool:
-    """Multiply float32 row-major operands straight into the output rows ``out``, when they are
-    its contiguous elements; False (nothing done) otherwise."""
-    natural = (*np.broadcast_shapes(x.shape[:-2], w.shape[:-2]), x.shape[-2], w.shape[-1])
-    target = out[:, : spec.compute_packed_buffer_size_bytes()].view(np.float32)
-    if target.size == int(np.prod(natural)) and target.flags.c_contiguous:
-        np.matmul(x, w, out=target.reshape(natural))
-        return True
-    return False
-
-
-def _one_product(x: np.ndarray, w: np.ndarray, w_rows: np.ndarray, w_spec: TensorSpec) -> np.ndarray:
-    """``x @ w`` of every device as one matrix product, for x ``(k, ..., K)`` the same on every
-    device and ``w`` ``(k, K, N)``: ``x[0] @ [w_0 | w_1 | ... | w_k-1]`` is each device's product
-    side by side, for one call of BLAS on the whole width instead of k narrower ones.  The shards
-    side by side are ``w`` transposed to ``(K, k, N)``; that copy is made once, when ``w`` comes
-    from its buffer's memo, whose values then stay in that layout (:func:`relaid_memo`)."""
-    k, big_k, n = w.shape
-    side_by_side = w.transpose(1, 0, 2)
-    if not side_by_side.flags.c_contiguous:
-        side_by_side = np.ascontiguousarray(side_by_side)
-        side_by_side.flags.writeable = False
-        relaid_memo(w_rows, w_spec, side_by_side.transpose(1, 0, 2))
-    rows = x[0].reshape(-1, big_k)
-    product = rows @ side_by_side.reshape(big_k, k * n)
-    return product.reshape(rows.shape[0], k, n).transpose(1, 0, 2)
-
-
-def _align_batch(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Give both stacked operands the same rank, device axis first."""
-    while x.ndim < w.ndim:
-        x = x[:, None]
-    while w.ndim < x.ndim:
-        w = w[:, None]
-    return x, w
-
-
-def _expand(values: np.ndarray, ndim: int) -> np.ndarray:
-    while values.ndim < ndim:
-        values = values.reshape(values.shape[0], 1, *values.shape[1:])
-    return values
 
 
 @register(kind=OpKind.MATMUL, family=OpFamily.MATMUL, golden=goldens.linear)

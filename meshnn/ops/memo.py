@@ -38,6 +38,7 @@ import numpy as np
 
 from meshnn.errors import MeshnnValueError
 from meshnn.mesh.mesh_buffer import MeshBuffer
+from meshnn.ops.decoded import Decoded
 from meshnn.tensor.spec import TensorSpec
 
 MIN_BYTES = 64 << 10
@@ -219,6 +220,9 @@ def known_values(rows: np.ndarray, spec: TensorSpec) -> np.ndarray | None:
         return None
     known = VALUES_MEMO.get(bound.buffer, spec)
     if known is None:
+        decoded = bound.buffer.memo
+        if type(decoded) is Decoded and (decoded.spec is spec or decoded.spec == spec):
+            return _widened(decoded, rows.shape[0], bound.first)
         return None
     values, k = known.values, rows.shape[0]
     if values.shape[0] == k:
@@ -226,6 +230,16 @@ def known_values(rows: np.ndarray, spec: TensorSpec) -> np.ndarray | None:
     if known.equal_rows:
         return np.broadcast_to(values, (k, *values.shape[1:]))
     return values[:1] if bound.first else None
+
+
+def _widened(decoded: Decoded, k: int, first: bool) -> np.ndarray | None:
+    """A Decoded memo's values as float32 for ``k`` rows of its buffer (read-only, made now)."""
+    if decoded.equal_rows:
+        return decoded.floats(k)
+    held = decoded.values.shape[1] // decoded.spec.shape[-1] if decoded.sides else decoded.values.shape[0]
+    if first:
+        return decoded.floats(held)[:1]
+    return decoded.floats(k) if held == k else None
 
 
 def relaid_memo(rows: np.ndarray, spec: TensorSpec, values: np.ndarray) -> bool:
@@ -262,6 +276,9 @@ def patch_known(rows: np.ndarray, spec: TensorSpec, index: tuple, values: np.nda
             return
         array[index] = values
         array.flags.writeable = False
+        return
+    if type(known) is Decoded and known.spec == spec and not known.sides and known.values.shape[0] == rows.shape[0]:
+        known.patch(index, values)  # (a bfloat16 memo: the values written are of the cache's format)
         return
     buffer.touch()
 

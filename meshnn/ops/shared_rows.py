@@ -16,6 +16,7 @@ import numpy as np
 from meshnn.formats.dtypes import DataType
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.slab import EQUAL_ROWS
+from meshnn.ops.decoded import Decoded
 from meshnn.ops.memo import Known
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
@@ -66,6 +67,8 @@ def _equal_rows(rows: np.ndarray, buffer: MeshBuffer, spec: TensorSpec) -> bool:
     known = buffer.memo
     if known is EQUAL_ROWS:  # written from one host array to every device
         return True
+    if type(known) is Decoded and known.equal_rows and (known.spec is spec or known.spec == spec):
+        return True  # (one row of values for every device: made from bytes known equal on all)
     if type(known) is Known:
         if known.equal_rows:
             return True

@@ -71,6 +71,15 @@ def logical_values(rows: np.ndarray, spec: TensorSpec, *, as_float: bool = True)
     return _decoded(rows, spec, as_float=as_float)
 
 
+def decoded_floats(rows: np.ndarray, spec: TensorSpec) -> np.ndarray:
+    """``(k, *spec.shape)`` float32 values of a running kernel's input ``rows`` decoded from the
+    bytes (its buffer's deferred write done first), leaving no memo."""
+    bound = bound_rows(rows) if BOUND_ROWS else None
+    if bound is not None and bound.buffer.has_deferred_write():
+        bound.buffer.settle()
+    return _decoded(rows, spec, as_float=True)
+
+
 def _decoded(rows: np.ndarray, spec: TensorSpec, *, as_float: bool) -> np.ndarray:
     k = rows.shape[0]
     size = spec.compute_packed_buffer_size_bytes()

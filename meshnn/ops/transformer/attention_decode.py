@@ -33,6 +33,7 @@ from meshnn.ops.outputs import Output
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.transformer.attention import SDPA_DTYPES
 from meshnn.ops.transformer.cache_args import index_input, integers, page_table_input
+from meshnn.ops.transformer.cache_reads import leading_values, page_values
 from meshnn.ops.transformer.checks import tile_input
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
@@ -285,16 +286,14 @@ class DecodePlan:
     def kernel(self, in_rows, out_rows, coords) -> None:
         users, heads, kv_heads, _seq, d = self.dims
         q = self._get(in_rows, "input_tensor_q")[:, 0]  # (k, users, heads, d)
-        k_vals, v_vals = self._get(in_rows, "input_tensor_k"), self._get(in_rows, "input_tensor_v")
         n = q.shape[0]
-        if "page_table_tensor" in self.names:
-            table = self._get(in_rows, "page_table_tensor", True).reshape(n, users, -1)
-            k_vals, v_vals = _gather_pages(k_vals, table), _gather_pages(v_vals, table)
+        pos = self._positions(in_rows, n, users)
+        k_vals, v_vals = self._caches(in_rows, n, users, pos)
         total = k_vals.shape[3]
         group = heads // kv_heads
         grouped = q.reshape(n, users, kv_heads, group, d) * self.factor
         scores = np.matmul(grouped, np.swapaxes(k_vals, -1, -2))  # (n, users, kv, group, total)
-        keep = self._keep(in_rows, n, users, total)
+        keep = self._keep(pos, n, users, total)
         if keep is not None:
             scores = np.where(keep[:, :, None, None, :], scores, -np.inf)
         if "attn_mask" in self.names:
@@ -305,18 +304,43 @@ class DecodePlan:
             out = np.where(keep.any(axis=-1)[:, None, :, None, None], out, 0.0)
         write_values(out_rows[0], np.ascontiguousarray(out, dtype=np.float32), self.spec, owned=True)
 
+    def _caches(self, in_rows, n: int, users: int, pos: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """The keys and values a call reads, ``(n, users, kv, positions, d)``: causal, only the
+        positions up to the furthest user's (its pages, or its leading rows); else all."""
+        span = None if pos is None else max(1, int(pos.max()) + 1)
+        k_spec, v_spec = (self.specs[self.names.index(name)] for name in ("input_tensor_k", "input_tensor_v"))
+        k_rows, v_rows = (in_rows[self.names.index(name)] for name in ("input_tensor_k", "input_tensor_v"))
+        if "page_table_tensor" in self.names:
+            table = self._get(in_rows, "page_table_tensor", True).reshape(n, users, -1)
+            if span is not None:
+                table = table[:, :, : -(-span // k_spec.shape[2])]
+            return page_values(k_rows, k_spec, table), page_values(v_rows, v_spec, table)
+        if span is None:
+            return self._get(in_rows, "input_tensor_k"), self._get(in_rows, "input_tensor_v")
+        return leading_values(k_rows, k_spec, span), leading_values(v_rows, v_spec, span)
+
     def _sink(self, in_rows, n: int, heads: int, kv_heads: int, group: int) -> np.ndarray | None:
         if "attention_sink" not in self.names:
             return None
         return self._get(in_rows, "attention_sink")[:, :heads, 0].reshape(n, 1, kv_heads, group, 1)
 
-    def _keep(self, in_rows, n: int, users: int, total: int) -> np.ndarray | None:
-        """``(n, users, total)`` True where a user attends a position (None: everywhere)."""
+    def _positions(self, in_rows, n: int, users: int) -> np.ndarray | None:
+        """``(n, users)`` positions of a causal call (checked against the cache), else None."""
         if not self.is_causal:
             return None
         pos = self.pos if self.pos is not None else self._get(in_rows, "cur_pos_tensor", True).reshape(n, -1)[:, :users]
+        _users, _heads, _kv, seq, _d = self.dims
+        total = seq
+        if "page_table_tensor" in self.names:
+            total = seq * self.specs[self.names.index("page_table_tensor")].shape[-1]
         if (pos >= total).any():
             raise MeshnnValueError(f"cur_pos {int(pos.max())} is past the {total} cached positions")
+        return pos
+
+    def _keep(self, pos: np.ndarray | None, n: int, users: int, total: int) -> np.ndarray | None:
+        """``(n, users, total)`` True where a user attends a position (None: everywhere)."""
+        if pos is None:
+            return None
         rows = np.arange(total)
         keep = rows <= pos[..., None]
         if self.window is not None:

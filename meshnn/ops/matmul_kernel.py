@@ -1,0 +1,205 @@
+"""The kernel of ``ttnn.matmul`` / ``ttnn.linear``: every device's product, one call over the slab.
+
+Two arithmetics, chosen by the operands' dtypes alone (never by what a memo holds, so the bytes
+are the same with memos on and off, eager and replayed):
+
+- both operands of a dtype whose values are all bfloat16 values (bfloat16, bfloat8_b,
+  bfloat4_b) and torch present: torch's ``matmul`` on the values exactly as stored
+  (:mod:`meshnn.ops.operands`: a weight decoded once and kept).  A bfloat16 output with no bias
+  or activation is torch's bfloat16 product (float32 sums rounded to nearest, ties to even, as
+  meshnn rounds: checked once); any other output takes a float32 product of the same values (the
+  weight kept as float32 values), whose result is then rounded into the output format;
+- otherwise numpy's float32 ``matmul`` (a float32 row-major output straight into its slab).
+
+Either way, a column-parallel product (x the same on every device, the weight sharded by columns)
+is ONE product of x with the weight shards side by side, chosen by comparing x's values.
+
+May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' memo, decoded, operands,
+shared_rows and values modules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from meshnn.formats.dtypes import DataType
+from meshnn.mesh.coord import MeshCoordinate
+from meshnn.ops.decoded import BF16_EXACT
+from meshnn.ops.memo import relaid_memo
+from meshnn.ops.operands import bf16_torch, operand, operand_sides
+from meshnn.ops.shared_rows import same_values_on_every_device
+from meshnn.ops.values import logical_values, write_values
+from meshnn.tensor.spec import TensorSpec
+
+
+class Product:
+    """The kernel of one matmul: the operands' values (the weights decoded once), multiplied by
+    one of the paths of the module docstring, then the bias added and the activation applied
+    before the output is written."""
+
+    __slots__ = ("act", "bf16", "columns", "direct", "has_bias", "shape", "spec", "specs", "transposes")
+    # columns: the one-product path may be taken; direct: the output is float32 row-major;
+    # bf16: both operands hold bfloat16 values
+
+    def __init__(
+        self,
+        specs: list[TensorSpec],
+        spec: TensorSpec,
+        shape: tuple[int, ...],
+        *,
+        transposes: tuple[bool, bool],
+        act: object,
+        paths: tuple[bool, bool],
+    ) -> None:
+        self.specs, self.spec, self.shape, self.transposes = specs, spec, shape, transposes
+        self.act, self.has_bias = act, len(specs) > 2
+        self.columns, self.direct = paths
+        self.bf16 = specs[0].dtype in BF16_EXACT and specs[1].dtype in BF16_EXACT
+
+    def __call__(
+        self, in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]
+    ) -> None:
+        torch = bf16_torch() if self.bf16 else None
+        if torch is not None:
+            self._torch_product(torch, in_rows, out_rows)
+            return
+        specs = self.specs
+        x = logical_values(in_rows[0], specs[0])
+        w = logical_values(in_rows[1], specs[1])  # weights: decoded once
+        if self.columns and x.shape[0] > 1 and x.dtype == w.dtype == np.float32 and same_values_on_every_device(x):
+            result = _one_product(x, w, in_rows[1], specs[1]).reshape((x.shape[0], *self.shape))
+            self._finish(result, in_rows, out_rows, owned=True)  # a transposed view of the product, ours alone
+            return
+        x, w = self._stacked(x, w)
+        if self.direct and not self.has_bias and self.act is None and _into_slab(x, w, out_rows[0], self.spec):
+            return
+        result = np.matmul(x, w)
+        self._finish(result.reshape((result.shape[0], *self.shape)), in_rows, out_rows)
+
+    def _torch_product(self, torch: Any, in_rows: list[np.ndarray], out_rows: list[np.ndarray]) -> None:
+        """The product on torch's operands (see the module docstring): bfloat16 ones for a
+        bfloat16 output, float32 ones (the weight's kept so) for a float32 result."""
+        specs = self.specs
+        final = self.spec.dtype is DataType.BFLOAT16 and not self.has_bias and self.act is None
+        wide = not final
+        x = operand(in_rows[0], specs[0], torch, wide=wide, kept=False)  # (an activation: read once)
+        k = x.shape[0]
+        if self.columns and k > 1 and _same_rows(torch, x):
+            w = operand_sides(in_rows[1], specs[1], torch, wide=wide)  # (K, k * N)
+            rows = x[0].reshape(-1, w.shape[0])
+            array = _numpy(torch, torch.matmul(rows, w))  # (M, k * N)
+            result = array.reshape(rows.shape[0], k, -1).transpose(1, 0, 2).reshape((k, *self.shape))
+        else:
+            w = operand(in_rows[1], specs[1], torch, wide=wide)
+            x, w = _stacked_torch(x, w, self.transposes)
+            result = _numpy(torch, torch.matmul(x, w)).reshape((k, *self.shape))
+        if final:
+            write_values(out_rows[0], result, self.spec, exact=True, owned=True)
+            return
+        self._finish(result, in_rows, out_rows, owned=True)
+
+    def _stacked(self, x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Both operands transposed as asked, of one rank (rank-1 ones as matrices), float32."""
+        transpose_a, transpose_b = self.transposes
+        if transpose_a:
+            x = np.swapaxes(x, -1, -2)
+        if transpose_b:
+            w = np.swapaxes(w, -1, -2)
+        if x.ndim == 2:  # rank-1 operands: the stacked device axis is the batch
+            x = x[:, None, :]
+        if w.ndim == 2:
+            w = w[:, :, None]
+        x, w = _align_batch(x, w)
+        return x.astype(np.float32, copy=False), w.astype(np.float32, copy=False)
+
+    def _finish(
+        self, result: np.ndarray, in_rows: list[np.ndarray], out_rows: list[np.ndarray], *, owned: bool = False
+    ) -> None:
+        if self.has_bias:
+            result = result + _expand(logical_values(in_rows[2], self.specs[2]), result.ndim)
+            owned = False
+        if self.act is not None:
+            result = self.act(result)  # type: ignore[operator]
+            owned = False
+        write_values(out_rows[0], result, self.spec, owned=owned)
+
+
+def _same_rows(torch: Any, x: Any) -> bool:
+    """Whether the stacked ``(k, ...)`` operand ``x`` is bit for bit the same on every device (at
+    once when it is one row expanded; else compared by numpy, on this thread alone)."""
+    if x.shape[0] < 2 or x.stride(0) == 0:
+        return True
+    bits = x.reshape(x.shape[0], -1).view(torch.int16 if x.dtype == torch.bfloat16 else torch.int32).numpy()
+    return bool((bits[1:] == bits[:1]).all())
+
+
+def _numpy(torch: Any, product: Any) -> np.ndarray:
+    """``product`` (bfloat16 or float32) as a float32 numpy array of its own (C order): a bfloat16
+    one widened by numpy (its bits the high halves), a float32 one as torch holds it."""
+    if product.dtype == torch.float32:
+        return product.contiguous().numpy()
+    bits = product.contiguous().view(torch.int16).numpy().view(np.uint16)
+    return np.left_shift(bits.astype(np.uint32), 16).view(np.float32)
+
+
+def _stacked_torch(x: Any, w: Any, transposes: tuple[bool, bool]) -> tuple[Any, Any]:
+    """:meth:`Product._stacked` for torch tensors (bfloat16 kept)."""
+    transpose_a, transpose_b = transposes
+    if transpose_a:
+        x = x.transpose(-1, -2)
+    if transpose_b:
+        w = w.transpose(-1, -2)
+    if x.dim() == 2:
+        x = x[:, None, :]
+    if w.dim() == 2:
+        w = w[:, :, None]
+    while x.dim() < w.dim():
+        x = x.unsqueeze(1)
+    while w.dim() < x.dim():
+        w = w.unsqueeze(1)
+    return x, w
+
+
+def _into_slab(x: np.ndarray, w: np.ndarray, out: np.ndarray, spec: TensorSpec) -> bool:
+    """Multiply float32 row-major operands straight into the output rows ``out``, when they are
+    its contiguous elements; False (nothing done) otherwise."""
+    natural = (*np.broadcast_shapes(x.shape[:-2], w.shape[:-2]), x.shape[-2], w.shape[-1])
+    target = out[:, : spec.compute_packed_buffer_size_bytes()].view(np.float32)
+    if target.size == int(np.prod(natural)) and target.flags.c_contiguous:
+        np.matmul(x, w, out=target.reshape(natural))
+        return True
+    return False
+
+
+def _one_product(x: np.ndarray, w: np.ndarray, w_rows: np.ndarray, w_spec: TensorSpec) -> np.ndarray:
+    """``x @ w`` of every device as one matrix product, for x ``(k, ..., K)`` the same on every
+    device and ``w`` ``(k, K, N)``: ``x[0] @ [w_0 | w_1 | ... | w_k-1]`` is each device's product
+    side by side, for one call of BLAS on the whole width instead of k narrower ones.  The shards
+    side by side are ``w`` transposed to ``(K, k, N)``; that copy is made once, when ``w`` comes
+    from its buffer's memo, whose values then stay in that layout (:func:`relaid_memo`)."""
+    k, big_k, n = w.shape
+    side_by_side = w.transpose(1, 0, 2)
+    if not side_by_side.flags.c_contiguous:
+        side_by_side = np.ascontiguousarray(side_by_side)
+        side_by_side.flags.writeable = False
+        relaid_memo(w_rows, w_spec, side_by_side.transpose(1, 0, 2))
+    rows = x[0].reshape(-1, big_k)
+    product = rows @ side_by_side.reshape(big_k, k * n)
+    return product.reshape(rows.shape[0], k, n).transpose(1, 0, 2)
+
+
+def _align_batch(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Give both stacked operands the same rank, device axis first."""
+    while x.ndim < w.ndim:
+        x = x[:, None]
+    while w.ndim < x.ndim:
+        w = w[:, None]
+    return x, w
+
+
+def _expand(values: np.ndarray, ndim: int) -> np.ndarray:
+    while values.ndim < ndim:
+        values = values.reshape(values.shape[0], 1, *values.shape[1:])
+    return values

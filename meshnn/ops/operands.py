@@ -1,0 +1,192 @@
+"""The operands of a running kernel's matrix products: an input's values as a torch tensor,
+bfloat16 (exact for the dtypes whose values are all bfloat16 values,
+:data:`~meshnn.ops.decoded.BF16_EXACT`) or float32 (``wide``: for a product whose float32 result is
+kept), taken from the buffer's memo when it has one and kept as a
+:class:`~meshnn.ops.decoded.Decoded` memo when decoded here (a weight: decoded once, its bytes let
+go when the memo can stand for them: :mod:`meshnn.ops.decoded_bytes`).
+
+:func:`operand` gives ``(k, *spec.shape)`` values; :func:`operand_sides` a column-parallel
+weight's ``k`` matrices side by side, ``(K, k * N)``, for one product with an input that is the
+same on every device.  Both give the same values, bit for bit, whether they come from a memo or
+from the bytes (memos only save time).
+
+May import: the byte formats, the host threads, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` (the
+spec), :mod:`meshnn.ops.memo`, :mod:`meshnn.ops.decoded`, :mod:`meshnn.ops.decoded_bytes` and
+:mod:`meshnn.ops.values`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from meshnn.formats.bfp_bf16 import unpack_bf16_rows
+from meshnn.formats.block_float import BlockFloatFormat
+from meshnn.formats.codec import decode
+from meshnn.formats.layout import Layout
+from meshnn.host.threads import each_chunk
+from meshnn.mesh.slab import EQUAL_ROWS
+from meshnn.ops.decoded import DECODED, Decoded
+from meshnn.ops.decoded_bytes import keep
+from meshnn.ops.memo import BOUND_ROWS, bound_rows, known_values
+from meshnn.ops.values import decoded_floats
+from meshnn.tensor.spec import TensorSpec
+
+
+def bf16_torch() -> Any | None:
+    """torch, when the program imported it and its bfloat16 products round as meshnn rounds
+    (checked once: :func:`_rounds_to_nearest_even`); else None (numpy's float32 products run)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    agrees = _CHECKED.get(id(torch))
+    if agrees is None:
+        agrees = _CHECKED[id(torch)] = _rounds_to_nearest_even(torch)
+    return torch if agrees else None
+
+
+_CHECKED: dict[int, bool] = {}
+
+
+def _rounds_to_nearest_even(torch: Any) -> bool:
+    """Whether torch's bfloat16 ``matmul`` rounds its float32 sums to the nearest bfloat16, ties
+    to even (products whose exact sums are ties, halfway values and carries), as meshnn rounds."""
+    one, tie, ulp = 1.0, 2.0**-8, 2.0**-7
+    x = torch.tensor([[one, tie], [one + ulp, tie], [one, 3 * tie], [-one - ulp, -tie]], dtype=torch.bfloat16)
+    w = torch.tensor([[1.0], [1.0]], dtype=torch.bfloat16)
+    want = [one, one + 2 * ulp, one + 2 * ulp, -one - 2 * ulp]
+    try:
+        got = torch.matmul(x, w).float().flatten().tolist()
+    except RuntimeError:
+        return False
+    return got == want
+
+
+def _as_torch(torch: Any, array: np.ndarray, wide: bool = False) -> Any:
+    """``array`` (float32, any non-negative strides, possibly read-only, bfloat16 values) as a
+    torch float32 (``wide``) or bfloat16 tensor (exact: the high halves of the values are their
+    bfloat16 bits).  numpy does it: a single-threaded pass costs no waiting on torch's threads."""
+    if array.ndim and array.strides[0] == 0 and array.shape[0] > 1:
+        return _as_torch(torch, array[:1], wide).expand(*array.shape)
+    if wide:
+        return torch.from_numpy(np.array(array, np.float32, order="C"))
+    bits = np.right_shift(np.ascontiguousarray(array, np.float32).view(np.uint32), 16).astype(np.uint16)
+    return torch.from_numpy(bits.view(np.int16)).view(torch.bfloat16)
+
+
+def _as_dtype(torch: Any, values: Any, wide: bool) -> Any:
+    """A Decoded memo's values in the dtype asked for (widened or narrowed exactly, if need be)."""
+    want = torch.float32 if wide else torch.bfloat16
+    return values if values.dtype == want else values.to(want)
+
+
+def operand(
+    rows: np.ndarray, spec: TensorSpec, torch: Any, *, wide: bool = False, kept: bool = True, let_go: bool = True
+) -> Any:
+    """``(k, *spec.shape)`` bfloat16 (float32 if ``wide``) values of a running kernel's input
+    ``rows`` (``spec.dtype`` one of ``BF16_EXACT``): from its buffer's memo (a Decoded one as it
+    is, a float32 one converted), else decoded from the bytes and, when ``kept`` (a weight, a
+    cache: read again) and the bound allows, kept as a Decoded memo (its bytes let go when they
+    can be and ``let_go``: see :func:`~meshnn.ops.decoded_bytes.keep`)."""
+    bound = bound_rows(rows) if BOUND_ROWS else None
+    k = rows.shape[0]
+    if bound is not None:
+        decoded = DECODED.get(bound.buffer, spec)
+        if decoded is not None:
+            return _as_dtype(torch, _rows_of(decoded, k, bound.first), wide)
+        known = known_values(rows, spec)
+        if known is not None:
+            return _as_torch(torch, known, wide)
+    values = torch.empty((k, *spec.shape), dtype=torch.float32 if wide else torch.bfloat16)
+    _from_bytes(rows, spec, torch, values)
+    if kept and bound is not None and bound.keep and (not bound.first or bound.buffer.memo is EQUAL_ROWS):
+        keep(bound.buffer, rows, spec, values, sides=False, let_go=let_go)  # (first: every device holds its bytes)
+    return values
+
+
+def _rows_of(decoded: Decoded, k: int, first: bool) -> Any:
+    """A Decoded memo's values for ``k`` rows of its buffer (the first device's only when ``first``)."""
+    if decoded.equal_rows:
+        return decoded.values.expand(k, *decoded.values.shape[1:])
+    stacked = decoded.stacked(_devices(decoded))
+    return stacked[:1] if first else stacked
+
+
+def _devices(decoded: Decoded) -> int:
+    """How many devices' values a Decoded memo holds."""
+    if decoded.sides:
+        return decoded.values.shape[1] // decoded.spec.shape[-1]
+    return decoded.values.shape[0]
+
+
+def operand_sides(rows: np.ndarray, spec: TensorSpec, torch: Any, *, wide: bool = False) -> Any:
+    """A weight's ``k`` matrices ``(K, N)`` (its ``(k, K, N)`` values) side by side, as one
+    C-contiguous ``(K, k * N)`` bfloat16 (float32 if ``wide``) matrix: its buffer's memo in that
+    layout, or made from its values (and kept in that layout when the buffer keeps a memo)."""
+    bound = bound_rows(rows) if BOUND_ROWS else None
+    k = rows.shape[0]
+    values = None
+    if bound is not None:
+        decoded = DECODED.get(bound.buffer, spec)
+        if decoded is not None and decoded.sides:
+            return _as_dtype(torch, decoded.values, wide)
+        if decoded is not None:
+            values = _as_dtype(torch, decoded.stacked(k), wide)
+        elif (known := known_values(rows, spec)) is not None:
+            values = _as_torch(torch, known, wide)
+    big_k, n = spec.shape[-2], spec.shape[-1]
+    if values is not None:
+        sides = values.permute(1, 0, 2).contiguous().reshape(big_k, k * n)
+    else:  # decoded from the bytes straight into the side-by-side layout
+        sides = torch.empty((big_k, k * n), dtype=torch.float32 if wide else torch.bfloat16)
+        _from_bytes(rows, spec, torch, sides.view(big_k, k, n).permute(1, 0, 2))
+    if bound is not None and bound.keep and not bound.first:
+        keep(bound.buffer, rows, spec, sides, sides=True)
+    return sides
+
+
+DECODE_CHUNK_VALUES = 1 << 22
+"""Values decoded at a time into an operand (float32 scratch of 16 MiB, not the weight's)."""
+
+
+def _from_bytes(rows: np.ndarray, spec: TensorSpec, torch: Any, out: Any) -> None:
+    """Decode ``rows`` into ``out`` (a ``(k, *spec.shape)`` bfloat16 or float32 tensor, any
+    strides): a TILE tensor without padding a block of tile rows at a time, the blocks shared out
+    over the host threads (block floats straight to bfloat16: :func:`unpack_bf16_rows`; the
+    float32 scratch of anything else stays small), anything else whole."""
+    bound = bound_rows(rows) if BOUND_ROWS else None
+    if bound is not None and bound.buffer.has_deferred_write():
+        bound.buffer.settle()
+    shape, wide = tuple(spec.shape), out.dtype == torch.float32
+    height, width = spec.tile.tile_shape
+    plain = spec.layout is Layout.TILE and len(shape) >= 2 and spec.explicit_padded_shape is None
+    if not plain or tuple(spec.padded_shape) != shape or shape[-2] % height or shape[-1] % width:
+        out.copy_(_as_torch(torch, decoded_floats(rows, spec), wide))
+        return
+    n, matrix_rows = shape[-1], int(np.prod(shape[:-1]))
+    tile_size = spec.tile.get_tile_size(spec.dtype)
+    row_bytes = (n // width) * tile_size  # a tile row of the 2-D view
+    step = max(1, DECODE_CHUNK_VALUES // (height * n))
+    flat = out.reshape(out.shape[0], matrix_rows, n)
+    target = flat.numpy() if wide else flat.view(torch.int16).numpy().view(np.uint16)
+    fmt = BlockFloatFormat.of(spec.dtype) if spec.dtype.is_block_float and spec.tile.tile_shape == (32, 32) else None
+    chunks = [(d, r) for d in range(rows.shape[0]) for r in range(0, matrix_rows // height, step)]
+
+    def work(chunk: tuple[int, int]) -> None:
+        device, first = chunk
+        count = min(step, matrix_rows // height - first)
+        raw = rows[device, first * row_bytes : (first + count) * row_bytes]
+        part = target[device, first * height : (first + count) * height]
+        bits = np.empty(part.shape, np.uint16) if wide else part
+        if fmt is None or not unpack_bf16_rows(raw.reshape(-1, tile_size), fmt, bits):
+            values = decode(np.ascontiguousarray(raw), spec.dtype, Layout.TILE, (count * height, n), tile=spec.tile)
+            if wide:
+                part[...] = values
+                return
+            bits[...] = np.right_shift(values.astype(np.float32, copy=False).view(np.uint32), 16)
+        if wide:
+            part[...] = np.left_shift(bits.astype(np.uint32), 16).view(np.float32)
+
+    each_chunk(torch, chunks, work)

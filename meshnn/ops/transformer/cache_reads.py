@@ -1,0 +1,125 @@
+"""The rows of a KV cache that a decode attention reads: only the pages its users' positions
+reach (paged caches), or only the leading rows up to the furthest position (contiguous ones).
+
+Where they come from, fastest first:
+
+- the cache's memo: float32 values (:class:`~meshnn.ops.memo.Known`) or bfloat16 ones
+  (:class:`~meshnn.ops.decoded.Decoded`), which the in-place cache updates keep true (they patch
+  the memo where they write the bytes), so a decode step reads the keys written since without
+  decoding anything;
+- the whole cache decoded into a bfloat16 memo, when torch is present and the decoded-values
+  bound has room for it (then the next steps read the memo);
+- else the tiles read, alone: a cache ``[A, kv heads, S, d]`` in TILE layout stores each ``[S,
+  d]`` matrix as its tile rows one after another, so page ``a`` (or the first ``r`` tile rows of
+  every matrix) is a block of whole tiles of the slab, gathered and decoded (a call reading
+  :data:`WHOLE_FRACTION` of the cache or more, or a cache with tile padding, decodes it whole).
+
+The values are the same whichever way they come (every value of a cache's dtype is a bfloat16
+value); the reads are float32 numpy arrays.
+
+May import: :mod:`meshnn.formats`, :mod:`meshnn.tensor` (the spec) and the ops' memo, decoded,
+operands and values.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from meshnn.formats.codec import decode
+from meshnn.formats.layout import Layout
+from meshnn.ops.decoded import BF16_EXACT, DECODED
+from meshnn.ops.memo import BOUND_ROWS, bound_rows, known_values
+from meshnn.ops.operands import bf16_torch, operand
+from meshnn.ops.values import logical_values
+from meshnn.tensor.spec import TensorSpec
+
+WHOLE_FRACTION = 0.25
+"""A call that reads this fraction of a cache's tiles or more decodes it whole (see above)."""
+
+
+def _held(rows: np.ndarray, spec: TensorSpec, fraction: float) -> np.ndarray | Any | None:
+    """The cache's ``(n, *spec.shape)`` values (a float32 array, or a torch bfloat16 tensor) when
+    its memo holds them or they are decoded whole now; None when only the tiles read are to be."""
+    bound = bound_rows(rows) if BOUND_ROWS else None
+    if bound is not None:
+        decoded = DECODED.get(bound.buffer, spec)
+        if decoded is not None and not decoded.sides and decoded.values.shape[0] == rows.shape[0]:
+            return decoded.values
+        known = known_values(rows, spec)
+        if known is not None:
+            return known
+        torch = bf16_torch() if spec.dtype in BF16_EXACT else None
+        if torch is not None and bound.keep and not bound.first and DECODED.has_room(rows.shape[0] * spec.volume() * 2):
+            return operand(rows, spec, torch, let_go=False)  # (kept as the buffer's Decoded memo)
+    if fraction >= WHOLE_FRACTION or _tile_grid(spec) is None:
+        return logical_values(rows, spec)
+    return None
+
+
+def _floats(values: Any) -> np.ndarray:
+    """A read of :func:`_held` values as a float32 numpy array."""
+    if isinstance(values, np.ndarray):
+        return values
+    out = np.empty(tuple(values.shape), np.float32)
+    sys.modules["torch"].from_numpy(out).copy_(values)
+    return out
+
+
+def _tile_grid(spec: TensorSpec) -> tuple[int, int, int] | None:
+    """``(tile rows a matrix, bytes a tile row, tile height)`` of a TILE cache without padding, else None."""
+    shape = tuple(spec.shape)
+    if spec.layout is not Layout.TILE or len(shape) != 4 or tuple(spec.padded_shape) != shape:
+        return None
+    height, width = spec.tile.tile_shape
+    if shape[2] % height or shape[3] % width or spec.explicit_padded_shape is not None:
+        return None
+    tile_bytes = spec.tile.get_tile_size(spec.dtype)
+    return shape[2] // height, shape[3] // width * tile_bytes, height
+
+
+def _decoded_tiles(tiles: np.ndarray, spec: TensorSpec, shape: tuple[int, ...]) -> np.ndarray:
+    """float32 values ``shape`` (device axis first) of gathered whole tiles ``tiles`` (uint8)."""
+    flat = np.ascontiguousarray(tiles).reshape(-1)
+    values = decode(flat, spec.dtype, Layout.TILE, shape, tile=spec.tile)
+    return values.astype(np.float32, copy=False)
+
+
+def page_values(rows: np.ndarray, spec: TensorSpec, table: np.ndarray) -> np.ndarray:
+    """``(n, users, kv, columns x block, d)`` values of a paged cache ``[blocks, kv, block, d]``
+    (``rows``: its ``n`` devices' bytes) through ``table`` ``(n, users, columns)``: user ``u``'s
+    pages in order (an out-of-range block reads block 0: masked or unused)."""
+    blocks, kv, block, d = tuple(spec.shape)
+    n, users, columns = table.shape
+    safe = np.where((table >= 0) & (table < blocks), table, 0)
+    used, where = np.unique(safe, return_inverse=True)
+    cache = _held(rows, spec, used.size / blocks)
+    if cache is None:
+        grid = _tile_grid(spec)
+        page = kv * grid[0] * grid[1]
+        tiles = rows[:, : blocks * page].reshape(n, blocks, page)[:, used]
+        cache, safe = _decoded_tiles(tiles, spec, (n, used.size, kv, block, d)), where.reshape(safe.shape)
+    if isinstance(cache, np.ndarray):
+        picked = cache[np.arange(n)[:, None, None], safe].transpose(0, 1, 3, 2, 4, 5)
+    else:  # a torch tensor: (n, users, columns, kv, block, d) -> (n, users, kv, columns, block, d)
+        torch = sys.modules["torch"]
+        picked = cache[torch.arange(n)[:, None, None], torch.from_numpy(safe.astype(np.int64))].transpose(2, 3)
+    return _floats(picked).reshape(n, users, kv, columns * block, d)
+
+
+def leading_values(rows: np.ndarray, spec: TensorSpec, count: int) -> np.ndarray:
+    """``(n, users, kv, r, d)`` values of a cache ``[users, kv, S, d]``: its first ``r`` rows,
+    ``count`` rounded up to whole tile rows (at most ``S``)."""
+    users, kv, seq, d = tuple(spec.shape)
+    height = spec.tile.tile_shape[0] if spec.layout is Layout.TILE else 1
+    rows_read = min(seq, max(1, -(-count // height)) * height)
+    cache = _held(rows, spec, rows_read / seq)
+    if cache is not None:
+        return _floats(cache[:, :, :, :rows_read])
+    tile_rows, row_bytes, height = _tile_grid(spec)
+    n = rows.shape[0]
+    keep = rows_read // height
+    tiles = rows[:, : users * kv * tile_rows * row_bytes].reshape(n, users * kv, tile_rows, row_bytes)[:, :, :keep]
+    return _decoded_tiles(tiles, spec, (n, users, kv, rows_read, d))

@@ -1,0 +1,287 @@
+"""Decoded weights (issue 34): a block-float weight decoded once into a bfloat16 memo, its bytes let
+go while the memo stands for them, the bfloat16 products, the KV cache pages a decode attention
+reads.  Every test compares against the same work with the fast path off, and each would fail if
+a memo returned stale values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import meshnn as ttnn
+from meshnn.mesh.buffer_config import BufferRegion
+from meshnn.mesh.transfers import ShardDataTransfer
+from meshnn.ops import operands
+from meshnn.ops.decoded import DECODED, Decoded, DecodedCache, decoded_limit_from_env
+from meshnn.ops.memo import VALUES_MEMO
+from meshnn.ops.transformer import cache_reads
+
+BFP8 = dict(dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT)
+BF16 = dict(dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+
+
+@pytest.fixture
+def decoded():
+    """Decoded memos on (room for a few MiB), float32 memos on; both emptied before and after."""
+    limits = DECODED.limit, VALUES_MEMO.limit
+    DECODED.limit, VALUES_MEMO.limit = 64 << 20, 256 << 20
+    DECODED.clear()
+    VALUES_MEMO.clear()
+    yield DECODED
+    DECODED.clear()
+    VALUES_MEMO.clear()
+    DECODED.limit, VALUES_MEMO.limit = limits
+
+
+def memos_off(cache: DecodedCache) -> None:
+    cache.limit = VALUES_MEMO.limit = 0
+    cache.clear()
+    VALUES_MEMO.clear()
+
+
+def raw(tensor) -> list[bytes]:
+    return [np.asarray(ttnn.to_numpy(t)).tobytes() for t in ttnn.get_device_tensors(tensor)]
+
+
+def weight(mesh, rng, shape, mapper=None, **fmt):
+    values = torch.from_numpy(rng.standard_normal(shape).astype(np.float32))
+    return ttnn.from_torch(values, device=mesh, mesh_mapper=mapper, **(fmt or BFP8))
+
+
+def storage(tensor):
+    return tensor.storage.mesh_buffer._storage
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 8)])
+def test_a_weight_is_decoded_once_and_the_bytes_are_those_of_memos_off(open_mesh, rng, decoded, shape):
+    mesh = open_mesh(shape)
+    n = mesh.get_num_devices()
+    x = weight(mesh, rng, (1, 1, 32, 256), ttnn.ReplicateTensorToMesh(mesh), **BF16)
+    w = weight(mesh, rng, (256, 128 * n), ttnn.ShardTensorToMesh(mesh, dim=1))
+    first = raw(ttnn.linear(x, w, dtype=ttnn.bfloat16))
+    memo = w.storage.mesh_buffer.memo
+    assert isinstance(memo, Decoded) and memo.sides == (n > 1)
+    hits = decoded.hits
+    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat16)) == first and decoded.hits > hits
+    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b)) != []  # a float32 product from the same memo
+    memos_off(decoded)
+    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat16)) == first
+
+
+def test_the_bfloat16_product_is_one_rounding_of_the_float32_sums(open_mesh, rng, decoded):
+    mesh = open_mesh((1, 1))
+    a = rng.standard_normal((1, 64, 512)).astype(np.float32)
+    b = rng.standard_normal((512, 96)).astype(np.float32)
+    x, w = (ttnn.from_torch(torch.from_numpy(t), device=mesh, **BFP8) for t in (a, b))
+    xs, ws = (ttnn.to_torch(t).double().numpy() for t in (x, w))  # the values as stored
+    want = xs @ ws
+    for dtype in (ttnn.bfloat16, ttnn.float32):
+        got = ttnn.to_torch(ttnn.matmul(x, w, dtype=dtype)).double().numpy()
+        gamma = 512 * 2.0**-24 * (np.abs(xs) @ np.abs(ws))  # float32 sums, any order
+        rounding = 2.0**-8 * np.abs(want) if dtype is ttnn.bfloat16 else 0
+        assert (np.abs(got - want) <= gamma + rounding + 1e-30).all()
+    assert operands._rounds_to_nearest_even(torch)
+
+
+def test_a_write_to_the_weight_drops_its_memo(open_mesh, rng, decoded):
+    mesh = open_mesh((1, 2))
+    x = weight(mesh, rng, (1, 1, 32, 256), ttnn.ReplicateTensorToMesh(mesh), **BF16)
+    shard = ttnn.ShardTensorToMesh(mesh, dim=1)
+    w = weight(mesh, rng, (256, 256), shard)
+    before = raw(ttnn.linear(x, w))
+    assert isinstance(w.storage.mesh_buffer.memo, Decoded)
+    new = torch.from_numpy(rng.standard_normal((256, 256)).astype(np.float32))
+    ttnn.copy_host_to_device_tensor(ttnn.from_torch(new, mesh_mapper=shard, **BFP8), w)
+    after = raw(ttnn.linear(x, w))
+    memos_off(decoded)
+    assert after == raw(ttnn.linear(x, w)) and after != before
+
+
+def test_a_program_writing_the_weight_drops_its_memo(open_mesh, rng, decoded):
+    mesh = open_mesh((1, 1))
+    x = weight(mesh, rng, (1, 1, 32, 256), **BF16)
+    w = weight(mesh, rng, (256, 256))
+    before = raw(ttnn.linear(x, w))
+    ttnn.multiply(w, 2.0, output_tensor=w)  # an op writing the weight in place
+    after = raw(ttnn.linear(x, w))
+    memos_off(decoded)
+    assert after == raw(ttnn.linear(x, w)) and after != before
+
+
+def test_the_bytes_go_while_the_memo_stands_for_them_and_come_back_exactly(open_mesh, rng, decoded):
+    mesh = open_mesh((1, 2))
+    x = weight(mesh, rng, (1, 1, 32, 256), ttnn.ReplicateTensorToMesh(mesh), **BF16)  # (too small for a memo)
+    w = weight(mesh, rng, (256, 1024), ttnn.ShardTensorToMesh(mesh, dim=1))
+    buffer = w.storage.mesh_buffer
+    original = buffer.rows().copy()
+    counted = decoded.nbytes
+    ttnn.linear(x, w)
+    assert storage(w).data is None and storage(w).dropped, "the weight's bytes were let go"
+    assert decoded.nbytes - counted == 256 * 1024 * 2 - original.nbytes, "counted: bfloat16 values less the bytes"
+    assert np.array_equal(buffer.rows(), original), "made again, bit for bit (and the memo kept)"
+    assert isinstance(buffer.memo, Decoded)
+
+
+def test_a_partial_write_lands_on_the_bytes_made_again(open_mesh, decoded):
+    mesh = open_mesh((1, 2))
+
+    def run() -> list[bytes]:
+        rng = np.random.default_rng(7)
+        x = weight(mesh, rng, (1, 1, 32, 512), ttnn.ReplicateTensorToMesh(mesh), **BF16)
+        w = weight(mesh, rng, (512, 512), ttnn.ShardTensorToMesh(mesh, dim=1))
+        ttnn.linear(x, w)
+        patch = w.storage.mesh_buffer.rows()[1, 64:128][::-1].copy()  # four blocks of device 1's codes, reversed
+        transfer = ShardDataTransfer(ttnn.MeshCoordinate(0, 1), patch, BufferRegion(64, 64))
+        mesh.mesh_command_queue(0).enqueue_write_shards(w.storage.mesh_buffer, [transfer], blocking=True)
+        return raw(ttnn.linear(x, w))
+
+    with_memos = run()
+    memos_off(decoded)
+    assert with_memos == run()
+
+
+def test_bytes_that_do_not_pack_back_are_kept(open_mesh, rng, decoded):
+    mesh = open_mesh((1, 1))
+    x = weight(mesh, rng, (1, 1, 32, 256), **BF16)
+    w = weight(mesh, rng, (256, 256))
+    buffer = w.storage.mesh_buffer
+    slab = buffer.slab()
+    slab[0, 64:80] &= 0x3F  # one block's magnitudes halved: no code has its top bit (packing normalises)
+    result = raw(ttnn.linear(x, w))
+    assert storage(w).data is not None, "non-canonical bytes stay"
+    assert np.array_equal(buffer.rows(), slab)
+    memos_off(decoded)
+    assert raw(ttnn.linear(x, w)) == result
+
+
+def test_the_bound_holds_refuses_when_full_and_drops_stale_memos(open_mesh, rng, decoded):
+    mesh = open_mesh((1, 1))
+    x = weight(mesh, rng, (1, 1, 32, 256), **BF16)
+    ws = [weight(mesh, rng, (256, 256)) for _ in range(4)]
+    one = 256 * 256 * 2
+    decoded.limit = 2 * one  # room for two memos' values (bytes let go do not count)
+    results = [raw(ttnn.linear(x, w)) for w in ws]
+    assert decoded.nbytes <= decoded.limit
+    kept = [isinstance(w.storage.mesh_buffer.memo, Decoded) for w in ws]
+    assert sum(kept) >= 2 and kept[0] and kept[1], "the first ones are kept; later ones refused when full"
+    assert [raw(ttnn.linear(x, w)) for w in ws] == results
+    for _ in range(10 * len(ws)):  # only the last two used: the first two go stale and make room
+        ttnn.linear(x, ws[2])
+        ttnn.linear(x, ws[3])
+    assert isinstance(ws[2].storage.mesh_buffer.memo, Decoded) and isinstance(ws[3].storage.mesh_buffer.memo, Decoded)
+    assert [raw(ttnn.linear(x, w)) for w in ws] == results
+    for w in ws:
+        ttnn.deallocate(w)
+    assert decoded.nbytes == 0, "freed buffers give their memos' bytes back"
+    memos_off(decoded)
+
+
+def test_the_bound_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("MESHNN_DECODED_BYTES", "12345")
+    assert decoded_limit_from_env() == 12345
+    monkeypatch.delenv("MESHNN_DECODED_BYTES")
+    assert 0 < decoded_limit_from_env() <= 8 << 30
+    monkeypatch.setenv("MESHNN_DECODED_BYTES", "lots")
+    with pytest.raises(ValueError, match="MESHNN_DECODED_BYTES"):
+        decoded_limit_from_env()
+
+
+def test_a_replay_equals_the_eager_step_and_reads_a_new_weight(open_mesh, rng, decoded):
+    mesh = open_mesh((1, 8), trace_region_size=1 << 20)
+    rep, shard = ttnn.ReplicateTensorToMesh(mesh), ttnn.ShardTensorToMesh(mesh, dim=1)
+    x = weight(mesh, rng, (1, 1, 32, 256), rep, **BF16)
+    w = weight(mesh, rng, (256, 512), shard)
+    eager = raw(ttnn.linear(ttnn.rms_norm(x, epsilon=1e-5), w))
+    trace = ttnn.begin_trace_capture(mesh, cq_id=0)
+    out = ttnn.linear(ttnn.rms_norm(x, epsilon=1e-5), w)
+    ttnn.end_trace_capture(mesh, trace, cq_id=0)
+    ttnn.execute_trace(mesh, trace, cq_id=0, blocking=True)
+    assert raw(out) == eager
+    new = torch.from_numpy(rng.standard_normal((256, 512)).astype(np.float32))
+    ttnn.copy_host_to_device_tensor(ttnn.from_torch(new, mesh_mapper=shard, **BFP8), w)
+    ttnn.execute_trace(mesh, trace, cq_id=0, blocking=True)
+    replayed = raw(out)
+    ttnn.release_trace(mesh, trace)
+    memos_off(decoded)
+    assert replayed == raw(ttnn.linear(ttnn.rms_norm(x, epsilon=1e-5), w)) and replayed != eager
+
+
+@pytest.mark.parametrize("memo", ["decoded", "pages only"])
+def test_decode_attention_reads_the_pages_and_the_updates_patch_the_memo(open_mesh, decoded, memo):
+    mesh = open_mesh((1, 1))
+    attend = ttnn.transformer.paged_scaled_dot_product_attention_decode
+    table = torch.randperm(64, generator=torch.Generator().manual_seed(3)).reshape(8, 8).int()
+    positions = torch.tensor([3, 40, 17, 60, 0, 9, 33, 12], dtype=torch.int32)
+
+    def steps() -> list[list[bytes]]:
+        gen = torch.Generator().manual_seed(5)
+        cache = ttnn.from_torch(torch.randn(64, 1, 32, 64, generator=gen), device=mesh, **BFP8)
+        q = ttnn.from_torch(torch.randn(1, 8, 8, 64, generator=gen), device=mesh, **BF16)
+        t = ttnn.from_torch(table, dtype=ttnn.int32, device=mesh)
+        pos = ttnn.from_torch(positions, dtype=ttnn.int32, device=mesh)
+        out = []
+        for _ in range(3):
+            new = ttnn.from_torch(torch.randn(1, 8, 1, 64, generator=gen), **BF16)
+            k = ttnn.to_device(new, mesh, memory_config=_users_sharded())
+            ttnn.experimental.paged_update_cache(cache, k, update_idxs_tensor=pos, page_table=t)
+            out.append(raw(attend(q, cache, cache, t, cur_pos_tensor=pos)))
+            ttnn.plus_one(pos)
+        kept = cache.storage.mesh_buffer.memo
+        return out, kept
+
+    if memo == "pages only":
+        decoded.limit = VALUES_MEMO.limit = 0  # no memo: only the pages read are decoded
+    got, kept = steps()
+    if memo == "decoded":
+        assert isinstance(kept, Decoded), "the cache decoded whole once, then patched by each update"
+    memos_off(decoded)
+    want, _ = steps()
+    assert got == want
+
+
+def _users_sharded():
+    grid = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(7, 0))])
+    return ttnn.create_sharded_memory_config(
+        (32, 64), grid, ttnn.ShardStrategy.HEIGHT, use_height_and_width_as_shard_shape=True
+    )
+
+
+def test_pages_alone_decode_to_the_values_of_the_whole_cache(open_mesh, rng, decoded):
+    mesh = open_mesh((1, 2))
+    cache = ttnn.from_torch(torch.randn(32, 2, 32, 64), device=mesh, **BFP8)
+    spec, rows = cache.spec, cache.storage.mesh_buffer.rows()
+    table = np.stack([np.random.default_rng(i).permutation(32)[:12].reshape(4, 3) for i in range(2)])
+    wholes = [ttnn.to_torch(t).float().numpy() for t in ttnn.get_device_tensors(cache)]
+    decoded.limit = 0
+    got = cache_reads.page_values(rows, spec, table)  # unbound rows (no memo): only the pages read
+    for device in range(2):
+        want = wholes[device][table[device]].transpose(0, 2, 1, 3, 4).reshape(4, 2, 3 * 32, 64)
+        assert np.array_equal(got[device], want)
+    contiguous = ttnn.from_torch(torch.randn(4, 2, 256, 64), device=mesh, **BFP8)
+    lead = cache_reads.leading_values(contiguous.storage.mesh_buffer.rows(), contiguous.spec, 20)
+    for device, t in enumerate(ttnn.get_device_tensors(contiguous)):
+        assert lead.shape == (2, 4, 2, 32, 64) and np.array_equal(lead[device], ttnn.to_torch(t).numpy()[:, :, :32])
+
+
+@pytest.mark.parametrize("dtype", [ttnn.bfloat8_b, ttnn.bfloat4_b])
+def test_block_floats_decode_straight_to_bfloat16_as_the_reference_decodes_them(rng, dtype):
+    """Random bytes (any codes, -0.0 and all), exponents in and out of the fast path's range."""
+    from meshnn.formats.bfp_bf16 import unpack_bf16_rows
+    from meshnn.formats.block_float import BlockFloatFormat
+    from meshnn.formats.codec import decode
+    from meshnn.formats.layout import Layout
+
+    fmt = BlockFloatFormat.of(dtype)
+    size = fmt.tile_size(1024)
+    for low in (fmt.magnitude_bits, 0):  # the second: blocks the fast path leaves to the reference
+        tiles = rng.integers(0, 256, (2 * 3, size), dtype=np.uint8)
+        tiles[:, :64] = rng.integers(low, 255, (6, 64), dtype=np.uint8)
+        tiles[:, 64:80] = 0  # a whole zero block ...
+        tiles[:, 64] = 0x80 if fmt.codes_per_byte == 1 else 0x08  # ... with a -0.0 in it
+        out = np.zeros((64, 96), np.uint16)
+        done = unpack_bf16_rows(tiles, fmt, out)
+        want = decode(tiles.reshape(-1), dtype, Layout.TILE, (64, 96)).view(np.uint32)
+        assert done == (low > 0)
+        if done:
+            assert np.array_equal(out.astype(np.uint32) << 16, want)
