@@ -8,7 +8,14 @@ import os as _os
 from meshnn.device.arch import SYSTEMS, Arch, system_spec
 from meshnn.device.bank import MemoryView
 from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, TensorMemoryLayout
-from meshnn.device.core import CoreCoord, CoreGrid, CoreRange, CoreRangeSet, num_cores_to_corerangeset
+from meshnn.device.core import (
+    CoreCoord,
+    CoreGrid,
+    CoreRange,
+    CoreRangeSet,
+    num_cores_to_corerangeset,
+    num_cores_to_corerangeset_in_subcoregrids,
+)
 from meshnn.distributed.context import end_all_ranks, get_context, launched_under_mpi, set_rank_rows
 from meshnn.errors import (
     DeallocatedError,
@@ -54,7 +61,8 @@ from meshnn.mesh import (
     reports,
     synchronize_device,
 )
-from meshnn.mesh.cluster import _ttnn, cluster, get_arch_name, namespace
+from meshnn.mesh.cluster import _ttnn, cluster, get_arch_name
+from meshnn.mesh.cluster import namespace as _namespace
 from meshnn.mesh.device_config import (
     DeviceSettings,
     DispatchCoreAxis,
@@ -244,7 +252,7 @@ ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR
 TILE_LAYOUT = Layout.TILE
 TILE_SIZE = 32
 
-_ttnn.tensor = namespace(  # ttnn._ttnn.tensor: the tensor types under their binary module's path
+_ttnn.tensor = _namespace(  # ttnn._ttnn.tensor: the tensor types under their binary module's path
     "_ttnn.tensor",
     "ttnn._ttnn.tensor: the tensor types under their binary module's path (model code annotates with them).",
     Tensor=Tensor,
@@ -265,10 +273,10 @@ def get_memory_view(mesh_device: MeshDevice, buffer_type: BufferType) -> MemoryV
     return mesh_device.get_memory_view(buffer_type)
 
 
-# ``ttnn.graph`` and ``ttnn.CONFIG`` (meshnn.capture) are imported at their first use, not with meshnn:
+# ``ttnn.graph``, ``ttnn.tracer`` and ``ttnn.CONFIG`` (meshnn.capture) are imported at their first use, not with meshnn:
 # the report writer and graph capture cost an import most runs never use.  A report asked for through
 # $TTNN_CONFIG_OVERRIDES / $TTNN_CONFIG_PATH starts at import, as in ttnn.
-_LAZY = {"graph": "meshnn.capture.graph", "CONFIG": "meshnn.capture.config"}
+_LAZY = {"graph": "meshnn.capture.graph", "tracer": "meshnn.capture.tracer", "CONFIG": "meshnn.capture.config"}
 _LAZY |= {"Config": "meshnn.capture.config", "manage_config": "meshnn.capture.config"}
 
 
@@ -278,7 +286,7 @@ def __getattr__(name: str) -> object:
     import importlib
 
     module = importlib.import_module(_LAZY[name])
-    value = module if name == "graph" else getattr(module, name)
+    value = module if name in ("graph", "tracer") else getattr(module, name)
     globals()[name] = value
     return value
 

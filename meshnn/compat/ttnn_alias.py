@@ -96,6 +96,15 @@ def _not_modelled(module: str, names: tuple[str, ...]) -> Callable[[str], object
     return answer
 
 
+def _tracer(attribute: str) -> object:
+    """``ttnn.tracer``: meshnn's ``trace`` / ``visualize``; ttnn's torch-graph helpers import and
+    raise NotImplementedByMeshnn when called."""
+    module = importlib.import_module("meshnn.capture.tracer")
+    if hasattr(module, attribute):
+        return getattr(module, attribute)
+    return _not_modelled("tracer", ("get_graph", "codegen"))(attribute)
+
+
 def _graph(attribute: str) -> object:
     if hasattr(meshnn.graph, attribute):
         return getattr(meshnn.graph, attribute)
@@ -122,7 +131,7 @@ SUBMODULES: dict[str, Callable[[str], object]] = {
     "_ttnn": lambda attribute: _from_meshnn(attribute, "_ttnn."),
     "_ttnn.deprecated": _deprecated,
     "operations": lambda attribute: _from_meshnn(attribute, "operations."),
-    "tracer": _not_modelled("tracer", ("trace", "visualize", "get_graph", "codegen")),
+    "tracer": _tracer,
     "types": lambda attribute: _from_meshnn(attribute, "types."),  # ttnn.types.BufferType ...
 }
 _OPERATION_MODULES = (

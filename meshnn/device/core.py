@@ -176,3 +176,60 @@ def num_cores_to_corerangeset(target_num_cores: int, grid_size: CoreCoord, row_w
     if left:
         ranges.append(CoreRange(at(0, full), at(left - 1, full)))
     return CoreRangeSet(ranges)
+
+
+def num_cores_to_corerangeset_in_subcoregrids(
+    start_core: CoreCoord, target_num_cores: int, sub_core_grids: CoreRangeSet, row_wise: bool = False
+) -> CoreRangeSet:
+    """``ttnn.num_cores_to_corerangeset_in_subcoregrids``: ``target_num_cores`` cores of the ranges of
+    ``sub_core_grids`` taken in order, from ``start_core`` on, each range row by row (``row_wise``)
+    or column by column; the cores as one range per run of a row (column), runs of the same extent
+    in adjacent rows (columns) merged into rectangles."""
+    op = "num_cores_to_corerangeset_in_subcoregrids"
+    if not isinstance(start_core, CoreCoord) or not isinstance(sub_core_grids, CoreRangeSet):
+        raise MeshnnTypeError(f"{op}: start_core must be a ttnn.CoreCoord and sub_core_grids a ttnn.CoreRangeSet")
+    if isinstance(target_num_cores, bool) or not isinstance(target_num_cores, int) or not isinstance(row_wise, bool):
+        raise MeshnnTypeError(f"{op}: target_num_cores must be an int and row_wise a bool")
+    if not 0 < target_num_cores <= sub_core_grids.num_cores():
+        raise MeshnnValueError(
+            f"{op}: Target number of cores {target_num_cores} must be in 1..{sub_core_grids.num_cores()} (the "
+            "available cores)"
+        )
+    if not sub_core_grids.contains(start_core):
+        raise MeshnnValueError(f"{op}: Start core must be contained within the input CoreRangeSet")
+    runs: list[tuple[int, int, int]] = []  # (line, first, last) along rows (row_wise) or columns
+    found, left = False, target_num_cores
+    for grid in sub_core_grids.ranges():
+        s, e = grid.start, grid.end
+        lines = range(s.y, e.y + 1) if row_wise else range(s.x, e.x + 1)
+        for line in lines:
+            span = range(s.x, e.x + 1) if row_wise else range(s.y, e.y + 1)
+            for at in span:
+                core = CoreCoord(at, line) if row_wise else CoreCoord(line, at)
+                found = found or core == start_core
+                if not found or not left:
+                    continue
+                if runs and runs[-1][0] == line and runs[-1][2] == at - 1:
+                    runs[-1] = (line, runs[-1][1], at)
+                else:
+                    runs.append((line, at, at))
+                left -= 1
+    return CoreRangeSet([_run_range(run, row_wise) for run in _merged(runs)])
+
+
+def _merged(runs: list[tuple[int, int, int]]) -> list[tuple[int, int, int, int]]:
+    """Runs (line, first, last) as rectangles (first line, last line, first, last)."""
+    boxes: list[tuple[int, int, int, int]] = []
+    for line, first, last in runs:
+        if boxes and boxes[-1][1] == line - 1 and boxes[-1][2:] == (first, last):
+            boxes[-1] = (boxes[-1][0], line, first, last)
+        else:
+            boxes.append((line, line, first, last))
+    return boxes
+
+
+def _run_range(box: tuple[int, int, int, int], row_wise: bool) -> CoreRange:
+    top, bottom, first, last = box
+    if row_wise:
+        return CoreRange(CoreCoord(first, top), CoreCoord(last, bottom))
+    return CoreRange(CoreCoord(top, first), CoreCoord(bottom, last))

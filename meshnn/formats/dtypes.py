@@ -157,3 +157,14 @@ def is_bfloat16(dtype: np.dtype) -> bool:
     """Whether ``dtype`` is ml_dtypes' bfloat16 (without importing ml_dtypes: an array of it
     exists only once something has)."""
     return dtype.name == "bfloat16" and dtype.kind == "V"
+
+
+class _Invalid:
+    """``ttnn.DataType.INVALID``: ttnn's "no dtype" value; no tensor has it and no op takes it."""
+
+    def __repr__(self) -> str:
+        return "DataType.INVALID"
+
+
+DataType.INVALID = _Invalid()  # not a member: iterating DataType gives the real formats
+setattr(DataType, "__entries", {m.name: (m, None) for m in DataType})  # pybind's enum table, as ttnn scripts read it

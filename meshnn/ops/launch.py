@@ -109,6 +109,10 @@ def _allocate(mesh: MeshDevice, outputs: Sequence[Output], into, event: OpEvent 
         raise
 
 
+RUNTIME_ARGS = frozenset({"seed"})
+"""Attributes ttnn passes to a cached program as runtime arguments: not part of its key."""
+
+
 def _remember(mesh: MeshDevice, op: str, inputs: Sequence[Tensor], outputs: Sequence[Output], attrs) -> None:
     """Note the program in ``mesh``'s program cache (when enabled) by what ttnn hashes it by: the
     op, its tensors' specs and its attributes (their text: configs hash as they print), never
@@ -117,7 +121,9 @@ def _remember(mesh: MeshDevice, op: str, inputs: Sequence[Tensor], outputs: Sequ
         return
     described = ()
     if attrs:
-        described = tuple(sorted((k, repr(v.spec if isinstance(v, Tensor) else v)) for k, v in attrs.items()))
+        described = tuple(
+            sorted((k, repr(v.spec if isinstance(v, Tensor) else v)) for k, v in attrs.items() if k not in RUNTIME_ARGS)
+        )
     mesh.record_program((op, tuple(t.spec for t in inputs), tuple(o.spec for o in outputs), described))
 
 

@@ -344,3 +344,20 @@ class OpNamespace(types.ModuleType):
 
     def __dir__(self) -> list[str]:
         return sorted({*super().__dir__(), *namespace_ops(self._namespace)})
+
+
+def coverage_markdown() -> str:
+    """The README's table of ops by kind, made from the entries (a test keeps the README's copy
+    equal to it): one row per :class:`OpKind`, its op count and names (namespaced ones with their
+    namespace, aliases and in-place forms included)."""
+    by_kind: dict[OpKind, list[str]] = {kind: [] for kind in OpKind}
+    for entry in _OPS.by_name.values():
+        by_kind[entry.kind].append(entry.name)
+    lines = ["| kind | ops | names |", "|---|---:|---|"]
+    for kind, names in by_kind.items():
+        if names:
+            shown = ", ".join(f"`{n}`" for n in sorted(names))
+            lines.append(f"| {kind.value} | {len(names)} | {shown} |")
+    total = sum(len(n) for n in by_kind.values())
+    lines.append(f"| **all** | **{total}** | |")
+    return "\n".join(lines) + "\n"

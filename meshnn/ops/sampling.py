@@ -150,9 +150,9 @@ def plus_one(
     x = device_input(op, "input_tensor", input_tensor)
     if x.dtype not in (DataType.INT32, DataType.UINT32):
         raise MeshnnTypeError(f"ttnn.{op}: Only INT32 and UINT32 are supported (input_tensor is {x.dtype.name})")
-    if x.layout is not Layout.ROW_MAJOR or len(x.shape) > 2:
+    if x.layout is not Layout.ROW_MAJOR or not 1 <= len(x.shape) <= 4:
         raise MeshnnValueError(
-            f"ttnn.{op}: Only a ROW_MAJOR tensor of rank 1 or 2 is supported, got {list(x.shape)} {x.layout}"
+            f"ttnn.{op}: Only a ROW_MAJOR tensor of 1 to 4 dimensions is supported, got {list(x.shape)} {x.layout}"
         )
     if not isinstance(skip_negative_entries, bool):
         raise MeshnnTypeError(f"ttnn.{op}: skip_negative_entries must be a bool, got {skip_negative_entries!r}")
