@@ -34,11 +34,12 @@ class FlatNamespace(types.ModuleType):
     def __getattr__(self, attribute: str) -> Any:
         if attribute.startswith("__") and attribute.endswith("__"):
             raise AttributeError(attribute)
-        value = None if self._path.endswith(_OWN_OPS) else getattr(meshnn, attribute, None)
+        own = _own_names(attribute) if self._path.endswith("operations") else {}
+        value = None if self._path.endswith(_OWN_OPS) or own else getattr(meshnn, attribute, None)
         if value is not None and (not isinstance(value, types.ModuleType) or attribute in _TTNN_NAMESPACES):
             return value  # (meshnn's layer packages, meshnn.tensor / meshnn.ops..., are not ttnn's names)
         if attribute in SUBMODULE_NAMES and not self._path.endswith(_OWN_OPS):
-            nested = FlatNamespace(f"{self._path}.{attribute}")
+            nested = FlatNamespace(f"{self._path}.{attribute}", **own)
             setattr(self, attribute, nested)  # the same module object next time
             return nested
         raise NotImplementedByMeshnn(f"{self._path}.{attribute}")
@@ -83,6 +84,7 @@ SUBMODULE_NAMES = frozenset(
         "ternary",
         "kv_cache",
         "creation",
+        "point_to_point",
     ]
 )
 """The submodules of ttnn's compiled module and of its ``operations`` (a nested namespace each)."""
@@ -93,6 +95,13 @@ _OWN_OPS = (".moreh",)
 
 _TTNN_NAMESPACES = frozenset({"transformer", "experimental", "prim", "graph", "reports", "cluster"})
 """meshnn's module attributes that are ttnn's namespaces of the same name."""
+
+
+def _own_names(submodule: str) -> dict[str, Any]:
+    """The names a submodule of ttnn's compiled module has that are not ttnn's top-level names."""
+    if submodule != "point_to_point":
+        return {}
+    return {"p2p_compute_intermediate_tensor_spec": meshnn.p2p_compute_intermediate_tensor_spec}
 
 
 def pop_argument(name: str, args: tuple | list, kwargs: dict[str, Any]) -> tuple[Any, list, dict[str, Any]]:

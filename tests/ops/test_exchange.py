@@ -1,0 +1,115 @@
+"""point_to_point, broadcast, all_broadcast and barrier on 1x2, 1x8, 2x4 and 8x4 meshes, against numpy.
+
+These ops move bytes without arithmetic: every received shard equals the sent one exactly, in every
+dtype; a device that takes no part keeps what it had (an ``output_tensor``'s old bytes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import meshnn as ttnn
+
+from .reference import BF16, F32, RM, TILE, exact_equal
+
+SYSTEMS = {(1, 2): "n300", (1, 8): "t3k", (2, 4): "t3k", (8, 4): "galaxy"}
+
+
+@pytest.fixture(scope="module")
+def meshes():
+    opened = {shape: ttnn.open_mesh_device(ttnn.MeshShape(*shape), system=name) for shape, name in SYSTEMS.items()}
+    yield opened
+    for mesh in opened.values():
+        mesh.close()
+
+
+@pytest.fixture(params=list(SYSTEMS), ids=[f"{r}x{c}" for r, c in SYSTEMS])
+def mesh(request, meshes):
+    return meshes[request.param]
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(20261205)
+
+
+def sharded(mesh, values: np.ndarray, dtype, layout) -> ttnn.Tensor:
+    """values (devices * d0, ...) with device i holding rows [i d0, (i+1) d0) of dim 0."""
+    return ttnn.Tensor(values, dtype, device=mesh, layout=layout, mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))
+
+
+def device_results(tensor: ttnn.Tensor) -> list[np.ndarray]:
+    return [ttnn.to_numpy(t).astype(np.float64) for t in ttnn.get_device_tensors(tensor)]
+
+
+def stored(tensor: ttnn.Tensor, n: int) -> list[np.ndarray]:
+    """The shards as the device holds them (after the dtype's rounding)."""
+    whole = ttnn.to_numpy(tensor, mesh_composer=ttnn.ConcatMeshToTensor(tensor.device(), dim=0))
+    return np.split(whole.astype(np.float64), n, axis=0)
+
+
+def linear(coord: tuple[int, int], shape: tuple[int, int]) -> int:
+    return coord[0] * shape[1] + coord[1]
+
+
+def pairs(shape: tuple[int, int]) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Sender and receiver pairs that share a row or a column: both ends of each axis, and neighbours."""
+    rows, cols = shape
+    found = [((0, 0), (0, cols - 1)), ((0, cols - 1), (0, 0))]
+    if rows > 1:
+        found += [((0, 0), (rows - 1, 0)), ((rows - 1, cols - 1), (rows - 2, cols - 1))]
+    return found
+
+
+@pytest.mark.parametrize("dtype, layout", [(F32, RM), (BF16, TILE), (BF16, RM)], ids=["f32-rm", "bf16-tile", "bf16-rm"])
+def test_point_to_point(mesh, dtype, layout, rng):
+    """The receiver's shard becomes the sender's; every other device's shard of output_tensor stays."""
+    shape = tuple(mesh.shape)
+    n = mesh.get_num_devices()
+    tensor = sharded(mesh, rng.standard_normal((n, 3, 32)).astype(np.float32), dtype, layout)
+    shards = stored(tensor, n)
+    for sender, receiver in pairs(shape):
+        out = ttnn.point_to_point(tensor, ttnn.MeshCoordinate(sender), ttnn.MeshCoordinate(receiver))
+        got = device_results(out)[linear(receiver, shape)]
+        exact_equal(got, shards[linear(sender, shape)], f"{sender}->{receiver}")
+        keep = sharded(mesh, np.full((n, 3, 32), 7.0, np.float32), dtype, layout)
+        ttnn.point_to_point(tensor, ttnn.MeshCoordinate(sender), ttnn.MeshCoordinate(receiver), output_tensor=keep)
+        got = device_results(keep)
+        for index in range(n):
+            expected = shards[linear(sender, shape)] if index == linear(receiver, shape) else np.full((1, 3, 32), 7.0)
+            exact_equal(got[index], expected, f"output_tensor device {index}")
+
+
+def test_point_to_point_ring_hops(meshes):
+    """A ring route goes the shorter way round: the recorded hops, 1 from one end of a row to the other."""
+    from meshnn.ops.ccl.point_to_point import route_hops
+
+    mesh = meshes[(1, 8)]
+    a, b = ttnn.MeshCoordinate(0, 0), ttnn.MeshCoordinate(0, 7)
+    assert route_hops("point_to_point", a, b, mesh, ttnn.Topology.Linear) == 7
+    assert route_hops("point_to_point", a, b, mesh, ttnn.Topology.Ring) == 1
+    assert route_hops("point_to_point", a, ttnn.MeshCoordinate(0, 3), mesh, ttnn.Topology.Ring) == 3
+
+
+@pytest.mark.parametrize(
+    "dtype, layout, shape, expected",
+    [
+        (BF16, RM, (1, 1, 1, 16), (1, 16)),  # one 32-byte page: one packet of it
+        (BF16, RM, (1, 1, 32, 7168), (128, 2048)),  # 32 pages of 14336 bytes, each in four 4096-byte packets
+        (BF16, TILE, (1, 1, 32, 64), (1, 2048)),  # two 2048-byte tiles in one 4096-byte packet
+        (F32, TILE, (1, 1, 32, 96), (3, 1024)),  # 4096-byte tiles, one per 4352-byte packet
+    ],
+)
+def test_intermediate_spec(meshes, dtype, layout, shape, expected):
+    """The packet buffer: whole pages per packet up to the payload (4096 for bfloat16), pages split
+    over packets beyond it; the input's dtype, layout and memory config."""
+    from meshnn.ops.ccl.point_to_point import p2p_compute_intermediate_tensor_spec
+
+    mesh = meshes[(1, 2)]
+    tensor = ttnn.Tensor(np.zeros((2, *shape[1:]), np.float32), dtype, device=mesh, layout=layout,
+                         mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))  # fmt: skip
+    spec = p2p_compute_intermediate_tensor_spec(tensor, ttnn.MeshCoordinate(0, 0), ttnn.MeshCoordinate(0, 1),
+                                                ttnn.Topology.Linear)  # fmt: skip
+    assert tuple(spec.shape) == expected
+    assert (spec.dtype, spec.layout, spec.memory_config) == (dtype, layout, tensor.memory_config())
