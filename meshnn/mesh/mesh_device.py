@@ -117,6 +117,7 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices):
 
         self._queues = [MeshCommandQueue(self, cq_id) for cq_id in range(num_command_queues)]
         self.program_cache_enabled = True
+        self.program_cache: set[object] = set()  # the programs' keys (meshnn.ops.launch.program_key)
 
     def _local_coords_of(self, shape: MeshShape) -> list[MeshCoordinate]:
         coords = list(shape.coords())
@@ -283,11 +284,13 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices):
 
     def disable_and_clear_program_cache(self) -> None:
         self.program_cache_enabled = False
+        self.program_cache.clear()
 
     clear_program_cache = disable_and_clear_program_cache
 
     def num_program_cache_entries(self) -> int:
-        return 0
+        """Programs built while the cache was on: one per distinct op, tensor specs and attributes."""
+        return len(self.program_cache)
 
     def enable_async(self, enable: bool) -> None:
         """Accepted as ttnn still accepts it (dispatch is asynchronous regardless); recorded."""

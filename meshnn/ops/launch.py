@@ -19,6 +19,7 @@ May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' own :mod:`~mes
 
 from __future__ import annotations
 
+import enum
 import threading
 from collections.abc import Callable, Mapping, Sequence
 
@@ -87,7 +88,7 @@ def launch(
     if event is not None:
         OBSERVERS.op_begin(event)
     try:
-        buffers = output_buffers(mesh, outputs, into)
+        buffers = _program_buffers(op, mesh, (inputs, outputs, into), attrs)
     except BaseException as error:
         if event is not None:
             OBSERVERS.op_failed(event, error)
@@ -101,6 +102,31 @@ def launch(
     if event is not None:
         OBSERVERS.op_end(event, result)
     return result
+
+
+_PLAIN = (int, float, str, enum.Enum, MeshCoordinate, type(None))
+
+
+def program_key(
+    op: str, inputs: Sequence[Tensor], outputs: Sequence[Output], attrs: Mapping[str, object] | None
+) -> tuple:
+    """What a program is built for, as ttnn's program cache keys it: the op, the specs of its
+    tensors and its plain attributes (numbers, names, enums, coordinates); a later call with the
+    same key reuses the program (``MeshDevice.num_program_cache_entries`` counts the keys)."""
+    plain = tuple((k, v) for k, v in (attrs or {}).items() if isinstance(v, _PLAIN))
+    return op, tuple(t.spec for t in inputs), tuple(o.spec for o in outputs), plain
+
+
+def _program_buffers(
+    op: str, mesh: MeshDevice, tensors: tuple[Sequence[Tensor], Sequence[Output], Sequence[Tensor] | None], attrs
+) -> list[MeshBuffer]:
+    """The op's output buffers (:func:`~meshnn.ops.outputs.output_buffers` of ``tensors`` = inputs,
+    outputs, into), its program noted in the mesh's program cache when that is on."""
+    inputs, outputs, into = tensors
+    buffers = output_buffers(mesh, outputs, into)
+    if mesh.program_cache_enabled:
+        mesh.program_cache.add(program_key(op, inputs, outputs, attrs))
+    return buffers
 
 
 _ANY_THREAD = object()

@@ -113,3 +113,114 @@ def test_intermediate_spec(meshes, dtype, layout, shape, expected):
                                                 ttnn.Topology.Linear)  # fmt: skip
     assert tuple(spec.shape) == expected
     assert (spec.dtype, spec.layout, spec.memory_config) == (dtype, layout, tensor.memory_config())
+
+
+def groups(shape: tuple[int, int], axis: int | None) -> list[list[int]]:
+    """The linear device indices of every group, each in member order."""
+    rows, cols = shape
+    if axis is None:
+        return [list(range(rows * cols))]
+    if axis == 0:
+        return [[r * cols + c for r in range(rows)] for c in range(cols)]
+    return [[r * cols + c for c in range(cols)] for r in range(rows)]
+
+
+@pytest.mark.parametrize("cluster_axis", [None, 0, 1], ids=lambda a: f"axis{a}")
+def test_all_broadcast(mesh, cluster_axis, rng):
+    """Output i holds member i's shard on every device of each group; a 2-D mesh without
+    cluster_axis gives one output per device, in row-major order."""
+    shape = tuple(mesh.shape)
+    if cluster_axis is not None and shape[cluster_axis] < 2:
+        with pytest.raises(ttnn.MeshnnValueError, match="more than one device"):
+            ttnn.all_broadcast(sharded(mesh, np.zeros((mesh.get_num_devices(), 1, 32), np.float32), F32, RM),
+                               cluster_axis=cluster_axis)  # fmt: skip
+        return
+    n = mesh.get_num_devices()
+    for dtype, layout in [(BF16, TILE), (F32, RM)]:
+        tensor = sharded(mesh, rng.standard_normal((n, 2, 32)).astype(np.float32), dtype, layout)
+        shards = stored(tensor, n)
+        outs = ttnn.all_broadcast(tensor, cluster_axis=cluster_axis, memory_config=ttnn.L1_MEMORY_CONFIG)
+        members = groups(shape, cluster_axis)
+        assert len(outs) == len(members[0])
+        for i, out in enumerate(outs):
+            assert out.memory_config().buffer_type is ttnn.BufferType.L1
+            got = device_results(out)
+            for group in members:
+                for device in group:
+                    exact_equal(got[device], shards[group[i]], f"output {i} device {device}")
+
+
+@pytest.mark.parametrize("cluster_axis", [None, 1, 0], ids=lambda a: f"axis{a}")
+def test_broadcast(mesh, cluster_axis, rng):
+    """Every device of the sender's group gets the sender's shard.  Without cluster_axis the group
+    is every device (ShardTensorToMesh's distribution is a line of them); along an axis, a mesh
+    with more than one group is refused (the other groups would wait for a sender)."""
+    shape = tuple(mesh.shape)
+    n = mesh.get_num_devices()
+    tensor = sharded(mesh, rng.standard_normal((n, 2, 64)).astype(np.float32), BF16, TILE)
+    shards = stored(tensor, n)
+    axis = 1 if cluster_axis is None else cluster_axis
+    sender = (0, shape[1] - 1) if axis == 1 else (shape[0] - 1, 0)
+    if cluster_axis is not None and (shape[axis] < 2 or shape[1 - axis] > 1):
+        with pytest.raises(ttnn.MeshnnValueError, match=r"group|more than one"):
+            ttnn.broadcast(tensor, ttnn.MeshCoordinate(sender), cluster_axis=cluster_axis)
+        return
+    out = ttnn.broadcast(tensor, ttnn.MeshCoordinate(sender), cluster_axis=cluster_axis, num_links=1)
+    for device, got in enumerate(device_results(out)):
+        exact_equal(got, shards[linear(sender, shape)], f"device {device}")
+
+
+def test_broadcast_refuses_a_2d_distribution(meshes, rng):
+    """Without cluster_axis a 2-D distribution (2x4 placements) is refused: it is not a line."""
+    mesh = meshes[(2, 4)]
+    tensor = ttnn.from_torch(rng.standard_normal((2, 4 * 32)).astype(np.float32), dtype=F32, layout=RM, device=mesh,
+                             mesh_mapper=ttnn.ShardTensor2dMesh(mesh, mesh_shape=(2, 4), dims=(0, 1)))  # fmt: skip
+    with pytest.raises(ttnn.MeshnnValueError, match="line"):
+        ttnn.broadcast(tensor, ttnn.MeshCoordinate(0, 0))
+
+
+def test_broadcast_on_the_devices_of_a_line_distribution(meshes, rng):
+    """Without cluster_axis the group is the devices the input populates (a 1x4 distribution on a
+    1x8 mesh): those four get the sender's shard."""
+    mesh = meshes[(1, 8)]
+    values = rng.standard_normal((1, 2, 4 * 32)).astype(np.float32)
+    config = ttnn.MeshMapperConfig([ttnn.PlacementReplicate(), ttnn.PlacementShard(-1)], ttnn.MeshShape(1, 4))
+    tensor = ttnn.from_torch(values, dtype=F32, layout=RM, device=mesh,
+                             mesh_mapper=ttnn.create_mesh_mapper(mesh, config))  # fmt: skip
+    out = ttnn.broadcast(tensor, ttnn.MeshCoordinate(0, 2))
+    got = device_results(out)
+    assert len(got) == 4
+    for device in range(4):
+        exact_equal(got[device], values[..., 64:96].astype(np.float64), f"device {device}")
+
+
+def test_barrier_and_device_delay(mesh, rng):
+    """barrier returns the input's values (in its memory config); apply_device_delay takes one
+    cycle count per device and changes no tensor."""
+    n = mesh.get_num_devices()
+    tensor = sharded(mesh, rng.standard_normal((n, 2, 32)).astype(np.float32), F32, TILE)
+    out = ttnn.barrier(tensor, memory_config=ttnn.L1_MEMORY_CONFIG)
+    assert out.memory_config().buffer_type is ttnn.BufferType.L1
+    for got, want in zip(device_results(out), stored(tensor, n), strict=True):
+        exact_equal(got, want, "barrier")
+    rows, cols = tuple(mesh.shape)
+    ttnn.apply_device_delay(mesh, [[100 * (r * cols + c) for c in range(cols)] for r in range(rows)])
+    for got, want in zip(device_results(tensor), stored(tensor, n), strict=True):
+        exact_equal(got, want, "after the delay")
+
+
+def test_program_cache_counts_programs(meshes, rng):
+    """A program is built once per op, tensor specs and attributes: repeating a broadcast adds no
+    entry, another sender adds one, clearing the cache empties it."""
+    mesh = meshes[(1, 2)]
+    mesh.disable_and_clear_program_cache()
+    mesh.enable_program_cache()
+    tensor = sharded(mesh, rng.standard_normal((2, 1, 32)).astype(np.float32), F32, RM)
+    for _ in range(3):
+        ttnn.broadcast(tensor, ttnn.MeshCoordinate(0, 0))
+    assert mesh.num_program_cache_entries() == 1
+    ttnn.broadcast(tensor, ttnn.MeshCoordinate(0, 1))
+    assert mesh.num_program_cache_entries() == 2
+    mesh.disable_and_clear_program_cache()
+    assert mesh.num_program_cache_entries() == 0
+    mesh.enable_program_cache()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import meshnn as ttnn
 from meshnn.ops.ccl.point_to_point import p2p_compute_intermediate_tensor_spec
 
-from ..cases import DEAD, TYPE, VALUE, WRONG_MESH, Case
+from ..cases import CLOSED, DEAD, TYPE, VALUE, WRONG_MESH, Case
 
 C = ttnn.MeshCoordinate
 
@@ -62,5 +62,57 @@ def intermediate_spec_rows() -> list[Case]:
     ]
 
 
+def broadcast_rows() -> list[Case]:
+    def bc(e, *args, **kwargs):
+        return ttnn.broadcast(e.a, *args, **kwargs)
+
+    def ab(e, **kwargs):
+        return ttnn.all_broadcast(e.a, **kwargs)
+
+    return [
+        Case("broadcast", "sender is a list", lambda e: bc(e, [0, 0]), TYPE, "sender_coord"),
+        Case("broadcast", "sender outside the mesh", lambda e: bc(e, C(2, 0)), VALUE, "sender_coord"),
+        Case("broadcast", "two rows along axis 1", lambda e: bc(e, C(0, 0), cluster_axis=1), VALUE, "group"),
+        Case("broadcast", "cluster_axis 2", lambda e: bc(e, C(0, 0), cluster_axis=2), VALUE, "cluster_axis"),
+        Case("broadcast", "num_links 0", lambda e: bc(e, C(0, 0), num_links=0), VALUE, "num_links"),
+        Case("broadcast", "num_links above the rows", lambda e: bc(e, C(0, 0), num_links=99), VALUE, "num_links"),
+        Case("broadcast", "topology is a string", lambda e: bc(e, C(0, 0), topology="Ring"), TYPE, "topology"),
+        Case("broadcast", "memory_config is a dict", lambda e: bc(e, C(0, 0), memory_config={}), TYPE, "memory_config"),
+        Case("broadcast", "input was deallocated", lambda e: ttnn.broadcast(e.freed, C(0, 0)), DEAD, "input_tensor"),
+        Case("all_broadcast", "cluster_axis is a string", lambda e: ab(e, cluster_axis="0"), TYPE, "cluster_axis"),
+        Case("all_broadcast", "num_links None", lambda e: ab(e, num_links=None), TYPE, "num_links"),
+        Case("all_broadcast", "topology is an int", lambda e: ab(e, topology=1), TYPE, "topology"),
+        Case("all_broadcast", "input on the host", lambda e: ttnn.all_broadcast(e.host), VALUE, "input_tensor"),
+        Case("all_broadcast", "input's mesh closed", lambda e: ttnn.all_broadcast(e.closed), CLOSED, "input_tensor"),
+    ]
+
+
+def barrier_rows() -> list[Case]:
+    delay = ttnn.apply_device_delay
+    return [
+        Case(
+            "barrier",
+            "a Linear topology",
+            lambda e: ttnn.barrier(e.a, topology=ttnn.Topology.Linear),
+            VALUE,
+            "topology",
+        ),
+        Case(
+            "barrier",
+            "memory_config is a string",
+            lambda e: ttnn.barrier(e.a, memory_config="L1"),
+            TYPE,
+            "memory_config",
+        ),
+        Case("barrier", "input was deallocated", lambda e: ttnn.barrier(e.freed), DEAD, "input_tensor"),
+        Case("apply_device_delay", "one row for two", lambda e: delay(e.mesh, [[0] * 4]), VALUE, "delays"),
+        Case(
+            "apply_device_delay", "negative cycles", lambda e: delay(e.mesh, [[0] * 4, [0, 0, -1, 0]]), VALUE, "delays"
+        ),
+        Case("apply_device_delay", "delays is an int", lambda e: delay(e.mesh, 5), TYPE, "delays"),
+        Case("apply_device_delay", "mesh is a tensor", lambda e: delay(e.a, [[0] * 4] * 2), TYPE, "mesh_device"),
+    ]
+
+
 def rows() -> list[Case]:
-    return point_to_point_rows() + intermediate_spec_rows()
+    return point_to_point_rows() + intermediate_spec_rows() + broadcast_rows() + barrier_rows()
