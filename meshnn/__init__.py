@@ -125,6 +125,7 @@ from meshnn.ops.registry import (
     get_golden_function,
     register_python_operation,
 )
+from meshnn.perf.tracy_marks import start_tracy_zone, stop_tracy_zone, tracy_frame, tracy_message
 from meshnn.tensor.composers import (
     ConcatMesh2dToTensor,
     ConcatMeshToTensor,

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 import meshnn as ttnn
 from meshnn.ops.ccl.point_to_point import p2p_compute_intermediate_tensor_spec
 
@@ -114,5 +116,84 @@ def barrier_rows() -> list[Case]:
     ]
 
 
+def moe_tensors(mesh: ttnn.MeshDevice) -> tuple[ttnn.Tensor, ttnn.Tensor, ttnn.Tensor]:
+    """Tokens [2, 1, 2, 32] bfloat16, ids [2, 1, 2, 2] uint16 (per device) and a [1, 1, 16, 8]
+    mapping: the table's environment holds them as ``e.moe`` (made before any row runs)."""
+    shard, rm = ttnn.ShardTensorToMesh(mesh, dim=0), ttnn.ROW_MAJOR_LAYOUT
+    mapping = np.zeros((1, 1, 16, 8), np.float32)
+    mapping[0, 0, np.arange(16), np.arange(16) // 2] = 1
+    tokens = ttnn.from_torch(np.zeros((16, 1, 2, 32), np.float32), dtype=ttnn.bfloat16, layout=rm, device=mesh,
+                             mesh_mapper=shard)  # fmt: skip
+    ids = ttnn.from_torch(np.ones((16, 1, 2, 2), np.float32), dtype=ttnn.uint16, layout=rm, device=mesh,
+                          mesh_mapper=shard)  # fmt: skip
+    replicated = ttnn.ReplicateTensorToMesh(mesh)
+    return tokens, ids, ttnn.from_torch(mapping, dtype=ttnn.uint16, layout=rm, device=mesh, mesh_mapper=replicated)
+
+
+def _moe(e) -> tuple[ttnn.Tensor, ttnn.Tensor, ttnn.Tensor]:
+    return e.moe
+
+
+def _dispatch(e, **kwargs):
+    return ttnn.all_to_all_dispatch(*_moe(e), **kwargs)
+
+
+def _combine(e, **kwargs):
+    tokens, ids, mapping = _moe(e)
+    kwargs.setdefault("cluster_axis", 1)
+    return ttnn.all_to_all_combine(tokens, ids, mapping, **kwargs)
+
+
+def all_to_all_rows() -> list[Case]:
+    d, c = "all_to_all_dispatch", "all_to_all_combine"
+    tokens = lambda e: _moe(e)[0]  # noqa: E731
+    return [
+        Case(d, "TILE tokens", lambda e: ttnn.all_to_all_dispatch(e.heads, *_moe(e)[1:]), VALUE, "input_tensor"),
+        Case(
+            d,
+            "float32 ids",
+            lambda e: ttnn.all_to_all_dispatch(tokens(e), e.rm, _moe(e)[2]),
+            VALUE,
+            "expert_indices_tensor",
+        ),
+        Case(d, "concat dim 3", lambda e: _dispatch(e, output_concat_dim=3), VALUE, "output_concat_dim"),
+        Case(d, "num_links 0", lambda e: _dispatch(e, num_links=0), VALUE, "num_links"),
+        Case(
+            d,
+            "sharded memory_config",
+            lambda e: _dispatch(e, memory_config=ttnn.L1_HEIGHT_SHARDED_MEMORY_CONFIG),
+            VALUE,
+            "memory_config",
+        ),
+        Case(d, "one output tensor", lambda e: _dispatch(e, output_tensors=[tokens(e)]), TYPE, "output_tensors"),
+        Case(
+            d,
+            "outputs of the input's shape",
+            lambda e: _dispatch(e, output_tensors=[tokens(e), tokens(e)]),
+            VALUE,
+            "output_tensors",
+        ),
+        Case(
+            d,
+            "mapping on another mesh",
+            lambda e: ttnn.all_to_all_dispatch(*_moe(e)[:2], e.other),
+            WRONG_MESH,
+            "expert_mapping_tensor",
+        ),
+        Case(c, "no cluster_axis", lambda e: _combine(e, cluster_axis=None), VALUE, "cluster_axis"),
+        Case(c, "input dim 0 of 2 for local_reduce", lambda e: _combine(e, local_reduce=True), VALUE, "input_tensor"),
+        Case(c, "local_reduce is 1", lambda e: _combine(e, local_reduce=1), TYPE, "local_reduce"),
+        Case(c, "shard dim 0", lambda e: _combine(e, output_shard_dim=0), VALUE, "output_shard_dim"),
+        Case(c, "topology is a string", lambda e: _combine(e, topology="Ring"), TYPE, "topology"),
+        Case(
+            c,
+            "input was deallocated",
+            lambda e: ttnn.all_to_all_combine(e.freed, *_moe(e)[1:], cluster_axis=1),
+            DEAD,
+            "input_tensor",
+        ),
+    ]
+
+
 def rows() -> list[Case]:
-    return point_to_point_rows() + intermediate_spec_rows() + broadcast_rows() + barrier_rows()
+    return point_to_point_rows() + intermediate_spec_rows() + broadcast_rows() + barrier_rows() + all_to_all_rows()
