@@ -42,6 +42,7 @@ from meshnn.ops.ccl.a2a_routes import Groups, combine_rows, dispatch_rows, mappi
 from meshnn.ops.ccl.arguments import Topology, checked_input, group_grid
 from meshnn.ops.ccl.async_arguments import link_options
 from meshnn.ops.ccl.broadcast import device_groups
+from meshnn.ops.ccl.point_to_point import local_only
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
@@ -68,6 +69,7 @@ def _inputs(op: str, tensors: dict[str, object]) -> tuple[list[Tensor], MeshDevi
 
 
 def _options(op: str, mesh: MeshDevice, given: dict[str, object]) -> MemoryConfig | None:
+    local_only(op, mesh)
     link_options(op, mesh, {"num_links": given["num_links"]}, links_required=False)
     topology, memory_config = given["topology"], given["memory_config"]
     if topology is not None and not isinstance(topology, Topology):

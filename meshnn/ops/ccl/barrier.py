@@ -25,6 +25,7 @@ from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.op_keywords import ttnn_keywords
 from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology
 from meshnn.ops.ccl.broadcast import copy_shards
+from meshnn.ops.ccl.point_to_point import local_only
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
@@ -42,6 +43,7 @@ def barrier(
     op = "barrier"
     tensor = device_input(op, "input_tensor", input_tensor)
     mesh = same_mesh(op, {"input_tensor": tensor})
+    local_only(op, mesh)
     if not isinstance(topology, Topology):
         raise MeshnnTypeError(f"ttnn.{op}: topology must be a ttnn.Topology, got {topology!r}")
     if topology is not Topology.Ring:

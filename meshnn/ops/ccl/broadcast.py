@@ -36,7 +36,7 @@ from meshnn.mesh.op_keywords import ttnn_keywords
 from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology, check_options, checked_input, group_grid
 from meshnn.ops.ccl.async_arguments import link_options
 from meshnn.ops.ccl.groups import output_topology
-from meshnn.ops.ccl.point_to_point import check_coord
+from meshnn.ops.ccl.point_to_point import check_coord, local_only
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
@@ -95,6 +95,7 @@ def copy_shards(
 
 
 def _links(op: str, mesh: MeshDevice, num_links: object, topology: object, memory_config: object) -> None:
+    local_only(op, mesh)
     check_options(op, mesh, None, num_links, topology, memory_config)
     link_options(op, mesh, {"num_links": num_links}, links_required=True)
 

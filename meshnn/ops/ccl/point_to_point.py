@@ -52,6 +52,12 @@ def check_coord(op: str, name: str, coord: object, mesh: MeshDevice) -> MeshCoor
     return coord
 
 
+def local_only(op: str, mesh: MeshDevice) -> None:
+    """The exchanges run within one process: a mesh split over MPI ranks is refused by name."""
+    if not mesh.all_local:
+        raise MeshnnValueError(f"ttnn.{op}: meshnn runs it within one process; this mesh spans MPI ranks")
+
+
 def route_hops(op: str, sender: MeshCoordinate, receiver: MeshCoordinate, mesh: MeshDevice, topology: Topology) -> int:
     """Hops from ``sender`` to ``receiver`` along their shared row or column (1-D fabric routing);
     a ring goes the shorter way round."""
@@ -151,6 +157,7 @@ def point_to_point(
     op = "point_to_point"
     tensor = device_input(op, "input_tensor", input_tensor)
     mesh = same_mesh(op, {"input_tensor": tensor})
+    local_only(op, mesh)
     sender = check_coord(op, "sender_coord", sender_coord, mesh)
     receiver = check_coord(op, "receiver_coord", receiver_coord, mesh)
     hops = route_hops(op, sender, receiver, mesh, _check_topology(op, topology))
