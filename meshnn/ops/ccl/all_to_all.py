@@ -39,7 +39,7 @@ from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.ccl.a2a_routes import Groups, combine_rows, dispatch_rows, mapping_tables
-from meshnn.ops.ccl.arguments import Topology, checked_input, group_grid
+from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology, checked_input, group_grid
 from meshnn.ops.ccl.async_arguments import link_options
 from meshnn.ops.ccl.broadcast import device_groups
 from meshnn.ops.ccl.point_to_point import local_only
@@ -78,8 +78,7 @@ def _options(op: str, mesh: MeshDevice, given: dict[str, object]) -> MemoryConfi
         raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
     if memory_config is not None and memory_config.is_sharded():
         raise MeshnnValueError(f"ttnn.{op}: memory_config must not be sharded (the outputs are interleaved)")
-    if given["subdevice_id"] is not None and not hasattr(given["subdevice_id"], "__index__"):
-        raise MeshnnTypeError(f"ttnn.{op}: subdevice_id must be a ttnn.SubDeviceId, got {given['subdevice_id']!r}")
+    FABRIC_KEYWORDS["subdevice_id"].check(op, "subdevice_id", given["subdevice_id"])
     return memory_config  # type: ignore[return-value]
 
 

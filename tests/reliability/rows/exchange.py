@@ -184,6 +184,7 @@ def all_to_all_rows() -> list[Case]:
         Case(c, "input dim 0 of 2 for local_reduce", lambda e: _combine(e, local_reduce=True), VALUE, "input_tensor"),
         Case(c, "local_reduce is 1", lambda e: _combine(e, local_reduce=1), TYPE, "local_reduce"),
         Case(c, "shard dim 0", lambda e: _combine(e, output_shard_dim=0), VALUE, "output_shard_dim"),
+        Case(c, "subdevice_id is a string", lambda e: _combine(e, subdevice_id="0"), TYPE, "subdevice_id"),
         Case(c, "topology is a string", lambda e: _combine(e, topology="Ring"), TYPE, "topology"),
         Case(
             c,
