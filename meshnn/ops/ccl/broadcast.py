@@ -16,8 +16,9 @@ on hardware, so an input with shards outside the sender's group is refused.
 num_links=1, topology=ttnn.Topology.Linear)``: a list of group-size tensors; tensor ``i`` holds, on
 every device, member ``i``'s shard of that device's group.
 
-Both: the group has more than one device; ``num_links`` is at least 1 and at most the compute
-grid's rows; ``memory_config`` (default: the input's) is the outputs'.  Values move exactly.
+Both: the group has more than one device; ``num_links`` (None: the fabric's, as newer ttnn) is at
+least 1 and at most the compute grid's rows; ``memory_config`` (default: the input's) is the
+outputs'.  Values move exactly.
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`, the ops' checks,
 launch, outputs, values and registry, and the collectives' arguments, groups and point_to_point.
@@ -97,7 +98,7 @@ def copy_shards(
 def _links(op: str, mesh: MeshDevice, num_links: object, topology: object, memory_config: object) -> None:
     local_only(op, mesh)
     check_options(op, mesh, None, num_links, topology, memory_config)
-    link_options(op, mesh, {"num_links": num_links}, links_required=True)
+    link_options(op, mesh, {"num_links": num_links}, links_required=False)  # None: the fabric's links (newer ttnn)
 
 
 @register(kind=OpKind.COLLECTIVE, family=OpFamily.BROADCAST)
@@ -108,7 +109,7 @@ def broadcast(
     *,
     cluster_axis: int | None = None,
     memory_config: MemoryConfig | None = None,
-    num_links: int = 1,
+    num_links: int | None = 1,
     topology: Topology = Topology.Linear,
 ) -> Tensor:
     """Every device of ``sender_coord``'s group gets the sender's shard (see the module's text)."""
@@ -152,7 +153,7 @@ def all_broadcast(
     *,
     cluster_axis: int | None = None,
     memory_config: MemoryConfig | None = None,
-    num_links: int = 1,
+    num_links: int | None = 1,
     topology: Topology = Topology.Linear,
 ) -> list[Tensor]:
     """One tensor per group member: tensor ``i`` holds member ``i``'s shard on every device of

@@ -82,7 +82,7 @@ def broadcast_rows() -> list[Case]:
         Case("broadcast", "memory_config is a dict", lambda e: bc(e, C(0, 0), memory_config={}), TYPE, "memory_config"),
         Case("broadcast", "input was deallocated", lambda e: ttnn.broadcast(e.freed, C(0, 0)), DEAD, "input_tensor"),
         Case("all_broadcast", "cluster_axis is a string", lambda e: ab(e, cluster_axis="0"), TYPE, "cluster_axis"),
-        Case("all_broadcast", "num_links None", lambda e: ab(e, num_links=None), TYPE, "num_links"),
+        Case("all_broadcast", "num_links a string", lambda e: ab(e, num_links="1"), TYPE, "num_links"),
         Case("all_broadcast", "topology is an int", lambda e: ab(e, topology=1), TYPE, "topology"),
         Case("all_broadcast", "input on the host", lambda e: ttnn.all_broadcast(e.host), VALUE, "input_tensor"),
         Case("all_broadcast", "input's mesh closed", lambda e: ttnn.all_broadcast(e.closed), CLOSED, "input_tensor"),
