@@ -7,7 +7,7 @@ of ``N`` devices), with ``S`` the bytes of one device's shard (the op's first in
 
 - point_to_point: ``S`` over its route's hops (``CollectiveConfig.hops``; else the line's ``N-1``);
 - broadcast: the sender's ``S`` forwarded along the line, each link carrying it once: ``S`` over
-  ``N-1`` hops;
+  the hops to the farther end (``CollectiveConfig.hops``; else ``N-1``);
 - all_broadcast: every device's shard to every other, an all_gather's traffic: ``(N-1) x S``
   through the busiest link over ``N-1`` hops;
 - barrier: the hops alone (semaphore packets, no payload);
@@ -45,7 +45,7 @@ def route(desc: OpDesc, devices: int) -> tuple[float, int]:
     if family is OpFamily.POINT_TO_POINT:
         return shard, config.hops or line
     if family is OpFamily.BROADCAST:
-        return shard, line
+        return shard, config.hops or line
     if family is OpFamily.ALL_BROADCAST:
         return line * shard, line
     if family is OpFamily.ALL_TO_ALL_DISPATCH:
