@@ -35,6 +35,7 @@ def test_hops_cost_start_up_and_bytes_cost_transfer():
     near, far = _predict(F.POINT_TO_POINT, hops=1), _predict(F.POINT_TO_POINT, hops=7)
     assert far.fixed_ns > near.fixed_ns and far.link_ns == near.link_ns
     assert _predict(F.ALL_BROADCAST).link_ns > 5 * _predict(F.BROADCAST).link_ns
+    assert _predict(F.BROADCAST, hops=4).fixed_ns < _predict(F.BROADCAST).fixed_ns  # a sender mid-line
     barrier = _predict(F.BARRIER)
     assert barrier.link_ns == 0 and barrier.fixed_ns == _predict(F.BROADCAST).fixed_ns
 
