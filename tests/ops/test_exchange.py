@@ -224,3 +224,21 @@ def test_program_cache_counts_programs(meshes, rng):
     mesh.disable_and_clear_program_cache()
     assert mesh.num_program_cache_entries() == 0
     mesh.enable_program_cache()
+
+
+def test_all_broadcast_over_the_devices_of_one_column(meshes, rng):
+    """A [8, 1] distribution on the 8x4 Galaxy populates one column: all_broadcast along
+    cluster_axis=0 runs over those 8 devices (output i: row i's shard on each of them)."""
+    mesh = meshes[(8, 4)]
+    values = rng.standard_normal((1, 1, 8 * 32)).astype(np.float32)
+    config = ttnn.MeshMapperConfig([ttnn.PlacementShard(-1), ttnn.PlacementReplicate()], ttnn.MeshShape(8, 1))
+    tensor = ttnn.from_torch(values, dtype=BF16, layout=TILE, device=mesh,
+                             mesh_mapper=ttnn.create_mesh_mapper(mesh, config))  # fmt: skip
+    outs = ttnn.all_broadcast(tensor, cluster_axis=0)
+    assert len(outs) == 8
+    expected = [np.asarray(ttnn.to_numpy(t), np.float64) for t in ttnn.get_device_tensors(tensor)]
+    for i, out in enumerate(outs):
+        got = device_results(out)
+        assert len(got) == 8
+        for device in range(8):
+            exact_equal(got[device], expected[i], f"output {i} device {device}")

@@ -41,7 +41,7 @@ from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.ccl.a2a_routes import Groups, combine_rows, dispatch_rows, mapping_tables
 from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology, checked_input, group_grid
 from meshnn.ops.ccl.async_arguments import link_options
-from meshnn.ops.ccl.broadcast import device_groups
+from meshnn.ops.ccl.broadcast import device_groups, whole_mesh
 from meshnn.ops.ccl.point_to_point import local_only
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.launch import launch
@@ -161,7 +161,7 @@ def all_to_all_dispatch(
         if not isinstance(output_tensors, list | tuple) or len(output_tensors) != 2:
             raise MeshnnTypeError(f"ttnn.{op}: output_tensors must be two tensors, got {output_tensors!r}")
         into = [_preallocated(op, "output_tensors", t, sp, mesh) for t, sp in zip(output_tensors, specs, strict=True)]
-    tables = (groups, coord_indices(tokens, mesh))
+    tables = (groups, list(range(mesh.get_num_devices())))  # rows are row-major device indices
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
         experts = mapping_tables(logical_values(in_rows[2], mapping.spec, as_float=False))
@@ -176,14 +176,8 @@ def all_to_all_dispatch(
     attrs = {"cluster_axis": cluster_axis, "num_links": num_links, "topology": topology, "peers": ids.shape[-1]}
     attrs.update(output_concat_dim=concat, subdevice_id=subdevice_id, memory_config=specs[0].memory_config)
     outs = [Output(sp) for sp in specs]
-    result = launch(op, mesh, [tokens, ids, mapping], outs, kernel, attrs=attrs, into=into)
+    result = launch(op, mesh, [tokens, ids, mapping], outs, kernel, coords=whole_mesh(mesh), attrs=attrs, into=into)
     return result[0], result[1]
-
-
-def coord_indices(tensor: Tensor, mesh: MeshDevice) -> list[int]:
-    """The row-major device index of each of ``tensor``'s devices (the mapping's column)."""
-    shape = mesh.shape
-    return [coord.to_linear_index(shape) for coord in tensor.storage.coords]  # type: ignore[union-attr]
 
 
 @register(kind=OpKind.COLLECTIVE, family=OpFamily.ALL_TO_ALL_COMBINE)
@@ -229,7 +223,7 @@ def all_to_all_combine(
     out_shape = (k, batch // g, seq, values.shape[-1]) if split == 1 else (k, batch, seq // g, values.shape[-1])
     spec = out_spec_like(values, shape=out_shape, memory_config=config, op=op)
     into = None if output_tensor is None else [_preallocated(op, "output_tensor", output_tensor, spec, mesh)]
-    groups: Groups = (device_groups(op, values, mesh, cluster_axis), coord_indices(values, mesh))
+    groups: Groups = (device_groups(op, values, mesh, cluster_axis), list(range(mesh.get_num_devices())))
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
         tables = mapping_tables(logical_values(in_rows[2], mapping.spec, as_float=False))
@@ -239,7 +233,8 @@ def all_to_all_combine(
 
     attrs = {"cluster_axis": cluster_axis, "num_links": num_links, "topology": topology, "local_reduce": local_reduce}
     attrs.update(output_shard_dim=split, subdevice_id=subdevice_id, memory_config=spec.memory_config)
-    return launch(op, mesh, [values, meta, mapping], [Output(spec)], kernel, attrs=attrs, into=into)[0]
+    out = Output(spec)
+    return launch(op, mesh, [values, meta, mapping], [out], kernel, coords=whole_mesh(mesh), attrs=attrs, into=into)[0]
 
 
 def group_size_of(op: str, mesh: MeshDevice, cluster_axis: object) -> int:

@@ -24,7 +24,7 @@ from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.op_keywords import ttnn_keywords
 from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology
-from meshnn.ops.ccl.broadcast import copy_shards
+from meshnn.ops.ccl.broadcast import copy_shards, whole_mesh
 from meshnn.ops.ccl.point_to_point import local_only
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.launch import launch
@@ -55,11 +55,15 @@ def barrier(
         raise MeshnnValueError(f"ttnn.{op} needs an input on more than one device; it is on {n}")
     spec = out_spec_like(tensor, memory_config=memory_config, op=op)
 
+    coords = tensor.storage.coords  # type: ignore[union-attr]
+    rows = [coord.to_linear_index(mesh.shape) for coord in coords]
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
-        copy_shards(in_rows[0], out_rows[0], [(row, row) for row in range(n)], (tensor.spec, spec))
+        copy_shards(in_rows[0], out_rows[0], [(row, row) for row in rows], (tensor.spec, spec))
 
     attrs = {"topology": topology, "memory_config": spec.memory_config}
-    return launch(op, mesh, [tensor], [Output(spec)], kernel, attrs=attrs)[0]
+    out = Output(spec, coords=coords)
+    return launch(op, mesh, [tensor], [out], kernel, coords=whole_mesh(mesh), attrs=attrs)[0]
 
 
 def _delays(op: str, delays: object, mesh: MeshDevice) -> tuple[tuple[int, ...], ...]:

@@ -1,8 +1,8 @@
 """``ttnn.broadcast`` (one device's shard to every device of its group) and ``ttnn.all_broadcast``
 (every device's shard to every device of its group, one output tensor per member).
 
-A group: with ``cluster_axis`` the devices along that mesh axis (the input has a shard on every
-device); without it, the devices the input populates, in their order, whose distribution shape must
+A group: with ``cluster_axis`` the input's devices along that mesh axis (a 8x1 distribution on an
+8x4 mesh: its one column); without it, the devices the input populates, in their order, whose distribution shape must
 be a line for ``broadcast`` (an ``all_broadcast`` over a 2-D distribution runs along axis 0, then
 along axis 1 for each result: output ``k`` then holds the shard of the device at row-major index
 ``k``, which is what one group of every device in row-major order gives).
@@ -34,7 +34,7 @@ from meshnn.errors import MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.op_keywords import ttnn_keywords
-from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology, check_options, checked_input, group_grid
+from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology, check_options, group_grid
 from meshnn.ops.ccl.async_arguments import link_options
 from meshnn.ops.ccl.groups import output_topology
 from meshnn.ops.ccl.point_to_point import check_coord, local_only
@@ -50,17 +50,30 @@ from meshnn.tensor.topology import PlacementReplicate
 
 
 def device_groups(op: str, tensor: Tensor, mesh: MeshDevice, cluster_axis: int | None) -> list[list[int]]:
-    """The groups as lists of the input's device rows (indices into its coords), in member order."""
+    """The groups as lists of the input's devices (row-major indices in the mesh: the rows of a
+    kernel launched over :func:`whole_mesh`), in member order:
+    the devices it populates that differ only along ``cluster_axis`` (all of them without it)."""
     coords = tensor.storage.coords  # type: ignore[union-attr]
     if cluster_axis is None:
-        return [list(range(len(coords)))]
+        return [[coord.to_linear_index(mesh.shape) for coord in coords]]
     _, axis = group_grid(mesh, cluster_axis, op)
-    checked_input(op, tensor, None)  # a shard on every device
     groups: dict[tuple[int, ...], list[tuple[int, int]]] = {}
-    for row, coord in enumerate(coords):
+    for coord in coords:
         key = tuple(c for i, c in enumerate(coord) if i != axis)
-        groups.setdefault(key, []).append((coord[axis], row))  # type: ignore[index]
-    return [[row for _, row in sorted(members)] for members in groups.values()]
+        groups.setdefault(key, []).append((coord[axis], coord.to_linear_index(mesh.shape)))  # type: ignore[index]
+    found = [[row for _, row in sorted(members)] for members in groups.values()]
+    if len({len(group) for group in found}) > 1:
+        raise MeshnnValueError(
+            f"ttnn.{op}: input_tensor's devices make groups of {sorted({len(g) for g in found})} devices along "
+            f"cluster_axis {cluster_axis}; every group must be as large"
+        )
+    return found
+
+
+def whole_mesh(mesh: MeshDevice) -> tuple[MeshCoordinate, ...]:
+    """Every device of ``mesh``: an exchange's kernel runs once over all of them (its rows are the
+    row-major device indices), whichever devices its tensors populate."""
+    return tuple(mesh.shape.coords())
 
 
 def _line_distribution(op: str, tensor: Tensor) -> None:
@@ -121,10 +134,9 @@ def broadcast(
     if cluster_axis is None:
         _line_distribution(op, tensor)
     groups = device_groups(op, tensor, mesh, cluster_axis)
-    coords = tensor.storage.coords  # type: ignore[union-attr]
-    if sender not in coords:
+    if sender not in tensor.storage.coords:  # type: ignore[union-attr]
         raise MeshnnValueError(f"ttnn.{op}: input_tensor has no shard on sender_coord {tuple(sender)}")
-    source = coords.index(sender)
+    source = sender.to_linear_index(mesh.shape)
     group = next(g for g in groups if source in g)
     _group_size(op, len(group))
     if len(groups) > 1:
@@ -140,10 +152,11 @@ def broadcast(
         copy_shards(in_rows[0], out_rows[0], [(row, source) for row in group], (tensor.spec, spec))
 
     axis = group_grid(mesh, cluster_axis, op)[1]
-    out = Output(spec, topology=output_topology(tensor, axis, PlacementReplicate()) if axis is not None else None)
+    placed = output_topology(tensor, axis, PlacementReplicate()) if axis is not None else None
+    out = Output(spec, coords=tensor.storage.coords, topology=placed)  # type: ignore[union-attr]
     attrs = {"cluster_axis": cluster_axis, "num_links": num_links, "topology": topology, "hops": hops}
     attrs.update(sender_coord=sender, memory_config=spec.memory_config)
-    return launch(op, mesh, [tensor], [out], kernel, attrs=attrs)[0]
+    return launch(op, mesh, [tensor], [out], kernel, coords=whole_mesh(mesh), attrs=attrs)[0]
 
 
 @register(kind=OpKind.COLLECTIVE, family=OpFamily.ALL_BROADCAST)
@@ -174,7 +187,7 @@ def all_broadcast(
 
     axis = group_grid(mesh, cluster_axis, op)[1]
     topology_out = output_topology(tensor, axis, PlacementReplicate())
-    outs = [Output(spec, topology=topology_out) for _ in range(n)]
+    outs = [Output(spec, coords=tensor.storage.coords, topology=topology_out) for _ in range(n)]  # type: ignore[union-attr]
     attrs = {"cluster_axis": cluster_axis, "num_links": num_links, "topology": topology}
     attrs["memory_config"] = spec.memory_config
-    return launch(op, mesh, [tensor], outs, kernel, attrs=attrs)
+    return launch(op, mesh, [tensor], outs, kernel, coords=whole_mesh(mesh), attrs=attrs)

@@ -170,7 +170,7 @@ def point_to_point(
     into = None if output_tensor is None else _checked_buffer(op, "output_tensor", output_tensor, mesh, spec)
     if intermediate_tensor is not None:
         _checked_buffer(op, "intermediate_tensor", intermediate_tensor, mesh, None)
-    send, receive = coords.index(sender), coords.index(receiver)
+    send, receive = sender.to_linear_index(mesh.shape), receiver.to_linear_index(mesh.shape)
     size = spec.compute_packed_buffer_size_bytes()
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
@@ -178,5 +178,7 @@ def point_to_point(
 
     attrs = {"topology": topology, "hops": hops, "sender_coord": sender, "receiver_coord": receiver}
     attrs["intermediate_tensor"] = intermediate_tensor
-    out = Output(spec)
-    return launch(op, mesh, [tensor], [out], kernel, attrs=attrs, into=None if into is None else [into])[0]
+    out, every = Output(spec, coords=coords), tuple(mesh.shape.coords())  # one kernel call: rows by device index
+    return launch(op, mesh, [tensor], [out], kernel, coords=every, attrs=attrs, into=None if into is None else [into])[
+        0
+    ]
