@@ -178,7 +178,7 @@ def point_to_point(
 
     attrs = {"topology": topology, "hops": hops, "sender_coord": sender, "receiver_coord": receiver}
     attrs["intermediate_tensor"] = intermediate_tensor
-    out, every = Output(spec, coords=coords), tuple(mesh.shape.coords())  # one kernel call: rows by device index
-    return launch(op, mesh, [tensor], [out], kernel, coords=every, attrs=attrs, into=None if into is None else [into])[
-        0
-    ]
+    every = tuple(mesh.shape.coords())  # one kernel call over the whole mesh: rows by device index
+    into_list = None if into is None else [into]
+    outs = [Output(spec, coords=coords)]
+    return launch(op, mesh, [tensor], outs, kernel, coords=every, attrs=attrs, into=into_list)[0]
