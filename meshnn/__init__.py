@@ -107,6 +107,7 @@ from meshnn.mesh.system import (
 from meshnn.mesh.trace import MeshTraceId, begin_trace_capture, end_trace_capture, execute_trace, release_trace
 from meshnn.ops.catalog import experimental, prim, public_ops, transformer
 from meshnn.ops.ccl.arguments import ReduceType, Topology
+from meshnn.ops.ccl.point_to_point import p2p_compute_intermediate_tensor_spec  # ttnn._ttnn.operations.point_to_point's
 from meshnn.ops.complex.tensor import ComplexTensor
 from meshnn.ops.config import (
     BlackholeComputeKernelConfig,
@@ -164,6 +165,7 @@ from meshnn.ops.registry import (
     get_golden_function,
     register_python_operation,
 )
+from meshnn.perf.tracy_marks import start_tracy_zone, stop_tracy_zone, tracy_frame, tracy_message
 from meshnn.tensor.composers import (
     ConcatMesh2dToTensor,
     ConcatMeshToTensor,

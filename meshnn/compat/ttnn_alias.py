@@ -111,16 +111,8 @@ def _graph(attribute: str) -> object:
     raise NotImplementedByMeshnn(f"graph.{attribute}")
 
 
-def _deprecated(attribute: str) -> object:
-    """``ttnn._ttnn.deprecated``: tt_lib imports its ``operations`` (an empty namespace: meshnn has
-    none of the deprecated ops)."""
-    if attribute == "operations":
-        return sys.modules.setdefault(
-            "ttnn._ttnn.deprecated.operations", types.ModuleType("ttnn._ttnn.deprecated.operations")
-        )
-    raise NotImplementedByMeshnn(f"_ttnn.deprecated.{attribute}")
-
-
+# ``ttnn._ttnn``, ``ttnn.types``, ``ttnn.operations`` (and their submodules: ``ttnn.operations.unary``,
+# ``ttnn._ttnn.deprecated``...) are the flat namespaces of :mod:`meshnn.compat.ttnn_modules`.
 SUBMODULES: dict[str, Callable[[str], object]] = {
     "device": _device,
     "distributed": _distributed,
@@ -128,27 +120,8 @@ SUBMODULES: dict[str, Callable[[str], object]] = {
     "distributed.distributed": lambda attribute: _from_meshnn(attribute, "distributed.distributed."),
     "reports": _reports,
     "model_preprocessing": _model_preprocessing,
-    "_ttnn": lambda attribute: _from_meshnn(attribute, "_ttnn."),
-    "_ttnn.deprecated": _deprecated,
-    "operations": lambda attribute: _from_meshnn(attribute, "operations."),
     "tracer": _tracer,
-    "types": lambda attribute: _from_meshnn(attribute, "types."),  # ttnn.types.BufferType ...
 }
-_OPERATION_MODULES = (
-    "core",
-    "creation",
-    "unary",
-    "binary",
-    "ternary",
-    "matmul",
-    "reduction",
-    "data_movement",
-    "normalization",
-)
-"""ttnn.operations' modules that tt-metal's test helpers import (``import ttnn.operations.matmul``):
-each answers with meshnn's names (the ops and their golden functions are on the ops themselves)."""
-for _module in _OPERATION_MODULES:
-    SUBMODULES[f"operations.{_module}"] = lambda attribute, m=_module: _from_meshnn(attribute, f"operations.{m}.")
 
 
 def _flat(name: str) -> types.ModuleType:

@@ -111,6 +111,7 @@ SUBMODULE_NAMES = frozenset(
         "ternary",
         "kv_cache",
         "creation",
+        "point_to_point",
     ]
 )
 """The submodules of ttnn's compiled module and of its ``operations`` (a nested namespace each)."""
@@ -133,6 +134,9 @@ OWN_NAMES = {
     # ttnn's argument type of one or several global semaphores: meshnn's GlobalSemaphore stands for it
     "_ttnn.operations.experimental.ccl_experimental": {"GlobalSemaphoreArg": _global_semaphore},
     "_ttnn.global_semaphore": {"global_semaphore": _global_semaphore},  # ttnn's class, under its C++ name
+    "_ttnn.operations.point_to_point": {  # (also meshnn's top-level name: compat may not import the ops)
+        "p2p_compute_intermediate_tensor_spec": lambda: meshnn.p2p_compute_intermediate_tensor_spec
+    },
 }
 """ttnn names in a submodule that meshnn answers with another object: how to find each."""
 

@@ -235,6 +235,8 @@ def collective_config(attrs: Mapping[str, object], mesh: object) -> CollectiveCo
         cluster_axis=axis if isinstance(axis, int) else None,
         num_links=_positive(links),
         dim=dim if isinstance(dim, int) else 0,
+        hops=_positive(attrs.get("hops")),
+        peers=_positive(attrs.get("peers")),
     )
 
 

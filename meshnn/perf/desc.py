@@ -66,10 +66,25 @@ class OpFamily(enum.Enum):
     ALL_GATHER = "AllGatherAsyncDeviceOperation"
     REDUCE_SCATTER = "ReduceScatterMinimalAsyncDeviceOperation"
     ALL_REDUCE = "AllReduceAsyncDeviceOperation"
+    POINT_TO_POINT = "PointToPointOp"  # one shard from one device to another
+    BROADCAST = "Broadcast"  # one device's shard to every device of its group
+    ALL_BROADCAST = "AllBroadcast"  # every device's shard to every device of its group
+    BARRIER = "Barrier"  # a semaphore round over the group, no payload
+    ALL_TO_ALL_DISPATCH = "AllToAllDispatchDeviceOperation"  # tokens to the devices of their experts
+    ALL_TO_ALL_COMBINE = "AllToAllCombineDeviceOperation"  # expert outputs back to their tokens' devices
 
     @property
     def is_collective(self) -> bool:
-        return self in (OpFamily.ALL_GATHER, OpFamily.REDUCE_SCATTER, OpFamily.ALL_REDUCE)
+        return self in _COLLECTIVES
+
+    @property
+    def is_exchange(self) -> bool:
+        """A collective timed by :mod:`meshnn.perf.exchange` (bytes and hops of its own pattern)."""
+        return self in _COLLECTIVES[3:]
+
+
+_COLLECTIVES = tuple(OpFamily)[tuple(OpFamily).index(OpFamily.ALL_GATHER) :]
+"""The families that move data between devices (all_gather first, the exchanges from point_to_point)."""
 
 
 class MatmulProgram(enum.Enum):
@@ -192,6 +207,8 @@ class CollectiveConfig:
     num_links: int | None = None  # asked for; None: every usable link
     dim: int = 0
     fabric: Fabric = Fabric.FABRIC_1D
+    hops: int | None = None  # a point-to-point route's hops (None: the group's line)
+    peers: int | None = None  # devices each token goes to (an all-to-all dispatch's top-k; None: all)
 
 
 @dataclass(frozen=True, slots=True)

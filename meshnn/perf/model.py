@@ -16,6 +16,7 @@ from meshnn.perf.attention import predict_cache_fill, predict_sdpa
 from meshnn.perf.collectives import predict_collective
 from meshnn.perf.decode_ops import predict_argmax, predict_cache_update, predict_heads_decode, predict_sdpa_decode
 from meshnn.perf.desc import MatmulProgram, OpDesc, OpFamily
+from meshnn.perf.exchange import predict_exchange
 from meshnn.perf.fidelity import (
     GENERIC_DEFAULT,
     NORM_DEFAULT,
@@ -59,6 +60,7 @@ _PREDICTORS: dict[OpFamily, Callable[[OpDesc, Machine], Prediction]] = {
 _MOVEMENT = (OpFamily.COPY, OpFamily.CONCAT, OpFamily.PERMUTE, OpFamily.TRANSPOSE, OpFamily.TILIZE)
 _MOVEMENT += (OpFamily.UNTILIZE, OpFamily.EMBEDDING, OpFamily.SLICE, OpFamily.PAD)
 _PREDICTORS.update({f: predict_movement for f in _MOVEMENT})
+_PREDICTORS.update({f: predict_exchange for f in OpFamily if f.is_exchange})
 
 
 def default_fidelity(desc: OpDesc) -> MathFidelity | None:

@@ -34,6 +34,7 @@ NOT_OPS = {  # public functions of the ops layer that launch no op, and why
     "get_golden_function": "the registry's own lookup",
     "attach_golden_function": "the registry's own setter",
     "register_python_operation": "declares an op",
+    "p2p_compute_intermediate_tensor_spec": "computes a spec",
 }
 HOST_HELPERS = {  # modules of the ops layer whose public functions are host helpers, and why
     "meshnn.ops.norm.group_norm_params": "group_norm's host helpers: they build host tensors and configs",

@@ -6,7 +6,11 @@ a module per collective beside what they share:
   values;
 - :mod:`~meshnn.ops.ccl.ranks`: moving values across MPI ranks;
 - :mod:`~meshnn.ops.ccl.all_gather`, :mod:`~meshnn.ops.ccl.all_reduce`,
-  :mod:`~meshnn.ops.ccl.reduce_scatter`: the collectives.
+  :mod:`~meshnn.ops.ccl.reduce_scatter`: the collectives;
+- :mod:`~meshnn.ops.ccl.point_to_point`, :mod:`~meshnn.ops.ccl.broadcast`, :mod:`~meshnn.ops.ccl.barrier`,
+  :mod:`~meshnn.ops.ccl.all_to_all` (with :mod:`~meshnn.ops.ccl.a2a_routes`): the exchanges (one
+  shard to another device, one or every shard to a group, a barrier, MoE tokens to their experts'
+  devices and back), within one process.
 
 Every device of a group ends with the same gathered or reduced result; ``reduce_scatter`` leaves
 device i of a group with slice i of ``dim``.  On the simulated mesh a collective is a

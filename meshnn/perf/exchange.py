@@ -1,0 +1,87 @@
+"""The exchanges over Ethernet that are not gathers or reductions: point_to_point, broadcast,
+all_broadcast, barrier, all_to_all_dispatch and all_to_all_combine.
+
+Each is a one-directional line transfer on the 1-D fabric, timed with all_gather's fitted terms
+(:mod:`meshnn.perf.fabric`: the per-call start-up, the cost per hop, the link utilisation of a line
+of ``N`` devices), with ``S`` the bytes of one device's shard (the op's first input):
+
+- point_to_point: ``S`` over its route's hops (``CollectiveConfig.hops``; else the line's ``N-1``);
+- broadcast: the sender's ``S`` forwarded along the line, each link carrying it once: ``S`` over
+  the hops to the farther end (``CollectiveConfig.hops``; else ``N-1``);
+- all_broadcast: every device's shard to every other, an all_gather's traffic: ``(N-1) x S``
+  through the busiest link over ``N-1`` hops;
+- barrier: the hops alone (semaphore packets, no payload);
+- all_to_all_dispatch: each local token to the devices of its top-k experts, at most ``N-1``
+  others: ``min(k, N-1) x S`` (``CollectiveConfig.peers`` = k; None: every other device);
+- all_to_all_combine: the expert outputs back to their tokens' devices, ``(N-1)/N`` of the op's
+  output bytes (the tokens this device does not hold itself).
+
+``num_links`` splits the bytes (clamped to the system's usable links, as the other collectives'
+are); the hops cost is paid once.
+
+May import: :mod:`meshnn.perf.desc`, :mod:`meshnn.perf.fabric`, :mod:`meshnn.perf.hardware`,
+:mod:`meshnn.perf.systems`, :mod:`meshnn.perf.traffic`, :mod:`meshnn.perf.collectives`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from meshnn.perf.collectives import group_size, usable_links
+from meshnn.perf.desc import CollectiveConfig, Fabric, OpDesc, OpFamily, Topology
+from meshnn.perf.fabric import fabric_perf
+from meshnn.perf.prediction import Prediction
+from meshnn.perf.systems import Machine
+from meshnn.perf.traffic import kernel_prediction, traffic
+
+
+def route(desc: OpDesc, devices: int) -> tuple[float, int]:
+    """(bytes through the busiest link, hops of the longest path) of the exchange ``desc`` over a
+    line of ``devices``."""
+    config = desc.collective or CollectiveConfig()
+    shard = float(desc.inputs[0].nbytes)
+    line = devices - 1
+    family = desc.family
+    if family is OpFamily.POINT_TO_POINT:
+        return shard, config.hops or line
+    if family is OpFamily.BROADCAST:
+        return shard, config.hops or line
+    if family is OpFamily.ALL_BROADCAST:
+        return line * shard, line
+    if family is OpFamily.ALL_TO_ALL_DISPATCH:
+        peers = line if config.peers is None else min(config.peers, line)
+        return peers * shard, line
+    if family is OpFamily.ALL_TO_ALL_COMBINE:
+        return line / devices * float(desc.outputs[0].nbytes if desc.outputs else shard), line
+    return 0.0, line  # a barrier: hops only
+
+
+def predict_exchange(desc: OpDesc, machine: Machine) -> Prediction:
+    """The time of the exchange ``desc`` (per-device input and output) on ``machine``."""
+    arch = machine.system.arch
+    config = desc.collective or CollectiveConfig()
+    devices = group_size(desc, machine)
+    memory = traffic(machine, [(t, 1.0) for t in (*desc.inputs, *desc.outputs)], machine.system.compute_cores)
+    if devices < 2:
+        return kernel_prediction(arch, 0.0, memory, 1)
+    links, notes = usable_links(config, machine, desc.op_code)
+    moved, hops = route(desc, devices)
+    fabric = fabric_perf(arch.arch)
+    ag = OpFamily.ALL_GATHER
+    per_hop = fabric.hop_ns[(ag, Topology.LINEAR)]
+    if config.fabric is Fabric.FABRIC_2D:
+        per_hop += arch.hop_latency_2d_ns - arch.hop_latency_1d_ns
+    per_link = moved / links
+    utilization = fabric.utilization_for(ag, Topology.LINEAR, max(devices, 2))
+    transfer = per_link / (arch.eth_line_rate_bytes_per_s * utilization) * 1e9
+    ramp = fabric.ramp_ns[ag] * math.sqrt(per_link / 1e6)
+    return kernel_prediction(
+        arch,
+        0.0,
+        memory,
+        links,
+        fixed_ns=fabric.invocation_ns[ag] + hops * per_hop,
+        link_ns=transfer + ramp,
+        link_bytes=int(per_link),
+        notes=(f"{desc.family.value}: {devices} devices, {hops} hop(s), {links} link(s)", *notes),
+    )
