@@ -136,6 +136,7 @@ from meshnn.ops.conv.config import (  # the conv configs (ttnn.Conv2dConfig...)
     Conv2dSliceConfig,
     Conv3dConfig,
 )
+from meshnn.ops.eltwise.bcast import BcastOpDim, BcastOpMath
 from meshnn.ops.eltwise.binary_special import BinaryOpType
 from meshnn.ops.eltwise.losses import LossReductionMode
 from meshnn.ops.embedding import EmbeddingsType
