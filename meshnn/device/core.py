@@ -118,8 +118,29 @@ class CoreRangeSet:
         """Every core, range after range, each range walked as :meth:`CoreRange.cores`."""
         return [core for r in self.ranges_ for core in r.cores(row_wise=row_wise)]
 
+    def subtract(self, other: CoreRangeSet) -> CoreRangeSet:
+        """The cores of this set outside ``other``, as ranges: each range cut around each of
+        ``other``'s it overlaps (the rows above and below it, then the columns either side)."""
+        if not isinstance(other, CoreRangeSet):
+            raise MeshnnTypeError(f"CoreRangeSet.subtract needs a CoreRangeSet, got {other!r}")
+        pieces = list(self.ranges_)
+        for cut in other.ranges_:
+            pieces = [part for piece in pieces for part in _cut(piece, cut)]
+        return CoreRangeSet(pieces)
+
     def __repr__(self) -> str:
         return f"CoreRangeSet({list(self.ranges_)!r})"
+
+
+def _cut(piece: CoreRange, cut: CoreRange) -> list[CoreRange]:
+    """``piece`` less ``cut``: up to four ranges (above, below, left, right of the overlap)."""
+    if not _overlap(piece, cut):
+        return [piece]
+    (x0, y0), (x1, y1) = (piece.start.x, piece.start.y), (piece.end.x, piece.end.y)
+    top, bottom = max(y0, cut.start.y), min(y1, cut.end.y)
+    boxes = [(x0, y0, x1, top - 1), (x0, bottom + 1, x1, y1)]
+    boxes += [(x0, top, cut.start.x - 1, bottom), (cut.end.x + 1, top, x1, bottom)]
+    return [CoreRange(CoreCoord(a, b), CoreCoord(c, d)) for a, b, c, d in boxes if a <= c and b <= d]
 
 
 def _overlap(a: CoreRange, b: CoreRange) -> bool:

@@ -75,6 +75,8 @@ def _config_of(op: str, grid: object, shard_shape: object, scheme: object, orien
         cores = CoreRangeSet([CoreRange(CoreCoord(0, 0), CoreCoord(grid.x - 1, grid.y - 1))])
     elif isinstance(grid, CoreRangeSet):
         cores = grid
+    elif isinstance(grid, tuple) and len(grid) == 2 and all(type(v) is int and v > 0 for v in grid):
+        cores = CoreRangeSet([CoreRange(CoreCoord(0, 0), CoreCoord(grid[0] - 1, grid[1] - 1))])  # (x, y): a CoreCoord
     else:
         raise MeshnnTypeError(
             f"ttnn.{op}: grid must be a sharded ttnn.MemoryConfig, a CoreGrid, a CoreCoord or a CoreRangeSet, "

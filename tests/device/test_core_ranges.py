@@ -1,0 +1,28 @@
+"""Core-range arithmetic tt-metal's tests use: ``CoreRangeSet.subtract``."""
+
+from __future__ import annotations
+
+import pytest
+
+import meshnn as ttnn
+
+
+def _set(*boxes):
+    return ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(a, b), ttnn.CoreCoord(c, d)) for a, b, c, d in boxes])
+
+
+def test_subtract_leaves_exactly_the_cores_outside():
+    whole = _set((0, 0, 7, 7))
+    cut = _set((2, 2, 3, 4), (6, 0, 7, 0))
+    left = whole.subtract(cut)
+    outside = {(c.x, c.y) for c in whole.cores()} - {(c.x, c.y) for c in cut.cores()}
+    assert {(c.x, c.y) for c in left.cores()} == outside
+    assert left.num_cores() == 64 - 6 - 2  # no core twice (the set refuses overlapping ranges)
+
+
+def test_subtract_of_a_disjoint_set_and_of_itself():
+    a = _set((0, 0, 3, 3))
+    assert a.subtract(_set((5, 5, 6, 6))).num_cores() == 16
+    assert a.subtract(a).num_cores() == 0
+    with pytest.raises(ttnn.MeshnnTypeError, match="CoreRangeSet"):
+        a.subtract((0, 0))
