@@ -166,6 +166,25 @@ def n300_mesh_device(
 
 
 @pytest.fixture(scope="function")
+def bh_1d_mesh_device(
+    request: pytest.FixtureRequest, silicon_arch_name: str, silicon_arch_blackhole: bool, device_params: dict
+) -> Iterator:
+    """Every device of a Blackhole system as an N x 1 line (skipped on the Wormhole systems
+    meshnn simulates, by ``silicon_arch_blackhole``, as tt-metal skips it)."""
+    with opened(meshnn.MeshShape(meshnn.get_num_devices(), 1), device_params, _failed(request)) as mesh:
+        yield mesh
+
+
+@pytest.fixture(scope="function")
+def bh_2d_mesh_device(
+    request: pytest.FixtureRequest, silicon_arch_name: str, silicon_arch_blackhole: bool, device_params: dict
+) -> Iterator:
+    """A Blackhole system's devices as its 2-D mesh (skipped on Wormhole, as above)."""
+    with opened(meshnn.MeshShape(*meshnn.system_spec().mesh_shape), device_params, _failed(request)) as mesh:
+        yield mesh
+
+
+@pytest.fixture(scope="function")
 def device(request: pytest.FixtureRequest, device_params: dict) -> Iterator:
     """Chip 0 of the system as a 1x1 mesh (``ttnn.CreateDevice(device_id=0, ...)``)."""
     with opened(meshnn.MeshShape(1, 1), device_params, _failed(request), physical_device_ids=[0]) as mesh:

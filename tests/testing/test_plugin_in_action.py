@@ -74,6 +74,7 @@ def test_the_fixture_does_what_tt_metals_does(outcomes, name):
         ("test_a_64_device_mesh_is_skipped", "no simulated system has 64 devices (the largest, galaxy, has 32)"),
         ("test_pcie_mesh_device_of_two_is_skipped", "Only 4 PCIe devices are supported for testing"),
         ("test_a_blackhole_only_test_is_skipped_on_wormhole", "got empty parameter set"),
+        ("test_a_blackhole_mesh_test_is_skipped_on_wormhole", "got empty parameter set"),
     ],
 )
 def test_what_cannot_run_here_is_skipped_with_its_reason(outcomes, name, reason):
@@ -107,6 +108,7 @@ def test_every_test_of_the_suite_is_checked(outcomes):
         "test_a_64_device_mesh_is_skipped",
         "test_pcie_mesh_device_of_two_is_skipped",
         "test_a_blackhole_only_test_is_skipped_on_wormhole",
+        "test_a_blackhole_mesh_test_is_skipped_on_wormhole",
         "test_an_unknown_device_params_key_is_an_error",
         "test_a_leak_fails_the_teardown",
         "test_tensors_kept_past_the_test_fail_the_teardown",

@@ -148,6 +148,11 @@ def test_a_blackhole_only_test_is_skipped_on_wormhole(silicon_arch_name, silicon
     raise AssertionError("must be skipped")
 
 
+@pytest.mark.parametrize("device_params", [{"trace_region_size": 100000}], indirect=True)
+def test_a_blackhole_mesh_test_is_skipped_on_wormhole(bh_1d_mesh_device, bh_2d_mesh_device):
+    raise AssertionError("must be skipped")
+
+
 def test_a_leak_fails_the_teardown(mesh_device):
     layout = ttnn.MeshBuffer.create(
         ttnn.ReplicatedBufferConfig(2048),
