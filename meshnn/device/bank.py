@@ -273,6 +273,8 @@ class DeviceAllocator:
         self.trace_region_size = trace_per_bank * arch.num_dram_banks
         self.lock = threading.RLock()
         self.managers: dict[BufferType, BankManager] = _bank_managers(system, l1_small, trace_per_bank)
+        self._busy = 0  # the lock holder's allocator calls in progress (a finalizer may enter one)
+        self._deferred: list[tuple[BufferType, int]] = []  # frees that arrived while busy
 
     def manager(self, buffer_type: BufferType) -> BankManager:
         if not isinstance(buffer_type, BufferType):
@@ -288,12 +290,37 @@ class DeviceAllocator:
         manager = self.managers.get(kind) or self.manager(kind)
         direction = (kind is BufferType.DRAM or kind is BufferType.TRACE) if bottom_up is None else bottom_up  # is_dram
         with self.lock:
-            return manager.allocate(layout, bottom_up=direction)
+            self._busy += 1
+            try:
+                return manager.allocate(layout, bottom_up=direction)
+            finally:
+                self._done()
 
     def deallocate(self, buffer_type: BufferType, address: int) -> None:
+        """Free ``address``.  A free that arrives while this thread is inside an allocator call (a
+        dropped buffer's finalizer, run by the garbage collector in the middle of it) waits until
+        that call is done: the free list is never changed under its own feet."""
         manager = self.managers.get(buffer_type) or self.manager(buffer_type)
         with self.lock:
-            manager.free_list.free(address)  # BankManager.deallocate, without its frame: every free comes here
+            if self._busy:
+                self._deferred.append((buffer_type, address))
+                return
+            self._busy += 1
+            try:
+                manager.free_list.free(address)  # BankManager.deallocate, without its frame: every free comes here
+            finally:
+                self._done()
+
+    def _done(self) -> None:
+        """End an allocator call (the lock held); the outermost one runs the frees deferred meanwhile."""
+        self._busy -= 1
+        while not self._busy and self._deferred:
+            buffer_type, address = self._deferred.pop()
+            self._busy += 1
+            try:
+                self.managers[buffer_type].free_list.free(address)
+            finally:
+                self._busy -= 1
 
     def memory_view(self, buffer_type: BufferType) -> MemoryView:
         with self.lock:
