@@ -25,6 +25,9 @@ def ttnn():
 
 def test_compiled_module_paths_are_meshnns_names(ttnn):
     assert ttnn._ttnn.tensor.Tensor is meshnn.Tensor
+    assert ttnn._ttnn.tensor.MemoryConfig is meshnn.MemoryConfig  # (not meshnn's tensor layer package's names)
+    point_to_point = ttnn._ttnn.operations.point_to_point  # reached by attributes, before any import statement
+    assert point_to_point.p2p_compute_intermediate_tensor_spec is meshnn.p2p_compute_intermediate_tensor_spec
     assert ttnn.types.BufferType is meshnn.BufferType
     assert ttnn._ttnn.operations.core.unsqueeze_to_4D is meshnn.unsqueeze_to_4D
     assert ttnn.operations.binary is ttnn.operations.binary  # one module object per path
