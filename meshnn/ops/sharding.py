@@ -69,14 +69,14 @@ def interleaved_to_sharded(
 
 def _config_of(op: str, grid: object, shard_shape: object, scheme: object, orientation: object) -> MemoryConfig:
     """The sharded L1 config of the grid form of :func:`interleaved_to_sharded`."""
+    if isinstance(grid, tuple) and len(grid) == 2 and all(type(v) is int and v > 0 for v in grid):
+        grid = CoreCoord(*grid)  # (x, y): the CoreCoord ttnn's binding converts it to
     if isinstance(grid, CoreGrid):
         cores = grid.to_core_range_set()
     elif isinstance(grid, CoreCoord):
         cores = CoreRangeSet([CoreRange(CoreCoord(0, 0), CoreCoord(grid.x - 1, grid.y - 1))])
     elif isinstance(grid, CoreRangeSet):
         cores = grid
-    elif isinstance(grid, tuple) and len(grid) == 2 and all(type(v) is int and v > 0 for v in grid):
-        cores = CoreRangeSet([CoreRange(CoreCoord(0, 0), CoreCoord(grid[0] - 1, grid[1] - 1))])  # (x, y): a CoreCoord
     else:
         raise MeshnnTypeError(
             f"ttnn.{op}: grid must be a sharded ttnn.MemoryConfig, a CoreGrid, a CoreCoord or a CoreRangeSet, "
