@@ -87,7 +87,6 @@ from meshnn.mesh.global_semaphore import (
     get_global_semaphore_address,
     reset_global_semaphore_value,
 )
-from meshnn.mesh.memory_plot import plot_memory
 from meshnn.mesh.memory_report import dump_device_memory_state, memory_report
 from meshnn.mesh.memory_timeline import MemoryTimeline
 from meshnn.mesh.planning import planning
@@ -105,9 +104,7 @@ from meshnn.mesh.system import (
     using_distributed_env,
 )
 from meshnn.mesh.trace import MeshTraceId, begin_trace_capture, end_trace_capture, execute_trace, release_trace
-from meshnn.ops.catalog import experimental, prim, public_ops, transformer
 from meshnn.ops.ccl.arguments import ReduceType, Topology
-from meshnn.ops.ccl.point_to_point import p2p_compute_intermediate_tensor_spec  # ttnn._ttnn.operations.point_to_point's
 from meshnn.ops.complex.tensor import ComplexTensor
 from meshnn.ops.config import (
     BlackholeComputeKernelConfig,
@@ -140,6 +137,8 @@ from meshnn.ops.eltwise.bcast import BcastOpDim, BcastOpMath
 from meshnn.ops.eltwise.binary_special import BinaryOpType
 from meshnn.ops.eltwise.losses import LossReductionMode
 from meshnn.ops.embedding import EmbeddingsType
+from meshnn.ops.loading import experimental, prim, transformer
+from meshnn.ops.loading import load_catalog as _load_catalog
 from meshnn.ops.matmul_config import (
     MatmulMultiCoreReuseMultiCast1DProgramConfig,
     MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig,
@@ -159,13 +158,13 @@ from meshnn.ops.norm.group_norm_params import (  # ttnn's group norm helpers (ho
     find_max_tile_span,
     get_group_norm_cores_across_channel,
 )
-from meshnn.ops.perf_capture import PerfCapture, begin_perf_capture, end_perf_capture, perf_capture
 from meshnn.ops.registry import (
     OpKind,
     attach_golden_function,
     get_golden_function,
     register_python_operation,
 )
+from meshnn.ops.registry import public_ops as _public_ops
 from meshnn.perf.tracy_marks import start_tracy_zone, stop_tracy_zone, tracy_frame, tracy_message
 from meshnn.tensor.composers import (
     ConcatMesh2dToTensor,
@@ -177,9 +176,6 @@ from meshnn.tensor.composers import (
     create_mesh_composer,
 )
 from meshnn.tensor.copies import copy_device_to_host_tensor, copy_host_to_device_tensor
-from meshnn.tensor.files.cache import as_tensor
-from meshnn.tensor.files.reader import load_tensor
-from meshnn.tensor.files.writer import dump_tensor
 from meshnn.tensor.interop import distribute, from_torch, to_numpy, to_torch
 from meshnn.tensor.legacy import (
     CppReplicateTensorToMesh,
@@ -228,9 +224,6 @@ from meshnn.tensor.topology import (
 )
 from meshnn.tensor.visualize import visualize_mesh_device, visualize_tensor
 
-globals().update(public_ops())  # every top-level op declared in the registry (meshnn.ops.registry)
-del public_ops
-
 __version__ = "0.1.0"
 
 Device = MeshDevice  # ttnn.Device: a device is a (1x1) mesh, as in ttnn
@@ -276,15 +269,36 @@ def get_memory_view(mesh_device: MeshDevice, buffer_type: BufferType) -> MemoryV
     return mesh_device.get_memory_view(buffer_type)
 
 
-# ``ttnn.graph``, ``ttnn.tracer`` and ``ttnn.CONFIG`` (meshnn.capture) are imported at their first use, not with meshnn:
-# the report writer and graph capture cost an import most runs never use.  A report asked for through
-# $TTNN_CONFIG_OVERRIDES / $TTNN_CONFIG_PATH starts at import, as in ttnn.
+# The ops (``ttnn.add``...) are the registry's, declared when the op catalog loads at the first op
+# asked for (meshnn.ops.loading); ``ttnn.graph``, ``ttnn.tracer`` and ``ttnn.CONFIG``
+# (meshnn.capture), the tensor files, memory plots and perf captures are imported at their first
+# use too: most runs never use the report writer, graph capture or plots.  A report asked for
+# through $TTNN_CONFIG_OVERRIDES / $TTNN_CONFIG_PATH starts at import, as in ttnn.
 _LAZY = {"graph": "meshnn.capture.graph", "tracer": "meshnn.capture.tracer", "CONFIG": "meshnn.capture.config"}
 _LAZY |= {"Config": "meshnn.capture.config", "manage_config": "meshnn.capture.config"}
+_LAZY |= {"plot_memory": "meshnn.mesh.memory_plot", "as_tensor": "meshnn.tensor.files.cache"}
+_LAZY |= {"load_tensor": "meshnn.tensor.files.reader", "dump_tensor": "meshnn.tensor.files.writer"}
+_PERF_CAPTURE = ("PerfCapture", "begin_perf_capture", "end_perf_capture", "perf_capture")
+_LAZY |= dict.fromkeys(_PERF_CAPTURE, "meshnn.ops.perf_capture")
+_LAZY["p2p_compute_intermediate_tensor_spec"] = "meshnn.ops.ccl.point_to_point"  # ttnn._ttnn...point_to_point's
+
+
+def _export_ops() -> dict[str, object]:
+    """Load the op catalog and put every top-level op into this module (names imported above win:
+    none is an op's)."""
+    _load_catalog()
+    ops = {name: op for name, op in _public_ops().items() if name not in globals()}
+    globals().update(ops)
+    return ops
 
 
 def __getattr__(name: str) -> object:
+    if name.startswith("__") and name.endswith("__"):
+        raise AttributeError(f"module 'meshnn' has no attribute {name!r}")
     if name not in _LAZY:
+        _export_ops()
+        if name in globals():  # this thread's load put it there, or another thread's
+            return globals()[name]
         raise AttributeError(f"module 'meshnn' has no attribute {name!r}")
     import importlib
 
@@ -295,7 +309,7 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    return sorted({*globals(), *_LAZY, *_export_ops()})
 
 
 if _os.environ.get("TTNN_CONFIG_OVERRIDES") or _os.environ.get("TTNN_CONFIG_PATH"):

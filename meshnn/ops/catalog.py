@@ -1,8 +1,7 @@
-"""Every op module, imported once so each declares its ops in the registry, and what derives from
-the registry then: the Tensor operators (``a + b`` -> ``ttnn.add``), the ops of ttnn's namespaces
-(``ttnn.transformer``, ``ttnn.experimental``, ``ttnn.prim``) and the public ops the package root
-exports.  Every module of the ops package is imported (:data:`MODULES`), so a new op module needs
-no list of its own: declaring its ops is enough.
+"""Every op module, imported once so each declares its ops in the registry, and the Tensor
+operators (``a + b`` -> ``ttnn.add``) registered from it.  Every module of the ops package is
+imported (:data:`MODULES`), so a new op module needs no list of its own: declaring its ops is
+enough.  :mod:`meshnn.ops.loading` imports this module at the first use of an op.
 
 May import: every op module and :mod:`meshnn.tensor.device_hooks`.
 """
@@ -11,12 +10,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable
-from typing import Any
 
 import meshnn.ops as ops_package
 from meshnn.ops import registry
-from meshnn.ops.config import SDPAProgramConfig
 from meshnn.tensor import device_hooks
 
 MODULES = tuple(
@@ -32,14 +28,3 @@ for _module in MODULES:
 
 for _operator, _function in registry.operators().items():
     device_hooks.register(_operator, _function)
-
-transformer = registry.OpNamespace(
-    "transformer", "ttnn.transformer: fused attention ops.", SDPAProgramConfig=SDPAProgramConfig
-)
-experimental = registry.OpNamespace("experimental", "ttnn.experimental: the experimental ops meshnn has.")
-prim = registry.OpNamespace("prim", "ttnn.prim: the primitive device operations meshnn has.")
-
-
-def public_ops() -> dict[str, Callable[..., Any]]:
-    """The top-level ops by ttnn name, for the package root to export."""
-    return registry.public_ops()

@@ -115,6 +115,18 @@ class _Registry:
 
 
 _OPS = _Registry()
+_LOADER: list[Callable[[], None]] = []
+
+
+def set_loader(loader: Callable[[], None]) -> None:
+    """Make ``loader`` the function that declares every op (:func:`meshnn.ops.loading.load_catalog`):
+    the queries below call it before listing entries, and on a name they do not know yet."""
+    _LOADER[:] = [loader]
+
+
+def _load_all() -> None:
+    for loader in _LOADER:
+        loader()
 
 
 def add(
@@ -205,6 +217,7 @@ def overload(name: str, accepts: Callable[..., bool], implementation: Callable[.
 
 def entries() -> Iterator[OpEntry]:
     """Every entry, in the order they were declared."""
+    _load_all()
     return iter(tuple(_OPS.by_name.values()))
 
 
@@ -212,35 +225,50 @@ def lookup(name: str) -> OpEntry:
     """The entry of ``ttnn.<name>``; a MeshnnValueError naming it when there is none."""
     entry = _OPS.by_name.get(name)
     if entry is None:
+        _load_all()
+        entry = _OPS.by_name.get(name)
+    if entry is None:
         raise MeshnnValueError(f"op registry: meshnn has no op ttnn.{name}")
     return entry
 
 
 def entry_of(function: object) -> OpEntry | None:
-    """The entry whose public function is ``function`` (None for any other object)."""
+    """The entry whose public function is ``function`` (None for any other object); an unknown
+    callable loads the catalog first (it may be an op whose module is not imported yet)."""
     try:
-        return _OPS.by_function.get(function)  # type: ignore[arg-type]
+        entry = _OPS.by_function.get(function)  # type: ignore[arg-type]
     except TypeError:  # unhashable
         return None
+    if entry is None and callable(function):
+        _load_all()
+        entry = _OPS.by_function.get(function)  # type: ignore[arg-type]
+    return entry
 
 
 def family_of(op: str) -> OpEntry | None:
     """The entry of an op launched under ``op`` (``transformer.x``, or its last name), or None."""
-    return _OPS.by_name.get(op) or _OPS.by_short.get(op.rsplit(".", 1)[-1])
+    found = _OPS.by_name.get(op) or _OPS.by_short.get(op.rsplit(".", 1)[-1])
+    if found is None:
+        _load_all()
+        found = _OPS.by_name.get(op) or _OPS.by_short.get(op.rsplit(".", 1)[-1])
+    return found
 
 
 def public_ops() -> dict[str, Callable[..., Any]]:
     """The top-level ops by ttnn name (what ``meshnn/__init__.py`` exports)."""
+    _load_all()
     return {e.name: e.function for e in _OPS.by_name.values() if not e.namespace}
 
 
 def namespace_ops(namespace: str) -> dict[str, Callable[..., Any]]:
     """The ops of ``ttnn.<namespace>`` by their short names."""
+    _load_all()
     return {e.short_name: e.function for e in _OPS.by_name.values() if e.namespace == namespace}
 
 
 def operators() -> dict[str, Callable[..., Any]]:
     """The Tensor operators' ops: ``{"add": ttnn.add, ...}``."""
+    _load_all()
     return {e.operator: e.function for e in _OPS.by_name.values() if e.operator}
 
 
@@ -336,6 +364,9 @@ class OpNamespace(types.ModuleType):
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         entry = _OPS.by_name.get(f"{self._namespace}.{name}")
+        if entry is None:
+            _load_all()
+            entry = _OPS.by_name.get(f"{self._namespace}.{name}")
         if entry is not None:
             return entry.function
         from meshnn.errors import NotImplementedByMeshnn
@@ -350,6 +381,7 @@ def coverage_markdown() -> str:
     """The README's table of ops by kind, made from the entries (a test keeps the README's copy
     equal to it): one row per :class:`OpKind`, its op count and names (namespaced ones with their
     namespace, aliases and in-place forms included)."""
+    _load_all()
     by_kind: dict[OpKind, list[str]] = {kind: [] for kind in OpKind}
     for entry in _OPS.by_name.values():
         by_kind[entry.kind].append(entry.name)

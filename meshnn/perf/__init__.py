@@ -12,42 +12,72 @@ read by :func:`read_ops_perf_csv`, checked against the model by :func:`check_row
 This layer imports only meshnn.errors, meshnn.formats and meshnn.device.
 """
 
-from meshnn.perf.calibrate import (
-    CalibratedOp,
-    FamilyError,
-    RowCheck,
-    calibrate_run,
-    check_rows,
-    family_errors,
-    measured_machine,
-    measured_times,
-)
-from meshnn.perf.calibrate_table import format_calibrated, format_checks
-from meshnn.perf.desc import (
-    AttentionConfig,
-    BufferType,
-    CollectiveConfig,
-    Fabric,
-    Layout,
-    MatmulConfig,
-    MatmulProgram,
-    MemoryLayout,
-    OpDesc,
-    OpFamily,
-    TensorDesc,
-    Topology,
-)
-from meshnn.perf.fidelity import MathFidelity
-from meshnn.perf.hardware import ArchPerf, arch_perf
-from meshnn.perf.host import TT_TRANSFORMERS, TT_TRANSFORMERS_TG, HostModel, StepTime, step_time
-from meshnn.perf.measured import MeasuredRow, read_ops_perf_csv
-from meshnn.perf.model import default_fidelity, predict
-from meshnn.perf.ops_csv import ops_perf_csv, write_ops_perf_csv
-from meshnn.perf.plot import write_time_plot
-from meshnn.perf.prediction import Bound, Prediction
-from meshnn.perf.recorder import DeviceTotals, Record, Recorder
-from meshnn.perf.systems import Machine, SystemPerf, machine, system_perf
-from meshnn.perf.table import format_table
+# Each name of the package and the module that defines it, imported at its first use: most
+# runs need only the op descriptions (meshnn.perf.desc), never the calibration or plots.
+_HOME = {
+    "CalibratedOp": "meshnn.perf.calibrate",
+    "FamilyError": "meshnn.perf.calibrate",
+    "RowCheck": "meshnn.perf.calibrate",
+    "calibrate_run": "meshnn.perf.calibrate",
+    "check_rows": "meshnn.perf.calibrate",
+    "family_errors": "meshnn.perf.calibrate",
+    "measured_machine": "meshnn.perf.calibrate",
+    "measured_times": "meshnn.perf.calibrate",
+    "format_calibrated": "meshnn.perf.calibrate_table",
+    "format_checks": "meshnn.perf.calibrate_table",
+    "AttentionConfig": "meshnn.perf.desc",
+    "BufferType": "meshnn.perf.desc",
+    "CollectiveConfig": "meshnn.perf.desc",
+    "Fabric": "meshnn.perf.desc",
+    "Layout": "meshnn.perf.desc",
+    "MatmulConfig": "meshnn.perf.desc",
+    "MatmulProgram": "meshnn.perf.desc",
+    "MemoryLayout": "meshnn.perf.desc",
+    "OpDesc": "meshnn.perf.desc",
+    "OpFamily": "meshnn.perf.desc",
+    "TensorDesc": "meshnn.perf.desc",
+    "Topology": "meshnn.perf.desc",
+    "MathFidelity": "meshnn.perf.fidelity",
+    "ArchPerf": "meshnn.perf.hardware",
+    "arch_perf": "meshnn.perf.hardware",
+    "TT_TRANSFORMERS": "meshnn.perf.host",
+    "TT_TRANSFORMERS_TG": "meshnn.perf.host",
+    "HostModel": "meshnn.perf.host",
+    "StepTime": "meshnn.perf.host",
+    "step_time": "meshnn.perf.host",
+    "MeasuredRow": "meshnn.perf.measured",
+    "read_ops_perf_csv": "meshnn.perf.measured",
+    "default_fidelity": "meshnn.perf.model",
+    "predict": "meshnn.perf.model",
+    "ops_perf_csv": "meshnn.perf.ops_csv",
+    "write_ops_perf_csv": "meshnn.perf.ops_csv",
+    "write_time_plot": "meshnn.perf.plot",
+    "Bound": "meshnn.perf.prediction",
+    "Prediction": "meshnn.perf.prediction",
+    "DeviceTotals": "meshnn.perf.recorder",
+    "Record": "meshnn.perf.recorder",
+    "Recorder": "meshnn.perf.recorder",
+    "Machine": "meshnn.perf.systems",
+    "SystemPerf": "meshnn.perf.systems",
+    "machine": "meshnn.perf.systems",
+    "system_perf": "meshnn.perf.systems",
+    "format_table": "meshnn.perf.table",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _HOME:
+        raise AttributeError(f"module 'meshnn.perf' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_HOME[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})
+
 
 __all__ = [
     "TT_TRANSFORMERS",

@@ -3,7 +3,8 @@
 ``ttnn.to_layout``, ``ttnn.typecast``, ``ttnn.reshape`` and ``ttnn.to_memory_config`` of a device
 tensor, and the Python operators of a tensor (``a + b``, ``a @ b``, ``a[0:32]``), run as
 MeshWorkloads, which live in :mod:`meshnn.ops` (a higher layer).  The ops layer
-registers them here at import, so the tensor layer never imports upward.  Gathering shards owned
+registers them here when its catalog loads (:func:`set_loader` names the function that loads it,
+called at the first hook asked for), so the tensor layer never imports upward.  Gathering shards owned
 by other ranks needs only the distributed context and lives here in full.
 
 Layer: tensor.  Imports errors and distributed (never ops: ops registers itself here).
@@ -23,17 +24,26 @@ if TYPE_CHECKING:
     from meshnn.tensor.tensor import Tensor
 
 _HOOKS: dict[str, Callable[..., Any]] = {}
+_LOADER: list[Callable[[], None]] = []
 
 
 def register(name: str, function: Callable[..., Any]) -> None:
     _HOOKS[name] = function
 
 
+def set_loader(loader: Callable[[], None]) -> None:
+    """Make ``loader`` the function that registers the hooks (the ops layer's catalog)."""
+    _LOADER[:] = [loader]
+
+
 def _call(name: str, *args: Any, **kwargs: Any) -> Any:
-    try:
-        function = _HOOKS[name]
-    except KeyError:
-        raise MeshnnError(f"{name} of a device tensor needs meshnn's ops layer: import meshnn") from None
+    function = _HOOKS.get(name)
+    if function is None:
+        for loader in _LOADER:
+            loader()
+        function = _HOOKS.get(name)
+    if function is None:
+        raise MeshnnError(f"{name} of a device tensor needs meshnn's ops layer: import meshnn")
     return function(*args, **kwargs)
 
 

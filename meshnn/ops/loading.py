@@ -1,0 +1,57 @@
+"""The op catalog, loaded at the first use of an op rather than with ``import meshnn``.
+
+Importing every op module (:mod:`meshnn.ops.catalog`) costs more than the rest of the package;
+most scripts touch an op only after opening a device.  The registry's queries, the namespaces
+``ttnn.transformer`` / ``ttnn.experimental`` / ``ttnn.prim``, the Tensor operators and the package
+root's ``__getattr__`` call :func:`load_catalog` when a name they are asked for is not declared
+yet; it imports the catalog once (a thread that asks while another loads waits for it, and so
+does a fork: a child never starts with a load half done by a thread it does not have).
+
+May import: :mod:`meshnn.ops.registry`, :mod:`meshnn.ops.config` and
+:mod:`meshnn.tensor.device_hooks` (the catalog itself only when loading).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+
+from meshnn.ops import registry
+from meshnn.ops.config import SDPAProgramConfig
+from meshnn.tensor import device_hooks
+
+_LOCK = threading.RLock()
+_STATE = {"loaded": False, "loading": False}
+
+
+def load_catalog() -> None:
+    """Import every op module once (no-op after the first call, and inside the load itself: an
+    op module's own lookups of ops it imported never start a second load)."""
+    if _STATE["loaded"]:
+        return
+    with _LOCK:
+        if _STATE["loaded"] or _STATE["loading"]:
+            return
+        _STATE["loading"] = True
+        try:
+            importlib.import_module("meshnn.ops.catalog")
+            _STATE["loaded"] = True
+        finally:
+            _STATE["loading"] = False
+
+
+def catalog_loaded() -> bool:
+    """Whether every op module has been imported."""
+    return _STATE["loaded"]
+
+
+os.register_at_fork(before=_LOCK.acquire, after_in_parent=_LOCK.release, after_in_child=_LOCK.release)
+registry.set_loader(load_catalog)
+device_hooks.set_loader(load_catalog)
+
+transformer = registry.OpNamespace(
+    "transformer", "ttnn.transformer: fused attention ops.", SDPAProgramConfig=SDPAProgramConfig
+)
+experimental = registry.OpNamespace("experimental", "ttnn.experimental: the experimental ops meshnn has.")
+prim = registry.OpNamespace("prim", "ttnn.prim: the primitive device operations meshnn has.")
