@@ -204,16 +204,19 @@ def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, factor: np.float32, bias
     mask).  Returns ``(n, b, nqh, s, d)`` float32; a row masked everywhere gives NaN, as its
     softmax does.  Normalised last, as flash attention does."""
     n, b, nqh, s, d = q.shape
-    nkv = k.shape[2]
-    grouped = q.reshape(n, b, nkv, nqh // nkv, s, d) * factor  # (scaling q: s x d values, not s x s_k)
-    scores = np.matmul(grouped, np.swapaxes(k, -1, -2)[:, :, :, None])  # (n, b, nkv, group, s, s_k)
+    nkv, sk = k.shape[2], k.shape[3]
+    group = nqh // nkv
+    # A k / v head's q heads are stacked as rows of one product (group * s rows): numpy's matmul
+    # runs BLAS on whole matrices, but falls back to a loop far slower on a broadcast operand.
+    grouped = q.reshape(n, b, nkv, group * s, d) * factor  # (scaling q: s x d values, not s x s_k)
+    scores = np.matmul(grouped, np.swapaxes(k, -1, -2)).reshape(n, b, nkv, group, s, sk)
     if bias is not None:
         scores += bias
     with np.errstate(invalid="ignore"):
         scores -= scores.max(axis=-1, keepdims=True)
     np.exp(scores, out=scores)
     total = scores.sum(axis=-1, keepdims=True)
-    out = np.matmul(scores, v[:, :, :, None])  # (n, b, nkv, group, s, d)
+    out = np.matmul(scores.reshape(n, b, nkv, group * s, sk), v).reshape(n, b, nkv, group, s, d)
     out /= total  # (s x d values, not s x s_k)
     return out.reshape((n, b, nqh, s, d))
 
