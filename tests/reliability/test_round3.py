@@ -240,7 +240,10 @@ def test_a_child_forked_after_the_dispatch_thread_ran_does_not_hang(tmp_path):
 
 @pytest.fixture
 def small_host(monkeypatch):
-    """A host with 100 MiB available, as the slab check sees it."""
+    """A host with 100 MiB available, as the slab check sees it, and no slab pooled, by earlier tests
+    or this one (pooled slabs count as memory the check can give back)."""
+    slab.SLAB_POOL.clear()
+    monkeypatch.setattr(slab.SLAB_POOL, "limit", 0)
     monkeypatch.setattr(slab, "available_bytes", lambda: 100 * MIB, raising=False)
 
 
@@ -259,7 +262,7 @@ def test_a_creation_op_bigger_than_host_memory_is_refused_before_anything_is_all
 def test_an_op_output_bigger_than_host_memory_is_refused_before_anything_is_allocated(small_host):
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="n150")
     try:
-        x = ttnn.zeros([1024, 1024, 16], dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh)  # 64 MiB
+        x = ttnn.zeros([512, 32, 1024], dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh)  # 64 MiB, whole tiles
         before = mesh.allocator.memory_view(ttnn.BufferType.DRAM).total_bytes_allocated_per_bank
         with pytest.raises(HostMemoryError, match=r"ttnn\.concat"):
             ttnn.concat([x, x], dim=0)  # 128 MiB
