@@ -197,3 +197,49 @@ def test_program_cache_counts_distinct_programs(mesh, rng):
     mesh.disable_and_clear_program_cache()
     assert mesh.num_program_cache_entries() == 0
     mesh.enable_program_cache()
+
+
+# ---------------------------------------------------------------- experimental.broadcast_to
+
+
+@pytest.mark.parametrize(
+    ("shape", "target"),
+    [((1,), (2, 10)), ((1, 1, 64, 64), (3, 5, 64, 64)), ((2, 1, 4, 1), (2, 17, 4, 64)), ((1, 3, 1, 4), (7, 3, 32, 4))],
+)
+@pytest.mark.parametrize("dtype", [ttnn.bfloat16, ttnn.float32])
+def test_broadcast_to_is_numpys_broadcast_of_the_values(mesh, rng, shape, target, dtype):
+    x = rng.uniform(-50, 50, shape).astype(np.float32)
+    want = np.broadcast_to(bf16(x) if dtype is ttnn.bfloat16 else x.astype(np.float64), target)
+    out = ttnn.experimental.broadcast_to(put(mesh, x, dtype), ttnn.Shape(target), memory_config=ttnn.L1_MEMORY_CONFIG)
+    assert tuple(out.shape) == target and out.dtype is dtype
+    assert out.memory_config().buffer_type is ttnn.BufferType.L1
+    same(out, want)  # a move: the values exactly, in the input's dtype
+
+
+def test_broadcast_to_writes_into_a_preallocated_output(mesh, rng):
+    x = rng.uniform(-50, 50, (1, 1, 1, 32)).astype(np.float32)
+    out = put(mesh, np.zeros((2, 3, 32, 32), np.float32))
+    address = out.buffer_address()
+    got = ttnn.experimental.broadcast_to(put(mesh, x), [2, 3, 32, 32], output=out)
+    assert got.buffer_address() == address
+    same(out, np.broadcast_to(x.astype(np.float64), (2, 3, 32, 32)))
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda t, m: ttnn.experimental.broadcast_to(t, [1, 1, 32, 3]), "cannot be broadcast"),
+        (lambda t, m: ttnn.experimental.broadcast_to(t, [32, 32]), "more dims"),
+        (lambda t, m: ttnn.experimental.broadcast_to(t, [1, 1, 1, 32, 32]), "at most 4D"),
+        (lambda t, m: ttnn.experimental.broadcast_to(put(m, np.ones((1, 1, 32, 32)), ttnn.int32), [2, 1, 32, 32]),
+         "only bfloat16 and float32"),
+        (lambda t, m: ttnn.experimental.broadcast_to(put(m, np.ones((1, 1, 32, 32)), layout=RM), [2, 1, 32, 32]),
+         "TILE"),
+        (lambda t, m: ttnn.experimental.broadcast_to(t, [2, 1, 32, 32], output=put(m, np.ones((2, 1, 32, 32)),
+                                                                                    ttnn.bfloat16)), "dtype|float32"),
+    ],
+)  # fmt: skip
+def test_broadcast_to_refuses_what_ttnn_refuses(mesh, call, message):
+    t = put(mesh, np.ones((1, 1, 32, 32), np.float32))
+    with pytest.raises((ttnn.MeshnnValueError, ttnn.MeshnnTypeError), match=message):
+        call(t, mesh)

@@ -1,6 +1,8 @@
 """Repetition: ``ttnn.repeat`` (the tensor tiled ``repeat_dims`` times, as torch's ``repeat``; a
 longer ``repeat_dims`` adds leading dims, a shorter one repeats the trailing dims, a 0 empties
-the dim) and ``ttnn.repeat_interleave`` (each element repeated along ``dim``).
+the dim), ``ttnn.repeat_interleave`` (each element repeated along ``dim``) and
+``ttnn.experimental.broadcast_to`` (size-1 dims broadcast to a shape, as torch's
+``broadcast_to``: bfloat16 / float32 TILE tensors of rank 4 or less, as ttnn's kernel has them).
 
 ``repeat_interleave`` of a tensor not in bfloat16 goes through bfloat16 on ttnn (typecast,
 repeat, typecast back), so its values round to bfloat16: meshnn rounds them the same way.
@@ -15,13 +17,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from meshnn.errors import MeshnnValueError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.bfloat16 import round_to_bfloat16
 from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
 from meshnn.mesh.op_keywords import Keyword, choice, ttnn_keywords
-from meshnn.ops.checks import device_input, int_arg, int_list
+from meshnn.ops.checks import device_input, int_arg, int_list, same_mesh
 from meshnn.ops.movement.rearrange import rearranged
-from meshnn.ops.outputs import out_spec_like
+from meshnn.ops.outputs import out_spec_like, output_into
 from meshnn.ops.registry import OpKind, register, torch_golden
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
@@ -91,3 +94,73 @@ def repeat_interleave(
         return out
 
     return rearranged(op, tensor, spec, interleave, new_values=through_bfloat16)
+
+
+def _broadcast_shape(op: str, tensor: Tensor, output_shape: Sequence[int]) -> tuple[int, ...]:
+    """``output_shape`` checked as ttnn checks it: rank 4 or less and no smaller than the input's,
+    each input dim (from the right) equal to the output's or 1."""
+    shape = tuple(tensor.shape)
+    target = tuple(int_list(op, "output_shape", list(output_shape)))
+    if len(shape) > len(target):
+        raise MeshnnValueError(f"ttnn.{op}: input {list(shape)} has more dims than output_shape {list(target)}")
+    if any(d < 0 for d in target):
+        raise MeshnnValueError(f"ttnn.{op}: output_shape {list(target)} must hold non-negative sizes")
+    if len(target) > 4:
+        raise MeshnnValueError(f"ttnn.{op}: shapes must be at most 4D, got output_shape {list(target)}")
+    for i in range(1, len(shape) + 1):
+        if shape[-i] not in (1, target[-i]):
+            raise MeshnnValueError(
+                f"ttnn.{op}: input dim {-i} (size {shape[-i]}) cannot be broadcast to output dim {-i} "
+                f"(size {target[-i]})"
+            )
+    return target
+
+
+@register(
+    "experimental.broadcast_to",
+    kind=OpKind.DATA_MOVEMENT,
+    family=OpFamily.COPY,
+    device_operation="BcastToOperation",
+    golden=torch_golden(lambda torch, input, output_shape, **_: input.broadcast_to(tuple(output_shape))),
+)
+def broadcast_to(
+    input: Tensor,
+    output_shape: Sequence[int],
+    *,
+    memory_config: MemoryConfig | None = None,
+    output: Tensor | None = None,
+) -> Tensor:
+    """``input`` with its size-1 dims broadcast to ``output_shape`` (torch's ``broadcast_to``),
+    written into ``output`` when given (which must have that shape and the input's dtype and
+    layout).  Interleaved memory only, as ttnn's kernel."""
+    op = "experimental.broadcast_to"
+    tensor = device_input(op, "input", input)
+    target = _broadcast_shape(op, tensor, output_shape)
+    if tensor.dtype not in (DataType.BFLOAT16, DataType.FLOAT32):
+        raise MeshnnTypeError(f"ttnn.{op}: For input dtype {tensor.dtype}, only bfloat16 and float32 are supported")
+    if tensor.layout is not Layout.TILE:
+        raise MeshnnValueError(f"ttnn.{op}: the input must be in TILE layout, got {tensor.layout}")
+    for name, config in (("input", tensor.memory_config()), ("output", memory_config)):
+        if config is not None and config.is_sharded():
+            raise MeshnnValueError(f"ttnn.{op}: {name} sharding is not supported (interleaved DRAM / L1 only)")
+    spec = out_spec_like(tensor, shape=target, memory_config=memory_config, op=op)
+    into = None
+    if output is not None:
+        mesh = same_mesh(op, {"input": tensor})
+        probe = output.spec if isinstance(output, Tensor) else spec
+        into = output_into(op, mesh, output, probe, tensor.storage.coords)  # type: ignore[union-attr]
+        if tuple(into.shape) != target or into.layout is not tensor.layout or into.dtype is not tensor.dtype:
+            raise MeshnnValueError(
+                f"ttnn.{op}: output {list(into.shape)} {into.dtype} must be {list(target)} {tensor.dtype} "
+                f"in {tensor.layout}, as the input"
+            )
+        if into.memory_config().is_sharded():
+            raise MeshnnValueError(f"ttnn.{op}: output sharding is not supported (interleaved DRAM / L1 only)")
+        spec = into.spec
+    rank = len(target)
+
+    def expand(x: np.ndarray) -> np.ndarray:
+        values = x.reshape((x.shape[0],) + (1,) * (rank - (x.ndim - 1)) + x.shape[1:])
+        return np.broadcast_to(values, (x.shape[0], *target))
+
+    return rearranged(op, tensor, spec, expand, into=into)
