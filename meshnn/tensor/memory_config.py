@@ -95,7 +95,8 @@ def create_sharded_memory_config(
     HEIGHT: each core takes ``ceil(height / cores)`` rows; WIDTH: ``ceil(width / cores)`` columns;
     BLOCK: a grid of ``ceil(height / grid rows) x ceil(width / grid columns)`` blocks (rows and
     columns swap for COL_MAJOR).  With ``use_height_and_width_as_shard_shape`` the last two dims of
-    ``shape`` are the shard shape itself.
+    ``shape`` are the shard shape itself, ``(height, width)`` for ROW_MAJOR and ``(width, height)``
+    for COL_MAJOR, as ttnn reads them.
     """
     if not isinstance(strategy, ShardStrategy):
         raise MeshnnTypeError(f"strategy must be a ShardStrategy, got {strategy!r}")
@@ -113,7 +114,8 @@ def create_sharded_memory_config(
     if use_height_and_width_as_shard_shape:
         if len(dims) < 2:
             raise MeshnnValueError("use_height_and_width_as_shard_shape needs a shape of rank >= 2")
-        shard = (dims[-2], dims[-1])
+        # ttnn reads the two dims as (width, height) for COL_MAJOR: callers pass them swapped
+        shard = (dims[-2], dims[-1]) if orientation is ShardOrientation.ROW_MAJOR else (dims[-1], dims[-2])
     elif strategy is ShardStrategy.HEIGHT:
         shard = (math.ceil(height / grid.num_cores()), width)
     elif strategy is ShardStrategy.WIDTH:

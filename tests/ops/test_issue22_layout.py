@@ -149,3 +149,20 @@ def test_embedding_returns_ttnns_rank(mesh, rng):
     )
     with pytest.raises(ttnn.MeshnnValueError, match="input_tensor"):
         ttnn.embedding(wide, weights)
+
+
+@pytest.mark.parametrize(
+    ("orientation", "strategy", "given", "shard"),
+    [
+        (ttnn.ShardOrientation.ROW_MAJOR, ttnn.ShardStrategy.HEIGHT, (128, 1024), (128, 1024)),
+        (ttnn.ShardOrientation.COL_MAJOR, ttnn.ShardStrategy.HEIGHT, (1024, 128), (128, 1024)),
+        (ttnn.ShardOrientation.COL_MAJOR, ttnn.ShardStrategy.WIDTH, (128, 1024), (1024, 128)),
+    ],
+)
+def test_a_shard_shape_given_for_col_major_is_read_width_first_as_ttnn_reads_it(orientation, strategy, given, shard):
+    """tt-metal's test_add_with_height_sharding passes (1024, 1024 // 8) for a COL_MAJOR height shard of
+    a 1024 x 1024 tensor: ttnn's create_sharded_memory_config takes (width, height) then."""
+    config = ttnn.create_sharded_memory_config(
+        given, ttnn.CoreGrid(y=2, x=4), strategy, orientation, use_height_and_width_as_shard_shape=True
+    )
+    assert tuple(config.shard_spec.shape) == shard and config.shard_spec.orientation is orientation
