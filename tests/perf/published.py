@@ -27,7 +27,7 @@ from meshnn.perf import (
 )
 from meshnn.perf.systems import Machine
 
-from . import published_ccl
+from . import published_ccl, published_ccl_full
 from .figure import Figure
 from .published_ccl import BH_GALAXY
 from .published_decode import bandwidth_figures, decode_figures
@@ -210,6 +210,26 @@ def _ccl_figures() -> list[Figure]:
     return out
 
 
+def _ccl_full_figures() -> list[Figure]:
+    """The FULL tables' rows the SUMMARY ones leave out (:mod:`tests.perf.published_ccl_full`)."""
+    machines = {"WH": machine("t3k", (1, 8)), "BH": Machine(BH_GALAXY, (1, 8))}
+    out = []
+    for arch, family, n, topology, buffer, size, us in published_ccl_full.rows():
+
+        def model(f=family, m=machines[arch], n=n, t=topology, s=size, b=buffer):
+            return published_ccl.ccl_us(f, m, n, t, s, b)
+
+        where = "" if buffer is BufferType.DRAM else " L1"
+        name = f"{arch} {family.name.lower()} N={n} {topology.value}{where} T={size} B (FULL)"
+        why = published_ccl_full.MISSES.get((arch, family, n, topology, buffer, size), "")
+        fit = published_ccl_full.fitted(arch, family, n, topology, size)
+        src = published_ccl_full.source(arch)
+        out.append(
+            Figure(name, src, us, us, "us", model, covered=not why, why_not=why, fitted=fit, group="collectives")
+        )
+    return out
+
+
 def _ring_speedup(family: OpFamily) -> float:
     t3k = machine("t3k", (1, 8))
     line = published_ccl.ccl_us(family, t3k, 8, Topology.LINEAR, 1 << 30)
@@ -236,6 +256,7 @@ def _ring_figures() -> list[Figure]:
 def figures() -> list[Figure]:
     """Every published op-level figure here: those the model covers, then the known misses."""
     every = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *bandwidth_figures(), *_ccl_figures()]
+    every += _ccl_full_figures()
     every += [*_ring_figures(), *decode_figures()]
     return [f for f in every if f.covered] + [f for f in every if not f.covered]
 
