@@ -20,10 +20,12 @@ program but the DRAM-sharded one, whose readers sit next to their banks.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from meshnn.perf.desc import TILE, MatmulConfig, MatmulProgram, OpDesc
 from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.latency import op_latency
+from meshnn.perf.matmul_auto import auto_matmul_config
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, sfpu_cycles_per_tile, traffic
@@ -64,8 +66,21 @@ def activation_stream_cycles(desc: OpDesc, machine: Machine, row_tiles: int, k_t
     return rows_per_core * k_tiles * a.tile_bytes / machine.system.arch.dram_activation_bytes_per_cycle
 
 
+def chosen_config(desc: OpDesc, machine: Machine) -> OpDesc:
+    """``desc`` with the program config ttnn picks when it was given none (no core grid either, in0
+    not sharded: :func:`meshnn.perf.matmul_auto.auto_matmul_config`); else ``desc`` itself."""
+    config = desc.matmul or MatmulConfig()
+    if config.program is not MatmulProgram.DEFAULT or config.user_core_grid or config.grid or desc.core_grid:
+        return desc
+    if desc.inputs[0].sharded:
+        return desc
+    auto = auto_matmul_config(desc, machine)
+    return desc if auto is None else replace(desc, matmul=auto)
+
+
 def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     """The time of ``desc`` (a MATMUL with inputs a, b[, bias] and one output) on ``machine``."""
+    desc = chosen_config(desc, machine)
     a, b, out = desc.inputs[0], desc.inputs[1], desc.outputs[0]
     arch = machine.system.arch
     fidelity = desc.fidelity or MathFidelity.HiFi2

@@ -27,7 +27,7 @@ from meshnn.perf import (
 )
 from meshnn.perf.systems import Machine
 
-from . import published_ccl, published_ccl_full
+from . import published_ccl, published_ccl_full, published_gemm_oob
 from .figure import Figure
 from .published_ccl import BH_GALAXY
 from .published_decode import bandwidth_figures, decode_figures
@@ -140,6 +140,22 @@ def _oob_figures() -> list[Figure]:
         )
         for name, m, k, n, d, f, traced, tf, fit in rows
     ]
+
+
+def _oob_table_figures() -> list[Figure]:
+    """The rest of GEMM_FLOPS.md's out-of-box N150 table (:mod:`tests.perf.published_gemm_oob`)."""
+    out = []
+    for dtype, fid, traced, (m, k, n), tf in published_gemm_oob.rows():
+
+        def model(m=m, k=k, n=n, d=dtype, f=fid, t=traced):
+            return gemm_tflops("n150", m, k, n, d, f, None, default=True, traced=t)
+
+        mode = "traced" if traced else "eager"
+        name = f"N150 out-of-box {m}x{k}x{n} {dtype} {fid.name} ({mode})"
+        why = published_gemm_oob.why(dtype, traced, (m, k, n))
+        src = published_gemm_oob.SOURCE
+        out.append(Figure(name, src, tf, tf, "TFLOPs", model, covered=not why, why_not=why, group="matmul"))
+    return out
 
 
 def _dram_test_figure(mib: int, gibps: int, shape: tuple[int, ...], sharded: bool) -> Figure:
@@ -256,7 +272,7 @@ def _ring_figures() -> list[Figure]:
 def figures() -> list[Figure]:
     """Every published op-level figure here: those the model covers, then the known misses."""
     every = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *bandwidth_figures(), *_ccl_figures()]
-    every += _ccl_full_figures()
+    every += [*_ccl_full_figures(), *_oob_table_figures()]
     every += [*_ring_figures(), *decode_figures()]
     return [f for f in every if f.covered] + [f for f in every if not f.covered]
 
