@@ -74,3 +74,27 @@ def test_the_block_shrinks_to_fit_l1():
     assert l1 == 1_499_136 - 105_824
     assert _block_factor(t, t, t, l1, fp32_acc=False) == 16
     assert _block_factor(t, t, t, l1, fp32_acc=True) == 8
+
+
+def prefill_mlp(program: MatmulProgram, weight_buffer: BufferType = BufferType.DRAM) -> OpDesc:
+    """Llama-3.1-8B's w1 over a 128-token prefill as tt_transformers runs it on an N150: a 2-D program
+    on an 8x4 grid, one tile row and 56 tile columns a core, a bfloat4_b weight width-sharded in DRAM."""
+    x = TensorDesc((1, 1, 128, 4096))
+    memory = MemoryLayout.WIDTH_SHARDED if weight_buffer is BufferType.DRAM else MemoryLayout.INTERLEAVED
+    w = TensorDesc((1, 1, 4096, 14336), "BFLOAT4_B", buffer=weight_buffer, memory=memory)
+    config = MatmulConfig(program, (8, 4), per_core_m=1, per_core_n=56)
+    return OpDesc(OpFamily.MATMUL, (x, w), (TensorDesc((1, 1, 128, 14336)),), fidelity="LoFi", matmul=config)
+
+
+def test_a_2d_program_waits_for_its_in1_senders():
+    """Only the grid's top row reads in1 in a 2-D multicast program: 8 cores each read 56 x 128
+    bfloat4_b tiles (4.1 MB) at one core's read rate, 344 us, longer than the tile multiplies (the
+    model had 212 us: its DRAM term spread the weight over every bank at the whole chip's rate)."""
+    p = predict(prefill_mlp(MatmulProgram.MULTICAST_2D), "n150")
+    sender_ns = 56 * 128 * 576 / 12.0
+    assert p.memory_ns == pytest.approx(sender_ns)
+    assert p.kernel_ns > sender_ns > p.compute_ns
+    one_d = predict(prefill_mlp(MatmulProgram.MULTICAST_1D), "n150")  # every core reads its own columns
+    assert one_d.memory_ns < sender_ns
+    in_l1 = predict(prefill_mlp(MatmulProgram.MULTICAST_2D, BufferType.L1), "n150")
+    assert in_l1.memory_ns < sender_ns
