@@ -246,6 +246,21 @@ def _ccl_full_figures() -> list[Figure]:
     return out
 
 
+def _back_to_back_figures() -> list[Figure]:
+    """FULL_wormhole's eight calls back to back: shown beside the model's call alone, not claimed."""
+    t3k, why = machine("t3k", (1, 8)), published_ccl_full.BACK_TO_BACK_WHY
+    out = []
+    for family, us in published_ccl_full.back_to_back_rows():
+
+        def alone(f=family):
+            return published_ccl.ccl_us(f, t3k, 8, Topology.RING, 16 * 1024)
+
+        name = f"WH {family.name.lower()} N=8 Ring T=16384 B, 8 back to back (FULL)"
+        src = published_ccl_full.source("WH")
+        out.append(Figure(name, src, us, us, "us", alone, covered=False, why_not=why, group="collectives"))
+    return out
+
+
 def _ring_speedup(family: OpFamily) -> float:
     t3k = machine("t3k", (1, 8))
     line = published_ccl.ccl_us(family, t3k, 8, Topology.LINEAR, 1 << 30)
@@ -272,7 +287,7 @@ def _ring_figures() -> list[Figure]:
 def figures() -> list[Figure]:
     """Every published op-level figure here: those the model covers, then the known misses."""
     every = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *bandwidth_figures(), *_ccl_figures()]
-    every += [*_ccl_full_figures(), *_oob_table_figures()]
+    every += [*_ccl_full_figures(), *_back_to_back_figures(), *_oob_table_figures()]
     every += [*_ring_figures(), *decode_figures()]
     return [f for f in every if f.covered] + [f for f in every if not f.covered]
 
