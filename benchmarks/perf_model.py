@@ -5,7 +5,7 @@ predicted beside Tenstorrent's published figures.
 (event -> OpDesc -> prediction -> record) added to a tiny op, in us per op beside the limit measured
 in the same run: the tiny op itself (``ttnn.add`` of one 32x32 bfloat16 tile on a 1x1 mesh).
 
-(b) Llama-3.2-1B, 3B, Llama-3.1-8B and 70B written as tt_transformers writes them
+(b) Llama-3.2-1B, 3B, Llama-3.1-8B and 70B (and Mistral-7B) written as tt_transformers writes them
 (:mod:`tt_llama`: every layer, the embedding, the rotary lookups, the LM head; its precisions and
 fidelities) on planning meshes of N150, N300, T3000 and the Galaxy, each: a decode step of one user at
 position 228 (a 128-token prompt, then the middle of 200 generated tokens: PERF.md's run), traced, and
@@ -15,7 +15,7 @@ step (:mod:`meshnn.perf.host`), each in its own column of the table and the CSV.
 published figure (tt-metal models/tt_transformers/PERF.md, performance table): tokens/s/user for decode,
 time to first token for the prefill.  The 1B and 3B rows fitted the host's figures (and the decode
 matmuls' single-use weight tile, and on the Galaxy a per-layer residual the model does not explain,
-shown in its own column); the 8B and 70B rows are checks: the model was not fitted to them.
+shown in its own column); the 8B, 70B and Mistral-7B rows are checks: the model was not fitted to them.
 
 Prints the tables and one JSON line; ``--csv FILE`` also writes the whole-model rows as CSV.
 """
@@ -36,7 +36,7 @@ from meshnn import perf
 from meshnn.perf.host import TT_TRANSFORMERS, TT_TRANSFORMERS_TG, step_time
 
 sys.path.insert(0, str(Path(__file__).parent))
-from tt_llama import LLAMA_1B, LLAMA_3B, LLAMA_8B, LLAMA_70B, NOT_MODELLED, Llama
+from tt_llama import LLAMA_1B, LLAMA_3B, LLAMA_8B, LLAMA_70B, NOT_MODELLED, Llama, Shape
 
 PROMPT, POSITION = 128, 128 + 100
 SYSTEMS = {"N150": ("n150", (1, 1)), "N300": ("n300", (1, 2)), "T3K": ("t3k", (1, 8)), "TG": ("galaxy", (8, 4))}
@@ -55,10 +55,19 @@ PUBLISHED = {  # (model, system): (tokens/s/user, TTFT ms or None), PERF.md's pe
     ("Llama-3.1-8B", "TG"): (29.5, None),
     ("Llama-3.1-70B", "T3K"): (16.6, 164.0),
     ("Llama-3.1-70B", "TG"): (12.7, None),
+    ("Mistral-7B", "N150"): (29.75, 100.24),
+    ("Mistral-7B", "N300"): (47.01, 65.95),
+    ("Mistral-7B", "T3K"): (67.82, 53.93),
 }
+MISTRAL_7B = Shape("Mistral-7B", 32, 4096, 32, 8, 128, 14336, vocab=32768)
+"""Mistral-7B-Instruct-v0.3 (HF config; tt_transformers' README lists it for N150): a Llama-shaped decoder
+with a 32768-token vocabulary, run as tt_transformers runs the Llamas (PERF.md's performance configuration:
+bfloat4_b MLP, bfloat8_b attention).  PERF.md does not say which Mistral-7B it timed (v0.1/v0.2 have 32000
+tokens: 0.1% of the weights).  Its rows are checks."""
 FITTED = ("Llama-3.2-1B", "Llama-3.2-3B")
 RUNS = [(LLAMA_1B, s) for s in ("N150", "N300", "T3K", "TG")] + [(LLAMA_3B, s) for s in ("N150", "N300", "T3K", "TG")]
 RUNS += [(LLAMA_8B, s) for s in ("N150", "N300", "T3K", "TG")] + [(LLAMA_70B, s) for s in ("T3K", "TG")]
+RUNS += [(MISTRAL_7B, s) for s in ("N150", "N300", "T3K")]
 
 
 # ------------------------------------------------------------------------ (a) the model's cost
@@ -208,7 +217,8 @@ def main() -> None:
     print_rows(rows)
     print("    host: meshnn.perf.host.TT_TRANSFORMERS (1-D) and TT_TRANSFORMERS_TG, fitted to the 1B and 3B rows;")
     print(
-        "    resid: the Galaxy's per-layer residual (fitted, not modelled: see TT_TRANSFORMERS_TG); 8B and 70B: checks"
+        "    resid: the Galaxy's per-layer residual (fitted, not modelled: see TT_TRANSFORMERS_TG); "
+        "8B, 70B and Mistral-7B: checks"
     )
     print("    not modelled: " + "; ".join(NOT_MODELLED))
     checks = [abs(r["error"]) for r in rows if r["role"] == "check" and r["error"] is not None]

@@ -52,6 +52,20 @@ NORM_DEFAULT = MathFidelity.HiFi4
 """layer_norm / rms_norm pass HiFi4 [tt-metal: layernorm.cpp, ``init_device_compute_kernel_config(
 arch, compute_kernel_config, MathFidelity::HiFi4, true, false, false)``]."""
 
+ROTARY_DEFAULT = MathFidelity.HiFi4
+"""the rotary embeddings (rotary_embedding, rotary_embedding_llama and its fused_qk form) pass HiFi4
+[tt-metal: rotary_embedding*.cpp, ``init_device_compute_kernel_config(arch, compute_kernel_config,
+MathFidelity::HiFi4, true, false, false)``]."""
+
+ROTARY_OP_CODES = frozenset(
+    {
+        "RotaryEmbeddingDeviceOperation",
+        "RotaryEmbeddingLlamaDeviceOperation",
+        "RotaryEmbeddingLlamaFusedQKDeviceOperation",
+    }
+)
+"""The profiler's op codes of the ops ROTARY_DEFAULT is for."""
+
 SDPA_DEFAULT = MathFidelity.HiFi2
 """scaled_dot_product_attention passes HiFi2 [tt-metal: sdpa.cpp / ring_joint_sdpa.cpp,
 ``MathFidelity::HiFi2, true, false, false``]."""

@@ -30,7 +30,7 @@ class ArchPerf:
     clock_hz: float
     lofi_cycles_per_tile: int  # one 32x32x32 tile multiply at LoFi; x phases at higher fidelity
     operand_bytes_per_cycle: float  # fitted: cost of feeding a tile multiply its operands
-    dram_activation_bytes_per_cycle: float  # fitted: a core's unhidden read of in0 from interleaved DRAM
+    dram_activation_bytes_per_cycle: float  # fitted: one core's read rate from DRAM (in0 / in1 senders)
     fpu_eltwise_cycles_per_tile: int  # an FPU add / mul of two tiles at LoFi
     reduce_cycles_per_tile: int
     sfpu_elements_per_cycle: int
@@ -117,7 +117,9 @@ _WH_SOURCES = {
     "operand_bytes_per_cycle": f"fitted: {GEMM} N150 manual traced 16384^3 rows (BF16 HiFi4 54.26, BF16 "
     "HiFi2 85.36, BFP8 HiFi2 102.44, BFP8 LoFi 163.19, BFP4 LoFi 199.72 TFLOPs): one constant, all within 5%",
     "dram_activation_bytes_per_cycle": f"fitted: {GEMM} N150 manual all-DRAM rows 4096^3 (BF16 HiFi2 68.45, "
-    "BFP8 LoFi 140.53 TFLOPs) against the L1-sharded rows of the same table",
+    "BFP8 LoFi 140.53 TFLOPs) against the L1-sharded rows of the same table (the in0 senders' unhidden read); "
+    "also the rate of a 2-D program's in1 sender, unfitted there (checked by the out-of-box table's rows and "
+    "the Llama prefill times of PERF.md)",
     "dram_spec_bytes_per_s": f"{DRAM_WH}: spec 288 GB/s at 12 GT/s (336 at 14 GT/s)",
     "dram_sharded_bytes_per_s": f"{DRAM_WH}: DRAM u-benchmark 267 GB/s at 12 GT/s",
     "dram_interleaved_bytes_per_s": "tt-metal: tests/device_perf_tests/dram_bandwidth/test_dram_bandwidth.py: "

@@ -11,7 +11,13 @@ is reused, and a multiply costs at least ``single_use_weight_tile_cycles``
 
 Memory: each DRAM tensor is read once (multicast programs read a block once and send it along the
 grid's rows or columns); the output is written once.  A DRAM-sharded program streams its weight at
-the bank-adjacent rate and computes on one core per DRAM bank.
+the bank-adjacent rate and computes on one core per DRAM bank.  In a 2-D multicast program only the
+grid's top row reads in1, so the DRAM side lasts at least as long as one such sender takes to read
+its columns at a single core's rate (:func:`in1_sender_cycles`): what bounds a short-M prefill
+matmul whose large weight only 8 cores read.
+
+A matmul given no program config (nor core grid) runs the program ttnn would pick
+(:mod:`meshnn.perf.matmul_auto`).
 
 Fixed cost: the launch, plus the multicast pipeline fill (first blocks read and sent) for every
 program but the DRAM-sharded one, whose readers sit next to their banks.
@@ -20,10 +26,12 @@ program but the DRAM-sharded one, whose readers sit next to their banks.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from meshnn.perf.desc import TILE, MatmulConfig, MatmulProgram, OpDesc
 from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.latency import op_latency
+from meshnn.perf.matmul_auto import auto_matmul_config
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, sfpu_cycles_per_tile, traffic
@@ -64,8 +72,36 @@ def activation_stream_cycles(desc: OpDesc, machine: Machine, row_tiles: int, k_t
     return rows_per_core * k_tiles * a.tile_bytes / machine.system.arch.dram_activation_bytes_per_cycle
 
 
+def in1_sender_cycles(desc: OpDesc, machine: Machine, k_tiles: int) -> float:
+    """Cycles the busiest in1 sender of a 2-D multicast program spends reading its share of an
+    interleaved in1 from DRAM: in a 2-D program only the top row of cores reads in1 (each its
+    ``per_core_N`` columns x ``K`` tiles) and multicasts it down its column, one core reading at
+    ``dram_activation_bytes_per_cycle`` (interleaved or width-sharded in DRAM alike: the sender reads
+    its columns' pages wherever the banks hold them); the op cannot finish before that read does (0
+    for other programs, whose cores each read their own in1, and for an in1 in L1)."""
+    b = desc.inputs[1]
+    config = desc.matmul or MatmulConfig()
+    if config.program is not MatmulProgram.MULTICAST_2D or not b.in_dram:
+        return 0.0
+    columns = config.per_core_n or math.ceil(_tiles(b.shape[-1]) / (config.grid or (8, 8))[0])
+    return columns * k_tiles * b.tile_bytes / machine.system.arch.dram_activation_bytes_per_cycle
+
+
+def chosen_config(desc: OpDesc, machine: Machine) -> OpDesc:
+    """``desc`` with the program config ttnn picks when it was given none (no core grid either, in0
+    not sharded: :func:`meshnn.perf.matmul_auto.auto_matmul_config`); else ``desc`` itself."""
+    config = desc.matmul or MatmulConfig()
+    if config.program is not MatmulProgram.DEFAULT or config.user_core_grid or config.grid or desc.core_grid:
+        return desc
+    if desc.inputs[0].sharded:
+        return desc
+    auto = auto_matmul_config(desc, machine)
+    return desc if auto is None else replace(desc, matmul=auto)
+
+
 def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     """The time of ``desc`` (a MATMUL with inputs a, b[, bias] and one output) on ``machine``."""
+    desc = chosen_config(desc, machine)
     a, b, out = desc.inputs[0], desc.inputs[1], desc.outputs[0]
     arch = machine.system.arch
     fidelity = desc.fidelity or MathFidelity.HiFi2
@@ -82,6 +118,9 @@ def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     sharded = config.program is MatmulProgram.DRAM_SHARDED
     moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs]
     memory = traffic(machine, moves, cores, dram_sharded=sharded)
+    sender_ns = arch.cycles_ns(in1_sender_cycles(desc, machine, k_tiles))
+    if sender_ns > memory.dram_ns:  # the busiest in1 sender's read outlasts the DRAM's share
+        memory = replace(memory, dram_ns=sender_ns)
     fixed = arch.op_launch_ns + (0.0 if sharded else arch.matmul_fill_ns)
     flops = 2.0 * row_tiles * k_tiles * col_tiles * TILE**3
     return kernel_prediction(arch, cycles, memory, cores, fixed_ns=fixed, fidelity=fidelity, flops=flops)

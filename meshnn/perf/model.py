@@ -20,6 +20,8 @@ from meshnn.perf.exchange import predict_exchange
 from meshnn.perf.fidelity import (
     GENERIC_DEFAULT,
     NORM_DEFAULT,
+    ROTARY_DEFAULT,
+    ROTARY_OP_CODES,
     SDPA_DEFAULT,
     MathFidelity,
     default_matmul_fidelity,
@@ -79,6 +81,8 @@ def default_fidelity(desc: OpDesc) -> MathFidelity | None:
         return NORM_DEFAULT
     if desc.family in (OpFamily.SDPA, OpFamily.SDPA_DECODE):
         return SDPA_DEFAULT
+    if desc.op_code in ROTARY_OP_CODES:
+        return ROTARY_DEFAULT
     return GENERIC_DEFAULT
 
 

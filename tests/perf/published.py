@@ -27,7 +27,7 @@ from meshnn.perf import (
 )
 from meshnn.perf.systems import Machine
 
-from . import published_ccl
+from . import published_ccl, published_ccl_full, published_gemm_oob
 from .figure import Figure
 from .published_ccl import BH_GALAXY
 from .published_decode import bandwidth_figures, decode_figures
@@ -142,6 +142,22 @@ def _oob_figures() -> list[Figure]:
     ]
 
 
+def _oob_table_figures() -> list[Figure]:
+    """The rest of GEMM_FLOPS.md's out-of-box N150 table (:mod:`tests.perf.published_gemm_oob`)."""
+    out = []
+    for dtype, fid, traced, (m, k, n), tf in published_gemm_oob.rows():
+
+        def model(m=m, k=k, n=n, d=dtype, f=fid, t=traced):
+            return gemm_tflops("n150", m, k, n, d, f, None, default=True, traced=t)
+
+        mode = "traced" if traced else "eager"
+        name = f"N150 out-of-box {m}x{k}x{n} {dtype} {fid.name} ({mode})"
+        why = published_gemm_oob.why(dtype, traced, (m, k, n))
+        src = published_gemm_oob.SOURCE
+        out.append(Figure(name, src, tf, tf, "TFLOPs", model, covered=not why, why_not=why, group="matmul"))
+    return out
+
+
 def _dram_test_figure(mib: int, gibps: int, shape: tuple[int, ...], sharded: bool) -> Figure:
     """A DRAM read of ``mib`` MiB of uint32 into L1 that tt-metal's CI expects at ``gibps`` GiB/s:
     interleaved over the 8x8 grid, or sharded one bank per reader (12x1)."""
@@ -210,6 +226,41 @@ def _ccl_figures() -> list[Figure]:
     return out
 
 
+def _ccl_full_figures() -> list[Figure]:
+    """The FULL tables' rows the SUMMARY ones leave out (:mod:`tests.perf.published_ccl_full`)."""
+    machines = {"WH": machine("t3k", (1, 8)), "BH": Machine(BH_GALAXY, (1, 8))}
+    out = []
+    for arch, family, n, topology, buffer, size, us in published_ccl_full.rows():
+
+        def model(f=family, m=machines[arch], n=n, t=topology, s=size, b=buffer):
+            return published_ccl.ccl_us(f, m, n, t, s, b)
+
+        where = "" if buffer is BufferType.DRAM else " L1"
+        name = f"{arch} {family.name.lower()} N={n} {topology.value}{where} T={size} B (FULL)"
+        why = published_ccl_full.MISSES.get((arch, family, n, topology, buffer, size), "")
+        fit = published_ccl_full.fitted(arch, family, n, topology, size)
+        src = published_ccl_full.source(arch)
+        out.append(
+            Figure(name, src, us, us, "us", model, covered=not why, why_not=why, fitted=fit, group="collectives")
+        )
+    return out
+
+
+def _back_to_back_figures() -> list[Figure]:
+    """FULL_wormhole's eight calls back to back: shown beside the model's call alone, not claimed."""
+    t3k, why = machine("t3k", (1, 8)), published_ccl_full.BACK_TO_BACK_WHY
+    out = []
+    for family, us in published_ccl_full.back_to_back_rows():
+
+        def alone(f=family):
+            return published_ccl.ccl_us(f, t3k, 8, Topology.RING, 16 * 1024)
+
+        name = f"WH {family.name.lower()} N=8 Ring T=16384 B, 8 back to back (FULL)"
+        src = published_ccl_full.source("WH")
+        out.append(Figure(name, src, us, us, "us", alone, covered=False, why_not=why, group="collectives"))
+    return out
+
+
 def _ring_speedup(family: OpFamily) -> float:
     t3k = machine("t3k", (1, 8))
     line = published_ccl.ccl_us(family, t3k, 8, Topology.LINEAR, 1 << 30)
@@ -236,6 +287,7 @@ def _ring_figures() -> list[Figure]:
 def figures() -> list[Figure]:
     """Every published op-level figure here: those the model covers, then the known misses."""
     every = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *bandwidth_figures(), *_ccl_figures()]
+    every += [*_ccl_full_figures(), *_back_to_back_figures(), *_oob_table_figures()]
     every += [*_ring_figures(), *decode_figures()]
     return [f for f in every if f.covered] + [f for f in every if not f.covered]
 

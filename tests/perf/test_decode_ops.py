@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import meshnn as ttnn
-from meshnn.perf import AttentionConfig, OpDesc, OpFamily, TensorDesc, predict
+from meshnn.perf import AttentionConfig, BufferType, MathFidelity, MemoryLayout, OpDesc, OpFamily, TensorDesc, predict
+from meshnn.perf.model import default_fidelity
 
 L1 = ttnn.L1_MEMORY_CONFIG
 
@@ -123,3 +124,12 @@ def test_head_ops_are_recorded_as_their_own_families(open_mesh, rng):
     (concat,) = only(capture, OpFamily.CONCAT_HEADS_DECODE)
     assert create.prediction.cores == 32 and concat.prediction.cores == 8
     assert "32 core(s), 80 face rows each" in create.prediction.notes
+
+
+def test_rotary_embeddings_default_to_hifi4():
+    """ttnn's rotary embedding ops pass HiFi4 when given no compute-kernel config (the model had used
+    init_device_compute_kernel_config's own LoFi); a plain binary op keeps LoFi."""
+    x = TensorDesc((1, 8, 32, 128), buffer=BufferType.L1, memory=MemoryLayout.HEIGHT_SHARDED)
+    rotary = OpDesc(OpFamily.BINARY, (x, x, x), (x,), op_code="RotaryEmbeddingLlamaFusedQKDeviceOperation")
+    assert default_fidelity(rotary) is MathFidelity.HiFi4
+    assert default_fidelity(OpDesc(OpFamily.BINARY, (x, x), (x,))) is MathFidelity.LoFi

@@ -35,7 +35,8 @@ def test_checked_figures_are_not_all_calibration():
 
 
 def test_known_misses_stay_outside_the_claim():
-    """The mid-size collective ramp is not modelled; its rows are shown, not claimed."""
+    """Size-switched steps and rows the model cannot meet are shown with why, not claimed; each is
+    still more than 15% off (a miss the model comes to meet must join the claim)."""
     misses = [f for f in figures() if not f.covered]
     assert misses and all(f.why_not for f in misses)
-    assert all(f.value() < f.low for f in misses)  # the closed form is optimistic on the ramp
+    assert all(abs(f.error()) > TOLERANCE for f in misses), [f.name for f in misses if abs(f.error()) <= TOLERANCE]

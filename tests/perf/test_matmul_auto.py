@@ -1,0 +1,100 @@
+"""The program config ttnn picks for a matmul given none (meshnn/perf/matmul_auto.py): the cores a
+matmul really uses.  The model had spread every such matmul one output tile a core over the whole
+grid; ttnn's create_simple_matmul_program_config chooses 1-D or 2-D multicast programs by shape."""
+
+from __future__ import annotations
+
+import pytest
+
+from meshnn.perf import (
+    BufferType,
+    MatmulConfig,
+    MatmulProgram,
+    MemoryLayout,
+    OpDesc,
+    OpFamily,
+    TensorDesc,
+    machine,
+    predict,
+)
+from meshnn.perf.matmul import chosen_config
+from meshnn.perf.matmul_auto import _block_factor, auto_matmul_config
+
+N150 = machine("n150")
+
+
+def mm(m: int, k: int, n: int, dtype: str = "BFLOAT16", **config) -> OpDesc:
+    a, b, out = TensorDesc((1, 1, m, k), dtype), TensorDesc((1, 1, k, n), dtype), TensorDesc((1, 1, m, n), dtype)
+    return OpDesc(OpFamily.MATMUL, (a, b), (out,), matmul=MatmulConfig(**config))
+
+
+@pytest.mark.parametrize(
+    ("shape", "program", "per_core"),
+    [
+        ((512, 1024, 1024), MatmulProgram.MULTICAST_1D, (16, 1)),  # one block row: in0 multicast, N over 64 cores
+        ((512, 1024, 4096), MatmulProgram.MULTICAST_1D, (16, 2)),
+        ((32, 4096, 4096), MatmulProgram.MULTICAST_1D, (1, 2)),  # M within a tile, all DRAM: wide
+        ((4096, 1024, 64), MatmulProgram.MULTICAST_1D, (2, 2)),  # 64x taller than wide: in1 multicast
+        ((1024, 1024, 2048), MatmulProgram.MULTICAST_2D, (4, 8)),  # all DRAM-interleaved: ceil(Mt/8) x ceil(Nt/8)
+        ((512, 512, 512), MatmulProgram.MULTICAST_2D, (2, 2)),
+        ((4096, 4096, 4096), MatmulProgram.MULTICAST_2D, (16, 16)),
+    ],
+)
+def test_ttnn_picks_the_program_by_shape(shape, program, per_core):
+    config = auto_matmul_config(mm(*shape), N150)
+    assert config.program is program and config.grid == (8, 8)
+    assert (config.per_core_m, config.per_core_n) == per_core
+
+
+def test_one_block_row_reads_all_of_in0_through_one_sender():
+    """512x1024x1024 bf16 (GEMM_FLOPS out-of-box: 9.32 TFLOPs traced, 115 us): 32 cores with work,
+    and the single in0 sender's 1 MiB read from DRAM bounds it (the model had 64 cores and 31 us)."""
+    p = predict(mm(512, 1024, 1024), "n150", traced=True)
+    assert p.cores == 32
+    in0_read_ns = 512 * 1024 * 2 / 12.0  # bytes over the fitted 12 B/cycle at 1 GHz
+    assert p.kernel_ns > in0_read_ns
+    assert 2 * 512 * 1024 * 1024 / (p.kernel_ns + p.gap_ns) / 1e3 == pytest.approx(9.32, rel=0.15)
+
+
+def test_a_given_config_core_grid_or_sharded_input_is_kept():
+    given = mm(512, 1024, 1024, program=MatmulProgram.MULTICAST_2D, grid=(8, 4), per_core_m=4, per_core_n=4)
+    assert chosen_config(given, N150) is given
+    gridded = mm(512, 1024, 1024, grid=(4, 4), user_core_grid=True)
+    assert chosen_config(gridded, N150) is gridded
+    a = TensorDesc((1, 1, 512, 1024), buffer=BufferType.L1, memory=MemoryLayout.HEIGHT_SHARDED)
+    sharded = OpDesc(OpFamily.MATMUL, (a, TensorDesc((1, 1, 1024, 1024))), (TensorDesc((1, 1, 512, 1024)),))
+    assert chosen_config(sharded, N150) is sharded
+
+
+def test_the_block_shrinks_to_fit_l1():
+    """16x16 bfloat16 blocks fit a Wormhole core's 1,393,312 allocatable L1 bytes (1,310,720 B of
+    circular buffers); with a float32 intermediate (fp32 accumulation) they do not, and 8x8 does."""
+    t = TensorDesc((1, 1, 32, 32))
+    l1 = N150.system.spec.arch_spec.l1_bank_size
+    assert l1 == 1_499_136 - 105_824
+    assert _block_factor(t, t, t, l1, fp32_acc=False) == 16
+    assert _block_factor(t, t, t, l1, fp32_acc=True) == 8
+
+
+def prefill_mlp(program: MatmulProgram, weight_buffer: BufferType = BufferType.DRAM) -> OpDesc:
+    """Llama-3.1-8B's w1 over a 128-token prefill as tt_transformers runs it on an N150: a 2-D program
+    on an 8x4 grid, one tile row and 56 tile columns a core, a bfloat4_b weight width-sharded in DRAM."""
+    x = TensorDesc((1, 1, 128, 4096))
+    memory = MemoryLayout.WIDTH_SHARDED if weight_buffer is BufferType.DRAM else MemoryLayout.INTERLEAVED
+    w = TensorDesc((1, 1, 4096, 14336), "BFLOAT4_B", buffer=weight_buffer, memory=memory)
+    config = MatmulConfig(program, (8, 4), per_core_m=1, per_core_n=56)
+    return OpDesc(OpFamily.MATMUL, (x, w), (TensorDesc((1, 1, 128, 14336)),), fidelity="LoFi", matmul=config)
+
+
+def test_a_2d_program_waits_for_its_in1_senders():
+    """Only the grid's top row reads in1 in a 2-D multicast program: 8 cores each read 56 x 128
+    bfloat4_b tiles (4.1 MB) at one core's read rate, 344 us, longer than the tile multiplies (the
+    model had 212 us: its DRAM term spread the weight over every bank at the whole chip's rate)."""
+    p = predict(prefill_mlp(MatmulProgram.MULTICAST_2D), "n150")
+    sender_ns = 56 * 128 * 576 / 12.0
+    assert p.memory_ns == pytest.approx(sender_ns)
+    assert p.kernel_ns > sender_ns > p.compute_ns
+    one_d = predict(prefill_mlp(MatmulProgram.MULTICAST_1D), "n150")  # every core reads its own columns
+    assert one_d.memory_ns < sender_ns
+    in_l1 = predict(prefill_mlp(MatmulProgram.MULTICAST_2D, BufferType.L1), "n150")
+    assert in_l1.memory_ns < sender_ns
