@@ -280,6 +280,7 @@ _LAZY |= {"plot_memory": "meshnn.mesh.memory_plot", "as_tensor": "meshnn.tensor.
 _LAZY |= {"load_tensor": "meshnn.tensor.files.reader", "dump_tensor": "meshnn.tensor.files.writer"}
 _PERF_CAPTURE = ("PerfCapture", "begin_perf_capture", "end_perf_capture", "perf_capture")
 _LAZY |= dict.fromkeys(_PERF_CAPTURE, "meshnn.ops.perf_capture")
+_LAZY["SlidingWindowParallelConfig"] = "meshnn.ops.conv.parallel_config"
 _LAZY["p2p_compute_intermediate_tensor_spec"] = "meshnn.ops.ccl.point_to_point"  # ttnn._ttnn...point_to_point's
 
 

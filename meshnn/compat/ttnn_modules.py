@@ -134,6 +134,11 @@ OWN_NAMES = {
     # ttnn's argument type of one or several global semaphores: meshnn's GlobalSemaphore stands for it
     "_ttnn.operations.experimental.ccl_experimental": {"GlobalSemaphoreArg": _global_semaphore},
     "_ttnn.global_semaphore": {"global_semaphore": _global_semaphore},  # ttnn's class, under its C++ name
+    "_ttnn.operations.conv": {
+        "create_sharded_memory_config_from_parallel_config": lambda: (
+            importlib.import_module("meshnn.ops.conv.parallel_config").create_sharded_memory_config_from_parallel_config
+        )
+    },
     "_ttnn.operations.point_to_point": {  # (also meshnn's top-level name: compat may not import the ops)
         "p2p_compute_intermediate_tensor_spec": lambda: meshnn.p2p_compute_intermediate_tensor_spec
     },

@@ -79,10 +79,10 @@ _TORCH_STAGING = {
     DataType.BFLOAT4_B: "float32",
 }
 # torch dtypes numpy's conversion does not take as ttnn's torch path does: converted in torch first
+# (ttnn's import converts a torch tensor with torch's own ``to``, so int64 -> bfloat16 works from
+# torch; a numpy array is converted with ``astype``, which has no bfloat16: golden typecast.json's
+# np.int64 -> bfloat16 refusal is numpy's alone, kept in meshnn.formats.elements)
 _TORCH_CONVERTED = frozenset({"float16", "float64", "int64", "int16", "int8", "bool", "uint16", "uint32", "uint64"})
-# ...except these for a bfloat target asked for by name: ttnn 0.81.1 refuses them (golden typecast.json)
-_REFUSED_FOR_BFLOAT = frozenset({"float16", "float64", "int64", "int16", "uint64"})
-_BFLOAT = (DataType.BFLOAT16, DataType.BFLOAT8_B, DataType.BFLOAT4_B)
 
 
 def torch_dtype_of(data: Any, dtype: DataType | None) -> DataType | None:
@@ -94,13 +94,12 @@ def torch_dtype_of(data: Any, dtype: DataType | None) -> DataType | None:
     return _TORCH_INFERRED.get(str(data.dtype).removeprefix("torch."))
 
 
-def as_array(data: Any, dtype: DataType | None = None, *, inferred: bool = False) -> np.ndarray:
+def as_array(data: Any, dtype: DataType | None = None) -> np.ndarray:
     """A numpy view of ``data``: numpy arrays as they are, torch tensors without copying when they
     can be viewed (bfloat16 as ml_dtypes.bfloat16), a torch "meta" tensor as a :class:`ShapeOnly`
     stand-in, nested lists as float32.  A torch tensor of a dtype ttnn converts in torch before it
-    reads it (float16, float64, int64...) is converted to ``dtype``'s staging type first, as ttnn does
-    (``inferred``: ``dtype`` is the one ttnn infers for it; a bfloat ``dtype`` given by the caller
-    is not reached from float16 / float64 / int16 / int64, as ttnn 0.81.1 refuses)."""
+    reads it (float16, float64, int64...) is converted to ``dtype``'s staging type first, as ttnn
+    does."""
     if isinstance(data, np.ndarray):
         return data
     module = type(data).__module__
@@ -111,8 +110,7 @@ def as_array(data: Any, dtype: DataType | None = None, *, inferred: bool = False
             return shape_only(data.shape, as_array(torch.zeros((), dtype=data.dtype)).dtype)
         tensor = data.detach().cpu()
         source = str(tensor.dtype).removeprefix("torch.")
-        refused = not inferred and dtype in _BFLOAT and source in _REFUSED_FOR_BFLOAT
-        if dtype in _TORCH_STAGING and source in _TORCH_CONVERTED and not refused:
+        if dtype in _TORCH_STAGING and source in _TORCH_CONVERTED:
             tensor = tensor.to(getattr(torch, _TORCH_STAGING[dtype]))
         if tensor.dtype == torch.bfloat16:
             return tensor.contiguous().view(torch.int16).numpy().view(bfloat16_dtype())

@@ -89,9 +89,8 @@ class Tensor:
         if target is not None and not isinstance(target, DataType):
             raise MeshnnTypeError(f"dtype must be a ttnn DataType, got {target!r}")
         if array is None:
-            inferred = target is None
             target = torch_dtype_of(data, target)
-            array = as_array(data, target, inferred=inferred)
+            array = as_array(data, target)
         target = target or infer_dtype(array)
         if device is not None and not isinstance(device, MeshDevice):
             raise MeshnnTypeError(f"device must be a MeshDevice, got {type(device).__name__}")
