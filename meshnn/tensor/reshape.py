@@ -126,6 +126,9 @@ def _reshape(tensor: Tensor, shape: Sequence[int], padded_shape: Sequence[int] |
             _resolved_shape(dims, math.prod(dims)) if -1 not in dims else _resolved_shape(dims, spec.logical_volume())
         )  # type: ignore[arg-type]
         return _padded_view(tensor, new_shape, padded_shape)
+    widened = _tile_padding_view(tensor, shape)
+    if widened is not None:
+        return widened
     new_shape = _resolved_shape(shape, spec.logical_volume())
     if not is_view_reshape(spec, new_shape):
         if isinstance(tensor.storage, DeviceStorage):
@@ -149,3 +152,22 @@ def _reshape(tensor: Tensor, shape: Sequence[int], padded_shape: Sequence[int] |
     if isinstance(tensor.storage, DeviceStorage):
         return device_tensor(new_spec, tensor.storage.mesh_buffer, tensor.storage.coords, tensor.tensor_topology())
     return Tensor.make(new_spec, tensor.storage, tensor.tensor_topology())
+
+
+def _tile_padding_view(tensor: Tensor, shape: Sequence[int]) -> Tensor | None:
+    """ttnn's reshape of a TILE tensor to a shape of another volume whose tile-padded shape has the
+    tensor's padded width and whose 2-D view is the tensor's (``ttnn.reshape(t, t.padded_shape)``:
+    the tile padding becomes values, as ttnn allows it); None for any other reshape."""
+    spec = tensor.spec
+    if spec.layout is not Layout.TILE or isinstance(shape, str) or not isinstance(shape, Sequence | np.ndarray):
+        return None
+    if not all(isinstance(d, int | np.integer) and not isinstance(d, bool) and d > 0 for d in shape):
+        return None
+    dims = tuple(int(d) for d in shape)
+    if len(dims) < 2 or math.prod(dims) == spec.logical_volume() or spec.memory_config.is_sharded():
+        return None
+    th, tw = spec.tile.tile_shape
+    padded = (*dims[:-2], -(-dims[-2] // th) * th, -(-dims[-1] // tw) * tw)
+    if padded[-1] != spec.padded_shape[-1] or math.prod(padded) != math.prod(spec.padded_shape):
+        return None
+    return _padded_view(tensor, dims, padded)

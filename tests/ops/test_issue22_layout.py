@@ -121,6 +121,13 @@ def test_unsqueeze_to_4d_and_padded_reshape_are_views(mesh, rng):
     np.testing.assert_array_equal(back(mesh, again), values[:, None])
     with pytest.raises(ttnn.MeshnnValueError, match="padded_shape"):
         ttnn.reshape(four, (1, 1, 1, 192), (1, 1, 64, 96))  # not a view of the same 2-D pages
+    # ttnn.reshape(t, t.padded_shape), as conv tests write it: the tile padding rows become values
+    rows = ttnn.reshape(four, (1, 1, 20, 192), (1, 1, 32, 192))
+    whole = ttnn.reshape(rows, rows.padded_shape)
+    assert tuple(whole.shape) == (1, 1, 32, 192) and whole.buffer_address() == x.buffer_address()
+    np.testing.assert_array_equal(back(mesh, whole), values[:, None])
+    with pytest.raises(ttnn.MeshnnValueError, match="does not hold"):
+        ttnn.reshape(rows, (1, 1, 32, 160))  # the padded width differs: not ttnn's padding view
 
 
 def test_embedding_returns_ttnns_rank(mesh, rng):
