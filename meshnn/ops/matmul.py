@@ -11,6 +11,9 @@ checks, outputs, memo, values, shared_rows modules and the element-wise function
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 import numpy as np
 
 from meshnn.device.core import CoreGrid
@@ -187,7 +190,7 @@ def _checked(
         raise MeshnnTypeError(f"ttnn.{op}: transpose_a / transpose_b must be bools")
     a_shape, b_shape = _transposed(tuple(a.shape), transpose_a), _transposed(tuple(b.shape), transpose_b)
     shape = _matmul_shape(a_shape, b_shape, op)
-    if bias is not None:
+    if bias is not None and not _one_tile_row_bias(named["bias"], shape):
         try:
             np.broadcast_shapes(tuple(named["bias"].shape), shape)
         except ValueError:
@@ -195,6 +198,20 @@ def _checked(
                 f"ttnn.{op}: bias {list(named['bias'].shape)} does not broadcast to {list(shape)}"
             ) from None
     return list(named.values()), mesh, shape
+
+
+def _one_tile_row_bias(bias: Tensor, shape: Sequence[int]) -> bool:
+    """Whether ``bias`` is ttnn's fused bias of one tile row (batch 1, padded height one tile, the
+    output's width), whose first row ttnn's kernel adds to every output row."""
+    dims = tuple(bias.shape)
+    tile_height = bias.spec.tile.tile_shape[0]
+    return (
+        bias.layout is Layout.TILE
+        and len(dims) >= 2
+        and 1 < dims[-2] <= tile_height
+        and math.prod(dims[:-2]) == 1
+        and dims[-1] == shape[-1]
+    )
 
 
 @register(kind=OpKind.MATMUL, family=OpFamily.MATMUL, golden=goldens.linear)

@@ -118,7 +118,10 @@ class Product:
         self, result: np.ndarray, in_rows: list[np.ndarray], out_rows: list[np.ndarray], *, owned: bool = False
     ) -> None:
         if self.has_bias:
-            result = result + _expand(logical_values(in_rows[2], self.specs[2]), result.ndim)
+            bias = logical_values(in_rows[2], self.specs[2])
+            if bias.ndim >= 3 and bias.shape[-2] not in (1, result.shape[-2]):
+                bias = bias[..., :1, :]  # a one-tile-row bias: ttnn's kernel adds its first row to every row
+            result = result + _expand(bias, result.ndim)
             owned = False
         if self.act is not None:
             result = self.act(result)  # type: ignore[operator]

@@ -777,3 +777,22 @@ def test_block_float_elementwise_keeps_the_data_beside_tile_padding(meshes, name
     out = ttnn.to_numpy(getattr(ttnn, name)(ttnn.Tensor(x, BFP8, device=mesh, layout=TILE))).astype(np.float64)
     ref = UNARY[name][0](quantized(x, BFP8))
     assert_within(out, ref, output_bound(ref, float32_error(ref, 8), BFP8), f"{name} bfloat8_b width 40")
+
+
+def test_linear_adds_the_first_row_of_a_one_tile_row_bias_as_ttnns_kernel_does(mesh):
+    """ttnn's fused bias is one tile row ([1, 1, 32, N] is accepted, batch 1): the kernel broadcasts
+    its first row over every output row (tt-metal's nightly test_sd_matmul passes such a bias)."""
+    rng = np.random.default_rng(5)
+    a = rng.integers(-4, 4, (2, 64, 64)).astype(np.float32)  # small integers: every product exact
+    w = rng.integers(-4, 4, (64, 96)).astype(np.float32)
+    bias = rng.integers(-4, 4, (1, 1, 32, 96)).astype(np.float32)
+    rep = ttnn.ReplicateTensorToMesh(mesh)
+
+    def put(x):
+        return ttnn.from_torch(x, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh, mesh_mapper=rep)
+
+    out = ttnn.linear(put(a[None]), put(w), bias=put(bias))
+    got = ttnn.to_numpy(ttnn.get_device_tensors(out)[0])
+    np.testing.assert_array_equal(got, (a @ w + bias[0, 0, 0])[None])
+    with pytest.raises(ttnn.MeshnnValueError, match="does not broadcast"):
+        ttnn.linear(put(a[None]), put(w), bias=put(np.ones((1, 2, 32, 96), np.float32)))  # batch 2: refused
