@@ -1,0 +1,38 @@
+"""What the adversarial pass after issue 32 found, on cases the issue did not name: each test
+failed before its fix.  Every wait is bounded."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import meshnn as ttnn
+
+from .accounting import check_books, snapshot
+
+L1 = ttnn.L1_MEMORY_CONFIG
+
+
+def fill_l1_leaving(mesh, pages: int):
+    """An L1 tensor that leaves ``pages`` bfloat16 tiles (2 KiB) free in each L1 bank."""
+    view = mesh.get_memory_view(ttnn.BufferType.L1)
+    tiles = (view.largest_contiguous_bytes_free_per_bank // 2048 - pages) * view.num_banks
+    return ttnn.allocate_tensor_on_device(ttnn.Shape([tiles * 32, 32]), ttnn.bfloat16, ttnn.TILE_LAYOUT, mesh, L1)
+
+
+def test_a_split_that_runs_out_of_memory_midway_leaves_nothing_while_the_error_lives():
+    """split makes one slice per piece: the pieces made before the one that did not fit are freed
+    at once, not when the error's traceback (which holds them) is dropped."""
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="n150")
+    try:
+        x = ttnn.from_torch(np.ones((32, 64 * 32), np.float32), layout=ttnn.TILE_LAYOUT, device=mesh)
+        fill = fill_l1_leaving(mesh, 3)  # three of the 32 two-tile pieces fit
+        before = snapshot(mesh)
+        with pytest.raises(ttnn.OutOfMemoryError) as caught:
+            ttnn.split(x, 64, dim=1, memory_config=L1)
+        assert caught.value.__traceback__ is not None and snapshot(mesh) == before
+        check_books(mesh)
+        assert len(mesh.live_buffers()) == 2  # x and fill
+        ttnn.deallocate(fill)
+    finally:
+        ttnn.close_mesh_device(mesh)
