@@ -107,7 +107,7 @@ def launched_under_mpi() -> bool:
     """True when an MPI launcher started this process as one of several ranks."""
     for name in _MPI_ENV:
         value = os.environ.get(name)
-        if value is not None and value.isdigit() and int(value) > 1:
+        if value is not None and value.isdecimal() and int(value) > 1:
             return True
     return False
 

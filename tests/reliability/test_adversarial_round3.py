@@ -3,6 +3,10 @@ failed before its fix.  Every wait is bounded."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -36,3 +40,38 @@ def test_a_split_that_runs_out_of_memory_midway_leaves_nothing_while_the_error_l
         ttnn.deallocate(fill)
     finally:
         ttnn.close_mesh_device(mesh)
+
+
+# ---------------------------------------------------------------------- settings from the environment
+
+SETTINGS = [
+    ("MESHNN_QUEUE_DEPTH", "²", "MESHNN_QUEUE_DEPTH must be a queue depth"),  # "²".isdigit() holds; int("²") fails
+    ("MESHNN_SLAB_POOL_BYTES", "²", "MESHNN_SLAB_POOL_BYTES must be a number of bytes"),
+    ("MESHNN_DECODED_BYTES", "²", "MESHNN_DECODED_BYTES must be a non-negative integer"),
+    ("MESHNN_VALUES_MEMO_BYTES", "²", "MESHNN_VALUES_MEMO_BYTES must be a non-negative integer"),
+    ("MESHNN_HOST_THREADS", "²", "MESHNN_HOST_THREADS must be a positive integer"),
+    ("MESHNN_HOST_THREADS", "100000", "MESHNN_HOST_THREADS must be a positive integer of at most 256"),
+    ("PMI_SIZE", "²", "OK"),  # not meshnn's: read as "not launched by MPI"
+]
+
+USE = """
+import numpy as np, meshnn as ttnn
+try:
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="n150")
+    x = ttnn.from_torch(np.ones((1024, 1024), np.float32), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=mesh)
+    assert float(ttnn.to_torch(ttnn.add(x, x)).float().mean()) == 2.0
+    print("OK")
+except ttnn.MeshnnValueError as error:
+    print(error)
+"""
+
+
+@pytest.mark.parametrize(("name", "value", "says"), SETTINGS, ids=[f"{n}={v}" for n, v, _ in SETTINGS])
+def test_a_setting_that_is_not_a_plain_count_is_refused_by_name(name, value, says):
+    """Each of meshnn's counts from the environment is refused by a MeshnnValueError naming it
+    (they had raised a raw ValueError from int(), or started 100,000 threads), at import or at use."""
+    result = subprocess.run(
+        [sys.executable, "-c", USE], capture_output=True, text=True, timeout=120, env=os.environ | {name: value}
+    )
+    output = result.stdout + result.stderr
+    assert says in output and "invalid literal" not in output and "can't start new thread" not in output, output
