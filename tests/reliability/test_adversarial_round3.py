@@ -75,3 +75,26 @@ def test_a_setting_that_is_not_a_plain_count_is_refused_by_name(name, value, say
     )
     output = result.stdout + result.stderr
     assert says in output and "invalid literal" not in output and "can't start new thread" not in output, output
+
+
+# ------------------------------------------------------------------------------- zero-size shapes
+
+
+@pytest.mark.parametrize("dtype", [ttnn.bfloat16, ttnn.float32, ttnn.bfloat8_b], ids=str)
+@pytest.mark.parametrize("mkn", [(32, 0, 32), (0, 32, 32), (32, 32, 0)], ids=str)
+def test_a_matmul_with_a_zero_size_dim_gives_torchs_zeros(dtype, mkn):
+    """A zero-size inner dim sums nothing (torch's zeros); a zero-size outer dim gives an empty
+    result.  (The operand decoder had divided by the zero width: a ZeroDivisionError from the queue.)"""
+    torch = pytest.importorskip("torch")
+    m, k, n = mkn
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="n150")
+    try:
+        a, b = (
+            ttnn.from_torch(torch.zeros(*shape), dtype=dtype, layout=ttnn.TILE_LAYOUT, device=mesh)
+            for shape in ((m, k), (k, n))
+        )
+        for result in (ttnn.matmul(a, b), ttnn.linear(a, b)):
+            values = ttnn.to_torch(result)
+            assert tuple(values.shape) == (m, n) and not values.any()
+    finally:
+        ttnn.close_mesh_device(mesh)
