@@ -98,3 +98,22 @@ def test_a_matmul_with_a_zero_size_dim_gives_torchs_zeros(dtype, mkn):
             assert tuple(values.shape) == (m, n) and not values.any()
     finally:
         ttnn.close_mesh_device(mesh)
+
+
+# ------------------------------------------------------------------ errors name the call the user made
+
+
+@pytest.mark.parametrize("op", ["add", "multiply", "exp", "relu"])
+def test_out_of_memory_in_an_element_wise_op_names_it_and_the_users_line(op):
+    """The element-wise ops meshnn compiles from tables (frames of ``<ttnn.NAME>``) are meshnn's:
+    the error names ``ttnn.add`` at the user's line, not ``ttnn._call.<locals>.call (called at
+    <ttnn.add>:2)``."""
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="n150", execute=False)  # no bytes
+    try:
+        x = ttnn.allocate_tensor_on_device(ttnn.Shape([32768, 65536]), ttnn.float32, ttnn.TILE_LAYOUT, mesh)
+        function = getattr(ttnn, op)
+        with pytest.raises(ttnn.OutOfMemoryError) as caught:
+            function(x, x) if op in ("add", "multiply") else function(x)
+        assert f"In ttnn.{op} (called at {__file__}:" in str(caught.value), str(caught.value)
+    finally:
+        ttnn.close_mesh_device(mesh)
