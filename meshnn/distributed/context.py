@@ -136,6 +136,18 @@ def end_all_ranks(message: str) -> None:
         _CONTEXT.abort(message)
 
 
+def check_ranks_agree(context: DistributedContext, call: str, value: str) -> None:
+    """Under MPI, every rank made ``call`` with the same ``value`` (what it describes: the mesh a
+    rank opens), or a DistributedError naming each rank's, raised on every rank (all see the same
+    values) before anything is made.  One process: nothing."""
+    if context.world_size == 1:
+        return
+    seen = context.allgather_object(value, op=f"ttnn.{call}")
+    if len(set(seen)) > 1:
+        each = "; ".join(f"rank {r}: {v}" for r, v in enumerate(seen))
+        raise DistributedError(f"ranks called ttnn.{call} differently ({each}); every rank must make the same call")
+
+
 def set_context(context: DistributedContext | None) -> None:
     """Install ``context`` (None: choose again on next use)."""
     global _CONTEXT

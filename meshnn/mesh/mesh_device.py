@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from meshnn.device.arch import Arch, SystemSpec, system_spec
 from meshnn.device.bank import DeviceAllocator
 from meshnn.device.core import CoreCoord, CoreGrid
-from meshnn.distributed.context import DistributedContext, get_context, rows_of_rank
+from meshnn.distributed.context import DistributedContext, check_ranks_agree, get_context, rows_of_rank
 from meshnn.errors import DeviceClosedError, DistributedError, MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.call_sites import is_meshnns
 from meshnn.mesh.compute_grid import system_for
@@ -340,6 +340,7 @@ def open_mesh_device(
             rank=context.rank,
         )
     ids = device_ids_on(spec, mesh_shape, offset, physical_device_ids)
+    check_ranks_agree(context, "open_mesh_device", f"{mesh_shape} on {spec.name}, devices {ids}, execute={execute}")
     tensix = dict(fabric_options()).get("fabric_tensix_config")
     dispatch = dispatch_core_config_for(spec, dispatch_core_config, tensix)
     spec = system_for(spec, dispatch, tensix)  # the compute grid (and L1 banks) the dispatch cores leave
