@@ -117,3 +117,18 @@ def test_out_of_memory_in_an_element_wise_op_names_it_and_the_users_line(op):
         assert f"In ttnn.{op} (called at {__file__}:" in str(caught.value), str(caught.value)
     finally:
         ttnn.close_mesh_device(mesh)
+
+
+@pytest.mark.parametrize("path", ["/no/such/folder/config.json", "/"])
+def test_a_config_path_that_cannot_be_read_is_refused_by_name(path):
+    """$TTNN_CONFIG_PATH naming a missing file or a folder: a MeshnnValueError naming the variable
+    and the file (it had been a raw FileNotFoundError / IsADirectoryError out of ``import meshnn``)."""
+    result = subprocess.run(
+        [sys.executable, "-c", "import meshnn; meshnn.CONFIG"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ | {"TTNN_CONFIG_PATH": path},
+    )
+    assert result.returncode != 0, result.stdout
+    assert f"MeshnnValueError: $TTNN_CONFIG_PATH='{path}' cannot be read: " in result.stderr, result.stderr
