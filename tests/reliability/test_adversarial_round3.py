@@ -132,3 +132,53 @@ def test_a_config_path_that_cannot_be_read_is_refused_by_name(path):
     )
     assert result.returncode != 0, result.stdout
     assert f"MeshnnValueError: $TTNN_CONFIG_PATH='{path}' cannot be read: " in result.stderr, result.stderr
+
+
+# ------------------------------------------------- issue 32's own items, shown through the public calls
+
+BLOCKING_READ = """
+import numpy as np, meshnn as ttnn
+try:
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="n150")
+    x = ttnn.from_torch(np.ones((32, 32), np.float32), layout=ttnn.TILE_LAYOUT, device=mesh)
+    ttnn.synchronize_device(mesh)
+    print("READ", float(ttnn.to_torch(ttnn.add(x, x)).float().mean()))
+except ttnn.MeshnnValueError as error:
+    print(error)
+"""
+
+
+@pytest.mark.parametrize("value", ["nan", "0", "-1", "abc"])
+def test_a_bad_wait_timeout_is_refused_by_the_first_call_that_waits(value):
+    """Finding 10's MESHNN_WAIT_TIMEOUT values through the public calls (not meshnn.host.settings):
+    a MeshnnValueError naming the variable, never a raw ValueError, a wait of NaN seconds or an
+    instant timeout."""
+    result = subprocess.run(
+        [sys.executable, "-c", BLOCKING_READ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ | {"MESHNN_WAIT_TIMEOUT": value},
+    )
+    assert f"MESHNN_WAIT_TIMEOUT must be a positive number of seconds (at most 1e+09), got '{value}'" in (
+        result.stdout
+    ), result.stdout + result.stderr
+
+
+def test_a_zero_size_tensor_round_trips_sharded_over_a_mesh():
+    """Finding 10's 0-size dims: a tensor with a 0-size dim allocates and reads back as ttnn's
+    (it had been refused with "page_size must be positive")."""
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 2), system="n300")
+    try:
+        for layout in (ttnn.ROW_MAJOR_LAYOUT, ttnn.TILE_LAYOUT):
+            t = ttnn.from_torch(
+                np.zeros((2, 0, 32), np.float32),
+                dtype=ttnn.float32,
+                layout=layout,
+                device=mesh,
+                mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0),
+            )
+            back = ttnn.to_torch(t, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0))
+            assert tuple(back.shape) == (2, 0, 32) and list(t.shape) == [1, 0, 32]
+    finally:
+        ttnn.close_mesh_device(mesh)
