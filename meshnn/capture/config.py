@@ -230,7 +230,12 @@ def load_overrides(environ: dict[str, str] | os._Environ) -> None:
     """Set :data:`CONFIG` from ``$TTNN_CONFIG_PATH`` (a JSON file) and ``$TTNN_CONFIG_OVERRIDES``."""
     sources = []
     if environ.get("TTNN_CONFIG_PATH"):
-        sources.append(("TTNN_CONFIG_PATH", Path(environ["TTNN_CONFIG_PATH"]).read_text()))
+        try:
+            sources.append(("TTNN_CONFIG_PATH", Path(environ["TTNN_CONFIG_PATH"]).read_text()))
+        except (OSError, UnicodeDecodeError) as error:  # a missing file, a folder, no permission, not text
+            reason = getattr(error, "strerror", None) or str(error)
+            path = environ["TTNN_CONFIG_PATH"]
+            raise MeshnnValueError(f"$TTNN_CONFIG_PATH={path!r} cannot be read: {reason}") from None
     if environ.get("TTNN_CONFIG_OVERRIDES"):
         sources.append(("TTNN_CONFIG_OVERRIDES", environ["TTNN_CONFIG_OVERRIDES"]))
     for variable, text in sources:

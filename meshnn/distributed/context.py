@@ -107,7 +107,7 @@ def launched_under_mpi() -> bool:
     """True when an MPI launcher started this process as one of several ranks."""
     for name in _MPI_ENV:
         value = os.environ.get(name)
-        if value is not None and value.isdigit() and int(value) > 1:
+        if value is not None and value.isdecimal() and int(value) > 1:
             return True
     return False
 
@@ -134,6 +134,18 @@ def end_all_ranks(message: str) -> None:
         raise MeshnnTypeError(f"end_all_ranks: message must be a str, got {type(message).__name__}")
     if _CONTEXT is not None and _CONTEXT.world_size > 1:
         _CONTEXT.abort(message)
+
+
+def check_ranks_agree(context: DistributedContext, call: str, value: str) -> None:
+    """Under MPI, every rank made ``call`` with the same ``value`` (what it describes: the mesh a
+    rank opens), or a DistributedError naming each rank's, raised on every rank (all see the same
+    values) before anything is made.  One process: nothing."""
+    if context.world_size == 1:
+        return
+    seen = context.allgather_object(value, op=f"ttnn.{call}")
+    if len(set(seen)) > 1:
+        each = "; ".join(f"rank {r}: {v}" for r, v in enumerate(seen))
+        raise DistributedError(f"ranks called ttnn.{call} differently ({each}); every rank must make the same call")
 
 
 def set_context(context: DistributedContext | None) -> None:

@@ -52,7 +52,7 @@ def _count(name: str, text: str, default: int, minimum: int, what: str) -> int:
     if not text:
         return default
     stripped = text.strip().replace("_", "")
-    if not stripped.isdigit() or int(stripped) < minimum:
+    if not (stripped.isascii() and stripped.isdigit()) or int(stripped) < minimum:  # ("²".isdigit() holds)
         raise MeshnnValueError(f"{name} must be {what} (an integer of at least {minimum}), got {text!r}")
     return int(stripped)
 

@@ -38,6 +38,7 @@ interpreter lock for their whole length, so the threads of a large copy do run a
 
 HOST_THREADS_ENV = "MESHNN_HOST_THREADS"
 MAX_HOST_THREADS = 8  # beyond this a copy is bound by memory bandwidth, not by cores
+MAX_CONFIGURED_THREADS = 256  # MESHNN_HOST_THREADS at most: every thread of the pool starts at once
 
 _workers: tuple[ThreadPoolExecutor, int] | None = None  # the pool and its thread count
 _workers_lock = threading.Lock()
@@ -46,12 +47,16 @@ _on_worker = threading.local()
 
 def host_threads() -> int:
     """Threads one large host copy or conversion is split over: ``MESHNN_HOST_THREADS`` when set
-    (1 turns splitting off), else the CPUs this process may run on, at most ``MAX_HOST_THREADS``."""
+    (1 turns splitting off; at most ``MAX_CONFIGURED_THREADS``), else the CPUs this process may
+    run on, at most ``MAX_HOST_THREADS``."""
     configured = os.environ.get(HOST_THREADS_ENV)
     if configured:
-        if not configured.isdigit() or int(configured) < 1:
-            raise MeshnnValueError(f"{HOST_THREADS_ENV} must be a positive integer, got {configured!r}")
-        return int(configured)
+        text = configured.strip()
+        if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_CONFIGURED_THREADS:
+            raise MeshnnValueError(
+                f"{HOST_THREADS_ENV} must be a positive integer of at most {MAX_CONFIGURED_THREADS}, got {configured!r}"
+            )
+        return int(text)
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux

@@ -45,6 +45,17 @@ NOT_USERS = ("<frozen ", "<ttnn.")
 """Pseudo-file names of frames that are not the user's: Python's frozen modules, meshnn's generated ops."""
 
 
+def is_meshnns(filename: str) -> bool:
+    """Whether a frame of ``filename`` is meshnn's own: the package's files and the ops meshnn
+    compiles with ttnn's signatures (``<ttnn.NAME>``)."""
+    return filename.startswith(PACKAGE_ROOT) or filename.startswith("<ttnn.")
+
+
+def compiled_op(filename: str) -> str | None:
+    """The ttnn name of an op meshnn compiled (a frame of ``<ttnn.NAME>``), else None."""
+    return filename[6:-1] if filename.startswith("<ttnn.") and filename.endswith(">") else None
+
+
 def _is_users(filename: str) -> bool:
     return not filename.startswith(PACKAGE_ROOT) and not filename.startswith(NOT_USERS)
 

@@ -26,19 +26,20 @@ from meshnn.device.bank import DeviceAllocator, MemoryView
 from meshnn.device.buffer import BufferLayout, BufferType
 from meshnn.distributed.context import DistributedContext
 from meshnn.errors import DistributedError, OutOfMemoryError, format_bytes
+from meshnn.mesh.call_sites import compiled_op, is_meshnns
 from meshnn.mesh.coord import MeshCoordinate, MeshShape, as_coord, to_linear_index
 from meshnn.mesh.op_keywords import public_name
 
 DEBUG_LOCKSTEP_ENV = "MESHNN_DEBUG_LOCKSTEP"
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def called_from() -> tuple[str, str]:
     """``(ttnn function, file:line)`` of the call the user made: the outermost meshnn frame (the
     public function, ``from_torch``, ``matmul``...) and the first frame outside meshnn."""
     frame, name = sys._getframe(1), "?"
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        name = public_name(frame) or frame.f_code.co_qualname.removesuffix(".__init__")
+    while frame is not None and is_meshnns(frame.f_code.co_filename):  # (ops compiled as <ttnn.NAME> too)
+        code = frame.f_code
+        name = public_name(frame) or compiled_op(code.co_filename) or code.co_qualname.removesuffix(".__init__")
         frame = frame.f_back
     return name, "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 

@@ -17,7 +17,6 @@ layer (the command queue module only when a mesh is made: it imports this one).
 from __future__ import annotations
 
 import itertools
-import os
 import sys
 import threading
 import weakref
@@ -27,8 +26,9 @@ from dataclasses import dataclass
 from meshnn.device.arch import Arch, SystemSpec, system_spec
 from meshnn.device.bank import DeviceAllocator
 from meshnn.device.core import CoreCoord, CoreGrid
-from meshnn.distributed.context import DistributedContext, get_context, rows_of_rank
+from meshnn.distributed.context import DistributedContext, check_ranks_agree, get_context, rows_of_rank
 from meshnn.errors import DeviceClosedError, DistributedError, MeshnnTypeError, MeshnnValueError
+from meshnn.mesh.call_sites import is_meshnns
 from meshnn.mesh.compute_grid import system_for
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, as_coord, to_linear_index
 from meshnn.mesh.device_config import (
@@ -47,7 +47,6 @@ from meshnn.mesh.system import fabric_options, get_fabric_config
 from meshnn.mesh.system_devices import device_ids_on, shape_on
 
 _mesh_ids = itertools.count()
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,7 +301,7 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices, ProgramCache):
 def _caller_outside_meshnn() -> str:
     """``file:line`` of the first frame outside the meshnn package (where the user called)."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None and is_meshnns(frame.f_code.co_filename):
         frame = frame.f_back
     return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
@@ -341,6 +340,7 @@ def open_mesh_device(
             rank=context.rank,
         )
     ids = device_ids_on(spec, mesh_shape, offset, physical_device_ids)
+    check_ranks_agree(context, "open_mesh_device", f"{mesh_shape} on {spec.name}, devices {ids}, execute={execute}")
     tensix = dict(fabric_options()).get("fabric_tensix_config")
     dispatch = dispatch_core_config_for(spec, dispatch_core_config, tensix)
     spec = system_for(spec, dispatch, tensix)  # the compute grid (and L1 banks) the dispatch cores leave

@@ -213,7 +213,7 @@ def decoded_limit_from_env() -> int:
     Decoded memos off), else 8 GiB or a third of the machine's memory, whichever is less."""
     configured = os.environ.get(DECODED_BYTES_ENV, "").strip()
     if configured:
-        if not configured.isdigit():
+        if not (configured.isascii() and configured.isdigit()):
             raise MeshnnValueError(f"{DECODED_BYTES_ENV} must be a non-negative integer (bytes), got {configured!r}")
         return int(configured)
     try:

@@ -138,7 +138,7 @@ def memo_limit_from_env() -> int:
     configured = os.environ.get(MEMO_BYTES_ENV, "").strip()
     if not configured:
         return 256 << 20
-    if not configured.isdigit():
+    if not (configured.isascii() and configured.isdigit()):
         raise MeshnnValueError(f"{MEMO_BYTES_ENV} must be a non-negative integer (bytes), got {configured!r}")
     return int(configured)
 

@@ -162,7 +162,7 @@ def _from_bytes(rows: np.ndarray, spec: TensorSpec, torch: Any, out: Any) -> Non
     shape, wide = tuple(spec.shape), out.dtype == torch.float32
     height, width = spec.tile.tile_shape
     plain = spec.layout is Layout.TILE and len(shape) >= 2 and spec.explicit_padded_shape is None
-    if not plain or tuple(spec.padded_shape) != shape or shape[-2] % height or shape[-1] % width:
+    if not plain or tuple(spec.padded_shape) != shape or shape[-2] % height or shape[-1] % width or 0 in shape:
         out.copy_(_as_torch(torch, decoded_floats(rows, spec), wide))
         return
     n, matrix_rows = shape[-1], int(np.prod(shape[:-1]))

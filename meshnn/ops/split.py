@@ -17,6 +17,7 @@ from meshnn.ops.checks import device_input, int_arg
 from meshnn.ops.movement.slicing import getitem
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
+from meshnn.tensor.lifetime import deallocate
 from meshnn.tensor.reshape import reshape
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor, check_tensor
@@ -31,12 +32,23 @@ def _axis(op: str, tensor: Tensor, dim: object) -> int:
 
 
 def _pieces(tensor: Tensor, axis: int, sizes: Sequence[int], memory_config: MemoryConfig | None) -> list[Tensor]:
+    """One slice per size; when one fails (out of memory), the pieces already made are freed at
+    once, so the allocator is as it was while the error (and its traceback) is still alive."""
     rank = len(tensor.shape)
-    out, start = [], 0
-    for size in sizes:
-        index = tuple(builtins.slice(start, start + size) if d == axis else builtins.slice(None) for d in range(rank))
-        out.append(getitem(tensor, index, memory_config=memory_config))
-        start += size
+    out: list[Tensor] = []
+    start = 0
+    try:
+        for size in sizes:
+            cut = builtins.slice(start, start + size)
+            index = tuple(cut if d == axis else builtins.slice(None) for d in range(rank))
+            out.append(getitem(tensor, index, memory_config=memory_config))
+            start += size
+    except BaseException:
+        own = getattr(tensor.storage, "mesh_buffer", None)
+        for piece in out:
+            if getattr(piece.storage, "mesh_buffer", None) is not own:  # (never the input's own buffer)
+                deallocate(piece)
+        raise
     return out
 
 

@@ -62,9 +62,9 @@ def _collective(attributes: dict[str, str]) -> CollectiveConfig:
     links = attributes.get("num_links", "")
     return CollectiveConfig(
         Topology.RING if ring else Topology.LINEAR,
-        cluster_axis=int(axis) if axis.isdigit() else None,
-        num_links=int(links) if links.isdigit() and int(links) > 0 else None,
-        dim=int(attributes["dim"]) if attributes.get("dim", "").lstrip("-").isdigit() else 0,
+        cluster_axis=int(axis) if axis.isdecimal() else None,
+        num_links=int(links) if links.isdecimal() and int(links) > 0 else None,
+        dim=int(attributes["dim"]) if attributes.get("dim", "").lstrip("-").isdecimal() else 0,
     )
 
 

@@ -21,6 +21,7 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh import labels
+from meshnn.mesh.call_sites import is_meshnns
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.labels import tensor_label
 from meshnn.mesh.mesh_buffer import DeviceLocalBufferConfig, MeshBuffer, ReplicatedBufferConfig
@@ -31,8 +32,6 @@ from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage
 from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import TensorTopology
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def device_tensor(
@@ -163,7 +162,7 @@ def _spec_and_device(spec_or_shape, dtype, layout, device, memory_config, name):
 def caller_site() -> str:
     """``file:line`` of the first frame outside meshnn: where the user made the call."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None and is_meshnns(frame.f_code.co_filename):
         frame = frame.f_back
     return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 

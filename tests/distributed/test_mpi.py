@@ -365,3 +365,34 @@ def test_the_tensor_parallel_example_runs_and_plans_on_two_ranks():
     assert planned.returncode == 0, planned.stdout + planned.stderr
     assert planned.stdout.count("mesh 2x4 on t3k (8 devices in lock-step") == 2, planned.stdout
     assert "no mesh allocated anything" not in planned.stdout and "PCC" not in planned.stdout, planned.stdout
+
+
+# ------------------------------------------------------------- the adversarial pass after issue 32
+
+
+def test_ranks_opening_different_meshes_are_named_at_open():
+    """Rank 0 opens a 2x4 mesh of the galaxy, rank 1 a 4x2 one: open_mesh_device names both
+    (it had opened both, and the all_gather after it exited 0 on data of two layouts)."""
+    result = mpirun(2, "open_shapes.py", "differ", timeout=90, env={"MESHNN_DEBUG_LOCKSTEP": "0"})
+    assert result.returncode != 0 and "OK rank" not in result.stdout, result.stdout + result.stderr
+    assert "ranks called ttnn.open_mesh_device differently (rank 0: 2x4 on galaxy" in result.stderr, result.stderr
+    assert "rank 1: 4x2 on galaxy" in result.stderr, result.stderr
+    ok(mpirun(2, "open_shapes.py", "same", timeout=90), 2)
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_a_rank_that_exits_1_while_the_others_compute_without_any_collective_ends_the_job(ranks):
+    """Finding 2's second case with allocations not checked lock-step (MESHNN_DEBUG_LOCKSTEP=0,
+    the default outside these tests), so that the others meet no collective at all while they
+    compute for 60 s: the job still ends within seconds of rank 1's sys.exit(1), naming it."""
+    token = f"meshnn-job-{uuid.uuid4().hex}"
+    command = [MPIEXEC, "-n", str(ranks), sys.executable, str(SCRIPTS / "outlive.py"), "exit1", token]
+    try:
+        result = launch(command, 180, {"MESHNN_DEBUG_LOCKSTEP": "0"})
+    finally:
+        ended = time.monotonic()
+        left = left_alive(token, ended)
+    took = time.time() - (time.monotonic() - ended) - stamped(result.stdout, "GOING")
+    assert result.returncode != 0 and "UNREACHABLE" not in result.stdout, result.stdout + result.stderr
+    assert took < 30 and not left, (took, left, result.stderr)
+    assert "meshnn: rank 1: exited with status 1; aborting every rank" in result.stderr, result.stderr
