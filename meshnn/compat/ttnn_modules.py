@@ -134,6 +134,9 @@ OWN_NAMES = {
     # ttnn's argument type of one or several global semaphores: meshnn's GlobalSemaphore stands for it
     "_ttnn.operations.experimental.ccl_experimental": {"GlobalSemaphoreArg": _global_semaphore},
     "_ttnn.global_semaphore": {"global_semaphore": _global_semaphore},  # ttnn's class, under its C++ name
+    "_ttnn.global_circular_buffer": {  # ttnn's class, under its C++ name
+        "global_circular_buffer": lambda: meshnn.mesh.global_circular_buffer.GlobalCircularBuffer
+    },
     "_ttnn.operations.point_to_point": {  # (also meshnn's top-level name: compat may not import the ops)
         "p2p_compute_intermediate_tensor_spec": lambda: meshnn.p2p_compute_intermediate_tensor_spec
     },
