@@ -34,8 +34,8 @@ PREFETCHABLE = (DataType.BFLOAT4_B, DataType.BFLOAT8_B, DataType.BFLOAT16)
 """The weight dtypes the prefetcher streams (tt-metal's Bfp4_b, Bfp8_b, Float16_b)."""
 
 
-def _check_weight(op: str, i: int, tensor: Tensor, receivers: int) -> None:
-    """A weight: TILE, WIDTH_SHARDED in DRAM, a shard width divisible by the receivers per sender."""
+def _check_weight(op: str, i: int, tensor: Tensor) -> None:
+    """A weight: TILE, WIDTH_SHARDED in DRAM, of a dtype the prefetcher streams."""
     name = f"tensors[{i}]"
     if tensor.layout is not Layout.TILE:
         raise MeshnnValueError(f"ttnn.{op}: all tensors must be tilized ({name} is {tensor.layout})")
@@ -44,14 +44,19 @@ def _check_weight(op: str, i: int, tensor: Tensor, receivers: int) -> None:
         raise MeshnnValueError(f"ttnn.{op}: input tensors must be width sharded ({name} is {config.memory_layout})")
     if config.buffer_type is not BufferType.DRAM:
         raise MeshnnValueError(f"ttnn.{op}: input tensors must be in DRAM ({name} is in {config.buffer_type})")
-    width = config.shard_spec.shape[1]
-    if width % receivers:
-        raise MeshnnValueError(
-            f"ttnn.{op}: all tensors' padded shard size (in last dim) {width} must be divisible by the number "
-            f"of receiver cores per sender {receivers} ({name})"
-        )
     if tensor.dtype not in PREFETCHABLE:
         raise MeshnnValueError(f"ttnn.{op}: input tensors must be of type Bfp4_b, Bfp8_b, or Float16_b ({name})")
+
+
+def _check_widths(op: str, weights: list[Tensor], receivers: int) -> None:
+    """Each weight's shard width divisible by the receivers per sender."""
+    for i, tensor in enumerate(weights):
+        width = tensor.memory_config().shard_spec.shape[1]
+        if width % receivers:
+            raise MeshnnValueError(
+                f"ttnn.{op}: all tensors' padded shard size (in last dim) {width} must be divisible by the number "
+                f"of receiver cores per sender {receivers} (tensors[{i}])"
+            )
 
 
 def _check_addresses(op: str, tensor: Tensor) -> None:
@@ -138,9 +143,10 @@ def dram_prefetcher(
     if not isinstance(enable_performance_mode, bool):
         raise MeshnnTypeError(f"ttnn.{op}: enable_performance_mode must be a bool, got {enable_performance_mode!r}")
     weights = inputs[:-1]
-    receivers = _check_mapping(op, cb, weights)
     for i, tensor in enumerate(weights):
-        _check_weight(op, i, tensor, receivers)
+        _check_weight(op, i, tensor)
+    receivers = _check_mapping(op, cb, weights)
+    _check_widths(op, weights, receivers)
     _check_addresses(op, inputs[-1])
     _check_fits(op, cb, weights, receivers)
     spec = out_spec_like(weights[0], shape=(32, 32), memory_config=DRAM_MEMORY_CONFIG, op=op)
