@@ -16,7 +16,9 @@ import torch
 import meshnn as ttnn
 from meshnn.device.allocator import align_up
 from meshnn.mesh.observers import OBSERVERS, MeshObserver
+from meshnn.ops.costs import op_desc
 from meshnn.ops.registry import lookup
+from meshnn.perf import predict
 from meshnn.perf.desc import OpFamily
 from tests.ops.reference import BF16, Approx, a_matmul, a_stored, assert_within, exceeds, quantized
 
@@ -275,3 +277,25 @@ def test_the_registry_records_the_prefetcher_as_dram_reads():
     assert entry.family is OpFamily.COPY
     assert entry.device_operation == "DramPrefetcher"
     assert lookup("matmul_batched_weights").family.name == "MATMUL"
+
+
+def test_the_perf_model_times_the_dram_reads_of_every_layer_s_weights(setup):
+    """The prefetcher's description reads each given weight once per layer (the addresses once)."""
+    mesh, gcb, _, _, _, weights, _ = setup
+
+    class Last(MeshObserver):
+        def on_op_end(self, event, outputs):
+            self.desc = op_desc(event, outputs)
+
+    last, table = Last(), addresses(mesh, weights)
+    OBSERVERS.add(last)
+    try:
+        ttnn.dram_prefetcher([*weights, table], 1, global_cb=gcb)
+        one = last.desc
+        ttnn.dram_prefetcher([*weights, table], 4, global_cb=gcb)
+        four = last.desc
+    finally:
+        OBSERVERS.remove(last)
+    assert one.op_code == "DramPrefetcher" and len(one.inputs) == 3 and len(four.inputs) == 9
+    assert four.inputs[:2] * 4 == four.inputs[:8] and four.inputs[-1] == one.inputs[-1]
+    assert predict(four, "t3k").kernel_ns > predict(one, "t3k").kernel_ns
