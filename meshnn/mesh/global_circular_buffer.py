@@ -70,6 +70,10 @@ class GlobalCircularBuffer:
         """Every sender and receiver core, one range each, in row-major order."""
         return CoreRangeSet([CoreRange(c, c) for c in _all_cores(self.mapping)])
 
+    def sender_core_type(self) -> str:
+        """``"worker"``: the senders are Tensix cores (ttnn's DRAM-sender buffers are experimental)."""
+        return "worker"
+
     def is_allocated(self) -> bool:
         return self.cb.is_allocated() and self.config.is_allocated()
 
@@ -150,9 +154,15 @@ def create_global_circular_buffer(
         DeviceLocalBufferConfig(int(size), buffer_type, layout, shards),
         device,
     )
-    config = MeshBuffer.create(
-        ReplicatedBufferConfig(page * len(cores)), DeviceLocalBufferConfig(page, buffer_type, layout, shards), device
-    )  # fifo is freed with its object if this allocation fails
+    try:
+        config = MeshBuffer.create(
+            ReplicatedBufferConfig(page * len(cores)),
+            DeviceLocalBufferConfig(page, buffer_type, layout, shards),
+            device,
+        )
+    except BaseException:
+        fifo.deallocate()  # out of memory leaves the allocator as it was (a traceback would keep fifo alive)
+        raise
     gcb = object.__new__(GlobalCircularBuffer)
     gcb.mesh_device, gcb.mapping, gcb.size_, gcb.buffer_type = device, tuple(pairs), int(size), buffer_type
     gcb.cb, gcb.config = fifo, config

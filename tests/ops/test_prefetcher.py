@@ -114,9 +114,14 @@ def test_bad_sizes_and_buffer_types_are_refused(open_mesh):
         ttnn.create_global_circular_buffer(mesh, MAPPING, 4096.0)
     with pytest.raises(ttnn.MeshnnValueError, match="L1 buffer types"):
         ttnn.create_global_circular_buffer(mesh, MAPPING, 4096, ttnn.BufferType.DRAM)
-    with pytest.raises(ttnn.MeshnnError):  # more than L1 holds: out of memory, nothing kept
+    with pytest.raises(ttnn.OutOfMemoryError):  # more than L1 holds: out of memory, nothing kept
         ttnn.create_global_circular_buffer(mesh, MAPPING, 1 << 30)
     assert l1_per_bank(mesh) == 0
+    room = mesh.get_memory_view(ttnn.BufferType.L1).largest_contiguous_bytes_free_per_bank
+    with pytest.raises(ttnn.OutOfMemoryError) as held:  # the FIFO fits, its 128 B config pages do not
+        ttnn.create_global_circular_buffer(mesh, MAPPING, room - 64)
+    assert l1_per_bank(mesh) == 0 and held.traceback  # the FIFO is freed though the traceback is still held
+    assert ttnn.create_global_circular_buffer(mesh, MAPPING, room - 128).sender_core_type() == "worker"  # both fit
 
 
 # ----------------------------------------------------------------------------- prefetch + matmul
