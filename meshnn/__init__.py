@@ -82,6 +82,7 @@ from meshnn.mesh.entry_points import (
     manage_device,
     open_device,
 )
+from meshnn.mesh.global_circular_buffer import create_global_circular_buffer
 from meshnn.mesh.global_semaphore import (
     create_global_semaphore,
     get_global_semaphore_address,

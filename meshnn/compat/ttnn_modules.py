@@ -139,6 +139,9 @@ OWN_NAMES = {
             importlib.import_module("meshnn.ops.conv.parallel_config").create_sharded_memory_config_from_parallel_config
         )
     },
+    "_ttnn.global_circular_buffer": {  # ttnn's class, under its C++ name
+        "global_circular_buffer": lambda: meshnn.mesh.global_circular_buffer.GlobalCircularBuffer
+    },
     "_ttnn.operations.point_to_point": {  # (also meshnn's top-level name: compat may not import the ops)
         "p2p_compute_intermediate_tensor_spec": lambda: meshnn.p2p_compute_intermediate_tensor_spec
     },

@@ -91,6 +91,8 @@ def op_desc(event: OpEvent, outputs: Sequence[Tensor]) -> OpDesc | None:
         extra["collective"] = collective_config(attrs, event.mesh)
     elif family in (F.SDPA, F.SDPA_DECODE):
         extra["attention"] = attention_config(attrs, decode=family is F.SDPA_DECODE)
+    if name == "dram_prefetcher":  # it streams every layer's weights: num_layers of tensors[:-1], then the addresses
+        inputs = inputs[:-1] * int(attrs.get("num_layers", 1)) + inputs[-1:]  # type: ignore[call-overload]
     if family in (F.KV_UPDATE, F.KV_FILL) and outs:
         inputs, outs = (outs[0], *inputs), ()  # written in place: the cache (the op's output) is inputs[0]
     return OpDesc(

@@ -29,6 +29,7 @@ from meshnn.ops.launch import launch
 from meshnn.ops.matmul_config import check_matmul_program_config, output_shard_spec, validate_program_config
 from meshnn.ops.matmul_kernel import Product
 from meshnn.ops.outputs import Output, out_spec_like, output_into
+from meshnn.ops.prefetcher import check_matmul_prefetch
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.shard_specs import needs_shard_spec
 from meshnn.perf.desc import OpFamily
@@ -99,13 +100,15 @@ def matmul(
     command queue ``queue_id``, into ``optional_output_tensor`` when given (its spec must be the
     output's).  ``program_config`` and ``compute_kernel_config`` are checked as ttnn checks them
     (against the device's grid and the operands) and change no value, but a program config's
-    ``fused_activation`` is applied; ``global_cb`` and ``sub_device_id`` are recorded."""
+    ``fused_activation`` is applied; ``global_cb`` and ``sub_device_id`` are checked
+    (:func:`~meshnn.ops.prefetcher.check_matmul_prefetch`) and recorded."""
     inputs, mesh, shape = _checked(op, input_tensor_a, input_tensor_b, bias, transpose_a, transpose_b)
     queue_id = check_queue_id(op, mesh, queue_id)
     a = inputs[0]
     act, kernel_config, config, out_config = _configs(
         op, mesh, a, shape, (transpose_a, activation, program_config, compute_kernel_config, core_grid, memory_config)
     )
+    check_matmul_prefetch(op, mesh, (a, inputs[1], bias, global_cb, sub_device_id), config, out_config)
     spec = out_spec_like(a, shape=shape, dtype=dtype, memory_config=out_config, op=op)
     direct = spec.dtype is DataType.FLOAT32 and spec.layout is Layout.ROW_MAJOR and spec.explicit_padded_shape is None
     # x @ a weight matrix sharded by columns (column-parallel linear): one product when x is the same

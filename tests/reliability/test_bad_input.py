@@ -2544,6 +2544,64 @@ def round3_rows() -> list[Case]:
     return c
 
 
+# -- branch prefetch: the DRAM prefetcher's global circular buffer, dram_prefetcher, matmul's global_cb
+def prefetcher_rows() -> list[Case]:
+    """ttnn.create_global_circular_buffer / dram_prefetcher / matmul_batched_weights and matmul's
+    global_cb / sub_device_id, each refused by name (``e.gcb``: a global CB made before L1 fills)."""
+    c: list[Case] = []
+
+    def row(target, what, call, error, names):
+        c.append(Case(target, what, call, error, names))
+
+    core = ttnn.CoreCoord
+    pair = [(core(0, 0), ttnn.CoreRangeSet([ttnn.CoreRange(core(1, 0), core(2, 0))]))]
+    gcb, name = ttnn.create_global_circular_buffer, "create_global_circular_buffer"
+    row(name, "device not a mesh", lambda e: gcb("mesh", pair, 4096), TYPE, "device")
+    row(name, "size 0", lambda e: gcb(e.mesh, pair, 0), VALUE, "size")
+    row(name, "size a float", lambda e: gcb(e.mesh, pair, 4096.0), TYPE, "size")
+    row(name, "DRAM buffer", lambda e: gcb(e.mesh, pair, 4096, ttnn.BufferType.DRAM), VALUE, "L1 buffer types")
+    row(name, "a sender twice", lambda e: gcb(e.mesh, pair * 2, 4096), VALUE, "duplicate cores")
+    row(name, "mapping empty", lambda e: gcb(e.mesh, [], 4096), VALUE, "sender_receiver_core_mapping")
+    row(name, "mapping entry a core", lambda e: gcb(e.mesh, [core(0, 0)], 4096), TYPE, "mapping entry")
+    outside = [(core(0, 0), ttnn.CoreRangeSet([ttnn.CoreRange(core(8, 0), core(8, 0))]))]
+    row(name, "receiver outside the grid", lambda e: gcb(e.mesh, outside, 4096), VALUE, "compute grid")
+    row(name, "no room in L1", lambda e: gcb(e.mesh, pair, 4096), OOM, "L1")
+    row(name, "closed mesh", lambda e: gcb(e.closed_mesh, pair, 4096), CLOSED, "closed")
+    prefetch = "dram_prefetcher"
+    row(prefetch, "tensors a tensor", lambda e: ttnn.dram_prefetcher(e.a, 1, e.gcb), TYPE, "tensors")
+    row(prefetch, "no address tensor", lambda e: ttnn.dram_prefetcher([e.a], 1, e.gcb), VALUE, "tensors")
+    row(prefetch, "num_layers 0", lambda e: ttnn.dram_prefetcher([e.a, e.a], 0, e.gcb), VALUE, "num_layers")
+    row(prefetch, "no global_cb", lambda e: ttnn.dram_prefetcher([e.a, e.a], 1, None), VALUE, "global circular")
+    row(prefetch, "global_cb a str", lambda e: ttnn.dram_prefetcher([e.a, e.a], 1, "cb"), TYPE, "global_cb")
+    row(prefetch, "weight interleaved", lambda e: ttnn.dram_prefetcher([e.a, e.a], 1, e.gcb), VALUE, "width sharded")
+    row(prefetch, "weight freed", lambda e: ttnn.dram_prefetcher([e.freed, e.a], 1, e.gcb), DEAD, "tensors")
+    row(
+        prefetch,
+        "weight on another mesh",
+        lambda e: ttnn.dram_prefetcher([e.other, e.a], 1, e.gcb),
+        WRONG_MESH,
+        "tensors",
+    )
+    row("matmul", "global_cb a str", lambda e: ttnn.matmul(e.a, e.w, global_cb="cb"), TYPE, "global_cb")
+    row(
+        "matmul",
+        "sub_device_id 5",
+        lambda e: ttnn.matmul(e.a, e.w, sub_device_id=ttnn.SubDeviceId(5)),
+        VALUE,
+        "sub_device_id",
+    )
+    batched = "matmul_batched_weights"
+    row(batched, "weights a tensor", lambda e: ttnn.matmul_batched_weights(e.a, e.w), TYPE, "input_tensors_b")
+    row(
+        batched,
+        "weights of two shapes",
+        lambda e: ttnn.matmul_batched_weights(e.a, [e.w, e.row7]),
+        VALUE,
+        "logical_shape",
+    )
+    return c
+
+
 TABLE: list[Case] = (
     unary_family(UNARY, UNARY_FAULTS)
     + family(BINARY, BINARY_FAULTS)
@@ -2558,6 +2616,7 @@ TABLE += keyword_rows()
 TABLE += registry_rows()
 TABLE += family_rows()
 TABLE += round3_rows()
+TABLE += prefetcher_rows()
 BY_ID = {case.id: case for case in TABLE}
 
 
@@ -2624,6 +2683,7 @@ def env(tmp_path_factory):
     e.shard_spec = ttnn.ShardSpec(e.grid, (32, 32))
     e.sems = [ttnn.create_global_semaphore(mesh, e.grid, 0) for _ in range(3)]  # before L1 is filled
     e.other_sem = ttnn.create_global_semaphore(other, e.grid, 0)
+    e.gcb = ttnn.create_global_circular_buffer(mesh, [(ttnn.CoreCoord(0, 1), e.grid)], 4096)  # branch prefetch
     e.ln_stats = ttnn.layer_norm_pre_all_gather(e.a)
     e.bad_shard_config = ttnn.MemoryConfig(
         ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1, ttnn.ShardSpec(e.grid, (7, 40))
