@@ -92,9 +92,10 @@ def run_all_gather(
     ) and not (reverse and not mesh.all_local)  # across ranks, a reversed gather goes by values
     in_size = tensor.spec.compute_packed_buffer_size_bytes()
     label = operation_on(f"ttnn.{op}", tensor)  # what the ranks compare before they exchange
+    in_spec = tensor.spec  # the kernel holds specs, never the tensor: a trace must not keep the input allocated
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        by_bytes = raw and (not mesh.all_local or known_values(in_rows[0], tensor.spec) is None)
+        by_bytes = raw and (not mesh.all_local or known_values(in_rows[0], in_spec) is None)
         if by_bytes:
             settled(in_rows[0])  # the bytes are read below
         if raw and not mesh.all_local:
@@ -107,7 +108,7 @@ def run_all_gather(
                 out_rows[0][row, : n * in_size].reshape(n, in_size)[...] = in_rows[0][members, :in_size]
             return
         grid = (shape, axis, axis_dim, reverse)
-        _gather_values(mesh, (tensor.spec, spec), in_rows[0], out_rows[0], coords, grid, label)
+        _gather_values(mesh, (in_spec, spec), in_rows[0], out_rows[0], coords, grid, label)
 
     out = Output(spec, topology=output_topology(tensor, axis, PlacementReplicate()))
     attrs["memory_config"] = spec.memory_config

@@ -104,9 +104,10 @@ def run_reduce_scatter(
     shape, axis = group_grid(mesh, cluster_axis, op)
     n = group_size(shape, axis)
     label = operation_on(f"ttnn.{op}", tensor)  # what the ranks compare before they exchange
+    in_spec = tensor.spec  # the kernel holds specs, never the tensor: a trace must not keep the input allocated
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], tensor.spec)
+        values = logical_values(in_rows[0], in_spec)
         if not mesh.all_local:
             totals, members = summed_over_ranks(mesh, values, coords, shape, axis, op=label)
             pieces = np.split(totals, n, axis=axis_dim + 1)  # n x (groups, *out)
