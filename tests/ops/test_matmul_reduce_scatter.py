@@ -178,3 +178,25 @@ def _trace_and_drop(mesh, rng, collective):
     gc.collect()
     live = {b.address() for b in mesh.live_buffers() if b.buffer_type() is ttnn.BufferType.DRAM}
     assert not held & live, "the trace kept a traced op's input allocated"
+
+
+def test_all_gather_async_takes_the_binding_with_an_intermediate_buffer(mesh, rng):
+    """June 2025's ``all_gather_async(input, persistent_intermediate_buffer, persistent_output_buffer,
+    dim, semaphores)`` (tt-metal's prefill tests call it): all_gather's bytes, written into the
+    output buffer; the intermediate checked (a live tensor of the mesh) and recorded."""
+    n = mesh.get_num_devices()
+    x = on(mesh, bf16_values(rng, (1, 1, 32, 32 * n)), ttnn.ShardTensorToMesh(mesh, dim=3))
+    middle, out = zeros(mesh, (1, 1, 32, 64)), zeros(mesh, (1, 1, 32, 32 * n))
+    got = ttnn.experimental.all_gather_async(
+        x, persistent_intermediate_buffer=middle, persistent_output_buffer=out, dim=3,
+        multi_device_global_semaphore=sems(mesh, 2), num_links=1, topology=ttnn.Topology.Ring,
+    )  # fmt: skip
+    assert got is out
+    want = ttnn.all_gather(x, 3)
+    for a, b in zip(ttnn.get_device_tensors(got), ttnn.get_device_tensors(want), strict=True):
+        np.testing.assert_array_equal(ttnn.to_torch(a).float().numpy(), ttnn.to_torch(b).float().numpy())
+    ttnn.deallocate(middle)
+    with pytest.raises(ttnn.DeallocatedError, match="persistent_intermediate_buffer"):
+        ttnn.experimental.all_gather_async(x, middle, out, 3, sems(mesh, 2))
+    with pytest.raises(ttnn.MeshnnTypeError, match="incompatible"):  # not a form of the reversed gather
+        ttnn.experimental.all_gather_async_reversed(x, out, out, 3, sems(mesh, 2))
