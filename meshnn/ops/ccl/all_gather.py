@@ -23,7 +23,7 @@ from meshnn.ops.launch import launch
 from meshnn.ops.memo import known_values, settled
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
-from meshnn.ops.values import logical_values, write_values
+from meshnn.ops.values import encode_values, logical_values, write_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.identity import operation_on
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
@@ -137,6 +137,11 @@ def _gather_values(
     gathered = np.concatenate([grouped[:, m] for m in order], axis=axis_dim + 1)  # (groups, *out)
     if gathered.shape[0] == 1 and mesh.all_local:  # one group: the same result on every device
         write_values(out_rows, gathered, spec, exact=True)
+        return
+    if mesh.all_local:  # every member of a group holds the same bytes: encoded once per group, copied
+        encoded = encode_values(gathered, spec)
+        for row in range(out_rows.shape[0]):
+            out_rows[row, : encoded.shape[1]] = encoded[group_and_member(shape, axis, row)[0]]
         return
     result = np.broadcast_to(gathered[:, None], (gathered.shape[0], n, *gathered.shape[1:]))
     result = from_groups(result, shape, axis)
