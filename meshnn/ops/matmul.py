@@ -102,7 +102,7 @@ def matmul(
     (against the device's grid and the operands) and change no value, but a program config's
     ``fused_activation`` is applied; ``global_cb`` and ``sub_device_id`` are checked
     (:func:`~meshnn.ops.prefetcher.check_matmul_prefetch`) and recorded."""
-    inputs, mesh, shape = _checked(op, input_tensor_a, input_tensor_b, bias, transpose_a, transpose_b)
+    inputs, mesh, shape = checked_operands(op, input_tensor_a, input_tensor_b, bias, transpose_a, transpose_b)
     queue_id = check_queue_id(op, mesh, queue_id)
     a = inputs[0]
     act, kernel_config, config, out_config = _configs(
@@ -179,7 +179,7 @@ def _derived_config(
     return MemoryConfig(config.memory_layout, config.buffer_type, shard)
 
 
-def _checked(
+def checked_operands(
     op: str, input_tensor_a: object, input_tensor_b: object, bias: object, transpose_a: object, transpose_b: object
 ) -> tuple[list[Tensor], MeshDevice, tuple[int, ...]]:
     """The operands (a, b and the bias when given) checked, their mesh, and the product's shape."""

@@ -1848,6 +1848,37 @@ def written() -> list[Case]:
     row(agr_op, "persistent buffer of another shape", lambda e: agr(e.a, e.a2, 2, sems(e, 2)), VALUE, "persistent")
     row(agr_op, "dim out of range", lambda e: agr(e.a, None, 5, sems(e, 2)), VALUE, "dim")
     row(agr_op, "no dim", lambda e: agr(e.a, sems(e, 2)), TYPE, "incompatible")
+    # -- issue 35 (helper cclf): ttnn.experimental.matmul_reduce_scatter_async
+    mrs, mrs_op = ttnn.experimental.matmul_reduce_scatter_async, "experimental.matmul_reduce_scatter_async"
+    row(mrs_op, "dim 2", lambda e: mrs(e.heads, e.heads, e.heads, e.heads, 2, sems(e, 3), (0, 6)), VALUE, "dim=3")
+    row(
+        mrs_op,
+        "two semaphores",
+        lambda e: mrs(e.heads, e.heads, e.heads, e.heads, 3, sems(e, 2), (0, 6)),
+        VALUE,
+        "sema",
+    )
+    row(
+        mrs_op,
+        "offset a string",
+        lambda e: mrs(e.heads, e.heads, e.heads, e.heads, 3, sems(e, 3), "0,6"),
+        TYPE,
+        "offset",
+    )
+    row(
+        mrs_op,
+        "width not divisible over the mesh",
+        lambda e: mrs(e.heads, e.heads, e.heads, e.heads, 3, sems(e, 3), (0, 6)),
+        VALUE,
+        "divisible",
+    )
+    row(
+        mrs_op,
+        "weight on another mesh",
+        lambda e: mrs(e.heads, e.other_heads, e.heads, e.heads, 3, sems(e, 3), (0, 6)),
+        WRONG_MESH,
+        "weight",
+    )
     rs = ttnn.experimental.reduce_scatter_minimal_async
     row(
         "experimental.reduce_scatter_minimal_async",

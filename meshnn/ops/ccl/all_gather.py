@@ -23,7 +23,7 @@ from meshnn.ops.launch import launch
 from meshnn.ops.memo import known_values, settled
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
-from meshnn.ops.values import logical_values, write_values
+from meshnn.ops.values import encode_values, logical_values, write_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.identity import operation_on
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
@@ -92,9 +92,10 @@ def run_all_gather(
     ) and not (reverse and not mesh.all_local)  # across ranks, a reversed gather goes by values
     in_size = tensor.spec.compute_packed_buffer_size_bytes()
     label = operation_on(f"ttnn.{op}", tensor)  # what the ranks compare before they exchange
+    in_spec = tensor.spec  # the kernel holds specs, never the tensor: a trace must not keep the input allocated
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        by_bytes = raw and (not mesh.all_local or known_values(in_rows[0], tensor.spec) is None)
+        by_bytes = raw and (not mesh.all_local or known_values(in_rows[0], in_spec) is None)
         if by_bytes:
             settled(in_rows[0])  # the bytes are read below
         if raw and not mesh.all_local:
@@ -107,7 +108,7 @@ def run_all_gather(
                 out_rows[0][row, : n * in_size].reshape(n, in_size)[...] = in_rows[0][members, :in_size]
             return
         grid = (shape, axis, axis_dim, reverse)
-        _gather_values(mesh, (tensor.spec, spec), in_rows[0], out_rows[0], coords, grid, label)
+        _gather_values(mesh, (in_spec, spec), in_rows[0], out_rows[0], coords, grid, label)
 
     out = Output(spec, topology=output_topology(tensor, axis, PlacementReplicate()))
     attrs["memory_config"] = spec.memory_config
@@ -136,6 +137,11 @@ def _gather_values(
     gathered = np.concatenate([grouped[:, m] for m in order], axis=axis_dim + 1)  # (groups, *out)
     if gathered.shape[0] == 1 and mesh.all_local:  # one group: the same result on every device
         write_values(out_rows, gathered, spec, exact=True)
+        return
+    if mesh.all_local:  # every member of a group holds the same bytes: encoded once per group, copied
+        encoded = encode_values(gathered, spec)
+        for row in range(out_rows.shape[0]):
+            out_rows[row, : encoded.shape[1]] = encoded[group_and_member(shape, axis, row)[0]]
         return
     result = np.broadcast_to(gathered[:, None], (gathered.shape[0], n, *gathered.shape[1:]))
     result = from_groups(result, shape, axis)

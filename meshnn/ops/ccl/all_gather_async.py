@@ -6,20 +6,23 @@ default), ``cluster_axis``, ``chunks_per_sync``, ``num_workers_per_link``,
 recorded.  Its three ttnn overloads are accepted:
 ``(input_tensor, dim, multi_device_global_semaphore, *, ...)``,
 ``(input_tensor, persistent_output_buffer=None, dim, multi_device_global_semaphore, *, ...)`` and
-``(input_tensor, dim, cluster_axis, mesh_device, topology, multi_device_global_semaphore, *, ...)``.
+``(input_tensor, dim, cluster_axis, mesh_device, topology, multi_device_global_semaphore, *, ...)``,
+and the binding of June 2025 that tt-metal's prefill tests still call,
+``(input_tensor, persistent_intermediate_buffer, persistent_output_buffer, dim,
+multi_device_global_semaphore, *, ...)`` (the intermediate checked and recorded).
 
 ``ttnn.experimental.all_gather_async_reversed`` takes the same three overloads and gathers the
 group's shards in reversed device order: along a group of ``n`` devices, the output's piece ``i``
 of ``dim`` is the shard of the group's device ``n - 1 - i``.  tt-metal refuses it with the llama
 sharded variant (``use_optimal_ccl_for_llama`` on a sharded input); so does meshnn.
 
-May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the collectives'
-modules.
+May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`, the ops' checks and
+the collectives' modules.
 """
 
 from __future__ import annotations
 
-from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError, WrongMeshError
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.ccl.all_gather import gathered_spec, run_all_gather
 from meshnn.ops.ccl.arguments import Topology, checked_input
@@ -32,6 +35,7 @@ from meshnn.ops.ccl.async_arguments import (
     same_mesh_device,
     semaphores,
 )
+from meshnn.ops.checks import device_input
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.reshape import reshape
@@ -73,6 +77,14 @@ def _axis(input_tensor, dim, cluster_axis, mesh_device, topology, multi_device_g
     """(input_tensor, dim, cluster_axis, mesh_device, topology, multi_device_global_semaphore, *, ...)"""
 
 
+def _intermediate(input_tensor, persistent_intermediate_buffer, persistent_output_buffer, dim,
+                  multi_device_global_semaphore, *, num_links=1, memory_config=None, topology=Topology.Ring,
+                  subdevice_id=None, cluster_axis=None):  # fmt: skip
+    """(input_tensor, persistent_intermediate_buffer, persistent_output_buffer, dim, multi_device_global_semaphore,
+    *, ...): the binding of June 2025 (a ring's packet buffer beside the output), which tt-metal's prefill tests
+    still call"""
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -81,6 +93,7 @@ _OVERLOADS = (
     (_plain, lambda a: _is_int(a["dim"]) and not _is_int(a["multi_device_global_semaphore"])),
     (_persistent, lambda a: _is_int(a["dim"]) and not _is_int(a["persistent_output_buffer"])),
     (_axis, lambda a: _is_int(a["dim"]) and _is_int(a["cluster_axis"])),
+    (_intermediate, lambda a: _is_int(a["dim"]) and not _is_int(a["persistent_output_buffer"])),
 )
 
 
@@ -113,7 +126,8 @@ def _bound(
     """The call bound to one of the three overloads and checked: the input, its mesh, the gather's
     dim, the bound arguments (the persistent buffer under one name) and the options with their
     defaults (the third overload's positional topology among them)."""
-    form, given = bind_overload(op, _OVERLOADS, (input_tensor, *args), kwargs)
+    overloads = _OVERLOADS if op == "experimental.all_gather_async" else _OVERLOADS[:3]  # June 2025's: not reversed
+    form, given = bind_overload(op, overloads, (input_tensor, *args), kwargs)
     options = {**_OPTIONS, **{k: v for k, v in given.items() if k in _OPTIONS}}
     if form == 2:
         options["topology"] = given["topology"]
@@ -121,6 +135,8 @@ def _bound(
     tensor, mesh, axis_dim = checked_input(op, given["input_tensor"], given["dim"])
     if form == 2:
         same_mesh_device(op, given["mesh_device"], mesh)
+    if form == 3:
+        options["persistent_intermediate_buffer"] = packet_buffer(op, given["persistent_intermediate_buffer"], tensor)
     return tensor, mesh, axis_dim, given, options
 
 
@@ -157,3 +173,13 @@ def gather_async(
     attrs["persistent_output_buffer"] = into
     where = (axis_dim, cluster_axis)
     return run_all_gather(op, tensor, mesh, where, spec, attrs, into=into, reverse=reverse)  # type: ignore[arg-type]
+
+
+def packet_buffer(op: str, value: object, tensor: Tensor) -> Tensor:
+    """The June 2025 binding's ``persistent_intermediate_buffer`` (the ring's packet staging
+    buffer, of a size its kernels chose): a live device tensor of the input's mesh, as tt-metal
+    checked it (its shape is the kernels' business); recorded, never written by the simulation."""
+    buffer = device_input(op, "persistent_intermediate_buffer", value)
+    if buffer.storage.mesh_buffer.mesh_id != tensor.storage.mesh_buffer.mesh_id:  # type: ignore[union-attr]
+        raise WrongMeshError(f"ttnn.{op}: persistent_intermediate_buffer is on another mesh device than input_tensor")
+    return buffer

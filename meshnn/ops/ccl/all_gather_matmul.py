@@ -69,7 +69,7 @@ def all_gather_matmul_async(
     tensor, mesh, axis_dim = checked_input(op, input_tensor, dim)
     weight = device_input(op, "weight_tensor", weight_tensor)
     same_mesh(op, {"input_tensor": tensor, "weight_tensor": weight})
-    offset = _offset(op, all_gather_core_grid_offset)
+    offset = grid_offset(op, "all_gather_core_grid_offset", all_gather_core_grid_offset)
     gathered_k = tensor.shape[-1] * (group_size(tuple(mesh.shape), None) if axis_dim == len(tensor.shape) - 1 else 1)
     inner = weight.shape[-1] if transpose_b else weight.shape[-2]
     if (tensor.shape[-2] if transpose_a else gathered_k) != inner:
@@ -94,13 +94,13 @@ def all_gather_matmul_async(
     return [gathered, product]
 
 
-def _offset(op: str, value: object) -> CoreCoord:
+def grid_offset(op: str, name: str, value: object) -> CoreCoord:
+    """A fused op's ``name`` (where its collective's workers sit on the grid): a ttnn.CoreCoord or
+    an ``(x, y)`` pair of non-negative ints, as a CoreCoord."""
     if isinstance(value, CoreCoord):
         return value
     if isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 2:
         x, y = value
         if all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (x, y)):
             return CoreCoord(x, y)
-    raise MeshnnTypeError(
-        f"ttnn.{op}: all_gather_core_grid_offset must be a ttnn.CoreCoord or an (x, y) pair, got {value!r}"
-    )
+    raise MeshnnTypeError(f"ttnn.{op}: {name} must be a ttnn.CoreCoord or an (x, y) pair, got {value!r}")

@@ -57,18 +57,19 @@ def run_all_reduce(
     """Launch the all-reduce of ``tensor`` over the groups of ``cluster_axis`` into an output of ``spec``."""
     shape, axis = group_grid(mesh, cluster_axis, op)
     label = operation_on(f"ttnn.{op}", tensor)  # what the ranks compare before they exchange
+    in_spec = tensor.spec  # the kernel holds specs, never the tensor: a trace must not keep the input allocated
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         if not mesh.all_local:  # element-wise: summed in storage order, tile padding and all
             rows, out_row = settled(in_rows[0]), out_rows[0]
-            elements = stored_elements(rows, tensor.spec)
+            elements = stored_elements(rows, in_spec)
             direct = (spec.dtype is DataType.FLOAT32 or spec.dtype.is_integer) and rows.shape == out_row.shape
             target = out_row.view(elements.dtype) if direct else None
             totals, members = summed_over_ranks(mesh, elements, coords, shape, axis, out=target, op=label)
             if totals is not target:
                 store_elements(totals[[group for group, _ in members]], spec, out_row[:, : rows.shape[1]])
             return
-        grouped = to_groups(logical_values(in_rows[0], tensor.spec), shape, axis)
+        grouped = to_groups(logical_values(in_rows[0], in_spec), shape, axis)
         total = summed_in_order(grouped, keepdims=True)
         if total.shape[0] == 1:  # one group: every device gets the one sum (written once, to each)
             write_values(out_rows[0], total[0], spec)

@@ -2,7 +2,7 @@
 ``dim`` (which must divide into the group's devices, whole tiles each when tiled).
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`, the ops' launch,
-outputs and values modules and the collectives' arguments, groups and ranks.
+outputs, memo and values modules and the collectives' arguments, groups and ranks.
 """
 
 from __future__ import annotations
@@ -23,10 +23,19 @@ from meshnn.ops.ccl.arguments import (
     group_grid,
 )
 from meshnn.ops.ccl.async_arguments import persistent
-from meshnn.ops.ccl.groups import from_groups, group_size, output_topology, summed_in_order, to_groups
+from meshnn.ops.ccl.groups import (
+    from_groups,
+    group_and_member,
+    group_size,
+    output_topology,
+    sum_dtype,
+    summed_in_order,
+    to_groups,
+)
 from meshnn.ops.ccl.ranks import summed_over_ranks
 from meshnn.ops.config import COMPUTE_KERNEL_CONFIG
 from meshnn.ops.launch import launch
+from meshnn.ops.memo import known_values, settled
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
@@ -104,16 +113,16 @@ def run_reduce_scatter(
     shape, axis = group_grid(mesh, cluster_axis, op)
     n = group_size(shape, axis)
     label = operation_on(f"ttnn.{op}", tensor)  # what the ranks compare before they exchange
+    in_spec = tensor.spec  # the kernel holds specs, never the tensor: a trace must not keep the input allocated
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], tensor.spec)
         if not mesh.all_local:
+            values = logical_values(in_rows[0], in_spec)
             totals, members = summed_over_ranks(mesh, values, coords, shape, axis, op=label)
             pieces = np.split(totals, n, axis=axis_dim + 1)  # n x (groups, *out)
             result = np.stack([pieces[member][group] for group, member in members])
         else:
-            grouped = to_groups(values, shape, axis)
-            total = summed_in_order(grouped)
+            total = _group_sums(in_rows[0], in_spec, shape, axis)
             pieces = np.stack(np.split(total, n, axis=axis_dim + 1), axis=1)  # (groups, members, *out)
             result = from_groups(pieces, shape, axis)
         write_values(out_rows[0], np.ascontiguousarray(result), spec)
@@ -122,3 +131,24 @@ def run_reduce_scatter(
     attrs["memory_config"] = spec.memory_config
     into_list = [into] if into is not None else None
     return launch(op, mesh, [tensor], [out], kernel, reads_memos=True, attrs=attrs, into=into_list)[0]
+
+
+def _group_sums(rows: np.ndarray, spec: TensorSpec, shape: tuple[int, ...], axis: int | None) -> np.ndarray:
+    """``(groups, *spec.shape)``: every group's devices' values summed in member order (the
+    additions of :func:`summed_in_order`, so the same bits).  Values a memo already holds are summed
+    at once; bytes are decoded one member at a time (the member's row of every group), so the
+    peak is two members' float32 values, not the whole mesh's (32 devices' prefill activations
+    decoded at once took gigabytes of host memory)."""
+    if known_values(rows, spec) is not None:
+        return summed_in_order(to_groups(logical_values(rows, spec), shape, axis))
+    placed = [group_and_member(shape, axis, i) for i in range(rows.shape[0])]
+    bytes_rows = settled(rows)
+    total = None
+    for member in range(max(m for _, m in placed) + 1):
+        picked = [i for _, i in sorted((g, i) for i, (g, m) in enumerate(placed) if m == member)]
+        values = logical_values(np.ascontiguousarray(bytes_rows[picked]), spec)
+        if total is None:
+            total = values.astype(sum_dtype(values), copy=True)
+        else:
+            total += values
+    return total
