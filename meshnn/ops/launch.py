@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange
+from meshnn.mesh.global_semaphore import GlobalSemaphore
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.observers import OBSERVERS, OpEvent
@@ -121,10 +122,21 @@ def _remember(mesh: MeshDevice, op: str, inputs: Sequence[Tensor], outputs: Sequ
         return
     described = ()
     if attrs:
-        described = tuple(
-            sorted((k, repr(v.spec if isinstance(v, Tensor) else v)) for k, v in attrs.items() if k not in RUNTIME_ARGS)
-        )
+        described = tuple(sorted((k, repr(_hashed(v))) for k, v in attrs.items() if k not in RUNTIME_ARGS))
     mesh.record_program((op, tuple(t.spec for t in inputs), tuple(o.spec for o in outputs), described))
+
+
+def _hashed(value: object) -> object:
+    """What ttnn hashes an attribute by: a tensor by its spec; a global semaphore by its cores and
+    buffer type (its address is a runtime argument, overridden on a cache hit); a sequence item by
+    item."""
+    if isinstance(value, Tensor):
+        return value.spec
+    if isinstance(value, GlobalSemaphore):
+        return ("GlobalSemaphore", value.cores, value.buffer_type)
+    if isinstance(value, list | tuple):
+        return tuple(_hashed(item) for item in value)
+    return value
 
 
 _ANY_THREAD = object()
