@@ -143,3 +143,39 @@ def test_a_loop_over_semaphores_and_buffers_is_one_program(mesh):
     assert mesh.num_program_cache_entries() == 1
     ttnn.experimental.llama_reduce_scatter(x, buffer, 3, sems[0], ttnn.SubDeviceId(0), 1, mesh, num_links=2)
     assert mesh.num_program_cache_entries() == 2  # another link count is another program
+
+
+@pytest.mark.parametrize("out_dtype", [BF16, BFP8], ids=["bf16", "bfp8"])
+def test_fused_rms_normalises_the_rows_across_the_group(mesh, out_dtype):
+    rows, cols = tuple(mesh.shape)
+    width = 256  # per device: 2 cores of 128
+    cores = grid(0, 0, 1, 0)
+    config = width_sharded(cores, 128)
+    rng = np.random.default_rng(11)
+    x_np, r_np = (rng.standard_normal((rows, cols, 32, width)).astype(np.float32) for _ in range(2))
+    g_np = rng.standard_normal((rows, cols, width // 32, 32)).astype(np.float32)
+    x, r = (on_mesh(mesh, v, BF16, ttnn.TILE_LAYOUT, config) for v in (x_np, r_np))
+    g = on_mesh(mesh, g_np, BF16, ttnn.ROW_MAJOR_LAYOUT, ttnn.DRAM_MEMORY_CONFIG)
+    program = ttnn.LayerNormShardedMultiCoreProgramConfig(
+        compute_with_storage_grid_size=(2, 1), subblock_w=1, block_h=1, block_w=4, inplace=False
+    )
+    out_config = width_sharded(grid(0, 0, 3, 0), 128)  # 4 x 128 = 512: padded past the 256 columns
+    sem = ttnn.create_global_semaphore(mesh, cores, 0)
+    got = ttnn.fused_rms_1_1_32_8192(
+        x, program, 1, mesh, sem, residual_input_tensor=r, weight=g, epsilon=1e-5, dtype=out_dtype,
+        memory_config=out_config, topology=ttnn.Topology.Linear, num_links=1,
+    )  # fmt: skip
+    assert tuple(got.shape) == (1, 1, 32, width) and tuple(got.padded_shape) == (1, 1, 32, 512)
+    xs = quantized(x_np, BF16).reshape(rows, cols, 32, width) + quantized(r_np, BF16).reshape(rows, cols, 32, width)
+    gamma_held = quantized(g_np, BF16, ttnn.ROW_MAJOR_LAYOUT).reshape(rows, cols, 1, width)
+    mean = np.square(xs).sum(axis=(1, 3), keepdims=True) / (width * cols)
+    ref = xs / np.sqrt(mean + 1e-5) * gamma_held
+    compute = gamma(width * cols + 8) * np.abs(ref) * 4  # the sum of squares, the root, two products
+    bound = output_bound(ref, compute, out_dtype)
+    # the residual holds x + r in its own bfloat16
+    residual = quantized(xs.astype(np.float32), BF16).reshape(rows, cols, 32, width)
+    for index, out in enumerate(per_device(got)):
+        row, col = divmod(index, cols)
+        err = np.abs(out[0, 0] - ref[row, col])
+        assert (err <= bound[row, col]).all(), f"device {index}: {err.max()}"
+        np.testing.assert_array_equal(per_device(r)[index][0, 0], residual[row, col])

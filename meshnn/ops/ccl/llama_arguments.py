@@ -27,7 +27,7 @@ from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.sub_device import SubDeviceId
 from meshnn.ops.ccl.arguments import checked_input
 from meshnn.ops.ccl.async_arguments import link_options, same_mesh_device
-from meshnn.ops.ccl.groups import from_groups, summed_in_order, to_groups
+from meshnn.ops.ccl.groups import sum_dtype
 from meshnn.ops.ccl.ranks import summed_over_ranks
 from meshnn.ops.checks import device_input
 from meshnn.tensor.spec import MemoryConfig
@@ -123,11 +123,22 @@ def scattered_sums(
 ) -> np.ndarray:
     """``(k, *piece)``: for each of the ``k`` devices at ``coords``, ``part(total, member)`` of its
     group's sum (float32, members added in member order, on any number of ranks), ``member`` being
-    the device's place in its group along ``axis``."""
+    the device's place in its group along ``axis``; a group is the devices at ``coords`` that differ
+    only along ``axis`` (a tensor on one row of a mesh makes one group of that row)."""
     shape = tuple(mesh.shape)
     if not mesh.all_local:
         totals, members = summed_over_ranks(mesh, values, coords, shape, axis, op=label)
         return np.stack([part(totals[group], member) for group, member in members])
-    total = summed_in_order(to_groups(values, shape, axis))
-    pieces = [[part(group, member) for member in range(shape[axis])] for group in total]
-    return from_groups(np.asarray(pieces), shape, axis)
+    groups: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+    for index, coord in enumerate(coords):  # a group: the devices that differ only along ``axis``
+        key = tuple(c for i, c in enumerate(coord) if i != axis)
+        groups.setdefault(key, []).append((coord[axis], index))
+    pieces: list[np.ndarray | None] = [None] * len(coords)
+    for members in groups.values():
+        members.sort()
+        total = values[members[0][1]].astype(sum_dtype(values), copy=True)
+        for _, index in members[1:]:
+            total += values[index]
+        for member, index in members:
+            pieces[index] = part(total, member)
+    return np.stack(pieces)  # type: ignore[arg-type]
