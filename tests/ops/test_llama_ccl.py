@@ -179,3 +179,21 @@ def test_fused_rms_normalises_the_rows_across_the_group(mesh, out_dtype):
         err = np.abs(out[0, 0] - ref[row, col])
         assert (err <= bound[row, col]).all(), f"device {index}: {err.max()}"
         np.testing.assert_array_equal(per_device(r)[index][0, 0], residual[row, col])
+
+
+def test_a_trace_of_llama_reduce_scatters_fits_the_region_tt_metal_gives_it(open_mesh):
+    mesh = open_mesh((2, 4), trace_region_size=241664)  # test_rs_create_heads_tg_trace's region
+    x, _, buffer, sem = setup(mesh, BF16, ttnn.TILE_LAYOUT)
+    ttnn.experimental.llama_reduce_scatter(x, buffer, 3, sem, ttnn.SubDeviceId(0), 1, mesh)
+    ids = []
+    for count in (10, 75):  # a warm-up trace and the measured one, both live
+        ids.append(ttnn.begin_trace_capture(mesh, cq_id=0))
+        for _ in range(count):
+            out = ttnn.experimental.llama_reduce_scatter(x, buffer, 3, sem, ttnn.SubDeviceId(0), 1, mesh)
+        ttnn.end_trace_capture(mesh, ids[-1], cq_id=0)
+    ttnn.execute_trace(mesh, ids[-1], blocking=True)
+    _, held, _, _ = setup(mesh, BF16, ttnn.TILE_LAYOUT)
+    total, bound = sum_bound(held, BF16)
+    assert (np.abs(per_device(out)[1][0, 0] - total[0, :, 128:256]) <= bound[0, :, 128:256]).all()
+    for trace_id in ids:
+        ttnn.release_trace(mesh, trace_id)

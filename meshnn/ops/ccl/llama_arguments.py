@@ -33,6 +33,11 @@ from meshnn.ops.checks import device_input
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
+TRACE_BYTES = 2048
+"""Dispatch-command bytes one of these fabric programs adds to a trace on each device (a model
+figure, below what tt-metal's tests allow them: ``test_rs_create_heads_tg_trace`` captures a
+10-op warm-up and a 75-op trace in a 241,664 B trace region, at most 2,843 B an op)."""
+
 SHARD_HEIGHT = 32
 """The shard height every tensor of these ops has: one tile row (ttnn's kernels move tile rows)."""
 

@@ -36,7 +36,7 @@ from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.ccl.arguments import Topology
 from meshnn.ops.ccl.async_arguments import bind_overload
 from meshnn.ops.ccl.groups import output_topology
-from meshnn.ops.ccl.llama_arguments import checked_call, checked_memory_config, scattered_sums
+from meshnn.ops.ccl.llama_arguments import TRACE_BYTES, checked_call, checked_memory_config, scattered_sums
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
@@ -87,7 +87,7 @@ def llama_reduce_scatter(*args: object, **kwargs: object) -> Tensor:
 
     out = Output(spec, topology=output_topology(tensor, 1, PlacementShard(3)))
     attrs["memory_config"] = spec.memory_config
-    return launch(op, mesh, [tensor], [out], kernel, reads_memos=True, attrs=attrs)[0]
+    return launch(op, mesh, [tensor], [out], kernel, reads_memos=True, attrs=attrs, trace_bytes=TRACE_BYTES)[0]
 
 
 def _slice_width(op: str, tensor: Tensor, n: int) -> int:
@@ -174,7 +174,7 @@ def llama_rs_create_heads(*args: object, **kwargs: object) -> tuple[Tensor, Tens
             write_values(out_rows[index], np.ascontiguousarray(parts[:, index, None]), specs[index])
 
     outs = [Output(spec, topology=output_topology(tensor, 1, PlacementShard(1))) for spec in specs]
-    q, k, v = launch(op, mesh, [tensor], outs, kernel, reads_memos=True, attrs=attrs)
+    q, k, v = launch(op, mesh, [tensor], outs, kernel, reads_memos=True, attrs=attrs, trace_bytes=TRACE_BYTES)
     return q, k, v
 
 
