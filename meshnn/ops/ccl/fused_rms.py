@@ -106,7 +106,7 @@ def _check_input(op: str, tensor: Tensor, config: object) -> None:
         )
     padded = tuple(tensor.spec.padded_shape)
     if len(padded) != 4 or padded[-2] != 32 or int(np.prod(padded[:-1])) != 32:
-        raise MeshnnValueError(f"ttnn.{op}: only (1, 1, 32, N) activations are supported, got {list(padded)}")
+        raise MeshnnValueError(f"ttnn.{op}: input_tensor must be (1, 1, 32, N) activations, got {list(padded)}")
     memory = tensor.memory_config()
     if not isinstance(config, LayerNormShardedMultiCoreProgramConfig):
         raise MeshnnValueError(f"ttnn.{op}: Fused RMS Allgather only supports Sharded (a sharded program_config)")
