@@ -197,3 +197,35 @@ def test_a_trace_of_llama_reduce_scatters_fits_the_region_tt_metal_gives_it(open
     assert (np.abs(per_device(out)[1][0, 0] - total[0, :, 128:256]) <= bound[0, :, 128:256]).all()
     for trace_id in ids:
         ttnn.release_trace(mesh, trace_id)
+
+
+def test_all_reduce_create_qkv_heads_sums_then_splits_each_devices_users(mesh):
+    rows, cols = tuple(mesh.shape)
+    heads, kv, head_dim, users = 4, 1, 64, 8
+    width = (heads + 2 * kv) * head_dim  # 384 over 6 cores of 64
+    x, held, buffer, sem = setup(mesh, BFP8, ttnn.TILE_LAYOUT, width=width, cores=grid(0, 0, 5, 0))
+    offsets = np.array([[(c * users) % 32] for _ in range(rows) for c in range(cols)], np.int32)
+    offset_tensor = on_mesh(
+        mesh, offsets.reshape(rows, cols, 1, 1), ttnn.int32, ttnn.TILE_LAYOUT, ttnn.DRAM_MEMORY_CONFIG
+    )
+    final = ttnn.MemoryConfig(
+        ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1,
+        ttnn.ShardSpec(grid(1, 0, 3, 9), [32, head_dim], ttnn.ShardOrientation.ROW_MAJOR),
+    )  # fmt: skip
+    reduced, q, k, v = ttnn.experimental.all_reduce_create_qkv_heads(
+        x, buffer, offset_tensor, 1, mesh, sem, heads, num_kv_heads=kv, slice_size=users,
+        final_memory_config=final, dtype=BF16, num_links=1, subdevice_id=None,
+    )  # fmt: skip
+    assert reduced.dtype == BF16 and tuple(reduced.shape) == (1, 1, 32, width)
+    shapes = [(1, users, heads, head_dim), (1, users, kv, head_dim), (1, users, kv, head_dim)]
+    assert [tuple(t.shape) for t in (q, k, v)] == shapes
+    total, bound = sum_bound(held, BF16)
+    for index in range(rows * cols):
+        row = index // cols
+        assert (np.abs(per_device(reduced)[index][0, 0] - total[row]) <= bound[row]).all()
+        first = offsets[index, 0]
+        mine = total[row, first : first + users].reshape(users, heads + 2 * kv, head_dim)
+        limit = bound[row, first : first + users].reshape(users, heads + 2 * kv, head_dim)
+        for out, lo, hi in ((q, 0, heads), (k, heads, heads + kv), (v, heads + kv, heads + 2 * kv)):
+            got = per_device(out)[index][0]
+            assert (np.abs(got - mine[:, lo:hi]) <= limit[:, lo:hi]).all()

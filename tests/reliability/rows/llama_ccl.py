@@ -1,5 +1,6 @@
 """Bad calls of the Llama-70B Galaxy fused collectives: ``ttnn.experimental.llama_reduce_scatter``,
-``ttnn.experimental.llama_rs_create_heads`` and ``ttnn.fused_rms_1_1_32_8192``.  ``e.mesh`` is
+``ttnn.experimental.llama_rs_create_heads``, ``ttnn.fused_rms_1_1_32_8192`` and
+``ttnn.experimental.all_reduce_create_qkv_heads``.  ``e.mesh`` is
 2x4 (rows of 4 devices along cluster_axis 1); ``e.heads`` is bfloat16 TILE [1, 2, 32, 32] per
 device, interleaved (not the width-sharded input the reduce-scatters take); ``e.a`` is float32
 TILE [1, 3, 40] (not the (1, 1, 32, N) rows of the fused norm)."""
@@ -32,8 +33,14 @@ def _rms(e, axis=1, mesh=None, sem=None, **kwargs):
     return ttnn.fused_rms_1_1_32_8192(e.a, None, axis, mesh, sem, **kwargs)
 
 
+def _qkv(e, sem=None, heads=8, **kwargs):
+    sem = e.sems[0] if sem is None else sem
+    return ttnn.experimental.all_reduce_create_qkv_heads(e.heads, e.a2, e.i32, 1, e.mesh, sem, heads, **kwargs)
+
+
 def rows() -> list[Case]:
     rs, heads, rms = "experimental.llama_reduce_scatter", "experimental.llama_rs_create_heads", "fused_rms_1_1_32_8192"
+    qkv = "experimental.all_reduce_create_qkv_heads"
     return [
         Case(rs, "dim out of range", lambda e: _rs(e, dim=4), VALUE, "dim"),
         Case(rs, "dim not the last", lambda e: _rs(e, dim=1), VALUE, "dim must be 3"),
@@ -57,4 +64,9 @@ def rows() -> list[Case]:
         Case(rms, "semaphore of another mesh", lambda e: _rms(e, sem=e.other_sem), VALUE, "global_semaphore"),
         Case(rms, "num_links 0", lambda e: _rms(e, num_links=0), VALUE, "num_links"),
         Case(rms, "not (1, 1, 32, N) rows", lambda e: _rms(e), VALUE, "input_tensor"),
+        Case(qkv, "semaphore an int", lambda e: _qkv(e, sem=1), TYPE, "multi_device_global_semaphore"),
+        Case(qkv, "num_heads 0", lambda e: _qkv(e, heads=0), VALUE, "num_heads"),
+        Case(qkv, "offsets not integers", lambda e: _qkv(e, batch_offset=None), TYPE, qkv),
+        Case(qkv, "width not whole heads", lambda e: _qkv(e, heads=3, num_kv_heads=1), VALUE, "divisible"),
+        Case(qkv, "users not (1, 1, users, width)", lambda e: _qkv(e, heads=2, num_kv_heads=1), VALUE, "input shape"),
     ]
