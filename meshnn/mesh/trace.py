@@ -19,7 +19,8 @@ same address; only the order of the trace's own writes and reads matters).  A tr
 buffer the trace reads before it writes it) must still be allocated when the trace is replayed.
 
 Size (documented model, not a measurement): every recorded program adds
-:data:`TRACE_BYTES_PER_PROGRAM` bytes of dispatch commands on each device; the trace is that,
+:data:`TRACE_BYTES_PER_PROGRAM` bytes of dispatch commands on each device (or its op's own figure,
+``Program.trace_bytes``); the trace is their sum,
 rounded up to whole :data:`TRACE_PAGE_SIZE` pages, and :func:`end_trace_capture` allocates it as a
 TRACE MeshBuffer (every device, lock-step) in the ``trace_region_size`` region of
 ``open_mesh_device``.  When the live traces would exceed the region it fails with tt-metal's
@@ -147,6 +148,7 @@ class TracedProgram:
         "name",
         "overwrites",
         "runtime_args",
+        "trace_bytes",
         "written",
     )
 
@@ -159,6 +161,7 @@ class TracedProgram:
         self.args, self.runtime_args, self.name = program.args, program.runtime_args, program.name
         self.lazy_reads, self.is_uniform = program.lazy_reads, program.is_uniform
         self.keeps_memos = program.keeps_memos
+        self.trace_bytes = program.trace_bytes or TRACE_BYTES_PER_PROGRAM
         self.overwrites = bool(getattr(program.kernel, "deferrable", False))  # its outputs are written whole
 
     def bind(self) -> tuple[np.ndarray, ...]:
@@ -205,7 +208,7 @@ class MeshTrace:
     @property
     def size(self) -> int:
         """Bytes of the trace buffer on each device (see the module docstring)."""
-        raw = max(1, len(self.entries)) * TRACE_BYTES_PER_PROGRAM
+        raw = sum(traced.trace_bytes for _, traced in self.entries) or TRACE_BYTES_PER_PROGRAM
         return -(-raw // TRACE_PAGE_SIZE) * TRACE_PAGE_SIZE
 
     def replay(self, mesh: MeshDevice) -> None:

@@ -45,7 +45,13 @@ class Program:
     (:meth:`MeshBuffer.settle`) before it reads their bytes, so binding leaves deferred writes be.
     ``keeps_memos``: the kernel keeps the memos of the buffers it writes true itself (it changes a
     memo's values where it changes the bytes, or drops it), so they are not dropped before it runs
-    (an in-place update of a few rows of a large buffer)."""
+    (an in-place update of a few rows of a large buffer).
+
+    ``trace_bytes``: the dispatch-command bytes the program adds to a trace on each device when it
+    is not the trace's per-program figure (an op launched with its own, see
+    :func:`meshnn.ops.launch.launch`); None takes the figure of :mod:`meshnn.mesh.trace`."""
+
+    trace_bytes: int | None = None
 
     def __init__(
         self,
@@ -91,6 +97,7 @@ class Program:
         name: str,
         lazy_reads: bool,
         keeps_memos: bool,
+        trace_bytes: int | None = None,
     ) -> Program:
         """A uniform program of an op launch: ``buffers`` (MeshBuffers the op has checked) of
         which those from ``first_written`` on are written (its outputs).  The same program as the
@@ -101,6 +108,7 @@ class Program:
         program.lazy_reads, program.keeps_memos = lazy_reads, keeps_memos
         program.args = program.runtime_args = None
         program.name = name
+        program.trace_bytes = trace_bytes
         return program
 
     @property

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange
+from meshnn.mesh.global_semaphore import GlobalSemaphore
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.observers import OBSERVERS, OpEvent
@@ -55,6 +56,7 @@ def launch(
     reads_memos: bool = False,
     keeps_memos: bool = False,
     attrs: Mapping[str, object] | None = None,
+    trace_bytes: int | None = None,
 ) -> list[Tensor]:
     """Allocate ``outputs`` (or write ``into`` preallocated output tensors, checked by
     :func:`~meshnn.ops.outputs.output_into`) and run ``kernel(input rows, output rows, coords)``
@@ -79,7 +81,10 @@ def launch(
 
     ``attrs``: what the op was configured with that its tensors do not say (program and
     compute-kernel configs, memory config, topology, ...), by ttnn's argument names, for the
-    observers of :mod:`meshnn.mesh.observers`, over the call's :func:`~meshnn.mesh.op_keywords.recorded`."""
+    observers of :mod:`meshnn.mesh.observers`, over the call's :func:`~meshnn.mesh.op_keywords.recorded`.
+
+    ``trace_bytes``: the op's dispatch-command bytes per device in a trace, when the op has its own
+    figure (``Program.trace_bytes``; None: the trace's per-program figure)."""
     first = inputs[0] if inputs else None
     where = tuple(coords) if coords is not None else first.storage.coords  # type: ignore[union-attr]
     queue = mesh.mesh_command_queue(queue_id)
@@ -91,7 +96,7 @@ def launch(
     once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
     run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
     run.keeps = keeps_memos
-    queue.enqueue_mesh_workload(_workload(op, mesh, where, run), blocking=False)
+    queue.enqueue_mesh_workload(_workload(op, mesh, where, run, trace_bytes), blocking=False)
     run.caller = None  # from now on a run is not this call's own: it writes its bytes at once
     result = list(into) if into is not None else output_tensors(mesh, outputs, buffers, first, where)
     if event is not None:
@@ -121,10 +126,21 @@ def _remember(mesh: MeshDevice, op: str, inputs: Sequence[Tensor], outputs: Sequ
         return
     described = ()
     if attrs:
-        described = tuple(
-            sorted((k, repr(v.spec if isinstance(v, Tensor) else v)) for k, v in attrs.items() if k not in RUNTIME_ARGS)
-        )
+        described = tuple(sorted((k, repr(_hashed(v))) for k, v in attrs.items() if k not in RUNTIME_ARGS))
     mesh.record_program((op, tuple(t.spec for t in inputs), tuple(o.spec for o in outputs), described))
+
+
+def _hashed(value: object) -> object:
+    """What ttnn hashes an attribute by: a tensor by its spec; a global semaphore by its cores and
+    buffer type (its address is a runtime argument, overridden on a cache hit); a sequence item by
+    item."""
+    if isinstance(value, Tensor):
+        return value.spec
+    if isinstance(value, GlobalSemaphore):
+        return ("GlobalSemaphore", value.cores, value.buffer_type)
+    if isinstance(value, list | tuple):
+        return tuple(_hashed(item) for item in value)
+    return value
 
 
 _ANY_THREAD = object()
@@ -251,13 +267,20 @@ class _ReplayRun(_Run):
         self._run(ctx)
 
 
-def _workload(op: str, mesh: MeshDevice, where: tuple[MeshCoordinate, ...], run: _Run) -> MeshWorkload:
+def _workload(
+    op: str, mesh: MeshDevice, where: tuple[MeshCoordinate, ...], run: _Run, trace_bytes: int | None
+) -> MeshWorkload:
     """``run`` as one program per box of the devices ``where``."""
     boxes = (mesh.full_range,) if len(where) == mesh.get_num_devices() else _boxes(mesh, where)
     name, touched, n_in = f"ttnn.{op}", run.touched, run.n_in
     return MeshWorkload.of_programs(
         [
-            (box, Program.of_op(run, touched, n_in, name=name, lazy_reads=run.lazy, keeps_memos=run.keeps))
+            (
+                box,
+                Program.of_op(
+                    run, touched, n_in, name=name, lazy_reads=run.lazy, keeps_memos=run.keeps, trace_bytes=trace_bytes
+                ),
+            )
             for box in boxes
         ]
     )
