@@ -12,6 +12,7 @@ supervisor receives is passed on to the rank; and the rank ends when its supervi
 
 from __future__ import annotations
 
+import importlib
 import os
 import runpy
 import signal
@@ -171,15 +172,21 @@ def _from_script(trace: TracebackType | None, script: str) -> TracebackType | No
     return trace
 
 
+_IMPORTLIB = os.path.dirname(importlib.__file__)  # the import machinery's own Python files
+
+
 def _without_meshnn_frames(trace: TracebackType | None) -> tuple[TracebackType | None, int]:
     """``trace`` with each run of frames inside meshnn cut to its first one (the ttnn function
     the script called), and how many frames were cut.  The frames of the script and of other
-    libraries stay."""
+    libraries stay; the import machinery's frames under a meshnn frame (meshnn importing its op
+    catalog at the first op) are meshnn's run too."""
     kept: list[TracebackType] = []
     hidden, inside = 0, False
     here = trace
     while here is not None:
-        mine = os.path.abspath(here.tb_frame.f_code.co_filename).startswith(_PACKAGE)
+        name = here.tb_frame.f_code.co_filename
+        machinery = name.startswith("<frozen importlib") or os.path.dirname(name) == _IMPORTLIB
+        mine = os.path.abspath(name).startswith(_PACKAGE) or (inside and machinery)
         if mine and inside:
             hidden += 1
         else:

@@ -177,6 +177,28 @@ def test_meshnn_run_exits_130_on_ctrl_c_with_meshnns_frames_left_out(tmp_path):
     assert len(inside) == 1 and "script.py" in frames[0], frames  # the call the script made, and no deeper
 
 
+def test_an_interrupt_while_meshnn_loads_its_op_catalog_shows_one_meshnn_frame(tmp_path):
+    """The first op asked for imports the op catalog: an interrupt landing in that import (an audit
+    hook raises it here, at the import of an op module) is reported from the script's call, the
+    import machinery's frames under meshnn's left out with meshnn's own."""
+    code = """
+        import sys
+        def hook(event, args):
+            if event == "import" and args[0] == "meshnn.ops.matmul":
+                raise KeyboardInterrupt
+        import meshnn as ttnn
+        sys.addaudithook(hook)
+        ttnn.add
+    """
+    result = subprocess.run(
+        [sys.executable, "-m", "meshnn", "run", str(script(tmp_path, code))], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 130 and "frame(s) inside meshnn not shown" in result.stderr, result.stderr
+    frames = [line for line in result.stderr.splitlines() if line.strip().startswith('File "')]
+    inside = [line for line in frames if os.sep + "meshnn" + os.sep in line]
+    assert len(inside) == 1 and not any("<frozen importlib" in line for line in frames), frames
+
+
 def test_meshnn_run_shows_every_frame_when_asked(tmp_path):
     path = script(tmp_path, "import meshnn as ttnn\nttnn.from_torch(object())\n")
     trimmed = subprocess.run(
