@@ -23,14 +23,22 @@ from meshnn.device.buffer import ShardOrientation, ShardSpec
 from meshnn.device.core import CoreCoord, CoreRange, CoreRangeSet, num_cores_to_corerangeset
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.ops.config import UnaryWithParam, _check_count, _check_flag, _ComputeKernelConfig, as_grid
+from meshnn.ops.eltwise.unary_tables import UnaryOpType
 
 _NO_CORES = CoreRangeSet()
 _ONE_CORE = CoreCoord(1, 1)
 
 
-def _check_activation(owner: str, value: object) -> None:
-    if value is not None and not isinstance(value, UnaryWithParam):
-        raise MeshnnTypeError(f"{owner}: fused_activation must be a ttnn.UnaryWithParam or None, got {value!r}")
+def _check_activation(owner: str, config: object) -> None:
+    """``config.fused_activation`` checked: a UnaryWithParam or None; a bare UnaryOpType becomes
+    ``UnaryWithParam(op)``, as ttnn's binding converts it implicitly."""
+    value = config.fused_activation  # type: ignore[attr-defined]
+    if isinstance(value, UnaryOpType):
+        object.__setattr__(config, "fused_activation", UnaryWithParam(value))
+    elif value is not None and not isinstance(value, UnaryWithParam):
+        raise MeshnnTypeError(
+            f"{owner}: fused_activation must be a ttnn.UnaryWithParam, UnaryOpType or None, got {value!r}"
+        )
 
 
 def _check_blocks(config: object, names: tuple[str, ...]) -> None:
@@ -121,7 +129,7 @@ class MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig:
 
     def __post_init__(self) -> None:
         _check_blocks(self, ("in0_block_w", "per_core_M", "per_core_N"))
-        _check_activation(type(self).__name__, self.fused_activation)
+        _check_activation(type(self).__name__, self)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -153,7 +161,7 @@ def _blocked_init(config: object, flags: tuple[str, ...]) -> None:
     _check_blocks(config, (*names, "per_core_N"))
     for flag in flags:
         _check_flag(owner, flag, getattr(config, flag))
-    _check_activation(owner, config.fused_activation)  # type: ignore[attr-defined]
+    _check_activation(owner, config)
     pairs = (
         ("out_block_h", "out_subblock_h"),
         ("out_block_w", "out_subblock_w"),

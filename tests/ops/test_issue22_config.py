@@ -152,6 +152,9 @@ def test_fused_activation_of_a_program_config_is_applied(mesh, rng):
     relu = ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)
     fused = ttnn.matmul(a, b, program_config=mcast_2d(in0_block_w=1, fused_activation=relu))
     np.testing.assert_array_equal(first(fused), np.maximum(first(ttnn.matmul(a, b)), 0))
+    bare = mcast_2d(in0_block_w=1, fused_activation=ttnn.UnaryOpType.RELU)  # ttnn converts a bare op type
+    assert bare.fused_activation == relu
+    np.testing.assert_array_equal(first(ttnn.matmul(a, b, program_config=bare)), first(fused))
 
 
 # ---------------------------------------------------------------- spec-less sharded outputs
