@@ -45,23 +45,17 @@ class SlidingWindowParallelConfig:
         if self.grid.num_cores() == 0:
             raise MeshnnValueError(f"{owner}: grid has no cores")
 
-    def cores_nhw(self) -> int:
-        """Cores across the N*H*W rows."""
-        if self.shard_scheme is TensorMemoryLayout.WIDTH_SHARDED:
-            return 1
+    def cores(self) -> tuple[int, int]:
+        """The cores across the N*H*W rows and across the channels: HEIGHT puts every core on
+        rows, WIDTH on channels; BLOCK puts the grid's rows on N*H*W and its columns on channels
+        (ROW_MAJOR), the other way round for COL_MAJOR."""
+        count = self.grid.num_cores()
         if self.shard_scheme is TensorMemoryLayout.HEIGHT_SHARDED:
-            return self.grid.num_cores()
-        box = self.grid.bounding_box().grid_size()
-        return box.x if self.shard_orientation is ShardOrientation.COL_MAJOR else box.y
-
-    def cores_channels(self) -> int:
-        """Cores across the channels."""
-        if self.shard_scheme is TensorMemoryLayout.HEIGHT_SHARDED:
-            return 1
+            return count, 1
         if self.shard_scheme is TensorMemoryLayout.WIDTH_SHARDED:
-            return self.grid.num_cores()
+            return 1, count
         box = self.grid.bounding_box().grid_size()
-        return box.y if self.shard_orientation is ShardOrientation.COL_MAJOR else box.x
+        return (box.x, box.y) if self.shard_orientation is ShardOrientation.COL_MAJOR else (box.y, box.x)
 
 
 def create_sharded_memory_config_from_parallel_config(
@@ -77,7 +71,7 @@ def create_sharded_memory_config_from_parallel_config(
         raise MeshnnValueError(f"{op}: tensor_shape must be [1, 1, N*H*W, C], got {shape}")
     if isinstance(tile_size, bool) or not isinstance(tile_size, int) or tile_size < 1:
         raise MeshnnValueError(f"{op}: tile_size must be a positive int, got {tile_size!r}")
-    rows_cores, channel_cores = parallel_config.cores_nhw(), parallel_config.cores_channels()
+    rows_cores, channel_cores = parallel_config.cores()
     rows, channels = math.prod(shape[:3]), shape[3]
     if parallel_config.shard_scheme is not TensorMemoryLayout.WIDTH_SHARDED:
         rows = math.ceil(rows / (rows_cores * tile_size)) * rows_cores * tile_size
