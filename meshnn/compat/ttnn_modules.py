@@ -69,6 +69,8 @@ def _own_namespace(path: str) -> types.ModuleType | None:
         return FlatNamespace(path, **{name: find() for name, find in OWN_NAMES[path].items()})
     if path == "_ttnn.operations.experimental":
         return _ExperimentalNamespace(path)
+    if path.endswith(_OWN_OPS):  # moreh's ops: the registry's namespace of them (ttnn.operations.moreh.sum)
+        return importlib.import_module("meshnn.ops.loading").moreh
     return None
 
 
@@ -118,7 +120,7 @@ SUBMODULE_NAMES = frozenset(
 
 _OWN_OPS = (".moreh",)
 """ttnn submodules whose ops are their own, not ttnn's top-level ops of the same name
-(``ttnn.operations.moreh.mean`` is not ``ttnn.mean``): nothing of meshnn answers there."""
+(``ttnn.operations.moreh.mean`` is not ``ttnn.mean``): the registry's ``moreh.`` ops answer there."""
 
 PYTHON_MODULES = {"operations.conv2d": "meshnn.ops.conv.ttnn_python"}
 """ttnn's Python modules named like an op (``ttnn.operations.conv2d`` is not ``ttnn.conv2d``): the

@@ -2,10 +2,11 @@
 
 Importing every op module (:mod:`meshnn.ops.catalog`) costs more than the rest of the package;
 most scripts touch an op only after opening a device.  The registry's queries, the namespaces
-``ttnn.transformer`` / ``ttnn.experimental`` / ``ttnn.prim``, the Tensor operators and the package
-root's ``__getattr__`` call :func:`load_catalog` when a name they are asked for is not declared
-yet; it imports the catalog once (a thread that asks while another loads waits for it, and so
-does a fork: a child never starts with a load half done by a thread it does not have).
+``ttnn.transformer`` / ``ttnn.experimental`` / ``ttnn.prim`` / ``ttnn.operations.moreh``, the
+Tensor operators and the package root's ``__getattr__`` call :func:`load_catalog` when a name they
+are asked for is not declared yet; it imports the catalog once (a thread that asks while another
+loads waits for it, and so does a fork: a child never starts with a load half done by a thread it
+does not have).
 
 May import: :mod:`meshnn.ops.registry`, :mod:`meshnn.ops.config` and
 :mod:`meshnn.tensor.device_hooks` (the catalog itself only when loading).
@@ -55,3 +56,8 @@ transformer = registry.OpNamespace(
 )
 experimental = registry.OpNamespace("experimental", "ttnn.experimental: the experimental ops meshnn has.")
 prim = registry.OpNamespace("prim", "ttnn.prim: the primitive device operations meshnn has.")
+moreh = registry.OpNamespace(
+    "moreh",
+    "ttnn.operations.moreh: moreh's ops (their own, not ttnn's top-level ops of the same name).",
+    path="operations.moreh",
+)

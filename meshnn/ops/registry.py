@@ -354,9 +354,10 @@ class OpNamespace(types.ModuleType):
     name (looked up when asked, so ops declared later are found) and the namespace's other names
     (config classes); any other name raises ``NotImplementedByMeshnn`` naming it."""
 
-    def __init__(self, name: str, doc: str, **extras: object) -> None:
+    def __init__(self, name: str, doc: str, *, path: str = "", **extras: object) -> None:
         super().__init__(f"meshnn.{name}", doc)
         self._namespace = name
+        self._path = path or name  # ttnn's path to it, for errors: ``operations.moreh``
         for key, value in extras.items():
             setattr(self, key, value)
 
@@ -371,7 +372,7 @@ class OpNamespace(types.ModuleType):
             return entry.function
         from meshnn.errors import NotImplementedByMeshnn
 
-        raise NotImplementedByMeshnn(f"{self._namespace}.{name}")
+        raise NotImplementedByMeshnn(f"{self._path}.{name}")
 
     def __dir__(self) -> list[str]:
         return sorted({*super().__dir__(), *namespace_ops(self._namespace)})
