@@ -92,6 +92,14 @@ from meshnn.mesh.memory_report import dump_device_memory_state, memory_report
 from meshnn.mesh.memory_timeline import MemoryTimeline
 from meshnn.mesh.planning import planning
 from meshnn.mesh.queue_events import record_event, wait_for_event
+from meshnn.mesh.socket import MeshSocket, create_socket_pair
+from meshnn.mesh.socket_config import (
+    MeshCoreCoord,
+    SocketConfig,
+    SocketConnection,
+    SocketEndpoint,
+    SocketMemoryConfig,
+)
 from meshnn.mesh.sub_device import SubDevice, SubDeviceId, SubDeviceManagerId
 from meshnn.mesh.system import (
     FabricConfig,

@@ -214,7 +214,7 @@ class MeshCommandQueue(QueueEngine):
             self.capture.record(workload)  # run when the trace is replayed
             return
         bound = workload.bind()
-        self._submit(lambda: workload.run(self._mesh, bound), blocking=blocking)
+        self._submit(lambda: workload.run(self._mesh, bound), blocking=blocking, inline=not workload.waits)
 
     def enqueue_record_event(self, device_range: MeshCoordinateRange | None = None) -> MeshEvent:
         """An event that completes when this queue reaches it."""

@@ -151,6 +151,10 @@ class MeshWorkload:
     def get_programs(self) -> dict[MeshCoordinateRange, Program]:
         return dict(self._programs)
 
+    waits = False
+    """A workload that may wait for another queue's work (a socket's receive waits for its send):
+    run on the queue's dispatch thread, never in the enqueuing thread, so the caller goes on."""
+
     _checked = False
     """An op's workload (:meth:`of_programs`): its op checked its buffers, ranges and arguments."""
 

@@ -57,37 +57,35 @@ def launch(
     keeps_memos: bool = False,
     attrs: Mapping[str, object] | None = None,
     trace_bytes: int | None = None,
+    waits: bool = False,
 ) -> list[Tensor]:
     """Allocate ``outputs`` (or write ``into`` preallocated output tensors, checked by
-    :func:`~meshnn.ops.outputs.output_into`) and run ``kernel(input rows, output rows, coords)``
-    over the populated devices as one MeshWorkload on command queue ``queue_id``; returns the
-    output tensors.
+    :func:`~meshnn.ops.outputs.output_into`) and run ``kernel(input rows, output rows, coords)`` over the populated
+    devices as one MeshWorkload on command queue ``queue_id``; returns the output tensors.
 
-    ``rowwise``: the kernel computes each device's outputs from that device's inputs alone, the
-    same way on every device (true of every op but the collectives).  Then, when every input is
-    replicated and its bytes are the same on every device (checked, not assumed), the kernel runs
-    on one device's rows and its outputs are copied to the others: the bytes every device would
-    have computed, for one device's work.
+    ``rowwise``: the kernel computes each device's outputs from that device's inputs alone, the same way on every
+    device (true of every op but the collectives).  Then, when every input is replicated and its bytes are the same
+    on every device (checked, not assumed), the kernel runs on one device's rows and its outputs are copied to the
+    others: the bytes every device would have computed, for one device's work.
 
-    ``reads_memos``: the kernel reads its inputs only through ``logical_values`` /
-    ``known_values``, or calls ``settled`` on input rows before it reads their bytes; its
-    inputs' deferred writes are then left undone (see :mod:`meshnn.ops.memo`).  Otherwise they are
-    done before the kernel runs.  A new output whose kernel runs inside this call (the queue was
-    idle) may defer its own bytes (``write_values``).
+    ``reads_memos``: the kernel reads its inputs only through ``logical_values`` / ``known_values``, or calls
+    ``settled`` on input rows before it reads their bytes; its inputs' deferred writes are then left undone (see
+    :mod:`meshnn.ops.memo`).  Otherwise they are done before the kernel runs.  A new output whose kernel runs inside
+    this call (the queue was idle) may defer its own bytes (``write_values``).
 
-    ``keeps_memos``: the kernel keeps its outputs' memos true itself (an in-place update of a few
-    rows patches the memo's values there, :func:`~meshnn.ops.memo.patch_known`), so they are not
-    dropped before it runs; when its rows are not bound for memos, they are dropped as usual.
+    ``keeps_memos``: the kernel keeps its outputs' memos true itself (an in-place update of a few rows patches the
+    memo's values there, :func:`~meshnn.ops.memo.patch_known`), so they are not dropped before it runs; when its
+    rows are not bound for memos, they are dropped as usual.
 
-    ``attrs``: what the op was configured with that its tensors do not say (program and
-    compute-kernel configs, memory config, topology, ...), by ttnn's argument names, for the
-    observers of :mod:`meshnn.mesh.observers`, over the call's :func:`~meshnn.mesh.op_keywords.recorded`.
+    ``attrs``: what the op was configured with that its tensors do not say (program and compute-kernel configs,
+    memory config, topology, ...), by ttnn's argument names, for the observers of :mod:`meshnn.mesh.observers`, over
+    the call's :func:`~meshnn.mesh.op_keywords.recorded`.
 
-    ``trace_bytes``: the op's dispatch-command bytes per device in a trace, when the op has its own
-    figure (``Program.trace_bytes``; None: the trace's per-program figure)."""
+    ``trace_bytes``: the op's dispatch-command bytes per device in a trace, when the op has its own figure
+    (``Program.trace_bytes``; None: the trace's per-program figure).  ``waits``: may wait for another queue's work
+    (``MeshWorkload.waits``)."""
     first = inputs[0] if inputs else None
     where = tuple(coords) if coords is not None else first.storage.coords  # type: ignore[union-attr]
-    queue = mesh.mesh_command_queue(queue_id)
     event = OpEvent(op, mesh, tuple(inputs), where, queue_id, {**recorded(), **(attrs or {})}) if OBSERVERS else None
     if event is not None:
         OBSERVERS.op_begin(event)
@@ -96,7 +94,8 @@ def launch(
     once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
     run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
     run.keeps = keeps_memos
-    queue.enqueue_mesh_workload(_workload(op, mesh, where, run, trace_bytes), blocking=False)
+    workload = _workload(op, mesh, where, run, trace_bytes, waits)
+    mesh.mesh_command_queue(queue_id).enqueue_mesh_workload(workload, blocking=False)
     run.caller = None  # from now on a run is not this call's own: it writes its bytes at once
     result = list(into) if into is not None else output_tensors(mesh, outputs, buffers, first, where)
     if event is not None:
@@ -268,12 +267,12 @@ class _ReplayRun(_Run):
 
 
 def _workload(
-    op: str, mesh: MeshDevice, where: tuple[MeshCoordinate, ...], run: _Run, trace_bytes: int | None
+    op: str, mesh: MeshDevice, where: tuple[MeshCoordinate, ...], run: _Run, trace_bytes: int | None, waits: bool
 ) -> MeshWorkload:
     """``run`` as one program per box of the devices ``where``."""
     boxes = (mesh.full_range,) if len(where) == mesh.get_num_devices() else _boxes(mesh, where)
     name, touched, n_in = f"ttnn.{op}", run.touched, run.n_in
-    return MeshWorkload.of_programs(
+    workload = MeshWorkload.of_programs(
         [
             (
                 box,
@@ -284,6 +283,8 @@ def _workload(
             for box in boxes
         ]
     )
+    workload.waits = waits
+    return workload
 
 
 def _boxes(mesh: MeshDevice, coords: Sequence[MeshCoordinate]) -> list[MeshCoordinateRange]:

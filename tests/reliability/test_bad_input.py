@@ -60,6 +60,7 @@ from .cases import (
 )
 from .rows import exchange as exchange_rows
 from .rows import family_rows
+from .rows import sockets as socket_rows
 
 
 def mapper(e, dim=0):
@@ -2715,6 +2716,7 @@ def env(tmp_path_factory):
     e.sems = [ttnn.create_global_semaphore(mesh, e.grid, 0) for _ in range(3)]  # before L1 is filled
     e.other_sem = ttnn.create_global_semaphore(other, e.grid, 0)
     e.gcb = ttnn.create_global_circular_buffer(mesh, [(ttnn.CoreCoord(0, 1), e.grid)], 4096)  # branch prefetch
+    e.sockets, e.small_fifo_sockets = socket_rows.socket_pairs(mesh)  # issue 30: sockets (before L1 is filled)
     e.ln_stats = ttnn.layer_norm_pre_all_gather(e.a)
     e.bad_shard_config = ttnn.MemoryConfig(
         ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1, ttnn.ShardSpec(e.grid, (7, 40))
@@ -2802,6 +2804,7 @@ EXEMPT = {  # public callables without a row, and why nothing given to them can 
     "SoftmaxDefaultProgramConfig": "takes no arguments",  # issue 35 (reductions / normalisation)
     "SoftmaxProgramConfig": "takes no arguments (the base of the softmax program configs)",
     "tracy_frame": "takes no arguments",
+    "MeshSocket": "made by create_socket_pair (rows above); its constructor refuses every call (test_sockets)",
 }
 
 
