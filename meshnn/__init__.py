@@ -103,6 +103,9 @@ from meshnn.mesh.socket_config import (
 from meshnn.mesh.sub_device import SubDevice, SubDeviceId, SubDeviceManagerId
 from meshnn.mesh.system import (
     FabricConfig,
+    FabricManagerMode,
+    FabricReliabilityMode,
+    FabricUDMMode,
     GetNumAvailableDevices,
     get_device_ids,
     get_fabric_config,

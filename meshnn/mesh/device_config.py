@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from meshnn.device.arch import Arch, SystemSpec, system_spec
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
-from meshnn.mesh.system import FabricConfig
+from meshnn.mesh.system import FabricConfig, FabricTensixConfig
 
 ETH_DISPATCH_SYSTEMS = ("n300", "t3k")  # ttnn's clusters whose default dispatch cores are Ethernet cores
 
@@ -56,13 +56,6 @@ class DispatchCoreAxis(enum.Enum):
 
     ROW = 0
     COL = 1
-
-
-class FabricTensixConfig(enum.Enum):
-    """``ttnn.FabricTensixConfig``: whether fabric router channels move to a Tensix MUX kernel."""
-
-    DISABLED = 0
-    MUX = 1
 
 
 def _check_member(kind: type[enum.Enum], value: object, what: str) -> None:

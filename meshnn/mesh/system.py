@@ -11,7 +11,8 @@ from meshnn.errors import MeshnnTypeError
 
 
 class FabricConfig(enum.Enum):
-    """``ttnn.FabricConfig``: accepted and recorded; meshnn's collectives need no fabric."""
+    """``ttnn.FabricConfig`` (the members of tt-metal's 2025 and 2026 bindings): recorded; sockets
+    between devices need one other than DISABLED, meshnn's collectives need none."""
 
     DISABLED = 0
     FABRIC_1D = 1
@@ -20,6 +21,42 @@ class FabricConfig(enum.Enum):
     FABRIC_2D_TORUS = 4
     FABRIC_2D_DYNAMIC = 5
     CUSTOM = 6
+    FABRIC_1D_NEIGHBOR_EXCHANGE = 7
+    FABRIC_2D_TORUS_X = 8
+    FABRIC_2D_TORUS_Y = 9
+    FABRIC_2D_TORUS_XY = 10
+
+
+class FabricReliabilityMode(enum.Enum):
+    """``ttnn.FabricReliabilityMode``: how fabric start-up treats links or devices that are down
+    (strict: every one live; relaxed: fewer routing planes; dynamic: unsupported in tt-metal too)."""
+
+    STRICT_INIT = 0
+    RELAXED_INIT = 1
+    DYNAMIC_RECONFIG = 2
+
+
+class FabricTensixConfig(enum.Enum):
+    """``ttnn.FabricTensixConfig``: whether fabric router channels move to a Tensix MUX kernel."""
+
+    DISABLED = 0
+    MUX = 1
+
+
+class FabricUDMMode(enum.Enum):
+    """``ttnn.FabricUDMMode``: the unified data-movement mode of the fabric."""
+
+    DISABLED = 0
+    ENABLED = 1
+
+
+class FabricManagerMode(enum.Enum):
+    """``ttnn.FabricManagerMode``: whether a separate process manages the fabric."""
+
+    DEFAULT = 0
+    ENABLED = 1
+    INIT_FABRIC = 2
+    TERMINATE_FABRIC = 3
 
 
 _fabric = FabricConfig.DISABLED
@@ -57,13 +94,22 @@ def set_fabric_config(
     num_planes: int | None = None,
     fabric_tensix_config: object = None,
     fabric_udm_mode: object = None,
-    fabric_manager: object = None,
+    fabric_manager_mode: object = None,
     router_config: object = None,
 ) -> None:
-    """``ttnn.set_fabric_config``: the fabric the next meshes open with.  Every option is kept as
-    given (:func:`fabric_options`); a mesh records them when it opens."""
+    """``ttnn.set_fabric_config``: the fabric the next meshes open with.  Every option given is
+    checked (its enum) and kept (:func:`fabric_options`); a mesh records them when it opens."""
     if not isinstance(config, FabricConfig):
         raise MeshnnTypeError(f"set_fabric_config needs a ttnn.FabricConfig, got {config!r}")
+    kinds = {
+        "reliability_mode": (reliability_mode, FabricReliabilityMode),
+        "fabric_tensix_config": (fabric_tensix_config, FabricTensixConfig),
+        "fabric_udm_mode": (fabric_udm_mode, FabricUDMMode),
+        "fabric_manager_mode": (fabric_manager_mode, FabricManagerMode),
+    }
+    for name, (value, kind) in kinds.items():
+        if value is not None and not isinstance(value, kind):
+            raise MeshnnTypeError(f"set_fabric_config: {name} must be a ttnn.{kind.__name__}, got {value!r}")
     if num_planes is not None and (isinstance(num_planes, bool) or not isinstance(num_planes, int) or num_planes < 1):
         raise MeshnnTypeError(f"set_fabric_config: num_planes must be a positive int or None, got {num_planes!r}")
     given = {
@@ -71,7 +117,7 @@ def set_fabric_config(
         "num_planes": num_planes,
         "fabric_tensix_config": fabric_tensix_config,
         "fabric_udm_mode": fabric_udm_mode,
-        "fabric_manager": fabric_manager,
+        "fabric_manager_mode": fabric_manager_mode,
         "router_config": router_config,
     }
     global _fabric, _fabric_options

@@ -26,7 +26,7 @@ FABRIC_KEYS = {  # device_params key -> set_fabric_config argument
     "reliability_mode": "reliability_mode",
     "fabric_tensix_config": "fabric_tensix_config",
     "fabric_udm_mode": "fabric_udm_mode",
-    "fabric_manager": "fabric_manager",
+    "fabric_manager": "fabric_manager_mode",
     "fabric_router_config": "router_config",
 }
 KNOWN_KEYS = (*OPEN_KEYS, *DISPATCH_KEYS, "fabric_config", *FABRIC_KEYS)

@@ -90,12 +90,18 @@ def test_a_wormhole_row_config_is_refused_on_a_blackhole_mesh(open_mesh):
 
 def test_set_fabric_config_records_its_options_and_checks_them():
     try:
-        ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_2D, "strict", None, ttnn.FabricTensixConfig.MUX)
-        assert ttnn.get_fabric_config() is ttnn.FabricConfig.FABRIC_2D
+        relaxed = ttnn.FabricReliabilityMode.RELAXED_INIT
+        ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_2D_TORUS_XY, relaxed, None, ttnn.FabricTensixConfig.MUX)
+        assert ttnn.get_fabric_config() is ttnn.FabricConfig.FABRIC_2D_TORUS_XY
         assert ttnn.mesh.system.fabric_options() == (
-            ("reliability_mode", "strict"),
+            ("reliability_mode", relaxed),
             ("fabric_tensix_config", ttnn.FabricTensixConfig.MUX),
         )
+        with pytest.raises(ttnn.MeshnnTypeError, match=r"reliability_mode must be a ttnn\.FabricReliabilityMode"):
+            ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_2D, "strict")
+        with pytest.raises(ttnn.MeshnnTypeError, match="fabric_manager_mode"):
+            ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_2D, fabric_manager_mode=ttnn.FabricUDMMode.ENABLED)
+        assert ttnn.get_fabric_config() is ttnn.FabricConfig.FABRIC_2D_TORUS_XY  # a refused call changes nothing
         with pytest.raises(ttnn.MeshnnTypeError, match="num_planes"):
             ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_2D, num_planes=0)
         with pytest.raises(TypeError):

@@ -133,5 +133,12 @@ def rows() -> list[Case]:
             TYPE,
             "receiver_core",
         ),
+        Case(  # the fabric a socket between devices needs
+            "set_fabric_config",
+            "reliability mode a string",
+            lambda e: ttnn.set_fabric_config(ttnn.FabricConfig.DISABLED, "strict"),
+            TYPE,
+            "reliability_mode",
+        ),
         Case(pair, "no L1 left for the FIFO", lambda e: _pair(e, _connections(shape(e))), ttnn.OutOfMemoryError, "L1"),
     ]
