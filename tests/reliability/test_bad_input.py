@@ -60,6 +60,7 @@ from .cases import (
 )
 from .rows import exchange as exchange_rows
 from .rows import family_rows
+from .rows import moe_remap as moe_remap_rows
 from .rows import sockets as socket_rows
 
 
@@ -2746,6 +2747,7 @@ def env(tmp_path_factory):
     e.folder.mkdir()
     ttnn.close_mesh_device(closed)
     e.moe = exchange_rows.moe_tensors(mesh)  # issue 30: the MoE all-to-all rows' tokens, ids and mapping
+    e.remap = moe_remap_rows.remap_tensors(mesh)  # issue 30: moe_expert_token_remap's scores and metadata
     yield e
     for m in (mesh, other, small):
         m.close()
