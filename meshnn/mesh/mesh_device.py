@@ -27,6 +27,7 @@ from meshnn.device.arch import Arch, SystemSpec, system_spec
 from meshnn.device.bank import DeviceAllocator
 from meshnn.device.core import CoreCoord, CoreGrid
 from meshnn.distributed.context import DistributedContext, check_ranks_agree, get_context, rows_of_rank
+from meshnn.distributed.world import mark_initialized
 from meshnn.errors import DeviceClosedError, DistributedError, MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.call_sites import is_meshnns
 from meshnn.mesh.compute_grid import system_for
@@ -104,6 +105,7 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices, ProgramCache):
         self.executes = execute  # False: a planning mesh (meshnn.mesh.planning): no bytes, no compute
         self.mesh_id = next(_mesh_ids)
         self.context = context if context is not None else get_context()
+        mark_initialized()  # tt-metal creates its distributed context when a device opens
         self._local = tuple(self._local_coords_of(mesh_shape))
         self._rows = {coord: i for i, coord in enumerate(self._local)}
         self._full_range: MeshCoordinateRange | None = None

@@ -26,5 +26,10 @@ for dtype, layout in [(ttnn.float32, ttnn.ROW_MAJOR_LAYOUT), (ttnn.bfloat16, ttn
         ttnn.from_torch(x, dtype=dtype, layout=layout, device=mesh, mesh_mapper=mapper), mesh_composer=composer
     )
     assert torch.equal(direct, expected)
+assert ttnn.distributed_context_is_initialized()  # (a device opened: tt-metal's context exists)
+assert ttnn.distributed_context_get_rank() == ttnn.Rank(context.rank)
+assert int(ttnn.distributed_context_get_size()) == context.world_size
+assert ttnn.distributed_context_allgather_int(10 * context.rank) == [10 * r for r in range(context.world_size)]
+ttnn.distributed_context_barrier()
 print(f"OK rank {context.rank}: round trips on {rows}x{cols}, holding {len(mesh.local_coords())} devices")
 mesh.close()
