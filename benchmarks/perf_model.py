@@ -62,7 +62,7 @@ PUBLISHED = {  # (model, system): (tokens/s/user, TTFT ms or None), PERF.md's pe
 MISTRAL_7B = Shape("Mistral-7B", 32, 4096, 32, 8, 128, 14336, vocab=32768)
 """Mistral-7B-Instruct-v0.3 (HF config; tt_transformers' README lists it for N150): a Llama-shaped decoder
 with a 32768-token vocabulary, run as tt_transformers runs the Llamas (PERF.md's performance configuration:
-bfloat4_b MLP, bfloat8_b attention).  PERF.md does not say which Mistral-7B it timed (v0.1/v0.2 have 32000
+bfloat4_b FF1/FF3, bfloat8_b FF2 and attention).  PERF.md does not say which Mistral-7B it timed (v0.1/v0.2 have 32000
 tokens: 0.1% of the weights).  Its rows are checks."""
 FITTED = ("Llama-3.2-1B", "Llama-3.2-3B")
 RUNS = [(LLAMA_1B, s) for s in ("N150", "N300", "T3K", "TG")] + [(LLAMA_3B, s) for s in ("N150", "N300", "T3K", "TG")]

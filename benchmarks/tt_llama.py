@@ -3,8 +3,9 @@ attention, mlp, lm_head, distributed_norm, ccl), with meshnn's ops, for the perf
 
 Every layer, the embedding, the rotary lookups, the final norm and the LM head (split as tt_transformers
 splits it), at tt_transformers' performance precisions and fidelities (PERF.md: "bfp4 MLP and bfp8
-attention"; decode matmuls DRAM-sharded: QKV and output HiFi2, MLP LoFi; SDPA HiFi2 in decode, HiFi4
-in prefill; bfloat8_b KV cache).  Weights are torch "meta" tensors on a planning mesh
+attention": ModelOptimizations.performance sets FF1/FF3 bfloat4_b at LoFi and leaves FF2 at its default,
+bfloat8_b at HiFi2; QKV and output bfloat8_b at HiFi2; SDPA HiFi2 in decode, HiFi4 in prefill; bfloat8_b
+KV cache; decode matmuls DRAM-sharded).  Weights are torch "meta" tensors on a planning mesh
 (``execute=False``): every op is checked and allocated as on hardware, nothing is computed.
 
 On a 1-D mesh (N150 1x1, N300 1x2, T3000 1x8) the residual stream is cut over the devices between
@@ -150,7 +151,9 @@ class Llama:
     def _layer(self, index: int) -> dict[str, ttnn.Tensor]:
         s = self.s
         qkv = (s.heads + 2 * s.kv_heads) * s.head_dim
-        mlp = BFP8 if (s is LLAMA_8B and index == s.layers - 1) else BFP4  # PERF.md: bfp8 in 8B's last layer
+        # ModelOptimizations.performance: FF1/FF3 bfloat4_b (LoFi), FF2 the default bfloat8_b (HiFi2); the 8B's
+        # performance_decoder_config.json: FF1/FF3 bfloat8_b (HiFi2) in its last layer
+        mlp = BFP8 if (s is LLAMA_8B and index == s.layers - 1) else BFP4
         # QKV, w1, w3: output columns cut; wo, w2: input rows cut (TG: both, over the two mesh axes)
         cols = (1, 0) if self.galaxy else (None, 1)
         rows = (0, 1) if self.galaxy else (None, 0)
@@ -163,7 +166,7 @@ class Llama:
             "wo": self._weight(s.heads * s.head_dim, s.dim, BFP8, rows),
             "w1": self._weight(s.dim, s.hidden, mlp, cols),
             "w3": self._weight(s.dim, s.hidden, mlp, cols),
-            "w2": self._weight(s.hidden, s.dim, mlp, rows),
+            "w2": self._weight(s.hidden, s.dim, BFP8, rows),
             "k": self._put(meta(*cache), BFP8, dims=cache_dims),
             "v": self._put(meta(*cache), BFP8, dims=cache_dims),
         }
@@ -316,7 +319,7 @@ class Llama:
             w["w2"],
             program_config=dram_program(hidden, s.dim, grid2.num_cores),
             memory_config=ttnn.L1_WIDTH_SHARDED_MEMORY_CONFIG,
-            compute_kernel_config=LOFI if dtype == BFP4 else HIFI2,
+            compute_kernel_config=HIFI2,
         )
         return self._reduced(down)
 
@@ -412,7 +415,7 @@ class Llama:
                 self._prefill_linear(normed, w["w1"], fidelity), self._prefill_linear(normed, w["w3"], fidelity),
                 input_tensor_a_activations=[ttnn.UnaryOpType.SILU], dtype=BFP8,
             )  # fmt: skip
-            x = ttnn.add(h, self._prefill_reduced(self._prefill_linear(gated, w["w2"], fidelity)))
+            x = ttnn.add(h, self._prefill_reduced(self._prefill_linear(gated, w["w2"], HIFI2)))
         last = ttnn.slice(x, (0, 0, tokens - TILE, 0), (1, 1, tokens, x.shape[-1]))
         return self._head(self._norm(ttnn.to_memory_config(last, self._residual_config()), self.norm))
 
@@ -482,7 +485,7 @@ class Llama:
         gated = ttnn.multiply(up[0], up[1], input_tensor_a_activations=[ttnn.UnaryOpType.SILU], dtype=BFP8)
         if big:
             gated = ttnn.all_gather(gated, dim=3, cluster_axis=1, num_links=2, topology=ttnn.Topology.Linear)
-        return self._tg_all_reduce(self._tg_linear(gated, w["w2"], fidelity), 0, composite=big)
+        return self._tg_all_reduce(self._tg_linear(gated, w["w2"], HIFI2), 0, composite=big)
 
     def tg_decode(self, position: int) -> ttnn.Tensor:
         """One decode step on the Galaxy (tt_transformers' TG path)."""

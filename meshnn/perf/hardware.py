@@ -119,7 +119,8 @@ _WH_SOURCES = {
     "dram_activation_bytes_per_cycle": f"fitted: {GEMM} N150 manual all-DRAM rows 4096^3 (BF16 HiFi2 68.45, "
     "BFP8 LoFi 140.53 TFLOPs) against the L1-sharded rows of the same table (the in0 senders' unhidden read); "
     "also the rate of a 2-D program's in1 sender, unfitted there (checked by the out-of-box table's rows and "
-    "the Llama prefill times of PERF.md)",
+    "the Llama prefill times of PERF.md); a 2 KB (bfloat16) tile's rate: a sender reads a NoC read a tile, the "
+    f"smaller block-float tiles at the lower per-transfer rate of {NPE}",
     "dram_spec_bytes_per_s": f"{DRAM_WH}: spec 288 GB/s at 12 GT/s (336 at 14 GT/s)",
     "dram_sharded_bytes_per_s": f"{DRAM_WH}: DRAM u-benchmark 267 GB/s at 12 GT/s",
     "dram_interleaved_bytes_per_s": "tt-metal: tests/device_perf_tests/dram_bandwidth/test_dram_bandwidth.py: "

@@ -33,17 +33,20 @@ class HostModel:
 
 
 TT_TRANSFORMERS = HostModel(
-    decode_step_ns=4_960_000.0,
-    prefill_ns=8_740_000.0,
+    decode_step_ns=4_790_000.0,
+    prefill_ns=4_690_000.0,
     sources={
         "decode_step_ns": f"fitted: {PERF_MD}: Llama-3.2-1B and 3B on N150, N300 and T3K, published time per token "
         "less meshnn's predicted traced device time (benchmarks/perf_model.py), averaged; the 8B and 70B rows are "
-        "checks.  What it stands for: the demo's loop per token (trace enqueue, token and position copies to the "
-        "device, every device's logits read back and sampled on the host: the same 128256-wide vocabulary for "
+        "checks (4.96 -> 4.79 ms when benchmarks/tt_llama.py's FF2 became tt_transformers' bfloat8_b at HiFi2, the "
+        "single-use weight tile's cycles kept).  What it stands for: the demo's loop per token (trace enqueue, "
+        "token and position copies to the device, every device's logits read back and sampled on the host: the "
+        "same 128256-wide vocabulary for "
         "every model, hence one figure)",
         "prefill_ns": f"fitted: {PERF_MD}: the same rows' time to first token less meshnn's predicted eager "
         "prefill of 128 tokens, averaged (refitted when the 2-D programs' in1 senders joined the model: "
-        "10.94 -> 8.74 ms; what it stands for: the prompt's preparation and upload, the last "
+        "10.94 -> 8.74 ms; again when the senders' DRAM reads were timed per tile and FF2 became bfloat8_b at "
+        "HiFi2: 8.74 -> 4.69 ms; what it stands for: the prompt's preparation and upload, the last "
         "logits read back and sampled, the demo's bookkeeping around the first token)",
         "layer_residual_ns": "0: the 1-D systems' published figures leave no per-layer residual",
     },
@@ -52,7 +55,7 @@ TT_TRANSFORMERS = HostModel(
 
 TT_TRANSFORMERS_TG = HostModel(
     decode_step_ns=6_540_000.0,
-    prefill_ns=8_740_000.0,
+    prefill_ns=4_690_000.0,
     layer_residual_ns=516_000.0,
     sources={
         "decode_step_ns": f"fitted with layer_residual_ns: {PERF_MD}: Llama-3.2-1B (16 layers) and 3B (28 layers) on "

@@ -34,7 +34,17 @@ from meshnn.perf.latency import op_latency
 from meshnn.perf.matmul_auto import auto_matmul_config
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
-from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, sfpu_cycles_per_tile, traffic
+from meshnn.perf.traffic import (
+    grid_cores,
+    kernel_prediction,
+    operand_cycles,
+    sfpu_cycles_per_tile,
+    traffic,
+    transfer_efficiency,
+)
+
+SENDER_REFERENCE_TILE_BYTES = 2048
+"""The transfer size ``dram_activation_bytes_per_cycle`` holds at: a bfloat16 tile."""
 
 
 def _tiles(n: int) -> int:
@@ -59,6 +69,17 @@ def matmul_cores(desc: OpDesc, machine: Machine, row_tiles: int, col_tiles: int)
     return max(1, min(available, blocks))
 
 
+def sender_read_cycles(machine: Machine, tiles: float, tile_bytes: int) -> float:
+    """Cycles one core takes to read ``tiles`` tiles of ``tile_bytes`` each from DRAM, one NoC read
+    a tile: ``dram_activation_bytes_per_cycle`` for a 2 KB (bfloat16) tile, slower per byte for the
+    smaller tiles of the block-float formats as tt-npe's per-transfer bandwidth falls with the
+    transfer's size (a bfloat8_b tile of 1088 B at 82% of a 2 KB one's byte rate, a bfloat4_b tile
+    of 576 B at 63%)."""
+    arch = machine.system.arch
+    scale = transfer_efficiency(arch, tile_bytes) / transfer_efficiency(arch, SENDER_REFERENCE_TILE_BYTES)
+    return tiles * tile_bytes / (arch.dram_activation_bytes_per_cycle * scale)
+
+
 def activation_stream_cycles(desc: OpDesc, machine: Machine, row_tiles: int, k_tiles: int) -> float:
     """Cycles a core waits for its rows of in0 when in0 streams from interleaved DRAM: each in0 tile
     a core receives costs its bytes over ``dram_activation_bytes_per_cycle``, not hidden behind the
@@ -69,7 +90,7 @@ def activation_stream_cycles(desc: OpDesc, machine: Machine, row_tiles: int, k_t
         return 0.0
     grid = config.grid or desc.core_grid or machine.system.spec.compute_grid
     rows_per_core = config.per_core_m or math.ceil(row_tiles / max(1, grid[1]))
-    return rows_per_core * k_tiles * a.tile_bytes / machine.system.arch.dram_activation_bytes_per_cycle
+    return sender_read_cycles(machine, rows_per_core * k_tiles, a.tile_bytes)
 
 
 def in1_sender_cycles(desc: OpDesc, machine: Machine, k_tiles: int) -> float:
@@ -84,7 +105,7 @@ def in1_sender_cycles(desc: OpDesc, machine: Machine, k_tiles: int) -> float:
     if config.program is not MatmulProgram.MULTICAST_2D or not b.in_dram:
         return 0.0
     columns = config.per_core_n or math.ceil(_tiles(b.shape[-1]) / (config.grid or (8, 8))[0])
-    return columns * k_tiles * b.tile_bytes / machine.system.arch.dram_activation_bytes_per_cycle
+    return sender_read_cycles(machine, columns * k_tiles, b.tile_bytes)
 
 
 def chosen_config(desc: OpDesc, machine: Machine) -> OpDesc:

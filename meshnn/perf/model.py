@@ -30,6 +30,7 @@ from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.matmul import predict_matmul
 from meshnn.perf.movement import predict_movement
 from meshnn.perf.prediction import Prediction
+from meshnn.perf.rotary import is_rotary_prefill, predict_rotary_prefill
 from meshnn.perf.systems import Machine, SystemPerf, machine
 from meshnn.perf.tile_ops import predict_tile_op
 
@@ -115,4 +116,5 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
     so a caller that times the same op again may keep it."""
     fidelity = default_fidelity(desc)
     resolved = desc if fidelity is desc.fidelity else replace(desc, fidelity=fidelity)
-    return replace(_PREDICTORS[desc.family](resolved, m), fidelity=fidelity)
+    predictor = predict_rotary_prefill if is_rotary_prefill(desc) else _PREDICTORS[desc.family]
+    return replace(predictor(resolved, m), fidelity=fidelity)

@@ -31,6 +31,7 @@ from . import published_ccl, published_ccl_full, published_gemm_oob
 from .figure import Figure
 from .published_ccl import BH_GALAXY
 from .published_decode import bandwidth_figures, decode_figures
+from .published_prefill import prefill_figures
 
 GEMM = "tt-metal tech_reports/GEMM_FLOPS/GEMM_FLOPS.md"
 DRAM_TEST = "tt-metal tests/device_perf_tests/dram_bandwidth/test_dram_bandwidth.py (CI expectation, +-3%)"
@@ -288,7 +289,7 @@ def figures() -> list[Figure]:
     """Every published op-level figure here: those the model covers, then the known misses."""
     every = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *bandwidth_figures(), *_ccl_figures()]
     every += [*_ccl_full_figures(), *_back_to_back_figures(), *_oob_table_figures()]
-    every += [*_ring_figures(), *decode_figures()]
+    every += [*_ring_figures(), *decode_figures(), *prefill_figures()]
     return [f for f in every if f.covered] + [f for f in every if not f.covered]
 
 

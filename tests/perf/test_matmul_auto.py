@@ -4,6 +4,8 @@ grid; ttnn's create_simple_matmul_program_config chooses 1-D or 2-D multicast pr
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from meshnn.perf import (
@@ -17,7 +19,7 @@ from meshnn.perf import (
     machine,
     predict,
 )
-from meshnn.perf.matmul import chosen_config
+from meshnn.perf.matmul import activation_stream_cycles, chosen_config, sender_read_cycles
 from meshnn.perf.matmul_auto import _block_factor, auto_matmul_config
 
 N150 = machine("n150")
@@ -86,15 +88,35 @@ def prefill_mlp(program: MatmulProgram, weight_buffer: BufferType = BufferType.D
     return OpDesc(OpFamily.MATMUL, (x, w), (TensorDesc((1, 1, 128, 14336)),), fidelity="LoFi", matmul=config)
 
 
+def npe_fraction(size: int) -> float:
+    """tt-npe's Wormhole per-transfer rate between its 512 B (18 B/cycle) and 2 KB (30) points,
+    log-linear, as a fraction of the 2 KB rate."""
+    return (18 + (30 - 18) * math.log2(size / 512) / 2) / 30
+
+
 def test_a_2d_program_waits_for_its_in1_senders():
     """Only the grid's top row reads in1 in a 2-D multicast program: 8 cores each read 56 x 128
-    bfloat4_b tiles (4.1 MB) at one core's read rate, 344 us, longer than the tile multiplies (the
-    model had 212 us: its DRAM term spread the weight over every bank at the whole chip's rate)."""
+    bfloat4_b tiles (4.1 MB) at one core's read rate, a NoC read a tile (576 B: 63% of a 2 KB read's
+    12 B/cycle), 543 us, longer than the tile multiplies (the model had 212 us: its DRAM term spread the
+    weight over every bank at the whole chip's rate; then 344 us, at a 2 KB tile's byte rate)."""
     p = predict(prefill_mlp(MatmulProgram.MULTICAST_2D), "n150")
-    sender_ns = 56 * 128 * 576 / 12.0
+    sender_ns = 56 * 128 * 576 / (12.0 * npe_fraction(576))
     assert p.memory_ns == pytest.approx(sender_ns)
     assert p.kernel_ns > sender_ns > p.compute_ns
     one_d = predict(prefill_mlp(MatmulProgram.MULTICAST_1D), "n150")  # every core reads its own columns
     assert one_d.memory_ns < sender_ns
     in_l1 = predict(prefill_mlp(MatmulProgram.MULTICAST_2D, BufferType.L1), "n150")
     assert in_l1.memory_ns < sender_ns
+
+
+@pytest.mark.parametrize(("dtype", "tile_bytes"), [("BFLOAT16", 2048), ("BFLOAT8_B", 1088), ("BFLOAT4_B", 576)])
+def test_a_sender_reads_dram_a_tile_at_a_time(dtype, tile_bytes):
+    """The in0 sender of a one-block-row 1-D program reads all of in0 with one NoC read a tile: a
+    bfloat16 tile at the fitted 12 B/cycle, the block-float formats' smaller tiles at tt-npe's lower
+    per-transfer rate (so bfloat4_b's 576 B tiles take 63% of bfloat16's time, not 28%)."""
+    desc = chosen_config(mm(512, 1024, 1024, dtype), N150)
+    expected = 16 * 32 * tile_bytes / (12.0 * npe_fraction(tile_bytes))
+    assert activation_stream_cycles(desc, N150, 16, 32) == pytest.approx(expected)
+    assert sender_read_cycles(N150, 512, tile_bytes) == pytest.approx(expected)
+    if tile_bytes < 2048:
+        assert expected > 16 * 32 * tile_bytes / 12.0
