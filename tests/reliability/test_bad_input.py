@@ -2633,6 +2633,34 @@ def prefetcher_rows() -> list[Case]:
     return c
 
 
+# -- the nightly op tests (issue 35's check on tt-metal files it did not name): one block of rows
+def nightly_rows() -> list[Case]:
+    """ttnn.experimental.wan_fused_rmsnorm_pre_allgather / _post_allgather (``e.wan_x``: a bfloat16
+    ``[1, 1, 32, 64]`` per device, ``e.wan_stats`` its stats) and the other ops the nightly files need."""
+    c: list[Case] = []
+
+    def row(target, what, call, error, names):
+        c.append(Case(target, what, call, error, names))
+
+    pre, post = ttnn.experimental.wan_fused_rmsnorm_pre_allgather, ttnn.experimental.wan_fused_rmsnorm_post_allgather
+    name = "experimental.wan_fused_rmsnorm_pre_allgather"
+    row(name, "float32 input", lambda e: pre(e.a), TYPE, "input_tensor")
+    row(name, "row-major input", lambda e: pre(e.rm), VALUE, "TILE")
+    row(name, "dtype a str", lambda e: pre(e.wan_x, dtype="bf16"), TYPE, "dtype")
+    row(name, "input freed", lambda e: pre(e.freed), DEAD, "input_tensor")
+    row(name, "input on the host", lambda e: pre(e.host), VALUE, "input_tensor")
+    name = "experimental.wan_fused_rmsnorm_post_allgather"
+    row(name, "input [1, 2, 32, 32]", lambda e: post(e.heads, e.wan_stats), VALUE, "input_tensor")
+    row(name, "3 heads of 64", lambda e: post(e.wan_x, e.wan_stats, num_heads_per_device=3), VALUE, "num_heads")
+    row(name, "no heads", lambda e: post(e.wan_x, e.wan_stats, num_heads_per_device=0), VALUE, "num_heads")
+    row(name, "stats of other rows", lambda e: post(e.wan_x, e.heads), VALUE, "stats")
+    row(name, "weight [1, 3, 40]", lambda e: post(e.wan_x, e.wan_stats, weight=e.a_bf16), VALUE, "weight")
+    row(name, "rope_cos alone", lambda e: post(e.wan_x, e.wan_stats, rope_cos=e.wan_x), VALUE, "transformation_mat")
+    row(name, "epsilon negative", lambda e: post(e.wan_x, e.wan_stats, epsilon=-1.0), VALUE, "epsilon")
+    row(name, "stats on another mesh", lambda e: post(e.wan_x, e.other_heads), WRONG_MESH, "stats")
+    return c
+
+
 TABLE: list[Case] = (
     unary_family(UNARY, UNARY_FAULTS)
     + family(BINARY, BINARY_FAULTS)
@@ -2648,6 +2676,7 @@ TABLE += registry_rows()
 TABLE += family_rows()
 TABLE += round3_rows()
 TABLE += prefetcher_rows()
+TABLE += nightly_rows()
 BY_ID = {case.id: case for case in TABLE}
 
 
@@ -2716,6 +2745,8 @@ def env(tmp_path_factory):
     e.other_sem = ttnn.create_global_semaphore(other, e.grid, 0)
     e.gcb = ttnn.create_global_circular_buffer(mesh, [(ttnn.CoreCoord(0, 1), e.grid)], 4096)  # branch prefetch
     e.ln_stats = ttnn.layer_norm_pre_all_gather(e.a)
+    e.wan_x = on(mesh, normal(8, 1, 32, 64), BF16)  # nightly_rows: [1, 1, 32, 64] per device
+    e.wan_stats = ttnn.experimental.wan_fused_rmsnorm_pre_allgather(e.wan_x)
     e.bad_shard_config = ttnn.MemoryConfig(
         ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1, ttnn.ShardSpec(e.grid, (7, 40))
     )
