@@ -2658,6 +2658,42 @@ def nightly_rows() -> list[Case]:
     row(name, "rope_cos alone", lambda e: post(e.wan_x, e.wan_stats, rope_cos=e.wan_x), VALUE, "transformation_mat")
     row(name, "epsilon negative", lambda e: post(e.wan_x, e.wan_stats, epsilon=-1.0), VALUE, "epsilon")
     row(name, "stats on another mesh", lambda e: post(e.wan_x, e.other_heads), WRONG_MESH, "stats")
+    ps, box, one = ttnn.padded_slice, [1, 2, 32, 32], [1, 1, 1, 1]
+    row(
+        "padded_slice",
+        "interleaved output",
+        lambda e: ps(e.heads, [0] * 4, box, one, memory_config=DRAM_MC),
+        VALUE,
+        "memory_config",
+    )
+    row(
+        "padded_slice",
+        "step 2",
+        lambda e: ps(e.heads, [0] * 4, box, [1, 1, 2, 1], memory_config=e.bad_shard_config),
+        VALUE,
+        "padded_slice_step",
+    )
+    row(
+        "padded_slice",
+        "3-D input",
+        lambda e: ps(e.a, [0] * 3, [1, 3, 40], [1] * 3, memory_config=e.bad_shard_config),
+        VALUE,
+        "4D",
+    )
+    row(
+        "padded_slice",
+        "end past the shape",
+        lambda e: ps(e.heads, [0] * 4, [1, 2, 64, 32], one, memory_config=e.bad_shard_config),
+        VALUE,
+        "padded shape",
+    )
+    row(
+        "padded_slice",
+        "input freed",
+        lambda e: ps(e.freed, [0] * 3, [1, 3, 40], [1] * 3, memory_config=e.bad_shard_config),
+        DEAD,
+        "input_tensor",
+    )
     return c
 
 
