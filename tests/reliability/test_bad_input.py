@@ -2694,6 +2694,14 @@ def nightly_rows() -> list[Case]:
         DEAD,
         "input_tensor",
     )
+    gs = ttnn.grid_sample
+    row(
+        "grid_sample",
+        "channels batched, K = 1",
+        lambda e: gs(e.nhwc, e.grid2, batch_output_channels=True),
+        VALUE,
+        "batch_output_channels",
+    )
     return c
 
 
@@ -2783,6 +2791,8 @@ def env(tmp_path_factory):
     e.ln_stats = ttnn.layer_norm_pre_all_gather(e.a)
     e.wan_x = on(mesh, normal(8, 1, 32, 64), BF16)  # nightly_rows: [1, 1, 32, 64] per device
     e.wan_stats = ttnn.experimental.wan_fused_rmsnorm_pre_allgather(e.wan_x)
+    e.nhwc = on(mesh, normal(8, 4, 4, 32), BF16, RM)  # nightly_rows: [1, 4, 4, 32] per device
+    e.grid2 = on(mesh, normal(8, 2, 2, 2), F32, RM)  # nightly_rows: a grid of one point per position
     e.bad_shard_config = ttnn.MemoryConfig(
         ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1, ttnn.ShardSpec(e.grid, (7, 40))
     )
