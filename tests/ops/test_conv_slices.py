@@ -75,3 +75,19 @@ def test_slice_write_of_a_sharded_flat_input_fills_the_window(device, layout):
         memory = config([1, 1, rows, 32], (4, 1), ttnn.TensorMemoryLayout.HEIGHT_SHARDED, 32 if layout == TILE else 1)
         ttnn.slice_write(ttnn.to_memory_config(piece, memory), out, [0, h, 0, 0], [2, h + 3, 20, 32], [1, 1, 1, 1])
     assert torch.equal(ttnn.to_torch(out).float(), x)
+
+
+def test_a_sharded_row_major_tensor_pads_its_width_to_the_shard_width(device):
+    """ttnn's default alignment of a sharded ROW_MAJOR tensor (max_pool2d_with_indices' inputs of
+    1 or 24 channels in 32-wide height shards): the padded width is the shard's, the values read
+    back are the logical ones, and moving it to DRAM and back keeps them."""
+    x = ints((1, 1, 64, 24), seed=4)
+    grid = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 0))])
+    spec = ttnn.ShardSpec(grid, (32, 32), ttnn.ShardOrientation.ROW_MAJOR)
+    memory = ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1, spec)
+    t = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=RM, device=device, memory_config=memory)
+    assert tuple(t.shape) == (1, 1, 64, 24) and tuple(t.padded_shape) == (1, 1, 64, 32)
+    assert torch.equal(ttnn.to_torch(t).float(), x)
+    assert torch.equal(ttnn.to_torch(ttnn.to_memory_config(t, ttnn.DRAM_MEMORY_CONFIG)).float(), x)
+    back = ttnn.to_memory_config(ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=RM, device=device), memory)
+    assert tuple(back.padded_shape) == (1, 1, 64, 32) and torch.equal(ttnn.to_torch(back).float(), x)
