@@ -44,6 +44,12 @@ class DataType(enum.Enum):
     def __str__(self) -> str:
         return f"DataType.{self.name}"
 
+    def __int__(self) -> int:
+        """The member's number, as ttnn's (pybind11) enums convert: ``int(ttnn.TILE_LAYOUT) == 1``."""
+        return self.value
+
+    __index__ = __int__
+
     @property
     def is_block_float(self) -> bool:
         """True for the shared-exponent formats bfloat8_b and bfloat4_b."""

@@ -40,6 +40,12 @@ class Layout(enum.Enum):
     def __str__(self) -> str:
         return f"Layout.{self.name}"
 
+    def __int__(self) -> int:
+        """The member's number, as ttnn's (pybind11) enums convert: ``int(ttnn.TILE_LAYOUT) == 1``."""
+        return self.value
+
+    __index__ = __int__
+
 
 @dataclass(frozen=True, slots=True)
 class Tile:

@@ -113,8 +113,10 @@ def _allocate(mesh: MeshDevice, outputs: Sequence[Output], into, event: OpEvent 
         raise
 
 
-RUNTIME_ARGS = frozenset({"seed"})
-"""Attributes ttnn passes to a cached program as runtime arguments: not part of its key."""
+RUNTIME_ARGS = frozenset({"seed", "batch_idx", "update_idx", "update_idxs"})
+"""Attributes ttnn passes to a cached program as runtime arguments: not part of its key (the KV
+cache ops' user and position indices: UpdateCache and PagedUpdateCacheDeviceOperation hash only
+their op type and tensors)."""
 
 
 def _remember(mesh: MeshDevice, op: str, inputs: Sequence[Tensor], outputs: Sequence[Output], attrs) -> None:

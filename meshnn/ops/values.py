@@ -178,6 +178,10 @@ def encode_values(values: np.ndarray, spec: TensorSpec) -> np.ndarray:
     shape = tuple(spec.shape)
     if spec.explicit_padded_shape is not None and values.size == k * spec.volume():
         shape = tuple(spec.encoded_shape)
+    elif spec.explicit_padded_shape is not None:  # logical values: the padding written as zeros
+        values = values.reshape((k, *shape))
+        values = np.pad(values, [(0, 0)] + [(0, p - d) for p, d in zip(spec.encoded_shape, shape, strict=True)])
+        shape = tuple(spec.encoded_shape)
     if spec.layout is Layout.TILE:
         values = values.reshape((k, *_rank_for_tiles(shape)))
     if spec.dtype.is_float and values.dtype != np.float32 and values.dtype.kind == "f":

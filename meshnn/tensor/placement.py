@@ -14,12 +14,14 @@ import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, PlanningError, WrongMeshError
 from meshnn.formats.codec import byte_view
+from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate, MeshShape, to_linear_index
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.transfers import HostEncoder, ShardDataTransfer
 from meshnn.tensor.arrays import MappedArray
 from meshnn.tensor.lifetime import allocate_mesh_buffer, device_tensor
 from meshnn.tensor.memory_config import MemoryConfig
+from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DeviceStorage
 from meshnn.tensor.tensor import Tensor, check_tensor
 from meshnn.tensor.topology import TensorTopology
@@ -68,6 +70,16 @@ def to_device(
     return device_tensor(spec, buffer, coords, topology)
 
 
+def aligned_rows(shard: np.ndarray, spec: TensorSpec) -> np.ndarray:
+    """``shard`` zero padded to ``spec``'s explicit padded shape where that is ttnn's alignment of a
+    sharded ROW_MAJOR tensor (its width padded to the shard width) and the shard holds only the
+    logical values."""
+    padded = spec.explicit_padded_shape
+    if padded is None or spec.layout is not Layout.ROW_MAJOR or tuple(shard.shape) != tuple(spec.shape):
+        return shard
+    return np.pad(shard, [(0, p - d) for p, d in zip(padded, shard.shape, strict=True)])
+
+
 def mapped_to_device(
     mapped: MappedArray, device: MeshDevice, memory_config: MemoryConfig | None = None, cq_id: int | None = None
 ) -> Tensor:
@@ -111,6 +123,7 @@ def mapped_to_device(
             local = [c for c in holders if device.is_local(c)]
             if not local:
                 continue
+            shard = aligned_rows(shard, spec)
             data = byte_view(shard, spec.dtype, spec.layout, tile=spec.tile, col_tilize=mapped.col_tilize)
             if data is None:
                 data = HostEncoder(size, lambda out, shard=shard: mapped.encode(shard, out=out), together)

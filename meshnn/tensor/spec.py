@@ -125,10 +125,21 @@ class TensorSpec:
         object.__setattr__(self, "tile", tile or DEFAULT_TILE)
         object.__setattr__(self, "memory_config", memory_config)
         object.__setattr__(self, "_derived", {})
-        object.__setattr__(self, "explicit_padded_shape", self._checked_padding(padded_shape))
+        object.__setattr__(self, "explicit_padded_shape", self._checked_padding(padded_shape or self._aligned()))
         self._validate_sharding()
 
     # ------------------------------------------------------------------------------ shapes
+
+    def _aligned(self) -> tuple[int, ...] | None:
+        """ttnn's default alignment of a sharded ROW_MAJOR tensor: its width padded to a multiple of
+        the shard width (tt-metal's RowMajorPageConfig alignment); None when it already is one."""
+        spec = self.memory_config.shard_spec
+        if self.layout is not Layout.ROW_MAJOR or spec is None or len(self.shape) == 0:
+            return None
+        width, shard_width = self.shape[-1], spec.shape[1]
+        if shard_width <= 0 or width % shard_width == 0:
+            return None
+        return (*self.shape[:-1], -(-width // shard_width) * shard_width)
 
     def _checked_padding(self, padded: Sequence[int] | None) -> Shape | None:
         """``padded`` as a Shape, or None when it is the layout's own padding of ``shape``."""

@@ -164,6 +164,23 @@ def test_paged_fill_cache_through_a_shuffled_page_table_and_into_another_dtype(m
     assert state(mesh, cache) == before
 
 
+def test_cache_writes_for_other_users_and_positions_reuse_one_program(mesh):
+    """The user and position indices are runtime arguments in ttnn (UpdateCache and the paged ops
+    hash only their op type and tensors): writing every user of a paged cache is one program."""
+    block, blocks = 32, 8
+    table = dev(mesh, torch.randperm(blocks).reshape(2, 4).int(), ttnn.int32, ttnn.ROW_MAJOR_LAYOUT)
+    cache = dev(mesh, torch.zeros(blocks, H, block, D))
+    unpaged = dev(mesh, torch.zeros(2, H, 64, D))
+    x = dev(mesh, torch.randn(1, H, 32, D))
+    mesh.clear_program_cache()
+    for user in range(2):
+        ttnn.experimental.paged_fill_cache(cache, x, table, batch_idx=user)
+        ttnn.fill_cache(unpaged, x, user)
+    assert mesh.num_program_cache_entries() == 2  # one paged_fill_cache program, one fill_cache program
+    ttnn.fill_cache(unpaged, dev(mesh, torch.randn(1, H, 64, D)), 0)
+    assert mesh.num_program_cache_entries() == 3  # another input shape: another program
+
+
 def test_an_update_patches_the_caches_memo_to_what_its_bytes_decode_to(mesh):
     cache = ttnn.from_torch(  # large enough for memos; each device its own (a replicated one is read once)
         torch.randn(2 * B, 8, 256, D),

@@ -2635,6 +2635,78 @@ def prefetcher_rows() -> list[Case]:
     return c
 
 
+# -- the nightly op tests (issue 35's check on tt-metal files it did not name): one block of rows
+def nightly_rows() -> list[Case]:
+    """ttnn.experimental.wan_fused_rmsnorm_pre_allgather / _post_allgather (``e.wan_x``: a bfloat16
+    ``[1, 1, 32, 64]`` per device, ``e.wan_stats`` its stats) and the other ops the nightly files need."""
+    c: list[Case] = []
+
+    def row(target, what, call, error, names):
+        c.append(Case(target, what, call, error, names))
+
+    pre, post = ttnn.experimental.wan_fused_rmsnorm_pre_allgather, ttnn.experimental.wan_fused_rmsnorm_post_allgather
+    name = "experimental.wan_fused_rmsnorm_pre_allgather"
+    row(name, "float32 input", lambda e: pre(e.a), TYPE, "input_tensor")
+    row(name, "row-major input", lambda e: pre(e.rm), VALUE, "TILE")
+    row(name, "dtype a str", lambda e: pre(e.wan_x, dtype="bf16"), TYPE, "dtype")
+    row(name, "input freed", lambda e: pre(e.freed), DEAD, "input_tensor")
+    row(name, "input on the host", lambda e: pre(e.host), VALUE, "input_tensor")
+    name = "experimental.wan_fused_rmsnorm_post_allgather"
+    row(name, "input [1, 2, 32, 32]", lambda e: post(e.heads, e.wan_stats), VALUE, "input_tensor")
+    row(name, "3 heads of 64", lambda e: post(e.wan_x, e.wan_stats, num_heads_per_device=3), VALUE, "num_heads")
+    row(name, "no heads", lambda e: post(e.wan_x, e.wan_stats, num_heads_per_device=0), VALUE, "num_heads")
+    row(name, "stats of other rows", lambda e: post(e.wan_x, e.heads), VALUE, "stats")
+    row(name, "weight [1, 3, 40]", lambda e: post(e.wan_x, e.wan_stats, weight=e.a_bf16), VALUE, "weight")
+    row(name, "rope_cos alone", lambda e: post(e.wan_x, e.wan_stats, rope_cos=e.wan_x), VALUE, "transformation_mat")
+    row(name, "epsilon negative", lambda e: post(e.wan_x, e.wan_stats, epsilon=-1.0), VALUE, "epsilon")
+    row(name, "stats on another mesh", lambda e: post(e.wan_x, e.other_heads), WRONG_MESH, "stats")
+    ps, box, one = ttnn.padded_slice, [1, 2, 32, 32], [1, 1, 1, 1]
+    row(
+        "padded_slice",
+        "interleaved output",
+        lambda e: ps(e.heads, [0] * 4, box, one, memory_config=DRAM_MC),
+        VALUE,
+        "memory_config",
+    )
+    row(
+        "padded_slice",
+        "step 2",
+        lambda e: ps(e.heads, [0] * 4, box, [1, 1, 2, 1], memory_config=e.bad_shard_config),
+        VALUE,
+        "padded_slice_step",
+    )
+    row(
+        "padded_slice",
+        "3-D input",
+        lambda e: ps(e.a, [0] * 3, [1, 3, 40], [1] * 3, memory_config=e.bad_shard_config),
+        VALUE,
+        "4D",
+    )
+    row(
+        "padded_slice",
+        "end past the shape",
+        lambda e: ps(e.heads, [0] * 4, [1, 2, 64, 32], one, memory_config=e.bad_shard_config),
+        VALUE,
+        "padded shape",
+    )
+    row(
+        "padded_slice",
+        "input freed",
+        lambda e: ps(e.freed, [0] * 3, [1, 3, 40], [1] * 3, memory_config=e.bad_shard_config),
+        DEAD,
+        "input_tensor",
+    )
+    gs = ttnn.grid_sample
+    row(
+        "grid_sample",
+        "channels batched, K = 1",
+        lambda e: gs(e.nhwc, e.grid2, batch_output_channels=True),
+        VALUE,
+        "batch_output_channels",
+    )
+    return c
+
+
 TABLE: list[Case] = (
     unary_family(UNARY, UNARY_FAULTS)
     + family(BINARY, BINARY_FAULTS)
@@ -2650,6 +2722,7 @@ TABLE += registry_rows()
 TABLE += family_rows()
 TABLE += round3_rows()
 TABLE += prefetcher_rows()
+TABLE += nightly_rows()
 BY_ID = {case.id: case for case in TABLE}
 
 
@@ -2719,6 +2792,10 @@ def env(tmp_path_factory):
     e.gcb = ttnn.create_global_circular_buffer(mesh, [(ttnn.CoreCoord(0, 1), e.grid)], 4096)  # branch prefetch
     e.sockets, e.small_fifo_sockets = socket_rows.socket_pairs(mesh)  # issue 30: sockets (before L1 is filled)
     e.ln_stats = ttnn.layer_norm_pre_all_gather(e.a)
+    e.wan_x = on(mesh, normal(8, 1, 32, 64), BF16)  # nightly_rows: [1, 1, 32, 64] per device
+    e.wan_stats = ttnn.experimental.wan_fused_rmsnorm_pre_allgather(e.wan_x)
+    e.nhwc = on(mesh, normal(8, 4, 4, 32), BF16, RM)  # nightly_rows: [1, 4, 4, 32] per device
+    e.grid2 = on(mesh, normal(8, 2, 2, 2), F32, RM)  # nightly_rows: a grid of one point per position
     e.bad_shard_config = ttnn.MemoryConfig(
         ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1, ttnn.ShardSpec(e.grid, (7, 40))
     )

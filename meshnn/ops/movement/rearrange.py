@@ -64,7 +64,10 @@ def rearranged(
 
 
 def copied(op: str, tensor: Tensor, spec: TensorSpec) -> Tensor:
-    """A byte-for-byte copy into a buffer of ``spec`` (same bytes, other memory config)."""
+    """A byte-for-byte copy into a buffer of ``spec`` (same bytes, other memory config); a copy
+    between a sharded ROW_MAJOR tensor padded to its shard width and an unpadded one moves values."""
+    if tuple(spec.encoded_shape) != tuple(tensor.spec.encoded_shape):
+        return rearranged(op, tensor, spec, lambda x: x)
     mesh = same_mesh(op, {"input_tensor": tensor})
     size = spec.compute_packed_buffer_size_bytes()
 

@@ -27,6 +27,7 @@ from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, QUEUE_ID, SUB_CORE_GRIDS, 
 from meshnn.ops.checks import device_input, int_list, same_mesh
 from meshnn.ops.data_movement import to_layout, to_memory_config
 from meshnn.ops.launch import launch
+from meshnn.ops.movement.conv_slices import flat_window_rows
 from meshnn.ops.movement.rearrange import rearranged
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register, torch_golden
@@ -209,7 +210,9 @@ def slice_write(
     input_tensor: Tensor, output_tensor: Tensor, start: Sequence[int], end: Sequence[int], step: Sequence[int]
 ) -> Tensor:
     """Write ``input_tensor`` into the window ``start:end:step`` of ``output_tensor`` (in place:
-    the output keeps its buffer); the window must have ``input_tensor``'s shape.  Returns the output."""
+    the output keeps its buffer); the window must have ``input_tensor``'s shape, or, for a sharded
+    ``[1, 1, rows, C]`` input, hold its rows flattened (conv2d's slices: :func:`flat_window_rows`).
+    Returns the output."""
     op = "slice_write"
     source = device_input(op, "input_tensor", input_tensor)
     target = device_input(op, "output_tensor", output_tensor)
@@ -217,7 +220,10 @@ def slice_write(
         op, target.shape, int_list(op, "start", start), int_list(op, "end", end), int_list(op, "step", step)
     )
     window = tuple(len(range(*s.indices(d))) for s, d in zip(selector, target.shape, strict=True))
-    if window != tuple(source.shape):
+    flat = source.is_sharded() and len(source.shape) == len(window) == 4 and tuple(source.shape[:2]) == (1, 1)
+    padded_window = flat_window_rows(op, source, target, selector) if flat else window
+    sizes = window
+    if not flat and window != tuple(source.shape):
         raise MeshnnValueError(
             f"ttnn.{op}: the window {window} of output_tensor {list(target.shape)} is not input_tensor's shape "
             f"{list(source.shape)}"
@@ -231,6 +237,9 @@ def slice_write(
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         part = logical_values(in_rows[0], source.spec, as_float=False)
+        if flat:  # ttnn's sharded [1, 1, rows, C]: the padded window's rows, cut to the window
+            part = part.reshape(part.shape[0], *padded_window[:-1], part.shape[-1])
+            part = part[(builtins.slice(None), *(builtins.slice(0, n) for n in sizes))]
         if in_place:  # ROW_MAJOR bytes are the values: only the window's elements are written
             size = spec.compute_packed_buffer_size_bytes()
             rows = out_rows[0][:, :size].view(spec.dtype.storage_dtype).reshape((-1, *spec.shape))

@@ -113,15 +113,31 @@ def _affine_values(values: np.ndarray, spec: TensorSpec, channels: int, chunks: 
 
 
 def _normalised(x: np.ndarray, groups: int, epsilon: float) -> np.ndarray:
-    """``(k, N, 1, HW, C)`` values group-normalised (float32)."""
+    """``(k, N, 1, HW, C)`` values group-normalised (float32).  The statistics are float64 sums of
+    x and x**2 (x is bfloat16, so x**2 is exact in float32), taken down the rows in blocks (the
+    channels stay the contiguous inner axis) and then over each group's channels; the variance is
+    E(x**2) - E(x)**2 in float64 (clamped at 0)."""
     k, n, _, rows, channels = x.shape
-    g = x.reshape(k, n, rows, groups, channels // groups)
+    flat = x.reshape(k * n, rows, channels)
+    sums = np.zeros((2, k * n, channels), np.float64)
+    for start in range(0, rows, ROW_BLOCK):
+        block = flat[:, start : start + ROW_BLOCK]
+        sums[0] += block.sum(axis=1, dtype=np.float64)
+        sums[1] += np.square(block).sum(axis=1, dtype=np.float64)
     count = rows * (channels // groups)
-    mean = g.sum(axis=(2, 4), keepdims=True, dtype=np.float64) / count
-    centred = g - mean.astype(np.float32)
-    var = np.square(centred).sum(axis=(2, 4), keepdims=True, dtype=np.float64) / count
-    centred *= (1.0 / np.sqrt(var + epsilon)).astype(np.float32)
-    return centred.reshape(x.shape)
+    moments = sums.reshape(2, k * n, groups, channels // groups).sum(axis=-1) / count
+    mean, var = moments[0], np.maximum(moments[1] - moments[0] * moments[0], 0.0)
+    scale = 1.0 / np.sqrt(var + epsilon)
+    per_channel = channels // groups
+    shift = np.repeat(mean, per_channel, axis=-1).astype(np.float32).reshape(k, n, 1, 1, channels)
+    factor = np.repeat(scale, per_channel, axis=-1).astype(np.float32).reshape(k, n, 1, 1, channels)
+    out = np.subtract(x, shift, dtype=np.float32)
+    out *= factor
+    return out
+
+
+ROW_BLOCK = 8192
+"""Rows summed at a time by :func:`_normalised` (keeps the squares' scratch small)."""
 
 
 def _check_call(op, x, groups, core_grid, inplace, output_layout) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from meshnn.device.buffer import BufferType, ShardSpec, TensorMemoryLayout
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
@@ -48,10 +49,11 @@ def corners(grid: np.ndarray, height: int, width: int) -> np.ndarray:
 
 
 def sample(image: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """``image`` ``[N, H, W, C]`` sampled at a precomputed ``[N, HO, WO, 6]`` table."""
+    """``image`` ``[N, H, W, C]`` sampled at a precomputed ``[N, ..., 6]`` table (``[N, HO, WO, 6]``,
+    or ``[N, HO, WO, K, 6]`` for K points per grid position): ``[N, ..., C]``."""
     n, height, width, _ = image.shape
     y0, x0 = table[..., 0].astype(np.int64), table[..., 1].astype(np.int64)
-    batch = np.arange(n).reshape(n, 1, 1)
+    batch = np.arange(n).reshape(n, *([1] * (table.ndim - 2)))
     out = np.zeros((*table.shape[:-1], image.shape[-1]), np.float32)
     for k, (dy, dx) in enumerate(((0, 0), (0, 1), (1, 0), (1, 1))):
         rows, cols = np.clip(y0 + dy, 0, height - 1), np.clip(x0 + dx, 0, width - 1)
@@ -70,31 +72,55 @@ def grid_sample(
     batch_output_channels: bool = False,
     memory_config: MemoryConfig | None = None,
 ) -> Tensor:
-    """The image sampled at the grid's points (see the module's text)."""
+    """The image sampled at the grid's points (see the module's text); a grid row of ``K`` points
+    (last dim ``2K``, or ``6K`` precomputed) gives ``[N, HO, WO * K, C]``, or with
+    ``batch_output_channels`` ``[N, HO, WO, K * C]`` (point k's channels at ``k * C``)."""
     op = "grid_sample"
     choice("bilinear")(op, "mode", mode)
     choice("zeros")(op, "padding_mode", padding_mode)
     flag(op, "use_precomputed_grid", use_precomputed_grid)
     flag(op, "batch_output_channels", batch_output_channels)
-    if batch_output_channels:
-        raise MeshnnValueError(f"ttnn.{op}: batch_output_channels=True is not supported by meshnn")
     tensor = pool_input(op, input_tensor, (DataType.BFLOAT16, DataType.FLOAT32))
     points = device_input(op, "grid", grid)
     if tensor.layout is not Layout.ROW_MAJOR or points.layout is not Layout.ROW_MAJOR or len(tensor.shape) != 4:
         raise MeshnnValueError(f"ttnn.{op}: input_tensor [N, H, W, C] and grid must be ROW_MAJOR")
-    last = 6 if use_precomputed_grid else 2
-    if len(points.shape) != 4 or points.shape[0] != tensor.shape[0] or points.shape[-1] != last:
+    per = 6 if use_precomputed_grid else 2
+    if len(points.shape) != 4 or points.shape[0] != tensor.shape[0] or points.shape[-1] % per or not points.shape[-1]:
         raise MeshnnValueError(
-            f"ttnn.{op}: grid must be [N, HO, WO, {last}] with N = {tensor.shape[0]}, got {list(points.shape)}"
+            f"ttnn.{op}: grid must be [N, HO, WO, {per} * K] with N = {tensor.shape[0]}, got {list(points.shape)}"
+        )
+    k = points.shape[-1] // per
+    if batch_output_channels and k == 1:
+        raise MeshnnValueError(
+            f"ttnn.{op}: batch_output_channels=True requires grid batching factor K > 1 (a grid of {per} * K values "
+            "per point row)"
         )
     n, height, width, c = tensor.shape
-    shape = (n, points.shape[1], points.shape[2], c)
+    ho, wo = points.shape[1], points.shape[2]
+    shape = (n, ho, wo, c * k) if batch_output_channels else (n, ho, wo * k, c)
+    memory_config = _output_memory(points, tensor, k, batch_output_channels, memory_config)
     spec = out_spec_like(tensor, shape=shape, dtype=DataType.BFLOAT16, memory_config=memory_config, op=op)
 
     def compute(x: np.ndarray, g: np.ndarray) -> list[np.ndarray]:
-        return [sample(x, g if use_precomputed_grid else corners(g, height, width))]
+        g = g.reshape(n, ho, wo, k, per)
+        out = sample(x, g if use_precomputed_grid else corners(g, height, width))  # (n, ho, wo, k, c)
+        return [out.reshape(shape)]
 
-    return run_pool(op, [tensor, points], [spec], compute, {"memory_config": spec.memory_config})[0]
+    attrs = {"memory_config": spec.memory_config, "batch_output_channels": batch_output_channels}
+    return run_pool(op, [tensor, points], [spec], compute, attrs)[0]
+
+
+def _output_memory(points: Tensor, tensor: Tensor, k: int, channels: bool, memory_config: object) -> object:
+    """ttnn's output memory config: a sharded grid gives an L1 HEIGHT_SHARDED output on the grid's
+    cores, shards of the grid's rows (times K unless the channels take the points) by the input's
+    padded channels (times K when they do); else the one given, or the grid's (ttnn's default)."""
+    shard = points.spec.memory_config.shard_spec
+    if not points.spec.memory_config.is_sharded() or shard is None:
+        return memory_config if memory_config is not None else points.spec.memory_config
+    height = shard.shape[0] * (1 if channels else k)
+    width = tensor.spec.padded_shape[-1] * (k if channels else 1)
+    spec = ShardSpec(shard.grid, (height, width), shard.orientation)
+    return MemoryConfig(TensorMemoryLayout.HEIGHT_SHARDED, BufferType.L1, spec)
 
 
 @register(kind=OpKind.POOL, family=OpFamily.COPY, device_operation="GridSampleOperation", modelled=False)
