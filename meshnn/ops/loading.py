@@ -8,8 +8,9 @@ are asked for is not declared yet; it imports the catalog once (a thread that as
 loads waits for it, and so does a fork: a child never starts with a load half done by a thread it
 does not have).
 
-May import: :mod:`meshnn.ops.registry`, :mod:`meshnn.ops.config` and
-:mod:`meshnn.tensor.device_hooks` (the catalog itself only when loading).
+May import: :mod:`meshnn.ops.registry`, :mod:`meshnn.ops.config`, the moreh softmax enums
+(:mod:`meshnn.ops.moreh_train.strategies`) and :mod:`meshnn.tensor.device_hooks` (the catalog itself
+only when loading).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import threading
 
 from meshnn.ops import registry
 from meshnn.ops.config import SDPAProgramConfig
+from meshnn.ops.moreh_train.strategies import NAMESPACE_NAMES as MOREH_ENUMS
 from meshnn.tensor import device_hooks
 
 _LOCK = threading.RLock()
@@ -60,4 +62,5 @@ moreh = registry.OpNamespace(
     "moreh",
     "ttnn.operations.moreh: moreh's ops (their own, not ttnn's top-level ops of the same name).",
     path="operations.moreh",
+    **MOREH_ENUMS,
 )

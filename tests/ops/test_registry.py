@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from pathlib import Path
 
@@ -44,6 +45,8 @@ HOST_HELPERS = {  # modules of the ops layer whose public functions are host hel
 
 def _resolve(name: str):
     value = ttnn
+    if name.startswith("moreh."):  # ttnn.operations.moreh.<op>: the namespace meshnn.ops.loading holds
+        value, name = importlib.import_module("meshnn.ops.loading").moreh, name.removeprefix("moreh.")
     for part in name.split("."):
         value = getattr(value, part)
     return value

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import importlib
 import inspect
 import os
 import re
@@ -2704,6 +2705,157 @@ def nightly_rows() -> list[Case]:
         VALUE,
         "batch_output_channels",
     )
+# ----------------------------------------------------------- moreh's training ops (moreh2 helper)
+# ttnn.operations.moreh: the softmax family, nll_loss forms, adam / adamw / sgd, clip_grad_norm,
+# layer / group norms.  e.a_bf16 is BFLOAT16 TILE [1, 3, 40] per device, e.a FLOAT32, e.rm ROW_MAJOR.
+
+
+def moreh_train_rows() -> list[Case]:
+    m = importlib.import_module("meshnn.ops.loading").moreh
+    strategy = m.SoftmaxOpParallelizationStrategy
+    c = [
+        Case("moreh.softmax", "input on the host", lambda e: m.softmax(e.host, 1), VALUE, "input_tensor"),
+        Case("moreh.softmax", "input ROW_MAJOR", lambda e: m.softmax(e.rm, 1), VALUE, "input_tensor.*TILE"),
+        Case("moreh.softmax", "input freed", lambda e: m.softmax(e.freed, 1), DEAD, "input_tensor"),
+        Case("moreh.softmax", "dim 3 of rank 3", lambda e: m.softmax(e.a_bf16, 3), VALUE, "dim 3"),
+        Case("moreh.softmax", "dim -1 (a uint32)", lambda e: m.softmax(e.a_bf16, -1), TYPE, "dim"),
+        Case(
+            "moreh.softmax",
+            "LARGE_C for dim W",
+            lambda e: m.softmax(e.a_bf16, 2, strategy=strategy.LARGE_C),
+            VALUE,
+            "strategy|LARGE_C",
+        ),
+        Case(
+            "moreh.softmax",
+            "output on another mesh",
+            lambda e: m.softmax(e.a_bf16, 2, output_tensor=e.other),
+            WRONG_MESH,
+            "output_tensor",
+        ),
+        Case("moreh.softmin", "dim a str", lambda e: m.softmin(e.a_bf16, "2"), TYPE, "dim"),
+        Case(
+            "moreh.logsoftmax",
+            "compute_kernel_config a str",
+            lambda e: m.logsoftmax(e.a_bf16, 2, compute_kernel_config="hifi4"),
+            TYPE,
+            "compute_kernel_config",
+        ),
+        Case(
+            "moreh.softmax_backward",
+            "output_grad of another shape",
+            lambda e: m.softmax_backward(e.a_bf16, e.heads, 1),
+            VALUE,
+            "output_grad_tensor",
+        ),
+        Case(
+            "moreh.softmin_backward",
+            "output FLOAT32",
+            lambda e: m.softmin_backward(e.a, e.a_bf16, 1),
+            TYPE,
+            "output_tensor",
+        ),
+        Case("moreh.nll_loss", "input FLOAT32", lambda e: m.nll_loss(e.a, e.i32, "sum"), TYPE, "input_tensor"),
+        Case(
+            "moreh.nll_loss", "target BFLOAT16", lambda e: m.nll_loss(e.a_bf16, e.a_bf16, "sum"), TYPE, "target_tensor"
+        ),
+        Case("moreh.nll_loss", "reduction avg", lambda e: m.nll_loss(e.a_bf16, e.i32, "avg"), VALUE, "reduction"),
+        Case(
+            "moreh.nll_loss",
+            "mean without a divisor",
+            lambda e: m.nll_loss(e.a_bf16, e.i32, "mean"),
+            VALUE,
+            "divisor_tensor",
+        ),
+        Case(
+            "moreh.nll_loss_backward",
+            "no input_grad_tensor",
+            lambda e: m.nll_loss_backward(e.i32, e.a_bf16, False),
+            VALUE,
+            "input_grad_tensor",
+        ),
+        Case(
+            "moreh.nll_loss_backward",
+            "reduction_mean 1",
+            lambda e: m.nll_loss_backward(e.i32, e.a_bf16, 1),
+            TYPE,
+            "reduction_mean",
+        ),
+        Case(
+            "moreh.nll_loss_unreduced_backward",
+            "no input_grad_tensor",
+            lambda e: m.nll_loss_unreduced_backward(e.i32, e.a_bf16),
+            VALUE,
+            "input_grad_tensor",
+        ),
+        Case("moreh.adam", "param FLOAT32", lambda e: m.adam(e.a, e.a_bf16, e.a_bf16, e.a_bf16), TYPE, "param_in"),
+        Case("moreh.adam", "grad freed", lambda e: m.adam(e.a_bf16, e.freed, e.a_bf16, e.a_bf16), DEAD, "grad"),
+        Case(
+            "moreh.adam",
+            "amsgrad without max_exp_avg_sq_in",
+            lambda e: m.adam(e.a_bf16, e.a_bf16, e.a_bf16, e.a_bf16, amsgrad=True),
+            VALUE,
+            "max_exp_avg_sq_in",
+        ),
+        Case("moreh.adam", "step -1", lambda e: m.adam(e.a_bf16, e.a_bf16, e.a_bf16, e.a_bf16, step=-1), TYPE, "step"),
+        Case("moreh.adamw", "lr a str", lambda e: m.adamw(e.a_bf16, e.a_bf16, e.a_bf16, e.a_bf16, "0.1"), TYPE, "lr"),
+        Case(
+            "moreh.adamw",
+            "exp_avg of another shape",
+            lambda e: m.adamw(e.a_bf16, e.a_bf16, e.heads, e.a_bf16),
+            VALUE,
+            "exp_avg_in",
+        ),
+        Case("moreh.sgd", "no momentum_initialized", lambda e: m.sgd(e.a_bf16, e.a_bf16), TYPE, "momentum_initialized"),
+        Case(
+            "moreh.sgd",
+            "initialized momentum without a buffer",
+            lambda e: m.sgd(e.a_bf16, e.a_bf16, momentum=0.9, momentum_initialized=True),
+            VALUE,
+            "momentum_buffer_in",
+        ),
+        Case("moreh.clip_grad_norm", "inputs a tensor", lambda e: m.clip_grad_norm(e.a_bf16, 1.0), TYPE, "inputs"),
+        Case("moreh.clip_grad_norm", "inputs empty", lambda e: m.clip_grad_norm([], 1.0), TYPE, "inputs"),
+        Case("moreh.clip_grad_norm", "max_norm a str", lambda e: m.clip_grad_norm([e.a_bf16], "1"), TYPE, "max_norm"),
+        Case("moreh.layer_norm", "normalized_dims 0", lambda e: m.layer_norm(e.a_bf16, 0), VALUE, "normalized_dims"),
+        Case(
+            "moreh.layer_norm",
+            "normalized_dims past the rank",
+            lambda e: m.layer_norm(e.a_bf16, 4),
+            VALUE,
+            "normalized_dims",
+        ),
+        Case(
+            "moreh.layer_norm",
+            "gamma of another size",
+            lambda e: m.layer_norm(e.a_bf16, 1, gamma=e.heads),
+            VALUE,
+            "gamma",
+        ),
+        Case(
+            "moreh.layer_norm_backward",
+            "output_grad of another shape",
+            lambda e: m.layer_norm_backward(e.heads, e.a_bf16, e.a_bf16, e.a_bf16, 1),
+            VALUE,
+            "output_grad",
+        ),
+        Case("moreh.group_norm", "input of rank 3", lambda e: m.group_norm(e.a_bf16, 1), VALUE, "input"),
+        Case("moreh.group_norm", "num_groups not dividing C", lambda e: m.group_norm(e.heads, 3), VALUE, "num_groups"),
+        Case(
+            "moreh.group_norm",
+            "are_required_outputs of one",
+            lambda e: m.group_norm(e.heads, 1, are_required_outputs=(True,)),
+            TYPE,
+            "are_required_outputs",
+        ),
+        Case(
+            "moreh.group_norm_backward",
+            "mean of another group count",
+            lambda e: m.group_norm_backward(e.heads, e.heads, e.heads, e.heads, 2),
+            VALUE,
+            "mean",
+        ),
+    ]
     return c
 
 
@@ -2723,6 +2875,7 @@ TABLE += family_rows()
 TABLE += round3_rows()
 TABLE += prefetcher_rows()
 TABLE += nightly_rows()
+TABLE += moreh_train_rows()  # moreh's training ops (moreh2)
 BY_ID = {case.id: case for case in TABLE}
 
 
