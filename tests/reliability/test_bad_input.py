@@ -2705,6 +2705,8 @@ def nightly_rows() -> list[Case]:
         VALUE,
         "batch_output_channels",
     )
+
+
 # ----------------------------------------------------------- moreh's training ops (moreh2 helper)
 # ttnn.operations.moreh: the softmax family, nll_loss forms, adam / adamw / sgd, clip_grad_norm,
 # layer / group norms.  e.a_bf16 is BFLOAT16 TILE [1, 3, 40] per device, e.a FLOAT32, e.rm ROW_MAJOR.
