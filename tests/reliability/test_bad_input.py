@@ -2705,6 +2705,7 @@ def nightly_rows() -> list[Case]:
         VALUE,
         "batch_output_channels",
     )
+    return c
 
 
 # ----------------------------------------------------------- moreh's training ops (moreh2 helper)
