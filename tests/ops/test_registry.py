@@ -44,6 +44,10 @@ HOST_HELPERS = {  # modules of the ops layer whose public functions are host hel
 
 def _resolve(name: str):
     value = ttnn
+    if name.startswith("moreh."):  # ttnn.operations.moreh.<op>: the registry's namespace of moreh's ops
+        from meshnn.ops.loading import moreh
+
+        value, name = moreh, name.removeprefix("moreh.")
     for part in name.split("."):
         value = getattr(value, part)
     return value
