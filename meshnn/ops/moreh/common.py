@@ -181,10 +181,12 @@ def run(
     into: Tensor | None,
     compute: Compute,
     attrs: dict[str, object],
+    names: Sequence[str] = (),
 ) -> Tensor:
-    """One device op ``moreh_<op>``: ``compute`` of the inputs' values, rounded into the output
-    (``into``, written in place, else a new tensor of ``spec``)."""
-    named = {f"input{i}": t for i, t in enumerate(inputs)}
+    """One device op ``moreh.<op>``: ``compute`` of the inputs' values, rounded into the output
+    (``into``, written in place, else a new tensor of ``spec``); ``names``: the inputs' argument
+    names (for errors)."""
+    named = {(names[i] if i < len(names) else f"input {i}"): t for i, t in enumerate(inputs)}
     if into is not None:
         named["output"] = into
     mesh = same_mesh(f"operations.moreh.{op}", named)

@@ -16,6 +16,7 @@ import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
+from meshnn.ops.checks import same_mesh
 from meshnn.ops.moreh.common import BF16_BFP8, fp32_dest, into_tensor, moreh_tensor, output_spec, reduce_axis, run
 from meshnn.ops.registry import OpKind, register, torch_golden
 from meshnn.perf.desc import OpFamily
@@ -35,6 +36,7 @@ def _vector(op: str, name: str, tensor: object) -> Tensor:
 
 def _pair(op: str, input: object, other: object) -> tuple[Tensor, Tensor]:
     a, b = _vector(op, "input", input), _vector(op, "other", other)
+    same_mesh(f"operations.moreh.{op}", {"input": a, "other": b})
     if a.shape[-1] != b.shape[-1]:
         raise MeshnnValueError(
             f"ttnn.operations.moreh.{op}: Shape without padding must be the same. ({list(a.shape)} and {list(b.shape)})"

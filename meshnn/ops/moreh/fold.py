@@ -16,6 +16,7 @@ import numpy as np
 
 from meshnn.errors import MeshnnValueError
 from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
 from meshnn.ops.checks import int_list
 from meshnn.ops.moreh.common import into_tensor, moreh_tensor, output_spec, run
 from meshnn.ops.registry import OpKind, register, torch_golden
@@ -84,6 +85,8 @@ def fold(
 ) -> Tensor:
     """Sliding blocks ``input`` summed back into an image of ``output_size`` (torch's ``fold``)."""
     x = moreh_tensor(OP, "input", input, FOLDABLE, tile=False)
+    if x.layout is not Layout.ROW_MAJOR:
+        raise MeshnnValueError(f"ttnn.operations.moreh.{OP}: Fold: only support input in ROW_MAJOR, got {x.layout}")
     args = _pairs(output_size=output_size, kernel_size=kernel_size, dilation=dilation, padding=padding, stride=stride)
     size, kernel = args["output_size"], args["kernel_size"]
     shape_in = tuple(x.shape)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from meshnn.errors import MeshnnValueError
+from meshnn.ops.checks import same_mesh
 from meshnn.ops.moreh.common import (
     BF16_BFP8,
     fp32_dest,
@@ -91,6 +92,7 @@ def linear_backward(
     x = moreh_tensor(OP, "input", input, BF16_BFP8)
     w = moreh_tensor(OP, "weight", weight, BF16_BFP8)
     b = optional_tensor(OP, "bias", bias, BF16_BFP8)
+    same_mesh(f"operations.moreh.{OP}", {"output_grad": og, "input": x, "weight": w})
     fp32 = fp32_dest(OP, compute_kernel_config)
     if len(w.shape) != 2 or og.shape[-1] != w.shape[0] or x.shape[-1] != w.shape[1]:
         raise MeshnnValueError(

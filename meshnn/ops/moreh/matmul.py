@@ -118,7 +118,8 @@ def moreh_matmul(
     spec = None if into is not None else output_spec(op, a, shape, memory_config)
     inputs = [a, b] if bias_tensor is None else [a, b, bias_tensor]
     attrs = {"transpose_input": ta, "transpose_other": tb, "compute_kernel_config": compute_kernel_config}
-    return run(op, inputs, spec, into, lambda xs: matmul_values(xs, ta, tb, len(shape), fp32), attrs)
+    names = ("input", "other", "bias")
+    return run(op, inputs, spec, into, lambda xs: matmul_values(xs, ta, tb, len(shape), fp32), attrs, names)
 
 
 def _golden_matmul(torch, input, other, *, transpose_input=False, transpose_other=False, bias=None, **_):

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.ops.checks import same_mesh
 from meshnn.ops.moreh.common import (
     BF16_BFP8,
     fp32_dest,
@@ -88,6 +89,7 @@ def _matmul_grads(op, names, output_grad, a_in, b_in, need, grads, memory_config
     og = moreh_tensor(op, "output_grad", output_grad, BF16_BFP8)
     a = moreh_tensor(op, names[0], a_in, BF16_BFP8)
     b = moreh_tensor(op, names[1], b_in, BF16_BFP8)
+    same_mesh(f"operations.moreh.{op}", {"output_grad": og, names[0]: a, names[1]: b})
     fp32 = fp32_dest(op, config)
     expected = product_shape(op, tuple(a.shape), tuple(b.shape), False, False)
     if tuple(og.shape) != expected:

@@ -148,4 +148,4 @@ def norm_backward(
         return grad * np.sign(value) * scale
 
     attrs = {"p": order, "dim": tuple(dims), "keepdim": keep, "compute_kernel_config": compute_kernel_config}
-    return run(op, [x, y, og], spec, into, compute, attrs)
+    return run(op, [x, y, og], spec, into, compute, attrs, ("input", "output", "output_grad"))
