@@ -136,3 +136,16 @@ def test_dot_and_its_gradients_in_place(mesh, rng):
     assert moreh.dot_backward(put(mesh, og), put(mesh, a), put(mesh, b), input_grad=ga, other_grad=gb) == [ga, gb]
     np.testing.assert_array_equal(got(ga)[0], (2.5 * b.double()).bfloat16().double().numpy())  # one rounding
     np.testing.assert_array_equal(got(gb)[0], (2.5 * a.double()).bfloat16().double().numpy())
+
+
+def test_the_perf_model_times_every_product_and_gradient(mesh, rng):
+    a, b = bf16_values(rng, 2, 64, 96), bf16_values(rng, 2, 96, 64)
+    with ttnn.perf_capture() as capture:
+        moreh.matmul(put(mesh, a), put(mesh, b))
+        moreh.matmul_backward(put(mesh, bf16_values(rng, 2, 64, 64)), put(mesh, a), put(mesh, b))
+        moreh.linear_backward(
+            put(mesh, bf16_values(rng, 2, 64, 96)), put(mesh, a), put(mesh, bf16_values(rng, 96, 96)),
+            bias=put(mesh, bf16_values(rng, 1, 96)),
+        )  # fmt: skip
+        moreh.dot(put(mesh, bf16_values(rng, 1, 1, 1, 64)), put(mesh, bf16_values(rng, 1, 1, 1, 64)))
+    assert capture.skipped == []

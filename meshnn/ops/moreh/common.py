@@ -182,10 +182,12 @@ def run(
     compute: Compute,
     attrs: dict[str, object],
     names: Sequence[str] = (),
+    launched_as: str = "",
 ) -> Tensor:
     """One device op ``moreh.<op>``: ``compute`` of the inputs' values, rounded into the output
     (``into``, written in place, else a new tensor of ``spec``); ``names``: the inputs' argument
-    names (for errors)."""
+    names (for errors); ``launched_as``: the moreh op whose device op this is when it is not
+    ``op``'s own (the perf model's family and the program cache follow it)."""
     named = {(names[i] if i < len(names) else f"input {i}"): t for i, t in enumerate(inputs)}
     if into is not None:
         named["output"] = into
@@ -203,5 +205,5 @@ def run(
     recorded = {"memory_config": out_spec.memory_config, **attrs}
     outputs = [Output(out_spec)]
     into_list = [into] if into is not None else None
-    name = f"moreh.{op}"
+    name = f"moreh.{launched_as or op}"
     return launch(name, mesh, list(inputs), outputs, kernel, into=into_list, rowwise=True, attrs=recorded)[0]

@@ -32,7 +32,8 @@ OP = "linear_backward"
 
 
 def _bias_grad(og: Tensor, like: Tensor, into: object, memory_config: object, fp32: bool) -> Tensor:
-    """The sum of ``og`` over its rows (and its columns for a one-value bias), 32 rows a tile."""
+    """The sum of ``og`` over its rows (and its columns for a one-value bias), 32 rows a tile: a
+    reduction, run (and timed) as moreh's sum."""
     shape = tuple(like.shape)
     n = og.shape[-1]
     if like.logical_volume() not in (1, n):
@@ -50,7 +51,7 @@ def _bias_grad(og: Tensor, like: Tensor, into: object, memory_config: object, fp
             total = reduce_axis(total, 2, True, fp32)
         return total.reshape((rows.shape[0], *shape))
 
-    return run(OP, [og], spec, grad, compute, {"gradient": "bias_grad"})
+    return run(OP, [og], spec, grad, compute, {"gradient": "bias_grad"}, ("output_grad",), launched_as="sum")
 
 
 def _golden(torch, output_grad, input, weight, *, are_required_outputs=(True, True, True), bias=None, **_):
