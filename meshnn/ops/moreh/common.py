@@ -39,7 +39,7 @@ BF16 = (DataType.BFLOAT16,)
 BF16_BFP8 = (DataType.BFLOAT16, DataType.BFLOAT8_B)
 
 Compute = Callable[[list[np.ndarray]], np.ndarray]
-"""A kernel's arithmetic: the inputs' ``(k, *shape)`` float64 values to the output's."""
+"""A kernel's arithmetic: the inputs' ``(k, *shape)`` values (:func:`values_of`) to the output's."""
 
 
 def moreh_tensor(
@@ -123,14 +123,16 @@ def bf16(values: np.ndarray) -> np.ndarray:
 
 def accumulate(parts: Iterable[np.ndarray], fp32: bool) -> np.ndarray:
     """The sum of ``parts`` (partial results, in the order a kernel adds them) as the destination
-    register keeps it: float64 (float32 and wider: rounded once, by the output) with ``fp32``,
-    else rounded to bfloat16 after every addition (the first part too: it is held there)."""
+    register keeps it: float32, and with ``fp32`` False rounded to bfloat16 after every addition
+    (the first part too: it is held there).  Returns float32 values."""
     total: np.ndarray | None = None
     for part in parts:
         if total is None:
-            total = np.asarray(part, np.float64) if fp32 else bf16(part)
+            total = np.array(part, dtype=np.float32, order="C")  # a copy: the running sum is the kernel's own
         else:
-            total = total + part if fp32 else bf16(total + part)
+            np.add(total, part, out=total, casting="unsafe")
+        if not fp32:
+            round_to_bfloat16(total, in_place=True)
     assert total is not None, "accumulate needs at least one part"
     return total
 
@@ -150,9 +152,10 @@ def reduce_axis(x: np.ndarray, axis: int, tile_dim: bool, fp32: bool) -> np.ndar
 
 
 def values_of(rows: np.ndarray, tensor: Tensor) -> np.ndarray:
-    """A kernel input's ``(k, *shape)`` values, float64 (int64 for an integer dtype)."""
+    """A kernel input's ``(k, *shape)`` values: float32 (every value of a float dtype is one),
+    int64 for an integer dtype; the arithmetic widens them where it sums."""
     values = logical_values(rows, tensor.spec)
-    return values.astype(np.int64 if values.dtype.kind in "iu" else np.float64)
+    return values.astype(np.int64 if values.dtype.kind in "iu" else np.float32)
 
 
 def output_spec(op: str, like: Tensor, shape: Sequence[int], memory_config: object, dtype=None) -> TensorSpec:

@@ -37,11 +37,12 @@ from meshnn.tensor.tensor import Tensor
 
 
 def product(a: np.ndarray, b: np.ndarray, fp32: bool) -> np.ndarray:
-    """``a @ b`` over stacked batches (float64), K added 32 at a time as the kernel adds it."""
+    """``a @ b`` over stacked batches (float32), K added 32 at a time as the kernel adds it (one
+    float32 product when the register holds float32)."""
     a32, b32 = a.astype(np.float32, copy=False), b.astype(np.float32, copy=False)
     k = a.shape[-1]
-    if k <= TILE:
-        return np.matmul(a32, b32).astype(np.float64)
+    if k <= TILE or fp32:
+        return np.matmul(a32, b32)
     blocks = (np.matmul(a32[..., s : s + TILE], b32[..., s : s + TILE, :]) for s in range(0, k, TILE))
     return accumulate(blocks, fp32)
 
