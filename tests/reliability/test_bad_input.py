@@ -2859,6 +2859,67 @@ def moreh_train_rows() -> list[Case]:
             "mean",
         ),
     ]
+
+
+# -- ttnn.operations.moreh (moreh1: products, reductions, norm, cumsum, arange, getitem, fold) ------
+
+
+def moreh_rows() -> list[Case]:
+    """moreh's ops refuse what moreh's checks refuse, naming the argument (``e.heads``: bfloat16
+    [1, 2, 32, 32] per device, ``e.a_bf16``: bfloat16 [1, 3, 40])."""
+    from meshnn.ops.loading import moreh
+
+    c: list[Case] = []
+
+    def row(target, what, call, error, names):
+        c.append(Case(f"operations.moreh.{target}", what, call, error, names))
+
+    cfg = ttnn.WormholeComputeKernelConfig
+    row("matmul", "input is float32", lambda e: moreh.matmul(e.a, e.heads), TYPE, "input")
+    row("matmul", "K differs", lambda e: moreh.matmul(e.a_bf16, e.heads), VALUE, "K")
+    row("matmul", "other on another mesh", lambda e: moreh.matmul(e.heads, e.other_heads), WRONG_MESH, "other")
+    row("matmul", "transpose_input an int", lambda e: moreh.matmul(e.heads, e.heads, transpose_input=1), TYPE,
+        "transpose_input")  # fmt: skip
+    row("matmul", "config a dict", lambda e: moreh.matmul(e.heads, e.heads, compute_kernel_config={}), TYPE,
+        "compute_kernel_config")  # fmt: skip
+    row("matmul", "output of another shape", lambda e: moreh.matmul(e.heads, e.heads, output=e.a_bf16), VALUE,
+        "output")  # fmt: skip
+    row("matmul_backward", "are_required_outputs one bool",
+        lambda e: moreh.matmul_backward(e.heads, e.heads, e.heads, are_required_outputs=(True,)), TYPE,
+        "are_required_outputs")  # fmt: skip
+    row("bmm", "rank-4 input", lambda e: moreh.bmm(e.heads, e.heads), VALUE, "input")
+    row("bmm_backward", "rank-4 mat2", lambda e: moreh.bmm_backward(e.a_bf16, e.a_bf16, e.heads), VALUE, "mat2")
+    row("linear", "bias of 120 values", lambda e: moreh.linear(e.heads, e.heads, bias=e.a_bf16), VALUE, "bias")
+    row("linear_backward", "weight not [out, in]",
+        lambda e: moreh.linear_backward(e.heads, e.heads, e.heads), VALUE, "weight")  # fmt: skip
+    row("dot", "input not [1, 1, 1, W]", lambda e: moreh.dot(e.heads, e.heads), VALUE, "input")
+    row("dot_backward", "output_grad of many values",
+        lambda e: moreh.dot_backward(e.heads, e.heads, e.heads), VALUE, "output_grad")  # fmt: skip
+    row("sum", "dim out of range", lambda e: moreh.sum(e.heads, 4), VALUE, "dim")
+    row("sum", "float32 input", lambda e: moreh.sum(e.a, 1), TYPE, "input")
+    row("sum", "ROW_MAJOR input", lambda e: moreh.sum(e.rm, 1), VALUE, "input")
+    row("sum", "keepdim a str", lambda e: moreh.sum(e.heads, 1, keepdim="yes"), TYPE, "keepdim")
+    row("sum_backward", "no input shape", lambda e: moreh.sum_backward(e.heads, dim=1), VALUE, "input")
+    row("mean", "divisor", lambda e: moreh.mean(e.heads, dim=1, divisor=3), VALUE, "divisor")
+    row("mean_backward", "output_grad too big",
+        lambda e: moreh.mean_backward(e.heads, dim=1, input_grad_shape=[1, 2, 32, 32]), VALUE,
+        "output_grad")  # fmt: skip
+    row("norm", "p a str", lambda e: moreh.norm(e.heads, "fro"), TYPE, "p")
+    row("norm_backward", "output of the input's shape",
+        lambda e: moreh.norm_backward(e.heads, e.heads, e.heads, 2.0, dim=1), VALUE, "output")  # fmt: skip
+    row("cumsum", "input on the host", lambda e: moreh.cumsum(e.host, 0), VALUE, "input")
+    row("cumsum_backward", "a freed output_grad", lambda e: moreh.cumsum_backward(e.freed, 0), DEAD, "output_grad")
+    row("arange", "step 0", lambda e: moreh.arange(0, 10, 0, e.mesh), VALUE, "step")
+    row("arange", "any a number", lambda e: moreh.arange(0, 10, 1, 3), TYPE, "any")
+    row("arange", "bounds against the step", lambda e: moreh.arange(10, 0, 1, e.mesh), VALUE, "bound")
+    row("arange", "bfloat8_b", lambda e: moreh.arange(0, 10, 1, e.mesh, dtype=BFP8), VALUE, "dtype")
+    row("getitem", "index_dims not consecutive",
+        lambda e: moreh.getitem(e.i32, [e.i32, e.i32], [0, 2]), VALUE, "index_dims")  # fmt: skip
+    row("getitem", "float index", lambda e: moreh.getitem(e.heads, [e.a_bf16], [1]), TYPE, "index_tensors")
+    row("fold", "kernel_size of 3", lambda e: moreh.fold(e.rm, None, [4, 4], [2, 2, 2]), VALUE, "kernel_size")
+    row("fold", "TILE input", lambda e: moreh.fold(e.a, None, [4, 4], [2, 2]), VALUE, "ROW_MAJOR")
+    row("matmul", "config's fp32 flag read from a bad config",
+        lambda e: moreh.matmul(e.heads, e.heads, compute_kernel_config=cfg), TYPE, "compute_kernel_config")  # fmt: skip
     return c
 
 
@@ -2879,6 +2940,7 @@ TABLE += round3_rows()
 TABLE += prefetcher_rows()
 TABLE += nightly_rows()
 TABLE += moreh_train_rows()  # moreh's training ops (moreh2)
+TABLE += moreh_rows()
 BY_ID = {case.id: case for case in TABLE}
 
 

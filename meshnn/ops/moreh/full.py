@@ -1,6 +1,7 @@
 """``ttnn.moreh_full`` and ``ttnn.moreh_full_like``: moreh's creation ops, a device tensor of one
 value.  ``moreh_full(shape, fill_value, any, *, dtype, layout, memory_config)`` puts the tensor on
-``any``'s device (``any`` is a device or a tensor on one); ``moreh_full_like(input, fill_value, *,
+``any``'s device (``any`` is a device or a tensor on one, whose dtype and layout are the
+defaults then); ``moreh_full_like(input, fill_value, *,
 dtype, layout, memory_config)`` takes ``input``'s shape, dtype, layout, device and memory config
 unless given.  Defaults as moreh's: bfloat16 (an int ``fill_value`` with no dtype: int32), TILE.
 
@@ -55,6 +56,7 @@ def moreh_full(
     value = _value("moreh_full", fill_value)
     if isinstance(any, Tensor):
         device = device_input("moreh_full", "any", any).device()
+        dtype, layout = dtype or any.dtype, layout or any.layout
     elif isinstance(any, MeshDevice):
         device = any
     else:
