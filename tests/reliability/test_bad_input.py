@@ -2859,6 +2859,7 @@ def moreh_train_rows() -> list[Case]:
             "mean",
         ),
     ]
+    return c
 
 
 # -- ttnn.operations.moreh (moreh1: products, reductions, norm, cumsum, arange, getitem, fold) ------
