@@ -2633,6 +2633,26 @@ def prefetcher_rows() -> list[Case]:
     return c
 
 
+# -- branch ccl2: fabric collectives on a tensor populating some devices, llama_all_gather_matmul_async
+def ccl2_rows() -> list[Case]:
+    """``e.half``: a tensor populating 4 of the 2x4 mesh's 8 devices (a 1x4 mapper)."""
+    c: list[Case] = []
+
+    def row(target, what, call, error, names):
+        c.append(Case(target, what, call, error, names))
+
+    ag, op = ttnn.experimental.all_gather_async, "experimental.all_gather_async"
+    row(
+        op,
+        "partial tensor with a cluster_axis",
+        lambda e: ag(e.half, None, 2, e.sems[:2], cluster_axis=1),
+        VALUE,
+        "4 of 8",
+    )
+    row("all_gather", "partial tensor", lambda e: ttnn.all_gather(e.half, 2), VALUE, "populates 4 of 8")
+    return c
+
+
 TABLE: list[Case] = (
     unary_family(UNARY, UNARY_FAULTS)
     + family(BINARY, BINARY_FAULTS)
@@ -2648,6 +2668,7 @@ TABLE += registry_rows()
 TABLE += family_rows()
 TABLE += round3_rows()
 TABLE += prefetcher_rows()
+TABLE += ccl2_rows()
 BY_ID = {case.id: case for case in TABLE}
 
 
@@ -2744,6 +2765,12 @@ def env(tmp_path_factory):
     e.folder.mkdir()
     ttnn.close_mesh_device(closed)
     e.moe = exchange_rows.moe_tensors(mesh)  # issue 30: the MoE all-to-all rows' tokens, ids and mapping
+    e.half = ttnn.from_torch(  # branch ccl2: on 4 of the 8 devices (a 1x4 mapper)
+        torch.from_numpy(normal(1, 3, 128)), F32, layout=TILE, device=mesh,
+        mesh_mapper=ttnn.create_mesh_mapper(
+            mesh, ttnn.MeshMapperConfig([ttnn.PlacementReplicate(), ttnn.PlacementShard(2)], ttnn.MeshShape(1, 4))
+        ),
+    )  # fmt: skip
     yield e
     for m in (mesh, other, small):
         m.close()
