@@ -2650,6 +2650,16 @@ def ccl2_rows() -> list[Case]:
         "4 of 8",
     )
     row("all_gather", "partial tensor", lambda e: ttnn.all_gather(e.half, 2), VALUE, "populates 4 of 8")
+    lagmm, op = ttnn.experimental.llama_all_gather_matmul_async, "experimental.llama_all_gather_matmul_async"
+    linear = ttnn.Topology.Linear
+    row(op, "intermediate not the gathered shape", lambda e: lagmm(e.a, e.w, e.a, 2, 1, e.mesh, linear, e.sems[0]),
+        VALUE, "intermediate_tensor")  # fmt: skip
+    row(op, "two semaphores", lambda e: lagmm(e.a, e.w, e.a, 2, 1, e.mesh, linear, e.sems[:2]), VALUE, "semaphore")
+    row(op, "cluster_axis None", lambda e: lagmm(e.a, e.w, e.a, 2, None, e.mesh, linear, e.sems[0]), TYPE, "cluster")
+    row(op, "topology a str", lambda e: lagmm(e.a, e.w, e.a, 2, 1, e.mesh, "Linear", e.sems[0]), TYPE, "topology")
+    row(op, "mesh_device another", lambda e: lagmm(e.a, e.w, e.a, 2, 1, e.other_mesh, linear, e.sems[0]),
+        WRONG_MESH, "mesh_device")  # fmt: skip
+    row(op, "weight freed", lambda e: lagmm(e.a, e.freed, e.a, 2, 1, e.mesh, linear, e.sems[0]), DEAD, "input_tensor1")
     return c
 
 
