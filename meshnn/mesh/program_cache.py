@@ -8,6 +8,9 @@ May import: nothing of meshnn (a mixin of :class:`meshnn.mesh.mesh_device.MeshDe
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 
 class ProgramCache:
     """The program-cache methods of a mesh device (on by default, as in ttnn)."""
@@ -32,6 +35,18 @@ class ProgramCache:
         """Note a program in the cache (while enabled): ``key`` is what ttnn hashes a program by."""
         if self.program_cache_enabled:
             self._programs.add(key)
+
+    @contextlib.contextmanager
+    def parts_of_one_program(self) -> Iterator[None]:
+        """The launches inside are parts of one ttnn program already recorded (a fused device
+        operation that the simulation runs as several launches, e.g. a gather then a matmul): they
+        add no entry of their own.  The cache's state is restored after."""
+        saved = self.program_cache_enabled
+        self.program_cache_enabled = False
+        try:
+            yield
+        finally:
+            self.program_cache_enabled = saved
 
     def num_program_cache_entries(self) -> int:
         """The distinct programs run while the cache was on (cleared by the two clearing calls)."""

@@ -2924,6 +2924,36 @@ def moreh_rows() -> list[Case]:
     return c
 
 
+# -- branch ccl2: fabric collectives on a tensor populating some devices, llama_all_gather_matmul_async
+def ccl2_rows() -> list[Case]:
+    """``e.half``: a tensor populating 4 of the 2x4 mesh's 8 devices (a 1x4 mapper)."""
+    c: list[Case] = []
+
+    def row(target, what, call, error, names):
+        c.append(Case(target, what, call, error, names))
+
+    ag, op = ttnn.experimental.all_gather_async, "experimental.all_gather_async"
+    row(
+        op,
+        "partial tensor with a cluster_axis",
+        lambda e: ag(e.half, None, 2, e.sems[:2], cluster_axis=1),
+        VALUE,
+        "4 of 8",
+    )
+    row("all_gather", "partial tensor", lambda e: ttnn.all_gather(e.half, 2), VALUE, "populates 4 of 8")
+    lagmm, op = ttnn.experimental.llama_all_gather_matmul_async, "experimental.llama_all_gather_matmul_async"
+    linear = ttnn.Topology.Linear
+    row(op, "intermediate not the gathered shape", lambda e: lagmm(e.a, e.w, e.a, 2, 1, e.mesh, linear, e.sems[0]),
+        VALUE, "intermediate_tensor")  # fmt: skip
+    row(op, "two semaphores", lambda e: lagmm(e.a, e.w, e.a, 2, 1, e.mesh, linear, e.sems[:2]), VALUE, "semaphore")
+    row(op, "cluster_axis None", lambda e: lagmm(e.a, e.w, e.a, 2, None, e.mesh, linear, e.sems[0]), TYPE, "cluster")
+    row(op, "topology a str", lambda e: lagmm(e.a, e.w, e.a, 2, 1, e.mesh, "Linear", e.sems[0]), TYPE, "topology")
+    row(op, "mesh_device another", lambda e: lagmm(e.a, e.w, e.a, 2, 1, e.other_mesh, linear, e.sems[0]),
+        WRONG_MESH, "mesh_device")  # fmt: skip
+    row(op, "weight freed", lambda e: lagmm(e.a, e.freed, e.a, 2, 1, e.mesh, linear, e.sems[0]), DEAD, "input_tensor1")
+    return c
+
+
 TABLE: list[Case] = (
     unary_family(UNARY, UNARY_FAULTS)
     + family(BINARY, BINARY_FAULTS)
@@ -2942,6 +2972,7 @@ TABLE += prefetcher_rows()
 TABLE += nightly_rows()
 TABLE += moreh_train_rows()  # moreh's training ops (moreh2)
 TABLE += moreh_rows()
+TABLE += ccl2_rows()
 BY_ID = {case.id: case for case in TABLE}
 
 
@@ -3044,6 +3075,12 @@ def env(tmp_path_factory):
     ttnn.close_mesh_device(closed)
     e.moe = exchange_rows.moe_tensors(mesh)  # issue 30: the MoE all-to-all rows' tokens, ids and mapping
     e.remap = moe_remap_rows.remap_tensors(mesh)  # issue 30: moe_expert_token_remap's scores and metadata
+    e.half = ttnn.from_torch(  # branch ccl2: on 4 of the 8 devices (a 1x4 mapper)
+        torch.from_numpy(normal(1, 3, 128)), F32, layout=TILE, device=mesh,
+        mesh_mapper=ttnn.create_mesh_mapper(
+            mesh, ttnn.MeshMapperConfig([ttnn.PlacementReplicate(), ttnn.PlacementShard(2)], ttnn.MeshShape(1, 4))
+        ),
+    )  # fmt: skip
     yield e
     for m in (mesh, other, small):
         m.close()

@@ -15,7 +15,7 @@ from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.op_keywords import ttnn_keywords
-from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology, check_options, checked_input, group_grid
+from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology, check_options, checked_input, tensor_grid
 from meshnn.ops.ccl.async_arguments import persistent
 from meshnn.ops.ccl.groups import from_groups, group_and_member, group_size, output_topology, to_groups
 from meshnn.ops.ccl.ranks import gather_bytes_over_ranks, gathered_over_ranks, local_indices
@@ -64,8 +64,9 @@ def all_gather(
 def gathered_spec(
     op: str, tensor: Tensor, mesh: MeshDevice, axis_dim: int, cluster_axis: int | None, memory_config: object
 ) -> TensorSpec:
-    """The spec of ``tensor`` gathered along ``axis_dim`` over the groups of ``cluster_axis``."""
-    shape, axis = group_grid(mesh, cluster_axis, op)
+    """The spec of ``tensor`` gathered along ``axis_dim`` over the groups of ``cluster_axis`` (of
+    the devices ``tensor`` populates: :func:`~meshnn.ops.ccl.arguments.tensor_grid`)."""
+    shape, axis = tensor_grid(op, tensor, mesh, cluster_axis)
     n = group_size(shape, axis)
     out_shape = tuple(d * n if i == axis_dim else d for i, d in enumerate(tensor.shape))
     return out_spec_like(tensor, shape=out_shape, memory_config=memory_config, op=op)
@@ -85,7 +86,7 @@ def run_all_gather(
     ``spec`` (``into``, a checked persistent buffer, when given); ``attrs`` gain the memory config.
     ``reverse``: the shards in reversed group order (the last member's first)."""
     axis_dim, cluster_axis = where
-    shape, axis = group_grid(mesh, cluster_axis, op)
+    shape, axis = tensor_grid(op, tensor, mesh, cluster_axis)
     n = group_size(shape, axis)
     raw = _raw_concatenation(
         tuple(tensor.shape), tensor.layout, axis_dim, tensor.spec.explicit_padded_shape is not None
@@ -101,7 +102,7 @@ def run_all_gather(
         if raw and not mesh.all_local:
             gather_bytes_over_ranks(mesh, in_rows[0], out_rows[0], coords, shape, axis, in_size, label)
             return
-        if by_bytes and len(coords) == mesh.get_num_devices():  # the group's bytes end to end, row by row
+        if by_bytes and len(coords) == int(np.prod(shape)):  # the group's bytes end to end, row by row
             groups = [group_and_member(shape, axis, i)[0] for i in range(len(coords))]
             for row, group in enumerate(groups):
                 members = [i for i, g in enumerate(groups) if g == group][:: -1 if reverse else 1]

@@ -132,7 +132,7 @@ def _bound(
     if form == 2:
         options["topology"] = given["topology"]
         given["persistent_output_buffer"] = given.pop("persistent_output_tensor")
-    tensor, mesh, axis_dim = checked_input(op, given["input_tensor"], given["dim"])
+    tensor, mesh, axis_dim = checked_input(op, given["input_tensor"], given["dim"], partial=True)
     if form == 2:
         same_mesh_device(op, given["mesh_device"], mesh)
     if form == 3:
@@ -152,7 +152,7 @@ def gather_async(
     """The checked async gather of ``tensor`` along ``axis_dim`` (shared with all_gather_matmul_async
     and all_gather_async_reversed: ``reverse`` gathers in reversed device order)."""
     cluster_axis = options["cluster_axis"]
-    ring_size(op, mesh, cluster_axis)
+    ring_size(op, mesh, cluster_axis, tensor)
     sems = semaphores(op, "multi_device_global_semaphore", given["multi_device_global_semaphore"], mesh, 2)
     barrier = optional_semaphore(op, "barrier_semaphore", options["barrier_semaphore"], mesh)
     attrs = link_options(op, mesh, options, links_required=False)

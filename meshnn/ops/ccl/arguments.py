@@ -78,10 +78,33 @@ def group_grid(mesh: MeshDevice, cluster_axis: int | None, op: str) -> tuple[tup
     return shape, cluster_axis
 
 
-def checked_input(op: str, input_tensor: Tensor, dim: int | None) -> tuple[Tensor, MeshDevice, int | None]:
+def tensor_grid(
+    op: str, tensor: Tensor, mesh: MeshDevice, cluster_axis: int | None
+) -> tuple[tuple[int, ...], int | None]:
+    """The devices a collective on ``tensor`` runs over, as :func:`group_grid` gives them: the whole
+    mesh when ``tensor`` populates every device; otherwise (no ``cluster_axis``) the devices it
+    populates, one ring in row-major order, as ttnn's fabric collectives count them (the ring size
+    is the number of coordinates the tensor's storage holds, and the output populates the same)."""
+    k = len(tensor.storage.coords)  # type: ignore[union-attr]
+    if k == mesh.get_num_devices():
+        return group_grid(mesh, cluster_axis, op)
+    if cluster_axis is not None or not mesh.all_local:
+        where = "with a cluster_axis" if cluster_axis is not None else "across ranks"
+        raise MeshnnValueError(
+            f"ttnn.{op}: input_tensor populates {k} of {mesh.get_num_devices()} devices; a collective {where} "
+            "needs a shard on every device"
+        )
+    return (k,), None
+
+
+def checked_input(
+    op: str, input_tensor: Tensor, dim: int | None, *, partial: bool = False
+) -> tuple[Tensor, MeshDevice, int | None]:
+    """The input of a collective and its mesh, and ``dim`` made non-negative; ``partial``: the op
+    also runs on a tensor populating some of the devices (see :func:`tensor_grid`)."""
     tensor = device_input(op, "input_tensor", input_tensor)
     mesh = same_mesh(op, {"input_tensor": tensor})
-    if len(tensor.storage.coords) != mesh.get_num_devices():  # type: ignore[union-attr]
+    if not partial and len(tensor.storage.coords) != mesh.get_num_devices():  # type: ignore[union-attr]
         raise MeshnnValueError(
             f"ttnn.{op}: input_tensor populates {len(tensor.storage.coords)} of {mesh.get_num_devices()} devices; "  # type: ignore[union-attr]
             "a collective needs a shard on every device"

@@ -21,7 +21,7 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, WrongMeshError
 from meshnn.mesh.global_semaphore import GlobalSemaphore, check_semaphore
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.ops.ccl.arguments import Topology, check_subdevice, group_grid
+from meshnn.ops.ccl.arguments import Topology, check_subdevice, group_grid, tensor_grid
 from meshnn.ops.ccl.groups import group_size
 from meshnn.ops.checks import device_input
 from meshnn.tensor.spec import TensorSpec
@@ -75,9 +75,13 @@ def link_options(op: str, mesh: MeshDevice, options: dict[str, object], *, links
     return dict(options)
 
 
-def ring_size(op: str, mesh: MeshDevice, cluster_axis: object) -> int:
-    """Devices in a group along ``cluster_axis``; an async collective needs more than one."""
-    shape, axis = group_grid(mesh, cluster_axis, op)  # type: ignore[arg-type]
+def ring_size(op: str, mesh: MeshDevice, cluster_axis: object, tensor: Tensor | None = None) -> int:
+    """Devices in a group along ``cluster_axis`` (of the devices ``tensor`` populates, when given:
+    :func:`~meshnn.ops.ccl.arguments.tensor_grid`); an async collective needs more than one."""
+    if tensor is None:
+        shape, axis = group_grid(mesh, cluster_axis, op)  # type: ignore[arg-type]
+    else:
+        shape, axis = tensor_grid(op, tensor, mesh, cluster_axis)  # type: ignore[arg-type]
     n = group_size(shape, axis)
     if n < 2:
         where = "the mesh" if axis is None else f"cluster_axis {axis} of the {list(shape)} mesh"

@@ -1,0 +1,67 @@
+"""Fabric collectives on a tensor that populates some of the mesh's devices: ttnn counts the ring
+as the coordinates the tensor's storage holds (``get_topological_dimension`` without a cluster
+axis), runs on those devices only, and the output populates the same ones.  A 1x8 T3000 mesh holding
+a tensor mapped over a 1x4 sub-shape gathers over those 4 devices; the values are the float64
+concatenation of the host shards, exact in bfloat16 and float32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import meshnn as ttnn
+
+from .reference import mesh_fixtures
+
+meshes, mesh = mesh_fixtures([(1, 8)])
+
+
+def sems(mesh, count):
+    grid = mesh.compute_with_storage_grid_size()
+    cores = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(grid.x - 1, grid.y - 1))])
+    return [ttnn.create_global_semaphore(mesh, cores, 0) for _ in range(count)]
+
+
+def put_on_four(mesh, values, dim, dtype, layout):
+    mapper = ttnn.create_mesh_mapper(
+        mesh, ttnn.MeshMapperConfig([ttnn.PlacementReplicate(), ttnn.PlacementShard(dim)], ttnn.MeshShape(1, 4))
+    )
+    return ttnn.from_torch(torch.from_numpy(values), dtype=dtype, layout=layout, device=mesh, mesh_mapper=mapper)
+
+
+@pytest.mark.parametrize(
+    "dim, dtype, layout",
+    [
+        (3, ttnn.bfloat16, ttnn.TILE_LAYOUT),
+        (1, ttnn.bfloat16, ttnn.TILE_LAYOUT),
+        (3, ttnn.float32, ttnn.ROW_MAJOR_LAYOUT),
+    ],
+)
+def test_all_gather_async_gathers_over_the_populated_devices(mesh, dim, dtype, layout):
+    rng = np.random.default_rng(35)
+    full = rng.standard_normal((1, 8, 32, 128)).astype(np.float32)
+    if dtype == ttnn.bfloat16:  # values bfloat16 holds exactly: the gather moves them unchanged
+        full = torch.from_numpy(full).bfloat16().float().numpy()
+    x = put_on_four(mesh, full, dim, dtype, layout)
+    assert len(ttnn.get_device_tensors(x)) == 4
+    out = ttnn.experimental.all_gather_async(
+        x, dim, multi_device_global_semaphore=sems(mesh, 2), num_links=1, topology=ttnn.Topology.Linear
+    )
+    shards = ttnn.get_device_tensors(out)
+    assert len(shards) == 4
+    assert [tuple(s.shape) for s in shards] == [full.shape] * 4
+    for shard in shards:
+        got = ttnn.to_torch(shard.cpu().to(ttnn.ROW_MAJOR_LAYOUT)).float().numpy().astype(np.float64)
+        np.testing.assert_array_equal(got, full.astype(np.float64))
+
+
+def test_a_partial_tensor_with_a_cluster_axis_is_refused(mesh):
+    x = put_on_four(mesh, np.zeros((1, 1, 32, 128), np.float32), 3, ttnn.bfloat16, ttnn.TILE_LAYOUT)
+    with pytest.raises(ttnn.MeshnnValueError, match=r"populates 4 of 8 devices; a collective with a cluster_axis"):
+        ttnn.experimental.all_gather_async(
+            x, persistent_output_buffer=None, dim=3, multi_device_global_semaphore=sems(mesh, 2), cluster_axis=1
+        )
+    with pytest.raises(ttnn.MeshnnValueError, match=r"populates 4 of 8 devices"):
+        ttnn.all_gather(x, 3)  # the synchronous op keeps its rule: a shard on every device
