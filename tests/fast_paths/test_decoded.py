@@ -285,3 +285,53 @@ def test_block_floats_decode_straight_to_bfloat16_as_the_reference_decodes_them(
         assert done == (low > 0)
         if done:
             assert np.array_equal(out.astype(np.uint32) << 16, want)
+
+
+@pytest.mark.parametrize("dtype", [ttnn.bfloat8_b, ttnn.bfloat4_b])
+@pytest.mark.parametrize("rows, columns", [(5, 50), (2, 300), (1, 128), (3, 129)])
+def test_block_floats_decode_in_parts_as_the_reference_decodes_them(rng, dtype, rows, columns):
+    """Matrices that take several parts (whole tile rows, or a tile row's columns, the last part
+    short), into a strided view of a wider matrix (nothing written outside it)."""
+    from meshnn.formats.bfp_bf16 import PART_VALUES, unpack_bf16_rows
+    from meshnn.formats.block_float import BlockFloatFormat
+    from meshnn.formats.codec import decode
+    from meshnn.formats.layout import Layout
+
+    fmt = BlockFloatFormat.of(dtype)
+    tiles = rng.integers(0, 256, (rows * columns, fmt.tile_size(1024)), dtype=np.uint8)
+    tiles[:, :64] = rng.integers(fmt.magnitude_bits, 255, (rows * columns, 64), dtype=np.uint8)
+    wide = np.full((rows * 32, columns * 32 + 7), 0xABCD, np.uint16)
+    assert unpack_bf16_rows(tiles, fmt, wide[:, 3 : 3 + columns * 32])
+    want = decode(tiles.reshape(-1), dtype, Layout.TILE, (rows * 32, columns * 32)).view(np.uint32)
+    assert np.array_equal(wide[:, 3 : 3 + columns * 32].astype(np.uint32) << 16, want)
+    assert (wide[:, :3] == 0xABCD).all() and (wide[:, 3 + columns * 32 :] == 0xABCD).all()
+    assert rows * columns * 1024 > PART_VALUES or columns == 128
+
+
+@pytest.mark.parametrize("dtype", [ttnn.bfloat8_b, ttnn.bfloat4_b])
+def test_canonical_tiles_finds_one_defect_in_any_part(rng, dtype):
+    """Packed tiles are canonical; one defect (a sign without a magnitude, a block whose largest
+    magnitude lacks its top bit, a zero block with an exponent) in the last of several parts of
+    tiles is found."""
+    from meshnn.formats.block_float import CANONICAL_TILES, BlockFloatFormat, canonical_tiles
+    from meshnn.formats.codec import encode
+    from meshnn.formats.layout import Layout
+
+    fmt = BlockFloatFormat.of(dtype)
+    count = 2 * CANONICAL_TILES + 3
+    values = rng.standard_normal((32 * count, 32)).astype(np.float32)
+    values[:32, :16] = 0  # a zero block: canonical as the packer writes it
+    tiles = encode(values, dtype, Layout.TILE).reshape(count, fmt.tile_size(1024))
+    assert canonical_tiles(tiles, fmt, 1024)
+    last = count - 2  # a tile of the last part
+    sign_alone = tiles.copy()
+    sign_alone[last, 64] = 0x40 if fmt.codes_per_byte == 1 else 0x04  # the first block's largest: top bit set
+    sign_alone[last, 69 if fmt.codes_per_byte == 1 else 66] = 0x80 if fmt.codes_per_byte == 1 else 0x08  # -0
+    assert not canonical_tiles(sign_alone, fmt, 1024)
+    small = tiles.copy()
+    small[last, 64 : 64 + 16 // fmt.codes_per_byte] = 0x11 if fmt.codes_per_byte == 2 else 0x01
+    assert not canonical_tiles(small, fmt, 1024)  # largest magnitude 1: no top bit
+    zero_with_exponent = encode(values * 0, dtype, Layout.TILE).reshape(count, -1)
+    assert canonical_tiles(zero_with_exponent, fmt, 1024)
+    zero_with_exponent[last, 0] = 9
+    assert not canonical_tiles(zero_with_exponent, fmt, 1024)
