@@ -335,3 +335,48 @@ def test_canonical_tiles_finds_one_defect_in_any_part(rng, dtype):
     assert canonical_tiles(zero_with_exponent, fmt, 1024)
     zero_with_exponent[last, 0] = 9
     assert not canonical_tiles(zero_with_exponent, fmt, 1024)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 4)])
+def test_a_weight_read_both_ways_keeps_its_second_dtype_within_the_bound(open_mesh, rng, decoded, shape):
+    """A weight first read by a float32 product (a bfloat8_b output) then by bfloat16 ones keeps
+    its bfloat16 values beside the float32 ones (counted), the bytes those of memos off; a write
+    drops both; with no room the second dtype is made at each use, the bytes the same."""
+    mesh = open_mesh(shape)
+    n = mesh.get_num_devices()
+    x = weight(mesh, rng, (1, 1, 32, 256), ttnn.ReplicateTensorToMesh(mesh), **BF16)
+    shard = ttnn.ShardTensorToMesh(mesh, dim=1)
+    w = weight(mesh, rng, (256, 256 * n), shard)
+    wide = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b))
+    memo = w.storage.mesh_buffer.memo
+    assert isinstance(memo, Decoded) and memo.values.dtype == torch.float32 and memo.other is None
+    counted = decoded.nbytes
+    narrow = raw(ttnn.linear(x, w, dtype=ttnn.bfloat16))
+    assert memo.other is not None and memo.other.dtype == torch.bfloat16
+    assert decoded.nbytes - counted == 256 * 256 * n * 2, "the second dtype counts against the bound"
+    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat16)) == narrow and w.storage.mesh_buffer.memo is memo
+    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b)) == wide
+    new = torch.from_numpy(rng.standard_normal((256, 256 * n)).astype(np.float32))
+    ttnn.copy_host_to_device_tensor(ttnn.from_torch(new, mesh_mapper=shard, **BFP8), w)
+    assert w.storage.mesh_buffer.memo is not memo, "a write drops the memo, both dtypes with it"
+    del memo
+    assert decoded.nbytes < counted, "and its bytes are given back"
+    after_wide = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b))
+    decoded.limit = decoded.nbytes  # no room for a second dtype: made at each use
+    after = (after_wide, raw(ttnn.linear(x, w, dtype=ttnn.bfloat16)))
+    assert after[1] != narrow and w.storage.mesh_buffer.memo.other is None
+    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat16)) == after[1]
+    memos_off(decoded)
+    assert (raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b)), raw(ttnn.linear(x, w, dtype=ttnn.bfloat16))) == after
+
+
+def test_a_patch_keeps_both_dtypes_of_a_memo_true(decoded):
+    """The in-place cache updates patch a memo's values and its second dtype alike."""
+    from meshnn.tensor.spec import TensorSpec
+
+    spec = TensorSpec((4, 32), ttnn.bfloat16, ttnn.TILE_LAYOUT)
+    memo = Decoded(spec, torch.zeros(1, 4, 32, dtype=torch.bfloat16))
+    memo.other = memo.values.float()
+    memo.patch((np.array([0]), np.array([2]), np.array([5])), np.array([1.5], np.float32))
+    assert memo.values[0, 2, 5].item() == 1.5 and memo.other[0, 2, 5].item() == 1.5
+    assert memo.other.dtype == torch.float32 and float(memo.other.sum()) == 1.5
