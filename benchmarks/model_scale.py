@@ -7,7 +7,8 @@ float32) in the same process; and a Llama-3.1-8B-shaped model (32 layers, dim 40
 hidden 14336) on a T3000: decode step time and peak host memory, beside torch bfloat16 (run in a
 process of its own, so that the two models' memory does not add up).
 
-Per case: prefill of 128 tokens of one user (its pages filled, logits of the last token), then
+Per case: prefill of 128 tokens of one user (its pages filled, logits of the last token; the first
+prefill, which decodes every weight into its memo, is timed apart from the next ones), then
 decode steps of 32 users (each a new token at its position, the paged caches updated in place),
 eager and traced (a trace captured once, replayed after each step's inputs are written), each
 timed as the best of ``ROUNDS`` rounds of ``STEPS`` steps, the variants interleaved.  The weights
@@ -18,14 +19,19 @@ the eager step bit for bit.  Peak host memory is the process's peak resident set
 Aims (issue 34): 1B decode traced <= 2x torch bfloat16 on N150, <= 3x on T3000, prefill <= 3x;
 traced at least 30% faster than eager; 8B on T3000 within 20 GB, decode <= 4x torch bfloat16.
 
-Usage: ``python benchmarks/model_scale.py [--quick] [--cases 1b-n150,1b-t3k,8b-t3k]``; each case
-runs in a subprocess of its own (``--case NAME`` runs one and prints its JSON).
+Usage: ``python benchmarks/model_scale.py [--quick] [--single-thread] [--cases 1b-n150,1b-t3k,8b-t3k]``;
+each case runs in a subprocess of its own (``--case NAME`` runs one and prints its JSON).  Every
+figure is also taken in CPU seconds of the process (``..._cpu``), and the ratios printed of them
+too: on a host shared with other work, threads that wait for each other stretch wall time far
+more than CPU time.  ``--single-thread`` runs meshnn and torch on one thread each (torch's pool,
+OpenBLAS, meshnn's host threads), where CPU time is the work done.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import resource
 import subprocess
 import sys
@@ -361,11 +367,14 @@ def run_case(name: str, steps: int, rounds: int, torch_dtypes: tuple[str, ...]) 
     times: dict[str, list[float]] = {}
 
     def timed(key: str, fn) -> object:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         out = fn()
         times.setdefault(key, []).append(time.perf_counter() - start)
+        times.setdefault(f"{key}_cpu", []).append(time.process_time() - cpu)
         return out
 
+    if model is not None:  # the first prefill decodes every weight (kept decoded after): timed apart
+        timed("prefill_first_mesh", lambda: _mesh_logits(ttnn, model.prefill(xp), cfg))
     for _ in range(rounds):  # prefill, the variants in turn
         for key, ref in refs.items():
             timed(f"prefill_torch_{key}", lambda ref=ref: ref.prefill(xp))
@@ -422,22 +431,33 @@ def _ratio(r: dict, a: str, b: str) -> str:
     return f"{r[a] / r[b]:.2f}" if a in r and b in r else "-"
 
 
+RATIOS = (
+    ("decode_traced", "decode_torch_bf16"),
+    ("prefill_mesh", "prefill_torch_bf16"),
+    ("decode_traced", "decode_eager"),
+)
+
+
 def report(results: list[dict]) -> None:
     ms = lambda r, k: f"{r[k] * 1e3:.0f}" if k in r else "-"  # noqa: E731
-    header = ("case", "prefill", "torch bf16", "torch f32", "eager", "traced", "torch bf16", "torch f32")
+    header = ("case", "1st prefill", "prefill", "torch bf16", "torch f32", "eager", "traced", "torch bf16", "torch f32")
     header += ("traced/bf16", "prefill/bf16", "traced/eager", "peak GB", "PCC", "replay=eager")
-    print("ms: prefill of 128 tokens (one user), then one decode step of 32 users")
+    print("ms: prefill of 128 tokens (one user; the first, weights decoded, then the best), a decode step of 32 users")
     print(" ".join(f"{h:>12}" for h in header))
     for r in results:
         if "error" in r:
             print(f"{r['case']:>12} failed: {r['error'][-400:]}")
             continue
-        cells = (r["case"], ms(r, "prefill_mesh"), ms(r, "prefill_torch_bf16"), ms(r, "prefill_torch_f32"))
+        cells = (r["case"], ms(r, "prefill_first_mesh"), ms(r, "prefill_mesh"), ms(r, "prefill_torch_bf16"))
+        cells += (ms(r, "prefill_torch_f32"),)
         cells += (ms(r, "decode_eager"), ms(r, "decode_traced"), ms(r, "decode_torch_bf16"), ms(r, "decode_torch_f32"))
         cells += (_ratio(r, "decode_traced", "decode_torch_bf16"), _ratio(r, "prefill_mesh", "prefill_torch_bf16"))
         cells += (_ratio(r, "decode_traced", "decode_eager"), f"{r.get('peak_rss_gb', float('nan')):.1f}")
         cells += (f"{r.get('decode_pcc', float('nan')):.4f}", r.get("replay_equals_eager", "-"))
         print(" ".join(f"{c!s:>12}" for c in cells))
+    for r in results:  # the same ratios of CPU seconds (all threads): steadier than wall time on a shared host
+        cpu = [_ratio(r, f"{a}_cpu", f"{b}_cpu") for a, b in RATIOS]
+        print(f"{r['case']:>12} CPU time: traced/bf16 {cpu[0]}, prefill/bf16 {cpu[1]}, traced/eager {cpu[2]}")
     print("aims: 1b-n150 traced/bf16 <= 2, 1b-t3k <= 3, prefill/bf16 <= 3, traced/eager <= 0.7;")
     print("      8b-t3k peak <= 20 GB, traced/bf16 <= 4 (torch bf16 of 8b-t3k: a process of its own)")
 
@@ -445,6 +465,9 @@ def report(results: list[dict]) -> None:
 def main() -> None:
     args = sys.argv[1:]
     quick = "--quick" in args
+    if "--single-thread" in args:  # every case on one core (set before torch's pool starts, inherited by the cases)
+        os.environ.update(MESHNN_HOST_THREADS="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        torch.set_num_threads(1)
     steps, rounds = (2, 1) if quick else (4, 3)
     if "--case" in args:
         case = args[args.index("--case") + 1]

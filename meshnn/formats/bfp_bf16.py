@@ -23,21 +23,48 @@ TILE = 32
 FACE = 16
 
 
+PART_VALUES = 1 << 17
+"""Values decoded in one pass of numpy calls: the pass's temporaries (about 9 bytes a value) then
+stay in a core's 2 MiB L2 (measured on a 2-core host: 1.7 ns a value against 4 to 6 ns for
+passes of 4 Mi values, whose temporaries go out to memory)."""
+
+
 def unpack_bf16_rows(tiles: np.ndarray, fmt: BlockFloatFormat, out: np.ndarray) -> bool:
     """Decode ``tiles`` (``(rows x columns, tile size)`` uint8: ``rows`` tile rows of ``columns``
     32 x 32 tiles, faces 16 x 16 not transposed) into ``out``, the bfloat16 bits (uint16) of a
     ``(rows x 32, columns x 32)`` matrix (any strides), the values
     :func:`meshnn.formats.codec.decode` gives them.  False, nothing written, when a block's
     exponent is outside ``[W, 254]`` (zero blocks included): the caller decodes that chunk the
-    reference way.  numpy alone (one thread: no waiting on other threads on a busy host)."""
+    reference way.  numpy alone (one thread: no waiting on other threads on a busy host), in parts
+    of about :data:`PART_VALUES` values (whole tile rows, or a tile row's columns)."""
     width = fmt.magnitude_bits
     blocks = TILE * TILE // BLOCK_VALUES
-    section = bfp_exponent_section_size(blocks)
     count, columns = out.shape[0] // TILE, out.shape[1] // TILE
     exps = tiles[:, :blocks]
     if exps.min() < width or exps.max() > 254:
         return False
-    codes = tiles[:, section:]
+    per_part = max(1, PART_VALUES // (TILE * TILE))  # tiles
+    if columns <= per_part:  # whole tile rows at a time
+        step = per_part // columns
+        for row in range(0, count, step):
+            stop = min(count, row + step)
+            _unpack(tiles[row * columns : stop * columns], fmt, out[row * TILE : stop * TILE], stop - row, columns)
+        return True
+    for row in range(count):  # a tile row's columns at a time
+        for column in range(0, columns, per_part):
+            stop = min(columns, column + per_part)
+            part = tiles[row * columns + column : row * columns + stop]
+            _unpack(part, fmt, out[row * TILE : (row + 1) * TILE, column * TILE : stop * TILE], 1, stop - column)
+    return True
+
+
+def _unpack(tiles: np.ndarray, fmt: BlockFloatFormat, out: np.ndarray, count: int, columns: int) -> None:
+    """:func:`unpack_bf16_rows` of ``count`` tile rows of ``columns`` tiles whose exponents are
+    in range."""
+    width = fmt.magnitude_bits
+    blocks = TILE * TILE // BLOCK_VALUES
+    exps = tiles[:, :blocks]
+    codes = tiles[:, bfp_exponent_section_size(blocks) :]
     if fmt.codes_per_byte > 1:  # nibbles (bfloat4_b): the low one first
         codes = np.stack((codes & 0x0F, codes >> 4), axis=-1).reshape(codes.shape[0], -1)
     # tile order (row, column, face row, face column, row in face, value) -> the matrix's, a
@@ -53,4 +80,3 @@ def unpack_bf16_rows(tiles: np.ndarray, fmt: BlockFloatFormat, out: np.ndarray) 
     sign_bit = 1 << width
     bits |= np.left_shift((ordered & sign_bit).astype(np.uint16), 15 - width)  # the sign (of zeros too)
     out[...] = bits.reshape(count * TILE, columns * TILE)
-    return True

@@ -221,23 +221,46 @@ def canonical_tiles(tiles: np.ndarray, fmt: BlockFloatFormat, values_per_tile: i
     finds the same exponent and codes), or the block is all zero codes with exponent 0 (what the
     packer writes for zeros); no code has a sign without a magnitude; the exponent section's
     padding is zero.  (Decoded values of such tiles can stand in for their bytes.)  BFP8 and BFP4,
-    a block's codes tested as 64-bit words (a byte or a nibble a code)."""
-    blocks = values_per_tile // BLOCK_VALUES
-    section = bfp_exponent_section_size(blocks)
+    a block's codes tested as 64-bit words (a byte or a nibble a code), :data:`CANONICAL_TILES`
+    tiles at a time (their temporaries stay in cache)."""
     if fmt is BlockFloatFormat.BFP2 or tiles.ndim != 2 or tiles.shape[1] != fmt.tile_size(values_per_tile):
         return False
+    return all(
+        _canonical_part(tiles[start : start + CANONICAL_TILES], fmt, values_per_tile)
+        for start in range(0, tiles.shape[0], CANONICAL_TILES)
+    )
+
+
+CANONICAL_TILES = 128
+"""Tiles :func:`canonical_tiles` tests in one pass of numpy calls (128 Ki bytes of codes)."""
+
+
+@functools.cache
+def _code_masks(bits: int) -> tuple[np.uint64, np.uint64, np.uint64]:
+    """64-bit words of ``bits``-bit codes: a 1 in each code (0x0101... or 0x1111...), each code's
+    sign bit, each code's top magnitude bit."""
+    ones = sum(1 << (i * bits) for i in range(64 // bits))
+    return np.uint64(ones), np.uint64(ones << (bits - 1)), np.uint64(ones << (bits - 2))
+
+
+def _canonical_part(tiles: np.ndarray, fmt: BlockFloatFormat, values_per_tile: int) -> bool:
+    """:func:`canonical_tiles` of a few tiles."""
+    blocks = values_per_tile // BLOCK_VALUES
+    section = bfp_exponent_section_size(blocks)
     exps = tiles[:, :blocks]
     if section > blocks and tiles[:, blocks:section].any():
         return False
     words = np.ascontiguousarray(tiles[:, section:]).view(np.uint64).reshape(tiles.shape[0], blocks, -1)
-    bits = fmt.code_bits
-    ones = int(sum(1 << (i * bits) for i in range(64 // bits)))  # 0x0101... or 0x1111...
-    signs = np.uint64(ones << (bits - 1))  # each code's sign bit
-    top = np.uint64(ones << (bits - 2))  # each code's top magnitude bit
-    merged = np.bitwise_or.reduce(words, axis=-1)
+    ones, signs, top = _code_masks(fmt.code_bits)
+    merged = words[..., 0].copy()
+    for i in range(1, words.shape[-1]):
+        merged |= words[..., i]
     flipped = words ^ signs  # a code that is a sign alone becomes all zero bits
-    sign_alone = ((flipped - np.uint64(ones)) & ~flipped & signs).any(axis=-1)
-    if sign_alone.any():
+    borrowed = flipped - ones  # (a zero code borrows into its sign bit)
+    np.invert(flipped, out=flipped)
+    borrowed &= flipped
+    borrowed &= signs
+    if borrowed.any():
         return False
     normal = ((merged & top) != 0) & (exps >= fmt.magnitude_bits) & (exps <= 254)
     zero = (merged == 0) & (exps == 0)

@@ -59,20 +59,37 @@ class Decoded:
     device holds the same values; or, ``sides`` true, the ``k`` matrices ``(K, N)`` side by side
     as one ``(K, k * N)`` matrix (a column-parallel weight read by one product).  Read-only."""
 
-    __slots__ = ("__weakref__", "equal_rows", "sides", "spec", "tick", "values")
+    __slots__ = ("__weakref__", "equal_rows", "other", "sides", "spec", "tick", "values")
 
     def __init__(self, spec: TensorSpec, values: Any, *, sides: bool = False) -> None:
         self.spec, self.values, self.sides = spec, values, sides
         self.equal_rows = not sides and values.shape[0] == 1
         self.tick = 0
+        self.other: Any = None  # the values in the other dtype (bfloat16 / float32), once kept
 
     @property
     def nbytes(self) -> int:
         return self.values.numel() * self.values.element_size()
 
-    def stacked(self, k: int) -> Any:
-        """``(k, *spec.shape)`` values (a view: expanded, or the side-by-side matrix regrouped)."""
-        values = self.values
+    def in_dtype(self, dtype: Any) -> Any:
+        """The values (same layout) as torch ``dtype``, bfloat16 or float32: ``values``, or their
+        copy in the other dtype, kept beside them when the bound has room (a weight read by
+        products of both kinds, e.g. a bfloat8_b output in prefill and a bfloat16 one in decode,
+        converts once, not at every use), else made now.  Exact either way."""
+        if self.values.dtype == dtype:
+            return self.values
+        other = self.other
+        if other is not None and other.dtype == dtype:
+            return other
+        other = self.values.to(dtype)
+        if DECODED.grow(self, other.numel() * other.element_size()):
+            self.other = other
+        return other
+
+    def stacked(self, k: int, values: Any = None) -> Any:
+        """``(k, *spec.shape)`` values (a view: expanded, or the side-by-side matrix regrouped) of
+        ``values`` (this memo's, or the same in another dtype: :meth:`in_dtype`)."""
+        values = self.values if values is None else values
         if self.sides:
             big_k, width = values.shape
             return values.reshape(big_k, k, width // k).permute(1, 0, 2)
@@ -85,7 +102,10 @@ class Decoded:
         ``values`` of the buffer's format (so bfloat16 values: exact), in place."""
         torch = _torch()
         where = tuple(torch.from_numpy(np.asarray(i, np.int64)) for i in index)
-        self.values[where] = torch.from_numpy(np.ascontiguousarray(values, np.float32)).to(self.values.dtype)
+        new = torch.from_numpy(np.ascontiguousarray(values, np.float32))
+        self.values[where] = new.to(self.values.dtype)
+        if self.other is not None:
+            self.other[where] = new.to(self.other.dtype)
 
     def floats(self, k: int) -> np.ndarray:
         """``(k, *spec.shape)`` float32 values (a new array, or a read-only broadcast of one row)."""
@@ -174,6 +194,17 @@ class DecodedCache:
                 return
             del self._held[key]
             self._drop(memo, buffer_ref(), held)
+
+    def grow(self, memo: Decoded, size: int) -> bool:
+        """Count ``size`` more bytes for ``memo`` (its values in a second dtype) when they fit the
+        bound; False (nothing counted) when they do not, or the memo is no longer held."""
+        with self._lock:
+            entry = self._held.get(id(memo))
+            if entry is None or entry[0]() is not memo or self._bytes + size > self.limit:
+                return False
+            entry[2] += size
+            self._bytes += size
+            return True
 
     def credit(self, memo: Decoded, released: int) -> None:
         """``memo``'s buffer let ``released`` bytes of its slab go (the memo stands in for them):

@@ -76,10 +76,10 @@ def _as_torch(torch: Any, array: np.ndarray, wide: bool = False) -> Any:
     return torch.from_numpy(bits.view(np.int16)).view(torch.bfloat16)
 
 
-def _as_dtype(torch: Any, values: Any, wide: bool) -> Any:
-    """A Decoded memo's values in the dtype asked for (widened or narrowed exactly, if need be)."""
-    want = torch.float32 if wide else torch.bfloat16
-    return values if values.dtype == want else values.to(want)
+def _in_dtype(torch: Any, decoded: Decoded, wide: bool) -> Any:
+    """A Decoded memo's values in the dtype asked for (widened or narrowed exactly, if need be:
+    :meth:`Decoded.in_dtype`)."""
+    return decoded.in_dtype(torch.float32 if wide else torch.bfloat16)
 
 
 def operand(
@@ -95,7 +95,7 @@ def operand(
     if bound is not None:
         decoded = DECODED.get(bound.buffer, spec)
         if decoded is not None:
-            return _as_dtype(torch, _rows_of(decoded, k, bound.first), wide)
+            return _rows_of(decoded, _in_dtype(torch, decoded, wide), k, bound.first)
         known = known_values(rows, spec)
         if known is not None:
             return _as_torch(torch, known, wide)
@@ -106,11 +106,12 @@ def operand(
     return values
 
 
-def _rows_of(decoded: Decoded, k: int, first: bool) -> Any:
-    """A Decoded memo's values for ``k`` rows of its buffer (the first device's only when ``first``)."""
+def _rows_of(decoded: Decoded, values: Any, k: int, first: bool) -> Any:
+    """A Decoded memo's ``values`` (its own, or in another dtype) for ``k`` rows of its buffer
+    (the first device's only when ``first``)."""
     if decoded.equal_rows:
-        return decoded.values.expand(k, *decoded.values.shape[1:])
-    stacked = decoded.stacked(_devices(decoded))
+        return values.expand(k, *values.shape[1:])
+    stacked = decoded.stacked(_devices(decoded), values)
     return stacked[:1] if first else stacked
 
 
@@ -131,9 +132,9 @@ def operand_sides(rows: np.ndarray, spec: TensorSpec, torch: Any, *, wide: bool 
     if bound is not None:
         decoded = DECODED.get(bound.buffer, spec)
         if decoded is not None and decoded.sides:
-            return _as_dtype(torch, decoded.values, wide)
+            return _in_dtype(torch, decoded, wide)
         if decoded is not None:
-            values = _as_dtype(torch, decoded.stacked(k), wide)
+            values = decoded.stacked(k, _in_dtype(torch, decoded, wide))
         elif (known := known_values(rows, spec)) is not None:
             values = _as_torch(torch, known, wide)
     big_k, n = spec.shape[-2], spec.shape[-1]

@@ -285,3 +285,98 @@ def test_block_floats_decode_straight_to_bfloat16_as_the_reference_decodes_them(
         assert done == (low > 0)
         if done:
             assert np.array_equal(out.astype(np.uint32) << 16, want)
+
+
+@pytest.mark.parametrize("dtype", [ttnn.bfloat8_b, ttnn.bfloat4_b])
+@pytest.mark.parametrize("rows, columns", [(5, 50), (2, 300), (1, 128), (3, 129)])
+def test_block_floats_decode_in_parts_as_the_reference_decodes_them(rng, dtype, rows, columns):
+    """Matrices that take several parts (whole tile rows, or a tile row's columns, the last part
+    short), into a strided view of a wider matrix (nothing written outside it)."""
+    from meshnn.formats.bfp_bf16 import PART_VALUES, unpack_bf16_rows
+    from meshnn.formats.block_float import BlockFloatFormat
+    from meshnn.formats.codec import decode
+    from meshnn.formats.layout import Layout
+
+    fmt = BlockFloatFormat.of(dtype)
+    tiles = rng.integers(0, 256, (rows * columns, fmt.tile_size(1024)), dtype=np.uint8)
+    tiles[:, :64] = rng.integers(fmt.magnitude_bits, 255, (rows * columns, 64), dtype=np.uint8)
+    wide = np.full((rows * 32, columns * 32 + 7), 0xABCD, np.uint16)
+    assert unpack_bf16_rows(tiles, fmt, wide[:, 3 : 3 + columns * 32])
+    want = decode(tiles.reshape(-1), dtype, Layout.TILE, (rows * 32, columns * 32)).view(np.uint32)
+    assert np.array_equal(wide[:, 3 : 3 + columns * 32].astype(np.uint32) << 16, want)
+    assert (wide[:, :3] == 0xABCD).all() and (wide[:, 3 + columns * 32 :] == 0xABCD).all()
+    assert rows * columns * 1024 > PART_VALUES or columns == 128
+
+
+@pytest.mark.parametrize("dtype", [ttnn.bfloat8_b, ttnn.bfloat4_b])
+def test_canonical_tiles_finds_one_defect_in_any_part(rng, dtype):
+    """Packed tiles are canonical; one defect (a sign without a magnitude, a block whose largest
+    magnitude lacks its top bit, a zero block with an exponent) in the last of several parts of
+    tiles is found."""
+    from meshnn.formats.block_float import CANONICAL_TILES, BlockFloatFormat, canonical_tiles
+    from meshnn.formats.codec import encode
+    from meshnn.formats.layout import Layout
+
+    fmt = BlockFloatFormat.of(dtype)
+    count = 2 * CANONICAL_TILES + 3
+    values = rng.standard_normal((32 * count, 32)).astype(np.float32)
+    values[:32, :16] = 0  # a zero block: canonical as the packer writes it
+    tiles = encode(values, dtype, Layout.TILE).reshape(count, fmt.tile_size(1024))
+    assert canonical_tiles(tiles, fmt, 1024)
+    last = count - 2  # a tile of the last part
+    sign_alone = tiles.copy()
+    sign_alone[last, 64] = 0x40 if fmt.codes_per_byte == 1 else 0x04  # the first block's largest: top bit set
+    sign_alone[last, 69 if fmt.codes_per_byte == 1 else 66] = 0x80 if fmt.codes_per_byte == 1 else 0x08  # -0
+    assert not canonical_tiles(sign_alone, fmt, 1024)
+    small = tiles.copy()
+    small[last, 64 : 64 + 16 // fmt.codes_per_byte] = 0x11 if fmt.codes_per_byte == 2 else 0x01
+    assert not canonical_tiles(small, fmt, 1024)  # largest magnitude 1: no top bit
+    zero_with_exponent = encode(values * 0, dtype, Layout.TILE).reshape(count, -1)
+    assert canonical_tiles(zero_with_exponent, fmt, 1024)
+    zero_with_exponent[last, 0] = 9
+    assert not canonical_tiles(zero_with_exponent, fmt, 1024)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 4)])
+def test_a_weight_read_both_ways_keeps_its_second_dtype_within_the_bound(open_mesh, rng, decoded, shape):
+    """A weight first read by a float32 product (a bfloat8_b output) then by bfloat16 ones keeps
+    its bfloat16 values beside the float32 ones (counted), the bytes those of memos off; a write
+    drops both; with no room the second dtype is made at each use, the bytes the same."""
+    mesh = open_mesh(shape)
+    n = mesh.get_num_devices()
+    x = weight(mesh, rng, (1, 1, 32, 256), ttnn.ReplicateTensorToMesh(mesh), **BF16)
+    shard = ttnn.ShardTensorToMesh(mesh, dim=1)
+    w = weight(mesh, rng, (256, 256 * n), shard)
+    wide = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b))
+    memo = w.storage.mesh_buffer.memo
+    assert isinstance(memo, Decoded) and memo.values.dtype == torch.float32 and memo.other is None
+    counted = decoded.nbytes
+    narrow = raw(ttnn.linear(x, w, dtype=ttnn.bfloat16))
+    assert memo.other is not None and memo.other.dtype == torch.bfloat16
+    assert decoded.nbytes - counted == 256 * 256 * n * 2, "the second dtype counts against the bound"
+    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat16)) == narrow and w.storage.mesh_buffer.memo is memo
+    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b)) == wide
+    new = torch.from_numpy(rng.standard_normal((256, 256 * n)).astype(np.float32))
+    ttnn.copy_host_to_device_tensor(ttnn.from_torch(new, mesh_mapper=shard, **BFP8), w)
+    assert w.storage.mesh_buffer.memo is not memo, "a write drops the memo, both dtypes with it"
+    del memo
+    assert decoded.nbytes < counted, "and its bytes are given back"
+    after_wide = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b))
+    decoded.limit = decoded.nbytes  # no room for a second dtype: made at each use
+    after = (after_wide, raw(ttnn.linear(x, w, dtype=ttnn.bfloat16)))
+    assert after[1] != narrow and w.storage.mesh_buffer.memo.other is None
+    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat16)) == after[1]
+    memos_off(decoded)
+    assert (raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b)), raw(ttnn.linear(x, w, dtype=ttnn.bfloat16))) == after
+
+
+def test_a_patch_keeps_both_dtypes_of_a_memo_true(decoded):
+    """The in-place cache updates patch a memo's values and its second dtype alike."""
+    from meshnn.tensor.spec import TensorSpec
+
+    spec = TensorSpec((4, 32), ttnn.bfloat16, ttnn.TILE_LAYOUT)
+    memo = Decoded(spec, torch.zeros(1, 4, 32, dtype=torch.bfloat16))
+    memo.other = memo.values.float()
+    memo.patch((np.array([0]), np.array([2]), np.array([5])), np.array([1.5], np.float32))
+    assert memo.values[0, 2, 5].item() == 1.5 and memo.other[0, 2, 5].item() == 1.5
+    assert memo.other.dtype == torch.float32 and float(memo.other.sum()) == 1.5

@@ -29,6 +29,7 @@ from meshnn.ops.launch import Kernel, launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.transformer.checks import of_rank, tile_input, unsupported
+from meshnn.ops.transformer.products import product
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
@@ -209,14 +210,14 @@ def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, factor: np.float32, bias
     # A k / v head's q heads are stacked as rows of one product (group * s rows): numpy's matmul
     # runs BLAS on whole matrices, but falls back to a loop far slower on a broadcast operand.
     grouped = q.reshape(n, b, nkv, group * s, d) * factor  # (scaling q: s x d values, not s x s_k)
-    scores = np.matmul(grouped, np.swapaxes(k, -1, -2)).reshape(n, b, nkv, group, s, sk)
+    scores = product(grouped, np.swapaxes(k, -1, -2)).reshape(n, b, nkv, group, s, sk)
     if bias is not None:
         scores += bias
     with np.errstate(invalid="ignore"):
         scores -= scores.max(axis=-1, keepdims=True)
     np.exp(scores, out=scores)
     total = scores.sum(axis=-1, keepdims=True)
-    out = np.matmul(scores.reshape(n, b, nkv, group * s, sk), v).reshape(n, b, nkv, group, s, d)
+    out = product(scores.reshape(n, b, nkv, group * s, sk), v).reshape(n, b, nkv, group, s, d)
     out /= total  # (s x d values, not s x s_k)
     return out.reshape((n, b, nqh, s, d))
 

@@ -27,6 +27,7 @@ from meshnn.ops.transformer.attention import SDPA_DTYPES
 from meshnn.ops.transformer.attention_decode import _gather_pages
 from meshnn.ops.transformer.cache_args import integers, page_table_input
 from meshnn.ops.transformer.checks import tile_input
+from meshnn.ops.transformer.products import product
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
@@ -72,10 +73,10 @@ def chunked_scaled_dot_product_attention(
         keys = _gather_pages(kv, pages)[:, :, :, :length]  # (n, b, kv, length, d)
         values = _gather_pages(vv, pages)[:, :, :, :length]
         grouped = qv.reshape(n, b, kv_heads, group, s, d) * factor
-        scores = np.matmul(grouped, np.swapaxes(keys, -1, -2)[:, :, :, None]) + bias
+        scores = product(grouped, np.swapaxes(keys, -1, -2)[:, :, :, None]) + bias
         scores -= scores.max(axis=-1, keepdims=True)
         np.exp(scores, out=scores)
-        out = np.matmul(scores, values[:, :, :, None]) / scores.sum(axis=-1, keepdims=True)
+        out = product(scores, values[:, :, :, None]) / scores.sum(axis=-1, keepdims=True)
         write_values(out_rows[0], out.reshape(n, b, heads, s, d).astype(np.float32, copy=False), spec, owned=True)
 
     attrs = {

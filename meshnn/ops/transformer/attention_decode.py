@@ -35,6 +35,7 @@ from meshnn.ops.transformer.attention import SDPA_DTYPES
 from meshnn.ops.transformer.cache_args import index_input, integers, page_table_input
 from meshnn.ops.transformer.cache_reads import leading_values, page_values
 from meshnn.ops.transformer.checks import tile_input
+from meshnn.ops.transformer.products import product
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
@@ -292,7 +293,7 @@ class DecodePlan:
         total = k_vals.shape[3]
         group = heads // kv_heads
         grouped = q.reshape(n, users, kv_heads, group, d) * self.factor
-        scores = np.matmul(grouped, np.swapaxes(k_vals, -1, -2))  # (n, users, kv, group, total)
+        scores = product(grouped, np.swapaxes(k_vals, -1, -2))  # (n, users, kv, group, total)
         keep = self._keep(pos, n, users, total)
         if keep is not None:
             scores = np.where(keep[:, :, None, None, :], scores, -np.inf)
@@ -359,7 +360,7 @@ def _softmax_values(scores: np.ndarray, values: np.ndarray, sink: np.ndarray | N
         total = weights.sum(axis=-1, keepdims=True)
         if sink is not None:
             total = total + np.exp(sink - top)
-        return np.matmul(weights, values) / total  # (n, users, kv, group, d)
+        return product(weights, values) / total  # (n, users, kv, group, d)
 
 
 def _gather_pages(cache: np.ndarray, table: np.ndarray) -> np.ndarray:
