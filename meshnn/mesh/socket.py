@@ -223,6 +223,22 @@ def _write_configs(send: MeshSocket, receive: MeshSocket, page: int, alignment: 
     receive.mesh_device.mesh_command_queue(0).enqueue_write_mesh_buffer(receive.config_buffer, words.view(np.uint8))
 
 
+def _end_buffers(mesh: MeshDevice, config: SocketConfig, sender: bool) -> tuple[MeshBuffer, MeshBuffer | None]:
+    """One end's buffers on ``mesh``: its config pages, and on a receiver the FIFO (none on a sender);
+    an allocation that fails frees the one made before it."""
+    if sender:
+        page = _sender_page(config, mesh.system.arch_spec.l1_alignment)
+        return _height_sharded(mesh, _cores(config, True), page, BufferType.L1), None
+    pages = _height_sharded(mesh, _cores(config, False), RECEIVER_MD_BYTES, BufferType.L1)
+    memory = config.socket_mem_config
+    try:
+        storage = memory.socket_storage_type
+        return pages, _height_sharded(mesh, _data_cores(mesh, storage), memory.fifo_size, storage)
+    except BaseException:
+        pages.deallocate()
+        raise
+
+
 def create_socket_pair(
     sender_mesh_device: MeshDevice, receiver_mesh_device: MeshDevice, socket_config: SocketConfig
 ) -> tuple[MeshSocket, MeshSocket]:
@@ -237,25 +253,16 @@ def create_socket_pair(
     _check_end(socket_config, sender_mesh_device, True)
     _check_end(socket_config, receiver_mesh_device, False)
     _check_fabric(socket_config, sender_mesh_device, receiver_mesh_device)
-    alignment = sender_mesh_device.system.arch_spec.l1_alignment
-    memory = socket_config.socket_mem_config
-    made: list[MeshBuffer] = []
+    sent = _end_buffers(sender_mesh_device, socket_config, True)
     try:
-        page = _sender_page(socket_config, alignment)
-        made.append(_height_sharded(sender_mesh_device, _cores(socket_config, True), page, BufferType.L1))
-        recv_cores = _cores(socket_config, False)
-        made.append(_height_sharded(receiver_mesh_device, recv_cores, RECEIVER_MD_BYTES, BufferType.L1))
-        storage = memory.socket_storage_type
-        data_cores = _data_cores(receiver_mesh_device, storage)
-        made.append(_height_sharded(receiver_mesh_device, data_cores, memory.fifo_size, storage))
+        received = _end_buffers(receiver_mesh_device, socket_config, False)
     except BaseException:
-        for buffer in made:
-            buffer.deallocate()  # out of memory leaves the allocators as they were
+        sent[0].deallocate()  # out of memory leaves the allocators as they were
         raise
     channel = _Channel()
-    send = _end(sender_mesh_device, socket_config, SocketEndpoint.SENDER, (made[0], None), channel)
-    receive = _end(receiver_mesh_device, socket_config, SocketEndpoint.RECEIVER, (made[1], made[2]), channel)
-    _write_configs(send, receive, page, alignment)
+    send = _end(sender_mesh_device, socket_config, SocketEndpoint.SENDER, sent, channel)
+    receive = _end(receiver_mesh_device, socket_config, SocketEndpoint.RECEIVER, received, channel)
+    _write_configs(send, receive, send.config_buffer.page_size(), sender_mesh_device.system.arch_spec.l1_alignment)
     return send, receive
 
 
@@ -270,20 +277,6 @@ def legacy_end(op: str, mesh: MeshDevice, config: SocketConfig, endpoint: Socket
     mesh.check_open()
     sender = endpoint is SocketEndpoint.SENDER
     _check_end(config, mesh, sender)
-    alignment = mesh.system.arch_spec.l1_alignment
-    if sender:
-        buffers: tuple = (
-            _height_sharded(mesh, _cores(config, True), _sender_page(config, alignment), BufferType.L1),
-            None,
-        )
-    else:
-        memory = config.socket_mem_config
-        made = _height_sharded(mesh, _cores(config, False), RECEIVER_MD_BYTES, BufferType.L1)
-        try:
-            storage = memory.socket_storage_type
-            buffers = (made, _height_sharded(mesh, _data_cores(mesh, storage), memory.fifo_size, storage))
-        except BaseException:
-            made.deallocate()
-            raise
+    buffers = _end_buffers(mesh, config, sender)
     channel = _LEGACY_CHANNELS.setdefault(config, _Channel())
     return _end(mesh, config, endpoint, buffers, channel)
