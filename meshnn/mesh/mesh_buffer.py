@@ -306,9 +306,8 @@ class MeshBuffer:
         caller that may write them (the memo is dropped: see :mod:`meshnn.mesh.slab`)."""
         if not self.is_allocated():
             self.check_allocated()
-        storage = self._storage
-        window = storage.first(self._layout.size)
-        storage.memo = None
+        window = self._storage.first(self._layout.size)
+        self._storage.touch()
         return window
 
     def rows(self) -> np.ndarray:
@@ -338,10 +337,7 @@ class MeshBuffer:
         """Leave the slab's bytes to ``write(slab)``, called with the whole ``(local devices,
         device_local_size)`` slab before anything else reads or writes them.  For the writer of a
         buffer no queued work knows yet (an op's new output, on the enqueuing thread)."""
-        storage = self._storage
-        if storage.pending is not None:
-            storage.settle()
-        storage.pending = write
+        self._storage.defer(write)
 
     def has_deferred_write(self) -> bool:
         return self._storage.pending is not None
@@ -354,10 +350,7 @@ class MeshBuffer:
     def touch(self) -> None:
         """The bytes are about to change: do any deferred write (a partial write lands on the
         bytes before it) and drop the memo (shared with this buffer's views)."""
-        storage = self._storage
-        if storage.pending is not None:
-            storage.settle()
-        storage.memo = None
+        self._storage.touch()
 
     @property
     def memo(self) -> object:

@@ -103,6 +103,7 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices, ProgramCache):
         self._submeshes: list[weakref.ref[MeshDevice]] = []
         self._open = True
         self.executes = execute  # False: a planning mesh (meshnn.mesh.planning): no bytes, no compute
+        self.last_repeat: tuple | None = None  # the last program run, when it may repeat (run_programs)
         self.mesh_id = next(_mesh_ids)
         self.context = context if context is not None else get_context()
         mark_initialized()  # tt-metal creates its distributed context when a device opens

@@ -129,6 +129,28 @@ EQUAL_ROWS = EqualRows()
 _SETTLING = threading.Lock()  # deferred writes, one at a time
 
 
+class WriteCount:
+    """How many times any slab's bytes may have changed in this process: counted wherever a memo
+    is dropped for a write (:meth:`SlabStorage.touch`, a deferred write set, a program's in-place
+    write, a free).  Equal counts at two moments mean no byte of any slab changed between them
+    (:func:`meshnn.mesh.workload.run_programs` skips a program that repeats the one before it on
+    unchanged bytes).  Thread-safe: every count is kept."""
+
+    __slots__ = ("_lock", "value")
+
+    def __init__(self) -> None:
+        self.value = 0
+        self._lock = threading.Lock()
+
+    def bump(self) -> None:
+        with self._lock:
+            self.value += 1
+
+
+WRITES = WriteCount()
+"""The process's one count of slab writes."""
+
+
 class SlabStorage:
     """The slab of an owning buffer, shared with its views; ``data`` is None until first used and
     once released.  ``window`` caches the last ``(rows, n)`` view of the slab's first ``n`` bytes
@@ -158,6 +180,21 @@ class SlabStorage:
                 write(self.array())
                 self.pending = None
                 self.dropped = False
+
+    def touch(self) -> None:
+        """The bytes are about to change: any deferred write done first (a partial write lands on
+        the bytes before it), the memo dropped, the write counted (:data:`WRITES`)."""
+        if self.pending is not None:
+            self.settle()
+        self.memo = None
+        WRITES.bump()
+
+    def defer(self, write: Callable[[np.ndarray], None]) -> None:
+        """Leave the bytes to ``write(slab)`` (after any deferred write before it); counted."""
+        if self.pending is not None:
+            self.settle()
+        self.pending = write
+        WRITES.bump()
 
     def array(self) -> np.ndarray:
         if self.data is None:
@@ -201,6 +238,7 @@ class SlabStorage:
         """The owner is freed: drop the memo and any deferred write, and pool or drop the bytes."""
         self.live = self.dropped = False
         self.memo = self.pending = None
+        WRITES.bump()
         data = self.data
         if data is not None and data.nbytes >= SLAB_POOL.MIN_BYTES:
             SLAB_POOL.give(data)

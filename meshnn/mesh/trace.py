@@ -49,6 +49,7 @@ from meshnn.mesh.coord import MeshCoordinateRange
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.observers import OBSERVERS
+from meshnn.mesh.slab import WRITES
 from meshnn.mesh.workload import MeshWorkload, Program, run_programs
 
 TRACE_BYTES_PER_PROGRAM = 6144
@@ -122,16 +123,10 @@ class TracedBuffer:
         self._storage.settle()
 
     def defer(self, write: Callable[[np.ndarray], None]) -> None:
-        storage = self._storage
-        if storage.pending is not None:
-            storage.settle()
-        storage.pending = write
+        self._storage.defer(write)
 
     def touch(self) -> None:
-        storage = self._storage
-        if storage.pending is not None:
-            storage.settle()
-        storage.memo = None
+        self._storage.touch()
 
 
 class TracedProgram:
@@ -147,6 +142,7 @@ class TracedProgram:
         "lazy_reads",
         "name",
         "overwrites",
+        "repeat_key",
         "runtime_args",
         "trace_bytes",
         "written",
@@ -160,7 +156,7 @@ class TracedProgram:
         self.kernel = program.kernel if for_trace is None else for_trace(swap)
         self.args, self.runtime_args, self.name = program.args, program.runtime_args, program.name
         self.lazy_reads, self.is_uniform = program.lazy_reads, program.is_uniform
-        self.keeps_memos = program.keeps_memos
+        self.keeps_memos, self.repeat_key = program.keeps_memos, program.repeat_key
         self.trace_bytes = program.trace_bytes or TRACE_BYTES_PER_PROGRAM
         self.overwrites = bool(getattr(program.kernel, "deferrable", False))  # its outputs are written whole
 
@@ -169,7 +165,9 @@ class TracedProgram:
         an output the program writes whole drops the previous replay's deferred write unwritten)."""
         if self.overwrites:
             for b in self.written:
-                b._storage.pending = None
+                if b._storage.pending is not None:
+                    b._storage.pending = None
+                    WRITES.bump()
         if not self.lazy_reads:
             return tuple([b.rows() for b in self.buffers])
         return tuple(b.lazy_rows() if b not in self.written else b.rows() for b in self.buffers)

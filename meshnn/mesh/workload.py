@@ -18,6 +18,7 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, WrongMeshError
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, as_coord
 from meshnn.mesh.mesh_buffer import MeshBuffer
+from meshnn.mesh.slab import WRITES
 
 if TYPE_CHECKING:
     from meshnn.mesh.mesh_device import MeshDevice
@@ -52,6 +53,11 @@ class Program:
     :func:`meshnn.ops.launch.launch`); None takes the figure of :mod:`meshnn.mesh.trace`."""
 
     trace_bytes: int | None = None
+    repeat_key: object = None
+    """Set by an op whose kernel only reads its first ``n_read`` buffers and writes the others
+    whole, its result a function of the read bytes and this key alone: a run of the same key over
+    the same buffers right after it, with no slab written between, is skipped (see
+    :func:`run_programs`)."""
 
     def __init__(
         self,
@@ -98,6 +104,7 @@ class Program:
         lazy_reads: bool,
         keeps_memos: bool,
         trace_bytes: int | None = None,
+        repeat_key: object = None,
     ) -> Program:
         """A uniform program of an op launch: ``buffers`` (MeshBuffers the op has checked) of
         which those from ``first_written`` on are written (its outputs).  The same program as the
@@ -108,7 +115,7 @@ class Program:
         program.lazy_reads, program.keeps_memos = lazy_reads, keeps_memos
         program.args = program.runtime_args = None
         program.name = name
-        program.trace_bytes = trace_bytes
+        program.trace_bytes, program.repeat_key = trace_bytes, repeat_key
         return program
 
     @property
@@ -213,22 +220,41 @@ def run_programs(mesh: MeshDevice, programs: Iterable[tuple[MeshCoordinateRange,
     just before it runs): the memos of the buffers it writes dropped first, then its kernel on the
     local devices of its range (one call over a whole mesh held here).  A program is a
     :class:`Program` or anything with its ``kernel``, ``args``, ``runtime_args``, ``written``,
-    ``keeps_memos`` and ``is_uniform`` (a trace's replay)."""
+    ``keeps_memos``, ``repeat_key`` and ``is_uniform`` (a trace's replay).
+
+    A program with a ``repeat_key`` that follows, on this mesh, a run of the same key over the same
+    buffers, with :data:`~meshnn.mesh.slab.WRITES` unchanged since that run ended, is skipped: its
+    inputs hold the bytes they held then and its outputs the bytes it would write (a traced loop of
+    one collective over persistent buffers writes them once).  Only in a process that holds every
+    device (ranks must all run what one runs)."""
     full = mesh.full_range
     whole = mesh.all_local
     for (device_range, program), slabs in zip(programs, bound, strict=True):
+        repeat = None
+        if program.repeat_key is not None and whole:
+            repeat = (
+                program.repeat_key,
+                device_range,
+                [(id(b._storage), b.device_local_size()) for b in program.buffers],
+            )
+            if mesh.last_repeat == (repeat, WRITES.value):
+                continue  # the bytes it would write are there: nothing changed since it last ran
         if program.keeps_memos:
             for buffer in program.written:
                 buffer.settle()
+            WRITES.bump()
         else:
             for buffer in program.written:
                 buffer.touch()
+        mesh.last_repeat = None
         if program.runtime_args is None and whole and (device_range is full or device_range == full):
             program.kernel(ProgramContext(tuple(slabs), mesh.local, program.args))  # one vectorised call
-            continue
-        for rows, coords in _row_runs(mesh, device_range, per_device=not program.is_uniform):
-            args = program.args if program.is_uniform else program.runtime_args[coords[0]]
-            program.kernel(ProgramContext(tuple(s[rows] for s in slabs), coords, args))
+        else:
+            for rows, coords in _row_runs(mesh, device_range, per_device=not program.is_uniform):
+                args = program.args if program.is_uniform else program.runtime_args[coords[0]]
+                program.kernel(ProgramContext(tuple(s[rows] for s in slabs), coords, args))
+        if repeat is not None:
+            mesh.last_repeat = (repeat, WRITES.value)
 
 
 def _row_runs(mesh: MeshDevice, device_range: MeshCoordinateRange, *, per_device: bool):

@@ -58,6 +58,7 @@ def launch(
     attrs: Mapping[str, object] | None = None,
     trace_bytes: int | None = None,
     waits: bool = False,
+    repeat_key: object = None,
 ) -> list[Tensor]:
     """Allocate ``outputs`` (or write ``into`` preallocated output tensors, checked by
     :func:`~meshnn.ops.outputs.output_into`) and run ``kernel(input rows, output rows, coords)`` over the populated
@@ -83,7 +84,11 @@ def launch(
 
     ``trace_bytes``: the op's dispatch-command bytes per device in a trace, when the op has its own figure
     (``Program.trace_bytes``; None: the trace's per-program figure).  ``waits``: may wait for another queue's work
-    (``MeshWorkload.waits``)."""
+    (``MeshWorkload.waits``).
+
+    ``repeat_key``: the kernel's outputs are a function of its inputs' bytes and this key alone (everything else the
+    kernel uses), written whole; a run that repeats the one before it on unchanged bytes is skipped
+    (``Program.repeat_key``).  Ignored when an output shares bytes with an input (an in-place op is no repeat)."""
     first = inputs[0] if inputs else None
     where = tuple(coords) if coords is not None else first.storage.coords  # type: ignore[union-attr]
     event = OpEvent(op, mesh, tuple(inputs), where, queue_id, {**recorded(), **(attrs or {})}) if OBSERVERS else None
@@ -94,7 +99,9 @@ def launch(
     once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
     run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
     run.keeps = keeps_memos
-    workload = _workload(op, mesh, where, run, trace_bytes, waits)
+    if repeat_key is not None and any(b.shares_bytes(i) for b in buffers for i in run.touched[: run.n_in]):
+        repeat_key = None
+    workload = _workload(op, mesh, where, run, (trace_bytes, repeat_key), waits)
     mesh.mesh_command_queue(queue_id).enqueue_mesh_workload(workload, blocking=False)
     run.caller = None  # from now on a run is not this call's own: it writes its bytes at once
     result = list(into) if into is not None else output_tensors(mesh, outputs, buffers, first, where)
@@ -269,9 +276,15 @@ class _ReplayRun(_Run):
 
 
 def _workload(
-    op: str, mesh: MeshDevice, where: tuple[MeshCoordinate, ...], run: _Run, trace_bytes: int | None, waits: bool
+    op: str,
+    mesh: MeshDevice,
+    where: tuple[MeshCoordinate, ...],
+    run: _Run,
+    keys: tuple[int | None, object],
+    waits: bool,
 ) -> MeshWorkload:
-    """``run`` as one program per box of the devices ``where``."""
+    """``run`` as one program per box of the devices ``where``; ``keys``: its trace bytes and repeat key."""
+    trace_bytes, repeat_key = keys
     boxes = (mesh.full_range,) if len(where) == mesh.get_num_devices() else _boxes(mesh, where)
     name, touched, n_in = f"ttnn.{op}", run.touched, run.n_in
     workload = MeshWorkload.of_programs(
@@ -279,7 +292,14 @@ def _workload(
             (
                 box,
                 Program.of_op(
-                    run, touched, n_in, name=name, lazy_reads=run.lazy, keeps_memos=run.keeps, trace_bytes=trace_bytes
+                    run,
+                    touched,
+                    n_in,
+                    name=name,
+                    lazy_reads=run.lazy,
+                    keeps_memos=run.keeps,
+                    trace_bytes=trace_bytes,
+                    repeat_key=repeat_key,
                 ),
             )
             for box in boxes

@@ -234,3 +234,33 @@ def test_collective_of_a_deallocated_tensor_says_where(meshes, rng):
         r"was deallocated at .*test_collectives\.py:\d+",
     ):
         ttnn.all_gather(tensor, dim=3)
+
+
+@pytest.mark.parametrize("cluster_axis", AXES, ids=lambda a: f"axis{a}")
+def test_all_gather_of_whole_tiles_moves_their_bytes(mesh, cluster_axis, rng):
+    """A TILE gather along a tile-aligned dim moves tiles: every output byte is a byte of a member's
+    input tile, in the tile grid's order (a block-float tile keeps its shared exponents as they
+    were), and the values equal the concatenation exactly."""
+    n = mesh.get_num_devices()
+    for dtype in (BFP8, BF16, F32):
+        values = rng.standard_normal((n, 2, 64, 96)).astype(np.float32)
+        tensor = sharded(mesh, values, dtype, TILE)
+        page = tensor.spec.page_size
+        size = tensor.spec.compute_packed_buffer_size_bytes()
+        in_bytes = np.array(tensor.storage.mesh_buffer.rows())[:, :size]
+        shards = shards_of(
+            ttnn.to_numpy(tensor, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0)).astype(np.float64), n
+        )
+        for dim, grid in ((1, (1, 2, 2 * 3 * page)), (2, (2, 2, 3 * page)), (3, (4, 3, page))):
+            out = ttnn.all_gather(tensor, dim=dim, cluster_axis=cluster_axis)
+            out_bytes = np.array(out.storage.mesh_buffer.rows())[
+                :, : size * len(groups(tuple(mesh.shape), cluster_axis)[0])
+            ]
+            got = device_results(out)
+            for group in groups(tuple(mesh.shape), cluster_axis):
+                expected = np.concatenate([shards[m] for m in group], axis=dim)
+                a, b, c = grid
+                tiles = np.stack([in_bytes[m].reshape(a, b, c) for m in group], axis=1).reshape(-1)
+                for member in group:
+                    exact_equal(got[member], expected, f"all_gather dim={dim} {dtype} device {member}")
+                    assert np.array_equal(out_bytes[member], tiles), f"{dtype} dim={dim} device {member}"

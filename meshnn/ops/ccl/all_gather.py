@@ -26,7 +26,7 @@ from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import encode_values, logical_values, write_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.identity import operation_on
-from meshnn.tensor.spec import MemoryConfig, TensorSpec
+from meshnn.tensor.spec import MemoryConfig, TensorMemoryLayout, TensorSpec
 from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import PlacementReplicate
 
@@ -36,6 +36,36 @@ def _raw_concatenation(shape: tuple[int, ...], layout: Layout, dim: int, explici
     ``dim`` is 1 and ``dim`` is not tiled."""
     outer = int(np.prod(shape[:dim], dtype=np.int64))
     return outer == 1 and not explicit and (layout is Layout.ROW_MAJOR or dim < len(shape) - 2)
+
+
+def tile_blocks(in_spec: TensorSpec, out_spec: TensorSpec, dim: int) -> tuple[int, int, int] | None:
+    """``(A, B, C)`` when gathering along ``dim`` moves whole tiles: the input's packed bytes are
+    ``(A, B, C)`` (A: the tiles' grid before ``dim``, B: its extent along ``dim``, C: the bytes of
+    everything after) and a gather of ``n`` puts member ``m``'s ``(A, B, C)`` at ``[:, m]`` of the
+    output's ``(A, n, B, C)``; None when it does not (ROW_MAJOR, sharded, padded along ``dim``,
+    another dtype or tile out than in).  Block floats keep their bytes: their shared exponents
+    are per tile row of a face, never across tiles."""
+    if in_spec.layout is not Layout.TILE or in_spec.dtype is not out_spec.dtype or in_spec.tile != out_spec.tile:
+        return None
+    if in_spec.explicit_padded_shape is not None or out_spec.explicit_padded_shape is not None:
+        return None
+    interleaved = TensorMemoryLayout.INTERLEAVED
+    if (
+        in_spec.memory_config.memory_layout is not interleaved
+        or out_spec.memory_config.memory_layout is not interleaved
+    ):
+        return None
+    shape, rank = tuple(in_spec.shape), len(in_spec.shape)
+    if rank < 2 or not 0 <= dim < rank:
+        return None
+    th, tw = in_spec.tile.tile_shape
+    if (dim == rank - 2 and shape[dim] % th) or (dim == rank - 1 and shape[dim] % tw):
+        return None
+    padded = tuple(in_spec.padded_shape)
+    grid = (*padded[:-2], padded[-2] // th, padded[-1] // tw)
+    a, b = int(np.prod(grid[:dim], dtype=np.int64)), grid[dim]
+    c = int(np.prod(grid[dim + 1 :], dtype=np.int64)) * in_spec.page_size
+    return (a, b, c) if a * b * c == in_spec.compute_packed_buffer_size_bytes() else None
 
 
 @register(kind=OpKind.COLLECTIVE, family=OpFamily.ALL_GATHER)
@@ -94,6 +124,7 @@ def run_all_gather(
     in_size = tensor.spec.compute_packed_buffer_size_bytes()
     label = operation_on(f"ttnn.{op}", tensor)  # what the ranks compare before they exchange
     in_spec = tensor.spec  # the kernel holds specs, never the tensor: a trace must not keep the input allocated
+    tiles = None if raw else tile_blocks(in_spec, spec, axis_dim)
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         by_bytes = raw and (not mesh.all_local or known_values(in_rows[0], in_spec) is None)
@@ -101,6 +132,16 @@ def run_all_gather(
             settled(in_rows[0])  # the bytes are read below
         if raw and not mesh.all_local:
             gather_bytes_over_ranks(mesh, in_rows[0], out_rows[0], coords, shape, axis, in_size, label)
+            return
+        if tiles is not None and mesh.all_local and len(coords) == int(np.prod(shape)):
+            settled(in_rows[0])
+            _gather_tiles(
+                in_rows[0],
+                out_rows[0],
+                tiles,
+                [group_and_member(shape, axis, i)[0] for i in range(len(coords))],
+                reverse,
+            )
             return
         if by_bytes and len(coords) == int(np.prod(shape)):  # the group's bytes end to end, row by row
             groups = [group_and_member(shape, axis, i)[0] for i in range(len(coords))]
@@ -114,7 +155,29 @@ def run_all_gather(
     out = Output(spec, topology=output_topology(tensor, axis, PlacementReplicate()))
     attrs["memory_config"] = spec.memory_config
     into_list = [into] if into is not None else None
-    return launch(op, mesh, [tensor], [out], kernel, reads_memos=True, attrs=attrs, into=into_list)[0]
+    repeat = (op, in_spec, spec, shape, axis, axis_dim, reverse, raw, tiles)  # what the kernel uses but the bytes
+    (result,) = launch(
+        op, mesh, [tensor], [out], kernel, reads_memos=True, attrs=attrs, into=into_list, repeat_key=repeat
+    )
+    return result
+
+
+def _gather_tiles(
+    in_rows: np.ndarray, out_rows: np.ndarray, tiles: tuple[int, int, int], groups: list[int], reverse: bool
+) -> None:
+    """The gather by tiles (:func:`tile_blocks`): each group's result assembled once from its
+    members' bytes, in member order (reversed when asked), and copied to the group's other rows."""
+    a, b, c = tiles
+    size = a * b * c
+    for group in dict.fromkeys(groups):
+        rows = [i for i, g in enumerate(groups) if g == group]
+        members = rows[::-1] if reverse else rows
+        first = out_rows[rows[0], : len(rows) * size]
+        target = first.reshape(a, len(rows), b, c)
+        for m, row in enumerate(members):
+            target[:, m] = in_rows[row, :size].reshape(a, b, c)
+        for row in rows[1:]:
+            out_rows[row, : first.shape[0]] = first
 
 
 def _gather_values(

@@ -130,7 +130,11 @@ def run_reduce_scatter(
     out = Output(spec, topology=output_topology(tensor, axis, PlacementShard(axis_dim)))
     attrs["memory_config"] = spec.memory_config
     into_list = [into] if into is not None else None
-    return launch(op, mesh, [tensor], [out], kernel, reads_memos=True, attrs=attrs, into=into_list)[0]
+    repeat = (op, in_spec, spec, shape, axis, axis_dim)  # everything the kernel uses but the bytes
+    (result,) = launch(
+        op, mesh, [tensor], [out], kernel, reads_memos=True, attrs=attrs, into=into_list, repeat_key=repeat
+    )
+    return result
 
 
 def _group_sums(rows: np.ndarray, spec: TensorSpec, shape: tuple[int, ...], axis: int | None) -> np.ndarray:
