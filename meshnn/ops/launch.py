@@ -82,13 +82,9 @@ def launch(
     memory config, topology, ...), by ttnn's argument names, for the observers of :mod:`meshnn.mesh.observers`, over
     the call's :func:`~meshnn.mesh.op_keywords.recorded`.
 
-    ``trace_bytes``: the op's dispatch-command bytes per device in a trace, when the op has its own figure
-    (``Program.trace_bytes``; None: the trace's per-program figure).  ``waits``: may wait for another queue's work
-    (``MeshWorkload.waits``).
-
-    ``repeat_key``: the kernel's outputs are a function of its inputs' bytes and this key alone (everything else the
-    kernel uses), written whole; a run that repeats the one before it on unchanged bytes is skipped
-    (``Program.repeat_key``).  Ignored when an output shares bytes with an input (an in-place op is no repeat)."""
+    ``trace_bytes``: the op's dispatch-command bytes per device in a trace, when the op has its own figure (None: the
+    trace's).  ``waits``: may wait for another queue's work (``MeshWorkload.waits``).  ``repeat_key``: the outputs are
+    a function of the inputs' bytes and this key alone, written whole (``Program.repeat_key``)."""
     first = inputs[0] if inputs else None
     where = tuple(coords) if coords is not None else first.storage.coords  # type: ignore[union-attr]
     event = OpEvent(op, mesh, tuple(inputs), where, queue_id, {**recorded(), **(attrs or {})}) if OBSERVERS else None
@@ -99,8 +95,6 @@ def launch(
     once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
     run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
     run.keeps = keeps_memos
-    if repeat_key is not None and any(b.shares_bytes(i) for b in buffers for i in run.touched[: run.n_in]):
-        repeat_key = None
     workload = _workload(op, mesh, where, run, (trace_bytes, repeat_key), waits)
     mesh.mesh_command_queue(queue_id).enqueue_mesh_workload(workload, blocking=False)
     run.caller = None  # from now on a run is not this call's own: it writes its bytes at once
@@ -285,6 +279,8 @@ def _workload(
 ) -> MeshWorkload:
     """``run`` as one program per box of the devices ``where``; ``keys``: its trace bytes and repeat key."""
     trace_bytes, repeat_key = keys
+    if repeat_key is not None and any(b.shares_bytes(i) for b in run.buffers for i in run.touched[: run.n_in]):
+        repeat_key = None  # an in-place op: its run changes what it reads
     boxes = (mesh.full_range,) if len(where) == mesh.get_num_devices() else _boxes(mesh, where)
     name, touched, n_in = f"ttnn.{op}", run.touched, run.n_in
     workload = MeshWorkload.of_programs(
