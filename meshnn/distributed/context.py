@@ -125,6 +125,22 @@ def get_context() -> DistributedContext:
     return _CONTEXT
 
 
+def mesh_context(num_rows: int, *, bound: bool) -> DistributedContext:
+    """The context that owns a new mesh of ``num_rows`` rows: this process alone when tt-run bound
+    the rank to a mesh of its own (``bound``; the run's context is made all the same, every rank
+    opening a mesh), else the run's (its ranks share the mesh's rows: at least one each)."""
+    context = get_context()
+    if bound:
+        return SingleProcessContext()
+    if context.world_size > num_rows:
+        raise DistributedError(
+            f"{context.world_size} ranks cannot share a mesh of {num_rows} row(s): every rank owns at "
+            f"least one mesh row; run with at most {num_rows} ranks",
+            rank=context.rank,
+        )
+    return context
+
+
 def end_all_ranks(message: str) -> None:
     """Under an MPI run whose context exists, print ``meshnn: rank R: message`` and end every rank
     now (``MPI_Abort``): what an uncaught error does, for callers that caught it (``meshnn run``,

@@ -31,6 +31,7 @@ import numpy as np
 
 from meshnn.distributed.rendezvous import CONTROL, DATA, Rendezvous
 from meshnn.errors import DistributedError
+from meshnn.host.threads import wait_timeout
 
 try:
     from mpi4py import MPI
@@ -186,6 +187,33 @@ class MpiContext:
             MPI.Request.Waitall(sent)
         return running
 
+    def send_bytes(self, payload: np.ndarray, dest: int, tag: int, op: str) -> None:
+        """Send ``payload`` (bytes) to rank ``dest`` under ``tag`` (point to point, on the data
+        communicator); waits until ``dest`` has taken it, at most the wait timeout, then raises
+        naming ``dest``."""
+        request = self.data_comm.Isend(np.ascontiguousarray(payload).view(np.uint8).reshape(-1), dest=dest, tag=tag)
+        if not _poll(request.Test):
+            request.Cancel()
+            raise DistributedError(
+                f"{op}: rank {dest} never received from rank {self._rank} within {wait_timeout():g} s "
+                "(MESHNN_WAIT_TIMEOUT); the receiving rank must call its receive",
+                rank=dest,
+            )
+
+    def recv_bytes(self, source: int, tag: int, op: str) -> np.ndarray:
+        """The bytes rank ``source`` sent under ``tag``, waiting at most the wait timeout, then
+        raising naming ``source``."""
+        status = MPI.Status()
+        if not _poll(lambda: self.data_comm.Iprobe(source=source, tag=tag, status=status)):
+            raise DistributedError(
+                f"{op}: rank {source} never sent to rank {self._rank} within {wait_timeout():g} s "
+                "(MESHNN_WAIT_TIMEOUT); the sending rank must call its send",
+                rank=source,
+            )
+        out = np.empty(status.Get_count(MPI.BYTE), dtype=np.uint8)
+        self.data_comm.Recv(out, source=source, tag=tag)
+        return out
+
     def abort(self, message: str) -> None:
         self._abort(message, True)
 
@@ -290,6 +318,18 @@ def _exit_after(seconds: float) -> None:
     time.sleep(seconds)
     _say(f"meshnn: MPI_Abort did not end this process within {seconds:g} s; it ends by itself")
     _exit_now(ABORT_STATUS)
+
+
+def _poll(done: Callable[[], bool]) -> bool:
+    """Call ``done`` until it is true (True) or the wait timeout passes (False)."""
+    limit = time.monotonic() + wait_timeout()
+    pause = 0.0001
+    while not done():
+        if time.monotonic() > limit:
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 0.01)
+    return True
 
 
 def _alive(pid: int) -> bool:
