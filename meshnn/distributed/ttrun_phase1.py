@@ -28,6 +28,7 @@ from meshnn.distributed.ttrun_mpi import (
     get_mpi_launcher,
     host_list_needs_oversubscribe,
     launcher_is_mpich,
+    parse_rankfile,
     to_launcher_dialect,
 )
 
@@ -193,3 +194,26 @@ def generator_main(argv: list[str] | None = None) -> int:
     if int(os.environ.get("PMI_RANK", os.environ.get("OMPI_COMM_WORLD_RANK", "0"))) == 0:
         write_rank_bindings(args.mesh_graph_descriptor, args.output_dir, ["localhost"])
     return 0
+
+
+def build_phase2_mock_mapping(
+    rankfile_path: Path, phase1_hosts: list[str] | None, phase1_mock_rank_to_desc: dict[int, Path] | None
+) -> dict[int, Path] | None:
+    """Phase 2 rank -> mock cluster descriptor (None without mocks): a rank gets the descriptor of
+    the first Phase 1 rank on its host (rank 0's when its host was not in Phase 1); without Phase 1
+    hosts, Phase 2 rank r gets Phase 1 rank ``r mod n``'s."""
+    if not phase1_mock_rank_to_desc:
+        return None
+    placed = parse_rankfile(rankfile_path)
+    if not phase1_hosts:
+        count = len(phase1_mock_rank_to_desc)
+        return {r: phase1_mock_rank_to_desc[r % count] for r in sorted(placed) if r % count in phase1_mock_rank_to_desc}
+    first = {}
+    for rank, host in enumerate(phase1_hosts):
+        first.setdefault(host, rank)
+    mapping = {}
+    for rank, host in placed.items():
+        source = first.get(host, 0)
+        if source in phase1_mock_rank_to_desc:
+            mapping[rank] = phase1_mock_rank_to_desc[source]
+    return mapping
