@@ -36,6 +36,7 @@ from meshnn.distributed.ttrun_config import (
     get_search_paths,
     load_mock_rank_to_descriptors,
     parse_binding_config,
+    parse_rank_bindings_mapping,
     resolve_path,
 )
 from meshnn.distributed.ttrun_mpi import (
@@ -106,6 +107,7 @@ __all__ = [
     "new_mode_flow",
     "normalize_rankfile_mpi_args",
     "parse_binding_config",
+    "parse_rank_bindings_mapping",
     "parse_rankfile",
     "phase1_cache_hit_valid",
     "phase1_outputs_ready",
@@ -191,12 +193,9 @@ def _check_tracy(tracy_args: str | None) -> None:
 
 
 def _load_config(rank_binding, rank_bindings_mapping, mock_cluster_rank_binding, skip_mgd_check) -> TTRunConfig:
-    if rank_bindings_mapping is not None:
-        raise click.ClickException(
-            "--rank-bindings-mapping (sub-context overlays) is not supported by meshnn's tt-run yet; "
-            "merge the overlays into one --rank-binding file"
-        )
     try:
+        if rank_bindings_mapping is not None:
+            return parse_rank_bindings_mapping(rank_bindings_mapping, mock_cluster_rank_binding, skip_mgd_check)
         return parse_binding_config(rank_binding, mock_cluster_rank_binding, skip_mgd_check)
     except ValueError as error:
         raise click.ClickException(f"Configuration error: {error}") from None

@@ -253,3 +253,57 @@ def get_rank_environment(
     env.update({k: os.path.expandvars(v) for k, v in binding.env_overrides.items()})
     env.update(extra_env or {})
     return env
+
+
+def _overlay(value: object, folder: Path, skip_mgd_check: bool) -> TTRunConfig:
+    if not isinstance(value, str | Path):
+        raise ValueError(f"a sub-context's rank binding must be a file path, got {value!r}")
+    beside = folder / value
+    path = beside.resolve() if not Path(value).is_absolute() and beside.is_file() else Path(value)
+    return parse_binding_config(path, None, skip_mgd_check=skip_mgd_check)
+
+
+def parse_rank_bindings_mapping(
+    mapping_yaml_path: Path, mock_cluster_rank_binding: Path | None = None, skip_mgd_check: bool = False
+) -> TTRunConfig:
+    """``subcontext_id_to_rank_bindings`` (ids 0, 1, ... -> rank binding files, relative paths
+    beside the mapping first) merged into one run: sub-context ``s``'s ranks follow those of the
+    ones before it, each keeping its own mesh graph descriptor, ``TT_RUN_SUBCONTEXT_ID`` and the
+    sizes in ``TT_RUN_SUBCONTEXT_SIZES``; global environments must agree."""
+    import yaml
+
+    resolved = resolve_path(mapping_yaml_path, description="Rank bindings mapping file", must_be_file=True)
+    data = yaml.safe_load(resolved.read_text())
+    table = data.get("subcontext_id_to_rank_bindings") if isinstance(data, dict) else None
+    if not isinstance(table, dict) or not table:
+        raise ValueError("Rank bindings mapping must contain a non-empty 'subcontext_id_to_rank_bindings' mapping")
+    if [k for k in table] != list(range(len(table))):
+        raise ValueError(f"subcontext_id_to_rank_bindings keys must be 0, 1, ... in order, got {list(table)}")
+    bindings: list[RankBinding] = []
+    env: dict[str, str] = {}
+    first: Path | None = None
+    for sub in table:
+        part = _overlay(table[sub], resolved.parent, skip_mgd_check)
+        first = first or part.mesh_graph_desc_path
+        clash = sorted(k for k, v in part.global_env.items() if env.get(k, v) != v)
+        if clash:
+            raise ValueError(f"global_env conflict on {clash} between sub-contexts")
+        env |= part.global_env
+        size = len(part.rank_bindings)
+        for b in sorted(part.rank_bindings, key=lambda b: b.rank):
+            bindings.append(
+                dataclasses.replace(
+                    b,
+                    rank=len(bindings),
+                    subcontext_id=sub,
+                    subcontext_size=size,
+                    mesh_graph_desc_path=part.mesh_graph_desc_path,
+                )
+            )
+    sizes = {b.subcontext_id: b.subcontext_size for b in bindings}
+    env["TT_RUN_SUBCONTEXT_SIZES"] = ",".join(str(sizes[s]) for s in table)
+    config = TTRunConfig(bindings, first, env)  # type: ignore[arg-type]
+    if mock_cluster_rank_binding:
+        mock = resolve_path(mock_cluster_rank_binding, description="Mock cluster rank binding", must_be_file=True)
+        config = dataclasses.replace(config, mock_cluster_rank_binding=load_mock_rank_to_descriptors(mock))
+    return config

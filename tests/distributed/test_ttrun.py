@@ -159,7 +159,7 @@ def test_each_rank_gets_its_environment_and_the_program_keeps_its_arguments(tmp_
         (["--mesh-graph-descriptor", "m", "--hosts", "a,a"], "Duplicate hostname"),
         (["--mesh-graph-descriptor", "m", "--hosts", "a,b c"], "no spaces"),
         (["--rank-binding", "absent.yaml"], "Configuration file not found"),
-        (["--rank-bindings-mapping", "x.yaml"], "not supported by meshnn"),
+        (["--rank-bindings-mapping", "x.yaml"], "Rank bindings mapping file not found"),
         (["--rank-binding", "{binding}", "--mpi-args", "'unclosed"], "cannot split"),
         (["--rank-binding", "{binding}", "--rankfile-syntax", "bogus"], "bogus"),
         (["--rank-binding", "{binding}", "no-such-program-here"], "Program not found"),
@@ -234,3 +234,21 @@ def test_new_mode_makes_the_bindings_from_the_descriptor_then_runs_them(tmp_path
         ["--mesh-graph-descriptor", mgd.name, "--hosts", "localhost", "--bare", "--dry-run", "true"], tmp_path
     )
     assert again.returncode == 0 and "Phase 1 cache hit" in again.stderr
+
+
+def test_sub_context_overlays_merge_into_one_run(tmp_path):
+    one = binding_file(tmp_path / "a.yaml", descriptor(tmp_path / "a.textproto", 2, (1, 2)), 2, global_env={"G": "1"})
+    two = binding_file(tmp_path / "b.yaml", descriptor(tmp_path / "b.textproto", 1, (2, 2)), 1, global_env={"G": "1"})
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(yaml.safe_dump({"subcontext_id_to_rank_bindings": {0: "a.yaml", 1: str(two)}}))
+    config = ttrun.parse_rank_bindings_mapping(mapping)
+    assert [(b.rank, b.mesh_id, b.subcontext_id) for b in config.rank_bindings] == [(0, 0, 0), (1, 1, 0), (2, 0, 1)]
+    env = ttrun.get_rank_environment(config.rank_bindings[2], config)
+    assert env["TT_MESH_GRAPH_DESC_PATH"].endswith("b.textproto") and env["TT_RUN_SUBCONTEXT_ID"] == "1"
+    assert env["TT_RUN_SUBCONTEXT_SIZES"] == "2,1"
+    binding_file(one, one.parent / "a.textproto", 2, global_env={"G": "2"})
+    with pytest.raises(ValueError, match="global_env conflict"):
+        ttrun.parse_rank_bindings_mapping(mapping)
+    mapping.write_text(yaml.safe_dump({"subcontext_id_to_rank_bindings": {1: "a.yaml"}}))
+    with pytest.raises(ValueError, match="keys must be 0, 1"):
+        ttrun.parse_rank_bindings_mapping(mapping)
