@@ -228,11 +228,12 @@ def _placement_args(args: list[str], rankfile: Path, syntax: RankfileSyntax, moc
     if mpi_args_contain_rankfile_options(args):
         _say("a rankfile is already in --mpi-args; the generated one is not added")
         return args
-    placed = [] if mocked or has_host_selection_args(args) else ["--host", build_host_slots_from_rankfile(rankfile)[0]]
-    placed = [a for a in placed if a] if placed[1:] != [""] else []
-    return ensure_oversubscribe_for_multi_proc_per_host(
-        placed + build_rankfile_args(syntax, rankfile, cwd=ORIGINAL_CWD) + args, rankfile_hint=rankfile
-    )
+    hosts: list[str] = []
+    if not mocked and not has_host_selection_args(args):  # Phase 2 on a cluster: the rankfile's hosts and slots
+        slots, ranks = build_host_slots_from_rankfile(rankfile)
+        hosts = ["--host", slots] if slots and ranks else []
+    placed = hosts + build_rankfile_args(syntax, rankfile, cwd=ORIGINAL_CWD) + args
+    return ensure_oversubscribe_for_multi_proc_per_host(placed, rankfile_hint=rankfile)
 
 
 def legacy_flow(

@@ -98,6 +98,11 @@ class MeshSocket:
         device.check_open()
         if not isinstance(config, SocketConfig):
             raise MeshnnTypeError(f"MeshSocket: socket_config must be a ttnn.SocketConfig, got {config!r}")
+        if not device.all_local:
+            raise MeshnnValueError(
+                "MeshSocket: this mesh is shared by the MPI ranks (rows dealt to ranks); a socket between ranks "
+                "joins each rank's own mesh: launch with tt-run and a rank binding (TT_MESH_ID)"
+            )
         endpoint = rank_end(config)
         sender = endpoint is SocketEndpoint.SENDER
         _check_end(config, device, sender)

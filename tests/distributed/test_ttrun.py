@@ -98,6 +98,10 @@ def test_rank_binding_from_the_environment(tmp_path, monkeypatch):
         ttnn.close_mesh_device(mesh)
     with pytest.raises(ttnn.MeshnnValueError, match="does not fit in this rank's mesh 1"):
         ttnn.open_mesh_device(ttnn.MeshShape(2, 4))
+    descriptor(mgd, 1, (2, 4), hosts=(1, 2))  # split along columns: not how meshnn shares a mesh
+    monkeypatch.setenv("TT_MESH_ID", "0")
+    with pytest.raises(ttnn.NotImplementedByMeshnn, match=r"host_topology \[1, 2\]"):
+        ttnn.open_mesh_device()
     monkeypatch.setenv("TT_MESH_ID", "5")
     with pytest.raises(ttnn.MeshnnValueError, match="names no mesh"):
         ttnn.open_mesh_device()
@@ -209,6 +213,17 @@ def test_each_rank_opens_its_own_mesh_and_sockets_carry_tensors_between_ranks(tm
 
 
 @needs_launcher
+def test_a_big_mesh_over_host_ranks_is_shared_by_rows(tmp_path):
+    mgd = descriptor(tmp_path / "m.textproto", 1, (2, 4), hosts=(2, 1))
+    path = tmp_path / "b.yaml"
+    ranks = [{"rank": r, "mesh_id": 0, "mesh_host_rank": r} for r in range(2)]
+    path.write_text(yaml.safe_dump({"rank_bindings": ranks, "mesh_graph_desc_path": str(mgd)}))
+    result = tt_run(["--rank-binding", str(path), sys.executable, str(SCRIPTS / "round_trip.py"), "2x4"], tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("holding 4 devices") == 2, result.stdout  # each rank: its row of the 2x4 mesh
+
+
+@needs_launcher
 def test_a_receive_whose_sender_never_sends_names_it_and_ends_the_job(tmp_path):
     path = binding_file(tmp_path / "b.yaml", descriptor(tmp_path / "m.textproto", 2, (1, 2)), 2)
     began = time.monotonic()
@@ -252,3 +267,9 @@ def test_sub_context_overlays_merge_into_one_run(tmp_path):
     mapping.write_text(yaml.safe_dump({"subcontext_id_to_rank_bindings": {1: "a.yaml"}}))
     with pytest.raises(ValueError, match="keys must be 0, 1"):
         ttrun.parse_rank_bindings_mapping(mapping)
+
+
+def test_a_socket_between_ranks_on_a_shared_mesh_is_refused():
+    from tests.distributed.test_mpi import mpirun, ok
+
+    ok(mpirun(2, "socket_on_shared_mesh.py", timeout=120), 2)
