@@ -7,8 +7,9 @@ pages and FIFO (:mod:`meshnn.mesh.socket`); the config words that name the peer'
 (the peer's memory is another process's).  A send moves, for each connection, its sender device's
 shard bytes to the receiver rank over MPI (point to point, one message per send, tagged with the
 socket's number among the sockets from that sender rank to that receiver rank, in the order the
-two ranks make them); a receive takes the sends in order.  A receive whose send never comes, or a
-send no receive ever takes, raises after ``MESHNN_WAIT_TIMEOUT`` seconds naming the other rank.
+two ranks make them); a send does not wait for its receive, a receive takes the sends in order.  A
+receive whose send never comes raises after ``MESHNN_WAIT_TIMEOUT`` seconds naming the sender; a
+send no receive takes is waited for as long when the program ends, then names the receiver.
 
 Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.distributed.context` and the socket's config.
 """

@@ -213,6 +213,20 @@ def test_each_rank_opens_its_own_mesh_and_sockets_carry_tensors_between_ranks(tm
 
 
 @needs_launcher
+def test_sends_do_not_wait_for_their_receives(tmp_path):
+    path = binding_file(tmp_path / "b.yaml", descriptor(tmp_path / "m.textproto", 2, (1, 2)), 2)
+    script = [sys.executable, str(SCRIPTS / "ttrun_exchange.py")]
+    result = tt_run(["--rank-binding", str(path), *script], tmp_path, env={"MESHNN_WAIT_TIMEOUT": "30"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("exchanged 4 MiB each way") == 2, result.stdout
+    began = time.monotonic()
+    never = tt_run(["--rank-binding", str(path), *script, "never"], tmp_path, env={"MESHNN_WAIT_TIMEOUT": "2"})
+    assert never.returncode != 0
+    assert "never received from rank" in never.stdout + never.stderr
+    assert time.monotonic() - began < 60
+
+
+@needs_launcher
 def test_a_big_mesh_over_host_ranks_is_shared_by_rows(tmp_path):
     mgd = descriptor(tmp_path / "m.textproto", 1, (2, 4), hosts=(2, 1))
     path = tmp_path / "b.yaml"
