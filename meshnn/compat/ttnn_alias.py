@@ -45,7 +45,16 @@ def _from_meshnn(attribute: str, prefix: str = "") -> object:
 def _distributed(attribute: str) -> object:
     if attribute == "distributed":  # ttnn.distributed.distributed: the module the package re-exports
         return sys.modules.get("ttnn.distributed.distributed") or _submodule("distributed.distributed")
+    if attribute == "ttrun":  # tt-run's module: meshnn's own (tests replace its functions)
+        return _ttrun()
     return _from_meshnn(attribute, "distributed.")
+
+
+def _ttrun() -> types.ModuleType:
+    """``ttnn.distributed.ttrun``: :mod:`meshnn.distributed.ttrun` itself, under both names."""
+    module = importlib.import_module("meshnn.distributed.ttrun")
+    sys.modules["ttnn.distributed.ttrun"] = module
+    return module
 
 
 def _namespace(module: types.ModuleType, prefix: str) -> Callable[[str], object]:
@@ -141,6 +150,8 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finds ``ttnn`` and ``ttnn.<submodule>`` for the import system while the alias is installed."""
 
     def find_spec(self, fullname: str, path: object, target: object = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname == "ttnn.distributed.ttrun":
+            return importlib.machinery.ModuleSpec(fullname, self)
         if fullname == "ttnn" or (fullname.startswith("ttnn.") and fullname[5:] in SUBMODULES):
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
         if fullname.startswith("ttnn.") and fullname[5:].split(".")[0] in ttnn_modules.NAMES:
@@ -150,6 +161,8 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         if spec.name == "ttnn":
             return alias_module()
+        if spec.name == "ttnn.distributed.ttrun":
+            return _ttrun()
         name = spec.name[5:]
         head, _, rest = name.partition(".")
         if head in ttnn_modules.NAMES:  # import ttnn._ttnn.operations.core: a flat namespace
@@ -189,7 +202,7 @@ def uninstall() -> None:
     if _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
     for name in [n for n in sys.modules if n == "ttnn" or n.startswith("ttnn.")]:
-        if isinstance(sys.modules[name], AliasModule | ttnn_modules.FlatNamespace):
+        if name == "ttnn.distributed.ttrun" or isinstance(sys.modules[name], AliasModule | ttnn_modules.FlatNamespace):
             del sys.modules[name]
 
 

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from meshnn.errors import DistributedError, MeshnnTypeError, MeshnnValueError
+
+if TYPE_CHECKING:
+    from meshnn.distributed.binding import MeshBinding
 
 
 class DistributedContext(Protocol):
@@ -123,6 +126,29 @@ def get_context() -> DistributedContext:
         else:
             _CONTEXT = SingleProcessContext()
     return _CONTEXT
+
+
+def mesh_context(num_rows: int, binding: MeshBinding | None) -> DistributedContext:
+    """The context that owns a new mesh of ``num_rows`` rows: this process alone when tt-run bound
+    the rank to a mesh of its own (the run's context is made all the same, every rank opening a
+    mesh), else the run's (its ranks share the mesh's rows: at least one each; under tt-run's big
+    mesh, rank ``h`` is host rank ``h`` and there is one rank per host rank)."""
+    context = get_context()
+    if binding is not None and not binding.shared:
+        return SingleProcessContext()
+    if binding is not None and binding.mesh_host_rank != context.rank:
+        raise DistributedError(
+            f"rank {context.rank} is bound to host rank {binding.mesh_host_rank} of mesh {binding.mesh_id}; "
+            "meshnn deals a shared mesh's rows by MPI rank: bind rank h to host rank h",
+            rank=context.rank,
+        )
+    if context.world_size > num_rows:
+        raise DistributedError(
+            f"{context.world_size} ranks cannot share a mesh of {num_rows} row(s): every rank owns at "
+            f"least one mesh row; run with at most {num_rows} ranks",
+            rank=context.rank,
+        )
+    return context
 
 
 def end_all_ranks(message: str) -> None:

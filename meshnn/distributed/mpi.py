@@ -31,6 +31,7 @@ import numpy as np
 
 from meshnn.distributed.rendezvous import CONTROL, DATA, Rendezvous
 from meshnn.errors import DistributedError
+from meshnn.host.threads import wait_timeout
 
 try:
     from mpi4py import MPI
@@ -65,6 +66,9 @@ class MpiContext:
         self._install_excepthooks()
         self._watch_exit_status()
         atexit.register(lambda: self.rendezvous.leave(self.exit_status))  # runs before mpi4py finalises MPI
+        self._sends: list[tuple] = []  # point-to-point sends in flight: (request, bytes, dest, op)
+        self._sends_lock = threading.Lock()
+        atexit.register(self._finish_sends_at_exit)  # (atexit runs it first: sends end before leaving)
         self._start_watchdog()
 
     @property
@@ -186,6 +190,49 @@ class MpiContext:
             MPI.Request.Waitall(sent)
         return running
 
+    def send_bytes(self, payload: np.ndarray, dest: int, tag: int, op: str) -> None:
+        """Start sending ``payload`` (bytes) to rank ``dest`` under ``tag`` (point to point, on the
+        data communicator) and return: the send completes while this rank goes on, as a socket's
+        does; sends still in flight at exit are waited for (:meth:`finish_sends`)."""
+        data = np.ascontiguousarray(payload).view(np.uint8).reshape(-1)
+        request = self.data_comm.Isend(data, dest=dest, tag=tag)
+        with self._sends_lock:
+            self._sends = [s for s in self._sends if not s[0].Test()]
+            self._sends.append((request, data, dest, op))  # the bytes live until the send completes
+
+    def finish_sends(self) -> None:
+        """Wait for the sends still in flight, each at most the wait timeout; one no rank takes
+        raises, naming the rank that never received it."""
+        with self._sends_lock:
+            pending, self._sends = self._sends, []
+        for request, _data, dest, op in pending:
+            if not _poll(request.Test):
+                raise DistributedError(
+                    f"{op}: rank {dest} never received from rank {self._rank} within {wait_timeout():g} s "
+                    "(MESHNN_WAIT_TIMEOUT); the receiving rank must call its receive",
+                    rank=dest,
+                )
+
+    def _finish_sends_at_exit(self) -> None:
+        try:
+            self.finish_sends()
+        except DistributedError as error:
+            self.abort(str(error))
+
+    def recv_bytes(self, source: int, tag: int, op: str) -> np.ndarray:
+        """The bytes rank ``source`` sent under ``tag``, waiting at most the wait timeout, then
+        raising naming ``source``."""
+        status = MPI.Status()
+        if not _poll(lambda: self.data_comm.Iprobe(source=source, tag=tag, status=status)):
+            raise DistributedError(
+                f"{op}: rank {source} never sent to rank {self._rank} within {wait_timeout():g} s "
+                "(MESHNN_WAIT_TIMEOUT); the sending rank must call its send",
+                rank=source,
+            )
+        out = np.empty(status.Get_count(MPI.BYTE), dtype=np.uint8)
+        self.data_comm.Recv(out, source=source, tag=tag)
+        return out
+
     def abort(self, message: str) -> None:
         self._abort(message, True)
 
@@ -290,6 +337,18 @@ def _exit_after(seconds: float) -> None:
     time.sleep(seconds)
     _say(f"meshnn: MPI_Abort did not end this process within {seconds:g} s; it ends by itself")
     _exit_now(ABORT_STATUS)
+
+
+def _poll(done: Callable[[], bool]) -> bool:
+    """Call ``done`` until it is true (True) or the wait timeout passes (False)."""
+    limit = time.monotonic() + wait_timeout()
+    pause = 0.0001
+    while not done():
+        if time.monotonic() > limit:
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 0.01)
+    return True
 
 
 def _alive(pid: int) -> bool:

@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from meshnn.device.arch import Arch, SystemSpec, system_spec
 from meshnn.device.bank import DeviceAllocator
 from meshnn.device.core import CoreCoord, CoreGrid
-from meshnn.distributed.context import DistributedContext, check_ranks_agree, get_context, rows_of_rank
+from meshnn.distributed.binding import rank_binding
+from meshnn.distributed.context import DistributedContext, check_ranks_agree, get_context, mesh_context, rows_of_rank
 from meshnn.distributed.world import mark_initialized
-from meshnn.errors import DeviceClosedError, DistributedError, MeshnnTypeError, MeshnnValueError
+from meshnn.errors import DeviceClosedError, MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.call_sites import is_meshnns
 from meshnn.mesh.compute_grid import system_for
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, as_coord, to_linear_index
@@ -45,7 +46,7 @@ from meshnn.mesh.program_cache import ProgramCache
 from meshnn.mesh.sub_device import SubDevices
 from meshnn.mesh.submesh import Submeshes
 from meshnn.mesh.system import fabric_options, get_fabric_config
-from meshnn.mesh.system_devices import device_ids_on, shape_on
+from meshnn.mesh.system_devices import bound_shape, device_ids_on, shape_on
 
 _mesh_ids = itertools.count()
 
@@ -333,15 +334,10 @@ def open_mesh_device(
     mesh_type = checked_mesh_type(mesh_type)
     execute = resolve_execute(execute)
     spec = system_spec(system)
-    mesh_shape = shape_on(spec, mesh_shape)
+    binding = rank_binding()
+    mesh_shape = shape_on(spec, bound_shape(binding, mesh_shape))
     check_worker_l1_size(worker_l1_size, spec.arch_spec.worker_l1_size)
-    context = get_context()
-    if context.world_size > mesh_shape[0]:
-        raise DistributedError(
-            f"{context.world_size} ranks cannot share a mesh of {mesh_shape[0]} row(s): every rank owns at "
-            f"least one mesh row; run with at most {mesh_shape[0]} ranks",
-            rank=context.rank,
-        )
+    context = mesh_context(mesh_shape[0], binding)  # tt-run: each rank's own mesh, or a big mesh's rows
     ids = device_ids_on(spec, mesh_shape, offset, physical_device_ids)
     check_ranks_agree(context, "open_mesh_device", f"{mesh_shape} on {spec.name}, devices {ids}, execute={execute}")
     tensix = dict(fabric_options()).get("fabric_tensix_config")

@@ -19,7 +19,8 @@ Words that need no NoC coordinates are written as tt-metal writes them (the FIFO
 size, the peer's config address); NoC and fabric words stay 0.  The data moves through a
 process-wide channel per pair (the simulator has no fabric): a send puts each connection's shard
 in it, a receive takes them in order, waiting (``MESHNN_WAIT_TIMEOUT``) for a send still to come.
-Both ends live in this process; a socket between MPI ranks is not modelled yet (refused by name).
+``MeshSocket(device, config)`` makes one end of a socket between MPI ranks
+(:mod:`meshnn.mesh.socket_ranks`: its data moves over MPI).
 Buffers live as long as the socket object.
 
 Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.host`, :mod:`meshnn.device` and the mesh
@@ -36,12 +37,13 @@ import numpy as np
 from meshnn.device.allocator import align_up
 from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, ShardSpecBuffer, TensorMemoryLayout
 from meshnn.device.core import CoreCoord, CoreRange, CoreRangeSet
-from meshnn.errors import MeshnnTypeError, MeshnnValueError, NotImplementedByMeshnn, QueueError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError, QueueError
 from meshnn.host.settings import wait_timeout
 from meshnn.mesh.buffer_config import DeviceLocalBufferConfig, ReplicatedBufferConfig
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.socket_config import MeshCoreCoord, SocketConfig, SocketConnection, SocketEndpoint
+from meshnn.mesh.socket_ranks import rank_channel, rank_end
 from meshnn.mesh.system import FabricConfig
 
 SENDER_MD_WORDS = 7
@@ -68,8 +70,9 @@ class _Channel:
             self._items.append(payload)
             self._ready.notify_all()
 
-    def take(self, op: str) -> list[np.ndarray]:
-        """The oldest send's payload, waiting for one up to the wait timeout."""
+    def take(self, op: str, sizes: list[int] | None = None) -> list[np.ndarray]:
+        """The oldest send's payload, waiting for one up to the wait timeout (``sizes``: the bytes
+        the receiver expects per connection, checked by the caller)."""
         limit = wait_timeout()
         with self._ready:
             if not self._ready.wait_for(lambda: bool(self._items), timeout=limit):
@@ -87,9 +90,26 @@ class MeshSocket:
     __slots__ = ("channel", "config", "config_buffer", "data_buffer", "endpoint", "mesh_device")
 
     def __init__(self, device: object = None, config: object = None) -> None:
-        # One end made alone has its peer in another process (an MPI rank): not modelled yet; two
-        # ends in this process are made together by ttnn.create_socket_pair(sender, receiver, config).
-        raise NotImplementedByMeshnn("MeshSocket(device, config) (one socket end, its peer on another MPI rank)")
+        """``ttnn.MeshSocket(device, socket_config)``: this rank's end of a socket between MPI ranks
+        (:mod:`meshnn.mesh.socket_ranks`); two ends in one process are made together by
+        ``ttnn.create_socket_pair``."""
+        if not isinstance(device, MeshDevice):
+            raise MeshnnTypeError(f"MeshSocket: device must be a MeshDevice, got {type(device).__name__}")
+        device.check_open()
+        if not isinstance(config, SocketConfig):
+            raise MeshnnTypeError(f"MeshSocket: socket_config must be a ttnn.SocketConfig, got {config!r}")
+        if not device.all_local:
+            raise MeshnnValueError(
+                "MeshSocket: this mesh is shared by the MPI ranks (rows dealt to ranks); a socket between ranks "
+                "joins each rank's own mesh: launch with tt-run and a rank binding (TT_MESH_ID)"
+            )
+        endpoint = rank_end(config)
+        sender = endpoint is SocketEndpoint.SENDER
+        _check_end(config, device, sender)
+        buffers = _end_buffers(device, config, sender)  # before the channel's number: a failure leaves none used
+        self.mesh_device, self.config, self.endpoint = device, config, endpoint
+        self.config_buffer, self.data_buffer = buffers
+        self.channel = rank_channel(config)
 
     def get_config_buffer_address(self) -> int:
         """The L1 address of this end's config pages (the same on every socket core and device)."""

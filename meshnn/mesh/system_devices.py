@@ -4,12 +4,13 @@ system (:func:`shape_on`), and the system's device ids of the mesh's devices, ro
 ``offset`` (a 1-D mesh: the run of ids from there), else ids 0, 1, ...
 
 Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.device` (the system spec) and the mesh layer's
-coordinates.
+coordinates; the shape a rank bound by tt-run opens (:func:`bound_shape`).
 """
 
 from __future__ import annotations
 
 from meshnn.device.arch import SystemSpec
+from meshnn.distributed.binding import MeshBinding
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, as_coord, to_linear_index
 
@@ -56,3 +57,20 @@ def device_ids_on(
             f"{where}: devices {list(ids)} do not fit a {mesh_shape} mesh on {spec.name} ({spec.num_devices} devices)"
         )
     return ids
+
+
+def bound_shape(binding: MeshBinding | None, mesh_shape: MeshShape | tuple[int, ...] | None) -> object:
+    """The shape a rank opens under tt-run's ``binding``: the bound mesh's when none is asked for;
+    one asked for must fit in it (as a mesh of tt-metal's fits in its system mesh)."""
+    if binding is None or binding.shape is None:
+        return mesh_shape
+    if mesh_shape is None:
+        return MeshShape(binding.shape)
+    asked = mesh_shape if isinstance(mesh_shape, MeshShape) else MeshShape(mesh_shape)
+    if asked.mesh_size() > MeshShape(binding.shape).mesh_size():
+        raise MeshnnValueError(
+            f"open_mesh_device: a {asked} mesh does not fit in this rank's mesh {binding.mesh_id} "
+            f"({list(binding.shape)}, host rank {binding.mesh_host_rank} of {binding.descriptor}, from tt-run's "
+            "rank binding)"
+        )
+    return asked

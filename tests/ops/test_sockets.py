@@ -200,7 +200,9 @@ def test_sockets_between_devices_need_the_fabric(open_mesh):
     assert send.is_allocated()
 
 
-def test_one_socket_end_alone_is_not_modelled_yet(halves):
-    sender, _ = halves
-    with pytest.raises(ttnn.NotImplementedByMeshnn, match="MeshSocket"):
-        ttnn.MeshSocket(sender, config(sender.shape))  # its peer would be on another MPI rank
+def test_one_socket_end_needs_a_peer_rank(halves):
+    sender, _ = halves  # (ends between MPI ranks: tests/distributed/test_ttrun.py)
+    before = sender.get_memory_view(ttnn.BufferType.L1)
+    with pytest.raises(ttnn.MeshnnValueError, match="sender_rank and receiver_rank"):
+        ttnn.MeshSocket(sender, config(sender.shape))
+    assert sender.get_memory_view(ttnn.BufferType.L1) == before

@@ -3146,7 +3146,6 @@ EXEMPT = {  # public callables without a row, and why nothing given to them can 
     "distributed_context_barrier": "takes no arguments",
     "distributed_context_world_size": "takes no arguments (distributed_context_get_size)",
     "distributed_context_world_rank": "takes no arguments (distributed_context_get_rank)",
-    "MeshSocket": "made by create_socket_pair (rows above); its constructor refuses every call (test_sockets)",
 }
 
 

@@ -128,7 +128,7 @@ def recv_async(
     channel, name = socket.channel, f"experimental.{op}"
 
     def kernel(_in: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
-        payload = channel.take(name)
+        payload = channel.take(name, [size] * len(rows))
         for row, shard in zip(rows, payload, strict=True):
             if shard.size != size:
                 raise MeshnnValueError(
