@@ -29,6 +29,7 @@ from meshnn.perf.fidelity import (
     default_matmul_fidelity,
 )
 from meshnn.perf.hardware import ArchPerf
+from meshnn.perf.heads import is_heads_prefill, predict_heads_prefill
 from meshnn.perf.matmul import predict_matmul
 from meshnn.perf.movement import predict_movement
 from meshnn.perf.prediction import Prediction
@@ -118,5 +119,9 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
     so a caller that times the same op again may keep it."""
     fidelity = default_fidelity(desc)
     resolved = desc if fidelity is desc.fidelity else replace(desc, fidelity=fidelity)
-    predictor = predict_rotary_prefill if is_rotary_prefill(desc) else _PREDICTORS[desc.family]
+    predictor = _PREDICTORS[desc.family]
+    if is_rotary_prefill(desc):
+        predictor = predict_rotary_prefill
+    elif is_heads_prefill(desc):
+        predictor = predict_heads_prefill
     return replace(predictor(resolved, m), fidelity=fidelity)
