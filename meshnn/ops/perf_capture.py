@@ -157,7 +157,8 @@ class PerfCapture:
                 dispatch = _us(m.system.arch.dispatch_ns(m.num_devices))
                 lines.append(
                     f"  eager, {step.host_bound_ops} of {step.ops} ops wait on the host's dispatch ({dispatch} an op, "
-                    "longer than their kernels): the eager time is dispatch, nearly the same at any batch or position"
+                    "more than the kernels before them hide): the eager time is dispatch, nearly the same at any batch "
+                    "or position"
                 )
         return "\n".join(lines)
 
