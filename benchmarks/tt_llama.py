@@ -29,6 +29,8 @@ TILE = 32
 BF16, BFP8, BFP4 = ttnn.bfloat16, ttnn.bfloat8_b, ttnn.bfloat4_b
 NOT_MODELLED = (
     "T3000's attention output runs as all_gather_async + linear, not the fused all_gather_matmul_async",
+    "T3000's prefill attention output runs as linear + reduce_scatter; tt_transformers all_gathers the heads and "
+    "runs wo on output columns (USE_FUSED_ALL_GATHER_MATMUL: the same op count, a collective of the same bytes)",
     "paged attention runs unpaged (the same bytes; cur_pos as a list so the model sees the position)",
     "decode samples on the host (PERF.md's era); the logits are read back every token",
 )

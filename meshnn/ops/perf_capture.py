@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError
-from meshnn.mesh.observers import OBSERVERS, OpEvent
+from meshnn.mesh.observers import OBSERVERS, HostOpEvent, OpEvent
 from meshnn.ops.costs import op_desc
 from meshnn.perf.host import step_time
 from meshnn.perf.ops_csv import write_ops_perf_csv
@@ -77,6 +77,17 @@ class PerfCapture:
             self.skipped.append(
                 (event.op, f"{type(error).__name__}: {error}")
             )  # the model cannot time it: the program runs on
+
+    def on_host_op(self, event: HostOpEvent) -> None:
+        """A read back to the host (``to_torch`` of a mesh's tensor): the host waits for that mesh's
+        devices before it dispatches its next op."""
+        if event.op != "to_torch" or event.mesh is None:
+            return
+        with self._lock:
+            index = self._by_id.get(id(event.mesh))
+            entry = None if index is None else self._entries[index]
+        if entry is not None and entry[0]() is event.mesh:
+            entry[1].synchronize()
 
     def on_trace_replay(self, mesh: Any, trace_id: int, cq_id: int) -> None:
         """A replay of a trace: its captured ops again, each timed as traced."""
@@ -143,10 +154,11 @@ class PerfCapture:
             )
             step = step_time(recorder, traced=False)
             if step.host_bound_ops * 2 > step.ops:  # most of the eager time is the host's dispatch
-                dispatch = _us(m.system.arch.host_dispatch_ns)
+                dispatch = _us(m.system.arch.dispatch_ns(m.num_devices))
                 lines.append(
                     f"  eager, {step.host_bound_ops} of {step.ops} ops wait on the host's dispatch ({dispatch} an op, "
-                    "longer than their kernels): the eager time is dispatch, nearly the same at any batch or position"
+                    "more than the kernels before them hide): the eager time is dispatch, nearly the same at any batch "
+                    "or position"
                 )
         return "\n".join(lines)
 

@@ -20,6 +20,8 @@ CCL = "tt-metal: tech_reports/CCLs/CCL_bandwidth.md and results/SUMMARY_{arch}_b
 DRAM_WH = "tt-metal: tech_reports/Saturating_DRAM_bandwidth/Saturating_DRAM_bandwidth.md"
 DRAM_BH = "tt-metal: tech_reports/Saturating_DRAM_bandwidth/Saturating_DRAM_bandwidth_Blackhole.md"
 NPE = "tt-npe: tt_npe/cpp/include/device_models/{wormhole_b0,blackhole}.hpp"
+PERF_MD = "tt-metal: models/tt_transformers/PERF.md"
+HOST = "meshnn.perf.host.TT_TRANSFORMERS"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +48,8 @@ class ArchPerf:
     op_launch_ns: float  # device-side fixed cost of any op
     matmul_fill_ns: float  # fitted: multicast matmul pipeline fill on top of the launch
     op_to_op_traced_ns: float
-    host_dispatch_ns: float  # host cost of one eager op (Python + C++ dispatch)
+    host_dispatch_ns: float  # host cost of one eager op on one device (Python + C++ dispatch)
+    host_dispatch_per_device_ns: float  # fitted: what each further device of the op adds to it
     num_dram_banks: int
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
@@ -55,6 +58,11 @@ class ArchPerf:
 
     def source(self, name: str) -> str:
         return self.sources[name]
+
+    def dispatch_ns(self, devices: int = 1) -> float:
+        """The host's time to dispatch one eager op to ``devices`` devices (ns): one op's Python and
+        C++ work, then its commands written to each device's queue."""
+        return self.host_dispatch_ns + self.host_dispatch_per_device_ns * (max(1, devices) - 1)
 
     def missing_sources(self) -> list[str]:
         """Figures without a source (a test keeps this empty)."""
@@ -108,6 +116,7 @@ _BY_ARCH: dict[str, tuple[object, object]] = {  # figure: (Wormhole B0, Blackhol
     "hop_latency_1d_ns": (711.0, 515.0),
     "hop_latency_2d_ns": (874.0, 619.0),
     "host_dispatch_ns": (49000.0, 21000.0),
+    "host_dispatch_per_device_ns": (2750.0, 2750.0),
     "num_dram_banks": (12, 8),
 }
 """The figures that differ between the two architectures, side by side; their sources follow."""
@@ -133,6 +142,11 @@ _WH_SOURCES = {
     "host_dispatch_ns": f"fitted: {GEMM} N150 out-of-box 512^3 non-traced rows (49.05, 48.46, 50.13 us per op, "
     "host-bound: traced the same ops take 12-20 us)",
     "num_dram_banks": "meshnn.device.arch.WORMHOLE_B0 (12 banks = 6 channels x 2)",
+    "host_dispatch_per_device_ns": f"fitted with {HOST}'s prefill_ns: {PERF_MD} Llama-3.2-1B and 3B times to "
+    "first token on N150, N300 and T3000 (benchmarks/perf_model.py; the 8B, 70B and Mistral-7B rows are checks). "
+    "What it stands for: the host writes an op's command sequence into each device's issue queue in turn "
+    "(tt-metal: tt_metal/distributed/fd_mesh_command_queue.cpp, write_program_cmds_to_subgrid loops "
+    "write_program_command_sequence over the devices of the workload)",
 }
 
 _BH_SOURCES = {
@@ -153,6 +167,8 @@ _BH_SOURCES = {
     "hop_latency_2d_ns": f"{CCL}: per-hop latency BH 619 ns (2D fabric)",
     "host_dispatch_ns": f"fitted: {GEMM} P150 out-of-box 640x704x704 non-traced rows (16.81, 21.26, 25.57 us)",
     "num_dram_banks": "meshnn.device.arch.BLACKHOLE (8 GDDR6 banks)",
+    "host_dispatch_per_device_ns": "Wormhole's figure (the same host code writes each device's queue; no "
+    "published multi-chip Blackhole eager figure to fit)",
 }
 
 

@@ -39,6 +39,7 @@ class OpLatency:
     cache_update_setup_ns: float  # paged_update_cache: positions and page table read per user
     riscv_cycles_per_element: float  # argmax's scalar loop on a data-movement core
     single_use_weight_tile_cycles: float  # a matmul multiply whose weight tile is used once (decode)
+    tile_round_trip_cycles: float  # one DRAM tile read a core issues and waits for before the next
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     def cycles_ns(self, cycles: float, clock_hz: float) -> float:
@@ -59,6 +60,7 @@ WORMHOLE_B0 = OpLatency(
     cache_update_setup_ns=1380.0,
     riscv_cycles_per_element=10.0,
     single_use_weight_tile_cycles=40.0,
+    tile_round_trip_cycles=421.0,
     sources={
         "dram_read_latency_cycles": f"{NPE}: DRAM read latency 70-270 cycles (the far end: a decode op's first "
         "read waits for a bank across the chip)",
@@ -81,6 +83,11 @@ WORMHOLE_B0 = OpLatency(
         "tile of 1088 B at a bank's 22 GB/s is 49 ns: a bfloat8_b multiply must not cost more than ~40 cycles); "
         "bfloat4_b LoFi decode matmuls are compute-bound on it (8B's performance mode, 2x fewer bytes than its "
         "accuracy mode, is only 1.12x faster: PERF.md)",
+        "tile_round_trip_cycles": "fitted: tt-metal models/demos/llama3_70b_galaxy/tests/perf_targets/"
+        "prefill_128.json: NLPConcatHeadsDeviceOperation 17.667 us (8 heads of 128, 128 tokens: 4 cores of 32 "
+        "bfloat16 tiles, each read and waited for alone: nlp_concat_heads' reader), less its launch and each "
+        "tile's transfer at the NoC's 2 KB rate: 421 cycles a read, beyond tt-npe's 70-270 cycles of NoC latency "
+        "the DRAM bank's access; checked by nlp_create_qkv_heads in the same file (tests/perf/published_prefill.py)",
         "riscv_cycles_per_element": "an estimate, uncalibrated: tt-metal's argmax kernels (reduction/argmax/"
         "device/kernels) compare each element in a scalar loop on a data-movement RISC-V (a volatile L1 "
         "load and a bfloat16 compare in software)",

@@ -1,10 +1,12 @@
 """``predict(desc, system)``: the predicted device time of one op, by family, with its dispatch gap.
 
 The op-to-op gap: traced, the device replays commands already in its DRAM and starts the next op
-about a microsecond after the last one ends; eager, each op waits for the host to build and send
-it, so the gap is what the host still needs once the previous kernel is done
-(``host_dispatch - previous kernel``, never below the traced gap).  Without a previous op, an eager
-gap is the whole host cost.
+about a microsecond after the last one ends; eager, each op waits for the host to build it and write
+its commands to every device's queue (:meth:`ArchPerf.dispatch_ns`).  The host does not wait for the
+device: while a long kernel runs it dispatches the ops after it, so an op waits only for the host
+time that its predecessors' kernels have not already hidden (:class:`meshnn.perf.recorder.Recorder`
+keeps the host's clock).  One op alone (:func:`predict`) can only hide the host behind the kernel
+before it (``previous_kernel_ns``); without a previous op, an eager gap is the whole host cost.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from meshnn.perf.fidelity import (
     default_matmul_fidelity,
 )
 from meshnn.perf.hardware import ArchPerf
+from meshnn.perf.heads import is_heads_prefill, predict_heads_prefill
 from meshnn.perf.matmul import predict_matmul
 from meshnn.perf.movement import predict_movement
 from meshnn.perf.prediction import Prediction
@@ -87,13 +90,13 @@ def default_fidelity(desc: OpDesc) -> MathFidelity | None:
     return GENERIC_DEFAULT
 
 
-def op_to_op_ns(arch: ArchPerf, *, traced: bool, previous_kernel_ns: float | None) -> float:
-    """The gap before an op: traced, the replay gap; eager, the host time not hidden by the
-    previous kernel (all of it when there is no previous op)."""
+def op_to_op_ns(arch: ArchPerf, *, traced: bool, previous_kernel_ns: float | None, devices: int = 1) -> float:
+    """The gap before an op on ``devices`` devices: traced, the replay gap; eager, the host's
+    dispatch not hidden by the previous kernel (all of it when there is no previous op)."""
     if traced:
         return arch.op_to_op_traced_ns
     hidden = previous_kernel_ns or 0.0
-    return max(arch.op_to_op_traced_ns, arch.host_dispatch_ns - hidden)
+    return max(arch.op_to_op_traced_ns, arch.dispatch_ns(devices) - hidden)
 
 
 def predict(
@@ -107,7 +110,7 @@ def predict(
     """The predicted time of ``desc`` on one device of ``system`` (a name such as ``"t3k"``, a
     :class:`SystemPerf` or a :class:`Machine`), opened as ``mesh_shape`` (default: the system's)."""
     m = machine(system, mesh_shape)
-    gap = op_to_op_ns(m.system.arch, traced=traced, previous_kernel_ns=previous_kernel_ns)
+    gap = op_to_op_ns(m.system.arch, traced=traced, previous_kernel_ns=previous_kernel_ns, devices=m.num_devices)
     return replace(predict_kernel(desc, m), gap_ns=gap, traced=traced)
 
 
@@ -116,5 +119,9 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
     so a caller that times the same op again may keep it."""
     fidelity = default_fidelity(desc)
     resolved = desc if fidelity is desc.fidelity else replace(desc, fidelity=fidelity)
-    predictor = predict_rotary_prefill if is_rotary_prefill(desc) else _PREDICTORS[desc.family]
+    predictor = _PREDICTORS[desc.family]
+    if is_rotary_prefill(desc):
+        predictor = predict_rotary_prefill
+    elif is_heads_prefill(desc):
+        predictor = predict_heads_prefill
     return replace(predictor(resolved, m), fidelity=fidelity)

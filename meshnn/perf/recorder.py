@@ -2,9 +2,15 @@
 the predicted time per device.
 
 Device ids are the row-major indices of the mesh coordinates (device 0 is (0, 0)).  Each device
-keeps its own timeline, so an eager op's gap depends on the kernel that ran before it on the same
-device; a collective starts on all its devices once the last of them is ready.  A recorder is
-safe to use from several threads.
+keeps its own timeline; a collective starts on all its devices once the last of them is ready.
+
+The host keeps a clock of its own: it dispatches eager ops one after another (each
+``ArchPerf.dispatch_ns(devices)``) without waiting for the device, as tt-metal's fast dispatch
+does (the commands queue up in each device's issue queue), so an eager op starts when both the
+host has dispatched it and its devices are free (plus the replay gap): behind a long kernel the
+host runs ahead and the short ops after it cost no host time.  A read back to the host
+(:meth:`Recorder.synchronize`, ``ttnn.to_torch`` under a capture) makes the host wait for every
+device.  A traced op costs the host nothing per op.  A recorder is safe to use from several threads.
 """
 
 from __future__ import annotations
@@ -55,7 +61,8 @@ class Recorder:
         self.machine = machine(system, mesh_shape)
         self._records: list[Record] = []
         self._clock: dict[int, float] = {}  # device -> end of its last kernel
-        self._last_kernel: dict[int, float] = {}
+        self._host = 0.0  # when the host has dispatched its last eager op
+        self._syncs: list[int] = []  # record counts at which the host waited for the devices
         self._kernels: dict[OpDesc, Prediction] = {}  # an op's kernel prediction, kept for its repeats
         self._lock = threading.Lock()
 
@@ -78,20 +85,35 @@ class Recorder:
         """Predict ``desc`` and append it, run on ``devices`` (default: every device of the mesh)."""
         chosen = self._devices(devices)
         with self._lock:
-            previous = max((self._last_kernel.get(d, 0.0) for d in chosen), default=0.0)
-            first = all(d not in self._last_kernel for d in chosen)
-            gap = op_to_op_ns(self.machine.system.arch, traced=traced, previous_kernel_ns=None if first else previous)
-            prediction = replace(self._kernel(desc), gap_ns=gap, traced=traced)
             ready = [self._clock.get(d, 0.0) for d in chosen]
             if desc.family.is_collective:  # every device waits for its peers before the first hop
                 ready = [max(ready)] * len(ready)
+            gap = self._gap(max(ready), len(chosen), traced=traced)
+            prediction = replace(self._kernel(desc), gap_ns=gap, traced=traced)
             starts = tuple(t + prediction.gap_ns for t in ready)
             for device, start in zip(chosen, starts, strict=True):
                 self._clock[device] = start + prediction.kernel_ns
-                self._last_kernel[device] = prediction.kernel_ns
             entry = Record(len(self._records), desc, prediction, chosen, starts)
             self._records.append(entry)
             return entry
+
+    def _gap(self, ready_ns: float, devices: int, *, traced: bool) -> float:
+        """The gap before an op whose devices are free at ``ready_ns``: traced, the replay gap;
+        eager, until the host (which dispatches ops back to back) has dispatched it, at least the
+        replay gap.  Advances the host's clock (caller holds the lock)."""
+        arch = self.machine.system.arch
+        floor = op_to_op_ns(arch, traced=True, previous_kernel_ns=None)
+        if traced:
+            return floor
+        self._host += arch.dispatch_ns(devices)
+        return max(floor, self._host - ready_ns)
+
+    def synchronize(self) -> None:
+        """The host waits for every device (a read back): the next eager op's dispatch starts then."""
+        with self._lock:
+            self._host = max(self._host, max(self._clock.values(), default=0.0))
+            if not self._syncs or self._syncs[-1] != len(self._records):
+                self._syncs.append(len(self._records))
 
     def _kernel(self, desc: OpDesc) -> Prediction:
         kernel = self._kernels.get(desc)
@@ -119,12 +141,19 @@ class Recorder:
     def retimed(self, *, traced: bool) -> Recorder:
         """The same ops on the same devices, all run traced (or all eager): what tracing would save."""
         again = Recorder(self.machine)
+        with self._lock:
+            syncs = set(self._syncs)
         for entry in self.records:
+            if entry.index in syncs:
+                again.synchronize()
             again.record(entry.desc, entry.devices, traced=traced)
+        if len(self) in syncs:
+            again.synchronize()
         return again
 
     def clear(self) -> None:
         with self._lock:
             self._records.clear()
             self._clock.clear()
-            self._last_kernel.clear()
+            self._host = 0.0
+            self._syncs.clear()

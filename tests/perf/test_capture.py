@@ -196,7 +196,7 @@ def test_replays_of_a_real_trace_are_timed_traced_and_its_capture_is_not(open_me
         ttnn.execute_trace(mesh, trace_id, cq_id=0, blocking=True)
     records = capture.recorder(mesh).records
     assert [r.desc.name for r in records] == ["ttnn.exp"] + ["ttnn.exp", "ttnn.relu"] * 2
-    assert not records[0].prediction.traced and records[0].prediction.gap_ns == WH.host_dispatch_ns
+    assert not records[0].prediction.traced and records[0].prediction.gap_ns == WH.dispatch_ns(2)  # to both devices
     assert all(r.prediction.traced and r.prediction.gap_ns == WH.op_to_op_traced_ns for r in records[1:])
     (eager_run,), (traced_run,) = capture.retimed(traced=False), capture.retimed(traced=True)
     assert traced_run.total_ns() < capture.total_ns() < eager_run.total_ns()
