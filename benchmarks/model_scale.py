@@ -363,7 +363,9 @@ def run_case(name: str, steps: int, rounds: int, torch_dtypes: tuple[str, ...], 
     """One case in this process (``layers`` of them when not 0): build, check, time; the figures
     as a dict (seconds)."""
     import meshnn as ttnn
+    from meshnn.mesh.slab import SLAB_POOL
     from meshnn.ops.decoded import DECODED
+    from meshnn.ops.memo import VALUES_MEMO
 
     cfg = replace(CASES[name], layers=layers) if layers else CASES[name]
     weights = Weights(cfg)
@@ -419,6 +421,8 @@ def run_case(name: str, steps: int, rounds: int, torch_dtypes: tuple[str, ...], 
     for key, values in times.items():
         result[key] = _best(values) / (steps if key.startswith("decode_") else 1)
     result["decoded_gb"] = DECODED.nbytes / 2**30  # counted against MESHNN_DECODED_BYTES
+    result["values_memo_gb"] = VALUES_MEMO.nbytes / 2**30  # float32 memos (MESHNN_VALUES_MEMO_BYTES)
+    result["slab_pool_gb"] = SLAB_POOL.nbytes / 2**30  # freed slabs kept (MESHNN_SLAB_POOL_BYTES)
     result["end_rss_gb"] = _rss_gb()
     if trace is not None:
         ttnn.release_trace(mesh, trace)
@@ -494,7 +498,8 @@ def report(results: list[dict]) -> None:
         if "error" not in r:
             print(
                 f"{r['case']:>12} {r['layers']} layers: RSS after build {r['build_rss_gb']:.2f} GB, at the end "
-                f"{r['end_rss_gb']:.2f} GB, decoded memos counted {r['decoded_gb']:.2f} GB"
+                f"{r['end_rss_gb']:.2f} GB; decoded memos counted {r['decoded_gb']:.2f} GB, float32 memos "
+                f"{r['values_memo_gb']:.2f} GB, slab pool {r['slab_pool_gb']:.2f} GB"
             )
 
 
