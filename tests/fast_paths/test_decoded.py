@@ -338,10 +338,10 @@ def test_canonical_tiles_finds_one_defect_in_any_part(rng, dtype):
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (1, 4)])
-def test_a_weight_read_both_ways_is_kept_once_in_bfloat16(open_mesh, rng, decoded, shape):
-    """A weight first read by a float32 product (a bfloat8_b output) then by bfloat16 ones is kept
-    once, as bfloat16 values (no float32 copy: the wide product widens it in blocks), the bytes
-    those of memos off; a write drops the memo and the next products read the new values."""
+def test_a_weight_read_both_ways_keeps_its_second_dtype_within_the_bound(open_mesh, rng, decoded, shape):
+    """A weight first read by a float32 product (a bfloat8_b output) then by bfloat16 ones keeps
+    its bfloat16 values beside the float32 ones (counted), the bytes those of memos off; a write
+    drops both; with no room the second dtype is made at each use, the bytes the same."""
     mesh = open_mesh(shape)
     n = mesh.get_num_devices()
     x = weight(mesh, rng, (1, 1, 32, 256), ttnn.ReplicateTensorToMesh(mesh), **BF16)
@@ -349,29 +349,36 @@ def test_a_weight_read_both_ways_is_kept_once_in_bfloat16(open_mesh, rng, decode
     w = weight(mesh, rng, (256, 256 * n), shard)
     wide = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b))
     memo = w.storage.mesh_buffer.memo
-    assert isinstance(memo, Decoded) and memo.values.dtype == torch.bfloat16 and memo.other is None
+    assert isinstance(memo, Decoded) and memo.values.dtype == torch.float32 and memo.other is None
     counted = decoded.nbytes
     narrow = raw(ttnn.linear(x, w, dtype=ttnn.bfloat16))
-    assert w.storage.mesh_buffer.memo is memo and memo.other is None and decoded.nbytes == counted
+    assert memo.other is not None and memo.other.dtype == torch.bfloat16
+    assert decoded.nbytes - counted == 256 * 256 * n * 2, "the second dtype counts against the bound"
+    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat16)) == narrow and w.storage.mesh_buffer.memo is memo
     assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b)) == wide
     new = torch.from_numpy(rng.standard_normal((256, 256 * n)).astype(np.float32))
     ttnn.copy_host_to_device_tensor(ttnn.from_torch(new, mesh_mapper=shard, **BFP8), w)
-    assert w.storage.mesh_buffer.memo is not memo, "a write drops the memo"
+    assert w.storage.mesh_buffer.memo is not memo, "a write drops the memo, both dtypes with it"
     del memo
-    after = (raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b)), raw(ttnn.linear(x, w, dtype=ttnn.bfloat16)))
-    assert after[0] != wide and after[1] != narrow, "the new values, not the memo's"
+    assert decoded.nbytes < counted, "and its bytes are given back"
+    after_wide = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b))
+    decoded.limit = decoded.nbytes  # no room for a second dtype: made at each use
+    after = (after_wide, raw(ttnn.linear(x, w, dtype=ttnn.bfloat16)))
+    assert after[1] != narrow and w.storage.mesh_buffer.memo.other is None
+    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat16)) == after[1]
     memos_off(decoded)
     assert (raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b)), raw(ttnn.linear(x, w, dtype=ttnn.bfloat16))) == after
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (1, 4)])
 def test_the_wide_product_in_blocks_is_the_float32_product(open_mesh, rng, decoded, monkeypatch, shape):
-    """A float32 product (here a bfloat8_b output) widens the bfloat16 weight a block of columns at
-    a time (blocks made small here: many of them, and a last narrower one): the result is the
-    float32 product of the same values, rounded once into the output, the same with memos on
-    and off, and follows a write to the weight."""
+    """A float32 product (here a bfloat8_b output) of a weight too large to widen whole (the
+    limits made small here) keeps the weight in bfloat16 and widens it a block of columns at a
+    time (many blocks, a last narrower one): the result is the float32 product of the same
+    values, rounded once into the output, the same with memos on and off, and follows a write."""
     from meshnn.ops import matmul_kernel
 
+    monkeypatch.setattr(matmul_kernel, "WIDE_WHOLE_BYTES", 0)  # every weight widened in blocks
     monkeypatch.setattr(matmul_kernel, "WIDE_CHUNK_VALUES", 256 * 96)  # 96 columns a block
     mesh = open_mesh(shape)
     n = mesh.get_num_devices()
@@ -386,7 +393,8 @@ def test_the_wide_product_in_blocks_is_the_float32_product(open_mesh, rng, decod
         diff = (ttnn.to_torch(t).reshape(32, 320).double() - want[:, i * 320 : (i + 1) * 320].double()).abs()
         assert float(diff.max()) <= 256 * 2.0**-23 * float(want.abs().max()), "float32 sums of exact products"
     wide = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b))
-    assert isinstance(w.storage.mesh_buffer.memo, Decoded)
+    memo = w.storage.mesh_buffer.memo
+    assert isinstance(memo, Decoded) and memo.values.dtype == torch.bfloat16 and memo.other is None
     new = torch.from_numpy(rng.standard_normal((256, 320 * n)).astype(np.float32))
     ttnn.copy_host_to_device_tensor(ttnn.from_torch(new, mesh_mapper=shard, **BFP8), w)
     after = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b))
