@@ -403,6 +403,26 @@ def test_the_wide_product_in_blocks_is_the_float32_product(open_mesh, rng, decod
     assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b)) == after
 
 
+def test_the_wide_product_in_blocks_of_a_row_parallel_weight(open_mesh, rng, decoded, monkeypatch):
+    """The blocks of a batched product (x and the weight sharded along K, each device its own
+    product): each device's float32 partial product, the same with memos on and off."""
+    from meshnn.ops import matmul_kernel
+
+    monkeypatch.setattr(matmul_kernel, "WIDE_WHOLE_BYTES", 0)
+    monkeypatch.setattr(matmul_kernel, "WIDE_CHUNK_VALUES", 64 * 96)  # 96 columns a block
+    mesh = open_mesh((1, 4))
+    x = weight(mesh, rng, (1, 1, 32, 256), ttnn.ShardTensorToMesh(mesh, dim=-1), **BF16)
+    w = weight(mesh, rng, (256, 320), ttnn.ShardTensorToMesh(mesh, dim=-2))
+    got = ttnn.linear(x, w, dtype=ttnn.float32)
+    for i, (xt, wt, t) in enumerate(zip(*(ttnn.get_device_tensors(v) for v in (x, w, got)), strict=True)):
+        want = ttnn.to_torch(xt).double().reshape(32, 64) @ ttnn.to_torch(wt).double()
+        diff = (ttnn.to_torch(t).double().reshape(32, 320) - want).abs().max()
+        assert float(diff) <= 64 * 2.0**-23 * float(want.abs().max()), f"device {i}"
+    wide = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b))
+    memos_off(decoded)
+    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b)) == wide
+
+
 def test_a_patch_keeps_both_dtypes_of_a_memo_true(decoded):
     """The in-place cache updates patch a memo's values and its second dtype alike."""
     from meshnn.tensor.spec import TensorSpec
