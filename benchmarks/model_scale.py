@@ -5,7 +5,8 @@ bfloat16 activations, paged bfloat8_b KV caches, a bfloat8_b LM head output), on
 by rows, an all_reduce after each), timed beside torch running the same model (bfloat16 and
 float32) in the same process; and a Llama-3.1-8B-shaped model (32 layers, dim 4096, head 128,
 hidden 14336) on a T3000: decode step time and peak host memory, beside torch bfloat16 (run in a
-process of its own, so that the two models' memory does not add up).
+process of its own, so that the two models' memory does not add up, and with 4 distinct layers
+run in turn, 32 layer steps a token: a bfloat16 8B is 16 GB by itself).
 
 Per case: prefill of 128 tokens of one user (its pages filled, logits of the last token; the first
 prefill, which decodes every weight into its memo, is timed apart from the next ones), then
@@ -19,7 +20,8 @@ the eager step bit for bit.  Peak host memory is the process's peak resident set
 Aims (issue 34): 1B decode traced <= 2x torch bfloat16 on N150, <= 3x on T3000, prefill <= 3x;
 traced at least 30% faster than eager; 8B on T3000 within 20 GB, decode <= 4x torch bfloat16.
 
-Usage: ``python benchmarks/model_scale.py [--quick] [--single-thread] [--cases 1b-n150,1b-t3k,8b-t3k]``;
+Usage: ``python benchmarks/model_scale.py [--quick] [--single-thread] [--cases 1b-n150,1b-t3k,8b-t3k]
+[--layers N]`` (``--layers``: every case with N layers, to see how memory grows with them);
 each case runs in a subprocess of its own (``--case NAME`` runs one and prints its JSON).  Every
 figure is also taken in CPU seconds of the process (``..._cpu``), and the ratios printed of them
 too: on a host shared with other work, threads that wait for each other stretch wall time far
@@ -37,7 +39,7 @@ import subprocess
 import sys
 import time
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -107,13 +109,19 @@ def trans_mat() -> torch.Tensor:
 
 
 class TorchModel:
-    """The same model in plain torch (``dtype`` weights and activations, a KV cache per layer)."""
+    """The same model in plain torch (``dtype`` weights and activations, a KV cache per layer).
+    With ``distinct`` (fewer than ``cfg.layers``), only that many layers are made, and a step runs
+    them in turn over and over, ``cfg.layers`` layers in all: the same work and the same memory
+    traffic as the whole model (every layer's weights far larger than the caches), in a fraction
+    of its memory (a bfloat16 8B is 16 GB).  Its logits are then not the mesh model's."""
 
-    def __init__(self, cfg: Config, weights: Weights, dtype: torch.dtype) -> None:
+    def __init__(self, cfg: Config, weights: Weights, dtype: torch.dtype, distinct: int | None = None) -> None:
         self.cfg, self.dtype = cfg, dtype
-        self.w = {name: weights.value(name, dtype) for name in weights.shapes}
+        self.distinct = distinct = min(distinct or cfg.layers, cfg.layers)
+        made = [name for name in weights.shapes if name == "output" or int(name.split(".")[0]) < distinct]
+        self.w = {name: weights.value(name, dtype) for name in made}
         self.n = {name: weights.norm(name).to(dtype) for name in weights.norm_names}
-        shape = (cfg.layers, USERS, cfg.kv_heads, cfg.max_seq, cfg.head_dim)
+        shape = (distinct, USERS, cfg.kv_heads, cfg.max_seq, cfg.head_dim)
         self.k, self.v = torch.zeros(shape, dtype=dtype), torch.zeros(shape, dtype=dtype)
 
     def norm(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
@@ -137,7 +145,7 @@ class TorchModel:
         cos, sin = (t.to(self.dtype)[:, None] for t in rotary(cfg, pos))
         users = torch.arange(USERS)
         x = x.to(self.dtype)
-        for i in range(cfg.layers):
+        for i in (j % self.distinct for j in range(cfg.layers)):
             h = self.norm(x, self.n[f"{i}.attn_norm"])
             q = self.rotate((h @ w[f"{i}.wq"]).view(USERS, cfg.heads, cfg.head_dim), cos, sin)
             k = self.rotate((h @ w[f"{i}.wk"]).view(USERS, cfg.kv_heads, cfg.head_dim), cos, sin)
@@ -158,7 +166,7 @@ class TorchModel:
         s = x.shape[0]
         cos, sin = (t.to(self.dtype)[:, None] for t in rotary(cfg, torch.arange(s)))
         x = x.to(self.dtype)
-        for i in range(cfg.layers):
+        for i in (j % self.distinct for j in range(cfg.layers)):
             h = self.norm(x, self.n[f"{i}.attn_norm"])
             q = self.rotate((h @ w[f"{i}.wq"]).view(s, cfg.heads, cfg.head_dim), cos, sin).transpose(0, 1)
             k = self.rotate((h @ w[f"{i}.wk"]).view(s, cfg.kv_heads, cfg.head_dim), cos, sin).transpose(0, 1)
@@ -189,14 +197,14 @@ class MeshModel:
         for i in range(cfg.layers):
             layer = {"wqkv": self._put(self._fused_qkv(weights, i), cols)}
             for name, mapper in (("wo", rows), ("w1", cols), ("w3", cols), ("w2", rows)):
-                layer[name] = self._put(weights.value(f"{i}.{name}"), mapper)
+                layer[name] = self._put(weights.value(f"{i}.{name}", torch.bfloat16), mapper)
             for name in ("attn_norm", "ffn_norm"):
                 layer[name] = self._put(weights.norm(f"{i}.{name}")[None], rep, ttnn.bfloat16)
             for name in ("k", "v"):
                 layer[name] = self._put(torch.zeros(blocks, self.hk, BLOCK, cfg.head_dim), rep)
             self.layers.append(layer)
         self.norm = self._put(weights.norm("norm")[None], rep, ttnn.bfloat16)
-        self.output = self._put(weights.value("output"), cols)
+        self.output = self._put(weights.value("output", torch.bfloat16), cols)
         self.trans = self._put(trans_mat().repeat(1, 1, 2 * USERS, 1), rep, ttnn.bfloat16, self._rot_config(32))
         self.trans_prefill = self._put(trans_mat(), rep, ttnn.bfloat16)
         perm = torch.randperm(blocks, generator=torch.Generator().manual_seed(2))
@@ -214,7 +222,7 @@ class MeshModel:
     def _fused_qkv(self, weights: Weights, i: int) -> torch.Tensor:
         """wq | wk | wv, each device's heads side by side (tt_transformers' fused QKV)."""
         hd, parts = self.cfg.head_dim, []
-        q, k, v = (weights.value(f"{i}.{n}") for n in ("wq", "wk", "wv"))
+        q, k, v = (weights.value(f"{i}.{n}", torch.bfloat16) for n in ("wq", "wk", "wv"))
         for dev in range(self.cfg.devices):
             parts += [q[:, dev * self.hq * hd : (dev + 1) * self.hq * hd]]
             parts += [t[:, dev * self.hk * hd : (dev + 1) * self.hk * hd] for t in (k, v)]
@@ -347,19 +355,30 @@ def _best(times: list[float]) -> float:
     return min(times) if times else float("nan")
 
 
-def run_case(name: str, steps: int, rounds: int, torch_dtypes: tuple[str, ...]) -> dict:
-    """One case in this process: build, check, time; the figures as a dict (seconds)."""
-    import meshnn as ttnn
+TORCH_DISTINCT_LAYERS = {"8b-t3k": 4}
+"""Cases whose torch model makes only this many distinct layers (see :class:`TorchModel`)."""
 
-    cfg = CASES[name]
+
+def run_case(name: str, steps: int, rounds: int, torch_dtypes: tuple[str, ...], layers: int = 0) -> dict:
+    """One case in this process (``layers`` of them when not 0): build, check, time; the figures
+    as a dict (seconds)."""
+    import meshnn as ttnn
+    from meshnn.mesh.slab import SLAB_POOL
+    from meshnn.ops.decoded import DECODED
+    from meshnn.ops.memo import VALUES_MEMO
+
+    cfg = replace(CASES[name], layers=layers) if layers else CASES[name]
     weights = Weights(cfg)
     dtypes = {"bf16": torch.bfloat16, "f32": torch.float32}
-    refs = {key: TorchModel(cfg, weights, dtypes[key]) for key in torch_dtypes}
+    distinct = TORCH_DISTINCT_LAYERS.get(name)
+    refs = {key: TorchModel(cfg, weights, dtypes[key], distinct) for key in torch_dtypes if key in dtypes}
     system = "n150" if cfg.devices == 1 else "t3k"
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, cfg.devices), trace_region_size=64 << 20, system=system)
     begin = time.perf_counter()
     model = MeshModel(mesh, cfg, weights) if "mesh" not in torch_dtypes else None
-    result: dict = {"case": name, "build_s": time.perf_counter() - begin}
+    result: dict = {"case": name, "layers": cfg.layers, "build_s": time.perf_counter() - begin}
+    result["torch_distinct_layers"] = distinct
+    result["build_rss_gb"] = _rss_gb()
     gen = torch.Generator().manual_seed(1)
     xp = (0.5 * torch.randn(PREFILL, cfg.dim, generator=gen)).bfloat16().float()
     x = (0.5 * torch.randn(USERS, cfg.dim, generator=gen)).bfloat16().float()
@@ -401,11 +420,24 @@ def run_case(name: str, steps: int, rounds: int, torch_dtypes: tuple[str, ...]) 
             timed("decode_traced", lambda: _mesh_steps(ttnn, mesh, model, x, pos, steps, trace))
     for key, values in times.items():
         result[key] = _best(values) / (steps if key.startswith("decode_") else 1)
+    result["decoded_gb"] = DECODED.nbytes / 2**30  # counted against MESHNN_DECODED_BYTES
+    result["values_memo_gb"] = VALUES_MEMO.nbytes / 2**30  # float32 memos (MESHNN_VALUES_MEMO_BYTES)
+    result["slab_pool_gb"] = SLAB_POOL.nbytes / 2**30  # freed slabs kept (MESHNN_SLAB_POOL_BYTES)
+    result["end_rss_gb"] = _rss_gb()
     if trace is not None:
         ttnn.release_trace(mesh, trace)
     ttnn.close_mesh_device(mesh)
     result["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     return result
+
+
+def _rss_gb() -> float:
+    """The process's resident set now, GB (2**30 bytes)."""
+    with open(f"/proc/{os.getpid()}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 2**20
+    return float("nan")
 
 
 def _mesh_steps(ttnn, mesh, model: MeshModel, x, pos, steps: int, trace) -> None:
@@ -418,8 +450,9 @@ def _mesh_steps(ttnn, mesh, model: MeshModel, x, pos, steps: int, trace) -> None
         ttnn.synchronize_device(mesh)
 
 
-def _subprocess(case: str, quick: bool, torch_dtypes: str) -> dict:
-    command = [sys.executable, __file__, "--case", case, "--torch", torch_dtypes] + (["--quick"] if quick else [])
+def _subprocess(case: str, quick: bool, torch_dtypes: str, layers: int) -> dict:
+    command = [sys.executable, __file__, "--case", case, "--torch", torch_dtypes, "--layers", str(layers)]
+    command += ["--quick"] if quick else []
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode or not lines:
@@ -459,7 +492,15 @@ def report(results: list[dict]) -> None:
         cpu = [_ratio(r, f"{a}_cpu", f"{b}_cpu") for a, b in RATIOS]
         print(f"{r['case']:>12} CPU time: traced/bf16 {cpu[0]}, prefill/bf16 {cpu[1]}, traced/eager {cpu[2]}")
     print("aims: 1b-n150 traced/bf16 <= 2, 1b-t3k <= 3, prefill/bf16 <= 3, traced/eager <= 0.7;")
-    print("      8b-t3k peak <= 20 GB, traced/bf16 <= 4 (torch bf16 of 8b-t3k: a process of its own)")
+    print("      8b-t3k peak <= 20 GB, traced/bf16 <= 4 (torch bf16 of 8b-t3k: a process of its own, its")
+    print(f"      {TORCH_DISTINCT_LAYERS['8b-t3k']} distinct layers run in turn)")
+    for r in results:
+        if "error" not in r:
+            print(
+                f"{r['case']:>12} {r['layers']} layers: RSS after build {r['build_rss_gb']:.2f} GB, at the end "
+                f"{r['end_rss_gb']:.2f} GB; decoded memos counted {r['decoded_gb']:.2f} GB, float32 memos "
+                f"{r['values_memo_gb']:.2f} GB, slab pool {r['slab_pool_gb']:.2f} GB"
+            )
 
 
 def main() -> None:
@@ -469,21 +510,22 @@ def main() -> None:
         os.environ.update(MESHNN_HOST_THREADS="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
         torch.set_num_threads(1)
     steps, rounds = (2, 1) if quick else (4, 3)
+    layers = int(args[args.index("--layers") + 1]) if "--layers" in args else 0
     if "--case" in args:
         case = args[args.index("--case") + 1]
         dtypes = tuple(t for t in args[args.index("--torch") + 1].split(",") if t) if "--torch" in args else ()
-        print(json.dumps(run_case(case, steps, rounds, dtypes)))
+        print(json.dumps(run_case(case, steps, rounds, dtypes, layers)))
         return
     cases = args[args.index("--cases") + 1].split(",") if "--cases" in args else list(CASES)
     results = []
     for case in cases:
         if case.startswith("8b"):  # the two models apart: their memory would add up
-            mesh, alone = _subprocess(case, quick, ""), _subprocess(case, quick, "bf16,mesh")
+            mesh, alone = _subprocess(case, quick, "", layers), _subprocess(case, quick, "bf16,mesh", layers)
             mesh.update({k: v for k, v in alone.items() if k.startswith(("decode_torch", "prefill_torch"))})
             mesh["torch_peak_rss_gb"] = alone.get("peak_rss_gb")
             results.append(mesh)
         else:
-            results.append(_subprocess(case, quick, "bf16,f32"))
+            results.append(_subprocess(case, quick, "bf16,f32", layers))
     report(results)
     print(json.dumps({"benchmark": "model_scale", "results": results}))
 

@@ -8,7 +8,9 @@ are the same with memos on and off, eager and replayed):
   (:mod:`meshnn.ops.operands`: a weight decoded once and kept).  A bfloat16 output with no bias
   or activation is torch's bfloat16 product (float32 sums rounded to nearest, ties to even, as
   meshnn rounds: checked once); any other output takes a float32 product of the same values (the
-  weight kept as float32 values), whose result is then rounded into the output format;
+  weight kept as float32 values; one too large for that, :data:`WIDE_WHOLE_BYTES`, kept in
+  bfloat16 and widened a block of columns at a time: :func:`_wide_matmul`), whose result is then
+  rounded into the output format;
 - otherwise numpy's float32 ``matmul`` (a float32 row-major output straight into its slab).
 
 Either way, a column-parallel product (x the same on every device, the weight sharded by columns)
@@ -20,6 +22,7 @@ shared_rows and values modules.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -80,21 +83,23 @@ class Product:
 
     def _torch_product(self, torch: Any, in_rows: list[np.ndarray], out_rows: list[np.ndarray]) -> None:
         """The product on torch's operands (see the module docstring): bfloat16 ones for a
-        bfloat16 output, float32 ones (the weight's kept so) for a float32 result."""
+        bfloat16 output, float32 ones for a float32 result (a very large weight widened in blocks)."""
         specs = self.specs
         final = self.spec.dtype is DataType.BFLOAT16 and not self.has_bias and self.act is None
         wide = not final
         x = operand(in_rows[0], specs[0], torch, wide=wide, kept=False)  # (an activation: read once)
         k = x.shape[0]
+        blocks = wide and math.prod(specs[1].shape) * in_rows[1].shape[0] * 4 > WIDE_WHOLE_BYTES
+        product, wide = (_wide_matmul, False) if blocks else (_matmul, wide)  # (wide: the weight's dtype now)
         if self.columns and k > 1 and _same_rows(torch, x):
             w = operand_sides(in_rows[1], specs[1], torch, wide=wide)  # (K, k * N)
             rows = x[0].reshape(-1, w.shape[0])
-            array = _numpy(torch, torch.matmul(rows, w))  # (M, k * N)
+            array = _numpy(torch, product(torch, rows, w))  # (M, k * N)
             result = array.reshape(rows.shape[0], k, -1).transpose(1, 0, 2).reshape((k, *self.shape))
         else:
             w = operand(in_rows[1], specs[1], torch, wide=wide)
             x, w = _stacked_torch(x, w, self.transposes)
-            result = _numpy(torch, torch.matmul(x, w)).reshape((k, *self.shape))
+            result = _numpy(torch, product(torch, x, w)).reshape((k, *self.shape))
         if final:
             write_values(out_rows[0], result, self.spec, exact=True, owned=True)
             return
@@ -136,6 +141,46 @@ def _same_rows(torch: Any, x: Any) -> bool:
         return True
     bits = x.reshape(x.shape[0], -1).view(torch.int16 if x.dtype == torch.bfloat16 else torch.int32).numpy()
     return bool((bits[1:] == bits[:1]).all())
+
+
+WIDE_WHOLE_BYTES = 3 << 29
+"""A weight whose float32 values (all local devices) would take more than this (1.5 GiB: an 8B
+model's LM head, 2.1 GB) is never widened whole: :func:`_wide_matmul` widens it in blocks."""
+
+WIDE_CHUNK_VALUES = 1 << 22
+"""Weight values widened to float32 at a time by :func:`_wide_matmul` (16 MiB of scratch)."""
+
+
+def _matmul(torch: Any, x: Any, w: Any) -> Any:
+    """torch's product of operands of one dtype: bfloat16 (float32 sums rounded once to bfloat16)
+    or float32 (the weight's values kept so, or widened whole)."""
+    return torch.matmul(x, w)
+
+
+def _wide_matmul(torch: Any, x: Any, w: Any) -> Any:
+    """The float32 product of float32 ``x`` and bfloat16 ``w`` (``(..., K, N)``, any strides): w's
+    values widened exactly to float32 a block of ``WIDE_CHUNK_VALUES // K`` columns at a time into
+    one scratch block, each block's product written into its columns of the result (2-D products
+    when there is one matrix).  The blocks depend on the shapes alone (never on what a memo
+    holds), so the bits do too; the weight costs its bfloat16 memory and no float32 copy of it is
+    made whole."""
+    if w.dim() > 2 and math.prod(w.shape[:-2]) == 1 and math.prod(x.shape[:-2]) == 1:
+        flat = _wide_matmul(torch, x.reshape(x.shape[-2:]), w.reshape(w.shape[-2:]))
+        return flat.reshape(*torch.broadcast_shapes(x.shape[:-2], w.shape[:-2]), *flat.shape)
+    n, per_column = w.shape[-1], max(1, w[..., :1].numel())
+    width = max(32, WIDE_CHUNK_VALUES // per_column // 32 * 32)
+    batch = torch.broadcast_shapes(x.shape[:-2], w.shape[:-2])
+    out = torch.empty((*batch, x.shape[-2], n), dtype=torch.float32)
+    scratch = torch.empty((*w.shape[:-1], min(width, n)), dtype=torch.float32)
+    for first in range(0, n, width):
+        count = min(width, n - first)
+        block = scratch[..., :count]
+        block.copy_(w[..., first : first + count])
+        if out.dim() == 2:
+            torch.matmul(x, block, out=out[:, first : first + count])
+        else:
+            out[..., first : first + count] = torch.matmul(x, block)
+    return out
 
 
 def _numpy(torch: Any, product: Any) -> np.ndarray:

@@ -370,6 +370,59 @@ def test_a_weight_read_both_ways_keeps_its_second_dtype_within_the_bound(open_me
     assert (raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b)), raw(ttnn.linear(x, w, dtype=ttnn.bfloat16))) == after
 
 
+@pytest.mark.parametrize("shape", [(1, 1), (1, 4)])
+def test_the_wide_product_in_blocks_is_the_float32_product(open_mesh, rng, decoded, monkeypatch, shape):
+    """A float32 product (here a bfloat8_b output) of a weight too large to widen whole (the
+    limits made small here) keeps the weight in bfloat16 and widens it a block of columns at a
+    time (many blocks, a last narrower one): the result is the float32 product of the same
+    values, rounded once into the output, the same with memos on and off, and follows a write."""
+    from meshnn.ops import matmul_kernel
+
+    monkeypatch.setattr(matmul_kernel, "WIDE_WHOLE_BYTES", 0)  # every weight widened in blocks
+    monkeypatch.setattr(matmul_kernel, "WIDE_CHUNK_VALUES", 256 * 96)  # 96 columns a block
+    mesh = open_mesh(shape)
+    n = mesh.get_num_devices()
+    x = weight(mesh, rng, (1, 1, 32, 256), ttnn.ReplicateTensorToMesh(mesh), **BF16)
+    shard = ttnn.ShardTensorToMesh(mesh, dim=1)
+    w = weight(mesh, rng, (256, 320 * n), shard)
+    got = ttnn.linear(x, w, dtype=ttnn.float32)
+    xs = ttnn.to_torch(ttnn.get_device_tensors(x)[0]).float().reshape(32, 256)
+    ws = ttnn.to_torch(w, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=1)).float()
+    want = (xs.double() @ ws.double()).float()
+    for i, t in enumerate(ttnn.get_device_tensors(got)):
+        diff = (ttnn.to_torch(t).reshape(32, 320).double() - want[:, i * 320 : (i + 1) * 320].double()).abs()
+        assert float(diff.max()) <= 256 * 2.0**-23 * float(want.abs().max()), "float32 sums of exact products"
+    wide = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b))
+    memo = w.storage.mesh_buffer.memo
+    assert isinstance(memo, Decoded) and memo.values.dtype == torch.bfloat16 and memo.other is None
+    new = torch.from_numpy(rng.standard_normal((256, 320 * n)).astype(np.float32))
+    ttnn.copy_host_to_device_tensor(ttnn.from_torch(new, mesh_mapper=shard, **BFP8), w)
+    after = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b))
+    assert after != wide
+    memos_off(decoded)
+    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b)) == after
+
+
+def test_the_wide_product_in_blocks_of_a_row_parallel_weight(open_mesh, rng, decoded, monkeypatch):
+    """The blocks of a batched product (x and the weight sharded along K, each device its own
+    product): each device's float32 partial product, the same with memos on and off."""
+    from meshnn.ops import matmul_kernel
+
+    monkeypatch.setattr(matmul_kernel, "WIDE_WHOLE_BYTES", 0)
+    monkeypatch.setattr(matmul_kernel, "WIDE_CHUNK_VALUES", 64 * 96)  # 96 columns a block
+    mesh = open_mesh((1, 4))
+    x = weight(mesh, rng, (1, 1, 32, 256), ttnn.ShardTensorToMesh(mesh, dim=-1), **BF16)
+    w = weight(mesh, rng, (256, 320), ttnn.ShardTensorToMesh(mesh, dim=-2))
+    got = ttnn.linear(x, w, dtype=ttnn.float32)
+    for i, (xt, wt, t) in enumerate(zip(*(ttnn.get_device_tensors(v) for v in (x, w, got)), strict=True)):
+        want = ttnn.to_torch(xt).double().reshape(32, 64) @ ttnn.to_torch(wt).double()
+        diff = (ttnn.to_torch(t).double().reshape(32, 320) - want).abs().max()
+        assert float(diff) <= 64 * 2.0**-23 * float(want.abs().max()), f"device {i}"
+    wide = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b))
+    memos_off(decoded)
+    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b)) == wide
+
+
 def test_a_patch_keeps_both_dtypes_of_a_memo_true(decoded):
     """The in-place cache updates patch a memo's values and its second dtype alike."""
     from meshnn.tensor.spec import TensorSpec
