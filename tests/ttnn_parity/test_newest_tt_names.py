@@ -139,3 +139,23 @@ def test_slice_writes_into_output_tensor_and_returns_it():
         assert x.is_allocated()  # a slice of everything copies; the input stays
     finally:
         ttnn.close_mesh_device(mesh)
+
+
+def test_tensor_deallocate_method_keeps_a_buffer_another_view_holds(single):
+    """``Tensor.deallocate`` binds ``force=False`` (``ttnn.deallocate`` ``force=True``): tt-metal's
+    penalties reshape the sampled tokens (a view) and deallocate the view, the tokens stay."""
+    tokens = _rm(single, np.arange(32, dtype=np.int32).reshape(1, 1, 1, 32), ttnn.int32)
+    view = ttnn.reshape(tokens, [32, 1])
+    assert view.buffer_address() == tokens.buffer_address()  # a view of the same buffer
+    view.deallocate()
+    assert tokens.is_allocated()
+    np.testing.assert_array_equal(ttnn.to_torch(tokens).numpy().ravel(), np.arange(32))
+    view.deallocate(force=True)
+    assert not tokens.is_allocated()
+    alone = _rm(single, np.zeros((1, 32), np.int32), ttnn.int32)
+    alone.deallocate()  # no other view: freed
+    assert not alone.is_allocated()
+    again = _rm(single, np.zeros((1, 32), np.int32), ttnn.int32)
+    other = ttnn.reshape(again, [32, 1])
+    ttnn.deallocate(other)  # ttnn.deallocate forces
+    assert not again.is_allocated()
