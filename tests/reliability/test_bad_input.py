@@ -2978,6 +2978,7 @@ def models_rows() -> list[Case]:
         DEAD, "output_tensor")  # fmt: skip
     row("slice", "output_tensor on another mesh", lambda e: ttnn.slice(e.a, [0, 0, 0], [1, 3, 40],
         output_tensor=e.other), WRONG_MESH, "output_tensor")  # fmt: skip
+    row("topk", "indices_tensor freed", lambda e: ttnn.topk(e.heads, 2, indices_tensor=e.freed), DEAD, "indices_tensor")
     return c
 
 

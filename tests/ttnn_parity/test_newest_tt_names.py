@@ -159,3 +159,20 @@ def test_tensor_deallocate_method_keeps_a_buffer_another_view_holds(single):
     other = ttnn.reshape(again, [32, 1])
     ttnn.deallocate(other)  # ttnn.deallocate forces
     assert not again.is_allocated()
+
+
+def test_topk_indices_tensor_shape_matters_only_where_ttnn_reads_it(single):
+    """tt-metal's single-device sampling (multi-step reduction) passes index halves half as wide as
+    its logits halves: ttnn's multi-core topk would read past their end (refused, saying so); the
+    single-core program (a dim under 8192) never reads indices_tensor, so its shape is free there."""
+    rng = np.random.default_rng(3)
+    small = rng.standard_normal((1, 1, 32, 1024)).astype(np.float32)
+    x = _on(single, small, ttnn.bfloat16)
+    narrow = _on(single, np.zeros((1, 1, 32, 512), np.int32), ttnn.uint16)
+    _, indices = ttnn.topk(x, 32, indices_tensor=narrow)
+    _, plain = ttnn.topk(x, 32)
+    assert torch.equal(ttnn.to_torch(indices), ttnn.to_torch(plain))  # its own positions
+    wide = _on(single, rng.standard_normal((1, 1, 32, 16384)).astype(np.float32), ttnn.bfloat16)
+    half = _on(single, np.zeros((1, 1, 32, 8192), np.int32), ttnn.uint16)
+    with pytest.raises(ttnn.MeshnnValueError, match="past the end"):
+        ttnn.topk(wide, 32, indices_tensor=half)
