@@ -63,6 +63,14 @@ def scattered(x: np.ndarray, index: np.ndarray, source: np.ndarray, reduce: str 
     return out
 
 
+def _scatter_golden(torch, input, dim, index, src, reduce=None, **_):
+    """torch's scatter; with ``reduce``, its scatter_reduce (sum / prod, the input included)."""
+    if reduce is None:
+        return torch.scatter(input, dim, index.to(torch.int64), src)
+    how = {"add": "sum", "multiply": "prod"}[reduce]
+    return torch.scatter_reduce(input, dim, index.to(torch.int64), src, how, include_self=True)
+
+
 def _reduction(op: str, keyword: str, value: object) -> None:
     if value is not None and value not in REDUCTIONS:
         raise MeshnnValueError(f"ttnn.{op}: reduce must be either 'add' or 'multiply' (case-sensitive), got {value!r}")
@@ -118,9 +126,7 @@ def _prepared(t: Tensor, axis: int, last: bool, end: tuple[int, ...] | None = No
     kind=OpKind.DATA_MOVEMENT,
     family=OpFamily.COPY,
     device_operation="ScatterDeviceOperation",
-    golden=torch_golden(
-        lambda torch, input, dim, index, src, **_: torch.scatter(input, dim, index.to(torch.int64), src)
-    ),
+    golden=torch_golden(_scatter_golden),
     modelled=False,
 )
 @ttnn_keywords(sub_core_grids=SUB_CORE_GRIDS)
