@@ -2978,6 +2978,13 @@ def models_rows() -> list[Case]:
         DEAD, "output_tensor")  # fmt: skip
     row("slice", "output_tensor on another mesh", lambda e: ttnn.slice(e.a, [0, 0, 0], [1, 3, 40],
         output_tensor=e.other), WRONG_MESH, "output_tensor")  # fmt: skip
+    hf, op = ttnn.experimental.rotary_embedding_hf, "experimental.rotary_embedding_hf"
+    row(op, "cos and sin shapes differ", lambda e: hf(e.heads, e.heads, e.a_bf16), VALUE, "Sin shapes")
+    row(op, "prefill cos batch 2", lambda e: hf(e.heads, e.heads, e.heads), VALUE, "batch dim")
+    row(op, "decode input interleaved", lambda e: hf(e.heads, e.heads, e.heads, is_decode_mode=True), VALUE, "sharded")
+    row(op, "is_decode_mode a str", lambda e: hf(e.heads, e.heads, e.heads, is_decode_mode="no"), TYPE, "is_decode")
+    row(op, "cos freed", lambda e: hf(e.heads, e.freed, e.heads), DEAD, "cos_cache")
+    row(op, "sin on another mesh", lambda e: hf(e.heads, e.heads, e.other_heads), WRONG_MESH, "sin_cache|mesh")
     row("topk", "indices_tensor freed", lambda e: ttnn.topk(e.heads, 2, indices_tensor=e.freed), DEAD, "indices_tensor")
     return c
 

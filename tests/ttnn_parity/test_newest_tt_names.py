@@ -176,3 +176,55 @@ def test_topk_indices_tensor_shape_matters_only_where_ttnn_reads_it(single):
     half = _on(single, np.zeros((1, 1, 32, 8192), np.int32), ttnn.uint16)
     with pytest.raises(ttnn.MeshnnValueError, match="past the end"):
         ttnn.topk(wide, 32, indices_tensor=half)
+
+
+def _rotate_half_reference(x, cos, sin):
+    """HuggingFace's apply_rotary_pos_emb, in float64."""
+    half = x.shape[-1] // 2
+    turned = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+    return x * cos + turned * sin, (x * cos).abs() + (turned * sin).abs()
+
+
+def _within_one_bfloat16_rounding(got, exact, size):
+    assert torch.all((got - exact).abs() <= exact.abs() * 2.0**-8 + size * 2.0**-20), (got - exact).abs().max()
+
+
+@pytest.mark.parametrize("head_dim", [32, 64, 128])
+def test_rotary_embedding_hf_prefill_is_huggingfaces_rotation(single, head_dim):
+    """tt_transformers' use_hf_rope prefill path: q ``[1, heads, s, d]``, cos / sin ``[1, 1, s_cache, d]``."""
+    gen = torch.Generator().manual_seed(head_dim)
+    x = torch.randn(1, 4, 64, head_dim, generator=gen).bfloat16()
+    angles = torch.rand(1, 1, 96, head_dim, generator=gen) * 6.0
+    cos, sin = angles.cos().bfloat16(), angles.sin().bfloat16()
+    on = lambda t: ttnn.from_torch(t, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=single)  # noqa: E731
+    out = ttnn.experimental.rotary_embedding_hf(on(x), on(cos), on(sin), is_decode_mode=False)
+    assert out.dtype == ttnn.bfloat16 and tuple(out.shape) == (1, 4, 64, head_dim)
+    exact, size = _rotate_half_reference(x.double(), cos[..., :64, :].double(), sin[..., :64, :].double())
+    _within_one_bfloat16_rounding(ttnn.to_torch(out).double(), exact, size)
+
+
+def test_rotary_embedding_hf_decode_rotates_each_user_at_its_own_position(single):
+    users, heads, d = 8, 8, 64
+    gen = torch.Generator().manual_seed(11)
+    x = torch.randn(1, users, heads, d, generator=gen).bfloat16()
+    angles = torch.rand(1, users, 1, d, generator=gen) * 6.0
+    cos, sin = angles.cos().bfloat16(), angles.sin().bfloat16()
+    grid = ttnn.CoreGrid(y=1, x=users)
+
+    def sharded(t, rows):
+        config = ttnn.create_sharded_memory_config(
+            shape=(rows, d),
+            core_grid=grid,
+            strategy=ttnn.ShardStrategy.HEIGHT,
+            use_height_and_width_as_shard_shape=True,
+        )
+        return ttnn.from_torch(t, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=single, memory_config=config)
+
+    out = ttnn.experimental.rotary_embedding_hf(sharded(x, 32), sharded(cos, 32), sharded(sin, 32), is_decode_mode=True)
+    assert out.memory_config().memory_layout == ttnn.TensorMemoryLayout.HEIGHT_SHARDED
+    exact, size = _rotate_half_reference(x.double(), cos.double(), sin.double())
+    _within_one_bfloat16_rounding(ttnn.to_torch(out).double(), exact, size)
+    other = ttnn.experimental.rotary_embedding_hf(
+        sharded(x, 32), sharded(cos.roll(1, 1), 32), sharded(sin.roll(1, 1), 32), is_decode_mode=True
+    )
+    assert not torch.equal(ttnn.to_torch(other), ttnn.to_torch(out))  # each user's own row
