@@ -2985,6 +2985,8 @@ def models_rows() -> list[Case]:
     row(op, "is_decode_mode a str", lambda e: hf(e.heads, e.heads, e.heads, is_decode_mode="no"), TYPE, "is_decode")
     row(op, "cos freed", lambda e: hf(e.heads, e.freed, e.heads), DEAD, "cos_cache")
     row(op, "sin on another mesh", lambda e: hf(e.heads, e.heads, e.other_heads), WRONG_MESH, "sin_cache|mesh")
+    row("argmax", "output_tensor float", lambda e: ttnn.argmax(e.rm, dim=-1, output_tensor=e.a2), TYPE, "UINT32")
+    row("argmax", "output_tensor freed", lambda e: ttnn.argmax(e.rm, dim=-1, output_tensor=e.freed), DEAD, "output")
     row("topk", "indices_tensor freed", lambda e: ttnn.topk(e.heads, 2, indices_tensor=e.freed), DEAD, "indices_tensor")
     return c
 

@@ -228,3 +228,18 @@ def test_rotary_embedding_hf_decode_rotates_each_user_at_its_own_position(single
         sharded(x, 32), sharded(cos.roll(1, 1), 32), sharded(sin.roll(1, 1), 32), is_decode_mode=True
     )
     assert not torch.equal(ttnn.to_torch(other), ttnn.to_torch(out))  # each user's own row
+
+
+def test_argmax_writes_an_output_tensor_of_the_results_volume(single):
+    """tt-metal's forced-argmax sampling: ``argmax([1, 1, 32, V], dim=-1, keepdim=False,
+    output_tensor=<[1, 1, 1, 32] DRAM>)``; ttnn takes the output's spec as it is."""
+    rng = np.random.default_rng(12)
+    logits = rng.standard_normal((1, 1, 32, 256)).astype(np.float32)
+    x = _rm(single, logits, ttnn.bfloat16)
+    out = _rm(single, np.zeros((1, 1, 1, 32), np.uint32), ttnn.uint32)
+    got = ttnn.argmax(x, dim=-1, keepdim=False, output_tensor=out)
+    assert got is out and tuple(got.shape) == (1, 1, 1, 32)
+    expect = torch.from_numpy(logits).bfloat16().float().argmax(-1).reshape(1, 1, 1, 32)
+    assert torch.equal(ttnn.to_torch(got).long(), expect)  # indices: exact
+    with pytest.raises(ttnn.MeshnnValueError, match="another volume"):
+        ttnn.argmax(x, dim=-1, output_tensor=_rm(single, np.zeros((1, 1, 1, 64), np.uint32), ttnn.uint32))
