@@ -40,6 +40,8 @@ class ClusterType(enum.Enum):
     P300 = 14
     SIMULATOR_QUASAR = 15
     BLACKHOLE_GALAXY = 16
+    P300_X2 = 17
+    CUSTOM = 18
 
 
 _CLUSTER_OF_SYSTEM = {

@@ -301,7 +301,10 @@ class Tensor:
         with np.errstate(invalid="ignore"):  # ml_dtypes warns when it widens a bfloat16 NaN
             return values.astype(np.float64 if self.dtype.is_float else np.int64).tolist()
 
-    def deallocate(self, force: bool = True) -> None:
+    def deallocate(self, force: bool = False) -> None:
+        """Free the device memory; the method's ``force`` defaults to False as ttnn binds it
+        (``Tensor.deallocate(force=False)``: kept while another live tensor views the buffer),
+        where ``ttnn.deallocate``'s defaults to True."""
         from meshnn.tensor.lifetime import deallocate
 
         deallocate(self, force)

@@ -2954,6 +2954,43 @@ def ccl2_rows() -> list[Case]:
     return c
 
 
+# -- branch models (issue 30): names the newest tt_transformers (tt-metal 2026-06) calls --------------
+def models_rows() -> list[Case]:
+    """ttnn.div's newer keywords (``rounding_mode``, ``fast_and_approximate_mode``)."""
+    c: list[Case] = []
+
+    def row(target, what, call, error, names):
+        c.append(Case(target, what, call, error, names))
+
+    row("div", "rounding_mode not a mode", lambda e: ttnn.div(e.a, 2.0, rounding_mode="round"), VALUE, "rounding_mode")
+    row("div", "round_mode and rounding_mode disagree", lambda e: ttnn.div(e.a, 2.0, round_mode="trunc",
+        rounding_mode="floor"), VALUE, "disagree")  # fmt: skip
+    row("div", "fast_and_approximate_mode not a bool", lambda e: ttnn.div(e.a, e.a2, fast_and_approximate_mode="yes"),
+        TYPE, "fast_and_approximate_mode")  # fmt: skip
+    row("scatter_add", "src bfloat16", lambda e: ttnn.scatter_add(e.rm, 0, e.ids, e.a_bf16), VALUE, "rank|dtype")
+    row("scatter_add", "fp32 tiles", lambda e: ttnn.scatter_add(e.a, 0, e.ids, e.a), VALUE, "rank|fp32")
+    row("scatter_add", "reduce is not its keyword", lambda e: ttnn.scatter_add(e.rm, -1, e.ids, e.rm, reduce="add"),
+        TYPE, "reduce")  # fmt: skip
+    row("scatter_add", "index freed", lambda e: ttnn.scatter_add(e.rm, -1, e.freed, e.rm), DEAD, "index")
+    row("slice", "output_tensor not the slice's shape", lambda e: ttnn.slice(e.a, [0, 0, 0], [1, 2, 40],
+        output_tensor=e.a2), VALUE, "output_tensor")  # fmt: skip
+    row("slice", "output_tensor freed", lambda e: ttnn.slice(e.a, [0, 0, 0], [1, 3, 40], output_tensor=e.freed),
+        DEAD, "output_tensor")  # fmt: skip
+    row("slice", "output_tensor on another mesh", lambda e: ttnn.slice(e.a, [0, 0, 0], [1, 3, 40],
+        output_tensor=e.other), WRONG_MESH, "output_tensor")  # fmt: skip
+    hf, op = ttnn.experimental.rotary_embedding_hf, "experimental.rotary_embedding_hf"
+    row(op, "cos and sin shapes differ", lambda e: hf(e.heads, e.heads, e.a_bf16), VALUE, "Sin shapes")
+    row(op, "prefill cos batch 2", lambda e: hf(e.heads, e.heads, e.heads), VALUE, "batch dim")
+    row(op, "decode input interleaved", lambda e: hf(e.heads, e.heads, e.heads, is_decode_mode=True), VALUE, "sharded")
+    row(op, "is_decode_mode a str", lambda e: hf(e.heads, e.heads, e.heads, is_decode_mode="no"), TYPE, "is_decode")
+    row(op, "cos freed", lambda e: hf(e.heads, e.freed, e.heads), DEAD, "cos_cache")
+    row(op, "sin on another mesh", lambda e: hf(e.heads, e.heads, e.other_heads), WRONG_MESH, "sin_cache|mesh")
+    row("argmax", "output_tensor float", lambda e: ttnn.argmax(e.rm, dim=-1, output_tensor=e.a2), TYPE, "UINT32")
+    row("argmax", "output_tensor freed", lambda e: ttnn.argmax(e.rm, dim=-1, output_tensor=e.freed), DEAD, "output")
+    row("topk", "indices_tensor freed", lambda e: ttnn.topk(e.heads, 2, indices_tensor=e.freed), DEAD, "indices_tensor")
+    return c
+
+
 TABLE: list[Case] = (
     unary_family(UNARY, UNARY_FAULTS)
     + family(BINARY, BINARY_FAULTS)
@@ -2973,6 +3010,7 @@ TABLE += nightly_rows()
 TABLE += moreh_train_rows()  # moreh's training ops (moreh2)
 TABLE += moreh_rows()
 TABLE += ccl2_rows()
+TABLE += models_rows()  # branch models (issue 30)
 BY_ID = {case.id: case for case in TABLE}
 
 

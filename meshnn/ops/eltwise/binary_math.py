@@ -18,10 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from meshnn.errors import MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.mesh.op_keywords import Keyword, flag
 from meshnn.ops.eltwise.binary_defs import BinaryDef, Keywords
-from meshnn.ops.eltwise.unary_defs import ROUND_MODE, f, kwb, kwf
+from meshnn.ops.eltwise.unary_defs import ROUND_MODE, f, kw, kwb, kwf
 
 B = BinaryDef
 PLAIN = Keywords.PLAIN
@@ -33,11 +34,28 @@ def _float(x: np.ndarray | float) -> np.ndarray | np.float32:
     return x.astype(np.float32, copy=False) if isinstance(x, np.ndarray) else np.float32(x)
 
 
+def _rounding(params: dict[str, Any]) -> str | None:
+    """The rounding mode asked: ``round_mode`` (ttnn 0.81) or ``rounding_mode`` (newer ttnn's name
+    of the same keyword); both given must agree."""
+    old, new = params.get("round_mode"), params.get("rounding_mode")
+    if old is not None and new is not None and old != new:
+        raise MeshnnValueError(f"ttnn.div: round_mode {old!r} and rounding_mode {new!r} disagree (give one)")
+    return old if old is not None else new
+
+
 def _div(
-    a: np.ndarray, b: np.ndarray, accurate_mode: bool = False, round_mode: str | None = None, saturate: bool = False
+    a: np.ndarray,
+    b: np.ndarray,
+    accurate_mode: bool = False,
+    round_mode: str | None = None,
+    saturate: bool = False,
+    rounding_mode: str | None = None,
+    fast_and_approximate_mode: bool = False,
 ) -> np.ndarray:
-    """a / b in float32, then truncated or floored as ``round_mode`` says; ``saturate``: 0 / 0 is
-    +inf, not NaN (ttnn's bfloat16 division with a rounding mode or ``accurate_mode``)."""
+    """a / b in float32, then truncated or floored as ``round_mode`` (or ``rounding_mode``) says;
+    ``saturate``: 0 / 0 is +inf, not NaN (ttnn's bfloat16 division with a rounding mode or
+    ``accurate_mode``); ``fast_and_approximate_mode`` is recorded only (meshnn divides exactly)."""
+    round_mode = _rounding({"round_mode": round_mode, "rounding_mode": rounding_mode})
     q = np.divide(_float(a), _float(b))
     if saturate:
         q = np.where(np.isnan(q) & ~np.isnan(_float(a)) & ~np.isnan(_float(b)), np.float32(np.inf), q)
@@ -51,13 +69,13 @@ def _div(
 def _div_saturates(dtype: DataType, params: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     """ttnn's legacy division (a rounding mode or ``accurate_mode``) of a non-float32 tensor
     multiplies by the divisor's reciprocal on the device, where 0 / 0 comes out +inf."""
-    legacy = params.get("round_mode") is not None or bool(params.get("accurate_mode"))
+    legacy = _rounding(params) is not None or bool(params.get("accurate_mode"))
     return (("saturate", legacy and dtype.is_float and dtype is not DataType.FLOAT32),)
 
 
 def _div_dtype(dtype: DataType, params: dict[str, Any]) -> DataType | None:
     """An int32 quotient without rounding is float32 (ttnn returns its float32 division)."""
-    if dtype is DataType.INT32 and params.get("round_mode") is None:
+    if dtype is DataType.INT32 and _rounding(params) is None:
         return DataType.FLOAT32
     return None
 
@@ -126,7 +144,14 @@ def _torch_in_float(function):
 
 
 _ALPHA = (f("alpha", 1.0),)
-_DIV_PARAMS = (kwb("accurate_mode", False), ROUND_MODE)
+_DIV_PARAMS = (
+    kwb("accurate_mode", False),
+    ROUND_MODE,
+    kw("rounding_mode", None, check=ROUND_MODE.check),
+    kwb("fast_and_approximate_mode", False),
+)
+"""ttnn 0.81's ``accurate_mode`` / ``round_mode`` and newer ttnn's ``fast_and_approximate_mode`` /
+``rounding_mode`` (tt-metal's sampling code of 2026 calls ``div(..., rounding_mode="floor")``)."""
 
 DIVISION = (
     B(

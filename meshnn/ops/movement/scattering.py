@@ -6,8 +6,10 @@ values written at the ``[N, W]`` rows of ``[N, K, C]``).
 to the index's shape (``slice``), TILE tensors made ROW_MAJOR (``to_layout``), the scatter dim
 moved last (``transpose``), the scatter itself along the last dim, then the transpose and the
 layout undone.  Where several sources land on one element, the last one in row-major order wins
-(torch leaves it unspecified; ttnn's kernel does the same).  No reduction is supported (ttnn has
-none yet).
+(torch leaves it unspecified; ttnn's kernel does the same).  ``reduce="add"`` / ``"multiply"``
+(newer ttnn: ``ScatterReductionType``; ``ttnn.scatter_add`` is ``reduce="add"``) combines every
+source landing on an element with the input's value there instead; integers exactly, floats in
+float64 rounded once into the dtype.
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.tensor` and the ops' checks, outputs, registry,
 data movement, slicing and rearrange modules.
@@ -22,7 +24,7 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
-from meshnn.mesh.op_keywords import only, ttnn_keywords
+from meshnn.mesh.op_keywords import SUB_CORE_GRIDS, ttnn_keywords
 from meshnn.ops.checks import device_input, int_arg
 from meshnn.ops.data_movement import to_layout, transpose
 from meshnn.ops.movement.rearrange import rearranged
@@ -37,19 +39,45 @@ _INDEX_TYPES = (DataType.INT32, DataType.UINT8, DataType.UINT16, DataType.UINT32
 _ROW_LIMIT = 256  # ttnn's to_layout of 32-bit integers is wrong past this many elements in a tiled row
 
 
-def scattered(x: np.ndarray, index: np.ndarray, source: np.ndarray) -> np.ndarray:
+REDUCTIONS = ("add", "multiply")
+"""The reductions ttnn's scatter takes (``ALLOWED_REDUCTIONS``, case-sensitive)."""
+
+
+def scattered(x: np.ndarray, index: np.ndarray, source: np.ndarray, reduce: str | None = None) -> np.ndarray:
     """``x`` with ``source`` put at ``index`` along the last axis, in the leading block that the
-    index covers (device-first arrays; indices clamped into the last dim)."""
+    index covers (device-first arrays; indices clamped into the last dim); with ``reduce``, each
+    source added to (multiplied into) the element it lands on."""
     out = np.array(x, copy=True)
     window = (builtins.slice(None), *(builtins.slice(0, n) for n in index.shape[1:-1]), builtins.slice(None))
     place = np.clip(index.astype(np.int64), 0, max(x.shape[-1] - 1, 0))
-    np.put_along_axis(out[window], place, source[tuple(builtins.slice(0, n) for n in index.shape)], axis=-1)
+    values = source[tuple(builtins.slice(0, n) for n in index.shape)]
+    if reduce is None:
+        np.put_along_axis(out[window], place, values, axis=-1)
+        return out
+    block = out[window]
+    wide = block.astype(np.int64 if block.dtype.kind in "iu" else np.float64)
+    rows = np.indices(place.shape)
+    at = (*rows[:-1], place)
+    (np.add if reduce == "add" else np.multiply).at(wide, at, values.astype(wide.dtype))
+    out[window] = wide.astype(out.dtype)
     return out
 
 
-def _check(tensor: Tensor, indices: Tensor, source: Tensor, dim: int) -> int:
+def _scatter_golden(torch, input, dim, index, src, reduce=None, **_):
+    """torch's scatter; with ``reduce``, its scatter_reduce (sum / prod, the input included)."""
+    if reduce is None:
+        return torch.scatter(input, dim, index.to(torch.int64), src)
+    how = {"add": "sum", "multiply": "prod"}[reduce]
+    return torch.scatter_reduce(input, dim, index.to(torch.int64), src, how, include_self=True)
+
+
+def _reduction(op: str, keyword: str, value: object) -> None:
+    if value is not None and value not in REDUCTIONS:
+        raise MeshnnValueError(f"ttnn.{op}: reduce must be either 'add' or 'multiply' (case-sensitive), got {value!r}")
+
+
+def _check(tensor: Tensor, indices: Tensor, source: Tensor, dim: int, op: str = "scatter") -> int:
     """ttnn's checks of scatter's arguments; returns the normalised dim."""
-    op = "scatter"
     rank = len(tensor.shape)
     for name, t in (("index", indices), ("src", source)):
         if len(t.shape) != rank:
@@ -98,22 +126,53 @@ def _prepared(t: Tensor, axis: int, last: bool, end: tuple[int, ...] | None = No
     kind=OpKind.DATA_MOVEMENT,
     family=OpFamily.COPY,
     device_operation="ScatterDeviceOperation",
+    golden=torch_golden(_scatter_golden),
+    modelled=False,
+)
+@ttnn_keywords(sub_core_grids=SUB_CORE_GRIDS)
+def scatter(
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    *,
+    memory_config: MemoryConfig | None = None,
+    reduce: str | None = None,
+) -> Tensor:
+    """``torch.scatter(input, dim, index, src[, reduce])``: the input, with ``src``'s values (cut
+    to the index's shape) written (``reduce``: added or multiplied) along ``dim`` where ``index``
+    says; in the input's dtype and layout."""
+    return _scatter("scatter", input, dim, index, src, memory_config, reduce)
+
+
+@register(
+    kind=OpKind.DATA_MOVEMENT,
+    family=OpFamily.COPY,
+    device_operation="ScatterDeviceOperation",
     golden=torch_golden(
-        lambda torch, input, dim, index, src, **_: torch.scatter(input, dim, index.to(torch.int64), src)
+        lambda torch, input, dim, index, src, **_: torch.scatter_add(input, dim, index.to(torch.int64), src)
     ),
     modelled=False,
 )
-@ttnn_keywords(reduce=only(None, "no scatter reduction is implemented (ttnn has none yet)"))
-def scatter(
+@ttnn_keywords(sub_core_grids=SUB_CORE_GRIDS)
+def scatter_add(
     input: Tensor, dim: int, index: Tensor, src: Tensor, *, memory_config: MemoryConfig | None = None
 ) -> Tensor:
-    """``torch.scatter(input, dim, index, src)``: the input, with ``src``'s values (cut to the
-    index's shape) written along ``dim`` where ``index`` says; in the input's dtype and layout."""
-    tensor = device_input("scatter", "input", input)
-    indices = device_input("scatter", "index", index)
-    source = device_input("scatter", "src", src)
-    dim = int_arg("scatter", "dim", dim)
-    axis = _check(tensor, indices, source, dim)
+    """``torch.scatter_add(input, dim, index, src)`` (newer ttnn): ``scatter`` with ``reduce="add"``,
+    every source landing on an element added to it."""
+    return _scatter("scatter_add", input, dim, index, src, memory_config, "add")
+
+
+def _scatter(
+    op: str, input: object, dim: object, index: object, src: object, memory_config: object, reduce: object
+) -> Tensor:
+    """scatter as ttnn composes it (see the module's text)."""
+    tensor = device_input(op, "input", input)
+    indices = device_input(op, "index", index)
+    source = device_input(op, "src", src)
+    dim = int_arg(op, "dim", dim)
+    _reduction(op, "reduce", reduce)
+    axis = _check(tensor, indices, source, dim, op)
     if not tensor.shape or not indices.shape:
         return tensor
     rank = len(tensor.shape)
@@ -121,8 +180,12 @@ def scatter(
     base = _prepared(tensor, axis, last)
     where = _prepared(indices, axis, last)
     values = _prepared(source, axis, last, tuple(indices.shape))
-    spec = out_spec_like(base, memory_config=memory_config, op="scatter")
-    out = rearranged("scatter", base, spec, scattered, extra=[where, values])
+    spec = out_spec_like(base, memory_config=memory_config, op=op)
+
+    def put(x: np.ndarray, i: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return scattered(x, i, v, reduce)  # type: ignore[arg-type]
+
+    out = rearranged(op, base, spec, put, extra=[where, values])
     if not last and tuple(tensor.shape) not in ((1,), (0,)):
         out = transpose(out, axis, -1, memory_config=out.memory_config())
     return out if out.layout is tensor.layout else to_layout(out, tensor.layout)

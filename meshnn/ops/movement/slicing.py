@@ -23,11 +23,12 @@ from meshnn.formats.codec import encode
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
-from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, QUEUE_ID, SUB_CORE_GRIDS, Keyword, count, number, ttnn_keywords
+from meshnn.mesh.op_keywords import QUEUE_ID, SUB_CORE_GRIDS, Keyword, count, number, ttnn_keywords
 from meshnn.ops.checks import device_input, int_list, same_mesh
 from meshnn.ops.data_movement import to_layout, to_memory_config
 from meshnn.ops.launch import launch
 from meshnn.ops.movement.conv_slices import flat_window_rows
+from meshnn.ops.movement.copying import copied_into
 from meshnn.ops.movement.rearrange import rearranged
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register, torch_golden
@@ -75,7 +76,6 @@ def _selector(
 
 @register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.SLICE, golden=torch_golden(_golden))
 @ttnn_keywords(
-    output_tensor=NO_OUTPUT_TENSOR,
     pad_value=Keyword(None, number),
     slice_dim=Keyword(None, count),
     num_devices=Keyword(None, count),
@@ -92,9 +92,11 @@ def slice(
     starts: Sequence[int] | Tensor | None = None,
     ends: Sequence[int] | Tensor | None = None,
     steps: Sequence[int] | None = None,
+    output_tensor: Tensor | None = None,
 ) -> Tensor:
     """``input_tensor[start:end:step, ...]``, every dim given; ``starts`` / ``ends`` / ``steps`` are
-    the names of ttnn's other overloads (the bounds may be 1-D integer tensors)."""
+    the names of ttnn's other overloads (the bounds may be 1-D integer tensors); ``output_tensor``
+    (a live tensor of the slice's shape, dtype and layout) is written and returned."""
     op = "slice"
     tensor = device_input(op, "input_tensor", input_tensor)
     first = _either(op, "slice_start", slice_start, "starts", starts)
@@ -103,7 +105,29 @@ def slice(
     lo, hi = _bounds(op, "slice_start", first), _bounds(op, "slice_end", last)
     step = [1] * len(lo) if stride is None else int_list(op, "slice_step", stride)
     selector = _selector(op, tensor.shape, lo, hi, step)
-    return _sliced(tensor, selector, memory_config)
+    if output_tensor is None:
+        return _sliced(tensor, selector, memory_config)
+    target = _output(tensor, selector, output_tensor)
+    result = _sliced(tensor, selector, memory_config)
+    copied_into(op, result, target)
+    if result is not tensor:
+        result.deallocate()
+    return target
+
+
+def _output(tensor: Tensor, selector: list[builtins.slice], output_tensor: object) -> Tensor:
+    """``output_tensor`` checked to take the slice: on the input's mesh, the slice's shape, the
+    input's dtype and layout (ttnn: "Its shape must match the slice output")."""
+    op = "slice"
+    target = device_input(op, "output_tensor", output_tensor)
+    same_mesh(op, {"input_tensor": tensor, "output_tensor": target})
+    shape = tuple(len(range(*s.indices(d))) for s, d in zip(selector, tensor.shape, strict=True))
+    if tuple(target.shape) != shape or target.dtype is not tensor.dtype or target.layout is not tensor.layout:
+        raise MeshnnValueError(
+            f"ttnn.{op}: output_tensor is {list(target.shape)} {target.dtype} {target.layout}; the slice is "
+            f"{list(shape)} {tensor.dtype} {tensor.layout}"
+        )
+    return target
 
 
 def _either(op: str, name: str, value: object, other_name: str, other: object) -> object:

@@ -6,8 +6,10 @@ all values (``dim`` None: ROW_MAJOR inputs only), with ttnn's rules:
 - equal values: the lowest index wins;
 - a rank-0 input gives a rank-0 0; a zero-volume input gives the reduced shape filled with 0
   (ttnn's NaN as an integer), refusing a reduced dim of size 0;
-- ``output_tensor`` (UINT32 ROW_MAJOR interleaved, of the output's spec) is written in place, as
-  a traced decode step does.
+- ``output_tensor`` (UINT32 ROW_MAJOR interleaved, ttnn's checks; DRAM or L1, any shape of the
+  result's volume: ttnn takes the output's spec as it is, and tt-metal's sampling gives a ``[1, 1,
+  1, 32]`` buffer to a ``keepdim=False`` argmax of ``[1, 1, 32, V]``) is written in place, in
+  row-major order, as a traced decode step does.
 
 May import: every layer below the ops and the ops' launch, checks, outputs, values and reduce.dims.
 """
@@ -24,7 +26,7 @@ from meshnn.mesh.op_keywords import SUB_CORE_GRIDS, ttnn_keywords
 from meshnn.ops import goldens
 from meshnn.ops.checks import device_input, int_arg, same_mesh
 from meshnn.ops.launch import launch
-from meshnn.ops.outputs import Output, out_spec_like, output_into
+from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.reduce.dims import check_flag, reduced_shape
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
@@ -86,6 +88,24 @@ def argmax_spec(op: str, x: Tensor, dim: object, keepdim: bool, memory_config: o
     return spec, axes
 
 
+def _output(op: str, x: Tensor, output_tensor: object, spec: TensorSpec) -> Tensor:
+    """``output_tensor`` checked as ttnn checks it (UINT32, interleaved, ROW_MAJOR), on the input's
+    devices, holding as many values as the result (its own shape and buffer type kept)."""
+    out = device_input(op, "output_tensor", output_tensor)
+    if out.dtype is not DataType.UINT32:
+        raise MeshnnTypeError(f"ttnn.{op}: Only UINT32 is supported for outputs, got {out.dtype.name}")
+    if out.spec.memory_config.is_sharded():
+        raise MeshnnValueError(f"ttnn.{op}: Only INTERLEAVED memory layout is supported for outputs")
+    if out.layout is not Layout.ROW_MAJOR:
+        raise MeshnnValueError(f"ttnn.{op}: Output tensor must have ROW_MAJOR layout, got {out.layout}")
+    same_mesh(op, {"input_tensor": x, "output_tensor": out})
+    if out.logical_volume() != spec.logical_volume():
+        raise MeshnnValueError(
+            f"ttnn.{op}: output_tensor {list(out.shape)} does not hold the result {list(spec.shape)} (another volume)"
+        )
+    return out
+
+
 @register(
     kind=OpKind.REDUCTION, family=OpFamily.ARGMAX, device_operation="ArgMaxDeviceOperation", golden=goldens.argmax
 )
@@ -112,7 +132,7 @@ def argmax(
     spec, _axes_used = argmax_spec(op, x, dim, keep, memory_config)
     into = None
     if output_tensor is not None:
-        out = output_into(op, mesh, output_tensor, spec, x.storage.coords)  # type: ignore[union-attr]
+        out = _output(op, x, output_tensor, spec)
         into, spec = [out], out.spec
     compute = bool(x.shape) and x.logical_volume() > 0
 

@@ -156,7 +156,7 @@ def topk(
     count = min(count, x.shape[axis])
     named = {"input_tensor": x}
     if indices_tensor is not None:
-        named["indices_tensor"] = _indices_input(op, x, indices_tensor)
+        named["indices_tensor"] = _indices_input(op, x, indices_tensor, _multicore(x, axis, count))
     mesh = same_mesh(op, named)
     specs = _topk_specs(op, x, axis, count, memory_config)
     if out is not None and output_tensor is not None:
@@ -164,8 +164,8 @@ def topk(
     into = _outputs(op, mesh, x, out if out is not None else output_tensor, specs)
     if into is not None:
         specs = [t.spec for t in into]
-    inputs = list(named.values())
     uses_indices = _multicore(x, axis, count)
+    inputs = list(named.values()) if uses_indices else [x]  # the single-core program never reads it
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         values = logical_values(in_rows[0], x.spec)
@@ -197,13 +197,18 @@ def _multicore(x: Tensor, axis: int, count: int) -> bool:
     return MULTICORE_MIN_WIDTH <= padded < 1 << 16 and -(-count // 32) * 32 <= 64
 
 
-def _indices_input(op: str, x: Tensor, indices_tensor: object) -> Tensor:
+def _indices_input(op: str, x: Tensor, indices_tensor: object, read: bool) -> Tensor:
+    """``indices_tensor`` checked as ttnn checks it (a live UINT16 / UINT32 device tensor); where
+    the multi-core program reads it (``read``), also the input's shape: that program reads index
+    tile ``row * Wt + col`` for each input tile, so a narrower one would be read past its end (ttnn
+    does not check; its bytes there are whatever DRAM holds, which meshnn cannot stand for)."""
     given = device_input(op, "indices_tensor", indices_tensor)
     if given.dtype not in INDEX_DTYPES:
         raise MeshnnTypeError(f"ttnn.{op}: Optional input tensor must be UINT16, or UINT32, got: {given.dtype.name}")
-    if tuple(given.shape) != tuple(x.shape):
+    if read and tuple(given.shape) != tuple(x.shape):
         raise MeshnnValueError(
-            f"ttnn.{op}: indices_tensor {list(given.shape)} must have input_tensor's shape {list(x.shape)}"
+            f"ttnn.{op}: indices_tensor {list(given.shape)} must have input_tensor's shape {list(x.shape)}: ttnn's "
+            f"multi-core topk reads an index tile for every input tile, past the end of a smaller indices_tensor"
         )
     return given
 

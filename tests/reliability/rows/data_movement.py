@@ -65,7 +65,7 @@ def _index_rows() -> list[Case]:
         Case("tosa_gather", "index of rank 1", lambda e: ttnn.tosa_gather(e.a, e.row7), VALUE, "Index tensor rank"),
         Case("scatter", "src of another dtype", lambda e: ttnn.scatter(e.rm, 0, e.ids, e.a_bf16), VALUE, "rank|dtype"),
         Case("scatter", "fp32 tiles", lambda e: ttnn.scatter(e.a, 0, e.ids, e.a), VALUE, "rank|fp32"),
-        Case("scatter", "reduce given", lambda e: ttnn.scatter(e.rm, -1, e.ids, e.rm, reduce="add"), VALUE, "reduce"),
+        Case("scatter", "reduce sum", lambda e: ttnn.scatter(e.rm, -1, e.ids, e.rm, reduce="sum"), VALUE, "reduce"),
         Case("tosa_scatter", "index of rank 3", lambda e: ttnn.tosa_scatter(e.a, e.a, e.a), VALUE, "rank"),
         Case("index_fill", "float index", lambda e: ttnn.index_fill(e.a, 0, e.row7, 1.0), VALUE, "Index tensor"),
         Case(
