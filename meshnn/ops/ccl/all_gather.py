@@ -117,7 +117,6 @@ def run_all_gather(
     ``reverse``: the shards in reversed group order (the last member's first)."""
     axis_dim, cluster_axis = where
     shape, axis = tensor_grid(op, tensor, mesh, cluster_axis)
-    n = group_size(shape, axis)
     raw = _raw_concatenation(
         tuple(tensor.shape), tensor.layout, axis_dim, tensor.spec.explicit_padded_shape is not None
     ) and not (reverse and not mesh.all_local)  # across ranks, a reversed gather goes by values
@@ -133,21 +132,12 @@ def run_all_gather(
         if raw and not mesh.all_local:
             gather_bytes_over_ranks(mesh, in_rows[0], out_rows[0], coords, shape, axis, in_size, label)
             return
-        if tiles is not None and mesh.all_local and len(coords) == int(np.prod(shape)):
+        # by bytes: whole tiles (tile_blocks), or the shards' bytes end to end (a block each)
+        blocks = tiles if tiles is not None and mesh.all_local else (1, 1, in_size) if by_bytes else None
+        if blocks is not None and len(coords) == int(np.prod(shape)):
             settled(in_rows[0])
-            _gather_tiles(
-                in_rows[0],
-                out_rows[0],
-                tiles,
-                [group_and_member(shape, axis, i)[0] for i in range(len(coords))],
-                reverse,
-            )
-            return
-        if by_bytes and len(coords) == int(np.prod(shape)):  # the group's bytes end to end, row by row
             groups = [group_and_member(shape, axis, i)[0] for i in range(len(coords))]
-            for row, group in enumerate(groups):
-                members = [i for i, g in enumerate(groups) if g == group][:: -1 if reverse else 1]
-                out_rows[0][row, : n * in_size].reshape(n, in_size)[...] = in_rows[0][members, :in_size]
+            _gather_blocks(in_rows[0], out_rows[0], blocks, groups, reverse)
             return
         grid = (shape, axis, axis_dim, reverse)
         _gather_values(mesh, (in_spec, spec), in_rows[0], out_rows[0], coords, grid, label)
@@ -162,12 +152,13 @@ def run_all_gather(
     return result
 
 
-def _gather_tiles(
-    in_rows: np.ndarray, out_rows: np.ndarray, tiles: tuple[int, int, int], groups: list[int], reverse: bool
+def _gather_blocks(
+    in_rows: np.ndarray, out_rows: np.ndarray, blocks: tuple[int, int, int], groups: list[int], reverse: bool
 ) -> None:
-    """The gather by tiles (:func:`tile_blocks`): each group's result assembled once from its
-    members' bytes, in member order (reversed when asked), and copied to the group's other rows."""
-    a, b, c = tiles
+    """The gather by bytes, each input row ``(A, B, C)`` blocks (:func:`tile_blocks`; ``(1, 1,
+    size)``: the shards' bytes end to end): each group's result assembled once from its members'
+    bytes, in member order (reversed when asked), and copied to the group's other rows."""
+    a, b, c = blocks
     size = a * b * c
     for group in dict.fromkeys(groups):
         rows = [i for i, g in enumerate(groups) if g == group]
