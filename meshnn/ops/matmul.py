@@ -34,7 +34,7 @@ from meshnn.ops.registry import OpKind, register
 from meshnn.ops.shard_specs import needs_shard_spec
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
-from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 
@@ -110,12 +110,7 @@ def matmul(
     )
     check_matmul_prefetch(op, mesh, (a, inputs[1], bias, global_cb, sub_device_id), config, out_config)
     spec = out_spec_like(a, shape=shape, dtype=dtype, memory_config=out_config, op=op)
-    direct = spec.dtype is DataType.FLOAT32 and spec.layout is Layout.ROW_MAJOR and spec.explicit_padded_shape is None
-    # x @ a weight matrix sharded by columns (column-parallel linear): one product when x is the same
-    # on every device, of x with the shards side by side (see _one_product)
-    columns = not transpose_a and not transpose_b and len(a.shape) >= 2 and len(inputs[1].shape) == 2 and not direct
-    transposes = (transpose_a, transpose_b)
-    kernel = Product([t.spec for t in inputs], spec, shape, transposes=transposes, act=act, paths=(columns, direct))
+    kernel = _product(inputs, spec, shape, (transpose_a, transpose_b), act, kernel_config)
     into = None
     if optional_output_tensor is not None:
         into = [output_into(op, mesh, optional_output_tensor, spec, a.storage.coords)]  # type: ignore[union-attr]
@@ -135,6 +130,22 @@ def matmul(
         reads_memos=True,
         attrs=attrs,
     )[0]
+
+
+def _product(
+    inputs: list[Tensor], spec: TensorSpec, shape: tuple[int, ...], transposes: tuple[bool, bool], act, kernel_config
+) -> Product:
+    """The kernel of a matmul of ``inputs`` into an output of ``spec``: its paths, and whether its
+    destination register holds 32-bit values (ttnn's default: for a float32 output only, as
+    ``matmul_op.cpp`` sets it; else the compute-kernel config's ``fp32_dest_acc_en``)."""
+    a = inputs[0]
+    direct = spec.dtype is DataType.FLOAT32 and spec.layout is Layout.ROW_MAJOR and spec.explicit_padded_shape is None
+    # x @ a weight matrix sharded by columns (column-parallel linear): one product when x is the same
+    # on every device, of x with the shards side by side (see _one_product)
+    columns = not any(transposes) and len(a.shape) >= 2 and len(inputs[1].shape) == 2 and not direct
+    fp32_dest = spec.dtype is DataType.FLOAT32 if kernel_config is None else kernel_config.fp32_dest_acc_en
+    specs = [t.spec for t in inputs]
+    return Product(specs, spec, shape, transposes=transposes, act=act, paths=(columns, direct), fp32_dest=fp32_dest)
 
 
 def _configs(

@@ -7,11 +7,15 @@ are the same with memos on and off, eager and replayed):
   bfloat4_b) and torch present: torch's ``matmul`` on the values exactly as stored
   (:mod:`meshnn.ops.operands`: a weight decoded once and kept).  A bfloat16 output with no bias
   or activation is torch's bfloat16 product (float32 sums rounded to nearest, ties to even, as
-  meshnn rounds: checked once); any other output takes a float32 product of the same values (the
-  weight kept as float32 values; one too large for that, :data:`WIDE_WHOLE_BYTES`, kept in
-  bfloat16 and widened a block of columns at a time: :func:`_wide_matmul`), whose result is then
-  rounded into the output format;
-- otherwise numpy's float32 ``matmul`` (a float32 row-major output straight into its slab).
+  meshnn rounds: checked once).  So is a block-float output (bfloat8_b, bfloat4_b) with no bias or
+  activation whose destination register holds 16-bit values (``fp32_dest_acc_en`` off, ttnn's
+  default for every output but float32): the device packs its output from those bfloat16 values,
+  so the product is rounded to bfloat16 first, then into the block-float format.  Any other
+  output takes a float32 product of the same values (the weight kept as float32 values; one too
+  large for that, :data:`WIDE_WHOLE_BYTES`, kept in bfloat16 and widened a block of columns at a
+  time: :func:`_wide_matmul`), whose result is then rounded into the output format;
+- otherwise numpy's float32 ``matmul`` (a float32 row-major output straight into its slab), its
+  result rounded to bfloat16 first where the destination register's format asks it (above).
 
 Either way, a column-parallel product (x the same on every device, the weight sharded by columns)
 is ONE product of x with the weight shards side by side, chosen by comparing x's values.
@@ -27,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from meshnn.formats.bfloat16 import round_to_bfloat16
 from meshnn.formats.dtypes import DataType
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.decoded import BF16_EXACT
@@ -42,9 +47,10 @@ class Product:
     one of the paths of the module docstring, then the bias added and the activation applied
     before the output is written."""
 
-    __slots__ = ("act", "bf16", "columns", "direct", "has_bias", "shape", "spec", "specs", "transposes")
+    __slots__ = ("act", "bf16", "columns", "direct", "has_bias", "packs_bf16", "shape", "spec", "specs", "transposes")
     # columns: the one-product path may be taken; direct: the output is float32 row-major;
-    # bf16: both operands hold bfloat16 values
+    # bf16: both operands hold bfloat16 values; packs_bf16: a block-float output packed from a
+    # 16-bit destination register (the product rounded to bfloat16 before the output's format)
 
     def __init__(
         self,
@@ -55,11 +61,14 @@ class Product:
         transposes: tuple[bool, bool],
         act: object,
         paths: tuple[bool, bool],
+        fp32_dest: bool = False,
     ) -> None:
         self.specs, self.spec, self.shape, self.transposes = specs, spec, shape, transposes
         self.act, self.has_bias = act, len(specs) > 2
         self.columns, self.direct = paths
         self.bf16 = specs[0].dtype in BF16_EXACT and specs[1].dtype in BF16_EXACT
+        plain = not self.has_bias and act is None
+        self.packs_bf16 = plain and not fp32_dest and spec.dtype.is_block_float
 
     def __call__(
         self, in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]
@@ -72,21 +81,31 @@ class Product:
         x = logical_values(in_rows[0], specs[0])
         w = logical_values(in_rows[1], specs[1])  # weights: decoded once
         if self.columns and x.shape[0] > 1 and x.dtype == w.dtype == np.float32 and same_values_on_every_device(x):
-            result = _one_product(x, w, in_rows[1], specs[1]).reshape((x.shape[0], *self.shape))
+            result = self._dest(_one_product(x, w, in_rows[1], specs[1])).reshape((x.shape[0], *self.shape))
             self._finish(result, in_rows, out_rows, owned=True)  # a transposed view of the product, ours alone
             return
         x, w = self._stacked(x, w)
         if self.direct and not self.has_bias and self.act is None and _into_slab(x, w, out_rows[0], self.spec):
             return
         result = np.matmul(x, w)
-        self._finish(result.reshape((result.shape[0], *self.shape)), in_rows, out_rows)
+        self._finish(self._dest(result).reshape((result.shape[0], *self.shape)), in_rows, out_rows)
+
+    def _dest(self, result: np.ndarray) -> np.ndarray:
+        """A float32 product as the destination register holds it: rounded to bfloat16 (to
+        nearest, ties to even) when the output is packed from 16-bit values, else as it is."""
+        if not self.packs_bf16:
+            return result
+        owned = result.flags.c_contiguous and result.flags.writeable
+        return round_to_bfloat16(result if owned else np.ascontiguousarray(result), in_place=True)
 
     def _torch_product(self, torch: Any, in_rows: list[np.ndarray], out_rows: list[np.ndarray]) -> None:
         """The product on torch's operands (see the module docstring): bfloat16 ones for a
-        bfloat16 output, float32 ones for a float32 result (a very large weight widened in blocks)."""
+        bfloat16 output or one packed from bfloat16 values, float32 ones for a float32 result (a
+        very large weight widened in blocks)."""
         specs = self.specs
-        final = self.spec.dtype is DataType.BFLOAT16 and not self.has_bias and self.act is None
-        wide = not final
+        bf16_sums = self.packs_bf16 or (self.spec.dtype is DataType.BFLOAT16 and not self.has_bias and self.act is None)
+        final = bf16_sums and self.spec.dtype is DataType.BFLOAT16
+        wide = not bf16_sums
         x = operand(in_rows[0], specs[0], torch, wide=wide, kept=False)  # (an activation: read once)
         k = x.shape[0]
         blocks = wide and math.prod(specs[1].shape) * in_rows[1].shape[0] * 4 > WIDE_WHOLE_BYTES

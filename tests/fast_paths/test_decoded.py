@@ -40,6 +40,11 @@ def memos_off(cache: DecodedCache) -> None:
     VALUES_MEMO.clear()
 
 
+FP32_DEST = ttnn.WormholeComputeKernelConfig(fp32_dest_acc_en=True)
+"""A 32-bit destination register: a block-float output is then packed from the float32 product
+(ttnn's default, 16 bits, packs it from the bfloat16 product: see test_matmul_dest.py)."""
+
+
 def raw(tensor) -> list[bytes]:
     return [np.asarray(ttnn.to_numpy(t)).tobytes() for t in ttnn.get_device_tensors(tensor)]
 
@@ -64,7 +69,9 @@ def test_a_weight_is_decoded_once_and_the_bytes_are_those_of_memos_off(open_mesh
     assert isinstance(memo, Decoded) and memo.sides == (n > 1)
     hits = decoded.hits
     assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat16)) == first and decoded.hits > hits
-    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b)) != []  # a float32 product from the same memo
+    assert (
+        raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b, compute_kernel_config=FP32_DEST)) != []
+    )  # a float32 product from the same memo
     memos_off(decoded)
     assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat16)) == first
 
@@ -347,7 +354,7 @@ def test_a_weight_read_both_ways_keeps_its_second_dtype_within_the_bound(open_me
     x = weight(mesh, rng, (1, 1, 32, 256), ttnn.ReplicateTensorToMesh(mesh), **BF16)
     shard = ttnn.ShardTensorToMesh(mesh, dim=1)
     w = weight(mesh, rng, (256, 256 * n), shard)
-    wide = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b))
+    wide = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b, compute_kernel_config=FP32_DEST))
     memo = w.storage.mesh_buffer.memo
     assert isinstance(memo, Decoded) and memo.values.dtype == torch.float32 and memo.other is None
     counted = decoded.nbytes
@@ -355,19 +362,22 @@ def test_a_weight_read_both_ways_keeps_its_second_dtype_within_the_bound(open_me
     assert memo.other is not None and memo.other.dtype == torch.bfloat16
     assert decoded.nbytes - counted == 256 * 256 * n * 2, "the second dtype counts against the bound"
     assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat16)) == narrow and w.storage.mesh_buffer.memo is memo
-    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b)) == wide
+    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b, compute_kernel_config=FP32_DEST)) == wide
     new = torch.from_numpy(rng.standard_normal((256, 256 * n)).astype(np.float32))
     ttnn.copy_host_to_device_tensor(ttnn.from_torch(new, mesh_mapper=shard, **BFP8), w)
     assert w.storage.mesh_buffer.memo is not memo, "a write drops the memo, both dtypes with it"
     del memo
     assert decoded.nbytes < counted, "and its bytes are given back"
-    after_wide = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b))
+    after_wide = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b, compute_kernel_config=FP32_DEST))
     decoded.limit = decoded.nbytes  # no room for a second dtype: made at each use
     after = (after_wide, raw(ttnn.linear(x, w, dtype=ttnn.bfloat16)))
     assert after[1] != narrow and w.storage.mesh_buffer.memo.other is None
     assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat16)) == after[1]
     memos_off(decoded)
-    assert (raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b)), raw(ttnn.linear(x, w, dtype=ttnn.bfloat16))) == after
+    assert (
+        raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b, compute_kernel_config=FP32_DEST)),
+        raw(ttnn.linear(x, w, dtype=ttnn.bfloat16)),
+    ) == after
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (1, 4)])
@@ -392,15 +402,15 @@ def test_the_wide_product_in_blocks_is_the_float32_product(open_mesh, rng, decod
     for i, t in enumerate(ttnn.get_device_tensors(got)):
         diff = (ttnn.to_torch(t).reshape(32, 320).double() - want[:, i * 320 : (i + 1) * 320].double()).abs()
         assert float(diff.max()) <= 256 * 2.0**-23 * float(want.abs().max()), "float32 sums of exact products"
-    wide = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b))
+    wide = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b, compute_kernel_config=FP32_DEST))
     memo = w.storage.mesh_buffer.memo
     assert isinstance(memo, Decoded) and memo.values.dtype == torch.bfloat16 and memo.other is None
     new = torch.from_numpy(rng.standard_normal((256, 320 * n)).astype(np.float32))
     ttnn.copy_host_to_device_tensor(ttnn.from_torch(new, mesh_mapper=shard, **BFP8), w)
-    after = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b))
+    after = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b, compute_kernel_config=FP32_DEST))
     assert after != wide
     memos_off(decoded)
-    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b)) == after
+    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b, compute_kernel_config=FP32_DEST)) == after
 
 
 def test_the_wide_product_in_blocks_of_a_row_parallel_weight(open_mesh, rng, decoded, monkeypatch):
@@ -418,9 +428,9 @@ def test_the_wide_product_in_blocks_of_a_row_parallel_weight(open_mesh, rng, dec
         want = ttnn.to_torch(xt).double().reshape(32, 64) @ ttnn.to_torch(wt).double()
         diff = (ttnn.to_torch(t).double().reshape(32, 320) - want).abs().max()
         assert float(diff) <= 64 * 2.0**-23 * float(want.abs().max()), f"device {i}"
-    wide = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b))
+    wide = raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b, compute_kernel_config=FP32_DEST))
     memos_off(decoded)
-    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b)) == wide
+    assert raw(ttnn.linear(x, w, dtype=ttnn.bfloat8_b, compute_kernel_config=FP32_DEST)) == wide
 
 
 def test_a_patch_keeps_both_dtypes_of_a_memo_true(decoded):
