@@ -196,6 +196,7 @@ class MatmulConfig:
     per_core_m: int | None = None
     per_core_n: int | None = None
     user_core_grid: bool = False  # ``core_grid=`` given instead of a program config
+    mcast_in0: bool = True  # a 1-D program multicasts in0 (one sender, N split); False: in1 (M split)
 
 
 @dataclass(frozen=True, slots=True)
