@@ -10,11 +10,13 @@ is reused, and a multiply costs at least ``single_use_weight_tile_cycles``
 (:mod:`meshnn.perf.latency`): the weight tile's unpack is no longer hidden behind other multiplies.
 
 Memory: each DRAM tensor is read once (multicast programs read a block once and send it along the
-grid's rows or columns); the output is written once.  A DRAM-sharded program streams its weight at
-the bank-adjacent rate and computes on one core per DRAM bank.  In a 2-D multicast program only the
-grid's top row reads in1, so the DRAM side lasts at least as long as one such sender takes to read
-its columns at a single core's rate (:func:`in1_sender_cycles`): what bounds a short-M prefill
-matmul whose large weight only 8 cores read.
+grid's rows or columns); the output is written once.  The senders issue a block of reads before they
+wait, so the banks serve them at the interleaved rate whatever the tile's size; a small tile's lower
+per-transfer rate limits each sender's own stream (:func:`sender_read_cycles`).  A DRAM-sharded
+program streams its weight at the bank-adjacent rate and computes on one core per DRAM bank.  In a
+2-D multicast program only the grid's top row reads in1, so the DRAM side lasts at least as long as
+one such sender takes to read its columns at a single core's rate (:func:`in1_sender_cycles`): what
+bounds a short-M prefill matmul whose large weight only 8 cores read.
 
 A matmul given no program config (nor core grid) runs the program ttnn would pick
 (:mod:`meshnn.perf.matmul_auto`).
@@ -158,7 +160,7 @@ def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
         cycles += stream
     sharded = config.program is MatmulProgram.DRAM_SHARDED
     moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs]
-    memory = traffic(machine, moves, cores, dram_sharded=sharded)
+    memory = traffic(machine, moves, cores, dram_sharded=sharded, blocks_in_flight=True)
     sender_ns = arch.cycles_ns(in1_sender_cycles(desc, machine, k_tiles))
     if sender_ns > memory.dram_ns:  # the busiest in1 sender's read outlasts the DRAM's share
         memory = replace(memory, dram_ns=sender_ns)

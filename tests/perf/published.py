@@ -27,7 +27,7 @@ from meshnn.perf import (
 )
 from meshnn.perf.systems import Machine
 
-from . import published_ccl, published_ccl_full, published_gemm_oob
+from . import published_ccl, published_ccl_full, published_gemm_oob, published_gemm_oob_p150
 from .figure import Figure
 from .published_ccl import BH_GALAXY
 from .published_decode import bandwidth_figures, decode_figures
@@ -156,6 +156,23 @@ def _oob_table_figures() -> list[Figure]:
         why = published_gemm_oob.why(dtype, traced, (m, k, n))
         src = published_gemm_oob.SOURCE
         fit = (dtype, fid, traced, (m, k, n)) in published_gemm_oob.FITTED
+        out.append(Figure(name, src, tf, tf, "TFLOPs", model, not why, why, fit, group="matmul"))
+    return out
+
+
+def _oob_p150_figures() -> list[Figure]:
+    """GEMM_FLOPS.md's out-of-box P150 table, 11x10 grid (:mod:`tests.perf.published_gemm_oob_p150`)."""
+    out = []
+    for dtype, fid, traced, (m, k, n), tf in published_gemm_oob_p150.rows():
+
+        def model(m=m, k=k, n=n, d=dtype, f=fid, t=traced):
+            return gemm_tflops("p150", m, k, n, d, f, None, default=True, traced=t)
+
+        mode = "traced" if traced else "eager"
+        name = f"P150 out-of-box {m}x{k}x{n} {dtype} {fid.name} ({mode})"
+        why = published_gemm_oob_p150.why(dtype, traced, (m, k, n))
+        fit = published_gemm_oob_p150.fitted(traced, (m, k, n))
+        src = published_gemm_oob_p150.SOURCE
         out.append(Figure(name, src, tf, tf, "TFLOPs", model, not why, why, fit, group="matmul"))
     return out
 
@@ -291,7 +308,7 @@ def _ring_figures() -> list[Figure]:
 def figures() -> list[Figure]:
     """Every published op-level figure here: those the model covers, then the known misses."""
     every = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *bandwidth_figures(), *_ccl_figures()]
-    every += [*_ccl_full_figures(), *_back_to_back_figures(), *_oob_table_figures()]
+    every += [*_ccl_full_figures(), *_back_to_back_figures(), *_oob_table_figures(), *_oob_p150_figures()]
     every += [*_ring_figures(), *decode_figures(), *prefill_figures()]
     return [f for f in every if f.covered] + [f for f in every if not f.covered]
 
