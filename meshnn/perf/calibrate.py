@@ -53,7 +53,13 @@ def _program(text: str) -> MatmulConfig | None:
     if kind is None:
         return None
     numbers = {k: int(v) for k, v in re.findall(r"(per_core_[MN])=(\d+)", text)}
-    return MatmulConfig(kind, per_core_m=numbers.get("per_core_M"), per_core_n=numbers.get("per_core_N"))
+    mcast_in0 = re.search(r"mcast_in0=(false|0)\b", text.lower()) is None
+    return MatmulConfig(
+        kind,
+        per_core_m=numbers.get("per_core_M") or None,
+        per_core_n=numbers.get("per_core_N") or None,
+        mcast_in0=mcast_in0,
+    )
 
 
 def _collective(attributes: dict[str, str]) -> CollectiveConfig:
@@ -83,6 +89,8 @@ def desc_of(row: MeasuredRow) -> OpDesc | None:
         fidelity = MathFidelity.parse(row.fidelity)
     outputs = row.outputs or (() if family in (OpFamily.KV_UPDATE, OpFamily.KV_FILL) else row.inputs[:1])
     grid = (row.cores, 1) if row.cores else None
+    if family is OpFamily.MATMUL and extra["matmul"] is None:
+        grid = None  # no program config: ttnn picks one itself, and the model picks the same
     return OpDesc(
         family, row.inputs, outputs, op_code=canonical(row.op_code), fidelity=fidelity, core_grid=grid, **extra
     )  # type: ignore[arg-type]

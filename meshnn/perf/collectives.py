@@ -9,7 +9,10 @@ input, all_reduce's input and output) and ``N`` the devices along the collective
   a 2D fabric adds its slower hop), those bytes over ``links x line rate x utilisation``, and the
   ramp term between start-up and asymptote (``ramp x sqrt(MB per link per direction)``);
 - all_reduce is a reduce_scatter followed by an all_gather over the same links: the sum of the two;
-- ``cluster_axis`` picks the mesh axis; the lines along it run at once on their own links.
+- ``cluster_axis`` picks the mesh axis; the lines along it run at once on their own links;
+- a call whose devices are already aligned (``CollectiveConfig.aligned``: it follows another
+  collective on them, set by :class:`meshnn.perf.recorder.Recorder`) does not wait out the launch
+  skew a call alone does: each phase's start-up is ``launch_skew_ns`` shorter.
 A ring asked for where the axis does not close (no wraparound link) runs as a line, as
 ``ttnn.get_usable_topology`` would resolve it; ``num_links`` above what the system offers per hop
 is clamped to it, and the prediction says so.
@@ -117,6 +120,10 @@ def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
     families = (OpFamily.REDUCE_SCATTER, OpFamily.ALL_GATHER) if desc.family is OpFamily.ALL_REDUCE else (desc.family,)
     phases = [phase(arch, f, whole, devices, (topology, links, config.fabric)) for f in families]
     notes = (f"topology {topology.value}, {devices} devices, {links} link(s)", *notes)
+    if config.aligned:
+        skew = fabric_perf(arch.arch).launch_skew_ns
+        phases = [Phase(max(0.0, p.startup_ns - skew), p.transfer_ns) for p in phases]
+        notes += (f"right behind a collective on the same devices: no launch skew ({skew / 1e3:.2f} us a phase)",)
     if topology is not config.topology:
         notes += (f"{config.topology.value} asked: the {devices}-device axis has no wraparound link",)
     directions = 2 if topology is Topology.RING else 1

@@ -196,11 +196,14 @@ class MatmulConfig:
     per_core_m: int | None = None
     per_core_n: int | None = None
     user_core_grid: bool = False  # ``core_grid=`` given instead of a program config
+    mcast_in0: bool = True  # a 1-D program multicasts in0 (one sender, N split); False: in1 (M split)
 
 
 @dataclass(frozen=True, slots=True)
 class CollectiveConfig:
-    """A collective's knobs; ``cluster_axis`` None means all devices of the mesh as one line."""
+    """A collective's knobs; ``cluster_axis`` None means all devices of the mesh as one line.
+    ``aligned`` is set by a recorder, not by ttnn: the call follows a collective on the same devices
+    with no host wait between them, so its devices start together (no launch skew to wait out)."""
 
     topology: Topology = Topology.LINEAR
     cluster_axis: int | None = None
@@ -209,6 +212,7 @@ class CollectiveConfig:
     fabric: Fabric = Fabric.FABRIC_1D
     hops: int | None = None  # a point-to-point route's hops (None: the group's line)
     peers: int | None = None  # devices each token goes to (an all-to-all dispatch's top-k; None: all)
+    aligned: bool = False  # its devices start together: the op before it on them was a collective
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ class ArchPerf:
     lofi_cycles_per_tile: int  # one 32x32x32 tile multiply at LoFi; x phases at higher fidelity
     operand_bytes_per_cycle: float  # fitted: cost of feeding a tile multiply its operands
     dram_activation_bytes_per_cycle: float  # fitted: one core's read rate from DRAM (in0 / in1 senders)
+    multicast_byte_dests_per_cycle: float  # fitted: a multicast of B bytes to D cores takes B x D / this
     fpu_eltwise_cycles_per_tile: int  # an FPU add / mul of two tiles at LoFi
     reduce_cycles_per_tile: int
     sfpu_elements_per_cycle: int
@@ -104,6 +105,7 @@ _BY_ARCH: dict[str, tuple[object, object]] = {  # figure: (Wormhole B0, Blackhol
     "clock_hz": (1.0e9, 1.35e9),
     "operand_bytes_per_cycle": (140.0, 400.0),
     "dram_activation_bytes_per_cycle": (12.0, 40.0),
+    "multicast_byte_dests_per_cycle": (1300.0, 2600.0),
     "dram_spec_bytes_per_s": (288e9, 512e9),
     "dram_sharded_bytes_per_s": (267e9, 500e9),
     "dram_interleaved_bytes_per_s": (214.7e9, 344e9),
@@ -130,6 +132,9 @@ _WH_SOURCES = {
     "also the rate of a 2-D program's in1 sender, unfitted there (checked by the out-of-box table's rows and "
     "the Llama prefill times of PERF.md); a 2 KB (bfloat16) tile's rate: a sender reads a NoC read a tile, the "
     f"smaller block-float tiles at the lower per-transfer rate of {NPE}",
+    "multicast_byte_dests_per_cycle": f"fitted: {GEMM} N150 out-of-box traced BF16 512x1024x1024 and 512x1024x2048 "
+    "(115.2 and 140.7 us: the same in0 and per-core work, multicast to 32 and to 64 cores; 1 MiB to 32 more cores "
+    "in 25.5 us); the BFP8 and BFP4 pairs and the eager rows are checks",
     "dram_spec_bytes_per_s": f"{DRAM_WH}: spec 288 GB/s at 12 GT/s (336 at 14 GT/s)",
     "dram_sharded_bytes_per_s": f"{DRAM_WH}: DRAM u-benchmark 267 GB/s at 12 GT/s",
     "dram_interleaved_bytes_per_s": "tt-metal: tests/device_perf_tests/dram_bandwidth/test_dram_bandwidth.py: "
@@ -154,6 +159,8 @@ _BH_SOURCES = {
     f"{GEMM}: 'At 1.35GHz (BH), this is 5.4 TFLOPS per matrix engine'",
     "operand_bytes_per_cycle": f"fitted: {GEMM} P150 (11x10) manual traced peaks (BF16 HiFi4 142.42, BF16 HiFi2 "
     "267.99, BFP8 HiFi2 274.33, BFP8 LoFi 526.97, BFP4 LoFi 541.95 TFLOPs): one constant, all within 3%",
+    "multicast_byte_dests_per_cycle": f"Wormhole's figure scaled by the NoC word (64 B a cycle on Blackhole, 32 "
+    f"on Wormhole: {NPE}); no Blackhole out-of-box 1-D figure checks it",
     "dram_spec_bytes_per_s": f"{DRAM_BH}: 8 GDDR6 banks, 512 GB/s theoretical",
     "dram_sharded_bytes_per_s": f"{DRAM_BH}: 500 GB/s with one bank-adjacent reader per bank",
     "dram_activation_bytes_per_cycle": f"fitted: {GEMM} P150 (11x10) manual traced all-DRAM rows "

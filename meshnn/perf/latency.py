@@ -60,7 +60,7 @@ WORMHOLE_B0 = OpLatency(
     cache_update_setup_ns=1380.0,
     riscv_cycles_per_element=10.0,
     single_use_weight_tile_cycles=40.0,
-    tile_round_trip_cycles=421.0,
+    tile_round_trip_cycles=445.0,
     sources={
         "dram_read_latency_cycles": f"{NPE}: DRAM read latency 70-270 cycles (the far end: a decode op's first "
         "read waits for a bank across the chip)",
@@ -85,9 +85,11 @@ WORMHOLE_B0 = OpLatency(
         "accuracy mode, is only 1.12x faster: PERF.md)",
         "tile_round_trip_cycles": "fitted: tt-metal models/demos/llama3_70b_galaxy/tests/perf_targets/"
         "prefill_128.json: NLPConcatHeadsDeviceOperation 17.667 us (8 heads of 128, 128 tokens: 4 cores of 32 "
-        "bfloat16 tiles, each read and waited for alone: nlp_concat_heads' reader), less its launch and each "
-        "tile's transfer at the NoC's 2 KB rate: 421 cycles a read, beyond tt-npe's 70-270 cycles of NoC latency "
-        "the DRAM bank's access; checked by nlp_create_qkv_heads in the same file (tests/perf/published_prefill.py)",
+        "bfloat8_b tiles, each read and waited for alone: nlp_concat_heads' reader; bfloat8_b because the layer's "
+        "SDPA runs on q typecast to bfloat8_b and returns q's dtype: llama3_70b_galaxy/tt/llama_attention.py at the "
+        "file's date), less its launch and each tile's transfer at the NoC's rate for a 1088 B tile: 445 cycles a "
+        "read, beyond tt-npe's 70-270 cycles of NoC latency the DRAM bank's access; checked by nlp_create_qkv_heads "
+        "in the same file and both ops at 4096 tokens (tests/perf/published_prefill.py)",
         "riscv_cycles_per_element": "an estimate, uncalibrated: tt-metal's argmax kernels (reduction/argmax/"
         "device/kernels) compare each element in a scalar loop on a data-movement RISC-V (a volatile L1 "
         "load and a bfloat16 compare in software)",

@@ -10,11 +10,13 @@ is reused, and a multiply costs at least ``single_use_weight_tile_cycles``
 (:mod:`meshnn.perf.latency`): the weight tile's unpack is no longer hidden behind other multiplies.
 
 Memory: each DRAM tensor is read once (multicast programs read a block once and send it along the
-grid's rows or columns); the output is written once.  A DRAM-sharded program streams its weight at
-the bank-adjacent rate and computes on one core per DRAM bank.  In a 2-D multicast program only the
-grid's top row reads in1, so the DRAM side lasts at least as long as one such sender takes to read
-its columns at a single core's rate (:func:`in1_sender_cycles`): what bounds a short-M prefill
-matmul whose large weight only 8 cores read.
+grid's rows or columns); the output is written once.  The senders issue a block of reads before they
+wait, so the banks serve them at the interleaved rate whatever the tile's size; a small tile's lower
+per-transfer rate limits each sender's own stream (:func:`sender_read_cycles`).  A DRAM-sharded
+program streams its weight at the bank-adjacent rate and computes on one core per DRAM bank.  In a
+2-D multicast program only the grid's top row reads in1, so the DRAM side lasts at least as long as
+one such sender takes to read its columns at a single core's rate (:func:`in1_sender_cycles`): what
+bounds a short-M prefill matmul whose large weight only 8 cores read.
 
 A matmul given no program config (nor core grid) runs the program ttnn would pick
 (:mod:`meshnn.perf.matmul_auto`).
@@ -93,6 +95,21 @@ def activation_stream_cycles(desc: OpDesc, machine: Machine, row_tiles: int, k_t
     return sender_read_cycles(machine, rows_per_core * k_tiles, a.tile_bytes)
 
 
+def in0_multicast_cycles(desc: OpDesc, machine: Machine, cores: int) -> float:
+    """Cycles the single in0 sender of a 1-D program that multicasts in0 (ttnn's
+    ``mcast_in0=True``) spends multicasting it: block by block, after reading each block, it writes
+    the block to every core of the program and waits for the writes to land; the time grows with the
+    receivers, ``in0 bytes x cores / multicast_byte_dests_per_cycle`` (0 for other programs and for
+    an in0 that does not stream from interleaved DRAM)."""
+    a = desc.inputs[0]
+    config = desc.matmul or MatmulConfig()
+    if config.program is not MatmulProgram.MULTICAST_1D or not config.mcast_in0:
+        return 0.0
+    if not a.in_dram or a.sharded:
+        return 0.0
+    return a.nbytes * cores / machine.system.arch.multicast_byte_dests_per_cycle
+
+
 def in1_sender_cycles(desc: OpDesc, machine: Machine, k_tiles: int) -> float:
     """Cycles the busiest in1 sender of a 2-D multicast program spends reading its share of an
     interleaved in1 from DRAM: in a 2-D program only the top row of cores reads in1 (each its
@@ -135,10 +152,15 @@ def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     if row_tiles == 1:  # one row of tiles (a decode step): each weight tile feeds one multiply, unreused
         per_multiply = max(per_multiply, op_latency(arch.arch).single_use_weight_tile_cycles)
     cycles = out_tiles * k_tiles * per_multiply + out_tiles * sfpu_cycles_per_tile(arch, desc.unary_ops)
-    cycles += activation_stream_cycles(desc, machine, row_tiles, k_tiles)
+    stream = activation_stream_cycles(desc, machine, row_tiles, k_tiles)
+    multicast = in0_multicast_cycles(desc, machine, cores)
+    if multicast:  # one sender reads and multicasts in0 block by block; the math runs behind it
+        cycles = max(cycles, stream + multicast)
+    else:
+        cycles += stream
     sharded = config.program is MatmulProgram.DRAM_SHARDED
     moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs]
-    memory = traffic(machine, moves, cores, dram_sharded=sharded)
+    memory = traffic(machine, moves, cores, dram_sharded=sharded, blocks_in_flight=True)
     sender_ns = arch.cycles_ns(in1_sender_cycles(desc, machine, k_tiles))
     if sender_ns > memory.dram_ns:  # the busiest in1 sender's read outlasts the DRAM's share
         memory = replace(memory, dram_ns=sender_ns)

@@ -75,7 +75,7 @@ def auto_matmul_config(desc: OpDesc, machine: Machine, *, fp32_acc: bool = False
         return MatmulConfig(MatmulProgram.MULTICAST_1D, (gx, gy), per_core_m=mt, per_core_n=per_n)
     if range_x == 1 or tall:
         per_m = math.ceil(math.ceil(m / (gx * gy)) / TILE)
-        return MatmulConfig(MatmulProgram.MULTICAST_1D, (gx, gy), per_core_m=per_m, per_core_n=nt)
+        return MatmulConfig(MatmulProgram.MULTICAST_1D, (gx, gy), per_core_m=per_m, per_core_n=nt, mcast_in0=False)
     if dram_interleaved:
         return MatmulConfig(MatmulProgram.MULTICAST_2D, (gx, gy), math.ceil(mt / gy), math.ceil(nt / gx))
     if range_y > 0:

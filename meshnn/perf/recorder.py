@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from meshnn.errors import MeshnnValueError
-from meshnn.perf.desc import OpDesc
+from meshnn.perf.desc import CollectiveConfig, OpDesc
 from meshnn.perf.model import op_to_op_ns, predict_kernel
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine, SystemPerf, machine
@@ -89,13 +89,26 @@ class Recorder:
             if desc.family.is_collective:  # every device waits for its peers before the first hop
                 ready = [max(ready)] * len(ready)
             gap = self._gap(max(ready), len(chosen), traced=traced)
-            prediction = replace(self._kernel(desc), gap_ns=gap, traced=traced)
+            timed = self._aligned(desc, chosen, gap)
+            prediction = replace(self._kernel(timed), gap_ns=gap, traced=traced)
             starts = tuple(t + prediction.gap_ns for t in ready)
             for device, start in zip(chosen, starts, strict=True):
                 self._clock[device] = start + prediction.kernel_ns
             entry = Record(len(self._records), desc, prediction, chosen, starts)
             self._records.append(entry)
             return entry
+
+    def _aligned(self, desc: OpDesc, devices: tuple[int, ...], gap_ns: float) -> OpDesc:
+        """``desc`` marked aligned when it is a collective right behind another on the same devices
+        with no host wait between them (the replay gap only): the devices start it together, as the
+        previous call's exit left them (caller holds the lock)."""
+        last = self._records[-1] if self._records else None
+        if not desc.family.is_collective or last is None or not last.desc.family.is_collective:
+            return desc
+        floor = op_to_op_ns(self.machine.system.arch, traced=True, previous_kernel_ns=None)
+        if last.devices != devices or gap_ns > floor:
+            return desc
+        return replace(desc, collective=replace(desc.collective or CollectiveConfig(), aligned=True))
 
     def _gap(self, ready_ns: float, devices: int, *, traced: bool) -> float:
         """The gap before an op whose devices are free at ``ready_ns``: traced, the replay gap;

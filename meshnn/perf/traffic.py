@@ -107,12 +107,16 @@ def traffic(
     *,
     dram_sharded: bool = False,
     local_shards: bool = False,
+    blocks_in_flight: bool = False,
 ) -> Traffic:
     """Time of reading or writing each ``(tensor, times)`` in ``moves`` (``times`` may be a fraction
     or a re-read count).  ``dram_sharded``: the op streams its DRAM tensors bank by bank (a
     DRAM-sharded matmul) whatever their layout says.  ``local_shards``: the op computes where its
     L1-sharded tensors live (an eltwise op on its shards): their bytes cross no NoC link (the unpack
-    and pack of each tile are in the op's compute) and count in ``l1_bytes`` only."""
+    and pack of each tile are in the op's compute) and count in ``l1_bytes`` only.
+    ``blocks_in_flight``: the op's readers issue a block of tile reads before they wait (a matmul's
+    senders), so the banks serve the grid at their interleaved rate whatever the page size; otherwise
+    the rate is derated by the per-transfer efficiency of the page (tt-npe's single-transfer rate)."""
     system = machine.system
     dram_bytes = l1_bytes = moved = 0
     dram_ns = 0.0
@@ -126,7 +130,9 @@ def traffic(
         if dram_sharded or tensor.sharded:
             dram_ns += size / system.dram_sharded_bytes_per_s * 1e9
         else:
-            rate = system.dram_interleaved_bytes_per_s * transfer_efficiency(system.arch, page_bytes(tensor))
+            rate = system.dram_interleaved_bytes_per_s
+            if not blocks_in_flight:
+                rate *= transfer_efficiency(system.arch, page_bytes(tensor))
             dram_ns += size / rate * 1e9
     noc_rate = max(cores, 1) * system.arch.noc_bytes_per_cycle * system.arch.clock_hz  # the cores' NoC links
     dram_ns = max(dram_ns, dram_bytes / noc_rate * 1e9)

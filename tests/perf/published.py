@@ -27,7 +27,7 @@ from meshnn.perf import (
 )
 from meshnn.perf.systems import Machine
 
-from . import published_ccl, published_ccl_full, published_gemm_oob
+from . import published_ccl, published_ccl_full, published_gemm_oob, published_gemm_oob_p150
 from .figure import Figure
 from .published_ccl import BH_GALAXY
 from .published_decode import bandwidth_figures, decode_figures
@@ -155,7 +155,25 @@ def _oob_table_figures() -> list[Figure]:
         name = f"N150 out-of-box {m}x{k}x{n} {dtype} {fid.name} ({mode})"
         why = published_gemm_oob.why(dtype, traced, (m, k, n))
         src = published_gemm_oob.SOURCE
-        out.append(Figure(name, src, tf, tf, "TFLOPs", model, covered=not why, why_not=why, group="matmul"))
+        fit = (dtype, fid, traced, (m, k, n)) in published_gemm_oob.FITTED
+        out.append(Figure(name, src, tf, tf, "TFLOPs", model, not why, why, fit, group="matmul"))
+    return out
+
+
+def _oob_p150_figures() -> list[Figure]:
+    """GEMM_FLOPS.md's out-of-box P150 table, 11x10 grid (:mod:`tests.perf.published_gemm_oob_p150`)."""
+    out = []
+    for dtype, fid, traced, (m, k, n), tf in published_gemm_oob_p150.rows():
+
+        def model(m=m, k=k, n=n, d=dtype, f=fid, t=traced):
+            return gemm_tflops("p150", m, k, n, d, f, None, default=True, traced=t)
+
+        mode = "traced" if traced else "eager"
+        name = f"P150 out-of-box {m}x{k}x{n} {dtype} {fid.name} ({mode})"
+        why = published_gemm_oob_p150.why(dtype, traced, (m, k, n))
+        fit = published_gemm_oob_p150.fitted(traced, (m, k, n))
+        src = published_gemm_oob_p150.SOURCE
+        out.append(Figure(name, src, tf, tf, "TFLOPs", model, not why, why, fit, group="matmul"))
     return out
 
 
@@ -248,17 +266,19 @@ def _ccl_full_figures() -> list[Figure]:
 
 
 def _back_to_back_figures() -> list[Figure]:
-    """FULL_wormhole's eight calls back to back: shown beside the model's call alone, not claimed."""
-    t3k, why = machine("t3k", (1, 8)), published_ccl_full.BACK_TO_BACK_WHY
+    """FULL_wormhole's eight calls back to back, timed as a recorder times them (each call behind
+    another on the same devices: no launch skew); the all_gather row set ``launch_skew_ns``."""
+    t3k = machine("t3k", (1, 8))
     out = []
     for family, us in published_ccl_full.back_to_back_rows():
 
-        def alone(f=family):
-            return published_ccl.ccl_us(f, t3k, 8, Topology.RING, 16 * 1024)
+        def b2b(f=family):
+            return published_ccl_full.back_to_back_us(lambda m: published_ccl.ccl_desc(f, 8, Topology.RING, 16384), t3k)
 
         name = f"WH {family.name.lower()} N=8 Ring T=16384 B, 8 back to back (FULL)"
         src = published_ccl_full.source("WH")
-        out.append(Figure(name, src, us, us, "us", alone, covered=False, why_not=why, group="collectives"))
+        fitted = family is published_ccl_full.BACK_TO_BACK_FITTED
+        out.append(Figure(name, src, us, us, "us", b2b, fitted=fitted, group="collectives"))
     return out
 
 
@@ -288,7 +308,7 @@ def _ring_figures() -> list[Figure]:
 def figures() -> list[Figure]:
     """Every published op-level figure here: those the model covers, then the known misses."""
     every = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *bandwidth_figures(), *_ccl_figures()]
-    every += [*_ccl_full_figures(), *_back_to_back_figures(), *_oob_table_figures()]
+    every += [*_ccl_full_figures(), *_back_to_back_figures(), *_oob_table_figures(), *_oob_p150_figures()]
     every += [*_ring_figures(), *decode_figures(), *prefill_figures()]
     return [f for f in every if f.covered] + [f for f in every if not f.covered]
 

@@ -103,11 +103,17 @@ def ccl_us(
 ) -> float:
     """Kernel us of one collective over ``devices`` along axis 1, ``size`` the report's T, its
     tensors in ``buffer``."""
+    mesh = machine(m, (1, devices))
+    return predict(ccl_desc(family, devices, topology, size, buffer), mesh, traced=True).kernel_ns / 1e3
+
+
+def ccl_desc(
+    family: OpFamily, devices: int, topology: Topology, size: int, buffer: BufferType = BufferType.DRAM
+) -> OpDesc:
+    """One collective of the report over ``devices`` along axis 1, ``size`` its T."""
     whole, part = row_bytes(size, buffer), row_bytes(size // devices, buffer)
     inputs, outputs = {AG: ((part,), (whole,)), RS: ((whole,), (part,)), AR: ((whole,), (whole,))}[family]
-    config = CollectiveConfig(topology, cluster_axis=1)
-    mesh = machine(m, (1, devices))
-    return predict(OpDesc(family, inputs, outputs, collective=config), mesh, traced=True).kernel_ns / 1e3
+    return OpDesc(family, inputs, outputs, collective=CollectiveConfig(topology, cluster_axis=1))
 
 
 def rows(arch: str) -> list[tuple[OpFamily, int, Topology, int, float]]:

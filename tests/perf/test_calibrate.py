@@ -16,6 +16,7 @@ from meshnn.perf import OpFamily, ops_perf_csv
 from meshnn.perf.calibrate import calibrate_run, check_rows, desc_of, family_errors, measured_machine, measured_times
 from meshnn.perf.calibrate_table import format_calibrated, format_checks
 from meshnn.perf.measured import read_ops_perf_csv
+from meshnn.perf.model import predict_kernel
 from meshnn.perf.op_codes import family_of
 
 SLOWER = {"MatmulDeviceOperation": 1.25, "AllGatherAsyncDeviceOperation": 0.8}
@@ -181,3 +182,16 @@ def test_the_command_checks_the_rows_and_predicts_a_script_with_them(measured, t
     assert "3 of 6 ops measured" in run.stdout and "model x 1.25" in run.stdout
     bad = meshnn("perf", "--calibrate", str(tmp_path / "missing.csv"))
     assert bad.returncode == 2 and "--calibrate" in bad.stderr
+
+
+def test_a_matmul_row_without_a_program_config_is_timed_on_ttnns_own_choice(measured):
+    """The profiler's CORE COUNT of a matmul given no program config is the cores of the program ttnn
+    picked, not a core grid the caller gave: the model picks the same program (here its 1-D in0
+    multicast) and times the row as the run timed it."""
+    text, recorder = measured
+    row = read_ops_perf_csv(text)[0]
+    desc = desc_of(row)
+    assert row.op_code == "MatmulDeviceOperation" and row.cores and desc.core_grid is None
+    assert predict_kernel(desc, measured_machine([row])).kernel_ns == pytest.approx(
+        recorder.records[0].prediction.kernel_ns
+    )

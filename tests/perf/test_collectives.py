@@ -1,11 +1,13 @@
 """The collective model: the fabric's figures have sources, an all_reduce is its reduce_scatter plus
-its all_gather, and num_links beyond the usable links is clamped and said so."""
+its all_gather, num_links beyond the usable links is clamped and said so, and a collective right
+behind another on the same devices skips the launch skew."""
 
 from __future__ import annotations
 
 import pytest
 
-from meshnn.perf import CollectiveConfig, OpDesc, OpFamily, Topology, predict
+from meshnn.device.arch import Arch
+from meshnn.perf import CollectiveConfig, OpDesc, OpFamily, Recorder, Topology, predict
 from meshnn.perf.fabric import FABRICS
 
 from .published_ccl import row_bytes
@@ -55,3 +57,49 @@ def test_more_links_where_the_system_has_them_move_the_bytes_faster():
     one = predict(_collective(OpFamily.ALL_GATHER, 4 << 20, 4, num_links=1), "galaxy", mesh_shape=(1, 4))
     four = predict(_collective(OpFamily.ALL_GATHER, 4 << 20, 4, num_links=4), "galaxy", mesh_shape=(1, 4))
     assert four.fixed_ns == one.fixed_ns and four.link_ns < one.link_ns / 2
+
+
+# --- launch skew: a collective right behind another on the same devices -------------------------
+
+
+def _run(*descs, system="t3k", mesh=(1, 8), traced=True, devices=None):
+    recorder = Recorder(system, mesh)
+    for desc in descs:
+        recorder.record(desc, devices, traced=traced)
+    return recorder.records
+
+
+def test_a_collective_behind_another_skips_the_launch_skew_each_phase():
+    """FULL_wormhole's back-to-back rows: the second call starts with its devices aligned."""
+    skew = FABRICS[Arch.WORMHOLE_B0].launch_skew_ns
+    for family, phases in ((OpFamily.ALL_GATHER, 1), (OpFamily.REDUCE_SCATTER, 1), (OpFamily.ALL_REDUCE, 2)):
+        desc = _collective(family, 16 << 10, 8, topology=Topology.RING)
+        first, second = _run(desc, desc)
+        assert first.prediction.kernel_ns - second.prediction.kernel_ns == pytest.approx(phases * skew)
+        assert any("no launch skew" in note for note in second.prediction.notes)
+        assert second.desc == desc  # the record keeps the op as it was run
+
+
+def test_a_call_alone_or_after_other_work_waits_out_the_skew():
+    """An op between the two collectives, another device set, or an eager call the host is behind on
+    leaves the second call timed as a call alone."""
+    ag = _collective(OpFamily.ALL_GATHER, 16 << 10, 8, topology=Topology.RING)
+    alone = predict(ag, "t3k", mesh_shape=(1, 8), traced=True).kernel_ns
+    add = OpDesc(OpFamily.BINARY, (row_bytes(16 << 10),) * 2, (row_bytes(16 << 10),))
+    assert _run(ag, add, ag)[-1].prediction.kernel_ns == alone
+    ag4 = _collective(OpFamily.ALL_GATHER, 16 << 10, 4)
+    ag4_alone = predict(ag4, "t3k", mesh_shape=(1, 8), traced=True).kernel_ns
+    recorder = Recorder("t3k", (1, 8))
+    recorder.record(ag4, (0, 1, 2, 3), traced=True)
+    assert recorder.record(ag4, (4, 5, 6, 7), traced=True).prediction.kernel_ns == ag4_alone
+    small = _collective(OpFamily.ALL_GATHER, 4 << 10, 2)
+    eager = _run(small, small, system="n300", mesh=(1, 2), traced=False)
+    assert eager[1].prediction.gap_ns > 1000  # the host (49 us an op) is behind a 10 us kernel
+    assert eager[1].prediction.kernel_ns == eager[0].prediction.kernel_ns
+
+
+def test_blackhole_has_no_back_to_back_measurement_and_no_saving():
+    desc = _collective(OpFamily.ALL_GATHER, 16 << 10, 2)
+    first, second = _run(desc, desc, system="p300", mesh=(1, 2))
+    assert FABRICS[Arch.BLACKHOLE].launch_skew_ns == 0.0
+    assert second.prediction.kernel_ns == first.prediction.kernel_ns

@@ -10,6 +10,7 @@ from meshnn.perf import BufferType, MemoryLayout, OpDesc, OpFamily, TensorDesc, 
 from meshnn.perf.heads import CONCAT, CREATE, heads_split, is_heads_prefill
 from meshnn.perf.latency import WORMHOLE_B0 as LAT
 from meshnn.perf.systems import machine
+from meshnn.perf.traffic import transfer_efficiency
 
 
 def create(tokens: int, heads: int = 8, kv: int = 1, dtype: str = "BFLOAT8_B") -> OpDesc:
@@ -52,3 +53,18 @@ def test_a_sharded_input_is_not_this_program():
     assert is_heads_prefill(concat(128)) and not is_heads_prefill(sharded)
     assert predict(sharded, "n150").notes == ()
     assert LAT.sources["tile_round_trip_cycles"].startswith("fitted")
+
+
+def test_a_block_float_tile_waits_the_same_round_trip_and_moves_fewer_bytes():
+    """The 70B layer's SDPA output is bfloat8_b (q is typecast to bfloat8_b before it): the concat's
+    reads wait the same round trip, and each 1088 B tile crosses the NoC at tt-npe's rate for its size."""
+    n150 = machine("n150")
+
+    def bfp8(tokens: int) -> OpDesc:
+        x, out = TensorDesc((1, 8, tokens, 128), "BFLOAT8_B"), TensorDesc((1, 1, tokens, 1024), "BFLOAT8_B")
+        return OpDesc(OpFamily.COPY, (x,), (out,), op_code=CONCAT)
+
+    bf16, bf8 = predict(concat(128), n150), predict(bfp8(128), n150)
+    transfer = 1088 / (30.0 * transfer_efficiency(n150.system.arch, 1088))
+    assert bf8.compute_ns == pytest.approx(32 * (LAT.tile_round_trip_cycles + transfer))
+    assert bf16.compute_ns - bf8.compute_ns == pytest.approx(32 * (2048 / 30.0 - transfer))

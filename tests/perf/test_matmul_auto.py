@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from meshnn.ops.costs import matmul_config
 from meshnn.perf import (
     BufferType,
     MatmulConfig,
@@ -19,8 +20,16 @@ from meshnn.perf import (
     machine,
     predict,
 )
-from meshnn.perf.matmul import activation_stream_cycles, chosen_config, sender_read_cycles
+from meshnn.perf.calibrate import _program
+from meshnn.perf.matmul import (
+    activation_stream_cycles,
+    chosen_config,
+    in0_multicast_cycles,
+    in1_sender_cycles,
+    sender_read_cycles,
+)
 from meshnn.perf.matmul_auto import _block_factor, auto_matmul_config
+from meshnn.perf.traffic import traffic, transfer_efficiency
 
 N150 = machine("n150")
 
@@ -120,3 +129,81 @@ def test_a_sender_reads_dram_a_tile_at_a_time(dtype, tile_bytes):
     assert sender_read_cycles(N150, 512, tile_bytes) == pytest.approx(expected)
     if tile_bytes < 2048:
         assert expected > 16 * 32 * tile_bytes / 12.0
+
+
+# --- the in0 sender's multicast: its time grows with the cores it writes to ----------------------
+
+
+@pytest.mark.parametrize("dtype", ["BFLOAT16", "BFLOAT8_B", "BFLOAT4_B"])
+def test_the_in0_multicast_grows_with_its_receivers(dtype):
+    """512x1024xN with N = 1024 and 2048: the same in0 and the same per-core block (16 x 1 tiles),
+    on 32 and on 64 cores; the wider one multicasts in0 to 32 more cores (GEMM_FLOPS's out-of-box
+    table: +26 / +14 / +5 us for bfloat16 / bfloat8_b / bfloat4_b).  The sender reads and multicasts
+    block by block, and the math runs behind it: the op lasts as long as the sender's stream."""
+    narrow, wide = (chosen_config(mm(512, 1024, n, dtype), N150) for n in (1024, 2048))
+    assert (narrow.matmul.per_core_n, wide.matmul.per_core_n) == (1, 1)
+    assert (in0_multicast_cycles(narrow, N150, 32), in0_multicast_cycles(wide, N150, 64)) != (0, 0)
+    in0_bytes = narrow.inputs[0].nbytes
+    rate = N150.system.arch.multicast_byte_dests_per_cycle
+    assert in0_multicast_cycles(wide, N150, 64) - in0_multicast_cycles(narrow, N150, 32) == pytest.approx(
+        in0_bytes * 32 / rate
+    )
+    p_narrow, p_wide = predict(narrow, N150, traced=True), predict(wide, N150, traced=True)
+    assert p_wide.kernel_ns - p_narrow.kernel_ns == pytest.approx(in0_bytes * 32 / rate)
+    stream = activation_stream_cycles(wide, N150, 16, 32) + in0_multicast_cycles(wide, N150, 64)
+    assert p_wide.compute_ns == pytest.approx(stream)  # the sender's stream, not the math plus it
+
+
+def test_only_a_program_that_multicasts_in0_from_dram_pays_it():
+    """ttnn's 1-D program for a tall output multicasts in1 (mcast_in0=False): no in0 multicast; nor
+    an in0 that is sharded, nor a 2-D program (its in0 goes along one row of 8)."""
+    tall = chosen_config(mm(4096, 1024, 64), N150)
+    assert tall.matmul.program is MatmulProgram.MULTICAST_1D and tall.matmul.mcast_in0 is False
+    assert in0_multicast_cycles(tall, N150, 64) == 0
+    two_d = chosen_config(mm(1024, 1024, 2048), N150)
+    assert in0_multicast_cycles(two_d, N150, 64) == 0
+    a = TensorDesc((1, 1, 512, 1024), buffer=BufferType.L1, memory=MemoryLayout.WIDTH_SHARDED)
+    sharded = OpDesc(
+        OpFamily.MATMUL,
+        (a, TensorDesc((1, 1, 1024, 1024))),
+        (TensorDesc((1, 1, 512, 1024)),),
+        matmul=MatmulConfig(MatmulProgram.MULTICAST_1D, (8, 8), 16, 1),
+    )
+    assert in0_multicast_cycles(sharded, N150, 64) == 0
+
+
+def test_a_program_config_says_which_input_a_1d_program_multicasts():
+    """ttnn's MatmulMultiCoreReuseMultiCast1DProgramConfig carries mcast_in0; a profiler CSV's
+    attributes carry it as text."""
+
+    class MatmulMultiCoreReuseMultiCast1DProgramConfig:  # ttnn's class name; the fields the model reads
+        compute_with_storage_grid_size = None
+        per_core_M, per_core_N, mcast_in0 = 2, 4, False
+
+    config = matmul_config({"program_config": MatmulMultiCoreReuseMultiCast1DProgramConfig()})
+    assert config.program is MatmulProgram.MULTICAST_1D and (config.per_core_m, config.per_core_n) == (2, 4)
+    assert config.mcast_in0 is False
+    text = "MatmulMultiCoreReuseMultiCast1DProgramConfig(per_core_M=2, per_core_N=4, mcast_in0=0)"
+    assert _program(text).mcast_in0 is False and _program(text.replace("=0)", "=1)")).mcast_in0 is True
+
+
+def test_a_matmuls_dram_side_keeps_blocks_of_reads_in_flight():
+    """A matmul's senders issue a whole block of tile reads before they wait: the banks serve the
+    grid at their interleaved rate whatever the tile's size, and the per-transfer rate of a small tile
+    limits only each sender's own stream (:func:`sender_read_cycles`).  A copy's tile-at-a-time traffic
+    keeps the per-transfer derating.  (GEMM_FLOPS's out-of-box P150 table: derated, its bfloat8_b and
+    bfloat4_b rows had come out 15-38% slow.)"""
+    p150 = machine("p150")
+    tensors = [TensorDesc((1, 1, 1280, 1408), "BFLOAT4_B"), TensorDesc((1, 1, 1408, 1408), "BFLOAT4_B")]
+    moves = [(t, 1.0) for t in tensors]
+    whole = traffic(p150, moves, 110, blocks_in_flight=True)
+    derated = traffic(p150, moves, 110)
+    total = sum(t.nbytes for t in tensors)
+    assert whole.dram_ns == pytest.approx(total / p150.system.dram_interleaved_bytes_per_s * 1e9)
+    assert derated.dram_ns == pytest.approx(whole.dram_ns / transfer_efficiency(p150.system.arch, 576))
+    desc = mm(1280, 1408, 1408, "BFLOAT4_B")
+    p = predict(desc, p150, traced=True)
+    sender_ns = p150.system.arch.cycles_ns(in1_sender_cycles(chosen_config(desc, p150), p150, 44))
+    out_bytes = desc.outputs[0].nbytes
+    dram_ns = (total + out_bytes) / p150.system.dram_interleaved_bytes_per_s * 1e9
+    assert p.memory_ns == pytest.approx(max(sender_ns, dram_ns))

@@ -62,12 +62,14 @@ def test_lower_fidelity_is_faster_when_compute_bound():
 
 def test_block_float_weights_are_faster_when_dram_bound():
     dtypes = ("FLOAT32", "BFLOAT16", "BFLOAT8_B", "BFLOAT4_B")
-    preds = [predict(matmul(32, 4096, 4096, weight=d, program=MatmulProgram.MULTICAST_1D), "n150") for d in dtypes]
+    descs = [matmul(32, 4096, 4096, weight=d, program=MatmulProgram.MULTICAST_1D) for d in dtypes]
+    preds = [predict(desc, "n150", traced=True) for desc in descs]  # eager, bfloat4_b's waits on the host
     assert all(p.bound is Bound.DRAM for p in preds)
     times = [p.kernel_ns for p in preds]
     assert times == sorted(times, reverse=True)
-    # bytes decide, less the slower 1088 B pages of interleaved bfloat8_b (tt-npe: small transfers lag)
-    assert 1.4 < times[1] / times[2] < 2048 / 1088
+    # bytes decide: the senders keep blocks of reads in flight, so the banks serve bfloat8_b's 1088 B
+    # pages at the interleaved rate (the fixed launch and fill keep the ratio under the bytes' ratio)
+    assert 1.4 < times[1] / times[2] <= 2048 / 1088
 
 
 def test_dram_sharded_decode_matmul_beats_interleaved():
