@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import enum
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,6 +74,7 @@ class _Pending:
 
     event: OpEvent
     items: list[tuple[bool, BufferEvent]] = field(default_factory=list)  # (is an allocation, event)
+    started_ns: int = field(default_factory=time.perf_counter_ns)  # when the op began (host clock)
 
 
 class GraphCapture(MeshObserver):
@@ -127,7 +129,11 @@ class GraphCapture(MeshObserver):
 
     def _emit(self, pending: _Pending, outputs: Sequence[Any] | None) -> None:
         """An op's nodes; ``outputs`` None: the op raised before it ended."""
-        event, build = pending.event, self.builder
+        self._emit_into(self.builder, pending, outputs)
+
+    def _emit_into(self, build: GraphBuilder, pending: _Pending, outputs: Sequence[Any] | None) -> None:
+        """An op's nodes in ``build`` (its C++ function, device operation, allocations, CBs)."""
+        event = pending.event
         arguments = [argument_text(t, cpp=True) for t in event.inputs]
         arguments += [argument_text(v, cpp=True) for v in event.attrs.values()]
         build.function_start(function_name(event.op), arguments)
