@@ -11,7 +11,9 @@ Layers: imports errors, the mesh layer's observers and the capture layer's own m
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 import threading
 
 from meshnn.capture.graph_capture import RunMode
@@ -45,7 +47,9 @@ __all__ = [
     "begin_graph_capture",
     "count_intermediate_and_output_tensors",
     "disable_detailed_buffer_tracing",
+    "disable_python_stack_traces",
     "enable_detailed_buffer_tracing",
+    "enable_python_stack_traces",
     "end_graph_capture",
     "end_graph_capture_to_file",
     "extract_calltrace",
@@ -59,6 +63,7 @@ __all__ = [
     "import_report",
     "is_detailed_buffer_tracing_enabled",
     "is_graph_capture_active",
+    "is_python_stack_trace_enabled",
     "pretty_format",
     "pretty_print",
     "visualize",
@@ -66,7 +71,34 @@ __all__ = [
 
 _ACTIVE: list[ReportCapture] = []
 _LOCK = threading.Lock()
-_DETAILED = {"buffers": False}  # detailed buffer tracing: a process-wide switch, as ttnn's
+_DETAILED = {"buffers": False, "stack_traces": False}  # process-wide switches, as ttnn's
+
+
+def enable_python_stack_traces() -> None:
+    """Record the user's Python stack trace of each top-level op in the report file's
+    ``python_io`` sidecar (captures begun from now on; also on with ``ttnn.CONFIG``'s
+    ``enable_detailed_tensor_report`` or ``enable_graph_python_stack_traces``)."""
+    _DETAILED["stack_traces"] = True
+
+
+def disable_python_stack_traces() -> None:
+    """Stop what :func:`enable_python_stack_traces` starts."""
+    _DETAILED["stack_traces"] = False
+
+
+def is_python_stack_trace_enabled() -> bool:
+    """Whether :func:`enable_python_stack_traces` is on (off by default)."""
+    return _DETAILED["stack_traces"]
+
+
+def _stack_traces_asked() -> bool:
+    if _DETAILED["stack_traces"]:
+        return True
+    config = sys.modules.get("meshnn.capture.config")
+    settings = getattr(config, "CONFIG", None)
+    return any(
+        getattr(settings, name, False) for name in ("enable_detailed_tensor_report", "enable_graph_python_stack_traces")
+    )
 
 
 def enable_detailed_buffer_tracing() -> None:
@@ -89,7 +121,7 @@ def begin_graph_capture(run_mode: RunMode = RunMode.NORMAL) -> None:
     """Start capturing every op, allocation and free of every mesh (``run_mode``: see :class:`RunMode`)."""
     if not isinstance(run_mode, RunMode):
         raise MeshnnTypeError(f"begin_graph_capture: run_mode must be a ttnn.graph.RunMode, got {run_mode!r}")
-    capture = ReportCapture(run_mode, detailed_buffers=_DETAILED["buffers"])
+    capture = ReportCapture(run_mode, detailed_buffers=_DETAILED["buffers"], stack_traces=_stack_traces_asked())
     with _LOCK:
         _ACTIVE.append(capture)
         OBSERVERS.add(capture)
@@ -121,7 +153,9 @@ def end_graph_capture_to_file(report_path: str | os.PathLike) -> list[dict]:
     capture = _end("end_graph_capture_to_file")
     capture.finish_report()
     report = build_report(capture)
-    write_report(os.fspath(report_path), report)
+    written = write_report(os.fspath(report_path), report)
+    if capture.python_io:  # ttnn's sidecar: each Python op's arguments and tensor ids, beside the report
+        written.with_suffix(".python_io.json").write_text(json.dumps(capture.python_io))
     return report["graph"]  # type: ignore[return-value]
 
 

@@ -84,6 +84,7 @@ class GraphCapture(MeshObserver):
         self.run_mode = run_mode
         self.builder = GraphBuilder()
         self._pending: dict[int, _Pending] = {}  # thread -> the op it is running
+        self._started = time.perf_counter_ns()  # the capture's start (host clock, ns)
         self._lock = threading.RLock()
 
     def on_op_begin(self, event: OpEvent) -> None:
@@ -123,7 +124,7 @@ class GraphCapture(MeshObserver):
             for pending in list(self._pending.values()):
                 self._emit(pending, None)
             self._pending.clear()
-            return self.builder.finish()
+            return self.builder.finish(duration_ns=time.perf_counter_ns() - self._started)
 
     # --------------------------------------------------------------------------- emission
 
@@ -161,8 +162,9 @@ class GraphCapture(MeshObserver):
         no_dispatch = self.run_mode is RunMode.NO_DISPATCH
         cbs = estimate(event.op, event.mesh, event.inputs, outputs, event.attrs, no_dispatch=no_dispatch)
         build.circular_buffers(event.mesh.get_device_ids()[0], cbs)
-        build.function_end(made)
-        build.function_end(made)
+        took = time.perf_counter_ns() - pending.started_ns  # the op's wall time in meshnn (host clock)
+        build.function_end(made, duration_ns=took)
+        build.function_end(made, duration_ns=took)
 
 
 def _create_arguments(tensor: Any) -> list[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
+import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from meshnn.capture.graph_builder import GraphBuilder
 from meshnn.capture.graph_capture import GraphCapture, RunMode, _Pending, event_facts, tensor_facts
 from meshnn.capture.op_names import python_name
 from meshnn.capture.tensors import argument_text, cpp_dtype, cpp_layout, mesh_buffer_of, tensor_id
+from meshnn.mesh.call_sites import user_frames
 from meshnn.mesh.observers import BufferEvent, HostOpEvent, OpEvent
 
 REPORTED_HOST_OPS = ("from_torch", "to_device", "to_torch")
@@ -80,14 +82,18 @@ def buffer_rows(mesh: Any) -> list[dict[str, int]]:
 class ReportCapture(GraphCapture):
     """A :class:`GraphCapture` that also keeps a report file's node list (see the module docstring)."""
 
-    def __init__(self, run_mode: RunMode = RunMode.NORMAL, *, detailed_buffers: bool = False) -> None:
+    def __init__(
+        self, run_mode: RunMode = RunMode.NORMAL, *, detailed_buffers: bool = False, stack_traces: bool = False
+    ) -> None:
         super().__init__(run_mode)
+        self.stack_traces = stack_traces
         self.report = GraphBuilder()
         self.detailed_buffers = detailed_buffers
         self.started_wall_ns = time.time_ns()
         self._started = time.perf_counter_ns()
         self.meshes: dict[int, Any] = {}  # mesh id -> every mesh the capture saw
         self.per_operation_buffers: dict[int, list[dict[str, int]]] = {}
+        self.python_io: list[dict[str, object]] = []  # each top-level op's arguments and tensor ids
         self._report_lock = threading.RLock()
 
     def on_op_begin(self, event: OpEvent) -> None:
@@ -118,6 +124,7 @@ class ReportCapture(GraphCapture):
             for tensor in event.inputs:
                 build.input_tensor(*tensor_facts(tensor))
             build.function_end([tensor_facts(t) for t in event.outputs], duration_ns=0)
+            self._record(event.op, dict(enumerate(event.inputs)), event.inputs, event.outputs)
             self._snapshot(start)
 
     def _emit(self, pending: _Pending, outputs: Sequence[Any] | None) -> None:
@@ -134,12 +141,27 @@ class ReportCapture(GraphCapture):
                 return
             took = time.perf_counter_ns() - pending.started_ns
             build.function_end([tensor_facts(t) for t in outputs], duration_ns=took)
+            self._record(event.op, {**dict(enumerate(event.inputs)), **event.attrs}, event.inputs, outputs)
             self._snapshot(start)
 
     def _describe(self, tensors: Sequence[Any]) -> None:
         for tensor in tensors:
             if hasattr(tensor, "storage"):
                 self.report.details[tensor_id(tensor)] = tensor_details(tensor)
+
+    def _record(self, op: str, arguments: dict, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+        """The op's record of the report's ``python_io`` sidecar: its Python name, arguments as
+        text (positional ones by index), its input and output tensor ids."""
+        self.python_io.append(
+            {
+                "name": python_name(op),
+                "arguments": {str(k): argument_text(v, cpp=False) for k, v in arguments.items()},
+                "input_tensor_ids": [tensor_id(t) for t in inputs if hasattr(t, "storage")],
+                "output_tensor_ids": [tensor_id(t) for t in outputs if hasattr(t, "storage")],
+            }
+        )
+        if self.stack_traces:  # the user's frames, innermost first, as Python formats them
+            self.python_io[-1]["python_stack_trace"] = traceback.format_list(user_frames())
 
     def _snapshot(self, start: int) -> None:
         """With detailed buffer tracing, every live buffer now, after the function begun at ``start``."""
