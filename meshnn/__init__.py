@@ -17,14 +17,20 @@ from meshnn.device.core import (
     num_cores_to_corerangeset_in_subcoregrids,
 )
 from meshnn.distributed.context import end_all_ranks, get_context, launched_under_mpi, set_rank_rows
-from meshnn.distributed.world import (
+from meshnn.distributed.world import (  # tt-run's split jobs (sub-contexts)
     Rank,
     Size,
+    SubcontextId,
     distributed_context_allgather_int,
     distributed_context_barrier,
     distributed_context_get_rank,
     distributed_context_get_size,
     distributed_context_is_initialized,
+    distributed_context_local_to_world_rank,
+    distributed_context_subcontext_count,
+    distributed_context_subcontext_id,
+    distributed_context_subcontext_size,
+    distributed_context_subcontext_sizes,
     distributed_context_world_rank,
     distributed_context_world_size,
     init_distributed_context,
