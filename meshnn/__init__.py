@@ -123,6 +123,7 @@ from meshnn.mesh.system import (
     FabricConfig,
     FabricManagerMode,
     FabricReliabilityMode,
+    FabricRouterConfig,
     FabricUDMMode,
     GetNumAvailableDevices,
     get_device_ids,

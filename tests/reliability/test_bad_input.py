@@ -3014,6 +3014,10 @@ def misc41_rows() -> list[Case]:
     row("graph_report.import_report", "no such report", lambda e: report.import_report(e.tmp / "none.json", e.tmp),
         VALUE, "neither a report file nor a folder")  # fmt: skip
     row("SubcontextId", "a str", lambda e: ttnn.SubcontextId("0"), TYPE, "value")
+    row("FabricRouterConfig", "payload negative", lambda e: setattr(ttnn.FabricRouterConfig(),
+        "max_packet_payload_size_bytes", -1), VALUE, "max_packet_payload_size_bytes")  # fmt: skip
+    row("set_fabric_config", "router_config an int", lambda e: ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D,
+        router_config=9000), TYPE, "router_config")  # fmt: skip
     row("distributed_context_subcontext_size", "id past the sub-contexts",
         lambda e: ttnn.distributed_context_subcontext_size(1), ttnn.MeshnnError, "subcontext_id")  # fmt: skip
     row("distributed_context_local_to_world_rank", "local rank past the sub-context",
