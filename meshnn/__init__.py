@@ -17,14 +17,20 @@ from meshnn.device.core import (
     num_cores_to_corerangeset_in_subcoregrids,
 )
 from meshnn.distributed.context import end_all_ranks, get_context, launched_under_mpi, set_rank_rows
-from meshnn.distributed.world import (
+from meshnn.distributed.world import (  # tt-run's split jobs (sub-contexts)
     Rank,
     Size,
+    SubcontextId,
     distributed_context_allgather_int,
     distributed_context_barrier,
     distributed_context_get_rank,
     distributed_context_get_size,
     distributed_context_is_initialized,
+    distributed_context_local_to_world_rank,
+    distributed_context_subcontext_count,
+    distributed_context_subcontext_id,
+    distributed_context_subcontext_size,
+    distributed_context_subcontext_sizes,
     distributed_context_world_rank,
     distributed_context_world_size,
     init_distributed_context,
@@ -117,6 +123,7 @@ from meshnn.mesh.system import (
     FabricConfig,
     FabricManagerMode,
     FabricReliabilityMode,
+    FabricRouterConfig,
     FabricUDMMode,
     GetNumAvailableDevices,
     get_device_ids,
@@ -299,6 +306,7 @@ def get_memory_view(mesh_device: MeshDevice, buffer_type: BufferType) -> MemoryV
 # use too: most runs never use the report writer, graph capture or plots.  A report asked for
 # through $TTNN_CONFIG_OVERRIDES / $TTNN_CONFIG_PATH starts at import, as in ttnn.
 _LAZY = {"graph": "meshnn.capture.graph", "tracer": "meshnn.capture.tracer", "CONFIG": "meshnn.capture.config"}
+_LAZY["graph_report"] = "meshnn.capture.graph_report"  # ttnn.graph_report: report files into a database
 _LAZY |= {"Config": "meshnn.capture.config", "manage_config": "meshnn.capture.config"}
 _LAZY |= {"plot_memory": "meshnn.mesh.memory_plot", "as_tensor": "meshnn.tensor.files.cache"}
 _LAZY |= {"load_tensor": "meshnn.tensor.files.reader", "dump_tensor": "meshnn.tensor.files.writer"}
@@ -328,7 +336,7 @@ def __getattr__(name: str) -> object:
     import importlib
 
     module = importlib.import_module(_LAZY[name])
-    value = module if name in ("graph", "tracer") else getattr(module, name)
+    value = module if name in ("graph", "tracer", "graph_report") else getattr(module, name)
     globals()[name] = value
     return value
 

@@ -102,10 +102,14 @@ class GraphBuilder:
         self._last_finished = -1
         self._tensors: dict[int, int] = {}  # tensor id -> its node
         self._buffers: dict[BufferKey, int] = {}  # live buffer -> its node
+        self.details: dict[int, dict[str, object]] = {}  # tensor id -> extra params of its node (reports)
+        self.levels: list[int] = [0]  # each node's stacking level (ttnn's ``stacking_level``)
+        self.inputs: dict[int, list[int]] = {}  # function_start -> its input tensor nodes (``input_tensors``)
 
     def _add(self, node_type: str, params: dict[str, object] | None = None, arguments: Sequence[str] = ()) -> int:
         counter = len(self.nodes)
         self.nodes.append(node(counter, node_type, params, arguments))
+        self.levels.append(len(self._stack) - (node_type != "function_start"))
         return counter
 
     def _connect(self, source: int, sink: int) -> None:
@@ -127,10 +131,16 @@ class GraphBuilder:
         self._stack.append(counter)
         return counter
 
-    def function_end(self, outputs: Sequence[tuple[int, str, BufferFacts | None]] = ()) -> int:
-        """Close the open function; ``outputs``: (tensor id, shape text, its buffer or None)."""
+    def function_end(
+        self, outputs: Sequence[tuple[int, str, BufferFacts | None]] = (), duration_ns: int | None = None
+    ) -> int:
+        """Close the open function; ``outputs``: (tensor id, shape text, its buffer or None);
+        ``duration_ns``: the function's wall time in nanoseconds (reports' ``duration_ns``)."""
         start = self._stack.pop()
         counter = self._add("function_end", {"name": self.nodes[start]["params"]["name"]})
+        self.levels[counter] = self.levels[start]  # (ttnn's: the level of the function it ends)
+        if duration_ns is not None:
+            self.nodes[counter]["duration_ns"] = int(duration_ns)
         self._connect(start, counter)
         self._last_finished = counter
         for output in outputs:
@@ -147,13 +157,16 @@ class GraphBuilder:
     def tensor(self, tensor_id: int, shape: str, buffer: BufferFacts | None) -> int:
         counter = self._tensors.get(tensor_id)
         if counter is None:
-            counter = self._tensors[tensor_id] = self._add("tensor", {"shape": shape, "tensor_id": tensor_id})
+            params = {"shape": shape, "tensor_id": tensor_id, **self.details.get(tensor_id, {})}
+            counter = self._tensors[tensor_id] = self._add("tensor", params)
         if buffer is not None:
             self._connect(self.buffer(buffer), counter)
         return counter
 
     def input_tensor(self, tensor_id: int, shape: str, buffer: BufferFacts | None) -> None:
-        self._connect(self.tensor(tensor_id, shape, buffer), self.top)
+        counter = self.tensor(tensor_id, shape, buffer)
+        self._connect(counter, self.top)
+        self.inputs.setdefault(self.top, []).append(counter)
 
     def buffer(self, facts: BufferFacts) -> int:
         counter = self._buffers.get(facts.key)
@@ -206,8 +219,10 @@ class GraphBuilder:
             }
             self._connect(self.top, self._add("circular_buffer_allocate", params))
 
-    def finish(self) -> list[dict]:
-        """Add ``capture_end`` and return the node list."""
+    def finish(self, duration_ns: int | None = None) -> list[dict]:
+        """Add ``capture_end`` (with the capture's ``duration_ns`` when given) and return the node list."""
         counter = self._add("capture_end")
+        if duration_ns is not None:
+            self.nodes[counter]["duration_ns"] = int(duration_ns)
         self._connect(self._last_finished if self._last_finished != -1 else 0, counter)
         return self.nodes

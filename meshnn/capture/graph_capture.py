@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import enum
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,6 +74,7 @@ class _Pending:
 
     event: OpEvent
     items: list[tuple[bool, BufferEvent]] = field(default_factory=list)  # (is an allocation, event)
+    started_ns: int = field(default_factory=time.perf_counter_ns)  # when the op began (host clock)
 
 
 class GraphCapture(MeshObserver):
@@ -82,6 +84,7 @@ class GraphCapture(MeshObserver):
         self.run_mode = run_mode
         self.builder = GraphBuilder()
         self._pending: dict[int, _Pending] = {}  # thread -> the op it is running
+        self._started = time.perf_counter_ns()  # the capture's start (host clock, ns)
         self._lock = threading.RLock()
 
     def on_op_begin(self, event: OpEvent) -> None:
@@ -121,13 +124,17 @@ class GraphCapture(MeshObserver):
             for pending in list(self._pending.values()):
                 self._emit(pending, None)
             self._pending.clear()
-            return self.builder.finish()
+            return self.builder.finish(duration_ns=time.perf_counter_ns() - self._started)
 
     # --------------------------------------------------------------------------- emission
 
     def _emit(self, pending: _Pending, outputs: Sequence[Any] | None) -> None:
         """An op's nodes; ``outputs`` None: the op raised before it ended."""
-        event, build = pending.event, self.builder
+        self._emit_into(self.builder, pending, outputs)
+
+    def _emit_into(self, build: GraphBuilder, pending: _Pending, outputs: Sequence[Any] | None) -> None:
+        """An op's nodes in ``build`` (its C++ function, device operation, allocations, CBs)."""
+        event = pending.event
         arguments = [argument_text(t, cpp=True) for t in event.inputs]
         arguments += [argument_text(v, cpp=True) for v in event.attrs.values()]
         build.function_start(function_name(event.op), arguments)
@@ -155,8 +162,9 @@ class GraphCapture(MeshObserver):
         no_dispatch = self.run_mode is RunMode.NO_DISPATCH
         cbs = estimate(event.op, event.mesh, event.inputs, outputs, event.attrs, no_dispatch=no_dispatch)
         build.circular_buffers(event.mesh.get_device_ids()[0], cbs)
-        build.function_end(made)
-        build.function_end(made)
+        took = time.perf_counter_ns() - pending.started_ns  # the op's wall time in meshnn (host clock)
+        build.function_end(made, duration_ns=took)
+        build.function_end(made, duration_ns=took)
 
 
 def _create_arguments(tensor: Any) -> list[str]:

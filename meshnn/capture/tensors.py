@@ -1,7 +1,7 @@
 """How graph capture and reports name a tensor: its process-wide id and its text forms.
 
 ttnn gives every tensor a ``tensor_id``; meshnn gives one to each Tensor object the first time a
-capture or report sees it (ids count up from 0 for the whole process, never reused), held in a
+capture or report sees it (ids count up from 1 for the whole process, never reused), held in a
 weak map so that watching a tensor never keeps it alive.  The texts are ttnn's: C++ forms
 (``DataType::BFLOAT16``, ``Tensor(storage=DeviceStorage(),tensor_spec=...)``) in graph nodes, Python
 forms (``DataType.BFLOAT16``) in report rows.
@@ -23,7 +23,7 @@ from meshnn.tensor.storage import DeviceStorage
 from meshnn.tensor.tensor import Tensor
 
 _IDS: weakref.WeakKeyDictionary[Tensor, int] = weakref.WeakKeyDictionary()
-_NEXT = itertools.count()
+_NEXT = itertools.count(1)  # (from 1: ttnn's importer reads a tensor id of 0 as none)
 _LOCK = threading.Lock()
 
 

@@ -33,6 +33,8 @@ class AliasModule(types.ModuleType):
 
 
 def _from_meshnn(attribute: str, prefix: str = "") -> object:
+    if not prefix and attribute == "graph_report":
+        return _graph_report()
     if not prefix and attribute in SUBMODULES:  # ttnn.device is ttnn's, not meshnn's chip layer
         return sys.modules.get(f"ttnn.{attribute}") or _submodule(attribute)
     if not prefix and attribute in ttnn_modules.NAMES:
@@ -54,6 +56,13 @@ def _ttrun() -> types.ModuleType:
     """``ttnn.distributed.ttrun``: :mod:`meshnn.distributed.ttrun` itself, under both names."""
     module = importlib.import_module("meshnn.distributed.ttrun")
     sys.modules["ttnn.distributed.ttrun"] = module
+    return module
+
+
+def _graph_report() -> types.ModuleType:
+    """``ttnn.graph_report``: :mod:`meshnn.capture.graph_report` itself, under both names."""
+    module = importlib.import_module("meshnn.capture.graph_report")
+    sys.modules["ttnn.graph_report"] = module
     return module
 
 
@@ -150,7 +159,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finds ``ttnn`` and ``ttnn.<submodule>`` for the import system while the alias is installed."""
 
     def find_spec(self, fullname: str, path: object, target: object = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname == "ttnn.distributed.ttrun":
+        if fullname in ("ttnn.distributed.ttrun", "ttnn.graph_report"):
             return importlib.machinery.ModuleSpec(fullname, self)
         if fullname == "ttnn" or (fullname.startswith("ttnn.") and fullname[5:] in SUBMODULES):
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
@@ -163,6 +172,8 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return alias_module()
         if spec.name == "ttnn.distributed.ttrun":
             return _ttrun()
+        if spec.name == "ttnn.graph_report":
+            return _graph_report()
         name = spec.name[5:]
         head, _, rest = name.partition(".")
         if head in ttnn_modules.NAMES:  # import ttnn._ttnn.operations.core: a flat namespace
@@ -202,7 +213,9 @@ def uninstall() -> None:
     if _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
     for name in [n for n in sys.modules if n == "ttnn" or n.startswith("ttnn.")]:
-        if name == "ttnn.distributed.ttrun" or isinstance(sys.modules[name], AliasModule | ttnn_modules.FlatNamespace):
+        if name in ("ttnn.distributed.ttrun", "ttnn.graph_report") or isinstance(
+            sys.modules[name], AliasModule | ttnn_modules.FlatNamespace
+        ):
             del sys.modules[name]
 
 

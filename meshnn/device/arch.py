@@ -8,10 +8,13 @@ bytes are reserved; an L1 bank is one Tensix core's L1 above ``l1_unreserved_bas
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import functools
 import os
 from dataclasses import dataclass
 
+from meshnn.device.visible import VISIBLE_ENV, parse_visible, visible_box
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 
 GiB = 1 << 30
@@ -122,7 +125,26 @@ SYSTEM_ENV = "MESHNN_SYSTEM"
 
 
 def system_spec(name: str | None = None) -> SystemSpec:
-    """The system called ``name``; without a name, ``$MESHNN_SYSTEM`` or ``t3k``."""
+    """The system called ``name``; without a name, ``$MESHNN_SYSTEM`` or ``t3k``; with
+    ``$TT_VISIBLE_DEVICES``, the part of it those PCIe devices reach (:func:`visible_part`)."""
+    whole = _named_system(name)
+    text = os.environ.get(VISIBLE_ENV, "").strip()
+    return visible_part(whole, text) if text else whole
+
+
+@functools.lru_cache(maxsize=64)
+def visible_part(spec: SystemSpec, text: str) -> SystemSpec:
+    """``spec`` seen through ``TT_VISIBLE_DEVICES=text`` (:mod:`meshnn.device.visible`): the box of
+    chips those PCIe devices reach, its own system of that shape (the same name and chips)."""
+    _, shape = visible_box(spec.name, spec.mesh_shape, spec.pcie_devices, text)
+    pcie = len(parse_visible(text))
+    if shape == spec.mesh_shape:
+        return spec
+    described = f"{spec.description}; {shape[0]}x{shape[1]} of it visible ({VISIBLE_ENV}={text})"
+    return dataclasses.replace(spec, description=described, mesh_shape=shape, pcie_devices=pcie)
+
+
+def _named_system(name: str | None) -> SystemSpec:
     if name is not None and not isinstance(name, str):
         raise MeshnnTypeError(f"system must be a system name (str), got {name!r}")
     chosen = name if name is not None else os.environ.get(SYSTEM_ENV, DEFAULT_SYSTEM)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from meshnn.distributed.subcontexts import single
 from meshnn.errors import DistributedError, MeshnnTypeError, MeshnnValueError
 
 if TYPE_CHECKING:
@@ -56,6 +57,9 @@ class SingleProcessContext:
 
     rank = 0
     world_size = 1
+    job_rank = 0  # (the whole job's rank and size: a split MPI job's differ from its sub-context's)
+    job_size = 1
+    layout = single(1)
 
     def barrier(self, op: str = "barrier") -> None:
         return None

@@ -30,6 +30,7 @@ from types import TracebackType
 import numpy as np
 
 from meshnn.distributed.rendezvous import CONTROL, DATA, Rendezvous
+from meshnn.distributed.subcontexts import layout_from_env
 from meshnn.errors import DistributedError
 from meshnn.host.threads import wait_timeout
 
@@ -51,10 +52,19 @@ FOLLOW_INTERRUPT = 2.0  # seconds an interrupted rank above 0 waits for rank 0 t
 
 
 class MpiContext:
-    """A distributed context over ``MPI.COMM_WORLD``."""
+    """A distributed context over ``MPI.COMM_WORLD``, or over this process's sub-context of it when
+    tt-run split the job (``TT_RUN_SUBCONTEXT_ID``: :mod:`meshnn.distributed.subcontexts`)."""
 
     def __init__(self) -> None:
-        self.comm = MPI.COMM_WORLD
+        world = MPI.COMM_WORLD
+        self.job_rank, self.job_size = world.Get_rank(), world.Get_size()
+        self.layout = layout_from_env(self.job_size, os.environ)
+        self.comm = world if self.layout.this_id is None else world.Split(self.layout.this_id, self.job_rank)
+        if self.comm.Get_size() != self.layout.sizes[self.layout.this_id or 0]:
+            raise DistributedError(
+                f"MPI_Comm_split size {self.comm.Get_size()} does not match "
+                f"TT_RUN_SUBCONTEXT_SIZES[{self.layout.this_id}]={self.layout.sizes[self.layout.this_id or 0]}"
+            )
         self._rank = self.comm.Get_rank()
         self._size = self.comm.Get_size()
         self.data_comm = self.comm.Dup()  # array collectives (dispatch threads), ordered by cq 0

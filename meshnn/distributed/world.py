@@ -18,6 +18,7 @@ import functools
 import numpy as np
 
 from meshnn.distributed.context import get_context
+from meshnn.distributed.subcontexts import SubcontextLayout, single
 from meshnn.errors import MeshnnError, MeshnnTypeError
 
 _STATE = {"initialized": False}
@@ -109,5 +110,49 @@ def distributed_context_allgather_int(value: int) -> list[int]:
     return [int(v) for v in _world().allgather_object(int(value), "distributed_context_allgather_int", data=True)]
 
 
-distributed_context_world_rank = distributed_context_get_rank
-distributed_context_world_size = distributed_context_get_size
+class SubcontextId(_Count):
+    """``ttnn.SubcontextId``: a sub-context of a split MPI job."""
+
+
+def distributed_context_world_rank() -> Rank:
+    """``ttnn.distributed_context_world_rank()``: this process's rank in the whole job (a split
+    job's sub-context ranks count from 0 in each sub-context)."""
+    return Rank(getattr(_world(), "job_rank", _world().rank))
+
+
+def distributed_context_world_size() -> Size:
+    """``ttnn.distributed_context_world_size()``: the number of processes of the whole job."""
+    return Size(getattr(_world(), "job_size", _world().world_size))
+
+
+def _layout() -> SubcontextLayout:
+    context = _world()
+    return getattr(context, "layout", single(context.world_size))
+
+
+def distributed_context_subcontext_id() -> int | None:
+    """``ttnn.distributed_context_subcontext_id()``: this process's sub-context (tt-run's
+    ``TT_RUN_SUBCONTEXT_ID``), None when the job is not split."""
+    return _layout().this_id
+
+
+def distributed_context_subcontext_count() -> int:
+    """``ttnn.distributed_context_subcontext_count()``: how many sub-contexts (1 when not split)."""
+    return _layout().count
+
+
+def distributed_context_subcontext_sizes() -> list[int]:
+    """``ttnn.distributed_context_subcontext_sizes()``: every sub-context's rank count, by id."""
+    return list(_layout().sizes)
+
+
+def distributed_context_subcontext_size(subcontext_id: int) -> Size:
+    """``ttnn.distributed_context_subcontext_size(subcontext_id)``: its rank count (an id out of
+    range raises IndexError)."""
+    return Size(_layout().size(subcontext_id))
+
+
+def distributed_context_local_to_world_rank(subcontext_id: int, local_rank: int) -> Rank:
+    """``ttnn.distributed_context_local_to_world_rank(subcontext_id, local_rank)``: the whole
+    job's rank of ``local_rank`` of that sub-context."""
+    return Rank(_layout().local_to_world_rank(subcontext_id, local_rank))

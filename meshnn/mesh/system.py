@@ -7,7 +7,7 @@ import enum
 
 from meshnn.device.arch import system_spec
 from meshnn.distributed.context import get_context
-from meshnn.errors import MeshnnTypeError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
 
 
 class FabricConfig(enum.Enum):
@@ -57,6 +57,32 @@ class FabricManagerMode(enum.Enum):
     ENABLED = 1
     INIT_FABRIC = 2
     TERMINATE_FABRIC = 3
+
+
+class FabricRouterConfig:
+    """``ttnn.FabricRouterConfig``: router-level fabric options, given to ``set_fabric_config``'s
+    ``router_config`` and recorded.  ``max_packet_payload_size_bytes``: a fabric packet's largest
+    payload in bytes (None: the arch's and routing mode's default); a positive int when set."""
+
+    __slots__ = ("_payload",)
+
+    def __init__(self) -> None:
+        self._payload: int | None = None
+
+    @property
+    def max_packet_payload_size_bytes(self) -> int | None:
+        return self._payload
+
+    @max_packet_payload_size_bytes.setter
+    def max_packet_payload_size_bytes(self, value: int | None) -> None:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+            raise MeshnnValueError(
+                f"FabricRouterConfig.max_packet_payload_size_bytes must be a positive int or None, got {value!r}"
+            )
+        self._payload = value
+
+    def __repr__(self) -> str:
+        return f"FabricRouterConfig(max_packet_payload_size_bytes={self._payload!r})"
 
 
 _fabric = FabricConfig.DISABLED
@@ -110,6 +136,10 @@ def set_fabric_config(
     for name, (value, kind) in kinds.items():
         if value is not None and not isinstance(value, kind):
             raise MeshnnTypeError(f"set_fabric_config: {name} must be a ttnn.{kind.__name__}, got {value!r}")
+    if router_config is not None and not isinstance(router_config, FabricRouterConfig):
+        raise MeshnnTypeError(
+            f"set_fabric_config: router_config must be a ttnn.FabricRouterConfig, got {router_config!r}"
+        )
     if num_planes is not None and (isinstance(num_planes, bool) or not isinstance(num_planes, int) or num_planes < 1):
         raise MeshnnTypeError(f"set_fabric_config: num_planes must be a positive int or None, got {num_planes!r}")
     given = {

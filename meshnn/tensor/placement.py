@@ -17,6 +17,7 @@ from meshnn.formats.codec import byte_view
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate, MeshShape, to_linear_index
 from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.mesh.observers import OBSERVERS, HostOpEvent
 from meshnn.mesh.transfers import HostEncoder, ShardDataTransfer
 from meshnn.tensor.arrays import MappedArray
 from meshnn.tensor.lifetime import allocate_mesh_buffer, device_tensor
@@ -56,18 +57,28 @@ def to_device(
     buffer = allocate_mesh_buffer(spec, device)
     if not device.executes:  # a planning mesh: an address, no bytes (the shards are not even read)
         return device_tensor(spec, buffer, coords, topology)
+    _write_shards(tensor, device, queue, buffer, coords, topology)
+    made = device_tensor(spec, buffer, coords, topology)
+    if OBSERVERS:  # ttnn.to_device is one of ttnn's Python operations (reports, graph report files)
+        OBSERVERS.host_op(HostOpEvent("to_device", device, inputs=(tensor,), outputs=(made,)))
+    return made
+
+
+def _write_shards(
+    tensor: Tensor, device: MeshDevice, queue: object, buffer: object, coords: list, topology: TensorTopology
+) -> None:
+    """Write a host tensor's shards into its new MeshBuffer (a plain host tensor to every device)."""
     shards = tensor.host_buffer()
     if topology is not tensor.tensor_topology():  # a plain host tensor: the same bytes everywhere
         data = shards.get_shard(MeshCoordinate(0, 0))
-        queue.enqueue_write_shards(buffer, [ShardDataTransfer(c, data.data) for c in device.local_coords()], True)
+        queue.enqueue_write_shards(buffer, [ShardDataTransfer(c, data.data) for c in device.local_coords()], True)  # type: ignore[attr-defined]
     else:
         transfers = [
             ShardDataTransfer(c, shards.get_shard(c).data)
             for c in coords
             if device.is_local(c)  # type: ignore[union-attr]
         ]
-        queue.enqueue_write_shards(buffer, transfers, True)
-    return device_tensor(spec, buffer, coords, topology)
+        queue.enqueue_write_shards(buffer, transfers, True)  # type: ignore[attr-defined]
 
 
 def aligned_rows(shard: np.ndarray, spec: TensorSpec) -> np.ndarray:

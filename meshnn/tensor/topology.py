@@ -44,11 +44,18 @@ Placement = PlacementShard | PlacementReplicate
 @dataclass(frozen=True, slots=True)
 class TensorTopology:
     """How a tensor's shards sit on a mesh: the distribution shape, one placement per dimension of
-    it, and the mesh coordinate of each shard (in distribution order)."""
+    it, and the mesh coordinate of each shard (in distribution order).  Each reads as an attribute
+    (``topology.placements``) and, as ttnn's readers are methods, as a call
+    (``topology.placements()``: the same value)."""
 
     distribution_shape: MeshShape
     placements: tuple[Placement, ...]
     mesh_coords: tuple[MeshCoordinate, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "distribution_shape", _ReadableShape(self.distribution_shape))
+        object.__setattr__(self, "placements", _ReadableTuple(self.placements))
+        object.__setattr__(self, "mesh_coords", _ReadableTuple(self.mesh_coords))
 
     @staticmethod
     def unit() -> TensorTopology:
@@ -67,6 +74,24 @@ class TensorTopology:
             f"TensorTopology(distribution_shape={self.distribution_shape!r}, "
             f"placements=SmallVector([{', '.join(map(repr, self.placements))}]), mesh_coords={coords})"
         )
+
+
+class _ReadableTuple(tuple):
+    """A tuple that is also its own reader: ``t() is t`` (ttnn's ``placements()`` / ``mesh_coords()``)."""
+
+    __slots__ = ()
+
+    def __call__(self) -> _ReadableTuple:
+        return self
+
+
+class _ReadableShape(MeshShape):
+    """A MeshShape that is also its own reader (ttnn's ``distribution_shape()``)."""
+
+    __slots__ = ()
+
+    def __call__(self) -> _ReadableShape:
+        return self
 
 
 def compute_distribution_to_mesh_mapping(distribution_shape: MeshShape, mesh_shape: MeshShape) -> list[MeshCoordinate]:

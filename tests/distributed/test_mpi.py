@@ -396,3 +396,9 @@ def test_a_rank_that_exits_1_while_the_others_compute_without_any_collective_end
     assert result.returncode != 0 and "UNREACHABLE" not in result.stdout, result.stdout + result.stderr
     assert took < 30 and not left, (took, left, result.stderr)
     assert "meshnn: rank 1: exited with status 1; aborting every rank" in result.stderr, result.stderr
+
+
+def test_graph_report_files_of_every_rank_merge_into_one_database(tmp_path):
+    """Each rank writes its graph report (rank and world size in its metadata); rank 0 merges the
+    folder into one database whose rows carry each rank (branch misc41: tt-metal's multi-host test)."""
+    ok(mpirun(2, "graph_report_ranks.py", str(tmp_path), timeout=180), 2)

@@ -283,6 +283,34 @@ def test_sub_context_overlays_merge_into_one_run(tmp_path):
         ttrun.parse_rank_bindings_mapping(mapping)
 
 
+@needs_launcher
+def test_sub_contexts_split_the_run_context(tmp_path):
+    """tt-run with a rank-bindings mapping: each sub-context is the run's context of its ranks
+    (tt-metal's split communicator); the world functions answer for the whole job."""
+    binding_file(tmp_path / "a.yaml", descriptor(tmp_path / "a.textproto", 2, (1, 2)), 2)
+    binding_file(tmp_path / "b.yaml", descriptor(tmp_path / "b.textproto", 1, (2, 2)), 1)
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(yaml.safe_dump({"subcontext_id_to_rank_bindings": {0: "a.yaml", 1: "b.yaml"}}))
+    script = [sys.executable, str(SCRIPTS / "ttrun_subcontexts.py")]
+    result = tt_run(["--rank-bindings-mapping", str(mapping), *script], tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for line in ("OK rank 0: sub-context 0, local rank 0", "OK rank 1: sub-context 0, local rank 1"):
+        assert line in result.stdout, result.stdout
+    assert "OK rank 2: sub-context 1, local rank 0" in result.stdout, result.stdout
+
+
+@needs_launcher
+def test_each_rank_sees_the_devices_its_binding_makes_visible(tmp_path):
+    """env_overrides' TT_VISIBLE_DEVICES: each rank's system is the card of its PCIe device."""
+    mgd = descriptor(tmp_path / "m.textproto", 2, (1, 2))
+    ranks = [{"rank": r, "mesh_id": r, "env_overrides": {"TT_VISIBLE_DEVICES": str(r)}} for r in range(2)]
+    path = tmp_path / "b.yaml"
+    path.write_text(yaml.safe_dump({"rank_bindings": ranks, "mesh_graph_desc_path": str(mgd)}))
+    result = tt_run(["--rank-binding", str(path), sys.executable, str(SCRIPTS / "ttrun_visible.py")], tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("sees 2 devices of PCIe device") == 2, result.stdout
+
+
 def test_a_socket_between_ranks_on_a_shared_mesh_is_refused():
     from tests.distributed.test_mpi import mpirun, ok
 

@@ -2991,6 +2991,42 @@ def models_rows() -> list[Case]:
     return c
 
 
+# -- branch misc41 (issue 30's launcher and reports): graph report files, sub-contexts ------------------
+def misc41_rows() -> list[Case]:
+    """``ttnn.graph``'s report files and levelized graphs, ``ttnn.graph_report``, tt-run's sub-contexts."""
+    c: list[Case] = []
+
+    def row(target, what, call, error, names):
+        c.append(Case(target, what, call, error, names))
+
+    graph, report = ttnn.graph, ttnn.graph_report
+    row("graph.end_graph_capture_to_file", "report_path an int", lambda e: graph.end_graph_capture_to_file(42),
+        TYPE, "report_path")  # fmt: skip
+    row("graph.end_graph_capture_to_file", "report_path a folder", lambda e: graph.end_graph_capture_to_file(e.tmp),
+        TYPE, "report_path")  # fmt: skip
+    row("graph.extract_levelized_graph", "max_level 0", lambda e: graph.extract_levelized_graph([], max_level=0),
+        VALUE, "max_level")  # fmt: skip
+    row("graph.extract_levelized_graph", "trace not a node list", lambda e: graph.extract_levelized_graph("x"),
+        TYPE, "trace")  # fmt: skip
+    row("graph.visualize", "file_name .txt", lambda e: graph.visualize([], file_name="g.txt"), VALUE, "suffix")
+    row("graph_report.import_report", "report_path an int", lambda e: report.import_report(42, e.tmp),
+        TYPE, "report_path")  # fmt: skip
+    row("graph_report.import_report", "no such report", lambda e: report.import_report(e.tmp / "none.json", e.tmp),
+        VALUE, "neither a report file nor a folder")  # fmt: skip
+    row("SubcontextId", "a str", lambda e: ttnn.SubcontextId("0"), TYPE, "value")
+    row("FabricRouterConfig", "payload negative", lambda e: setattr(ttnn.FabricRouterConfig(),
+        "max_packet_payload_size_bytes", -1), VALUE, "max_packet_payload_size_bytes")  # fmt: skip
+    row("set_fabric_config", "router_config an int", lambda e: ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D,
+        router_config=9000), TYPE, "router_config")  # fmt: skip
+    row("distributed_context_subcontext_size", "id past the sub-contexts",
+        lambda e: ttnn.distributed_context_subcontext_size(1), ttnn.MeshnnError, "subcontext_id")  # fmt: skip
+    row("distributed_context_local_to_world_rank", "local rank past the sub-context",
+        lambda e: ttnn.distributed_context_local_to_world_rank(0, 1), ttnn.MeshnnError, "local_rank")  # fmt: skip
+    row("distributed_context_local_to_world_rank", "id negative",
+        lambda e: ttnn.distributed_context_local_to_world_rank(-1, 0), ttnn.MeshnnError, "subcontext_id")  # fmt: skip
+    return c
+
+
 TABLE: list[Case] = (
     unary_family(UNARY, UNARY_FAULTS)
     + family(BINARY, BINARY_FAULTS)
@@ -3011,6 +3047,7 @@ TABLE += moreh_train_rows()  # moreh's training ops (moreh2)
 TABLE += moreh_rows()
 TABLE += ccl2_rows()
 TABLE += models_rows()  # branch models (issue 30)
+TABLE += misc41_rows()  # branch misc41 (issue 30's launcher and reports)
 BY_ID = {case.id: case for case in TABLE}
 
 
@@ -3184,6 +3221,9 @@ EXEMPT = {  # public callables without a row, and why nothing given to them can 
     "distributed_context_barrier": "takes no arguments",
     "distributed_context_world_size": "takes no arguments (distributed_context_get_size)",
     "distributed_context_world_rank": "takes no arguments (distributed_context_get_rank)",
+    "distributed_context_subcontext_id": "takes no arguments",  # branch misc41: tt-run's sub-contexts
+    "distributed_context_subcontext_count": "takes no arguments",
+    "distributed_context_subcontext_sizes": "takes no arguments",
 }
 
 
