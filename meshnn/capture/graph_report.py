@@ -39,6 +39,7 @@ from meshnn.capture.graph_report_schema import (
     save_database_schema_version,
     schema_is_older,
 )
+from meshnn.capture.report_rows import DEVICE_COLUMNS
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 
 __all__ = [
@@ -57,32 +58,13 @@ __all__ = [
 
 SUPPORTED_REPORT_VERSION = 1
 _OPERATION_ID_STRIDE_PER_RANK_FILE = 10000
-_DEVICE_COLUMNS = [
-    "num_y_cores",
-    "num_x_cores",
-    "num_y_compute_cores",
-    "num_x_compute_cores",
-    "worker_l1_size",
-    "l1_num_banks",
-    "l1_bank_size",
-    "address_at_first_l1_bank",
-    "address_at_first_l1_cb_buffer",
-    "num_banks_per_storage_core",
-    "num_compute_cores",
-    "num_storage_cores",
-    "total_l1_memory",
-    "total_l1_for_tensors",
-    "total_l1_for_interleaved_buffers",
-    "total_l1_for_sharded_buffers",
-    "cb_limit",
-]
 _MAPPING = "physical_chip_mesh_coordinate_mapping"
 _RANKED = re.compile(r"^graph_capture_(\d+)_of_(\d+)\.json$", re.IGNORECASE)
 
 
 def import_devices(cursor: sqlite3.Cursor, devices: list, rank: int = 0) -> set:
     """One ``devices`` row per device object; returns the device ids written."""
-    rows = [(d.get("device_id", 0), *(d.get(c, 0) for c in _DEVICE_COLUMNS), rank) for d in devices or ()]
+    rows = [(d.get("device_id", 0), *(d.get(c, 0) for c in DEVICE_COLUMNS), rank) for d in devices or ()]
     insert_rows(cursor, "devices", rows, "INSERT OR REPLACE")
     return {row[0] for row in rows}
 
