@@ -114,6 +114,22 @@ def using_distributed_env() -> bool:
     return get_context().world_size > 1
 
 
+def fabric_config_of(value: object, where: str) -> FabricConfig:
+    """A ``ttnn.FabricConfig`` argument as the nanobind binding of tt-metal 2026 converts it: the member
+    itself, or an int (``True`` is 1) equal to a member's value (meshnn's numbers: ``True`` is
+    ``FABRIC_1D``); any other value is refused, naming ``where``."""
+    if isinstance(value, FabricConfig):
+        return value
+    if not isinstance(value, int):
+        raise MeshnnTypeError(f"{where} needs a ttnn.FabricConfig, got {value!r}")
+    try:
+        return FabricConfig(int(value))
+    except ValueError:
+        raise MeshnnValueError(
+            f"{where}: {value!r} is no ttnn.FabricConfig value (0 to {len(FabricConfig) - 1})"
+        ) from None
+
+
 def set_fabric_config(
     config: FabricConfig,
     reliability_mode: object = None,
@@ -125,8 +141,7 @@ def set_fabric_config(
 ) -> None:
     """``ttnn.set_fabric_config``: the fabric the next meshes open with.  Every option given is
     checked (its enum) and kept (:func:`fabric_options`); a mesh records them when it opens."""
-    if not isinstance(config, FabricConfig):
-        raise MeshnnTypeError(f"set_fabric_config needs a ttnn.FabricConfig, got {config!r}")
+    config = fabric_config_of(config, "set_fabric_config")
     kinds = {
         "reliability_mode": (reliability_mode, FabricReliabilityMode),
         "fabric_tensix_config": (fabric_tensix_config, FabricTensixConfig),

@@ -66,8 +66,21 @@ def open_arguments(device_params: object) -> OpenArguments:
         )
     fabric_kwargs = {arg: device_params[k] for k, arg in FABRIC_KEYS.items() if device_params.get(k) is not None}
     fabric_config = device_params.get("fabric_config")
+    if fabric_config is False:  # tt-metal's conftest sets a fabric only for a true fabric_config
+        fabric_config = None
     if fabric_config is None and fabric_kwargs:
         raise MeshnnValueError(f"device_params: {sorted(fabric_kwargs)} need a fabric_config to apply to")
     if fabric_config is not None and not isinstance(fabric_config, meshnn.FabricConfig):
-        raise MeshnnTypeError(f"device_params: fabric_config must be a ttnn.FabricConfig, got {fabric_config!r}")
+        fabric_config = _fabric_from_int(fabric_config)
     return OpenArguments(open_kwargs, fabric_config, fabric_kwargs)
+
+
+def _fabric_from_int(value: object) -> object:
+    """An int ``fabric_config`` (tt-metal's Mixtral tests pass ``True``) taken as ttnn's nanobind
+    binding takes it: the member of that value (meshnn's numbers: ``True`` is ``FABRIC_1D``)."""
+    if not isinstance(value, int):
+        raise MeshnnTypeError(f"device_params: fabric_config must be a ttnn.FabricConfig, got {value!r}")
+    try:
+        return meshnn.FabricConfig(int(value))
+    except ValueError:
+        raise MeshnnValueError(f"device_params: fabric_config {value!r} is no ttnn.FabricConfig value") from None

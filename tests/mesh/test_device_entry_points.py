@@ -257,3 +257,20 @@ def test_reports_answer_under_plain_meshnn(open_mesh):
     assert ttnn.reports.get_device_info(mesh)["l1_num_banks"] == 64
     with pytest.raises(ttnn.MeshnnTypeError, match=r"reports\.get_buffers: device must be a MeshDevice"):
         ttnn.reports.get_buffers("mesh")
+
+
+def test_set_fabric_config_takes_an_int_of_a_member_as_ttnn_converts_it():
+    """tt-metal's Mixtral tests pass ``fabric_config: True`` to its conftest, which hands it to
+    ``set_fabric_config``; the nanobind binding converts an int equal to a member's value."""
+    try:
+        ttnn.set_fabric_config(True)
+        assert ttnn.get_fabric_config() is ttnn.FabricConfig.FABRIC_1D
+        ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_2D.value)
+        assert ttnn.get_fabric_config() is ttnn.FabricConfig.FABRIC_2D
+        with pytest.raises(ttnn.MeshnnValueError, match=r"no ttnn\.FabricConfig value"):
+            ttnn.set_fabric_config(len(ttnn.FabricConfig))
+        with pytest.raises(ttnn.MeshnnTypeError, match=r"needs a ttnn\.FabricConfig"):
+            ttnn.set_fabric_config("FABRIC_1D")
+        assert ttnn.get_fabric_config() is ttnn.FabricConfig.FABRIC_2D  # refused calls change nothing
+    finally:
+        ttnn.set_fabric_config(ttnn.FabricConfig.DISABLED)

@@ -3027,6 +3027,16 @@ def misc41_rows() -> list[Case]:
     return c
 
 
+# -- branch moe41 (issue 30): what tt_transformers' Mixtral tests (tt-metal 2026-06) pass ---------------
+def moe41_rows() -> list[Case]:
+    """``set_fabric_config`` given an int (tt-metal's Mixtral tests pass ``fabric_config: True``)."""
+    c: list[Case] = []
+    row = lambda *r: c.append(Case(*r))  # noqa: E731
+    row("set_fabric_config", "an int of no member", lambda e: ttnn.set_fabric_config(99), VALUE, "FabricConfig")
+    row("set_fabric_config", "a float", lambda e: ttnn.set_fabric_config(1.0), TYPE, "FabricConfig")
+    return c
+
+
 TABLE: list[Case] = (
     unary_family(UNARY, UNARY_FAULTS)
     + family(BINARY, BINARY_FAULTS)
@@ -3044,6 +3054,7 @@ TABLE += round3_rows()
 TABLE += prefetcher_rows()
 TABLE += nightly_rows()
 TABLE += moreh_train_rows()  # moreh's training ops (moreh2)
+TABLE += moe41_rows()  # Mixtral's fabric_config (moe41)
 TABLE += moreh_rows()
 TABLE += ccl2_rows()
 TABLE += models_rows()  # branch models (issue 30)

@@ -81,6 +81,11 @@ def test_the_fabric_keys_go_to_set_fabric_config():
         open_arguments({"fabric_router_config": router})
     with pytest.raises(ttnn.MeshnnTypeError, match=r"fabric_config must be a ttnn\.FabricConfig"):
         open_arguments({"fabric_config": "FABRIC_1D"})
+    # tt-metal's Mixtral tests: {"fabric_config": True}; its conftest sets a fabric only for a true value
+    assert open_arguments({"fabric_config": True}).fabric_config is ttnn.FabricConfig.FABRIC_1D
+    assert open_arguments({"fabric_config": False}).fabric_config is None
+    with pytest.raises(ttnn.MeshnnValueError, match=r"no ttnn\.FabricConfig value"):
+        open_arguments({"fabric_config": 99})
     assert {"fabric_config", "dispatch_core_axis", "worker_l1_size"} <= set(KNOWN_KEYS)
 
 
