@@ -34,7 +34,7 @@ from meshnn.ops.registry import OpKind, register
 from meshnn.ops.shard_specs import needs_shard_spec
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
-from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 
@@ -135,6 +135,21 @@ def matmul(
         reads_memos=True,
         attrs=attrs,
     )[0]
+
+
+def product_spec(op: str, a: object, b: object, options: dict[str, object]) -> TensorSpec:
+    """The spec of ``matmul(a, b, **options)``'s output after every check that matmul makes
+    before it allocates (``options``: matmul's keywords but bias, optional_output_tensor and
+    queue_id), so that a fused op can check the part it runs on the product first."""
+    inputs, mesh, shape = checked_operands(op, a, b, None, options.get("transpose_a", False),
+                                           options.get("transpose_b", False))  # fmt: skip
+    given = tuple(options.get(k) for k in ("activation", "program_config", "compute_kernel_config", "core_grid"))
+    _, _, config, out_config = _configs(
+        op, mesh, inputs[0], shape, (options.get("transpose_a", False), *given, options.get("memory_config"))
+    )
+    prefetch = (inputs[0], inputs[1], None, options.get("global_cb"), options.get("sub_device_id"))
+    check_matmul_prefetch(op, mesh, prefetch, config, out_config)
+    return out_spec_like(inputs[0], shape=shape, dtype=options.get("dtype"), memory_config=out_config, op=op)
 
 
 def _configs(
