@@ -26,7 +26,12 @@ from meshnn.ops.checks import check_queue_id, device_input, same_mesh
 from meshnn.ops.config import check_compute_kernel_config
 from meshnn.ops.eltwise.activations import FUSABLE, activation_steps, apply_steps
 from meshnn.ops.launch import launch
-from meshnn.ops.matmul_config import check_matmul_program_config, output_shard_spec, validate_program_config
+from meshnn.ops.matmul_config import (
+    MatmulMultiCoreReuseMultiCast1DProgramConfig,
+    check_matmul_program_config,
+    output_shard_spec,
+    validate_program_config,
+)
 from meshnn.ops.matmul_kernel import Product
 from meshnn.ops.outputs import Output, out_spec_like, output_into
 from meshnn.ops.prefetcher import check_matmul_prefetch
@@ -109,7 +114,8 @@ def matmul(
         op, mesh, a, shape, (transpose_a, activation, program_config, compute_kernel_config, core_grid, memory_config)
     )
     check_matmul_prefetch(op, mesh, (a, inputs[1], bias, global_cb, sub_device_id), config, out_config)
-    spec = out_spec_like(a, shape=shape, dtype=dtype, memory_config=out_config, op=op)
+    layout = _out_layout(op, config, dtype or a.dtype)
+    spec = out_spec_like(a, shape=shape, dtype=dtype, layout=layout, memory_config=out_config, op=op)
     direct = spec.dtype is DataType.FLOAT32 and spec.layout is Layout.ROW_MAJOR and spec.explicit_padded_shape is None
     # x @ a weight matrix sharded by columns (column-parallel linear): one product when x is the same
     # on every device, of x with the shards side by side (see _one_product)
@@ -135,6 +141,19 @@ def matmul(
         reads_memos=True,
         attrs=attrs,
     )[0]
+
+
+def _out_layout(op: str, config: object, dtype: DataType) -> Layout | None:
+    """ROW_MAJOR when ``ttnn.matmul``'s 1-D program config asks ``untilize_out`` (tt-metal's matmul
+    reads the flag off that config only; its output dtype must then be bfloat16 or float32), else
+    None (the input's TILE layout)."""
+    if op != "matmul" or not isinstance(config, MatmulMultiCoreReuseMultiCast1DProgramConfig):
+        return None
+    if not config.untilize_out:
+        return None
+    if dtype not in (DataType.BFLOAT16, DataType.FLOAT32):
+        raise MeshnnValueError(f"ttnn.{op}: Unsupported data type: {dtype} (untilize_out gives bfloat16 or float32)")
+    return Layout.ROW_MAJOR
 
 
 def product_spec(op: str, a: object, b: object, options: dict[str, object]) -> TensorSpec:

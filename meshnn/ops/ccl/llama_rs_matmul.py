@@ -27,6 +27,8 @@ matmul modules and the collectives' modules.
 
 from __future__ import annotations
 
+import dataclasses
+
 from meshnn.device.buffer import BufferType, TensorMemoryLayout
 from meshnn.errors import MeshnnValueError
 from meshnn.ops.ccl.arguments import Topology
@@ -85,11 +87,7 @@ def llama_rs_matmul(
     options.update(dtype=a.dtype if dtype is None else dtype, sub_device_id=None)
     product = product_spec(_OP, a, named["weight_tensor"], options)
     if second_weight_tensor is not None:
-        _check_second_weight(named["weight_tensor"], named["second_weight_tensor"], options)
-        if optional_output_tensor is not None:
-            raise MeshnnValueError(
-                f"ttnn.{_OP}: optional_output_tensor is not taken with second_weight_tensor (both products are new)"
-            )
+        _check_second_weight(named["weight_tensor"], named["second_weight_tensor"], options, optional_output_tensor)
     given = dict(input_tensor=named.get("rs_tensor", a), intermediate_packet_buffer=intermediate_packet_buffer,
                  dim=dim, cross_device_semaphore=cross_device_semaphore, subdevice_id=subdevice_id,
                  cluster_axis=cluster_axis, mesh_device=mesh_device, num_links=num_links, topology=topology,
@@ -99,6 +97,8 @@ def llama_rs_matmul(
     out_config = checked_memory_config(_OP, "memory_config_rs", memory_config_rs)
     out_spec = scattered_spec(_OP, named["rs_tensor"].spec if scattered is None else scattered, mesh, n, out_config)
     attrs.update(memory_config_mm=options["memory_config"], program_config=program_config, global_cb=global_cb)
+    if getattr(options["program_config"], "untilize_out", False):  # the fused op's matmul never untilizes
+        options["program_config"] = dataclasses.replace(options["program_config"], untilize_out=False)
     with mesh.parts_of_one_program():  # ttnn runs the products and the scatter as one program
         weights = [named["weight_tensor"]] + ([named["second_weight_tensor"]] if rs_tensor is None else [])
         products = [
@@ -123,9 +123,13 @@ def _operands(input_tensor: object, weight: object, rs_tensor: object, second: o
     return named
 
 
-def _check_second_weight(weight: Tensor, second: Tensor, options: dict[str, object]) -> None:
+def _check_second_weight(weight: Tensor, second: Tensor, options: dict[str, object], output: object) -> None:
     """ttnn's multi-weight matmul: a 1-D program config, a global CB, a DRAM-sharded first
-    weight, and the two weights of one spec."""
+    weight, and the two weights of one spec; no ``optional_output_tensor`` (both products are new)."""
+    if output is not None:
+        raise MeshnnValueError(
+            f"ttnn.{_OP}: optional_output_tensor is not taken with second_weight_tensor (both products are new)"
+        )
     config = weight.memory_config()
     prefetched = (
         isinstance(options["program_config"], MatmulMultiCoreReuseMultiCast1DProgramConfig)
