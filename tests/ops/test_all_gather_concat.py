@@ -2,7 +2,8 @@
 gathered in member order, each user's first ``num_heads`` heads side by side, exact (a copy of
 bfloat16 values), on 2x4 and 8x4 meshes, TILE and ROW_MAJOR inputs as tt-metal's test and model
 give them; groups of another size (1x2, 1x8, the 8x4 columns) refused, as are ttnn's other
-refusals, before anything is allocated.
+refusals, before anything is allocated.  Also ``all_gather_async`` into a persistent output
+narrower than the gather (the same decode path's MLP gather).
 """
 
 from __future__ import annotations
@@ -118,3 +119,30 @@ def test_the_perf_model_times_it_as_a_gather_over_the_row(open_mesh, rng):
     assert record.desc.family is OpFamily.ALL_GATHER and record.desc.collective.cluster_axis == 1
     assert record.desc.outputs[0].nbytes == out.spec.compute_packed_buffer_size_bytes()
     assert record.prediction.link_bytes == 3 * record.desc.outputs[0].nbytes // 4
+
+
+def test_all_gather_async_into_a_narrower_buffer_keeps_the_leading_part(open_mesh, rng):
+    """tt-metal accepts a persistent output narrower than the gather along its dim (<= ring x
+    input): Llama-70B's decode MLP gathers 4 x 960 padded columns into its 3584-wide buffer."""
+    mesh = open_mesh((2, 4))
+    values = rng.standard_normal((2, 4, 32, 96)).astype(np.float32)
+    values = torch.from_numpy(values).bfloat16().float().numpy()
+    x = place(mesh, values, ttnn.TILE_LAYOUT, ttnn.DRAM_MEMORY_CONFIG)
+    buffer = place(mesh, np.zeros((2, 4, 32, 320), np.float32), ttnn.TILE_LAYOUT, ttnn.DRAM_MEMORY_CONFIG)
+    sems = [ttnn.create_global_semaphore(mesh, ttnn.CoreRangeSet([ttnn.CoreRange(C(0, 0), C(1, 1))]), 0)] * 2
+    before = mesh.num_program_cache_entries()
+    got = ttnn.experimental.all_gather_async(
+        x, 3, cluster_axis=1, mesh_device=mesh, topology=ttnn.Topology.Linear, multi_device_global_semaphore=sems,
+        persistent_output_tensor=buffer,
+    )  # fmt: skip
+    assert got is buffer and mesh.num_program_cache_entries() - before == 1
+    for index, device in enumerate(ttnn.get_device_tensors(got)):
+        row = index // 4
+        whole = np.concatenate(list(values[row]), axis=-1)  # (32, 384): the row's four shards
+        np.testing.assert_array_equal(ttnn.to_torch(device).float().numpy().reshape(32, 320), whole[:, :320])
+    wrong = place(mesh, np.zeros((2, 4, 64, 320), np.float32), ttnn.TILE_LAYOUT, ttnn.DRAM_MEMORY_CONFIG)
+    with pytest.raises(ttnn.MeshnnValueError, match="dimension 2 should be 32"):
+        ttnn.experimental.all_gather_async(
+            x, 3, cluster_axis=1, mesh_device=mesh, topology=ttnn.Topology.Linear,
+            multi_device_global_semaphore=sems, persistent_output_tensor=wrong,
+        )  # fmt: skip
