@@ -9,7 +9,9 @@ s_cache >= s, d]``, row ``i`` of the sequence taking row ``i`` of the caches.  D
 users, heads, d]`` height-sharded (one user per core), cos / sin ``[1, users, 1 (32), d]``
 height-sharded, every head of user ``u`` taking row ``[0, u, 0]``; the matrix is ``[1, 1, 32 x
 cores, 32]`` height-sharded (the first tile is used: every core holds the same).  The fused form
-rotates q and k at once with caches of ``2 x users`` rows (q's users first).  Computed in float32
+rotates q and k at once with caches of ``2 x users`` rows (q's users first); given ROW_MAJOR q and
+k (tt-metal's ``row_major_QK``: each user's ``heads x d`` must be one tile's 1024 values, as
+Llama-70B's 8 x 128), cos and sin are ROW_MAJOR too, one row per head.  Computed in float32
 and rounded once into bfloat16 (every tensor is bfloat16, as tt-metal requires).
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.device`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`,
