@@ -170,7 +170,7 @@ def gather_async(
         tensor = reshape(tensor, tensor.padded_shape, tensor.padded_shape)
     spec = gathered_spec(op, tensor, mesh, axis_dim, cluster_axis, memory_config)  # type: ignore[arg-type]
     buffer = given.get("persistent_output_buffer")
-    narrow = None if buffer is None else narrower_buffer(op, buffer, mesh, spec, axis_dim)
+    narrow = None if buffer is None else narrower_buffer(op, buffer, tensor, spec, axis_dim)
     into = (
         None if buffer is None or narrow is not None else persistent(op, "persistent_output_buffer", buffer, mesh, spec)
     )

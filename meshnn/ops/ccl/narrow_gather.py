@@ -17,7 +17,6 @@ import numpy as np
 
 from meshnn.errors import MeshnnValueError, WrongMeshError
 from meshnn.mesh.coord import MeshCoordinate
-from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.checks import device_input
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output
@@ -26,17 +25,20 @@ from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 
-def narrower_buffer(op: str, value: object, mesh: MeshDevice, spec: TensorSpec, dim: int) -> Tensor | None:
+def narrower_buffer(op: str, value: object, source: Tensor, spec: TensorSpec, dim: int) -> Tensor | None:
     """``value`` when it is a persistent output narrower than ``spec`` along ``dim`` only (checked
     as tt-metal checks it: the layout, dtype, memory config and every other padded dim the
-    output's); None when it is not narrower there (the exact check is the caller's)."""
+    output's; and not the input ``source`` itself, which the gather reads while it writes); None
+    when it is not narrower there (the exact check is the caller's)."""
     name = "persistent_output_buffer"
     buffer = device_input(op, name, value)
     have, want = tuple(buffer.spec.padded_shape), tuple(spec.padded_shape)
     if len(have) != len(want) or have[dim] >= want[dim]:
         return None
-    if buffer.storage.mesh_buffer.mesh_id != mesh.mesh_id:  # type: ignore[union-attr]
+    if buffer.storage.mesh_buffer.mesh_id != source.storage.mesh_buffer.mesh_id:  # type: ignore[union-attr]
         raise WrongMeshError(f"ttnn.{op}: {name} is on another mesh device than input_tensor")
+    if buffer.storage.mesh_buffer.shares_bytes(source.storage.mesh_buffer):  # type: ignore[union-attr]
+        raise MeshnnValueError(f"ttnn.{op}: {name} is input_tensor's own buffer (the gather reads it as it writes)")
     for what, mine, theirs in (
         ("layout", buffer.layout, spec.layout),
         ("dtype", buffer.dtype, spec.dtype),
