@@ -17,7 +17,7 @@ Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.device` (the system's arch) a
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from meshnn.device.arch import Arch, SystemSpec, system_spec
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
@@ -147,14 +147,26 @@ def _made(kind: DispatchCoreType, axis: DispatchCoreAxis) -> DispatchCoreConfig:
     return made
 
 
-def check_worker_l1_size(value: object, full: int) -> None:
-    """``open_mesh_device(worker_l1_size=)``: an int of bytes; 0 is tt-metal's default
-    (``DEFAULT_WORKER_L1_SIZE`` is 0: the device's own size), and the simulated chip has only its
-    own size (``full``) besides."""
+def check_worker_l1_size(value: object, spec: SystemSpec) -> SystemSpec:
+    """``open_mesh_device(worker_l1_size=)``: an int of bytes; 0 is tt-metal's default (the device's
+    own size, ``spec`` as it is; so is the chip's full size).  Another size ``W`` is the
+    allocatable L1 of each bank, as tt-metal's allocator takes it (``worker_l1_size -
+    l1_unreserved_base == W``): the unreserved base moves up to ``full - W`` (aligned up to the DRAM
+    alignment, as every base is); ``W`` must leave the default reserved region below it."""
+    arch = spec.arch_spec
+    full = arch.worker_l1_size
     if isinstance(value, bool) or not isinstance(value, int):
         raise MeshnnTypeError(f"worker_l1_size must be an int of bytes, got {value!r}")
-    if value not in (0, full):
-        raise MeshnnValueError(f"worker_l1_size {value} is not supported; use 0 (the default, {full} B)")
+    if value in (0, full):
+        return spec
+    if not 0 < value <= arch.l1_bank_size:
+        raise MeshnnValueError(
+            f"worker_l1_size {value} is not supported: it must be 0 (the default) or a positive size of at most "
+            f"{arch.l1_bank_size} B (the L1 above the reserved base {arch.l1_unreserved_base})"
+        )
+    align = arch.dram_alignment
+    base = -(-(full - value) // align) * align
+    return replace(spec, arch_spec=replace(arch, l1_unreserved_base=base))
 
 
 @dataclass(frozen=True, slots=True)

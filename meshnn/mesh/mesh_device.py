@@ -336,7 +336,7 @@ def open_mesh_device(
     spec = system_spec(system)
     binding = rank_binding()
     mesh_shape = shape_on(spec, bound_shape(binding, mesh_shape))
-    check_worker_l1_size(worker_l1_size, spec.arch_spec.worker_l1_size)
+    spec = check_worker_l1_size(worker_l1_size, spec)
     context = mesh_context(mesh_shape[0], binding)  # tt-run: each rank's own mesh, or a big mesh's rows
     ids = device_ids_on(spec, mesh_shape, offset, physical_device_ids)
     check_ranks_agree(context, "open_mesh_device", f"{mesh_shape} on {spec.name}, devices {ids}, execute={execute}")

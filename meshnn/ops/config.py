@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from meshnn.device.arch import Arch
-from meshnn.device.core import CoreCoord
+from meshnn.device.core import CoreCoord, CoreRangeSet
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.op_keywords import Keyword
 from meshnn.ops.eltwise.unary_tables import UnaryOpType
@@ -74,8 +74,15 @@ class SDPAProgramConfig:
     k_chunk_size: int = DEFAULT_CHUNK
     exp_approx_mode: bool = False
     max_cores_per_head_batch: int = 16
+    sub_core_grids: object = field(default=None, kw_only=True)
+    """The cores the op runs on, when not the whole grid (tt-metal 2025-11's keyword: Llama-70B's
+    decode SDPA on the Galaxy's sub-core grids); checked to be a CoreRangeSet and recorded."""
 
     def __post_init__(self) -> None:
+        if self.sub_core_grids is not None and not isinstance(self.sub_core_grids, CoreRangeSet):
+            raise MeshnnTypeError(
+                f"SDPAProgramConfig: sub_core_grids must be a ttnn.CoreRangeSet, got {self.sub_core_grids!r}"
+            )
         for name in ("q_chunk_size", "k_chunk_size"):
             size = getattr(self, name)
             if isinstance(size, bool) or not isinstance(size, int):

@@ -26,7 +26,12 @@ from meshnn.ops.checks import check_queue_id, device_input, same_mesh
 from meshnn.ops.config import check_compute_kernel_config
 from meshnn.ops.eltwise.activations import FUSABLE, activation_steps, apply_steps
 from meshnn.ops.launch import launch
-from meshnn.ops.matmul_config import check_matmul_program_config, output_shard_spec, validate_program_config
+from meshnn.ops.matmul_config import (
+    MatmulMultiCoreReuseMultiCast1DProgramConfig,
+    check_matmul_program_config,
+    output_shard_spec,
+    validate_program_config,
+)
 from meshnn.ops.matmul_kernel import Product
 from meshnn.ops.outputs import Output, out_spec_like, output_into
 from meshnn.ops.prefetcher import check_matmul_prefetch
@@ -109,7 +114,8 @@ def matmul(
         op, mesh, a, shape, (transpose_a, activation, program_config, compute_kernel_config, core_grid, memory_config)
     )
     check_matmul_prefetch(op, mesh, (a, inputs[1], bias, global_cb, sub_device_id), config, out_config)
-    spec = out_spec_like(a, shape=shape, dtype=dtype, memory_config=out_config, op=op)
+    layout = _out_layout(op, config, dtype or a.dtype)
+    spec = out_spec_like(a, shape=shape, dtype=dtype, layout=layout, memory_config=out_config, op=op)
     kernel = _product(inputs, spec, shape, (transpose_a, transpose_b), act, kernel_config)
     into = None
     if optional_output_tensor is not None:
@@ -146,6 +152,34 @@ def _product(
     fp32_dest = spec.dtype is DataType.FLOAT32 if kernel_config is None else kernel_config.fp32_dest_acc_en
     specs = [t.spec for t in inputs]
     return Product(specs, spec, shape, transposes=transposes, act=act, paths=(columns, direct), fp32_dest=fp32_dest)
+
+
+def _out_layout(op: str, config: object, dtype: DataType) -> Layout | None:
+    """ROW_MAJOR when ``ttnn.matmul``'s 1-D program config asks ``untilize_out`` (tt-metal's matmul
+    reads the flag off that config only; its output dtype must then be bfloat16 or float32), else
+    None (the input's TILE layout)."""
+    if op != "matmul" or not isinstance(config, MatmulMultiCoreReuseMultiCast1DProgramConfig):
+        return None
+    if not config.untilize_out:
+        return None
+    if dtype not in (DataType.BFLOAT16, DataType.FLOAT32):
+        raise MeshnnValueError(f"ttnn.{op}: Unsupported data type: {dtype} (untilize_out gives bfloat16 or float32)")
+    return Layout.ROW_MAJOR
+
+
+def product_spec(op: str, a: object, b: object, options: dict[str, object]) -> TensorSpec:
+    """The spec of ``matmul(a, b, **options)``'s output after every check that matmul makes
+    before it allocates (``options``: matmul's keywords but bias, optional_output_tensor and
+    queue_id), so that a fused op can check the part it runs on the product first."""
+    inputs, mesh, shape = checked_operands(op, a, b, None, options.get("transpose_a", False),
+                                           options.get("transpose_b", False))  # fmt: skip
+    given = tuple(options.get(k) for k in ("activation", "program_config", "compute_kernel_config", "core_grid"))
+    _, _, config, out_config = _configs(
+        op, mesh, inputs[0], shape, (options.get("transpose_a", False), *given, options.get("memory_config"))
+    )
+    prefetch = (inputs[0], inputs[1], None, options.get("global_cb"), options.get("sub_device_id"))
+    check_matmul_prefetch(op, mesh, prefetch, config, out_config)
+    return out_spec_like(inputs[0], shape=shape, dtype=options.get("dtype"), memory_config=out_config, op=op)
 
 
 def _configs(

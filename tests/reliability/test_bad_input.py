@@ -1840,15 +1840,15 @@ def written() -> list[Case]:
     )
     row(
         "experimental.all_gather_async",
-        "persistent buffer of another shape",
-        lambda e: ag(e.a, e.a2, 2, sems(e, 2)),
+        "persistent buffer of another shape",  # another rank (narrower along dim only is tt-metal's: accepted)
+        lambda e: ag(e.a, e.heads, 2, sems(e, 2)),
         VALUE,
         "persistent_output_buffer",
     )
     row("experimental.all_gather_async", "no dim", lambda e: ag(e.a, sems(e, 2)), TYPE, "incompatible")
     agr, agr_op = ttnn.experimental.all_gather_async_reversed, "experimental.all_gather_async_reversed"
     row(agr_op, "one semaphore", lambda e: agr(e.a, None, 2, sems(e, 1)), VALUE, "multi_device_global_semaphore")
-    row(agr_op, "persistent buffer of another shape", lambda e: agr(e.a, e.a2, 2, sems(e, 2)), VALUE, "persistent")
+    row(agr_op, "persistent buffer of another shape", lambda e: agr(e.a, e.heads, 2, sems(e, 2)), VALUE, "persistent")
     row(agr_op, "dim out of range", lambda e: agr(e.a, None, 5, sems(e, 2)), VALUE, "dim")
     row(agr_op, "no dim", lambda e: agr(e.a, sems(e, 2)), TYPE, "incompatible")
     # -- issue 35 (helper cclf): ttnn.experimental.matmul_reduce_scatter_async

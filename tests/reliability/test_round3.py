@@ -473,5 +473,13 @@ def test_worker_l1_size_0_is_tt_metals_default():
         assert mesh.settings.worker_l1_size == 0
     finally:
         ttnn.close_mesh_device(mesh)
-    with pytest.raises(MeshnnValueError, match="worker_l1_size 4096 is not supported"):
-        ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="n150", worker_l1_size=4096)
+    # another size is the allocatable L1 of each bank (tt-metal's test_device_pool.cpp:
+    # worker_l1_size - l1_unreserved_base == W), the base moved up to full - W
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="n150", worker_l1_size=4096)
+    try:
+        view = mesh.get_memory_view(ttnn.BufferType.L1)
+        assert view.total_bytes_per_bank == 4096 and mesh.settings.worker_l1_size == 4096
+    finally:
+        ttnn.close_mesh_device(mesh)
+    with pytest.raises(MeshnnValueError, match="worker_l1_size 1499000 is not supported"):
+        ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="n150", worker_l1_size=1_499_000)

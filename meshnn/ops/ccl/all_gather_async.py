@@ -1,6 +1,7 @@
 """``ttnn.experimental.all_gather_async``: ``ttnn.all_gather``'s result (exactly), with the fabric
 op's arguments: two global semaphores, an optional barrier semaphore, an optional persistent output
-buffer (written in place, at its own address, and returned), ``num_links``, ``topology`` (Ring by
+buffer (written in place, at its own address, and returned; one narrower along ``dim`` takes the
+gather's leading part, :mod:`.narrow_gather`), ``num_links``, ``topology`` (Ring by
 default), ``cluster_axis``, ``chunks_per_sync``, ``num_workers_per_link``,
 ``num_buffers_per_channel``, ``subdevice_id`` and the rest, checked (:mod:`.async_arguments`) and
 recorded.  Its three ttnn overloads are accepted:
@@ -35,6 +36,7 @@ from meshnn.ops.ccl.async_arguments import (
     same_mesh_device,
     semaphores,
 )
+from meshnn.ops.ccl.narrow_gather import copy_leading, narrower_buffer
 from meshnn.ops.checks import device_input
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
@@ -168,11 +170,15 @@ def gather_async(
         tensor = reshape(tensor, tensor.padded_shape, tensor.padded_shape)
     spec = gathered_spec(op, tensor, mesh, axis_dim, cluster_axis, memory_config)  # type: ignore[arg-type]
     buffer = given.get("persistent_output_buffer")
-    into = None if buffer is None else persistent(op, "persistent_output_buffer", buffer, mesh, spec)
+    narrow = None if buffer is None else narrower_buffer(op, buffer, tensor, spec, axis_dim)
+    into = (
+        None if buffer is None or narrow is not None else persistent(op, "persistent_output_buffer", buffer, mesh, spec)
+    )
     attrs.update(dim=axis_dim, multi_device_global_semaphore=sems, barrier_semaphore=barrier)
-    attrs["persistent_output_buffer"] = into
+    attrs["persistent_output_buffer"] = into or narrow
     where = (axis_dim, cluster_axis)
-    return run_all_gather(op, tensor, mesh, where, spec, attrs, into=into, reverse=reverse)  # type: ignore[arg-type]
+    out = run_all_gather(op, tensor, mesh, where, spec, attrs, into=into, reverse=reverse)  # type: ignore[arg-type]
+    return out if narrow is None else copy_leading(op, out, narrow, axis_dim)
 
 
 def packet_buffer(op: str, value: object, tensor: Tensor) -> Tensor:

@@ -30,7 +30,7 @@ from meshnn.ops.ccl.async_arguments import link_options, same_mesh_device
 from meshnn.ops.ccl.groups import sum_dtype
 from meshnn.ops.ccl.ranks import summed_over_ranks
 from meshnn.ops.checks import device_input
-from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 TRACE_BYTES = 2048
@@ -66,10 +66,15 @@ def _one_tile_row(op: str, name: str, memory_config: MemoryConfig) -> None:
         raise MeshnnValueError(f"ttnn.{op}: {name} shard height must be {SHARD_HEIGHT} but got {spec.shape[0]}")
 
 
-def checked_call(op: str, given: dict[str, object]) -> tuple[Tensor, MeshDevice, int, dict[str, object]]:
+def checked_call(
+    op: str, given: dict[str, object], scattered: TensorSpec | None = None
+) -> tuple[Tensor, MeshDevice, int, dict[str, object]]:
     """The common arguments checked: the input, its mesh, the ring size and the attrs to record
-    (the buffer, the semaphore, the link options, ``dim`` and ``cluster_axis``)."""
+    (the buffer, the semaphore, the link options, ``dim`` and ``cluster_axis``).  ``scattered``:
+    the spec of the tensor the reduce-scatter reads when it is not ``input_tensor`` (a fused
+    op's product, checked before the product exists)."""
     tensor, mesh, dim = checked_input(op, given["input_tensor"], given["dim"])  # type: ignore[arg-type]
+    spec = tensor.spec if scattered is None else scattered
     same_mesh_device(op, given["mesh_device"], mesh)
     n = ring_devices(op, mesh, given["cluster_axis"])
     if dim != 3:
@@ -82,8 +87,8 @@ def checked_call(op: str, given: dict[str, object]) -> tuple[Tensor, MeshDevice,
     attrs = link_options(op, mesh, options, links_required=True)
     if not isinstance(given["use_noc1_only"], bool):
         raise MeshnnTypeError(f"ttnn.{op}: use_noc1_only must be a bool, got {given['use_noc1_only']!r}")
-    _one_tile_row(op, "input_tensor", tensor.memory_config())
-    buffer = _packet_buffer(op, given["intermediate_packet_buffer"], tensor, mesh)
+    _one_tile_row(op, "input_tensor" if scattered is None else "the scattered product", spec.memory_config)
+    buffer = _packet_buffer(op, given["intermediate_packet_buffer"], spec, mesh)
     attrs.update(
         intermediate_packet_buffer=buffer, cross_device_semaphore=semaphore, dim=dim,
         cluster_axis=given["cluster_axis"], use_noc1_only=given["use_noc1_only"],
@@ -91,15 +96,15 @@ def checked_call(op: str, given: dict[str, object]) -> tuple[Tensor, MeshDevice,
     return tensor, mesh, n, attrs
 
 
-def _packet_buffer(op: str, value: object, tensor: Tensor, mesh: MeshDevice) -> Tensor:
+def _packet_buffer(op: str, value: object, scattered: TensorSpec, mesh: MeshDevice) -> Tensor:
     """The intermediate packet buffer: a live sharded device tensor of the input's mesh, one tile
-    row high, of the input's tile shape."""
+    row high, of the scattered tensor's tile shape."""
     name = "intermediate_packet_buffer"
     buffer = device_input(op, name, value)
     if buffer.storage.mesh_buffer.mesh_id != mesh.mesh_id:  # type: ignore[union-attr]
         raise WrongMeshError(f"ttnn.{op}: {name} is on another mesh device than input_tensor")
     _one_tile_row(op, name, buffer.memory_config())
-    mine, theirs = buffer.spec.tile, tensor.spec.tile
+    mine, theirs = buffer.spec.tile, scattered.tile
     if mine is not None and theirs is not None and mine.tile_shape != theirs.tile_shape:
         raise MeshnnValueError(
             f"ttnn.{op}: {name} must have the same tile shape {list(theirs.tile_shape)} as input_tensor, "

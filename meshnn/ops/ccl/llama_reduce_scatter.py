@@ -72,9 +72,27 @@ def llama_reduce_scatter(*args: object, **kwargs: object) -> Tensor:
     _, given = bind_overload(op, ((_reduce_scatter, lambda a: True),), args, kwargs)
     tensor, mesh, n, attrs = checked_call(op, given)
     memory_config = checked_memory_config(op, "memory_config", given["memory_config"])
-    slice_width = _slice_width(op, tensor, n)
-    shape = (*tensor.shape[:-1], slice_width)
-    spec = out_spec_like(tensor, shape=shape, memory_config=memory_config or _one_tile_per_core(tensor, mesh, shape))
+    spec = scattered_spec(op, tensor.spec, mesh, n, memory_config)
+    return run_llama_scatter(op, tensor, n, spec, attrs)
+
+
+def scattered_spec(
+    op: str, spec: TensorSpec, mesh: MeshDevice, n: int, memory_config: MemoryConfig | None
+) -> TensorSpec:
+    """The spec of a device's slice of a ``spec`` tensor's group sum over ``n`` devices (the
+    width checked to divide), in ``memory_config`` or ttnn's default one tile column per core."""
+    slice_width = _slice_width(op, spec, n)
+    shape = (*spec.shape[:-1], slice_width)
+    config = memory_config or _one_tile_per_core(spec, mesh, shape)
+    return TensorSpec(shape, spec.dtype, spec.layout, tile=spec.tile, memory_config=config)
+
+
+def run_llama_scatter(op: str, tensor: Tensor, n: int, spec: TensorSpec, attrs: dict[str, object]) -> Tensor:
+    """Launch the reduce-scatter of ``tensor`` over its row groups of ``n`` into an output of
+    ``spec`` (:func:`scattered_spec`); ``attrs`` gain the output memory config."""
+    mesh = tensor.device()
+    slice_width = spec.shape[-1]
+    in_spec = tensor.spec
     label = operation_on(f"ttnn.{op}", tensor)
 
     def part(total: np.ndarray, member: int) -> np.ndarray:
@@ -82,7 +100,7 @@ def llama_reduce_scatter(*args: object, **kwargs: object) -> Tensor:
         return padded[..., member * slice_width : (member + 1) * slice_width]
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], tensor.spec)
+        values = logical_values(in_rows[0], in_spec)
         write_values(out_rows[0], np.ascontiguousarray(scattered_sums(mesh, values, coords, 1, label, part)), spec)
 
     out = Output(spec, topology=output_topology(tensor, 1, PlacementShard(3)))
@@ -90,16 +108,16 @@ def llama_reduce_scatter(*args: object, **kwargs: object) -> Tensor:
     return launch(op, mesh, [tensor], [out], kernel, reads_memos=True, attrs=attrs, trace_bytes=TRACE_BYTES)[0]
 
 
-def _slice_width(op: str, tensor: Tensor, n: int) -> int:
+def _slice_width(op: str, spec: TensorSpec, n: int) -> int:
     """A device's slice width (of the width padded to whole tiles on every input core when the
     shards do not divide it)."""
-    width = tensor.shape[-1]
+    width = spec.shape[-1]
     if width % n:
         raise MeshnnValueError(f"ttnn.{op}: input shape width {width} must be divisible by num_devices {n}")
-    shard = tensor.memory_config().shard_spec
+    shard = spec.memory_config.shard_spec
     if width % shard.shape[1] == 0:  # type: ignore[union-attr]
         return width // n
-    tile_w = tensor.spec.tile.tile_shape[1] if tensor.spec.tile is not None else 32
+    tile_w = spec.tile.tile_shape[1] if spec.tile is not None else 32
     cores = shard.num_cores()  # type: ignore[union-attr]
     tiles = -(-width // tile_w)
     padded = cores * (-(-tiles // cores)) * tile_w
@@ -113,16 +131,16 @@ def _pad_width(values: np.ndarray, width: int) -> np.ndarray:
     return np.pad(values, pad)
 
 
-def _one_tile_per_core(tensor: Tensor, mesh: MeshDevice, shape: tuple[int, ...]) -> MemoryConfig:
+def _one_tile_per_core(spec: TensorSpec, mesh: MeshDevice, shape: tuple[int, ...]) -> MemoryConfig:
     """ttnn's default output memory config: the input's, one tile column per core."""
-    tile_w = tensor.spec.tile.tile_shape[1] if tensor.spec.tile is not None else 32
-    shard = tensor.memory_config().shard_spec
+    tile_w = spec.tile.tile_shape[1] if spec.tile is not None else 32
+    shard = spec.memory_config.shard_spec
     row_wise = shard.orientation is ShardOrientation.ROW_MAJOR  # type: ignore[union-attr]
     grid = mesh.compute_with_storage_grid_size()
     cores = num_cores_to_corerangeset(max(1, shape[-1] // tile_w), grid, row_wise)
-    spec = ShardSpec(cores, (shape[-2], tile_w), shard.orientation)  # type: ignore[union-attr]
-    base = tensor.memory_config()
-    return MemoryConfig(base.memory_layout, base.buffer_type, spec)
+    shard_spec = ShardSpec(cores, (shape[-2], tile_w), shard.orientation)  # type: ignore[union-attr]
+    base = spec.memory_config
+    return MemoryConfig(base.memory_layout, base.buffer_type, shard_spec)
 
 
 @register(

@@ -51,9 +51,10 @@ def _same_devices(op: str, cache: Tensor, others: dict[str, Tensor]) -> tuple[Me
     return tuple(where)
 
 
-def _input(op: str, tensor: object, dtypes: tuple[DataType, ...]) -> Tensor:
+def _input(op: str, tensor: object, dtypes: tuple[DataType, ...], *, row_major_ok: bool = False) -> Tensor:
+    """An update's input: TILE (``row_major_ok``: ROW_MAJOR too, as the fused update takes it)."""
     t = device_input(op, "input_tensor", tensor)
-    if t.layout is not Layout.TILE:
+    if t.layout is not Layout.TILE and not (row_major_ok and t.layout is Layout.ROW_MAJOR):
         raise MeshnnValueError(f"ttnn.{op}: Input tensor in update_cache must be tilized (input_tensor is {t.layout})")
     if t.dtype not in dtypes:
         names = ", ".join(d.name for d in dtypes)

@@ -20,6 +20,7 @@ import numpy as np
 from meshnn.device.buffer import ShardOrientation, TensorMemoryLayout
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
 from meshnn.ops.checks import device_input, int_arg, int_list
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.tile_rows import encoded_row_tiles, write_rows, write_tiles
@@ -91,9 +92,10 @@ def _positions(op: str, update_idxs: object, update_idxs_tensor: object, batch: 
 def _update_plan(
     op: str, cache_tensor, input_tensor, update_idxs, update_idxs_tensor, share_cache, page_table, batch_offset
 ):
-    """The checked cache, input, positions and page table of one update."""
+    """The checked cache, input, positions and page table of one update (the fused update's input
+    may be ROW_MAJOR: :func:`_check_fused_layouts`)."""
     cache = cache_input(op, "cache_tensor", cache_tensor, CACHE_DTYPES)
-    x = _input(op, input_tensor, UPDATE_INPUT_DTYPES)
+    x = _input(op, input_tensor, UPDATE_INPUT_DTYPES, row_major_ok=op.endswith("fused_update_cache"))
     if int_arg(op, "batch_offset", batch_offset) != 0:
         raise MeshnnValueError(f"ttnn.{op}: batch_offset must be 0")
     paged = page_table is not None
@@ -206,6 +208,7 @@ def paged_fused_update_cache(
     args = (update_idxs, update_idxs_tensor, share_cache, page_table, batch_offset)
     first = _update_plan(op, cache_tensor1, input_tensor1, *args)
     second = _update_plan(op, cache_tensor2, input_tensor2, *args)
+    _check_fused_layouts(op, first[1], second[1])
     if first[0].storage.mesh_buffer.shares_bytes(second[0].storage.mesh_buffer):  # type: ignore[union-attr]
         raise MeshnnValueError(f"ttnn.{op}: cache_tensor1 and cache_tensor2 must be two caches")
     if tuple(first[0].padded_shape) != tuple(second[0].padded_shape):
@@ -220,6 +223,21 @@ def paged_fused_update_cache(
         kernel = _update_kernel(cache, x, idxs, inputs, share)
         results.append(_run(op, cache, inputs, where, kernel, queue_id, attrs, keeps_memos=True))
     return results[0], results[1]
+
+
+def _check_fused_layouts(op: str, x1: Tensor, x2: Tensor) -> None:
+    """tt-metal's fused update: both inputs TILE or both ROW_MAJOR, the row-major form only for
+    Llama-70B's shapes (a last dim of 128, 8 padded heads in the second)."""
+    layouts = {x1.layout, x2.layout}
+    if len(layouts) != 1:
+        raise MeshnnValueError(
+            f"ttnn.{op}: input_tensor1 and input_tensor2 must be either both tiled or both row-major"
+        )
+    if Layout.ROW_MAJOR in layouts and (x1.padded_shape[-1] != 128 or x2.padded_shape[-2] != 8):
+        raise MeshnnValueError(
+            f"ttnn.{op}: when input_tensor1 and input_tensor2 are row major, only Llama70b tensor shapes are supported "
+            f"(got {list(x1.padded_shape)} and {list(x2.padded_shape)})"
+        )
 
 
 @register("experimental.paged_fill_cache", kind=OpKind.KV_CACHE, family=OpFamily.KV_FILL)

@@ -9,7 +9,9 @@ s_cache >= s, d]``, row ``i`` of the sequence taking row ``i`` of the caches.  D
 users, heads, d]`` height-sharded (one user per core), cos / sin ``[1, users, 1 (32), d]``
 height-sharded, every head of user ``u`` taking row ``[0, u, 0]``; the matrix is ``[1, 1, 32 x
 cores, 32]`` height-sharded (the first tile is used: every core holds the same).  The fused form
-rotates q and k at once with caches of ``2 x users`` rows (q's users first).  Computed in float32
+rotates q and k at once with caches of ``2 x users`` rows (q's users first); given ROW_MAJOR q and
+k (tt-metal's ``row_major_QK``: each user's ``heads x d`` must be one tile's 1024 values, as
+Llama-70B's 8 x 128), cos and sin are ROW_MAJOR too, one row per head.  Computed in float32
 and rounded once into bfloat16 (every tensor is bfloat16, as tt-metal requires).
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.device`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`,
@@ -23,7 +25,8 @@ import numpy as np
 from meshnn.device.buffer import TensorMemoryLayout
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
-from meshnn.ops.checks import same_mesh
+from meshnn.formats.layout import Layout
+from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
@@ -36,12 +39,20 @@ from meshnn.tensor.tensor import Tensor
 TILE = 32
 
 
-def _inputs(op: str, named: dict[str, object]) -> dict[str, Tensor]:
-    tensors = {name: tile_input(op, name, t) for name, t in named.items()}
+def _inputs(op: str, named: dict[str, object], row_major: bool = False) -> dict[str, Tensor]:
+    """bfloat16 device tensors, TILE (ROW_MAJOR for the fused op's row-major q / k form)."""
+    tensors = {name: _rm_input(op, name, t) if row_major else tile_input(op, name, t) for name, t in named.items()}
     for name, t in tensors.items():
         if t.dtype is not DataType.BFLOAT16:
             raise MeshnnTypeError(f"ttnn.{op}: All input tensors must have dtype = bfloat16 ({name} is {t.dtype.name})")
     return tensors
+
+
+def _rm_input(op: str, name: str, value: object) -> Tensor:
+    t = device_input(op, name, value)
+    if t.layout is not Layout.ROW_MAJOR:
+        raise MeshnnValueError(f"ttnn.{op}: {name} must be in layout ROW_MAJOR (q and k are), it is {t.layout}")
+    return t
 
 
 def _check_head_dim(op: str, x: Tensor, cos: Tensor, sin: Tensor) -> int:
@@ -63,7 +74,7 @@ def _check_trans_mat(op: str, trans: Tensor, decode: bool) -> None:
         raise MeshnnValueError(f"ttnn.{op}: Transformation matrix must have 3rd dim equal to TILE_HEIGHT")
 
 
-def _check_decode(op: str, named: dict[str, Tensor], users: int, cos_users: int) -> None:
+def _check_decode(op: str, named: dict[str, Tensor], users: int, cos_users: int, row_major: bool = False) -> None:
     for name, t in named.items():
         if t.spec.memory_config.memory_layout is not TensorMemoryLayout.HEIGHT_SHARDED:
             raise MeshnnValueError(f"ttnn.{op}: Sharded inputs for RoPE must be HEIGHT_SHARDED ({name} is not)")
@@ -77,7 +88,7 @@ def _check_decode(op: str, named: dict[str, Tensor], users: int, cos_users: int)
         raise MeshnnValueError(
             f"ttnn.{op}: Cos and Sin must have the same batch size as the input ({cos_users}), got {list(cos.shape)}"
         )
-    if cos.spec.memory_config.shard_spec.shape[0] != TILE:  # type: ignore[union-attr]
+    if not row_major and cos.spec.memory_config.shard_spec.shape[0] != TILE:  # type: ignore[union-attr]
         raise MeshnnValueError(f"ttnn.{op}: In decode mode, RoPE only supports a cos / sin shard height of TILE_HEIGHT")
 
 
@@ -158,17 +169,13 @@ def rotary_embedding_llama_fused_qk(
     """Decode-mode rotary embedding of q ``[1, users, q heads, d]`` and k ``[1, users, k heads, d]``
     at once; cos / sin ``[1, 2 x users, 1, d]`` (q's users first, then k's)."""
     op = "experimental.rotary_embedding_llama_fused_qk"
+    row_major = all(getattr(t, "layout", None) is Layout.ROW_MAJOR for t in (q_input_tensor, k_input_tensor))
+    names = ("q_input_tensor", "k_input_tensor", "cos_cache", "sin_cache")
     named = _inputs(
-        op,
-        {
-            "q_input_tensor": q_input_tensor,
-            "k_input_tensor": k_input_tensor,
-            "cos_cache": cos_cache,
-            "sin_cache": sin_cache,
-        },
+        op, dict(zip(names, (q_input_tensor, k_input_tensor, cos_cache, sin_cache), strict=True)), row_major
     )
     trans = _inputs(op, {"trans_mat": trans_mat})["trans_mat"]
-    q, k, cos, sin = (named[n] for n in ("q_input_tensor", "k_input_tensor", "cos_cache", "sin_cache"))
+    q, k, cos, sin = (named[n] for n in names)
     mesh = same_mesh(op, {**named, "trans_mat": trans})
     _check_head_dim(op, q, cos, sin)
     _check_trans_mat(op, trans, True)
@@ -179,7 +186,10 @@ def rotary_embedding_llama_fused_qk(
         )
     if k.shape[-1] != q.shape[-1]:
         raise MeshnnValueError(f"ttnn.{op}: q and k must have the same head dim")
-    _check_decode(op, {**named, "trans_mat": trans}, 2 * q.shape[1], 2 * q.shape[1])
+    for name, t in (("Q", q), ("K", k)):
+        if row_major and t.shape[-2] * t.shape[-1] != TILE * TILE:
+            raise MeshnnValueError(f"ttnn.{op}: For row major, {name} input tensor must be wrapped to tile size")
+    _check_decode(op, {**named, "trans_mat": trans}, 2 * q.shape[1], 2 * q.shape[1], row_major)
     specs = [out_spec_like(q, op=op), out_spec_like(k, op=op)]
     kernel = _kernel([q.spec, k.spec], specs, cos.spec, sin.spec, trans.spec, True)
     attrs = {"compute_kernel_config": compute_kernel_config}
@@ -207,10 +217,10 @@ def _kernel(
         for i in range(n):
             x = logical_values(in_rows[i], x_specs[i])  # (k, b, h, s, d) or (k, 1, users, h, d)
             k, d = x.shape[0], x.shape[-1]
-            if decode:
-                users = x.shape[2]
-                c = cos[:, 0, start : start + users, :1, :]  # (k, users, 1, d)
-                s = sin[:, 0, start : start + users, :1, :]
+            if decode:  # a row-major (wrapped) user takes its cos / sin row per head, a tiled one row 0
+                users, rows = x.shape[2], x.shape[3] if cos_spec.layout is Layout.ROW_MAJOR else 1
+                c = cos[:, 0, start : start + users, :rows, :]  # (k, users, 1 or heads, d)
+                s = sin[:, 0, start : start + users, :rows, :]
                 c, s, start = c[:, None], s[:, None], start + users
             else:
                 c, s = cos[:, :, :, : x.shape[3], :], sin[:, :, :, : x.shape[3], :]
