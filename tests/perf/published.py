@@ -12,6 +12,8 @@ the distance to the nearer end.  Model-level figures (tokens/s) are not here: th
 
 from __future__ import annotations
 
+from types import ModuleType
+
 from meshnn.perf import (
     BufferType,
     MathFidelity,
@@ -143,37 +145,22 @@ def _oob_figures() -> list[Figure]:
     ]
 
 
-def _oob_table_figures() -> list[Figure]:
-    """The rest of GEMM_FLOPS.md's out-of-box N150 table (:mod:`tests.perf.published_gemm_oob`)."""
+def _oob_table_figures(system: str, table: ModuleType) -> list[Figure]:
+    """A GEMM_FLOPS.md out-of-box table of ``system`` (``table``: its module, e.g.
+    :mod:`tests.perf.published_gemm_oob` for the N150's rows not already figures,
+    :mod:`tests.perf.published_gemm_oob_p150` for the P150's 11x10 grid): each row timed on the
+    program ttnn picks given no program config."""
     out = []
-    for dtype, fid, traced, (m, k, n), tf in published_gemm_oob.rows():
+    for dtype, fid, traced, (m, k, n), tf in table.rows():
 
         def model(m=m, k=k, n=n, d=dtype, f=fid, t=traced):
-            return gemm_tflops("n150", m, k, n, d, f, None, default=True, traced=t)
+            return gemm_tflops(system, m, k, n, d, f, None, default=True, traced=t)
 
         mode = "traced" if traced else "eager"
-        name = f"N150 out-of-box {m}x{k}x{n} {dtype} {fid.name} ({mode})"
-        why = published_gemm_oob.why(dtype, traced, (m, k, n))
-        src = published_gemm_oob.SOURCE
-        fit = (dtype, fid, traced, (m, k, n)) in published_gemm_oob.FITTED
-        out.append(Figure(name, src, tf, tf, "TFLOPs", model, not why, why, fit, group="matmul"))
-    return out
-
-
-def _oob_p150_figures() -> list[Figure]:
-    """GEMM_FLOPS.md's out-of-box P150 table, 11x10 grid (:mod:`tests.perf.published_gemm_oob_p150`)."""
-    out = []
-    for dtype, fid, traced, (m, k, n), tf in published_gemm_oob_p150.rows():
-
-        def model(m=m, k=k, n=n, d=dtype, f=fid, t=traced):
-            return gemm_tflops("p150", m, k, n, d, f, None, default=True, traced=t)
-
-        mode = "traced" if traced else "eager"
-        name = f"P150 out-of-box {m}x{k}x{n} {dtype} {fid.name} ({mode})"
-        why = published_gemm_oob_p150.why(dtype, traced, (m, k, n))
-        fit = published_gemm_oob_p150.fitted(traced, (m, k, n))
-        src = published_gemm_oob_p150.SOURCE
-        out.append(Figure(name, src, tf, tf, "TFLOPs", model, not why, why, fit, group="matmul"))
+        name = f"{system.upper()} out-of-box {m}x{k}x{n} {dtype} {fid.name} ({mode})"
+        why = table.why(dtype, traced, (m, k, n))
+        fit = table.fitted(dtype, fid, traced, (m, k, n))
+        out.append(Figure(name, table.SOURCE, tf, tf, "TFLOPs", model, not why, why, fit, group="matmul"))
     return out
 
 
@@ -308,7 +295,8 @@ def _ring_figures() -> list[Figure]:
 def figures() -> list[Figure]:
     """Every published op-level figure here: those the model covers, then the known misses."""
     every = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *bandwidth_figures(), *_ccl_figures()]
-    every += [*_ccl_full_figures(), *_back_to_back_figures(), *_oob_table_figures(), *_oob_p150_figures()]
+    every += [*_ccl_full_figures(), *_back_to_back_figures()]
+    every += [*_oob_table_figures("n150", published_gemm_oob), *_oob_table_figures("p150", published_gemm_oob_p150)]
     every += [*_ring_figures(), *decode_figures(), *prefill_figures()]
     return [f for f in every if f.covered] + [f for f in every if not f.covered]
 

@@ -150,6 +150,11 @@ def why(dtype: str, traced: bool, size: tuple[int, int, int]) -> str:
     return _SMALL if size == (512, 512, 512) else _BLOCKS
 
 
+def fitted(dtype: str, fidelity: F, traced: bool, size: tuple[int, int, int]) -> bool:
+    """Whether a row set a constant (:data:`FITTED`)."""
+    return (dtype, fidelity, traced, size) in FITTED
+
+
 def rows() -> list[tuple[str, F, bool, tuple[int, int, int], float]]:
     """(dtype, fidelity, traced, (M, K, N), TFLOPs) of every row not already a figure."""
     out = []

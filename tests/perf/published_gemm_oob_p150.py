@@ -74,8 +74,8 @@ def why(dtype: str, traced: bool, size: tuple[int, int, int]) -> str:
     return _MISSED.get((dtype, traced), {}).get(size, "")
 
 
-def fitted(traced: bool, size: tuple[int, int, int]) -> bool:
-    """The eager rows of the smallest size set Blackhole's host dispatch."""
+def fitted(dtype: str, fidelity: F, traced: bool, size: tuple[int, int, int]) -> bool:
+    """The eager rows of the smallest size (every dtype) set Blackhole's host dispatch."""
     return not traced and size == SMALLEST
 
 
