@@ -110,12 +110,9 @@ def matmul(
     inputs, mesh, shape = checked_operands(op, input_tensor_a, input_tensor_b, bias, transpose_a, transpose_b)
     queue_id = check_queue_id(op, mesh, queue_id)
     a = inputs[0]
-    act, kernel_config, config, out_config = _configs(
-        op, mesh, a, shape, (transpose_a, activation, program_config, compute_kernel_config, core_grid, memory_config)
-    )
-    check_matmul_prefetch(op, mesh, (a, inputs[1], bias, global_cb, sub_device_id), config, out_config)
-    layout = _out_layout(op, config, dtype or a.dtype)
-    spec = out_spec_like(a, shape=shape, dtype=dtype, layout=layout, memory_config=out_config, op=op)
+    configs = (transpose_a, activation, program_config, compute_kernel_config, core_grid, memory_config)
+    extra = (dtype, bias, global_cb, sub_device_id)
+    act, kernel_config, config, spec = _output(op, mesh, inputs, shape, configs, extra)
     kernel = _product(inputs, spec, shape, (transpose_a, transpose_b), act, kernel_config)
     into = None
     if optional_output_tensor is not None:
@@ -171,15 +168,26 @@ def product_spec(op: str, a: object, b: object, options: dict[str, object]) -> T
     """The spec of ``matmul(a, b, **options)``'s output after every check that matmul makes
     before it allocates (``options``: matmul's keywords but bias, optional_output_tensor and
     queue_id), so that a fused op can check the part it runs on the product first."""
-    inputs, mesh, shape = checked_operands(op, a, b, None, options.get("transpose_a", False),
-                                           options.get("transpose_b", False))  # fmt: skip
+    transpose_a = options.get("transpose_a", False)
+    inputs, mesh, shape = checked_operands(op, a, b, None, transpose_a, options.get("transpose_b", False))
     given = tuple(options.get(k) for k in ("activation", "program_config", "compute_kernel_config", "core_grid"))
-    _, _, config, out_config = _configs(
-        op, mesh, inputs[0], shape, (options.get("transpose_a", False), *given, options.get("memory_config"))
-    )
-    prefetch = (inputs[0], inputs[1], None, options.get("global_cb"), options.get("sub_device_id"))
-    check_matmul_prefetch(op, mesh, prefetch, config, out_config)
-    return out_spec_like(inputs[0], shape=shape, dtype=options.get("dtype"), memory_config=out_config, op=op)
+    extra = (options.get("dtype"), None, options.get("global_cb"), options.get("sub_device_id"))
+    return _output(op, mesh, inputs, shape, (transpose_a, *given, options.get("memory_config")), extra)[-1]
+
+
+def _output(
+    op: str, mesh: MeshDevice, inputs: list[Tensor], shape: tuple[int, ...], given: tuple, extra: tuple
+) -> tuple[object, object, object, TensorSpec]:
+    """The activation, the checked compute-kernel and program configs, and the output's spec of
+    a matmul of checked ``inputs``: :func:`_configs` of ``given``, the prefetch checks, the
+    output layout (``extra``: the output dtype, bias, global_cb and sub_device_id)."""
+    dtype, bias, global_cb, sub_device_id = extra
+    a = inputs[0]
+    act, kernel_config, config, out_config = _configs(op, mesh, a, shape, given)
+    check_matmul_prefetch(op, mesh, (a, inputs[1], bias, global_cb, sub_device_id), config, out_config)
+    layout = _out_layout(op, config, dtype or a.dtype)
+    spec = out_spec_like(a, shape=shape, dtype=dtype, layout=layout, memory_config=out_config, op=op)
+    return act, kernel_config, config, spec
 
 
 def _configs(
