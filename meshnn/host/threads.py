@@ -6,7 +6,7 @@ parts of a task at once; ``parallel_copyto`` splits a large host copy (``PARALLE
 more) over the threads, giving the bytes of one single-threaded copy; ``each_chunk`` hands the
 chunks of a torch conversion out one at a time.  Every wait is bounded (``wait_timeout``).
 
-Part of the ``host`` layer; imports only ``meshnn.errors``.
+Part of the ``host`` layer; imports ``meshnn.errors`` and the host's settings and omp modules.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from meshnn.errors import MeshnnValueError
-from meshnn.host import settings
+from meshnn.host import omp, settings
 
 
 def wait_timeout() -> float:
@@ -152,28 +152,38 @@ def each_chunk(torch: Any, chunks: list[_Chunk], work: Callable[[_Chunk], None])
     lets a thread that a busy host slows do fewer.  ``work`` must take its scratch per thread
     (as :func:`meshnn.formats.bfp_chunks.thread_scratch` gives it).
 
-    torch's thread count is per thread (OpenMP's), but setting it also sets the count a thread
-    starts with: the calling thread's count, and so that starting count, is restored before this
-    returns (the host worker threads keep one)."""
+    torch's thread count is per thread (OpenMP's): each worker sets its own alone
+    (:mod:`meshnn.host.omp`) and keeps one.  Where that cannot be done, ``torch.set_num_threads``
+    also sets the count every thread starts with, so the calling thread's count, and so that
+    starting count, is restored before this returns."""
     parts = min(len(chunks), host_threads())
     if parts <= 1 or on_host_worker():
         for chunk in chunks:
             work(chunk)
         return
-    saved = torch.get_num_threads()
+    alone = omp.available()  # each thread's count set alone, else torch's (and restored below)
+    saved = None if alone else torch.get_num_threads()
     numbers = itertools.count()  # next() on a count is atomic under the interpreter lock
     failed = threading.Event()  # once a chunk fails, the others are not started
 
     def run(part: int) -> None:
-        torch.set_num_threads(1)
-        while not failed.is_set() and (number := next(numbers)) < len(chunks):
-            try:
-                work(chunks[number])
-            except BaseException:
-                failed.set()
-                raise
+        if not alone:
+            torch.set_num_threads(1)
+        elif part:
+            omp.set_own_count(1)  # a worker thread keeps one
+        token = omp.one_thread() if alone and not part else None  # the calling thread: given back after
+        try:
+            while not failed.is_set() and (number := next(numbers)) < len(chunks):
+                try:
+                    work(chunks[number])
+                except BaseException:
+                    failed.set()
+                    raise
+        finally:
+            omp.restore(token)
 
     try:
         run_parallel(run, parts)
     finally:
-        torch.set_num_threads(saved)
+        if saved is not None:
+            torch.set_num_threads(saved)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from meshnn.host import omp
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange
 from meshnn.mesh.global_semaphore import GlobalSemaphore
 from meshnn.mesh.mesh_buffer import MeshBuffer
@@ -222,9 +223,11 @@ class _Run:
                 buffer.touch()
         if whole:
             bind_rows(rows, self.touched, n_in, first=False, defer=defer)
+        threads = omp.one_thread()  # torch on this thread alone, but for large products
         try:
             self.kernel(rows[:n_in], rows[n_in:], coords)
         finally:
+            omp.restore(threads)
             if whole:
                 unbind_rows(rows)
 
@@ -249,9 +252,11 @@ class _Run:
             bind_rows(firsts, self.touched, n_in, first=True, defer=defer)
         elif self.lazy:
             settle(self.touched[:n_in])
+        threads = omp.one_thread()
         try:
             self.kernel(firsts[:n_in], firsts[n_in:], coords[:1])
         finally:
+            omp.restore(threads)
             if self.memos:
                 unbind_rows(firsts)
         for out, buffer in zip(rows[n_in:], self.buffers, strict=True):

@@ -33,6 +33,7 @@ import numpy as np
 
 from meshnn.formats.bfloat16 import round_to_bfloat16
 from meshnn.formats.dtypes import DataType
+from meshnn.host import omp
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.decoded import BF16_EXACT
 from meshnn.ops.memo import relaid_memo
@@ -113,12 +114,14 @@ class Product:
         if self.columns and k > 1 and _same_rows(torch, x):
             w = operand_sides(in_rows[1], specs[1], torch, wide=wide)  # (K, k * N)
             rows = x[0].reshape(-1, w.shape[0])
-            array = _numpy(torch, product(torch, rows, w))  # (M, k * N)
+            with omp.wide(rows.shape[0] * w.numel()):
+                array = _numpy(torch, product(torch, rows, w))  # (M, k * N)
             result = array.reshape(rows.shape[0], k, -1).transpose(1, 0, 2).reshape((k, *self.shape))
         else:
             w = operand(in_rows[1], specs[1], torch, wide=wide)
             x, w = _stacked_torch(x, w, self.transposes)
-            result = _numpy(torch, product(torch, x, w)).reshape((k, *self.shape))
+            with omp.wide(x.numel() * w.shape[-1]):
+                result = _numpy(torch, product(torch, x, w)).reshape((k, *self.shape))
         if final:
             write_values(out_rows[0], result, self.spec, exact=True, owned=True)
             return

@@ -5,20 +5,24 @@ Why not numpy alone: an attention is many small products (a head's ``s x d`` by 
 numpy hands each batch to OpenBLAS, whose threads wait for each other on every one of them, so
 on a shared 2-core host a prefill attention's products took 40 to 60 times their single-thread
 time (measured: 46 ms against 0.9 ms for a ``[8, 512, 64] @ [8, 64, 128]``), while torch's
-batched product runs its batches on its own pool (2 to 9 ms in the same runs).  Both are float32
+batched product took 2 to 9 ms in the same runs (it now runs on the kernel's thread alone, a large
+one on torch's threads: :mod:`meshnn.host.omp`).  Both are float32
 products and float32 sums (torch's ``matmul`` of float32 is IEEE float32, never a bfloat16 or
 TF32 shortcut on the CPU); the order of the sums is each library's, so the path is chosen by
 whether torch is imported, never by the data, and a replay takes the path its eager step took.
 
-May import: nothing of meshnn (numpy, and torch when the program has imported it).
+May import: :mod:`meshnn.host.omp` (numpy, and torch when the program has imported it).
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import warnings
 
 import numpy as np
+
+from meshnn.host import omp
 
 
 def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -29,7 +33,8 @@ def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.matmul(a, b)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     left, right = (_as_torch(torch, x, batch) for x in (a, b))
-    return torch.matmul(left, right).numpy()
+    with omp.wide(math.prod(batch) * a.shape[-2] * a.shape[-1] * b.shape[-1]):
+        return torch.matmul(left, right).numpy()
 
 
 def _as_torch(torch, array: np.ndarray, batch: tuple[int, ...]):
