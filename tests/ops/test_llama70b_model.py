@@ -87,3 +87,12 @@ def test_paged_fill_cache_takes_the_user_as_a_uint32_or_int32_tensor(mesh, dtype
     ttnn.experimental.paged_fill_cache(by_int, fill, table, batch_idx=1)
     a, b = (ttnn.to_torch(ttnn.get_device_tensors(c)[0]).float() for c in (by_tensor, by_int))
     assert torch.equal(a, b) and a.abs().sum() > 0
+
+
+def test_sharded_to_interleaved_gives_an_interleaved_input_back(mesh):
+    """ttnn's sharded_to_interleaved returns an input without a shard spec as it is (the 70B LM
+    head's prefill path calls it on its DRAM-interleaved all-reduce result)."""
+    x = ttnn.from_torch(torch.randn(1, 1, 32, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh)
+    assert ttnn.sharded_to_interleaved(x, memory_config=ttnn.L1_MEMORY_CONFIG, output_dtype=ttnn.float32) is x
+    with pytest.raises(TypeError, match="memory_config"):
+        ttnn.sharded_to_interleaved(x, "DRAM")

@@ -1752,10 +1752,10 @@ def written() -> list[Case]:
     )
     row(
         "sharded_to_interleaved",
-        "input not sharded",
-        lambda e: ttnn.sharded_to_interleaved(e.a),
-        VALUE,
-        "input_tensor must be sharded",
+        "memory_config a string (an interleaved input is given back, as ttnn does: branch galaxy42)",
+        lambda e: ttnn.sharded_to_interleaved(e.a, "DRAM"),
+        TYPE,
+        "memory_config",
     )
     row("tilize", "input already TILE", lambda e: ttnn.tilize(e.a), VALUE, "input_tensor")
     row("tilize", "rows not whole tiles", lambda e: ttnn.tilize(e.rm), VALUE, "tiles")
