@@ -108,17 +108,19 @@ def sharded_to_interleaved(
     *,
     is_l1_aligned: bool = False,
 ) -> Tensor:
-    """The tensor in an interleaved ``memory_config`` (DRAM by default), as ``output_dtype`` if given."""
+    """The tensor in an interleaved ``memory_config`` (DRAM by default), as ``output_dtype`` if given.
+    An input that is not sharded is given back as it is (the same tensor, ``memory_config`` and
+    ``output_dtype`` unused), as ttnn's ``sharded_to_interleaved`` returns it."""
     op = "sharded_to_interleaved"
     tensor = device_input(op, "input_tensor", input_tensor)
-    if not tensor.memory_config().is_sharded():
-        raise MeshnnValueError(f"ttnn.{op}: input_tensor must be sharded, it is INTERLEAVED")
     if not isinstance(memory_config, MemoryConfig):
         raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
-    if memory_config.is_sharded():
-        raise MeshnnValueError(f"ttnn.{op}: memory_config must be interleaved, got {memory_config.memory_layout.name}")
     if not isinstance(is_l1_aligned, bool):
         raise MeshnnTypeError(f"ttnn.{op}: is_l1_aligned must be a bool, got {is_l1_aligned!r}")
+    if not tensor.memory_config().is_sharded():
+        return tensor
+    if memory_config.is_sharded():
+        raise MeshnnValueError(f"ttnn.{op}: memory_config must be interleaved, got {memory_config.memory_layout.name}")
     return to_memory_config(tensor, memory_config, output_dtype)
 
 

@@ -71,8 +71,12 @@ def _padded_view(tensor: Tensor, new_shape: tuple[int, ...], padded_shape: Seque
 
 
 def is_view_reshape(spec: TensorSpec, new_shape: tuple[int, ...]) -> bool:
-    """True when the bytes of ``spec`` already are those of ``new_shape`` (no data moves)."""
-    if spec.memory_config.is_sharded() or spec.explicit_padded_shape is not None:
+    """True when the bytes of ``spec`` already are those of ``new_shape`` (no data moves).  A
+    sharded tensor is a view (keeping its memory config, as ttnn's view keeps it) only when its
+    last dim stays: its 2-D view, and so every shard, is then the same."""
+    if spec.explicit_padded_shape is not None:
+        return tuple(spec.shape) == new_shape
+    if spec.memory_config.is_sharded() and (not new_shape or not spec.shape or new_shape[-1] != spec.shape[-1]):
         return tuple(spec.shape) == new_shape
     if spec.layout is Layout.ROW_MAJOR:
         return True

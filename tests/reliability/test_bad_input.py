@@ -1752,10 +1752,10 @@ def written() -> list[Case]:
     )
     row(
         "sharded_to_interleaved",
-        "input not sharded",
-        lambda e: ttnn.sharded_to_interleaved(e.a),
-        VALUE,
-        "input_tensor must be sharded",
+        "memory_config a string (an interleaved input is given back, as ttnn does: branch galaxy42)",
+        lambda e: ttnn.sharded_to_interleaved(e.a, "DRAM"),
+        TYPE,
+        "memory_config",
     )
     row("tilize", "input already TILE", lambda e: ttnn.tilize(e.a), VALUE, "input_tensor")
     row("tilize", "rows not whole tiles", lambda e: ttnn.tilize(e.rm), VALUE, "tiles")
@@ -3037,6 +3037,36 @@ def moe41_rows() -> list[Case]:
     return c
 
 
+# -- branch galaxy42 (issue 30): the Llama-70B Galaxy whole TtTransformer's prefill ----------------------
+def galaxy42_tensors(mesh) -> SimpleNamespace:
+    """A bfloat8_b paged cache [8 blocks, 2 heads, 32, 64], a fill [1, 2, 64, 64] and an INT32
+    [2, 4] page table, replicated (DRAM): the valid arguments the rows below keep."""
+
+    def rep(t, dtype, layout=TILE):
+        return ttnn.from_torch(t, dtype, layout=layout, device=mesh, mesh_mapper=ttnn.ReplicateTensorToMesh(mesh))
+
+    return SimpleNamespace(
+        cache=rep(torch.zeros(8, 2, 32, 64), BFP8),
+        fill=rep(torch.ones(1, 2, 64, 64), BF16),
+        table=rep(torch.arange(8).reshape(2, 4).int(), I32, RM),
+        user=rep(torch.tensor([1.0]), F32, RM),
+    )
+
+
+def galaxy42_rows() -> list[Case]:
+    """``paged_fill_cache``'s ``batch_idx_tensor``: one UINT32 / INT32 element (tt-metal's checks)."""
+    c: list[Case] = []
+    fill = ttnn.experimental.paged_fill_cache
+    op = "experimental.paged_fill_cache"
+    c.append(Case(op, "batch_idx_tensor float", lambda e: fill(e.g42.cache, e.g42.fill, e.g42.table,
+        batch_idx_tensor=e.g42.user), TYPE, "integer type"))  # fmt: skip
+    c.append(Case(op, "batch_idx_tensor of 7 ids", lambda e: fill(e.g42.cache, e.g42.fill, e.g42.table,
+        batch_idx_tensor=e.ids), VALUE, "single element"))  # fmt: skip
+    c.append(Case(op, "batch_idx_tensor freed", lambda e: fill(e.g42.cache, e.g42.fill, e.g42.table,
+        batch_idx_tensor=e.freed), DEAD, "batch_idx_tensor"))  # fmt: skip
+    return c
+
+
 TABLE: list[Case] = (
     unary_family(UNARY, UNARY_FAULTS)
     + family(BINARY, BINARY_FAULTS)
@@ -3059,6 +3089,7 @@ TABLE += moreh_rows()
 TABLE += ccl2_rows()
 TABLE += models_rows()  # branch models (issue 30)
 TABLE += misc41_rows()  # branch misc41 (issue 30's launcher and reports)
+TABLE += galaxy42_rows()  # branch galaxy42 (issue 30's 70B Galaxy model)
 BY_ID = {case.id: case for case in TABLE}
 
 
@@ -3161,6 +3192,7 @@ def env(tmp_path_factory):
     ttnn.close_mesh_device(closed)
     e.moe = exchange_rows.moe_tensors(mesh)  # issue 30: the MoE all-to-all rows' tokens, ids and mapping
     e.remap = moe_remap_rows.remap_tensors(mesh)  # issue 30: moe_expert_token_remap's scores and metadata
+    e.g42 = galaxy42_tensors(mesh)  # branch galaxy42: a paged cache, its fill and page table
     e.half = ttnn.from_torch(  # branch ccl2: on 4 of the 8 devices (a 1x4 mapper)
         torch.from_numpy(normal(1, 3, 128)), F32, layout=TILE, device=mesh,
         mesh_mapper=ttnn.create_mesh_mapper(

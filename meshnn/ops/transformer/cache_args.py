@@ -62,6 +62,22 @@ def index_input(op: str, name: str, tensor: object, *, sharded_dtype: DataType =
     return t
 
 
+def batch_index_input(op: str, tensor: object) -> Tensor:
+    """``paged_fill_cache``'s ``batch_idx_tensor``: a device tensor of one UINT32 or INT32 element
+    (tt-metal's checks: a single element, an integer type), the user whose blocks are filled."""
+    t = device_input(op, "batch_idx_tensor", tensor)
+    if t.dtype not in (DataType.UINT32, DataType.INT32):
+        raise MeshnnTypeError(
+            f"ttnn.{op}: Batch idx tensor must be an integer type (UINT32 or INT32), got {t.dtype.name}"
+        )
+    if t.spec.volume() != 1:
+        raise MeshnnValueError(
+            f"ttnn.{op}: Batch idx tensor must have a single element, got {list(t.shape)} "
+            f"({t.spec.volume()} elements with its padding)"
+        )
+    return t
+
+
 def page_table_input(op: str, tensor: object, batch: int, num_blocks: int, name: str = "page_table") -> Tensor:
     """A ``[batch, max_blocks_per_seq]`` INT32 ROW_MAJOR page table (UINT16 when sharded) whose
     rows are the users and whose blocks fit the cache's ``num_blocks``."""

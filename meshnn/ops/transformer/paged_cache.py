@@ -26,6 +26,7 @@ from meshnn.ops.registry import OpKind, register
 from meshnn.ops.tile_rows import encoded_row_tiles, write_rows, write_tiles
 from meshnn.ops.transformer.cache_args import (
     CACHE_DTYPES,
+    batch_index_input,
     cache_input,
     cache_rows,
     index_input,
@@ -269,7 +270,7 @@ def paged_fill_cache(
         raise MeshnnValueError(f"ttnn.{op}: Input seq_len must fit in max_num_blocks_per_seq")
     inputs = [x, table]
     if batch_idx_tensor is not None:
-        inputs.append(index_input(op, "batch_idx_tensor", batch_idx_tensor))
+        inputs.append(batch_index_input(op, batch_idx_tensor))
     elif not 0 <= int_arg(op, "batch_idx", batch_idx) < table.shape[0]:
         raise MeshnnValueError(f"ttnn.{op}: batch_idx {batch_idx} is not a row of the {table.shape[0]}-row page table")
     where = _same_devices(op, cache, {"input_tensor": x, "page_table": table})
