@@ -14,7 +14,7 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, SUB_CORE_GRIDS, ttnn_keywords
 from meshnn.ops.checks import device_input, int_arg, same_mesh
-from meshnn.ops.movement.rearrange import rearranged
+from meshnn.ops.movement.rearrange import joined_tiles, rearranged
 from meshnn.ops.outputs import out_spec_like
 from meshnn.ops.registry import OpKind, register, torch_golden
 from meshnn.perf.desc import OpFamily
@@ -100,6 +100,9 @@ def concat(
     count = _groups(groups, tensors, axis)
     shape = tuple(sum(t.shape[d] for t in tensors) if d == axis else first.shape[d] for d in range(rank))
     spec = out_spec_like(first, shape=shape, memory_config=memory_config, op="concat")
+
+    if count == 1 and (joined := joined_tiles("concat", tensors, spec, axis)) is not None:
+        return joined
 
     def join(*xs: np.ndarray) -> np.ndarray:
         if count == 1:

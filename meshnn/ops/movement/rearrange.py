@@ -1,7 +1,8 @@
-"""The two kernels every data movement op runs: a *rearrangement* (each device's shard decoded to
-its logical values, rearranged with numpy, encoded into the output's format) and a *copy* (the
+"""The kernels every data movement op runs: a *rearrangement* (each device's shard decoded to
+its logical values, rearranged with numpy, encoded into the output's format), a *copy* (the
 bytes as they are, into a buffer of another memory config: a device's bytes are in host page
-order whatever its memory config).
+order whatever its memory config) and a *join of whole tiles* (tensors of one tile format joined
+where no tile straddles two of them: their tiles' bytes, in the output's page order).
 
 May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' checks, launch, outputs and
 values modules.
@@ -9,11 +10,13 @@ values modules.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from meshnn.formats.codec import encode
+from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.checks import same_mesh
 from meshnn.ops.launch import launch
@@ -76,3 +79,41 @@ def copied(op: str, tensor: Tensor, spec: TensorSpec) -> Tensor:
 
     attrs = {"memory_config": spec.memory_config, "dtype": spec.dtype}
     return launch(op, mesh, [tensor], [Output(spec)], kernel, rowwise=True, attrs=attrs)[0]
+
+
+def tile_grid(spec: TensorSpec) -> tuple[int, ...] | None:
+    """The tiles of a TILE tensor without padding, per dim (the last two: tile rows, tile
+    columns), in its page order; None when a tile holds padding or the layout is not TILE."""
+    if spec.layout is not Layout.TILE or spec.explicit_padded_shape is not None or len(spec.shape) < 2:
+        return None
+    shape = tuple(spec.shape)
+    height, width = spec.tile.tile_shape
+    if shape[-2] % height or shape[-1] % width or tuple(spec.padded_shape) != shape:
+        return None
+    return (*shape[:-2], shape[-2] // height, shape[-1] // width)
+
+
+def joined_tiles(op: str, tensors: Sequence[Tensor], spec: TensorSpec, axis: int) -> Tensor | None:
+    """``tensors`` joined along ``axis`` as whole tiles: each one's bytes cut into runs of the
+    tiles after ``axis`` and laid side by side in the output's page order (the same bytes as
+    decoding, joining and encoding, block floats included: a tile's bytes hold its values alone).
+    None when a tile holds padding, the tile formats differ, or the output's is another."""
+    grids = [tile_grid(t.spec) for t in tensors]
+    out_grid = tile_grid(spec)
+    fmt = (spec.dtype, spec.tile)
+    if out_grid is None or any(g is None for g in grids) or any((t.dtype, t.spec.tile) != fmt for t in tensors):
+        return None
+    tile_bytes = spec.tile.get_tile_size(spec.dtype)
+    outer = math.prod(out_grid[:axis])
+    runs = [math.prod(g[axis:]) * tile_bytes for g in grids]  # type: ignore[index]
+    mesh = same_mesh(op, {f"input_tensors[{i}]": t for i, t in enumerate(tensors)})
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        out = out_rows[0][:, : outer * sum(runs)].reshape(len(out_rows[0]), outer, sum(runs))
+        start = 0
+        for rows, run in zip(in_rows, runs, strict=True):
+            out[:, :, start : start + run] = rows[:, : outer * run].reshape(len(rows), outer, run)
+            start += run
+
+    attrs = {"memory_config": spec.memory_config, "dtype": spec.dtype}
+    return launch(op, mesh, list(tensors), [Output(spec)], kernel, rowwise=True, attrs=attrs)[0]
