@@ -29,7 +29,7 @@ from meshnn.perf import (
 )
 from meshnn.perf.systems import Machine
 
-from . import published_ccl, published_ccl_full, published_gemm_oob, published_gemm_oob_p150
+from . import published_ccl, published_ccl_full, published_gemm_oob, published_gemm_oob_p150, published_gemm_split
 from .figure import Figure
 from .published_ccl import BH_GALAXY
 from .published_decode import bandwidth_figures, decode_figures
@@ -161,6 +161,26 @@ def _oob_table_figures(system: str, table: ModuleType) -> list[Figure]:
         why = table.why(dtype, traced, (m, k, n))
         fit = table.fitted(dtype, fid, traced, (m, k, n))
         out.append(Figure(name, table.SOURCE, tf, tf, "TFLOPs", model, not why, why, fit, group="matmul"))
+    return out
+
+
+def _math_thread_figures(system: str) -> list[Figure]:
+    """The math thread's time of every traced 2-D row of a GEMM_FLOPS out-of-box table: its host-timed
+    time x host / device utilisation (:mod:`tests.perf.published_gemm_split`), beside the model's kernel
+    less its output drain.  The BF16 rows that set the drain rate count as fitted."""
+    out = []
+    for row in published_gemm_split.two_d_rows(system):
+        dtype, (m, k, n), *_ = row
+        measured = published_gemm_split.math_thread_ns(row) / 1e3
+        why = published_gemm_split.MISSED[system].get((dtype, (m, k, n)), "")
+        fit = dtype == "BFLOAT16" and (m, k, n) in published_gemm_split.FIT[system]
+
+        def model(s=system, r=row) -> float:
+            return published_gemm_split.model_math_thread_ns(s, r) / 1e3
+
+        name = f"{system.upper()} out-of-box {m}x{k}x{n} {dtype} (traced): math thread"
+        source = f"{published_gemm_split.SOURCE}, device utilisation"
+        out.append(Figure(name, source, measured, measured, "us", model, not why, why, fit, group="matmul"))
     return out
 
 
@@ -297,6 +317,7 @@ def figures() -> list[Figure]:
     every = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *bandwidth_figures(), *_ccl_figures()]
     every += [*_ccl_full_figures(), *_back_to_back_figures()]
     every += [*_oob_table_figures("n150", published_gemm_oob), *_oob_table_figures("p150", published_gemm_oob_p150)]
+    every += [*_math_thread_figures("n150"), *_math_thread_figures("p150")]
     every += [*_ring_figures(), *decode_figures(), *prefill_figures()]
     return [f for f in every if f.covered] + [f for f in every if not f.covered]
 
