@@ -23,7 +23,8 @@ A matmul given no program config (nor core grid) runs the program ttnn would pic
 
 Fixed cost: the launch, plus the multicast pipeline fill (first blocks read and sent) for every
 program but the DRAM-sharded one, whose readers sit next to their banks.  A 2-D program whose output
-is DRAM-interleaved also drains it after its math (:func:`output_drain_ns`): each core writes its
+is DRAM-interleaved also drains it after its math (:func:`output_drain_ns`, the prediction's
+``drain_ns``): each core writes its
 output block only once its last K-block is done, and the grid's writes reach DRAM at
 ``matmul_drain_bytes_per_s``.  GEMM_FLOPS.md shows the split: its out-of-box tables give each row's
 host-timed time and its device utilisation from the math thread's (TRISC1) kernel duration; the math
@@ -186,6 +187,7 @@ def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     sender_ns = arch.cycles_ns(in1_sender_cycles(desc, machine, k_tiles))
     if sender_ns > memory.dram_ns:  # the busiest in1 sender's read outlasts the DRAM's share
         memory = replace(memory, dram_ns=sender_ns)
-    fixed = arch.op_launch_ns + (0.0 if sharded else arch.matmul_fill_ns) + drain_ns
+    fixed = arch.op_launch_ns + (0.0 if sharded else arch.matmul_fill_ns)
     flops = 2.0 * row_tiles * k_tiles * col_tiles * TILE**3
-    return kernel_prediction(arch, cycles, memory, cores, fixed_ns=fixed, fidelity=fidelity, flops=flops)
+    extra = {"fidelity": fidelity, "flops": flops, "drain_ns": drain_ns}
+    return kernel_prediction(arch, cycles, memory, cores, fixed_ns=fixed, **extra)
