@@ -141,8 +141,8 @@ _MISSED = {
     _B8: {False: (), True: ()},
     _B4: {False: (), True: ()},
 }  # fmt: skip
-"""The rows the model misses by more than 15% (2 of the 75), by dtype and traced.  Nineteen more were missed
-(the 2-D rows with blocks of 4x8 and 8x12 tiles, +15% to +49%, and a traced 512^3) before a 2-D program's
+"""The rows the model misses by more than 15% (2 of the 75), by dtype and traced.  Nine more were missed
+(2-D rows with blocks of 4x8 and 8x12 tiles, 1024^3 in bfloat8_b, a traced 512^3: +15% to +49%) before a 2-D program's
 output drain was timed (:func:`meshnn.perf.matmul.output_drain_ns`) and its in0 stream ran behind the math;
 ten before the senders' DRAM reads were timed per tile (:func:`meshnn.perf.matmul.sender_read_cycles`),
 three (the 1-D rows at N = 2048) before the in0 sender's multicast was timed by its receivers
