@@ -129,8 +129,8 @@ BF16 traced 2-D rows whose host and device times set ``matmul_drain_bytes_per_s`
 
 _BLOCK_4X4 = (
     "ttnn's 2-D program with 4x4-tile blocks per core over 4-tile K-blocks: the table's device utilisation gives "
-    "its math thread 39.3 us (traced), 19% beyond the model's tile multiplies, fill and launch (31.9 us), where the "
-    "2-D rows with 4x8-tile blocks up to 8x12 are within 8% of theirs and the same block in bfloat8_b and "
+    "its math thread 39.3 us (traced); the model's tile multiplies, fill and launch (31.9 us) fall 19% short, "
+    "where the 2-D rows with 4x8-tile blocks up to 8x12 are within 8% of theirs and the same block in bfloat8_b and "
     "bfloat4_b within 10% (tests/perf/published_gemm_split.py); its output drain is met (28.9 us measured, 27.1 "
     "modelled)"
 )

@@ -54,8 +54,8 @@ _HOST = (
 )
 _TWO_ROWS = (
     "ttnn's 2-D program with 2-row blocks per core (640xKxN: 2x4, 2x8) in bfloat4_b: the table's device "
-    "utilisation gives their math thread 16-18% beyond the model's tile multiplies, fill and launch (15.5 and 22.0 "
-    "us traced against 13.0 and 18.1: tests/perf/published_gemm_split.py), where the bfloat4_b rows with 4-row and "
+    "utilisation gives their math thread 15.5 and 22.0 us traced, which the model's tile multiplies, fill and launch "
+    "fall 16-18% short of (13.0 and 18.1: tests/perf/published_gemm_split.py), where the bfloat4_b rows with 4-row and "
     "larger blocks are within 3%: the smallest blocks wait on their senders' per-block reads and handshakes, which "
     "the model does not time"
 )
