@@ -48,6 +48,7 @@ class ArchPerf:
     hop_latency_2d_ns: float
     op_launch_ns: float  # device-side fixed cost of any op
     matmul_fill_ns: float  # fitted: multicast matmul pipeline fill on top of the launch
+    matmul_drain_bytes_per_s: float  # fitted: a 2-D matmul's DRAM output written after its math
     op_to_op_traced_ns: float
     host_dispatch_ns: float  # host cost of one eager op on one device (Python + C++ dispatch)
     host_dispatch_per_device_ns: float  # fitted: what each further device of the op adds to it
@@ -105,6 +106,7 @@ _BY_ARCH: dict[str, tuple[object, object]] = {  # figure: (Wormhole B0, Blackhol
     "clock_hz": (1.0e9, 1.35e9),
     "operand_bytes_per_cycle": (140.0, 400.0),
     "dram_activation_bytes_per_cycle": (12.0, 40.0),
+    "matmul_drain_bytes_per_s": (77.4e9, 343.4e9),
     "multicast_byte_dests_per_cycle": (1300.0, 2600.0),
     "dram_spec_bytes_per_s": (288e9, 512e9),
     "dram_sharded_bytes_per_s": (267e9, 500e9),
@@ -132,6 +134,10 @@ _WH_SOURCES = {
     "also the rate of a 2-D program's in1 sender, unfitted there (checked by the out-of-box table's rows and "
     "the Llama prefill times of PERF.md); a 2 KB (bfloat16) tile's rate: a sender reads a NoC read a tile, the "
     f"smaller block-float tiles at the lower per-transfer rate of {NPE}",
+    "matmul_drain_bytes_per_s": f"fitted: {GEMM} N150 out-of-box traced BF16 rows of ttnn's 2-D program (512^3 to "
+    "2048x3072x3072, blocks that fit L1 whole): their host-timed time less their math thread's (TRISC1) time, from "
+    "the table's host and device utilisation columns, less the traced gap: output bytes over that drain, 77.4 GB/s "
+    "(tests/perf/published_gemm_split.py); the BFP8 and BFP4 rows' drains are checks (72-99 GB/s)",
     "multicast_byte_dests_per_cycle": f"fitted: {GEMM} N150 out-of-box traced BF16 512x1024x1024 and 512x1024x2048 "
     "(115.2 and 140.7 us: the same in0 and per-core work, multicast to 32 and to 64 cores; 1 MiB to 32 more cores "
     "in 25.5 us); the BFP8 and BFP4 pairs and the eager rows are checks",
@@ -159,6 +165,9 @@ _BH_SOURCES = {
     f"{GEMM}: 'At 1.35GHz (BH), this is 5.4 TFLOPS per matrix engine'",
     "operand_bytes_per_cycle": f"fitted: {GEMM} P150 (11x10) manual traced peaks (BF16 HiFi4 142.42, BF16 HiFi2 "
     "267.99, BFP8 HiFi2 274.33, BFP8 LoFi 526.97, BFP4 LoFi 541.95 TFLOPs): one constant, all within 3%",
+    "matmul_drain_bytes_per_s": f"fitted as Wormhole's: {GEMM} P150 (11x10) out-of-box traced BF16 rows of the 2-D "
+    "program (640x704x704 to 2560x4224x4224): 343.4 GB/s; per row 249 to 480 GB/s, rising with the output (a large "
+    "output's writes overlap more of the math)",
     "multicast_byte_dests_per_cycle": f"Wormhole's figure scaled by the NoC word (64 B a cycle on Blackhole, 32 "
     f"on Wormhole: {NPE}); no Blackhole out-of-box 1-D figure checks it",
     "dram_spec_bytes_per_s": f"{DRAM_BH}: 8 GDDR6 banks, 512 GB/s theoretical",

@@ -22,7 +22,15 @@ A matmul given no program config (nor core grid) runs the program ttnn would pic
 (:mod:`meshnn.perf.matmul_auto`).
 
 Fixed cost: the launch, plus the multicast pipeline fill (first blocks read and sent) for every
-program but the DRAM-sharded one, whose readers sit next to their banks.
+program but the DRAM-sharded one, whose readers sit next to their banks.  A 2-D program whose output
+is DRAM-interleaved also drains it after its math (:func:`output_drain_ns`, the prediction's
+``drain_ns``): each core writes its
+output block only once its last K-block is done, and the grid's writes reach DRAM at
+``matmul_drain_bytes_per_s``.  GEMM_FLOPS.md shows the split: its out-of-box tables give each row's
+host-timed time and its device utilisation from the math thread's (TRISC1) kernel duration; the math
+thread's time is the tile multiplies (the in0 and in1 streams run behind them), and what the host
+times beyond it grows with the output's bytes, the same per byte in bfloat16, bfloat8_b and
+bfloat4_b.
 """
 
 from __future__ import annotations
@@ -83,9 +91,10 @@ def sender_read_cycles(machine: Machine, tiles: float, tile_bytes: int) -> float
 
 
 def activation_stream_cycles(desc: OpDesc, machine: Machine, row_tiles: int, k_tiles: int) -> float:
-    """Cycles a core waits for its rows of in0 when in0 streams from interleaved DRAM: each in0 tile
-    a core receives costs its bytes over ``dram_activation_bytes_per_cycle``, not hidden behind the
-    math (0 for an in0 in L1 or sharded in DRAM)."""
+    """Cycles the in0 stream takes when in0 streams from interleaved DRAM: each in0 tile a core
+    receives costs its bytes over ``dram_activation_bytes_per_cycle`` (0 for an in0 in L1 or sharded
+    in DRAM).  A 2-D program's math runs behind it (the time is the larger of the two); in the other
+    programs it adds to the math."""
     a = desc.inputs[0]
     config = desc.matmul or MatmulConfig()
     if not a.in_dram or a.sharded or config.program is MatmulProgram.DRAM_SHARDED:
@@ -125,6 +134,17 @@ def in1_sender_cycles(desc: OpDesc, machine: Machine, k_tiles: int) -> float:
     return sender_read_cycles(machine, columns * k_tiles, b.tile_bytes)
 
 
+def output_drain_ns(desc: OpDesc, machine: Machine) -> float:
+    """Nanoseconds a 2-D multicast program spends writing its DRAM-interleaved output after its math:
+    the output's bytes on one device over the arch's ``matmul_drain_bytes_per_s`` (0 for other
+    programs and for an output in L1 or sharded, which the cores keep where they computed it)."""
+    out = desc.outputs[0]
+    config = desc.matmul or MatmulConfig()
+    if config.program is not MatmulProgram.MULTICAST_2D or not out.in_dram or out.sharded:
+        return 0.0
+    return out.nbytes / machine.system.arch.matmul_drain_bytes_per_s * 1e9
+
+
 def chosen_config(desc: OpDesc, machine: Machine) -> OpDesc:
     """``desc`` with the program config ttnn picks when it was given none (no core grid either, in0
     not sharded: :func:`meshnn.perf.matmul_auto.auto_matmul_config`); else ``desc`` itself."""
@@ -156,14 +176,18 @@ def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     multicast = in0_multicast_cycles(desc, machine, cores)
     if multicast:  # one sender reads and multicasts in0 block by block; the math runs behind it
         cycles = max(cycles, stream + multicast)
+    elif config.program is MatmulProgram.MULTICAST_2D:  # the in0 senders stream behind the math
+        cycles = max(cycles, stream)
     else:
         cycles += stream
     sharded = config.program is MatmulProgram.DRAM_SHARDED
-    moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs]
+    drain_ns = output_drain_ns(desc, machine)  # the output written after the math, not beside the reads
+    moves = [(t, 1.0) for t in desc.inputs] + ([] if drain_ns > 0 else [(t, 1.0) for t in desc.outputs])
     memory = traffic(machine, moves, cores, dram_sharded=sharded, blocks_in_flight=True)
     sender_ns = arch.cycles_ns(in1_sender_cycles(desc, machine, k_tiles))
     if sender_ns > memory.dram_ns:  # the busiest in1 sender's read outlasts the DRAM's share
         memory = replace(memory, dram_ns=sender_ns)
     fixed = arch.op_launch_ns + (0.0 if sharded else arch.matmul_fill_ns)
     flops = 2.0 * row_tiles * k_tiles * col_tiles * TILE**3
-    return kernel_prediction(arch, cycles, memory, cores, fixed_ns=fixed, fidelity=fidelity, flops=flops)
+    extra = {"fidelity": fidelity, "flops": flops, "drain_ns": drain_ns}
+    return kernel_prediction(arch, cycles, memory, cores, fixed_ns=fixed, **extra)

@@ -27,9 +27,16 @@ from meshnn.perf import (
     machine,
     predict,
 )
-from meshnn.perf.systems import Machine
+from meshnn.perf.systems import Machine, SystemPerf
 
-from . import published_ccl, published_ccl_full, published_gemm_oob, published_gemm_oob_p150
+from . import (
+    published_ccl,
+    published_ccl_full,
+    published_gemm_oob,
+    published_gemm_oob_p150,
+    published_gemm_oob_p150_13,
+    published_gemm_split,
+)
 from .figure import Figure
 from .published_ccl import BH_GALAXY
 from .published_decode import bandwidth_figures, decode_figures
@@ -145,11 +152,12 @@ def _oob_figures() -> list[Figure]:
     ]
 
 
-def _oob_table_figures(system: str, table: ModuleType) -> list[Figure]:
+def _oob_table_figures(system: str | SystemPerf, table: ModuleType, label: str = "") -> list[Figure]:
     """A GEMM_FLOPS.md out-of-box table of ``system`` (``table``: its module, e.g.
     :mod:`tests.perf.published_gemm_oob` for the N150's rows not already figures,
-    :mod:`tests.perf.published_gemm_oob_p150` for the P150's 11x10 grid): each row timed on the
-    program ttnn picks given no program config."""
+    :mod:`tests.perf.published_gemm_oob_p150` for the P150's 11x10 grid,
+    :mod:`tests.perf.published_gemm_oob_p150_13` for its 13x10 one): each row timed on the program
+    ttnn picks given no program config; ``label`` names the system in the figures (default: its name)."""
     out = []
     for dtype, fid, traced, (m, k, n), tf in table.rows():
 
@@ -157,10 +165,30 @@ def _oob_table_figures(system: str, table: ModuleType) -> list[Figure]:
             return gemm_tflops(system, m, k, n, d, f, None, default=True, traced=t)
 
         mode = "traced" if traced else "eager"
-        name = f"{system.upper()} out-of-box {m}x{k}x{n} {dtype} {fid.name} ({mode})"
+        name = f"{(label or str(system)).upper()} out-of-box {m}x{k}x{n} {dtype} {fid.name} ({mode})"
         why = table.why(dtype, traced, (m, k, n))
         fit = table.fitted(dtype, fid, traced, (m, k, n))
         out.append(Figure(name, table.SOURCE, tf, tf, "TFLOPs", model, not why, why, fit, group="matmul"))
+    return out
+
+
+def _math_thread_figures(system: str) -> list[Figure]:
+    """The math thread's time of every traced 2-D row of a GEMM_FLOPS out-of-box table: its host-timed
+    time x host / device utilisation (:mod:`tests.perf.published_gemm_split`), beside the model's kernel
+    less its output drain.  The BF16 rows that set the drain rate count as fitted."""
+    out = []
+    for row in published_gemm_split.two_d_rows(system):
+        dtype, (m, k, n), *_ = row
+        measured = published_gemm_split.math_thread_ns(row) / 1e3
+        why = published_gemm_split.MISSED[system].get((dtype, (m, k, n)), "")
+        fit = dtype == "BFLOAT16" and (m, k, n) in published_gemm_split.FIT.get(system, ())
+
+        def model(s=system, r=row) -> float:
+            return published_gemm_split.model_math_thread_ns(s, r) / 1e3
+
+        name = f"{system.upper().replace('_', ' ')} out-of-box {m}x{k}x{n} {dtype} (traced): math thread"
+        source = f"{published_gemm_split.SOURCE}, device utilisation"
+        out.append(Figure(name, source, measured, measured, "us", model, not why, why, fit, group="matmul"))
     return out
 
 
@@ -297,6 +325,8 @@ def figures() -> list[Figure]:
     every = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *bandwidth_figures(), *_ccl_figures()]
     every += [*_ccl_full_figures(), *_back_to_back_figures()]
     every += [*_oob_table_figures("n150", published_gemm_oob), *_oob_table_figures("p150", published_gemm_oob_p150)]
+    every += [*_oob_table_figures(published_gemm_oob_p150_13.P150_13X10, published_gemm_oob_p150_13, "p150 13x10")]
+    every += [*_math_thread_figures("n150"), *_math_thread_figures("p150"), *_math_thread_figures("p150_13x10")]
     every += [*_ring_figures(), *decode_figures(), *prefill_figures()]
     return [f for f in every if f.covered] + [f for f in every if not f.covered]
 

@@ -204,6 +204,5 @@ def test_a_matmuls_dram_side_keeps_blocks_of_reads_in_flight():
     desc = mm(1280, 1408, 1408, "BFLOAT4_B")
     p = predict(desc, p150, traced=True)
     sender_ns = p150.system.arch.cycles_ns(in1_sender_cycles(chosen_config(desc, p150), p150, 44))
-    out_bytes = desc.outputs[0].nbytes
-    dram_ns = (total + out_bytes) / p150.system.dram_interleaved_bytes_per_s * 1e9
+    dram_ns = total / p150.system.dram_interleaved_bytes_per_s * 1e9  # the output drains after the math
     assert p.memory_ns == pytest.approx(max(sender_ns, dram_ns))
