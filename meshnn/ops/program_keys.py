@@ -40,7 +40,7 @@ def remember(mesh: MeshDevice, op: str, inputs: Sequence[Tensor], outputs: Seque
     if attrs:
         described = tuple(sorted((k, repr(_hashed(v))) for k, v in attrs.items() if k not in RUNTIME_ARGS))
     key = (*specs, described)
-    if plain is not None:
+    if plain is not None and _hashes(tuple([v for k, v in attrs.items() if k not in RUNTIME_ARGS]) if attrs else ()):
         if len(_PROGRAM_KEYS) >= PROGRAM_KEYS_KEPT:
             _PROGRAM_KEYS.clear()
         _PROGRAM_KEYS[(specs, plain)] = (key, tuple(attrs.values()) if attrs else ())
@@ -62,7 +62,8 @@ _PLAIN_TYPES = frozenset({type(None), bool, int, str})
 def _plain_key(attrs: Mapping[str, object]) -> tuple | None:
     """``attrs`` as ``(name, type, value)`` items when every value is immutable: None, a bool, an
     int, a string, a float (by its text: -0.0 and 0.0 compare equal and print apart), an enum
-    member, or a frozen dataclass that hashes (by its id: equal configs may print apart).  Equal
+    member, or a frozen dataclass (by its id: equal configs may print apart; one that does not
+    hash, as one holding a list, is never kept).  Equal
     keys print alike.  None when any value is of another kind (a tensor, a list, a mutable
     config): such attributes are printed afresh at every call."""
     items = []
@@ -74,7 +75,7 @@ def _plain_key(attrs: Mapping[str, object]) -> tuple | None:
             items.append((name, kind, repr(value)))
         elif kind in _PLAIN_TYPES or isinstance(value, enum.Enum):
             items.append((name, kind, value))
-        elif _frozen(kind) and _hashes(value):
+        elif _frozen(kind):  # (kept only if it hashes: see remember)
             items.append((name, kind, id(value)))
         else:
             return None
@@ -89,7 +90,8 @@ def _frozen(kind: type) -> bool:
 
 
 def _hashes(value: object) -> bool:
-    """Whether ``value`` hashes (a frozen dataclass holding a list does not: its list may change)."""
+    """Whether ``value`` hashes (a frozen dataclass holding a list does not: its list may change).
+    A value of a key kept is one object, held by the entry: it hashed when the entry was made."""
     try:
         hash(value)
     except TypeError:

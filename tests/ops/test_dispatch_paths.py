@@ -165,6 +165,11 @@ class _Mutable:
     scale: float
 
 
+@dataclasses.dataclass(frozen=True)
+class _FrozenHoldingAList:
+    scales: list
+
+
 def _keys(attrs_list: list[dict], inputs) -> list[tuple]:
     recorder = _Recorder()
     for attrs in attrs_list:
@@ -193,6 +198,15 @@ def test_program_keys_of_changing_attributes_are_made_afresh(open_mesh, rng):
     config.scale = 2.0
     program_keys.remember(recorder, "op", [x], [Output(x.spec)], {"config": config})
     assert [k[3] for k in recorder.keys] == [(("config", "_Mutable(scale=1.0)"),), (("config", "_Mutable(scale=2.0)"),)]
+    held = _FrozenHoldingAList([1.0])
+    recorder = _Recorder()
+    for scale in (2.0, 3.0):
+        program_keys.remember(recorder, "op", [x], [Output(x.spec)], {"config": held})
+        held.scales.append(scale)
+    assert [k[3] for k in recorder.keys] == [
+        (("config", "_FrozenHoldingAList(scales=[1.0])"),),
+        (("config", "_FrozenHoldingAList(scales=[1.0, 2.0])"),),
+    ]
     by_tensor = _keys([{"weight": x}, {"weight": y}], [x])
     assert by_tensor[0] == (("weight", repr(x.spec)),) and by_tensor[1] == (("weight", repr(y.spec)),)
 
