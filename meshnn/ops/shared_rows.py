@@ -43,11 +43,22 @@ def all_replicated(inputs: Sequence[Tensor]) -> bool:
 
 def inputs_alike(rows: Sequence[np.ndarray], buffers: Sequence[MeshBuffer], specs: Sequence[TensorSpec]) -> bool:
     """Whether a kernel over the slab ``rows`` (the inputs' first, then the outputs') may run on
-    the first device's rows only: its largest rows reach :data:`SHARED_ROWS_MIN_BYTES` and every
-    input (its buffer and spec) holds the same bytes on every device."""
-    return max(r.shape[1] for r in rows) >= SHARED_ROWS_MIN_BYTES and all(
-        _equal_rows(r, b, spec) for r, b, spec in zip(rows, buffers, specs, strict=False)
-    )
+    the first device's rows only: every input (its buffer and spec) holds the same bytes on every
+    device, known from a memo, or compared when its largest rows reach
+    :data:`SHARED_ROWS_MIN_BYTES` (smaller rows cost less to compute than to compare)."""
+    if max(r.shape[1] for r in rows) >= SHARED_ROWS_MIN_BYTES:
+        return all(_equal_rows(r, b, spec) for r, b, spec in zip(rows, buffers, specs, strict=False))
+    return all(_known_equal(b, spec) for b, spec in zip(buffers, specs, strict=False))
+
+
+def _known_equal(buffer: MeshBuffer, spec: TensorSpec) -> bool:
+    """Whether a memo says every device holds the same bytes of ``buffer`` (nothing compared)."""
+    known = buffer.memo
+    if known is EQUAL_ROWS:
+        return True
+    if type(known) is Decoded or type(known) is Known:
+        return known.equal_rows and (type(known) is Known or known.spec is spec or known.spec == spec)
+    return False
 
 
 def same_values_on_every_device(values: np.ndarray) -> bool:
