@@ -266,7 +266,7 @@ class _Run:
     def _on_first_device(self, rows: tuple[np.ndarray, ...], coords: tuple[MeshCoordinate, ...], defer: bool) -> None:
         """The kernel over the first device's rows; its outputs copied to the other devices."""
         n_in = self.n_in
-        firsts = tuple(r[:1] for r in rows)
+        firsts = tuple([r[:1] for r in rows])
         if self.memos:
             bind_rows(firsts, self.touched, n_in, first=True, defer=defer)
         elif self.lazy:

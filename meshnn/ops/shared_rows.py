@@ -46,9 +46,13 @@ def inputs_alike(rows: Sequence[np.ndarray], buffers: Sequence[MeshBuffer], spec
     the first device's rows only: every input (its buffer and spec) holds the same bytes on every
     device, known from a memo, or compared when its largest rows reach
     :data:`SHARED_ROWS_MIN_BYTES` (smaller rows cost less to compute than to compare)."""
-    if max(r.shape[1] for r in rows) >= SHARED_ROWS_MIN_BYTES:
+    widest = 0
+    for r in rows:  # (loops: cheaper than generators for an op's few buffers)
+        if r.shape[1] > widest:
+            widest = r.shape[1]
+    if widest >= SHARED_ROWS_MIN_BYTES:
         return all(_equal_rows(r, b, spec) for r, b, spec in zip(rows, buffers, specs, strict=False))
-    return all(_known_equal(b, spec) for b, spec in zip(buffers, specs, strict=False))
+    return not [b for b, spec in zip(buffers, specs, strict=False) if not _known_equal(b, spec)]
 
 
 def _known_equal(buffer: MeshBuffer, spec: TensorSpec) -> bool:
