@@ -123,18 +123,39 @@ class QueueEngine:
             self._taken += 1
             ticket = self._taken
         if run_here:
-            try:
-                work()
-            except Exception as e:  # kept for the next blocking call, like the thread's errors
-                self._keep(e)
-            finally:
-                with self._lock:
-                    self._busy = False
-                    self._done += 1
-                    if self._work or self._finishing:
-                        self._cv.notify_all()
+            self._run_here(work)
         if blocking:
             self._finish_to(ticket)
+
+    def _run_here(self, work: Callable[[], None]) -> None:
+        """Run ``work``, taken while the queue was idle (``_busy`` set under the lock), on this
+        thread; its end wakes the waiters that need it."""
+        try:
+            work()
+        except Exception as e:  # kept for the next blocking call, like the thread's errors
+            self._keep(e)
+        finally:
+            with self._lock:
+                self._busy = False
+                self._done += 1
+                if self._work or self._finishing:
+                    self._cv.notify_all()
+
+    def run_if_idle(self, work: Callable[[], None]) -> bool:
+        """Run ``work`` here and now, as a non-blocking :meth:`_submit` of it would, when the queue
+        is idle (nothing queued, nothing running): the same order, the same errors (kept for the
+        next blocking call).  False, nothing done, when the queue is busy: the caller enqueues its
+        work the ordinary way (an op's launch tries this first, so that a call on an idle queue
+        makes no workload to hand over)."""
+        with self._lock:
+            if self._closing:
+                raise self._closed_error()
+            if self._work or self._busy:
+                return False
+            self._busy = True
+            self._taken += 1
+        self._run_here(work)
+        return True
 
     def _wait_for_room(self) -> None:
         """Under the lock: wait while the queue holds ``depth`` pieces of work, in turn with the

@@ -47,7 +47,7 @@ from meshnn.mesh.coord import MeshCoordinate, as_coord
 from meshnn.mesh.dispatch import drained_for_memory
 from meshnn.mesh.lockstep import called_from
 from meshnn.mesh.observers import OBSERVERS, BufferEvent
-from meshnn.mesh.slab import NoBytes, SlabStorage, host_shortfall
+from meshnn.mesh.slab import HOST_CHECK_MIN_BYTES, NoBytes, SlabStorage, host_shortfall
 
 if TYPE_CHECKING:
     from meshnn.mesh.mesh_device import MeshDevice
@@ -120,18 +120,29 @@ class MeshBuffer:
         device_local_config: DeviceLocalBufferConfig,
         mesh_device: MeshDevice,
         address: int | None = None,
+        *,
+        layout: BufferLayout | None = None,
     ) -> MeshBuffer:
-        """Allocate on every device of ``mesh_device`` (or view the buffer owning ``address``)."""
-        if not isinstance(config, (ReplicatedBufferConfig, ShardedBufferConfig)):  # a tuple: faster than a union
-            raise MeshnnTypeError(f"config must be a Replicated- or ShardedBufferConfig, got {config!r}")
-        if not isinstance(device_local_config, DeviceLocalBufferConfig):
-            raise MeshnnTypeError(f"device_local_config must be a DeviceLocalBufferConfig, got {device_local_config!r}")
-        mesh_device.check_open()
-        local_size = device_local_size(config, mesh_device)
-        local = device_local_config
-        layout = layout_of(local_size, local)
+        """Allocate on every device of ``mesh_device`` (or view the buffer owning ``address``).
+        ``layout``: what :func:`~meshnn.mesh.buffer_config.layout_of` gave for a Replicated
+        ``config``'s size laid out by ``device_local_config``, for a caller that made the three
+        once and allocates them again and again (a tensor spec's buffer: every op's output);
+        they are not checked again."""
+        if layout is None:
+            if not isinstance(config, (ReplicatedBufferConfig, ShardedBufferConfig)):  # a tuple: faster than a union
+                raise MeshnnTypeError(f"config must be a Replicated- or ShardedBufferConfig, got {config!r}")
+            if not isinstance(device_local_config, DeviceLocalBufferConfig):
+                raise MeshnnTypeError(
+                    f"device_local_config must be a DeviceLocalBufferConfig, got {device_local_config!r}"
+                )
+            mesh_device.check_open()
+            local_size = device_local_size(config, mesh_device)
+            layout = layout_of(local_size, device_local_config)
+        else:
+            mesh_device.check_open()
+            local_size = config.size
         self = object.__new__(cls)
-        self._config, self._local_config, self._layout = config, local, layout
+        self._config, self._local_config, self._layout = config, device_local_config, layout
         self._mesh_ref = weakref.ref(mesh_device)
         self._mesh_id = mesh_device.mesh_id
         self._owner: MeshBuffer | None = None
@@ -158,8 +169,8 @@ class MeshBuffer:
             if mesh_device.closing:
                 raise DeviceClosedError(f"mesh device {mesh_device.shape} is closed (closing): nothing allocated")
             self._address = mesh_device.allocate_lockstep(layout, bottom_up=local.bottom_up)
-            if mesh_device.executes:  # fits the device: does it fit the host that keeps its bytes?
-                _check_host_room(
+            if mesh_device.executes and local_size * len(mesh_device.local) >= HOST_CHECK_MIN_BYTES:
+                _check_host_room(  # it fits the device: does it fit the host that keeps its bytes?
                     mesh_device, local_size, lambda: mesh_device.allocator.deallocate(local.buffer_type, self._address)
                 )
             storage = SlabStorage if mesh_device.executes else NoBytes  # a planning mesh keeps no bytes

@@ -25,16 +25,18 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from meshnn.host import omp
+from meshnn.mesh.command_queue import MeshCommandQueue
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange
-from meshnn.mesh.global_semaphore import GlobalSemaphore
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.observers import OBSERVERS, OpEvent
 from meshnn.mesh.op_keywords import recorded
 from meshnn.mesh.range_set import MeshCoordinateRangeSet
+from meshnn.mesh.slab import WRITES
 from meshnn.mesh.workload import MeshWorkload, Program, ProgramContext
 from meshnn.ops.memo import MEMO_MIN_DEVICE_BYTES, VALUES_MEMO, bind_rows, settle, unbind_rows
 from meshnn.ops.outputs import Output, output_buffers, output_tensors
+from meshnn.ops.program_keys import remember
 from meshnn.ops.shared_rows import all_replicated, inputs_alike
 from meshnn.tensor.tensor import Tensor
 
@@ -92,17 +94,53 @@ def launch(
     if event is not None:
         OBSERVERS.op_begin(event)
     buffers = _allocate(mesh, outputs, into, event)
-    _remember(mesh, op, inputs, outputs, attrs)
+    remember(mesh, op, inputs, outputs, attrs)
     once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
     run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
     run.keeps = keeps_memos
-    workload = _workload(op, mesh, where, run, (trace_bytes, repeat_key), waits)
-    mesh.mesh_command_queue(queue_id).enqueue_mesh_workload(workload, blocking=False)
+    _enqueue(op, mesh, mesh.mesh_command_queue(queue_id), where, run, (trace_bytes, repeat_key), waits)
     run.caller = None  # from now on a run is not this call's own: it writes its bytes at once
     result = list(into) if into is not None else output_tensors(mesh, outputs, buffers, first, where)
     if event is not None:
         OBSERVERS.op_end(event, result)
     return result
+
+
+def _enqueue(
+    op: str,
+    mesh: MeshDevice,
+    queue: MeshCommandQueue,
+    where: tuple[MeshCoordinate, ...],
+    run: _Run,
+    keys: tuple[int | None, object],
+    waits: bool,
+) -> None:
+    """``run`` on ``queue``: at once when it may (:func:`_ran_inline`), else as its workload."""
+    if waits or keys[1] is not None or not _ran_inline(queue, mesh, where, run):
+        queue.enqueue_mesh_workload(_workload(op, mesh, where, run, keys, waits), blocking=False)
+
+
+def _ran_inline(queue: MeshCommandQueue, mesh: MeshDevice, where: tuple[MeshCoordinate, ...], run: _Run) -> bool:
+    """Run ``run`` at once on this thread, when its queue is idle and not capturing and its
+    program is one uniform program over a whole mesh held by this process: what enqueueing its
+    workload would do (bind its slabs, then :func:`~meshnn.mesh.workload.run_programs`' steps for
+    such a program, the queue's order and error keeping), without making the workload.  False,
+    nothing done, otherwise (the caller enqueues the workload)."""
+    if (
+        queue.has_work()  # (a guess before the queue's lock: run_if_idle decides)
+        or queue.capture is not None
+        or not mesh.executes
+        or not mesh.all_local
+        or len(where) != mesh.get_num_devices()
+    ):
+        return False
+    mesh.check_open()
+    touched, n_in = run.touched, run.n_in
+    if run.lazy:
+        slabs = tuple([b.lazy_rows() for b in touched[:n_in]] + [b.rows() for b in touched[n_in:]])
+    else:
+        slabs = tuple([b.rows() for b in touched])
+    return queue.run_if_idle(lambda: run.run_whole(mesh, slabs))
 
 
 def _allocate(mesh: MeshDevice, outputs: Sequence[Output], into, event: OpEvent | None) -> list[MeshBuffer]:
@@ -113,37 +151,6 @@ def _allocate(mesh: MeshDevice, outputs: Sequence[Output], into, event: OpEvent 
         if event is not None:
             OBSERVERS.op_failed(event, error)
         raise
-
-
-RUNTIME_ARGS = frozenset({"seed", "batch_idx", "update_idx", "update_idxs"})
-"""Attributes ttnn passes to a cached program as runtime arguments: not part of its key (the KV
-cache ops' user and position indices: UpdateCache and PagedUpdateCacheDeviceOperation hash only
-their op type and tensors)."""
-
-
-def _remember(mesh: MeshDevice, op: str, inputs: Sequence[Tensor], outputs: Sequence[Output], attrs) -> None:
-    """Note the program in ``mesh``'s program cache (when enabled) by what ttnn hashes it by: the
-    op, its tensors' specs and its attributes (their text: configs hash as they print), never
-    buffer addresses.  A second run on tensors of the same specs adds no entry."""
-    if not mesh.program_cache_enabled:
-        return
-    described = ()
-    if attrs:
-        described = tuple(sorted((k, repr(_hashed(v))) for k, v in attrs.items() if k not in RUNTIME_ARGS))
-    mesh.record_program((op, tuple(t.spec for t in inputs), tuple(o.spec for o in outputs), described))
-
-
-def _hashed(value: object) -> object:
-    """What ttnn hashes an attribute by: a tensor by its spec; a global semaphore by its cores and
-    buffer type (its address is a runtime argument, overridden on a cache hit); a sequence item by
-    item."""
-    if isinstance(value, Tensor):
-        return value.spec
-    if isinstance(value, GlobalSemaphore):
-        return ("GlobalSemaphore", value.cores, value.buffer_type)
-    if isinstance(value, list | tuple):
-        return tuple(_hashed(item) for item in value)
-    return value
 
 
 _ANY_THREAD = object()
@@ -231,6 +238,21 @@ class _Run:
             if whole:
                 unbind_rows(rows)
 
+    def run_whole(self, mesh: MeshDevice, slabs: tuple[np.ndarray, ...]) -> None:
+        """What :func:`~meshnn.mesh.workload.run_programs` does for this run's program when it is
+        one uniform program over the whole of ``mesh``, held by this process (no repeat key):
+        its outputs' memos dropped (or settled, when the kernel keeps them), then the run over
+        ``slabs``, the slabs the program would have bound."""
+        if self.keeps:
+            for buffer in self.buffers:
+                buffer.settle()
+            WRITES.bump()
+        else:
+            for buffer in self.buffers:
+                buffer.touch()
+        mesh.last_repeat = None
+        self(ProgramContext(slabs, mesh.local, None))
+
     def for_trace(self, swap: Callable[[MeshBuffer], object]) -> _Run:
         """This run for a trace to replay (:mod:`meshnn.mesh.trace`): the same kernel over the
         buffers ``swap`` gives for its own (which do not keep them allocated).  Outputs it makes
@@ -247,7 +269,7 @@ class _Run:
     def _on_first_device(self, rows: tuple[np.ndarray, ...], coords: tuple[MeshCoordinate, ...], defer: bool) -> None:
         """The kernel over the first device's rows; its outputs copied to the other devices."""
         n_in = self.n_in
-        firsts = tuple(r[:1] for r in rows)
+        firsts = tuple([r[:1] for r in rows])
         if self.memos:
             bind_rows(firsts, self.touched, n_in, first=True, defer=defer)
         elif self.lazy:

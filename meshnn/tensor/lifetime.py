@@ -17,10 +17,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from meshnn.device.buffer import BufferLayout
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh import labels
+from meshnn.mesh.buffer_config import layout_of
 from meshnn.mesh.call_sites import is_meshnns
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.labels import tensor_label
@@ -93,13 +95,15 @@ def allocate_mesh_buffer(spec: TensorSpec, mesh_device: MeshDevice) -> MeshBuffe
     made = spec._derived.get("mesh_buffer_configs")
     if made is None:
         made = spec._once("mesh_buffer_configs", lambda: _buffer_configs(spec))
-    return MeshBuffer.create(made[0], made[1], mesh_device)
+    return MeshBuffer.create(made[0], made[1], mesh_device, layout=made[2])
 
 
-def _buffer_configs(spec: TensorSpec) -> tuple[ReplicatedBufferConfig, DeviceLocalBufferConfig]:
+def _buffer_configs(spec: TensorSpec) -> tuple[ReplicatedBufferConfig, DeviceLocalBufferConfig, BufferLayout]:
+    """The configs of ``spec``'s buffer and their validated layout (made once per spec: they
+    depend on the spec alone)."""
     layout = spec.buffer_layout()
     local = DeviceLocalBufferConfig(layout.page_size, layout.buffer_type, layout.memory_layout, layout.shard)
-    return ReplicatedBufferConfig(layout.size), local
+    return ReplicatedBufferConfig(layout.size), local, layout_of(layout.size, local)
 
 
 def allocate_tensor_on_device(

@@ -56,6 +56,20 @@ def test_output_tensor_dtype_is_the_outputs(open_mesh, rng):
     np.testing.assert_array_equal(read(out, mesh), expected)
 
 
+def _inline_spy(queue, mark, seen):
+    """``queue.run_if_idle`` noting ``mark`` in ``seen`` when it runs the work (an op on an idle
+    queue runs there, without a workload)."""
+    original = queue.run_if_idle
+
+    def spy(work):
+        ran = original(work)
+        if ran:
+            seen.append(mark)
+        return ran
+
+    return spy
+
+
 @pytest.mark.parametrize("queue_id", [0, 1])
 def test_queue_id_runs_the_op_on_that_queue(open_mesh, rng, monkeypatch, queue_id):
     mesh = open_mesh((2, 4), num_command_queues=2)
@@ -72,6 +86,7 @@ def test_queue_id_runs_the_op_on_that_queue(open_mesh, rng, monkeypatch, queue_i
             return original(workload, blocking)
 
         monkeypatch.setattr(queue, "enqueue_mesh_workload", spy)
+        monkeypatch.setattr(queue, "run_if_idle", _inline_spy(queue, cq, seen))
     result = ttnn.exp(a, queue_id=queue_id)
     ttnn.synchronize_device(mesh, cq_id=queue_id)
     assert seen == [queue_id]
@@ -94,6 +109,7 @@ def test_matmul_writes_into_optional_output_tensor_on_its_queue(open_mesh, rng, 
     monkeypatch.setattr(
         queue, "enqueue_mesh_workload", lambda w, blocking=False: (seen.append(1), original(w, blocking))
     )
+    monkeypatch.setattr(queue, "run_if_idle", _inline_spy(queue, 1, seen))
     result = getattr(ttnn, op)(a, b, optional_output_tensor=out, queue_id=1)
     ttnn.synchronize_device(mesh, cq_id=1)
     assert result is out and out.buffer_address() == address and seen == [1]

@@ -113,10 +113,31 @@ def test_sharded_inputs_are_not_compared(open_mesh, rng, monkeypatch, kernel_row
     assert compared == [] and kernel_rows == [2]
 
 
-def test_small_replicated_inputs_are_computed_on_every_device(open_mesh, rng, kernel_rows):
-    mesh = open_mesh((2, 4))
-    ttnn.exp(replicated(mesh, rng.standard_normal((32, 32)).astype(np.float32)))
-    assert kernel_rows == [8], "comparing a tile's bytes costs more than computing it"
+def test_small_replicated_inputs_are_computed_on_every_device(open_mesh, rng, kernel_rows, monkeypatch):
+    """Unless a memo says their devices hold the same bytes and there are enough devices' bytes:
+    small rows are never compared."""
+    compared = []
+    real = shared_rows._same_on_every_device
+    monkeypatch.setattr(shared_rows, "_same_on_every_device", lambda rows: compared.append(1) or real(rows))
+    values = rng.standard_normal((32, 32)).astype(np.float32)
+    few = replicated(open_mesh((2, 4)), values)  # 8 devices' tiles: 16 KiB in all
+    assert few.storage.mesh_buffer.memo is EQUAL_ROWS  # written from one host array
+    assert 8 * 2048 < shared_rows.KNOWN_ROWS_MIN_BYTES <= 32 * 2048
+    ttnn.exp(few)
+    assert kernel_rows == [8] and compared == [], "8 tiles cost less to compute than to copy"
+    kernel_rows.clear()
+    mesh = open_mesh((8, 4))
+    x = replicated(mesh, values)
+    known = ttnn.exp(x)
+    assert kernel_rows == [1], "32 tiles known equal on every device are computed once"
+    queue = mesh.mesh_command_queue()  # the same bytes written again to one device: the memo goes
+    queue.enqueue_write_shards(
+        x.storage.mesh_buffer, [ShardDataTransfer(ttnn.MeshCoordinate(0, 1), device_bytes(x)[1])], blocking=True
+    )
+    assert x.storage.mesh_buffer.memo is None
+    unknown = ttnn.exp(x)
+    assert kernel_rows == [1, 32] and compared == [], "comparing a tile's bytes costs more than computing it"
+    np.testing.assert_array_equal(device_bytes(known), device_bytes(unknown))
 
 
 def test_one_host_array_written_to_every_device_marks_the_rows_equal(open_mesh, rng, monkeypatch, kernel_rows):

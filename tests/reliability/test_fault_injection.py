@@ -30,6 +30,7 @@ import meshnn as ttnn
 from meshnn.errors import OutOfMemoryError
 from meshnn.mesh.workload import MeshWorkload
 from meshnn.ops.eltwise import unary_tables as eltwise
+from meshnn.ops.launch import _Run
 
 from .accounting import all_free, check_books, snapshot
 
@@ -38,7 +39,8 @@ MESHES = [(1, 1), (2, 4), (8, 4)]
 
 
 class Injector:
-    """Counts allocations and workload runs on one mesh; fails the chosen ones."""
+    """Counts allocations and workload runs (an op's run at once included) on one mesh; fails the
+    chosen ones."""
 
     def __init__(self, mesh: ttnn.MeshDevice, monkeypatch: pytest.MonkeyPatch) -> None:
         self.mesh = mesh
@@ -78,6 +80,16 @@ class Injector:
             return real_run(workload, mesh_device, bound)
 
         monkeypatch.setattr(MeshWorkload, "run", run)
+        real_whole = _Run.run_whole
+
+        def run_whole(op_run, mesh_device, slabs):  # an op run at once on an idle queue: no workload made
+            if mesh_device is injector.mesh:
+                injector.workloads += 1
+                if injector.workloads == injector.fail_workload:
+                    raise RuntimeError(f"injected kernel fault in workload {injector.workloads}")
+            return real_whole(op_run, mesh_device, slabs)
+
+        monkeypatch.setattr(_Run, "run_whole", run_whole)
 
     def arm(self, *, allocation: int | None = None, workload: int | None = None) -> None:
         self.allocations = self.workloads = 0

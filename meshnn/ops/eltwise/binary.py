@@ -53,11 +53,13 @@ def binary(
     queue ``queue_id``, into ``output_tensor`` when given (its spec must be the output's), with
     the fused activations (see :mod:`meshnn.ops.eltwise.activations`) and the op's ``params``
     (name, value pairs, already checked)."""
-    fused = (
-        activation_steps(name, "input_tensor_a_activations", input_tensor_a_activations),
-        activation_steps(name, "input_tensor_b_activations", input_tensor_b_activations),
-        activation_steps(name, "activations", activations),
-    )
+    fused = NO_ACTIVATIONS
+    if activations is not None or input_tensor_a_activations is not None or input_tensor_b_activations is not None:
+        fused = (
+            activation_steps(name, "input_tensor_a_activations", input_tensor_a_activations),
+            activation_steps(name, "input_tensor_b_activations", input_tensor_b_activations),
+            activation_steps(name, "activations", activations),
+        )
     if output_tensor is not None:
         memory_config = memory_config_of(memory_config, output_tensor)  # type: ignore[assignment]
         if dtype is None and isinstance(output_tensor, Tensor) and output_tensor.is_allocated():

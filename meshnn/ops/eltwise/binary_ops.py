@@ -46,7 +46,7 @@ def _call(defn: BinaryDef, inplace: bool) -> Callable[..., Tensor]:
     def call(input_tensor_a: Any, input_tensor_b: Any, **kwargs: Any) -> Tensor:
         for key, check in checks:
             check(name, key, kwargs[key])
-        params = tuple((k, kwargs.pop(k)) for k in names)
+        params = tuple([(k, kwargs.pop(k)) for k in names]) if names else ()
         if inplace:
             target = device_input(name, "input_tensor_a", input_tensor_a)
             _check_inplace(name, target, input_tensor_b)
