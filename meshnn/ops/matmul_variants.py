@@ -11,6 +11,8 @@ and the ops' registry, checks, config, launch, outputs and values modules.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
@@ -141,9 +143,9 @@ def _sparse_products(lib, a, b, mask, a_sparse: bool, b_sparse: bool):
     if a_sparse and b_sparse:  # [1, E, M, K] x [1, E, K, N], mask [1, 1, 1, E]
         keep = (mask.reshape(-1) != 0).reshape(1, -1, 1, 1)
         return lib.matmul(a, b) * keep
-    if b_sparse:  # [A, B, M, K] x [1, E, K, N], mask [A, B, 1, E] -> [A, B, 1, E, M, N]
+    if b_sparse:  # [A, B, M, K] x [1, E, K, N], mask of A*B*E entries -> [A, B, 1, E, M, N]
         out = lib.matmul(a[:, :, None, None], b[0][None, None, None])
-        keep = (mask != 0).reshape(*mask.shape[:2], 1, mask.shape[3], 1, 1)
+        keep = (mask != 0).reshape(a.shape[0], a.shape[1], 1, b.shape[1], 1, 1)
         return out * keep
     out = lib.matmul(a, b)  # [A, E, M, K] x [1, E, K, N], mask [1, 1, A, E] -> [A, E, M, N]
     keep = (mask.reshape(mask.shape[2], mask.shape[3]) != 0)[:, :, None, None]
@@ -233,7 +235,7 @@ def _sparse_shape(op: str, a, b, mask, a_sparse: bool, b_sparse: bool) -> tuple[
     ok = len(a) == 4 and len(b) == 4 and len(mask) == 4 and b[0] == 1 and a[3] == b[2]
     if ok and a_sparse and b_sparse and a[0] == 1 and a[1] == b[1] and mask == (1, 1, 1, b[1]):
         return (1, b[1], a[2], b[3])
-    if ok and b_sparse and not a_sparse and mask == (a[0], a[1], 1, b[1]):
+    if ok and b_sparse and not a_sparse and math.prod(mask) == a[0] * a[1] * b[1]:  # tt-metal: its volume
         return (a[0], a[1], 1, b[1], a[2], b[3])
     if ok and a_sparse and not b_sparse and a[1] == b[1] and mask == (1, 1, a[0], a[1]):
         return (a[0], a[1], a[2], b[3])

@@ -74,3 +74,83 @@ def test_scatter_of_a_block_float_input_with_a_bfloat16_source(mesh):
     f32 = ttnn.from_torch(base, dtype=ttnn.float32, layout=ttnn.ROW_MAJOR_LAYOUT, device=mesh)
     with pytest.raises(TypeError, match="src_dtype"):
         ttnn.scatter(f32, dim=1, index=i, src=s)
+
+
+def test_sparse_matmul_takes_a_mask_of_its_batch_volume(mesh):
+    """gpt-oss's prefill experts: ``[1, chunks, 32, K] x [1, E, K, N]`` with a ``[1, 1, chunks, E]``
+    mask (tt-metal checks the mask's volume only): the products it marks, in (chunk, expert) order."""
+    g = torch.Generator().manual_seed(11)
+    a = torch.randn(1, 3, 32, 64, generator=g).bfloat16()
+    b = torch.randn(1, 4, 64, 32, generator=g).bfloat16()
+    mask = (torch.rand(1, 1, 3, 4, generator=g) < 0.5).float()
+    mask[0, 0, 0, 0] = 1.0
+    config = ttnn.MatmulMultiCoreReuseMultiCast1DProgramConfig(
+        compute_with_storage_grid_size=ttnn.CoreCoord(2, 2), in0_block_w=1, out_subblock_h=1, out_subblock_w=1,
+        per_core_M=1, per_core_N=1, fuse_batch=False, fused_activation=None, mcast_in0=True,
+    )  # fmt: skip
+    tile = {"dtype": ttnn.bfloat16, "layout": ttnn.TILE_LAYOUT, "device": mesh}
+    out = ttnn.sparse_matmul(
+        ttnn.from_torch(a, **tile),
+        ttnn.from_torch(b, **tile),
+        sparsity=ttnn.from_torch(mask, dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=mesh),
+        program_config=config,
+    )
+    got = ttnn.to_torch(ttnn.get_device_tensors(out)[0]).float()
+    assert tuple(got.shape) == (1, 3, 1, 4, 32, 32)
+    for c, e in np.ndindex(3, 4):
+        want = a[0, c].float() @ b[0, e].float()
+        if mask[0, 0, c, e]:
+            assert torch.allclose(got[0, c, 0, e], want, rtol=2.0**-7, atol=2.0**-7 * want.abs().max())
+        else:
+            assert not got[0, c, 0, e].any()
+    with pytest.raises(ValueError, match="no supported mode"):
+        ttnn.sparse_matmul(
+            ttnn.from_torch(a, **tile),
+            ttnn.from_torch(b, **tile),
+            sparsity=ttnn.from_torch(mask[..., :3], dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=mesh),
+            program_config=config,
+        )
+
+
+def _sdpa_reference(q, k, v, window=None, sink=None):
+    """float64 causal SDPA with a sliding window and a per-head sink logit (scaled as the scores)."""
+    q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
+    group = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    scale = 1 / np.sqrt(q.shape[-1])
+    scores = np.einsum("bhsd,bhtd->bhst", q, k) * scale
+    i, j = np.arange(q.shape[2])[:, None], np.arange(k.shape[2])[None]
+    keep = (j <= i) & ((j > i - window) if window else True)
+    scores = np.where(keep, scores, -np.inf)
+    top = scores.max(-1, keepdims=True)
+    extra = 0.0
+    if sink is not None:
+        logit = sink.reshape(1, -1, 1, 1) * scale
+        top = np.maximum(top, logit)
+        extra = np.exp(logit - top)
+    weights = np.exp(scores - top)
+    return np.einsum("bhst,bhtd->bhsd", weights / (weights.sum(-1, keepdims=True) + extra), v)
+
+
+def test_prefill_sdpa_with_a_sliding_window_and_a_sink(mesh):
+    """gpt-oss's prefill attention: causal, ``sliding_window_size`` 128 on a 256-token prompt, a
+    ``[1, nqh, 1, 1]`` sink (tt-metal's kernel scales it as the scores)."""
+    g = torch.Generator().manual_seed(5)
+    q = torch.randn(1, 4, 256, 64, generator=g).bfloat16()
+    k = torch.randn(1, 2, 256, 64, generator=g).bfloat16()
+    v = torch.randn(1, 2, 256, 64, generator=g).bfloat16()
+    sink = (torch.randn(1, 4, 1, 1, generator=g) * 8).bfloat16()
+    tile = {"dtype": ttnn.bfloat16, "layout": ttnn.TILE_LAYOUT, "device": mesh}
+    tq, tk, tv, ts = (ttnn.from_torch(x, **tile) for x in (q, k, v, sink))
+    sdpa = ttnn.transformer.scaled_dot_product_attention
+    for window, with_sink in ((128, False), (None, True), (128, True)):
+        out = sdpa(tq, tk, tv, is_causal=True, sliding_window_size=window, attention_sink=ts if with_sink else None)
+        got = ttnn.to_torch(ttnn.get_device_tensors(out)[0]).float().numpy()
+        want = _sdpa_reference(q.float(), k.float(), v.float(), window, sink.float().numpy() if with_sink else None)
+        np.testing.assert_allclose(got, want, rtol=2.0**-7, atol=2.0**-7 * np.abs(want).max())
+    plain = _sdpa_reference(q.float(), k.float(), v.float())
+    assert not np.allclose(got, plain, rtol=2.0**-7, atol=2.0**-7 * np.abs(plain).max())  # both changed it
+    with pytest.raises(ValueError, match="shape \\[1, 4, 1, 1\\]"):
+        sdpa(tq, tk, tv, attention_sink=ttnn.from_torch(sink.reshape(1, 1, 4, 1), **tile))
+    with pytest.raises(TypeError, match="sliding_window_size"):
+        sdpa(tq, tk, tv, sliding_window_size=-1)

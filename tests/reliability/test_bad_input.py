@@ -3037,6 +3037,23 @@ def moe41_rows() -> list[Case]:
     return c
 
 
+# -- branch gptoss42 (issue 30): what gpt-oss's module tests (tt-metal 2026-06) pass -------------------
+def gptoss42_rows() -> list[Case]:
+    """Prefill SDPA's ``attention_sink`` and ``sliding_window_size`` (gpt-oss's prefill attention)."""
+    c: list[Case] = []
+    row = lambda *r: c.append(Case(*r))  # noqa: E731
+    sdpa = ttnn.transformer.scaled_dot_product_attention
+    row("transformer.scaled_dot_product_attention", "attention_sink of q's shape",
+        lambda e: sdpa(e.heads, e.heads, e.heads, attention_sink=e.heads), VALUE, "Attention sink")  # fmt: skip
+    row("transformer.scaled_dot_product_attention", "attention_sink on the host",
+        lambda e: sdpa(e.heads, e.heads, e.heads, attention_sink=e.host_tile), VALUE, "attention_sink")  # fmt: skip
+    row("transformer.scaled_dot_product_attention", "sliding_window_size negative",
+        lambda e: sdpa(e.heads, e.heads, e.heads, sliding_window_size=-4), TYPE, "sliding_window_size")  # fmt: skip
+    row("transformer.scaled_dot_product_attention", "sliding_window_size a float",
+        lambda e: sdpa(e.heads, e.heads, e.heads, sliding_window_size=4.0), TYPE, "sliding_window_size")  # fmt: skip
+    return c
+
+
 TABLE: list[Case] = (
     unary_family(UNARY, UNARY_FAULTS)
     + family(BINARY, BINARY_FAULTS)
@@ -3055,6 +3072,7 @@ TABLE += prefetcher_rows()
 TABLE += nightly_rows()
 TABLE += moreh_train_rows()  # moreh's training ops (moreh2)
 TABLE += moe41_rows()  # Mixtral's fabric_config (moe41)
+TABLE += gptoss42_rows()  # gpt-oss's prefill attention (gptoss42)
 TABLE += moreh_rows()
 TABLE += ccl2_rows()
 TABLE += models_rows()  # branch models (issue 30)
