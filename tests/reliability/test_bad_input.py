@@ -3051,6 +3051,11 @@ def gptoss42_rows() -> list[Case]:
         lambda e: sdpa(e.heads, e.heads, e.heads, sliding_window_size=-4), TYPE, "sliding_window_size")  # fmt: skip
     row("transformer.scaled_dot_product_attention", "sliding_window_size a float",
         lambda e: sdpa(e.heads, e.heads, e.heads, sliding_window_size=4.0), TYPE, "sliding_window_size")  # fmt: skip
+    meta = ttnn.experimental.all_to_all_dispatch_metadata
+    op = "experimental.all_to_all_dispatch_metadata"
+    row(op, "TILE tokens", lambda e: meta(e.a, e.a, e.a, e.a, cluster_axis=0), VALUE, "Input tensor")
+    row(op, "scores of the tokens' shape",
+        lambda e: meta(e.moe[0], e.moe[1], e.moe[0], e.moe[2], cluster_axis=0), VALUE, "Scores tensor")  # fmt: skip
     return c
 
 
