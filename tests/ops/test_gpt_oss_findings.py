@@ -154,3 +154,32 @@ def test_prefill_sdpa_with_a_sliding_window_and_a_sink(mesh):
         sdpa(tq, tk, tv, attention_sink=ttnn.from_torch(sink.reshape(1, 1, 4, 1), **tile))
     with pytest.raises(TypeError, match="sliding_window_size"):
         sdpa(tq, tk, tv, sliding_window_size=-1)
+
+
+@pytest.mark.parametrize("system,shape,axis", [("t3k", (2, 4), 1), ("t3k", (1, 8), 1), ("galaxy", (4, 8), 0)])
+def test_moe_routing_remap_splits_the_non_zero_weights_along_the_axis(system, shape, axis):
+    """ttnn's own example (8 of 32 weights over 4 devices) and a random one: device c along the
+    axis keeps the non-zero weights of rank c*n .. c*n+n-1, in expert order, bytes unchanged."""
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape), system=system)
+    try:
+        parallel = shape[axis]
+        g = torch.Generator().manual_seed(parallel)
+        experts = 32
+        chosen = torch.randperm(experts, generator=g)[: 2 * parallel].sort().values
+        w = torch.zeros(1, experts)
+        w[0, chosen] = torch.rand(len(chosen), generator=g) + 0.5
+        w = w.bfloat16()
+        t = ttnn.from_torch(w, dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=mesh)
+        out = ttnn.moe_routing_remap(t, 2 * parallel, parallel, axis)
+        for index, device in enumerate(ttnn.get_device_tensors(out)):
+            c = divmod(index, shape[1])[axis]
+            want = torch.zeros_like(w)
+            keep = chosen[2 * c : 2 * c + 2]
+            want[0, keep] = w[0, keep]
+            assert torch.equal(ttnn.to_torch(device), want)
+        with pytest.raises(ValueError, match="non Zero"):
+            ttnn.moe_routing_remap(t, experts + 1, parallel, axis)
+        with pytest.raises(ValueError, match="cluster axis"):
+            ttnn.moe_routing_remap(t, 2, parallel, 2)
+    finally:
+        mesh.close()

@@ -3054,6 +3054,10 @@ def gptoss42_rows() -> list[Case]:
     meta = ttnn.experimental.all_to_all_dispatch_metadata
     op = "experimental.all_to_all_dispatch_metadata"
     row(op, "TILE tokens", lambda e: meta(e.a, e.a, e.a, e.a, cluster_axis=0), VALUE, "Input tensor")
+    row("moe_routing_remap", "TILE weights", lambda e: ttnn.moe_routing_remap(e.a, 2, 2, 0), VALUE, "row major")
+    row("moe_routing_remap", "weights of rank 3", lambda e: ttnn.moe_routing_remap(e.rm, 2, 2, 0), VALUE, "\\[1,E\\]")
+    row("moe_routing_remap", "cluster_axis a float",
+        lambda e: ttnn.moe_routing_remap(e.rm, 2, 2, 0.5), TYPE, "cluster_axis")  # fmt: skip
     row(op, "scores of the tokens' shape",
         lambda e: meta(e.moe[0], e.moe[1], e.moe[0], e.moe[2], cluster_axis=0), VALUE, "Scores tensor")  # fmt: skip
     return c
