@@ -232,7 +232,7 @@ def sparse_matmul(
 
 def _sparse_shape(op: str, a, b, mask, a_sparse: bool, b_sparse: bool) -> tuple[int, ...]:
     """The output shape of ttnn's supported modes, or a refusal naming the shapes."""
-    ok = len(a) == 4 and len(b) == 4 and len(mask) == 4 and b[0] == 1 and a[3] == b[2]
+    ok = len(a) == 4 and len(b) == 4 and b[0] == 1 and a[3] == b[2]
     if ok and a_sparse and b_sparse and a[0] == 1 and a[1] == b[1] and mask == (1, 1, 1, b[1]):
         return (1, b[1], a[2], b[3])
     if ok and b_sparse and not a_sparse and math.prod(mask) == a[0] * a[1] * b[1]:  # tt-metal: its volume

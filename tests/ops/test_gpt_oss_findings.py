@@ -103,6 +103,20 @@ def test_sparse_matmul_takes_a_mask_of_its_batch_volume(mesh):
             assert torch.allclose(got[0, c, 0, e], want, rtol=2.0**-7, atol=2.0**-7 * want.abs().max())
         else:
             assert not got[0, c, 0, e].any()
+    flat = ttnn.sparse_matmul(  # the 4x8 decode's [1, E] mask (rank 2), one token
+        ttnn.from_torch(a[:, :1], **tile),
+        ttnn.from_torch(b, **tile),
+        sparsity=ttnn.from_torch(mask[0, 0, :1], dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=mesh),
+        program_config=config,
+    )
+    got = ttnn.to_torch(ttnn.get_device_tensors(flat)[0]).float()
+    assert tuple(got.shape) == (1, 1, 1, 4, 32, 32)
+    for e in range(4):
+        want = a[0, 0].float() @ b[0, e].float()
+        if mask[0, 0, 0, e]:
+            assert torch.allclose(got[0, 0, 0, e], want, rtol=2.0**-7, atol=2.0**-7 * want.abs().max())
+        else:
+            assert not got[0, 0, 0, e].any()
     with pytest.raises(ValueError, match="no supported mode"):
         ttnn.sparse_matmul(
             ttnn.from_torch(a, **tile),
