@@ -117,6 +117,21 @@ def test_sparse_matmul_takes_a_mask_of_its_batch_volume(mesh):
             assert torch.allclose(got[0, 0, 0, e], want, rtol=2.0**-7, atol=2.0**-7 * want.abs().max())
         else:
             assert not got[0, 0, 0, e].any()
+    down = ttnn.sparse_matmul(  # both sparse: [1, E, M, K] x [1, E, K, N], the same [1, E] mask
+        ttnn.from_torch(b.transpose(-1, -2)[:, :, :32], **tile),
+        ttnn.from_torch(a[:, :1].repeat(1, 4, 1, 1).transpose(-1, -2)[:, :, :, :32], **tile),
+        sparsity=ttnn.from_torch(mask[0, 0, :1], dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=mesh),
+        is_input_a_sparse=True,
+        program_config=config,
+    )
+    got = ttnn.to_torch(ttnn.get_device_tensors(down)[0]).float()
+    assert tuple(got.shape) == (1, 4, 32, 32)
+    for e in range(4):
+        want = b[0, e].T[:32].float() @ a[0, 0].T[:, :32].float()
+        if mask[0, 0, 0, e]:
+            assert torch.allclose(got[0, e], want, rtol=2.0**-7, atol=2.0**-7 * want.abs().max())
+        else:
+            assert not got[0, e].any()
     with pytest.raises(ValueError, match="no supported mode"):
         ttnn.sparse_matmul(
             ttnn.from_torch(a, **tile),
