@@ -136,6 +136,7 @@ from meshnn.mesh.system import (
 )
 from meshnn.mesh.trace import MeshTraceId, begin_trace_capture, end_trace_capture, execute_trace, release_trace
 from meshnn.ops.ccl.arguments import ReduceType, Topology
+from meshnn.ops.ccl.moe_enums import DispatchAlgorithm, WorkerMode  # ttnn exports these two at its top level
 from meshnn.ops.complex.tensor import ComplexTensor
 from meshnn.ops.config import (
     BlackholeComputeKernelConfig,

@@ -163,6 +163,8 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return importlib.machinery.ModuleSpec(fullname, self)
         if fullname == "ttnn" or (fullname.startswith("ttnn.") and fullname[5:] in SUBMODULES):
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        if fullname == "ttnn.experimental" or _experimental_module(fullname) is not None:
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=fullname == "ttnn.experimental")
         if fullname.startswith("ttnn.") and fullname[5:].split(".")[0] in ttnn_modules.NAMES:
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
         return None
@@ -174,6 +176,10 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return _ttrun()
         if spec.name == "ttnn.graph_report":
             return _graph_report()
+        if spec.name == "ttnn.experimental":
+            return meshnn.experimental
+        if spec.name.startswith("ttnn.experimental."):
+            return _experimental_module(spec.name)
         name = spec.name[5:]
         head, _, rest = name.partition(".")
         if head in ttnn_modules.NAMES:  # import ttnn._ttnn.operations.core: a flat namespace
@@ -185,6 +191,16 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module: types.ModuleType) -> None:
         return None
+
+
+def _experimental_module(fullname: str) -> types.ModuleType | None:
+    """``ttnn.experimental.<name>`` when it is a Python module of ttnn's that meshnn has
+    (``ttnn.experimental.moe_compute_utils``), else None."""
+    head, _, name = fullname.rpartition(".")
+    if head != "ttnn.experimental" or name.startswith("_"):
+        return None
+    value = vars(meshnn.experimental).get(name)
+    return value if isinstance(value, types.ModuleType) else None
 
 
 _FINDER = _Finder()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import types
+from collections.abc import Callable
 from typing import Any
 
 import meshnn
@@ -132,9 +133,17 @@ def _global_semaphore() -> type:
     return inspect.signature(meshnn.create_global_semaphore, eval_str=True).return_annotation
 
 
+def _ccl_enum(name: str) -> Callable[[], type]:
+    """The MoE collectives' enum ``name`` (``ttnn.operations.ccl.MoEActivationFunction``...)."""
+    return lambda: getattr(meshnn.experimental, name)
+
+
+_CCL_ENUMS = {name: _ccl_enum(name) for name in ("MoEActivationFunction", "DispatchAlgorithm", "WorkerMode")}
+
 OWN_NAMES = {
     # ttnn's argument type of one or several global semaphores: meshnn's GlobalSemaphore stands for it
-    "_ttnn.operations.experimental.ccl_experimental": {"GlobalSemaphoreArg": _global_semaphore},
+    "_ttnn.operations.experimental.ccl_experimental": {"GlobalSemaphoreArg": _global_semaphore, **_CCL_ENUMS},
+    "operations.ccl": dict(_CCL_ENUMS),  # ttnn's Python module re-exports the experimental enums
     "_ttnn.global_semaphore": {"global_semaphore": _global_semaphore},  # ttnn's class, under its C++ name
     "_ttnn.operations.conv": {
         "create_sharded_memory_config_from_parallel_config": lambda: (

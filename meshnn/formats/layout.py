@@ -118,11 +118,12 @@ def _round_up(value: int, multiple: int) -> int:
 
 
 def padded_shape(shape: Sequence[int], layout: Layout, tile: Tile = DEFAULT_TILE) -> tuple[int, ...]:
-    """The shape the buffer holds: ROW_MAJOR as given; TILE with the last two dims rounded up to
-    the tile (1-D ``[N]`` becomes 2-D ``[th, round_up(N)]``; ``[0, 32]`` stays ``[0, 32]``)."""
+    """The shape the buffer holds: ROW_MAJOR as given (a scalar as ``[1]``: tt-metal's padded shape
+    has at least the rank of its row-major alignment, one dim); TILE with the last two dims rounded
+    up to the tile (1-D ``[N]`` becomes 2-D ``[th, round_up(N)]``; ``[0, 32]`` stays ``[0, 32]``)."""
     dims = _check_shape(shape)
     if layout is Layout.ROW_MAJOR:
-        return dims
+        return dims or (1,)
     if len(dims) <= 1:  # a scalar is one value in one tile, as ttnn pads it: [1] -> [32, 32]
         dims = (1, *dims) if dims else (1, 1)
     *outer, height, width = dims

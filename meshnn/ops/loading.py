@@ -9,8 +9,9 @@ loads waits for it, and so does a fork: a child never starts with a load half do
 does not have).
 
 May import: :mod:`meshnn.ops.registry`, :mod:`meshnn.ops.config`, the moreh softmax enums
-(:mod:`meshnn.ops.moreh_train.strategies`) and :mod:`meshnn.tensor.device_hooks` (the catalog itself
-only when loading).
+(:mod:`meshnn.ops.moreh_train.strategies`), the MoE collectives' enums and host helpers
+(:mod:`meshnn.ops.ccl.moe_enums`, :mod:`meshnn.ops.ccl.moe_compute_utils`) and
+:mod:`meshnn.tensor.device_hooks` (the catalog itself only when loading).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import os
 import threading
 
 from meshnn.ops import registry
+from meshnn.ops.ccl import moe_compute_utils
+from meshnn.ops.ccl.moe_enums import CCL_ENUMS
 from meshnn.ops.config import SDPAProgramConfig
 from meshnn.ops.moreh_train.strategies import NAMESPACE_NAMES as MOREH_ENUMS
 from meshnn.tensor import device_hooks
@@ -56,7 +59,13 @@ device_hooks.set_loader(load_catalog)
 transformer = registry.OpNamespace(
     "transformer", "ttnn.transformer: fused attention ops.", SDPAProgramConfig=SDPAProgramConfig
 )
-experimental = registry.OpNamespace("experimental", "ttnn.experimental: the experimental ops meshnn has.")
+experimental = registry.OpNamespace(
+    "experimental",
+    "ttnn.experimental: the experimental ops meshnn has.",
+    moe_compute_utils=moe_compute_utils,  # a module of ttnn's: `from ttnn.experimental.moe_compute_utils import`
+    **CCL_ENUMS,
+)
+experimental.__path__ = []  # a package, as ttnn's: its submodules import
 prim = registry.OpNamespace("prim", "ttnn.prim: the primitive device operations meshnn has.")
 moreh = registry.OpNamespace(
     "moreh",

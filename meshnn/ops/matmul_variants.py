@@ -1,7 +1,9 @@
 """Matmul's relatives: ``ttnn.addmm`` (``beta * input + alpha * (mat1 @ mat2)`` of 2-D tensors, in
 one float32 computation rounded once) and ``ttnn.sparse_matmul`` (batched products of which a
 sparsity tensor says which to compute, ttnn's three modes; the products it skips are zeros here,
-where a device leaves them unwritten).
+where a device leaves them unwritten).  The sparsity tensor may have any shape of the mode's batch
+count (A's batches times B's with only B sparse, B's with both, A's with only A): tt-metal checks
+its volume, and reads it in row-major order.
 
 Both take ttnn's program and kernel configs, checked as a matmul checks them and recorded.
 
@@ -10,6 +12,8 @@ and the ops' registry, checks, config, launch, outputs and values modules.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -138,15 +142,15 @@ def _golden_sparse(torch, a, b, *_, sparsity=None, is_input_a_sparse=False, is_i
 
 def _sparse_products(lib, a, b, mask, a_sparse: bool, b_sparse: bool):
     """The products a sparse matmul computes (``lib`` is torch or numpy; skipped ones are zeros)."""
-    if a_sparse and b_sparse:  # [1, E, M, K] x [1, E, K, N], mask [1, 1, 1, E]
+    if a_sparse and b_sparse:  # [1, E, M, K] x [1, E, K, N], mask of E entries
         keep = (mask.reshape(-1) != 0).reshape(1, -1, 1, 1)
         return lib.matmul(a, b) * keep
-    if b_sparse:  # [A, B, M, K] x [1, E, K, N], mask [A, B, 1, E] -> [A, B, 1, E, M, N]
+    if b_sparse:  # [A, B, M, K] x [1, E, K, N], mask of A*B*E entries -> [A, B, 1, E, M, N]
         out = lib.matmul(a[:, :, None, None], b[0][None, None, None])
-        keep = (mask != 0).reshape(*mask.shape[:2], 1, mask.shape[3], 1, 1)
+        keep = (mask != 0).reshape(a.shape[0], a.shape[1], 1, b.shape[1], 1, 1)
         return out * keep
-    out = lib.matmul(a, b)  # [A, E, M, K] x [1, E, K, N], mask [1, 1, A, E] -> [A, E, M, N]
-    keep = (mask.reshape(mask.shape[2], mask.shape[3]) != 0)[:, :, None, None]
+    out = lib.matmul(a, b)  # [A, E, M, K] x [1, E, K, N], mask of A*E entries -> [A, E, M, N]
+    keep = (mask.reshape(a.shape[0], a.shape[1]) != 0)[:, :, None, None]
     return out * keep
 
 
@@ -230,12 +234,12 @@ def sparse_matmul(
 
 def _sparse_shape(op: str, a, b, mask, a_sparse: bool, b_sparse: bool) -> tuple[int, ...]:
     """The output shape of ttnn's supported modes, or a refusal naming the shapes."""
-    ok = len(a) == 4 and len(b) == 4 and len(mask) == 4 and b[0] == 1 and a[3] == b[2]
-    if ok and a_sparse and b_sparse and a[0] == 1 and a[1] == b[1] and mask == (1, 1, 1, b[1]):
+    ok = len(a) == 4 and len(b) == 4 and b[0] == 1 and a[3] == b[2]
+    if ok and a_sparse and b_sparse and a[0] == 1 and a[1] == b[1] and math.prod(mask) == b[1]:
         return (1, b[1], a[2], b[3])
-    if ok and b_sparse and not a_sparse and mask == (a[0], a[1], 1, b[1]):
+    if ok and b_sparse and not a_sparse and math.prod(mask) == a[0] * a[1] * b[1]:  # tt-metal: its volume
         return (a[0], a[1], 1, b[1], a[2], b[3])
-    if ok and a_sparse and not b_sparse and a[1] == b[1] and mask == (1, 1, a[0], a[1]):
+    if ok and a_sparse and not b_sparse and a[1] == b[1] and math.prod(mask) == a[0] * a[1]:
         return (a[0], a[1], a[2], b[3])
     raise MeshnnValueError(
         f"ttnn.{op}: input_tensor_a {list(a)}, input_tensor_b {list(b)} and sparsity {list(mask)} are no supported "

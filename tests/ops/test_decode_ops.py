@@ -103,7 +103,9 @@ def test_decode_sdpa_window_sink_and_mask(mesh, qkv):
     decode = ttnn.transformer.scaled_dot_product_attention_decode
     got = host(decode(tq, tk, tv, cur_pos=pos, attention_sink=dev(mesh, sink)))
     keep = np.arange(S)[None] <= window
-    assert within_bf16(got[0], attention_reference(q[0], k, v, keep, sink=sink[:HQ, 0].numpy()))
+    scaled_sink = sink[:HQ, 0].numpy() / np.sqrt(q.shape[-1])  # the kernel scales the sink as the scores
+    assert within_bf16(got[0], attention_reference(q[0], k, v, keep, sink=scaled_sink))
+    assert not within_bf16(got[0], attention_reference(q[0], k, v, keep, sink=sink[:HQ, 0].numpy()))
     mask = torch.randn(1, U, HQ, S).bfloat16().float()
     got = host(decode(tq, tk, tv, is_causal=False, attn_mask=dev(mesh, mask)))
     assert within_bf16(got[0], attention_reference(q[0], k, v, np.ones((U, S), bool), mask=mask[0].numpy()))

@@ -3067,6 +3067,32 @@ def galaxy42_rows() -> list[Case]:
     return c
 
 
+# -- branch gptoss42 (issue 30): what gpt-oss's module tests (tt-metal 2026-06) pass -------------------
+def gptoss42_rows() -> list[Case]:
+    """Prefill SDPA's ``attention_sink`` and ``sliding_window_size`` (gpt-oss's prefill attention)."""
+    c: list[Case] = []
+    row = lambda *r: c.append(Case(*r))  # noqa: E731
+    sdpa = ttnn.transformer.scaled_dot_product_attention
+    row("transformer.scaled_dot_product_attention", "attention_sink of q's shape",
+        lambda e: sdpa(e.heads, e.heads, e.heads, attention_sink=e.heads), VALUE, "Attention sink")  # fmt: skip
+    row("transformer.scaled_dot_product_attention", "attention_sink on the host",
+        lambda e: sdpa(e.heads, e.heads, e.heads, attention_sink=e.host_tile), VALUE, "attention_sink")  # fmt: skip
+    row("transformer.scaled_dot_product_attention", "sliding_window_size negative",
+        lambda e: sdpa(e.heads, e.heads, e.heads, sliding_window_size=-4), TYPE, "sliding_window_size")  # fmt: skip
+    row("transformer.scaled_dot_product_attention", "sliding_window_size a float",
+        lambda e: sdpa(e.heads, e.heads, e.heads, sliding_window_size=4.0), TYPE, "sliding_window_size")  # fmt: skip
+    meta = ttnn.experimental.all_to_all_dispatch_metadata
+    op = "experimental.all_to_all_dispatch_metadata"
+    row(op, "TILE tokens", lambda e: meta(e.a, e.a, e.a, e.a, cluster_axis=0), VALUE, "Input tensor")
+    row("moe_routing_remap", "TILE weights", lambda e: ttnn.moe_routing_remap(e.a, 2, 2, 0), VALUE, "row major")
+    row("moe_routing_remap", "weights of rank 3", lambda e: ttnn.moe_routing_remap(e.rm, 2, 2, 0), VALUE, "\\[1,E\\]")
+    row("moe_routing_remap", "cluster_axis a float",
+        lambda e: ttnn.moe_routing_remap(e.rm, 2, 2, 0.5), TYPE, "cluster_axis")  # fmt: skip
+    row(op, "scores of the tokens' shape",
+        lambda e: meta(e.moe[0], e.moe[1], e.moe[0], e.moe[2], cluster_axis=0), VALUE, "Scores tensor")  # fmt: skip
+    return c
+
+
 TABLE: list[Case] = (
     unary_family(UNARY, UNARY_FAULTS)
     + family(BINARY, BINARY_FAULTS)
@@ -3085,6 +3111,7 @@ TABLE += prefetcher_rows()
 TABLE += nightly_rows()
 TABLE += moreh_train_rows()  # moreh's training ops (moreh2)
 TABLE += moe41_rows()  # Mixtral's fabric_config (moe41)
+TABLE += gptoss42_rows()  # gpt-oss's prefill attention (gptoss42)
 TABLE += moreh_rows()
 TABLE += ccl2_rows()
 TABLE += models_rows()  # branch models (issue 30)

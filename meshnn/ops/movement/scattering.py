@@ -93,7 +93,7 @@ def _check(tensor: Tensor, indices: Tensor, source: Tensor, dim: int, op: str = 
                 f"ttnn.{op}: index {list(indices.shape)} must fit in src {list(source.shape)} and, outside dim {dim}, "
                 f"in input {list(tensor.shape)}"
             )
-    if source.dtype is not tensor.dtype:
+    if _row_major_dtype(source) is not _row_major_dtype(tensor):  # ttnn compares them after to_layout
         raise MeshnnTypeError(f"ttnn.{op}: input_dtype differs from src_dtype ({tensor.dtype}, {source.dtype})")
     if indices.dtype not in _INDEX_TYPES:
         raise MeshnnTypeError(f"ttnn.{op}: index_dtype is not integer, it is {indices.dtype}")
@@ -109,6 +109,11 @@ def _check(tensor: Tensor, indices: Tensor, source: Tensor, dim: int, op: str = 
                 f"elements ({name} tensor)"
             )
     return axis
+
+
+def _row_major_dtype(t: Tensor) -> DataType:
+    """The dtype of ``t`` once ROW_MAJOR: a block float's is bfloat16 (``to_layout`` converts it)."""
+    return DataType.BFLOAT16 if t.dtype.is_block_float else t.dtype
 
 
 def _prepared(t: Tensor, axis: int, last: bool, end: tuple[int, ...] | None = None) -> Tensor:
@@ -141,7 +146,8 @@ def scatter(
 ) -> Tensor:
     """``torch.scatter(input, dim, index, src[, reduce])``: the input, with ``src``'s values (cut
     to the index's shape) written (``reduce``: added or multiplied) along ``dim`` where ``index``
-    says; in the input's dtype and layout."""
+    says; in the input's dtype (bfloat16 for a block-float input, which ttnn makes ROW_MAJOR
+    first) and layout."""
     return _scatter("scatter", input, dim, index, src, memory_config, reduce)
 
 

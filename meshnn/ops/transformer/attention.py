@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from meshnn.device.buffer import BufferType
-from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError, NotImplementedByMeshnn
 from meshnn.formats.dtypes import DataType
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
@@ -28,7 +28,7 @@ from meshnn.ops.config import DEFAULT_CHUNK, SDPAProgramConfig, check_compute_ke
 from meshnn.ops.launch import Kernel, launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
-from meshnn.ops.transformer.checks import of_rank, tile_input, unsupported
+from meshnn.ops.transformer.checks import of_rank, tile_input
 from meshnn.ops.transformer.products import product
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
@@ -64,12 +64,17 @@ def scaled_dot_product_attention(
     (each k / v head serves ``nqh / nkv`` q heads), on every device.  ``is_causal`` (the default)
     masks key positions after the query's (s == s_k); otherwise ``attn_mask`` ``[b, 1, s, s_k]``
     is added to every head's scores, if given.  ``scale`` defaults to 1 / sqrt(d).  The output
-    has q's shape and dtype, in TILE layout."""
+    has q's shape and dtype, in TILE layout.  ``sliding_window_size`` W (causal only): query i
+    attends keys ``i - W < j <= i``.  ``attention_sink`` ``[1, nqh, 1, 1]``: head h's softmax
+    denominator gains ``exp(scale * sink[h])`` (a logit of the unscaled ``q k``, as tt-metal's
+    kernel applies the scale in its exponent)."""
     op = "transformer.scaled_dot_product_attention"
-    unsupported(op, sliding_window_size=sliding_window_size, attention_sink=attention_sink)
     tensors = (input_tensor_q, input_tensor_k, input_tensor_v)
     named, mesh = sdpa_inputs(op, tensors, attn_mask, is_causal, program_config)
     dims = sdpa_dims(op, named, is_causal, program_config)
+    window = _window(op, sliding_window_size, is_causal, attn_mask)
+    if attention_sink is not None:
+        named["attention_sink"] = _sink_input(op, attention_sink, dims[1])
     if scale is None:
         scale = 1.0 / math.sqrt(dims[-1])
     elif isinstance(scale, bool) or not isinstance(scale, int | float | np.number):
@@ -78,8 +83,10 @@ def scaled_dot_product_attention(
     spec = out_spec_like(named["input_tensor_q"], memory_config=memory_config, op=op)
     inputs = list(named.values())
     masked = "attn_mask" in named
-    kernel = _attention_kernel([t.spec for t in inputs], spec, dims, np.float32(scale), is_causal, masked)
+    options = (is_causal, masked, window, "attention_sink" in named)
+    kernel = _attention_kernel([t.spec for t in inputs], spec, dims, np.float32(scale), options)
     attrs = {
+        "sliding_window_size": window,
         "program_config": program_config,
         "compute_kernel_config": check_compute_kernel_config(op, compute_kernel_config),
         "memory_config": spec.memory_config,
@@ -173,37 +180,74 @@ def _check_mask(
         )
 
 
+def _window(op: str, window: object, is_causal: bool, attn_mask: object) -> int | None:
+    """The sliding window, checked (tt-metal: not with a mask); None or 0 is none."""
+    if window is None:
+        return None
+    if isinstance(window, bool) or not isinstance(window, int) or window < 0:
+        raise MeshnnTypeError(f"ttnn.{op}: sliding_window_size must be a non-negative int, got {window!r}")
+    if window and attn_mask is not None:
+        raise MeshnnValueError(
+            f"ttnn.{op}: sliding_window_size and attn_mask cannot both be present; bake the sliding-window mask "
+            f"into attn_mask. Got sliding_window_size: {window}"
+        )
+    if window and not is_causal:
+        raise NotImplementedByMeshnn(f"{op}(sliding_window_size=..., is_causal=False)")
+    return window or None
+
+
+def _sink_input(op: str, sink: object, heads: int) -> Tensor:
+    """The attention sink: TILE, bfloat16 / bfloat8_b / bfloat4_b, in DRAM, ``[1, nqh, 1, 1]``."""
+    t = tile_input(op, "attention_sink", sink, SDPA_DTYPES)
+    if t.spec.memory_config.buffer_type is not BufferType.DRAM:
+        raise MeshnnValueError(f"ttnn.{op}: Attention sink must be in DRAM")
+    if tuple(t.shape) != (1, heads, 1, 1):
+        raise MeshnnValueError(
+            f"ttnn.{op}: Attention sink must have shape [1, {heads}, 1, 1] (one value per q head), got {list(t.shape)}"
+        )
+    return t
+
+
 def _attention_kernel(
     specs: list[TensorSpec],
     spec: TensorSpec,
     dims: tuple[int, int, int, int, int, int],
     factor: np.float32,
-    is_causal: bool,
-    masked: bool,
+    options: tuple[bool, bool, int | None, bool],
 ) -> Kernel:
-    """The kernel: every device's heads in one float32 computation of q, k, v (and the mask's)
-    values, normalised last, as flash attention does."""
+    """The kernel: every device's heads in one float32 computation of q, k, v (and the mask's,
+    the sink's) values, normalised last, as flash attention does.  ``options``: causal, masked,
+    the sliding window, a sink (the last input)."""
     s = dims[3]
+    is_causal, masked, window, sinked = options
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         qv, kv, vv = (logical_values(r, sp) for r, sp in zip(in_rows[:3], specs[:3], strict=True))
         bias = None
         if is_causal:
-            bias = causal_bias(s)
+            bias = causal_bias(s) if window is None else window_bias(s, window)
         elif masked:
             bias = logical_values(in_rows[3], specs[3])[:, :, :, None]  # (n, b, 1, 1, s, s_k)
-        write_values(out_rows[0], attend(qv, kv, vv, factor, bias), spec, owned=True)
+        sink = None
+        if sinked:  # (n, 1, nqh, 1, 1) -> (n, 1, nkv, group, 1, 1), scaled as the scores
+            values = logical_values(in_rows[-1], specs[-1])
+            sink = values.reshape(values.shape[0], 1, dims[2], dims[1] // dims[2], 1, 1) * factor
+        write_values(out_rows[0], attend(qv, kv, vv, factor, bias, sink), spec, owned=True)
 
     return kernel
 
 
-def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, factor: np.float32, bias: np.ndarray | None) -> np.ndarray:
+def attend(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, factor: np.float32, bias: np.ndarray | None, sink=None
+) -> np.ndarray:
     """``softmax(q @ k^T * factor + bias) @ v`` in float32, every device's heads at once: q
     ``(n, b, nqh, s, d)``, k and v ``(n, b, nkv, s_k, d)`` (n devices; each k / v head serves
     ``nqh / nkv`` consecutive q heads), ``bias`` None or additive, broadcastable to the scores'
     ``(n, b, nkv, nqh / nkv, s, s_k)`` (an ``(s, s_k)`` causal bias, a ``(n, b, 1, 1, s, s_k)``
-    mask).  Returns ``(n, b, nqh, s, d)`` float32; a row masked everywhere gives NaN, as its
-    softmax does.  Normalised last, as flash attention does."""
+    mask).  ``sink`` None or a scaled logit per head broadcastable to ``(n, b, nkv, group, 1, 1)``,
+    joining each softmax's denominator.  Returns ``(n, b, nqh, s, d)`` float32; a row masked
+    everywhere gives NaN, as its softmax does (unless a sink holds it).  Normalised last, as flash
+    attention does."""
     n, b, nqh, s, d = q.shape
     nkv, sk = k.shape[2], k.shape[3]
     group = nqh // nkv
@@ -213,13 +257,24 @@ def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, factor: np.float32, bias
     scores = product(grouped, np.swapaxes(k, -1, -2)).reshape(n, b, nkv, group, s, sk)
     if bias is not None:
         scores += bias
+    top = scores.max(axis=-1, keepdims=True)
+    if sink is not None:
+        top = np.maximum(top, sink)
     with np.errstate(invalid="ignore"):
-        scores -= scores.max(axis=-1, keepdims=True)
+        scores -= top
     np.exp(scores, out=scores)
     total = scores.sum(axis=-1, keepdims=True)
+    if sink is not None:
+        total += np.exp(sink - top)
     out = product(scores.reshape(n, b, nkv, group * s, sk), v).reshape(n, b, nkv, group, s, d)
     out /= total  # (s x d values, not s x s_k)
     return out.reshape((n, b, nqh, s, d))
+
+
+def window_bias(s: int, window: int) -> np.ndarray:
+    """``(s, s)`` float32: 0 where ``i - window < j <= i``, -inf elsewhere."""
+    rows, cols = np.arange(s)[:, None], np.arange(s)[None]
+    return np.where((cols <= rows) & (cols > rows - window), np.float32(0), np.float32(-np.inf))
 
 
 _CAUSAL: dict[int, np.ndarray] = {}

@@ -8,7 +8,9 @@ Causal (the default): user ``u`` attends positions ``0 .. cur_pos[u]`` (``cur_po
 now), or the last ``sliding_window_size`` of them; a negative position skips its user (its
 output rows are zero).  Not causal: every position, plus ``attn_mask [1, users, q heads,
 max_seq]`` when given.  GQA: q head ``h`` reads kv head ``h // (q heads / kv heads)``.  An
-``attention_sink [q heads (32), 32]`` adds ``exp(sink[h, 0])`` to head ``h``'s softmax denominator.
+``attention_sink [q heads (32), 32]`` adds ``exp(scale * sink[h, 0])`` to head ``h``'s softmax
+denominator (tt-metal's flash decode takes the sink as a logit of the unscaled ``q k`` and applies
+the scale in its exponent, as to the scores; gpt-oss hands it ``sink / scale`` for that reason).
 Computed in float32 (normalised last, as flash decode does) and rounded once into q's dtype; the
 output is ``[1, users, q heads, d]``, in DRAM unless ``memory_config`` says otherwise.  The checks
 are tt-metal's, with its messages.
@@ -114,8 +116,9 @@ def _positions(op: str, cur_pos: object, cur_pos_tensor: object, users: int, seq
             )
         return pos, None
     t = index_input(op, "cur_pos_tensor", cur_pos_tensor)
-    if not t.spec.memory_config.is_sharded() and t.shape[-1] != users:
-        raise MeshnnValueError(f"ttnn.{op}: cur_pos must have batch size equal to Q, got {t.shape[-1]} and {users}")
+    count = t.shape[-1] if len(t.shape) else t.padded_shape[0]  # a scalar: tt-metal's padded [1], one user
+    if not t.spec.memory_config.is_sharded() and count != users:
+        raise MeshnnValueError(f"ttnn.{op}: cur_pos must have batch size equal to Q, got {count} and {users}")
     return [], t
 
 
@@ -323,7 +326,8 @@ class DecodePlan:
     def _sink(self, in_rows, n: int, heads: int, kv_heads: int, group: int) -> np.ndarray | None:
         if "attention_sink" not in self.names:
             return None
-        return self._get(in_rows, "attention_sink")[:, :heads, 0].reshape(n, 1, kv_heads, group, 1)
+        sink = self._get(in_rows, "attention_sink")[:, :heads, 0] * self.factor  # scaled as the scores
+        return sink.reshape(n, 1, kv_heads, group, 1)
 
     def _positions(self, in_rows, n: int, users: int) -> np.ndarray | None:
         """``(n, users)`` positions of a causal call (checked against the cache), else None."""

@@ -84,7 +84,7 @@ def _positions(op: str, update_idxs: object, update_idxs_tensor: object, batch: 
             raise MeshnnValueError(f"ttnn.{op}: Number of update_idxs ({len(idxs)}) should match batch size ({batch})")
         return idxs, None
     t = index_input(op, "update_idxs_tensor", update_idxs_tensor)
-    count = t.shape[-1]
+    count = t.shape[-1] if len(t.shape) else t.padded_shape[0]  # a scalar: tt-metal's padded [1], one user
     if count != batch:
         raise MeshnnValueError(f"ttnn.{op}: Number of update_idxs ({count}) should match batch size ({batch})")
     return [], t
