@@ -25,8 +25,15 @@ values, stands in for them, and their memory goes back to the system).  Every wa
 A buffer of a planning mesh (:mod:`meshnn.mesh.planning`) has :class:`NoBytes` storage instead:
 the same bookkeeping, and a :class:`~meshnn.errors.PlanningError` wherever bytes are asked for.
 
-Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.host` (its settings) and :mod:`meshnn.mesh.planning`
-(numpy otherwise).
+Rows that hold the same bytes may share memory: a large slab (rows of whole pages, 1 MiB and
+more, Linux) is made over a mapping of its own (:mod:`meshnn.host.shared_pages`), and a write that
+gives several devices the same host bytes, whole rows (a replicated tensor, a shard replicated
+along a mesh axis: :func:`meshnn.mesh.slab_copies.write_rows`), puts them in memory once and maps
+those rows over them copy-on-write.  To every path the slab is still one writable array; a
+device that writes its row gets its own copy of the pages it writes.
+
+Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.host` (settings, memory, shared_pages) and
+:mod:`meshnn.mesh.planning` (numpy otherwise).
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from collections.abc import Callable
 import numpy as np
 
 from meshnn.errors import PlanningError
+from meshnn.host import shared_pages
 from meshnn.host.memory import available_bytes
 from meshnn.host.settings import count
 from meshnn.mesh.planning import NO_BYTES
@@ -68,18 +76,21 @@ class SlabPool:
         return self._bytes
 
     def take(self, rows: int, size: int) -> np.ndarray:
-        """A ``(rows, size)`` uint8 slab: a pooled one, or a new zeroed one."""
+        """A ``(rows, size)`` uint8 slab: a pooled one, or a new zeroed one (one whose rows may
+        share pages where :func:`meshnn.host.shared_pages.can_share` says so)."""
         if rows * size >= self.MIN_BYTES:
             with self._lock:
                 kept = self._free.get((rows, size))
                 if kept:
                     self._bytes -= rows * size
                     return kept.pop()
+        if shared_pages.can_share(rows, size):  # rows that may share pages (meshnn.host.shared_pages)
+            return shared_pages.new_mapped(rows, size)
         return np.zeros((rows, size), dtype=np.uint8)  # calloc: pages touched lazily
 
     def give(self, slab: np.ndarray) -> None:
         """Keep ``slab`` for reuse if the bound allows; otherwise let it go."""
-        if slab.nbytes < self.MIN_BYTES or not slab.flags.owndata:
+        if slab.nbytes < self.MIN_BYTES or not (slab.flags.owndata or shared_pages.is_mapped(slab)):
             return
         with self._lock:
             if self._bytes + slab.nbytes <= self.limit:
