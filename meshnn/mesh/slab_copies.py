@@ -88,9 +88,9 @@ def _share_equal_rows(slab: np.ndarray, items: Plan) -> Plan:
         return items
     if len({row for row, _, _ in items}) != len(items):
         return items
-    groups: dict[int, list[tuple[int, BufferRegion, Any]]] = {}
+    groups: dict[object, list[tuple[int, BufferRegion, Any]]] = {}
     for item in items:
-        groups.setdefault(id(item[2]), []).append(item)
+        groups.setdefault(_same_data_key(item[2]), []).append(item)
     shared = [group for group in groups.values() if len(group) > 1]
     sharing = RowSharing.start(slab, [[row for row, _, _ in group] for group in shared]) if shared else None
     if sharing is None:
@@ -109,6 +109,14 @@ def _share_equal_rows(slab: np.ndarray, items: Plan) -> Plan:
     finally:
         sharing.close()
     return [group[0] for group in groups.values() if len(group) == 1]
+
+
+def _same_data_key(data: Any) -> object:
+    """Equal for host data that is surely the same bytes: one encoder, or views of the same
+    memory with the same dtype, shape and strides."""
+    if isinstance(data, np.ndarray):
+        return (data.__array_interface__["data"][0], data.dtype.str, data.shape, data.strides)
+    return id(data)
 
 
 def read_rows(slab: np.ndarray, plan: Plan) -> None:
