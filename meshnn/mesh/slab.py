@@ -38,8 +38,9 @@ Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.host` (settings, memory, shar
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -112,14 +113,42 @@ buffer is allocated (reading it costs about 50 us: smaller slabs are not worth t
 def host_shortfall(rows: int, size: int) -> tuple[int, int] | None:
     """``(needed, available)`` bytes when a ``(rows, size)`` slab would not fit in the host memory
     available now (the simulator keeps device memory in host memory), else None.  Slabs under
-    ``HOST_CHECK_MIN_BYTES`` are not checked."""
-    needed = rows * size
+    ``HOST_CHECK_MIN_BYTES`` are not checked.  Inside :func:`distinct_rows` the rows that will
+    share pages are counted once (:func:`rows_held`); elsewhere every row is counted, since a
+    buffer's creation cannot know what its rows will hold."""
+    needed = rows_held(rows, size, getattr(_DISTINCT, "count", rows)) * size
     if needed < HOST_CHECK_MIN_BYTES:
         return None
     available = available_bytes()
     if available is None or needed <= available + SLAB_POOL.nbytes:  # pooled slabs can be given back
         return None
     return needed, available
+
+
+def rows_held(rows: int, size: int, distinct: int) -> int:
+    """How many rows' worth of memory a ``(rows, size)`` slab takes once written with only
+    ``distinct`` different rows, each written whole: ``distinct`` where its rows can share pages
+    (:func:`meshnn.host.shared_pages.can_share`), else ``rows``."""
+    return max(1, min(rows, distinct)) if shared_pages.can_share(rows, size) else rows
+
+
+_DISTINCT = threading.local()
+
+
+@contextlib.contextmanager
+def distinct_rows(count: int) -> Iterator[None]:
+    """Within: a buffer created on this thread is about to be written, whole rows, with only
+    ``count`` different rows (a replicated tensor: 1; a shard replicated along a mesh axis: the
+    shards), so its host-room check counts what its rows will really hold."""
+    before = getattr(_DISTINCT, "count", None)
+    _DISTINCT.count = count
+    try:
+        yield
+    finally:
+        if before is None:
+            del _DISTINCT.count
+        else:
+            _DISTINCT.count = before
 
 
 SLAB_POOL = SlabPool(count("MESHNN_SLAB_POOL_BYTES", 1 << 30, what="a number of bytes"))

@@ -223,3 +223,34 @@ def test_ops_and_a_trace_replay_on_shared_rows_equal_the_unshared_run(monkeypatc
     plain = run()
     assert all(np.array_equal(a, b) for a, b in zip(shared, plain, strict=True))
     assert all(np.array_equal(shared[1][r], shared[1][0]) for r in range(8))
+
+
+def test_the_host_room_checks_count_shared_rows_once(open_mesh, fresh_pool, monkeypatch):
+    """With 64 MiB of host memory available, a 16 MiB-a-device tensor replicated over 8 devices
+    (16 MiB held) is put, by from_torch and by to_device; sharded over the 8 (128 MiB) it is
+    refused by name, before anything is allocated."""
+    import torch
+
+    import meshnn as ttnn
+    from meshnn.errors import HostMemoryError
+    from meshnn.host import memory
+
+    mesh = open_mesh((2, 4))
+    monkeypatch.setattr(memory, "available_bytes", lambda: 64 * MiB)
+    monkeypatch.setattr(slab, "available_bytes", lambda: 64 * MiB)
+    kw = {"dtype": ttnn.bfloat16, "layout": ttnn.TILE_LAYOUT}
+    t = torch.ones(1, 1, 2048, 4096)  # 16 MiB in bfloat16
+    replicated_tensor = ttnn.from_torch(t, device=mesh, **kw)
+    assert memfd_rows(replicated_tensor.storage.mesh_buffer.rows()) == list(range(8))
+    moved = ttnn.to_device(ttnn.from_torch(t, **kw), mesh)
+    assert memfd_rows(moved.storage.mesh_buffer.rows()) == list(range(8))
+    taken = mesh.get_memory_view(BufferType.DRAM).total_bytes_allocated_per_bank
+    with pytest.raises(HostMemoryError, match="from_torch"):
+        distinct = torch.ones(8, 1, 2048, 4096, dtype=torch.bfloat16)  # (an expanded view would be one shard)
+        ttnn.from_torch(distinct, device=mesh, mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0), **kw)
+    assert mesh.get_memory_view(BufferType.DRAM).total_bytes_allocated_per_bank == taken
+    with monkeypatch.context() as m:  # without sharing, the replicated tensor counts every row
+        m.setattr(shared_pages, "ENABLED", False)
+        with pytest.raises(HostMemoryError):
+            ttnn.from_torch(t, device=mesh, **kw)
+    assert mesh.get_memory_view(BufferType.DRAM).total_bytes_allocated_per_bank == taken
