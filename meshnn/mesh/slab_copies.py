@@ -135,12 +135,13 @@ def read_rows(slab: np.ndarray, plan: Plan) -> None:
 
 def owned_copies(plan: list[tuple[int, BufferRegion, Any]]) -> list[tuple[int, BufferRegion, np.ndarray]]:
     """``plan`` with its own copy of every host array, each encoder's bytes made (once) in host memory."""
-    made: dict[int, np.ndarray] = {}  # by id of the host data (one copy of an array given for several places)
+    made: dict[object, np.ndarray] = {}  # one copy of the same host data given for several places
     owned = []
     for row, region, data in plan:
-        if id(data) not in made:
-            made[id(data)] = data.materialize() if isinstance(data, HostEncoder) else data.copy()
-        owned.append((row, region, made[id(data)]))
+        key = _same_data_key(data)
+        if key not in made:
+            made[key] = data.materialize() if isinstance(data, HostEncoder) else data.copy()
+        owned.append((row, region, made[key]))
     return owned
 
 

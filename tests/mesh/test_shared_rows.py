@@ -254,3 +254,16 @@ def test_the_host_room_checks_count_shared_rows_once(open_mesh, fresh_pool, monk
         with pytest.raises(HostMemoryError):
             ttnn.from_torch(t, device=mesh, **kw)
     assert mesh.get_memory_view(BufferType.DRAM).total_bytes_allocated_per_bank == taken
+
+
+def test_a_non_blocking_replicated_write_keeps_one_host_copy_and_shares(open_mesh, fresh_pool):
+    """A write that cannot run at once owns a copy of its host data: one copy for all the devices
+    given the same array, and the rows still share it."""
+    mesh = open_mesh((2, 4))
+    buffer, src = replicated(mesh), pattern(8)
+    cq = mesh.mesh_command_queue()
+    cq.enqueue_write_mesh_buffer(buffer, src, blocking=False)
+    src[:] = 0  # the caller reuses its memory: the write has its own copy
+    cq.finish()
+    assert memfd_rows(buffer.rows()) == list(range(8))
+    assert all(np.array_equal(r, pattern(8)) for r in read_all(mesh, buffer))
