@@ -52,11 +52,13 @@ def to_device(
     coords, topology = placement_on(tensor, device)
     queue = device.mesh_command_queue(0 if queue_id is None else queue_id)
     queue.refuse_in_capture("Writes")  # (before the buffer is allocated)
+    held = set()  # the distinct host memory the shards are in (replicas share one buffer)
     if device.executes:
         for shard in tensor.host_buffer().local_shards().values():
-            shard.data  # noqa: B018 (a shape-only shard raises here, before anything is allocated)
+            data = shard.data  # (a shape-only shard raises here, before anything is allocated)
+            held.add((data.__array_interface__["data"][0], data.nbytes))
     plain = topology is not tensor.tensor_topology()  # a plain host tensor: the same bytes on every device
-    with distinct_rows(1 if plain else len(device.local_coords())):  # (rows that share pages count once)
+    with distinct_rows(1 if plain else max(1, len(held))):  # (rows that share pages count once)
         buffer = allocate_mesh_buffer(spec, device)
     if not device.executes:  # a planning mesh: an address, no bytes (the shards are not even read)
         return device_tensor(spec, buffer, coords, topology)

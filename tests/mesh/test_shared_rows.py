@@ -267,3 +267,24 @@ def test_a_non_blocking_replicated_write_keeps_one_host_copy_and_shares(open_mes
     cq.finish()
     assert memfd_rows(buffer.rows()) == list(range(8))
     assert all(np.array_equal(r, pattern(8)) for r in read_all(mesh, buffer))
+
+
+def test_to_device_of_a_host_tensor_replicated_along_an_axis_counts_its_shards_once(open_mesh, fresh_pool, monkeypatch):
+    """``as_tensor`` / ``from_torch`` to the host with ShardTensor2dMesh(dims=(None, 3)), then
+    ``to_device`` (as the 70B's embedding is put): 4 distinct shards of 8 MiB on a 2x4 mesh are
+    checked as 32 MiB, not 64, and their rows share."""
+    import torch
+
+    import meshnn as ttnn
+    from meshnn.host import memory
+
+    mesh = open_mesh((2, 4))
+    monkeypatch.setattr(memory, "available_bytes", lambda: 48 * MiB)
+    monkeypatch.setattr(slab, "available_bytes", lambda: 48 * MiB)
+    mapper = ttnn.ShardTensor2dMesh(mesh, dims=(None, 3), mesh_shape=(2, 4))
+    source = torch.randn(1, 1, 1024, 16384).to(torch.bfloat16)  # 8 MiB a column shard
+    host = ttnn.from_torch(source, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, mesh_mapper=mapper)
+    put = ttnn.to_device(host, mesh)
+    assert memfd_rows(put.storage.mesh_buffer.rows()) == list(range(8))
+    back = ttnn.to_torch(put, mesh_composer=ttnn.ConcatMesh2dToTensor(mesh, dims=(0, 3), mesh_shape=(2, 4)))
+    assert torch.equal(back, source.expand(2, 1, 1024, 16384))
