@@ -25,18 +25,27 @@ values, stands in for them, and their memory goes back to the system).  Every wa
 A buffer of a planning mesh (:mod:`meshnn.mesh.planning`) has :class:`NoBytes` storage instead:
 the same bookkeeping, and a :class:`~meshnn.errors.PlanningError` wherever bytes are asked for.
 
-Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.host` (its settings) and :mod:`meshnn.mesh.planning`
-(numpy otherwise).
+Rows that hold the same bytes may share memory: a large slab (rows of whole pages, 1 MiB and
+more, Linux) is made over a mapping of its own (:mod:`meshnn.host.shared_pages`), and a write that
+gives several devices the same host bytes, whole rows (a replicated tensor, a shard replicated
+along a mesh axis: :func:`meshnn.mesh.slab_copies.write_rows`), puts them in memory once and maps
+those rows over them copy-on-write.  To every path the slab is still one writable array; a
+device that writes its row gets its own copy of the pages it writes.
+
+Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.host` (settings, memory, shared_pages) and
+:mod:`meshnn.mesh.planning` (numpy otherwise).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
 from meshnn.errors import PlanningError
+from meshnn.host import shared_pages
 from meshnn.host.memory import available_bytes
 from meshnn.host.settings import count
 from meshnn.mesh.planning import NO_BYTES
@@ -68,18 +77,21 @@ class SlabPool:
         return self._bytes
 
     def take(self, rows: int, size: int) -> np.ndarray:
-        """A ``(rows, size)`` uint8 slab: a pooled one, or a new zeroed one."""
+        """A ``(rows, size)`` uint8 slab: a pooled one, or a new zeroed one (one whose rows may
+        share pages where :func:`meshnn.host.shared_pages.can_share` says so)."""
         if rows * size >= self.MIN_BYTES:
             with self._lock:
                 kept = self._free.get((rows, size))
                 if kept:
                     self._bytes -= rows * size
                     return kept.pop()
+        if shared_pages.can_share(rows, size):  # rows that may share pages (meshnn.host.shared_pages)
+            return shared_pages.new_mapped(rows, size)
         return np.zeros((rows, size), dtype=np.uint8)  # calloc: pages touched lazily
 
     def give(self, slab: np.ndarray) -> None:
         """Keep ``slab`` for reuse if the bound allows; otherwise let it go."""
-        if slab.nbytes < self.MIN_BYTES or not slab.flags.owndata:
+        if slab.nbytes < self.MIN_BYTES or not (slab.flags.owndata or shared_pages.is_mapped(slab)):
             return
         with self._lock:
             if self._bytes + slab.nbytes <= self.limit:
@@ -101,14 +113,42 @@ buffer is allocated (reading it costs about 50 us: smaller slabs are not worth t
 def host_shortfall(rows: int, size: int) -> tuple[int, int] | None:
     """``(needed, available)`` bytes when a ``(rows, size)`` slab would not fit in the host memory
     available now (the simulator keeps device memory in host memory), else None.  Slabs under
-    ``HOST_CHECK_MIN_BYTES`` are not checked."""
-    needed = rows * size
+    ``HOST_CHECK_MIN_BYTES`` are not checked.  Inside :func:`distinct_rows` the rows that will
+    share pages are counted once (:func:`rows_held`); elsewhere every row is counted, since a
+    buffer's creation cannot know what its rows will hold."""
+    needed = rows_held(rows, size, getattr(_DISTINCT, "count", rows)) * size
     if needed < HOST_CHECK_MIN_BYTES:
         return None
     available = available_bytes()
     if available is None or needed <= available + SLAB_POOL.nbytes:  # pooled slabs can be given back
         return None
     return needed, available
+
+
+def rows_held(rows: int, size: int, distinct: int) -> int:
+    """How many rows' worth of memory a ``(rows, size)`` slab takes once written with only
+    ``distinct`` different rows, each written whole: ``distinct`` where its rows can share pages
+    (:func:`meshnn.host.shared_pages.can_share`), else ``rows``."""
+    return max(1, min(rows, distinct)) if shared_pages.can_share(rows, size) else rows
+
+
+_DISTINCT = threading.local()
+
+
+@contextlib.contextmanager
+def distinct_rows(count: int) -> Iterator[None]:
+    """Within: a buffer created on this thread is about to be written, whole rows, with only
+    ``count`` different rows (a replicated tensor: 1; a shard replicated along a mesh axis: the
+    shards), so its host-room check counts what its rows will really hold."""
+    before = getattr(_DISTINCT, "count", None)
+    _DISTINCT.count = count
+    try:
+        yield
+    finally:
+        if before is None:
+            del _DISTINCT.count
+        else:
+            _DISTINCT.count = before
 
 
 SLAB_POOL = SlabPool(count("MESHNN_SLAB_POOL_BYTES", 1 << 30, what="a number of bytes"))

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from meshnn.host.shared_pages import RowSharing
 from meshnn.host.threads import parallel_copyto
 from meshnn.mesh.buffer_config import BufferRegion
 from meshnn.mesh.mesh_buffer import MeshBuffer
@@ -47,6 +48,11 @@ def write_rows(mesh_buffer: MeshBuffer, slab: np.ndarray, items: Plan, same: boo
     """Carry out a write's plan ``items`` on ``slab`` (the buffer's bytes, taken at the enqueue).
     ``same``: one host array to every local device, whole rows (they hold the same bytes after)."""
     mesh_buffer.touch()  # also when it runs: a memo made since the enqueue is stale now
+    items = _share_equal_rows(slab, items)
+    if not items:  # every row written by sharing
+        if same:
+            mesh_buffer.memo = EQUAL_ROWS
+        return
     first = items[0][2] if items else None
     if same and isinstance(first, HostEncoder):  # made on the first device, copied to the others
         run_host_code(first.encode, slab[0])
@@ -72,6 +78,47 @@ def write_rows(mesh_buffer: MeshBuffer, slab: np.ndarray, items: Plan, same: boo
         mesh_buffer.memo = EQUAL_ROWS
 
 
+def _share_equal_rows(slab: np.ndarray, items: Plan) -> Plan:
+    """Where a write gives whole rows, each row once, and several rows the same host data (one
+    array or one encoder), write each such data once and let its rows share those pages
+    copy-on-write (:class:`meshnn.host.shared_pages.RowSharing`); the items still to write the
+    usual way are returned (all of them when nothing could be shared)."""
+    size = slab.shape[1]
+    if len(items) < 2 or any(region.offset or region.size != size for _, region, _ in items):
+        return items
+    if len({row for row, _, _ in items}) != len(items):
+        return items
+    groups: dict[object, list[tuple[int, BufferRegion, Any]]] = {}
+    for item in items:
+        groups.setdefault(_same_data_key(item[2]), []).append(item)
+    shared = [group for group in groups.values() if len(group) > 1]
+    sharing = RowSharing.start(slab, [[row for row, _, _ in group] for group in shared]) if shared else None
+    if sharing is None:
+        return items
+    try:
+        encoders = []
+        for group, stage in zip(shared, sharing.staging, strict=True):
+            data = group[0][2]
+            if isinstance(data, HostEncoder):
+                encoders.append((data, stage))
+            else:
+                parallel_copyto(region_as(stage, data) if is_strided(data) else stage, data)
+        _call_grouped(encoders, lambda encoder: encoder.encode)
+        del encoders, stage
+        sharing.commit()
+    finally:
+        sharing.close()
+    return [group[0] for group in groups.values() if len(group) == 1]
+
+
+def _same_data_key(data: Any) -> object:
+    """Equal for host data that is surely the same bytes: one encoder, or views of the same
+    memory with the same dtype, shape and strides."""
+    if isinstance(data, np.ndarray):
+        return (data.__array_interface__["data"][0], data.dtype.str, data.shape, data.strides)
+    return id(data)
+
+
 def read_rows(slab: np.ndarray, plan: Plan) -> None:
     """Carry out a read's ``plan`` from ``slab``: copies into host arrays, decoders called on
     read-only views of device memory (a run of decoders that share a ``together`` as one call)."""
@@ -88,12 +135,13 @@ def read_rows(slab: np.ndarray, plan: Plan) -> None:
 
 def owned_copies(plan: list[tuple[int, BufferRegion, Any]]) -> list[tuple[int, BufferRegion, np.ndarray]]:
     """``plan`` with its own copy of every host array, each encoder's bytes made (once) in host memory."""
-    made: dict[int, np.ndarray] = {}  # by id of the host data (one copy of an array given for several places)
+    made: dict[object, np.ndarray] = {}  # one copy of the same host data given for several places
     owned = []
     for row, region, data in plan:
-        if id(data) not in made:
-            made[id(data)] = data.materialize() if isinstance(data, HostEncoder) else data.copy()
-        owned.append((row, region, made[id(data)]))
+        key = _same_data_key(data)
+        if key not in made:
+            made[key] = data.materialize() if isinstance(data, HostEncoder) else data.copy()
+        owned.append((row, region, made[key]))
     return owned
 
 

@@ -18,6 +18,7 @@ from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate, MeshShape, to_linear_index
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.observers import OBSERVERS, HostOpEvent
+from meshnn.mesh.slab import distinct_rows, rows_held
 from meshnn.mesh.transfers import HostEncoder, ShardDataTransfer
 from meshnn.tensor.arrays import MappedArray
 from meshnn.tensor.lifetime import allocate_mesh_buffer, device_tensor
@@ -51,10 +52,14 @@ def to_device(
     coords, topology = placement_on(tensor, device)
     queue = device.mesh_command_queue(0 if queue_id is None else queue_id)
     queue.refuse_in_capture("Writes")  # (before the buffer is allocated)
+    held = set()  # the distinct host memory the shards are in (replicas share one buffer)
     if device.executes:
         for shard in tensor.host_buffer().local_shards().values():
-            shard.data  # noqa: B018 (a shape-only shard raises here, before anything is allocated)
-    buffer = allocate_mesh_buffer(spec, device)
+            data = shard.data  # (a shape-only shard raises here, before anything is allocated)
+            held.add((data.__array_interface__["data"][0], data.nbytes))
+    plain = topology is not tensor.tensor_topology()  # a plain host tensor: the same bytes on every device
+    with distinct_rows(1 if plain else max(1, len(held))):  # (rows that share pages count once)
+        buffer = allocate_mesh_buffer(spec, device)
     if not device.executes:  # a planning mesh: an address, no bytes (the shards are not even read)
         return device_tensor(spec, buffer, coords, topology)
     _write_shards(tensor, device, queue, buffer, coords, topology)
@@ -118,8 +123,10 @@ def mapped_to_device(
             to_linear_index(device.shape, coord)
         groups = mapped.unique_shards()
     queue = device.mesh_command_queue(cq_id or 0)
-    _check_writable(mapped, device, queue)
-    buffer = allocate_mesh_buffer(spec, device)  # sized by the spec: a shard's packed bytes fill its device's region
+    distinct = sum(1 for _, holders in groups if any(device.is_local(c) for c in holders))
+    _check_writable(mapped, device, queue, distinct)
+    with distinct_rows(distinct):  # (devices holding the same shard share its memory: meshnn.mesh.slab)
+        buffer = allocate_mesh_buffer(spec, device)  # sized by the spec: a shard fills its device's region
     if not device.executes:  # a planning mesh: an address, no bytes, nothing encoded
         return device_tensor(spec, buffer, coords, topology)
     size = spec.compute_packed_buffer_size_bytes()
@@ -148,9 +155,10 @@ def mapped_to_device(
     return device_tensor(spec, buffer, coords, topology)
 
 
-def _check_writable(mapped: MappedArray, device: MeshDevice, queue: object) -> None:
+def _check_writable(mapped: MappedArray, device: MeshDevice, queue: object, distinct: int) -> None:
     """What must hold before a put allocates anything: no trace is being captured on the queue,
-    a shape-only (meta) tensor goes only to a planning mesh, and the conversion fits host memory."""
+    a shape-only (meta) tensor goes only to a planning mesh, and the conversion fits host memory
+    (``distinct`` shards among the local devices: rows that share pages count once)."""
     queue.refuse_in_capture("Writes")  # type: ignore[attr-defined]
     if not device.executes:
         return
@@ -159,7 +167,8 @@ def _check_writable(mapped: MappedArray, device: MeshDevice, queue: object) -> N
             f"a torch meta tensor of shape {list(mapped.spec.shape)} has no values to write to the executing "
             f"{device.shape} mesh; plan with a mesh opened with execute=False, or give real values"
         )
-    mapped.check_host_memory("from_torch", len(device.local_coords()))  # before any device memory is taken
+    local, size = len(device.local_coords()), mapped.spec.compute_packed_buffer_size_bytes()
+    mapped.check_host_memory("from_torch", rows_held(local, size, distinct))  # before any device memory is taken
 
 
 def placement_on(tensor: Tensor, device: MeshDevice) -> tuple[list[MeshCoordinate], TensorTopology]:
