@@ -81,6 +81,9 @@ def one_thread() -> tuple[int, int] | None:
     if functions is None:
         return None
     get, put = functions
+    if not getattr(_local, "ready", False):  # torch sets a thread's count at its first operation there:
+        sys.modules["torch"].get_num_threads()  # that set-up first, so it cannot undo this one
+        _local.ready = True
     current, outer = get(), getattr(_local, "usual", 0)
     if not outer:
         _local.usual = current

@@ -105,3 +105,22 @@ def test_matmul_kernels_run_torch_on_one_thread_but_large_products(two_threads, 
     assert seen == [(32 * 64 * 64, 1), (32 * 2048 * 1024, 2)]
     assert torch.get_num_threads() == 2
     assert count_on_a_new_thread() == 2
+
+
+def test_a_fresh_thread_s_first_kernel_runs_on_one_thread(two_threads):
+    """torch sets a thread's count at the thread's first operation; one_thread makes that set-up
+    happen first, so the first kernel on a new thread (a queue's dispatch thread) is on one too."""
+    seen = []
+
+    def run() -> None:
+        token = omp.one_thread()
+        try:
+            seen.append(torch.get_num_threads())
+        finally:
+            omp.restore(token)
+        seen.append(torch.get_num_threads())
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    assert seen == [1, 2]

@@ -171,10 +171,13 @@ def test_ctrl_c_inside_a_kernel_surfaces_at_once(tmp_path):
 def test_meshnn_run_exits_130_on_ctrl_c_with_meshnns_frames_left_out(tmp_path):
     status, output, seconds = interrupted([sys.executable, "-m", "meshnn", "run", str(script(tmp_path, LOOP))])
     assert status == 130 and seconds < 10, (status, seconds, output)
-    assert "KeyboardInterrupt" in output and "frame(s) inside meshnn not shown" in output, output
+    assert "KeyboardInterrupt" in output, output
     frames = [line for line in output.splitlines() if line.strip().startswith('File "')]
     inside = [line for line in frames if os.sep + "meshnn" + os.sep in line]
     assert len(inside) == 1 and "script.py" in frames[0], frames  # the call the script made, and no deeper
+    # The frames below that call are cut and counted in a note (asserted where the interrupt is
+    # certain to land below it: the op catalog's load, next); here it may also land, rarely, in the
+    # call's own frame between two of its lines, leaving nothing below it to cut.
 
 
 def test_an_interrupt_while_meshnn_loads_its_op_catalog_shows_one_meshnn_frame(tmp_path):
