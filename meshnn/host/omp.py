@@ -121,8 +121,3 @@ def wide(macs: int) -> Iterator[None]:
 def available() -> bool:
     """Whether the calling thread's count can be set alone (torch loaded, its runtime found)."""
     return _functions() is not None
-
-
-def set_own_count(count: int) -> None:
-    """Set the calling thread's own count alone (a host worker thread's; :func:`available`)."""
-    _runtime[1](count)

@@ -152,8 +152,8 @@ def each_chunk(torch: Any, chunks: list[_Chunk], work: Callable[[_Chunk], None])
     lets a thread that a busy host slows do fewer.  ``work`` must take its scratch per thread
     (as :func:`meshnn.formats.bfp_chunks.thread_scratch` gives it).
 
-    torch's thread count is per thread (OpenMP's): each worker sets its own alone
-    (:mod:`meshnn.host.omp`) and keeps one.  Where that cannot be done, ``torch.set_num_threads``
+    torch's thread count is per thread (OpenMP's): each thread sets its own alone for its chunks
+    (:mod:`meshnn.host.omp`) and gives it back.  Where that cannot be done, ``torch.set_num_threads``
     also sets the count every thread starts with, so the calling thread's count, and so that
     starting count, is restored before this returns."""
     parts = min(len(chunks), host_threads())
@@ -167,11 +167,7 @@ def each_chunk(torch: Any, chunks: list[_Chunk], work: Callable[[_Chunk], None])
     failed = threading.Event()  # once a chunk fails, the others are not started
 
     def run(part: int) -> None:
-        if not alone:
-            torch.set_num_threads(1)
-        elif part:
-            omp.set_own_count(1)  # a worker thread keeps one
-        token = omp.one_thread() if alone and not part else None  # the calling thread: given back after
+        token = omp.one_thread() if alone else torch.set_num_threads(1)  # (given back below when alone)
         try:
             while not failed.is_set() and (number := next(numbers)) < len(chunks):
                 try:

@@ -215,6 +215,13 @@ class _Run:
             self._run(ctx)
 
     def _run(self, ctx: ProgramContext) -> None:
+        threads = omp.one_thread()  # torch on this thread alone, but for large products
+        try:
+            self._run_kernel(ctx)
+        finally:
+            omp.restore(threads)
+
+    def _run_kernel(self, ctx: ProgramContext) -> None:
         rows, coords = ctx.buffers, ctx.coords
         caller = self.caller
         defer = caller is _ANY_THREAD or caller == threading.get_ident()
@@ -230,11 +237,9 @@ class _Run:
                 buffer.touch()
         if whole:
             bind_rows(rows, self.touched, n_in, first=False, defer=defer)
-        threads = omp.one_thread()  # torch on this thread alone, but for large products
         try:
             self.kernel(rows[:n_in], rows[n_in:], coords)
         finally:
-            omp.restore(threads)
             if whole:
                 unbind_rows(rows)
 
@@ -274,11 +279,9 @@ class _Run:
             bind_rows(firsts, self.touched, n_in, first=True, defer=defer)
         elif self.lazy:
             settle(self.touched[:n_in])
-        threads = omp.one_thread()
         try:
             self.kernel(firsts[:n_in], firsts[n_in:], coords[:1])
         finally:
-            omp.restore(threads)
             if self.memos:
                 unbind_rows(firsts)
         for out, buffer in zip(rows[n_in:], self.buffers, strict=True):

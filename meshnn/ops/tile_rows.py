@@ -10,7 +10,8 @@ that row of faces (:func:`row_bytes`), so replacing a row touches those bytes on
 row is re-packed from the new values alone, exactly as the device packs it.
 
 :func:`write_rows` writes ``(k, R, width)`` values into rows of ``k`` devices' slab rows;
-:func:`write_tiles` writes whole tiles (a prefill's fill).  Only tiles whose width is whole
+:func:`write_tiles` writes whole tiles (a prefill's fill); :func:`tile_grid` says how many tiles a
+tensor without tile padding has per dim.  Only tiles whose width is whole
 faces are taken (every ttnn tile: 32x32, 16x32, ...), without ``transpose_tile``.
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.formats` and the tensor spec.
@@ -26,6 +27,7 @@ from meshnn.errors import MeshnnValueError
 from meshnn.formats.codec import decode, encode
 from meshnn.formats.dtypes import DataType, bfp_exponent_section_size
 from meshnn.formats.layout import Layout, Tile
+from meshnn.tensor.spec import TensorSpec
 
 
 @functools.cache
@@ -112,3 +114,15 @@ def write_tiles(out: np.ndarray, dtype: DataType, tile: Tile, dest: np.ndarray, 
     k = out.shape[0]
     target = out[:, : (out.shape[1] // size) * size].reshape(k, -1, size)
     target[np.arange(k)[:, None], dest] = tiles
+
+
+def tile_grid(spec: TensorSpec) -> tuple[int, ...] | None:
+    """The tiles of a TILE tensor without padding, per dim (the last two: tile rows, tile
+    columns), in its page order; None when a tile holds padding or the layout is not TILE."""
+    if spec.layout is not Layout.TILE or spec.explicit_padded_shape is not None or len(spec.shape) < 2:
+        return None
+    shape = tuple(spec.shape)
+    height, width = spec.tile.tile_shape
+    if shape[-2] % height or shape[-1] % width or tuple(spec.padded_shape) != shape:
+        return None
+    return (*shape[:-2], shape[-2] // height, shape[-1] // width)

@@ -4,8 +4,8 @@ bytes as they are, into a buffer of another memory config: a device's bytes are 
 order whatever its memory config) and a *join of whole tiles* (tensors of one tile format joined
 where no tile straddles two of them: their tiles' bytes, in the output's page order).
 
-May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' checks, launch, outputs and
-values modules.
+May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' checks, launch, outputs,
+tile_rows and values modules.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from meshnn.formats.codec import encode
-from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.checks import same_mesh
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output
+from meshnn.ops.tile_rows import tile_grid
 from meshnn.ops.values import logical_values, write_values
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
@@ -79,18 +79,6 @@ def copied(op: str, tensor: Tensor, spec: TensorSpec) -> Tensor:
 
     attrs = {"memory_config": spec.memory_config, "dtype": spec.dtype}
     return launch(op, mesh, [tensor], [Output(spec)], kernel, rowwise=True, attrs=attrs)[0]
-
-
-def tile_grid(spec: TensorSpec) -> tuple[int, ...] | None:
-    """The tiles of a TILE tensor without padding, per dim (the last two: tile rows, tile
-    columns), in its page order; None when a tile holds padding or the layout is not TILE."""
-    if spec.layout is not Layout.TILE or spec.explicit_padded_shape is not None or len(spec.shape) < 2:
-        return None
-    shape = tuple(spec.shape)
-    height, width = spec.tile.tile_shape
-    if shape[-2] % height or shape[-1] % width or tuple(spec.padded_shape) != shape:
-        return None
-    return (*shape[:-2], shape[-2] // height, shape[-1] // width)
 
 
 def joined_tiles(op: str, tensors: Sequence[Tensor], spec: TensorSpec, axis: int) -> Tensor | None:

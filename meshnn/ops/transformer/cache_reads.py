@@ -17,7 +17,7 @@ Where they come from, fastest first:
 The values are the same whichever way they come (every value of a cache's dtype is a bfloat16
 value); the reads are float32 numpy arrays.
 
-May import: :mod:`meshnn.formats`, :mod:`meshnn.tensor` (the spec) and the ops' memo, decoded,
+May import: :mod:`meshnn.formats`, :mod:`meshnn.tensor` (the spec) and the ops' memo, decoded, tile_rows,
 operands and values.
 """
 
@@ -33,6 +33,7 @@ from meshnn.formats.layout import Layout
 from meshnn.ops.decoded import BF16_EXACT, DECODED
 from meshnn.ops.memo import BOUND_ROWS, bound_rows, known_values
 from meshnn.ops.operands import bf16_torch, operand
+from meshnn.ops.tile_rows import tile_grid
 from meshnn.ops.values import logical_values
 from meshnn.tensor.spec import TensorSpec
 
@@ -69,15 +70,12 @@ def _floats(values: Any) -> np.ndarray:
 
 
 def _tile_grid(spec: TensorSpec) -> tuple[int, int, int] | None:
-    """``(tile rows a matrix, bytes a tile row, tile height)`` of a TILE cache without padding, else None."""
-    shape = tuple(spec.shape)
-    if spec.layout is not Layout.TILE or len(shape) != 4 or tuple(spec.padded_shape) != shape:
+    """``(tile rows a matrix, bytes a tile row, tile height)`` of a 4-D TILE cache without padding
+    (:func:`~meshnn.ops.tile_rows.tile_grid`), else None."""
+    grid = tile_grid(spec)
+    if grid is None or len(grid) != 4:
         return None
-    height, width = spec.tile.tile_shape
-    if shape[2] % height or shape[3] % width or spec.explicit_padded_shape is not None:
-        return None
-    tile_bytes = spec.tile.get_tile_size(spec.dtype)
-    return shape[2] // height, shape[3] // width * tile_bytes, height
+    return grid[2], grid[3] * spec.tile.get_tile_size(spec.dtype), spec.tile.tile_shape[0]
 
 
 def _decoded_tiles(tiles: np.ndarray, spec: TensorSpec, shape: tuple[int, ...]) -> np.ndarray:
