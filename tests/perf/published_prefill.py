@@ -40,9 +40,9 @@ WRITE_HEAVY = (
 )
 ROTARY_4K = (
     "at 4096 tokens the program runs 64 cores of 2 sequence rows (k: 2 rows a core; q: 16, over 8, so its reader "
-    "re-reads sin and cos for every row: RELOAD_IMPL); measured 36.2 and 186.9 us: as at 128 tokens the call costs "
-    "about 12 us beyond its rows, and q's 14 further rows take 10.8 us each (2.1 MB read and written over the grid, "
-    "194 GB/s), where the model streams each tensor once at the interleaved rate"
+    "re-reads sin and cos for every row, RELOAD_IMPL, which the model counts); measured 36.2 and 186.9 us, the model "
+    "18.8 and 136.0: as at 128 tokens the call costs about 12 us beyond its rows, and q's 14 further rows take "
+    "10.8 us each (2.1 MB read and written over the grid, 194 GB/s) where the model gives them 8.4"
 )
 SDPA_MISS = (
     "prefill attention is estimated, not fitted (its tile multiplies, an exp and four FPU passes a score tile, K and V "
