@@ -38,6 +38,7 @@ def elementwise(
     native: Callable[..., None] | None = None,
     mesh: MeshDevice | None = None,
     kernel: Kernel | None = None,
+    program_key: tuple | None = None,
 ) -> Tensor:
     """An element-wise op: ``compute(*arrays, *scalars)`` on float32 (or integer) arrays.
 
@@ -49,7 +50,9 @@ def elementwise(
 
     ``mesh``: the inputs' mesh, for a caller that has already checked them with :func:`same_mesh`
     (they are not checked again).  ``kernel``: :func:`elementwise_kernel` of these same specs,
-    ``compute``, ``scalars`` and ``native``, made once by a caller that runs them again and again.
+    ``compute``, ``scalars`` and ``native``, made once by a caller that runs them again and again;
+    ``program_key``: :func:`~meshnn.ops.program_keys.program_key` of ``op``, the inputs' specs, ``out_spec`` and
+    :func:`elementwise_attrs`, made once by such a caller too.
     """
     if mesh is None:
         names = _OPERAND_NAMES.get(len(inputs)) or tuple(f"input {i}" for i in range(len(inputs)))
@@ -61,7 +64,6 @@ def elementwise(
         into = [output_into(op, mesh, output_tensor, out_spec, inputs[0].storage.coords)]  # type: ignore[union-attr]
     if kernel is None:
         kernel = elementwise_kernel([t.spec for t in inputs], out_spec, compute, scalars=scalars, native=native)
-    attrs = {"memory_config": out_spec.memory_config, "dtype": out_spec.dtype}
     return launch(
         op,
         mesh,
@@ -72,8 +74,15 @@ def elementwise(
         into=into,
         rowwise=True,
         reads_memos=True,
-        attrs=attrs,
+        attrs=elementwise_attrs(out_spec),
+        program_key=program_key,
+        torch_elements=None if native is None else out_spec.compute_packed_buffer_size_bytes() // 2,
     )[0]
+
+
+def elementwise_attrs(out_spec: TensorSpec) -> dict[str, object]:
+    """What an element-wise op making ``out_spec`` tells the observers and the program cache."""
+    return {"memory_config": out_spec.memory_config, "dtype": out_spec.dtype}
 
 
 def elementwise_kernel(
