@@ -21,7 +21,8 @@ that launches them again and again (else it is looked up at every call); ``torch
 kernel's torch operations are element-wise over at most this many elements per device (None: not
 known): when they are few enough that torch runs them on the calling thread
 (:data:`~meshnn.host.omp.SERIAL_ELEMENTS` over all the devices), the thread's count of torch threads
-is left as it is.
+is left as it is; ``quiet``, the kernel keeps numpy's floating-point warnings off itself (around its
+numpy work), so the run does not (:meth:`_Run.__call__`).
 
 May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' own :mod:`~meshnn.ops.memo`,
 :mod:`~meshnn.ops.outputs` and :mod:`~meshnn.ops.shared_rows`.
@@ -75,6 +76,7 @@ def launch(
     repeat_key: object = None,
     program_key: tuple | None = None,
     torch_elements: int | None = None,
+    quiet: bool = False,
 ) -> list[Tensor]:
     """Allocate ``outputs`` (or write ``into`` preallocated output tensors, checked by
     :func:`~meshnn.ops.outputs.output_into`) and run ``kernel(input rows, output rows, coords)`` over the populated
@@ -96,9 +98,7 @@ def launch(
 
     ``attrs``: what the op was configured with that its tensors do not say (program and compute-kernel configs,
     memory config, topology, ...), by ttnn's argument names, for the observers of :mod:`meshnn.mesh.observers`, over
-    the call's :func:`~meshnn.mesh.op_keywords.recorded`.
-
-    ``trace_bytes``, ``waits``, ``repeat_key``, ``program_key``, ``torch_elements``: see the module's text."""
+    the call's :func:`~meshnn.mesh.op_keywords.recorded`.  The other keywords: see the module's text."""
     first = inputs[0] if inputs else None
     where = tuple(coords) if coords is not None else first.storage.coords  # type: ignore[union-attr]
     event = OpEvent(op, mesh, tuple(inputs), where, queue_id, {**recorded(), **(attrs or {})}) if OBSERVERS else None
@@ -108,7 +108,8 @@ def launch(
     remember(mesh, op, inputs, outputs, attrs) if program_key is None else mesh.record_program(program_key)
     once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
     run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
-    run.keeps, run.serial = keeps_memos, torch_elements is not None and torch_elements * len(where) <= SERIAL_ELEMENTS
+    run.keeps, run.quiet = keeps_memos, quiet
+    run.serial = torch_elements is not None and torch_elements * len(where) <= SERIAL_ELEMENTS
     _enqueue(op, mesh, mesh.mesh_command_queue(queue_id), where, run, (trace_bytes, repeat_key), waits)
     run.caller = None  # from now on a run is not this call's own: it writes its bytes at once
     result = list(into) if into is not None else output_tensors(mesh, outputs, buffers, first, where)
@@ -186,6 +187,7 @@ class _Run:
         "n_in",
         "n_local",
         "once",
+        "quiet",
         "serial",
         "touched",
     )
@@ -216,6 +218,7 @@ class _Run:
         self.lazy = self.memos and reads_memos
         self.keeps = False  # the kernel keeps its outputs' memos (see launch's keeps_memos)
         self.serial = False  # torch runs the kernel's operations on the calling thread (see launch's torch_elements)
+        self.quiet = False  # the kernel keeps numpy's floating-point warnings off itself (see launch's quiet)
         self.caller = threading.get_ident() if deferrable else None  # new outputs, written on this thread
         self.deferrable = deferrable  # its outputs are new buffers the kernel writes whole
 

@@ -77,6 +77,7 @@ def elementwise(
         attrs=elementwise_attrs(out_spec),
         program_key=program_key,
         torch_elements=None if native is None else out_spec.compute_packed_buffer_size_bytes() // 2,
+        quiet=True,
     )[0]
 
 
@@ -95,7 +96,8 @@ def elementwise_kernel(
 ) -> Kernel:
     """The kernel :func:`elementwise` runs for inputs of ``in_specs``: it depends on nothing else
     than its arguments (no tensor, buffer or mesh), so a caller may make it once and pass it to
-    every :func:`elementwise` call with the same arguments."""
+    every :func:`elementwise` call with the same arguments.  It keeps numpy's floating-point
+    warnings off itself (``launch(quiet=True)``), around its numpy work only."""
     in_specs = tuple(in_specs)
     scalars = tuple(scalars)
     direct = all(s is out_spec or _storage_compatible(s, out_spec) for s in in_specs)
@@ -105,6 +107,14 @@ def elementwise_kernel(
         in_rows: Sequence[np.ndarray], out_rows: Sequence[np.ndarray], coords: tuple[MeshCoordinate, ...]
     ) -> None:
         out = out_rows[0] if out_rows[0].shape[1] == size else out_rows[0][:, :size]
+        fast = native is not None and direct and not BOUND_ROWS  # (no memo bound: the bytes are the values)
+        if fast and out.flags.c_contiguous and _contiguous_like(in_rows, out.shape):
+            native(*in_rows, out)  # torch's and integer work alone: no floating-point warning to quiet
+            return
+        with np.errstate(all="ignore"):  # a device computes inf and NaN without a word
+            general(in_rows, out_rows, out)
+
+    def general(in_rows: Sequence[np.ndarray], out_rows: Sequence[np.ndarray], out: np.ndarray) -> None:
         known = [known_values(r, s) for r, s in zip(in_rows, in_specs, strict=True)] if BOUND_ROWS else ()
         if direct and not (known and all(v is not None for v in known)):  # no untilizing, unless memos say
             if BOUND_ROWS:
