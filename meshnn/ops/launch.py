@@ -22,7 +22,8 @@ kernel's torch operations are element-wise over at most this many elements per d
 known): when they are few enough that torch runs them on the calling thread
 (:data:`~meshnn.host.omp.SERIAL_ELEMENTS` over all the devices), the thread's count of torch threads
 is left as it is; ``quiet``, the kernel keeps numpy's floating-point warnings off itself (around its
-numpy work), so the run does not (:meth:`_Run.__call__`).
+numpy work), so the run does not (:meth:`_Run.__call__`); ``fills``, the kernel writes every byte of
+its new outputs (their slabs need no zeroing first: :meth:`~meshnn.mesh.mesh_buffer.MeshBuffer.fresh_rows`).
 
 May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' own :mod:`~meshnn.ops.memo`,
 :mod:`~meshnn.ops.outputs` and :mod:`~meshnn.ops.shared_rows`.
@@ -77,6 +78,7 @@ def launch(
     program_key: tuple | None = None,
     torch_elements: int | None = None,
     quiet: bool = False,
+    fills: bool = False,
 ) -> list[Tensor]:
     """Allocate ``outputs`` (or write ``into`` preallocated output tensors, checked by
     :func:`~meshnn.ops.outputs.output_into`) and run ``kernel(input rows, output rows, coords)`` over the populated
@@ -108,7 +110,7 @@ def launch(
     remember(mesh, op, inputs, outputs, attrs) if program_key is None else mesh.record_program(program_key)
     once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
     run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
-    run.keeps, run.quiet = keeps_memos, quiet
+    run.keeps, run.quiet, run.fills = keeps_memos, quiet, fills and into is None
     run.serial = torch_elements is not None and torch_elements * len(where) <= SERIAL_ELEMENTS
     _enqueue(op, mesh, mesh.mesh_command_queue(queue_id), where, run, (trace_bytes, repeat_key), waits)
     run.caller = None  # from now on a run is not this call's own: it writes its bytes at once
@@ -148,10 +150,9 @@ def _ran_inline(queue: MeshCommandQueue, mesh: MeshDevice, where: tuple[MeshCoor
         return False
     mesh.check_open()
     touched, n_in = run.touched, run.n_in
-    if run.lazy:
-        slabs = tuple([b.lazy_rows() for b in touched[:n_in]] + [b.rows() for b in touched[n_in:]])
-    else:
-        slabs = tuple([b.rows() for b in touched])
+    ins = [b.lazy_rows() for b in touched[:n_in]] if run.lazy else [b.rows() for b in touched[:n_in]]
+    outs = [b.fresh_rows() for b in touched[n_in:]] if run.fills else [b.rows() for b in touched[n_in:]]
+    slabs = tuple(ins + outs)
     return queue.run_if_idle(lambda: run.run_whole(mesh, slabs))
 
 
@@ -179,6 +180,7 @@ class _Run:
         "buffers",
         "caller",
         "deferrable",
+        "fills",
         "in_specs",
         "keeps",
         "kernel",
@@ -219,6 +221,7 @@ class _Run:
         self.keeps = False  # the kernel keeps its outputs' memos (see launch's keeps_memos)
         self.serial = False  # torch runs the kernel's operations on the calling thread (see launch's torch_elements)
         self.quiet = False  # the kernel keeps numpy's floating-point warnings off itself (see launch's quiet)
+        self.fills = False  # the kernel writes every byte of its new outputs (see launch's fills)
         self.caller = threading.get_ident() if deferrable else None  # new outputs, written on this thread
         self.deferrable = deferrable  # its outputs are new buffers the kernel writes whole
 

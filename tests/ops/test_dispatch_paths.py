@@ -12,6 +12,8 @@
   the same op, specs and attributes, whatever the memory config and dtype.
 - A kernel of torch element-wise operations over at most torch's grain leaves the thread's count of
   torch threads alone; a larger one runs on one thread (:mod:`meshnn.host.omp`).
+- An element-wise op's new output is not zeroed before its kernel runs: the kernel writes every
+  byte (padding included), whatever the memory held before.
 """
 
 from __future__ import annotations
@@ -267,6 +269,40 @@ def test_only_a_kernel_past_torchs_grain_sets_its_thread_count(open_mesh, rng, m
     out = ttnn.add(x, y)
     assert bool(calls) is sets  # 128 x 32 on 8 devices is 32768 elements: torch's grain, not past it
     np.testing.assert_array_equal(values_of(out, mesh), bf16(bf16(a) + bf16(b)))
+
+
+FILL_CASES = {
+    "bfloat16 sharded": ((2, 4), ttnn.bfloat16, (8, 64, 64), True, None),
+    "bfloat16 replicated": ((2, 4), ttnn.bfloat16, (64, 64), False, None),
+    "bfloat16 padded": ((1, 1), ttnn.bfloat16, (30, 50), False, None),
+    "float32": ((1, 1), ttnn.float32, (30, 50), False, None),
+    "bfloat8_b": ((1, 1), ttnn.bfloat8_b, (64, 64), False, None),
+    "broadcast": ((1, 1), ttnn.bfloat16, (30, 50), False, (1, 50)),
+}
+
+
+@pytest.mark.parametrize("case", list(FILL_CASES))
+def test_a_new_outputs_every_byte_is_written_over_what_memory_held(open_mesh, rng, monkeypatch, case):
+    shape, dtype, dims, sharded, other = FILL_CASES[case]
+    mesh = open_mesh(shape)
+    mapper = {"mesh_mapper": ttnn.ShardTensorToMesh(mesh, dim=0)} if sharded else {}
+    a = rng.standard_normal(dims).astype(np.float32)
+    b = rng.standard_normal(other or dims).astype(np.float32)
+    x, y = tile(mesh, a, dtype, **mapper), tile(mesh, b, dtype, **mapper if other is None else {})
+    queued = ttnn.add(x, y)  # made the first time: the plan, and its output's slab in zeroed memory
+    mesh.mesh_command_queue().finish()
+    expected = queued.storage.mesh_buffer.rows().copy()
+    garbage = np.empty  # memory that held other bytes: what np.empty may give
+
+    def dirty(shape, dtype=float, order="C"):
+        made = garbage(shape, dtype, order)
+        made.view(np.uint8).reshape(-1)[:] = 0xA5
+        return made
+
+    monkeypatch.setattr(np, "empty", dirty)
+    for _ in range(2):
+        out = ttnn.add(x, y)
+        np.testing.assert_array_equal(out.storage.mesh_buffer.rows(), expected)
 
 
 # ------------------------------------------------------------------------------ output buffers
