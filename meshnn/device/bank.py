@@ -294,7 +294,9 @@ class DeviceAllocator:
             try:
                 return manager.allocate(layout, bottom_up=direction)
             finally:
-                self._done()
+                self._busy -= 1
+                if self._deferred and not self._busy:
+                    self._done_deferred()
 
     def deallocate(self, buffer_type: BufferType, address: int) -> None:
         """Free ``address``.  A free that arrives while this thread is inside an allocator call (a
@@ -309,11 +311,12 @@ class DeviceAllocator:
             try:
                 manager.free_list.free(address)  # BankManager.deallocate, without its frame: every free comes here
             finally:
-                self._done()
+                self._busy -= 1
+                if self._deferred and not self._busy:
+                    self._done_deferred()
 
-    def _done(self) -> None:
-        """End an allocator call (the lock held); the outermost one runs the frees deferred meanwhile."""
-        self._busy -= 1
+    def _done_deferred(self) -> None:
+        """At the end of the outermost allocator call (the lock held): run the frees deferred meanwhile."""
         while not self._busy and self._deferred:
             buffer_type, address = self._deferred.pop()
             self._busy += 1

@@ -37,6 +37,12 @@ WIDE_MIN_MACS = 1 << 26
 """A product of at least this many multiply-adds (67 M: a ``32 x 2048 @ 2048 x 1024``) runs on
 the thread's usual count of torch threads; smaller ones, and every other operation, on one."""
 
+SERIAL_ELEMENTS = 32768
+"""torch's grain (``at::internal::GRAIN_SIZE``): an element-wise operation over at most this many
+elements runs on the calling thread without opening an OpenMP region (``TensorIteratorBase::for_each``
+runs it serially below the grain, and ``at::parallel_for`` only splits more than a grain), so a kernel
+made of such operations needs no :func:`one_thread` (``launch(torch_elements=...)``)."""
+
 _UNSET = object()
 _runtime: Any = _UNSET  # (get, set) of the OpenMP runtime, or None: looked up once torch is loaded
 _lock = threading.Lock()

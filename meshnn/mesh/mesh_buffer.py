@@ -331,13 +331,16 @@ class MeshBuffer:
             return window
         return self._storage.first(self._layout.size)
 
+    def fresh_rows(self) -> np.ndarray:
+        """:meth:`rows` for a new buffer's writer that writes every byte first (:meth:`SlabStorage.fresh`)."""
+        return self._storage.fresh(self._layout.size)
+
     def shares_bytes(self, other: MeshBuffer) -> bool:
         """Whether ``other`` is this buffer, its owner, or another view of the same slab."""
         return self._storage is other._storage
 
     def lazy_rows(self) -> np.ndarray:
-        """:meth:`rows` without doing a deferred write: for a kernel that reads this buffer only
-        through its memo (or calls :meth:`settle` before it reads the bytes)."""
+        """:meth:`rows` without a deferred write, for a kernel that reads through the memo (or settles first)."""
         return self._storage.unsettled(self._layout.size)
 
     def settle(self) -> None:
@@ -354,13 +357,11 @@ class MeshBuffer:
         return self._storage.pending is not None
 
     def drop_bytes(self, write: Callable[[np.ndarray], None]) -> bool:
-        """Let the slab's bytes go, ``write(slab)`` making them again when anything asks for them
-        (see :meth:`meshnn.mesh.slab.SlabStorage.drop_bytes`); False when nothing was done."""
+        """Let the bytes go, ``write(slab)`` making them again when asked for (``SlabStorage.drop_bytes``)."""
         return self._storage.drop_bytes(write)
 
     def touch(self) -> None:
-        """The bytes are about to change: do any deferred write (a partial write lands on the
-        bytes before it) and drop the memo (shared with this buffer's views)."""
+        """The bytes are about to change: any deferred write done first, the memo (views' too) dropped."""
         self._storage.touch()
 
     @property

@@ -274,6 +274,15 @@ class SlabStorage:
             window = self.window = data[:, :size]
         return window
 
+    def fresh(self, size: int) -> np.ndarray:
+        """:meth:`unsettled` for the writer of a new buffer that writes every byte of it before
+        anything reads them: a small slab not made yet is made without zeroing it (it holds what the
+        memory held before, as device memory does, and as a pooled slab does)."""
+        small = self.rows * self.size < SlabPool.MIN_BYTES  # (larger ones come from the pool, or zeroed pages)
+        if self.data is None and self.pending is None and not self.dropped and small:
+            self.data = np.empty((self.rows, self.size), dtype=np.uint8)
+        return self.unsettled(size)
+
     def release(self) -> None:
         """The owner is freed: drop the memo and any deferred write, and pool or drop the bytes."""
         self.live = self.dropped = False

@@ -11,7 +11,19 @@ Every op follows the same steps:
    so its kernel sees the slab rows of all of them at once and computes with one numpy call
    (:mod:`meshnn.ops.values` decodes and encodes them).
 
-This module holds :func:`launch` (steps 2 and 3) and the program it runs (:class:`_Run`).
+This module holds :func:`launch` (steps 2 and 3) and the program it runs (:class:`_Run`).  Launch's
+further keywords: ``trace_bytes``, the op's dispatch-command bytes per device in a trace, when the op
+has its own figure (None: the trace's); ``waits``, the run may wait for another queue's work
+(``MeshWorkload.waits``); ``repeat_key``, the outputs are a function of the inputs' bytes and this key
+alone, written whole (``Program.repeat_key``); ``program_key``, the op's program-cache key
+(:func:`~meshnn.ops.program_keys.program_key` of the op, its specs and ``attrs``) made once by a caller
+that launches them again and again (else it is looked up at every call); ``torch_elements``, the
+kernel's torch operations are element-wise over at most this many elements per device (None: not
+known): when they are few enough that torch runs them on the calling thread
+(:data:`~meshnn.host.omp.SERIAL_ELEMENTS` over all the devices), the thread's count of torch threads
+is left as it is; ``quiet``, the kernel keeps numpy's floating-point warnings off itself (around its
+numpy work), so the run does not (:meth:`_Run.__call__`); ``fills``, the kernel writes every byte of
+its new outputs (their slabs need no zeroing first: :meth:`~meshnn.mesh.mesh_buffer.MeshBuffer.fresh_rows`).
 
 May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' own :mod:`~meshnn.ops.memo`,
 :mod:`~meshnn.ops.outputs` and :mod:`~meshnn.ops.shared_rows`.
@@ -25,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from meshnn.host import omp
+from meshnn.host.omp import SERIAL_ELEMENTS
 from meshnn.mesh.command_queue import MeshCommandQueue
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange
 from meshnn.mesh.mesh_buffer import MeshBuffer
@@ -62,6 +75,10 @@ def launch(
     trace_bytes: int | None = None,
     waits: bool = False,
     repeat_key: object = None,
+    program_key: tuple | None = None,
+    torch_elements: int | None = None,
+    quiet: bool = False,
+    fills: bool = False,
 ) -> list[Tensor]:
     """Allocate ``outputs`` (or write ``into`` preallocated output tensors, checked by
     :func:`~meshnn.ops.outputs.output_into`) and run ``kernel(input rows, output rows, coords)`` over the populated
@@ -83,21 +100,18 @@ def launch(
 
     ``attrs``: what the op was configured with that its tensors do not say (program and compute-kernel configs,
     memory config, topology, ...), by ttnn's argument names, for the observers of :mod:`meshnn.mesh.observers`, over
-    the call's :func:`~meshnn.mesh.op_keywords.recorded`.
-
-    ``trace_bytes``: the op's dispatch-command bytes per device in a trace, when the op has its own figure (None: the
-    trace's).  ``waits``: may wait for another queue's work (``MeshWorkload.waits``).  ``repeat_key``: the outputs are
-    a function of the inputs' bytes and this key alone, written whole (``Program.repeat_key``)."""
+    the call's :func:`~meshnn.mesh.op_keywords.recorded`.  The other keywords: see the module's text."""
     first = inputs[0] if inputs else None
     where = tuple(coords) if coords is not None else first.storage.coords  # type: ignore[union-attr]
     event = OpEvent(op, mesh, tuple(inputs), where, queue_id, {**recorded(), **(attrs or {})}) if OBSERVERS else None
     if event is not None:
         OBSERVERS.op_begin(event)
     buffers = _allocate(mesh, outputs, into, event)
-    remember(mesh, op, inputs, outputs, attrs)
+    remember(mesh, op, inputs, outputs, attrs) if program_key is None else mesh.record_program(program_key)
     once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
     run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
-    run.keeps = keeps_memos
+    run.keeps, run.quiet, run.fills = keeps_memos, quiet, fills and into is None
+    run.serial = torch_elements is not None and torch_elements * len(where) <= SERIAL_ELEMENTS
     _enqueue(op, mesh, mesh.mesh_command_queue(queue_id), where, run, (trace_bytes, repeat_key), waits)
     run.caller = None  # from now on a run is not this call's own: it writes its bytes at once
     result = list(into) if into is not None else output_tensors(mesh, outputs, buffers, first, where)
@@ -136,10 +150,9 @@ def _ran_inline(queue: MeshCommandQueue, mesh: MeshDevice, where: tuple[MeshCoor
         return False
     mesh.check_open()
     touched, n_in = run.touched, run.n_in
-    if run.lazy:
-        slabs = tuple([b.lazy_rows() for b in touched[:n_in]] + [b.rows() for b in touched[n_in:]])
-    else:
-        slabs = tuple([b.rows() for b in touched])
+    ins = [b.lazy_rows() for b in touched[:n_in]] if run.lazy else [b.rows() for b in touched[:n_in]]
+    outs = [b.fresh_rows() for b in touched[n_in:]] if run.fills else [b.rows() for b in touched[n_in:]]
+    slabs = tuple(ins + outs)
     return queue.run_if_idle(lambda: run.run_whole(mesh, slabs))
 
 
@@ -167,6 +180,7 @@ class _Run:
         "buffers",
         "caller",
         "deferrable",
+        "fills",
         "in_specs",
         "keeps",
         "kernel",
@@ -175,6 +189,8 @@ class _Run:
         "n_in",
         "n_local",
         "once",
+        "quiet",
+        "serial",
         "touched",
     )
 
@@ -203,6 +219,9 @@ class _Run:
                     break
         self.lazy = self.memos and reads_memos
         self.keeps = False  # the kernel keeps its outputs' memos (see launch's keeps_memos)
+        self.serial = False  # torch runs the kernel's operations on the calling thread (see launch's torch_elements)
+        self.quiet = False  # the kernel keeps numpy's floating-point warnings off itself (see launch's quiet)
+        self.fills = False  # the kernel writes every byte of its new outputs (see launch's fills)
         self.caller = threading.get_ident() if deferrable else None  # new outputs, written on this thread
         self.deferrable = deferrable  # its outputs are new buffers the kernel writes whole
 
@@ -215,6 +234,9 @@ class _Run:
             self._run(ctx)
 
     def _run(self, ctx: ProgramContext) -> None:
+        if self.serial:  # (torch opens no parallel region for so few elements: nothing to set)
+            self._run_kernel(ctx)
+            return
         threads = omp.one_thread()  # torch on this thread alone, but for large products
         try:
             self._run_kernel(ctx)

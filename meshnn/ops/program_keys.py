@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from meshnn.mesh.global_semaphore import GlobalSemaphore
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.outputs import Output
+from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 RUNTIME_ARGS = frozenset({"seed", "batch_idx", "update_idx", "update_idxs"})
@@ -36,15 +37,30 @@ def remember(mesh: MeshDevice, op: str, inputs: Sequence[Tensor], outputs: Seque
         if known is not None:
             mesh.record_program(known[0])
             return
-    described = ()
-    if attrs:
-        described = tuple(sorted((k, repr(_hashed(v))) for k, v in attrs.items() if k not in RUNTIME_ARGS))
-    key = (*specs, described)
+    key = (*specs, _described(attrs))
     if plain is not None and _hashes(tuple([v for k, v in attrs.items() if k not in RUNTIME_ARGS]) if attrs else ()):
         if len(_PROGRAM_KEYS) >= PROGRAM_KEYS_KEPT:
             _PROGRAM_KEYS.clear()
         _PROGRAM_KEYS[(specs, plain)] = (key, tuple(attrs.values()) if attrs else ())
     mesh.record_program(key)
+
+
+def program_key(op: str, in_specs: Sequence[TensorSpec], out_specs: Sequence[TensorSpec], attrs) -> tuple | None:
+    """The key :func:`remember` records for a launch of ``op`` on tensors of ``in_specs`` making
+    ``out_specs`` with ``attrs``, for a caller that makes it once and passes it to every such launch
+    (``launch(program_key=...)``); None when the attributes may change or print apart from how they
+    compare (what :func:`remember` makes afresh at every call)."""
+    plain = _plain_key(attrs) if attrs else ()
+    if plain is None or not _hashes(tuple([v for k, v in attrs.items() if k not in RUNTIME_ARGS]) if attrs else ()):
+        return None
+    return (op, tuple(in_specs), tuple(out_specs), _described(attrs))
+
+
+def _described(attrs) -> tuple:
+    """The attributes of a program's key: ``(name, text)`` sorted, runtime arguments left out."""
+    if not attrs:
+        return ()
+    return tuple(sorted((k, repr(_hashed(v))) for k, v in attrs.items() if k not in RUNTIME_ARGS))
 
 
 PROGRAM_KEYS_KEPT = 4096

@@ -8,6 +8,12 @@
   0.0, equal frozen configs) or that may change (a mutable config, a tensor) never share a key.
 - An output's MeshBuffer configs and layout are made once per spec: every spec gets its own
   size, buffer type and address.
+- A binary op's plan holds its program-cache key: the key :func:`program_keys.remember` records for
+  the same op, specs and attributes, whatever the memory config and dtype.
+- A kernel of torch element-wise operations over at most torch's grain leaves the thread's count of
+  torch threads alone; a larger one runs on one thread (:mod:`meshnn.host.omp`).
+- An element-wise op's new output is not zeroed before its kernel runs: the kernel writes every
+  byte (padding included), whatever the memory held before.
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ import pytest
 import torch
 
 import meshnn as ttnn
+from meshnn.host import omp
 from meshnn.ops import program_keys
+from meshnn.ops.eltwise.kernel import elementwise_attrs
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output
 
@@ -219,6 +227,82 @@ def test_program_keys_stay_right_when_the_memo_is_emptied(open_mesh, rng, monkey
     attrs = [{"alpha": float(i)} for i in range(5)] * 2
     assert _keys(attrs, [x]) == [(("alpha", repr(float(i))),) for i in range(5)] * 2
     assert len(program_keys._PROGRAM_KEYS) <= 2
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"memory_config": ttnn.L1_MEMORY_CONFIG}, {"dtype": ttnn.float32}, {"dtype": ttnn.bfloat8_b}],
+    ids=["plain", "l1", "float32", "bfloat8_b"],
+)
+def test_a_plans_program_key_is_the_one_remember_records(open_mesh, rng, options):
+    mesh = open_mesh((2, 4))
+    x = tile(mesh, rng.standard_normal((32, 64)).astype(np.float32))
+    y = tile(mesh, rng.standard_normal((32, 64)).astype(np.float32))
+    mesh.clear_program_cache()
+    for _ in range(3):  # the first makes the plan, the others take its key
+        out = ttnn.subtract(x, y, **options)
+    planned = set(mesh._programs)
+    recorder = _Recorder()
+    program_keys.remember(recorder, "subtract", [x, y], [Output(out.spec)], elementwise_attrs(out.spec))
+    assert len(planned) == 1 and planned == set(recorder.keys)
+
+
+def _kernel_thread_settings(monkeypatch) -> list[int]:
+    calls: list[int] = []
+    setting = omp.one_thread
+
+    def counted():
+        calls.append(1)
+        return setting()
+
+    monkeypatch.setattr(omp, "one_thread", counted)
+    return calls
+
+
+@pytest.mark.parametrize(("shape", "rows", "sets"), [((1, 1), 32, False), ((2, 4), 128, False), ((2, 4), 160, True)])
+def test_only_a_kernel_past_torchs_grain_sets_its_thread_count(open_mesh, rng, monkeypatch, shape, rows, sets):
+    mesh = open_mesh(shape)
+    n = shape[0] * shape[1]
+    a, b = rng.standard_normal((2, n, rows, 32)).astype(np.float32)
+    x, y = (tile(mesh, v, mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0)) for v in (a, b))
+    calls = _kernel_thread_settings(monkeypatch)
+    out = ttnn.add(x, y)
+    assert bool(calls) is sets  # 128 x 32 on 8 devices is 32768 elements: torch's grain, not past it
+    np.testing.assert_array_equal(values_of(out, mesh), bf16(bf16(a) + bf16(b)))
+
+
+FILL_CASES = {
+    "bfloat16 sharded": ((2, 4), ttnn.bfloat16, (8, 64, 64), True, None),
+    "bfloat16 replicated": ((2, 4), ttnn.bfloat16, (64, 64), False, None),
+    "bfloat16 padded": ((1, 1), ttnn.bfloat16, (30, 50), False, None),
+    "float32": ((1, 1), ttnn.float32, (30, 50), False, None),
+    "bfloat8_b": ((1, 1), ttnn.bfloat8_b, (64, 64), False, None),
+    "broadcast": ((1, 1), ttnn.bfloat16, (30, 50), False, (1, 50)),
+}
+
+
+@pytest.mark.parametrize("case", list(FILL_CASES))
+def test_a_new_outputs_every_byte_is_written_over_what_memory_held(open_mesh, rng, monkeypatch, case):
+    shape, dtype, dims, sharded, other = FILL_CASES[case]
+    mesh = open_mesh(shape)
+    mapper = {"mesh_mapper": ttnn.ShardTensorToMesh(mesh, dim=0)} if sharded else {}
+    a = rng.standard_normal(dims).astype(np.float32)
+    b = rng.standard_normal(other or dims).astype(np.float32)
+    x, y = tile(mesh, a, dtype, **mapper), tile(mesh, b, dtype, **mapper if other is None else {})
+    queued = ttnn.add(x, y)  # made the first time: the plan, and its output's slab in zeroed memory
+    mesh.mesh_command_queue().finish()
+    expected = queued.storage.mesh_buffer.rows().copy()
+    garbage = np.empty  # memory that held other bytes: what np.empty may give
+
+    def dirty(shape, dtype=float, order="C"):
+        made = garbage(shape, dtype, order)
+        made.view(np.uint8).reshape(-1)[:] = 0xA5
+        return made
+
+    monkeypatch.setattr(np, "empty", dirty)
+    for _ in range(2):
+        out = ttnn.add(x, y)
+        np.testing.assert_array_equal(out.storage.mesh_buffer.rows(), expected)
 
 
 # ------------------------------------------------------------------------------ output buffers

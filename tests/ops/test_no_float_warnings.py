@@ -24,6 +24,9 @@ OPS = {
     "reciprocal": ttnn.reciprocal,
     "rsqrt": ttnn.rsqrt,
     "div": lambda x: ttnn.div(x, x),
+    "subtract": lambda x: ttnn.subtract(x, x),  # inf - inf (the kernel quiets its own numpy work)
+    "multiply": lambda x: ttnn.multiply(x, x),  # 1e30 * 1e30
+    "add, broadcast": lambda x: ttnn.add(x, ttnn.sum(x, dim=-1, keepdim=True)),
     "pow": lambda x: ttnn.pow(x, ttnn.neg(x)),  # a tensor exponent may be negative (a number one may not)
     "all_reduce": ttnn.all_reduce,
     "typecast to int32": lambda x: ttnn.typecast(x, ttnn.int32),

@@ -7,7 +7,7 @@ Compute is float32 (an integer op's integer tensors in int64); results round int
 exactly as the host conversion does.
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.tensor`, the ops' registry, signatures, launch,
-checks and outputs modules and the other element-wise modules.
+checks, outputs and program-key modules and the other element-wise modules.
 """
 
 from __future__ import annotations
@@ -24,11 +24,12 @@ from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.eltwise.activations import Activation, activated, activation_steps
 from meshnn.ops.eltwise.binary_tables import BINARY, DEFS
 from meshnn.ops.eltwise.functions import wide
-from meshnn.ops.eltwise.kernel import elementwise, elementwise_kernel, memory_config_of
+from meshnn.ops.eltwise.kernel import elementwise, elementwise_attrs, elementwise_kernel, memory_config_of
 from meshnn.ops.eltwise.native import bfloat16_binary
 from meshnn.ops.eltwise.unary_tables import DEFS as UNARY_DEFS
 from meshnn.ops.launch import Kernel
 from meshnn.ops.outputs import out_spec_like
+from meshnn.ops.program_keys import program_key
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
@@ -186,13 +187,16 @@ def _of_tensors(
         key = (name, a_spec, b_spec, dtype, memory_config, native, extra)
         plan = _PLANS.get(key)
         if plan is not None:
-            spec, compute, kernel = plan
-            return elementwise(name, [a, b], spec, compute, native=native, mesh=mesh, kernel=kernel, **run)
+            spec, compute, kernel, program = plan
+            return elementwise(
+                name, [a, b], spec, compute, native=native, mesh=mesh, kernel=kernel, program_key=program, **run
+            )
     spec, compute, kernel = _plan(name, a, b, function, dtype, memory_config, native)
     if key is not None:
         if len(_PLANS) >= PLANS_KEPT:
             _PLANS.clear()
-        _PLANS[key] = (spec, compute, kernel)
+        program = program_key(name, (a_spec, b_spec), (spec,), elementwise_attrs(spec))
+        _PLANS[key] = (spec, compute, kernel, program)
     return elementwise(name, [a, b], spec, compute, native=native, mesh=mesh, kernel=kernel, **run)
 
 
@@ -223,9 +227,9 @@ def _plan(
 PLANS_KEPT = 1024
 """Binary-op plans kept (the cache is emptied when full)."""
 
-_PLANS: dict[tuple, tuple[TensorSpec, Callable[..., np.ndarray], Kernel]] = {}
+_PLANS: dict[tuple, tuple[TensorSpec, Callable[..., np.ndarray], Kernel, tuple | None]] = {}
 """Two-tensor binary ops' plans: ``(op, a's spec, b's spec, dtype, memory_config, native kernel,
-(activations, params))`` -> ``(output spec, compute, kernel)``.  Everything in a plan follows from
+(activations, params))`` -> ``(output spec, compute, kernel, program-cache key)``.  Everything in a plan follows from
 its key alone (specs are immutable; the kernel reads only the rows it is given), so a plan is never
 stale: the tensors themselves (allocated, on one open mesh, populating the same devices),
 ``queue_id`` and ``output_tensor`` are checked on every call, before anything is allocated.  Only

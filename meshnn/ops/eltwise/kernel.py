@@ -38,6 +38,7 @@ def elementwise(
     native: Callable[..., None] | None = None,
     mesh: MeshDevice | None = None,
     kernel: Kernel | None = None,
+    program_key: tuple | None = None,
 ) -> Tensor:
     """An element-wise op: ``compute(*arrays, *scalars)`` on float32 (or integer) arrays.
 
@@ -49,7 +50,9 @@ def elementwise(
 
     ``mesh``: the inputs' mesh, for a caller that has already checked them with :func:`same_mesh`
     (they are not checked again).  ``kernel``: :func:`elementwise_kernel` of these same specs,
-    ``compute``, ``scalars`` and ``native``, made once by a caller that runs them again and again.
+    ``compute``, ``scalars`` and ``native``, made once by a caller that runs them again and again;
+    ``program_key``: :func:`~meshnn.ops.program_keys.program_key` of ``op``, the inputs' specs, ``out_spec`` and
+    :func:`elementwise_attrs`, made once by such a caller too.
     """
     if mesh is None:
         names = _OPERAND_NAMES.get(len(inputs)) or tuple(f"input {i}" for i in range(len(inputs)))
@@ -61,7 +64,6 @@ def elementwise(
         into = [output_into(op, mesh, output_tensor, out_spec, inputs[0].storage.coords)]  # type: ignore[union-attr]
     if kernel is None:
         kernel = elementwise_kernel([t.spec for t in inputs], out_spec, compute, scalars=scalars, native=native)
-    attrs = {"memory_config": out_spec.memory_config, "dtype": out_spec.dtype}
     return launch(
         op,
         mesh,
@@ -72,8 +74,17 @@ def elementwise(
         into=into,
         rowwise=True,
         reads_memos=True,
-        attrs=attrs,
+        attrs=elementwise_attrs(out_spec),
+        program_key=program_key,
+        torch_elements=None if native is None else out_spec.compute_packed_buffer_size_bytes() // 2,
+        quiet=True,
+        fills=True,  # (a new output's buffer is its packed size: every byte of it is written)
     )[0]
+
+
+def elementwise_attrs(out_spec: TensorSpec) -> dict[str, object]:
+    """What an element-wise op making ``out_spec`` tells the observers and the program cache."""
+    return {"memory_config": out_spec.memory_config, "dtype": out_spec.dtype}
 
 
 def elementwise_kernel(
@@ -86,7 +97,8 @@ def elementwise_kernel(
 ) -> Kernel:
     """The kernel :func:`elementwise` runs for inputs of ``in_specs``: it depends on nothing else
     than its arguments (no tensor, buffer or mesh), so a caller may make it once and pass it to
-    every :func:`elementwise` call with the same arguments."""
+    every :func:`elementwise` call with the same arguments.  It keeps numpy's floating-point
+    warnings off itself (``launch(quiet=True)``), around its numpy work only."""
     in_specs = tuple(in_specs)
     scalars = tuple(scalars)
     direct = all(s is out_spec or _storage_compatible(s, out_spec) for s in in_specs)
@@ -96,6 +108,14 @@ def elementwise_kernel(
         in_rows: Sequence[np.ndarray], out_rows: Sequence[np.ndarray], coords: tuple[MeshCoordinate, ...]
     ) -> None:
         out = out_rows[0] if out_rows[0].shape[1] == size else out_rows[0][:, :size]
+        fast = native is not None and direct and not BOUND_ROWS  # (no memo bound: the bytes are the values)
+        if fast and out.flags.c_contiguous and _contiguous_like(in_rows, out.shape):
+            native(*in_rows, out)  # torch's and integer work alone: no floating-point warning to quiet
+            return
+        with np.errstate(all="ignore"):  # a device computes inf and NaN without a word
+            general(in_rows, out_rows, out)
+
+    def general(in_rows: Sequence[np.ndarray], out_rows: Sequence[np.ndarray], out: np.ndarray) -> None:
         known = [known_values(r, s) for r, s in zip(in_rows, in_specs, strict=True)] if BOUND_ROWS else ()
         if direct and not (known and all(v is not None for v in known)):  # no untilizing, unless memos say
             if BOUND_ROWS:
