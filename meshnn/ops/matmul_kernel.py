@@ -13,7 +13,8 @@ are the same with memos on and off, eager and replayed):
   so the product is rounded to bfloat16 first, then into the block-float format.  Where torch's
   bfloat16 products are slow (a CPU without oneDNN's bfloat16 kernels:
   :func:`~meshnn.ops.operands.bf16_products`) those are float32 products of the same values,
-  rounded once to bfloat16.  Any other
+  rounded once to bfloat16, the weight kept in bfloat16 and widened a block of columns at a time
+  (:func:`_wide_matmul`: keeping float32 copies too would triple a model's weights in host memory).  Any other
   output takes a float32 product of the same values (the weight kept as float32 values; one too
   large for that, :data:`WIDE_WHOLE_BYTES`, kept in bfloat16 and widened a block of columns at a
   time: :func:`_wide_matmul`), whose result is then rounded into the output format;
@@ -113,7 +114,7 @@ class Product:
         wide = not narrow
         x = operand(in_rows[0], specs[0], torch, wide=wide, kept=False)  # (an activation: read once)
         k = x.shape[0]
-        blocks = wide and math.prod(specs[1].shape) * in_rows[1].shape[0] * 4 > WIDE_WHOLE_BYTES
+        blocks = wide and (bf16_sums or math.prod(specs[1].shape) * in_rows[1].shape[0] * 4 > WIDE_WHOLE_BYTES)
         product, wide = (_wide_matmul, False) if blocks else (_matmul, wide)  # (wide: the weight's dtype now)
         if self.columns and k > 1 and _same_rows(torch, x):
             w = operand_sides(in_rows[1], specs[1], torch, wide=wide)  # (K, k * N)
