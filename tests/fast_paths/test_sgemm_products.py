@@ -114,3 +114,56 @@ def test_a_replay_equals_the_eager_product_of_new_inputs(open_mesh):
     ttnn.release_trace(mesh, trace)
     again = read(step())
     assert all(torch.equal(a, b) and not torch.equal(a, e) for a, b, e in zip(replayed, again, eager, strict=True))
+
+
+@pytest.fixture
+def bounded(monkeypatch):
+    """Decoded memos on with room for a few MiB, torch's bfloat16 product off (the float32 path)."""
+    from meshnn.ops.decoded import DECODED
+    from meshnn.ops.memo import VALUES_MEMO
+
+    monkeypatch.setitem(operands._NATIVE, id(torch), False)
+    limits = DECODED.limit, VALUES_MEMO.limit
+    DECODED.limit = 8 << 20
+    DECODED.clear()
+    yield DECODED
+    DECODED.clear()
+    VALUES_MEMO.clear()
+    DECODED.limit, VALUES_MEMO.limit = limits
+
+
+@pytest.mark.parametrize("mapper", ["columns", "rows"])
+def test_kept_float32_blocks_give_the_bytes_of_blocks_widened_at_each_use(open_mesh, bounded, monkeypatch, mapper):
+    """A weight's blocks, widened once and kept on its memo, multiply as the blocks widened at each
+    use do (memos off), bit for bit, on random values; a weight written since is read anew."""
+    monkeypatch.setattr(matmul_kernel, "SGEMM_CHUNK_VALUES", 512 * 4 * 64)  # blocks narrower than the weight
+    mesh = open_mesh((1, 4))
+    rng = np.random.default_rng(16)
+    cols = mapper == "columns"
+    x_mapper = None if cols else ttnn.ShardTensorToMesh(mesh, dim=-1)
+    w_mapper = ttnn.ShardTensorToMesh(mesh, dim=1 if cols else 0)
+    x = torch.randn(1, 1, 32, 512)
+    x = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=TILE, device=mesh, mesh_mapper=x_mapper)
+    values = [torch.from_numpy(rng.standard_normal((512, 4 * 320)).astype(np.float32)) for _ in range(2)]
+    w = ttnn.from_torch(values[0], dtype=ttnn.bfloat8_b, layout=TILE, device=mesh, mesh_mapper=w_mapper)
+
+    def put(i: int) -> None:
+        ttnn.copy_host_to_device_tensor(
+            ttnn.from_torch(values[i], dtype=ttnn.bfloat8_b, layout=TILE, mesh_mapper=w_mapper), w
+        )
+
+    def read() -> list[bytes]:
+        out = ttnn.linear(x, w, dtype=ttnn.bfloat16)
+        return [np.asarray(ttnn.to_numpy(t)).tobytes() for t in ttnn.get_device_tensors(out)]
+
+    first, again = read(), read()  # (the second from the memo's kept blocks)
+    assert w.storage.mesh_buffer.memo.blocks, "the blocks kept on the memo"
+    put(1)
+    written = [read(), read()]
+    bounded.limit = 0  # memos off: every block widened at each use
+    bounded.clear()
+    want_written = read()
+    put(0)
+    want_first = read()
+    assert first == again == want_first
+    assert written == [want_written, want_written] and want_written != want_first
