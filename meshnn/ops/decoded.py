@@ -80,19 +80,18 @@ class Decoded:
         if 0 in view.stride() or not any(t.untyped_storage().data_ptr() == storage for t in mine):
             return None
         key = (storage, tuple(view.shape), tuple(view.stride()), view.storage_offset(), width)
-        with DECODED.lock:  # (two queues' kernels reading one weight make its blocks once)
-            blocks = self.blocks.get(key)
-            if blocks is not None:
-                return blocks
-            n = view.shape[-1]
-            blocks = torch.empty((-(-n // width), *view.shape[:-1], width), dtype=torch.float32)
-            if not DECODED.grow(self, blocks.numel() * 4):
-                return None
-            for index, first in enumerate(range(0, n, width)):
-                count = min(width, n - first)
-                blocks[index, ..., :count].copy_(view[..., first : first + count])
-            self.blocks[key] = blocks
+        blocks = self.blocks.get(key)
+        if blocks is not None:
             return blocks
+        n = view.shape[-1]
+        blocks = torch.empty((-(-n // width), *view.shape[:-1], width), dtype=torch.float32)
+        if not DECODED.grow(self, blocks.numel() * 4):
+            return None
+        for index, first in enumerate(range(0, n, width)):
+            count = min(width, n - first)
+            blocks[index, ..., :count].copy_(view[..., first : first + count])
+        self.blocks[key] = blocks
+        return blocks
 
     @property
     def nbytes(self) -> int:
@@ -133,10 +132,9 @@ class Decoded:
         self.values[where] = new.to(self.values.dtype)
         if self.other is not None:
             self.other[where] = new.to(self.other.dtype)
-        with DECODED.lock:
-            if self.blocks:  # (a weight's blocks: dropped, not patched)
-                DECODED.credit(self, sum(b.numel() * 4 for b in self.blocks.values()))
-                self.blocks = {}
+        if self.blocks:  # (a weight's blocks: dropped, not patched)
+            DECODED.credit(self, sum(b.numel() * 4 for b in self.blocks.values()))
+            self.blocks = {}
 
     def floats(self, k: int) -> np.ndarray:
         """``(k, *spec.shape)`` float32 values (a new array, or a read-only broadcast of one row)."""
@@ -167,7 +165,6 @@ class DecodedCache:
         self._bytes = 0
         self._tick = 0
         self._lock = threading.RLock()
-        self.lock = self._lock  # (held by a memo making or dropping what it counts)
         self.hits = self.misses = self.refused = 0
 
     @property
