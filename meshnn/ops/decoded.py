@@ -59,39 +59,13 @@ class Decoded:
     device holds the same values; or, ``sides`` true, the ``k`` matrices ``(K, N)`` side by side
     as one ``(K, k * N)`` matrix (a column-parallel weight read by one product).  Read-only."""
 
-    __slots__ = ("__weakref__", "blocks", "equal_rows", "other", "sides", "spec", "tick", "values")
+    __slots__ = ("__weakref__", "equal_rows", "other", "sides", "spec", "tick", "values")
 
     def __init__(self, spec: TensorSpec, values: Any, *, sides: bool = False) -> None:
         self.spec, self.values, self.sides = spec, values, sides
         self.equal_rows = not sides and values.shape[0] == 1
         self.tick = 0
         self.other: Any = None  # the values in the other dtype (bfloat16 / float32), once kept
-        self.blocks: dict[tuple, Any] = {}  # float32 blocks of columns of views of the values, once kept
-
-    def float_blocks(self, view: Any, width: int) -> Any | None:
-        """``view`` (``(..., K, N)``: a view of this memo's bfloat16 values, or of their copy in
-        :attr:`other`) widened to float32 blocks of ``width`` columns, ``(-(-N // width), ...,
-        K, width)`` (the last block's columns past N unused): kept on this memo while the bound
-        has room for them, made once; None when ``view`` is not this memo's or there is no room.
-        Exact: the same values a block widened at each use holds, in the same layout."""
-        torch = _torch()
-        mine = [t for t in (self.values, self.other) if t is not None and t.dtype == torch.bfloat16]
-        storage = view.untyped_storage().data_ptr()
-        if 0 in view.stride() or not any(t.untyped_storage().data_ptr() == storage for t in mine):
-            return None
-        key = (storage, tuple(view.shape), tuple(view.stride()), view.storage_offset(), width)
-        blocks = self.blocks.get(key)
-        if blocks is not None:
-            return blocks
-        n = view.shape[-1]
-        blocks = torch.empty((-(-n // width), *view.shape[:-1], width), dtype=torch.float32)
-        if not DECODED.grow(self, blocks.numel() * 4):
-            return None
-        for index, first in enumerate(range(0, n, width)):
-            count = min(width, n - first)
-            blocks[index, ..., :count].copy_(view[..., first : first + count])
-        self.blocks[key] = blocks
-        return blocks
 
     @property
     def nbytes(self) -> int:
@@ -132,9 +106,6 @@ class Decoded:
         self.values[where] = new.to(self.values.dtype)
         if self.other is not None:
             self.other[where] = new.to(self.other.dtype)
-        if self.blocks:  # (a weight's blocks: dropped, not patched)
-            DECODED.credit(self, sum(b.numel() * 4 for b in self.blocks.values()))
-            self.blocks = {}
 
     def floats(self, k: int) -> np.ndarray:
         """``(k, *spec.shape)`` float32 values (a new array, or a read-only broadcast of one row)."""

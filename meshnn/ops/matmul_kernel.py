@@ -40,8 +40,8 @@ from meshnn.formats.bfloat16 import round_to_bfloat16
 from meshnn.formats.dtypes import DataType
 from meshnn.host import omp
 from meshnn.mesh.coord import MeshCoordinate
-from meshnn.ops.decoded import BF16_EXACT, DECODED, Decoded
-from meshnn.ops.memo import BOUND_ROWS, bound_rows, relaid_memo
+from meshnn.ops.decoded import BF16_EXACT
+from meshnn.ops.memo import relaid_memo
 from meshnn.ops.operands import bf16_torch, native_bf16_products, operand, operand_sides
 from meshnn.ops.shared_rows import same_values_on_every_device
 from meshnn.ops.values import logical_values, write_values
@@ -122,14 +122,13 @@ class Product:
             w = operand_sides(in_rows[1], specs[1], torch, wide=wide)  # (K, k * N)
             rows = x[0].reshape(-1, w.shape[0])
             with omp.wide(rows.shape[0] * w.numel()):
-                array = _sums(torch, product(torch, rows, w, sgemm, _decoded(in_rows[1], specs[1], sgemm)), sgemm)
+                array = _sums(torch, product(torch, rows, w, sgemm), sgemm)  # (M, k * N)
             result = array.reshape(rows.shape[0], k, -1).transpose(1, 0, 2).reshape((k, *self.shape))
         else:
             w = operand(in_rows[1], specs[1], torch, wide=wide)
             x, w = _stacked_torch(x, w, self.transposes)
             with omp.wide(x.numel() * w.shape[-1]):
-                memo = _decoded(in_rows[1], specs[1], sgemm)  # (after the operand: it may make the memo)
-                result = _sums(torch, product(torch, x, w, sgemm, memo), sgemm).reshape((k, *self.shape))
+                result = _sums(torch, product(torch, x, w, sgemm), sgemm).reshape((k, *self.shape))
         if final:
             write_values(out_rows[0], result, self.spec, exact=True, owned=True)
             return
@@ -164,12 +163,6 @@ class Product:
         write_values(out_rows[0], result, self.spec, owned=owned)
 
 
-def _decoded(rows: np.ndarray, spec: TensorSpec, wanted: bool = True) -> Decoded | None:
-    """The Decoded memo of the buffer a kernel's input ``rows`` are, if any (and ``wanted``)."""
-    bound = bound_rows(rows) if wanted and BOUND_ROWS else None
-    return None if bound is None else DECODED.get(bound.buffer, spec)
-
-
 def _same_rows(torch: Any, x: Any) -> bool:
     """Whether the stacked ``(k, ...)`` operand ``x`` is bit for bit the same on every device (at
     once when it is one row expanded; else compared by numpy, on this thread alone)."""
@@ -193,38 +186,32 @@ bfloat16 (4 MiB of scratch: a block stays in cache for its product; a 32-row pro
 ``2048 x 8192`` weight took 34 ms of CPU so, against 29 ms with float32 weights kept)."""
 
 
-def _matmul(torch: Any, x: Any, w: Any, _sgemm: bool = False, _memo: Decoded | None = None) -> Any:
+def _matmul(torch: Any, x: Any, w: Any, _sgemm: bool = False) -> Any:
     """torch's product of operands of one dtype: bfloat16 (float32 sums rounded once to bfloat16)
     or float32 (the weight's values kept so, or widened whole)."""
     return torch.matmul(x, w)
 
 
-def _wide_matmul(torch: Any, x: Any, w: Any, sgemm: bool = False, memo: Decoded | None = None) -> Any:
+def _wide_matmul(torch: Any, x: Any, w: Any, sgemm: bool = False) -> Any:
     """The float32 product of float32 ``x`` and bfloat16 ``w`` (``(..., K, N)``, any strides): w's
     values widened exactly to float32 a block of ``WIDE_CHUNK_VALUES // K`` columns at a time
     (``SGEMM_CHUNK_VALUES`` for ``sgemm``: a product whose sums are rounded to bfloat16) into
     one scratch block, each block's product written into its columns of the result (2-D products
     when there is one matrix).  The blocks depend on the shapes alone (never on what a memo
     holds), so the bits do too; the weight costs its bfloat16 memory and no float32 copy of it is
-    made whole.  For ``sgemm``, ``w``'s Decoded ``memo`` (when it has one) keeps its blocks widened
-    while the bound has room (:meth:`Decoded.float_blocks`: the same values in the same layout, so
-    the same products), so that they are widened once, not at every use."""
+    made whole."""
     if w.dim() > 2 and math.prod(w.shape[:-2]) == 1 and math.prod(x.shape[:-2]) == 1:
-        flat = _wide_matmul(torch, x.reshape(x.shape[-2:]), w.reshape(w.shape[-2:]), sgemm, memo)
+        flat = _wide_matmul(torch, x.reshape(x.shape[-2:]), w.reshape(w.shape[-2:]), sgemm)
         return flat.reshape(*torch.broadcast_shapes(x.shape[:-2], w.shape[:-2]), *flat.shape)
     n, per_column = w.shape[-1], max(1, w[..., :1].numel())
     width = max(32, (SGEMM_CHUNK_VALUES if sgemm else WIDE_CHUNK_VALUES) // per_column // 32 * 32)
     batch = torch.broadcast_shapes(x.shape[:-2], w.shape[:-2])
     out = torch.empty((*batch, x.shape[-2], n), dtype=torch.float32)
-    kept = memo.float_blocks(w, min(width, n)) if memo is not None and sgemm else None
-    scratch = torch.empty((*w.shape[:-1], min(width, n)), dtype=torch.float32) if kept is None else None
-    for index, first in enumerate(range(0, n, width)):
+    scratch = torch.empty((*w.shape[:-1], min(width, n)), dtype=torch.float32)
+    for first in range(0, n, width):
         count = min(width, n - first)
-        if kept is not None:
-            block = kept[index, ..., :count]
-        else:
-            block = scratch[..., :count]
-            block.copy_(w[..., first : first + count])
+        block = scratch[..., :count]
+        block.copy_(w[..., first : first + count])
         if out.dim() == 2:
             torch.matmul(x, block, out=out[:, first : first + count])
         else:
