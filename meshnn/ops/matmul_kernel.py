@@ -10,15 +10,13 @@ are the same with memos on and off, eager and replayed):
   meshnn rounds: checked once).  So is a block-float output (bfloat8_b, bfloat4_b) with no bias or
   activation whose destination register holds 16-bit values (``fp32_dest_acc_en`` off, ttnn's
   default for every output but float32): the device packs its output from those bfloat16 values,
-  so the product is rounded to bfloat16 first, then into the block-float format.  Any other
+  so the product is rounded to bfloat16 first, then into the block-float format.  Where torch's
+  bfloat16 products are slow (a CPU without oneDNN's bfloat16 kernels:
+  :func:`~meshnn.ops.operands.bf16_products`) those are float32 products of the same values,
+  rounded once to bfloat16.  Any other
   output takes a float32 product of the same values (the weight kept as float32 values; one too
   large for that, :data:`WIDE_WHOLE_BYTES`, kept in bfloat16 and widened a block of columns at a
-  time: :func:`_wide_matmul`), whose result is then rounded into the output format.  Where
-  torch's bfloat16 product is its reference loop (no oneDNN kernels for bfloat16 on this CPU:
-  :func:`~meshnn.ops.operands.native_bf16_products`, decided once by the CPU), the products whose
-  sums are rounded to bfloat16 are float32 products of the same values instead (the weight kept
-  in bfloat16 and widened a block of columns at a time), their float32 sums rounded once to
-  bfloat16 (nearest, ties to even) by meshnn: the same arithmetic, 50 to 100 times faster there;
+  time: :func:`_wide_matmul`), whose result is then rounded into the output format;
 - otherwise numpy's float32 ``matmul`` (a float32 row-major output straight into its slab), its
   result rounded to bfloat16 first where the destination register's format asks it (above).
 
@@ -42,7 +40,7 @@ from meshnn.host import omp
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.decoded import BF16_EXACT
 from meshnn.ops.memo import relaid_memo
-from meshnn.ops.operands import bf16_torch, native_bf16_products, operand, operand_sides
+from meshnn.ops.operands import bf16_products, bf16_torch, operand, operand_sides
 from meshnn.ops.shared_rows import same_values_on_every_device
 from meshnn.ops.values import logical_values, write_values
 from meshnn.tensor.spec import TensorSpec
@@ -106,29 +104,30 @@ class Product:
 
     def _torch_product(self, torch: Any, in_rows: list[np.ndarray], out_rows: list[np.ndarray]) -> None:
         """The product on torch's operands (see the module docstring): bfloat16 ones for a
-        bfloat16 output or one packed from bfloat16 values (float32 operands widened a block at a
-        time where torch's bfloat16 product is its reference loop, the float32 sums then rounded
-        once here), float32 ones for a float32 result (a very large weight widened in blocks)."""
+        bfloat16 output or one packed from bfloat16 values, float32 ones for a float32 result (a
+        very large weight widened in blocks)."""
         specs = self.specs
         bf16_sums = self.packs_bf16 or (self.spec.dtype is DataType.BFLOAT16 and not self.has_bias and self.act is None)
         final = bf16_sums and self.spec.dtype is DataType.BFLOAT16
-        sgemm = bf16_sums and not native_bf16_products(torch)  # (the sums rounded to bfloat16 below)
-        wide = not bf16_sums
-        x = operand(in_rows[0], specs[0], torch, wide=wide or sgemm, kept=False)  # (an activation: read once)
+        narrow = bf16_sums and bf16_products(torch)  # (else float32 sums, rounded below)
+        wide = not narrow
+        x = operand(in_rows[0], specs[0], torch, wide=wide, kept=False)  # (an activation: read once)
         k = x.shape[0]
-        blocks = sgemm or (wide and math.prod(specs[1].shape) * in_rows[1].shape[0] * 4 > WIDE_WHOLE_BYTES)
+        blocks = wide and math.prod(specs[1].shape) * in_rows[1].shape[0] * 4 > WIDE_WHOLE_BYTES
         product, wide = (_wide_matmul, False) if blocks else (_matmul, wide)  # (wide: the weight's dtype now)
         if self.columns and k > 1 and _same_rows(torch, x):
             w = operand_sides(in_rows[1], specs[1], torch, wide=wide)  # (K, k * N)
             rows = x[0].reshape(-1, w.shape[0])
             with omp.wide(rows.shape[0] * w.numel()):
-                array = _sums(torch, product(torch, rows, w, sgemm), sgemm)  # (M, k * N)
+                array = _numpy(torch, product(torch, rows, w))  # (M, k * N)
             result = array.reshape(rows.shape[0], k, -1).transpose(1, 0, 2).reshape((k, *self.shape))
         else:
             w = operand(in_rows[1], specs[1], torch, wide=wide)
             x, w = _stacked_torch(x, w, self.transposes)
             with omp.wide(x.numel() * w.shape[-1]):
-                result = _sums(torch, product(torch, x, w, sgemm), sgemm).reshape((k, *self.shape))
+                result = _numpy(torch, product(torch, x, w)).reshape((k, *self.shape))
+        if bf16_sums and not narrow:
+            result = _rounded(result)
         if final:
             write_values(out_rows[0], result, self.spec, exact=True, owned=True)
             return
@@ -163,6 +162,11 @@ class Product:
         write_values(out_rows[0], result, self.spec, owned=owned)
 
 
+def _rounded(result: np.ndarray) -> np.ndarray:
+    """A float32 product (ours alone) rounded to bfloat16 values, to nearest, ties to even."""
+    return round_to_bfloat16(result if result.flags.c_contiguous else np.ascontiguousarray(result), in_place=True)
+
+
 def _same_rows(torch: Any, x: Any) -> bool:
     """Whether the stacked ``(k, ...)`` operand ``x`` is bit for bit the same on every device (at
     once when it is one row expanded; else compared by numpy, on this thread alone)."""
@@ -180,31 +184,24 @@ WIDE_CHUNK_VALUES = 1 << 22
 """Weight values widened to float32 at a time by :func:`_wide_matmul` (16 MiB of scratch)."""
 
 
-SGEMM_CHUNK_VALUES = 1 << 20
-"""Weight values widened at a time by :func:`_wide_matmul` for a product whose sums are rounded to
-bfloat16 (4 MiB of scratch: a block stays in cache for its product; a 32-row product with a
-``2048 x 8192`` weight took 34 ms of CPU so, against 29 ms with float32 weights kept)."""
-
-
-def _matmul(torch: Any, x: Any, w: Any, _sgemm: bool = False) -> Any:
+def _matmul(torch: Any, x: Any, w: Any) -> Any:
     """torch's product of operands of one dtype: bfloat16 (float32 sums rounded once to bfloat16)
     or float32 (the weight's values kept so, or widened whole)."""
     return torch.matmul(x, w)
 
 
-def _wide_matmul(torch: Any, x: Any, w: Any, sgemm: bool = False) -> Any:
+def _wide_matmul(torch: Any, x: Any, w: Any) -> Any:
     """The float32 product of float32 ``x`` and bfloat16 ``w`` (``(..., K, N)``, any strides): w's
-    values widened exactly to float32 a block of ``WIDE_CHUNK_VALUES // K`` columns at a time
-    (``SGEMM_CHUNK_VALUES`` for ``sgemm``: a product whose sums are rounded to bfloat16) into
+    values widened exactly to float32 a block of ``WIDE_CHUNK_VALUES // K`` columns at a time into
     one scratch block, each block's product written into its columns of the result (2-D products
     when there is one matrix).  The blocks depend on the shapes alone (never on what a memo
     holds), so the bits do too; the weight costs its bfloat16 memory and no float32 copy of it is
     made whole."""
     if w.dim() > 2 and math.prod(w.shape[:-2]) == 1 and math.prod(x.shape[:-2]) == 1:
-        flat = _wide_matmul(torch, x.reshape(x.shape[-2:]), w.reshape(w.shape[-2:]), sgemm)
+        flat = _wide_matmul(torch, x.reshape(x.shape[-2:]), w.reshape(w.shape[-2:]))
         return flat.reshape(*torch.broadcast_shapes(x.shape[:-2], w.shape[:-2]), *flat.shape)
     n, per_column = w.shape[-1], max(1, w[..., :1].numel())
-    width = max(32, (SGEMM_CHUNK_VALUES if sgemm else WIDE_CHUNK_VALUES) // per_column // 32 * 32)
+    width = max(32, WIDE_CHUNK_VALUES // per_column // 32 * 32)
     batch = torch.broadcast_shapes(x.shape[:-2], w.shape[:-2])
     out = torch.empty((*batch, x.shape[-2], n), dtype=torch.float32)
     scratch = torch.empty((*w.shape[:-1], min(width, n)), dtype=torch.float32)
@@ -226,13 +223,6 @@ def _numpy(torch: Any, product: Any) -> np.ndarray:
         return product.contiguous().numpy()
     bits = product.contiguous().view(torch.int16).numpy().view(np.uint16)
     return np.left_shift(bits.astype(np.uint32), 16).view(np.float32)
-
-
-def _sums(torch: Any, product: Any, sgemm: bool) -> np.ndarray:
-    """:func:`_numpy` of ``product``, its float32 sums rounded once to bfloat16 (nearest, ties to
-    even, as torch's bfloat16 product rounds them) when it is the ``sgemm`` form of one."""
-    array = _numpy(torch, product)
-    return round_to_bfloat16(array, in_place=True) if sgemm else array
 
 
 def _stacked_torch(x: Any, w: Any, transposes: tuple[bool, bool]) -> tuple[Any, Any]:
