@@ -217,34 +217,48 @@ def test_a_replay_equals_the_eager_step_and_reads_a_new_weight(open_mesh, rng, d
     assert replayed == raw(ttnn.linear(ttnn.rms_norm(x, epsilon=1e-5), w)) and replayed != eager
 
 
-@pytest.mark.parametrize("memo", ["decoded", "pages only"])
-def test_decode_attention_reads_the_pages_and_the_updates_patch_the_memo(open_mesh, decoded, memo):
+@pytest.mark.parametrize("paged", [True, False], ids=["paged", "contiguous"])
+@pytest.mark.parametrize("memo", ["decoded", "bfloat16 only", "pages only"])
+def test_decode_attention_reads_the_pages_and_the_updates_patch_the_memo(open_mesh, decoded, memo, paged):
+    """The attention reads a decoded cache's float32 values, kept beside its bfloat16 ones while
+    the bound has room (widened at each read without it; only the pages read with no memo): the
+    updates patch both, and every way gives the bytes of memos off."""
     mesh = open_mesh((1, 1))
-    attend = ttnn.transformer.paged_scaled_dot_product_attention_decode
     table = torch.randperm(64, generator=torch.Generator().manual_seed(3)).reshape(8, 8).int()
     positions = torch.tensor([3, 40, 17, 60, 0, 9, 33, 12], dtype=torch.int32)
 
     def steps() -> list[list[bytes]]:
         gen = torch.Generator().manual_seed(5)
-        cache = ttnn.from_torch(torch.randn(64, 1, 32, 64, generator=gen), device=mesh, **BFP8)
+        shape = (64, 1, 32, 64) if paged else (8, 1, 256, 64)
+        cache = ttnn.from_torch(torch.randn(*shape, generator=gen), device=mesh, **BFP8)
         q = ttnn.from_torch(torch.randn(1, 8, 8, 64, generator=gen), device=mesh, **BF16)
-        t = ttnn.from_torch(table, dtype=ttnn.int32, device=mesh)
+        t = ttnn.from_torch(table, dtype=ttnn.int32, device=mesh) if paged else None
         pos = ttnn.from_torch(positions, dtype=ttnn.int32, device=mesh)
         out = []
         for _ in range(3):
             new = ttnn.from_torch(torch.randn(1, 8, 1, 64, generator=gen), **BF16)
             k = ttnn.to_device(new, mesh, memory_config=_users_sharded())
             ttnn.experimental.paged_update_cache(cache, k, update_idxs_tensor=pos, page_table=t)
-            out.append(raw(attend(q, cache, cache, t, cur_pos_tensor=pos)))
+            if paged:
+                attended = ttnn.transformer.paged_scaled_dot_product_attention_decode(
+                    q, cache, cache, t, cur_pos_tensor=pos
+                )
+            else:
+                attended = ttnn.transformer.scaled_dot_product_attention_decode(q, cache, cache, cur_pos_tensor=pos)
+            out.append(raw(attended))
             ttnn.plus_one(pos)
         kept = cache.storage.mesh_buffer.memo
         return out, kept
 
     if memo == "pages only":
         decoded.limit = VALUES_MEMO.limit = 0  # no memo: only the pages read are decoded
+    if memo == "bfloat16 only":
+        decoded.limit = 64 * 32 * 64 * 3  # room for the bfloat16 values (2 bytes each), not for float32 ones too
     got, kept = steps()
-    if memo == "decoded":
+    if memo != "pages only":
         assert isinstance(kept, Decoded), "the cache decoded whole once, then patched by each update"
+        kept_floats = kept.other is not None and kept.other.dtype == torch.float32
+        assert kept_floats == (memo == "decoded"), "the float32 values the reads take, kept while there is room"
     memos_off(decoded)
     want, _ = steps()
     assert got == want

@@ -15,7 +15,10 @@ Where they come from, fastest first:
   :data:`WHOLE_FRACTION` of the cache or more, or a cache with tile padding, decodes it whole).
 
 The values are the same whichever way they come (every value of a cache's dtype is a bfloat16
-value); the reads are float32 numpy arrays.
+value); the reads are float32 numpy arrays.  A Decoded cache's reads take its float32 values,
+kept beside the bfloat16 ones while the bound has room (:meth:`~meshnn.ops.decoded.Decoded.in_dtype`;
+the updates patch both), read-only views of them where no gather is needed: a decode step then
+widens nothing (it widened the rows it read, 8 of decode.py's 65 ms a step).
 
 May import: :mod:`meshnn.formats`, :mod:`meshnn.tensor` (the spec) and the ops' memo, decoded, tile_rows,
 operands and values.
@@ -48,22 +51,29 @@ def _held(rows: np.ndarray, spec: TensorSpec, fraction: float) -> np.ndarray | A
     if bound is not None:
         decoded = DECODED.get(bound.buffer, spec)
         if decoded is not None and not decoded.sides and decoded.values.shape[0] == rows.shape[0]:
-            return decoded.values
+            return decoded.in_dtype(sys.modules["torch"].float32)  # (kept beside while the bound has room)
         known = known_values(rows, spec)
         if known is not None:
             return known
         torch = bf16_torch() if spec.dtype in BF16_EXACT else None
         if torch is not None and bound.keep and not bound.first and DECODED.has_room(rows.shape[0] * spec.volume() * 2):
-            return operand(rows, spec, torch, let_go=False)  # (kept as the buffer's Decoded memo)
+            values = operand(rows, spec, torch, let_go=False)  # (kept as the buffer's Decoded memo)
+            decoded = DECODED.get(bound.buffer, spec)
+            return values if decoded is None else decoded.in_dtype(torch.float32)
     if fraction >= WHOLE_FRACTION or _tile_grid(spec) is None:
         return logical_values(rows, spec)
     return None
 
 
 def _floats(values: Any) -> np.ndarray:
-    """A read of :func:`_held` values as a float32 numpy array."""
+    """A read of :func:`_held` values as a float32 numpy array: a float32 torch tensor's own
+    memory, read-only (a memo's float32 values: the attention only reads them), else a copy."""
     if isinstance(values, np.ndarray):
         return values
+    if values.dtype == sys.modules["torch"].float32:
+        view = values.numpy()
+        view.flags.writeable = False
+        return view
     out = np.empty(tuple(values.shape), np.float32)
     sys.modules["torch"].from_numpy(out).copy_(values)
     return out
