@@ -145,8 +145,9 @@ def test_a_loop_over_semaphores_and_buffers_is_one_program(mesh):
     assert mesh.num_program_cache_entries() == 2  # another link count is another program
 
 
+@pytest.mark.parametrize("name", ["fused_rms_1_1_32_8192", "fused_rms_minimal"])  # tt-metal 2025's name, 2026's
 @pytest.mark.parametrize("out_dtype", [BF16, BFP8], ids=["bf16", "bfp8"])
-def test_fused_rms_normalises_the_rows_across_the_group(mesh, out_dtype):
+def test_fused_rms_normalises_the_rows_across_the_group(mesh, out_dtype, name):
     rows, cols = tuple(mesh.shape)
     width = 256  # per device: 2 cores of 128
     cores = grid(0, 0, 1, 0)
@@ -161,7 +162,7 @@ def test_fused_rms_normalises_the_rows_across_the_group(mesh, out_dtype):
     )
     out_config = width_sharded(grid(0, 0, 3, 0), 128)  # 4 x 128 = 512: padded past the 256 columns
     sem = ttnn.create_global_semaphore(mesh, cores, 0)
-    got = ttnn.fused_rms_1_1_32_8192(
+    got = getattr(ttnn, name)(
         x, program, 1, mesh, sem, residual_input_tensor=r, weight=g, epsilon=1e-5, dtype=out_dtype,
         memory_config=out_config, topology=ttnn.Topology.Linear, num_links=1,
     )  # fmt: skip

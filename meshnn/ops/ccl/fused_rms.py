@@ -1,4 +1,5 @@
-"""``ttnn.fused_rms_1_1_32_8192`` (tt-metal's RMSAllGather, Llama-70B's decode norm on a Galaxy):
+"""``ttnn.fused_rms_1_1_32_8192`` (tt-metal's RMSAllGather, Llama-70B's decode norm on a Galaxy; bound as
+``ttnn.fused_rms_minimal`` by tt-metal of 2026, the same arguments):
 an RMS norm over a row split across the devices of ``cluster_axis``, its statistics all-gathered
 inside the op.
 
@@ -48,7 +49,7 @@ from meshnn.tensor.tensor import Tensor
 _DTYPES = (DataType.FLOAT32, DataType.BFLOAT16, DataType.BFLOAT8_B)
 
 
-@register(kind=OpKind.COLLECTIVE, family=OpFamily.NORM, device_operation="RMSAllGather")
+@register(kind=OpKind.COLLECTIVE, family=OpFamily.NORM, device_operation="RMSAllGather", aliases=("fused_rms_minimal",))
 def fused_rms_1_1_32_8192(
     input_tensor: Tensor,
     program_config: object,

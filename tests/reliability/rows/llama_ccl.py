@@ -64,6 +64,13 @@ def rows() -> list[Case]:
         Case(rms, "semaphore of another mesh", lambda e: _rms(e, sem=e.other_sem), VALUE, "global_semaphore"),
         Case(rms, "num_links 0", lambda e: _rms(e, num_links=0), VALUE, "num_links"),
         Case(rms, "not (1, 1, 32, N) rows", lambda e: _rms(e), VALUE, "input_tensor"),
+        Case(
+            "fused_rms_minimal",
+            "mesh_device of another mesh (2026's name)",
+            lambda e: ttnn.fused_rms_minimal(e.a, None, 1, e.other_mesh, e.sems[0]),
+            WRONG_MESH,
+            "mesh_device",
+        ),
         Case(qkv, "semaphore an int", lambda e: _qkv(e, sem=1), TYPE, "multi_device_global_semaphore"),
         Case(qkv, "num_heads 0", lambda e: _qkv(e, heads=0), VALUE, "num_heads"),
         Case(qkv, "offsets not integers", lambda e: _qkv(e, batch_offset=None), TYPE, qkv),
