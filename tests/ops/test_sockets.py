@@ -206,3 +206,12 @@ def test_one_socket_end_needs_a_peer_rank(halves):
     with pytest.raises(ttnn.MeshnnValueError, match="sender_rank and receiver_rank"):
         ttnn.MeshSocket(sender, config(sender.shape))
     assert sender.get_memory_view(ttnn.BufferType.L1) == before
+
+
+def test_h2d_mode_is_ttnns_enum_and_host_device_sockets_are_not_yet_here():
+    # ttnn's two modes (tt-metal h2d_socket.hpp: HOST_PUSH, DEVICE_PULL, in that order); the sockets
+    # that take them are not in meshnn yet, and say so by name
+    assert [m.name for m in ttnn.H2DMode] == ["HOST_PUSH", "DEVICE_PULL"]
+    assert ttnn.H2DMode.HOST_PUSH is not ttnn.H2DMode.DEVICE_PULL
+    with pytest.raises(AttributeError, match="H2DSocket"):
+        ttnn.H2DSocket  # noqa: B018
