@@ -168,7 +168,11 @@ class GraphCapture(MeshObserver):
             if frames:
                 frames[-1].items.append((frame, outputs))
             else:
-                self._emit_frame(self.builder, frame, outputs)
+                self._host_frame_done(frame, outputs)
+
+    def _host_frame_done(self, frame: _HostFrame, outputs: Sequence[Any] | None) -> None:
+        """An outermost host function ended (under the lock): its nodes."""
+        self._emit_frame(self.builder, frame, outputs)
 
     def finish(self) -> list[dict]:
         """Write what is still open (ops that raised) and close the node list."""
@@ -239,15 +243,14 @@ class GraphCapture(MeshObserver):
         build.function_end([tensor_facts(t) for t in outputs], duration_ns=time.perf_counter_ns() - frame.started_ns)
 
     def _emit_items(self, build: GraphBuilder, items: Sequence[tuple[Any, Any]]) -> None:
-        """A host function's allocations, frees, nested functions and ops, in order."""
+        """A host function's allocations, frees, nested functions and ops (into the capture's own
+        list only: a report gets its ops from :meth:`_emit`), in order."""
         for first, second in items:
             if isinstance(first, _HostFrame):
                 self._emit_frame(build, first, second)
             elif isinstance(first, _Pending):
                 if build is self.builder:
                     self._emit(first, second)
-                else:
-                    self._emit_into(build, first, second)
             elif first:
                 build.buffer_allocate(event_facts(second))
             else:

@@ -9,6 +9,8 @@ holding the allocation of the new tensor's buffer.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -119,3 +121,23 @@ def test_a_creation_inside_an_op_is_the_ops_and_a_refused_one_leaves_nothing(n15
 
     trace, _ = capture(refused)
     assert [n["node_type"] for n in trace] == ["capture_start", "capture_end"]
+
+
+def test_a_report_file_lists_a_creation_as_a_python_operation(n150, tmp_path):
+    # newest ttnn's report files: each call from Python a top-level function by its Python name, its
+    # C++ functions inside (tt-metal's test_graph_report.py counts ttnn.ones among the operations)
+    graph.begin_graph_capture(graph.RunMode.NORMAL)
+    ttnn.ones([64, 64], layout=ttnn.TILE_LAYOUT, device=n150)
+    ttnn.from_torch(torch.ones(32, 32), layout=ttnn.TILE_LAYOUT, device=n150)
+    graph.end_graph_capture_to_file(tmp_path / "report.json")
+    nodes = json.loads((tmp_path / "report.json").read_text())["graph"]
+    tops = [nodes[c] for c in nodes[0]["connections"] if nodes[c]["node_type"] == "function_start"]
+    assert [n["params"]["name"] for n in tops] == ["ttnn.ones", "ttnn.from_torch"]
+    ones, from_torch = tops
+    assert [n["params"]["name"] for n in children(nodes, ones) if n["node_type"] == "function_start"] == ["ttnn::ones"]
+    inner = only_function(nodes, CONVERT)
+    assert inner in children(nodes, from_torch)
+    assert [n["node_type"] for n in nodes if n["node_type"] == "buffer_allocate"] == ["buffer_allocate"] * 2
+    allocations = [n["counter"] for n in nodes if n["node_type"] == "buffer_allocate"]
+    to_devices = [n for n in nodes if n["node_type"] == "function_start" and n["params"]["name"] == TO_DEVICE]
+    assert [a for t in to_devices for a in t["connections"] if a in allocations] == allocations  # each inside
