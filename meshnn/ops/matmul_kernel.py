@@ -10,7 +10,10 @@ are the same with memos on and off, eager and replayed):
   meshnn rounds: checked once).  So is a block-float output (bfloat8_b, bfloat4_b) with no bias or
   activation whose destination register holds 16-bit values (``fp32_dest_acc_en`` off, ttnn's
   default for every output but float32): the device packs its output from those bfloat16 values,
-  so the product is rounded to bfloat16 first, then into the block-float format.  Any other
+  so the product is rounded to bfloat16 first, then into the block-float format.  Where torch's
+  bfloat16 products are slow (a CPU without oneDNN's bfloat16 kernels:
+  :func:`~meshnn.ops.operands.bf16_products`) those are float32 products of the same values,
+  rounded once to bfloat16.  Any other
   output takes a float32 product of the same values (the weight kept as float32 values; one too
   large for that, :data:`WIDE_WHOLE_BYTES`, kept in bfloat16 and widened a block of columns at a
   time: :func:`_wide_matmul`), whose result is then rounded into the output format;
@@ -37,7 +40,7 @@ from meshnn.host import omp
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.decoded import BF16_EXACT
 from meshnn.ops.memo import relaid_memo
-from meshnn.ops.operands import bf16_torch, operand, operand_sides
+from meshnn.ops.operands import bf16_products, bf16_torch, operand, operand_sides
 from meshnn.ops.shared_rows import same_values_on_every_device
 from meshnn.ops.values import logical_values, write_values
 from meshnn.tensor.spec import TensorSpec
@@ -106,7 +109,8 @@ class Product:
         specs = self.specs
         bf16_sums = self.packs_bf16 or (self.spec.dtype is DataType.BFLOAT16 and not self.has_bias and self.act is None)
         final = bf16_sums and self.spec.dtype is DataType.BFLOAT16
-        wide = not bf16_sums
+        narrow = bf16_sums and bf16_products(torch)  # (else float32 sums, rounded below)
+        wide = not narrow
         x = operand(in_rows[0], specs[0], torch, wide=wide, kept=False)  # (an activation: read once)
         k = x.shape[0]
         blocks = wide and math.prod(specs[1].shape) * in_rows[1].shape[0] * 4 > WIDE_WHOLE_BYTES
@@ -122,6 +126,8 @@ class Product:
             x, w = _stacked_torch(x, w, self.transposes)
             with omp.wide(x.numel() * w.shape[-1]):
                 result = _numpy(torch, product(torch, x, w)).reshape((k, *self.shape))
+        if bf16_sums and not narrow:
+            result = _rounded(result)
         if final:
             write_values(out_rows[0], result, self.spec, exact=True, owned=True)
             return
@@ -154,6 +160,11 @@ class Product:
             result = self.act(result)  # type: ignore[operator]
             owned = False
         write_values(out_rows[0], result, self.spec, owned=owned)
+
+
+def _rounded(result: np.ndarray) -> np.ndarray:
+    """A float32 product (ours alone) rounded to bfloat16 values, to nearest, ties to even."""
+    return round_to_bfloat16(result if result.flags.c_contiguous else np.ascontiguousarray(result), in_place=True)
 
 
 def _same_rows(torch: Any, x: Any) -> bool:

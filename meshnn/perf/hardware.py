@@ -18,6 +18,10 @@ from meshnn.device.arch import Arch
 GEMM = "tt-metal: tech_reports/GEMM_FLOPS/GEMM_FLOPS.md"
 CCL = "tt-metal: tech_reports/CCLs/CCL_bandwidth.md and results/SUMMARY_{arch}_bfloat16_*.md"
 DRAM_WH = "tt-metal: tech_reports/Saturating_DRAM_bandwidth/Saturating_DRAM_bandwidth.md"
+MATMUL_SENDERS = (
+    "tt-metal: ttnn/cpp/ttnn/operations/matmul/device/kernels/dataflow/reader_bmm_tile_layout_in0_sender_padding.cpp "
+    "and reader_bmm_tile_layout_in1_sender_writer_padding.cpp"
+)
 DRAM_BH = "tt-metal: tech_reports/Saturating_DRAM_bandwidth/Saturating_DRAM_bandwidth_Blackhole.md"
 NPE = "tt-npe: tt_npe/cpp/include/device_models/{wormhole_b0,blackhole}.hpp"
 PERF_MD = "tt-metal: models/tt_transformers/PERF.md"
@@ -53,6 +57,7 @@ class ArchPerf:
     host_dispatch_ns: float  # host cost of one eager op on one device (Python + C++ dispatch)
     host_dispatch_per_device_ns: float  # fitted: what each further device of the op adds to it
     num_dram_banks: int
+    sender_flushes_multicast: bool  # a 2-D matmul's senders wait for each block's multicast to leave
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     def cycles_ns(self, cycles: float) -> float:
@@ -122,6 +127,7 @@ _BY_ARCH: dict[str, tuple[object, object]] = {  # figure: (Wormhole B0, Blackhol
     "host_dispatch_ns": (49000.0, 21000.0),
     "host_dispatch_per_device_ns": (2750.0, 2750.0),
     "num_dram_banks": (12, 8),
+    "sender_flushes_multicast": (False, True),
 }
 """The figures that differ between the two architectures, side by side; their sources follow."""
 
@@ -153,6 +159,7 @@ _WH_SOURCES = {
     "host_dispatch_ns": f"fitted: {GEMM} N150 out-of-box 512^3 non-traced rows (49.05, 48.46, 50.13 us per op, "
     "host-bound: traced the same ops take 12-20 us)",
     "num_dram_banks": "meshnn.device.arch.WORMHOLE_B0 (12 banks = 6 channels x 2)",
+    "sender_flushes_multicast": f"{MATMUL_SENDERS}: the flush is compiled for Blackhole only",
     "host_dispatch_per_device_ns": f"fitted with {HOST}'s prefill_ns: {PERF_MD} Llama-3.2-1B and 3B times to "
     "first token on N150, N300 and T3000 (benchmarks/perf_model.py; the 8B, 70B and Mistral-7B rows are checks). "
     "What it stands for: the host writes an op's command sequence into each device's issue queue in turn "
@@ -183,6 +190,9 @@ _BH_SOURCES = {
     "hop_latency_2d_ns": f"{CCL}: per-hop latency BH 619 ns (2D fabric)",
     "host_dispatch_ns": f"fitted: {GEMM} P150 out-of-box 640x704x704 non-traced rows (16.81, 21.26, 25.57 us)",
     "num_dram_banks": "meshnn.device.arch.BLACKHOLE (8 GDDR6 banks)",
+    "sender_flushes_multicast": f"{MATMUL_SENDERS}: under ARCH_BLACKHOLE each sender calls "
+    "noc_async_writes_flushed() after a block's multicast and before it sets the receivers' flag (since 2024-09: "
+    "NoC latency above L1 latency could let the block change before the write is issued)",
     "host_dispatch_per_device_ns": "Wormhole's figure (the same host code writes each device's queue; no "
     "published multi-chip Blackhole eager figure to fit)",
 }

@@ -16,7 +16,10 @@ per-transfer rate limits each sender's own stream (:func:`sender_read_cycles`). 
 program streams its weight at the bank-adjacent rate and computes on one core per DRAM bank.  In a
 2-D multicast program only the grid's top row reads in1, so the DRAM side lasts at least as long as
 one such sender takes to read its columns at a single core's rate (:func:`in1_sender_cycles`): what
-bounds a short-M prefill matmul whose large weight only 8 cores read.
+bounds a short-M prefill matmul whose large weight only 8 cores read.  On Blackhole a 2-D program's
+senders also wait for each block they multicast to leave before they read the next (tt-metal's sender
+kernels flush under ARCH_BLACKHOLE only: :func:`multicast_flush_cycles`), which bounds the smallest
+bfloat4_b blocks, whose multiplies are short.
 
 A matmul given no program config (nor core grid) runs the program ttnn would pick
 (:mod:`meshnn.perf.matmul_auto`).
@@ -90,6 +93,15 @@ def sender_read_cycles(machine: Machine, tiles: float, tile_bytes: int) -> float
     return tiles * tile_bytes / (arch.dram_activation_bytes_per_cycle * scale)
 
 
+def multicast_flush_cycles(machine: Machine, tiles: float, tile_bytes: int) -> float:
+    """Cycles a 2-D program's sender waits, on an arch whose senders flush their multicasts
+    (``sender_flushes_multicast``: Blackhole), for ``tiles`` tiles it multicast to leave it: each block
+    leaves at the NoC link's rate before the sender sets the receivers' flag and reads its next block,
+    so the wait adds to the sender's reads (0 where the senders do not flush: Wormhole)."""
+    arch = machine.system.arch
+    return tiles * tile_bytes / arch.noc_bytes_per_cycle if arch.sender_flushes_multicast else 0.0
+
+
 def activation_stream_cycles(desc: OpDesc, machine: Machine, row_tiles: int, k_tiles: int) -> float:
     """Cycles the in0 stream takes when in0 streams from interleaved DRAM: each in0 tile a core
     receives costs its bytes over ``dram_activation_bytes_per_cycle`` (0 for an in0 in L1 or sharded
@@ -100,8 +112,9 @@ def activation_stream_cycles(desc: OpDesc, machine: Machine, row_tiles: int, k_t
     if not a.in_dram or a.sharded or config.program is MatmulProgram.DRAM_SHARDED:
         return 0.0
     grid = config.grid or desc.core_grid or machine.system.spec.compute_grid
-    rows_per_core = config.per_core_m or math.ceil(row_tiles / max(1, grid[1]))
-    return sender_read_cycles(machine, rows_per_core * k_tiles, a.tile_bytes)
+    tiles = (config.per_core_m or math.ceil(row_tiles / max(1, grid[1]))) * k_tiles
+    flush = multicast_flush_cycles(machine, tiles, a.tile_bytes) if config.program is MatmulProgram.MULTICAST_2D else 0
+    return sender_read_cycles(machine, tiles, a.tile_bytes) + flush
 
 
 def in0_multicast_cycles(desc: OpDesc, machine: Machine, cores: int) -> float:
@@ -131,7 +144,8 @@ def in1_sender_cycles(desc: OpDesc, machine: Machine, k_tiles: int) -> float:
     if config.program is not MatmulProgram.MULTICAST_2D or not b.in_dram:
         return 0.0
     columns = config.per_core_n or math.ceil(_tiles(b.shape[-1]) / (config.grid or (8, 8))[0])
-    return sender_read_cycles(machine, columns * k_tiles, b.tile_bytes)
+    tiles = columns * k_tiles
+    return sender_read_cycles(machine, tiles, b.tile_bytes) + multicast_flush_cycles(machine, tiles, b.tile_bytes)
 
 
 def output_drain_ns(desc: OpDesc, machine: Machine) -> float:

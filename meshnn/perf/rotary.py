@@ -7,7 +7,10 @@ sequence tiles only: ``min(batch, cores)`` groups of users, each split over
 that core.  A 128-token prompt of one user runs on 4 cores whatever its head count (the model had
 spread its tiles over the whole grid).  Each tile (compute kernel rotary_embedding_llama.cpp) is a
 tile multiply by the transformation matrix (``x @ T``), two element-wise multiplies (by sin, by cos)
-and an add, each fed its two operand tiles, at the op's fidelity (HiFi4 by default).
+and an add, each fed its two operand tiles, at the op's fidelity (HiFi4 by default).  A core reads sin and cos
+once for its sequence rows, unless it holds more than :data:`RELOAD_ROWS` rows of tiles (sequence rows x
+heads) or sin and cos vary by head: then its reader re-reads them for every row (the program's
+``RELOAD_IMPL``), once per head.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, traffic
 
 OP_CODE = "RotaryEmbeddingLlamaDeviceOperation"
+RELOAD_ROWS = 8
+"""The most rows of tiles a core keeps sin and cos for; beyond it the reader re-reads them every row."""
 MULTIPLIES, ADDS = 2, 1
 """x * cos and (x @ T) * sin (at the fidelity's phases), and their sum: one tile's element-wise FPU work."""
 
@@ -31,15 +36,39 @@ def is_rotary_prefill(desc: OpDesc) -> bool:
 
 
 def rotary_prefill_split(desc: OpDesc, machine: Machine) -> tuple[int, int]:
-    """(cores used, tiles on the busiest core): ``batch x heads x seq_tiles x head_dim_tiles`` input
-    tiles over ``min(batch, cores)`` user groups times ``min(cores // groups, seq_tiles)`` cores."""
-    batch, heads, seq, width = desc.inputs[0].shape[-4:] if len(desc.inputs[0].shape) >= 4 else (1, 1, 1, TILE)
-    seq_tiles, width_tiles = max(1, math.ceil(seq / TILE)), max(1, math.ceil(width / TILE))
+    """(cores with work, tiles on the busiest core): ``batch x heads x seq_tiles x head_dim_tiles`` input
+    tiles over ``min(batch, cores)`` user groups times ``min(cores // groups, seq_tiles)`` cores, each
+    group's sequence tiles in equal runs (the last cores of a group may get none)."""
+    batch, heads, seq_tiles, width_tiles, _ = _shape(desc)
+    batch_groups, seq_per_core = _split(desc, machine)
+    cores = batch_groups * math.ceil(seq_tiles / seq_per_core)
+    return cores, math.ceil(batch / batch_groups) * seq_per_core * heads * width_tiles
+
+
+def sin_cos_reads(desc: OpDesc, machine: Machine) -> int:
+    """How many times the program reads sin and cos whole: once per user, or once per user and head
+    when a core holds more than :data:`RELOAD_ROWS` rows of tiles (its sequence rows x heads) or sin
+    and cos vary by head."""
+    batch, heads, _, _, per_head = _shape(desc)
+    reload = per_head or _split(desc, machine)[1] * heads > RELOAD_ROWS
+    return batch * (heads if reload else 1)
+
+
+def _split(desc: OpDesc, machine: Machine) -> tuple[int, int]:
+    """(user groups, sequence tiles a core) of the program's split."""
+    batch, _, seq_tiles, _, _ = _shape(desc)
     grid = grid_cores(machine, desc.core_grid)
     batch_groups = max(1, min(batch, grid))
-    seq_groups = max(1, min(grid // batch_groups, seq_tiles))
-    tiles = math.ceil(batch / batch_groups) * math.ceil(seq_tiles / seq_groups) * heads * width_tiles
-    return batch_groups * seq_groups, tiles
+    return batch_groups, math.ceil(seq_tiles / max(1, min(grid // batch_groups, seq_tiles)))
+
+
+def _shape(desc: OpDesc) -> tuple[int, int, int, int, bool]:
+    """(batch, heads, sequence tiles, head_dim tiles, sin / cos per head) of ``desc``'s input."""
+    x = desc.inputs[0]
+    batch, heads, seq, width = x.shape[-4:] if len(x.shape) >= 4 else (1, 1, 1, TILE)
+    cos = desc.inputs[1].shape if len(desc.inputs) > 1 else ()
+    per_head = len(cos) >= 3 and heads > 1 and cos[-3] == heads
+    return batch, heads, max(1, math.ceil(seq / TILE)), max(1, math.ceil(width / TILE)), per_head
 
 
 def predict_rotary_prefill(desc: OpDesc, machine: Machine) -> Prediction:
@@ -51,6 +80,7 @@ def predict_rotary_prefill(desc: OpDesc, machine: Machine) -> Prediction:
     fpu = arch.fpu_eltwise_cycles_per_tile
     per_tile = arch.lofi_cycles_per_tile * fidelity.phases + (MULTIPLIES * fidelity.phases + ADDS) * fpu
     per_tile += (1 + MULTIPLIES + ADDS) * operand_cycles(arch, 2 * tile_bytes)  # each op's two operand tiles
-    moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs]
-    memory = traffic(machine, moves, cores)
+    reads = float(sin_cos_reads(desc, machine))
+    moves = [(t, reads if i in (1, 2) else 1.0) for i, t in enumerate(desc.inputs)]
+    memory = traffic(machine, moves + [(t, 1.0) for t in desc.outputs], cores)
     return kernel_prediction(arch, tiles * per_tile, memory, cores, fidelity=fidelity)

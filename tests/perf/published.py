@@ -32,6 +32,7 @@ from meshnn.perf.systems import Machine, SystemPerf
 from . import (
     published_ccl,
     published_ccl_full,
+    published_gemm_manual,
     published_gemm_oob,
     published_gemm_oob_p150,
     published_gemm_oob_p150_13,
@@ -78,45 +79,67 @@ def dram_copy_us(source: TensorDesc, dest: TensorDesc, grid) -> float:
     return p.kernel_ns / 1e3
 
 
+_n150, _p150 = "n150", "p150"
+_bf16, _bfp8, _bfp4 = "BFLOAT16", "BFLOAT8_B", "BFLOAT4_B"
+_MANUAL = [
+    ("N150 BF16 HiFi4 16384^3 ~54 TF", _n150, 16384, 16384, 16384, _bf16, F.HiFi4, (8, 8), False, 54.26),
+    ("N150 BF16 HiFi2 16384^3", _n150, 16384, 16384, 16384, _bf16, F.HiFi2, (8, 8), False, 85.36),
+    ("N150 BFP8 HiFi2 16384^3 ~100-102 TF", _n150, 16384, 16384, 16384, _bfp8, F.HiFi2, (8, 8), False, 102.44),
+    ("N150 BFP8 LoFi 16384^3 ~163 TF", _n150, 16384, 16384, 16384, _bfp8, F.LoFi, (8, 8), False, 163.19),
+    ("N150 BFP4 LoFi 16384^3 ~197-200 TF", _n150, 16384, 16384, 16384, _bfp4, F.LoFi, (8, 8), False, 199.72),
+    ("N150 BF16 HiFi2 8192^3 DRAM", _n150, 8192, 8192, 8192, _bf16, F.HiFi2, (8, 8), False, 81.13),
+    ("N150 BF16 HiFi2 4096^3 DRAM", _n150, 4096, 4096, 4096, _bf16, F.HiFi2, (8, 8), False, 68.45),
+    ("N150 BFP8 LoFi 4096^3 DRAM", _n150, 4096, 4096, 4096, _bfp8, F.LoFi, (8, 8), False, 140.53),
+    ("N150 BF16 HiFi2 2048^3 L1", _n150, 2048, 2048, 2048, _bf16, F.HiFi2, (8, 8), True, 76.64),
+    ("N150 BF16 HiFi4 1024^3 L1", _n150, 1024, 1024, 1024, _bf16, F.HiFi4, (8, 8), True, 45.72),
+    ("N150 BF16 HiFi2 1024^3 L1", _n150, 1024, 1024, 1024, _bf16, F.HiFi2, (8, 8), True, 57.58),
+    ("N150 BF16 HiFi2 512^3 L1", _n150, 512, 512, 512, _bf16, F.HiFi2, (8, 8), True, 21.40),
+    ("N150 BF16 HiFi4 512^3 L1", _n150, 512, 512, 512, _bf16, F.HiFi4, (8, 8), True, 21.05),
+    ("N150 BFP8 HiFi2 512^3 L1", _n150, 512, 512, 512, _bfp8, F.HiFi2, (8, 8), True, 24.87),
+    ("N150 BFP8 LoFi 512^3 L1", _n150, 512, 512, 512, _bfp8, F.LoFi, (8, 8), True, 23.88),
+    ("N150 BFP4 LoFi 512^3 L1", _n150, 512, 512, 512, _bfp4, F.LoFi, (8, 8), True, 26.86),
+    ("P150 BF16 HiFi4 2560x4224x4224 ~142 TF", _p150, 2560, 4224, 4224, _bf16, F.HiFi4, (11, 10), True, 142.42),
+    ("P150 BF16 HiFi2 2560x4224x4224 ~268 TF", _p150, 2560, 4224, 4224, _bf16, F.HiFi2, (11, 10), True, 267.99),
+    ("P150 BFP8 HiFi2 3840x4224x5632 ~274 TF", _p150, 3840, 4224, 5632, _bfp8, F.HiFi2, (11, 10), True, 274.33),
+    ("P150 BFP8 LoFi 3840x4224x5632 ~527 TF", _p150, 3840, 4224, 5632, _bfp8, F.LoFi, (11, 10), True, 526.97),
+    ("P150 BFP4 LoFi 10240x11264^2 ~542 TF", _p150, 10240, 11264, 11264, _bfp4, F.LoFi, (11, 10), False, 541.95),
+    ("P150 BF16 HiFi4 5120x5632^2 DRAM", _p150, 5120, 5632, 5632, _bf16, F.HiFi4, (11, 10), False, 136.39),
+    ("P150 BF16 HiFi2 640x704x704 L1", _p150, 640, 704, 704, _bf16, F.HiFi2, (11, 10), True, 54.47),
+    ("P150 BFP4 LoFi 640x704x704 L1", _p150, 640, 704, 704, _bfp4, F.LoFi, (11, 10), True, 59.89),
+    ("P150 13x10 BFP4 LoFi 3840x4992x6656 L1", _p150, 3840, 4992, 6656, _bfp4, F.LoFi, (13, 10), True, 626.46),
+]
+"""The manual traced rows named by hand (most set constants): (name, system, M, K, N, dtype, fidelity,
+grid, in0 in L1, TFLOPs)."""
+
+
 def _gemm_figures() -> list[Figure]:
-    n150, p150 = "n150", "p150"
-    bf16, bfp8, bfp4 = "BFLOAT16", "BFLOAT8_B", "BFLOAT4_B"
-    rows = [
-        ("N150 BF16 HiFi4 16384^3 ~54 TF", n150, 16384, 16384, 16384, bf16, F.HiFi4, (8, 8), False, 54.26),
-        ("N150 BF16 HiFi2 16384^3", n150, 16384, 16384, 16384, bf16, F.HiFi2, (8, 8), False, 85.36),
-        ("N150 BFP8 HiFi2 16384^3 ~100-102 TF", n150, 16384, 16384, 16384, bfp8, F.HiFi2, (8, 8), False, 102.44),
-        ("N150 BFP8 LoFi 16384^3 ~163 TF", n150, 16384, 16384, 16384, bfp8, F.LoFi, (8, 8), False, 163.19),
-        ("N150 BFP4 LoFi 16384^3 ~197-200 TF", n150, 16384, 16384, 16384, bfp4, F.LoFi, (8, 8), False, 199.72),
-        ("N150 BF16 HiFi2 8192^3 DRAM", n150, 8192, 8192, 8192, bf16, F.HiFi2, (8, 8), False, 81.13),
-        ("N150 BF16 HiFi2 4096^3 DRAM", n150, 4096, 4096, 4096, bf16, F.HiFi2, (8, 8), False, 68.45),
-        ("N150 BFP8 LoFi 4096^3 DRAM", n150, 4096, 4096, 4096, bfp8, F.LoFi, (8, 8), False, 140.53),
-        ("N150 BF16 HiFi2 2048^3 L1", n150, 2048, 2048, 2048, bf16, F.HiFi2, (8, 8), True, 76.64),
-        ("N150 BF16 HiFi4 1024^3 L1", n150, 1024, 1024, 1024, bf16, F.HiFi4, (8, 8), True, 45.72),
-        ("N150 BF16 HiFi2 1024^3 L1", n150, 1024, 1024, 1024, bf16, F.HiFi2, (8, 8), True, 57.58),
-        ("N150 BF16 HiFi2 512^3 L1", n150, 512, 512, 512, bf16, F.HiFi2, (8, 8), True, 21.40),
-        ("N150 BF16 HiFi4 512^3 L1", n150, 512, 512, 512, bf16, F.HiFi4, (8, 8), True, 21.05),
-        ("N150 BFP8 HiFi2 512^3 L1", n150, 512, 512, 512, bfp8, F.HiFi2, (8, 8), True, 24.87),
-        ("N150 BFP8 LoFi 512^3 L1", n150, 512, 512, 512, bfp8, F.LoFi, (8, 8), True, 23.88),
-        ("N150 BFP4 LoFi 512^3 L1", n150, 512, 512, 512, bfp4, F.LoFi, (8, 8), True, 26.86),
-        ("P150 BF16 HiFi4 2560x4224x4224 ~142 TF", p150, 2560, 4224, 4224, bf16, F.HiFi4, (11, 10), True, 142.42),
-        ("P150 BF16 HiFi2 2560x4224x4224 ~268 TF", p150, 2560, 4224, 4224, bf16, F.HiFi2, (11, 10), True, 267.99),
-        ("P150 BFP8 HiFi2 3840x4224x5632 ~274 TF", p150, 3840, 4224, 5632, bfp8, F.HiFi2, (11, 10), True, 274.33),
-        ("P150 BFP8 LoFi 3840x4224x5632 ~527 TF", p150, 3840, 4224, 5632, bfp8, F.LoFi, (11, 10), True, 526.97),
-        ("P150 BFP4 LoFi 10240x11264^2 ~542 TF", p150, 10240, 11264, 11264, bfp4, F.LoFi, (11, 10), False, 541.95),
-        ("P150 BF16 HiFi4 5120x5632^2 DRAM", p150, 5120, 5632, 5632, bf16, F.HiFi4, (11, 10), False, 136.39),
-        ("P150 BF16 HiFi2 640x704x704 L1", p150, 640, 704, 704, bf16, F.HiFi2, (11, 10), True, 54.47),
-        ("P150 BFP4 LoFi 640x704x704 L1", p150, 640, 704, 704, bfp4, F.LoFi, (11, 10), True, 59.89),
-        ("P150 13x10 BFP4 LoFi 3840x4992x6656 L1", p150, 3840, 4992, 6656, bfp4, F.LoFi, (13, 10), True, 626.46),
-    ]
     fitted = ("16384^3", "4096^3 DRAM", "512^3", "~142", "~268", "~274", "~527", "~542", "5632^2", "640x704")
     out = []
-    for name, system, m, k, n, dtype, fid, grid, in0_l1, tf in rows:
+    for name, system, m, k, n, dtype, fid, grid, in0_l1, tf in _MANUAL:
 
         def model(s=system, m=m, k=k, n=n, d=dtype, f=fid, g=grid, l1=in0_l1):
             return gemm_tflops(s, m, k, n, d, f, g, in0_l1=l1)
 
         fit = any(mark in name for mark in fitted)
         out.append(Figure(name, f"{GEMM}, manual traced table", tf, tf, "TFLOPs", model, fitted=fit, group="matmul"))
+    return out
+
+
+def _manual_table_figures(name: str, system: str | SystemPerf) -> list[Figure]:
+    """The traced rows of GEMM_FLOPS.md's manually tuned table of ``name`` (:mod:`tests.perf.published_gemm_manual`)
+    that no manual figure above already names; ``system`` times them."""
+    grid, named = published_gemm_manual.GRIDS[name], {(r[2], r[3], r[4], r[5], r[6], r[8]) for r in _MANUAL}
+    label, source, out = name.upper().replace("_", " "), published_gemm_manual.SOURCES[name], []
+    for dtype, fid, (m, k, n), in0_l1, tf, why in published_gemm_manual.rows(name):
+        if (m, k, n, dtype, fid, in0_l1) in named:
+            continue
+
+        def model(m=m, k=k, n=n, d=dtype, f=fid, l1=in0_l1):
+            return gemm_tflops(system, m, k, n, d, f, grid, in0_l1=l1)
+
+        where = "L1" if in0_l1 else "DRAM"
+        figure_name = f"{label} manual {m}x{k}x{n} {dtype} {fid.name} {where} (traced)"
+        out.append(Figure(figure_name, source, tf, tf, "TFLOPs", model, not why, why, group="matmul"))
     return out
 
 
@@ -327,6 +350,8 @@ def figures() -> list[Figure]:
     every += [*_oob_table_figures("n150", published_gemm_oob), *_oob_table_figures("p150", published_gemm_oob_p150)]
     every += [*_oob_table_figures(published_gemm_oob_p150_13.P150_13X10, published_gemm_oob_p150_13, "p150 13x10")]
     every += [*_math_thread_figures("n150"), *_math_thread_figures("p150"), *_math_thread_figures("p150_13x10")]
+    every += [*_manual_table_figures("n150", "n150"), *_manual_table_figures("p150", "p150")]
+    every += [*_manual_table_figures("p150_13x10", published_gemm_oob_p150_13.P150_13X10)]
     every += [*_ring_figures(), *decode_figures(), *prefill_figures()]
     return [f for f in every if f.covered] + [f for f in every if not f.covered]
 

@@ -174,11 +174,6 @@ _SMALL_READS = (
     "7.1, 22.3 and 38.4 us on the 13x10) outlasts these small bfloat16 rows' multiplies and sets their time, 15-26% "
     "over the measured math thread"
 )
-_TWO_ROWS = (
-    "2-row blocks a core in bfloat4_b: the model's multiplies, fill and launch fall 12-23% short of the math thread, "
-    "where bfloat4_b's 4-row and larger blocks are within 3%: the smallest blocks wait on their senders' per-block "
-    "reads and handshakes, which the model does not time"
-)
 MISSED = {
     "n150": {
         ("BFLOAT16", (512, 512, 512)): _SMALLEST,
@@ -189,15 +184,11 @@ MISSED = {
     "p150": {
         ("BFLOAT16", (640, 704, 704)): _SMALL_READS,
         ("BFLOAT16", (640, 1408, 1408)): _SMALL_READS,
-        ("BFLOAT4_B", (640, 1408, 1408)): _TWO_ROWS,
-        ("BFLOAT4_B", (640, 1408, 2816)): _TWO_ROWS,
     },
     "p150_13x10": {
         ("BFLOAT16", (640, 832, 832)): _SMALL_READS,
         ("BFLOAT16", (640, 1664, 1664)): _SMALL_READS,
         ("BFLOAT16", (640, 1664, 3328)): _SMALL_READS,
-        ("BFLOAT4_B", (640, 1664, 1664)): _TWO_ROWS,
-        ("BFLOAT4_B", (640, 1664, 3328)): _TWO_ROWS,
     },
 }
 """The math-thread figures the model misses by more than 15%, each with why."""

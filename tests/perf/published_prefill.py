@@ -6,12 +6,14 @@ device kernel time of every op of one Llama-3.1-70B decoder layer's
 prefill of 128 tokens on a Galaxy (batch 1), as tests/test_prefill_device_perf.py measures it.  The
 shapes are llama_attention.py's forward_prefill on a device of the 8x4 mesh: 8 q heads and 1 kv head
 of 128 (num_devices_per_group = n_kv_heads = 8), the fused QKV row in bfloat8_b (ccl_dtype), q and k
-cast to bfloat16 for the rotary embedding and back to bfloat8_b for the cache and attention.
+cast to bfloat16 for the rotary embedding and back to bfloat8_b for the cache and attention (v, created in
+bfloat8_b, is cast to bfloat8_b too: a typecast of its own).  The same directory's prefill_8192.json to
+prefill_131072.json are not used: each repeats prefill_4096.json's figures op for op.
 """
 
 from __future__ import annotations
 
-from meshnn.perf import OpDesc, OpFamily, TensorDesc, predict
+from meshnn.perf import AttentionConfig, OpDesc, OpFamily, TensorDesc, predict
 
 from .figure import Figure
 
@@ -20,9 +22,6 @@ PREFILL_4K = (
     "tt-metal models/demos/llama3_70b_galaxy/tests/perf_targets/prefill_4096.json (the same layer, 4096 tokens)"
 )
 GROUP = "prefill ops"
-Q8, K8 = TensorDesc((1, 8, 128, 128), "BFLOAT8_B"), TensorDesc((1, 1, 128, 128), "BFLOAT8_B")
-Q, K = TensorDesc((1, 8, 128, 128)), TensorDesc((1, 1, 128, 128))
-ROTATION = (TensorDesc((1, 1, 128, 128)), TensorDesc((1, 1, 128, 128)), TensorDesc((1, 1, 32, 32)))
 ROTARY = "RotaryEmbeddingLlamaDeviceOperation"
 ROTARY_MISS = (
     "the program runs on 4 cores (batch x sequence tiles: rotary_embedding_llama_program_factory.cpp) and the "
@@ -32,34 +31,81 @@ ROTARY_MISS = (
 )
 
 
+WRITE_HEAVY = (
+    "bfloat8_b -> bfloat16 at 4096 tokens takes 30% longer than bfloat16 -> bfloat8_b of the same tensor (q: 85.0 "
+    "against 65.6 us; k: 12.8 against 10.2, both met), though both move the same bytes: the model times a typecast "
+    "by its bytes at the interleaved rate, the same both ways, and has no write rate of its own (the unary program's "
+    "writer, writer_unary_interleaved_start_id.cpp, flushes each tile before the next, so the larger bfloat16 tile "
+    "weighs on the write side); a rate fitted to these two rows would check nothing"
+)
+ROTARY_4K = (
+    "at 4096 tokens the program runs 64 cores of 2 sequence rows (k: 2 rows a core; q: 16, over 8, so its reader "
+    "re-reads sin and cos for every row, RELOAD_IMPL, which the model counts); measured 36.2 and 186.9 us, the model "
+    "18.8 and 136.0: as at 128 tokens the call costs about 12 us beyond its rows, and q's 14 further rows take "
+    "10.8 us each (2.1 MB read and written over the grid, 194 GB/s) where the model gives them 8.4"
+)
+SDPA_MISS = (
+    "prefill attention is estimated, not fitted (its tile multiplies, an exp and four FPU passes a score tile, K and V "
+    "re-read per Q chunk: meshnn/perf/attention.py); measured 4.7 times the model at 128 tokens (64-row chunks, 16 "
+    "units of work) and 2.1 times at 4096 (256-row chunks on the 7x10 grid): the flash kernel's steps per K chunk "
+    "(the diagonal's mask, the running max and sum, the output's rescale) and their handoffs between threads are not "
+    "timed"
+)
+
+
 def us(desc: OpDesc) -> float:
     return predict(desc, "galaxy", mesh_shape=(8, 4), traced=True).kernel_ns / 1e3
 
 
-def typecast(source: TensorDesc, dest: TensorDesc) -> OpDesc:
-    return OpDesc(OpFamily.TYPECAST, (source,), (dest,))
+def heads(n: int, tokens: int, dtype: str = "BFLOAT16") -> TensorDesc:
+    """``n`` heads of 128 of a ``tokens``-token prompt: [1, n, tokens, 128]."""
+    return TensorDesc((1, n, tokens, 128), dtype)
 
 
-def rotary(x: TensorDesc) -> OpDesc:
-    return OpDesc(OpFamily.BINARY, (x, *ROTATION), (x,), op_code=ROTARY)
+def typecast(n: int, tokens: int, source: str, dest: str) -> OpDesc:
+    return OpDesc(OpFamily.TYPECAST, (heads(n, tokens, source),), (heads(n, tokens, dest),))
+
+
+def rotary(n: int, tokens: int) -> OpDesc:
+    x, cos = heads(n, tokens), TensorDesc((1, 1, tokens, 128))
+    return OpDesc(OpFamily.BINARY, (x, cos, cos, TensorDesc((1, 1, 32, 32))), (x,), op_code=ROTARY)
+
+
+def sdpa(tokens: int) -> OpDesc:
+    """Causal, q bfloat8_b (8 heads), k and v bfloat8_b (1 head), HiFi4 on the 7x10 grid, chunks of 64 rows
+    below 2048 tokens and 256 from there (model_config.py's SDPA_PROGCFG at the targets' date)."""
+    q, kv, chunk = heads(8, tokens, "BFLOAT8_B"), heads(1, tokens, "BFLOAT8_B"), 256 if tokens >= 2048 else 64
+    config = AttentionConfig(q_chunk=chunk, k_chunk=chunk, causal=True)
+    return OpDesc(OpFamily.SDPA, (q, kv, kv), (q,), fidelity="HiFi4", core_grid=(7, 10), attention=config)
 
 
 def prefill_figures() -> list[Figure]:
-    """The prefill ops' figures: checks (typecasts) and misses shown with why."""
-    rows = [  # name, published us, op, why outside the claim ("" for a check)
-        ("typecast q bfloat8_b -> bfloat16 (8 heads)", 4.378, typecast(Q8, Q), ""),
-        ("typecast k bfloat8_b -> bfloat16 (1 head)", 2.092, typecast(K8, K), ""),
-        ("typecast k bfloat16 -> bfloat8_b (1 head)", 2.037, typecast(K, K8), ""),
-        ("typecast q bfloat16 -> bfloat8_b (8 heads)", 3.906, typecast(Q, Q8), ""),
-        ("rotary_embedding_llama q (8 heads)", 30.278, rotary(Q), ROTARY_MISS),
-        ("rotary_embedding_llama k (1 head)", 14.203, rotary(K), ROTARY_MISS),
+    """The prefill ops' figures at 128 and 4096 tokens: checks, and misses shown with why."""
+    b16, b8 = "BFLOAT16", "BFLOAT8_B"
+    rows = [  # tokens, name, published us, op, why outside the claim ("" for a check)
+        (128, "typecast q bfloat8_b -> bfloat16 (8 heads)", 4.378, typecast(8, 128, b8, b16), ""),
+        (128, "typecast k bfloat8_b -> bfloat16 (1 head)", 2.092, typecast(1, 128, b8, b16), ""),
+        (128, "typecast k bfloat16 -> bfloat8_b (1 head)", 2.037, typecast(1, 128, b16, b8), ""),
+        (128, "typecast v bfloat8_b -> bfloat8_b (1 head)", 1.898, typecast(1, 128, b8, b8), ""),
+        (128, "typecast q bfloat16 -> bfloat8_b (8 heads)", 3.906, typecast(8, 128, b16, b8), ""),
+        (128, "rotary_embedding_llama q (8 heads)", 30.278, rotary(8, 128), ROTARY_MISS),
+        (128, "rotary_embedding_llama k (1 head)", 14.203, rotary(1, 128), ROTARY_MISS),
+        (128, "scaled_dot_product_attention (causal)", 30.324, sdpa(128), SDPA_MISS),
+        (4096, "typecast q bfloat8_b -> bfloat16 (8 heads)", 84.974, typecast(8, 4096, b8, b16), WRITE_HEAVY),
+        (4096, "typecast k bfloat8_b -> bfloat16 (1 head)", 12.772, typecast(1, 4096, b8, b16), WRITE_HEAVY),
+        (4096, "typecast k bfloat16 -> bfloat8_b (1 head)", 10.182, typecast(1, 4096, b16, b8), ""),
+        (4096, "typecast v bfloat8_b -> bfloat8_b (1 head)", 7.877, typecast(1, 4096, b8, b8), ""),
+        (4096, "typecast q bfloat16 -> bfloat8_b (8 heads)", 65.570, typecast(8, 4096, b16, b8), ""),
+        (4096, "rotary_embedding_llama q (8 heads)", 186.934, rotary(8, 4096), ROTARY_4K),
+        (4096, "rotary_embedding_llama k (1 head)", 36.217, rotary(1, 4096), ROTARY_4K),
+        (4096, "scaled_dot_product_attention (causal)", 1713.781, sdpa(4096), SDPA_MISS),
     ]
     figures = [
         Figure(
-            f"70B prefill 128: {name}", PREFILL, pub, pub, "us", lambda d=desc: us(d),
-            covered=not why, why_not=why, group=GROUP,
+            f"70B prefill {tokens}: {name}", PREFILL if tokens == 128 else PREFILL_4K, pub, pub, "us",
+            lambda d=desc: us(d), covered=not why, why_not=why, group=GROUP,
         )
-        for name, pub, desc, why in rows
+        for tokens, name, pub, desc, why in rows
     ]  # fmt: skip
     return figures + heads_figures()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from meshnn.perf import BufferType, MemoryLayout, OpDesc, OpFamily, TensorDesc, machine, predict
-from meshnn.perf.rotary import predict_rotary_prefill, rotary_prefill_split
+from meshnn.perf.rotary import predict_rotary_prefill, rotary_prefill_split, sin_cos_reads
 
 N150 = machine("n150")
 ROTARY = "RotaryEmbeddingLlamaDeviceOperation"
@@ -48,3 +48,32 @@ def test_decode_mode_is_not_the_prefill_program():
     desc = OpDesc(OpFamily.BINARY, (x, x, x, TensorDesc((1, 1, 32, 32), **l1)), (x,), op_code=ROTARY)
     assert predict(desc, "n150").cores == 64  # its tiles over the grid
     assert predict_rotary_prefill(desc, N150).cores == 1  # the prefill split would give 1 user x 1 sequence tile
+
+
+def test_cores_beyond_the_last_run_of_sequence_tiles_get_none():
+    """128 sequence tiles on a Galaxy chip's 72 cores: runs of 2 tiles, so 64 cores have work."""
+    assert rotary_prefill_split(rotary(1, 8, 4096), machine("galaxy", (8, 4))) == (64, 2 * 8 * 4)
+
+
+@pytest.mark.parametrize(
+    ("heads", "seq", "reads"),
+    [
+        (8, 128, 1),  # 1 sequence row x 8 heads a core: sin and cos kept
+        (32, 128, 32),  # 32 rows a core: re-read for every row, once per head
+        (1, 4096, 1),  # 2 rows a core
+        (8, 4096, 8),  # 16 rows a core
+    ],
+)
+def test_a_core_of_more_than_8_rows_rereads_sin_and_cos_every_row(heads, seq, reads):
+    desc = rotary(1, heads, seq)
+    assert sin_cos_reads(desc, N150) == reads
+    cos_bytes = 2 * desc.inputs[1].nbytes
+    once = desc.inputs[0].nbytes + desc.outputs[0].nbytes + desc.inputs[3].nbytes
+    assert predict(desc, "n150").dram_bytes == once + reads * cos_bytes
+
+
+def test_sin_and_cos_per_head_are_read_per_head():
+    x = TensorDesc((1, 4, 128, 128))
+    cos = TensorDesc((1, 4, 128, 128))
+    desc = OpDesc(OpFamily.BINARY, (x, cos, cos, TensorDesc((1, 1, 32, 32))), (x,), op_code=ROTARY)
+    assert sin_cos_reads(desc, N150) == 4
