@@ -112,6 +112,7 @@ from meshnn.mesh.planning import planning
 from meshnn.mesh.queue_events import record_event, wait_for_event
 from meshnn.mesh.socket import MeshSocket, create_socket_pair
 from meshnn.mesh.socket_config import (
+    H2DMode,
     MeshCoreCoord,
     SocketConfig,
     SocketConnection,

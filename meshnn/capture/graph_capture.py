@@ -12,9 +12,20 @@ Each op launched on a mesh (``ttnn.add``) becomes, as in ttnn's traces::
       function_end BinaryNgDeviceOperation -> outputs
     function_end ttnn::add -> outputs
 
-An allocation or free outside any op (``from_torch``, ``ttnn.deallocate``) is a top-level
-``buffer_allocate`` / ``buffer_deallocate`` (ttnn would nest the first under its
-``Tensor::to_device`` function, which meshnn does not see as an op).  An op's nodes are made when
+The host-side functions ttnn's C++ records though meshnn runs them as no op
+(:class:`~meshnn.mesh.observers.HostCallEvent`) nest as ttnn nests them::
+
+    function_start ttnn::convert_python_tensor_to_tt_tensor     (from_torch)
+      function_start Tensor::to_device                          (with a device)
+        buffer, buffer_allocate
+      function_end Tensor::to_device -> the device tensor
+    function_end ttnn::convert_python_tensor_to_tt_tensor -> the tensor
+
+and ``ttnn::zeros`` (``ones``, ``full``, ``arange``, the ``*_like`` forms) around its
+``Tensor::to_device``, ``ttnn::empty`` around ``tt::tt_metal::create_device_tensor``.  Any other
+allocation or free outside an op (``ttnn.deallocate``) is a top-level ``buffer_allocate`` /
+``buffer_deallocate``.  A host function's nodes are written when it ends; one that raised leaves
+its allocations and frees as loose nodes.  An op's nodes are made when
 it ends (an op's events arrive begin, allocations, end, on the thread that launched it); an op that
 raised after it began (an output that did not fit) is written at the next event of its thread or at
 the end of the capture: its functions stay open (no ``function_end``), its outputs that were
@@ -37,7 +48,7 @@ from meshnn.capture.circular_buffers import estimate
 from meshnn.capture.graph_builder import BufferFacts, GraphBuilder
 from meshnn.capture.op_names import CREATE_DEVICE_TENSOR, device_operation_name, function_name
 from meshnn.capture.tensors import argument_text, cpp_dtype, cpp_layout, mesh_buffer_of, shape_text, tensor_id
-from meshnn.mesh.observers import BufferEvent, MeshObserver, OpEvent
+from meshnn.mesh.observers import BufferEvent, HostCallEvent, MeshObserver, OpEvent
 
 
 class RunMode(enum.Enum):
@@ -77,6 +88,19 @@ class _Pending:
     started_ns: int = field(default_factory=time.perf_counter_ns)  # when the op began (host clock)
 
 
+@dataclass
+class _HostFrame:
+    """A host function that began on a thread: what happened inside it until it ends, in order:
+    ``(True, BufferEvent)`` allocations, ``(False, BufferEvent)`` frees, ``(_HostFrame, outputs)``
+    nested functions that ended, ``(_Pending, outputs)`` ops.  ``inside_op``: it began inside an op,
+    which records its own allocations (the frame is dropped)."""
+
+    event: HostCallEvent
+    inside_op: bool
+    items: list[tuple[Any, Any]] = field(default_factory=list)
+    started_ns: int = field(default_factory=time.perf_counter_ns)
+
+
 class GraphCapture(MeshObserver):
     """One capture's observer; :meth:`finish` gives ttnn's node list."""
 
@@ -84,6 +108,7 @@ class GraphCapture(MeshObserver):
         self.run_mode = run_mode
         self.builder = GraphBuilder()
         self._pending: dict[int, _Pending] = {}  # thread -> the op it is running
+        self._frames: dict[int, list[_HostFrame]] = {}  # thread -> its open host functions, outermost first
         self._started = time.perf_counter_ns()  # the capture's start (host clock, ns)
         self._lock = threading.RLock()
 
@@ -103,8 +128,11 @@ class GraphCapture(MeshObserver):
     def _buffer_event(self, event: BufferEvent, *, allocated: bool) -> None:
         with self._lock:
             pending = self._pending.get(threading.get_ident())
+            frames = self._frames.get(threading.get_ident())
             if pending is not None:
                 pending.items.append((allocated, event))
+            elif frames:
+                frames[-1].items.append((allocated, event))
             elif allocated:
                 self.builder.buffer_allocate(event_facts(event))
             else:
@@ -116,7 +144,35 @@ class GraphCapture(MeshObserver):
             if pending is not None and pending.event.op_id != event.op_id:
                 self._emit(pending, None)
                 pending = None
-            self._emit(pending or _Pending(event), outputs)
+            frames = self._frames.get(threading.get_ident())
+            if frames:  # an op run by a host function: written inside it
+                frames[-1].items.append((pending or _Pending(event), outputs))
+            else:
+                self._emit(pending or _Pending(event), outputs)
+
+    def on_host_call_begin(self, event: HostCallEvent) -> None:
+        with self._lock:
+            inside_op = threading.get_ident() in self._pending
+            self._frames.setdefault(threading.get_ident(), []).append(_HostFrame(event, inside_op))
+
+    def on_host_call_end(self, event: HostCallEvent, outputs: Sequence[Any] | None) -> None:
+        with self._lock:
+            frames = self._frames.get(threading.get_ident())
+            if not frames or frames[-1].event is not event:
+                return  # it began before this capture
+            frame = frames.pop()
+            if not frames:
+                del self._frames[threading.get_ident()]
+            if frame.inside_op:
+                return
+            if frames:
+                frames[-1].items.append((frame, outputs))
+            else:
+                self._host_frame_done(frame, outputs)
+
+    def _host_frame_done(self, frame: _HostFrame, outputs: Sequence[Any] | None) -> None:
+        """An outermost host function ended (under the lock): its nodes."""
+        self._emit_frame(self.builder, frame, outputs)
 
     def finish(self) -> list[dict]:
         """Write what is still open (ops that raised) and close the node list."""
@@ -124,6 +180,10 @@ class GraphCapture(MeshObserver):
             for pending in list(self._pending.values()):
                 self._emit(pending, None)
             self._pending.clear()
+            for frames in self._frames.values():
+                for frame in frames:
+                    self._emit_items(self.builder, frame.items)
+            self._frames.clear()
             return self.builder.finish(duration_ns=time.perf_counter_ns() - self._started)
 
     # --------------------------------------------------------------------------- emission
@@ -165,6 +225,36 @@ class GraphCapture(MeshObserver):
         took = time.perf_counter_ns() - pending.started_ns  # the op's wall time in meshnn (host clock)
         build.function_end(made, duration_ns=took)
         build.function_end(made, duration_ns=took)
+
+    def _emit_frame(self, build: GraphBuilder, frame: _HostFrame, outputs: Sequence[Any] | None) -> None:
+        """A host function's nodes; one that raised (``outputs`` None) leaves only its items."""
+        if outputs is None:
+            self._emit_items(build, frame.items)
+            return
+        event = frame.event
+        if event.name == CREATE_DEVICE_TENSOR:
+            arguments = _create_arguments(outputs[0] if outputs else None)
+        else:
+            arguments = [argument_text(t, cpp=True) for t in event.inputs]
+        build.function_start(event.name, arguments)
+        for tensor in event.inputs:
+            build.input_tensor(*tensor_facts(tensor))
+        self._emit_items(build, frame.items)
+        build.function_end([tensor_facts(t) for t in outputs], duration_ns=time.perf_counter_ns() - frame.started_ns)
+
+    def _emit_items(self, build: GraphBuilder, items: Sequence[tuple[Any, Any]]) -> None:
+        """A host function's allocations, frees, nested functions and ops (into the capture's own
+        list only: a report gets its ops from :meth:`_emit`), in order."""
+        for first, second in items:
+            if isinstance(first, _HostFrame):
+                self._emit_frame(build, first, second)
+            elif isinstance(first, _Pending):
+                if build is self.builder:
+                    self._emit(first, second)
+            elif first:
+                build.buffer_allocate(event_facts(second))
+            else:
+                build.buffer_deallocate(event_facts(second))
 
 
 def _create_arguments(tensor: Any) -> list[str]:

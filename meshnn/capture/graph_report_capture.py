@@ -23,11 +23,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from meshnn.capture.graph_builder import GraphBuilder
-from meshnn.capture.graph_capture import GraphCapture, RunMode, _Pending, event_facts, tensor_facts
+from meshnn.capture.graph_capture import GraphCapture, RunMode, _HostFrame, _Pending, event_facts, tensor_facts
 from meshnn.capture.op_names import python_name
 from meshnn.capture.tensors import argument_text, cpp_dtype, cpp_layout, mesh_buffer_of, tensor_id
 from meshnn.mesh.call_sites import user_frames
-from meshnn.mesh.observers import BufferEvent, HostOpEvent, OpEvent
+from meshnn.mesh.observers import CREATE_DEVICE_TENSOR, TO_DEVICE, BufferEvent, HostOpEvent, OpEvent
+from meshnn.mesh.reports import get_buffers
+from meshnn.tensor.interop import CONVERT_PYTHON_TENSOR
 
 REPORTED_HOST_OPS = ("from_torch", "to_device", "to_torch")
 """Host calls that are top-level functions of a report (``deallocate``'s free is its own node)."""
@@ -60,23 +62,18 @@ def tensor_details(tensor: Any) -> dict[str, object]:
 
 def buffer_rows(mesh: Any) -> list[dict[str, int]]:
     """Every live buffer of ``mesh`` on each of its devices: address, bytes per bank, buffer type
-    and memory layout as ttnn's enum values (ttnn's ``get_buffers`` rows)."""
-    rows = []
-    for buffer in mesh.live_buffers():
-        layout = buffer.layout
-        banks = mesh.get_memory_view(layout.buffer_type).num_banks
-        pages = layout.shard.pages_per_shard if layout.shard is not None else -(-layout.num_pages // max(banks, 1))
-        for device_id in mesh.get_device_ids():
-            rows.append(
-                {
-                    "device_id": device_id,
-                    "address": buffer.address(),
-                    "max_size_per_bank": pages * layout.page_size,
-                    "buffer_type": layout.buffer_type.value,
-                    "buffer_layout": layout.memory_layout.value,
-                }
-            )
-    return rows
+    and memory layout as ttnn's enum values (ttnn's ``get_buffers`` rows, once per device)."""
+    return [
+        {
+            "device_id": device_id,
+            "address": info.address,
+            "max_size_per_bank": info.max_size_per_bank,
+            "buffer_type": info.buffer_type.value,
+            "buffer_layout": info.buffer_layout.value,
+        }
+        for info in get_buffers(mesh)
+        for device_id in mesh.get_device_ids()
+    ]
 
 
 class ReportCapture(GraphCapture):
@@ -94,6 +91,7 @@ class ReportCapture(GraphCapture):
         self.meshes: dict[int, Any] = {}  # mesh id -> every mesh the capture saw
         self.per_operation_buffers: dict[int, list[dict[str, int]]] = {}
         self.python_io: list[dict[str, object]] = []  # each top-level op's arguments and tensor ids
+        self._host_done: dict[int, tuple[_HostFrame, Sequence[Any]]] = {}  # thread -> from_torch's / to_device's
         self._report_lock = threading.RLock()
 
     def on_op_begin(self, event: OpEvent) -> None:
@@ -103,15 +101,38 @@ class ReportCapture(GraphCapture):
     def on_allocate(self, event: BufferEvent) -> None:
         self.meshes.setdefault(event.mesh.mesh_id, event.mesh)
         super().on_allocate(event)
-        if threading.get_ident() not in self._pending:
+        if self._loose():
             with self._report_lock:
                 self.report.buffer_allocate(event_facts(event))
 
     def on_deallocate(self, event: BufferEvent) -> None:
         super().on_deallocate(event)
-        if threading.get_ident() not in self._pending:
+        if self._loose():
             with self._report_lock:
                 self.report.buffer_deallocate(event_facts(event))
+
+    def _loose(self) -> bool:
+        """Whether an allocation or free on this thread is outside any op and host function."""
+        return threading.get_ident() not in self._pending and not self._frames.get(threading.get_ident())
+
+    def _host_frame_done(self, frame: _HostFrame, outputs: Sequence[Any] | None) -> None:
+        """A creation is a top-level function of the report by its Python name (``ttnn.ones``)
+        around its C++ functions; from_torch's and to_device's wait for their host op's event."""
+        super()._host_frame_done(frame, outputs)
+        with self._report_lock:
+            name = frame.event.name
+            if outputs is None:
+                self._emit_items(self.report, frame.items)
+            elif name in (CONVERT_PYTHON_TENSOR, TO_DEVICE):
+                self._host_done[threading.get_ident()] = (frame, outputs)
+            else:
+                op = "allocate_tensor_on_device" if name == CREATE_DEVICE_TENSOR else name.removeprefix("ttnn::")
+                self._describe(outputs)
+                start = self.report.function_start(python_name(op), [])
+                self._emit_frame(self.report, frame, outputs)
+                self.report.function_end([tensor_facts(t) for t in outputs], duration_ns=0)
+                self._record(op, {}, (), outputs)
+                self._snapshot(start)
 
     def on_host_op(self, event: HostOpEvent) -> None:
         """A host call of the user's code: a top-level function of the report (no device graph)."""
@@ -123,6 +144,9 @@ class ReportCapture(GraphCapture):
             start = build.function_start(python_name(event.op), [argument_text(t, cpp=True) for t in event.inputs])
             for tensor in event.inputs:
                 build.input_tensor(*tensor_facts(tensor))
+            done = self._host_done.pop(threading.get_ident(), None)
+            if done is not None:  # its C++ function and the allocation inside
+                self._emit_frame(build, *done)
             build.function_end([tensor_facts(t) for t in event.outputs], duration_ns=0)
             self._record(event.op, dict(enumerate(event.inputs)), event.inputs, event.outputs)
             self._snapshot(start)

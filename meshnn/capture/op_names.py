@@ -11,10 +11,11 @@ model's op families.
 
 from __future__ import annotations
 
+from meshnn.mesh.observers import CREATE_DEVICE_TENSOR
 from meshnn.ops.registry import family_of
 from meshnn.perf.desc import OpFamily
 
-CREATE_DEVICE_TENSOR = "tt::tt_metal::create_device_tensor"
+__all__ = ["CREATE_DEVICE_TENSOR"]
 
 
 def function_name(op: str) -> str:

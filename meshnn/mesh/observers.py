@@ -15,9 +15,10 @@ Layers: imports nothing of meshnn but the mesh layer's types (for hints only).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +42,9 @@ class BufferEvent:
 
 
 _OP_IDS = itertools.count()
+
+CREATE_DEVICE_TENSOR = "tt::tt_metal::create_device_tensor"  # ttnn's allocation of a device tensor
+TO_DEVICE = "Tensor::to_device"  # ttnn's write of a host tensor into a new device tensor
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +76,26 @@ class HostOpEvent:
     outputs: tuple[Any, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class HostCallEvent:
+    """A function of ttnn's C++ that its graph capture records as a ``function_start`` /
+    ``function_end`` pair though meshnn runs it as no op: a creation (``ttnn::zeros``), the
+    conversion of ``from_torch`` (``ttnn::convert_python_tensor_to_tt_tensor``), a write to a device
+    (``Tensor::to_device``) or an allocation (``tt::tt_metal::create_device_tensor``).  ``name`` is
+    ttnn's; ``inputs`` the tensors it was given; ``mesh`` the mesh it writes to, or None."""
+
+    name: str
+    mesh: Any
+    inputs: tuple[Any, ...] = ()
+
+
+@dataclass(slots=True)
+class HostCallOutputs:
+    """What a :func:`host_call` made: the caller sets ``tensors`` before its block ends."""
+
+    tensors: tuple[Any, ...] = ()
+
+
 class MeshObserver:
     """The events an observer may take; each default does nothing."""
 
@@ -97,6 +121,13 @@ class MeshObserver:
 
     def on_host_op(self, event: HostOpEvent) -> None:
         """A host-side ttnn call (``from_torch``, ``to_torch``, ``deallocate``) is done."""
+
+    def on_host_call_begin(self, event: HostCallEvent) -> None:
+        """A :class:`HostCallEvent` function begins (its allocations follow, on this thread)."""
+
+    def on_host_call_end(self, event: HostCallEvent, outputs: Sequence[Any] | None) -> None:
+        """The function that began last on this thread ended: ``outputs`` are the tensors it made,
+        None when it raised."""
 
 
 class Observers:
@@ -154,6 +185,33 @@ class Observers:
         for call in self._each("on_host_op"):
             call(event)
 
+    def host_call_begin(self, event: HostCallEvent) -> None:
+        for call in self._each("on_host_call_begin"):
+            call(event)
+
+    def host_call_end(self, event: HostCallEvent, outputs: Sequence[Any] | None) -> None:
+        for call in self._each("on_host_call_end"):
+            call(event, outputs)
+
 
 OBSERVERS = Observers()
 """The process's observers of every mesh."""
+
+
+@contextlib.contextmanager
+def host_call(name: str, mesh: Any = None, inputs: Sequence[Any] = ()) -> Iterator[HostCallOutputs]:
+    """``with host_call("ttnn::zeros", mesh) as made: ...; made.tensors = (tensor,)``: tells the
+    observers (graph capture) that ttnn's function ``name`` ran around the block's allocations.
+    Costs one truth test when nothing observes."""
+    made = HostCallOutputs()
+    if not OBSERVERS:
+        yield made
+        return
+    event = HostCallEvent(name, mesh, tuple(inputs))
+    OBSERVERS.host_call_begin(event)
+    try:
+        yield made
+    except BaseException:
+        OBSERVERS.host_call_end(event, None)
+        raise
+    OBSERVERS.host_call_end(event, made.tensors)

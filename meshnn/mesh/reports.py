@@ -5,7 +5,9 @@ Layers: the mesh layer (a mesh's allocator and registry).
 
 from __future__ import annotations
 
-from meshnn.device.buffer import BufferType
+from dataclasses import dataclass
+
+from meshnn.device.buffer import BufferType, TensorMemoryLayout
 from meshnn.errors import MeshnnTypeError
 from meshnn.mesh.mesh_device import MeshDevice
 
@@ -21,22 +23,30 @@ def get_device_info(device: MeshDevice) -> dict[str, int]:
     return _checked(device, "get_device_info").allocator.device_info()
 
 
-def get_buffers(device: MeshDevice) -> list[dict[str, object]]:
-    """Every live buffer, by buffer type then address: address, type, layout, max size per bank."""
+@dataclass(frozen=True)
+class BufferInfo:
+    """``ttnn.reports.BufferInfo``: one live buffer of a mesh, as ttnn's ``get_buffers`` lists it.
+    ``max_size_per_bank``: bytes of the bank holding most of its pages (a shard's pages when sharded)."""
+
+    device_id: int
+    address: int
+    max_size_per_bank: int
+    buffer_type: BufferType
+    buffer_layout: TensorMemoryLayout
+
+
+def get_buffers(device: MeshDevice | list[MeshDevice]) -> list[BufferInfo]:
+    """Every live buffer of ``device`` (or of each mesh of a list, in turn), by buffer type then
+    address: ttnn's :class:`BufferInfo` rows."""
+    devices = device if isinstance(device, list | tuple) else [device]
     rows = []
-    for buffer in _checked(device, "get_buffers").live_buffers():
-        layout = buffer.layout
-        banks = device.get_memory_view(layout.buffer_type).num_banks
-        pages = layout.shard.pages_per_shard if layout.shard is not None else -(-layout.num_pages // max(banks, 1))
-        rows.append(
-            {
-                "address": buffer.address(),
-                "type": str(layout.buffer_type),
-                "layout": str(layout.memory_layout),
-                "device_id": device.get_device_ids()[0],
-                "max_size_per_bank": pages * layout.page_size,
-            }
-        )
+    for mesh in (_checked(d, "get_buffers") for d in devices):
+        for buffer in mesh.live_buffers():
+            layout = buffer.layout
+            banks = mesh.get_memory_view(layout.buffer_type).num_banks
+            pages = layout.shard.pages_per_shard if layout.shard is not None else -(-layout.num_pages // max(banks, 1))
+            size, device_id = pages * layout.page_size, mesh.get_device_ids()[0]
+            rows.append(BufferInfo(device_id, buffer.address(), size, layout.buffer_type, layout.memory_layout))
     return rows
 
 

@@ -18,6 +18,7 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.mesh.observers import CREATE_DEVICE_TENSOR, TO_DEVICE, host_call
 from meshnn.mesh.op_keywords import QUEUE_ID, ttnn_keywords
 from meshnn.ops import goldens
 from meshnn.ops.checks import device_input
@@ -25,7 +26,7 @@ from meshnn.ops.filled import fill_device_tensor
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.copies import copy_host_to_device_tensor
-from meshnn.tensor.lifetime import allocate_tensor_on_device, deallocate, host_memory_bytes
+from meshnn.tensor.lifetime import deallocate, host_memory_bytes, new_device_tensor
 from meshnn.tensor.reshape import reshape
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor, check_tensor
@@ -93,18 +94,21 @@ def full(
     config win) and returned."""
     if optional_tensor is not None:
         return _fill_into("full", optional_tensor, fill_value)
-    dims = _shape("full", shape)
-    dtype, layout = _kinds("full", dtype, layout, device)
+    return _full("full", shape, fill_value, dtype, layout, device, memory_config)
+
+
+def _full(op: str, shape, fill_value, dtype, layout, device, memory_config) -> Tensor:
+    """``ttnn.<op>`` of the full family (``full``, ``zeros``, ``ones``, the ``*_like`` forms)."""
+    dims = _shape(op, shape)
+    dtype, layout = _kinds(op, dtype, layout, device)
     if isinstance(fill_value, bool) or not isinstance(fill_value, int | float | np.number):
-        raise MeshnnTypeError(f"ttnn.full: fill_value must be a number, got {fill_value!r}")
+        raise MeshnnTypeError(f"ttnn.{op}: fill_value must be a number, got {fill_value!r}")
     kind = np.float32 if dtype.is_float else dtype.storage_dtype
     if device is None:
-        _check_host_memory("full", dims)
+        _check_host_memory(op, dims)
         return _made(np.full(dims, fill_value, kind), dtype, layout, device, memory_config)
     constant = np.array(fill_value).astype(kind)[()]  # as np.full(dims, fill_value, kind) holds it
-    return _filled(
-        "full", lambda: np.full(dims, fill_value, kind), dims, dtype, layout, device, memory_config, constant
-    )
+    return _filled(op, lambda: np.full(dims, fill_value, kind), dims, dtype, layout, device, memory_config, constant)
 
 
 def _fill_into(op: str, target: object, fill_value: object) -> Tensor:
@@ -123,8 +127,16 @@ def _filled(
 ) -> Tensor:
     """A replicated device tensor of ``values()``: the MeshBuffer is allocated first, so a tensor
     that cannot fit raises OutOfMemoryError before any host memory is spent on its values; a
-    ``constant`` (every value the same) is made in device memory (:mod:`meshnn.ops.filled`)."""
-    target = allocate_tensor_on_device(TensorSpec(dims, dtype, layout, memory_config=memory_config), device)
+    ``constant`` (every value the same) is made in device memory (:mod:`meshnn.ops.filled`).
+    Graph capture sees ttnn's ``ttnn::<op>`` around its ``Tensor::to_device``."""
+    with host_call(f"ttnn::{op}", device) as made, host_call(TO_DEVICE, device) as put:
+        put.tensors = made.tensors = (_written(op, values, dims, dtype, layout, device, memory_config, constant),)
+    return made.tensors[0]
+
+
+def _written(op: str, values, dims, dtype, layout, device: MeshDevice, memory_config, constant) -> Tensor:
+    """:func:`_filled`'s tensor: allocated, then its values written (or made on the device)."""
+    target = new_device_tensor(TensorSpec(dims, dtype, layout, memory_config=memory_config), device)
     if not device.executes:
         return target  # a planning mesh: the values are neither made nor written
     try:
@@ -147,7 +159,7 @@ def _filled(
 )
 def zeros(shape, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     """``ttnn.zeros``."""
-    return full(shape, 0.0, dtype, layout, device, memory_config)
+    return _full("zeros", shape, 0.0, dtype, layout, device, memory_config)
 
 
 @register(
@@ -159,7 +171,7 @@ def zeros(shape, dtype=None, layout=None, device=None, memory_config=None) -> Te
 )
 def ones(shape, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     """``ttnn.ones``."""
-    return full(shape, 1.0, dtype, layout, device, memory_config)
+    return _full("ones", shape, 1.0, dtype, layout, device, memory_config)
 
 
 @register(
@@ -171,11 +183,20 @@ def ones(shape, dtype=None, layout=None, device=None, memory_config=None) -> Ten
 )
 def empty(shape, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     """``ttnn.empty``: an uninitialised device tensor (a zero host tensor without a device)."""
-    dims = _shape("empty", shape)
-    dtype, layout = _kinds("empty", dtype, layout, device)
+    return _empty("empty", shape, dtype, layout, device, memory_config)
+
+
+def _empty(op: str, shape, dtype, layout, device, memory_config) -> Tensor:
+    """``ttnn.<op>`` (``empty``, ``empty_like``); graph capture sees ttnn's ``ttnn::<op>`` around
+    its ``tt::tt_metal::create_device_tensor``."""
+    dims = _shape(op, shape)
+    dtype, layout = _kinds(op, dtype, layout, device)
     if device is None:
-        return zeros(dims, dtype, layout)
-    return allocate_tensor_on_device(TensorSpec(dims, dtype, layout, memory_config=memory_config), device)
+        return _full(op, dims, 0.0, dtype, layout, None, None)
+    spec = TensorSpec(dims, dtype, layout, memory_config=memory_config)
+    with host_call(f"ttnn::{op}", device) as made, host_call(CREATE_DEVICE_TENSOR, device) as created:
+        created.tensors = made.tensors = (new_device_tensor(spec, device),)
+    return made.tensors[0]
 
 
 def _like(op: str, tensor: object, dtype, layout, device, memory_config):
@@ -203,8 +224,12 @@ def full_like(
     if optional_tensor is not None:
         check_tensor(tensor, "ttnn.full_like: tensor")
         return _fill_into("full_like", optional_tensor, fill_value)
-    shape, dtype, layout, device, memory_config = _like("full_like", tensor, dtype, layout, device, memory_config)
-    return full(shape, fill_value, dtype, layout, device, memory_config)
+    return _full_like("full_like", tensor, fill_value, dtype, layout, device, memory_config)
+
+
+def _full_like(op: str, tensor, fill_value, dtype, layout, device, memory_config) -> Tensor:
+    shape, dtype, layout, device, memory_config = _like(op, tensor, dtype, layout, device, memory_config)
+    return _full(op, shape, fill_value, dtype, layout, device, memory_config)
 
 
 @register(
@@ -215,7 +240,7 @@ def full_like(
     modelled=False,
 )
 def zeros_like(tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
-    return full_like(tensor, 0.0, dtype, layout, device, memory_config)
+    return _full_like("zeros_like", tensor, 0.0, dtype, layout, device, memory_config)
 
 
 @register(
@@ -226,7 +251,7 @@ def zeros_like(tensor, dtype=None, layout=None, device=None, memory_config=None)
     modelled=False,
 )
 def ones_like(tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
-    return full_like(tensor, 1.0, dtype, layout, device, memory_config)
+    return _full_like("ones_like", tensor, 1.0, dtype, layout, device, memory_config)
 
 
 @register(
@@ -238,7 +263,7 @@ def ones_like(tensor, dtype=None, layout=None, device=None, memory_config=None) 
 )
 def empty_like(tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     shape, dtype, layout, device, memory_config = _like("empty_like", tensor, dtype, layout, device, memory_config)
-    return empty(shape, dtype, layout, device, memory_config)
+    return _empty("empty_like", shape, dtype, layout, device, memory_config)
 
 
 @register(

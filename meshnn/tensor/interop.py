@@ -19,7 +19,7 @@ from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout, Tile
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.mesh.observers import OBSERVERS, HostOpEvent
+from meshnn.mesh.observers import OBSERVERS, HostOpEvent, host_call
 from meshnn.tensor.composers import MeshToTensor, topology_composer
 from meshnn.tensor.mappers import TensorToMesh
 from meshnn.tensor.memory_config import MemoryConfig
@@ -28,6 +28,8 @@ from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DeviceStorage
 from meshnn.tensor.tensor import Tensor, check_tensor
 from meshnn.tensor.topology import check_made_for
+
+CONVERT_PYTHON_TENSOR = "ttnn::convert_python_tensor_to_tt_tensor"  # from_torch's function in ttnn's graph capture
 
 # ttnn.distribute(mapper_or_composer) binds these for from_torch / to_torch inside its block.
 DEFAULT_MAPPER: contextvars.ContextVar[TensorToMesh | None] = contextvars.ContextVar("mapper", default=None)
@@ -159,17 +161,21 @@ def from_torch(
     if pad_value is not None and (isinstance(pad_value, bool) or not isinstance(pad_value, int | float | np.number)):
         raise MeshnnTypeError(f"from_torch: pad_value must be a number, got {pad_value!r}")
     mapper = mesh_mapper if mesh_mapper is not None else DEFAULT_MAPPER.get()
-    made = Tensor(
-        tensor,
-        dtype,
-        device=device,
-        layout=layout,
-        tile=tile,
-        pad_value=pad_value,
-        mesh_mapper=mapper,
-        memory_config=memory_config,
-        col_tilize=col_tilize,
-    )
+    with host_call(CONVERT_PYTHON_TENSOR, device) as converted:
+        converted.tensors = (
+            Tensor(
+                tensor,
+                dtype,
+                device=device,
+                layout=layout,
+                tile=tile,
+                pad_value=pad_value,
+                mesh_mapper=mapper,
+                memory_config=memory_config,
+                col_tilize=col_tilize,
+            ),
+        )
+    made = converted.tensors[0]
     if OBSERVERS:
         OBSERVERS.host_op(HostOpEvent("from_torch", _mesh_of(made), outputs=(made,)))
     return made

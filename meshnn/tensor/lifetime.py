@@ -28,7 +28,7 @@ from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.labels import tensor_label
 from meshnn.mesh.mesh_buffer import DeviceLocalBufferConfig, MeshBuffer, ReplicatedBufferConfig
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.mesh.observers import OBSERVERS, HostOpEvent
+from meshnn.mesh.observers import CREATE_DEVICE_TENSOR, OBSERVERS, HostOpEvent, host_call
 from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage
@@ -116,6 +116,14 @@ def allocate_tensor_on_device(
     """An uninitialised device tensor on every device: ``(spec, mesh_device)`` or
     ``(shape, dtype, layout, mesh_device, memory_config=None)``."""
     spec, mesh = _spec_and_device(spec_or_shape, dtype, layout, device, memory_config, "allocate_tensor_on_device")
+    with host_call(CREATE_DEVICE_TENSOR, mesh) as made:
+        made.tensors = (new_device_tensor(spec, mesh),)
+    return made.tensors[0]
+
+
+def new_device_tensor(spec: TensorSpec, mesh: MeshDevice) -> Tensor:
+    """An uninitialised device tensor of ``spec``, replicated on every device of ``mesh`` (no
+    graph-capture function of its own: its caller's, ``Tensor::to_device`` or ``create_device_tensor``)."""
     mesh.check_open()
     buffer = allocate_mesh_buffer(spec, mesh)
     return device_tensor(spec, buffer, list(mesh.shape.coords()), TensorTopology.replicated(mesh.shape))

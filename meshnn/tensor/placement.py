@@ -17,7 +17,7 @@ from meshnn.formats.codec import byte_view
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate, MeshShape, to_linear_index
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.mesh.observers import OBSERVERS, HostOpEvent
+from meshnn.mesh.observers import OBSERVERS, TO_DEVICE, HostOpEvent, host_call
 from meshnn.mesh.slab import distinct_rows, rows_held
 from meshnn.mesh.transfers import HostEncoder, ShardDataTransfer
 from meshnn.tensor.arrays import MappedArray
@@ -34,6 +34,12 @@ def to_device(
 ) -> Tensor:
     """Write a host tensor to ``device``: one shard per populated coordinate, or a plain host
     tensor replicated to every device.  A tensor already on ``device`` is returned as it is."""
+    with host_call(TO_DEVICE, device, (tensor,)) as made:
+        made.tensors = (_to_device(tensor, device, memory_config, queue_id),)
+    return made.tensors[0]
+
+
+def _to_device(tensor: Tensor, device: MeshDevice, memory_config: MemoryConfig | None, queue_id: int | None) -> Tensor:
     check_tensor(tensor)
     if not isinstance(device, MeshDevice):
         raise MeshnnTypeError(f"device must be a MeshDevice, got {type(device).__name__}")
@@ -98,6 +104,16 @@ def aligned_rows(shard: np.ndarray, spec: TensorSpec) -> np.ndarray:
 
 def mapped_to_device(
     mapped: MappedArray, device: MeshDevice, memory_config: MemoryConfig | None = None, cq_id: int | None = None
+) -> Tensor:
+    """``host_tensor_from_array`` then ``to_device`` (graph capture's ``Tensor::to_device``), see
+    :func:`_mapped_to_device`."""
+    with host_call(TO_DEVICE, device) as made:
+        made.tensors = (_mapped_to_device(mapped, device, memory_config, cq_id),)
+    return made.tensors[0]
+
+
+def _mapped_to_device(
+    mapped: MappedArray, device: MeshDevice, memory_config: MemoryConfig | None, cq_id: int | None
 ) -> Tensor:
     """``host_tensor_from_array`` then ``to_device``, without the host copy: each distinct shard
     is written to every device that holds it, in one blocking ``enqueue_write_shards``, as a

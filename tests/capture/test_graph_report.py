@@ -72,7 +72,12 @@ def test_end_graph_capture_keeps_its_own_form(mesh):
     ttnn.graph.begin_graph_capture()
     ttnn.add(ttnn.from_torch(torch.ones(1, 1, 32, 32), device=mesh, layout=ttnn.TILE_LAYOUT), 1.0)
     trace = ttnn.graph.end_graph_capture()
-    assert ttnn.graph.extract_calltrace(trace)[:2] == ["ttnn::add", "BinaryNgDeviceOperation"]
+    assert ttnn.graph.extract_calltrace(trace)[:4] == [
+        "ttnn::convert_python_tensor_to_tt_tensor",
+        "Tensor::to_device",
+        "ttnn::add",
+        "BinaryNgDeviceOperation",
+    ]
     assert "stacking_level" not in trace[1]
 
 
@@ -182,7 +187,8 @@ def test_pretty_format_and_visualize(mesh, tmp_path):
     text = ttnn.graph.pretty_format(trace)
     assert "Function Start: ttnn::relu" in text and "    Function Start: UnaryDeviceOperation" in text
     dot = ttnn.graph.visualize(trace)
-    assert dot.startswith("digraph {") and dot.count("subgraph cluster_") == 3
+    # one cluster per function: from_torch's conversion and its Tensor::to_device, relu, its device op, its output
+    assert dot.startswith("digraph {") and dot.count("subgraph cluster_") == 5
     with pytest.raises(ValueError, match="suffix"):
         ttnn.graph.visualize(trace, file_name=tmp_path / "g.txt")
     with pytest.raises(ValueError, match="Unknown node type"):

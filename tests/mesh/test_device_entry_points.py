@@ -253,7 +253,13 @@ def test_reports_answer_under_plain_meshnn(open_mesh):
     mesh = open_mesh((1, 2))
     tensor = ttnn.from_torch(np.ones((32, 32), np.float32), device=mesh, layout=ttnn.TILE_LAYOUT)
     rows = ttnn.reports.get_buffers(mesh)
-    assert [row["address"] for row in rows] == [tensor.buffer_address()]
+    assert [row.address for row in rows] == [tensor.buffer_address()]
+    # ttnn's BufferInfo: one 32x32 float32 tile, interleaved in DRAM, so 4096 bytes in its bank
+    assert (rows[0].buffer_type, rows[0].buffer_layout) == (ttnn.BufferType.DRAM, ttnn.TensorMemoryLayout.INTERLEAVED)
+    assert (rows[0].max_size_per_bank, rows[0].device_id) == (4096, mesh.get_device_ids()[0])
+    assert ttnn.reports.get_buffers([mesh, mesh]) == rows + rows  # ttnn's overload: a list of meshes, each in turn
+    with pytest.raises(ttnn.MeshnnTypeError, match=r"reports\.get_buffers: device must be a MeshDevice"):
+        ttnn.reports.get_buffers([mesh, "mesh"])
     assert ttnn.reports.get_device_info(mesh)["l1_num_banks"] == 64
     with pytest.raises(ttnn.MeshnnTypeError, match=r"reports\.get_buffers: device must be a MeshDevice"):
         ttnn.reports.get_buffers("mesh")

@@ -1,5 +1,6 @@
 """Sockets between meshes: ``ttnn.create_socket_pair`` and ``ttnn.experimental.send_async`` /
-``recv_async`` (and the older binding that takes a mesh and a config).
+``recv_async`` (and the older binding that takes a mesh and a config), ``send_direct_async`` /
+``recv_direct_async``.
 
 A socket moves bytes without arithmetic: every received shard equals the sent one byte for byte,
 in every dtype; receives take the sends in order; a receive enqueued first waits for its send.
@@ -206,3 +207,101 @@ def test_one_socket_end_needs_a_peer_rank(halves):
     with pytest.raises(ttnn.MeshnnValueError, match="sender_rank and receiver_rank"):
         ttnn.MeshSocket(sender, config(sender.shape))
     assert sender.get_memory_view(ttnn.BufferType.L1) == before
+
+
+def test_h2d_mode_is_ttnns_enum_and_host_device_sockets_are_not_yet_here():
+    # ttnn's two modes (tt-metal h2d_socket.hpp: HOST_PUSH, DEVICE_PULL, in that order); the sockets
+    # that take them are not in meshnn yet, and say so by name
+    assert [m.name for m in ttnn.H2DMode] == ["HOST_PUSH", "DEVICE_PULL"]
+    assert ttnn.H2DMode.HOST_PUSH is not ttnn.H2DMode.DEVICE_PULL
+    with pytest.raises(AttributeError, match="H2DSocket"):
+        ttnn.H2DSocket  # noqa: B018
+
+
+# --- send_direct_async / recv_direct_async: the same bytes as send_async, written straight into the
+# receiver's output; the socket's FIFO only handshakes, so it must be in L1 and may be smaller than a
+# page (tt-metal's test_socket_perf.py gives it 128 bytes).  Pairings that hang a device (a direct
+# send to a FIFO receive, wait_only without a static address, a static address that is not the
+# output's) are errors here.
+
+send_direct, recv_direct = ttnn.experimental.send_direct_async, ttnn.experimental.recv_direct_async
+
+
+def arrived(out, sender, receiver) -> list[bytes]:
+    """``out``'s shards once both meshes finished their queues (a receive runs asynchronously)."""
+    ttnn.synchronize_device(sender)
+    ttnn.synchronize_device(receiver)
+    return shards(out)
+
+
+@pytest.mark.parametrize("dtype", [ttnn.bfloat16, ttnn.bfloat8_b, ttnn.uint32], ids=str)
+def test_direct_send_arrives_byte_for_byte_through_a_handshake_sized_fifo(halves, dtype):
+    sender, receiver = halves
+    send, receive = ttnn.create_socket_pair(sender, receiver, config(sender.shape, fifo=128))
+    sent = sharded(sender, 11, dtype)
+    out = ttnn.allocate_tensor_on_device(sent.spec, receiver)
+    with pytest.raises(ttnn.MeshnnValueError, match="fifo size greater than or equal"):
+        ttnn.experimental.send_async(sent, send)  # a FIFO send needs a page-sized FIFO
+    assert send_direct(sent, send) == []
+    received = recv_direct(out, receive)
+    assert len(received) == 1 and received[0] is out
+    assert arrived(out, sender, receiver) == shards(sent) and len(set(shards(sent))) == 4
+
+
+def test_static_address_and_wait_only(halves):
+    sender, receiver = halves
+    send, receive = ttnn.create_socket_pair(sender, receiver, config(sender.shape))
+    sent = sharded(sender, 12, ttnn.bfloat16)
+    out = ttnn.allocate_tensor_on_device(sent.spec, receiver)
+    send_direct(sent, send, static_dst_address=out.buffer_address())
+    recv_direct(out, receive, wait_only=True)
+    assert arrived(out, sender, receiver) == shards(sent)
+    other = ttnn.allocate_tensor_on_device(sent.spec, receiver)
+    send_direct(sent, send, static_dst_address=out.buffer_address())
+    with pytest.raises(ttnn.MeshnnValueError, match="static_dst_address"):
+        recv_direct(other, receive)
+        ttnn.synchronize_device(receiver)
+    send_direct(sent, send)
+    with pytest.raises(ttnn.MeshnnValueError, match="wait_only needs a send_direct_async given static_dst_address"):
+        recv_direct(out, receive, wait_only=True)
+        ttnn.synchronize_device(receiver)
+
+
+def test_direct_and_fifo_ops_do_not_pair(halves):
+    sender, receiver = halves
+    send, receive = ttnn.create_socket_pair(sender, receiver, config(sender.shape))
+    sent = sharded(sender, 13, ttnn.bfloat16)
+    out = ttnn.allocate_tensor_on_device(sent.spec, receiver)
+    before = shards(out)
+    send_direct(sent, send)
+    with pytest.raises(ttnn.MeshnnValueError, match="receive it with recv_direct_async"):
+        ttnn.experimental.recv_async(out, receive)
+        ttnn.synchronize_device(receiver)
+    ttnn.experimental.send_async(sent, send)
+    with pytest.raises(ttnn.MeshnnValueError, match="receive it with recv_async"):
+        recv_direct(out, receive)
+        ttnn.synchronize_device(receiver)
+    assert arrived(out, sender, receiver) == before  # neither wrong pairing wrote the output
+
+
+def test_bad_inputs_are_refused_before_anything_is_sent(halves):
+    sender, receiver = halves
+    send, receive = ttnn.create_socket_pair(sender, receiver, config(sender.shape, ttnn.BufferType.DRAM, 4096))
+    sent = sharded(sender, 14, ttnn.bfloat16)
+    out = ttnn.allocate_tensor_on_device(sent.spec, receiver)
+    with pytest.raises(ttnn.MeshnnValueError, match="send_direct_async requires an L1 socket storage type"):
+        send_direct(sent, send)
+    with pytest.raises(ttnn.MeshnnValueError, match="recv_direct_async requires an L1 socket storage type"):
+        recv_direct(out, receive)
+    l1_send, l1_receive = ttnn.create_socket_pair(sender, receiver, config(sender.shape))
+    with pytest.raises(ttnn.MeshnnValueError, match="requires a SENDER socket"):
+        send_direct(sent, l1_receive)
+    with pytest.raises(ttnn.MeshnnValueError, match="requires a RECEIVER socket"):
+        recv_direct(out, l1_send)
+    with pytest.raises(ttnn.MeshnnTypeError, match="static_dst_address must be a buffer address"):
+        send_direct(sent, l1_send, static_dst_address=-4)
+    with pytest.raises(ttnn.MeshnnTypeError, match="wait_only must be a bool"):
+        recv_direct(out, l1_receive, wait_only=1)
+    with pytest.raises(ttnn.MeshnnTypeError, match=r"mesh_socket must be a ttnn\.MeshSocket"):
+        send_direct(sent, sender)
+    assert len(l1_send.channel._items) == 0  # nothing was sent by a refused call

@@ -182,4 +182,4 @@ def test_distributed_distributed_is_a_module_path_and_reports_answer(mesh_device
     tensor = ttnn.from_torch(
         torch.ones(32, 32), device=mesh_device, mesh_mapper=ttnn.ReplicateTensorToMesh(mesh_device)
     )
-    assert [row["address"] for row in ttnn.reports.get_buffers(mesh_device)] == [tensor.buffer_address()]
+    assert [row.address for row in ttnn.reports.get_buffers(mesh_device)] == [tensor.buffer_address()]

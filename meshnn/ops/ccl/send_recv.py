@@ -8,10 +8,18 @@ return an empty list, as ttnn's do.  The older binding (tt-metal of 2025) takes 
 config instead, ``send_async(input_tensor, mesh_device, socket_config)``, and makes the socket end
 for the call; its ends pair by equal configs.
 
+``send_direct_async(input_tensor, mesh_socket)`` / ``recv_direct_async(output_tensor, mesh_socket,
+*, wait_only=False)`` (tt-metal of 2026) move the same bytes, but ttnn's sender writes the pages
+straight into the receiver's output tensor: the socket's FIFO carries only the address handshake
+and the completion page, so it must live in L1 and need not hold a page.  A direct send pairs with
+a direct receive only (on a device the other pairing waits forever; here it is an error), and a
+receive with ``wait_only`` (no address write-back) needs a send given ``static_dst_address``, the
+output's own buffer address.
+
 ttnn's checks: the socket is a sender (a receiver) socket; its ``fifo_size`` holds one aligned
-page of the tensor; every device of the tensor's mesh is a device of one of the socket's
-connections on that end; the tensor is on the socket's mesh.  A receive checks that each shard it
-takes is the size of the output's shard.
+page of the tensor (the direct ops: its storage is L1); every device of the tensor's mesh is a
+device of one of the socket's connections on that end; the tensor is on the socket's mesh.  A
+receive checks that each shard it takes is the size of the output's shard.
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`, the ops' checks,
 launch, outputs and registry, and the point-to-point module's one-process check.
@@ -21,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from meshnn.device.buffer import BufferType
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
@@ -34,11 +43,29 @@ from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.tensor import Tensor
 
+DIRECT_OPS = ("send_direct_async", "recv_direct_async")
+_DIRECT_MARK = 0x5D1EC7  # the last item of a direct send's payload: this mark, then its static address or -1
+
+
+def _direct_tag(static_dst_address: int | None) -> np.ndarray:
+    address = -1 if static_dst_address is None else static_dst_address
+    return np.array([_DIRECT_MARK, address], dtype=np.int64).view(np.uint8)
+
+
+def _direct_of(payload: list[np.ndarray], shards: int) -> tuple[bool, int | None]:
+    """(whether ``payload`` came from a direct send, its static destination address or None)."""
+    if len(payload) != shards + 1:
+        return False, None
+    tag = payload[-1].view(np.int64) if payload[-1].size == 16 else None
+    if tag is None or tag[0] != _DIRECT_MARK:
+        return False, None
+    return True, None if tag[1] < 0 else int(tag[1])
+
 
 def _end(op: str, socket: object, socket_config: object, endpoint: SocketEndpoint) -> tuple[MeshDevice, SocketConfig]:
     """The mesh and config of the call's socket end: a MeshSocket's, or (the older binding) the
-    mesh and config given."""
-    if isinstance(socket, MeshDevice):
+    mesh and config given (not for the direct ops, which have no older binding)."""
+    if isinstance(socket, MeshDevice) and op not in DIRECT_OPS:
         if not isinstance(socket_config, SocketConfig):
             raise MeshnnTypeError(
                 f"ttnn.experimental.{op}: socket_config must be a ttnn.SocketConfig, got {socket_config!r}"
@@ -65,7 +92,10 @@ def _rows(op: str, tensor: Tensor, mesh: MeshDevice, config: SocketConfig, sende
     alignment = mesh.system.arch_spec.l1_alignment
     page = -(-tensor.spec.page_size // alignment) * alignment
     fifo = config.socket_mem_config.fifo_size
-    if fifo < page:
+    if op in DIRECT_OPS:
+        if config.socket_mem_config.socket_storage_type is not BufferType.L1:
+            raise MeshnnValueError(f"ttnn.experimental.{op}: {op} requires an L1 socket storage type")
+    elif fifo < page:
         raise MeshnnValueError(
             f"ttnn.experimental.{op}: {op} op requires a fifo size greater than or equal to the input tensor page size "
             f"({fifo} < {page} bytes)"
@@ -99,14 +129,19 @@ def send_async(
     input_tensor: Tensor, mesh_socket: MeshSocket, socket_config: SocketConfig | None = None
 ) -> list[Tensor]:
     """Each connection's shard of ``input_tensor`` sent through ``mesh_socket`` (see the module's text)."""
-    op = "send_async"
+    return _send("send_async", input_tensor, mesh_socket, socket_config, None)
+
+
+def _send(op: str, input_tensor: object, mesh_socket: object, socket_config: object, tag: np.ndarray | None) -> list:
+    """A send: each connection's shard put on the socket's channel (then ``tag``, a direct send's)."""
     tensor, socket, rows, size = _prepared(
         op, "input_tensor", input_tensor, mesh_socket, socket_config, SocketEndpoint.SENDER
     )
     channel = socket.channel
+    extra = [] if tag is None else [tag]
 
     def kernel(in_rows: list[np.ndarray], _out: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
-        channel.put([in_rows[0][row, :size].copy() for row in rows])
+        channel.put([in_rows[0][row, :size].copy() for row in rows] + extra)
 
     coords = tensor.storage.coords  # type: ignore[union-attr]
     attrs = {"mesh_socket": socket, "hops": 1}
@@ -129,15 +164,85 @@ def recv_async(
 
     def kernel(_in: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
         payload = channel.take(name, [size] * len(rows))
-        for row, shard in zip(rows, payload, strict=True):
-            if shard.size != size:
-                raise MeshnnValueError(
-                    f"ttnn.{name}: a shard of {shard.size} bytes reached an output whose shards hold {size} bytes"
-                )
-            out_rows[0][row, :size] = shard
+        if _direct_of(payload, len(rows))[0]:
+            raise MeshnnValueError(
+                f"ttnn.{name}: a send_direct_async reached this socket; receive it with recv_direct_async"
+            )
+        _write_shards(name, payload, rows, size, out_rows)
 
     coords = tensor.storage.coords  # type: ignore[union-attr]
     attrs = {"mesh_socket": socket, "hops": 1}
     out = [Output(tensor.spec, coords=coords)]
     launch(name, tensor.device(), [], out, kernel, coords=coords, into=[tensor], attrs=attrs, waits=True)
     return []
+
+
+def _write_shards(name: str, payload: list[np.ndarray], rows: list[int], size: int, out_rows: list) -> None:
+    """Each connection's shard into its receiver device's row of the output."""
+    for row, shard in zip(rows, payload, strict=True):
+        if shard.size != size:
+            raise MeshnnValueError(
+                f"ttnn.{name}: a shard of {shard.size} bytes reached an output whose shards hold {size} bytes"
+            )
+        out_rows[0][row, :size] = shard
+
+
+@register(
+    name="experimental.send_direct_async",
+    kind=OpKind.COLLECTIVE,
+    family=OpFamily.POINT_TO_POINT,
+    device_operation="SendDirectAsync",
+)
+def send_direct_async(
+    input_tensor: Tensor, mesh_socket: MeshSocket, *, static_dst_address: int | None = None
+) -> list[Tensor]:
+    """``send_async`` written straight into the receiver's output (see the module's text);
+    ``static_dst_address``: the receiver's output address, known ahead (for ``wait_only``)."""
+    if static_dst_address is not None and (
+        isinstance(static_dst_address, bool) or not isinstance(static_dst_address, int) or static_dst_address < 0
+    ):
+        raise MeshnnTypeError(
+            f"ttnn.experimental.send_direct_async: static_dst_address must be a buffer address (int >= 0) or None, "
+            f"got {static_dst_address!r}"
+        )
+    return _send("send_direct_async", input_tensor, mesh_socket, None, _direct_tag(static_dst_address))
+
+
+@register(
+    name="experimental.recv_direct_async",
+    kind=OpKind.COLLECTIVE,
+    family=OpFamily.POINT_TO_POINT,
+    device_operation="RecvDirectAsync",
+)
+def recv_direct_async(output_tensor: Tensor, mesh_socket: MeshSocket, *, wait_only: bool = False) -> list[Tensor]:
+    """``output_tensor`` written by the oldest ``send_direct_async`` (see the module's text);
+    returns ``[output_tensor]``, as ttnn's does."""
+    if not isinstance(wait_only, bool):
+        raise MeshnnTypeError(f"ttnn.experimental.recv_direct_async: wait_only must be a bool, got {wait_only!r}")
+    op = "recv_direct_async"
+    end = SocketEndpoint.RECEIVER
+    tensor, socket, rows, size = _prepared(op, "output_tensor", output_tensor, mesh_socket, None, end)
+    channel, name = socket.channel, f"experimental.{op}"
+    address = tensor.buffer_address()
+
+    def kernel(_in: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
+        payload = channel.take(name, [size] * len(rows))
+        direct, static = _direct_of(payload, len(rows))
+        if not direct:
+            raise MeshnnValueError(f"ttnn.{name}: a send_async reached this socket; receive it with recv_async")
+        if wait_only and static is None:
+            raise MeshnnValueError(
+                f"ttnn.{name}: wait_only needs a send_direct_async given static_dst_address (nothing tells the "
+                "sender where to write)"
+            )
+        if static is not None and static != address:
+            raise MeshnnValueError(
+                f"ttnn.{name}: the sender writes to static_dst_address {static}, but this output is at {address}"
+            )
+        _write_shards(name, payload[:-1], rows, size, out_rows)
+
+    coords = tensor.storage.coords  # type: ignore[union-attr]
+    attrs = {"mesh_socket": socket, "hops": 1, "wait_only": wait_only}
+    out = [Output(tensor.spec, coords=coords)]
+    launch(name, tensor.device(), [], out, kernel, coords=coords, into=[tensor], attrs=attrs, waits=True)
+    return [tensor]
