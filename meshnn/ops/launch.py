@@ -21,8 +21,7 @@ that launches them again and again (else it is looked up at every call); ``torch
 kernel's torch operations are element-wise over at most this many elements per device (None: not
 known): when they are few enough that torch runs them on the calling thread
 (:data:`~meshnn.host.omp.SERIAL_ELEMENTS` over all the devices), the thread's count of torch threads
-is left as it is; ``quiet``, the kernel keeps numpy's floating-point warnings off itself (around its
-numpy work), so the run does not (:meth:`_Run.__call__`); ``fills``, the kernel writes every byte of
+is left as it is; ``fills``, the kernel writes every byte of
 its new outputs (their slabs need no zeroing first: :meth:`~meshnn.mesh.mesh_buffer.MeshBuffer.fresh_rows`).
 
 May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' own :mod:`~meshnn.ops.memo`,
@@ -77,7 +76,6 @@ def launch(
     repeat_key: object = None,
     program_key: tuple | None = None,
     torch_elements: int | None = None,
-    quiet: bool = False,
     fills: bool = False,
 ) -> list[Tensor]:
     """Allocate ``outputs`` (or write ``into`` preallocated output tensors, checked by
@@ -110,7 +108,7 @@ def launch(
     remember(mesh, op, inputs, outputs, attrs) if program_key is None else mesh.record_program(program_key)
     once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
     run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
-    run.keeps, run.quiet, run.fills = keeps_memos, quiet, fills and into is None
+    run.keeps, run.fills = keeps_memos, fills and into is None
     run.serial = torch_elements is not None and torch_elements * len(where) <= SERIAL_ELEMENTS
     _enqueue(op, mesh, mesh.mesh_command_queue(queue_id), where, run, (trace_bytes, repeat_key), waits)
     run.caller = None  # from now on a run is not this call's own: it writes its bytes at once
@@ -189,7 +187,6 @@ class _Run:
         "n_in",
         "n_local",
         "once",
-        "quiet",
         "serial",
         "touched",
     )
@@ -220,7 +217,6 @@ class _Run:
         self.lazy = self.memos and reads_memos
         self.keeps = False  # the kernel keeps its outputs' memos (see launch's keeps_memos)
         self.serial = False  # torch runs the kernel's operations on the calling thread (see launch's torch_elements)
-        self.quiet = False  # the kernel keeps numpy's floating-point warnings off itself (see launch's quiet)
         self.fills = False  # the kernel writes every byte of its new outputs (see launch's fills)
         self.caller = threading.get_ident() if deferrable else None  # new outputs, written on this thread
         self.deferrable = deferrable  # its outputs are new buffers the kernel writes whole

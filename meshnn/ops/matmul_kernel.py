@@ -98,10 +98,7 @@ class Product:
     def _dest(self, result: np.ndarray) -> np.ndarray:
         """A float32 product as the destination register holds it: rounded to bfloat16 (to
         nearest, ties to even) when the output is packed from 16-bit values, else as it is."""
-        if not self.packs_bf16:
-            return result
-        owned = result.flags.c_contiguous and result.flags.writeable
-        return round_to_bfloat16(result if owned else np.ascontiguousarray(result), in_place=True)
+        return _rounded(result) if self.packs_bf16 else result
 
     def _torch_product(self, torch: Any, in_rows: list[np.ndarray], out_rows: list[np.ndarray]) -> None:
         """The product on torch's operands (see the module docstring): bfloat16 ones for a
@@ -164,8 +161,10 @@ class Product:
 
 
 def _rounded(result: np.ndarray) -> np.ndarray:
-    """A float32 product (ours alone) rounded to bfloat16 values, to nearest, ties to even."""
-    return round_to_bfloat16(result if result.flags.c_contiguous else np.ascontiguousarray(result), in_place=True)
+    """A float32 product rounded to bfloat16 values, to nearest, ties to even: in place when it is
+    a writable C-order array (ours alone), else in a copy."""
+    owned = result.flags.c_contiguous and result.flags.writeable
+    return round_to_bfloat16(result if owned else np.ascontiguousarray(result), in_place=True)
 
 
 def _same_rows(torch: Any, x: Any) -> bool:

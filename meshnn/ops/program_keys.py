@@ -38,7 +38,7 @@ def remember(mesh: MeshDevice, op: str, inputs: Sequence[Tensor], outputs: Seque
             mesh.record_program(known[0])
             return
     key = (*specs, _described(attrs))
-    if plain is not None and _hashes(tuple([v for k, v in attrs.items() if k not in RUNTIME_ARGS]) if attrs else ()):
+    if plain is not None and _values_hash(attrs):
         if len(_PROGRAM_KEYS) >= PROGRAM_KEYS_KEPT:
             _PROGRAM_KEYS.clear()
         _PROGRAM_KEYS[(specs, plain)] = (key, tuple(attrs.values()) if attrs else ())
@@ -51,9 +51,14 @@ def program_key(op: str, in_specs: Sequence[TensorSpec], out_specs: Sequence[Ten
     (``launch(program_key=...)``); None when the attributes may change or print apart from how they
     compare (what :func:`remember` makes afresh at every call)."""
     plain = _plain_key(attrs) if attrs else ()
-    if plain is None or not _hashes(tuple([v for k, v in attrs.items() if k not in RUNTIME_ARGS]) if attrs else ()):
+    if plain is None or not _values_hash(attrs):
         return None
     return (op, tuple(in_specs), tuple(out_specs), _described(attrs))
+
+
+def _values_hash(attrs) -> bool:
+    """Whether the attributes of a program's key (runtime arguments left out) all hash."""
+    return _hashes(tuple([v for k, v in attrs.items() if k not in RUNTIME_ARGS]) if attrs else ())
 
 
 def _described(attrs) -> tuple:

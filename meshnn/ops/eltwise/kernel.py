@@ -77,7 +77,6 @@ def elementwise(
         attrs=elementwise_attrs(out_spec),
         program_key=program_key,
         torch_elements=None if native is None else out_spec.compute_packed_buffer_size_bytes() // 2,
-        quiet=True,
         fills=True,  # (a new output's buffer is its packed size: every byte of it is written)
     )[0]
 
@@ -98,7 +97,7 @@ def elementwise_kernel(
     """The kernel :func:`elementwise` runs for inputs of ``in_specs``: it depends on nothing else
     than its arguments (no tensor, buffer or mesh), so a caller may make it once and pass it to
     every :func:`elementwise` call with the same arguments.  It keeps numpy's floating-point
-    warnings off itself (``launch(quiet=True)``), around its numpy work only."""
+    warnings off itself, around its numpy work only."""
     in_specs = tuple(in_specs)
     scalars = tuple(scalars)
     direct = all(s is out_spec or _storage_compatible(s, out_spec) for s in in_specs)
