@@ -44,6 +44,7 @@ class ArchPerf:
     dram_spec_bytes_per_s: float
     dram_sharded_bytes_per_s: float  # one reader per bank, bank-adjacent
     dram_interleaved_bytes_per_s: float  # pages spread over all banks, readers anywhere
+    dram_interleaved_readers: int  # the reader cores the interleaved figure was measured with
     noc_bytes_per_cycle: float  # achievable on one NoC link with 2 KB transfers
     noc_transfer_efficiency: tuple[tuple[int, float], ...]  # (transfer bytes, fraction of the above)
     eth_line_rate_bytes_per_s: float  # per link per direction, as the links run today
@@ -116,6 +117,7 @@ _BY_ARCH: dict[str, tuple[object, object]] = {  # figure: (Wormhole B0, Blackhol
     "dram_spec_bytes_per_s": (288e9, 512e9),
     "dram_sharded_bytes_per_s": (267e9, 500e9),
     "dram_interleaved_bytes_per_s": (214.7e9, 344e9),
+    "dram_interleaved_readers": (64, 8),
     "noc_bytes_per_cycle": (30.0, 60.9),
     "noc_transfer_efficiency": (
         ((128, 5.5 / 30), (512, 18 / 30), (2048, 1.0)),
@@ -151,6 +153,9 @@ _WH_SOURCES = {
     "dram_sharded_bytes_per_s": f"{DRAM_WH}: DRAM u-benchmark 267 GB/s at 12 GT/s",
     "dram_interleaved_bytes_per_s": "tt-metal: tests/device_perf_tests/dram_bandwidth/test_dram_bandwidth.py: "
     "40/80 MiB DRAM-interleaved read expected at 200 GiB/s (1e9*MiB/(GBps*1024) ns) = 214.7 GB/s",
+    "dram_interleaved_readers": "tt-metal: tests/device_perf_tests/dram_bandwidth/test_dram_bandwidth.py: the "
+    "interleaved figure is an 8x8 grid's cores reading the tensor (to_memory_config onto a width-sharded 8x8 "
+    "grid, 4 KB uint32 tiles)",
     "noc_bytes_per_cycle": f"{NPE}: WH NoC link 30 B/cycle achievable (32 B/cycle word)",
     "noc_transfer_efficiency": f"{NPE}: WH per-transfer bandwidth 128 B -> 5.5, 512 B -> 18, 2 KB -> 30 B/cycle",
     "eth_line_rate_bytes_per_s": f"{CCL}: Wormhole 100 Gbps = 12.5 GB/s per link per direction",
@@ -182,6 +187,9 @@ _BH_SOURCES = {
     "dram_activation_bytes_per_cycle": f"fitted: {GEMM} P150 (11x10) manual traced all-DRAM rows "
     "(5120x5632x5632 BF16 HiFi4 136.39 / BF16 HiFi2 239.48 / BFP8 HiFi2 259.92, 10240x11264^2 BFP4 541.95)",
     "dram_interleaved_bytes_per_s": f"{DRAM_BH}: arbitrary reader placement caps at 344 GB/s (67%)",
+    "dram_interleaved_readers": f"{DRAM_BH}: the 344 GB/s is eight readers, one a bank on arbitrary cores (16 KB "
+    "packets, two reads in flight: 31.8 B/cycle each; the same eight bank-adjacent reach 500 GB/s): their "
+    "overlapping routes, not the banks, cap it",
     "noc_bytes_per_cycle": f"{NPE}: BH NoC link 60.9 B/cycle achievable (64 B/cycle word)",
     "noc_transfer_efficiency": f"{NPE}: BH 2 KB -> 57.7, 16 KB -> 60.9 B/cycle; below 2 KB the WH figures",
     "eth_line_rate_bytes_per_s": f"{CCL}: 400 Gbps = 50 GB/s rated, 'Blackhole links currently run at half "

@@ -148,6 +148,17 @@ def in1_sender_cycles(desc: OpDesc, machine: Machine, k_tiles: int) -> float:
     return sender_read_cycles(machine, tiles, b.tile_bytes) + multicast_flush_cycles(machine, tiles, b.tile_bytes)
 
 
+def dram_readers(desc: OpDesc, machine: Machine, cores: int) -> int:
+    """The cores of ``desc``'s program that read its DRAM inputs, each with a block of reads in
+    flight: a 2-D multicast program's senders (its grid's left column reads in0, its top row in1: x +
+    y - 1 cores), every core of the other programs (each reads its own block of one operand at least)."""
+    config = desc.matmul or MatmulConfig()
+    if config.program is not MatmulProgram.MULTICAST_2D:
+        return cores
+    x, y = config.grid or desc.core_grid or machine.system.spec.compute_grid
+    return min(cores, x + y - 1)
+
+
 def output_drain_ns(desc: OpDesc, machine: Machine) -> float:
     """Nanoseconds a 2-D multicast program spends writing its DRAM-interleaved output after its math:
     the output's bytes on one device over the arch's ``matmul_drain_bytes_per_s`` (0 for other
@@ -197,7 +208,8 @@ def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     sharded = config.program is MatmulProgram.DRAM_SHARDED
     drain_ns = output_drain_ns(desc, machine)  # the output written after the math, not beside the reads
     moves = [(t, 1.0) for t in desc.inputs] + ([] if drain_ns > 0 else [(t, 1.0) for t in desc.outputs])
-    memory = traffic(machine, moves, cores, dram_sharded=sharded, blocks_in_flight=True)
+    readers = dram_readers(desc, machine, cores)
+    memory = traffic(machine, moves, cores, dram_sharded=sharded, blocks_in_flight=True, readers=readers)
     sender_ns = arch.cycles_ns(in1_sender_cycles(desc, machine, k_tiles))
     if sender_ns > memory.dram_ns:  # the busiest in1 sender's read outlasts the DRAM's share
         memory = replace(memory, dram_ns=sender_ns)

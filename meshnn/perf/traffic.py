@@ -3,7 +3,10 @@ prediction of a kernel made of the two.
 
 DRAM: a tensor sharded over the DRAM banks streams at the bank-adjacent rate; an interleaved one at
 the interleaved rate, slowed further by small pages (tt-npe's per-transfer bandwidth: a 2 KB tile
-moves at full rate, a 1088 B bfloat8_b tile or a short row-major row slower).  L1: bytes cross the
+moves at full rate, a 1088 B bfloat8_b tile or a short row-major row slower).  Readers that keep
+blocks of reads in flight get the interleaved rate whatever the page; more of them than the
+interleaved figure was measured with get the banks' own rate at the page's transfer efficiency
+where that is higher (:func:`interleaved_rate`).  L1: bytes cross the
 NoC, one link per core.  Either way the op's cores cannot move more than their NoC links carry, so a
 one-core op reads DRAM no faster than one link.
 """
@@ -82,6 +85,19 @@ def transfer_efficiency(arch: ArchPerf, size: int) -> float:
     return 1.0
 
 
+def interleaved_rate(machine: Machine, page: int, readers: int) -> float:
+    """Bytes/s the DRAM serves an interleaved tensor of ``page``-byte pages to ``readers`` cores that
+    keep blocks of reads in flight: the interleaved figure, or, with more readers than it was measured
+    with (``dram_interleaved_readers``: on Blackhole eight, whose overlapping routes cap them at 67%),
+    the banks' own rate (the bank-adjacent figure) at the page's transfer efficiency where higher (a
+    2 KB tile at 95% of it on Blackhole; a 1088 B bfloat8_b tile keeps the interleaved figure)."""
+    system = machine.system
+    rate = system.dram_interleaved_bytes_per_s
+    if readers > system.arch.dram_interleaved_readers:
+        rate = max(rate, system.dram_sharded_bytes_per_s * transfer_efficiency(system.arch, page))
+    return rate
+
+
 @dataclass(frozen=True, slots=True)
 class Traffic:
     """The memory side of an op: DRAM and L1 bytes and the time each takes (ns)."""
@@ -108,6 +124,7 @@ def traffic(
     dram_sharded: bool = False,
     local_shards: bool = False,
     blocks_in_flight: bool = False,
+    readers: int = 0,
 ) -> Traffic:
     """Time of reading or writing each ``(tensor, times)`` in ``moves`` (``times`` may be a fraction
     or a re-read count).  ``dram_sharded``: the op streams its DRAM tensors bank by bank (a
@@ -116,7 +133,9 @@ def traffic(
     and pack of each tile are in the op's compute) and count in ``l1_bytes`` only.
     ``blocks_in_flight``: the op's readers issue a block of tile reads before they wait (a matmul's
     senders), so the banks serve the grid at their interleaved rate whatever the page size; otherwise
-    the rate is derated by the per-transfer efficiency of the page (tt-npe's single-transfer rate)."""
+    the rate is derated by the per-transfer efficiency of the page (tt-npe's single-transfer rate).
+    ``readers``: the cores that read with blocks in flight (:func:`interleaved_rate`; 0: as few as
+    the interleaved figure's)."""
     system = machine.system
     dram_bytes = l1_bytes = moved = 0
     dram_ns = 0.0
@@ -130,9 +149,10 @@ def traffic(
         if dram_sharded or tensor.sharded:
             dram_ns += size / system.dram_sharded_bytes_per_s * 1e9
         else:
-            rate = system.dram_interleaved_bytes_per_s
-            if not blocks_in_flight:
-                rate *= transfer_efficiency(system.arch, page_bytes(tensor))
+            if blocks_in_flight:
+                rate = interleaved_rate(machine, page_bytes(tensor), readers)
+            else:
+                rate = system.dram_interleaved_bytes_per_s * transfer_efficiency(system.arch, page_bytes(tensor))
             dram_ns += size / rate * 1e9
     noc_rate = max(cores, 1) * system.arch.noc_bytes_per_cycle * system.arch.clock_hz  # the cores' NoC links
     dram_ns = max(dram_ns, dram_bytes / noc_rate * 1e9)
