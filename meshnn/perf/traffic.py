@@ -132,7 +132,8 @@ def traffic(
     L1-sharded tensors live (an eltwise op on its shards): their bytes cross no NoC link (the unpack
     and pack of each tile are in the op's compute) and count in ``l1_bytes`` only.
     ``blocks_in_flight``: the op's readers issue a block of tile reads before they wait (a matmul's
-    senders), so the banks serve the grid at their interleaved rate whatever the page size; otherwise
+    senders), so the banks serve the grid at their interleaved rate whatever the page size (or faster:
+    :func:`interleaved_rate`); otherwise
     the rate is derated by the per-transfer efficiency of the page (tt-npe's single-transfer rate).
     ``readers``: the cores that read with blocks in flight (:func:`interleaved_rate`; 0: as few as
     the interleaved figure's)."""
