@@ -162,8 +162,8 @@ _OUT_BLOCKS = (
     "math thread's cycles at 1.35 GHz (0-11% for the 10240-row shapes' 5-24 ms calls; these take 48-206 ms, the "
     "benchmark's 105 calls 5-22 s): a clock below 1.35 GHz in such runs (the firmware's power, current and "
     "temperature throttlers) would give it, which the model, timing an op at its nominal clock, has no figure for; "
-    "the re-reads of in0 and in1 for each of its 8 x 8 output blocks (4 x 4 in bfloat4_b), counted, do not bound "
-    "it (senders 8-27 ms, DRAM 8-42 ms, multiplies 40-175 ms)"
+    "the re-reads of in0 and in1 for each of its 8 x 8 output blocks (4 x 4 in bfloat4_b), not timed by the model, "
+    "would not bound it at the model's rates (senders 8-27 ms, DRAM 8-42 ms, multiplies 40-175 ms)"
 )
 _TWO_ROWS_L1 = (
     "2-row blocks a core in bfloat4_b, in0 in L1: the model's in1 sender stream (its columns read at one core's "
