@@ -11,9 +11,9 @@ is reused, and a multiply costs at least ``single_use_weight_tile_cycles``
 
 Memory: each DRAM tensor is read once (multicast programs read a block once and send it along the
 grid's rows or columns); the output is written once.  The senders issue a block of reads before they
-wait, so the banks serve them at the interleaved rate whatever the tile's size, and more readers than
-that figure's (:func:`dram_readers`; Blackhole's figure is eight readers') at the banks' own rate for a
-tile whose transfers reach it (a bfloat16 tile: :func:`meshnn.perf.traffic.interleaved_rate`); a small
+wait, so the banks serve them at the interleaved rate whatever the tile's size, and, where that figure
+is one reader a bank's (Blackhole's), more readers than banks (:func:`dram_readers`) at the banks' own
+rate for a tile whose transfers reach it (a bfloat16 tile: :func:`meshnn.perf.traffic.interleaved_rate`); a small
 tile's lower per-transfer rate limits each sender's own stream (:func:`sender_read_cycles`).  A DRAM-sharded
 program streams its weight at the bank-adjacent rate and computes on one core per DRAM bank.  In a
 2-D multicast program only the grid's top row reads in1, so the DRAM side lasts at least as long as

@@ -4,8 +4,8 @@ prediction of a kernel made of the two.
 DRAM: a tensor sharded over the DRAM banks streams at the bank-adjacent rate; an interleaved one at
 the interleaved rate, slowed further by small pages (tt-npe's per-transfer bandwidth: a 2 KB tile
 moves at full rate, a 1088 B bfloat8_b tile or a short row-major row slower).  Readers that keep
-blocks of reads in flight get the interleaved rate whatever the page; more of them than the
-interleaved figure was measured with get the banks' own rate at the page's transfer efficiency
+blocks of reads in flight get the interleaved rate whatever the page; where that figure is one
+reader a bank's, more readers than banks get the banks' own rate at the page's transfer efficiency
 where that is higher (:func:`interleaved_rate`).  L1: bytes cross the
 NoC, one link per core.  Either way the op's cores cannot move more than their NoC links carry, so a
 one-core op reads DRAM no faster than one link.
@@ -87,14 +87,16 @@ def transfer_efficiency(arch: ArchPerf, size: int) -> float:
 
 def interleaved_rate(machine: Machine, page: int, readers: int) -> float:
     """Bytes/s the DRAM serves an interleaved tensor of ``page``-byte pages to ``readers`` cores that
-    keep blocks of reads in flight: the interleaved figure, or, with more readers than it was measured
-    with (``dram_interleaved_readers``: on Blackhole eight, whose overlapping routes cap them at 67%),
-    the banks' own rate (the bank-adjacent figure) at the page's transfer efficiency where higher (a
-    2 KB tile at 95% of it on Blackhole; a 1088 B bfloat8_b tile keeps the interleaved figure)."""
+    keep blocks of reads in flight: the interleaved figure, or, where that figure is one reader a bank
+    (``dram_interleaved_readers`` up to ``num_dram_banks``: Blackhole's eight, whose overlapping routes
+    cap them at 67%) and more cores than banks read, the banks' own rate (the bank-adjacent figure) at
+    the page's transfer efficiency where higher (a 2 KB tile at 95% of it on Blackhole; a 1088 B
+    bfloat8_b tile keeps the interleaved figure).  Wormhole's figure is 64 readers' already: kept."""
     system = machine.system
+    arch = system.arch
     rate = system.dram_interleaved_bytes_per_s
-    if readers > system.arch.dram_interleaved_readers:
-        rate = max(rate, system.dram_sharded_bytes_per_s * transfer_efficiency(system.arch, page))
+    if arch.dram_interleaved_readers <= arch.num_dram_banks < readers:
+        rate = max(rate, system.dram_sharded_bytes_per_s * transfer_efficiency(arch, page))
     return rate
 
 
