@@ -32,6 +32,7 @@ from meshnn.perf.systems import Machine, SystemPerf
 from . import (
     published_ccl,
     published_ccl_full,
+    published_ccl_large,
     published_gemm_manual,
     published_gemm_oob,
     published_gemm_oob_p150,
@@ -346,7 +347,7 @@ def _ring_figures() -> list[Figure]:
 def figures() -> list[Figure]:
     """Every published op-level figure here: those the model covers, then the known misses."""
     every = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *bandwidth_figures(), *_ccl_figures()]
-    every += [*_ccl_full_figures(), *_back_to_back_figures()]
+    every += [*_ccl_full_figures(), *_back_to_back_figures(), *published_ccl_large.figures()]
     every += [*_oob_table_figures("n150", published_gemm_oob), *_oob_table_figures("p150", published_gemm_oob_p150)]
     every += [*_oob_table_figures(published_gemm_oob_p150_13.P150_13X10, published_gemm_oob_p150_13, "p150 13x10")]
     every += [*_math_thread_figures("n150"), *_math_thread_figures("p150"), *_math_thread_figures("p150_13x10")]
