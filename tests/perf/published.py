@@ -306,18 +306,19 @@ def _ccl_full_figures() -> list[Figure]:
 
 def _back_to_back_figures() -> list[Figure]:
     """FULL_wormhole's eight calls back to back, timed as a recorder times them (each call behind
-    another on the same devices: no launch skew); the all_gather row set ``launch_skew_ns``."""
-    t3k = machine("t3k", (1, 8))
+    another on the same devices: no launch skew); one all_gather row a topology set ``launch_skew_ns``."""
     out = []
-    for family, us in published_ccl_full.back_to_back_rows():
+    for family, n, topology, size, us in published_ccl_full.back_to_back_rows():
 
-        def b2b(f=family):
-            return published_ccl_full.back_to_back_us(lambda m: published_ccl.ccl_desc(f, 8, Topology.RING, 16384), t3k)
+        def b2b(f=family, n=n, t=topology, s=size):
+            mesh = machine(machine("t3k", (1, 8)), (1, n))
+            return published_ccl_full.back_to_back_us(lambda m: published_ccl.ccl_desc(f, n, t, s), mesh)
 
-        name = f"WH {family.name.lower()} N=8 Ring T=16384 B, 8 back to back (FULL)"
+        name = f"WH {family.name.lower()} N={n} {topology.value} T={size} B, 8 back to back (FULL)"
+        fitted = (family, n, topology, size) in published_ccl_full.BACK_TO_BACK_FITTED
+        why = published_ccl_full.BACK_TO_BACK_MISSES.get((family, n, topology, size), "")
         src = published_ccl_full.source("WH")
-        fitted = family is published_ccl_full.BACK_TO_BACK_FITTED
-        out.append(Figure(name, src, us, us, "us", b2b, fitted=fitted, group="collectives"))
+        out.append(Figure(name, src, us, us, "us", b2b, not why, why, fitted, group="collectives"))
     return out
 
 
