@@ -12,7 +12,8 @@ input, all_reduce's input and output) and ``N`` the devices along the collective
 - ``cluster_axis`` picks the mesh axis; the lines along it run at once on their own links;
 - a call whose devices are already aligned (``CollectiveConfig.aligned``: it follows another
   collective on them, set by :class:`meshnn.perf.recorder.Recorder`) does not wait out the launch
-  skew a call alone does: each phase's start-up is ``launch_skew_ns`` shorter.
+  skew a call alone does: each phase's start-up is ``launch_skew_ns`` shorter (the topology's: a ring
+  fabric saves more than a line one).
 A ring asked for where the axis does not close (no wraparound link) runs as a line, as
 ``ttnn.get_usable_topology`` would resolve it; ``num_links`` above what the system offers per hop
 is clamped to it, and the prediction says so.
@@ -121,7 +122,7 @@ def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
     phases = [phase(arch, f, whole, devices, (topology, links, config.fabric)) for f in families]
     notes = (f"topology {topology.value}, {devices} devices, {links} link(s)", *notes)
     if config.aligned:
-        skew = fabric_perf(arch.arch).launch_skew_ns
+        skew = fabric_perf(arch.arch).launch_skew_ns[topology]
         phases = [Phase(max(0.0, p.startup_ns - skew), p.transfer_ns) for p in phases]
         notes += (f"right behind a collective on the same devices: no launch skew ({skew / 1e3:.2f} us a phase)",)
     if topology is not config.topology:

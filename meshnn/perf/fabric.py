@@ -19,7 +19,9 @@ all-gather over the same links") from 4 KiB to 8 GiB on lines of 2, 4 and 8 devi
 - **launch skew**: a call alone starts on its devices at slightly different times, and its entry
   barrier and mux ready poll "block for however long cross-device launch skew happens to be" (the
   report); a call right behind another collective on the same devices finds them aligned by that
-  call's exit and does not wait: each of its phases is ``launch_skew_ns`` shorter.
+  call's exit and does not wait: each of its phases is ``launch_skew_ns[topology]`` shorter.  The
+  saving depends on the fabric the report ran: back to back, calls on the ring (``FABRIC_1D_RING``)
+  save 3.1 us a phase, calls on a line (``FABRIC_1D``) about 0.6 (the report does not say why).
 
 An all_reduce costs its reduce_scatter plus its all_gather (no constant of its own: every all_reduce
 row of the report is a check).  Figures: ``_ns`` nanoseconds, utilisation a fraction of line rate.
@@ -50,7 +52,7 @@ class FabricPerf:
     ramp_ns: dict[OpFamily, float]  # x sqrt(MB per link per direction)
     one_shot_factor: float  # bytes factor of a ring reduce_scatter at or below one_shot_max_bytes
     one_shot_max_bytes: int  # per device
-    launch_skew_ns: float  # per phase: what a call alone waits at its entry that one behind a collective does not
+    launch_skew_ns: dict[Topology, float]  # per phase and fabric: what a call alone waits that one behind does not
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     def utilization_for(self, family: OpFamily, topology: Topology, devices: int) -> float:
@@ -95,7 +97,7 @@ WORMHOLE_B0 = FabricPerf(
     ramp_ns={AG: 1561.0, RS: 15769.0},
     one_shot_factor=2.3,
     one_shot_max_bytes=512 * 1024,
-    launch_skew_ns=3140.0,
+    launch_skew_ns={R: 3140.0, L: 630.0},
     sources={
         "invocation_ns": _FIT.format(rows="wormhole_b0_bfloat16_6144, T3000 LoudBox, 1 link"),
         "hop_ns": _FIT.format(rows="wormhole_b0_bfloat16_6144"),
@@ -106,7 +108,9 @@ WORMHOLE_B0 = FabricPerf(
         "one_shot_max_bytes": f"{REPORT}: the same sentence (512 KiB per device)",
         "launch_skew_ns": "fitted: FULL_wormhole_b0_bfloat16_6144, ring of 8, 16 KiB: all_gather alone 17.61 us, "
         "eight back to back 14.47 us a call (3.14 us); checked on the reduce_scatter (19.61 -> 15.49) and the "
-        "all_reduce (two phases: 35.80 -> 30.08) of the same rows",
+        "all_reduce (two phases: 35.80 -> 30.08) of the same rows.  Line: the same table's 'line, DRAM, 8 calls "
+        "back to back', the all_gather of 2 at its smallest size, 4 KiB (7.09 us alone, 6.46 back to back: "
+        "0.63 us); its other 17 rows (lines of 2, 4, 8; 4 to 16 KiB; all three collectives) are checks",
     },
 )
 
@@ -129,7 +133,7 @@ BLACKHOLE = FabricPerf(
     ramp_ns={AG: 7022.0, RS: 12736.0},
     one_shot_factor=1.0,
     one_shot_max_bytes=0,
-    launch_skew_ns=0.0,
+    launch_skew_ns={R: 0.0, L: 0.0},
     sources={
         "invocation_ns": _FIT.format(rows="blackhole_bfloat16_8192, Blackhole Galaxy, 2 links"),
         "hop_ns": _FIT.format(rows="blackhole_bfloat16_8192"),

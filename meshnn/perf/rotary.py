@@ -11,6 +11,12 @@ and an add, each fed its two operand tiles, at the op's fidelity (HiFi4 by defau
 once for its sequence rows, unless it holds more than :data:`RELOAD_ROWS` rows of tiles (sequence rows x
 heads) or sin and cos vary by head: then its reader re-reads them for every row (the program's
 ``RELOAD_IMPL``), once per head.
+
+Every core of the grid runs the reader, those without rows too (the program places its kernels on the
+whole compute grid and gives the idle cores empty ranges), and the reader's first act is to read the
+one-tile transformation matrix.  When that matrix is DRAM-interleaved (the prefill form: one page, in
+one bank) the whole grid's reads of the same page queue at that bank: ``cores x tile bytes`` through one
+bank's share of the DRAM rate (:func:`shared_page_ns`) before the busiest core's rows can start.
 """
 
 from __future__ import annotations
@@ -28,6 +34,16 @@ RELOAD_ROWS = 8
 """The most rows of tiles a core keeps sin and cos for; beyond it the reader re-reads them every row."""
 MULTIPLIES, ADDS = 2, 1
 """x * cos and (x @ T) * sin (at the fidelity's phases), and their sum: one tile's element-wise FPU work."""
+
+
+def shared_page_ns(desc: OpDesc, machine: Machine) -> float:
+    """ns for every core of the grid to read the transformation matrix's one page from its one bank:
+    0 when the matrix is not DRAM-interleaved (a sharded one is in each core's L1)."""
+    if len(desc.inputs) < 4 or not desc.inputs[3].in_dram or desc.inputs[3].sharded:
+        return 0.0
+    system = machine.system
+    bank_bytes_per_s = system.dram_sharded_bytes_per_s / system.arch.num_dram_banks
+    return system.compute_cores * desc.inputs[3].tile_bytes / bank_bytes_per_s * 1e9
 
 
 def is_rotary_prefill(desc: OpDesc) -> bool:
@@ -83,4 +99,5 @@ def predict_rotary_prefill(desc: OpDesc, machine: Machine) -> Prediction:
     reads = float(sin_cos_reads(desc, machine))
     moves = [(t, reads if i in (1, 2) else 1.0) for i, t in enumerate(desc.inputs)]
     memory = traffic(machine, moves + [(t, 1.0) for t in desc.outputs], cores)
-    return kernel_prediction(arch, tiles * per_tile, memory, cores, fidelity=fidelity)
+    fixed = arch.op_launch_ns + shared_page_ns(desc, machine)
+    return kernel_prediction(arch, tiles * per_tile, memory, cores, fixed_ns=fixed, fidelity=fidelity)

@@ -32,6 +32,7 @@ from meshnn.perf.systems import Machine, SystemPerf
 from . import (
     published_ccl,
     published_ccl_full,
+    published_ccl_large,
     published_gemm_manual,
     published_gemm_oob,
     published_gemm_oob_p150,
@@ -305,18 +306,19 @@ def _ccl_full_figures() -> list[Figure]:
 
 def _back_to_back_figures() -> list[Figure]:
     """FULL_wormhole's eight calls back to back, timed as a recorder times them (each call behind
-    another on the same devices: no launch skew); the all_gather row set ``launch_skew_ns``."""
-    t3k = machine("t3k", (1, 8))
+    another on the same devices: no launch skew); one all_gather row a topology set ``launch_skew_ns``."""
     out = []
-    for family, us in published_ccl_full.back_to_back_rows():
+    for family, n, topology, size, us in published_ccl_full.back_to_back_rows():
 
-        def b2b(f=family):
-            return published_ccl_full.back_to_back_us(lambda m: published_ccl.ccl_desc(f, 8, Topology.RING, 16384), t3k)
+        def b2b(f=family, n=n, t=topology, s=size):
+            mesh = machine(machine("t3k", (1, 8)), (1, n))
+            return published_ccl_full.back_to_back_us(lambda m: published_ccl.ccl_desc(f, n, t, s), mesh)
 
-        name = f"WH {family.name.lower()} N=8 Ring T=16384 B, 8 back to back (FULL)"
+        name = f"WH {family.name.lower()} N={n} {topology.value} T={size} B, 8 back to back (FULL)"
+        fitted = (family, n, topology, size) in published_ccl_full.BACK_TO_BACK_FITTED
+        why = published_ccl_full.BACK_TO_BACK_MISSES.get((family, n, topology, size), "")
         src = published_ccl_full.source("WH")
-        fitted = family is published_ccl_full.BACK_TO_BACK_FITTED
-        out.append(Figure(name, src, us, us, "us", b2b, fitted=fitted, group="collectives"))
+        out.append(Figure(name, src, us, us, "us", b2b, not why, why, fitted, group="collectives"))
     return out
 
 
@@ -346,7 +348,7 @@ def _ring_figures() -> list[Figure]:
 def figures() -> list[Figure]:
     """Every published op-level figure here: those the model covers, then the known misses."""
     every = [*_gemm_figures(), *_oob_figures(), *_dram_figures(), *bandwidth_figures(), *_ccl_figures()]
-    every += [*_ccl_full_figures(), *_back_to_back_figures()]
+    every += [*_ccl_full_figures(), *_back_to_back_figures(), *published_ccl_large.figures()]
     every += [*_oob_table_figures("n150", published_gemm_oob), *_oob_table_figures("p150", published_gemm_oob_p150)]
     every += [*_oob_table_figures(published_gemm_oob_p150_13.P150_13X10, published_gemm_oob_p150_13, "p150 13x10")]
     every += [*_math_thread_figures("n150"), *_math_thread_figures("p150"), *_math_thread_figures("p150_13x10")]

@@ -24,10 +24,13 @@ PREFILL_4K = (
 GROUP = "prefill ops"
 ROTARY = "RotaryEmbeddingLlamaDeviceOperation"
 ROTARY_MISS = (
-    "the program runs on 4 cores (batch x sequence tiles: rotary_embedding_llama_program_factory.cpp) and the "
-    "model gives each tile its tile multiply, two multiplies and an add; measured, the call costs about 12 us "
-    "beyond its tiles (1 head, 4 tiles a core: 14.2 us), which the model has no term for (the kernel re-initialises "
-    "the math engine for each of its four operations on every row of tiles, and reads cos / sin per row)"
+    "the program runs on 4 cores (batch x sequence tiles: rotary_embedding_llama_program_factory.cpp), but its "
+    "reader runs on every core of the grid and first reads the one-tile transformation matrix, DRAM-interleaved: "
+    "the grid's 72 reads of that one page queue at one bank (5.7 us at a bank's 26 GB/s share, modelled: q was "
+    "-67%, k -78%); measured, k's call (one row of 4 tiles a core, 14.2 us) still costs about 5 us beyond that "
+    "and its row, and each further row 2.3 us (q: 8 rows a core, 30.3 us) where the model gives a row 1.0 (a tile "
+    "multiply, two multiplies and an add at HiFi4, their operands fed; the kernel also packs each of the four "
+    "results to L1 and hands it to the next through a circular buffer, which the model does not time)"
 )
 
 
@@ -41,8 +44,9 @@ WRITE_HEAVY = (
 ROTARY_4K = (
     "at 4096 tokens the program runs 64 cores of 2 sequence rows (k: 2 rows a core; q: 16, over 8, so its reader "
     "re-reads sin and cos for every row, RELOAD_IMPL, which the model counts); measured 36.2 and 186.9 us, the model "
-    "18.8 and 136.0: as at 128 tokens the call costs about 12 us beyond its rows, and q's 14 further rows take "
-    "10.8 us each (2.1 MB read and written over the grid, 194 GB/s) where the model gives them 8.4"
+    "24.4 and 141.7 (with the grid's 72 reads of the transformation matrix's one page, 5.7 us): k's call still "
+    "costs about 12 us beyond the model, and q's 14 further rows take 10.8 us each (2.1 MB read and written over "
+    "the grid, 194 GB/s) where the model gives them 8.4"
 )
 SDPA_MISS = (
     "prefill attention is estimated, not fitted (its tile multiplies, an exp and four FPU passes a score tile, K and V "

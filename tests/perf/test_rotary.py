@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from meshnn.perf import BufferType, MemoryLayout, OpDesc, OpFamily, TensorDesc, machine, predict
-from meshnn.perf.rotary import predict_rotary_prefill, rotary_prefill_split, sin_cos_reads
+from meshnn.perf.rotary import predict_rotary_prefill, rotary_prefill_split, shared_page_ns, sin_cos_reads
 
 N150 = machine("n150")
 ROTARY = "RotaryEmbeddingLlamaDeviceOperation"
@@ -77,3 +77,21 @@ def test_sin_and_cos_per_head_are_read_per_head():
     cos = TensorDesc((1, 4, 128, 128))
     desc = OpDesc(OpFamily.BINARY, (x, cos, cos, TensorDesc((1, 1, 32, 32))), (x,), op_code=ROTARY)
     assert sin_cos_reads(desc, N150) == 4
+
+
+def test_every_core_of_the_grid_reads_the_one_page_transformation_matrix_from_one_bank():
+    """The reader runs on the whole grid and reads the DRAM-interleaved matrix first: the grid's reads of
+    its one page through one bank's share of the DRAM rate (N150: 64 cores x 2 KB); an L1-sharded
+    matrix costs nothing of the kind."""
+    desc = rotary(1, 8, 128)
+    bank = N150.system.dram_sharded_bytes_per_s / N150.system.arch.num_dram_banks
+    assert shared_page_ns(desc, N150) == pytest.approx(64 * 2048 / bank * 1e9)
+    galaxy = machine("galaxy", (8, 4))
+    assert shared_page_ns(desc, galaxy) == pytest.approx(
+        72 * 2048 / (galaxy.system.dram_sharded_bytes_per_s / 12) * 1e9
+    )
+    p = predict(desc, "n150", traced=True)
+    assert p.fixed_ns == pytest.approx(N150.system.arch.op_launch_ns + shared_page_ns(desc, N150))
+    l1 = TensorDesc((1, 1, 32, 32), buffer=BufferType.L1, memory=MemoryLayout.HEIGHT_SHARDED)
+    sharded = OpDesc(OpFamily.BINARY, (*desc.inputs[:3], l1), desc.outputs, op_code=ROTARY)
+    assert shared_page_ns(sharded, N150) == 0.0
