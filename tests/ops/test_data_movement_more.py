@@ -119,6 +119,22 @@ def test_dropout_is_seeded_and_has_the_law(mesh):
     assert abs(dropped - p) < 5 * math.sqrt(p * (1 - p) / n)  # five standard deviations of the binomial
 
 
+def test_dropout_into_an_output_tensor_and_in_place(mesh):
+    """tt-metal of 2026's dropout takes ``output_tensor`` (its own input for an in-place dropout)."""
+    values = np.arange(4 * 32 * 64, dtype=np.float32).reshape(4, 1, 32, 64) % 7 + 1
+    x = put(mesh, values, dtype=ttnn.bfloat16)
+    want = each(ttnn.experimental.dropout(x, probability=0.5, scale=2.0, seed=9))
+    out = put(mesh, np.zeros_like(values), dtype=ttnn.bfloat16)
+    assert ttnn.experimental.dropout(x, probability=0.5, scale=2.0, seed=9, output_tensor=out) is out
+    got = ttnn.experimental.dropout(x, probability=0.5, scale=2.0, seed=9, output_tensor=x)  # in place
+    assert got is x
+    for a, b, c in zip(want, each(out), each(x), strict=True):
+        np.testing.assert_array_equal(b, a)
+        np.testing.assert_array_equal(c, a)
+    with pytest.raises(ttnn.MeshnnValueError, match="output_tensor"):
+        ttnn.experimental.dropout(x, 0.5, 2.0, 9, output_tensor=put(mesh, np.zeros_like(values)))  # float32
+
+
 def test_moreh_full_and_full_like_run_on_device(mesh):
     x = put(mesh, np.zeros((5, 96, 64), np.int32), dtype=ttnn.int32)
     before = mesh.num_program_cache_entries()
