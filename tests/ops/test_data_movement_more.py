@@ -103,6 +103,24 @@ def test_convert_to_hwc_and_back(mesh, rng):
     same(back, want.transpose(0, 1, 3, 2))
 
 
+def test_convert_to_hwc_of_several_images(mesh, rng):
+    """tt-metal of 2026 takes ``[1, B, C, HW]``: each image's HW rows in turn, each core's output
+    shard its HW columns of every image."""
+    b, c, hw = 3, 5, 64
+    x = rng.standard_normal((1, b, c, hw)).astype(np.float32)
+    grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 0))})
+    shard = ttnn.ShardSpec(grid, (b * c, 32), ttnn.ShardOrientation.ROW_MAJOR)
+    config = ttnn.MemoryConfig(ttnn.TensorMemoryLayout.WIDTH_SHARDED, ttnn.BufferType.L1, shard)
+    hwc = ttnn.experimental.convert_to_hwc(put(mesh, x, dtype=ttnn.bfloat16, layout=RM, memory_config=config))
+    assert tuple(hwc.shape) == (1, 1, b * hw, 8)
+    assert tuple(hwc.memory_config().shard_spec.shape) == (b * 32, 8)
+    want = np.zeros((1, 1, b * hw, 8))
+    want[..., :c] = bf16(x).transpose(0, 1, 3, 2).reshape(1, 1, b * hw, c)
+    same(hwc, want)
+    with pytest.raises(ttnn.MeshnnValueError, match=r"\[1, B, C, HW\]"):
+        ttnn.experimental.convert_to_hwc(put(mesh, x.reshape(b, 1, c, hw), dtype=ttnn.bfloat16, layout=RM))
+
+
 def test_dropout_is_seeded_and_has_the_law(mesh):
     ones = put(mesh, np.ones((4, 1, 32, 64), np.float32), dtype=ttnn.bfloat16)
     p, scale = 0.2, 1.25
