@@ -17,10 +17,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from meshnn.errors import MeshnnValueError
+from meshnn.errors import MeshnnValueError, NotImplementedByMeshnn
 from meshnn.formats.dtypes import DataType
 from meshnn.ops.config import check_compute_kernel_config
-from meshnn.ops.conv.config import Conv2dConfig
+from meshnn.ops.conv.config import Conv2dConfig, PaddingMode
 from meshnn.ops.conv.conv2d import prepared_weight
 from meshnn.ops.conv.geometry import Window, flat_input, flat_output, padding4, pair, positive, torch_module
 from meshnn.ops.conv.running import (
@@ -128,6 +128,11 @@ def conv_transpose2d(
     op = "conv_transpose2d"
     check_returns(op, return_output_dim, return_weights_and_bias)
     config = conv_config_of(op, conv_config)
+    if config.padding_mode is not PaddingMode.Zeros:
+        raise NotImplementedByMeshnn(
+            f"ttnn.{op}: conv_config.padding_mode={config.padding_mode} (replicate padding of a transposed conv) is "
+            "not implemented by meshnn yet"
+        )
     check_compute_kernel_config(op, compute_config)
     ic, oc, groups, kernel = conv_args(op, in_channels, out_channels, groups, kernel_size)
     window = Window(
