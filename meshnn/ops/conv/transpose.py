@@ -127,12 +127,7 @@ def conv_transpose2d(
     prepared ``(weight, bias)``."""
     op = "conv_transpose2d"
     check_returns(op, return_output_dim, return_weights_and_bias)
-    config = conv_config_of(op, conv_config)
-    if config.padding_mode is not PaddingMode.Zeros:
-        raise NotImplementedByMeshnn(
-            f"ttnn.{op}: conv_config.padding_mode={config.padding_mode} (replicate padding of a transposed conv) is "
-            "not implemented by meshnn yet"
-        )
+    config = _zero_padded(op, conv_config_of(op, conv_config))
     check_compute_kernel_config(op, compute_config)
     ic, oc, groups, kernel = conv_args(op, in_channels, out_channels, groups, kernel_size)
     window = Window(
@@ -173,3 +168,13 @@ def _prepared(op: str, weight: object, channels: tuple[int, int, int], kernel, c
     values = host_values(op, "weight_tensor", tensor)
     values = check_weight(op, values, ic, oc // groups, kernel)
     return place(weight_matrix(transposed_as_conv(values, groups, mirror)), dtype_of(tensor.dtype), mesh)
+
+
+def _zero_padded(op: str, config: Conv2dConfig) -> Conv2dConfig:
+    """``config``, refused by name when it asks for replicate padding (not implemented here)."""
+    if config.padding_mode is not PaddingMode.Zeros:
+        raise NotImplementedByMeshnn(
+            f"ttnn.{op}: conv_config.padding_mode={config.padding_mode} (replicate padding of a transposed conv) is "
+            "not implemented by meshnn yet"
+        )
+    return config
