@@ -18,6 +18,7 @@ tt_transformers is said where it is done (``NOT_MODELLED``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -50,6 +51,20 @@ class Shape:
     vocab: int = 128256
 
 
+MLP_PAD_CORES = {"Qwen2.5-72B": 32, "Qwen2.5-32B": 16, "Qwen2.5-7B": 16, "QwQ-32B": 16}
+"""model_config.py's default PAD_MLP_CORES: the hidden dim padded (zero weights) to a multiple of
+cores x 32 x the mesh's devices, so that every device's share is whole tiles on that many cores."""
+
+
+def padded(shape: Shape, devices: int) -> Shape:
+    """``shape`` with its hidden dim padded as tt_transformers pads it on ``devices`` devices."""
+    cores = MLP_PAD_CORES.get(shape.name, 0)
+    if not cores:
+        return shape
+    step = cores * TILE * devices
+    return dataclasses.replace(shape, hidden=math.ceil(shape.hidden / step) * step)
+
+
 LLAMA_1B = Shape("Llama-3.2-1B", 16, 2048, 32, 8, 64, 8192)
 LLAMA_3B = Shape("Llama-3.2-3B", 28, 3072, 24, 8, 128, 8192)
 LLAMA_8B = Shape("Llama-3.1-8B", 32, 4096, 32, 8, 128, 14336)
@@ -67,6 +82,35 @@ def kernel(fidelity: ttnn.MathFidelity) -> ttnn.WormholeComputeKernelConfig:
 
 
 HIFI2, HIFI4, LOFI = kernel(ttnn.MathFidelity.HiFi2), kernel(ttnn.MathFidelity.HiFi4), kernel(ttnn.MathFidelity.LoFi)
+
+
+@dataclass(frozen=True)
+class Precision:
+    """tt_transformers' ModelOptimizations for a model (model_config.py: TensorPrecision and OpFidelity
+    per tensor and op group): the weights' and KV cache's dtypes and the matmuls' and SDPA's fidelities.
+    The FF1/FF3 fidelity follows their dtype (LoFi for bfloat4_b, else HiFi2), as the settings pair them."""
+
+    name: str
+    ff1_ff3: object = BFP4
+    ff2: object = BFP8
+    wqkv: object = BFP8
+    wo: object = BFP8
+    kv_cache: object = BFP8
+    attention: object = HIFI2  # LI_QKV_* and LI_O_* (decode and prefill)
+    sdpa_decode: object = HIFI2
+
+
+PERFORMANCE = Precision("performance")
+"""ModelOptimizations.performance for every model but Qwen2.5-7B: FF1/FF3 bfloat4_b at LoFi, the rest at
+the defaults (bfloat8_b weights and KV cache, HiFi2; prefill SDPA HiFi4)."""
+BF16_ATTENTION = Precision("bf16 attention", ff1_ff3=BFP8, wqkv=BF16, wo=BF16, kv_cache=BF16, attention=HIFI4,
+                           sdpa_decode=HIFI4)  # fmt: skip
+"""Qwen2.5-7B's performance settings and every other family's accuracy settings (below 70B): bfloat16
+QKV, output and KV cache at HiFi4 (SDPA too), FF1/FF3 at the default bfloat8_b."""
+ACCURACY_LLAMA = Precision("accuracy", ff1_ff3=BFP8)
+"""ModelOptimizations.accuracy for Llama 3, Mistral-7B, Phi-3-mini and phi-4 below 70B: bfloat8_b
+attention and KV cache, bfloat8_b MLP at HiFi2 with 16-bit accumulation (fp32_dest_acc_en off, as
+every config here); the 70B and 90B keep the performance settings."""
 
 
 def find_grid(tiles: int, *, both: int | None = None, target: int = 32) -> ttnn.CoreGrid:
@@ -107,9 +151,19 @@ class Llama:
     """``shape``'s weights on ``mesh`` (planning) and its two passes: a decode step of ``batch`` users
     at a position, and the prefill of one user's prompt."""
 
-    def __init__(self, shape: Shape, mesh: ttnn.MeshDevice, *, max_seq: int = 1024, batch: int = 1) -> None:
-        self.s, self.mesh, self.max_seq, self.batch = shape, mesh, max_seq, batch
+    def __init__(
+        self,
+        shape: Shape,
+        mesh: ttnn.MeshDevice,
+        *,
+        max_seq: int = 1024,
+        batch: int = 1,
+        precision: Precision = PERFORMANCE,
+    ) -> None:
+        self.mesh, self.max_seq, self.batch = mesh, max_seq, batch
+        self.p = precision
         self.n = mesh.get_num_devices()
+        self.s = shape = padded(shape, self.n)
         self.galaxy = tuple(mesh.shape) == (8, 4)
         self.cols = mesh.shape[1]
         self.topology = ttnn.Topology.Ring if self.n == 8 and not self.galaxy else ttnn.Topology.Linear
@@ -147,7 +201,8 @@ class Llama:
         for axis, count in zip(dims, (rows, cols), strict=True):
             if axis is not None:
                 local[axis] //= count
-        config = ttnn.DRAM_MEMORY_CONFIG if self.galaxy else dram_sharded(*local)
+        banks = self.mesh.dram_grid_size().x  # model_config's dram_grid_size: 12 on Wormhole, 8 on Blackhole
+        config = ttnn.DRAM_MEMORY_CONFIG if self.galaxy else dram_sharded(*local, banks=banks)
         return self._put(meta(k, n), dtype, dims=dims, memory_config=config)
 
     def _layer(self, index: int) -> dict[str, ttnn.Tensor]:
@@ -155,7 +210,8 @@ class Llama:
         qkv = (s.heads + 2 * s.kv_heads) * s.head_dim
         # ModelOptimizations.performance: FF1/FF3 bfloat4_b (LoFi), FF2 the default bfloat8_b (HiFi2); the 8B's
         # performance_decoder_config.json: FF1/FF3 bfloat8_b (HiFi2) in its last layer
-        mlp = BFP8 if (s is LLAMA_8B and index == s.layers - 1) else BFP4
+        p = self.p
+        mlp = BFP8 if (s is LLAMA_8B and index == s.layers - 1) else p.ff1_ff3
         # QKV, w1, w3: output columns cut; wo, w2: input rows cut (TG: both, over the two mesh axes)
         cols = (1, 0) if self.galaxy else (None, 1)
         rows = (0, 1) if self.galaxy else (None, 0)
@@ -164,13 +220,13 @@ class Llama:
         return {
             "attn_norm": self._norm_weight(),
             "ff_norm": self._norm_weight(),
-            "wqkv": self._weight(s.dim, qkv, BFP8, cols),
-            "wo": self._weight(s.heads * s.head_dim, s.dim, BFP8, rows),
+            "wqkv": self._weight(s.dim, qkv, p.wqkv, cols),
+            "wo": self._weight(s.heads * s.head_dim, s.dim, p.wo, rows),
             "w1": self._weight(s.dim, s.hidden, mlp, cols),
             "w3": self._weight(s.dim, s.hidden, mlp, cols),
-            "w2": self._weight(s.hidden, s.dim, BFP8, rows),
-            "k": self._put(meta(*cache), BFP8, dims=cache_dims),
-            "v": self._put(meta(*cache), BFP8, dims=cache_dims),
+            "w2": self._weight(s.hidden, s.dim, p.ff2, rows),
+            "k": self._put(meta(*cache), p.kv_cache, dims=cache_dims),
+            "v": self._put(meta(*cache), p.kv_cache, dims=cache_dims),
         }
 
     def _norm_weight(self) -> ttnn.Tensor:
@@ -252,7 +308,7 @@ class Llama:
             w["wqkv"],
             program_config=dram_program(s.dim, qkv_width, grid.num_cores),
             memory_config=ttnn.L1_WIDTH_SHARDED_MEMORY_CONFIG,
-            compute_kernel_config=HIFI2,
+            compute_kernel_config=self.p.attention,
         )
         qkv = ttnn.sharded_to_interleaved(qkv, ttnn.L1_MEMORY_CONFIG)
         qkv = ttnn.reshape(qkv, (1, 1, self.batch, qkv_width), (1, 1, TILE, qkv_width))  # the true batch
@@ -267,7 +323,7 @@ class Llama:
         ttnn.experimental.paged_update_cache(w["v"], v, update_idxs=positions)
         program = ttnn.SDPAProgramConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=0, k_chunk_size=0)
         out = ttnn.transformer.scaled_dot_product_attention_decode(
-            q, w["k"], w["v"], cur_pos=positions, program_config=program, compute_kernel_config=HIFI2,
+            q, w["k"], w["v"], cur_pos=positions, program_config=program, compute_kernel_config=self.p.sdpa_decode,
             memory_config=ttnn.DRAM_MEMORY_CONFIG,
         )  # fmt: skip
         per_user = ttnn.create_sharded_memory_config(
@@ -281,7 +337,7 @@ class Llama:
             w["wo"],
             program_config=dram_program(width, s.dim, self.heads),
             memory_config=ttnn.L1_WIDTH_SHARDED_MEMORY_CONFIG,
-            compute_kernel_config=HIFI2,
+            compute_kernel_config=self.p.attention,
         )
         return self._reduced(dense)
 
@@ -382,6 +438,17 @@ class Llama:
             x, weight, program_config=program, compute_kernel_config=fidelity, memory_config=ttnn.DRAM_MEMORY_CONFIG
         )
 
+    def _kv_fill(self, heads: ttnn.Tensor, tokens: int) -> ttnn.Tensor:
+        """attention.py's k_fill / v_fill: height-sharded over the 8x8 grid from min_kv_prefill_shard_seqlen
+        (2048 / the device's KV heads) tokens on, "to deal with update_cache memory limitation"."""
+        if tokens < TILE * 8 * 8 / self.kv_heads:
+            return heads
+        config = ttnn.create_sharded_memory_config(
+            (self.kv_heads * tokens // 64, self.s.head_dim), ttnn.CoreGrid(y=8, x=8), ttnn.ShardStrategy.HEIGHT,
+            ttnn.ShardOrientation.ROW_MAJOR, use_height_and_width_as_shard_shape=True,
+        )  # fmt: skip
+        return ttnn.interleaved_to_sharded(heads, config)
+
     def _prefill_reduced(self, partial: ttnn.Tensor) -> ttnn.Tensor:
         if self.n == 1:
             return partial
@@ -396,21 +463,21 @@ class Llama:
         trans = self._put(meta(1, 1, TILE, TILE), BF16)
         for w in self.layers:
             h = self._prefill_norm(x, w["attn_norm"])
-            qkv = self._prefill_linear(h, w["wqkv"], HIFI2)
+            qkv = self._prefill_linear(h, w["wqkv"], self.p.attention)
             q, k, v = ttnn.experimental.nlp_create_qkv_heads(
                 qkv, num_heads=self.heads, num_kv_heads=self.kv_heads, transpose_k_heads=False,
                 memory_config=ttnn.DRAM_MEMORY_CONFIG,
             )  # fmt: skip
             q = ttnn.experimental.rotary_embedding_llama(q, cos, sin, trans)
             k = ttnn.experimental.rotary_embedding_llama(k, cos, sin, trans)
-            ttnn.fill_cache(w["k"], ttnn.typecast(k, BFP8), 0)
-            ttnn.fill_cache(w["v"], ttnn.typecast(v, BFP8), 0)
+            for cache, heads in ((w["k"], k), (w["v"], v)):
+                ttnn.fill_cache(cache, self._kv_fill(ttnn.typecast(heads, self.p.kv_cache), tokens), 0)
             program = ttnn.SDPAProgramConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=128, k_chunk_size=128)
             context = ttnn.transformer.scaled_dot_product_attention(
                 q, k, v, is_causal=True, program_config=program, compute_kernel_config=HIFI4
             )
             heads = ttnn.experimental.nlp_concat_heads(context, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-            h = ttnn.add(x, self._prefill_reduced(self._prefill_linear(heads, w["wo"], HIFI2)))
+            h = ttnn.add(x, self._prefill_reduced(self._prefill_linear(heads, w["wo"], self.p.attention)))
             normed = self._prefill_norm(h, w["ff_norm"])
             fidelity = LOFI if w["w1"].dtype == BFP4 else HIFI2
             gated = ttnn.multiply(
@@ -449,7 +516,7 @@ class Llama:
         s = self.s
         big = s.dim >= 8192
         h = self._tg_norm(x, w["attn_norm"])
-        qkv = self._tg_all_reduce(self._tg_linear(h, w["wqkv"], HIFI2, BF16), 1, composite=False)
+        qkv = self._tg_all_reduce(self._tg_linear(h, w["wqkv"], self.p.attention, BF16), 1, composite=False)
         qkv = ttnn.matmul(self._select, qkv, dtype=BF16, memory_config=ttnn.L1_MEMORY_CONFIG)  # the group's users
         width = (self.heads + 2 * self.kv_heads) * s.head_dim
         qkv = ttnn.reshape(qkv, (1, 1, self.batch, width), (1, 1, TILE, width))
@@ -464,7 +531,7 @@ class Llama:
         ttnn.experimental.paged_update_cache(w["v"], v, update_idxs=positions)
         program = ttnn.SDPAProgramConfig(compute_with_storage_grid_size=(8, 4), q_chunk_size=0, k_chunk_size=0)
         out = ttnn.transformer.scaled_dot_product_attention_decode(
-            q, w["k"], w["v"], cur_pos=positions, program_config=program, compute_kernel_config=HIFI2
+            q, w["k"], w["v"], cur_pos=positions, program_config=program, compute_kernel_config=self.p.sdpa_decode
         )
         per_user = ttnn.create_sharded_memory_config(
             (TILE, s.head_dim), ttnn.CoreGrid(y=1, x=self.batch), ttnn.ShardStrategy.HEIGHT,
@@ -473,7 +540,7 @@ class Llama:
         heads = ttnn.experimental.nlp_concat_heads_decode(ttnn.to_memory_config(out, per_user), num_heads=self.heads)
         users = ttnn.all_gather(heads, dim=2, cluster_axis=1, num_links=2, topology=ttnn.Topology.Linear)
         users = ttnn.matmul(self._users, ttnn.to_memory_config(users, ttnn.L1_MEMORY_CONFIG), dtype=BF16)
-        return self._tg_all_reduce(self._tg_linear(users, w["wo"], HIFI2), 0, composite=big)
+        return self._tg_all_reduce(self._tg_linear(users, w["wo"], self.p.attention), 0, composite=big)
 
     def _tg_mlp(self, x: ttnn.Tensor, w: dict) -> ttnn.Tensor:
         big = self.s.dim >= 8192

@@ -165,6 +165,7 @@ from meshnn.ops.conv.config import (  # the conv configs (ttnn.Conv2dConfig...)
     Conv2dL1FullSliceConfig,
     Conv2dSliceConfig,
     Conv3dConfig,
+    PaddingMode,
 )
 from meshnn.ops.eltwise.bcast import BcastOpDim, BcastOpMath
 from meshnn.ops.eltwise.binary_special import BinaryOpType

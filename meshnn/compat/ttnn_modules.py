@@ -123,7 +123,10 @@ _OWN_OPS = (".moreh",)
 """ttnn submodules whose ops are their own, not ttnn's top-level ops of the same name
 (``ttnn.operations.moreh.mean`` is not ``ttnn.mean``): the registry's ``moreh.`` ops answer there."""
 
-PYTHON_MODULES = {"operations.conv2d": "meshnn.ops.conv.ttnn_python"}
+PYTHON_MODULES = {
+    "operations.conv2d": "meshnn.ops.conv.ttnn_python",
+    "operations.activations": "meshnn.ops.eltwise.activation_goldens",
+}
 """ttnn's Python modules named like an op (``ttnn.operations.conv2d`` is not ``ttnn.conv2d``): the
 meshnn module whose ``TTNN_NAMES`` they hold, besides meshnn's public names."""
 

@@ -112,6 +112,18 @@ def opened(
             meshnn.set_fabric_config(meshnn.FabricConfig.DISABLED)
 
 
+def _with_counter(mesh: meshnn.MeshDevice) -> meshnn.MeshDevice:
+    """``mesh`` with tt-metal's ``cache_entries_counter`` attached, as tt-metal's conftest attaches it
+    to its ``device`` and ``mesh_device`` fixtures' devices (its newer tests measure program-cache
+    entries with it), when the tree under test has that helper (``tests/tests_common``)."""
+    try:
+        from tests.tests_common.cache_entries_counter import CacheEntriesCounter
+    except ImportError:  # (not a tt-metal tree, or one older than the helper)
+        return mesh
+    mesh.cache_entries_counter = CacheEntriesCounter(mesh)
+    return mesh
+
+
 def _failed(request: pytest.FixtureRequest) -> Callable[[], bool]:
     """Whether the test using the fixture failed (known once its call has run)."""
     return lambda: request.node.stash.get(CALL_FAILED, False)
@@ -135,7 +147,7 @@ def mesh_device(request: pytest.FixtureRequest, silicon_arch_name: str, device_p
         shape = meshnn.MeshShape(1, mesh_param_devices(param, meshnn.get_num_devices()))
     _skip_unless_fits(request, shape.mesh_size())
     with opened(shape, device_params, _failed(request)) as mesh:
-        yield mesh
+        yield _with_counter(mesh)
 
 
 @pytest.fixture(scope="function")
@@ -192,7 +204,7 @@ def bh_2d_mesh_device(
 def device(request: pytest.FixtureRequest, device_params: dict) -> Iterator:
     """Chip 0 of the system as a 1x1 mesh (``ttnn.CreateDevice(device_id=0, ...)``)."""
     with opened(meshnn.MeshShape(1, 1), device_params, _failed(request), physical_device_ids=[0]) as mesh:
-        yield mesh
+        yield _with_counter(mesh)
 
 
 @pytest.fixture(scope="function")

@@ -31,11 +31,11 @@ def _nhwc(n, c, h, w, dtype=BF16):
     return x
 
 
-def _conv_ref(x_nhwc, weight, bias, stride, pads, dilation, groups):
-    """float64 conv of NHWC values with (top, bottom, left, right) zero padding; the bound's
-    magnitude sum|x||w| too."""
+def _conv_ref(x_nhwc, weight, bias, stride, pads, dilation, groups, mode="constant"):
+    """float64 conv of NHWC values with (top, bottom, left, right) padding (zeros, or ``mode``'s);
+    the bound's magnitude sum|x||w| too."""
     t, b, left, r = pads
-    xt = torch.nn.functional.pad(torch.from_numpy(x_nhwc).permute(0, 3, 1, 2), (left, r, t, b))
+    xt = torch.nn.functional.pad(torch.from_numpy(x_nhwc).permute(0, 3, 1, 2), (left, r, t, b), mode=mode)
     wt = torch.from_numpy(weight)
     ref = torch.nn.functional.conv2d(
         xt, wt, None if bias is None else torch.from_numpy(bias), stride, 0, dilation, groups
@@ -107,6 +107,32 @@ def test_conv2d_matches_float64_torch(device, case, out_dtype):
         dtype=out_dtype,
     )
     np.testing.assert_array_equal(ttnn.to_numpy(again), got)
+
+
+@pytest.mark.parametrize("mode", [ttnn.PaddingMode.Replicate, ttnn.PaddingMode.Zeros])
+def test_conv2d_padding_mode_replicates_the_edge_pixels(device, mode):
+    """tt-metal of 2026's ``Conv2dConfig(padding_mode=ttnn.PaddingMode.Replicate)``: the padded border
+    repeats the nearest edge pixel (torch's ``padding_mode="replicate"``)."""
+    n, ic, oc, h, w, kernel, pads = 1, 4, 8, 7, 9, (3, 3), (2, 1, 1, 2)
+    x = _nhwc(n, ic, h, w)
+    weight = quantized(_randn((oc, ic, *kernel)), BF16, RM)
+    out = ttnn.conv2d(
+        input_tensor=ttnn.from_torch(torch.from_numpy(x).float(), BF16),
+        weight_tensor=ttnn.from_torch(torch.from_numpy(weight).float(), BF16),
+        device=device, in_channels=ic, out_channels=oc, batch_size=n, input_height=h, input_width=w,
+        kernel_size=kernel, padding=pads, dtype=F32, conv_config=ttnn.Conv2dConfig(padding_mode=mode),
+    )  # fmt: skip
+    torch_mode = "replicate" if mode is ttnn.PaddingMode.Replicate else "constant"
+    ref, mag = _conv_ref(x, weight, None, (1, 1), pads, (1, 1), 1, torch_mode)
+    other, _ = _conv_ref(
+        x, weight, None, (1, 1), pads, (1, 1), 1, "constant" if torch_mode == "replicate" else "replicate"
+    )
+    bound = output_bound(ref, gamma(ic * 9 + 1) * mag, F32)
+    got = ttnn.to_numpy(out).astype(np.float64)
+    assert_within(got, ref, bound, "conv2d")
+    assert exceeds(got, other, bound)  # the other mode's border differs beyond the bound
+    with pytest.raises(ttnn.MeshnnTypeError, match="padding_mode"):
+        ttnn.Conv2dConfig(padding_mode="replicate")
 
 
 def test_conv2d_bfloat8_weights_activation_and_row_major_output(device):

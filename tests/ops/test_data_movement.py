@@ -175,6 +175,17 @@ def test_sort_values_and_indices(mesh, rng, descending):
         ttnn.sort(t, out=(ttnn.zeros_like(t, dtype=ttnn.bfloat16), out[1]))
 
 
+@pytest.mark.parametrize("dim", [-1, 0])
+def test_sort_of_row_major_input_gives_row_major_outputs(mesh, rng, dim):
+    """tt-metal of 2026 sorts ROW_MAJOR input, its outputs in the input's layout."""
+    x = rng.permutation(2 * 5 * 37).reshape(2, 5, 37).astype(np.float32) / 4  # no ties; 37 wide: no tile
+    values, indices = ttnn.sort(put(mesh, x, layout=RM), dim, True)
+    assert values.layout == RM and indices.layout == RM and indices.dtype is ttnn.uint16
+    order = np.argsort(-x, axis=dim, kind="stable")
+    same(values, np.take_along_axis(x, order, axis=dim))
+    same(indices, order)
+
+
 def test_gather_and_tosa_gather(mesh, rng):
     x = rng.standard_normal((4, 6, 40)).astype(np.float32)
     index = rng.integers(0, 40, (4, 5, 24))

@@ -103,6 +103,24 @@ def test_convert_to_hwc_and_back(mesh, rng):
     same(back, want.transpose(0, 1, 3, 2))
 
 
+def test_convert_to_hwc_of_several_images(mesh, rng):
+    """tt-metal of 2026 takes ``[1, B, C, HW]``: each image's HW rows in turn, each core's output
+    shard its HW columns of every image."""
+    b, c, hw = 3, 5, 64
+    x = rng.standard_normal((1, b, c, hw)).astype(np.float32)
+    grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 0))})
+    shard = ttnn.ShardSpec(grid, (b * c, 32), ttnn.ShardOrientation.ROW_MAJOR)
+    config = ttnn.MemoryConfig(ttnn.TensorMemoryLayout.WIDTH_SHARDED, ttnn.BufferType.L1, shard)
+    hwc = ttnn.experimental.convert_to_hwc(put(mesh, x, dtype=ttnn.bfloat16, layout=RM, memory_config=config))
+    assert tuple(hwc.shape) == (1, 1, b * hw, 8)
+    assert tuple(hwc.memory_config().shard_spec.shape) == (b * 32, 8)
+    want = np.zeros((1, 1, b * hw, 8))
+    want[..., :c] = bf16(x).transpose(0, 1, 3, 2).reshape(1, 1, b * hw, c)
+    same(hwc, want)
+    with pytest.raises(ttnn.MeshnnValueError, match=r"\[1, B, C, HW\]"):
+        ttnn.experimental.convert_to_hwc(put(mesh, x.reshape(b, 1, c, hw), dtype=ttnn.bfloat16, layout=RM))
+
+
 def test_dropout_is_seeded_and_has_the_law(mesh):
     ones = put(mesh, np.ones((4, 1, 32, 64), np.float32), dtype=ttnn.bfloat16)
     p, scale = 0.2, 1.25
@@ -117,6 +135,22 @@ def test_dropout_is_seeded_and_has_the_law(mesh):
     n = first[0].size
     dropped = np.mean(first[0] == 0)
     assert abs(dropped - p) < 5 * math.sqrt(p * (1 - p) / n)  # five standard deviations of the binomial
+
+
+def test_dropout_into_an_output_tensor_and_in_place(mesh):
+    """tt-metal of 2026's dropout takes ``output_tensor`` (its own input for an in-place dropout)."""
+    values = np.arange(4 * 32 * 64, dtype=np.float32).reshape(4, 1, 32, 64) % 7 + 1
+    x = put(mesh, values, dtype=ttnn.bfloat16)
+    want = each(ttnn.experimental.dropout(x, probability=0.5, scale=2.0, seed=9))
+    out = put(mesh, np.zeros_like(values), dtype=ttnn.bfloat16)
+    assert ttnn.experimental.dropout(x, probability=0.5, scale=2.0, seed=9, output_tensor=out) is out
+    got = ttnn.experimental.dropout(x, probability=0.5, scale=2.0, seed=9, output_tensor=x)  # in place
+    assert got is x
+    for a, b, c in zip(want, each(out), each(x), strict=True):
+        np.testing.assert_array_equal(b, a)
+        np.testing.assert_array_equal(c, a)
+    with pytest.raises(ttnn.MeshnnValueError, match="output_tensor"):
+        ttnn.experimental.dropout(x, 0.5, 2.0, 9, output_tensor=put(mesh, np.zeros_like(values)))  # float32
 
 
 def test_moreh_full_and_full_like_run_on_device(mesh):

@@ -243,3 +243,12 @@ def test_argmax_writes_an_output_tensor_of_the_results_volume(single):
     assert torch.equal(ttnn.to_torch(got).long(), expect)  # indices: exact
     with pytest.raises(ttnn.MeshnnValueError, match="another volume"):
         ttnn.argmax(x, dim=-1, output_tensor=_rm(single, np.zeros((1, 1, 1, 64), np.uint32), ttnn.uint32))
+
+
+def test_slice_write_is_also_bound_under_experimental_as_tt_metal_2026_binds_it(single):
+    assert ttnn.experimental.slice_write is ttnn.slice_write
+    out = ttnn.from_torch(torch.zeros(1, 1, 64, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=single)
+    part = ttnn.from_torch(torch.ones(1, 1, 32, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=single)
+    ttnn.experimental.slice_write(part, out, [0, 0, 32, 0], [1, 1, 64, 64], [1, 1, 1, 1])
+    values = ttnn.to_torch(out)
+    assert values[..., 32:, :].eq(1).all() and values[..., :32, :].eq(0).all()

@@ -57,3 +57,18 @@ def test_reflection_and_decorators(ttnn, open_mesh):
     out = ttnn.decorators.default_postprocess_golden_function_outputs(torch.zeros(32, 32), (t,), {})
     assert out.dtype is meshnn.bfloat16 and out.layout is meshnn.TILE_LAYOUT and out.is_allocated()
     assert torch.equal(meshnn.to_torch(out).float(), torch.zeros(32, 32))
+
+
+def test_operations_activations_gives_the_torch_function_of_an_activation(ttnn):
+    activations = importlib.import_module("ttnn.operations.activations")
+    golden = activations.get_golden_function_for_activation
+    assert golden(None) is None
+    assert golden(meshnn.UnaryOpType.RELU6) is torch.nn.functional.relu6
+    assert golden(meshnn.UnaryWithParam(meshnn.UnaryOpType.SQRT)) is torch.sqrt
+    x = torch.linspace(-3, 3, 13)
+    assert torch.equal(golden("relu")(x), torch.relu(x))  # a name: the op's golden function
+    assert torch.allclose(golden("gelu_approx")(x), meshnn.get_golden_function(meshnn.gelu)(x))
+    with pytest.raises(meshnn.MeshnnError, match="is not supported as activation function"):
+        golden(meshnn.UnaryOpType.EXP)  # (not in ttnn's map)
+    with pytest.raises(meshnn.MeshnnError, match="Unsupported activation: no_such_op"):
+        golden("no_such_op")

@@ -76,6 +76,7 @@ def _checks(owner: str) -> dict[str, Any]:
         "output_layout": lambda v: _of(owner, "output_layout", v, Layout, optional=False),
         "enable_kernel_stride_folding": flag("enable_kernel_stride_folding", True),
         "force_split_reader": flag("force_split_reader", True),
+        "padding_mode": lambda v: _of(owner, "padding_mode", v, PaddingMode, optional=False),
     }
 
 
@@ -100,9 +101,18 @@ def _shard_layout(owner: str, value: object) -> object:
     return value
 
 
+class PaddingMode(enum.Enum):
+    """``ttnn.PaddingMode`` (tt-metal of 2026, ``Conv2dConfig.padding_mode``): what a conv's padded
+    border holds: zeros (the default), or the nearest edge pixel repeated."""
+
+    Zeros = 0
+    Replicate = 1
+
+
 @dataclass(init=False, eq=True)
 class Conv2dConfig:
-    """``ttnn.Conv2dConfig``: how a conv is laid out on a device (keyword-only, ttnn's defaults)."""
+    """``ttnn.Conv2dConfig``: how a conv is laid out on a device (keyword-only, ttnn's defaults;
+    ``override_output_sharding_config`` and ``padding_mode`` are tt-metal of 2026's)."""
 
     weights_dtype: DataType | None = None
     activation: UnaryWithParam | None = None
@@ -124,6 +134,8 @@ class Conv2dConfig:
     enable_kernel_stride_folding: bool | None = None
     enable_activation_reuse: bool = False
     force_split_reader: bool | None = None
+    override_output_sharding_config: bool = False
+    padding_mode: PaddingMode = PaddingMode.Zeros
 
     def __init__(self, **kwargs: Any) -> None:
         names = [f.name for f in fields(self)]

@@ -22,7 +22,7 @@ import numpy as np
 from meshnn.formats.dtypes import DataType
 from meshnn.ops.config import check_compute_kernel_config
 from meshnn.ops.conv import goldens
-from meshnn.ops.conv.config import Conv2dConfig
+from meshnn.ops.conv.config import Conv2dConfig, PaddingMode
 from meshnn.ops.conv.geometry import Window, flat_input, padding4, pair, positive, torch_module
 from meshnn.ops.conv.running import (
     ConvRun,
@@ -52,11 +52,13 @@ from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor, check_tensor
 
 
-def conv_compute(window: Window, in_channels: int, groups: int, activation: Callable | None):
+def conv_compute(
+    window: Window, in_channels: int, groups: int, activation: Callable | None, *, replicate: bool = False
+):
     """The per-device computation of a conv over ``window`` (see :class:`ConvRun`): torch's conv2d
     on a channels-last view of the NHWC values (its output is channels-last too, so flattening
     it back copies nothing); a 1x1 conv of stride 1 is the matmul of the rows by the prepared
-    weight matrix."""
+    weight matrix.  ``replicate``: the padded border repeats the edge pixels (``PaddingMode.Replicate``)."""
     pointwise = window.kernel == (1, 1) and window.stride == (1, 1) and not any(window.padding) and groups == 1
 
     def compute(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
@@ -71,7 +73,8 @@ def conv_compute(window: Window, in_channels: int, groups: int, activation: Call
             top, bottom, left, right = window.padding
             xt = torch.from_numpy(rows).permute(0, 3, 1, 2)
             if any(window.padding):
-                xt = torch.nn.functional.pad(xt, (left, right, top, bottom))
+                mode = "replicate" if replicate else "constant"
+                xt = torch.nn.functional.pad(xt, (left, right, top, bottom), mode=mode)
             wt = torch.from_numpy(_writable(weight_oihw(w, window.kernel)))
             out = torch.nn.functional.conv2d(xt, wt, bt, stride=window.stride, dilation=window.dilation, groups=groups)
             out = out.permute(0, 2, 3, 1).reshape(1, 1, -1, out.shape[1]).numpy()
@@ -122,7 +125,8 @@ def run_conv(op: str, args: dict, window: Window, ranks=(4,)) -> tuple[Tensor, t
     inputs = (tensor, weight) if bias is None else (tensor, weight, bias)
     attrs = {"conv_config": config, "compute_kernel_config": args["compute_config"], "memory_config": memory}
     attrs["slice_config"] = args["slice_config"]
-    run = ConvRun(op, mesh, inputs, spec, conv_compute(window, ic, groups, activation), attrs)
+    replicate = config.padding_mode is PaddingMode.Replicate
+    run = ConvRun(op, mesh, inputs, spec, conv_compute(window, ic, groups, activation, replicate=replicate), attrs)
     return run.launch(config, args["input_tensor"]), (weight, bias)
 
 

@@ -17,10 +17,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from meshnn.errors import MeshnnValueError
+from meshnn.errors import MeshnnValueError, NotImplementedByMeshnn
 from meshnn.formats.dtypes import DataType
 from meshnn.ops.config import check_compute_kernel_config
-from meshnn.ops.conv.config import Conv2dConfig
+from meshnn.ops.conv.config import Conv2dConfig, PaddingMode
 from meshnn.ops.conv.conv2d import prepared_weight
 from meshnn.ops.conv.geometry import Window, flat_input, flat_output, padding4, pair, positive, torch_module
 from meshnn.ops.conv.running import (
@@ -127,7 +127,7 @@ def conv_transpose2d(
     prepared ``(weight, bias)``."""
     op = "conv_transpose2d"
     check_returns(op, return_output_dim, return_weights_and_bias)
-    config = conv_config_of(op, conv_config)
+    config = _zero_padded(op, conv_config_of(op, conv_config))
     check_compute_kernel_config(op, compute_config)
     ic, oc, groups, kernel = conv_args(op, in_channels, out_channels, groups, kernel_size)
     window = Window(
@@ -168,3 +168,13 @@ def _prepared(op: str, weight: object, channels: tuple[int, int, int], kernel, c
     values = host_values(op, "weight_tensor", tensor)
     values = check_weight(op, values, ic, oc // groups, kernel)
     return place(weight_matrix(transposed_as_conv(values, groups, mirror)), dtype_of(tensor.dtype), mesh)
+
+
+def _zero_padded(op: str, config: Conv2dConfig) -> Conv2dConfig:
+    """``config``, refused by name when it asks for replicate padding (not implemented here)."""
+    if config.padding_mode is not PaddingMode.Zeros:
+        raise NotImplementedByMeshnn(
+            f"ttnn.{op}: conv_config.padding_mode={config.padding_mode} (replicate padding of a transposed conv) is "
+            "not implemented by meshnn yet"
+        )
+    return config

@@ -71,10 +71,16 @@ def convert_to_hwc(
     memory_config: MemoryConfig | None = None,
     dtype: DataType | None = None,
 ) -> Tensor:
-    """``[1, 1, C, HW]`` (WIDTH_SHARDED, ROW_MAJOR, C <= 32) as ``[1, 1, HW, C']`` HEIGHT_SHARDED."""
+    """``[1, B, C, HW]`` (WIDTH_SHARDED, ROW_MAJOR, C <= 32) as ``[1, 1, B * HW, C']`` HEIGHT_SHARDED,
+    each image's HW rows in turn (ttnn 0.81 took B = 1 only)."""
     op = "experimental.convert_to_hwc"
     tensor = device_input(op, "input", input)
-    channels, hw = _shape_1_1(op, tensor, "[1, 1, C, HW]")
+    shape = tuple(tensor.shape)
+    if len(shape) != 4:
+        raise MeshnnValueError(f"ttnn.{op}: Input shape must be rank 4 (was rank {len(shape)})")
+    if shape[0] != 1:
+        raise MeshnnValueError(f"ttnn.{op}: Expected input tensor to be shape [1, B, C, HW] (shape was {list(shape)})")
+    images, channels, hw = shape[1:]
     if channels > TILE_HEIGHT:
         raise MeshnnValueError(f"ttnn.{op}: C must be less than or equal to 32 (was {channels})")
     if tensor.layout is not Layout.ROW_MAJOR:
@@ -86,7 +92,8 @@ def convert_to_hwc(
             raise MeshnnValueError(
                 f"ttnn.{op}: When input tensor is in DRAM, output memory_config must be explicitly specified"
             )
-        out_shard = ShardSpec(shard.grid, (shard.shape[1], _round_up(shard.shape[0], align)), shard.orientation)
+        rows = images * shard.shape[1]  # (each core: its HW columns of every image)
+        out_shard = ShardSpec(shard.grid, (rows, _round_up(channels, align)), shard.orientation)
         memory_config = MemoryConfig(TensorMemoryLayout.HEIGHT_SHARDED, tensor.memory_config().buffer_type, out_shard)
     if not isinstance(memory_config, MemoryConfig):
         raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
@@ -98,10 +105,10 @@ def convert_to_hwc(
             f"constraints (width was {memory_config.shard_spec.shape[1]})"
         )
     width = _round_up(channels, align)
-    spec = out_spec_like(tensor, shape=(1, 1, hw, width), dtype=dtype, memory_config=memory_config, op=op)
+    spec = out_spec_like(tensor, shape=(1, 1, images * hw, width), dtype=dtype, memory_config=memory_config, op=op)
 
     def to_hwc(x: np.ndarray) -> np.ndarray:
-        moved = np.swapaxes(x, -2, -1)
+        moved = np.swapaxes(x, -2, -1).reshape(x.shape[0], 1, 1, images * hw, channels)
         return np.pad(moved, [(0, 0)] * 4 + [(0, width - channels)])
 
     return rearranged(op, tensor, spec, to_hwc, new_values=dtype not in (None, tensor.dtype))

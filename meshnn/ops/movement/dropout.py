@@ -14,10 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
-from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, ttnn_keywords
-from meshnn.ops.checks import device_input, int_arg
+from meshnn.ops.checks import device_input, int_arg, same_mesh
 from meshnn.ops.movement.rearrange import rearranged
-from meshnn.ops.outputs import out_spec_like
+from meshnn.ops.outputs import out_spec_like, output_into
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
@@ -37,7 +36,6 @@ def _real(name: str, value: object) -> float:
     device_operation="DropoutDeviceOperation",
     modelled=False,
 )
-@ttnn_keywords(output_tensor=NO_OUTPUT_TENSOR)
 def dropout(
     input_tensor: Tensor,
     probability: float,
@@ -45,8 +43,11 @@ def dropout(
     seed: int,
     *,
     memory_config: MemoryConfig | None = None,
+    output_tensor: Tensor | None = None,
 ) -> Tensor:
-    """``input_tensor`` with each element dropped (0) with ``probability`` and the rest scaled."""
+    """``input_tensor`` with each element dropped (0) with ``probability`` and the rest scaled;
+    written into ``output_tensor`` when given (of the output's spec; the input itself for an
+    in-place dropout), which is returned."""
     op = "experimental.dropout"
     tensor = device_input(op, "input_tensor", input_tensor)
     chance = _real("probability", probability)
@@ -60,9 +61,13 @@ def dropout(
     if config.memory_layout is not tensor.memory_config().memory_layout:
         raise MeshnnValueError(f"ttnn.{op}: Dropout operation requires Input and Output memory layout to match")
     spec = out_spec_like(tensor, memory_config=memory_config, op=op)
+    into = None
+    if output_tensor is not None:
+        mesh = same_mesh(op, {"input_tensor": tensor})
+        into = output_into(op, mesh, output_tensor, spec, tensor.storage.coords)  # type: ignore[union-attr]
 
     def drop(x: np.ndarray) -> np.ndarray:
         keep = np.random.Generator(np.random.PCG64(stream)).random(x.shape[1:], dtype=np.float32) >= chance
         return np.where(keep, x.astype(np.float32) * np.float32(factor), np.float32(0))
 
-    return rearranged(op, tensor, spec, drop, new_values=True)
+    return rearranged(op, tensor, spec, drop, new_values=True, into=into)

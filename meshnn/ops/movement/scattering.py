@@ -1,6 +1,7 @@
 """Writing by index: ``ttnn.scatter`` (torch.scatter: ``out[i][index[i][j][k]][k] = src[i][j][k]``
-for dim 1, every other element the input's) and ``ttnn.tosa_scatter`` (TOSA's scatter: ``[N, W, C]``
-values written at the ``[N, W]`` rows of ``[N, K, C]``).
+for dim 1, every other element the input's), ``ttnn.tosa_scatter`` (TOSA's scatter: ``[N, W, C]``
+values written at the ``[N, W]`` rows of ``[N, K, C]``) and ``ttnn.indexed_fill`` (whole slices of
+one tensor put in place of another's, at the positions a list of ids names).
 
 ``scatter`` runs as ttnn composes it, so a run launches the programs ttnn's would: the source cut
 to the index's shape (``slice``), TILE tensors made ROW_MAJOR (``to_layout``), the scatter dim
@@ -239,3 +240,87 @@ def tosa_scatter(input: Tensor, index: Tensor, src: Tensor, *, memory_config: Me
         return np.swapaxes(scattered(rows, expanded, np.swapaxes(s, 2, 3)), 2, 3)
 
     return rearranged(op, tensor, spec, put, extra=[indices, source])
+
+
+_ID_TYPES = (DataType.UINT32, DataType.INT32)
+
+
+def _indexed_fill_golden(torch, batch_id, input_tensor_a, input_tensor_b, dim=0, **_):
+    """``input_tensor_a`` with its slice ``batch_id[k]`` along ``dim`` replaced by ``input_tensor_b``'s
+    slice ``k`` (the last ``k`` naming a slice wins; ids outside it are ignored)."""
+    out = input_tensor_a.clone()
+    axis = dim % out.dim()
+    for k, j in enumerate(batch_id.reshape(-1).tolist()):
+        if 0 <= j < out.shape[axis]:
+            out.select(axis, j).copy_(input_tensor_b.select(axis, k))
+    return out
+
+
+@register(
+    kind=OpKind.DATA_MOVEMENT,
+    family=OpFamily.COPY,
+    device_operation="IndexedFillDeviceOperation",
+    golden=torch_golden(_indexed_fill_golden),
+    modelled=False,
+)
+def indexed_fill(
+    batch_id: Tensor,
+    input_tensor_a: Tensor,
+    input_tensor_b: Tensor,
+    *,
+    memory_config: MemoryConfig | None = None,
+    dim: int = 0,
+) -> Tensor:
+    """``input_tensor_a`` with its slice ``j`` along ``dim`` (a rank-4 tensor's batch by default)
+    replaced by ``input_tensor_b``'s slice ``k`` wherever ``batch_id[k] == j``: the last such ``k``
+    wins, as ttnn's reader scans every id; an id naming no slice changes nothing.  ``batch_id``: a
+    ROW_MAJOR UINT32 / INT32 tensor whose last dim holds one id per slice of ``input_tensor_b``."""
+    op = "indexed_fill"
+    ids = device_input(op, "batch_id", batch_id)
+    a = device_input(op, "input_tensor_a", input_tensor_a)
+    b = device_input(op, "input_tensor_b", input_tensor_b)
+    axis = _fill_checks(op, ids, a, b, int_arg(op, "dim", dim))
+    spec = out_spec_like(a, memory_config=memory_config, op=op)
+
+    def fill(x: np.ndarray, y: np.ndarray, which: np.ndarray) -> np.ndarray:
+        out = np.array(x, copy=True)
+        for device in range(out.shape[0]):  # (device-first arrays: the slices' axis is one further)
+            target, source = np.moveaxis(out[device], axis, 0), np.moveaxis(y[device], axis, 0)
+            for k, j in enumerate(which[device].reshape(-1)[: source.shape[0]].astype(np.int64)):
+                if 0 <= j < target.shape[0]:
+                    target[j] = source[k]
+        return out
+
+    return rearranged(op, a, spec, fill, extra=[b, ids])
+
+
+def _fill_checks(op: str, ids: Tensor, a: Tensor, b: Tensor, dim: int) -> int:
+    """ttnn's checks of indexed_fill's operands; returns the normalised dim."""
+    if a.layout not in (Layout.ROW_MAJOR, Layout.TILE):
+        raise MeshnnValueError(f"ttnn.{op}: input_a layout must be ROW_MAJOR or TILE, got {a.layout}")
+    if b.layout is not a.layout:
+        raise MeshnnValueError(f"ttnn.{op}: Inputs must be same layout ({a.layout}, {b.layout})")
+    rank = len(a.shape)
+    if rank != 4 or len(b.shape) != 4:
+        raise MeshnnValueError(f"ttnn.{op}: only rank-4 tensors are supported; got rank {rank} and {len(b.shape)}")
+    if not -rank <= dim < rank:
+        raise MeshnnValueError(f"ttnn.{op}: dim {dim} is out of range for rank {rank}")
+    axis = dim % rank
+    for d in range(rank):
+        if d != axis and a.shape[d] != b.shape[d]:
+            raise MeshnnValueError(
+                f"ttnn.{op}: input_a and input_b must match on every dim except dim {axis}; mismatch at dim {d}: "
+                f"input_a.size({d})={a.shape[d]}, input_b.size({d})={b.shape[d]}"
+            )
+    if b.shape[axis] != ids.padded_shape[-1]:
+        raise MeshnnValueError(
+            f"ttnn.{op}: input_b.size(dim={axis})={b.shape[axis]} must equal the number of batch_ids "
+            f"({ids.padded_shape[-1]})"
+        )
+    if ids.layout is not Layout.ROW_MAJOR:
+        raise MeshnnValueError(f"ttnn.{op}: Batch IDs must be ROW MAJOR, got {ids.layout}")
+    if ids.dtype not in _ID_TYPES:
+        raise MeshnnTypeError(f"ttnn.{op}: batch_id must be UINT32 or INT32, got {ids.dtype}")
+    if b.dtype is not a.dtype:  # (the kernel copies pages: another dtype's would be other bytes)
+        raise MeshnnTypeError(f"ttnn.{op}: input_b's dtype {b.dtype} must be input_a's {a.dtype}")
+    return axis

@@ -31,7 +31,7 @@ from meshnn.ops.movement.conv_slices import flat_window_rows
 from meshnn.ops.movement.copying import copied_into
 from meshnn.ops.movement.rearrange import rearranged
 from meshnn.ops.outputs import Output, out_spec_like
-from meshnn.ops.registry import OpKind, register, torch_golden
+from meshnn.ops.registry import OpKind, alias, register, torch_golden
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor import device_hooks
@@ -281,3 +281,6 @@ def slice_write(
 
 
 device_hooks.register("getitem", getitem)
+
+
+alias("experimental.slice_write", "slice_write")  # tt-metal of 2026 binds it under ttnn.experimental

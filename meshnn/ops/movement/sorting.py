@@ -16,7 +16,6 @@ import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
-from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.checks import device_input, int_arg, same_mesh
 from meshnn.ops.creation import zeros_like
@@ -89,15 +88,14 @@ def sort(
         raise MeshnnValueError(f"ttnn.{op}: dim {axis} is out of range for input_tensor {list(tensor.shape)}")
     axis %= max(rank, 1)
     given = _outputs(tensor, out)
-    if tensor.layout is not Layout.TILE and tensor.logical_volume() > 1:
-        raise MeshnnValueError(f"ttnn.{op}: The input must be in tiled format, input_tensor is {tensor.layout}")
     if memory_config is not None and memory_config.is_sharded():
         raise MeshnnValueError(f"ttnn.{op}: Sharded implementation not supported yet")
     if tensor.logical_volume() <= 1 and rank <= 1 and given is None:  # ttnn returns such a tensor as it is
         return [tensor, zeros_like(tensor)]
     index_dtype = DataType.UINT32 if rank and tensor.shape[axis] >= 65535 else DataType.UINT16
-    values_spec = out_spec_like(tensor, layout=Layout.TILE, memory_config=memory_config, op=op)
-    index_spec = out_spec_like(tensor, dtype=index_dtype, layout=Layout.TILE, memory_config=memory_config, op=op)
+    # the outputs' layout is the input's (tt-metal of 2026 sorts ROW_MAJOR input too; 0.81 took TILE only)
+    values_spec = out_spec_like(tensor, layout=tensor.layout, memory_config=memory_config, op=op)
+    index_spec = out_spec_like(tensor, dtype=index_dtype, layout=tensor.layout, memory_config=memory_config, op=op)
     specs = (values_spec, index_spec) if given is None else (given[0].spec, given[1].spec)
     return _run(tensor, axis, descending, specs, given)
 

@@ -45,7 +45,9 @@ def _layout_rows() -> list[Case]:
         ),
         Case("repeat_interleave", "repeats of zero", lambda e: ttnn.repeat_interleave(e.a, 0, 1), VALUE, "repeats"),
         Case("repeat_interleave", "dim past the rank", lambda e: ttnn.repeat_interleave(e.a, 2, 3), VALUE, "dim"),
-        Case("sort", "row-major input", lambda e: ttnn.sort(e.rm), VALUE, "tiled"),
+        Case("sort", "dim past the rank", lambda e: ttnn.sort(e.rm, 4), VALUE, "out of range"),
+        Case("indexed_fill", "rank 3", lambda e: ttnn.indexed_fill(e.ids, e.a, e.a2), VALUE, "rank-4"),
+        Case("indexed_fill", "layouts differ", lambda e: ttnn.indexed_fill(e.ids, e.heads, e.rm), VALUE, "same layout"),
         Case("sort", "descending is an int", lambda e: ttnn.sort(e.a, -1, 1), TYPE, "descending"),
         Case("sort", "out of another dtype", lambda e: ttnn.sort(e.a, out=(e.a_bf16, e.a_bf16)), VALUE, "dtype"),
         Case(
