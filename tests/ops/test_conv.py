@@ -290,6 +290,48 @@ def test_conv3d_matches_torch(device):
     assert_within(ttnn.to_numpy(out).astype(np.float64), ref, output_bound(ref, gamma(865) * mag, BF16), "conv3d")
 
 
+@pytest.mark.parametrize("prepare", [True, False], ids=["prepared", "host_weight"])
+def test_conv3d_of_tt_metal_2026_groups_dilation_and_its_weight_preparation(device, prepare):
+    """tt-metal of 2026's form: the geometry as conv3d's keywords, dilation, ``prepare_conv3d_weights``
+    (groups made whole, channels aligned to 32, C_in_block blocks) or a torch-layout host weight the
+    op prepares itself; against float64 torch's grouped, dilated conv."""
+    n, c, d, h, w, oc, groups = 1, 12, 5, 6, 7, 8, 2
+    x = np.zeros((n, d, h, w, 32), np.float32)  # channels padded to the alignment, as ttnn's input is
+    x[..., :c] = quantized(_randn((n, d, h, w, c)), BF16, RM)
+    weight = quantized(_randn((oc, c // groups, 2, 3, 2)), BF16, RM)
+    bias = quantized(_randn(oc), BF16, RM)
+    config = ttnn.Conv3dConfig(C_in_block=16, dilation=(1, 2, 2))
+    host = ttnn.from_torch(torch.from_numpy(weight).float(), BF16)
+    given = host
+    if prepare:
+        given = ttnn.experimental.prepare_conv3d_weights(
+            weight_tensor=host, groups=groups, C_in_block=16, alignment=32, device=device
+        )
+        assert list(given.shape) == [2 * 3 * 2 * 32, oc]  # (channel block, kd, kh, kw, channel) rows
+    out = ttnn.experimental.conv3d(
+        input_tensor=ttnn.from_torch(torch.from_numpy(x), BF16, device=device),
+        weight_tensor=given,
+        bias_tensor=ttnn.from_torch(torch.from_numpy(bias).reshape(1, -1), BF16, layout=TILE, device=device),
+        device=device, config=config, dtype=F32, output_channels=oc, kernel_size=(2, 3, 2), stride=(1, 1, 2),
+        padding=(1, 0, 1), dilation=(1, 2, 2), groups=groups,
+    )  # fmt: skip
+    xt = torch.from_numpy(x[..., :c].astype(np.float64)).permute(0, 4, 1, 2, 3)
+    wt = torch.from_numpy(weight.astype(np.float64))
+    args = dict(stride=(1, 1, 2), padding=(1, 0, 1), dilation=(1, 2, 2), groups=groups)
+    ref = torch.nn.functional.conv3d(xt, wt, torch.from_numpy(bias.astype(np.float64)), **args)
+    mag = torch.nn.functional.conv3d(xt.abs(), wt.abs(), torch.from_numpy(np.abs(bias.astype(np.float64))), **args)
+    ref, mag = (v.permute(0, 2, 3, 4, 1).numpy() for v in (ref, mag))
+    assert list(out.shape) == list(ref.shape)
+    assert_within(ttnn.to_numpy(out).astype(np.float64), ref, output_bound(ref, gamma(13) * mag, F32), "conv3d")
+    with pytest.raises(ttnn.MeshnnValueError, match="Device must be provided"):
+        ttnn.experimental.conv3d(
+            input_tensor=ttnn.from_torch(torch.from_numpy(x), BF16, device=device), weight_tensor=host,
+            dtype=F32, output_channels=oc, kernel_size=(2, 3, 2),
+        )  # fmt: skip
+    with pytest.raises(ttnn.MeshnnValueError, match="dilation must be 3 ints >= 1"):
+        ttnn.Conv3dConfig(dilation=(1, 0, 1))
+
+
 def test_conv_configs_check_their_fields():
     config = ttnn.Conv2dConfig()
     config.act_block_h_override = 64

@@ -209,8 +209,11 @@ Conv2dL1FullSliceConfig = Conv2dSliceConfig(slice_type=SliceType.L1Full)
 
 @dataclass(frozen=True, kw_only=True)
 class Conv3dConfig:
-    """``ttnn.Conv3dConfig``: ``ttnn.experimental.conv3d``'s geometry and blocking (the block
-    sizes only matter on hardware)."""
+    """``ttnn.Conv3dConfig``: ``ttnn.experimental.conv3d``'s blocking (the block sizes, ``alignment``
+    and the grid only matter on hardware) and ``dilation``; ttnn 0.81's config also held the conv's
+    geometry (``output_channels``, ``kernel_size``, ``stride``, ``padding``, ``padding_mode``,
+    ``groups``, ``dtype``), which tt-metal of 2026 passes to ``conv3d`` itself: either form is taken,
+    the geometry left None in the newer one."""
 
     dtype: DataType = DataType.BFLOAT16
     weights_dtype: DataType = DataType.BFLOAT16
@@ -220,29 +223,41 @@ class Conv3dConfig:
     H_out_block: int = 1
     C_out_block: int = 0
     C_in_block: int = 0
-    output_channels: int
-    kernel_size: tuple[int, int, int]
-    stride: tuple[int, int, int]
-    padding: tuple[int, int, int]
+    output_channels: int | None = None
+    kernel_size: tuple[int, int, int] | None = None
+    stride: tuple[int, int, int] | None = None
+    padding: tuple[int, int, int] | None = None
+    dilation: tuple[int, int, int] = (1, 1, 1)
     padding_mode: str = "zeros"
     groups: int = 1
+    alignment: int = 32
     compute_with_storage_grid_size: CoreCoord | tuple[int, int] = (1, 1)
 
     def __post_init__(self) -> None:
         owner = "ttnn.Conv3dConfig"
-        for name in ("T_out_block", "W_out_block", "H_out_block"):
+        for name in ("T_out_block", "W_out_block", "H_out_block", "alignment"):
             _count(owner, name, getattr(self, name), 1)
         for name in ("C_out_block", "C_in_block"):
             _count(owner, name, getattr(self, name), 0)
-        _count(owner, "output_channels", self.output_channels, 1)
+        if self.output_channels is not None:
+            _count(owner, "output_channels", self.output_channels, 1)
         _count(owner, "groups", self.groups, 1)
-        for name in ("kernel_size", "stride", "padding"):
-            value = tuple(getattr(self, name))
-            if len(value) != 3 or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
-                raise MeshnnValueError(f"{owner}: {name} must be 3 ints >= 0, got {getattr(self, name)!r}")
-            object.__setattr__(self, name, value)
+        for name, least in (("kernel_size", 0), ("stride", 0), ("padding", 0), ("dilation", 1)):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, triple(owner, name, getattr(self, name), least))
         if self.padding_mode not in ("zeros", "replicate"):
             raise MeshnnValueError(f"{owner}: padding_mode must be 'zeros' or 'replicate', got {self.padding_mode!r}")
         _of(owner, "dtype", self.dtype, DataType, optional=False)
         _of(owner, "weights_dtype", self.weights_dtype, DataType, optional=False)
         _of(owner, "output_layout", self.output_layout, Layout, optional=False)
+
+
+def triple(owner: str, name: str, value: object, least: int) -> tuple[int, int, int]:
+    """``value`` as 3 ints >= ``least`` (a conv3d's kernel, stride, padding or dilation)."""
+    try:
+        found = tuple(value)  # type: ignore[arg-type]
+    except TypeError:
+        found = ()
+    if len(found) != 3 or not all(isinstance(v, int) and not isinstance(v, bool) and v >= least for v in found):
+        raise MeshnnValueError(f"{owner}: {name} must be 3 ints >= {least}, got {value!r}")
+    return found  # type: ignore[return-value]

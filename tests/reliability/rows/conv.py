@@ -157,6 +157,13 @@ def rows() -> list[Case]:
             VALUE,
             "padding_mode",
         ),
+        Case(
+            "experimental.prepare_conv3d_weights",
+            "a rank-4 weight",
+            lambda e: ttnn.experimental.prepare_conv3d_weights(weight_tensor=e.host, device=e.mesh),
+            VALUE,
+            "OC, C/groups, KD, KH, KW",
+        ),
         Case(  # (ttnn's class, which tt-metal's model configs name in annotations)
             "GrayskullComputeKernelConfig",
             "math_fidelity a string",
