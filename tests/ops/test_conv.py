@@ -206,6 +206,21 @@ def test_prepare_conv_weights_gives_the_same_conv(device):
         ttnn.conv2d(input_tensor=tt_x, weight_tensor=prepared, **{**conv_args, "kernel_size": (1, 1)})
 
 
+def test_a_conv1d_weight_of_rank_3_prepares_for_a_1_by_k_kernel(device):
+    """tt-metal of 2026 reads conv1d's ``[O, I, K]`` weight as ``[O, I, 1, K]`` over a height-1 input."""
+    weight = quantized(_randn((6, 4, 5)), BF16, RM)
+    args = dict(in_channels=4, out_channels=6, batch_size=1, input_height=1, input_width=20, kernel_size=(1, 5))
+    common = dict(input_memory_config=ttnn.DRAM_MEMORY_CONFIG, input_layout=RM, weights_format="OIHW")
+    common |= dict(stride=(1, 1), padding=(0, 2), dilation=(1, 1), has_bias=False, groups=1, device=device)
+    flat, four = (
+        ttnn.prepare_conv_weights(
+            weight_tensor=ttnn.from_torch(torch.from_numpy(v).float(), BF16), input_dtype=BF16, **common, **args
+        )
+        for v in (weight, weight[:, :, None, :])
+    )
+    np.testing.assert_array_equal(ttnn.to_numpy(flat), ttnn.to_numpy(four))
+
+
 def test_conv1d_matches_torch(device):
     x = quantized(_randn((2, 20, 6)), BF16, RM)  # N, L, C
     weight = quantized(_randn((6, 1, 4)), BF16, RM)  # depthwise

@@ -112,9 +112,12 @@ def check_weight(
     op: str, weight: np.ndarray, out_channels: int, in_per_group: int, kernel: tuple[int, int]
 ) -> np.ndarray:
     """An ``OIHW`` weight checked against the conv's channels and kernel (conv1d's ``[O, I, K]``
-    for a ``(K, 1)`` kernel too); returns it as ``OIHW``."""
+    for a ``(K, 1)`` kernel, or a ``(1, K)`` one as tt-metal of 2026 reads it over a height-1
+    input, too); returns it as ``OIHW``."""
     if weight.ndim == 3 and kernel[1] == 1:
         weight = weight[..., None]
+    elif weight.ndim == 3 and kernel[0] == 1:
+        weight = weight[:, :, None, :]
     want = (out_channels, in_per_group, *kernel)
     if tuple(weight.shape) != want:
         raise MeshnnValueError(
