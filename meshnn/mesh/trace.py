@@ -63,7 +63,10 @@ _TRACE_IDS = itertools.count()
 
 
 class MeshTraceId(int):
-    """The id of a trace (``ttnn.MeshTraceId``): a non-negative int."""
+    """The id of a trace (``ttnn.MeshTraceId``): a non-negative int, and true even when 0, as
+    ttnn's binding (a class with ``__int__``, no ``__bool__``) is: a model that asks ``if not
+    self.trace_id`` before capturing (the 70B Galaxy's Generator does) captures its first trace,
+    id 0, once."""
 
     def __new__(cls, value: int) -> MeshTraceId:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -72,6 +75,9 @@ class MeshTraceId(int):
 
     def __repr__(self) -> str:
         return f"MeshTraceId({int(self)})"
+
+    def __bool__(self) -> bool:
+        return True
 
 
 class TracedBuffer:

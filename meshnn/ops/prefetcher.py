@@ -156,7 +156,9 @@ def dram_prefetcher(
             rows[...] = 0
 
     attrs = {"num_layers": int(num_layers), "global_cb": cb, "enable_performance_mode": enable_performance_mode}
-    return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True, attrs=attrs)[0]
+    # reads_memos: the kernel reads no weight's bytes, so bytes a decoded memo stands for stay let
+    # go (made again, a step would re-encode every prefetched weight)
+    return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]
 
 
 def check_matmul_prefetch(op: str, mesh: MeshDevice, operands: tuple, config: object, out_config: object) -> None:

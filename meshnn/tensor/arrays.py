@@ -113,7 +113,7 @@ def as_array(data: Any, dtype: DataType | None = None) -> np.ndarray:
         if dtype in _TORCH_STAGING and source in _TORCH_CONVERTED:
             tensor = tensor.to(getattr(torch, _TORCH_STAGING[dtype]))
         if tensor.dtype == torch.bfloat16:
-            return tensor.contiguous().view(torch.int16).numpy().view(bfloat16_dtype())
+            return _contiguous(torch, tensor).view(torch.int16).numpy().view(bfloat16_dtype())
         return tensor.numpy()
     if isinstance(data, list | tuple | int | float):
         try:
@@ -121,6 +121,24 @@ def as_array(data: Any, dtype: DataType | None = None) -> np.ndarray:
         except (ValueError, TypeError) as error:
             raise MeshnnValueError(f"cannot make a tensor from a ragged or non-numeric list: {error}") from None
     raise MeshnnTypeError(f"cannot make a tensor from {type(data).__name__}; pass a numpy array, torch tensor or list")
+
+
+def _contiguous(torch: Any, tensor: Any) -> Any:
+    """``tensor.contiguous()``: a tensor of 3 or more dims whose leading dims merge (a state dict's
+    weight transposed, ``[1, 1, K, N]``) is copied a matrix at a time, by torch's 2-D copy, which
+    transposes in cache-sized blocks (its N-D copy does not: 3.4 s against 0.7 s of CPU for an
+    ``[8192, 28672]`` bfloat16 matrix on this project's AVX2 host).  The same bytes either way."""
+    if tensor.dim() < 3 or tensor.is_contiguous():
+        return tensor.contiguous()
+    rows, cols = tensor.shape[-2:]
+    try:
+        matrices = tensor.view(-1, rows, cols)
+    except RuntimeError:  # leading dims that do not merge: torch's own copy
+        return tensor.contiguous()
+    out = torch.empty(matrices.shape, dtype=tensor.dtype)
+    for index in range(matrices.shape[0]):
+        out[index].copy_(matrices[index])
+    return out.view(tensor.shape)
 
 
 def flat_list_array(values: list | tuple, shape: Sequence[int]) -> np.ndarray:

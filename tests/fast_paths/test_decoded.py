@@ -217,6 +217,34 @@ def test_a_replay_equals_the_eager_step_and_reads_a_new_weight(open_mesh, rng, d
     assert replayed == raw(ttnn.linear(ttnn.rms_norm(x, epsilon=1e-5), w)) and replayed != eager
 
 
+def _attend_steps(mesh, paged: bool, blocks: int = 64):
+    """Three decode steps (a cache update at 8 users' positions, then the decode attention) over a
+    bfloat8_b cache (paged: ``blocks`` blocks of 32, 8 users' tables; else 8 users x 256 rows):
+    each step's output bytes, and the cache's memo after them."""
+    table = torch.randperm(blocks, generator=torch.Generator().manual_seed(3)).reshape(8, blocks // 8).int()
+    positions = torch.tensor([3, 40, 17, 60, 0, 9, 33, 12], dtype=torch.int32)
+    gen = torch.Generator().manual_seed(5)
+    shape = (blocks, 1, 32, 64) if paged else (8, 1, 256, 64)
+    cache = ttnn.from_torch(torch.randn(*shape, generator=gen), device=mesh, **BFP8)
+    q = ttnn.from_torch(torch.randn(1, 8, 8, 64, generator=gen), device=mesh, **BF16)
+    t = ttnn.from_torch(table, dtype=ttnn.int32, device=mesh) if paged else None
+    pos = ttnn.from_torch(positions, dtype=ttnn.int32, device=mesh)
+    out = []
+    for _ in range(3):
+        new = ttnn.from_torch(torch.randn(1, 8, 1, 64, generator=gen), **BF16)
+        k = ttnn.to_device(new, mesh, memory_config=_users_sharded())
+        ttnn.experimental.paged_update_cache(cache, k, update_idxs_tensor=pos, page_table=t)
+        if paged:
+            attended = ttnn.transformer.paged_scaled_dot_product_attention_decode(
+                q, cache, cache, t, cur_pos_tensor=pos
+            )
+        else:
+            attended = ttnn.transformer.scaled_dot_product_attention_decode(q, cache, cache, cur_pos_tensor=pos)
+        out.append(raw(attended))
+        ttnn.plus_one(pos)
+    return out, cache.storage.mesh_buffer.memo
+
+
 @pytest.mark.parametrize("paged", [True, False], ids=["paged", "contiguous"])
 @pytest.mark.parametrize("memo", ["decoded", "bfloat16 only", "pages only"])
 def test_decode_attention_reads_the_pages_and_the_updates_patch_the_memo(open_mesh, decoded, memo, paged):
@@ -224,44 +252,37 @@ def test_decode_attention_reads_the_pages_and_the_updates_patch_the_memo(open_me
     the bound has room (widened at each read without it; only the pages read with no memo): the
     updates patch both, and every way gives the bytes of memos off."""
     mesh = open_mesh((1, 1))
-    table = torch.randperm(64, generator=torch.Generator().manual_seed(3)).reshape(8, 8).int()
-    positions = torch.tensor([3, 40, 17, 60, 0, 9, 33, 12], dtype=torch.int32)
-
-    def steps() -> list[list[bytes]]:
-        gen = torch.Generator().manual_seed(5)
-        shape = (64, 1, 32, 64) if paged else (8, 1, 256, 64)
-        cache = ttnn.from_torch(torch.randn(*shape, generator=gen), device=mesh, **BFP8)
-        q = ttnn.from_torch(torch.randn(1, 8, 8, 64, generator=gen), device=mesh, **BF16)
-        t = ttnn.from_torch(table, dtype=ttnn.int32, device=mesh) if paged else None
-        pos = ttnn.from_torch(positions, dtype=ttnn.int32, device=mesh)
-        out = []
-        for _ in range(3):
-            new = ttnn.from_torch(torch.randn(1, 8, 1, 64, generator=gen), **BF16)
-            k = ttnn.to_device(new, mesh, memory_config=_users_sharded())
-            ttnn.experimental.paged_update_cache(cache, k, update_idxs_tensor=pos, page_table=t)
-            if paged:
-                attended = ttnn.transformer.paged_scaled_dot_product_attention_decode(
-                    q, cache, cache, t, cur_pos_tensor=pos
-                )
-            else:
-                attended = ttnn.transformer.scaled_dot_product_attention_decode(q, cache, cache, cur_pos_tensor=pos)
-            out.append(raw(attended))
-            ttnn.plus_one(pos)
-        kept = cache.storage.mesh_buffer.memo
-        return out, kept
-
     if memo == "pages only":
         decoded.limit = VALUES_MEMO.limit = 0  # no memo: only the pages read are decoded
     if memo == "bfloat16 only":
         decoded.limit = 64 * 32 * 64 * 3  # room for the bfloat16 values (2 bytes each), not for float32 ones too
-    got, kept = steps()
+    got, kept = _attend_steps(mesh, paged)
     if memo != "pages only":
         assert isinstance(kept, Decoded), "the cache decoded whole once, then patched by each update"
         kept_floats = kept.other is not None and kept.other.dtype == torch.float32
         assert kept_floats == (memo == "decoded"), "the float32 values the reads take, kept while there is room"
     memos_off(decoded)
-    want, _ = steps()
+    want, _ = _attend_steps(mesh, paged)
     assert got == want
+
+
+def test_a_large_cache_read_sparsely_is_not_decoded_whole_and_reads_each_update(open_mesh, decoded):
+    """A paged cache whose bfloat16 values take more than 1 / CACHE_SHARE of the bound, its users'
+    positions reaching a few of its 256 blocks: no memo of the whole cache (only the pages read
+    are decoded, each step), and each step reads the keys the updates wrote: the bytes of memos
+    off, and of a bound with room for a memo."""
+    mesh = open_mesh((1, 1))
+    size = 256 * 32 * 64 * 2  # the cache's bfloat16 values
+    decoded.limit = size * cache_reads.CACHE_SHARE - 1  # room for them, but more than the share
+    got, kept = _attend_steps(mesh, True, blocks=256)
+    assert not isinstance(kept, Decoded), "a large cache read sparsely is not held whole"
+    decoded.clear()
+    decoded.limit = size * cache_reads.CACHE_SHARE * 4  # within the share: held whole, patched
+    held, kept = _attend_steps(mesh, True, blocks=256)
+    assert isinstance(kept, Decoded)
+    memos_off(decoded)
+    want, _ = _attend_steps(mesh, True, blocks=256)
+    assert got == want and held == want
 
 
 def _users_sharded():

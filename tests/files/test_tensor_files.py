@@ -140,6 +140,30 @@ def test_as_tensor_caches_and_rebuilds(tmp_path, meshes):
     assert len(calls) == 3
 
 
+@pytest.mark.parametrize("mapper", ["sharded", "rows replicated"])
+def test_as_tensor_without_a_cache_file_puts_straight_onto_the_device(meshes, monkeypatch, mapper):
+    """With no cache file, ``as_tensor(device=)`` is ttnn's ``from_torch(device=)``: the same bytes
+    on every device, its shards encoded straight into the device's memory (no host tensor put
+    after; replicas share one), as a model's dummy weights are put."""
+    mesh = meshes[(2, 4)]
+    source = torch.randn(1, 1, 64, 256).to(torch.bfloat16).transpose(-2, -1)  # a weight read transposed
+    dims = (3, 2) if mapper == "sharded" else (None, 3)
+    kwargs = dict(dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    want = ttnn.from_torch(
+        source, device=mesh, mesh_mapper=ttnn.ShardTensor2dMesh(mesh, dims=dims, mesh_shape=(2, 4)), **kwargs
+    )
+
+    def no_host_tensor(*args, **kw):
+        raise AssertionError("as_tensor put a host tensor onto the device")
+
+    monkeypatch.setattr("meshnn.tensor.files.cache.to_device", no_host_tensor)
+    got = ttnn.as_tensor(
+        source, device=mesh, mesh_mapper=ttnn.ShardTensor2dMesh(mesh, dims=dims, mesh_shape=(2, 4)), **kwargs
+    )
+    assert raw_shards(got).keys() == raw_shards(want).keys()
+    assert all(np.array_equal(a, b) for a, b in zip(raw_shards(got).values(), raw_shards(want).values(), strict=True))
+
+
 def test_a_damaged_cache_is_rebuilt(tmp_path):
     source = torch.randn(32, 32)
     args = {"dtype": ttnn.float32, "cache_file_name": str(tmp_path / "w")}

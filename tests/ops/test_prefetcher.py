@@ -196,21 +196,27 @@ def reference(x, w, dtype):
     return a_stored(a_matmul(a, b), BF16)
 
 
+def prefetched_products(mesh, gcb, x_t, weights):
+    """x_t @ each weight, read through the global CB on the ring's sub-device."""
+    mesh.set_sub_device_stall_group([ttnn.SubDeviceId(1)])
+    outs = [
+        ttnn.matmul(
+            x_t, wt, program_config=gather_config(N), memory_config=width_sharded(M, N // 4),
+            global_cb=gcb, sub_device_id=ttnn.SubDeviceId(1),
+        )
+        for wt in weights
+    ]  # fmt: skip
+    mesh.reset_sub_device_stall_group()
+    return outs
+
+
 def test_prefetched_matmuls_compute_the_weights_products(setup):
     mesh, gcb, x, w, dtypes, weights, x_t = setup
     recorder = Recorder()
     OBSERVERS.add(recorder)
     try:
         placeholder = ttnn.dram_prefetcher([*weights, addresses(mesh, weights)], 1, global_cb=gcb)
-        mesh.set_sub_device_stall_group([ttnn.SubDeviceId(1)])
-        outs = [
-            ttnn.matmul(
-                x_t, wt, program_config=gather_config(N), memory_config=width_sharded(M, N // 4),
-                global_cb=gcb, sub_device_id=ttnn.SubDeviceId(1),
-            )
-            for wt in weights
-        ]  # fmt: skip
-        mesh.reset_sub_device_stall_group()
+        outs = prefetched_products(mesh, gcb, x_t, weights)
     finally:
         OBSERVERS.remove(recorder)
     assert tuple(placeholder.shape) == (32, 32) and placeholder.dtype == ttnn.bfloat4_b
@@ -226,6 +232,21 @@ def test_prefetched_matmuls_compute_the_weights_products(setup):
         assert dtype is not ttnn.bfloat4_b or exceeds(
             x.reshape(M, K) @ values, ref.ref.reshape(M, N), ref.err.reshape(M, N)
         )
+
+
+def test_the_prefetch_reads_no_weight_bytes_a_memo_stands_for(setup):
+    """A weight whose bytes were let go (its decoded memo stands for them once a product read it)
+    keeps them let go through ``dram_prefetcher``, which reads no weight's bytes (the 70B Galaxy's
+    decode step made every prefetched weight's bytes again, a layer's 0.86 G values re-encoded),
+    and the products after it are the same bytes."""
+    mesh, gcb, _, _, _, weights, x_t = setup
+    first = [every_device(out, mesh) for out in prefetched_products(mesh, gcb, x_t, weights)]
+    let_go = [wt.storage.mesh_buffer.has_deferred_write() for wt in weights]
+    assert any(let_go), "the product's memo stands for the weight's bytes"
+    ttnn.dram_prefetcher([*weights, addresses(mesh, weights)], 1, global_cb=gcb)
+    assert [wt.storage.mesh_buffer.has_deferred_write() for wt in weights] == let_go
+    again = [every_device(out, mesh) for out in prefetched_products(mesh, gcb, x_t, weights)]
+    assert all(np.array_equal(a, b) for a, b in zip(first, again, strict=True))
 
 
 def test_matmul_batched_weights_is_one_product_per_weight(setup, rng):

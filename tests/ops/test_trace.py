@@ -97,6 +97,23 @@ def test_a_replay_equals_the_eager_run_bit_for_bit(mesh):
     ttnn.release_trace(mesh, trace)
 
 
+def test_a_trace_id_is_true_even_when_0_as_ttnns_binding_is(mesh):
+    """ttnn.MeshTraceId binds ``__int__`` and no ``__bool__``: every id is true.  A generator that
+    captures when ``not self.trace_id`` (the 70B Galaxy's) captures once, whatever its first id
+    (a process's first trace is 0; a false id 0 made it capture again at every step, with new
+    output tensors each time)."""
+    assert bool(ttnn.MeshTraceId(0)) and int(ttnn.MeshTraceId(0)) == 0 and repr(ttnn.MeshTraceId(0)) == "MeshTraceId(0)"
+    trace_id, captures = None, 0
+    for _ in range(3):
+        if not trace_id:
+            trace_id = ttnn.begin_trace_capture(mesh, cq_id=0)
+            ttnn.end_trace_capture(mesh, trace_id, cq_id=0)
+            captures += 1
+        ttnn.execute_trace(mesh, trace_id, cq_id=0, blocking=True)
+    assert captures == 1
+    ttnn.release_trace(mesh, trace_id)
+
+
 def test_a_capture_runs_nothing_and_frees_its_intermediates_at_once(mesh):
     step = Step(mesh)
     step.write(torch.randn(1, 1, U, DIM), torch.arange(U).int())

@@ -134,3 +134,29 @@ def test_round_trip(meshes, rng, shape, dtype, layout, placement):
 def test_block_floats_refuse_row_major(dtype):
     with pytest.raises(ttnn.MeshnnError, match="Layout must be Layout::TILE for bfloat8_b or bfloat4_b!"):
         ttnn.from_torch(torch.zeros(32, 32), dtype=dtype, layout=ttnn.ROW_MAJOR_LAYOUT)
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda t: (
+            torch.transpose(t[0, 0], -2, -1).unsqueeze(0).unsqueeze(0)
+        ),  # a state dict's weight, as a model reads it
+        lambda t: t[0].transpose(-2, -1),  # leading dims that merge, not all 1
+        lambda t: t.permute(1, 0, 3, 2),  # leading dims that do not merge
+        lambda t: t[0, 0].t(),  # a matrix
+    ],
+    ids=["weight-1x1", "leading-3", "permuted", "matrix"],
+)
+@pytest.mark.parametrize("dtype", [ttnn.bfloat16, ttnn.bfloat8_b])
+def test_a_strided_bfloat16_view_converts_as_its_contiguous_copy(view, dtype):
+    """A non-contiguous bfloat16 tensor (copied a matrix at a time when its leading dims merge)
+    converts to what its contiguous copy converts to, and gives its own values back (bfloat16: exactly)."""
+    source = torch.randn(2, 3, 64, 96, generator=torch.Generator().manual_seed(7)).to(torch.bfloat16)
+    strided = view(source)
+    assert not strided.is_contiguous()
+    got = ttnn.from_torch(strided, dtype=dtype, layout=ttnn.TILE_LAYOUT)
+    want = ttnn.from_torch(strided.contiguous(), dtype=dtype, layout=ttnn.TILE_LAYOUT)
+    assert np.asarray(ttnn.to_numpy(got)).tobytes() == np.asarray(ttnn.to_numpy(want)).tobytes()
+    if dtype is ttnn.bfloat16:
+        assert torch.equal(ttnn.to_torch(got).view(torch.int16), strided.contiguous().view(torch.int16))

@@ -7,8 +7,12 @@ Where they come from, fastest first:
   (:class:`~meshnn.ops.decoded.Decoded`), which the in-place cache updates keep true (they patch
   the memo where they write the bytes), so a decode step reads the keys written since without
   decoding anything;
-- the whole cache decoded into a bfloat16 memo, when torch is present and the decoded-values
-  bound has room for it (then the next steps read the memo);
+- the whole cache decoded into a bfloat16 memo, when torch is present, the decoded-values
+  bound has room for it, and either the cache takes at most :data:`CACHE_SHARE` of the bound or
+  the call reads :data:`WHOLE_FRACTION` of it (then the next steps read the memo): a large
+  cache read sparsely (a Galaxy's paged cache of 4096 blocks, its 32 users' positions reaching
+  3 blocks each: 2.1 GB of bfloat16 values, and 4.3 GB more of float32 ones, for 2% of it) is
+  not held whole;
 - else the tiles read, alone: a cache ``[A, kv heads, S, d]`` in TILE layout stores each ``[S,
   d]`` matrix as its tile rows one after another, so page ``a`` (or the first ``r`` tile rows of
   every matrix) is a block of whole tiles of the slab, gathered and decoded (a call reading
@@ -43,6 +47,10 @@ from meshnn.tensor.spec import TensorSpec
 WHOLE_FRACTION = 0.25
 """A call that reads this fraction of a cache's tiles or more decodes it whole (see above)."""
 
+CACHE_SHARE = 8
+"""A cache whose bfloat16 values take more than 1 / ``CACHE_SHARE`` of the decoded-values bound
+is decoded whole into a memo only by a call reading :data:`WHOLE_FRACTION` of it."""
+
 
 def _held(rows: np.ndarray, spec: TensorSpec, fraction: float) -> np.ndarray | Any | None:
     """The cache's ``(n, *spec.shape)`` values (a float32 array, or a torch bfloat16 tensor) when
@@ -56,7 +64,9 @@ def _held(rows: np.ndarray, spec: TensorSpec, fraction: float) -> np.ndarray | A
         if known is not None:
             return known
         torch = bf16_torch() if spec.dtype in BF16_EXACT else None
-        if torch is not None and bound.keep and not bound.first and DECODED.has_room(rows.shape[0] * spec.volume() * 2):
+        size = rows.shape[0] * spec.volume() * 2
+        whole = fraction >= WHOLE_FRACTION or size * CACHE_SHARE <= DECODED.limit
+        if torch is not None and bound.keep and not bound.first and whole and DECODED.has_room(size):
             values = operand(rows, spec, torch, let_go=False)  # (kept as the buffer's Decoded memo)
             decoded = DECODED.get(bound.buffer, spec)
             return values if decoded is None else decoded.in_dtype(torch.float32)

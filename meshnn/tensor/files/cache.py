@@ -110,6 +110,10 @@ def as_tensor(
         if cached is not None:
             return cached
     source = preprocess(tensor) if preprocess is not None else tensor
+    if path is None and device is not None:  # ttnn's from_torch onto the device: no host copy of the bytes
+        return from_torch(
+            source, dtype, layout=layout, tile=tile, mesh_mapper=mesh_mapper, memory_config=memory_config, device=device
+        )
     host = from_torch(source, dtype, layout=layout, tile=tile, mesh_mapper=mesh_mapper, memory_config=memory_config)
     shape_only = any(isinstance(s, NoValues) for s in host.host_buffer().local_shards().values())
     if path is not None and not shape_only:  # (a torch meta tensor has no values to cache)
