@@ -166,6 +166,21 @@ def test_group_norm_helpers():
     exact_equal(recips[0, :4].numpy(), np.float32([1, 1 / 2, 1 / 3, 1 / 4]))
 
 
+def test_group_norm_masks_in_tt_metal_2026_form_are_host_tile_tensors():
+    """With ``data_type`` (tt-metal of 2026) the masks are host ttnn tensors of it, TILE, the same values."""
+    want = ttnn.create_group_norm_input_mask(96, 4, 2).float().numpy()
+    mask = ttnn.create_group_norm_input_mask(96, 4, 2, ttnn.bfloat8_b)
+    assert isinstance(mask, ttnn.Tensor) and mask.dtype == ttnn.bfloat8_b and mask.layout == ttnn.TILE_LAYOUT
+    assert mask.storage_type() == ttnn.StorageType.HOST
+    exact_equal(ttnn.to_torch(mask).float().numpy(), want)
+    negative = ttnn.create_group_norm_input_negative_mask(96, 4, 2, data_type=ttnn.bfloat16)
+    exact_equal(ttnn.to_torch(negative).float().numpy(), 1 - want)
+    with pytest.raises(ttnn.NotImplementedByMeshnn, match="32x32"):
+        ttnn.create_group_norm_input_mask(96, 4, 2, ttnn.bfloat16, 16, 32)
+    with pytest.raises(ttnn.MeshnnTypeError, match="data_type"):
+        ttnn.create_group_norm_input_mask(96, 4, 2, "bfloat16")
+
+
 def batch_norm64(x, mean, var, weight, bias, eps):
     shape = (1, -1, 1, 1)
     return (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps) * weight.reshape(shape) + bias.reshape(shape)

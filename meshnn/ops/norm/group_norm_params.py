@@ -18,7 +18,9 @@ import math
 from typing import Any
 
 from meshnn.device.core import CoreGrid
-from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError, NotImplementedByMeshnn
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
 
 TILE = 32
 
@@ -108,14 +110,40 @@ def _mask(num_channel: int, num_groups: int, cores: int, negative: bool) -> Any:
     return mask
 
 
-def create_group_norm_input_mask(num_channel: int, num_groups: int, num_cores_across_channel: int) -> Any:
-    """The ``[1, G, 32, 32 * span]`` mask of each group's columns (see the module docstring)."""
-    return _mask(num_channel, num_groups, num_cores_across_channel, negative=False)
+def create_group_norm_input_mask(
+    num_channel: int, num_groups: int, num_cores_across_channel: int, *tile: object, **typed: object
+) -> Any:
+    """The ``[1, G, 32, 32 * span]`` mask of each group's columns (see the module docstring): a torch
+    tensor, as ttnn 0.81's Python helper returns it; given ``data_type`` (and ``tile_height``,
+    ``tile_width``: 32 only here), tt-metal of 2026's form, a host ttnn.Tensor of that dtype, TILE."""
+    mask = _mask(num_channel, num_groups, num_cores_across_channel, negative=False)
+    return _typed("create_group_norm_input_mask", mask, tile, typed)
 
 
-def create_group_norm_input_negative_mask(num_channel: int, num_groups: int, num_cores_across_channel: int) -> Any:
-    """The complement of :func:`create_group_norm_input_mask`."""
-    return _mask(num_channel, num_groups, num_cores_across_channel, negative=True)
+def create_group_norm_input_negative_mask(
+    num_channel: int, num_groups: int, num_cores_across_channel: int, *tile: object, **typed: object
+) -> Any:
+    """The complement of :func:`create_group_norm_input_mask` (the same two forms)."""
+    mask = _mask(num_channel, num_groups, num_cores_across_channel, negative=True)
+    return _typed("create_group_norm_input_negative_mask", mask, tile, typed)
+
+
+def _typed(op: str, mask: Any, given: tuple, named: dict) -> Any:
+    """``mask`` as it is (no ``data_type`` given), else a host TILE tensor of ``data_type``."""
+    names = ("data_type", "tile_height", "tile_width")
+    if len(given) > len(names) or set(named) - set(names) or set(names[: len(given)]) & set(named):
+        raise MeshnnTypeError(f"ttnn.{op}: takes data_type, tile_height and tile_width after the three counts")
+    args = dict(zip(names, given, strict=False)) | named
+    if not args:
+        return mask
+    dtype = args.get("data_type", DataType.BFLOAT16)
+    if not isinstance(dtype, DataType):
+        raise MeshnnTypeError(f"ttnn.{op}: data_type must be a ttnn.DataType, got {dtype!r}")
+    if args.get("tile_height", TILE) != TILE or args.get("tile_width", TILE) != TILE:
+        raise NotImplementedByMeshnn(f"ttnn.{op}: tiles other than 32x32 are not implemented by meshnn yet")
+    from meshnn.tensor.tensor import Tensor
+
+    return Tensor(mask.float().numpy(), dtype, layout=Layout.TILE)
 
 
 def dram_group_norm_virtual_columns(core_grid: CoreGrid, num_channels: int, num_groups: int) -> int:
