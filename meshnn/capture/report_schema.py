@@ -6,8 +6,8 @@ column set ttnn-visualizer 0.108.0 reads.  It needs ``operations``, ``operation_
 ``tensors``, ``input_tensors``, ``output_tensors``, ``buffers`` and both
 ``*_tensor_comparison_records`` to exist; the rest are filled when meshnn has something to say
 (``nodes`` and ``edges`` stay empty: meshnn records no graph of Python calls; ``errors`` holds a row
-for each op, and each ``from_torch``, that raised).  ``source_files`` holds each file a stack trace starts in, with its text, as
-ttnn's writer stores them for the visualizer's Source button.
+for each op, and each ``from_torch``, that raised).  ``source_files`` holds each file a stack trace
+starts in, with its text, as ttnn's writer stores them for the visualizer's Source button.
 
 Layers: imports nothing of meshnn.
 """
