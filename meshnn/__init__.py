@@ -310,6 +310,9 @@ def get_memory_view(mesh_device: MeshDevice, buffer_type: BufferType) -> MemoryV
 # through $TTNN_CONFIG_OVERRIDES / $TTNN_CONFIG_PATH starts at import, as in ttnn.
 _LAZY = {"graph": "meshnn.capture.graph", "tracer": "meshnn.capture.tracer", "CONFIG": "meshnn.capture.config"}
 _LAZY["graph_report"] = "meshnn.capture.graph_report"  # ttnn.graph_report: report files into a database
+_LAZY["graph_tracer_utils"] = "meshnn.capture.graph_tracer_utils"  # ttnn.graph_tracer_utils: graph nodes as JSON
+_LAZY["database"] = "meshnn.capture.database"  # ttnn.database: a report database's rows as records
+_OWN_MODULES = ("graph", "tracer", "graph_report", "graph_tracer_utils", "database")
 _LAZY |= {"Config": "meshnn.capture.config", "manage_config": "meshnn.capture.config"}
 _LAZY |= {"plot_memory": "meshnn.mesh.memory_plot", "as_tensor": "meshnn.tensor.files.cache"}
 _LAZY |= {"load_tensor": "meshnn.tensor.files.reader", "dump_tensor": "meshnn.tensor.files.writer"}
@@ -339,7 +342,7 @@ def __getattr__(name: str) -> object:
     import importlib
 
     module = importlib.import_module(_LAZY[name])
-    value = module if name in ("graph", "tracer", "graph_report") else getattr(module, name)
+    value = module if name in _OWN_MODULES else getattr(module, name)
     globals()[name] = value
     return value
 

@@ -200,7 +200,7 @@ class GraphCapture(MeshObserver):
         build.function_start(function_name(event.op), arguments)
         for tensor in event.inputs:
             build.input_tensor(*tensor_facts(tensor))
-        attrs = ", ".join(f"{k}={v!r}" for k, v in event.attrs.items())
+        attrs = ", ".join(f"{k}={argument_text(v, cpp=True)}" for k, v in event.attrs.items())
         device_arguments = [f"operation_attributes_t({attrs})", "tensor_args_t(...)"]
         build.function_start(device_operation_name(event.op), device_arguments)
         made = [tensor_facts(t) for t in outputs or ()]

@@ -14,15 +14,18 @@ Column meanings are ttnn's (tt-metal's report writer and ttnn-visualizer's reade
   core, bank and address.  L1 bank ``i`` is compute core ``(i mod x, i div x)`` of the device's
   compute grid (one bank per core), as meshnn's allocator lays them out.
 
-Layers: imports the device layer's buffer types and the capture layer's tensor helpers.
+Layers: imports the device layer's buffer types and the capture layer's tensor helpers and op names.
 """
 
 from __future__ import annotations
 
+import datetime
 import math
+import traceback
 from collections.abc import Iterable
 from typing import Any
 
+from meshnn.capture.op_names import python_name
 from meshnn.capture.tensors import mesh_buffer_of, shape_text, tensor_id
 from meshnn.device.buffer import BufferType
 
@@ -124,3 +127,14 @@ def buffer_page_rows(operation_id: int, meshes: Iterable[Any]) -> list[tuple]:
         if buffer.buffer_type() is BufferType.L1 and mesh.local:
             rows += _page_rows(operation_id, mesh, buffer)
     return rows
+
+
+def error_row(operation_id: int, op: str, error: BaseException) -> tuple:
+    """The ``errors`` row of an operation that raised ``error``, as ttnn's writer fills it: the
+    operation's Python name, the error's type as ttnn's Python sees it (the first builtin class:
+    meshnn's errors are RuntimeErrors, as ttnn's C++ exceptions are), its message, the traceback
+    and the UTC time."""
+    kind = next(c.__name__ for c in type(error).__mro__ if c.__module__ == "builtins")
+    trace = "".join(traceback.format_exception(error))
+    now = datetime.datetime.now(datetime.UTC).isoformat()
+    return (operation_id, python_name(op), kind, str(error), trace, now)

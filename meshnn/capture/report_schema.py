@@ -5,9 +5,9 @@ The tables are ttnn's (tt-metal's report writer, with the ``device_tensors``, ``
 column set ttnn-visualizer 0.108.0 reads.  It needs ``operations``, ``operation_arguments``,
 ``tensors``, ``input_tensors``, ``output_tensors``, ``buffers`` and both
 ``*_tensor_comparison_records`` to exist; the rest are filled when meshnn has something to say
-(``nodes``, ``edges`` and ``errors`` stay empty: meshnn records no graph of Python calls and sees no
-op's exception).  ``source_files`` holds each file a stack trace starts in, with its text, as
-ttnn's writer stores them for the visualizer's Source button.
+(``nodes`` and ``edges`` stay empty: meshnn records no graph of Python calls; ``errors`` holds a row
+for each op, and each ``from_torch``, that raised).  ``source_files`` holds each file a stack trace
+starts in, with its text, as ttnn's writer stores them for the visualizer's Source button.
 
 Layers: imports nothing of meshnn.
 """

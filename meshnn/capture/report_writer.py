@@ -45,7 +45,14 @@ from meshnn.capture.cluster_desc import cluster_descriptor, mesh_coordinate_mapp
 from meshnn.capture.graph_capture import GraphCapture
 from meshnn.capture.op_names import python_name
 from meshnn.capture.report_perf import Describe, PerfRecords
-from meshnn.capture.report_rows import buffer_page_rows, buffer_rows, device_rows, device_tensor_rows, tensor_row
+from meshnn.capture.report_rows import (
+    buffer_page_rows,
+    buffer_rows,
+    device_rows,
+    device_tensor_rows,
+    error_row,
+    tensor_row,
+)
 from meshnn.capture.report_schema import insert, open_database, write_config
 from meshnn.capture.report_sources import ReportSources, Site, record_lives
 from meshnn.capture.tensors import argument_text, mesh_buffer_of, tensor_id
@@ -167,6 +174,8 @@ class ReportWriter(MeshObserver):
             oid = self._next_id
             self._next_id += 1
             db.execute("INSERT INTO operations VALUES (?, ?, NULL)", (oid, python_name(event.op)))
+            if event.error is not None:
+                db.execute("INSERT INTO errors VALUES (?, ?, ?, ?, ?, ?)", error_row(oid, event.op, event.error))
             inputs = [self._tensor(t) for t in event.inputs]
             outputs = [self._tensor(t) for t in event.outputs]
             insert(
@@ -181,6 +190,15 @@ class ReportWriter(MeshObserver):
             record_lives(db, oid, site, used=[] if freed else inputs, made=outputs, freed=inputs if freed else [])
             self._snapshot(oid)
             db.commit()
+
+    def on_op_failed(self, event: OpEvent, error: BaseException) -> None:
+        """The op's row in ``errors`` (ttnn's writer records an op that raised); its other rows
+        are written as for an op that raised (:meth:`_finish`)."""
+        with self._lock:
+            op = self._ops.get(threading.get_ident())
+            if op is not None and op.event.op_id == event.op_id:
+                row = error_row(op.operation_id, event.op, error)
+                self._db.execute("INSERT INTO errors VALUES (?, ?, ?, ?, ?, ?)", row)
 
     def on_allocate(self, event: BufferEvent) -> None:
         self._buffer_event(event, allocated=True)

@@ -33,8 +33,8 @@ class AliasModule(types.ModuleType):
 
 
 def _from_meshnn(attribute: str, prefix: str = "") -> object:
-    if not prefix and attribute == "graph_report":
-        return _graph_report()
+    if not prefix and f"ttnn.{attribute}" in OWN_MODULES:
+        return _own(f"ttnn.{attribute}")
     if not prefix and attribute in SUBMODULES:  # ttnn.device is ttnn's, not meshnn's chip layer
         return sys.modules.get(f"ttnn.{attribute}") or _submodule(attribute)
     if not prefix and attribute in ttnn_modules.NAMES:
@@ -48,21 +48,23 @@ def _distributed(attribute: str) -> object:
     if attribute == "distributed":  # ttnn.distributed.distributed: the module the package re-exports
         return sys.modules.get("ttnn.distributed.distributed") or _submodule("distributed.distributed")
     if attribute == "ttrun":  # tt-run's module: meshnn's own (tests replace its functions)
-        return _ttrun()
+        return _own("ttnn.distributed.ttrun")
     return _from_meshnn(attribute, "distributed.")
 
 
-def _ttrun() -> types.ModuleType:
-    """``ttnn.distributed.ttrun``: :mod:`meshnn.distributed.ttrun` itself, under both names."""
-    module = importlib.import_module("meshnn.distributed.ttrun")
-    sys.modules["ttnn.distributed.ttrun"] = module
-    return module
+OWN_MODULES = {
+    "ttnn.distributed.ttrun": "meshnn.distributed.ttrun",
+    "ttnn.graph_report": "meshnn.capture.graph_report",
+    "ttnn.graph_tracer_utils": "meshnn.capture.graph_tracer_utils",
+    "ttnn.database": "meshnn.capture.database",
+}
+"""ttnn's Python modules that are meshnn's own modules under both names (a test that replaces one's
+functions reaches meshnn's)."""
 
 
-def _graph_report() -> types.ModuleType:
-    """``ttnn.graph_report``: :mod:`meshnn.capture.graph_report` itself, under both names."""
-    module = importlib.import_module("meshnn.capture.graph_report")
-    sys.modules["ttnn.graph_report"] = module
+def _own(fullname: str) -> types.ModuleType:
+    module = importlib.import_module(OWN_MODULES[fullname])
+    sys.modules[fullname] = module
     return module
 
 
@@ -159,7 +161,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finds ``ttnn`` and ``ttnn.<submodule>`` for the import system while the alias is installed."""
 
     def find_spec(self, fullname: str, path: object, target: object = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname in ("ttnn.distributed.ttrun", "ttnn.graph_report"):
+        if fullname in OWN_MODULES:
             return importlib.machinery.ModuleSpec(fullname, self)
         if fullname == "ttnn" or (fullname.startswith("ttnn.") and fullname[5:] in SUBMODULES):
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
@@ -172,10 +174,8 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         if spec.name == "ttnn":
             return alias_module()
-        if spec.name == "ttnn.distributed.ttrun":
-            return _ttrun()
-        if spec.name == "ttnn.graph_report":
-            return _graph_report()
+        if spec.name in OWN_MODULES:
+            return _own(spec.name)
         if spec.name == "ttnn.experimental":
             return meshnn.experimental
         if spec.name.startswith("ttnn.experimental."):
@@ -229,9 +229,7 @@ def uninstall() -> None:
     if _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
     for name in [n for n in sys.modules if n == "ttnn" or n.startswith("ttnn.")]:
-        if name in ("ttnn.distributed.ttrun", "ttnn.graph_report") or isinstance(
-            sys.modules[name], AliasModule | ttnn_modules.FlatNamespace
-        ):
+        if name in OWN_MODULES or isinstance(sys.modules[name], AliasModule | ttnn_modules.FlatNamespace):
             del sys.modules[name]
 
 

@@ -4,6 +4,10 @@ at the same L1 address on every device of a mesh, as tt-metal makes them: a HEIG
 them as arguments (``multi_device_global_semaphore=``, ``barrier_semaphore=``) and check them; the
 simulated links need no handshake, so the values are only what ``reset_global_semaphore_value``
 last wrote.  A semaphore lives as long as its Python object (its buffer is freed with it).
+The semaphores a ttnn collective makes for itself when its program is not cached (``all_gather``,
+``reduce_scatter``, ``all_broadcast``...: :func:`program_semaphores`) live as long as the program's
+cache entry: in L1 they split the free L1 of every core until the cache is cleared, which is what
+``use_l1_small_for_semaphores=True`` avoids (they go to L1_SMALL).
 
 Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.device` and the mesh layer's buffers and device.
 """
@@ -18,6 +22,7 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.buffer_config import DeviceLocalBufferConfig, ReplicatedBufferConfig
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.mesh.op_keywords import recorded
 
 WORD = 4  # bytes of one semaphore (a uint32)
 
@@ -85,6 +90,21 @@ def create_global_semaphore(
     semaphore.buffer = MeshBuffer.create(ReplicatedBufferConfig(WORD * n), local, mesh_device)
     _write(semaphore, value)
     return semaphore
+
+
+def program_semaphores(mesh_device: MeshDevice, key: object, count: int) -> tuple[GlobalSemaphore, ...]:
+    """The ``count`` semaphores (value 0) that the cached program ``key`` of a collective made for
+    itself on the worker cores of the call's ``subdevice_id`` (the first sub-device when none), in
+    L1, or L1_SMALL when the call gave ``use_l1_small_for_semaphores=True``: made on a cache miss and
+    held with the entry (:meth:`~meshnn.mesh.program_cache.ProgramCache.held_by_program`)."""
+    given = recorded()
+    buffer_type = BufferType.L1_SMALL if given.get("use_l1_small_for_semaphores") else BufferType.L1
+    cores = mesh_device.sub_device_cores(given.get("subdevice_id"))
+
+    def make() -> tuple[GlobalSemaphore, ...]:
+        return tuple(create_global_semaphore(mesh_device, cores, 0, buffer_type) for _ in range(count))
+
+    return mesh_device.held_by_program((key, buffer_type, cores), make)  # type: ignore[return-value]
 
 
 def _write(semaphore: GlobalSemaphore, value: int) -> None:

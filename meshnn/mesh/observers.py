@@ -68,12 +68,13 @@ class HostOpEvent:
     """A ttnn call made on the host that ttnn's report lists as an operation, as it lists its Python
     operations: ``from_torch`` (``outputs``: the new tensor), ``to_torch`` and ``deallocate``
     (``inputs``: the tensor), sent after it is done.  ``mesh`` is the tensor's mesh (None for a host
-    tensor)."""
+    tensor).  ``error``: what the call raised (it made nothing then)."""
 
     op: str
     mesh: Any
     inputs: tuple[Any, ...] = ()
     outputs: tuple[Any, ...] = ()
+    error: BaseException | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,10 @@
 """A mesh device's program cache, as ttnn counts it: the distinct programs run while the cache
 was on, each keyed by what ttnn hashes a program by (the op, its tensors' specs and its
 attributes; never buffer addresses).  Nothing is compiled in a simulation, so the cache is only
-counted: ``num_program_cache_entries`` is what a test of ttnn's cache reads.
+counted: ``num_program_cache_entries`` is what a test of ttnn's cache reads.  What a cached
+program owns on the device (the global semaphores a collective makes for itself on a cache miss,
+:func:`meshnn.mesh.global_semaphore.program_semaphores`) is held with its entry and freed when the
+cache is cleared, as ttnn frees a cached program's shared variables.
 
 May import: nothing of meshnn (a mixin of :class:`meshnn.mesh.mesh_device.MeshDevice`).
 """
@@ -9,7 +12,7 @@ May import: nothing of meshnn (a mixin of :class:`meshnn.mesh.mesh_device.MeshDe
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 
 class ProgramCache:
@@ -20,16 +23,40 @@ class ProgramCache:
     def _start_program_cache(self) -> None:
         self.program_cache_enabled = True
         self._programs: set[object] = set()
+        self._held: dict[object, Sequence] = {}  # key -> what a cached program owns (each item has a .buffer)
 
     def enable_program_cache(self) -> None:
         self.program_cache_enabled = True
 
     def disable_and_clear_program_cache(self) -> None:
         self.program_cache_enabled = False
-        self._programs.clear()
+        self.clear_program_cache()
 
     def clear_program_cache(self) -> None:
         self._programs.clear()
+        held, self._held = self._held, {}
+        for items in held.values():
+            for item in items:
+                item.buffer.deallocate()
+
+    def forget_program(self, key: object) -> None:
+        """Drop the entry ``key`` (a program whose making failed after it was noted)."""
+        self._programs.discard(key)
+
+    def held_by_program(self, key: object, make: Callable[[], Sequence]) -> Sequence:
+        """What the cached program ``key`` owns on the device: ``make()``'s items (each with a
+        ``buffer``, a MeshBuffer) made on the first call while the cache is on and held until the
+        cache is cleared; while it is off, made afresh (the caller's to drop)."""
+        if not self.program_cache_enabled:
+            return make()
+        items = self._held.get(key)
+        if items is None:
+            items = self._held[key] = make()
+        return items
+
+    def program_cache_buffers(self) -> list:
+        """The device buffers the cached programs hold (:meth:`held_by_program`), still allocated."""
+        return [i.buffer for items in self._held.values() for i in items if i.buffer.is_allocated()]
 
     def record_program(self, key: object) -> None:
         """Note a program in the cache (while enabled): ``key`` is what ttnn hashes a program by."""

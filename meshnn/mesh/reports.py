@@ -18,9 +18,33 @@ def _checked(device: object, op: str) -> MeshDevice:
     return device
 
 
-def get_device_info(device: MeshDevice) -> dict[str, int]:
-    """The L1 figures of one device of ``device`` (every device of a mesh is alike)."""
-    return _checked(device, "get_device_info").allocator.device_info()
+@dataclass(frozen=True)
+class DeviceInfo:
+    """``ttnn.reports.DeviceInfo``: the core grid and L1 figures of one device (bytes, cores)."""
+
+    num_y_cores: int
+    num_x_cores: int
+    num_y_compute_cores: int
+    num_x_compute_cores: int
+    worker_l1_size: int
+    l1_num_banks: int
+    l1_bank_size: int
+    address_at_first_l1_bank: int
+    address_at_first_l1_cb_buffer: int
+    num_banks_per_storage_core: int
+    num_compute_cores: int
+    num_storage_cores: int
+    total_l1_memory: int
+    total_l1_for_tensors: int
+    total_l1_for_interleaved_buffers: int
+    total_l1_for_sharded_buffers: int
+    cb_limit: int
+
+
+def get_device_info(device: MeshDevice) -> DeviceInfo:
+    """The L1 figures of one device of ``device`` (every device of a mesh is alike), as ttnn's
+    ``DeviceInfo`` (attributes, not a dict)."""
+    return DeviceInfo(**_checked(device, "get_device_info").allocator.device_info())
 
 
 @dataclass(frozen=True)

@@ -182,6 +182,15 @@ class SubDevices:
         """The ids of the loaded manager's sub-devices."""
         return [SubDeviceId(i) for i in range(len(self._loaded().sub_devices))]
 
+    def sub_device_cores(self, sub_device_id: SubDeviceId | None = None) -> CoreRangeSet:
+        """The Tensix cores of the loaded manager's sub-device ``sub_device_id`` (None: the first),
+        tt-metal's ``worker_cores(TENSIX, id)``."""
+        sub_devices = self._loaded().sub_devices
+        index = 0 if sub_device_id is None else int(sub_device_id)
+        if not 0 <= index < len(sub_devices):
+            raise MeshnnValueError(f"SubDevice index {index} out of bounds {len(sub_devices)}")
+        return sub_devices[index].tensix()
+
     def get_sub_device_stall_group(self) -> list[SubDeviceId]:
         return list(self._loaded().stall_group)
 

@@ -22,7 +22,11 @@ kernel's torch operations are element-wise over at most this many elements per d
 known): when they are few enough that torch runs them on the calling thread
 (:data:`~meshnn.host.omp.SERIAL_ELEMENTS` over all the devices), the thread's count of torch threads
 is left as it is; ``fills``, the kernel writes every byte of
-its new outputs (their slabs need no zeroing first: :meth:`~meshnn.mesh.mesh_buffer.MeshBuffer.fresh_rows`).
+its new outputs (their slabs need no zeroing first: :meth:`~meshnn.mesh.mesh_buffer.MeshBuffer.fresh_rows`);
+``semaphores``, how many global semaphores ttnn's program makes for itself when it is not cached (a
+collective given none: :func:`~meshnn.mesh.global_semaphore.program_semaphores`, held with its cache
+entry, after the outputs are allocated, as ttnn makes them; the call's ``use_l1_small_for_semaphores``
+is part of the program's key then, as it is of ttnn's).
 
 May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' own :mod:`~meshnn.ops.memo`,
 :mod:`~meshnn.ops.outputs` and :mod:`~meshnn.ops.shared_rows`.
@@ -35,10 +39,12 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from meshnn.errors import MeshnnError
 from meshnn.host import omp
 from meshnn.host.omp import SERIAL_ELEMENTS
 from meshnn.mesh.command_queue import MeshCommandQueue
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange
+from meshnn.mesh.global_semaphore import program_semaphores
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.observers import OBSERVERS, OpEvent
@@ -77,6 +83,7 @@ def launch(
     program_key: tuple | None = None,
     torch_elements: int | None = None,
     fills: bool = False,
+    semaphores: int = 0,
 ) -> list[Tensor]:
     """Allocate ``outputs`` (or write ``into`` preallocated output tensors, checked by
     :func:`~meshnn.ops.outputs.output_into`) and run ``kernel(input rows, output rows, coords)`` over the populated
@@ -104,8 +111,7 @@ def launch(
     event = OpEvent(op, mesh, tuple(inputs), where, queue_id, {**recorded(), **(attrs or {})}) if OBSERVERS else None
     if event is not None:
         OBSERVERS.op_begin(event)
-    buffers = _allocate(mesh, outputs, into, event)
-    remember(mesh, op, inputs, outputs, attrs) if program_key is None else mesh.record_program(program_key)
+    buffers = _allocate(mesh, outputs, into, event, ((op, inputs, outputs, attrs), program_key, semaphores))
     once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
     run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
     run.keeps, run.fills = keeps_memos, fills and into is None
@@ -116,6 +122,27 @@ def launch(
     if event is not None:
         OBSERVERS.op_end(event, result)
     return result
+
+
+def _cached(mesh: MeshDevice, program: tuple, program_key: tuple | None, semaphores: int) -> None:
+    """Record ``program = (op, inputs, outputs, attrs)`` in the mesh's program cache (by
+    ``program_key`` when the caller made it) with the ``semaphores`` it makes for itself."""
+    op, inputs, outputs, attrs = program
+    if semaphores:
+        attrs = {**(attrs or {}), "use_l1_small_for_semaphores": bool(recorded().get("use_l1_small_for_semaphores"))}
+    entries = mesh.num_program_cache_entries()
+    if program_key is None:
+        program_key = remember(mesh, op, inputs, outputs, attrs)
+    else:
+        mesh.record_program(program_key)
+    if semaphores:
+        try:
+            program_semaphores(mesh, program_key, semaphores)
+        except MeshnnError as error:  # (they did not fit): the program was not made, nor cached
+            if mesh.num_program_cache_entries() > entries:
+                mesh.forget_program(program_key)
+            error.add_note(f"ttnn.{op}: its {semaphores} global semaphores could not be allocated")
+            raise
 
 
 def _enqueue(
@@ -154,11 +181,17 @@ def _ran_inline(queue: MeshCommandQueue, mesh: MeshDevice, where: tuple[MeshCoor
     return queue.run_if_idle(lambda: run.run_whole(mesh, slabs))
 
 
-def _allocate(mesh: MeshDevice, outputs: Sequence[Output], into, event: OpEvent | None) -> list[MeshBuffer]:
-    """The outputs' buffers (:func:`~meshnn.ops.outputs.output_buffers`); a failure is the op's."""
+def _allocate(mesh: MeshDevice, outputs: Sequence[Output], into, event: OpEvent | None, cached) -> list[MeshBuffer]:
+    """The outputs' buffers (:func:`~meshnn.ops.outputs.output_buffers`), then the program noted in
+    the cache (``cached``: :func:`_cached`'s arguments); a failure is the op's (new outputs freed)."""
+    buffers: list[MeshBuffer] = []
     try:
-        return output_buffers(mesh, outputs, into)
+        buffers = output_buffers(mesh, outputs, into)
+        _cached(mesh, *cached)
+        return buffers
     except BaseException as error:
+        for buffer in buffers if into is None else ():
+            buffer.deallocate()
         if event is not None:
             OBSERVERS.op_failed(event, error)
         raise

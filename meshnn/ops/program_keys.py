@@ -24,25 +24,27 @@ cache ops' user and position indices: UpdateCache and PagedUpdateCacheDeviceOper
 their op type and tensors)."""
 
 
-def remember(mesh: MeshDevice, op: str, inputs: Sequence[Tensor], outputs: Sequence[Output], attrs) -> None:
+def remember(mesh: MeshDevice, op: str, inputs: Sequence[Tensor], outputs: Sequence[Output], attrs) -> tuple | None:
     """Note the program in ``mesh``'s program cache (when enabled) by what ttnn hashes it by: the
     op, its tensors' specs and its attributes (their text: configs hash as they print), never
-    buffer addresses.  A second run on tensors of the same specs adds no entry."""
+    buffer addresses.  A second run on tensors of the same specs adds no entry.  Returns the key
+    (None while the cache is off)."""
     if not mesh.program_cache_enabled:
-        return
+        return None
     specs = (op, tuple([t.spec for t in inputs]), tuple([o.spec for o in outputs]))
     plain = _plain_key(attrs) if attrs else ()
     if plain is not None:
         known = _PROGRAM_KEYS.get((specs, plain))
         if known is not None:
             mesh.record_program(known[0])
-            return
+            return known[0]
     key = (*specs, _described(attrs))
     if plain is not None and _values_hash(attrs):
         if len(_PROGRAM_KEYS) >= PROGRAM_KEYS_KEPT:
             _PROGRAM_KEYS.clear()
         _PROGRAM_KEYS[(specs, plain)] = (key, tuple(attrs.values()) if attrs else ())
     mesh.record_program(key)
+    return key
 
 
 def program_key(op: str, in_specs: Sequence[TensorSpec], out_specs: Sequence[TensorSpec], attrs) -> tuple | None:

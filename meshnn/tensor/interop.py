@@ -161,20 +161,25 @@ def from_torch(
     if pad_value is not None and (isinstance(pad_value, bool) or not isinstance(pad_value, int | float | np.number)):
         raise MeshnnTypeError(f"from_torch: pad_value must be a number, got {pad_value!r}")
     mapper = mesh_mapper if mesh_mapper is not None else DEFAULT_MAPPER.get()
-    with host_call(CONVERT_PYTHON_TENSOR, device) as converted:
-        converted.tensors = (
-            Tensor(
-                tensor,
-                dtype,
-                device=device,
-                layout=layout,
-                tile=tile,
-                pad_value=pad_value,
-                mesh_mapper=mapper,
-                memory_config=memory_config,
-                col_tilize=col_tilize,
-            ),
-        )
+    try:
+        with host_call(CONVERT_PYTHON_TENSOR, device) as converted:
+            converted.tensors = (
+                Tensor(
+                    tensor,
+                    dtype,
+                    device=device,
+                    layout=layout,
+                    tile=tile,
+                    pad_value=pad_value,
+                    mesh_mapper=mapper,
+                    memory_config=memory_config,
+                    col_tilize=col_tilize,
+                ),
+            )
+    except MeshnnError as error:
+        if OBSERVERS:
+            OBSERVERS.host_op(HostOpEvent("from_torch", device, error=error))
+        raise
     made = converted.tensors[0]
     if OBSERVERS:
         OBSERVERS.host_op(HostOpEvent("from_torch", _mesh_of(made), outputs=(made,)))

@@ -2,7 +2,10 @@
 (chosen per test, autouse), ``reset_seeds`` / ``function_level_defaults`` (torch, numpy and random
 seeded with 213919), ``is_ci_env`` (``$CI == "true"``), ``galaxy_type`` ("6U" on the simulated
 Galaxy, else None), ``ensure_gc`` (autouse: a garbage collection before each test, as tt-metal's
-``tests/ttnn`` conftests do), and the ``silicon_arch_name`` / ``silicon_arch_<arch>`` parametrisation.
+``tests/ttnn`` conftests do), ``report_per_test`` (autouse, tt-metal's ``tests/ttnn`` conftest's
+``pre_and_post``: the test's ``ttnn.CONFIG.report_name`` is its node id and the time unless one is
+set, so a test that turns ``enable_logging`` on writes its own report; ``ttnn.database``'s connection
+is closed after it), and the ``silicon_arch_name`` / ``silicon_arch_<arch>`` parametrisation.
 
 ``silicon_arch_name`` is a session-scoped parameter (test ids carry it), the arch of the system
 tests run on (Wormhole unless ``--system`` forces a Blackhole one).  A test that also asks for
@@ -15,9 +18,11 @@ Layers: imports the public root, :mod:`meshnn.errors` and the testing modules.
 
 from __future__ import annotations
 
+import datetime
 import gc
 import os
 import random
+import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -73,6 +78,18 @@ def simulated_system(request: pytest.FixtureRequest) -> Iterator[str]:
 @pytest.fixture(autouse=True)
 def ensure_gc() -> None:
     gc.collect()
+
+
+@pytest.fixture(autouse=True)
+def report_per_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The test's report name (see the module's text); the report database closed after it."""
+    name = f"{request.node.nodeid}: {datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%d %H:%M:%S')} (UTC)"
+    with meshnn.manage_config("report_name", meshnn.CONFIG.report_name or name):
+        yield
+    database = sys.modules.get("meshnn.capture.database")  # (only when a test used it)
+    if database is not None and database.SQLITE_CONNECTION is not None:
+        database.SQLITE_CONNECTION.close()
+        database.SQLITE_CONNECTION = None
 
 
 @pytest.fixture(scope="function")

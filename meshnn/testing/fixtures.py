@@ -52,11 +52,14 @@ def buffers_left(mesh: meshnn.MeshDevice) -> str | None:
     """The device buffers still allocated on ``mesh`` (and its submeshes) once unreachable objects
     are collected, by buffer type (``DRAM: 2 buffer(s), 4096 B per device``); None when none.  A
     trace's own buffer (TRACE) is not counted: the device owns a captured trace, and closing it
-    releases the traces a test did not (tt-metal's close does the same)."""
+    releases the traces a test did not (tt-metal's close does the same).  Nor are the buffers the
+    program cache holds (a collective's own semaphores): the device's cache owns them, and closing
+    it frees them."""
     gc.collect()
     by_type: dict[str, list[int]] = {}
+    cached = {id(b) for m in (mesh, *mesh.get_submeshes()) for b in m.program_cache_buffers()}
     for buffer in mesh.live_buffers():
-        if buffer.buffer_type() is meshnn.BufferType.TRACE:
+        if buffer.buffer_type() is meshnn.BufferType.TRACE or id(buffer) in cached:
             continue
         by_type.setdefault(buffer.buffer_type().name, []).append(buffer.device_local_size())
     if not by_type:

@@ -30,6 +30,7 @@ def _capture(mesh, path, *, detailed=False):
     host = ttnn.from_torch(
         data, layout=ttnn.TILE_LAYOUT, dtype=ttnn.bfloat16, mesh_mapper=ttnn.shard_tensor_to_mesh_mapper(mesh, dim=3)
     )
+    mesh.clear_program_cache()  # the gather's program not cached: it makes its own semaphores, in the capture
     if detailed:
         ttnn.graph.enable_detailed_buffer_tracing()
     ttnn.graph.begin_graph_capture(ttnn.graph.RunMode.NORMAL)
@@ -121,9 +122,13 @@ def test_detailed_buffer_tracing_gives_buffers_and_l1_chunks(mesh, tmp_path):
     assert report["per_operation_buffers"] and report["buffer_pages"]
     cursor = sqlite3.connect(ttnn.graph_report.import_report(tmp_path / "report.json", tmp_path)).cursor()
     l1 = cursor.execute("SELECT max_size_per_bank FROM buffers WHERE buffer_type=1").fetchall()
-    assert l1 and all(size == 2048 for (size,) in l1)  # one 32x32 bfloat16 tile per device on one bank
+    tiles = [size for (size,) in l1 if size != 4]  # 4 B a core: the gather's own semaphores (one word each)
+    assert tiles and all(size == 2048 for size in tiles)  # one 32x32 bfloat16 tile per device on one bank
+    assert len(l1) - len(tiles) == 3 * 2  # all_gather's 3 semaphores, a row per device
     # L1 pages at the end: z (one tile a device) and the gather's output (two tiles a device, on two banks)
-    assert cursor.execute("SELECT count(*) FROM buffer_chunks").fetchone()[0] == 2 + 4
+    # and the semaphores': a 4-byte page on every core of the grid, per device
+    grid = mesh.compute_with_storage_grid_size()
+    assert cursor.execute("SELECT count(*) FROM buffer_chunks").fetchone()[0] == 2 + 4 + 3 * grid.x * grid.y * 2
 
 
 def test_ranked_reports_merge_by_rank_and_stride(tmp_path):

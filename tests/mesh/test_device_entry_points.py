@@ -260,7 +260,7 @@ def test_reports_answer_under_plain_meshnn(open_mesh):
     assert ttnn.reports.get_buffers([mesh, mesh]) == rows + rows  # ttnn's overload: a list of meshes, each in turn
     with pytest.raises(ttnn.MeshnnTypeError, match=r"reports\.get_buffers: device must be a MeshDevice"):
         ttnn.reports.get_buffers([mesh, "mesh"])
-    assert ttnn.reports.get_device_info(mesh)["l1_num_banks"] == 64
+    assert ttnn.reports.get_device_info(mesh).l1_num_banks == 64
     with pytest.raises(ttnn.MeshnnTypeError, match=r"reports\.get_buffers: device must be a MeshDevice"):
         ttnn.reports.get_buffers("mesh")
 

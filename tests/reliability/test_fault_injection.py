@@ -161,6 +161,7 @@ def run_faulted(mesh, injector, before, reference, **fault) -> list[str]:
 @pytest.mark.parametrize("shape", MESHES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_the_kth_allocation_of_a_chain_fails_cleanly(shape, monkeypatch):
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape), num_command_queues=2, system="galaxy")
+    mesh.disable_and_clear_program_cache()  # (no collective's semaphores held with a cached program)
     allocator = mesh.allocator
     injector = Injector(mesh, monkeypatch)
     before = snapshot(mesh)
@@ -181,6 +182,7 @@ def test_the_kth_allocation_of_a_chain_fails_cleanly(shape, monkeypatch):
 @pytest.mark.parametrize("shape", MESHES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_the_kth_kernel_of_a_chain_raises_and_the_queue_survives(shape, monkeypatch):
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape), num_command_queues=2, system="galaxy")
+    mesh.disable_and_clear_program_cache()  # (no collective's semaphores held with a cached program)
     allocator = mesh.allocator
     injector = Injector(mesh, monkeypatch)
     before = snapshot(mesh)
@@ -201,6 +203,7 @@ def test_the_kth_kernel_of_a_chain_raises_and_the_queue_survives(shape, monkeypa
 
 def test_a_numpy_kernel_that_raises_names_its_exception(open_mesh, monkeypatch):
     mesh = open_mesh((2, 4), num_command_queues=2)
+    mesh.disable_and_clear_program_cache()  # (no collective's semaphores held with a cached program)
     before = snapshot(mesh)
     injector = Injector(mesh, monkeypatch)
     injector.arm()
@@ -227,6 +230,7 @@ def test_a_numpy_kernel_that_raises_names_its_exception(open_mesh, monkeypatch):
 def test_random_faults_of_both_kinds_in_one_run(open_mesh, monkeypatch):
     """Seeded random k: an allocation and a kernel failing in the same run, many times."""
     mesh = open_mesh((2, 4), num_command_queues=2)
+    mesh.disable_and_clear_program_cache()  # (no collective's semaphores held with a cached program)
     injector = Injector(mesh, monkeypatch)
     before = snapshot(mesh)
     injector.arm()

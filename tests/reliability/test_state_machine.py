@@ -289,6 +289,7 @@ class MeshnnMachine(RuleBasedStateMachine):
     @counted
     def open_mesh(self, rows: int, cols: int) -> None:
         mesh = ttnn.open_mesh_device(ttnn.MeshShape(rows, cols), system="galaxy")
+        mesh.disable_and_clear_program_cache()  # (the model holds no collective's cached semaphores)
         self.opened += 1
         self.meshes.append(MeshState(mesh, (rows, cols)))
 

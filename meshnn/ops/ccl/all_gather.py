@@ -88,7 +88,12 @@ def all_gather(
     spec = gathered_spec("all_gather", tensor, mesh, axis_dim, cluster_axis, memory_config)
     into = None if output_tensor is None else persistent("all_gather", "output_tensor", output_tensor, mesh, spec)
     attrs = {"dim": dim, "cluster_axis": cluster_axis, "num_links": num_links, "topology": topology}
-    return run_all_gather("all_gather", tensor, mesh, (axis_dim, cluster_axis), spec, attrs, into=into)
+    where = (axis_dim, cluster_axis)
+    return run_all_gather("all_gather", tensor, mesh, where, spec, attrs, into=into, semaphores=ALL_GATHER_SEMAPHORES)
+
+
+ALL_GATHER_SEMAPHORES = 3
+"""The global semaphores ttnn's all_gather program makes for itself (two for its links, a barrier)."""
 
 
 def gathered_spec(
@@ -111,10 +116,12 @@ def run_all_gather(
     attrs: dict[str, object],
     into: Tensor | None = None,
     reverse: bool = False,
+    semaphores: int = 0,
 ) -> Tensor:
     """Launch the gather of ``tensor`` along ``where = (dim, cluster_axis)`` into an output of
     ``spec`` (``into``, a checked persistent buffer, when given); ``attrs`` gain the memory config.
-    ``reverse``: the shards in reversed group order (the last member's first)."""
+    ``reverse``: the shards in reversed group order (the last member's first).  ``semaphores``: the
+    global semaphores the program makes for itself (:func:`~meshnn.ops.launch.launch`)."""
     axis_dim, cluster_axis = where
     shape, axis = tensor_grid(op, tensor, mesh, cluster_axis)
     raw = _raw_concatenation(
@@ -147,7 +154,16 @@ def run_all_gather(
     into_list = [into] if into is not None else None
     repeat = (op, in_spec, spec, shape, axis, axis_dim, reverse, raw, tiles)  # what the kernel uses but the bytes
     (result,) = launch(
-        op, mesh, [tensor], [out], kernel, reads_memos=True, attrs=attrs, into=into_list, repeat_key=repeat
+        op,
+        mesh,
+        [tensor],
+        [out],
+        kernel,
+        reads_memos=True,
+        attrs=attrs,
+        into=into_list,
+        repeat_key=repeat,
+        semaphores=semaphores,
     )
     return result
 

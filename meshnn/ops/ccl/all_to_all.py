@@ -176,7 +176,8 @@ def all_to_all_dispatch(
     attrs = {"cluster_axis": cluster_axis, "num_links": num_links, "topology": topology, "peers": ids.shape[-1]}
     attrs.update(output_concat_dim=concat, subdevice_id=subdevice_id, memory_config=specs[0].memory_config)
     outs = [Output(sp) for sp in specs]
-    result = launch(op, mesh, [tokens, ids, mapping], outs, kernel, coords=whole_mesh(mesh), attrs=attrs, into=into)
+    where = whole_mesh(mesh)
+    result = launch(op, mesh, [tokens, ids, mapping], outs, kernel, coords=where, attrs=attrs, into=into, semaphores=2)
     return result[0], result[1]
 
 
@@ -234,7 +235,10 @@ def all_to_all_combine(
     attrs = {"cluster_axis": cluster_axis, "num_links": num_links, "topology": topology, "local_reduce": local_reduce}
     attrs.update(output_shard_dim=split, subdevice_id=subdevice_id, memory_config=spec.memory_config)
     out = Output(spec)
-    return launch(op, mesh, [values, meta, mapping], [out], kernel, coords=whole_mesh(mesh), attrs=attrs, into=into)[0]
+    where = whole_mesh(mesh)
+    return launch(op, mesh, [values, meta, mapping], [out], kernel, coords=where, attrs=attrs, into=into, semaphores=2)[
+        0
+    ]
 
 
 def group_size_of(op: str, mesh: MeshDevice, cluster_axis: object) -> int:

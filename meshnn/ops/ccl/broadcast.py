@@ -156,7 +156,7 @@ def broadcast(
     out = Output(spec, coords=tensor.storage.coords, topology=placed)  # type: ignore[union-attr]
     attrs = {"cluster_axis": cluster_axis, "num_links": num_links, "topology": topology, "hops": hops}
     attrs.update(sender_coord=sender, memory_config=spec.memory_config)
-    return launch(op, mesh, [tensor], [out], kernel, coords=whole_mesh(mesh), attrs=attrs)[0]
+    return launch(op, mesh, [tensor], [out], kernel, coords=whole_mesh(mesh), attrs=attrs, semaphores=2)[0]
 
 
 @register(kind=OpKind.COLLECTIVE, family=OpFamily.ALL_BROADCAST)
@@ -190,4 +190,4 @@ def all_broadcast(
     outs = [Output(spec, coords=tensor.storage.coords, topology=topology_out) for _ in range(n)]  # type: ignore[union-attr]
     attrs = {"cluster_axis": cluster_axis, "num_links": num_links, "topology": topology}
     attrs["memory_config"] = spec.memory_config
-    return launch(op, mesh, [tensor], outs, kernel, coords=whole_mesh(mesh), attrs=attrs)
+    return launch(op, mesh, [tensor], outs, kernel, coords=whole_mesh(mesh), attrs=attrs, semaphores=2)

@@ -73,7 +73,12 @@ def reduce_scatter(
     spec = scattered_spec(op, tensor, mesh, (dim, axis_dim), cluster_axis, memory_config)
     into = None if output_tensor is None else persistent(op, "output_tensor", output_tensor, mesh, spec)
     attrs = {"dim": dim, "cluster_axis": cluster_axis, "num_links": num_links, "topology": topology}
-    return run_reduce_scatter(op, tensor, mesh, (axis_dim, cluster_axis), spec, attrs, into=into)
+    where = (axis_dim, cluster_axis)
+    return run_reduce_scatter(op, tensor, mesh, where, spec, attrs, into=into, semaphores=REDUCE_SCATTER_SEMAPHORES)
+
+
+REDUCE_SCATTER_SEMAPHORES = 4
+"""The global semaphores ttnn's reduce_scatter program makes for itself (three for its steps, a barrier)."""
 
 
 def scattered_spec(
@@ -106,9 +111,11 @@ def run_reduce_scatter(
     spec: TensorSpec,
     attrs: dict[str, object],
     into: Tensor | None = None,
+    semaphores: int = 0,
 ) -> Tensor:
     """Launch the reduce-scatter of ``tensor`` along ``where = (dim, cluster_axis)`` into an output
-    of ``spec`` (``into``, a checked persistent buffer, when given)."""
+    of ``spec`` (``into``, a checked persistent buffer, when given); ``semaphores``: the global
+    semaphores the program makes for itself (:func:`~meshnn.ops.launch.launch`)."""
     axis_dim, cluster_axis = where
     shape, axis = group_grid(mesh, cluster_axis, op)
     n = group_size(shape, axis)
@@ -132,7 +139,16 @@ def run_reduce_scatter(
     into_list = [into] if into is not None else None
     repeat = (op, in_spec, spec, shape, axis, axis_dim)  # everything the kernel uses but the bytes
     (result,) = launch(
-        op, mesh, [tensor], [out], kernel, reads_memos=True, attrs=attrs, into=into_list, repeat_key=repeat
+        op,
+        mesh,
+        [tensor],
+        [out],
+        kernel,
+        reads_memos=True,
+        attrs=attrs,
+        into=into_list,
+        repeat_key=repeat,
+        semaphores=semaphores,
     )
     return result
 
