@@ -180,15 +180,8 @@ WIDE_WHOLE_BYTES = 3 << 29
 """A weight whose float32 values (all local devices) would take more than this (1.5 GiB: an 8B
 model's LM head, 2.1 GB) is never widened whole: :func:`_wide_matmul` widens it in blocks."""
 
-WIDE_CHUNK_VALUES = 1 << 20
-"""Weight values widened to float32 at a time by :func:`_wide_matmul` (4 MiB of scratch: a block
-the product reads back from the CPU's cache, not from memory; measured on an AVX2 EPYC, a
-``32 x 2048 @ 2048 x 8192`` product widened so costs 1.05x the float32 product of a weight kept
-in float32, 1.20x with 16 MiB blocks)."""
-
-WIDE_MIN_COLUMNS = 128
-"""The narrowest block :func:`_wide_matmul` widens (a deep weight's blocks of fewer columns make
-BLAS products too narrow to run at speed: 1.5x slower at 32 columns)."""
+WIDE_CHUNK_VALUES = 1 << 22
+"""Weight values widened to float32 at a time by :func:`_wide_matmul` (16 MiB of scratch)."""
 
 
 def _matmul(torch: Any, x: Any, w: Any) -> Any:
@@ -199,8 +192,7 @@ def _matmul(torch: Any, x: Any, w: Any) -> Any:
 
 def _wide_matmul(torch: Any, x: Any, w: Any) -> Any:
     """The float32 product of float32 ``x`` and bfloat16 ``w`` (``(..., K, N)``, any strides): w's
-    values widened exactly to float32 a block of ``WIDE_CHUNK_VALUES // K`` columns (at least
-    ``WIDE_MIN_COLUMNS``) at a time into
+    values widened exactly to float32 a block of ``WIDE_CHUNK_VALUES // K`` columns at a time into
     one scratch block, each block's product written into its columns of the result (2-D products
     when there is one matrix).  The blocks depend on the shapes alone (never on what a memo
     holds), so the bits do too; the weight costs its bfloat16 memory and no float32 copy of it is
@@ -209,7 +201,7 @@ def _wide_matmul(torch: Any, x: Any, w: Any) -> Any:
         flat = _wide_matmul(torch, x.reshape(x.shape[-2:]), w.reshape(w.shape[-2:]))
         return flat.reshape(*torch.broadcast_shapes(x.shape[:-2], w.shape[:-2]), *flat.shape)
     n, per_column = w.shape[-1], max(1, w[..., :1].numel())
-    width = max(WIDE_MIN_COLUMNS, WIDE_CHUNK_VALUES // per_column // 32 * 32)
+    width = max(32, WIDE_CHUNK_VALUES // per_column // 32 * 32)
     batch = torch.broadcast_shapes(x.shape[:-2], w.shape[:-2])
     out = torch.empty((*batch, x.shape[-2], n), dtype=torch.float32)
     scratch = torch.empty((*w.shape[:-1], min(width, n)), dtype=torch.float32)

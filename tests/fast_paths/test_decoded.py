@@ -407,7 +407,6 @@ def test_the_wide_product_in_blocks_is_the_float32_product(open_mesh, rng, decod
 
     monkeypatch.setattr(matmul_kernel, "WIDE_WHOLE_BYTES", 0)  # every weight widened in blocks
     monkeypatch.setattr(matmul_kernel, "WIDE_CHUNK_VALUES", 256 * 96)  # 96 columns a block
-    monkeypatch.setattr(matmul_kernel, "WIDE_MIN_COLUMNS", 32)
     mesh = open_mesh(shape)
     n = mesh.get_num_devices()
     x = weight(mesh, rng, (1, 1, 32, 256), ttnn.ReplicateTensorToMesh(mesh), **BF16)
@@ -438,7 +437,6 @@ def test_the_wide_product_in_blocks_of_a_row_parallel_weight(open_mesh, rng, dec
 
     monkeypatch.setattr(matmul_kernel, "WIDE_WHOLE_BYTES", 0)
     monkeypatch.setattr(matmul_kernel, "WIDE_CHUNK_VALUES", 64 * 96)  # 96 columns a block
-    monkeypatch.setattr(matmul_kernel, "WIDE_MIN_COLUMNS", 32)
     mesh = open_mesh((1, 4))
     x = weight(mesh, rng, (1, 1, 32, 256), ttnn.ShardTensorToMesh(mesh, dim=-1), **BF16)
     w = weight(mesh, rng, (256, 320), ttnn.ShardTensorToMesh(mesh, dim=-2))
