@@ -236,6 +236,8 @@ def _wide_tiles(torch: Any, x: Any, w: Any) -> Any:
     sums are added in an order set by the shapes alone, so the bits do not depend on what a memo
     holds (and an eager step and its replay agree)."""
     big_k, n = w.shape
+    if big_k == 0 or n == 0:
+        return torch.zeros((x.shape[0], n), dtype=torch.float32)  # (an empty sum is zero)
     out = torch.empty((x.shape[0], n), dtype=torch.float32)
     width = min(WIDE_TILE_COLUMNS, n)
     rows = min(big_k, max(32, WIDE_TILE_VALUES // width // 32 * 32))
