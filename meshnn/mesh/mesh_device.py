@@ -252,8 +252,10 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices, ProgramCache):
 
     def is_local(self, coord: MeshCoordinate | tuple[int, ...]) -> bool:
         coord = as_coord(coord)
+        if coord in self._rows:
+            return True  # (a local device's coordinate lies inside the mesh)
         to_linear_index(self._shape, coord)  # raises when out of bounds
-        return coord in self._rows
+        return False
 
     def local_coords(self) -> list[MeshCoordinate]:
         """Coordinates whose devices this process holds, row-major."""
@@ -266,13 +268,11 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices, ProgramCache):
 
     def local_row(self, coord: MeshCoordinate) -> int:
         """Slab row of ``coord``; raises for coordinates outside the mesh or of another rank."""
-        to_linear_index(self._shape, coord)
-        try:
-            return self._rows[coord]
-        except KeyError:
-            raise MeshnnValueError(
-                f"device {coord} is owned by another rank (this is rank {self.context.rank})"
-            ) from None
+        row = self._rows.get(coord)
+        if row is not None:
+            return row
+        to_linear_index(self._shape, coord)  # raises when out of bounds
+        raise MeshnnValueError(f"device {coord} is owned by another rank (this is rank {self.context.rank})")
 
     def mesh_command_queue(self, cq_id: int = 0):
         self.check_open()

@@ -421,13 +421,16 @@ def test_a_weight_read_both_ways_keeps_its_second_dtype_within_the_bound(open_me
 @pytest.mark.parametrize("shape", [(1, 1), (1, 4)])
 def test_the_wide_product_in_blocks_is_the_float32_product(open_mesh, rng, decoded, monkeypatch, shape):
     """A float32 product (here a bfloat8_b output) of a weight too large to widen whole (the
-    limits made small here) keeps the weight in bfloat16 and widens it a block of columns at a
-    time (many blocks, a last narrower one): the result is the float32 product of the same
-    values, rounded once into the output, the same with memos on and off, and follows a write."""
+    limits made small here) keeps the weight in bfloat16 and widens it a tile at a time (many
+    tiles, the last column block narrower, each column's tiles summed in turn): the result is
+    the float32 product of the same values, rounded once into the output, the same with memos
+    on and off, and follows a write."""
     from meshnn.ops import matmul_kernel
 
     monkeypatch.setattr(matmul_kernel, "WIDE_WHOLE_BYTES", 0)  # every weight widened in blocks
     monkeypatch.setattr(matmul_kernel, "WIDE_CHUNK_VALUES", 256 * 96)  # 96 columns a block
+    monkeypatch.setattr(matmul_kernel, "WIDE_TILE_COLUMNS", 96)  # a matrix's tiles: 96 columns,
+    monkeypatch.setattr(matmul_kernel, "WIDE_TILE_VALUES", 96 * 64)  # 64 rows (4 tiles summed a column)
     mesh = open_mesh(shape)
     n = mesh.get_num_devices()
     x = weight(mesh, rng, (1, 1, 32, 256), ttnn.ReplicateTensorToMesh(mesh), **BF16)

@@ -56,6 +56,21 @@ def test_queries():
         assert mesh.arch() is Arch.BLACKHOLE and mesh.dram_grid_size() == CoreCoord(8, 1)
 
 
+def test_local_coordinates_and_rows():
+    """is_local / local_row: a device's coordinate (or its tuple) answers at once, row-major; one
+    outside the mesh, or of another rank, still raises."""
+    with open_mesh_device(system="t3k") as mesh:
+        assert [mesh.local_row(c) for c in mesh.shape.coords()] == list(range(8))
+        assert mesh.is_local(MeshCoordinate(1, 3)) and mesh.is_local((0, 2))
+        for outside in (MeshCoordinate(2, 0), MeshCoordinate(0, 4)):
+            with pytest.raises(MeshnnError, match="out of bounds"):
+                mesh.is_local(outside)
+            with pytest.raises(MeshnnError, match="out of bounds"):
+                mesh.local_row(outside)
+        with pytest.raises(MeshnnError, match="dimensions do not match"):
+            mesh.is_local(MeshCoordinate(0, 0, 1))
+
+
 def test_submeshes_share_the_parents_allocator_and_close_first():
     mesh = open_mesh_device(MeshShape(2, 4), system="t3k")
     left, right = mesh.create_submeshes(MeshShape(2, 2))

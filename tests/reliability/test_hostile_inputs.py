@@ -32,6 +32,18 @@ def test_out_of_range_integers_wrap_as_ttnn_does():
     assert ttnn.to_torch(byte).tolist() == [255, 0, 1]
 
 
+def test_a_small_conversion_does_not_ask_the_hosts_memory(monkeypatch):
+    """Under ``CHECK_MIN_BYTES`` a conversion is not checked (the file read costs more than it);
+    from there on it is, and refused when the host lacks the memory."""
+    asked = []
+    monkeypatch.setattr(memory, "available_bytes", lambda: asked.append(1) or 1 << 19)  # 512 KiB free
+    small = ttnn.from_torch(np.ones((64, 1024), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    assert small.shape == (64, 1024) and not asked  # 128 KiB of bfloat16 and 256 KiB of scratch
+    with pytest.raises(ttnn.HostMemoryError):
+        ttnn.from_torch(np.ones((256, 1024), np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    assert asked
+
+
 @pytest.mark.parametrize("on_mesh", [True, False], ids=["onto a mesh", "on the host"])
 def test_a_conversion_bigger_than_host_memory_is_refused_before_device_memory(monkeypatch, on_mesh):
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 4), system="t3k")
