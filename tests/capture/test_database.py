@@ -29,14 +29,13 @@ def report(tmp_path):
         ttnn.manage_config("root_report_path", tmp_path),
         ttnn.manage_config("report_name", "db test"),
         ttnn.manage_config("enable_fast_runtime_mode", False),
-        ttnn.manage_config("enable_detailed_buffer_report", True),
     ):
         yield
 
 
 def test_a_reports_rows_read_as_ttnns_records(open_mesh, report, fresh_connection):
     mesh = open_mesh((1, 1))
-    with ttnn.manage_config("enable_logging", True):
+    with ttnn.manage_config("enable_logging", True), ttnn.manage_config("enable_detailed_buffer_report", True):
         a = ttnn.from_torch(
             torch.ones(64, 64), layout=ttnn.TILE_LAYOUT, device=mesh, memory_config=ttnn.L1_MEMORY_CONFIG
         )
@@ -64,7 +63,7 @@ def test_a_call_that_raised_has_an_errors_row(open_mesh, report, fresh_connectio
     mesh = open_mesh((1, 1))
     total = ttnn.reports.get_device_info(mesh).total_l1_memory
     side = int((total * 1.5 / 2) ** 0.5) // 32 * 32 + 32
-    with ttnn.manage_config("enable_logging", True):
+    with ttnn.manage_config("enable_logging", True), ttnn.manage_config("enable_detailed_buffer_report", True):
         with pytest.raises(RuntimeError, match="Out of Memory"):
             ttnn.from_torch(
                 torch.zeros(side, side), layout=ttnn.TILE_LAYOUT, device=mesh, memory_config=ttnn.L1_MEMORY_CONFIG
