@@ -347,6 +347,17 @@ def test_conv3d_of_tt_metal_2026_groups_dilation_and_its_weight_preparation(devi
         ttnn.Conv3dConfig(dilation=(1, 0, 1))
 
 
+def test_conv3d_keywords_beside_an_old_form_config_are_applied_not_dropped(device):
+    x = ttnn.from_torch(torch.from_numpy(quantized(_randn((1, 5, 5, 5, 32)), BF16, RM)), BF16, device=device)
+    w = ttnn.from_torch(torch.from_numpy(quantized(_randn((8 * 32, 8)), BF16, RM)), BF16, device=device)
+    old = ttnn.Conv3dConfig(output_channels=8, kernel_size=(2, 2, 2), stride=(1, 1, 1), padding=(0, 0, 0))
+    plain = ttnn.experimental.conv3d(input_tensor=x, weight_tensor=w, config=old)
+    dilated = ttnn.experimental.conv3d(input_tensor=x, weight_tensor=w, config=old, dilation=(2, 2, 2))
+    assert list(plain.shape) == [1, 4, 4, 4, 8] and list(dilated.shape) == [1, 3, 3, 3, 8]
+    with pytest.raises(ttnn.MeshnnValueError, match="dtype must be given"):
+        ttnn.experimental.conv3d(input_tensor=x, weight_tensor=w, output_channels=8, kernel_size=(2, 2, 2))
+
+
 def test_conv_configs_check_their_fields():
     config = ttnn.Conv2dConfig()
     config.act_block_h_override = 64

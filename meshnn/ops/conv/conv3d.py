@@ -57,19 +57,20 @@ def _weight(w: np.ndarray, config: Conv3dConfig, channels: int) -> np.ndarray:
 
 def geometry(op: str, config: Conv3dConfig | None, given: dict[str, object]) -> Conv3dConfig:
     """The config the conv runs with: ``config`` (or the default one) with the call's geometry
-    keywords when they are given (``output_channels`` names the newer form), else ``config``'s own."""
+    keywords put in where given; ``output_channels`` and ``kernel_size`` (and ``dtype`` in the newer
+    form, where ``output_channels`` is a keyword) must come from one or the other."""
     if config is not None and not isinstance(config, Conv3dConfig):
         raise MeshnnTypeError(f"ttnn.experimental.{op}: config must be a ttnn.Conv3dConfig, got {config!r}")
-    if given["output_channels"] is None:
-        if config is None or config.output_channels is None:
-            raise MeshnnValueError(f"ttnn.experimental.{op}: output_channels and kernel_size must be given")
-        return config if config.stride is not None and config.padding is not None else _defaults(config)
-    if given["kernel_size"] is None or given["dtype"] is None:
-        raise MeshnnValueError(f"ttnn.experimental.{op}: dtype, output_channels and kernel_size must be given")
-    if not isinstance(given["dtype"], DataType):
+    if given["dtype"] is not None and not isinstance(given["dtype"], DataType):
         raise MeshnnTypeError(f"ttnn.experimental.{op}: dtype must be a ttnn.DataType, got {given['dtype']!r}")
+    newer = given["output_channels"] is not None
+    if newer and given["dtype"] is None:
+        raise MeshnnValueError(f"ttnn.experimental.{op}: dtype must be given with output_channels")
     changes = {k: v for k, v in given.items() if v is not None}
-    return _defaults(dataclasses.replace(config if config is not None else Conv3dConfig(), **changes))
+    made = dataclasses.replace(config if config is not None else Conv3dConfig(), **changes)
+    if made.output_channels is None or made.kernel_size is None:
+        raise MeshnnValueError(f"ttnn.experimental.{op}: output_channels and kernel_size must be given")
+    return _defaults(made)
 
 
 def _defaults(config: Conv3dConfig) -> Conv3dConfig:
