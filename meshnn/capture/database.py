@@ -8,7 +8,7 @@ into a ``ttnn.BufferType``), ttnn's module-wide connection (:data:`SQLITE_CONNEC
 :func:`get_or_create_sqlite_db`, which a test resets to None to start over), and its insert and
 query helpers over those tables.
 
-Layers: imports :mod:`meshnn.device` (the buffer enums) and the report's schema and sources.
+Layers: imports :mod:`meshnn.device` (the buffer enums) and the report's schema, rows and sources.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from meshnn.capture.report_rows import DEVICE_COLUMNS
 from meshnn.capture.report_schema import open_database
 from meshnn.capture.report_sources import ReportSources
 from meshnn.device.buffer import BufferType, TensorMemoryLayout
@@ -32,26 +33,8 @@ SQLITE_CONNECTION: sqlite3.Connection | None = None
 """The connection every helper uses, opened by the first (ttnn keeps one per process)."""
 
 
-@dataclasses.dataclass
-class Device:
-    device_id: int
-    num_y_cores: int
-    num_x_cores: int
-    num_y_compute_cores: int
-    num_x_compute_cores: int
-    worker_l1_size: int
-    l1_num_banks: int
-    l1_bank_size: int
-    address_at_first_l1_bank: int
-    address_at_first_l1_cb_buffer: int
-    num_banks_per_storage_core: int
-    num_compute_cores: int
-    num_storage_cores: int
-    total_l1_memory: int
-    total_l1_for_tensors: int
-    total_l1_for_interleaved_buffers: int
-    total_l1_for_sharded_buffers: int
-    cb_limit: int
+Device = dataclasses.make_dataclass("Device", [("device_id", int), *((c, int) for c in DEVICE_COLUMNS)])
+"""A ``devices`` row: ``device_id`` and ``ttnn.reports.DeviceInfo``'s figures (the report's columns)."""
 
 
 @dataclasses.dataclass

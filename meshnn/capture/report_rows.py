@@ -14,11 +14,13 @@ Column meanings are ttnn's (tt-metal's report writer and ttnn-visualizer's reade
   core, bank and address.  L1 bank ``i`` is compute core ``(i mod x, i div x)`` of the device's
   compute grid (one bank per core), as meshnn's allocator lays them out.
 
-Layers: imports the device layer's buffer types and the capture layer's tensor helpers and op names.
+Layers: imports the device layer's buffer types, the mesh layer's ``DeviceInfo`` and the capture layer's
+tensor helpers and op names.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import math
 import traceback
@@ -28,26 +30,10 @@ from typing import Any
 from meshnn.capture.op_names import python_name
 from meshnn.capture.tensors import mesh_buffer_of, shape_text, tensor_id
 from meshnn.device.buffer import BufferType
+from meshnn.mesh.reports import DeviceInfo
 
-DEVICE_COLUMNS = (
-    "num_y_cores",
-    "num_x_cores",
-    "num_y_compute_cores",
-    "num_x_compute_cores",
-    "worker_l1_size",
-    "l1_num_banks",
-    "l1_bank_size",
-    "address_at_first_l1_bank",
-    "address_at_first_l1_cb_buffer",
-    "num_banks_per_storage_core",
-    "num_compute_cores",
-    "num_storage_cores",
-    "total_l1_memory",
-    "total_l1_for_tensors",
-    "total_l1_for_interleaved_buffers",
-    "total_l1_for_sharded_buffers",
-    "cb_limit",
-)
+DEVICE_COLUMNS = tuple(f.name for f in dataclasses.fields(DeviceInfo))
+"""The ``devices`` table's columns after ``device_id``: ``ttnn.reports.DeviceInfo``'s fields, in order."""
 
 
 def device_rows(mesh: Any) -> list[tuple]:
