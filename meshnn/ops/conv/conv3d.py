@@ -25,7 +25,8 @@ from meshnn.formats.layout import Layout
 from meshnn.ops.checks import device_input
 from meshnn.ops.config import check_compute_kernel_config
 from meshnn.ops.conv.config import Conv3dConfig
-from meshnn.ops.conv.geometry import torch_module
+from meshnn.ops.conv.geometry import positive, torch_module
+from meshnn.ops.conv.weights import host_values
 from meshnn.ops.data_movement import to_layout
 from meshnn.ops.outputs import out_spec_like
 from meshnn.ops.pool.common import run_pool
@@ -191,14 +192,11 @@ def prepare_conv3d_weights(
     (zeros off each group's channels), the channels padded with zeros to a multiple of ``alignment``,
     rows in (channel block of ``C_in_block`` (0: all), kd, kh, kw, channel) order: ``[rows, OC]``
     ROW_MAJOR in the weight's dtype, on ``device`` (a mesh: every device) when given."""
-    from meshnn.ops.conv.weights import host_values
-
     op = "experimental.prepare_conv3d_weights"
     owner = f"ttnn.{op}"
     values = host_values(op, "weight_tensor", weight_tensor)
     for name, value, least in (("groups", groups, 1), ("C_in_block", C_in_block, 0), ("alignment", alignment, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise MeshnnValueError(f"{owner}: {name} must be an int >= {least}, got {value!r}")
+        positive(op, name, value, least)
     if values.ndim != 5 or values.shape[0] % groups:
         raise MeshnnValueError(
             f"{owner}: weight_tensor must be [OC, C/groups, KD, KH, KW] with groups ({groups}) dividing OC, "
