@@ -111,35 +111,42 @@ def _mask(num_channel: int, num_groups: int, cores: int, negative: bool) -> Any:
 
 
 def create_group_norm_input_mask(
-    num_channel: int, num_groups: int, num_cores_across_channel: int, *tile: object, **typed: object
+    num_channel: int,
+    num_groups: int,
+    num_cores_across_channel: int,
+    data_type: DataType | None = None,
+    tile_height: int | None = None,
+    tile_width: int | None = None,
 ) -> Any:
     """The ``[1, G, 32, 32 * span]`` mask of each group's columns (see the module docstring): a torch
-    tensor, as ttnn 0.81's Python helper returns it; given ``data_type`` (and ``tile_height``,
-    ``tile_width``: 32 only here), tt-metal of 2026's form, a host ttnn.Tensor of that dtype, TILE."""
+    tensor, as ttnn 0.81's Python helper returns it; given ``data_type`` (bfloat16 when only a tile
+    size is given; ``tile_height`` and ``tile_width`` 32 only here), tt-metal of 2026's form, a host
+    ttnn.Tensor of that dtype, TILE."""
     mask = _mask(num_channel, num_groups, num_cores_across_channel, negative=False)
-    return _typed("create_group_norm_input_mask", mask, tile, typed)
+    return _typed("create_group_norm_input_mask", mask, data_type, tile_height, tile_width)
 
 
 def create_group_norm_input_negative_mask(
-    num_channel: int, num_groups: int, num_cores_across_channel: int, *tile: object, **typed: object
+    num_channel: int,
+    num_groups: int,
+    num_cores_across_channel: int,
+    data_type: DataType | None = None,
+    tile_height: int | None = None,
+    tile_width: int | None = None,
 ) -> Any:
     """The complement of :func:`create_group_norm_input_mask` (the same two forms)."""
     mask = _mask(num_channel, num_groups, num_cores_across_channel, negative=True)
-    return _typed("create_group_norm_input_negative_mask", mask, tile, typed)
+    return _typed("create_group_norm_input_negative_mask", mask, data_type, tile_height, tile_width)
 
 
-def _typed(op: str, mask: Any, given: tuple, named: dict) -> Any:
-    """``mask`` as it is (no ``data_type`` given), else a host TILE tensor of ``data_type``."""
-    names = ("data_type", "tile_height", "tile_width")
-    if len(given) > len(names) or set(named) - set(names) or set(names[: len(given)]) & set(named):
-        raise MeshnnTypeError(f"ttnn.{op}: takes data_type, tile_height and tile_width after the three counts")
-    args = dict(zip(names, given, strict=False)) | named
-    if not args:
+def _typed(op: str, mask: Any, data_type: object, tile_height: object, tile_width: object) -> Any:
+    """``mask`` as it is (none of the newer arguments given), else a host TILE tensor of ``data_type``."""
+    if data_type is None and tile_height is None and tile_width is None:
         return mask
-    dtype = args.get("data_type", DataType.BFLOAT16)
+    dtype = DataType.BFLOAT16 if data_type is None else data_type
     if not isinstance(dtype, DataType):
         raise MeshnnTypeError(f"ttnn.{op}: data_type must be a ttnn.DataType, got {dtype!r}")
-    if args.get("tile_height", TILE) != TILE or args.get("tile_width", TILE) != TILE:
+    if tile_height not in (None, TILE) or tile_width not in (None, TILE):
         raise NotImplementedByMeshnn(f"ttnn.{op}: tiles other than 32x32 are not implemented by meshnn yet")
     from meshnn.tensor.tensor import Tensor
 
