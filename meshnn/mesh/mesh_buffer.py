@@ -17,7 +17,11 @@ buffer configs and slab (a MeshDevice only for types).
 
 from __future__ import annotations
 
+import _thread
+import signal
 import sys
+import threading
+import time
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -75,6 +79,18 @@ def _release(
             OBSERVERS.deallocated(
                 BufferEvent(device, key, buffer_type, address, storage.size, layout.page_size, None, layout)
             )
+
+
+def _interrupt_main_soon(delay: float = 0.01) -> None:
+    """Raise KeyboardInterrupt in the main thread ``delay`` seconds from now, from a thread of its
+    own: raised at once it would land in the finalizer that caught it (Python checks for a pending
+    signal after each call), and be lost again."""
+
+    def deliver() -> None:
+        time.sleep(delay)
+        _thread.interrupt_main(signal.SIGINT)
+
+    threading.Thread(target=deliver, name="meshnn-interrupt", daemon=True).start()
 
 
 def _check_host_room(mesh: MeshDevice, local_size: int, undo: Callable[[], None]) -> None:
@@ -213,9 +229,14 @@ class MeshBuffer:
     def __del__(self, _finalizing: Callable[[], bool] = sys.is_finalizing) -> None:
         """An owner dropped while allocated frees its address (as ttnn's buffers do).  (A
         ``weakref.finalize`` did this before; it cost a registry entry per buffer.)  At interpreter
-        exit nothing is freed: the process's memory goes with it."""
+        exit nothing is freed: the process's memory goes with it.  Python ignores what a finalizer
+        raises, so a Ctrl-C landing in this release would be lost and the program would run on: it
+        is raised again in the main thread once this call has returned."""
         if getattr(self, "_pending", None) and not _finalizing():
-            self._release_once()
+            try:
+                self._release_once()
+            except KeyboardInterrupt:
+                _interrupt_main_soon()
 
     # ------------------------------------------------------------------------------- state
 

@@ -180,6 +180,29 @@ def test_meshnn_run_exits_130_on_ctrl_c_with_meshnns_frames_left_out(tmp_path):
     # call's own frame between two of its lines, leaving nothing below it to cut.
 
 
+def test_an_interrupt_landing_in_a_dropped_buffers_release_still_stops_the_script(tmp_path):
+    """Python ignores what a finalizer raises: a Ctrl-C that lands while a dropped tensor's buffer
+    is being freed (here raised by the release itself, once) must still stop the loop."""
+    code = """
+        import numpy as np
+        import meshnn as ttnn
+        from meshnn.mesh import mesh_buffer
+        mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="n150")
+        real = mesh_buffer._release
+        def release(*args):
+            mesh_buffer._release = real
+            real(*args)
+            raise KeyboardInterrupt
+        mesh_buffer._release = release
+        for step in range(1000):
+            y = ttnn.from_torch(np.ones((32, 32), np.float32), layout=ttnn.TILE_LAYOUT, device=mesh)
+        print("UNREACHABLE", step, flush=True)
+    """
+    result = subprocess.run([sys.executable, str(script(tmp_path, code))], capture_output=True, text=True, timeout=60)
+    assert result.returncode == -signal.SIGINT and "KeyboardInterrupt" in result.stderr, result
+    assert "UNREACHABLE" not in result.stdout, result.stdout
+
+
 def test_an_interrupt_while_meshnn_loads_its_op_catalog_shows_one_meshnn_frame(tmp_path):
     """The first op asked for imports the op catalog: an interrupt landing in that import (an audit
     hook raises it here, at the import of an op module) is reported from the script's call, the
