@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 DEPTH_ENV = "MESHNN_QUEUE_DEPTH"
 DEFAULT_DEPTH = 64  # pieces of work a queue holds waiting to run before an enqueuer waits
+IDLE_POLL = 1.0  # seconds an idle dispatch thread waits between looks, if nothing wakes it first
 
 _ENGINES: weakref.WeakSet[QueueEngine] = weakref.WeakSet()  # every queue, for the fork hooks
 _ON_DISPATCH = threading.local()  # ``active`` on a dispatch thread
@@ -200,7 +201,7 @@ class QueueEngine:
         while True:
             with self._cv:
                 while (not self._work or self._busy) and not self._closed:
-                    self._cv.wait(timeout=1.0)
+                    self._cv.wait(timeout=IDLE_POLL)
                 if self._closed:
                     self._work.clear()  # left by a drain that timed out: its waiters get DeviceClosedError
                     return

@@ -4,24 +4,19 @@ Invariant (lock-step): a MeshBuffer reserves ``device_local_size`` bytes at ``ad
 device of its mesh, through the mesh's one allocator; a failed reservation leaves nothing behind.
 Its bytes live in ONE slab (:mod:`meshnn.mesh.slab`: the slab, its memo and deferred write): a
 ``(local devices, device_local_size)`` uint8 array whose row ``i`` is the device at the i-th local
-coordinate (row-major), each row in host page order.  A per-device
-:class:`~meshnn.device.buffer.Buffer` is a view of one row, never an allocation of its own.  Its
-configs are in :mod:`meshnn.mesh.buffer_config`.
+coordinate (row-major), each row in host page order.  A per-device :class:`~meshnn.device.buffer.Buffer`
+is a view of one row, never an allocation of its own.  Configs: :mod:`meshnn.mesh.buffer_config`.
 
 A buffer created with an explicit ``address=`` is a non-owning view of the live buffer that owns
 that address: it shares the owner's slab, and deallocating it only ends the view.
 
-Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.device` and the mesh layer's coordinates,
-buffer configs and slab (a MeshDevice only for types).
+Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.host`, :mod:`meshnn.device` and the mesh layer's
+coordinates, buffer configs and slab (a MeshDevice only for types).
 """
 
 from __future__ import annotations
 
-import _thread
-import signal
 import sys
-import threading
-import time
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -38,6 +33,7 @@ from meshnn.errors import (
     OutOfMemoryError,
     format_bytes,
 )
+from meshnn.host.interrupts import passes_interrupts
 from meshnn.mesh.buffer_config import (
     DeviceLocalBufferConfig,
     MeshBufferConfig,
@@ -79,18 +75,6 @@ def _release(
             OBSERVERS.deallocated(
                 BufferEvent(device, key, buffer_type, address, storage.size, layout.page_size, None, layout)
             )
-
-
-def _interrupt_main_soon(delay: float = 0.01) -> None:
-    """Raise KeyboardInterrupt in the main thread ``delay`` seconds from now, from a thread of its
-    own: raised at once it would land in the finalizer that caught it (Python checks for a pending
-    signal after each call), and be lost again."""
-
-    def deliver() -> None:
-        time.sleep(delay)
-        _thread.interrupt_main(signal.SIGINT)
-
-    threading.Thread(target=deliver, name="meshnn-interrupt", daemon=True).start()
 
 
 def _check_host_room(mesh: MeshDevice, local_size: int, undo: Callable[[], None]) -> None:
@@ -226,17 +210,12 @@ class MeshBuffer:
             return
         _release(*pending)
 
+    @passes_interrupts
     def __del__(self, _finalizing: Callable[[], bool] = sys.is_finalizing) -> None:
-        """An owner dropped while allocated frees its address (as ttnn's buffers do).  (A
-        ``weakref.finalize`` did this before; it cost a registry entry per buffer.)  At interpreter
-        exit nothing is freed: the process's memory goes with it.  Python ignores what a finalizer
-        raises, so a Ctrl-C landing in this release would be lost and the program would run on: it
-        is raised again in the main thread once this call has returned."""
+        """An owner dropped while allocated frees its address (as ttnn's buffers do), but not at
+        interpreter exit.  A Ctrl-C landing in the release is raised again in the main thread."""
         if getattr(self, "_pending", None) and not _finalizing():
-            try:
-                self._release_once()
-            except KeyboardInterrupt:
-                _interrupt_main_soon()
+            self._release_once()
 
     # ------------------------------------------------------------------------------- state
 

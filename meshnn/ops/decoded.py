@@ -36,6 +36,7 @@ import numpy as np
 
 from meshnn.errors import MeshnnValueError
 from meshnn.formats.dtypes import DataType
+from meshnn.host.interrupts import passes_interrupts
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.tensor.spec import TensorSpec
 
@@ -216,6 +217,7 @@ class DecodedCache:
                 self._bytes -= released
 
     def _gone(self, key: int):
+        @passes_interrupts
         def callback(_ref: weakref.ref) -> None:  # the memo was dropped by whoever changed the bytes
             with self._lock:
                 entry = self._held.pop(key, None)

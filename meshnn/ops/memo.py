@@ -37,6 +37,7 @@ from typing import NamedTuple
 import numpy as np
 
 from meshnn.errors import MeshnnValueError
+from meshnn.host.interrupts import passes_interrupts
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.ops.decoded import Decoded
 from meshnn.tensor.spec import TensorSpec
@@ -105,6 +106,7 @@ class ValuesMemo:
         return True
 
     def _gone(self, key: int, size: int):
+        @passes_interrupts
         def callback(_ref: weakref.ref) -> None:  # the memo was dropped by whoever changed the bytes
             with self._lock:
                 if self._held.pop(key, None) is not None:
