@@ -192,6 +192,7 @@ from meshnn.ops.norm.group_norm_params import (  # ttnn's group norm helpers (ho
     find_max_tile_span,
     get_group_norm_cores_across_channel,
 )
+from meshnn.ops.op_hooks import register_post_operation_hook, register_pre_operation_hook
 from meshnn.ops.registry import (
     OpKind,
     attach_golden_function,

@@ -120,6 +120,11 @@ class QueueError(MeshnnError):
     """Work enqueued on a mesh command queue failed on the dispatch thread."""
 
 
+class ComparisonError(MeshnnError):
+    """Under ttnn's comparison mode, an op's output agreed with its golden function less than
+    ``ttnn.CONFIG.comparison_mode_pcc`` (raised when ``comparison_mode_should_raise_exception``)."""
+
+
 class TraceError(MeshnnError):
     """A trace misused: a host read, write or event wait during its capture, a trace id that is not
     captured (or was released), a trace larger than the trace region, a replay of freed inputs."""

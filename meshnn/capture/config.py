@@ -11,10 +11,10 @@ and writes nothing.
 
 Attributes that only matter on hardware or in ttnn's Python layer are accepted, checked, kept and
 written to the report's ``config.json``, and change nothing else: ``cache_path``,
-``model_cache_path``, ``tmp_dir``, ``enable_model_cache``, ``throw_exception_on_fallback``,
-``enable_comparison_mode``, ``comparison_mode_should_raise_exception``, ``comparison_mode_pcc``
+``model_cache_path``, ``tmp_dir``, ``enable_model_cache``, ``throw_exception_on_fallback``
 and ``enable_graph_report`` (ttnn's per-op graph pictures; the ``captured_graph`` table holds each
-op's graph).
+op's graph).  ``enable_comparison_mode`` with fast runtime mode off checks each op against its
+golden function (:mod:`meshnn.capture.comparison`).
 
 At import, ``$TTNN_CONFIG_PATH`` (a JSON file) and then ``$TTNN_CONFIG_OVERRIDES`` (a JSON object)
 set attributes, as they do for ttnn; a name meshnn's CONFIG lacks (a newer ttnn's) is named in a
@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from meshnn.capture import comparison
 from meshnn.capture.report_writer import ReportOptions, ReportWriter, snake_name
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.observers import OBSERVERS
@@ -141,6 +142,8 @@ class _GlobalConfig(Config):
     def _changed(self, name: str) -> None:
         _warn_like_ttnn(self, name)
         sync_report(self)
+        if name in ("enable_comparison_mode", "enable_fast_runtime_mode"):
+            comparison.sync(self.enable_comparison_mode and not self.enable_fast_runtime_mode)
 
 
 def _warn_like_ttnn(config: Config, name: str) -> None:

@@ -215,6 +215,8 @@ def make(name: str) -> types.ModuleType:
             register_python_operation=meshnn.register_python_operation,
             attach_golden_function=meshnn.attach_golden_function,
             get_golden_function=meshnn.get_golden_function,
+            register_pre_operation_hook=meshnn.register_pre_operation_hook,
+            register_post_operation_hook=meshnn.register_post_operation_hook,
         )
     return FlatNamespace(name)
 

@@ -21,7 +21,7 @@ Golden functions take torch tensors and the op's other arguments by ttnn's names
 keywords that only matter on a device (``memory_config``, ``device``...).  They import torch when
 called, never at import.
 
-May import: :mod:`meshnn.errors` and :mod:`meshnn.perf.desc` (the op families).
+May import: :mod:`meshnn.errors`, :mod:`meshnn.ops.op_hooks` and :mod:`meshnn.perf.desc` (the op families).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.ops import op_hooks
 from meshnn.perf.desc import OpFamily
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -142,8 +143,10 @@ def add(
 ) -> OpEntry:
     """Declare ``function`` as the op ``ttnn.<name>``; returns its entry.  The function gets
     ttnn's ``golden_function`` attribute (tt-metal's tests read it)."""
-    entry = OpEntry(name, function, kind, family, device_operation, golden, operator, modelled)
+    entry = OpEntry(name, op_hooks.public(function), kind, family, device_operation, golden, operator, modelled)
     _OPS.add(entry)
+    _OPS.by_function.setdefault(function, entry)  # (the op's own module calls it unwrapped)
+    function = entry.function
     if getattr(function, "golden_function", None) is None:
         with contextlib.suppress(AttributeError):  # a builtin: get_golden_function still finds the entry
             function.golden_function = golden  # type: ignore[attr-defined]
@@ -195,13 +198,14 @@ def overload(name: str, accepts: Callable[..., bool], implementation: Callable[.
     any other the op's own function.  The op's entries (its aliases too) then hold the combined
     function, which keeps the op's name, signature and golden function; returns it."""
     original = lookup(name).function
+    raw = getattr(original, "__meshnn_unhooked__", original)
 
     @functools.wraps(original)
     def combined(*args: Any, **kwargs: Any) -> Any:
-        if accepts(*args, **kwargs):
-            return implementation(*args, **kwargs)
-        return original(*args, **kwargs)
+        return implementation(*args, **kwargs) if accepts(*args, **kwargs) else raw(*args, **kwargs)
 
+    combined.__dict__.pop("__meshnn_unhooked__", None)  # (copied from the original's wrapper)
+    combined = op_hooks.public(combined)
     for entry in tuple(_OPS.by_name.values()):
         if entry.function is original:
             new = replace(entry, function=combined)
@@ -329,10 +333,10 @@ def register_python_operation(
     def decorate(function: F) -> F:
         if doc is not None:
             function.__doc__ = doc
-        add(short, function, kind=OpKind.PYTHON, family=OpFamily.COPY, golden=golden_function)
+        function = add(short, function, kind=OpKind.PYTHON, family=OpFamily.COPY, golden=golden_function).function
         function.preprocess_golden_function_inputs = preprocess_golden_function_inputs  # type: ignore[attr-defined]
         function.postprocess_golden_function_outputs = postprocess_golden_function_outputs  # type: ignore[attr-defined]
-        return function
+        return function  # the op as published (its calls run the operation hooks)
 
     return decorate
 

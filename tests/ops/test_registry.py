@@ -36,6 +36,8 @@ NOT_OPS = {  # public functions of the ops layer that launch no op, and why
     "get_golden_function": "the registry's own lookup",
     "attach_golden_function": "the registry's own setter",
     "register_python_operation": "declares an op",
+    "register_pre_operation_hook": "runs code around top-level ops",
+    "register_post_operation_hook": "runs code around top-level ops",
     "p2p_compute_intermediate_tensor_spec": "computes a spec",
 }
 HOST_HELPERS = {  # modules of the ops layer whose public functions are host helpers, and why
@@ -119,15 +121,17 @@ def test_attach_replaces_and_register_declares():
     def op(x):
         return x
 
-    ttnn.register_python_operation(name="ttnn.test_registry_identity", golden_function=lambda x: x * 2)(op)
+    published = ttnn.register_python_operation(name="ttnn.test_registry_identity", golden_function=lambda x: x * 2)(op)
     try:
-        assert registry.lookup("test_registry_identity").function is op
-        assert ttnn.get_golden_function(op)(3) == 6
-        ttnn.attach_golden_function(op, golden_function=lambda x: x * 3)
-        assert ttnn.get_golden_function(op)(3) == 9
+        assert registry.lookup("test_registry_identity").function is published and published(5) == 5
+        assert registry.entry_of(op) is registry.entry_of(published)  # the function itself finds it too
+        assert ttnn.get_golden_function(published)(3) == 6
+        ttnn.attach_golden_function(published, golden_function=lambda x: x * 3)
+        assert ttnn.get_golden_function(published)(3) == 9
     finally:
         registry._OPS.by_name.pop("test_registry_identity")
         registry._OPS.by_function.pop(op)
+        registry._OPS.by_function.pop(published)
         registry._OPS.by_short.pop("test_registry_identity")
 
 
