@@ -55,6 +55,7 @@ from meshnn.errors import (
 )
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout, Tile
+from meshnn.host.interrupts import arm as _arm_interrupts
 from meshnn.mesh import (
     BufferRegion,
     DeviceLocalBufferConfig,
@@ -108,6 +109,7 @@ from meshnn.mesh.global_semaphore import (
 )
 from meshnn.mesh.memory_report import dump_device_memory_state, memory_report
 from meshnn.mesh.memory_timeline import MemoryTimeline
+from meshnn.mesh.op_hooks import register_post_operation_hook, register_pre_operation_hook
 from meshnn.mesh.planning import planning
 from meshnn.mesh.queue_events import record_event, wait_for_event
 from meshnn.mesh.socket import MeshSocket, create_socket_pair
@@ -192,7 +194,6 @@ from meshnn.ops.norm.group_norm_params import (  # ttnn's group norm helpers (ho
     find_max_tile_span,
     get_group_norm_cores_across_channel,
 )
-from meshnn.ops.op_hooks import register_post_operation_hook, register_pre_operation_hook
 from meshnn.ops.registry import (
     OpKind,
     attach_golden_function,
@@ -260,6 +261,8 @@ from meshnn.tensor.topology import (
 from meshnn.tensor.visualize import visualize_mesh_device, visualize_tensor
 
 __version__ = "0.1.0"
+
+_arm_interrupts()  # a Ctrl-C landing in one of meshnn's finalizers is deferred, not lost (meshnn.host.interrupts)
 
 Device = MeshDevice  # ttnn.Device: a device is a (1x1) mesh, as in ttnn
 IDevice = MeshDevice  # ttnn.IDevice, the device interface type of ttnn's annotations

@@ -1,7 +1,7 @@
 """ttnn's comparison mode: each top-level op's output checked against the op's golden function.
 
 While ``ttnn.CONFIG.enable_comparison_mode`` is on and ``enable_fast_runtime_mode`` is off (ttnn's
-fast mode skips it too), two operation hooks (:mod:`meshnn.ops.op_hooks`) run around each top-level
+fast mode skips it too), two operation hooks (:mod:`meshnn.mesh.op_hooks`) run around each top-level
 op: before it, its tensor arguments are read back as torch tensors (before: an in-place op changes
 them); after it, the op's golden function (``operation.golden_function``, which a caller may
 replace) runs on them with the op's other arguments, and each output is compared with the golden's
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from meshnn.errors import ComparisonError
-from meshnn.ops import op_hooks
+from meshnn.mesh import op_hooks
 from meshnn.tensor.interop import to_torch
 from meshnn.tensor.tensor import Tensor
 

@@ -26,6 +26,7 @@ from meshnn.device.bank import DeviceAllocator, MemoryView
 from meshnn.device.buffer import BufferLayout, BufferType
 from meshnn.distributed.context import DistributedContext
 from meshnn.errors import DistributedError, OutOfMemoryError, format_bytes
+from meshnn.mesh import op_hooks
 from meshnn.mesh.call_sites import compiled_op, is_meshnns
 from meshnn.mesh.coord import MeshCoordinate, MeshShape, as_coord, to_linear_index
 from meshnn.mesh.op_keywords import public_name
@@ -39,7 +40,8 @@ def called_from() -> tuple[str, str]:
     frame, name = sys._getframe(1), "?"
     while frame is not None and is_meshnns(frame.f_code.co_filename):  # (ops compiled as <ttnn.NAME> too)
         code = frame.f_code
-        name = public_name(frame) or compiled_op(code.co_filename) or code.co_qualname.removesuffix(".__init__")
+        if not op_hooks.is_wrapper(code):  # (the hooks' wrapper around a public op: its op names it)
+            name = public_name(frame) or compiled_op(code.co_filename) or code.co_qualname.removesuffix(".__init__")
         frame = frame.f_back
     return name, "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 

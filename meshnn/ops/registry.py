@@ -21,7 +21,7 @@ Golden functions take torch tensors and the op's other arguments by ttnn's names
 keywords that only matter on a device (``memory_config``, ``device``...).  They import torch when
 called, never at import.
 
-May import: :mod:`meshnn.errors`, :mod:`meshnn.ops.op_hooks` and :mod:`meshnn.perf.desc` (the op families).
+May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh.op_hooks` and :mod:`meshnn.perf.desc` (the op families).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
-from meshnn.ops import op_hooks
+from meshnn.mesh import op_hooks
 from meshnn.perf.desc import OpFamily
 
 F = TypeVar("F", bound=Callable[..., Any])

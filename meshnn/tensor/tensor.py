@@ -301,6 +301,17 @@ class Tensor:
         with np.errstate(invalid="ignore"):  # ml_dtypes warns when it widens a bfloat16 NaN
             return values.astype(np.float64 if self.dtype.is_float else np.int64).tolist()
 
+    def item(self) -> float | int:
+        """The value of a one-element tensor as a Python number: a float for a floating dtype
+        (block floats decoded), an int for an integer one (as ttnn's ``Tensor.item``)."""
+        if self.logical_volume() != 1:
+            raise MeshnnValueError(
+                f"tensor.item() requires tensor to have exactly one element, but got {self.logical_volume()} elements"
+            )
+        value = self.to_numpy().reshape(-1)[0]
+        with np.errstate(invalid="ignore"):  # (widening a bfloat16 NaN)
+            return float(value) if self.dtype.is_float else int(value)
+
     def deallocate(self, force: bool = False) -> None:
         """Free the device memory; the method's ``force`` defaults to False as ttnn binds it
         (``Tensor.deallocate(force=False)``: kept while another live tensor views the buffer),

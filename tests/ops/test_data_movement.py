@@ -147,6 +147,19 @@ def test_repeat_matches_ranks_as_ttnn(mesh, rng):
     same(ttnn.repeat(t, [0, 1]), np.zeros((0, 5)))
 
 
+def test_expand_repeats_size_one_dims_matching_the_shape_from_the_left_as_ttnn(mesh, rng):
+    x = rng.standard_normal((8, 1)).astype(np.float32)
+    t = put(mesh, x, layout=RM)
+    same(ttnn.expand(t, (8, 8)), np.broadcast_to(x, (8, 8)))
+    same(ttnn.expand(t, (-1, 32)), np.broadcast_to(x, (8, 32)))  # -1 keeps the dim
+    same(ttnn.expand(put(mesh, x.T.copy()), (32, -1)), np.broadcast_to(x.T, (32, 8)))
+    same(ttnn.expand(t, (8, 1, 3)), np.tile(x, (1, 1, 3)))  # ttnn: a longer shape's extra dims are counts
+    with pytest.raises(ttnn.MeshnnValueError, match=r"Only size 1 dimensions can be expanded .*dim 0: 8 to 4"):
+        ttnn.expand(t, (4, 8))
+    with pytest.raises(ttnn.MeshnnValueError, match="Only size 1 dimensions"):
+        ttnn.expand(t, (8,))  # fewer dims than the input
+
+
 def test_repeat_interleave_rounds_through_bfloat16(mesh):
     x = (1 + 2.0**-12 * np.arange(64, dtype=np.float32)).reshape(2, 32)  # not bfloat16 values
     t = put(mesh, x)

@@ -800,6 +800,10 @@ def written() -> list[Case]:
     row("repeat", "negative", lambda e: ttnn.repeat(e.a, (1, -1, 1)), VALUE, "repeat_dims")
     row("repeat", "strings", lambda e: ttnn.repeat(e.a, ("1", "1", "1")), TYPE, "repeat_dims")
     row("repeat", "absurd", lambda e: ttnn.repeat(e.a, (1 << 20, 1 << 20, 1)), OOM, "DRAM")
+    row("expand", "a dim not of size 1", lambda e: ttnn.expand(e.a, (1, 6, 40)), VALUE, "Only size 1")
+    row("expand", "fewer dims", lambda e: ttnn.expand(e.a, (3, 40)), VALUE, "Only size 1")
+    row("expand", "strings", lambda e: ttnn.expand(e.a, ("1", "3", "40")), TYPE, "output_shape")
+    row("expand", "absurd", lambda e: ttnn.expand(e.a, (1 << 24, 3, 40)), OOM, "DRAM")
     row("pad", "negative padding", lambda e: ttnn.pad(e.a, [(0, 0), (0, 0), (-1, 0)], 0.0), VALUE, "padding")
     row("pad", "wrong rank", lambda e: ttnn.pad(e.a, [(0, 1)] * 4, 0.0), VALUE, "padding")
     row("pad", "value is a string", lambda e: ttnn.pad(e.a, [(0, 0), (0, 0), (0, 8)], "0"), TYPE, "value")
@@ -2424,6 +2428,20 @@ def registry_rows() -> list[Case]:
             lambda e: ttnn.get_golden_function(ttnn.experimental.all_gather_async),
             VALUE,
             "all_gather_async",
+        ),
+        Case(
+            "register_pre_operation_hook",
+            "hook is not callable",
+            lambda e: ttnn.register_pre_operation_hook("print"),
+            TYPE,
+            "must be callable",
+        ),
+        Case(
+            "register_post_operation_hook",
+            "hook is not callable",
+            lambda e: ttnn.register_post_operation_hook(None),
+            TYPE,
+            "must be callable",
         ),
         Case(
             "attach_golden_function",

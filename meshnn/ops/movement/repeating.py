@@ -1,8 +1,9 @@
 """Repetition: ``ttnn.repeat`` (the tensor tiled ``repeat_dims`` times, as torch's ``repeat``; a
 longer ``repeat_dims`` adds leading dims, a shorter one repeats the trailing dims, a 0 empties
-the dim), ``ttnn.repeat_interleave`` (each element repeated along ``dim``) and
-``ttnn.experimental.broadcast_to`` (size-1 dims broadcast to a shape, as torch's
-``broadcast_to``: bfloat16 / float32 TILE tensors of rank 4 or less, as ttnn's kernel has them).
+the dim), ``ttnn.expand`` (size-1 dims repeated to a shape: a repeat), ``ttnn.repeat_interleave``
+(each element repeated along ``dim``) and ``ttnn.experimental.broadcast_to`` (size-1 dims broadcast
+to a shape, as torch's ``broadcast_to``: bfloat16 / float32 TILE tensors of rank 4 or less, as
+ttnn's kernel has them).
 
 ``repeat_interleave`` of a tensor not in bfloat16 goes through bfloat16 on ttnn (typecast,
 repeat, typecast back), so its values round to bfloat16: meshnn rounds them the same way.
@@ -58,6 +59,37 @@ def repeat(input_tensor: Tensor, repeat_dims: Sequence[int], *, memory_config: M
     out_shape = tuple(d * r for d, r in zip(shape, reps, strict=True))
     spec = out_spec_like(tensor, shape=out_shape, memory_config=memory_config, op="repeat")
     return rearranged("repeat", tensor, spec, lambda x: np.tile(x.reshape((x.shape[0], *shape)), (1, *reps)))
+
+
+@register(
+    kind=OpKind.DATA_MOVEMENT,
+    family=OpFamily.COPY,
+    device_operation="RepeatDeviceOperation",
+    golden=torch_golden(lambda torch, input_tensor, output_shape, **_: input_tensor.expand(output_shape)),
+)
+def expand(input_tensor: Tensor, output_shape: Sequence[int], *, memory_config: MemoryConfig | None = None) -> Tensor:
+    """Size-1 dims repeated to ``output_shape`` (-1 or the dim's own size: kept), as a copy: ttnn's
+    ``repeat`` with the counts ttnn derives.  As ttnn derives them, the shape is matched to the
+    input's dims from the left; its dims beyond the input's rank are counts for :func:`repeat`."""
+    tensor = device_input("expand", "input_tensor", input_tensor)
+    wanted = int_list("expand", "output_shape", output_shape)
+    have = tuple(tensor.shape)
+    if len(have) > len(wanted):
+        raise MeshnnValueError("ttnn.expand: Only size 1 dimensions can be expanded in the output shape")
+    counts = []
+    for index, size in enumerate(wanted):
+        if index >= len(have):
+            counts.append(size)
+        elif size in (-1, have[index]):
+            counts.append(1)
+        elif have[index] != 1:
+            raise MeshnnValueError(
+                f"ttnn.expand: Only size 1 dimensions can be expanded in the output shape (dim {index}: "
+                f"{have[index]} to {size}, input {list(have)}, output_shape {wanted})"
+            )
+        else:
+            counts.append(size)
+    return repeat(tensor, counts, memory_config=memory_config)
 
 
 @register(

@@ -9,6 +9,7 @@ op (``ttnn.exp``), the arguments as the caller gave them.  A hook must return No
 RuntimeError otherwise: a :class:`~meshnn.errors.MeshnnError` here).  ttnn's comparison mode
 (:mod:`meshnn.capture.comparison`) is such a pair of hooks.
 
+Layer: mesh (beside :mod:`meshnn.mesh.op_keywords`: an error's call site skips these wrappers).
 May import: :mod:`meshnn.errors`.
 """
 
@@ -30,6 +31,7 @@ PRE_OPERATION_HOOKS: list[PreHook] = []
 POST_OPERATION_HOOKS: list[PostHook] = []
 _STATE = threading.local()  # ``inside``: this thread is running a hooked top-level call
 _PUBLIC: dict[Callable[..., Any], Callable[..., Any]] = {}  # each function's one wrapper
+_WRAPPERS: set[types.CodeType] = set()  # the wrapper's code (one object, shared)
 
 
 def public(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -49,7 +51,13 @@ def public(function: Callable[..., Any]) -> Callable[..., Any]:
 
         made.__meshnn_unhooked__ = function  # type: ignore[attr-defined]
         _PUBLIC[function] = made
+        _WRAPPERS.add(made.__code__)
     return made
+
+
+def is_wrapper(code: types.CodeType) -> bool:
+    """Whether ``code`` is the hooks' wrapper (a frame an error's call site looks through)."""
+    return code in _WRAPPERS
 
 
 def _hooked(operation: Any, function: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
@@ -72,26 +80,26 @@ def _returned_none(hook: object, value: object) -> None:
         raise MeshnnError(f"Operation hook {hook!r} returned {value!r} but must return None")
 
 
-@contextlib.contextmanager
-def register_pre_operation_hook(hook: PreHook) -> Iterator[None]:
+def register_pre_operation_hook(hook: PreHook) -> contextlib.AbstractContextManager[None]:
     """``ttnn.register_pre_operation_hook``: run ``hook(operation, args, kwargs)`` before each
-    top-level op inside the ``with`` block."""
-    with _registered(PRE_OPERATION_HOOKS, hook, "register_pre_operation_hook"):
-        yield
+    top-level op inside the ``with`` block (a hook that is not callable is refused here)."""
+    return _registered(PRE_OPERATION_HOOKS, _callable(hook, "register_pre_operation_hook"))
 
 
-@contextlib.contextmanager
-def register_post_operation_hook(hook: PostHook) -> Iterator[None]:
+def register_post_operation_hook(hook: PostHook) -> contextlib.AbstractContextManager[None]:
     """``ttnn.register_post_operation_hook``: run ``hook(operation, args, kwargs, output)`` after
-    each top-level op inside the ``with`` block."""
-    with _registered(POST_OPERATION_HOOKS, hook, "register_post_operation_hook"):
-        yield
+    each top-level op inside the ``with`` block (a hook that is not callable is refused here)."""
+    return _registered(POST_OPERATION_HOOKS, _callable(hook, "register_post_operation_hook"))
 
 
-@contextlib.contextmanager
-def _registered(hooks: list, hook: Callable[..., None], name: str) -> Iterator[None]:
+def _callable(hook: Any, name: str) -> Any:
     if not callable(hook):
         raise MeshnnTypeError(f"ttnn.{name}: the hook must be callable, got {hook!r}")
+    return hook
+
+
+@contextlib.contextmanager
+def _registered(hooks: list, hook: Callable[..., None]) -> Iterator[None]:
     hooks.append(hook)
     try:
         yield
