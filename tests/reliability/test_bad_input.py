@@ -1660,6 +1660,17 @@ def written() -> list[Case]:
         TYPE,
         "grid_size",
     )
+    row("grid_to_cores", "more cores than the grid", lambda e: ttnn.grid_to_cores(65, 8, 8), VALUE, "exceeds")
+    row("grid_to_cores", "a count as a string", lambda e: ttnn.grid_to_cores("4", 8, 8), TYPE, "num_cores")
+    row(
+        "grid_to_cores",
+        "an end before the start",
+        lambda e: ttnn.grid_to_cores(grid8, ttnn.CoreCoord(1, 1)),
+        VALUE,
+        "before",
+    )
+    row("split_work_to_cores", "negative units", lambda e: ttnn.split_work_to_cores(grid8, -1), TYPE, "units_to_divide")
+    row("split_work_to_cores", "grid a tuple", lambda e: ttnn.split_work_to_cores((8, 8), 4), TYPE, "grid_size")
     row(
         "create_global_semaphore",
         "cores outside the grid",
