@@ -241,6 +241,7 @@ from meshnn.tensor.memory_config import (
     L1_WIDTH_SHARDED_MEMORY_CONFIG,
 )
 from meshnn.tensor.placement import to_device
+from meshnn.tensor.printing import set_printoptions
 from meshnn.tensor.queries import DEVICE_STORAGE_TYPE, has_storage_type_of, is_sharded, is_tensor_storage_on_device
 from meshnn.tensor.readback import from_device
 from meshnn.tensor.shards import (

@@ -382,12 +382,10 @@ class Tensor:
         raise MeshnnTypeError("a ttnn.Tensor is not iterable: slice it (t[0:1]) or read it (ttnn.to_torch)")
 
     def __repr__(self) -> str:
-        where = "host" if isinstance(self._storage, HostStorage) else "device"
-        state = "" if self.is_allocated() else ", deallocated"
-        return (
-            f"ttnn.Tensor(shape={self.shape!r}, dtype={self.dtype}, layout={self.layout}, storage={where}, "
-            f"distribution={self._topology.distribution_shape!r}{state})"
-        )
+        """ttnn's text of the tensor, its values included (:mod:`meshnn.tensor.printing`)."""
+        from meshnn.tensor.printing import to_string
+
+        return to_string(self)
 
 
 def host_tensor_from_array(array: np.ndarray, dtype: DataType, layout: Layout, **options: Any) -> Tensor:

@@ -1660,6 +1660,14 @@ def written() -> list[Case]:
         TYPE,
         "grid_size",
     )
+    row("set_printoptions", "an unknown profile", lambda e: ttnn.set_printoptions(profile="long"), VALUE, "profile")
+    row(
+        "set_printoptions",
+        "precision a float",
+        lambda e: ttnn.set_printoptions(profile="short", precision=2.5),
+        TYPE,
+        "precision",
+    )
     row("grid_to_cores", "more cores than the grid", lambda e: ttnn.grid_to_cores(65, 8, 8), VALUE, "exceeds")
     row("grid_to_cores", "a count as a string", lambda e: ttnn.grid_to_cores("4", 8, 8), TYPE, "num_cores")
     row(
