@@ -321,15 +321,24 @@ def _axis(op: str, dim: object, rank: int) -> int:
     golden=goldens.reshape,
     modelled=False,
 )
-def squeeze(input_tensor: Tensor, dim: int) -> Tensor:
-    """``ttnn.squeeze``: drop dimension ``dim`` (it must have size 1; otherwise unchanged, as torch)."""
+def squeeze(input_tensor: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+    """``ttnn.squeeze``: drop the dims of size 1 among ``dim`` (an int, a list of them, or every dim
+    when None), as torch.squeeze; a dim of another size is kept; a tensor left as it was is returned."""
     if not isinstance(input_tensor, Tensor):
         raise MeshnnTypeError(f"ttnn.squeeze: input_tensor must be a ttnn.Tensor, got {type(input_tensor).__name__}")
     shape = list(input_tensor.shape)
-    axis = _axis("squeeze", dim, len(shape))
-    if shape[axis] != 1:
+    dims = list(range(len(shape))) if dim is None else [dim] if not isinstance(dim, Sequence) else list(dim)
+    if not shape:  # rank 0: dims of [] / 0 / -1 only, as torch
+        if dims and (len(dims) > 1 or dims[0] not in (0, -1)):
+            raise MeshnnValueError(
+                f"ttnn.squeeze: Dimension out of range (expected to be of [-1, 0], but got {dims[0]})"
+            )
         return input_tensor
-    return reshape(input_tensor, shape[:axis] + shape[axis + 1 :])
+    axes = [_axis("squeeze", d, len(shape)) for d in dims]
+    if len(set(axes)) != len(axes):
+        raise MeshnnValueError(f"ttnn.squeeze: a dim appears multiple times in the list of dims {dims}")
+    kept = [size for i, size in enumerate(shape) if not (i in axes and size == 1)]
+    return input_tensor if kept == shape else reshape(input_tensor, kept)
 
 
 @register(

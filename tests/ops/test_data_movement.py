@@ -160,6 +160,27 @@ def test_expand_repeats_size_one_dims_matching_the_shape_from_the_left_as_ttnn(m
         ttnn.expand(t, (8,))  # fewer dims than the input
 
 
+def test_roll_shifts_and_wraps_as_torch_in_each_form(mesh, rng):
+    x = rng.standard_normal((4, 3, 40)).astype(np.float32)
+    t = put(mesh, x)
+    same(ttnn.roll(t, [1, -2], [0, 2]), np.roll(x, [1, -2], [0, 2]))
+    same(ttnn.roll(put(mesh, x, layout=RM), 5, -1), np.roll(x, 5, -1))
+    same(ttnn.roll(t, 7), np.roll(x, 7))  # no dim: over the flattened tensor
+    same(ttnn.roll(t, 4, 0), x)  # a whole turn
+    with pytest.raises(ttnn.MeshnnValueError, match="same length"):
+        ttnn.roll(t, [1, 2], [0])
+    with pytest.raises(ttnn.MeshnnValueError, match="Invalid dimension index 3"):
+        ttnn.roll(t, 1, 3)
+
+
+def test_squeeze_drops_the_size_one_dims_asked_for_or_all_of_them(mesh):
+    t = put(mesh, np.zeros((1, 3, 1, 32), np.float32), layout=RM)
+    assert list(ttnn.squeeze(t).shape) == [3, 32] and list(ttnn.squeeze(t, [0, 2]).shape) == [3, 32]
+    assert list(ttnn.squeeze(t, -2).shape) == [1, 3, 32] and ttnn.squeeze(t, 1) is t  # size 3: kept as it was
+    with pytest.raises(ttnn.MeshnnValueError, match="multiple times"):
+        ttnn.squeeze(t, [0, -4])
+
+
 def test_repeat_interleave_rounds_through_bfloat16(mesh):
     x = (1 + 2.0**-12 * np.arange(64, dtype=np.float32)).reshape(2, 32)  # not bfloat16 values
     t = put(mesh, x)

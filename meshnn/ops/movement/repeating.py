@@ -1,9 +1,9 @@
 """Repetition: ``ttnn.repeat`` (the tensor tiled ``repeat_dims`` times, as torch's ``repeat``; a
 longer ``repeat_dims`` adds leading dims, a shorter one repeats the trailing dims, a 0 empties
-the dim), ``ttnn.expand`` (size-1 dims repeated to a shape: a repeat), ``ttnn.repeat_interleave``
-(each element repeated along ``dim``) and ``ttnn.experimental.broadcast_to`` (size-1 dims broadcast
-to a shape, as torch's ``broadcast_to``: bfloat16 / float32 TILE tensors of rank 4 or less, as
-ttnn's kernel has them).
+the dim), ``ttnn.expand`` (size-1 dims repeated to a shape: a repeat), ``ttnn.roll`` (as
+torch.roll), ``ttnn.repeat_interleave`` (each element repeated along ``dim``) and
+``ttnn.experimental.broadcast_to`` (size-1 dims broadcast to a shape, as torch's ``broadcast_to``:
+bfloat16 / float32 TILE tensors of rank 4 or less, as ttnn's kernel has them).
 
 ``repeat_interleave`` of a tensor not in bfloat16 goes through bfloat16 on ttnn (typecast,
 repeat, typecast back), so its values round to bfloat16: meshnn rounds them the same way.
@@ -90,6 +90,41 @@ def expand(input_tensor: Tensor, output_shape: Sequence[int], *, memory_config: 
         else:
             counts.append(size)
     return repeat(tensor, counts, memory_config=memory_config)
+
+
+@register(
+    kind=OpKind.DATA_MOVEMENT,
+    family=OpFamily.CONCAT,
+    device_operation="ConcatDeviceOperation",
+    golden=torch_golden(lambda torch, input_tensor, shifts, dim=None, **_: torch.roll(input_tensor, shifts, dim)),
+)
+def roll(input_tensor: Tensor, shifts: int | Sequence[int], dim: int | Sequence[int] | None = None) -> Tensor:
+    """Elements shifted ``shifts`` places along ``dim`` and wrapped round, as torch.roll (ttnn: a
+    slice and a concat a dim): a list of shifts with a list of dims, an int with an int, or an int
+    alone over the flattened tensor."""
+    tensor = device_input("roll", "input_tensor", input_tensor)
+    shape = tuple(tensor.shape)
+    if dim is None:
+        if not isinstance(shifts, int) or isinstance(shifts, bool):
+            raise MeshnnTypeError(f"ttnn.roll: without dim, shifts must be an int, got {shifts!r}")
+        count = int(np.prod(shape))
+        spec = out_spec_like(tensor, shape=shape, op="roll")
+        flat = lambda x: np.roll(x.reshape(x.shape[0], count), shifts, 1).reshape(x.shape[0], *shape)  # noqa: E731
+        return rearranged("roll", tensor, spec, flat)
+    many = not isinstance(shifts, int)
+    steps = int_list("roll", "shifts", shifts) if many else [int_arg("roll", "shifts", shifts)]
+    axes = int_list("roll", "dim", dim) if not isinstance(dim, int) else [int_arg("roll", "dim", dim)]
+    if not steps or len(steps) != len(axes):
+        raise MeshnnValueError(f"ttnn.roll: Roll expects shifts {steps} and dims {axes} to have the same length")
+    for axis in axes:
+        if not -len(shape) <= axis < len(shape):
+            raise MeshnnValueError(
+                f"ttnn.roll: Invalid dimension index {axis}. The dimension must be within the range "
+                f"[{-len(shape)}, {len(shape) - 1}]."
+            )
+    places = [a % len(shape) + 1 for a in axes]  # (axis 0 of the kernel's array: the devices)
+    spec = out_spec_like(tensor, shape=shape, op="roll")
+    return rearranged("roll", tensor, spec, lambda x: np.roll(x.reshape(x.shape[0], *shape), steps, places))
 
 
 @register(
