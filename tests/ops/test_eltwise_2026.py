@@ -1,0 +1,60 @@
+"""What tt-metal's eltwise unit tests of 2026-06 call and meshnn lacked (stop 45).
+
+Each case states ttnn's rule it checks; bfloat16 results are compared exactly with the float32
+result rounded to nearest even (the host conversion's rounding), float32 ones exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import meshnn as ttnn
+from meshnn.mesh.observers import OBSERVERS, MeshObserver
+
+
+class Recorder(MeshObserver):
+    def __init__(self):
+        self.ops = []
+
+    def on_op_begin(self, event):
+        self.ops.append(event)
+
+
+@pytest.fixture
+def single(open_mesh):
+    return open_mesh((1, 1))
+
+
+@pytest.fixture
+def recorder():
+    rec = Recorder()
+    OBSERVERS.add(rec)
+    yield rec
+    OBSERVERS.remove(rec)
+
+
+def put(mesh, values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT):
+    return ttnn.from_torch(torch.as_tensor(values), dtype=dtype, layout=layout, device=mesh)
+
+
+def bf16(values) -> torch.Tensor:
+    """float32 values rounded to bfloat16 (nearest even), as float32."""
+    return torch.as_tensor(np.asarray(values, np.float32)).bfloat16().float()
+
+
+def back(tensor) -> torch.Tensor:
+    return ttnn.to_torch(tensor).float()
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_multiply_takes_fast_and_approximate_mode_records_it_and_stays_exact(single, recorder, fast):
+    rng = np.random.default_rng(45)
+    a = bf16(rng.standard_normal((64, 64)) * 1e3)
+    b = bf16(rng.standard_normal((64, 64)) * 1e-2)
+    got = back(ttnn.multiply(put(single, a), put(single, b), fast_and_approximate_mode=fast))
+    assert torch.equal(got, bf16(a * b))  # the float32 product, rounded once to nearest even
+    assert recorder.ops[-1].attrs["fast_and_approximate_mode"] is fast
+    with pytest.raises(TypeError, match="fast_and_approximate_mode"):
+        ttnn.multiply(put(single, a), put(single, b), fast_and_approximate_mode="yes")
