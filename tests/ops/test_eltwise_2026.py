@@ -58,3 +58,24 @@ def test_multiply_takes_fast_and_approximate_mode_records_it_and_stays_exact(sin
     assert recorder.ops[-1].attrs["fast_and_approximate_mode"] is fast
     with pytest.raises(TypeError, match="fast_and_approximate_mode"):
         ttnn.multiply(put(single, a), put(single, b), fast_and_approximate_mode="yes")
+
+
+@pytest.mark.parametrize("op", ["le", "add", "abs", "where"])
+def test_a_preallocated_output_keeps_its_memory_config_beside_another_given(single, op):
+    """ttnn's element-wise device operations take a preallocated output's spec whole: a
+    ``memory_config`` given beside it (L1 here, the output in DRAM) picks only the worker cores."""
+    a = bf16(np.arange(64 * 64).reshape(64, 64) % 13 - 6)
+    b = bf16(np.arange(64 * 64).reshape(64, 64) % 7 - 3)
+    x, y = put(single, a), put(single, b)
+    out = ttnn.from_torch(torch.zeros(64, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=single)
+    l1 = ttnn.L1_MEMORY_CONFIG
+    calls = {
+        "le": (lambda: ttnn.le(x, y, memory_config=l1, output_tensor=out), (a <= b).float()),
+        "add": (lambda: ttnn.add(x, y, memory_config=l1, output_tensor=out), bf16(a + b)),
+        "abs": (lambda: ttnn.abs(x, memory_config=l1, output_tensor=out), a.abs()),
+        "where": (lambda: ttnn.where(x, x, y, memory_config=l1, output_tensor=out), torch.where(a != 0, a, b)),
+    }
+    run, expect = calls[op]
+    got = run()
+    assert got.memory_config().buffer_type == ttnn.BufferType.DRAM
+    assert torch.equal(back(out), expect)
