@@ -79,3 +79,36 @@ def test_a_preallocated_output_keeps_its_memory_config_beside_another_given(sing
     got = run()
     assert got.memory_config().buffer_type == ttnn.BufferType.DRAM
     assert torch.equal(back(out), expect)
+
+
+def test_unary_op_type_has_tt_metal_2026s_members_in_its_order():
+    names = [m.name for m in ttnn.UnaryOpType]
+    for before, after in (("POWER", "POWER_ITERATIVE"), ("TYPECAST", "BITCAST")):
+        assert names.index(after) == names.index(before) + 1
+    assert names[-7:] == ["CBRT", "LOGSIGMOID", "LOGIT", "XIELU", "LGAMMA", "DIGAMMA", "POLYGAMMA"]
+    assert ttnn.UnaryOpType.LOGIT.value == "logit" and ttnn.UnaryOpType.LGAMMA.value == "lgamma"
+
+
+@pytest.mark.parametrize("exponent", [0, 2, 3.0])
+def test_power_iterative_as_an_activation_is_the_whole_power(single, exponent):
+    x = bf16(torch.rand(16, 16, generator=torch.Generator().manual_seed(45)) + 1.5)
+    t = put(single, x)
+    act = ttnn.UnaryWithParam(ttnn.UnaryOpType.POWER_ITERATIVE, exponent)
+    got = back(ttnn.add(t, t, activations=[act]))
+    assert torch.equal(got, bf16(bf16(x + x) ** exponent))  # the sum rounded, then its power rounded
+
+
+@pytest.mark.parametrize("exponent", [3.65, -3.0])
+def test_power_iterative_refuses_an_exponent_its_kernel_cannot_multiply(single, exponent):
+    t = put(single, torch.ones(32, 32))
+    act = ttnn.UnaryWithParam(ttnn.UnaryOpType.POWER_ITERATIVE, exponent)
+    with pytest.raises(ValueError, match="POWER_ITERATIVE needs a whole exponent"):
+        ttnn.add(t, t, activations=[act])
+
+
+@pytest.mark.parametrize(("member", "op"), [("LOGSIGMOID", "log_sigmoid"), ("LGAMMA", "lgamma")])
+def test_new_members_fuse_as_their_public_ops_compute(single, member, op):
+    x = bf16(torch.linspace(0.5, 4.0, 32 * 32).reshape(32, 32))
+    t = put(single, x)
+    fused = back(ttnn.add(t, t, activations=[ttnn.UnaryWithParam(getattr(ttnn.UnaryOpType, member))]))
+    assert torch.equal(fused, back(getattr(ttnn, op)(ttnn.add(t, t))))

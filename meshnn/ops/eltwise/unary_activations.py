@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from meshnn.formats.dtypes import DataType
-from meshnn.mesh.op_keywords import count
+from meshnn.mesh.op_keywords import count, number
 from meshnn.ops.eltwise.functions import _gelu, _mish, _sigmoid, _silu, _softplus
 from meshnn.ops.eltwise.unary_defs import APPROX, UnaryDef, f, kwb, kwf
-from meshnn.ops.signatures import kw
+from meshnn.ops.signatures import REQUIRED, Param, kw
 
 U = UnaryDef
 _ZERO = np.float32(0)
@@ -62,6 +62,15 @@ def _vector_mode(op: str, name: str, value: object) -> None:
         from meshnn.errors import MeshnnValueError
 
         raise MeshnnValueError(f"ttnn.{op}: {name} must be 2 (VecMode C) or 4 (VecMode RC), got {value}")
+
+
+def _whole_exponent(op: str, name: str, value: object) -> None:
+    """POWER_ITERATIVE's exponent: a whole number, 0 or more (tt-metal's kernel multiplies)."""
+    number(op, name, value)
+    if value is None or value < 0 or float(value) != int(value):  # type: ignore[operator, arg-type]
+        from meshnn.errors import MeshnnValueError
+
+        raise MeshnnValueError(f"ttnn.{op}: POWER_ITERATIVE needs a whole exponent of 0 or more, got {value!r}")
 
 
 SIGMOID_KEYWORDS = (kw("vector_mode", 4, check=_vector_mode), kwb("fast_and_approximate_mode", False))
@@ -129,7 +138,12 @@ ACTIVATIONS = (
         vector_mode=True,
     ),
     U("sigmoid_accurate", _sigmoid, lambda t, x, **k: t.sigmoid(x), hardware=APPROX),
-    U("log_sigmoid", lambda x: -_softplus(-x), lambda t, x, **k: t.nn.functional.logsigmoid(x)),
+    U(
+        "log_sigmoid",
+        lambda x: -_softplus(-x),
+        lambda t, x, **k: t.nn.functional.logsigmoid(x),
+        member="LOGSIGMOID",
+    ),
     U("hardsigmoid", _hardsigmoid, lambda t, x, **k: t.nn.functional.hardsigmoid(x), member="HARDSIGMOID"),
     U("hardswish", lambda x: x * _hardsigmoid(x), lambda t, x, **k: t.nn.functional.hardswish(x), member="HARDSWISH"),
     U(
@@ -187,6 +201,7 @@ ACTIVATIONS = (
         _logit,
         lambda t, x, eps=0.0, **k: t.logit(x, eps=eps),
         params=(kwf("eps", 0.0),),
+        member="LOGIT",
     ),
     U(
         "threshold",
@@ -288,6 +303,13 @@ MEMBERS_ONLY = (
         lambda x, exponent: np.power(x, np.float32(exponent)),
         params=(f("exponent"),),
         member="POWER",
+        public=False,
+    ),
+    U(
+        "power_iterative",
+        lambda x, exponent: np.power(x, np.float32(exponent)),
+        params=(Param("exponent", REQUIRED, check=_whole_exponent),),
+        member="POWER_ITERATIVE",
         public=False,
     ),
     U("unary_eq", lambda x, value: x == np.float32(value), params=(f("value"),), member="UNARY_EQ", public=False),
