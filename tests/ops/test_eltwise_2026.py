@@ -112,3 +112,19 @@ def test_new_members_fuse_as_their_public_ops_compute(single, member, op):
     t = put(single, x)
     fused = back(ttnn.add(t, t, activations=[ttnn.UnaryWithParam(getattr(ttnn.UnaryOpType, member))]))
     assert torch.equal(fused, back(getattr(ttnn, op)(ttnn.add(t, t))))
+
+
+def test_sigmoid_mode_is_newer_ttnns_enum_recorded_and_every_mode_exact(single, recorder):
+    assert [(m.name, m.value) for m in ttnn.SigmoidMode] == [
+        ("FastApproximate", 0),
+        ("AccurateWithFastExp", 1),
+        ("Accurate", 2),
+    ]
+    x = bf16(torch.linspace(-6, 6, 32 * 64).reshape(32, 64))
+    t = put(single, x)
+    expect = bf16(torch.sigmoid(x))  # the float32 sigmoid of the bfloat16 inputs, rounded once
+    for mode in ttnn.SigmoidMode:
+        assert torch.equal(back(ttnn.sigmoid(t, mode=mode)), expect)
+        assert recorder.ops[-1].attrs["mode"] is mode
+    with pytest.raises(TypeError, match=r"mode must be a ttnn\.SigmoidMode"):
+        ttnn.sigmoid(t, mode=True)

@@ -171,7 +171,7 @@ def memory_config_of(memory_config: object, output_tensor: object) -> object:
     element-wise device operations take a preallocated output's spec whole, a ``memory_config``
     given beside it choosing only the worker cores), else the given one.  A given value that is no
     ``MemoryConfig`` is returned, for the op's own check to refuse."""
-    if isinstance(output_tensor, Tensor) and output_tensor.is_allocated():
-        if memory_config is None or isinstance(memory_config, MemoryConfig):
-            return output_tensor.memory_config()
+    given = memory_config is None or isinstance(memory_config, MemoryConfig)
+    if given and isinstance(output_tensor, Tensor) and output_tensor.is_allocated():
+        return output_tensor.memory_config()
     return memory_config

@@ -9,10 +9,12 @@ May import: numpy, the element-wise numeric functions and the unary definitions.
 
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from meshnn.formats.dtypes import DataType
-from meshnn.mesh.op_keywords import count, number
+from meshnn.mesh.op_keywords import Keyword, count, number
 from meshnn.ops.eltwise.functions import _gelu, _mish, _sigmoid, _silu, _softplus
 from meshnn.ops.eltwise.unary_defs import APPROX, UnaryDef, f, kwb, kwf
 from meshnn.ops.signatures import REQUIRED, Param, kw
@@ -73,7 +75,30 @@ def _whole_exponent(op: str, name: str, value: object) -> None:
         raise MeshnnValueError(f"ttnn.{op}: POWER_ITERATIVE needs a whole exponent of 0 or more, got {value!r}")
 
 
+class SigmoidMode(enum.Enum):
+    """``ttnn.SigmoidMode`` (newer ttnn's ``sigmoid(mode=)``, tt-metal 2026-06; its members and
+    numbers): which kernel a device runs.  meshnn computes the exact sigmoid under each."""
+
+    FastApproximate = 0
+    AccurateWithFastExp = 1
+    Accurate = 2
+
+
+SigmoidMode.__module__ = "meshnn"
+
+
+def _sigmoid_mode(op: str, name: str, value: object) -> None:
+    if not isinstance(value, SigmoidMode):
+        from meshnn.errors import MeshnnTypeError
+
+        raise MeshnnTypeError(f"ttnn.{op}: {name} must be a ttnn.SigmoidMode, got {value!r}")
+
+
 SIGMOID_KEYWORDS = (kw("vector_mode", 4, check=_vector_mode), kwb("fast_and_approximate_mode", False))
+"""sigmoid's parameters, a fused SIGMOID's params in this order (ttnn's ``{vector_mode, approx}``)."""
+SIGMOID_MODE = {"mode": Keyword(SigmoidMode.Accurate, _sigmoid_mode)}
+"""newer ttnn's ``mode``: the kernel a device runs (checked and recorded; meshnn's sigmoid is exact
+under each)."""
 
 ACTIVATIONS = (
     U("relu", lambda x: np.maximum(x, 0), lambda t, x, **k: t.relu(x), member="RELU", integer=True),
@@ -134,6 +159,7 @@ ACTIVATIONS = (
         lambda x, vector_mode=4, fast_and_approximate_mode=False: _sigmoid(x),
         lambda t, x, **k: t.sigmoid(x),
         params=SIGMOID_KEYWORDS,
+        hardware=SIGMOID_MODE,
         member="SIGMOID",
         vector_mode=True,
     ),
