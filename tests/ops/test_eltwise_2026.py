@@ -128,3 +128,28 @@ def test_sigmoid_mode_is_newer_ttnns_enum_recorded_and_every_mode_exact(single, 
         assert recorder.ops[-1].attrs["mode"] is mode
     with pytest.raises(TypeError, match=r"mode must be a ttnn\.SigmoidMode"):
         ttnn.sigmoid(t, mode=True)
+
+
+@pytest.mark.parametrize(("alpha_p", "alpha_n"), [(0.8, 0.8), (0.3, 0.1), (1.0, 0.5)])
+def test_xielu_is_ttnns_piecewise_activation(single, alpha_p, alpha_n):
+    x = bf16(torch.randn(32, 64, generator=torch.Generator().manual_seed(45)) * 3)
+    wide = x.double()
+    positive = alpha_p * wide * wide + 0.5 * wide
+    negative = alpha_n * torch.expm1(wide.clamp(max=-1e-6)) - alpha_n * wide + 0.5 * wide
+    exact = torch.where(wide > 0, positive, negative)
+    got = back(ttnn.xielu(put(single, x), alpha_p=alpha_p, alpha_n=alpha_n))
+    assert torch.equal(got, bf16(exact.float()))  # float32 computation, rounded once to bfloat16
+    golden = ttnn.get_golden_function(ttnn.xielu)(x.bfloat16(), alpha_p=alpha_p, alpha_n=alpha_n)
+    assert golden.dtype == torch.bfloat16 and torch.equal(golden.float(), got)
+    wide32 = back(ttnn.xielu(put(single, x, ttnn.float32), alpha_p=alpha_p, alpha_n=alpha_n))
+    terms = torch.where(wide > 0, positive.abs(), (alpha_n + 0.5) * wide.abs() + alpha_n)
+    assert torch.all((wide32.double() - exact).abs() <= 4 * 2**-24 * terms)  # 4 ulps of its largest term
+    with pytest.raises(TypeError, match="alpha_p"):
+        ttnn.xielu(put(single, x), alpha_p="big")
+
+
+def test_xielu_fuses_as_the_xielu_member(single):
+    x = put(single, bf16(torch.linspace(-4, 4, 32 * 32).reshape(32, 32)))
+    act = ttnn.UnaryWithParam(ttnn.UnaryOpType.XIELU, [0.3, 0.1])
+    fused = back(ttnn.add(x, x, activations=[act]))
+    assert torch.equal(fused, back(ttnn.xielu(ttnn.add(x, x), alpha_p=0.3, alpha_n=0.1)))

@@ -15,7 +15,7 @@ import numpy as np
 
 from meshnn.formats.dtypes import DataType
 from meshnn.mesh.op_keywords import Keyword, count, number
-from meshnn.ops.eltwise.functions import _gelu, _mish, _sigmoid, _silu, _softplus
+from meshnn.ops.eltwise.functions import _gelu, _mish, _sigmoid, _silu, _softplus, golden_xielu, xielu
 from meshnn.ops.eltwise.unary_defs import APPROX, UnaryDef, f, kwb, kwf
 from meshnn.ops.signatures import REQUIRED, Param, kw
 
@@ -151,6 +151,14 @@ ACTIVATIONS = (
         lambda t, x, **k: t.nn.functional.gelu(x),
         params=(kwb("fast_and_approximate_mode", False),),
         member="GELU",
+    ),
+    U(
+        "xielu",
+        xielu,
+        golden_xielu,
+        params=(kwf("alpha_p", 0.8), kwf("alpha_n", 0.8)),
+        member="XIELU",
+        dtypes=frozenset({DataType.BFLOAT16, DataType.FLOAT32}),
     ),
     U("silu", _silu, lambda t, x, **k: t.nn.functional.silu(x), member="SILU"),
     U("swish", _silu, lambda t, x, **k: t.nn.functional.silu(x)),
