@@ -153,3 +153,18 @@ def test_xielu_fuses_as_the_xielu_member(single):
     act = ttnn.UnaryWithParam(ttnn.UnaryOpType.XIELU, [0.3, 0.1])
     fused = back(ttnn.add(x, x, activations=[act]))
     assert torch.equal(fused, back(ttnn.xielu(ttnn.add(x, x), alpha_p=0.3, alpha_n=0.1)))
+
+
+def test_sub_core_grids_are_in_the_program_cache_key(single):
+    """ttnn hashes a program with the cores it runs on: another ``sub_core_grids`` is another entry."""
+    a = put(single, torch.ones(1, 1, 32, 64), ttnn.float32)
+    grid = [ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(n, n))]) for n in (3, 5)]
+    single.enable_program_cache()
+    before = single.num_program_cache_entries()
+    ttnn.add(a, a, sub_core_grids=grid[0])
+    ttnn.add(a, a, sub_core_grids=grid[0])
+    assert single.num_program_cache_entries() == before + 1
+    ttnn.add(a, a, sub_core_grids=grid[1])
+    assert single.num_program_cache_entries() == before + 2
+    ttnn.add(a, a)
+    assert single.num_program_cache_entries() == before + 3
