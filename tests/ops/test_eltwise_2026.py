@@ -168,3 +168,28 @@ def test_sub_core_grids_are_in_the_program_cache_key(single):
     assert single.num_program_cache_entries() == before + 2
     ttnn.add(a, a)
     assert single.num_program_cache_entries() == before + 3
+
+
+def test_unary_with_param_takes_two_numbers_as_ttnn_does():
+    two = ttnn.UnaryWithParam(ttnn.UnaryOpType.TYPECAST, ttnn.float32.value, ttnn.bfloat16.value)
+    assert two.params == (1.0, 0.0) and two == ttnn.UnaryWithParam(ttnn.UnaryOpType.TYPECAST, (1, 0))
+    with pytest.raises(TypeError, match="second param"):
+        ttnn.UnaryWithParam(ttnn.UnaryOpType.TYPECAST, (1, 0), 2)
+
+
+def test_unary_chain_ending_in_typecast_gives_its_dtype(single):
+    """tt-metal 2026-06's test_binary_ng_typecast_lt: ``x - y < 0`` as a chain, cast to bfloat16."""
+    x = put(single, torch.tensor([[0.98828125, 0.99000000953674316, 1.5]]), ttnn.float32)
+    chain = [
+        ttnn.UnaryWithParam(ttnn.UnaryOpType.SUB_UNARY_SFPU, 0.99000000953674316),
+        ttnn.UnaryWithParam(ttnn.UnaryOpType.LTZ),
+        ttnn.UnaryWithParam(ttnn.UnaryOpType.TYPECAST, ttnn.float32.value, ttnn.bfloat16.value),
+    ]
+    out = ttnn.unary_chain(x, chain)
+    assert out.dtype == ttnn.bfloat16
+    assert torch.equal(back(out), torch.tensor([[1.0, 0.0, 0.0]]))
+    y = put(single, torch.tensor([[1.0, -2.5, 3.0078125]]), ttnn.float32)
+    rounded = ttnn.unary_chain(y, [ttnn.UnaryOpType.NEG, ttnn.UnaryWithParam(ttnn.UnaryOpType.TYPECAST, 1, 0)])
+    assert torch.equal(back(rounded), bf16(torch.tensor([[-1.0, 2.5, -3.0078125]])))  # 3.0078125 rounds to 3.0
+    with pytest.raises(ValueError, match="TYPECAST takes two"):
+        ttnn.unary_chain(y, [ttnn.UnaryOpType.NEG, ttnn.UnaryWithParam(ttnn.UnaryOpType.TYPECAST, 1, 99)])
