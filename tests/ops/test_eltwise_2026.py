@@ -193,3 +193,39 @@ def test_unary_chain_ending_in_typecast_gives_its_dtype(single):
     assert torch.equal(back(rounded), bf16(torch.tensor([[-1.0, 2.5, -3.0078125]])))  # 3.0078125 rounds to 3.0
     with pytest.raises(ValueError, match="TYPECAST takes two"):
         ttnn.unary_chain(y, [ttnn.UnaryOpType.NEG, ttnn.UnaryWithParam(ttnn.UnaryOpType.TYPECAST, 1, 99)])
+
+
+@pytest.mark.parametrize(("shape", "row"), [((1, 1, 32, 32), (1, 1, 32, 32)), ((2, 64, 48), (48,))])
+def test_snake_beta_is_x_plus_sin_squared_over_beta(single, shape, row):
+    g = torch.Generator().manual_seed(45)
+    x = bf16(torch.randn(shape, generator=g) * 3)
+    a = bf16(torch.rand(row, generator=g) * 0.5 + 0.96)
+    b = bf16(torch.rand(row, generator=g) * 0.6 + 0.97)
+    s = torch.sin(a.double() * x.double())
+    exact = x.double() + s * s / b.double()
+    got = back(ttnn.snake_beta(put(single, x), put(single, a), put(single, b)))
+    assert tuple(got.shape) == shape
+    # float32 computation then one rounding: within half a bfloat16 ulp of the exact value plus a
+    # float32 rounding's share (sin, the product, the quotient, the sum: a few 2^-24 of |terms|)
+    bound = 2.0 ** (torch.floor(torch.log2(exact.abs().clamp(min=2**-126))) - 8) + 8 * 2**-24 * (x.abs().double() + 1)
+    assert torch.all((got.double() - exact).abs() <= bound)
+    golden = ttnn.get_golden_function(ttnn.snake_beta)(x.bfloat16(), a.bfloat16(), b.bfloat16())
+    assert golden.dtype == torch.bfloat16
+
+
+@pytest.mark.parametrize(
+    ("x", "a", "b", "dtype", "layout", "message"),
+    [
+        ((1, 1, 32, 32), (32,), (64,), ttnn.bfloat16, ttnn.TILE_LAYOUT, "alpha.shape == beta.shape"),
+        ((1, 1, 32, 64), (32,), (32,), ttnn.bfloat16, ttnn.TILE_LAYOUT, "input.W == alpha.W"),
+        ((1, 1, 64, 32), (1, 64, 32), (1, 64, 32), ttnn.bfloat16, ttnn.TILE_LAYOUT, "non-1 size only on the last"),
+        ((32,), (32,), (32,), ttnn.bfloat16, ttnn.TILE_LAYOUT, "input rank >= 2"),
+        ((1, 1, 32, 32), (32,), (32,), ttnn.bfloat16, ttnn.ROW_MAJOR_LAYOUT, "tile layout"),
+        ((1, 1, 32, 32), (32,), (32,), ttnn.float32, ttnn.TILE_LAYOUT, "alpha.dtype == beta.dtype"),
+    ],
+)
+def test_snake_beta_refuses_what_tt_metal_refuses_as_a_runtime_error(single, x, a, b, dtype, layout, message):
+    tx = put(single, torch.zeros(x), ttnn.bfloat16, layout)
+    ta, tb = put(single, torch.ones(a), dtype, layout), put(single, torch.ones(b), ttnn.bfloat16, layout)
+    with pytest.raises(RuntimeError, match=message):
+        ttnn.snake_beta(tx, ta, tb)
