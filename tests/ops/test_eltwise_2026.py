@@ -229,3 +229,16 @@ def test_snake_beta_refuses_what_tt_metal_refuses_as_a_runtime_error(single, x, 
     ta, tb = put(single, torch.ones(a), dtype, layout), put(single, torch.ones(b), ttnn.bfloat16, layout)
     with pytest.raises(RuntimeError, match=message):
         ttnn.snake_beta(tx, ta, tb)
+
+
+@pytest.mark.parametrize("op", ["add", "multiply", "multiply_", "bitwise_or"])
+def test_binary_ops_take_sub_device_id_and_record_it(single, recorder, op):
+    dtype = ttnn.int32 if op == "bitwise_or" else ttnn.bfloat16
+    a = put(single, torch.full((32, 32), 3, dtype=torch.int32 if op == "bitwise_or" else torch.float32), dtype)
+    b = put(single, torch.full((32, 32), 5, dtype=torch.int32 if op == "bitwise_or" else torch.float32), dtype)
+    got = back(getattr(ttnn, op)(a, b, sub_device_id=ttnn.SubDeviceId(0)))
+    expect = {"add": 8.0, "multiply": 15.0, "multiply_": 15.0, "bitwise_or": 7.0}[op]
+    assert torch.equal(got, torch.full((32, 32), expect))
+    assert recorder.ops[-1].attrs["sub_device_id"] == 0
+    with pytest.raises(TypeError, match="sub_device_id"):
+        getattr(ttnn, op)(a, b, sub_device_id="first")
