@@ -242,3 +242,38 @@ def test_binary_ops_take_sub_device_id_and_record_it(single, recorder, op):
     assert recorder.ops[-1].attrs["sub_device_id"] == 0
     with pytest.raises(TypeError, match="sub_device_id"):
         getattr(ttnn, op)(a, b, sub_device_id="first")
+
+
+@pytest.mark.parametrize(
+    ("values", "source", "target", "torch_source", "torch_target"),
+    [
+        ([16457, 16429, 32641, 31744, 64512, 0], ttnn.uint16, ttnn.bfloat16, torch.int16, torch.bfloat16),
+        ([3.140625, 2.703125, -1.0, 0.0], ttnn.bfloat16, ttnn.uint16, torch.bfloat16, torch.int16),
+        ([-1, 0, 2147483647, -2147483648], ttnn.int32, ttnn.uint32, torch.int32, torch.int32),
+        ([16457, 1078523331, -1082130432], ttnn.uint32, ttnn.float32, torch.int32, torch.float32),
+        ([1.5, -2.0, 3.4e38, 1e-40], ttnn.float32, ttnn.int32, torch.float32, torch.int32),
+    ],
+)
+def test_bitcast_keeps_every_bit(single, values, source, target, torch_source, torch_target):
+    """Unsigned dtypes read back as their signed torch types, bits kept (ttnn 0.81.1's to_torch)."""
+    x = torch.tensor(values, dtype=torch.float32 if torch_source.is_floating_point else torch.int64)
+    x = x.to(torch_source) if torch_source.is_floating_point else x.to(torch.int64).to(torch_source)
+    out = ttnn.bitcast(put(single, x.reshape(1, -1), source), target)
+    assert out.dtype == target and out.layout == ttnn.TILE_LAYOUT
+    got = ttnn.to_torch(out).flatten()
+    bits = torch.int16 if x.element_size() == 2 else torch.int32
+    assert got.element_size() == x.element_size()
+    want = x.view(torch_target)
+    nan = torch.isnan(want) if want.is_floating_point() else torch.zeros_like(want, dtype=torch.bool)
+    assert torch.equal(got.view(bits)[~nan], x.view(bits)[~nan])  # bit for bit
+    assert torch.isnan(got.view(torch_target)[nan]).all()  # a NaN stays a NaN (its payload is the packer's)
+
+
+def test_bitcast_refuses_another_width_or_a_block_float(single):
+    x = put(single, torch.ones(32, 32), ttnn.bfloat16)
+    with pytest.raises(ValueError, match="differ in width"):
+        ttnn.bitcast(x, ttnn.float32)
+    with pytest.raises(ValueError, match="no bitcast"):
+        ttnn.bitcast(put(single, torch.ones(32, 32), ttnn.bfloat8_b), ttnn.bfloat16)
+    with pytest.raises(TypeError, match=r"dtype must be a ttnn\.DataType"):
+        ttnn.bitcast(x, "uint16")
