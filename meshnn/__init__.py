@@ -173,6 +173,7 @@ from meshnn.ops.conv.config import (  # the conv configs (ttnn.Conv2dConfig...)
 from meshnn.ops.eltwise.bcast import BcastOpDim, BcastOpMath
 from meshnn.ops.eltwise.binary_special import BinaryOpType
 from meshnn.ops.eltwise.losses import LossReductionMode
+from meshnn.ops.eltwise.unary_activations import SigmoidMode
 from meshnn.ops.embedding import EmbeddingsType
 from meshnn.ops.loading import experimental, prim, transformer
 from meshnn.ops.loading import load_catalog as _load_catalog

@@ -41,11 +41,17 @@ class UnaryWithParam:
 
     op_type: UnaryOpType
     param: float | tuple[float, ...] | None = None
+    second: float | None = field(default=None, repr=False)  # ttnn's (op_type, float, float): joined to param
 
     def __post_init__(self) -> None:
         if not isinstance(self.op_type, UnaryOpType):
             raise MeshnnTypeError(f"UnaryWithParam: op_type must be a ttnn.UnaryOpType, got {self.op_type!r}")
         param = self.param
+        if self.second is not None:
+            if param is None or isinstance(param, Sequence):
+                raise MeshnnTypeError(f"UnaryWithParam: a second param follows a first number, got {param!r}")
+            param = (param, self.second)
+            object.__setattr__(self, "second", None)
         if param is not None:
             values = tuple(param) if isinstance(param, Sequence) else (param,)
             if not all(isinstance(v, int | float | np.number) and not isinstance(v, bool) for v in values):

@@ -130,6 +130,9 @@ def _cached(mesh: MeshDevice, program: tuple, program_key: tuple | None, semapho
     op, inputs, outputs, attrs = program
     if semaphores:
         attrs = {**(attrs or {}), "use_l1_small_for_semaphores": bool(recorded().get("use_l1_small_for_semaphores"))}
+    grids = recorded().get("sub_core_grids")
+    if grids is not None:  # the cores a program runs on are in ttnn's hash of it (the caller's key lacks them)
+        attrs, program_key = {**(attrs or {}), "sub_core_grids": grids}, None
     entries = mesh.num_program_cache_entries()
     if program_key is None:
         program_key = remember(mesh, op, inputs, outputs, attrs)

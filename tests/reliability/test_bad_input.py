@@ -3133,6 +3133,23 @@ def gptoss42_rows() -> list[Case]:
     return c
 
 
+# -- branch ops45b (stop 45): tt-metal 2026-06's eltwise names ---------------------------------------
+def eltwise45_rows() -> list[Case]:
+    """ttnn.xielu, ttnn.bitcast and ttnn.snake_beta (newer ttnn's)."""
+    c: list[Case] = []
+
+    def row(target, what, call, error, names):
+        c.append(Case(target, what, call, error, names))
+
+    row("xielu", "alpha_p a str", lambda e: ttnn.xielu(e.a, alpha_p="big"), TYPE, "alpha_p")
+    row("xielu", "input freed", lambda e: ttnn.xielu(e.freed), DEAD, "input_tensor")
+    row("bitcast", "dtype a str", lambda e: ttnn.bitcast(e.a, "uint16"), TYPE, "dtype")
+    row("bitcast", "a block-float dtype", lambda e: ttnn.bitcast(e.a, ttnn.bfloat8_b), VALUE, "no bitcast")
+    row("snake_beta", "alpha row-major", lambda e: ttnn.snake_beta(e.a, e.rm, e.a), VALUE, "tile layout|dtype|shape")
+    row("snake_beta", "alpha freed", lambda e: ttnn.snake_beta(e.a, e.freed, e.a), DEAD, "alpha")
+    return c
+
+
 TABLE: list[Case] = (
     unary_family(UNARY, UNARY_FAULTS)
     + family(BINARY, BINARY_FAULTS)
@@ -3155,6 +3172,7 @@ TABLE += gptoss42_rows()  # gpt-oss's prefill attention (gptoss42)
 TABLE += moreh_rows()
 TABLE += ccl2_rows()
 TABLE += models_rows()  # branch models (issue 30)
+TABLE += eltwise45_rows()  # branch ops45b (tt-metal 2026-06's eltwise tests)
 TABLE += misc41_rows()  # branch misc41 (issue 30's launcher and reports)
 TABLE += galaxy42_rows()  # branch galaxy42 (issue 30's 70B Galaxy model)
 BY_ID = {case.id: case for case in TABLE}

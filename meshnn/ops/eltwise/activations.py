@@ -64,6 +64,9 @@ def _step(op: str, argument: str, item: UnaryWithParam) -> Activation:
     if missing:
         raise MeshnnValueError(f"ttnn.{op}: {argument}: {item.op_type} needs its parameter(s) {missing}")
     params = tuple(zip(names, given, strict=False))
+    if defn.name == "power_iterative":  # its exponent's rule (the others' params are any floats)
+        for param, value in zip(defn.params, given, strict=False):
+            param.check(op, param.name, value)  # type: ignore[misc]
     if defn.name == "gelu":
         params = tuple((k, bool(v)) for k, v in params)
     return defn.name, params

@@ -27,7 +27,8 @@ from meshnn.ops.eltwise.unary_defs import ROUND_MODE, f, kw, kwb, kwf
 B = BinaryDef
 PLAIN = Keywords.PLAIN
 APPROX = {"fast_and_approximate_mode": Keyword(False, flag)}
-"""ttnn's approximate division switch: meshnn divides exactly in float32 either way."""
+"""ttnn's approximate switch of divide and multiply (newer ttnn; an FPU multiply or an approximate
+reciprocal on a device): meshnn computes exactly in float32 either way and records the flag."""
 
 
 def _float(x: np.ndarray | float) -> np.ndarray | np.float32:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from meshnn.errors import MeshnnValueError
-from meshnn.mesh.op_keywords import SUB_CORE_GRIDS, Keyword, flag, ttnn_keywords
+from meshnn.mesh.op_keywords import SUB_CORE_GRIDS, Keyword, count, flag, ttnn_keywords
 from meshnn.ops.checks import device_input
 from meshnn.ops.eltwise.binary import binary
 from meshnn.ops.eltwise.binary_defs import BinaryDef, Keywords
@@ -33,7 +33,8 @@ _TAILS = {
     Keywords.BITWISE: (kw("memory_config"), kw("output_tensor"), *_ACTIVATIONS, kw("queue_id", 0)),
     Keywords.SHIFT: (kw("dtype"), kw("memory_config"), kw("output_tensor"), kw("queue_id", 0)),
 }
-_LEGACY = {"use_legacy": Keyword(None, flag), "sub_core_grids": SUB_CORE_GRIDS}
+_LEGACY = {"use_legacy": Keyword(None, flag), "sub_core_grids": SUB_CORE_GRIDS, "sub_device_id": Keyword(None, count)}
+"""``sub_device_id``: newer ttnn's (tt-metal 2026-06), a ``ttnn.SubDeviceId`` (an index), recorded."""
 _HARDWARE = {Keywords.NG: _LEGACY, Keywords.BITWISE: _LEGACY, Keywords.SHIFT: _LEGACY}
 
 

@@ -56,7 +56,15 @@ def _squared_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 ARITHMETIC = (
     B("add", np.add, lambda t, a, b, **k: a + b, inplace=True, operator="add"),
     B("subtract", np.subtract, lambda t, a, b, **k: a - b, inplace=True, operator="subtract", aliases=("sub", "sub_")),
-    B("multiply", np.multiply, lambda t, a, b, **k: a * b, inplace=True, operator="multiply", aliases=("mul", "mul_")),
+    B(
+        "multiply",
+        np.multiply,
+        lambda t, a, b, **k: a * b,
+        inplace=True,
+        operator="multiply",
+        aliases=("mul", "mul_"),
+        hardware=APPROX,
+    ),
     B(
         "divide",
         _divide,

@@ -83,3 +83,20 @@ def _mish(x: np.ndarray) -> np.ndarray:
 def wide(x: np.ndarray) -> np.ndarray:
     """Integer values in int64 (what integer element-wise ops compute in); floats as they are."""
     return x.astype(np.int64) if x.dtype.kind in "iu" else x
+
+
+def xielu(x: np.ndarray, alpha_p: float = 0.8, alpha_n: float = 0.8) -> np.ndarray:
+    """xIELU (arXiv 2411.13010) in float32, beta 0.5 and eps -1e-6 as ttnn fixes them:
+    ``alpha_p * x * x + 0.5 * x`` above 0, else ``alpha_n * expm1(min(x, eps)) - alpha_n * x + 0.5 * x``."""
+    a_p, a_n, beta = np.float32(alpha_p), np.float32(alpha_n), np.float32(0.5)
+    positive = a_p * x * x + beta * x
+    negative = a_n * np.expm1(np.minimum(x, np.float32(-1e-6))) - a_n * x + beta * x
+    return np.where(x > 0, positive, negative).astype(np.float32, copy=False)
+
+
+def golden_xielu(t, x, alpha_p: float = 0.8, alpha_n: float = 0.8, **_):
+    """ttnn's torch reference of xielu: a bfloat16 input computed in float32, rounded once."""
+    wide = x.float() if x.dtype == t.bfloat16 else x
+    positive = alpha_p * wide * wide + 0.5 * wide
+    negative = alpha_n * t.expm1(t.minimum(wide, t.full_like(wide, -1e-6))) - alpha_n * wide + 0.5 * wide
+    return t.where(wide > 0, positive, negative).to(x.dtype)

@@ -22,6 +22,7 @@ from meshnn.ops.launch import Kernel, launch
 from meshnn.ops.memo import BOUND_ROWS, known_values, settled
 from meshnn.ops.outputs import Output, output_into
 from meshnn.ops.values import logical_values, store_elements, stored_elements, write_values
+from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
 
@@ -166,7 +167,11 @@ def _cast(result: np.ndarray, out: TensorSpec) -> np.ndarray:
 
 
 def memory_config_of(memory_config: object, output_tensor: object) -> object:
-    """The memory config an op's output takes: the given one, else ``output_tensor``'s."""
-    if memory_config is None and isinstance(output_tensor, Tensor) and output_tensor.is_allocated():
+    """The memory config an op's output takes: ``output_tensor``'s when one is given (ttnn's
+    element-wise device operations take a preallocated output's spec whole, a ``memory_config``
+    given beside it choosing only the worker cores), else the given one.  A given value that is no
+    ``MemoryConfig`` is returned, for the op's own check to refuse."""
+    given = memory_config is None or isinstance(memory_config, MemoryConfig)
+    if given and isinstance(output_tensor, Tensor) and output_tensor.is_allocated():
         return output_tensor.memory_config()
     return memory_config

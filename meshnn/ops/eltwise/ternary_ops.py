@@ -11,7 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
 from meshnn.mesh.op_keywords import number, ttnn_keywords
+from meshnn.ops.checks import device_input
 from meshnn.ops.eltwise.ternary import ternary
 from meshnn.ops.registry import OpKind, register, torch_golden
 from meshnn.perf.desc import OpFamily
@@ -133,4 +136,63 @@ def mac(
     operands = {"input_tensor_a": input_tensor_a, "input_tensor_b": input_tensor_b, "input_tensor_c": input_tensor_c}
     return ternary(
         "mac", operands, lambda a, b, c: a * b + c, dtype_from=("input_tensor_a",), memory_config=memory_config
+    )
+
+
+def _golden_snake_beta(t, x, alpha, beta, *_, **k):
+    wide = x.float()
+    s = t.sin(alpha.float() * wide)
+    return (wide + (s * s) / beta.float()).to(x.dtype)
+
+
+def _check_snake_beta(x: Tensor, alpha: Tensor, beta: Tensor) -> None:
+    """tt-metal's checks of snake_beta (its ``v1``), each a RuntimeError as its TT_FATAL is."""
+    fail = "ttnn.snake_beta requires"
+    if x.dtype not in (DataType.BFLOAT16, DataType.FLOAT32):
+        raise MeshnnValueError(f"{fail} a BFLOAT16 or FLOAT32 input, got {x.dtype}")
+    if alpha.dtype != x.dtype or beta.dtype != x.dtype:
+        raise MeshnnValueError(f"{fail} alpha.dtype == beta.dtype == input.dtype, got {alpha.dtype}, {beta.dtype}")
+    if any(t.layout is not Layout.TILE for t in (x, alpha, beta)):
+        raise MeshnnValueError(f"{fail} tile layout for all inputs")
+    shape, ab = tuple(x.shape), tuple(alpha.shape)
+    if len(shape) < 2:
+        raise MeshnnValueError(f"{fail} input rank >= 2, got rank {len(shape)} (shape {list(shape)})")
+    if ab != tuple(beta.shape):
+        raise MeshnnValueError(f"{fail} alpha.shape == beta.shape, got {list(ab)} vs {list(beta.shape)}")
+    if shape[-1] != ab[-1]:
+        raise MeshnnValueError(f"{fail} input.W == alpha.W, got {shape[-1]} vs {ab[-1]}")
+    if ab != shape and (len(ab) > len(shape) or any(d != 1 for d in ab[:-1])):
+        raise MeshnnValueError(
+            f"{fail} alpha/beta to either match input shape exactly or have non-1 size only on the last dim "
+            f"(input {list(shape)}, alpha {list(ab)})"
+        )
+
+
+@register(**_TERNARY, golden=torch_golden(_golden_snake_beta))
+@ttnn_keywords()
+def snake_beta(
+    input_tensor: Tensor,
+    alpha: Tensor,
+    beta: Tensor,
+    *,
+    memory_config: MemoryConfig | None = None,
+    output_tensor: Tensor | None = None,
+) -> Tensor:
+    """``ttnn.snake_beta`` (newer ttnn, tt-metal 2026-06): ``x + sin(alpha * x)^2 / beta`` in float32,
+    rounded once; ``alpha`` and ``beta`` of the input's shape or a row of its width."""
+    operands = {"input_tensor": input_tensor, "alpha": alpha, "beta": beta}
+    tensors = {n: device_input("snake_beta", n, _tensor("snake_beta", n, v)) for n, v in operands.items()}
+    _check_snake_beta(*tensors.values())
+
+    def compute(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        s = np.sin(a * x)
+        return x + (s * s) / b
+
+    return ternary(
+        "snake_beta",
+        operands,
+        compute,
+        dtype_from=("input_tensor",),
+        memory_config=memory_config,
+        output_tensor=output_tensor,
     )

@@ -9,13 +9,15 @@ May import: numpy, the element-wise numeric functions and the unary definitions.
 
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from meshnn.formats.dtypes import DataType
-from meshnn.mesh.op_keywords import count
-from meshnn.ops.eltwise.functions import _gelu, _mish, _sigmoid, _silu, _softplus
+from meshnn.mesh.op_keywords import Keyword, count, number
+from meshnn.ops.eltwise.functions import _gelu, _mish, _sigmoid, _silu, _softplus, golden_xielu, xielu
 from meshnn.ops.eltwise.unary_defs import APPROX, UnaryDef, f, kwb, kwf
-from meshnn.ops.signatures import kw
+from meshnn.ops.signatures import REQUIRED, Param, kw
 
 U = UnaryDef
 _ZERO = np.float32(0)
@@ -64,7 +66,39 @@ def _vector_mode(op: str, name: str, value: object) -> None:
         raise MeshnnValueError(f"ttnn.{op}: {name} must be 2 (VecMode C) or 4 (VecMode RC), got {value}")
 
 
+def _whole_exponent(op: str, name: str, value: object) -> None:
+    """POWER_ITERATIVE's exponent: a whole number, 0 or more (tt-metal's kernel multiplies)."""
+    number(op, name, value)
+    if value is None or value < 0 or float(value) != int(value):  # type: ignore[operator, arg-type]
+        from meshnn.errors import MeshnnValueError
+
+        raise MeshnnValueError(f"ttnn.{op}: POWER_ITERATIVE needs a whole exponent of 0 or more, got {value!r}")
+
+
+class SigmoidMode(enum.Enum):
+    """``ttnn.SigmoidMode`` (newer ttnn's ``sigmoid(mode=)``, tt-metal 2026-06; its members and
+    numbers): which kernel a device runs.  meshnn computes the exact sigmoid under each."""
+
+    FastApproximate = 0
+    AccurateWithFastExp = 1
+    Accurate = 2
+
+
+SigmoidMode.__module__ = "meshnn"
+
+
+def _sigmoid_mode(op: str, name: str, value: object) -> None:
+    if not isinstance(value, SigmoidMode):
+        from meshnn.errors import MeshnnTypeError
+
+        raise MeshnnTypeError(f"ttnn.{op}: {name} must be a ttnn.SigmoidMode, got {value!r}")
+
+
 SIGMOID_KEYWORDS = (kw("vector_mode", 4, check=_vector_mode), kwb("fast_and_approximate_mode", False))
+"""sigmoid's parameters, a fused SIGMOID's params in this order (ttnn's ``{vector_mode, approx}``)."""
+SIGMOID_MODE = {"mode": Keyword(SigmoidMode.Accurate, _sigmoid_mode)}
+"""newer ttnn's ``mode``: the kernel a device runs (checked and recorded; meshnn's sigmoid is exact
+under each)."""
 
 ACTIVATIONS = (
     U("relu", lambda x: np.maximum(x, 0), lambda t, x, **k: t.relu(x), member="RELU", integer=True),
@@ -118,6 +152,14 @@ ACTIVATIONS = (
         params=(kwb("fast_and_approximate_mode", False),),
         member="GELU",
     ),
+    U(
+        "xielu",
+        xielu,
+        golden_xielu,
+        params=(kwf("alpha_p", 0.8), kwf("alpha_n", 0.8)),
+        member="XIELU",
+        dtypes=frozenset({DataType.BFLOAT16, DataType.FLOAT32}),
+    ),
     U("silu", _silu, lambda t, x, **k: t.nn.functional.silu(x), member="SILU"),
     U("swish", _silu, lambda t, x, **k: t.nn.functional.silu(x)),
     U(
@@ -125,11 +167,17 @@ ACTIVATIONS = (
         lambda x, vector_mode=4, fast_and_approximate_mode=False: _sigmoid(x),
         lambda t, x, **k: t.sigmoid(x),
         params=SIGMOID_KEYWORDS,
+        hardware=SIGMOID_MODE,
         member="SIGMOID",
         vector_mode=True,
     ),
     U("sigmoid_accurate", _sigmoid, lambda t, x, **k: t.sigmoid(x), hardware=APPROX),
-    U("log_sigmoid", lambda x: -_softplus(-x), lambda t, x, **k: t.nn.functional.logsigmoid(x)),
+    U(
+        "log_sigmoid",
+        lambda x: -_softplus(-x),
+        lambda t, x, **k: t.nn.functional.logsigmoid(x),
+        member="LOGSIGMOID",
+    ),
     U("hardsigmoid", _hardsigmoid, lambda t, x, **k: t.nn.functional.hardsigmoid(x), member="HARDSIGMOID"),
     U("hardswish", lambda x: x * _hardsigmoid(x), lambda t, x, **k: t.nn.functional.hardswish(x), member="HARDSWISH"),
     U(
@@ -187,6 +235,7 @@ ACTIVATIONS = (
         _logit,
         lambda t, x, eps=0.0, **k: t.logit(x, eps=eps),
         params=(kwf("eps", 0.0),),
+        member="LOGIT",
     ),
     U(
         "threshold",
@@ -288,6 +337,13 @@ MEMBERS_ONLY = (
         lambda x, exponent: np.power(x, np.float32(exponent)),
         params=(f("exponent"),),
         member="POWER",
+        public=False,
+    ),
+    U(
+        "power_iterative",
+        lambda x, exponent: np.power(x, np.float32(exponent)),
+        params=(Param("exponent", REQUIRED, check=_whole_exponent),),
+        member="POWER_ITERATIVE",
         public=False,
     ),
     U("unary_eq", lambda x, value: x == np.float32(value), params=(f("value"),), member="UNARY_EQ", public=False),

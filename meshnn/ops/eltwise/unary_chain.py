@@ -14,11 +14,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.dtypes import DataType
 from meshnn.mesh.op_keywords import number, ttnn_keywords
 from meshnn.ops.checks import device_input
+from meshnn.ops.config import UnaryWithParam
 from meshnn.ops.eltwise.activations import activation_steps, apply_steps
 from meshnn.ops.eltwise.kernel import elementwise, memory_config_of
 from meshnn.ops.eltwise.unary import OPS
+from meshnn.ops.eltwise.unary_tables import UnaryOpType
 from meshnn.ops.outputs import out_spec_like
 from meshnn.ops.registry import OpKind, register, torch_golden
 from meshnn.perf.desc import OpFamily
@@ -44,15 +47,33 @@ def unary_chain(
         raise MeshnnTypeError(
             f"ttnn.unary_chain: ops_chain must be a non-empty list of ttnn.UnaryWithParam, got {ops_chain!r}"
         )
-    steps = activation_steps("unary_chain", "ops_chain", list(ops_chain))
+    chain, dtype = _final_typecast(list(ops_chain))
+    steps = activation_steps("unary_chain", "ops_chain", chain)
     memory_config = memory_config_of(memory_config, output_tensor)  # type: ignore[assignment]
-    out = out_spec_like(tensor, memory_config=memory_config, op="unary_chain")
+    out = out_spec_like(tensor, dtype=dtype, memory_config=memory_config, op="unary_chain")
 
     def compute(x: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return apply_steps(steps, x.astype(np.float32, copy=False))
 
     return elementwise("unary_chain", [tensor], out, compute, output_tensor=output_tensor)
+
+
+def _final_typecast(chain: list[object]) -> tuple[list[object], DataType | None]:
+    """A chain ending in ``UnaryWithParam(TYPECAST, input dtype, output dtype)`` (by their
+    ``DataType`` values): the steps before it and the output's dtype, its values rounded into it as
+    a typecast rounds (ttnn's output dtype is the last TYPECAST's); else the chain and None."""
+    last = chain[-1] if chain else None
+    if not (isinstance(last, UnaryWithParam) and last.op_type is UnaryOpType.TYPECAST):
+        return chain, None
+    codes = {d.value: d for d in DataType}
+    if len(last.params) != 2 or any(p not in codes for p in last.params):
+        raise MeshnnValueError(
+            f"ttnn.unary_chain: TYPECAST takes two ttnn.DataType values (input, output), got {list(last.params)}"
+        )
+    if len(chain) == 1:
+        raise MeshnnValueError("ttnn.unary_chain: a TYPECAST alone is ttnn.typecast; give it another step first")
+    return chain[:-1], codes[int(last.params[1])]
 
 
 @register(**_UNARY, golden=torch_golden(lambda t, x, *a, **k: x.logical_not_()))

@@ -102,14 +102,15 @@ MATH = (
     U("erfinv", _f64(erfinv), lambda t, x, **k: t.erfinv(x), member="ERFINV"),
     U("i0", _f64(np.i0), lambda t, x, **k: t.i0(x), member="I0"),
     U("i1", _f64(i1), lambda t, x, **k: t.special.i1(x), member="I1"),
-    U("lgamma", _f64(lgamma), lambda t, x, **k: t.lgamma(x)),
-    U("digamma", _f64(digamma), lambda t, x, **k: t.digamma(x)),
+    U("lgamma", _f64(lgamma), lambda t, x, **k: t.lgamma(x), member="LGAMMA"),
+    U("digamma", _f64(digamma), lambda t, x, **k: t.digamma(x), member="DIGAMMA"),
     U("multigammaln", _f64(multigammaln), lambda t, x, **k: t.special.multigammaln(x, 4)),
     U(
         "polygamma",
         lambda x, k: polygamma(int(k), np.asarray(x, _D64)).astype(np.float32),
         lambda t, x, k, **kw: t.special.polygamma(k, x),
         params=(i("k"),),
+        member="POLYGAMMA",
     ),
 )
 """The math ops (public, each a ttnn op)."""

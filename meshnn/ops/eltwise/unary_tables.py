@@ -51,6 +51,7 @@ TTNN_MEMBERS = [
     "RELU_MAX",
     "RELU_MIN",
     "POWER",
+    "POWER_ITERATIVE",
     "LEAKY_RELU",
     "ELU",
     "EXP2",
@@ -95,6 +96,7 @@ TTNN_MEMBERS = [
     "UNARY_LE",
     "TILED_PROD",
     "TYPECAST",
+    "BITCAST",
     "BITWISE_XOR",
     "BITWISE_NOT",
     "BITWISE_AND",
@@ -131,8 +133,15 @@ TTNN_MEMBERS = [
     "SELU",
     "RPOW",
     "CBRT",
+    "LOGSIGMOID",
+    "LOGIT",
+    "XIELU",
+    "LGAMMA",
+    "DIGAMMA",
+    "POLYGAMMA",
 ]
-"""ttnn's UnaryOpType members, in its order (a closed set, ttnn 2025-11)."""
+"""ttnn's UnaryOpType members, in its order (a closed set, tt-metal 2026-06: ttnn 2025-11's and
+``POWER_ITERATIVE``, ``BITCAST`` and the six after ``CBRT``)."""
 
 DEFS: dict[str, UnaryDef] = {d.name: d for d in UNARY_DEFS}
 UNARY: dict[str, Callable[..., np.ndarray]] = {d.name: d.compute for d in UNARY_DEFS}
