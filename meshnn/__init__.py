@@ -16,6 +16,7 @@ from meshnn.device.core import (
     num_cores_to_corerangeset,
     num_cores_to_corerangeset_in_subcoregrids,
 )
+from meshnn.device.nd_shard import NdShardSpec, ShardDistributionStrategy
 from meshnn.distributed.context import end_all_ranks, get_context, launched_under_mpi, set_rank_rows
 from meshnn.distributed.world import (  # tt-run's split jobs (sub-contexts)
     Rank,
