@@ -208,22 +208,19 @@ class NdShardSpecBuffer:
     def positions(self) -> tuple[np.ndarray, np.ndarray]:
         """For every host page (row-major over the tensor in pages): its core's index in dealing
         order and its device page on that core."""
+        return self._locate(np.arange(math.prod(self.squeezed()[0]), dtype=np.int64))
+
+    def position(self, page: int) -> tuple[int, int]:
+        """(core index in dealing order, device page on that core) of host page ``page``."""
+        core, where = self._locate(np.array([page], dtype=np.int64))
+        return int(core[0]), int(where[0])
+
+    def _locate(self, pages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         tensor, shard = self.squeezed()
-        pages = np.arange(math.prod(tensor), dtype=np.int64)
         coords = np.unravel_index(pages, tensor)
         grid = [-(-t // s) for t, s in zip(tensor, shard, strict=True)]
         shard_id = np.ravel_multi_index([c // s for c, s in zip(coords, shard, strict=True)], grid)
         inside = np.ravel_multi_index([c % s for c, s in zip(coords, shard, strict=True)], shard)
-        cores = len(self.dealt_cores())
-        return shard_id % cores, (shard_id // cores) * self.shard_volume + inside
-
-    def position(self, page: int) -> tuple[int, int]:
-        """(core index in dealing order, device page on that core) of host page ``page``."""
-        tensor, shard = self.squeezed()
-        coords = np.unravel_index(page, tensor)
-        grid = [-(-t // s) for t, s in zip(tensor, shard, strict=True)]
-        shard_id = int(np.ravel_multi_index([int(c) // s for c, s in zip(coords, shard, strict=True)], grid))
-        inside = int(np.ravel_multi_index([int(c) % s for c, s in zip(coords, shard, strict=True)], shard))
         cores = len(self.dealt_cores())
         return shard_id % cores, (shard_id // cores) * self.shard_volume + inside
 

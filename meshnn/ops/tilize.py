@@ -105,7 +105,7 @@ def tilize_with_val_padding(
     tensor = _row_major_input(op, input_tensor)
     padded = int_list(op, "output_tensor_shape", output_tensor_shape)
     shape = tuple(tensor.shape)
-    view = shape if len(shape) >= 2 else (1, *shape[:1], 1)[-2:]  # a scalar or row as its 2-D view
+    view = shape if len(shape) >= 2 else (1, shape[0] if shape else 1)  # a scalar or a row as its 2-D view
     if len(padded) != len(view) or any(p < s for p, s in zip(padded, view, strict=True)):
         raise MeshnnValueError(
             f"ttnn.{op}: output_tensor_shape {padded} must have input_tensor's rank and hold its shape {list(shape)}"
