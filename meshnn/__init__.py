@@ -193,6 +193,7 @@ from meshnn.ops.norm.group_norm_params import (  # ttnn's group norm helpers (ho
     find_max_tile_span,
     get_group_norm_cores_across_channel,
 )
+from meshnn.ops.normalization import create_layer_norm_reciprocals  # ttnn's Welford table (host helper)
 from meshnn.ops.registry import (
     OpKind,
     attach_golden_function,
