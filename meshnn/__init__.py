@@ -16,6 +16,7 @@ from meshnn.device.core import (
     num_cores_to_corerangeset,
     num_cores_to_corerangeset_in_subcoregrids,
 )
+from meshnn.device.nd_shard import NdShardSpec, ShardDistributionStrategy
 from meshnn.device.work_split import grid_to_cores, split_work_to_cores
 from meshnn.distributed.context import end_all_ranks, get_context, launched_under_mpi, set_rank_rows
 from meshnn.distributed.world import (  # tt-run's split jobs (sub-contexts)
@@ -196,6 +197,7 @@ from meshnn.ops.norm.group_norm_params import (  # ttnn's group norm helpers (ho
     find_max_tile_span,
     get_group_norm_cores_across_channel,
 )
+from meshnn.ops.normalization import create_layer_norm_reciprocals  # ttnn's Welford table (host helper)
 from meshnn.ops.registry import (
     OpKind,
     attach_golden_function,

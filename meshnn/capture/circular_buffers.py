@@ -91,7 +91,7 @@ def estimate(
             continue
         layout = buffer.layout
         if layout.shard is not None and layout.buffer_type in (BufferType.L1, BufferType.L1_SMALL):
-            size = layout.shard.pages_per_shard * layout.page_size
+            size = layout.shard.pages_per_core * layout.page_size
             found.append(CircularBuffer(size, buffer.address(), _grid_text(layout.shard.spec.grid), True))
             continue
         pages = _block_pages(op, config, slot, len(inputs)) or STREAMING_PAGES

@@ -63,7 +63,7 @@ def device_tensor_rows(tensor: Any) -> list[tuple]:
 
 def _max_size_per_bank(mesh: Any, layout: Any) -> int:
     if layout.shard is not None:
-        return layout.shard.pages_per_shard * layout.page_size
+        return layout.shard.pages_per_core * layout.page_size
     banks = max(mesh.allocator.manager(layout.buffer_type).num_banks, 1)
     return math.ceil(layout.num_pages / banks) * layout.page_size
 

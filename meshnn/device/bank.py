@@ -115,7 +115,7 @@ class BankManager:
             if self.num_banks == 0:
                 raise MeshnnValueError(f"this device has no {self.buffer_type.name} banks")
             return self.num_banks, -(-layout.num_pages // self.num_banks) * aligned_page
-        shards = layout.shard.spec.num_cores()
+        shards = layout.shard.num_cores
         if shards > self.max_shards:
             raise MeshnnValueError(
                 f"Expected number of shards {shards} to be less than or equal to total number of "
@@ -123,7 +123,7 @@ class BankManager:
             )
         if self.core_grid is not None:
             self._check_cores(layout.shard.spec.grid.bounding_box().end)
-        return shards, layout.shard.pages_per_shard * aligned_page
+        return shards, layout.shard.pages_per_core * aligned_page
 
     def _check_cores(self, corner: CoreCoord) -> None:
         """A shard core outside the compute grid has no bank (tt-metal maps L1 banks to

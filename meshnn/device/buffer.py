@@ -4,7 +4,9 @@ A buffer is ``size`` bytes cut into pages of ``page_size`` bytes.  Interleaved b
 pages round-robin over all banks of their type: page ``p`` lives in bank ``p % num_banks`` at
 ``address + bank_offset[bank] + aligned_page_size * (p // num_banks)``.  Sharded buffers give each
 core of a :class:`ShardSpec` one shard (a block of the buffer's 2-D page grid), stored row-major
-in shard-page order at ``address + aligned_page_size * position_in_shard``.
+in shard-page order at ``address + aligned_page_size * position_in_shard``; N-D sharded buffers
+(:mod:`meshnn.device.nd_shard`) deal N-D shards to cores, several a core when there are more
+shards than cores.
 
 The bytes of a buffer live elsewhere (the mesh layer's slab) in host page order; this module only
 says where tt-metal would put each page.
@@ -16,11 +18,15 @@ import enum
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from meshnn.device.core import CoreCoord, CoreRangeSet
 from meshnn.errors import DeallocatedError, MeshnnTypeError, MeshnnValueError
+
+if TYPE_CHECKING:
+    from meshnn.device.nd_shard import NdShardSpecBuffer
 
 
 class BufferType(enum.Enum):
@@ -55,6 +61,7 @@ class TensorMemoryLayout(enum.Enum):
     HEIGHT_SHARDED = 2
     WIDTH_SHARDED = 3
     BLOCK_SHARDED = 4
+    ND_SHARDED = 5  # an N-D shard spec no 2-D layout can express (ttnn.NdShardSpec)
 
     @property
     def is_sharded(self) -> bool:
@@ -130,6 +137,19 @@ class ShardSpecBuffer:
         h, w = self.shape_in_pages
         return h * w
 
+    @property
+    def pages_per_core(self) -> int:
+        """Device pages every shard core reserves (one shard each)."""
+        return self.pages_per_shard
+
+    @property
+    def num_cores(self) -> int:
+        return self.spec.num_cores()
+
+    def dealt_cores(self) -> tuple[CoreCoord, ...]:
+        """The cores in the order shards are dealt to them."""
+        return tuple(self.spec.cores())
+
 
 @dataclass(frozen=True, slots=True)
 class BufferLayout:
@@ -139,7 +159,7 @@ class BufferLayout:
     page_size: int
     buffer_type: BufferType = BufferType.DRAM
     memory_layout: TensorMemoryLayout = TensorMemoryLayout.INTERLEAVED
-    shard: ShardSpecBuffer | None = None
+    shard: ShardSpecBuffer | NdShardSpecBuffer | None = None
 
     def __post_init__(self) -> None:
         for name in ("size", "page_size"):
@@ -162,7 +182,7 @@ class BufferLayout:
     @property
     def num_shards(self) -> int | None:
         """Cores the buffer is sharded over (its banks), or None when interleaved."""
-        return self.shard.spec.num_cores() if self.shard is not None else None
+        return self.shard.num_cores if self.shard is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +210,8 @@ def shard_page_grid(layout: BufferLayout) -> list[list[int]]:
     shard = layout.shard
     if shard is None:
         raise MeshnnValueError("an interleaved buffer has no shards")
+    if not isinstance(shard, ShardSpecBuffer):
+        return shard.core_pages()
     rows, cols = shard.tensor2d_shape_in_pages
     shard_h, shard_w = shard.shape_in_pages
     cores = shard.spec.cores()
@@ -222,6 +244,8 @@ def shard_position(layout: BufferLayout, page: int) -> tuple[int, int]:
     shard = layout.shard
     if shard is None:
         raise MeshnnValueError("an interleaved buffer has no shards")
+    if not isinstance(shard, ShardSpecBuffer):
+        return shard.position(page)
     cols = shard.tensor2d_shape_in_pages[1]
     shard_h, shard_w = shard.shape_in_pages
     if layout.memory_layout is TensorMemoryLayout.HEIGHT_SHARDED:
@@ -300,7 +324,7 @@ class Buffer:
             address = self._address + self._banks.bank_offsets[bank] + aligned * (page // self._banks.num_banks)
             return PageLocation(page, address, bank_id=bank)
         core_index, position = shard_position(self.layout, page)
-        core = self.layout.shard.spec.cores()[core_index]
+        core = self.layout.shard.dealt_cores()[core_index]
         return PageLocation(page, self._address + aligned * position, core=core)
 
     def __repr__(self) -> str:

@@ -68,7 +68,7 @@ def get_buffers(device: MeshDevice | list[MeshDevice]) -> list[BufferInfo]:
         for buffer in mesh.live_buffers():
             layout = buffer.layout
             banks = mesh.get_memory_view(layout.buffer_type).num_banks
-            pages = layout.shard.pages_per_shard if layout.shard is not None else -(-layout.num_pages // max(banks, 1))
+            pages = layout.shard.pages_per_core if layout.shard is not None else -(-layout.num_pages // max(banks, 1))
             size, device_id = pages * layout.page_size, mesh.get_device_ids()[0]
             rows.append(BufferInfo(device_id, buffer.address(), size, layout.buffer_type, layout.memory_layout))
     return rows

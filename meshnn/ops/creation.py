@@ -143,7 +143,10 @@ def _written(op: str, values, dims, dtype, layout, device: MeshDevice, memory_co
         if constant is not None and fill_device_tensor(target, constant):  # made on the device: no host copy
             return target
         _check_host_memory(op, dims)
-        copy_host_to_device_tensor(Tensor(values(), dtype, layout=layout), target)
+        host = Tensor(values(), dtype, layout=layout)
+        if target.spec.explicit_padded_shape is not None:  # a sharded row-major width padded to its shards
+            host = host.pad(list(target.padded_shape), [0] * len(dims), 0)
+        copy_host_to_device_tensor(host, target)
     except BaseException:
         deallocate(target)
         raise

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, TensorMemoryLayout
+from meshnn.device.core import CoreRangeSet
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.op_keywords import Keyword, optional, ttnn_keywords
 from meshnn.ops import goldens
@@ -24,6 +28,7 @@ from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
+from meshnn.tensor.interop import from_torch
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
@@ -195,3 +200,23 @@ def rms_norm(
         centred=False,
         configs=configs,
     )
+
+
+def create_layer_norm_reciprocals(device: object, core_range_set: CoreRangeSet, width: int) -> Tensor:
+    """``ttnn.create_layer_norm_reciprocals``: 1/1 ... 1/``width`` (float32, ROW_MAJOR), one row a
+    core of ``core_range_set``, HEIGHT_SHARDED in L1 (a (1, width) shard each) on ``device``: the
+    table ttnn's Welford layer norm reads as ``recip_tensor=`` (width: the shard width of a sharded
+    input, else the input's width)."""
+    if not isinstance(core_range_set, CoreRangeSet):
+        raise MeshnnTypeError(
+            f"create_layer_norm_reciprocals: core_range_set must be a CoreRangeSet, got {core_range_set!r}"
+        )
+    if isinstance(width, bool) or not isinstance(width, int) or width <= 0:
+        raise MeshnnValueError(f"create_layer_norm_reciprocals: width must be a positive int, got {width!r}")
+    import torch  # ttnn's helper builds its table with torch, as this one does
+
+    cores = core_range_set.num_cores()
+    table = torch.from_numpy(np.tile(1.0 / np.arange(1, width + 1, dtype=np.float32), (cores, 1)))
+    shards = ShardSpec(core_range_set, (1, width), ShardOrientation.ROW_MAJOR)
+    config = MemoryConfig(TensorMemoryLayout.HEIGHT_SHARDED, BufferType.L1, shards)
+    return from_torch(table, dtype=DataType.FLOAT32, layout=Layout.ROW_MAJOR, device=device, memory_config=config)

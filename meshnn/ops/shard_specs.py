@@ -22,8 +22,13 @@ from meshnn.tensor.spec import MemoryConfig, TensorSpec
 
 
 def needs_shard_spec(config: object) -> bool:
-    """Whether ``config`` is a sharded MemoryConfig without a shard spec."""
-    return isinstance(config, MemoryConfig) and config.is_sharded() and config.shard_spec is None
+    """Whether ``config`` is a sharded MemoryConfig without a shard spec (2-D or N-D)."""
+    return (
+        isinstance(config, MemoryConfig)
+        and config.is_sharded()
+        and config.shard_spec is None
+        and config.given_nd_shard_spec is None
+    )
 
 
 def derive_shard_spec(

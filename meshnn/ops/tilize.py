@@ -105,7 +105,8 @@ def tilize_with_val_padding(
     tensor = _row_major_input(op, input_tensor)
     padded = int_list(op, "output_tensor_shape", output_tensor_shape)
     shape = tuple(tensor.shape)
-    if len(padded) != len(shape) or any(p < s for p, s in zip(padded, shape, strict=True)):
+    view = shape if len(shape) >= 2 else (1, shape[0] if shape else 1)  # a scalar or a row as its 2-D view
+    if len(padded) != len(view) or any(p < s for p, s in zip(padded, view, strict=True)):
         raise MeshnnValueError(
             f"ttnn.{op}: output_tensor_shape {padded} must have input_tensor's rank and hold its shape {list(shape)}"
         )
@@ -121,11 +122,18 @@ def tilize_with_val_padding(
         shape, base.dtype, Layout.TILE, tile=base.tile, memory_config=base.memory_config, padded_shape=padded
     )
     if spec.explicit_padded_shape is None:  # the tiles' own padding, holding pad_value
+        rows = (-1, *shape) if shape else (-1, 1)  # a scalar's values as one-element rows, one a device
         return rearranged(
-            op, tensor, spec, lambda x: np.asarray(x, np.float32) if spec.dtype.is_float else x, tile_pad=pad_value
+            op,
+            tensor,
+            spec,
+            lambda x: np.asarray(x, np.float32 if spec.dtype.is_float else x.dtype).reshape(rows),
+            tile_pad=pad_value,
         )
-    widths = [(0, 0)] + [(0, p - s) for p, s in zip(padded, shape, strict=True)]
-    return rearranged(op, tensor, spec, lambda x: np.pad(x, widths, constant_values=pad_value), new_values=True)
+    widths = [(0, 0)] + [(0, p - s) for p, s in zip(padded, view, strict=True)]
+    return rearranged(
+        op, tensor, spec, lambda x: np.pad(x.reshape(-1, *view), widths, constant_values=pad_value), new_values=True
+    )
 
 
 @register(

@@ -1,6 +1,6 @@
-"""Where a device tensor lives: ``ttnn.MemoryConfig`` (DRAM or L1, interleaved or HEIGHT / WIDTH /
-BLOCK sharded with a ShardSpec), ttnn's named configs, and ``create_sharded_memory_config`` (cutting
-a shape over a core grid).
+"""Where a device tensor lives: ``ttnn.MemoryConfig`` (DRAM or L1, interleaved, HEIGHT / WIDTH /
+BLOCK sharded with a ShardSpec or N-D sharded with an NdShardSpec), ttnn's named configs, and
+``create_sharded_memory_config`` (cutting a shape over a core grid).
 
 Layer: tensor.  Imports errors and device only.
 """
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, TensorMemoryLayout
 from meshnn.device.core import CoreGrid, CoreRange, CoreRangeSet
+from meshnn.device.nd_shard import NdShardSpec, ShardDistributionStrategy
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 
 
@@ -25,15 +26,59 @@ class ShardStrategy(enum.Enum):
     BLOCK = 2
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class MemoryConfig:
-    """Where a device tensor lives: DRAM or L1, interleaved or sharded (``ttnn.MemoryConfig``)."""
+    """Where a device tensor lives: DRAM or L1, interleaved or sharded (``ttnn.MemoryConfig``).
 
-    memory_layout: TensorMemoryLayout = TensorMemoryLayout.INTERLEAVED
-    buffer_type: BufferType = BufferType.DRAM
-    shard_spec: ShardSpec | None = None
+    Two forms, as ttnn's: ``MemoryConfig(memory_layout, buffer_type, shard_spec)`` (2-D sharding)
+    and ``MemoryConfig(buffer_type, nd_shard_spec)`` (N-D sharding: ND_SHARDED, or INTERLEAVED
+    when ``nd_shard_spec`` is None).  A tensor's spec fills in the 2-D form of an N-D spec when
+    one exists (its layout then reads HEIGHT / WIDTH / BLOCK_SHARDED, with a ``shard_spec``);
+    equality compares the spec a config was made with (both, when the two forms meet), so a
+    tensor's config equals the one it was asked for.
+    """
 
-    def __post_init__(self) -> None:
+    memory_layout: TensorMemoryLayout
+    buffer_type: BufferType
+    shard_spec: ShardSpec | None
+    given_nd_shard_spec: NdShardSpec | None
+    """The N-D spec this config was made with or given by a tensor spec, else None."""
+    created_with_nd_shard_spec: bool
+
+    def __init__(
+        self,
+        memory_layout: TensorMemoryLayout | BufferType = TensorMemoryLayout.INTERLEAVED,
+        buffer_type: BufferType | NdShardSpec = BufferType.DRAM,
+        shard_spec: ShardSpec | None = None,
+        nd_shard_spec: NdShardSpec | None = None,
+        *,
+        created_with_nd_shard_spec: bool | None = None,
+    ) -> None:
+        if isinstance(memory_layout, BufferType):  # MemoryConfig(buffer_type, nd_shard_spec)
+            if isinstance(buffer_type, NdShardSpec) and nd_shard_spec is None:
+                nd_shard_spec = buffer_type
+            elif buffer_type is not BufferType.DRAM or shard_spec is not None:
+                raise MeshnnTypeError(
+                    f"MemoryConfig(buffer_type, nd_shard_spec) takes a BufferType and an NdShardSpec, got "
+                    f"{memory_layout!r}, {buffer_type!r}"
+                )
+            memory_layout, buffer_type = TensorMemoryLayout.INTERLEAVED, memory_layout
+        if nd_shard_spec is not None and not isinstance(nd_shard_spec, NdShardSpec):
+            raise MeshnnTypeError(f"nd_shard_spec must be an NdShardSpec, got {nd_shard_spec!r}")
+        if created_with_nd_shard_spec is None:  # a form ttnn's users write
+            created_with_nd_shard_spec = nd_shard_spec is not None
+            if nd_shard_spec is not None:
+                if memory_layout is not TensorMemoryLayout.INTERLEAVED or shard_spec is not None:
+                    raise MeshnnValueError("an nd_shard_spec is given as MemoryConfig(buffer_type, nd_shard_spec)")
+                memory_layout = TensorMemoryLayout.ND_SHARDED
+        object.__setattr__(self, "memory_layout", memory_layout)
+        object.__setattr__(self, "buffer_type", buffer_type)
+        object.__setattr__(self, "shard_spec", shard_spec)
+        object.__setattr__(self, "given_nd_shard_spec", nd_shard_spec)
+        object.__setattr__(self, "created_with_nd_shard_spec", bool(created_with_nd_shard_spec))
+        self._validate()
+
+    def _validate(self) -> None:
         if not isinstance(self.memory_layout, TensorMemoryLayout):
             raise MeshnnTypeError(f"memory_layout must be a TensorMemoryLayout, got {self.memory_layout!r}")
         if not isinstance(self.buffer_type, BufferType) or self.buffer_type is BufferType.SYSTEM_MEMORY:
@@ -42,6 +87,37 @@ class MemoryConfig:
             raise MeshnnTypeError(f"shard_spec must be a ShardSpec, got {self.shard_spec!r}")
         if self.shard_spec is not None and not self.memory_layout.is_sharded:
             raise MeshnnValueError("an INTERLEAVED MemoryConfig takes no shard_spec")
+        if self.memory_layout is TensorMemoryLayout.ND_SHARDED and self.given_nd_shard_spec is None:
+            raise MeshnnValueError("an ND_SHARDED MemoryConfig needs an nd_shard_spec")
+        if self.memory_layout is TensorMemoryLayout.ND_SHARDED and self.shard_spec is not None:
+            raise MeshnnValueError("an ND_SHARDED MemoryConfig takes no 2-D shard_spec")
+
+    @property
+    def nd_shard_spec(self) -> NdShardSpec | None:
+        """The N-D spec: the one given, else the 2-D shard spec's own (its shape as a 2-D shard;
+        BLOCK_SHARDED deals it GRID_2D), else None."""
+        if self.given_nd_shard_spec is not None or self.shard_spec is None:
+            return self.given_nd_shard_spec
+        spec = self.shard_spec
+        block = self.memory_layout is TensorMemoryLayout.BLOCK_SHARDED
+        strategy = ShardDistributionStrategy.GRID_2D if block else ShardDistributionStrategy.ROUND_ROBIN_1D
+        return NdShardSpec(spec.shape, spec.grid, spec.orientation, strategy)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MemoryConfig):
+            return NotImplemented
+        if self.buffer_type is not other.buffer_type or self.memory_layout is not other.memory_layout:
+            return False
+        if self.created_with_nd_shard_spec and other.created_with_nd_shard_spec:
+            return self.given_nd_shard_spec == other.given_nd_shard_spec
+        if not self.created_with_nd_shard_spec and not other.created_with_nd_shard_spec:
+            return self.shard_spec == other.shard_spec
+        return self.shard_spec == other.shard_spec and self.nd_shard_spec == other.nd_shard_spec
+
+    def __hash__(self) -> int:
+        authority = self.given_nd_shard_spec if self.created_with_nd_shard_spec else self.shard_spec
+        grid = None if authority is None else (authority.grid, authority.orientation)
+        return hash((self.memory_layout, self.buffer_type, grid))
 
     def is_sharded(self) -> bool:
         return self.memory_layout.is_sharded
@@ -52,10 +128,14 @@ class MemoryConfig:
 
     def __repr__(self) -> str:
         spec = "std::nullopt" if self.shard_spec is None else repr(self.shard_spec)
-        return (
+        text = (
             f"MemoryConfig(memory_layout=TensorMemoryLayout::{self.memory_layout.name},"
-            f"buffer_type=BufferType::{self.buffer_type.name},shard_spec={spec})"
+            f"buffer_type=BufferType::{self.buffer_type.name},shard_spec={spec}"
         )
+        if self.given_nd_shard_spec is None:
+            return text + ")"
+        created = int(self.created_with_nd_shard_spec)
+        return f"{text},nd_shard_spec={self.given_nd_shard_spec!r},created_with_nd_shard_spec={created})"
 
 
 DRAM_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.INTERLEAVED, BufferType.DRAM)

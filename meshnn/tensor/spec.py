@@ -29,10 +29,12 @@ from meshnn.device.buffer import (
     TensorMemoryLayout,
 )
 from meshnn.device.core import CoreGrid, CoreRange, CoreRangeSet
+from meshnn.device.nd_shard import NdShardSpec, NdShardSpecBuffer, shape_in_pages
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import DEFAULT_TILE, Layout, Tile, padded_shape, physical_shape
 from meshnn.tensor.memory_config import MemoryConfig, ShardStrategy, create_sharded_memory_config, grid_of
+from meshnn.tensor.nd_sharding import across_dims_config, check_nd_shard, legacy_form, nd_form
 
 EMPTY_PAGE_SIZE = 4  # bytes of the one page a zero-volume tensor reports
 
@@ -106,7 +108,10 @@ class TensorSpec:
         memory_config: MemoryConfig | None = None,
         *,
         padded_shape: Sequence[int] | None = None,
+        nd_shard_spec: NdShardSpec | None = None,
     ) -> None:
+        if isinstance(buffer_type, NdShardSpec) or nd_shard_spec is not None:
+            buffer_type, tile, memory_config = nd_form(buffer_type, tile, memory_config, nd_shard_spec)
         if not isinstance(dtype, DataType):
             raise MeshnnTypeError(f"dtype must be a DataType, got {dtype!r}")
         if not isinstance(layout, Layout):
@@ -127,16 +132,24 @@ class TensorSpec:
         object.__setattr__(self, "_derived", {})
         object.__setattr__(self, "explicit_padded_shape", self._checked_padding(padded_shape or self._aligned()))
         self._validate_sharding()
+        if memory_config.memory_layout is TensorMemoryLayout.ND_SHARDED:
+            filled = legacy_form(memory_config, self.padded_shape, self.physical_shape)
+            if filled is not None:  # an N-D spec a 2-D layout expresses reads as that layout
+                object.__setattr__(self, "memory_config", filled)
+                self._derived.clear()
 
     # ------------------------------------------------------------------------------ shapes
 
     def _aligned(self) -> tuple[int, ...] | None:
         """ttnn's default alignment of a sharded ROW_MAJOR tensor: its width padded to a multiple of
         the shard width (tt-metal's RowMajorPageConfig alignment); None when it already is one."""
-        spec = self.memory_config.shard_spec
-        if self.layout is not Layout.ROW_MAJOR or spec is None or len(self.shape) == 0:
+        config = self.memory_config
+        shard_width = config.shard_spec.shape[1] if config.shard_spec is not None else None
+        if shard_width is None and config.given_nd_shard_spec is not None:
+            shard_width = config.given_nd_shard_spec.shard_shape[-1]
+        if self.layout is not Layout.ROW_MAJOR or shard_width is None or len(self.shape) == 0:
             return None
-        width, shard_width = self.shape[-1], spec.shape[1]
+        width = self.shape[-1]
         if shard_width <= 0 or width % shard_width == 0:
             return None
         return (*self.shape[:-1], -(-width // shard_width) * shard_width)
@@ -219,6 +232,8 @@ class TensorSpec:
             TensorMemoryLayout.BLOCK_SHARDED,
         ):
             return (1, config.shard_spec.shape[1])
+        if config.is_sharded() and config.nd_shard_spec is not None:
+            return (1, config.nd_shard_spec.shard_shape[-1])
         return (1, self.physical_shape[1])
 
     @property
@@ -250,8 +265,13 @@ class TensorSpec:
 
     packed_size = property(compute_packed_buffer_size_bytes)
 
-    def shard_spec_buffer(self) -> ShardSpecBuffer | None:
-        spec = self.memory_config.shard_spec
+    def shard_spec_buffer(self) -> ShardSpecBuffer | NdShardSpecBuffer | None:
+        config = self.memory_config
+        if config.memory_layout is TensorMemoryLayout.ND_SHARDED:
+            assert config.given_nd_shard_spec is not None
+            pages = shape_in_pages(self.padded_shape or (1,), self.page_shape)
+            return NdShardSpecBuffer(config.given_nd_shard_spec, self.page_shape, pages)
+        spec = config.shard_spec
         if spec is None:
             return None
         (h, w), (ph, pw) = self.physical_shape, self.page_shape
@@ -272,6 +292,11 @@ class TensorSpec:
     def _validate_sharding(self) -> None:
         config = self.memory_config
         if not config.is_sharded():
+            return
+        if config.given_nd_shard_spec is not None and config.created_with_nd_shard_spec:
+            check_nd_shard(config.given_nd_shard_spec, self.padded_shape, self.layout, self.tile)
+            self.shard_spec_buffer()  # raises when the shards cannot be dealt (GRID_2D)
+            self.num_pages  # noqa: B018 - raises when the physical size is not a whole number of pages
             return
         spec = config.shard_spec
         if spec is None:
@@ -330,6 +355,23 @@ class TensorSpec:
     ) -> TensorSpec:
         spec = ShardSpec(grid_of(core_grid), tuple(shard_shape), orientation)  # type: ignore[arg-type]
         return self.with_memory_config(MemoryConfig(memory_layout, buffer_type, spec))
+
+    def sharded_across_dims(
+        self, dims: Sequence[int], grid: CoreRangeSet, orientation: ShardOrientation = ShardOrientation.ROW_MAJOR
+    ) -> TensorSpec:
+        """N-D sharded: a shard of 1 in ``dims``, the whole padded tensor elsewhere."""
+        return self._across_dims((dims, False, grid_of(grid), orientation))
+
+    def sharded_across_dims_except(
+        self, dims: Sequence[int], grid: CoreRangeSet, orientation: ShardOrientation = ShardOrientation.ROW_MAJOR
+    ) -> TensorSpec:
+        """N-D sharded: the whole padded tensor in ``dims``, a shard of 1 elsewhere."""
+        return self._across_dims((dims, True, grid_of(grid), orientation))
+
+    def _across_dims(self, placement) -> TensorSpec:
+        buffer_type = self.memory_config.buffer_type
+        config = across_dims_config(self.padded_shape, self.layout, self.tile, self.dtype, buffer_type, placement)
+        return self.with_memory_config(config)
 
     def height_sharded(self, core_grid: CoreGrid | CoreRangeSet) -> TensorSpec:
         shape = (self.physical_shape[0], *self.shape[-1:]) if self.shape else (1,)

@@ -173,3 +173,23 @@ def test_a_shard_shape_given_for_col_major_is_read_width_first_as_ttnn_reads_it(
         given, ttnn.CoreGrid(y=2, x=4), strategy, orientation, use_height_and_width_as_shard_shape=True
     )
     assert tuple(config.shard_spec.shape) == shard and config.shard_spec.orientation is orientation
+
+
+@pytest.mark.parametrize("dtype, value", [(ttnn.float32, 1.5), (ttnn.int32, -7)])
+def test_tilize_with_val_padding_of_a_scalar_and_a_row_pads_their_2d_view(open_mesh, dtype, value):
+    mesh = open_mesh((1, 1))
+    torch_dtype = torch.float32 if dtype == ttnn.float32 else torch.int32
+    scalar = ttnn.from_torch(torch.tensor(value, dtype=torch_dtype), dtype=dtype, device=mesh)
+    tiled = ttnn.tilize_with_val_padding(scalar, [32, 32], 42)
+    assert tuple(tiled.shape) == () and tuple(tiled.padded_shape) == (32, 32)
+    expected = torch.full((32, 32), 42, dtype=torch_dtype)
+    expected[0, 0] = value
+    assert torch.equal(tiled.cpu().to_torch_with_padded_shape(), expected)
+    row = ttnn.from_torch(torch.arange(5, dtype=torch_dtype), dtype=dtype, device=mesh)
+    padded = ttnn.tilize_with_val_padding(row, [32, 64], 3)
+    assert tuple(padded.shape) == (5,) and tuple(padded.padded_shape) == (32, 64)
+    expected = torch.full((32, 64), 3, dtype=torch_dtype)
+    expected[0, :5] = torch.arange(5)
+    assert torch.equal(padded.cpu().to_torch_with_padded_shape(), expected)
+    with pytest.raises(ttnn.MeshnnError, match="hold its shape"):
+        ttnn.tilize_with_val_padding(row, [32, 4], 3)

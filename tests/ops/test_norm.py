@@ -273,3 +273,23 @@ def test_distributed_layer_norm_sharded_form(meshes):
     mean, var = whole.mean(-1, keepdims=True), whole.var(-1, keepdims=True)
     ref = (parts[1] - mean) / np.sqrt(var + 1e-5)
     assert_within(ttnn.to_numpy(out).astype(np.float64), ref, float32_error(np.abs(ref) + 10, 600))
+
+
+def test_layer_norm_reciprocals_are_a_height_sharded_float32_table_one_row_a_core(open_mesh):
+    mesh = open_mesh((1, 1))
+    cores = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(2, 1))})
+    table = ttnn.create_layer_norm_reciprocals(mesh, cores, 24)
+    config = table.memory_config()
+    assert config.memory_layout == ttnn.TensorMemoryLayout.HEIGHT_SHARDED and config.buffer_type == ttnn.BufferType.L1
+    assert config.shard_spec.shape == (1, 24) and table.dtype == ttnn.float32 and table.layout == ttnn.ROW_MAJOR_LAYOUT
+    expected = (1.0 / torch.arange(1, 25, dtype=torch.float32)).repeat(6, 1)
+    assert torch.equal(ttnn.to_torch(table), expected)
+    x = torch.randn(32, 24, dtype=torch.float32)
+    device_x = ttnn.from_torch(x, layout=ttnn.TILE_LAYOUT, device=mesh)
+    assert torch.equal(
+        ttnn.to_torch(ttnn.layer_norm(device_x, recip_tensor=table)), ttnn.to_torch(ttnn.layer_norm(device_x))
+    )
+    with pytest.raises(ttnn.MeshnnError, match="width must be a positive int"):
+        ttnn.create_layer_norm_reciprocals(mesh, cores, 0)
+    with pytest.raises(ttnn.MeshnnError, match="must be a CoreRangeSet"):
+        ttnn.create_layer_norm_reciprocals(mesh, ttnn.CoreCoord(0, 0), 24)

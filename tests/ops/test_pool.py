@@ -178,3 +178,14 @@ def test_rotate_by_quarter_turns_and_fill(device, mode):
     exact_equal(same, x, "rotate by 0")
     moved = ttnn.to_numpy(ttnn.rotate(_on(device, x), 45.0, center=(0.5, 0.5), fill=7.0)).astype(np.float64)
     assert moved[0, 0, 0, 0] == x[0, 0, 0, 0] and (moved[0, 5, 0] == 7.0).all()  # the far corner is outside
+
+
+def test_config_tensor_in_dram_is_checked_and_changes_no_value(device):
+    x = _image(1, 8, 8, 16)
+    args = (1, 8, 8, 16, (2, 2), (2, 2), (0, 0))
+    for pool, extra in ((ttnn.avg_pool2d, ()), (ttnn.max_pool2d, ((1, 1),))):
+        plain = ttnn.to_torch(pool(_on(device, x), *args, *extra))
+        in_dram = ttnn.to_torch(pool(_on(device, x), *args, *extra, config_tensor_in_dram=True))
+        assert torch.equal(plain, in_dram)
+        with pytest.raises(ttnn.MeshnnError, match="config_tensor_in_dram"):
+            pool(_on(device, x), *args, *extra, config_tensor_in_dram="yes")

@@ -1385,6 +1385,15 @@ def written() -> list[Case]:
     row("ShardSpec", "grid is a CoreRange list", lambda e: ttnn.ShardSpec("grid", (32, 32)), TYPE, "grid")
     row("ShardSpec", "shape of one value", lambda e: ttnn.ShardSpec(e.grid, (32,)), VALUE, "shape")
     row("ShardSpec", "negative shape", lambda e: ttnn.ShardSpec(e.grid, (32, -32)), VALUE, "shape")
+    row("NdShardSpec", "a zero in the shard shape", lambda e: ttnn.NdShardSpec([0, 32], e.grid), VALUE, "shard_shape")
+    row("NdShardSpec", "grid is a CoreRange", lambda e: ttnn.NdShardSpec([32, 32], "grid"), TYPE, "grid")
+    row(
+        "create_layer_norm_reciprocals",
+        "width of zero",
+        lambda e: ttnn.create_layer_norm_reciprocals(e.mesh, e.grid, 0),
+        VALUE,
+        "width",
+    )
     row("CoreCoord", "negative", lambda e: ttnn.CoreCoord(-1, 0), VALUE, "x|CoreCoord")
     row("CoreCoord", "strings", lambda e: ttnn.CoreCoord("0", 0), TYPE, "x|CoreCoord")
     row("CoreGrid", "zero", lambda e: ttnn.CoreGrid(x=0, y=2), VALUE, "x|CoreGrid")

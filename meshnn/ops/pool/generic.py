@@ -104,6 +104,7 @@ def max_pool2d(
     return_indices: bool = False,
     dtype: DataType = DataType.BFLOAT16,
     output_layout: Layout = Layout.ROW_MAJOR,
+    config_tensor_in_dram: bool = False,
 ):
     """The max over each window (see the module's text); with ``return_indices`` also the
     indices of the maxima (``[output, indices]``)."""
@@ -113,6 +114,7 @@ def max_pool2d(
     for name, value in (("deallocate_input", deallocate_input), ("reallocate_halo_output", reallocate_halo_output)):
         flag(op, name, value)
     flag(op, "return_indices", return_indices)
+    flag(op, "config_tensor_in_dram", config_tensor_in_dram)  # where the kernels' config table lives
     tensor = pool_input(op, input_tensor)
     flat_input(op, tuple(tensor.shape), window, c)
     shape = (1, 1, window.batch * window.out_height * window.out_width, c)
@@ -120,6 +122,7 @@ def max_pool2d(
     if return_indices:
         specs.append(pool_spec(op, tensor, shape, DataType.UINT16, Layout.ROW_MAJOR, memory_config))
     attrs = {"applied_shard_scheme": applied_shard_scheme, "memory_config": specs[0].memory_config}
+    attrs["config_tensor_in_dram"] = config_tensor_in_dram
     outs = run_pool(op, [tensor], specs, _max(window, c, return_indices), attrs)
     if deallocate_input:
         tensor.deallocate()
@@ -170,6 +173,7 @@ def avg_pool2d(
     reallocate_halo_output: bool = True,
     dtype: DataType = DataType.BFLOAT16,
     output_layout: Layout = Layout.ROW_MAJOR,
+    config_tensor_in_dram: bool = False,
 ) -> Tensor:
     """The mean over each window (see the module's text)."""
     op = "avg_pool2d"
@@ -181,6 +185,7 @@ def avg_pool2d(
         positive(op, "divisor_override", divisor_override)
     for name, value in (("deallocate_input", deallocate_input), ("reallocate_halo_output", reallocate_halo_output)):
         flag(op, name, value)
+    flag(op, "config_tensor_in_dram", config_tensor_in_dram)  # where the kernels' config table lives
     check_compute_kernel_config(op, compute_kernel_config)
     tensor = pool_input(op, input_tensor)
     flat_input(op, tuple(tensor.shape), window, c)
@@ -188,6 +193,7 @@ def avg_pool2d(
     spec = pool_spec(op, tensor, shape, dtype, output_layout, memory_config)
     attrs = {"applied_shard_scheme": applied_shard_scheme, "memory_config": spec.memory_config}
     attrs["compute_kernel_config"] = compute_kernel_config
+    attrs["config_tensor_in_dram"] = config_tensor_in_dram
     out = run_pool(op, [tensor], [spec], _avg(window, c, count_include_pad, divisor_override), attrs)[0]
     if deallocate_input:
         tensor.deallocate()
