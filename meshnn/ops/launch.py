@@ -130,7 +130,7 @@ def _cached(mesh: MeshDevice, program: tuple, program_key: tuple | None, semapho
     op, inputs, outputs, attrs = program
     if semaphores:
         attrs = {**(attrs or {}), "use_l1_small_for_semaphores": bool(recorded().get("use_l1_small_for_semaphores"))}
-    entries = mesh.num_program_cache_entries()
+    entries = mesh.num_program_cache_entries() if semaphores else 0
     if program_key is None:
         program_key = remember(mesh, op, inputs, outputs, attrs)
     else:
