@@ -18,6 +18,18 @@ block links.
 Addresses given to and returned by the public methods are absolute (``offset`` included);
 block-table addresses are relative to ``offset``, as tt-metal reports them.
 
+A free undone by the same allocation (an op's output dropped, then the next op's output of the
+same size: every tiny op of a loop) is not done twice.  When :meth:`FreeList.free` frees the
+last allocation :meth:`FreeList.allocate` made, nothing having changed since, and that allocation
+took the start of its free block (bottom-up always; top-down when the block fitted exactly), the
+free is *parked*: the block leaves the allocations and their byte count at once, and its merge
+with the free rest waits.  An allocation of the same bytes and direction takes it back: first
+fit over the same free ranges picks the same block, and the free and the allocation undone
+would leave every block, id, link and index entry as they are now (the rest's id spared by the
+merge is the one the split takes back), so nothing is done.  Anything else does the merge first
+(:meth:`FreeList._settle`); what it reads or returns is what the free and the allocation done in
+full give.
+
 Layers: imports only :mod:`meshnn.errors` (and the free list's index beside it).
 """
 
@@ -73,6 +85,8 @@ class FreeList(FreeBlockIndex):
         self._spare: list[int] = []  # ids of merged-away blocks, reused last first
         self._allocated: dict[int, int] = {}  # absolute address -> block id
         self._allocated_bytes = 0
+        self._undo: tuple[int, int, int, bool] | None = None  # the last allocation, while its free would be parked
+        self._parked: tuple[int, int, int, bool] | None = None  # that allocation, freed, its merge not yet done
         self._clear_index()
         self._index_add(0, 0, self.size)
 
@@ -111,6 +125,15 @@ class FreeList(FreeBlockIndex):
         need = -(-(size if size > minimum else minimum) // alignment) * alignment
         if need > self.size:
             return None
+        parked = self._parked
+        if parked is not None:
+            if parked[1] == need and parked[3] == bottom_up:  # the free undone (see the module's text)
+                address, _, bid, _ = self._undo = parked
+                self._parked = None
+                self._allocated[address] = bid
+                self._allocated_bytes += need
+                return address
+            self._settle()
         leaf = self._find_leaf(need, bottom_up)
         if leaf == NO_BLOCK:
             return None
@@ -118,11 +141,17 @@ class FreeList(FreeBlockIndex):
         if bottom_up:
             for at, bid in enumerate(bids):
                 if sizes[bid] >= need:
-                    return self._take(leaf, at, bid, need, 0)
+                    address = self._take(leaf, at, bid, need, 0)
+                    self._undo = (address, need, bid, True)
+                    return address
         else:
             for at in range(len(bids) - 1, -1, -1):
-                if sizes[bids[at]] >= need:
-                    return self._take(leaf, at, bids[at], need, sizes[bids[at]] - need)
+                bid = bids[at]
+                if sizes[bid] >= need:
+                    rest = sizes[bid] - need
+                    address = self._take(leaf, at, bid, need, rest)
+                    self._undo = None if rest else (address, need, bid, False)
+                    return address
         raise AssertionError("search index out of step with the free blocks")
 
     def allocate_at(self, address: int, size: int) -> int | None:
@@ -134,6 +163,8 @@ class FreeList(FreeBlockIndex):
         start = address - self.offset
         if start < 0 or start % self.alignment or start + need > self.size:
             return None
+        self._settle()
+        self._undo = None
         for leaf in range(start >> self._shift, -1, -1):
             chunk = self._chunks[leaf]
             at = -1 if chunk is None else bisect_right(chunk.addresses, start) - 1
@@ -183,9 +214,28 @@ class FreeList(FreeBlockIndex):
             raise InvalidFreeError(
                 f"address {address} is not allocated (a double free, or an address never handed out)"
             )
+        self._allocated_bytes -= self._size[bid]
+        undo = self._undo
+        self._undo = None
+        if undo is not None and undo[0] == address:
+            self._parked = undo  # (nothing was parked: the allocation it undoes came after any park)
+            return
+        if self._parked is not None:
+            self._settle()
+        self._merge(bid)
+
+    def _settle(self) -> None:
+        """Do the merge of a parked free (see the module's text), if one waits."""
+        parked = self._parked
+        if parked is not None:
+            self._parked = None
+            self._merge(parked[2])
+
+    def _merge(self, bid: int) -> None:
+        """Make freed block ``bid`` (out of the allocations already) free, merged with its free
+        neighbours, and index it."""
         addrs, sizes, prevs, nexts, used = self._addr, self._size, self._prev, self._next, self._used
         size = sizes[bid]
-        self._allocated_bytes -= size
         prev, nxt = prevs[bid], nexts[bid]
         merge_prev = prev != NO_BLOCK and not used[prev]
         merge_next = nxt != NO_BLOCK and not used[nxt]
@@ -240,6 +290,7 @@ class FreeList(FreeBlockIndex):
 
     def statistics(self) -> Statistics:
         """Totals per bank; with nothing allocated the whole range counts as free (as tt-metal)."""
+        self._settle()
         if not self._allocated:
             return Statistics(self.size, 0, self.size, self.size)
         return Statistics(
@@ -251,6 +302,7 @@ class FreeList(FreeBlockIndex):
 
     def block_table(self) -> list[dict[str, str]]:
         """tt-metal's memory block table: one dict of strings per live block, by block id."""
+        self._settle()
         unsigned = (1 << 64) - 1
 
         def ref(bid: int) -> str:
@@ -271,6 +323,7 @@ class FreeList(FreeBlockIndex):
 
     def free_blocks(self) -> list[tuple[int, int]]:
         """``(absolute address, bytes)`` of every free block, by address."""
+        self._settle()
         return [
             (address + self.offset, self._size[bid])
             for chunk in self._chunks

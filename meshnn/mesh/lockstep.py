@@ -118,7 +118,7 @@ class LockstepAllocation:
         :meth:`forget_buffer` of the key returned.  Single dict operations, atomic under the
         interpreter lock: any thread may register and forget."""
         key = next(self._buffer_keys)
-        self._owners[key] = (buffer_type.value, address, weakref.ref(buffer))
+        self._owners[key] = (buffer_type._value_, address, weakref.ref(buffer))  # (_value_: no descriptor call)
         return key
 
     def forget_buffer(self, key: int) -> None:

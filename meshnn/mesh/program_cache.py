@@ -23,6 +23,7 @@ class ProgramCache:
     def _start_program_cache(self) -> None:
         self.program_cache_enabled = True
         self._programs: set[object] = set()
+        self._last_recorded: object = None  # the key recorded last, in the set since (see record_program)
         self._held: dict[object, Sequence] = {}  # key -> what a cached program owns (each item has a .buffer)
 
     def enable_program_cache(self) -> None:
@@ -34,6 +35,7 @@ class ProgramCache:
 
     def clear_program_cache(self) -> None:
         self._programs.clear()
+        self._last_recorded = None
         held, self._held = self._held, {}
         for items in held.values():
             for item in items:
@@ -42,6 +44,7 @@ class ProgramCache:
     def forget_program(self, key: object) -> None:
         """Drop the entry ``key`` (a program whose making failed after it was noted)."""
         self._programs.discard(key)
+        self._last_recorded = None
 
     def held_by_program(self, key: object, make: Callable[[], Sequence]) -> Sequence:
         """What the cached program ``key`` owns on the device: ``make()``'s items (each with a
@@ -59,9 +62,13 @@ class ProgramCache:
         return [i.buffer for items in self._held.values() for i in items if i.buffer.is_allocated()]
 
     def record_program(self, key: object) -> None:
-        """Note a program in the cache (while enabled): ``key`` is what ttnn hashes a program by."""
-        if self.program_cache_enabled:
+        """Note a program in the cache (while enabled): ``key`` is what ttnn hashes a program by.
+        The very key noted last (an op launched again and again with the key its plan made once)
+        is in the set already, unless the cache was cleared or the key dropped since: its specs'
+        hashes are not taken again."""
+        if self.program_cache_enabled and key is not self._last_recorded:
             self._programs.add(key)
+            self._last_recorded = key
 
     @contextlib.contextmanager
     def parts_of_one_program(self) -> Iterator[None]:

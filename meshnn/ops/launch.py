@@ -11,22 +11,23 @@ Every op follows the same steps:
    so its kernel sees the slab rows of all of them at once and computes with one numpy call
    (:mod:`meshnn.ops.values` decodes and encodes them).
 
-This module holds :func:`launch` (steps 2 and 3) and the program it runs (:class:`_Run`).  Launch's
-further keywords: ``trace_bytes``, the op's dispatch-command bytes per device in a trace, when the op
-has its own figure (None: the trace's); ``waits``, the run may wait for another queue's work
-(``MeshWorkload.waits``); ``repeat_key``, the outputs are a function of the inputs' bytes and this key
-alone, written whole (``Program.repeat_key``); ``program_key``, the op's program-cache key
-(:func:`~meshnn.ops.program_keys.program_key` of the op, its specs and ``attrs``) made once by a caller
-that launches them again and again (else it is looked up at every call); ``torch_elements``, the
-kernel's torch operations are element-wise over at most this many elements per device (None: not
-known): when they are few enough that torch runs them on the calling thread
-(:data:`~meshnn.host.omp.SERIAL_ELEMENTS` over all the devices), the thread's count of torch threads
-is left as it is; ``fills``, the kernel writes every byte of
-its new outputs (their slabs need no zeroing first: :meth:`~meshnn.mesh.mesh_buffer.MeshBuffer.fresh_rows`);
-``semaphores``, how many global semaphores ttnn's program makes for itself when it is not cached (a
-collective given none: :func:`~meshnn.mesh.global_semaphore.program_semaphores`, held with its cache
-entry, after the outputs are allocated, as ttnn makes them; the call's ``use_l1_small_for_semaphores``
-is part of the program's key then, as it is of ttnn's).
+This module holds :func:`launch` (steps 2 and 3) and the program it runs (:class:`_Run`). Launch's further
+keywords: ``trace_bytes``, the op's dispatch-command bytes per device in a trace, when the op has its own
+figure (None: the trace's); ``waits``, the run may wait for another queue's work (``MeshWorkload.waits``);
+``repeat_key``, the outputs are a function of the inputs' bytes and this key alone, written whole
+(``Program.repeat_key``); ``program_key``, the op's program-cache key
+(:func:`~meshnn.ops.program_keys.program_key` of the op, its specs and ``attrs``) made once by a caller that
+launches them again and again (else it is looked up at every call); ``torch_elements``, the kernel's torch
+operations are element-wise over at most this many elements per device (None: not known): when they are few
+enough that torch runs them on the calling thread (:data:`~meshnn.host.omp.SERIAL_ELEMENTS` over all the
+devices), the thread's count of torch threads is left as it is; ``fills``, the kernel writes every byte of its
+new outputs (their slabs need no zeroing first: :meth:`~meshnn.mesh.mesh_buffer.MeshBuffer.fresh_rows`);
+``quiets``, the kernel keeps numpy's floating-point warnings off around its own numpy work (a run that binds
+or settles no memo then needs no ``np.errstate`` of its own); ``semaphores``, how many global semaphores
+ttnn's program makes for itself when it is not cached (a collective given none:
+:func:`~meshnn.mesh.global_semaphore.program_semaphores`, held with its cache entry, after the outputs are
+allocated, as ttnn makes them; the call's ``use_l1_small_for_semaphores`` is part of the program's key then,
+as it is of ttnn's).
 
 May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' own :mod:`~meshnn.ops.memo`,
 :mod:`~meshnn.ops.outputs` and :mod:`~meshnn.ops.shared_rows`.
@@ -84,6 +85,7 @@ def launch(
     torch_elements: int | None = None,
     fills: bool = False,
     semaphores: int = 0,
+    quiets: bool = False,
 ) -> list[Tensor]:
     """Allocate ``outputs`` (or write ``into`` preallocated output tensors, checked by
     :func:`~meshnn.ops.outputs.output_into`) and run ``kernel(input rows, output rows, coords)`` over the populated
@@ -114,7 +116,7 @@ def launch(
     buffers = _allocate(mesh, outputs, into, event, ((op, inputs, outputs, attrs), program_key, semaphores))
     once = rowwise and len(where) > 1 and len(inputs) > 0 and all_replicated(inputs)
     run = _Run(kernel, inputs, buffers, mesh, once=once, reads_memos=reads_memos, deferrable=into is None)
-    run.keeps, run.fills = keeps_memos, fills and into is None
+    run.keeps, run.fills, run.quiet = keeps_memos, fills and into is None, quiets and not run.memos
     run.serial = torch_elements is not None and torch_elements * len(where) <= SERIAL_ELEMENTS
     _enqueue(op, mesh, mesh.mesh_command_queue(queue_id), where, run, (trace_bytes, repeat_key), waits)
     run.caller = None  # from now on a run is not this call's own: it writes its bytes at once
@@ -133,7 +135,7 @@ def _cached(mesh: MeshDevice, program: tuple, program_key: tuple | None, semapho
     grids = recorded().get("sub_core_grids")
     if grids is not None:  # the cores a program runs on are in ttnn's hash of it (the caller's key lacks them)
         attrs, program_key = {**(attrs or {}), "sub_core_grids": grids}, None
-    entries = mesh.num_program_cache_entries()
+    entries = mesh.num_program_cache_entries() if semaphores else 0
     if program_key is None:
         program_key = remember(mesh, op, inputs, outputs, attrs)
     else:
@@ -211,20 +213,8 @@ class _Run:
     runs may defer their outputs' bytes (the launching one, until :func:`launch` returns)."""
 
     __slots__ = (
-        "buffers",
-        "caller",
-        "deferrable",
-        "fills",
-        "in_specs",
-        "keeps",
-        "kernel",
-        "lazy",
-        "memos",
-        "n_in",
-        "n_local",
-        "once",
-        "serial",
-        "touched",
+        *("buffers", "caller", "deferrable", "fills", "in_specs", "keeps", "kernel", "lazy"),
+        *("memos", "n_in", "n_local", "once", "quiet", "serial", "touched"),
     )
 
     def __init__(
@@ -251,9 +241,8 @@ class _Run:
                     self.memos = True
                     break
         self.lazy = self.memos and reads_memos
-        self.keeps = False  # the kernel keeps its outputs' memos (see launch's keeps_memos)
-        self.serial = False  # torch runs the kernel's operations on the calling thread (see launch's torch_elements)
-        self.fills = False  # the kernel writes every byte of its new outputs (see launch's fills)
+        # launch's keeps_memos, torch_elements (torch runs the kernel on this thread), fills and quiets:
+        self.keeps = self.serial = self.fills = self.quiet = False
         self.caller = threading.get_ident() if deferrable else None  # new outputs, written on this thread
         self.deferrable = deferrable  # its outputs are new buffers the kernel writes whole
 
@@ -261,7 +250,10 @@ class _Run:
         """The kernel over the rows of every device of the program (bound for memos when they are
         all the local devices), or over the first device's only (:meth:`_on_first_device`).  A
         device computes inf and NaN without a word: numpy's floating-point warnings are off while
-        a kernel runs, so none reaches the user for inf / NaN input."""
+        a kernel runs, so none reaches the user for inf / NaN input (a kernel that quiets its own
+        numpy work, run without memos to bind or settle, needs no more)."""
+        if self.quiet:
+            return self._run(ctx)
         with np.errstate(all="ignore"):
             self._run(ctx)
 

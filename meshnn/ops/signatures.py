@@ -47,12 +47,22 @@ def kw(name: str, default: Any = None, check: Check | None = None) -> Param:
     return Param(name, default, positional=False, check=check)
 
 
-def make_function(name: str, params: Sequence[Param], call: Callable[..., Any], doc: str = "") -> Callable[..., Any]:
-    """``def name(<params>): return call(**every parameter)``, with ``params`` in ttnn's order."""
+def make_function(
+    name: str,
+    params: Sequence[Param],
+    call: Callable[..., Any],
+    doc: str = "",
+    *,
+    plain: Callable[..., Any] | None = None,
+) -> Callable[..., Any]:
+    """``def name(<params>): return call(**every parameter)``, with ``params`` in ttnn's order.
+    ``plain``: what the call comes to when every parameter with a default has it (the very
+    object: ``is``), given the required ones by position; the function calls it then, without
+    the keywords ``call`` would be handed."""
     seen: set[str] = set()
     parts: list[str] = []
     star = False
-    namespace: dict[str, Any] = {"_call": call}
+    namespace: dict[str, Any] = {"_call": call, "_plain": plain}
     for i, p in enumerate(params):
         if p.name in seen:
             raise MeshnnTypeError(f"make_function {name}: parameter {p.name!r} is declared twice")
@@ -68,7 +78,12 @@ def make_function(name: str, params: Sequence[Param], call: Callable[..., Any], 
             namespace[f"_d{i}"] = p.default
             parts.append(f"{p.name}=_d{i}")
     body = ", ".join(f"{p.name}={p.name}" for p in params)
-    source = f"def {name}({', '.join(parts)}):\n    return _call({body})\n"
+    source = f"def {name}({', '.join(parts)}):\n"
+    defaults = [f"{p.name} is _d{i}" for i, p in enumerate(params) if p.default is not REQUIRED]
+    if plain is not None and defaults:
+        required = ", ".join(p.name for p in params if p.default is REQUIRED)
+        source += f"    if {' and '.join(defaults)}:\n        return _plain({required})\n"
+    source += f"    return _call({body})\n"
     exec(compile(source, f"<ttnn.{name}>", "exec"), namespace)
     function = namespace[name]
     function.__doc__ = doc

@@ -303,3 +303,107 @@ def test_random_sequences_keep_tt_metal_block_ids(size, ops):
         model.free(address - offset)
     assert fl.block_table() == model.block_table()
     assert fl.free_blocks() == [(offset, size)]
+
+
+def test_a_free_undone_by_the_same_allocation_is_parked_and_taken_back():
+    """Freeing the last allocation parks it (its merge waits); the same request takes it back
+    and every block (ids, links, sizes) is as the literal model has it after the free and the
+    allocation done in full; another request, a read or a double free does the merge first."""
+    offset = 1000
+    fl, model = make(offset=offset), BlockModel(4096, 32)
+    for nbytes, bottom_up in [(64, True), (100, False), (96, True)]:
+        assert fl.allocate(nbytes, bottom_up=bottom_up) == model.allocate(nbytes, bottom_up) + offset
+    last = fl.allocate(200, bottom_up=True)
+    assert last == model.allocate(200, True) + offset
+    for _ in range(3):
+        fl.free(last)
+        model.free(last - offset)
+        assert fl._parked is not None and not fl.is_allocated(last) and fl.allocation_size(last) is None
+        assert fl.statistics().total_allocated_bytes == 64 + 128 + 96
+        assert fl.allocate(200, bottom_up=True) == model.allocate(200, True) + offset == last
+        assert fl._parked is None and fl.block_table() == model.block_table()
+    fl.free(last)
+    model.free(last - offset)
+    with pytest.raises(InvalidFreeError):
+        fl.free(last)  # a parked free is a free: twice is refused, nothing changed
+    assert fl.allocate(32, bottom_up=True) == model.allocate(32, True) + offset == last  # settled first
+    assert fl.block_table() == model.block_table()
+    assert fl.free_blocks() == [(a + offset, s) for _, a, s, used in model.blocks if not used]
+
+
+def test_a_top_down_allocation_is_parked_only_when_it_filled_its_block():
+    fl = make()
+    high = fl.allocate(64, bottom_up=False)
+    fl.free(high)
+    assert fl._parked is None  # it split its block: a new allocation would make other ids
+    exact = fl.allocate(4096, bottom_up=False)
+    fl.free(exact)
+    assert fl._parked is not None
+    assert fl.allocate(4096, bottom_up=False) == exact
+
+
+cycle_operations = st.lists(
+    st.tuples(
+        st.sampled_from(["alloc", "cycle", "cycle", "free", "free_last", "alloc_at", "look"]),
+        st.integers(1, 3000),
+        st.booleans(),
+        st.integers(0, 10**6),
+    ),
+    max_size=120,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(size=st.sampled_from([4096, 100_000, 1_393_312]), ops=cycle_operations)
+def test_random_scripts_with_parked_frees_keep_tt_metal_addresses_and_blocks(size, ops):
+    """Scripts rich in frees of the last allocation followed by the same request ("cycle"), the
+    block table looked at only now and then ("look"): every address as the literal model gives
+    it, and the block table the model's whenever it is read."""
+    offset = 1000
+    fl, model = make(size=size, offset=offset), BlockModel(size, 32)
+    live: list[tuple[int, int, bool]] = []  # (address, bytes asked, bottom_up), last allocated last
+    for op, nbytes, bottom_up, pick in ops:
+        if op == "look":
+            assert fl.block_table() == model.block_table()
+        elif op == "alloc_at":
+            start = pick % size // 32 * 32
+            address = fl.allocate_at(offset + start, nbytes)
+            expected = model.allocate_at(start, nbytes)
+            assert address == (None if expected is None else expected + offset)
+            if address is not None:
+                live.append((address, nbytes, True))
+        elif op in ("free", "free_last", "cycle") and live:
+            address, nbytes, bottom_up = live.pop(pick % len(live) if op == "free" else -1)
+            fl.free(address)
+            model.free(address - offset)
+            if op == "cycle":
+                again = fl.allocate(nbytes, bottom_up=bottom_up)
+                assert again == model.allocate(nbytes, bottom_up) + offset
+                live.append((again, nbytes, bottom_up))
+        else:
+            address = fl.allocate(nbytes, bottom_up=bottom_up)
+            expected = model.allocate(nbytes, bottom_up)
+            assert address == (None if expected is None else expected + offset)
+            if address is not None:
+                live.append((address, nbytes, bottom_up))
+    assert fl.block_table() == model.block_table()
+    assert fl.statistics().total_allocated_bytes == sum(fl.allocation_size(a) for a, _, _ in live)
+    for address, _, _ in live:
+        fl.free(address)
+    assert fl.free_blocks() == [(offset, size)] and len(fl.block_table()) == 1
+
+
+def test_random_scripts_park_frees():
+    """The scripts above do take the parked path (a script of cycles parks every free)."""
+    fl, model = make(size=100_000, offset=0), BlockModel(100_000, 32)
+    for nbytes in (64, 3000, 32):
+        fl.allocate(nbytes, bottom_up=True)
+        model.allocate(nbytes, True)
+    address = fl.allocate(512, bottom_up=True)
+    model.allocate(512, True)
+    for _ in range(5):
+        fl.free(address)
+        model.free(address)
+        assert fl._parked is not None
+        assert fl.allocate(512, bottom_up=True) == model.allocate(512, True) == address
+    assert fl.block_table() == model.block_table()

@@ -89,6 +89,30 @@ def binary(
     return elementwise(name, [tensor], spec, lambda x: numeric(x, scalar), **run)
 
 
+_DEFAULT_RUN = {"queue_id": 0, "output_tensor": None}
+_NO_EXTRA = (NO_ACTIVATIONS, ())
+
+
+def plain_binary(name: str) -> Callable[[object, object], Tensor] | None:
+    """``binary(name, a, b)`` with every keyword at its default, for the public function given
+    none (:func:`~meshnn.ops.signatures.make_function`'s ``plain``): two tensors go to
+    :func:`_of_tensors` as :func:`binary` sends them, anything else through :func:`binary`;
+    None for an op with a dtype rule (:func:`binary` applies it)."""
+    defn = DEFS[name]
+    if defn.dtypes is not None or defn.result_dtype is not None or defn.dtype_params is not None:
+        return None
+    function = _function(name, ())
+
+    def plain(input_tensor_a: object, input_tensor_b: object) -> Tensor:
+        if isinstance(input_tensor_a, Tensor) and isinstance(input_tensor_b, Tensor):
+            a = device_input(name, "input_tensor_a", input_tensor_a)
+            b = device_input(name, "input_tensor_b", input_tensor_b)
+            return _of_tensors(name, a, b, function, _NO_EXTRA, None, None, _DEFAULT_RUN)
+        return binary(name, input_tensor_a, input_tensor_b)  # type: ignore[arg-type]
+
+    return plain
+
+
 def _scalar(value: object, integer: bool) -> np.float32 | np.int64:
     """A scalar operand as the op computes with it: an integral value of an integer op in int64
     (exact), any other as float32."""

@@ -16,7 +16,7 @@ import numpy as np
 from meshnn.errors import MeshnnValueError
 from meshnn.mesh.op_keywords import SUB_CORE_GRIDS, Keyword, count, flag, ttnn_keywords
 from meshnn.ops.checks import device_input
-from meshnn.ops.eltwise.binary import binary
+from meshnn.ops.eltwise.binary import binary, plain_binary
 from meshnn.ops.eltwise.binary_defs import BinaryDef, Keywords
 from meshnn.ops.eltwise.binary_tables import BINARY_DEFS
 from meshnn.ops.registry import OpKind, add, alias, torch_golden
@@ -105,7 +105,8 @@ def declare(defn: BinaryDef) -> dict[str, Callable[..., Any]]:
         if inplace:
             doc += ", written into input_tensor_a"
         hardware = {**_HARDWARE.get(defn.keywords, {}), **defn.hardware}
-        function = ttnn_keywords(name, **hardware)(make_function(name, params, call, doc))
+        plain = None if inplace or defn.params else plain_binary(defn.name)
+        function = ttnn_keywords(name, **hardware)(make_function(name, params, call, doc, plain=plain))
         add(name, function, operator=None if inplace else defn.operator, **family)  # type: ignore[arg-type]
         made[name] = function
     for other in defn.aliases:  # "sub" names subtract, "sub_" its in-place form

@@ -79,6 +79,7 @@ def elementwise(
         program_key=program_key,
         torch_elements=None if native is None else out_spec.compute_packed_buffer_size_bytes() // 2,
         fills=True,  # (a new output's buffer is its packed size: every byte of it is written)
+        quiets=True,  # (elementwise_kernel's kernels: the only kernels it launches)
     )[0]
 
 
