@@ -52,6 +52,15 @@ from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
+TRACE_BYTES = 1536
+"""Dispatch-command bytes a dispatch or combine program adds to a trace on each device (a model
+figure, not a measurement). tt-metal's ``test_all_to_all_dispatch_skew`` captures 5 warm-up and 20
+measured rounds of ``apply_device_delay`` then ``all_to_all_dispatch`` in a 50,000 B trace region
+(here 12 DRAM banks of two 4 KiB pages, a trace taking whole pages across the banks), both traces
+live: a round may add at most 2,457 B (the measured trace within one page a bank: 49,152 B over 20);
+this figure and the delay's (:data:`meshnn.ops.ccl.barrier.TRACE_BYTES`) make 2,048 B. The 6,144 B
+default refused that capture and ``test_all_to_all_dispatch_ring_trace``'s (5 + 10 dispatches)."""
+
 
 def _check(op: str, name: str, tensor: Tensor, dtype: DataType | None) -> None:
     if tensor.layout is not Layout.ROW_MAJOR:
@@ -177,7 +186,18 @@ def all_to_all_dispatch(
     attrs.update(output_concat_dim=concat, subdevice_id=subdevice_id, memory_config=specs[0].memory_config)
     outs = [Output(sp) for sp in specs]
     where = whole_mesh(mesh)
-    result = launch(op, mesh, [tokens, ids, mapping], outs, kernel, coords=where, attrs=attrs, into=into, semaphores=2)
+    result = launch(
+        op,
+        mesh,
+        [tokens, ids, mapping],
+        outs,
+        kernel,
+        coords=where,
+        attrs=attrs,
+        into=into,
+        semaphores=2,
+        trace_bytes=TRACE_BYTES,
+    )
     return result[0], result[1]
 
 
@@ -236,9 +256,10 @@ def all_to_all_combine(
     attrs.update(output_shard_dim=split, subdevice_id=subdevice_id, memory_config=spec.memory_config)
     out = Output(spec)
     where = whole_mesh(mesh)
-    return launch(op, mesh, [values, meta, mapping], [out], kernel, coords=where, attrs=attrs, into=into, semaphores=2)[
-        0
-    ]
+    inputs = [values, meta, mapping]
+    return launch(
+        op, mesh, inputs, [out], kernel, coords=where, attrs=attrs, into=into, semaphores=2, trace_bytes=TRACE_BYTES
+    )[0]
 
 
 def group_size_of(op: str, mesh: MeshDevice, cluster_axis: object) -> int:
