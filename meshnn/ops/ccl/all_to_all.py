@@ -184,20 +184,8 @@ def all_to_all_dispatch(
 
     attrs = {"cluster_axis": cluster_axis, "num_links": num_links, "topology": topology, "peers": ids.shape[-1]}
     attrs.update(output_concat_dim=concat, subdevice_id=subdevice_id, memory_config=specs[0].memory_config)
-    outs = [Output(sp) for sp in specs]
-    where = whole_mesh(mesh)
-    result = launch(
-        op,
-        mesh,
-        [tokens, ids, mapping],
-        outs,
-        kernel,
-        coords=where,
-        attrs=attrs,
-        into=into,
-        semaphores=2,
-        trace_bytes=TRACE_BYTES,
-    )
+    outs, inputs = [Output(sp) for sp in specs], [tokens, ids, mapping]
+    result = launch(op, mesh, inputs, outs, kernel, attrs=attrs, into=into, **_fabric(mesh))
     return result[0], result[1]
 
 
@@ -254,12 +242,13 @@ def all_to_all_combine(
 
     attrs = {"cluster_axis": cluster_axis, "num_links": num_links, "topology": topology, "local_reduce": local_reduce}
     attrs.update(output_shard_dim=split, subdevice_id=subdevice_id, memory_config=spec.memory_config)
-    out = Output(spec)
-    where = whole_mesh(mesh)
-    inputs = [values, meta, mapping]
-    return launch(
-        op, mesh, inputs, [out], kernel, coords=where, attrs=attrs, into=into, semaphores=2, trace_bytes=TRACE_BYTES
-    )[0]
+    return launch(op, mesh, [values, meta, mapping], [Output(spec)], kernel, attrs=attrs, into=into, **_fabric(mesh))[0]
+
+
+def _fabric(mesh: MeshDevice) -> dict[str, object]:
+    """launch's keywords for a dispatch or combine program: every device of the mesh, the two
+    semaphores it makes for itself, its trace bytes."""
+    return {"coords": whole_mesh(mesh), "semaphores": 2, "trace_bytes": TRACE_BYTES}
 
 
 def group_size_of(op: str, mesh: MeshDevice, cluster_axis: object) -> int:
