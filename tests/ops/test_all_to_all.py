@@ -127,3 +127,56 @@ def test_dispatch_output_specs(meshes):  # noqa: F811
     out, meta = ttnn.all_to_all_dispatch(tokens, ids, mapping, output_concat_dim=2)
     assert list(out.shape) == [1, B, S * 8, H] and list(meta.shape) == [1, B, S * 8, K]
     assert (out.dtype, meta.dtype, out.layout) == (BF16, U16, RM)
+
+
+def test_traced_rounds_fit_the_trace_region_tt_metal_gives_them():
+    """tt-metal's skew test: 5 warm-up and 20 measured rounds of apply_device_delay then
+    all_to_all_dispatch, both traces live in a 50,000 B trace region (then the same of combine); the
+    replay writes into sentinel-filled outputs what the eager dispatch wrote."""
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 8), system="t3k", trace_region_size=50000)
+    try:
+        mapping, _ = expert_setup(np.random.default_rng(3), 8)
+        rng = np.random.default_rng(4)
+        tokens = on_mesh(mesh, rng.standard_normal((8 * B, 1, S, H)).astype(np.float32), BF16, True)
+        ids = on_mesh(mesh, top_k(rng, 8 * B * S, 16).reshape(8 * B, 1, S, K), U16, True)
+        inputs = (tokens, ids, on_mesh(mesh, mapping, U16, False))
+
+        def sentinels():
+            return [
+                on_mesh(mesh, np.full((8, 8 * B, S, w), SENTINEL, np.float32), dt, True)
+                for w, dt in ((H, BF16), (K, U16))
+            ]
+
+        eager = [per_device(t) for t in ttnn.all_to_all_dispatch(*inputs, cluster_axis=1, output_tensors=sentinels())]
+        outs, delays = sentinels(), [[400000] + [0] * 7]
+
+        def dispatch_round():
+            ttnn.apply_device_delay(mesh, delays)
+            ttnn.all_to_all_dispatch(*inputs, cluster_axis=1, output_tensors=outs)
+
+        def combine_round():
+            ttnn.apply_device_delay(mesh, delays)
+            ttnn.all_to_all_combine(*outs, inputs[2], cluster_axis=1, local_reduce=True)
+
+        for one_round in (dispatch_round, combine_round):
+            one_round()  # its programs compiled (and their semaphores made) before the captures
+            if one_round is dispatch_round:
+                ttnn.copy_host_to_device_tensor(ttnn.from_torch(np.full((8, 8 * B, S, H), SENTINEL, np.float32),
+                    dtype=BF16, layout=RM, mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0)), outs[0])  # fmt: skip
+            traces = []
+            for count in (5, 20):
+                traces.append(ttnn.begin_trace_capture(mesh, cq_id=0))
+                for _ in range(count):
+                    one_round()
+                ttnn.end_trace_capture(mesh, traces[-1], cq_id=0)
+            if one_round is dispatch_round:
+                assert (per_device(outs[0])[0] == SENTINEL).all()  # the captures ran nothing
+            ttnn.execute_trace(mesh, traces[-1], blocking=True)
+            if one_round is dispatch_round:
+                for got, expected in zip((per_device(outs[0]), per_device(outs[1])), eager, strict=True):
+                    for device, values in enumerate(expected):
+                        np.testing.assert_array_equal(got[device], values, err_msg=f"device {device}")
+            for trace_id in traces:
+                ttnn.release_trace(mesh, trace_id)
+    finally:
+        mesh.close()

@@ -52,6 +52,15 @@ from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
+TRACE_BYTES = 1536
+"""Dispatch-command bytes a dispatch or combine program adds to a trace on each device (a model
+figure, not a measurement). tt-metal's ``test_all_to_all_dispatch_skew`` captures 5 warm-up and 20
+measured rounds of ``apply_device_delay`` then ``all_to_all_dispatch`` in a 50,000 B trace region
+(here 12 DRAM banks of two 4 KiB pages, a trace taking whole pages across the banks), both traces
+live: a round may add at most 2,457 B (the measured trace within one page a bank: 49,152 B over 20);
+this figure and the delay's (:data:`meshnn.ops.ccl.barrier.TRACE_BYTES`) make 2,048 B. The 6,144 B
+default refused that capture and ``test_all_to_all_dispatch_ring_trace``'s (5 + 10 dispatches)."""
+
 
 def _check(op: str, name: str, tensor: Tensor, dtype: DataType | None) -> None:
     if tensor.layout is not Layout.ROW_MAJOR:
@@ -175,9 +184,8 @@ def all_to_all_dispatch(
 
     attrs = {"cluster_axis": cluster_axis, "num_links": num_links, "topology": topology, "peers": ids.shape[-1]}
     attrs.update(output_concat_dim=concat, subdevice_id=subdevice_id, memory_config=specs[0].memory_config)
-    outs = [Output(sp) for sp in specs]
-    where = whole_mesh(mesh)
-    result = launch(op, mesh, [tokens, ids, mapping], outs, kernel, coords=where, attrs=attrs, into=into, semaphores=2)
+    outs, inputs = [Output(sp) for sp in specs], [tokens, ids, mapping]
+    result = launch(op, mesh, inputs, outs, kernel, attrs=attrs, into=into, **_fabric(mesh))
     return result[0], result[1]
 
 
@@ -234,11 +242,13 @@ def all_to_all_combine(
 
     attrs = {"cluster_axis": cluster_axis, "num_links": num_links, "topology": topology, "local_reduce": local_reduce}
     attrs.update(output_shard_dim=split, subdevice_id=subdevice_id, memory_config=spec.memory_config)
-    out = Output(spec)
-    where = whole_mesh(mesh)
-    return launch(op, mesh, [values, meta, mapping], [out], kernel, coords=where, attrs=attrs, into=into, semaphores=2)[
-        0
-    ]
+    return launch(op, mesh, [values, meta, mapping], [Output(spec)], kernel, attrs=attrs, into=into, **_fabric(mesh))[0]
+
+
+def _fabric(mesh: MeshDevice) -> dict[str, object]:
+    """launch's keywords for a dispatch or combine program: every device of the mesh, the two
+    semaphores it makes for itself, its trace bytes."""
+    return {"coords": whole_mesh(mesh), "semaphores": 2, "trace_bytes": TRACE_BYTES}
 
 
 def group_size_of(op: str, mesh: MeshDevice, cluster_axis: object) -> int:

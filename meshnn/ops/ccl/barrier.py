@@ -34,6 +34,11 @@ from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
+TRACE_BYTES = 512
+"""Dispatch-command bytes a delay program (one small kernel a device, a few runtime args) adds to a
+trace on each device: a model figure, with the dispatch's, under the bound tt-metal's own skew test
+sets (:data:`meshnn.ops.ccl.all_to_all.TRACE_BYTES`)."""
+
 
 @register(kind=OpKind.COLLECTIVE, family=OpFamily.BARRIER)
 def barrier(
@@ -95,4 +100,4 @@ def apply_device_delay(mesh_device: MeshDevice, delays: list[list[int]]) -> None
         return None
 
     coords = tuple(mesh_device.shape.coords())
-    launch(op, mesh_device, [], [], kernel, coords=coords, attrs={"delays": cycles})
+    launch(op, mesh_device, [], [], kernel, coords=coords, attrs={"delays": cycles}, trace_bytes=TRACE_BYTES)
