@@ -11,28 +11,11 @@ import pytest
 import torch
 
 import meshnn as ttnn
-from meshnn.mesh.observers import OBSERVERS, MeshObserver
-
-
-class Recorder(MeshObserver):
-    def __init__(self):
-        self.ops = []
-
-    def on_op_begin(self, event):
-        self.ops.append(event)
 
 
 @pytest.fixture
 def single(open_mesh):
     return open_mesh((1, 1))
-
-
-@pytest.fixture
-def recorder():
-    rec = Recorder()
-    OBSERVERS.add(rec)
-    yield rec
-    OBSERVERS.remove(rec)
 
 
 def put(mesh, values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT):

@@ -15,7 +15,6 @@ import pytest
 import torch
 
 import meshnn as ttnn
-from meshnn.mesh.observers import OBSERVERS, MeshObserver
 from meshnn.perf.fidelity import MathFidelity as PerfFidelity
 
 from .reference import MESHES, mesh_fixtures
@@ -25,22 +24,6 @@ CC = ttnn.CoreCoord
 
 
 meshes, mesh = mesh_fixtures(SHAPES)
-
-
-class Recorder(MeshObserver):
-    def __init__(self):
-        self.ops = []
-
-    def on_op_begin(self, event):
-        self.ops.append(event)
-
-
-@pytest.fixture
-def recorder():
-    rec = Recorder()
-    OBSERVERS.add(rec)
-    yield rec
-    OBSERVERS.remove(rec)
 
 
 def put(mesh, values, dtype=ttnn.bfloat16, memory_config=None, shard=False):

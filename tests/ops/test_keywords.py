@@ -14,32 +14,15 @@ import pytest
 import torch
 
 import meshnn as ttnn
-from meshnn.mesh.observers import OBSERVERS, MeshObserver
 from meshnn.mesh.op_keywords import Keyword, recorded, ttnn_keywords
 from meshnn.testing.model_preprocessing import preprocess_model_parameters
 
 GRID = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 1))])
 
 
-class Recorder(MeshObserver):
-    def __init__(self):
-        self.ops = []
-
-    def on_op_begin(self, event):
-        self.ops.append(event)
-
-
 @pytest.fixture
 def mesh(open_mesh):
     return open_mesh((1, 2))
-
-
-@pytest.fixture
-def recorder():
-    rec = Recorder()
-    OBSERVERS.add(rec)
-    yield rec
-    OBSERVERS.remove(rec)
 
 
 def put(mesh, values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, shard=True):
