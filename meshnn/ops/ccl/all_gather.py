@@ -17,11 +17,10 @@ from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.op_keywords import ttnn_keywords
 from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology, check_options, checked_input, tensor_grid
 from meshnn.ops.ccl.async_arguments import persistent
-from meshnn.ops.ccl.groups import from_groups, group_and_member, group_size, output_topology, to_groups
+from meshnn.ops.ccl.groups import from_groups, group_and_member, group_size, launch_grouped, to_groups
 from meshnn.ops.ccl.ranks import gather_bytes_over_ranks, gathered_over_ranks, local_indices
-from meshnn.ops.launch import launch
 from meshnn.ops.memo import known_values, settled
-from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.outputs import out_spec_like
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import encode_values, logical_values, write_values
 from meshnn.perf.desc import OpFamily
@@ -149,23 +148,9 @@ def run_all_gather(
         grid = (shape, axis, axis_dim, reverse)
         _gather_values(mesh, (in_spec, spec), in_rows[0], out_rows[0], coords, grid, label)
 
-    out = Output(spec, topology=output_topology(tensor, axis, PlacementReplicate()))
-    attrs["memory_config"] = spec.memory_config
-    into_list = [into] if into is not None else None
-    repeat = (op, in_spec, spec, shape, axis, axis_dim, reverse, raw, tiles)  # what the kernel uses but the bytes
-    (result,) = launch(
-        op,
-        mesh,
-        [tensor],
-        [out],
-        kernel,
-        reads_memos=True,
-        attrs=attrs,
-        into=into_list,
-        repeat_key=repeat,
-        semaphores=semaphores,
-    )
-    return result
+    repeat = (op, in_spec, spec, shape, axis, axis_dim, reverse, raw, tiles)
+    result = (spec, axis, PlacementReplicate())
+    return launch_grouped(op, mesh, tensor, result, kernel, attrs, into=into, repeat=repeat, semaphores=semaphores)
 
 
 def _gather_blocks(

@@ -1,15 +1,20 @@
 """The groups of a collective: without ``cluster_axis`` the whole mesh, in row-major order; with
 ``cluster_axis=1`` each mesh row (devices that differ only in their column), with
 ``cluster_axis=0`` each column.  Values of every device ``(devices, *t)`` regrouped as
-``(groups, members, *t)`` and back, a device's (group, member), and the topology of a result.
+``(groups, members, *t)`` and back, a device's (group, member), the topology of a result, and the
+launch of a collective's one program with it.
 
-May import: :mod:`meshnn.tensor` (numpy for the rest).
+May import: :mod:`meshnn.tensor`, the ops' launch and outputs (numpy for the rest).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.ops.launch import Kernel, launch
+from meshnn.ops.outputs import Output
+from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import TensorTopology
 
@@ -28,6 +33,40 @@ def output_topology(tensor: Tensor, axis: int | None, placement: object) -> Tens
     elif len(placements) == tensor.storage.mesh_buffer.device().shape.dims():  # type: ignore[union-attr]
         placements[axis] = placement
     return TensorTopology(old.distribution_shape, tuple(placements), old.mesh_coords)
+
+
+def launch_grouped(
+    op: str,
+    mesh: MeshDevice,
+    tensor: Tensor,
+    result: tuple[TensorSpec, int | None, object],
+    kernel: Kernel,
+    attrs: dict[str, object],
+    *,
+    into: Tensor | None,
+    repeat: tuple,
+    semaphores: int,
+) -> Tensor:
+    """Launch a group collective's program over ``tensor``: one output, ``result = (spec, axis,
+    placement)``, its topology ``tensor``'s with ``placement`` along the groups' axis (``into``: a
+    checked persistent buffer of that spec, when given); ``attrs`` gain the memory config;
+    ``repeat``: everything the kernel uses but the bytes; ``semaphores``: those the program makes."""
+    spec, axis, placement = result
+    attrs["memory_config"] = spec.memory_config
+    out = Output(spec, topology=output_topology(tensor, axis, placement))
+    (made,) = launch(
+        op,
+        mesh,
+        [tensor],
+        [out],
+        kernel,
+        reads_memos=True,
+        attrs=attrs,
+        into=None if into is None else [into],
+        repeat_key=repeat,
+        semaphores=semaphores,
+    )
+    return made
 
 
 def to_groups(values: np.ndarray, shape: tuple[int, ...], axis: int | None) -> np.ndarray:

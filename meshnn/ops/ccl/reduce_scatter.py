@@ -27,16 +27,15 @@ from meshnn.ops.ccl.groups import (
     from_groups,
     group_and_member,
     group_size,
-    output_topology,
+    launch_grouped,
     sum_dtype,
     summed_in_order,
     to_groups,
 )
 from meshnn.ops.ccl.ranks import summed_over_ranks
 from meshnn.ops.config import COMPUTE_KERNEL_CONFIG
-from meshnn.ops.launch import launch
 from meshnn.ops.memo import known_values, settled
-from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.outputs import out_spec_like
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
@@ -134,23 +133,9 @@ def run_reduce_scatter(
             result = from_groups(pieces, shape, axis)
         write_values(out_rows[0], np.ascontiguousarray(result), spec)
 
-    out = Output(spec, topology=output_topology(tensor, axis, PlacementShard(axis_dim)))
-    attrs["memory_config"] = spec.memory_config
-    into_list = [into] if into is not None else None
-    repeat = (op, in_spec, spec, shape, axis, axis_dim)  # everything the kernel uses but the bytes
-    (result,) = launch(
-        op,
-        mesh,
-        [tensor],
-        [out],
-        kernel,
-        reads_memos=True,
-        attrs=attrs,
-        into=into_list,
-        repeat_key=repeat,
-        semaphores=semaphores,
-    )
-    return result
+    repeat = (op, in_spec, spec, shape, axis, axis_dim)
+    result = (spec, axis, PlacementShard(axis_dim))
+    return launch_grouped(op, mesh, tensor, result, kernel, attrs, into=into, repeat=repeat, semaphores=semaphores)
 
 
 def _group_sums(rows: np.ndarray, spec: TensorSpec, shape: tuple[int, ...], axis: int | None) -> np.ndarray:
