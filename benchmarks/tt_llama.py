@@ -49,6 +49,8 @@ class Shape:
     head_dim: int
     hidden: int  # intermediate_size
     vocab: int = 128256
+    qkv_bias: bool = False  # attention_bias / Qwen2's q, k and v biases
+    qk_norm: bool = False  # Qwen3's per-head q_norm and k_norm
 
 
 MLP_PAD_CORES = {"Qwen2.5-72B": 32, "Qwen2.5-32B": 16, "Qwen2.5-7B": 16, "QwQ-32B": 16}
@@ -82,6 +84,11 @@ def kernel(fidelity: ttnn.MathFidelity) -> ttnn.WormholeComputeKernelConfig:
 
 
 HIFI2, HIFI4, LOFI = kernel(ttnn.MathFidelity.HiFi2), kernel(ttnn.MathFidelity.HiFi4), kernel(ttnn.MathFidelity.LoFi)
+HIFI4_FP32 = ttnn.WormholeComputeKernelConfig(
+    math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True, packer_l1_acc=True
+)
+"""model_config.py's compute_kernel_config_hifi4 (MathFidelitySetting.HIFI4): HiFi4 with float32
+accumulation (recorded; the model times the fidelity, not the accumulator's width)."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,14 @@ class Precision:
     kv_cache: object = BFP8
     attention: object = HIFI2  # LI_QKV_* and LI_O_* (decode and prefill)
     sdpa_decode: object = HIFI2
+    mlp: object = None  # LI_FF1_FF3 and LI_FF2 where a model's decoder config sets them (None: the defaults)
+
+    def ff1_ff3_kernel(self, dtype) -> object:
+        """FF1/FF3's compute kernel config: the model's own, else LoFi for bfloat4_b, HiFi2 otherwise."""
+        return self.mlp or (LOFI if dtype == BFP4 else HIFI2)
+
+    def ff2_kernel(self) -> object:
+        return self.mlp or HIFI2
 
 
 PERFORMANCE = Precision("performance")
@@ -105,8 +120,15 @@ PERFORMANCE = Precision("performance")
 the defaults (bfloat8_b weights and KV cache, HiFi2; prefill SDPA HiFi4)."""
 BF16_ATTENTION = Precision("bf16 attention", ff1_ff3=BFP8, wqkv=BF16, wo=BF16, kv_cache=BF16, attention=HIFI4,
                            sdpa_decode=HIFI4)  # fmt: skip
-"""Qwen2.5-7B's performance settings and every other family's accuracy settings (below 70B): bfloat16
+"""Every family's accuracy settings but Llama 3, Mistral-7B, Phi-3-mini and phi-4 (below 70B): bfloat16
 QKV, output and KV cache at HiFi4 (SDPA too), FF1/FF3 at the default bfloat8_b."""
+QWEN25_7B_DECODERS = Precision("qwen2.5-7b decoders", ff1_ff3=BFP8, wqkv=BF16, wo=BF16, kv_cache=BF16,
+                               attention=HIFI4_FP32, sdpa_decode=HIFI4_FP32, mlp=HIFI4_FP32)  # fmt: skip
+"""Qwen2.5-7B's own settings, performance and accuracy alike: model_params/Qwen2.5-7B-Instruct/
+performance_decoder_config.json (and accuracy_decoder_config.json, the same), which replace
+ModelOptimizations for every one of its 28 decoders since tt-metal #22689 (2025-06-03, "Increase Qwen2.5 7B
+real-world accuracy"; PERF.md's row moved 31.0 -> 24.6 t/s/u with it): BF16 attention weights and KV cache,
+BFP8 MLP, and HIFI4 (HiFi4, float32 accumulation) for every matmul and SDPA, the MLP's included."""
 ACCURACY_LLAMA = Precision("accuracy", ff1_ff3=BFP8)
 """ModelOptimizations.accuracy for Llama 3, Mistral-7B, Phi-3-mini and phi-4 below 70B: bfloat8_b
 attention and KV cache, bfloat8_b MLP at HiFi2 with 16-bit accumulation (fp32_dest_acc_en off, as
@@ -227,7 +249,35 @@ class Llama:
             "w2": self._weight(s.hidden, s.dim, p.ff2, rows),
             "k": self._put(meta(*cache), p.kv_cache, dims=cache_dims),
             "v": self._put(meta(*cache), p.kv_cache, dims=cache_dims),
+            **self._qwen_weights(qkv),
         }
+
+    def _qwen_weights(self, qkv: int) -> dict[str, ttnn.Tensor]:
+        """attention.py's extra weights: the fused QKV bias in bfloat16, cut with QKV's columns (prefill:
+        one row, broadcast; decode: a tile of rows), and the per-head q / k norms' weights."""
+        out = {}
+        dims = (3, None) if self.galaxy else (None, 3)  # as QKV's columns are cut
+        if self.s.qkv_bias:
+            out["bias_prefill"] = self._put(meta(1, 1, 1, qkv), BF16, dims=dims)
+            out["bias_decode"] = self._put(meta(1, 1, TILE, qkv), BF16, dims=dims)
+        if self.s.qk_norm:
+            for name in ("q_norm", "k_norm"):
+                out[name] = self._put(meta(1, 1, self.s.head_dim // TILE, TILE), BF16, layout=ttnn.ROW_MAJOR_LAYOUT)
+        return out
+
+    def _qk_norm(self, q: ttnn.Tensor, k: ttnn.Tensor, w: dict, *, decode: bool) -> tuple[ttnn.Tensor, ttnn.Tensor]:
+        """attention.py's q_norm / k_norm (norm_reshard): an RMS norm over each head's head_dim; in decode
+        the heads go to L1 interleaved for it and back to their height-sharded config."""
+        if not self.s.qk_norm:
+            return q, k
+        out = []
+        for x, weight in ((q, w["q_norm"]), (k, w["k_norm"])):
+            config = x.memory_config()
+            if decode:
+                x = ttnn.to_memory_config(x, ttnn.L1_MEMORY_CONFIG)
+            x = ttnn.rms_norm(x, epsilon=1e-6, weight=weight, compute_kernel_config=HIFI2)
+            out.append(ttnn.to_memory_config(x, config) if decode else x)
+        return out[0], out[1]
 
     def _norm_weight(self) -> ttnn.Tensor:
         """A norm's weight, row-major in rows of 32 (TG: cut over the columns, as the stream is)."""
@@ -310,11 +360,14 @@ class Llama:
             memory_config=ttnn.L1_WIDTH_SHARDED_MEMORY_CONFIG,
             compute_kernel_config=self.p.attention,
         )
+        if s.qkv_bias:  # attention.py: "File bug against dram-sharded matmuls with bias": a separate add
+            qkv = ttnn.add(qkv, w["bias_decode"], memory_config=ttnn.L1_WIDTH_SHARDED_MEMORY_CONFIG)
         qkv = ttnn.sharded_to_interleaved(qkv, ttnn.L1_MEMORY_CONFIG)
         qkv = ttnn.reshape(qkv, (1, 1, self.batch, qkv_width), (1, 1, TILE, qkv_width))  # the true batch
         q, k, v = ttnn.experimental.nlp_create_qkv_heads_decode(
             qkv, num_heads=self.heads, num_kv_heads=self.kv_heads, memory_config=ttnn.L1_HEIGHT_SHARDED_MEMORY_CONFIG
         )
+        q, k = self._qk_norm(q, k, w, decode=True)
         cos, sin, trans = rot
         q = ttnn.experimental.rotary_embedding_llama(q, cos, sin, trans, is_decode_mode=True)
         k = ttnn.experimental.rotary_embedding_llama(k, cos, sin, trans, is_decode_mode=True)
@@ -362,7 +415,7 @@ class Llama:
                 w[name],
                 program_config=dram_program(s.dim, hidden, grid.num_cores),
                 memory_config=ttnn.L1_WIDTH_SHARDED_MEMORY_CONFIG,
-                compute_kernel_config=LOFI if dtype == BFP4 else HIFI2,
+                compute_kernel_config=self.p.ff1_ff3_kernel(dtype),
             )
             for name in ("w1", "w3")
         ]
@@ -377,7 +430,7 @@ class Llama:
             w["w2"],
             program_config=dram_program(hidden, s.dim, grid2.num_cores),
             memory_config=ttnn.L1_WIDTH_SHARDED_MEMORY_CONFIG,
-            compute_kernel_config=HIFI2,
+            compute_kernel_config=self.p.ff2_kernel(),
         )
         return self._reduced(down)
 
@@ -464,10 +517,13 @@ class Llama:
         for w in self.layers:
             h = self._prefill_norm(x, w["attn_norm"])
             qkv = self._prefill_linear(h, w["wqkv"], self.p.attention)
+            if s.qkv_bias:  # a broadcast add of the bias row
+                qkv = ttnn.add(qkv, w["bias_prefill"], memory_config=ttnn.DRAM_MEMORY_CONFIG)
             q, k, v = ttnn.experimental.nlp_create_qkv_heads(
                 qkv, num_heads=self.heads, num_kv_heads=self.kv_heads, transpose_k_heads=False,
                 memory_config=ttnn.DRAM_MEMORY_CONFIG,
             )  # fmt: skip
+            q, k = self._qk_norm(q, k, w, decode=False)
             q = ttnn.experimental.rotary_embedding_llama(q, cos, sin, trans)
             k = ttnn.experimental.rotary_embedding_llama(k, cos, sin, trans)
             for cache, heads in ((w["k"], k), (w["v"], v)):
@@ -479,12 +535,12 @@ class Llama:
             heads = ttnn.experimental.nlp_concat_heads(context, memory_config=ttnn.DRAM_MEMORY_CONFIG)
             h = ttnn.add(x, self._prefill_reduced(self._prefill_linear(heads, w["wo"], self.p.attention)))
             normed = self._prefill_norm(h, w["ff_norm"])
-            fidelity = LOFI if w["w1"].dtype == BFP4 else HIFI2
+            fidelity = self.p.ff1_ff3_kernel(w["w1"].dtype)
             gated = ttnn.multiply(
                 self._prefill_linear(normed, w["w1"], fidelity), self._prefill_linear(normed, w["w3"], fidelity),
                 input_tensor_a_activations=[ttnn.UnaryOpType.SILU], dtype=BFP8,
             )  # fmt: skip
-            x = ttnn.add(h, self._prefill_reduced(self._prefill_linear(gated, w["w2"], HIFI2)))
+            x = ttnn.add(h, self._prefill_reduced(self._prefill_linear(gated, w["w2"], self.p.ff2_kernel())))
         last = ttnn.slice(x, (0, 0, tokens - TILE, 0), (1, 1, tokens, x.shape[-1]))
         return self._head(self._norm(ttnn.to_memory_config(last, self._residual_config()), self.norm))
 
@@ -523,6 +579,7 @@ class Llama:
         q, k, v = ttnn.experimental.nlp_create_qkv_heads_decode(
             qkv, num_heads=self.heads, num_kv_heads=self.kv_heads, memory_config=ttnn.L1_HEIGHT_SHARDED_MEMORY_CONFIG
         )
+        q, k = self._qk_norm(q, k, w, decode=True)
         cos, sin, trans = rot
         q = ttnn.experimental.rotary_embedding_llama(q, cos, sin, trans, is_decode_mode=True)
         k = ttnn.experimental.rotary_embedding_llama(k, cos, sin, trans, is_decode_mode=True)
@@ -545,7 +602,7 @@ class Llama:
     def _tg_mlp(self, x: ttnn.Tensor, w: dict) -> ttnn.Tensor:
         big = self.s.dim >= 8192
         h = self._tg_norm(x, w["ff_norm"])
-        fidelity = LOFI if w["w1"].dtype == BFP4 else HIFI2
+        fidelity = self.p.ff1_ff3_kernel(w["w1"].dtype)
         up = [self._tg_linear(h, w[name], fidelity) for name in ("w1", "w3")]
         if big:  # mlp.py: reduce_scatter each over the columns, then all_gather the product
             up = [ttnn.reduce_scatter(u, dim=3, cluster_axis=1, num_links=1, topology=ttnn.Topology.Linear) for u in up]
@@ -554,7 +611,7 @@ class Llama:
         gated = ttnn.multiply(up[0], up[1], input_tensor_a_activations=[ttnn.UnaryOpType.SILU], dtype=BFP8)
         if big:
             gated = ttnn.all_gather(gated, dim=3, cluster_axis=1, num_links=2, topology=ttnn.Topology.Linear)
-        return self._tg_all_reduce(self._tg_linear(gated, w["w2"], HIFI2), 0, composite=big)
+        return self._tg_all_reduce(self._tg_linear(gated, w["w2"], self.p.ff2_kernel()), 0, composite=big)
 
     def tg_decode(self, position: int) -> ttnn.Tensor:
         """One decode step on the Galaxy (tt_transformers' TG path)."""
