@@ -105,9 +105,7 @@ PHI35_MINI = Shape("Phi3.5-mini", 32, 3072, 32, 32, 96, 8192, vocab=32064)
 PHI3_MINI = Shape("Phi-3-mini-128k", 32, 3072, 32, 32, 96, 8192, vocab=32064)
 PHI_4 = Shape("Phi-4", 40, 5120, 40, 10, 128, 17920, vocab=100352)
 MINISTRAL_8B = Shape("Ministral-8B", 36, 4096, 32, 8, 128, 12288, vocab=131072)
-UNNAMED_NOT_MODELLED = (
-    "Phi-3's fused gate / up projection is split into w1 and w3 as tt_transformers loads it",
-)
+UNNAMED_NOT_MODELLED = ("Phi-3's fused gate / up projection is split into w1 and w3 as tt_transformers loads it",)
 UNNAMED = [  # (shape, system, precision, tokens/s/user, TTFT ms or None, PERF.md's table)
     (QWEN25_7B, "N300", QWEN25_7B_DECODERS, 24.6, 92.0, "performance"),
     (QWEN25_32B, "T3K", PERFORMANCE, 22.4, 190.0, "performance"),

@@ -1,0 +1,63 @@
+"""benchmarks/tt_llama.py's other families, as tt_transformers runs them: Qwen2.5-7B's own decoder
+config (HiFi4 on every matmul, the MLP's included), Qwen2's QKV bias adds and Qwen3's q / k norms."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+
+import meshnn as ttnn
+from meshnn.perf import MathFidelity, OpFamily
+
+from .test_dispatch import load_tt_llama
+
+
+def captured(shape, precision, *, prefill: bool = False):
+    """The records of a decode step (or a 128-token prefill) of ``shape`` on a planning N300."""
+    llama = load_tt_llama()
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 2), system="n300", execute=False)
+    try:
+        model = llama.Llama(shape, mesh, precision=precision)
+        with ttnn.perf_capture() as capture:
+            model.prefill(128) if prefill else model.decode(228)
+    finally:
+        mesh.close()
+    return capture.recorders[0].records
+
+
+def small(llama, **flags):
+    """A one-layer Qwen2.5-7B-sized decoder with a small vocabulary (the ops per layer are what these tests count)."""
+    return llama.Shape("Qwen2.5-7B", 1, 3584, 28, 4, 128, 18944, vocab=4096, **flags)
+
+
+def mlp_fidelities(records, hidden: int) -> set[MathFidelity]:
+    """The fidelities of the matmuls whose weight has the MLP's hidden dim (per device) on a side."""
+    return {
+        r.desc.fidelity for r in records if r.desc.family is OpFamily.MATMUL and hidden in r.desc.inputs[1].shape[-2:]
+    }
+
+
+def test_qwen25_7b_runs_its_decoder_config_hifi4_on_the_mlp_and_is_slower_for_it():
+    llama = load_tt_llama()
+    shape = small(llama)
+    hidden = llama.padded(shape, 2).hidden // 2
+    own = captured(shape, llama.QWEN25_7B_DECODERS)
+    default = captured(shape, llama.BF16_ATTENTION)
+    assert mlp_fidelities(own, hidden) == {MathFidelity.HiFi4}
+    assert mlp_fidelities(default, hidden) == {MathFidelity.HiFi2}
+    kernels = [sum(r.prediction.kernel_ns for r in records) for records in (own, default)]
+    assert kernels[0] > kernels[1]
+
+
+def test_the_qkv_bias_is_an_add_a_layer_and_the_qk_norms_two_rms_norms_a_layer():
+    llama = load_tt_llama()
+    plain = small(llama)
+    for prefill in (False, True):
+        base = Counter(r.desc.family for r in captured(plain, llama.BF16_ATTENTION, prefill=prefill))
+        bias = Counter(r.desc.family for r in captured(dataclasses.replace(plain, qkv_bias=True), llama.BF16_ATTENTION,
+                                                        prefill=prefill))  # fmt: skip
+        norm = Counter(r.desc.family for r in captured(dataclasses.replace(plain, qk_norm=True), llama.BF16_ATTENTION,
+                                                        prefill=prefill))  # fmt: skip
+        assert bias - base == Counter({OpFamily.BINARY: plain.layers})
+        assert (norm - base)[OpFamily.NORM] == 2 * plain.layers
+        assert set(norm - base) <= {OpFamily.NORM, OpFamily.COPY}
