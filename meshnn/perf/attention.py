@@ -1,9 +1,17 @@
 """Attention: scaled_dot_product_attention (prefill, chunked, flash style) and the KV-cache fill of a
 whole prompt (the decode step's forms are in :mod:`meshnn.perf.decode_ops`).
 
-Prefill: every (batch, head, Q chunk) is a unit of work on one core; a unit multiplies its Q chunk
-by all K (causal: the K up to its position) and the scores by V, with an exp per score tile, and
-streams its head's K and V from memory again (so K/V traffic grows with the number of Q chunks).
+Prefill, as the flash kernel runs (tt-metal sdpa_program_factory.cpp, kernels/compute/sdpa.cpp): the
+(batch, head, Q chunk) units are split over the grid by batch, then heads, then Q chunks, and each core
+runs its Q chunks one K chunk at a time (causal: the K chunks up to the Q chunk's end); a causal split
+whose cores hold an even number of Q chunks pairs a low chunk with a high one (``BALANCED_Q_PARALLEL``),
+else the core holding the last chunks does the most.  The op lasts as long as its busiest core's
+K-chunk steps; a step multiplies its Q chunk by the K chunk and the scores by V (at
+:attr:`OpLatency.sdpa_multiply_scale` times a GEMM's cycles a multiply) and runs the softmax's max,
+subtract-exp and sum over its score tiles (:attr:`OpLatency.sdpa_score_tile_cycles`), both fitted to
+FlashAttention.md's chart.  Each unit streams its head's K and V from memory again (so K/V traffic
+grows with the number of Q chunks).  Not timed: a short sequence's read of Q, K and V before its
+first step and its output's write, which the chart shows (it meets long sequences, not 512 tokens).
 The cache fill writes each tile of the prompt once.
 Ring-distributed prefill (an output of fewer rows than q: this device's two chunks of q's rows, an
 early and a late one) works on those rows only, each attending half of the keys on average.
@@ -18,28 +26,43 @@ import math
 from meshnn.perf.desc import TILE, AttentionConfig, OpDesc
 from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.hardware import ArchPerf
+from meshnn.perf.latency import op_latency
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
-from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, sfpu_cycles_per_tile, traffic
+from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, traffic
 
 
 def _t(n: int) -> int:
     return max(1, math.ceil(n / TILE))
 
 
-def _score_tile_cycles(arch: ArchPerf) -> float:
-    """Softmax work on one score tile: exp on the SFPU, max / subtract / scale / sum on the FPU."""
-    return sfpu_cycles_per_tile(arch, ["exp"]) + 4 * arch.fpu_eltwise_cycles_per_tile + 2 * arch.reduce_cycles_per_tile
-
-
 def _multiply_cycles(arch: ArchPerf, fidelity: MathFidelity, tile_bytes: float) -> float:
     return arch.lofi_cycles_per_tile * fidelity.phases + operand_cycles(arch, tile_bytes)
+
+
+def busiest_core_steps(batch: int, heads: int, q_chunks: int, k_steps, cores: int, causal: bool) -> tuple[int, int]:
+    """(K-chunk steps of the busiest core, cores used) as sdpa_program_factory.cpp splits the work:
+    batch, then heads, then Q chunks over ``cores``; ``k_steps(j)`` is Q chunk j's K-chunk count."""
+    by_batch = min(batch, cores)
+    by_head = min(cores // by_batch, heads)
+    by_q = max(1, min(cores // (by_batch * by_head), q_chunks))
+    per_core = math.ceil(q_chunks / by_q)
+    if causal and per_core * by_q == q_chunks and per_core % 2 == 0:  # BALANCED_Q_PARALLEL: low + high pairs
+        half = per_core // 2
+        pairs = (range(c * half, (c + 1) * half) for c in range(by_q))
+        worst = max(sum(k_steps(i) + k_steps(q_chunks - 1 - i) for i in held) for held in pairs)
+    else:
+        runs = (range(c * per_core, min(q_chunks, (c + 1) * per_core)) for c in range(by_q))
+        worst = max(sum(k_steps(j) for j in held) for held in runs)
+    units = math.ceil(batch / by_batch) * math.ceil(heads / by_head)
+    return units * worst, by_batch * by_head * by_q
 
 
 def predict_sdpa(desc: OpDesc, machine: Machine) -> Prediction:
     """Prefill attention ``desc`` (inputs q, k, v[, mask]; output o) on ``machine``."""
     q, k, v = desc.inputs[:3]
     arch = machine.system.arch
+    latency = op_latency(arch.arch)
     fidelity = desc.fidelity or MathFidelity.HiFi2
     config = desc.attention or AttentionConfig()
     batch, heads, sq, d = (1,) * (4 - len(q.shape)) + q.shape[-4:]
@@ -47,23 +70,28 @@ def predict_sdpa(desc: OpDesc, machine: Machine) -> Prediction:
     rows = desc.outputs[0].shape[-2] if desc.outputs else sq
     ring = rows < sq  # ring-distributed: this device's chunk pair of q's rows, half the keys on average
     sq = rows if ring else sq
-    q_chunks = math.ceil(sq / max(config.q_chunk, TILE))
-    causal = (1 + 1 / q_chunks) / 2 if config.causal and sq == sk else 1.0
-    if ring and config.causal:
-        causal = 0.5
-    units = batch * heads * q_chunks
-    cores = min(grid_cores(machine, desc.core_grid), units)
-    q_rows, k_t, d_t = _t(min(config.q_chunk, sq)), _t(sk), _t(d)
-    per_unit = 2 * q_rows * k_t * d_t * _multiply_cycles(arch, fidelity, (q.tile_bytes + k.tile_bytes) / 2)
-    per_unit += q_rows * k_t * _score_tile_cycles(arch)
-    cycles = math.ceil(units / cores) * per_unit * causal
-    rereads = max(1, heads // max(kv_heads, 1)) * q_chunks * causal
+    q_size, k_size = min(max(config.q_chunk, TILE), sq), min(max(config.k_chunk, TILE), sk)
+    q_chunks, k_chunks = math.ceil(sq / q_size), math.ceil(sk / k_size)
+    causal = config.causal and sq == sk
+    q_rows, k_t, d_t = _t(q_size), _t(k_size), _t(d)
+    multiply = _multiply_cycles(arch, fidelity, (q.tile_bytes + k.tile_bytes) / 2) * latency.sdpa_multiply_scale
+    per_step = 2 * q_rows * k_t * d_t * multiply + q_rows * k_t * latency.sdpa_score_tile_cycles
+    grid = grid_cores(machine, desc.core_grid)
+    if ring:  # each of this device's rows' chunks attends half of the keys on average
+        units = batch * heads * q_chunks
+        cores = min(grid, units)
+        steps = math.ceil(units / cores) * k_chunks * (0.5 if config.causal else 1.0)
+        share = 0.5 if config.causal else 1.0
+    else:
+        k_steps = (lambda j: min(k_chunks, math.ceil((j + 1) * q_size / k_size))) if causal else (lambda j: k_chunks)
+        steps, cores = busiest_core_steps(batch, heads, q_chunks, k_steps, grid, causal)
+        share = sum(k_steps(j) for j in range(q_chunks)) / (q_chunks * k_chunks)
+    rereads = max(1, heads // max(kv_heads, 1)) * q_chunks * share
     once = [(t, 1.0) for t in (*desc.inputs[3:], *desc.outputs)]
     moves = [(q, sq / q.shape[-2]), (k, rereads), (v, rereads), *once]
     memory = traffic(machine, moves, cores)
-    return kernel_prediction(
-        arch, cycles, memory, cores, fidelity=fidelity, flops=4.0 * batch * heads * sq * sk * d * causal
-    )
+    flops = 4.0 * batch * heads * sq * sk * d * share
+    return kernel_prediction(arch, steps * per_step, memory, cores, fidelity=fidelity, flops=flops)
 
 
 def predict_cache_fill(desc: OpDesc, machine: Machine) -> Prediction:

@@ -24,6 +24,7 @@ SUBDEVICE_OPS = (
     "(2025-06), 4U Galaxy expected kernel durations"
 )
 NPE = "tt-npe: tt_npe/cpp/include/device_models/wormhole_b0.hpp"
+FLASH = "tt-metal: tech_reports/FlashAttention/FlashAttention.md, figure 6 (images/image3.png)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +41,8 @@ class OpLatency:
     riscv_cycles_per_element: float  # argmax's scalar loop on a data-movement core
     single_use_weight_tile_cycles: float  # a matmul multiply whose weight tile is used once (decode)
     tile_round_trip_cycles: float  # one DRAM tile read a core issues and waits for before the next
+    sdpa_multiply_scale: float  # flash attention's tile multiplies over a GEMM's at the same fidelity
+    sdpa_score_tile_cycles: float  # flash attention's softmax work on one score tile of a K-chunk step
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     def cycles_ns(self, cycles: float, clock_hz: float) -> float:
@@ -61,6 +64,8 @@ WORMHOLE_B0 = OpLatency(
     riscv_cycles_per_element=10.0,
     single_use_weight_tile_cycles=40.0,
     tile_round_trip_cycles=445.0,
+    sdpa_multiply_scale=1.72,
+    sdpa_score_tile_cycles=400.0,
     sources={
         "dram_read_latency_cycles": f"{NPE}: DRAM read latency 70-270 cycles (the far end: a decode op's first "
         "read waits for a bank across the chip)",
@@ -90,6 +95,15 @@ WORMHOLE_B0 = OpLatency(
         "file's date), less its launch and each tile's transfer at the NoC's rate for a 1088 B tile: 445 cycles a "
         "read, beyond tt-npe's 70-270 cycles of NoC latency the DRAM bank's access; checked by nlp_create_qkv_heads "
         "in the same file and both ops at 4096 tokens (tests/perf/published_prefill.py)",
+        "sdpa_multiply_scale": f"fitted with sdpa_score_tile_cycles: {FLASH}: causal bfloat16 at 16K tokens, head "
+        "dim 64 (23.2 TFLOPs) and 256 (39.8), on an N150's 8x8 grid, the model at its best chunk sizes (HiFi2, "
+        "ttnn's default): the matmul_blocks of a K-chunk step (QK^T transposed, then the scores by V) run 1.72x a "
+        "GEMM's cycles a tile multiply; checked by the chart's other 34 figures and the Galaxy's prefill SDPA "
+        "(tests/perf/published_sdpa.py, published_prefill.py)",
+        "sdpa_score_tile_cycles": f"fitted with sdpa_multiply_scale (the same two figures of {FLASH}): each score "
+        "tile of a K-chunk step is reduced for its row maximum, has it subtracted and is exponentiated (scale fused), "
+        "partly summed, each through L1 (sdpa.cpp: reduce_c, sub_exp_block_bcast_cols_inplace): 400 cycles, where "
+        "the model's estimate from its engines' rates had 164",
         "riscv_cycles_per_element": "an estimate, uncalibrated: tt-metal's argmax kernels (reduction/argmax/"
         "device/kernels) compare each element in a scalar loop on a data-movement RISC-V (a volatile L1 "
         "load and a bfloat16 compare in software)",

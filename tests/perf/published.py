@@ -43,6 +43,7 @@ from .figure import Figure
 from .published_ccl import BH_GALAXY
 from .published_decode import bandwidth_figures, decode_figures
 from .published_prefill import prefill_figures
+from .published_sdpa import flash_figures
 
 GEMM = "tt-metal tech_reports/GEMM_FLOPS/GEMM_FLOPS.md"
 DRAM_TEST = "tt-metal tests/device_perf_tests/dram_bandwidth/test_dram_bandwidth.py (CI expectation, +-3%)"
@@ -354,7 +355,7 @@ def figures() -> list[Figure]:
     every += [*_math_thread_figures("n150"), *_math_thread_figures("p150"), *_math_thread_figures("p150_13x10")]
     every += [*_manual_table_figures("n150", "n150"), *_manual_table_figures("p150", "p150")]
     every += [*_manual_table_figures("p150_13x10", published_gemm_oob_p150_13.P150_13X10)]
-    every += [*_ring_figures(), *decode_figures(), *prefill_figures()]
+    every += [*_ring_figures(), *decode_figures(), *prefill_figures(), *flash_figures()]
     return [f for f in every if f.covered] + [f for f in every if not f.covered]
 
 
