@@ -1,0 +1,41 @@
+"""Prefill attention timed as the flash kernel splits its work (meshnn/perf/attention.py)."""
+
+from __future__ import annotations
+
+import math
+
+from meshnn.perf import AttentionConfig, OpDesc, OpFamily, TensorDesc, predict
+from meshnn.perf.attention import busiest_core_steps
+
+
+def causal_steps(j: int) -> int:
+    return j + 1  # equal Q and K chunks: Q chunk j attends K chunks 0..j
+
+
+def test_an_odd_share_of_q_chunks_leaves_the_last_chunks_core_the_busiest():
+    # 128 tokens in chunks of 64, 8 heads on 70 cores: 16 cores of one chunk; the second chunk's core runs 2 steps
+    assert busiest_core_steps(1, 8, 2, causal_steps, 70, causal=True) == (2, 16)
+
+
+def test_an_even_share_pairs_a_low_chunk_with_a_high_one():
+    # 4096 tokens in chunks of 256, 8 heads on 70 cores: 8 cores a head, chunks i and 15 - i: 17 steps each
+    assert busiest_core_steps(1, 8, 16, causal_steps, 70, causal=True) == (17, 64)
+    # unbalanced (non-causal split of the same chunks), each core runs its chunks' whole K
+    assert busiest_core_steps(1, 8, 16, lambda j: 16, 70, causal=False) == (32, 64)
+
+
+def test_heads_beyond_the_grid_queue_on_their_cores():
+    steps, cores = busiest_core_steps(2, 64, 4, causal_steps, 64, causal=True)
+    assert cores == 64 and steps == math.ceil(64 / 32) * 10  # 32 heads' cores a batch, 2 heads each, all 4 chunks
+
+
+def sdpa(tokens: int, chunk: int) -> OpDesc:
+    q, kv = TensorDesc((1, 8, tokens, 128), "BFLOAT8_B"), TensorDesc((1, 1, tokens, 128), "BFLOAT8_B")
+    config = AttentionConfig(q_chunk=chunk, k_chunk=chunk, causal=True)
+    return OpDesc(OpFamily.SDPA, (q, kv, kv), (q,), fidelity="HiFi4", core_grid=(7, 10), attention=config)
+
+
+def test_the_kernel_is_its_busiest_cores_steps():
+    one, two = (predict(sdpa(t, 64), "galaxy", mesh_shape=(8, 4), traced=True) for t in (64, 128))
+    # 64 tokens: one step a core; 128: the busiest core runs two of the same steps (its launch aside)
+    assert math.isclose(two.compute_ns, 2 * one.compute_ns)
