@@ -105,6 +105,11 @@ PHI35_MINI = Shape("Phi3.5-mini", 32, 3072, 32, 32, 96, 8192, vocab=32064)
 PHI3_MINI = Shape("Phi-3-mini-128k", 32, 3072, 32, 32, 96, 8192, vocab=32064)
 PHI_4 = Shape("Phi-4", 40, 5120, 40, 10, 128, 17920, vocab=100352)
 MINISTRAL_8B = Shape("Ministral-8B", 36, 4096, 32, 8, 128, 12288, vocab=131072)
+DEVICE_SAMPLING = ("Ministral-8B", "QwQ-32B")
+"""The families whose PERF.md rows were measured after tt_transformers moved decode's sampling onto the
+device (2025-11-05, tt-metal #31046; their rows added later): their decode step ends in TTSampling's
+top-k, gathers and ``sampling`` (:meth:`tt_llama.Llama._sample`), timed as every op is; the other rows
+predate it and sample on the host."""
 UNNAMED_NOT_MODELLED = ("Phi-3's fused gate / up projection is split into w1 and w3 as tt_transformers loads it",)
 UNNAMED = [  # (shape, system, precision, tokens/s/user, TTFT ms or None, PERF.md's table)
     (QWEN25_7B, "N300", QWEN25_7B_DECODERS, 24.6, 92.0, "performance"),
@@ -214,12 +219,14 @@ def predicted(
     shape, label: str, precision: Precision = PERFORMANCE, published: tuple | None = None, role: str | None = None
 ) -> list[dict[str, object]]:
     """The decode step and the prefill of ``shape`` on system ``label`` with ``precision``: a row each,
-    beside ``published`` (tokens/s/user, TTFT ms; default: :data:`PUBLISHED`'s)."""
+    beside ``published`` (tokens/s/user, TTFT ms; default: :data:`PUBLISHED`'s); the decode step samples
+    on the device for the rows of :data:`DEVICE_SAMPLING`."""
     system, mesh_shape = SYSTEMS[label]
     start = time.perf_counter()
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape), system=system, execute=False)
+    sampling = shape.name in DEVICE_SAMPLING
     try:
-        model = Llama(shape, mesh, precision=precision)
+        model = Llama(shape, mesh, precision=precision, device_sampling=sampling)
         galaxy = label == "TG"
         with ttnn.perf_capture() as decode:
             (model.tg_decode if galaxy else model.decode)(POSITION)
@@ -236,11 +243,13 @@ def predicted(
     step = step_time(decode.recorders[0], traced=True, host_ns=host.decode_step_ns, residual_ns=residual)
     rows = [_row(shape.name, label, "decode (traced)", step, 1e9 / step.total_ns, tps, "tokens/s/user", wall)]
     rows[0]["precision"] = precision.name
+    rows[0]["sampling"] = "device" if sampling else "host"
     if prefill is not None:
         first = step_time(prefill.recorders[0], traced=False, host_ns=host.prefill_ns)
         phase = f"prefill {PROMPT} (eager)"
         rows.append(_row(shape.name, label, phase, first, first.total_ns / 1e6, ttft, "TTFT ms", wall))
         rows[-1]["precision"] = precision.name
+        rows[-1]["sampling"] = "-"
     if role is not None:
         for row in rows:
             row["role"] = role
@@ -272,7 +281,7 @@ def _row(model: str, system: str, phase: str, step, value: float, published, uni
 
 
 def print_rows(rows: list[dict]) -> None:
-    head = f"{'model':15} {'system':6} {'precision':14} {'phase':19} {'ops':>5} {'kernels':>8} {'gaps':>7}"
+    head = f"{'model':15} {'system':6} {'precision':14} {'phase':19} {'sample':6} {'ops':>5} {'kernels':>8} {'gaps':>7}"
     head += f" {'host':>6} {'resid':>6}"
     head += f" {'total':>8}"
     print(f"    {head} {'predicted':>10} {'published':>10} {'error':>7}  unit           role")
@@ -283,8 +292,8 @@ def print_rows(rows: list[dict]) -> None:
             f"{r['kernel_ms']:8.2f} {r['gap_ms']:7.2f} {r['host_ms']:6.2f} {r['residual_ms']:6.2f} {r['total_ms']:8.2f}"
         )
         print(
-            f"    {r['model']:15} {r['system']:6} {r['precision']:14} {r['phase']:19} {r['ops']:5d} {times} "
-            f"{r['predicted']:10.1f} {pub:>10} {err:>7}  {r['unit']:14} {r['role']}"
+            f"    {r['model']:15} {r['system']:6} {r['precision']:14} {r['phase']:19} {r['sampling']:6} {r['ops']:5d} "
+            f"{times} {r['predicted']:10.1f} {pub:>10} {err:>7}  {r['unit']:14} {r['role']}"
         )
 
 

@@ -33,7 +33,9 @@ NOT_MODELLED = (
     "T3000's prefill attention output runs as linear + reduce_scatter; tt_transformers all_gathers the heads and "
     "runs wo on output columns (USE_FUSED_ALL_GATHER_MATMUL: the same op count, a collective of the same bytes)",
     "paged attention runs unpaged (the same bytes; cur_pos as a list so the model sees the position)",
-    "decode samples on the host (PERF.md's era); the logits are read back every token",
+    "decode samples on the host (PERF.md's era) unless a row is marked device sampling; the logits are read back "
+    "every token",
+    "device sampling: manual_seed (no tensor to time) and the host's shorter read (32 tokens, not the logits)",
 )
 
 
@@ -52,6 +54,9 @@ class Shape:
     qkv_bias: bool = False  # attention_bias / Qwen2's q, k and v biases
     qk_norm: bool = False  # Qwen3's per-head q_norm and k_norm
 
+
+SAMPLING_TOP_K = 32
+"""TTSampling's ``max_top_k`` (its default): each device's top-k before the gather."""
 
 MLP_PAD_CORES = {"Qwen2.5-72B": 32, "Qwen2.5-32B": 16, "Qwen2.5-7B": 16, "QwQ-32B": 16}
 """model_config.py's default PAD_MLP_CORES: the hidden dim padded (zero weights) to a multiple of
@@ -181,9 +186,13 @@ class Llama:
         max_seq: int = 1024,
         batch: int = 1,
         precision: Precision = PERFORMANCE,
+        device_sampling: bool = False,
     ) -> None:
         self.mesh, self.max_seq, self.batch = mesh, max_seq, batch
         self.p = precision
+        self.device_sampling = device_sampling
+        if device_sampling and mesh.get_num_devices() == 1:
+            raise ValueError("device sampling on one device (TTSampling's two-half top-k) is not written")
         self.n = mesh.get_num_devices()
         self.s = shape = padded(shape, self.n)
         self.galaxy = tuple(mesh.shape) == (8, 4)
@@ -201,6 +210,7 @@ class Llama:
         self.rot = [self._put(meta(max_seq, s.head_dim), BF16, layout=ttnn.ROW_MAJOR_LAYOUT) for _ in range(2)]
         self.trans = self._put(meta(1, 1, TILE, TILE), BF16)
         self.lm_head = self._lm_head()
+        self.sampler = self._sampler_tensors() if device_sampling else None
 
     # ------------------------------------------------------------------------------ weights
 
@@ -450,7 +460,51 @@ class Llama:
         for w in self.layers:
             h = ttnn.add(x, self._attention(x, w, rot, position), memory_config=self._residual_config())
             x = ttnn.add(h, self._mlp(h, w), memory_config=self._residual_config())
-        return self._head(self._norm(x, self.norm))
+        logits = self._head(self._norm(x, self.norm))
+        return self._sample(logits) if self.device_sampling else logits
+
+    def _sampler_tensors(self) -> dict[str, ttnn.Tensor]:
+        """TTSampling's constant tensors (models/common/sampling/tt_sampling.py), in DRAM: the vocabulary
+        indices of a device's logits, each device's index offset, and the users' k, p and temperature."""
+        dram, width = ttnn.DRAM_MEMORY_CONFIG, self._vocab_share()
+
+        def put(shape, dtype, layout=ttnn.TILE_LAYOUT) -> ttnn.Tensor:
+            values = torch.empty(shape, dtype=torch.int32 if dtype in (ttnn.uint32, ttnn.int32, ttnn.uint16) else
+                                 torch.bfloat16, device="meta")  # fmt: skip
+            return self._put(values, dtype, layout=layout, memory_config=dram)
+
+        users = max(TILE, self.batch)
+        row = (1, 1, 1, users)
+        return {
+            "indices": put((1, 1, users, width), ttnn.uint16),
+            "offsets": put((1, 1, users, SAMPLING_TOP_K * self.n), ttnn.int32),
+            "k": put(row, ttnn.uint32, ttnn.ROW_MAJOR_LAYOUT),
+            "p": put(row, BF16, ttnn.ROW_MAJOR_LAYOUT),
+            "temp": put(row, BF16, ttnn.ROW_MAJOR_LAYOUT),
+        }
+
+    def _vocab_share(self) -> int:
+        """A device's logits as top-k reads them: the tile-padded vocabulary's share, padded to a power
+        of two (model_config.py's ``pad_logits_to_power_of_2`` on a mesh of several devices)."""
+        share = math.ceil(self.s.vocab / (TILE * self.n)) * TILE
+        return 2 ** math.ceil(math.log2(share))
+
+    def _sample(self, logits: ttnn.Tensor) -> ttnn.Tensor:
+        """TTSampling.forward's top-k path as tt_transformers runs it since 2025-11 (on a mesh of more than
+        device; ``allow_force_argmax`` is off outside the Galaxy): the logits typecast to bfloat16 and
+        padded to a power of two, a local top-32, both halves all_gathered, the indices typecast to int32
+        and offset to the global vocabulary, untilized, then one token a user drawn (``ttnn.sampling``)."""
+        t, dram = self.sampler, ttnn.DRAM_MEMORY_CONFIG
+        x = ttnn.typecast(logits, dtype=BF16)
+        width = t["indices"].shape[-1]
+        if x.shape[-1] < width:
+            x = ttnn.pad(x, [(0, 0), (0, 0), (0, 0), (0, width - x.shape[-1])], value=-3.0e38)
+        values, indices = ttnn.topk(x, k=SAMPLING_TOP_K, dim=-1, indices_tensor=t["indices"])
+        gather = {"dim": 3, "num_links": 1, "topology": ttnn.Topology.Linear, "memory_config": dram}
+        values, indices = ttnn.all_gather(values, **gather), ttnn.all_gather(indices, **gather)
+        ids = ttnn.add(t["offsets"], ttnn.typecast(indices, dtype=ttnn.int32), dtype=ttnn.uint32, memory_config=dram)
+        ids = ttnn.untilize(ids, use_multicore=True)
+        return ttnn.sampling(values, ids, k=t["k"], p=t["p"], temp=t["temp"])
 
     def _head(self, x: ttnn.Tensor) -> ttnn.Tensor:
         """lm_head.py: the splits' DRAM-sharded matmuls, unsharded and concatenated."""

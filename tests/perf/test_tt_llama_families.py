@@ -1,10 +1,13 @@
 """benchmarks/tt_llama.py's other families, as tt_transformers runs them: Qwen2.5-7B's own decoder
-config (HiFi4 on every matmul, the MLP's included), Qwen2's QKV bias adds and Qwen3's q / k norms."""
+config (HiFi4 on every matmul, the MLP's included), Qwen2's QKV bias adds and Qwen3's q / k norms, and
+the on-device sampling that ends a decode step of the rows measured since 2025-11."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+
+import pytest
 
 import meshnn as ttnn
 from meshnn.perf import MathFidelity, OpFamily
@@ -12,12 +15,12 @@ from meshnn.perf import MathFidelity, OpFamily
 from .test_dispatch import load_tt_llama
 
 
-def captured(shape, precision, *, prefill: bool = False):
+def captured(shape, precision, *, prefill: bool = False, device_sampling: bool = False):
     """The records of a decode step (or a 128-token prefill) of ``shape`` on a planning N300."""
     llama = load_tt_llama()
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 2), system="n300", execute=False)
     try:
-        model = llama.Llama(shape, mesh, precision=precision)
+        model = llama.Llama(shape, mesh, precision=precision, device_sampling=device_sampling)
         with ttnn.perf_capture() as capture:
             model.prefill(128) if prefill else model.decode(228)
     finally:
@@ -61,3 +64,43 @@ def test_the_qkv_bias_is_an_add_a_layer_and_the_qk_norms_two_rms_norms_a_layer()
         assert bias - base == Counter({OpFamily.BINARY: plain.layers})
         assert (norm - base)[OpFamily.NORM] == 2 * plain.layers
         assert set(norm - base) <= {OpFamily.NORM, OpFamily.COPY}
+
+
+def test_device_sampling_ends_the_decode_step_with_ttsamplings_ops():
+    """TTSampling's top-k path on two devices: the logits typecast (and padded: 2048 a device is a
+    power of two already, so no pad), a local top-32, values and indices gathered, the indices typecast,
+    offset and untilized, one draw; the rest of the step is unchanged."""
+    llama = load_tt_llama()
+    shape = small(llama)
+    host = captured(shape, llama.BF16_ATTENTION)
+    device = captured(shape, llama.BF16_ATTENTION, device_sampling=True)
+    assert [r.desc for r in device[: len(host)]] == [r.desc for r in host]
+    added = [r.desc.op_code for r in device[len(host) :]]
+    assert added == [
+        "TypecastDeviceOperation",
+        "TopKDeviceOperation",
+        "AllGatherAsyncDeviceOperation",
+        "AllGatherAsyncDeviceOperation",
+        "TypecastDeviceOperation",
+        "BinaryNgDeviceOperation",
+        "UntilizeDeviceOperation",
+        "SamplingDeviceOperation",
+    ]
+    topk = device[len(host) + 1].desc
+    assert topk.inputs[0].shape[-2:] == (32, 2048) and topk.outputs[0].shape[-2:] == (32, 32)
+
+
+def test_device_sampling_pads_a_devices_logits_to_a_power_of_two_and_refuses_one_device():
+    llama = load_tt_llama()
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 2), system="n300", execute=False)
+    try:
+        model = llama.Llama(dataclasses.replace(small(llama), vocab=3000), mesh, device_sampling=True)
+        assert model._vocab_share() == 2048  # 3000 tokens: 1504 a device (whole tiles), padded to 2048
+    finally:
+        mesh.close()
+    one = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="n150", execute=False)
+    try:
+        with pytest.raises(ValueError, match="one device"):
+            llama.Llama(small(llama), one, device_sampling=True)
+    finally:
+        one.close()
