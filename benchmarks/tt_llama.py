@@ -111,6 +111,7 @@ class Precision:
     attention: object = HIFI2  # LI_QKV_* and LI_O_* (decode and prefill)
     sdpa_decode: object = HIFI2
     mlp: object = None  # LI_FF1_FF3 and LI_FF2 where a model's decoder config sets them (None: the defaults)
+    activation: object = None  # TensorGroup.ACTIVATION where a decoder config sets it (None: each op's default)
 
     def ff1_ff3_kernel(self, dtype) -> object:
         """FF1/FF3's compute kernel config: the model's own, else LoFi for bfloat4_b, HiFi2 otherwise."""
@@ -118,6 +119,10 @@ class Precision:
 
     def ff2_kernel(self) -> object:
         return self.mlp or HIFI2
+
+    def gated_dtype(self) -> object:
+        """The MLP's gated product (mlp.py's w2_in, FF2's input): ``activation_dtype or ttnn.bfloat8_b``."""
+        return self.activation or BFP8
 
 
 PERFORMANCE = Precision("performance")
@@ -128,12 +133,14 @@ BF16_ATTENTION = Precision("bf16 attention", ff1_ff3=BFP8, wqkv=BF16, wo=BF16, k
 """Every family's accuracy settings but Llama 3, Mistral-7B, Phi-3-mini and phi-4 (below 70B): bfloat16
 QKV, output and KV cache at HiFi4 (SDPA too), FF1/FF3 at the default bfloat8_b."""
 QWEN25_7B_DECODERS = Precision("qwen2.5-7b decoders", ff1_ff3=BFP8, wqkv=BF16, wo=BF16, kv_cache=BF16,
-                               attention=HIFI4_FP32, sdpa_decode=HIFI4_FP32, mlp=HIFI4_FP32)  # fmt: skip
+                               attention=HIFI4_FP32, sdpa_decode=HIFI4_FP32, mlp=HIFI4_FP32,
+                               activation=BF16)  # fmt: skip
 """Qwen2.5-7B's own settings, performance and accuracy alike: model_params/Qwen2.5-7B-Instruct/
 performance_decoder_config.json (and accuracy_decoder_config.json, the same), which replace
 ModelOptimizations for every one of its 28 decoders since tt-metal #22689 (2025-06-03, "Increase Qwen2.5 7B
 real-world accuracy"; PERF.md's row moved 31.0 -> 24.6 t/s/u with it): BF16 attention weights and KV cache,
-BFP8 MLP, and HIFI4 (HiFi4, float32 accumulation) for every matmul and SDPA, the MLP's included."""
+BFP8 MLP, BF16 activations (``ACTIVATION``: the MLP's gated product, FF2's input, bfloat16 where the default
+is bfloat8_b), and HIFI4 (HiFi4, float32 accumulation) for every matmul and SDPA, the MLP's included."""
 ACCURACY_LLAMA = Precision("accuracy", ff1_ff3=BFP8)
 """ModelOptimizations.accuracy for Llama 3, Mistral-7B, Phi-3-mini and phi-4 below 70B: bfloat8_b
 attention and KV cache, bfloat8_b MLP at HiFi2 with 16-bit accumulation (fp32_dest_acc_en off, as
@@ -430,7 +437,7 @@ class Llama:
             for name in ("w1", "w3")
         ]
         gated = ttnn.multiply(
-            up[0], up[1], input_tensor_a_activations=[ttnn.UnaryOpType.SILU], dtype=BFP8,
+            up[0], up[1], input_tensor_a_activations=[ttnn.UnaryOpType.SILU], dtype=self.p.gated_dtype(),
             memory_config=ttnn.L1_WIDTH_SHARDED_MEMORY_CONFIG,
         )  # fmt: skip
         grid2 = find_grid(hidden // TILE, both=s.dim // TILE)
@@ -592,7 +599,7 @@ class Llama:
             fidelity = self.p.ff1_ff3_kernel(w["w1"].dtype)
             gated = ttnn.multiply(
                 self._prefill_linear(normed, w["w1"], fidelity), self._prefill_linear(normed, w["w3"], fidelity),
-                input_tensor_a_activations=[ttnn.UnaryOpType.SILU], dtype=BFP8,
+                input_tensor_a_activations=[ttnn.UnaryOpType.SILU], dtype=self.p.gated_dtype(),
             )  # fmt: skip
             x = ttnn.add(h, self._prefill_reduced(self._prefill_linear(gated, w["w2"], self.p.ff2_kernel())))
         last = ttnn.slice(x, (0, 0, tokens - TILE, 0), (1, 1, tokens, x.shape[-1]))

@@ -52,6 +52,22 @@ def test_qwen25_7b_runs_its_decoder_config_hifi4_on_the_mlp_and_is_slower_for_it
     assert kernels[0] > kernels[1]
 
 
+def test_qwen25_7b_activations_are_bfloat16_so_ff2_reads_a_bfloat16_gated_product():
+    """Its decoder config's ACTIVATION BF16 reaches mlp.py's w2_in (``activation_dtype or bfloat8_b``):
+    FF2's input is bfloat16 there, bfloat8_b under the default settings."""
+    llama = load_tt_llama()
+    shape = small(llama)
+    hidden = llama.padded(shape, 2).hidden // 2
+    for precision, dtype in ((llama.QWEN25_7B_DECODERS, "BFLOAT16"), (llama.BF16_ATTENTION, "BFLOAT8_B")):
+        for prefill in (False, True):
+            ff2 = [
+                r.desc
+                for r in captured(shape, precision, prefill=prefill)
+                if r.desc.family is OpFamily.MATMUL and r.desc.inputs[1].shape[-2] == hidden
+            ]
+            assert ff2 and {d.inputs[0].dtype for d in ff2} == {dtype}
+
+
 def test_the_qkv_bias_is_an_add_a_layer_and_the_qk_norms_two_rms_norms_a_layer():
     llama = load_tt_llama()
     plain = small(llama)
