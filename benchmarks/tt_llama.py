@@ -33,8 +33,8 @@ NOT_MODELLED = (
     "T3000's prefill attention output runs as linear + reduce_scatter; tt_transformers all_gathers the heads and "
     "runs wo on output columns (USE_FUSED_ALL_GATHER_MATMUL: the same op count, a collective of the same bytes)",
     "paged attention runs unpaged (the same bytes; cur_pos as a list so the model sees the position)",
-    "decode samples on the host (PERF.md's era) unless a row is marked device sampling; the logits are read back "
-    "every token",
+    "decode samples on the host (PERF.md's older rows: the logits read back every token) unless the model is built "
+    "with device_sampling (perf_model.DEVICE_SAMPLING's rows)",
     "device sampling: manual_seed (no tensor to time) and the host's shorter read (32 tokens, not the logits)",
 )
 
@@ -498,8 +498,8 @@ class Llama:
 
     def _sample(self, logits: ttnn.Tensor) -> ttnn.Tensor:
         """TTSampling.forward's top-k path as tt_transformers runs it since 2025-11 (on a mesh of more than
-        device; ``allow_force_argmax`` is off outside the Galaxy): the logits typecast to bfloat16 and
-        padded to a power of two, a local top-32, both halves all_gathered, the indices typecast to int32
+        one device; ``allow_force_argmax`` is off outside the Galaxy): the logits typecast to bfloat16 and
+        padded to a power of two, a local top-32, its values and indices all_gathered, the indices typecast to int32
         and offset to the global vocabulary, untilized, then one token a user drawn (``ttnn.sampling``)."""
         t, dram = self.sampler, ttnn.DRAM_MEMORY_CONFIG
         x = ttnn.typecast(logits, dtype=BF16)
