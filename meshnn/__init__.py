@@ -206,6 +206,7 @@ from meshnn.ops.registry import (
 )
 from meshnn.ops.registry import public_ops as _public_ops
 from meshnn.perf.tracy_marks import start_tracy_zone, stop_tracy_zone, tracy_frame, tracy_message
+from meshnn.tensor.accessor_args import TensorAccessorArgs
 from meshnn.tensor.composers import (
     ConcatMesh2dToTensor,
     ConcatMeshToTensor,
@@ -215,7 +216,11 @@ from meshnn.tensor.composers import (
     concat_mesh_to_tensor_composer,
     create_mesh_composer,
 )
-from meshnn.tensor.copies import copy_device_to_host_tensor, copy_host_to_device_tensor
+from meshnn.tensor.copies import (
+    copy_device_to_host_tensor,
+    copy_host_to_device_tensor,
+    copy_host_to_device_tensor_partial,
+)
 from meshnn.tensor.interop import distribute, from_torch, to_numpy, to_torch
 from meshnn.tensor.legacy import (
     CppReplicateTensorToMesh,

@@ -549,6 +549,30 @@ def written() -> list[Case]:
         "cq_id",
     )
     row(
+        "copy_host_to_device_tensor_partial",
+        "filter a list",
+        lambda e: ttnn.copy_host_to_device_tensor_partial(e.host_like_a, e.a, [ttnn.CoreCoord(0, 0)]),
+        TYPE,
+        "logical_core_filter",
+    )
+    row(
+        "copy_host_to_device_tensor_partial",
+        "interleaved device tensor",
+        lambda e: ttnn.copy_host_to_device_tensor_partial(e.host_like_a, e.a, e.grid),
+        VALUE,
+        "interleaved",
+    )
+    row(
+        "copy_host_to_device_tensor_partial",
+        "device deallocated",
+        lambda e: ttnn.copy_host_to_device_tensor_partial(e.host_like_a, e.freed, e.grid),
+        DEAD,
+        "device_tensor",
+    )
+    row("TensorAccessorArgs", "host tensor", lambda e: ttnn.TensorAccessorArgs(e.host), VALUE, "host")
+    row("TensorAccessorArgs", "deallocated", lambda e: ttnn.TensorAccessorArgs(e.freed), DEAD, "deallocated")
+    row("TensorAccessorArgs", "not a tensor", lambda e: ttnn.TensorAccessorArgs("t"), TYPE, "ttnn.Tensor")
+    row(
         "copy_device_to_host_tensor",
         "shapes differ",
         lambda e: ttnn.copy_device_to_host_tensor(e.a, e.host_other_shape),
