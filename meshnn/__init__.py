@@ -56,7 +56,7 @@ from meshnn.errors import (
     WrongMeshError,
 )
 from meshnn.formats.dtypes import DataType
-from meshnn.formats.layout import Layout, Tile
+from meshnn.formats.layout import Layout, Tile, element_size, tile_size
 from meshnn.host.interrupts import arm as _arm_interrupts
 from meshnn.mesh import (
     BufferRegion,
@@ -82,7 +82,7 @@ from meshnn.mesh import (
     reports,
     synchronize_device,
 )
-from meshnn.mesh.cluster import _ttnn, cluster, get_arch_name
+from meshnn.mesh.cluster import _ttnn, cluster, get_arch_name, get_dram_alignment, get_l1_alignment
 from meshnn.mesh.cluster import namespace as _namespace
 from meshnn.mesh.device_config import (
     DeviceSettings,

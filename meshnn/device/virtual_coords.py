@@ -16,8 +16,8 @@ Layer: device.  Imports errors, :mod:`meshnn.device.arch` and :mod:`meshnn.devic
 from __future__ import annotations
 
 from meshnn.device.arch import Arch
-from meshnn.device.core import CoreCoord
-from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.device.core import CoreCoord, as_core_coord
+from meshnn.errors import MeshnnValueError
 
 WORMHOLE_TENSIX_START = (18, 18)
 """Where tt-umd's translated Tensix grid of a Wormhole B0 starts (x, y)."""
@@ -31,8 +31,7 @@ BLACKHOLE_FIRST_TENSIX_ROW = 2
 def worker_core_from_logical_core(arch: Arch, worker_grid: tuple[int, int], core: CoreCoord) -> CoreCoord:
     """The translated NoC coordinate of logical worker ``core`` on a chip of ``arch`` whose
     logical worker grid is ``worker_grid`` (x, y); a core outside that grid is refused."""
-    if not isinstance(core, CoreCoord):
-        raise MeshnnTypeError(f"logical_core must be a ttnn.CoreCoord, got {type(core).__name__}")
+    core = as_core_coord(core, "logical_core")
     gx, gy = worker_grid
     if not (0 <= core.x < gx and 0 <= core.y < gy):
         raise MeshnnValueError(

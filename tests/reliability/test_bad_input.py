@@ -569,6 +569,9 @@ def written() -> list[Case]:
         DEAD,
         "device_tensor",
     )
+    row("tile_size", "dtype a string", lambda e: ttnn.tile_size("bfloat16"), TYPE, "dtype")
+    row("element_size", "a block float", lambda e: ttnn.element_size(BFP8), VALUE, "block float")
+    row("element_size", "dtype an int", lambda e: ttnn.element_size(0), TYPE, "dtype")
     row("TensorAccessorArgs", "host tensor", lambda e: ttnn.TensorAccessorArgs(e.host), VALUE, "host")
     row("TensorAccessorArgs", "deallocated", lambda e: ttnn.TensorAccessorArgs(e.freed), DEAD, "deallocated")
     row("TensorAccessorArgs", "not a tensor", lambda e: ttnn.TensorAccessorArgs("t"), TYPE, "ttnn.Tensor")
@@ -1691,8 +1694,8 @@ def written() -> list[Case]:
     )
     row(
         "num_cores_to_corerangeset",
-        "grid a tuple",
-        lambda e: ttnn.num_cores_to_corerangeset(4, (8, 8)),
+        "grid a string",
+        lambda e: ttnn.num_cores_to_corerangeset(4, "88"),
         TYPE,
         "grid_size",
     )
@@ -1714,7 +1717,7 @@ def written() -> list[Case]:
         "before",
     )
     row("split_work_to_cores", "negative units", lambda e: ttnn.split_work_to_cores(grid8, -1), TYPE, "units_to_divide")
-    row("split_work_to_cores", "grid a tuple", lambda e: ttnn.split_work_to_cores((8, 8), 4), TYPE, "grid_size")
+    row("split_work_to_cores", "grid a triple", lambda e: ttnn.split_work_to_cores((8, 8, 8), 4), TYPE, "grid_size")
     row(
         "create_global_semaphore",
         "cores outside the grid",
@@ -3352,6 +3355,8 @@ EXEMPT = {  # public callables without a row, and why nothing given to them can 
     "get_context": "takes no arguments",
     "get_fabric_config": "takes no arguments",
     "get_arch_name": "takes no arguments",
+    "get_dram_alignment": "takes no arguments",
+    "get_l1_alignment": "takes no arguments",
     "GetNumPCIeDevices": "takes no arguments (get_num_pcie_devices under ttnn's older name)",
     "DeviceSettings": "made only by open_mesh_device (its arguments have rows); read as mesh_device.settings",
     "Device": "the MeshDevice class under ttnn's name (MeshDevice rows above)",

@@ -147,7 +147,40 @@ def test_worker_core_from_logical_core(system, logical, translated):
         grid = mesh.system.worker_grid
         with pytest.raises(ttnn.MeshnnValueError, match="outside the logical worker grid"):
             mesh.worker_core_from_logical_core(ttnn.CoreCoord(grid[0], 0))
+        assert mesh.worker_core_from_logical_core(logical) == ttnn.CoreCoord(*translated)  # an (x, y) pair
         with pytest.raises(ttnn.MeshnnTypeError, match="logical_core"):
-            mesh.worker_core_from_logical_core((0, 0))
+            mesh.worker_core_from_logical_core("0,0")
     finally:
         ttnn.close_mesh_device(mesh)
+
+
+@pytest.mark.parametrize(
+    "dtype, tile, element",
+    [(ttnn.bfloat16, 2048, 2), (ttnn.float32, 4096, 4), (ttnn.uint16, 2048, 2), (ttnn.uint32, 4096, 4)],
+)
+def test_tile_and_element_sizes(dtype, tile, element):
+    assert (ttnn.tile_size(dtype), ttnn.element_size(dtype)) == (tile, element)
+
+
+def test_block_floats_have_a_tile_size_and_no_element_size():
+    assert ttnn.tile_size(ttnn.bfloat8_b) == 1088  # 64 B of exponents + 1024 B of codes
+    assert ttnn.tile_size(ttnn.bfloat4_b) == 576  # 64 + 512
+    for dtype in (ttnn.bfloat8_b, ttnn.bfloat4_b):
+        with pytest.raises(ttnn.MeshnnValueError, match="block float"):
+            ttnn.element_size(dtype)
+
+
+@pytest.mark.parametrize("system, dram", [("t3k", 32), ("p150", 64)])
+def test_alignments_follow_the_systems_arch(monkeypatch, system, dram):
+    monkeypatch.setenv("MESHNN_SYSTEM", system)
+    assert (ttnn.get_dram_alignment(), ttnn.get_l1_alignment()) == (dram, 16)
+
+
+def test_an_x_y_pair_stands_for_a_core_coord_as_ttnn_converts_it():
+    by_pair = ttnn.num_cores_to_corerangeset(56, [8, 7], True)
+    assert by_pair == ttnn.num_cores_to_corerangeset(56, ttnn.CoreCoord(8, 7), True)
+    assert by_pair.num_cores() == 56
+    assert ttnn.split_work_to_cores((8, 8), 10)[0] == 10
+    assert ttnn.CoreRange([0, 0], [1, 1]).grid_size() == ttnn.CoreCoord(2, 2)
+    with pytest.raises(ttnn.MeshnnTypeError, match="grid_size"):
+        ttnn.num_cores_to_corerangeset(4, (8, 8, 1))
