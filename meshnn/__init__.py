@@ -247,7 +247,10 @@ from meshnn.tensor.memory_config import (
     L1_HEIGHT_SHARDED_MEMORY_CONFIG,
     L1_MEMORY_CONFIG,
     L1_WIDTH_SHARDED_MEMORY_CONFIG,
+    ShardStrategy,
+    create_sharded_memory_config,
 )
+from meshnn.tensor.nd_sharding import ShardShapeAlignment
 from meshnn.tensor.placement import to_device
 from meshnn.tensor.printing import set_printoptions
 from meshnn.tensor.queries import DEVICE_STORAGE_TYPE, has_storage_type_of, is_sharded, is_tensor_storage_on_device
@@ -259,7 +262,7 @@ from meshnn.tensor.shards import (
     from_host_shards,
     get_device_tensors,
 )
-from meshnn.tensor.spec import MemoryConfig, Shape, ShardStrategy, TensorSpec, create_sharded_memory_config
+from meshnn.tensor.spec import MemoryConfig, Shape, TensorSpec
 from meshnn.tensor.storage import DistributedHostBuffer, HostBuffer, StorageType
 from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import (
