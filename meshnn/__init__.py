@@ -82,7 +82,14 @@ from meshnn.mesh import (
     reports,
     synchronize_device,
 )
-from meshnn.mesh.cluster import _ttnn, cluster, get_arch_name, get_dram_alignment, get_l1_alignment
+from meshnn.mesh.cluster import (
+    _ttnn,
+    cluster,
+    get_arch_name,
+    get_dram_alignment,
+    get_l1_alignment,
+    get_max_worker_l1_unreserved_size,
+)
 from meshnn.mesh.cluster import namespace as _namespace
 from meshnn.mesh.device_config import (
     DeviceSettings,

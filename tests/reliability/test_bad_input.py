@@ -3357,6 +3357,7 @@ EXEMPT = {  # public callables without a row, and why nothing given to them can 
     "get_arch_name": "takes no arguments",
     "get_dram_alignment": "takes no arguments",
     "get_l1_alignment": "takes no arguments",
+    "get_max_worker_l1_unreserved_size": "takes no arguments",
     "GetNumPCIeDevices": "takes no arguments (get_num_pcie_devices under ttnn's older name)",
     "DeviceSettings": "made only by open_mesh_device (its arguments have rows); read as mesh_device.settings",
     "Device": "the MeshDevice class under ttnn's name (MeshDevice rows above)",

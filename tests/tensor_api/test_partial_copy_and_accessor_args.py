@@ -170,10 +170,11 @@ def test_block_floats_have_a_tile_size_and_no_element_size():
             ttnn.element_size(dtype)
 
 
-@pytest.mark.parametrize("system, dram", [("t3k", 32), ("p150", 64)])
-def test_alignments_follow_the_systems_arch(monkeypatch, system, dram):
+@pytest.mark.parametrize("system, dram, l1_unreserved", [("t3k", 32, 1463968), ("p150", 64, 1531776)])
+def test_alignments_follow_the_systems_arch(monkeypatch, system, dram, l1_unreserved):
     monkeypatch.setenv("MESHNN_SYSTEM", system)
     assert (ttnn.get_dram_alignment(), ttnn.get_l1_alignment()) == (dram, 16)
+    assert ttnn.get_max_worker_l1_unreserved_size() == l1_unreserved  # the arch's figure, as ttnn 0.81.1 reports
 
 
 def test_an_x_y_pair_stands_for_a_core_coord_as_ttnn_converts_it():
