@@ -569,6 +569,10 @@ def written() -> list[Case]:
         DEAD,
         "device_tensor",
     )
+    row("from_buffer", "no device", lambda e: ttnn.from_buffer([1.0, 2.0], [2], F32, None), TYPE, "device")
+    row("from_buffer", "values too few", lambda e: ttnn.from_buffer([1.0], [2], F32, e.mesh), VALUE, "shape")
+    row("from_buffer", "a block float", lambda e: ttnn.from_buffer([1.0], [1], BFP8, e.mesh), VALUE, "Unreachable")
+    row("from_buffer", "buffer a string", lambda e: ttnn.from_buffer("12", [2], F32, e.mesh), TYPE, "buffer")
     row("tile_size", "dtype a string", lambda e: ttnn.tile_size("bfloat16"), TYPE, "dtype")
     row("element_size", "a block float", lambda e: ttnn.element_size(BFP8), VALUE, "block float")
     row("element_size", "dtype an int", lambda e: ttnn.element_size(0), TYPE, "dtype")

@@ -185,3 +185,17 @@ def test_an_x_y_pair_stands_for_a_core_coord_as_ttnn_converts_it():
     assert ttnn.CoreRange([0, 0], [1, 1]).grid_size() == ttnn.CoreCoord(2, 2)
     with pytest.raises(ttnn.MeshnnTypeError, match="grid_size"):
         ttnn.num_cores_to_corerangeset(4, (8, 8, 1))
+
+
+def test_from_buffer_and_flat_lists_keep_integers_exact(mesh):
+    edges = [-(2**31), -(2**31) + 1, -1, 0, 1, 2**31 - 2, 2**31 - 1, -1000000]
+    made = ttnn.from_buffer(edges, [2, 4], ttnn.int32, mesh)
+    assert (made.layout, made.storage_type(), made.to_list()) == (RM, ttnn.StorageType.DEVICE, [edges[:4], edges[4:]])
+    unsigned = [0, 1, 2**32 - 1, 2**31]
+    assert ttnn.Tensor(unsigned, [1, 4], ttnn.uint32, RM).to_list() == [unsigned]  # float32 would round 2**32 - 1
+    placed = ttnn.Tensor(list(range(64)), [2, 32], ttnn.int32, RM, mesh, ttnn.L1_MEMORY_CONFIG)  # the 6th: a config
+    assert placed.memory_config().buffer_type is ttnn.BufferType.L1
+    assert ttnn.to_torch(placed).flatten().tolist() == list(range(64))
+    for dtype in (ttnn.bfloat8_b, ttnn.bfloat4_b, ttnn.DataType.INVALID):
+        with pytest.raises(ttnn.MeshnnValueError, match="Unreachable"):
+            ttnn.from_buffer([[1, 2, 3], [4, 5, 6]], [2, 3], dtype, mesh, ttnn.TILE_LAYOUT)
