@@ -56,7 +56,7 @@ from meshnn.errors import (
     WrongMeshError,
 )
 from meshnn.formats.dtypes import DataType
-from meshnn.formats.layout import Layout, Tile
+from meshnn.formats.layout import Layout, Tile, element_size, tile_size
 from meshnn.host.interrupts import arm as _arm_interrupts
 from meshnn.mesh import (
     BufferRegion,
@@ -82,7 +82,14 @@ from meshnn.mesh import (
     reports,
     synchronize_device,
 )
-from meshnn.mesh.cluster import _ttnn, cluster, get_arch_name
+from meshnn.mesh.cluster import (
+    _ttnn,
+    cluster,
+    get_arch_name,
+    get_dram_alignment,
+    get_l1_alignment,
+    get_max_worker_l1_unreserved_size,
+)
 from meshnn.mesh.cluster import namespace as _namespace
 from meshnn.mesh.device_config import (
     DeviceSettings,
@@ -206,6 +213,7 @@ from meshnn.ops.registry import (
 )
 from meshnn.ops.registry import public_ops as _public_ops
 from meshnn.perf.tracy_marks import start_tracy_zone, stop_tracy_zone, tracy_frame, tracy_message
+from meshnn.tensor.accessor_args import TensorAccessorArgs
 from meshnn.tensor.composers import (
     ConcatMesh2dToTensor,
     ConcatMeshToTensor,
@@ -215,7 +223,11 @@ from meshnn.tensor.composers import (
     concat_mesh_to_tensor_composer,
     create_mesh_composer,
 )
-from meshnn.tensor.copies import copy_device_to_host_tensor, copy_host_to_device_tensor
+from meshnn.tensor.copies import (
+    copy_device_to_host_tensor,
+    copy_host_to_device_tensor,
+    copy_host_to_device_tensor_partial,
+)
 from meshnn.tensor.interop import distribute, from_torch, to_numpy, to_torch
 from meshnn.tensor.legacy import (
     CppReplicateTensorToMesh,
@@ -242,7 +254,10 @@ from meshnn.tensor.memory_config import (
     L1_HEIGHT_SHARDED_MEMORY_CONFIG,
     L1_MEMORY_CONFIG,
     L1_WIDTH_SHARDED_MEMORY_CONFIG,
+    ShardStrategy,
+    create_sharded_memory_config,
 )
+from meshnn.tensor.nd_sharding import ShardShapeAlignment
 from meshnn.tensor.placement import to_device
 from meshnn.tensor.printing import set_printoptions
 from meshnn.tensor.queries import DEVICE_STORAGE_TYPE, has_storage_type_of, is_sharded, is_tensor_storage_on_device
@@ -254,7 +269,7 @@ from meshnn.tensor.shards import (
     from_host_shards,
     get_device_tensors,
 )
-from meshnn.tensor.spec import MemoryConfig, Shape, ShardStrategy, TensorSpec, create_sharded_memory_config
+from meshnn.tensor.spec import MemoryConfig, Shape, TensorSpec
 from meshnn.tensor.storage import DistributedHostBuffer, HostBuffer, StorageType
 from meshnn.tensor.tensor import Tensor
 from meshnn.tensor.topology import (

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -83,16 +83,35 @@ class ShardOrientation(enum.Enum):
         return f"ShardOrientation.{self.name}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ShardSpec:
     """One shard per core of ``grid``; ``shape`` is (height, width) in elements of the 2-D view
-    of the tensor (all dims but the last folded into the height)."""
+    of the tensor (all dims but the last folded into the height).  Made as ttnn's binding names its
+    arguments, ``ShardSpec(grid, shard_shape, shard_orientation)``, or by the attributes' names
+    ``shape`` / ``orientation``."""
 
     grid: CoreRangeSet
     shape: tuple[int, int]
-    orientation: ShardOrientation = ShardOrientation.ROW_MAJOR
+    orientation: ShardOrientation
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        grid: CoreRangeSet,
+        shard_shape: Sequence[int] | None = None,
+        shard_orientation: ShardOrientation | None = None,
+        *,
+        shape: Sequence[int] | None = None,
+        orientation: ShardOrientation | None = None,
+    ) -> None:
+        if (shard_shape is None) == (shape is None) or (shard_orientation is not None and orientation is not None):
+            raise MeshnnTypeError("ShardSpec takes its shape once (shard_shape or shape), its orientation at most once")
+        object.__setattr__(self, "grid", grid)
+        object.__setattr__(self, "shape", shard_shape if shape is None else shape)
+        chosen = shard_orientation if orientation is None else orientation
+        object.__setattr__(self, "orientation", ShardOrientation.ROW_MAJOR if chosen is None else chosen)
+        self._check()
+
+    def _check(self) -> None:
         if not isinstance(self.grid, CoreRangeSet):
             raise MeshnnTypeError(f"ShardSpec grid must be a CoreRangeSet, got {self.grid!r}")
         shape = tuple(self.shape)

@@ -32,6 +32,16 @@ class CoreCoord:
         return f"(x={self.x},y={self.y})"
 
 
+def as_core_coord(value: object, what: str) -> CoreCoord:
+    """``value`` as a CoreCoord: a CoreCoord, or an (x, y) pair (a tuple or list of two ints), which
+    ttnn's binding converts to one wherever it takes a CoreCoord."""
+    if isinstance(value, CoreCoord):
+        return value
+    if isinstance(value, tuple | list) and len(value) == 2:
+        return CoreCoord(*value)
+    raise MeshnnTypeError(f"{what} must be a ttnn.CoreCoord or an (x, y) pair, got {value!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class CoreRange:
     """The cores from ``start`` to ``end``, both included."""
@@ -42,7 +52,7 @@ class CoreRange:
     def __post_init__(self) -> None:
         for name in ("start", "end"):  # an (x, y) pair converts, as ttnn's binding converts it
             value = getattr(self, name)
-            if isinstance(value, tuple) and len(value) == 2:
+            if isinstance(value, tuple | list) and len(value) == 2:
                 object.__setattr__(self, name, CoreCoord(*value))
         if not isinstance(self.start, CoreCoord) or not isinstance(self.end, CoreCoord):
             raise MeshnnTypeError(f"CoreRange needs two CoreCoords, got {self.start!r}, {self.end!r}")
@@ -175,8 +185,7 @@ def num_cores_to_corerangeset(target_num_cores: int, grid_size: CoreCoord, row_w
     of the remainder."""
     if isinstance(target_num_cores, bool) or not isinstance(target_num_cores, int):
         raise MeshnnTypeError(f"num_cores_to_corerangeset: target_num_cores must be an int, got {target_num_cores!r}")
-    if not isinstance(grid_size, CoreCoord):
-        raise MeshnnTypeError(f"num_cores_to_corerangeset: grid_size must be a ttnn.CoreCoord, got {grid_size!r}")
+    grid_size = as_core_coord(grid_size, "num_cores_to_corerangeset: grid_size")
     if not isinstance(row_wise, bool):
         raise MeshnnTypeError(f"num_cores_to_corerangeset: row_wise must be a bool, got {row_wise!r}")
     total = grid_size.x * grid_size.y
@@ -207,8 +216,9 @@ def num_cores_to_corerangeset_in_subcoregrids(
     or column by column; the cores as one range per run of a row (column), runs of the same extent
     in adjacent rows (columns) merged into rectangles."""
     op = "num_cores_to_corerangeset_in_subcoregrids"
-    if not isinstance(start_core, CoreCoord) or not isinstance(sub_core_grids, CoreRangeSet):
-        raise MeshnnTypeError(f"{op}: start_core must be a ttnn.CoreCoord and sub_core_grids a ttnn.CoreRangeSet")
+    start_core = as_core_coord(start_core, f"{op}: start_core")
+    if not isinstance(sub_core_grids, CoreRangeSet):
+        raise MeshnnTypeError(f"{op}: sub_core_grids must be a ttnn.CoreRangeSet, got {sub_core_grids!r}")
     if isinstance(target_num_cores, bool) or not isinstance(target_num_cores, int) or not isinstance(row_wise, bool):
         raise MeshnnTypeError(f"{op}: target_num_cores must be an int and row_wise a bool")
     if not 0 < target_num_cores <= sub_core_grids.num_cores():

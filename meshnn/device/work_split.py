@@ -17,6 +17,7 @@ from meshnn.device.core import (
     CoreCoord,
     CoreRange,
     CoreRangeSet,
+    as_core_coord,
     num_cores_to_corerangeset,
     num_cores_to_corerangeset_in_subcoregrids,
 )
@@ -93,10 +94,11 @@ def split_work_to_cores(grid: CoreCoord | CoreRangeSet, units_to_divide: int, ro
     wise = _flag("split_work_to_cores", row_wise)
     if isinstance(grid, CoreRangeSet):
         return _split_over_set(grid, units, wise)
-    if not isinstance(grid, CoreCoord):
+    if not isinstance(grid, CoreCoord | tuple | list):
         raise MeshnnTypeError(
             f"ttnn.split_work_to_cores: grid_size must be a CoreCoord or a CoreRangeSet, got {grid!r}"
         )
+    grid = as_core_coord(grid, "ttnn.split_work_to_cores: grid_size")
     if units == 0:
         return 0, CoreRangeSet(), CoreRangeSet(), CoreRangeSet(), 0, 0
     most = grid.x * grid.y

@@ -106,6 +106,23 @@ DEFAULT_TILE = Tile()
 """The 32x32 tile every TILE tensor has unless told otherwise."""
 
 
+def tile_size(dtype: DataType) -> int:
+    """``ttnn.tile_size(dtype)``: bytes of one 32x32 tile of ``dtype`` (bfloat8_b 1088, bfloat4_b 576)."""
+    if not isinstance(dtype, DataType):
+        raise MeshnnTypeError(f"tile_size: dtype must be a ttnn.DataType, got {dtype!r}")
+    return dtype.tile_size(DEFAULT_TILE)
+
+
+def element_size(dtype: DataType) -> int:
+    """``ttnn.element_size(dtype)``: bytes of one element of ``dtype``; a block float (bfloat8_b,
+    bfloat4_b) has none of its own (its exponents are shared) and is refused."""
+    if not isinstance(dtype, DataType):
+        raise MeshnnTypeError(f"element_size: dtype must be a ttnn.DataType, got {dtype!r}")
+    if dtype.is_block_float:
+        raise MeshnnValueError(f"element_size: {dtype} is a block float; its elements share exponents, so no size")
+    return dtype.row_major_element_size
+
+
 def _check_shape(shape: Sequence[int]) -> tuple[int, ...]:
     dims = tuple(int(d) for d in shape)
     if any(d < 0 for d in dims):

@@ -73,6 +73,23 @@ def get_arch_name() -> str:
     return system_spec().arch_spec.arch.value
 
 
+def get_dram_alignment() -> int:
+    """``ttnn.get_dram_alignment()``: the DRAM page alignment of the chips' architecture, bytes
+    (Wormhole 32, Blackhole 64)."""
+    return system_spec().arch_spec.dram_alignment
+
+
+def get_max_worker_l1_unreserved_size() -> int:
+    """``ttnn.get_max_worker_l1_unreserved_size()``: bytes of a worker core's L1 above its reserved
+    base, the most a mesh's ``worker_l1_size`` may be (tt-metal's hal figure for the chips' arch)."""
+    return system_spec().arch_spec.max_worker_l1_unreserved
+
+
+def get_l1_alignment() -> int:
+    """``ttnn.get_l1_alignment()``: the L1 page alignment of the chips' architecture, bytes (16)."""
+    return system_spec().arch_spec.l1_alignment
+
+
 class Namespace(types.ModuleType):
     """A ttnn namespace: the names meshnn has under it; any other raises NotImplementedByMeshnn."""
 

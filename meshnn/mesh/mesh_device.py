@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from meshnn.device.arch import Arch, SystemSpec, system_spec
 from meshnn.device.bank import DeviceAllocator
 from meshnn.device.core import CoreCoord, CoreGrid
+from meshnn.device.virtual_coords import worker_core_from_logical_core
 from meshnn.distributed.binding import rank_binding
 from meshnn.distributed.context import DistributedContext, check_ranks_agree, get_context, mesh_context, rows_of_rank
 from meshnn.distributed.world import mark_initialized
@@ -60,9 +61,14 @@ class Device:
     arch_: Arch
     compute_grid: tuple[int, int]
     num_dram_banks: int
+    worker_grid: tuple[int, int]
 
     def id(self) -> int:
         return self.device_id
+
+    def worker_core_from_logical_core(self, logical_core: CoreCoord) -> CoreCoord:
+        """The translated NoC coordinate of a logical worker core (:mod:`meshnn.device.virtual_coords`)."""
+        return worker_core_from_logical_core(self.arch_, self.worker_grid, logical_core)
 
     def arch(self) -> Arch:
         return self.arch_
@@ -216,9 +222,9 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices, ProgramCache):
         return self._device_ids[to_linear_index(self._shape, as_coord(coord))]
 
     def get_devices(self) -> list[Device]:
-        arch = self.system.arch_spec
+        arch, system = self.system.arch_spec, self.system
         return [
-            Device(self._device_ids[i], coord, arch.arch, self.system.compute_grid, arch.num_dram_banks)
+            Device(self._device_ids[i], coord, arch.arch, system.compute_grid, arch.num_dram_banks, system.worker_grid)
             for i, coord in enumerate(self._shape.coords())
         ]
 
@@ -236,6 +242,10 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices, ProgramCache):
 
     def dram_grid_size(self) -> CoreCoord:
         return CoreCoord(self.system.arch_spec.num_dram_banks, 1)
+
+    def worker_core_from_logical_core(self, logical_core: CoreCoord) -> CoreCoord:
+        """The translated NoC coordinate of a logical worker core, the same on every chip."""
+        return worker_core_from_logical_core(self.arch(), self.system.worker_grid, logical_core)
 
     @property
     def core_grid(self) -> CoreGrid:

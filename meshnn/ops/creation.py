@@ -269,6 +269,23 @@ def empty_like(tensor, dtype=None, layout=None, device=None, memory_config=None)
     return _empty("empty_like", shape, dtype, layout, device, memory_config)
 
 
+@register(kind=OpKind.CREATION, family=OpFamily.COPY, modelled=False)
+def from_buffer(buffer, shape, dtype, device, layout=None, memory_config=None) -> Tensor:
+    """``ttnn.from_buffer``: a device tensor of ``shape`` holding the flat list ``buffer`` (integers
+    exact), ROW_MAJOR unless told; a block-float dtype is refused, as ttnn refuses it."""
+    unreadable = isinstance(dtype, DataType) and (dtype.is_block_float or dtype is DataType.FP8_E4M3)
+    if dtype is DataType.INVALID or unreadable:
+        raise MeshnnValueError(f"ttnn.from_buffer: Unreachable: a buffer cannot be read as {dtype!r}")
+    dims = _shape("from_buffer", shape)
+    dtype, layout = _kinds("from_buffer", dtype, layout, device)
+    if device is None:
+        raise MeshnnTypeError("ttnn.from_buffer: device is required (a MeshDevice)")
+    if isinstance(buffer, str) or not isinstance(buffer, Sequence | np.ndarray):
+        raise MeshnnTypeError(f"ttnn.from_buffer: buffer must be a flat list of values, got {type(buffer).__name__}")
+    host = Tensor(list(buffer), list(dims), dtype, layout)
+    return host.to(device, memory_config)
+
+
 @register(
     kind=OpKind.CREATION,
     family=OpFamily.COPY,

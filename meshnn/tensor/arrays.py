@@ -141,9 +141,11 @@ def _contiguous(torch: Any, tensor: Any) -> Any:
     return out.view(tensor.shape)
 
 
-def flat_list_array(values: list | tuple, shape: Sequence[int]) -> np.ndarray:
-    """``ttnn.Tensor(values, shape, ...)``, the flat-list form: ``values`` as float32 of ``shape``."""
-    array = np.asarray(values, dtype=np.float32)
+def flat_list_array(values: list | tuple, shape: Sequence[int], dtype: object = None) -> np.ndarray:
+    """``ttnn.Tensor(values, shape, dtype, ...)``, the flat-list form: ``values`` of ``shape``, as
+    float32, or for an integer ``dtype`` as int64 (every int32 / uint32 value exact)."""
+    integer = isinstance(dtype, DataType) and dtype.is_integer
+    array = np.asarray(values, dtype=np.int64 if integer else np.float32)
     if array.size != math.prod(shape):
         raise MeshnnValueError(f"{array.size} values cannot fill a tensor of shape {list(shape)}")
     return array.reshape(tuple(shape))

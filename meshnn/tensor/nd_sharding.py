@@ -11,16 +11,18 @@ Layer: tensor.  Imports errors, device, the byte formats' layout and
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, TensorMemoryLayout
-from meshnn.device.core import CoreRangeSet
+from meshnn.device.core import CoreRange, CoreRangeSet
 from meshnn.device.nd_shard import NdShardSpec, ShardDistributionStrategy
-from meshnn.errors import MeshnnValueError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout, Tile
-from meshnn.tensor.memory_config import MemoryConfig
+from meshnn.tensor.memory_config import MemoryConfig, grid_of
 
 RECOMMENDED_ALIGNMENT_BYTES = 64  # tt-metal's largest device memory alignment, of any buffer type
 
@@ -95,6 +97,11 @@ def recommended_alignment(layout: Layout, tile: Tile, dtype: DataType) -> tuple[
     return (math.lcm(RECOMMENDED_ALIGNMENT_BYTES, size) // size,)
 
 
+def required_alignment(layout: Layout, tile: Tile) -> tuple[int, ...]:
+    """The alignment a shard's last dims need: the tile (TILE), else none (a row-major row)."""
+    return tuple(tile.tile_shape) if layout is Layout.TILE else (1,)
+
+
 def aligned_shard(shard: Sequence[int], alignment: Sequence[int]) -> tuple[int, ...]:
     """``shard`` with its last dims rounded up to ``alignment`` (aligned from the last dim)."""
     dims = list(shard)
@@ -134,13 +141,157 @@ def across_dims_config(
     return MemoryConfig(buffer_type, NdShardSpec(shard, grid, orientation))
 
 
-def nd_form(
-    buffer_type: BufferType | NdShardSpec, tile: object, memory_config: object, nd_shard_spec: NdShardSpec | None
-) -> tuple[BufferType, object, MemoryConfig]:
-    """``TensorSpec``'s N-D form, ``TensorSpec(shape, dtype, layout, nd_shard_spec, buffer_type=DRAM,
-    tile=None)`` (positional, or ``nd_shard_spec=`` by name): (buffer_type, tile, memory_config)."""
-    if isinstance(buffer_type, NdShardSpec):  # the N-D spec given fourth: buffer_type comes fifth
-        buffer_type, nd_shard_spec, tile = tile if isinstance(tile, BufferType) else BufferType.DRAM, buffer_type, None
-    if memory_config is not None:
-        raise MeshnnValueError("TensorSpec takes an nd_shard_spec or a memory_config, not both")
-    return buffer_type, tile, MemoryConfig(buffer_type, nd_shard_spec)
+def two_d_config(
+    physical: tuple[int, int],
+    page: tuple[Layout, Tile, DataType],
+    buffer_type: BufferType,
+    kind: str,
+    grid: CoreRangeSet,
+    orientation: ShardOrientation,
+) -> MemoryConfig:
+    """The N-D sharded config of ``TensorSpec.height_sharded`` / ``width_sharded`` / ``block_sharded``
+    (``kind``) over the tensor's ``physical`` (height, width): height and width cut the one dim over
+    every core of ``grid`` (one shard a core), the shard aligned as its pages require (a tile, or a
+    row); block cuts both over the grid's rows and columns (swapped for COL_MAJOR), GRID_2D, aligned
+    as ttnn recommends (:func:`recommended_alignment`)."""
+    layout, tile, dtype = page
+    height, width = physical
+    if kind == "block":
+        if len(grid.ranges()) != 1:
+            raise MeshnnValueError("Block sharding requires a single CoreRange")
+        size = grid.ranges()[0].grid_size()
+        down, across = (size.y, size.x) if orientation is ShardOrientation.ROW_MAJOR else (size.x, size.y)
+        shard = aligned_shard((-(-height // down), -(-width // across)), recommended_alignment(layout, tile, dtype))
+        spec = NdShardSpec(shard, grid, orientation, ShardDistributionStrategy.GRID_2D)
+        return MemoryConfig(buffer_type, spec)
+    cores = grid.num_cores()
+    shard = (-(-height // cores), width) if kind == "height" else (height, -(-width // cores))
+    shard = aligned_shard(shard, required_alignment(layout, tile))
+    return MemoryConfig(buffer_type, NdShardSpec(shard, grid, orientation))
+
+
+_FORMS = (
+    ("buffer_type", "tile", "memory_config"),
+    ("memory_layout", "shard_spec", "buffer_type", "tile"),
+    ("nd_shard_spec", "buffer_type", "tile"),
+)
+"""``TensorSpec``'s arguments after its layout, in each of ttnn's three constructors (meshnn's
+``memory_config`` added to the first)."""
+
+
+def spec_form(given: tuple, named: dict) -> tuple[BufferType, object, MemoryConfig | None]:
+    """(buffer_type, tile, memory_config) of ``TensorSpec(shape, dtype, layout, *given, **named)`` in
+    whichever of ttnn's constructors its arguments name: interleaved ``(buffer_type=DRAM, tile=None)``,
+    legacy-sharded ``(memory_layout, shard_spec=None, buffer_type=DRAM, tile=None)`` or N-D sharded
+    ``(nd_shard_spec, buffer_type=DRAM, tile=None)``; the form is told by the fourth argument's type
+    or by the name it is given under."""
+    first = given[0] if given else None
+    if isinstance(first, NdShardSpec) or (not given and "nd_shard_spec" in named):
+        names = _FORMS[2]
+    elif isinstance(first, TensorMemoryLayout) or (not given and "memory_layout" in named):
+        names = _FORMS[1]
+    else:
+        names = _FORMS[0]
+    if len(given) > len(names):
+        raise MeshnnTypeError(f"TensorSpec takes at most {3 + len(names)} positional arguments, got {3 + len(given)}")
+    unknown = sorted(set(named) - set(names))
+    if unknown:
+        raise MeshnnTypeError(f"TensorSpec got unexpected keyword arguments {unknown} (this form takes {list(names)})")
+    values = dict(zip(names, given, strict=False))
+    for name, value in named.items():
+        if name in values:
+            raise MeshnnTypeError(f"TensorSpec got multiple values for argument {name!r}")
+        values[name] = value
+    buffer_type = values.get("buffer_type", BufferType.DRAM)
+    if names is _FORMS[0]:
+        return buffer_type, values.get("tile"), values.get("memory_config")
+    if not isinstance(buffer_type, BufferType):
+        raise MeshnnTypeError(f"buffer_type must be a BufferType, got {buffer_type!r}")
+    if names is _FORMS[2]:
+        return buffer_type, values.get("tile"), MemoryConfig(buffer_type, values["nd_shard_spec"])
+    config = MemoryConfig(values["memory_layout"], buffer_type, values.get("shard_spec"))
+    return buffer_type, values.get("tile"), config
+
+
+class ShardShapeAlignment(enum.Enum):
+    """How ``TensorSpec.sharded`` rounds a shard shape up (``ttnn.ShardShapeAlignment``): not at all
+    (a misaligned shape is refused), to what the pages require (a tile; a row-major row) or to what
+    ttnn recommends (:func:`recommended_alignment`)."""
+
+    NONE = 0
+    REQUIRED = 1
+    RECOMMENDED = 2
+
+    def __str__(self) -> str:
+        return f"ShardShapeAlignment.{self.name}"
+
+
+class ShardingMethods:
+    """``TensorSpec``'s N-D sharding methods (a base of it, holding no state): each returns the spec
+    with an N-D sharded memory config in the spec's own buffer type, as tt-metal's TensorSpec makes it."""
+
+    __slots__ = ()
+
+    def sharded(
+        self,
+        shard_shape: Sequence[int] | NdShardSpec,
+        grid: CoreRangeSet | None = None,
+        shard_alignment: ShardShapeAlignment = ShardShapeAlignment.RECOMMENDED,
+        orientation: ShardOrientation = ShardOrientation.ROW_MAJOR,
+        shard_distribution_strategy: ShardDistributionStrategy = ShardDistributionStrategy.ROUND_ROBIN_1D,
+    ) -> Any:
+        """N-D sharded by ``shard_shape`` over ``grid`` (or by an NdShardSpec, with ``shard_alignment``
+        second), the shard's last dims rounded up as ``shard_alignment`` says."""
+        if isinstance(shard_shape, NdShardSpec):
+            if isinstance(grid, ShardShapeAlignment):
+                shard_alignment, grid = grid, None
+            if grid is not None:
+                raise MeshnnTypeError("TensorSpec.sharded(nd_shard_spec, shard_alignment) takes no grid")
+            spec = shard_shape
+        else:
+            spec = NdShardSpec(shard_shape, grid_of(grid), orientation, shard_distribution_strategy)
+        if not isinstance(shard_alignment, ShardShapeAlignment):
+            raise MeshnnTypeError(f"shard_alignment must be a ttnn.ShardShapeAlignment, got {shard_alignment!r}")
+        if shard_alignment is not ShardShapeAlignment.NONE:
+            page = (self.layout is Layout.TILE and tuple(self.tile.tile_shape)) or (1,)
+            if shard_alignment is ShardShapeAlignment.RECOMMENDED:
+                page = recommended_alignment(self.layout, self.tile, self.dtype)
+            shard = aligned_shard(spec.shard_shape, page)
+            spec = NdShardSpec(shard, spec.grid, spec.orientation, spec.shard_distribution_strategy)
+        return self.with_memory_config(MemoryConfig(self.memory_config.buffer_type, spec))
+
+    def sharded_across_dims(
+        self, dims: Sequence[int], grid: CoreRangeSet, orientation: ShardOrientation = ShardOrientation.ROW_MAJOR
+    ) -> Any:
+        """N-D sharded: a shard of 1 in ``dims``, the whole padded tensor elsewhere."""
+        return self._across_dims((dims, False, grid_of(grid), orientation))
+
+    def sharded_across_dims_except(
+        self, dims: Sequence[int], grid: CoreRangeSet, orientation: ShardOrientation = ShardOrientation.ROW_MAJOR
+    ) -> Any:
+        """N-D sharded: the whole padded tensor in ``dims``, a shard of 1 elsewhere."""
+        return self._across_dims((dims, True, grid_of(grid), orientation))
+
+    def _across_dims(self, placement: tuple) -> Any:
+        buffer_type = self.memory_config.buffer_type
+        config = across_dims_config(self.padded_shape, self.layout, self.tile, self.dtype, buffer_type, placement)
+        return self.with_memory_config(config)
+
+    def height_sharded(self, grid: CoreRangeSet, orientation: ShardOrientation = ShardOrientation.ROW_MAJOR) -> Any:
+        """2-D height sharding, one shard a core (:func:`~meshnn.tensor.nd_sharding.two_d_config`)."""
+        return self._two_d("height", grid_of(grid), orientation)
+
+    def width_sharded(self, grid: CoreRangeSet, orientation: ShardOrientation = ShardOrientation.ROW_MAJOR) -> Any:
+        """2-D width sharding, one shard a core."""
+        return self._two_d("width", grid_of(grid), orientation)
+
+    def block_sharded(
+        self, grid: CoreRange | CoreRangeSet, orientation: ShardOrientation = ShardOrientation.ROW_MAJOR
+    ) -> Any:
+        """2-D block sharding over one range of cores, a block a core."""
+        return self._two_d("block", grid_of(grid), orientation)
+
+    def _two_d(self, kind: str, grid: CoreRangeSet, orientation: ShardOrientation) -> Any:
+        page = (self.layout, self.tile, self.dtype)
+        config = two_d_config(self.physical_shape, page, self.memory_config.buffer_type, kind, grid, orientation)
+        return self.with_memory_config(config)

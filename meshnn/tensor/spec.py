@@ -22,19 +22,15 @@ from dataclasses import dataclass
 
 from meshnn.device.buffer import (
     BufferLayout,
-    BufferType,
-    ShardOrientation,
-    ShardSpec,
     ShardSpecBuffer,
     TensorMemoryLayout,
 )
-from meshnn.device.core import CoreGrid, CoreRange, CoreRangeSet
-from meshnn.device.nd_shard import NdShardSpec, NdShardSpecBuffer, shape_in_pages
+from meshnn.device.nd_shard import NdShardSpecBuffer, shape_in_pages
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import DEFAULT_TILE, Layout, Tile, padded_shape, physical_shape
-from meshnn.tensor.memory_config import MemoryConfig, ShardStrategy, create_sharded_memory_config, grid_of
-from meshnn.tensor.nd_sharding import across_dims_config, check_nd_shard, legacy_form, nd_form
+from meshnn.tensor.memory_config import MemoryConfig
+from meshnn.tensor.nd_sharding import ShardingMethods, check_nd_shard, legacy_form, spec_form
 
 EMPTY_PAGE_SIZE = 4  # bytes of the one page a zero-volume tensor reports
 
@@ -85,7 +81,7 @@ class Shape(tuple):
 
 
 @dataclass(frozen=True, slots=True, init=False)
-class TensorSpec:
+class TensorSpec(ShardingMethods):
     """One shard's logical shape, dtype, layout (with its tile) and memory config; frozen."""
 
     shape: Shape
@@ -103,15 +99,14 @@ class TensorSpec:
         shape: Sequence[int],
         dtype: DataType,
         layout: Layout = Layout.ROW_MAJOR,
-        buffer_type: BufferType = BufferType.DRAM,
-        tile: Tile | None = None,
-        memory_config: MemoryConfig | None = None,
-        *,
+        *given: object,
         padded_shape: Sequence[int] | None = None,
-        nd_shard_spec: NdShardSpec | None = None,
+        **named: object,
     ) -> None:
-        if isinstance(buffer_type, NdShardSpec) or nd_shard_spec is not None:
-            buffer_type, tile, memory_config = nd_form(buffer_type, tile, memory_config, nd_shard_spec)
+        """``given`` / ``named``: ttnn's constructors' arguments after the layout (``spec_form``):
+        ``buffer_type=DRAM, tile=None`` (and meshnn's ``memory_config``), or ``memory_layout,
+        shard_spec=None, buffer_type=DRAM, tile=None``, or ``nd_shard_spec, buffer_type=DRAM, tile=None``."""
+        buffer_type, tile, memory_config = spec_form(given, named)
         if not isinstance(dtype, DataType):
             raise MeshnnTypeError(f"dtype must be a DataType, got {dtype!r}")
         if not isinstance(layout, Layout):
@@ -344,46 +339,6 @@ class TensorSpec:
             memory_config=fields["memory_config"],  # type: ignore[arg-type]
             padded_shape=padded,  # type: ignore[arg-type]
         )
-
-    def sharded(
-        self,
-        shard_shape: Sequence[int],
-        core_grid: CoreGrid | CoreRangeSet | CoreRange,
-        memory_layout: TensorMemoryLayout,
-        orientation: ShardOrientation = ShardOrientation.ROW_MAJOR,
-        buffer_type: BufferType = BufferType.L1,
-    ) -> TensorSpec:
-        spec = ShardSpec(grid_of(core_grid), tuple(shard_shape), orientation)  # type: ignore[arg-type]
-        return self.with_memory_config(MemoryConfig(memory_layout, buffer_type, spec))
-
-    def sharded_across_dims(
-        self, dims: Sequence[int], grid: CoreRangeSet, orientation: ShardOrientation = ShardOrientation.ROW_MAJOR
-    ) -> TensorSpec:
-        """N-D sharded: a shard of 1 in ``dims``, the whole padded tensor elsewhere."""
-        return self._across_dims((dims, False, grid_of(grid), orientation))
-
-    def sharded_across_dims_except(
-        self, dims: Sequence[int], grid: CoreRangeSet, orientation: ShardOrientation = ShardOrientation.ROW_MAJOR
-    ) -> TensorSpec:
-        """N-D sharded: the whole padded tensor in ``dims``, a shard of 1 elsewhere."""
-        return self._across_dims((dims, True, grid_of(grid), orientation))
-
-    def _across_dims(self, placement) -> TensorSpec:
-        buffer_type = self.memory_config.buffer_type
-        config = across_dims_config(self.padded_shape, self.layout, self.tile, self.dtype, buffer_type, placement)
-        return self.with_memory_config(config)
-
-    def height_sharded(self, core_grid: CoreGrid | CoreRangeSet) -> TensorSpec:
-        shape = (self.physical_shape[0], *self.shape[-1:]) if self.shape else (1,)
-        return self.with_memory_config(create_sharded_memory_config(shape, core_grid, ShardStrategy.HEIGHT))
-
-    def width_sharded(self, core_grid: CoreGrid | CoreRangeSet) -> TensorSpec:
-        shape = (self.physical_shape[0], self.physical_shape[1])
-        return self.with_memory_config(create_sharded_memory_config(shape, core_grid, ShardStrategy.WIDTH))
-
-    def block_sharded(self, core_range: CoreRange | CoreGrid) -> TensorSpec:
-        shape = (self.physical_shape[0], self.physical_shape[1])
-        return self.with_memory_config(create_sharded_memory_config(shape, core_range, ShardStrategy.BLOCK))
 
     def __repr__(self) -> str:
         tile = f", tile={list(self.tile.tile_shape)}" if self.layout is Layout.TILE else ""

@@ -80,9 +80,11 @@ class Tensor:
             return
         if isinstance(data, list | tuple) and isinstance(data_type, list | tuple | Shape):
             # ttnn.Tensor(values, shape, dtype, layout[, device]): the flat-list form
-            array, data_type = flat_list_array(data, data_type), device
+            array, data_type = flat_list_array(data, data_type, device), device
             layout = layout if isinstance(layout, Layout) else None
             device, mem_config = (mem_config, None) if isinstance(mem_config, MeshDevice) else (None, mem_config)
+            if isinstance(tile, MemoryConfig):  # (values, shape, dtype, layout, device, memory_config)
+                mem_config, tile = tile, None
         else:
             array = None
         target = dtype if dtype is not None else data_type

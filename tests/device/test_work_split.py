@@ -54,7 +54,7 @@ def test_split_work_to_cores_refuses_bad_arguments():
     with pytest.raises(MeshnnTypeError, match="units_to_divide"):
         ttnn.split_work_to_cores(C(8, 8), -1)
     with pytest.raises(MeshnnTypeError, match="grid_size must be a CoreCoord or a CoreRangeSet"):
-        ttnn.split_work_to_cores((8, 8), 4)
+        ttnn.split_work_to_cores("8x8", 4)
     with pytest.raises(MeshnnTypeError, match="row_wise"):
         ttnn.split_work_to_cores(C(8, 8), 4, row_wise=1)
     with pytest.raises(MeshnnValueError, match="at least one core"):

@@ -549,6 +549,37 @@ def written() -> list[Case]:
         "cq_id",
     )
     row(
+        "copy_host_to_device_tensor_partial",
+        "filter a list",
+        lambda e: ttnn.copy_host_to_device_tensor_partial(e.host_like_a, e.a, [ttnn.CoreCoord(0, 0)]),
+        TYPE,
+        "logical_core_filter",
+    )
+    row(
+        "copy_host_to_device_tensor_partial",
+        "interleaved device tensor",
+        lambda e: ttnn.copy_host_to_device_tensor_partial(e.host_like_a, e.a, e.grid),
+        VALUE,
+        "interleaved",
+    )
+    row(
+        "copy_host_to_device_tensor_partial",
+        "device deallocated",
+        lambda e: ttnn.copy_host_to_device_tensor_partial(e.host_like_a, e.freed, e.grid),
+        DEAD,
+        "device_tensor",
+    )
+    row("from_buffer", "no device", lambda e: ttnn.from_buffer([1.0, 2.0], [2], F32, None), TYPE, "device")
+    row("from_buffer", "values too few", lambda e: ttnn.from_buffer([1.0], [2], F32, e.mesh), VALUE, "shape")
+    row("from_buffer", "a block float", lambda e: ttnn.from_buffer([1.0], [1], BFP8, e.mesh), VALUE, "Unreachable")
+    row("from_buffer", "buffer a string", lambda e: ttnn.from_buffer("12", [2], F32, e.mesh), TYPE, "buffer")
+    row("tile_size", "dtype a string", lambda e: ttnn.tile_size("bfloat16"), TYPE, "dtype")
+    row("element_size", "a block float", lambda e: ttnn.element_size(BFP8), VALUE, "block float")
+    row("element_size", "dtype an int", lambda e: ttnn.element_size(0), TYPE, "dtype")
+    row("TensorAccessorArgs", "host tensor", lambda e: ttnn.TensorAccessorArgs(e.host), VALUE, "host")
+    row("TensorAccessorArgs", "deallocated", lambda e: ttnn.TensorAccessorArgs(e.freed), DEAD, "deallocated")
+    row("TensorAccessorArgs", "not a tensor", lambda e: ttnn.TensorAccessorArgs("t"), TYPE, "ttnn.Tensor")
+    row(
         "copy_device_to_host_tensor",
         "shapes differ",
         lambda e: ttnn.copy_device_to_host_tensor(e.a, e.host_other_shape),
@@ -1667,8 +1698,8 @@ def written() -> list[Case]:
     )
     row(
         "num_cores_to_corerangeset",
-        "grid a tuple",
-        lambda e: ttnn.num_cores_to_corerangeset(4, (8, 8)),
+        "grid a string",
+        lambda e: ttnn.num_cores_to_corerangeset(4, "88"),
         TYPE,
         "grid_size",
     )
@@ -1690,7 +1721,7 @@ def written() -> list[Case]:
         "before",
     )
     row("split_work_to_cores", "negative units", lambda e: ttnn.split_work_to_cores(grid8, -1), TYPE, "units_to_divide")
-    row("split_work_to_cores", "grid a tuple", lambda e: ttnn.split_work_to_cores((8, 8), 4), TYPE, "grid_size")
+    row("split_work_to_cores", "grid a triple", lambda e: ttnn.split_work_to_cores((8, 8, 8), 4), TYPE, "grid_size")
     row(
         "create_global_semaphore",
         "cores outside the grid",
@@ -3328,6 +3359,9 @@ EXEMPT = {  # public callables without a row, and why nothing given to them can 
     "get_context": "takes no arguments",
     "get_fabric_config": "takes no arguments",
     "get_arch_name": "takes no arguments",
+    "get_dram_alignment": "takes no arguments",
+    "get_l1_alignment": "takes no arguments",
+    "get_max_worker_l1_unreserved_size": "takes no arguments",
     "GetNumPCIeDevices": "takes no arguments (get_num_pcie_devices under ttnn's older name)",
     "DeviceSettings": "made only by open_mesh_device (its arguments have rows); read as mesh_device.settings",
     "Device": "the MeshDevice class under ttnn's name (MeshDevice rows above)",
