@@ -29,6 +29,7 @@ May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor`, :mod:`meshnn.host` and the
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -38,16 +39,19 @@ from meshnn.host import omp
 from meshnn.host.omp import SERIAL_ELEMENTS
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_buffer import MeshBuffer
+from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.observers import OBSERVERS
 from meshnn.mesh.op_keywords import recorded
-from meshnn.ops.memo import MEMO_MIN_DEVICE_BYTES, VALUES_MEMO
+from meshnn.ops.memo import BOUND_ROWS, MEMO_MIN_DEVICE_BYTES, VALUES_MEMO
 from meshnn.ops.shared_rows import all_replicated, inputs_alike
-from meshnn.tensor.lifetime import allocate_mesh_buffer, device_tensor
+from meshnn.tensor.lifetime import allocate_mesh_buffer
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DeviceStorage
 from meshnn.tensor.tensor import Tensor
 
 Kernel = Callable[[Sequence[np.ndarray], Sequence[np.ndarray], tuple[MeshCoordinate, ...]], None]
+NativeKernel = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
+"""``native(a rows, b rows, output rows)``: :mod:`meshnn.ops.eltwise.native`'s kernels."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +62,8 @@ class Plan:
     writing every byte of a new output and keeping numpy's warnings off around its own numpy work;
     ``program_key``: the op's program-cache key; ``torch_elements``: the kernel's torch work is
     element-wise over this many elements per device (None: it does no torch work); ``out_bytes``:
-    the output buffer's bytes per device."""
+    the output buffer's bytes per device; ``native``: the native kernel ``kernel`` calls over rows
+    stored alike (None: none), when its specs let it (see :func:`_kernel`)."""
 
     op: str
     in_specs: tuple[TensorSpec, TensorSpec]
@@ -67,6 +72,7 @@ class Plan:
     program_key: tuple
     torch_elements: int | None
     out_bytes: int
+    native: NativeKernel | None
 
     def serial(self, devices: int) -> bool:
         """Whether torch runs the kernel on the calling thread over ``devices`` devices' rows
@@ -82,27 +88,33 @@ def run_planned(plan: Plan, a: Tensor, b: Tensor) -> Tensor | None:
         return None
     ba, bb = sa.mesh_buffer, sb.mesh_buffer
     where = sa.coords
-    if not ba.is_allocated() or not bb.is_allocated() or (sb.coords is not where and sb.coords != where):
+    if sb is not sa and (not bb.is_allocated() or (sb.coords is not where and sb.coords != where)):
+        return None
+    if not ba.is_allocated():
         return None
     mesh = ba.device()
-    queue = mesh.mesh_command_queue()
-    if (
-        bb.mesh_id != mesh.mesh_id
-        or queue.has_work()
-        or queue.capture is not None
-        or not mesh.executes
-        or mesh.allocations_unsafe
-        or len(where) != mesh.get_num_devices()
-        or not mesh.all_local
-        or (VALUES_MEMO.limit > 0 and _memo_sized(ba, bb, plan.out_bytes))
-    ):
+    queue = mesh.idle_queue(len(where))
+    if queue is None or bb.mesh_id != mesh.mesh_id or (VALUES_MEMO.limit > 0 and _memo_sized(ba, bb, plan)):
         return None
     out = allocate_mesh_buffer(plan.spec, mesh)
     mesh.record_program(plan.program_key)
     buffers = (ba, bb, out)
     rows = (ba.rows(), bb.rows(), out.fresh_rows())
     once = len(where) > 1 and all_replicated((a, b))
-    serial = plan.serial(len(where))
+    work = _work(plan, mesh, buffers, rows, once)
+    if not queue.run_if_idle(work):  # another thread's work came first: the ordinary path enqueues it
+        out.deallocate()  # (the allocator takes the same block back: see meshnn.device.allocator)
+        return None
+    tensor = Tensor.make(plan.spec, DeviceStorage(out, where), a.tensor_topology())
+    out.views = weakref.ref(tensor)  # (track_view of a new buffer's one view)
+    return tensor
+
+
+def _work(plan: Plan, mesh: MeshDevice, buffers: tuple[MeshBuffer, ...], rows: tuple, once: bool) -> Callable[[], None]:
+    """The run of ``plan``'s kernel over the slab ``rows`` of ``buffers`` (inputs, then the output) on
+    every device of ``mesh``: :meth:`meshnn.ops.launch._Run.run_whole`'s steps for it."""
+    out, coords = buffers[2], mesh.local
+    native, serial = plan.native, plan.serial(len(coords))
 
     def work() -> None:
         out.touch()
@@ -111,22 +123,33 @@ def run_planned(plan: Plan, a: Tensor, b: Tensor) -> Tensor | None:
         try:
             if once and inputs_alike(rows, buffers, plan.in_specs):
                 firsts = (rows[0][:1], rows[1][:1], rows[2][:1])
-                plan.kernel(firsts[:2], firsts[2:], mesh.local[:1])
+                _kernel(plan, native, firsts, coords[:1])
                 if not out.has_deferred_write():
                     rows[2][1:] = rows[2][0]
             else:
-                plan.kernel(rows[:2], rows[2:], mesh.local)
+                _kernel(plan, native, rows, coords)
         finally:
             if threads is not None:
                 omp.restore(threads)
 
-    if not queue.run_if_idle(work):  # another thread's work came first: the ordinary path enqueues it
-        out.deallocate()  # (the allocator takes the same block back: see meshnn.device.allocator)
-        return None
-    return device_tensor(plan.spec, out, where, a.tensor_topology())
+    return work
 
 
-def _memo_sized(a: MeshBuffer, b: MeshBuffer, out_bytes: int) -> bool:
+def _kernel(plan: Plan, native: NativeKernel | None, rows: tuple, coords: tuple[MeshCoordinate, ...]) -> None:
+    """The plan's kernel over ``rows``: its native kernel straight away when the kernel would call it
+    (no memo bound, every row alike: a new output's slab rows and its inputs' whole rows are)."""
+    a, b, out = rows
+    if native is not None and not BOUND_ROWS and a.shape == b.shape == out.shape and _contiguous(a, b, out):
+        native(a, b, out)
+    else:
+        plan.kernel(rows[:2], rows[2:], coords)
+
+
+def _contiguous(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
+    return a.flags.c_contiguous and b.flags.c_contiguous and out.flags.c_contiguous
+
+
+def _memo_sized(a: MeshBuffer, b: MeshBuffer, plan: Plan) -> bool:
     """Whether any of the op's buffers is large enough for value memos (the ordinary path binds them)."""
     size = MEMO_MIN_DEVICE_BYTES
-    return a.device_local_size() >= size or b.device_local_size() >= size or out_bytes >= size
+    return a.device_local_size() >= size or b.device_local_size() >= size or plan.out_bytes >= size

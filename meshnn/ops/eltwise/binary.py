@@ -25,7 +25,13 @@ from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.eltwise.activations import Activation, activated, activation_steps
 from meshnn.ops.eltwise.binary_tables import BINARY, DEFS
 from meshnn.ops.eltwise.functions import wide
-from meshnn.ops.eltwise.kernel import elementwise, elementwise_attrs, elementwise_kernel, memory_config_of
+from meshnn.ops.eltwise.kernel import (
+    elementwise,
+    elementwise_attrs,
+    elementwise_kernel,
+    memory_config_of,
+    stored_alike,
+)
 from meshnn.ops.eltwise.native import bfloat16_binary
 from meshnn.ops.eltwise.unary_tables import DEFS as UNARY_DEFS
 from meshnn.ops.launch import Kernel
@@ -292,7 +298,8 @@ def _plan_fast(name: str, a_spec: TensorSpec, b_spec: TensorSpec, torch: bool) -
     if len(_FAST) >= PLANS_KEPT:
         _FAST.clear()
     elements = None if native is None else spec.compute_packed_buffer_size_bytes() // 2
-    plan = Plan(name, (a_spec, b_spec), spec, kernel, program, elements, spec.buffer_layout().size)
+    direct = native if stored_alike((a_spec, b_spec), spec) else None
+    plan = Plan(name, (a_spec, b_spec), spec, kernel, program, elements, spec.buffer_layout().size, direct)
     _FAST[(name, id(a_spec), id(b_spec), torch)] = plan
 
 
