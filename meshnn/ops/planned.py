@@ -74,11 +74,6 @@ class Plan:
     out_bytes: int
     native: NativeKernel | None
 
-    def serial(self, devices: int) -> bool:
-        """Whether torch runs the kernel on the calling thread over ``devices`` devices' rows
-        (:data:`~meshnn.host.omp.SERIAL_ELEMENTS`): no thread count to set around it."""
-        return self.torch_elements is not None and self.torch_elements * devices <= SERIAL_ELEMENTS
-
 
 def run_planned(plan: Plan, a: Tensor, b: Tensor) -> Tensor | None:
     """``plan``'s op over device tensors ``a`` and ``b`` (of the plan's specs), run as the module's
@@ -94,7 +89,12 @@ def run_planned(plan: Plan, a: Tensor, b: Tensor) -> Tensor | None:
         return None
     mesh = ba.device()
     queue = mesh.idle_queue(len(where))
-    if queue is None or bb.mesh_id != mesh.mesh_id or (VALUES_MEMO.limit > 0 and _memo_sized(ba, bb, plan)):
+    if queue is None or bb.mesh_id != mesh.mesh_id:
+        return None
+    memo = MEMO_MIN_DEVICE_BYTES  # (a buffer this large binds memos: the ordinary path's work)
+    if VALUES_MEMO.limit > 0 and (
+        plan.out_bytes >= memo or ba.device_local_size() >= memo or bb.device_local_size() >= memo
+    ):
         return None
     out = allocate_mesh_buffer(plan.spec, mesh)
     mesh.record_program(plan.program_key)
@@ -114,7 +114,8 @@ def _work(plan: Plan, mesh: MeshDevice, buffers: tuple[MeshBuffer, ...], rows: t
     """The run of ``plan``'s kernel over the slab ``rows`` of ``buffers`` (inputs, then the output) on
     every device of ``mesh``: :meth:`meshnn.ops.launch._Run.run_whole`'s steps for it."""
     out, coords = buffers[2], mesh.local
-    native, serial = plan.native, plan.serial(len(coords))
+    native, elements = plan.native, plan.torch_elements
+    serial = elements is not None and elements * len(coords) <= SERIAL_ELEMENTS  # torch on this thread: nothing to set
 
     def work() -> None:
         out.touch()
@@ -122,7 +123,8 @@ def _work(plan: Plan, mesh: MeshDevice, buffers: tuple[MeshBuffer, ...], rows: t
         threads = None if serial else omp.one_thread()  # torch on this thread alone
         try:
             if once and inputs_alike(rows, buffers, plan.in_specs):
-                firsts = (rows[0][:1], rows[1][:1], rows[2][:1])
+                a = rows[0][:1]
+                firsts = (a, a if rows[1] is rows[0] else rows[1][:1], rows[2][:1])  # (x op x: one view)
                 _kernel(plan, native, firsts, coords[:1])
                 if not out.has_deferred_write():
                     rows[2][1:] = rows[2][0]
@@ -147,9 +149,3 @@ def _kernel(plan: Plan, native: NativeKernel | None, rows: tuple, coords: tuple[
 
 def _contiguous(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
     return a.flags.c_contiguous and b.flags.c_contiguous and out.flags.c_contiguous
-
-
-def _memo_sized(a: MeshBuffer, b: MeshBuffer, plan: Plan) -> bool:
-    """Whether any of the op's buffers is large enough for value memos (the ordinary path binds them)."""
-    size = MEMO_MIN_DEVICE_BYTES
-    return a.device_local_size() >= size or b.device_local_size() >= size or plan.out_bytes >= size
