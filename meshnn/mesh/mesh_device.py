@@ -284,6 +284,17 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices, ProgramCache):
         to_linear_index(self._shape, coord)  # raises when out of bounds
         raise MeshnnValueError(f"device {coord} is owned by another rank (this is rank {self.context.rank})")
 
+    def idle_queue(self, devices: int):
+        """Command queue 0 when an op over ``devices`` devices may run at once on the calling thread
+        by its plan (:mod:`meshnn.ops.planned`): the mesh open and executing, all of it held here and
+        covered, no trace making allocations unsafe, the queue idle and capturing nothing; else None."""
+        queue = self._queues[0]
+        if not self._open or not self.executes or self.allocations_unsafe or devices != len(self._local):
+            return None
+        if devices != self._shape.mesh_size() or queue.capture is not None or queue.has_work():
+            return None
+        return queue
+
     def mesh_command_queue(self, cq_id: int = 0):
         self.check_open()
         if not isinstance(cq_id, int) or not 0 <= cq_id < len(self._queues):

@@ -7,12 +7,13 @@ Compute is float32 (an integer op's integer tensors in int64); results round int
 exactly as the host conversion does.
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.tensor`, the ops' registry, signatures, launch,
-checks, outputs and program-key modules and the other element-wise modules.
+planned, checks, outputs and program-key modules and the other element-wise modules.
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -24,11 +25,18 @@ from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.eltwise.activations import Activation, activated, activation_steps
 from meshnn.ops.eltwise.binary_tables import BINARY, DEFS
 from meshnn.ops.eltwise.functions import wide
-from meshnn.ops.eltwise.kernel import elementwise, elementwise_attrs, elementwise_kernel, memory_config_of
+from meshnn.ops.eltwise.kernel import (
+    elementwise,
+    elementwise_attrs,
+    elementwise_kernel,
+    memory_config_of,
+    stored_alike,
+)
 from meshnn.ops.eltwise.native import bfloat16_binary
 from meshnn.ops.eltwise.unary_tables import DEFS as UNARY_DEFS
 from meshnn.ops.launch import Kernel
 from meshnn.ops.outputs import out_spec_like
+from meshnn.ops.planned import Plan, run_planned
 from meshnn.ops.program_keys import program_key
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
@@ -105,9 +113,19 @@ def plain_binary(name: str) -> Callable[[object, object], Tensor] | None:
 
     def plain(input_tensor_a: object, input_tensor_b: object) -> Tensor:
         if isinstance(input_tensor_a, Tensor) and isinstance(input_tensor_b, Tensor):
+            a_spec, b_spec = input_tensor_a.spec, input_tensor_b.spec
+            torch = sys.modules.get("torch") is not None
+            fast = _FAST.get((name, id(a_spec), id(b_spec), torch))
+            if fast is not None and fast.in_specs[0] is a_spec and fast.in_specs[1] is b_spec:
+                out = run_planned(fast, input_tensor_a, input_tensor_b)
+                if out is not None:
+                    return out
             a = device_input(name, "input_tensor_a", input_tensor_a)
             b = device_input(name, "input_tensor_b", input_tensor_b)
-            return _of_tensors(name, a, b, function, _NO_EXTRA, None, None, _DEFAULT_RUN)
+            out = _of_tensors(name, a, b, function, _NO_EXTRA, None, None, _DEFAULT_RUN)
+            if fast is None:
+                _plan_fast(name, a_spec, b_spec, torch)
+            return out
         return binary(name, input_tensor_a, input_tensor_b)  # type: ignore[arg-type]
 
     return plain
@@ -219,6 +237,7 @@ def _of_tensors(
     if key is not None:
         if len(_PLANS) >= PLANS_KEPT:
             _PLANS.clear()
+            _FAST.clear()
         program = program_key(name, (a_spec, b_spec), (spec,), elementwise_attrs(spec))
         _PLANS[key] = (spec, compute, kernel, program)
     return elementwise(name, [a, b], spec, compute, native=native, mesh=mesh, kernel=kernel, **run)
@@ -258,6 +277,30 @@ its key alone (specs are immutable; the kernel reads only the rows it is given),
 stale: the tensors themselves (allocated, on one open mesh, populating the same devices),
 ``queue_id`` and ``output_tensor`` are checked on every call, before anything is allocated.  Only
 successful plans are kept, so a bad call raises every time."""
+
+
+_FAST: dict[tuple[str, int, int, bool], Plan] = {}
+"""The plans :func:`plain_binary`'s calls run by (:mod:`meshnn.ops.planned`): ``(op, id of a's spec,
+id of b's spec, torch imported)`` -> the plan, which holds those very specs (so their ids are not
+reused while it is kept; a hit is checked by identity).  Made from :data:`_PLANS`' entry after an
+ordinary call succeeded; emptied with it."""
+
+
+def _plan_fast(name: str, a_spec: TensorSpec, b_spec: TensorSpec, torch: bool) -> None:
+    """Keep the :class:`~meshnn.ops.planned.Plan` of ``name`` over these specs, from the
+    :data:`_PLANS` entry the ordinary call just used (none when it kept none)."""
+    bfloat16 = a_spec.dtype is DataType.BFLOAT16 and b_spec.dtype is DataType.BFLOAT16
+    native = bfloat16_binary(name) if bfloat16 else None
+    entry = _PLANS.get((name, a_spec, b_spec, None, None, native, _NO_EXTRA))
+    if entry is None or entry[3] is None or torch != (sys.modules.get("torch") is not None):
+        return
+    spec, _, kernel, program = entry
+    if len(_FAST) >= PLANS_KEPT:
+        _FAST.clear()
+    elements = None if native is None else spec.compute_packed_buffer_size_bytes() // 2
+    direct = native if stored_alike((a_spec, b_spec), spec) else None
+    plan = Plan(name, (a_spec, b_spec), spec, kernel, program, elements, spec.buffer_layout().size, direct)
+    _FAST[(name, id(a_spec), id(b_spec), torch)] = plan
 
 
 @functools.cache

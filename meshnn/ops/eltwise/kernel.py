@@ -102,7 +102,7 @@ def elementwise_kernel(
     warnings off itself, around its numpy work only."""
     in_specs = tuple(in_specs)
     scalars = tuple(scalars)
-    direct = all(s is out_spec or _storage_compatible(s, out_spec) for s in in_specs)
+    direct = stored_alike(in_specs, out_spec)
     size = out_spec.compute_packed_buffer_size_bytes()
 
     def kernel(
@@ -135,6 +135,12 @@ def elementwise_kernel(
         write_values(out_rows[0], _cast(result, out_spec), out_spec)
 
     return kernel
+
+
+def stored_alike(in_specs: Sequence[TensorSpec], out_spec: TensorSpec) -> bool:
+    """Whether every input of ``in_specs`` is stored like the output (same shape, layout and tile):
+    the kernel then reads them in storage order, and a native kernel may take their bytes."""
+    return all(s is out_spec or _storage_compatible(s, out_spec) for s in in_specs)
 
 
 def _contiguous_like(rows: Sequence[np.ndarray], shape: tuple[int, ...]) -> bool:

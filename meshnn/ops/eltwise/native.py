@@ -71,8 +71,9 @@ def _make_kernel(torch, name: str, nan: int | None) -> NativeKernel | None:
         if not out_rows.size:
             return
         if a_rows.flags.writeable and b_rows.flags.writeable:  # slab rows: viewed through the buffer protocol
-            function(frombuffer(a_rows, dtype=bfloat16), frombuffer(b_rows, dtype=bfloat16),
-                     out=frombuffer(out_rows, dtype=bfloat16))  # fmt: skip
+            a = frombuffer(a_rows, dtype=bfloat16)
+            b = a if b_rows is a_rows else frombuffer(b_rows, dtype=bfloat16)  # (x op x: one view)
+            function(a, b, out=frombuffer(out_rows, dtype=bfloat16))
         else:
             function(_as_bfloat16(torch, a_rows), _as_bfloat16(torch, b_rows), out=_as_bfloat16(torch, out_rows))
         if nan == BFLOAT16_NAN:
