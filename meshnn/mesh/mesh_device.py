@@ -21,7 +21,6 @@ import sys
 import threading
 import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from meshnn.device.arch import Arch, SystemSpec, system_spec
 from meshnn.device.bank import DeviceAllocator
@@ -32,6 +31,7 @@ from meshnn.distributed.context import DistributedContext, check_ranks_agree, ge
 from meshnn.distributed.world import mark_initialized
 from meshnn.errors import DeviceClosedError, MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.call_sites import is_meshnns
+from meshnn.mesh.chip import Device
 from meshnn.mesh.compute_grid import system_for
 from meshnn.mesh.coord import MeshCoordinate, MeshCoordinateRange, MeshShape, as_coord, to_linear_index
 from meshnn.mesh.device_config import (
@@ -50,37 +50,6 @@ from meshnn.mesh.system import fabric_options, get_fabric_config
 from meshnn.mesh.system_devices import bound_shape, device_ids_on, shape_on
 
 _mesh_ids = itertools.count()
-
-
-@dataclass(frozen=True, slots=True)
-class Device:
-    """One chip of a mesh, as ``mesh_device.get_devices()`` lists it."""
-
-    device_id: int
-    coord: MeshCoordinate
-    arch_: Arch
-    compute_grid: tuple[int, int]
-    num_dram_banks: int
-    worker_grid: tuple[int, int]
-
-    def id(self) -> int:
-        return self.device_id
-
-    def worker_core_from_logical_core(self, logical_core: CoreCoord) -> CoreCoord:
-        """The translated NoC coordinate of a logical worker core (:mod:`meshnn.device.virtual_coords`)."""
-        return worker_core_from_logical_core(self.arch_, self.worker_grid, logical_core)
-
-    def arch(self) -> Arch:
-        return self.arch_
-
-    def compute_with_storage_grid_size(self) -> CoreCoord:
-        return CoreCoord(*self.compute_grid)
-
-    def dram_grid_size(self) -> CoreCoord:
-        return CoreCoord(self.num_dram_banks, 1)
-
-    def __repr__(self) -> str:
-        return f"Device(id={self.device_id}, coord={self.coord})"
 
 
 class MeshDevice(LockstepAllocation, Submeshes, SubDevices, ProgramCache):
