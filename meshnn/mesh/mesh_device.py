@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from meshnn.device.arch import Arch, SystemSpec, system_spec
 from meshnn.device.bank import DeviceAllocator
 from meshnn.device.core import CoreCoord, CoreGrid
+from meshnn.device.dram_workers import optimal_dram_bank_workers
 from meshnn.distributed.binding import rank_binding
 from meshnn.distributed.context import DistributedContext, check_ranks_agree, get_context, mesh_context, rows_of_rank
 from meshnn.distributed.world import mark_initialized
@@ -236,6 +237,10 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices, ProgramCache):
 
     def dram_grid_size(self) -> CoreCoord:
         return CoreCoord(self.system.arch_spec.num_dram_banks, 1)
+
+    def get_optimal_dram_bank_to_logical_worker_assignment(self, noc: object) -> list[CoreCoord]:
+        """The logical worker next to each DRAM bank, bank id order (:mod:`meshnn.device.dram_workers`)."""
+        return optimal_dram_bank_workers(self.system, noc)
 
     @property
     def core_grid(self) -> CoreGrid:
