@@ -10,8 +10,7 @@ does not have).
 
 May import: :mod:`meshnn.ops.registry`, :mod:`meshnn.ops.config`, the moreh softmax enums
 (:mod:`meshnn.ops.moreh_train.strategies`), the MoE collectives' enums and host helpers
-(:mod:`meshnn.ops.ccl.moe_enums`, :mod:`meshnn.ops.ccl.moe_compute_utils`,
-:mod:`meshnn.ops.ccl.moe_weight_packs`) and
+(:mod:`meshnn.ops.ccl.moe_enums`, :mod:`meshnn.ops.ccl.moe_compute_utils`) and
 :mod:`meshnn.tensor.device_hooks` (the catalog itself only when loading).
 """
 
@@ -22,7 +21,7 @@ import os
 import threading
 
 from meshnn.ops import registry
-from meshnn.ops.ccl import moe_compute_utils, moe_weight_packs
+from meshnn.ops.ccl import moe_compute_utils
 from meshnn.ops.ccl.moe_enums import CCL_ENUMS
 from meshnn.ops.config import SDPAProgramConfig
 from meshnn.ops.moreh_train.strategies import NAMESPACE_NAMES as MOREH_ENUMS
@@ -65,7 +64,6 @@ experimental = registry.OpNamespace(
     "ttnn.experimental: the experimental ops meshnn has.",
     moe_compute_utils=moe_compute_utils,  # a module of ttnn's: `from ttnn.experimental.moe_compute_utils import`
     **CCL_ENUMS,
-    **moe_weight_packs.PORTS,  # the MoE weight packers' device ports (ttnn.experimental.prepare_w0_w1_...)
 )
 experimental.__path__ = []  # a package, as ttnn's: its submodules import
 prim = registry.OpNamespace("prim", "ttnn.prim: the primitive device operations meshnn has.")
