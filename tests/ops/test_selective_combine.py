@@ -99,8 +99,15 @@ def test_selective_combine_equals_the_loop(system, shape, axis):
                               mesh_mapper=ttnn.ReplicateTensorToMesh(mesh))  # fmt: skip
         workers = ttnn.corerange_to_cores(grid, row_wise=True)  # worker i holds shard i
         mux = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(5, 0), ttnn.CoreCoord(5, 3))])
-        result = OP(dense, acts, maps, counts, H, g * PER, 1, K, axis, ttnn.Topology.Ring, 2, TP, DP, workers, mux,
-                    output_tensor=out)  # fmt: skip
+        with ttnn.perf_capture() as capture:
+            result = OP(dense, acts, maps, counts, H, g * PER, 1, K, axis, ttnn.Topology.Ring, 2, TP, DP, workers,
+                        mux, output_tensor=out)  # fmt: skip
+        (record,) = [
+            r for r in capture.recorder(mesh).records if r.desc.family is ttnn.perf.OpFamily.ALL_TO_ALL_COMBINE
+        ]
+        out_bytes = K * PER * H * 2  # the perf model: all_to_all_combine's (G-1)/G of the output over the links
+        links = record.desc.collective.num_links if record.desc.collective.num_links else 1
+        assert record.prediction.link_bytes in {int((g - 1) / g * out_bytes / n) for n in (1, links)}
         assert result is out
         for co, shard_out in zip(coords, ttnn.get_device_tensors(result), strict=True):
             got = ttnn.to_torch(shard_out).float().numpy()

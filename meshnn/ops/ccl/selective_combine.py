@@ -231,7 +231,12 @@ def _kernel(inputs: list[Tensor], spec: object, groups: list[list[int]], plan: d
     return kernel
 
 
-@register(OP, kind=OpKind.COLLECTIVE, family=OpFamily.ALL_TO_ALL_COMBINE)
+@register(
+    OP,
+    kind=OpKind.COLLECTIVE,
+    family=OpFamily.ALL_TO_ALL_COMBINE,
+    device_operation="SelectiveReduceCombineDeviceOperation",
+)
 def selective_reduce_combine(
     dense_input_tensor: Tensor,
     dense_activations_tensor: Tensor,
