@@ -13,9 +13,11 @@ from meshnn.device.core import (
     CoreGrid,
     CoreRange,
     CoreRangeSet,
+    corerange_to_cores,
     num_cores_to_corerangeset,
     num_cores_to_corerangeset_in_subcoregrids,
 )
+from meshnn.device.dram_workers import NOC
 from meshnn.device.nd_shard import NdShardSpec, ShardDistributionStrategy
 from meshnn.device.work_split import grid_to_cores, split_work_to_cores
 from meshnn.distributed.context import end_all_ranks, get_context, launched_under_mpi, set_rank_rows

@@ -99,3 +99,11 @@ def DeallocateBuffers(device: meshnn.MeshDevice) -> None:
     for buffer in device.live_buffers():
         buffer.deallocated_at = "ttnn.device.DeallocateBuffers"
         buffer.deallocate()
+
+
+def get_optimal_dram_bank_to_logical_worker_assignment(device: object, noc: object) -> list:
+    """``ttnn.device.get_optimal_dram_bank_to_logical_worker_assignment(device, noc)``: the
+    device's method, as ttnn's module-level binding calls it."""
+    if not isinstance(device, meshnn.MeshDevice):
+        raise MeshnnTypeError(f"device must be a ttnn.MeshDevice, got {type(device).__name__}")
+    return device.get_optimal_dram_bank_to_logical_worker_assignment(noc)

@@ -17,9 +17,13 @@ class CoreCoord:
     """A logical Tensix core: column ``x``, row ``y``."""
 
     x: int
-    y: int
+    y: int = -1  # -1: ``x`` is an ``(x, y)`` pair, as ttnn's ``CoreCoord((x, y))`` takes one
 
     def __post_init__(self) -> None:
+        if self.y == -1 and isinstance(self.x, tuple) and len(self.x) == 2:
+            x, y = self.x
+            object.__setattr__(self, "x", x)
+            object.__setattr__(self, "y", y)
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in (self.x, self.y)):
             raise MeshnnTypeError(f"CoreCoord needs ints x and y, got ({self.x!r}, {self.y!r})")
         if not all(v >= 0 for v in (self.x, self.y)):
@@ -177,6 +181,17 @@ class CoreGrid:
 
     def __repr__(self) -> str:
         return f"ttnn.CoreGrid(x={self.x}, y={self.y})"
+
+
+def corerange_to_cores(
+    core_range_set: CoreRangeSet, max_cores: int | None = None, row_wise: bool = False
+) -> list[CoreCoord]:
+    """``ttnn.corerange_to_cores``: the set's cores range by range, column by column unless
+    ``row_wise`` (ttnn's default is column-wise), the first ``max_cores`` of them when given."""
+    if not isinstance(core_range_set, CoreRangeSet):
+        raise MeshnnTypeError(f"corerange_to_cores needs a CoreRangeSet, got {type(core_range_set).__name__}")
+    cores = [core for piece in core_range_set.ranges() for core in piece.cores(row_wise=row_wise)]
+    return cores if max_cores is None else cores[:max_cores]
 
 
 def num_cores_to_corerangeset(target_num_cores: int, grid_size: CoreCoord, row_wise: bool = False) -> CoreRangeSet:

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from meshnn.device.arch import Arch, SystemSpec, system_spec
 from meshnn.device.bank import DeviceAllocator
 from meshnn.device.core import CoreCoord, CoreGrid
+from meshnn.device.dram_workers import optimal_dram_bank_workers
 from meshnn.device.virtual_coords import worker_core_from_logical_core
 from meshnn.distributed.binding import rank_binding
 from meshnn.distributed.context import DistributedContext, check_ranks_agree, get_context, mesh_context, rows_of_rank
@@ -215,6 +216,10 @@ class MeshDevice(LockstepAllocation, Submeshes, SubDevices, ProgramCache):
     def worker_core_from_logical_core(self, logical_core: CoreCoord) -> CoreCoord:
         """The translated NoC coordinate of a logical worker core, the same on every chip."""
         return worker_core_from_logical_core(self.arch(), self.system.worker_grid, logical_core)
+
+    def get_optimal_dram_bank_to_logical_worker_assignment(self, noc: object) -> list[CoreCoord]:
+        """The logical worker next to each DRAM bank, bank id order (:mod:`meshnn.device.dram_workers`)."""
+        return optimal_dram_bank_workers(self.system, noc)
 
     @property
     def core_grid(self) -> CoreGrid:

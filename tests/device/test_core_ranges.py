@@ -26,3 +26,13 @@ def test_subtract_of_a_disjoint_set_and_of_itself():
     assert a.subtract(a).num_cores() == 0
     with pytest.raises(ttnn.MeshnnTypeError, match="CoreRangeSet"):
         a.subtract((0, 0))
+
+
+def test_corerange_to_cores_walks_columns_unless_row_wise():
+    crs = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 2))])
+    by_column = [(c.x, c.y) for c in ttnn.corerange_to_cores(crs)]
+    assert by_column == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
+    assert [(c.x, c.y) for c in ttnn.corerange_to_cores(crs, 4, True)] == [(0, 0), (1, 0), (0, 1), (1, 1)]
+    assert ttnn.CoreCoord((3, 4)) == ttnn.CoreCoord(3, 4)  # ttnn's CoreCoord takes an (x, y) pair too
+    with pytest.raises(ttnn.MeshnnTypeError, match="CoreRangeSet"):
+        ttnn.corerange_to_cores([ttnn.CoreCoord(0, 0)])

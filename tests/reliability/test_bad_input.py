@@ -3190,6 +3190,23 @@ def eltwise45_rows() -> list[Case]:
     return c
 
 
+# -- branch moe46 (stop 46): gpt-oss's fused decode combine --------------------------------------------
+def moe46_rows() -> list[Case]:
+    """``experimental.selective_reduce_combine`` and ``corerange_to_cores``."""
+    c: list[Case] = []
+    row = lambda *r: c.append(Case(*r))  # noqa: E731
+    op, combine = "experimental.selective_reduce_combine", ttnn.experimental.selective_reduce_combine
+    mux = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(5, 0), ttnn.CoreCoord(5, 1))])
+    tail = (40, 8, 1, 2, 1, ttnn.Topology.Ring, 1, 1, 1, [ttnn.CoreCoord(0, 0)], mux)
+    row(op, "TILE dense input", lambda e: combine(e.a, e.rm, e.rm, e.rm, *tail), VALUE, "dense_input_tensor")
+    row(op, "float32 dense input", lambda e: combine(e.rm, e.rm, e.rm, e.rm, *tail), VALUE, "bfloat16")
+    row(op, "interleaved dense input", lambda e: combine(e.moe[0], e.rm, e.rm, e.rm, *tail), VALUE, "HEIGHT_SHARDED")
+    row(op, "dense input freed", lambda e: combine(e.freed, e.rm, e.rm, e.rm, *tail), DEAD, "input_tensor")
+    row("corerange_to_cores", "a list of cores", lambda e: ttnn.corerange_to_cores([ttnn.CoreCoord(0, 0)]), TYPE,
+        "CoreRangeSet")  # fmt: skip
+    return c
+
+
 TABLE: list[Case] = (
     unary_family(UNARY, UNARY_FAULTS)
     + family(BINARY, BINARY_FAULTS)
@@ -3215,6 +3232,7 @@ TABLE += models_rows()  # branch models (issue 30)
 TABLE += eltwise45_rows()  # branch ops45b (tt-metal 2026-06's eltwise tests)
 TABLE += misc41_rows()  # branch misc41 (issue 30's launcher and reports)
 TABLE += galaxy42_rows()  # branch galaxy42 (issue 30's 70B Galaxy model)
+TABLE += moe46_rows()  # branch moe46 (issue 30's gpt-oss throughput path)
 BY_ID = {case.id: case for case in TABLE}
 
 

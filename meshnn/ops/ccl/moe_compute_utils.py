@@ -13,8 +13,9 @@ Facts carried from tt-metal (its Python helper module and ``moe_ring_common.h``)
 - the output width shard is the largest ``d <= max_dim`` dividing the hidden tiles (and the ring);
 - the tilize drain core is (6, 9) on Wormhole, (10, 9) on Blackhole.
 
-The weight packers of ``moe_compute`` (``prepare_w0_w1_tensor_for_moe_compute`` and the rest) are
-not here: meshnn has no ``moe_compute``.
+The weight packers (``get_weight_core_shard_maps``, ``get_weight_mem_configs``,
+``prepare_w0_w1_tensor_for_moe_compute``, ``prepare_w2_tensor_for_moe_compute``) are
+:mod:`meshnn.ops.ccl.moe_weight_packs`', exported here when first asked for (they need torch).
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.device`, :mod:`meshnn.mesh`.
 """
@@ -139,3 +140,12 @@ def get_tilize_drain_core() -> CoreCoord:
     if arch == Arch.WORMHOLE_B0.value:
         return CoreCoord(6, 9)
     raise MeshnnValueError(f"MoE compute tilize drain core is only defined for WH and BH; got arch {arch!r}")
+
+
+def __getattr__(name: str) -> Any:
+    """The weight packers, from :mod:`meshnn.ops.ccl.moe_weight_packs` (imported on first use)."""
+    from meshnn.ops.ccl import moe_weight_packs  # it imports this module: imported here, at first use
+
+    if name in moe_weight_packs.PACKERS:
+        return getattr(moe_weight_packs, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
