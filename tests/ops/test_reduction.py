@@ -351,3 +351,25 @@ def test_manual_seed_makes_sampling_reproducible(meshes):
     exact_equal(draw(), first, "reseeded: the same tokens")
     with pytest.raises(ttnn.MeshnnValueError, match="Device must be provided"):
         ttnn.manual_seed(1)
+
+
+def test_manual_seed_from_tensors_on_a_planning_mesh_checks_specs_and_reads_nothing():
+    """A plan's seed tensors hold no bytes (the 70B Galaxy's TTSampling seeds from tensors at every
+    decode step): the call is checked by the tensors' specs and sets no stream; the same call on an
+    executing mesh seeds the streams."""
+
+    def uint32(mesh, n):
+        return ttnn.from_torch(torch.arange(n, dtype=torch.int32), dtype=ttnn.uint32, device=mesh)
+
+    with ttnn.open_mesh_device(ttnn.MeshShape(1, 2), execute=False) as plan:
+        ttnn.manual_seed(uint32(plan, 32), user_ids=uint32(plan, 32))
+        ttnn.manual_seed(uint32(plan, 4))
+        ttnn.manual_seed(7, device=plan, user_ids=uint32(plan, 3))
+        with pytest.raises(ttnn.MeshnnValueError, match="same number of elements"):
+            ttnn.manual_seed(uint32(plan, 4), user_ids=uint32(plan, 3))
+        with pytest.raises(ttnn.MeshnnTypeError, match="UINT32 ROW_MAJOR"):
+            ttnn.manual_seed(ttnn.from_torch(torch.zeros(4, dtype=torch.int32), dtype=ttnn.int32, device=plan))
+    with ttnn.open_mesh_device(ttnn.MeshShape(1, 2)) as mesh:
+        ttnn.manual_seed(uint32(mesh, 32), user_ids=uint32(mesh, 32))
+        with pytest.raises(ttnn.MeshnnValueError, match="same number of elements"):
+            ttnn.manual_seed(uint32(mesh, 4), user_ids=uint32(mesh, 3))

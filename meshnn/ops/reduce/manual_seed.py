@@ -12,6 +12,10 @@
 A stream is numpy's PCG64 seeded with (seed, user): the device's generator is not reproduced (the
 same seeds give the same tokens here, not the device's).
 
+On a planning mesh (``execute=False``) seed and user-id tensors hold no values: the call checks
+what their specs show (dtype, layout, rank, the two tensors' lengths) and sets no stream, as a
+plan computes no tokens (the 70B Galaxy's ``TTSampling`` seeds from tensors at every decode step).
+
 May import: every layer below the ops and the ops' checks and values.
 """
 
@@ -51,14 +55,17 @@ def _stream(seed: int, user: int) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64([seed, user]))
 
 
-def _uint32_values(op: str, name: str, value: object) -> tuple[MeshDevice, list[int]]:
-    """A UINT32 ROW_MAJOR rank-1 tensor's values (read when its writes have landed)."""
+def _uint32_values(op: str, name: str, value: object) -> tuple[MeshDevice, list[int] | None]:
+    """A UINT32 ROW_MAJOR rank-1 tensor's values (read when its writes have landed); None on a
+    planning mesh, which holds none."""
     t = device_input(op, name, value)
     if t.dtype is not DataType.UINT32 or t.layout is not Layout.ROW_MAJOR or len(t.shape) != 1:
         raise MeshnnTypeError(
             f"ttnn.{op}: {name} must be a rank-1 UINT32 ROW_MAJOR tensor, got {t.dtype.name} {t.layout}"
         )
     mesh = t.storage.mesh_buffer.device()  # type: ignore[union-attr]
+    if not mesh.executes:
+        return mesh, None
     mesh.mesh_command_queue(0).finish()
     row = mesh.local_row(t.storage.coords[0])  # type: ignore[union-attr]
     values = logical_values(t.storage.mesh_buffer.slab()[row : row + 1], t.spec, as_float=False)  # type: ignore[union-attr]
@@ -73,10 +80,12 @@ def _pairs(op: str, seeds: object, user_ids: object) -> tuple[MeshDevice | None,
                 f"ttnn.{op}: Seeds were provided as a tensor, so user_ids must not be provided as a scalar."
             )
         mesh, values = _uint32_values(op, "seeds", seeds)
-        users = list(range(len(values))) if user_ids is None else _uint32_values(op, "user_ids", user_ids)[1]
-        if len(users) != len(values):
+        users = None if user_ids is None else _uint32_values(op, "user_ids", user_ids)[1]
+        if user_ids is not None and seeds.shape[0] != user_ids.shape[0]:  # type: ignore[union-attr]
             raise MeshnnValueError(f"ttnn.{op}: Seeds tensor and User IDs tensor must have the same number of elements")
-        return mesh, list(zip(users, values, strict=True))
+        if values is None:
+            return mesh, []  # a planning mesh: checked, no stream to set
+        return mesh, list(zip(range(len(values)) if users is None else users, values, strict=True))
     seed = int_arg(op, "seeds", seeds)
     if not 0 <= seed <= SKIP_SEED:
         raise MeshnnValueError(f"ttnn.{op}: seeds must be a uint32 value, got {seed}")
@@ -84,7 +93,7 @@ def _pairs(op: str, seeds: object, user_ids: object) -> tuple[MeshDevice | None,
         return None, [(u, seed) for u in range(USERS)]
     if isinstance(user_ids, Tensor):
         mesh, users = _uint32_values(op, "user_ids", user_ids)
-        return mesh, [(u, seed) for u in users]
+        return mesh, [(u, seed) for u in users or ()]
     return None, [(int_arg(op, "user_ids", user_ids), seed)]
 
 
