@@ -26,6 +26,7 @@ from meshnn.ops.checks import device_input
 from meshnn.ops.conv.geometry import positive
 from meshnn.ops.outputs import out_spec_like
 from meshnn.ops.pool.common import pool_input, run_pool
+from meshnn.ops.pool.goldens import golden_grid_sample
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
@@ -61,7 +62,13 @@ def sample(image: np.ndarray, table: np.ndarray) -> np.ndarray:
     return out
 
 
-@register(kind=OpKind.POOL, family=OpFamily.COPY, device_operation="GridSampleOperation", modelled=False)
+@register(
+    kind=OpKind.POOL,
+    family=OpFamily.COPY,
+    device_operation="GridSampleOperation",
+    modelled=False,
+    golden=golden_grid_sample,
+)
 def grid_sample(
     input_tensor: Tensor,
     grid: Tensor,

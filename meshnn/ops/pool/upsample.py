@@ -19,6 +19,7 @@ from meshnn.ops.config import check_compute_kernel_config
 from meshnn.ops.conv.geometry import pair, torch_module
 from meshnn.ops.outputs import out_spec_like
 from meshnn.ops.pool.common import pool_input, run_pool
+from meshnn.ops.pool.goldens import golden_upsample
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
@@ -37,7 +38,7 @@ def _memory(tensor: Tensor, scale: int) -> MemoryConfig:
     )
 
 
-@register(kind=OpKind.POOL, family=OpFamily.COPY, device_operation="UpSample", modelled=False)
+@register(kind=OpKind.POOL, family=OpFamily.COPY, device_operation="UpSample", modelled=False, golden=golden_upsample)
 def upsample(
     input_tensor: Tensor,
     scale_factor: int | tuple[int, int],
