@@ -34,7 +34,7 @@ from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.transformer.attention import SDPA_DTYPES
-from meshnn.ops.transformer.cache_args import index_input, integers, page_table_input
+from meshnn.ops.transformer.cache_args import cache_view, index_input, integers, page_table_input, position_modulo
 from meshnn.ops.transformer.cache_reads import leading_values, page_values
 from meshnn.ops.transformer.checks import tile_input
 from meshnn.ops.transformer.products import product
@@ -222,24 +222,39 @@ def paged_scaled_dot_product_attention_decode(
     memory_config: MemoryConfig | None = None,
     program_config: object = None,
     compute_kernel_config: object = None,
+    block_size: int | None = None,
+    num_kv_heads: int | None = None,
+    cache_position_modulo: int | None = None,
     queue_id: int = 0,
 ) -> Tensor:
     """:func:`scaled_dot_product_attention_decode` over paged caches: user ``u``'s position ``p``
-    is row ``p % block_size`` of block ``page_table_tensor[u, p // block_size]``."""
+    is row ``p % block_size`` of block ``page_table_tensor[u, p // block_size]``; with
+    ``cache_position_modulo`` ``M`` (tt-metal of 2026: a cache that is a circular buffer of ``M``
+    tokens, at least the sliding window) position ``p`` is where ``p % M`` would be.
+    ``block_size`` / ``num_kv_heads``: the cache's own (see ``paged_update_cache``)."""
     op = "transformer.paged_scaled_dot_product_attention_decode"
     if page_table_tensor is None:
         raise MeshnnValueError(f"ttnn.{op}: Must have page_table tensor for paged attention")
     if is_causal is True and cur_pos_tensor is None:
         raise MeshnnValueError(f"ttnn.{op}: Must have cur_pos tensor for paged attention in causal mode")
+    k = tile_input(op, "input_tensor_k", input_tensor_k, SDPA_DTYPES)
+    view = cache_view(op, k, block_size, num_kv_heads, True)
+    modulo = position_modulo(op, cache_position_modulo, view[0], True)
+    if modulo is not None and sliding_window_size and modulo < sliding_window_size:
+        raise MeshnnValueError(
+            f"ttnn.{op}: cache_position_modulo ({modulo}) must be >= sliding_window_size ({sliding_window_size}); "
+            "a tighter capacity would let the SDPA attention range wrap multiple times and double-count positions."
+        )
     return _decode(
         op,
-        (input_tensor_q, input_tensor_k, input_tensor_v, page_table_tensor),
+        (input_tensor_q, k, input_tensor_v, page_table_tensor),
         (is_causal, attn_mask, None, cur_pos_tensor, attention_sink, scale, sliding_window_size),
         (memory_config, program_config, compute_kernel_config, queue_id),
+        modulo,
     )
 
 
-def _decode(op: str, tensors: tuple, options: tuple, configs: tuple) -> Tensor:
+def _decode(op: str, tensors: tuple, options: tuple, configs: tuple, modulo: int | None = None) -> Tensor:
     q_in, k_in, v_in, table_in = tensors
     is_causal, attn_mask, cur_pos, cur_pos_tensor, sink, scale, window = options
     memory_config, program_config, compute_kernel_config, queue_id = configs
@@ -250,7 +265,7 @@ def _decode(op: str, tensors: tuple, options: tuple, configs: tuple) -> Tensor:
         named["page_table_tensor"] = page_table_input(
             op, table_in, users, named["input_tensor_k"].shape[0], "page_table_tensor"
         )
-        total = seq * named["page_table_tensor"].shape[1]
+        total = seq * named["page_table_tensor"].shape[1] if modulo is None else np.iinfo(np.int32).max
     else:
         total = seq
     pos, pos_tensor = _positions(op, cur_pos, cur_pos_tensor, users, total, is_causal)
@@ -260,11 +275,13 @@ def _decode(op: str, tensors: tuple, options: tuple, configs: tuple) -> Tensor:
     mesh = same_mesh(op, named)
     spec = _output_spec(op, named["input_tensor_q"], memory_config, kv_heads)
     plan = DecodePlan(dims, list(named), [t.spec for t in named.values()], spec, factor, is_causal, pos, window)
+    plan.modulo = modulo
     attrs = {
         "is_causal": is_causal,
         "cur_pos": pos,
         "scale": float(factor),
         "sliding_window_size": window,
+        "cache_position_modulo": modulo,
         "k_chunk_size": chunk,
         "memory_config": spec.memory_config,
         "program_config": program_config,
@@ -282,6 +299,7 @@ class DecodePlan:
         self.dims, self.names, self.specs, self.spec = dims, names, specs, spec
         self.factor, self.is_causal, self.window = factor, is_causal, window
         self.pos = np.array(pos, np.int64)[None] if pos else None
+        self.modulo: int | None = None  # positions wrap at it (paged: cache_position_modulo)
 
     def _get(self, rows, name, as_int=False):
         i = self.names.index(name)
@@ -317,7 +335,8 @@ class DecodePlan:
         if "page_table_tensor" in self.names:
             table = self._get(in_rows, "page_table_tensor", True).reshape(n, users, -1)
             if span is not None:
-                table = table[:, :, : -(-span // k_spec.shape[2])]
+                columns = np.arange(-(-span // k_spec.shape[2]))
+                table = table[:, :, columns if self.modulo is None else columns % (self.modulo // k_spec.shape[2])]
             return page_values(k_rows, k_spec, table), page_values(v_rows, v_spec, table)
         if span is None:
             return self._get(in_rows, "input_tensor_k"), self._get(in_rows, "input_tensor_v")
@@ -338,7 +357,7 @@ class DecodePlan:
         total = seq
         if "page_table_tensor" in self.names:
             total = seq * self.specs[self.names.index("page_table_tensor")].shape[-1]
-        if (pos >= total).any():
+        if self.modulo is None and (pos >= total).any():
             raise MeshnnValueError(f"cur_pos {int(pos.max())} is past the {total} cached positions")
         return pos
 
