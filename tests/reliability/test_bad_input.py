@@ -1514,6 +1514,16 @@ def written() -> list[Case]:
     row(ring_op, "k on another mesh", lambda e: ring(e.heads, e.other_heads, e.heads, 4), WRONG_MESH, "input_tensor_k")
     row(ring_op, "one tile for 8 chunks", lambda e: ring(e.heads, e.heads, e.heads, 4), VALUE, "ring_size")
     row(ring_op, "unknown keyword", lambda e: ring(e.heads, e.heads, e.heads, 4, mask=None), TYPE, "mask")
+    windowed = ttnn.transformer.windowed_scaled_dot_product_attention
+    windowed_op = "transformer.windowed_scaled_dot_product_attention"
+    row(windowed_op, "float32 q", lambda e: windowed(e.a, e.a, e.a, e.a), TYPE, "input_tensor_q")
+    row(
+        windowed_op,
+        "bounds not 1-D",
+        lambda e: windowed(e.heads, e.heads, e.heads, e.heads),
+        VALUE,
+        "cu_window_seqlens",
+    )
     row(
         "experimental.rotary_embedding",
         "head dim not pairs of tiles",
