@@ -1514,6 +1514,11 @@ def written() -> list[Case]:
     row(ring_op, "k on another mesh", lambda e: ring(e.heads, e.other_heads, e.heads, 4), WRONG_MESH, "input_tensor_k")
     row(ring_op, "one tile for 8 chunks", lambda e: ring(e.heads, e.heads, e.heads, 4), VALUE, "ring_size")
     row(ring_op, "unknown keyword", lambda e: ring(e.heads, e.heads, e.heads, 4, mask=None), TYPE, "mask")
+    mla = ttnn.transformer.flash_mla_prefill
+    row(
+        "transformer.flash_mla_prefill", "head_dim_v past d", lambda e: mla(e.heads, e.heads, 4096), VALUE, "head_dim_v"
+    )
+    row("transformer.flash_mla_prefill", "float32 q", lambda e: mla(e.a, e.a, 32), TYPE, "input_tensor_q")
     windowed = ttnn.transformer.windowed_scaled_dot_product_attention
     windowed_op = "transformer.windowed_scaled_dot_product_attention"
     row(windowed_op, "float32 q", lambda e: windowed(e.a, e.a, e.a, e.a), TYPE, "input_tensor_q")

@@ -249,7 +249,7 @@ def attend(
     everywhere gives NaN, as its softmax does (unless a sink holds it).  Normalised last, as flash
     attention does."""
     n, b, nqh, s, d = q.shape
-    nkv, sk = k.shape[2], k.shape[3]
+    nkv, sk, dv = k.shape[2], k.shape[3], v.shape[-1]  # (v's head size may differ: MLA's)
     group = nqh // nkv
     # A k / v head's q heads are stacked as rows of one product (group * s rows): numpy's matmul
     # runs BLAS on whole matrices, but falls back to a loop far slower on a broadcast operand.
@@ -266,9 +266,9 @@ def attend(
     total = scores.sum(axis=-1, keepdims=True)
     if sink is not None:
         total += np.exp(sink - top)
-    out = product(scores.reshape(n, b, nkv, group * s, sk), v).reshape(n, b, nkv, group, s, d)
+    out = product(scores.reshape(n, b, nkv, group * s, sk), v).reshape(n, b, nkv, group, s, dv)
     out /= total  # (s x d values, not s x s_k)
-    return out.reshape((n, b, nqh, s, d))
+    return out.reshape((n, b, nqh, s, dv))
 
 
 def window_bias(s: int, window: int) -> np.ndarray:

@@ -53,6 +53,14 @@ def chunked_scaled_dot_product_attention(
     op = "transformer.chunked_scaled_dot_product_attention"
     tensors = (input_tensor_q, input_tensor_k, input_tensor_v, page_table_tensor)
     named, start = _inputs(op, tensors, chunk_start_idx, program_config)
+    configs = (scale, memory_config, program_config, compute_kernel_config, queue_id)
+    return chunked_attention(op, named, start, configs)
+
+
+def chunked_attention(op: str, named: dict[str, Tensor], start: int, configs: tuple, head_dim_v: int = 0) -> Tensor:
+    """The chunk's attention of checked inputs (q, k, v, the page table); ``head_dim_v`` > 0: the
+    values are the keys' first ``head_dim_v`` columns (MLA's), the output that wide."""
+    scale, memory_config, program_config, compute_kernel_config, queue_id = configs
     q, k = named["input_tensor_q"], named["input_tensor_k"]
     b, heads, s, d = tuple(q.shape)
     kv_heads = k.shape[1]
@@ -61,26 +69,35 @@ def chunked_scaled_dot_product_attention(
     elif isinstance(scale, bool) or not isinstance(scale, int | float | np.number):
         raise MeshnnTypeError(f"ttnn.{op}: scale must be a number, got {scale!r}")
     mesh = same_mesh(op, named)
-    spec = out_spec_like(q, memory_config=memory_config or DRAM_MEMORY_CONFIG, op=op)
-    specs = [t.spec for t in named.values()]
+    dv = head_dim_v or d
+    shape = (b, heads, s, dv)
+    spec = out_spec_like(q, shape=shape, memory_config=memory_config or DRAM_MEMORY_CONFIG, op=op)
+    specs = {name: t.spec for name, t in named.items()}
+    names = list(named)
     factor, group, length = np.float32(scale), heads // kv_heads, start + s
     bias = np.where(np.arange(length)[None, :] <= start + np.arange(s)[:, None], 0.0, -np.inf).astype(np.float32)
 
     def kernel(in_rows, out_rows, coords) -> None:
-        qv, kv, vv = (logical_values(r, sp) for r, sp in zip(in_rows[:3], specs[:3], strict=True))
+        rows = dict(zip(names, in_rows, strict=True))
+        qv, kv = (logical_values(rows[name], specs[name]) for name in ("input_tensor_q", "input_tensor_k"))
         n = qv.shape[0]
-        pages = integers(in_rows[3], specs[3]).reshape(n, b, -1)
+        pages = integers(rows["page_table_tensor"], specs["page_table_tensor"]).reshape(n, b, -1)
         keys = _gather_pages(kv, pages)[:, :, :, :length]  # (n, b, kv, length, d)
-        values = _gather_pages(vv, pages)[:, :, :, :length]
+        if head_dim_v:
+            values = keys[..., :dv]
+        else:
+            vv = logical_values(rows["input_tensor_v"], specs["input_tensor_v"])
+            values = _gather_pages(vv, pages)[:, :, :, :length]
         grouped = qv.reshape(n, b, kv_heads, group, s, d) * factor
         scores = product(grouped, np.swapaxes(keys, -1, -2)[:, :, :, None]) + bias
         scores -= scores.max(axis=-1, keepdims=True)
         np.exp(scores, out=scores)
         out = product(scores, values[:, :, :, None]) / scores.sum(axis=-1, keepdims=True)
-        write_values(out_rows[0], out.reshape(n, b, heads, s, d).astype(np.float32, copy=False), spec, owned=True)
+        write_values(out_rows[0], out.reshape(n, *shape).astype(np.float32, copy=False), spec, owned=True)
 
     attrs = {
         "chunk_start_idx": start,
+        "head_dim_v": dv,
         "scale": float(factor),
         "memory_config": spec.memory_config,
         "program_config": program_config,
