@@ -1617,6 +1617,15 @@ def written() -> list[Case]:
         "per_core_N",
     )
     row(
+        "MatmulMultiCoreReuseProgramConfig",
+        "allowed_worker_cores a CoreRange",
+        lambda e: ttnn.MatmulMultiCoreReuseProgramConfig(
+            **mc, allowed_worker_cores=ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 1))
+        ),
+        TYPE,
+        "allowed_worker_cores",
+    )
+    row(
         "MatmulMultiCoreReuseMultiCastProgramConfig",
         "transpose_mcast an int",
         lambda e: ttnn.MatmulMultiCoreReuseMultiCastProgramConfig(**mc, transpose_mcast=0),
