@@ -152,3 +152,39 @@ def test_mla_arguments_are_checked(open_mesh, rng):
         mla(x, x, 32.0)
     with pytest.raises(ttnn.MeshnnValueError, match="input_tensor_v"):
         mla(x, x, heads_on(mesh, rng.standard_normal((1, 2, 64, 32))))
+
+
+@pytest.mark.parametrize("paged", [False, True], ids=["contiguous", "paged"])
+def test_mla_decode_reads_the_values_from_the_keys(open_mesh, rng, paged):
+    mesh = open_mesh((1, 1))
+    users, heads, seq, d, dv, block = 2, 8, 64, 96, 64, 32
+    q = rng.standard_normal((1, users, heads, d))
+    k = rng.standard_normal((users, 1, seq, d))
+    pos = [40, 17]
+    tq = heads_on(mesh, q)
+    where = ttnn.from_torch(torch.tensor(pos, dtype=torch.int32), ttnn.int32, device=mesh)
+    if paged:
+        table = np.array([[3, 0], [1, 2]])
+        blocks = np.zeros((4, 1, block, d))
+        for u in range(users):
+            for j in range(2):
+                blocks[table[u, j]] = k[u, :, j * block : (j + 1) * block]
+        tt_table = ttnn.from_torch(torch.tensor(table, dtype=torch.int32), ttnn.int32, device=mesh)
+        out = ttnn.transformer.paged_flash_multi_latent_attention_decode(
+            tq, heads_on(mesh, blocks), head_dim_v=dv, page_table_tensor=tt_table, cur_pos_tensor=where, scale=0.1
+        )
+    else:
+        out = ttnn.transformer.flash_multi_latent_attention_decode(
+            tq, heads_on(mesh, k), head_dim_v=dv, cur_pos_tensor=where, scale=0.1
+        )
+    assert tuple(out.shape) == (1, users, heads, dv)
+    got = ttnn.to_numpy(out).astype(np.float64)[0]
+    kh = held(k)
+    for u, p in enumerate(pos):
+        keys = kh[u : u + 1, :, : p + 1]  # [1, 1, p + 1, d]: the user's positions up to its own
+        query = held(q)[0, u][None, :, None, :]  # [1, heads, 1, d]
+        ref, compute = _mla_reference(query, keys, keys[..., :dv], 0.1, causal=False)
+        ref, compute = ref[0, :, 0], compute[0, :, 0]
+        assert_within(got[u], ref, output_bound(ref, compute, BF16), f"mla decode, user {u}")
+    with pytest.raises(ttnn.MeshnnValueError, match="input_tensor_v must be None"):
+        ttnn.transformer.flash_multi_latent_attention_decode(tq, heads_on(mesh, k), tq, dv, cur_pos_tensor=where)

@@ -24,8 +24,8 @@ from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.transformer.attention import SDPA_DTYPES
-from meshnn.ops.transformer.attention_decode import _gather_pages
 from meshnn.ops.transformer.cache_args import integers, page_table_input
+from meshnn.ops.transformer.cache_reads import gather_pages
 from meshnn.ops.transformer.checks import tile_input
 from meshnn.ops.transformer.products import product
 from meshnn.ops.values import logical_values, write_values
@@ -82,12 +82,12 @@ def chunked_attention(op: str, named: dict[str, Tensor], start: int, configs: tu
         qv, kv = (logical_values(rows[name], specs[name]) for name in ("input_tensor_q", "input_tensor_k"))
         n = qv.shape[0]
         pages = integers(rows["page_table_tensor"], specs["page_table_tensor"]).reshape(n, b, -1)
-        keys = _gather_pages(kv, pages)[:, :, :, :length]  # (n, b, kv, length, d)
+        keys = gather_pages(kv, pages)[:, :, :, :length]  # (n, b, kv, length, d)
         if head_dim_v:
             values = keys[..., :dv]
         else:
             vv = logical_values(rows["input_tensor_v"], specs["input_tensor_v"])
-            values = _gather_pages(vv, pages)[:, :, :, :length]
+            values = gather_pages(vv, pages)[:, :, :, :length]
         grouped = qv.reshape(n, b, kv_heads, group, s, d) * factor
         scores = product(grouped, np.swapaxes(keys, -1, -2)[:, :, :, None]) + bias
         scores -= scores.max(axis=-1, keepdims=True)

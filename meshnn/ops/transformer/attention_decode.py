@@ -168,7 +168,7 @@ def _options(op: str, named, attn_mask, attention_sink, scale, window, is_causal
     return np.float32(scale), chunk
 
 
-def _output_spec(op: str, q: Tensor, memory_config: object, kv_heads: int) -> TensorSpec:
+def _output_spec(op: str, q: Tensor, memory_config: object, kv_heads: int, width: int = 0) -> TensorSpec:
     config = DRAM_MEMORY_CONFIG if memory_config is None else memory_config
     if not isinstance(config, MemoryConfig):
         raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {config!r}")
@@ -176,7 +176,8 @@ def _output_spec(op: str, q: Tensor, memory_config: object, kv_heads: int) -> Te
         raise MeshnnValueError(f"ttnn.{op}: Output memory config layout must be HEIGHT_SHARDED when sharded")
     if config.is_sharded() and kv_heads > 1:
         raise MeshnnValueError(f"ttnn.{op}: Sharded output not supported for GQA")
-    return TensorSpec(tuple(q.shape), q.dtype, q.layout, tile=q.spec.tile, memory_config=config)
+    shape = (*tuple(q.shape)[:3], width or q.shape[3])
+    return TensorSpec(shape, q.dtype, q.layout, tile=q.spec.tile, memory_config=config)
 
 
 @register("transformer.scaled_dot_product_attention_decode", kind=OpKind.TRANSFORMER, family=OpFamily.SDPA_DECODE)
@@ -254,7 +255,9 @@ def paged_scaled_dot_product_attention_decode(
     )
 
 
-def _decode(op: str, tensors: tuple, options: tuple, configs: tuple, modulo: int | None = None) -> Tensor:
+def _decode(op: str, tensors: tuple, options: tuple, configs: tuple, modulo=None, head_dim_v: int = 0) -> Tensor:
+    """A decode attention; ``modulo``: positions wrap (paged); ``head_dim_v``: the values are the
+    keys' first ``head_dim_v`` columns (MLA's), the output that wide."""
     q_in, k_in, v_in, table_in = tensors
     is_causal, attn_mask, cur_pos, cur_pos_tensor, sink, scale, window = options
     memory_config, program_config, compute_kernel_config, queue_id = configs
@@ -273,9 +276,9 @@ def _decode(op: str, tensors: tuple, options: tuple, configs: tuple, modulo: int
         named["cur_pos_tensor"] = pos_tensor
     factor, chunk = _options(op, named, attn_mask, sink, scale, window, is_causal, program_config, dims, total)
     mesh = same_mesh(op, named)
-    spec = _output_spec(op, named["input_tensor_q"], memory_config, kv_heads)
+    spec = _output_spec(op, named["input_tensor_q"], memory_config, kv_heads, head_dim_v)
     plan = DecodePlan(dims, list(named), [t.spec for t in named.values()], spec, factor, is_causal, pos, window)
-    plan.modulo = modulo
+    plan.modulo, plan.head_dim_v = modulo, head_dim_v
     attrs = {
         "is_causal": is_causal,
         "cur_pos": pos,
@@ -300,6 +303,7 @@ class DecodePlan:
         self.factor, self.is_causal, self.window = factor, is_causal, window
         self.pos = np.array(pos, np.int64)[None] if pos else None
         self.modulo: int | None = None  # positions wrap at it (paged: cache_position_modulo)
+        self.head_dim_v = 0  # > 0: the values are the keys' first head_dim_v columns (MLA)
 
     def _get(self, rows, name, as_int=False):
         i = self.names.index(name)
@@ -321,7 +325,7 @@ class DecodePlan:
         if "attn_mask" in self.names:
             scores += self._get(in_rows, "attn_mask")[:, 0, :users, :heads].reshape(n, users, kv_heads, group, -1)
         out = _softmax_values(scores, v_vals, self._sink(in_rows, n, heads, kv_heads, group))
-        out = out.reshape(n, 1, users, heads, d)
+        out = out.reshape(n, 1, users, heads, v_vals.shape[-1])
         if keep is not None:
             out = np.where(keep.any(axis=-1)[:, None, :, None, None], out, 0.0)
         write_values(out_rows[0], np.ascontiguousarray(out, dtype=np.float32), self.spec, owned=True)
@@ -337,10 +341,14 @@ class DecodePlan:
             if span is not None:
                 columns = np.arange(-(-span // k_spec.shape[2]))
                 table = table[:, :, columns if self.modulo is None else columns % (self.modulo // k_spec.shape[2])]
-            return page_values(k_rows, k_spec, table), page_values(v_rows, v_spec, table)
+            return self._with_values(page_values(k_rows, k_spec, table), lambda: page_values(v_rows, v_spec, table))
         if span is None:
-            return self._get(in_rows, "input_tensor_k"), self._get(in_rows, "input_tensor_v")
-        return leading_values(k_rows, k_spec, span), leading_values(v_rows, v_spec, span)
+            return self._with_values(self._get(in_rows, "input_tensor_k"), lambda: self._get(in_rows, "input_tensor_v"))
+        return self._with_values(leading_values(k_rows, k_spec, span), lambda: leading_values(v_rows, v_spec, span))
+
+    def _with_values(self, keys: np.ndarray, values) -> tuple[np.ndarray, np.ndarray]:
+        """The keys and the values (read only when they are not the keys' first columns)."""
+        return keys, (keys[..., : self.head_dim_v] if self.head_dim_v else values())
 
     def _sink(self, in_rows, n: int, heads: int, kv_heads: int, group: int) -> np.ndarray | None:
         if "attention_sink" not in self.names:
@@ -384,13 +392,3 @@ def _softmax_values(scores: np.ndarray, values: np.ndarray, sink: np.ndarray | N
         if sink is not None:
             total = total + np.exp(sink - top)
         return product(weights, values) / total  # (n, users, kv, group, d)
-
-
-def _gather_pages(cache: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """``(n, blocks, kv, block, d)`` cache values through ``(n, users, max_blocks)`` -> ``(n,
-    users, kv, max_blocks x block, d)`` (an out-of-range block reads block 0: masked or unused)."""
-    n, blocks, kv, block, d = cache.shape
-    safe = np.where((table >= 0) & (table < blocks), table, 0)
-    picked = cache[np.arange(n)[:, None, None], safe]  # (n, users, max_blocks, kv, block, d)
-    users, most = table.shape[1], table.shape[2]
-    return picked.transpose(0, 1, 3, 2, 4, 5).reshape(n, users, kv, most * block, d)

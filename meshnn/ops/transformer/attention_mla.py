@@ -1,5 +1,8 @@
-"""Multi-latent attention's prefill (tt-metal of 2026; DeepSeek's MLA): ``ttnn.transformer.flash_mla_prefill``
-and ``chunked_flash_mla_prefill``.  The keys are the latent cache ``[.., kv heads, s_k, d]``
+"""Multi-latent attention (tt-metal of 2026; DeepSeek's MLA): ``ttnn.transformer.flash_mla_prefill``,
+``chunked_flash_mla_prefill`` and the decodes ``flash_multi_latent_attention_decode`` /
+``paged_flash_multi_latent_attention_decode`` (the values always the keys' first ``head_dim_v``
+columns: ``input_tensor_v`` None, tt-metal's ``reuse_k``; a separate values cache is refused).
+The keys are the latent cache ``[.., kv heads, s_k, d]``
 (``kv_lora_rank`` latent columns, then the rope columns); given ``head_dim_v`` the values are the
 keys' first ``head_dim_v`` columns, read from the same tensor, and the output is ``[b, q heads, s,
 head_dim_v]``.  ``flash_mla_prefill`` also takes an ``input_tensor_v`` ``[b, kv heads, s_k, d_v]``
@@ -27,6 +30,7 @@ from meshnn.ops.registry import OpKind, register
 from meshnn.ops.transformer.attention import SDPA_DTYPES, attend, causal_bias, sdpa_dims, sdpa_inputs
 from meshnn.ops.transformer.attention_chunked import _inputs as chunked_inputs
 from meshnn.ops.transformer.attention_chunked import chunked_attention
+from meshnn.ops.transformer.attention_decode import _decode
 from meshnn.ops.transformer.checks import of_rank, tile_input
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
@@ -139,3 +143,78 @@ def chunked_flash_mla_prefill(
     dv = _head_dim_v(op, head_dim_v, named["input_tensor_k"].shape[-1])
     configs = (scale, memory_config, program_config, compute_kernel_config, queue_id)
     return chunked_attention(op, named, start, configs, head_dim_v=dv)
+
+
+def _mla_decode(op: str, tensors: tuple, head_dim_v: object, options: tuple, configs: tuple) -> Tensor:
+    """A decode whose values are the keys' first ``head_dim_v`` columns."""
+    q, k, v, table = tensors
+    if v is not None:
+        raise MeshnnValueError(
+            f"ttnn.{op}: meshnn reads MLA's values from the keys' first head_dim_v columns; input_tensor_v must be None"
+        )
+    keys = tile_input(op, "input_tensor_k", k, SDPA_DTYPES)
+    dv = _head_dim_v(op, head_dim_v, keys.shape[-1])
+    return _decode(op, (q, keys, keys, table), options, configs, head_dim_v=dv)
+
+
+@register("transformer.flash_multi_latent_attention_decode", kind=OpKind.TRANSFORMER, family=OpFamily.SDPA_DECODE)
+def flash_multi_latent_attention_decode(
+    input_tensor_q: Tensor,
+    input_tensor_k: Tensor,
+    input_tensor_v: Tensor | None = None,
+    head_dim_v: int | None = None,
+    *,
+    is_causal: bool = True,
+    attn_mask: Tensor | None = None,
+    cur_pos: list[int] | None = None,
+    cur_pos_tensor: Tensor | None = None,
+    attention_sink: Tensor | None = None,
+    scale: float | None = None,
+    sliding_window_size: int | None = None,
+    memory_config: MemoryConfig | None = None,
+    program_config: object = None,
+    compute_kernel_config: object = None,
+    queue_id: int = 0,
+) -> Tensor:
+    """``scaled_dot_product_attention_decode`` of MLA: output ``[1, users, q heads, head_dim_v]``."""
+    return _mla_decode(
+        "transformer.flash_multi_latent_attention_decode",
+        (input_tensor_q, input_tensor_k, input_tensor_v, None),
+        head_dim_v,
+        (is_causal, attn_mask, cur_pos, cur_pos_tensor, attention_sink, scale, sliding_window_size),
+        (memory_config, program_config, compute_kernel_config, queue_id),
+    )
+
+
+@register("transformer.paged_flash_multi_latent_attention_decode", kind=OpKind.TRANSFORMER, family=OpFamily.SDPA_DECODE)
+def paged_flash_multi_latent_attention_decode(
+    input_tensor_q: Tensor,
+    input_tensor_k: Tensor,
+    input_tensor_v: Tensor | None = None,
+    head_dim_v: int | None = None,
+    page_table_tensor: Tensor | None = None,
+    *,
+    is_causal: bool = True,
+    attn_mask: Tensor | None = None,
+    cur_pos_tensor: Tensor | None = None,
+    attention_sink: Tensor | None = None,
+    scale: float | None = None,
+    sliding_window_size: int | None = None,
+    memory_config: MemoryConfig | None = None,
+    program_config: object = None,
+    compute_kernel_config: object = None,
+    queue_id: int = 0,
+) -> Tensor:
+    """``paged_scaled_dot_product_attention_decode`` of MLA: output ``[1, users, q heads, head_dim_v]``."""
+    op = "transformer.paged_flash_multi_latent_attention_decode"
+    if page_table_tensor is None:
+        raise MeshnnValueError(f"ttnn.{op}: Must have page_table tensor for paged attention")
+    if is_causal is True and cur_pos_tensor is None:
+        raise MeshnnValueError(f"ttnn.{op}: Must have cur_pos tensor for paged attention in causal mode")
+    return _mla_decode(
+        op,
+        (input_tensor_q, input_tensor_k, input_tensor_v, page_table_tensor),
+        head_dim_v,
+        (is_causal, attn_mask, None, cur_pos_tensor, attention_sink, scale, sliding_window_size),
+        (memory_config, program_config, compute_kernel_config, queue_id),
+    )
