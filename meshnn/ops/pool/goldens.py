@@ -78,8 +78,8 @@ def golden_avg_pool2d(
     divisor_override: int | None = None,
     **_: Any,
 ) -> Any:
-    """``ttnn.avg_pool2d``'s reference: torch's avg_pool2d (a four-value padding zero-filled
-    first, so counted as padding only when ``count_include_pad``... as torch counts its own)."""
+    """``ttnn.avg_pool2d``'s reference: torch's avg_pool2d; a four-value padding is zero-filled
+    first, so its zeros count as input even without ``count_include_pad`` (as tt-metal's golden)."""
     torch = torch_module()
     x, torch_padding = _padded(_nchw(input_tensor, batch_size, input_h, input_w, channels), padding, 0.0)
     out = torch.nn.functional.avg_pool2d(
@@ -171,7 +171,8 @@ def golden_rotate(
     """``ttnn.rotate``'s reference, as torchvision rotates a tensor image: an inverse affine grid
     about ``center`` (pixel (x, y); default the image's middle) sampled with torch's grid_sample
     (``align_corners=False``), ``fill`` where the point falls outside (nearest: a point outside;
-    bilinear: blended by how much of the sample lies outside).  NHWC in, NHWC out, input dtype."""
+    bilinear: ``sample * coverage + (1 - coverage) * fill``, torchvision's blend, the zero-padded
+    sample scaled by its coverage once more).  NHWC in, NHWC out, input dtype."""
     if interpolation_mode not in ("nearest", "bilinear"):
         raise ValueError(f"Unsupported interpolation mode: {interpolation_mode}")
     torch = torch_module()
