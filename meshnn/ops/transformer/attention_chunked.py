@@ -12,18 +12,16 @@ cache_args and checks.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from meshnn.device.buffer import BufferType
-from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.errors import MeshnnValueError
 from meshnn.ops.checks import int_arg, same_mesh
 from meshnn.ops.config import DEFAULT_CHUNK
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
-from meshnn.ops.transformer.attention import SDPA_DTYPES
+from meshnn.ops.transformer.attention import SDPA_DTYPES, sdpa_scale
 from meshnn.ops.transformer.cache_args import integers, page_table_input
 from meshnn.ops.transformer.cache_reads import gather_pages
 from meshnn.ops.transformer.checks import tile_input
@@ -64,10 +62,7 @@ def chunked_attention(op: str, named: dict[str, Tensor], start: int, configs: tu
     q, k = named["input_tensor_q"], named["input_tensor_k"]
     b, heads, s, d = tuple(q.shape)
     kv_heads = k.shape[1]
-    if scale is None:
-        scale = 1.0 / math.sqrt(d)
-    elif isinstance(scale, bool) or not isinstance(scale, int | float | np.number):
-        raise MeshnnTypeError(f"ttnn.{op}: scale must be a number, got {scale!r}")
+    scale = sdpa_scale(op, scale, d)
     mesh = same_mesh(op, named)
     dv = head_dim_v or d
     shape = (b, heads, s, dv)

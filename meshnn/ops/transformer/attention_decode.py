@@ -21,7 +21,6 @@ the ops' launch, checks, outputs, values and config, and the transformer ops' ch
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -33,7 +32,7 @@ from meshnn.ops.checks import device_input, int_arg, int_list, same_mesh
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output
 from meshnn.ops.registry import OpKind, register
-from meshnn.ops.transformer.attention import SDPA_DTYPES
+from meshnn.ops.transformer.attention import SDPA_DTYPES, sdpa_scale
 from meshnn.ops.transformer.cache_args import cache_view, index_input, integers, page_table_input, position_modulo
 from meshnn.ops.transformer.cache_reads import leading_values, page_values
 from meshnn.ops.transformer.checks import tile_input
@@ -159,10 +158,7 @@ def _options(op: str, named, attn_mask, attention_sink, scale, window, is_causal
         if sink.spec.memory_config.buffer_type is not BufferType.DRAM:
             raise MeshnnValueError(f"ttnn.{op}: Attention sink must be in DRAM memory")
         named["attention_sink"] = sink
-    if scale is None:
-        scale = 1.0 / math.sqrt(d)
-    elif isinstance(scale, bool) or not isinstance(scale, int | float | np.number):
-        raise MeshnnTypeError(f"ttnn.{op}: scale must be a number, got {scale!r}")
+    scale = sdpa_scale(op, scale, d)
     if window is not None and int_arg(op, "sliding_window_size", window) < 1:
         raise MeshnnValueError(f"ttnn.{op}: sliding_window_size must be positive, got {window}")
     return np.float32(scale), chunk

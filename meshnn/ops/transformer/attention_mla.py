@@ -17,17 +17,15 @@ and config, and the transformer ops' attention modules and checks.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.errors import MeshnnValueError
 from meshnn.ops.checks import check_queue_id, int_arg
 from meshnn.ops.config import SDPAProgramConfig, check_compute_kernel_config
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
-from meshnn.ops.transformer.attention import SDPA_DTYPES, attend, causal_bias, sdpa_dims, sdpa_inputs
+from meshnn.ops.transformer.attention import SDPA_DTYPES, attend, causal_bias, sdpa_dims, sdpa_inputs, sdpa_scale
 from meshnn.ops.transformer.attention_chunked import _inputs as chunked_inputs
 from meshnn.ops.transformer.attention_chunked import chunked_attention
 from meshnn.ops.transformer.attention_decode import _decode
@@ -87,10 +85,7 @@ def flash_mla_prefill(
     dims = sdpa_dims(op, named, is_causal, program_config)
     del named["input_tensor_v"]  # (the keys stood for it in the checks)
     dv = _values(op, named, third, dims)
-    if scale is None:
-        scale = 1.0 / math.sqrt(dims[-1])
-    elif isinstance(scale, bool) or not isinstance(scale, int | float | np.number):
-        raise MeshnnTypeError(f"ttnn.{op}: scale must be a number, got {scale!r}")
+    scale = sdpa_scale(op, scale, dims[-1])
     queue_id = check_queue_id(op, mesh, queue_id)
     b, nqh, _nkv, s, _sk, _d = dims
     spec = out_spec_like(named["input_tensor_q"], shape=(b, nqh, s, dv), memory_config=memory_config, op=op)

@@ -14,7 +14,6 @@ checks, outputs, values and config, and the transformer ops' attention and cache
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 
@@ -27,7 +26,7 @@ from meshnn.ops.config import SDPAProgramConfig, check_compute_kernel_config
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
-from meshnn.ops.transformer.attention import attend, sdpa_dims, sdpa_inputs
+from meshnn.ops.transformer.attention import attend, sdpa_dims, sdpa_inputs, sdpa_scale
 from meshnn.ops.transformer.cache_args import integers
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
@@ -81,10 +80,7 @@ def windowed_scaled_dot_product_attention(
     dims = sdpa_dims(op, named, False, program_config)
     named["cu_window_seqlens"] = _bounds_input(op, cu_window_seqlens)
     mesh = same_mesh(op, named)
-    if scale is None:
-        scale = 1.0 / math.sqrt(dims[-1])
-    elif isinstance(scale, bool) or not isinstance(scale, int | float | np.number):
-        raise MeshnnTypeError(f"ttnn.{op}: scale must be a number, got {scale!r}")
+    scale = sdpa_scale(op, scale, dims[-1])
     queue_id = check_queue_id(op, mesh, queue_id)
     spec = out_spec_like(named["input_tensor_q"], memory_config=memory_config, op=op)
     inputs = list(named.values())
