@@ -182,3 +182,15 @@ def test_grid_sample_align_corners_maps_the_corner_pixels(device, pool_module):
     assert np.abs(unaligned - ref).max() > bound.max(), "the bound must tell the two mappings apart"
     with pytest.raises(ttnn.MeshnnTypeError, match="align_corners"):
         ttnn.grid_sample(_on(device, x), gt, align_corners="yes")
+
+
+def test_upsample_nearest_by_non_integer_factors(device, pool_module):
+    x = _image((1, 5, 7, 8))
+    for scale in ((1.5, 1.5), (0.5, 2.0), (2.5, 0.75)):
+        got = ttnn.to_numpy(ttnn.upsample(_on(device, x), list(scale))).astype(np.float64)
+        ref = pool_module.golden_upsample(torch.from_numpy(x), list(scale)).numpy().astype(np.float64)
+        exact_equal(got, ref, f"upsample by {scale}")  # (copies: torch's floor(o / scale) pixel)
+    with pytest.raises(ttnn.MeshnnValueError, match="nearest"):
+        ttnn.upsample(_on(device, x), 1.5, mode="bilinear")
+    with pytest.raises(ttnn.MeshnnValueError, match="positive"):
+        ttnn.upsample(_on(device, x), (1.5, -2.0))
