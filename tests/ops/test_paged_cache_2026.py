@@ -120,8 +120,11 @@ def test_what_tt_metal_refuses(mesh):
         update(cache, x, update_idxs_tensor=_int(mesh, [0]), page_table=table, cache_position_modulo=BLOCK + 1)
     with pytest.raises(ttnn.MeshnnTypeError, match="cache_position_modulo"):
         update(cache, x, update_idxs_tensor=_int(mesh, [0]), page_table=table, cache_position_modulo=32.0)
-    with pytest.raises(ttnn.MeshnnValueError, match="another geometry"):
+    with pytest.raises(ttnn.MeshnnValueError, match="geometry mismatch"):  # 64 rows of the same heads: 2x the bytes
         update(cache, x, update_idxs_tensor=_int(mesh, [0]), page_table=table, block_size=64)
+    two_heads = dev(mesh, torch.zeros(4, 2, BLOCK, D))
+    with pytest.raises(ttnn.MeshnnValueError, match="another geometry"):  # the same bytes, another view
+        update(two_heads, x, update_idxs_tensor=_int(mesh, [0]), page_table=table, block_size=64, num_kv_heads=1)
     with pytest.raises(ttnn.MeshnnValueError, match="must fit in max_num_blocks_per_seq"):
         ttnn.experimental.paged_fill_cache(cache, x, table, cache_position_modulo=8 * BLOCK)
     with pytest.raises(ttnn.MeshnnValueError, match="must be >= sliding_window_size"):

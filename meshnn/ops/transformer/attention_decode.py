@@ -235,7 +235,8 @@ def paged_scaled_dot_product_attention_decode(
     if is_causal is True and cur_pos_tensor is None:
         raise MeshnnValueError(f"ttnn.{op}: Must have cur_pos tensor for paged attention in causal mode")
     k = tile_input(op, "input_tensor_k", input_tensor_k, SDPA_DTYPES)
-    view = cache_view(op, k, block_size, num_kv_heads, True)
+    q = device_input(op, "input_tensor_q", input_tensor_q)
+    view = cache_view(op, k, block_size, num_kv_heads, True, q.padded_shape[-1])
     modulo = position_modulo(op, cache_position_modulo, view[0], True)
     if modulo is not None and sliding_window_size and modulo < sliding_window_size:
         raise MeshnnValueError(
@@ -244,7 +245,7 @@ def paged_scaled_dot_product_attention_decode(
         )
     return _decode(
         op,
-        (input_tensor_q, k, input_tensor_v, page_table_tensor),
+        (q, k, input_tensor_v, page_table_tensor),
         (is_causal, attn_mask, None, cur_pos_tensor, attention_sink, scale, sliding_window_size),
         (memory_config, program_config, compute_kernel_config, queue_id),
         modulo,

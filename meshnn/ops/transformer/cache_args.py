@@ -161,20 +161,31 @@ def position_modulo(op: str, value: object, block_size: int, paged: bool) -> int
     return modulo
 
 
-def cache_view(op: str, cache: Tensor, block_size: object, num_kv_heads: object, paged: bool) -> tuple[int, int]:
+def cache_view(
+    op: str, cache: Tensor, block_size: object, num_kv_heads: object, paged: bool, head_dim: int = 0
+) -> tuple[int, int]:
     """The ``(block_size, kv heads)`` a paged op reads its cache with: the cache's own.  tt-metal of
     2026 takes ``block_size`` / ``num_kv_heads`` to view a cache's bytes with another geometry
     (vLLM's kv-cache groups sharing one buffer); meshnn takes them when they name the cache's own
     and refuses another view (paged mode only, as tt-metal)."""
     own = (cache.padded_shape[2], cache.padded_shape[1])
-    for name, value, mine in (("block_size", block_size, own[0]), ("num_kv_heads", num_kv_heads, own[1])):
+    view = list(own)
+    for i, (name, value) in enumerate((("block_size", block_size), ("num_kv_heads", num_kv_heads))):
         if value is None:
             continue
-        given = int_arg(op, name, value)
+        view[i] = int_arg(op, name, value)
         if not paged:
             raise MeshnnValueError(
                 f"ttnn.{op}: {name} override is only supported in paged mode (when page_table is provided)"
             )
+    cache_d = cache.padded_shape[3]
+    if head_dim and view[0] * view[1] * head_dim != own[0] * own[1] * cache_d:
+        raise MeshnnValueError(
+            f"ttnn.{op}: geometry mismatch: cache has {own[0] * own[1] * cache_d} elems/block (kv_heads={own[1]}, "
+            f"block_size={own[0]}, head_dim={cache_d}) but the view is {view[0] * view[1] * head_dim} "
+            f"(kv_heads={view[1]}, block_size={view[0]}, head_dim={head_dim})"
+        )
+    for name, given, mine in (("block_size", view[0], own[0]), ("num_kv_heads", view[1], own[1])):
         if given != mine:
             raise MeshnnValueError(
                 f"ttnn.{op}: {name}={given} views the cache with another geometry than its own ({mine}); "

@@ -183,7 +183,7 @@ def paged_update_cache(
         op, cache_tensor, input_tensor, update_idxs, update_idxs_tensor, share_cache, page_table, batch_offset
     )
     cache, x, idxs, idx_tensor, table, share = plan
-    view = cache_view(op, cache, block_size, num_kv_heads, table is not None)
+    view = cache_view(op, cache, block_size, num_kv_heads, table is not None, x.padded_shape[-1])
     modulo = position_modulo(op, cache_position_modulo, view[0], table is not None)
     inputs = [x] + [t for t in (idx_tensor, table) if t is not None]
     where = _same_devices(
@@ -262,7 +262,7 @@ def _fill_checks(op: str, cache: Tensor, x: Tensor, table: Tensor, block_size: o
         raise MeshnnTypeError(f"ttnn.{op}: page_table must be an INT32 [users, max_blocks] tensor, got {table.dtype}")
     if xp[1] != cp[1] or xp[3] != cp[3] or cp[2] % TILE_H:
         raise MeshnnValueError(f"ttnn.{op}: input {list(xp)} must match the cache {list(cp)} in heads and head_dim")
-    cache_view(op, cache, block_size, None, True)
+    cache_view(op, cache, block_size, None, True, x.padded_shape[-1])
     modulo = position_modulo(op, modulo, cp[2], True)
     if modulo is not None and modulo > cp[2] * table.shape[1]:
         raise MeshnnValueError(
