@@ -178,6 +178,11 @@ from meshnn.ops.conv.config import (  # the conv configs (ttnn.Conv2dConfig...)
     Conv2dL1FullSliceConfig,
     Conv2dSliceConfig,
     Conv3dConfig,
+    Op2DDRAMSliceHeight,
+    Op2DDRAMSliceWidth,
+    Op2DL1Full,
+    Op2DL1FullSliceConfig,
+    Op2DSliceConfig,
     PaddingMode,
 )
 from meshnn.ops.eltwise.bcast import BcastOpDim, BcastOpMath

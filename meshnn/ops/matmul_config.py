@@ -41,6 +41,16 @@ def _check_activation(owner: str, config: object) -> None:
         )
 
 
+def _check_worker_cores(config: object) -> None:
+    """``allowed_worker_cores`` (tt-metal of 2026: the cores, within the grid or the sub-device's,
+    the matmul may use; no value changes) checked: None or a CoreRangeSet."""
+    cores = config.allowed_worker_cores  # type: ignore[attr-defined]
+    if cores is not None and not isinstance(cores, CoreRangeSet):
+        raise MeshnnTypeError(
+            f"{type(config).__name__}: allowed_worker_cores must be a ttnn.CoreRangeSet or None, got {cores!r}"
+        )
+
+
 def _check_blocks(config: object, names: tuple[str, ...]) -> None:
     owner = type(config).__name__
     for name in names:
@@ -58,12 +68,14 @@ class MatmulMultiCoreReuseProgramConfig:
     out_subblock_w: int
     per_core_M: int
     per_core_N: int
+    allowed_worker_cores: CoreRangeSet | None = None
 
     def __post_init__(self) -> None:
         grid = as_grid(type(self).__name__, self.compute_with_storage_grid_size)
         object.__setattr__(self, "compute_with_storage_grid_size", grid)
         _check_blocks(self, ("in0_block_w", "out_subblock_h", "out_subblock_w", "per_core_M", "per_core_N"))
         _subblocks_divide(self, self.per_core_M, self.per_core_N)
+        _check_worker_cores(self)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,9 +94,11 @@ class MatmulMultiCoreReuseMultiCastProgramConfig:
     transpose_mcast: bool
     fused_activation: UnaryWithParam | None = None
     fuse_batch: bool = True
+    allowed_worker_cores: CoreRangeSet | None = None
 
     def __post_init__(self) -> None:
         _blocked_init(self, ("transpose_mcast", "fuse_batch"))
+        _check_worker_cores(self)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,9 +121,11 @@ class MatmulMultiCoreReuseMultiCast1DProgramConfig:
     hop_cores: CoreRangeSet = _NO_CORES
     num_global_cb_receivers: int = 1
     untilize_out: bool = False
+    allowed_worker_cores: CoreRangeSet | None = None
 
     def __post_init__(self) -> None:
         _blocked_init(self, ("fuse_batch", "mcast_in0", "gather_in0", "untilize_out"))
+        _check_worker_cores(self)
         if not isinstance(self.hop_cores, CoreRangeSet):
             raise MeshnnTypeError(
                 f"{type(self).__name__}: hop_cores must be a ttnn.CoreRangeSet, got {self.hop_cores!r}"

@@ -1545,6 +1545,21 @@ def written() -> list[Case]:
     row(ring_op, "k on another mesh", lambda e: ring(e.heads, e.other_heads, e.heads, 4), WRONG_MESH, "input_tensor_k")
     row(ring_op, "one tile for 8 chunks", lambda e: ring(e.heads, e.heads, e.heads, 4), VALUE, "ring_size")
     row(ring_op, "unknown keyword", lambda e: ring(e.heads, e.heads, e.heads, 4, mask=None), TYPE, "mask")
+    mla = ttnn.transformer.flash_mla_prefill
+    row(
+        "transformer.flash_mla_prefill", "head_dim_v past d", lambda e: mla(e.heads, e.heads, 4096), VALUE, "head_dim_v"
+    )
+    row("transformer.flash_mla_prefill", "float32 q", lambda e: mla(e.a, e.a, 32), TYPE, "input_tensor_q")
+    windowed = ttnn.transformer.windowed_scaled_dot_product_attention
+    windowed_op = "transformer.windowed_scaled_dot_product_attention"
+    row(windowed_op, "float32 q", lambda e: windowed(e.a, e.a, e.a, e.a), TYPE, "input_tensor_q")
+    row(
+        windowed_op,
+        "bounds not 1-D",
+        lambda e: windowed(e.heads, e.heads, e.heads, e.heads),
+        VALUE,
+        "cu_window_seqlens",
+    )
     row(
         "experimental.rotary_embedding",
         "head dim not pairs of tiles",
@@ -1631,6 +1646,15 @@ def written() -> list[Case]:
         lambda e: ttnn.MatmulMultiCoreReuseProgramConfig(**{**mc, "per_core_N": 3}),
         VALUE,
         "per_core_N",
+    )
+    row(
+        "MatmulMultiCoreReuseProgramConfig",
+        "allowed_worker_cores a CoreRange",
+        lambda e: ttnn.MatmulMultiCoreReuseProgramConfig(
+            **mc, allowed_worker_cores=ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 1))
+        ),
+        TYPE,
+        "allowed_worker_cores",
     )
     row(
         "MatmulMultiCoreReuseMultiCastProgramConfig",

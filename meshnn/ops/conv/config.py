@@ -1,6 +1,6 @@
 """The configs of ttnn's convolutions, with ttnn's fields and defaults: ``ttnn.Conv2dConfig``
 (also ``ttnn.Conv1dConfig``), ``ttnn.Conv2dSliceConfig`` with its ``SliceTypeEnum``
-(``ttnn.Conv2dL1Full``, ``Conv2dDRAMSliceHeight``, ``Conv2dDRAMSliceWidth``) and
+(``ttnn.Conv2dL1Full``, ``Conv2dDRAMSliceHeight``, ``Conv2dDRAMSliceWidth``; 2026's ``Op2D*`` names the same) and
 ``ttnn.Conv3dConfig``.
 
 ttnn's conv configs are mutable structs (tests set ``conv_config.act_block_h_override = 32`` after
@@ -205,6 +205,10 @@ Conv2dL1Full = SliceType.L1Full
 Conv2dDRAMSliceHeight = SliceType.DRAMSliceHeight
 Conv2dDRAMSliceWidth = SliceType.DRAMSliceWidth
 Conv2dL1FullSliceConfig = Conv2dSliceConfig(slice_type=SliceType.L1Full)
+# tt-metal of 2026 names the same class and members for every sliding-window op (pools too)
+Op2DSliceConfig = Conv2dSliceConfig
+Op2DL1Full, Op2DDRAMSliceHeight, Op2DDRAMSliceWidth = Conv2dL1Full, Conv2dDRAMSliceHeight, Conv2dDRAMSliceWidth
+Op2DL1FullSliceConfig = Conv2dL1FullSliceConfig
 
 
 @dataclass(frozen=True, kw_only=True)

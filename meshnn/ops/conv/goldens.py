@@ -1,6 +1,7 @@
-"""The torch references ttnn attaches to its conv and pool ops (``ttnn.get_golden_function``),
+"""The torch references ttnn attaches to its conv ops (``ttnn.get_golden_function``),
 with ttnn's golden signatures: flattened ``[1, 1, N*H*W, C]`` inputs read with the batch and
-image size given, outputs flattened the same way.  torch is imported when one is called.
+image size given, outputs flattened the same way (the pool ops' are in
+:mod:`meshnn.ops.pool.goldens`).  torch is imported when one is called.
 
 May import: nothing of meshnn but the conv geometry.
 """
@@ -66,34 +67,3 @@ def conv2d(
     out = torch.nn.functional.conv2d(x, weight_tensor.float(), bias, stride=stride, dilation=dilation, groups=groups)
     out = _flat(_activation(torch, conv_config, out))
     return [out] if return_output_dim or return_weights_and_bias else out
-
-
-def max_pool2d(
-    input_tensor: Any,
-    batch_size: int,
-    input_h: int,
-    input_w: int,
-    channels: int,
-    kernel_size: Any,
-    stride: Any,
-    padding: Any,
-    dilation: Any,
-    ceil_mode: bool = False,
-    **_: Any,
-) -> Any:
-    """``ttnn.max_pool2d``'s reference: torch's max_pool2d, padded with -inf as ttnn pads."""
-    torch = torch_module()
-    x = input_tensor.reshape(batch_size, input_h, input_w, -1).permute(0, 3, 1, 2)
-    torch_padding: Any = padding
-    if hasattr(padding, "__len__") and len(padding) == 4:
-        x = torch.nn.functional.pad(x, _pads(padding), value=float("-inf"))
-        torch_padding = 0
-    out = torch.nn.functional.max_pool2d(
-        x, kernel_size=kernel_size, stride=stride, padding=torch_padding, dilation=dilation, ceil_mode=ceil_mode
-    )
-    return _flat(out)
-
-
-def global_avg_pool2d(input_tensor: Any, **_: Any) -> Any:
-    """``ttnn.global_avg_pool2d``'s reference: the mean over height and width of an NHWC input."""
-    return input_tensor.float().mean(dim=(1, 2), keepdim=True)

@@ -17,10 +17,10 @@ from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.op_keywords import flag
 from meshnn.ops.config import check_compute_kernel_config
-from meshnn.ops.conv import goldens
 from meshnn.ops.conv.geometry import Window, flat_input, flat_output, pair, positive, torch_module
 from meshnn.ops.outputs import out_spec_like
-from meshnn.ops.pool.common import nchw_tensor, pool_input, pool_spec, run_pool
+from meshnn.ops.pool import goldens
+from meshnn.ops.pool.common import check_slice_config, nchw_tensor, pool_input, pool_spec, run_pool
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
@@ -45,6 +45,7 @@ def _adaptive(op: str, function: str, args: dict) -> Tensor:
     flag(op, "deallocate_input", args["deallocate_input"])
     flag(op, "reallocate_output", args["reallocate_output"])
     check_compute_kernel_config(op, args["compute_kernel_config"])
+    slices = check_slice_config(op, args["dram_slice_config"])
     tensor = pool_input(op, args["input_tensor"])
     flat_input(op, tuple(tensor.shape), window, c)
     spec = pool_spec(
@@ -62,13 +63,20 @@ def _adaptive(op: str, function: str, args: dict) -> Tensor:
         return [flat_output(getattr(torch.nn.functional, function)(xt, size).numpy())]
 
     attrs = {"applied_shard_scheme": args["applied_shard_scheme"], "memory_config": spec.memory_config}
+    attrs["dram_slice_config"] = slices
     out = run_pool(op, [tensor], [spec], compute, attrs)[0]
     if args["deallocate_input"]:
         tensor.deallocate()
     return out
 
 
-@register(kind=OpKind.POOL, family=OpFamily.COPY, device_operation="Pool2DDeviceOperation", modelled=False)
+@register(
+    kind=OpKind.POOL,
+    family=OpFamily.COPY,
+    device_operation="Pool2DDeviceOperation",
+    modelled=False,
+    golden=goldens.golden_adaptive_avg_pool2d,
+)
 def adaptive_avg_pool2d(
     input_tensor: Tensor,
     batch_size: int,
@@ -78,6 +86,7 @@ def adaptive_avg_pool2d(
     output_size: tuple[int, int],
     *,
     memory_config: MemoryConfig | None = None,
+    dram_slice_config: object = None,
     applied_shard_scheme: object = None,
     compute_kernel_config: object = None,
     deallocate_input: bool = False,
@@ -87,7 +96,13 @@ def adaptive_avg_pool2d(
     return _adaptive("adaptive_avg_pool2d", "adaptive_avg_pool2d", dict(locals()))
 
 
-@register(kind=OpKind.POOL, family=OpFamily.COPY, device_operation="Pool2DDeviceOperation", modelled=False)
+@register(
+    kind=OpKind.POOL,
+    family=OpFamily.COPY,
+    device_operation="Pool2DDeviceOperation",
+    modelled=False,
+    golden=goldens.golden_adaptive_max_pool2d,
+)
 def adaptive_max_pool2d(
     input_tensor: Tensor,
     batch_size: int,
@@ -97,6 +112,7 @@ def adaptive_max_pool2d(
     output_size: tuple[int, int],
     *,
     memory_config: MemoryConfig | None = None,
+    dram_slice_config: object = None,
     applied_shard_scheme: object = None,
     compute_kernel_config: object = None,
     deallocate_input: bool = False,
@@ -110,7 +126,7 @@ def adaptive_max_pool2d(
     kind=OpKind.POOL,
     family=OpFamily.REDUCTION,
     device_operation="ReduceDeviceOperation",
-    golden=goldens.global_avg_pool2d,
+    golden=goldens.golden_global_avg_pool2d,
 )
 def global_avg_pool2d(
     input_tensor: Tensor, *, memory_config: MemoryConfig | None = None, dtype: DataType | None = None

@@ -39,6 +39,16 @@ def pool_input(op: str, input_tensor: object, dtypes=POOL_DTYPES) -> Tensor:
     return tensor
 
 
+def check_slice_config(op: str, value: object) -> object:
+    """``dram_slice_config`` checked: None (ttnn decides) or a ``ttnn.Op2DSliceConfig`` (ttnn's
+    ``Conv2dSliceConfig``); how a DRAM input is cut into slices, recorded (the values are the same)."""
+    from meshnn.ops.conv.config import Conv2dSliceConfig
+
+    if value is not None and not isinstance(value, Conv2dSliceConfig):
+        raise MeshnnTypeError(f"ttnn.{op}: dram_slice_config must be a ttnn.Op2DSliceConfig or None, got {value!r}")
+    return value
+
+
 def pool_spec(
     op: str, tensor: Tensor, shape: tuple[int, ...], dtype: object, layout: object, memory_config: object
 ) -> TensorSpec:

@@ -21,9 +21,9 @@ from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.op_keywords import flag
 from meshnn.ops.config import check_compute_kernel_config
-from meshnn.ops.conv import goldens
 from meshnn.ops.conv.geometry import Window, flat_input, flat_output, padding4, pair, positive, torch_module
-from meshnn.ops.pool.common import nchw_tensor, pool_input, pool_spec, run_pool
+from meshnn.ops.pool import goldens
+from meshnn.ops.pool.common import check_slice_config, nchw_tensor, pool_input, pool_spec, run_pool
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
@@ -83,7 +83,11 @@ def _max(window: Window, channels: int, indices: bool):
 
 
 @register(
-    kind=OpKind.POOL, family=OpFamily.COPY, device_operation=POOL_OPERATION, modelled=False, golden=goldens.max_pool2d
+    kind=OpKind.POOL,
+    family=OpFamily.COPY,
+    device_operation=POOL_OPERATION,
+    modelled=False,
+    golden=goldens.golden_maxpool2d,
 )
 def max_pool2d(
     input_tensor: Tensor,
@@ -98,6 +102,7 @@ def max_pool2d(
     ceil_mode: bool = False,
     *,
     memory_config: MemoryConfig | None = None,
+    dram_slice_config: object = None,
     applied_shard_scheme: object = None,
     deallocate_input: bool = False,
     reallocate_halo_output: bool = True,
@@ -115,6 +120,7 @@ def max_pool2d(
         flag(op, name, value)
     flag(op, "return_indices", return_indices)
     flag(op, "config_tensor_in_dram", config_tensor_in_dram)  # where the kernels' config table lives
+    check_slice_config(op, dram_slice_config)
     tensor = pool_input(op, input_tensor)
     flat_input(op, tuple(tensor.shape), window, c)
     shape = (1, 1, window.batch * window.out_height * window.out_width, c)
@@ -123,6 +129,7 @@ def max_pool2d(
         specs.append(pool_spec(op, tensor, shape, DataType.UINT16, Layout.ROW_MAJOR, memory_config))
     attrs = {"applied_shard_scheme": applied_shard_scheme, "memory_config": specs[0].memory_config}
     attrs["config_tensor_in_dram"] = config_tensor_in_dram
+    attrs["dram_slice_config"] = dram_slice_config
     outs = run_pool(op, [tensor], specs, _max(window, c, return_indices), attrs)
     if deallocate_input:
         tensor.deallocate()
@@ -152,7 +159,13 @@ def _avg(window: Window, channels: int, count_include_pad: bool, divisor: int | 
     return compute
 
 
-@register(kind=OpKind.POOL, family=OpFamily.COPY, device_operation=POOL_OPERATION, modelled=False)
+@register(
+    kind=OpKind.POOL,
+    family=OpFamily.COPY,
+    device_operation=POOL_OPERATION,
+    modelled=False,
+    golden=goldens.golden_avg_pool2d,
+)
 def avg_pool2d(
     input_tensor: Tensor,
     batch_size: int,
@@ -167,6 +180,7 @@ def avg_pool2d(
     divisor_override: int | None = None,
     *,
     memory_config: MemoryConfig | None = None,
+    dram_slice_config: object = None,
     applied_shard_scheme: object = None,
     compute_kernel_config: object = None,
     deallocate_input: bool = False,
@@ -186,6 +200,7 @@ def avg_pool2d(
     for name, value in (("deallocate_input", deallocate_input), ("reallocate_halo_output", reallocate_halo_output)):
         flag(op, name, value)
     flag(op, "config_tensor_in_dram", config_tensor_in_dram)  # where the kernels' config table lives
+    check_slice_config(op, dram_slice_config)
     check_compute_kernel_config(op, compute_kernel_config)
     tensor = pool_input(op, input_tensor)
     flat_input(op, tuple(tensor.shape), window, c)
@@ -194,6 +209,7 @@ def avg_pool2d(
     attrs = {"applied_shard_scheme": applied_shard_scheme, "memory_config": spec.memory_config}
     attrs["compute_kernel_config"] = compute_kernel_config
     attrs["config_tensor_in_dram"] = config_tensor_in_dram
+    attrs["dram_slice_config"] = dram_slice_config
     out = run_pool(op, [tensor], [spec], _avg(window, c, count_include_pad, divisor_override), attrs)[0]
     if deallocate_input:
         tensor.deallocate()

@@ -23,9 +23,11 @@ from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.op_keywords import choice, flag
 from meshnn.ops.checks import device_input
+from meshnn.ops.config import check_compute_kernel_config
 from meshnn.ops.conv.geometry import positive
 from meshnn.ops.outputs import out_spec_like
 from meshnn.ops.pool.common import pool_input, run_pool
+from meshnn.ops.pool.goldens import golden_grid_sample
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
@@ -33,11 +35,16 @@ from meshnn.tensor.storage import DeviceStorage
 from meshnn.tensor.tensor import Tensor, check_tensor
 
 
-def corners(grid: np.ndarray, height: int, width: int) -> np.ndarray:
+def corners(grid: np.ndarray, height: int, width: int, align_corners: bool = False) -> np.ndarray:
     """``[..., 2]`` normalised (x, y) points as ``[..., 6]``: the north-west pixel's row and
-    column and the NW, NE, SW, SE bilinear weights (0 for a corner outside the image)."""
-    x = ((grid[..., 0].astype(np.float64) + 1) * width - 1) / 2
-    y = ((grid[..., 1].astype(np.float64) + 1) * height - 1) / 2
+    column and the NW, NE, SW, SE bilinear weights (0 for a corner outside the image).  -1 and 1
+    are the image's outer edges, or with ``align_corners`` its corner pixels' centres (torch's rule)."""
+    if align_corners:
+        x = (grid[..., 0].astype(np.float64) + 1) * (width - 1) / 2
+        y = (grid[..., 1].astype(np.float64) + 1) * (height - 1) / 2
+    else:
+        x = ((grid[..., 0].astype(np.float64) + 1) * width - 1) / 2
+        y = ((grid[..., 1].astype(np.float64) + 1) * height - 1) / 2
     x0, y0 = np.floor(x), np.floor(y)
     fx, fy = x - x0, y - y0
     weights = [(1 - fy) * (1 - fx), (1 - fy) * fx, fy * (1 - fx), fy * fx]
@@ -61,16 +68,24 @@ def sample(image: np.ndarray, table: np.ndarray) -> np.ndarray:
     return out
 
 
-@register(kind=OpKind.POOL, family=OpFamily.COPY, device_operation="GridSampleOperation", modelled=False)
+@register(
+    kind=OpKind.POOL,
+    family=OpFamily.COPY,
+    device_operation="GridSampleOperation",
+    modelled=False,
+    golden=golden_grid_sample,
+)
 def grid_sample(
     input_tensor: Tensor,
     grid: Tensor,
     *,
     mode: str = "bilinear",
     padding_mode: str = "zeros",
+    align_corners: bool = False,
     use_precomputed_grid: bool = False,
     batch_output_channels: bool = False,
     memory_config: MemoryConfig | None = None,
+    compute_kernel_config: object = None,
 ) -> Tensor:
     """The image sampled at the grid's points (see the module's text); a grid row of ``K`` points
     (last dim ``2K``, or ``6K`` precomputed) gives ``[N, HO, WO * K, C]``, or with
@@ -79,6 +94,8 @@ def grid_sample(
     choice("bilinear")(op, "mode", mode)
     choice("zeros")(op, "padding_mode", padding_mode)
     flag(op, "use_precomputed_grid", use_precomputed_grid)
+    flag(op, "align_corners", align_corners)  # (tt-metal of 2026; a precomputed grid has it built in)
+    check_compute_kernel_config(op, compute_kernel_config)
     flag(op, "batch_output_channels", batch_output_channels)
     tensor = pool_input(op, input_tensor, (DataType.BFLOAT16, DataType.FLOAT32))
     points = device_input(op, "grid", grid)
@@ -103,10 +120,11 @@ def grid_sample(
 
     def compute(x: np.ndarray, g: np.ndarray) -> list[np.ndarray]:
         g = g.reshape(n, ho, wo, k, per)
-        out = sample(x, g if use_precomputed_grid else corners(g, height, width))  # (n, ho, wo, k, c)
+        out = sample(x, g if use_precomputed_grid else corners(g, height, width, align_corners))  # (n, ho, wo, k, c)
         return [out.reshape(shape)]
 
     attrs = {"memory_config": spec.memory_config, "batch_output_channels": batch_output_channels}
+    attrs |= {"align_corners": align_corners, "compute_kernel_config": compute_kernel_config}
     return run_pool(op, [tensor, points], [spec], compute, attrs)[0]
 
 
@@ -125,13 +143,21 @@ def _output_memory(points: Tensor, tensor: Tensor, k: int, channels: bool, memor
 
 @register(kind=OpKind.POOL, family=OpFamily.COPY, device_operation="GridSampleOperation", modelled=False)
 def prepare_grid_sample_grid(
-    grid: Tensor, input_shape: Sequence[int], *, padding_mode: str = "zeros", output_dtype: DataType | None = None
+    grid: Tensor,
+    input_shape: Sequence[int],
+    *,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool = False,
+    output_dtype: DataType | None = None,
 ) -> Tensor:
     """The precomputed table of ``grid`` (``[N, HO, WO, 2]``, float32) for an input of
     ``input_shape`` ``[N, H, W, C]``: ``[N, HO, WO, 6]`` in ``output_dtype`` (None: bfloat16), on
     the host or the device as ``grid`` is."""
     op = "prepare_grid_sample_grid"
+    choice("bilinear")(op, "mode", mode)
     choice("zeros")(op, "padding_mode", padding_mode)
+    flag(op, "align_corners", align_corners)
     tensor = check_tensor(grid, f"ttnn.{op}: grid")
     if len(tensor.shape) != 4 or tensor.shape[-1] != 2:
         raise MeshnnValueError(f"ttnn.{op}: grid must be [N, HO, WO, 2], got {list(tensor.shape)}")
@@ -143,6 +169,6 @@ def prepare_grid_sample_grid(
         raise MeshnnTypeError(f"ttnn.{op}: output_dtype must be a ttnn DataType, got {output_dtype!r}")
     from meshnn.tensor.interop import to_numpy
 
-    table = corners(np.asarray(to_numpy(tensor), np.float32), height, width).astype(np.float32)
+    table = corners(np.asarray(to_numpy(tensor), np.float32), height, width, align_corners).astype(np.float32)
     device = tensor.storage.mesh_buffer.device() if isinstance(tensor.storage, DeviceStorage) else None
     return Tensor(table, dtype, device=device, layout=Layout.ROW_MAJOR)

@@ -20,6 +20,7 @@ from meshnn.formats.dtypes import DataType
 from meshnn.mesh.op_keywords import choice, number
 from meshnn.ops.outputs import out_spec_like
 from meshnn.ops.pool.common import pool_input, run_pool
+from meshnn.ops.pool.goldens import golden_rotate
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
@@ -57,7 +58,13 @@ def rotated(image: np.ndarray, xs: np.ndarray, ys: np.ndarray, fill: float, bili
     return out
 
 
-@register(kind=OpKind.POOL, family=OpFamily.COPY, device_operation="RotateDeviceOperation", modelled=False)
+@register(
+    kind=OpKind.POOL,
+    family=OpFamily.COPY,
+    device_operation="RotateDeviceOperation",
+    modelled=False,
+    golden=golden_rotate,
+)
 def rotate(
     input_tensor: Tensor,
     angle: float,

@@ -75,10 +75,7 @@ def scaled_dot_product_attention(
     window = _window(op, sliding_window_size, is_causal, attn_mask)
     if attention_sink is not None:
         named["attention_sink"] = _sink_input(op, attention_sink, dims[1])
-    if scale is None:
-        scale = 1.0 / math.sqrt(dims[-1])
-    elif isinstance(scale, bool) or not isinstance(scale, int | float | np.number):
-        raise MeshnnTypeError(f"ttnn.{op}: scale must be a number, got {scale!r}")
+    scale = sdpa_scale(op, scale, dims[-1])
     queue_id = check_queue_id(op, mesh, queue_id)
     spec = out_spec_like(named["input_tensor_q"], memory_config=memory_config, op=op)
     inputs = list(named.values())
@@ -249,7 +246,7 @@ def attend(
     everywhere gives NaN, as its softmax does (unless a sink holds it).  Normalised last, as flash
     attention does."""
     n, b, nqh, s, d = q.shape
-    nkv, sk = k.shape[2], k.shape[3]
+    nkv, sk, dv = k.shape[2], k.shape[3], v.shape[-1]  # (v's head size may differ: MLA's)
     group = nqh // nkv
     # A k / v head's q heads are stacked as rows of one product (group * s rows): numpy's matmul
     # runs BLAS on whole matrices, but falls back to a loop far slower on a broadcast operand.
@@ -266,9 +263,18 @@ def attend(
     total = scores.sum(axis=-1, keepdims=True)
     if sink is not None:
         total += np.exp(sink - top)
-    out = product(scores.reshape(n, b, nkv, group * s, sk), v).reshape(n, b, nkv, group, s, d)
+    out = product(scores.reshape(n, b, nkv, group * s, sk), v).reshape(n, b, nkv, group, s, dv)
     out /= total  # (s x d values, not s x s_k)
-    return out.reshape((n, b, nqh, s, d))
+    return out.reshape((n, b, nqh, s, dv))
+
+
+def sdpa_scale(op: str, scale: object, head_size: int) -> float:
+    """An attention's ``scale``: as given (a number), or 1 / sqrt(head size) for None."""
+    if scale is None:
+        return 1.0 / math.sqrt(head_size)
+    if isinstance(scale, bool) or not isinstance(scale, int | float | np.number):
+        raise MeshnnTypeError(f"ttnn.{op}: scale must be a number, got {scale!r}")
+    return scale
 
 
 def window_bias(s: int, window: int) -> np.ndarray:

@@ -12,20 +12,18 @@ cache_args and checks.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from meshnn.device.buffer import BufferType
-from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.errors import MeshnnValueError
 from meshnn.ops.checks import int_arg, same_mesh
 from meshnn.ops.config import DEFAULT_CHUNK
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
-from meshnn.ops.transformer.attention import SDPA_DTYPES
-from meshnn.ops.transformer.attention_decode import _gather_pages
+from meshnn.ops.transformer.attention import SDPA_DTYPES, sdpa_scale
 from meshnn.ops.transformer.cache_args import integers, page_table_input
+from meshnn.ops.transformer.cache_reads import gather_pages
 from meshnn.ops.transformer.checks import tile_input
 from meshnn.ops.transformer.products import product
 from meshnn.ops.values import logical_values, write_values
@@ -53,34 +51,48 @@ def chunked_scaled_dot_product_attention(
     op = "transformer.chunked_scaled_dot_product_attention"
     tensors = (input_tensor_q, input_tensor_k, input_tensor_v, page_table_tensor)
     named, start = _inputs(op, tensors, chunk_start_idx, program_config)
+    configs = (scale, memory_config, program_config, compute_kernel_config, queue_id)
+    return chunked_attention(op, named, start, configs)
+
+
+def chunked_attention(op: str, named: dict[str, Tensor], start: int, configs: tuple, head_dim_v: int = 0) -> Tensor:
+    """The chunk's attention of checked inputs (q, k, v, the page table); ``head_dim_v`` > 0: the
+    values are the keys' first ``head_dim_v`` columns (MLA's), the output that wide."""
+    scale, memory_config, program_config, compute_kernel_config, queue_id = configs
     q, k = named["input_tensor_q"], named["input_tensor_k"]
     b, heads, s, d = tuple(q.shape)
     kv_heads = k.shape[1]
-    if scale is None:
-        scale = 1.0 / math.sqrt(d)
-    elif isinstance(scale, bool) or not isinstance(scale, int | float | np.number):
-        raise MeshnnTypeError(f"ttnn.{op}: scale must be a number, got {scale!r}")
+    scale = sdpa_scale(op, scale, d)
     mesh = same_mesh(op, named)
-    spec = out_spec_like(q, memory_config=memory_config or DRAM_MEMORY_CONFIG, op=op)
-    specs = [t.spec for t in named.values()]
+    dv = head_dim_v or d
+    shape = (b, heads, s, dv)
+    spec = out_spec_like(q, shape=shape, memory_config=memory_config or DRAM_MEMORY_CONFIG, op=op)
+    specs = {name: t.spec for name, t in named.items()}
+    names = list(named)
     factor, group, length = np.float32(scale), heads // kv_heads, start + s
     bias = np.where(np.arange(length)[None, :] <= start + np.arange(s)[:, None], 0.0, -np.inf).astype(np.float32)
 
     def kernel(in_rows, out_rows, coords) -> None:
-        qv, kv, vv = (logical_values(r, sp) for r, sp in zip(in_rows[:3], specs[:3], strict=True))
+        rows = dict(zip(names, in_rows, strict=True))
+        qv, kv = (logical_values(rows[name], specs[name]) for name in ("input_tensor_q", "input_tensor_k"))
         n = qv.shape[0]
-        pages = integers(in_rows[3], specs[3]).reshape(n, b, -1)
-        keys = _gather_pages(kv, pages)[:, :, :, :length]  # (n, b, kv, length, d)
-        values = _gather_pages(vv, pages)[:, :, :, :length]
+        pages = integers(rows["page_table_tensor"], specs["page_table_tensor"]).reshape(n, b, -1)
+        keys = gather_pages(kv, pages)[:, :, :, :length]  # (n, b, kv, length, d)
+        if head_dim_v:
+            values = keys[..., :dv]
+        else:
+            vv = logical_values(rows["input_tensor_v"], specs["input_tensor_v"])
+            values = gather_pages(vv, pages)[:, :, :, :length]
         grouped = qv.reshape(n, b, kv_heads, group, s, d) * factor
         scores = product(grouped, np.swapaxes(keys, -1, -2)[:, :, :, None]) + bias
         scores -= scores.max(axis=-1, keepdims=True)
         np.exp(scores, out=scores)
         out = product(scores, values[:, :, :, None]) / scores.sum(axis=-1, keepdims=True)
-        write_values(out_rows[0], out.reshape(n, b, heads, s, d).astype(np.float32, copy=False), spec, owned=True)
+        write_values(out_rows[0], out.reshape(n, *shape).astype(np.float32, copy=False), spec, owned=True)
 
     attrs = {
         "chunk_start_idx": start,
+        "head_dim_v": dv,
         "scale": float(factor),
         "memory_config": spec.memory_config,
         "program_config": program_config,

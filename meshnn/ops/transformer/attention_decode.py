@@ -21,7 +21,6 @@ the ops' launch, checks, outputs, values and config, and the transformer ops' ch
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -33,8 +32,8 @@ from meshnn.ops.checks import device_input, int_arg, int_list, same_mesh
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output
 from meshnn.ops.registry import OpKind, register
-from meshnn.ops.transformer.attention import SDPA_DTYPES
-from meshnn.ops.transformer.cache_args import index_input, integers, page_table_input
+from meshnn.ops.transformer.attention import SDPA_DTYPES, sdpa_scale
+from meshnn.ops.transformer.cache_args import cache_view, index_input, integers, page_table_input, position_modulo
 from meshnn.ops.transformer.cache_reads import leading_values, page_values
 from meshnn.ops.transformer.checks import tile_input
 from meshnn.ops.transformer.products import product
@@ -159,16 +158,13 @@ def _options(op: str, named, attn_mask, attention_sink, scale, window, is_causal
         if sink.spec.memory_config.buffer_type is not BufferType.DRAM:
             raise MeshnnValueError(f"ttnn.{op}: Attention sink must be in DRAM memory")
         named["attention_sink"] = sink
-    if scale is None:
-        scale = 1.0 / math.sqrt(d)
-    elif isinstance(scale, bool) or not isinstance(scale, int | float | np.number):
-        raise MeshnnTypeError(f"ttnn.{op}: scale must be a number, got {scale!r}")
+    scale = sdpa_scale(op, scale, d)
     if window is not None and int_arg(op, "sliding_window_size", window) < 1:
         raise MeshnnValueError(f"ttnn.{op}: sliding_window_size must be positive, got {window}")
     return np.float32(scale), chunk
 
 
-def _output_spec(op: str, q: Tensor, memory_config: object, kv_heads: int) -> TensorSpec:
+def _output_spec(op: str, q: Tensor, memory_config: object, kv_heads: int, width: int = 0) -> TensorSpec:
     config = DRAM_MEMORY_CONFIG if memory_config is None else memory_config
     if not isinstance(config, MemoryConfig):
         raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {config!r}")
@@ -176,7 +172,8 @@ def _output_spec(op: str, q: Tensor, memory_config: object, kv_heads: int) -> Te
         raise MeshnnValueError(f"ttnn.{op}: Output memory config layout must be HEIGHT_SHARDED when sharded")
     if config.is_sharded() and kv_heads > 1:
         raise MeshnnValueError(f"ttnn.{op}: Sharded output not supported for GQA")
-    return TensorSpec(tuple(q.shape), q.dtype, q.layout, tile=q.spec.tile, memory_config=config)
+    shape = (*tuple(q.shape)[:3], width or q.shape[3])
+    return TensorSpec(shape, q.dtype, q.layout, tile=q.spec.tile, memory_config=config)
 
 
 @register("transformer.scaled_dot_product_attention_decode", kind=OpKind.TRANSFORMER, family=OpFamily.SDPA_DECODE)
@@ -222,24 +219,42 @@ def paged_scaled_dot_product_attention_decode(
     memory_config: MemoryConfig | None = None,
     program_config: object = None,
     compute_kernel_config: object = None,
+    block_size: int | None = None,
+    num_kv_heads: int | None = None,
+    cache_position_modulo: int | None = None,
     queue_id: int = 0,
 ) -> Tensor:
     """:func:`scaled_dot_product_attention_decode` over paged caches: user ``u``'s position ``p``
-    is row ``p % block_size`` of block ``page_table_tensor[u, p // block_size]``."""
+    is row ``p % block_size`` of block ``page_table_tensor[u, p // block_size]``; with
+    ``cache_position_modulo`` ``M`` (tt-metal of 2026: a cache that is a circular buffer of ``M``
+    tokens, at least the sliding window) position ``p`` is where ``p % M`` would be.
+    ``block_size`` / ``num_kv_heads``: the cache's own (see ``paged_update_cache``)."""
     op = "transformer.paged_scaled_dot_product_attention_decode"
     if page_table_tensor is None:
         raise MeshnnValueError(f"ttnn.{op}: Must have page_table tensor for paged attention")
     if is_causal is True and cur_pos_tensor is None:
         raise MeshnnValueError(f"ttnn.{op}: Must have cur_pos tensor for paged attention in causal mode")
+    k = tile_input(op, "input_tensor_k", input_tensor_k, SDPA_DTYPES)
+    q = device_input(op, "input_tensor_q", input_tensor_q)
+    view = cache_view(op, k, block_size, num_kv_heads, True, q.padded_shape[-1])
+    modulo = position_modulo(op, cache_position_modulo, view[0], True)
+    if modulo is not None and sliding_window_size and modulo < sliding_window_size:
+        raise MeshnnValueError(
+            f"ttnn.{op}: cache_position_modulo ({modulo}) must be >= sliding_window_size ({sliding_window_size}); "
+            "a tighter capacity would let the SDPA attention range wrap multiple times and double-count positions."
+        )
     return _decode(
         op,
-        (input_tensor_q, input_tensor_k, input_tensor_v, page_table_tensor),
+        (q, k, input_tensor_v, page_table_tensor),
         (is_causal, attn_mask, None, cur_pos_tensor, attention_sink, scale, sliding_window_size),
         (memory_config, program_config, compute_kernel_config, queue_id),
+        modulo,
     )
 
 
-def _decode(op: str, tensors: tuple, options: tuple, configs: tuple) -> Tensor:
+def _decode(op: str, tensors: tuple, options: tuple, configs: tuple, modulo=None, head_dim_v: int = 0) -> Tensor:
+    """A decode attention; ``modulo``: positions wrap (paged); ``head_dim_v``: the values are the
+    keys' first ``head_dim_v`` columns (MLA's), the output that wide."""
     q_in, k_in, v_in, table_in = tensors
     is_causal, attn_mask, cur_pos, cur_pos_tensor, sink, scale, window = options
     memory_config, program_config, compute_kernel_config, queue_id = configs
@@ -250,7 +265,7 @@ def _decode(op: str, tensors: tuple, options: tuple, configs: tuple) -> Tensor:
         named["page_table_tensor"] = page_table_input(
             op, table_in, users, named["input_tensor_k"].shape[0], "page_table_tensor"
         )
-        total = seq * named["page_table_tensor"].shape[1]
+        total = seq * named["page_table_tensor"].shape[1] if modulo is None else np.iinfo(np.int32).max
     else:
         total = seq
     pos, pos_tensor = _positions(op, cur_pos, cur_pos_tensor, users, total, is_causal)
@@ -258,13 +273,15 @@ def _decode(op: str, tensors: tuple, options: tuple, configs: tuple) -> Tensor:
         named["cur_pos_tensor"] = pos_tensor
     factor, chunk = _options(op, named, attn_mask, sink, scale, window, is_causal, program_config, dims, total)
     mesh = same_mesh(op, named)
-    spec = _output_spec(op, named["input_tensor_q"], memory_config, kv_heads)
+    spec = _output_spec(op, named["input_tensor_q"], memory_config, kv_heads, head_dim_v)
     plan = DecodePlan(dims, list(named), [t.spec for t in named.values()], spec, factor, is_causal, pos, window)
+    plan.modulo, plan.head_dim_v = modulo, head_dim_v
     attrs = {
         "is_causal": is_causal,
         "cur_pos": pos,
         "scale": float(factor),
         "sliding_window_size": window,
+        "cache_position_modulo": modulo,
         "k_chunk_size": chunk,
         "memory_config": spec.memory_config,
         "program_config": program_config,
@@ -282,6 +299,8 @@ class DecodePlan:
         self.dims, self.names, self.specs, self.spec = dims, names, specs, spec
         self.factor, self.is_causal, self.window = factor, is_causal, window
         self.pos = np.array(pos, np.int64)[None] if pos else None
+        self.modulo: int | None = None  # positions wrap at it (paged: cache_position_modulo)
+        self.head_dim_v = 0  # > 0: the values are the keys' first head_dim_v columns (MLA)
 
     def _get(self, rows, name, as_int=False):
         i = self.names.index(name)
@@ -303,7 +322,7 @@ class DecodePlan:
         if "attn_mask" in self.names:
             scores += self._get(in_rows, "attn_mask")[:, 0, :users, :heads].reshape(n, users, kv_heads, group, -1)
         out = _softmax_values(scores, v_vals, self._sink(in_rows, n, heads, kv_heads, group))
-        out = out.reshape(n, 1, users, heads, d)
+        out = out.reshape(n, 1, users, heads, v_vals.shape[-1])
         if keep is not None:
             out = np.where(keep.any(axis=-1)[:, None, :, None, None], out, 0.0)
         write_values(out_rows[0], np.ascontiguousarray(out, dtype=np.float32), self.spec, owned=True)
@@ -317,11 +336,16 @@ class DecodePlan:
         if "page_table_tensor" in self.names:
             table = self._get(in_rows, "page_table_tensor", True).reshape(n, users, -1)
             if span is not None:
-                table = table[:, :, : -(-span // k_spec.shape[2])]
-            return page_values(k_rows, k_spec, table), page_values(v_rows, v_spec, table)
+                columns = np.arange(-(-span // k_spec.shape[2]))
+                table = table[:, :, columns if self.modulo is None else columns % (self.modulo // k_spec.shape[2])]
+            return self._with_values(page_values(k_rows, k_spec, table), lambda: page_values(v_rows, v_spec, table))
         if span is None:
-            return self._get(in_rows, "input_tensor_k"), self._get(in_rows, "input_tensor_v")
-        return leading_values(k_rows, k_spec, span), leading_values(v_rows, v_spec, span)
+            return self._with_values(self._get(in_rows, "input_tensor_k"), lambda: self._get(in_rows, "input_tensor_v"))
+        return self._with_values(leading_values(k_rows, k_spec, span), lambda: leading_values(v_rows, v_spec, span))
+
+    def _with_values(self, keys: np.ndarray, values) -> tuple[np.ndarray, np.ndarray]:
+        """The keys and the values (read only when they are not the keys' first columns)."""
+        return keys, (keys[..., : self.head_dim_v] if self.head_dim_v else values())
 
     def _sink(self, in_rows, n: int, heads: int, kv_heads: int, group: int) -> np.ndarray | None:
         if "attention_sink" not in self.names:
@@ -338,7 +362,7 @@ class DecodePlan:
         total = seq
         if "page_table_tensor" in self.names:
             total = seq * self.specs[self.names.index("page_table_tensor")].shape[-1]
-        if (pos >= total).any():
+        if self.modulo is None and (pos >= total).any():
             raise MeshnnValueError(f"cur_pos {int(pos.max())} is past the {total} cached positions")
         return pos
 
@@ -365,13 +389,3 @@ def _softmax_values(scores: np.ndarray, values: np.ndarray, sink: np.ndarray | N
         if sink is not None:
             total = total + np.exp(sink - top)
         return product(weights, values) / total  # (n, users, kv, group, d)
-
-
-def _gather_pages(cache: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """``(n, blocks, kv, block, d)`` cache values through ``(n, users, max_blocks)`` -> ``(n,
-    users, kv, max_blocks x block, d)`` (an out-of-range block reads block 0: masked or unused)."""
-    n, blocks, kv, block, d = cache.shape
-    safe = np.where((table >= 0) & (table < blocks), table, 0)
-    picked = cache[np.arange(n)[:, None, None], safe]  # (n, users, max_blocks, kv, block, d)
-    users, most = table.shape[1], table.shape[2]
-    return picked.transpose(0, 1, 3, 2, 4, 5).reshape(n, users, kv, most * block, d)

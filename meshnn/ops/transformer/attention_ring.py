@@ -26,8 +26,6 @@ checks, outputs, values and config modules and the transformer ops' attention.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
@@ -38,7 +36,7 @@ from meshnn.ops.config import DEFAULT_CHUNK, SDPAProgramConfig, check_compute_ke
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
-from meshnn.ops.transformer.attention import attend, sdpa_dims, sdpa_inputs
+from meshnn.ops.transformer.attention import attend, sdpa_dims, sdpa_inputs, sdpa_scale
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
@@ -80,10 +78,7 @@ def ring_distributed_scaled_dot_product_attention(
     b, nqh, _, s, _, d = sdpa_dims(op, named, True, program_config)
     _check_ring_inputs(op, named, ring_size, program_config)
     axis = _ring_axis(op, mesh, ring_size, ring_id)
-    if scale is None:
-        scale = 1.0 / math.sqrt(d)
-    elif isinstance(scale, bool) or not isinstance(scale, int | float | np.number):
-        raise MeshnnTypeError(f"ttnn.{op}: scale must be a number, got {scale!r}")
+    scale = sdpa_scale(op, scale, d)
     chunk = s // (2 * ring_size)
     q = named["input_tensor_q"]
     spec = out_spec_like(q, shape=(b, nqh, 2 * chunk, d), memory_config=memory_config, op=op)

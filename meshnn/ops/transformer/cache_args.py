@@ -19,7 +19,7 @@ from meshnn.device.buffer import BufferType, TensorMemoryLayout
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
-from meshnn.ops.checks import device_input
+from meshnn.ops.checks import device_input, int_arg
 from meshnn.ops.values import logical_values
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
@@ -140,3 +140,55 @@ def cache_rows(
         owner = np.broadcast_to(np.arange(batch) if users is None else users, (k, batch))
     rows = (owner[:, :, None] * heads + np.arange(heads)) * seq + pos[:, :, None]
     return np.where(skip[:, :, None], -1, rows)
+
+
+def position_modulo(op: str, value: object, block_size: int, paged: bool) -> int | None:
+    """``cache_position_modulo`` checked (tt-metal of 2026, with its messages): None, or in paged
+    mode a positive multiple of the block size (tokens): positions wrap at it, the cache a circular
+    buffer of that many tokens."""
+    if value is None:
+        return None
+    modulo = int_arg(op, "cache_position_modulo", value)
+    if not paged:
+        raise MeshnnValueError(
+            f"ttnn.{op}: cache_position_modulo is only supported in paged mode (when page_table is provided)"
+        )
+    if modulo <= 0 or modulo % block_size:
+        raise MeshnnValueError(
+            f"ttnn.{op}: cache_position_modulo ({value}) must be a positive multiple of effective block_size "
+            f"({block_size}); otherwise a wrapped position would split across blocks and the kernel can't address it."
+        )
+    return modulo
+
+
+def cache_view(
+    op: str, cache: Tensor, block_size: object, num_kv_heads: object, paged: bool, head_dim: int = 0
+) -> tuple[int, int]:
+    """The ``(block_size, kv heads)`` a paged op reads its cache with: the cache's own.  tt-metal of
+    2026 takes ``block_size`` / ``num_kv_heads`` to view a cache's bytes with another geometry
+    (vLLM's kv-cache groups sharing one buffer); meshnn takes them when they name the cache's own
+    and refuses another view (paged mode only, as tt-metal)."""
+    own = (cache.padded_shape[2], cache.padded_shape[1])
+    view = list(own)
+    for i, (name, value) in enumerate((("block_size", block_size), ("num_kv_heads", num_kv_heads))):
+        if value is None:
+            continue
+        view[i] = int_arg(op, name, value)
+        if not paged:
+            raise MeshnnValueError(
+                f"ttnn.{op}: {name} override is only supported in paged mode (when page_table is provided)"
+            )
+    cache_d = cache.padded_shape[3]
+    if head_dim and view[0] * view[1] * head_dim != own[0] * own[1] * cache_d:
+        raise MeshnnValueError(
+            f"ttnn.{op}: geometry mismatch: cache has {own[0] * own[1] * cache_d} elems/block (kv_heads={own[1]}, "
+            f"block_size={own[0]}, head_dim={cache_d}) but the view is {view[0] * view[1] * head_dim} "
+            f"(kv_heads={view[1]}, block_size={view[0]}, head_dim={head_dim})"
+        )
+    for name, given, mine in (("block_size", view[0], own[0]), ("num_kv_heads", view[1], own[1])):
+        if given != mine:
+            raise MeshnnValueError(
+                f"ttnn.{op}: {name}={given} views the cache with another geometry than its own ({mine}); "
+                "meshnn reads a paged cache with its own geometry only"
+            )
+    return own

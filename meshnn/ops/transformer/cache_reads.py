@@ -141,3 +141,13 @@ def leading_values(rows: np.ndarray, spec: TensorSpec, count: int) -> np.ndarray
     keep = rows_read // height
     tiles = rows[:, : users * kv * tile_rows * row_bytes].reshape(n, users * kv, tile_rows, row_bytes)[:, :, :keep]
     return _decoded_tiles(tiles, spec, (n, users, kv, rows_read, d))
+
+
+def gather_pages(cache: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """``(n, blocks, kv, block, d)`` cache values through ``(n, users, max_blocks)`` -> ``(n,
+    users, kv, max_blocks x block, d)`` (an out-of-range block reads block 0: masked or unused)."""
+    n, blocks, kv, block, d = cache.shape
+    safe = np.where((table >= 0) & (table < blocks), table, 0)
+    picked = cache[np.arange(n)[:, None, None], safe]  # (n, users, max_blocks, kv, block, d)
+    users, most = table.shape[1], table.shape[2]
+    return picked.transpose(0, 1, 3, 2, 4, 5).reshape(n, users, kv, most * block, d)

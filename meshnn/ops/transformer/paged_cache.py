@@ -29,10 +29,12 @@ from meshnn.ops.transformer.cache_args import (
     batch_index_input,
     cache_input,
     cache_rows,
+    cache_view,
     index_input,
     integers,
     padded_spec,
     page_table_input,
+    position_modulo,
 )
 from meshnn.ops.transformer.kv_cache import TILE_H, _input, _run, _same_devices, patch_rows
 from meshnn.ops.values import logical_values
@@ -123,9 +125,10 @@ def _update_plan(
     return cache, x, idxs, idx_tensor, table, bool(share_cache)
 
 
-def _update_kernel(cache: Tensor, x: Tensor, idxs: list[int], inputs: list[Tensor], share: bool):
+def _update_kernel(cache: Tensor, x: Tensor, idxs: list[int], inputs: list[Tensor], share: bool, modulo=None):
     """``kernel(in_rows, out_rows, coords)`` writing one update (the inputs: x, then the
-    positions tensor and the page table when given, in that order)."""
+    positions tensor and the page table when given, in that order); ``modulo``: positions wrap
+    at it (``cache_position_modulo``)."""
     cp = tuple(cache.padded_shape)
     heads, width = cp[1], cp[3]
     specs = [padded_spec(x.spec)] + [t.spec for t in inputs[1:]]
@@ -139,6 +142,8 @@ def _update_kernel(cache: Tensor, x: Tensor, idxs: list[int], inputs: list[Tenso
         pos = integers(in_rows[1], specs[1]).reshape(k, -1)[:, :batch] if has_idx else np.repeat(fixed, k, 0)
         table = integers(in_rows[-1], specs[-1]).reshape(k, batch, -1) if paged else None
         users = np.zeros(batch, np.int64) if share else None
+        if modulo is not None:
+            pos = np.where(pos < 0, pos, pos % modulo)
         rows = cache_rows(pos, heads, cp[2], table=table, users=users)
         return values.reshape(k, batch * heads, width), rows.reshape(k, batch * heads)
 
@@ -162,22 +167,31 @@ def paged_update_cache(
     batch_offset: int = 0,
     compute_kernel_config: object = None,
     mesh_coords: object = None,
+    block_size: int | None = None,
+    num_kv_heads: int | None = None,
+    cache_position_modulo: int | None = None,
     queue_id: int = 0,
 ) -> Tensor:
     """Write user ``b``'s row ``input_tensor[0, b, :heads]`` at its position (``update_idxs[b]`` or
     ``update_idxs_tensor[b]``; negative: skipped) of ``cache_tensor``: ``[users, heads, max_seq,
-    d]``, or ``[blocks, heads, block_size, d]`` through ``page_table`` ``[users, max_blocks]``."""
+    d]``, or ``[blocks, heads, block_size, d]`` through ``page_table`` ``[users, max_blocks]``;
+    with ``cache_position_modulo`` (paged) position ``p`` is written at ``p % cache_position_modulo``.
+    ``block_size`` / ``num_kv_heads`` (tt-metal of 2026's views of the cache's bytes with another
+    geometry) are taken when they name the cache's own."""
     op = "experimental.paged_update_cache"
     plan = _update_plan(
         op, cache_tensor, input_tensor, update_idxs, update_idxs_tensor, share_cache, page_table, batch_offset
     )
     cache, x, idxs, idx_tensor, table, share = plan
+    view = cache_view(op, cache, block_size, num_kv_heads, table is not None, x.padded_shape[-1])
+    modulo = position_modulo(op, cache_position_modulo, view[0], table is not None)
     inputs = [x] + [t for t in (idx_tensor, table) if t is not None]
     where = _same_devices(
         op, cache, dict(zip(("input_tensor", "update_idxs_tensor", "page_table"), inputs, strict=False))
     )
-    kernel = _update_kernel(cache, x, idxs, inputs, share)
+    kernel = _update_kernel(cache, x, idxs, inputs, share, modulo)
     attrs = {"update_idxs": idxs, "share_cache": share, "compute_kernel_config": compute_kernel_config}
+    attrs |= {"block_size": view[0], "num_kv_heads": view[1], "cache_position_modulo": modulo}
     return _run(op, cache, inputs, where, kernel, queue_id, attrs, keeps_memos=True)
 
 
@@ -241,6 +255,25 @@ def _check_fused_layouts(op: str, x1: Tensor, x2: Tensor) -> None:
         )
 
 
+def _fill_checks(op: str, cache: Tensor, x: Tensor, table: Tensor, block_size: object, modulo: object) -> int | None:
+    """tt-metal's checks of a paged fill's input and page table against its cache; the modulo."""
+    cp, xp = tuple(cache.padded_shape), tuple(x.padded_shape)
+    if table.dtype is not DataType.INT32 or len(table.shape) != 2:
+        raise MeshnnTypeError(f"ttnn.{op}: page_table must be an INT32 [users, max_blocks] tensor, got {table.dtype}")
+    if xp[1] != cp[1] or xp[3] != cp[3] or cp[2] % TILE_H:
+        raise MeshnnValueError(f"ttnn.{op}: input {list(xp)} must match the cache {list(cp)} in heads and head_dim")
+    cache_view(op, cache, block_size, None, True, x.padded_shape[-1])
+    modulo = position_modulo(op, modulo, cp[2], True)
+    if modulo is not None and modulo > cp[2] * table.shape[1]:
+        raise MeshnnValueError(
+            f"ttnn.{op}: cache_position_modulo ({modulo}) must fit in max_num_blocks_per_seq ({table.shape[1]}) "
+            f"* block_size ({cp[2]})"
+        )
+    if modulo is None and xp[2] > cp[2] * table.shape[1]:
+        raise MeshnnValueError(f"ttnn.{op}: Input seq_len must fit in max_num_blocks_per_seq")
+    return modulo
+
+
 @register("experimental.paged_fill_cache", kind=OpKind.KV_CACHE, family=OpFamily.KV_FILL)
 def paged_fill_cache(
     cache_tensor: Tensor,
@@ -251,23 +284,22 @@ def paged_fill_cache(
     batch_idx_tensor: Tensor | None = None,
     compute_kernel_config: object = None,
     mesh_coords: object = None,
+    block_size: int | None = None,
+    cache_position_modulo: int | None = None,
     queue_id: int = 0,
 ) -> Tensor:
     """Write ``input_tensor`` ``[1, heads, s, d]`` (its padded rows) into the blocks user
     ``batch_idx`` (or ``batch_idx_tensor[0]``, read when the kernel runs) has in ``page_table``:
     position ``p`` goes to row ``p % block_size`` of block ``page_table[batch_idx, p // block_size]``
-    of ``cache_tensor`` ``[blocks, heads, block_size, d]``, rounded into the cache's dtype."""
+    of ``cache_tensor`` ``[blocks, heads, block_size, d]``, rounded into the cache's dtype.  With
+    ``cache_position_modulo`` ``M`` position ``p`` goes where ``p % M`` would: of a prefill longer
+    than ``M`` the last ``M`` positions stay.  ``block_size``: see :func:`paged_update_cache`."""
     op = "experimental.paged_fill_cache"
     cache = cache_input(op, "cache_tensor", cache_tensor, CACHE_DTYPES)
     x = _input(op, input_tensor, CACHE_DTYPES)
     cp, xp = tuple(cache.padded_shape), tuple(x.padded_shape)
     table = device_input(op, "page_table", page_table)
-    if table.dtype is not DataType.INT32 or len(table.shape) != 2:
-        raise MeshnnTypeError(f"ttnn.{op}: page_table must be an INT32 [users, max_blocks] tensor, got {table.dtype}")
-    if xp[1] != cp[1] or xp[3] != cp[3] or cp[2] % TILE_H:
-        raise MeshnnValueError(f"ttnn.{op}: input {list(xp)} must match the cache {list(cp)} in heads and head_dim")
-    if xp[2] > cp[2] * table.shape[1]:
-        raise MeshnnValueError(f"ttnn.{op}: Input seq_len must fit in max_num_blocks_per_seq")
+    modulo = _fill_checks(op, cache, x, table, block_size, cache_position_modulo)
     inputs = [x, table]
     if batch_idx_tensor is not None:
         inputs.append(batch_index_input(op, batch_idx_tensor))
@@ -276,21 +308,27 @@ def paged_fill_cache(
     where = _same_devices(op, cache, {"input_tensor": x, "page_table": table})
     tile, specs = cache.spec.tile, [padded_spec(x.spec), table.spec] + [t.spec for t in inputs[2:]]
     per_row, blocks_tiles = cp[3] // tile.tile_shape[1], cp[2] // tile.tile_shape[0]
+    count = xp[2] // tile.tile_shape[0]  # the input's tile rows; with a modulo only the last wrap's stay
+    first = 0 if modulo is None else max(0, count - modulo // tile.tile_shape[0])
 
     def kernel(in_rows, out_rows, coords) -> None:
         k = in_rows[0].shape[0]
         pages = integers(in_rows[1], specs[1]).reshape(k, -1, table.shape[1])
         user = integers(in_rows[2], specs[2]).reshape(k, -1)[:, 0] if len(inputs) > 2 else np.full(k, batch_idx)
-        t = np.arange(xp[2] // tile.tile_shape[0])
+        t = np.arange(first, count) % (count if modulo is None else modulo // tile.tile_shape[0])
         block = pages[np.arange(k)[:, None], user[:, None], (t * tile.tile_shape[0]) // cp[2]]  # (k, T)
         row = (block[:, None, :] * cp[1] + np.arange(cp[1])[None, :, None]) * blocks_tiles + t % blocks_tiles
         dest = (row[..., None] * per_row + np.arange(per_row)).reshape(k, -1)  # (k, heads * T * C)
         if x.dtype is cache.dtype:
             size = tile.get_tile_size(cache.dtype)
-            tiles = in_rows[0][:, : dest.shape[1] * size].reshape(k, -1, size)
+            tiles = in_rows[0][:, : cp[1] * count * per_row * size].reshape(k, cp[1], count, per_row * size)
+            tiles = tiles[:, :, first:].reshape(k, -1, size)
         else:
-            values = logical_values(in_rows[0], specs[0]).reshape(k, -1, cp[3])
-            tiles = encoded_row_tiles(values, cache.dtype, tile)
+            values = logical_values(in_rows[0], specs[0]).reshape(k, cp[1], -1, cp[3])
+            tiles = encoded_row_tiles(
+                values[:, :, first * tile.tile_shape[0] :].reshape(k, -1, cp[3]), cache.dtype, tile
+            )
         write_tiles(out_rows[0], cache.dtype, tile, dest, tiles)
 
-    return _run(op, cache, inputs, where, kernel, queue_id, {"batch_idx": batch_idx, "page_table": "tensor"})
+    attrs = {"batch_idx": batch_idx, "page_table": "tensor", "block_size": cp[2], "cache_position_modulo": modulo}
+    return _run(op, cache, inputs, where, kernel, queue_id, attrs)

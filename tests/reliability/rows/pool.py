@@ -68,6 +68,20 @@ def rows() -> list[Case]:
             VALUE,
             "input_tensor",
         ),
+        Case(
+            "max_pool2d",
+            "dram_slice_config a string",
+            lambda e: _pool(ttnn.max_pool2d, e, dilation=(1, 1), dram_slice_config="height"),
+            TYPE,
+            "dram_slice_config",
+        ),
+        Case(
+            "Op2DSliceConfig",
+            "num_slices negative",
+            lambda e: ttnn.Op2DSliceConfig(slice_type=ttnn.Op2DDRAMSliceWidth, num_slices=-1),
+            VALUE,
+            "num_slices",
+        ),
         Case("global_avg_pool2d", "input not 4D", lambda e: ttnn.global_avg_pool2d(e.a), VALUE, "input_tensor"),
         Case("rotate", "expand True", lambda e: ttnn.rotate(e.a, 30.0, expand=True), VALUE, "expand"),
         Case(
