@@ -177,6 +177,7 @@ _FORMS = (
 )
 """``TensorSpec``'s arguments after its layout, in each of ttnn's three constructors (meshnn's
 ``memory_config`` added to the first)."""
+_FORM_NAMES = {names: frozenset(names) for names in _FORMS}
 
 
 def spec_form(given: tuple, named: dict) -> tuple[BufferType, object, MemoryConfig | None]:
@@ -194,14 +195,16 @@ def spec_form(given: tuple, named: dict) -> tuple[BufferType, object, MemoryConf
         names = _FORMS[0]
     if len(given) > len(names):
         raise MeshnnTypeError(f"TensorSpec takes at most {3 + len(names)} positional arguments, got {3 + len(given)}")
-    unknown = sorted(set(named) - set(names))
-    if unknown:
+    if not named.keys() <= _FORM_NAMES[names]:
+        unknown = sorted(named.keys() - _FORM_NAMES[names])
         raise MeshnnTypeError(f"TensorSpec got unexpected keyword arguments {unknown} (this form takes {list(names)})")
-    values = dict(zip(names, given, strict=False))
-    for name, value in named.items():
-        if name in values:
-            raise MeshnnTypeError(f"TensorSpec got multiple values for argument {name!r}")
-        values[name] = value
+    values = named  # (the common call: every argument after the layout by name)
+    if given:
+        values = dict(zip(names, given, strict=False))
+        for name, value in named.items():
+            if name in values:
+                raise MeshnnTypeError(f"TensorSpec got multiple values for argument {name!r}")
+            values[name] = value
     buffer_type = values.get("buffer_type", BufferType.DRAM)
     if names is _FORMS[0]:
         return buffer_type, values.get("tile"), values.get("memory_config")
