@@ -9,7 +9,7 @@ spec in tt-metal) adds, all at compile time in the default configuration: the ra
 shapes, the number of banks (the cores it is dealt to), the tensor's shape in pages, the shard's
 shape in pages, then the banks' coordinates two to a word (``x1 << 24 | y1 << 16 | x0 << 8 | y0``,
 an odd last one alone in the low half): an L1 bank by its translated NoC coordinate
-(:mod:`meshnn.device.virtual_coords`), a DRAM bank by its logical ``(bank, 0)``.
+(``MeshDevice.worker_core_from_logical_core``), a DRAM bank by its logical ``(bank, 0)``.
 
 Layer: tensor.  Imports errors, device and the tensor modules ``storage`` and ``tensor``.
 """
@@ -22,7 +22,6 @@ from collections.abc import Callable
 from meshnn.device.buffer import BufferLayout, ShardSpecBuffer
 from meshnn.device.core import CoreCoord
 from meshnn.device.nd_shard import squeeze_shape_ranks
-from meshnn.device.virtual_coords import worker_core_from_logical_core
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.tensor.storage import StorageType
 from meshnn.tensor.tensor import Tensor
@@ -62,8 +61,7 @@ class TensorAccessorArgs:
         self._config = config
         self._compile = [int(config), buffer.get_reference_buffer().aligned_page_size()]
         if layout.shard is not None:
-            grid = mesh.system.worker_grid
-            self._compile += _sharded_args(layout, lambda c: worker_core_from_logical_core(mesh.arch(), grid, c))
+            self._compile += _sharded_args(layout, mesh.worker_core_from_logical_core)
 
     @property
     def args_config(self) -> ArgConfig:
