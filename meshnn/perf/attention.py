@@ -10,8 +10,9 @@ K-chunk steps; a step multiplies its Q chunk by the K chunk and the scores by V 
 :attr:`OpLatency.sdpa_multiply_scale` times a GEMM's cycles a multiply) and runs the softmax's max,
 subtract-exp and sum over its score tiles (:attr:`OpLatency.sdpa_score_tile_cycles`), both fitted to
 FlashAttention.md's chart.  Each unit streams its head's K and V from memory again (so K/V traffic
-grows with the number of Q chunks).  Not timed: a short sequence's read of Q, K and V before its
-first step and its output's write, which the chart shows (it meets long sequences, not 512 tokens).
+grows with the number of Q chunks); a causal call given a mask (the 2024 kernel the chart timed) reads
+the mask tiles of the K chunks crossing each Q chunk's diagonal, per head.  Not timed: a unit's read of Q
+and its first K and V chunks before its first step and its output's write.
 The cache fill writes each tile of the prompt once.
 Ring-distributed prefill (an output of fewer rows than q: this device's two chunks of q's rows, an
 early and a late one) works on those rows only, each attending half of the keys on average.
@@ -58,6 +59,19 @@ def busiest_core_steps(batch: int, heads: int, q_chunks: int, k_steps, cores: in
     return units * worst, by_batch * by_head * by_q
 
 
+def diagonal_mask_reads(heads: int, q_chunks: int, q_size: int, k_size: int, seq: int) -> float:
+    """How many times a causal call reads its ``[b, 1, s, s]`` mask's bytes, where it is given one (the
+    flash kernel of 2024, which FlashAttention.md's chart timed: its reader reads, for every (batch, head,
+    Q chunk) unit, the mask tiles of the K chunks that cross the unit's diagonal, and no others): the
+    tiles read over the whole mask's, for all ``heads`` (the mask is shared by the heads, read by each)."""
+    read = 0
+    for j in range(q_chunks):
+        low, high = j * q_size, min(seq, (j + 1) * q_size)
+        first, last = low // k_size, math.ceil(high / k_size)
+        read += _t(high - low) * sum(_t(min(seq, (c + 1) * k_size) - c * k_size) for c in range(first, last))
+    return heads * read / _t(seq) ** 2
+
+
 def predict_sdpa(desc: OpDesc, machine: Machine) -> Prediction:
     """Prefill attention ``desc`` (inputs q, k, v[, mask]; output o) on ``machine``."""
     q, k, v = desc.inputs[:3]
@@ -87,8 +101,9 @@ def predict_sdpa(desc: OpDesc, machine: Machine) -> Prediction:
         steps, cores = busiest_core_steps(batch, heads, q_chunks, k_steps, grid, causal)
         share = sum(k_steps(j) for j in range(q_chunks)) / (q_chunks * k_chunks)
     rereads = max(1, heads // max(kv_heads, 1)) * q_chunks * share
-    once = [(t, 1.0) for t in (*desc.inputs[3:], *desc.outputs)]
-    moves = [(q, sq / q.shape[-2]), (k, rereads), (v, rereads), *once]
+    masks = [(m, diagonal_mask_reads(heads, q_chunks, q_size, k_size, sk)) for m in desc.inputs[3:4]] if causal else []
+    once = [(t, 1.0) for t in (*desc.inputs[3 + len(masks) :], *desc.outputs)]
+    moves = [(q, sq / q.shape[-2]), (k, rereads), (v, rereads), *masks, *once]
     memory = traffic(machine, moves, cores)
     flops = 4.0 * batch * heads * sq * sk * d * share
     return kernel_prediction(arch, steps * per_step, memory, cores, fidelity=fidelity, flops=flops)

@@ -25,6 +25,7 @@ SUBDEVICE_OPS = (
 )
 NPE = "tt-npe: tt_npe/cpp/include/device_models/wormhole_b0.hpp"
 FLASH = "tt-metal: tech_reports/FlashAttention/FlashAttention.md, figure 6 (images/image3.png)"
+GALAXY_TAIL = "tt-metal: models/demos/llama3_70b_galaxy/tests/decoder_perf_targets_6u.json, model_tail"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,7 @@ class OpLatency:
     tile_round_trip_cycles: float  # one DRAM tile read a core issues and waits for before the next
     sdpa_multiply_scale: float  # flash attention's tile multiplies over a GEMM's at the same fidelity
     sdpa_score_tile_cycles: float  # flash attention's softmax work on one score tile of a K-chunk step
+    topk_tile_cycles: float  # ttnn.topk: one tile of a row transposed, sorted and merged into the kept k
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     def cycles_ns(self, cycles: float, clock_hz: float) -> float:
@@ -66,6 +68,7 @@ WORMHOLE_B0 = OpLatency(
     tile_round_trip_cycles=445.0,
     sdpa_multiply_scale=1.72,
     sdpa_score_tile_cycles=400.0,
+    topk_tile_cycles=3708.0,
     sources={
         "dram_read_latency_cycles": f"{NPE}: DRAM read latency 70-270 cycles (the far end: a decode op's first "
         "read waits for a bank across the chip)",
@@ -104,6 +107,10 @@ WORMHOLE_B0 = OpLatency(
         "tile of a K-chunk step is reduced for its row maximum, has it subtracted and is exponentiated (scale fused), "
         "partly summed, each through L1 (sdpa.cpp: reduce_c, sub_exp_block_bcast_cols_inplace): 400 cycles, where "
         "the model's estimate from its engines' rates had 164",
+        "topk_tile_cycles": f"fitted: {GALAXY_TAIL}: TopK_0 179.98 us (the 70B's logits, 32 users x 16384 values a "
+        "device of the 128K padded vocabulary, k 32, on the (1,0)-(3,9) sub-grid: 16 local cores of 32 tiles, then "
+        "one core of 16), less its launch and reads: 48 tiles sorted one after another; checked by the Qwen3-32B "
+        "tail's TopK_0 (tests/perf/published_decode.py)",
         "riscv_cycles_per_element": "an estimate, uncalibrated: tt-metal's argmax kernels (reduction/argmax/"
         "device/kernels) compare each element in a scalar loop on a data-movement RISC-V (a volatile L1 "
         "load and a bfloat16 compare in software)",

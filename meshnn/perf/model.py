@@ -36,6 +36,7 @@ from meshnn.perf.prediction import Prediction
 from meshnn.perf.rotary import is_rotary_prefill, predict_rotary_prefill
 from meshnn.perf.systems import Machine, SystemPerf, machine
 from meshnn.perf.tile_ops import predict_tile_op
+from meshnn.perf.topk import is_topk, predict_topk
 
 _FPU_FAMILIES = frozenset(
     {
@@ -124,4 +125,6 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_rotary_prefill
     elif is_heads_prefill(desc):
         predictor = predict_heads_prefill
+    elif is_topk(desc):
+        predictor = predict_topk
     return replace(predictor(resolved, m), fidelity=fidelity)

@@ -3,7 +3,8 @@
 Sources: GALAXY = tt-metal models/demos/llama3_70b_galaxy/tests/tg_perf_unit_tests/
 test_llama_ops_perf_TG_llama.py (6U Galaxy, unit tests of models/demos/llama3_70b_galaxy/tests/unit_tests/
 test_llama_ops.py, whose parameters give the shapes); DECODER = models/demos/llama3_70b_galaxy/tests/
-decoder_perf_targets_6u.json (the same ops inside the 70B decoder, batch 32, position 127); SUBDEVICES
+decoder_perf_targets_6u.json (the same ops inside the 70B decoder, batch 32, position 127; its model_tail:
+the LM head and the on-device sampling after the last layer); SUBDEVICES
 = models/demos/llama3_subdevices/tests/tg_perf_unit_tests/test_llama_ops_perf_TG_llama.py (2025-06, 4U
 Galaxy); QWEN = the same directory's qwen_decoder_perf_targets_6u.json (2025-12: Qwen3-32B on the same 6U
 Galaxy and code, 64 q and 8 kv heads of 128 over the mesh's 8 rows: 8 and 1 a device, as the 70B's,
@@ -98,6 +99,19 @@ def embeddings() -> OpDesc:
     return OpDesc(OpFamily.EMBEDDING, (ids, table), (TensorDesc((1, 1, 32, 2048), **W),), core_grid=(8, 2))
 
 
+def topk(vocab_share: int):
+    """The model tail's local top-32 of 32 users' logits, ``vocab_share`` values a device (the padded vocabulary
+    over the mesh's 8 rows: 128K for the 70B, 155648 for Qwen3-32B), bfloat16, its uint16 indices tensor, on
+    the tail's top-k sub-grid (1,0)-(3,9) (model_config.py's ``sub_core_grid_topk``)."""
+
+    def desc() -> OpDesc:
+        x, ids = TensorDesc((1, 1, 32, vocab_share), "BFLOAT16"), TensorDesc((1, 1, 32, vocab_share), "UINT16")
+        outs = (TensorDesc((1, 1, 32, 32), "BFLOAT16"), TensorDesc((1, 1, 32, 32), "UINT16"))
+        return OpDesc(OpFamily.COPY, (x, ids), outs, op_code="TopKDeviceOperation", core_grid=(3, 10))
+
+    return desc
+
+
 def flash_decode_gbps() -> float:
     """The best of FlashDecode.md's configurations (batch 8/16/32, head 64/128/256, 1 kv head, 8 q
     heads, 128k positions, bfloat8_b cache) in the report's GB/s: 2 x batch x head_dim x kv_len / t."""
@@ -155,6 +169,8 @@ def decode_figures() -> list[Figure]:
         ("SDPA decode, in the Qwen3-32B decoder", QWEN, 8.832, sdpa_decode, False, ""),
         ("paged_fused_update_cache, in the Qwen3-32B decoder", QWEN, 4.545, update_cache, False, ""),
         ("rotary_embedding_llama_fused_qk, in the Qwen3-32B decoder", QWEN, 2.612, rotary_qk, False, QWEN_ROTARY),
+        ("topk k=32 of 32 x 16384, the 70B's model tail", DECODER, 179.98, topk(131072 // 8), True, ""),
+        ("topk k=32 of 32 x 19456, the Qwen3-32B model tail", QWEN, 198.184, topk(155648 // 8), False, ""),
     ]
     out = [
         Figure(name, src, pub, pub, "us", lambda f=f: us(f()), covered=not why, why_not=why, fitted=fit, group=g)

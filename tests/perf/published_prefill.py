@@ -52,9 +52,10 @@ SDPA_MISS = (
     "one Q chunk of 64 rows a core (16 of the 70 cores; not balanced: the core holding the second chunk runs both "
     "its K-chunk steps, as the model counts); measured 30.3 us where the model's two steps (tile multiplies at "
     "the flash kernel's fitted rate, softmax per score tile: tests/perf/published_sdpa.py) and its launch give "
-    "13.1: the reads of Q and the first K and V chunks before the first step, the diagonal's mask, and the output "
-    "normalised and written after the last, are not timed (the FlashAttention chart's short sequences miss the "
-    "same way; at 4096 tokens, 17 steps a core, the model is within 12%)"
+    "13.1: the reads of Q and the first K and V chunks before the first step, the diagonal's mask (made in L1 by "
+    "the writer), and the output normalised and written after the last, are not timed, nor the layer's "
+    "exp_approx_mode=False and float32 accumulation (the chart's calls, met at 512 tokens in bfloat16 once their "
+    "mask reads are counted, ran neither); at 4096 tokens, 17 steps a core, the model is within 12%"
 )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from meshnn.perf import AttentionConfig, OpDesc, OpFamily, TensorDesc, predict
-from meshnn.perf.attention import busiest_core_steps
+from meshnn.perf.attention import busiest_core_steps, diagonal_mask_reads
 
 
 def causal_steps(j: int) -> int:
@@ -39,3 +39,27 @@ def test_the_kernel_is_its_busiest_cores_steps():
     one, two = (predict(sdpa(t, 64), "galaxy", mesh_shape=(8, 4), traced=True) for t in (64, 128))
     # 64 tokens: one step a core; 128: the busiest core runs two of the same steps (its launch aside)
     assert math.isclose(two.compute_ns, 2 * one.compute_ns)
+
+
+def test_a_causal_mask_is_read_only_where_chunks_cross_the_diagonal():
+    # 4 Q chunks of 64 rows, K chunks of 64: each Q chunk reads one 2x2-tile block, 16 of the mask's 64 tiles
+    assert diagonal_mask_reads(1, 4, 64, 64, 256) == 16 / 64
+    # Q chunks of 128, K chunks of 64: each Q chunk crosses two K chunks, 4x2 tiles each; 8 heads read it each
+    assert diagonal_mask_reads(8, 2, 128, 64, 256) == 8 * 2 * 2 * 8 / 64
+    # K chunks of 128 over Q chunks of 64: each Q chunk's diagonal lies in one 2x4-tile block
+    assert diagonal_mask_reads(1, 4, 64, 128, 256) == 4 * 8 / 64
+
+
+def chart_call(mask: bool) -> OpDesc:
+    x = TensorDesc((32, 16, 512, 128), "BFLOAT16")
+    inputs = (x, x, x, TensorDesc((32, 1, 512, 512), "BFLOAT16")) if mask else (x, x, x)
+    config = AttentionConfig(q_chunk=256, k_chunk=64, causal=True)
+    return OpDesc(OpFamily.SDPA, inputs, (x,), fidelity="HiFi2", core_grid=(8, 8), attention=config)
+
+
+def test_a_causal_calls_mask_adds_its_diagonal_reads_not_the_whole_mask():
+    bare, masked = (predict(chart_call(m), "n150", mesh_shape=(1, 1), traced=True) for m in (False, True))
+    mask = TensorDesc((32, 1, 512, 512), "BFLOAT16")
+    # 16 heads, each Q chunk of 8 rows crossing 4 K chunks of 2 tiles: 2 x 8 x 8 of the 256 tiles a batch
+    assert masked.dram_bytes - bare.dram_bytes == int(mask.nbytes * 16 * 2 * 8 * 8 / 256)
+    assert masked.compute_ns == bare.compute_ns and masked.memory_ns > bare.memory_ns

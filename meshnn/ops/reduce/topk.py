@@ -121,7 +121,6 @@ def _order(values: np.ndarray, axis: int, count: int, largest: bool) -> np.ndarr
     family=OpFamily.COPY,
     device_operation="TopKDeviceOperation",
     golden=goldens.topk,
-    modelled=False,
 )
 @ttnn_keywords(records=("sub_core_grids",))
 def topk(
