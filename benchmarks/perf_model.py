@@ -110,6 +110,11 @@ DEVICE_SAMPLING = ("Ministral-8B", "QwQ-32B")
 device (2025-11-05, tt-metal #31046; their rows added later): their decode step ends in TTSampling's
 top-k, gathers and ``sampling`` (:meth:`tt_llama.Llama._sample`), timed as every op is; the other rows
 predate it and sample on the host."""
+UNPADDED_SAMPLING = ("Ministral-8B", "QwQ-32B")
+"""The :data:`DEVICE_SAMPLING` rows measured before tt-metal #40397 (2026-03-24) padded a device's logits
+to a power of two for top-k (Ministral-8B: 2026-01-24; QwQ-32B: #36724, 2026-03-23): their top-k read the
+tile-padded share (QwQ's 19,008 a chip: the single-core program, as #40397 describes for the Qwen and
+Llama rows of those weeks; Ministral's 65,536 are a power of two already)."""
 UNNAMED_NOT_MODELLED = ("Phi-3's fused gate / up projection is split into w1 and w3 as tt_transformers loads it",)
 UNNAMED = [  # (shape, system, precision, tokens/s/user, TTFT ms or None, PERF.md's table)
     (QWEN25_7B, "N300", QWEN25_7B_DECODERS, 24.6, 92.0, "performance"),
@@ -226,7 +231,8 @@ def predicted(
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape), system=system, execute=False)
     sampling = shape.name in DEVICE_SAMPLING
     try:
-        model = Llama(shape, mesh, precision=precision, device_sampling=sampling)
+        padded = shape.name not in UNPADDED_SAMPLING
+        model = Llama(shape, mesh, precision=precision, device_sampling=sampling, pad_sampling_logits=padded)
         galaxy = label == "TG"
         with ttnn.perf_capture() as decode:
             (model.tg_decode if galaxy else model.decode)(POSITION)

@@ -197,10 +197,12 @@ class Llama:
         batch: int = 1,
         precision: Precision = PERFORMANCE,
         device_sampling: bool = False,
+        pad_sampling_logits: bool = True,
     ) -> None:
         self.mesh, self.max_seq, self.batch = mesh, max_seq, batch
         self.p = precision
         self.device_sampling = device_sampling
+        self.pad_sampling_logits = pad_sampling_logits
         if device_sampling and mesh.get_num_devices() == 1:
             raise ValueError("device sampling on one device (TTSampling's two-half top-k) is not written")
         self.n = mesh.get_num_devices()
@@ -495,9 +497,10 @@ class Llama:
 
     def _vocab_share(self) -> int:
         """A device's logits as top-k reads them: the tile-padded vocabulary's share, padded to a power
-        of two (model_config.py's ``pad_logits_to_power_of_2`` on a mesh of several devices)."""
+        of two (model_config.py's ``pad_logits_to_power_of_2`` on a mesh of several devices, since
+        tt-metal #40397 of 2026-03-24; not with ``pad_sampling_logits=False``, the code before it)."""
         share = math.ceil(self.s.vocab / (TILE * self.n)) * TILE
-        return 2 ** math.ceil(math.log2(share))
+        return 2 ** math.ceil(math.log2(share)) if self.pad_sampling_logits else share
 
     def _sample(self, logits: ttnn.Tensor) -> ttnn.Tensor:
         """TTSampling.forward's top-k path as tt_transformers runs it since 2025-11 (on a mesh of more than

@@ -44,7 +44,7 @@ class OpLatency:
     tile_round_trip_cycles: float  # one DRAM tile read a core issues and waits for before the next
     sdpa_multiply_scale: float  # flash attention's tile multiplies over a GEMM's at the same fidelity
     sdpa_score_tile_cycles: float  # flash attention's softmax work on one score tile of a K-chunk step
-    topk_tile_cycles: float  # ttnn.topk: one tile of a row transposed, sorted and merged into the kept k
+    topk_instruction_cycles: float  # ttnn.topk: one counted SFPU instruction of its sort, the tile moves folded in
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     def cycles_ns(self, cycles: float, clock_hz: float) -> float:
@@ -68,7 +68,7 @@ WORMHOLE_B0 = OpLatency(
     tile_round_trip_cycles=445.0,
     sdpa_multiply_scale=1.72,
     sdpa_score_tile_cycles=400.0,
-    topk_tile_cycles=3708.0,
+    topk_instruction_cycles=2.406,
     sources={
         "dram_read_latency_cycles": f"{NPE}: DRAM read latency 70-270 cycles (the far end: a decode op's first "
         "read waits for a bank across the chip)",
@@ -107,10 +107,13 @@ WORMHOLE_B0 = OpLatency(
         "tile of a K-chunk step is reduced for its row maximum, has it subtracted and is exponentiated (scale fused), "
         "partly summed, each through L1 (sdpa.cpp: reduce_c, sub_exp_block_bcast_cols_inplace): 400 cycles, where "
         "the model's estimate from its engines' rates had 164",
-        "topk_tile_cycles": f"fitted: {GALAXY_TAIL}: TopK_0 179.98 us (the 70B's logits, 32 users x 16384 values a "
-        "device of the 128K padded vocabulary, k 32, on the (1,0)-(3,9) sub-grid: 16 local cores of 32 tiles, then "
-        "one core of 16), less its launch and reads: 48 tiles sorted one after another; checked by the Qwen3-32B "
-        "tail's TopK_0 (tests/perf/published_decode.py)",
+        "topk_instruction_cycles": f"fitted: {GALAXY_TAIL}: TopK_0 179.98 us (the 70B's logits, 32 users x 16384 "
+        "values a device of the 128K padded vocabulary, k 32, on the (1,0)-(3,9) sub-grid: 16 local cores of 32 "
+        "tiles, then one core of 16), less its launch and reads: 177,984 cycles for the 73,984 SFPU instructions "
+        "meshnn.perf.topk_sfpu counts on its busiest path (a local core's 16 pair sorts and 5 bitonic rounds, then "
+        "the final core's 4 rounds); was 3,708 cycles a sorted tile (the same fit), which took a single-core tile "
+        "(a full 64-value sort each) for a multi-core one; checked by the Qwen3-32B tail's TopK_0 "
+        "(tests/perf/published_decode.py)",
         "riscv_cycles_per_element": "an estimate, uncalibrated: tt-metal's argmax kernels (reduction/argmax/"
         "device/kernels) compare each element in a scalar loop on a data-movement RISC-V (a volatile L1 "
         "load and a bfloat16 compare in software)",

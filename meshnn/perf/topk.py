@@ -2,13 +2,15 @@
 the program, topk_utils.cpp's ``find_topk_core_config`` splits the row, the compute kernels topk.cpp,
 topk_local.cpp and topk_final.cpp sort it).
 
-A row of tiles is sorted a tile at a time: each tile is transposed (values and indices), sorted with the
-tiles kept so far and merged into the top ``k``.  The multi-core program, which ttnn runs for a reduced dim
-of 8192 to 65535 values (its indices are uint16) with ``k`` up to 64 where its split finds cores, gives each
-of its local cores a power-of-two share of the row and then one final core the local cores' top ``k`` each;
-otherwise one core sorts the whole row (the single-core program).  Each sorted tile costs
-:attr:`OpLatency.topk_tile_cycles` (fitted), the same in both programs: a tile is transposed and merged
-into the kept ``k`` once in each.  Tensors: ``inputs[0]`` the values ``[..., rows, width]``.
+The multi-core program, which ttnn runs for a reduced dim of 8192 to 65535 values (its indices are uint16)
+with ``k`` up to 64 where its split finds cores, gives each of its local cores a power-of-two share of the
+row and then one final core the local cores' top ``k`` each; otherwise one core sorts the whole row (the
+single-core program).  The two sort differently (:mod:`meshnn.perf.topk_sfpu` counts their SFPU work): a
+local core sorts its tiles in pairs to 32-value runs, then merges them in log2(tiles) bitonic rounds (the
+final core only merges); the single core inserts every tile into the kept ``k``, each insertion a full sort
+of the 64 values of a tile pair.  The busiest path's counted SFPU instructions cost
+:attr:`OpLatency.topk_instruction_cycles` each (fitted: the tile moves between them folded in).  Tensors:
+``inputs[0]`` the values ``[..., rows, width]``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from meshnn.perf.desc import TILE, OpDesc
 from meshnn.perf.latency import op_latency
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
+from meshnn.perf.topk_sfpu import bitonic_instructions, insertion_instructions
 from meshnn.perf.traffic import kernel_prediction, traffic
 
 OP_CODE = "TopKDeviceOperation"
@@ -54,6 +57,18 @@ def multicore_split(width: int, k: int, grid: tuple[int, int]) -> tuple[int, int
     return None
 
 
+def sfpu_instructions(width: int, k: int, grid: tuple[int, int]) -> tuple[int, int]:
+    """(SFPU instructions of a tile row on the busiest path, cores used): a local core's share (pair sorts,
+    then bitonic rounds) then the final core's ``cores x k`` (rounds only) in the multi-core program; the
+    whole row inserted tile by tile on one core otherwise."""
+    split = multicore_split(width, k, grid)
+    if split is None:
+        return insertion_instructions(math.ceil(width / TILE), k), 1
+    cores, share = split
+    local = bitonic_instructions(share // TILE, k, presort=True)
+    return local + bitonic_instructions(cores * math.ceil(k / TILE), k, presort=False), cores + 1
+
+
 def sorted_tiles(width: int, k: int, grid: tuple[int, int]) -> tuple[int, int]:
     """(tiles of a row the busiest path sorts, cores used): a local core's share then the final core's
     ``cores x k`` (k in whole tiles) in the multi-core program; the whole row on one core otherwise."""
@@ -70,7 +85,7 @@ def predict_topk(desc: OpDesc, machine: Machine) -> Prediction:
     width, k = values.shape[-1], desc.outputs[0].shape[-1] if desc.outputs else TILE
     rows = math.ceil(math.prod(values.shape[:-1]) / TILE)
     grid = desc.core_grid or machine.system.spec.compute_grid
-    tiles, cores = sorted_tiles(width, k, grid)
-    cycles = rows * tiles * op_latency(machine.system.arch.arch).topk_tile_cycles
+    instructions, cores = sfpu_instructions(width, k, grid)
+    cycles = rows * instructions * op_latency(machine.system.arch.arch).topk_instruction_cycles
     memory = traffic(machine, [(t, 1.0) for t in (*desc.inputs, *desc.outputs)], cores)
     return kernel_prediction(machine.system.arch, cycles, memory, cores)

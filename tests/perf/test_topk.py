@@ -8,7 +8,14 @@ import pytest
 
 from meshnn.perf import OpDesc, OpFamily, TensorDesc, predict
 from meshnn.perf.latency import op_latency
-from meshnn.perf.topk import multicore_split, sorted_tiles
+from meshnn.perf.topk import multicore_split, sfpu_instructions, sorted_tiles
+from meshnn.perf.topk_sfpu import (
+    bitonic_instructions,
+    insertion_instructions,
+    merge_instructions,
+    rebuild_instructions,
+    sort_instructions,
+)
 
 
 def test_the_galaxy_tails_rows_split_over_sixteen_cores_of_the_topk_sub_grid():
@@ -43,9 +50,49 @@ def topk(width: int) -> OpDesc:
     return OpDesc(OpFamily.COPY, (x, ids), outs, op_code="TopKDeviceOperation")
 
 
-def test_the_kernel_is_the_busiest_paths_sorted_tiles():
-    cycles = op_latency("wormhole_b0").topk_tile_cycles
+def test_the_kernel_is_the_busiest_paths_counted_instructions():
+    cycles = op_latency("wormhole_b0").topk_instruction_cycles
     multi, single = (predict(topk(w), "n300", mesh_shape=(1, 2), traced=True) for w in (32768, 65536))
-    assert multi.compute_ns == pytest.approx((64 + 16) * cycles)  # 16 cores of 64 tiles, then 16 tiles
-    assert single.compute_ns == pytest.approx(2048 * cycles)  # one core, the whole row
+    local, final = bitonic_instructions(64, 32, presort=True), bitonic_instructions(16, 32, presort=False)
+    assert multi.compute_ns == pytest.approx((local + final) * cycles)  # 16 cores of 64 tiles, then 16 tiles
+    assert single.compute_ns == pytest.approx(2047 * sort_instructions(5) * cycles)  # one core inserts each tile
     assert single.cores == 1 and multi.cores == 17
+
+
+def test_a_sort_counts_its_phases_face_column_by_face_column():
+    # phases 0-3: four 16-value groups of load (8), network (7, 8, 13, 2 x 7) and store (8)
+    assert sort_instructions(0) == 4 * 4 * (8 + 7 + 8)
+    assert sort_instructions(3) - sort_instructions(2) == 4 * 4 * (8 + 14 + 8)
+    assert sort_instructions(5) == 4 * (92 + 96 + 116 + 120 + 210 + 304)
+    with pytest.raises(ValueError, match="phases 0 to 5"):
+        sort_instructions(6)
+
+
+def test_a_merge_compares_eight_values_an_instruction_group():
+    assert merge_instructions(32, 0) == 4 * 8 * 9  # 64 values a face column
+    assert merge_instructions(32, 3) == 4 * 8 * 9  # never fewer than 2 k
+    assert merge_instructions(8, 3) == 4 * 2 * 9  # 64 >> 3 = 8 < 2 x 8: 16 values
+    assert rebuild_instructions(32, 0, False) == 4 * (90 + 120)  # phase 4: step 5, then steps 4 to 1
+    assert rebuild_instructions(64, 0, False) == 4 * (94 + 90 + 120)
+
+
+def test_the_bitonic_rounds_of_a_power_of_two_row():
+    # 32 tiles, k 32: 16 pair sorts to phase 4, 16 + 8 + 4 + 2 + 1 merges, 8 + 4 + 2 + 1 rebuilds and a last single one
+    sorts, merge, rebuild = 16 * sort_instructions(4), merge_instructions(32, 0), rebuild_instructions(32, 0, False)
+    assert bitonic_instructions(32, 32, presort=True) == sorts + 31 * merge + 16 * rebuild
+    assert bitonic_instructions(16, 32, presort=False) == 15 * merge + 8 * rebuild
+    assert bitonic_instructions(1, 32, presort=False) == 0
+
+
+def test_the_single_core_program_inserts_every_tile_into_the_kept_k():
+    assert insertion_instructions(2048, 32) == 2047 * sort_instructions(5)
+    assert insertion_instructions(2048, 64) == 2 * 2047 * sort_instructions(5)  # two kept tiles
+    assert insertion_instructions(1, 32) == sort_instructions(5)
+
+
+def test_a_single_core_tile_costs_more_than_a_multi_core_one():
+    # the same row width: the insertion's full sort a tile against the pair sorts and rounds of the split
+    single, _ = sfpu_instructions(65536, 32, (8, 8))
+    multi, cores = sfpu_instructions(32768, 32, (8, 8))
+    per_tile_single, per_tile_multi = single / 2048, multi / (64 + 16)
+    assert cores == 17 and per_tile_single > 1.5 * per_tile_multi

@@ -112,6 +112,10 @@ def test_device_sampling_pads_a_devices_logits_to_a_power_of_two_and_refuses_one
     try:
         model = llama.Llama(dataclasses.replace(small(llama), vocab=3000), mesh, device_sampling=True)
         assert model._vocab_share() == 2048  # 3000 tokens: 1504 a device (whole tiles), padded to 2048
+        before = llama.Llama(
+            dataclasses.replace(small(llama), vocab=3000), mesh, device_sampling=True, pad_sampling_logits=False
+        )
+        assert before._vocab_share() == 1504  # the code before tt-metal #40397: whole tiles only
     finally:
         mesh.close()
     one = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="n150", execute=False)
