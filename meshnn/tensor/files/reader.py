@@ -244,7 +244,10 @@ def _checked(path: str | os.PathLike) -> tuple[TensorFileReader, TensorSpec, Ten
     spec = reader.spec()
     topology, shape = reader.topology()
     table, shards = reader.payloads(spec)
-    check_consistency(reader, spec, topology, shape, shards)
+    local = reader.header.get("local", False)
+    if not isinstance(local, bool):
+        reader.fail(f"header field 'local' must be a bool, got {local!r}")
+    check_consistency(reader, spec, topology, shape, shards, partial=local)
     check_replicas(reader, topology, shards)
     return reader, spec, topology, shape, table, shards
 
@@ -253,6 +256,10 @@ def load_host(path: str | os.PathLike) -> Tensor:
     """The tensor in ``path`` as a host tensor whose bytes are its own (read and checked), so that
     it does not depend on the file staying as it was; raises before returning anything."""
     reader, spec, topology, shape, table, shards = _checked(path)
+    if reader.header.get("local"):
+        reader.fail(
+            "holds only the shards of the MPI rank that wrote it (DumpTensorMode.LOCAL): load it onto that rank's mesh"
+        )
     with open_regular(reader) as (f, size):
         if size != reader.size:
             reader.fail(f"changed while it was read: {reader.size} bytes, then {size}")
@@ -281,7 +288,10 @@ def load_device(path: str | os.PathLike, device: MeshDevice, memory_config: Memo
         reader.fail(f"cannot be placed on {device!r}: its shards are laid out for a {shape!r} mesh")
     else:
         coords, placed = list(topology.mesh_coords), topology
-        payload_at = {c: payload_of[c] for c in coords}
+        mine = [c for c in coords if device.is_local(c) and c not in payload_of]  # a LOCAL file: this rank's
+        if mine:
+            reader.fail(f"holds no shard at {mine[0]}, which this process holds: written by another MPI rank")
+        payload_at = {c: payload_of[c] for c in coords if c in payload_of}
     try:
         buffer = allocate_mesh_buffer(spec, device)
     except MeshnnError as error:
