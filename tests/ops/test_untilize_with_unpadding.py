@@ -1,6 +1,7 @@
 """``ttnn.untilize_with_unpadding`` (TILE -> ROW_MAJOR cut to inclusive end indices) with ttnn
 0.81.1's output specs and checks, and the small 2026 names beside it: ``TileReshapeMapMode``,
-``DumpTensorMode`` (one process; across ranks: tests/distributed/scripts/caches.py), and a
+``DumpTensorMode`` (one process; across ranks: tests/distributed/scripts/caches.py),
+``experimental.view``, and a
 ``ShardTensor2dMesh`` given trailing ``None`` dims (ttnn reads the first two).
 
 Values only move, so every comparison is exact (a bfloat8_b input becomes bfloat16, which holds its
@@ -151,3 +152,17 @@ def test_shard_tensor_2d_mesh_takes_trailing_none_dims(meshes):
     assert torch.equal(ttnn.to_torch(t, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0)), x.expand(8, 64, 96))
     with pytest.raises(ttnn.MeshnnValueError, match="two dims"):
         ttnn.ShardTensor2dMesh(mesh, (2, 4), [None, None, 0])
+
+
+def test_experimental_view_takes_a_shape_or_four_dims(mesh):
+    x = values((16, 4, 64, 64))
+    t = put(mesh, x, dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT)
+    a, b = ttnn.experimental.view(t, 16, 4, 128, 32), ttnn.experimental.view(t, (16, 4, -1, 32))
+    assert a.buffer_address() == b.buffer_address() == t.buffer_address()  # views: no data moves
+    assert torch.equal(first(mesh, a), x.reshape(16, 4, 128, 32)) and list(b.shape) == [16, 4, 128, 32]
+    empty = put(mesh, values((0, 32, 32)), dtype=ttnn.bfloat16)
+    assert list(ttnn.experimental.view(empty, (32, 0, 32)).shape) == [32, 0, 32]
+    with pytest.raises(ttnn.MeshnnTypeError, match="N, C, H, W"):
+        ttnn.experimental.view(t, 16, 4)
+    with pytest.raises(ttnn.MeshnnValueError, match=r"use ttnn\.reshape"):
+        ttnn.experimental.view(put(mesh, x, dtype=ttnn.bfloat16), (16, 4, 128, 32))  # TILE rows change across tiles

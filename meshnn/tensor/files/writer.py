@@ -32,15 +32,26 @@ from meshnn.tensor.topology import PlacementShard
 
 
 def _memory_config_json(config: MemoryConfig) -> dict[str, Any]:
+    """The config's fields; one made with an N-D shard spec also names it (``nd_shard_spec``), so
+    that it is made again the same way."""
     spec = config.shard_spec
     shard = None
     if spec is not None:
-        shard = {
-            "grid": [[r.start.x, r.start.y, r.end.x, r.end.y] for r in spec.grid.ranges()],
-            "shape": list(spec.shape),
-            "orientation": spec.orientation.name,
+        shard = {"grid": _grid_json(spec.grid), "shape": list(spec.shape), "orientation": spec.orientation.name}
+    made = {"memory_layout": config.memory_layout.name, "buffer_type": config.buffer_type.name, "shard_spec": shard}
+    nd = config.given_nd_shard_spec
+    if nd is not None and config.created_with_nd_shard_spec:
+        made["nd_shard_spec"] = {
+            "shard_shape": list(nd.shard_shape),
+            "grid": _grid_json(nd.grid),
+            "orientation": nd.orientation.name,
+            "distribution": nd.shard_distribution_strategy.name,
         }
-    return {"memory_layout": config.memory_layout.name, "buffer_type": config.buffer_type.name, "shard_spec": shard}
+    return made
+
+
+def _grid_json(grid: Any) -> list[list[int]]:
+    return [[r.start.x, r.start.y, r.end.x, r.end.y] for r in grid.ranges()]
 
 
 def _header(tensor: Tensor, payloads: list[tuple[int, str]], coords: list[tuple[list[int], int]]) -> dict[str, Any]:
