@@ -269,6 +269,7 @@ from meshnn.tensor.placement import to_device
 from meshnn.tensor.printing import set_printoptions
 from meshnn.tensor.queries import DEVICE_STORAGE_TYPE, has_storage_type_of, is_sharded, is_tensor_storage_on_device
 from meshnn.tensor.readback import from_device
+from meshnn.tensor.reshape import TileReshapeMapMode
 from meshnn.tensor.shards import (
     aggregate_tensor,
     combine_device_tensors,
@@ -346,7 +347,11 @@ _LAZY["database"] = "meshnn.capture.database"  # ttnn.database: a report databas
 _OWN_MODULES = ("graph", "tracer", "graph_report", "graph_tracer_utils", "database")
 _LAZY |= {"Config": "meshnn.capture.config", "manage_config": "meshnn.capture.config"}
 _LAZY |= {"plot_memory": "meshnn.mesh.memory_plot", "as_tensor": "meshnn.tensor.files.cache"}
-_LAZY |= {"load_tensor": "meshnn.tensor.files.reader", "dump_tensor": "meshnn.tensor.files.writer"}
+_LAZY |= {
+    "load_tensor": "meshnn.tensor.files.reader",
+    "dump_tensor": "meshnn.tensor.files.writer",
+    "DumpTensorMode": "meshnn.tensor.files.writer",
+}
 _PERF_CAPTURE = ("PerfCapture", "begin_perf_capture", "end_perf_capture", "perf_capture")
 _LAZY |= dict.fromkeys(_PERF_CAPTURE, "meshnn.ops.perf_capture")
 _LAZY["SlidingWindowParallelConfig"] = "meshnn.ops.conv.parallel_config"

@@ -18,6 +18,7 @@ from meshnn.errors import DeviceClosedError, MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.command_queue import MeshEvent
 from meshnn.mesh.coord import MeshCoordinateRange
 from meshnn.mesh.mesh_device import MeshDevice
+from meshnn.mesh.sub_device import SubDeviceId
 
 _mesh_of: weakref.WeakKeyDictionary[MeshEvent, weakref.ref[MeshDevice]] = weakref.WeakKeyDictionary()
 
@@ -29,13 +30,24 @@ def record_event(
     device_range: MeshCoordinateRange | None = None,
 ) -> MeshEvent:
     """``ttnn.record_event``: an event that completes when queue ``cq_id`` (default 0) reaches it.
-    ``sub_device_ids`` is accepted when empty (a simulated mesh has one sub-device)."""
+    ``sub_device_ids``: the loaded sub-device manager's sub-devices whose work the event follows
+    (checked to be its ids); the simulated queue runs its work in order, so an event follows every
+    earlier command whichever sub-devices are named."""
     if not isinstance(mesh_device, MeshDevice):
         raise MeshnnTypeError(f"record_event: mesh_device must be a MeshDevice, got {type(mesh_device).__name__}")
     if sub_device_ids:
-        raise MeshnnTypeError(
-            f"record_event: sub_device_ids must be empty (no sub-devices are set up), got {sub_device_ids!r}"
-        )
+        known = mesh_device.get_sub_device_ids()
+        if isinstance(sub_device_ids, str | bytes) or not isinstance(sub_device_ids, list | tuple):
+            raise MeshnnTypeError(
+                f"record_event: sub_device_ids must be a list of ttnn.SubDeviceId, got {sub_device_ids!r}"
+            )
+        for given in sub_device_ids:
+            if not isinstance(given, SubDeviceId):
+                raise MeshnnTypeError(f"record_event: sub_device_ids must hold ttnn.SubDeviceId, got {given!r}")
+            if given not in known:
+                raise MeshnnValueError(
+                    f"record_event: sub_device_ids names {given!r}; the loaded sub-device manager has {known}"
+                )
     if device_range is not None and not isinstance(device_range, MeshCoordinateRange):
         raise MeshnnTypeError(f"record_event: device_range must be a MeshCoordinateRange, got {device_range!r}")
     event = mesh_device.mesh_command_queue(0 if cq_id is None else cq_id).enqueue_record_event(device_range)

@@ -59,3 +59,19 @@ def view(input_tensor: Tensor, new_shape: Sequence[int]) -> Tensor:
 
 
 add("view", view, kind=OpKind.DATA_MOVEMENT, family=OpFamily.COPY, golden=goldens.view)
+
+
+def experimental_view(input_tensor: Tensor, *shape: int | Sequence[int]) -> Tensor:
+    """``ttnn.experimental.view(input_tensor, shape)`` or ``(input_tensor, N, C, H, W)``: ttnn's older
+    view, whose overloads take a shape or four dims (-1 inferred).  ttnn's does not check that the
+    bytes can be viewed so (its doc warns of corrupted data); meshnn's checks as :func:`view` does."""
+    if len(shape) == 1 and not isinstance(shape[0], int):
+        return view(input_tensor, shape[0])  # type: ignore[arg-type]
+    if len(shape) != 4:
+        raise MeshnnTypeError(
+            f"ttnn.experimental.view takes (input_tensor, shape) or (input_tensor, N, C, H, W), got {len(shape)} dims"
+        )
+    return view(input_tensor, shape)  # type: ignore[arg-type]
+
+
+add("experimental.view", experimental_view, kind=OpKind.DATA_MOVEMENT, family=OpFamily.COPY, golden=goldens.view)

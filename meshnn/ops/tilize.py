@@ -11,10 +11,12 @@ outputs and data movement modules.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
+from meshnn.device.buffer import BufferType, ShardSpec, TensorMemoryLayout
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
@@ -85,6 +87,136 @@ def untilize(
     dtype = DataType.BFLOAT16 if tensor.dtype.is_block_float else None
     spec = out_spec_like(tensor, dtype=dtype, layout=Layout.ROW_MAJOR, memory_config=memory_config, op=op)
     return rearranged(op, tensor, spec, lambda x: x)
+
+
+@register(
+    kind=OpKind.DATA_MOVEMENT,
+    family=OpFamily.UNTILIZE,
+    device_operation="UntilizeWithUnpaddingDeviceOperation",
+)
+@ttnn_keywords(records=("use_multicore", "use_pack_untilize"), sub_core_grids=SUB_CORE_GRIDS)
+def untilize_with_unpadding(
+    input_tensor: Tensor,
+    output_tensor_end: Sequence[int],
+    *,
+    memory_config: MemoryConfig | None = None,
+    use_multicore: bool = True,
+    use_pack_untilize: bool = True,
+) -> Tensor:
+    """A TILE tensor as ROW_MAJOR, cut to ``output_tensor_end`` (inclusive end indices: the output's
+    shape is ``end + 1`` in each dim; ends past the logical shape read the tiles' padding, ends past
+    the padded shape are refused).  bfloat8_b becomes bfloat16; the output's memory config defaults to
+    the input's, a sharded one reshaped as ttnn does (see :func:`untilize_unpadded_spec`).  Above rank 4
+    ttnn ignores ``output_tensor_end`` and keeps the whole logical shape; so does this."""
+    op = "untilize_with_unpadding"
+    tensor = device_input(op, "input_tensor", input_tensor)
+    if tensor.layout is not Layout.TILE:
+        raise MeshnnValueError(f"ttnn.{op}: input_tensor must be TILE (it is ROW_MAJOR)")
+    _flags(op, use_multicore=use_multicore, use_pack_untilize=use_pack_untilize)
+    if not use_pack_untilize and tensor.dtype in (DataType.UINT32, DataType.INT32):
+        raise MeshnnValueError(f"ttnn.{op}: a {tensor.dtype} input needs use_pack_untilize=True")
+    shape, padded = tuple(tensor.shape), tuple(tensor.spec.padded_shape)
+    ends = int_list(op, "output_tensor_end", output_tensor_end)
+    if len(shape) > 4:
+        ends = [d - 1 for d in shape]
+    if len(ends) != len(shape) or any(not 0 <= e < p for e, p in zip(ends, padded, strict=True)):
+        raise MeshnnValueError(
+            f"ttnn.{op}: output_tensor_end {ends} must give an index in each of input_tensor's {len(shape)} dims, "
+            f"each below its padded shape {list(padded)}"
+        )
+    if memory_config is not None and not isinstance(memory_config, MemoryConfig):
+        raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
+    out_shape = tuple(e + 1 for e in ends)
+    config = memory_config or tensor.spec.memory_config
+    if tensor.spec.memory_config.is_sharded() and tensor.spec.memory_config.shard_spec is None:
+        arch = tensor.storage.mesh_buffer.device().system.arch_spec  # type: ignore[union-attr]
+        spec = _nd_sharded_out_spec(op, tensor.spec, out_shape, config, arch)
+    else:
+        spec = untilize_unpadded_spec(op, tensor.spec, out_shape, config)
+    cut = (slice(None), *(slice(0, n) for n in out_shape))
+    if all(n <= s for n, s in zip(out_shape, shape, strict=True)):
+        return rearranged(op, tensor, spec, lambda x: x[cut])
+    whole = TensorSpec(padded, tensor.dtype, Layout.TILE, tile=tensor.spec.tile)  # the same bytes, padding seen
+    return rearranged(op, tensor, spec, lambda x: x[cut], source_spec=whole)
+
+
+def untilize_unpadded_spec(op: str, spec: TensorSpec, shape: tuple[int, ...], config: MemoryConfig) -> TensorSpec:
+    """The output spec of ``untilize_with_unpadding`` of an input of ``spec`` to ``shape``, with ttnn's
+    checks (:func:`_layout_problem`).  A sharded input to a sharded output: height-sharded shards of
+    ``ceil(rows / cores)`` rounded up to whole tile rows by the output's width, width-sharded shards of
+    every row by the input's shard width, on the input's grid."""
+    problem = _layout_problem(spec, shape, config)
+    if problem is not None:
+        raise MeshnnValueError(f"ttnn.{op}: {problem} (input {spec.memory_config}, output {config})")
+    dtype = DataType.BFLOAT16 if spec.dtype is DataType.BFLOAT8_B else spec.dtype
+    shard = spec.memory_config.shard_spec
+    if shard is not None and config.is_sharded():
+        layout, rows = spec.memory_config.memory_layout, math.prod(shape[:-1])
+        if layout is TensorMemoryLayout.HEIGHT_SHARDED:
+            tile_h = spec.tile.tile_shape[0]
+            per_core = math.ceil(math.ceil(rows / shard.grid.num_cores()) / tile_h) * tile_h
+            shard_shape = (per_core, shape[-1])
+        else:
+            shard_shape = (rows, shard.shape[1])
+        config = MemoryConfig(layout, config.buffer_type, ShardSpec(shard.grid, shard_shape, shard.orientation))
+    return TensorSpec(shape, dtype, Layout.ROW_MAJOR, memory_config=config)
+
+
+def _layout_problem(spec: TensorSpec, shape: tuple[int, ...], config: MemoryConfig) -> str | None:
+    """What ttnn 0.81.1 refuses of an input of ``spec`` written to ``config``: an interleaved input
+    writes an interleaved output; a block-sharded one an interleaved, unbatched one; a height- or
+    width-sharded one its own layout or an interleaved, unbatched one; a width-sharded one keeps its
+    batch dims, and its interleaved output drops less than a shard's width."""
+    layout, out_layout = spec.memory_config.memory_layout, config.memory_layout
+    unbatched = math.prod(spec.padded_shape[:-2]) == 1
+    interleaved = TensorMemoryLayout.INTERLEAVED
+    if layout is interleaved:
+        return None if out_layout is interleaved else "an interleaved input_tensor writes an interleaved output"
+    if layout is TensorMemoryLayout.BLOCK_SHARDED:
+        ok = out_layout is interleaved and unbatched
+        return None if ok else "a block-sharded input_tensor writes an interleaved output, and only unbatched"
+    if layout not in (TensorMemoryLayout.HEIGHT_SHARDED, TensorMemoryLayout.WIDTH_SHARDED):
+        return f"a {layout.name} input_tensor is not supported"
+    if config.is_sharded() and out_layout is not layout:
+        return f"a {layout.name} input_tensor writes a {layout.name} or an interleaved output"
+    if not config.is_sharded() and not unbatched:
+        return "a sharded input_tensor writes an interleaved output only unbatched"
+    if layout is TensorMemoryLayout.WIDTH_SHARDED:
+        if tuple(shape[:-2]) != tuple(spec.padded_shape[:-2]):
+            return "a width-sharded input_tensor keeps its batch dims"
+        width = spec.memory_config.shard_spec.shape[1]  # type: ignore[union-attr]
+        if not config.is_sharded() and spec.padded_shape[-1] - shape[-1] >= width:
+            return "a width-sharded input_tensor's interleaved output drops less than a shard's width"
+    return None
+
+
+def _nd_sharded_out_spec(op: str, spec: TensorSpec, shape: tuple[int, ...], config: MemoryConfig, arch) -> TensorSpec:
+    """The output spec of an N-D sharded input with no 2-D form (tt-metal's N-D sharded factory,
+    newer than ttnn 0.81.1): its shards whole tiles; a sharded output needs a shard spec whose rows
+    (the output's element size a value, bfloat8_b's 2) are whole multiples of its buffer's alignment."""
+    nd = spec.memory_config.nd_shard_spec
+    tile_h, tile_w = spec.tile.tile_shape
+    if nd.shard_shape[-1] % tile_w or nd.shard_shape[-2] % tile_h:  # type: ignore[union-attr]
+        raise MeshnnValueError(
+            f"ttnn.{op}: input_tensor's N-D shard {list(nd.shard_shape)} must be whole {tile_h}x{tile_w} tiles"  # type: ignore[union-attr]
+        )
+    dtype = DataType.BFLOAT16 if spec.dtype is DataType.BFLOAT8_B else spec.dtype
+    if config.is_sharded():
+        width = (
+            config.shard_spec.shape[1]
+            if config.shard_spec is not None
+            else None
+            if config.nd_shard_spec is None
+            else config.nd_shard_spec.shard_shape[-1]
+        )
+        if width is None:
+            raise MeshnnValueError(f"ttnn.{op}: a sharded memory_config needs a shard spec or an N-D shard spec")
+        align = arch.l1_alignment if config.buffer_type is BufferType.L1 else arch.dram_alignment
+        if width * dtype.row_major_element_size % align:
+            raise MeshnnValueError(
+                f"ttnn.{op}: the output's shard rows ({width} values of {dtype}) must be whole {align}-byte units"
+            )
+    return TensorSpec(shape, dtype, Layout.ROW_MAJOR, memory_config=config)
 
 
 @register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.TILIZE)

@@ -150,7 +150,10 @@ def from_torch(
     col_tilize: bool = False,
     enable_bfloat_opt: bool = False,
 ) -> Tensor:
-    """``ttnn.from_torch``: convert (and map, and write to ``device``) a torch tensor or numpy array."""
+    """``ttnn.from_torch``: convert (and map, and write to ``device``) a torch tensor or numpy array;
+    None gives None, as ttnn's does (a model's optional weights pass through it)."""
+    if tensor is None:
+        return None  # type: ignore[return-value]
     if spec is not None:
         if not isinstance(spec, TensorSpec):
             raise MeshnnTypeError(f"spec must be a TensorSpec, got {type(spec).__name__}")

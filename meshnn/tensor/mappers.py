@@ -226,8 +226,11 @@ def ReplicateTensorToMesh(mesh_device: MeshDevice) -> TensorToMesh:
 
 
 def ShardTensor2dMesh(mesh_device: MeshDevice, mesh_shape: Sequence[int], dims: Sequence[int | None]) -> TensorToMesh:
-    """Rows of the mesh cut ``dims[0]``, columns ``dims[1]`` (None replicates)."""
+    """Rows of the mesh cut ``dims[0]``, columns ``dims[1]`` (None replicates).  ttnn reads only the
+    first two entries of ``dims``; more are taken when they are None (nothing to place), refused otherwise."""
     dims = pair_of_dims("ShardTensor2dMesh", dims)
+    if len(dims) > 2 and all(d is None for d in dims[2:]):
+        dims = dims[:2]
     shape = MeshShape(mesh_shape)
     device_shape = mesh_shape_of(mesh_device)
     if shape.dims() != 2 or len(dims) != 2:

@@ -9,6 +9,7 @@ tensor, lifetime, interop and device_hooks.
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Sequence
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.layout import Layout
-from meshnn.mesh.op_keywords import QUEUE_ID, SUB_CORE_GRIDS, Keyword, flag, number, ttnn_keywords
+from meshnn.mesh.op_keywords import QUEUE_ID, SUB_CORE_GRIDS, Keyword, flag, number, optional, ttnn_keywords
 from meshnn.tensor.interop import to_numpy
 from meshnn.tensor.lifetime import device_tensor
 from meshnn.tensor.memory_config import MemoryConfig
@@ -89,9 +90,18 @@ def is_view_reshape(spec: TensorSpec, new_shape: tuple[int, ...]) -> bool:
     return old[-1] == new_shape[-1] and old[-2] % th == 0 and new_shape[-2] % th == 0
 
 
+class TileReshapeMapMode(enum.Enum):
+    """``ttnn.TileReshapeMapMode``: whether a TILE reshape's page map is kept in the program cache
+    (CACHE, ttnn's default) or built again at every call (RECREATE).  Device-side bookkeeping only:
+    the values are the same either way; reshape records the mode."""
+
+    CACHE = 0
+    RECREATE = 1
+
+
 @ttnn_keywords(
     pad_value=Keyword(None, number),
-    reshape_tile_mode=Keyword(None),  # ttnn.TileReshapeMapMode: how the device maps tiles, not modelled
+    reshape_tile_mode=Keyword(None, optional(TileReshapeMapMode, what="a ttnn.TileReshapeMapMode")),
     recreate_mapping_tensor=Keyword(False, flag),  # the older name of reshape_tile_mode=RECREATE
     sub_core_grids=SUB_CORE_GRIDS,
     skip_padding_fill=Keyword(False, flag),

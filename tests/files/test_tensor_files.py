@@ -76,6 +76,28 @@ def test_round_trip_keeps_every_byte(tmp_path, meshes, rng, mesh_shape, dtype, l
         assert os.path.getsize(path) < 2 * tensor.spec.compute_packed_buffer_size_bytes() + 4096
 
 
+@pytest.mark.parametrize("nd_shape", [[2, 64, 64], [1, 32, 128]], ids=str)
+def test_an_nd_sharded_config_is_made_again_as_it_was_made(tmp_path, meshes, rng, nd_shape):
+    """A config made with an N-D shard spec (whether or not it has a 2-D form) loads equal to it,
+    on the device and on the host, every byte kept."""
+    mesh = meshes[(2, 4)]
+    grid = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(2, 2))])
+    config = ttnn.MemoryConfig(ttnn.BufferType.L1, ttnn.NdShardSpec(ttnn.Shape(nd_shape), grid))
+    tensor = ttnn.from_torch(
+        values(rng, (3, 128, 128), ttnn.bfloat16), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh,
+        memory_config=config, mesh_mapper=ttnn.ReplicateTensorToMesh(mesh),
+    )  # fmt: skip
+    ttnn.dump_tensor(tmp_path / "nd.tensorbin", tensor)
+    for loaded in (
+        ttnn.load_tensor(tmp_path / "nd.tensorbin", device=mesh),
+        ttnn.load_tensor(tmp_path / "nd.tensorbin"),
+    ):
+        assert loaded.spec == tensor.spec and loaded.memory_config() == config
+        assert loaded.memory_config().nd_shard_spec == config.nd_shard_spec
+        after, before = raw_shards(loaded), raw_shards(tensor)
+        assert after.keys() == before.keys() and all(np.array_equal(after[c], before[c]) for c in before)
+
+
 def test_host_loads_own_their_bytes(tmp_path):
     """A host load reads the file into memory of its own (no map of the file stays behind it)."""
     tensor = ttnn.from_torch(torch.randn(64, 64), dtype=ttnn.float32)

@@ -245,8 +245,19 @@ def test_wait_for_event_makes_the_other_queue_wait_not_the_host(open_mesh):
         ttnn.wait_for_event(1, mesh.mesh_command_queue(0).enqueue_record_event())
     with pytest.raises(ttnn.MeshnnValueError, match="cq_id 2"):
         ttnn.record_event(mesh, 2)
-    with pytest.raises(ttnn.MeshnnTypeError, match="sub_device_ids must be empty"):
+    with pytest.raises(ttnn.MeshnnTypeError, match=r"sub_device_ids must hold ttnn\.SubDeviceId"):
         ttnn.record_event(mesh, 0, [ttnn.MeshCoordinate(0, 0)])
+    with pytest.raises(ttnn.MeshnnValueError, match=r"names SubDeviceId\(1\); the loaded sub-device manager has"):
+        ttnn.record_event(mesh, 0, [ttnn.SubDeviceId(1)])  # the default manager: one sub-device
+    assert ttnn.record_event(mesh, 0, [ttnn.SubDeviceId(0)]).cq_id == 0
+    cores = [ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, y), ttnn.CoreCoord(3, y))}) for y in (0, 1)]
+    manager = mesh.create_sub_device_manager([ttnn.SubDevice([c]) for c in cores], 3200)
+    mesh.load_sub_device_manager(manager)
+    event = ttnn.record_event(mesh, 0, [ttnn.SubDeviceId(1)])  # the loaded manager's second sub-device
+    ttnn.synchronize_device(mesh)
+    assert ttnn.event_query(event)
+    mesh.clear_loaded_sub_device_manager()
+    mesh.remove_sub_device_manager(manager)
 
 
 def test_reports_answer_under_plain_meshnn(open_mesh):

@@ -1851,6 +1851,13 @@ def written() -> list[Case]:
     row("tilize", "rows not whole tiles", lambda e: ttnn.tilize(e.rm), VALUE, "tiles")
     row("untilize", "input row-major", lambda e: ttnn.untilize(e.rm), VALUE, "input_tensor")
     row(
+        "untilize_with_unpadding",
+        "an end past the padded shape",
+        lambda e: ttnn.untilize_with_unpadding(e.a, [0, 3, 64]),
+        VALUE,
+        "output_tensor_end",
+    )
+    row(
         "tilize_with_val_padding",
         "padded shape smaller",
         lambda e: ttnn.tilize_with_val_padding(e.rm, [1, 32, 32], 0.0),
@@ -2441,6 +2448,7 @@ KEYWORD_CALLS = {  # a call of each, given the keywords k (the keyword is refuse
     "where": lambda e, **k: ttnn.where(e.a, e.a, e.a2, **k),
     "tilize": lambda e, **k: ttnn.tilize(e.rm, **k),
     "untilize": lambda e, **k: ttnn.untilize(e.a, **k),
+    "untilize_with_unpadding": lambda e, **k: ttnn.untilize_with_unpadding(e.a, (0, 2, 31), **k),
     "tilize_with_val_padding": lambda e, **k: ttnn.tilize_with_val_padding(e.rm, (1, 32, 64), 0.0, **k),
     "tilize_with_zero_padding": lambda e, **k: ttnn.tilize_with_zero_padding(e.rm, **k),
     "interleaved_to_sharded": lambda e, **k: ttnn.interleaved_to_sharded(e.a, e.bad_shard_config, **k),

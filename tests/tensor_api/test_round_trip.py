@@ -160,3 +160,10 @@ def test_a_strided_bfloat16_view_converts_as_its_contiguous_copy(view, dtype):
     assert np.asarray(ttnn.to_numpy(got)).tobytes() == np.asarray(ttnn.to_numpy(want)).tobytes()
     if dtype is ttnn.bfloat16:
         assert torch.equal(ttnn.to_torch(got).view(torch.int16), strided.contiguous().view(torch.int16))
+
+
+def test_from_torch_of_none_is_none():
+    """ttnn's from_torch gives None for None (a model's optional weights pass through it); the
+    mapper and device arguments are not looked at."""
+    assert ttnn.from_torch(None) is None
+    assert ttnn.from_torch(None, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT) is None

@@ -36,15 +36,20 @@ def rearranged(
     new_values: bool = False,
     into: Tensor | None = None,
     tile_pad: float | None = None,
+    source_spec: TensorSpec | None = None,
 ) -> Tensor:
     """Decode every device's shard, ``rearrange`` the stacked (device-first) values, encode.
     ``new_values``: ``rearrange`` adds values of its own (pad's), which the output dtype rounds.
     ``extra``: more inputs, their values passed after the first's.  ``into``: a preallocated
     output of ``spec`` (checked by the caller) written instead of a new one.  ``tile_pad``: the
-    value a TILE output's tile padding holds (its bytes beyond the logical shape; else zeros)."""
+    value a TILE output's tile padding holds (its bytes beyond the logical shape; else zeros).
+    ``source_spec``: the spec ``tensor``'s bytes are decoded as (the same bytes under another
+    shape, such as a TILE tensor's padded shape, so its padding is read too)."""
     inputs = [tensor, *extra]
     mesh = same_mesh(op, {f"input {i}": t for i, t in enumerate(inputs)})
     specs = [t.spec for t in inputs]
+    if source_spec is not None:
+        specs[0] = source_spec
     # values of spec's (non-block) dtype, only moved: already what the output's bytes decode to
     exact = not new_values and not spec.dtype.is_block_float and all(s.dtype is spec.dtype for s in specs)
 

@@ -8,7 +8,8 @@ already well-formed on its own (the reader checked types and ranges):
 - no coordinate is listed twice in the shard table, none lies outside the host buffer's shape
   (the mesh the file was written for), and every coordinate of the topology has a
   shard: a file that lacks some (as one rank of several used to write) is refused, so that an
-  ``as_tensor`` cache rebuilds it;
+  ``as_tensor`` cache rebuilds it, unless it says it is one rank's (``"local": true``,
+  ``DumpTensorMode.LOCAL``);
 - (``check_replicas``) along a dimension placed ``Replicate``, the shards hold the same payload:
   the writer stores equal payloads once, so different payloads there are different bytes.
 
@@ -31,7 +32,11 @@ def check_consistency(
     topology: TensorTopology,
     host_shape: MeshShape,
     shards: list[tuple[MeshCoordinate, int]],
+    *,
+    partial: bool = False,
 ) -> None:
+    """``partial``: the file says it holds one rank's shards (DumpTensorMode.LOCAL); missing ones are
+    not refused here (the loader checks the loading rank's are there)."""
     dist, coords = topology.distribution_shape, topology.mesh_coords
     if dist.mesh_size() != len(coords):
         reader.fail(
@@ -55,7 +60,7 @@ def check_consistency(
             reader.fail(f"shard coordinate {coord} lies outside the {list(host_shape)} host buffer")
         seen.add(coord)
     missing = [c for c in coords if c not in seen]
-    if missing:
+    if missing and not partial:
         reader.fail(
             f"holds no shard at {missing[0]}"
             + (f" (nor at {len(missing) - 1} more)" if len(missing) > 1 else "")

@@ -24,6 +24,7 @@ from typing import Any, BinaryIO
 
 from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, TensorMemoryLayout
 from meshnn.device.core import CoreCoord, CoreRange, CoreRangeSet
+from meshnn.device.nd_shard import NdShardSpec, ShardDistributionStrategy
 from meshnn.errors import MeshnnError, MeshnnTypeError, TensorFileError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout, Tile
@@ -152,29 +153,35 @@ class TensorFileReader:
     def memory_config(self, config: dict) -> MemoryConfig:
         layout = self.enum(TensorMemoryLayout, config, "memory_layout")
         buffer_type = self.enum(BufferType, config, "buffer_type")
-        shard = config.get("shard_spec")
-        spec = None
-        if shard is not None:
-            grid_rows = self.field(shard, "grid", list)
-            if not grid_rows or len(grid_rows) > 256:
-                self.fail("shard grid has no ranges or too many")
-            ranges = []
-            for row in grid_rows:
-                values = self.ints({"r": row}, "r", length=(4, 4))
-                ranges.append(CoreRange(CoreCoord(values[0], values[1]), CoreCoord(values[2], values[3])))
-            try:
-                spec = ShardSpec(
-                    CoreRangeSet(ranges),
-                    tuple(self.ints(shard, "shape", low=1, length=(2, 2))),
-                    self.enum(ShardOrientation, shard, "orientation"),
-                )
-            except MeshnnError as error:
-                self.fail(f"header shard spec is invalid: {error}")
+        shard, nd = config.get("shard_spec"), config.get("nd_shard_spec")
+        if nd is not None:  # a config made with an N-D shard spec: made again the same way
+            fields = self.field(config, "nd_shard_spec", dict)
+            shape = self.ints(fields, "shard_shape", low=1, length=(1, MAX_RANK))
+            grid, orientation = self.grid(fields), self.enum(ShardOrientation, fields, "orientation")
+            strategy = self.enum(ShardDistributionStrategy, fields, "distribution")
+            make = lambda: MemoryConfig(buffer_type, NdShardSpec(shape, grid, orientation, strategy))  # noqa: E731
+        elif shard is not None:
+            grid, orientation = self.grid(shard), self.enum(ShardOrientation, shard, "orientation")
+            shape2 = tuple(self.ints(shard, "shape", low=1, length=(2, 2)))
+            make = lambda: MemoryConfig(layout, buffer_type, ShardSpec(grid, shape2, orientation))  # noqa: E731
+        else:
+            make = lambda: MemoryConfig(layout, buffer_type)  # noqa: E731
         try:
-            return MemoryConfig(layout, buffer_type, spec)
+            return make()
         except MeshnnError as error:
             self.fail(f"header memory config is invalid: {error}")
         raise AssertionError("unreachable")
+
+    def grid(self, shard: dict) -> CoreRangeSet:
+        """A shard spec's ``grid``: ``[x0, y0, x1, y1]`` ranges, 1 to 256 of them."""
+        grid_rows = self.field(shard, "grid", list)
+        if not grid_rows or len(grid_rows) > 256:
+            self.fail("shard grid has no ranges or too many")
+        ranges = []
+        for row in grid_rows:
+            values = self.ints({"r": row}, "r", length=(4, 4))
+            ranges.append(CoreRange(CoreCoord(values[0], values[1]), CoreCoord(values[2], values[3])))
+        return CoreRangeSet(ranges)
 
     def topology(self) -> tuple[TensorTopology, MeshShape]:
         topo = self.field(self.header, "topology", dict)
@@ -244,7 +251,10 @@ def _checked(path: str | os.PathLike) -> tuple[TensorFileReader, TensorSpec, Ten
     spec = reader.spec()
     topology, shape = reader.topology()
     table, shards = reader.payloads(spec)
-    check_consistency(reader, spec, topology, shape, shards)
+    local = reader.header.get("local", False)
+    if not isinstance(local, bool):
+        reader.fail(f"header field 'local' must be a bool, got {local!r}")
+    check_consistency(reader, spec, topology, shape, shards, partial=local)
     check_replicas(reader, topology, shards)
     return reader, spec, topology, shape, table, shards
 
@@ -253,6 +263,10 @@ def load_host(path: str | os.PathLike) -> Tensor:
     """The tensor in ``path`` as a host tensor whose bytes are its own (read and checked), so that
     it does not depend on the file staying as it was; raises before returning anything."""
     reader, spec, topology, shape, table, shards = _checked(path)
+    if reader.header.get("local"):
+        reader.fail(
+            "holds only the shards of the MPI rank that wrote it (DumpTensorMode.LOCAL): load it onto that rank's mesh"
+        )
     with open_regular(reader) as (f, size):
         if size != reader.size:
             reader.fail(f"changed while it was read: {reader.size} bytes, then {size}")
@@ -281,7 +295,10 @@ def load_device(path: str | os.PathLike, device: MeshDevice, memory_config: Memo
         reader.fail(f"cannot be placed on {device!r}: its shards are laid out for a {shape!r} mesh")
     else:
         coords, placed = list(topology.mesh_coords), topology
-        payload_at = {c: payload_of[c] for c in coords}
+        mine = [c for c in coords if device.is_local(c) and c not in payload_of]  # a LOCAL file: this rank's
+        if mine:
+            reader.fail(f"holds no shard at {mine[0]}, which this process holds: written by another MPI rank")
+        payload_at = {c: payload_of[c] for c in coords if c in payload_of}
     try:
         buffer = allocate_mesh_buffer(spec, device)
     except MeshnnError as error:

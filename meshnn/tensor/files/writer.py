@@ -11,6 +11,7 @@ topology, tensor, readback and files.format.
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import os
 import pathlib
@@ -31,15 +32,26 @@ from meshnn.tensor.topology import PlacementShard
 
 
 def _memory_config_json(config: MemoryConfig) -> dict[str, Any]:
+    """The config's fields; one made with an N-D shard spec also names it (``nd_shard_spec``), so
+    that it is made again the same way."""
     spec = config.shard_spec
     shard = None
     if spec is not None:
-        shard = {
-            "grid": [[r.start.x, r.start.y, r.end.x, r.end.y] for r in spec.grid.ranges()],
-            "shape": list(spec.shape),
-            "orientation": spec.orientation.name,
+        shard = {"grid": _grid_json(spec.grid), "shape": list(spec.shape), "orientation": spec.orientation.name}
+    made = {"memory_layout": config.memory_layout.name, "buffer_type": config.buffer_type.name, "shard_spec": shard}
+    nd = config.given_nd_shard_spec
+    if nd is not None and config.created_with_nd_shard_spec:
+        made["nd_shard_spec"] = {
+            "shard_shape": list(nd.shard_shape),
+            "grid": _grid_json(nd.grid),
+            "orientation": nd.orientation.name,
+            "distribution": nd.shard_distribution_strategy.name,
         }
-    return {"memory_layout": config.memory_layout.name, "buffer_type": config.buffer_type.name, "shard_spec": shard}
+    return made
+
+
+def _grid_json(grid: Any) -> list[list[int]]:
+    return [[r.start.x, r.start.y, r.end.x, r.end.y] for r in grid.ranges()]
 
 
 def _header(tensor: Tensor, payloads: list[tuple[int, str]], coords: list[tuple[list[int], int]]) -> dict[str, Any]:
@@ -66,17 +78,37 @@ def _header(tensor: Tensor, payloads: list[tuple[int, str]], coords: list[tuple[
     }
 
 
-def dump_tensor(file_name: str | os.PathLike, tensor: Tensor, *, extra: dict[str, Any] | None = None) -> None:
+class DumpTensorMode(enum.Enum):
+    """``ttnn.DumpTensorMode``: how :func:`dump_tensor` writes a tensor whose shards are spread over
+    MPI ranks.  DISTRIBUTED_GATHER (the default): every rank calls it, the shards are gathered to rank
+    0, which writes one file holding them all.  LOCAL: no collective; each rank writes the shards it
+    holds (each rank names its own file)."""
+
+    DISTRIBUTED_GATHER = 0
+    LOCAL = 1
+
+
+def dump_tensor(
+    file_name: str | os.PathLike,
+    tensor: Tensor,
+    *,
+    mode: DumpTensorMode = DumpTensorMode.DISTRIBUTED_GATHER,
+    extra: dict[str, Any] | None = None,
+) -> None:
     """Save ``tensor`` (every shard, with its topology) to ``file_name``, atomically.  Under MPI, a
-    tensor of which this rank holds only some shards is saved by every rank together (each calls
-    this): the shards are gathered to rank 0, which writes one file that holds them all."""
+    tensor of which this rank holds only some shards is saved as ``mode`` says (see
+    :class:`DumpTensorMode`)."""
     check_file_name("dump_tensor", file_name)
-    save_tensor(file_name, tensor, extra=extra)
+    if not isinstance(mode, DumpTensorMode):
+        raise MeshnnTypeError(f"dump_tensor: mode must be a ttnn.DumpTensorMode, got {mode!r}")
+    save_tensor(file_name, tensor, extra=extra, local=mode is DumpTensorMode.LOCAL)
 
 
-def save_tensor(file_name: str | os.PathLike, tensor: Tensor, *, extra: dict[str, Any] | None = None) -> None:
+def save_tensor(
+    file_name: str | os.PathLike, tensor: Tensor, *, extra: dict[str, Any] | None = None, local: bool = False
+) -> None:
     """:func:`dump_tensor` without ttnn's ``.tensorbin`` rule on the name (a ttnn report's
-    ``tensors/<id>.bin`` files are written so)."""
+    ``tensors/<id>.bin`` files are written so); ``local``: this rank's shards only, no collective."""
     if not isinstance(tensor, Tensor):
         raise MeshnnTypeError(f"dump_tensor: tensor must be a ttnn.Tensor, got {type(tensor).__name__}")
     tensor.check_usable("dump_tensor: tensor")
@@ -93,8 +125,8 @@ def save_tensor(file_name: str | os.PathLike, tensor: Tensor, *, extra: dict[str
     coords = buffer.shard_coords()
     shards = {c: b.data for c, b in buffer.local_shards().items()}
     context = get_context()
-    if context.world_size == 1 or not buffer.spans_processes():
-        _write(target, host, coords, shards, extra)
+    if local or context.world_size == 1 or not buffer.spans_processes():
+        _write(target, host, coords, shards, extra, local=local)
         return
     what = operation_on("ttnn.dump_tensor", tensor)  # (the file is rank 0's to name)
     gathered = context.gather_object(shards, op=what, data=True)  # every rank's shards on rank 0
@@ -116,8 +148,11 @@ def _write(
     coords: list,
     shards: dict,
     extra: dict[str, Any] | None,
+    *,
+    local: bool = False,
 ) -> None:
-    """The file of ``host``'s topology and spec holding ``shards`` (coordinate -> bytes)."""
+    """The file of ``host``'s topology and spec holding ``shards`` (coordinate -> bytes); ``local``:
+    a rank's own shards (DumpTensorMode.LOCAL), marked ``"local": true`` when some are missing."""
     payloads: list[np.ndarray] = []
     checksums: list[str] = []
     by_checksum: dict[str, list[int]] = {}  # equal payloads (replicas) are stored once
@@ -137,6 +172,8 @@ def _write(
             by_checksum.setdefault(checksum, []).append(index)
         table.append((list(coord), index))
     header = _header(host, [(p.size, c) for p, c in zip(payloads, checksums, strict=True)], table)
+    if local and len(table) < len(coords):
+        header["local"] = True
     if extra:
         header["extra"] = extra
     encoded = json.dumps(header, separators=(",", ":")).encode()
