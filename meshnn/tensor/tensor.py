@@ -350,9 +350,6 @@ class Tensor:
     def __add__(self, other: object) -> Tensor:
         return _operator("add", self, other)
 
-    def __radd__(self, other: object) -> Tensor:
-        return _operator("add", self, other)
-
     def __sub__(self, other: object) -> Tensor:
         return _operator("subtract", self, other)
 
@@ -362,11 +359,13 @@ class Tensor:
     def __mul__(self, other: object) -> Tensor:
         return _operator("multiply", self, other)
 
-    def __rmul__(self, other: object) -> Tensor:
-        return _operator("multiply", self, other)
-
     def __truediv__(self, other: object) -> Tensor:
         return _operator("divide", self, other)
+
+    def __rtruediv__(self, other: object) -> Tensor:
+        return _operator("rdiv", self, other)  # ``number / tensor``, as ttnn binds it
+
+    __radd__, __rmul__ = __add__, __mul__  # ttnn binds both to add / multiply(self, other)
 
     def __matmul__(self, other: object) -> Tensor:
         return _operator("matmul", self, other)

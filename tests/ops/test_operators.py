@@ -33,6 +33,7 @@ CASES = {
     "2 + a": (lambda a, b, w: 2.0 + a, lambda a, b, w: ttnn.add(a, 2.0)),
     "3 * a": (lambda a, b, w: 3.0 * a, lambda a, b, w: ttnn.multiply(a, 3.0)),
     "1 - a": (lambda a, b, w: 1.0 - a, lambda a, b, w: ttnn.add(ttnn.neg(a), 1.0)),
+    "2 / b": (lambda a, b, w: 2.0 / b, lambda a, b, w: ttnn.rdiv(b, 2.0)),
     "-a": (lambda a, b, w: -a, lambda a, b, w: ttnn.neg(a)),
     "b ** 2": (lambda a, b, w: b**2.0, lambda a, b, w: ttnn.pow(b, 2.0)),
     "a @ w": (lambda a, b, w: a @ w, lambda a, b, w: ttnn.matmul(a, w)),

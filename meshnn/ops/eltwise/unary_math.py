@@ -69,6 +69,7 @@ MATH = (
         lambda t, x, value, round_mode=None, **k: t.div(t.tensor(value, dtype=x.dtype), x, rounding_mode=round_mode),
         params=(f("value"), ROUND_MODE),
         member="RDIV",
+        operator="rdiv",  # ``number / tensor``
     ),
     # trigonometric and hyperbolic
     U("sin", np.sin, lambda t, x, **k: t.sin(x), member="SIN"),
