@@ -133,13 +133,13 @@ def _torch() -> Any:
     return sys.modules["torch"]
 
 
-class DecodedCache:
-    """The bound on :class:`Decoded` memos: ``put`` attaches one to a buffer when it fits,
-    ``get`` finds it (or None)."""
+class Bounded:
+    """A bound of ``limit`` bytes on what memos hold, the entries held by id (oldest first), a tick
+    counting what was asked for, and counts of hits, misses and refusals."""
 
     def __init__(self, limit_bytes: int) -> None:
         self.limit = limit_bytes
-        self._held: OrderedDict[int, list] = OrderedDict()  # id -> [memo ref, buffer ref, bytes counted]
+        self._held: OrderedDict[int, list] = OrderedDict()  # id -> the entry (its memo's weak ref first)
         self._bytes = 0
         self._tick = 0
         self._lock = threading.RLock()
@@ -147,8 +147,14 @@ class DecodedCache:
 
     @property
     def nbytes(self) -> int:
-        """Bytes counted against the bound now: the live memos' values, less the bytes they stand for."""
+        """Bytes counted against the bound now."""
         return self._bytes
+
+
+class DecodedCache(Bounded):
+    """The bound on :class:`Decoded` memos: ``put`` attaches one to a buffer when it fits,
+    ``get`` finds it (or None).  Counted: the live memos' values, less the bytes they stand for;
+    an entry is ``[memo ref, buffer ref, bytes counted]``."""
 
     def get(self, buffer: MeshBuffer, spec: TensorSpec) -> Decoded | None:
         """The Decoded memo of ``buffer``'s current bytes under ``spec``, or None."""

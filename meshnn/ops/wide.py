@@ -20,21 +20,18 @@ every step: when the bound is reached a new weight's blocks are not kept (widene
 rather than pushing out a weight the next step needs; blocks unused while ``STALE_FACTOR`` times as
 many others were asked for make room, least recently used first.
 
-May import: :mod:`meshnn.errors`, :mod:`meshnn.host` and :mod:`meshnn.ops.decoded`.
+May import: :mod:`meshnn.host`, :mod:`meshnn.ops.decoded` and :mod:`meshnn.ops.memo`.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import threading
 import weakref
-from collections import OrderedDict
 from typing import Any
 
-from meshnn.errors import MeshnnValueError
 from meshnn.host.interrupts import passes_interrupts
-from meshnn.ops.decoded import STALE_FACTOR, Decoded
+from meshnn.ops.decoded import STALE_FACTOR, Bounded, Decoded
+from meshnn.ops.memo import bytes_from_env
 
 WIDE_BYTES_ENV = "MESHNN_WIDE_BYTES"
 
@@ -42,22 +39,10 @@ MIN_WIDE_BYTES = 64 << 10
 """Smaller weights (float32 bytes of all their blocks) are widened at each use."""
 
 
-class WideCache:
+class WideCache(Bounded):
     """The bound on kept float32 blocks: :meth:`get` finds a memo's blocks for a product's key,
-    :meth:`put` keeps new ones when they fit."""
-
-    def __init__(self, limit_bytes: int) -> None:
-        self.limit = limit_bytes
-        self._held: OrderedDict[int, list] = OrderedDict()  # id(memo) -> [memo ref, bytes, tick]
-        self._bytes = 0
-        self._tick = 0
-        self._lock = threading.RLock()
-        self.hits = self.misses = self.refused = 0
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of float32 blocks kept now."""
-        return self._bytes
+    :meth:`put` keeps new ones when they fit.  Counted: the blocks' bytes; an entry is
+    ``[memo ref, bytes, tick of its last use]``, by id of its Decoded memo."""
 
     def get(self, memo: Decoded, key: tuple) -> Any:
         """``memo``'s kept blocks (one flat float32 tensor) for a product of ``key``, or None."""
@@ -148,12 +133,7 @@ class WideCache:
 def wide_limit_from_env() -> int:
     """The bound in bytes: ``MESHNN_WIDE_BYTES`` when set (a non-negative integer; 0 turns kept
     blocks off), else 256 MiB."""
-    configured = os.environ.get(WIDE_BYTES_ENV, "").strip()
-    if not configured:
-        return 256 << 20
-    if not (configured.isascii() and configured.isdigit()):
-        raise MeshnnValueError(f"{WIDE_BYTES_ENV} must be a non-negative integer (bytes), got {configured!r}")
-    return int(configured)
+    return bytes_from_env(WIDE_BYTES_ENV, 256 << 20)
 
 
 WIDE = WideCache(wide_limit_from_env())
