@@ -30,6 +30,7 @@ shared_rows and values modules.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -218,8 +219,8 @@ def _wide_matmul(torch: Any, x: Any, w: Any, memo: Decoded | None = None, tag: t
     width = max(32, WIDE_CHUNK_VALUES // per_column // 32 * 32)
     batch = torch.broadcast_shapes(x.shape[:-2], w.shape[:-2])
     out = torch.empty((*batch, x.shape[-2], n), dtype=torch.float32)
-    spans = [(..., slice(first, first + width)) for first in range(0, n, width)]
-    blocks = Blocks(torch, w, spans, memo, ("columns", tag, tuple(w.shape)))
+    spans, shapes = _column_blocks(tuple(w.shape), width)
+    blocks = Blocks(torch, w, spans, shapes, memo, ("columns", tag, tuple(w.shape)))
     for i, first in enumerate(range(0, n, width)):
         block = blocks[i]
         if out.dim() == 2:
@@ -255,12 +256,8 @@ def _wide_tiles(torch: Any, x: Any, w: Any, memo: Decoded | None = None, tag: tu
     out = torch.empty((x.shape[0], n), dtype=torch.float32)
     width = min(WIDE_TILE_COLUMNS, n)
     rows = min(big_k, max(32, WIDE_TILE_VALUES // width // 32 * 32))
-    spans = [
-        (slice(top, top + rows), slice(first, first + width))
-        for first in range(0, n, width)
-        for top in range(0, big_k, rows)
-    ]
-    tiles = Blocks(torch, w, spans, memo, ("tiles", tag, tuple(w.shape)))
+    spans, shapes = _tiles(big_k, n, rows, width)
+    tiles = Blocks(torch, w, spans, shapes, memo, ("tiles", tag, tuple(w.shape)))
     for i, (span_rows, span_columns) in enumerate(spans):
         tile = tiles[i]
         part = out[:, span_columns]
@@ -270,6 +267,27 @@ def _wide_tiles(torch: Any, x: Any, w: Any, memo: Decoded | None = None, tag: tu
             part.addmm_(x[:, span_rows], tile)
     tiles.done()
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _tiles(big_k: int, n: int, rows: int, width: int) -> tuple[tuple, tuple]:
+    """:func:`_wide_tiles`' tiles of a ``(big_k, n)`` weight: their spans (rows, columns), the
+    tiles of a column block in order of their rows, and their shapes."""
+    spans = tuple(
+        (slice(top, min(top + rows, big_k)), slice(first, min(first + width, n)))
+        for first in range(0, n, width)
+        for top in range(0, big_k, rows)
+    )
+    return spans, tuple((s[0].stop - s[0].start, s[1].stop - s[1].start) for s in spans)
+
+
+@functools.lru_cache(maxsize=256)
+def _column_blocks(shape: tuple[int, ...], width: int) -> tuple[tuple, tuple]:
+    """:func:`_wide_matmul`'s blocks of whole columns of a weight of ``shape``: their spans and
+    shapes."""
+    n = shape[-1]
+    spans = tuple((..., slice(first, min(first + width, n))) for first in range(0, n, width))
+    return spans, tuple((*shape[:-1], min(width, n - first)) for first in range(0, n, width))
 
 
 def _numpy(torch: Any, product: Any) -> np.ndarray:

@@ -25,6 +25,8 @@ May import: :mod:`meshnn.host`, :mod:`meshnn.ops.decoded` and :mod:`meshnn.ops.m
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 import weakref
 from typing import Any
@@ -45,7 +47,8 @@ class WideCache(Bounded):
     ``[memo ref, bytes, tick of its last use]``, by id of its Decoded memo."""
 
     def get(self, memo: Decoded, key: tuple) -> Any:
-        """``memo``'s kept blocks (one flat float32 tensor) for a product of ``key``, or None."""
+        """``memo``'s kept blocks for a product of ``key`` (a tuple of them, views of one flat
+        float32 tensor), or None."""
         kept = memo.wide
         with self._lock:
             self._tick += 1  # (every ask counts toward the stale span)
@@ -57,7 +60,7 @@ class WideCache(Bounded):
             if entry is not None:
                 entry[2] = self._tick
                 self._held.move_to_end(id(memo))
-        return kept[1]
+        return kept[2]
 
     def has_room(self, size: int) -> bool:
         """Whether ``size`` bytes of blocks may be kept (after dropping stale ones); a refusal of
@@ -72,9 +75,10 @@ class WideCache(Bounded):
             self.refused += 1
             return False
 
-    def put(self, memo: Decoded, key: tuple, flat: Any) -> bool:
-        """Keep ``flat`` (float32 blocks, all of them filled) as ``memo``'s blocks for ``key``,
-        in place of any it had; False (nothing kept) when the bound has no room."""
+    def put(self, memo: Decoded, key: tuple, flat: Any, blocks: tuple = ()) -> bool:
+        """Keep ``flat`` (float32, every block filled) and ``blocks`` (its views, one a block) as
+        ``memo``'s blocks for ``key``, in place of any it had; False (nothing kept) when the bound
+        has no room."""
         size = flat.numel() * flat.element_size()
         with self._lock:
             self.discard(memo)
@@ -84,7 +88,7 @@ class WideCache(Bounded):
             key_id = id(memo)
             self._held[key_id] = [weakref.ref(memo, self._gone(key_id)), size, self._tick]
             self._bytes += size
-            memo.wide = (key, flat)
+            memo.wide = (key, flat, blocks)
         return True
 
     def discard(self, memo: Decoded) -> None:
@@ -142,35 +146,35 @@ WIDE = WideCache(wide_limit_from_env())
 
 class Blocks:
     """The float32 blocks of a bfloat16 operand ``w`` for one product: block ``i`` is
-    ``w[spans[i]]`` widened exactly, a C-contiguous tensor.  Taken from ``memo``'s kept blocks for
-    ``key`` when it has them; else widened now, into new blocks kept once the product is
-    :meth:`done` (when ``memo`` is given and the bound has room), or into one scratch block reused
-    for each (the product must read a block before asking for the next)."""
+    ``w[spans[i]]`` (of shape ``shapes[i]``) widened exactly, a C-contiguous tensor.  Taken from
+    ``memo``'s kept blocks for ``key`` when it has them; else widened now, into new blocks kept once
+    the product is :meth:`done` (when ``memo`` is given and the bound has room), or into one scratch
+    block reused for each (the product must read a block before asking for the next)."""
 
-    __slots__ = ("_fill", "_flat", "_key", "_memo", "_offsets", "_shapes", "_spans", "_w")
+    __slots__ = ("_blocks", "_fill", "_flat", "_key", "_memo", "_spans", "_w")
 
-    def __init__(self, torch: Any, w: Any, spans: list[tuple], memo: Decoded | None, key: tuple) -> None:
+    def __init__(self, torch: Any, w: Any, spans: tuple, shapes: tuple, memo: Decoded | None, key: tuple) -> None:
         self._w, self._spans, self._memo, self._key = w, spans, memo, key
-        self._shapes = [tuple(w[span].shape) for span in spans]
-        sizes = [math.prod(shape) for shape in self._shapes]
-        self._offsets = [0]
-        for size in sizes:
-            self._offsets.append(self._offsets[-1] + size)
         kept = WIDE.get(memo, key) if memo is not None and WIDE.limit else None
         self._fill = kept is None
-        if kept is None and memo is not None and WIDE.limit and WIDE.has_room(self._offsets[-1] * 4):
-            kept = torch.empty(self._offsets[-1], dtype=torch.float32)  # (kept by done())
+        if kept is not None:
+            self._blocks, self._flat = kept, None
+            return
+        offsets = _offsets(shapes)
+        if memo is not None and WIDE.limit and WIDE.has_room(offsets[-1] * 4):
+            self._flat = torch.empty(offsets[-1], dtype=torch.float32)  # (kept by done())
+            starts = offsets[:-1]
         else:
             self._memo = None
-        if kept is None:
-            self._offsets = [0] * len(sizes)  # every block in one scratch
-            kept = torch.empty(max(sizes, default=0), dtype=torch.float32)
-        self._flat = kept
+            self._flat = torch.empty(max((math.prod(s) for s in shapes), default=0), dtype=torch.float32)
+            starts = (0,) * len(shapes)  # every block in one scratch
+        self._blocks = tuple(
+            self._flat[start : start + math.prod(shape)].view(shape)
+            for start, shape in zip(starts, shapes, strict=True)
+        )
 
     def __getitem__(self, i: int) -> Any:
-        shape = self._shapes[i]
-        start = self._offsets[i]
-        block = self._flat[start : start + math.prod(shape)].view(shape)
+        block = self._blocks[i]
         if self._fill:
             block.copy_(self._w[self._spans[i]])
         return block
@@ -178,4 +182,10 @@ class Blocks:
     def done(self) -> None:
         """The product read every block: keep new ones with the memo (within the bound)."""
         if self._fill and self._memo is not None:
-            WIDE.put(self._memo, self._key, self._flat)
+            WIDE.put(self._memo, self._key, self._flat, self._blocks)
+
+
+@functools.lru_cache(maxsize=256)
+def _offsets(shapes: tuple) -> tuple[int, ...]:
+    """Where each block of ``shapes`` starts in one flat tensor holding them in turn, then its end."""
+    return tuple(itertools.accumulate((math.prod(shape) for shape in shapes), initial=0))
