@@ -249,6 +249,8 @@ def untilize(tiles: np.ndarray, shape: Sequence[int], tile: Tile = DEFAULT_TILE)
             f"{tiles.size} tiled elements do not hold shape {list(shape)} in {list(tile.tile_shape)} tiles "
             f"(padded {list(padded)} needs {math.prod(padded)})"
         )
+    if padded[1] == tile_height and height <= tile.face_shape[0] and not tile.transpose_tile and tiles.size:
+        return _first_face_rows(tiles, padded, height, width, tile).reshape(tuple(shape))
     matrices = np.empty(padded, tiles.dtype)
     if tiles.size:
         grid = tile_view(matrices, tile)
@@ -256,6 +258,19 @@ def untilize(tiles: np.ndarray, shape: Sequence[int], tile: Tile = DEFAULT_TILE)
     if padded != (batch, height, width):
         matrices = np.ascontiguousarray(matrices[:, :height, :width])
     return matrices.reshape(tuple(shape))
+
+
+def _first_face_rows(tiles: np.ndarray, padded: tuple[int, ...], height: int, width: int, tile: Tile) -> np.ndarray:
+    """:func:`untilize` of matrices one tile high whose ``height`` rows all lie in the first row of
+    faces: only those rows are read (a decode step's one row per user in a 32-row tile reads 1 of
+    32), the same values as untilizing the whole tiles and dropping the padding."""
+    batch, _, padded_width = padded
+    (_, tile_width), (_, face_width) = tile.tile_shape, tile.face_shape
+    grid_rows, grid_cols = tile.face_grid
+    face_height = tile.face_shape[0]
+    split = tiles.reshape(batch, padded_width // tile_width, grid_rows, grid_cols, face_height, face_width)
+    rows = split[:, :, 0, :, :height, :].transpose(0, 3, 1, 2, 4)  # (batch, height, tiles, faces, face width)
+    return np.ascontiguousarray(rows.reshape(batch, height, padded_width)[:, :, :width])
 
 
 def pad(values: np.ndarray, output_shape: Sequence[int], input_start: Sequence[int], pad_value: object) -> np.ndarray:

@@ -21,7 +21,7 @@ drop each weight just before its next use.  Memos left unused while the cache wa
 :data:`STALE_FACTOR` times as many others as it holds make room for new ones.
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` (the spec) and
-:mod:`meshnn.ops.memo`.
+:mod:`meshnn.ops.memo` (:mod:`meshnn.ops.wide` when a memo is patched).
 """
 
 from __future__ import annotations
@@ -60,13 +60,14 @@ class Decoded:
     device holds the same values; or, ``sides`` true, the ``k`` matrices ``(K, N)`` side by side
     as one ``(K, k * N)`` matrix (a column-parallel weight read by one product).  Read-only."""
 
-    __slots__ = ("__weakref__", "equal_rows", "other", "sides", "spec", "tick", "values")
+    __slots__ = ("__weakref__", "equal_rows", "other", "sides", "spec", "tick", "values", "wide")
 
     def __init__(self, spec: TensorSpec, values: Any, *, sides: bool = False) -> None:
         self.spec, self.values, self.sides = spec, values, sides
         self.equal_rows = not sides and values.shape[0] == 1
         self.tick = 0
         self.other: Any = None  # the values in the other dtype (bfloat16 / float32), once kept
+        self.wide: tuple | None = None  # (key, float32 blocks) kept by meshnn.ops.wide
 
     @property
     def nbytes(self) -> int:
@@ -100,7 +101,12 @@ class Decoded:
 
     def patch(self, index: tuple, values: np.ndarray) -> None:
         """Set the values at ``index`` (numpy integer arrays into ``(k, *spec.shape)``) to float32
-        ``values`` of the buffer's format (so bfloat16 values: exact), in place."""
+        ``values`` of the buffer's format (so bfloat16 values: exact), in place; float32 blocks
+        kept of the old values (:mod:`meshnn.ops.wide`) are dropped."""
+        if self.wide is not None:
+            from meshnn.ops.wide import WIDE
+
+            WIDE.discard(self)
         torch = _torch()
         where = tuple(torch.from_numpy(np.asarray(i, np.int64)) for i in index)
         new = torch.from_numpy(np.ascontiguousarray(values, np.float32))
@@ -127,13 +133,13 @@ def _torch() -> Any:
     return sys.modules["torch"]
 
 
-class DecodedCache:
-    """The bound on :class:`Decoded` memos: ``put`` attaches one to a buffer when it fits,
-    ``get`` finds it (or None)."""
+class Bounded:
+    """A bound of ``limit`` bytes on what memos hold, the entries held by id (oldest first), a tick
+    counting what was asked for, and counts of hits, misses and refusals."""
 
     def __init__(self, limit_bytes: int) -> None:
         self.limit = limit_bytes
-        self._held: OrderedDict[int, list] = OrderedDict()  # id -> [memo ref, buffer ref, bytes counted]
+        self._held: OrderedDict[int, list] = OrderedDict()  # id -> the entry (its memo's weak ref first)
         self._bytes = 0
         self._tick = 0
         self._lock = threading.RLock()
@@ -141,8 +147,14 @@ class DecodedCache:
 
     @property
     def nbytes(self) -> int:
-        """Bytes counted against the bound now: the live memos' values, less the bytes they stand for."""
+        """Bytes counted against the bound now."""
         return self._bytes
+
+
+class DecodedCache(Bounded):
+    """The bound on :class:`Decoded` memos: ``put`` attaches one to a buffer when it fits,
+    ``get`` finds it (or None).  Counted: the live memos' values, less the bytes they stand for;
+    an entry is ``[memo ref, buffer ref, bytes counted]``."""
 
     def get(self, buffer: MeshBuffer, spec: TensorSpec) -> Decoded | None:
         """The Decoded memo of ``buffer``'s current bytes under ``spec``, or None."""

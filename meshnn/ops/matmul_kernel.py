@@ -30,6 +30,7 @@ shared_rows and values modules.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -39,11 +40,12 @@ from meshnn.formats.bfloat16 import round_to_bfloat16
 from meshnn.formats.dtypes import DataType
 from meshnn.host import omp
 from meshnn.mesh.coord import MeshCoordinate
-from meshnn.ops.decoded import BF16_EXACT
-from meshnn.ops.memo import relaid_memo
+from meshnn.ops.decoded import BF16_EXACT, Decoded
+from meshnn.ops.memo import BOUND_ROWS, bound_rows, relaid_memo
 from meshnn.ops.operands import bf16_products, bf16_torch, operand, operand_sides
 from meshnn.ops.shared_rows import same_values_on_every_device
 from meshnn.ops.values import logical_values, write_values
+from meshnn.ops.wide import Blocks
 from meshnn.tensor.spec import TensorSpec
 
 
@@ -116,14 +118,16 @@ class Product:
         if self.columns and k > 1 and _same_rows(torch, x):
             w = operand_sides(in_rows[1], specs[1], torch, wide=wide)  # (K, k * N)
             rows = x[0].reshape(-1, w.shape[0])
+            memo = _decoded_of(in_rows[1], specs[1]) if blocks else None
             with omp.wide(rows.shape[0] * w.numel()):
-                array = _numpy(torch, product(torch, rows, w))  # (M, k * N)
+                array = _numpy(torch, product(torch, rows, w, memo, ("sides",)))  # (M, k * N)
             result = array.reshape(rows.shape[0], k, -1).transpose(1, 0, 2).reshape((k, *self.shape))
         else:
             w = operand(in_rows[1], specs[1], torch, wide=wide)
             x, w = _stacked_torch(x, w, self.transposes)
+            memo = _decoded_of(in_rows[1], specs[1]) if blocks else None
             with omp.wide(x.numel() * w.shape[-1]):
-                result = _numpy(torch, product(torch, x, w)).reshape((k, *self.shape))
+                result = _numpy(torch, product(torch, x, w, memo, self.transposes)).reshape((k, *self.shape))
         if bf16_sums and not narrow:
             result = _rounded(result)
         if final:
@@ -184,37 +188,46 @@ WIDE_CHUNK_VALUES = 1 << 22
 """Weight values widened to float32 at a time by :func:`_wide_matmul` (16 MiB of scratch)."""
 
 
-def _matmul(torch: Any, x: Any, w: Any) -> Any:
+def _matmul(torch: Any, x: Any, w: Any, memo: Decoded | None = None, tag: tuple = ()) -> Any:
     """torch's product of operands of one dtype: bfloat16 (float32 sums rounded once to bfloat16)
     or float32 (the weight's values kept so, or widened whole)."""
     return torch.matmul(x, w)
 
 
-def _wide_matmul(torch: Any, x: Any, w: Any) -> Any:
+def _decoded_of(rows: np.ndarray, spec: TensorSpec) -> Decoded | None:
+    """The Decoded memo of the buffer behind a running kernel's input ``rows`` (the values its
+    operand was just read from), or None."""
+    bound = bound_rows(rows) if BOUND_ROWS else None
+    memo = bound.buffer.memo if bound is not None else None
+    return memo if type(memo) is Decoded and (memo.spec is spec or memo.spec == spec) else None
+
+
+def _wide_matmul(torch: Any, x: Any, w: Any, memo: Decoded | None = None, tag: tuple = ()) -> Any:
     """The float32 product of float32 ``x`` and bfloat16 ``w`` (``(..., K, N)``, any strides): w's
-    values widened exactly to float32 a block of ``WIDE_CHUNK_VALUES // K`` columns at a time into
-    one scratch block, each block's product written into its columns of the result (2-D products
-    when there is one matrix).  The blocks depend on the shapes alone (never on what a memo
-    holds), so the bits do too; the weight costs its bfloat16 memory and no float32 copy of it is
-    made whole."""
+    values widened exactly to float32 a block of ``WIDE_CHUNK_VALUES // K`` columns at a time
+    (:class:`~meshnn.ops.wide.Blocks`: kept with ``memo``, w's Decoded memo, for a product of
+    ``tag`` when the bound allows, else into one scratch block), each block's product written
+    into its columns of the result (2-D products when there is one matrix).  The blocks depend
+    on the shapes alone (never on what a memo holds), so the bits do too; no float32 copy of a
+    weight is made whole unless kept."""
     if w.dim() > 2 and math.prod(w.shape[:-2]) == 1 and math.prod(x.shape[:-2]) == 1:
-        flat = _wide_matmul(torch, x.reshape(x.shape[-2:]), w.reshape(w.shape[-2:]))
+        flat = _wide_matmul(torch, x.reshape(x.shape[-2:]), w.reshape(w.shape[-2:]), memo, tag)
         return flat.reshape(*torch.broadcast_shapes(x.shape[:-2], w.shape[:-2]), *flat.shape)
     if w.dim() == 2 and x.dim() == 2:
-        return _wide_tiles(torch, x, w)
+        return _wide_tiles(torch, x, w, memo, tag)
     n, per_column = w.shape[-1], max(1, w[..., :1].numel())
     width = max(32, WIDE_CHUNK_VALUES // per_column // 32 * 32)
     batch = torch.broadcast_shapes(x.shape[:-2], w.shape[:-2])
     out = torch.empty((*batch, x.shape[-2], n), dtype=torch.float32)
-    scratch = torch.empty((*w.shape[:-1], min(width, n)), dtype=torch.float32)
-    for first in range(0, n, width):
-        count = min(width, n - first)
-        block = scratch[..., :count]
-        block.copy_(w[..., first : first + count])
+    spans, shapes = _column_blocks(tuple(w.shape), width)
+    blocks = Blocks(torch, w, spans, shapes, memo, ("columns", tag, tuple(w.shape)))
+    for i, first in enumerate(range(0, n, width)):
+        block = blocks[i]
         if out.dim() == 2:
-            torch.matmul(x, block, out=out[:, first : first + count])
+            torch.matmul(x, block, out=out[:, first : first + block.shape[-1]])
         else:
-            out[..., first : first + count] = torch.matmul(x, block)
+            out[..., first : first + block.shape[-1]] = torch.matmul(x, block)
+    blocks.done()
     return out
 
 
@@ -226,7 +239,7 @@ WIDE_TILE_VALUES = 1 << 18
 its product reads it)."""
 
 
-def _wide_tiles(torch: Any, x: Any, w: Any) -> Any:
+def _wide_tiles(torch: Any, x: Any, w: Any, memo: Decoded | None = None, tag: tuple = ()) -> Any:
     """``x @ w`` for float32 ``x`` ``(M, K)`` and bfloat16 ``w`` ``(K, N)``: w widened a tile of
     rows and columns at a time (``WIDE_TILE_VALUES``, at most ``WIDE_TILE_COLUMNS`` wide), each
     tile's product added into its columns of the result, the tiles of a column block in order
@@ -234,26 +247,47 @@ def _wide_tiles(torch: Any, x: Any, w: Any) -> Any:
     them, 7 to 32% cheaper than widening whole column blocks (an ``8192 x 2048`` weight 32 -> 22 ms):
     the weight is read in long runs and its widened tile is read back from the cache.  The float32
     sums are added in an order set by the shapes alone, so the bits do not depend on what a memo
-    holds (and an eager step and its replay agree)."""
+    holds (and an eager step and its replay agree).  Each tile is a C-contiguous float32 block
+    (:class:`~meshnn.ops.wide.Blocks`): with ``memo`` (w's Decoded memo) the tiles are kept, within
+    their bound, and a later product of ``tag`` reads them instead of widening w again."""
     big_k, n = w.shape
     if big_k == 0 or n == 0:
         return torch.zeros((x.shape[0], n), dtype=torch.float32)  # (an empty sum is zero)
     out = torch.empty((x.shape[0], n), dtype=torch.float32)
     width = min(WIDE_TILE_COLUMNS, n)
     rows = min(big_k, max(32, WIDE_TILE_VALUES // width // 32 * 32))
-    scratch = torch.empty((rows, width), dtype=torch.float32)
-    for first in range(0, n, width):
-        count = min(width, n - first)
-        part = out[:, first : first + count]
-        for top in range(0, big_k, rows):
-            depth = min(rows, big_k - top)
-            tile = scratch[:depth, :count]
-            tile.copy_(w[top : top + depth, first : first + count])
-            if top == 0:
-                torch.mm(x[:, :depth], tile, out=part)
-            else:
-                part.addmm_(x[:, top : top + depth], tile)
+    spans, shapes = _tiles(big_k, n, rows, width)
+    tiles = Blocks(torch, w, spans, shapes, memo, ("tiles", tag, tuple(w.shape)))
+    for i, (span_rows, span_columns) in enumerate(spans):
+        tile = tiles[i]
+        part = out[:, span_columns]
+        if span_rows.start == 0:
+            torch.mm(x[:, : tile.shape[0]], tile, out=part)
+        else:
+            part.addmm_(x[:, span_rows], tile)
+    tiles.done()
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _tiles(big_k: int, n: int, rows: int, width: int) -> tuple[tuple, tuple]:
+    """:func:`_wide_tiles`' tiles of a ``(big_k, n)`` weight: their spans (rows, columns), the
+    tiles of a column block in order of their rows, and their shapes."""
+    spans = tuple(
+        (slice(top, min(top + rows, big_k)), slice(first, min(first + width, n)))
+        for first in range(0, n, width)
+        for top in range(0, big_k, rows)
+    )
+    return spans, tuple((s[0].stop - s[0].start, s[1].stop - s[1].start) for s in spans)
+
+
+@functools.lru_cache(maxsize=256)
+def _column_blocks(shape: tuple[int, ...], width: int) -> tuple[tuple, tuple]:
+    """:func:`_wide_matmul`'s blocks of whole columns of a weight of ``shape``: their spans and
+    shapes."""
+    n = shape[-1]
+    spans = tuple((..., slice(first, min(first + width, n))) for first in range(0, n, width))
+    return spans, tuple((*shape[:-1], min(width, n - first)) for first in range(0, n, width))
 
 
 def _numpy(torch: Any, product: Any) -> np.ndarray:

@@ -137,11 +137,17 @@ MEMO_BYTES_ENV = "MESHNN_VALUES_MEMO_BYTES"
 def memo_limit_from_env() -> int:
     """The memo bound in bytes: ``MESHNN_VALUES_MEMO_BYTES`` when set (a non-negative integer; 0
     turns memos off), else 256 MiB."""
-    configured = os.environ.get(MEMO_BYTES_ENV, "").strip()
+    return bytes_from_env(MEMO_BYTES_ENV, 256 << 20)
+
+
+def bytes_from_env(name: str, default: int) -> int:
+    """A bound in bytes from the environment variable ``name`` (a non-negative integer), or
+    ``default`` when it is not set; anything else is a :class:`MeshnnValueError` naming it."""
+    configured = os.environ.get(name, "").strip()
     if not configured:
-        return 256 << 20
+        return default
     if not (configured.isascii() and configured.isdigit()):
-        raise MeshnnValueError(f"{MEMO_BYTES_ENV} must be a non-negative integer (bytes), got {configured!r}")
+        raise MeshnnValueError(f"{name} must be a non-negative integer (bytes), got {configured!r}")
     return int(configured)
 
 

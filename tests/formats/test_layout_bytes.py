@@ -255,6 +255,20 @@ def test_tilize_then_untilize_restores_any_array(outer, height, width, tile_shap
     np.testing.assert_array_equal(untilize(tiles, shape, tile), values)
 
 
+@pytest.mark.parametrize("height", [1, 3, 16, 17])
+@pytest.mark.parametrize("tile_shape", [(32, 32), (16, 32), (32, 16)])
+def test_untilize_of_short_matrices_reads_their_rows_alone(height, tile_shape):
+    """Matrices one tile high whose rows lie in the first row of faces (a decode step's one row per
+    user) are untilized from those rows alone: the same values, padding dropped, C order."""
+    tile = Tile(tile_shape)
+    shape = (3, 2, height, 70)
+    values = np.arange(np.prod(shape), dtype=np.int32).reshape(shape)
+    tiles = tilize(values, tile, pad_value=-1)
+    got = untilize(tiles, shape, tile)
+    np.testing.assert_array_equal(got, values)
+    assert got.flags.c_contiguous and not np.shares_memory(got, tiles)
+
+
 def test_pad_places_the_tensor_at_its_start_offset():
     values = np.arange(6, dtype=np.float32).reshape(2, 3)
     out = pad(values, [1, 3, 4], [0, 1, 1], -1.0)

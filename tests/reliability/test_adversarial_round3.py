@@ -49,6 +49,7 @@ SETTINGS = [
     ("MESHNN_SLAB_POOL_BYTES", "²", "MESHNN_SLAB_POOL_BYTES must be a number of bytes"),
     ("MESHNN_DECODED_BYTES", "²", "MESHNN_DECODED_BYTES must be a non-negative integer"),
     ("MESHNN_VALUES_MEMO_BYTES", "²", "MESHNN_VALUES_MEMO_BYTES must be a non-negative integer"),
+    ("MESHNN_WIDE_BYTES", "²", "MESHNN_WIDE_BYTES must be a non-negative integer"),
     ("MESHNN_HOST_THREADS", "²", "MESHNN_HOST_THREADS must be a positive integer"),
     ("MESHNN_HOST_THREADS", "100000", "MESHNN_HOST_THREADS must be a positive integer of at most 256"),
     ("PMI_SIZE", "²", "OK"),  # not meshnn's: read as "not launched by MPI"

@@ -113,6 +113,17 @@ def padded_spec(spec: TensorSpec) -> TensorSpec:
     return TensorSpec(padded, spec.dtype, spec.layout, tile=spec.tile)
 
 
+def rows_spec(spec: TensorSpec, rows: int) -> TensorSpec:
+    """The spec to read the first ``rows`` rows of each matrix of a TILE tensor by: its own when its
+    logical shape holds them (every other dim unpadded), whose values its producer may have left
+    as a memo; else :func:`padded_spec` (those rows are padding the kernel reads).  The values of
+    those rows are the same either way: the logical window is the padded array's origin corner."""
+    shape, padded = tuple(spec.shape), tuple(spec.padded_shape)
+    if len(shape) >= 2 and shape[-2] >= rows and shape[:-2] == padded[:-2] and shape[-1] == padded[-1]:
+        return spec
+    return padded_spec(spec)
+
+
 def integers(rows: np.ndarray, spec: TensorSpec) -> np.ndarray:
     """``(k, *shape)`` int64 values of an integer tensor's rows."""
     return np.asarray(logical_values(rows, spec, as_float=False)).astype(np.int64)

@@ -35,6 +35,7 @@ from meshnn.ops.transformer.cache_args import (
     padded_spec,
     page_table_input,
     position_modulo,
+    rows_spec,
 )
 from meshnn.ops.transformer.kv_cache import TILE_H, _input, _run, _same_devices, patch_rows
 from meshnn.ops.values import logical_values
@@ -131,7 +132,7 @@ def _update_kernel(cache: Tensor, x: Tensor, idxs: list[int], inputs: list[Tenso
     at it (``cache_position_modulo``)."""
     cp = tuple(cache.padded_shape)
     heads, width = cp[1], cp[3]
-    specs = [padded_spec(x.spec)] + [t.spec for t in inputs[1:]]
+    specs = [rows_spec(x.spec, heads)] + [t.spec for t in inputs[1:]]
     has_idx = len(inputs) > 1 and not idxs
     paged = len(inputs) - 1 - int(has_idx) == 1
     fixed = np.array(idxs, np.int64)[None] if idxs else None
