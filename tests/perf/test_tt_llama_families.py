@@ -124,3 +124,21 @@ def test_device_sampling_pads_a_devices_logits_to_a_power_of_two_and_refuses_one
             llama.Llama(small(llama), one, device_sampling=True)
     finally:
         one.close()
+
+
+@pytest.mark.parametrize(
+    ("system", "widths"),
+    [
+        ("n150", [42752] * 3),  # Wormhole: 668 columns a core of the LM head's 8x8 grid
+        ("p150", [16032] * 8),  # Blackhole, one chip: an eighth of Llama 3's 128,256-token vocabulary a split
+    ],
+)
+def test_the_lm_head_splits_as_model_config_sizes_them_per_architecture(system, widths):
+    llama = load_tt_llama()
+    shape = llama.Shape("Llama-3.1-8B", 1, 4096, 32, 8, 128, 14336)
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system=system, execute=False)
+    try:
+        model = llama.Llama(shape, mesh)
+        assert [weight.shape[-1] for weight, _ in model.lm_head] == widths
+    finally:
+        mesh.close()
