@@ -580,6 +580,15 @@ class Llama:
         )  # fmt: skip
         return ttnn.interleaved_to_sharded(heads, config)
 
+    @staticmethod
+    def _prefill_sdpa_program(tokens: int) -> ttnn.SDPAProgramConfig:
+        """model_config's prefill SDPA program (SDPA_PROGCFG; get_attn_sdpa_prefill_program_config since): Q and K
+        chunks of 64 rows below 2048 tokens, 256 from there, exact exponentials, on the 8x8 grid."""
+        chunk = 256 if tokens >= 2048 else 64
+        return ttnn.SDPAProgramConfig(
+            compute_with_storage_grid_size=(8, 8), exp_approx_mode=False, q_chunk_size=chunk, k_chunk_size=chunk
+        )
+
     def _prefill_reduced(self, partial: ttnn.Tensor) -> ttnn.Tensor:
         if self.n == 1:
             return partial
@@ -606,7 +615,7 @@ class Llama:
             k = ttnn.experimental.rotary_embedding_llama(k, cos, sin, trans)
             for cache, heads in ((w["k"], k), (w["v"], v)):
                 ttnn.fill_cache(cache, self._kv_fill(ttnn.typecast(heads, self.p.kv_cache), tokens), 0)
-            program = ttnn.SDPAProgramConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=128, k_chunk_size=128)
+            program = self._prefill_sdpa_program(tokens)
             context = ttnn.transformer.scaled_dot_product_attention(
                 q, k, v, is_causal=True, program_config=program, compute_kernel_config=HIFI4
             )

@@ -142,3 +142,12 @@ def test_the_lm_head_splits_as_model_config_sizes_them_per_architecture(system, 
         assert [weight.shape[-1] for weight, _ in model.lm_head] == widths
     finally:
         mesh.close()
+
+
+def test_the_prefill_attention_runs_model_configs_chunks_of_64_rows_below_2048_tokens():
+    llama = load_tt_llama()
+    sdpa = [r.desc for r in captured(small(llama), llama.PERFORMANCE, prefill=True) if r.desc.family is OpFamily.SDPA]
+    assert len(sdpa) == 1 and (sdpa[0].attention.q_chunk, sdpa[0].attention.k_chunk) == (64, 64)
+    assert sdpa[0].attention.causal
+    longer = llama.Llama._prefill_sdpa_program(4096)
+    assert (longer.q_chunk_size, longer.k_chunk_size, longer.exp_approx_mode) == (256, 256, False)
