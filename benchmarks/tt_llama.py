@@ -60,6 +60,8 @@ class Shape:
 
 SAMPLING_TOP_K = 32
 """TTSampling's ``max_top_k`` (its default): each device's top-k before the gather."""
+LLAMA3_VOCAB = 128256
+"""Llama 3's vocabulary, which model_config.py sizes the LM head's splits on Blackhole by, whatever the model's."""
 
 MLP_PAD_CORES = {"Qwen2.5-72B": 32, "Qwen2.5-32B": 16, "Qwen2.5-7B": 16, "QwQ-32B": 16}
 """model_config.py's default PAD_MLP_CORES: the hidden dim padded (zero weights) to a multiple of
@@ -308,12 +310,12 @@ class Llama:
 
     def _lm_head(self) -> list[tuple[ttnn.Tensor, object]]:
         """lm_head.py: the vocabulary cut over the devices, each device's columns in splits of at
-        most 668 columns a core of the LM head's grid (ttnn.bfloat8_b, DRAM-sharded)."""
+        most :meth:`_lm_split_columns` (ttnn.bfloat8_b, DRAM-sharded)."""
         s = self.s
         step = TILE * (self.cols if self.galaxy else 1)  # TG reduce_scatters the logits over its columns
         per_device = math.ceil(s.vocab / (self.mesh.shape[0] if self.galaxy else self.n) / step) * step
         grid = self._lm_grid()
-        most = 668 * grid.num_cores
+        most = self._lm_split_columns(grid)
         most -= most % step
         splits = [min(most, per_device - i) for i in range(0, per_device, most)]
         out = []
@@ -323,6 +325,15 @@ class Llama:
             weight = self._weight(s.dim, width * devices, BFP8, (1, 0) if self.galaxy else (None, 1))
             out.append((weight, None if self.galaxy else dram_program(s.dim, width, grid.num_cores)))
         return out
+
+    def _lm_split_columns(self, grid: ttnn.CoreGrid) -> int:
+        """model_config's get_lm_head_max_columns_per_device: 668 columns a core of the LM head's grid on
+        Wormhole; on Blackhole a fixed share of Llama 3's 128,256-token vocabulary (an eighth on one or two
+        chips, a 32nd on four, a 128th on eight: 16,032 columns a split on a P150, where a Wormhole chip's
+        64-core grid takes 42,752)."""
+        if self.mesh.arch() is ttnn.Arch.BLACKHOLE:
+            return LLAMA3_VOCAB // {4: 4 * 8, 8: 8 * 16}.get(self.n, 8)
+        return 668 * grid.num_cores
 
     def _lm_grid(self) -> ttnn.CoreGrid:
         rows = next(r for r in range(8, 0, -1) if self.s.dim % (r * 8 * TILE) == 0)
@@ -569,6 +580,15 @@ class Llama:
         )  # fmt: skip
         return ttnn.interleaved_to_sharded(heads, config)
 
+    @staticmethod
+    def _prefill_sdpa_program(tokens: int) -> ttnn.SDPAProgramConfig:
+        """model_config's prefill SDPA program (SDPA_PROGCFG; get_attn_sdpa_prefill_program_config since): Q and K
+        chunks of 64 rows below 2048 tokens, 256 from there, exact exponentials, on the 8x8 grid."""
+        chunk = 256 if tokens >= 2048 else 64
+        return ttnn.SDPAProgramConfig(
+            compute_with_storage_grid_size=(8, 8), exp_approx_mode=False, q_chunk_size=chunk, k_chunk_size=chunk
+        )
+
     def _prefill_reduced(self, partial: ttnn.Tensor) -> ttnn.Tensor:
         if self.n == 1:
             return partial
@@ -595,7 +615,7 @@ class Llama:
             k = ttnn.experimental.rotary_embedding_llama(k, cos, sin, trans)
             for cache, heads in ((w["k"], k), (w["v"], v)):
                 ttnn.fill_cache(cache, self._kv_fill(ttnn.typecast(heads, self.p.kv_cache), tokens), 0)
-            program = ttnn.SDPAProgramConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=128, k_chunk_size=128)
+            program = self._prefill_sdpa_program(tokens)
             context = ttnn.transformer.scaled_dot_product_attention(
                 q, k, v, is_causal=True, program_config=program, compute_kernel_config=HIFI4
             )

@@ -7,7 +7,10 @@ sequence tiles only: ``min(batch, cores)`` groups of users, each split over
 that core.  A 128-token prompt of one user runs on 4 cores whatever its head count (the model had
 spread its tiles over the whole grid).  Each tile (compute kernel rotary_embedding_llama.cpp) is a
 tile multiply by the transformation matrix (``x @ T``), two element-wise multiplies (by sin, by cos)
-and an add, each fed its two operand tiles, at the op's fidelity (HiFi4 by default).  A core reads sin and cos
+and an add, each fed its two operand tiles, at the op's fidelity (HiFi4 by default), and each of the four
+results packed to L1 (:func:`stage_pack_cycles`): the kernel hands a row's rotated tiles to the sin product,
+and both products to the add, through circular buffers of one row, so each stage waits for the one before it
+to be packed whole and the packs add to the tile's time.  A core reads sin and cos
 once for its sequence rows, unless it holds more than :data:`RELOAD_ROWS` rows of tiles (sequence rows x
 heads) or sin and cos vary by head: then its reader re-reads them for every row (the program's
 ``RELOAD_IMPL``), once per head.
@@ -44,6 +47,18 @@ def shared_page_ns(desc: OpDesc, machine: Machine) -> float:
     system = machine.system
     bank_bytes_per_s = system.dram_sharded_bytes_per_s / system.arch.num_dram_banks
     return system.compute_cores * desc.inputs[3].tile_bytes / bank_bytes_per_s * 1e9
+
+
+def stage_pack_cycles(desc: OpDesc, machine: Machine) -> float:
+    """Cycles one tile's four results take to pack to L1 at ``packer_bytes_per_cycle``: the rotated tile
+    (x @ T, in the input's format), the sin and cos products (each in sin's / cos's format: the program's
+    intermediate buffers take their formats) and the output tile."""
+    x = desc.inputs[0]
+    cos = desc.inputs[1] if len(desc.inputs) > 1 else x
+    sin = desc.inputs[2] if len(desc.inputs) > 2 else cos
+    out = desc.outputs[0] if desc.outputs else x
+    packed = x.tile_bytes + sin.tile_bytes + cos.tile_bytes + out.tile_bytes
+    return packed / machine.system.arch.packer_bytes_per_cycle
 
 
 def is_rotary_prefill(desc: OpDesc) -> bool:
@@ -96,6 +111,7 @@ def predict_rotary_prefill(desc: OpDesc, machine: Machine) -> Prediction:
     fpu = arch.fpu_eltwise_cycles_per_tile
     per_tile = arch.lofi_cycles_per_tile * fidelity.phases + (MULTIPLIES * fidelity.phases + ADDS) * fpu
     per_tile += (1 + MULTIPLIES + ADDS) * operand_cycles(arch, 2 * tile_bytes)  # each op's two operand tiles
+    per_tile += stage_pack_cycles(desc, machine)
     reads = float(sin_cos_reads(desc, machine))
     moves = [(t, reads if i in (1, 2) else 1.0) for i, t in enumerate(desc.inputs)]
     memory = traffic(machine, moves + [(t, 1.0) for t in desc.outputs], cores)

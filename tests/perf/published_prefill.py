@@ -28,9 +28,11 @@ ROTARY_MISS = (
     "reader runs on every core of the grid and first reads the one-tile transformation matrix, DRAM-interleaved: "
     "the grid's 72 reads of that one page queue at one bank (5.7 us at a bank's 26 GB/s share, modelled: q was "
     "-67%, k -78%); measured, k's call (one row of 4 tiles a core, 14.2 us) still costs about 5 us beyond that "
-    "and its row, and each further row 2.3 us (q: 8 rows a core, 30.3 us) where the model gives a row 1.0 (a tile "
-    "multiply, two multiplies and an add at HiFi4, their operands fed; the kernel also packs each of the four "
-    "results to L1 and hands it to the next through a circular buffer, which the model does not time)"
+    "and its row, and each further row 2.3 us (q: 8 rows a core, 30.3 us) where the model gives a row 1.5 (a tile "
+    "multiply, two multiplies and an add at HiFi4, their operands fed, and since stop 47c the four results packed "
+    "to L1 at the packers' 64 B a cycle, each stage waiting for the one before it through a one-row circular "
+    "buffer: 1.0 -> 1.5 us a row, q -48% -> -34%, k -38% -> -35%); the rest, about 0.8 us a row, is not found "
+    "(the stages' reconfiguration, matmul_init / mul_tiles_init / add_tiles_init every row, is not timed)"
 )
 
 

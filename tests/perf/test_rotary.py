@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 
 from meshnn.perf import BufferType, MemoryLayout, OpDesc, OpFamily, TensorDesc, machine, predict
-from meshnn.perf.rotary import predict_rotary_prefill, rotary_prefill_split, shared_page_ns, sin_cos_reads
+from meshnn.perf.rotary import (
+    predict_rotary_prefill,
+    rotary_prefill_split,
+    shared_page_ns,
+    sin_cos_reads,
+    stage_pack_cycles,
+)
 
 N150 = machine("n150")
 ROTARY = "RotaryEmbeddingLlamaDeviceOperation"
@@ -31,9 +37,10 @@ def test_a_prefill_splits_users_and_sequence_tiles_only(batch, heads, seq, cores
     assert rotary_prefill_split(rotary(batch, heads, seq), N150) == (cores, tiles)
 
 
-def test_a_tile_is_a_tile_multiply_two_multiplies_and_an_add_at_hifi4():
+def test_a_tile_is_a_tile_multiply_two_multiplies_and_an_add_at_hifi4_and_four_packs():
     p = predict(rotary(1, 32, 128), "n150", traced=True)
     per_tile = 16 * 4 + (2 * 4 + 1) * 8 + 4 * (2 * 2048) / 140.0  # HiFi4: 4 phases; each op feeds two tiles
+    per_tile += 4 * 2048 / 64.0  # the rotated tile, the two products and the output, packed to L1
     assert p.cores == 4
     assert p.compute_ns == pytest.approx(128 * per_tile)
     assert p.fidelity is not None and p.fidelity.name == "HiFi4"
@@ -95,3 +102,13 @@ def test_every_core_of_the_grid_reads_the_one_page_transformation_matrix_from_on
     l1 = TensorDesc((1, 1, 32, 32), buffer=BufferType.L1, memory=MemoryLayout.HEIGHT_SHARDED)
     sharded = OpDesc(OpFamily.BINARY, (*desc.inputs[:3], l1), desc.outputs, op_code=ROTARY)
     assert shared_page_ns(sharded, N150) == 0.0
+
+
+def test_each_stage_packs_its_result_in_its_buffers_format():
+    """The rotated tile in the input's format, the sin / cos products in sin's / cos's, the output in its own:
+    a bfloat8_b output packs 1088 bytes where a bfloat16 one packs 2048."""
+    x, cos = TensorDesc((1, 8, 128, 128)), TensorDesc((1, 1, 128, 128))
+    out = TensorDesc((1, 8, 128, 128), "BFLOAT8_B")
+    desc = OpDesc(OpFamily.BINARY, (x, cos, cos, TensorDesc((1, 1, 32, 32))), (out,), op_code=ROTARY)
+    assert stage_pack_cycles(desc, N150) == (3 * 2048 + 1088) / N150.system.arch.packer_bytes_per_cycle
+    assert stage_pack_cycles(rotary(1, 8, 128), N150) == 4 * 2048 / 64.0

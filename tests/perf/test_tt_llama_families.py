@@ -124,3 +124,30 @@ def test_device_sampling_pads_a_devices_logits_to_a_power_of_two_and_refuses_one
             llama.Llama(small(llama), one, device_sampling=True)
     finally:
         one.close()
+
+
+@pytest.mark.parametrize(
+    ("system", "widths"),
+    [
+        ("n150", [42752] * 3),  # Wormhole: 668 columns a core of the LM head's 8x8 grid
+        ("p150", [16032] * 8),  # Blackhole, one chip: an eighth of Llama 3's 128,256-token vocabulary a split
+    ],
+)
+def test_the_lm_head_splits_as_model_config_sizes_them_per_architecture(system, widths):
+    llama = load_tt_llama()
+    shape = llama.Shape("Llama-3.1-8B", 1, 4096, 32, 8, 128, 14336)
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system=system, execute=False)
+    try:
+        model = llama.Llama(shape, mesh)
+        assert [weight.shape[-1] for weight, _ in model.lm_head] == widths
+    finally:
+        mesh.close()
+
+
+def test_the_prefill_attention_runs_model_configs_chunks_of_64_rows_below_2048_tokens():
+    llama = load_tt_llama()
+    sdpa = [r.desc for r in captured(small(llama), llama.PERFORMANCE, prefill=True) if r.desc.family is OpFamily.SDPA]
+    assert len(sdpa) == 1 and (sdpa[0].attention.q_chunk, sdpa[0].attention.k_chunk) == (64, 64)
+    assert sdpa[0].attention.causal
+    longer = llama.Llama._prefill_sdpa_program(4096)
+    assert (longer.q_chunk_size, longer.k_chunk_size, longer.exp_approx_mode) == (256, 256, False)
