@@ -33,7 +33,14 @@ from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.transformer.attention import SDPA_DTYPES, sdpa_scale
-from meshnn.ops.transformer.cache_args import cache_view, index_input, integers, page_table_input, position_modulo
+from meshnn.ops.transformer.cache_args import (
+    cache_view,
+    index_input,
+    integers,
+    page_table_input,
+    page_table_rows,
+    position_modulo,
+)
 from meshnn.ops.transformer.cache_reads import leading_values, page_values
 from meshnn.ops.transformer.checks import tile_input
 from meshnn.ops.transformer.products import product
@@ -334,7 +341,8 @@ class DecodePlan:
         k_spec, v_spec = (self.specs[self.names.index(name)] for name in ("input_tensor_k", "input_tensor_v"))
         k_rows, v_rows = (in_rows[self.names.index(name)] for name in ("input_tensor_k", "input_tensor_v"))
         if "page_table_tensor" in self.names:
-            table = self._get(in_rows, "page_table_tensor", True).reshape(n, users, -1)
+            i = self.names.index("page_table_tensor")
+            table = page_table_rows(in_rows[i], self.specs[i], users)
             if span is not None:
                 columns = np.arange(-(-span // k_spec.shape[2]))
                 table = table[:, :, columns if self.modulo is None else columns % (self.modulo // k_spec.shape[2])]

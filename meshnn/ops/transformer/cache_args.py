@@ -129,6 +129,15 @@ def integers(rows: np.ndarray, spec: TensorSpec) -> np.ndarray:
     return np.asarray(logical_values(rows, spec, as_float=False)).astype(np.int64)
 
 
+def page_table_rows(rows: np.ndarray, spec: TensorSpec, batch: int) -> np.ndarray:
+    """``(k, batch, max_blocks)`` int64: the users' rows of a page table's rows.  A sharded table
+    (UINT16, height-sharded) is a ``[batch, max_blocks]`` table on each core of its grid, which a
+    kernel reads from its own core's L1 (tt-metal's Galaxy models repeat the table on every core):
+    read as its first core's shard, as the sharded positions are."""
+    values = integers(rows, spec)
+    return values.reshape(values.shape[0], -1, values.shape[-1])[:, :batch]
+
+
 def cache_rows(
     positions: np.ndarray, heads: int, seq: int, *, table: np.ndarray | None, users: np.ndarray | None = None
 ) -> np.ndarray:

@@ -34,6 +34,7 @@ from meshnn.ops.transformer.cache_args import (
     integers,
     padded_spec,
     page_table_input,
+    page_table_rows,
     position_modulo,
     rows_spec,
 )
@@ -141,7 +142,7 @@ def _update_kernel(cache: Tensor, x: Tensor, idxs: list[int], inputs: list[Tenso
         values = logical_values(in_rows[0], specs[0])[:, 0, :, :heads]  # (k, B, heads, d)
         k, batch = values.shape[:2]
         pos = integers(in_rows[1], specs[1]).reshape(k, -1)[:, :batch] if has_idx else np.repeat(fixed, k, 0)
-        table = integers(in_rows[-1], specs[-1]).reshape(k, batch, -1) if paged else None
+        table = page_table_rows(in_rows[-1], specs[-1], batch) if paged else None
         users = np.zeros(batch, np.int64) if share else None
         if modulo is not None:
             pos = np.where(pos < 0, pos, pos % modulo)
