@@ -39,6 +39,16 @@ def _golden(torch, N, C, H, W, hOnes, wOnes, any, val_hi=1.0, val_lo=0.0, **_):
     return out
 
 
+_DECLARED = {
+    "kind": OpKind.DATA_MOVEMENT,
+    "family": OpFamily.COPY,
+    "device_operation": "FillRMDeviceOperation",
+    "golden": torch_golden(_golden),
+    "modelled": False,
+}
+"""How both ops are declared: one device operation of tt-metal, with the same golden."""
+
+
 def _dims(op: str, dims: dict[str, object], fills: dict[str, object]) -> tuple[tuple[int, ...], tuple[int, int]]:
     shape = tuple(int_arg(op, name, value) for name, value in dims.items())
     if min(shape) <= 0:
@@ -81,13 +91,7 @@ def _filled(op: str, shape, corner, any_tensor: object, values: tuple[object, ob
     return launch(op, source.device(), [source], [Output(spec)], kernel, attrs=attrs)[0]
 
 
-@register(
-    kind=OpKind.DATA_MOVEMENT,
-    family=OpFamily.COPY,
-    device_operation="FillRMDeviceOperation",
-    golden=torch_golden(_golden),
-    modelled=False,
-)
+@register(**_DECLARED)
 def fill_rm(
     N: int,  # ttnn's names, from its binding
     C: int,
@@ -106,13 +110,7 @@ def fill_rm(
     return _filled("fill_rm", shape, corner, any, (val_hi, val_lo), memory_config)
 
 
-@register(
-    kind=OpKind.DATA_MOVEMENT,
-    family=OpFamily.COPY,
-    device_operation="FillRMDeviceOperation",
-    golden=torch_golden(_golden),
-    modelled=False,
-)
+@register(**_DECLARED)
 def fill_ones_rm(
     N: int,  # ttnn's names, from its binding
     C: int,
