@@ -245,3 +245,19 @@ def test_randn_is_standard_normal_and_seeded(open_mesh):
     assert abs(first.mean().item()) < 6 / 128 and abs(first.var().item() - 1) < 0.07
     with pytest.raises(ttnn.MeshnnTypeError, match="dtype"):
         ttnn.randn([2, 2], mesh, dtype=ttnn.int32)
+
+
+# ---------------------------------------------------------------- rotate_half (the Falcon-7B integration tests)
+
+
+@pytest.mark.parametrize("dtype", [ttnn.bfloat16, ttnn.bfloat8_b, ttnn.float32])
+def test_rotate_half_is_exact(dtype, open_mesh):
+    mesh = open_mesh((1, 1))
+    torch.manual_seed(4)
+    x = ttnn.from_torch(torch.randn(1, 2, 32, 128), dtype, layout=ttnn.TILE_LAYOUT, device=mesh)
+    given = ttnn.to_torch(x)
+    expected = torch.cat((-given[..., 64:], given[..., :64]), dim=-1)
+    assert torch.equal(ttnn.to_torch(ttnn.experimental.rotate_half(x)), expected)
+    assert torch.equal(ttnn.get_golden_function(ttnn.experimental.rotate_half)(given), expected)
+    with pytest.raises(ttnn.MeshnnValueError, match="multiple of 64"):
+        ttnn.experimental.rotate_half(ttnn.from_torch(torch.ones(32, 32), dtype, layout=ttnn.TILE_LAYOUT, device=mesh))
