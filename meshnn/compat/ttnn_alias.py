@@ -57,6 +57,7 @@ OWN_MODULES = {
     "ttnn.graph_report": "meshnn.capture.graph_report",
     "ttnn.graph_tracer_utils": "meshnn.capture.graph_tracer_utils",
     "ttnn.database": "meshnn.capture.database",
+    "ttnn.dot_access": "meshnn.compat.dot_access",
 }
 """ttnn's Python modules that are meshnn's own modules under both names (a test that replaces one's
 functions reaches meshnn's)."""

@@ -54,7 +54,7 @@ class UnaryWithParam:
             object.__setattr__(self, "second", None)
         if param is not None:
             values = tuple(param) if isinstance(param, Sequence) else (param,)
-            if not all(isinstance(v, int | float | np.number) and not isinstance(v, bool) for v in values):
+            if not all(isinstance(v, int | float | np.number) for v in values):  # a bool: 0.0 / 1.0, as ttnn
                 raise MeshnnTypeError(f"UnaryWithParam: param must be a number or numbers, got {param!r}")
             object.__setattr__(self, "param", tuple(float(v) for v in values))
 

@@ -22,23 +22,18 @@ from dataclasses import dataclass
 from meshnn.device.buffer import ShardOrientation, ShardSpec
 from meshnn.device.core import CoreCoord, CoreRange, CoreRangeSet, num_cores_to_corerangeset
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.ops.activation_arg import activation_arg
 from meshnn.ops.config import UnaryWithParam, _check_count, _check_flag, _ComputeKernelConfig, as_grid
-from meshnn.ops.eltwise.unary_tables import UnaryOpType
 
 _NO_CORES = CoreRangeSet()
 _ONE_CORE = CoreCoord(1, 1)
 
 
 def _check_activation(owner: str, config: object) -> None:
-    """``config.fused_activation`` checked: a UnaryWithParam or None; a bare UnaryOpType becomes
-    ``UnaryWithParam(op)``, as ttnn's binding converts it implicitly."""
-    value = config.fused_activation  # type: ignore[attr-defined]
-    if isinstance(value, UnaryOpType):
-        object.__setattr__(config, "fused_activation", UnaryWithParam(value))
-    elif value is not None and not isinstance(value, UnaryWithParam):
-        raise MeshnnTypeError(
-            f"{owner}: fused_activation must be a ttnn.UnaryWithParam, UnaryOpType or None, got {value!r}"
-        )
+    """``config.fused_activation`` checked: None, a UnaryWithParam, or what ttnn's binding converts
+    to one implicitly (a UnaryOpType, a (UnaryOpType, param) pair), then kept converted."""
+    value = activation_arg(owner, "fused_activation", config.fused_activation)  # type: ignore[attr-defined]
+    object.__setattr__(config, "fused_activation", value)
 
 
 def _check_worker_cores(config: object) -> None:

@@ -23,9 +23,11 @@ from meshnn.ops.config import (
     check_compute_kernel_config,
     check_norm_program_config,
 )
+from meshnn.ops.eltwise.activation_goldens import get_golden_function_for_activation
+from meshnn.ops.eltwise.activations import Activation, activation_steps, apply_steps
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
-from meshnn.ops.registry import OpKind, register
+from meshnn.ops.registry import OpKind, register, torch_golden
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.interop import from_torch
@@ -77,6 +79,7 @@ def _normalise(
     *,
     centred: bool,
     configs: tuple[object, object] = (None, None),
+    activation: tuple[Activation, ...] = (),
 ) -> Tensor:
     tensor = _float_input(op, input_tensor)
     if isinstance(epsilon, bool) or not isinstance(epsilon, int | float | np.floating):
@@ -95,6 +98,8 @@ def _normalise(
     attrs = norm_attrs(op, tensor, mesh, *configs)
     spec = out_spec_like(tensor, memory_config=memory_config, op=op)
     attrs["memory_config"] = spec.memory_config
+    if activation:
+        attrs["activation"] = activation
     names = list(named)
     specs = [t.spec for t in named.values()]
 
@@ -113,7 +118,7 @@ def _normalise(
             np.multiply(y, values["weight"].reshape(k, *([1] * (y.ndim - 2)), -1), out=y)
         if "bias" in values:
             np.add(y, values["bias"].reshape(k, *([1] * (y.ndim - 2)), -1), out=y)
-        write_values(out_rows[0], y, spec)
+        write_values(out_rows[0], apply_steps(activation, y) if activation else y, spec)
 
     inputs = list(named.values())
     return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]
@@ -200,6 +205,47 @@ def rms_norm(
         centred=False,
         configs=configs,
     )
+
+
+def _golden_dit_rms_norm(torch, input_tensor, epsilon=1e-5, weight=None, bias=None, residual_input_tensor=None,
+                         *, activation=None, **_):  # fmt: skip
+    x = input_tensor.float() if residual_input_tensor is None else input_tensor.float() + residual_input_tensor.float()
+    out = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + epsilon)
+    out = out if weight is None else out * weight.float().reshape(-1)
+    out = out if bias is None else out + bias.float().reshape(-1)
+    function = get_golden_function_for_activation(activation)
+    return out if function is None else function(out)
+
+
+@register(
+    "experimental.dit_rms_norm_unary_fused",
+    kind=OpKind.NORMALIZATION,
+    family=OpFamily.NORM,
+    device_operation="LayerNormDeviceOperation",
+    golden=torch_golden(_golden_dit_rms_norm),
+)
+def dit_rms_norm_unary_fused(
+    input_tensor: Tensor,
+    epsilon: float = 1e-5,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    residual_input_tensor: Tensor | None = None,
+    *,
+    memory_config: MemoryConfig | None = None,
+    program_config: object = None,
+    compute_kernel_config: object = None,
+    activation: object = None,
+) -> Tensor:
+    """``rms_norm`` then ``activation`` (a name such as ``"silu"`` or ``"gelu"``, a UnaryOpType or a
+    UnaryWithParam) in one program (tt-metal 2026's DiT op: the layer-norm device operation with a
+    fused activation), so the output is rounded once."""
+    op = "experimental.dit_rms_norm_unary_fused"
+    steps = activation_steps(op, "activation", activation)
+    configs = (program_config, compute_kernel_config)
+    return _normalise(
+        op, input_tensor, epsilon, weight, bias, residual_input_tensor, memory_config,
+        centred=False, configs=configs, activation=steps,
+    )  # fmt: skip
 
 
 def create_layer_norm_reciprocals(device: object, core_range_set: CoreRangeSet, width: int) -> Tensor:

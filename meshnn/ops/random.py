@@ -1,6 +1,7 @@
 """Random tensors on a device, as ttnn makes them: ``ttnn.rand`` (a new tensor uniform on
-``[low, high)``), ``ttnn.uniform`` (an existing tensor refilled in place, uniform on ``[from, to)``)
-and ``ttnn.bernoulli`` (1 with the probability each input element holds, else 0).
+``[low, high)``), ``ttnn.randn`` (tt-metal 2026's: a new tensor of standard normal values),
+``ttnn.uniform`` (an existing tensor refilled in place, uniform on ``[from, to)``) and
+``ttnn.bernoulli`` (1 with the probability each input element holds, else 0).
 
 Seeds follow ttnn's rule: ``seed=0`` draws a fresh seed for every call (results differ from call to
 call); any other seed gives the same values every time for the same shape.  The stream is numpy's
@@ -119,6 +120,55 @@ def rand(
         write_values(out_rows[0], np.broadcast_to(values, (out_rows[0].shape[0], *dims)), spec)
 
     attrs = {"dtype": dtype, "layout": layout, "memory_config": memory_config, "low": lo, "high": hi, "seed": seed}
+    coords = tuple(device.local)
+    return launch(op, device, [], [Output(spec, coords)], kernel, coords=coords, attrs=attrs)[0]
+
+
+def _golden_randn(torch, shape, *_, **__):
+    return torch.randn(tuple(shape))
+
+
+@register(
+    kind=OpKind.RANDOM,
+    family=OpFamily.COPY,
+    device_operation="RandnDeviceOperation",
+    golden=torch_golden(_golden_randn),
+    modelled=False,
+)
+def randn(
+    shape: Sequence[int],
+    device: MeshDevice,
+    *,
+    dtype: DataType = DataType.BFLOAT16,
+    layout: Layout = Layout.TILE,
+    memory_config: MemoryConfig = DRAM_MEMORY_CONFIG,
+    compute_kernel_config: object = None,
+    seed: int | None = None,
+) -> Tensor:
+    """A new device tensor of ``shape`` with standard normal values (tt-metal 2026's ``ttnn.randn``:
+    bfloat16 or float32, interleaved; ``seed=None`` draws a fresh stream, a seed repeats its values),
+    drawn in float32 and rounded into ``dtype``."""
+    op = "randn"
+    dims = _dims(op, shape)
+    if not isinstance(device, MeshDevice):
+        raise MeshnnTypeError(f"ttnn.{op}: device must be a ttnn device, got {device!r}")
+    if dtype not in (DataType.BFLOAT16, DataType.FLOAT32):
+        raise MeshnnTypeError(f"ttnn.{op}: dtype must be ttnn.bfloat16 or ttnn.float32, got {dtype!r}")
+    if not isinstance(layout, Layout):
+        raise MeshnnTypeError(f"ttnn.{op}: layout must be a ttnn Layout, got {layout!r}")
+    if not isinstance(memory_config, MemoryConfig) or memory_config.is_sharded():
+        raise MeshnnValueError(f"ttnn.{op}: memory_config must be interleaved (DRAM or L1), got {memory_config!r}")
+    kernel_config = check_compute_kernel_config(op, compute_kernel_config)
+    rng = np.random.default_rng(None if seed is None else _seed(op, seed))
+    spec = TensorSpec(dims, dtype, layout, memory_config=memory_config)
+    device.check_open()
+
+    def kernel(in_rows, out_rows, coords: tuple[MeshCoordinate, ...]) -> None:
+        values = rng.standard_normal(dims, dtype=np.float32)
+        write_values(out_rows[0], np.broadcast_to(values, (out_rows[0].shape[0], *dims)), spec)
+
+    attrs = {"dtype": dtype, "layout": layout, "memory_config": memory_config, "seed": seed}
+    attrs["compute_kernel_config"] = kernel_config
     coords = tuple(device.local)
     return launch(op, device, [], [Output(spec, coords)], kernel, coords=coords, attrs=attrs)[0]
 

@@ -5,7 +5,10 @@ Galaxy, else None), ``ensure_gc`` (autouse: a garbage collection before each tes
 ``tests/ttnn`` conftests do), ``report_per_test`` (autouse, tt-metal's ``tests/ttnn`` conftest's
 ``pre_and_post``: the test's ``ttnn.CONFIG.report_name`` is its node id and the time unless one is
 set, so a test that turns ``enable_logging`` on writes its own report; ``ttnn.database``'s connection
-is closed after it), and the ``silicon_arch_name`` / ``silicon_arch_<arch>`` parametrisation.
+is closed after it), ``model_location_generator`` (where a model's files are: tt-metal's MLPerf
+folder ``/mnt/MLPerf/tt_dnn-models/<subdir>/<version>`` when it exists, else the Hugging Face name
+itself; tt-metal CI's large-file cache is refused by name), and the ``silicon_arch_name`` /
+``silicon_arch_<arch>`` parametrisation.
 
 ``silicon_arch_name`` is a session-scoped parameter (test ids carry it), the arch of the system
 tests run on (Wormhole unless ``--system`` forces a Blackhole one).  A test that also asks for
@@ -119,3 +122,25 @@ def is_ci_env() -> bool:
 def galaxy_type() -> str | None:
     """ "6U" on the simulated Galaxy (a 6U Galaxy: 32 PCIe chips), None on every other system."""
     return "6U" if meshnn.system_spec().name == "galaxy" else None
+
+
+MLPERF_MODELS = "/mnt/MLPerf/tt_dnn-models"
+"""tt-metal's shared folder of model files, read when present."""
+
+
+@pytest.fixture(scope="session")
+def model_location_generator():
+    """tt-metal's ``model_location_generator``: a function of ``(model_version, model_subdir="",
+    download_if_ci_v2=False, ...)`` giving the MLPerf path of the model when it exists, else
+    ``model_version`` (then ``from_pretrained`` reads the local Hugging Face cache or the hub)."""
+    from pathlib import Path
+
+    from meshnn.errors import NotImplementedByMeshnn
+
+    def locate(model_version, model_subdir="", download_if_ci_v2=False, ci_v2_timeout_in_s=300, **_):
+        path = Path(MLPERF_MODELS) / model_subdir / model_version
+        if download_if_ci_v2 and "TT_GH_CI_INFRA" in os.environ and not path.exists():
+            raise NotImplementedByMeshnn("model_location_generator's download from tt-metal CI's large-file cache")
+        return path if path.exists() else model_version
+
+    return locate

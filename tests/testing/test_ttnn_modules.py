@@ -72,3 +72,19 @@ def test_operations_activations_gives_the_torch_function_of_an_activation(ttnn):
         golden(meshnn.UnaryOpType.EXP)  # (not in ttnn's map)
     with pytest.raises(meshnn.MeshnnError, match="Unsupported activation: no_such_op"):
         golden("no_such_op")
+
+
+def test_dot_access_dicts(ttnn):
+    """``ttnn.dot_access`` (tt-metal's BERT / ViT parameters): nested dicts become attribute dicts;
+    a missing key is a KeyError, as ttnn's, and an AttributeError, so hasattr / getattr work."""
+    from ttnn.dot_access import DotAccessDict, make_dot_access_dict
+
+    made = make_dot_access_dict({"layer": {"weight": 1}, "bias": 2, "kept": {"x": 3}}, ignore_types=(list,))
+    assert made.layer.weight == 1 and made.bias == 2 and isinstance(made.kept, DotAccessDict)
+    assert make_dot_access_dict(made) is made
+    assert make_dot_access_dict([1], ignore_types=(list,)) == [1]
+    with pytest.raises(KeyError):
+        made.missing  # noqa: B018
+    assert not hasattr(made, "missing") and getattr(made, "missing", 7) == 7
+    del made.bias
+    assert "bias" not in made

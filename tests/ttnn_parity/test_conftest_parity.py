@@ -136,6 +136,12 @@ def test_is_ci_env_reads_the_ci_variable(is_ci_env):
     assert is_ci_env is (os.getenv("CI") == "true")
 
 
+def test_model_location_generator_gives_the_name_without_mlperf(model_location_generator):
+    name = "tiiuae/falcon-7b-instruct"  # (no /mnt/MLPerf here: the name, for the Hugging Face cache)
+    expected = name if not os.path.exists(f"/mnt/MLPerf/tt_dnn-models/{name}") else None
+    assert expected is None or model_location_generator(name, model_subdir="") == expected
+
+
 def test_ensure_gc_is_autouse(request):
     assert "ensure_gc" in request.fixturenames and gc.isenabled()
 

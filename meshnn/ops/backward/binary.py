@@ -22,7 +22,7 @@ from meshnn.ops.backward import goldens
 from meshnn.ops.backward.binding import MEMORY_CONFIG, QUEUE_ID, Kind, a, k
 from meshnn.ops.backward.defs import GRAD, Form, GradDef, binary, number, table, with_scalar
 from meshnn.ops.backward.unary_activations import APPROXIMATE, check_approximate, gelu_derivative
-from meshnn.ops.backward.unary_math import check_round_mode
+from meshnn.ops.backward.unary_math import ROUNDING, check_round_mode
 from meshnn.ops.complex import grads as complex_grads
 from meshnn.tensor.tensor import Tensor
 
@@ -40,22 +40,22 @@ def _negated(g: np.ndarray, *rest: Any, **params: Any) -> np.ndarray:
     return -g
 
 
-def _div_scalar(g: np.ndarray, x: np.ndarray, scalar: float, round_mode: str | None) -> np.ndarray:
-    if round_mode is not None:
+def _div_scalar(g: np.ndarray, x: np.ndarray, scalar: float, **modes: str | None) -> np.ndarray:
+    if any(mode is not None for mode in modes.values()):
         return np.zeros_like(g)
     if scalar == 0:
         return np.where(g == 0, NAN, np.sign(g) * INF)
     return g * np.float32(1 / scalar)
 
 
-def _div_a(g: np.ndarray, x: np.ndarray, y: np.ndarray, round_mode: str | None) -> np.ndarray:
-    if round_mode is not None:
+def _div_a(g: np.ndarray, x: np.ndarray, y: np.ndarray, **modes: str | None) -> np.ndarray:
+    if any(mode is not None for mode in modes.values()):
         return np.zeros_like(g)
     return np.where(y == 0, np.where(g == 0, NAN, np.sign(g) * INF), g * (1 / y))
 
 
-def _div_b(g: np.ndarray, x: np.ndarray, y: np.ndarray, round_mode: str | None) -> np.ndarray:
-    if round_mode is not None:
+def _div_b(g: np.ndarray, x: np.ndarray, y: np.ndarray, **modes: str | None) -> np.ndarray:
+    if any(mode is not None for mode in modes.values()):
         return np.zeros_like(g)
     at_zero = np.where((g == 0) | (x == 0), NAN, np.sign(x) * -INF * np.sign(g))
     return np.where(y == 0, at_zero, -g * (x * (1 / (y * y))))
@@ -121,7 +121,6 @@ def _bias_gelu_tensors() -> Form:
 
 
 B = GradDef
-ROUND_MODE = k("round_mode", Kind.STR)
 _ALPHA = number("alpha", 1.0)
 
 DEFS = (
@@ -155,12 +154,12 @@ DEFS = (
     B(
         "div_bw",
         (
-            with_scalar(_div_scalar, ROUND_MODE, out=True, check=check_round_mode),
-            binary(_div_a, _div_b, ROUND_MODE, names=OTHER, outputs=OPTIONAL, check=check_round_mode),
+            with_scalar(_div_scalar, *ROUNDING, out=True, check=check_round_mode),
+            binary(_div_a, _div_b, *ROUNDING, names=OTHER, outputs=OPTIONAL, check=check_round_mode),
             complex_grads.DIV,
         ),
         goldens.two(
-            lambda t, x, y, value=None, *a, **k: t.div(x, y, rounding_mode=k.get("round_mode", value)),
+            lambda t, x, y, value=None, *a, **k: t.div(x, y, rounding_mode=goldens.rounding_of(value, k)),
             lambda t, x, y, *a, **k: t.div(x, y),
         ),
     ),

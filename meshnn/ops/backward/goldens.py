@@ -170,11 +170,21 @@ def div_no_nan() -> Callable[..., Any]:
     return torch_golden(body)
 
 
+def rounding_of(value: Any, keywords: dict[str, Any]) -> Any:
+    """A division golden's rounding mode: given by position (``value``), or by keyword as ttnn 0.81's
+    ``round_mode`` or newer ttnn's ``rounding_mode``."""
+    for name in ("round_mode", "rounding_mode"):
+        if value is None:
+            value = keywords.get(name)
+    return value
+
+
 def rdiv() -> Callable[..., Any]:
     """``rdiv_bw``'s golden: the gradient of ``torch.div(scalar, input, rounding_mode=round_mode)``."""
 
     def body(torch: Any, grad: Any, x: Any, scalar: Any = None, round_mode: Any = None, *a: Any, **k: Any) -> list:
-        return _unary_body(lambda t, v: t.div(scalar, v, rounding_mode=round_mode))(torch, grad, x)
+        mode = rounding_of(round_mode, k)
+        return _unary_body(lambda t, v: t.div(scalar, v, rounding_mode=mode))(torch, grad, x)
 
     return torch_golden(body)
 

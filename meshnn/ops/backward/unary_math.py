@@ -19,6 +19,7 @@ from meshnn.ops.backward.binding import Kind, a, k
 from meshnn.ops.backward.defs import GradDef, table, unary
 from meshnn.ops.complex import grads as complex_grads
 from meshnn.ops.eltwise import special
+from meshnn.ops.eltwise.unary_defs import one_rounding_mode
 from meshnn.perf.desc import OpFamily
 
 INF, NAN = np.float32(np.inf), np.float32(np.nan)
@@ -146,8 +147,8 @@ def _multigammaln(g: np.ndarray, x: np.ndarray) -> np.ndarray:
     return g * _f32(total)
 
 
-def _rdiv(g: np.ndarray, x: np.ndarray, scalar: float, round_mode: str | None) -> np.ndarray:
-    if round_mode is not None:
+def _rdiv(g: np.ndarray, x: np.ndarray, scalar: float, **modes: str | None) -> np.ndarray:
+    if any(mode is not None for mode in modes.values()):
         return np.zeros_like(x)
     out = np.where(x != 0, -g * (np.float32(scalar) / (x * x)), NAN)
     if scalar != 0:
@@ -157,10 +158,18 @@ def _rdiv(g: np.ndarray, x: np.ndarray, scalar: float, round_mode: str | None) -
     return out
 
 
+ROUNDING = (k("round_mode", Kind.STR), k("rounding_mode", Kind.STR))
+"""A division gradient's rounding mode: ttnn 0.81's ``round_mode`` and newer ttnn's ``rounding_mode``
+(2026's ``div_bw`` / ``rdiv_bw``), keyword-only; a rounded quotient's gradient is zero."""
+
+
 def check_round_mode(op: str, params: dict) -> None:
-    """ttnn's rounding modes of a division: None, 'trunc' or 'floor'."""
-    if params["round_mode"] not in (None, "trunc", "floor"):
-        raise MeshnnValueError(f"ttnn.{op}: round_mode must be None, 'trunc' or 'floor', got {params['round_mode']!r}")
+    """ttnn's rounding modes of a division: None, 'trunc' or 'floor', by either name (both given
+    must agree)."""
+    for name in ("round_mode", "rounding_mode"):
+        if params.get(name) not in (None, "trunc", "floor"):
+            raise MeshnnValueError(f"ttnn.{op}: {name} must be None, 'trunc' or 'floor', got {params[name]!r}")
+    one_rounding_mode(op, params.get("round_mode"), params.get("rounding_mode"))
 
 
 def _zeros(g: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -239,7 +248,7 @@ DEFS = (
     ),
     U(
         "rdiv_bw",
-        (unary(_rdiv, a("scalar", Kind.NUMBER), k("round_mode", Kind.STR), check=check_round_mode),),
+        (unary(_rdiv, a("scalar", Kind.NUMBER), *ROUNDING, check=check_round_mode),),
         goldens.rdiv(),
     ),
 )

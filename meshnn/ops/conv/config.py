@@ -22,6 +22,7 @@ from meshnn.device.core import CoreCoord, CoreRangeSet
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
+from meshnn.ops.activation_arg import converted_activation
 from meshnn.ops.config import UnaryWithParam
 from meshnn.ops.eltwise.unary_tables import UnaryOpType
 
@@ -50,12 +51,9 @@ def _of(owner: str, name: str, value: object, kind: type, optional: bool = True)
 
 def _activation(owner: str, value: object) -> object:
     """None, a UnaryWithParam, or what ttnn converts to one (a UnaryOpType, a (type, param) pair)."""
+    value = converted_activation(value)
     if value is None or isinstance(value, UnaryWithParam):
         return value
-    if isinstance(value, UnaryOpType):
-        return UnaryWithParam(value)
-    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], UnaryOpType):
-        return UnaryWithParam(value[0], value[1])
     if isinstance(value, str):  # ttnn's older string form ("relu")
         try:
             return UnaryWithParam(UnaryOpType(value.lower()))

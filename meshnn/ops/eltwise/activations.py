@@ -56,6 +56,8 @@ def _step(op: str, argument: str, item: UnaryWithParam) -> Activation:
         raise MeshnnValueError(f"ttnn.{op}: {argument}: {item.op_type} has no computation in meshnn as an activation")
     names = [p.name for p in defn.params]
     given = item.params
+    if len(given) == len(names) + 1 and "fast_and_approximate_mode" in defn.hardware:
+        given = given[:-1]  # the SFPU's approximation flag (EXP's param0): meshnn computes exactly either way
     if len(given) > len(names):
         raise MeshnnValueError(
             f"ttnn.{op}: {argument}: {item.op_type} takes {len(names)} parameter(s) {names}, got {list(given)}"

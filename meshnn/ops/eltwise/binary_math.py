@@ -18,11 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from meshnn.errors import MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.mesh.op_keywords import Keyword, flag
 from meshnn.ops.eltwise.binary_defs import BinaryDef, Keywords
-from meshnn.ops.eltwise.unary_defs import ROUND_MODE, f, kw, kwb, kwf
+from meshnn.ops.eltwise.unary_defs import ROUND_MODE, ROUNDING_MODE, f, kwb, kwf, one_rounding_mode
 
 B = BinaryDef
 PLAIN = Keywords.PLAIN
@@ -36,12 +35,8 @@ def _float(x: np.ndarray | float) -> np.ndarray | np.float32:
 
 
 def _rounding(params: dict[str, Any]) -> str | None:
-    """The rounding mode asked: ``round_mode`` (ttnn 0.81) or ``rounding_mode`` (newer ttnn's name
-    of the same keyword); both given must agree."""
-    old, new = params.get("round_mode"), params.get("rounding_mode")
-    if old is not None and new is not None and old != new:
-        raise MeshnnValueError(f"ttnn.div: round_mode {old!r} and rounding_mode {new!r} disagree (give one)")
-    return old if old is not None else new
+    """The one rounding mode of a ``div`` call's keywords (checked to agree)."""
+    return one_rounding_mode("div", params.get("round_mode"), params.get("rounding_mode"))
 
 
 def _div(
@@ -56,7 +51,7 @@ def _div(
     """a / b in float32, then truncated or floored as ``round_mode`` (or ``rounding_mode``) says;
     ``saturate``: 0 / 0 is +inf, not NaN (ttnn's bfloat16 division with a rounding mode or
     ``accurate_mode``); ``fast_and_approximate_mode`` is recorded only (meshnn divides exactly)."""
-    round_mode = _rounding({"round_mode": round_mode, "rounding_mode": rounding_mode})
+    round_mode = one_rounding_mode("div", round_mode, rounding_mode)
     q = np.divide(_float(a), _float(b))
     if saturate:
         q = np.where(np.isnan(q) & ~np.isnan(_float(a)) & ~np.isnan(_float(b)), np.float32(np.inf), q)
@@ -148,7 +143,7 @@ _ALPHA = (f("alpha", 1.0),)
 _DIV_PARAMS = (
     kwb("accurate_mode", False),
     ROUND_MODE,
-    kw("rounding_mode", None, check=ROUND_MODE.check),
+    ROUNDING_MODE,
     kwb("fast_and_approximate_mode", False),
 )
 """ttnn 0.81's ``accurate_mode`` / ``round_mode`` and newer ttnn's ``fast_and_approximate_mode`` /

@@ -26,7 +26,7 @@ from meshnn.ops.checks import device_input
 from meshnn.ops.eltwise.functions import wide
 from meshnn.ops.eltwise.kernel import elementwise, elementwise_kernel, memory_config_of
 from meshnn.ops.eltwise.logical import on_values
-from meshnn.ops.eltwise.unary_defs import UnaryDef
+from meshnn.ops.eltwise.unary_defs import UnaryDef, one_rounding_mode
 from meshnn.ops.eltwise.unary_tables import DEFS, UNARY, UNARY_DEFS
 from meshnn.ops.launch import Kernel
 from meshnn.ops.outputs import out_spec_like
@@ -104,6 +104,8 @@ def declare(defn: UnaryDef) -> Callable[..., Any]:
     def call(input_tensor: Tensor, memory_config=None, output_tensor=None, queue_id=0, **params: Any) -> Tensor:
         for key, check in checks:
             check(name, key, params[key])
+        if "rounding_mode" in params:  # newer ttnn's name beside 0.81's round_mode: one mode
+            one_rounding_mode(name, params["round_mode"], params["rounding_mode"])
         if defn.dtypes is not None or defn.even_width:
             _check_input(defn, input_tensor)
         if defn.round_params and isinstance(input_tensor, Tensor) and input_tensor.dtype is DataType.BFLOAT16:

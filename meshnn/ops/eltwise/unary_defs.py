@@ -115,6 +115,21 @@ def _round_mode(op: str, name: str, value: object) -> None:
 
 ROUND_MODE = kw("round_mode", None, check=_round_mode)
 """torch's rounding modes of a division (keyword-only, as ttnn binds it)."""
+ROUNDING_MODE = kw("rounding_mode", None, check=_round_mode)
+"""Newer ttnn's name of ``round_mode`` (2026's ``div``, ``rdiv`` and their gradients)."""
+
+
+def one_rounding_mode(op: str, round_mode: str | None, rounding_mode: str | None) -> str | None:
+    """The rounding mode asked of ``ttnn.<op>``: ``round_mode`` (ttnn 0.81) or ``rounding_mode``
+    (newer ttnn's name of the same keyword); both given must agree."""
+    if round_mode is not None and rounding_mode is not None and round_mode != rounding_mode:
+        from meshnn.errors import MeshnnValueError
+
+        raise MeshnnValueError(
+            f"ttnn.{op}: round_mode {round_mode!r} and rounding_mode {rounding_mode!r} disagree (give one)"
+        )
+    return round_mode if round_mode is not None else rounding_mode
+
 
 APPROX = {"fast_and_approximate_mode": Keyword(False, flag)}
 """The SFPU's approximation switch: meshnn computes in float32 either way."""

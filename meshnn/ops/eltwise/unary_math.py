@@ -13,7 +13,7 @@ import numpy as np
 
 from meshnn.ops.eltwise.functions import erfc
 from meshnn.ops.eltwise.special import digamma, erf, erfinv, i1, lgamma, multigammaln, polygamma
-from meshnn.ops.eltwise.unary_defs import APPROX, ROUND_MODE, UnaryDef, f, i, kwi
+from meshnn.ops.eltwise.unary_defs import APPROX, ROUND_MODE, ROUNDING_MODE, UnaryDef, f, i, kwi, one_rounding_mode
 
 U = UnaryDef
 _D64 = np.float64
@@ -65,9 +65,13 @@ MATH = (
     ),
     U(
         "rdiv",
-        lambda x, value, round_mode=None: _rounded(np.float32(value) / x, round_mode),
-        lambda t, x, value, round_mode=None, **k: t.div(t.tensor(value, dtype=x.dtype), x, rounding_mode=round_mode),
-        params=(f("value"), ROUND_MODE),
+        lambda x, value, round_mode=None, rounding_mode=None: _rounded(
+            np.float32(value) / x, one_rounding_mode("rdiv", round_mode, rounding_mode)
+        ),
+        lambda t, x, value, round_mode=None, rounding_mode=None, **k: t.div(
+            t.tensor(value, dtype=x.dtype), x, rounding_mode=one_rounding_mode("rdiv", round_mode, rounding_mode)
+        ),
+        params=(f("value"), ROUND_MODE, ROUNDING_MODE),
         member="RDIV",
         operator="rdiv",  # ``number / tensor``
     ),

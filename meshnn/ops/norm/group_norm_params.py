@@ -179,14 +179,20 @@ def create_group_norm_reciprocals(N: int, C: int, H: int, W: int, num_groups: in
     return reciprocals.repeat(core_grid.x * core_grid.y, 1)
 
 
-def get_group_norm_cores_across_channel(memory_layout: Any, core_grid: CoreGrid) -> int:
-    """The cores that split the channels: the grid's rows (block sharded), 1 (height sharded), or
-    every core (interleaved)."""
-    from meshnn.device.buffer import TensorMemoryLayout
+def get_group_norm_cores_across_channel(memory_layout: Any, core_grid: CoreGrid, shard_orientation: Any = None) -> int:
+    """The cores that split the channels: block sharded, the grid's columns (``core_grid.x``) when
+    ``shard_orientation`` is ROW_MAJOR, else its rows (``core_grid.y``: COL_MAJOR, and None, ttnn's
+    older rule); 1 (height sharded); every core (interleaved)."""
+    from meshnn.device.buffer import ShardOrientation, TensorMemoryLayout
 
     core_grid = _grid("get_group_norm_cores_across_channel", core_grid)
+    if shard_orientation is not None and not isinstance(shard_orientation, ShardOrientation):
+        raise MeshnnTypeError(
+            f"ttnn.get_group_norm_cores_across_channel: shard_orientation must be a ttnn.ShardOrientation or None, "
+            f"got {shard_orientation!r}"
+        )
     if memory_layout is TensorMemoryLayout.BLOCK_SHARDED:
-        return core_grid.y
+        return core_grid.x if shard_orientation is ShardOrientation.ROW_MAJOR else core_grid.y
     if memory_layout is TensorMemoryLayout.HEIGHT_SHARDED:
         return 1
     return core_grid.x * core_grid.y

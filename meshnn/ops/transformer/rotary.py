@@ -18,7 +18,7 @@ from meshnn.ops import goldens
 from meshnn.ops.checks import check_queue_id, same_mesh
 from meshnn.ops.launch import Kernel, launch
 from meshnn.ops.outputs import Output, out_spec_like
-from meshnn.ops.registry import OpKind, register
+from meshnn.ops.registry import OpKind, register, torch_golden
 from meshnn.ops.transformer.checks import tile_input
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
@@ -135,3 +135,38 @@ def _rotary_kernel(
         write_values(out_rows[0], out, spec)
 
     return kernel
+
+
+def _golden_rotate_half(torch, input, **_):
+    half = input.shape[-1] // 2
+    return torch.cat((-input[..., half:], input[..., :half]), dim=-1)
+
+
+@register(
+    "experimental.rotate_half",
+    kind=OpKind.TRANSFORMER,
+    family=OpFamily.COPY,
+    device_operation="RotateHalfDeviceOperation",
+    golden=torch_golden(_golden_rotate_half),
+)
+def rotate_half(input: Tensor, *, memory_config: MemoryConfig | None = None) -> Tensor:
+    """The last dimension's halves ``[a | b]`` as ``[-b | a]`` (the rotary embedding's rotation),
+    exact.  tt-metal's rules: TILE, interleaved in and out, the padded last dimension whole pairs
+    of tiles (a multiple of 64)."""
+    op = "experimental.rotate_half"
+    x = tile_input(op, "input", input)
+    width = tuple(x.spec.padded_shape)[-1]
+    if len(x.shape) < 2 or width % 64 or x.shape[-1] != width:
+        raise MeshnnValueError(f"ttnn.{op}: input {list(x.shape)} needs a last dimension that is a multiple of 64")
+    spec = out_spec_like(x, memory_config=memory_config, op=op)
+    for name, config in (("input", x.memory_config()), ("memory_config", spec.memory_config)):
+        if config.is_sharded():
+            raise MeshnnValueError(f"ttnn.{op}: {name} must be interleaved (rotate_half does not shard), got {config}")
+    half = width // 2
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        values = logical_values(in_rows[0], x.spec)
+        write_values(out_rows[0], np.concatenate((-values[..., half:], values[..., :half]), axis=-1), spec)
+
+    attrs = {"output_mem_config": spec.memory_config}
+    return launch(op, x.device(), [x], [Output(spec)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]

@@ -168,5 +168,14 @@ def _copy_rows() -> list[Case]:
     ]
 
 
+def _fill_rm_rows() -> list[Case]:  # stop 47: tt-metal 2026's docs examples
+    return [
+        Case("fill_rm", "hOnes > H", lambda e: ttnn.fill_rm(1, 1, 32, 32, 33, 1, e.a_bf16, 1.0, 0.0), VALUE, "hOnes"),
+        Case("fill_rm", "any not bfloat16", lambda e: ttnn.fill_rm(1, 1, 32, 32, 1, 1, e.a, 1.0, 0.0), TYPE, "any"),
+        Case("fill_ones_rm", "a zero dim", lambda e: ttnn.fill_ones_rm(0, 1, 32, 32, 1, 1, e.a_bf16), VALUE, "N, C"),
+        Case("fill_ones_rm", "any on the host", lambda e: ttnn.fill_ones_rm(1, 1, 32, 32, 1, 1, e.host), VALUE, "any"),
+    ]
+
+
 def rows() -> list[Case]:
-    return [*_layout_rows(), *_index_rows(), *_copy_rows()]
+    return [*_layout_rows(), *_index_rows(), *_copy_rows(), *_fill_rm_rows()]
