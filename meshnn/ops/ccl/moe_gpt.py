@@ -83,9 +83,13 @@ def _weights(mesh: MeshDevice, w01: Tensor, w2: Tensor) -> int:
     for name, t, groups, what in (("w0_w1_tensor", w01, 4, "K"), ("w2_tensor", w2, 2, "N")):
         shape = tuple(t.shape)
         if len(shape) != 6:
-            raise _fail(f"{name} must have rank 6 (num_cores, L, E, groups, {what}, 4*TILE_SIZE), got rank {len(shape)}")
+            raise _fail(
+                f"{name} must have rank 6 (num_cores, L, E, groups, {what}, 4*TILE_SIZE), got rank {len(shape)}"
+            )
         if shape[0] != cores:
-            raise _fail(f"{name} dim 0 must equal the number of DRAM-bank-aligned matmul cores ({cores}), got {shape[0]}")
+            raise _fail(
+                f"{name} dim 0 must equal the number of DRAM-bank-aligned matmul cores ({cores}), got {shape[0]}"
+            )
         if shape[5] != lay.BLOCK:
             raise _fail(f"{name} dim 5 must be 4*TILE_SIZE ({lay.BLOCK}), got {shape[5]}")
         if shape[3] != groups or shape[4] != HIDDEN + lay.TILE or cores != lay.RING_CORES:
@@ -128,7 +132,9 @@ def _routing(tokens: Tensor, ids: Tensor, scores: Tensor, mapping: Tensor, mesh:
         raise _fail(f"expert_indices holds {int(np.prod(tuple(ids.shape)[:-1]))} token rows; input_tensor {shape[0]}")
     rows = mesh.get_num_devices()
     if mapping.dtype is not DataType.UINT16 or mapping.layout is not Layout.ROW_MAJOR or len(mapping.shape) != 2:
-        raise _fail(f"expert_mapping must be uint16 ROW_MAJOR [devices, experts], got {mapping.dtype} {list(mapping.shape)}")
+        raise _fail(
+            f"expert_mapping must be uint16 ROW_MAJOR [devices, experts], got {mapping.dtype} {list(mapping.shape)}"
+        )
     if mapping.shape[0] != rows or mapping.shape[1] < experts:
         raise _fail(
             f"expert_mapping last dim (experts_total={mapping.shape[1]}) must be >= experts_per_device ({experts}) "
@@ -202,17 +208,21 @@ def _metadata(outs: list[np.ndarray], routed: dict, scores: np.ndarray, experts:
 
 def expert_outputs(x: np.ndarray, weights: tuple[np.ndarray, ...]) -> np.ndarray:
     """One expert on its tokens ``x`` ``(n, 2880)`` float32 (bfloat16 values), its unpacked
-    ``(gate, gate bias, up, up bias, down, down bias)``; the bfloat16 outputs."""
-    gate, gate_bias, up, up_bias, down, down_bias = weights
-    g = round_to_bfloat16(np.ascontiguousarray(x @ gate + gate_bias, np.float32))
-    u = round_to_bfloat16(np.ascontiguousarray(x @ up + up_bias, np.float32))
+    ``(gate^T, gate bias, up^T, up bias, down^T, down bias)``; the bfloat16 outputs."""
+    gate_t, gate_bias, up_t, up_bias, down_t, down_bias = weights
+    g = round_to_bfloat16(np.ascontiguousarray((gate_t @ x.T).T + gate_bias, np.float32))
+    u = round_to_bfloat16(np.ascontiguousarray((up_t @ x.T).T + up_bias, np.float32))
     a = round_to_bfloat16(np.ascontiguousarray(lay.clamped_swiglu(g, u)))
-    return round_to_bfloat16(np.ascontiguousarray(a @ down + down_bias, np.float32))
+    return round_to_bfloat16(np.ascontiguousarray((down_t @ a.T).T + down_bias, np.float32))
 
 
 def unpacked_expert(p01: np.ndarray, p2: np.ndarray, expert: int) -> tuple[np.ndarray, ...]:
-    """Expert ``expert``'s weights from the ring-ordered packed values (layer 0)."""
-    return (*lay.w0_w1_of(p01[:, expert]), *lay.w2_of(p2[:, expert]))
+    """Expert ``expert``'s weights from the ring-ordered packed values (layer 0), each matrix
+    transposed (a few token rows times a weight read row by row)."""
+    gate, gate_bias, up, up_bias = lay.w0_w1_of(p01[:, expert])
+    down, down_bias = lay.w2_of(p2[:, expert])
+    t = np.ascontiguousarray
+    return t(gate.T), gate_bias, t(up.T), up_bias, t(down.T), down_bias
 
 
 def _write_dense(shards: np.ndarray, y: np.ndarray, expert: int, plan: dict) -> None:
