@@ -35,12 +35,9 @@ def pack_w2(down: np.ndarray, pad=0) -> np.ndarray:
     out = np.empty_like(groups)
     tiles = groups.reshape(CORES, 2, rows // TILE, TILE, 4 * TILE)
     for p in range(CORES):
-        order = [
-            t
-            for s in range(CORES)
-            for t in range(STARTS[(p - s) % CORES], STARTS[(p - s) % CORES] + TILES[(p - s) % CORES])
-        ]
-        out[p] = tiles[p][:, order + [NT]].reshape(2, rows, 4 * TILE)
+        sources = [(p - s) % CORES for s in range(CORES)]  # step s brings ring core p - s's slice
+        order = [t for q in sources for t in range(STARTS[q], STARTS[q] + TILES[q])]
+        out[p] = tiles[p][:, [*order, NT]].reshape(2, rows, 4 * TILE)
     return out
 
 
