@@ -199,15 +199,20 @@ def test_moe_gpt_on_a_t3000_line():
             memory_config=ttnn.L1_MEMORY_CONFIG,
             mesh_mapper=ttnn.ReplicateTensorToMesh(mesh),
         )
-        outs = ttnn.experimental.moe_gpt(
-            x_t,
-            expert_indices=ttnn.reshape(id_t, [1, tokens, k_sel]),
-            expert_scores=ttnn.reshape(score_t, [1, tokens, k_sel]),
-            expert_mapping=map_t,
-            w0_w1_tensor=w01,
-            w2_tensor=w2,
-            cluster_axis=1,
-        )
+        with ttnn.perf_capture() as capture:
+            outs = ttnn.experimental.moe_gpt(
+                x_t,
+                expert_indices=ttnn.reshape(id_t, [1, tokens, k_sel]),
+                expert_scores=ttnn.reshape(score_t, [1, tokens, k_sel]),
+                expert_mapping=map_t,
+                w0_w1_tensor=w01,
+                w2_tensor=w2,
+                cluster_axis=1,
+            )
+        (record,) = [r for r in capture.recorder(mesh).records if r.desc.family is ttnn.perf.OpFamily.MOE_GPT]
+        tiles = (4 + 2) * 12 * experts * (HIDDEN + TILE) * 4 * TILE // TILE**2  # w0_w1 and w2, one device
+        assert record.prediction.dram_bytes == tiles * 576  # each bfloat4_b tile read once (a decode's load)
+        assert record.prediction.cores == 12 and record.prediction.memory_ns > 0
         assert [o.layout for o in outs[3:]] == [ttnn.TILE_LAYOUT, RM] and outs[3].shape == outs[4].shape
         quantized = quantized_experts(w01, w2, 0)
         for d in (0, 3, 7):
