@@ -320,7 +320,7 @@ def _plan(mesh: MeshDevice, inputs: list[Tensor], attrs: dict) -> dict:
     return plan
 
 
-@register(OP, kind=OpKind.COLLECTIVE, family=OpFamily.MOE_GPT, device_operation="MoEGPTDeviceOperation")
+@register(OP, kind=OpKind.MATMUL, family=OpFamily.MOE_GPT, device_operation="MoEGPTDeviceOperation")
 def moe_gpt(
     input_tensor: Tensor,
     *,
