@@ -63,6 +63,7 @@ class OpFamily(enum.Enum):
     ARGMAX = "ArgMaxDeviceOperation"  # a scalar loop on data-movement cores
     KV_UPDATE = "PagedUpdateCacheDeviceOperation"  # one token per user written into the cache
     KV_FILL = "PagedFillCacheDeviceOperation"  # a whole prompt written into the cache
+    MOE_GPT = "MoEGPTDeviceOperation"  # gpt-oss's fused experts: DRAM-sharded bfloat4_b weights, 12 ring cores
     ALL_GATHER = "AllGatherAsyncDeviceOperation"
     REDUCE_SCATTER = "ReduceScatterMinimalAsyncDeviceOperation"
     ALL_REDUCE = "AllReduceAsyncDeviceOperation"

@@ -128,6 +128,18 @@ def test_owners_off_the_line_are_skipped():
         got = [ttnn.to_torch(t).reshape(8, 32) for t in ttnn.get_device_tensors(persistent)]
         assert torch.equal(got[6], tokens.reshape(8, 32))  # row 1 gets its own (replicated) tokens
         assert all(not got[d].any() for d in range(8) if d != 6)
+        # ttnn compares a persistent output's spec with itself: any shape holding the rows will do
+        # (test_moe_gpt_e2e.py passes [rows, T/rows, H] a device)
+        other = ttnn.from_torch(torch.zeros(16, 4, 32).bfloat16(), dtype=ttnn.bfloat16, layout=RM, device=mesh,
+                                mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))  # fmt: skip
+        OP(*tt, tm, cluster_axis=1, output_tensors=(other, meta, sc))
+        assert list(ttnn.get_device_tensors(other)[0].shape) == [2, 4, 32]
+        again = [ttnn.to_torch(t).reshape(8, 32) for t in ttnn.get_device_tensors(other)]
+        assert all(torch.equal(a, b) for a, b in zip(again, got, strict=True))
+        short = ttnn.from_torch(torch.zeros(8, 7, 32).bfloat16(), dtype=ttnn.bfloat16, layout=RM, device=mesh,
+                                mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))  # fmt: skip
+        with pytest.raises(ValueError, match="hold the output's rows"):
+            OP(*tt, tm, cluster_axis=1, output_tensors=(short, meta, sc))
     finally:
         mesh.close()
 

@@ -212,3 +212,16 @@ def test_moe_routing_remap_splits_the_non_zero_weights_along_the_axis(system, sh
             ttnn.moe_routing_remap(t, 2, parallel, 2)
     finally:
         mesh.close()
+
+
+def test_moreh_full_takes_the_2026_device_keyword(mesh):
+    """gpt-oss's fused decode zeroes its combine buffer with ``moreh_full(shape=, fill_value=,
+    device=, layout=, dtype=, memory_config=)`` (the 2026 binding's name for the third argument)."""
+    by_keyword = ttnn.moreh_full(shape=[2, 32, 64], fill_value=3, device=mesh, layout=ttnn.ROW_MAJOR_LAYOUT,
+                                 dtype=ttnn.bfloat16, memory_config=ttnn.DRAM_MEMORY_CONFIG)  # fmt: skip
+    positional = ttnn.moreh_full([2, 32, 64], 3, mesh, layout=ttnn.ROW_MAJOR_LAYOUT, dtype=ttnn.bfloat16)
+    first = [ttnn.to_torch(ttnn.get_device_tensors(t)[0]) for t in (by_keyword, positional)]
+    assert torch.equal(first[0], first[1])
+    assert torch.equal(first[0], torch.full((2, 32, 64), 3.0, dtype=torch.bfloat16))
+    with pytest.raises(ttnn.MeshnnTypeError, match="device once"):
+        ttnn.moreh_full([2, 32], 1.0, mesh, device=mesh)

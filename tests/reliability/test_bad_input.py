@@ -3239,6 +3239,25 @@ def moe46_rows() -> list[Case]:
     return c
 
 
+# -- branch moe47 (stop 47): gpt-oss's fused decode experts ----------------------------------------------
+def moe47_rows() -> list[Case]:
+    """``experimental.moe_gpt``: its weights' rank, a freed input, its integer attributes."""
+    c: list[Case] = []
+    op = "experimental.moe_gpt"
+
+    def call(e, **changes):
+        given = dict(expert_indices=e.rm, expert_scores=e.rm, expert_mapping=e.rm, w0_w1_tensor=e.a, w2_tensor=e.a)
+        first = changes.pop("input_tensor", e.rm)
+        return ttnn.experimental.moe_gpt(first, **{**given, **changes})
+
+    c.append(Case(op, "w0_w1 of rank 4", lambda e: call(e), VALUE, "rank 6"))
+    c.append(Case(op, "input freed", lambda e: call(e, input_tensor=e.freed), DEAD, "input_tensor"))
+    c.append(Case(op, "hidden_size a str", lambda e: call(e, hidden_size="2880"), TYPE, "hidden_size"))
+    c.append(Case(op, "output_width_shard_dim 0", lambda e: call(e, output_width_shard_dim=0), VALUE,
+                  "output_width_shard_dim"))  # fmt: skip
+    return c
+
+
 TABLE: list[Case] = (
     unary_family(UNARY, UNARY_FAULTS)
     + family(BINARY, BINARY_FAULTS)
@@ -3265,6 +3284,7 @@ TABLE += eltwise45_rows()  # branch ops45b (tt-metal 2026-06's eltwise tests)
 TABLE += misc41_rows()  # branch misc41 (issue 30's launcher and reports)
 TABLE += galaxy42_rows()  # branch galaxy42 (issue 30's 70B Galaxy model)
 TABLE += moe46_rows()  # branch moe46 (issue 30's gpt-oss throughput path)
+TABLE += moe47_rows()  # branch moe47 (issue 30's gpt-oss fused decode experts)
 BY_ID = {case.id: case for case in TABLE}
 
 

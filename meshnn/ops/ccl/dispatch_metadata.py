@@ -169,17 +169,27 @@ def dispatch_metadata_rows(sources: tuple, outputs: tuple, groups: list[list[int
                 out_scores[dst][0, block, scores.shape[2] :] = one
 
 
+def _rows_view(bits: np.ndarray, rows: int) -> np.ndarray:
+    """``(k, 1, rows, width)``: a view of an output's elements whatever its shape (never a copy:
+    the kernel writes through it)."""
+    bits.shape = (bits.shape[0], 1, rows, -1)
+    return bits
+
+
 def _preallocated_outputs(value: object, specs: list[TensorSpec], mesh: MeshDevice) -> list[Tensor]:
-    """ttnn's three persistent outputs: ROW_MAJOR device tensors of the mesh (they give the specs)."""
+    """ttnn's three persistent outputs: ROW_MAJOR device tensors of the mesh (they give the specs:
+    ttnn compares them with themselves, so any shape holding the output's rows will do; meshnn
+    checks that they hold them: the same rows of the same width and dtype)."""
     if not isinstance(value, list | tuple) or len(value) != 3:
         raise MeshnnTypeError(f"ttnn.{OP}: output_tensors must be three tensors (tokens, ids, scores), got {value!r}")
     checked = []
     for tensor, spec in zip(value, specs, strict=True):
         t = device_input(OP, "output_tensors", tensor)
-        if t.shape != spec.shape or t.dtype is not spec.dtype:
+        rows = int(np.prod(tuple(t.shape)[:-1])) if len(t.shape) else 0
+        if tuple(t.shape)[-1:] != tuple(spec.shape)[-1:] or rows != spec.shape[1] or t.dtype is not spec.dtype:
             raise MeshnnValueError(
-                f"ttnn.{OP}: output_tensors {list(t.shape)} {t.dtype} do not match the output {list(spec.shape)} "
-                f"{spec.dtype}"
+                f"ttnn.{OP}: output_tensors {list(t.shape)} {t.dtype} do not hold the output's rows "
+                f"{list(spec.shape)} {spec.dtype}"
             )
         checked.append(_preallocated(OP, "output_tensors", t, t.spec, mesh))
     return checked
@@ -240,7 +250,7 @@ def all_to_all_dispatch_metadata(
         flat += (_token_bits(in_rows[1], ids.spec).reshape(n, count, -1),)
         flat += (_token_bits(in_rows[2], scores.spec).reshape(n, count, -1),)
         flat += (np.asarray(logical_values(in_rows[3], mapping.spec, as_float=False)),)
-        outs = tuple(_token_bits(out_rows[i], specs[i]) for i in range(3))
+        outs = tuple(_rows_view(_token_bits(out_rows[i], specs[i]), count * len(groups[0])) for i in range(3))
         dispatch_metadata_rows(flat, outs, groups, shared)
 
     attrs = {"cluster_axis": cluster_axis, "peers": width, "shared_expert_ids": tuple(shared), **hardware}

@@ -1,5 +1,6 @@
 """``ttnn.moreh_full`` and ``ttnn.moreh_full_like``: moreh's creation ops, a device tensor of one
-value.  ``moreh_full(shape, fill_value, any, *, dtype, layout, memory_config)`` puts the tensor on
+value.  ``moreh_full(shape, fill_value, any, *, dtype, layout, memory_config)`` (``device=``: the 2026
+binding's name for ``any``) puts the tensor on
 ``any``'s device (``any`` is a device or a tensor on one, whose dtype and layout are the
 defaults then); ``moreh_full_like(input, fill_value, *,
 dtype, layout, memory_config)`` takes ``input``'s shape, dtype, layout, device and memory config
@@ -46,14 +47,19 @@ def _value(op: str, fill_value: object) -> int | float:
 def moreh_full(
     shape: Sequence[int],
     fill_value: float,
-    any: MeshDevice | Tensor,
+    any: MeshDevice | Tensor | None = None,
     *,
     dtype: DataType | None = None,
     layout: Layout | None = None,
     memory_config: MemoryConfig | None = None,
+    device: MeshDevice | None = None,
 ) -> Tensor:
-    """A device tensor of ``shape`` holding ``fill_value``, on ``any`` (a device, or a tensor's)."""
+    """A device tensor of ``shape`` holding ``fill_value``, on ``any`` (a device, or a tensor's).
+    ``device``: the 2026 binding's name for the same argument (gpt-oss's fused decode passes it)."""
     value = _value("moreh_full", fill_value)
+    if (any is None) == (device is None):
+        raise MeshnnTypeError("ttnn.moreh_full: give the device once, as the third argument or device=")
+    any = device if any is None else any
     if isinstance(any, Tensor):
         device = device_input("moreh_full", "any", any).device()
         dtype, layout = dtype or any.dtype, layout or any.layout
