@@ -16,7 +16,7 @@ and the ops' registry, checks, config, launch, outputs and values modules.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -111,15 +111,23 @@ def rand(
     lo, hi = _range(op, low, high, ("low", "high"))
     rng = _generator(_seed(op, seed))
     spec = TensorSpec(dims, dtype, layout, memory_config=memory_config)
+
+    def draw() -> np.ndarray:
+        values = _draws(rng, lo, hi, dims, dtype)
+        return np.trunc(values) if dtype.is_integer else values
+
+    attrs = {"dtype": dtype, "layout": layout, "memory_config": memory_config, "low": lo, "high": hi, "seed": seed}
+    return _new_random(op, device, spec, draw, attrs)
+
+
+def _new_random(op: str, device: MeshDevice, spec: TensorSpec, draw: Callable[[], np.ndarray], attrs: dict) -> Tensor:
+    """A new tensor of ``spec`` on every local device of ``device``, one program holding ``draw()``'s
+    values (drawn once a run, the same on every device)."""
     device.check_open()
 
     def kernel(in_rows, out_rows, coords: tuple[MeshCoordinate, ...]) -> None:
-        values = _draws(rng, lo, hi, dims, dtype)
-        if dtype.is_integer:
-            values = np.trunc(values)
-        write_values(out_rows[0], np.broadcast_to(values, (out_rows[0].shape[0], *dims)), spec)
+        write_values(out_rows[0], np.broadcast_to(draw(), (out_rows[0].shape[0], *spec.shape)), spec)
 
-    attrs = {"dtype": dtype, "layout": layout, "memory_config": memory_config, "low": lo, "high": hi, "seed": seed}
     coords = tuple(device.local)
     return launch(op, device, [], [Output(spec, coords)], kernel, coords=coords, attrs=attrs)[0]
 
@@ -161,16 +169,9 @@ def randn(
     kernel_config = check_compute_kernel_config(op, compute_kernel_config)
     rng = np.random.default_rng(None if seed is None else _seed(op, seed))
     spec = TensorSpec(dims, dtype, layout, memory_config=memory_config)
-    device.check_open()
-
-    def kernel(in_rows, out_rows, coords: tuple[MeshCoordinate, ...]) -> None:
-        values = rng.standard_normal(dims, dtype=np.float32)
-        write_values(out_rows[0], np.broadcast_to(values, (out_rows[0].shape[0], *dims)), spec)
-
     attrs = {"dtype": dtype, "layout": layout, "memory_config": memory_config, "seed": seed}
     attrs["compute_kernel_config"] = kernel_config
-    coords = tuple(device.local)
-    return launch(op, device, [], [Output(spec, coords)], kernel, coords=coords, attrs=attrs)[0]
+    return _new_random(op, device, spec, lambda: rng.standard_normal(dims, dtype=np.float32), attrs)
 
 
 def _golden_uniform(torch, input, from_=0.0, to=1.0, *_, **__):

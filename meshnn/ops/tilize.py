@@ -106,7 +106,7 @@ def untilize_with_unpadding(
     """A TILE tensor as ROW_MAJOR, cut to ``output_tensor_end`` (inclusive end indices: the output's
     shape is ``end + 1`` in each dim; ends past the logical shape read the tiles' padding, ends past
     the padded shape are refused).  bfloat8_b becomes bfloat16; the output's memory config defaults to
-    the input's, a sharded one reshaped as ttnn does (see :func:`untilize_unpadded_spec`).  Above rank 4
+    the input's, a sharded one reshaped as ttnn does (see :func:`untilize_unpadded_config`).  Above rank 4
     ttnn ignores ``output_tensor_end`` and keeps the whole logical shape; so does this."""
     op = "untilize_with_unpadding"
     tensor = device_input(op, "input_tensor", input_tensor)
@@ -130,9 +130,10 @@ def untilize_with_unpadding(
     config = memory_config or tensor.spec.memory_config
     if tensor.spec.memory_config.is_sharded() and tensor.spec.memory_config.shard_spec is None:
         arch = tensor.storage.mesh_buffer.device().system.arch_spec  # type: ignore[union-attr]
-        spec = _nd_sharded_out_spec(op, tensor.spec, out_shape, config, arch)
+        _check_nd_sharded(op, tensor.spec, _out_dtype(tensor.spec), config, arch)
     else:
-        spec = untilize_unpadded_spec(op, tensor.spec, out_shape, config)
+        config = untilize_unpadded_config(op, tensor.spec, out_shape, config)
+    spec = TensorSpec(out_shape, _out_dtype(tensor.spec), Layout.ROW_MAJOR, memory_config=config)
     cut = (slice(None), *(slice(0, n) for n in out_shape))
     if all(n <= s for n, s in zip(out_shape, shape, strict=True)):
         return rearranged(op, tensor, spec, lambda x: x[cut])
@@ -140,26 +141,30 @@ def untilize_with_unpadding(
     return rearranged(op, tensor, spec, lambda x: x[cut], source_spec=whole)
 
 
-def untilize_unpadded_spec(op: str, spec: TensorSpec, shape: tuple[int, ...], config: MemoryConfig) -> TensorSpec:
-    """The output spec of ``untilize_with_unpadding`` of an input of ``spec`` to ``shape``, with ttnn's
-    checks (:func:`_layout_problem`).  A sharded input to a sharded output: height-sharded shards of
-    ``ceil(rows / cores)`` rounded up to whole tile rows by the output's width, width-sharded shards of
-    every row by the input's shard width, on the input's grid."""
+def _out_dtype(spec: TensorSpec) -> DataType:
+    """ttnn's output dtype of an untilize: bfloat8_b becomes bfloat16, any other stays."""
+    return DataType.BFLOAT16 if spec.dtype is DataType.BFLOAT8_B else spec.dtype
+
+
+def untilize_unpadded_config(op: str, spec: TensorSpec, shape: tuple[int, ...], config: MemoryConfig) -> MemoryConfig:
+    """The output memory config of ``untilize_with_unpadding`` of an input of ``spec`` to ``shape``,
+    with ttnn's checks (:func:`_layout_problem`).  A sharded input to a sharded output: height-sharded
+    shards of ``ceil(rows / cores)`` rounded up to whole tile rows by the output's width,
+    width-sharded shards of every row by the input's shard width, on the input's grid."""
     problem = _layout_problem(spec, shape, config)
     if problem is not None:
         raise MeshnnValueError(f"ttnn.{op}: {problem} (input {spec.memory_config}, output {config})")
-    dtype = DataType.BFLOAT16 if spec.dtype is DataType.BFLOAT8_B else spec.dtype
     shard = spec.memory_config.shard_spec
-    if shard is not None and config.is_sharded():
-        layout, rows = spec.memory_config.memory_layout, math.prod(shape[:-1])
-        if layout is TensorMemoryLayout.HEIGHT_SHARDED:
-            tile_h = spec.tile.tile_shape[0]
-            per_core = math.ceil(math.ceil(rows / shard.grid.num_cores()) / tile_h) * tile_h
-            shard_shape = (per_core, shape[-1])
-        else:
-            shard_shape = (rows, shard.shape[1])
-        config = MemoryConfig(layout, config.buffer_type, ShardSpec(shard.grid, shard_shape, shard.orientation))
-    return TensorSpec(shape, dtype, Layout.ROW_MAJOR, memory_config=config)
+    if shard is None or not config.is_sharded():
+        return config
+    layout, rows = spec.memory_config.memory_layout, math.prod(shape[:-1])
+    if layout is TensorMemoryLayout.HEIGHT_SHARDED:
+        tile_h = spec.tile.tile_shape[0]
+        per_core = math.ceil(math.ceil(rows / shard.grid.num_cores()) / tile_h) * tile_h
+        shard_shape = (per_core, shape[-1])
+    else:
+        shard_shape = (rows, shard.shape[1])
+    return MemoryConfig(layout, config.buffer_type, ShardSpec(shard.grid, shard_shape, shard.orientation))
 
 
 def _layout_problem(spec: TensorSpec, shape: tuple[int, ...], config: MemoryConfig) -> str | None:
@@ -190,33 +195,29 @@ def _layout_problem(spec: TensorSpec, shape: tuple[int, ...], config: MemoryConf
     return None
 
 
-def _nd_sharded_out_spec(op: str, spec: TensorSpec, shape: tuple[int, ...], config: MemoryConfig, arch) -> TensorSpec:
-    """The output spec of an N-D sharded input with no 2-D form (tt-metal's N-D sharded factory,
-    newer than ttnn 0.81.1): its shards whole tiles; a sharded output needs a shard spec whose rows
-    (the output's element size a value, bfloat8_b's 2) are whole multiples of its buffer's alignment."""
+def _check_nd_sharded(op: str, spec: TensorSpec, dtype: DataType, config: MemoryConfig, arch) -> None:
+    """ttnn's checks of an N-D sharded input with no 2-D form (tt-metal's N-D sharded factory, newer
+    than ttnn 0.81.1): its shards whole tiles; a sharded output (of ``dtype``) needs a shard spec whose
+    rows are whole multiples of its buffer's alignment."""
     nd = spec.memory_config.nd_shard_spec
     tile_h, tile_w = spec.tile.tile_shape
     if nd.shard_shape[-1] % tile_w or nd.shard_shape[-2] % tile_h:  # type: ignore[union-attr]
         raise MeshnnValueError(
             f"ttnn.{op}: input_tensor's N-D shard {list(nd.shard_shape)} must be whole {tile_h}x{tile_w} tiles"  # type: ignore[union-attr]
         )
-    dtype = DataType.BFLOAT16 if spec.dtype is DataType.BFLOAT8_B else spec.dtype
-    if config.is_sharded():
-        width = (
-            config.shard_spec.shape[1]
-            if config.shard_spec is not None
-            else None
-            if config.nd_shard_spec is None
-            else config.nd_shard_spec.shard_shape[-1]
+    if not config.is_sharded():
+        return
+    if config.shard_spec is not None:
+        width = config.shard_spec.shape[1]
+    elif config.nd_shard_spec is not None:
+        width = config.nd_shard_spec.shard_shape[-1]
+    else:
+        raise MeshnnValueError(f"ttnn.{op}: a sharded memory_config needs a shard spec or an N-D shard spec")
+    align = arch.l1_alignment if config.buffer_type is BufferType.L1 else arch.dram_alignment
+    if width * dtype.row_major_element_size % align:
+        raise MeshnnValueError(
+            f"ttnn.{op}: the output's shard rows ({width} values of {dtype}) must be whole {align}-byte units"
         )
-        if width is None:
-            raise MeshnnValueError(f"ttnn.{op}: a sharded memory_config needs a shard spec or an N-D shard spec")
-        align = arch.l1_alignment if config.buffer_type is BufferType.L1 else arch.dram_alignment
-        if width * dtype.row_major_element_size % align:
-            raise MeshnnValueError(
-                f"ttnn.{op}: the output's shard rows ({width} values of {dtype}) must be whole {align}-byte units"
-            )
-    return TensorSpec(shape, dtype, Layout.ROW_MAJOR, memory_config=config)
 
 
 @register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.TILIZE)

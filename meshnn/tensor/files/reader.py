@@ -156,18 +156,22 @@ class TensorFileReader:
         shard, nd = config.get("shard_spec"), config.get("nd_shard_spec")
         if nd is not None:  # a config made with an N-D shard spec: made again the same way
             fields = self.field(config, "nd_shard_spec", dict)
-            shape = self.ints(fields, "shard_shape", low=1, length=(1, MAX_RANK))
-            grid, orientation = self.grid(fields), self.enum(ShardOrientation, fields, "orientation")
-            strategy = self.enum(ShardDistributionStrategy, fields, "distribution")
-            make = lambda: MemoryConfig(buffer_type, NdShardSpec(shape, grid, orientation, strategy))  # noqa: E731
+            nd_args = (
+                self.ints(fields, "shard_shape", low=1, length=(1, MAX_RANK)),
+                self.grid(fields),
+                self.enum(ShardOrientation, fields, "orientation"),
+                self.enum(ShardDistributionStrategy, fields, "distribution"),
+            )
         elif shard is not None:
-            grid, orientation = self.grid(shard), self.enum(ShardOrientation, shard, "orientation")
-            shape2 = tuple(self.ints(shard, "shape", low=1, length=(2, 2)))
-            make = lambda: MemoryConfig(layout, buffer_type, ShardSpec(grid, shape2, orientation))  # noqa: E731
-        else:
-            make = lambda: MemoryConfig(layout, buffer_type)  # noqa: E731
-        try:
-            return make()
+            shard_args = (
+                self.grid(shard),
+                tuple(self.ints(shard, "shape", low=1, length=(2, 2))),
+                self.enum(ShardOrientation, shard, "orientation"),
+            )
+        try:  # the fields are well-formed; what their values make may still be refused
+            if nd is not None:
+                return MemoryConfig(buffer_type, NdShardSpec(*nd_args))
+            return MemoryConfig(layout, buffer_type, None if shard is None else ShardSpec(*shard_args))
         except MeshnnError as error:
             self.fail(f"header memory config is invalid: {error}")
         raise AssertionError("unreachable")
