@@ -173,17 +173,24 @@ def _from_script(trace: TracebackType | None, script: str) -> TracebackType | No
 
 
 _IMPORTLIB = os.path.dirname(importlib.__file__)  # the import machinery's own Python files
+_HANDLER = os.path.join(_PACKAGE, "host", "interrupts.py")  # meshnn's Ctrl-C handler's file
 
 
 def _without_meshnn_frames(trace: TracebackType | None) -> tuple[TracebackType | None, int]:
     """``trace`` with each run of frames inside meshnn cut to its first one (the ttnn function
     the script called), and how many frames were cut.  The frames of the script and of other
     libraries stay; the import machinery's frames under a meshnn frame (meshnn importing its op
-    catalog at the first op) are meshnn's run too."""
+    catalog at the first op) are meshnn's run too.  meshnn's Ctrl-C handler's own frame, the last
+    of an interrupt's trace, is cut wherever it lands (it is not where the program was: Python's
+    own handler leaves no frame), also below a frame of another library."""
     kept: list[TracebackType] = []
     hidden, inside = 0, False
     here = trace
     while here is not None:
+        code = here.tb_frame.f_code
+        if here.tb_next is None and code.co_name == "on_sigint" and os.path.abspath(code.co_filename) == _HANDLER:
+            hidden += 1
+            break
         name = here.tb_frame.f_code.co_filename
         machinery = name.startswith("<frozen importlib") or os.path.dirname(name) == _IMPORTLIB
         mine = os.path.abspath(name).startswith(_PACKAGE) or (inside and machinery)

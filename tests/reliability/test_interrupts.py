@@ -59,3 +59,19 @@ def test_importing_meshnn_arms_the_handler_of_a_plain_python_process():
     code = "import signal, meshnn; print(signal.getsignal(signal.SIGINT).__qualname__)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stdout.strip() == "on_sigint", result
+
+
+def test_meshnn_runs_trace_of_a_ctrl_c_leaves_out_the_handlers_own_frame():
+    """The handler's frame is not where the program was: ``meshnn run`` cuts it even when it lands
+    below a frame of another library (where a run of meshnn's frames has ended), as it did in a
+    catalog load interrupted inside the standard library."""
+    from meshnn.cli.runner import _without_meshnn_frames
+    from meshnn.host.interrupts import on_sigint
+
+    try:
+        on_sigint(signal.SIGINT, None)  # called from this test's frame, outside meshnn
+    except KeyboardInterrupt as error:
+        trace = error.__traceback__
+    rebuilt, hidden = _without_meshnn_frames(trace)
+    assert hidden == 1 and rebuilt is not None and rebuilt.tb_next is None
+    assert rebuilt.tb_frame.f_code.co_name == "test_meshnn_runs_trace_of_a_ctrl_c_leaves_out_the_handlers_own_frame"
