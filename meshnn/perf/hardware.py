@@ -36,6 +36,7 @@ class ArchPerf:
     clock_hz: float
     lofi_cycles_per_tile: int  # one 32x32x32 tile multiply at LoFi; x phases at higher fidelity
     operand_bytes_per_cycle: float  # fitted: cost of feeding a tile multiply its operands
+    row_subblock_unpack_bytes_per_cycle: float | None  # fitted: in1 tiles unpacked for one-row subblocks
     dram_activation_bytes_per_cycle: float  # fitted: one core's read rate from DRAM (in0 / in1 senders)
     multicast_byte_dests_per_cycle: float  # fitted: a multicast of B bytes to D cores takes B x D / this
     fpu_eltwise_cycles_per_tile: int  # an FPU add / mul of two tiles at LoFi
@@ -116,6 +117,7 @@ are in ``_COMMON_SOURCES``."""
 _BY_ARCH: dict[str, tuple[object, object]] = {  # figure: (Wormhole B0, Blackhole)
     "clock_hz": (1.0e9, 1.35e9),
     "operand_bytes_per_cycle": (140.0, 400.0),
+    "row_subblock_unpack_bytes_per_cycle": (54.0, None),
     "dram_activation_bytes_per_cycle": (12.0, 40.0),
     "matmul_drain_bytes_per_s": (77.4e9, 343.4e9),
     "multicast_byte_dests_per_cycle": (1300.0, 2600.0),
@@ -142,6 +144,9 @@ _WH_SOURCES = {
     "clock_hz": f"{GEMM}: 'At 1GHz (WH), this is 4 TFLOPS per matrix engine'",
     "operand_bytes_per_cycle": f"fitted: {GEMM} N150 manual traced 16384^3 rows (BF16 HiFi4 54.26, BF16 "
     "HiFi2 85.36, BFP8 HiFi2 102.44, BFP8 LoFi 163.19, BFP4 LoFi 199.72 TFLOPs): one constant, all within 5%",
+    "row_subblock_unpack_bytes_per_cycle": f"fitted: {GEMM} N150 manual traced 2048^3 BF16 HiFi2 L1 row (76.64 "
+    "TFLOPs; a sharded output, so one-row subblocks: test_benchmark.py's get_subblock_sizes, ttnn's matmul "
+    "validation); checked on the table's other one-row-subblock BF16 HiFi2 and BFP8 LoFi rows (within 6%)",
     "dram_activation_bytes_per_cycle": f"fitted: {GEMM} N150 manual all-DRAM rows 4096^3 (BF16 HiFi2 68.45, "
     "BFP8 LoFi 140.53 TFLOPs) against the L1-sharded rows of the same table (the in0 senders' unhidden read); "
     "also the rate of a 2-D program's in1 sender, unfitted there (checked by the out-of-box table's rows and "
@@ -180,6 +185,8 @@ _WH_SOURCES = {
 _BH_SOURCES = {
     "clock_hz": "BH asic_fmax 1350 MHz: docs.tenstorrent.com tt-system-firmware tt_blackhole_configuration; "
     f"{GEMM}: 'At 1.35GHz (BH), this is 5.4 TFLOPS per matrix engine'",
+    "row_subblock_unpack_bytes_per_cycle": f"none: {GEMM} P150 (11x10) manual traced L1 rows (one-row subblocks) "
+    "give BF16 HiFi2 36 cycles a multiply on the math thread, BFP8 LoFi 19: the unpack does not bound them",
     "operand_bytes_per_cycle": f"fitted: {GEMM} P150 (11x10) manual traced peaks (BF16 HiFi4 142.42, BF16 HiFi2 "
     "267.99, BFP8 HiFi2 274.33, BFP8 LoFi 526.97, BFP4 LoFi 541.95 TFLOPs): one constant, all within 3%",
     "matmul_drain_bytes_per_s": f"fitted as Wormhole's: {GEMM} P150 (11x10) out-of-box traced BF16 rows of the 2-D "

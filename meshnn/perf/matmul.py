@@ -2,7 +2,9 @@
 the DRAM it streams.
 
 Compute, per core: its output tiles x K tiles x (16 cycles x fidelity phases + the cycles of
-feeding the two operand tiles).  The feeding term (operand bytes over ``operand_bytes_per_cycle``)
+feeding the two operand tiles); a 2-D program with a sharded output runs one-row subblocks, and on
+Wormhole the unpack of the in1 tile each of their multiplies streams outlasts a short multiply
+(:func:`math_cycles_per_multiply`).  The feeding term (operand bytes over ``operand_bytes_per_cycle``)
 is what makes bfloat16 slower than bfloat8_b at the same fidelity; one constant per arch fits every
 peak in Tenstorrent's GEMM tables.  Rows shorter than a tile still cost a whole tile (the engine
 works on 8x16 faces; M is padded to 32).  With a single row of tiles (a decode step) no weight tile
@@ -45,6 +47,7 @@ from dataclasses import replace
 
 from meshnn.perf.desc import TILE, MatmulConfig, MatmulProgram, OpDesc
 from meshnn.perf.fidelity import MathFidelity
+from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.latency import op_latency
 from meshnn.perf.matmul_auto import auto_matmul_config
 from meshnn.perf.prediction import Prediction
@@ -184,6 +187,22 @@ def chosen_config(desc: OpDesc, machine: Machine) -> OpDesc:
     return desc if auto is None else replace(desc, matmul=auto)
 
 
+def math_cycles_per_multiply(desc: OpDesc, arch: ArchPerf, fidelity: MathFidelity) -> float:
+    """Cycles of one tile multiply's math (16 a fidelity phase), or of unpacking its streamed operand where
+    that is longer: a 2-D program whose output is sharded runs one-row output subblocks (ttnn's matmul
+    validation: ``out_subblock_h == 1`` unless a subblock spans ``per_core_N``; the GEMM benchmark's
+    ``get_subblock_sizes`` always takes 1 x w), for which the unpacker keeps the in0 tile and streams
+    one in1 tile into SrcA per multiply (``llk_unpack_AB_matmul.h``: ``reuse_a = ct_dim >= rt_dim``).
+    On Wormhole that unpack, ``row_subblock_unpack_bytes_per_cycle``, outlasts a bfloat16 tile's HiFi2
+    math (2048 B / 54 = 38 cycles against 32) and a bfloat8_b tile's LoFi (20 against 16)."""
+    math_cycles = float(arch.lofi_cycles_per_tile * fidelity.phases)
+    rate = arch.row_subblock_unpack_bytes_per_cycle
+    config = desc.matmul or MatmulConfig()
+    if rate is None or config.program is not MatmulProgram.MULTICAST_2D or not desc.outputs[0].sharded:
+        return math_cycles
+    return max(math_cycles, desc.inputs[1].tile_bytes / rate)
+
+
 def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     """The time of ``desc`` (a MATMUL with inputs a, b[, bias] and one output) on ``machine``."""
     desc = chosen_config(desc, machine)
@@ -195,7 +214,8 @@ def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     row_tiles, k_tiles, col_tiles = batch * _tiles(a.shape[-2]), _tiles(a.shape[-1]), _tiles(b.shape[-1])
     cores = matmul_cores(desc, machine, row_tiles, col_tiles)
     out_tiles = math.ceil(row_tiles * col_tiles / cores)
-    per_multiply = arch.lofi_cycles_per_tile * fidelity.phases + operand_cycles(arch, (a.tile_bytes + b.tile_bytes) / 2)
+    operands = operand_cycles(arch, (a.tile_bytes + b.tile_bytes) / 2)
+    per_multiply = math_cycles_per_multiply(desc, arch, fidelity) + operands
     if row_tiles == 1:  # one row of tiles (a decode step): each weight tile feeds one multiply, unreused
         per_multiply = max(per_multiply, op_latency(arch.arch).single_use_weight_tile_cycles)
     cycles = out_tiles * k_tiles * per_multiply + out_tiles * sfpu_cycles_per_tile(arch, desc.unary_ops)

@@ -115,7 +115,19 @@ grid, in0 in L1, TFLOPs)."""
 
 
 def _gemm_figures() -> list[Figure]:
-    fitted = ("16384^3", "4096^3 DRAM", "512^3", "~142", "~268", "~274", "~527", "~542", "5632^2", "640x704")
+    fitted = (
+        "16384^3",
+        "4096^3 DRAM",
+        "2048^3 L1",
+        "512^3",
+        "~142",
+        "~268",
+        "~274",
+        "~527",
+        "~542",
+        "5632^2",
+        "640x704",
+    )
     out = []
     for name, system, m, k, n, dtype, fid, grid, in0_l1, tf in _MANUAL:
 
