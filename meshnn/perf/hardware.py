@@ -47,6 +47,7 @@ class ArchPerf:
     dram_sharded_bytes_per_s: float  # one reader per bank, bank-adjacent
     dram_interleaved_bytes_per_s: float  # pages spread over all banks, readers anywhere
     dram_interleaved_readers: int  # the reader cores the interleaved figure was measured with
+    dram_page_write_bytes_per_s: float | None  # fitted: DRAM-interleaved pages written one at a time
     noc_bytes_per_cycle: float  # achievable on one NoC link with 2 KB transfers
     noc_transfer_efficiency: tuple[tuple[int, float], ...]  # (transfer bytes, fraction of the above)
     eth_line_rate_bytes_per_s: float  # per link per direction, as the links run today
@@ -55,7 +56,7 @@ class ArchPerf:
     hop_latency_2d_ns: float
     op_launch_ns: float  # device-side fixed cost of any op
     matmul_fill_ns: float  # fitted: multicast matmul pipeline fill on top of the launch
-    matmul_drain_bytes_per_s: float  # fitted: a 2-D matmul's DRAM output written after its math
+    matmul_drain_bytes_per_s: float  # fitted: a 2-D matmul's DRAM output written after its math (DRAM writes)
     op_to_op_traced_ns: float
     host_dispatch_ns: float  # host cost of one eager op on one device (Python + C++ dispatch)
     host_dispatch_per_device_ns: float  # fitted: what each further device of the op adds to it
@@ -125,6 +126,7 @@ _BY_ARCH: dict[str, tuple[object, object]] = {  # figure: (Wormhole B0, Blackhol
     "dram_sharded_bytes_per_s": (267e9, 500e9),
     "dram_interleaved_bytes_per_s": (214.7e9, 344e9),
     "dram_interleaved_readers": (64, 8),
+    "dram_page_write_bytes_per_s": (86.6e9, None),
     "noc_bytes_per_cycle": (30.0, 60.9),
     "noc_transfer_efficiency": (
         ((128, 5.5 / 30), (512, 18 / 30), (2048, 1.0)),
@@ -144,6 +146,10 @@ _WH_SOURCES = {
     "clock_hz": f"{GEMM}: 'At 1GHz (WH), this is 4 TFLOPS per matrix engine'",
     "operand_bytes_per_cycle": f"fitted: {GEMM} N150 manual traced 16384^3 rows (BF16 HiFi4 54.26, BF16 "
     "HiFi2 85.36, BFP8 HiFi2 102.44, BFP8 LoFi 163.19, BFP4 LoFi 199.72 TFLOPs): one constant, all within 5%",
+    "dram_page_write_bytes_per_s": "fitted: tt-metal models/demos/llama3_70b_galaxy/tests/perf_targets/"
+    "prefill_4096.json, typecast of q bfloat8_b -> bfloat16 (84.97 us; 101 GB/s on the Galaxy's 14 GT/s DRAM, "
+    "86.6 at 12), whose unary writer flushes each page before the next (writer_unary_interleaved_start_id.cpp); "
+    "checked on k's (-3%); beside the 2-D matmul's output drain, 77.4 GB/s, fitted on N150 matmuls",
     "row_subblock_unpack_bytes_per_cycle": f"fitted: {GEMM} N150 manual traced 2048^3 BF16 HiFi2 L1 row (76.64 "
     "TFLOPs; a sharded output, so one-row subblocks: test_benchmark.py's get_subblock_sizes, ttnn's matmul "
     "validation); checked on the table's other one-row-subblock BF16 HiFi2 and BFP8 LoFi rows (within 6%)",
@@ -185,6 +191,8 @@ _WH_SOURCES = {
 _BH_SOURCES = {
     "clock_hz": "BH asic_fmax 1350 MHz: docs.tenstorrent.com tt-system-firmware tt_blackhole_configuration; "
     f"{GEMM}: 'At 1.35GHz (BH), this is 5.4 TFLOPS per matrix engine'",
+    "dram_page_write_bytes_per_s": "none: no published Blackhole figure of a typecast or other unary op "
+    "writing to DRAM (its writes take the interleaved rate, as its reads)",
     "row_subblock_unpack_bytes_per_cycle": f"none: {GEMM} P150 (11x10) manual traced L1 rows (one-row subblocks) "
     "give BF16 HiFi2 36 cycles a multiply on the math thread, BFP8 LoFi 19: the unpack does not bound them",
     "operand_bytes_per_cycle": f"fitted: {GEMM} P150 (11x10) manual traced peaks (BF16 HiFi4 142.42, BF16 HiFi2 "

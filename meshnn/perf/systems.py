@@ -49,6 +49,13 @@ class SystemPerf:
     def dram_interleaved_bytes_per_s(self) -> float:
         return self.arch.dram_interleaved_bytes_per_s * self.dram_scale
 
+    @property
+    def dram_page_write_bytes_per_s(self) -> float | None:
+        """The rate DRAM-interleaved pages written one at a time land at, at this system's DRAM speed
+        (None where the arch has no such figure)."""
+        rate = self.arch.dram_page_write_bytes_per_s
+        return None if rate is None else rate * self.dram_scale
+
     def closes_ring(self, devices: int) -> bool:
         """True when a line of ``devices`` chips also has the link from its last chip to its first."""
         return devices in self.ring_lengths

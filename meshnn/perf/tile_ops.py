@@ -21,6 +21,9 @@ from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, sfpu_cycles_per_tile, traffic
 
 ROW_OPS = frozenset({OpFamily.REDUCTION, OpFamily.SOFTMAX, OpFamily.NORM})
+PAGE_WRITERS = frozenset({OpFamily.UNARY, OpFamily.TYPECAST})
+"""Families whose program writes its output with the unary writer (``writer_unary_interleaved_start_id.cpp``:
+each page flushed before the next), timed at the page-write rate (:func:`meshnn.perf.traffic.traffic`)."""
 
 
 def _per_tile_cycles(desc: OpDesc, arch: ArchPerf, fidelity: MathFidelity) -> float:
@@ -66,6 +69,7 @@ def predict_tile_op(desc: OpDesc, machine: Machine) -> Prediction:
     fidelity = desc.fidelity or MathFidelity.LoFi
     cores, tiles = _busiest_core_tiles(desc, grid_cores(machine, desc.core_grid))
     cycles = tiles * _per_tile_cycles(desc, arch, fidelity)
-    moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs]
-    memory = traffic(machine, moves, cores, local_shards=True)
+    flushed = desc.outputs if desc.family in PAGE_WRITERS else ()
+    moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs if not flushed]
+    memory = traffic(machine, moves, cores, local_shards=True, page_writes=flushed)
     return kernel_prediction(arch, cycles, memory, cores, fidelity=desc.fidelity)

@@ -127,6 +127,7 @@ def traffic(
     local_shards: bool = False,
     blocks_in_flight: bool = False,
     readers: int = 0,
+    page_writes: Iterable[TensorDesc] = (),
 ) -> Traffic:
     """Time of reading or writing each ``(tensor, times)`` in ``moves`` (``times`` may be a fraction
     or a re-read count).  ``dram_sharded``: the op streams its DRAM tensors bank by bank (a
@@ -138,11 +139,14 @@ def traffic(
     :func:`interleaved_rate`); otherwise
     the rate is derated by the per-transfer efficiency of the page (tt-npe's single-transfer rate).
     ``readers``: the cores that read with blocks in flight (:func:`interleaved_rate`; 0: as few as
-    the interleaved figure's)."""
+    the interleaved figure's).  ``page_writes``: outputs written once, a page at a time, each flushed
+    before the next (the unary writer, ``writer_unary_interleaved_start_id.cpp``): they share the DRAM
+    as any move does, and their DRAM-interleaved bytes take at least their time at the system's
+    page-write rate (:func:`page_write_ns`)."""
     system = machine.system
     dram_bytes = l1_bytes = moved = 0
     dram_ns = 0.0
-    for tensor, times in moves:
+    for tensor, times in [*moves, *((t, 1.0) for t in page_writes)]:
         size = int(tensor.nbytes * times)
         if not tensor.in_dram:
             l1_bytes += size
@@ -158,8 +162,17 @@ def traffic(
                 rate = system.dram_interleaved_bytes_per_s * transfer_efficiency(system.arch, page_bytes(tensor))
             dram_ns += size / rate * 1e9
     noc_rate = max(cores, 1) * system.arch.noc_bytes_per_cycle * system.arch.clock_hz  # the cores' NoC links
-    dram_ns = max(dram_ns, dram_bytes / noc_rate * 1e9)
+    dram_ns = max(dram_ns, dram_bytes / noc_rate * 1e9, page_write_ns(machine, page_writes))
     return Traffic(dram_bytes, dram_ns, l1_bytes, moved / noc_rate * 1e9)
+
+
+def page_write_ns(machine: Machine, tensors: Iterable[TensorDesc]) -> float:
+    """The least time the DRAM-interleaved ``tensors`` take, written a page at a time with each page
+    flushed before the next: their bytes at the system's page-write rate, whatever the page size (0
+    where the arch has no such figure)."""
+    rate = machine.system.dram_page_write_bytes_per_s
+    written = sum(t.nbytes for t in tensors if t.in_dram and not t.sharded)
+    return 0.0 if rate is None else written / rate * 1e9
 
 
 def grid_cores(machine: Machine, grid: tuple[int, int] | None) -> int:
