@@ -152,7 +152,7 @@ _WH_SOURCES = {
     "checked on k's (-3%); beside the 2-D matmul's output drain, 77.4 GB/s, fitted on N150 matmuls",
     "row_subblock_unpack_bytes_per_cycle": f"fitted: {GEMM} N150 manual traced 2048^3 BF16 HiFi2 L1 row (76.64 "
     "TFLOPs; a sharded output, so one-row subblocks: test_benchmark.py's get_subblock_sizes, ttnn's matmul "
-    "validation); checked on the table's other one-row-subblock BF16 HiFi2 and BFP8 LoFi rows (within 6%)",
+    "validation); checked on the table's other BF16 HiFi2 and BFP8 LoFi L1 rows it moves (+0.6% to +6.2%)",
     "dram_activation_bytes_per_cycle": f"fitted: {GEMM} N150 manual all-DRAM rows 4096^3 (BF16 HiFi2 68.45, "
     "BFP8 LoFi 140.53 TFLOPs) against the L1-sharded rows of the same table (the in0 senders' unhidden read); "
     "also the rate of a 2-D program's in1 sender, unfitted there (checked by the out-of-box table's rows and "
