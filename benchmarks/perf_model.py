@@ -37,9 +37,10 @@ import numpy as np
 
 import meshnn as ttnn
 from meshnn import perf
-from meshnn.perf.host import TT_TRANSFORMERS, TT_TRANSFORMERS_TG, step_time
+from meshnn.perf.host import TT_TRANSFORMERS, TT_TRANSFORMERS_TG, StepTime, step_time
 
 sys.path.insert(0, str(Path(__file__).parent))
+from model_targets import BUILT, GENERATED, SKUS, Target, load, padded_prefill, prompt_tokens, traced_prefill, why_not
 from tt_llama import (
     ACCURACY_LLAMA,
     BF16_ATTENTION,
@@ -165,6 +166,10 @@ the vision models and Mixtral (not Llama-shaped decoders), data-parallel rows, a
 (not a system here)."""
 
 
+# ------------------------------------------- (d) model_targets.yaml's entries (tt-metal 2026-06): checks
+TARGET_SHAPES = {s.name: s for s in (LLAMA_8B, MISTRAL_7B, QWEN25_32B, QWEN25_72B, QWEN3_32B)}
+
+
 # ------------------------------------------------------------------------ (a) the model's cost
 
 
@@ -286,6 +291,70 @@ def _row(model: str, system: str, phase: str, step, value: float, published, uni
     }
 
 
+def mean_step(steps: list[StepTime]) -> StepTime:
+    """The mean of ``steps`` (a user each), field by field; traced where every step is; the longest's ops."""
+    mean = [sum(getattr(s, f) for s in steps) / len(steps) for f in ("kernel_ns", "gap_ns", "host_ns")]
+    longest = max(steps, key=lambda s: s.total_ns)
+    return StepTime(*mean, all(s.traced for s in steps), longest.ops, longest.host_bound_ops)
+
+
+def predicted_target(target: Target) -> list[dict[str, object]]:
+    """``target``'s run (the demo's ci-eval-32: :mod:`model_targets`) on the system of its SKU: a decode
+    step of its batch, each user half-way through its generated tokens, sampled on the device (traced), and
+    the mean of the users' prefills, each at its padded length, sampled on the device (traced at the
+    lengths model_config lists), each with the host's prefill work; beside the entry's figures."""
+    shape_name, differs = BUILT[target.line]
+    shape, label = TARGET_SHAPES[shape_name], SKUS[target.sku]
+    system, mesh_shape = SYSTEMS[label]
+    users = prompt_tokens(target)
+    start = time.perf_counter()
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape), system=system, execute=False)
+    try:
+        model = Llama(shape, mesh, batch=target.batch, device_sampling=True)
+        with ttnn.perf_capture() as decode:
+            model.decode([n + GENERATED // 2 for n in users])
+        prefills = {}
+        for tokens in sorted({padded_prefill(n) for n in users}):
+            with ttnn.perf_capture() as capture:
+                model.prefill(tokens, sample=True)
+            traced = tokens in traced_prefill(shape.name, label)
+            prefills[tokens] = step_time(capture.recorders[0], traced=traced, host_ns=TT_TRANSFORMERS.prefill_ns)
+    finally:
+        mesh.close()
+    wall = time.perf_counter() - start
+    step = step_time(decode.recorders[0], traced=True, host_ns=TT_TRANSFORMERS.decode_step_ns)
+    first = mean_step([prefills[padded_prefill(n)] for n in users])
+    lengths = "/".join(f"{sum(padded_prefill(n) == t for n in users)}x{t}" for t in prefills)
+    decode_phase = f"decode b{target.batch}"
+    rows = [
+        _row(target.model, label, decode_phase, step, 1e9 / step.total_ns, target.decode_tsu, "tokens/s/user", wall),
+        _row(target.model, label, f"prefill {lengths}", first, first.total_ns / 1e6, target.ttft_ms, "TTFT ms", wall),
+    ]
+    for row in rows:
+        row.update(precision=PERFORMANCE.name, sampling="device", role="check (model_targets.yaml)")
+        row.update(yaml_line=target.line, differs=differs)
+    return rows
+
+
+def run_targets(only: str | None) -> list[dict]:
+    """Part (d): every model_targets.yaml entry built here, printed beside its figures; the others listed."""
+    entries = load()
+    built = [t for t in entries if why_not(t) is None and (not only or only.lower() in BUILT[t.line][0].lower())]
+    rows = [row for target in built for row in predicted_target(target)]
+    if not rows:
+        return rows
+    print("(d) tt-metal models/model_targets.yaml (2026-06), the demo's ci-eval-32 runs (batch 32): checks")
+    print_rows(rows)
+    for row in rows[::2]:
+        if row["differs"]:
+            print(f"    {row['model']} {row['system']}: {row['differs']}")
+    print(f"    not built ({len(entries) - len(built)} entries with figures):")
+    for reason in sorted({why_not(t) for t in entries if why_not(t) is not None}):
+        names = sorted({f"{t.model} {t.sku}" for t in entries if why_not(t) == reason})
+        print(f"      {reason}: {', '.join(names)}")
+    return rows
+
+
 def print_rows(rows: list[dict]) -> None:
     head = f"{'model':15} {'system':6} {'precision':14} {'phase':19} {'sample':6} {'ops':>5} {'kernels':>8} {'gaps':>7}"
     head += f" {'host':>6} {'resid':>6}"
@@ -305,7 +374,7 @@ def print_rows(rows: list[dict]) -> None:
 
 def write_csv(rows: list[dict], path: str) -> None:
     with open(path, "w", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+        writer = csv.DictWriter(out, fieldnames=list(dict.fromkeys(key for row in rows for key in row)))
         writer.writeheader()
         writer.writerows(rows)
 
@@ -315,8 +384,8 @@ def main() -> None:
     parser.add_argument("--csv", help="also write the whole-model rows to this CSV file")
     parser.add_argument("--only", help="run the models whose name contains this (e.g. 8B)")
     parser.add_argument(
-        "--set", choices=("named", "unnamed", "all"), default="all",
-        help="the issue's rows (PUBLISHED), PERF.md's others (UNNAMED), or both (default)",
+        "--set", choices=("named", "unnamed", "targets", "all"), default="all",
+        help="the issue's rows (PUBLISHED), PERF.md's others (UNNAMED), model_targets.yaml's, or all (default)",
     )  # fmt: skip
     args = parser.parse_args()
     cost = model_cost()
@@ -328,11 +397,12 @@ def main() -> None:
     def wanted(shape: Shape) -> bool:
         return not args.only or args.only.lower() in shape.name.lower()
 
-    runs = [(s, sys_) for s, sys_ in RUNS if wanted(s)] if args.set != "unnamed" else []
+    runs = [(s, sys_) for s, sys_ in RUNS if wanted(s)] if args.set in ("named", "all") else []
     rows = [row for shape, label in runs for row in predicted(shape, label)]
-    print("(b) whole models as tt_transformers runs them, ms per step: device kernels + op-to-op gaps + host")
-    print_rows(rows)
-    unnamed = [u for u in UNNAMED if wanted(u[0])] if args.set != "named" else []
+    if rows:
+        print("(b) whole models as tt_transformers runs them, ms per step: device kernels + op-to-op gaps + host")
+        print_rows(rows)
+    unnamed = [u for u in UNNAMED if wanted(u[0])] if args.set in ("unnamed", "all") else []
     others = [
         row
         for shape, label, precision, tps, ttft, table in unnamed
@@ -343,6 +413,8 @@ def main() -> None:
         print_rows(others)
         print("    not modelled besides: " + "; ".join(UNNAMED_NOT_MODELLED))
     rows += others
+    targets = run_targets(args.only) if args.set in ("targets", "all") else []
+    rows += targets
     print("    host: meshnn.perf.host.TT_TRANSFORMERS (1-D) and TT_TRANSFORMERS_TG, fitted to the 1B and 3B rows;")
     print(
         "    resid: the Galaxy's per-layer residual (fitted, not modelled: see TT_TRANSFORMERS_TG); "
@@ -360,6 +432,10 @@ def main() -> None:
         summary["unnamed_checks"] = len(unnamed_errors)
         summary["unnamed_within_15pct"] = sum(e <= 0.15 for e in unnamed_errors)
         summary["unnamed_median_abs_error"] = round(float(np.median(unnamed_errors)), 4)
+    target_errors = [abs(r["error"]) for r in targets if r["error"] is not None]
+    if target_errors:
+        summary["targets_checks"] = len(target_errors)
+        summary["targets_within_15pct"] = sum(e <= 0.15 for e in target_errors)
     costs = {k: round(v, 2) for k, v in cost.items()}
     print(json.dumps({"benchmark": "perf_model", **costs, **summary, "rows": rounded}))
 

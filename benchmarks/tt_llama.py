@@ -186,6 +186,11 @@ def dram_program(k: int, n: int, cores: int, activation=None):
     )
 
 
+def user_grid(users: int) -> ttnn.CoreGrid:
+    """model_config.py's num_to_corerange: ``users`` cores in rows of 8 from (0, 0), one a user."""
+    return ttnn.CoreGrid(y=math.ceil(users / 8), x=min(users, 8))
+
+
 class Llama:
     """``shape``'s weights on ``mesh`` (planning) and its two passes: a decode step of ``batch`` users
     at a position, and the prefill of one user's prompt."""
@@ -205,8 +210,6 @@ class Llama:
         self.p = precision
         self.device_sampling = device_sampling
         self.pad_sampling_logits = pad_sampling_logits
-        if device_sampling and mesh.get_num_devices() == 1:
-            raise ValueError("device sampling on one device (TTSampling's two-half top-k) is not written")
         self.n = mesh.get_num_devices()
         self.s = shape = padded(shape, self.n)
         self.galaxy = tuple(mesh.shape) == (8, 4)
@@ -381,7 +384,7 @@ class Llama:
         trans = self._put(meta(1, 1, TILE * users, TILE), BF16, memory_config=trans_config)
         return cos, sin, trans
 
-    def _attention(self, x: ttnn.Tensor, w: dict, rot, position: int) -> ttnn.Tensor:
+    def _attention(self, x: ttnn.Tensor, w: dict, rot, positions: list[int]) -> ttnn.Tensor:
         s = self.s
         h = self._norm(x, w["attn_norm"])
         qkv_width = (self.heads + 2 * self.kv_heads) * s.head_dim
@@ -404,7 +407,6 @@ class Llama:
         cos, sin, trans = rot
         q = ttnn.experimental.rotary_embedding_llama(q, cos, sin, trans, is_decode_mode=True)
         k = ttnn.experimental.rotary_embedding_llama(k, cos, sin, trans, is_decode_mode=True)
-        positions = [position] * self.batch
         ttnn.experimental.paged_update_cache(w["k"], k, update_idxs=positions)
         ttnn.experimental.paged_update_cache(w["v"], v, update_idxs=positions)
         program = ttnn.SDPAProgramConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=0, k_chunk_size=0)
@@ -413,7 +415,7 @@ class Llama:
             memory_config=ttnn.DRAM_MEMORY_CONFIG,
         )  # fmt: skip
         per_user = ttnn.create_sharded_memory_config(
-            (TILE, s.head_dim), ttnn.CoreGrid(y=1, x=self.batch), ttnn.ShardStrategy.HEIGHT,
+            (TILE, s.head_dim), user_grid(self.batch), ttnn.ShardStrategy.HEIGHT,
             use_height_and_width_as_shard_shape=True,
         )  # fmt: skip
         heads = ttnn.experimental.nlp_concat_heads_decode(ttnn.to_memory_config(out, per_user), num_heads=self.heads)
@@ -476,12 +478,16 @@ class Llama:
         rows = ttnn.embedding(ids, self.embedding, layout=ttnn.TILE_LAYOUT)
         return ttnn.to_memory_config(ttnn.reshape(rows, (1, 1, tokens, rows.shape[-1])), memory_config)
 
-    def decode(self, position: int) -> ttnn.Tensor:
-        """One decode step of every user at ``position``: the logits, cut over the devices."""
+    def decode(self, position: int | list[int]) -> ttnn.Tensor:
+        """One decode step of every user at ``position`` (or each user at its own: a list of ``batch``
+        positions): the logits, cut over the devices (the sampled tokens with ``device_sampling``)."""
+        positions = [position] * self.batch if isinstance(position, int) else list(position)
+        if len(positions) != self.batch:
+            raise ValueError(f"{len(positions)} positions for a batch of {self.batch} users")
         x = self._embedded(TILE, self._residual_config())
         rot = self._rotation()
         for w in self.layers:
-            h = ttnn.add(x, self._attention(x, w, rot, position), memory_config=self._residual_config())
+            h = ttnn.add(x, self._attention(x, w, rot, positions), memory_config=self._residual_config())
             x = ttnn.add(h, self._mlp(h, w), memory_config=self._residual_config())
         logits = self._head(self._norm(x, self.norm))
         return self._sample(logits) if self.device_sampling else logits
@@ -498,9 +504,10 @@ class Llama:
 
         users = max(TILE, self.batch)
         row = (1, 1, 1, users)
+        parts = 2 if self.n == 1 else self.n  # one device: TTSampling's multi_step_reduction, two halves
         return {
             "indices": put((1, 1, users, width), ttnn.uint16),
-            "offsets": put((1, 1, users, SAMPLING_TOP_K * self.n), ttnn.int32),
+            "offsets": put((1, 1, users, SAMPLING_TOP_K * parts), ttnn.int32),
             "k": put(row, ttnn.uint32, ttnn.ROW_MAJOR_LAYOUT),
             "p": put(row, BF16, ttnn.ROW_MAJOR_LAYOUT),
             "temp": put(row, BF16, ttnn.ROW_MAJOR_LAYOUT),
@@ -509,8 +516,11 @@ class Llama:
     def _vocab_share(self) -> int:
         """A device's logits as top-k reads them: the tile-padded vocabulary's share, padded to a power
         of two (model_config.py's ``pad_logits_to_power_of_2`` on a mesh of several devices, since
-        tt-metal #40397 of 2026-03-24; not with ``pad_sampling_logits=False``, the code before it)."""
+        tt-metal #40397 of 2026-03-24; not with ``pad_sampling_logits=False``, the code before it).  One
+        device's logits are not padded: TTSampling's multi_step_reduction takes them in two halves."""
         share = math.ceil(self.s.vocab / (TILE * self.n)) * TILE
+        if self.n == 1:
+            return share
         return 2 ** math.ceil(math.log2(share)) if self.pad_sampling_logits else share
 
     def _sample(self, logits: ttnn.Tensor) -> ttnn.Tensor:
@@ -520,15 +530,26 @@ class Llama:
         and offset to the global vocabulary, untilized, then one token a user drawn (``ttnn.sampling``)."""
         t, dram = self.sampler, ttnn.DRAM_MEMORY_CONFIG
         x = ttnn.typecast(logits, dtype=BF16)
-        width = t["indices"].shape[-1]
-        if x.shape[-1] < width:
-            x = ttnn.pad(x, [(0, 0), (0, 0), (0, 0), (0, width - x.shape[-1])], value=-3.0e38)
-        values, indices = ttnn.topk(x, k=SAMPLING_TOP_K, dim=-1, indices_tensor=t["indices"])
-        gather = {"dim": 3, "num_links": 1, "topology": ttnn.Topology.Linear, "memory_config": dram}
-        values, indices = ttnn.all_gather(values, **gather), ttnn.all_gather(indices, **gather)
+        if self.n == 1:
+            values, indices = self._halves_topk(x)
+        else:
+            width = t["indices"].shape[-1]
+            if x.shape[-1] < width:
+                x = ttnn.pad(x, [(0, 0), (0, 0), (0, 0), (0, width - x.shape[-1])], value=-3.0e38)
+            values, indices = ttnn.topk(x, k=SAMPLING_TOP_K, dim=-1, indices_tensor=t["indices"])
+            gather = {"dim": 3, "num_links": 1, "topology": ttnn.Topology.Linear, "memory_config": dram}
+            values, indices = ttnn.all_gather(values, **gather), ttnn.all_gather(indices, **gather)
         ids = ttnn.add(t["offsets"], ttnn.typecast(indices, dtype=ttnn.int32), dtype=ttnn.uint32, memory_config=dram)
         ids = ttnn.untilize(ids, use_multicore=True)
         return ttnn.sampling(values, ids, k=t["k"], p=t["p"], temp=t["temp"])
+
+    def _halves_topk(self, x: ttnn.Tensor) -> tuple[ttnn.Tensor, ttnn.Tensor]:
+        """TTSampling's multi_step_reduction (a 1x1 mesh): a top-k of each half of the logits (neither
+        padded to a power of two), the two results concatenated."""
+        half = x.shape[-1] // 2
+        parts = zip(ttnn.split(x, half, dim=3), ttnn.split(self.sampler["indices"], half, dim=3), strict=True)
+        pairs = [ttnn.topk(h, k=SAMPLING_TOP_K, dim=-1, indices_tensor=i) for h, i in parts]
+        return tuple(ttnn.concat([pair[j] for pair in pairs], dim=3) for j in (0, 1))
 
     def _head(self, x: ttnn.Tensor) -> ttnn.Tensor:
         """lm_head.py: the splits' DRAM-sharded matmuls, unsharded and concatenated."""
@@ -595,8 +616,9 @@ class Llama:
         dram = ttnn.DRAM_MEMORY_CONFIG
         return ttnn.reduce_scatter(partial, dim=3, num_links=1, topology=self.topology, memory_config=dram)
 
-    def prefill(self, tokens: int) -> ttnn.Tensor:
-        """One user's prompt of ``tokens`` (a multiple of 128), cached; the last token's logits."""
+    def prefill(self, tokens: int, *, sample: bool = False) -> ttnn.Tensor:
+        """One user's prompt of ``tokens`` (a multiple of 128), cached; the last token's logits (``sample``,
+        with ``device_sampling``: its token drawn on the device, as the demo's prefill_sampling_params do)."""
         s = self.s
         x = self._embedded(tokens, ttnn.DRAM_MEMORY_CONFIG)
         cos, sin = (self._put(meta(1, 1, tokens, s.head_dim), BF16) for _ in range(2))
@@ -629,7 +651,8 @@ class Llama:
             )  # fmt: skip
             x = ttnn.add(h, self._prefill_reduced(self._prefill_linear(gated, w["w2"], self.p.ff2_kernel())))
         last = ttnn.slice(x, (0, 0, tokens - TILE, 0), (1, 1, tokens, x.shape[-1]))
-        return self._head(self._norm(ttnn.to_memory_config(last, self._residual_config()), self.norm))
+        logits = self._head(self._norm(ttnn.to_memory_config(last, self._residual_config()), self.norm))
+        return self._sample(logits) if sample and self.device_sampling else logits
 
     # ------------------------------------------------------------------- decode (TG, 8x4 Galaxy)
 
@@ -678,7 +701,7 @@ class Llama:
             q, w["k"], w["v"], cur_pos=positions, program_config=program, compute_kernel_config=self.p.sdpa_decode
         )
         per_user = ttnn.create_sharded_memory_config(
-            (TILE, s.head_dim), ttnn.CoreGrid(y=1, x=self.batch), ttnn.ShardStrategy.HEIGHT,
+            (TILE, s.head_dim), user_grid(self.batch), ttnn.ShardStrategy.HEIGHT,
             use_height_and_width_as_shard_shape=True,
         )  # fmt: skip
         heads = ttnn.experimental.nlp_concat_heads_decode(ttnn.to_memory_config(out, per_user), num_heads=self.heads)

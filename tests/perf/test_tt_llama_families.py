@@ -106,7 +106,7 @@ def test_device_sampling_ends_the_decode_step_with_ttsamplings_ops():
     assert topk.inputs[0].shape[-2:] == (32, 2048) and topk.outputs[0].shape[-2:] == (32, 32)
 
 
-def test_device_sampling_pads_a_devices_logits_to_a_power_of_two_and_refuses_one_device():
+def test_device_sampling_pads_a_devices_logits_to_a_power_of_two():
     llama = load_tt_llama()
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 2), system="n300", execute=False)
     try:
@@ -118,12 +118,51 @@ def test_device_sampling_pads_a_devices_logits_to_a_power_of_two_and_refuses_one
         assert before._vocab_share() == 1504  # the code before tt-metal #40397: whole tiles only
     finally:
         mesh.close()
-    one = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="n150", execute=False)
+
+
+def test_device_sampling_on_one_device_takes_the_top_k_of_each_half_of_the_logits():
+    """TTSampling's multi_step_reduction (a 1x1 mesh): no padding, no gathers; a top-32 of each half
+    (3008 tokens: 1504 each), concatenated, then the offsets, untilize and the draw."""
+    llama = load_tt_llama()
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="n150", execute=False)
     try:
-        with pytest.raises(ValueError, match="one device"):
-            llama.Llama(small(llama), one, device_sampling=True)
+        model = llama.Llama(dataclasses.replace(small(llama), vocab=3008), mesh, device_sampling=True)
+        logits = model._head(model._norm(model._embedded(32, model._residual_config()), model.norm))
+        with ttnn.perf_capture() as capture:
+            model._sample(logits)
     finally:
-        one.close()
+        mesh.close()
+    records = capture.recorders[0].records
+    codes = [r.desc.op_code for r in records]
+    assert codes.count("TopKDeviceOperation") == 2 and "AllGatherAsyncDeviceOperation" not in codes
+    assert "PadDeviceOperation" not in codes and codes[-1] == "SamplingDeviceOperation"
+    widths = [r.desc.inputs[0].shape[-1] for r in records if r.desc.op_code == "TopKDeviceOperation"]
+    assert widths == [1504, 1504]
+
+
+def test_a_decode_step_takes_a_position_for_each_user():
+    """Users at their own positions: attention's time follows the furthest user's, where a single
+    position puts them all there."""
+    llama = load_tt_llama()
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 2), system="n300", execute=False)
+    try:
+        model = llama.Llama(small(llama), mesh, batch=32)
+        steps = []
+        for positions in (100, [100] * 31 + [900], 900):
+            with ttnn.perf_capture() as capture:
+                model.decode(positions)
+            steps.append(capture.recorders[0].records)
+        with pytest.raises(ValueError, match="2 positions for a batch of 32"):
+            model.decode([1, 2])
+    finally:
+        mesh.close()
+    sdpa = [
+        [r.prediction.kernel_ns for r in records if r.desc.op_code == "ScaledDotProductAttentionDecode"]
+        for records in steps
+    ]
+    assert all(len(times) == 1 for times in sdpa)  # one layer
+    assert sdpa[0][0] < sdpa[1][0] <= sdpa[2][0]
+    assert [r.desc.op_code for r in steps[1]] == [r.desc.op_code for r in steps[0]]
 
 
 @pytest.mark.parametrize(
