@@ -19,7 +19,12 @@ shown in its own column); the 8B, 70B and Mistral-7B rows are checks: the model 
 
 (c) Checks on figures nothing was fitted to and the issue did not name (:data:`UNNAMED`): PERF.md's other
 Llama-shaped families (Qwen, Phi, Ministral), the 8B on a P150, and its accuracy table (other precisions:
-:class:`tt_llama.Precision`).  ``--set named`` / ``unnamed`` runs (b) / (c) alone.
+:class:`tt_llama.Precision`).
+
+(d) Checks on tt-metal's CI targets (models/model_targets.yaml, 2026-06: :mod:`model_targets`): the entries that are
+tt_transformers decoders on a system here, run as the demo's ci-eval-32 case that measured them (32 users, each
+prefilled alone at its padded length, decode at each user's position, sampling on the device); the other entries
+listed with the reason.  ``--set named`` / ``unnamed`` / ``targets`` runs (b) / (c) / (d) alone.
 
 Prints the tables and one JSON line; ``--csv FILE`` also writes the whole-model rows as CSV.
 """
