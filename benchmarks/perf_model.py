@@ -23,7 +23,8 @@ Llama-shaped families (Qwen, Phi, Ministral), the 8B on a P150, and its accuracy
 
 (d) Checks on tt-metal's CI targets (models/model_targets.yaml, 2026-06: :mod:`model_targets`): the entries that are
 tt_transformers decoders on a system here, run as the demo's ci-eval-32 case that measured them (32 users, each
-prefilled alone at its padded length, decode at each user's position, sampling on the device); the other entries
+prefilled alone at its padded length, decode at each user's position, sampling on the device where the demo
+samples there); the other entries
 listed with the reason.  ``--set named`` / ``unnamed`` / ``targets`` runs (b) / (c) / (d) alone.
 
 Prints the tables and one JSON line; ``--csv FILE`` also writes the whole-model rows as CSV.
@@ -308,7 +309,7 @@ def predicted_target(target: Target) -> list[dict[str, object]]:
     step of its batch, each user half-way through its generated tokens, sampled on the device (traced), and
     the mean of the users' prefills, each at its padded length, sampled on the device (traced at the
     lengths model_config lists), each with the host's prefill work; beside the entry's figures.  Sampled
-    on the host where model.py does (a run with the prefetcher)."""
+    on the host where model.py does (a run with the prefetcher) or the demo does (Mistral-7B)."""
     shape_name, sampling, differs = BUILT[target.line]
     shape, label = TARGET_SHAPES[shape_name], SKUS[target.sku]
     system, mesh_shape = SYSTEMS[label]

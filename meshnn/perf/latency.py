@@ -45,6 +45,7 @@ class OpLatency:
     sdpa_multiply_scale: float  # flash attention's tile multiplies over a GEMM's at the same fidelity
     sdpa_score_tile_cycles: float  # flash attention's softmax work on one score tile of a K-chunk step
     topk_instruction_cycles: float  # ttnn.topk: one counted SFPU instruction of its sort, the tile moves folded in
+    topk_insertion_tile_cycles: float  # ttnn.topk's single-core program: a row's tile moves beyond its sort
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     def cycles_ns(self, cycles: float, clock_hz: float) -> float:
@@ -69,6 +70,7 @@ WORMHOLE_B0 = OpLatency(
     sdpa_multiply_scale=1.72,
     sdpa_score_tile_cycles=400.0,
     topk_instruction_cycles=2.406,
+    topk_insertion_tile_cycles=8800.0,
     sources={
         "dram_read_latency_cycles": f"{NPE}: DRAM read latency 70-270 cycles (the far end: a decode op's first "
         "read waits for a bank across the chip)",
@@ -114,6 +116,19 @@ WORMHOLE_B0 = OpLatency(
         "the final core's 4 rounds); was 3,708 cycles a sorted tile (the same fit), which took a single-core tile "
         "(a full 64-value sort each) for a multi-core one; checked by the Qwen3-32B tail's TopK_0 "
         "(tests/perf/published_decode.py)",
+        "topk_insertion_tile_cycles": "fitted: tt-metal issue #43933 (DeepSeek-V3's sampling on a Wormhole Galaxy, "
+        "its 70-core grid; 2026-05-08): TopKDeviceOperation on one core 8,995.514 us for 32 users x 16,160 values a "
+        "device (the 129,280-token vocabulary over the mesh's 8 columns: make_deepseek_sampling_args), k 32, not a "
+        "power of two, so the single-core program (topk.cpp), whose counted insertion sorts take 4,550 us: 8,800 "
+        "cycles a tile of the row beyond them, its two rounds through the destination registers (its value and "
+        "index tiles transposed and packed; then the kept and the new tiles copied in, sorted, the four packed; "
+        "each round waiting for the last, with their format reconfigurations), which the multi-core fit's figure "
+        "does not hold; checked by tt-metal PR #38509 (gpt-oss-120B on a Galaxy, 2026-02-25): its sampling step "
+        "with the single-core top-k of 32 x 25,152 values ~14 ms (the model: 14.0 ms; tests/perf/test_topk.py), and by "
+        "the uint16 rows of perf_model.py (QwQ-32B on a T3000, 19,008 values a chip: +13% -> +1%; the 8B's two "
+        "64,128-value halves on an N150, model_targets.yaml: +33% -> -6%).  Not taken with uint32 indices (a row "
+        "of 65,535 values or more): the one such measurement, Ministral-8B's N300 row (65,536 a chip), is met "
+        "without it (+3%) and missed with it (-27%); why the 32-bit index tiles move cheaper is not found",
         "riscv_cycles_per_element": "an estimate, uncalibrated: tt-metal's argmax kernels (reduction/argmax/"
         "device/kernels) compare each element in a scalar loop on a data-movement RISC-V (a volatile L1 "
         "load and a bfloat16 compare in software)",

@@ -8,9 +8,10 @@ row and then one final core the local cores' top ``k`` each; otherwise one core 
 single-core program).  The two sort differently (:mod:`meshnn.perf.topk_sfpu` counts their SFPU work): a
 local core sorts its tiles in pairs to 32-value runs, then merges them in log2(tiles) bitonic rounds (the
 final core only merges); the single core inserts every tile into the kept ``k``, each insertion a full sort
-of the 64 values of a tile pair.  The busiest path's counted SFPU instructions cost
-:attr:`OpLatency.topk_instruction_cycles` each (fitted: the tile moves between them folded in).  Tensors:
-``inputs[0]`` the values ``[..., rows, width]``.
+of the 64 values of a tile pair, and with uint16 indices (a row below 65,535 values) each tile's moves
+besides (:attr:`OpLatency.topk_insertion_tile_cycles`, fitted: they are not counted).  The busiest path's
+counted SFPU instructions cost :attr:`OpLatency.topk_instruction_cycles` each (fitted: the tile moves
+between them folded in).  Tensors: ``inputs[0]`` the values ``[..., rows, width]``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ OP_CODE = "TopKDeviceOperation"
 MULTI_CORE_MIN_WIDTH = 8192  # topk_constants.hpp
 MIN_DIM_PER_CORE = 64
 UINT16_INDICES = 1 << 16  # the multi-core program writes uint16 indices: a reduced dim below this
+UINT16_MAX = (1 << 16) - 1  # the single-core program writes uint16 indices below this, uint32 from it
 
 
 def is_topk(desc: OpDesc) -> bool:
@@ -86,6 +88,9 @@ def predict_topk(desc: OpDesc, machine: Machine) -> Prediction:
     rows = math.ceil(math.prod(values.shape[:-1]) / TILE)
     grid = desc.core_grid or machine.system.spec.compute_grid
     instructions, cores = sfpu_instructions(width, k, grid)
-    cycles = rows * instructions * op_latency(machine.system.arch.arch).topk_instruction_cycles
+    latency = op_latency(machine.system.arch.arch)
+    cycles = rows * instructions * latency.topk_instruction_cycles
+    if multicore_split(width, k, grid) is None and width < UINT16_MAX:  # the single core's moves of its tiles
+        cycles += rows * math.ceil(width / TILE) * latency.topk_insertion_tile_cycles
     memory = traffic(machine, [(t, 1.0) for t in (*desc.inputs, *desc.outputs)], cores)
     return kernel_prediction(machine.system.arch, cycles, memory, cores)

@@ -96,3 +96,24 @@ def test_a_single_core_tile_costs_more_than_a_multi_core_one():
     multi, cores = sfpu_instructions(32768, 32, (8, 8))
     per_tile_single, per_tile_multi = single / 2048, multi / (64 + 16)
     assert cores == 17 and per_tile_single > 1.5 * per_tile_multi
+
+
+@pytest.mark.parametrize(
+    ("width", "measured_us", "within"),
+    [
+        (16160, 8995.514, 0.01),  # fitted: DeepSeek-V3's sampling, a Galaxy device's share (tt-metal #43933)
+        (25152, 14000.0, 0.10),  # checked: gpt-oss-120B's sampling step, ~14 ms (tt-metal PR #38509)
+    ],
+)
+def test_the_single_core_program_on_a_galaxy_devices_logits(width, measured_us, within):
+    assert multicore_split(width, 32, (7, 10)) is None  # not a power of two: one core inserts every tile
+    kernel = predict(topk(width), "galaxy", mesh_shape=(8, 4), traced=True).kernel_ns / 1e3
+    assert kernel == pytest.approx(measured_us, rel=within)
+
+
+def test_the_single_core_programs_tile_moves_are_taken_with_uint16_indices_only():
+    moves = op_latency("wormhole_b0").topk_insertion_tile_cycles
+    uint16, uint32 = (predict(topk(w), "n150", traced=True).compute_ns for w in (65504, 65536))
+    sorts = sort_instructions(5) * op_latency("wormhole_b0").topk_instruction_cycles
+    assert uint16 == pytest.approx(2046 * sorts + 2047 * moves)  # 65,504 values: 2,047 tiles, uint16 indices
+    assert uint32 == pytest.approx(2047 * sorts)  # 65,536: uint32 indices, the counted sorts alone
