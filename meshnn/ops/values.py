@@ -148,6 +148,23 @@ def write_values(
     _write_elements(out[:, :size], bits, spec)
 
 
+def copied_values(rows: np.ndarray, out: np.ndarray, spec: TensorSpec, out_spec: TensorSpec) -> bool:
+    """A byte copy of a running kernel's input ``rows`` (of ``spec``) into ``out`` (of
+    ``out_spec``: the same spec in another memory config, so the same bytes) made from the
+    input's memo, when the input's bytes are still its producer's deferred write of those values:
+    the copy's bytes are then what that write would write, and the output keeps the values as its
+    memo (its own bytes deferred in turn).  False, nothing done, otherwise (then copy the bytes,
+    :func:`~meshnn.ops.memo.settled` first)."""
+    bound = bound_rows(rows) if BOUND_ROWS else None
+    if bound is None or not bound.buffer.has_deferred_write():
+        return False
+    known = known_values(rows, spec)
+    if known is None or spec.with_memory_config(out_spec.memory_config) != out_spec:
+        return False
+    write_values(out, known, out_spec, exact=True)
+    return True
+
+
 def _write_elements(out: np.ndarray, bits: np.ndarray, spec: TensorSpec) -> None:
     """Write ``(k or 1, *spec.shape)`` elements ``bits`` (the storage dtype's bits, any strides) into
     ``(k, packed size)`` rows ``out``, tilized when ``spec`` is TILE (one row goes to every row)."""

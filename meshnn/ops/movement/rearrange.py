@@ -1,10 +1,12 @@
 """The kernels every data movement op runs: a *rearrangement* (each device's shard decoded to
 its logical values, rearranged with numpy, encoded into the output's format), a *copy* (the
 bytes as they are, into a buffer of another memory config: a device's bytes are in host page
-order whatever its memory config) and a *join of whole tiles* (tensors of one tile format joined
-where no tile straddles two of them: their tiles' bytes, in the output's page order).
+order whatever its memory config; made from the input's memo while its bytes are still a deferred
+write of those values, :func:`~meshnn.ops.values.copied_values`) and a *join of whole tiles*
+(tensors of one tile format joined where no tile straddles two of them: their tiles' bytes, in the
+output's page order).
 
-May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' checks, launch, outputs,
+May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' checks, launch, memo, outputs,
 tile_rows and values modules.
 """
 
@@ -19,9 +21,10 @@ from meshnn.formats.codec import encode
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.checks import same_mesh
 from meshnn.ops.launch import launch
+from meshnn.ops.memo import settled
 from meshnn.ops.outputs import Output
 from meshnn.ops.tile_rows import tile_grid
-from meshnn.ops.values import logical_values, write_values
+from meshnn.ops.values import copied_values, logical_values, write_values
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
 
@@ -80,10 +83,11 @@ def copied(op: str, tensor: Tensor, spec: TensorSpec) -> Tensor:
     size = spec.compute_packed_buffer_size_bytes()
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        out_rows[0][:, :size] = in_rows[0][:, :size]
+        if not copied_values(in_rows[0], out_rows[0], tensor.spec, spec):
+            out_rows[0][:, :size] = settled(in_rows[0])[:, :size]
 
     attrs = {"memory_config": spec.memory_config, "dtype": spec.dtype}
-    return launch(op, mesh, [tensor], [Output(spec)], kernel, rowwise=True, attrs=attrs)[0]
+    return launch(op, mesh, [tensor], [Output(spec)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]
 
 
 def joined_tiles(op: str, tensors: Sequence[Tensor], spec: TensorSpec, axis: int) -> Tensor | None:

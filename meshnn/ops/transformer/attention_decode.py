@@ -16,7 +16,7 @@ output is ``[1, users, q heads, d]``, in DRAM unless ``memory_config`` says othe
 are tt-metal's, with its messages.
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.device`, :mod:`meshnn.formats`, :mod:`meshnn.tensor`,
-the ops' launch, checks, outputs, values and config, and the transformer ops' checks and cache_args.
+the ops' launch, checks, memo, outputs, values and config, and the transformer ops' checks and cache_args.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.ops.checks import device_input, int_arg, int_list, same_mesh
 from meshnn.ops.launch import launch
+from meshnn.ops.memo import settled
 from meshnn.ops.outputs import Output
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.transformer.attention import SDPA_DTYPES, sdpa_scale
@@ -294,8 +295,8 @@ def _decode(op: str, tensors: tuple, options: tuple, configs: tuple, modulo=None
         "program_config": program_config,
         "compute_kernel_config": compute_kernel_config,
     }
-    inputs = list(named.values())
-    return launch(op, mesh, inputs, [Output(spec)], plan.kernel, queue_id=queue_id, rowwise=True, attrs=attrs)[0]
+    inputs, out = list(named.values()), [Output(spec)]  # (reads_memos: _caches settles the caches' bytes)
+    return launch(op, mesh, inputs, out, plan.kernel, queue_id=queue_id, rowwise=True, reads_memos=True, attrs=attrs)[0]
 
 
 class DecodePlan:
@@ -339,7 +340,7 @@ class DecodePlan:
         positions up to the furthest user's (its pages, or its leading rows); else all."""
         span = None if pos is None else max(1, int(pos.max()) + 1)
         k_spec, v_spec = (self.specs[self.names.index(name)] for name in ("input_tensor_k", "input_tensor_v"))
-        k_rows, v_rows = (in_rows[self.names.index(name)] for name in ("input_tensor_k", "input_tensor_v"))
+        k_rows, v_rows = (settled(in_rows[self.names.index(name)]) for name in ("input_tensor_k", "input_tensor_v"))
         if "page_table_tensor" in self.names:
             i = self.names.index("page_table_tensor")
             table = page_table_rows(in_rows[i], self.specs[i], users)

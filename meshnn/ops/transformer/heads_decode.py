@@ -108,7 +108,8 @@ def nlp_create_qkv_heads_decode(
         "overlap_qk_coregrid": overlap_qk_coregrid,
         "memory_config": config,
     }
-    q, k, v = launch(op, mesh, [x], [Output(s) for s in specs], kernel, queue_id=queue_id, rowwise=True, attrs=attrs)
+    outputs = [Output(s) for s in specs]
+    q, k, v = launch(op, mesh, [x], outputs, kernel, queue_id=queue_id, rowwise=True, reads_memos=True, attrs=attrs)
     return q, k, v
 
 
@@ -199,7 +200,9 @@ def nlp_concat_heads_decode(
     )
     out = _sharded(config, TensorMemoryLayout.WIDTH_SHARDED, first_cores(heads, grid), (_padded(users), d))
     spec = TensorSpec((1, 1, users, heads * d), x.dtype, x.layout, tile=x.spec.tile, memory_config=out)
-    src = TensorSpec(padded, x.dtype, x.layout, tile=x.spec.tile)
+    # the heads read by the input's own spec when its logical shape holds them (its producer's memo
+    # then serves them), else by the padded shape (the same values: the logical window is its corner)
+    src = x.spec if shape[2] >= heads and padded[-1] == d else TensorSpec(padded, x.dtype, x.layout, tile=x.spec.tile)
 
     def kernel(in_rows, out_rows, coords) -> None:
         values = logical_values(in_rows[0], src, as_float=False)[:, 0, :users, :heads]  # (k, users, heads, d)
@@ -207,4 +210,6 @@ def nlp_concat_heads_decode(
         write_values(out_rows[0], moved, spec, exact=True, owned=True)
 
     attrs = {"num_heads": heads, "memory_config": out}
-    return launch(op, mesh, [x], [Output(spec)], kernel, queue_id=queue_id, rowwise=True, attrs=attrs)[0]
+    return launch(
+        op, mesh, [x], [Output(spec)], kernel, queue_id=queue_id, rowwise=True, reads_memos=True, attrs=attrs
+    )[0]

@@ -70,7 +70,9 @@ def _run(
     op: str, cache: Tensor, inputs: list[Tensor], where, kernel, queue_id: int, attrs: dict, *, keeps_memos=False
 ) -> Tensor:
     """The cache written in place by ``kernel`` over the devices ``where`` (its memo patched by the
-    kernel when ``keeps_memos``, else dropped)."""
+    kernel when ``keeps_memos``, else dropped).  A kernel that keeps the memos reads its inputs
+    through ``logical_values`` alone (launch's ``reads_memos``: a producer's deferred write is
+    left undone)."""
     mesh = cache.storage.mesh_buffer.device()  # type: ignore[union-attr]
     queue_id = check_queue_id(op, mesh, queue_id)
     out = Output(cache.spec)
@@ -84,6 +86,7 @@ def _run(
         queue_id=queue_id,
         into=[cache],
         keeps_memos=keeps_memos,
+        reads_memos=keeps_memos,
         attrs=attrs,
     )
     return cache

@@ -134,7 +134,9 @@ def rotary_embedding_llama(
         "compute_kernel_config": compute_kernel_config,
     }
     inputs = [x, cos, sin, trans]
-    return launch(op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, rowwise=True, attrs=attrs)[0]
+    return launch(
+        op, mesh, inputs, [Output(spec)], kernel, queue_id=queue_id, rowwise=True, reads_memos=True, attrs=attrs
+    )[0]
 
 
 def _check_prefill(op: str, x: Tensor, cos: Tensor) -> None:
@@ -194,7 +196,8 @@ def rotary_embedding_llama_fused_qk(
     kernel = _kernel([q.spec, k.spec], specs, cos.spec, sin.spec, trans.spec, True)
     attrs = {"compute_kernel_config": compute_kernel_config}
     inputs = [q, k, cos, sin, trans]
-    outs = launch(op, mesh, inputs, [Output(s) for s in specs], kernel, queue_id=queue_id, rowwise=True, attrs=attrs)
+    outputs = [Output(s) for s in specs]
+    outs = launch(op, mesh, inputs, outputs, kernel, queue_id=queue_id, rowwise=True, reads_memos=True, attrs=attrs)
     return outs[0], outs[1]
 
 
