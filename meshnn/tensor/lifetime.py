@@ -21,6 +21,7 @@ from meshnn.device.buffer import BufferLayout
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
+from meshnn.host.identity import WeakIdentitySet
 from meshnn.mesh import labels
 from meshnn.mesh.buffer_config import layout_of
 from meshnn.mesh.call_sites import is_meshnns
@@ -51,8 +52,8 @@ def track_view(tensor: Tensor, buffer: MeshBuffer | None = None) -> Tensor:
     another view would free the buffer under it.
 
     The record lives on the buffer (``MeshBuffer.views``): a weak reference to its one view (an
-    op's output has one), a WeakSet once a second view is made.  Weak: a record never keeps a
-    tensor alive."""
+    op's output has one), a :class:`~meshnn.host.identity.WeakIdentitySet` once a second view is
+    made.  Weak: a record never keeps a tensor alive."""
     storage = tensor.storage
     if buffer is not None or isinstance(storage, DeviceStorage):
         buffer = buffer or storage.mesh_buffer  # type: ignore[union-attr]
@@ -62,7 +63,7 @@ def track_view(tensor: Tensor, buffer: MeshBuffer | None = None) -> Tensor:
         elif type(views) is weakref.ref:
             first = views()
             if first is not tensor:
-                every: weakref.WeakSet[Tensor] = weakref.WeakSet()
+                every: WeakIdentitySet[Tensor] = WeakIdentitySet()  # (a WeakSet would compare tensors by ==)
                 if first is not None:
                     every.add(first)
                 every.add(tensor)
