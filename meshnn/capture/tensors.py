@@ -6,23 +6,23 @@ weak map so that watching a tensor never keeps it alive.  The texts are ttnn's: 
 (``DataType::BFLOAT16``, ``Tensor(storage=DeviceStorage(),tensor_spec=...)``) in graph nodes, Python
 forms (``DataType.BFLOAT16``) in report rows.
 
-Layers: imports errors and the tensor layer's types.
+Layers: imports errors, the host's identity map and the tensor layer's types.
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
-import weakref
 from typing import Any
 
 from meshnn.errors import MeshnnTypeError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
+from meshnn.host.identity import WeakIdentityMap
 from meshnn.tensor.storage import DeviceStorage
 from meshnn.tensor.tensor import Tensor
 
-_IDS: weakref.WeakKeyDictionary[Tensor, int] = weakref.WeakKeyDictionary()
+_IDS: WeakIdentityMap[Tensor] = WeakIdentityMap()  # (a WeakKeyDictionary would compare tensors by ==: ttnn.eq)
 _NEXT = itertools.count(1)  # (from 1: ttnn's importer reads a tensor id of 0 as none)
 _LOCK = threading.Lock()
 

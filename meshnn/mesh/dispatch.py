@@ -317,6 +317,16 @@ class QueueEngine:
                 )
 
 
+def queues_sharing_memory(mesh: MeshDevice) -> list:
+    """The command queues whose work may hold buffers of ``mesh``'s allocator: its own, its
+    parent's (a submesh shares its parent's allocator) and its submeshes'."""
+    top = mesh
+    while top._parent is not None:
+        top = top._parent
+    meshes = [top, *(sub for sub in (ref() for ref in top._submeshes) if sub is not None)]
+    return [queue for m in meshes for queue in m._queues]
+
+
 def drained_for_memory(queues: Iterable[QueueEngine]) -> bool:
     """Before a second try at an allocation that found device memory full: wait until ``queues``
     have run their queued work, which keeps alive buffers their callers dropped.  False (nothing

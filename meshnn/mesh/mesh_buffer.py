@@ -8,7 +8,8 @@ coordinate (row-major), each row in host page order.  A per-device :class:`~mesh
 is a view of one row, never an allocation of its own.  Configs: :mod:`meshnn.mesh.buffer_config`.
 
 A buffer created with an explicit ``address=`` is a non-owning view of the live buffer that owns
-that address: it shares the owner's slab, and deallocating it only ends the view.
+that address: it shares the owner's slab, and deallocating it only ends the view; ``within=(owner,
+select)`` views part of ``owner`` (:mod:`meshnn.mesh.slab_window`) with ``address`` inside it.
 
 Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.host`, :mod:`meshnn.device` and the mesh layer's
 coordinates, buffer configs and slab (a MeshDevice only for types).
@@ -44,10 +45,11 @@ from meshnn.mesh.buffer_config import (
     layout_of,
 )
 from meshnn.mesh.coord import MeshCoordinate, as_coord
-from meshnn.mesh.dispatch import drained_for_memory
+from meshnn.mesh.dispatch import drained_for_memory, queues_sharing_memory
 from meshnn.mesh.lockstep import called_from
 from meshnn.mesh.observers import OBSERVERS, BufferEvent
 from meshnn.mesh.slab import HOST_CHECK_MIN_BYTES, NoBytes, SlabStorage, host_shortfall
+from meshnn.mesh.slab_window import Select, WindowStorage
 
 if TYPE_CHECKING:
     from meshnn.mesh.mesh_device import MeshDevice
@@ -95,16 +97,6 @@ def _check_host_room(mesh: MeshDevice, local_size: int, undo: Callable[[], None]
         )
 
 
-def _queues_sharing_memory(mesh: MeshDevice) -> list:
-    """The command queues whose work may hold buffers of ``mesh``'s allocator: its own, its
-    parent's (a submesh shares its parent's allocator) and its submeshes'."""
-    top = mesh
-    while top._parent is not None:
-        top = top._parent
-    meshes = [top, *(sub for sub in (ref() for ref in top._submeshes) if sub is not None)]
-    return [queue for m in meshes for queue in m._queues]
-
-
 class MeshBuffer:
     """A lock-step allocation on a mesh.  Create with :meth:`create`."""
 
@@ -122,6 +114,7 @@ class MeshBuffer:
         address: int | None = None,
         *,
         layout: BufferLayout | None = None,
+        within: tuple[MeshBuffer, Select] | None = None,
     ) -> MeshBuffer:
         """Allocate on every device of ``mesh_device`` (or view the buffer owning ``address``).
         ``layout``: what :func:`~meshnn.mesh.buffer_config.layout_of` gave for a Replicated
@@ -154,9 +147,12 @@ class MeshBuffer:
             try:
                 self._allocate_owned(mesh_device, local_size)
             except OutOfMemoryError:  # queued work may hold buffers its callers dropped: let it run, once
-                if not drained_for_memory(_queues_sharing_memory(mesh_device)):
+                if not drained_for_memory(queues_sharing_memory(mesh_device)):
                     raise
                 self._allocate_owned(mesh_device, local_size)
+        elif within is not None:
+            self._owner, self._address = within[0], address
+            self._storage = WindowStorage(within[0]._storage, local_size, within[1])
         else:
             self._view_of(mesh_device, address, local_size)
         return self
@@ -335,9 +331,13 @@ class MeshBuffer:
         """:meth:`rows` for a new buffer's writer that writes every byte first (:meth:`SlabStorage.fresh`)."""
         return self._storage.fresh(self._layout.size)
 
+    def writable(self) -> bool:
+        """False for a view whose bytes are strided through its owner's (read, never written)."""
+        return getattr(self._storage, "contiguous", True)
+
     def shares_bytes(self, other: MeshBuffer) -> bool:
         """Whether ``other`` is this buffer, its owner, or another view of the same slab."""
-        return self._storage is other._storage
+        return self._storage.root is other._storage.root
 
     def lazy_rows(self) -> np.ndarray:
         """:meth:`rows` without a deferred write, for a kernel that reads through the memo (or settles first)."""

@@ -209,6 +209,11 @@ class SlabStorage:
         self.pending: Callable[[np.ndarray], None] | None = None
         self.dropped = False  # the bytes were let go (drop_bytes) and not made again since
 
+    @property
+    def root(self) -> SlabStorage:
+        """The storage that holds the bytes: itself (a view's window names its owner's)."""
+        return self
+
     def settle(self) -> None:
         """Write the deferred bytes, if any (cleared only once written: a reader on another thread
         that finds ``pending`` None may read at once)."""

@@ -109,7 +109,7 @@ class TracedBuffer:
         return self._storage.unsettled(self._size)
 
     def shares_bytes(self, other: Any) -> bool:
-        return self._storage is other._storage
+        return self._storage.root is other._storage.root
 
     @property
     def memo(self) -> object:

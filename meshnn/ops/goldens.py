@@ -190,6 +190,10 @@ def view(input_tensor, new_shape, *_: Any, **__: Any):
     return input_tensor.view(tuple(new_shape))
 
 
+def narrow(input_tensor, dim, start, length, *_: Any, **__: Any):
+    return input_tensor.narrow(dim, start, length)
+
+
 def split(input_tensor, split_size, dim=0, **_: Any):
     return _torch().split(input_tensor, split_size, dim=dim)
 

@@ -102,6 +102,11 @@ def output_into(op: str, mesh: MeshDevice, output_tensor: object, spec: TensorSp
     tensor = device_input(op, "output_tensor", output_tensor)
     if tensor.storage.mesh_buffer.mesh_id != mesh.mesh_id:  # type: ignore[union-attr]
         raise WrongMeshError(f"ttnn.{op}: output_tensor is on another mesh device than the inputs")
+    if not tensor.storage.mesh_buffer.writable():  # type: ignore[union-attr]
+        raise MeshnnValueError(
+            f"ttnn.{op}: output_tensor is a narrowed tensor whose bytes are strided through its input's buffer: "
+            "meshnn can read it but not write it (write the input tensor, or a copy)"
+        )
     if tensor.spec != spec or set(tensor.storage.coords) != set(where):  # type: ignore[union-attr]
         raise MeshnnValueError(
             f"ttnn.{op}: output_tensor is {list(tensor.shape)} {tensor.dtype} {tensor.layout} "

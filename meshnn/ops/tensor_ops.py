@@ -18,6 +18,7 @@ from meshnn.ops.checks import int_list
 from meshnn.ops.registry import OpKind, add
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.conversions import to_dtype, to_layout, typecast
+from meshnn.tensor.narrow import narrow
 from meshnn.tensor.reshape import is_view_reshape, reshape
 from meshnn.tensor.tensor import Tensor
 
@@ -29,6 +30,7 @@ add(
     device_operation="ReshapeViewDeviceOperation",
     golden=goldens.reshape,
 )
+add("narrow", narrow, kind=OpKind.DATA_MOVEMENT, family=OpFamily.COPY, golden=goldens.narrow)
 add("to_dtype", to_dtype, kind=OpKind.DATA_MOVEMENT, family=OpFamily.TYPECAST, golden=goldens.identity)
 add("to_layout", to_layout, kind=OpKind.DATA_MOVEMENT, family=OpFamily.COPY, golden=goldens.identity)
 add("typecast", typecast, kind=OpKind.DATA_MOVEMENT, family=OpFamily.TYPECAST, golden=goldens.identity)

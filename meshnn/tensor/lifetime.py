@@ -21,6 +21,7 @@ from meshnn.device.buffer import BufferLayout
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
+from meshnn.host.identity import WeakIdentitySet
 from meshnn.mesh import labels
 from meshnn.mesh.buffer_config import layout_of
 from meshnn.mesh.call_sites import is_meshnns
@@ -29,6 +30,7 @@ from meshnn.mesh.labels import tensor_label
 from meshnn.mesh.mesh_buffer import DeviceLocalBufferConfig, MeshBuffer, ReplicatedBufferConfig
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.observers import CREATE_DEVICE_TENSOR, OBSERVERS, HostOpEvent, host_call
+from meshnn.mesh.slab_window import Select
 from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.storage import DeviceStorage, DistributedHostBuffer, HostBuffer, HostStorage
@@ -44,23 +46,24 @@ def device_tensor(
     )
 
 
-def track_view(tensor: Tensor) -> Tensor:
-    """Record that ``tensor`` views its MeshBuffer (every device tensor must be recorded, or
-    ``deallocate(force=False)`` of another view would free the buffer under it).
+def track_view(tensor: Tensor, buffer: MeshBuffer | None = None) -> Tensor:
+    """Record that ``tensor`` views its MeshBuffer, or ``buffer`` (the buffer a narrowed view's
+    window is part of): every device tensor must be recorded, or ``deallocate(force=False)`` of
+    another view would free the buffer under it.
 
     The record lives on the buffer (``MeshBuffer.views``): a weak reference to its one view (an
-    op's output has one), a WeakSet once a second view is made.  Weak: a record never keeps a
-    tensor alive."""
+    op's output has one), a :class:`~meshnn.host.identity.WeakIdentitySet` once a second view is
+    made.  Weak: a record never keeps a tensor alive."""
     storage = tensor.storage
-    if isinstance(storage, DeviceStorage):
-        buffer = storage.mesh_buffer
+    if buffer is not None or isinstance(storage, DeviceStorage):
+        buffer = buffer or storage.mesh_buffer  # type: ignore[union-attr]
         views = buffer.views
         if views is None:
             buffer.views = weakref.ref(tensor)
         elif type(views) is weakref.ref:
             first = views()
             if first is not tensor:
-                every: weakref.WeakSet[Tensor] = weakref.WeakSet()
+                every: WeakIdentitySet[Tensor] = WeakIdentitySet()  # (a WeakSet would compare tensors by ==)
                 if first is not None:
                     every.add(first)
                 every.add(tensor)
@@ -96,6 +99,13 @@ def allocate_mesh_buffer(spec: TensorSpec, mesh_device: MeshDevice) -> MeshBuffe
     if made is None:
         made = spec._once("mesh_buffer_configs", lambda: _buffer_configs(spec))
     return MeshBuffer.create(made[0], made[1], mesh_device, layout=made[2])
+
+
+def view_mesh_buffer(spec: TensorSpec, owner: MeshBuffer, address: int, select: Select) -> MeshBuffer:
+    """A MeshBuffer laid out by ``spec`` over part of ``owner``'s bytes (``select`` picks them:
+    :mod:`meshnn.mesh.slab_window`), at ``address``; it allocates nothing."""
+    config, local, layout = _buffer_configs(spec)
+    return MeshBuffer.create(config, local, owner.device(), address, layout=layout, within=(owner, select))
 
 
 def _buffer_configs(spec: TensorSpec) -> tuple[ReplicatedBufferConfig, DeviceLocalBufferConfig, BufferLayout]:
@@ -194,7 +204,7 @@ def deallocate(tensor: Tensor, force: bool = True) -> None:
     if not buffer.is_allocated():
         return
     if not force:
-        others = [t for t in views_of(buffer) if t is not tensor]
+        others = [t for t in views_of(buffer) if t is not tensor and t.storage.mesh_buffer.is_allocated()]
         if others:
             return
     buffer.deallocated_at = caller_site()  # type: ignore[attr-defined]

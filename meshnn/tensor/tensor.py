@@ -6,7 +6,7 @@ the mesh.  A device tensor keeps its MeshBuffer alive: when nothing refers to it
 MeshBuffer frees its address on every device, as ttnn's do.  Views (reshape, get_device_tensors)
 share the MeshBuffer; deallocating any of them frees it for all (``force=True``, ttnn's default).
 This module holds the class, the check every tensor function makes of its argument
-(:func:`check_tensor`) and :func:`host_tensor_from_array`.
+(:func:`check_tensor`) and :func:`host_tensor_from_array`.  ``a == b`` is ``ttnn.eq(a, b)``, as in ttnn.
 
 Layer: tensor.  Imports errors, mesh, the byte formats (dtypes, layout) and the tensor modules
 spec, memory_config, storage, topology, mappers and arrays; the tensor functions its methods call
@@ -163,8 +163,7 @@ class Tensor:
         try:
             mesh = buffer.device()
         except DeviceClosedError as closed:
-            where = str(closed).partition(" (closed at ")[2].rstrip(")")
-            at = f" at {where}" if where else ""
+            at = f" at {w}" if (w := str(closed).partition(" (closed at ")[2].rstrip(")")) else ""
             raise DeviceClosedError(f"{what} of shape {shape} lives on a mesh device that was closed{at}") from None
         where = getattr(buffer, "deallocated_at", None) or "an unknown place"
         raise DeallocatedError(f"{what} of shape {shape} on {mesh!r} was deallocated at {where}")
@@ -387,6 +386,10 @@ class Tensor:
         from meshnn.tensor.printing import to_string
 
         return to_string(self)
+
+
+for _op in ("eq", "ne", "gt", "ge", "lt", "le"):  # ttnn binds comparisons after the class (it keeps its hash)
+    setattr(Tensor, f"__{_op}__", lambda self, other, _op=_op: _operator(_op, self, other))
 
 
 def host_tensor_from_array(array: np.ndarray, dtype: DataType, layout: Layout, **options: Any) -> Tensor:

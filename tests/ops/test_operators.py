@@ -38,6 +38,12 @@ CASES = {
     "b ** 2": (lambda a, b, w: b**2.0, lambda a, b, w: ttnn.pow(b, 2.0)),
     "a @ w": (lambda a, b, w: a @ w, lambda a, b, w: ttnn.matmul(a, w)),
     "a[0:32, 32:64]": (lambda a, b, w: a[0:32, 32:64], lambda a, b, w: ttnn.slice(a, [0, 32], [32, 64])),
+    "a == b": (lambda a, b, w: a == b, lambda a, b, w: ttnn.eq(a, b)),
+    "a != 0": (lambda a, b, w: a != 0.0, lambda a, b, w: ttnn.ne(a, 0.0)),
+    "a > b": (lambda a, b, w: a > b, lambda a, b, w: ttnn.gt(a, b)),
+    "a >= 0": (lambda a, b, w: a >= 0.0, lambda a, b, w: ttnn.ge(a, 0.0)),
+    "a < b": (lambda a, b, w: a < b, lambda a, b, w: ttnn.lt(a, b)),
+    "a <= 1": (lambda a, b, w: a <= 1.0, lambda a, b, w: ttnn.le(a, 1.0)),
 }
 
 
@@ -62,3 +68,9 @@ def test_operators_refuse_what_the_ops_refuse(operands, open_mesh):
     ttnn.deallocate(a)
     with pytest.raises(MeshnnError, match="deallocated"):
         _ = -a
+
+
+def test_a_tensor_compared_by_operators_keeps_its_identity_hash(operands):
+    a, b, _ = operands
+    assert {a: "a", b: "b"}[a] == "a" and a in [a] and a in {b, a}  # ttnn binds == after the class: hash kept
+    assert ttnn.to_torch(ttnn.get_device_tensors(a == a)[0]).eq(1).all()

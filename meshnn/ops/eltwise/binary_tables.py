@@ -102,12 +102,12 @@ ARITHMETIC = (
 )
 
 COMPARISONS = (
-    B("eq", np.equal, lambda t, a, b, **k: t.eq(a, b), inplace=True),
-    B("ne", np.not_equal, lambda t, a, b, **k: t.ne(a, b), inplace=True),
-    B("gt", np.greater, lambda t, a, b, **k: t.gt(a, b), inplace=True),
-    B("lt", np.less, lambda t, a, b, **k: t.lt(a, b), inplace=True),
-    B("ge", np.greater_equal, lambda t, a, b, **k: t.ge(a, b), inplace=True),
-    B("le", np.less_equal, lambda t, a, b, **k: t.le(a, b), inplace=True),
+    B("eq", np.equal, lambda t, a, b, **k: t.eq(a, b), inplace=True, operator="eq"),
+    B("ne", np.not_equal, lambda t, a, b, **k: t.ne(a, b), inplace=True, operator="ne"),
+    B("gt", np.greater, lambda t, a, b, **k: t.gt(a, b), inplace=True, operator="gt"),
+    B("lt", np.less, lambda t, a, b, **k: t.lt(a, b), inplace=True, operator="lt"),
+    B("ge", np.greater_equal, lambda t, a, b, **k: t.ge(a, b), inplace=True, operator="ge"),
+    B("le", np.less_equal, lambda t, a, b, **k: t.le(a, b), inplace=True, operator="le"),
     B("logical_and", _logical(np.logical_and), lambda t, a, b, **k: t.logical_and(a, b), inplace=True),
     B("logical_or", _logical(np.logical_or), lambda t, a, b, **k: t.logical_or(a, b), inplace=True),
     B("logical_xor", _logical(np.logical_xor), lambda t, a, b, **k: t.logical_xor(a, b), inplace=True),
