@@ -286,6 +286,9 @@ def test_moe_compute_on_a_galaxy_line():
     (record,), layouts = run_case((1, 8), 1, kind, True, seed=5)
     assert layouts == [RM, RM, RM, ttnn.TILE_LAYOUT, RM, RM]
     assert record.prediction.cores == 12 and record.prediction.link_ns > 0
+    w01, w2 = record.desc.inputs[4], record.desc.inputs[5]  # (12, 2 layers, 2 experts, groups, rows, 128)
+    tiles = (np.prod(w01.shape) + np.prod(w2.shape)) // (2 * 32 * 32)
+    assert record.prediction.dram_bytes == tiles * 576  # one layer's bfloat4_b tiles, each read once
 
 
 def test_moe_compute_on_galaxy_columns():
