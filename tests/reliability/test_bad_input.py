@@ -3260,7 +3260,8 @@ def moe47_rows() -> list[Case]:
 
 # -- branch moe48 (stop 48): DeepSeek's fused experts ------------------------------------------------------
 def moe48_rows() -> list[Case]:
-    """``experimental.moe_compute``, its core helpers and ``quantize_weights_via_host``."""
+    """``experimental.moe_compute``, its core helpers, ``quantize_weights_via_host`` and
+    ``deepseek_moe_fast_reduce_nc``."""
     c: list[Case] = []
     row = lambda *r: c.append(Case(*r))  # noqa: E731
     op, compute = "experimental.moe_compute", ttnn.experimental.moe_compute
@@ -3274,6 +3275,11 @@ def moe48_rows() -> list[Case]:
     box = ttnn.experimental.get_moe_worker_mcast_bounding_box
     row("experimental.get_moe_worker_mcast_bounding_box", "a str hidden size", lambda e: box(e.mesh, 4, 4, "7168"),
         TYPE, "hidden_size")  # fmt: skip
+    reduce = ttnn.experimental.deepseek_moe_fast_reduce_nc
+    row("experimental.deepseek_moe_fast_reduce_nc", "ROW_MAJOR input", lambda e: reduce(e.rm, 0, split_size=32),
+        VALUE, "TILE")  # fmt: skip
+    row("experimental.deepseek_moe_fast_reduce_nc", "a str split", lambda e: reduce(e.a, 0, split_size="32"), TYPE,
+        "split_size")  # fmt: skip
     quantize = ttnn.experimental.quantize_weights_via_host
     row("experimental.quantize_weights_via_host", "a str dtype",
         lambda e: quantize(e.a, dtype="bfloat4_b", memory_config=None), VALUE, "DataType")  # fmt: skip

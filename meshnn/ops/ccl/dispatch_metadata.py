@@ -197,6 +197,16 @@ def _held_rows(bits: np.ndarray, rows: int, width: int) -> tuple[np.ndarray, np.
     return scratch, view
 
 
+def _dispatch_into(flat: tuple, outs: list[np.ndarray], specs: list[TensorSpec], rows: int, groups, shared) -> None:
+    """:func:`dispatch_metadata_rows` into the three outputs' elements ``outs`` (those holding fewer
+    tensor rows than ``rows`` written through a scratch, :func:`_held_rows`)."""
+    held = [_held_rows(bits, rows, spec.shape[-1]) for bits, spec in zip(outs, specs, strict=True)]
+    dispatch_metadata_rows(flat, tuple(out for out, _ in held), groups, shared)
+    for out, view in held:
+        if view is not None:
+            view[:] = out[:, :, : view.shape[2]]
+
+
 def _preallocated_outputs(value: object, specs: list[TensorSpec], mesh: MeshDevice) -> list[Tensor]:
     """ttnn's three persistent outputs: ROW_MAJOR device tensors of the mesh (they give the specs:
     ttnn compares them with themselves, so any shape holding the output's rows will do; meshnn
@@ -273,12 +283,9 @@ def all_to_all_dispatch_metadata(
         flat += (_token_bits(in_rows[1], ids.spec).reshape(n, count, -1),)
         flat += (_token_bits(in_rows[2], scores.spec).reshape(n, count, -1),)
         flat += (np.asarray(logical_values(in_rows[3], mapping.spec, as_float=False)),)
-        held = [_held_rows(_token_bits(out_rows[i], specs[i]), count * len(groups[0]), specs[i].shape[-1])
-                for i in range(3)]  # fmt: skip
-        dispatch_metadata_rows(flat, tuple(out for out, _ in held), groups, shared)
-        for out, view in held:
-            if view is not None:
-                view[:] = out[:, :, : view.shape[2]]
+        _dispatch_into(
+            flat, [_token_bits(out_rows[i], specs[i]) for i in range(3)], specs, count * len(groups[0]), groups, shared
+        )
 
     attrs = {"cluster_axis": cluster_axis, "peers": width, "shared_expert_ids": tuple(shared), **hardware}
     attrs["cross_device_semaphore"] = cross_device_semaphore
