@@ -87,7 +87,7 @@ def op_desc(event: OpEvent, outputs: Sequence[Tensor]) -> OpDesc | None:
     extra: dict[str, object] = {}
     if family is F.MATMUL:
         extra["matmul"] = matmul_config(attrs)
-    elif family.is_collective:
+    elif family.is_collective or family is F.MOE_COMPUTE:  # moe_compute: its combine's line
         extra["collective"] = collective_config(attrs, event.mesh)
     elif family in (F.SDPA, F.SDPA_DECODE):
         extra["attention"] = attention_config(attrs, decode=family is F.SDPA_DECODE)

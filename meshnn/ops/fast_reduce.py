@@ -3,6 +3,10 @@ tiles), each kept with size 1, as the 2-D meshes' all-reduce (gather along dim 0
 it.  As ttnn runs it, one program per dim (the last first), each summing in float32 and rounding
 into the input's dtype; ``output=`` is written in place by the last.
 
+``ttnn.experimental.deepseek_moe_fast_reduce_nc`` (DeepSeek's MoE decode, tt-metal 2026): the same
+sum over one outer ``dim`` (kept as 1) of a bfloat16 / bfloat8_b TILE tensor, its last dim cut into
+``width / split_size`` outputs of ``split_size`` columns: one program, a list of tensors.
+
 May import: :mod:`meshnn.errors`, :mod:`meshnn.formats`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`
 and the ops' checks, config, launch, outputs and values modules.
 """
@@ -14,6 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.checks import device_input, int_arg, same_mesh
@@ -84,3 +89,52 @@ def _reduce_one(op, mesh, tensor: Tensor, axis: int, output, memory_config, kern
 
     attrs = {"dims": (axis,), "memory_config": spec.memory_config, "compute_kernel_config": kernel_config}
     return launch(op, mesh, [tensor], [Output(spec)], kernel, into=into, rowwise=True, reads_memos=True, attrs=attrs)[0]
+
+
+@register(
+    "experimental.deepseek_moe_fast_reduce_nc",
+    kind=OpKind.REDUCTION,
+    family=OpFamily.REDUCTION,
+    device_operation="DeepseekMoEFastReduceNCDeviceOperation",
+)
+def deepseek_moe_fast_reduce_nc(
+    input_tensor: Tensor,
+    dim: int,
+    *,
+    split_size: int,
+    output_memory_config: MemoryConfig | None = None,
+    compute_kernel_config: object = None,
+) -> list[Tensor]:
+    """The sum of ``input_tensor`` over the outer ``dim`` (kept as 1), split on the last dim into
+    tensors of ``split_size`` columns (ttnn's checks: TILE, rank > 2, the width a multiple of the
+    outputs times 32)."""
+    op = "experimental.deepseek_moe_fast_reduce_nc"
+    tensor = device_input(op, "input_tensor", input_tensor)
+    mesh = same_mesh(op, {"input_tensor": tensor})
+    axis, size = int_arg(op, "dim", dim), int_arg(op, "split_size", split_size)  # the binding's conversions first
+    if tensor.layout is not Layout.TILE or tensor.dtype not in (DataType.BFLOAT16, DataType.BFLOAT8_B):
+        raise MeshnnValueError(f"ttnn.{op}: input tensor must be bfloat16 or bfloat8_b TILE, got {tensor.dtype}")
+    rank = len(tensor.shape)
+    if rank <= 2:
+        raise MeshnnValueError(f"ttnn.{op}: input tensor rank must be greater than 2, but has {rank}")
+    if not 0 <= axis <= rank - 3:
+        raise MeshnnValueError(f"ttnn.{op}: reduction dim must be between 0 and {rank - 3}, but has {dim}")
+    width = tensor.shape[-1]
+    if size < 1 or width // size < 1 or width % (width // size * 32):
+        raise MeshnnValueError(
+            f"ttnn.{op}: input tensor width must be divisible by {max(1, width // max(size, 1)) * 32}"
+        )
+    kernel_config = check_compute_kernel_config(op, compute_kernel_config)
+    parts = width // size
+    shape = (*_kept(tensor.shape, (axis,))[:-1], width // parts)
+    spec = out_spec_like(tensor, shape=shape, memory_config=output_memory_config, op=op)
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
+        total = logical_values(in_rows[0], tensor.spec).sum(axis=axis + 1, keepdims=True, dtype=np.float32)
+        for i, rows in enumerate(out_rows):
+            write_values(rows, total[..., i * shape[-1] : (i + 1) * shape[-1]], spec)
+
+    attrs = {"dim": axis, "split_size": size, "memory_config": spec.memory_config}
+    attrs["compute_kernel_config"] = kernel_config
+    outs = [Output(spec) for _ in range(parts)]
+    return launch(op, mesh, [tensor], outs, kernel, rowwise=True, reads_memos=True, attrs=attrs)

@@ -64,6 +64,7 @@ class OpFamily(enum.Enum):
     KV_UPDATE = "PagedUpdateCacheDeviceOperation"  # one token per user written into the cache
     KV_FILL = "PagedFillCacheDeviceOperation"  # a whole prompt written into the cache
     MOE_GPT = "MoEGPTDeviceOperation"  # gpt-oss's fused experts: DRAM-sharded bfloat4_b weights, 12 ring cores
+    MOE_COMPUTE = "MoEComputeDeviceOperation"  # DeepSeek's fused experts (any sizes), then the combine's exchange
     ALL_GATHER = "AllGatherAsyncDeviceOperation"
     REDUCE_SCATTER = "ReduceScatterMinimalAsyncDeviceOperation"
     ALL_REDUCE = "AllReduceAsyncDeviceOperation"

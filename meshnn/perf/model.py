@@ -31,7 +31,7 @@ from meshnn.perf.fidelity import (
 from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.heads import is_heads_prefill, predict_heads_prefill
 from meshnn.perf.matmul import predict_matmul
-from meshnn.perf.moe import predict_moe_gpt
+from meshnn.perf.moe import predict_moe_compute, predict_moe_gpt
 from meshnn.perf.movement import predict_movement
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.rotary import is_rotary_prefill, predict_rotary_prefill
@@ -49,6 +49,7 @@ _FPU_FAMILIES = frozenset(
         OpFamily.SDPA,
         OpFamily.SDPA_DECODE,
         OpFamily.MOE_GPT,
+        OpFamily.MOE_COMPUTE,
     }
 )
 
@@ -63,6 +64,7 @@ _PREDICTORS: dict[OpFamily, Callable[[OpDesc, Machine], Prediction]] = {
     OpFamily.CONCAT_HEADS_DECODE: predict_heads_decode,
     OpFamily.ARGMAX: predict_argmax,
     OpFamily.MOE_GPT: predict_moe_gpt,
+    OpFamily.MOE_COMPUTE: predict_moe_compute,
     **{f: predict_tile_op for f in (OpFamily.UNARY, OpFamily.BINARY, OpFamily.REDUCTION, OpFamily.TYPECAST)},
     **{f: predict_tile_op for f in (OpFamily.SOFTMAX, OpFamily.NORM)},
     **{f: predict_collective for f in (OpFamily.ALL_GATHER, OpFamily.REDUCE_SCATTER, OpFamily.ALL_REDUCE)},
@@ -87,7 +89,7 @@ def default_fidelity(desc: OpDesc) -> MathFidelity | None:
         return default_matmul_fidelity(has_program_config=has_program, has_core_grid=has_grid)
     if desc.family is OpFamily.NORM:
         return NORM_DEFAULT
-    if desc.family is OpFamily.MOE_GPT:  # the kernel's own compute config
+    if desc.family in (OpFamily.MOE_GPT, OpFamily.MOE_COMPUTE):  # the kernels' own compute config
         return MathFidelity.LoFi
     if desc.family in (OpFamily.SDPA, OpFamily.SDPA_DECODE):
         return SDPA_DEFAULT

@@ -176,3 +176,34 @@ def test_bad_calls_change_nothing():
         ) == before
     finally:
         mesh.close()
+
+
+def test_ids_on_a_whole_shard_of_more_rows():
+    """tt-metal reserves a HEIGHT_SHARDED tensor's whole shards: persistent ids and scores of 2 rows
+    a device on a 16-row shard take the gathered rows (8 here); the tensor shows its first 2, the
+    rest land in the shard's reserve.  A shard too small for the rows is still refused."""
+    shape = (2, 4)
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape), system="t3k")
+    try:
+        tokens, ids, scores, mapping = routing(shape, 1, per_device=2, k=2, hidden=32, experts_per_device=1, seed=4)
+        tt = [place(mesh, shape, 1, x, d) for x, d in ((tokens, ttnn.bfloat16), (ids, ttnn.uint16))]
+        tt.append(place(mesh, shape, 1, scores, ttnn.bfloat16))
+        tm = ttnn.from_torch(mapping, dtype=ttnn.uint16, layout=RM, device=mesh)
+        out, meta, sc = OP(*tt, tm, cluster_axis=1)
+
+        def small(rows_per_shard, dtype, torch_dtype):
+            core = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(1, 1), ttnn.CoreCoord(1, 1))])
+            spec = ttnn.ShardSpec(core, (rows_per_shard, 2), ttnn.ShardOrientation.ROW_MAJOR)
+            memory = ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1, spec)
+            return ttnn.from_torch(torch.zeros(8, 2, 2, dtype=torch_dtype), dtype=dtype, layout=RM, device=mesh,
+                                   memory_config=memory, mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))  # fmt: skip
+
+        ids2, sc2 = small(16, ttnn.uint16, torch.int32), small(16, ttnn.bfloat16, torch.bfloat16)
+        OP(*tt, tm, cluster_axis=1, output_tensors=(out, ids2, sc2))
+        for full, part in ((meta, ids2), (sc, sc2)):
+            for a, b in zip(ttnn.get_device_tensors(full), ttnn.get_device_tensors(part), strict=True):
+                assert torch.equal(ttnn.to_torch(a).reshape(8, 2)[:2].float(), ttnn.to_torch(b).reshape(2, 2).float())
+        with pytest.raises(ValueError, match="hold the output's rows"):
+            OP(*tt, tm, cluster_axis=1, output_tensors=(out, small(4, ttnn.uint16, torch.int32), sc2))
+    finally:
+        mesh.close()

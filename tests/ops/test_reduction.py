@@ -25,6 +25,7 @@ from .reference import (
     exact_equal,
     exceeds,
     float32_error,
+    gamma,
     mesh_fixtures,
     output_bound,
     quantized,
@@ -293,6 +294,30 @@ def test_fast_reduce_nc_runs_one_program_per_dim(meshes):
     mesh.disable_and_clear_program_cache()
     assert mesh.num_program_cache_entries() == 0
     mesh.enable_program_cache()
+
+
+@pytest.mark.parametrize("dtype", [BF16, BFP8])
+def test_deepseek_moe_fast_reduce_nc_sums_then_splits(meshes, dtype):
+    """DeepSeek's MoE reduce: the sum over dim 0 (8 top-k slots, kept as 1) in float32, rounded
+    into the input's dtype, cut into 4 outputs of 64 columns; one program; a split that leaves a
+    part narrower than a tile and a reduction over a tile dim are refused."""
+    mesh = meshes[(1, 1)]
+    x = np.random.default_rng(21).standard_normal((8, 1, 32, 256)).astype(np.float32)
+    t = ttnn.from_torch(torch.from_numpy(x), dtype=dtype, layout=TILE, device=mesh)
+    with ttnn.perf_capture() as capture:
+        outs = ttnn.experimental.deepseek_moe_fast_reduce_nc(t, 0, split_size=64)
+    assert len(capture.recorder(mesh).records) == 1 and len(outs) == 4
+    held = quantized(x, dtype)
+    ref = held.sum(axis=0, keepdims=True)
+    bound = output_bound(ref, gamma(8) * np.abs(held).sum(axis=0, keepdims=True), dtype)
+    for i, out in enumerate(outs):
+        assert tuple(out.shape) == (1, 1, 32, 64) and out.dtype == dtype
+        part = slice(64 * i, 64 * (i + 1))
+        assert_within(ttnn.to_numpy(out), ref[..., part], bound[..., part], f"split {i}")
+    with pytest.raises(ValueError, match="divisible by"):
+        ttnn.experimental.deepseek_moe_fast_reduce_nc(t, 0, split_size=16)
+    with pytest.raises(ValueError, match="reduction dim"):
+        ttnn.experimental.deepseek_moe_fast_reduce_nc(t, 2, split_size=64)
 
 
 @pytest.mark.parametrize("dtype", [F32, BF16, BFP8])

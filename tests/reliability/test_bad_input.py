@@ -3258,6 +3258,34 @@ def moe47_rows() -> list[Case]:
     return c
 
 
+# -- branch moe48 (stop 48): DeepSeek's fused experts ------------------------------------------------------
+def moe48_rows() -> list[Case]:
+    """``experimental.moe_compute``, its core helpers, ``quantize_weights_via_host`` and
+    ``deepseek_moe_fast_reduce_nc``."""
+    c: list[Case] = []
+    row = lambda *r: c.append(Case(*r))  # noqa: E731
+    op, compute = "experimental.moe_compute", ttnn.experimental.moe_compute
+    kw = dict(layer_id=0, output_height_shard_dim=4, intermediate_size=2048, cluster_axis=1)
+    row(op, "float32 tokens", lambda e: compute(e.rm, e.rm, e.rm, e.rm, e.a, e.a, **kw), VALUE, "bfloat16")
+    row(op, "tokens freed", lambda e: compute(e.freed, e.rm, e.rm, e.rm, e.a, e.a, **kw), DEAD, "tilize_input_tensor")
+    cores = ttnn.experimental.get_moe_combine_cores
+    row("experimental.get_moe_combine_cores", "a str mesh", lambda e: cores("mesh", 4, 4), TYPE, "MeshDevice")
+    row("experimental.get_moe_combine_cores", "0 token cores", lambda e: cores(e.mesh, 0, 4), VALUE,
+        "combine_token_parallel_cores")  # fmt: skip
+    box = ttnn.experimental.get_moe_worker_mcast_bounding_box
+    row("experimental.get_moe_worker_mcast_bounding_box", "a str hidden size", lambda e: box(e.mesh, 4, 4, "7168"),
+        TYPE, "hidden_size")  # fmt: skip
+    reduce = ttnn.experimental.deepseek_moe_fast_reduce_nc
+    row("experimental.deepseek_moe_fast_reduce_nc", "ROW_MAJOR input", lambda e: reduce(e.rm, 0, split_size=32),
+        VALUE, "TILE")  # fmt: skip
+    row("experimental.deepseek_moe_fast_reduce_nc", "a str split", lambda e: reduce(e.a, 0, split_size="32"), TYPE,
+        "split_size")  # fmt: skip
+    quantize = ttnn.experimental.quantize_weights_via_host
+    row("experimental.quantize_weights_via_host", "a str dtype",
+        lambda e: quantize(e.a, dtype="bfloat4_b", memory_config=None), VALUE, "DataType")  # fmt: skip
+    return c
+
+
 TABLE: list[Case] = (
     unary_family(UNARY, UNARY_FAULTS)
     + family(BINARY, BINARY_FAULTS)
@@ -3285,6 +3313,7 @@ TABLE += misc41_rows()  # branch misc41 (issue 30's launcher and reports)
 TABLE += galaxy42_rows()  # branch galaxy42 (issue 30's 70B Galaxy model)
 TABLE += moe46_rows()  # branch moe46 (issue 30's gpt-oss throughput path)
 TABLE += moe47_rows()  # branch moe47 (issue 30's gpt-oss fused decode experts)
+TABLE += moe48_rows()  # branch moe48 (issue 30's DeepSeek fused experts)
 BY_ID = {case.id: case for case in TABLE}
 
 

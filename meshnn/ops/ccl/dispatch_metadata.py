@@ -176,17 +176,50 @@ def _rows_view(bits: np.ndarray, rows: int) -> np.ndarray:
     return bits
 
 
+def _shard_rows(t: Tensor) -> int:
+    """Rows a HEIGHT_SHARDED tensor's allocation holds: tt-metal reserves whole shards (every
+    core of the grid a shard of ``shard_shape[0]`` rows) even where the tensor has fewer rows."""
+    memory = t.spec.memory_config
+    if memory.memory_layout is not TensorMemoryLayout.HEIGHT_SHARDED or memory.shard_spec is None:
+        return 0
+    return memory.shard_spec.shape[0] * memory.shard_spec.grid.num_cores()
+
+
+def _held_rows(bits: np.ndarray, rows: int, width: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(rows to write, the output's own view or None)``: an output allocated whole-shard but
+    holding fewer tensor rows is written through a scratch of ``rows`` (its first rows the
+    output's), the tensor's rows copied back after (the rest land in the shard's reserve)."""
+    view = _rows_view(bits, bits[0].size // width)
+    if view.shape[2] >= rows:
+        return view, None
+    scratch = np.zeros((view.shape[0], 1, rows, width), view.dtype)
+    scratch[:, :, : view.shape[2]] = view
+    return scratch, view
+
+
+def _dispatch_into(flat: tuple, outs: list[np.ndarray], specs: list[TensorSpec], rows: int, groups, shared) -> None:
+    """:func:`dispatch_metadata_rows` into the three outputs' elements ``outs`` (those holding fewer
+    tensor rows than ``rows`` written through a scratch, :func:`_held_rows`)."""
+    held = [_held_rows(bits, rows, spec.shape[-1]) for bits, spec in zip(outs, specs, strict=True)]
+    dispatch_metadata_rows(flat, tuple(out for out, _ in held), groups, shared)
+    for out, view in held:
+        if view is not None:
+            view[:] = out[:, :, : view.shape[2]]
+
+
 def _preallocated_outputs(value: object, specs: list[TensorSpec], mesh: MeshDevice) -> list[Tensor]:
     """ttnn's three persistent outputs: ROW_MAJOR device tensors of the mesh (they give the specs:
     ttnn compares them with themselves, so any shape holding the output's rows will do; meshnn
-    checks that they hold them: the same rows of the same width and dtype)."""
+    checks that they hold them: the same rows of the same width and dtype, or fewer rows on a
+    HEIGHT_SHARDED allocation whose whole shards hold them, as tt-metal reserves them)."""
     if not isinstance(value, list | tuple) or len(value) != 3:
         raise MeshnnTypeError(f"ttnn.{OP}: output_tensors must be three tensors (tokens, ids, scores), got {value!r}")
     checked = []
     for tensor, spec in zip(value, specs, strict=True):
         t = device_input(OP, "output_tensors", tensor)
         rows = int(np.prod(tuple(t.shape)[:-1])) if len(t.shape) else 0
-        if tuple(t.shape)[-1:] != tuple(spec.shape)[-1:] or rows != spec.shape[1] or t.dtype is not spec.dtype:
+        fits = rows == spec.shape[1] or rows < spec.shape[1] <= _shard_rows(t)
+        if tuple(t.shape)[-1:] != tuple(spec.shape)[-1:] or not fits or t.dtype is not spec.dtype:
             raise MeshnnValueError(
                 f"ttnn.{OP}: output_tensors {list(t.shape)} {t.dtype} do not hold the output's rows "
                 f"{list(spec.shape)} {spec.dtype}"
@@ -250,8 +283,9 @@ def all_to_all_dispatch_metadata(
         flat += (_token_bits(in_rows[1], ids.spec).reshape(n, count, -1),)
         flat += (_token_bits(in_rows[2], scores.spec).reshape(n, count, -1),)
         flat += (np.asarray(logical_values(in_rows[3], mapping.spec, as_float=False)),)
-        outs = tuple(_rows_view(_token_bits(out_rows[i], specs[i]), count * len(groups[0])) for i in range(3))
-        dispatch_metadata_rows(flat, outs, groups, shared)
+        _dispatch_into(
+            flat, [_token_bits(out_rows[i], specs[i]) for i in range(3)], specs, count * len(groups[0]), groups, shared
+        )
 
     attrs = {"cluster_axis": cluster_axis, "peers": width, "shared_expert_ids": tuple(shared), **hardware}
     attrs["cross_device_semaphore"] = cross_device_semaphore

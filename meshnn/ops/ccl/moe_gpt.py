@@ -198,10 +198,15 @@ def _metadata(outs: list[np.ndarray], routed: dict, scores: np.ndarray, experts:
         for e, k in picks.items():
             table[i, 1 + e] = k
             table[i, 1 + experts + e] = scores[t, k]
+    token_maps(maps, routed["tokens"], experts)
+
+
+def token_maps(maps: np.ndarray, tokens: list[list[int]], experts: int) -> None:
+    """Each expert's token ids (every 4th uint32 of its row of ``maps``), then ``-1``; zeros elsewhere."""
     entries = maps.reshape(experts, -1, 4)
     entries[:] = 0
     for e in range(experts):
-        mine = routed["tokens"][e] if e < len(routed["tokens"]) else []
+        mine = tokens[e] if e < len(tokens) else []
         entries[e, : len(mine), 0] = mine
         entries[e, len(mine), 0] = 0xFFFFFFFF
 

@@ -123,3 +123,23 @@ def port_mem_configs(mesh_device: Any, *, num_layers: int, experts_per_device: i
     maps = get_weight_core_shard_maps(mesh_device, hidden_size, intermediate_size)
     return WeightMemConfigs(*get_weight_mem_configs(num_layers, experts_per_device, hidden_size, intermediate_size,
                                                     *maps, has_bias=has_bias))  # fmt: skip
+
+
+@register("experimental.quantize_weights_via_host", kind=OpKind.DATA_MOVEMENT, family=OpFamily.TYPECAST)
+def quantize_weights_via_host(device_tensor: Any, *, dtype: Any, memory_config: MemoryConfig | None):
+    """``ttnn.experimental.quantize_weights_via_host``: the tensor read back, cast to ``dtype`` on
+    the host, and written to its mesh under ``memory_config`` (None: the host tensor returned)."""
+    from meshnn.formats.dtypes import DataType
+    from meshnn.ops.checks import device_input
+    from meshnn.tensor.conversions import to_dtype
+    from meshnn.tensor.placement import to_device
+    from meshnn.tensor.readback import from_device
+
+    op = "experimental.quantize_weights_via_host"
+    checked = device_input(op, "device_tensor", device_tensor)
+    if not isinstance(dtype, DataType):
+        raise MeshnnValueError(f"ttnn.{op}: dtype must be a ttnn.DataType, got {dtype!r}")
+    if memory_config is not None and not isinstance(memory_config, MemoryConfig):
+        raise MeshnnValueError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig or None, got {memory_config!r}")
+    cast = to_dtype(from_device(checked), dtype)
+    return cast if memory_config is None else to_device(cast, checked.device(), memory_config)
