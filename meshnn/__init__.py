@@ -102,11 +102,14 @@ from meshnn.mesh.device_config import (
     MeshType,
 )
 from meshnn.mesh.entry_points import (
+    ClearDefaultDevice,
     CloseDevice,
     CloseDevices,
     CreateDevice,
     CreateDevices,
+    GetDefaultDevice,
     ReadDeviceProfiler,
+    SetDefaultDevice,
     close_device,
     create_mesh_device,
     manage_device,
