@@ -1,5 +1,6 @@
 """tt-metal's ``models/common/tests`` conftest at work: a suite written as those tests are (module-
-scoped, indirect ``ttnn_mesh_device``, cross-product ``mesh_shape`` parameters) run through
+scoped, indirect ``ttnn_mesh_device``, cross-product ``mesh_shape`` parameters; and tt_dit's
+``require_exact_physical_num_devices`` device parameter of ``mesh_device``) run through
 ``pytest -p meshnn.testing`` in a subprocess, and each case's outcome checked here."""
 
 from __future__ import annotations
@@ -60,6 +61,18 @@ def test_an_unknown_setting_is_an_error(ttnn_mesh_device):
 @pytest.mark.parametrize("mesh_shape", [(1, 1), (1, 2)], ids=["m1x1", "m1x2"])
 def test_only_matching_mesh_shapes_run(ttnn_mesh_device, mesh_shape):
     assert tuple(ttnn_mesh_device.shape) == mesh_shape
+
+EXACT = {"require_exact_physical_num_devices": True}
+
+@pytest.mark.parametrize("mesh_device", [(1, 2)], indirect=True)
+@pytest.mark.parametrize("device_params", [EXACT], indirect=True)
+def test_an_exact_mesh_runs(mesh_device):
+    assert ttnn.get_num_devices() == 2
+
+@pytest.mark.parametrize("mesh_device", [(1, 4)], indirect=True)
+@pytest.mark.parametrize("device_params", [EXACT], indirect=True)
+def test_a_mesh_smaller_than_the_system_is_skipped_when_exact(mesh_device):
+    pass
 """
 
 
@@ -94,6 +107,7 @@ def outcomes(tmp_path_factory) -> tuple[dict[str, tuple[str, str]], str]:
         "test_the_fabric_was_reset_after_the_module_mesh_closed",
         "test_only_matching_mesh_shapes_run[m1x1-1x1]",
         "test_only_matching_mesh_shapes_run[m1x2-1x2]",
+        "test_an_exact_mesh_runs[wormhole_b0-device_params0-mesh_device0]",
     ],
 )
 def test_the_fixture_opens_what_tt_metals_conftest_opens(outcomes, name):
@@ -106,6 +120,10 @@ def test_the_fixture_opens_what_tt_metals_conftest_opens(outcomes, name):
         ("test_a_shape_the_system_does_not_offer_is_skipped[ttnn_mesh_device0]", "unsupported on system (2, 4)"),
         ("test_a_dict_without_a_mesh_shape_is_skipped[ttnn_mesh_device0]", "mesh_shape is required"),
         ("test_without_a_parameter_it_is_skipped", "called without parametrization"),
+        (  # tt-metal's root conftest's mesh_device: a 1x4 mesh on the 8-device T3000
+            "test_a_mesh_smaller_than_the_system_is_skipped_when_exact[wormhole_b0-device_params0-mesh_device0]",
+            "Test requires exact match of requested num devices (4) to available physical num devices (8)",
+        ),
     ],
 )
 def test_what_tt_metals_conftest_skips_is_skipped(outcomes, name, reason):
@@ -123,7 +141,7 @@ def test_mismatched_mesh_shapes_are_deselected_not_skipped(outcomes):
     assert "2 deselected" in stdout, stdout[-2000:]
     crossed = ("[m1x2-1x1]", "[m1x1-1x2]")
     assert not any(name.startswith("test_only_matching") and name.endswith(crossed) for name in found)
-    assert len(found) == 11
+    assert len(found) == 13
 
 
 @pytest.mark.parametrize(
