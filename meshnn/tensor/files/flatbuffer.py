@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from meshnn.errors import MeshnnTypeError
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.tensor.files.reader import load_device, load_host
+from meshnn.tensor.files.reader import load_onto
 from meshnn.tensor.files.writer import DumpTensorMode, save_tensor
 from meshnn.tensor.tensor import Tensor
 
@@ -36,10 +36,4 @@ def dump_tensor_flatbuffer(
 def load_tensor_flatbuffer(file_name: str, device: MeshDevice | None = None) -> Tensor:
     """The tensor saved in ``file_name`` (any name), onto ``device`` when given, as ``ttnn.load_tensor``."""
     op = "load_tensor_flatbuffer"
-    name = _name(op, file_name)
-    if device is None:
-        return load_host(name)
-    if not isinstance(device, MeshDevice):
-        raise MeshnnTypeError(f"{op}: device must be a MeshDevice, got {type(device).__name__}")
-    device.check_open()
-    return load_device(name, device)
+    return load_onto(op, _name(op, file_name), device)
