@@ -102,11 +102,14 @@ from meshnn.mesh.device_config import (
     MeshType,
 )
 from meshnn.mesh.entry_points import (
+    ClearDefaultDevice,
     CloseDevice,
     CloseDevices,
     CreateDevice,
     CreateDevices,
+    GetDefaultDevice,
     ReadDeviceProfiler,
+    SetDefaultDevice,
     close_device,
     create_mesh_device,
     manage_device,
@@ -321,6 +324,9 @@ _ttnn.tensor = _namespace(  # ttnn._ttnn.tensor: the tensor types under their bi
     MemoryConfig=MemoryConfig,
     DataType=DataType,
     Layout=Layout,
+)  # ttnn.dump_tensor / load_tensor's binary calls, read on first use:
+_ttnn.tensor.lazy = dict.fromkeys(
+    ("dump_tensor_flatbuffer", "load_tensor_flatbuffer"), "meshnn.tensor.files.flatbuffer"
 )
 
 DEFAULT_L1_SMALL_SIZE = 0

@@ -160,6 +160,10 @@ OWN_NAMES = {
     "_ttnn.operations.point_to_point": {  # (also meshnn's top-level name: compat may not import the ops)
         "p2p_compute_intermediate_tensor_spec": lambda: meshnn.p2p_compute_intermediate_tensor_spec
     },
+    "_ttnn.tensor": {  # the binary calls under ttnn.dump_tensor / load_tensor (meshnn._ttnn.tensor's)
+        "dump_tensor_flatbuffer": lambda: meshnn._ttnn.tensor.dump_tensor_flatbuffer,
+        "load_tensor_flatbuffer": lambda: meshnn._ttnn.tensor.load_tensor_flatbuffer,
+    },
 }
 """ttnn names in a submodule that meshnn answers with another object: how to find each."""
 

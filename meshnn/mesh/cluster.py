@@ -11,6 +11,7 @@ coordinate types.
 from __future__ import annotations
 
 import enum
+import importlib
 import types
 
 from meshnn.device.arch import system_spec
@@ -91,11 +92,15 @@ def get_l1_alignment() -> int:
 
 
 class Namespace(types.ModuleType):
-    """A ttnn namespace: the names meshnn has under it; any other raises NotImplementedByMeshnn."""
+    """A ttnn namespace: the names meshnn has under it; any other raises NotImplementedByMeshnn.
+    ``lazy`` (name -> module path) names members imported on first use (from a higher layer)."""
 
     def __getattr__(self, name: str) -> object:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
+        module = self.__dict__.get("lazy", {}).get(name)
+        if module is not None:
+            return getattr(importlib.import_module(module), name)
         raise NotImplementedByMeshnn(f"{self.__name__.removeprefix('meshnn.')}.{name}")
 
 

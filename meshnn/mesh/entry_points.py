@@ -1,8 +1,9 @@
 """ttnn's entry points that open and close devices, beside ``open_mesh_device``: the context
 manager ``create_mesh_device``; the single-device ones, each giving a 1x1 mesh (one code path for
 one chip and many): ``open_device`` / ``close_device``, ``CreateDevice`` / ``CreateDevices`` /
-``CloseDevice`` / ``CloseDevices``, ``manage_device``; and ``ReadDeviceProfiler`` (accepted: a
-simulated device keeps no profiler buffers).
+``CloseDevice`` / ``CloseDevices``, ``manage_device``; ``ReadDeviceProfiler`` (accepted: a
+simulated device keeps no profiler buffers); and ttnn's default device (``SetDefaultDevice`` /
+``GetDefaultDevice`` / ``ClearDefaultDevice``).
 
 A device id is the chip's index in the simulated system (0 .. get_num_devices() - 1).
 ``open_device`` returns the device already open for that id, as ttnn does; ``CreateDevice`` opens a
@@ -161,3 +162,26 @@ def ReadDeviceProfiler(device: MeshDevice) -> None:
     """``ttnn.ReadDeviceProfiler``: accepted (for an open device); a simulated device keeps no
     profiler buffers to read (device time is meshnn.perf's model)."""
     _checked_device(device, "ReadDeviceProfiler").check_open()
+
+
+_default: list[MeshDevice | None] = [None]  # ttnn's default device: the one slot it keeps
+
+
+def SetDefaultDevice(device: MeshDevice | None = None) -> None:
+    """``ttnn.SetDefaultDevice``: the device ttnn's ops (and tt-metal's helpers, through
+    ``GetDefaultDevice``) use when no input is on a device; None clears it.  Recorded only: a
+    meshnn op given only host tensors computes on the host either way."""
+    if device is not None and not isinstance(device, MeshDevice):
+        raise MeshnnTypeError(f"SetDefaultDevice: device must be a ttnn.MeshDevice or None, got {device!r}")
+    _default[0] = device
+
+
+def ClearDefaultDevice() -> None:
+    """``ttnn.ClearDefaultDevice``: no default device (``SetDefaultDevice(None)``)."""
+    _default[0] = None
+
+
+def GetDefaultDevice() -> MeshDevice | None:
+    """``ttnn.GetDefaultDevice``: the device ``SetDefaultDevice`` last set (None: none set; a
+    device closed since is still returned, as ttnn keeps its pointer)."""
+    return _default[0]

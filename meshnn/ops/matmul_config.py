@@ -2,7 +2,8 @@
 ``MatmulMultiCoreReuseProgramConfig``, ``MatmulMultiCoreReuseMultiCastProgramConfig`` (the "2D"
 config), ``MatmulMultiCoreReuseMultiCast1DProgramConfig``,
 ``MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig`` and ``MinimalMatmulConfig``; the checks
-ttnn makes of a config against the device and the operands (:func:`validate_program_config`); and
+ttnn makes of a config against the device and the operands (:func:`validate_program_config`); ttnn's
+``to_json`` / ``from_json`` of each program config (:mod:`meshnn.ops.config_json`); and
 the shard spec ttnn gives a sharded output whose memory config has none (:func:`output_shard_spec`).
 
 The simulator computes every product at once: a config changes no value.  It decides what is
@@ -24,6 +25,7 @@ from meshnn.device.core import CoreCoord, CoreRange, CoreRangeSet, num_cores_to_
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.ops.activation_arg import activation_arg
 from meshnn.ops.config import UnaryWithParam, _check_count, _check_flag, _ComputeKernelConfig, as_grid
+from meshnn.ops.config_json import JsonConfig
 
 _NO_CORES = CoreRangeSet()
 _ONE_CORE = CoreCoord(1, 1)
@@ -53,7 +55,7 @@ def _check_blocks(config: object, names: tuple[str, ...]) -> None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class MatmulMultiCoreReuseProgramConfig:
+class MatmulMultiCoreReuseProgramConfig(JsonConfig):
     """``ttnn.MatmulMultiCoreReuseProgramConfig``: a batched matmul, each core a per_core_M x
     per_core_N output block (no bias, no fused activation)."""
 
@@ -74,7 +76,7 @@ class MatmulMultiCoreReuseProgramConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
-class MatmulMultiCoreReuseMultiCastProgramConfig:
+class MatmulMultiCoreReuseMultiCastProgramConfig(JsonConfig):
     """``ttnn.MatmulMultiCoreReuseMultiCastProgramConfig``: the 2-D multicast matmul (block sharded
     or interleaved operands); ``out_block_h`` / ``out_block_w`` default to per_core_M / per_core_N."""
 
@@ -97,7 +99,7 @@ class MatmulMultiCoreReuseMultiCastProgramConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
-class MatmulMultiCoreReuseMultiCast1DProgramConfig:
+class MatmulMultiCoreReuseMultiCast1DProgramConfig(JsonConfig):
     """``ttnn.MatmulMultiCoreReuseMultiCast1DProgramConfig``: the 1-D multicast matmul (width or
     height sharded, or narrow interleaved operands); ``mcast_in0`` multicasts the activations."""
 
@@ -129,7 +131,7 @@ class MatmulMultiCoreReuseMultiCast1DProgramConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
-class MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig:
+class MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig(JsonConfig):
     """``ttnn.MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig``: weights sharded over the DRAM
     banks, activations width sharded in L1 (decode and the LM head)."""
 

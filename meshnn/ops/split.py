@@ -109,13 +109,14 @@ def chunk(input_tensor: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
     kind=OpKind.DATA_MOVEMENT, family=OpFamily.COPY, device_operation="UnsqueezeTo4DDeviceOperation", modelled=False
 )
 def unsqueeze_to_4D(tensor: Tensor) -> Tensor:
-    """``tensor`` with leading 1s up to rank 4 (its padding kept): a view of the same bytes."""
+    """``tensor`` with leading 1s up to rank 4 (its padding kept): a view of the same bytes; its
+    logical and padded shapes are each brought to rank 4 (ttnn's ``to_rank(4)``)."""
     check_tensor(tensor, "ttnn.unsqueeze_to_4D: input_tensor")
     rank = len(tensor.shape)
     if rank == 4:
         return tensor
     if rank > 4:
         raise MeshnnValueError(f"ttnn.unsqueeze_to_4D: input_tensor has rank {rank}; it needs rank <= 4")
-    lead = (1,) * (4 - rank)
-    padded = lead + tuple(tensor.padded_shape)
-    return reshape(tensor, lead + tuple(tensor.shape), padded)
+    padded = tuple(tensor.padded_shape)  # (a TILE tensor of rank 1 has a padded shape of rank 2, as in ttnn)
+    padded = (1,) * (4 - len(padded)) + padded
+    return reshape(tensor, (1,) * (4 - rank) + tuple(tensor.shape), padded)

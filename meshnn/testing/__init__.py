@@ -7,7 +7,8 @@ collected, and tt-metal's conftest fixtures are provided with its semantics: ``d
 ``mesh_device``, ``pcie_mesh_device``, ``t3k_mesh_device``, ``n300_mesh_device``, ``device``,
 ``use_program_cache``, ``reset_seeds``, ``function_level_defaults``, ``is_ci_env``,
 ``galaxy_type``, ``ensure_gc``, ``ensure_devices_tg`` and the ``silicon_arch_name`` /
-``silicon_arch_<arch>`` parametrisation (:mod:`.fixtures`, :mod:`.environment`).
+``silicon_arch_<arch>`` parametrisation (:mod:`.fixtures`, :mod:`.environment`), and
+``models/common/tests``' ``ttnn_mesh_device`` (:mod:`.common_mesh`).
 
 Each test runs on the simulated system its devices need (8x4 -> galaxy, 2x4 or 1x8 -> t3k, 1x2 ->
 n300, 1x1 -> n150; :mod:`.systems`); ``--system`` (or ``$MESHNN_SYSTEM``) forces one.  Without
@@ -51,7 +52,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 
 def pytest_configure(config: pytest.Config) -> None:
     import meshnn
-    from meshnn.testing import environment, fixtures
+    from meshnn.testing import common_mesh, environment, fixtures
 
     forced = config.getoption(SYSTEM_OPTION) or os.environ.get("MESHNN_SYSTEM") or None
     if forced is not None:
@@ -60,7 +61,12 @@ def pytest_configure(config: pytest.Config) -> None:
         except meshnn.MeshnnError as error:
             raise pytest.UsageError(str(error)) from None
     config.stash[environment.FORCED] = forced
-    for module, name in ((fixtures, "meshnn-ttnn-fixtures"), (environment, "meshnn-ttnn-environment")):
+    plugins = (
+        (fixtures, "meshnn-ttnn-fixtures"),
+        (environment, "meshnn-ttnn-environment"),
+        (common_mesh, "meshnn-ttnn-models-common"),
+    )
+    for module, name in plugins:
         if not config.pluginmanager.is_registered(module):
             config.pluginmanager.register(module, name)
     config.addinivalue_line("markers", "requires_fast_runtime_mode_off: accepted for TTNN test suites")

@@ -24,7 +24,7 @@ import pytest
 
 import meshnn
 from meshnn.errors import MeshnnError
-from meshnn.testing.params import open_arguments
+from meshnn.testing.params import EXACT_KEY, open_arguments
 from meshnn.testing.systems import mesh_param_devices, requested_devices, skip_reason
 
 
@@ -149,6 +149,11 @@ def mesh_device(request: pytest.FixtureRequest, silicon_arch_name: str, device_p
     else:
         shape = meshnn.MeshShape(1, mesh_param_devices(param, meshnn.get_num_devices()))
     _skip_unless_fits(request, shape.mesh_size())
+    if device_params.get(EXACT_KEY, False) and shape.mesh_size() != meshnn.get_num_devices():
+        pytest.skip(
+            f"Test requires exact match of requested num devices ({shape.mesh_size()}) to available physical num "
+            f"devices ({meshnn.get_num_devices()})."
+        )
     with opened(shape, device_params, _failed(request)) as mesh:
         yield _with_counter(mesh)
 

@@ -7,8 +7,10 @@ Every key tt-metal's tests pass is accepted: the sizes (``l1_small_size``, ``tra
 ``dispatch_core_type``, made into a ``DispatchCoreConfig`` as tt-metal's ``get_updated_device_params``
 does, or a ready ``dispatch_core_config``) and the fabric (``fabric_config`` with
 ``reliability_mode``, ``fabric_tensix_config``, ``fabric_manager``, ``fabric_udm_mode``,
-``fabric_router_config``).  An unknown key is an error naming it, never dropped; the opened mesh
-records everything (``mesh_device.settings``).
+``fabric_router_config``), and ``require_exact_physical_num_devices`` (the ``mesh_device`` fixture
+skips unless the mesh has every device of the system, as tt-metal's conftest does; then nothing
+else to apply).  An unknown key is an error naming it, never dropped; the opened mesh records
+everything (``mesh_device.settings``).
 
 Layers: imports the public root and :mod:`meshnn.errors`.
 """
@@ -29,7 +31,8 @@ FABRIC_KEYS = {  # device_params key -> set_fabric_config argument
     "fabric_manager": "fabric_manager_mode",
     "fabric_router_config": "router_config",
 }
-KNOWN_KEYS = (*OPEN_KEYS, *DISPATCH_KEYS, "fabric_config", *FABRIC_KEYS)
+EXACT_KEY = "require_exact_physical_num_devices"  # the mesh_device fixture's: skip unless the mesh is the system
+KNOWN_KEYS = (*OPEN_KEYS, *DISPATCH_KEYS, "fabric_config", *FABRIC_KEYS, EXACT_KEY)
 
 
 @dataclass(frozen=True)

@@ -39,11 +39,20 @@ def mesh_param_devices(param: object, whole: int) -> int:
     return math.prod(param)  # type: ignore[arg-type]
 
 
+def common_mesh_shape(param: object) -> tuple[int, int] | None:
+    """The mesh shape a ``ttnn_mesh_device`` parameter (tt-metal's ``models/common/tests``: a
+    ``(rows, cols)`` tuple, or a dict with ``mesh_shape``) asks for; None when it names none."""
+    shape = param.get("mesh_shape") if isinstance(param, dict) else param
+    return tuple(shape) if isinstance(shape, tuple | list) else None
+
+
 def requested_devices(fixturenames: list[str], params: dict[str, object], whole: int) -> int:
     """The most devices any of the test's device fixtures needs (0: none)."""
     counts = [count for name, count in FIXED_DEVICES.items() if name in fixturenames]
     if "mesh_device" in fixturenames:
         counts.append(mesh_param_devices(params.get("mesh_device"), whole))
+    if "ttnn_mesh_device" in fixturenames:
+        counts.append(math.prod(common_mesh_shape(params.get("ttnn_mesh_device")) or (0,)))
     return max(counts, default=0)
 
 

@@ -113,6 +113,11 @@ def test_unsqueeze_to_4d_and_padded_reshape_are_views(mesh, rng):
     assert tuple(four.shape) == (1, 1, 32, 192) and four.buffer_address() == x.buffer_address()
     host = ttnn.from_torch(torch.ones(5, 7))
     assert tuple(ttnn.unsqueeze_to_4D(host).shape) == (1, 1, 5, 7)
+    vector = ttnn.from_torch(torch.arange(64.0), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh)
+    assert tuple(vector.padded_shape) == (32, 64)  # a rank-1 TILE tensor: a padded shape of rank 2
+    four_of_one = ttnn.unsqueeze_to_4D(vector)  # (tt_dit's Timesteps: each shape brought to rank 4 on its own)
+    assert tuple(four_of_one.shape) == (1, 1, 1, 64) and tuple(four_of_one.padded_shape) == (1, 1, 32, 64)
+    assert torch.equal(ttnn.to_torch(ttnn.get_device_tensors(four_of_one)[0]).flatten(), torch.arange(64.0))
     one_row = ttnn.reshape(four, (1, 1, 1, 192), (1, 1, 32, 192))
     assert tuple(one_row.shape) == (1, 1, 1, 192) and tuple(one_row.padded_shape) == (1, 1, 32, 192)
     assert one_row.buffer_address() == x.buffer_address()

@@ -2307,6 +2307,7 @@ def device_entry_rows() -> list[Case]:
     row("CloseDevices", "a value is not a device", lambda e: ttnn.CloseDevices({0: e.small, 1: "dev"}), TYPE, "device")
     row("close_device", "not a device", lambda e: ttnn.close_device(3), TYPE, "device")
     row("ReadDeviceProfiler", "not a device", lambda e: ttnn.ReadDeviceProfiler("dev"), TYPE, "device")
+    row("SetDefaultDevice", "not a device", lambda e: ttnn.SetDefaultDevice("dev"), TYPE, "device")
     row("ReadDeviceProfiler", "closed", lambda e: ttnn.ReadDeviceProfiler(e.closed_mesh), CLOSED, "mesh")
     row("close_device", "closed", lambda e: ttnn.close_device(e.closed_mesh), CLOSED, "mesh")
     row("manage_device", "device_id is a string", lambda e: ttnn.manage_device("0").__enter__(), TYPE, "device_id")
@@ -3451,6 +3452,8 @@ def test_the_table_is_large_and_its_ids_unique():
 
 EXEMPT = {  # public callables without a row, and why nothing given to them can be wrong
     "GetNumAvailableDevices": "takes no arguments",
+    "GetDefaultDevice": "takes no arguments",
+    "ClearDefaultDevice": "takes no arguments",
     "get_num_devices": "takes no arguments",
     "get_device_ids": "takes no arguments",
     "get_num_pcie_devices": "takes no arguments",

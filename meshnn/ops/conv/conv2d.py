@@ -38,10 +38,9 @@ from meshnn.ops.conv.weights import (
     check_weight,
     conv_args,
     conv_config_of,
-    host_values,
     is_prepared,
-    place,
     prepared_bias,
+    prepared_on,
     weight_matrix,
     weight_oihw,
     weights_dtype,
@@ -98,9 +97,8 @@ def prepared_weight(op: str, weight: object, oc: int, icg: int, kernel, dtype_of
     if is_prepared(tensor) and len(tensor.shape) == 4 and tensor.shape[0] == 1 and tensor.shape[1] == 1:
         check_prepared(op, tensor, oc, icg, kernel)
         return tensor
-    values = host_values(op, "weight_tensor", tensor)
-    values = check_weight(op, values, oc, icg, kernel)
-    return place(weight_matrix(values), dtype_of(tensor.dtype), mesh)
+    prepare = lambda values: weight_matrix(check_weight(op, values, oc, icg, kernel))  # noqa: E731
+    return prepared_on(op, "weight_tensor", tensor, prepare, dtype_of(tensor.dtype), mesh)
 
 
 def run_conv(op: str, args: dict, window: Window, ranks=(4,)) -> tuple[Tensor, tuple[Tensor, Tensor | None]]:

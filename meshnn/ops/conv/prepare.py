@@ -22,9 +22,8 @@ from meshnn.ops.conv.weights import (
     check_weight,
     conv_args,
     conv_config_of,
-    host_values,
-    place,
     prepared_bias,
+    prepared_on,
     transposed_as_conv,
     weight_matrix,
     weights_dtype,
@@ -99,10 +98,9 @@ def prepare_conv_weights(
     if not isinstance(has_bias, bool):
         raise MeshnnTypeError(f"ttnn.{op}: has_bias must be a bool, got {has_bias!r}")
     tensor = check_tensor(weight_tensor, f"ttnn.{op}: weight_tensor")
-    values = host_values(op, "weight_tensor", tensor)
-    values = check_weight(op, values, oc, ic // groups, kernel)
     dtype = weights_dtype(op, conv_config_of(op, conv_config), tensor.dtype)
-    return place(weight_matrix(values), dtype, device)
+    prepare = lambda values: weight_matrix(check_weight(op, values, oc, ic // groups, kernel))  # noqa: E731
+    return prepared_on(op, "weight_tensor", tensor, prepare, dtype, device)
 
 
 @register(**_PREPARE)
@@ -171,10 +169,14 @@ def prepare_conv_transpose2d_weights(
     if not isinstance(mirror_kernel, bool) or not isinstance(has_bias, bool):
         raise MeshnnTypeError(f"ttnn.{op}: mirror_kernel and has_bias must be bools")
     tensor = check_tensor(weight_tensor, f"ttnn.{op}: weight_tensor")
-    values = host_values(op, "weight_tensor", tensor)
-    values = check_weight(op, values, ic, oc // groups, kernel)
     dtype = weights_dtype(op, conv_config_of(op, conv_config), tensor.dtype)
-    return place(weight_matrix(transposed_as_conv(values, groups, mirror_kernel)), dtype, device)
+
+    def prepare(values):  # (float32 IOHW values -> the equivalent conv's weight matrix)
+        return weight_matrix(
+            transposed_as_conv(check_weight(op, values, ic, oc // groups, kernel), groups, mirror_kernel)
+        )
+
+    return prepared_on(op, "weight_tensor", tensor, prepare, dtype, device)
 
 
 @register(**_PREPARE)

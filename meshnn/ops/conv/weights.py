@@ -29,8 +29,12 @@ from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.conv.config import Conv2dConfig
 from meshnn.ops.conv.geometry import pair, positive
 from meshnn.tensor.interop import to_numpy
+from meshnn.tensor.placement import to_device
+from meshnn.tensor.readback import decoded_shards
+from meshnn.tensor.shards import from_host_shards
 from meshnn.tensor.storage import DeviceStorage
 from meshnn.tensor.tensor import Tensor, check_tensor
+from meshnn.tensor.topology import PlacementShard
 
 WEIGHT_DTYPES = (DataType.BFLOAT16, DataType.BFLOAT8_B, DataType.FLOAT32)
 
@@ -73,6 +77,27 @@ def place(values: np.ndarray, dtype: DataType, mesh: object) -> Tensor:
     if not isinstance(mesh, MeshDevice):
         raise MeshnnTypeError(f"device must be a ttnn.MeshDevice, got {type(mesh).__name__}")
     return Tensor(np.ascontiguousarray(values, dtype=np.float32), dtype, device=mesh, layout=Layout.TILE)
+
+
+def prepared_on(op: str, name: str, tensor: Tensor, prepare, dtype: DataType, mesh: object) -> Tensor:
+    """A host weight or bias made into its device form by ``prepare`` (torch-layout float32 values
+    -> the prepared array) on ``mesh``: the same values on every device for a plain or replicated
+    tensor; for a tensor distributed with a sharded placement (tt-metal's ``tt_dit`` shards conv
+    weights over a mesh axis), each device its own shard's, as ttnn prepares each device's shard."""
+    topology = tensor.tensor_topology()
+    sharded = len(topology.mesh_coords) > 1 and any(isinstance(p, PlacementShard) for p in topology.placements())
+    if not sharded:
+        return place(prepare(host_values(op, name, tensor)), dtype, mesh)
+    if not isinstance(mesh, MeshDevice):
+        raise MeshnnTypeError(f"device must be a ttnn.MeshDevice, got {type(mesh).__name__}")
+    if list(topology.mesh_coords) != list(mesh.shape.coords()):
+        raise MeshnnValueError(
+            f"ttnn.{op}: {name}'s shards lie on {len(topology.mesh_coords)} coordinates, not one on each device "
+            f"of the {mesh.shape} mesh"
+        )
+    shards = [prepare(np.asarray(v, dtype=np.float32)) for v in decoded_shards(tensor)]
+    host = [Tensor(np.ascontiguousarray(v, dtype=np.float32), dtype, layout=Layout.TILE) for v in shards]
+    return to_device(from_host_shards(host, mesh.shape), mesh)
 
 
 def weight_matrix(weight: np.ndarray) -> np.ndarray:
@@ -142,12 +167,15 @@ def prepared_bias(op: str, bias: object, out_channels: int, dtype: DataType, mes
     tensor = check_tensor(bias, f"ttnn.{op}: bias_tensor")
     if is_prepared(tensor) and tuple(tensor.shape) == (1, 1, 1, out_channels):
         return tensor
-    values = host_values(op, "bias_tensor", tensor)
-    if values.size != out_channels:
-        raise MeshnnValueError(
-            f"ttnn.{op}: bias_tensor {list(values.shape)} must hold out_channels = {out_channels} values"
-        )
-    return place(values.reshape(1, 1, 1, out_channels), dtype, mesh)
+
+    def prepare(values: np.ndarray) -> np.ndarray:
+        if values.size != out_channels:
+            raise MeshnnValueError(
+                f"ttnn.{op}: bias_tensor {list(values.shape)} must hold out_channels = {out_channels} values"
+            )
+        return values.reshape(1, 1, 1, out_channels)
+
+    return prepared_on(op, "bias_tensor", tensor, prepare, dtype, mesh)
 
 
 def conv_args(op: str, in_channels, out_channels, groups, kernel_size) -> tuple[int, int, int, tuple[int, int]]:

@@ -166,7 +166,7 @@ DIVISION = (
         "remainder",
         _remainder,
         _torch_in_float(lambda t, a, b: t.remainder(a, b)),
-        keywords=PLAIN,
+        keywords=Keywords.NG,  # (tt-metal of 2026 binds it as it binds add: sub_core_grids, ...)
         integer=False,
     ),
     B("fmod", _fmod, _torch_in_float(lambda t, a, b: t.fmod(a, b)), keywords=PLAIN, integer=False),

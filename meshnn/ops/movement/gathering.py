@@ -20,7 +20,7 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
-from meshnn.mesh.op_keywords import QUEUE_ID, only, ttnn_keywords
+from meshnn.mesh.op_keywords import QUEUE_ID, SUB_CORE_GRIDS, only, ttnn_keywords
 from meshnn.ops.checks import device_input, int_arg, same_mesh
 from meshnn.ops.launch import launch
 from meshnn.ops.movement.rearrange import rearranged
@@ -57,7 +57,9 @@ def gathered(x: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
     golden=torch_golden(lambda torch, input, dim, index, **_: torch.gather(input, dim, index.to(torch.int64))),
     modelled=False,
 )
-@ttnn_keywords(sparse_grad=only(False, "sparse gradients are not supported (as on ttnn)"))
+@ttnn_keywords(
+    sparse_grad=only(False, "sparse gradients are not supported (as on ttnn)"), sub_core_grids=SUB_CORE_GRIDS
+)
 def gather(
     input: Tensor, dim: int, index: Tensor, *, out: Tensor | None = None, memory_config: MemoryConfig | None = None
 ) -> Tensor:
@@ -88,13 +90,30 @@ def gather(
     spec = out_spec_like(tensor, shape=tuple(indices.shape), memory_config=memory_config, op=op)
     mesh = same_mesh(op, {"input": tensor, "index": indices})
     if out is not None:
-        target = output_into(op, mesh, out, out.spec if isinstance(out, Tensor) else spec, tensor.storage.coords)  # type: ignore[union-attr]
-        if tuple(target.shape) != tuple(indices.shape) or target.dtype is not tensor.dtype:
-            raise MeshnnValueError(
-                f"ttnn.{op}: out {list(target.shape)} {target.dtype} must have index's shape and input's dtype"
-            )
-        spec = target.spec
-    return rearranged(op, tensor, spec, lambda x, i: gathered(x, i, axis + 1), extra=[indices], into=out)
+        spec = _out_spec(op, mesh, out, spec, tensor, tuple(indices.shape))
+    words = _WORDS.get(spec.dtype) if spec.dtype is not tensor.dtype else None
+    pick = (lambda x, i: words(gathered(x, i, axis + 1))) if words else (lambda x, i: gathered(x, i, axis + 1))
+    return rearranged(op, tensor, spec, pick, extra=[indices], into=out)
+
+
+_WORDS = {  # a 32-bit integer output of the other 32-bit integer dtype: the kernel's words, reread
+    DataType.UINT32: lambda v: np.asarray(v, dtype=np.int64) & 0xFFFFFFFF,
+    DataType.INT32: lambda v: (np.asarray(v, dtype=np.int64) + 2**31) % 2**32 - 2**31,
+}
+
+
+def _out_spec(op: str, mesh: object, out: object, spec: object, tensor: Tensor, shape: tuple[int, ...]) -> object:
+    """The spec of ``gather``'s ``out``: the index's shape (ttnn checks only that), and the input's
+    dtype or, the kernel copying 32-bit words, the other 32-bit integer dtype (INT32 <-> UINT32: the
+    same bits); any other dtype is refused (its values would depend on the packer's conversion)."""
+    target = output_into(op, mesh, out, out.spec if isinstance(out, Tensor) else spec, tensor.storage.coords)  # type: ignore[union-attr]
+    same_words = {target.dtype, tensor.dtype} <= set(_WORDS)
+    if tuple(target.shape) != shape or (target.dtype is not tensor.dtype and not same_words):
+        raise MeshnnValueError(
+            f"ttnn.{op}: out {list(target.shape)} {target.dtype} must have index's shape and input's dtype "
+            "(or, of an INT32 / UINT32 input, the other of the two)"
+        )
+    return target.spec
 
 
 @register(

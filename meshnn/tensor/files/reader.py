@@ -330,9 +330,14 @@ def load_device(path: str | os.PathLike, device: MeshDevice, memory_config: Memo
 def load_tensor(file_name: str | os.PathLike, *, device: MeshDevice | None = None) -> Tensor:
     """Load a tensor saved by :func:`dump_tensor`; onto ``device`` (a mesh of the saved shape)."""
     check_file_name("load_tensor", file_name)
+    return load_onto("load_tensor", file_name, device)
+
+
+def load_onto(op: str, file_name: str | os.PathLike, device: MeshDevice | None) -> Tensor:
+    """The tensor in ``file_name``: on the host, or onto ``device`` (checked, naming ``op``)."""
     if device is None:
         return load_host(file_name)
     if not isinstance(device, MeshDevice):
-        raise MeshnnTypeError(f"load_tensor: device must be a MeshDevice, got {type(device).__name__}")
+        raise MeshnnTypeError(f"{op}: device must be a MeshDevice, got {type(device).__name__}")
     device.check_open()
     return load_device(file_name, device)
