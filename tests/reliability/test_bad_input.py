@@ -3258,6 +3258,18 @@ def moe47_rows() -> list[Case]:
     return c
 
 
+def ds48_rows() -> list[Case]:
+    """``experimental.all_to_all_async_generic``: layout, dims, divisibility, a freed input."""
+    op, a2a = "experimental.all_to_all_async_generic", ttnn.experimental.all_to_all_async_generic
+    return [
+        Case(op, "ROW_MAJOR input", lambda e: a2a(e.rm, 1, 2, cluster_axis=1), VALUE, "layout"),
+        Case(op, "in_dim -1", lambda e: a2a(e.heads, -1, 2, cluster_axis=1), VALUE, "in_dim"),
+        Case(op, "out_dim of 2 over 4 devices", lambda e: a2a(e.heads, 2, 1, cluster_axis=1), VALUE, "num_devices"),
+        Case(op, "memory_config a str", lambda e: a2a(e.heads, 2, 3, memory_config="L1"), TYPE, "memory_config"),
+        Case(op, "input freed", lambda e: a2a(e.freed, 1, 2, cluster_axis=1), DEAD, "input_tensor"),
+    ]
+
+
 TABLE: list[Case] = (
     unary_family(UNARY, UNARY_FAULTS)
     + family(BINARY, BINARY_FAULTS)
@@ -3285,6 +3297,7 @@ TABLE += misc41_rows()  # branch misc41 (issue 30's launcher and reports)
 TABLE += galaxy42_rows()  # branch galaxy42 (issue 30's 70B Galaxy model)
 TABLE += moe46_rows()  # branch moe46 (issue 30's gpt-oss throughput path)
 TABLE += moe47_rows()  # branch moe47 (issue 30's gpt-oss fused decode experts)
+TABLE += ds48_rows()  # branch ds48 (DeepSeek-V3's MLA all-to-all)
 BY_ID = {case.id: case for case in TABLE}
 
 
