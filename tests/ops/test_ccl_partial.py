@@ -1,8 +1,8 @@
 """Fabric collectives on a tensor that populates some of the mesh's devices: ttnn counts the ring
 as the coordinates the tensor's storage holds (``get_topological_dimension`` without a cluster axis;
-with one, their extent along it), runs on those devices only, and the output populates the same ones.  A 1x8 T3000 mesh holding
-a tensor mapped over a 1x4 sub-shape gathers over those 4 devices; the values are the float64
-concatenation of the host shards, exact in bfloat16 and float32.
+with one, their extent along it), runs on those devices only, and the output populates the same
+ones.  A 1x8 T3000 mesh holding a tensor mapped over a 1x4 sub-shape gathers over those 4 devices;
+the values are the float64 concatenation of the host shards, exact in bfloat16 and float32.
 """
 
 from __future__ import annotations
