@@ -3259,7 +3259,7 @@ def moe47_rows() -> list[Case]:
 
 
 def ds48_rows() -> list[Case]:
-    """``experimental.all_to_all_async_generic``: layout, dims, divisibility, a freed input."""
+    """``experimental.all_to_all_async_generic``, ``mesh_partition``: layout, axis, dims, divisibility, freed input."""
     op, a2a = "experimental.all_to_all_async_generic", ttnn.experimental.all_to_all_async_generic
     return [
         Case(op, "ROW_MAJOR input", lambda e: a2a(e.rm, 1, 2, cluster_axis=1), VALUE, "layout"),
@@ -3267,6 +3267,10 @@ def ds48_rows() -> list[Case]:
         Case(op, "out_dim of 2 over 4 devices", lambda e: a2a(e.heads, 2, 1, cluster_axis=1), VALUE, "num_devices"),
         Case(op, "memory_config a str", lambda e: a2a(e.heads, 2, 3, memory_config="L1"), TYPE, "memory_config"),
         Case(op, "input freed", lambda e: a2a(e.freed, 1, 2, cluster_axis=1), DEAD, "input_tensor"),
+        Case("mesh_partition", "cluster_axis 2", lambda e: ttnn.mesh_partition(e.heads, 1, 2), VALUE, "cluster axis"),
+        Case("mesh_partition", "dim a str", lambda e: ttnn.mesh_partition(e.heads, "1", 1), TYPE, "dim"),
+        Case("mesh_partition", "2 heads over 4", lambda e: ttnn.mesh_partition(e.heads, 1, 1), VALUE, "divisible"),
+        Case("mesh_partition", "input freed", lambda e: ttnn.mesh_partition(e.freed, 1, 1), DEAD, "input_tensor"),
     ]
 
 
