@@ -26,10 +26,9 @@ from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.ccl.arguments import Topology, checked_input, tensor_grid
 from meshnn.ops.ccl.async_arguments import link_options, persistent, ring_size
-from meshnn.ops.ccl.groups import from_groups, to_groups
+from meshnn.ops.ccl.groups import from_groups, launch_grouped, to_groups
 from meshnn.ops.ccl.ranks import gathered_over_ranks, local_indices
-from meshnn.ops.launch import launch
-from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.outputs import out_spec_like
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
@@ -132,20 +131,8 @@ def _run(
             result = result[local_indices(mesh, coords)]
         write_values(out_rows[0], np.ascontiguousarray(result), spec, exact=True)
 
-    out = Output(spec, topology=tensor.tensor_topology())
-    (made,) = launch(
-        OP,
-        mesh,
-        [tensor],
-        [out],
-        kernel,
-        reads_memos=True,
-        attrs=attrs,
-        into=None if into is None else [into],
-        repeat_key=(OP, in_spec, spec, shape, axis, dims),
-        semaphores=SEMAPHORES,
-    )
-    return made
+    result, repeat = (spec, axis, None), (OP, in_spec, spec, shape, axis, dims)
+    return launch_grouped(OP, mesh, tensor, result, kernel, attrs, into=into, repeat=repeat, semaphores=SEMAPHORES)
 
 
 def exchanged(grouped: np.ndarray, dims: tuple[int, int]) -> np.ndarray:
