@@ -3047,10 +3047,10 @@ def ccl2_rows() -> list[Case]:
     ag, op = ttnn.experimental.all_gather_async, "experimental.all_gather_async"
     row(
         op,
-        "partial tensor with a cluster_axis",
-        lambda e: ag(e.half, None, 2, e.sems[:2], cluster_axis=1),
+        "partial tensor one device along its cluster_axis",
+        lambda e: ag(e.half, None, 2, e.sems[:2], cluster_axis=0),
         VALUE,
-        "4 of 8",
+        "cluster_axis 0 of the \\[1, 4\\] mesh has 1",
     )
     row("all_gather", "partial tensor", lambda e: ttnn.all_gather(e.half, 2), VALUE, "populates 4 of 8")
     lagmm, op = ttnn.experimental.llama_all_gather_matmul_async, "experimental.llama_all_gather_matmul_async"
