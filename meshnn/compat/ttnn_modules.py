@@ -1,6 +1,7 @@
 """ttnn's Python submodules that only re-export: ``ttnn.types``, ``ttnn.operations``, ``ttnn._ttnn``
 (ttnn's compiled module: ``ttnn._ttnn.tensor.Tensor``, ``ttnn._ttnn.operations.core.X``...),
-``ttnn.decorators`` and ``ttnn.reflection``.
+``ttnn.decorators``, ``ttnn.reflection`` and ``ttnn.core`` (ttnn's Python helpers: ``divup``,
+``roundup``, ``has_storage_type_of`` and meshnn's names).
 
 In ttnn, ``ttnn._ttnn.<module>.<name>`` and ``ttnn.types.<name>`` are the very objects ttnn
 exports as ``ttnn.<name>``; so here each is a *flat namespace*: an attribute is meshnn's public
@@ -209,8 +210,26 @@ def _first_tensor(value: Any) -> Any:
     return None
 
 
+def divup(a: int, b: int) -> int:
+    """``ttnn.core.divup``: ``a / b`` rounded up (ints)."""
+    return (a + b - 1) // b
+
+
+def roundup(a: int, b: int) -> int:
+    """``ttnn.core.roundup``: ``a`` rounded up to a multiple of ``b`` (ints)."""
+    return divup(a, b) * b
+
+
+def has_storage_type_of(tensor: Any, storage_type: Any) -> bool:
+    """``ttnn.core.has_storage_type_of``: whether ``tensor``'s storage is of ``storage_type``."""
+    return bool(tensor.storage_type() == storage_type)
+
+
 def make(name: str) -> types.ModuleType:
-    """The module ``ttnn.<name>`` for the alias."""
+    """The module ``ttnn.<name>`` for the alias (``ttnn.core``: ttnn's Python helpers module, its
+    own arithmetic helpers beside meshnn's public names)."""
+    if name == "core":
+        return FlatNamespace("core", divup=divup, roundup=roundup, has_storage_type_of=has_storage_type_of)
     if name == "reflection":
         return FlatNamespace("reflection", pop_argument=pop_argument)
     if name == "decorators":
@@ -226,5 +245,5 @@ def make(name: str) -> types.ModuleType:
     return FlatNamespace(name)
 
 
-NAMES = ("types", "operations", "_ttnn", "decorators", "reflection")
+NAMES = ("types", "operations", "_ttnn", "decorators", "reflection", "core")
 """The ttnn submodules :func:`make` answers."""

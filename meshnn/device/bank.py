@@ -275,6 +275,7 @@ class DeviceAllocator:
         self.managers: dict[BufferType, BankManager] = _bank_managers(system, l1_small, trace_per_bank)
         self._busy = 0  # the lock holder's allocator calls in progress (a finalizer may enter one)
         self._deferred: list[tuple[BufferType, int]] = []  # frees that arrived while busy
+        self.dram_marks: list[int] | None = None  # [allocation, deletion] high-water marks, while tracked
 
     def manager(self, buffer_type: BufferType) -> BankManager:
         if not isinstance(buffer_type, BufferType):
@@ -292,7 +293,10 @@ class DeviceAllocator:
         with self.lock:
             self._busy += 1
             try:
-                return manager.allocate(layout, bottom_up=direction)
+                address = manager.allocate(layout, bottom_up=direction)
+                if self.dram_marks is not None and kind is BufferType.DRAM:
+                    self._mark(0, address)
+                return address
             finally:
                 self._busy -= 1
                 if self._deferred and not self._busy:
@@ -309,6 +313,8 @@ class DeviceAllocator:
                 return
             self._busy += 1
             try:
+                if self.dram_marks is not None and buffer_type is BufferType.DRAM:
+                    self._mark(1, address)
                 manager.free_list.free(address)  # BankManager.deallocate, without its frame: every free comes here
             finally:
                 self._busy -= 1
@@ -321,9 +327,30 @@ class DeviceAllocator:
             buffer_type, address = self._deferred.pop()
             self._busy += 1
             try:
+                if self.dram_marks is not None and buffer_type is BufferType.DRAM:
+                    self._mark(1, address)
                 self.managers[buffer_type].free_list.free(address)
             finally:
                 self._busy -= 1
+
+    def _mark(self, which: int, address: int) -> None:
+        """Raise high-water mark ``which`` (0: allocations, 1: deletions) to the end of the DRAM
+        allocation at ``address`` (its address plus its bytes per bank; a zero-size one has none)."""
+        size = self.managers[BufferType.DRAM].free_list.allocation_size(address)
+        if size is not None and self.dram_marks is not None:
+            self.dram_marks[which] = max(self.dram_marks[which], address + size)
+
+    def begin_dram_high_water_mark_tracking(self) -> None:
+        """Start (or restart from 0) recording the highest end address of the DRAM buffers allocated
+        and of those freed, per bank (tt-metal's, while a trace is captured with no trace region)."""
+        with self.lock:
+            self.dram_marks = [0, 0]
+
+    def end_dram_high_water_mark_tracking(self) -> tuple[int, int]:
+        """Stop recording; ``(allocation, deletion)`` high-water marks in bytes (0: none seen)."""
+        with self.lock:
+            marks, self.dram_marks = self.dram_marks or [0, 0], None
+            return marks[0], marks[1]
 
     def memory_view(self, buffer_type: BufferType) -> MemoryView:
         with self.lock:

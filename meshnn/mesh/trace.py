@@ -25,7 +25,11 @@ rounded up to whole :data:`TRACE_PAGE_SIZE` pages, and :func:`end_trace_capture`
 TRACE MeshBuffer (every device, lock-step) in the ``trace_region_size`` region of
 ``open_mesh_device``.  When the live traces would exceed the region it fails with tt-metal's
 message ("Creating trace buffers of size ...B on MeshDevice ..., but only ...B is allocated for
-trace region."), the capture ended and nothing kept.
+trace region."), the capture ended and nothing kept.  With no trace region (``trace_region_size=0``,
+tt-metal's dynamic mode) the buffer is a DRAM buffer allocated top-down instead; the allocator
+records, during the capture, the highest end of a DRAM buffer allocated and of one freed, and a
+trace buffer that reaches below either fails with tt-metal's message ("Trace buffer at address ...
+overlaps with ..."), nothing kept: a replay would write over them.
 
 Replay runs the recorded kernels only (no op validation, no allocation): a kernel reads the bytes
 its inputs hold when it runs (a memo is dropped whenever the bytes change), so writing new inputs
@@ -259,6 +263,8 @@ def begin_trace_capture(mesh_device: MeshDevice, cq_id: int = 0) -> MeshTraceId:
     queue.finish()  # what was enqueued before the capture runs before it
     queue.capture = MeshTrace(MeshTraceId(next(_TRACE_IDS)), cq_id)
     mesh.allocations_unsafe = False
+    if mesh.allocator.trace_region_size == 0:  # dynamic mode: the trace buffer will be DRAM's
+        mesh.allocator.begin_dram_high_water_mark_tracking()
     return queue.capture.trace_id
 
 
@@ -274,16 +280,48 @@ def end_trace_capture(mesh_device: MeshDevice, trace_id: MeshTraceId, cq_id: int
         )
     queue.capture = None
     region = mesh.allocator.trace_region_size
-    total = sum(t.size for t in mesh.traces.values()) + trace.size  # type: ignore[attr-defined]
-    if total > region:
-        raise TraceError(
-            f"Creating trace buffers of size {total}B on MeshDevice {mesh.id()}, but only {region}B is allocated "
-            "for trace region."
-        )
-    config = DeviceLocalBufferConfig(page_size=TRACE_PAGE_SIZE, buffer_type=BufferType.TRACE)
-    trace.buffer = MeshBuffer.create(ReplicatedBufferConfig(size=trace.size), config, mesh)
+    if region == 0:
+        trace.buffer = _dynamic_trace_buffer(mesh, trace)
+    else:
+        total = sum(t.size for t in mesh.traces.values()) + trace.size  # type: ignore[attr-defined]
+        if total > region:
+            raise TraceError(
+                f"Creating trace buffers of size {total}B on MeshDevice {mesh.id()}, but only {region}B is "
+                "allocated for trace region."
+            )
+        config = DeviceLocalBufferConfig(page_size=TRACE_PAGE_SIZE, buffer_type=BufferType.TRACE)
+        trace.buffer = MeshBuffer.create(ReplicatedBufferConfig(size=trace.size), config, mesh)
     mesh.traces[int(trace.trace_id)] = trace
     mesh.allocations_unsafe = True
+
+
+def _dynamic_trace_buffer(mesh: MeshDevice, trace: MeshTrace) -> MeshBuffer:
+    """The trace's buffer with no trace region: DRAM, top-down, above every DRAM buffer allocated or
+    freed during the capture (else freed again and tt-metal's error raised)."""
+    allocated, deleted = mesh.allocator.end_dram_high_water_mark_tracking()
+    config = DeviceLocalBufferConfig(page_size=TRACE_PAGE_SIZE, buffer_type=BufferType.DRAM, bottom_up=False)
+    buffer = MeshBuffer.create(ReplicatedBufferConfig(size=trace.size), config, mesh)
+    address = buffer.address()
+    if address >= max(allocated, deleted):
+        return buffer
+    buffer.deallocate()
+    at = f"Trace buffer at address {address} overlaps with"
+    if allocated > address and deleted > address:
+        what = (
+            f"DRAM activity during trace capture. Allocation high water mark: {allocated}, Deletion high water "
+            f"mark: {deleted}. Reduce allocations during trace capture"
+        )
+    elif deleted > address:
+        what = (
+            f"buffers deallocated during trace capture (deletion high water mark: {deleted}). Avoid deallocating "
+            "DRAM buffers during trace capture"
+        )
+    else:
+        what = (
+            f"buffers allocated during trace capture (allocation high water mark: {allocated}). Reduce allocations "
+            "during trace capture"
+        )
+    raise TraceError(f"{at} {what} or set a non-zero trace_region_size.")
 
 
 def execute_trace(mesh_device: MeshDevice, trace_id: MeshTraceId, cq_id: int = 0, blocking: bool = True) -> None:

@@ -31,7 +31,10 @@ def device_input(op: str, name: str, tensor: object) -> Tensor:
 
 
 def same_mesh(op: str, named: dict[str, Tensor]) -> MeshDevice:
-    """The one mesh every named input lives on, with the same populated coordinates."""
+    """The one mesh every named input lives on, each populating at least the first input's
+    devices: the op runs on those (ttnn runs a device operation on the smallest of its inputs'
+    coordinate sets, which must nest; meshnn's ops run on the first input's, so a later input may
+    populate more devices, not fewer)."""
     first_name, first = next(iter(named.items()))
     storage = first.storage
     mesh = storage.mesh_buffer.device()  # type: ignore[union-attr]
@@ -42,11 +45,11 @@ def same_mesh(op: str, named: dict[str, Tensor]) -> MeshDevice:
         if other.mesh_buffer.mesh_id != mesh.mesh_id:  # type: ignore[union-attr]
             raise WrongMeshError(f"ttnn.{op}: {name} is on another mesh device than {first_name}")
         mine, theirs = other.coords, storage.coords  # type: ignore[union-attr]
-        if mine is not theirs and mine != theirs and set(mine) != set(theirs):
-            only = sorted(set(mine) - set(theirs))[:4] or sorted(set(theirs) - set(mine))[:4]
+        if mine is not theirs and mine != theirs and not set(theirs) <= set(mine):
+            only = sorted(set(theirs) - set(mine))[:4]
             raise MeshnnValueError(
-                f"ttnn.{op}: {name} populates {len(mine)} devices and {first_name} {len(theirs)} (they differ at "
-                f"{[str(c) for c in only]}); both must populate the same devices"
+                f"ttnn.{op}: {name} populates {len(mine)} devices and {first_name} {len(theirs)} ({name} lacks "
+                f"{[str(c) for c in only]}); {name} must populate every device {first_name} populates"
             )
     return mesh
 

@@ -74,6 +74,7 @@ class OpFamily(enum.Enum):
     BARRIER = "Barrier"  # a semaphore round over the group, no payload
     ALL_TO_ALL_DISPATCH = "AllToAllDispatchDeviceOperation"  # tokens to the devices of their experts
     ALL_TO_ALL_COMBINE = "AllToAllCombineDeviceOperation"  # expert outputs back to their tokens' devices
+    ALL_TO_ALL = "AllToAllAsyncGenericDeviceOperation"  # chunk i of every device's shard to device i
 
     @property
     def is_collective(self) -> bool:

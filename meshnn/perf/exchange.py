@@ -1,5 +1,5 @@
 """The exchanges over Ethernet that are not gathers or reductions: point_to_point, broadcast,
-all_broadcast, barrier, all_to_all_dispatch and all_to_all_combine.
+all_broadcast, barrier, all_to_all_dispatch, all_to_all_combine and all_to_all_async_generic.
 
 Each is a one-directional line transfer on the 1-D fabric, timed with all_gather's fitted terms
 (:mod:`meshnn.perf.fabric`: the per-call start-up, the cost per hop, the link utilisation of a line
@@ -14,7 +14,9 @@ of ``N`` devices), with ``S`` the bytes of one device's shard (the op's first in
 - all_to_all_dispatch: each local token to the devices of its top-k experts, at most ``N-1``
   others: ``min(k, N-1) x S`` (``CollectiveConfig.peers`` = k; None: every other device);
 - all_to_all_combine: the expert outputs back to their tokens' devices, ``(N-1)/N`` of the op's
-  output bytes (the tokens this device does not hold itself).
+  output bytes (the tokens this device does not hold itself);
+- all_to_all_async_generic: every device's ``N`` chunks of ``S/N`` to the ``N`` members, the link
+  in the middle of the line carrying the most, ``floor(N/2) x ceil(N/2)`` chunks one way.
 
 ``num_links`` splits the bytes (clamped to the system's usable links, as the other collectives'
 are); the hops cost is paid once.
@@ -53,6 +55,8 @@ def route(desc: OpDesc, devices: int) -> tuple[float, int]:
         return peers * shard, line
     if family is OpFamily.ALL_TO_ALL_COMBINE:
         return line / devices * float(desc.outputs[0].nbytes if desc.outputs else shard), line
+    if family is OpFamily.ALL_TO_ALL:
+        return (devices // 2) * (devices - devices // 2) * shard / devices, line
     return 0.0, line  # a barrier: hops only
 
 

@@ -1,8 +1,8 @@
 """Fabric collectives on a tensor that populates some of the mesh's devices: ttnn counts the ring
-as the coordinates the tensor's storage holds (``get_topological_dimension`` without a cluster
-axis), runs on those devices only, and the output populates the same ones.  A 1x8 T3000 mesh holding
-a tensor mapped over a 1x4 sub-shape gathers over those 4 devices; the values are the float64
-concatenation of the host shards, exact in bfloat16 and float32.
+as the coordinates the tensor's storage holds (``get_topological_dimension`` without a cluster axis;
+with one, their extent along it), runs on those devices only, and the output populates the same
+ones.  A 1x8 T3000 mesh holding a tensor mapped over a 1x4 sub-shape gathers over those 4 devices;
+the values are the float64 concatenation of the host shards, exact in bfloat16 and float32.
 """
 
 from __future__ import annotations
@@ -57,11 +57,23 @@ def test_all_gather_async_gathers_over_the_populated_devices(mesh, dim, dtype, l
         np.testing.assert_array_equal(got, full.astype(np.float64))
 
 
-def test_a_partial_tensor_with_a_cluster_axis_is_refused(mesh):
-    x = put_on_four(mesh, np.zeros((1, 1, 32, 128), np.float32), 3, ttnn.bfloat16, ttnn.TILE_LAYOUT)
+def test_a_partial_tensor_with_a_cluster_axis_runs_over_its_box_from_the_origin(mesh):
+    """With a cluster_axis ttnn's ring is the populated coordinates' extent along it (the largest
+    index plus one): the first four devices of the row gather as a ring of four; four devices that
+    do not start at the row's origin would make a ring with holes, refused."""
+    full = torch.randn(1, 1, 32, 128, generator=torch.Generator().manual_seed(2)).bfloat16().float().numpy()
+    x = put_on_four(mesh, full, 3, ttnn.bfloat16, ttnn.TILE_LAYOUT)
+    out = ttnn.experimental.all_gather_async(
+        x, persistent_output_buffer=None, dim=3, multi_device_global_semaphore=sems(mesh, 2), cluster_axis=1
+    )
+    shards = ttnn.get_device_tensors(out)
+    assert len(shards) == 4 and all(np.array_equal(ttnn.to_torch(s).float().numpy(), full) for s in shards)
+    whole = ttnn.from_torch(torch.zeros(8, 1, 32, 128), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh,
+                            mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))  # fmt: skip
+    last_four = ttnn.combine_device_tensors(ttnn.get_device_tensors(whole)[4:])
     with pytest.raises(ttnn.MeshnnValueError, match=r"populates 4 of 8 devices; a collective with a cluster_axis"):
         ttnn.experimental.all_gather_async(
-            x, persistent_output_buffer=None, dim=3, multi_device_global_semaphore=sems(mesh, 2), cluster_axis=1
+            last_four, persistent_output_buffer=None, dim=3, multi_device_global_semaphore=sems(mesh, 2), cluster_axis=1
         )
     with pytest.raises(ttnn.MeshnnValueError, match=r"populates 4 of 8 devices"):
         ttnn.all_gather(x, 3)  # the synchronous op keeps its rule: a shard on every device

@@ -131,3 +131,19 @@ def test_what_tt_metal_refuses(mesh):
         _decode(mesh, torch.zeros(4, H, BLOCK, D), torch.zeros(4, H, BLOCK, D), _table([[0, 1, 2, 3]]),
                 torch.zeros(1, 1, 32, D), 3, 2 * BLOCK, BLOCK)  # fmt: skip
     assert torch.equal(host(cache), torch.zeros(4, H, BLOCK, D))  # nothing written by a refused call
+
+
+def test_a_page_table_entry_past_the_caches_blocks_is_refused_not_written(mesh):
+    """The page table is device data, read by the kernel: an entry naming a block the cache lacks
+    (DeepSeek's MLA update test maps 4 users to 8 blocks of a 4-block cache) would write past the
+    cache on a device; meshnn's kernel refuses it by name, the cache unchanged (a skipped position's
+    entry is not read)."""
+    cache = dev(mesh, torch.zeros(4, H, BLOCK, D))
+    update = dev(mesh, torch.randn(1, 2, 32, D), mc=users_sharded(2))
+    table = dev(mesh, _table([[0, 1], [6, 7]]), ttnn.int32, ttnn.ROW_MAJOR_LAYOUT)
+    with pytest.raises((ttnn.QueueError, ttnn.MeshnnValueError), match="page table entry 6 names a block past the"):
+        ttnn.experimental.paged_update_cache(cache, update, update_idxs_tensor=_int(mesh, [3, 5]), page_table=table)
+        ttnn.synchronize_device(mesh)
+    assert torch.equal(host(cache), torch.zeros(4, H, BLOCK, D))
+    ttnn.experimental.paged_update_cache(cache, update, update_idxs_tensor=_int(mesh, [3, -1]), page_table=table)
+    assert host(cache)[0, :, 3].abs().sum() > 0 and host(cache)[1:].abs().sum() == 0

@@ -1,6 +1,7 @@
 """The exchanges' link bytes and hops (meshnn/perf/exchange.py): point_to_point pays its route's
 hops, broadcast one shard over the line, all_broadcast (N-1) shards, a barrier hops only, dispatch
-min(k, N-1) shards, combine (N-1)/N of its output; and a recorded op run carries its figures."""
+min(k, N-1) shards, combine (N-1)/N of its output, all_to_all_async_generic N/4 shards
+through the middle link; and a recorded op run carries its figures."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ def test_link_bytes_follow_each_pattern():
     assert _predict(F.ALL_TO_ALL_DISPATCH, peers=2).link_bytes == 2 * shard
     assert _predict(F.ALL_TO_ALL_DISPATCH).link_bytes == 7 * shard  # every other device
     assert _predict(F.ALL_TO_ALL_COMBINE).link_bytes == int(7 / 8 * shard)
+    assert _predict(F.ALL_TO_ALL).link_bytes == 2 * shard  # the middle link: 4 x 4 chunks of shard / 8
 
 
 def test_hops_cost_start_up_and_bytes_cost_transfer():

@@ -3048,10 +3048,10 @@ def ccl2_rows() -> list[Case]:
     ag, op = ttnn.experimental.all_gather_async, "experimental.all_gather_async"
     row(
         op,
-        "partial tensor with a cluster_axis",
-        lambda e: ag(e.half, None, 2, e.sems[:2], cluster_axis=1),
+        "partial tensor one device along its cluster_axis",
+        lambda e: ag(e.half, None, 2, e.sems[:2], cluster_axis=0),
         VALUE,
-        "4 of 8",
+        "cluster_axis 0 of the \\[1, 4\\] mesh has 1",
     )
     row("all_gather", "partial tensor", lambda e: ttnn.all_gather(e.half, 2), VALUE, "populates 4 of 8")
     lagmm, op = ttnn.experimental.llama_all_gather_matmul_async, "experimental.llama_all_gather_matmul_async"
@@ -3287,6 +3287,23 @@ def moe48_rows() -> list[Case]:
     return c
 
 
+# -- branch ds48 (stop 48): DeepSeek-V3's collectives ---------------------------------------------------
+def ds48_rows() -> list[Case]:
+    """``experimental.all_to_all_async_generic``, ``mesh_partition``: layout, axis, dims, divisibility, freed input."""
+    op, a2a = "experimental.all_to_all_async_generic", ttnn.experimental.all_to_all_async_generic
+    return [
+        Case(op, "ROW_MAJOR input", lambda e: a2a(e.rm, 1, 2, cluster_axis=1), VALUE, "layout"),
+        Case(op, "in_dim -1", lambda e: a2a(e.heads, -1, 2, cluster_axis=1), VALUE, "in_dim"),
+        Case(op, "out_dim of 2 over 4 devices", lambda e: a2a(e.heads, 2, 1, cluster_axis=1), VALUE, "num_devices"),
+        Case(op, "memory_config a str", lambda e: a2a(e.heads, 2, 3, memory_config="L1"), TYPE, "memory_config"),
+        Case(op, "input freed", lambda e: a2a(e.freed, 1, 2, cluster_axis=1), DEAD, "input_tensor"),
+        Case("mesh_partition", "cluster_axis 2", lambda e: ttnn.mesh_partition(e.heads, 1, 2), VALUE, "cluster axis"),
+        Case("mesh_partition", "dim a str", lambda e: ttnn.mesh_partition(e.heads, "1", 1), TYPE, "dim"),
+        Case("mesh_partition", "2 heads over 4", lambda e: ttnn.mesh_partition(e.heads, 1, 1), VALUE, "divisible"),
+        Case("mesh_partition", "input freed", lambda e: ttnn.mesh_partition(e.freed, 1, 1), DEAD, "input_tensor"),
+    ]
+
+
 TABLE: list[Case] = (
     unary_family(UNARY, UNARY_FAULTS)
     + family(BINARY, BINARY_FAULTS)
@@ -3315,6 +3332,7 @@ TABLE += galaxy42_rows()  # branch galaxy42 (issue 30's 70B Galaxy model)
 TABLE += moe46_rows()  # branch moe46 (issue 30's gpt-oss throughput path)
 TABLE += moe47_rows()  # branch moe47 (issue 30's gpt-oss fused decode experts)
 TABLE += moe48_rows()  # branch moe48 (issue 30's DeepSeek fused experts)
+TABLE += ds48_rows()  # branch ds48 (DeepSeek-V3's MLA all-to-all)
 BY_ID = {case.id: case for case in TABLE}
 
 

@@ -88,3 +88,20 @@ def test_dot_access_dicts(ttnn):
     assert not hasattr(made, "missing") and getattr(made, "missing", 7) == 7
     del made.bias
     assert "bias" not in made
+
+
+def test_ttnn_core_has_its_python_helpers_and_meshnns_names(ttnn, open_mesh):
+    """DeepSeek-V3's MLA and RMS norm size their shards with ``ttnn.core.roundup`` / ``divup``."""
+    core = importlib.import_module("ttnn.core")
+    assert core is ttnn.core
+    assert [core.divup(a, 32) for a in (1, 32, 33)] == [1, 1, 2]
+    assert [core.roundup(a, 32) for a in (1, 32, 33, 64)] == [32, 32, 64, 64]
+    assert (
+        core.is_sharded is meshnn.is_sharded
+        and core.create_sharded_memory_config is meshnn.create_sharded_memory_config
+    )
+    t = meshnn.from_torch(torch.zeros(2, 2), device=open_mesh((1, 1)))
+    assert core.has_storage_type_of(t, meshnn.StorageType.DEVICE)
+    assert not core.has_storage_type_of(t.cpu(), meshnn.StorageType.DEVICE)
+    with pytest.raises(meshnn.NotImplementedByMeshnn, match=r"ttnn\.core\.no_such_thing"):
+        core.no_such_thing  # noqa: B018

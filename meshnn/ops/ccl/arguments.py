@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import enum
 
+import numpy as np
+
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, WrongMeshError
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.op_keywords import SUB_CORE_GRIDS, Keyword, count, flag, optional, recorded
@@ -88,6 +90,11 @@ def tensor_grid(
     k = len(tensor.storage.coords)  # type: ignore[union-attr]
     if k == mesh.get_num_devices():
         return group_grid(mesh, cluster_axis, op)
+    if cluster_axis is not None and mesh.all_local:
+        group_grid(mesh, cluster_axis, op)  # (cluster_axis checked)
+        box = populated_box(tensor.storage.coords)  # type: ignore[union-attr]
+        if box is not None:
+            return box, cluster_axis
     if cluster_axis is not None or not mesh.all_local:
         where = "with a cluster_axis" if cluster_axis is not None else "across ranks"
         raise MeshnnValueError(
@@ -95,6 +102,17 @@ def tensor_grid(
             "needs a shard on every device"
         )
     return (k,), None
+
+
+def populated_box(coords: object) -> tuple[int, ...] | None:
+    """The shape of the box of devices ``coords`` fill, in row-major order, when it starts at
+    coordinate 0 along every axis (tt-metal's ring along ``cluster_axis`` is the populated
+    coordinates' largest index there plus one: a tensor mapped to the first row of a larger mesh
+    runs its collective over that row); None otherwise."""
+    points = [tuple(c) for c in coords]  # type: ignore[attr-defined]
+    shape = tuple(max(p[d] for p in points) + 1 for d in range(len(points[0])))
+    expected = [tuple(int(i) for i in np.unravel_index(n, shape)) for n in range(int(np.prod(shape)))]
+    return shape if points == expected else None
 
 
 def checked_input(

@@ -48,12 +48,13 @@ def launch_grouped(
     semaphores: int,
 ) -> Tensor:
     """Launch a group collective's program over ``tensor``: one output, ``result = (spec, axis,
-    placement)``, its topology ``tensor``'s with ``placement`` along the groups' axis (``into``: a
-    checked persistent buffer of that spec, when given); ``attrs`` gain the memory config;
+    placement)``, its topology ``tensor``'s with ``placement`` along the groups' axis (``tensor``'s
+    own for None; ``into``: a checked persistent buffer of that spec, when given); ``attrs`` gain the memory config;
     ``repeat``: everything the kernel uses but the bytes; ``semaphores``: those the program makes."""
     spec, axis, placement = result
     attrs["memory_config"] = spec.memory_config
-    out = Output(spec, topology=output_topology(tensor, axis, placement))
+    topology = tensor.tensor_topology() if placement is None else output_topology(tensor, axis, placement)
+    out = Output(spec, topology=topology)
     (made,) = launch(
         op,
         mesh,

@@ -139,12 +139,20 @@ def page_table_rows(rows: np.ndarray, spec: TensorSpec, batch: int) -> np.ndarra
 
 
 def cache_rows(
-    positions: np.ndarray, heads: int, seq: int, *, table: np.ndarray | None, users: np.ndarray | None = None
+    positions: np.ndarray,
+    heads: int,
+    seq: int,
+    *,
+    table: np.ndarray | None,
+    users: np.ndarray | None = None,
+    blocks: int | None = None,
 ) -> np.ndarray:
     """The matrix rows (of the cache's 2-D view) where each user's position lands, per head:
     ``positions`` ``(k, B)`` -> ``(k, B, heads)`` int64, -1 where a position is negative (skipped).
     ``seq``: the cache's rows per user (unpaged) or per block (paged, with ``table`` ``(k, B, max)``).
-    ``users``: the cache row block of each user when not ``arange(B)`` (a shared cache: all 0)."""
+    ``users``: the cache row block of each user when not ``arange(B)`` (a shared cache: all 0).
+    ``blocks``: the paged cache's blocks; a page-table entry of a written position past them (a
+    device would write past the cache) is refused."""
     k, batch = positions.shape
     skip = positions < 0
     pos = np.where(skip, 0, positions)
@@ -153,6 +161,9 @@ def cache_rows(
         if (slot >= table.shape[2]).any():
             raise MeshnnValueError(f"a position {int(pos.max())} is past the page table's {table.shape[2] * seq} rows")
         owner = np.take_along_axis(table, slot[:, :, None], axis=2)[:, :, 0]
+        if blocks is not None and ((owner >= blocks) & ~skip).any():
+            bad = int(owner[~skip].max())
+            raise MeshnnValueError(f"a page table entry {bad} names a block past the cache's {blocks} blocks")
         pos = pos % seq
     else:
         if (pos >= seq).any():

@@ -146,7 +146,7 @@ def _update_kernel(cache: Tensor, x: Tensor, idxs: list[int], inputs: list[Tenso
         users = np.zeros(batch, np.int64) if share else None
         if modulo is not None:
             pos = np.where(pos < 0, pos, pos % modulo)
-        rows = cache_rows(pos, heads, cp[2], table=table, users=users)
+        rows = cache_rows(pos, heads, cp[2], table=table, users=users, blocks=cp[0])
         return values.reshape(k, batch * heads, width), rows.reshape(k, batch * heads)
 
     def kernel(in_rows, out_rows, coords) -> None:
