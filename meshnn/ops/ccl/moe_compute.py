@@ -52,6 +52,7 @@ from meshnn.ops.ccl import moe_compute_layout as lay
 from meshnn.ops.ccl.all_to_all import _preallocated, _token_bits
 from meshnn.ops.ccl.broadcast import device_groups, whole_mesh
 from meshnn.ops.ccl.moe_gpt import token_maps
+from meshnn.ops.ccl.moe_gpt_layout import ring_of_shards
 from meshnn.ops.ccl.selective_combine import BF16_PACKET_BYTES, data_parallel_split
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, allocate_outputs
@@ -242,7 +243,7 @@ def _plan(mesh: MeshDevice, inputs: list[Tensor], given: dict) -> dict:
     plan["columns"] = [(sum(sizes[:d]) // 2, sum(sizes[: d + 1]) // 2) for d in range(len(sizes))]
     plan["act"] = -(-(2 * plan["experts"] + 1) // 4) * 4
     plan["key"] = lay.shard_maps(mesh, plan["hidden"], plan["inter"])
-    plan["ring01"], plan["ring2"] = args.ring_of_shards(mesh, inputs[4]), args.ring_of_shards(mesh, inputs[5])
+    plan["ring01"], plan["ring2"] = ring_of_shards(mesh, inputs[4]), ring_of_shards(mesh, inputs[5])
     plan["mask"] = lay.shared_mask(plan["key"], plan["inter"], plan["tp"])
     return plan
 

@@ -195,12 +195,3 @@ def checked_attributes(mesh: MeshDevice, inputs: list[Tensor], named: dict, outp
     sizes.update(axis=1 if axis is None else axis, layer=attrs["layer_id"], shared=shared, activation=kind.name)
     sizes["tp"] = 1 if axis is None else tuple(mesh.shape)[1 - axis]
     return attrs, sizes
-
-
-def ring_of_shards(mesh: MeshDevice, t: Tensor) -> list[int]:
-    """Each weight shard's ring position (shard ``i`` lies on the bank of the grid's ``i``-th core;
-    the ring: the banks' workers sorted by ``(y, x)``, descending)."""
-    cores = list(mesh.get_optimal_dram_bank_to_logical_worker_assignment(0))
-    order = sorted(range(len(cores)), key=lambda b: (cores[b].y, cores[b].x), reverse=True)
-    position = {bank: pos for pos, bank in enumerate(order)}
-    return [position[c.x] for c in t.spec.memory_config.shard_spec.grid.cores()]

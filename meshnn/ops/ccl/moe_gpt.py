@@ -288,12 +288,6 @@ def _kernel(inputs: list[Tensor], specs: list[TensorSpec], plan: dict):
     return kernel
 
 
-def _ring_of_shards(mesh: MeshDevice, t: Tensor) -> list[int]:
-    """Each shard's ring position (shard ``i`` lies on the bank of the grid's ``i``-th core)."""
-    position = lay.ring_position_of_bank(mesh)
-    return [position[c.x] for c in t.spec.memory_config.shard_spec.grid.cores()]
-
-
 def _plan(mesh: MeshDevice, inputs: list[Tensor], attrs: dict) -> dict:
     """What the kernel needs besides the bytes: sizes, the combine cores' shard indices, each
     device's token senders, the weights' ring order; the layout checks on the way."""
@@ -321,7 +315,7 @@ def _plan(mesh: MeshDevice, inputs: list[Tensor], attrs: dict) -> dict:
     plan = {"tokens": tokens, "experts": experts, "k": attrs["k"], "hidden": hidden, "width": width}
     plan.update(height=height, cores=cores, grid=range(grid.x * grid.y))
     plan["sources"] = [sources.get(i, [i] * tokens) for i in range(mesh.get_num_devices())]
-    plan.update(ring01=_ring_of_shards(mesh, inputs[4]), ring2=_ring_of_shards(mesh, inputs[5]))
+    plan.update(ring01=lay.ring_of_shards(mesh, inputs[4]), ring2=lay.ring_of_shards(mesh, inputs[5]))
     return plan
 
 

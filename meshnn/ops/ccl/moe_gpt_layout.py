@@ -20,16 +20,21 @@ tile row appended (``K + 32`` rows; a ones tile times it adds the 32 rows' colum
   with no matmul core in it, sorted by ``(y, x)``; core ``h*W + w`` holds token part ``h`` and
   hidden part ``w``.
 
-May import: :mod:`meshnn.errors`, :mod:`meshnn.device`, :mod:`meshnn.mesh`.
+May import: :mod:`meshnn.errors`, :mod:`meshnn.device`, :mod:`meshnn.mesh` (:mod:`meshnn.tensor` for types).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from meshnn.device.core import CoreCoord
 from meshnn.errors import MeshnnValueError
 from meshnn.mesh.mesh_device import MeshDevice
+
+if TYPE_CHECKING:
+    from meshnn.tensor.tensor import Tensor
 
 TILE = 32
 K_TILES = 90  # the kernels' hidden / intermediate size in tiles (2880)
@@ -49,6 +54,12 @@ def ring_position_of_bank(mesh: MeshDevice) -> dict[int, int]:
     cores = ring_cores(mesh)
     order = sorted(range(len(cores)), key=lambda b: (cores[b].y, cores[b].x), reverse=True)
     return {bank: pos for pos, bank in enumerate(order)}
+
+
+def ring_of_shards(mesh: MeshDevice, t: Tensor) -> list[int]:
+    """Each weight shard's ring position (shard ``i`` lies on the bank of the grid's ``i``-th core)."""
+    position = ring_position_of_bank(mesh)
+    return [position[c.x] for c in t.spec.memory_config.shard_spec.grid.cores()]
 
 
 def combine_cores(mesh: MeshDevice, width: int, height: int) -> list[CoreCoord]:
