@@ -13,6 +13,7 @@ import pytest
 
 from meshnn.ops.costs import matmul_config
 from meshnn.perf import MathFidelity, MatmulConfig, MatmulProgram, OpDesc, OpFamily, TensorDesc, machine, predict
+from meshnn.perf.calibrate import _program
 from meshnn.perf.matmul import PARTIAL_TILE_BYTES, chosen_config, partials_cycles
 
 N150, P150 = machine("n150"), machine("p150")
@@ -75,3 +76,12 @@ def test_a_captured_program_config_carries_its_inner_block():
     program = SimpleNamespace(compute_with_storage_grid_size=(8, 8), per_core_M=4, per_core_N=4, in0_block_w=2)
     config = matmul_config({"program_config": program})  # an unknown class counts as the 2-D program
     assert config.program is MatmulProgram.MULTICAST_2D and config.in0_block_w == 2
+
+
+def test_a_profiler_csvs_program_config_carries_its_inner_block():
+    """meshnn perf --calibrate reads a measured ops_perf_results CSV: its matmul rows keep their K blocks."""
+    text = "MatmulMultiCoreReuseMultiCastProgramConfig(compute_with_storage_grid_size=(x=8,y=8),in0_block_w=4,"
+    text += "per_core_M=4,per_core_N=4)"  # as tt-metal's profiler writes the op's attributes
+    config = _program(text)
+    assert config.program is MatmulProgram.MULTICAST_2D and config.in0_block_w == 4
+    assert _program(text.replace("in0_block_w=4,", "")).in0_block_w is None
