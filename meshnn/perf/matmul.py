@@ -229,7 +229,9 @@ def partials_cycles(desc: OpDesc, machine: Machine, out_tiles: int, k_tiles: int
     each tile's partial is reloaded,
     unpacked (``operand_bytes_per_cycle``) and copied into dest (an FPU copy, ``fpu_eltwise_cycles_per_tile``).
     Two blocks: no L1 accumulation; the first block's results are spilled in the output's format and
-    reloaded once the same way."""
+    reloaded once the same way.  Assumed: ttnn's default compute config (``packer_l1_acc`` on, no float32
+    accumulation); an op's own ``compute_kernel_config`` flags are not read (tt_transformers' HiFi2 / HiFi4
+    configs accumulate in float32: 4 KB partials, twice the packer's time)."""
     config = desc.matmul or MatmulConfig()
     if config.program is not MatmulProgram.MULTICAST_2D or not config.in0_block_w:
         return 0.0
