@@ -211,6 +211,7 @@ def matmul_config(attrs: Mapping[str, object]) -> MatmulConfig:
         _positive(getattr(program, "per_core_N", None)),
         user_core_grid=core_grid is not None,
         mcast_in0=getattr(program, "mcast_in0", True) is not False,
+        in0_block_w=_positive(getattr(program, "in0_block_w", None)),
     )
 
 

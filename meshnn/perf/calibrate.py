@@ -52,13 +52,14 @@ def _program(text: str) -> MatmulConfig | None:
     kind = next((p for name, p in _PROGRAMS.items() if name in text), None)
     if kind is None:
         return None
-    numbers = {k: int(v) for k, v in re.findall(r"(per_core_[MN])=(\d+)", text)}
+    numbers = {k: int(v) for k, v in re.findall(r"(per_core_[MN]|in0_block_w)=(\d+)", text)}
     mcast_in0 = re.search(r"mcast_in0=(false|0)\b", text.lower()) is None
     return MatmulConfig(
         kind,
         per_core_m=numbers.get("per_core_M") or None,
         per_core_n=numbers.get("per_core_N") or None,
         mcast_in0=mcast_in0,
+        in0_block_w=numbers.get("in0_block_w") or None,
     )
 
 

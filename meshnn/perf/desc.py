@@ -192,7 +192,8 @@ class TensorDesc:
 
 @dataclass(frozen=True, slots=True)
 class MatmulConfig:
-    """A matmul's program config: its kind, grid (x, y) and per-core output block in tiles."""
+    """A matmul's program config: its kind, grid (x, y) and per-core output block in tiles;
+    ``in0_block_w``: the K tiles of one inner block (None: not known; K then counts as one block)."""
 
     program: MatmulProgram = MatmulProgram.DEFAULT
     grid: tuple[int, int] | None = None
@@ -200,6 +201,7 @@ class MatmulConfig:
     per_core_n: int | None = None
     user_core_grid: bool = False  # ``core_grid=`` given instead of a program config
     mcast_in0: bool = True  # a 1-D program multicasts in0 (one sender, N split); False: in1 (M split)
+    in0_block_w: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

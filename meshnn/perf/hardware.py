@@ -43,6 +43,7 @@ class ArchPerf:
     reduce_cycles_per_tile: int
     sfpu_elements_per_cycle: int
     packer_bytes_per_cycle: float  # the four packers' writes from the dest registers to L1, together
+    packer_accumulate_bytes_per_cycle: float  # the same packers adding into L1 (L1 += datum), together
     dram_spec_bytes_per_s: float
     dram_sharded_bytes_per_s: float  # one reader per bank, bank-adjacent
     dram_interleaved_bytes_per_s: float  # pages spread over all banks, readers anywhere
@@ -91,6 +92,9 @@ _COMMON_SOURCES = {
     "packer_bytes_per_cycle": "tt-isa-documentation (github.com/jasondavies/tt-isa-documentation): WormholeB0/"
     "TensixTile/L1.md: four packers, each theoretically one 128-bit write to L1 a cycle (64 B a cycle together); "
     "Blackhole taken as the same (its Tensix tile has the same four packers; no figure of their rate found)",
+    "packer_accumulate_bytes_per_cycle": "tt-isa-documentation: WormholeB0/TensixTile/L1.md: each packer one 128-bit "
+    "non-atomic accumulate every two cycles (32 B a cycle for the four; an atomic one takes five cycles), the "
+    "read-modify-write of tt-metal's packer_l1_acc; Blackhole taken as the same",
     "op_to_op_traced_ns": "fitted: the median op-to-op gap of the 16 traced decoder ops of tt-metal models/demos/"
     "llama3_70b_galaxy/tests/decoder_perf_targets_6u.json (599 to 1002 ns, median 720); Llama TG decoder perf "
     "targets 630-840 ns (tt-metal PR #22868); the LLM tech report (tech_reports/LLMs): 'single-digit microseconds'",
@@ -107,6 +111,7 @@ _SHARED = {
     "reduce_cycles_per_tile": 2,
     "sfpu_elements_per_cycle": 32,
     "packer_bytes_per_cycle": 64.0,
+    "packer_accumulate_bytes_per_cycle": 32.0,
     "eth_payload_efficiency": 0.96,
     "op_launch_ns": 2000.0,
     "matmul_fill_ns": 5980.0,

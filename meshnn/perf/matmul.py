@@ -25,6 +25,13 @@ senders also wait for each block they multicast to leave before they read the ne
 kernels flush under ARCH_BLACKHOLE only: :func:`multicast_flush_cycles`), which bounds the smallest
 bfloat4_b blocks, whose multiplies are short.
 
+Partial sums: a 2-D program whose K runs in more than one inner block (``in0_block_w`` tiles each)
+keeps its partial sums in L1 between blocks (:func:`partials_cycles`): with more than two blocks the
+packer accumulates each block's results into a bfloat16 partial in L1 (ttnn's default
+``packer_l1_acc``), a pack the math waits for where it outlasts the block's multiplies, and the last
+block reloads the partials into the dest registers; with two, the first block's results are spilled
+in the output's format and reloaded once.
+
 A matmul given no program config (nor core grid) runs the program ttnn would pick
 (:mod:`meshnn.perf.matmul_auto`).
 
@@ -203,6 +210,45 @@ def math_cycles_per_multiply(desc: OpDesc, arch: ArchPerf, fidelity: MathFidelit
     return max(math_cycles, desc.inputs[1].tile_bytes / rate)
 
 
+PARTIAL_TILE_BYTES = 2048
+"""A partial-sum tile accumulated in L1: Float16_b without float32 accumulation (tt-metal:
+matmul_multicore_reuse_mcast_2d_program_factory.cpp, ``interm0_data_format`` under ``packer_l1_acc_en``)."""
+
+
+def partials_cycles(desc: OpDesc, machine: Machine, out_tiles: int, k_tiles: int, per_multiply: float) -> float:
+    """Cycles one core of a 2-D multicast program spends on its partial sums beyond the multiplies, when its
+    K runs in ``ceil(k_tiles / in0_block_w)`` inner blocks (tt-metal's bmm_large_block_zm_fused_bias_activation
+    compute kernel; 0 with one block, for other programs, and where ``in0_block_w`` is not known).
+
+    More than two blocks: ttnn's default compute config packs with ``packer_l1_acc`` (the program factory
+    enables it for more than two blocks), so after each block but the last the packer writes every output
+    tile's bfloat16 partial to L1 (:data:`PARTIAL_TILE_BYTES`), the first block's at ``packer_bytes_per_cycle``,
+    the later ones added into it at ``packer_accumulate_bytes_per_cycle`` (half the write rate: each 16 B is
+    read, added to and written back), beside the next subblock's math (the dest registers' two halves): the
+    math waits where a pack outlasts the block's ``in0_block_w`` multiplies of a tile; before the last block
+    each tile's partial is reloaded,
+    unpacked (``operand_bytes_per_cycle``) and copied into dest (an FPU copy, ``fpu_eltwise_cycles_per_tile``).
+    Two blocks: no L1 accumulation; the first block's results are spilled in the output's format and
+    reloaded once the same way.  Assumed: ttnn's default compute config (``packer_l1_acc`` on, no float32
+    accumulation); an op's own ``compute_kernel_config`` flags are not read (tt_transformers' HiFi2 / HiFi4
+    configs accumulate in float32: 4 KB partials, twice the packer's time)."""
+    config = desc.matmul or MatmulConfig()
+    if config.program is not MatmulProgram.MULTICAST_2D or not config.in0_block_w:
+        return 0.0
+    blocks = math.ceil(k_tiles / config.in0_block_w)
+    if blocks < 2:
+        return 0.0
+    arch = machine.system.arch
+    partial = desc.outputs[0].tile_bytes if blocks == 2 else PARTIAL_TILE_BYTES
+    reload = partial / arch.operand_bytes_per_cycle + arch.fpu_eltwise_cycles_per_tile
+    if blocks == 2:
+        return out_tiles * reload
+    block_math = config.in0_block_w * per_multiply
+    first = max(0.0, PARTIAL_TILE_BYTES / arch.packer_bytes_per_cycle - block_math)
+    added = max(0.0, PARTIAL_TILE_BYTES / arch.packer_accumulate_bytes_per_cycle - block_math)
+    return out_tiles * (first + (blocks - 2) * added + reload)
+
+
 def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     """The time of ``desc`` (a MATMUL with inputs a, b[, bias] and one output) on ``machine``."""
     desc = chosen_config(desc, machine)
@@ -219,6 +265,7 @@ def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     if row_tiles == 1:  # one row of tiles (a decode step): each weight tile feeds one multiply, unreused
         per_multiply = max(per_multiply, op_latency(arch.arch).single_use_weight_tile_cycles)
     cycles = out_tiles * k_tiles * per_multiply + out_tiles * sfpu_cycles_per_tile(arch, desc.unary_ops)
+    cycles += partials_cycles(desc, machine, out_tiles, k_tiles, per_multiply)
     stream = activation_stream_cycles(desc, machine, row_tiles, k_tiles)
     multicast = in0_multicast_cycles(desc, machine, cores)
     if multicast:  # one sender reads and multicasts in0 block by block; the math runs behind it

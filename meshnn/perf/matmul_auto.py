@@ -14,7 +14,8 @@ matmul_op.cpp].  Its choice, with ``Mt``, ``Kt``, ``Nt`` the tiles of M, K, N an
   whose single in0 sender core reads all of in0 from DRAM; one block column or a *tall* output:
   the 1-D program that multicasts in1, ``per_core_M = ceil(ceil(M/(gx*gy))/32)``, ``per_core_N = Nt``;
   otherwise the **2-D multicast program** over the whole grid, ``per_core_M = ceil(Mt/gy)``,
-  ``per_core_N = ceil(Nt/gx)`` when all are DRAM-interleaved, else ``f x f`` blocks;
+  ``per_core_N = ceil(Nt/gx)`` and K in blocks of ``in0_block_w = Kt/gx`` tiles (1 where ``gx`` does not
+  divide ``Kt``) when all are DRAM-interleaved, else ``f x f`` blocks over K blocks of the 2 (or 1) above;
 - anything else: the plain multi-core program (not modelled here: the caller keeps its default).
 
 Facts, not fits: every threshold above is ttnn's.  What the choice costs is timed by
@@ -76,8 +77,11 @@ def auto_matmul_config(desc: OpDesc, machine: Machine, *, fp32_acc: bool = False
     if range_x == 1 or tall:
         per_m = math.ceil(math.ceil(m / (gx * gy)) / TILE)
         return MatmulConfig(MatmulProgram.MULTICAST_1D, (gx, gy), per_core_m=per_m, per_core_n=nt, mcast_in0=False)
-    if dram_interleaved:
-        return MatmulConfig(MatmulProgram.MULTICAST_2D, (gx, gy), math.ceil(mt / gy), math.ceil(nt / gx))
+    if dram_interleaved:  # K split over the grid's columns: Kt / gx tiles a block where that divides, else 1
+        inner = kt // gx if kt % gx == 0 else 1
+        return MatmulConfig(
+            MatmulProgram.MULTICAST_2D, (gx, gy), math.ceil(mt / gy), math.ceil(nt / gx), in0_block_w=inner
+        )
     if range_y > 0:
-        return MatmulConfig(MatmulProgram.MULTICAST_2D, (gx, gy), per_core_m=f, per_core_n=f)
+        return MatmulConfig(MatmulProgram.MULTICAST_2D, (gx, gy), per_core_m=f, per_core_n=f, in0_block_w=block_w)
     return None

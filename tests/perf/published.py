@@ -52,13 +52,17 @@ F = MathFidelity
 L1, DRAM = BufferType.L1, BufferType.DRAM
 
 
-def gemm_tflops(system, m, k, n, dtype, fidelity, grid, *, in0_l1=False, default=False, traced=True) -> float:
-    """TFLOPs of one matmul as GEMM_FLOPS measures it (host-timed: kernel plus the gap before it)."""
+def gemm_tflops(
+    system, m, k, n, dtype, fidelity, grid, *, in0_l1=False, default=False, traced=True, manual=False
+) -> float:
+    """TFLOPs of one matmul as GEMM_FLOPS measures it (host-timed: kernel plus the gap before it); ``manual``: a
+    row of the manually tuned tables, whose K blocks the benchmark sets (``published_gemm_manual.in0_block_w``)."""
     where = (L1, MemoryLayout.BLOCK_SHARDED) if in0_l1 else (DRAM, MemoryLayout.INTERLEAVED)
     a = TensorDesc((1, 1, m, k), dtype, buffer=where[0], memory=where[1])
     b = TensorDesc((1, 1, k, n), dtype)
     out = TensorDesc((1, 1, m, n), dtype, buffer=where[0], memory=where[1])
-    config = MatmulConfig() if default else MatmulConfig(MatmulProgram.MULTICAST_2D, grid)
+    inner = published_gemm_manual.in0_block_w(grid, dtype, m, k, n) if manual else None
+    config = MatmulConfig() if default else MatmulConfig(MatmulProgram.MULTICAST_2D, grid, in0_block_w=inner)
     desc = OpDesc(OpFamily.MATMUL, (a, b), (out,), fidelity=fidelity, matmul=config)
     p = predict(desc, system, traced=traced)
     if not traced:  # the table averages back-to-back calls: the host overlaps the previous kernel
@@ -132,7 +136,7 @@ def _gemm_figures() -> list[Figure]:
     for name, system, m, k, n, dtype, fid, grid, in0_l1, tf in _MANUAL:
 
         def model(s=system, m=m, k=k, n=n, d=dtype, f=fid, g=grid, l1=in0_l1):
-            return gemm_tflops(s, m, k, n, d, f, g, in0_l1=l1)
+            return gemm_tflops(s, m, k, n, d, f, g, in0_l1=l1, manual=True)
 
         fit = any(mark in name for mark in fitted)
         out.append(Figure(name, f"{GEMM}, manual traced table", tf, tf, "TFLOPs", model, fitted=fit, group="matmul"))
@@ -149,7 +153,7 @@ def _manual_table_figures(name: str, system: str | SystemPerf) -> list[Figure]:
             continue
 
         def model(m=m, k=k, n=n, d=dtype, f=fid, l1=in0_l1):
-            return gemm_tflops(system, m, k, n, d, f, grid, in0_l1=l1)
+            return gemm_tflops(system, m, k, n, d, f, grid, in0_l1=l1, manual=True)
 
         where = "L1" if in0_l1 else "DRAM"
         figure_name = f"{label} manual {m}x{k}x{n} {dtype} {fid.name} {where} (traced)"

@@ -170,10 +170,11 @@ MISSED: dict[tuple[str, str, F, tuple[int, int, int]], str] = {
         ("p150_13x10", d, f, (20480, 26624, 26624)): _OUT_BLOCKS
         for d, f in (("BF16", F.HiFi2), ("BF16", F.HiFi4), ("BFP8", F.HiFi2), ("BFP8", F.LoFi), ("BFP4", F.LoFi))
     },
-    ("p150", "BFP8", F.LoFi, (20480, 22528, 22528)): _OUT_BLOCKS,
     ("p150_13x10", "BFP4", F.LoFi, (640, 1664, 1664)): _TWO_ROWS_L1,
 }
-"""The traced rows the model misses by more than 15%, each with why."""
+"""The traced rows the model misses by more than 15%, each with why.  The 11x10 grid's 20480x22528x22528
+bfloat8_b LoFi row, of the same class, sits at +15.0% since the rows' K blocks were timed (stop 49: +15.1%
+before; :func:`in0_block_w`): inside the line by 0.02%, its cause (the clock) still not modelled."""
 
 
 def rows(system: str) -> list[tuple[str, F, tuple[int, int, int], bool, float, str]]:
@@ -183,3 +184,34 @@ def rows(system: str) -> list[tuple[str, F, tuple[int, int, int], bool, float, s
         for (dtype, fidelity), values in ROWS[system].items()
         for m, k, n, l1, tf in values
     ]
+
+
+_BENCH_SHAPES = {  # test_benchmark.py's matmul_shapes_<dtype>: (m, k, n) before the grid scales them: in0_block_w_div
+    "BFLOAT16": {
+        (64, 64, 64): 1, (64, 128, 128): 1, (64, 128, 256): 1, (128, 128, 128): 1, (128, 128, 256): 1,
+        (128, 256, 256): 1, (256, 256, 256): 1, (256, 256, 384): 1, (256, 384, 384): 2, (384, 384, 384): 4,
+        (384, 384, 512): 2, (384, 512, 512): 2, (416, 320, 320): 1, (512, 512, 512): 1, (1024, 1024, 1024): 2,
+        (2048, 2048, 2048): 4,
+    },
+    "BFLOAT8_B": {
+        (64, 64, 64): 1, (64, 128, 128): 1, (64, 128, 256): 1, (128, 128, 128): 1, (128, 128, 256): 1,
+        (128, 256, 256): 1, (256, 256, 256): 1, (256, 256, 384): 1, (256, 384, 384): 1, (384, 384, 384): 2,
+        (384, 384, 512): 2, (416, 320, 320): 1, (512, 512, 512): 1, (1024, 1024, 1024): 2, (2048, 2048, 2048): 4,
+    },
+    "BFLOAT4_B": {
+        (64, 64, 64): 1, (64, 128, 128): 1, (64, 128, 256): 1, (128, 128, 128): 1, (128, 128, 256): 1,
+        (128, 256, 256): 1, (256, 256, 256): 1, (256, 256, 384): 1, (256, 384, 384): 1, (384, 384, 384): 1,
+        (384, 384, 512): 1, (384, 512, 512): 2, (416, 320, 320): 1, (512, 512, 512): 2, (1024, 1024, 1024): 2,
+        (2048, 2048, 2048): 4,
+    },
+}  # fmt: skip
+
+
+def in0_block_w(grid: tuple[int, int], dtype: str, m: int, k: int, n: int) -> int | None:
+    """The K tiles of one inner block the benchmark gives ``(m, k, n)`` on ``grid``: ``K / gx / 32 /
+    in0_block_w_div`` (tests/ttnn/unit_tests/benchmarks/test_benchmark.py's manual loop, its shapes scaled by
+    the grid: M by its rows, K and N by its columns), so the model times the partial sums between those blocks
+    (:func:`meshnn.perf.matmul.partials_cycles`); None for a shape its lists do not hold."""
+    gx, gy = grid
+    div = _BENCH_SHAPES[dtype].get((m // gy, k // gx, n // gx))
+    return None if div is None or k % (gx * 32 * div) else k // gx // 32 // div
