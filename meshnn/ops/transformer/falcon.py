@@ -136,6 +136,16 @@ def _product(
     return launch(op, mesh, [a, b], [Output(spec)], kernel, rowwise=True, into=into, attrs=attrs)[0]
 
 
+def _out_config(op: str, a: Tensor, memory_config: MemoryConfig | None, output: object) -> MemoryConfig:
+    """The output's memory config: ``memory_config``, else a preallocated output's own (ttnn then
+    computes no spec of its own), else a's."""
+    if memory_config is not None:
+        return memory_config
+    if output is not None:
+        return device_input(op, "output_tensor", output).memory_config()
+    return a.memory_config()
+
+
 def _inputs(op: str, a: object, b: object) -> tuple[Tensor, Tensor]:
     return tile_input(op, "input_tensor_a", a), tile_input(op, "input_tensor_b", b)
 
@@ -162,7 +172,7 @@ def attn_matmul(
     grid = _grid(op, compute_with_storage_grid_size, same_mesh(op, {"a": a}).compute_with_storage_grid_size())
     _options(op, memory_config, dtype)
     n = _shapes(op, a, b, None, grouped=False)
-    config = memory_config if memory_config is not None else a.memory_config()
+    config = _out_config(op, a, memory_config, output_tensor)
     spec = TensorSpec((1, a.shape[1], a.shape[2], n), dtype or a.dtype, Layout.TILE, memory_config=config)
     attrs = {"compute_with_storage_grid_size": grid, "compute_kernel_config": compute_kernel_config}
     return _product(op, a, b, spec, None, output_tensor, attrs)
@@ -194,7 +204,7 @@ def attn_matmul_from_cache(
     _options(op, memory_config, dtype)
     cache = _cache_read(op, b, num_tokens, transpose_hw)
     n = _shapes(op, a, b, cache, grouped=False)
-    config = memory_config if memory_config is not None else a.memory_config()
+    config = _out_config(op, a, memory_config, output_tensor)
     spec = TensorSpec((1, a.shape[1], a.shape[2], n), dtype or a.dtype, Layout.TILE, memory_config=config)
     attrs = {"num_tokens": cache[0], "transpose_hw": transpose_hw, "compute_with_storage_grid_size": grid}
     return _product(op, a, b, spec, cache, output_tensor, attrs)
