@@ -193,7 +193,7 @@ from meshnn.ops.eltwise.binary_special import BinaryOpType
 from meshnn.ops.eltwise.losses import LossReductionMode
 from meshnn.ops.eltwise.unary_activations import SigmoidMode
 from meshnn.ops.embedding import EmbeddingsType
-from meshnn.ops.loading import experimental, prim, transformer
+from meshnn.ops.loading import experimental, kv_cache, prim, transformer
 from meshnn.ops.loading import load_catalog as _load_catalog
 from meshnn.ops.matmul_config import (
     MatmulMultiCoreReuseMultiCast1DProgramConfig,

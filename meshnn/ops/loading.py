@@ -67,6 +67,7 @@ experimental = registry.OpNamespace(
 )
 experimental.__path__ = []  # a package, as ttnn's: its submodules import
 prim = registry.OpNamespace("prim", "ttnn.prim: the primitive device operations meshnn has.")
+kv_cache = registry.OpNamespace("kv_cache", "ttnn.kv_cache: the KV-cache writes under ttnn's older names.")
 moreh = registry.OpNamespace(
     "moreh",
     "ttnn.operations.moreh: moreh's ops (their own, not ttnn's top-level ops of the same name).",

@@ -212,3 +212,39 @@ def update_cache(
 
     attrs = {"update_idx": update_idx, "batch_offset": batch_offset, "compute_kernel_config": compute_kernel_config}
     return _run(op, cache, [x], where, kernel, queue_id, attrs)
+
+
+@register(
+    "kv_cache.fill_cache_for_user_",
+    kind=OpKind.KV_CACHE,
+    family=OpFamily.KV_FILL,
+    device_operation="FillCacheDeviceOperation",
+)
+def fill_cache_for_user_(cache: Tensor, input: Tensor, batch_index: int, update_idx: int = 0) -> Tensor:
+    """``ttnn.kv_cache.fill_cache_for_user_``: :func:`fill_cache` under ttnn's older names (the same
+    device operation); returns ``cache``, written in place."""
+    _named("kv_cache.fill_cache_for_user_", cache, input, batch_index=batch_index, update_idx=update_idx)
+    return fill_cache(cache, input, batch_index, update_idx=update_idx)
+
+
+def _named(op: str, cache: object, input: object, **indices: object) -> None:
+    """The older names' own argument checks (so an error names ``cache``, not ``cache_tensor``)."""
+    device_input(op, "cache", cache)
+    device_input(op, "input", input)
+    for name, value in indices.items():
+        int_arg(op, name, value)
+
+
+@register(
+    "kv_cache.update_cache_for_token_",
+    kind=OpKind.KV_CACHE,
+    family=OpFamily.KV_UPDATE,
+    device_operation="UpdateCacheDeviceOperation",
+)
+def update_cache_for_token_(
+    cache: Tensor, input: Tensor, update_index: int, batch_offset: int = 0, compute_kernel_config: object = None
+) -> Tensor:
+    """``ttnn.kv_cache.update_cache_for_token_``: :func:`update_cache` under ttnn's older names (the
+    same device operation); returns ``cache``, written in place."""
+    _named("kv_cache.update_cache_for_token_", cache, input, update_index=update_index, batch_offset=batch_offset)
+    return update_cache(cache, input, update_index, batch_offset, compute_kernel_config=compute_kernel_config)
