@@ -78,6 +78,22 @@ def _outputs(x: Tensor, config: MemoryConfig, heads: int, groups: int, spec: Sha
     ]
 
 
+def _checked(input_tensor: object, grid: object, num_heads: object, memory_config: object) -> tuple[Tensor, CoreCoord]:
+    """The input (TILE, bfloat16 or bfloat8_b) and the grid, after the binding's argument checks."""
+    x = tile_input(OP, "input_tensor", input_tensor)
+    if x.dtype not in (DataType.BFLOAT16, DataType.BFLOAT8_B):
+        raise MeshnnValueError(f"ttnn.{OP}: Unsupported data format {x.dtype} (BFLOAT16 or BFLOAT8_B)")
+    if isinstance(grid, tuple) and len(grid) == 2:
+        grid = CoreCoord(*grid)
+    if not isinstance(grid, CoreCoord):
+        raise MeshnnTypeError(f"ttnn.{OP}: compute_with_storage_grid_size must be a CoreCoord, got {grid!r}")
+    if isinstance(num_heads, bool) or not isinstance(num_heads, int | np.integer) or num_heads < 1:
+        raise MeshnnValueError(f"ttnn.{OP}: num_heads must be a positive int, got {num_heads!r}")
+    if memory_config is not None and not isinstance(memory_config, MemoryConfig):
+        raise MeshnnTypeError(f"ttnn.{OP}: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
+    return x, grid
+
+
 @register(
     OP,
     kind=OpKind.TRANSFORMER,
@@ -93,18 +109,7 @@ def split_query_key_value_and_split_heads(
     output_tensors: Sequence[Tensor] | None = None,
 ) -> tuple[Tensor, Tensor, Tensor]:
     """q, k (transposed) and v heads of BERT-large's fused QKV (see the module's text)."""
-    x = tile_input(OP, "input_tensor", input_tensor)
-    if x.dtype not in (DataType.BFLOAT16, DataType.BFLOAT8_B):
-        raise MeshnnValueError(f"ttnn.{OP}: Unsupported data format {x.dtype} (BFLOAT16 or BFLOAT8_B)")
-    grid = compute_with_storage_grid_size
-    if isinstance(grid, tuple) and len(grid) == 2:
-        grid = CoreCoord(*grid)
-    if not isinstance(grid, CoreCoord):
-        raise MeshnnTypeError(f"ttnn.{OP}: compute_with_storage_grid_size must be a CoreCoord, got {grid!r}")
-    if isinstance(num_heads, bool) or not isinstance(num_heads, int | np.integer) or num_heads < 1:
-        raise MeshnnValueError(f"ttnn.{OP}: num_heads must be a positive int, got {num_heads!r}")
-    if memory_config is not None and not isinstance(memory_config, MemoryConfig):
-        raise MeshnnTypeError(f"ttnn.{OP}: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
+    x, grid = _checked(input_tensor, compute_with_storage_grid_size, num_heads, memory_config)
     padded = tuple(int(v) for v in x.spec.padded_shape)
     if len(padded) != 4 or padded[1] != 1 or padded[3] % (3 * num_heads):
         raise MeshnnValueError(
