@@ -94,11 +94,18 @@ def kernel(fidelity: ttnn.MathFidelity) -> ttnn.WormholeComputeKernelConfig:
 
 
 HIFI2, HIFI4, LOFI = kernel(ttnn.MathFidelity.HiFi2), kernel(ttnn.MathFidelity.HiFi4), kernel(ttnn.MathFidelity.LoFi)
+"""model_config.py's compute_kernel_config_hifi2_fp16 (the MLP's MathFidelitySetting.HIFI2_FP16), the LM
+head's own config (lm_head.py) and compute_kernel_config_lofi: 16-bit accumulation, partial sums in L1."""
 HIFI4_FP32 = ttnn.WormholeComputeKernelConfig(
     math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True, packer_l1_acc=True
 )
 """model_config.py's compute_kernel_config_hifi4 (MathFidelitySetting.HIFI4): HiFi4 with float32
-accumulation (recorded; the model times the fidelity, not the accumulator's width)."""
+accumulation: a matmul's partial sums between K blocks are float32 (4 KB a tile: meshnn.perf.matmul)."""
+HIFI2_FP32 = ttnn.WormholeComputeKernelConfig(
+    math_fidelity=ttnn.MathFidelity.HiFi2, math_approx_mode=True, fp32_dest_acc_en=True, packer_l1_acc=True
+)
+"""model_config.py's compute_kernel_config_hifi2 (MathFidelitySetting.HIFI2, the attention's QKV and
+output matmuls and decode SDPA by default): HiFi2 with float32 accumulation."""
 
 
 @dataclass(frozen=True)
@@ -113,8 +120,8 @@ class Precision:
     wqkv: object = BFP8
     wo: object = BFP8
     kv_cache: object = BFP8
-    attention: object = HIFI2  # LI_QKV_* and LI_O_* (decode and prefill)
-    sdpa_decode: object = HIFI2
+    attention: object = HIFI2_FP32  # LI_QKV_* and LI_O_* (decode and prefill)
+    sdpa_decode: object = HIFI2_FP32
     mlp: object = None  # LI_FF1_FF3 and LI_FF2 where a model's decoder config sets them (None: the defaults)
     activation: object = None  # TensorGroup.ACTIVATION where a decoder config sets it (None: each op's default)
 
@@ -133,8 +140,8 @@ class Precision:
 PERFORMANCE = Precision("performance")
 """ModelOptimizations.performance for every model but Qwen2.5-7B: FF1/FF3 bfloat4_b at LoFi, the rest at
 the defaults (bfloat8_b weights and KV cache, HiFi2; prefill SDPA HiFi4)."""
-BF16_ATTENTION = Precision("bf16 attention", ff1_ff3=BFP8, wqkv=BF16, wo=BF16, kv_cache=BF16, attention=HIFI4,
-                           sdpa_decode=HIFI4)  # fmt: skip
+BF16_ATTENTION = Precision("bf16 attention", ff1_ff3=BFP8, wqkv=BF16, wo=BF16, kv_cache=BF16, attention=HIFI4_FP32,
+                           sdpa_decode=HIFI4_FP32)  # fmt: skip
 """Every family's accuracy settings but Llama 3, Mistral-7B, Phi-3-mini and phi-4 (below 70B): bfloat16
 QKV, output and KV cache at HiFi4 (SDPA too), FF1/FF3 at the default bfloat8_b."""
 QWEN25_7B_DECODERS = Precision("qwen2.5-7b decoders", ff1_ff3=BFP8, wqkv=BF16, wo=BF16, kv_cache=BF16,
@@ -148,8 +155,8 @@ BFP8 MLP, BF16 activations (``ACTIVATION``: the MLP's gated product, FF2's input
 is bfloat8_b), and HIFI4 (HiFi4, float32 accumulation) for every matmul and SDPA, the MLP's included."""
 ACCURACY_LLAMA = Precision("accuracy", ff1_ff3=BFP8)
 """ModelOptimizations.accuracy for Llama 3, Mistral-7B, Phi-3-mini and phi-4 below 70B: bfloat8_b
-attention and KV cache, bfloat8_b MLP at HiFi2 with 16-bit accumulation (fp32_dest_acc_en off, as
-every config here); the 70B and 90B keep the performance settings."""
+attention and KV cache, bfloat8_b MLP at HiFi2 with 16-bit accumulation (HIFI2_FP16, fp32_dest_acc_en
+off; the attention's HIFI2 accumulates in float32); the 70B and 90B keep the performance settings."""
 
 
 def find_grid(tiles: int, *, both: int | None = None, target: int = 32) -> ttnn.CoreGrid:

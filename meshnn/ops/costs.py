@@ -9,7 +9,8 @@ and its outputs turned into the :class:`~meshnn.perf.OpDesc` that :func:`meshnn.
   tt-metal's style and marked so in its attributes.
 - Its configuration, from ``event.attrs`` by ttnn's argument names, read duck-typed by ttnn's field
   names (any object with them will do): ``compute_kernel_config.math_fidelity`` (absent: ttnn's
-  default for the op, which :func:`meshnn.perf.predict` applies); ``program_config`` (the class name
+  default for the op, which :func:`meshnn.perf.predict` applies) and a matmul's ``packer_l1_acc`` and
+  ``fp32_dest_acc_en``; ``program_config`` (the class name
   tells a matmul's program kind; ``compute_with_storage_grid_size``, ``per_core_M`` / ``per_core_N``,
   ``q_chunk_size`` / ``k_chunk_size``, ``fused_activation``); ``core_grid`` (``x``, ``y``);
   ``topology``, ``cluster_axis``, ``num_links``, ``dim`` of a collective; ``is_causal``,
@@ -201,8 +202,11 @@ def matmul_config(attrs: Mapping[str, object]) -> MatmulConfig:
     """A matmul's program: the config class's name says its kind (an unknown class counts as a 2-D
     multicast program), its grid and per-core block in tiles; or ttnn's own choice without one."""
     program, core_grid = attrs.get("program_config"), attrs.get("core_grid")
+    l1_acc, fp32_acc = accumulation(attrs)
     if program is None:
-        return MatmulConfig(grid=grid_of(core_grid), user_core_grid=core_grid is not None)
+        return MatmulConfig(
+            grid=grid_of(core_grid), user_core_grid=core_grid is not None, packer_l1_acc=l1_acc, fp32_acc=fp32_acc
+        )
     kind = _PROGRAMS.get(type(program).__name__, MatmulProgram.MULTICAST_2D)
     return MatmulConfig(
         kind,
@@ -212,7 +216,18 @@ def matmul_config(attrs: Mapping[str, object]) -> MatmulConfig:
         user_core_grid=core_grid is not None,
         mcast_in0=getattr(program, "mcast_in0", True) is not False,
         in0_block_w=_positive(getattr(program, "in0_block_w", None)),
+        packer_l1_acc=l1_acc,
+        fp32_acc=fp32_acc,
     )
+
+
+def accumulation(attrs: Mapping[str, object]) -> tuple[bool | None, bool | None]:
+    """``compute_kernel_config``'s ``packer_l1_acc`` and ``fp32_dest_acc_en`` (a field it lacks: False,
+    the config structs' default); (None, None) without a config (ttnn's op default then applies)."""
+    config = attrs.get("compute_kernel_config")
+    if config is None:
+        return None, None
+    return getattr(config, "packer_l1_acc", False) is True, getattr(config, "fp32_dest_acc_en", False) is True
 
 
 def _positive(value: object) -> int | None:

@@ -193,7 +193,10 @@ class TensorDesc:
 @dataclass(frozen=True, slots=True)
 class MatmulConfig:
     """A matmul's program config: its kind, grid (x, y) and per-core output block in tiles;
-    ``in0_block_w``: the K tiles of one inner block (None: not known; K then counts as one block)."""
+    ``in0_block_w``: the K tiles of one inner block (None: not known; K then counts as one block);
+    ``packer_l1_acc`` and ``fp32_acc``: its compute-kernel config's ``packer_l1_acc`` and
+    ``fp32_dest_acc_en`` (None: the op was given none; ttnn's matmul default then applies, float32
+    accumulation only for a float32 output, L1 accumulation otherwise)."""
 
     program: MatmulProgram = MatmulProgram.DEFAULT
     grid: tuple[int, int] | None = None
@@ -202,6 +205,8 @@ class MatmulConfig:
     user_core_grid: bool = False  # ``core_grid=`` given instead of a program config
     mcast_in0: bool = True  # a 1-D program multicasts in0 (one sender, N split); False: in1 (M split)
     in0_block_w: int | None = None
+    packer_l1_acc: bool | None = None
+    fp32_acc: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

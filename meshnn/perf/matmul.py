@@ -25,12 +25,13 @@ senders also wait for each block they multicast to leave before they read the ne
 kernels flush under ARCH_BLACKHOLE only: :func:`multicast_flush_cycles`), which bounds the smallest
 bfloat4_b blocks, whose multiplies are short.
 
-Partial sums: a 2-D program whose K runs in more than one inner block (``in0_block_w`` tiles each)
-keeps its partial sums in L1 between blocks (:func:`partials_cycles`): with more than two blocks the
-packer accumulates each block's results into a bfloat16 partial in L1 (ttnn's default
-``packer_l1_acc``), a pack the math waits for where it outlasts the block's multiplies, and the last
-block reloads the partials into the dest registers; with two, the first block's results are spilled
-in the output's format and reloaded once.
+Partial sums: a 1-D, 2-D or DRAM-sharded program whose K runs in more than one inner block
+(``in0_block_w`` tiles each) keeps its partial sums in L1 between blocks (:func:`partials_cycles`),
+as its compute-kernel config says (:func:`accumulates`: ``packer_l1_acc``, ``fp32_dest_acc_en``, else
+ttnn's defaults): accumulated by the packer into a bfloat16 (or float32) partial in L1, a pack the math
+waits for where it outlasts the block's multiplies, and reloaded into the dest registers before the
+last block; without L1 accumulation (and in a 2-D program with two blocks) spilled and reloaded after
+every block.
 
 A matmul given no program config (nor core grid) runs the program ttnn would pick
 (:mod:`meshnn.perf.matmul_auto`).
@@ -184,14 +185,17 @@ def output_drain_ns(desc: OpDesc, machine: Machine) -> float:
 
 def chosen_config(desc: OpDesc, machine: Machine) -> OpDesc:
     """``desc`` with the program config ttnn picks when it was given none (no core grid either, in0
-    not sharded: :func:`meshnn.perf.matmul_auto.auto_matmul_config`); else ``desc`` itself."""
+    not sharded: :func:`meshnn.perf.matmul_auto.auto_matmul_config`, its L1 budget with the op's
+    float32 accumulation), the op's accumulation flags kept; else ``desc`` itself."""
     config = desc.matmul or MatmulConfig()
     if config.program is not MatmulProgram.DEFAULT or config.user_core_grid or config.grid or desc.core_grid:
         return desc
     if desc.inputs[0].sharded:
         return desc
-    auto = auto_matmul_config(desc, machine)
-    return desc if auto is None else replace(desc, matmul=auto)
+    auto = auto_matmul_config(desc, machine, fp32_acc=accumulates(desc)[1])
+    if auto is None:
+        return desc
+    return replace(desc, matmul=replace(auto, packer_l1_acc=config.packer_l1_acc, fp32_acc=config.fp32_acc))
 
 
 def math_cycles_per_multiply(desc: OpDesc, arch: ArchPerf, fidelity: MathFidelity) -> float:
@@ -211,42 +215,57 @@ def math_cycles_per_multiply(desc: OpDesc, arch: ArchPerf, fidelity: MathFidelit
 
 
 PARTIAL_TILE_BYTES = 2048
-"""A partial-sum tile accumulated in L1: Float16_b without float32 accumulation (tt-metal:
-matmul_multicore_reuse_mcast_2d_program_factory.cpp, ``interm0_data_format`` under ``packer_l1_acc_en``)."""
+"""A partial-sum tile accumulated in L1 without float32 accumulation: Float16_b (tt-metal's 1-D, 2-D and
+DRAM-sharded matmul program factories: ``interm0_data_format`` under ``packer_l1_acc_en``)."""
+FP32_PARTIAL_TILE_BYTES = 4096
+"""A partial-sum tile with ``fp32_dest_acc_en``: Float32, accumulated in L1 or spilled (the same factories)."""
+_BLOCKED = (MatmulProgram.MULTICAST_2D, MatmulProgram.MULTICAST_1D, MatmulProgram.DRAM_SHARDED)
+
+
+def accumulates(desc: OpDesc) -> tuple[bool, bool]:
+    """The op's ``packer_l1_acc`` and ``fp32_dest_acc_en``: its compute-kernel config's, else ttnn's
+    matmul default (matmul_device_operation.cpp: float32 accumulation for a float32 output, else L1
+    accumulation)."""
+    config = desc.matmul or MatmulConfig()
+    fp32_out = desc.outputs[0].dtype.upper() == "FLOAT32"
+    l1_acc = (not fp32_out) if config.packer_l1_acc is None else config.packer_l1_acc
+    return l1_acc, fp32_out if config.fp32_acc is None else config.fp32_acc
 
 
 def partials_cycles(desc: OpDesc, machine: Machine, out_tiles: int, k_tiles: int, per_multiply: float) -> float:
-    """Cycles one core of a 2-D multicast program spends on its partial sums beyond the multiplies, when its
-    K runs in ``ceil(k_tiles / in0_block_w)`` inner blocks (tt-metal's bmm_large_block_zm_fused_bias_activation
-    compute kernel; 0 with one block, for other programs, and where ``in0_block_w`` is not known).
+    """Cycles one core of a 1-D, 2-D or DRAM-sharded program spends on its partial sums beyond the
+    multiplies, when its K runs in ``n = ceil(k_tiles / in0_block_w)`` inner blocks (tt-metal's
+    bmm_large_block_zm_fused_bias_activation compute kernel; 0 with one block, for other programs, and
+    where ``in0_block_w`` is not known).  After each block but the last the packer writes every output
+    tile's partial to L1 beside the next subblock's math (the dest registers' two halves): the math
+    waits where a pack outlasts the block's ``in0_block_w`` multiplies of a tile.  The partial is
+    float32 (:data:`FP32_PARTIAL_TILE_BYTES`) with ``fp32_dest_acc_en``, else bfloat16 when accumulated
+    in L1 (:data:`PARTIAL_TILE_BYTES`), else in the output's format.
 
-    More than two blocks: ttnn's default compute config packs with ``packer_l1_acc`` (the program factory
-    enables it for more than two blocks), so after each block but the last the packer writes every output
-    tile's bfloat16 partial to L1 (:data:`PARTIAL_TILE_BYTES`), the first block's at ``packer_bytes_per_cycle``,
-    the later ones added into it at ``packer_accumulate_bytes_per_cycle`` (half the write rate: each 16 B is
-    read, added to and written back), beside the next subblock's math (the dest registers' two halves): the
-    math waits where a pack outlasts the block's ``in0_block_w`` multiplies of a tile; before the last block
-    each tile's partial is reloaded,
-    unpacked (``operand_bytes_per_cycle``) and copied into dest (an FPU copy, ``fpu_eltwise_cycles_per_tile``).
-    Two blocks: no L1 accumulation; the first block's results are spilled in the output's format and
-    reloaded once the same way.  Assumed: ttnn's default compute config (``packer_l1_acc`` on, no float32
-    accumulation); an op's own ``compute_kernel_config`` flags are not read (tt_transformers' HiFi2 / HiFi4
-    configs accumulate in float32: 4 KB partials, twice the packer's time)."""
+    With L1 accumulation (``packer_l1_acc``, :func:`accumulates`; the factories enable it above one block
+    (1-D, DRAM-sharded) or above two (2-D)): the first block's partial is written at
+    ``packer_bytes_per_cycle``, the next ``n - 2`` added into it at ``packer_accumulate_bytes_per_cycle``
+    (half the write rate: each 16 B read, added to and written back), and before the last block each
+    tile's partial is reloaded, unpacked (``operand_bytes_per_cycle``) and copied into dest (an FPU copy,
+    ``fpu_eltwise_cycles_per_tile``).  Without it: each of the first ``n - 1`` blocks spills its
+    partial (written) and the next block reloads it."""
     config = desc.matmul or MatmulConfig()
-    if config.program is not MatmulProgram.MULTICAST_2D or not config.in0_block_w:
+    if config.program not in _BLOCKED or not config.in0_block_w:
         return 0.0
     blocks = math.ceil(k_tiles / config.in0_block_w)
     if blocks < 2:
         return 0.0
     arch = machine.system.arch
-    partial = desc.outputs[0].tile_bytes if blocks == 2 else PARTIAL_TILE_BYTES
+    l1_acc, fp32 = accumulates(desc)
+    l1_acc = l1_acc and (blocks > 2 or config.program is not MatmulProgram.MULTICAST_2D)
+    partial = FP32_PARTIAL_TILE_BYTES if fp32 else PARTIAL_TILE_BYTES if l1_acc else desc.outputs[0].tile_bytes
     reload = partial / arch.operand_bytes_per_cycle + arch.fpu_eltwise_cycles_per_tile
-    if blocks == 2:
-        return out_tiles * reload
     block_math = config.in0_block_w * per_multiply
-    first = max(0.0, PARTIAL_TILE_BYTES / arch.packer_bytes_per_cycle - block_math)
-    added = max(0.0, PARTIAL_TILE_BYTES / arch.packer_accumulate_bytes_per_cycle - block_math)
-    return out_tiles * (first + (blocks - 2) * added + reload)
+    written = max(0.0, partial / arch.packer_bytes_per_cycle - block_math)
+    if not l1_acc:
+        return out_tiles * (blocks - 1) * (written + reload)
+    added = max(0.0, partial / arch.packer_accumulate_bytes_per_cycle - block_math)
+    return out_tiles * (written + (blocks - 2) * added + reload)
 
 
 def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:

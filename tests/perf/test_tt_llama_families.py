@@ -190,3 +190,18 @@ def test_the_prefill_attention_runs_model_configs_chunks_of_64_rows_below_2048_t
     assert sdpa[0].attention.causal
     longer = llama.Llama._prefill_sdpa_program(4096)
     assert (longer.q_chunk_size, longer.k_chunk_size, longer.exp_approx_mode) == (256, 256, False)
+
+
+def test_the_attention_accumulates_in_float32_and_the_mlp_in_bfloat16():
+    """model_config.py: the attention's matmuls run compute_kernel_config_hifi2 (fp32_dest_acc_en on), the
+    MLP's HIFI2_FP16 or LoFi and the LM head its own config (off); all with packer_l1_acc.  A decode step's
+    matmuls carry those flags to the model (their partial sums between K blocks: meshnn.perf.matmul)."""
+    llama = load_tt_llama()
+    flags = {}
+    for r in captured(small(llama), llama.PERFORMANCE):
+        if r.desc.family is OpFamily.MATMUL:
+            config = r.desc.matmul
+            flags.setdefault(r.desc.inputs[1].shape[-2:], set()).add((config.packer_l1_acc, config.fp32_acc))
+    assert flags[(3584, 2304)] == flags[(1792, 3584)] == {(True, True)}  # QKV and the output, a device's share
+    assert flags[(3584, 9728)] == flags[(9728, 3584)] == {(True, False)}  # FF1 / FF3 (LoFi) and FF2 (HIFI2_FP16)
+    assert flags[(3584, 2048)] == {(True, False)}  # the LM head
