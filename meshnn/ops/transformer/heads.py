@@ -23,6 +23,7 @@ from meshnn.ops.launch import Kernel, launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, alias, register
 from meshnn.ops.transformer.checks import of_rank, tile_input, unsupported
+from meshnn.ops.transformer.heads_sharded import sharded_split
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
@@ -132,6 +133,9 @@ def _split_heads(
     kv_heads = heads if num_kv_heads is None else int(num_kv_heads)  # type: ignore[call-overload]
     mesh = same_mesh(op, named)
     b, s, d = _split_dims(op, named, (q_input[0], kv_input[0]), heads, kv_heads, rank)
+    if rank == 4 and x.memory_config().is_sharded():  # tt-metal's sharded program: a KV group a shard
+        kv = named.get(kv_input[0])
+        return sharded_split(op, mesh, x, kv, (b, s, heads, kv_heads, d), transpose_key, memory_config)
     key_shape = (b, kv_heads, d, s) if transpose_key else (b, kv_heads, s, d)
     shapes = ((b, heads, s, d), key_shape, (b, kv_heads, s, d))
     layout = Layout.TILE if rank == 4 else None  # (the nlp op's outputs are tiles)
