@@ -146,8 +146,15 @@ def _out_config(op: str, a: Tensor, memory_config: MemoryConfig | None, output: 
     return a.memory_config()
 
 
-def _inputs(op: str, a: object, b: object) -> tuple[Tensor, Tensor]:
-    return tile_input(op, "input_tensor_a", a), tile_input(op, "input_tensor_b", b)
+def _prepared(
+    op: str, a: object, b: object, grid: object, memory_config: object, dtype: object
+) -> tuple[Tensor, Tensor, CoreCoord]:
+    """The products' arguments checked: both inputs TILE device tensors, the grid within the
+    device's, the memory config and dtype of their kinds."""
+    x, w = tile_input(op, "input_tensor_a", a), tile_input(op, "input_tensor_b", b)
+    checked = _grid(op, grid, same_mesh(op, {"input_tensor_a": x}).compute_with_storage_grid_size())
+    _options(op, memory_config, dtype)
+    return x, w, checked
 
 
 @register(
@@ -168,9 +175,7 @@ def attn_matmul(
 ) -> Tensor:
     """``[1, H, B, K] x [B, 1, K, N] -> [1, H, B, N]``, each user's rows times its own ``b``."""
     op = "experimental.attn_matmul"
-    a, b = _inputs(op, input_tensor_a, input_tensor_b)
-    grid = _grid(op, compute_with_storage_grid_size, same_mesh(op, {"a": a}).compute_with_storage_grid_size())
-    _options(op, memory_config, dtype)
+    a, b, grid = _prepared(op, input_tensor_a, input_tensor_b, compute_with_storage_grid_size, memory_config, dtype)
     n = _shapes(op, a, b, None, grouped=False)
     config = _out_config(op, a, memory_config, output_tensor)
     spec = TensorSpec((1, a.shape[1], a.shape[2], n), dtype or a.dtype, Layout.TILE, memory_config=config)
@@ -199,9 +204,7 @@ def attn_matmul_from_cache(
     """:func:`attn_matmul` with ``b`` the first ``num_tokens`` (rounded up to 32) rows of a KV cache
     ``[B, 1, max_len, head_dim]``, transposed when ``transpose_hw`` (the pre-softmax product)."""
     op = "experimental.attn_matmul_from_cache"
-    a, b = _inputs(op, input_tensor_a, input_tensor_b)
-    grid = _grid(op, compute_with_storage_grid_size, same_mesh(op, {"a": a}).compute_with_storage_grid_size())
-    _options(op, memory_config, dtype)
+    a, b, grid = _prepared(op, input_tensor_a, input_tensor_b, compute_with_storage_grid_size, memory_config, dtype)
     cache = _cache_read(op, b, num_tokens, transpose_hw)
     n = _shapes(op, a, b, cache, grouped=False)
     config = _out_config(op, a, memory_config, output_tensor)
@@ -254,9 +257,7 @@ def group_attn_matmul(
 ) -> Tensor:
     """``[1, H, 32, K] x [32, G, K, N] -> [1, H, 32, N]``: each q head uses KV head ``h // (H / G)``."""
     op = "experimental.group_attn_matmul"
-    a, b = _inputs(op, input_tensor_a, input_tensor_b)
-    grid = _grid(op, compute_with_storage_grid_size, same_mesh(op, {"a": a}).compute_with_storage_grid_size())
-    _options(op, memory_config, dtype)
+    a, b, grid = _prepared(op, input_tensor_a, input_tensor_b, compute_with_storage_grid_size, memory_config, dtype)
     n = _shapes(op, a, b, None, grouped=True)
     if max(a.spec.padded_shape[1], 32) > grid.x * grid.y:
         raise MeshnnValueError(
