@@ -267,8 +267,9 @@ def decoded_limit_from_env() -> int:
     """The bound in bytes: ``MESHNN_DECODED_BYTES`` when set (a non-negative integer; 0 turns
     Decoded memos off), else 8 GiB or a quarter of the machine's memory, whichever is less: a
     model's host memory is about its device bytes plus this bound (what is kept decoded stands for
-    the bytes it lets go), so a Llama-3.1-8B on a T3000 (8 GB of bfloat8_b bytes) keeps 6.3 GB
-    decoded on a 24 GB machine and peaks under 20 GB (a third, 8.4 GB, took it to 20 GB)."""
+    the bytes it lets go), so a Llama-3.1-8B on a T3000 (8 GB of bfloat8_b bytes) keeps 6.4 GB
+    decoded on a 24 GiB machine, 18 to 20 GB in all (extrapolated from 8 and 16 layers; a third of
+    the machine took it to 20 GB, measured)."""
     configured = os.environ.get(DECODED_BYTES_ENV, "").strip()
     if configured:
         if not (configured.isascii() and configured.isdigit()):

@@ -198,8 +198,8 @@ def test_the_bound_comes_from_the_environment(monkeypatch):
 
 
 def test_the_default_bound_is_a_quarter_of_a_24_gb_machine(monkeypatch):
-    """A 24 GiB machine keeps 6 GiB decoded (an 8B on a T3000: its 8 GB of bytes plus this stay
-    under 20 GB), a 64 GiB one the 8 GiB cap."""
+    """A 24 GiB machine keeps 6 GiB decoded (an 8B on a T3000: its 8 GB of bytes, this and about
+    3 GB more), a 64 GiB one the 8 GiB cap, an 8 GiB one 2 GiB."""
     import meshnn.ops.decoded as module
 
     monkeypatch.delenv("MESHNN_DECODED_BYTES", raising=False)
