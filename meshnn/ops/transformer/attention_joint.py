@@ -177,7 +177,7 @@ def joint_scaled_dot_product_attention(
     tensors = (input_tensor_q, input_tensor_k, input_tensor_v, joint_tensor_q, joint_tensor_k, joint_tensor_v)
     named = joint_inputs(OP, tensors, NAMES, JOINT_DTYPES)
     check_program_config(OP, program_config, required=True)
-    b, nh, n, length, d = _check_shapes(named)
+    _, _, n, _, d = _check_shapes(named)
     factor = scale_of(OP, scale, d)
     kernel_config = check_compute_kernel_config(OP, compute_kernel_config)
     mesh = same_mesh(OP, named)
