@@ -12,16 +12,15 @@ first, then the second over the first's output (so the corners come from the dia
 A Ring topology pads its ends as a line does (ttnn's ends have no neighbour either way).
 
 ``slice_reshard_async``: the pieces along ``cluster_axis`` joined on ``dim`` (0, the only one
-ttnn supports), the rows ``output_dim_offset .. + output_dim_shape`` of the whole, split again
-evenly over the devices.
+ttnn supports), the rows ``output_dim_offset .. + output_dim_shape`` of the whole (zeros past its
+end), split again evenly over the devices.
 
 ttnn's checks, kept (``neighbor_pad_async.cpp``, its device operation's validate, and
 ``slice_reshard_async``'s): ROW_MAJOR, interleaved inputs; a non-last dim; paddings no larger
 than the dim; ``padding_mode`` zeros or replicate; cluster axes 0 or 1; positive link counts;
 ``t_front_pad`` only with ``dim >= 1`` and a batch of 1; two dims increasing; a persistent output
 of the output's layout, dtype, memory config and shape; ``output_dim_shape`` divisible by the
-devices.  meshnn also refuses a slice past the end of the whole tensor, which ttnn's kernels would
-read out of the input.
+devices.  Rows of the slice past the end of the whole tensor are zeros.
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`, the ops' checks,
 launch, outputs, registry and values modules and the collectives' modules.
@@ -44,6 +43,7 @@ from meshnn.ops.ccl.groups import from_groups, to_groups
 from meshnn.ops.ccl.ranks import gathered_over_ranks, local_indices
 from meshnn.ops.checks import device_input
 from meshnn.ops.launch import launch
+from meshnn.ops.memo import settled
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
@@ -136,6 +136,26 @@ def _pad_spec(op: str, t: Tensor, plan: list, t_front: int, memory_config: objec
     return out_spec_like(t, shape=shape, memory_config=memory_config, op=op)
 
 
+def _rows_of(rows: np.ndarray, spec: TensorSpec) -> np.ndarray:
+    """``(k, *shape)`` of ``k`` devices' ROW_MAJOR shards: their bytes as they are (the last dim a
+    row of bytes: the halo dims are never last, so the bytes move untouched) when the shard holds
+    no padding, else the values."""
+    shape = tuple(spec.shape)
+    if tuple(spec.padded_shape) != shape or not shape or rows.shape[1] % max(1, int(np.prod(shape))):
+        return logical_values(rows, spec, as_float=False)
+    settled(rows)  # the bytes are read below
+    size = int(np.prod(shape))
+    return rows[:, : size * (rows.shape[1] // size)].reshape(rows.shape[0], *shape[:-1], -1)
+
+
+def _write(out: np.ndarray, values: np.ndarray, spec: TensorSpec) -> None:
+    """``values`` of :func:`_rows_of`'s form (bytes, or values) into the output rows."""
+    if values.dtype == np.uint8 and tuple(spec.padded_shape) == tuple(spec.shape):
+        out[:, : values[0].size] = values.reshape(values.shape[0], -1)
+        return
+    write_values(out, np.ascontiguousarray(values), spec)
+
+
 def _halo(grouped: np.ndarray, d: int, left: int, right: int, mode: str) -> np.ndarray:
     """``(groups, members, *t)`` padded along ``d`` (of ``t``) with the neighbours' edge rows."""
     axis = d + 1  # of one member's (groups, *t)
@@ -194,7 +214,7 @@ def neighbor_pad_async(
     shape, in_spec, all_local = tuple(mesh.shape), t.spec, mesh.all_local
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], in_spec, as_float=False)
+        values = _rows_of(in_rows[0], in_spec)
         if not all_local:
             values = gathered_over_ranks(mesh, values, coords, op=f"ttnn.{PAD}")
         for i, (d, left, right, axis) in enumerate(plan):
@@ -208,7 +228,7 @@ def neighbor_pad_async(
             values = np.concatenate([np.zeros(front, values.dtype), values], axis=plan[0][0])
         if not all_local:
             values = values[local_indices(mesh, coords)]
-        write_values(out_rows[0], np.ascontiguousarray(values), spec)
+        _write(out_rows[0], values, spec)
 
     attrs = {"dim": plan[0][0], "padding": [(p[1], p[2]) for p in plan], "padding_mode": padding_mode}
     attrs.update(cluster_axis=plan[0][3], topology=topology, hops=1, neighbor_semaphore=sems)
@@ -258,10 +278,6 @@ def slice_reshard_async(
         raise MeshnnValueError(f"ttnn.{RESHARD} only works for more than one device; cluster_axis {axis} has {n}")
     if length % n or length == 0:
         raise MeshnnValueError(f"ttnn.{RESHARD}: output_dim_shape {length} must be divisible by the {n} devices")
-    if offset + length > n * t.shape[0]:
-        raise MeshnnValueError(
-            f"ttnn.{RESHARD}: rows {offset}..{offset + length} pass the end of the whole tensor ({n * t.shape[0]} rows)"
-        )
     if links < 1:
         raise MeshnnValueError(f"ttnn.{RESHARD}: num_links should be more than 0, got {links}")
     sems = _semaphores(RESHARD, "final_semaphore", final_semaphore, mesh)
@@ -270,16 +286,19 @@ def slice_reshard_async(
     shape, in_spec, all_local = tuple(mesh.shape), t.spec, mesh.all_local
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], in_spec, as_float=False)
+        values = _rows_of(in_rows[0], in_spec)
         if not all_local:
             values = gathered_over_ranks(mesh, values, coords, op=f"ttnn.{RESHARD}")
         grouped = to_groups(values, shape, axis)  # (groups, n, rows, ...)
         whole = grouped.reshape(grouped.shape[0], n * grouped.shape[2], *grouped.shape[3:])
         sliced = whole[:, offset : offset + length]
+        if sliced.shape[1] < length:  # rows past the end of the whole tensor are zeros
+            tail = np.zeros((sliced.shape[0], length - sliced.shape[1], *sliced.shape[2:]), sliced.dtype)
+            sliced = np.concatenate([sliced, tail], axis=1)
         result = from_groups(sliced.reshape(grouped.shape[0], n, length // n, *grouped.shape[3:]), shape, axis)
         if not all_local:
             result = result[local_indices(mesh, coords)]
-        write_values(out_rows[0], np.ascontiguousarray(result), spec)
+        _write(out_rows[0], result, spec)
 
     attrs = {"dim": dim, "output_dim_offset": offset, "output_dim_shape": length, "cluster_axis": axis}
     attrs.update(num_links=links, topology=topology, hops=1, final_semaphore=sems, barrier_semaphore=barrier)
