@@ -97,10 +97,10 @@ def all_gather_minimal_matmul_async(
     tensor, mesh, axis_dim = checked_input(OP, input_tensor, -1)
     count, along = int_arg(OP, "chunks", chunks), int_arg(OP, "dim", dim)
     ring = ring_size(OP, mesh, cluster_axis, tensor)
-    _checks(tensor, weight_tensor, bias_tensor, config, count, along, tensor.shape[-1] * ring)
     addcmul = (scalar, addcmul_input_tensor1, addcmul_input_tensor2)
     if any(v is not None for v in addcmul) and any(v is None for v in addcmul):
         raise MeshnnValueError(f"ttnn.{OP}: scalar, addcmul_input_tensor1 and addcmul_input_tensor2 go together")
+    _checks(tensor, weight_tensor, bias_tensor, config, count, along, tensor.shape[-1] * ring)
     if addcmul_input_tensor1 is not None:
         _operand(OP, "addcmul_input_tensor1", addcmul_input_tensor1)
         _operand(OP, "addcmul_input_tensor2", addcmul_input_tensor2)

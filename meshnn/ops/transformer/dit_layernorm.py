@@ -16,7 +16,8 @@ either 1 or the input's, one affine per slice of the input's dim -3), or ROW_MAJ
 
 ttnn's checks, kept: inputs TILE, interleaved, on the device; bfloat16, bfloat8_b or float32 (the
 weight and bias bfloat16 or float32); the stats a whole number of 64-wide pairs with the input's
-leading padded dims; the weight's and bias's shapes as above.  The pre half's ``recip_tensor``
+leading padded dims (meshnn also asks the logical width to be whole pairs: its stats are read by
+value); the weight's and bias's shapes as above.  The pre half's ``recip_tensor``
 (``ttnn.create_layer_norm_reciprocals``: the ``1 / n`` table of Welford's update) is checked to be
 a device tensor of the mesh and recorded; the float32 update needs no table.
 
@@ -99,7 +100,7 @@ def dit_layernorm_pre_allgather(
 def _check_stats(x: Tensor, stats: Tensor) -> None:
     """Stats: a whole number of 64-wide pairs, the input's leading padded dims."""
     padded, mine = tuple(stats.spec.padded_shape), tuple(x.spec.padded_shape)
-    if padded[-1] % PAIR:
+    if padded[-1] % PAIR or stats.shape[-1] % PAIR:
         raise MeshnnValueError(
             f"ttnn.{POST}: stats' inner dimension must be a multiple of {PAIR} (two tiles a device), got {padded[-1]}"
         )
