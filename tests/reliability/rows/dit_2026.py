@@ -9,6 +9,7 @@ import meshnn as ttnn
 
 from ..cases import TYPE, VALUE, Case
 
+
 def _joint(e, **kwargs):
     h = e.heads
     options = {"joint_strategy": "rear", "program_config": ttnn.SDPAProgramConfig(q_chunk_size=32, k_chunk_size=32)}
