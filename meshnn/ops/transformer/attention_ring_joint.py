@@ -67,9 +67,14 @@ def _tile_up(n: int) -> int:
     return -(-n // TILE) * TILE
 
 
-def _check_dims(named: dict[str, Tensor], logical_n: int, ring: int, flags: tuple[bool, bool]) -> tuple[int, ...]:
-    """``(b, nh, n_local, L, d, d_v)`` checked as tt-metal checks them."""
+def _check_dims(
+    named: dict[str, Tensor], logical_n: object, ring: int, flags: tuple[bool, bool], q_chunk: int
+) -> tuple[int, ...]:
+    """``(b, nh, n_local, L, d, d_v)`` checked as tt-metal checks them (with ``logical_n`` and the
+    balanced split's ``q_chunk_size``)."""
     is_causal, is_balanced = flags
+    if isinstance(logical_n, bool) or not isinstance(logical_n, int | np.integer):
+        raise MeshnnTypeError(f"ttnn.{OP}: logical_n must be an int, got {logical_n!r}")
     b, nh, n_local, d = of_rank(OP, "input_tensor_q", named["input_tensor_q"], 4, "[b, nh, N / R, d]")
     kb, nk, nk_local, kd = of_rank(OP, "input_tensor_k", named["input_tensor_k"], 4, "[b, nkv, N / R, d]")
     vb, nv, nv_local, dv = of_rank(OP, "input_tensor_v", named["input_tensor_v"], 4, "[b, nkv, N / R, d_v]")
@@ -106,6 +111,11 @@ def _check_dims(named: dict[str, Tensor], logical_n: int, ring: int, flags: tupl
         length = shapes[0][2]
     if is_balanced and not is_causal:
         raise MeshnnValueError(f"ttnn.{OP}: is_balanced (zig-zag load balancing) is causal-only")
+    if is_balanced and (n_local // 2) % q_chunk:
+        raise MeshnnValueError(
+            f"ttnn.{OP}: with is_balanced, half the per-device sequence ({n_local // 2}) must be a multiple of "
+            f"q_chunk_size ({q_chunk})"
+        )
     return b, nh, n_local, length, d, dv
 
 
@@ -153,68 +163,80 @@ def ring_joint_scaled_dot_product_attention(
 ) -> tuple[Tensor, Tensor, Tensor]:
     """k and v gathered along the ring into the persistent buffers, then joint attention of this
     device's query rows (and the joint rows): ``(out, joint_out, stats)`` (see the module docstring)."""
-    if kv_cache_batch_idx is not None or kv_actual_isl is not None or is_cross:
-        raise NotImplementedByMeshnn(
-            f"ttnn.{OP}: kv_cache_batch_idx, kv_actual_isl and is_cross (chunked prefill, cross attention) are not "
-            "simulated"
-        )
-    for name, flag in (
-        ("is_causal", is_causal),
-        ("is_balanced", is_balanced),
-        ("use_column_major_ccl", use_column_major_ccl),
-    ):
-        if not isinstance(flag, bool):
-            raise MeshnnTypeError(f"ttnn.{OP}: {name} must be a bool, got {flag!r}")
-    joint = (joint_tensor_q, joint_tensor_k, joint_tensor_v)
-    if any(t is None for t in joint) and not all(t is None for t in joint):
-        raise MeshnnValueError(f"ttnn.{OP}: joint tensors must be provided all together or omitted altogether")
+    flags_given = {"is_causal": is_causal, "is_balanced": is_balanced, "use_column_major_ccl": use_column_major_ccl}
+    unsimulated = {"kv_cache_batch_idx": kv_cache_batch_idx, "kv_actual_isl": kv_actual_isl, "is_cross": is_cross}
     check_strategy(OP, joint_strategy)
-    names = ["input_tensor_q", "input_tensor_k", "input_tensor_v"]
-    tensors = [input_tensor_q, input_tensor_k, input_tensor_v]
-    if joint_tensor_q is not None:
-        names += ["joint_tensor_q", "joint_tensor_k", "joint_tensor_v"]
-        tensors += list(joint)
-    named = (
-        joint_inputs(OP, tuple(tensors), tuple(names), SDPA_DTYPES) if not is_causal else _causal_inputs(names, tensors)
-    )
+    tensors = (input_tensor_q, input_tensor_k, input_tensor_v, joint_tensor_q, joint_tensor_k, joint_tensor_v)
+    named = _inputs(tensors, flags_given, unsimulated)
     q = named["input_tensor_q"]
     mesh = q.storage.mesh_buffer.device()  # type: ignore[union-attr]
     same_mesh_device(OP, mesh_device, mesh)
-    config = check_program_config(OP, program_config, required=True)
-    offset = grid_offset(OP, "ccl_core_grid_offset", ccl_core_grid_offset)
-    grid = config.compute_with_storage_grid_size or mesh.compute_with_storage_grid_size()
-    if (offset.x < grid.x) if use_column_major_ccl else (offset.y < grid.y):
-        raise MeshnnValueError(f"ttnn.{OP}: the SDPA core grid {grid} overlaps the all-gather's at {offset}")
-    if isinstance(logical_n, bool) or not isinstance(logical_n, int | np.integer):
-        raise MeshnnTypeError(f"ttnn.{OP}: logical_n must be an int, got {logical_n!r}")
+    config, offset = _grid(mesh, program_config, ccl_core_grid_offset, use_column_major_ccl)
     if dim != 2:
         raise MeshnnValueError(f"ttnn.{OP}: the ring gathers the sequence, dim 2; got dim={dim!r}")
     ring = ring_size(OP, mesh, cluster_axis, q)
-    b, nh, n_local, length, d, dv = _check_dims(named, int(logical_n), ring, (is_causal, is_balanced))
-    if is_balanced and (n_local // 2) % config.q_chunk_size:
-        raise MeshnnValueError(
-            f"ttnn.{OP}: with is_balanced, half the per-device sequence ({n_local // 2}) must be a multiple of "
-            f"q_chunk_size ({config.q_chunk_size})"
-        )
+    b, nh, n_local, length, d, dv = _check_dims(named, logical_n, ring, (is_causal, is_balanced), config.q_chunk_size)
     sems = semaphores(OP, "multi_device_global_semaphore", multi_device_global_semaphore, mesh, None)
     options = dict(num_links=num_links, topology=topology, subdevice_id=subdevice_id, cluster_axis=cluster_axis)
     attrs = link_options(OP, mesh, options, links_required=True)
     factor = scale_of(OP, scale, d)
     kernel_config = check_compute_kernel_config(OP, compute_kernel_config)
+    attrs.update(dim=2, multi_device_global_semaphore=sems, ccl_core_grid_offset=offset)
+    given = {"k": persistent_output_buffer_k, "v": persistent_output_buffer_v}
+    gathered = _gather(named, mesh, given, cluster_axis, attrs)
+    dims = (b, nh, n_local, length, dv)
+    flags = (is_causal, is_balanced, int(logical_n), ring, int(cluster_axis))
+    extra = {"program_config": config, "compute_kernel_config": kernel_config}
+    return _attend(named, gathered, dims, flags, factor, extra)
+
+
+def _inputs(tensors: tuple, flags: dict[str, object], unsimulated: dict[str, object]) -> dict[str, Tensor]:
+    """The flags checked, the forms meshnn does not simulate refused, the tensors checked by name."""
+    if (
+        unsimulated["kv_cache_batch_idx"] is not None
+        or unsimulated["kv_actual_isl"] is not None
+        or unsimulated["is_cross"]
+    ):
+        raise NotImplementedByMeshnn(
+            f"ttnn.{OP}: kv_cache_batch_idx, kv_actual_isl and is_cross (chunked prefill, cross attention) are not "
+            "simulated"
+        )
+    for name, flag in flags.items():
+        if not isinstance(flag, bool):
+            raise MeshnnTypeError(f"ttnn.{OP}: {name} must be a bool, got {flag!r}")
+    joint = tensors[3:]
+    if any(t is None for t in joint) and not all(t is None for t in joint):
+        raise MeshnnValueError(f"ttnn.{OP}: joint tensors must be provided all together or omitted altogether")
+    names = ["input_tensor_q", "input_tensor_k", "input_tensor_v"]
+    if joint[0] is not None:
+        names += ["joint_tensor_q", "joint_tensor_k", "joint_tensor_v"]
+    given = list(tensors[: len(names)])
+    if flags["is_causal"]:
+        return _causal_inputs(names, given)
+    return joint_inputs(OP, tuple(given), tuple(names), SDPA_DTYPES)
+
+
+def _grid(mesh, program_config: object, ccl_core_grid_offset: object, column_major: bool):
+    """The program config and the gather's grid offset, checked not to overlap."""
+    config = check_program_config(OP, program_config, required=True)
+    offset = grid_offset(OP, "ccl_core_grid_offset", ccl_core_grid_offset)
+    grid = config.compute_with_storage_grid_size or mesh.compute_with_storage_grid_size()
+    if (offset.x < grid.x) if column_major else (offset.y < grid.y):
+        raise MeshnnValueError(f"ttnn.{OP}: the SDPA core grid {grid} overlaps the all-gather's at {offset}")
+    return config, offset
+
+
+def _gather(named: dict[str, Tensor], mesh, given: dict[str, object], cluster_axis: int, attrs: dict):
+    """k and v gathered along the ring into their persistent buffers (both checked before either runs)."""
     buffers = {}
-    for x, value in (("k", persistent_output_buffer_k), ("v", persistent_output_buffer_v)):
+    for x, value in given.items():
         source = named[f"input_tensor_{x}"]
         spec = gathered_spec(OP, source, mesh, 2, cluster_axis, None)
         buffers[x] = (source, spec, persistent(OP, f"persistent_output_buffer_{x}", value, mesh, spec))
-    attrs.update(dim=2, multi_device_global_semaphore=sems, ccl_core_grid_offset=offset)
-    gathered = {}
-    for x, (source, spec, into) in buffers.items():
-        gathered[x] = run_all_gather(OP, source, mesh, (2, cluster_axis), spec, dict(attrs), into=into)
-    dims = (b, nh, n_local, length, dv)
-    flags = (is_causal, is_balanced, int(logical_n), ring, int(cluster_axis))
-    return _attend(
-        named, gathered, dims, flags, factor, {"program_config": config, "compute_kernel_config": kernel_config}
-    )
+    return {
+        x: run_all_gather(OP, source, mesh, (2, cluster_axis), spec, dict(attrs), into=into)
+        for x, (source, spec, into) in buffers.items()
+    }
 
 
 def _causal_inputs(names: list[str], tensors: list[object]) -> dict[str, Tensor]:
