@@ -75,6 +75,8 @@ class OpFamily(enum.Enum):
     ALL_TO_ALL_DISPATCH = "AllToAllDispatchDeviceOperation"  # tokens to the devices of their experts
     ALL_TO_ALL_COMBINE = "AllToAllCombineDeviceOperation"  # expert outputs back to their tokens' devices
     ALL_TO_ALL = "AllToAllAsyncGenericDeviceOperation"  # chunk i of every device's shard to device i
+    NEIGHBOR_PAD = "NeighborPadAsyncDeviceOperation"  # each device's edge rows to its neighbours (halos)
+    SLICE_RESHARD = "SliceReshardAsyncDeviceOperation"  # a slice of the joined pieces, split again
 
     @property
     def is_collective(self) -> bool:

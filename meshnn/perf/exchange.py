@@ -16,7 +16,11 @@ of ``N`` devices), with ``S`` the bytes of one device's shard (the op's first in
 - all_to_all_combine: the expert outputs back to their tokens' devices, ``(N-1)/N`` of the op's
   output bytes (the tokens this device does not hold itself);
 - all_to_all_async_generic: every device's ``N`` chunks of ``S/N`` to the ``N`` members, the link
-  in the middle of the line carrying the most, ``floor(N/2) x ceil(N/2)`` chunks one way.
+  in the middle of the line carrying the most, ``floor(N/2) x ceil(N/2)`` chunks one way;
+- neighbor_pad_async: each device's edge rows to its neighbours, one hop: the halos' bytes (the
+  output's less the input's, both halos counted on the one link as an upper bound);
+- slice_reshard_async: a device's new piece from itself and its next neighbours, one hop: at most
+  the output shard's bytes.
 
 ``num_links`` splits the bytes (clamped to the system's usable links, as the other collectives'
 are); the hops cost is paid once.
@@ -57,6 +61,11 @@ def route(desc: OpDesc, devices: int) -> tuple[float, int]:
         return line / devices * float(desc.outputs[0].nbytes if desc.outputs else shard), line
     if family is OpFamily.ALL_TO_ALL:
         return (devices // 2) * (devices - devices // 2) * shard / devices, line
+    if family is OpFamily.NEIGHBOR_PAD:
+        out = float(desc.outputs[0].nbytes) if desc.outputs else shard
+        return max(out - shard, 0.0), config.hops or 1
+    if family is OpFamily.SLICE_RESHARD:
+        return float(desc.outputs[0].nbytes) if desc.outputs else shard, config.hops or 1
     return 0.0, line  # a barrier: hops only
 
 
