@@ -266,6 +266,7 @@ from meshnn.tensor.memory_config import (
     L1_WIDTH_SHARDED_MEMORY_CONFIG,
     ShardStrategy,
     create_sharded_memory_config,
+    create_sharded_memory_config_,
 )
 from meshnn.tensor.nd_sharding import ShardShapeAlignment
 from meshnn.tensor.placement import to_device
