@@ -128,6 +128,7 @@ PYTHON_MODULES = {
     "operations.conv2d": "meshnn.ops.conv.ttnn_python",
     "operations.activations": "meshnn.ops.eltwise.activation_goldens",
     "operations.pool": "meshnn.ops.pool.goldens",
+    "_ttnn.bfp_utils": "meshnn.tensor.bfp_utils",  # tt-metal 2026's block-float packing helpers
 }
 """ttnn's Python modules named like an op (``ttnn.operations.conv2d`` is not ``ttnn.conv2d``): the
 meshnn module whose ``TTNN_NAMES`` they hold, besides meshnn's public names."""
