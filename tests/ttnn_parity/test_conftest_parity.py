@@ -144,9 +144,8 @@ def test_expect_error_is_pytest_raises_with_a_message(expect_error):
     with expect_error(ValueError, "wrong size") as caught:
         raise ValueError("the wrong size of page")
     assert caught.type is ValueError
-    with pytest.raises(pytest.fail.Exception):
-        with expect_error(ValueError, "wrong size"):
-            pass  # nothing raised: the block fails as pytest.raises does
+    with pytest.raises(pytest.fail.Exception), expect_error(ValueError, "wrong size"):
+        pass  # nothing raised: the block fails as pytest.raises does
 
 
 def test_model_location_generator_gives_the_name_without_mlperf(model_location_generator):
