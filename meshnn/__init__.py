@@ -148,6 +148,7 @@ from meshnn.mesh.system import (
     get_num_devices,
     get_num_pcie_devices,
     get_pcie_device_ids,
+    get_tt_fabric_max_payload_size_bytes,
     set_fabric_config,
     using_distributed_env,
 )
