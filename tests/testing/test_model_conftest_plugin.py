@@ -6,9 +6,12 @@ the 4x8 Galaxy its tests are written for); fixtures it does not define stay mesh
 from __future__ import annotations
 
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
+
+import meshnn
 
 
 def test_a_model_conftest_plugin_overrides_meshnns_mesh_device(tmp_path):
@@ -39,7 +42,8 @@ def test_a_model_conftest_plugin_overrides_meshnns_mesh_device(tmp_path):
         )
     )
     environment = {k: v for k, v in os.environ.items() if k not in ("MESHNN_SYSTEM", "MESHNN_AS_TTNN", "CI")}
-    environment["PYTHONPATH"] = os.pathsep.join([str(tmp_path), environment.get("PYTHONPATH", "")])
+    here = pathlib.Path(meshnn.__file__).resolve().parents[1]  # the meshnn under test, not the installed one
+    environment["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(here), environment.get("PYTHONPATH", "")])
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "meshnn.testing", "--noconftest", "-p", "model_conftest",
          "-p", "no:cacheprovider", "--system", "galaxy", str(tmp_path / "test_model.py")],
