@@ -148,6 +148,7 @@ from meshnn.mesh.system import (
     get_num_devices,
     get_num_pcie_devices,
     get_pcie_device_ids,
+    get_tt_fabric_max_payload_size_bytes,
     set_fabric_config,
     using_distributed_env,
 )
@@ -266,6 +267,7 @@ from meshnn.tensor.memory_config import (
     L1_WIDTH_SHARDED_MEMORY_CONFIG,
     ShardStrategy,
     create_sharded_memory_config,
+    create_sharded_memory_config_,
 )
 from meshnn.tensor.nd_sharding import ShardShapeAlignment
 from meshnn.tensor.placement import to_device

@@ -94,6 +94,19 @@ class ShardSpec:
     shape: tuple[int, int]
     orientation: ShardOrientation
 
+    def to_json(self) -> str:
+        """ttnn's JSON text of this object (:mod:`meshnn.device.json_forms`)."""
+        from meshnn.device import json_forms
+
+        return json_forms.dumps(json_forms.shard_spec_form(self))
+
+    @staticmethod
+    def from_json(json_string: str) -> ShardSpec:
+        """The object a :meth:`to_json` text (or ttnn's) describes."""
+        from meshnn.device import json_forms
+
+        return json_forms.shard_spec_from(json_forms.loads(json_string, "ShardSpec"))
+
     def __init__(
         self,
         grid: CoreRangeSet,

@@ -19,6 +19,19 @@ class CoreCoord:
     x: int
     y: int = -1  # -1: ``x`` is an ``(x, y)`` pair, as ttnn's ``CoreCoord((x, y))`` takes one
 
+    def to_json(self) -> str:
+        """ttnn's JSON text of this object (:mod:`meshnn.device.json_forms`)."""
+        from meshnn.device import json_forms
+
+        return json_forms.dumps(json_forms.coord_form(self))
+
+    @staticmethod
+    def from_json(json_string: str) -> CoreCoord:
+        """The object a :meth:`to_json` text (or ttnn's) describes."""
+        from meshnn.device import json_forms
+
+        return json_forms.coord_from(json_forms.loads(json_string, "CoreCoord"))
+
     def __post_init__(self) -> None:
         if self.y == -1 and isinstance(self.x, tuple) and len(self.x) == 2:
             x, y = self.x
@@ -52,6 +65,19 @@ class CoreRange:
 
     start: CoreCoord
     end: CoreCoord
+
+    def to_json(self) -> str:
+        """ttnn's JSON text of this object (:mod:`meshnn.device.json_forms`)."""
+        from meshnn.device import json_forms
+
+        return json_forms.dumps(json_forms.range_form(self))
+
+    @staticmethod
+    def from_json(json_string: str) -> CoreRange:
+        """The object a :meth:`to_json` text (or ttnn's) describes."""
+        from meshnn.device import json_forms
+
+        return json_forms.range_from(json_forms.loads(json_string, "CoreRange"))
 
     def __post_init__(self) -> None:
         for name in ("start", "end"):  # an (x, y) pair converts, as ttnn's binding converts it
@@ -98,6 +124,19 @@ class CoreRangeSet:
     """Disjoint core ranges, kept in the order given."""
 
     ranges_: tuple[CoreRange, ...]
+
+    def to_json(self) -> str:
+        """ttnn's JSON text of this object (:mod:`meshnn.device.json_forms`)."""
+        from meshnn.device import json_forms
+
+        return json_forms.dumps(json_forms.range_set_form(self))
+
+    @staticmethod
+    def from_json(json_string: str) -> CoreRangeSet:
+        """The object a :meth:`to_json` text (or ttnn's) describes."""
+        from meshnn.device import json_forms
+
+        return json_forms.range_set_from(json_forms.loads(json_string, "CoreRangeSet"))
 
     def __init__(self, ranges: Iterable[CoreRange] | CoreRange = ()) -> None:
         items = (ranges,) if isinstance(ranges, CoreRange) else tuple(ranges)

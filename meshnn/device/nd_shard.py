@@ -55,6 +55,19 @@ class NdShardSpec:
     orientation: ShardOrientation
     shard_distribution_strategy: ShardDistributionStrategy
 
+    def to_json(self) -> str:
+        """ttnn's JSON text of this object (:mod:`meshnn.device.json_forms`)."""
+        from meshnn.device import json_forms
+
+        return json_forms.dumps(json_forms.nd_shard_spec_form(self))
+
+    @staticmethod
+    def from_json(json_string: str) -> NdShardSpec:
+        """The object a :meth:`to_json` text (or ttnn's) describes."""
+        from meshnn.device import json_forms
+
+        return json_forms.nd_shard_spec_from(json_forms.loads(json_string, "NdShardSpec"))
+
     def __init__(
         self,
         shard_shape: Sequence[int],

@@ -177,3 +177,17 @@ def get_fabric_config() -> FabricConfig:
 def fabric_options() -> tuple[tuple[str, object], ...]:
     """The options of the latest ``set_fabric_config`` that were given, as (name, value) pairs."""
     return _fabric_options
+
+
+FABRIC_MAX_PAYLOAD_BYTES = 4352
+"""A fabric packet's largest payload by default (bytes): Wormhole's 1-D / 2-D routing channel
+buffer less the packet header, as tt-metal's fabric context reports it."""
+
+
+def get_tt_fabric_max_payload_size_bytes() -> int:
+    """``ttnn.get_tt_fabric_max_payload_size_bytes()``: the fabric's largest packet payload in bytes:
+    the latest ``set_fabric_config``'s ``router_config.max_packet_payload_size_bytes`` when it set
+    one, else :data:`FABRIC_MAX_PAYLOAD_BYTES`."""
+    router = dict(_fabric_options).get("router_config")
+    payload = getattr(router, "max_packet_payload_size_bytes", None)
+    return FABRIC_MAX_PAYLOAD_BYTES if payload is None else int(payload)

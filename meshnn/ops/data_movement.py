@@ -104,6 +104,10 @@ def permute(input_tensor: Tensor, dims: Sequence[int], *, memory_config: MemoryC
     tensor = device_input("permute", "input_tensor", input_tensor)
     axes = _dims("permute", int_list("permute", "dims", dims), tuple(tensor.shape))
     shape = tuple(tensor.shape[a] for a in axes)
+    given = tensor.spec.memory_config
+    if memory_config is None and given.is_sharded() and shape != tuple(tensor.shape):
+        # ttnn keeps a sharded input's sharding: its layout and buffer type, the shard spec derived
+        memory_config = MemoryConfig(given.memory_layout, given.buffer_type)
     spec = out_spec_like(tensor, shape=shape, memory_config=memory_config, op="permute")
     return rearranged("permute", tensor, spec, lambda x: np.transpose(x, (0, *(a + 1 for a in axes))))
 

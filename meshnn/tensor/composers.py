@@ -9,6 +9,7 @@ Layer: tensor.  Imports errors, mesh and :mod:`meshnn.tensor.topology`.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -82,6 +83,23 @@ class MeshToTensor:
                 f"a composer over a {shape!r} mesh needs {shape.dims()} concat dims, got {list(config.dims)}"
             )
         self.compose_shape = shape
+
+    def picks(self, coords: Sequence[MeshCoordinate], mesh_shape: MeshShape) -> list[int] | None:
+        """Which of a tensor's shards (at ``coords``, in distribution order, on a mesh of
+        ``mesh_shape``) a composer whose ``mesh_shape_override`` is smaller than the shard count
+        composes, as ttnn picks them: each coordinate of the override's range is the mesh's same
+        coordinate when the override fits inside the mesh (a submesh from the origin), else the
+        mesh's next coordinate in row-major order; the indices of those the tensor has.  None when
+        every shard is composed (no override, or one as large as the shards)."""
+        override = self.config.mesh_shape_override
+        if override is None or override.mesh_size() >= len(coords):
+            return None
+        dims, mesh_dims = tuple(override), tuple(mesh_shape)
+        fits = len(dims) == len(mesh_dims) and all(o <= m for o, m in zip(dims, mesh_dims, strict=True))
+        grid = itertools.product(*(range(d) for d in (dims if fits else mesh_dims)))
+        chosen = list(grid) if fits else list(itertools.islice(grid, override.mesh_size()))
+        where = {tuple(c): i for i, c in enumerate(coords)}
+        return [where[c] for c in chosen if c in where]
 
     def concat(self, shards: Sequence[np.ndarray]) -> np.ndarray:
         """Concatenate ``shards`` (in distribution order) into the global array."""

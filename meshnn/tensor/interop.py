@@ -60,13 +60,18 @@ def to_numpy(tensor: Tensor, *, mesh_composer: MeshToTensor | None = None, dtype
         raise MeshnnTypeError(f"mesh_composer must be a ttnn mesh composer, got {type(composer).__name__}")
     if composer is None and len(tensor.tensor_topology().mesh_coords) > 1:
         composer = topology_composer(tensor.tensor_topology())  # None unless the topology determines it
+    picks = None
     if composer is not None:
         on = tensor.storage.mesh_buffer.device() if isinstance(tensor.storage, DeviceStorage) else None
         check_made_for("mesh_composer", composer.mesh_device, on)
-        direct = composed_from_device(tensor, composer)
+        topology = tensor.tensor_topology()
+        picks = composer.picks(topology.mesh_coords, topology.distribution_shape if on is None else on.shape)
+        direct = composed_from_device(tensor, composer) if picks is None else None
         if direct is not None:
             return direct if dtype is None else direct.astype(dtype)
     shards = decoded_shards(tensor)
+    if picks is not None:  # a composer over part of the mesh: the shards ttnn picks (see MeshToTensor.picks)
+        shards = [shards[i] for i in picks]
     if composer is None:
         if len(shards) != 1:
             raise MeshnnValueError(

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, TensorMemoryLayout
-from meshnn.device.core import CoreGrid, CoreRange, CoreRangeSet
+from meshnn.device.core import CoreCoord, CoreGrid, CoreRange, CoreRangeSet
 from meshnn.device.nd_shard import NdShardSpec, ShardDistributionStrategy
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 
@@ -119,6 +119,19 @@ class MemoryConfig:
         grid = None if authority is None else (authority.grid, authority.orientation)
         return hash((self.memory_layout, self.buffer_type, grid))
 
+    def to_json(self) -> str:
+        """tt-metal's JSON text of this config (:mod:`meshnn.tensor.memory_config_json`)."""
+        from meshnn.tensor.memory_config_json import to_json
+
+        return to_json(self)
+
+    @staticmethod
+    def from_json(json_string: str) -> MemoryConfig:
+        """The config a :meth:`to_json` text (or ttnn's) describes."""
+        from meshnn.tensor.memory_config_json import from_json
+
+        return from_json(json_string)
+
     def is_sharded(self) -> bool:
         return self.memory_layout.is_sharded
 
@@ -205,3 +218,86 @@ def create_sharded_memory_config(
         rows, cols = (box.y, box.x) if orientation is ShardOrientation.ROW_MAJOR else (box.x, box.y)
         shard = (math.ceil(height / rows), math.ceil(width / cols))
     return MemoryConfig(layout, BufferType.L1, ShardSpec(grid, shard, orientation))
+
+
+def create_sharded_memory_config_(
+    shape: Sequence[int],
+    core_grid: CoreGrid | CoreRangeSet | Sequence[CoreGrid],
+    strategy: ShardStrategy | TensorMemoryLayout,
+    orientation: ShardOrientation,
+    use_height_and_width_as_shard_shape: bool = False,
+    tile_layout: bool = False,
+) -> MemoryConfig:
+    """ttnn's newer ``create_sharded_memory_config_``: an L1 sharded MemoryConfig whose shards need
+    not divide ``shape`` (its 2-D view ``prod(dims[:-1]) x dims[-1]``); the last shard is short.
+
+    ``strategy`` is a ShardStrategy or a sharded TensorMemoryLayout; ``orientation`` is required.
+    ``core_grid``: a CoreGrid, a CoreRangeSet, or two CoreGrids (a full ``a.y x a.x`` box and one
+    row of ``b.x`` cores under it).  HEIGHT: ``ceil(h / cores)`` rows (``h`` first rounded up to a
+    multiple of the core count with ``tile_layout``); WIDTH: ``ceil(w / cores)`` columns; BLOCK (the
+    grid must be its own bounding box): ``ceil(h / rows) x ceil(w / cols)`` of the bounding box (rows
+    and columns swap for COL_MAJOR; ``h`` first rounded up to ``rows x 32`` with ``tile_layout``).
+    With ``tile_layout`` a shard neither of whose sides is a multiple of 32 is refused."""
+    op = "create_sharded_memory_config_"
+    if isinstance(strategy, ShardStrategy):
+        layout = _STRATEGY_LAYOUT[strategy]
+    elif isinstance(strategy, TensorMemoryLayout):
+        layout = strategy
+    else:
+        raise MeshnnTypeError(f"{op}: strategy must be a ShardStrategy or TensorMemoryLayout, got {strategy!r}")
+    if not isinstance(orientation, ShardOrientation):
+        raise MeshnnTypeError(f"{op}: orientation must be a ShardOrientation, got {orientation!r}")
+    dims = tuple(int(d) for d in shape)
+    if len(dims) < 2 or any(d <= 0 for d in dims):
+        raise MeshnnValueError(f"{op} needs a positive shape of rank >= 2, got {list(dims)}")
+    grid = _grid_of_(op, core_grid)
+    height, width = math.prod(dims[:-1]), dims[-1]
+    row_major = orientation is ShardOrientation.ROW_MAJOR
+    if use_height_and_width_as_shard_shape:
+        shard = (dims[-2], dims[-1]) if row_major else (dims[-1], dims[-2])
+    elif layout is TensorMemoryLayout.BLOCK_SHARDED:
+        box = grid.bounding_box().grid_size()
+        if box.x * box.y != grid.num_cores():
+            raise MeshnnValueError(f"{op}: block sharding needs a rectangular grid, got {grid!r}")
+        rows, cols = (box.y, box.x) if row_major else (box.x, box.y)
+        padded = _roundup(height, rows * 32) if tile_layout else height
+        shard = (-(-padded // rows), -(-width // cols))
+    elif layout is TensorMemoryLayout.HEIGHT_SHARDED:
+        cores = grid.num_cores()
+        padded = _roundup(height, cores) if tile_layout else height
+        shard = (-(-padded // cores), width)
+    elif layout is TensorMemoryLayout.WIDTH_SHARDED:
+        shard = (height, -(-width // grid.num_cores()))
+    else:
+        raise MeshnnValueError(f"{op}: strategy must be HEIGHT, WIDTH or BLOCK sharded, got {layout}")
+    if tile_layout and shard[0] % 32 and shard[1] % 32:
+        raise MeshnnValueError(f"{op}: shard {list(shard)} has no side a multiple of the tile's 32")
+    return MemoryConfig(layout, BufferType.L1, ShardSpec(grid, shard, orientation))
+
+
+_STRATEGY_LAYOUT = {
+    ShardStrategy.HEIGHT: TensorMemoryLayout.HEIGHT_SHARDED,
+    ShardStrategy.WIDTH: TensorMemoryLayout.WIDTH_SHARDED,
+    ShardStrategy.BLOCK: TensorMemoryLayout.BLOCK_SHARDED,
+}
+
+
+def _roundup(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def _grid_of_(op: str, core_grid: object) -> CoreRangeSet:
+    """``create_sharded_memory_config_``'s grids: a CoreGrid, a CoreRangeSet, or two CoreGrids."""
+    if isinstance(core_grid, (list, tuple)):
+        if len(core_grid) != 2 or not all(isinstance(g, CoreGrid) for g in core_grid):
+            raise MeshnnTypeError(f"{op}: a core_grid list must hold two CoreGrids, got {core_grid!r}")
+        full, extra = core_grid
+        return CoreRangeSet(
+            [
+                CoreRange(CoreCoord(0, 0), CoreCoord(full.x - 1, full.y - 1)),
+                CoreRange(CoreCoord(0, full.y), CoreCoord(extra.x - 1, full.y)),
+            ]
+        )
+    if isinstance(core_grid, (CoreGrid, CoreRangeSet)):
+        return grid_of(core_grid)
+    raise MeshnnTypeError(f"{op}: core_grid must be a CoreGrid, a CoreRangeSet or two CoreGrids, got {core_grid!r}")

@@ -31,7 +31,8 @@ SYSTEM_OPTION = "--system"
 pytest_plugins = ["meshnn.testing.planning"]  # --meshnn-plan: planning meshes for the whole session
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    _register_fixtures(pluginmanager)
     group = parser.getgroup("meshnn", "meshnn: TTNN tests on a simulated mesh")
     group.addoption(
         SYSTEM_OPTION,
@@ -52,7 +53,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 
 def pytest_configure(config: pytest.Config) -> None:
     import meshnn
-    from meshnn.testing import common_mesh, environment, fixtures
+    from meshnn.testing import environment
 
     forced = config.getoption(SYSTEM_OPTION) or os.environ.get("MESHNN_SYSTEM") or None
     if forced is not None:
@@ -61,15 +62,25 @@ def pytest_configure(config: pytest.Config) -> None:
         except meshnn.MeshnnError as error:
             raise pytest.UsageError(str(error)) from None
     config.stash[environment.FORCED] = forced
+    _register_fixtures(config.pluginmanager)
+    config.addinivalue_line("markers", "requires_fast_runtime_mode_off: accepted for TTNN test suites")
+
+
+def _register_fixtures(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Register tt-metal's conftest fixtures and environment (once), as soon as this plugin is: before
+    the plugins named after it on the command line, so a model's conftest loaded as a plugin
+    (``-p models.demos.X.conftest``) overrides them, as a model directory's conftest overrides
+    tt-metal's root conftest (its own ``mesh_device``, its hooks called first)."""
+    from meshnn.testing import common_mesh, environment, fixtures
+
     plugins = (
         (fixtures, "meshnn-ttnn-fixtures"),
         (environment, "meshnn-ttnn-environment"),
         (common_mesh, "meshnn-ttnn-models-common"),
     )
     for module, name in plugins:
-        if not config.pluginmanager.is_registered(module):
-            config.pluginmanager.register(module, name)
-    config.addinivalue_line("markers", "requires_fast_runtime_mode_off: accepted for TTNN test suites")
+        if not pluginmanager.is_registered(module):
+            pluginmanager.register(module, name)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

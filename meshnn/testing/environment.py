@@ -1,6 +1,7 @@
 """What tt-metal's conftest gives every test besides devices: the simulated system the test runs on
 (chosen per test, autouse), ``reset_seeds`` / ``function_level_defaults`` (torch, numpy and random
-seeded with 213919), ``is_ci_env`` (``$CI == "true"``), ``galaxy_type`` ("6U" on the simulated
+seeded with 213919), ``is_ci_env`` (``$CI == "true"``), ``is_ci_v2_env`` (``$TT_GH_CI_INFRA`` set),
+``expect_error`` (``pytest.raises`` with a message), ``galaxy_type`` ("6U" on the simulated
 Galaxy, else None), ``ensure_gc`` (autouse: a garbage collection before each test, as tt-metal's
 ``tests/ttnn`` conftests do), ``report_per_test`` (autouse, tt-metal's ``tests/ttnn`` conftest's
 ``pre_and_post``: the test's ``ttnn.CONFIG.report_name`` is its node id and the time unless one is
@@ -116,6 +117,19 @@ def function_level_defaults(reset_seeds: None) -> Iterator[None]:
 @pytest.fixture(scope="function")
 def is_ci_env() -> bool:
     return os.getenv("CI") == "true"
+
+
+@pytest.fixture(scope="session")
+def is_ci_v2_env() -> bool:
+    """tt-metal's CI-v2 flag: ``$TT_GH_CI_INFRA`` is set (never here unless the caller sets it)."""
+    return "TT_GH_CI_INFRA" in os.environ
+
+
+@pytest.fixture(scope="function")
+def expect_error():
+    """tt-metal's ``expect_error``: ``with expect_error(Error, message):`` is ``pytest.raises(Error,
+    match=message)`` (tt-metal also logs begin / end markers for its CI's log triage)."""
+    return lambda error, message: pytest.raises(error, match=message)
 
 
 @pytest.fixture(scope="function")

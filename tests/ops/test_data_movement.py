@@ -268,3 +268,26 @@ def test_index_fill_and_nonzero(mesh, rng):
     assert count.dtype is ttnn.uint32 and tuple(count.shape) == (1, 1, 1, 8)
     for c, w in zip(each(count), each(where), strict=True):
         assert c[0, 0, 0, 0] == 4 and list(w[0, 0, 0, :4]) == [1, 3, 4, 6]
+
+
+def test_permute_of_a_sharded_input_stays_sharded(open_mesh):
+    """ttnn keeps a sharded input's sharding through permute when no memory_config is given (its
+    CN case is a transpose that keeps the input's config; the others derive the shard spec):
+    DeepSeek-V3's decode permutes a HEIGHT_SHARDED query slice into rotary_embedding_llama, which
+    needs HEIGHT_SHARDED.  The values move exactly."""
+    mesh = open_mesh((1, 1))
+    x = torch.randn(32, 1, 16, 64)
+    config = ttnn.create_sharded_memory_config(
+        shape=(32, 64), core_grid=ttnn.CoreGrid(y=2, x=8), strategy=ttnn.ShardStrategy.HEIGHT,
+        use_height_and_width_as_shard_shape=True,
+    )  # fmt: skip
+    t = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=mesh, memory_config=config)
+    cn = ttnn.permute(t, (1, 0, 2, 3))
+    assert cn.memory_config() == config  # the same 2-D view: the same shards
+    assert torch.equal(ttnn.to_torch(cn), x.bfloat16().permute(1, 0, 2, 3))
+    wh = ttnn.permute(t, (0, 1, 3, 2))
+    assert wh.memory_config().memory_layout == ttnn.TensorMemoryLayout.HEIGHT_SHARDED
+    assert torch.equal(ttnn.to_torch(wh), x.bfloat16().permute(0, 1, 3, 2))
+    assert (
+        ttnn.permute(t, (1, 0, 2, 3), memory_config=ttnn.DRAM_MEMORY_CONFIG).memory_config() == ttnn.DRAM_MEMORY_CONFIG
+    )

@@ -400,8 +400,8 @@ def test_head_moves_check_their_inputs_before_allocating(open_mesh, rng):
 def test_missing_transformer_names_say_what_is_missing():
     with pytest.raises(ttnn.NotImplementedByMeshnn, match=r"ttnn\.transformer\.ring_joint_scaled_dot_product"):
         ttnn.transformer.ring_joint_scaled_dot_product_attention  # noqa: B018
-    with pytest.raises(ttnn.NotImplementedByMeshnn, match=r"ttnn\.experimental\.deepseek_moe_fast_reduce_nc_fused"):
-        ttnn.experimental.deepseek_moe_fast_reduce_nc_fused  # noqa: B018
+    with pytest.raises(ttnn.NotImplementedByMeshnn, match=r"ttnn\.experimental\.deepseek_prefill"):
+        ttnn.experimental.deepseek_prefill  # noqa: B018
 
 
 # ------------------------------------------------------------------------- fused activations
@@ -514,3 +514,18 @@ def test_numpy_numbers_are_accepted_and_missing_heads_refused(open_mesh, rng):
     cos = heads_on(mesh, np.ones((1, 1, 32, 48)), dim=None)
     with pytest.raises(ttnn.MeshnnValueError, match=r"a multiple of 64\), got 48"):
         ttnn.experimental.rotary_embedding(padded, cos, cos)
+
+
+def test_nlp_create_qkv_heads_of_queries_only(open_mesh, rng):
+    """tt-metal's nlp_create_qkv_heads takes num_kv_heads=0 for a fused input of queries alone
+    (DeepSeek-V3's prefill MLA): the heads split exactly, K and V empty [b, 0, s, d]; with a
+    separate KV input a zero count is still refused (ttnn would divide by it)."""
+    mesh = open_mesh((1, 1))
+    x = rng.standard_normal((1, 1, 64, 4 * 96)).astype(np.float32)
+    t = heads_on(mesh, x, dim=None)
+    q, k, v = ttnn.experimental.nlp_create_qkv_heads(t, num_heads=4, num_kv_heads=0, transpose_k_heads=False)
+    held = ttnn.to_numpy(t)
+    np.testing.assert_array_equal(ttnn.to_numpy(q), held.reshape(1, 64, 4, 96).transpose(0, 2, 1, 3))
+    assert tuple(k.shape) == tuple(v.shape) == (1, 0, 64, 96)
+    with pytest.raises(ttnn.MeshnnValueError, match=r"num_kv_heads must be a positive int, got 0"):
+        ttnn.experimental.nlp_create_qkv_heads(t, t, num_heads=4, num_kv_heads=0, transpose_k_heads=False)

@@ -3478,6 +3478,7 @@ EXEMPT = {  # public callables without a row, and why nothing given to them can 
     "get_pcie_device_ids": "takes no arguments",
     "get_context": "takes no arguments",
     "get_fabric_config": "takes no arguments",
+    "get_tt_fabric_max_payload_size_bytes": "takes no arguments",
     "get_arch_name": "takes no arguments",
     "get_dram_alignment": "takes no arguments",
     "get_l1_alignment": "takes no arguments",

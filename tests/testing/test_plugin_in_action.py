@@ -58,6 +58,8 @@ PASSING = [
     "test_the_program_cache_was_disabled_after_the_test",
     "test_reset_seeds_seeds_torch_numpy_and_random",
     "test_is_ci_env_reads_the_ci_variable",
+    "test_is_ci_v2_env_reads_the_infra_variable",
+    "test_expect_error_is_pytest_raises_with_a_message",
     "test_ensure_gc_is_autouse",
     "test_silicon_arch_parametrisation",
     "test_model_location_generator_gives_the_name_without_mlperf",

@@ -105,3 +105,38 @@ def test_ttnn_core_has_its_python_helpers_and_meshnns_names(ttnn, open_mesh):
     assert not core.has_storage_type_of(t.cpu(), meshnn.StorageType.DEVICE)
     with pytest.raises(meshnn.NotImplementedByMeshnn, match=r"ttnn\.core\.no_such_thing"):
         core.no_such_thing  # noqa: B018
+
+
+def test_kv_cache_module_writes_the_cache_in_place(ttnn):
+    """``ttnn.kv_cache.fill_cache_for_user_`` / ``update_cache_for_token_`` (DeepSeek-V3 prefill's
+    MLA cache test reaches the first) are ``fill_cache`` / ``update_cache``: the cache written in
+    place and returned."""
+    from ttnn.kv_cache import fill_cache_for_user_, update_cache_for_token_
+
+    mesh = meshnn.open_mesh_device(meshnn.MeshShape(1, 1))
+    try:
+        cache = ttnn.from_torch(torch.zeros(2, 1, 64, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh)
+        x = torch.randn(1, 1, 32, 32).bfloat16()
+        user = ttnn.from_torch(x, layout=ttnn.TILE_LAYOUT, device=mesh)
+        assert fill_cache_for_user_(cache, user, 1, update_idx=32) is cache
+        got = ttnn.to_torch(cache)
+        assert torch.equal(got[1:, :, 32:], x) and not got[:, :, :32].any() and not got[0].any()
+        token = ttnn.from_torch(torch.ones(1, 1, 32, 32).bfloat16(), layout=ttnn.TILE_LAYOUT, device=mesh)
+        assert update_cache_for_token_(cache, token, 5) is cache
+        assert torch.equal(ttnn.to_torch(cache)[:, 0, 5], torch.ones(2, 32).bfloat16())
+    finally:
+        meshnn.close_mesh_device(mesh)
+
+
+def test_fabric_max_payload_follows_the_router_config():
+    """``ttnn.get_tt_fabric_max_payload_size_bytes()``: 4352 bytes by default (Wormhole's fabric
+    channel less its header), the router config's payload when ``set_fabric_config`` was given one."""
+    try:
+        meshnn.set_fabric_config(meshnn.FabricConfig.FABRIC_1D)
+        assert meshnn.get_tt_fabric_max_payload_size_bytes() == 4352
+        router = meshnn.FabricRouterConfig()
+        router.max_packet_payload_size_bytes = 2048
+        meshnn.set_fabric_config(meshnn.FabricConfig.FABRIC_2D, router_config=router)
+        assert meshnn.get_tt_fabric_max_payload_size_bytes() == 2048
+    finally:
+        meshnn.set_fabric_config(meshnn.FabricConfig.DISABLED)

@@ -136,6 +136,18 @@ def test_is_ci_env_reads_the_ci_variable(is_ci_env):
     assert is_ci_env is (os.getenv("CI") == "true")
 
 
+def test_is_ci_v2_env_reads_the_infra_variable(is_ci_v2_env):
+    assert is_ci_v2_env is ("TT_GH_CI_INFRA" in os.environ)
+
+
+def test_expect_error_is_pytest_raises_with_a_message(expect_error):
+    with expect_error(ValueError, "wrong size") as caught:
+        raise ValueError("the wrong size of page")
+    assert caught.type is ValueError
+    with pytest.raises(pytest.fail.Exception), expect_error(ValueError, "wrong size"):
+        pass  # nothing raised: the block fails as pytest.raises does
+
+
 def test_model_location_generator_gives_the_name_without_mlperf(model_location_generator):
     name = "tiiuae/falcon-7b-instruct"  # (no /mnt/MLPerf here: the name, for the Hugging Face cache)
     expected = name if not os.path.exists(f"/mnt/MLPerf/tt_dnn-models/{name}") else None

@@ -121,11 +121,14 @@ def _split_heads(
     named = {q_input[0]: x}
     if kv_input[1] is not None:
         named[kv_input[0]] = device_input(op, kv_input[0], kv_input[1])
-    for name, count in (("num_heads", num_heads), ("num_kv_heads", num_kv_heads)):
+    # the nlp op of a fused input takes num_kv_heads=0 (queries only: empty K and V, DeepSeek's MLA)
+    no_kv = 0 if rank == 4 and kv_input[1] is None else 1
+    for name, count, least in (("num_heads", num_heads, 1), ("num_kv_heads", num_kv_heads, no_kv)):
         if (count is not None or name == "num_heads") and (
-            isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 1
+            isinstance(count, bool) or not isinstance(count, int | np.integer) or count < least
         ):
-            raise MeshnnValueError(f"ttnn.{op}: {name} must be a positive int, got {count!r}")
+            kind = "a positive" if least else "a non-negative"
+            raise MeshnnValueError(f"ttnn.{op}: {name} must be {kind} int, got {count!r}")
     transpose_name, transpose_key = transpose
     if not isinstance(transpose_key, bool):
         raise MeshnnTypeError(f"ttnn.{op}: {transpose_name} must be a bool, got {transpose_key!r}")
