@@ -1,8 +1,8 @@
 """ttnn's Python submodules that only re-export: ``ttnn.types``, ``ttnn.operations``, ``ttnn._ttnn``
 (ttnn's compiled module: ``ttnn._ttnn.tensor.Tensor``, ``ttnn._ttnn.operations.core.X``...),
 ``ttnn.decorators``, ``ttnn.reflection`` and ``ttnn.core`` (ttnn's Python helpers: ``divup``,
-``roundup``, ``has_storage_type_of`` and meshnn's names) and ``ttnn.kv_cache`` (``fill_cache_for_user_``,
-``update_cache_for_token_``: ``fill_cache`` / ``update_cache`` under ttnn's older names).
+``roundup``, ``has_storage_type_of`` and meshnn's names) and ``ttnn.kv_cache`` (an import path for
+the registry's ``kv_cache.fill_cache_for_user_`` / ``update_cache_for_token_``).
 
 In ttnn, ``ttnn._ttnn.<module>.<name>`` and ``ttnn.types.<name>`` are the very objects ttnn
 exports as ``ttnn.<name>``; so here each is a *flat namespace*: an attribute is meshnn's public
@@ -227,27 +227,17 @@ def has_storage_type_of(tensor: Any, storage_type: Any) -> bool:
     return bool(tensor.storage_type() == storage_type)
 
 
-def fill_cache_for_user_(cache: Any, input: Any, batch_index: int, update_idx: int = 0) -> Any:
-    """``ttnn.kv_cache.fill_cache_for_user_``: ``ttnn.fill_cache`` of ``input`` into user
-    ``batch_index``'s rows from ``update_idx`` (the cache, written in place, returned)."""
-    return meshnn.fill_cache(cache, input, batch_index, update_idx=update_idx)
-
-
-def update_cache_for_token_(
-    cache: Any, input: Any, update_index: int, batch_offset: int = 0, compute_kernel_config: Any = None
-) -> Any:
-    """``ttnn.kv_cache.update_cache_for_token_``: ``ttnn.update_cache`` of one decode position."""
-    return meshnn.update_cache(cache, input, update_index, batch_offset, compute_kernel_config=compute_kernel_config)
-
-
 def make(name: str) -> types.ModuleType:
     """The module ``ttnn.<name>`` for the alias (``ttnn.core``: ttnn's Python helpers module, its
     own arithmetic helpers beside meshnn's public names)."""
     if name == "core":
         return FlatNamespace("core", divup=divup, roundup=roundup, has_storage_type_of=has_storage_type_of)
-    if name == "kv_cache":  # ttnn's kv_cache module: its two in-place cache writers
+    if name == "kv_cache":  # ttnn's kv_cache module (an import path too): the registry's two cache writers
+        ops = meshnn.kv_cache
         return FlatNamespace(
-            "kv_cache", fill_cache_for_user_=fill_cache_for_user_, update_cache_for_token_=update_cache_for_token_
+            "kv_cache",
+            fill_cache_for_user_=ops.fill_cache_for_user_,
+            update_cache_for_token_=ops.update_cache_for_token_,
         )
     if name == "reflection":
         return FlatNamespace("reflection", pop_argument=pop_argument)
