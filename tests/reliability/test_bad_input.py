@@ -1595,6 +1595,16 @@ def written() -> list[Case]:
         VALUE,
         "input",
     )
+    segformer = ttnn.experimental.nlp_create_qkv_heads_segformer
+    row("experimental.nlp_create_qkv_heads_segformer", "rank 3", lambda e: segformer(e.a_bf16), VALUE, "input")
+    row("experimental.nlp_create_qkv_heads_segformer", "dim 1 is 2", lambda e: segformer(e.heads), VALUE, "input")
+    row(
+        "experimental.nlp_create_qkv_heads_segformer",
+        "float32 row-major",
+        lambda e: segformer(e.rm),
+        VALUE,
+        "TILE",
+    )
     row(
         "experimental.nlp_concat_heads",
         "rank 3",
