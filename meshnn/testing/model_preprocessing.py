@@ -12,6 +12,14 @@ from collections.abc import Callable
 from typing import Any
 
 import meshnn
+from meshnn.testing.module_args import (  # noqa: F401  (ttnn.model_preprocessing's names)
+    Conv2dArgs,
+    ConvTranspose2dArgs,
+    GroupNormArgs,
+    MaxPool2dArgs,
+    ModuleArgs,
+    infer_ttnn_module_args,
+)
 
 
 class ParameterDict(dict):
