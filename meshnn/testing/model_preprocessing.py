@@ -32,6 +32,30 @@ class ParameterDict(dict):
             raise AttributeError(f"no parameter {name!r}; have {sorted(self)}") from None
 
 
+class ParameterList(list):
+    """Parameters by index (a model's ``ModuleList`` s); ``i in parameters`` asks whether index ``i``
+    exists, as ttnn's does."""
+
+    def __contains__(self, index: object) -> bool:
+        return isinstance(index, int) and index < len(self)  # (a negative index counts from the end)
+
+
+def fold_batch_norm2d_into_conv2d(conv: Any, bn: Any) -> tuple[Any, Any]:
+    """A ``Conv2d`` followed by an eval-mode ``BatchNorm2d`` as one conv's ``(weight, bias)`` (torch
+    tensors): with ``s = bn.weight / sqrt(running_var + eps)`` per output channel, ``weight * s`` and
+    ``(bias - running_mean) * s + bn.bias`` (``bn.bias - running_mean * s`` for a conv without bias).
+    A norm without running statistics cannot be folded and is refused."""
+    if not getattr(bn, "track_running_stats", False):
+        raise meshnn.MeshnnValueError("BatchNorm2d must have track_running_stats=True to be folded into Conv2d")
+    import torch
+
+    scale = bn.weight / torch.sqrt(bn.running_var + bn.eps)
+    weight = conv.weight * scale[:, None, None, None]
+    if conv.bias is not None:
+        return weight, (conv.bias - bn.running_mean) * scale + bn.bias
+    return weight, bn.bias - bn.running_mean * scale
+
+
 def _convert(tensor: Any, layout: meshnn.Layout, device: meshnn.MeshDevice | None) -> meshnn.Tensor:
     return meshnn.from_torch(tensor.detach().contiguous(), dtype=meshnn.bfloat16, layout=layout, device=device)
 

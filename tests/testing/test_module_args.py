@@ -62,3 +62,28 @@ def test_no_run_model_gives_none_and_the_hooks_are_removed():
     assert infer_ttnn_module_args(model=model, run_model=None, device=None) is None
     infer_ttnn_module_args(model=model, run_model=lambda m: m(torch.randn(1, 3, 8, 8)), device=None)
     assert all(not m._forward_pre_hooks and not m._forward_hooks for m in model.modules())
+
+
+def test_a_batch_norm_folded_into_the_conv_before_it_gives_the_same_output():
+    from meshnn.testing.model_preprocessing import fold_batch_norm2d_into_conv2d
+
+    torch.manual_seed(0)
+    for bias in (True, False):
+        conv, bn = torch.nn.Conv2d(3, 4, 3, bias=bias).double(), torch.nn.BatchNorm2d(4).double()
+        bn.running_mean.uniform_(-1, 1), bn.running_var.uniform_(0.5, 2), bn.weight.data.uniform_(0.5, 2)
+        bn.eval()
+        weight, folded_bias = fold_batch_norm2d_into_conv2d(conv, bn)
+        x = torch.randn(2, 3, 8, 8, dtype=torch.float64)
+        want = bn(conv(x))
+        got = torch.nn.functional.conv2d(x, weight, folded_bias)
+        assert torch.allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_norm_without_running_statistics_is_not_folded_and_parameter_list_asks_for_an_index():
+    import meshnn
+    from meshnn.testing.model_preprocessing import ParameterList, fold_batch_norm2d_into_conv2d
+
+    with pytest.raises(meshnn.MeshnnValueError, match="track_running_stats"):
+        fold_batch_norm2d_into_conv2d(torch.nn.Conv2d(3, 4, 1), torch.nn.BatchNorm2d(4, track_running_stats=False))
+    params = ParameterList(["a", "b"])
+    assert 1 in params and 2 not in params and -1 in params and "a" not in params
