@@ -120,11 +120,7 @@ def preprocess_model_parameters(
 
     def walk(current: Any, name: str) -> ParameterDict:
         if custom_preprocessor is not None:
-            custom = (
-                custom_preprocessor(current, name, device)
-                if _arity(custom_preprocessor) >= 3
-                else custom_preprocessor(current, name)
-            )
+            custom = custom_preprocessor(current, name, **_custom_keywords(custom_preprocessor, convert_to_ttnn))
             if custom:
                 return ParameterDict(custom)
         children = dict(current.named_children())
@@ -141,10 +137,24 @@ def _is_leaf_layer(module: Any) -> bool:
     return isinstance(module, torch.nn.Linear | torch.nn.LayerNorm | torch.nn.Embedding)
 
 
-def _arity(function: Callable[..., Any]) -> int:
+def _custom_keywords(function: Callable[..., Any], convert_to_ttnn: Callable[..., bool] | None) -> dict[str, Any]:
+    """What ttnn passes a custom preprocessor besides ``(model, name)``: ``ttnn_module_args`` (None:
+    no model is run here) and ``convert_to_ttnn`` (the caller's, or one that is always True), each
+    by keyword when its signature names it; any other parameter is refused, as ttnn refuses it."""
     import inspect
 
     try:
-        return len(inspect.signature(function).parameters)
+        names = list(inspect.signature(function).parameters)
     except (TypeError, ValueError):
-        return 2
+        return {}
+    if len(names) < 2:
+        raise meshnn.MeshnnValueError("Custom preprocessor must have at least two parameters: model and name")
+    keywords: dict[str, Any] = {}
+    for name in names[2:]:
+        if name == "ttnn_module_args":
+            keywords[name] = None
+        elif name == "convert_to_ttnn":
+            keywords[name] = convert_to_ttnn if convert_to_ttnn is not None else (lambda model, full_name: True)
+        else:
+            raise meshnn.MeshnnValueError(f"Custom preprocessor: unsupported parameter {name!r}")
+    return keywords

@@ -87,3 +87,24 @@ def test_a_norm_without_running_statistics_is_not_folded_and_parameter_list_asks
         fold_batch_norm2d_into_conv2d(torch.nn.Conv2d(3, 4, 1), torch.nn.BatchNorm2d(4, track_running_stats=False))
     params = ParameterList(["a", "b"])
     assert 1 in params and 2 not in params and -1 in params and "a" not in params
+
+
+def test_a_custom_preprocessor_gets_what_its_signature_names():
+    import meshnn
+    from meshnn.testing.model_preprocessing import preprocess_model_parameters
+
+    seen = []
+
+    def custom(model, name, ttnn_module_args, convert_to_ttnn):
+        seen.append((name, ttnn_module_args, convert_to_ttnn(model, name)))
+        return {"marker": name} if isinstance(model, torch.nn.Conv2d) else {}
+
+    parameters = preprocess_model_parameters(initialize_model=lambda: torch.nn.Sequential(torch.nn.Conv2d(1, 1, 1)),
+                                             custom_preprocessor=custom)  # fmt: skip
+    assert parameters["0"] == {"marker": "0"} and seen[0] == ("", None, True)
+
+    def extra(model, name, mesh_mapper):
+        return {}
+
+    with pytest.raises(meshnn.MeshnnValueError, match="mesh_mapper"):
+        preprocess_model_parameters(initialize_model=lambda: torch.nn.Conv2d(1, 1, 1), custom_preprocessor=extra)
