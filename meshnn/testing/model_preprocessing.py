@@ -32,6 +32,19 @@ class ParameterDict(dict):
             raise AttributeError(f"no parameter {name!r}; have {sorted(self)}") from None
 
 
+def make_parameter_dict(dictionary: dict) -> ParameterDict:
+    """``dictionary`` as a ParameterDict, its dict values converted too (a ParameterDict and a
+    ``ModuleArgs`` record are kept as they are), as ttnn converts a custom preprocessor's result."""
+    if isinstance(dictionary, ParameterDict):
+        return dictionary
+    return ParameterDict(
+        {
+            key: make_parameter_dict(value) if isinstance(value, dict) and not isinstance(value, ModuleArgs) else value
+            for key, value in dictionary.items()
+        }
+    )
+
+
 class ParameterList(list):
     """Parameters by index (a model's ``ModuleList`` s); ``i in parameters`` asks whether index ``i``
     exists, as ttnn's does."""
@@ -122,7 +135,7 @@ def preprocess_model_parameters(
         if custom_preprocessor is not None:
             custom = custom_preprocessor(current, name, **_custom_keywords(custom_preprocessor, convert_to_ttnn))
             if custom:
-                return ParameterDict(custom)
+                return make_parameter_dict(custom)
         children = dict(current.named_children())
         if children and not _is_leaf_layer(current):
             return ParameterDict({n: walk(c, f"{name}.{n}" if name else n) for n, c in children.items()})
