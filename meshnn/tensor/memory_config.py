@@ -247,6 +247,8 @@ def create_sharded_memory_config_(
         raise MeshnnTypeError(f"{op}: strategy must be a ShardStrategy or TensorMemoryLayout, got {strategy!r}")
     if not isinstance(orientation, ShardOrientation):
         raise MeshnnTypeError(f"{op}: orientation must be a ShardOrientation, got {orientation!r}")
+    if isinstance(shape, str) or not isinstance(shape, Sequence) or not all(isinstance(d, int) for d in shape):
+        raise MeshnnTypeError(f"{op}: shape must be a sequence of ints, got {shape!r}")
     dims = tuple(int(d) for d in shape)
     if len(dims) < 2 or any(d <= 0 for d in dims):
         raise MeshnnValueError(f"{op} needs a positive shape of rank >= 2, got {list(dims)}")

@@ -1,14 +1,15 @@
 """What tt-metal's conftest gives every test besides devices: the simulated system the test runs on
 (chosen per test, autouse), ``reset_seeds`` / ``function_level_defaults`` (torch, numpy and random
 seeded with 213919), ``is_ci_env`` (``$CI == "true"``), ``is_ci_v2_env`` (``$TT_GH_CI_INFRA`` set),
-``expect_error`` (``pytest.raises`` with a message), ``galaxy_type`` ("6U" on the simulated
-Galaxy, else None), ``ensure_gc`` (autouse: a garbage collection before each test, as tt-metal's
+``expect_error`` (``pytest.raises`` with a message), ``is_single_card_n300``, ``galaxy_type`` ("6U" on
+the simulated Galaxy, else None), ``ensure_gc`` (autouse: a garbage collection before each test, as tt-metal's
 ``tests/ttnn`` conftests do), ``report_per_test`` (autouse, tt-metal's ``tests/ttnn`` conftest's
 ``pre_and_post``: the test's ``ttnn.CONFIG.report_name`` is its node id and the time unless one is
 set, so a test that turns ``enable_logging`` on writes its own report; ``ttnn.database``'s connection
 is closed after it), ``model_location_generator`` (where a model's files are: tt-metal's MLPerf
 folder ``/mnt/MLPerf/tt_dnn-models/<subdir>/<version>`` when it exists, else the Hugging Face name
-itself; tt-metal CI's large-file cache is refused by name), and the ``silicon_arch_name`` /
+itself; tt-metal CI's large-file cache is refused by name), ``get_tt_cache_path`` (the folder of a
+model's converted weights), and the ``silicon_arch_name`` /
 ``silicon_arch_<arch>`` parametrisation.
 
 ``silicon_arch_name`` is a session-scoped parameter (test ids carry it), the arch of the system
@@ -133,6 +134,13 @@ def expect_error():
 
 
 @pytest.fixture(scope="function")
+def is_single_card_n300(device) -> bool:
+    """True when the system is one N300 card: a single PCIe device and an N300 cluster (tt-metal's
+    test of the same name; the simulated N300 has one PCIe chip and its Ethernet-attached twin)."""
+    return meshnn.GetNumPCIeDevices() == 1 and meshnn.cluster.get_cluster_type() == meshnn.cluster.ClusterType.N300
+
+
+@pytest.fixture(scope="function")
 def galaxy_type() -> str | None:
     """ "6U" on the simulated Galaxy (a 6U Galaxy: 32 PCIe chips), None on every other system."""
     return "6U" if meshnn.system_spec().name == "galaxy" else None
@@ -156,5 +164,25 @@ def model_location_generator():
         if download_if_ci_v2 and "TT_GH_CI_INFRA" in os.environ and not path.exists():
             raise NotImplementedByMeshnn("model_location_generator's download from tt-metal CI's large-file cache")
         return path if path.exists() else model_version
+
+    return locate
+
+
+@pytest.fixture(scope="session")
+def get_tt_cache_path():
+    """tt-metal's ``get_tt_cache_path``: a function of ``(model_version, model_subdir="", default_dir="")``
+    giving the folder of a model's converted (TT) weights: ``/mnt/MLPerf/tt_dnn-models/tt/<subdir>/<version>``
+    when it exists, else ``<default_dir>/tt_dnn-models/tt/<subdir>/<version>``, made if missing (relative
+    to the working directory when ``default_dir`` is empty, as tt-metal's is)."""
+    from pathlib import Path
+
+    def locate(model_version, model_subdir="", default_dir=""):
+        folder = Path("tt_dnn-models/tt") / model_subdir / model_version
+        shared = Path(MLPERF_MODELS).parent / folder
+        if shared.exists():
+            return shared
+        path = Path(default_dir) / folder
+        path.mkdir(parents=True, exist_ok=True)
+        return path
 
     return locate

@@ -12,6 +12,14 @@ from collections.abc import Callable
 from typing import Any
 
 import meshnn
+from meshnn.testing.module_args import (  # noqa: F401  (ttnn.model_preprocessing's names)
+    Conv2dArgs,
+    ConvTranspose2dArgs,
+    GroupNormArgs,
+    MaxPool2dArgs,
+    ModuleArgs,
+    infer_ttnn_module_args,
+)
 
 
 class ParameterDict(dict):
@@ -22,6 +30,43 @@ class ParameterDict(dict):
             return self[name]
         except KeyError:
             raise AttributeError(f"no parameter {name!r}; have {sorted(self)}") from None
+
+
+def make_parameter_dict(dictionary: dict) -> ParameterDict:
+    """``dictionary`` as a ParameterDict, its dict values converted too (a ParameterDict and a
+    ``ModuleArgs`` record are kept as they are), as ttnn converts a custom preprocessor's result."""
+    if isinstance(dictionary, ParameterDict):
+        return dictionary
+    return ParameterDict(
+        {
+            key: make_parameter_dict(value) if isinstance(value, dict) and not isinstance(value, ModuleArgs) else value
+            for key, value in dictionary.items()
+        }
+    )
+
+
+class ParameterList(list):
+    """Parameters by index (a model's ``ModuleList`` s); ``i in parameters`` asks whether index ``i``
+    exists, as ttnn's does."""
+
+    def __contains__(self, index: object) -> bool:
+        return isinstance(index, int) and index < len(self)  # (a negative index counts from the end)
+
+
+def fold_batch_norm2d_into_conv2d(conv: Any, bn: Any) -> tuple[Any, Any]:
+    """A ``Conv2d`` followed by an eval-mode ``BatchNorm2d`` as one conv's ``(weight, bias)`` (torch
+    tensors): with ``s = bn.weight / sqrt(running_var + eps)`` per output channel, ``weight * s`` and
+    ``(bias - running_mean) * s + bn.bias`` (``bn.bias - running_mean * s`` for a conv without bias).
+    A norm without running statistics cannot be folded and is refused."""
+    if not getattr(bn, "track_running_stats", False):
+        raise meshnn.MeshnnValueError("BatchNorm2d must have track_running_stats=True to be folded into Conv2d")
+    import torch
+
+    scale = bn.weight / torch.sqrt(bn.running_var + bn.eps)
+    weight = conv.weight * scale[:, None, None, None]
+    if conv.bias is not None:
+        return weight, (conv.bias - bn.running_mean) * scale + bn.bias
+    return weight, bn.bias - bn.running_mean * scale
 
 
 def _convert(tensor: Any, layout: meshnn.Layout, device: meshnn.MeshDevice | None) -> meshnn.Tensor:
@@ -88,13 +133,9 @@ def preprocess_model_parameters(
 
     def walk(current: Any, name: str) -> ParameterDict:
         if custom_preprocessor is not None:
-            custom = (
-                custom_preprocessor(current, name, device)
-                if _arity(custom_preprocessor) >= 3
-                else custom_preprocessor(current, name)
-            )
+            custom = custom_preprocessor(current, name, **_custom_keywords(custom_preprocessor, convert_to_ttnn))
             if custom:
-                return ParameterDict(custom)
+                return make_parameter_dict(custom)
         children = dict(current.named_children())
         if children and not _is_leaf_layer(current):
             return ParameterDict({n: walk(c, f"{name}.{n}" if name else n) for n, c in children.items()})
@@ -109,10 +150,24 @@ def _is_leaf_layer(module: Any) -> bool:
     return isinstance(module, torch.nn.Linear | torch.nn.LayerNorm | torch.nn.Embedding)
 
 
-def _arity(function: Callable[..., Any]) -> int:
+def _custom_keywords(function: Callable[..., Any], convert_to_ttnn: Callable[..., bool] | None) -> dict[str, Any]:
+    """What ttnn passes a custom preprocessor besides ``(model, name)``: ``ttnn_module_args`` (None:
+    no model is run here) and ``convert_to_ttnn`` (the caller's, or one that is always True), each
+    by keyword when its signature names it; any other parameter is refused, as ttnn refuses it."""
     import inspect
 
     try:
-        return len(inspect.signature(function).parameters)
+        names = list(inspect.signature(function).parameters)
     except (TypeError, ValueError):
-        return 2
+        return {}
+    if len(names) < 2:
+        raise meshnn.MeshnnValueError("Custom preprocessor must have at least two parameters: model and name")
+    keywords: dict[str, Any] = {}
+    for name in names[2:]:
+        if name == "ttnn_module_args":
+            keywords[name] = None
+        elif name == "convert_to_ttnn":
+            keywords[name] = convert_to_ttnn if convert_to_ttnn is not None else (lambda model, full_name: True)
+        else:
+            raise meshnn.MeshnnValueError(f"Custom preprocessor: unsupported parameter {name!r}")
+    return keywords

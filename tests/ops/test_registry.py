@@ -40,6 +40,7 @@ NOT_OPS = {  # public functions of the ops layer that launch no op, and why
     "register_post_operation_hook": "runs code around top-level ops",
     "p2p_compute_intermediate_tensor_spec": "computes a spec",
     "create_layer_norm_reciprocals": "makes a host table and puts it on the device (from_torch)",
+    "get_conv_output_dim": "a conv's output size: arithmetic",
 }
 HOST_HELPERS = {  # modules of the ops layer whose public functions are host helpers, and why
     "meshnn.ops.norm.group_norm_params": "group_norm's host helpers: they build host tensors and configs",

@@ -1595,6 +1595,25 @@ def written() -> list[Case]:
         VALUE,
         "input",
     )
+    uneven, grid1 = ttnn.create_sharded_memory_config_, ttnn.CoreGrid(x=1, y=1)
+    row("create_sharded_memory_config_", "shape an int", lambda e: uneven(5, grid1, ttnn.ShardStrategy.HEIGHT,
+        ttnn.ShardOrientation.ROW_MAJOR), TYPE, "shape")  # fmt: skip
+    row("create_sharded_memory_config_", "orientation None", lambda e: uneven([32, 32], grid1,
+        ttnn.ShardStrategy.HEIGHT, None), TYPE, "orientation")  # fmt: skip
+    row("create_sharded_memory_config_", "INTERLEAVED", lambda e: uneven([32, 32], grid1,
+        ttnn.TensorMemoryLayout.INTERLEAVED, ttnn.ShardOrientation.ROW_MAJOR), VALUE, "INTERLEAVED")  # fmt: skip
+    row("get_conv_output_dim", "stride 0", lambda e: ttnn.get_conv_output_dim(64, 3, 0), VALUE, "stride")
+    row("get_conv_output_dim", "window a string", lambda e: ttnn.get_conv_output_dim(64, "3"), TYPE, "window")
+    segformer = ttnn.experimental.nlp_create_qkv_heads_segformer
+    row("experimental.nlp_create_qkv_heads_segformer", "rank 3", lambda e: segformer(e.a_bf16), VALUE, "input")
+    row("experimental.nlp_create_qkv_heads_segformer", "dim 1 is 2", lambda e: segformer(e.heads), VALUE, "input")
+    row(
+        "experimental.nlp_create_qkv_heads_segformer",
+        "float32 row-major",
+        lambda e: segformer(e.rm),
+        VALUE,
+        "TILE",
+    )
     row(
         "experimental.nlp_concat_heads",
         "rank 3",

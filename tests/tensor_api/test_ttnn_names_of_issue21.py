@@ -87,6 +87,21 @@ def test_positional_mapper_and_composer_configs_are_ttnns_row_col_form(open_mesh
     assert np.array_equal(back, values)
 
 
+def test_a_composer_of_one_shard_takes_the_same_dim_twice_more_shards_do_not(open_mesh):
+    """models/common/auto_compose.py composes a replicated tensor of a 1x1 mesh with dims [0, 0] and
+    a [1, 1] override: one shard, returned whole (tt-metal's concat_ndim returns a single view
+    before it checks dims); with two shards the same dims are refused, as tt-metal refuses them."""
+    one = open_mesh((1, 1))
+    values = np.arange(12, dtype=np.float32).reshape(3, 4)
+    config = ttnn.MeshComposerConfig(dims=[0, 0], mesh_shape_override=ttnn.MeshShape([1, 1]))
+    tensor = ttnn.from_torch(values, device=one)
+    assert np.array_equal(ttnn.to_numpy(tensor, mesh_composer=ttnn.create_mesh_composer(one, config)), values)
+    two = open_mesh((1, 2))
+    replicated = ttnn.from_torch(values, device=two, mesh_mapper=ttnn.ReplicateTensorToMesh(two))
+    with pytest.raises(ttnn.MeshnnValueError, match="must be different"):
+        ttnn.to_numpy(replicated, mesh_composer=ttnn.create_mesh_composer(two, ttnn.MeshComposerConfig(dims=[0, 0])))
+
+
 def test_to_torch_composes_when_every_multi_device_axis_is_a_shard(open_mesh):
     mesh = open_mesh((2, 4))
     values = torch.arange(64 * 128, dtype=torch.float32).reshape(1, 1, 64, 128)

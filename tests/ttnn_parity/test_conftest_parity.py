@@ -154,6 +154,20 @@ def test_model_location_generator_gives_the_name_without_mlperf(model_location_g
     assert expected is None or model_location_generator(name, model_subdir="") == expected
 
 
+def test_is_ci_v2_env_reads_the_ci_infra_variable(is_ci_v2_env):
+    assert is_ci_v2_env is ("TT_GH_CI_INFRA" in os.environ)
+
+
+def test_is_single_card_n300_is_true_on_the_n300_only(device, is_single_card_n300):
+    assert is_single_card_n300 is (ttnn.cluster.get_cluster_type() == ttnn.cluster.ClusterType.N300)
+
+
+def test_get_tt_cache_path_makes_the_folder_under_default_dir(get_tt_cache_path, tmp_path):
+    path = get_tt_cache_path("state-spaces/mamba-2.8b", model_subdir="mamba", default_dir=str(tmp_path))
+    if not os.path.exists("/mnt/MLPerf/tt_dnn-models/tt/mamba/state-spaces/mamba-2.8b"):
+        assert path == tmp_path / "tt_dnn-models" / "tt" / "mamba" / "state-spaces" / "mamba-2.8b" and path.is_dir()
+
+
 def test_ensure_gc_is_autouse(request):
     assert "ensure_gc" in request.fixturenames and gc.isenabled()
 

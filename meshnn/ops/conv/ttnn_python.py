@@ -9,14 +9,25 @@ May import: the conv package.
 from __future__ import annotations
 
 from collections.abc import Callable
+from numbers import Integral
 from typing import Any
 
-from meshnn.errors import MeshnnValueError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.ops.conv.geometry import torch_module
 
 
 def get_conv_output_dim(input: int, window: int, stride: int = 1, pad: int = 0, dilation: int = 1) -> int:
-    """The output size of a conv along one dimension (``pad`` on each side)."""
+    """The output size of a conv along one dimension (``pad`` on each side), in elements:
+    ``(input + 2 pad - dilation (window - 1) - 1) // stride + 1`` (not positive when the window does
+    not fit, as ttnn gives it).  Arguments must be ints; ``window``, ``stride`` and ``dilation``
+    positive, ``input`` and ``pad`` not negative (ttnn's stride 0 is a ZeroDivisionError)."""
+    named = {"input": input, "window": window, "stride": stride, "pad": pad, "dilation": dilation}
+    for name, value in named.items():
+        if isinstance(value, bool) or not isinstance(value, Integral):
+            raise MeshnnTypeError(f"get_conv_output_dim: {name} must be an int, got {value!r}")
+        least, word = (1, "positive") if name in ("window", "stride", "dilation") else (0, "non-negative")
+        if value < least:
+            raise MeshnnValueError(f"get_conv_output_dim: {name} must be {word}, got {value}")
     return (input + 2 * pad - dilation * (window - 1) - 1) // stride + 1
 
 
