@@ -1,15 +1,23 @@
-"""Bad calls of the tail of ttnn names tt-metal's tree calls (stop 49): ``pad_to_tile_shape``."""
+"""Bad calls of the tail of ttnn names tt-metal's tree calls (stop 49): ``pad_to_tile_shape``,
+``experimental.nlp_kv_cache_load_slice``."""
 
 from __future__ import annotations
 
 import meshnn as ttnn
 
-from ..cases import TYPE, Case
+from ..cases import DEAD, TYPE, VALUE, Case
 
 
 def rows() -> list[Case]:
     pad = ttnn.pad_to_tile_shape
+    load = ttnn.experimental.nlp_kv_cache_load_slice
+    kv = "experimental.nlp_kv_cache_load_slice"
     return [
+        Case(kv, "row-major input", lambda e: load(e.rm, seq_len_start=0, seq_len_end=32), VALUE, "TILE"),
+        Case(kv, "a float start", lambda e: load(e.heads, seq_len_start=0.0, seq_len_end=32), TYPE, "seq_len_start"),
+        Case(kv, "end past the cache", lambda e: load(e.heads, seq_len_start=0, seq_len_end=64), VALUE, "seq_len_end"),
+        Case(kv, "a part tile", lambda e: load(e.heads, seq_len_start=0, seq_len_end=16), VALUE, "multiples of 32"),
+        Case(kv, "input deallocated", lambda e: load(e.freed, seq_len_start=0, seq_len_end=32), DEAD, "input_tensor"),
         Case("pad_to_tile_shape", "three dims", lambda e: pad([1, 2, 3]), TYPE, "unpadded_shape"),
         Case("pad_to_tile_shape", "a negative dim", lambda e: pad([1, 2, -3, 4]), TYPE, "unpadded_shape"),
     ]
