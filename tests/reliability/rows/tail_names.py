@@ -1,5 +1,5 @@
 """Bad calls of the tail of ttnn names tt-metal's tree calls (stop 49): ``pad_to_tile_shape``,
-``experimental.nlp_kv_cache_load_slice``."""
+``experimental.nlp_kv_cache_load_slice``, ``experimental.create_qkv_heads`` (and its separate-tensors form)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,24 @@ def rows() -> list[Case]:
     pad = ttnn.pad_to_tile_shape
     load = ttnn.experimental.nlp_kv_cache_load_slice
     kv = "experimental.nlp_kv_cache_load_slice"
+    qkv, sep = ttnn.experimental.create_qkv_heads, ttnn.experimental.create_qkv_heads_from_separate_tensors
     return [
+        Case("experimental.create_qkv_heads", "interleaved input", lambda e: qkv(e.heads, num_heads=1), VALUE, "BLOCK"),
+        Case(
+            "experimental.create_qkv_heads",
+            "a float head count",
+            lambda e: qkv(e.heads, num_heads=1.0),
+            TYPE,
+            "TILE|BLOCK|num_heads",
+        ),
+        Case(
+            "experimental.create_qkv_heads_from_separate_tensors",
+            "interleaved kv input",
+            lambda e: sep(e.heads, e.heads, num_heads=1),
+            VALUE,
+            "BLOCK",
+        ),
+        Case("experimental.create_qkv_heads", "input deallocated", lambda e: qkv(e.freed, num_heads=1), DEAD, "input"),
         Case(kv, "row-major input", lambda e: load(e.rm, seq_len_start=0, seq_len_end=32), VALUE, "TILE"),
         Case(kv, "a float start", lambda e: load(e.heads, seq_len_start=0.0, seq_len_end=32), TYPE, "seq_len_start"),
         Case(kv, "end past the cache", lambda e: load(e.heads, seq_len_start=0, seq_len_end=64), VALUE, "seq_len_end"),
