@@ -1,5 +1,6 @@
 """Bad calls of the tail of ttnn names tt-metal's tree calls (stop 49): ``pad_to_tile_shape``,
-``experimental.nlp_kv_cache_load_slice``, ``experimental.create_qkv_heads`` (and its separate-tensors form)."""
+``experimental.nlp_kv_cache_load_slice``, ``experimental.create_qkv_heads`` (and its separate-tensors
+form), ``experimental.isin``."""
 
 from __future__ import annotations
 
@@ -13,7 +14,11 @@ def rows() -> list[Case]:
     load = ttnn.experimental.nlp_kv_cache_load_slice
     kv = "experimental.nlp_kv_cache_load_slice"
     qkv, sep = ttnn.experimental.create_qkv_heads, ttnn.experimental.create_qkv_heads_from_separate_tensors
+    isin = ttnn.experimental.isin
     return [
+        Case("experimental.isin", "two dtypes", lambda e: isin(e.a, e.a_bf16), TYPE, "test_elements"),
+        Case("experimental.isin", "invert a string", lambda e: isin(e.a, e.a2, invert="yes"), TYPE, "invert"),
+        Case("experimental.isin", "elements deallocated", lambda e: isin(e.freed, e.a), DEAD, "elements"),
         Case("experimental.create_qkv_heads", "interleaved input", lambda e: qkv(e.heads, num_heads=1), VALUE, "BLOCK"),
         Case(
             "experimental.create_qkv_heads",
