@@ -1,12 +1,12 @@
 """Bad calls of the tail of ttnn names tt-metal's tree calls (stop 49): ``pad_to_tile_shape``,
 ``experimental.nlp_kv_cache_load_slice``, ``experimental.create_qkv_heads`` (and its separate-tensors
-form), ``experimental.isin``."""
+form), ``experimental.isin``, ``experimental.padded_slice``."""
 
 from __future__ import annotations
 
 import meshnn as ttnn
 
-from ..cases import DEAD, TYPE, VALUE, Case
+from ..cases import DEAD, L1_MC, TYPE, VALUE, Case
 
 
 def rows() -> list[Case]:
@@ -15,7 +15,22 @@ def rows() -> list[Case]:
     kv = "experimental.nlp_kv_cache_load_slice"
     qkv, sep = ttnn.experimental.create_qkv_heads, ttnn.experimental.create_qkv_heads_from_separate_tensors
     isin = ttnn.experimental.isin
+    ps = ttnn.experimental.padded_slice
     return [
+        Case(
+            "experimental.padded_slice",
+            "three starts",
+            lambda e: ps(e.heads, [0, 0, 0], [1, 2, 32, 32], memory_config=L1_MC),
+            TYPE,
+            "padded_slice_start",
+        ),
+        Case(
+            "experimental.padded_slice",
+            "an interleaved output",
+            lambda e: ps(e.heads, [0] * 4, [1, 2, 32, 32], memory_config=L1_MC),
+            VALUE,
+            "memory_config",
+        ),
         Case("experimental.isin", "two dtypes", lambda e: isin(e.a, e.a_bf16), TYPE, "test_elements"),
         Case("experimental.isin", "invert a string", lambda e: isin(e.a, e.a2, invert="yes"), TYPE, "invert"),
         Case("experimental.isin", "elements deallocated", lambda e: isin(e.freed, e.a), DEAD, "elements"),
