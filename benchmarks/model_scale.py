@@ -421,6 +421,7 @@ def run_case(name: str, steps: int, rounds: int, torch_dtypes: tuple[str, ...], 
     for key, values in times.items():
         result[key] = _best(values) / (steps if key.startswith("decode_") else 1)
     result["decoded_gb"] = DECODED.nbytes / 2**30  # counted against MESHNN_DECODED_BYTES
+    result["decoded_limit_gb"] = DECODED.limit / 2**30  # the bound (MESHNN_DECODED_BYTES, or its default)
     result["values_memo_gb"] = VALUES_MEMO.nbytes / 2**30  # float32 memos (MESHNN_VALUES_MEMO_BYTES)
     result["slab_pool_gb"] = SLAB_POOL.nbytes / 2**30  # freed slabs kept (MESHNN_SLAB_POOL_BYTES)
     result["end_rss_gb"] = _rss_gb()
@@ -498,7 +499,8 @@ def report(results: list[dict]) -> None:
         if "error" not in r:
             print(
                 f"{r['case']:>12} {r['layers']} layers: RSS after build {r['build_rss_gb']:.2f} GB, at the end "
-                f"{r['end_rss_gb']:.2f} GB; decoded memos counted {r['decoded_gb']:.2f} GB, float32 memos "
+                f"{r['end_rss_gb']:.2f} GB; decoded memos counted {r['decoded_gb']:.2f} GB (bound "
+                f"{r.get('decoded_limit_gb', float('nan')):.2f}), float32 memos "
                 f"{r['values_memo_gb']:.2f} GB, slab pool {r['slab_pool_gb']:.2f} GB"
             )
 

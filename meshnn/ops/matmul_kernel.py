@@ -22,7 +22,10 @@ are the same with memos on and off, eager and replayed):
   result rounded to bfloat16 first where the destination register's format asks it (above).
 
 Either way, a column-parallel product (x the same on every device, the weight sharded by columns)
-is ONE product of x with the weight shards side by side, chosen by comparing x's values.
+is ONE product of x with the weight shards side by side, chosen by comparing x's values.  On the
+float32 route, such a weight that the decoded bound will not keep is decoded from its bytes a
+block of columns at a time as the product reads its tiles (:class:`~meshnn.ops.operands.StreamedSides`:
+the same values, never a whole bfloat16 copy at each use).
 
 May import: :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' memo, decoded, operands,
 shared_rows and values modules.
@@ -42,7 +45,7 @@ from meshnn.host import omp
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.decoded import BF16_EXACT, Decoded
 from meshnn.ops.memo import BOUND_ROWS, bound_rows, relaid_memo
-from meshnn.ops.operands import bf16_products, bf16_torch, operand, operand_sides
+from meshnn.ops.operands import bf16_products, bf16_torch, operand, operand_sides, streamed_sides
 from meshnn.ops.shared_rows import same_values_on_every_device
 from meshnn.ops.values import logical_values, write_values
 from meshnn.ops.wide import Blocks
@@ -116,9 +119,10 @@ class Product:
         blocks = wide and (bf16_sums or math.prod(specs[1].shape) * in_rows[1].shape[0] * 4 > WIDE_WHOLE_BYTES)
         product, wide = (_wide_matmul, False) if blocks else (_matmul, wide)  # (wide: the weight's dtype now)
         if self.columns and k > 1 and _same_rows(torch, x):
-            w = operand_sides(in_rows[1], specs[1], torch, wide=wide)  # (K, k * N)
+            streamed = streamed_sides(in_rows[1], specs[1], torch) if blocks else None  # (a weight not kept)
+            w = streamed or operand_sides(in_rows[1], specs[1], torch, wide=wide)  # (K, k * N)
             rows = x[0].reshape(-1, w.shape[0])
-            memo = _decoded_of(in_rows[1], specs[1]) if blocks else None
+            memo = _decoded_of(in_rows[1], specs[1]) if blocks and streamed is None else None
             with omp.wide(rows.shape[0] * w.numel()):
                 array = _numpy(torch, product(torch, rows, w, memo, ("sides",)))  # (M, k * N)
             result = array.reshape(rows.shape[0], k, -1).transpose(1, 0, 2).reshape((k, *self.shape))

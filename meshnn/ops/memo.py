@@ -58,12 +58,18 @@ class Known:
         self.equal_rows = values.shape[0] == 1
 
 
+class _MemoRef(weakref.ref):
+    """A weak reference to a :class:`Known` memo carrying its entry's key and size (bytes)."""
+
+    __slots__ = ("key", "size")
+
+
 class ValuesMemo:
     """The bound on memos: ``put`` attaches one to a buffer, ``get`` finds it (or None)."""
 
     def __init__(self, limit_bytes: int) -> None:
         self.limit = limit_bytes
-        self._held: OrderedDict[int, tuple[weakref.ref, weakref.ref, int]] = OrderedDict()
+        self._held: OrderedDict[int, tuple[_MemoRef, weakref.ref, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.RLock()  # re-entered when a dropped memo's callback runs inside a drop
         self.hits = self.misses = 0
@@ -100,19 +106,20 @@ class ValuesMemo:
                 _, (known_ref, buffer_ref, _) = self._held.popitem(last=False)
                 self._drop(known_ref, buffer_ref)
             key = id(known)
-            self._held[key] = (weakref.ref(known, self._gone(key, size)), weakref.ref(buffer), size)
+            ref = _MemoRef(known, self._gone)
+            ref.key, ref.size = key, size
+            self._held[key] = (ref, weakref.ref(buffer), size)
             self._bytes += size
         buffer.memo = known
         return True
 
-    def _gone(self, key: int, size: int):
-        @passes_interrupts
-        def callback(_ref: weakref.ref) -> None:  # the memo was dropped by whoever changed the bytes
-            with self._lock:
-                if self._held.pop(key, None) is not None:
-                    self._bytes -= size
-
-        return callback
+    @passes_interrupts
+    def _gone(self, ref: _MemoRef) -> None:
+        """``ref``'s memo was dropped by whoever changed the bytes: its entry and bytes go (one
+        callback for every memo, its key and size on the reference: no closure made per op)."""
+        with self._lock:
+            if self._held.pop(ref.key, None) is not None:
+                self._bytes -= ref.size
 
     def _drop(self, known_ref: weakref.ref, buffer_ref: weakref.ref) -> None:
         """Drop a memo whose entry was just taken out of ``_held`` (its bytes with it)."""

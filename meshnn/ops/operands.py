@@ -7,8 +7,9 @@ go when the memo can stand for them: :mod:`meshnn.ops.decoded_bytes`).
 
 :func:`operand` gives ``(k, *spec.shape)`` values; :func:`operand_sides` a column-parallel
 weight's ``k`` matrices side by side, ``(K, k * N)``, for one product with an input that is the
-same on every device.  Both give the same values, bit for bit, whether they come from a memo or
-from the bytes (memos only save time).
+same on every device; :func:`streamed_sides` the same matrix decoded a block of columns at a time
+when the bound will not keep it.  All give the same values, bit for bit, whether they come from a
+memo or from the bytes (memos only save time).
 
 May import: the byte formats, the host threads, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` (the
 spec), :mod:`meshnn.ops.memo`, :mod:`meshnn.ops.decoded`, :mod:`meshnn.ops.decoded_bytes` and
@@ -17,6 +18,7 @@ spec), :mod:`meshnn.ops.memo`, :mod:`meshnn.ops.decoded`, :mod:`meshnn.ops.decod
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from typing import Any
@@ -177,6 +179,79 @@ def operand_sides(rows: np.ndarray, spec: TensorSpec, torch: Any, *, wide: bool 
     if bound is not None and bound.keep and not bound.first:
         keep(bound.buffer, rows, spec, sides, sides=True)
     return sides
+
+
+def streamed_sides(rows: np.ndarray, spec: TensorSpec, torch: Any) -> StreamedSides | None:
+    """A column-parallel block-float weight that the bound will not keep decoded (no memo, and
+    no room for one once stale memos made room), as :class:`StreamedSides`: its side-by-side
+    matrix decoded a block of columns at a time as a product asks for it, never whole (an 8B
+    model's LM head would take 1 GB of bfloat16 at each use).  None when the weight has a memo,
+    would be kept, or is not 32 x 32 tiles of a block float without padding: then
+    :func:`operand_sides`.  Its values are exactly :func:`operand_sides`' values."""
+    bound = bound_rows(rows) if BOUND_ROWS else None
+    shape = tuple(spec.shape)
+    if bound is None or bound.first or rows.shape[0] < 2 or len(shape) < 2 or math.prod(shape[:-2]) != 1:
+        return None
+    if not spec.dtype.is_block_float or spec.layout is not Layout.TILE or spec.tile.tile_shape != (32, 32):
+        return None
+    if spec.explicit_padded_shape is not None or tuple(spec.padded_shape) != shape or shape[-2] % 32 or shape[-1] % 32:
+        return None
+    if type(bound.buffer.memo) is Decoded or known_values(rows, spec) is not None:
+        return None  # (values at hand)
+    size = rows.shape[0] * math.prod(shape) * 2  # (its bfloat16 values: what a memo would count first)
+    if bound.keep and DECODED.make_room(size):
+        return None  # (kept once decoded: operand_sides)
+    if bound.buffer.has_deferred_write():
+        bound.buffer.settle()
+    return StreamedSides(torch, rows, spec)
+
+
+class StreamedSides:
+    """The ``(K, k * N)`` side-by-side bfloat16 matrix of a weight's ``k`` shards ``(K, N)``, 32 x
+    32 block-float tiles in ``rows``, decoded from the bytes a block of whole columns at a time:
+    indexing it ``[row span, column span]`` (as :func:`~meshnn.ops.matmul_kernel._wide_tiles`
+    asks for its tiles, a column block's tiles in turn) decodes that column span once, for all
+    rows, and serves its tiles from it (scratch of ``K`` x the span's width, bfloat16).  Read-only."""
+
+    __slots__ = ("_block", "_columns", "_rows", "_spec", "_torch", "shape")
+
+    def __init__(self, torch: Any, rows: np.ndarray, spec: TensorSpec) -> None:
+        self._torch, self._rows, self._spec = torch, rows, spec
+        self.shape = (spec.shape[-2], rows.shape[0] * spec.shape[-1])
+        self._columns: tuple[int, int] | None = None
+        self._block: Any = None
+
+    def dim(self) -> int:
+        return 2
+
+    def numel(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+    def __getitem__(self, index: tuple[slice, slice]) -> Any:
+        row_span, column_span = index
+        columns = (column_span.start or 0, self.shape[1] if column_span.stop is None else column_span.stop)
+        if columns != self._columns:
+            self._block, self._columns = self._decode(*columns), columns
+        return self._block[row_span]
+
+    def _decode(self, first: int, stop: int) -> Any:
+        """Columns ``first:stop`` of the side-by-side matrix (a multiple of 32 each), every row,
+        decoded from the tiles of the shards they cover."""
+        torch, spec = self._torch, self._spec
+        big_k, n = spec.shape[-2], spec.shape[-1]
+        tile_size = spec.tile.get_tile_size(spec.dtype)
+        fmt = BlockFloatFormat.of(spec.dtype)
+        block = torch.empty((big_k, stop - first), dtype=torch.bfloat16)
+        bits = block.view(torch.int16).numpy().view(np.uint16)
+        for device in range(first // n, -(-stop // n)):
+            low, high = max(first, device * n) - device * n, min(stop, (device + 1) * n) - device * n
+            grid = self._rows[device, : big_k * n // 1024 * tile_size].reshape(big_k // 32, n // 32, tile_size)
+            tiles = np.ascontiguousarray(grid[:, low // 32 : high // 32]).reshape(-1, tile_size)
+            out = bits[:, device * n + low - first : device * n + high - first]
+            if not unpack_bf16_rows(tiles, fmt, out):  # (a block the fast decoder leaves to the reference one)
+                values = decode(tiles.reshape(-1), spec.dtype, Layout.TILE, (big_k, high - low), tile=spec.tile)
+                out[...] = np.right_shift(values.astype(np.float32, copy=False).view(np.uint32), 16)
+        return block
 
 
 DECODE_CHUNK_VALUES = 1 << 22

@@ -197,6 +197,18 @@ def test_the_bound_comes_from_the_environment(monkeypatch):
         decoded_limit_from_env()
 
 
+def test_the_default_bound_is_a_quarter_of_a_24_gb_machine(monkeypatch):
+    """A 24 GiB machine keeps 6 GiB decoded (an 8B on a T3000: its 8 GB of bytes, this and about
+    3 GB more), a 64 GiB one the 8 GiB cap, an 8 GiB one 2 GiB."""
+    import meshnn.ops.decoded as module
+
+    monkeypatch.delenv("MESHNN_DECODED_BYTES", raising=False)
+    for gib, want in ((24, 6 << 30), (64, 8 << 30), (8, 2 << 30)):
+        pages = {"SC_PHYS_PAGES": (gib << 30) // 4096, "SC_PAGE_SIZE": 4096}
+        monkeypatch.setattr(module.os, "sysconf", pages.__getitem__)
+        assert decoded_limit_from_env() == want
+
+
 def test_a_replay_equals_the_eager_step_and_reads_a_new_weight(open_mesh, rng, decoded):
     mesh = open_mesh((1, 8), trace_region_size=1 << 20)
     rep, shard = ttnn.ReplicateTensorToMesh(mesh), ttnn.ShardTensorToMesh(mesh, dim=1)
