@@ -122,11 +122,25 @@ def _replays() -> tuple[list[bytes], bool, int]:
         ttnn.close_mesh_device(mesh)
 
 
+def _where_they_differ(with_memos: list[bytes], without: list[bytes]) -> str:
+    """Which outputs differ (0: the first eager step, 1-2: the replays, 3: the eager step after, 4:
+    the caches: k's devices, then v's), in how many bytes, from which byte to which, and in which
+    device blocks."""
+    parts = []
+    for i, (a, b) in enumerate(zip(with_memos, without, strict=True)):
+        if a != b:
+            at = np.flatnonzero(np.frombuffer(a, np.uint8) != np.frombuffer(b, np.uint8))
+            block = len(a) // (DEVICES * (2 if i == len(with_memos) - 1 else 1))
+            blocks = sorted({int(x) // block for x in at})
+            parts.append(f"output {i}: {at.size} of {len(a)} bytes differ, {at[0]}..{at[-1]}, device blocks {blocks}")
+    return "; ".join(parts)
+
+
 def test_a_replayed_attention_reads_memos_and_writes_the_bytes_of_memos_off():
     with_memos, deferred, hits = _with_memos(True, _replays)
     without, _, _ = _with_memos(False, _replays)
     assert deferred and hits >= 10, "the ops read their inputs' memos, the attention's output left deferred"
-    assert with_memos == without
+    assert with_memos == without, _where_they_differ(with_memos, without)
     assert with_memos[2] != with_memos[1] and with_memos[1] != with_memos[0], "new inputs give new outputs"
     assert with_memos[3] == with_memos[2], "the replay gave the eager step's bytes"
 
