@@ -56,8 +56,8 @@ def _ints(op: str, num_slices: object, slice_index: object) -> None:
 
 
 def _band(op: str, spec: TensorSpec, num_slices: object, slice_index: object) -> tuple[int, int, int]:
-    """(rows, width, band height) of ``spec``'s padded 2-D view, after ttnn's checks."""
-    _ints(op, num_slices, slice_index)
+    """(rows, width, band height) of ``spec``'s padded 2-D view, after ttnn's checks (the caller
+    checked the two ints' types first, :func:`_ints`)."""
     if not 0 <= slice_index < num_slices:  # type: ignore[operator]
         raise MeshnnValueError(
             f"ttnn.{op}: slice_index and num_slices don't match: slice_index = {slice_index}, num_slices = {num_slices}"
