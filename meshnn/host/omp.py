@@ -20,7 +20,9 @@ without one), nothing is changed and torch runs as it would. Which count a kerne
 size and torch's count alone, never on the data or on the thread that runs it, so an eager step
 and its replay compute alike.
 
-Part of the ``host`` layer; imports nothing of meshnn (torch's runtime when torch is loaded).
+Part of the ``host`` layer; imports only :mod:`meshnn.host.torch_math` of meshnn (torch's runtime
+when torch is loaded).  Torch's math functions are settled (:func:`~meshnn.host.torch_math.settle_vml`)
+when this module is imported with torch loaded, and at the first kernel that uses torch.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from meshnn.host.torch_math import settle_vml
 
 WIDE_MIN_MACS = 1 << 26
 """A product of at least this many multiply-adds (67 M: a ``32 x 2048 @ 2048 x 1024``) runs on
@@ -75,6 +79,7 @@ def _functions() -> tuple[Any, Any] | None:
             return None  # (looked up again once the program imports torch)
         with _lock:
             if _runtime is _UNSET:
+                settle_vml()  # (before torch's first split call: pytorch/pytorch#188792)
                 _runtime = _find_runtime()
     return _runtime
 
@@ -127,3 +132,6 @@ def wide(macs: int) -> Iterator[None]:
 def available() -> bool:
     """Whether the calling thread's count can be set alone (torch loaded, its runtime found)."""
     return _functions() is not None
+
+
+settle_vml()  # (at ``import meshnn`` when the program imported torch first; else a no-op)

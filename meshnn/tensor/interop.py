@@ -18,6 +18,7 @@ import numpy as np
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout, Tile
+from meshnn.host.torch_math import settle_vml
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.observers import OBSERVERS, HostOpEvent, host_call
 from meshnn.tensor.composers import MeshToTensor, topology_composer
@@ -43,6 +44,7 @@ def _torch() -> Any:
         import torch
     except ImportError as error:
         raise MeshnnError(TORCH_EXTRA) from error
+    settle_vml()  # (before the program's next split torch call: meshnn.host.torch_math)
     return torch
 
 
