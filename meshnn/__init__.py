@@ -363,8 +363,8 @@ _LAZY |= {
 _PERF_CAPTURE = ("PerfCapture", "begin_perf_capture", "end_perf_capture", "perf_capture")
 _LAZY |= dict.fromkeys(_PERF_CAPTURE, "meshnn.ops.perf_capture")
 _LAZY["SlidingWindowParallelConfig"] = "meshnn.ops.conv.parallel_config"
-_LAZY["get_conv_output_dim"] = "meshnn.ops.conv.ttnn_python"
 _LAZY["p2p_compute_intermediate_tensor_spec"] = "meshnn.ops.ccl.point_to_point"  # ttnn._ttnn...point_to_point's
+_LAZY |= {"get_conv_output_dim": "meshnn.ops.conv.ttnn_python", "pad_to_tile_shape": "meshnn.formats.layout"}
 
 
 def _export_ops() -> dict[str, object]:

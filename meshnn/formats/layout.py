@@ -298,3 +298,17 @@ def pad_to_tile(values: np.ndarray, pad_value: object, tile: Tile = DEFAULT_TILE
     multiples with ``pad_value``, data at the origin."""
     target = padded_shape(values.shape, Layout.TILE, tile)
     return pad(values, target, (0,) * len(target), pad_value)
+
+
+def pad_to_tile_shape(unpadded_shape: Sequence[int]) -> list[int]:
+    """``ttnn.pad_to_tile_shape``: a 4-D shape (a list or a ``ttnn.Shape``) with its last two dims
+    rounded up to 32 (the default tile's height and width, in elements), as a new list of ints.
+    ttnn binds it for exactly 4 uint32 dims; anything else is refused with a TypeError (as its
+    binding's), naming the argument."""
+    if isinstance(unpadded_shape, (str, bytes)) or not isinstance(unpadded_shape, Sequence):
+        raise MeshnnTypeError(f"pad_to_tile_shape: unpadded_shape must be a list of 4 ints, got {unpadded_shape!r}")
+    dims = list(unpadded_shape)
+    if len(dims) != 4 or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in dims):
+        raise MeshnnTypeError(f"pad_to_tile_shape: unpadded_shape must be 4 non-negative ints, got {dims!r}")
+    height, width = DEFAULT_TILE.tile_shape
+    return [*dims[:2], _round_up(dims[2], height), _round_up(dims[3], width)]
