@@ -67,53 +67,53 @@ def _tile_up(n: int) -> int:
     return -(-n // TILE) * TILE
 
 
-def _check_dims(
-    named: dict[str, Tensor], logical_n: object, ring: int, flags: tuple[bool, bool], q_chunk: int
+def check_dims(
+    named: dict[str, Tensor], logical_n: object, ring: int, flags: tuple[bool, bool], q_chunk: int, op: str = OP
 ) -> tuple[int, ...]:
     """``(b, nh, n_local, L, d, d_v)`` checked as tt-metal checks them (with ``logical_n`` and the
-    balanced split's ``q_chunk_size``)."""
+    balanced split's ``q_chunk_size``); ``op`` names the op in the errors."""
     is_causal, is_balanced = flags
     if isinstance(logical_n, bool) or not isinstance(logical_n, int | np.integer):
-        raise MeshnnTypeError(f"ttnn.{OP}: logical_n must be an int, got {logical_n!r}")
-    b, nh, n_local, d = of_rank(OP, "input_tensor_q", named["input_tensor_q"], 4, "[b, nh, N / R, d]")
-    kb, nk, nk_local, kd = of_rank(OP, "input_tensor_k", named["input_tensor_k"], 4, "[b, nkv, N / R, d]")
-    vb, nv, nv_local, dv = of_rank(OP, "input_tensor_v", named["input_tensor_v"], 4, "[b, nkv, N / R, d_v]")
+        raise MeshnnTypeError(f"ttnn.{op}: logical_n must be an int, got {logical_n!r}")
+    b, nh, n_local, d = of_rank(op, "input_tensor_q", named["input_tensor_q"], 4, "[b, nh, N / R, d]")
+    kb, nk, nk_local, kd = of_rank(op, "input_tensor_k", named["input_tensor_k"], 4, "[b, nkv, N / R, d]")
+    vb, nv, nv_local, dv = of_rank(op, "input_tensor_v", named["input_tensor_v"], 4, "[b, nkv, N / R, d_v]")
     if n_local < nk_local:
         raise NotImplementedByMeshnn(
-            f"ttnn.{OP}: a per-device q ({n_local} rows) shorter than k ({nk_local}): the chunked-prefill and "
+            f"ttnn.{op}: a per-device q ({n_local} rows) shorter than k ({nk_local}): the chunked-prefill and "
             "cross-attention forms are not simulated"
         )
     if n_local > nk_local or nv_local != nk_local:
         raise MeshnnValueError(
-            f"ttnn.{OP}: per-device q, k and v sequences must match, got {n_local}, {nk_local}, {nv_local}"
+            f"ttnn.{op}: per-device q, k and v sequences must match, got {n_local}, {nk_local}, {nv_local}"
         )
     if kb != b or vb != b:
-        raise MeshnnValueError(f"ttnn.{OP}: K and V batch sizes must match Q's {b}, got {kb} and {vb}")
+        raise MeshnnValueError(f"ttnn.{op}: K and V batch sizes must match Q's {b}, got {kb} and {vb}")
     if kd != d or (not is_causal and dv != d):
-        raise MeshnnValueError(f"ttnn.{OP}: head dimensions must match; q {d}, k {kd}, v {dv}")
+        raise MeshnnValueError(f"ttnn.{op}: head dimensions must match; q {d}, k {kd}, v {dv}")
     if nv != nh or nk not in (nv, 1):
-        raise MeshnnValueError(f"ttnn.{OP}: Q ({nh}) and V ({nv}) num_heads must match, and K's ({nk}) be V's or 1")
+        raise MeshnnValueError(f"ttnn.{op}: Q ({nh}) and V ({nv}) num_heads must match, and K's ({nk}) be V's or 1")
     if n_local % TILE:
-        raise MeshnnValueError(f"ttnn.{OP}: the per-device sequence {n_local} must be divisible by {TILE}")
+        raise MeshnnValueError(f"ttnn.{op}: the per-device sequence {n_local} must be divisible by {TILE}")
     if not 0 < logical_n <= n_local * ring:
-        raise MeshnnValueError(f"ttnn.{OP}: logical_n must be in 1..{n_local * ring} (N), got {logical_n}")
+        raise MeshnnValueError(f"ttnn.{op}: logical_n must be in 1..{n_local * ring} (N), got {logical_n}")
     length = 0
     if "joint_tensor_q" in named:
         if is_causal:
-            raise MeshnnValueError(f"ttnn.{OP}: causality is enabled only for ring attention (no joint tensors)")
+            raise MeshnnValueError(f"ttnn.{op}: causality is enabled only for ring attention (no joint tensors)")
         shapes = [
-            of_rank(OP, n, named[n], 4, "[b, nh, L, d]") for n in ("joint_tensor_q", "joint_tensor_k", "joint_tensor_v")
+            of_rank(op, n, named[n], 4, "[b, nh, L, d]") for n in ("joint_tensor_q", "joint_tensor_k", "joint_tensor_v")
         ]
         if any(s[0] != b or s[3] != d for s in shapes) or shapes[1][2] != shapes[0][2] or shapes[2][2] != shapes[0][2]:
-            raise MeshnnValueError(f"ttnn.{OP}: joint tensors must be [{b}, nh, L, {d}] of one L, got {shapes}")
+            raise MeshnnValueError(f"ttnn.{op}: joint tensors must be [{b}, nh, L, {d}] of one L, got {shapes}")
         if shapes[0][1] != nh or shapes[1][1] != nk or shapes[2][1] != nv:
-            raise MeshnnValueError(f"ttnn.{OP}: joint tensors' heads must be q's, k's and v's, got {shapes}")
+            raise MeshnnValueError(f"ttnn.{op}: joint tensors' heads must be q's, k's and v's, got {shapes}")
         length = shapes[0][2]
     if is_balanced and not is_causal:
-        raise MeshnnValueError(f"ttnn.{OP}: is_balanced (zig-zag load balancing) is causal-only")
+        raise MeshnnValueError(f"ttnn.{op}: is_balanced (zig-zag load balancing) is causal-only")
     if is_balanced and (n_local // 2) % q_chunk:
         raise MeshnnValueError(
-            f"ttnn.{OP}: with is_balanced, half the per-device sequence ({n_local // 2}) must be a multiple of "
+            f"ttnn.{op}: with is_balanced, half the per-device sequence ({n_local // 2}) must be a multiple of "
             f"q_chunk_size ({q_chunk})"
         )
     return b, nh, n_local, length, d, dv
@@ -175,7 +175,7 @@ def ring_joint_scaled_dot_product_attention(
     if dim != 2:
         raise MeshnnValueError(f"ttnn.{OP}: the ring gathers the sequence, dim 2; got dim={dim!r}")
     ring = ring_size(OP, mesh, cluster_axis, q)
-    b, nh, n_local, length, d, dv = _check_dims(named, logical_n, ring, (is_causal, is_balanced), config.q_chunk_size)
+    b, nh, n_local, length, d, dv = check_dims(named, logical_n, ring, (is_causal, is_balanced), config.q_chunk_size)
     sems = semaphores(OP, "multi_device_global_semaphore", multi_device_global_semaphore, mesh, None)
     options = dict(num_links=num_links, topology=topology, subdevice_id=subdevice_id, cluster_axis=cluster_axis)
     attrs = link_options(OP, mesh, options, links_required=True)
@@ -183,11 +183,11 @@ def ring_joint_scaled_dot_product_attention(
     kernel_config = check_compute_kernel_config(OP, compute_kernel_config)
     attrs.update(dim=2, multi_device_global_semaphore=sems, ccl_core_grid_offset=offset)
     given = {"k": persistent_output_buffer_k, "v": persistent_output_buffer_v}
-    gathered = _gather(named, mesh, given, cluster_axis, attrs)
+    gathered = gather_kv(named, mesh, given, cluster_axis, attrs)
     dims = (b, nh, n_local, length, dv)
     flags = (is_causal, is_balanced, int(logical_n), ring, int(cluster_axis))
     extra = {"program_config": config, "compute_kernel_config": kernel_config}
-    return _attend(named, gathered, dims, flags, factor, extra)
+    return attend(named, gathered, dims, flags, factor, extra)
 
 
 def _inputs(tensors: tuple, flags: dict[str, object], unsimulated: dict[str, object]) -> dict[str, Tensor]:
@@ -226,15 +226,15 @@ def _grid(mesh, program_config: object, ccl_core_grid_offset: object, column_maj
     return config, offset
 
 
-def _gather(named: dict[str, Tensor], mesh, given: dict[str, object], cluster_axis: int, attrs: dict):
+def gather_kv(named: dict[str, Tensor], mesh, given: dict[str, object], cluster_axis: int, attrs: dict, op: str = OP):
     """k and v gathered along the ring into their persistent buffers (both checked before either runs)."""
     buffers = {}
     for x, value in given.items():
         source = named[f"input_tensor_{x}"]
-        spec = gathered_spec(OP, source, mesh, 2, cluster_axis, None)
-        buffers[x] = (source, spec, persistent(OP, f"persistent_output_buffer_{x}", value, mesh, spec))
+        spec = gathered_spec(op, source, mesh, 2, cluster_axis, None)
+        buffers[x] = (source, spec, persistent(op, f"persistent_output_buffer_{x}", value, mesh, spec))
     return {
-        x: run_all_gather(OP, source, mesh, (2, cluster_axis), spec, dict(attrs), into=into)
+        x: run_all_gather(op, source, mesh, (2, cluster_axis), spec, dict(attrs), into=into)
         for x, (source, spec, into) in buffers.items()
     }
 
@@ -244,17 +244,17 @@ def _causal_inputs(names: list[str], tensors: list[object]) -> dict[str, Tensor]
     return {n: joint_inputs(OP, (t,), (n,), SDPA_DTYPES)[n] for n, t in zip(names, tensors, strict=True)}
 
 
-def _attend(named, gathered, dims, flags, factor, attrs) -> tuple[Tensor, Tensor, Tensor]:
-    """The attention program over q, the gathered k and v and the joint tensors."""
+def attend(named, gathered, dims, flags, factor, attrs, op: str = OP) -> tuple[Tensor, Tensor, Tensor]:
+    """The attention program of ``op`` over q, the gathered k and v and the joint tensors."""
     b, nh, n_local, length, dv = dims
     is_causal, is_balanced, logical_n, ring, axis = flags
     q = named["input_tensor_q"]
     mesh = q.storage.mesh_buffer.device()
     memory = MemoryConfig()
-    spec = out_spec_like(q, shape=(b, nh, n_local, dv), dtype=DataType.BFLOAT16, memory_config=memory, op=OP)
-    joint_spec = out_spec_like(q, shape=(b, nh, length, dv), dtype=DataType.BFLOAT16, memory_config=memory, op=OP)
+    spec = out_spec_like(q, shape=(b, nh, n_local, dv), dtype=DataType.BFLOAT16, memory_config=memory, op=op)
+    joint_spec = out_spec_like(q, shape=(b, nh, length, dv), dtype=DataType.BFLOAT16, memory_config=memory, op=op)
     rows = _tile_up(n_local) + _tile_up(length)
-    stats_spec = out_spec_like(q, shape=(b, nh, 2 * rows, 1), dtype=DataType.BFLOAT16, memory_config=memory, op=OP)
+    stats_spec = out_spec_like(q, shape=(b, nh, 2 * rows, 1), dtype=DataType.BFLOAT16, memory_config=memory, op=op)
     inputs = [q, gathered["k"], gathered["v"]] + [
         named[n] for n in ("joint_tensor_q", "joint_tensor_k", "joint_tensor_v") if n in named
     ]
@@ -296,5 +296,5 @@ def _attend(named, gathered, dims, flags, factor, attrs) -> tuple[Tensor, Tensor
         "scale": float(factor),
     }
     outs = [Output(spec), Output(joint_spec), Output(stats_spec)]
-    out, joint_out, stats = launch(OP, mesh, inputs, outs, kernel, reads_memos=True, attrs=attrs)
+    out, joint_out, stats = launch(op, mesh, inputs, outs, kernel, reads_memos=True, attrs=attrs)
     return out, joint_out, stats

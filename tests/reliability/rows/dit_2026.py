@@ -1,7 +1,8 @@
-"""Bad calls of the diffusion transformers' ops (stop 49, ``models/tt_dit``): joint and ring joint
-attention, the DiT layer norm's two halves, the halo collectives (neighbor pad, slice reshard) and
-the all-gather fused minimal matmul.  ``e.mesh`` is 2x4; ``e.heads`` bfloat16 TILE [1, 2, 32, 32]
-per device; ``e.a`` float32 TILE [1, 3, 40]; ``e.w`` [40, 24]; ``e.rm`` its ROW_MAJOR twin; ``e.sems`` semaphores."""
+"""Bad calls of the diffusion transformers' ops (stop 49, ``models/tt_dit``): joint, ring joint and
+(stop 51) exp ring joint attention, the DiT layer norm's two halves, the halo collectives (neighbor
+pad, slice reshard) and the all-gather fused minimal matmul.  ``e.mesh`` is 2x4; ``e.heads``
+bfloat16 TILE [1, 2, 32, 32] per device; ``e.a`` float32 TILE [1, 3, 40]; ``e.w`` [40, 24];
+``e.rm`` its ROW_MAJOR twin; ``e.sems`` semaphores."""
 
 from __future__ import annotations
 
@@ -27,6 +28,17 @@ def _ring(e, **kwargs):
     return ttnn.transformer.ring_joint_scaled_dot_product_attention(h, h, h, **{**options, **kwargs})
 
 
+def _exp(e, **kwargs):
+    h = e.heads
+    options = dict(
+        persistent_output_buffer_k=h, persistent_output_buffer_v=h, joint_strategy="rear", logical_n=100,
+        program_config=ttnn.SDPAProgramConfig(q_chunk_size=32, k_chunk_size=32), dim=2,
+        multi_device_global_semaphore=e.sems[:2], num_links=2, cluster_axis=1, mesh_device=e.mesh,
+        topology=ttnn.Topology.Ring,
+    )  # fmt: skip
+    return ttnn.transformer.exp_ring_joint_scaled_dot_product_attention(h, h, h, **{**options, **kwargs})
+
+
 def _pad(e, tensor=None, **kwargs):
     args = dict(dim=[1], padding_left=[1], padding_right=[1], padding_mode="zeros", cluster_axis=[1])
     args.update(kwargs)
@@ -45,6 +57,7 @@ def _agmm(e, **kwargs):
 def rows() -> list[Case]:
     x, tr = ttnn.experimental, "transformer."
     joint, ring = tr + "joint_scaled_dot_product_attention", tr + "ring_joint_scaled_dot_product_attention"
+    exp = tr + "exp_ring_joint_scaled_dot_product_attention"
     pre, post = "experimental.dit_layernorm_pre_allgather", "experimental.dit_layernorm_post_allgather"
     pad, reshard = "experimental.neighbor_pad_async", "experimental.slice_reshard_async"
     agmm = "experimental.all_gather_minimal_matmul_async"
@@ -58,6 +71,11 @@ def rows() -> list[Case]:
         Case(ring, "the SDPA grid over the gather's cores", lambda e: _ring(e, ccl_core_grid_offset=(0, 2)),
              VALUE, "overlaps"),
         Case(ring, "logical_n past the gathered sequence", lambda e: _ring(e, logical_n=4096), VALUE, "logical_n"),
+        Case(exp, "one link", lambda e: _exp(e, num_links=1), VALUE, "2 links"),
+        Case(exp, "a Linear topology", lambda e: _exp(e, topology=ttnn.Topology.Linear), VALUE, "Ring"),
+        Case(exp, "padding past a device's share", lambda e: _exp(e, logical_n=64), VALUE, "Delta"),
+        Case(exp, "one joint tensor of three", lambda e: _exp(e, joint_tensor_q=e.heads), VALUE, "joint"),
+        Case(exp, "a list for logical_n", lambda e: _exp(e, logical_n=[100]), TYPE, "logical_n"),
         Case(pre, "a ROW_MAJOR input", lambda e: x.dit_layernorm_pre_allgather(e.rm, e.a), VALUE, "TILE"),
         Case(post, "stats not of 64-wide pairs", lambda e: x.dit_layernorm_post_allgather(e.a_bf16, e.a_bf16),
              VALUE, "stats"),
