@@ -46,16 +46,28 @@ def reduce_scatter_minimal_async(
     compute_kernel_config: object = None,
 ) -> Tensor:
     """``ttnn.reduce_scatter(input_tensor, dim, cluster_axis)`` with the fabric op's arguments."""
-    op = "experimental.reduce_scatter_minimal_async"
+    options = dict(num_links=num_links, topology=topology, cluster_axis=cluster_axis, chunks_per_sync=chunks_per_sync)
+    options.update(num_workers_per_link=num_workers_per_link, num_buffers_per_channel=num_buffers_per_channel)
+    options.update(subdevice_id=subdevice_id, barrier_semaphore=barrier_semaphore)
+    configs = (memory_config, intermediate_memory_config, compute_kernel_config)
+    given = (input_tensor, persistent_output_buffers, dim, multi_device_global_semaphore)
+    return fabric_reduce_scatter("experimental.reduce_scatter_minimal_async", given, options, configs, {})
+
+
+def fabric_reduce_scatter(op: str, given: tuple, options: dict, configs: tuple, extra: dict) -> Tensor:
+    """The reduce-scatter of ``given = (input_tensor, persistent_output_buffers, dim, semaphores)``
+    with the fabric ops' ``options`` and ``configs = (memory_config, intermediate_memory_config,
+    compute_kernel_config)`` checked, ``extra`` recorded beside them; launched as ``op``."""
+    input_tensor, persistent_output_buffers, dim, multi_device_global_semaphore = given
+    memory_config, intermediate_memory_config, compute_kernel_config = configs
     if dim is None:
         raise MeshnnTypeError(f"ttnn.{op}: dim must be an int, got None")
     tensor, mesh, axis_dim = checked_input(op, input_tensor, dim)
+    cluster_axis = options["cluster_axis"]
     ring_size(op, mesh, cluster_axis)
     sems = semaphores(op, "multi_device_global_semaphore", multi_device_global_semaphore, mesh, 3)
-    barrier = optional_semaphore(op, "barrier_semaphore", barrier_semaphore, mesh)
-    options = dict(num_links=num_links, topology=topology, cluster_axis=cluster_axis, chunks_per_sync=chunks_per_sync)
-    options.update(num_workers_per_link=num_workers_per_link, num_buffers_per_channel=num_buffers_per_channel)
-    attrs = link_options(op, mesh, options | {"subdevice_id": subdevice_id}, links_required=True)
+    barrier = optional_semaphore(op, "barrier_semaphore", options.pop("barrier_semaphore"), mesh)
+    attrs = link_options(op, mesh, options, links_required=True)
     if len(tensor.shape) < 2:
         raise MeshnnValueError(f"ttnn.{op}: input_tensor needs rank >= 2, got {list(tensor.shape)}")
     for name, config in (("memory_config", memory_config), ("intermediate_memory_config", intermediate_memory_config)):
@@ -63,7 +75,7 @@ def reduce_scatter_minimal_async(
             raise MeshnnTypeError(f"ttnn.{op}: {name} must be a ttnn.MemoryConfig, got {config!r}")
     spec = scattered_spec(op, tensor, mesh, (dim, axis_dim), cluster_axis, memory_config)
     into = _output_buffer(op, persistent_output_buffers, mesh, tensor, intermediate_memory_config, spec)
-    attrs.update(dim=axis_dim, multi_device_global_semaphore=sems, barrier_semaphore=barrier, subdevice_id=subdevice_id)
+    attrs.update(dim=axis_dim, multi_device_global_semaphore=sems, barrier_semaphore=barrier, **extra)
     attrs.update(
         intermediate_memory_config=intermediate_memory_config, persistent_output_buffers=persistent_output_buffers
     )

@@ -39,6 +39,23 @@ def _exp(e, **kwargs):
     return ttnn.transformer.exp_ring_joint_scaled_dot_product_attention(h, h, h, **{**options, **kwargs})
 
 
+def _mmrs(e, **kwargs):
+    config = ttnn.init_device_compute_kernel_config(e.mesh.arch())
+    args = dict(dim=3, sems=e.sems[:3])
+    args.update(kwargs)
+    dim, sems = args.pop("dim"), args.pop("sems")
+    return ttnn.experimental.minimal_matmul_strided_reduce_scatter_async(
+        e.heads, e.heads, dim, sems, ttnn.CoreCoord(0, 6), compute_kernel_config=config, cluster_axis=1, **args
+    )
+
+
+def _srs(e, **kwargs):
+    args = dict(dim=3, mm_block_ht=1, mm_block_wt=1, cluster_axis=1)
+    args.update(kwargs)
+    dim = args.pop("dim")
+    return ttnn.experimental.strided_reduce_scatter_async(e.heads, None, dim, e.sems[:3], **args)
+
+
 def _pad(e, tensor=None, **kwargs):
     args = dict(dim=[1], padding_left=[1], padding_right=[1], padding_mode="zeros", cluster_axis=[1])
     args.update(kwargs)
@@ -58,6 +75,7 @@ def rows() -> list[Case]:
     x, tr = ttnn.experimental, "transformer."
     joint, ring = tr + "joint_scaled_dot_product_attention", tr + "ring_joint_scaled_dot_product_attention"
     exp = tr + "exp_ring_joint_scaled_dot_product_attention"
+    mmrs, srs = "experimental.minimal_matmul_strided_reduce_scatter_async", "experimental.strided_reduce_scatter_async"
     pre, post = "experimental.dit_layernorm_pre_allgather", "experimental.dit_layernorm_post_allgather"
     pad, reshard = "experimental.neighbor_pad_async", "experimental.slice_reshard_async"
     agmm = "experimental.all_gather_minimal_matmul_async"
@@ -76,6 +94,11 @@ def rows() -> list[Case]:
         Case(exp, "padding past a device's share", lambda e: _exp(e, logical_n=64), VALUE, "Delta"),
         Case(exp, "one joint tensor of three", lambda e: _exp(e, joint_tensor_q=e.heads), VALUE, "joint"),
         Case(exp, "a list for logical_n", lambda e: _exp(e, logical_n=[100]), TYPE, "logical_n"),
+        Case(mmrs, "dim 2", lambda e: _mmrs(e, dim=2), VALUE, "dim=3"),
+        Case(mmrs, "an input of two channels", lambda e: _mmrs(e), VALUE, "batch size 1"),
+        Case(srs, "dim 2", lambda e: _srs(e, dim=2), VALUE, "dim=3"),
+        Case(srs, "a Linear topology", lambda e: _srs(e, topology=ttnn.Topology.Linear), VALUE, "Ring"),
+        Case(srs, "an input of two channels", lambda e: _srs(e), VALUE, "C=1"),
         Case(pre, "a ROW_MAJOR input", lambda e: x.dit_layernorm_pre_allgather(e.rm, e.a), VALUE, "TILE"),
         Case(post, "stats not of 64-wide pairs", lambda e: x.dit_layernorm_post_allgather(e.a_bf16, e.a_bf16),
              VALUE, "stats"),
