@@ -16,7 +16,7 @@ calling thread alone (no OpenMP region: nothing to race), so every kernel is pic
 call that torch splits.  meshnn does it once a process, as soon as it sees torch loaded: at
 ``import meshnn`` (when torch came first), else at its first conversion from or to torch or its
 first kernel that uses torch.  It changes no value torch computes afterwards (those are the HA
-kernels' either way) and costs well under a millisecond.
+kernels' either way) and costs about 2 ms, once.
 
 Part of the ``host`` layer; imports nothing of meshnn (torch only when the program loaded it).
 """
