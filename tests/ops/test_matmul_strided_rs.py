@@ -98,6 +98,8 @@ CASES = {
     "addcmul without its scalar": (dict(addcmul_input_tensor1="a", addcmul_input_tensor2="a"), ValueError, "scalar"),
     "a width not of whole tiles a device": (dict(n=32 * 12), ValueError, "N_tiles"),
     "no compute kernel config": (dict(no_config=True), TypeError, "compute_kernel_config"),
+    "no buffers a channel": (dict(num_buffers_per_channel=0), ValueError, "num_buffers_per_channel must be positive"),
+    "a zero chunk width": (dict(chunk_width_in_mm_blocks=0), ValueError, "chunk_width_in_mm_blocks must be positive"),
 }
 
 

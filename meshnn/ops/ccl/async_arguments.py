@@ -55,7 +55,7 @@ def _count(op: str, name: str, value: object) -> int | None:
 
 def link_options(op: str, mesh: MeshDevice, options: dict[str, object], *, links_required: bool) -> dict[str, object]:
     """The link options checked (num_links within the worker rows, topology Ring or Linear, the
-    chunk and worker counts positive); returned as attrs."""
+    chunk, worker and buffer counts positive when given); returned as attrs."""
     links = options.get("num_links")
     if links is None and links_required:
         raise MeshnnTypeError(f"ttnn.{op}: num_links must be an int, got None")
@@ -69,7 +69,7 @@ def link_options(op: str, mesh: MeshDevice, options: dict[str, object], *, links
     topology = options.get("topology")
     if topology is not None and topology not in (Topology.Ring, Topology.Linear):
         raise MeshnnValueError(f"ttnn.{op}: topology must be ttnn.Topology.Ring or Linear, got {topology!r}")
-    for name in ("chunks_per_sync", "num_workers_per_link", "num_buffers_per_channel"):
+    for name in ("chunks_per_sync", "chunk_width_in_mm_blocks", "num_workers_per_link", "num_buffers_per_channel"):
         _count(op, name, options.get(name))
     check_subdevice(op, mesh, options.get("subdevice_id"))
     return dict(options)

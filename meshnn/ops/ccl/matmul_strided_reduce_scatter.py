@@ -90,12 +90,14 @@ def minimal_matmul_strided_reduce_scatter_async(
     second through the fused addcmul when ``fused_ternary_scalar`` is given)."""
     mesh, x, w, ring = _operands((input_tensor, weight_tensor, bias), dim, topology, config, cluster_axis)
     sems = semaphores(_OP, "multi_device_global_semaphore", multi_device_global_semaphore, mesh, 3)
-    attrs = _hardware(mesh, (num_links, topology, cluster_axis, sub_device_id, num_workers_per_link))
+    options = dict(num_links=num_links, topology=topology, cluster_axis=cluster_axis, subdevice_id=sub_device_id)
+    options.update(num_workers_per_link=num_workers_per_link, num_buffers_per_channel=num_buffers_per_channel)
+    options["chunk_width_in_mm_blocks"] = chunk_width_in_mm_blocks
+    attrs = link_options(_OP, mesh, options, links_required=True)
     attrs.update(
-        dim=3, multi_device_global_semaphore=sems, num_buffers_per_channel=num_buffers_per_channel,
+        dim=3, multi_device_global_semaphore=sems,
         barrier_semaphore=optional_semaphore(_OP, "barrier_semaphore", barrier_semaphore, mesh),
         core_grid_offset=grid_offset(_OP, "reduce_scatter_core_grid_offset", reduce_scatter_core_grid_offset),
-        chunk_width_in_mm_blocks=_positive("chunk_width_in_mm_blocks", chunk_width_in_mm_blocks),
         using_persistent_buffers=_flag(using_persistent_buffers),
         intermediate_memory_config=_memory_config("rs_intermediate_mem_config", rs_intermediate_mem_config),
     )  # fmt: skip
@@ -111,12 +113,17 @@ def minimal_matmul_strided_reduce_scatter_async(
     if scalar is None:
         return [out, run_reduce_scatter(_OP, out, mesh, (3, cluster_axis), spec, attrs, into=into)]
     scattered = run_reduce_scatter(_OP, out, mesh, (3, cluster_axis), spec, attrs)
+    return [out, _then_addcmul(scattered, scalar, (addcmul_input_tensor1, addcmul_input_tensor2), into)]
+
+
+def _then_addcmul(scattered: Tensor, scalar: float, tensors: tuple, into: Tensor | None) -> Tensor:
+    """``tensors[0] + scalar * scattered * tensors[1]`` (the fused ternary of the reduce-scatter's
+    last write), into ``into`` when given; the scattered slice is freed."""
     try:
-        final = addcmul(addcmul_input_tensor1, scattered, addcmul_input_tensor2, value=scalar,
-                        memory_config=spec.memory_config, output_tensor=into)  # fmt: skip
+        return addcmul(tensors[0], scattered, tensors[1], value=scalar, memory_config=scattered.memory_config(),
+                       output_tensor=into)  # fmt: skip
     finally:
         deallocate(scattered)
-    return [out, final]
 
 
 def _operands(tensors: tuple, dim: object, topology: object, config: object, cluster_axis: object):
@@ -138,26 +145,6 @@ def _operands(tensors: tuple, dim: object, topology: object, config: object, clu
             f"ttnn.{_OP}: MM output N_tiles ({w.spec.padded_shape[-1] // TILE}) must be divisible by ring_size ({ring})"
         )
     return mesh, x, w, ring
-
-
-def _hardware(mesh: MeshDevice, given: tuple) -> dict[str, object]:
-    """The link options checked (``num_links`` positive, as every async collective's)."""
-    links, topology, axis, subdevice, workers = given
-    if links is None:
-        raise MeshnnTypeError(f"ttnn.{_OP}: num_links must be an int, got None")
-    options = dict(num_links=links, topology=topology, cluster_axis=axis, subdevice_id=subdevice)
-    options["num_workers_per_link"] = workers
-    return link_options(_OP, mesh, options, links_required=True)
-
-
-def _positive(name: str, value: object) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise MeshnnTypeError(f"ttnn.{_OP}: {name} must be an int or None, got {value!r}")
-    if value < 1:
-        raise MeshnnValueError(f"ttnn.{_OP}: {name} must be positive, got {value}")
-    return value
 
 
 def _flag(value: object) -> bool:

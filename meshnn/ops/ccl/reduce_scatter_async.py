@@ -66,7 +66,7 @@ def fabric_reduce_scatter(op: str, given: tuple, options: dict, configs: tuple, 
     cluster_axis = options["cluster_axis"]
     ring_size(op, mesh, cluster_axis)
     sems = semaphores(op, "multi_device_global_semaphore", multi_device_global_semaphore, mesh, 3)
-    barrier = optional_semaphore(op, "barrier_semaphore", options.pop("barrier_semaphore"), mesh)
+    barrier = optional_semaphore(op, "barrier_semaphore", options["barrier_semaphore"], mesh)
     attrs = link_options(op, mesh, options, links_required=True)
     if len(tensor.shape) < 2:
         raise MeshnnValueError(f"ttnn.{op}: input_tensor needs rank >= 2, got {list(tensor.shape)}")
