@@ -5,6 +5,8 @@ a memo returned stale values."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -297,6 +299,25 @@ def test_a_large_cache_read_sparsely_is_not_decoded_whole_and_reads_each_update(
     assert got == want and held == want
 
 
+@pytest.mark.parametrize("source", ["numpy", "torch float32", "torch bfloat16", "numpy without torch"])
+def test_pages_are_gathered_heads_first_from_every_kind_of_held_cache(source, monkeypatch):
+    """:func:`cache_reads._by_head` (a page's rows copied whole, per device and kv head) gives
+    ``cache[i, table[i, u, c], h]`` from a float32 array, a memo's torch tensor (float32 or
+    bfloat16: widened exactly) and, with no torch, by numpy's gather."""
+    rng = np.random.default_rng(5)
+    values = torch.randn(2, 10, 3, 32, 16, generator=torch.Generator().manual_seed(5)).bfloat16().float()
+    table = np.stack([rng.permutation(10)[:6].reshape(2, 3), rng.integers(0, 10, (2, 3))])  # repeats on device 1
+    cache = {"torch float32": values, "torch bfloat16": values.bfloat16()}.get(source, values.numpy())
+    if source == "numpy without torch":
+        monkeypatch.setitem(sys.modules, "torch", None)
+    got = cache_reads._by_head(cache, table)
+    assert got.dtype == np.float32 and got.shape == (2, 3, 2, 3, 32, 16)
+    for i in range(2):
+        for h in range(3):
+            want = values.numpy()[i][table[i].reshape(-1), h]
+            assert np.array_equal(got[i, h].reshape(6, 32, 16), want), (i, h)
+
+
 def _users_sharded():
     grid = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(7, 0))])
     return ttnn.create_sharded_memory_config(
@@ -312,8 +333,9 @@ def test_pages_alone_decode_to_the_values_of_the_whole_cache(open_mesh, rng, dec
     wholes = [ttnn.to_torch(t).float().numpy() for t in ttnn.get_device_tensors(cache)]
     decoded.limit = 0
     got = cache_reads.page_values(rows, spec, table)  # unbound rows (no memo): only the pages read
+    assert got.shape == (2, 2, 4, 3 * 32, 64)  # (devices, kv heads, users, positions, d): heads first
     for device in range(2):
-        want = wholes[device][table[device]].transpose(0, 2, 1, 3, 4).reshape(4, 2, 3 * 32, 64)
+        want = wholes[device][table[device]].transpose(2, 0, 1, 3, 4).reshape(2, 4, 3 * 32, 64)
         assert np.array_equal(got[device], want)
     contiguous = ttnn.from_torch(torch.randn(4, 2, 256, 64), device=mesh, **BFP8)
     lead = cache_reads.leading_values(contiguous.storage.mesh_buffer.rows(), contiguous.spec, 20)

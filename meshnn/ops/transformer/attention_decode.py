@@ -44,7 +44,7 @@ from meshnn.ops.transformer.cache_args import (
 )
 from meshnn.ops.transformer.cache_reads import leading_values, page_values
 from meshnn.ops.transformer.checks import tile_input
-from meshnn.ops.transformer.products import product
+from meshnn.ops.transformer.products import product, softmax_values
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
@@ -319,25 +319,27 @@ class DecodePlan:
         q = self._get(in_rows, "input_tensor_q")[:, 0]  # (k, users, heads, d)
         n = q.shape[0]
         pos = self._positions(in_rows, n, users)
-        k_vals, v_vals = self._caches(in_rows, n, users, pos)
+        k_vals, v_vals, by_head = self._caches(in_rows, n, users, pos)
+        swap = (lambda a: a.transpose(0, 2, 1, 3, 4)) if by_head else (lambda a: a)  # (users, kv) <-> (kv, users)
         total = k_vals.shape[3]
         group = heads // kv_heads
-        grouped = q.reshape(n, users, kv_heads, group, d) * self.factor
-        scores = product(grouped, np.swapaxes(k_vals, -1, -2))  # (n, users, kv, group, total)
+        grouped = np.ascontiguousarray(swap(q.reshape(n, users, kv_heads, group, d) * self.factor))
+        scores = product(grouped, np.swapaxes(k_vals, -1, -2))  # (n, users, kv, group, total), or kv first
         keep = self._keep(pos, n, users, total)
         if keep is not None:
-            scores = np.where(keep[:, :, None, None, :], scores, -np.inf)
+            scores = np.where(swap(keep[:, :, None, None, :]), scores, -np.inf)
         if "attn_mask" in self.names:
-            scores += self._get(in_rows, "attn_mask")[:, 0, :users, :heads].reshape(n, users, kv_heads, group, -1)
-        out = _softmax_values(scores, v_vals, self._sink(in_rows, n, heads, kv_heads, group))
+            scores += swap(self._get(in_rows, "attn_mask")[:, 0, :users, :heads].reshape(n, users, kv_heads, group, -1))
+        sink = self._sink(in_rows, n, heads, kv_heads, group)
+        out = swap(softmax_values(scores, v_vals, None if sink is None else swap(sink)))
         out = out.reshape(n, 1, users, heads, v_vals.shape[-1])
         if keep is not None:
             out = np.where(keep.any(axis=-1)[:, None, :, None, None], out, 0.0)
         write_values(out_rows[0], np.ascontiguousarray(out, dtype=np.float32), self.spec, owned=True)
 
-    def _caches(self, in_rows, n: int, users: int, pos: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """The keys and values a call reads, ``(n, users, kv, positions, d)``: causal, only the
-        positions up to the furthest user's (its pages, or its leading rows); else all."""
+    def _caches(self, in_rows, n: int, users: int, pos: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, bool]:
+        """The keys and values a call reads, ``(n, users, kv, positions, d)`` (paged: ``(n, kv, users, ...)``,
+        True third), causal: only the positions up to the furthest user's (its pages, or its leading rows)."""
         span = None if pos is None else max(1, int(pos.max()) + 1)
         k_spec, v_spec = (self.specs[self.names.index(name)] for name in ("input_tensor_k", "input_tensor_v"))
         k_rows, v_rows = (settled(in_rows[self.names.index(name)]) for name in ("input_tensor_k", "input_tensor_v"))
@@ -347,14 +349,15 @@ class DecodePlan:
             if span is not None:
                 columns = np.arange(-(-span // k_spec.shape[2]))
                 table = table[:, :, columns if self.modulo is None else columns % (self.modulo // k_spec.shape[2])]
-            return self._with_values(page_values(k_rows, k_spec, table), lambda: page_values(v_rows, v_spec, table))
+            keys = page_values(k_rows, k_spec, table)  # (heads first: the same matrices, batched in another order)
+            return self._with_values(keys, lambda: page_values(v_rows, v_spec, table), True)
         if span is None:
             return self._with_values(self._get(in_rows, "input_tensor_k"), lambda: self._get(in_rows, "input_tensor_v"))
         return self._with_values(leading_values(k_rows, k_spec, span), lambda: leading_values(v_rows, v_spec, span))
 
-    def _with_values(self, keys: np.ndarray, values) -> tuple[np.ndarray, np.ndarray]:
-        """The keys and the values (read only when they are not the keys' first columns)."""
-        return keys, (keys[..., : self.head_dim_v] if self.head_dim_v else values())
+    def _with_values(self, keys: np.ndarray, values, by_head: bool = False) -> tuple[np.ndarray, np.ndarray, bool]:
+        """The keys, the values (read only when they are not the keys' first columns), ``by_head``."""
+        return keys, (keys[..., : self.head_dim_v] if self.head_dim_v else values()), by_head
 
     def _sink(self, in_rows, n: int, heads: int, kv_heads: int, group: int) -> np.ndarray | None:
         if "attention_sink" not in self.names:
@@ -384,17 +387,3 @@ class DecodePlan:
         if self.window is not None:
             keep &= rows > pos[..., None] - self.window
         return np.broadcast_to(keep, (n, users, total))
-
-
-def _softmax_values(scores: np.ndarray, values: np.ndarray, sink: np.ndarray | None) -> np.ndarray:
-    """``softmax(scores) @ values`` per (user, kv head), normalised last; a sink logit joins the
-    denominator.  A row masked everywhere gives NaN (its output is replaced by the caller)."""
-    top = scores.max(axis=-1, keepdims=True)
-    if sink is not None:
-        top = np.maximum(top, sink)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        weights = np.exp(scores - top)
-        total = weights.sum(axis=-1, keepdims=True)
-        if sink is not None:
-            total = total + np.exp(sink - top)
-        return product(weights, values) / total  # (n, users, kv, group, d)

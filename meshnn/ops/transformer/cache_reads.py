@@ -31,6 +31,7 @@ operands and values.
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import Any
 
 import numpy as np
@@ -106,9 +107,10 @@ def _decoded_tiles(tiles: np.ndarray, spec: TensorSpec, shape: tuple[int, ...]) 
 
 
 def page_values(rows: np.ndarray, spec: TensorSpec, table: np.ndarray) -> np.ndarray:
-    """``(n, users, kv, columns x block, d)`` values of a paged cache ``[blocks, kv, block, d]``
-    (``rows``: its ``n`` devices' bytes) through ``table`` ``(n, users, columns)``: user ``u``'s
-    pages in order (an out-of-range block reads block 0: masked or unused)."""
+    """``(n, kv, users, columns x block, d)`` values of a paged cache ``[blocks, kv, block, d]``
+    (``rows``: its ``n`` devices' bytes) through ``table`` ``(n, users, columns)``, heads first:
+    for each kv head, user ``u``'s pages in order (an out-of-range block reads block 0: masked or
+    unused).  Heads first is the order a page's rows are copied in whole (:func:`_by_head`)."""
     blocks, kv, block, d = tuple(spec.shape)
     n, users, columns = table.shape
     safe = np.where((table >= 0) & (table < blocks), table, 0)
@@ -119,12 +121,34 @@ def page_values(rows: np.ndarray, spec: TensorSpec, table: np.ndarray) -> np.nda
         page = kv * grid[0] * grid[1]
         tiles = rows[:, : blocks * page].reshape(n, blocks, page)[:, used]
         cache, safe = _decoded_tiles(tiles, spec, (n, used.size, kv, block, d)), where.reshape(safe.shape)
-    if isinstance(cache, np.ndarray):
-        picked = cache[np.arange(n)[:, None, None], safe].transpose(0, 1, 3, 2, 4, 5)
-    else:  # a torch tensor: (n, users, columns, kv, block, d) -> (n, users, kv, columns, block, d)
-        torch = sys.modules["torch"]
-        picked = cache[torch.arange(n)[:, None, None], torch.from_numpy(safe.astype(np.int64))].transpose(2, 3)
-    return _floats(picked).reshape(n, users, kv, columns * block, d)
+    return _by_head(cache, safe).reshape(n, kv, users, columns * block, d)
+
+
+def _by_head(cache: np.ndarray | Any, safe: np.ndarray) -> np.ndarray:
+    """``(n, kv, users, columns, block, d)`` float32: ``cache[i, safe[i, u, c], h]`` of a cache
+    ``(n, blocks, kv, block, d)`` (float32 numpy, or a torch tensor) for every device ``i``, head
+    ``h``.  With torch, one ``index_select`` per (device, head) copies each page's ``[block, d]``
+    rows whole (about a third of the time of a gather in the cache's own order and a transpose)."""
+    n, users, columns = safe.shape
+    kv, block, d = cache.shape[2:]
+    torch = sys.modules.get("torch")
+    if torch is None:
+        picked = cache[np.arange(n)[:, None, None], safe]  # (n, users, columns, kv, block, d)
+        return np.ascontiguousarray(picked.transpose(0, 3, 1, 2, 4, 5), dtype=np.float32)
+    source = _as_tensor(torch, cache) if isinstance(cache, np.ndarray) else cache
+    out = torch.empty((n, kv, users * columns, block, d), dtype=source.dtype)
+    for i in range(n):
+        index = torch.from_numpy(safe[i].reshape(-1).astype(np.int64))
+        for h in range(kv):
+            torch.index_select(source[i, :, h], 0, index, out=out[i, h])
+    return _floats(out.view(n, kv, users, columns, block, d))
+
+
+def _as_tensor(torch: Any, array: np.ndarray) -> Any:
+    """``array``'s memory as a torch tensor, only read (a memo's read-only values included)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch's warning of a read-only array
+        return torch.from_numpy(array)
 
 
 def leading_values(rows: np.ndarray, spec: TensorSpec, count: int) -> np.ndarray:

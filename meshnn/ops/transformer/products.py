@@ -46,3 +46,18 @@ def _as_torch(torch, array: np.ndarray, batch: tuple[int, ...]):
         warnings.simplefilter("ignore", UserWarning)  # torch's warning of a read-only array
         tensor = torch.from_numpy(array)
     return tensor.expand(*batch, *array.shape[-2:])
+
+
+def softmax_values(scores: np.ndarray, values: np.ndarray, sink: np.ndarray | None) -> np.ndarray:
+    """``softmax(scores) @ values`` of a decode attention, over the last axis of each batch matrix
+    (a user's kv head), normalised last; a ``sink`` logit (broadcast as ``scores``' row maxima)
+    joins the denominator.  A row masked everywhere gives NaN (its output is replaced by the caller)."""
+    top = scores.max(axis=-1, keepdims=True)
+    if sink is not None:
+        top = np.maximum(top, sink)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        weights = np.exp(scores - top)
+        total = weights.sum(axis=-1, keepdims=True)
+        if sink is not None:
+            total = total + np.exp(sink - top)
+        return product(weights, values) / total  # (..., group, d)
