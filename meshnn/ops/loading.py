@@ -66,6 +66,11 @@ experimental = registry.OpNamespace(
     **CCL_ENUMS,
 )
 experimental.__path__ = []  # a package, as ttnn's: its submodules import
+experimental.deepseek_prefill = registry.OpNamespace(
+    "experimental.deepseek_prefill",
+    "ttnn.experimental.deepseek_prefill: the DeepSeek-V3 prefill ops meshnn has (its MoE dispatch and "
+    "combine, routed experts, padded KV caches).",
+)
 prim = registry.OpNamespace("prim", "ttnn.prim: the primitive device operations meshnn has.")
 kv_cache = registry.OpNamespace("kv_cache", "ttnn.kv_cache: the KV-cache writes under ttnn's older names.")
 moreh = registry.OpNamespace(
