@@ -1,13 +1,16 @@
-"""The slices conv2d's input slicing uses: ``ttnn.padded_slice`` (a window of an NHWC tensor
-flattened into one sharded ROW_MAJOR matrix ``[1, 1, N*H*W, C]``) and the flattened form of
-``ttnn.slice_write``'s input (a sharded ``[1, 1, rows, C]`` written back into an NHWC window).
+"""The slices conv2d's input slicing uses: ``ttnn.experimental.padded_slice`` (also ``ttnn.padded_slice``:
+a window of an NHWC tensor flattened into one sharded ROW_MAJOR matrix ``[1, 1, N*H*W, C]``) and the
+flattened form of ``ttnn.slice_write``'s input (a sharded ``[1, 1, rows, C]`` written back into an
+NHWC window).
 
-``padded_slice`` follows ttnn's output spec: the window's rows flattened, ``[1, 1, N*H*W, C]``, with
-the last dim the shard width for HEIGHT_SHARDED (the channels zero padded, or ``pad_value``, or cut
-to it) and the rows the shard height for WIDTH_SHARDED; ROW_MAJOR; bfloat8_b read out as bfloat16.
-The input is interleaved (ttnn refuses sharded inputs), the steps are 1 and the output sharded.
-ttnn's ends may reach into a TILE input's padding (they are checked against the padded shape);
-those values are the tile padding, zero here.
+``padded_slice`` follows ttnn's output spec (tt-metal's ``PaddedSliceDeviceOperation``): the window's
+rows flattened, ``[1, 1, N*H*W, C]``, with the last dim the shard width for HEIGHT_SHARDED (the
+channels zero padded, or cut to it) and the rows the shard height for WIDTH_SHARDED; ROW_MAJOR;
+bfloat8_b read out as bfloat16, every other dtype's values moved exactly.  The input is interleaved
+(ttnn refuses sharded inputs), the steps are 1 and the output sharded; ``output_tensor`` (of the
+output's spec) is written in place.  ttnn's ends may reach into a TILE input's padding (they are
+checked against the padded shape); those values are the tile padding, zero here.  ``pad_value`` is
+checked and recorded, and unused, as ttnn's binding leaves it: the padding is zeros.
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.formats`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`
 and the ops' checks, creation, data_movement, launch, outputs, registry and values modules.
@@ -29,14 +32,14 @@ from meshnn.ops.checks import device_input, int_list, same_mesh
 from meshnn.ops.creation import empty
 from meshnn.ops.data_movement import to_layout, to_memory_config
 from meshnn.ops.launch import Kernel, launch
-from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.outputs import Output, out_spec_like, output_into
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
-OP = "padded_slice"
+OP = "experimental.padded_slice"
 TILE = 32
 
 
@@ -77,7 +80,10 @@ def _out_shape(lo: list[int], hi: list[int], memory_config: MemoryConfig) -> tup
     return (1, 1, rows, cols)
 
 
-@register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.SLICE, device_operation="PaddedSliceDeviceOperation")
+@register(
+    OP, kind=OpKind.DATA_MOVEMENT, family=OpFamily.SLICE, device_operation="PaddedSliceDeviceOperation",
+    aliases=("padded_slice",),
+)  # fmt: skip
 def padded_slice(
     input_tensor: Tensor,
     padded_slice_start: Sequence[int],
@@ -91,8 +97,8 @@ def padded_slice(
     """The window ``start:end`` of a 4-D NHWC tensor as one sharded ROW_MAJOR ``[1, 1, N*H*W, C]``
     matrix in ``memory_config`` (see the module docstring for C and the rows)."""
     tensor = device_input(OP, "input_tensor", input_tensor)
-    _check_options(tensor, memory_config, output_tensor, pad_value)
-    lo, hi = _window(tensor, padded_slice_start, padded_slice_end, padded_slice_step)
+    lo, hi = _window(tensor, padded_slice_start, padded_slice_end, padded_slice_step)  # (ttnn's order: these first)
+    _check_options(tensor, memory_config, pad_value)
     shape = tuple(tensor.shape)
     spec = memory_config.shard_spec
     if (
@@ -110,10 +116,10 @@ def padded_slice(
     dtype = DataType.BFLOAT16 if tensor.dtype is DataType.BFLOAT8_B else tensor.dtype
     out = _aligned(tensor, out_shape, dtype, memory_config)
     mesh = same_mesh(OP, {"input_tensor": tensor})
-    fill = 0.0 if pad_value is None else float(pad_value)
-    kernel = _padded_kernel(tensor.spec, out, lo, hi, fill)
+    into = None if output_tensor is None else [output_into(OP, mesh, output_tensor, out, tensor.storage.coords)]  # type: ignore[union-attr]
+    kernel = _padded_kernel(tensor.spec, out, lo, hi)
     attrs = {"memory_config": memory_config, "start": lo, "end": hi, "pad_value": pad_value}
-    return launch(OP, mesh, [tensor], [Output(out)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]
+    return launch(OP, mesh, [tensor], [Output(out)], kernel, into=into, rowwise=True, reads_memos=True, attrs=attrs)[0]
 
 
 def _aligned(tensor: Tensor, shape: tuple[int, ...], dtype: DataType, memory_config: MemoryConfig) -> TensorSpec:
@@ -127,36 +133,36 @@ def _aligned(tensor: Tensor, shape: tuple[int, ...], dtype: DataType, memory_con
     return TensorSpec(shape, dtype, Layout.ROW_MAJOR, memory_config=memory_config, padded_shape=padded)
 
 
-def _check_options(tensor: Tensor, memory_config: object, output_tensor: object, pad_value: object) -> None:
-    """A sharded output memory config, an interleaved input, no output tensor, a numeric pad value."""
-    if not isinstance(memory_config, MemoryConfig) or not memory_config.is_sharded():
+def _check_options(tensor: Tensor, memory_config: object, pad_value: object) -> None:
+    """A sharded output memory config with a shard spec, an interleaved input, a numeric pad value."""
+    if not isinstance(memory_config, MemoryConfig) or not memory_config.is_sharded() or not memory_config.shard_spec:
         raise MeshnnValueError(
             f"ttnn.{OP}: memory_config must be a sharded ttnn.MemoryConfig (use slice for non-sharded outputs), "
             f"got {memory_config!r}"
         )
     if tensor.is_sharded():
         raise MeshnnValueError(f"ttnn.{OP}: input_tensor must be interleaved (padded_slice takes no sharded inputs)")
-    if output_tensor is not None:
-        raise MeshnnValueError(f"ttnn.{OP}: output_tensor is not supported by meshnn's padded_slice; leave it None")
     if pad_value is not None and (isinstance(pad_value, bool) or not isinstance(pad_value, int | float)):
         raise MeshnnTypeError(f"ttnn.{OP}: pad_value must be a number, got {pad_value!r}")
 
 
-def _padded_kernel(in_spec: TensorSpec, out: TensorSpec, lo: list[int], hi: list[int], fill: float) -> Kernel:
-    """The kernel: each device's window, flattened to rows, its columns padded with ``fill`` or cut."""
+def _padded_kernel(in_spec: TensorSpec, out: TensorSpec, lo: list[int], hi: list[int]) -> Kernel:
+    """The kernel: each device's window, flattened to rows, its columns zero padded or cut (values
+    exact: integers stay integers, floats of the input's dtype are written as they are)."""
     selector = (builtins.slice(None), *(builtins.slice(b, e) for b, e in zip(lo, hi, strict=True)))
     shape, out_shape = tuple(in_spec.shape), tuple(out.shape)
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], in_spec)
+        values = logical_values(in_rows[0], in_spec, as_float=False)
         grow = [(0, 0)] + [(0, max(0, e - d)) for e, d in zip(hi, shape, strict=True)]
         part = np.pad(values, grow)[selector]  # ends inside a TILE input's padding read zeros
         k, rows, cols = part.shape[0], out_shape[2], out.encoded_shape[-1]  # the alignment's pad is written too
         flat = part.reshape(k, -1, part.shape[-1])
-        result = np.full((k, rows, cols), fill, np.float32)
+        result = np.zeros((k, rows, cols), flat.dtype)
         r, c = min(rows, flat.shape[1]), min(cols, flat.shape[2])
         result[:, :r, :c] = flat[:, :r, :c]
-        write_values(out_rows[0], result.reshape(k, *out.encoded_shape), out)
+        exact = in_spec.dtype is out.dtype
+        write_values(out_rows[0], result.reshape(k, *out.encoded_shape), out, exact=exact, owned=True)
 
     return kernel
 

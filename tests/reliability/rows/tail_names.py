@@ -21,7 +21,7 @@ def rows() -> list[Case]:
             "experimental.padded_slice",
             "three starts",
             lambda e: ps(e.heads, [0, 0, 0], [1, 2, 32, 32], memory_config=L1_MC),
-            TYPE,
+            VALUE,
             "padded_slice_start",
         ),
         Case(
