@@ -25,6 +25,7 @@ ops' element-wise tables.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
 
@@ -94,6 +95,8 @@ def op_desc(event: OpEvent, outputs: Sequence[Tensor]) -> OpDesc | None:
         extra["attention"] = attention_config(attrs, decode=family is F.SDPA_DECODE)
     if name == "dram_prefetcher":  # it streams every layer's weights: num_layers of tensors[:-1], then the addresses
         inputs = inputs[:-1] * int(attrs.get("num_layers", 1)) + inputs[-1:]  # type: ignore[call-overload]
+    if name == "deepseek_moe_reduce_scatter":  # its 8 intermediates aside, one input: the 8 pieces of the last dim
+        inputs, outs = (_joined(inputs),), outs[-1:]
     if family in (F.KV_UPDATE, F.KV_FILL) and outs:
         inputs, outs = (outs[0], *inputs), ()  # written in place: the cache (the op's output) is inputs[0]
     return OpDesc(
@@ -111,6 +114,17 @@ def op_desc(event: OpEvent, outputs: Sequence[Tensor]) -> OpDesc | None:
 
 
 _BY_TENSORS = ("to_layout", "to_memory_config")
+
+
+def _joined(pieces: Sequence[TensorDesc]) -> TensorDesc:
+    """The tensor ``pieces`` (alike) make side by side along their last dim."""
+    first = pieces[0]
+    logical = first.logical_shape or first.shape
+    return dataclasses.replace(
+        first,
+        shape=(*first.shape[:-1], first.shape[-1] * len(pieces)),
+        logical_shape=(*logical[:-1], logical[-1] * len(pieces)),
+    )
 
 
 def _attributes(name: str, entry: object, attrs: Mapping[str, object]) -> tuple[tuple[str, str], ...]:
