@@ -83,8 +83,10 @@ def _reduce_one(op, mesh, tensor: Tensor, axis: int, output, memory_config, kern
     spec = out_spec_like(tensor, shape=_kept(tensor.shape, (axis,)), memory_config=memory_config, op=op)
     into = None if output is None else [output_into(op, mesh, output, spec, tensor.storage.coords)]  # type: ignore[union-attr]
 
+    tensor_spec = tensor.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], tensor.spec)
+        values = logical_values(in_rows[0], tensor_spec)
         write_values(out_rows[0], values.sum(axis=axis + 1, keepdims=True, dtype=np.float32), spec)
 
     attrs = {"dims": (axis,), "memory_config": spec.memory_config, "compute_kernel_config": kernel_config}
@@ -129,8 +131,10 @@ def deepseek_moe_fast_reduce_nc(
     shape = (*_kept(tensor.shape, (axis,))[:-1], width // parts)
     spec = out_spec_like(tensor, shape=shape, memory_config=output_memory_config, op=op)
 
+    tensor_spec = tensor.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        total = logical_values(in_rows[0], tensor.spec).sum(axis=axis + 1, keepdims=True, dtype=np.float32)
+        total = logical_values(in_rows[0], tensor_spec).sum(axis=axis + 1, keepdims=True, dtype=np.float32)
         for i, rows in enumerate(out_rows):
             write_values(rows, total[..., i * shape[-1] : (i + 1) * shape[-1]], spec)
 

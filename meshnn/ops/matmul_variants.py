@@ -210,8 +210,10 @@ def sparse_matmul(
     if optional_output_tensor is not None:
         into = [output_into(op, mesh, optional_output_tensor, spec, a.storage.coords)]  # type: ignore[union-attr]
 
+    in_specs = (a.spec, b.spec, mask.spec)  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows, out_rows, coords: tuple[MeshCoordinate, ...]) -> None:
-        av, bv, mv = (logical_values(r, t.spec) for r, t in zip(in_rows, (a, b, mask), strict=True))
+        av, bv, mv = (logical_values(r, sp) for r, sp in zip(in_rows, in_specs, strict=True))
         products = [
             _sparse_products(np, av[i], bv[i], mv[i], is_input_a_sparse, is_input_b_sparse) for i in range(len(av))
         ]

@@ -214,9 +214,12 @@ def uniform(
     config = check_compute_kernel_config(op, compute_kernel_config)
     shape = tuple(tensor.shape)
 
+    tensor_dtype = tensor.dtype  # (the kernel holds no tensor: a trace must not keep it allocated)
+    tensor_spec = tensor.spec
+
     def kernel(in_rows, out_rows, coords: tuple[MeshCoordinate, ...]) -> None:
-        values = _draws(rng, lo, hi, shape, tensor.dtype)
-        write_values(out_rows[0], np.broadcast_to(values, (out_rows[0].shape[0], *shape)), tensor.spec)
+        values = _draws(rng, lo, hi, shape, tensor_dtype)
+        write_values(out_rows[0], np.broadcast_to(values, (out_rows[0].shape[0], *shape)), tensor_spec)
 
     attrs = {"from": lo, "to": hi, "seed": seed, "compute_kernel_config": config}
     into = [output_into(op, mesh, tensor, tensor.spec, tensor.storage.coords)]  # type: ignore[union-attr]
@@ -269,8 +272,10 @@ def bernoulli(
     )
     into = None if output is None else [output_into(op, mesh, output, spec, tensor.storage.coords)]  # type: ignore[union-attr]
 
+    tensor_spec = tensor.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows, out_rows, coords: tuple[MeshCoordinate, ...]) -> None:
-        p = logical_values(in_rows[0], tensor.spec)
+        p = logical_values(in_rows[0], tensor_spec)
         draws = rng.random(p.shape[1:], dtype=np.float32)
         write_values(out_rows[0], (draws < p).astype(np.float32), spec)
 

@@ -158,10 +158,12 @@ def plus_one(
         raise MeshnnTypeError(f"ttnn.{op}: skip_negative_entries must be a bool, got {skip_negative_entries!r}")
     mesh = same_mesh(op, {"input_tensor": x})
 
+    x_spec = x.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows, out_rows, coords) -> None:
-        values = np.asarray(logical_values(in_rows[0], x.spec, as_float=False))
+        values = np.asarray(logical_values(in_rows[0], x_spec, as_float=False))
         stepped = np.where(values < 0, values, values + 1) if skip_negative_entries else values + 1
-        write_values(out_rows[0], stepped.astype(values.dtype), x.spec)
+        write_values(out_rows[0], stepped.astype(values.dtype), x_spec)
 
     attrs = {"skip_negative_entries": skip_negative_entries, "sub_core_grids": sub_core_grids}
     launch(op, mesh, [x], [Output(x.spec)], kernel, queue_id=queue_id, into=[x], attrs=attrs)

@@ -95,9 +95,11 @@ def prefix_scan(
         raise MeshnnValueError(f"ttnn.{op}: h_prev {list(th.shape)} must hold one state of width {ta.shape[-1]}")
     spec = out_spec_like(ta, dtype=_dtype(op, dtype, ta.dtype), memory_config=memory_config, op=op)
 
+    th_spec = th.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows, out_rows, coords: tuple[MeshCoordinate, ...]) -> None:
         av, bv = logical_values(in_rows[0], ta.spec), logical_values(in_rows[1], tb.spec)
-        state = logical_values(in_rows[2], th.spec).reshape(av.shape[0], -1).astype(np.float32)
+        state = logical_values(in_rows[2], th_spec).reshape(av.shape[0], -1).astype(np.float32)
         states = np.empty_like(bv)
         for t in range(av.shape[3]):
             state = av[:, 0, 0, t] * state + bv[:, 0, 0, t]

@@ -63,8 +63,10 @@ def barrier(
     coords = tensor.storage.coords  # type: ignore[union-attr]
     rows = [coord.to_linear_index(mesh.shape) for coord in coords]
 
+    tensor_spec = tensor.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
-        copy_shards(in_rows[0], out_rows[0], [(row, row) for row in rows], (tensor.spec, spec))
+        copy_shards(in_rows[0], out_rows[0], [(row, row) for row in rows], (tensor_spec, spec))
 
     attrs = {"topology": topology, "memory_config": spec.memory_config}
     out = Output(spec, coords=coords)

@@ -148,8 +148,10 @@ def broadcast(
     position = group.index(source)
     hops = max(position, len(group) - 1 - position)
 
+    tensor_spec = tensor.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
-        copy_shards(in_rows[0], out_rows[0], [(row, source) for row in group], (tensor.spec, spec))
+        copy_shards(in_rows[0], out_rows[0], [(row, source) for row in group], (tensor_spec, spec))
 
     axis = group_grid(mesh, cluster_axis, op)[1]
     placed = output_topology(tensor, axis, PlacementReplicate()) if axis is not None else None
@@ -180,10 +182,12 @@ def all_broadcast(
     _group_size(op, n)
     spec = out_spec_like(tensor, memory_config=memory_config, op=op)
 
+    tensor_spec = tensor.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
         for member in range(n):
             moves = [(row, group[member]) for group in groups for row in group]
-            copy_shards(in_rows[0], out_rows[member], moves, (tensor.spec, spec))
+            copy_shards(in_rows[0], out_rows[member], moves, (tensor_spec, spec))
 
     axis = group_grid(mesh, cluster_axis, op)[1]
     topology_out = output_topology(tensor, axis, PlacementReplicate())

@@ -106,11 +106,13 @@ def all_reduce_create_qkv_heads(*args: object, **kwargs: object) -> tuple[Tensor
                  final_memory_config=given["final_memory_config"], use_noc1_only=given["use_noc1_only"])  # fmt: skip
     label = operation_on(f"ttnn.{op}", tensor)
 
+    tensor_spec, offsets_spec = tensor.spec, offsets.spec  # (the kernel holds no tensor: a trace must not keep it)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], tensor.spec)
+        values = logical_values(in_rows[0], tensor_spec)
         totals = scattered_sums(mesh, values, coords, axis, label, lambda total, member: total)
         write_values(out_rows[0], np.ascontiguousarray(totals), reduced)
-        firsts = logical_values(in_rows[1], offsets.spec, as_float=False).reshape(len(coords), -1)[:, 0]
+        firsts = logical_values(in_rows[1], offsets_spec, as_float=False).reshape(len(coords), -1)[:, 0]
         if (firsts < 0).any() or (firsts + users > shape[2]).any():
             raise MeshnnValueError(f"ttnn.{op}: batch_offset {firsts.tolist()} + {users} users leave the {shape[2]}")
         rows = np.stack([totals[i, 0, 0, f : f + users, : head_dim * (heads + 2 * kv)] for i, f in enumerate(firsts)])

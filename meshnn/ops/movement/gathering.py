@@ -214,8 +214,10 @@ def nonzero(input_tensor: Tensor, *, memory_config: MemoryConfig | None = None) 
     index_spec = out_spec_like(tensor, shape=shape, dtype=DataType.UINT32, memory_config=memory_config, op=op)
     mesh = same_mesh(op, {"input_tensor": tensor})
 
+    tensor_spec = tensor.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        x = logical_values(in_rows[0], tensor.spec).reshape(-1, width)
+        x = logical_values(in_rows[0], tensor_spec).reshape(-1, width)
         counts = np.zeros((x.shape[0], 1, 1, 1, 8), np.uint32)
         places = np.zeros((x.shape[0], 1, 1, 1, width), np.uint32)
         for row in range(x.shape[0]):

@@ -140,8 +140,10 @@ def fill_implicit_tile_padding(
     kind = np.float32 if tensor.dtype.is_float else tensor.dtype.storage_dtype
     constant = np.array(fill).astype(kind) if np.isfinite(fill) or tensor.dtype.is_float else kind(0)
 
+    tensor_spec = tensor.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        elements = stored_elements(in_rows[0][:, :size], tensor.spec)
+        elements = stored_elements(in_rows[0][:, :size], tensor_spec)
         filled = np.where(mask, elements, constant).astype(elements.dtype, copy=False)
         out_rows[0][:, :size] = encode_elements(filled, spec)
 

@@ -82,8 +82,10 @@ def copied(op: str, tensor: Tensor, spec: TensorSpec) -> Tensor:
     mesh = same_mesh(op, {"input_tensor": tensor})
     size = spec.compute_packed_buffer_size_bytes()
 
+    tensor_spec = tensor.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        if not copied_values(in_rows[0], out_rows[0], tensor.spec, spec):
+        if not copied_values(in_rows[0], out_rows[0], tensor_spec, spec):
             out_rows[0][:, :size] = settled(in_rows[0])[:, :size]
 
     attrs = {"memory_config": spec.memory_config, "dtype": spec.dtype}

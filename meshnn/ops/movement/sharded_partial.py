@@ -184,12 +184,15 @@ def sharded_to_interleaved_partial(
     in_spec, out_spec, whole = _padded(source.spec), cache.spec, _padded(cache.spec)
     start = int(slice_index) * height
 
+    cache_dtype = cache.dtype  # (the kernel holds no tensor: a trace must not keep it allocated)
+    source_dtype = source.dtype
+
     def kernel(in_rows_: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         band = logical_values(in_rows_[0], in_spec, as_float=False)
         values = np.array(logical_values(in_rows_[1], whole, as_float=False), copy=True)
         flat = values.reshape(values.shape[0], rows, width)
         flat[:, start : start + height] = band.reshape(band.shape[0], height, width)
-        write_values(out_rows[0], values, whole, exact=source.dtype is cache.dtype)
+        write_values(out_rows[0], values, whole, exact=source_dtype is cache_dtype)
 
     attrs = {
         "num_slices": num_slices,

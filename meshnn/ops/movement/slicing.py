@@ -259,8 +259,10 @@ def slice_write(
     in_place = spec.layout is Layout.ROW_MAJOR and spec.explicit_padded_shape is None and not spec.dtype.is_block_float
     window = (builtins.slice(None), *selector)
 
+    source_spec = source.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        part = logical_values(in_rows[0], source.spec, as_float=False)
+        part = logical_values(in_rows[0], source_spec, as_float=False)
         if flat:  # ttnn's sharded [1, 1, rows, C]: the padded window's rows, cut to the window
             part = part.reshape(part.shape[0], *padded_window[:-1], part.shape[-1])
             part = part[(builtins.slice(None), *(builtins.slice(0, n) for n in sizes))]

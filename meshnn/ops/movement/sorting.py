@@ -108,8 +108,10 @@ def _run(
     where = tensor.storage.coords  # type: ignore[union-attr]
     into = None if given is None else [output_into(op, mesh, t, t.spec, where) for t in given]
 
+    tensor_spec = tensor.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        x = logical_values(in_rows[0], tensor.spec, as_float=False)
+        x = logical_values(in_rows[0], tensor_spec, as_float=False)
         if x.ndim == 1:  # a scalar: nothing to sort
             write_values(out_rows[0], x, specs[0])
             write_values(out_rows[1], np.zeros(x.shape, np.float32 if specs[1].dtype.is_float else np.uint32), specs[1])

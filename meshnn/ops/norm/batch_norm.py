@@ -170,8 +170,10 @@ def batch_norm(
     inputs = [x, *named.values()]
     names = list(named)
 
+    x_spec = x.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], x.spec)
+        values = logical_values(in_rows[0], x_spec)
         found = {n: logical_values(r, t.spec) for n, r, t in zip(names, in_rows[1:], inputs[1:], strict=True)}
         if training:
             mean, var = _batch_stats(values, exact)

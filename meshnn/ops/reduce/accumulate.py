@@ -224,8 +224,10 @@ def intimg(input_tensor: Tensor) -> Tensor:
     mesh = same_mesh(op, {"input_tensor": x})
     spec = x.spec
 
+    x_spec = x.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], x.spec).astype(np.float64)
+        values = logical_values(in_rows[0], x_spec).astype(np.float64)
         write_values(out_rows[0], np.cumsum(np.cumsum(values, axis=2), axis=3).astype(np.float32), spec)
 
     return launch(op, mesh, [x], [Output(spec)], kernel, rowwise=True, reads_memos=True)[0]

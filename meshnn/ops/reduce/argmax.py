@@ -136,12 +136,14 @@ def argmax(
         into, spec = [out], out.spec
     compute = bool(x.shape) and x.logical_volume() > 0
 
+    x_spec = x.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         k = in_rows[0].shape[0]
         if not compute:
             write_values(out_rows[0], np.zeros((k, *spec.shape), np.uint32), spec)
             return
-        values = logical_values(in_rows[0], x.spec)
+        values = logical_values(in_rows[0], x_spec)
         flat = values.reshape(k, -1) if dim is None else values
         index = flat.argmax(axis=-1).astype(np.uint32)
         write_values(out_rows[0], index.reshape((k, *spec.shape)), spec)

@@ -143,16 +143,18 @@ def reduce(
     device_axes = tuple(a + 1 for a in axes)
     empty = tensor.logical_volume() == 0
 
+    tensor_spec = tensor.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         k = in_rows[0].shape[0]
         if empty or not in_shape:
             fill = _EMPTY_FILL.get(kind, np.nan)
             values = np.full((k, *shape), fill, np.float32)
             if not in_shape and kind not in (Reduction.STD, Reduction.VAR):
-                values = logical_values(in_rows[0], tensor.spec)
+                values = logical_values(in_rows[0], tensor_spec)
             write_values(out_rows[0], values, spec)
             return
-        x = logical_values(in_rows[0], tensor.spec)
+        x = logical_values(in_rows[0], tensor_spec)
         result = _compute(kind, x, device_axes, factor, corrected)
         if spec.dtype is DataType.UINT32:
             result = np.asarray(result).astype(np.int64) & 0xFFFFFFFF

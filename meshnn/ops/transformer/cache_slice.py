@@ -95,8 +95,10 @@ def nlp_kv_cache_load_slice(
     into = None if output_tensor is None else [output_into(_OP, mesh, output_tensor, spec, x.storage.coords)]  # type: ignore[union-attr]
     padded, exact = (d0, d1, *tuple(x.padded_shape)[2:]), not x.dtype.is_block_float
 
+    x_spec = x.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], x.spec, as_float=False)
+        values = logical_values(in_rows[0], x_spec, as_float=False)
         if values.shape[1:] != padded:  # the tile padding past the logical shape holds zeros
             values = np.pad(values, [(0, 0), *((0, p - s) for p, s in zip(padded, values.shape[1:], strict=True))])
         window = np.ascontiguousarray(values[:, :, :, start:end, :])

@@ -295,8 +295,10 @@ def nlp_create_qkv_heads_falcon7b(
     specs = [TensorSpec((b, heads, s, _HEAD), x.dtype, Layout.TILE, memory_config=config) for heads in (_Q_HEADS, 1, 1)]
     exact = not x.dtype.is_block_float
 
+    x_spec = x.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        fused = logical_values(in_rows[0], x.spec, as_float=False)  # (d, b, 1, s, 4672)
+        fused = logical_values(in_rows[0], x_spec, as_float=False)  # (d, b, 1, s, 4672)
         split = fused[:, :, 0].reshape(fused.shape[0], b, s, _Q_HEADS + 2, _HEAD).transpose(0, 1, 3, 2, 4)
         parts = (split[:, :, :_Q_HEADS], split[:, :, -2:-1], split[:, :, -1:])
         for out, part, spec in zip(out_rows, parts, specs, strict=True):

@@ -94,8 +94,10 @@ def nlp_create_qkv_heads_decode(
     grids = ((heads, q_grid), (kv_heads, k_grid), (kv_heads, q_grid))
     specs = [_head_spec(x, config, g, n, users, d) for n, g in grids]
 
+    x_spec = x.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows, out_rows, coords) -> None:
-        values = logical_values(in_rows[0], x.spec, as_float=False)[:, 0, 0, first : first + users]
+        values = logical_values(in_rows[0], x_spec, as_float=False)[:, 0, 0, first : first + users]
         k = values.shape[0]
         split = values.reshape(k, 1, users, heads + 2 * kv_heads, d)
         parts = (split[:, :, :, :heads], split[:, :, :, heads : heads + kv_heads], split[:, :, :, heads + kv_heads :])

@@ -61,8 +61,10 @@ def nlp_create_qkv_heads_segformer(
     logical = tuple(int(d) for d in x.shape)
     exact = not x.dtype.is_block_float
 
+    x_spec = x.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], x.spec, as_float=False)
+        values = logical_values(in_rows[0], x_spec, as_float=False)
         n = values.shape[0]
         padded = np.zeros((n, b, 1, s, width), dtype=values.dtype)
         padded[:, :, :, : logical[2], : logical[3]] = values

@@ -77,11 +77,12 @@ def sharded_split(
         specs.append(TensorSpec((b, count, s, d), x.dtype, Layout.TILE, memory_config=out_config))
     in_specs = [x.spec] if kv is None else [x.spec, kv.spec]
     per_group, exact = heads // kv_heads, not x.dtype.is_block_float
+    fused = kv is None  # (the kernel holds no tensor: a trace must not keep it allocated)
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         parts = [logical_values(r, sp, as_float=False)[:, :, 0] for r, sp in zip(in_rows, in_specs, strict=True)]
         n = parts[0].shape[0]
-        if kv is None:
+        if fused:
             groups = parts[0].reshape(n, b, s, kv_heads, per_group + 2, d)
             q, k, v = groups[..., :per_group, :], groups[..., per_group, :], groups[..., per_group + 1, :]
         else:

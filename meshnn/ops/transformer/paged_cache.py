@@ -149,10 +149,13 @@ def _update_kernel(cache: Tensor, x: Tensor, idxs: list[int], inputs: list[Tenso
         rows = cache_rows(pos, heads, cp[2], table=table, users=users, blocks=cp[0])
         return values.reshape(k, batch * heads, width), rows.reshape(k, batch * heads)
 
+    cache_dtype = cache.dtype  # (the kernel holds no tensor: a trace must not keep it allocated)
+    cache_spec = cache.spec
+
     def kernel(in_rows, out_rows, coords) -> None:
         values, rows = positions_and_rows(in_rows)
-        stored = write_rows(out_rows[0], cache.dtype, cache.spec.tile, width, rows, values)
-        patch_rows(out_rows[0], cache.spec, rows, stored)
+        stored = write_rows(out_rows[0], cache_dtype, cache_spec.tile, width, rows, values)
+        patch_rows(out_rows[0], cache_spec, rows, stored)
 
     return kernel
 
@@ -313,9 +316,11 @@ def paged_fill_cache(
     count = xp[2] // tile.tile_shape[0]  # the input's tile rows; with a modulo only the last wrap's stay
     first = 0 if modulo is None else max(0, count - modulo // tile.tile_shape[0])
 
+    table_shape = table.shape  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows, out_rows, coords) -> None:
         k = in_rows[0].shape[0]
-        pages = integers(in_rows[1], specs[1]).reshape(k, -1, table.shape[1])
+        pages = integers(in_rows[1], specs[1]).reshape(k, -1, table_shape[1])
         user = integers(in_rows[2], specs[2]).reshape(k, -1)[:, 0] if len(inputs) > 2 else np.full(k, batch_idx)
         t = np.arange(first, count) % (count if modulo is None else modulo // tile.tile_shape[0])
         block = pages[np.arange(k)[:, None], user[:, None], (t * tile.tile_shape[0]) // cp[2]]  # (k, T)

@@ -164,8 +164,10 @@ def rotate_half(input: Tensor, *, memory_config: MemoryConfig | None = None) -> 
             raise MeshnnValueError(f"ttnn.{op}: {name} must be interleaved (rotate_half does not shard), got {config}")
     half = width // 2
 
+    x_spec = x.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], x.spec)
+        values = logical_values(in_rows[0], x_spec)
         write_values(out_rows[0], np.concatenate((-values[..., half:], values[..., :half]), axis=-1), spec)
 
     attrs = {"output_mem_config": spec.memory_config}
