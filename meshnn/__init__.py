@@ -198,6 +198,7 @@ from meshnn.ops.loading import experimental, kv_cache, prim, transformer
 from meshnn.ops.loading import load_catalog as _load_catalog
 from meshnn.ops.matmul_config import (
     MatmulMultiCoreReuseMultiCast1DProgramConfig,
+    MatmulMultiCoreReuseMultiCastBatchedDRAMShardedProgramConfig,
     MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig,
     MatmulMultiCoreReuseMultiCastProgramConfig,
     MatmulMultiCoreReuseProgramConfig,
@@ -299,8 +300,7 @@ _arm_interrupts()  # a Ctrl-C landing in one of meshnn's finalizers is deferred,
 
 Device = MeshDevice  # ttnn.Device: a device is a (1x1) mesh, as in ttnn
 IDevice = MeshDevice  # ttnn.IDevice, the device interface type of ttnn's annotations
-CppTensorToMesh = TensorToMesh  # ttnn's names of the mapper / composer base classes
-CppMeshToTensor = MeshToTensor
+CppTensorToMesh, CppMeshToTensor = TensorToMesh, MeshToTensor  # ttnn's names of the mapper / composer bases
 ReplicateTensorToMeshWrapper = ReplicateTensorToMesh  # what ttnn.ReplicateTensorToMesh(...) makes
 DeviceComputeKernelConfig = WormholeComputeKernelConfig  # ttnn's variant type of compute-kernel configs
 GetNumPCIeDevices = get_num_pcie_devices

@@ -51,6 +51,9 @@ ESTIMATED = ("meshnn_model", "unknown op: timed as a copy of its tensors")
 """The attribute an op the model has no family for carries in the ops-perf CSV."""
 
 _PROGRAMS = {p.value: p for p in MatmulProgram if p is not MatmulProgram.DEFAULT}
+_PROGRAMS["MatmulMultiCoreReuseMultiCastBatchedDRAMShardedProgramConfig"] = MatmulProgram.DRAM_SHARDED
+"""(the batch-sharded DRAM program is timed as the DRAM-sharded one: weights streamed once from the
+DRAM banks by their workers)"""
 _ACTIVATION_ATTRS = ("activation", "activations", "input_tensor_a_activations", "input_tensor_b_activations")
 
 

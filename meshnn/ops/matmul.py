@@ -28,6 +28,7 @@ from meshnn.ops.eltwise.activations import FUSABLE, activation_steps, apply_step
 from meshnn.ops.launch import launch
 from meshnn.ops.matmul_config import (
     MatmulMultiCoreReuseMultiCast1DProgramConfig,
+    check_batched_dram_sharded,
     check_matmul_program_config,
     output_shard_spec,
     validate_program_config,
@@ -185,6 +186,8 @@ def _output(
     a = inputs[0]
     act, kernel_config, config, out_config = _configs(op, mesh, a, shape, given)
     check_matmul_prefetch(op, mesh, (a, inputs[1], bias, global_cb, sub_device_id), config, out_config)
+    k_tiles = -(-_transposed(tuple(a.spec.padded_shape), given[0])[-1] // a.tile.tile_shape[1])
+    check_batched_dram_sharded(op, config, a, inputs[1], out_config, k_tiles)
     layout = _out_layout(op, config, dtype or a.dtype)
     spec = out_spec_like(a, shape=shape, dtype=dtype, layout=layout, memory_config=out_config, op=op)
     return act, kernel_config, config, spec

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from meshnn.device.buffer import ShardOrientation, ShardSpec
+from meshnn.device.buffer import ShardOrientation, ShardSpec, TensorMemoryLayout
 from meshnn.device.core import CoreCoord, CoreRange, CoreRangeSet, num_cores_to_corerangeset
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.ops.activation_arg import activation_arg
@@ -146,6 +146,52 @@ class MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig(JsonConfig):
 
 
 @dataclass(frozen=True, kw_only=True)
+class MatmulMultiCoreReuseMultiCastBatchedDRAMShardedProgramConfig(JsonConfig):
+    """``ttnn.MatmulMultiCoreReuseMultiCastBatchedDRAMShardedProgramConfig``: a batched product
+    ``[1, B, M, K] x [1, B, K, N]`` sharded by batch, each worker a whole number of the B matrices
+    (the activations and the output HEIGHT sharded in L1, the weights HEIGHT sharded over the DRAM
+    banks: DeepSeek's MLA ``wkv_b1`` / ``wkv_b2``); the operands' checks are
+    :func:`check_batched_dram_sharded`'s."""
+
+    in0_block_w: int
+    per_core_M: int
+    per_core_N: int
+    fused_activation: UnaryWithParam | None = None
+
+    def __post_init__(self) -> None:
+        _check_blocks(self, ("in0_block_w", "per_core_M", "per_core_N"))
+        _check_activation(type(self).__name__, self)
+
+
+def check_batched_dram_sharded(op: str, config: object, a: object, b: object, out: object, k_tiles: int) -> None:
+    """tt-metal's checks of a batch-sharded DRAM product (``config`` that kind, else nothing): ``a``
+    HEIGHT sharded with ROW_MAJOR shards, the output sharded like it (layout and buffer type), ``K``
+    (tiles) a multiple of ``in0_block_w``, ``b`` HEIGHT sharded."""
+    if not isinstance(config, MatmulMultiCoreReuseMultiCastBatchedDRAMShardedProgramConfig):
+        return
+    memory = a.memory_config()  # type: ignore[attr-defined]
+    problems = []
+    if memory.memory_layout is not TensorMemoryLayout.HEIGHT_SHARDED:
+        problems.append(f"Input A memory layout must be HEIGHT_SHARDED, got: {memory.memory_layout}")
+    elif memory.shard_spec.orientation is not ShardOrientation.ROW_MAJOR:
+        problems.append(f"Input A shard orientation must be ROW_MAJOR, got: {memory.shard_spec.orientation}")
+    if not out.is_sharded():  # type: ignore[attr-defined]
+        problems.append("Output memory config must be sharded")
+    elif (out.buffer_type, out.memory_layout) != (memory.buffer_type, memory.memory_layout):  # type: ignore[attr-defined]
+        problems.append(
+            f"Input A and output must match in buffer type and memory layout, got input: {memory.buffer_type} "
+            f"{memory.memory_layout} vs output: {out.buffer_type} {out.memory_layout}"  # type: ignore[attr-defined]
+        )
+    if k_tiles % config.in0_block_w:
+        problems.append(f"N dimension ({k_tiles}) must be divisible by in0_block_w ({config.in0_block_w})")
+    b_layout = b.memory_config().memory_layout  # type: ignore[attr-defined]
+    if b_layout is not TensorMemoryLayout.HEIGHT_SHARDED:
+        problems.append(f"Input B memory layout must be HEIGHT_SHARDED, got: {b_layout}")
+    if problems:
+        raise MeshnnValueError(f"ttnn.{op}: batch-sharded DRAM matmul: {problems[0]}")
+
+
+@dataclass(frozen=True, kw_only=True)
 class MinimalMatmulConfig:
     """``ttnn.MinimalMatmulConfig``: the blocking of ``ttnn.experimental.minimal_matmul`` (tiles)."""
 
@@ -202,6 +248,7 @@ MATMUL_PROGRAM_CONFIGS = (
     MatmulMultiCoreReuseMultiCastProgramConfig,
     MatmulMultiCoreReuseMultiCast1DProgramConfig,
     MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig,
+    MatmulMultiCoreReuseMultiCastBatchedDRAMShardedProgramConfig,
 )
 _GRIDDED = MATMUL_PROGRAM_CONFIGS[:3]
 
@@ -266,6 +313,11 @@ def output_shard_spec(
             "(MatmulMultiCoreReuseMultiCast1DProgramConfig, ...ProgramConfig, ...DRAMShardedProgramConfig)"
         )
     shape = (config.per_core_M * th, config.per_core_N * tw)
+    if isinstance(config, MatmulMultiCoreReuseMultiCastBatchedDRAMShardedProgramConfig):
+        raise MeshnnValueError(
+            f"ttnn.{op}: with a batch-sharded DRAM program_config, give the output memory_config its shard spec "
+            "(meshnn does not derive it)"
+        )
     if isinstance(config, MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig):
         if input_spec is None:
             raise MeshnnValueError(
