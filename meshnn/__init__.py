@@ -209,6 +209,7 @@ from meshnn.ops.norm.group_norm_params import (  # ttnn's group norm helpers (ho
     create_group_norm_input_negative_mask,
     create_group_norm_reciprocals,
     create_group_norm_weight_bias_rm,
+    determine_expected_group_norm_dram_grid_size,
     determine_expected_group_norm_sharded_config_and_grid_size,
     dram_group_norm_params_from_torch,
     dram_group_norm_virtual_columns,
@@ -298,8 +299,7 @@ __version__ = "0.1.0"
 
 _arm_interrupts()  # a Ctrl-C landing in one of meshnn's finalizers is deferred, not lost (meshnn.host.interrupts)
 
-Device = MeshDevice  # ttnn.Device: a device is a (1x1) mesh, as in ttnn
-IDevice = MeshDevice  # ttnn.IDevice, the device interface type of ttnn's annotations
+Device = IDevice = MeshDevice  # ttnn.Device (a device is a 1x1 mesh, as in ttnn) and its interface type IDevice
 CppTensorToMesh, CppMeshToTensor = TensorToMesh, MeshToTensor  # ttnn's names of the mapper / composer bases
 ReplicateTensorToMeshWrapper = ReplicateTensorToMesh  # what ttnn.ReplicateTensorToMesh(...) makes
 DeviceComputeKernelConfig = WormholeComputeKernelConfig  # ttnn's variant type of compute-kernel configs

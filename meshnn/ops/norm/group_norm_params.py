@@ -287,3 +287,36 @@ def determine_expected_group_norm_sharded_config_and_grid_size(
         shape, core_grid, strategy, orientation, use_height_and_width_as_shard_shape=True
     )
     return config, core_grid
+
+
+def determine_expected_group_norm_dram_grid_size(
+    *, device: Any, num_channels: int, num_groups: int, input_nhw: int, num_batches: int = 1
+) -> CoreGrid | None:
+    """The grid a DRAM (interleaved) group norm of ``input_nhw`` rows of ``num_channels`` channels in
+    ``num_groups`` groups runs on, as tt-metal's ``find_expected_dram_grid`` picks it (None: no grid
+    fits).  The widest grid first, then the tallest, within the device's compute grid: ``gx``
+    columns hold ``nvc`` virtual columns (the most, at most ``gx`` and the groups, that divide the
+    groups and leave whole tiles of channels), each grid row ``gx // nvc`` virtual rows; those rows
+    must divide the input's tile rows, and be a multiple of ``num_batches`` when at least that many.
+    A grid whose columns all work (``gx % nvc == 0``) wins; else the first that fits."""
+    owner = "determine_expected_group_norm_dram_grid_size"
+    _positive(owner, num_channels=num_channels, num_groups=num_groups, input_nhw=input_nhw, num_batches=num_batches)
+    if num_channels % num_groups or num_channels % TILE:
+        raise MeshnnValueError(f"{owner}: num_channels {num_channels} must divide by num_groups and by 32")
+    grid = device.compute_with_storage_grid_size()
+    tile_rows = -(-input_nhw // TILE)
+    fallback = None
+    for gx in range(grid.x, 0, -1):
+        nvc = min(gx, num_groups)
+        while nvc and ((num_channels // nvc) % TILE or num_groups % nvc):
+            nvc -= 1
+        per_row = gx // nvc if nvc else 0
+        for gy in range(min(tile_rows // per_row, grid.y) if per_row else 0, 0, -1):
+            rows = per_row * gy
+            if tile_rows % rows or (rows >= num_batches and rows % num_batches):
+                continue
+            if gx % nvc == 0:
+                return CoreGrid(y=gy, x=gx)
+            fallback = fallback or CoreGrid(y=gy, x=gx)
+            break  # (nvc depends on gx alone: a shorter grid of these columns is no better)
+    return fallback
