@@ -209,7 +209,8 @@ def unified_routed_expert_ffn(
     _unified_checks(op, t, weights)
     tables = _tables(op, counts, global_expert_idx_table, local, expert_region_offsets)
     out = _check_output(op, t, output, expert_region_offsets is not None)
-    mesh = same_mesh(op, {"x": t, **weights, **{f"table {i}": v for i, v in enumerate(tables)},
+    names = ("counts", "global_expert_idx_table", "expert_region_offsets")
+    mesh = same_mesh(op, {"x": t, **weights, **dict(zip(names, tables, strict=False)),
                           **({"output": out} if out is not None else {})})  # fmt: skip
     grid = mesh.compute_with_storage_grid_size()
     if grid.x < UNIFIED_GRID[0] or grid.y < UNIFIED_GRID[1]:
