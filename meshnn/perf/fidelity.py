@@ -53,7 +53,8 @@ NORM_DEFAULT = MathFidelity.HiFi4
 arch, compute_kernel_config, MathFidelity::HiFi4, true, false, false)``]."""
 
 ROTARY_DEFAULT = MathFidelity.HiFi4
-"""the rotary embeddings (rotary_embedding, rotary_embedding_llama and its fused_qk form) pass HiFi4
+"""the rotary embeddings (rotary_embedding, rotary_embedding_llama, its fused_qk and DeepSeek's indexed forms)
+pass HiFi4
 [tt-metal: rotary_embedding*.cpp, ``init_device_compute_kernel_config(arch, compute_kernel_config,
 MathFidelity::HiFi4, true, false, false)``]."""
 
@@ -62,6 +63,7 @@ ROTARY_OP_CODES = frozenset(
         "RotaryEmbeddingDeviceOperation",
         "RotaryEmbeddingLlamaDeviceOperation",
         "RotaryEmbeddingLlamaFusedQKDeviceOperation",
+        "RotaryEmbeddingIndexedDeviceOperation",  # DeepSeek's prefill form: rotary_embedding_llama's program
     }
 )
 """The profiler's op codes of the ops ROTARY_DEFAULT is for."""

@@ -35,6 +35,7 @@ from meshnn.perf.moe import predict_moe_compute, predict_moe_gpt
 from meshnn.perf.movement import predict_movement
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.rotary import is_rotary_prefill, predict_rotary_prefill
+from meshnn.perf.routed_ffn import is_unified_ffn, predict_unified_ffn
 from meshnn.perf.systems import Machine, SystemPerf, machine
 from meshnn.perf.tile_ops import predict_tile_op
 from meshnn.perf.topk import is_topk, predict_topk
@@ -134,4 +135,6 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_heads_prefill
     elif is_topk(desc):
         predictor = predict_topk
+    elif is_unified_ffn(desc):
+        predictor = predict_unified_ffn
     return replace(predictor(resolved, m), fidelity=fidelity)

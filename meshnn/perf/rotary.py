@@ -33,6 +33,10 @@ from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, traffic
 
 OP_CODE = "RotaryEmbeddingLlamaDeviceOperation"
+OP_CODES = frozenset({OP_CODE, "RotaryEmbeddingIndexedDeviceOperation"})
+"""The ops of this program: rotary_embedding_llama, and DeepSeek's prefill rotary_embedding_indexed (its
+reader forked to start at a per-device row of sin and cos; its compute and writer kernels and work split
+the same)."""
 RELOAD_ROWS = 8
 """The most rows of tiles a core keeps sin and cos for; beyond it the reader re-reads them every row."""
 MULTIPLIES, ADDS = 2, 1
@@ -62,8 +66,9 @@ def stage_pack_cycles(desc: OpDesc, machine: Machine) -> float:
 
 
 def is_rotary_prefill(desc: OpDesc) -> bool:
-    """Whether ``desc`` is ``rotary_embedding_llama`` in prefill mode (its input interleaved)."""
-    return desc.op_code == OP_CODE and bool(desc.inputs) and not desc.inputs[0].sharded
+    """Whether ``desc`` is ``rotary_embedding_llama`` in prefill mode (its input interleaved), or
+    ``rotary_embedding_indexed``."""
+    return desc.op_code in OP_CODES and bool(desc.inputs) and not desc.inputs[0].sharded
 
 
 def rotary_prefill_split(desc: OpDesc, machine: Machine) -> tuple[int, int]:

@@ -112,3 +112,16 @@ def test_each_stage_packs_its_result_in_its_buffers_format():
     desc = OpDesc(OpFamily.BINARY, (x, cos, cos, TensorDesc((1, 1, 32, 32))), (out,), op_code=ROTARY)
     assert stage_pack_cycles(desc, N150) == (3 * 2048 + 1088) / N150.system.arch.packer_bytes_per_cycle
     assert stage_pack_cycles(rotary(1, 8, 128), N150) == 4 * 2048 / 64.0
+
+
+def test_deepseeks_indexed_rotary_is_timed_as_the_same_program():
+    """rotary_embedding_indexed forks the reader alone (it starts at a per-device row of sin and cos):
+    the same split, tile work and HiFi4 default."""
+    llama = predict(rotary(1, 8, 256), "n150", traced=True)
+    x, cos = TensorDesc((1, 8, 256, 128)), TensorDesc((1, 1, 4096, 128))  # a taller (sharded) cache
+    desc = OpDesc(OpFamily.BINARY, (x, cos, cos, TensorDesc((1, 1, 32, 32))), (x,),
+                  op_code="RotaryEmbeddingIndexedDeviceOperation")  # fmt: skip
+    indexed = predict(desc, "n150", traced=True)
+    assert indexed.cores == llama.cores == 8
+    assert indexed.compute_ns == pytest.approx(llama.compute_ns)
+    assert indexed.fidelity is not None and indexed.fidelity.name == "HiFi4"

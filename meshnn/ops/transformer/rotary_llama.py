@@ -219,7 +219,6 @@ def _kernel(
         start = 0
         for i in range(n):
             x = logical_values(in_rows[i], x_specs[i])  # (k, b, h, s, d) or (k, 1, users, h, d)
-            k, d = x.shape[0], x.shape[-1]
             if decode:  # a row-major (wrapped) user takes its cos / sin row per head, a tiled one row 0
                 users, rows = x.shape[2], x.shape[3] if cos_spec.layout is Layout.ROW_MAJOR else 1
                 c = cos[:, 0, start : start + users, :rows, :]  # (k, users, 1 or heads, d)
@@ -227,9 +226,17 @@ def _kernel(
                 c, s, start = c[:, None], s[:, None], start + users
             else:
                 c, s = cos[:, :, :, : x.shape[3], :], sin[:, :, :, : x.shape[3], :]
-            tiles = x.reshape(*x.shape[:-1], d // TILE, TILE)
-            rotated = np.matmul(tiles, trans.reshape(k, *(1,) * (tiles.ndim - 3), TILE, TILE)).reshape(x.shape)
-            out = x * c + rotated * s
+            out = llama_rotated(x, c, s, trans)
             write_values(out_rows[i], out.astype(np.float32, copy=False), specs[i], owned=True)
 
     return kernel
+
+
+def llama_rotated(x: np.ndarray, c: np.ndarray, s: np.ndarray, trans: np.ndarray) -> np.ndarray:
+    """``x * c + (x @ T) * s`` in float32 for ``k`` devices' values ``x`` ``(k, ..., d)``, ``T`` each
+    device's 32x32 matrix ``trans`` ``(k, 32, 32)`` applied to every 32-wide tile of the last dim;
+    ``c`` and ``s`` broadcast against ``x``."""
+    k, d = x.shape[0], x.shape[-1]
+    tiles = x.reshape(*x.shape[:-1], d // TILE, TILE)
+    rotated = np.matmul(tiles, trans.reshape(k, *(1,) * (tiles.ndim - 3), TILE, TILE)).reshape(x.shape)
+    return x * c + rotated * s
