@@ -136,8 +136,10 @@ def per_token_cast_to_fp8(input_tensor: Tensor, memory_config: MemoryConfig | No
     scales = out_spec_like(x, shape=(*shape[:-1], shape[-1] // BLOCK_W), dtype=DataType.FLOAT32,
                            memory_config=config, op=op)  # fmt: skip
 
+    x_spec = x.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows, out_rows, coords) -> None:
-        values, scale = quantize(np.asarray(logical_values(in_rows[0], x.spec), np.float32))
+        values, scale = quantize(np.asarray(logical_values(in_rows[0], x_spec), np.float32))
         write_values(out_rows[0], values, e4m3, exact=True)
         write_values(out_rows[1], scale, scales, exact=True)
 
@@ -193,9 +195,12 @@ def per_token_cast_back(
         raise MeshnnValueError(f"ttnn.{op}: row count M must be > 0")
     spec = out_spec_like(q, dtype=dtype, memory_config=config, op=op)
 
+    q_spec = q.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+    s_spec = s.spec
+
     def kernel(in_rows, out_rows, coords) -> None:
-        values = logical_values(in_rows[0], q.spec)
-        scale = logical_values(in_rows[1], s.spec)
+        values = logical_values(in_rows[0], q_spec)
+        scale = logical_values(in_rows[1], s_spec)
         blocks = values.reshape(*values.shape[:-1], -1, BLOCK_W) * scale[..., None]
         write_values(out_rows[0], blocks.reshape(values.shape), spec)
 

@@ -48,6 +48,7 @@ from meshnn.ops.transformer.padded_chunks import (
     update_tile,
 )
 from meshnn.perf.desc import OpFamily
+from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
 
 NAMESPACE = "experimental.deepseek_prefill"
@@ -143,13 +144,16 @@ def update_padded_kv_cache(
     size = c.spec.tile.get_tile_size(c.dtype)
     count = heads * chunk_t * width_t
 
+    c_dtype = c.dtype  # (the kernel holds no tensor: a trace must not keep it allocated)
+    c_spec = c.spec
+
     def kernel(in_rows, out_rows, coords) -> None:
         dest = np.empty((len(coords), count), np.int64)
         for d, coord in enumerate(coords):
             first = update_tile(kv // TILE, sp, chunk_t, sp_index(coord, axis))
             dest[d] = (((batch * heads + h) * cache_t + first + r) * width_t + col).reshape(-1)
         tiles = in_rows[0][:, : count * size].reshape(len(coords), count, size)
-        write_tiles(out_rows[0], c.dtype, c.spec.tile, dest, tiles)
+        write_tiles(out_rows[0], c_dtype, c_spec.tile, dest, tiles)
 
     attrs = {"layer_idx": layer, "num_layers": layers, "cluster_axis": axis}  # (slot, kv: runtime arguments)
     return _run(op, c, [x], kernel, attrs)
@@ -192,14 +196,16 @@ def zero_padded_kv_cache(
     base = (slot * layers + layer) * rows_at
     width = cs[3]
 
+    c_spec = c.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows, out_rows, coords) -> None:
         for d, coord in enumerate(coords):
             rows, mask = _window(valid, pad, chunk, local, sp_index(coord, axis))
             if rows.size == 0:
                 continue
             dest = (base + rows)[None]
-            old = _rows(out_rows[0][d : d + 1], c, base + rows, width)
-            write_rows(out_rows[0][d : d + 1], c.dtype, c.spec.tile, width, dest, old * mask[None, :, None])
+            old = _rows(out_rows[0][d : d + 1], c_spec, base + rows, width)
+            write_rows(out_rows[0][d : d + 1], c_spec.dtype, c_spec.tile, width, dest, old * mask[None, :, None])
 
     attrs = {
         "layer_idx": layer,
@@ -246,10 +252,10 @@ def _window(valid: int, pad: int, chunk: int, local: int, mine: int) -> tuple[np
     return np.array(rows, np.int64), np.array(mask, np.float32)
 
 
-def _rows(out: np.ndarray, cache: Tensor, rows: np.ndarray, width: int) -> np.ndarray:
+def _rows(out: np.ndarray, cache: TensorSpec, rows: np.ndarray, width: int) -> np.ndarray:
     """``(1, R, width)`` float32 values of the 2-D rows ``rows`` (whole tile rows, in runs of 32) of a
-    device's cache bytes ``out``."""
-    tile, size = cache.spec.tile, cache.spec.tile.get_tile_size(cache.dtype)
+    device's cache bytes ``out`` (the cache's spec ``cache``)."""
+    tile, size = cache.tile, cache.tile.get_tile_size(cache.dtype)
     per_row = width // tile.tile_shape[1]
     tile_rows = rows[::TILE] // TILE
     index = (tile_rows[:, None] * per_row + np.arange(per_row)).reshape(-1)

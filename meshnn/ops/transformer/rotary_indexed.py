@@ -111,10 +111,15 @@ def rotary_embedding_indexed(
     per_head = c.padded_shape[1] == heads
     kv_t = kv_actual // TILE
 
+    c_spec = c.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+    s_spec = s.spec
+    trans_spec = trans.spec
+    x_spec = x.spec
+
     def kernel(in_rows, out_rows, coords) -> None:
-        values = logical_values(in_rows[0], x.spec)  # (k, b, heads, chunk, d)
-        cos_v, sin_v = logical_values(in_rows[1], c.spec), logical_values(in_rows[2], s.spec)
-        t = logical_values(in_rows[3], trans.spec)[:, 0, 0, :TILE, :TILE]
+        values = logical_values(in_rows[0], x_spec)  # (k, b, heads, chunk, d)
+        cos_v, sin_v = logical_values(in_rows[1], c_spec), logical_values(in_rows[2], s_spec)
+        t = logical_values(in_rows[3], trans_spec)[:, 0, 0, :TILE, :TILE]
         out = np.empty(values.shape, np.float32)
         for d, coord in enumerate(coords):
             first = update_tile(kv_t, sp, chunk // TILE, sp_index(coord, axis)) * TILE
