@@ -1,6 +1,7 @@
-"""Bad calls of ``ttnn.experimental.deepseek_prefill``'s MoE routing ops: ``masked_bincount`` and
-``offset_cumsum``.  ``e.ids`` is uint32 ROW_MAJOR [1, 7] per device of the 2x4 ``e.mesh``; ``e.moe[1]``
-uint16 ROW_MAJOR [2, 1, 2, 2] (interleaved); ``e.i32`` int32 TILE."""
+"""Bad calls of ``ttnn.experimental.deepseek_prefill``'s MoE routing ops: ``masked_bincount``,
+``offset_cumsum`` and the gate ``moe_grouped_topk``.  ``e.a`` / ``e.a2`` are float32 TILE [1, 3, 40]
+per device of the 2x4 ``e.mesh``; ``e.ids`` uint32 ROW_MAJOR [1, 7]; ``e.moe[1]`` uint16 ROW_MAJOR
+[2, 1, 2, 2] (interleaved); ``e.i32`` int32 TILE."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from ..cases import DEAD, DRAM_MC, TYPE, VALUE, WRONG_MESH, Case
 
 BINCOUNT = "experimental.deepseek_prefill.masked_bincount"
 CUMSUM = "experimental.deepseek_prefill.offset_cumsum"
+GATE = "experimental.deepseek_prefill.moe_grouped_topk"
 
 
 def _bincount(e, ids=None, mask=None, n=7, per_token=2):
@@ -27,8 +29,15 @@ def _cumsum(e, tensor=None, axis=1, links=1, per_chip=7, memory_config=DRAM_MC, 
     return ds.offset_cumsum(e.ids if tensor is None else tensor, axis, links, per_chip, memory_config, **kwargs)
 
 
+def _gate(e, scores=None, bias=None, **kwargs):
+    ds = ttnn.experimental.deepseek_prefill
+    kwargs.setdefault("n_groups", 1)
+    return ds.moe_grouped_topk(e.a if scores is None else scores, e.a2 if bias is None else bias, **kwargs)
+
+
 def rows() -> list[Case]:
     return [
+        *_gate_rows(),
         Case(BINCOUNT, "float32 ids", lambda e: _bincount(e, ids=e.rm), VALUE, "input_tensor"),
         Case(BINCOUNT, "rank-4 ids", lambda e: _bincount(e), VALUE, "2D"),
         Case(BINCOUNT, "interleaved ids", lambda e: _bincount(e, ids=_flat_ids(e)), VALUE, "HEIGHT_SHARDED"),
@@ -51,3 +60,19 @@ def rows() -> list[Case]:
              lambda e: _cumsum(e, use_l1_small_for_semaphores="yes"), TYPE, "use_l1_small_for_semaphores"),
         Case(CUMSUM, "histograms on the host", lambda e: _cumsum(e, tensor=e.host), VALUE, "input_tensor"),
     ]  # fmt: skip
+
+
+def _gate_rows() -> list[Case]:
+    return [
+        Case(GATE, "bfloat16 scores", lambda e: _gate(e, scores=e.a_bf16), VALUE, "scores"),
+        Case(GATE, "ROW_MAJOR bias", lambda e: _gate(e, bias=e.rm), VALUE, "bias"),
+        Case(GATE, "bias of another shape", lambda e: _gate(e, bias=e.b), VALUE, "same shape"),
+        Case(GATE, "40 experts (not whole tiles)", lambda e: _gate(e), VALUE, "multiple of the tile width"),
+        Case(GATE, "n_groups 4", lambda e: _gate(e, n_groups=4), VALUE, "n_groups"),
+        Case(GATE, "n_activated_experts -1", lambda e: _gate(e, n_activated_experts=-1), TYPE, "n_activated_experts"),
+        Case(GATE, "route_scale a str", lambda e: _gate(e, route_scale="2"), TYPE, "route_scale"),
+        Case(GATE, "stable_sort 1", lambda e: _gate(e, stable_sort=1), TYPE, "stable_sort"),
+        Case(GATE, "memory_config a str", lambda e: _gate(e, memory_config="L1"), TYPE, "memory_config"),
+        Case(GATE, "bias on another mesh", lambda e: _gate(e, bias=e.other), WRONG_MESH, "bias"),
+        Case(GATE, "scores on the host", lambda e: _gate(e, scores=e.host), VALUE, "scores"),
+    ]
