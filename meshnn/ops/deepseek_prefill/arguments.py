@@ -1,8 +1,8 @@
 """The argument checks the DeepSeek prefill ops share: ``uint32_t`` arguments as ttnn's bindings
 take them (an int >= 0; anything else a TypeError, as nanobind refuses it), a tensor's dtype and
-layout, and the devices an op's tensors populate.
+layout, the devices an op's tensors populate, and the dispatch / combine exchange's options.
 
-May import: :mod:`meshnn.errors`, :mod:`meshnn.formats`, :mod:`meshnn.tensor`.
+May import: :mod:`meshnn.errors`, :mod:`meshnn.formats`, :mod:`meshnn.tensor`, the collectives' arguments.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
+from meshnn.ops.ccl.arguments import Topology
 from meshnn.tensor.tensor import Tensor
 
 UINT32_MAX = 2**32 - 1
@@ -46,3 +47,28 @@ def same_devices(op: str, first: str, named: dict[str, Tensor]) -> None:
     for name, tensor in named.items():
         if set(tensor.storage.coords) != coords:  # type: ignore[union-attr]
             raise MeshnnValueError(f"ttnn.{op}: {name} populates other devices than {first}")
+
+
+def exchange_options(op: str, cluster_axis: object, num_links: object, topology: object) -> tuple[int | None, int]:
+    """(cluster_axis, num_links) of the prefill dispatch / combine after ttnn's checks: the axis None
+    or 0 (the only one tested), 1 to 4 links, a Linear or Ring topology."""
+    axis = None if cluster_axis is None else uint_arg(op, "cluster_axis", cluster_axis)
+    if axis not in (None, 0):
+        raise MeshnnValueError(f"ttnn.{op}: cluster_axis must be 0 (got {axis}); other values are not tested")
+    links = 1 if num_links is None else uint_arg(op, "num_links", num_links)
+    if not 1 <= links <= 4:
+        raise MeshnnValueError(f"ttnn.{op}: num_links must be between 1 and 4 (got {links})")
+    if topology is not None and not isinstance(topology, Topology):
+        raise MeshnnTypeError(f"ttnn.{op}: topology must be a ttnn.Topology, got {topology!r}")
+    if topology not in (None, Topology.Linear, Topology.Ring):
+        raise MeshnnValueError(f"ttnn.{op}: topology must be Linear or Ring; 2D topologies are not supported")
+    return axis, links
+
+
+def group_device(mesh_shape: tuple[int, ...], source: int, chip: int, axis: int | None) -> int:
+    """The row-major index of chip ``chip`` of the dispatch group of the device ``source`` (row-major):
+    along the column (``axis`` 0) or, without an axis, the mesh's ``chip``-th device."""
+    if axis is None:
+        return chip
+    cols = mesh_shape[1] if len(mesh_shape) > 1 else 1
+    return chip * cols + source % cols

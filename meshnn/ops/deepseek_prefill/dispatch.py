@@ -1,0 +1,223 @@
+"""``ttnn.experimental.deepseek_prefill.dispatch``: each token sent to the devices of its experts,
+into one flat buffer per device where every expert's tokens sit in a region of its own.
+
+Per device (row-major index ``d``, a member of its dispatch group: its column with ``cluster_axis``
+0, the whole mesh in row-major order without one): ``input_tensor`` ``[1, S, H]`` bfloat16 (TILE or
+ROW_MAJOR), ``weights_tensor`` ``[1, S, K]`` bfloat16, ``indices_tensor`` ``[1, S, K]`` uint16,
+``expert_offsets_tensor`` ``[1, n]`` int32 / uint32 (this device's first row in each expert's
+region: ``offset_cumsum``'s offsets), ``expert_dispatch_table_tensor`` ``[1, n]`` int32 (each
+expert's chip in the group, -1 where it belongs to another group).  For every token ``t`` in order
+and slot ``k``: ``e = indices[t, k]``; skipped when ``table[e] == -1``; else its row is
+``offsets[e]``, counted up once per token sent to ``e`` -- one past ``max_dispatch_buffer_token_size``
+drops the token (tt-metal's overflow guard) -- on the group's chip ``table[e]``, which gets
+
+- ``dispatched[row] = input[t]`` (bytes moved unchanged; fp8_e4m3 when ``use_fp8_dispatch``),
+- ``metadata[row, :5] = [d, t, k, e, w]``, ``w`` the weight's bfloat16 bits as a signed int16.
+
+Outputs ``[1, 1, max_dispatch_buffer_token_size, H]`` and ``[1, 1, max, metadata_len]`` int32, ROW_MAJOR,
+``memory_config`` (default the input's), sharded on both mesh dims; rows no token reached are 0
+(ttnn: never written).
+
+ttnn's checks (tt-metal 2026-06, ``dispatch`` and ``DispatchDeviceOperation``): ``cluster_axis`` None
+or 0, 1 to 4 links, Linear or Ring; weights, indices, offsets and table ROW_MAJOR; input and weights
+bfloat16, indices uint16, offsets int32 or uint32, table int32; fp8 only off Wormhole and with a TILE
+input; an interleaved output memory config.  meshnn's (where the kernel would read past a tensor):
+the tokens, weights and ids of one token count, ``num_experts_per_tok`` ids a token, the offsets and
+table ``n = num_routed_experts`` long, ``metadata_len >= 5``, and an id past ``n`` or a chip past
+``dispatch_group_size`` refused when met.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.formats`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`,
+the ops' checks, launch, outputs, values and registry, and the collectives' arguments.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from meshnn.device.arch import Arch
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.bfloat16 import float32_to_bfloat16_bits
+from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
+from meshnn.mesh.coord import MeshCoordinate
+from meshnn.mesh.op_keywords import ttnn_keywords
+from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology
+from meshnn.ops.ccl.broadcast import whole_mesh
+from meshnn.ops.ccl.point_to_point import local_only
+from meshnn.ops.checks import device_input, same_mesh
+from meshnn.ops.deepseek_prefill.arguments import bool_arg, exchange_options, group_device, require, uint_arg
+from meshnn.ops.launch import launch
+from meshnn.ops.outputs import Output
+from meshnn.ops.registry import OpKind, register
+from meshnn.ops.values import encode_values, logical_values
+from meshnn.perf.desc import OpFamily
+from meshnn.tensor.spec import MemoryConfig, TensorSpec
+from meshnn.tensor.tensor import Tensor
+from meshnn.tensor.topology import PlacementShard, TensorTopology
+
+OP = "experimental.deepseek_prefill.dispatch"
+METADATA_FIELDS = 5
+NAMES = ("input_tensor", "weights_tensor", "indices_tensor", "expert_offsets_tensor", "expert_dispatch_table_tensor")
+
+
+def bf16_bits(rows: np.ndarray, spec: TensorSpec) -> np.ndarray:
+    """``(k, *shape)`` bfloat16 bits of ``k`` devices' rows (ROW_MAJOR: a view; TILE: decoded)."""
+    if spec.layout is Layout.ROW_MAJOR:
+        view = rows[:, : spec.compute_packed_buffer_size_bytes()].view(np.uint16)
+        return view.reshape(rows.shape[0], *tuple(spec.shape))
+    return float32_to_bfloat16_bits(np.ascontiguousarray(logical_values(rows, spec), np.float32))
+
+
+def route(ids: np.ndarray, table: np.ndarray, offsets: np.ndarray, capacity: int, groups: int) -> list[tuple]:
+    """One source device's sends ``(token, slot, expert, chip, row)`` in the kernel's order, its
+    ``offsets`` ``(n,)`` counted up as it goes (see the module's text)."""
+    sends = []
+    counters = offsets.astype(np.int64).copy()
+    n = table.size
+    for t, k in np.ndindex(*ids.shape):
+        e = int(ids[t, k])
+        if e >= n:
+            raise MeshnnValueError(f"ttnn.{OP}: expert id {e} (token {t}, slot {k}) is past the {n} routed experts")
+        chip = int(table[e])
+        if chip == -1:
+            continue
+        if not 0 <= chip < groups:
+            raise MeshnnValueError(f"ttnn.{OP}: expert {e}'s chip {chip} is outside the dispatch group of {groups}")
+        row = int(counters[e])
+        counters[e] += 1
+        if row < capacity:
+            sends.append((t, k, e, chip, row))
+    return sends
+
+
+def _check_tensors(named: dict[str, Tensor], fp8: bool, arch: Arch) -> None:
+    for name in NAMES[1:]:
+        require(OP, name, named[name], tuple(DataType), Layout.ROW_MAJOR)
+    require(OP, "input_tensor", named["input_tensor"], (DataType.BFLOAT16,), None)
+    require(OP, "weights_tensor", named["weights_tensor"], (DataType.BFLOAT16,), None)
+    require(OP, "indices_tensor", named["indices_tensor"], (DataType.UINT16,), None)
+    require(OP, "expert_offsets_tensor", named["expert_offsets_tensor"], (DataType.INT32, DataType.UINT32), None)
+    require(OP, "expert_dispatch_table_tensor", named["expert_dispatch_table_tensor"], (DataType.INT32,), None)
+    if fp8 and arch is Arch.WORMHOLE_B0:
+        raise MeshnnValueError(f"ttnn.{OP}: FP8 dispatch is not supported on Wormhole_B0 (use_fp8_dispatch)")
+    if fp8 and named["input_tensor"].layout is Layout.ROW_MAJOR:
+        raise MeshnnValueError(f"ttnn.{OP}: FP8 output needs a TILE input_tensor, not ROW_MAJOR (use_fp8_dispatch)")
+
+
+def _check_shapes(named: dict[str, Tensor], sizes: dict[str, int]) -> tuple[int, int]:
+    """(tokens, hidden) after meshnn's shape checks."""
+    x, w, ids = (tuple(named[n].shape) for n in NAMES[:3])
+    tokens = math.prod(x[:-1])
+    if math.prod(w[:-1]) != tokens or math.prod(ids[:-1]) != tokens or w[-1] != ids[-1]:
+        raise MeshnnValueError(
+            f"ttnn.{OP}: input_tensor {list(x)}, weights_tensor {list(w)} and indices_tensor {list(ids)} must hold "
+            "the same tokens, and weights and indices the same top-k"
+        )
+    if ids[-1] < sizes["num_experts_per_tok"]:
+        raise MeshnnValueError(f"ttnn.{OP}: indices_tensor holds {ids[-1]} ids a token, fewer than num_experts_per_tok")
+    for name in NAMES[3:]:
+        if math.prod(tuple(named[name].shape)) != sizes["num_routed_experts"]:
+            raise MeshnnValueError(
+                f"ttnn.{OP}: {name} {list(named[name].shape)} must hold num_routed_experts "
+                f"({sizes['num_routed_experts']}) values"
+            )
+    if sizes["metadata_len"] < METADATA_FIELDS:
+        raise MeshnnValueError(
+            f"ttnn.{OP}: metadata_len must be at least {METADATA_FIELDS}, got {sizes['metadata_len']}"
+        )
+    if sizes["dispatch_group_size"] == 0:
+        raise MeshnnValueError(f"ttnn.{OP}: dispatch_group_size must be > 0")
+    return tokens, x[-1]
+
+
+@register(OP, kind=OpKind.COLLECTIVE, family=OpFamily.ALL_TO_ALL_DISPATCH, device_operation="DispatchDeviceOperation")
+@ttnn_keywords(records=("use_l1_small_for_semaphores", "num_untilizers_per_sender"))
+def dispatch(
+    input_tensor: Tensor,
+    weights_tensor: Tensor,
+    indices_tensor: Tensor,
+    expert_offsets_tensor: Tensor,
+    expert_dispatch_table_tensor: Tensor,
+    *,
+    dispatch_group_size: int,
+    experts_per_chip: int,
+    num_routed_experts: int,
+    num_experts_per_tok: int,
+    metadata_len: int,
+    max_dispatch_buffer_token_size: int,
+    memory_config: MemoryConfig | None = None,
+    subdevice_id: object = None,
+    cluster_axis: int | None = None,
+    num_links: int = 1,
+    topology: Topology = Topology.Linear,
+    use_l1_small_for_semaphores: bool = False,
+    use_fp8_dispatch: bool = False,
+    num_untilizers_per_sender: int = 2,
+) -> tuple[Tensor, Tensor]:
+    """(dispatched buffer, metadata) of every device: its dispatch group's tokens for its experts (see
+    the module's text)."""
+    given = (input_tensor, weights_tensor, indices_tensor, expert_offsets_tensor, expert_dispatch_table_tensor)
+    named = {name: device_input(OP, name, t) for name, t in zip(NAMES, given, strict=True)}
+    mesh = same_mesh(OP, named)
+    local_only(OP, mesh)
+    sizes = {
+        name: uint_arg(OP, name, value)
+        for name, value in (("dispatch_group_size", dispatch_group_size), ("experts_per_chip", experts_per_chip),
+                            ("num_routed_experts", num_routed_experts), ("num_experts_per_tok", num_experts_per_tok),
+                            ("metadata_len", metadata_len),
+                            ("max_dispatch_buffer_token_size", max_dispatch_buffer_token_size),
+                            ("num_untilizers_per_sender", num_untilizers_per_sender))
+    }  # fmt: skip
+    axis, links = exchange_options(OP, cluster_axis, num_links, topology)
+    FABRIC_KEYWORDS["subdevice_id"].check(OP, "subdevice_id", subdevice_id)
+    bool_arg(OP, "use_l1_small_for_semaphores", use_l1_small_for_semaphores)
+    fp8 = bool_arg(OP, "use_fp8_dispatch", use_fp8_dispatch)
+    if memory_config is not None and not isinstance(memory_config, MemoryConfig):
+        raise MeshnnTypeError(f"ttnn.{OP}: memory_config must be a ttnn.MemoryConfig or None, got {memory_config!r}")
+    config = memory_config or named["input_tensor"].spec.memory_config
+    if config.is_sharded():
+        raise MeshnnValueError(f"ttnn.{OP}: the output memory config must be DRAM interleaved, not sharded")
+    _check_tensors(named, fp8, mesh.arch())
+    tokens, hidden = _check_shapes(named, sizes)
+    capacity = sizes["max_dispatch_buffer_token_size"]
+    dtype = DataType.FP8_E4M3 if fp8 else DataType.BFLOAT16
+    specs = (
+        TensorSpec((1, 1, capacity, hidden), dtype, Layout.ROW_MAJOR, memory_config=config),
+        TensorSpec((1, 1, capacity, sizes["metadata_len"]), DataType.INT32, Layout.ROW_MAJOR, memory_config=config),
+    )
+    in_specs = [named[n].spec for n in NAMES]
+    shape, k = tuple(mesh.shape), sizes["num_experts_per_tok"]
+
+    def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
+        tok = bf16_bits(in_rows[0], in_specs[0]).reshape(-1, tokens, hidden)
+        weights = bf16_bits(in_rows[1], in_specs[1]).reshape(-1, tokens, in_specs[1].shape[-1])
+        ids = logical_values(in_rows[2], in_specs[2], as_float=False).reshape(-1, tokens, in_specs[2].shape[-1])
+        offsets = logical_values(in_rows[3], in_specs[3], as_float=False).reshape(len(tok), -1)
+        table = logical_values(in_rows[4], in_specs[4], as_float=False).reshape(len(tok), -1)
+        out = np.zeros((len(tok), capacity, hidden), np.uint16)
+        meta = np.zeros((len(tok), capacity, sizes["metadata_len"]), np.int32)
+        for d in range(len(tok)):
+            for t, slot, e, chip, row in route(ids[d, :, :k], table[d], offsets[d], capacity, dispatch_group_size):
+                dest = group_device(shape, d, chip, axis)
+                out[dest, row] = tok[d, t]
+                meta[dest, row, :METADATA_FIELDS] = (d, t, slot, e, weights[d, t, slot].view(np.int16))
+        _write(out_rows, out, meta, specs)
+
+    placements = (PlacementShard(0), PlacementShard(1))
+    topo = TensorTopology(mesh.shape, placements, tuple(mesh.shape.coords()))
+    attrs = {"cluster_axis": axis, "num_links": links, "topology": topology, "peers": k, "memory_config": config}
+    outs = [Output(s, topology=topo) for s in specs]
+    result = launch(OP, mesh, list(named.values()), outs, kernel, attrs=attrs, coords=whole_mesh(mesh), semaphores=2)
+    return result[0], result[1]
+
+
+def _write(out_rows: list[np.ndarray], out: np.ndarray, meta: np.ndarray, specs: tuple[TensorSpec, ...]) -> None:
+    """The dispatched rows (bfloat16 bits, or their values as fp8) and the metadata into the outputs."""
+    if specs[0].dtype is DataType.BFLOAT16:
+        out_rows[0][:, : out.size * 2 // len(out)] = out.reshape(len(out), -1).view(np.uint8)
+    else:
+        values = (out.astype(np.uint32) << 16).view(np.float32)
+        out_rows[0][:, : specs[0].compute_packed_buffer_size_bytes()] = encode_values(values, specs[0])
+    out_rows[1][:, : meta.size * 4 // len(meta)] = meta.reshape(len(meta), -1).view(np.uint8)
