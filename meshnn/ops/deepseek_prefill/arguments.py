@@ -2,7 +2,8 @@
 take them (an int >= 0; anything else a TypeError, as nanobind refuses it), a tensor's dtype and
 layout, the devices an op's tensors populate, and the dispatch / combine exchange's options.
 
-May import: :mod:`meshnn.errors`, :mod:`meshnn.formats`, :mod:`meshnn.tensor`, the collectives' arguments.
+May import: :mod:`meshnn.errors`, :mod:`meshnn.formats`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`, the
+collectives' arguments.
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ import numpy as np
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
+from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.ccl.arguments import Topology
+from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
+from meshnn.tensor.topology import PlacementShard, TensorTopology
 
 UINT32_MAX = 2**32 - 1
 
@@ -72,3 +76,18 @@ def group_device(mesh_shape: tuple[int, ...], source: int, chip: int, axis: int 
         return chip
     cols = mesh_shape[1] if len(mesh_shape) > 1 else 1
     return chip * cols + source % cols
+
+
+def output_config(op: str, memory_config: object, like: Tensor) -> MemoryConfig:
+    """An exchange's output memory config: ``memory_config`` (default ``like``'s), interleaved."""
+    if memory_config is not None and not isinstance(memory_config, MemoryConfig):
+        raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig or None, got {memory_config!r}")
+    config = memory_config or like.spec.memory_config
+    if config.is_sharded():
+        raise MeshnnValueError(f"ttnn.{op}: the output memory config must be interleaved (L1 or DRAM), not sharded")
+    return config
+
+
+def mesh_sharded(mesh: MeshDevice) -> TensorTopology:
+    """The topology of an output each device holds its own of: sharded on both mesh dims."""
+    return TensorTopology(mesh.shape, (PlacementShard(0), PlacementShard(1)), tuple(mesh.shape.coords()))

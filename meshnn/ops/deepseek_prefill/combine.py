@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from meshnn.device.arch import Arch
-from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.errors import MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
@@ -41,16 +41,22 @@ from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology
 from meshnn.ops.ccl.broadcast import whole_mesh
 from meshnn.ops.ccl.point_to_point import local_only
 from meshnn.ops.checks import device_input, same_mesh
-from meshnn.ops.deepseek_prefill.arguments import bool_arg, exchange_options, require, uint_arg
+from meshnn.ops.deepseek_prefill.arguments import (
+    bool_arg,
+    exchange_options,
+    mesh_sharded,
+    output_config,
+    require,
+    uint_arg,
+)
 from meshnn.ops.deepseek_prefill.dispatch import bf16_bits
-from meshnn.ops.launch import launch
+from meshnn.ops.launch import Kernel, launch
 from meshnn.ops.outputs import Output
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import encode_values, logical_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
-from meshnn.tensor.topology import PlacementShard, TensorTopology
 
 OP = "experimental.deepseek_prefill.combine"
 NAMES = ("dispatched_buffer", "dispatched_metadata", "expert_token_counts", "expert_region_offsets")
@@ -143,11 +149,7 @@ def combine(
     bool_arg(OP, "init_zeros", init_zeros)
     bool_arg(OP, "use_l1_small_for_semaphores", use_l1_small_for_semaphores)
     fp8 = bool_arg(OP, "use_fp8_combine", use_fp8_combine)
-    if memory_config is not None and not isinstance(memory_config, MemoryConfig):
-        raise MeshnnTypeError(f"ttnn.{OP}: memory_config must be a ttnn.MemoryConfig or None, got {memory_config!r}")
-    config = memory_config or named["dispatched_buffer"].spec.memory_config
-    if config.is_sharded():
-        raise MeshnnValueError(f"ttnn.{OP}: the output memory config must be interleaved (L1 or DRAM), not sharded")
+    config = output_config(OP, memory_config, named["dispatched_buffer"])
     _check(named, per_chip, fp8, mesh.arch())
     n = math.prod(tuple(named["expert_token_counts"].shape))
     if group == 0 or n % (per_chip * group):
@@ -158,9 +160,17 @@ def combine(
     hidden = named["dispatched_buffer"].shape[-1]
     dtype = DataType.FP8_E4M3 if fp8 else DataType.BFLOAT16
     spec = TensorSpec((1, 1, seq, k, hidden), dtype, Layout.ROW_MAJOR, memory_config=config)
-    in_specs = [named[name].spec for name in NAMES]
     cols = tuple(mesh.shape)[1] if len(tuple(mesh.shape)) > 1 else 1
-    layout = (group, per_chip, n // (per_chip * group), cols)
+    kernel = _kernel([named[name].spec for name in NAMES], spec, (group, per_chip, n // (per_chip * group), cols))
+    attrs = {"cluster_axis": axis, "num_links": links, "topology": topology, "memory_config": config}
+    attrs["init_zeros"] = init_zeros
+    out = Output(spec, topology=mesh_sharded(mesh))
+    return launch(OP, mesh, list(named.values()), [out], kernel, attrs=attrs, coords=whole_mesh(mesh), semaphores=2)[0]
+
+
+def _kernel(in_specs: list[TensorSpec], spec: TensorSpec, layout: tuple[int, int, int, int]) -> Kernel:
+    """The program: every device's regions sent back, in row-major device order, into a zeroed output."""
+    _, _, seq, k, hidden = tuple(spec.shape)
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
         devices = in_rows[0].shape[0]
@@ -172,12 +182,7 @@ def combine(
             _send(out, rows[d], meta[d], _experts(counts[d], d, layout, rows.shape[1]))
         _write(out_rows[0], out, spec)
 
-    placements = (PlacementShard(0), PlacementShard(1))
-    topo = TensorTopology(mesh.shape, placements, tuple(mesh.shape.coords()))
-    attrs = {"cluster_axis": axis, "num_links": links, "topology": topology, "memory_config": config}
-    attrs["init_zeros"] = init_zeros
-    out = Output(spec, topology=topo)
-    return launch(OP, mesh, list(named.values()), [out], kernel, attrs=attrs, coords=whole_mesh(mesh), semaphores=2)[0]
+    return kernel
 
 
 def _experts(counts: np.ndarray, device: int, layout: tuple[int, int, int, int], capacity: int) -> list:

@@ -37,7 +37,7 @@ import math
 import numpy as np
 
 from meshnn.device.arch import Arch
-from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.errors import MeshnnValueError
 from meshnn.formats.bfloat16 import float32_to_bfloat16_bits
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
@@ -47,15 +47,22 @@ from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology
 from meshnn.ops.ccl.broadcast import whole_mesh
 from meshnn.ops.ccl.point_to_point import local_only
 from meshnn.ops.checks import device_input, same_mesh
-from meshnn.ops.deepseek_prefill.arguments import bool_arg, exchange_options, group_device, require, uint_arg
-from meshnn.ops.launch import launch
+from meshnn.ops.deepseek_prefill.arguments import (
+    bool_arg,
+    exchange_options,
+    group_device,
+    mesh_sharded,
+    output_config,
+    require,
+    uint_arg,
+)
+from meshnn.ops.launch import Kernel, launch
 from meshnn.ops.outputs import Output
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import encode_values, logical_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
-from meshnn.tensor.topology import PlacementShard, TensorTopology
 
 OP = "experimental.deepseek_prefill.dispatch"
 METADATA_FIELDS = 5
@@ -174,11 +181,7 @@ def dispatch(
     FABRIC_KEYWORDS["subdevice_id"].check(OP, "subdevice_id", subdevice_id)
     bool_arg(OP, "use_l1_small_for_semaphores", use_l1_small_for_semaphores)
     fp8 = bool_arg(OP, "use_fp8_dispatch", use_fp8_dispatch)
-    if memory_config is not None and not isinstance(memory_config, MemoryConfig):
-        raise MeshnnTypeError(f"ttnn.{OP}: memory_config must be a ttnn.MemoryConfig or None, got {memory_config!r}")
-    config = memory_config or named["input_tensor"].spec.memory_config
-    if config.is_sharded():
-        raise MeshnnValueError(f"ttnn.{OP}: the output memory config must be DRAM interleaved, not sharded")
+    config = output_config(OP, memory_config, named["input_tensor"])
     _check_tensors(named, fp8, mesh.arch())
     tokens, hidden = _check_shapes(named, sizes)
     capacity = sizes["max_dispatch_buffer_token_size"]
@@ -187,8 +190,22 @@ def dispatch(
         TensorSpec((1, 1, capacity, hidden), dtype, Layout.ROW_MAJOR, memory_config=config),
         TensorSpec((1, 1, capacity, sizes["metadata_len"]), DataType.INT32, Layout.ROW_MAJOR, memory_config=config),
     )
-    in_specs = [named[n].spec for n in NAMES]
-    shape, k = tuple(mesh.shape), sizes["num_experts_per_tok"]
+    kernel = _kernel([named[n].spec for n in NAMES], specs, sizes, (tokens, hidden), (tuple(mesh.shape), axis))
+    k = sizes["num_experts_per_tok"]
+    attrs = {"cluster_axis": axis, "num_links": links, "topology": topology, "peers": k, "memory_config": config}
+    outs = [Output(s, topology=mesh_sharded(mesh)) for s in specs]
+    result = launch(OP, mesh, list(named.values()), outs, kernel, attrs=attrs, coords=whole_mesh(mesh), semaphores=2)
+    return result[0], result[1]
+
+
+def _kernel(in_specs: list[TensorSpec], specs: tuple, sizes: dict[str, int], dims: tuple, where: tuple) -> Kernel:
+    """The program: every device's sends, in row-major device order, into zeroed outputs."""
+    (tokens, hidden), (shape, axis) = dims, where
+    capacity, k, group = (
+        sizes["max_dispatch_buffer_token_size"],
+        sizes["num_experts_per_tok"],
+        sizes["dispatch_group_size"],
+    )
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
         tok = bf16_bits(in_rows[0], in_specs[0]).reshape(-1, tokens, hidden)
@@ -199,18 +216,13 @@ def dispatch(
         out = np.zeros((len(tok), capacity, hidden), np.uint16)
         meta = np.zeros((len(tok), capacity, sizes["metadata_len"]), np.int32)
         for d in range(len(tok)):
-            for t, slot, e, chip, row in route(ids[d, :, :k], table[d], offsets[d], capacity, dispatch_group_size):
+            for t, slot, e, chip, row in route(ids[d, :, :k], table[d], offsets[d], capacity, group):
                 dest = group_device(shape, d, chip, axis)
                 out[dest, row] = tok[d, t]
                 meta[dest, row, :METADATA_FIELDS] = (d, t, slot, e, weights[d, t, slot].view(np.int16))
         _write(out_rows, out, meta, specs)
 
-    placements = (PlacementShard(0), PlacementShard(1))
-    topo = TensorTopology(mesh.shape, placements, tuple(mesh.shape.coords()))
-    attrs = {"cluster_axis": axis, "num_links": links, "topology": topology, "peers": k, "memory_config": config}
-    outs = [Output(s, topology=topo) for s in specs]
-    result = launch(OP, mesh, list(named.values()), outs, kernel, attrs=attrs, coords=whole_mesh(mesh), semaphores=2)
-    return result[0], result[1]
+    return kernel
 
 
 def _write(out_rows: list[np.ndarray], out: np.ndarray, meta: np.ndarray, specs: tuple[TensorSpec, ...]) -> None:
