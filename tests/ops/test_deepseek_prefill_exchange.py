@@ -134,3 +134,38 @@ def test_dispatch_drops_past_the_buffer():
             np.testing.assert_array_equal(got_m.reshape(capacity, 6).astype(np.int64), want_meta[d])
     finally:
         ttnn.close_mesh_device(mesh)
+
+
+def test_worker_core_checks_refuse_before_anything_is_allocated():
+    rows, cols, per_chip, tokens, k = 2, 1, 2, 32, 4
+    x, w, ids, table, offsets, totals = routing_setup(rows, cols, per_chip, tokens, k, seed=9)
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 1), system="n300")
+    try:
+        args = [put(mesh, x[:, None], ttnn.bfloat16), put(mesh, w[:, None], ttnn.bfloat16),
+                put(mesh, ids[:, None].astype(np.int32), ttnn.uint16),
+                put(mesh, offsets[:, None].astype(np.int32), ttnn.int32),
+                put(mesh, table[np.zeros(2, int)][:, None], ttnn.int32)]  # fmt: skip
+        sizes = dict(dispatch_group_size=2, experts_per_chip=2, num_routed_experts=4, num_experts_per_tok=k,
+                     metadata_len=5, max_dispatch_buffer_token_size=256)  # fmt: skip
+        live = len(mesh.live_buffers())
+        grid = mesh.compute_with_storage_grid_size()
+        with pytest.raises(ttnn.MeshnnValueError, match="num_untilizers_per_sender"):
+            DS.dispatch(*args, **sizes, num_untilizers_per_sender=grid.x)  # a row of grid.x cores: too few
+        assert len(mesh.live_buffers()) == live
+        buf, meta = DS.dispatch(*args, **sizes)
+        counts = put(mesh, totals[np.zeros(2, int)][:, None, None].astype(np.int32), ttnn.int32)
+        block = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(2, 2))})
+        manager = mesh.create_sub_device_manager([ttnn.SubDevice([block])], 0)
+        mesh.load_sub_device_manager(manager)
+        try:
+            live = len(mesh.live_buffers())
+            with pytest.raises(RuntimeError, match="2-D subdevice core grid"):
+                sub = ttnn.SubDeviceId(0)
+                DS.combine(buf, meta, counts, counts, dispatch_group_size=2, experts_per_chip=2,
+                           num_experts_per_tok=k, seq_len_per_chip=tokens, subdevice_id=sub)  # fmt: skip
+            assert len(mesh.live_buffers()) == live
+        finally:
+            mesh.clear_loaded_sub_device_manager()
+            mesh.remove_sub_device_manager(manager)
+    finally:
+        ttnn.close_mesh_device(mesh)

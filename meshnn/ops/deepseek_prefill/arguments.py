@@ -91,3 +91,38 @@ def output_config(op: str, memory_config: object, like: Tensor) -> MemoryConfig:
 def mesh_sharded(mesh: MeshDevice) -> TensorTopology:
     """The topology of an output each device holds its own of: sharded on both mesh dims."""
     return TensorTopology(mesh.shape, (PlacementShard(0), PlacementShard(1)), tuple(mesh.shape.coords()))
+
+
+MAX_WORKER_CORES = 4
+"""The sender cores a dispatch or combine program uses at most (one a link)."""
+
+
+def worker_line(op: str, mesh: MeshDevice, subdevice_id: object, links: int, untilizers: int | None) -> None:
+    """tt-metal's program checks of the sub-device's worker cores (``subdevice_id``, default the
+    first): one sender a link (at most 4); dispatch (``untilizers`` given): the first core's row holds
+    ``1 + untilizers`` cores a sender; combine: a single row or column (or the whole grid), whose line
+    holds more cores than senders."""
+    cores = list(mesh.sub_device_cores(subdevice_id).cores())
+    senders = min(links, MAX_WORKER_CORES)
+    if len(cores) < senders:
+        raise MeshnnValueError(f"ttnn.{op}: not enough cores {len(cores)} for {senders} links (subdevice_id)")
+    xs, ys = [c.x for c in cores], [c.y for c in cores]
+    if untilizers is not None:
+        row = sum(1 for c in cores if c.y == cores[0].y)
+        if row < (1 + untilizers) * senders:
+            raise MeshnnValueError(
+                f"ttnn.{op}: the worker row has only {row} cores for {senders} senders; need {1 + untilizers} a "
+                "sender (num_untilizers_per_sender)"
+            )
+        return
+    grid = mesh.compute_with_storage_grid_size()
+    if max(xs) > min(xs) and max(ys) > min(ys) and len(cores) != grid.x * grid.y:
+        raise MeshnnValueError(
+            f"ttnn.{op}: combine requires the worker subdevice to be a single row or a single column; a 2-D "
+            f"subdevice core grid spanning x=[{min(xs)}, {max(xs)}] y=[{min(ys)}, {max(ys)}] is not supported"
+        )
+    line = len(cores) if min(xs) == max(xs) and max(ys) > min(ys) else ys.count(min(ys))
+    if line <= senders:
+        raise MeshnnValueError(
+            f"ttnn.{op}: the worker line has only {line} cores for {senders} senders; each needs an untilizer core"
+        )

@@ -37,7 +37,7 @@ from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.op_keywords import ttnn_keywords
-from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology
+from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology, check_subdevice
 from meshnn.ops.ccl.broadcast import whole_mesh
 from meshnn.ops.ccl.point_to_point import local_only
 from meshnn.ops.checks import device_input, same_mesh
@@ -48,6 +48,7 @@ from meshnn.ops.deepseek_prefill.arguments import (
     output_config,
     require,
     uint_arg,
+    worker_line,
 )
 from meshnn.ops.deepseek_prefill.dispatch import bf16_bits
 from meshnn.ops.launch import Kernel, launch
@@ -146,11 +147,13 @@ def combine(
     )
     axis, links = exchange_options(OP, cluster_axis, num_links, topology)
     FABRIC_KEYWORDS["subdevice_id"].check(OP, "subdevice_id", subdevice_id)
+    check_subdevice(OP, mesh, subdevice_id)
     bool_arg(OP, "init_zeros", init_zeros)
     bool_arg(OP, "use_l1_small_for_semaphores", use_l1_small_for_semaphores)
     fp8 = bool_arg(OP, "use_fp8_combine", use_fp8_combine)
     config = output_config(OP, memory_config, named["dispatched_buffer"])
     _check(named, per_chip, fp8, mesh.arch())
+    worker_line(OP, mesh, subdevice_id, links, None)
     n = math.prod(tuple(named["expert_token_counts"].shape))
     if group == 0 or n % (per_chip * group):
         raise MeshnnValueError(

@@ -43,7 +43,7 @@ from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.op_keywords import ttnn_keywords
-from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology
+from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology, check_subdevice
 from meshnn.ops.ccl.broadcast import whole_mesh
 from meshnn.ops.ccl.point_to_point import local_only
 from meshnn.ops.checks import device_input, same_mesh
@@ -55,6 +55,7 @@ from meshnn.ops.deepseek_prefill.arguments import (
     output_config,
     require,
     uint_arg,
+    worker_line,
 )
 from meshnn.ops.launch import Kernel, launch
 from meshnn.ops.outputs import Output
@@ -179,11 +180,15 @@ def dispatch(
     }  # fmt: skip
     axis, links = exchange_options(OP, cluster_axis, num_links, topology)
     FABRIC_KEYWORDS["subdevice_id"].check(OP, "subdevice_id", subdevice_id)
+    check_subdevice(OP, mesh, subdevice_id)
     bool_arg(OP, "use_l1_small_for_semaphores", use_l1_small_for_semaphores)
     fp8 = bool_arg(OP, "use_fp8_dispatch", use_fp8_dispatch)
     config = output_config(OP, memory_config, named["input_tensor"])
     _check_tensors(named, fp8, mesh.arch())
     tokens, hidden = _check_shapes(named, sizes)
+    if sizes["num_untilizers_per_sender"] == 0:
+        raise MeshnnValueError(f"ttnn.{OP}: num_untilizers_per_sender must be >= 1; got 0")
+    worker_line(OP, mesh, subdevice_id, links, sizes["num_untilizers_per_sender"])
     capacity = sizes["max_dispatch_buffer_token_size"]
     dtype = DataType.FP8_E4M3 if fp8 else DataType.BFLOAT16
     specs = (
