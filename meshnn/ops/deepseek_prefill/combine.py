@@ -50,11 +50,11 @@ from meshnn.ops.deepseek_prefill.arguments import (
     uint_arg,
     worker_line,
 )
-from meshnn.ops.deepseek_prefill.dispatch import bf16_bits
+from meshnn.ops.deepseek_prefill.dispatch import bf16_bits, bits_target, finish_bits
 from meshnn.ops.launch import Kernel, launch
 from meshnn.ops.outputs import Output
 from meshnn.ops.registry import OpKind, register
-from meshnn.ops.values import encode_values, logical_values
+from meshnn.ops.values import logical_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
@@ -180,10 +180,10 @@ def _kernel(in_specs: list[TensorSpec], spec: TensorSpec, layout: tuple[int, int
         rows = bf16_bits(in_rows[0], in_specs[0]).reshape(devices, -1, hidden)
         meta = logical_values(in_rows[1], in_specs[1], as_float=False).reshape(devices, rows.shape[1], -1)
         counts = logical_values(in_rows[2], in_specs[2], as_float=False).reshape(devices, -1)
-        out = np.zeros((devices, seq, k, hidden), np.uint16)
+        out = bits_target(out_rows[0], spec).reshape(devices, seq, k, hidden)
         for d in range(devices):
             _send(out, rows[d], meta[d], _experts(counts[d], d, layout, rows.shape[1]))
-        _write(out_rows[0], out, spec)
+        finish_bits(out_rows[0], out, spec)
 
     return kernel
 
@@ -208,11 +208,3 @@ def _send(out: np.ndarray, rows: np.ndarray, meta: np.ndarray, regions: list[tup
                     f"{devices} devices' [{seq}, {k}] outputs"
                 )
             out[s, t, slot] = rows[i]
-
-
-def _write(out_rows: np.ndarray, out: np.ndarray, spec: TensorSpec) -> None:
-    if spec.dtype is DataType.BFLOAT16:
-        out_rows[:, : out[0].size * 2] = out.reshape(len(out), -1).view(np.uint8)
-        return
-    values = (out.astype(np.uint32) << 16).view(np.float32)
-    out_rows[:, : spec.compute_packed_buffer_size_bytes()] = encode_values(values, spec)

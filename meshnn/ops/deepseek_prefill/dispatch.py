@@ -218,23 +218,34 @@ def _kernel(in_specs: list[TensorSpec], specs: tuple, sizes: dict[str, int], dim
         ids = logical_values(in_rows[2], in_specs[2], as_float=False).reshape(-1, tokens, in_specs[2].shape[-1])
         offsets = logical_values(in_rows[3], in_specs[3], as_float=False).reshape(len(tok), -1)
         table = logical_values(in_rows[4], in_specs[4], as_float=False).reshape(len(tok), -1)
-        out = np.zeros((len(tok), capacity, hidden), np.uint16)
-        meta = np.zeros((len(tok), capacity, sizes["metadata_len"]), np.int32)
+        out = bits_target(out_rows[0], specs[0]).reshape(len(tok), capacity, hidden)
+        meta = out_rows[1][:, : specs[1].compute_packed_buffer_size_bytes()].view(np.int32)
+        meta.shape = (len(tok), capacity, sizes["metadata_len"])
+        meta[...] = 0
         for d in range(len(tok)):
             for t, slot, e, chip, row in route(ids[d, :, :k], table[d], offsets[d], capacity, group):
                 dest = group_device(shape, d, chip, axis)
                 out[dest, row] = tok[d, t]
                 meta[dest, row, :METADATA_FIELDS] = (d, t, slot, e, weights[d, t, slot].view(np.int16))
-        _write(out_rows, out, meta, specs)
+        finish_bits(out_rows[0], out, specs[0])
 
     return kernel
 
 
-def _write(out_rows: list[np.ndarray], out: np.ndarray, meta: np.ndarray, specs: tuple[TensorSpec, ...]) -> None:
-    """The dispatched rows (bfloat16 bits, or their values as fp8) and the metadata into the outputs."""
-    if specs[0].dtype is DataType.BFLOAT16:
-        out_rows[0][:, : out.size * 2 // len(out)] = out.reshape(len(out), -1).view(np.uint8)
-    else:
-        values = (out.astype(np.uint32) << 16).view(np.float32)
-        out_rows[0][:, : specs[0].compute_packed_buffer_size_bytes()] = encode_values(values, specs[0])
-    out_rows[1][:, : meta.size * 4 // len(meta)] = meta.reshape(len(meta), -1).view(np.uint8)
+def bits_target(rows: np.ndarray, spec: TensorSpec) -> np.ndarray:
+    """Zeroed ``(k, *shape)`` bfloat16 bits to build an output of ``spec`` in: a view of its rows
+    (bfloat16), or an array of its own (fp8: :func:`finish_bits` encodes it)."""
+    shape = (rows.shape[0], *tuple(spec.shape))
+    if spec.dtype is not DataType.BFLOAT16:
+        return np.zeros(shape, np.uint16)
+    view = rows[:, : spec.compute_packed_buffer_size_bytes()].view(np.uint16)
+    view.shape = shape  # (raises rather than copy: the kernel writes through it)
+    view[...] = 0
+    return view
+
+
+def finish_bits(rows: np.ndarray, bits: np.ndarray, spec: TensorSpec) -> None:
+    """An fp8 output's values encoded from the bfloat16 ``bits`` built for it (bfloat16: written already)."""
+    if spec.dtype is not DataType.BFLOAT16:
+        values = (bits.astype(np.uint32) << 16).view(np.float32)
+        rows[:, : spec.compute_packed_buffer_size_bytes()] = encode_values(values, spec)
