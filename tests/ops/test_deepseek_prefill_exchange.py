@@ -102,6 +102,8 @@ def test_dispatch_then_combine(shape, layout):
             np.testing.assert_array_equal(got_b.reshape(capacity, 64), want_buf[d])
             np.testing.assert_array_equal(got_m.reshape(capacity, 5).astype(np.int64), want_meta[d])
         counts = put(mesh, totals[np.arange(rows * cols) % cols][:, None, None].astype(np.int32), ttnn.int32)
+        if layout == TILE:  # the experts' outputs come back tiled: untilized by combine
+            buf = ttnn.to_layout(buf, TILE)
         out = DS.combine(buf, meta, counts, counts, dispatch_group_size=rows, experts_per_chip=per_chip,
                          num_experts_per_tok=k, seq_len_per_chip=tokens, cluster_axis=0)  # fmt: skip
         assert tuple(out.shape) == (1, 1, tokens, k, 64) and out.dtype == ttnn.bfloat16

@@ -37,10 +37,11 @@ import math
 import numpy as np
 
 from meshnn.device.arch import Arch
+from meshnn.device.buffer import TensorMemoryLayout
 from meshnn.errors import MeshnnValueError
 from meshnn.formats.bfloat16 import float32_to_bfloat16_bits
 from meshnn.formats.dtypes import DataType
-from meshnn.formats.layout import Layout
+from meshnn.formats.layout import Layout, untilize
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.op_keywords import ttnn_keywords
 from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology, check_subdevice
@@ -71,10 +72,19 @@ NAMES = ("input_tensor", "weights_tensor", "indices_tensor", "expert_offsets_ten
 
 
 def bf16_bits(rows: np.ndarray, spec: TensorSpec) -> np.ndarray:
-    """``(k, *shape)`` bfloat16 bits of ``k`` devices' rows (ROW_MAJOR: a view; TILE: decoded)."""
+    """``(k, *shape)`` bfloat16 bits of ``k`` devices' rows: ROW_MAJOR a view, interleaved bfloat16
+    TILE untilized as bits (no float copy), anything else decoded."""
+    k, size = rows.shape[0], spec.compute_packed_buffer_size_bytes()
     if spec.layout is Layout.ROW_MAJOR:
-        view = rows[:, : spec.compute_packed_buffer_size_bytes()].view(np.uint16)
-        return view.reshape(rows.shape[0], *tuple(spec.shape))
+        return rows[:, :size].view(np.uint16).reshape(k, *tuple(spec.shape))
+    interleaved = spec.memory_config.memory_layout is TensorMemoryLayout.INTERLEAVED
+    if spec.dtype is DataType.BFLOAT16 and interleaved and spec.explicit_padded_shape is None:
+        padded = tuple(spec.padded_shape)
+        out = np.empty((k, *tuple(spec.shape)), np.uint16)
+        for i in range(k):
+            whole = untilize(rows[i, :size].view(np.uint16), padded, spec.tile)
+            out[i] = whole[tuple(slice(0, d) for d in spec.shape)]
+        return out
     return float32_to_bfloat16_bits(np.ascontiguousarray(logical_values(rows, spec), np.float32))
 
 
