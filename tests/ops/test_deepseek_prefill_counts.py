@@ -172,3 +172,32 @@ def test_registry_entries():
         entry = registry.lookup(f"{DS}.{name}")
         assert entry.device_operation == device_op
         assert getattr(ttnn.experimental.deepseek_prefill, name) is entry.function
+
+
+def test_masked_bincount_is_timed_over_its_shard_grid():
+    """The model times the op by the ids' shard grid (its cores count rows, then a tree adds the
+    histograms), not as one core's loop."""
+    from meshnn.perf import OpDesc, OpFamily, TensorDesc, predict
+
+    ids = TensorDesc((4096, 8), "UINT16", layout=ttnn.ROW_MAJOR_LAYOUT)
+    mask = TensorDesc((1, 256), "INT32", layout=ttnn.ROW_MAJOR_LAYOUT)
+    out = TensorDesc((256,), "UINT32", layout=ttnn.ROW_MAJOR_LAYOUT)
+
+    def on(grid):
+        desc = OpDesc(OpFamily.ARGMAX, (ids, mask), (out,), op_code="MaskedBincountDeviceOperation", core_grid=grid)
+        return predict(desc, "n150")
+
+    one, grid = on((1, 1)), on((8, 8))
+    assert grid.cores == 64 and one.cores == 1
+    assert grid.kernel_ns < one.kernel_ns / 5
+    assert any("6 tree level" in note for note in grid.notes)
+    mesh = open_mesh((1, 1))
+    try:
+        tt_ids = put_ids(mesh, np.arange(64 * 8).reshape(64, 8) % 256, 8, cores=8)
+        with ttnn.perf_capture() as capture:
+            ttnn.experimental.deepseek_prefill.masked_bincount(tt_ids, put_table(mesh, np.zeros((1, 256), np.int32)),
+                                                               256, 8)  # fmt: skip
+        (entry,) = [e for r in capture.recorders for e in r.records]
+        assert entry.desc.op_code == "MaskedBincountDeviceOperation" and entry.prediction.cores == 8
+    finally:
+        ttnn.close_mesh_device(mesh)
