@@ -171,3 +171,21 @@ def test_worker_core_checks_refuse_before_anything_is_allocated():
             mesh.remove_sub_device_manager(manager)
     finally:
         ttnn.close_mesh_device(mesh)
+
+
+def test_an_expert_id_past_the_experts_is_refused_when_met():
+    rows, cols, per_chip, tokens, k = 2, 1, 2, 32, 4
+    x, w, ids, table, offsets, _ = routing_setup(rows, cols, per_chip, tokens, k, seed=2)
+    ids[1, 7, 2] = 4  # n is 4
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 1), system="n300")
+    try:
+        args = [put(mesh, x[:, None], ttnn.bfloat16), put(mesh, w[:, None], ttnn.bfloat16),
+                put(mesh, ids[:, None].astype(np.int32), ttnn.uint16),
+                put(mesh, offsets[:, None].astype(np.int32), ttnn.int32),
+                put(mesh, table[np.zeros(2, int)][:, None], ttnn.int32)]  # fmt: skip
+        with pytest.raises(ttnn.MeshnnError, match=r"expert id 4 \(token 7, slot 2\) is past the 4 routed experts"):
+            DS.dispatch(*args, dispatch_group_size=2, experts_per_chip=2, num_routed_experts=4,
+                        num_experts_per_tok=k, metadata_len=5, max_dispatch_buffer_token_size=256)  # fmt: skip
+            ttnn.synchronize_device(mesh)
+    finally:
+        ttnn.close_mesh_device(mesh)

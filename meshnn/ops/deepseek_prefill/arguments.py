@@ -69,9 +69,9 @@ def exchange_options(op: str, cluster_axis: object, num_links: object, topology:
     return axis, links
 
 
-def group_device(mesh_shape: tuple[int, ...], source: int, chip: int, axis: int | None) -> int:
-    """The row-major index of chip ``chip`` of the dispatch group of the device ``source`` (row-major):
-    along the column (``axis`` 0) or, without an axis, the mesh's ``chip``-th device."""
+def group_device(mesh_shape: tuple[int, ...], source: int, chip: np.ndarray, axis: int | None) -> np.ndarray:
+    """The row-major indices of the chips ``chip`` of the dispatch group of the device ``source``
+    (row-major): along the column (``axis`` 0) or, without an axis, the mesh's ``chip``-th devices."""
     if axis is None:
         return chip
     cols = mesh_shape[1] if len(mesh_shape) > 1 else 1

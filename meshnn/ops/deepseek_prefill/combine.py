@@ -199,12 +199,13 @@ def _experts(counts: np.ndarray, device: int, layout: tuple[int, int, int, int],
 def _send(out: np.ndarray, rows: np.ndarray, meta: np.ndarray, regions: list[tuple[int, int]]) -> None:
     """Every region row to its metadata's device, token and slot of ``out`` ``(devices, S, K, H)``."""
     devices, seq, k, _ = out.shape
-    for start, count in regions:
-        for i in range(start, start + count):
-            s, t, slot = (int(v) for v in meta[i, :3])
-            if not (0 <= s < devices and 0 <= t < seq and 0 <= slot < k):
-                raise MeshnnValueError(
-                    f"ttnn.{OP}: dispatched_metadata row {i} names device {s}, token {t}, slot {slot}: outside the "
-                    f"{devices} devices' [{seq}, {k}] outputs"
-                )
-            out[s, t, slot] = rows[i]
+    index = np.concatenate([np.arange(start, start + count) for start, count in regions] or [np.zeros(0, int)])
+    source, token, slot = (meta[index, j].astype(np.int64) for j in range(3))
+    bad = (source < 0) | (source >= devices) | (token < 0) | (token >= seq) | (slot < 0) | (slot >= k)
+    if bad.any():
+        at = int(np.argmax(bad))
+        raise MeshnnValueError(
+            f"ttnn.{OP}: dispatched_metadata row {index[at]} names device {source[at]}, token {token[at]}, slot "
+            f"{slot[at]}: outside the {devices} devices' [{seq}, {k}] outputs"
+        )
+    out[source, token, slot] = rows[index]

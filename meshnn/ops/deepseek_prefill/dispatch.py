@@ -88,26 +88,34 @@ def bf16_bits(rows: np.ndarray, spec: TensorSpec) -> np.ndarray:
     return float32_to_bfloat16_bits(np.ascontiguousarray(logical_values(rows, spec), np.float32))
 
 
-def route(ids: np.ndarray, table: np.ndarray, offsets: np.ndarray, capacity: int, groups: int) -> list[tuple]:
-    """One source device's sends ``(token, slot, expert, chip, row)`` in the kernel's order, its
-    ``offsets`` ``(n,)`` counted up as it goes (see the module's text)."""
-    sends = []
-    counters = offsets.astype(np.int64).copy()
+def route(ids: np.ndarray, table: np.ndarray, offsets: np.ndarray, capacity: int, groups: int) -> tuple:
+    """One source device's sends, as arrays ``(token, slot, expert, chip, row)`` in the kernel's order
+    (token by token, slot by slot): each expert's ``offsets`` entry counted up per token sent to it,
+    the sends whose row is past ``capacity`` dropped (see the module's text)."""
     n = table.size
-    for t, k in np.ndindex(*ids.shape):
-        e = int(ids[t, k])
-        if e >= n:
-            raise MeshnnValueError(f"ttnn.{OP}: expert id {e} (token {t}, slot {k}) is past the {n} routed experts")
-        chip = int(table[e])
-        if chip == -1:
-            continue
-        if not 0 <= chip < groups:
-            raise MeshnnValueError(f"ttnn.{OP}: expert {e}'s chip {chip} is outside the dispatch group of {groups}")
-        row = int(counters[e])
-        counters[e] += 1
-        if row < capacity:
-            sends.append((t, k, e, chip, row))
-    return sends
+    tokens, slots = np.divmod(np.arange(ids.size), ids.shape[1])
+    experts = ids.reshape(-1).astype(np.int64)
+    if experts.size and int(experts.max()) >= n:
+        at = int(np.argmax(experts >= n))
+        raise MeshnnValueError(
+            f"ttnn.{OP}: expert id {experts[at]} (token {tokens[at]}, slot {slots[at]}) is past the {n} routed experts"
+        )
+    chips = table.astype(np.int64)[experts]
+    sent = chips != -1
+    tokens, slots, experts, chips = tokens[sent], slots[sent], experts[sent], chips[sent]
+    bad = (chips < 0) | (chips >= groups)
+    if bad.any():
+        at = int(np.argmax(bad))
+        raise MeshnnValueError(
+            f"ttnn.{OP}: expert {experts[at]}'s chip {chips[at]} is outside the dispatch group of {groups}"
+        )
+    order = np.argsort(experts, kind="stable")  # each expert's sends in the kernel's order
+    first = np.searchsorted(experts[order], experts[order])  # where each expert's run starts
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size) - first
+    rows = offsets.astype(np.int64)[experts] + rank
+    kept = rows < capacity
+    return tokens[kept], slots[kept], experts[kept], chips[kept], rows[kept]
 
 
 def _check_tensors(named: dict[str, Tensor], fp8: bool, arch: Arch) -> None:
@@ -233,10 +241,11 @@ def _kernel(in_specs: list[TensorSpec], specs: tuple, sizes: dict[str, int], dim
         meta.shape = (len(tok), capacity, sizes["metadata_len"])
         meta[...] = 0
         for d in range(len(tok)):
-            for t, slot, e, chip, row in route(ids[d, :, :k], table[d], offsets[d], capacity, group):
-                dest = group_device(shape, d, chip, axis)
-                out[dest, row] = tok[d, t]
-                meta[dest, row, :METADATA_FIELDS] = (d, t, slot, e, weights[d, t, slot].view(np.int16))
+            t, slot, e, chip, row = route(ids[d, :, :k], table[d], offsets[d], capacity, group)
+            dest = group_device(shape, d, chip, axis)
+            out[dest, row] = tok[d, t]
+            fields = (np.full_like(t, d), t, slot, e, weights[d, t, slot].view(np.int16))
+            meta[dest, row, :METADATA_FIELDS] = np.stack(fields, axis=-1)
         finish_bits(out_rows[0], out, specs[0])
 
     return kernel
