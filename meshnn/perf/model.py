@@ -32,6 +32,7 @@ from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.heads import is_heads_prefill, predict_heads_prefill
 from meshnn.perf.matmul import predict_matmul
 from meshnn.perf.moe import predict_moe_compute, predict_moe_gpt
+from meshnn.perf.moe_routing import is_masked_bincount, predict_masked_bincount
 from meshnn.perf.movement import predict_movement
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.rotary import is_rotary_prefill, predict_rotary_prefill
@@ -137,4 +138,6 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_topk
     elif is_unified_ffn(desc):
         predictor = predict_unified_ffn
+    elif is_masked_bincount(desc):
+        predictor = predict_masked_bincount
     return replace(predictor(resolved, m), fidelity=fidelity)
