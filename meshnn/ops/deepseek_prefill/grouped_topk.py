@@ -135,9 +135,12 @@ def moe_grouped_topk(
     w_spec = out_spec_like(s, shape=shape, dtype=DataType.BFLOAT16, memory_config=config, op=OP)
     i_spec = out_spec_like(s, shape=shape, dtype=DataType.UINT16, memory_config=config, op=OP)
 
+    b_spec = b.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+    s_spec = s.spec
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
         weights, ids = grouped_topk(
-            logical_values(in_rows[0], s.spec), logical_values(in_rows[1], b.spec), sizes, scale, eps
+            logical_values(in_rows[0], s_spec), logical_values(in_rows[1], b_spec), sizes, scale, eps
         )
         write_values(out_rows[0], weights, w_spec)
         write_values(out_rows[1], ids.astype(np.float32), i_spec)

@@ -92,9 +92,12 @@ def masked_bincount(
     _check(tensor, mask, n, per_token)
     spec = TensorSpec((n,), DataType.UINT32, Layout.ROW_MAJOR, memory_config=DRAM_MEMORY_CONFIG)
 
+    mask_spec = mask.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+    tensor_spec = tensor.spec
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
-        ids = logical_values(in_rows[0], tensor.spec, as_float=False)
-        table = logical_values(in_rows[1], mask.spec, as_float=False).reshape(-1, n)
+        ids = logical_values(in_rows[0], tensor_spec, as_float=False)
+        table = logical_values(in_rows[1], mask_spec, as_float=False).reshape(-1, n)
         write_values(out_rows[0], masked_counts(ids, table, n, per_token), spec)
 
     attrs = {"n_routed_experts": n, "num_experts_per_token": per_token}

@@ -137,15 +137,11 @@ def update_padded_kv_cache(
             f"ttnn.{op}: kv_actual_global ({kv}) + chunk_global ({sp * xs[-2]}) would overflow global cache "
             f"capacity ({sp * cs[-2]})"
         )
-    heads, chunk_t, width_t = xs[1], xs[2] // TILE, xs[3] // TILE
-    cache_t = cs[2] // TILE
+    heads, chunk_t, width_t, cache_t = xs[1], xs[2] // TILE, xs[3] // TILE, cs[2] // TILE
     batch = slot * layers + layer
     h, r, col = np.meshgrid(np.arange(heads), np.arange(chunk_t), np.arange(width_t), indexing="ij")
-    size = c.spec.tile.get_tile_size(c.dtype)
-    count = heads * chunk_t * width_t
-
-    c_dtype = c.dtype  # (the kernel holds no tensor: a trace must not keep it allocated)
-    c_spec = c.spec
+    c_spec = c.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+    size, count = c_spec.tile.get_tile_size(c_spec.dtype), heads * chunk_t * width_t
 
     def kernel(in_rows, out_rows, coords) -> None:
         dest = np.empty((len(coords), count), np.int64)
@@ -153,7 +149,7 @@ def update_padded_kv_cache(
             first = update_tile(kv // TILE, sp, chunk_t, sp_index(coord, axis))
             dest[d] = (((batch * heads + h) * cache_t + first + r) * width_t + col).reshape(-1)
         tiles = in_rows[0][:, : count * size].reshape(len(coords), count, size)
-        write_tiles(out_rows[0], c_dtype, c_spec.tile, dest, tiles)
+        write_tiles(out_rows[0], c_spec.dtype, c_spec.tile, dest, tiles)
 
     attrs = {"layer_idx": layer, "num_layers": layers, "cluster_axis": axis}  # (slot, kv: runtime arguments)
     return _run(op, c, [x], kernel, attrs)
