@@ -61,9 +61,11 @@ def isin(
     spec = TensorSpec(tuple(x.shape), DataType.UINT32, x.layout, memory_config=x.memory_config())
     into = None if out is None else [output_into(_OP, mesh, out, spec, x.storage.coords)]  # type: ignore[union-attr]
 
+    tests_spec, x_spec = tests.spec, x.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], x.spec, as_float=False)
-        wanted = logical_values(in_rows[1], tests.spec, as_float=False)
+        values = logical_values(in_rows[0], x_spec, as_float=False)
+        wanted = logical_values(in_rows[1], tests_spec, as_float=False)
         found = np.stack([np.isin(v, w, invert=invert) for v, w in zip(values, wanted, strict=True)])
         write_values(out_rows[0], np.where(found, _TRUE, np.uint32(0)), spec, exact=True, owned=True)
 

@@ -117,8 +117,10 @@ def addmm(
     if optional_output_tensor is not None:
         into = [output_into(op, mesh, optional_output_tensor, spec, a.storage.coords)]  # type: ignore[union-attr]
 
+    in_specs = (x.spec, a.spec, b.spec)  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows, out_rows, coords: tuple[MeshCoordinate, ...]) -> None:
-        xv, av, bv = (logical_values(r, t.spec) for r, t in zip(in_rows, (x, a, b), strict=True))
+        xv, av, bv = (logical_values(r, sp) for r, sp in zip(in_rows, in_specs, strict=True))
         result = al * np.matmul(av.astype(np.float64), bv.astype(np.float64))
         if be != 0.0:
             result = result + be * xv

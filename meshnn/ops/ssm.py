@@ -95,10 +95,10 @@ def prefix_scan(
         raise MeshnnValueError(f"ttnn.{op}: h_prev {list(th.shape)} must hold one state of width {ta.shape[-1]}")
     spec = out_spec_like(ta, dtype=_dtype(op, dtype, ta.dtype), memory_config=memory_config, op=op)
 
-    th_spec = th.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+    ta_spec, tb_spec, th_spec = ta.spec, tb.spec, th.spec  # (the kernels hold no tensor: a trace keeps them)
 
     def kernel(in_rows, out_rows, coords: tuple[MeshCoordinate, ...]) -> None:
-        av, bv = logical_values(in_rows[0], ta.spec), logical_values(in_rows[1], tb.spec)
+        av, bv = logical_values(in_rows[0], ta_spec), logical_values(in_rows[1], tb_spec)
         state = logical_values(in_rows[2], th_spec).reshape(av.shape[0], -1).astype(np.float32)
         states = np.empty_like(bv)
         for t in range(av.shape[3]):
@@ -108,7 +108,7 @@ def prefix_scan(
 
     def last_state(in_rows, out_rows, coords: tuple[MeshCoordinate, ...]) -> None:
         states = logical_values(in_rows[0], spec)
-        write_values(out_rows[0], states[:, 0, 0, -1].reshape((states.shape[0], *th.spec.shape)), th.spec)
+        write_values(out_rows[0], states[:, 0, 0, -1].reshape((states.shape[0], *th_spec.shape)), th_spec)
 
     attrs = {"memory_config": spec.memory_config, "dtype": spec.dtype, "math_fidelity": math_fidelity}
     out = launch(op, mesh, [ta, tb, th], [Output(spec)], kernel, rowwise=True, attrs=attrs)[0]
@@ -166,8 +166,10 @@ def repeat_and_interleave_eltwise_mul(
         ta, shape=(1, 1, tuple(ta.shape)[2], width), dtype=out_dtype, memory_config=memory_config, op=op
     )
 
+    ta_spec, tb_spec = ta.spec, tb.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows, out_rows, coords: tuple[MeshCoordinate, ...]) -> None:
-        av, bv = logical_values(in_rows[0], ta.spec), logical_values(in_rows[1], tb.spec)
+        av, bv = logical_values(in_rows[0], ta_spec), logical_values(in_rows[1], tb_spec)
         left = np.tile(av, (1, 1, 1, 1, width // av.shape[-1])) if repeat_a else av
         right = np.repeat(bv, LATENT, axis=-1) if interleave_b else bv
         write_values(out_rows[0], left * right, spec)
@@ -210,8 +212,10 @@ def hc_sum_reduce(
         tensor, shape=(1, 1, h, w // LATENT), dtype=_dtype(op, dtype, tensor.dtype), memory_config=memory_config, op=op
     )
 
+    tensor_spec = tensor.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows, out_rows, coords: tuple[MeshCoordinate, ...]) -> None:
-        x = logical_values(in_rows[0], tensor.spec)
+        x = logical_values(in_rows[0], tensor_spec)
         sums = x.reshape((*x.shape[:-1], w // LATENT, LATENT)).sum(axis=-1, dtype=np.float32)
         write_values(out_rows[0], sums, spec)
 

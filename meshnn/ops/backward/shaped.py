@@ -71,10 +71,12 @@ def _repeat_bw(grad_tensor, input_tensor, shape, memory_config, queue_id=0) -> l
         )
     spec = out_spec_like(g, shape=tuple(x.shape), memory_config=memory_config, op=op)
 
+    x_shape = tuple(x.shape)  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def compute(v: np.ndarray) -> np.ndarray:
         if 0 in repeats:
-            return np.zeros((v.shape[0], *x.shape), np.float32)
-        split = [v.shape[0]] + [n for pair in zip(repeats, x.shape, strict=True) for n in pair]
+            return np.zeros((v.shape[0], *x_shape), np.float32)
+        split = [v.shape[0]] + [n for pair in zip(repeats, x_shape, strict=True) for n in pair]
         return v.reshape(split).sum(axis=tuple(range(1, 2 * len(repeats), 2)))
 
     return [shaped(op, {"grad_tensor": g}, mesh, spec, compute, queue_id=queue_id)]

@@ -172,11 +172,13 @@ def all_to_all_dispatch(
         into = [_preallocated(op, "output_tensors", t, sp, mesh) for t, sp in zip(output_tensors, specs, strict=True)]
     tables = (groups, list(range(mesh.get_num_devices())))  # rows are row-major device indices
 
+    ids_spec, mapping_spec, tokens_spec = (t.spec for t in (ids, mapping, tokens))  # (the kernel holds no tensor)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
-        experts = mapping_tables(logical_values(in_rows[2], mapping.spec, as_float=False))
-        chosen = np.asarray(logical_values(in_rows[1], ids.spec, as_float=False)).astype(np.int64)
+        experts = mapping_tables(logical_values(in_rows[2], mapping_spec, as_float=False))
+        chosen = np.asarray(logical_values(in_rows[1], ids_spec, as_float=False)).astype(np.int64)
         dispatch_rows(
-            (_token_bits(in_rows[0], tokens.spec), chosen, experts),
+            (_token_bits(in_rows[0], tokens_spec), chosen, experts),
             (_token_bits(out_rows[0], specs[0]), _token_bits(out_rows[1], specs[1])),
             tables,
             concat,
@@ -234,10 +236,13 @@ def all_to_all_combine(
     into = None if output_tensor is None else [_preallocated(op, "output_tensor", output_tensor, spec, mesh)]
     groups: Groups = (device_groups(op, values, mesh, cluster_axis), list(range(mesh.get_num_devices())))
 
+    # (the kernel holds no tensor: a trace must not keep it allocated)
+    mapping_spec, meta_spec, values_spec = mapping.spec, meta.spec, values.spec
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
-        tables = mapping_tables(logical_values(in_rows[2], mapping.spec, as_float=False))
-        chosen = np.asarray(logical_values(in_rows[1], meta.spec, as_float=False)).astype(np.int64)
-        sources = (_token_bits(in_rows[0], values.spec), chosen, tables)
+        tables = mapping_tables(logical_values(in_rows[2], mapping_spec, as_float=False))
+        chosen = np.asarray(logical_values(in_rows[1], meta_spec, as_float=False)).astype(np.int64)
+        sources = (_token_bits(in_rows[0], values_spec), chosen, tables)
         combine_rows(sources, _token_bits(out_rows[0], spec), groups, (split, local_reduce))
 
     attrs = {"cluster_axis": cluster_axis, "num_links": num_links, "topology": topology, "local_reduce": local_reduce}

@@ -276,13 +276,14 @@ def all_to_all_dispatch_metadata(
     into = None if output_tensors is None else _preallocated_outputs(output_tensors, specs, mesh)
     if into is not None:
         specs = [t.spec for t in into]
+    tokens_spec, ids_spec, scores_spec, mapping_spec = (t.spec for t in (tokens, ids, scores, mapping))  # (no tensor)
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
         n = in_rows[0].shape[0]
-        flat = (_token_bits(in_rows[0], tokens.spec).reshape(n, count, -1),)
-        flat += (_token_bits(in_rows[1], ids.spec).reshape(n, count, -1),)
-        flat += (_token_bits(in_rows[2], scores.spec).reshape(n, count, -1),)
-        flat += (np.asarray(logical_values(in_rows[3], mapping.spec, as_float=False)),)
+        flat = (_token_bits(in_rows[0], tokens_spec).reshape(n, count, -1),)
+        flat += (_token_bits(in_rows[1], ids_spec).reshape(n, count, -1),)
+        flat += (_token_bits(in_rows[2], scores_spec).reshape(n, count, -1),)
+        flat += (np.asarray(logical_values(in_rows[3], mapping_spec, as_float=False)),)
         _dispatch_into(
             flat, [_token_bits(out_rows[i], specs[i]) for i in range(3)], specs, count * len(groups[0]), groups, shared
         )

@@ -187,9 +187,11 @@ def _run(op: str, tensors: tuple, mesh: MeshDevice, axis: int, out: tuple[Tensor
     label = operation_on(f"ttnn.{op}", tensor)
     pad = spec.padded_shape[-1] - tensor.shape[-1] if spec.explicit_padded_shape is not None else 0
 
+    with_residual = residual is not None  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         x = logical_values(in_rows[0], specs[0])
-        if residual is not None:
+        if with_residual:
             x = x + logical_values(in_rows[1], specs[1])
             write_values(out_rows[1], x, specs[1])
         squares = np.square(x, dtype=np.float32).sum(axis=-1, keepdims=True, dtype=np.float32)

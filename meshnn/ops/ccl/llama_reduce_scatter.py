@@ -185,8 +185,10 @@ def llama_rs_create_heads(*args: object, **kwargs: object) -> tuple[Tensor, Tens
         out[2, :, :kv_heads] = split[:, heads + kv_heads :]
         return out
 
+    tensor_spec = tensor.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], tensor.spec)
+        values = logical_values(in_rows[0], tensor_spec)
         parts = scattered_sums(mesh, values, coords, 1, label, part)  # (k, 3, users, heads, head_dim)
         for index in range(3):
             write_values(out_rows[index], np.ascontiguousarray(parts[:, index, None]), specs[index])

@@ -148,15 +148,17 @@ def _combine(outs: list[np.ndarray], bits: np.ndarray, tokens: list[int], ks: li
             outs[t // per][k, t % per, lo:hi] = bits[j, lo:hi]
 
 
-def _device_weights(cache: dict, in_rows: list[np.ndarray], me: int, w01: Tensor, w2: Tensor, plan: dict) -> dict:
+def _device_weights(
+    cache: dict, in_rows: list[np.ndarray], me: int, w01: TensorSpec, w2: TensorSpec, plan: dict
+) -> dict:
     """Device ``me``'s packed layer ``layer_id`` weights in ring order (kept while the next
-    device's bytes are the same)."""
+    device's bytes are the same); ``w01``, ``w2``: the weight tensors' specs."""
     was = cache.get("device")
     if was is not None and all(np.array_equal(in_rows[i][me], in_rows[i][was]) for i in (4, 5)):
         return cache
     packed = []
     for i, t, ring in ((4, w01, plan["ring01"]), (5, w2, plan["ring2"])):
-        values = np.asarray(logical_values(in_rows[i][me : me + 1], t.spec))[0][:, plan["layer"]]
+        values = np.asarray(logical_values(in_rows[i][me : me + 1], t))[0][:, plan["layer"]]
         ordered = np.empty_like(values)
         ordered[ring] = values
         packed.append(ordered.reshape(values.shape[0], values.shape[1], -1))
@@ -173,15 +175,15 @@ def _expert(cache: dict, e: int, plan: dict) -> tuple:
 
 
 def _kernel(inputs: list[Tensor], specs: list[TensorSpec], plan: dict):
-    tokens, ids, scores, mapping, w01, w2 = inputs
+    tokens, ids, scores, mapping, w01, w2 = (t.spec for t in inputs)  # (the kernel holds specs: a trace keeps it)
     count, k_sel = plan["tokens"], plan["k"]
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
         n = in_rows[0].shape[0]
-        x_all = np.asarray(logical_values(in_rows[0], tokens.spec)).reshape(n, -1, plan["hidden"])[:, :count]
-        id_rows = np.asarray(logical_values(in_rows[1], ids.spec, as_float=False)).reshape(n, -1, k_sel)[:, :count]
-        score_bits = _token_bits(in_rows[2], scores.spec).reshape(n, -1, k_sel)[:, :count].astype(np.uint32)
-        table = np.asarray(logical_values(in_rows[3], mapping.spec, as_float=False))
+        x_all = np.asarray(logical_values(in_rows[0], tokens)).reshape(n, -1, plan["hidden"])[:, :count]
+        id_rows = np.asarray(logical_values(in_rows[1], ids, as_float=False)).reshape(n, -1, k_sel)[:, :count]
+        score_bits = _token_bits(in_rows[2], scores).reshape(n, -1, k_sel)[:, :count].astype(np.uint32)
+        table = np.asarray(logical_values(in_rows[3], mapping, as_float=False))
         combined = _token_bits(out_rows[4], specs[5]) if len(specs) > 5 else None
         cache: dict = {}
         for me in range(n):

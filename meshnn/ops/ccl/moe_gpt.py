@@ -255,13 +255,13 @@ def _by_ring(rows: np.ndarray, spec: TensorSpec, ring_of_shard: list[int]) -> np
 
 
 def _kernel(inputs: list[Tensor], specs: list[TensorSpec], plan: dict):
-    tokens, ids, scores, mapping, w01, w2 = inputs
+    tokens, ids, scores, mapping, w01, w2 = (t.spec for t in inputs)  # (the kernel holds specs: a trace keeps it)
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
-        x_all = np.asarray(logical_values(in_rows[0], tokens.spec)).reshape(in_rows[0].shape[0], plan["tokens"], -1)
-        id_rows = np.asarray(logical_values(in_rows[1], ids.spec, as_float=False))
-        score_bits = _token_bits(in_rows[2], scores.spec)
-        table = np.asarray(logical_values(in_rows[3], mapping.spec, as_float=False))
+        x_all = np.asarray(logical_values(in_rows[0], tokens)).reshape(in_rows[0].shape[0], plan["tokens"], -1)
+        id_rows = np.asarray(logical_values(in_rows[1], ids, as_float=False))
+        score_bits = _token_bits(in_rows[2], scores)
+        table = np.asarray(logical_values(in_rows[3], mapping, as_float=False))
         cached: dict = {}
         for me in range(in_rows[0].shape[0]):
             routed = route_tokens(id_rows[me].reshape(plan["tokens"], -1), table[me], me, plan["sources"][me],
@@ -275,8 +275,8 @@ def _kernel(inputs: list[Tensor], specs: list[TensorSpec], plan: dict):
                 continue
             was = cached.get("device")
             if was is None or not all(np.array_equal(in_rows[i][me], in_rows[i][was]) for i in (4, 5)):
-                packed = (_by_ring(in_rows[4][me : me + 1], w01.spec, plan["ring01"]),
-                          _by_ring(in_rows[5][me : me + 1], w2.spec, plan["ring2"]))  # fmt: skip
+                packed = (_by_ring(in_rows[4][me : me + 1], w01, plan["ring01"]),
+                          _by_ring(in_rows[5][me : me + 1], w2, plan["ring2"]))  # fmt: skip
                 cached.clear()
                 cached.update(device=me, packed=packed)
             for e, mine in enumerate(routed["tokens"]):

@@ -140,11 +140,14 @@ def moe_expert_token_remap(
         into = [output_into(op, mesh, t, s, coords) for t, s in zip(outputs, (mapped, reduced), strict=True)]
     lin = [c.to_linear_index(mesh.shape) for c in coords]
 
+    # (the kernel holds no tensor: a trace must not keep it allocated)
+    mapping_spec, meta_spec, topk_spec, topk_shape = mapping.spec, meta.spec, topk.spec, topk.shape
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
-        tables = mapping_tables(logical_values(in_rows[1], mapping.spec, as_float=False))
-        chosen = np.asarray(logical_values(in_rows[2], meta.spec, as_float=False)).astype(np.int64)
+        tables = mapping_tables(logical_values(in_rows[1], mapping_spec, as_float=False))
+        chosen = np.asarray(logical_values(in_rows[2], meta_spec, as_float=False)).astype(np.int64)
         k = in_rows[0].shape[0]
-        scores = _elements(in_rows[0], topk.spec).reshape(k, 1, *tuple(topk.shape)[1:])
+        scores = _elements(in_rows[0], topk_spec).reshape(k, 1, *tuple(topk_shape)[1:])
         values, active = remap_rows(scores, tables, chosen.reshape(k, 1, batch, seq, -1), lin, reduction_size)
         _elements(out_rows[0], mapped)[...] = values.reshape(k, *mapped.shape)
         _elements(out_rows[1], reduced)[...] = active.reshape(k, *reduced.shape)

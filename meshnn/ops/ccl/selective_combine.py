@@ -216,10 +216,13 @@ def _kernel(inputs: list[Tensor], spec: object, groups: list[list[int]], plan: d
     shard_h, shard_w = dense.spec.memory_config.shard_spec.shape
     size, experts = shard_h * shard_w, plan["experts"]
 
+    # (the kernel holds no tensor: a trace must not keep it allocated)
+    counts_spec, dense_spec, meta_specs = counts.spec, dense.spec, ((1, acts.spec), (2, maps.spec))
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], _coords: tuple[MeshCoordinate, ...]) -> None:
-        flat = _token_bits(in_rows[0], dense.spec).reshape(in_rows[0].shape[0], -1)
-        meta = [np.asarray(logical_values(in_rows[i], t.spec, as_float=False)) for i, t in ((1, acts), (2, maps))]
-        count_rows = np.asarray(logical_values(in_rows[3], counts.spec, as_float=False))
+        flat = _token_bits(in_rows[0], dense_spec).reshape(in_rows[0].shape[0], -1)
+        meta = [np.asarray(logical_values(in_rows[i], sp, as_float=False)) for i, sp in meta_specs]
+        count_rows = np.asarray(logical_values(in_rows[3], counts_spec, as_float=False))
         outs = _token_bits(out_rows[0], spec)
         for group in groups:
             for src in group:

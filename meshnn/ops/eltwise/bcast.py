@@ -114,9 +114,11 @@ def bcast(
     cols = slice(0, 1) if dim in (BcastOpDim.W, BcastOpDim.HW) else slice(None)
     math = _MATH[math_op]
 
+    a_spec, b_spec = a.spec, b.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        x = logical_values(in_rows[0], a.spec).astype(np.float32, copy=False)
-        y = logical_values(in_rows[1], b.spec)[..., rows, cols].astype(np.float32, copy=False)
+        x = logical_values(in_rows[0], a_spec).astype(np.float32, copy=False)
+        y = logical_values(in_rows[1], b_spec)[..., rows, cols].astype(np.float32, copy=False)
         y = y.reshape((y.shape[0],) + (1,) * (x.ndim - y.ndim) + y.shape[1:])  # (a lower-rank input_b)
         write_values(out_rows[0], math(x, y), spec)
 

@@ -64,6 +64,13 @@ class _Params:
         if self.axis is None and volume != 1:
             raise MeshnnValueError(f"ttnn.{self.op}: {name} {list(tensor.shape)} must hold one value without axis")
 
+    def without_tensors(self) -> _Params:
+        """A copy holding the numbers alone: what a kernel reads (a kernel must hold no tensor, a
+        trace keeping it alive)."""
+        copy = _Params(self.op, self.shape, self.axis)
+        copy.numbers = dict(self.numbers)
+        return copy
+
     def values(self, got: dict[str, np.ndarray], name: str, k: int) -> np.ndarray | float:
         """The parameter's values, shaped to broadcast over ``(k, *shape)``."""
         if name in self.numbers:
@@ -93,6 +100,7 @@ def _int32(values: np.ndarray) -> np.ndarray:
 def _run(op, tensor, params: _Params, names, formula, dtype, memory_config, output_tensor) -> Tensor:
     inputs = {"input_tensor": tensor, **params.tensors}
     order = list(inputs)
+    params = params.without_tensors()
 
     def compute(*arrays: np.ndarray) -> np.ndarray:
         got = dict(zip(order, arrays, strict=True))

@@ -59,9 +59,12 @@ def ternary(
     integer = all(t.dtype.is_integer for t in tensors.values())
     order = list(tensors)
 
+    names = list(operands)  # (the kernel holds the numbers, never a tensor: a trace keeps it)
+    numbers = {k: v for k, v in operands.items() if k not in tensors}
+
     def run(*arrays: np.ndarray) -> np.ndarray:
         got = dict(zip(order, arrays, strict=True))
-        values = [got[k] if k in got else _number(operands[k], integer) for k in operands]
+        values = [got[k] if k in got else _number(numbers[k], integer) for k in names]
         if not integer:
             values = [v.astype(np.float32, copy=False) if isinstance(v, np.ndarray) else v for v in values]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

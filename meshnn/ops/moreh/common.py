@@ -151,10 +151,10 @@ def reduce_axis(x: np.ndarray, axis: int, tile_dim: bool, fp32: bool) -> np.ndar
     return accumulate(parts, fp32)
 
 
-def values_of(rows: np.ndarray, tensor: Tensor) -> np.ndarray:
+def values_of(rows: np.ndarray, spec: TensorSpec) -> np.ndarray:
     """A kernel input's ``(k, *shape)`` values: float32 (every value of a float dtype is one),
     int64 for an integer dtype; the arithmetic widens them where it sums."""
-    values = logical_values(rows, tensor.spec)
+    values = logical_values(rows, spec)
     return values.astype(np.int64 if values.dtype.kind in "iu" else np.float32)
 
 
@@ -198,8 +198,10 @@ def run(
     out_spec = into.spec if into is not None else spec
     assert out_spec is not None
 
+    in_specs = [t.spec for t in inputs]  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = [values_of(rows, t) for rows, t in zip(in_rows, inputs, strict=True)]
+        values = [values_of(rows, s) for rows, s in zip(in_rows, in_specs, strict=True)]
         result = np.asarray(compute(values))
         if not out_spec.dtype.is_float:
             result = np.rint(result).astype(np.int64)

@@ -136,17 +136,19 @@ def moreh_group_norm(
     out, m, r = outputs_for(mesh, x, specs, [named["output"], named["mean"], named["rstd"]])
     g, b = named["gamma"], named["beta"]
 
+    has_g, has_b, has_m, has_r = (t is not None for t in (g, b, m, r))  # (flags: the compute holds no tensor)
+
     def compute(values: list[np.ndarray]) -> list[np.ndarray]:
         k, shape = values[0].shape[0], values[0].shape[1:]
         rows = _grouped(values[0], groups)
         mu, rs = row_stats(rows, eps)
         y = normalized(rows, mu, rs).reshape(k, *shape)
         rest = iter(values[1:])
-        if g is not None:
+        if has_g:
             y = y * next(rest).astype(np.float64).reshape(k, 1, -1, 1, 1)
-        if b is not None:
+        if has_b:
             y = y + next(rest).astype(np.float64).reshape(k, 1, -1, 1, 1)
-        return [y] + ([mu] if m is not None else []) + ([rs] if r is not None else [])
+        return [y] + ([mu] if has_m else []) + ([rs] if has_r else [])
 
     inputs = [t for t in (x, g, b) if t is not None]
     targets = [t for t in (out, m, r) if t is not None]

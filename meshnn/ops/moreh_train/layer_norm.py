@@ -110,17 +110,19 @@ def moreh_layer_norm(
     g, b = named["gamma"], named["beta"]
     inputs = [t for t in (x, g, b) if t is not None]
 
+    has_g, has_b, has_m, has_r = (t is not None for t in (g, b, m, r))  # (flags: the compute holds no tensor)
+
     def compute(values: list[np.ndarray]) -> list[np.ndarray]:
         k = values[0].shape[0]
         xs = values[0].astype(np.float64).reshape(k, rows, size)
         mu, rs = row_stats(xs, eps)
         y = normalized(xs, mu, rs)
         rest = iter(values[1:])
-        if g is not None:
+        if has_g:
             y = y * next(rest).astype(np.float64).reshape(k, 1, size)
-        if b is not None:
+        if has_b:
             y = y + next(rest).astype(np.float64).reshape(k, 1, size)
-        return [y] + ([mu] if m is not None else []) + ([rs] if r is not None else [])
+        return [y] + ([mu] if has_m else []) + ([rs] if has_r else [])
 
     targets = [t for t in (out, m, r) if t is not None]
     attrs = {"normalized_dims": normalized_dims, "eps": eps, "memory_config": spec.memory_config}
@@ -180,17 +182,19 @@ def moreh_layer_norm_backward(
         return [None, None, None]
     g = named["gamma"]
 
+    wanted, has_g = [t is not None for t in targets], g is not None  # (flags: the compute holds no tensor)
+
     def compute(values: list[np.ndarray]) -> list[np.ndarray]:
         k = values[0].shape[0]
         dys, xs = (v.astype(np.float64).reshape(k, rows, size) for v in values[:2])
         m, r = (v.astype(np.float64).reshape(k, rows, 1) for v in values[2:4])
         out = []
-        if targets[0] is not None:
-            dyg = dys if g is None else dys * values[4].astype(np.float64).reshape(k, 1, size)
+        if wanted[0]:
+            dyg = dys if not has_g else dys * values[4].astype(np.float64).reshape(k, 1, size)
             out.append(row_input_grad(xs, dyg, m, r))
-        if targets[1] is not None:
+        if wanted[1]:
             out.append((dys * normalized(xs, m, r)).sum(axis=1))
-        if targets[2] is not None:
+        if wanted[2]:
             out.append(dys.sum(axis=1))
         return out
 

@@ -155,8 +155,10 @@ def moreh_nll_loss(
     (loss,) = outputs_for(mesh, x, [_loss_spec(x, kind, memory_config)], [out])
     inputs = [x, t] if w is None else [x, t, w]
 
+    has_w = w is not None  # (flags: the compute holds no tensor)
+
     def compute(values: list[np.ndarray]) -> list[np.ndarray]:
-        each, weights = losses(values[0], values[1], values[2] if w is not None else None, ignore)
+        each, weights = losses(values[0], values[1], values[2] if has_w else None, ignore)
         k = each.shape[0]
         total = each.reshape(k, -1).sum(axis=1)
         if kind == "none":
@@ -218,15 +220,17 @@ def _backward(op, target_tensor, output_grad_tensor, weight_tensor, input_grad_t
     inputs = [v for v in (t, dy, w, d) if v is not None]
     shape = tuple(g.shape)
 
+    has_w, has_d = w is not None, d is not None  # (flags: the compute holds no tensor)
+
     def compute(values: list[np.ndarray]) -> list[np.ndarray]:
         k = values[0].shape[0]
         target = values[0].reshape((k, shape[0], *shape[2:]))
         index, counts = _picked(target, shape[1], ignore)
-        weight = _weights(values[2] if w is not None else None, index, counts)
+        weight = _weights(values[2] if has_w else None, index, counts)
         ones = (1,) * (weight.ndim - 1)
         grad_out = values[1].astype(np.float64).reshape(weight.shape if per_element else (k, *ones))
         scale = -weight * grad_out
-        if d is not None:
+        if has_d:
             scale = scale / values[-1].astype(np.float64).reshape((k, *ones))
         grad = np.zeros((k, *shape))
         np.put_along_axis(grad, index[:, :, None], scale[:, :, None], axis=2)

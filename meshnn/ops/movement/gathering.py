@@ -180,9 +180,12 @@ def index_fill(
             raise MeshnnValueError(f"ttnn.{op}: Index fill: Not currently supporting sharding ({name})")
     spec = out_spec_like(tensor, memory_config=memory_config, op=op)
 
+    # (the kernel holds no tensor: a trace must not keep it allocated)
+    tensor_dtype, tensor_shape = tensor.dtype, tensor.shape
+
     def fill(x: np.ndarray, i: np.ndarray) -> np.ndarray:
-        result = np.array(x, dtype=np.float32 if tensor.dtype.is_float else x.dtype, copy=True)
-        where = np.clip(i.astype(np.int64), 0, tensor.shape[axis] - 1)
+        result = np.array(x, dtype=np.float32 if tensor_dtype.is_float else x.dtype, copy=True)
+        where = np.clip(i.astype(np.int64), 0, tensor_shape[axis] - 1)
         for row in range(result.shape[0]):
             np.moveaxis(result[row], axis, 0)[where[row]] = value
         return result

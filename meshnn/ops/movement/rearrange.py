@@ -56,9 +56,11 @@ def rearranged(
     # values of spec's (non-block) dtype, only moved: already what the output's bytes decode to
     exact = not new_values and not spec.dtype.is_block_float and all(s.dtype is spec.dtype for s in specs)
 
+    several = bool(extra)  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         values = [logical_values(r, s, as_float=False) for r, s in zip(in_rows, specs, strict=True)]
-        result = rearrange(*values) if extra else rearrange(values[0])
+        result = rearrange(*values) if several else rearrange(values[0])
         if tile_pad is None:
             write_values(out_rows[0], np.ascontiguousarray(result), spec, exact=exact)
             return

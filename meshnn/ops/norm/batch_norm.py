@@ -95,13 +95,14 @@ def _update_running(op, mesh, x, running, momentum, exact) -> None:
     if not targets:
         return
     which = [i for i, t in enumerate(running) if t is not None]
+    x_spec, target_specs = x.spec, [t.spec for t in targets]  # (the kernel holds no tensor: a trace keeps it)
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        stats = _batch_stats(logical_values(in_rows[0], x.spec), exact)
-        for row, i, target in zip(out_rows, which, targets, strict=True):
-            old = logical_values(in_rows[1 + which.index(i)], target.spec).astype(np.float64)
+        stats = _batch_stats(logical_values(in_rows[0], x_spec), exact)
+        for row, i, target_spec in zip(out_rows, which, target_specs, strict=True):
+            old = logical_values(in_rows[1 + which.index(i)], target_spec).astype(np.float64)
             updated = (1.0 - momentum) * old + momentum * stats[i].reshape(old.shape)
-            write_values(row, _round(updated, exact).astype(np.float32), target.spec)
+            write_values(row, _round(updated, exact).astype(np.float32), target_spec)
 
     outputs = [Output(t.spec) for t in targets]
     attrs = {"momentum": momentum, "stage": "running_statistics"}
@@ -167,14 +168,12 @@ def batch_norm(
     exact = _fp32_dest(config, x.dtype)
     if training:
         _update_running(op, mesh, x, (named.get("running_mean"), named.get("running_var")), m, exact)
-    inputs = [x, *named.values()]
-    names = list(named)
-
-    x_spec = x.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+    inputs, names = [x, *named.values()], list(named)
+    x_spec, in_specs = x.spec, [t.spec for t in inputs[1:]]  # (the kernel holds no tensor: a trace keeps it)
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         values = logical_values(in_rows[0], x_spec)
-        found = {n: logical_values(r, t.spec) for n, r, t in zip(names, in_rows[1:], inputs[1:], strict=True)}
+        found = {n: logical_values(r, s) for n, r, s in zip(names, in_rows[1:], in_specs, strict=True)}
         if training:
             mean, var = _batch_stats(values, exact)
         else:

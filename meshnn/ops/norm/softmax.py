@@ -93,12 +93,17 @@ def _run(op, x, mesh, spec, into, axis, stable, mask=None, scale=None, rows_of_m
     """Launch the softmax of ``x`` (plus its scaled mask) into ``spec`` / ``into``."""
     inputs = [x] if mask is None else [x, mask]
 
+    x_spec, mask_spec = (
+        x.spec,
+        (None if mask is None else mask.spec),
+    )  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], x.spec).astype(np.float64)
+        values = logical_values(in_rows[0], x_spec).astype(np.float64)
         if scale is not None:
             values = values * scale
-        if mask is not None:
-            values = values + rows_of_mask(logical_values(in_rows[1], mask.spec), values.shape)
+        if mask_spec is not None:
+            values = values + rows_of_mask(logical_values(in_rows[1], mask_spec), values.shape)
         write_values(out_rows[0], softmax_values(values, axis, stable).astype(np.float32), spec)
 
     return launch(op, mesh, inputs, [Output(spec)], kernel, into=into, rowwise=True, attrs=attrs or {})[0]

@@ -89,8 +89,10 @@ def _accumulate(op: str, product: bool, input_tensor, dim, dtype, reverse_order,
         spec = target.spec  # ttnn computes into out's own spec (its dtype wins over ``dtype``)
         into = [output_into(op, mesh, target, spec, x.storage.coords)]  # type: ignore[union-attr]
 
+    x_spec = x.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], x.spec)
+        values = logical_values(in_rows[0], x_spec)
         result = _running(values, axis + 1, product, reverse, spec.dtype)
         write_values(out_rows[0], result if spec.dtype.is_integer else result.astype(np.float32), spec)
 
@@ -189,8 +191,10 @@ def ema(
     spec = out_spec_like(x, memory_config=memory_config, op=op)
     into = None if out is None else [output_into(op, mesh, device_input(op, "out", out), spec, x.storage.coords)]  # type: ignore[union-attr]
 
+    x_spec = x.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], x.spec).astype(np.float64)
+        values = logical_values(in_rows[0], x_spec).astype(np.float64)
         result = np.empty_like(values)
         previous = np.zeros(values.shape[:-1])
         for t in range(values.shape[-1]):

@@ -122,10 +122,10 @@ def _prod_nc(op: str, input_tensor: object, output_tensor: Tensor, dims: object,
     out = output_into(op, mesh, output_tensor, spec, x.storage.coords)  # type: ignore[union-attr]
     device_axes = tuple(a + 1 for a in axes)
 
-    x_spec = x.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+    x_spec, out_spec = x.spec, out.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        write_values(out_rows[0], _product(logical_values(in_rows[0], x_spec), device_axes), out.spec)
+        write_values(out_rows[0], _product(logical_values(in_rows[0], x_spec), device_axes), out_spec)
 
     attrs = {"dims": axes, "memory_config": out.spec.memory_config}
     return launch(op, mesh, [x], [Output(out.spec)], kernel, into=[out], rowwise=True, attrs=attrs)[0]

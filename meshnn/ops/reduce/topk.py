@@ -165,15 +165,16 @@ def topk(
         specs = [t.spec for t in into]
     uses_indices = _multicore(x, axis, count)
     inputs = list(named.values()) if uses_indices else [x]  # the single-core program never reads it
+    in_specs = [t.spec for t in inputs]  # (the kernel holds no tensor: a trace must not keep it allocated)
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], x.spec)
+        values = logical_values(in_rows[0], in_specs[0])
         order = _order(values, axis + 1, count, bool(largest))
         picked = np.take_along_axis(values, order, axis=axis + 1)
-        if len(inputs) == 2 and uses_indices:
-            given = np.asarray(logical_values(in_rows[1], inputs[1].spec, as_float=False)).astype(np.int64)
+        if len(in_specs) == 2 and uses_indices:
+            given = np.asarray(logical_values(in_rows[1], in_specs[1], as_float=False)).astype(np.int64)
             order = np.take_along_axis(given, order, axis=axis + 1)
-        write_values(out_rows[0], np.ascontiguousarray(picked), specs[0], exact=specs[0].dtype is x.dtype)
+        write_values(out_rows[0], np.ascontiguousarray(picked), specs[0], exact=specs[0].dtype is in_specs[0].dtype)
         write_values(out_rows[1], order.astype(np.float32), specs[1])
 
     attrs = {"k": count, "dim": axis, "largest": bool(largest), "sorted": bool(sorted)}

@@ -247,8 +247,10 @@ def _concat_heads(op: str, input_tensor: object, memory_config: MemoryConfig | N
     spec = out_spec_like(x, shape=shape, memory_config=memory_config, op=op)
     exact = not x.dtype.is_block_float
 
+    x_spec = x.spec  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
-        values = logical_values(in_rows[0], x.spec, as_float=False)
+        values = logical_values(in_rows[0], x_spec, as_float=False)
         moved = np.ascontiguousarray(values.transpose(0, 1, 3, 2, 4)).reshape(values.shape[0], *shape)
         write_values(out_rows[0], moved, spec, exact=exact, owned=True)
 

@@ -146,10 +146,12 @@ def fill_cache(
     dest = (((batch_idx * heads + h) * seq_tiles + update_idx // tile.tile_shape[0] + t) * per_row + c).reshape(-1)
     size = tile.get_tile_size(cache.dtype)
 
+    cache_dtype = cache.dtype  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows, out_rows, coords) -> None:
         k = in_rows[0].shape[0]
         tiles = in_rows[0][:, : dest.size * size].reshape(k, dest.size, size)
-        write_tiles(out_rows[0], cache.dtype, tile, np.broadcast_to(dest, (k, dest.size)), tiles)
+        write_tiles(out_rows[0], cache_dtype, tile, np.broadcast_to(dest, (k, dest.size)), tiles)
 
     attrs = {"batch_idx": batch_idx, "update_idx": update_idx}
     return _run(op, cache, [x], where, kernel, queue_id, attrs)
@@ -204,11 +206,16 @@ def update_cache(
     rows = ((np.arange(users)[:, None] * heads + np.arange(heads)) * cp[2] + update_idx).reshape(-1)
     spec = padded_spec(x.spec)
 
+    cache_dtype, cache_tile = (
+        cache.dtype,
+        cache.spec.tile,
+    )  # (the kernel holds no tensor: a trace must not keep it allocated)
+
     def kernel(in_rows, out_rows, coords) -> None:
         values = logical_values(in_rows[0], spec)[:, 0, :, batch_offset : batch_offset + users]  # (k, H, B, d)
         k = values.shape[0]
         flat = np.ascontiguousarray(np.swapaxes(values, 1, 2)).reshape(k, users * heads, cp[3])
-        write_rows(out_rows[0], cache.dtype, cache.spec.tile, cp[3], np.broadcast_to(rows, (k, rows.size)), flat)
+        write_rows(out_rows[0], cache_dtype, cache_tile, cp[3], np.broadcast_to(rows, (k, rows.size)), flat)
 
     attrs = {"update_idx": update_idx, "batch_offset": batch_offset, "compute_kernel_config": compute_kernel_config}
     return _run(op, cache, [x], where, kernel, queue_id, attrs)

@@ -316,26 +316,26 @@ def paged_fill_cache(
     count = xp[2] // tile.tile_shape[0]  # the input's tile rows; with a modulo only the last wrap's stay
     first = 0 if modulo is None else max(0, count - modulo // tile.tile_shape[0])
 
-    table_shape = table.shape  # (the kernel holds no tensor: a trace must not keep it allocated)
+    table_shape, x_dtype, cache_dtype = table.shape, x.dtype, cache.dtype  # (the kernel holds no tensor)
 
     def kernel(in_rows, out_rows, coords) -> None:
         k = in_rows[0].shape[0]
         pages = integers(in_rows[1], specs[1]).reshape(k, -1, table_shape[1])
-        user = integers(in_rows[2], specs[2]).reshape(k, -1)[:, 0] if len(inputs) > 2 else np.full(k, batch_idx)
+        user = integers(in_rows[2], specs[2]).reshape(k, -1)[:, 0] if len(specs) > 2 else np.full(k, batch_idx)
         t = np.arange(first, count) % (count if modulo is None else modulo // tile.tile_shape[0])
         block = pages[np.arange(k)[:, None], user[:, None], (t * tile.tile_shape[0]) // cp[2]]  # (k, T)
         row = (block[:, None, :] * cp[1] + np.arange(cp[1])[None, :, None]) * blocks_tiles + t % blocks_tiles
         dest = (row[..., None] * per_row + np.arange(per_row)).reshape(k, -1)  # (k, heads * T * C)
-        if x.dtype is cache.dtype:
-            size = tile.get_tile_size(cache.dtype)
+        if x_dtype is cache_dtype:
+            size = tile.get_tile_size(cache_dtype)
             tiles = in_rows[0][:, : cp[1] * count * per_row * size].reshape(k, cp[1], count, per_row * size)
             tiles = tiles[:, :, first:].reshape(k, -1, size)
         else:
             values = logical_values(in_rows[0], specs[0]).reshape(k, cp[1], -1, cp[3])
             tiles = encoded_row_tiles(
-                values[:, :, first * tile.tile_shape[0] :].reshape(k, -1, cp[3]), cache.dtype, tile
+                values[:, :, first * tile.tile_shape[0] :].reshape(k, -1, cp[3]), cache_dtype, tile
             )
-        write_tiles(out_rows[0], cache.dtype, tile, dest, tiles)
+        write_tiles(out_rows[0], cache_dtype, tile, dest, tiles)
 
     attrs = {"batch_idx": batch_idx, "page_table": "tensor", "block_size": cp[2], "cache_position_modulo": modulo}
     return _run(op, cache, inputs, where, kernel, queue_id, attrs)
