@@ -131,9 +131,8 @@ class MatmulMultiCoreReuseMultiCast1DProgramConfig(JsonConfig):
 
 
 @dataclass(frozen=True, kw_only=True)
-class MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig(JsonConfig):
-    """``ttnn.MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig``: weights sharded over the DRAM
-    banks, activations width sharded in L1 (decode and the LM head)."""
+class _DramBlocks(JsonConfig):
+    """The fields of the two DRAM-sharded configs (tiles): K block, output tiles a core, activation."""
 
     in0_block_w: int
     per_core_M: int
@@ -146,21 +145,18 @@ class MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig(JsonConfig):
 
 
 @dataclass(frozen=True, kw_only=True)
-class MatmulMultiCoreReuseMultiCastBatchedDRAMShardedProgramConfig(JsonConfig):
+class MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig(_DramBlocks):
+    """``ttnn.MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig``: weights sharded over the DRAM
+    banks, activations width sharded in L1 (decode and the LM head)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatmulMultiCoreReuseMultiCastBatchedDRAMShardedProgramConfig(_DramBlocks):
     """``ttnn.MatmulMultiCoreReuseMultiCastBatchedDRAMShardedProgramConfig``: a batched product
     ``[1, B, M, K] x [1, B, K, N]`` sharded by batch, each worker a whole number of the B matrices
     (the activations and the output HEIGHT sharded in L1, the weights HEIGHT sharded over the DRAM
     banks: DeepSeek's MLA ``wkv_b1`` / ``wkv_b2``); the operands' checks are
     :func:`check_batched_dram_sharded`'s."""
-
-    in0_block_w: int
-    per_core_M: int
-    per_core_N: int
-    fused_activation: UnaryWithParam | None = None
-
-    def __post_init__(self) -> None:
-        _check_blocks(self, ("in0_block_w", "per_core_M", "per_core_N"))
-        _check_activation(type(self).__name__, self)
 
 
 def check_batched_dram_sharded(op: str, config: object, a: object, b: object, out: object, k_tiles: int) -> None:
