@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from meshnn.errors import MeshnnValueError
-from meshnn.formats.bfp_torch import _read_only_ok, _TorchBlockCoder, torch_block_values
+from meshnn.formats.bfp_torch import _TorchBlockCoder, read_only_tensor, torch_block_values
 from meshnn.formats.block_float import BLOCK_VALUES, BlockFloatFormat, _decode_table
 from meshnn.formats.dtypes import bfp_exponent_section_size
 
@@ -182,7 +182,7 @@ class BfpRowUnpacker:
         codes = self._codes[0, :n].reshape(by_block)
         self._gather_codes(torch, packed, codes, k, c)
         exps = self._exps[: n // BLOCK_VALUES].reshape(geo.row_order(k, c))
-        tiled = _read_only_ok(torch, geo.exponents(packed, k, c))
+        tiled = read_only_tensor(torch, geo.exponents(packed, k, c))
         torch.from_numpy(exps).copy_(tiled.permute(0, 2, 4, 1, 3))  # torch's permuted copy: faster here
         shared = exps.reshape(by_block[:-1])
         width_bits = self.fmt.magnitude_bits

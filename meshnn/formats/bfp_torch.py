@@ -22,7 +22,7 @@ a call must be long enough to pay for that (measured best on a 2-core machine wi
 per core: 1 << 18 to 1 << 19).  A thread's packer then keeps 7 MiB of scratch, its unpacker 3."""
 
 
-def _read_only_ok(torch: Any, array: np.ndarray) -> Any:
+def read_only_tensor(torch: Any, array: np.ndarray) -> Any:
     """``torch.from_numpy(array)`` without the warning for a read-only array (it is only read)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -97,7 +97,7 @@ class _TorchBlockCoder:
     def run(self, values: np.ndarray) -> None:
         """Shared exponents and codes of ``values`` (this coder's shape, any non-negative strides)."""
         torch, shared, scale = self.torch, self.shared, self.scale
-        source = torch.from_numpy(values) if values.flags.writeable else _read_only_ok(torch, values)
+        source = torch.from_numpy(values) if values.flags.writeable else read_only_tensor(torch, values)
         torch.bitwise_and(source.view(torch.int32), 0x7FFFFFFF, out=self.magnitudes)
         peaks = torch.nn.functional.max_pool1d(self.pooled, BLOCK_VALUES)
         np.right_shift(peaks.view(torch.int32).numpy().reshape(shared.shape), 23, out=shared, casting="unsafe")
@@ -143,7 +143,7 @@ def torch_block_values(
     packer never makes them)."""
     n = codes.size
     as_torch = torch.from_numpy
-    code = _read_only_ok(torch, codes)
+    code = read_only_tensor(torch, codes)
     sign = as_torch(work[0, :n]).view(codes.shape)
     signed = as_torch(work[1, :n]).view(codes.shape)
     if width == 7:

@@ -31,11 +31,11 @@ operands and values.
 from __future__ import annotations
 
 import sys
-import warnings
 from typing import Any
 
 import numpy as np
 
+from meshnn.formats.bfp_torch import read_only_tensor
 from meshnn.formats.codec import decode
 from meshnn.formats.layout import Layout
 from meshnn.ops.decoded import BF16_EXACT, DECODED
@@ -136,20 +136,13 @@ def _by_head(cache: np.ndarray | Any, safe: np.ndarray) -> np.ndarray:
     if torch is None:
         picked = cache[np.arange(n)[:, None, None], safe]  # (n, users, columns, kv, block, d)
         return np.ascontiguousarray(picked.transpose(0, 3, 1, 2, 4, 5), dtype=np.float32)
-    source = _as_tensor(torch, cache) if isinstance(cache, np.ndarray) else cache
+    source = read_only_tensor(torch, cache) if isinstance(cache, np.ndarray) else cache  # (only read)
     out = torch.empty((n, kv, users * columns, block, d), dtype=source.dtype)
     for i in range(n):
         index = torch.from_numpy(safe[i].reshape(-1).astype(np.int64))
         for h in range(kv):
             torch.index_select(source[i, :, h], 0, index, out=out[i, h])
     return _floats(out.view(n, kv, users, columns, block, d))
-
-
-def _as_tensor(torch: Any, array: np.ndarray) -> Any:
-    """``array``'s memory as a torch tensor, only read (a memo's read-only values included)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # torch's warning of a read-only array
-        return torch.from_numpy(array)
 
 
 def leading_values(rows: np.ndarray, spec: TensorSpec, count: int) -> np.ndarray:

@@ -11,17 +11,18 @@ products and float32 sums (torch's ``matmul`` of float32 is IEEE float32, never 
 TF32 shortcut on the CPU); the order of the sums is each library's, so the path is chosen by
 whether torch is imported, never by the data, and a replay takes the path its eager step took.
 
-May import: :mod:`meshnn.host.omp` (numpy, and torch when the program has imported it).
+May import: :mod:`meshnn.host.omp`, :mod:`meshnn.formats.bfp_torch`'s read-only view (numpy, and torch when the
+program has imported it).
 """
 
 from __future__ import annotations
 
 import math
 import sys
-import warnings
 
 import numpy as np
 
+from meshnn.formats.bfp_torch import read_only_tensor
 from meshnn.host import omp
 
 
@@ -42,10 +43,7 @@ def _as_torch(torch, array: np.ndarray, batch: tuple[int, ...]):
     values need no copy), its batch axes expanded to ``batch``."""
     if any(s < 0 for s in array.strides):
         array = np.ascontiguousarray(array)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # torch's warning of a read-only array
-        tensor = torch.from_numpy(array)
-    return tensor.expand(*batch, *array.shape[-2:])
+    return read_only_tensor(torch, array).expand(*batch, *array.shape[-2:])
 
 
 def softmax_values(scores: np.ndarray, values: np.ndarray, sink: np.ndarray | None) -> np.ndarray:
