@@ -15,7 +15,7 @@ intermediate tensors of the input's spec (freed when it returns) before its outp
 and peak memory are the hardware's.
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`, the ops' launch,
-memo, outputs, registry and values modules and the collectives' arguments and groups.
+outputs, registry and values modules and the collectives' arguments and groups.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from meshnn.ops.ccl.arguments import Topology, group_grid
 from meshnn.ops.ccl.groups import from_groups, group_size, summed_in_order, to_groups
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.launch import launch
-from meshnn.ops.memo import settled
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.values import logical_values, write_values
@@ -158,13 +157,12 @@ def _check_pieces(tensors: list[Tensor], links: int) -> None:
 
 
 def _kernel(inner: TensorSpec, out: TensorSpec, shape: tuple[int, ...], axis: int | None):
-    """Every device's output: its member's piece summed over the ring; the intermediates hold
-    each device's own pieces (what it sends)."""
+    """Every device's output: its member's piece summed over the ring (the intermediates, freed as
+    the op returns and read by nothing, are left unwritten)."""
 
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         pieces = []
         for i in range(RING):
-            out_rows[i][...] = settled(in_rows[i])  # (the bytes, a deferred write done first)
             pieces.append(summed_in_order(to_groups(logical_values(in_rows[i], inner), shape, axis)))  # (groups, *t)
         result = from_groups(np.stack(pieces, axis=1), shape, axis)  # member m: piece m
         write_values(out_rows[RING], np.ascontiguousarray(result), out)
