@@ -71,6 +71,15 @@ experimental.deepseek_prefill = registry.OpNamespace(
     "ttnn.experimental.deepseek_prefill: the DeepSeek-V3 prefill ops meshnn has (its MoE dispatch and "
     "combine, routed experts, padded KV caches).",
 )
+experimental.deepseek = registry.OpNamespace(
+    "experimental.deepseek", "ttnn.experimental.deepseek: DeepSeek-V3's fused decode ops, by block (moe, mla)."
+)
+experimental.deepseek.moe = registry.OpNamespace(
+    "experimental.deepseek.moe", "ttnn.experimental.deepseek.moe: DeepSeek-V3's MoE gate ops meshnn has."
+)
+experimental.deepseek.mla = registry.OpNamespace(
+    "experimental.deepseek.mla", "ttnn.experimental.deepseek.mla: DeepSeek-V3's MLA ops meshnn has."
+)
 prim = registry.OpNamespace("prim", "ttnn.prim: the primitive device operations meshnn has.")
 kv_cache = registry.OpNamespace("kv_cache", "ttnn.kv_cache: the KV-cache writes under ttnn's older names.")
 moreh = registry.OpNamespace(
