@@ -121,7 +121,7 @@ from meshnn.mesh.global_semaphore import (
     get_global_semaphore_address,
     reset_global_semaphore_value,
 )
-from meshnn.mesh.memory_report import dump_device_memory_state, memory_report
+from meshnn.mesh.memory_report import dump_device_memory_state, get_memory_view, memory_report
 from meshnn.mesh.memory_timeline import MemoryTimeline
 from meshnn.mesh.op_hooks import register_post_operation_hook, register_pre_operation_hook
 from meshnn.mesh.planning import planning
@@ -149,6 +149,7 @@ from meshnn.mesh.system import (
     get_num_pcie_devices,
     get_pcie_device_ids,
     get_tt_fabric_max_payload_size_bytes,
+    get_tt_fabric_packet_header_size_bytes,
     set_fabric_config,
     using_distributed_env,
 )
@@ -334,13 +335,6 @@ _ttnn.tensor.lazy = dict.fromkeys(
 DEFAULT_L1_SMALL_SIZE = 0
 DEFAULT_TRACE_REGION_SIZE = 0
 DEFAULT_WORKER_L1_SIZE = 0
-
-
-def get_memory_view(mesh_device: MeshDevice, buffer_type: BufferType) -> MemoryView:
-    """``ttnn.get_memory_view``: the allocator state of one buffer type (the same on every device)."""
-    if not isinstance(mesh_device, MeshDevice):
-        raise MeshnnTypeError(f"get_memory_view: mesh_device must be a MeshDevice, got {type(mesh_device).__name__}")
-    return mesh_device.get_memory_view(buffer_type)
 
 
 # The ops (``ttnn.add``...) are the registry's, declared when the op catalog loads at the first op

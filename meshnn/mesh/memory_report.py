@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pathlib
 
+from meshnn.device.bank import MemoryView
 from meshnn.device.buffer import BufferType
 from meshnn.errors import MeshnnTypeError, format_bytes
 from meshnn.mesh.mesh_device import MeshDevice
@@ -131,3 +132,10 @@ def dump_device_memory_state(mesh_device: MeshDevice, prefix: str = "") -> list[
         path.write_text("\n".join(lines) + "\n")
         written.append(path)
     return written
+
+
+def get_memory_view(mesh_device: MeshDevice, buffer_type: BufferType) -> MemoryView:
+    """``ttnn.get_memory_view``: the allocator state of one buffer type (the same on every device)."""
+    if not isinstance(mesh_device, MeshDevice):
+        raise MeshnnTypeError(f"get_memory_view: mesh_device must be a MeshDevice, got {type(mesh_device).__name__}")
+    return mesh_device.get_memory_view(buffer_type)

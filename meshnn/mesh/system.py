@@ -191,3 +191,34 @@ def get_tt_fabric_max_payload_size_bytes() -> int:
     router = dict(_fabric_options).get("router_config")
     payload = getattr(router, "max_packet_payload_size_bytes", None)
     return FABRIC_MAX_PAYLOAD_BYTES if payload is None else int(payload)
+
+
+FABRIC_HEADER_BYTES_1D = 48
+"""A 1-D fabric packet's header (bytes): tt-metal's low-latency header with no extension word, which
+routes up to 16 hops (every line and ring of the systems here; 64 B from 17 to 64 hops)."""
+FABRIC_HEADER_BYTES_2D = 96
+"""A 2-D fabric packet's header (bytes): the hybrid-mesh header with its 35-byte route buffer, the
+smallest tier tt-metal enables (its 80 B tier is off), up to 35 hops: every mesh here."""
+FABRIC_UDM_FIELDS_BYTES = 16
+"""What UDM mode (``fabric_udm_mode=ENABLED``, 2-D routing only) adds to a 2-D header (bytes)."""
+_FABRIC_2D = frozenset(
+    {
+        FabricConfig.FABRIC_2D,
+        FabricConfig.FABRIC_2D_TORUS,
+        FabricConfig.FABRIC_2D_DYNAMIC,
+        FabricConfig.FABRIC_2D_TORUS_X,
+        FabricConfig.FABRIC_2D_TORUS_Y,
+        FabricConfig.FABRIC_2D_TORUS_XY,
+    }
+)
+
+
+def get_tt_fabric_packet_header_size_bytes() -> int:
+    """``ttnn.get_tt_fabric_packet_header_size_bytes()``: a fabric packet's header in bytes, for the
+    latest ``set_fabric_config``: :data:`FABRIC_HEADER_BYTES_2D` under a 2-D config (plus
+    :data:`FABRIC_UDM_FIELDS_BYTES` in UDM mode), else :data:`FABRIC_HEADER_BYTES_1D`."""
+    if _fabric not in _FABRIC_2D:
+        return FABRIC_HEADER_BYTES_1D
+    udm = dict(_fabric_options).get("fabric_udm_mode")
+    udm_on = udm is not None and getattr(udm, "name", "") == "ENABLED"
+    return FABRIC_HEADER_BYTES_2D + (FABRIC_UDM_FIELDS_BYTES if udm_on else 0)

@@ -3498,6 +3498,7 @@ EXEMPT = {  # public callables without a row, and why nothing given to them can 
     "get_context": "takes no arguments",
     "get_fabric_config": "takes no arguments",
     "get_tt_fabric_max_payload_size_bytes": "takes no arguments",
+    "get_tt_fabric_packet_header_size_bytes": "takes no arguments",
     "get_arch_name": "takes no arguments",
     "get_dram_alignment": "takes no arguments",
     "get_l1_alignment": "takes no arguments",

@@ -140,3 +140,22 @@ def test_fabric_max_payload_follows_the_router_config():
         assert meshnn.get_tt_fabric_max_payload_size_bytes() == 2048
     finally:
         meshnn.set_fabric_config(meshnn.FabricConfig.DISABLED)
+
+
+def test_fabric_packet_header_follows_the_routing_dimension():
+    """``ttnn.get_tt_fabric_packet_header_size_bytes()``: tt-metal's fabric context sizes the header
+    by routing: 1-D's low-latency header (48 B up to 16 hops: every system here), 2-D's hybrid-mesh
+    header with its 35-byte route buffer (96 B), 16 B more in UDM mode; a slot is header + payload."""
+    try:
+        for config, size in [
+            (meshnn.FabricConfig.FABRIC_1D, 48),
+            (meshnn.FabricConfig.FABRIC_1D_RING, 48),
+            (meshnn.FabricConfig.FABRIC_2D, 96),
+            (meshnn.FabricConfig.FABRIC_2D_TORUS_XY, 96),
+        ]:
+            meshnn.set_fabric_config(config)
+            assert meshnn.get_tt_fabric_packet_header_size_bytes() == size, config
+        meshnn.set_fabric_config(meshnn.FabricConfig.FABRIC_2D, fabric_udm_mode=meshnn.FabricUDMMode.ENABLED)
+        assert meshnn.get_tt_fabric_packet_header_size_bytes() == 112
+    finally:
+        meshnn.set_fabric_config(meshnn.FabricConfig.DISABLED)
