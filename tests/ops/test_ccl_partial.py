@@ -77,3 +77,24 @@ def test_a_partial_tensor_with_a_cluster_axis_runs_over_its_box_from_the_origin(
         )
     with pytest.raises(ttnn.MeshnnValueError, match=r"populates 4 of 8 devices"):
         ttnn.all_gather(x, 3)  # the synchronous op keeps its rule: a shard on every device
+
+
+@pytest.mark.parametrize("dtype", [ttnn.bfloat16, ttnn.float32])
+def test_all_reduce_async_sums_over_the_populated_devices(mesh, dtype):
+    """``experimental.all_reduce_async``'s whole-mesh form on a tensor mapped over 4 of a 1x8 mesh's
+    devices (tt-metal's nightly T3000 test does this): ttnn's composite takes its devices from the
+    tensor's storage (``get_active_physical_devices``), so the 4 shards are summed and each of the 4
+    devices gets the sum; ``num_devices`` must name those 4.  Small integers: every sum exact."""
+    rng = np.random.default_rng(36)
+    full = rng.integers(-8, 8, size=(4, 1, 32, 64)).astype(np.float32)
+    x = put_on_four(mesh, full, 0, dtype, ttnn.TILE_LAYOUT)
+    semaphores = dict(
+        barrier_semaphores=sems(mesh, 2), rs_global_semaphores=sems(mesh, 3), ag_global_semaphores=sems(mesh, 2)
+    )
+    out = ttnn.experimental.all_reduce_async(x, num_devices=4, math_op=ttnn.ReduceType.Sum, **semaphores)
+    shards = ttnn.get_device_tensors(out)
+    assert len(shards) == 4
+    for shard in shards:
+        np.testing.assert_array_equal(ttnn.to_torch(shard).float().numpy(), full.sum(axis=0, keepdims=True))
+    with pytest.raises(ttnn.MeshnnValueError, match=r"num_devices 8 is not the 4 devices input_tensor populates"):
+        ttnn.experimental.all_reduce_async(x, num_devices=8, math_op=ttnn.ReduceType.Sum, **semaphores)

@@ -15,7 +15,7 @@ from meshnn.formats.dtypes import DataType
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.mesh.op_keywords import ttnn_keywords
-from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology, check_options, checked_input, group_grid
+from meshnn.ops.ccl.arguments import FABRIC_KEYWORDS, Topology, check_options, checked_input, group_grid, tensor_grid
 from meshnn.ops.ccl.groups import from_groups, output_topology, summed_in_order, to_groups
 from meshnn.ops.ccl.ranks import summed_over_ranks
 from meshnn.ops.config import COMPUTE_KERNEL_CONFIG
@@ -54,8 +54,9 @@ def all_reduce(
 def run_all_reduce(
     op: str, tensor: Tensor, mesh: MeshDevice, cluster_axis: int | None, spec: TensorSpec, attrs: dict[str, object]
 ) -> Tensor:
-    """Launch the all-reduce of ``tensor`` over the groups of ``cluster_axis`` into an output of ``spec``."""
-    shape, axis = group_grid(mesh, cluster_axis, op)
+    """Launch the all-reduce of ``tensor`` over the groups of ``cluster_axis`` into an output of ``spec``
+    (of the devices ``tensor`` populates: :func:`~meshnn.ops.ccl.arguments.tensor_grid`)."""
+    shape, axis = tensor_grid(op, tensor, mesh, cluster_axis)
     label = operation_on(f"ttnn.{op}", tensor)  # what the ranks compare before they exchange
     in_spec = tensor.spec  # the kernel holds specs, never the tensor: a trace must not keep the input allocated
 

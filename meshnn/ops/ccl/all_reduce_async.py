@@ -67,15 +67,17 @@ def all_reduce_async(input_tensor: Tensor, *args: object, **kwargs: object) -> T
     """The sum of the group's shards on every device of the group, with the fabric op's arguments."""
     op = "experimental.all_reduce_async"
     form, given = bind_overload(op, _OVERLOADS, (input_tensor, *args), kwargs)
-    tensor, mesh, _ = checked_input(op, given["input_tensor"], None)
+    tensor, mesh, _ = checked_input(op, given["input_tensor"], None, partial=True)
     cluster_axis = given.get("cluster_axis")
-    if form == 0 and given["num_devices"] != mesh.get_num_devices():
+    populated = len(tensor.storage.coords)  # type: ignore[union-attr]
+    if form == 0 and given["num_devices"] != populated:
         raise MeshnnValueError(
-            f"ttnn.{op}: num_devices {given['num_devices']} is not the {mesh.get_num_devices()} devices of the mesh"
+            f"ttnn.{op}: num_devices {given['num_devices']} is not the {populated} devices input_tensor populates "
+            f"(of the mesh's {mesh.get_num_devices()})"
         )
     if form > 0:
         same_mesh_device(op, given["mesh_device"], mesh)
-    ring_size(op, mesh, cluster_axis)
+    ring_size(op, mesh, cluster_axis, tensor)
     attrs = link_options(
         op, mesh, {k: given[k] for k in ("num_links", "topology", "subdevice_id")}, links_required=False
     )
