@@ -40,7 +40,6 @@ from meshnn.ops.ccl.narrow_gather import copy_leading, narrower_buffer
 from meshnn.ops.checks import device_input
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
-from meshnn.tensor.reshape import reshape
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
@@ -51,6 +50,7 @@ _OPTIONS = dict(
     subdevice_id=None,
     cluster_axis=None,
     use_optimal_ccl_for_llama=False,
+    use_broadcast=False,
     barrier_semaphore=None,
     chunks_per_sync=None,
     num_workers_per_link=None,
@@ -67,15 +67,15 @@ def _plain(input_tensor, dim, multi_device_global_semaphore, *, num_links=1, mem
 
 def _persistent(input_tensor, persistent_output_buffer=None, dim=None, multi_device_global_semaphore=None, *,
                 num_links=1, memory_config=None, topology=Topology.Ring, subdevice_id=None, cluster_axis=None,
-                use_optimal_ccl_for_llama=False, barrier_semaphore=None, chunks_per_sync=None,
+                use_optimal_ccl_for_llama=False, use_broadcast=False, barrier_semaphore=None, chunks_per_sync=None,
                 num_workers_per_link=None, num_buffers_per_channel=None, sub_core_grids=None):  # fmt: skip
     """(input_tensor, persistent_output_buffer=None, dim, multi_device_global_semaphore, *, ...)"""
 
 
 def _axis(input_tensor, dim, cluster_axis, mesh_device, topology, multi_device_global_semaphore, *,
           persistent_output_tensor=None, num_links=None, memory_config=None, subdevice_id=None,
-          use_optimal_ccl_for_llama=False, barrier_semaphore=None, sub_core_grids=None, num_workers_per_link=None,
-          num_buffers_per_channel=None):  # fmt: skip
+          use_optimal_ccl_for_llama=False, use_broadcast=False, barrier_semaphore=None, sub_core_grids=None,
+          num_workers_per_link=None, num_buffers_per_channel=None):  # fmt: skip
     """(input_tensor, dim, cluster_axis, mesh_device, topology, multi_device_global_semaphore, *, ...)"""
 
 
@@ -160,14 +160,14 @@ def gather_async(
     attrs = link_options(op, mesh, options, links_required=False)
     if len(tensor.shape) < 2:
         raise MeshnnTypeError(f"ttnn.{op}: input_tensor needs rank >= 2, got {list(tensor.shape)}")
+    broadcast = options.get("use_broadcast", False)  # 2026's gather by broadcasts: the same bytes, recorded
+    if not isinstance(broadcast, bool):
+        raise MeshnnTypeError(f"ttnn.{op}: use_broadcast must be a bool, got {broadcast!r}")
     memory_config = options["memory_config"]
     if memory_config is not None and not isinstance(memory_config, MemoryConfig):
         raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
-    if tuple(tensor.shape) != tuple(tensor.padded_shape):
-        # tt-metal's output shape is the input's PADDED shape times the ring size ("TODO: Replace with
-        # logical_shape()"): a tiled dim gathers whole tiles, its padding rows included (a decode
-        # step's [1, 1, 8 users, w] gathers into [1, 1, 128, w] on a Galaxy row of 4)
-        tensor = reshape(tensor, tensor.padded_shape, tensor.padded_shape)
+    # tt-metal's output is the input's LOGICAL shape times the ring along dim (its compute_output_specs
+    # since 2026-01; the padded shape before): a tiled dim's padding rows are not gathered
     spec = gathered_spec(op, tensor, mesh, axis_dim, cluster_axis, memory_config)  # type: ignore[arg-type]
     buffer = given.get("persistent_output_buffer")
     narrow = None if buffer is None else narrower_buffer(op, buffer, tensor, spec, axis_dim)
