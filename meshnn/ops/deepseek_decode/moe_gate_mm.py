@@ -15,9 +15,10 @@ shard, layer ``layer_id``'s block read):
 
 Each core reads its own L1 shard of ``input_tensor`` ([32, 7168] bfloat16 a core).  Per token and
 receiver: ``p = bf16(x[:, :4864] @ W_recv)``, ``q = bf16(x[:, 4864:] @ W_send)`` (the sender's
-packed partial), ``s = bf16(sigmoid(bf16(p + q)))``, ``v = bf16(s + bias)``; each group ranked by
-``bf16(v1 + v2)`` of its two largest ``v``; the 4 best groups kept (equal sums: the lower group);
-the 8 largest ``v`` of the kept groups (equal values: the lower expert first), largest first.  The
+packed partial), ``s = bf16(sigmoid(bf16(p + q)))``, ``v = bf16(s + bias)``; the experts chosen as
+:func:`~meshnn.ops.deepseek_decode.moe_gate.choose` chooses (each group ranked by ``bf16(v1 + v2)``
+of its two largest ``v``, the 4 best kept, the 8 largest ``v`` of those, largest first; equal
+values: the lower group / expert).  The
 products are float32 sums rounded once, as meshnn's matmul (the kernel's LoFi passes and 16-bit
 destination accumulation are not modelled: a bound of a few bfloat16 steps).
 
@@ -48,6 +49,7 @@ from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.checks import device_input, same_mesh
+from meshnn.ops.deepseek_decode.moe_gate import choose
 from meshnn.ops.deepseek_decode.shards import (
     bank_shards,
     block_of,
@@ -72,15 +74,11 @@ LAYER_ROWS = 77 * TILE
 """One layer's rows in a bank's weight shard (76 tile rows of weights and one of bias)."""
 SENDERS = (0, 3, 6, 9)
 COLLECTOR = 11
-KEPT, CHOSEN = 4, 8
+CHOSEN = 8
 
 
 def _bf16(values: np.ndarray) -> np.ndarray:
     return round_to_bfloat16(np.ascontiguousarray(values, dtype=np.float32))
-
-
-def _largest(values: np.ndarray, k: int) -> np.ndarray:
-    return np.argsort(-values, axis=-1, kind="stable")[..., :k]
 
 
 def ring_order(mesh: MeshDevice, banks: list) -> list[int]:
@@ -103,7 +101,7 @@ def route(inputs: list[np.ndarray], weights: list[np.ndarray], layer: int) -> tu
         block = weights[p][rows][: (K_TILES - RECV_K_TILES) * TILE].astype(np.float32)
         x = inputs[p][:, RECV_K_TILES * TILE :].astype(np.float32)
         sent[p + 1], sent[p + 2] = _bf16(x @ block[:, :TILE]), _bf16(x @ block[:, TILE:])
-    scores, biased = [], []
+    biased = []
     for p in receivers:
         shard = weights[p][rows].astype(np.float32)
         pairs = shard[: RECV_K_TILES // 2 * TILE].reshape(RECV_K_TILES // 2, TILE, 2, TILE)
@@ -111,16 +109,10 @@ def route(inputs: list[np.ndarray], weights: list[np.ndarray], layer: int) -> tu
         partial = _bf16(inputs[p][:, : RECV_K_TILES * TILE].astype(np.float32) @ w)
         total = _bf16(partial + sent[p])
         s = _bf16(1.0 / (1.0 + np.exp(-total.astype(np.float64))))
-        scores.append(s)
         biased.append(_bf16(s + shard[RECV_K_TILES // 2 * TILE, :TILE][None, :]))
-    v = np.stack(biased, axis=1)  # (tokens, groups, 32)
-    top2 = -np.sort(-v, axis=-1)[..., :2]
-    sums = _bf16(top2[..., 0] + top2[..., 1])
-    keep = np.zeros(sums.shape, dtype=bool)
-    np.put_along_axis(keep, _largest(sums, KEPT), True, axis=-1)
-    flat = np.where(keep[..., None], v, -np.inf).reshape(v.shape[0], -1)
-    ids = _largest(flat, CHOSEN)
-    return np.take_along_axis(flat, ids, axis=-1), ids
+    v = np.stack(biased, axis=1).reshape(len(inputs[0]), -1)  # (tokens, 8 groups x 32)
+    ids = choose(v)
+    return np.take_along_axis(v, ids, axis=-1), ids
 
 
 def index_bits(ids: np.ndarray) -> np.ndarray:
