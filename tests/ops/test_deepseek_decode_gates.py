@@ -137,7 +137,7 @@ def test_generalized_gate_512_global_top_k(device, topk, softmax):
 
 
 def test_generalized_gate_softmax_of_large_logits_stays_finite(device):
-    logits, bias, (x, b, i), (o, oi) = _gate_inputs(device, 1, 3, False)
+    logits, _bias, (x, b, i), (o, oi) = _gate_inputs(device, 1, 3, False)
     x = _put(device, (logits.float() * 100).reshape(1, 16, 16).bfloat16(), ttnn.bfloat16, _sharded(device, 1))
     ttnn.experimental.deepseek.moe.generalized_moe_gate(
         x, bias_tensor=b, input_indices_tensor=i, output_tensor=o, output_indices_tensor=oi, output_softmax=True

@@ -52,8 +52,8 @@ def _gate_shards(w, bias, ring):
             n = recv.index(p + 1)
             for t in range(72):
                 k = slice((152 + t) * TILE, (153 + t) * TILE)
-                shard[t * TILE : (t + 1) * TILE] = torch.cat([w[k, n * TILE : (n + 1) * TILE],
-                                                              w[k, (n + 1) * TILE : (n + 2) * TILE]], dim=1)  # fmt: skip
+                first, second = w[k, n * TILE : (n + 1) * TILE], w[k, (n + 1) * TILE : (n + 2) * TILE]
+                shard[t * TILE : (t + 1) * TILE] = torch.cat([first, second], dim=1)
         else:
             n = recv.index(p)
             cols = slice(n * TILE, (n + 1) * TILE)
