@@ -168,3 +168,39 @@ def test_deepseek_grouped_gate(device, shape):
     assert torch.equal(ttnn.to_torch(i).to(torch.int64).reshape(-1, 8), want_i)
     got = ttnn.to_torch(w).float().reshape(-1, 8)
     assert torch.all((got.double() - want_w).abs() <= 6 * BF16_STEP * want_w.abs())
+
+
+def test_the_gates_route_each_device_its_own_tokens():
+    """On a 1x2 mesh with different tokens per device, each device's outputs are its own tokens' routes."""
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 2), system="t3k")
+    try:
+        split, join = ttnn.ShardTensorToMesh(mesh, dim=0), ttnn.ConcatMeshToTensor(mesh, dim=0)
+
+        def put(values, dtype, config=None):
+            return ttnn.from_torch(values, dtype=dtype, layout=ttnn.TILE_LAYOUT, device=mesh, mesh_mapper=split,
+                                   memory_config=config)  # fmt: skip
+
+        scores, bias = _distinct((2, 32, 256), 51), (_distinct((2, 32, 256), 52).float() / 8).bfloat16()
+        w, i = ttnn.experimental.deepseek_grouped_gate(put(scores, ttnn.bfloat16), put(bias, ttnn.bfloat16))
+        want_w, want_i = reference(scores.reshape(-1, 256), bias.reshape(-1, 256), 1e-20, 1.0, True)
+        assert torch.equal(ttnn.to_torch(i, mesh_composer=join).to(torch.int64).reshape(-1, 8), want_i)
+        got = ttnn.to_torch(w, mesh_composer=join).float().reshape(-1, 8)
+        assert torch.all((got.double() - want_w).abs() <= 6 * BF16_STEP * want_w.abs())
+
+        core = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(0, 0))])
+        spec = ttnn.ShardSpec(core, (32, 32), ttnn.ShardOrientation.ROW_MAJOR)
+        face = ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1, spec)
+        logits, gate_bias = _distinct((2, 256), 53), (_distinct((2, 256), 54).float() / 8).bfloat16()
+        ids = torch.arange(256).reshape(1, 16, 16).transpose(-2, -1).expand(2, 16, 16).contiguous().to(torch.int32)
+        o, oi = put(torch.zeros(2, 32, 32), ttnn.bfloat16, face), put(torch.zeros(2, 32, 32), ttnn.uint16, face)
+        ttnn.experimental.deepseek.moe.deepseek_moe_gate(
+            put(logits.reshape(2, 16, 16), ttnn.bfloat16, face),
+            bias_tensor=put(gate_bias.reshape(2, 16, 16).transpose(-2, -1).contiguous(), ttnn.bfloat16, face),
+            input_indices_tensor=put(ids, ttnn.uint16, face),
+            output_tensor=o, output_indices_tensor=oi, enable_sigmoid=True,
+        )  # fmt: skip
+        want_w, want_i = reference(logits, gate_bias, 1e-20, 2.5, True)
+        assert torch.equal(ttnn.to_torch(oi, mesh_composer=join).to(torch.int64)[:, 0, :8], want_i)
+        _check_weights(ttnn.to_torch(o, mesh_composer=join).float()[:, 0, :8], want_w)
+    finally:
+        ttnn.close_mesh_device(mesh)
