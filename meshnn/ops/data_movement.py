@@ -114,17 +114,17 @@ def permute(input_tensor: Tensor, dims: Sequence[int], *, memory_config: MemoryC
 
 @register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.TRANSPOSE, golden=goldens.transpose)
 @ttnn_keywords(pad_value=Keyword(0.0, number), queue_id=QUEUE_ID)
-def transpose(input_tensor: Tensor, dim0: int, dim1: int, *, memory_config: MemoryConfig | None = None) -> Tensor:
+def transpose(input_tensor: Tensor, dim1: int, dim2: int, *, memory_config: MemoryConfig | None = None) -> Tensor:
     tensor = device_input("transpose", "input_tensor", input_tensor)
     rank = len(tensor.shape)
     order = list(range(rank))
-    for name, d in (("dim0", dim0), ("dim1", dim1)):
+    for name, d in (("dim1", dim1), ("dim2", dim2)):
         int_arg("transpose", name, d)
         if not -rank <= d < rank:
             raise MeshnnValueError(
                 f"ttnn.transpose: dim {d} is out of range for input_tensor {list(tensor.shape)} (rank {rank})"
             )
-    a, b = dim0 % rank, dim1 % rank
+    a, b = dim1 % rank, dim2 % rank
     order[a], order[b] = order[b], order[a]
     return permute(tensor, order, memory_config=memory_config)
 

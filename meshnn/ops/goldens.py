@@ -152,8 +152,8 @@ def permute(input_tensor, dims, **_: Any):
     return input_tensor.permute(tuple(dims)).contiguous()
 
 
-def transpose(input_tensor, dim0, dim1, **_: Any):
-    return input_tensor.transpose(dim0, dim1)
+def transpose(input_tensor, dim1, dim2, **_: Any):
+    return input_tensor.transpose(dim1, dim2)
 
 
 def concat(tensors, dim=0, **_: Any):

@@ -162,8 +162,13 @@ def _sliced(tensor: Tensor, selector: list[builtins.slice], memory_config: Memor
             )
         if strided and tensor.dtype is DataType.BFLOAT8_B:
             raise MeshnnValueError("ttnn.slice: Strided slice is not supported for BFLOAT8 tensors")
-        rows = to_layout(tensor, Layout.ROW_MAJOR, memory_config=memory_config)
-        return to_layout(_sliced_rows(rows, selector, None), Layout.TILE, dtype=tensor.dtype)
+        if memory_config is None:
+            rows = to_layout(tensor, Layout.ROW_MAJOR)
+            return to_layout(_sliced_rows(rows, selector, None), Layout.TILE, dtype=tensor.dtype)
+        # the output's memory config fits the slice, not the whole input: the rows go interleaved
+        rows = to_layout(tensor, Layout.ROW_MAJOR, memory_config=MemoryConfig(buffer_type=memory_config.buffer_type))
+        sliced = _sliced_rows(rows, selector, None)
+        return to_layout(sliced, Layout.TILE, dtype=tensor.dtype, memory_config=memory_config)
     return _sliced_rows(tensor, selector, memory_config)
 
 
