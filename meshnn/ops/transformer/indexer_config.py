@@ -58,11 +58,9 @@ def head_chunk(config: IndexerScoreProgramConfig, heads: int) -> int:
     return group if config.q_chunk_size // TILE == 1 else min(group, QK_BATCH_CAP)
 
 
-def check_config(op: str, config: object, shape: tuple[int, int, int, int], t: int, start: int) -> None:
+def check_config(op: str, config: IndexerScoreProgramConfig, shape: tuple[int, ...], t: int, start: int) -> None:
     """tt-metal's checks of ``config`` and ``chunk_start_idx`` ``start`` for q of ``shape``
     ``[B, Hi, Sq, D]`` and ``t`` keys, in its order (validate, then the program factory's)."""
-    if not isinstance(config, IndexerScoreProgramConfig):
-        raise MeshnnTypeError(f"ttnn.{op}: program_config must be a ttnn.IndexerScoreProgramConfig, got {config!r}")
     _, heads, sq, d = shape
     if sq % TILE or t % TILE or d % TILE:
         raise MeshnnValueError(f"ttnn.{op}: Sq {sq}, T {t}, D {d} must be tile-aligned")

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from meshnn.device.arch import Arch
-from meshnn.errors import MeshnnValueError
+from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.bfloat16 import round_to_bfloat16
 from meshnn.formats.bfp_torch import read_only_tensor
 from meshnn.formats.dtypes import DataType
@@ -78,9 +78,9 @@ def _head_sums_torch(torch, q: np.ndarray, k: np.ndarray, w: np.ndarray, chunk: 
     for first in range(0, q.shape[0], chunk):
         part = None
         for h in range(first, first + chunk):
-            gated = torch.relu(qt[h] @ kt) * wt[h]
-            part = gated if part is None else part + gated
-        total = part if total is None else total + part
+            gated = torch.relu_(qt[h] @ kt).mul_(wt[h])  # (in place: each step rounds to bfloat16 all the same)
+            part = gated if part is None else part.add_(gated)
+        total = part if total is None else total.add_(part)
     return total.float().numpy()  # type: ignore[union-attr]
 
 
@@ -99,10 +99,9 @@ def indexer_scores(q: np.ndarray, k: np.ndarray, w: np.ndarray, start: int, chun
     return out
 
 
-def _resolved_config(op: str, arch: Arch, config: object, both_bfp8: bool):
-    """The compute-kernel config the op runs with: the caller's fields, an unset fidelity (and no
-    config) taking the op's default (LoFi when q and k are both bfloat8_b, else HiFi2)."""
-    given = check_compute_kernel_config(op, config)
+def _resolved_config(arch: Arch, given, both_bfp8: bool):
+    """The compute-kernel config the op runs with: the caller's (``given``) fields, an unset fidelity
+    (and no config) taking the op's default (LoFi when q and k are both bfloat8_b, else HiFi2)."""
     default = MathFidelity.LoFi if both_bfp8 else MathFidelity.HiFi2
     if given is None:
         return init_device_compute_kernel_config(arch, math_fidelity=default, math_approx_mode=False)
@@ -157,18 +156,21 @@ def indexer_score(
     it sees, -inf for the others (see the module's text).  ``program_config`` None: the default config."""
     start = uint_arg(OP, "chunk_start_idx", chunk_start_idx)
     config = IndexerScoreProgramConfig() if program_config is None else program_config
+    if not isinstance(config, IndexerScoreProgramConfig):
+        raise MeshnnTypeError(f"ttnn.{OP}: program_config must be a ttnn.IndexerScoreProgramConfig, got {config!r}")
+    given = check_compute_kernel_config(OP, compute_kernel_config)
     named = {name: device_input(OP, name, t) for name, t in (("q", q), ("k", k), ("weights", weights))}
     mesh = same_mesh(OP, named)
     if mesh.arch() is not Arch.BLACKHOLE:
         raise MeshnnValueError(f"ttnn.{OP}: indexer_score is only supported on Blackhole, got {mesh.arch().name}")
     both_bfp8 = named["q"].dtype is DataType.BFLOAT8_B and named["k"].dtype is DataType.BFLOAT8_B
-    kernel_config = _resolved_config(OP, mesh.arch(), compute_kernel_config, both_bfp8)
+    kernel_config = _resolved_config(mesh.arch(), given, both_bfp8)
     if kernel_config.fp32_dest_acc_en:
         raise MeshnnValueError(f"ttnn.{OP}: requires fp32_dest_acc_en=false (bf16 DEST) (compute_kernel_config)")
     if kernel_config.dst_full_sync_en:
         raise MeshnnValueError(f"ttnn.{OP}: requires dst_full_sync_en=false (half-sync) (compute_kernel_config)")
     q_shape, t = _check_tensors(named)
-    check_config(OP, config, q_shape, t, start)  # type: ignore[arg-type]
+    check_config(OP, config, q_shape, t, start)
     chunk = head_chunk(config, q_shape[1])
     x = named["q"]
     spec = out_spec_like(x, shape=(q_shape[0], 1, q_shape[2], t), dtype=DataType.BFLOAT16, layout=Layout.ROW_MAJOR,
