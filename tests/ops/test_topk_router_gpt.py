@@ -64,16 +64,19 @@ def test_integer_router_matches_exactly(n150, hidden, k):
 
 
 def test_senders_partial_sums_are_rounded_to_bfloat16(n150):
-    """Three parts of one tile each: expert 3's 256 + 1 in the first sender's part packs to 256; expert
-    5's in the worker's part stays 257 in float32, and with a bias of -1 is 256: equal logits, equal
-    weights (rounding the worker's too, or not the sender's, would make them 256 vs 255 or 257 vs 256)."""
+    """Three parts of one tile each.  Expert 3: 256 + 1 in the first sender's part packs to 256, plus
+    the worker's 1: 257, which rounds to 256.  Expert 5: 256 + 1 in the worker's part stays 257 in
+    float32, plus a sender's 1: 258.  Expert 5 wins; not rounding the sender's sum (258 vs 258) or
+    rounding the worker's too (256 vs 256) would tie them, expert 3 first."""
     x, w, b = torch.zeros(32, 96), torch.zeros(96, 128), torch.zeros(32, 128)
-    x[:, [0, 1, 64, 65]] = 1.0
-    w[0, 3], w[1, 3], w[64, 5], w[65, 5] = 256.0, 1.0, 256.0, 1.0
-    b[:, 5] = -1.0
+    x[:, [0, 1, 2, 64, 65]] = 1.0
+    w[0, 3], w[1, 3], w[64, 3] = 256.0, 1.0, 1.0
+    w[64, 5], w[65, 5], w[2, 5] = 256.0, 1.0, 1.0
     ids, weights = run(n150, x, w, b, 2)
-    assert torch.equal(ttnn.to_torch(ids).long()[:, :2], torch.tensor([[3, 5]] * 32))  # equal logits: lower first
-    assert torch.equal(ttnn.to_torch(weights).float()[:, :2], torch.full((32, 2), 0.5))
+    assert torch.equal(ttnn.to_torch(ids).long()[:, :2], torch.tensor([[5, 3]] * 32))
+    want_w, want_ids = torch_router(x, w, b, 2)
+    assert torch.equal(want_ids, torch.tensor([[5, 3]] * 32))
+    assert torch.equal(ttnn.to_torch(weights).float()[:, :2], want_w)
 
 
 def test_ties_pick_the_lower_expert_and_k_pads_with_zeros(n150):
