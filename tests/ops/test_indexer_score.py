@@ -112,3 +112,41 @@ def test_program_config_fields():
         config.head_group_size = True
     with pytest.raises(ttnn.MeshnnTypeError, match="no field"):
         config.chunk = 1
+
+
+def test_refusals(p150):
+    q, k, w = np.zeros((1, 4, 64, 32), np.float32), np.zeros((1, 1, 128, 32), np.float32), np.ones((1, 4, 64, 1))
+    cfg = ttnn.IndexerScoreProgramConfig
+    bad = [
+        (dict(start=16), "chunk_start_idx"),
+        (dict(start=96), "exceeds T"),
+        (dict(config=cfg(q_chunk_size=48)), "tile-aligned"),
+        (dict(config=cfg(q_chunk_size=96)), "must divide Sq"),
+        (dict(config=cfg(k_chunk_size=160)), "out of range"),
+        (dict(config=cfg(head_group_size=3)), "must divide Hi"),
+        (dict(compute_kernel_config=ttnn.init_device_compute_kernel_config(p150.arch(), fp32_dest_acc_en=True)),
+         "fp32_dest_acc_en=false"),
+        (dict(compute_kernel_config=ttnn.init_device_compute_kernel_config(p150.arch(), dst_full_sync_en=True)),
+         "dst_full_sync_en=false"),
+    ]  # fmt: skip
+    for kwargs, message in bad:
+        start = kwargs.pop("start", 0)
+        with pytest.raises(ttnn.MeshnnValueError, match=message):
+            run(p150, q, k, w, start, kwargs.pop("config", None), **kwargs)
+    with pytest.raises(ttnn.MeshnnValueError, match="qk_batch_heads"):  # 48 heads in chunks of 32 (QC 2)
+        run(p150, np.zeros((1, 48, 64, 32)), k, np.ones((1, 48, 64, 1)), 0, cfg(q_chunk_size=64, head_group_size=0))
+    with pytest.raises(ttnn.MeshnnValueError, match="beyond max L1"):  # 64 heads' scores for 16 k tiles
+        run(p150, np.zeros((1, 64, 32, 128)), np.zeros((1, 1, 512, 128)), np.ones((1, 64, 32, 1)), 0,
+            cfg(k_chunk_size=512, head_group_size=0))  # fmt: skip
+    with pytest.raises(ttnn.MeshnnValueError, match="batch 1"):
+        run(p150, np.zeros((2, 4, 64, 32)), np.zeros((2, 1, 128, 32)), np.ones((2, 4, 64, 1)))
+    with pytest.raises(ttnn.MeshnnValueError, match="single-head"):
+        run(p150, q, np.zeros((1, 2, 128, 32)), w)
+    with pytest.raises(ttnn.MeshnnValueError, match="q must be BFLOAT16 or BFLOAT8_B"):
+        ttnn.experimental.indexer_score(put(p150, q, ttnn.float32), put(p150, k), put(p150, w))
+    wormhole = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="n150")
+    try:
+        with pytest.raises(ttnn.MeshnnValueError, match="Blackhole"):
+            run(wormhole, q, k, w)
+    finally:
+        ttnn.close_mesh_device(wormhole)

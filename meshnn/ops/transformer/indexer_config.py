@@ -20,6 +20,10 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 
 TILE = 32
 SIZE_T_MAX = 2**64 - 1
+BF16_TILE, FP32_TILE, BFP8_TILE = 2048, 4096, 1088
+"""Bytes of a 32x32 tile of bfloat16, float32 and bfloat8_b (its 64 exponent bytes with it)."""
+MASK_TILES = 2
+"""The causal mask's tiles (the diagonal's strict upper -inf and a full -inf tile)."""
 QK_BATCH_CAP = 32
 """The most heads a chunk holds when a work unit covers more than one query tile row (``QC > 1``)."""
 _FIELDS = ("q_chunk_size", "k_chunk_size", "head_group_size")
@@ -86,3 +90,19 @@ def check_config(op: str, config: IndexerScoreProgramConfig, shape: tuple[int, .
             f"ttnn.{op}: head_group {group} not divisible by qk_batch_heads {chunk} (QC>1 with HB>32); reduce "
             "head_group_size or q_chunk_size (program_config)"
         )
+
+
+def circular_buffer_bytes(config: IndexerScoreProgramConfig, shape: tuple[int, ...], q_bfp8: bool, k_bfp8: bool) -> int:
+    """Bytes of the circular buffers the program makes on each core for q of ``shape`` ``[B, Hi, Sq, D]``
+    (its bfloat16 accumulators: ``fp32_dest_acc_en`` is refused): q (two groups when streaming), k (two
+    chunks), the gates, the mask, the head chunk's scores (a whole k chunk of them on the fast path), the
+    output strip and the accumulator strip."""
+    heads, dt = shape[1], shape[3] // TILE
+    qc, kc, group = config.q_chunk_size // TILE, config.k_chunk_size // TILE, head_group(config, heads)
+    chunk = head_chunk(config, heads)
+    streaming = group < heads
+    q_tile, k_tile = (BFP8_TILE if bfp8 else BF16_TILE for bfp8 in (q_bfp8, k_bfp8))
+    columns = kc if kc >= 2 and chunk == heads and not streaming else 1
+    tiles = (2 if streaming else 1) * group * qc * dt * q_tile + 2 * kc * dt * k_tile
+    tiles += (heads * qc + MASK_TILES + columns * chunk + 2 * kc + max(2 * kc, qc * kc)) * BF16_TILE
+    return tiles

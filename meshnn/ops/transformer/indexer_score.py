@@ -43,7 +43,12 @@ from meshnn.ops.launch import launch
 from meshnn.ops.operands import bf16_products, bf16_torch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
-from meshnn.ops.transformer.indexer_config import IndexerScoreProgramConfig, check_config, head_chunk
+from meshnn.ops.transformer.indexer_config import (
+    IndexerScoreProgramConfig,
+    check_config,
+    circular_buffer_bytes,
+    head_chunk,
+)
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
 from meshnn.perf.fidelity import MathFidelity
@@ -142,6 +147,19 @@ def _check_tensors(named: dict[str, Tensor]) -> tuple[tuple[int, ...], int]:
     return q, k[2]
 
 
+def _check_l1(mesh, config: IndexerScoreProgramConfig, shape: tuple[int, ...], named: dict[str, Tensor]) -> None:
+    """The program's circular buffers fit a core's L1 above its reserved base (tt-metal fails at
+    their allocation otherwise)."""
+    bfp8 = [named[n].dtype is DataType.BFLOAT8_B for n in ("q", "k")]
+    arch = mesh.system.arch_spec
+    size = arch.l1_unreserved_base + circular_buffer_bytes(config, shape, *bfp8)
+    if size > arch.worker_l1_size:
+        raise MeshnnValueError(
+            f"ttnn.{OP}: the circular buffers grow to {size} B, beyond max L1 size of {arch.worker_l1_size} B; "
+            "reduce q_chunk_size, k_chunk_size or head_group_size (program_config)"
+        )
+
+
 @register(OP, kind=OpKind.TRANSFORMER, family=OpFamily.REDUCTION, device_operation="IndexerScoreDeviceOperation")
 def indexer_score(
     q: Tensor,
@@ -172,6 +190,7 @@ def indexer_score(
     q_shape, t = _check_tensors(named)
     check_config(OP, config, q_shape, t, start)
     chunk = head_chunk(config, q_shape[1])
+    _check_l1(mesh, config, q_shape, named)
     x = named["q"]
     spec = out_spec_like(x, shape=(q_shape[0], 1, q_shape[2], t), dtype=DataType.BFLOAT16, layout=Layout.ROW_MAJOR,
                          memory_config=x.spec.memory_config, op=OP)  # fmt: skip
