@@ -349,14 +349,12 @@ _LAZY["database"] = "meshnn.capture.database"  # ttnn.database: a report databas
 _OWN_MODULES = ("graph", "tracer", "graph_report", "graph_tracer_utils", "database")
 _LAZY |= {"Config": "meshnn.capture.config", "manage_config": "meshnn.capture.config"}
 _LAZY |= {"plot_memory": "meshnn.mesh.memory_plot", "as_tensor": "meshnn.tensor.files.cache"}
-_LAZY |= {
-    "load_tensor": "meshnn.tensor.files.reader",
-    "dump_tensor": "meshnn.tensor.files.writer",
-    "DumpTensorMode": "meshnn.tensor.files.writer",
-}
+_LAZY |= {"load_tensor": "meshnn.tensor.files.reader", "dump_tensor": "meshnn.tensor.files.writer"}
+_LAZY["DumpTensorMode"] = "meshnn.tensor.files.writer"
 _PERF_CAPTURE = ("PerfCapture", "begin_perf_capture", "end_perf_capture", "perf_capture")
 _LAZY |= dict.fromkeys(_PERF_CAPTURE, "meshnn.ops.perf_capture")
 _LAZY["SlidingWindowParallelConfig"] = "meshnn.ops.conv.parallel_config"
+_LAZY["IndexerScoreProgramConfig"] = "meshnn.ops.transformer.indexer_config"  # ttnn.experimental.indexer_score's
 _LAZY["p2p_compute_intermediate_tensor_spec"] = "meshnn.ops.ccl.point_to_point"  # ttnn._ttnn...point_to_point's
 _LAZY |= {"get_conv_output_dim": "meshnn.ops.conv.ttnn_python", "pad_to_tile_shape": "meshnn.formats.layout"}
 

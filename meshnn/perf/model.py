@@ -37,6 +37,7 @@ from meshnn.perf.movement import predict_movement
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.rotary import is_rotary_prefill, predict_rotary_prefill
 from meshnn.perf.routed_ffn import is_unified_ffn, predict_unified_ffn
+from meshnn.perf.routing_topk import PREDICTORS as ROUTING_TOPK
 from meshnn.perf.systems import Machine, SystemPerf, machine
 from meshnn.perf.tile_ops import predict_tile_op
 from meshnn.perf.topk import is_topk, predict_topk
@@ -140,4 +141,6 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_unified_ffn
     elif is_masked_bincount(desc):
         predictor = predict_masked_bincount
+    elif desc.op_code in ROUTING_TOPK:
+        predictor = ROUTING_TOPK[desc.op_code]
     return replace(predictor(resolved, m), fidelity=fidelity)
