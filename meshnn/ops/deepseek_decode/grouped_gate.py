@@ -30,7 +30,7 @@ from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.deepseek_decode.moe_gate import choose
-from meshnn.ops.deepseek_prefill.arguments import require, uint_arg
+from meshnn.ops.deepseek_prefill.arguments import float_arg, require, uint_arg
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
@@ -62,12 +62,6 @@ def grouped_gate(scores: np.ndarray, bias: np.ndarray, scale: float, eps: float)
     return weights.reshape(*lead, CHOSEN), ids.reshape(*lead, CHOSEN)
 
 
-def _float(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
-        raise MeshnnTypeError(f"ttnn.{OP}: {name} must be a float, got {value!r}")
-    return float(np.float32(value))
-
-
 @register(OP, kind=OpKind.SAMPLING, family=OpFamily.REDUCTION, device_operation="DeepseekGroupedGateDeviceOperation")
 def deepseek_grouped_gate(
     scores: Tensor,
@@ -91,7 +85,7 @@ def deepseek_grouped_gate(
         "topk_groups": uint_arg(OP, "topk_groups", topk_groups),
         "n_activated_experts": uint_arg(OP, "n_activated_experts", n_activated_experts),
     }
-    scale, eps = _float("route_scale", route_scale), _float("epsilon", epsilon)
+    scale, eps = float_arg(OP, "route_scale", route_scale), float_arg(OP, "epsilon", epsilon)
     if memory_config is not None and not isinstance(memory_config, MemoryConfig):
         raise MeshnnTypeError(f"ttnn.{OP}: memory_config must be a ttnn.MemoryConfig or None, got {memory_config!r}")
     s, b = named["scores"], named["bias"]

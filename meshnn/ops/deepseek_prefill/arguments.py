@@ -29,6 +29,13 @@ def uint_arg(op: str, name: str, value: object) -> int:
     return int(value)
 
 
+def float_arg(op: str, name: str, value: object) -> float:
+    """``value`` as a ``float`` argument (ints count, bools do not), rounded to float32 as the binding stores it."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
+        raise MeshnnTypeError(f"ttnn.{op}: {name} must be a float, got {value!r}")
+    return float(np.float32(value))
+
+
 def bool_arg(op: str, name: str, value: object) -> bool:
     """``value`` as a ``bool`` argument (nanobind takes a bool only)."""
     if not isinstance(value, bool | np.bool_):

@@ -30,7 +30,7 @@ from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.checks import device_input, same_mesh
-from meshnn.ops.deepseek_prefill.arguments import bool_arg, require, uint_arg
+from meshnn.ops.deepseek_prefill.arguments import bool_arg, float_arg, require, uint_arg
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
@@ -89,12 +89,6 @@ def _check_sizes(experts: int, groups: int, summed: int, kept: int, n: int) -> N
         raise MeshnnValueError(f"ttnn.{OP}: the number of experts must be 256 with n_groups 8, got {experts}")
 
 
-def _float(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
-        raise MeshnnTypeError(f"ttnn.{OP}: {name} must be a float, got {value!r}")
-    return float(np.float32(value))
-
-
 @register(OP, kind=OpKind.SAMPLING, family=OpFamily.REDUCTION, device_operation="MoeGroupedTopkDeviceOperation")
 def moe_grouped_topk(
     scores: Tensor,
@@ -118,7 +112,7 @@ def moe_grouped_topk(
         for name, value in (("n_groups", n_groups), ("summed_experts_per_group", summed_experts_per_group),
                             ("topk_groups", topk_groups), ("n_activated_experts", n_activated_experts))
     )  # fmt: skip
-    scale, eps = _float("route_scale", route_scale), _float("epsilon", epsilon)
+    scale, eps = float_arg(OP, "route_scale", route_scale), float_arg(OP, "epsilon", epsilon)
     bool_arg(OP, "stable_sort", stable_sort)
     if memory_config is not None and not isinstance(memory_config, MemoryConfig):
         raise MeshnnTypeError(f"ttnn.{OP}: memory_config must be a ttnn.MemoryConfig or None, got {memory_config!r}")
