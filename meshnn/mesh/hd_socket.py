@@ -236,9 +236,13 @@ class H2DSocket(_HostDeviceSocket):
             raise MeshnnTypeError(f"H2DSocket: h2d_mode must be a ttnn.H2DMode, got {h2d_mode!r}")
         alignment = pcie_alignment(mesh)
         if fifo_size % alignment != 0:
-            raise MeshnnValueError(f"H2DSocket: FIFO size must be PCIE-aligned ({fifo_size} % {alignment} != 0).")
+            raise MeshnnValueError(
+                f"H2DSocket: FIFO size must be PCIE-aligned (fifo_size {fifo_size} is not a multiple of {alignment})."
+            )
         if buffer_type is not BufferType.L1:
-            raise MeshnnValueError("H2DSocket: H2D sockets currently only support data buffers in SRAM.")
+            raise MeshnnValueError(
+                f"H2DSocket: H2D sockets currently only support data buffers in SRAM (buffer_type {buffer_type.name})."
+            )
         super().__init__(mesh, recv_core, HostDeviceFifo(fifo_size), alignment)
         self._mode = h2d_mode
         self.config_buffer = _sharded(mesh, [recv_core.core_coord], H2D_CONFIG_BYTES)
@@ -252,7 +256,8 @@ class H2DSocket(_HostDeviceSocket):
     def write(self, data: int, num_pages: int) -> None:
         """``num_pages`` pages from host memory at address ``data`` (an int) into the FIFO."""
         num_pages = _uint32("H2DSocket.write", "num_pages", num_pages)
-        page = self._pages("write", 0)
+        self._pages("write", 0)
+        page = self.get_page_size()
         if num_pages * page > self.fifo.producer.curr_size:
             raise MeshnnValueError("H2DSocket.write: Cannot write more pages than the socket FIFO size.")
         self._push(host_view("H2DSocket.write", data, num_pages * page), num_pages, "H2DSocket.write")
@@ -288,7 +293,9 @@ class D2HSocket(_HostDeviceSocket):
         fifo_size = _uint32("D2HSocket", "fifo_size", fifo_size)
         alignment = pcie_alignment(mesh)
         if fifo_size % alignment != 0:
-            raise MeshnnValueError(f"D2HSocket: FIFO size must be PCIe-aligned ({fifo_size} % {alignment} != 0).")
+            raise MeshnnValueError(
+                f"D2HSocket: FIFO size must be PCIe-aligned (fifo_size {fifo_size} is not a multiple of {alignment})."
+            )
         super().__init__(mesh, sender_core, HostDeviceFifo(fifo_size), alignment)
         l1 = mesh.system.arch_spec.l1_alignment
         config = sum(align_up(4 * words, l1) for words in D2H_SENDER_WORDS)
@@ -299,7 +306,8 @@ class D2HSocket(_HostDeviceSocket):
         """``num_pages`` pages from the FIFO into host memory at address ``data`` (an int), waiting
         for them.  ``notify_sender`` is accepted; the simulated sender sees the space at once."""
         num_pages = _uint32("D2HSocket.read", "num_pages", num_pages)
-        page = self._pages("read", 0)
+        self._pages("read", 0)
+        page = self.get_page_size()
         if num_pages * page > self.fifo.consumer.curr_size:
             raise MeshnnValueError("D2HSocket.read: Cannot read more pages than the socket FIFO size.")
         out = host_view("D2HSocket.read", data, num_pages * page, writable=True)

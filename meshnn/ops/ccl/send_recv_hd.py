@@ -17,7 +17,8 @@ ttnn's checks, in its order: the socket is an H2DSocket (a D2HSocket); an H2D so
 the socket's device is one of the tensor's devices.  meshnn also requires the tensor to be on the
 socket's mesh (ttnn would run the kernel on another mesh's device with this one's addresses).
 
-Timed by the perf model as a copy of the tensor's pages (family COPY): the PCIe hop is not modelled.
+Timed by the perf model as one hop of the tensor's pages over a link (family POINT_TO_POINT, as
+``send_async`` / ``recv_async``): the PCIe link is not modelled apart.
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`, the ops' checks,
 launch, outputs and registry.
@@ -73,7 +74,7 @@ def _checked(op: str, name: str, value: object, socket: H2DSocket | D2HSocket, n
 @register(
     name="experimental.recv_async_h2d",
     kind=OpKind.COLLECTIVE,
-    family=OpFamily.COPY,
+    family=OpFamily.POINT_TO_POINT,
     device_operation="RecvAsyncH2DDeviceOperation",
 )
 def recv_async_h2d(output_tensor: Tensor, h2d_socket: H2DSocket) -> list[Tensor]:
@@ -97,7 +98,7 @@ def recv_async_h2d(output_tensor: Tensor, h2d_socket: H2DSocket) -> list[Tensor]
             out[i * raw : (i + 1) * raw] = fifo.pop_page(f"ttnn.{name}")[:raw]
 
     coords = tensor.storage.coords  # type: ignore[union-attr]
-    attrs = {"h2d_socket": h2d_socket}
+    attrs = {"h2d_socket": h2d_socket, "hops": 1}
     out = [Output(tensor.spec, coords=coords)]
     launch(name, tensor.device(), [], out, kernel, coords=coords, into=[tensor], attrs=attrs, waits=True)
     return [tensor]
@@ -106,7 +107,7 @@ def recv_async_h2d(output_tensor: Tensor, h2d_socket: H2DSocket) -> list[Tensor]
 @register(
     name="experimental.send_async_d2h",
     kind=OpKind.COLLECTIVE,
-    family=OpFamily.COPY,
+    family=OpFamily.POINT_TO_POINT,
     device_operation="SendAsyncD2HDeviceOperation",
 )
 def send_async_d2h(input_tensor: Tensor, d2h_socket: D2HSocket) -> list[Tensor]:
@@ -126,6 +127,6 @@ def send_async_d2h(input_tensor: Tensor, d2h_socket: D2HSocket) -> list[Tensor]:
             fifo.push_page(staged, f"ttnn.{name}")
 
     coords = tensor.storage.coords  # type: ignore[union-attr]
-    attrs = {"d2h_socket": d2h_socket}
+    attrs = {"d2h_socket": d2h_socket, "hops": 1}
     launch(name, tensor.device(), [tensor], [], kernel, coords=coords, attrs=attrs, waits=True)
     return []
