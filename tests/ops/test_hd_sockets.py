@@ -17,6 +17,7 @@ import pytest
 import torch
 
 import meshnn as ttnn
+
 from .test_op_contract import snapshot
 
 C = ttnn.MeshCoordinate
