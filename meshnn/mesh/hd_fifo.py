@@ -6,7 +6,10 @@ State, as tt-metal keeps it (all counters are uint32 and wrap):
 
 - ``bytes_sent``: bytes the producer has pushed, counting the tail it skips when a page would not
   fit before the end of the ring; ``bytes_acked``: bytes the consumer has popped (likewise).
-  ``bytes_sent - bytes_acked`` is what the FIFO holds; ``fifo_size - that`` is free.
+  ``bytes_sent - bytes_acked`` is what the consumer may still read.  The producer sees the
+  consumer's count only when the consumer notifies it (``acked_seen``: tt-metal's acknowledgement
+  word in the producer's memory; a D2H host ``read(..., notify_sender=False)`` leaves it behind),
+  and ``fifo_size - (bytes_sent - acked_seen)`` is what it may write.
 - each side's page size, its pointer (a multiple of its page size) and its ring size
   ``fifo_size - fifo_size % page_size`` (the last partial page is never used).  Setting a page
   size moves the pointer up to the next page boundary, to the start when none is left; the producer
@@ -51,6 +54,7 @@ class HostDeviceFifo:
         self.data = np.zeros(fifo_size, dtype=np.uint8)  # the ring's bytes (device L1 or pinned host memory)
         self.bytes_sent = 0
         self.bytes_acked = 0
+        self.acked_seen = 0  # the producer's view of bytes_acked, as last notified
         self.producer = RingSide(fifo_size)
         self.consumer = RingSide(fifo_size)
         self._changed = threading.Condition()
@@ -61,7 +65,14 @@ class HostDeviceFifo:
         return (self.bytes_sent - self.bytes_acked) & _MASK
 
     def free_bytes(self) -> int:
-        return self.fifo_size - self.pending_bytes()
+        """Bytes the producer may write: what the last notification freed."""
+        return self.fifo_size - ((self.bytes_sent - self.acked_seen) & _MASK)
+
+    def notify(self) -> None:
+        """The consumer's count published to the producer (tt-metal's ``notify_sender``)."""
+        with self._changed:
+            self.acked_seen = self.bytes_acked
+            self._changed.notify_all()
 
     def _wait(self, ready: object, what: str, timeout_s: float | None) -> None:
         limit = wait_timeout() if timeout_s is None else timeout_s
@@ -120,8 +131,9 @@ class HostDeviceFifo:
             self._changed.notify_all()
             return True
 
-    def pop_page(self, what: str, *, timeout_s: float | None = None) -> np.ndarray:
-        """The oldest page (a copy, the consumer's page size), waiting for it; its space freed."""
+    def pop_page(self, what: str, *, notify: bool = True, timeout_s: float | None = None) -> np.ndarray:
+        """The oldest page (a copy, the consumer's page size), waiting for it; its space freed for
+        the producer when ``notify``."""
         with self._changed:
             side = self.consumer
             n = side.page_size
@@ -133,12 +145,14 @@ class HostDeviceFifo:
             else:
                 side.ptr += n
             self.bytes_acked = (self.bytes_acked + need) & _MASK
+            if notify:
+                self.acked_seen = self.bytes_acked
             self._changed.notify_all()
             return page
 
     def discard_pages(self) -> int:
         """Every whole page the consumer could read now, acknowledged unread (tt-metal's
-        ``discard_pending_pages``); the number of pages."""
+        ``discard_pending_pages``, which notifies the producer); the number of pages."""
         with self._changed:
             side = self.consumer
             pages = self.pending_bytes() // side.page_size
@@ -146,16 +160,19 @@ class HostDeviceFifo:
                 drop = pages * side.page_size
                 side.ptr = (side.ptr + drop) % side.curr_size
                 self.bytes_acked = (self.bytes_acked + drop) & _MASK
-                self._changed.notify_all()
+            self.acked_seen = self.bytes_acked
+            self._changed.notify_all()
             return pages
 
-    def drained(self, what: str, timeout_ms: int | None) -> None:
-        """Wait until everything pushed has been popped (``barrier``); with ``timeout_ms`` an error
-        after that many milliseconds, else after the wait timeout.  ``what`` leads the error."""
+    def drained(self, what: str, timeout_ms: int | None, *, producer_view: bool) -> None:
+        """Wait until everything pushed has been popped (``barrier``), as the producer sees it
+        (``producer_view``: the notified count) or the consumer; with ``timeout_ms`` an error after
+        that many milliseconds, else after the wait timeout.  ``what`` leads the error."""
         with self._changed:
             limit = None if timeout_ms is None else timeout_ms / 1000.0
-            self._wait(
-                lambda: self.pending_bytes() == 0,
-                f"{what}. Bytes sent: {self.bytes_sent}, Bytes acknowledged: {self.bytes_acked}",
-                limit,
-            )
+
+            def done() -> bool:
+                acked = self.acked_seen if producer_view else self.bytes_acked
+                return (self.bytes_sent - acked) & _MASK == 0
+
+            self._wait(done, f"{what}. Bytes sent: {self.bytes_sent}, Bytes acknowledged: {self.bytes_acked}", limit)

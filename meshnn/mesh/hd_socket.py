@@ -173,7 +173,7 @@ class _HostDeviceSocket:
             what = f"{self._name}.barrier: Timeout waiting for device to send acknowledgement over H2D socket"
         else:
             what = f"{self._name}.barrier: Timeout waiting for host to acknowledge data over D2H socket"
-        self.fifo.drained(what, timeout_ms)
+        self.fifo.drained(what, timeout_ms, producer_view=self._HOST_PRODUCES)
 
     def export_descriptor(self, socket_id: str) -> str:
         """Makes this socket connectable by ``socket_id`` (in this process); the path tt-metal's
@@ -304,25 +304,27 @@ class D2HSocket(_HostDeviceSocket):
 
     def read(self, data: int, num_pages: int, notify_sender: bool = True) -> None:
         """``num_pages`` pages from the FIFO into host memory at address ``data`` (an int), waiting
-        for them.  ``notify_sender`` is accepted; the simulated sender sees the space at once."""
+        for them; ``notify_sender`` False leaves the freed space unseen by the sender until a later
+        notifying read (or ``discard_pending_pages``)."""
         num_pages = _uint32("D2HSocket.read", "num_pages", num_pages)
         self._pages("read", 0)
         page = self.get_page_size()
         if num_pages * page > self.fifo.consumer.curr_size:
             raise MeshnnValueError("D2HSocket.read: Cannot read more pages than the socket FIFO size.")
-        out = host_view("D2HSocket.read", data, num_pages * page, writable=True)
-        for i in range(num_pages):
-            out[i * page : (i + 1) * page] = self.fifo.pop_page("D2HSocket.read")
+        self._pop(host_view("D2HSocket.read", data, num_pages * page, writable=True), num_pages, notify_sender)
 
     def read_tensor(self, tensor: object, notify_sender: bool = True) -> None:
         """Pages from the FIFO into a pre-allocated host tensor (a ``ttnn.Tensor`` on host, or a
         contiguous CPU torch tensor or numpy array), a page at a time, waiting for them."""
-        if not isinstance(notify_sender, bool):
-            raise MeshnnTypeError(f"D2HSocket.read_tensor: notify_sender must be a bool, got {notify_sender!r}")
         out = host_view("D2HSocket.read_tensor", tensor, writable=True)
+        self._pop(out, self._pages("read_tensor", out.size), notify_sender)
+
+    def _pop(self, out: np.ndarray, count: int, notify_sender: object) -> None:
+        if not isinstance(notify_sender, bool):
+            raise MeshnnTypeError(f"D2HSocket.read: notify_sender must be a bool, got {notify_sender!r}")
         page = self.get_page_size()
-        for i in range(self._pages("read_tensor", out.size)):
-            out[i * page : (i + 1) * page] = self.fifo.pop_page("D2HSocket.read_tensor")
+        for i in range(count):
+            out[i * page : (i + 1) * page] = self.fifo.pop_page("D2HSocket.read", notify=notify_sender)
 
     def discard_pending_pages(self) -> int:
         """Every whole page available now, acknowledged unread; how many."""

@@ -126,6 +126,21 @@ def test_d2h_discard_acknowledges_the_available_pages_unread(p150):
     assert got.tolist() == list(range(48))
 
 
+def test_an_unnotified_read_leaves_the_space_unseen_by_the_sender(p150):
+    socket = d2h(p150, 128, 64)  # 2 pages
+    t = ttnn.from_torch(torch.arange(64, dtype=torch.int32).reshape(4, 16), dtype=ttnn.uint32, layout=RM, device=p150)
+    ttnn.experimental.send_async_d2h(t, socket)
+    first = np.zeros(32, dtype=np.uint32)
+    socket.read_tensor(first, notify_sender=False)
+    assert first.tolist() == list(range(32))
+    assert socket.fifo.pending_bytes() == 0 and socket.fifo.free_bytes() == 0  # the kernel still waits
+    assert socket.discard_pending_pages() == 0  # nothing to drop, but it notifies the sender
+    rest = np.zeros(32, dtype=np.uint32)
+    socket.read_tensor(rest)
+    ttnn.synchronize_device(p150)
+    assert rest.tolist() == list(range(32, 64))
+
+
 def test_a_page_size_change_moves_both_pointers_to_the_next_boundary(p150):
     socket = h2d(p150, 320, 64)  # 5 pages of 64 B
     first = ttnn.from_torch(torch.zeros(3, 16, dtype=torch.int32), dtype=ttnn.uint32, layout=RM, device=p150)
