@@ -44,7 +44,7 @@ from meshnn.device.core import CoreCoord, CoreRange, CoreRangeSet
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, QueueError
 from meshnn.host.settings import wait_timeout
 from meshnn.mesh.buffer_config import DeviceLocalBufferConfig, ReplicatedBufferConfig
-from meshnn.mesh.hd_fifo import HostDeviceFifo
+from meshnn.mesh.hd_fifo import HostDeviceFifo, RingSide
 from meshnn.mesh.hd_pages import host_view
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
@@ -120,7 +120,8 @@ class _HostDeviceSocket:
     def _name(self) -> str:
         return type(self).__name__
 
-    def _side(self):  # the host's side of the ring
+    def _side(self) -> RingSide:
+        """The host's side of the ring: the producer of an H2D socket, the consumer of a D2H one."""
         return self.fifo.producer if self._HOST_PRODUCES else self.fifo.consumer
 
     def get_page_size(self) -> int:
