@@ -357,6 +357,7 @@ _LAZY["SlidingWindowParallelConfig"] = "meshnn.ops.conv.parallel_config"
 _LAZY["IndexerScoreProgramConfig"] = "meshnn.ops.transformer.indexer_config"  # ttnn.experimental.indexer_score's
 _LAZY["p2p_compute_intermediate_tensor_spec"] = "meshnn.ops.ccl.point_to_point"  # ttnn._ttnn...point_to_point's
 _LAZY |= {"get_conv_output_dim": "meshnn.ops.conv.ttnn_python", "pad_to_tile_shape": "meshnn.formats.layout"}
+_LAZY |= dict.fromkeys(("H2DSocket", "D2HSocket"), "meshnn.mesh.hd_socket")  # host <-> device sockets
 
 
 def _export_ops() -> dict[str, object]:

@@ -23,9 +23,8 @@ from meshnn.mesh.sub_device import SubDeviceId
 
 
 class H2DMode(Enum):
-    """``ttnn.H2DMode``: how a host-to-device socket (``ttnn.H2DSocket``) moves its pages.  The
-    name only: meshnn has no host-device sockets yet (``H2DSocket`` / ``D2HSocket`` and
-    ``recv_async_h2d`` / ``send_async_d2h`` are not implemented; tt-metal runs them on Blackhole)."""
+    """``ttnn.H2DMode``: how a host-to-device socket (``ttnn.H2DSocket``,
+    :mod:`meshnn.mesh.hd_socket`) moves its pages."""
 
     HOST_PUSH = 0  # the host writes the device's FIFO (TLB writes)
     DEVICE_PULL = 1  # the device reads pinned host memory over PCIe

@@ -100,6 +100,8 @@ def op_desc(event: OpEvent, outputs: Sequence[Tensor]) -> OpDesc | None:
         inputs = inputs[:-1] * int(attrs.get("num_layers", 1)) + inputs[-1:]  # type: ignore[call-overload]
     if name == "deepseek_moe_reduce_scatter":  # its 8 intermediates aside, one input: the 8 pieces of the last dim
         inputs, outs = (_joined(inputs),), outs[-1:]
+    if family is F.POINT_TO_POINT and not outs:  # a send (send_async, send_async_d2h): its input is the bytes moved
+        outs = inputs[:1]
     if family in (F.KV_UPDATE, F.KV_FILL) and outs:
         inputs, outs = (outs[0], *inputs), ()  # written in place: the cache (the op's output) is inputs[0]
     return OpDesc(

@@ -209,13 +209,12 @@ def test_one_socket_end_needs_a_peer_rank(halves):
     assert sender.get_memory_view(ttnn.BufferType.L1) == before
 
 
-def test_h2d_mode_is_ttnns_enum_and_host_device_sockets_are_not_yet_here():
+def test_h2d_mode_is_ttnns_enum_and_the_host_device_sockets_take_it():
     # ttnn's two modes (tt-metal h2d_socket.hpp: HOST_PUSH, DEVICE_PULL, in that order); the sockets
-    # that take them are not in meshnn yet, and say so by name
+    # that take them are tests/ops/test_hd_sockets.py's
     assert [m.name for m in ttnn.H2DMode] == ["HOST_PUSH", "DEVICE_PULL"]
     assert ttnn.H2DMode.HOST_PUSH is not ttnn.H2DMode.DEVICE_PULL
-    with pytest.raises(AttributeError, match="H2DSocket"):
-        ttnn.H2DSocket  # noqa: B018
+    assert ttnn.H2DSocket.__name__ == "H2DSocket" and ttnn.D2HSocket.__name__ == "D2HSocket"
 
 
 # --- send_direct_async / recv_direct_async: the same bytes as send_async, written straight into the
