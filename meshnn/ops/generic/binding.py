@@ -17,13 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meshnn.device.core import CoreCoord
-from meshnn.errors import MeshnnValueError, NotImplementedByMeshnn
+from meshnn.errors import MeshnnValueError
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.generic.cb_desc import L1_ALIGNMENT, NUM_CIRCULAR_BUFFERS, CBDescriptor, bank_size
 from meshnn.ops.generic.enums import SourceType
 from meshnn.ops.generic.kernel_desc import ComputeConfigDescriptor, KernelDescriptor
 from meshnn.ops.generic.library import KernelCall, library_kernel
-from meshnn.ops.generic.machine import Bound, CBLayout, CircularBuffer, Memory, check_balance
+from meshnn.ops.generic.machine import Bound, CBLayout, CircularBuffer, Memory, check_balance, not_run
 from meshnn.ops.generic.program_desc import ProgramDescriptor
 
 OP = "ttnn.generic_op"
@@ -39,7 +39,7 @@ class Plan:
 def _check_cb(i: int, cb: CBDescriptor, count: int) -> None:
     where = f"{OP}: cbs[{i}]"
     if cb.global_circular_buffer is not None:
-        raise NotImplementedByMeshnn(f"{where}: a circular buffer of a global circular buffer")
+        raise not_run(f"{where}: a circular buffer of a global circular buffer")
     for fmt in [*cb.format_descriptors, *cb.remote_format_descriptors]:
         if fmt.buffer_index >= count:
             raise MeshnnValueError(
@@ -90,12 +90,12 @@ def _check_kernels(program: ProgramDescriptor, mesh: MeshDevice) -> None:
     for i, kernel in enumerate(program.kernels):
         where = f"{OP}: kernels[{i}]"
         if kernel.source_type is SourceType.SOURCE_CODE:
-            raise NotImplementedByMeshnn(
-                f"{where}: a kernel given as source code ({kernel.kernel_source.strip()[:60]!r}...): meshnn runs only "
-                "tt-metal's own kernels it knows, by path"
+            raise not_run(
+                f"{where}: a kernel given as source code ({kernel.kernel_source.strip()[:60]!r}...; meshnn runs only "
+                "the kernels of its library, tt-metal's own by path)"
             )
         if library_kernel(kernel.kernel_source) is None:
-            raise NotImplementedByMeshnn(f"{where}: the kernel {kernel.kernel_source} (not in meshnn's kernel library)")
+            raise not_run(f"{where}: the kernel {kernel.kernel_source} (not in meshnn's kernel library)")
         for core in kernel.core_ranges.cores():
             if core.x >= grid.x or core.y >= grid.y:
                 raise MeshnnValueError(f"{where}: core {core} is outside the {grid.x}x{grid.y} compute grid")
@@ -117,7 +117,7 @@ def bind_program(program: ProgramDescriptor, mesh: MeshDevice, memory: Memory) -
     layouts = _cb_layouts(program, mesh)
     buffered = [i for i, cb in enumerate(program.cbs) if cb.buffer is not None]
     if buffered:
-        raise NotImplementedByMeshnn(f"{OP}: cbs[{buffered[0]}]: a circular buffer in a tensor's L1 (its buffer set)")
+        raise not_run(f"{OP}: cbs[{buffered[0]}]: a circular buffer in a tensor's L1 (its buffer set)")
     per_core: dict[CoreCoord, list[Bound]] = {}
     for kernel in program.kernels:
         entry = library_kernel(kernel.kernel_source)

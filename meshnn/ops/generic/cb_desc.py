@@ -220,7 +220,7 @@ def cb_descriptor_from_sharded_tensor(
 def bank_size(buffer: MeshBuffer) -> int:
     """Bytes of one bank (core) of a sharded buffer: its shard's pages at the aligned page size."""
     shard = buffer.layout.shard
-    return shard.pages_per_core() * buffer.get_reference_buffer().aligned_page_size()
+    return shard.pages_per_core * buffer.get_reference_buffer().aligned_page_size()
 
 
 def get_cb_address(descriptor: CBDescriptor) -> int:

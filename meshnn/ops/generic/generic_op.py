@@ -64,7 +64,7 @@ def _programs(descriptor: object, mesh: MeshDevice) -> list[tuple[MeshCoordinate
     for box, _ in pairs:
         if box in seen:
             raise MeshnnValueError(f"{OP}: duplicate MeshCoordinateRange {box} in the MeshProgramDescriptor")
-        if len(box.start_coord.coords) != len(mesh.shape) or not whole.contains(box):
+        if len(tuple(box.start_coord())) != len(tuple(mesh.shape)) or not whole.contains(box):
             raise MeshnnValueError(f"{OP}: MeshCoordinateRange {box} is not inside the {mesh.shape} mesh")
         seen.append(box)
     return pairs

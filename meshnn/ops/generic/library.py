@@ -25,11 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from meshnn.device.core import CoreCoord
-from meshnn.errors import MeshnnValueError, NotImplementedByMeshnn
+from meshnn.errors import MeshnnValueError
 from meshnn.formats.layout import Layout, Tile
 from meshnn.ops.eltwise.functions import wide
 from meshnn.ops.eltwise.unary_tables import DEFS, UNARY
-from meshnn.ops.generic.machine import Bound, CBLayout, CircularBuffer, Memory, Role
+from meshnn.ops.generic.machine import Bound, CBLayout, CircularBuffer, Memory, Role, not_run
 from meshnn.ops.generic.sfpu_chain import Step, sfpu_chain
 from meshnn.ops.signatures import REQUIRED
 from meshnn.ops.values import store_elements, stored_elements
@@ -112,7 +112,7 @@ def _reader(call: KernelCall) -> Bound:
 
 def _writer(call: KernelCall) -> Bound:
     if "OUT_SHARDED" in call.defines:
-        raise NotImplementedByMeshnn(f"{call.where()}: OUT_SHARDED (a circular buffer in a tensor's L1)")
+        raise not_run(f"{call.where()}: OUT_SHARDED (a circular buffer in a tensor's L1)")
     address, count, start = call.rt(3, "destination address, pages, first page")
     (index,) = call.ct(1, "the circular buffer")
     target = call.accessor(1, address)
@@ -160,12 +160,12 @@ def _cast(result: np.ndarray, spec: TensorSpec) -> np.ndarray:
 
 def _eltwise_sfpu(call: KernelCall) -> Bound:
     if "SFPU_BINARY_OP" in call.defines:
-        raise NotImplementedByMeshnn(f"{call.where()}: the binary form (SFPU_BINARY_OP)")
+        raise not_run(f"{call.where()}: the binary form (SFPU_BINARY_OP)")
     blocks, per_block = call.ct(2, "blocks, tiles a block")
-    steps = sfpu_chain(call.defines, call.source)
+    steps = sfpu_chain(call.defines, f"generic_op: {call.source}")
     for step in steps:
         if step.op not in DEFS:
-            raise NotImplementedByMeshnn(f"{call.where()}: the unary op {step.op}")
+            raise not_run(f"{call.where()}: the unary op {step.op}")
     src, dst = call.cb(0), call.cb(16)
     in_spec, out_spec = tile_spec(src, call), tile_spec(dst, call)
     count = blocks * per_block

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from meshnn.device.core import CoreCoord
-from meshnn.errors import MeshnnValueError
+from meshnn.errors import MeshnnValueError, NotImplementedByMeshnn
 from meshnn.formats.dtypes import DataType
 from meshnn.mesh.mesh_buffer import MeshBuffer
 
@@ -132,3 +132,8 @@ def check_balance(core: CoreCoord, kernels: Sequence[Bound]) -> None:
             held[index] -= count
         for index, count in kernel.pushes.items():
             held[index] = held.get(index, 0) + count
+
+
+def not_run(what: str) -> NotImplementedByMeshnn:
+    """The error for what meshnn does not run, ``what`` naming it (ttnn's ``ttnn.`` prefix is the error's own)."""
+    return NotImplementedByMeshnn(what.removeprefix("ttnn."))
