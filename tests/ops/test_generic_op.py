@@ -343,3 +343,20 @@ def test_perf_capture_times_generic_op(mesh, rng):
         ttnn.generic_op([x, out], program)
     (record,) = capture.recorder(mesh).records
     assert record.desc.op_code == "GenericOpDeviceOperation" and record.prediction.kernel_ns > 0
+
+
+def test_program_hash_is_the_structure_and_keys_the_program_cache(mesh, rng):
+    x = put(mesh, rng.standard_normal((1, 2, 32, 32)).astype(np.float32))
+    out = empty_like(mesh, x)
+    exp, relu = (eltwise_program(x, out, 2, chain) for chain in ("exp_tile(0);", "relu_tile(0);"))
+    moved = eltwise_program(x, out, 2, "exp_tile(0);")
+    moved.kernels[0].runtime_args[0][0][0] = 12345  # a runtime value: not part of the structure
+    assert ttnn.compute_program_descriptor_hash(exp) == ttnn.compute_program_descriptor_hash(moved)
+    assert ttnn.compute_program_descriptor_hash(exp) != ttnn.compute_program_descriptor_hash(relu)
+    exp.custom_program_hash = 7
+    assert ttnn.compute_program_descriptor_hash(exp) == 7
+    before = mesh.num_program_cache_entries()
+    ttnn.generic_op([x, out], relu)
+    ttnn.generic_op([x, out], relu)
+    ttnn.generic_op([x, out], eltwise_program(x, out, 2, "exp_tile(0);"))
+    assert mesh.num_program_cache_entries() == before + 2

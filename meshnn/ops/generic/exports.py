@@ -21,7 +21,12 @@ from meshnn.ops.generic.kernel_desc import (
     ReaderConfigDescriptor,
     WriterConfigDescriptor,
 )
-from meshnn.ops.generic.program_desc import MeshProgramDescriptor, ProgramDescriptor, merge_program_descriptors
+from meshnn.ops.generic.program_desc import (
+    MeshProgramDescriptor,
+    ProgramDescriptor,
+    compute_program_descriptor_hash,
+    merge_program_descriptors,
+)
 from meshnn.ops.generic.runtime_args import RuntimeArgs
 
 __all__ = [
@@ -44,6 +49,7 @@ __all__ = [
     "UnpackToDestMode",
     "WriterConfigDescriptor",
     "cb_descriptor_from_sharded_tensor",
+    "compute_program_descriptor_hash",
     "get_cb_address",
     "merge_program_descriptors",
 ]

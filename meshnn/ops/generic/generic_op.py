@@ -29,7 +29,7 @@ from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.generic.binding import OP, bind_program, run_plan
 from meshnn.ops.generic.machine import Memory
-from meshnn.ops.generic.program_desc import MeshProgramDescriptor, ProgramDescriptor
+from meshnn.ops.generic.program_desc import MeshProgramDescriptor, ProgramDescriptor, compute_program_descriptor_hash
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output
 from meshnn.ops.registry import OpKind, register
@@ -86,7 +86,8 @@ def generic_op(io_tensors: list[Tensor], program_descriptor: ProgramDescriptor |
     mesh = same_mesh("generic_op", {f"io_tensors[{i}]": t for i, t in enumerate(tensors)})
     unique = list({id(t.storage.mesh_buffer): t for t in tensors}.values())  # type: ignore[union-attr]
     memory = Memory([t.storage.mesh_buffer for t in unique])  # type: ignore[union-attr]
-    plans = [(box, bind_program(program, mesh, memory)) for box, program in _programs(program_descriptor, mesh)]
+    pairs = _programs(program_descriptor, mesh)
+    plans = [(box, bind_program(program, mesh, memory)) for box, program in pairs]
 
     def kernel(in_rows, out_rows, coords: tuple[MeshCoordinate, ...]) -> None:
         memory.rows = out_rows
@@ -96,6 +97,9 @@ def generic_op(io_tensors: list[Tensor], program_descriptor: ProgramDescriptor |
                 memory.select = select
                 run_plan(plan, memory)
 
-    attrs = {"program_descriptor": type(program_descriptor).__name__}
+    hashes = [
+        (tuple(box.start_coord()), tuple(box.end_coord()), compute_program_descriptor_hash(p)) for box, p in pairs
+    ]
+    attrs = {"program_descriptor": type(program_descriptor).__name__, "program_hash": hash(tuple(hashes))}
     launch("generic_op", mesh, unique, [Output(t.spec) for t in unique], kernel, into=unique, attrs=attrs)
     return tensors[-1]

@@ -10,6 +10,7 @@ Layer: ops.  Imports errors, device and mesh.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,7 +18,7 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.coord import MeshCoordinateRange
 from meshnn.ops.generic import fields as f
 from meshnn.ops.generic.cb_desc import CBDescriptor, SemaphoreDescriptor
-from meshnn.ops.generic.kernel_desc import KernelDescriptor
+from meshnn.ops.generic.kernel_desc import ComputeConfigDescriptor, KernelDescriptor
 
 
 class ProgramDescriptor:
@@ -97,3 +98,63 @@ class MeshProgramDescriptor:
 
     def __len__(self) -> int:
         return len(self._pairs)
+
+
+def _ranges(cores: Any) -> tuple:
+    return tuple((r.start.x, r.start.y, r.end.x, r.end.y) for r in cores.ranges())
+
+
+def _config_key(config: Any) -> tuple:
+    if isinstance(config, ComputeConfigDescriptor):
+        fields = (config.math_fidelity.value, config.fp32_dest_acc_en, config.dst_full_sync_en)
+        fields += (tuple(int(m) for m in config.unpack_to_dest_mode), config.bfp8_pack_precise, config.math_approx_mode)
+        return (type(config).__name__, *fields)
+    return (type(config).__name__, int(config.processor), int(config.noc), int(config.noc_mode))
+
+
+def _kernel_key(kernel: KernelDescriptor) -> tuple:
+    return (
+        kernel.kernel_source,
+        int(kernel.source_type),
+        _ranges(kernel.core_ranges),
+        tuple(kernel.compile_time_args),
+        tuple(kernel.named_compile_time_args),
+        tuple(kernel.defines),
+        len(kernel.common_runtime_args),
+        len(kernel.runtime_args),
+        _config_key(kernel.config),
+    )
+
+
+def _cb_key(cb: CBDescriptor) -> tuple:
+    def formats(descriptors: list) -> tuple:
+        return tuple(
+            (
+                f.buffer_index,
+                f.data_format_as_uint8,
+                f.page_size,
+                f.tile and (f.tile.height, f.tile.width, f.tile.transpose),
+            )
+            for f in descriptors
+        )
+
+    remote = formats(cb.remote_format_descriptors)
+    pinned = (cb.buffer is not None, cb.global_circular_buffer is not None)
+    return (cb.total_size, _ranges(cb.core_ranges), formats(cb.format_descriptors), remote, *pinned)
+
+
+def compute_program_descriptor_hash(program_descriptor: ProgramDescriptor) -> int:
+    """``ttnn.compute_program_descriptor_hash``: a uint64 of a program's structure (kernel sources,
+    core ranges, compile-time args, defines, counts of runtime args, configs, circular buffers and
+    semaphores; not runtime argument values or buffer addresses), or its ``custom_program_hash``.
+    The same structure hashes the same in every process (meshnn's own figure, not ttnn's)."""
+    where = "ttnn.compute_program_descriptor_hash: program_descriptor"
+    program = f.instance(ProgramDescriptor)(where, program_descriptor)
+    if program.custom_program_hash is not None:
+        return program.custom_program_hash
+    key = (
+        tuple(_kernel_key(k) for k in program.kernels),
+        tuple(_cb_key(c) for c in program.cbs),
+        tuple((_ranges(s.core_ranges), int(s.core_type), s.initial_value) for s in program.semaphores),
+    )
+    return int.from_bytes(hashlib.blake2b(repr(key).encode(), digest_size=8).digest(), "little")

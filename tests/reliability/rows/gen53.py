@@ -151,6 +151,13 @@ def _helper_rows() -> list[Case]:
         ),
         Case("get_cb_address", "not a CBDescriptor", lambda e: ttnn.get_cb_address(0), TYPE, "descriptor"),
         Case(
+            "compute_program_descriptor_hash",
+            "not a program",
+            lambda e: ttnn.compute_program_descriptor_hash(ttnn.KernelDescriptor()),
+            TYPE,
+            "program_descriptor",
+        ),
+        Case(
             "merge_program_descriptors",
             "not programs",
             lambda e: ttnn.merge_program_descriptors([1]),
