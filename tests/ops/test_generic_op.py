@@ -295,6 +295,7 @@ def test_an_unknown_kernel_is_refused_by_name_before_anything_is_written(mesh, r
         ("two_readers", "already runs"),
         ("hang", "would hang"),
         ("tile_page", "tile is 2048 B"),
+        ("face", "face_geometry"),
     ],
 )
 def test_bad_programs_are_refused_before_anything_is_written(mesh, rng, what, match):
@@ -316,6 +317,8 @@ def test_bad_programs_are_refused_before_anything_is_written(mesh, rng, what, ma
             compute.compile_time_args = [2, 1]
         elif what == "tile_page":
             program.cbs[0].format_descriptors[0].page_size = 1024
+        elif what == "face":
+            program.cbs[0].format_descriptors[0].face_geometry = ttnn.FaceGeometry(32, 4)
 
     _refused(mesh, rng, change, MeshnnValueError, match)
 

@@ -2,9 +2,10 @@
 meshnn's kernel library core by core: the :class:`Plan` ``ttnn.generic_op`` runs.
 
 What is checked (tt-metal's rules): a circular buffer's index is below the arch's count of
-circular buffers, its pages divide its total size, an index is used once on a core, a buffer-backed
-one's offset is L1-aligned and fits the bank; kernels lie on the compute grid, and a core runs at
-most one kernel per data-movement processor and one compute kernel.  What meshnn cannot run is
+circular buffers, its pages divide its total size, its face geometry is a tile's, an index is
+used once on a core, a buffer-backed one's offset is L1-aligned and fits the bank; kernels lie on
+the compute grid, and a core runs at most one kernel per data-movement processor and one compute
+kernel.  What meshnn cannot run is
 refused by name (``NotImplementedByMeshnn``): a kernel given as source code, a kernel path not in
 the library, a circular buffer in a tensor's L1 or a global circular buffer.  Nothing is written
 before every check of every program has passed.
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from meshnn.device.core import CoreCoord
 from meshnn.errors import MeshnnValueError
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.ops.generic.cb_desc import L1_ALIGNMENT, NUM_CIRCULAR_BUFFERS, CBDescriptor, bank_size
+from meshnn.ops.generic.cb_desc import FACE_HEIGHT, L1_ALIGNMENT, NUM_CIRCULAR_BUFFERS, CBDescriptor, bank_size
 from meshnn.ops.generic.enums import SourceType
 from meshnn.ops.generic.kernel_desc import ComputeConfigDescriptor, KernelDescriptor
 from meshnn.ops.generic.library import KernelCall, library_kernel
@@ -44,6 +45,12 @@ def _check_cb(i: int, cb: CBDescriptor, count: int) -> None:
         if fmt.buffer_index >= count:
             raise MeshnnValueError(
                 f"{where}: buffer index {fmt.buffer_index} exceeds the circular buffers a core has ({count})"
+            )
+        face = fmt.face_geometry
+        if face is not None and not (0 < face.face_r_dim <= FACE_HEIGHT and face.num_faces > 0):
+            raise MeshnnValueError(
+                f"{where}: face_geometry needs 0 < face_r_dim <= {FACE_HEIGHT} and num_faces > 0, got "
+                f"({face.face_r_dim}, {face.num_faces})"
             )
         if fmt.page_size == 0 or cb.total_size % fmt.page_size:
             raise MeshnnValueError(
