@@ -363,3 +363,17 @@ def test_program_hash_is_the_structure_and_keys_the_program_cache(mesh, rng):
     ttnn.generic_op([x, out], relu)
     ttnn.generic_op([x, out], eltwise_program(x, out, 2, "exp_tile(0);"))
     assert mesh.num_program_cache_entries() == before + 2
+
+
+def test_ttnns_own_unary_compute_kernel_runs_from_cb_0_to_2(mesh, rng):
+    x = put(mesh, rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
+    out = empty_like(mesh, x)
+    program = eltwise_program(x, out, 3, "SFPU_OP_CHAIN_0_FUNC_0")
+    compute = program.kernels[2]
+    compute.kernel_source = "ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp"
+    compute.defines = [*compute.defines, ("SFPU_OP_CHAIN_0_FUNC_0", "log_tile<1u>(0);")]
+    compute.runtime_args = [(core, [1]) for core in compute.core_ranges.cores()]
+    program.cbs[1].format_descriptors[0].buffer_index = 2
+    program.kernels[1].compile_time_args = [2, *program.kernels[1].compile_time_args[1:]]
+    ttnn.generic_op([x, out], program)
+    assert np.array_equal(_bits(out), _bits(ttnn.log(x)))

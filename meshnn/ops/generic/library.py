@@ -12,7 +12,9 @@ first, so a bad program is refused before anything is written.
 - ``tt_metal/kernels/compute/eltwise_sfpu.cpp`` (compile-time: blocks, tiles a block): every tile
   popped from circular buffer 0, the unary ops of its ``SFPU_OP_CHAIN_0`` define applied
   (:mod:`~meshnn.ops.generic.sfpu_chain`) in one float32 computation rounded once into circular
-  buffer 16's format, as meshnn's ``ttnn.exp`` etc. compute a tile, and pushed to 16.
+  buffer 16's format, as meshnn's ``ttnn.exp`` etc. compute a tile, and pushed to 16;
+- ttnn's unary ``.../eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp`` (runtime: tiles): the
+  same from circular buffer 0 to 2.
 
 Layer: ops.  Imports errors, formats, tensor and the element-wise ops' tables and values.
 """
@@ -158,31 +160,42 @@ def _cast(result: np.ndarray, spec: TensorSpec) -> np.ndarray:
     return result.astype(spec.dtype.numpy_dtype, copy=False)
 
 
-def _eltwise_sfpu(call: KernelCall) -> Bound:
-    if "SFPU_BINARY_OP" in call.defines:
-        raise not_run(f"{call.where()}: the binary form (SFPU_BINARY_OP)")
-    blocks, per_block = call.ct(2, "blocks, tiles a block")
+def _sfpu(call: KernelCall, count: int, source: int, target: int) -> Bound:
+    """``count`` tiles popped from circular buffer ``source``, the define's SFPU chain applied, pushed to ``target``."""
     steps = sfpu_chain(call.defines, f"generic_op: {call.source}")
     for step in steps:
         if step.op not in DEFS:
             raise not_run(f"{call.where()}: the unary op {step.op}")
-    src, dst = call.cb(0), call.cb(16)
+    src, dst = call.cb(source), call.cb(target)
     in_spec, out_spec = tile_spec(src, call), tile_spec(dst, call)
-    count = blocks * per_block
 
     def run(cbs: dict[int, CircularBuffer], memory: Memory) -> None:
         if count == 0:
             return
-        pages = np.stack([cbs[0].pop() for _ in range(count)])  # (tiles, devices, bytes)
+        pages = np.stack([cbs[source].pop() for _ in range(count)])  # (tiles, devices, bytes)
         k = pages.shape[1]
         values = stored_elements(pages.reshape(count * k, -1), in_spec)
         out = np.empty((count * k, dst.page_size), np.uint8)
         with np.errstate(all="ignore"):
             store_elements(_cast(apply_chain(values, steps), out_spec), out_spec, out)
         for i in range(count):
-            cbs[16].push(out[i * k : (i + 1) * k])
+            cbs[target].push(out[i * k : (i + 1) * k])
 
-    return Bound(Role.COMPUTE, run, {16: count}, {0: count}, call.source)
+    return Bound(Role.COMPUTE, run, {target: count}, {source: count}, call.source)
+
+
+def _eltwise_sfpu(call: KernelCall) -> Bound:
+    """tt-metal's ``eltwise_sfpu.cpp``: compile-time blocks and tiles a block, 0 -> 16."""
+    if "SFPU_BINARY_OP" in call.defines:
+        raise not_run(f"{call.where()}: the binary form (SFPU_BINARY_OP)")
+    blocks, per_block = call.ct(2, "blocks, tiles a block")
+    return _sfpu(call, blocks * per_block, 0, 16)
+
+
+def _unary_sfpu(call: KernelCall) -> Bound:
+    """ttnn's unary ``eltwise_sfpu.cpp``: runtime tiles, 0 -> 2."""
+    (count,) = call.rt(1, "tiles")
+    return _sfpu(call, count, 0, 2)
 
 
 _UNARY_DATAFLOW = "ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/dataflow/"
@@ -190,6 +203,9 @@ LIBRARY: dict[str, LibraryKernel] = {
     f"{_UNARY_DATAFLOW}reader_unary_interleaved_start_id.cpp": LibraryKernel(Role.READER, _reader),
     f"{_UNARY_DATAFLOW}writer_unary_interleaved_start_id.cpp": LibraryKernel(Role.WRITER, _writer),
     "tt_metal/kernels/compute/eltwise_sfpu.cpp": LibraryKernel(Role.COMPUTE, _eltwise_sfpu),
+    "ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp": LibraryKernel(
+        Role.COMPUTE, _unary_sfpu
+    ),
 }
 """tt-metal's kernels meshnn runs, by their path in tt-metal's tree."""
 
