@@ -9,6 +9,8 @@ import pytest
 
 import meshnn as ttnn
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, NotImplementedByMeshnn
+from meshnn.ops.costs import ESTIMATED
+from meshnn.perf import OpFamily
 
 DATAFLOW = "ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/dataflow/"
 READER = DATAFLOW + "reader_unary_interleaved_start_id.cpp"
@@ -346,6 +348,7 @@ def test_perf_capture_times_generic_op(mesh, rng):
         ttnn.generic_op([x, out], program)
     (record,) = capture.recorder(mesh).records
     assert record.desc.op_code == "GenericOpDeviceOperation" and record.prediction.kernel_ns > 0
+    assert record.desc.family is OpFamily.UNARY and ESTIMATED not in record.desc.attributes
 
 
 def test_program_hash_is_the_structure_and_keys_the_program_cache(mesh, rng):
