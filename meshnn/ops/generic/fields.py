@@ -42,10 +42,10 @@ class Field:
 
 
 def uint(bits: int) -> Check:
-    """An unsigned integer of ``bits`` bits (a bool is refused: ttnn's binding takes no bool)."""
+    """An unsigned integer of ``bits`` bits (a bool is 0 or 1, as ttnn's binding converts a Python bool)."""
 
     def check(where: str, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
+        if not isinstance(value, int):
             raise MeshnnTypeError(f"{where} must be an int, got {value!r}")
         if not 0 <= value < 1 << bits:
             raise MeshnnValueError(f"{where} must be an unsigned {bits}-bit int, got {value}")
