@@ -195,6 +195,7 @@ from meshnn.ops.eltwise.binary_special import BinaryOpType
 from meshnn.ops.eltwise.losses import LossReductionMode
 from meshnn.ops.eltwise.unary_activations import SigmoidMode
 from meshnn.ops.embedding import EmbeddingsType
+from meshnn.ops.generic.exports import *  # noqa: F403  (generic_op's program descriptors)
 from meshnn.ops.loading import experimental, kv_cache, prim, transformer
 from meshnn.ops.loading import load_catalog as _load_catalog
 from meshnn.ops.matmul_config import (
@@ -332,9 +333,7 @@ _ttnn.tensor.lazy = dict.fromkeys(
     ("dump_tensor_flatbuffer", "load_tensor_flatbuffer"), "meshnn.tensor.files.flatbuffer"
 )
 
-DEFAULT_L1_SMALL_SIZE = 0
-DEFAULT_TRACE_REGION_SIZE = 0
-DEFAULT_WORKER_L1_SIZE = 0
+DEFAULT_L1_SMALL_SIZE = DEFAULT_TRACE_REGION_SIZE = DEFAULT_WORKER_L1_SIZE = 0
 
 
 # The ops (``ttnn.add``...) are the registry's, declared when the op catalog loads at the first op

@@ -104,7 +104,12 @@ class CoreRange:
         size = self.grid_size()
         return size.x * size.y
 
-    def contains(self, core: CoreCoord) -> bool:
+    def contains(self, core: CoreCoord | CoreRange | CoreRangeSet) -> bool:
+        """Whether the core, or every core of a range or range set, lies in this range (ttnn's overloads)."""
+        if isinstance(core, CoreRange):
+            return self.contains(core.start) and self.contains(core.end)
+        if isinstance(core, CoreRangeSet):
+            return all(self.contains(r) for r in core.ranges_)
         return self.start.x <= core.x <= self.end.x and self.start.y <= core.y <= self.end.y
 
     def cores(self, *, row_wise: bool = True) -> Iterator[CoreCoord]:
@@ -156,7 +161,10 @@ class CoreRangeSet:
     def num_cores(self) -> int:
         return sum(r.num_cores() for r in self.ranges_)
 
-    def contains(self, core: CoreCoord) -> bool:
+    def contains(self, core: CoreCoord | CoreRange | CoreRangeSet) -> bool:
+        """Whether the core, or every core of a range or range set, lies in this set (ttnn's overloads)."""
+        if isinstance(core, CoreRange | CoreRangeSet):
+            return all(self.contains(c) for c in core.cores())
         return any(r.contains(core) for r in self.ranges_)
 
     def bounding_box(self) -> CoreRange:

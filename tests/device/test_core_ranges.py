@@ -36,3 +36,14 @@ def test_corerange_to_cores_walks_columns_unless_row_wise():
     assert ttnn.CoreCoord((3, 4)) == ttnn.CoreCoord(3, 4)  # ttnn's CoreCoord takes an (x, y) pair too
     with pytest.raises(ttnn.MeshnnTypeError, match="CoreRangeSet"):
         ttnn.corerange_to_cores([ttnn.CoreCoord(0, 0)])
+
+
+def test_contains_takes_a_core_a_range_or_a_set():
+    """ttnn's ``contains`` overloads: a range or set holds another when it holds every core of it."""
+    from meshnn.device.core import CoreCoord, CoreRange, CoreRangeSet
+
+    box = CoreRange(CoreCoord(0, 0), CoreCoord(10, 9))
+    ragged = CoreRangeSet([CoreRange(CoreCoord(0, 0), CoreCoord(10, 7)), CoreRange(CoreCoord(0, 8), CoreCoord(8, 9))])
+    assert box.contains(ragged) and box.contains(CoreRange(CoreCoord(2, 2), CoreCoord(10, 9)))
+    assert not ragged.contains(box) and ragged.contains(CoreRange(CoreCoord(0, 8), CoreCoord(8, 9)))
+    assert not box.contains(CoreRange(CoreCoord(0, 0), CoreCoord(11, 0)))

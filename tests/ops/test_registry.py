@@ -44,6 +44,8 @@ NOT_OPS = {  # public functions of the ops layer that launch no op, and why
 }
 HOST_HELPERS = {  # modules of the ops layer whose public functions are host helpers, and why
     "meshnn.ops.norm.group_norm_params": "group_norm's host helpers: they build host tensors and configs",
+    "meshnn.ops.generic.cb_desc": "generic_op's descriptor helpers: they build plain-data circular-buffer descriptors",
+    "meshnn.ops.generic.program_desc": "generic_op's descriptor helper: merging program descriptors (plain data)",
 }
 
 
