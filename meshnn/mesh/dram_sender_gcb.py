@@ -10,8 +10,8 @@ which no allocator here reaches, so it takes none of the workers' memory.
 
 Senders: one per listed bank (``CoreCoord(bank, 0)``), or with ``dual_senders_per_bank`` two
 (``CoreCoord(bank, 0)`` and ``CoreCoord(bank, 1)``) that split the bank's receivers, taken row by
-row, ceil / floor.  The pages a prefetcher pushed and no consumer took yet are held in
-:attr:`DramSenderGlobalCircularBuffer.pages` (the simulator's stand-in for the FIFO's bytes).
+row, ceil / floor.  The pages a prefetcher pushed into any global circular buffer and no consumer
+took yet are held by :func:`pending_pages` (the simulator's stand-in for the FIFO's bytes).
 
 Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.device` and the mesh layer.
 """
@@ -19,6 +19,7 @@ Layers: imports :mod:`meshnn.errors`, :mod:`meshnn.device` and the mesh layer.
 from __future__ import annotations
 
 import os
+import weakref
 from collections import deque
 from collections.abc import Sequence
 
@@ -38,6 +39,17 @@ DRAM_CORES_ENV = "TT_METAL_ENABLE_BLACKHOLE_DRAM_PROGRAMMABLE_CORES"
 
 _OP = "experimental.create_global_circular_buffer_with_dram_senders"
 
+_PENDING: weakref.WeakKeyDictionary[GlobalCircularBuffer, deque] = weakref.WeakKeyDictionary()
+
+
+def pending_pages(gcb: GlobalCircularBuffer) -> deque:
+    """The pages pushed into ``gcb`` that no consumer took yet, oldest first: one entry
+    ``(tensor, block_count, page bytes)`` a pushed tensor (``block_count`` pages of it a receiver)."""
+    pages = _PENDING.get(gcb)
+    if pages is None:
+        pages = _PENDING[gcb] = deque()
+    return pages
+
 
 def has_programmable_dram_cores(mesh_device: MeshDevice) -> bool:
     """True on Blackhole when :data:`DRAM_CORES_ENV` is ``"1"`` (tt-metal's HAL has the DRAM core
@@ -46,10 +58,9 @@ def has_programmable_dram_cores(mesh_device: MeshDevice) -> bool:
 
 
 class DramSenderGlobalCircularBuffer(GlobalCircularBuffer):
-    """A global circular buffer fed by DRAM cores.  ``pages``: the pushed, not yet consumed pages,
-    oldest first, each ``(tensor, block, block_count)``; ``dual``: two senders a bank."""
+    """A global circular buffer fed by DRAM cores; ``dual``: two senders a bank."""
 
-    __slots__ = ("dual", "pages")
+    __slots__ = ("dual",)
 
     def sender_core_type(self) -> str:
         """``"dram"``: the senders are DRAM cores."""
@@ -62,10 +73,6 @@ class DramSenderGlobalCircularBuffer(GlobalCircularBuffer):
         """The receiver cores (the senders are DRAM cores, not workers), one range each."""
         return CoreRangeSet([CoreRange(c, c) for c in _receivers_row_major(self.mapping)])
 
-    def num_receivers(self) -> int:
-        """Receiver cores over every sender (a 1-D ring matmul's ring size)."""
-        return sum(r.num_cores() for _, r in self.mapping)
-
 
 def _receivers_row_major(mapping: Sequence[tuple[CoreCoord, CoreRangeSet]]) -> list[CoreCoord]:
     return sorted((c for _, r in mapping for c in r.cores()), key=lambda c: (c.y, c.x))
@@ -75,10 +82,16 @@ def _row_wise(receivers: CoreRangeSet) -> list[CoreCoord]:
     return sorted(receivers.cores(), key=lambda c: (c.y, c.x))
 
 
-def _checked_banks(mesh_device: MeshDevice, bank_to_receivers: object, dual: bool) -> list[tuple[CoreCoord, CoreRangeSet]]:
+def _checked_banks(
+    mesh_device: MeshDevice, bank_to_receivers: object, dual: bool
+) -> list[tuple[CoreCoord, CoreRangeSet]]:
     """The sender mapping tt-metal builds: each bank once, with receivers; receivers inside the
     compute grid and disjoint; two receivers or more a bank when ``dual``."""
-    if isinstance(bank_to_receivers, str | bytes) or not isinstance(bank_to_receivers, Sequence) or not bank_to_receivers:
+    if (
+        isinstance(bank_to_receivers, str | bytes)
+        or not isinstance(bank_to_receivers, Sequence)
+        or not bank_to_receivers
+    ):
         raise MeshnnValueError(f"ttnn.{_OP}: bank_to_receivers must be a non-empty list of (bank_id, CoreRangeSet)")
     banks = mesh_device.system.arch_spec.num_dram_banks
     grid = mesh_device.compute_with_storage_grid_size()
@@ -111,7 +124,9 @@ def _checked_banks(mesh_device: MeshDevice, bank_to_receivers: object, dual: boo
     cores = _receivers_row_major(mapping)
     for core in cores:
         if not (0 <= core.x < grid.x and 0 <= core.y < grid.y):
-            raise MeshnnValueError(f"ttnn.{_OP}: core ({core.x}, {core.y}) is outside the {grid.x}x{grid.y} compute grid")
+            raise MeshnnValueError(
+                f"ttnn.{_OP}: core ({core.x}, {core.y}) is outside the {grid.x}x{grid.y} compute grid"
+            )
     if len({(c.x, c.y) for c in cores}) != len(cores):
         raise MeshnnValueError(f"ttnn.{_OP}: duplicate receiver cores found (receiver sets must be disjoint)")
     return mapping
@@ -150,12 +165,14 @@ def create_global_circular_buffer_with_dram_senders(
     shards = ShardSpecBuffer(ShardSpec(everywhere, (1, 1), ShardOrientation.ROW_MAJOR), (1, 1), (len(cores), 1))
     layout = TensorMemoryLayout.HEIGHT_SHARDED
     fifo = MeshBuffer.create(
-        ReplicatedBufferConfig(int(size) * len(cores)), DeviceLocalBufferConfig(int(size), buffer_type, layout, shards),
+        ReplicatedBufferConfig(int(size) * len(cores)),
+        DeviceLocalBufferConfig(int(size), buffer_type, layout, shards),
         mesh_device,
     )
     try:
         config = MeshBuffer.create(
-            ReplicatedBufferConfig(page * len(cores)), DeviceLocalBufferConfig(page, buffer_type, layout, shards),
+            ReplicatedBufferConfig(page * len(cores)),
+            DeviceLocalBufferConfig(page, buffer_type, layout, shards),
             mesh_device,
         )
     except BaseException:
@@ -163,5 +180,5 @@ def create_global_circular_buffer_with_dram_senders(
         raise
     gcb = object.__new__(DramSenderGlobalCircularBuffer)
     gcb.mesh_device, gcb.mapping, gcb.size_, gcb.buffer_type = mesh_device, tuple(mapping), int(size), buffer_type
-    gcb.cb, gcb.config, gcb.dual, gcb.pages = fifo, config, dual_senders_per_bank, deque()
+    gcb.cb, gcb.config, gcb.dual = fifo, config, dual_senders_per_bank
     return gcb

@@ -31,6 +31,7 @@ from meshnn.mesh.dram_sender_gcb import (
     DramSenderGlobalCircularBuffer,
     create_global_circular_buffer_with_dram_senders,
     has_programmable_dram_cores,
+    pending_pages,
 )
 from meshnn.mesh.global_circular_buffer import GlobalCircularBuffer, check_global_cb
 from meshnn.mesh.mesh_device import MeshDevice
@@ -135,7 +136,9 @@ def _subset_coords(op: str, mesh: MeshDevice, device_subset: object) -> list:
     coords = [c for r in ranges() for c in r]
     for coord in coords:
         if coord not in mesh.full_range:
-            raise MeshnnValueError(f"ttnn.{op}: target MeshCoordinate {coord} is not in the mesh this prefetcher was started on")
+            raise MeshnnValueError(
+                f"ttnn.{op}: target MeshCoordinate {coord} is not in the mesh this prefetcher was started on"
+            )
     return coords
 
 
@@ -169,24 +172,56 @@ def _dram_gcb(op: str, global_cb: object, mesh: MeshDevice) -> DramSenderGlobalC
 
 
 def _page_bytes(op: str, i: int, tensor: Tensor, block_count: int, cb: DramSenderGlobalCircularBuffer) -> int:
-    """Bytes of one pushed page of ``tensor`` (WIDTH_SHARDED over the DRAM banks, K-row-major):
-    ``ceil(K tiles / block_count)`` rows of the receiver's ``shard width / receivers per sender`` tiles."""
+    """Bytes of one pushed page of ``tensor``.  K-row-major (WIDTH_SHARDED over the DRAM banks):
+    ``ceil(K tiles / block_count)`` rows of ``shard width / receivers per sender`` tiles.
+    Receiver-contiguous (ND_SHARDED, one ``(K, n_per_recv)`` shard a receiver): ``K tiles /
+    block_count`` rows (K divisible) of ``n_per_recv`` tiles."""
     config = tensor.memory_config()
     name = f"tensors[{i}]"
     if tensor.layout is not Layout.TILE:
         raise MeshnnValueError(f"ttnn.{op}: {name} must be tilized (it is {tensor.layout})")
-    if config.buffer_type is not BufferType.DRAM or config.memory_layout is not TensorMemoryLayout.WIDTH_SHARDED:
-        raise MeshnnValueError(f"ttnn.{op}: {name} must be WIDTH_SHARDED in DRAM, got {config}")
     if tensor.dtype not in PREFETCHABLE:
         raise MeshnnValueError(f"ttnn.{op}: {name} must be of type Bfp4_b, Bfp8_b, or Float16_b, got {tensor.dtype}")
-    (height, width), (th, tw) = config.shard_spec.shape, tensor.tile.tile_shape
+    (th, tw), tile_bytes = tensor.tile.tile_shape, tensor.dtype.tile_size(tensor.tile)
+    if config.buffer_type is BufferType.DRAM and config.memory_layout is TensorMemoryLayout.ND_SHARDED:
+        return _recv_contig_page(op, name, tensor, block_count, _ring(cb))
+    if config.buffer_type is not BufferType.DRAM or config.memory_layout is not TensorMemoryLayout.WIDTH_SHARDED:
+        raise MeshnnValueError(f"ttnn.{op}: {name} must be sharded in DRAM (WIDTH_SHARDED or ND_SHARDED), got {config}")
+    height, width = config.shard_spec.shape
     if height % th or width % tw:
         raise MeshnnValueError(f"ttnn.{op}: Tensor prefetcher requires tile-aligned shards; got ({height}, {width})")
     receivers = cb.mapping[0][1].num_cores()
     if (width // tw) % receivers:
-        raise MeshnnValueError(f"ttnn.{op}: n_per_bank ({width // tw}) must divide num_receivers ({receivers}) ({name})")
-    k_block = -(-(height // th) // block_count)
-    return k_block * (width // tw // receivers) * tensor.dtype.tile_size(tensor.tile)
+        raise MeshnnValueError(
+            f"ttnn.{op}: n_per_bank ({width // tw}) must divide num_receivers ({receivers}) ({name})"
+        )
+    return -(-(height // th) // block_count) * (width // tw // receivers) * tile_bytes
+
+
+def _recv_contig_page(op: str, name: str, tensor: Tensor, block_count: int, ring: int) -> int:
+    """A receiver-contiguous weight's page bytes, checked as tt-metal checks its layout."""
+    shape = tuple(tensor.memory_config().nd_shard_spec.shard_shape)
+    if len(shape) != 2:
+        raise MeshnnValueError(
+            f"ttnn.{op}: receiver-contiguous NdShardSpec shard shape must be 2D, got {shape} ({name})"
+        )
+    (th, tw), padded = tensor.tile.tile_shape, tuple(tensor.padded_shape)
+    if shape[0] % th or shape[1] % tw:
+        raise MeshnnValueError(f"ttnn.{op}: receiver-contiguous shard shape {shape} must be tile-aligned ({name})")
+    rows = int(np.prod(padded[:-1]))
+    shards = -(-rows // shape[0]) * -(-padded[-1] // shape[1])
+    if shards != ring:
+        raise MeshnnValueError(
+            f"ttnn.{op}: receiver-contiguous Tensor prefetcher weight must have num_shards == total_receivers "
+            f"(ring_size = {ring}); got {shards} shards ({name})"
+        )
+    k_tiles = shape[0] // th
+    if k_tiles % block_count:
+        raise MeshnnValueError(
+            f"ttnn.{op}: receiver-contiguous: weight K ({k_tiles} tiles) must be divisible by block_count "
+            f"({block_count}) ({name})"
+        )
+    return k_tiles // block_count * (shape[1] // tw) * tensor.dtype.tile_size(tensor.tile)
 
 
 @register(
@@ -210,7 +245,9 @@ def queue_tensor_prefetcher_request(
     state = _active(op, mesh, "QueueTensorPrefetcherRequest")
     cb = _dram_gcb(op, global_cb, mesh)
     if len(cb.mapping) != state.senders:
-        raise MeshnnValueError(f"ttnn.{op}: GCB num_senders ({len(cb.mapping)}) does not match prefetcher num_senders ({state.senders})")
+        raise MeshnnValueError(
+            f"ttnn.{op}: GCB num_senders ({len(cb.mapping)}) does not match prefetcher num_senders ({state.senders})"
+        )
     if isinstance(tensors, Tensor) or not isinstance(tensors, Sequence) or not tensors:
         raise MeshnnValueError(f"ttnn.{op}: QueueTensorPrefetcherRequest requires at least one (tensor, block_count)")
     queue = 0 if cq_id is None else _cq(op, cq_id)
@@ -228,28 +265,38 @@ def queue_tensor_prefetcher_request(
             raise MeshnnValueError(f"ttnn.{op}: tensors[{i}] lives on another mesh device")
         page = _page_bytes(op, i, tensor, int(blocks), cb)
         if page > cb.size():
-            raise MeshnnValueError(f"ttnn.{op}: a page of tensors[{i}] ({page} B) does not fit global_cb ({cb.size()} B)")
+            raise MeshnnValueError(
+                f"ttnn.{op}: a page of tensors[{i}] ({page} B) does not fit global_cb ({cb.size()} B)"
+            )
         pages.append((tensor, int(blocks), page))
         weights.append(tensor)
     attrs = {"global_cb": cb, "block_counts": tuple(p[1] for p in pages)}
     launch(op, mesh, weights, [], lambda _i, _o, _c: None, coords=coords, queue_id=queue, reads_memos=True, attrs=attrs)
-    cb.pages.extend(pages)
+    pending_pages(cb).extend(pages)
     state.requests += 1
 
 
-def _taken(op: str, cb: DramSenderGlobalCircularBuffer, pages: int) -> list[tuple[Tensor, int, int]]:
+def _ring(cb: GlobalCircularBuffer) -> int:
+    """Receiver cores over every sender (a 1-D ring matmul's ring size)."""
+    return sum(r.num_cores() for _, r in cb.mapping)
+
+
+def _taken(op: str, cb: GlobalCircularBuffer, pages: int) -> list[tuple[Tensor, int, int]]:
     """The pending entries holding the next ``pages`` pages (whole entries), taken off ``cb``."""
     taken, count = [], 0
     while count < pages:
-        if not cb.pages:
+        if not pending_pages(cb):
             raise MeshnnValueError(
-                f"ttnn.{op}: the receivers wait for {pages} pages but the prefetcher pushed {count} (the device would hang)"
+                f"ttnn.{op}: the receivers wait for {pages} pages but the prefetcher pushed {count} "
+                "(the device would hang)"
             )
-        entry = cb.pages.popleft()
+        entry = pending_pages(cb).popleft()
         taken.append(entry)
         count += entry[1]
     if count != pages:
-        raise MeshnnValueError(f"ttnn.{op}: {count - pages} pages pushed past the {pages} the receivers take (overflow)")
+        raise MeshnnValueError(
+            f"ttnn.{op}: {count - pages} pages pushed past the {pages} the receivers take (overflow)"
+        )
     return taken
 
 
@@ -263,7 +310,12 @@ def _int(op: str, name: str, value: object, least: int) -> int:
 
 @register("experimental.test_dram_prefetcher_validator", kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False)
 def test_dram_prefetcher_validator(
-    mesh_device: MeshDevice, source_tensor: Tensor, num_layers: int, print_stride: int, *, global_cb: GlobalCircularBuffer
+    mesh_device: MeshDevice,
+    source_tensor: Tensor,
+    num_layers: int,
+    print_stride: int,
+    *,
+    global_cb: GlobalCircularBuffer,
 ) -> None:
     """Take ``num_layers`` layers (ring size pages each) off the DRAM-sender ``global_cb`` and
     compare every page's bytes with ``source_tensor``'s; a mismatch, a page count off, or a block
@@ -273,9 +325,7 @@ def test_dram_prefetcher_validator(
     source = device_input(op, "source_tensor", source_tensor)
     layers, _ = _int(op, "num_layers", num_layers, 1), _int(op, "print_stride", print_stride, 0)
     cb = check_global_cb(op, global_cb, mesh)
-    if not isinstance(cb, DramSenderGlobalCircularBuffer):
-        raise MeshnnValueError(f"ttnn.{op}: meshnn validates DRAM-sender global circular buffers only")
-    ring = cb.num_receivers()
+    ring = _ring(cb)
     expected = None
     for tensor, blocks, _ in _taken(op, cb, layers * ring):
         if blocks != ring:
@@ -285,8 +335,14 @@ def test_dram_prefetcher_validator(
         if expected is None:
             expected = source.to_torch_with_padded_shape()
         got = tensor.to_torch_with_padded_shape()
-        if tuple(got.shape) != tuple(expected.shape) or tensor.dtype is not source.dtype or not bool((got == expected).all()):
-            raise MeshnnValueError(f"ttnn.{op}: a pushed page differs from source_tensor's bytes (the device would hang)")
+        if (
+            tuple(got.shape) != tuple(expected.shape)
+            or tensor.dtype is not source.dtype
+            or not bool((got == expected).all())
+        ):
+            raise MeshnnValueError(
+                f"ttnn.{op}: a pushed page differs from source_tensor's bytes (the device would hang)"
+            )
 
 
 @register("experimental.test_dram_prefetcher_consumer", kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False)
@@ -298,8 +354,6 @@ def test_dram_prefetcher_consumer(
     mesh = _mesh(op, mesh_device)
     iters, page = _int(op, "num_iters", num_iters, 1), _int(op, "page_size_bytes", page_size_bytes, 1)
     cb = check_global_cb(op, global_cb, mesh)
-    if not isinstance(cb, DramSenderGlobalCircularBuffer):
-        raise MeshnnValueError(f"ttnn.{op}: meshnn consumes from DRAM-sender global circular buffers only")
     for _, _, pushed in _taken(op, cb, iters):
         if pushed != page:
             raise MeshnnValueError(f"ttnn.{op}: page_size_bytes {page} differs from the pushed page ({pushed} B)")
