@@ -22,12 +22,13 @@ from meshnn.device.buffer import BufferType, TensorMemoryLayout
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
-from meshnn.mesh.dram_sender_gcb import pending_pages
+from meshnn.mesh.dram_sender_gcb import DramSenderGlobalCircularBuffer, pending_pages
 from meshnn.mesh.global_circular_buffer import GlobalCircularBuffer, check_global_cb
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.prefetcher_matmul_gcb import check_dram_sender_geometry
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
@@ -204,9 +205,11 @@ def check_matmul_prefetch(op: str, mesh: MeshDevice, operands: tuple, config: ob
     interleaved_dram = (
         b_config.memory_layout is TensorMemoryLayout.INTERLEAVED and b_config.buffer_type is BufferType.DRAM
     )
-    if b_config.memory_layout is not TensorMemoryLayout.WIDTH_SHARDED and not interleaved_dram:
+    fed = global_cb is not None and b_config.buffer_type is BufferType.DRAM  # (2026: any DRAM weight a global CB feeds)
+    if b_config.memory_layout is not TensorMemoryLayout.WIDTH_SHARDED and not interleaved_dram and not fed:
         raise MeshnnValueError(
-            f"ttnn.{op}: input tensor B must be width sharded or DRAM interleaved when using gather_in0"
+            f"ttnn.{op}: input tensor B must be width sharded, DRAM interleaved, or a DRAM weight fed via a global "
+            "circular buffer when using gather_in0"
         )
     if getattr(out_config, "shard_spec", None) is None:
         raise MeshnnValueError(f"ttnn.{op}: output tensor must be sharded, with a shard spec, when using gather_in0")
@@ -214,6 +217,8 @@ def check_matmul_prefetch(op: str, mesh: MeshDevice, operands: tuple, config: ob
         raise MeshnnValueError(f"ttnn.{op}: global CB is not supported for DRAM_INTERLEAVED in1 when using gather_in0")
     if global_cb is None and config.num_global_cb_receivers != 1:  # type: ignore[attr-defined]
         raise MeshnnValueError(f"ttnn.{op}: num global CB receivers must be 1 when global CB is not provided")
+    if isinstance(global_cb, DramSenderGlobalCircularBuffer) and a.memory_config().is_sharded():
+        check_dram_sender_geometry(op, global_cb, a, b, config)
     if bias is not None:
         raise MeshnnValueError(f"ttnn.{op}: bias is not supported when using gather_in0")
 

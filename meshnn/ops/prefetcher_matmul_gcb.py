@@ -257,3 +257,54 @@ def create_global_circular_buffer_for_matmul_1d_recv_contig(
     return create_global_circular_buffer_with_dram_senders(
         mesh_device, bank_to_receivers, size, buffer_type, dual_senders_per_bank
     )
+
+
+def check_dram_sender_geometry(
+    op: str, cb: DramSenderGlobalCircularBuffer, a: Tensor, b: Tensor, config: Config1D
+) -> None:
+    """A ``gather_in0`` matmul fed by the DRAM-sender ``cb``, checked as tt-metal checks it (the
+    configs that would leave the matmul waiting for pages never pushed): the receivers are the
+    activation's ring; K a multiple of the ring in tiles; the weight's per-receiver N is
+    ``per_core_N``.  A WIDTH_SHARDED weight's bank ``b`` feeds ring positions
+    ``[b * r, (b + 1) * r)`` (``r``: ``num_global_cb_receivers``)."""
+    ring_cores = sorted(a.memory_config().shard_spec.grid.cores(), key=lambda c: (c.y, c.x))
+    ring, receivers = len(ring_cores), cb.receiver_cores().num_cores()
+    (th, tw), padded = b.tile.tile_shape, tuple(b.padded_shape)
+    k_tiles, n_tiles = padded[-2] // th, padded[-1] // tw
+    layout = b.memory_config().memory_layout
+    if layout not in (TensorMemoryLayout.WIDTH_SHARDED, TensorMemoryLayout.ND_SHARDED):
+        raise MeshnnValueError(
+            f"ttnn.{op}: gather_in0 matmul with a DRAM-sender global CB requires in1 to be WIDTH_SHARDED "
+            f"(K-row-major) or ND_SHARDED (receiver-contiguous), but got {layout}"
+        )
+    if receivers != ring:
+        raise MeshnnValueError(
+            f"ttnn.{op}: global_cb receiver count ({receivers}) must equal in0 (activation) ring_size ({ring})"
+        )
+    if k_tiles % ring:
+        raise MeshnnValueError(f"ttnn.{op}: Weight K ({k_tiles} tiles) must be divisible by ring_size ({ring})")
+    if layout is TensorMemoryLayout.ND_SHARDED:
+        if n_tiles % ring or n_tiles // ring != config.per_core_N:
+            raise MeshnnValueError(
+                f"ttnn.{op}: Matmul per_core_N ({config.per_core_N}) must equal weight per-receiver N "
+                f"(N {n_tiles} tiles / ring_size {ring})"
+            )
+        return
+    per_bank, senders = config.num_global_cb_receivers, len(cb.mapping)
+    if receivers != senders * per_bank:
+        raise MeshnnValueError(
+            f"ttnn.{op}: global_cb receiver count ({receivers}) must equal num_senders ({senders}) * "
+            f"num_global_cb_receivers ({per_bank})"
+        )
+    for bank, (_, cores) in enumerate(cb.mapping):
+        walk = sorted(cores.cores(), key=lambda c: (c.y, c.x))
+        if walk != ring_cores[bank * per_bank : (bank + 1) * per_bank]:
+            raise MeshnnValueError(
+                f"ttnn.{op}: global_cb bank {bank}'s receivers must be the matmul ring's positions "
+                f"[{bank * per_bank}, {(bank + 1) * per_bank})"
+            )
+    if n_tiles % senders or (n_tiles // senders) % per_bank or n_tiles // senders // per_bank != config.per_core_N:
+        raise MeshnnValueError(
+            f"ttnn.{op}: Matmul per_core_N ({config.per_core_N}) must equal weight per-receiver N "
+            f"(N {n_tiles} tiles / num_senders {senders} / num_global_cb_receivers {per_bank})"
+        )
