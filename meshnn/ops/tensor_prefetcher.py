@@ -11,8 +11,10 @@ would hang the hardware (too few pages, a mismatched page).  The matmuls read th
 themselves (as with ``ttnn.dram_prefetcher``), so their values are meshnn's matmul's.
 
 A request is recorded as an op (device operation ``TensorPrefetcher``, timed as the DRAM reads of
-the tensors it lists, each as often as listed).  Not modelled: a request queued while a trace is
-captured is not replayed by ``execute_trace`` (it is pushed once, when queued).
+the tensors it lists, each as often as listed; the perf model's copy family needs an output, so
+the op writes a [32, 32] zero placeholder in DRAM, as ``ttnn.dram_prefetcher`` does, and drops
+it).  Not modelled: a request queued while a trace is captured is not replayed by
+``execute_trace`` (it is pushed once, when queued).
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' launch and checks.
 """
@@ -37,9 +39,11 @@ from meshnn.mesh.global_circular_buffer import GlobalCircularBuffer, check_globa
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.checks import device_input
 from meshnn.ops.launch import launch
+from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.prefetcher import PREFETCHABLE
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
+from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
 from meshnn.tensor.tensor import Tensor
 
 NUM_CQ_SIGNAL_SLOTS = 2
@@ -271,7 +275,13 @@ def queue_tensor_prefetcher_request(
         pages.append((tensor, int(blocks), page))
         weights.append(tensor)
     attrs = {"global_cb": cb, "block_counts": tuple(p[1] for p in pages)}
-    launch(op, mesh, weights, [], lambda _i, _o, _c: None, coords=coords, queue_id=queue, reads_memos=True, attrs=attrs)
+    spec = out_spec_like(weights[0], shape=(32, 32), memory_config=DRAM_MEMORY_CONFIG, op=op)
+
+    def kernel(_inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray], _coords: tuple) -> None:
+        for rows in outputs:
+            rows[...] = 0
+
+    launch(op, mesh, weights, [Output(spec)], kernel, coords=coords, queue_id=queue, reads_memos=True, attrs=attrs)
     pending_pages(cb).extend(pages)
     state.requests += 1
 
@@ -281,23 +291,29 @@ def _ring(cb: GlobalCircularBuffer) -> int:
     return sum(r.num_cores() for _, r in cb.mapping)
 
 
-def _taken(op: str, cb: GlobalCircularBuffer, pages: int) -> list[tuple[Tensor, int, int]]:
-    """The pending entries holding the next ``pages`` pages (whole entries), taken off ``cb``."""
-    taken, count = [], 0
-    while count < pages:
-        if not pending_pages(cb):
-            raise MeshnnValueError(
-                f"ttnn.{op}: the receivers wait for {pages} pages but the prefetcher pushed {count} "
-                "(the device would hang)"
-            )
-        entry = pending_pages(cb).popleft()
-        taken.append(entry)
+def _next(op: str, cb: GlobalCircularBuffer, pages: int) -> list[tuple[Tensor, int, int]]:
+    """The pending entries holding the next ``pages`` pages (whole entries), left in place (the
+    caller checks them, then :func:`_take` takes them)."""
+    entries, count = [], 0
+    for entry in pending_pages(cb):
+        if count >= pages:
+            break
+        entries.append(entry)
         count += entry[1]
+    if count < pages:
+        raise MeshnnValueError(
+            f"ttnn.{op}: the receivers wait for {pages} pages but the prefetcher pushed {count} (the device would hang)"
+        )
     if count != pages:
         raise MeshnnValueError(
             f"ttnn.{op}: {count - pages} pages pushed past the {pages} the receivers take (overflow)"
         )
-    return taken
+    return entries
+
+
+def _take(cb: GlobalCircularBuffer, entries: list) -> None:
+    for _ in entries:
+        pending_pages(cb).popleft()
 
 
 def _int(op: str, name: str, value: object, least: int) -> int:
@@ -326,8 +342,8 @@ def test_dram_prefetcher_validator(
     layers, _ = _int(op, "num_layers", num_layers, 1), _int(op, "print_stride", print_stride, 0)
     cb = check_global_cb(op, global_cb, mesh)
     ring = _ring(cb)
-    expected = None
-    for tensor, blocks, _ in _taken(op, cb, layers * ring):
+    expected, entries = None, _next(op, cb, layers * ring)
+    for tensor, blocks, _ in entries:
         if blocks != ring:
             raise MeshnnValueError(f"ttnn.{op}: a layer pushed {blocks} blocks, the validator expects ring_size {ring}")
         if tensor is source:
@@ -343,6 +359,7 @@ def test_dram_prefetcher_validator(
             raise MeshnnValueError(
                 f"ttnn.{op}: a pushed page differs from source_tensor's bytes (the device would hang)"
             )
+    _take(cb, entries)
 
 
 @register("experimental.test_dram_prefetcher_consumer", kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False)
@@ -354,6 +371,8 @@ def test_dram_prefetcher_consumer(
     mesh = _mesh(op, mesh_device)
     iters, page = _int(op, "num_iters", num_iters, 1), _int(op, "page_size_bytes", page_size_bytes, 1)
     cb = check_global_cb(op, global_cb, mesh)
-    for _, _, pushed in _taken(op, cb, iters):
+    entries = _next(op, cb, iters)
+    for _, _, pushed in entries:
         if pushed != page:
             raise MeshnnValueError(f"ttnn.{op}: page_size_bytes {page} differs from the pushed page ({pushed} B)")
+    _take(cb, entries)
