@@ -179,7 +179,7 @@ def _recv_contig_page(op: str, i: int, config: Config1D, weight: Tensor, ring: i
     if not config.gather_in0:
         raise MeshnnValueError(f"ttnn.{op}: receiver-contiguous Tensor prefetcher requires gather_in0=true")
     memory = weight.memory_config()
-    if memory.buffer_type is not BufferType.DRAM or memory.memory_layout is not TensorMemoryLayout.ND_SHARDED:
+    if memory.buffer_type is not BufferType.DRAM or memory.nd_shard_spec is None:
         raise MeshnnValueError(
             f"ttnn.{op}: weight must be allocated with an NdShardSpec in DRAM for the receiver-contiguous path"
         )

@@ -88,6 +88,18 @@ def test_the_prefetcher_s_lifecycle_is_state_on_the_mesh_device(p150):
     with pytest.raises(ttnn.MeshnnValueError, match="already active"):
         X.start_tensor_prefetcher(p150)
     X.wait_for_cq_on_tensor_prefetcher(p150, 0)
+    outside = ttnn.MeshCoordinateRangeSet(
+        ttnn.MeshCoordinateRange(ttnn.MeshCoordinate(0, 1), ttnn.MeshCoordinate(0, 1))
+    )
+    with pytest.raises(ttnn.MeshnnValueError, match="not in the mesh"):
+        X.wait_for_cq_on_tensor_prefetcher(p150, 0, device_subset=outside)
+    with pytest.raises(ttnn.MeshnnValueError, match="not in the mesh"):
+        X.queue_tensor_prefetcher_request(p150, [(w, RING)], global_cb=cb, device_subset=outside)
+    with pytest.raises(ttnn.MeshnnValueError, match="command queue"):
+        X.wait_for_cq_on_tensor_prefetcher(p150, 1)  # the mesh has one
+    with pytest.raises(ttnn.MeshnnValueError, match="block_count must be > 0"):
+        X.queue_tensor_prefetcher_request(p150, [(w, 0)], global_cb=cb)
+    assert not pending_pages(cb)  # refusals push nothing
     X.queue_tensor_prefetcher_request(p150, [(w, RING)] * 2, global_cb=cb)
     assert [(t is w, blocks) for t, blocks, _ in pending_pages(cb)] == [(True, RING), (True, RING)]
     X.stop_tensor_prefetcher(p150)
@@ -218,3 +230,40 @@ def test_a_request_is_captured_as_the_dram_reads_of_its_tensors(p150):
     finally:
         OBSERVERS.remove(last)
     assert 0 < predict(once, "p150").kernel_ns < predict(four, "p150").kernel_ns
+
+
+def recv_contig(mesh, values, ring):
+    grid = ttnn.CoreRangeSet([ttnn.CoreRange(C(0, 0), C(BANKS - 1, 0))])
+    spec = ttnn.NdShardSpec(
+        ttnn.Shape([values.shape[-2], values.shape[-1] // ring]),
+        grid,
+        ttnn.ShardOrientation.ROW_MAJOR,
+        ttnn.ShardDistributionStrategy.ROUND_ROBIN_1D,
+    )
+    config = ttnn.MemoryConfig(ttnn.BufferType.DRAM, spec)
+    return ttnn.from_torch(values, dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=mesh, memory_config=config)
+
+
+def test_a_receiver_contiguous_weight_feeds_the_matmul_with_the_ring_as_block_count(p150):
+    """One receiver a bank: the N-D spec's shards are the banks' (the weight reports WIDTH_SHARDED
+    and is queued K-row-major, as tt-metal detects it); the recv-contig checks read its N-D spec."""
+    a, config, out_config = matmul_setup(p150)
+    w = recv_contig(p150, torch.randn(K, N), RING)
+    page = (K // 32 // RING) * config.per_core_N * 1088
+    cb = X.create_global_circular_buffer_for_matmul_1d_recv_contig(p150, [config], [w], BANK_TO_RECEIVERS, RING * page)
+    assert X.tensor_prefetcher_block_count_for_matmul_1d(config, w, cb) == RING
+    with pytest.raises(ttnn.MeshnnValueError, match="GCB size"):
+        X.create_global_circular_buffer_for_matmul_1d_recv_contig(p150, [config], [w], BANK_TO_RECEIVERS, page)
+    halves = recv_contig(p150, torch.randn(K, N), RING // 2)  # 4 shards for a ring of 8
+    with pytest.raises(ttnn.MeshnnValueError, match="shards"):
+        X.tensor_prefetcher_block_count_for_matmul_1d(config, halves, cb)
+    X.start_tensor_prefetcher(p150)
+    X.queue_tensor_prefetcher_request(p150, [(w, RING)], global_cb=cb)
+    X.test_dram_prefetcher_consumer(p150, RING, page, global_cb=cb)
+    X.queue_tensor_prefetcher_request(p150, [(w, RING)], global_cb=cb)
+    fed = ttnn.linear(a, w, program_config=config, global_cb=cb, memory_config=out_config)
+    assert not pending_pages(cb)
+    plain = ttnn.linear(
+        a, weight(p150, ttnn.to_torch(w), ttnn.bfloat8_b), program_config=config, memory_config=out_config
+    )
+    assert torch.equal(ttnn.to_torch(fed), ttnn.to_torch(plain))
