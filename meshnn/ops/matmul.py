@@ -35,7 +35,7 @@ from meshnn.ops.matmul_config import (
 )
 from meshnn.ops.matmul_kernel import Product
 from meshnn.ops.outputs import Output, out_spec_like, output_into
-from meshnn.ops.prefetcher import check_matmul_prefetch
+from meshnn.ops.prefetcher import check_matmul_prefetch, take_prefetched
 from meshnn.ops.registry import OpKind, register
 from meshnn.ops.shard_specs import needs_shard_spec
 from meshnn.perf.desc import OpFamily
@@ -122,7 +122,7 @@ def matmul(
     given = (core_grid, activation, transpose_a, transpose_b, output_tile, global_cb, sub_device_id)
     attrs = {"program_config": config, "compute_kernel_config": kernel_config, "memory_config": spec.memory_config}
     attrs.update(dtype=spec.dtype, **dict(zip(names, given, strict=True)))
-    return launch(
+    out = launch(
         op,
         mesh,
         inputs,
@@ -133,7 +133,9 @@ def matmul(
         rowwise=True,
         reads_memos=True,
         attrs=attrs,
-    )[0]
+    )
+    take_prefetched(global_cb)
+    return out[0]
 
 
 def _product(

@@ -1,7 +1,9 @@
 """``ttnn.dram_prefetcher``: streams every layer's weights from DRAM into a global circular buffer
 that matmuls (``global_cb=``) read them from.  On hardware it runs on the sender cores of a
 sub-device while the matmuls run on another; on the simulator the matmuls read the weights'
-bytes themselves, so the prefetcher moves nothing: it checks its call as ttnn does, is recorded
+bytes themselves, so the prefetcher moves no bytes: it checks its call as ttnn does, records the
+pages it would push (one entry a layer and weight, :func:`~meshnn.mesh.dram_sender_gcb.pending_pages`,
+taken by a matmul given ``global_cb`` or by tt-metal's test consumers), is recorded
 as an op (device operation ``DramPrefetcher``, timed as the DRAM reads of the weights it is
 given), and returns what ttnn returns: a [32, 32] TILE tensor of the first weight's dtype in
 DRAM (zeros here; its contents are undefined on hardware).
@@ -20,11 +22,13 @@ from meshnn.device.buffer import BufferType, TensorMemoryLayout
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
+from meshnn.mesh.dram_sender_gcb import DramSenderGlobalCircularBuffer, pending_pages
 from meshnn.mesh.global_circular_buffer import GlobalCircularBuffer, check_global_cb
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.checks import device_input, same_mesh
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
+from meshnn.ops.prefetcher_matmul_gcb import check_dram_sender_geometry
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
@@ -106,6 +110,19 @@ def _check_mapping(op: str, cb: GlobalCircularBuffer, weights: list[Tensor]) -> 
     return receivers
 
 
+def _pages(weights: list[Tensor], receivers: int) -> list[tuple[Tensor, int, int]]:
+    """Each weight's pushed pages: ``readers x receivers`` blocks of tile rows (rows padded up to
+    a multiple), a block's tiles split over the receivers: ``(weight, blocks, page bytes)``."""
+    blocks = weights[0].memory_config().shard_spec.grid.num_cores() * receivers
+    pages = []
+    for tensor in weights:
+        (height, width), (th, tw) = tensor.memory_config().shard_spec.shape, tensor.tile.tile_shape
+        rows = -(-(height // th) // blocks) * blocks
+        tiles = rows * (width // tw) // blocks // receivers
+        pages.append((tensor, blocks, tiles * tensor.dtype.tile_size(tensor.tile)))
+    return pages
+
+
 def _check_fits(op: str, cb: GlobalCircularBuffer, weights: list[Tensor], receivers: int) -> None:
     """tt-metal's sizing: the weights are cut into ``readers x receivers`` blocks of tile rows; the
     largest weight's blocks of the largest tile must fit ``global_cb``, and so must the senders'
@@ -158,7 +175,9 @@ def dram_prefetcher(
     attrs = {"num_layers": int(num_layers), "global_cb": cb, "enable_performance_mode": enable_performance_mode}
     # reads_memos: the kernel reads no weight's bytes, so bytes a decoded memo stands for stay let
     # go (made again, a step would re-encode every prefetched weight)
-    return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]
+    out = launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]
+    pending_pages(cb).extend(_pages(weights, receivers) * int(num_layers))
+    return out
 
 
 def check_matmul_prefetch(op: str, mesh: MeshDevice, operands: tuple, config: object, out_config: object) -> None:
@@ -186,9 +205,11 @@ def check_matmul_prefetch(op: str, mesh: MeshDevice, operands: tuple, config: ob
     interleaved_dram = (
         b_config.memory_layout is TensorMemoryLayout.INTERLEAVED and b_config.buffer_type is BufferType.DRAM
     )
-    if b_config.memory_layout is not TensorMemoryLayout.WIDTH_SHARDED and not interleaved_dram:
+    fed = global_cb is not None and b_config.buffer_type is BufferType.DRAM  # (2026: any DRAM weight a global CB feeds)
+    if b_config.memory_layout is not TensorMemoryLayout.WIDTH_SHARDED and not interleaved_dram and not fed:
         raise MeshnnValueError(
-            f"ttnn.{op}: input tensor B must be width sharded or DRAM interleaved when using gather_in0"
+            f"ttnn.{op}: input tensor B must be width sharded, DRAM interleaved, or a DRAM weight fed via a global "
+            "circular buffer when using gather_in0"
         )
     if getattr(out_config, "shard_spec", None) is None:
         raise MeshnnValueError(f"ttnn.{op}: output tensor must be sharded, with a shard spec, when using gather_in0")
@@ -196,5 +217,16 @@ def check_matmul_prefetch(op: str, mesh: MeshDevice, operands: tuple, config: ob
         raise MeshnnValueError(f"ttnn.{op}: global CB is not supported for DRAM_INTERLEAVED in1 when using gather_in0")
     if global_cb is None and config.num_global_cb_receivers != 1:  # type: ignore[attr-defined]
         raise MeshnnValueError(f"ttnn.{op}: num global CB receivers must be 1 when global CB is not provided")
+    if isinstance(global_cb, DramSenderGlobalCircularBuffer) and a.memory_config().is_sharded():
+        check_dram_sender_geometry(op, global_cb, a, b, config)
     if bias is not None:
         raise MeshnnValueError(f"ttnn.{op}: bias is not supported when using gather_in0")
+
+
+def take_prefetched(global_cb: object) -> None:
+    """A matmul given ``global_cb`` has read one pushed weight from it: its oldest pending entry is
+    taken (none pending: nothing; the matmul reads its ``b`` operand's bytes either way)."""
+    if isinstance(global_cb, GlobalCircularBuffer):
+        pages = pending_pages(global_cb)
+        if pages:
+            pages.popleft()
