@@ -20,7 +20,7 @@ import importlib
 import os
 import threading
 
-from meshnn.ops import registry
+from meshnn.ops import registry, tensor_prefetcher_matmul
 from meshnn.ops.ccl import moe_compute_utils
 from meshnn.ops.ccl.moe_enums import CCL_ENUMS
 from meshnn.ops.config import SDPAProgramConfig
@@ -63,6 +63,7 @@ experimental = registry.OpNamespace(
     "experimental",
     "ttnn.experimental: the experimental ops meshnn has.",
     moe_compute_utils=moe_compute_utils,  # a module of ttnn's: `from ttnn.experimental.moe_compute_utils import`
+    tensor_prefetcher_matmul=tensor_prefetcher_matmul,  # 2026's Python helper module (prefetch_and_linear)
     **CCL_ENUMS,
 )
 experimental.__path__ = []  # a package, as ttnn's: its submodules import

@@ -267,3 +267,21 @@ def test_a_receiver_contiguous_weight_feeds_the_matmul_with_the_ring_as_block_co
         a, weight(p150, ttnn.to_torch(w), ttnn.bfloat8_b), program_config=config, memory_config=out_config
     )
     assert torch.equal(ttnn.to_torch(fed), ttnn.to_torch(plain))
+
+
+def test_prefetch_and_linear_queues_the_ring_s_blocks_then_runs_the_matmul(p150):
+    """``ttnn.experimental.tensor_prefetcher_matmul.prefetch_and_linear``: tt-metal 2026's Python
+    helper: the request (block count = the buffer's receiver cores) and the matmul it feeds."""
+    a, config, out_config = matmul_setup(p150)
+    w = weight(p150, torch.randn(K, N), ttnn.bfloat8_b)
+    cb = X.create_global_circular_buffer_for_matmul_1d(p150, [config], [w], BANK_TO_RECEIVERS, RING * 4 * 1088)
+    X.start_tensor_prefetcher(p150)
+    fed = X.tensor_prefetcher_matmul.prefetch_and_linear(
+        a, w, global_cb=cb, program_config=config, memory_config=out_config
+    )
+    assert not pending_pages(cb)
+    plain = ttnn.linear(a, w, program_config=config, memory_config=out_config)
+    assert torch.equal(ttnn.to_torch(fed), ttnn.to_torch(plain))
+    X.stop_tensor_prefetcher(p150)
+    with pytest.raises(ttnn.MeshnnValueError, match="before StartTensorPrefetcher"):
+        X.tensor_prefetcher_matmul.prefetch_and_linear(a, w, global_cb=cb, program_config=config)
