@@ -65,33 +65,10 @@ def strided_all_gather_minimal_matmul_async(
     read_local_slice_from_input: bool | None = None,
 ) -> list[Tensor]:
     """``[strided_all_gather_async(input_tensor, dim=3), minimal_matmul(that, weight_tensor)]``."""
-    tensor, mesh, _ = checked_input(OP, input_tensor, dim, partial=True)
-    if dim != 3:
-        raise MeshnnValueError(f"ttnn.{OP}: StridedAllGatherMinimalMatmulAsync requires dim=3, got {dim}")
-    if len(tensor.shape) != 4 or tuple(tensor.spec.padded_shape[:2]) != (1, 1):
-        raise MeshnnValueError(f"ttnn.{OP}: requires an input of batch size 1, [1, 1, M, K]; got {list(tensor.shape)}")
-    if config is None:
-        raise MeshnnTypeError(
-            f"ttnn.{OP}: config (a ttnn.MinimalMatmulConfig) is required: it sets the gather's blocks"
-        )
-    if compute_kernel_config is None:
-        raise MeshnnTypeError(f"ttnn.{OP}: compute_kernel_config is required (ttnn gives it no default)")
-    _, w = _checked(OP, tensor, weight_tensor, bias, config)
-    ring = ring_size(OP, mesh, cluster_axis, tensor)
-    if w.shape[-2] != tensor.shape[-1] * ring:
-        raise MeshnnValueError(
-            f"ttnn.{OP}: inner dimensions must match; the gathered input has K={tensor.shape[-1] * ring} "
-            f"({ring} x {tensor.shape[-1]}), weight_tensor {list(w.shape)}"
-        )
+    tensor, w = _operands(input_tensor, weight_tensor, bias, dim, (config, compute_kernel_config, cluster_axis))
     activation = activation_arg(f"ttnn.{OP}", "fused_activation", fused_activation)
-    for name, value in (("memory_config_ag", memory_config_ag), ("memory_config_mm", memory_config_mm)):
-        if value is not None and not isinstance(value, MemoryConfig):
-            raise MeshnnTypeError(f"ttnn.{OP}: {name} must be a ttnn.MemoryConfig, got {value!r}")
+    _options(memory_config_ag, memory_config_mm, read_local_slice_from_input)
     offset = grid_offset(OP, "strided_all_gather_core_grid_offset", strided_all_gather_core_grid_offset)
-    if read_local_slice_from_input is not None and not isinstance(read_local_slice_from_input, bool):
-        raise MeshnnTypeError(
-            f"ttnn.{OP}: read_local_slice_from_input must be a bool, got {read_local_slice_from_input!r}"
-        )
     options = dict(num_links=num_links, memory_config=memory_config_ag, topology=topology, cluster_axis=cluster_axis)
     options.update(num_workers_per_link=1 if num_workers_per_link is None else num_workers_per_link)
     options.update(num_buffers_per_channel=num_buffers_per_channel, core_grid_offset=offset)
@@ -106,3 +83,37 @@ def strided_all_gather_minimal_matmul_async(
         compute_kernel_config=compute_kernel_config,
     )  # fmt: skip
     return [gathered, product]
+
+
+def _operands(input_tensor: object, weight: object, bias: object, dim: object, given: tuple) -> tuple[Tensor, Tensor]:
+    """The input and weight checked in tt-metal's order: dim 3, a batch-1 input, the config and
+    compute kernel config given, the minimal matmul's operands, ``K * ring`` the weight's rows."""
+    config, compute_kernel_config, cluster_axis = given
+    tensor, mesh, _ = checked_input(OP, input_tensor, dim, partial=True)
+    if dim != 3:
+        raise MeshnnValueError(f"ttnn.{OP}: StridedAllGatherMinimalMatmulAsync requires dim=3, got {dim}")
+    if len(tensor.shape) != 4 or tuple(tensor.spec.padded_shape[:2]) != (1, 1):
+        raise MeshnnValueError(f"ttnn.{OP}: requires an input of batch size 1, [1, 1, M, K]; got {list(tensor.shape)}")
+    if config is None:
+        raise MeshnnTypeError(
+            f"ttnn.{OP}: config (a ttnn.MinimalMatmulConfig) is required: it sets the gather's blocks"
+        )
+    if compute_kernel_config is None:
+        raise MeshnnTypeError(f"ttnn.{OP}: compute_kernel_config is required (ttnn gives it no default)")
+    _, w = _checked(OP, tensor, weight, bias, config)
+    ring = ring_size(OP, mesh, cluster_axis, tensor)
+    if w.shape[-2] != tensor.shape[-1] * ring:
+        raise MeshnnValueError(
+            f"ttnn.{OP}: inner dimensions must match; the gathered input has K={tensor.shape[-1] * ring} "
+            f"({ring} x {tensor.shape[-1]}), weight_tensor {list(w.shape)}"
+        )
+    return tensor, w
+
+
+def _options(memory_config_ag: object, memory_config_mm: object, read_local: object) -> None:
+    """The memory configs (ttnn.MemoryConfig or None) and ``read_local_slice_from_input`` (a bool or None)."""
+    for name, value in (("memory_config_ag", memory_config_ag), ("memory_config_mm", memory_config_mm)):
+        if value is not None and not isinstance(value, MemoryConfig):
+            raise MeshnnTypeError(f"ttnn.{OP}: {name} must be a ttnn.MemoryConfig, got {value!r}")
+    if read_local is not None and not isinstance(read_local, bool):
+        raise MeshnnTypeError(f"ttnn.{OP}: read_local_slice_from_input must be a bool, got {read_local!r}")
