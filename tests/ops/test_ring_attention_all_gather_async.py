@@ -62,6 +62,17 @@ def test_every_slice_but_the_devices_own_is_gathered_exactly(open_mesh, shape, a
         check(mesh, out, f, axis, 0.0)
 
 
+@pytest.mark.parametrize("dtype", [BF16, BFP8], ids=["bfloat16", "bfloat8_b"])
+def test_slices_of_part_of_a_tile_are_gathered_by_values(open_mesh, dtype):
+    mesh = open_mesh((1, 2))
+    full = torch.randn(1, 2, 96, 64).bfloat16()  # 48 rows a device: not whole tiles
+    x = heads(mesh, full, 1, dtype)
+    rounded = ttnn.to_torch(ttnn.get_device_tensors(ttnn.all_gather(x, 2, cluster_axis=1))[0])
+    (out,) = OP([x], [buffers(mesh, full, 1, 5.0, dtype)], 2, multi_device_global_semaphore=sems(mesh),
+                cluster_axis=1, mesh_device=mesh, topology=ttnn.Topology.Linear)  # fmt: skip
+    check(mesh, out, rounded, 1, 5.0)
+
+
 def test_block_floats_keep_their_values_and_a_list_is_one_program(open_mesh):
     mesh = open_mesh((1, 8))
     full = [torch.randn(1, 2 * (i + 1), 256, 64) for i in range(3)]  # three specs
