@@ -1,6 +1,7 @@
-"""Bad calls of the strided gathers and ring attention's gather (stop 53, issue 30):
-``experimental.strided_all_gather_async``, ``experimental.strided_all_gather_minimal_matmul_async``
-and ``experimental.ring_attention_all_gather_async``.  ``e.mesh`` is 2x4; ``e.heads`` bfloat16
+"""Bad calls of the strided gathers, ring attention's gather and the reduce-to-root (stop 53,
+issue 30): ``experimental.strided_all_gather_async``,
+``experimental.strided_all_gather_minimal_matmul_async``,
+``experimental.ring_attention_all_gather_async`` and ``reduce_to_root``.  ``e.mesh`` is 2x4; ``e.heads`` bfloat16
 TILE [1, 2, 32, 32] per device; ``e.sems`` semaphores; ``e.freed`` deallocated; ``e.other`` on
 another mesh."""
 
@@ -13,6 +14,7 @@ from ..cases import DEAD, TYPE, VALUE, WRONG_MESH, Case
 SAG = "experimental.strided_all_gather_async"
 SAGMM = "experimental.strided_all_gather_minimal_matmul_async"
 RAAG = "experimental.ring_attention_all_gather_async"
+RTR = "reduce_to_root"
 
 
 def _sag(e, tensor=None, dim=3, sems=None, **kwargs):
@@ -42,6 +44,11 @@ def _raag(e, inputs=None, outputs=(), **kwargs):
     args.update(kwargs)
     inputs = [e.heads] if inputs is None else inputs
     return ttnn.experimental.ring_attention_all_gather_async(inputs, list(outputs), 2, **args)
+
+
+def _rtr(e, l_tensor=None, root=None):
+    root = ttnn.MeshCoordinate((0, 1)) if root is None else root
+    return ttnn.reduce_to_root(e.heads if l_tensor is None else l_tensor, e.heads, e.heads, root)
 
 
 def rows() -> list[Case]:
@@ -76,4 +83,7 @@ def rows() -> list[Case]:
             "mesh_device",
         ),
         Case(RAAG, "an input deallocated", lambda e: _raag(e, inputs=[e.heads, e.freed]), DEAD, "input_tensor"),
+        Case(RTR, "a 2x4 mesh, not a line of 4", lambda e: _rtr(e), VALUE, "input_tensor_l's mesh"),
+        Case(RTR, "root_coord a tuple", lambda e: _rtr(e, root=(0, 1)), TYPE, "root_coord"),
+        Case(RTR, "l deallocated", lambda e: _rtr(e, l_tensor=e.freed), DEAD, "input_tensor_l"),
     ]
