@@ -70,6 +70,14 @@ def test_bfloat8_b_is_all_gather_async_bit_for_bit(open_mesh, shape, axis):
         assert torch.equal(ttnn.to_torch(a), ttnn.to_torch(b))
 
 
+def test_rows_of_part_of_a_tile_keep_the_logical_shape(open_mesh):
+    mesh = open_mesh((1, 2))
+    full = torch.randn(1, 1, 48, 128).bfloat16()  # 48 rows: a tile and a half
+    out = OP(shard(mesh, full, 1), None, 3, sems(mesh), cluster_axis=1, mm_block_ht=1, mm_block_wt=1)
+    assert list(out.shape) == [1, 1, 48, 128]
+    assert all(torch.equal(v, full.float()) for v in _values(out))
+
+
 def test_a_persistent_buffer_is_the_output(open_mesh):
     mesh = open_mesh((1, 8))
     full = torch.randn(1, 1, 32, 256).bfloat16()
@@ -92,6 +100,8 @@ def test_tt_metals_program_limits_are_refused_before_anything_runs(open_mesh):
         OP(x, buffer, 3, s, cluster_axis=1, mm_block_ht=1)
     with pytest.raises(ValueError, match="mm_cores_y must be > 0"):
         OP(x, buffer, 3, s, cluster_axis=1, mm_cores_y=0, **blocks)
+    with pytest.raises(ValueError, match="whole tiles"):
+        OP(shard(mesh, torch.randn(1, 1, 32, 8 * 40), 1), None, 3, s, cluster_axis=1, **blocks)
     with pytest.raises(ValueError, match="TILE"):
         OP(shard(mesh, full, 1, layout=ttnn.ROW_MAJOR_LAYOUT), buffer, 3, s, cluster_axis=1, **blocks)
     with pytest.raises(ValueError, match="2 semaphores"):

@@ -150,9 +150,12 @@ def gather_async(
     given: dict,
     options: dict[str, object],
     reverse: bool = False,
+    logical: bool = False,
 ) -> Tensor:
     """The checked async gather of ``tensor`` along ``axis_dim`` (shared with all_gather_matmul_async
-    and all_gather_async_reversed: ``reverse`` gathers in reversed device order)."""
+    and all_gather_async_reversed: ``reverse`` gathers in reversed device order; and with the
+    strided gathers: ``logical`` keeps the input's logical shape, whose program sizes its output
+    from it, where all_gather_async's sizes it from the padded shape)."""
     cluster_axis = options["cluster_axis"]
     ring_size(op, mesh, cluster_axis, tensor)
     sems = semaphores(op, "multi_device_global_semaphore", given["multi_device_global_semaphore"], mesh, 2)
@@ -163,7 +166,7 @@ def gather_async(
     memory_config = options["memory_config"]
     if memory_config is not None and not isinstance(memory_config, MemoryConfig):
         raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")
-    if tuple(tensor.shape) != tuple(tensor.padded_shape):
+    if not logical and tuple(tensor.shape) != tuple(tensor.padded_shape):
         # tt-metal's output shape is the input's PADDED shape times the ring size ("TODO: Replace with
         # logical_shape()"): a tiled dim gathers whole tiles, its padding rows included (a decode
         # step's [1, 1, 8 users, w] gathers into [1, 1, 128, w] on a Galaxy row of 4)

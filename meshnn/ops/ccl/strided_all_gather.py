@@ -8,11 +8,11 @@ is the output (written in place and returned).
 
 tt-metal's device operation validates nothing of its own; its program only gathers a rank-4
 input's width in whole tiles (it walks the output's width in blocks of ``mm_block_wt`` tiles and
-divides by it, and fails on a width that is not whole tiles).  meshnn refuses, before anything is
-allocated, what that program cannot run: a rank other than 4, a dim other than 3, a ROW_MAJOR
-input, ``mm_block_wt`` missing; the blocking's counts must be positive ints; the rest are
-``all_gather_async``'s checks (two semaphores, more than one device along ``cluster_axis``, the
-links, the persistent buffer).
+divides by it) and sizes the output from the input's logical shape.  meshnn refuses, before
+anything is allocated, what that program cannot run: a rank other than 4, a dim other than 3, a
+ROW_MAJOR input or a width not whole tiles, ``mm_block_wt`` missing; the blocking's counts must be
+positive ints; the rest are ``all_gather_async``'s checks (two semaphores, more than one device
+along ``cluster_axis``, the links, the persistent buffer).
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.formats`, :mod:`meshnn.tensor`, the ops' registry
 and the collectives' modules.
@@ -77,8 +77,12 @@ def strided_gather(
         )
     if tensor.layout is not Layout.TILE:
         raise MeshnnValueError(f"ttnn.{op}: input_tensor must be TILE (the program moves whole tiles), it is ROW_MAJOR")
+    if tensor.shape[3] % tensor.spec.tile.tile_shape[1]:
+        raise MeshnnValueError(
+            f"ttnn.{op}: input_tensor's width {tensor.shape[3]} must be whole tiles (the program moves whole tiles)"
+        )
     checked = checked_blocking(op, blocking, required=("mm_block_wt",))
     full = dict(subdevice_id=None, barrier_semaphore=None, chunks_per_sync=None, use_optimal_ccl_for_llama=False)
     full.update(options)
     full.update(checked)
-    return gather_async(op, tensor, mesh, axis_dim, given, full)  # type: ignore[arg-type]
+    return gather_async(op, tensor, mesh, axis_dim, given, full, logical=True)  # type: ignore[arg-type]
