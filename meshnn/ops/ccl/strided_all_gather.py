@@ -1,9 +1,10 @@
 """``ttnn.experimental.strided_all_gather_async``: the all-gather that sends a tensor's width in
 the blocks a following minimal matmul reads it in (``models/tt_dit``'s column-parallel linears;
-the gather half of ``strided_all_gather_minimal_matmul_async``).  Its result is
-``ttnn.experimental.all_gather_async``'s along dim 3, exactly: the stride (``mm_block_wt`` tiles
-of width, ``mm_block_ht`` tiles of height, ``mm_cores_y`` matmul core rows) is the order the
-hardware moves the blocks in, not a different result.  A persistent output buffer, when given,
+the gather half of ``strided_all_gather_minimal_matmul_async``).  Its values are
+``ttnn.experimental.all_gather_async``'s along dim 3, exactly (its shape the input's logical one,
+where all_gather_async's rounds the rows up to whole tiles): the stride (``mm_block_wt`` tiles of
+width, ``mm_block_ht`` tiles of height, ``mm_cores_y`` matmul core rows) is the order the hardware
+moves the blocks in, not a different result.  A persistent output buffer, when given,
 is the output (written in place and returned).
 
 tt-metal's device operation validates nothing of its own; its program only gathers a rank-4
