@@ -151,8 +151,8 @@ def gather_async(
     options: dict[str, object],
     reverse: bool = False,
 ) -> Tensor:
-    """The checked async gather of ``tensor`` along ``axis_dim`` (shared with all_gather_matmul_async
-    and all_gather_async_reversed: ``reverse`` gathers in reversed device order)."""
+    """The checked async gather of ``tensor`` along ``axis_dim`` (shared with all_gather_matmul_async,
+    all_gather_async_reversed and the strided gathers: ``reverse`` gathers in reversed device order)."""
     cluster_axis = options["cluster_axis"]
     ring_size(op, mesh, cluster_axis, tensor)
     sems = semaphores(op, "multi_device_global_semaphore", given["multi_device_global_semaphore"], mesh, 2)

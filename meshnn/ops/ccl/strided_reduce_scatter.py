@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.errors import MeshnnValueError
 from meshnn.ops.ccl.arguments import Topology
 from meshnn.ops.ccl.reduce_scatter_async import fabric_reduce_scatter
+from meshnn.ops.ccl.strided_blocks import checked_blocking
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
@@ -59,14 +60,7 @@ def strided_reduce_scatter_async(
         raise MeshnnValueError(f"ttnn.{OP} requires a 4D tensor with C=1, but got shape {list(shape)}")
     blocking = {"mm_block_ht": mm_block_ht, "mm_block_wt": mm_block_wt, "mm_cores_y": mm_cores_y}
     blocking.update(mm_N_full_block_wt=mm_N_full_block_wt, chunk_width_in_mm_blocks=chunk_width_in_mm_blocks)
-    for name, value in blocking.items():
-        required = name in ("mm_block_ht", "mm_block_wt")
-        if value is None and not required:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise MeshnnTypeError(f"ttnn.{OP}: {name} must be an int, got {value!r}")
-        if value <= 0:
-            raise MeshnnValueError(f"ttnn.{OP}: {name} must be > 0, got {value}")
+    checked_blocking(OP, blocking, required=("mm_block_ht", "mm_block_wt"))
     options = dict(num_links=num_links, topology=topology, cluster_axis=cluster_axis, chunks_per_sync=None)
     options.update(num_workers_per_link=num_workers_per_link, num_buffers_per_channel=num_buffers_per_channel)
     options.update(subdevice_id=subdevice_id, barrier_semaphore=barrier_semaphore)
