@@ -30,7 +30,7 @@ from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, ShardS
 from meshnn.device.core import CoreCoord, CoreRange, CoreRangeSet
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.buffer_config import DeviceLocalBufferConfig, ReplicatedBufferConfig
-from meshnn.mesh.global_circular_buffer import CONFIG_WORDS, GlobalCircularBuffer
+from meshnn.mesh.global_circular_buffer import CONFIG_WORDS, GlobalCircularBuffer, check_cores
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import MeshDevice
 
@@ -121,14 +121,7 @@ def _checked_banks(
         cores, first = _row_wise(receivers), (n + 1) // 2
         for sub, part in ((0, cores[:first]), (1, cores[first:])):
             mapping.append((CoreCoord(int(bank), sub), CoreRangeSet([CoreRange(c, c) for c in part])))
-    cores = _receivers_row_major(mapping)
-    for core in cores:
-        if not (0 <= core.x < grid.x and 0 <= core.y < grid.y):
-            raise MeshnnValueError(
-                f"ttnn.{_OP}: core ({core.x}, {core.y}) is outside the {grid.x}x{grid.y} compute grid"
-            )
-    if len({(c.x, c.y) for c in cores}) != len(cores):
-        raise MeshnnValueError(f"ttnn.{_OP}: duplicate receiver cores found (receiver sets must be disjoint)")
+    check_cores(_OP, _receivers_row_major(mapping), grid, "receiver sets must be disjoint")
     return mapping
 
 

@@ -111,15 +111,20 @@ def _checked_mapping(mapping: object, grid: CoreCoord) -> list[tuple[CoreCoord, 
         if receivers.num_cores() == 0:
             raise MeshnnValueError(f"ttnn.{_OP}: sender {sender!r} has no receiver cores")
         pairs.append((sender, receivers))
-    cores = _all_cores(pairs)
+    check_cores(_OP, _all_cores(pairs), grid, "a core is a sender or a receiver once")
+    return pairs
+
+
+def check_cores(op: str, cores: Sequence[CoreCoord], grid: CoreCoord, once: str) -> None:
+    """A global circular buffer's ``cores``: each on the ``grid`` (x, y) compute grid, none twice
+    (``once`` says why, in the error)."""
     for core in cores:
         if not (0 <= core.x < grid.x and 0 <= core.y < grid.y):
             raise MeshnnValueError(
-                f"ttnn.{_OP}: core ({core.x}, {core.y}) is outside the {grid.x}x{grid.y} compute grid"
+                f"ttnn.{op}: core ({core.x}, {core.y}) is outside the {grid.x}x{grid.y} compute grid"
             )
     if len({(c.x, c.y) for c in cores}) != len(cores):
-        raise MeshnnValueError(f"ttnn.{_OP}: duplicate cores found (a core is a sender or a receiver once)")
-    return pairs
+        raise MeshnnValueError(f"ttnn.{op}: duplicate cores found ({once})")
 
 
 def create_global_circular_buffer(

@@ -46,7 +46,7 @@ HOST_HELPERS = {  # modules of the ops layer whose public functions are host hel
     "meshnn.ops.norm.group_norm_params": "group_norm's host helpers: they build host tensors and configs",
     "meshnn.ops.generic.cb_desc": "generic_op's descriptor helpers: they build plain-data circular-buffer descriptors",
     "meshnn.ops.generic.program_desc": "generic_op's descriptor helper: merging program descriptors (plain data)",
-    "meshnn.ops.norm.norm_defaults": "the norms' host helpers: default compute configs and program configs (plain data)",
+    "meshnn.ops.norm.norm_defaults": "the norms' host helpers: default compute and program configs (plain data)",
 }
 
 

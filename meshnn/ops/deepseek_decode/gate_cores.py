@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.errors import MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.checks import device_input, same_mesh
@@ -39,19 +39,6 @@ DTYPES = (DataType.BFLOAT16, DataType.BFLOAT16, DataType.UINT16, DataType.BFLOAT
 TILE, FACE, CHOSEN = 32, 16, 8
 Route = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 """A gate's arithmetic: (logits, bias, ids) faces ``(cores, blocks, 16, 16)`` -> (weights, ids) ``(cores, 8)``."""
-
-
-def float_arg(op: str, name: str, value: object) -> float:
-    """A ``float`` argument as the kernel gets it (its float32 bits)."""
-    if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
-        raise MeshnnTypeError(f"ttnn.{op}: {name} must be a float, got {value!r}")
-    return float(np.float32(value))
-
-
-def bool_arg(op: str, name: str, value: object) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise MeshnnTypeError(f"ttnn.{op}: {name} must be a bool, got {value!r}")
-    return bool(value)
 
 
 def gate_tensors(op: str, tensors: tuple[object, ...]) -> dict[str, Tensor]:

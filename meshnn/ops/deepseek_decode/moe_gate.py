@@ -33,7 +33,8 @@ from __future__ import annotations
 import numpy as np
 
 from meshnn.formats.bfloat16 import round_to_bfloat16
-from meshnn.ops.deepseek_decode.gate_cores import bool_arg, check, float_arg, gate_tensors, run_gate
+from meshnn.ops.deepseek_decode.gate_cores import check, gate_tensors, run_gate
+from meshnn.ops.deepseek_prefill.arguments import bool_arg, float_arg
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.tensor import Tensor
