@@ -357,6 +357,7 @@ _LAZY["IndexerScoreProgramConfig"] = "meshnn.ops.transformer.indexer_config"  # 
 _LAZY["p2p_compute_intermediate_tensor_spec"] = "meshnn.ops.ccl.point_to_point"  # ttnn._ttnn...point_to_point's
 _LAZY |= {"get_conv_output_dim": "meshnn.ops.conv.ttnn_python", "pad_to_tile_shape": "meshnn.formats.layout"}
 _LAZY |= dict.fromkeys(("H2DSocket", "D2HSocket"), "meshnn.mesh.hd_socket")  # host <-> device sockets
+_LAZY["OverlappedTensor"] = "meshnn.tensor.overlapped"  # a part of a fused device buffer (tt-metal 2026)
 _NORM_HELPERS = ("LayerNormType", "DistributedLayerNormStage", "create_layernorm_program_config")
 _LAZY |= dict.fromkeys((*_NORM_HELPERS, "layernorm_default_compute_config", "rmsnorm_default_compute_config"),
                        "meshnn.ops.norm.norm_defaults")  # fmt: skip

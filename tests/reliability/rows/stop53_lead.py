@@ -15,7 +15,23 @@ def rows() -> list[Case]:
         ttnn.create_layernorm_program_config,
         ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 1))]),
     )
+    core = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(0, 0))])
+    over = ttnn.OverlappedTensor
     return [
+        Case(
+            "OverlappedTensor",
+            "a dtype's name",
+            lambda e: over(e.a, [32, 32], [32, 32], core, "bf16", [32, 32]),
+            TYPE,
+            "dtype",
+        ),
+        Case(
+            "OverlappedTensor",
+            "a host list as the fused tensor",
+            lambda e: over([0], [32, 32], [32, 32], core, ttnn.bfloat16, [32, 32]),
+            TYPE,
+            "fused_tensor",
+        ),
         Case(
             "create_layernorm_program_config", "a tuple for a shard spec", lambda e: lnpc((64, 64)), TYPE, "shard_spec"
         ),
