@@ -127,9 +127,12 @@ _multi_device = namespace(
     MeshCoordinate=MeshCoordinate,
     MeshCoordinateRange=MeshCoordinateRange,
 )
+_core = namespace("_ttnn.core", "ttnn._ttnn.core: host helpers of ttnn's binary module.")
+_core.lazy = dict.fromkeys(("tilize_and_pack_bfp8_b", "tilize_and_pack_bfp4_b"), "meshnn.formats.tile_pack")
 _ttnn = namespace(
     "_ttnn",
     "ttnn._ttnn: the paths of ttnn's binary module that model code names.",
     multi_device=_multi_device,
     reports=reports,
+    core=_core,
 )
