@@ -163,6 +163,10 @@ OWN_NAMES = {
     "_ttnn.operations.point_to_point": {  # (also meshnn's top-level name: compat may not import the ops)
         "p2p_compute_intermediate_tensor_spec": lambda: meshnn.p2p_compute_intermediate_tensor_spec
     },
+    "_ttnn.core": {  # tt-metal 2026's host packers (meshnn._ttnn.core's)
+        "tilize_and_pack_bfp8_b": lambda: meshnn._ttnn.core.tilize_and_pack_bfp8_b,
+        "tilize_and_pack_bfp4_b": lambda: meshnn._ttnn.core.tilize_and_pack_bfp4_b,
+    },
     "_ttnn.tensor": {  # the binary calls under ttnn.dump_tensor / load_tensor (meshnn._ttnn.tensor's)
         "dump_tensor_flatbuffer": lambda: meshnn._ttnn.tensor.dump_tensor_flatbuffer,
         "load_tensor_flatbuffer": lambda: meshnn._ttnn.tensor.load_tensor_flatbuffer,

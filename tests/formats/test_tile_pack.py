@@ -38,3 +38,11 @@ def test_refusals():
         pack(x.astype(np.float64), 32, 64)
     with pytest.raises(ttnn.MeshnnTypeError, match="tile_h"):
         pack(x, 32, 64, 0)
+
+
+def test_ttnns_binary_module_path_answers_them_under_the_alias():
+    from meshnn.compat import ttnn_modules
+
+    core = ttnn_modules._own_namespace("_ttnn.core")
+    assert core.tilize_and_pack_bfp8_b is ttnn._ttnn.core.tilize_and_pack_bfp8_b
+    assert core.tilize_and_pack_bfp4_b is ttnn._ttnn.core.tilize_and_pack_bfp4_b
