@@ -26,12 +26,16 @@ from collections.abc import Sequence
 import numpy as np
 
 from meshnn.device.arch import Arch
-from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, ShardSpecBuffer, TensorMemoryLayout
+from meshnn.device.buffer import BufferType
 from meshnn.device.core import CoreCoord, CoreRange, CoreRangeSet
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
-from meshnn.mesh.buffer_config import DeviceLocalBufferConfig, ReplicatedBufferConfig
-from meshnn.mesh.global_circular_buffer import CONFIG_WORDS, GlobalCircularBuffer, check_cores
-from meshnn.mesh.mesh_buffer import MeshBuffer
+from meshnn.mesh.global_circular_buffer import (
+    CONFIG_WORDS,
+    GlobalCircularBuffer,
+    allocate_fifo_and_config,
+    check_cores,
+    check_size,
+)
 from meshnn.mesh.mesh_device import MeshDevice
 
 DRAM_CORES_ENV = "TT_METAL_ENABLE_BLACKHOLE_DRAM_PROGRAMMABLE_CORES"
@@ -144,33 +148,14 @@ def create_global_circular_buffer_with_dram_senders(
         )
     if buffer_type not in (BufferType.L1, BufferType.L1_SMALL):
         raise MeshnnValueError(f"ttnn.{_OP}: Global circular buffer can only be created for L1 buffer types")
-    if isinstance(size, bool) or not isinstance(size, int | np.integer):
-        raise MeshnnTypeError(f"ttnn.{_OP}: size must be an int (bytes per receiver), got {size!r}")
-    if not 0 < size < 1 << 32:
-        raise MeshnnValueError(f"ttnn.{_OP}: size must be a positive uint32 (bytes per receiver), got {size}")
+    check_size(_OP, size, "receiver")
     if not isinstance(dual_senders_per_bank, bool):
         raise MeshnnTypeError(f"ttnn.{_OP}: dual_senders_per_bank must be a bool, got {dual_senders_per_bank!r}")
     mapping = _checked_banks(mesh_device, bank_to_receivers, dual_senders_per_bank)
     cores = _receivers_row_major(mapping)
     alignment = mesh_device.system.arch_spec.l1_alignment
     page = -(-4 * CONFIG_WORDS // alignment) * alignment + 2 * alignment  # its config words, its pages-sent slot pair
-    everywhere = CoreRangeSet([CoreRange(c, c) for c in cores])
-    shards = ShardSpecBuffer(ShardSpec(everywhere, (1, 1), ShardOrientation.ROW_MAJOR), (1, 1), (len(cores), 1))
-    layout = TensorMemoryLayout.HEIGHT_SHARDED
-    fifo = MeshBuffer.create(
-        ReplicatedBufferConfig(int(size) * len(cores)),
-        DeviceLocalBufferConfig(int(size), buffer_type, layout, shards),
-        mesh_device,
-    )
-    try:
-        config = MeshBuffer.create(
-            ReplicatedBufferConfig(page * len(cores)),
-            DeviceLocalBufferConfig(page, buffer_type, layout, shards),
-            mesh_device,
-        )
-    except BaseException:
-        fifo.deallocate()
-        raise
+    fifo, config = allocate_fifo_and_config(mesh_device, cores, int(size), page, buffer_type)
     gcb = object.__new__(DramSenderGlobalCircularBuffer)
     gcb.mesh_device, gcb.mapping, gcb.size_, gcb.buffer_type = mesh_device, tuple(mapping), int(size), buffer_type
     gcb.cb, gcb.config, gcb.dual = fifo, config, dual_senders_per_bank

@@ -127,6 +127,40 @@ def check_cores(op: str, cores: Sequence[CoreCoord], grid: CoreCoord, once: str)
         raise MeshnnValueError(f"ttnn.{op}: duplicate cores found ({once})")
 
 
+def check_size(op: str, size: object, per: str) -> None:
+    """A global circular buffer's ``size``: an int, a positive uint32 (bytes a ``per`` core)."""
+    if isinstance(size, bool) or not isinstance(size, int | np.integer):
+        raise MeshnnTypeError(f"ttnn.{op}: size must be an int (bytes per {per}), got {size!r}")
+    if not 0 < size < 1 << 32:
+        raise MeshnnValueError(f"ttnn.{op}: size must be a positive uint32 (bytes per {per}), got {size}")
+
+
+def allocate_fifo_and_config(
+    mesh_device: MeshDevice, cores: Sequence[CoreCoord], size: int, page: int, buffer_type: BufferType
+) -> tuple[MeshBuffer, MeshBuffer]:
+    """A global circular buffer's two lock-step L1 buffers, one shard on each of ``cores``: its FIFO
+    (``size`` bytes a core) and its config page (``page`` bytes a core).  Out of memory for the second
+    frees the first: the allocator is left as it was (a traceback would keep the first alive)."""
+    everywhere = CoreRangeSet([CoreRange(c, c) for c in cores])
+    shards = ShardSpecBuffer(ShardSpec(everywhere, (1, 1), ShardOrientation.ROW_MAJOR), (1, 1), (len(cores), 1))
+    layout = TensorMemoryLayout.HEIGHT_SHARDED
+    fifo = MeshBuffer.create(
+        ReplicatedBufferConfig(size * len(cores)),
+        DeviceLocalBufferConfig(size, buffer_type, layout, shards),
+        mesh_device,
+    )
+    try:
+        config = MeshBuffer.create(
+            ReplicatedBufferConfig(page * len(cores)),
+            DeviceLocalBufferConfig(page, buffer_type, layout, shards),
+            mesh_device,
+        )
+    except BaseException:
+        fifo.deallocate()
+        raise
+    return fifo, config
+
+
 def create_global_circular_buffer(
     device: MeshDevice,
     sender_receiver_core_mapping: Sequence[tuple[CoreCoord, CoreRangeSet]],
@@ -142,32 +176,13 @@ def create_global_circular_buffer(
         raise MeshnnValueError(
             f"ttnn.{_OP}: global circular buffer can only be created for L1 buffer types, got {buffer_type!r}"
         )
-    if isinstance(size, bool) or not isinstance(size, int | np.integer):
-        raise MeshnnTypeError(f"ttnn.{_OP}: size must be an int (bytes per core), got {size!r}")
-    if not 0 < size < 1 << 32:
-        raise MeshnnValueError(f"ttnn.{_OP}: size must be a positive uint32 (bytes per core), got {size}")
+    check_size(_OP, size, "core")
     pairs = _checked_mapping(sender_receiver_core_mapping, device.compute_with_storage_grid_size())
     cores = _all_cores(pairs)
     alignment = device.system.arch_spec.l1_alignment
     receivers_max = max(r.num_cores() for _, r in pairs)
     page = align_up(4 * (CONFIG_WORDS + 2 * receivers_max), alignment) + 2 * receivers_max * alignment
-    everywhere = CoreRangeSet([CoreRange(c, c) for c in cores])
-    shards = ShardSpecBuffer(ShardSpec(everywhere, (1, 1), ShardOrientation.ROW_MAJOR), (1, 1), (len(cores), 1))
-    layout = TensorMemoryLayout.HEIGHT_SHARDED
-    fifo = MeshBuffer.create(
-        ReplicatedBufferConfig(int(size) * len(cores)),
-        DeviceLocalBufferConfig(int(size), buffer_type, layout, shards),
-        device,
-    )
-    try:
-        config = MeshBuffer.create(
-            ReplicatedBufferConfig(page * len(cores)),
-            DeviceLocalBufferConfig(page, buffer_type, layout, shards),
-            device,
-        )
-    except BaseException:
-        fifo.deallocate()  # out of memory leaves the allocator as it was (a traceback would keep fifo alive)
-        raise
+    fifo, config = allocate_fifo_and_config(device, cores, int(size), page, buffer_type)
     gcb = object.__new__(GlobalCircularBuffer)
     gcb.mesh_device, gcb.mapping, gcb.size_, gcb.buffer_type = device, tuple(pairs), int(size), buffer_type
     gcb.cb, gcb.config = fifo, config
