@@ -29,29 +29,71 @@ CONFIGS = (
      (False, False, False, False), (74.0, 37.0)),
 )  # fmt: skip
 
+_DESCRIBED = (
+    "meshnn describes conv2d to the model as a matmul of its flat input by its prepared weight "
+    "(meshnn.ops.costs): M is the input's rows, not the output positions, and in0's K its channels, not the "
+    "im2col rows (kh x kw x channels) that conv2d's program multiplies (conv2d_op_sharded_program_factory.cpp). "
+)
+_READER = (
+    "; described as that im2col matmul on the sharded program instead (im2col_us below: M the output positions, "
+    "K the weight's rows, tt-metal's zero-padded grouped weight for groups > 1) the model gives {im2col}: the rest "
+    "is conv2d's activation reader (reader_conv_activations_padded_with_halo_3x3_weights_v2.cpp: a NoC read of kw "
+    "sticks for each kernel row of each output row, from the halo'd shard, then tilized on the compute core), "
+    "which the model has no figure for"
+)
 MISSES = {
-    "vae_sdxl_hs": "4 input channels into 512, height-sharded over 64 cores: the model times the flat input "
-    "[16384, 32] by the prepared weight [64, 512] as a matmul, whose 2 K tiles a core's 8 x 16 output tiles need "
-    "(a few us); conv2d's program (conv2d_op_sharded_program_factory) also gathers each output row's 3x3 window "
-    "from the halo'd shard (9 sticks of 4 channels a row, a NoC read each) and tilizes the gathered block on the "
-    "compute core before its multiplies, and packs 256 KiB of bfloat16 output a core: the model has no im2col "
-    "gather or tilize for a conv (its time is 25% of Wormhole's, 37% of Blackhole's)",
-    "unet_hs": "4 input channels into 16 over 168,960 positions (1056 x 160), height-sharded, activation reuse: "
-    "the model's matmul of [168960, 32] by [64, 32] is bound by its multiplies (+41% on Wormhole), where "
-    "conv2d's program with enable_activation_reuse reads each input row once for the 3 kernel rows and is bound "
-    "by its data movement (the test calls it dm bound); on Blackhole the same model is within 4%, by the clock and "
-    "operand rates alone, not by what the program does",
-    "sdxl_bs": "640 into 640 channels, stride 2, block-sharded on 8x8 (Wormhole): the model's matmul of the "
-    "1024 output rows by the [5760, 640] weight at HiFi2 with float32 accumulation (97 us) falls 15.5% short of "
-    "115; on Blackhole 42% short: the im2col gather of 9 windows of 640 channels a row and its tilize are not "
-    "timed, nor the block-sharded program's activation multicast across each row of cores",
-    "segformer_ws": "a depthwise 3x3 (576 groups), width-sharded: the model times it as a matmul of [64, 576] by "
-    "meshnn's prepared [32, 576] weight (each channel's 9 taps, padded to a tile) on 18 cores, 15 us on Wormhole "
-    "and 10 on Blackhole, where the program takes 74 and 37; how tt-metal's depthwise program spends that time "
-    "(its per-channel window gather and grouped weights) was not traced: the model has no program of its own for it",
+    "vae_sdxl_hs": _DESCRIBED
+    + "4 channels into 512 over 128 x 128 positions, height-sharded on 64 cores: [16384, 32] by [64, 512], 16.7 us "
+    "on Wormhole (25% of 67) and 10.3 on Blackhole (37% of 28)" + _READER.format(im2col="17.8 and 11.8 us"),
+    "unet_hs": _DESCRIBED
+    + "4 channels into 16 over 1056 x 160 positions, height-sharded, activation reuse: [168960, 32] by [64, 32], "
+    "bound by its multiplies, 123 us on Wormhole (+41% over 87), 30.8 on Blackhole (met, -4%, by the clock and "
+    "operand rates, not by what the program does)" + _READER.format(im2col="22.2 and 13.2 us (Blackhole's then -59%)"),
+    "sdxl_bs": _DESCRIBED
+    + "640 into 640 channels at stride 2, block-sharded on 8x8: [4096, 640] by [5760, 640] into [1024, 640] at "
+    "HiFi2 with float32 accumulation, 97.2 us on Wormhole (-15.5% of 115), 30.6 on Blackhole (-42% of 53)"
+    + _READER.format(im2col="85.7 and 55.9 us (Blackhole's then met, +5%)"),
+    "segformer_ws": _DESCRIBED
+    + "a depthwise 3x3 (576 groups) over 8 x 8 positions, width-sharded: [64, 576] by meshnn's prepared [32, 576] "
+    "weight (each channel's 9 taps), 15.1 us on Wormhole (-80% of 74), 9.7 on Blackhole (-74% of 37), where "
+    "tt-metal pads a grouped 2-D conv's weight with zeros to every input channel "
+    "(prepare_conv2d_weights.cpp: convert_conv_weight_tensor_to_grouped_layout), a [5184, 576] weight"
+    + _READER.format(im2col="35.8 and 20.6 us"),
 }
 COVERED = {("unet_hs", "p150")}
 """Rows the model meets (checks)."""
+
+IM2COL = {  # name: (output positions, weight rows (K), output channels, grid of the sharded program)
+    "vae_sdxl_hs": (16384, 64, 512, (8, 8)),
+    "unet_hs": (168960, 64, 32, (8, 8)),
+    "sdxl_bs": (1024, 5760, 640, (8, 8)),
+    "segformer_ws": (64, 5184, 576, (18, 1)),
+}
+
+
+def im2col_us(system: str, config: tuple) -> float:
+    """The model's kernel time (us) of ``config`` described as conv2d's program multiplies: the im2col
+    activation [output positions, K] in L1 by the weight [K, out channels] on the sharded program (height:
+    the 1-D program multicasting the weight; block: the 2-D one; width: the 1-D one multicasting the
+    activation).  Not a figure: what the model's matmul alone gives, for the misses' reasons."""
+    from meshnn.perf import MatmulConfig, MatmulProgram, MemoryLayout, OpDesc, OpFamily, TensorDesc, predict
+    from meshnn.perf.desc import BufferType
+
+    name, _, _, _, _, _, wdt, odt, fidelity, layout, flags, _targets = config
+    m, k, n, grid = IM2COL[name]
+    memory = getattr(MemoryLayout, layout)
+    l1 = BufferType.L1
+    program, mcast_in0 = {
+        "HEIGHT_SHARDED": (MatmulProgram.MULTICAST_1D, False),
+        "BLOCK_SHARDED": (MatmulProgram.MULTICAST_2D, True),
+        "WIDTH_SHARDED": (MatmulProgram.MULTICAST_1D, True),
+    }[layout]
+    act = TensorDesc((1, 1, m, k), "BFLOAT16", buffer=l1, memory=memory)
+    out = TensorDesc((1, 1, m, n), odt.upper(), buffer=l1, memory=memory)
+    config_ = MatmulConfig(program, grid, mcast_in0=mcast_in0, packer_l1_acc=False, fp32_acc=flags[3])
+    weight = TensorDesc((1, 1, k, n), wdt.upper())
+    desc = OpDesc(OpFamily.MATMUL, (act, weight), (out,), fidelity=fidelity, matmul=config_)
+    return predict(desc, system).kernel_ns / 1e3
 
 
 def conv_us(system: str, config: tuple) -> float:

@@ -1,0 +1,42 @@
+"""The dispatch, transfer and conv figures (tests/perf/published_dispatch.py) time what their sources
+ran: a traced program is its kernel's cycles plus the model's traced gap; the shadow rows one slow
+kernel and four or five empty ones; the conv misses quote what the model gives."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from meshnn.perf.hardware import BLACKHOLE, WORMHOLE_B0
+
+from . import published_conv, published_dispatch, published_transfer
+
+
+@pytest.mark.parametrize("perf", [WORMHOLE_B0, BLACKHOLE])
+def test_a_traced_program_is_its_cycles_plus_the_traced_gap(perf):
+    arch = perf.arch.value
+    for cycles in (0, 1000, 10000):
+        expected = (perf.cycles_ns(cycles) + perf.op_to_op_traced_ns) / 1e3
+        assert published_dispatch.traced_us(arch, (cycles,)) == pytest.approx(expected)
+    shadow = published_dispatch.traced_us(arch, published_dispatch._programs("kernel_groups_4_shadow", 256))
+    assert shadow == pytest.approx((perf.cycles_ns(40000) + 5 * perf.op_to_op_traced_ns) / 1e3)
+
+
+def test_every_golden_row_is_a_figure_once():
+    dispatch = published_dispatch.dispatch_figures()
+    assert len({f.name for f in dispatch}) == len(dispatch)
+    spinning = sum(len(v) for rows in published_dispatch.SPINNING.values() for v in rows.values())
+    assert len(dispatch) == spinning + sum(len(rows) for rows in published_dispatch.EMPTY.values())
+    transfers = published_transfer.figures()
+    assert len(transfers) == 7 * len(published_transfer.ROWS)
+    assert sum(f.fitted for f in transfers) == 8  # two pages, write and read, two arches
+
+
+@pytest.mark.parametrize("config", published_conv.CONFIGS, ids=[c[0] for c in published_conv.CONFIGS])
+def test_the_conv_reasons_quote_the_models_im2col_times(config):
+    name = config[0]
+    quoted = re.search(r"the model gives ([\d.]+) and ([\d.]+) us", published_conv.MISSES[name])
+    assert quoted is not None
+    for system, text in zip(("n150", "p150"), quoted.groups(), strict=True):
+        assert published_conv.im2col_us(system, config) == pytest.approx(float(text), abs=0.05)
