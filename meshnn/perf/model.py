@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from meshnn.perf.attention import predict_cache_fill, predict_sdpa
 from meshnn.perf.collectives import predict_collective
+from meshnn.perf.conv import is_conv, predict_conv
 from meshnn.perf.decode_ops import predict_argmax, predict_cache_update, predict_heads_decode, predict_sdpa_decode
 from meshnn.perf.desc import MatmulProgram, OpDesc, OpFamily
 from meshnn.perf.exchange import predict_exchange
@@ -140,6 +141,8 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_topk
     elif is_ring_matmul(desc):
         predictor = predict_ring_matmul
+    elif is_conv(desc):
+        predictor = predict_conv
     elif is_unified_ffn(desc):
         predictor = predict_unified_ffn
     elif is_masked_bincount(desc):

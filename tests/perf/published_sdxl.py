@@ -8,8 +8,9 @@ tests' it calls (tests/ttnn/nightly/unit_tests/operations/matmul/test_matmul.py:
 .../conv/test_conv2d.py::test_conv2d_sdxl / test_conv2d_vae_sdxl, tests/ttnn/unit_tests/operations/fused/
 test_group_norm.py and test_group_norm_DRAM.py).
 
-A conv is described here as the matmul its program computes (meshnn registers ``conv2d`` in the matmul
-family): M = output pixels, K = input channels x kernel height x width, N = output channels.
+A conv is described as a capture records it (the input as given, the prepared weight, the output) and
+timed as the matmul its program computes (:mod:`meshnn.perf.conv`): M = output pixels, K = input channels
+x kernel height x width, N = output channels.
 """
 
 from __future__ import annotations
@@ -37,23 +38,24 @@ def ff_matmul() -> OpDesc:
 
 
 def conv_block_sharded() -> OpDesc:
-    """The UNet's 3x3 conv 2560 -> 1280 channels at 32x32, block-sharded over 8x8 cores (4 tile rows
-    and 10 channel tiles a core; K blocks of a core's channels x the kernel's width, 30 tiles), bfloat8_b
-    weights, HiFi2, packer_l1_acc on: the matmul [1024, 23040] x [23040, 1280]."""
-    a, out = TensorDesc((1, 1, 1024, 2560 * 9), **BS), TensorDesc((1, 1, 1024, 1280), **BS)
+    """The UNet's 3x3 conv 2560 -> 1280 channels at 32x32 as a capture records it: the input
+    [1, 1, 1024, 2560] bfloat16 block-sharded over 8x8 cores, the prepared [1, 1, 23040, 1280] bfloat8_b
+    weight, the output block-sharded; HiFi2, packer_l1_acc on (the test's compute config).  Timed as
+    its implicit matmul (:mod:`meshnn.perf.conv`)."""
+    x, out = TensorDesc((1, 1, 1024, 2560), **BS), TensorDesc((1, 1, 1024, 1280), **BS)
     w = TensorDesc((1, 1, 2560 * 9, 1280), "BFLOAT8_B")
-    config = MatmulConfig(MatmulProgram.MULTICAST_2D, (8, 8), 4, 5, in0_block_w=30, packer_l1_acc=True, fp32_acc=False)
-    return OpDesc(OpFamily.MATMUL, (a, w), (out,), op_code="Conv2dDeviceOperation", fidelity="HiFi2", matmul=config)
+    config = MatmulConfig(packer_l1_acc=True, fp32_acc=False)
+    return OpDesc(OpFamily.MATMUL, (x, w), (out,), op_code="Conv2dDeviceOperation", fidelity="HiFi2", matmul=config)
 
 
 def conv_vae() -> OpDesc:
-    """The VAE's 3x3 conv 512 -> 512 channels at 256x256 (DRAM input sliced in two by width, each slice
-    block-sharded over 8x8 cores, act_block_h 256 rows), bfloat8_b weights, LoFi (the unit test's
-    ``math_fidelity``): the matmul [65536, 4608] x [4608, 512]."""
-    a, out = TensorDesc((1, 1, 65536, 512 * 9)), TensorDesc((1, 1, 65536, 512))
+    """The VAE's 3x3 conv 512 -> 512 channels at 256x256 as a capture records it: the input
+    [1, 256, 256, 512] bfloat16 in DRAM (the op slices it in two by width and shards each slice), the
+    prepared [1, 1, 4608, 512] bfloat8_b weight, the output [1, 1, 65536, 512] in DRAM; LoFi (the unit
+    test's ``math_fidelity``)."""
+    x, out = TensorDesc((1, 256, 256, 512)), TensorDesc((1, 1, 65536, 512))
     w = TensorDesc((1, 1, 512 * 9, 512), "BFLOAT8_B")
-    config = MatmulConfig(MatmulProgram.MULTICAST_2D, (8, 8), 256, 2)
-    return OpDesc(OpFamily.MATMUL, (a, w), (out,), op_code="Conv2dDeviceOperation", fidelity="LoFi", matmul=config)
+    return OpDesc(OpFamily.MATMUL, (x, w), (out,), op_code="Conv2dDeviceOperation", fidelity="LoFi")
 
 
 def group_norm(rows: int, channels: int, sharded: bool) -> OpDesc:
@@ -71,9 +73,12 @@ GN_MISS = (
     "through L1: measured {cycles} cycles a tile of a core's block ({groups} groups a core); the model gives {model}"
 )
 CONV_MISS = (
-    "timed as its implicit matmul with the weights' K blocks in DRAM; the conv program builds each core's "
-    "activation block from the halo'd input shards (its reader copies the 3x3 window's rows, {what}), "
-    "which the matmul model does not hold: measured {measured}, the matmul alone {model}"
+    "timed as its implicit matmul (meshnn.perf.conv: output pixels x in-channels x 3 x 3 x out-channels); "
+    "the conv program's readers build each core's window rows from the halo'd input shards ({what}) and its "
+    "compute kernel tilizes every activation block on the math cores before multiplying it "
+    "(conv2d/device/kernels/conv_bmm_tilize.cpp), which the model does not time: measured {measured}, the "
+    "model's multiplies {model}; the two convs miss alike (1.6x a multiply), a per-block tilize cost not yet "
+    "measured on its own"
 )
 
 
@@ -93,10 +98,10 @@ def figures() -> list[Figure]:
         why = GN_MISS.format(cycles=cycles, groups=groups, model=model)
         out.append(Figure(name, SOURCE, us, us, "us", lambda r=rows, c=ch, s=sharded: kernel_us(group_norm(r, c, s)),
                           False, why, group=g))  # fmt: skip
-    block = CONV_MISS.format(what="2 tile rows at a time", measured="71 cycles a tile multiply", model="43")
-    vae = CONV_MISS.format(what="in two DRAM width slices, each sharded then written back", measured="3.08 ms",
-                           model="7.2 ms: its in0, nine shifted copies of the input, streamed from DRAM by the "
-                           "grid's 8 in0 senders")  # fmt: skip
+    block = CONV_MISS.format(what="act_block_h 64 rows", measured="~70 cycles a bfloat16 x bfloat8_b HiFi2 tile "
+                             "multiply", model="43")  # fmt: skip
+    vae = CONV_MISS.format(what="in two width slices of the DRAM input", measured="~42 cycles a LoFi multiply",
+                           model="27")  # fmt: skip
     out.append(Figure("conv2d 3x3 2560->1280 at 32x32, block-sharded", SOURCE, 1025.5, 1025.5, "us",
                       lambda: kernel_us(conv_block_sharded()), False, block, group=g))  # fmt: skip
     out.append(Figure("conv2d 3x3 512->512 at 256x256, DRAM, width-sliced in 2", SOURCE, 3082.972, 3082.972, "us",
