@@ -21,8 +21,10 @@ Sources (tt-metal 2026-06, models/demos/llama3_70b_galaxy/tests/tg_perf_unit_tes
   operations/matmul/test_matmul_1d_gather_in0.py::test_matmul_1d_ring_llama_perf, 50 calls each) on the
   1-D program that gathers in0 around 24 cores (PREFETCHER_NOC1_GRID; the LM head: 32 cores of
   LM_HEAD_32_GRID with in1 in DRAM); the test passes when the mean is under the target + 1 us, so each
-  figure is the range target .. target + 1.  ``-k qkv`` selects both ``qkv_rm`` (bfloat8_b in, bfloat16
-  out, untilized) and ``qkv`` (bfloat16 in, bfloat8_b out): the figure is their mean.
+  figure is the range target .. target + 1.  ``-k qkv`` runs both ``qkv_rm`` (bfloat8_b in, bfloat16
+  out, untilized) and ``qkv`` (bfloat16 in, bfloat8_b out) in one profiled process, but the perf test
+  keeps the ops between the log's first ``start`` and first ``stop`` signposts
+  (models/perf/device_perf_utils.py, post_process_ops_log_detailed): ``qkv_rm``'s, the first case, alone.
 - RING_QWEN = test_ring_matmul_perf_TG_qwen.py: the same five targets, copied, for Qwen3-32B's smaller
   shapes (test_matmul_1d_ring_qwen_perf): ceilings only, not measurements, so not figures here;
   :data:`QWEN_RINGS` holds them and tests/perf/test_ring_matmul.py checks the model stays under each.
@@ -117,9 +119,8 @@ def ring_matmul(k: int, n: int, dtypes: tuple[str, str, str], fidelity: F, fp32:
 
 
 def _qkv(k: int, n: int) -> float:
-    """The mean of ``qkv_rm`` (bfloat8_b in, bfloat16 out) and ``qkv`` (bfloat16 in, bfloat8_b out)."""
-    rm = kernel_us(ring_matmul(k, n, (B8, B8, B16), F.HiFi2, True))
-    return (rm + kernel_us(ring_matmul(k, n, (B16, B8, B8), F.HiFi2, True))) / 2
+    """``qkv_rm``: bfloat8_b in0 and weight, a bfloat16 output (untilized by the packer), HiFi2."""
+    return kernel_us(ring_matmul(k, n, (B8, B8, B16), F.HiFi2, True))
 
 
 _RINGS = {  # name: (the Llama figure's shape, Qwen's shape), in, weight, out dtypes, fidelity, fp32 accumulation
@@ -143,10 +144,10 @@ LN_MISS = (
     "included, where the two take 10.9 together"
 )
 QKV_MISS = (
-    "qkv_rm (bfloat8_b in0 shards of 3 tiles: its ring 3.7 us, its multiplies 5.1) and qkv (bfloat16 shards: "
-    "ring 5.9 us, multiplies 5.5) average 7.5 us where the target is 9.2; do, ff13 and ff2, the same program "
-    "and ring, are met, so the extra ~1.7 us is qkv's own: not found (its K of 64 tiles over 24 shards of 3 "
-    "leaves the last two shards empty, as do's 40 over 24 of 2 leaves four)"
+    "qkv_rm's bfloat8_b in0 shards of 3 tiles go round the ring in 3.7 us, behind its 128 multiplies (5.1 us): "
+    "7.1 us with the launch where the target is 9.2; do, ff13 and ff2, the same program and ring, are met, so "
+    "the extra ~2 us is this case's own and not found: its output is untilized by the packer (2 tiles a core), "
+    "its K of 64 tiles over 24 shards of 3 leaves the last two shards empty (as do's 40 over 24 of 2 leaves four)"
 )
 
 
@@ -162,7 +163,7 @@ def figures() -> list[Figure]:
                lambda: kernel_us(mul_silu(400)), group=g),
         Figure("embedding 32 ids x 1280 of 155648, Qwen (unit)", QWEN_OPS, 3.3, 3.3, "us",
                lambda: kernel_us(embedding(155648, 1280, (5, 2))), group=g),
-        Figure("ring matmul qkv 2048x1280 (qkv_rm, qkv mean), 24 cores", RING, 9.2, 10.2, "us",
+        Figure("ring matmul qkv_rm 2048x1280 BFLOAT8_B HiFi2, 24 cores", RING, 9.2, 10.2, "us",
                lambda: _qkv(2048, 1280), False, QKV_MISS, group=g),
     ]  # fmt: skip
     for name, ((k, n), _, dtypes, fid, _) in _RINGS.items():
