@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from meshnn.perf.attention import predict_cache_fill, predict_sdpa
 from meshnn.perf.collectives import predict_collective
+from meshnn.perf.conv import is_conv, predict_conv
 from meshnn.perf.decode_ops import predict_argmax, predict_cache_update, predict_heads_decode, predict_sdpa_decode
 from meshnn.perf.desc import MatmulProgram, OpDesc, OpFamily
 from meshnn.perf.exchange import predict_exchange
@@ -35,6 +36,7 @@ from meshnn.perf.moe import predict_moe_compute, predict_moe_gpt
 from meshnn.perf.moe_routing import is_masked_bincount, predict_masked_bincount
 from meshnn.perf.movement import predict_movement
 from meshnn.perf.prediction import Prediction
+from meshnn.perf.ring_matmul import is_ring_matmul, predict_ring_matmul
 from meshnn.perf.rotary import is_rotary_prefill, predict_rotary_prefill
 from meshnn.perf.routed_ffn import is_unified_ffn, predict_unified_ffn
 from meshnn.perf.routing_topk import PREDICTORS as ROUTING_TOPK
@@ -137,6 +139,10 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_heads_prefill
     elif is_topk(desc):
         predictor = predict_topk
+    elif is_ring_matmul(desc):
+        predictor = predict_ring_matmul
+    elif is_conv(desc):
+        predictor = predict_conv
     elif is_unified_ffn(desc):
         predictor = predict_unified_ffn
     elif is_masked_bincount(desc):
