@@ -134,11 +134,13 @@ def _joined(pieces: Sequence[TensorDesc]) -> TensorDesc:
 
 def _attributes(name: str, entry: object, attrs: Mapping[str, object]) -> tuple[tuple[str, str], ...]:
     """What the model reads beyond the tensors and configs: an unknown op's estimate mark, argmax's
-    ``use_multicore``."""
+    ``use_multicore``, the Llama form of ``all_reduce_async`` (its own buffer tensor: one multicast)."""
     if _unknown(name, entry):
         return (ESTIMATED,)
     if name == "argmax":
         return (("use_multicore", str(attrs.get("use_multicore") is True)),)
+    if name == "all_reduce_async" and attrs.get("buffer_tensor") is not None:
+        return (("multicast", "True"),)
     return ()
 
 

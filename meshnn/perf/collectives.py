@@ -9,6 +9,13 @@ input, all_reduce's input and output) and ``N`` the devices along the collective
   a 2D fabric adds its slower hop), those bytes over ``links x line rate x utilisation``, and the
   ramp term between start-up and asymptote (``ramp x sqrt(MB per link per direction)``);
 - all_reduce is a reduce_scatter followed by an all_gather over the same links: the sum of the two;
+  except the Llama form of ``experimental.all_reduce_async`` (given its own buffer tensor; marked
+  ``("multicast", "True")`` in ``OpDesc.attributes``), whose program is one phase: every device
+  multicasts its whole tensor along the line both ways into the others' buffers, then each sums what
+  it received [tt-metal: ttnn/cpp/ttnn/operations/experimental/ccl/all_reduce_async/device/kernels/
+  dataflow/worker_writer.cpp, its fabric line multicast forward and backward, and reduction.cpp]: one
+  all_gather start-up over the hops to the farthest target (``N/2`` on a ring, ``N-1`` on a line) and
+  the whole tensors through the busiest link (``N/2`` of them one way on a ring, ``N-1`` on a line);
 - ``cluster_axis`` picks the mesh axis; the lines along it run at once on their own links;
 - a call whose devices are already aligned (``CollectiveConfig.aligned``: it follows another
   collective on them, set by :class:`meshnn.perf.recorder.Recorder`) does not wait out the launch
@@ -107,6 +114,29 @@ def phase(arch: ArchPerf, family: OpFamily, whole_bytes: float, devices: int, ro
     return Phase(fabric.invocation_ns[family] + hops * per_hop, bandwidth + ramp)
 
 
+def is_multicast(desc: OpDesc) -> bool:
+    """Whether ``desc`` is an all_reduce run as one multicast phase (the Llama ``all_reduce_async``)."""
+    return desc.family is OpFamily.ALL_REDUCE and ("multicast", "True") in desc.attributes
+
+
+def multicast_phase(arch: ArchPerf, whole_bytes: float, devices: int, route: Route) -> Phase:
+    """The one phase of a multicast all_reduce of ``whole_bytes`` (T, each device's) over ``devices``
+    on ``route``: all_gather's terms, with the busiest link carrying ``N/2`` whole tensors one way on a
+    ring (the forward multicasts of the ``N/2`` devices behind it) and ``N-1`` on a line."""
+    topology, links, kind = route
+    fabric = fabric_perf(arch.arch)
+    ring = topology is Topology.RING
+    hops = devices // 2 if ring else devices - 1
+    per_hop = fabric.hop_ns[(OpFamily.ALL_GATHER, topology)]
+    if kind is Fabric.FABRIC_2D:
+        per_hop += arch.hop_latency_2d_ns - arch.hop_latency_1d_ns
+    per_link = (devices // 2 if ring else devices - 1) * whole_bytes / links
+    utilization = fabric.utilization_for(OpFamily.ALL_GATHER, topology, devices)
+    bandwidth = per_link / (arch.eth_line_rate_bytes_per_s * utilization) * 1e9
+    ramp = fabric.ramp_ns[OpFamily.ALL_GATHER] * math.sqrt(per_link / 1e6)
+    return Phase(fabric.invocation_ns[OpFamily.ALL_GATHER] + hops * per_hop, bandwidth + ramp)
+
+
 def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
     """The time of a collective ``desc`` (per-device input and output) on ``machine``."""
     arch = machine.system.arch
@@ -119,8 +149,12 @@ def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
     links, notes = usable_links(config, machine, desc.op_code)
     whole = desc.outputs[0].nbytes if desc.family is OpFamily.ALL_GATHER else desc.inputs[0].nbytes
     families = (OpFamily.REDUCE_SCATTER, OpFamily.ALL_GATHER) if desc.family is OpFamily.ALL_REDUCE else (desc.family,)
-    phases = [phase(arch, f, whole, devices, (topology, links, config.fabric)) for f in families]
+    route = (topology, links, config.fabric)
+    phases = [phase(arch, f, whole, devices, route) for f in families]
     notes = (f"topology {topology.value}, {devices} devices, {links} link(s)", *notes)
+    if is_multicast(desc):
+        phases = [multicast_phase(arch, whole, devices, route)]
+        notes += ("one phase: each device multicasts its whole tensor, then sums what it received",)
     if config.aligned:
         skew = fabric_perf(arch.arch).launch_skew_ns[topology]
         phases = [Phase(max(0.0, p.startup_ns - skew), p.transfer_ns) for p in phases]
@@ -129,6 +163,8 @@ def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
         notes += (f"{config.topology.value} asked: the {devices}-device axis has no wraparound link",)
     directions = 2 if topology is Topology.RING else 1
     moved = bottleneck_bytes(desc, devices)
+    if is_multicast(desc):
+        moved = directions * (devices // 2 if directions == 2 else devices - 1) * whole
     return kernel_prediction(
         arch,
         0.0,

@@ -31,6 +31,7 @@ from meshnn.perf.systems import Machine, SystemPerf
 
 from . import (
     published_ccl,
+    published_ccl_ci,
     published_ccl_full,
     published_ccl_large,
     published_dispatch,
@@ -377,6 +378,7 @@ def figures() -> list[Figure]:
     every += [*_ring_figures(), *decode_figures(), *prefill_figures(), *flash_figures()]
     every += [*published_galaxy_units.figures(), *published_sdxl.figures()]
     every += published_dispatch.figures()
+    every += published_ccl_ci.figures()
     return [f for f in every if f.covered] + [f for f in every if not f.covered]
 
 
