@@ -9,13 +9,28 @@ input, all_reduce's input and output) and ``N`` the devices along the collective
   a 2D fabric adds its slower hop), those bytes over ``links x line rate x utilisation``, and the
   ramp term between start-up and asymptote (``ramp x sqrt(MB per link per direction)``);
 - all_reduce is a reduce_scatter followed by an all_gather over the same links: the sum of the two;
-  except the Llama form of ``experimental.all_reduce_async`` (given its own buffer tensor; marked
-  ``("multicast", "True")`` in ``OpDesc.attributes``), whose program is one phase: every device
-  multicasts its whole tensor along the line both ways into the others' buffers, then each sums what
-  it received [tt-metal: ttnn/cpp/ttnn/operations/experimental/ccl/all_reduce_async/device/kernels/
-  dataflow/worker_writer.cpp, its fabric line multicast forward and backward, and reduction.cpp]: one
-  all_gather start-up over the hops to the farthest target (``N/2`` on a ring, ``N-1`` on a line) and
-  the whole tensors through the busiest link (``N/2`` of them one way on a ring, ``N-1`` on a line);
+  except where a program sends straight to its targets (below);
+- **direct programs**: the Llama decode collectives write straight into their targets' L1 through
+  the fabric, which forwards packets router to router, instead of the report's programs, whose
+  workers receive and forward every slice hop by hop behind an entry barrier
+  [tt-metal: ttnn/cpp/ttnn/operations/experimental/ccl/all_gather_async/device/kernels/
+  minimal_default_writer.cpp: a unicast to the neighbour and a barrier multicast].  Three are
+  modelled: the Llama form of ``experimental.all_reduce_async`` (given its own buffer tensor;
+  marked ``("multicast", "True")`` in ``OpDesc.attributes``), whose every device multicasts its
+  whole tensor along the line both ways and sums what it receives [all_reduce_async/device/kernels/
+  dataflow/worker_writer.cpp, reduction.cpp]; ``experimental.all_gather_async`` on the three Llama
+  shapes for which tt-metal picks its sharded program (:data:`LLAMA_SHARDED_GATHERS`, from
+  composite_common.cpp's use_all_gather_async_llama_sharded), which multicasts each device's slice
+  the same way [all_gather_async/device/kernels/llama_shapes_sharded_writer.cpp]; and
+  ``llama_reduce_scatter`` (and its create-heads variant), whose every device unicasts each other
+  device its slice the shorter way round, ties to the right [llama_reduce_scatter/device/kernels/
+  dataflow/writer_llama_reduce_scatter.cpp].  One phase: an op's launch (``ArchPerf.op_launch_ns``)
+  and the fabric's own latency per hop to the farthest target (``hop_latency_1d_ns``, the CCL
+  report's per-hop latency; ``N/2`` hops on a ring, ``N-1`` on a line), then the busiest link's
+  bytes at all_gather's utilisation and ramp.  The busiest link carries, one way: multicast,
+  ``N/2`` whole tensors on a ring (those of the devices behind it), ``N-1`` on a line (slices of
+  ``T/N`` for the all_gather); unicast, ``1 + 2 + ... + N//2`` slices of ``T/N`` on a ring (each
+  distance crosses that many links), ``floor(N/2) x ceil(N/2)`` on a line (the middle link);
 - ``cluster_axis`` picks the mesh axis; the lines along it run at once on their own links;
 - a call whose devices are already aligned (``CollectiveConfig.aligned``: it follows another
   collective on them, set by :class:`meshnn.perf.recorder.Recorder`) does not wait out the launch
@@ -32,7 +47,7 @@ import math
 from dataclasses import dataclass
 
 from meshnn.errors import MeshnnValueError
-from meshnn.perf.desc import CollectiveConfig, Fabric, OpDesc, OpFamily, Topology
+from meshnn.perf.desc import BufferType, CollectiveConfig, Fabric, Layout, MemoryLayout, OpDesc, OpFamily, Topology
 from meshnn.perf.fabric import fabric_perf
 from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.prediction import Prediction
@@ -114,27 +129,65 @@ def phase(arch: ArchPerf, family: OpFamily, whole_bytes: float, devices: int, ro
     return Phase(fabric.invocation_ns[family] + hops * per_hop, bandwidth + ramp)
 
 
+DIRECT_REDUCE_SCATTERS = frozenset(
+    {"LlamaReduceScatterDeviceOperation", "LlamaReduceScatterCreateHeadsDeviceOperation"}
+)
+"""The reduce_scatters whose program unicasts each slice straight to its device (the Llama ones)."""
+
+
+LLAMA_SHARDED_GATHERS = frozenset(
+    {
+        ((1, 1, 32, 960), MemoryLayout.WIDTH_SHARDED),  # after FF1 x FF3 (binary mult + silu)
+        ((1, 8, 32, 128), MemoryLayout.HEIGHT_SHARDED),  # after SDPA
+        ((1, 1, 32, 32), MemoryLayout.WIDTH_SHARDED),  # the RMS norm's statistics
+    }
+)
+"""(per-device input shape, memory layout of input and output, both in L1) of the all_gather_async
+calls tt-metal runs with its Llama sharded (multicast) program; composite_common.cpp also checks the
+shard shapes and core counts, which a :class:`TensorDesc` does not hold."""
+
+
+def is_llama_gather(desc: OpDesc) -> bool:
+    """Whether ``desc`` is an ``experimental.all_gather_async`` tt-metal runs as its Llama multicast."""
+    if desc.family is not OpFamily.ALL_GATHER or desc.name != "ttnn.experimental.all_gather_async":
+        return False
+    source, target = desc.inputs[0], desc.outputs[0]
+    in_l1 = source.buffer is BufferType.L1 and target.buffer is BufferType.L1 and source.layout is Layout.TILE
+    return in_l1 and source.memory is target.memory and (source.shape, source.memory) in LLAMA_SHARDED_GATHERS
+
+
 def is_multicast(desc: OpDesc) -> bool:
-    """Whether ``desc`` is an all_reduce run as one multicast phase (the Llama ``all_reduce_async``)."""
-    return desc.family is OpFamily.ALL_REDUCE and ("multicast", "True") in desc.attributes
+    """Whether ``desc`` runs as one multicast phase (the Llama ``all_reduce_async`` and all_gathers)."""
+    return (desc.family is OpFamily.ALL_REDUCE and ("multicast", "True") in desc.attributes) or is_llama_gather(desc)
 
 
-def multicast_phase(arch: ArchPerf, whole_bytes: float, devices: int, route: Route) -> Phase:
-    """The one phase of a multicast all_reduce of ``whole_bytes`` (T, each device's) over ``devices``
-    on ``route``: all_gather's terms, with the busiest link carrying ``N/2`` whole tensors one way on a
-    ring (the forward multicasts of the ``N/2`` devices behind it) and ``N-1`` on a line."""
+def is_direct(desc: OpDesc) -> bool:
+    """Whether ``desc``'s program sends straight to its targets through the fabric (see the module)."""
+    return is_multicast(desc) or (desc.family is OpFamily.REDUCE_SCATTER and desc.op_code in DIRECT_REDUCE_SCATTERS)
+
+
+def direct_units(desc: OpDesc, devices: int, ring: bool) -> float:
+    """The busiest link's load one way, in whole tensors ``T``, of the direct program ``desc``."""
+    if is_multicast(desc):
+        tensors = float(devices // 2 if ring else devices - 1)
+        return tensors / devices if desc.family is OpFamily.ALL_GATHER else tensors
+    half = devices // 2
+    crossings = half * (half + 1) // 2 if ring else half * (devices - half)
+    return crossings / devices
+
+
+def direct_phase(arch: ArchPerf, desc: OpDesc, whole_bytes: float, devices: int, route: Route) -> Phase:
+    """The one phase of a direct program ``desc`` (T = ``whole_bytes``) over ``devices`` on ``route``."""
     topology, links, kind = route
     fabric = fabric_perf(arch.arch)
     ring = topology is Topology.RING
     hops = devices // 2 if ring else devices - 1
-    per_hop = fabric.hop_ns[(OpFamily.ALL_GATHER, topology)]
-    if kind is Fabric.FABRIC_2D:
-        per_hop += arch.hop_latency_2d_ns - arch.hop_latency_1d_ns
-    per_link = (devices // 2 if ring else devices - 1) * whole_bytes / links
+    per_hop = arch.hop_latency_2d_ns if kind is Fabric.FABRIC_2D else arch.hop_latency_1d_ns
+    per_link = direct_units(desc, devices, ring) * whole_bytes / links
     utilization = fabric.utilization_for(OpFamily.ALL_GATHER, topology, devices)
     bandwidth = per_link / (arch.eth_line_rate_bytes_per_s * utilization) * 1e9
     ramp = fabric.ramp_ns[OpFamily.ALL_GATHER] * math.sqrt(per_link / 1e6)
-    return Phase(fabric.invocation_ns[OpFamily.ALL_GATHER] + hops * per_hop, bandwidth + ramp)
+    return Phase(arch.op_launch_ns + hops * per_hop, bandwidth + ramp)
 
 
 def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
@@ -152,9 +205,10 @@ def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
     route = (topology, links, config.fabric)
     phases = [phase(arch, f, whole, devices, route) for f in families]
     notes = (f"topology {topology.value}, {devices} devices, {links} link(s)", *notes)
-    if is_multicast(desc):
-        phases = [multicast_phase(arch, whole, devices, route)]
-        notes += ("one phase: each device multicasts its whole tensor, then sums what it received",)
+    if is_direct(desc):
+        phases = [direct_phase(arch, desc, whole, devices, route)]
+        how = "multicasts its whole tensor" if is_multicast(desc) else "unicasts each slice to its device"
+        notes += (f"one direct phase: each device {how} through the fabric's routers",)
     if config.aligned:
         skew = fabric_perf(arch.arch).launch_skew_ns[topology]
         phases = [Phase(max(0.0, p.startup_ns - skew), p.transfer_ns) for p in phases]
@@ -163,8 +217,8 @@ def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
         notes += (f"{config.topology.value} asked: the {devices}-device axis has no wraparound link",)
     directions = 2 if topology is Topology.RING else 1
     moved = bottleneck_bytes(desc, devices)
-    if is_multicast(desc):
-        moved = directions * (devices // 2 if directions == 2 else devices - 1) * whole
+    if is_direct(desc):
+        moved = directions * direct_units(desc, devices, directions == 2) * whole
     return kernel_prediction(
         arch,
         0.0,
