@@ -189,14 +189,15 @@ def _a2a_figures() -> list[Figure]:
 
 _SIX_U_A2A = (
     "the model routes every token to min(k, N-1) = 3 peers (meshnn.perf.exchange: the busiest link carries 3 "
-    "shards), which the T3000 rows meet; on the 6U's 4 links one copy of a device's {} of tokens alone needs "
-    "{} at the 12.5 GB/s line rate, so the measured range is below what 3 copies need: the test's worst_perf "
-    "routing (every token's experts set to expert 255, whose device is not in most of the 8 rows dispatching "
-    "along axis 1) moves far fewer bytes on most devices than the top-k bound, and the model has no routing input"
+    "shards one way), which meets the T3000's rows (+6%, -2%); on the 6U's 4 links one copy of a device's {} "
+    "of tokens needs {} at the 12.5 GB/s line rate ({} the measured range), three copies three times that: the "
+    "test's worst_perf routing sends every token to expert 255, which gen_expert_mapping puts on device 31 of "
+    "the 32 (row 7), while the dispatch runs along axis 1 (rows of 4), so the bytes each row moves are not the "
+    "top-k bound and the model has no routing input to see it"
 )
 A2A_MISSES: dict[tuple[OpFamily, str, str], str] = {
-    (DISPATCH, "6U", "decode"): _SIX_U_A2A.format("458,752 B", "9.2 us"),
-    (DISPATCH, "6U", "prefill"): _SIX_U_A2A.format("58.7 MB", "1,170 us"),
+    (DISPATCH, "6U", "decode"): _SIX_U_A2A.format("458,752 B", "9.2 us", "under"),
+    (DISPATCH, "6U", "prefill"): _SIX_U_A2A.format("58.7 MB", "1,170 us", "above"),
     (COMBINE, "6U", "decode"): "as the 6U dispatch rows: the model sends (N-1)/N of the k expert outputs of every "
     "token back over the line, which the worst_perf routing (one expert's device) does not on most devices",
     (COMBINE, "6U", "prefill"): "as the 6U combine decode row (the routing the model has no input for)",
@@ -252,23 +253,28 @@ def _decode_figures() -> list[Figure]:
 _PACKETS = (
     "the model times the direct program's one phase (an op's launch, the fabric's 711 ns a hop, the busiest "
     "link's bytes at all_gather's utilisation; it was {before} as the report's hop-by-hop programs) and comes "
-    "out {pct} under the measured {us}: its writer flushes every packet before the next ({which}), so its "
-    "packets are paced by a NoC round trip to the fabric's router rather than by the link, a latency no source "
-    "here gives"
+    "out {short} us ({pct}) under the measured {us}: {which}; each packet is written, flushed and its "
+    "router's write slot awaited before the next, a cost per packet the model lacks (both rows would be met at "
+    "about 0.2 us a packet, {packets} packets a link, but no source gives that figure and fitting it here would "
+    "fit a check)"
 )
 DECODE_MISSES: dict[str, str] = {
     "6U all_gather binary_mult in the 70B decoder": _PACKETS.format(
         before="+71%",
+        short="1.9",
         pct="26%",
         us="7.08 us",
-        which="llama_shapes_sharded_writer.cpp: one 32x32 tile a packet, a core's whole shard, 30 over 4 links",
+        which="llama_shapes_sharded_writer.cpp sends a core's whole shard, one 32x32 tile, a packet",
+        packets="30 tiles over 4 links: about 8",
     ),
     "6U llama_reduce_scatter FF3 in the 70B decoder": _PACKETS.format(
         before="+100%",
+        short="1.2",
         pct="16%",
         us="7.22 us",
-        which="writer_llama_reduce_scatter.cpp: 4 tiles a packet, then its semaphore; the sum after the last "
-        "slice arrives (reduction.cpp) is not timed either",
+        which="writer_llama_reduce_scatter.cpp sends 4 tiles a packet (num_pages_per_packet), then its semaphore, "
+        "and the sum after the last slice arrives (reduction.cpp) is not timed either",
+        packets="three 30-tile slices over 4 links: about 6",
     ),
 }
 """Decode-sized rows outside the claim, each with why."""

@@ -8,6 +8,8 @@ Llama shapes multicasts each slice."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -125,3 +127,43 @@ def test_the_captured_llama_form_is_a_multicast_and_the_others_are_not(open_mesh
     assert is_multicast(llama) and not is_multicast(composite)
     times = [predict(d, "t3k", mesh_shape=(1, 8), traced=True).kernel_ns for d in (llama, composite)]
     assert all(t > 0 for t in times) and times[0] < times[1]
+
+
+def _grid(x1, y1):
+    return ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(x1, y1))])
+
+
+def _width_sharded(cores, width):
+    spec = ttnn.ShardSpec(cores, [32, width], ttnn.ShardOrientation.ROW_MAJOR)
+    return ttnn.MemoryConfig(ttnn.TensorMemoryLayout.WIDTH_SHARDED, ttnn.BufferType.L1, spec)
+
+
+def _on_rows(mesh, width, memory_config):
+    """A (rows, cols, 32, width) bfloat16 tensor, one block per device."""
+    values = np.random.default_rng(3).standard_normal((*tuple(mesh.shape), 32, width)).astype(np.float32)
+    return ttnn.from_torch(
+        values, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh, memory_config=memory_config,
+        mesh_mapper=ttnn.ShardTensor2dMesh(mesh, dims=(0, 1), mesh_shape=tuple(mesh.shape)),
+    )  # fmt: skip
+
+
+def test_captured_llama_reduce_scatter_and_llama_shaped_all_gather_async_are_direct(open_mesh):
+    """Under ``meshnn perf``'s capture, llama_reduce_scatter and an all_gather_async of the Llama
+    binary-mult shape (32x960 a device, width-sharded in L1 in and out) are timed as direct programs,
+    each a positive time under its report-fitted twin's."""
+    mesh = open_mesh((2, 4))
+    x = _on_rows(mesh, 512, _width_sharded(_grid(3, 1), 64))
+    buffer = _on_rows(mesh, 512, _width_sharded(_grid(7, 0), 64))
+    sem = ttnn.create_global_semaphore(mesh, _grid(6, 6), 0)
+    part = _on_rows(mesh, 960, _width_sharded(_grid(5, 4), 32))
+    gathered = _width_sharded(_grid(5, 3), 160)
+    sems = [ttnn.create_global_semaphore(mesh, _grid(6, 6), 0) for _ in range(2)]
+    with ttnn.perf_capture() as capture:
+        ttnn.experimental.llama_reduce_scatter(x, buffer, 3, sem, ttnn.SubDeviceId(0), 1, mesh)
+        ttnn.experimental.all_gather_async(part, 3, 1, mesh, ttnn.Topology.Linear, sems, memory_config=gathered)
+    rs, ag = (record.desc for record in capture.recorder(mesh).records)
+    assert is_direct(rs) and is_llama_gather(ag)
+    for desc in (rs, ag):
+        direct = predict(desc, "t3k", mesh_shape=(2, 4), traced=True).kernel_ns
+        plain = predict(replace(desc, op_code="", name=""), "t3k", mesh_shape=(2, 4), traced=True).kernel_ns
+        assert 0 < direct < plain
