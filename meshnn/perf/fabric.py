@@ -24,7 +24,11 @@ all-gather over the same links") from 4 KiB to 8 GiB on lines of 2, 4 and 8 devi
   save 3.1 us a phase, calls on a line (``FABRIC_1D``) about 0.6 (the report does not say why).
 
 An all_reduce costs its reduce_scatter plus its all_gather (no constant of its own: every all_reduce
-row of the report is a check).  Figures: ``_ns`` nanoseconds, utilisation a fraction of line rate.
+row of the report is a check).  The start-up terms are those of the report's programs, whose workers
+forward every slice hop by hop behind an entry barrier; the Llama decode programs that write straight
+to their targets through the fabric's routers (:mod:`meshnn.perf.collectives`, "direct programs") take
+an op's launch and the fabric's per-hop latency instead, and only the utilisation and ramp from here.
+Figures: ``_ns`` nanoseconds, utilisation a fraction of line rate.
 """
 
 from __future__ import annotations
