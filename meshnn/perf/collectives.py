@@ -35,7 +35,8 @@ input, all_reduce's input and output) and ``N`` the devices along the collective
 - a call whose devices are already aligned (``CollectiveConfig.aligned``: it follows another
   collective on them, set by :class:`meshnn.perf.recorder.Recorder`) does not wait out the launch
   skew a call alone does: each phase's start-up is ``launch_skew_ns`` shorter (the topology's: a ring
-  fabric saves more than a line one).
+  fabric saves more than a line one); a direct program's start-up holds no skew wait (it has no entry
+  barrier and its launch and hops are not fitted to calls alone), so it saves nothing.
 A ring asked for where the axis does not close (no wraparound link) runs as a line, as
 ``ttnn.get_usable_topology`` would resolve it; ``num_links`` above what the system offers per hop
 is clamped to it, and the prediction says so.
@@ -209,7 +210,7 @@ def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
         phases = [direct_phase(arch, desc, whole, devices, route)]
         how = "multicasts its whole tensor" if is_multicast(desc) else "unicasts each slice to its device"
         notes += (f"one direct phase: each device {how} through the fabric's routers",)
-    if config.aligned:
+    if config.aligned and not is_direct(desc):
         skew = fabric_perf(arch.arch).launch_skew_ns[topology]
         phases = [Phase(max(0.0, p.startup_ns - skew), p.transfer_ns) for p in phases]
         notes += (f"right behind a collective on the same devices: no launch skew ({skew / 1e3:.2f} us a phase)",)

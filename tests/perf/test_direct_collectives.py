@@ -167,3 +167,16 @@ def test_captured_llama_reduce_scatter_and_llama_shaped_all_gather_async_are_dir
         direct = predict(desc, "t3k", mesh_shape=(2, 4), traced=True).kernel_ns
         plain = predict(replace(desc, op_code="", name=""), "t3k", mesh_shape=(2, 4), traced=True).kernel_ns
         assert 0 < direct < plain
+
+
+def test_a_direct_program_behind_another_collective_saves_no_launch_skew():
+    """The launch-skew saving is the report's barrier wait; a direct program's start-up has none."""
+    alone = _desc((1, 1, 32, 2048), Topology.RING, MULTICAST)
+    behind = replace(alone, collective=replace(alone.collective, aligned=True))
+    times = [predict(d, "t3k", mesh_shape=(1, 8), traced=True).kernel_ns for d in (alone, behind)]
+    assert times[0] == times[1]
+    plain = _desc((1, 1, 32, 2048), Topology.RING)
+    plain_behind = replace(plain, collective=replace(plain.collective, aligned=True))
+    assert (
+        predict(plain_behind, "t3k", mesh_shape=(1, 8)).kernel_ns < predict(plain, "t3k", mesh_shape=(1, 8)).kernel_ns
+    )
