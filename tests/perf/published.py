@@ -33,6 +33,7 @@ from . import (
     published_ccl,
     published_ccl_full,
     published_ccl_large,
+    published_deepseek,
     published_gemm_manual,
     published_gemm_oob,
     published_gemm_oob_p150,
@@ -372,6 +373,7 @@ def figures() -> list[Figure]:
     every += [*_manual_table_figures("n150", "n150"), *_manual_table_figures("p150", "p150")]
     every += [*_manual_table_figures("p150_13x10", published_gemm_oob_p150_13.P150_13X10)]
     every += [*_ring_figures(), *decode_figures(), *prefill_figures(), *flash_figures()]
+    every += published_deepseek.figures()
     return [f for f in every if f.covered] + [f for f in every if not f.covered]
 
 
