@@ -71,12 +71,13 @@ def _ideal_ns(m: int, k: int, n: int, blackhole: bool) -> float:
 
 
 def minimal_matmul(m: int, k: int, n: int) -> OpDesc:
-    """The tests' minimal matmul: as a 2-D multicast program on the 8x8 grid (``dm_in0_sender`` /
-    ``dm_in1_sender_out`` send along rows and columns), bfloat16 in DRAM, HiFi2, float32 and L1 accumulation."""
+    """The tests' minimal matmul as ``ttnn.perf_capture`` records it (tests/perf/test_bank_ring.py checks):
+    its 2-D multicast program on the config's 8x8 grid (``dm_in0_sender`` / ``dm_in1_sender_out`` send
+    along rows and columns), bfloat16 in DRAM, HiFi2, float32 and L1 accumulation."""
     a, b, out = TensorDesc((1, 1, m, k)), TensorDesc((1, 1, k, n)), TensorDesc((1, 1, m, n))
     config = MatmulConfig(MatmulProgram.MULTICAST_2D, (8, 8), packer_l1_acc=True, fp32_acc=True)
     return OpDesc(OpFamily.MATMUL, (a, b), (out,), op_code="MinimalMatmulDeviceOperation", fidelity="HiFi2",
-                  matmul=config)  # fmt: skip
+                  core_grid=(8, 8), matmul=config)  # fmt: skip
 
 
 def _minimal_figures() -> list[Figure]:

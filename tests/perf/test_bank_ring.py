@@ -11,7 +11,7 @@ import meshnn as ttnn
 from meshnn.perf import OpFamily, predict
 from meshnn.perf.bank_ring import GATE_RECEIVER_TILES, WO_K_TILES_PER_BANK, WO_N_TILES
 
-from .published_deepseek import matmul_wo, moe_gate_mm
+from .published_deepseek import matmul_wo, minimal_matmul, moe_gate_mm
 
 TILE = 32
 
@@ -62,5 +62,31 @@ def test_a_captured_run_is_timed_by_the_ring_model():
         captured = predict(record.desc, "n150", traced=True)
         assert captured.kernel_ns == predict(moe_gate_mm(), "n150", traced=True).kernel_ns  # one layer, whatever L
         assert captured.flops == 2 * 32 * 7168 * 256
+    finally:
+        ttnn.close_device(dev)
+
+
+def test_the_minimal_matmul_is_timed_on_its_configs_grid():
+    """``experimental.minimal_matmul`` (and ``_split``) record their ``MinimalMatmulConfig``: the model times the
+    program on its grid (on a P150's 13x10 grid an 8x8 config took the whole grid: 1.9 ms for 1.0 at 4096^3),
+    as tests/perf/published_deepseek.py's figures describe it."""
+    dev = ttnn.open_device(device_id=0)
+    try:
+        x = ttnn.from_torch(np.ones((256, 256), np.float32), dtype=ttnn.bfloat16, device=dev, layout=ttnn.TILE_LAYOUT)
+        kernel = ttnn.init_device_compute_kernel_config(
+            dev.arch(), math_fidelity=ttnn.MathFidelity.HiFi2, fp32_dest_acc_en=True, packer_l1_acc=True
+        )
+        config = ttnn.MinimalMatmulConfig(
+            M_block_size=8, K_block_size=8, N_block_size=8, subblock_h=2, subblock_w=2,
+            compute_with_storage_grid_size=ttnn.CoreCoord(8, 8),
+        )  # fmt: skip
+        with ttnn.perf_capture(traced=True) as capture:
+            ttnn.experimental.minimal_matmul(x, x, compute_kernel_config=kernel, config=config)
+            ttnn.experimental.minimal_matmul_split(x, x, chunks=2, compute_kernel_config=kernel, config=config)
+        recorded = [r.desc for r in capture.recorder(dev).records if r.desc.family is OpFamily.MATMUL]
+        figure = minimal_matmul(256, 256, 256)
+        assert len(recorded) == 2
+        for desc in recorded:
+            assert (desc.matmul, desc.core_grid, desc.fidelity) == (figure.matmul, figure.core_grid, figure.fidelity)
     finally:
         ttnn.close_device(dev)
