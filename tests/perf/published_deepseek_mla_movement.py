@@ -255,11 +255,4 @@ MOVEMENT = [
         None,
         op(F.COPY, (L((1, 32, 128, 128)),), (L((1, 1, 32, 16384)),), "ReshapeViewDeviceOperation"),
     ),
-    (
-        "kvpe_mesh_partition",
-        "mesh_partition",
-        2.39,
-        None,
-        op(F.SLICE, (L((1, 16, 64, 576)),), (L((1, 4, 64, 576)),), "MeshPartitionDeviceOperation"),
-    ),
 ]

@@ -214,19 +214,6 @@ COMPUTE = [
         ),
     ),
     (
-        "paged_update_cache_decode",
-        "paged_update_cache_deepseek",
-        9.78,
-        None,
-        op(
-            F.KV_UPDATE,
-            (D((4, 1, 32, 64)), L((1, 4, 32, 64), "H", logical=(1, 4, 1, 64)), RD((4,)), RD((4, 1))),
-            (),
-            "PagedUpdateCacheDeviceOperation",
-            core_grid=(4, 1),
-        ),
-    ),
-    (
         "flash_mla_decode",
         "flash_mla_deepseek",
         110.05,
