@@ -1,6 +1,7 @@
 """Published kernel times of DeepSeek-V3's ops and of the minimal matmul, and the model's value for each.
 
-None of these set a constant: all are checks.  Sources (the 2026-06 tree):
+None of these set a constant (but MLA's q_norm, :mod:`tests.perf.published_deepseek_mla`): all are checks.
+Sources (the 2026-06 tree):
 
 - RING = tests/ttnn/nightly/unit_tests/operations/experimental/test_moe_mm.py and test_mla_wo.py's
   ``SHAPE2TIME`` (the device kernel time their ``*_perf.py`` twins assert a run stays under, one layer on
@@ -12,17 +13,14 @@ None of these set a constant: all are checks.  Sources (the 2026-06 tree):
   range those bounds allow.  The run: bfloat16 in DRAM, HiFi2, float32 accumulation, packer L1
   accumulation, an 8x8 grid, blocks of 8 tiles (subblocks 2x2).
 - MLA's single-op targets on a TG: :mod:`tests.perf.published_deepseek_mla`.
-
-The fused-op modules' ``DEVICE_PERF_TARGETS_US`` (rms_norm, embedding, lm_head, mlp...) are not here: each
-is the sum, over op codes, of a module's ops averaged across a mesh's devices, which these figures would
-have to rebuild op by op.
+- DeepSeek's fused-op modules' kernel targets: :mod:`tests.perf.published_deepseek_modules`.
 """
 
 from __future__ import annotations
 
 from meshnn.perf import BufferType, MatmulConfig, MatmulProgram, MemoryLayout, OpDesc, OpFamily, TensorDesc, predict
 
-from . import published_deepseek_mla
+from . import published_deepseek_mla, published_deepseek_modules
 from .figure import Figure
 
 RING = "tt-metal tests/ttnn/nightly/unit_tests/operations/experimental/test_{}.py SHAPE2TIME (a ceiling)"
@@ -106,7 +104,7 @@ def figures() -> list[Figure]:
                lambda: _us(moe_gate_mm(), "n150"), covered=False, why_not=GATE_MISS, group=GROUP),
     ]  # fmt: skip
     out += _minimal_figures()
-    out += published_deepseek_mla.figures()
+    out += published_deepseek_mla.figures() + published_deepseek_modules.figures()
     return out
 
 
