@@ -209,10 +209,10 @@ ROWS = [
 
 RMS = (
     "rms_norm of a DRAM-interleaved [{rows}, {width}] (one tile row a core), measured {t} us: the two widths give "
-    "0.50 us a tile (16 tiles 11.45, 48 tiles 27.32) where the model counts 0.17 (the norm's multiplies and "
-    "reduce at HiFi4, two operand feeds); layernorm.cpp's RMS path packs x^2 to a buffer, reduces it, and packs "
-    "x * rsqrt before the gamma multiply (three packs and five unpacks a tile through intermediate circular "
-    "buffers), which the model does not count"
+    "0.50 us a tile (16 tiles 11.45, 48 tiles 27.32) where the model counts 0.17 (its multiplies and reduce at "
+    "HiFi4, two operand feeds); layernorm.cpp's RMS path packs x^2 to a buffer, reduces it, packs x * rsqrt, "
+    "multiplies by gamma: counting its three packs and seven operand feeds a tile gives about 0.32 us, still short, "
+    "so the rest (the per-block register hand-offs and re-initialisations) is not found and no constant is fitted"
 )
 WHY = {
     ("rms_norm kv_lora_rank 512", "decode"): RMS.format(rows=32, width=512, t=11.448),
