@@ -208,7 +208,7 @@ def cores_grid(
     its first sharded input, or None (ttnn's default: the whole compute grid).  Attention takes no
     shard grid: without a program config, tt-metal's SDPA programs use the device's compute grid
     whatever q's sharding (a decode q is height-sharded one user per core)."""
-    program = attrs.get("program_config")
+    program = _program(attrs, family)
     grid = grid_of(getattr(program, "compute_with_storage_grid_size", None)) or grid_of(attrs.get("core_grid"))
     if grid is not None or family in (F.SDPA, F.SDPA_DECODE):
         return grid
@@ -219,10 +219,21 @@ def cores_grid(
     return None
 
 
+def _program(attrs: Mapping[str, object], family: OpFamily | None) -> object:
+    """The op's ``program_config``; a matmul without one: its ``config`` where that names a grid (the minimal
+    matmul's ``ttnn.MinimalMatmulConfig``: its own 2-D multicast program on that grid)."""
+    program = attrs.get("program_config")
+    config = attrs.get("config")
+    if program is None and family is F.MATMUL and hasattr(config, "compute_with_storage_grid_size"):
+        return config
+    return program
+
+
 def matmul_config(attrs: Mapping[str, object]) -> MatmulConfig:
-    """A matmul's program: the config class's name says its kind (an unknown class counts as a 2-D
-    multicast program), its grid and per-core block in tiles; or ttnn's own choice without one."""
-    program, core_grid = attrs.get("program_config"), attrs.get("core_grid")
+    """A matmul's program: the config class's name says its kind (an unknown class, ``MinimalMatmulConfig``
+    among them, counts as a 2-D multicast program), its grid and per-core block in tiles; or ttnn's own
+    choice without one."""
+    program, core_grid = _program(attrs, F.MATMUL), attrs.get("core_grid")
     l1_acc, fp32_acc = accumulation(attrs)
     if program is None:
         return MatmulConfig(

@@ -101,13 +101,15 @@ def matmul(
     sub_device_id: object = None,
     queue_id: int = 0,
     op: str = "matmul",
+    recorded: dict[str, object] | None = None,
 ) -> Tensor:
     """``a @ b`` on every device (with ``bias`` added and ``activation`` applied for linear), on
     command queue ``queue_id``, into ``optional_output_tensor`` when given (its spec must be the
     output's).  ``program_config`` and ``compute_kernel_config`` are checked as ttnn checks them
     (against the device's grid and the operands) and change no value, but a program config's
     ``fused_activation`` is applied; ``global_cb`` and ``sub_device_id`` are checked
-    (:func:`~meshnn.ops.prefetcher.check_matmul_prefetch`) and recorded."""
+    (:func:`~meshnn.ops.prefetcher.check_matmul_prefetch`) and recorded; ``recorded``: more of the calling op's
+    arguments to record with it (the minimal matmul's ``config``)."""
     inputs, mesh, shape = checked_operands(op, input_tensor_a, input_tensor_b, bias, transpose_a, transpose_b)
     queue_id = check_queue_id(op, mesh, queue_id)
     a = inputs[0]
@@ -121,7 +123,7 @@ def matmul(
     names = ("core_grid", "activation", "transpose_a", "transpose_b", "output_tile", "global_cb", "sub_device_id")
     given = (core_grid, activation, transpose_a, transpose_b, output_tile, global_cb, sub_device_id)
     attrs = {"program_config": config, "compute_kernel_config": kernel_config, "memory_config": spec.memory_config}
-    attrs.update(dtype=spec.dtype, **dict(zip(names, given, strict=True)))
+    attrs.update(dtype=spec.dtype, **dict(zip(names, given, strict=True)), **(recorded or {}))
     out = launch(
         op,
         mesh,

@@ -81,7 +81,7 @@ def minimal_matmul(
     out_config = memory_config if memory_config is not None else x.memory_config()
     return matmul(
         x, w, bias=bias_tensor, activation=fused_activation, memory_config=out_config, dtype=dtype,
-        compute_kernel_config=compute_kernel_config, op=OP,
+        compute_kernel_config=compute_kernel_config, op=OP, recorded={"config": config},
     )  # fmt: skip
 
 

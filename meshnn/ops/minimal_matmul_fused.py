@@ -85,7 +85,7 @@ def minimal_matmul_split(
     out_config = memory_config if memory_config is not None else x.memory_config()
     whole = matmul(
         x, w, bias=bias_tensor, activation=activation, memory_config=out_config, dtype=dtype,
-        compute_kernel_config=compute_kernel_config, op=SPLIT,
+        compute_kernel_config=compute_kernel_config, op=SPLIT, recorded={"config": config},
     )  # fmt: skip
     if count == 1:
         return [whole]
@@ -146,7 +146,7 @@ def dit_minimal_matmul_addcmul_fused(
     out_config = memory_config if memory_config is not None else x.memory_config()
     product = matmul(
         x, w, bias=bias_tensor, memory_config=out_config, dtype=DataType.FLOAT32,
-        compute_kernel_config=compute_kernel_config, op=ADDCMUL,
+        compute_kernel_config=compute_kernel_config, op=ADDCMUL, recorded={"config": config},
     )  # fmt: skip
     try:
         out = addcmul(base, product, gate, value=float(scalar), memory_config=out_config)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from meshnn.perf.attention import predict_cache_fill, predict_sdpa
+from meshnn.perf.bank_ring import PREDICTORS as BANK_RING
 from meshnn.perf.collectives import predict_collective
 from meshnn.perf.conv import is_conv, predict_conv
 from meshnn.perf.decode_ops import predict_argmax, predict_cache_update, predict_heads_decode, predict_sdpa_decode
@@ -149,4 +150,6 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_masked_bincount
     elif desc.op_code in ROUTING_TOPK:
         predictor = ROUTING_TOPK[desc.op_code]
+    elif desc.op_code in BANK_RING:
+        predictor = BANK_RING[desc.op_code]
     return replace(predictor(resolved, m), fidelity=fidelity)

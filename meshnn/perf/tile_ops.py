@@ -16,6 +16,7 @@ import math
 from meshnn.perf.desc import TILE, MemoryLayout, OpDesc, OpFamily
 from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.hardware import ArchPerf
+from meshnn.perf.latency import op_latency
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, sfpu_cycles_per_tile, traffic
@@ -72,4 +73,16 @@ def predict_tile_op(desc: OpDesc, machine: Machine) -> Prediction:
     flushed = desc.outputs if desc.family in PAGE_WRITERS else ()
     moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs if not flushed]
     memory = traffic(machine, moves, cores, local_shards=True, page_writes=flushed)
-    return kernel_prediction(arch, cycles, memory, cores, fidelity=desc.fidelity)
+    fixed = arch.op_launch_ns + (sharded_stats_ns(desc, machine) if cores > 1 else 0.0)
+    return kernel_prediction(arch, cycles, memory, cores, fixed_ns=fixed, fidelity=desc.fidelity)
+
+
+def sharded_stats_ns(desc: OpDesc, machine: Machine) -> float:
+    """A norm whose rows are split across cores (its input width- or block-sharded): the cores' partial
+    statistics gathered on a sender, combined and multicast back before the normalise pass
+    (``sharded_norm_stats_ns``, fitted; 0 for other ops and for a norm that keeps its rows on one core)."""
+    tensor = max(desc.inputs, key=lambda t: t.tiles)
+    split = tensor.memory in (MemoryLayout.WIDTH_SHARDED, MemoryLayout.BLOCK_SHARDED)
+    if desc.family is not OpFamily.NORM or not split:
+        return 0.0
+    return op_latency(machine.system.arch.arch).sharded_norm_stats_ns

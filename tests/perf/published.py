@@ -36,6 +36,7 @@ from . import (
     published_ccl_large,
     published_dispatch,
     published_galaxy_units,
+    published_deepseek,
     published_gemm_manual,
     published_gemm_oob,
     published_gemm_oob_p150,
@@ -379,6 +380,7 @@ def figures() -> list[Figure]:
     every += [*published_galaxy_units.figures(), *published_sdxl.figures()]
     every += published_dispatch.figures()
     every += published_ccl_ci.figures()
+    every += published_deepseek.figures()
     return [f for f in every if f.covered] + [f for f in every if not f.covered]
 
 
