@@ -18,6 +18,8 @@ ALIASES: dict[str, str] = {
     "ReduceScatterDeviceOperation": F.REDUCE_SCATTER.value,
     "AllGatherDeviceOperation": F.ALL_GATHER.value,
     "AllReduceDeviceOperation": F.ALL_REDUCE.value,
+    "SdpaDecodeDeviceOperation": F.SDPA_DECODE.value,  # tt-metal 2026's name (older: ScaledDotProductAttentionDecode)
+    "SDPAOperation": F.SDPA.value,  # tt-metal 2026's name (older: ScaledDotProductAttention)
 }
 """Other names of the same programs, to the name the model uses."""
 

@@ -195,3 +195,12 @@ def test_a_matmul_row_without_a_program_config_is_timed_on_ttnns_own_choice(meas
     assert predict_kernel(desc, measured_machine([row])).kernel_ns == pytest.approx(
         recorder.records[0].prediction.kernel_ns
     )
+
+
+def test_tt_metal_2026_attention_op_codes_have_their_families():
+    """A profile of tt-metal 2026 names the attention programs SDPAOperation / SdpaDecodeDeviceOperation
+    (the older ScaledDotProductAttention / ...Decode): both are matched to the same families."""
+    assert family_of("SdpaDecodeDeviceOperation") is OpFamily.SDPA_DECODE
+    assert family_of("ScaledDotProductAttentionDecode") is OpFamily.SDPA_DECODE
+    assert family_of("SDPAOperation") is OpFamily.SDPA
+    assert family_of("ScaledDotProductAttention") is OpFamily.SDPA
