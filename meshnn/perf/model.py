@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from meshnn.perf.attention import predict_cache_fill, predict_sdpa
 from meshnn.perf.collectives import predict_collective
+from meshnn.perf.conv import is_conv, predict_conv
 from meshnn.perf.decode_ops import predict_argmax, predict_cache_update, predict_heads_decode, predict_sdpa_decode
 from meshnn.perf.desc import MatmulProgram, OpDesc, OpFamily
 from meshnn.perf.exchange import predict_exchange
@@ -131,7 +132,9 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
     fidelity = default_fidelity(desc)
     resolved = desc if fidelity is desc.fidelity else replace(desc, fidelity=fidelity)
     predictor = _PREDICTORS[desc.family]
-    if is_rotary_prefill(desc):
+    if is_conv(desc):
+        predictor = predict_conv
+    elif is_rotary_prefill(desc):
         predictor = predict_rotary_prefill
     elif is_heads_prefill(desc):
         predictor = predict_heads_prefill

@@ -46,6 +46,7 @@ from meshnn.ops.conv.weights import (
     weights_dtype,
 )
 from meshnn.ops.registry import OpKind, register
+from meshnn.perf.conv_desc import ConvConfig
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor, check_tensor
@@ -90,6 +91,23 @@ def _writable(values: np.ndarray) -> np.ndarray:
     return np.array(values, dtype=np.float32, order="C")
 
 
+def perf_config(window: Window, ic: int, oc: int, groups: int, config: Conv2dConfig) -> ConvConfig:
+    """What the performance model needs of the conv (:class:`meshnn.perf.conv_desc.ConvConfig`)."""
+    return ConvConfig(
+        window.batch,
+        (window.out_height, window.out_width),
+        window.kernel,
+        window.stride,
+        ic,
+        oc,
+        groups,
+        config.shard_layout,
+        config.enable_act_double_buffer,
+        config.enable_weights_double_buffer,
+        config.enable_activation_reuse,
+    )
+
+
 def prepared_weight(op: str, weight: object, oc: int, icg: int, kernel, dtype_of, mesh) -> Tensor:
     """The conv's prepared weight: ``weight`` itself when it is a prepared device tensor (checked),
     else its torch-layout values checked and prepared."""
@@ -123,6 +141,7 @@ def run_conv(op: str, args: dict, window: Window, ranks=(4,)) -> tuple[Tensor, t
     inputs = (tensor, weight) if bias is None else (tensor, weight, bias)
     attrs = {"conv_config": config, "compute_kernel_config": args["compute_config"], "memory_config": memory}
     attrs["slice_config"] = args["slice_config"]
+    attrs["conv"] = perf_config(window, ic, oc, groups, config)
     replicate = config.padding_mode is PaddingMode.Replicate
     run = ConvRun(op, mesh, inputs, spec, conv_compute(window, ic, groups, activation, replicate=replicate), attrs)
     return run.launch(config, args["input_tensor"]), (weight, bias)
