@@ -240,6 +240,7 @@ def matmul_config(attrs: Mapping[str, object]) -> MatmulConfig:
         in0_block_w=_positive(getattr(program, "in0_block_w", None)),
         packer_l1_acc=l1_acc,
         fp32_acc=fp32_acc,
+        gather_in0=getattr(program, "gather_in0", False) is True,
     )
 
 

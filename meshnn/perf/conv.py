@@ -31,6 +31,8 @@ blocks from conv2d_utils.cpp's determine_per_core_conv_block_config), on the bus
   the current one, so its time adds to the compute's.
 
 The halo op (HaloDeviceOperation), which ttnn runs before conv2d, is a separate op and not counted here.
+A conv2d description without its window (hand-made, or a captured conv_transpose2d) is timed as the matmul
+it computes (:func:`implicit_matmul`: M the output pixels, K the weight's rows) on the matmul model.
 """
 
 from __future__ import annotations
@@ -41,9 +43,19 @@ from dataclasses import dataclass, replace
 from meshnn.device.buffer import TensorMemoryLayout
 from meshnn.perf.conv_desc import ConvConfig
 from meshnn.perf.conv_rates import RATES
-from meshnn.perf.desc import TILE, TILE_BYTES, Layout, MatmulConfig, MatmulProgram, OpDesc, TensorDesc
+from meshnn.perf.desc import (
+    TILE,
+    TILE_BYTES,
+    BufferType,
+    Layout,
+    MatmulConfig,
+    MatmulProgram,
+    OpDesc,
+    OpFamily,
+    TensorDesc,
+)
 from meshnn.perf.fidelity import MathFidelity
-from meshnn.perf.matmul import accumulates, math_cycles_per_multiply, partials_cycles
+from meshnn.perf.matmul import accumulates, math_cycles_per_multiply, partials_cycles, predict_matmul
 from meshnn.perf.prediction import Bound, Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import operand_cycles
@@ -51,9 +63,32 @@ from meshnn.perf.traffic import operand_cycles
 L = TensorMemoryLayout
 
 
+CONV_OP_CODE = "Conv2dDeviceOperation"
+
+
 def is_conv(desc: OpDesc) -> bool:
-    """Whether ``desc`` is a conv2d the conv model times (it carries its window)."""
-    return desc.conv is not None
+    """Whether ``desc`` is a conv2d run: it carries its window (a captured ``conv2d`` / ``conv1d``), or it
+    is a matmul-family op with conv2d's device-operation name (a hand-made description, a captured
+    ``conv_transpose2d``)."""
+    if desc.conv is not None:
+        return True
+    return desc.family is OpFamily.MATMUL and desc.op_code == CONV_OP_CODE and len(desc.inputs) >= 2
+
+
+def implicit_matmul(desc: OpDesc) -> OpDesc:
+    """The matmul a conv2d ``desc`` without its window computes, for :func:`predict_conv`'s fallback: in0
+    ``[1, 1, output pixels, K]`` in L1, K the weight's rows (a prepared ``[1, 1, K, N]`` weight, or
+    ``in x kh x kw`` of a raw ``[out, in, kh, kw]`` one); the input kept as a further input, read once."""
+    x, weight, *rest = desc.inputs
+    out = desc.outputs[0]
+    pixels = max(1, out.volume // max(1, out.shape[-1]))
+    raw = len(weight.shape) == 4 and weight.shape[0] > 1
+    k = math.prod(weight.shape[1:]) if raw else weight.shape[-2]
+    if raw:  # the weight as the program holds it after preparation
+        weight = TensorDesc((1, 1, k, weight.shape[0]), weight.dtype)
+    memory = x.memory if x.sharded and x.buffer is BufferType.L1 else L.HEIGHT_SHARDED
+    window = TensorDesc((1, 1, pixels, k), x.dtype, Layout.TILE, BufferType.L1, memory)
+    return replace(desc, inputs=(window, weight, *rest, x))
 
 
 def _tiles(n: int) -> int:
@@ -277,9 +312,11 @@ def _split_pays(act: float, tilize: float, weights: float) -> bool:
 
 def predict_conv(desc: OpDesc, machine: Machine) -> Prediction:
     """The time of the conv2d ``desc`` (inputs: activation, prepared weight[, bias]; one output) on
-    ``machine`` (see the module's text)."""
+    ``machine`` (see the module's text); a description without its window (:class:`ConvConfig`) is
+    timed as its :func:`implicit_matmul` on the matmul model."""
     conv = desc.conv
-    assert conv is not None
+    if conv is None:  # no window: the matmul it computes (the input's rows, channels and kernel unknown)
+        return predict_matmul(implicit_matmul(desc), machine)
     arch = machine.system.arch
     b, parts = conv_cycles(desc, machine)
     cycles = parts.total(conv.act_double_buffer, conv.weights_double_buffer)

@@ -199,7 +199,8 @@ class MatmulConfig:
     ``in0_block_w``: the K tiles of one inner block (None: not known; K then counts as one block);
     ``packer_l1_acc`` and ``fp32_acc``: its compute-kernel config's ``packer_l1_acc`` and
     ``fp32_dest_acc_en`` (None: the op was given none; ttnn's matmul default then applies, float32
-    accumulation only for a float32 output, L1 accumulation otherwise)."""
+    accumulation only for a float32 output, L1 accumulation otherwise); ``gather_in0``: the 1-D config's
+    ``gather_in0`` (in0 gathered around a ring of cores, not multicast)."""
 
     program: MatmulProgram = MatmulProgram.DEFAULT
     grid: tuple[int, int] | None = None
@@ -210,6 +211,7 @@ class MatmulConfig:
     in0_block_w: int | None = None
     packer_l1_acc: bool | None = None
     fp32_acc: bool | None = None
+    gather_in0: bool = False  # a 1-D program that passes in0's shards around a ring of cores (meshnn.perf.ring_matmul)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,7 @@ class OpLatency:
     riscv_cycles_per_element: float  # argmax's scalar loop on a data-movement core
     single_use_weight_tile_cycles: float  # a matmul multiply whose weight tile is used once (decode)
     tile_round_trip_cycles: float  # one DRAM tile read a core issues and waits for before the next
+    noc_write_latency_cycles: float  # a core's write to its neighbour, issued until it lands
     sdpa_multiply_scale: float  # flash attention's tile multiplies over a GEMM's at the same fidelity
     sdpa_score_tile_cycles: float  # flash attention's softmax work on one score tile of a K-chunk step
     topk_instruction_cycles: float  # ttnn.topk: one counted SFPU instruction of its sort, the tile moves folded in
@@ -67,6 +68,7 @@ WORMHOLE_B0 = OpLatency(
     riscv_cycles_per_element=10.0,
     single_use_weight_tile_cycles=36.0,
     tile_round_trip_cycles=445.0,
+    noc_write_latency_cycles=50.0,
     sdpa_multiply_scale=1.72,
     sdpa_score_tile_cycles=400.0,
     topk_instruction_cycles=2.406,
@@ -133,6 +135,8 @@ WORMHOLE_B0 = OpLatency(
         "64,128-value halves on an N150, model_targets.yaml: +33% -> -6%).  Not taken with uint32 indices (a row "
         "of 65,535 values or more): the one such measurement, Ministral-8B's N300 row (65,536 a chip), is met "
         "without it (+3%) and missed with it (-27%); why the 32-bit index tiles move cheaper is not found",
+        "noc_write_latency_cycles": f"{NPE}: get_write_latency: 40 cycles' start-up + 10 a router hop; one hop "
+        "(the ring matmul's neighbours: meshnn.perf.ring_matmul); Blackhole taken as the same cycles",
         "riscv_cycles_per_element": "an estimate, uncalibrated: tt-metal's argmax kernels (reduction/argmax/"
         "device/kernels) compare each element in a scalar loop on a data-movement RISC-V (a volatile L1 "
         "load and a bfloat16 compare in software)",

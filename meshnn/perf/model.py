@@ -36,6 +36,7 @@ from meshnn.perf.moe import predict_moe_compute, predict_moe_gpt
 from meshnn.perf.moe_routing import is_masked_bincount, predict_masked_bincount
 from meshnn.perf.movement import predict_movement
 from meshnn.perf.prediction import Prediction
+from meshnn.perf.ring_matmul import is_ring_matmul, predict_ring_matmul
 from meshnn.perf.rotary import is_rotary_prefill, predict_rotary_prefill
 from meshnn.perf.routed_ffn import is_unified_ffn, predict_unified_ffn
 from meshnn.perf.routing_topk import PREDICTORS as ROUTING_TOPK
@@ -140,6 +141,8 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_heads_prefill
     elif is_topk(desc):
         predictor = predict_topk
+    elif is_ring_matmul(desc):
+        predictor = predict_ring_matmul
     elif is_unified_ffn(desc):
         predictor = predict_unified_ffn
     elif is_masked_bincount(desc):

@@ -34,11 +34,13 @@ from . import (
     published_ccl_full,
     published_ccl_large,
     published_dispatch,
+    published_galaxy_units,
     published_gemm_manual,
     published_gemm_oob,
     published_gemm_oob_p150,
     published_gemm_oob_p150_13,
     published_gemm_split,
+    published_sdxl,
 )
 from .figure import Figure
 from .published_ccl import BH_GALAXY
@@ -373,6 +375,7 @@ def figures() -> list[Figure]:
     every += [*_manual_table_figures("n150", "n150"), *_manual_table_figures("p150", "p150")]
     every += [*_manual_table_figures("p150_13x10", published_gemm_oob_p150_13.P150_13X10)]
     every += [*_ring_figures(), *decode_figures(), *prefill_figures(), *flash_figures()]
+    every += [*published_galaxy_units.figures(), *published_sdxl.figures()]
     every += published_dispatch.figures()
     return [f for f in every if f.covered] + [f for f in every if not f.covered]
 

@@ -30,14 +30,16 @@ CONFIGS = (
      (False, False, False, False), (74.0, 37.0)),
 )  # fmt: skip
 
-BEFORE = {  # the model's figures (us, N150 / P150) while it timed conv2d as its flat input by its prepared weight
-    "vae_sdxl_hs": (16.7, 10.3),
-    "unet_hs": (122.9, 30.8),
-    "sdxl_bs": (97.2, 30.6),
-    "segformer_ws": (15.1, 9.7),
+BEFORE = {  # the model's figures (us, N150 / P150) while it timed conv2d as the matmul it computes
+    "vae_sdxl_hs": (17.81, 10.35),
+    "unet_hs": (58.36, 30.82),
+    "sdxl_bs": (85.74, 36.72),
+    "segformer_ws": (8.67, 8.29),
 }
-"""Before meshnn.perf.conv (stop 54): each conv2d was a matmul of [input rows, channels] by its prepared
-weight, 1 of the 8 rows within 15% (unet_hs on the P150, by chance of the clock and operand rates)."""
+"""Before meshnn.perf.conv timed the program (stop 54): each conv2d was its implicit matmul on the matmul model
+(M the output pixels, K the prepared weight's rows: meshnn's unpadded [9, 576] for the grouped conv), 1 of the
+8 rows within 15% (unet_hs on the P150); before that (pop54's figures) a matmul of the flat input by the prepared
+weight: 16.7 / 10.3, 122.9 / 30.8, 97.2 / 30.6 and 15.1 / 9.7 us, also 1 of 8."""
 
 _MODEL = (
     "meshnn.perf.conv times it as tt-metal's sharded conv2d program runs (the busiest core's activation "

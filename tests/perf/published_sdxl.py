@@ -1,0 +1,125 @@
+"""Stable Diffusion XL's op-level kernel times and the model's value for each.
+
+Source: tt-metal (2026-06) models/demos/stable_diffusion_xl_base/tests/test_sdxl_op_unit_test_perf.py: six
+ops of SDXL's UNet and VAE, each run alone on one chip of a Wormhole N300 (tests/pipeline_reorg/
+ops_sanity_tests.yaml: ``wh_n300_civ2``; the ``device`` fixture opens chip 0, an 8x8 grid as the N150's),
+the mean DEVICE KERNEL duration expected within 1.5% (``MARGIN``).  The shapes and configs are the unit
+tests' it calls (tests/ttnn/nightly/unit_tests/operations/matmul/test_matmul.py::test_sdxl_matmul,
+.../conv/test_conv2d.py::test_conv2d_sdxl / test_conv2d_vae_sdxl, tests/ttnn/unit_tests/operations/fused/
+test_group_norm.py and test_group_norm_DRAM.py).
+
+A conv is described as a capture records it (the input as given, the prepared weight, the output, and for
+the block-sharded one its window: :mod:`meshnn.perf.conv` times its program); the DRAM-sliced VAE conv has no
+window here (meshnn records its slices as one op) and is timed as the matmul it computes: M = output pixels,
+K = input channels x kernel height x width, N = output channels.
+"""
+
+from __future__ import annotations
+
+from meshnn.perf import BufferType, MatmulConfig, MatmulProgram, MemoryLayout, OpDesc, OpFamily, TensorDesc, predict
+from meshnn.perf.conv_desc import ConvConfig
+
+from .figure import Figure
+
+SOURCE = "tt-metal models/demos/stable_diffusion_xl_base/tests/test_sdxl_op_unit_test_perf.py (WH N300, 1 chip)"
+BS = dict(buffer=BufferType.L1, memory=MemoryLayout.BLOCK_SHARDED)
+
+
+def kernel_us(desc: OpDesc) -> float:
+    return predict(desc, "n300", mesh_shape=(1, 1), traced=True).kernel_ns / 1e3
+
+
+def ff_matmul() -> OpDesc:
+    """The UNet's feed-forward linear with GELU: [1024, 1280] bfloat16 block-sharded over 5x8 cores, a
+    [1280, 5120] bfloat8_b weight and bias in DRAM, a 2-D program of 4 x 32-tile blocks, in0_block_w 4,
+    HiFi2, packer_l1_acc on, the output block-sharded in L1."""
+    a, out = TensorDesc((1, 1, 1024, 1280), **BS), TensorDesc((1, 1, 1024, 5120), **BS)
+    w, bias = TensorDesc((1, 1, 1280, 5120), "BFLOAT8_B"), TensorDesc((1, 1, 32, 5120), "BFLOAT8_B")
+    config = MatmulConfig(MatmulProgram.MULTICAST_2D, (5, 8), 4, 32, in0_block_w=4, packer_l1_acc=True, fp32_acc=False)
+    return OpDesc(OpFamily.MATMUL, (a, w, bias), (out,), fidelity="HiFi2", matmul=config, unary_ops=("gelu",))
+
+
+def conv_block_sharded() -> OpDesc:
+    """The UNet's 3x3 conv 2560 -> 1280 channels at 32x32 as a capture records it: the input
+    [1, 1, 1024, 2560] bfloat16 block-sharded over 8x8 cores, the prepared [1, 1, 23040, 1280] bfloat8_b
+    weight, the output block-sharded; HiFi2, packer_l1_acc on, both double buffers (the test's configs),
+    with its window as a capture records it (the conv program's model, :mod:`meshnn.perf.conv`)."""
+    x, out = TensorDesc((1, 1, 1024, 2560), **BS), TensorDesc((1, 1, 1024, 1280), **BS)
+    w = TensorDesc((1, 1, 2560 * 9, 1280), "BFLOAT8_B")
+    config = MatmulConfig(packer_l1_acc=True, fp32_acc=False)
+    window = ConvConfig(1, (32, 32), (3, 3), (1, 1), 2560, 1280, 1, MemoryLayout.BLOCK_SHARDED, True, True, False)
+    return OpDesc(
+        OpFamily.MATMUL, (x, w), (out,), op_code="Conv2dDeviceOperation", fidelity="HiFi2", matmul=config, conv=window
+    )
+
+
+def conv_vae() -> OpDesc:
+    """The VAE's 3x3 conv 512 -> 512 channels at 256x256 as a capture records it: the input
+    [1, 256, 256, 512] bfloat16 in DRAM (the op slices it in two by width and shards each slice), the
+    prepared [1, 1, 4608, 512] bfloat8_b weight, the output [1, 1, 65536, 512] in DRAM; LoFi (the unit
+    test's ``math_fidelity``)."""
+    x, out = TensorDesc((1, 256, 256, 512)), TensorDesc((1, 1, 65536, 512))
+    w = TensorDesc((1, 1, 512 * 9, 512), "BFLOAT8_B")
+    return OpDesc(OpFamily.MATMUL, (x, w), (out,), op_code="Conv2dDeviceOperation", fidelity="LoFi")
+
+
+def group_norm(rows: int, channels: int, sharded: bool) -> OpDesc:
+    """``group_norm`` of [1, 1, rows, channels] (N x H x W rows) in 32 groups on the 8x8 grid,
+    block-sharded in L1 or in DRAM."""
+    where = BS if sharded else {}
+    x = TensorDesc((1, 1, rows, channels), **where)
+    return OpDesc(OpFamily.NORM, (x,), (x,), op_code="GroupNormDeviceOperation", core_grid=(8, 8))
+
+
+GN_MISS = (
+    "the model times group_norm as a layer norm (two reads and four FPU passes a tile); tt-metal's group norm "
+    "program (groupnorm_sharded_v2 / the DRAM welford kernel) loops over each core's groups, masking every "
+    "group's tiles out of the block and reducing, centring, squaring and reducing again per group, tile by tile "
+    "through L1: measured {cycles} cycles a tile of a core's block ({groups} groups a core); the model gives {model}"
+)
+CONV_MISS = (
+    "timed as its implicit matmul (meshnn.perf.conv: output pixels x in-channels x 3 x 3 x out-channels); "
+    "the conv program's readers build each core's window rows from the halo'd input shards ({what}) and its "
+    "compute kernel tilizes every activation block on the math cores before multiplying it "
+    "(conv2d/device/kernels/conv_bmm_tilize.cpp), which the model does not time: measured {measured}, the "
+    "model's multiplies {model}; the two convs miss alike (1.6x a multiply), a per-block tilize cost not yet "
+    "measured on its own"
+)
+
+
+def figures() -> list[Figure]:
+    """SDXL's op figures (group "SDXL ops"): the matmul is met, the convs and group norms are not modelled."""
+    g = "SDXL ops"
+    gn = [
+        ("group_norm 1920 ch x 32x32, block-sharded", (1024, 1920, True), 73.722, "2300", "4", "7.2 us"),
+        ("group_norm 640 ch x 128x128 (negative mask), block-sharded", (16384, 640, True), 549.179, "2860", "4",
+         "29.7 us"),
+        ("group_norm 256 ch x 256x256, DRAM, welford reciprocal", (65536, 256, False), 1516.464, "5900", "4", "315 us, "
+         "its DRAM reads"),
+    ]  # fmt: skip
+    out = [Figure("matmul 1024x1280x5120 + GELU, 2-D block-sharded 5x8", SOURCE, 238.419, 238.419, "us",
+                  lambda: kernel_us(ff_matmul()), group=g)]  # fmt: skip
+    for name, (rows, ch, sharded), us, cycles, groups, model in gn:
+        why = GN_MISS.format(cycles=cycles, groups=groups, model=model)
+        out.append(Figure(name, SOURCE, us, us, "us", lambda r=rows, c=ch, s=sharded: kernel_us(group_norm(r, c, s)),
+                          False, why, group=g))  # fmt: skip
+    block = (
+        "timed as tt-metal's block-sharded conv2d program (meshnn.perf.conv): 8x8 cores, 4 x 5 output tiles a core, "
+        "720 K tiles in 24 blocks, the activation and weights double-buffered behind the compute, so the multiplies "
+        "bound it (623k of 664k cycles): 14,400 a core at 43 cycles (HiFi2's 32 and the operands' unpack); measured "
+        "~70 cycles a bfloat16 x bfloat8_b HiFi2 tile multiply (1025.5 us over 14,400).  The model counts the compute "
+        "kernel's 1 x 5 subblocks, its L1 accumulation over 24 blocks and each block's tilize on the math cores; "
+        "what makes a multiply ~70 cycles there is in no figure it has (GEMM_FLOPS' matmuls reach 43)"
+    )
+    vae = CONV_MISS.format(what="in two width slices of the DRAM input", measured="~42 cycles a LoFi multiply",
+                           model="27")  # fmt: skip
+    out.append(Figure("conv2d 3x3 2560->1280 at 32x32, block-sharded", SOURCE, 1025.5, 1025.5, "us",
+                      lambda: kernel_us(conv_block_sharded()), False, block, group=g))  # fmt: skip
+    out.append(Figure("conv2d 3x3 512->512 at 256x256, DRAM, width-sliced in 2", SOURCE, 3082.972, 3082.972, "us",
+                      lambda: kernel_us(conv_vae()), False, vae, group=g))  # fmt: skip
+    return out
+
+
+if __name__ == "__main__":
+    for f in figures():
+        print(f"{f.name:<62} {f.low:>9g} {f.value():9.1f} {100 * f.error():+6.1f}%")
