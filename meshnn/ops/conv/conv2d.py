@@ -38,7 +38,10 @@ from meshnn.ops.conv.weights import (
     check_weight,
     conv_args,
     conv_config_of,
+    group_blocks,
+    grouped_layout,
     is_prepared,
+    padded_groups,
     prepared_bias,
     prepared_on,
     weight_matrix,
@@ -53,12 +56,19 @@ from meshnn.tensor.tensor import Tensor, check_tensor
 
 
 def conv_compute(
-    window: Window, in_channels: int, groups: int, activation: Callable | None, *, replicate: bool = False
+    window: Window,
+    in_channels: int,
+    groups: int,
+    activation: Callable | None,
+    *,
+    replicate: bool = False,
+    padded: int = 1,
 ):
     """The per-device computation of a conv over ``window`` (see :class:`ConvRun`): torch's conv2d
     on a channels-last view of the NHWC values (its output is channels-last too, so flattening
     it back copies nothing); a 1x1 conv of stride 1 is the matmul of the rows by the prepared
-    weight matrix.  ``replicate``: the padded border repeats the edge pixels (``PaddingMode.Replicate``)."""
+    weight matrix.  ``replicate``: the padded border repeats the edge pixels (``PaddingMode.Replicate``);
+    ``padded``: the groups the prepared weight is zero-padded over (its blocks are taken back out)."""
     pointwise = window.kernel == (1, 1) and window.stride == (1, 1) and not any(window.padding) and groups == 1
 
     def compute(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
@@ -75,7 +85,7 @@ def conv_compute(
             if any(window.padding):
                 mode = "replicate" if replicate else "constant"
                 xt = torch.nn.functional.pad(xt, (left, right, top, bottom), mode=mode)
-            wt = torch.from_numpy(_writable(weight_oihw(w, window.kernel)))
+            wt = torch.from_numpy(_writable(group_blocks(weight_oihw(w, window.kernel), padded)))
             out = torch.nn.functional.conv2d(xt, wt, bt, stride=window.stride, dilation=window.dilation, groups=groups)
             out = out.permute(0, 2, 3, 1).reshape(1, 1, -1, out.shape[1]).numpy()
         return activation(out) if activation is not None else out
@@ -108,14 +118,14 @@ def perf_config(window: Window, ic: int, oc: int, groups: int, config: Conv2dCon
     )
 
 
-def prepared_weight(op: str, weight: object, oc: int, icg: int, kernel, dtype_of, mesh) -> Tensor:
+def prepared_weight(op: str, weight: object, oc: int, icg: int, kernel, dtype_of, mesh, padded: int = 1) -> Tensor:
     """The conv's prepared weight: ``weight`` itself when it is a prepared device tensor (checked),
-    else its torch-layout values checked and prepared."""
+    else its torch-layout values checked and prepared (zero-padded over ``padded`` groups)."""
     tensor = check_tensor(weight, f"ttnn.{op}: weight_tensor")
     if is_prepared(tensor) and len(tensor.shape) == 4 and tensor.shape[0] == 1 and tensor.shape[1] == 1:
-        check_prepared(op, tensor, oc, icg, kernel)
+        check_prepared(op, tensor, oc, icg * padded, kernel)
         return tensor
-    prepare = lambda values: weight_matrix(check_weight(op, values, oc, icg, kernel))  # noqa: E731
+    prepare = lambda values: weight_matrix(grouped_layout(check_weight(op, values, oc, icg, kernel), padded))  # noqa: E731
     return prepared_on(op, "weight_tensor", tensor, prepare, dtype_of(tensor.dtype), mesh)
 
 
@@ -134,8 +144,9 @@ def run_conv(op: str, args: dict, window: Window, ranks=(4,)) -> tuple[Tensor, t
     activation = activation_of(op, config)
     tensor, mesh = on_device(op, tensor, args["device"])
     dtype_of = lambda given: weights_dtype(op, config, given)  # noqa: E731
-    weight = prepared_weight(op, args["weight_tensor"], oc, ic // groups, window.kernel, dtype_of, mesh)
     bias = args["bias_tensor"]
+    padded = padded_groups(groups, ic, oc, conv1d=op == "conv1d", has_bias=bias is not None)
+    weight = prepared_weight(op, args["weight_tensor"], oc, ic // groups, window.kernel, dtype_of, mesh, padded)
     if bias is not None:
         bias = prepared_bias(op, bias, oc, weight.dtype, mesh)
     inputs = (tensor, weight) if bias is None else (tensor, weight, bias)
@@ -143,7 +154,8 @@ def run_conv(op: str, args: dict, window: Window, ranks=(4,)) -> tuple[Tensor, t
     attrs["slice_config"] = args["slice_config"]
     attrs["conv"] = perf_config(window, ic, oc, groups, config)
     replicate = config.padding_mode is PaddingMode.Replicate
-    run = ConvRun(op, mesh, inputs, spec, conv_compute(window, ic, groups, activation, replicate=replicate), attrs)
+    compute = conv_compute(window, ic, groups, activation, replicate=replicate, padded=padded)
+    run = ConvRun(op, mesh, inputs, spec, compute, attrs)
     return run.launch(config, args["input_tensor"]), (weight, bias)
 
 

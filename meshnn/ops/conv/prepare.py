@@ -22,6 +22,8 @@ from meshnn.ops.conv.weights import (
     check_weight,
     conv_args,
     conv_config_of,
+    grouped_layout,
+    padded_groups,
     prepared_bias,
     prepared_on,
     transposed_as_conv,
@@ -99,7 +101,11 @@ def prepare_conv_weights(
         raise MeshnnTypeError(f"ttnn.{op}: has_bias must be a bool, got {has_bias!r}")
     tensor = check_tensor(weight_tensor, f"ttnn.{op}: weight_tensor")
     dtype = weights_dtype(op, conv_config_of(op, conv_config), tensor.dtype)
-    prepare = lambda values: weight_matrix(check_weight(op, values, oc, ic // groups, kernel))  # noqa: E731
+    padded = padded_groups(groups, ic, oc, conv1d=False, has_bias=has_bias)
+
+    def prepare(values):  # (float32 OIHW values -> the weight matrix, a grouped weight zero-padded)
+        return weight_matrix(grouped_layout(check_weight(op, values, oc, ic // groups, kernel), padded))
+
     return prepared_on(op, "weight_tensor", tensor, prepare, dtype, device)
 
 
@@ -172,9 +178,8 @@ def prepare_conv_transpose2d_weights(
     dtype = weights_dtype(op, conv_config_of(op, conv_config), tensor.dtype)
 
     def prepare(values):  # (float32 IOHW values -> the equivalent conv's weight matrix)
-        return weight_matrix(
-            transposed_as_conv(check_weight(op, values, ic, oc // groups, kernel), groups, mirror_kernel)
-        )
+        conv = transposed_as_conv(check_weight(op, values, ic, oc // groups, kernel), groups, mirror_kernel)
+        return weight_matrix(grouped_layout(conv, groups))
 
     return prepared_on(op, "weight_tensor", tensor, prepare, dtype, device)
 

@@ -37,6 +37,8 @@ from meshnn.ops.conv.weights import (
     conv_args,
     conv_as_transposed,
     conv_config_of,
+    group_blocks,
+    grouped_layout,
     host_values,
     is_prepared,
     place,
@@ -64,7 +66,8 @@ def _compute(window: Window, dims: tuple[int, int], in_channels: int, groups: in
     def compute(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
         torch = torch_module()
         xt = torch.from_numpy(np.ascontiguousarray(window.nchw(x, in_channels), dtype=np.float32))
-        wt = torch.from_numpy(conv_as_transposed(weight_oihw(w, window.kernel), groups).astype(np.float32))
+        oihw = group_blocks(weight_oihw(w, window.kernel), groups)
+        wt = torch.from_numpy(conv_as_transposed(oihw, groups).astype(np.float32))
         full = torch.nn.functional.conv_transpose2d(
             xt, wt, stride=window.stride, dilation=window.dilation, groups=groups
         )
@@ -164,10 +167,11 @@ def _prepared(op: str, weight: object, channels: tuple[int, int, int], kernel, c
     tensor = check_tensor(weight, f"ttnn.{op}: weight_tensor")
     dtype_of = lambda given: weights_dtype(op, config, given)  # noqa: E731
     if is_prepared(tensor):
-        return prepared_weight(op, tensor, oc, ic // groups, kernel, dtype_of, mesh)
+        return prepared_weight(op, tensor, oc, ic // groups, kernel, dtype_of, mesh, groups)
     values = host_values(op, "weight_tensor", tensor)
     values = check_weight(op, values, ic, oc // groups, kernel)
-    return place(weight_matrix(transposed_as_conv(values, groups, mirror)), dtype_of(tensor.dtype), mesh)
+    matrix = weight_matrix(grouped_layout(transposed_as_conv(values, groups, mirror), groups))
+    return place(matrix, dtype_of(tensor.dtype), mesh)
 
 
 def _zero_padded(op: str, config: Conv2dConfig) -> Conv2dConfig:
