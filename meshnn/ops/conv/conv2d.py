@@ -19,15 +19,17 @@ from collections.abc import Callable
 
 import numpy as np
 
+from meshnn.errors import MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.ops.config import check_compute_kernel_config
 from meshnn.ops.conv import goldens
-from meshnn.ops.conv.config import Conv2dConfig, PaddingMode
+from meshnn.ops.conv.config import Conv2dConfig, Conv2dSliceConfig, PaddingMode, SliceType
 from meshnn.ops.conv.geometry import Window, flat_input, padding4, pair, positive, torch_module
 from meshnn.ops.conv.running import (
     ConvRun,
     activation_of,
     check_returns,
+    check_slice_config,
     on_device,
     output_memory,
     output_spec,
@@ -231,12 +233,15 @@ def conv1d(
     conv_config: Conv2dConfig | None = None,
     compute_config: object = None,
     memory_config: MemoryConfig | None = None,
+    slice_config: Conv2dSliceConfig | None = None,
     return_output_dim: bool = False,
     return_weights_and_bias: bool = False,
 ):
     """A 1D convolution along the length of ``[N, L, C]`` (or ``[1, 1, N*L, C]``): ttnn runs it as
-    a conv2d of width 1.  Returns the output ``[1, 1, N*OL, OC]``, and with ``return_output_dim``
-    the output length, with ``return_weights_and_bias`` the prepared ``(weight, bias)``."""
+    a conv2d of width 1.  ``slice_config`` (tt-metal of 2026): slices in DRAM along the length, or None
+    (all in L1); DRAM height slices are refused (a conv1d's height is 1).  Returns the output
+    ``[1, 1, N*OL, OC]``, and with ``return_output_dim`` the output length, with
+    ``return_weights_and_bias`` the prepared ``(weight, bias)``."""
     op = "conv1d"
     check_returns(op, return_output_dim, return_weights_and_bias)
     window = Window(
@@ -248,6 +253,10 @@ def conv1d(
         _padding_1d(op, padding),
         (positive(op, "dilation", dilation), 1),
     )
-    args = dict(locals(), slice_config=None)
-    output, prepared = run_conv(op, args, window, ranks=(3, 4))
+    check_slice_config(op, slice_config)
+    if isinstance(slice_config, Conv2dSliceConfig) and slice_config.slice_type is SliceType.DRAMSliceHeight:
+        raise MeshnnValueError(
+            f"ttnn.{op}: slice_config: DRAM_HEIGHT slices are not supported (a conv1d's height is 1)"
+        )
+    output, prepared = run_conv(op, dict(locals()), window, ranks=(3, 4))
     return results(output, window.out_height, prepared, return_output_dim, return_weights_and_bias)

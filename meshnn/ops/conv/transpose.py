@@ -20,13 +20,14 @@ import numpy as np
 from meshnn.errors import MeshnnValueError, NotImplementedByMeshnn
 from meshnn.formats.dtypes import DataType
 from meshnn.ops.config import check_compute_kernel_config
-from meshnn.ops.conv.config import Conv2dConfig, PaddingMode
+from meshnn.ops.conv.config import Conv2dConfig, Conv2dSliceConfig, PaddingMode
 from meshnn.ops.conv.conv2d import prepared_weight
 from meshnn.ops.conv.geometry import Window, flat_input, flat_output, padding4, pair, positive, torch_module
 from meshnn.ops.conv.running import (
     ConvRun,
     activation_of,
     check_returns,
+    check_slice_config,
     on_device,
     output_memory,
     output_spec,
@@ -121,6 +122,7 @@ def conv_transpose2d(
     conv_config: Conv2dConfig | None = None,
     compute_config: object = None,
     memory_config: MemoryConfig | None = None,
+    dram_slice_config: Conv2dSliceConfig | None = None,
     mirror_kernel: bool = True,
     return_output_dim: bool = False,
     return_weights_and_bias: bool = False,
@@ -130,6 +132,7 @@ def conv_transpose2d(
     prepared ``(weight, bias)``."""
     op = "conv_transpose2d"
     check_returns(op, return_output_dim, return_weights_and_bias)
+    check_slice_config(op, dram_slice_config, "dram_slice_config")
     config = _zero_padded(op, conv_config_of(op, conv_config))
     check_compute_kernel_config(op, compute_config)
     ic, oc, groups, kernel = conv_args(op, in_channels, out_channels, groups, kernel_size)
@@ -147,7 +150,7 @@ def conv_transpose2d(
     dims = output_dims(op, window, pair(op, "output_padding", output_padding, least=0))
     tensor = check_tensor(input_tensor, f"ttnn.{op}: input_tensor")
     flat_input(op, tuple(tensor.shape), window, ic)
-    memory = output_memory(op, tensor, memory_config, None)
+    memory = output_memory(op, tensor, memory_config, dram_slice_config, name="dram_slice_config")
     spec = output_spec(op, tensor, (1, 1, window.batch * dims[0] * dims[1], oc), dtype, config, memory)
     activation = activation_of(op, config)
     tensor, mesh = on_device(op, tensor, device)
@@ -155,6 +158,7 @@ def conv_transpose2d(
     bias = None if bias_tensor is None else prepared_bias(op, bias_tensor, oc, weight.dtype, mesh)
     inputs = (tensor, weight) if bias is None else (tensor, weight, bias)
     attrs = {"conv_config": config, "compute_kernel_config": compute_config, "memory_config": memory}
+    attrs["slice_config"] = dram_slice_config
     run = ConvRun(op, mesh, inputs, spec, _compute(window, dims, ic, groups, activation), attrs)
     return results(
         run.launch(config, input_tensor), list(dims), (weight, bias), return_output_dim, return_weights_and_bias
