@@ -31,8 +31,9 @@ blocks from conv2d_utils.cpp's determine_per_core_conv_block_config), on the bus
   the current one, so its time adds to the compute's.
 
 The halo op (HaloDeviceOperation), which ttnn runs before conv2d, is a separate op and not counted here.
-A conv2d description without its window (hand-made, or a captured conv_transpose2d) is timed as the matmul
-it computes (:func:`implicit_matmul`: M the output pixels, K the weight's rows) on the matmul model.
+A conv2d description without its window (hand-made, or a captured conv_transpose2d), and a 1x1 conv that ttnn
+runs as ``ttnn.linear`` (:attr:`ConvConfig.runs_as_matmul`), are timed as the matmul they compute
+(:func:`implicit_matmul`: M the output pixels, K the weight's rows) on the matmul model.
 """
 
 from __future__ import annotations
@@ -315,7 +316,7 @@ def predict_conv(desc: OpDesc, machine: Machine) -> Prediction:
     ``machine`` (see the module's text); a description without its window (:class:`ConvConfig`) is
     timed as its :func:`implicit_matmul` on the matmul model."""
     conv = desc.conv
-    if conv is None:  # no window: the matmul it computes (the input's rows, channels and kernel unknown)
+    if conv is None or conv.runs_as_matmul:  # no window, or a 1x1 conv ttnn runs as a matmul
         return predict_matmul(implicit_matmul(desc), machine)
     arch = machine.system.arch
     b, parts = conv_cycles(desc, machine)

@@ -46,7 +46,7 @@ def run_conv(system="n150", *, h=32, w=32, ci=64, co=64, k=3, stride=1, groups=1
                 conv_config=config,
                 groups=groups,
             )
-        (record,) = [r for r in capture.recorder(mesh).records if r.desc.op_code == "Conv2dDeviceOperation"]
+        (record,) = capture.recorder(mesh).records
         return record
     finally:
         mesh.close()
@@ -55,9 +55,24 @@ def run_conv(system="n150", *, h=32, w=32, ci=64, co=64, k=3, stride=1, groups=1
 def test_a_captured_conv2d_carries_its_window_and_gets_a_positive_time():
     record = run_conv(h=16, w=24, ci=32, co=96, k=3, stride=2, layout=ttnn.TensorMemoryLayout.HEIGHT_SHARDED)
     conv = record.desc.conv
-    assert conv == ConvConfig(1, (8, 12), (3, 3), (2, 2), 32, 96, 1, L.HEIGHT_SHARDED, False, False, False)
+    assert conv == ConvConfig(
+        1, (8, 12), (3, 3), (2, 2), 32, 96, 1, L.HEIGHT_SHARDED, False, False, False, (1, 1, 1, 1), (1, 1)
+    )
+    assert record.desc.op_code == "Conv2dDeviceOperation"
     assert record.prediction.kernel_ns > 0
     assert any(note.startswith("conv2d:") for note in record.prediction.notes)
+
+
+def test_a_1x1_conv_is_the_matmul_ttnn_runs_it_as():
+    """ttnn runs a 1x1 conv at stride 1 without padding as ttnn.linear (use_matmul_for_1x1_conv): recorded
+    and timed as a MatmulDeviceOperation of its implicit matmul; width-sharded it stays a conv program."""
+    record = run_conv(k=1, ci=64, co=128)
+    assert record.desc.conv.runs_as_matmul and record.desc.op_code == "MatmulDeviceOperation"
+    assert not any(note.startswith("conv2d:") for note in record.prediction.notes)
+    assert record.prediction.flops == 2.0 * 1024 * 64 * 128
+    width = run_conv(k=1, ci=64, co=128, layout=ttnn.TensorMemoryLayout.WIDTH_SHARDED)
+    assert width.desc.op_code == "Conv2dDeviceOperation"
+    assert any(note.startswith("conv2d:") for note in width.prediction.notes)
 
 
 def test_stride_shrinks_the_matmul_to_the_output_positions():

@@ -117,6 +117,8 @@ def perf_config(window: Window, ic: int, oc: int, groups: int, config: Conv2dCon
         config.enable_act_double_buffer,
         config.enable_weights_double_buffer,
         config.enable_activation_reuse,
+        window.padding,
+        window.dilation,
     )
 
 
