@@ -157,3 +157,17 @@ def test_conv_transpose2d_prepares_its_grouped_weight_zero_padded(device):
         torch.from_numpy(x).permute(0, 3, 1, 2), torch.from_numpy(weight), None, 2, 1, groups=3
     )
     np.testing.assert_array_equal(ttnn.to_numpy(out), ref.permute(0, 2, 3, 1).reshape(1, 1, -1, 6).numpy())
+
+
+def test_prepare_conv_weights_of_a_1d_depthwise_conv_keeps_its_rows(device):
+    """tt-metal's is_1d_conv (a 1-high kernel over a 1-high input) with groups = channels and no bias: not
+    zero-padded; the same conv with a bias is."""
+    weight = ttnn.from_torch(torch.from_numpy(_ints((6, 1, 1, 3))), BF16)
+    args = dict(
+        weight_tensor=weight, input_memory_config=ttnn.DRAM_MEMORY_CONFIG, input_layout=ttnn.ROW_MAJOR_LAYOUT,
+        weights_format="OIHW", in_channels=6, out_channels=6, batch_size=1, input_height=1, input_width=16,
+        kernel_size=(1, 3), stride=(1, 1), padding=(0, 1), dilation=(1, 1), groups=6, device=device,
+        input_dtype=BF16,
+    )  # fmt: skip
+    assert list(ttnn.prepare_conv_weights(**args, has_bias=False).shape) == [1, 1, 3, 6]
+    assert list(ttnn.prepare_conv_weights(**args, has_bias=True).shape) == [1, 1, 18, 6]

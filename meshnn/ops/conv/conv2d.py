@@ -149,7 +149,8 @@ def run_conv(op: str, args: dict, window: Window, ranks=(4,)) -> tuple[Tensor, t
     tensor, mesh = on_device(op, tensor, args["device"])
     dtype_of = lambda given: weights_dtype(op, config, given)  # noqa: E731
     bias = args["bias_tensor"]
-    padded = padded_groups(groups, ic, oc, conv1d=op == "conv1d", has_bias=bias is not None)
+    conv1d = op == "conv1d" or (window.kernel[0] == 1 and window.height == 1)  # tt-metal's is_1d_conv
+    padded = padded_groups(groups, ic, oc, conv1d=conv1d, has_bias=bias is not None)
     weight = prepared_weight(op, args["weight_tensor"], oc, ic // groups, window.kernel, dtype_of, mesh, padded)
     if bias is not None:
         bias = prepared_bias(op, bias, oc, weight.dtype, mesh)

@@ -101,7 +101,8 @@ def prepare_conv_weights(
         raise MeshnnTypeError(f"ttnn.{op}: has_bias must be a bool, got {has_bias!r}")
     tensor = check_tensor(weight_tensor, f"ttnn.{op}: weight_tensor")
     dtype = weights_dtype(op, conv_config_of(op, conv_config), tensor.dtype)
-    padded = padded_groups(groups, ic, oc, conv1d=False, has_bias=has_bias)
+    conv1d = kernel[0] == 1 and input_height == 1  # tt-metal's is_1d_conv: a conv1d's weight
+    padded = padded_groups(groups, ic, oc, conv1d=conv1d, has_bias=has_bias)
 
     def prepare(values):  # (float32 OIHW values -> the weight matrix, a grouped weight zero-padded)
         return weight_matrix(grouped_layout(check_weight(op, values, oc, ic // groups, kernel), padded))
