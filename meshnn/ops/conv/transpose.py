@@ -132,8 +132,7 @@ def conv_transpose2d(
     prepared ``(weight, bias)``."""
     op = "conv_transpose2d"
     check_returns(op, return_output_dim, return_weights_and_bias)
-    check_slice_config(op, dram_slice_config, "dram_slice_config")
-    config = _zero_padded(op, conv_config_of(op, conv_config))
+    config = _checked_config(op, conv_config, mirror_kernel, dram_slice_config)
     check_compute_kernel_config(op, compute_config)
     ic, oc, groups, kernel = conv_args(op, in_channels, out_channels, groups, kernel_size)
     window = Window(
@@ -145,8 +144,6 @@ def conv_transpose2d(
         padding4(op, padding),
         pair(op, "dilation", dilation),  # type: ignore[arg-type]
     )
-    if not isinstance(mirror_kernel, bool):
-        raise MeshnnValueError(f"ttnn.{op}: mirror_kernel must be a bool, got {mirror_kernel!r}")
     dims = output_dims(op, window, pair(op, "output_padding", output_padding, least=0))
     tensor = check_tensor(input_tensor, f"ttnn.{op}: input_tensor")
     flat_input(op, tuple(tensor.shape), window, ic)
@@ -176,6 +173,14 @@ def _prepared(op: str, weight: object, channels: tuple[int, int, int], kernel, c
     values = check_weight(op, values, ic, oc // groups, kernel)
     matrix = weight_matrix(grouped_layout(transposed_as_conv(values, groups, mirror), groups))
     return place(matrix, dtype_of(tensor.dtype), mesh)
+
+
+def _checked_config(op: str, conv_config: object, mirror_kernel: object, dram_slice_config: object) -> Conv2dConfig:
+    """``conv_config`` checked (replicate padding refused), with ``mirror_kernel`` and ``dram_slice_config``."""
+    check_slice_config(op, dram_slice_config, "dram_slice_config")
+    if not isinstance(mirror_kernel, bool):
+        raise MeshnnValueError(f"ttnn.{op}: mirror_kernel must be a bool, got {mirror_kernel!r}")
+    return _zero_padded(op, conv_config_of(op, conv_config))
 
 
 def _zero_padded(op: str, config: Conv2dConfig) -> Conv2dConfig:
