@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from meshnn.mesh.observers import OpEvent
 from meshnn.ops.eltwise.unary_tables import UNARY
 from meshnn.ops.registry import family_of
+from meshnn.perf.conv_desc import ConvConfig
 from meshnn.perf.desc import (
     AttentionConfig,
     CollectiveConfig,
@@ -96,6 +97,9 @@ def op_desc(event: OpEvent, outputs: Sequence[Tensor]) -> OpDesc | None:
         extra["collective"] = collective_config(attrs, event.mesh)
     elif family in (F.SDPA, F.SDPA_DECODE):
         extra["attention"] = attention_config(attrs, decode=family is F.SDPA_DECODE)
+    if isinstance(attrs.get("conv"), ConvConfig):  # a conv2d: its window, for meshnn.perf.conv
+        extra["conv"] = attrs["conv"]
+        code = F.MATMUL.value if attrs["conv"].runs_as_matmul else code  # ttnn runs a 1x1 conv as ttnn.linear
     if name == "dram_prefetcher":  # it streams every layer's weights: num_layers of tensors[:-1], then the addresses
         inputs = inputs[:-1] * int(attrs.get("num_layers", 1)) + inputs[-1:]  # type: ignore[call-overload]
     if name == "deepseek_moe_reduce_scatter":  # its 8 intermediates aside, one input: the 8 pieces of the last dim

@@ -1,39 +1,85 @@
-"""``conv2d`` as the performance model times it: the matmul its program computes.
+"""conv2d's device time as tt-metal's sharded conv2d program runs it (ttnn/cpp/ttnn/operations/conv/
+conv2d/device/conv2d_op_sharded_program_factory.cpp and conv2d_op_width_sharded_program_factory.cpp,
+blocks from conv2d_utils.cpp's determine_per_core_conv_block_config), on the busiest core, in cycles:
 
-tt-metal's conv2d program (``conv2d_op_sharded_program_factory.cpp`` and its activation readers) is a
-matmul whose in0 rows are output pixels and whose K is the kernel window over the input channels: each
-core's reader builds the window's rows from the (halo'd) input shards in L1 and the compute kernel
-multiplies them by the prepared weight ``[1, 1, in_channels x kh x kw, out_channels]``.  A captured
-conv (:mod:`meshnn.ops.costs`) holds the input as it was given (``[N, H, W, C]`` or ``[1, 1, N x H x W,
-C]``), the prepared weight and the output ``[1, 1, N x OH x OW, out_channels]``: timed as a matmul of
-those tensors it would have ``W`` rows and ``C`` K-columns, missing a factor of ``H x kh x kw`` of its
-multiplies.  :func:`implicit_matmul` gives the matmul the program runs: in0 the window rows
-``[1, 1, N x OH x OW, K]`` built in L1 (so not streamed from DRAM), the weight and any bias as given, and
-the input itself read once beside them (from DRAM when it lives there).
+- The im2col matmul: M the output positions, K = kh x kw x the padded input channels (a grouped conv's
+  weight is zero-padded to every input channel: prepare_conv2d_weights.cpp,
+  convert_conv_weight_tensor_to_grouped_layout), N the output channels.  Input channels are padded to
+  a tile (32) for a tiled or width-sharded input, else to 8 (16 B, the L1 alignment of a bfloat16
+  stick: get_input_channels_alignment).
+- The sharding: height-sharded, the output rows over the grid, every core all of N, K in ``kh`` blocks
+  of one kernel row (``kw x C`` rounded to a tile; one block of all of K with activation reuse);
+  block-sharded, rows over the grid's y and channels over its x, K in ``kh x x`` blocks of one core's
+  channels; width-sharded, every core all rows, its N share, K in one block per core (its channels'
+  ``kh x kw`` taps).
+- The activation reader (reader_conv_activations_padded_with_halo_3x3_weights_v2.cpp, read_sticks): for
+  each output row and kernel row, one NoC read of ``kw`` sticks of its own channels from the halo'd
+  shard; a read's cycles are its bytes over the NoC's per-transfer rate (``noc_transfer_efficiency``:
+  a read under 128 B costs a 128 B read's 23 cycles on Wormhole).  Block- and width-sharded, each
+  core's tilized block is then multicast to the cores that share its rows (``multicast_byte_dests_per_cycle``).
+- The compute core (conv_bmm_tilize.cpp): tilize its own activation blocks (each tile unpacked and
+  packed), the multiplies (the matmul model's per-multiply cycles), the partials between K blocks (the
+  matmul model's :func:`~meshnn.perf.matmul.partials_cycles`), the bias (each output tile reloaded,
+  added, packed) and the output's pack.
+- The weights: height-sharded, one core reads the whole weight from DRAM and multicasts it to every
+  core; block-sharded, one core a column reads its column's share and multicasts it down the column;
+  width-sharded, each core reads its own share (``dram_activation_bytes_per_cycle``, one reader's rate,
+  with the DRAM's rate as the bound for all readers together).
+- Overlap: the readers (activation, weights) and the compute core run side by side only where the
+  config double-buffers the side's circular buffer (``enable_act_double_buffer``,
+  ``enable_weights_double_buffer``); a single-buffered side's next block waits for the compute to free
+  the current one, so its time adds to the compute's.
+
+The halo op (HaloDeviceOperation), which ttnn runs before conv2d, is a separate op and not counted here.
+A conv2d description without its window (hand-made, or a captured conv_transpose2d), and a 1x1 conv that ttnn
+runs as ``ttnn.linear`` (:attr:`ConvConfig.runs_as_matmul`), are timed as the matmul they compute
+(:func:`implicit_matmul`: M the output pixels, K the weight's rows) on the matmul model.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from meshnn.perf.desc import BufferType, Layout, MemoryLayout, OpDesc, OpFamily, TensorDesc
-from meshnn.perf.matmul import predict_matmul
-from meshnn.perf.prediction import Prediction
+from meshnn.device.buffer import TensorMemoryLayout
+from meshnn.perf.conv_desc import ConvConfig
+from meshnn.perf.conv_rates import RATES
+from meshnn.perf.desc import (
+    TILE,
+    TILE_BYTES,
+    BufferType,
+    Layout,
+    MatmulConfig,
+    MatmulProgram,
+    OpDesc,
+    OpFamily,
+    TensorDesc,
+)
+from meshnn.perf.fidelity import MathFidelity
+from meshnn.perf.matmul import accumulates, math_cycles_per_multiply, partials_cycles, predict_matmul
+from meshnn.perf.prediction import Bound, Prediction
 from meshnn.perf.systems import Machine
+from meshnn.perf.traffic import operand_cycles
+
+L = TensorMemoryLayout
+
 
 CONV_OP_CODE = "Conv2dDeviceOperation"
 
 
 def is_conv(desc: OpDesc) -> bool:
-    """Whether ``desc`` is a conv2d run (a matmul-family op with conv2d's device-operation name)."""
+    """Whether ``desc`` is a conv2d run: it carries its window (a captured ``conv2d`` / ``conv1d``), or it
+    is a matmul-family op with conv2d's device-operation name (a hand-made description, a captured
+    ``conv_transpose2d``)."""
+    if desc.conv is not None:
+        return True
     return desc.family is OpFamily.MATMUL and desc.op_code == CONV_OP_CODE and len(desc.inputs) >= 2
 
 
 def implicit_matmul(desc: OpDesc) -> OpDesc:
-    """The matmul ``desc``'s conv program computes (the module's text): in0 ``[1, 1, output pixels, K]``
-    in L1, K the weight's rows (a prepared ``[1, 1, K, N]`` weight, or ``in x kh x kw`` of a raw
-    ``[out, in, kh, kw]`` one); the input kept as a further input, read once."""
+    """The matmul a conv2d ``desc`` without its window computes, for :func:`predict_conv`'s fallback: in0
+    ``[1, 1, output pixels, K]`` in L1, K the weight's rows (a prepared ``[1, 1, K, N]`` weight, or
+    ``in x kh x kw`` of a raw ``[out, in, kh, kw]`` one); the input kept as a further input, read once."""
     x, weight, *rest = desc.inputs
     out = desc.outputs[0]
     pixels = max(1, out.volume // max(1, out.shape[-1]))
@@ -41,11 +87,254 @@ def implicit_matmul(desc: OpDesc) -> OpDesc:
     k = math.prod(weight.shape[1:]) if raw else weight.shape[-2]
     if raw:  # the weight as the program holds it after preparation
         weight = TensorDesc((1, 1, k, weight.shape[0]), weight.dtype)
-    memory = x.memory if x.sharded and x.buffer is BufferType.L1 else MemoryLayout.HEIGHT_SHARDED
+    memory = x.memory if x.sharded and x.buffer is BufferType.L1 else L.HEIGHT_SHARDED
     window = TensorDesc((1, 1, pixels, k), x.dtype, Layout.TILE, BufferType.L1, memory)
     return replace(desc, inputs=(window, weight, *rest, x))
 
 
+def _tiles(n: int) -> int:
+    return math.ceil(n / TILE)
+
+
+@dataclass(frozen=True, slots=True)
+class ConvBlocks:
+    """The busiest core's share of the im2col matmul, in tiles: ``rows`` x ``cols`` output tiles,
+    ``k_blocks`` inner blocks of ``block_w`` tiles each; ``own_blocks`` of those the core reads and
+    tilizes itself (the rest it receives by multicast); ``reads`` NoC reads of ``read_bytes`` each;
+    ``share`` the cores that receive each tilized block (1: none multicast); ``weight_tiles`` the
+    weight tiles the busiest weight reader reads and ``weight_dests`` the cores it multicasts them to
+    (1: its own); ``cores`` the program's cores; ``weight_readers`` the cores reading weights;
+    ``split``: the layout allows tt-metal's split reader (height- or block-sharded, more than one
+    row of tiles a core: is_split_reader_supported)."""
+
+    layout: TensorMemoryLayout
+    cores: int
+    rows: int
+    cols: int
+    k_blocks: int
+    block_w: int
+    own_blocks: int
+    reads: int
+    read_bytes: int
+    share: int
+    weight_tiles: int
+    weight_dests: int
+    weight_readers: int
+    split: bool
+
+
+def padded_channels(conv: ConvConfig, layout: TensorMemoryLayout, tiled_input: bool) -> int:
+    """The input channels as the program holds them (see the module's text)."""
+    align = TILE if tiled_input or layout is L.WIDTH_SHARDED else 8
+    return math.ceil(conv.in_channels / align) * align
+
+
+def l1_tiles(b: ConvBlocks) -> int:
+    """What one core of ``b`` holds in L1, in tiles: its input shard (its rows by its channels of one
+    kernel row's block), the weights it holds and its output shard."""
+    weights = b.k_blocks * b.block_w * b.cols
+    return b.rows * b.block_w * b.own_blocks + weights + b.rows * b.cols
+
+
+def shard_layout(conv: ConvConfig, grid: tuple[int, int], tiled_input: bool) -> TensorMemoryLayout:
+    """The conv config's shard layout; without one, ttnn's choice (conv2d_utils.cpp:
+    determine_conv_config_for_auto_shard): of height-, block- and width-sharding the one whose cores
+    use the least L1 (block-sharding only on at least a grid row of cores), here counted as
+    :func:`l1_tiles` (tt-metal's calculate_L1_usage_for_conv_op also counts its circular buffers)."""
+    if conv.shard_layout is not None and conv.shard_layout is not L.INTERLEAVED:
+        return conv.shard_layout
+    height = _blocks(conv, grid, tiled_input, L.HEIGHT_SHARDED)
+    block = _blocks(conv, grid, tiled_input, L.BLOCK_SHARDED)
+    width = _blocks(conv, grid, tiled_input, L.WIDTH_SHARDED)
+    best = height
+    if l1_tiles(block) < l1_tiles(best) and block.cores >= grid[0]:
+        best = block
+    if l1_tiles(width) < l1_tiles(best):
+        best = width
+    return best.layout
+
+
+def conv_blocks(conv: ConvConfig, grid: tuple[int, int], tiled_input: bool) -> ConvBlocks:
+    """The busiest core's share of ``conv`` on a compute grid of ``grid`` (x, y) cores, in the conv's
+    shard layout (:func:`shard_layout`)."""
+    return _blocks(conv, grid, tiled_input, shard_layout(conv, grid, tiled_input))
+
+
+def _blocks(conv: ConvConfig, grid: tuple[int, int], tiled_input: bool, layout: TensorMemoryLayout) -> ConvBlocks:
+    """The busiest core's share of ``conv`` sharded as ``layout``.  A read is
+    ``kw`` sticks of the core's channels (coalesced: read_sticks), one per kernel row of each output
+    row; with activation reuse (read_sticks_activation_reuse) only the first output image width of a
+    core reads every kernel row, each later position one (the window's new row; the rest stays)."""
+    c = padded_channels(conv, layout, tiled_input)
+    kh, kw = conv.kernel
+    m, n = _tiles(conv.positions), _tiles(conv.out_channels)
+    if layout is L.HEIGHT_SHARDED:
+        cores = padded_divisor(m, grid[0] * grid[1])
+        rows = math.ceil(m / cores)
+        positions = rows * TILE
+        if conv.activation_reuse:
+            k_blocks, block_w = 1, _tiles(c * kw * kh)
+            reads = positions + min(positions, conv.output[1]) * (kh - 1)
+        else:
+            k_blocks, block_w, reads = kh, _tiles(c * kw), positions * kh
+        weight_tiles = k_blocks * block_w * n
+        return ConvBlocks(
+            layout, cores, rows, n, k_blocks, block_w, k_blocks, reads, c * kw * 2, 1, weight_tiles, cores, 1, rows > 1
+        )
+    if layout is L.BLOCK_SHARDED:
+        x, y = padded_divisor(_tiles(c), grid[0]), padded_divisor(m, grid[1])  # channels over x, rows over y
+        rows, cols = math.ceil(m / y), math.ceil(n / x)
+        per_core_c = math.ceil(_tiles(c) / x) * TILE
+        block_w = _tiles(per_core_c * kw)
+        k_blocks = kh * x
+        reads = rows * TILE * kh
+        return ConvBlocks(
+            layout, x * y, rows, cols, k_blocks, block_w, kh, reads, per_core_c * kw * 2, x,
+            k_blocks * block_w * cols, y, x, rows > 1,
+        )  # fmt: skip
+    cores = padded_divisor(_tiles(c), grid[0] * grid[1])
+    per_core_c = math.ceil(_tiles(c) / cores) * TILE
+    block_w = _tiles(per_core_c * kh * kw)
+    cols = math.ceil(n / cores)
+    reads = conv.positions * kh * kw  # activation_reader_width_sharded: one stick of its channels a tap
+    return ConvBlocks(
+        layout, cores, m, cols, cores, block_w, 1, reads, per_core_c * 2, cores, cores * block_w * cols, 1, cores,
+        False,
+    )  # fmt: skip
+
+
+def padded_divisor(n: int, most: int) -> int:
+    """The cores tt-metal shares ``n`` tiles over, at most ``most``: the most cores whose padding
+    (``n`` rounded up to a multiple of them, less ``n``) is under one core's share
+    (conv2d_utils.cpp: find_closest_largest_divisor_with_num_padding, as determine_parallel_config uses
+    it for the rows of a height- or block-sharded conv and the channels of a block- or width-sharded one)."""
+    d = max(1, most)
+    while d > 1 and (math.ceil(n / d) * d - n) >= math.ceil(n / d):
+        d -= 1
+    return d
+
+
+@dataclass(frozen=True, slots=True)
+class ConvCycles:
+    """The busiest core's cycles by part, over all its blocks: the activation ``reader`` (its reads,
+    and the multicast of its tilized blocks), the ``weights`` (DRAM reads and their multicast),
+    ``tilize``, the ``matmul`` (multiplies, partials, bias, the output's pack); ``blocks`` the blocks
+    they come in (each an even share); ``split``: two readers share the activation reads (tt-metal's
+    split reader: the weights' reader reads its half of each block's activations first);
+    ``multicast``: the activation reader's wait for the blocks other cores multicast (not split)."""
+
+    reader: float
+    weights: float
+    tilize: float
+    matmul: float
+    blocks: int
+    split: bool
+    multicast: float = 0.0
+
+    def total(self, act_double: bool, weights_double: bool) -> float:
+        """The core's cycles, block by block as conv2d's kernels hand them on through their circular
+        buffers: the activation reader fills a block once the compute has tilized the block one (two,
+        double-buffered) before it; the compute tilizes a block once it is read and the matmul before
+        it is done, and multiplies it once its weights are in; the weights reader reads a block once the
+        matmul has freed the block one (two) before it.  With the split reader the weights' RISC-V reads
+        half of each block's activations before that block's weights."""
+        n = max(1, self.blocks)
+        r, w, t, mm = self.reader / n, self.weights / n, self.tilize / n, self.matmul / n
+        cast = self.multicast / n
+        da, dw = (2 if act_double else 1), (2 if weights_double else 1)
+        tilized: list[float] = []
+        done: list[float] = []
+        reader_free = other_free = 0.0  # the activation reader's RISC-V, the weights reader's
+        for i in range(n):
+            act_free = tilized[i - da] if i >= da else 0.0
+            weight_free = done[i - dw] if i >= dw else 0.0
+            if self.split:
+                reader_free = max(reader_free, act_free) + r / 2 + cast
+                half = max(other_free, act_free) + r / 2
+                read = max(reader_free, half)
+                other_free = max(half, weight_free) + w
+            else:
+                reader_free = read = max(reader_free, act_free) + r + cast
+                other_free = max(other_free, weight_free) + w
+            tilized.append(max(read, done[-1] if done else 0.0) + t)
+            done.append(max(tilized[-1], other_free) + mm)
+        return done[-1]
+
+
+def conv_cycles(desc: OpDesc, machine: Machine) -> tuple[ConvBlocks, ConvCycles]:
+    """The busiest core's blocks and cycles of the conv2d ``desc`` on ``machine``."""
+    conv = desc.conv
+    assert conv is not None
+    arch = machine.system.arch
+    rates = RATES[arch.arch]
+    act, weight, out = desc.inputs[0], desc.inputs[1], desc.outputs[0]
+    b = conv_blocks(conv, machine.system.spec.compute_grid, act.layout is Layout.TILE)
+    fidelity = desc.fidelity or MathFidelity.HiFi2
+    act_tile = TILE_BYTES[out.dtype]  # the tilized activation takes the output's format
+    out_tiles, k_tiles = b.rows * b.cols, b.k_blocks * b.block_w
+    config = desc.matmul or MatmulConfig()
+    matmul = replace(  # the im2col matmul one core runs, for the matmul model's per-multiply and partials
+        desc,
+        matmul=replace(config, program=MatmulProgram.MULTICAST_1D, in0_block_w=b.block_w),
+        inputs=(TensorDesc((b.rows * TILE, k_tiles * TILE), out.dtype), weight),
+    )
+    per_multiply = math_cycles_per_multiply(matmul, arch, fidelity)
+    per_multiply += operand_cycles(arch, (act_tile + weight.tile_bytes) / 2)
+    mm = out_tiles * k_tiles * per_multiply + partials_cycles(matmul, machine, out_tiles, k_tiles, per_multiply)
+    pack = out_tiles * out.tile_bytes / arch.packer_bytes_per_cycle
+    if len(desc.inputs) > 2:  # the bias: each output tile reloaded, added, packed again
+        mm += out_tiles * (operand_cycles(arch, 2 * out.tile_bytes) + arch.fpu_eltwise_cycles_per_tile) + pack
+    mm += pack
+    own_tiles = b.own_blocks * b.rows * b.block_w
+    fp32_acc = accumulates(matmul)[1]
+    tilize = own_tiles * rates.tilize(act.dtype == "FLOAT32", out.dtype, fp32_acc)
+    clock = arch.clock_hz
+    reader = rates.local_l1.cycles(b.reads * b.read_bytes, b.read_bytes, clock)
+    multicast = 0.0
+    if b.share > 1:  # each K block arrives by a multicast from the core that holds its channels
+        block = b.rows * b.block_w * act_tile
+        multicast = b.k_blocks * rates.multicast.cycles(block, block, clock)
+    weight_bytes = b.weight_tiles * weight.tile_bytes
+    weights = rates.dram.cycles(weight_bytes, weight.tile_bytes, clock)
+    if b.weight_dests > 1:
+        weights += rates.multicast.cycles(weight_bytes, b.block_w * b.cols * weight.tile_bytes, clock)
+    all_readers = weight_bytes * b.weight_readers / machine.system.dram_interleaved_bytes_per_s * clock
+    chosen = b.layout is not L.HEIGHT_SHARDED or conv.activation_reuse or _split_pays(reader, tilize, weights)
+    split = b.split and chosen
+    blocks = b.k_blocks * (b.rows if conv.activation_reuse else 1)  # reuse hands on a tile row at a time
+    return b, ConvCycles(reader, max(weights, all_readers), tilize, mm, blocks, split, multicast)
+
+
+def _split_pays(act: float, tilize: float, weights: float) -> bool:
+    """tt-metal's choice of the split reader for a height-sharded conv (is_split_reader_viable):
+    two readers when that starts the matmul sooner."""
+    return act / 2 + max(weights, tilize) < max(act + tilize, weights)
+
+
 def predict_conv(desc: OpDesc, machine: Machine) -> Prediction:
-    """The time of a conv2d ``desc`` on ``machine``: its :func:`implicit_matmul` as a matmul."""
-    return predict_matmul(implicit_matmul(desc), machine)
+    """The time of the conv2d ``desc`` (inputs: activation, prepared weight[, bias]; one output) on
+    ``machine`` (see the module's text); a description without its window (:class:`ConvConfig`) is
+    timed as its :func:`implicit_matmul` on the matmul model."""
+    conv = desc.conv
+    if conv is None or conv.runs_as_matmul:  # no window, or a 1x1 conv ttnn runs as a matmul
+        return predict_matmul(implicit_matmul(desc), machine)
+    arch = machine.system.arch
+    b, parts = conv_cycles(desc, machine)
+    cycles = parts.total(conv.act_double_buffer, conv.weights_double_buffer)
+    k_tiles = b.k_blocks * b.block_w
+    notes = (
+        f"conv2d: {b.cores} cores, {b.rows * b.cols} output tiles x {k_tiles} K tiles a core, {b.k_blocks} blocks",
+    )
+    weight = desc.inputs[1]
+    return Prediction(
+        compute_ns=arch.cycles_ns(cycles),
+        memory_ns=0.0,
+        link_ns=0.0,
+        fixed_ns=arch.op_launch_ns,
+        memory=Bound.L1,
+        cores=b.cores,
+        fidelity=desc.fidelity or MathFidelity.HiFi2,
+        flops=2.0 * _tiles(conv.positions) * k_tiles * _tiles(conv.out_channels) * TILE**3,
+        dram_bytes=b.weight_tiles * weight.tile_bytes * b.weight_readers,
+        notes=notes,
+    )

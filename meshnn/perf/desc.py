@@ -18,6 +18,7 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout as FormatLayout
 from meshnn.formats.layout import Tile
+from meshnn.perf.conv_desc import ConvConfig
 from meshnn.perf.fidelity import MathFidelity
 
 TILE = 32
@@ -256,6 +257,7 @@ class OpDesc:
     matmul: MatmulConfig | None = None
     collective: CollectiveConfig | None = None
     attention: AttentionConfig | None = None
+    conv: ConvConfig | None = None  # a conv2d's window and program flags (meshnn.perf.conv times it)
     unary_ops: tuple[str, ...] = ()  # the SFPU ops of a unary (or fused into a binary / matmul)
     attributes: tuple[tuple[str, str], ...] = field(default=())
 

@@ -134,7 +134,9 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
     fidelity = default_fidelity(desc)
     resolved = desc if fidelity is desc.fidelity else replace(desc, fidelity=fidelity)
     predictor = _PREDICTORS[desc.family]
-    if is_rotary_prefill(desc):
+    if is_conv(desc):
+        predictor = predict_conv
+    elif is_rotary_prefill(desc):
         predictor = predict_rotary_prefill
     elif is_heads_prefill(desc):
         predictor = predict_heads_prefill
@@ -142,8 +144,6 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_topk
     elif is_ring_matmul(desc):
         predictor = predict_ring_matmul
-    elif is_conv(desc):
-        predictor = predict_conv
     elif is_unified_ffn(desc):
         predictor = predict_unified_ffn
     elif is_masked_bincount(desc):

@@ -3,7 +3,8 @@
 ``ttnn.conv2d`` call measured by the device profiler, DEVICE KERNEL DURATION; targets in us for a
 Wormhole 8x8 grid and a P150, +-5%), beside meshnn's conv2d run under a perf capture on a planning
 mesh of the N150 and the P150 with the test's arguments (``Conv2dL1FullSliceConfig``, the test's
-Conv2dConfig and compute config).  All checks: nothing here is fitted.
+Conv2dConfig and compute config), timed by meshnn.perf.conv.  All checks: nothing here is fitted (the
+conv model's rates are tt-metal's own, meshnn.perf.conv_rates, none set from these rows).
 """
 
 from __future__ import annotations
@@ -29,71 +30,47 @@ CONFIGS = (
      (False, False, False, False), (74.0, 37.0)),
 )  # fmt: skip
 
-_DESCRIBED = (
-    "meshnn describes conv2d to the model as a matmul of its flat input by its prepared weight "
-    "(meshnn.ops.costs): M is the input's rows, not the output positions, and in0's K its channels, not the "
-    "im2col rows (kh x kw x channels) that conv2d's program multiplies (conv2d_op_sharded_program_factory.cpp). "
-)
-_READER = (
-    "; described as that im2col matmul on the sharded program instead (im2col_us below: M the output positions, "
-    "K the weight's rows, tt-metal's zero-padded grouped weight for groups > 1) the model gives {im2col}: the rest "
-    "is conv2d's activation reader (reader_conv_activations_padded_with_halo_3x3_weights_v2.cpp: a NoC read of kw "
-    "sticks for each kernel row of each output row, from the halo'd shard, then tilized on the compute core), "
-    "which the model has no figure for"
+BEFORE = {  # the model's figures (us, N150 / P150) while it timed conv2d as the matmul it computes
+    "vae_sdxl_hs": (17.81, 10.35),
+    "unet_hs": (58.36, 30.82),
+    "sdxl_bs": (85.74, 36.72),
+    "segformer_ws": (8.67, 8.29),
+}
+"""Before meshnn.perf.conv timed the program (stop 54): each conv2d was its implicit matmul on the matmul model
+(M the output pixels, K the prepared weight's rows: meshnn's unpadded [9, 576] for the grouped conv), 1 of the
+8 rows within 15% (unet_hs on the P150); before that (pop54's figures) a matmul of the flat input by the prepared
+weight: 16.7 / 10.3, 122.9 / 30.8, 97.2 / 30.6 and 15.1 / 9.7 us, also 1 of 8."""
+
+_MODEL = (
+    "meshnn.perf.conv times it as tt-metal's sharded conv2d program runs (the busiest core's activation "
+    "reads, tilize, im2col matmul and weight reads, block by block through their circular buffers, at the "
+    "transfer rates and tilize costs of tt-metal's conv2d program factory); "
 )
 MISSES = {
-    "vae_sdxl_hs": _DESCRIBED
-    + "4 channels into 512 over 128 x 128 positions, height-sharded on 64 cores: [16384, 32] by [64, 512], 16.7 us "
-    "on Wormhole (25% of 67) and 10.3 on Blackhole (37% of 28)" + _READER.format(im2col="17.8 and 11.8 us"),
-    "unet_hs": _DESCRIBED
-    + "4 channels into 16 over 1056 x 160 positions, height-sharded, activation reuse: [168960, 32] by [64, 32], "
-    "bound by its multiplies, 123 us on Wormhole (+41% over 87), 30.8 on Blackhole (met, -4%, by the clock and "
-    "operand rates, not by what the program does)" + _READER.format(im2col="22.2 and 13.2 us (Blackhole's then -59%)"),
-    "sdxl_bs": _DESCRIBED
-    + "640 into 640 channels at stride 2, block-sharded on 8x8: [4096, 640] by [5760, 640] into [1024, 640] at "
-    "HiFi2 with float32 accumulation, 97.2 us on Wormhole (-15.5% of 115), 30.6 on Blackhole (-42% of 53)"
-    + _READER.format(im2col="85.7 and 55.9 us (Blackhole's then met, +5%)"),
-    "segformer_ws": _DESCRIBED
-    + "a depthwise 3x3 (576 groups) over 8 x 8 positions, width-sharded: [64, 576] by meshnn's prepared [32, 576] "
-    "weight (each channel's 9 taps), 15.1 us on Wormhole (-80% of 74), 9.7 on Blackhole (-74% of 37), where "
-    "tt-metal pads a grouped 2-D conv's weight with zeros to every input channel "
-    "(prepare_conv2d_weights.cpp: convert_conv_weight_tensor_to_grouped_layout), a [5184, 576] weight"
-    + _READER.format(im2col="35.8 and 20.6 us"),
+    ("unet_hs", "n150"): _MODEL
+    + "height-sharded on 64 cores with activation reuse and the split reader: 83 rows of tiles a core, 2,976 "
+    "NoC reads of 192 B (each output position reads the window's new kernel row; the core's first image width "
+    "reads all three), 102k cycles at tt-metal's local-L1 rate for 192 B (5.6 GB/s) halved over the two "
+    "readers, beside 30k cycles of tilize (83 x 9 tiles at 40 cycles) and 23k of matmul: 56.9 us, -35% of 87. "
+    "The P150 row goes the other way (+35%), so no one missing cost explains both: what the model lacks is the "
+    "reuse reader's own cost per position beyond its NoC read (read_sticks_activation_reuse keeps its pixel "
+    "column, pushes a tile row at a time and re-reads at each image-width wrap), which no figure gives",
+    ("unet_hs", "p150"): _MODEL
+    + "on the P150's 110 cores: 48 rows of tiles a core, 1,856 reads of 192 B at tt-metal's Blackhole local-L1 "
+    "rate (4.5 GB/s at 1.35 GHz: 57 cycles a read, against Wormhole's 34), 106k cycles halved over two readers: "
+    "43.1 us, +35% of 32; see the N150 row (-35%): the reuse path's cost is not the NoC reads' alone",
+    ("segformer_ws", "n150"): _MODEL
+    + "width-sharded on 18 cores (576 channels, a tile each), tt-metal's zero-padded grouped weight "
+    "[5184, 576]: each core reads its [5184, 32] share, 6 MB from DRAM in all (27.8k cycles at the interleaved "
+    "rate), and the 18 activation blocks (2 x 9 tiles) arrive one multicast at a time (2.6k cycles each at "
+    "tt-metal's linked-multicast rate): 59.4 us, -20% of 74 (the P150 row is met, -9%).  Not modelled: each "
+    "of the 18 rounds starts with a semaphore handshake over all 18 cores (activation_reader_width_sharded.cpp: "
+    "the sender waits for every receiver, then signals them), a round trip the model does not time",
 }
-COVERED = {("unet_hs", "p150")}
+COVERED = {
+    (config[0], system) for config in CONFIGS for system in ("n150", "p150") if (config[0], system) not in MISSES
+}
 """Rows the model meets (checks)."""
-
-IM2COL = {  # name: (output positions, weight rows (K), output channels, grid of the sharded program)
-    "vae_sdxl_hs": (16384, 64, 512, (8, 8)),
-    "unet_hs": (168960, 64, 32, (8, 8)),
-    "sdxl_bs": (1024, 5760, 640, (8, 8)),
-    "segformer_ws": (64, 5184, 576, (18, 1)),
-}
-
-
-def im2col_us(system: str, config: tuple) -> float:
-    """The model's kernel time (us) of ``config`` described as conv2d's program multiplies: the im2col
-    activation [output positions, K] in L1 by the weight [K, out channels] on the sharded program (height:
-    the 1-D program multicasting the weight; block: the 2-D one; width: the 1-D one multicasting the
-    activation).  Not a figure: what the model's matmul alone gives, for the misses' reasons."""
-    from meshnn.perf import MatmulConfig, MatmulProgram, MemoryLayout, OpDesc, OpFamily, TensorDesc, predict
-    from meshnn.perf.desc import BufferType
-
-    name, _, _, _, _, _, wdt, odt, fidelity, layout, flags, _targets = config
-    m, k, n, grid = IM2COL[name]
-    memory = getattr(MemoryLayout, layout)
-    l1 = BufferType.L1
-    program, mcast_in0 = {
-        "HEIGHT_SHARDED": (MatmulProgram.MULTICAST_1D, False),
-        "BLOCK_SHARDED": (MatmulProgram.MULTICAST_2D, True),
-        "WIDTH_SHARDED": (MatmulProgram.MULTICAST_1D, True),
-    }[layout]
-    act = TensorDesc((1, 1, m, k), "BFLOAT16", buffer=l1, memory=memory)
-    out = TensorDesc((1, 1, m, n), odt.upper(), buffer=l1, memory=memory)
-    config_ = MatmulConfig(program, grid, mcast_in0=mcast_in0, packer_l1_acc=False, fp32_acc=flags[3])
-    weight = TensorDesc((1, 1, k, n), wdt.upper())
-    desc = OpDesc(OpFamily.MATMUL, (act, weight), (out,), fidelity=fidelity, matmul=config_)
-    return predict(desc, system).kernel_ns / 1e3
 
 
 def conv_us(system: str, config: tuple) -> float:
@@ -158,7 +135,7 @@ def figures() -> list[Figure]:
         name, targets = config[0], config[-1]
         for system, us in zip(("n150", "p150"), targets, strict=True):
             covered = (name, system) in COVERED
-            why = "" if covered else MISSES[name]
+            why = "" if covered else MISSES[(name, system)]
 
             def model(s=system, c=config) -> float:
                 return conv_us(s, c)

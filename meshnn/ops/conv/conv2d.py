@@ -19,15 +19,17 @@ from collections.abc import Callable
 
 import numpy as np
 
+from meshnn.errors import MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.ops.config import check_compute_kernel_config
 from meshnn.ops.conv import goldens
-from meshnn.ops.conv.config import Conv2dConfig, PaddingMode
+from meshnn.ops.conv.config import Conv2dConfig, Conv2dSliceConfig, PaddingMode, SliceType
 from meshnn.ops.conv.geometry import Window, flat_input, padding4, pair, positive, torch_module
 from meshnn.ops.conv.running import (
     ConvRun,
     activation_of,
     check_returns,
+    check_slice_config,
     on_device,
     output_memory,
     output_spec,
@@ -38,7 +40,10 @@ from meshnn.ops.conv.weights import (
     check_weight,
     conv_args,
     conv_config_of,
+    group_blocks,
+    grouped_layout,
     is_prepared,
+    padded_groups,
     prepared_bias,
     prepared_on,
     weight_matrix,
@@ -46,18 +51,26 @@ from meshnn.ops.conv.weights import (
     weights_dtype,
 )
 from meshnn.ops.registry import OpKind, register
+from meshnn.perf.conv_desc import ConvConfig
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor, check_tensor
 
 
 def conv_compute(
-    window: Window, in_channels: int, groups: int, activation: Callable | None, *, replicate: bool = False
+    window: Window,
+    in_channels: int,
+    groups: int,
+    activation: Callable | None,
+    *,
+    replicate: bool = False,
+    padded: int = 1,
 ):
     """The per-device computation of a conv over ``window`` (see :class:`ConvRun`): torch's conv2d
     on a channels-last view of the NHWC values (its output is channels-last too, so flattening
     it back copies nothing); a 1x1 conv of stride 1 is the matmul of the rows by the prepared
-    weight matrix.  ``replicate``: the padded border repeats the edge pixels (``PaddingMode.Replicate``)."""
+    weight matrix.  ``replicate``: the padded border repeats the edge pixels (``PaddingMode.Replicate``);
+    ``padded``: the groups the prepared weight is zero-padded over (its blocks are taken back out)."""
     pointwise = window.kernel == (1, 1) and window.stride == (1, 1) and not any(window.padding) and groups == 1
 
     def compute(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
@@ -74,7 +87,7 @@ def conv_compute(
             if any(window.padding):
                 mode = "replicate" if replicate else "constant"
                 xt = torch.nn.functional.pad(xt, (left, right, top, bottom), mode=mode)
-            wt = torch.from_numpy(_writable(weight_oihw(w, window.kernel)))
+            wt = torch.from_numpy(_writable(group_blocks(weight_oihw(w, window.kernel), padded)))
             out = torch.nn.functional.conv2d(xt, wt, bt, stride=window.stride, dilation=window.dilation, groups=groups)
             out = out.permute(0, 2, 3, 1).reshape(1, 1, -1, out.shape[1]).numpy()
         return activation(out) if activation is not None else out
@@ -90,14 +103,33 @@ def _writable(values: np.ndarray) -> np.ndarray:
     return np.array(values, dtype=np.float32, order="C")
 
 
-def prepared_weight(op: str, weight: object, oc: int, icg: int, kernel, dtype_of, mesh) -> Tensor:
+def perf_config(window: Window, ic: int, oc: int, groups: int, config: Conv2dConfig) -> ConvConfig:
+    """What the performance model needs of the conv (:class:`meshnn.perf.conv_desc.ConvConfig`)."""
+    return ConvConfig(
+        window.batch,
+        (window.out_height, window.out_width),
+        window.kernel,
+        window.stride,
+        ic,
+        oc,
+        groups,
+        config.shard_layout,
+        config.enable_act_double_buffer,
+        config.enable_weights_double_buffer,
+        config.enable_activation_reuse,
+        window.padding,
+        window.dilation,
+    )
+
+
+def prepared_weight(op: str, weight: object, oc: int, icg: int, kernel, dtype_of, mesh, padded: int = 1) -> Tensor:
     """The conv's prepared weight: ``weight`` itself when it is a prepared device tensor (checked),
-    else its torch-layout values checked and prepared."""
+    else its torch-layout values checked and prepared (zero-padded over ``padded`` groups)."""
     tensor = check_tensor(weight, f"ttnn.{op}: weight_tensor")
     if is_prepared(tensor) and len(tensor.shape) == 4 and tensor.shape[0] == 1 and tensor.shape[1] == 1:
-        check_prepared(op, tensor, oc, icg, kernel)
+        check_prepared(op, tensor, oc, icg * padded, kernel)
         return tensor
-    prepare = lambda values: weight_matrix(check_weight(op, values, oc, icg, kernel))  # noqa: E731
+    prepare = lambda values: weight_matrix(grouped_layout(check_weight(op, values, oc, icg, kernel), padded))  # noqa: E731
     return prepared_on(op, "weight_tensor", tensor, prepare, dtype_of(tensor.dtype), mesh)
 
 
@@ -116,15 +148,19 @@ def run_conv(op: str, args: dict, window: Window, ranks=(4,)) -> tuple[Tensor, t
     activation = activation_of(op, config)
     tensor, mesh = on_device(op, tensor, args["device"])
     dtype_of = lambda given: weights_dtype(op, config, given)  # noqa: E731
-    weight = prepared_weight(op, args["weight_tensor"], oc, ic // groups, window.kernel, dtype_of, mesh)
     bias = args["bias_tensor"]
+    conv1d = op == "conv1d" or (window.kernel[0] == 1 and window.height == 1)  # tt-metal's is_1d_conv
+    padded = padded_groups(groups, ic, oc, conv1d=conv1d, has_bias=bias is not None)
+    weight = prepared_weight(op, args["weight_tensor"], oc, ic // groups, window.kernel, dtype_of, mesh, padded)
     if bias is not None:
         bias = prepared_bias(op, bias, oc, weight.dtype, mesh)
     inputs = (tensor, weight) if bias is None else (tensor, weight, bias)
     attrs = {"conv_config": config, "compute_kernel_config": args["compute_config"], "memory_config": memory}
     attrs["slice_config"] = args["slice_config"]
+    attrs["conv"] = perf_config(window, ic, oc, groups, config)
     replicate = config.padding_mode is PaddingMode.Replicate
-    run = ConvRun(op, mesh, inputs, spec, conv_compute(window, ic, groups, activation, replicate=replicate), attrs)
+    compute = conv_compute(window, ic, groups, activation, replicate=replicate, padded=padded)
+    run = ConvRun(op, mesh, inputs, spec, compute, attrs)
     return run.launch(config, args["input_tensor"]), (weight, bias)
 
 
@@ -200,12 +236,15 @@ def conv1d(
     conv_config: Conv2dConfig | None = None,
     compute_config: object = None,
     memory_config: MemoryConfig | None = None,
+    slice_config: Conv2dSliceConfig | None = None,
     return_output_dim: bool = False,
     return_weights_and_bias: bool = False,
 ):
     """A 1D convolution along the length of ``[N, L, C]`` (or ``[1, 1, N*L, C]``): ttnn runs it as
-    a conv2d of width 1.  Returns the output ``[1, 1, N*OL, OC]``, and with ``return_output_dim``
-    the output length, with ``return_weights_and_bias`` the prepared ``(weight, bias)``."""
+    a conv2d of width 1.  ``slice_config`` (tt-metal of 2026): slices in DRAM along the length, or None
+    (all in L1); DRAM height slices are refused (a conv1d's height is 1).  Returns the output
+    ``[1, 1, N*OL, OC]``, and with ``return_output_dim`` the output length, with
+    ``return_weights_and_bias`` the prepared ``(weight, bias)``."""
     op = "conv1d"
     check_returns(op, return_output_dim, return_weights_and_bias)
     window = Window(
@@ -217,6 +256,10 @@ def conv1d(
         _padding_1d(op, padding),
         (positive(op, "dilation", dilation), 1),
     )
-    args = dict(locals(), slice_config=None)
-    output, prepared = run_conv(op, args, window, ranks=(3, 4))
+    check_slice_config(op, slice_config)
+    if isinstance(slice_config, Conv2dSliceConfig) and slice_config.slice_type is SliceType.DRAMSliceHeight:
+        raise MeshnnValueError(
+            f"ttnn.{op}: slice_config: DRAM_HEIGHT slices are not supported (a conv1d's height is 1)"
+        )
+    output, prepared = run_conv(op, dict(locals()), window, ranks=(3, 4))
     return results(output, window.out_height, prepared, return_output_dim, return_weights_and_bias)

@@ -17,11 +17,13 @@ from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.ops.config import check_compute_kernel_config
 from meshnn.ops.conv.geometry import Window, padding4, pair, positive
-from meshnn.ops.conv.running import INPUT_DTYPES
+from meshnn.ops.conv.running import INPUT_DTYPES, check_slice_config
 from meshnn.ops.conv.weights import (
     check_weight,
     conv_args,
     conv_config_of,
+    grouped_layout,
+    padded_groups,
     prepared_bias,
     prepared_on,
     transposed_as_conv,
@@ -99,7 +101,12 @@ def prepare_conv_weights(
         raise MeshnnTypeError(f"ttnn.{op}: has_bias must be a bool, got {has_bias!r}")
     tensor = check_tensor(weight_tensor, f"ttnn.{op}: weight_tensor")
     dtype = weights_dtype(op, conv_config_of(op, conv_config), tensor.dtype)
-    prepare = lambda values: weight_matrix(check_weight(op, values, oc, ic // groups, kernel))  # noqa: E731
+    conv1d = kernel[0] == 1 and input_height == 1  # tt-metal's is_1d_conv: a conv1d's weight
+    padded = padded_groups(groups, ic, oc, conv1d=conv1d, has_bias=has_bias)
+
+    def prepare(values):  # (float32 OIHW values -> the weight matrix, a grouped weight zero-padded)
+        return weight_matrix(grouped_layout(check_weight(op, values, oc, ic // groups, kernel), padded))
+
     return prepared_on(op, "weight_tensor", tensor, prepare, dtype, device)
 
 
@@ -155,15 +162,20 @@ def prepare_conv_transpose2d_weights(
     groups: int,
     device: object,
     input_dtype: DataType,
+    output_padding: tuple[int, int] = (0, 0),
     output_dtype: DataType | None = None,
     conv_config: object = None,
     compute_config: object = None,
+    dram_slice_config: object = None,
     mirror_kernel: bool = True,
 ) -> Tensor:
     """A conv_transpose2d weight (``weights_format`` ``"IOHW"``: ``[IC, OC/groups, KH, KW]``)
-    prepared on ``device`` as the equivalent conv's (mirrored unless ``mirror_kernel`` is False)."""
+    prepared on ``device`` as the equivalent conv's (mirrored unless ``mirror_kernel`` is False);
+    ``output_padding`` and ``dram_slice_config`` (tt-metal of 2026) are checked and change nothing in it."""
     op = "prepare_conv_transpose2d_weights"
     ic, oc, groups, kernel = _checked(op, dict(locals(), transposed=True))
+    pair(op, "output_padding", output_padding, least=0)  # type: ignore[arg-type]
+    check_slice_config(op, dram_slice_config, "dram_slice_config")
     if weights_format != "IOHW":
         raise MeshnnValueError(f"ttnn.{op}: weights_format must be 'IOHW', got {weights_format!r}")
     if not isinstance(mirror_kernel, bool) or not isinstance(has_bias, bool):
@@ -172,9 +184,8 @@ def prepare_conv_transpose2d_weights(
     dtype = weights_dtype(op, conv_config_of(op, conv_config), tensor.dtype)
 
     def prepare(values):  # (float32 IOHW values -> the equivalent conv's weight matrix)
-        return weight_matrix(
-            transposed_as_conv(check_weight(op, values, ic, oc // groups, kernel), groups, mirror_kernel)
-        )
+        conv = transposed_as_conv(check_weight(op, values, ic, oc // groups, kernel), groups, mirror_kernel)
+        return weight_matrix(grouped_layout(conv, groups))
 
     return prepared_on(op, "weight_tensor", tensor, prepare, dtype, device)
 
@@ -200,10 +211,12 @@ def prepare_conv_transpose2d_bias(
     output_dtype: DataType | None = None,
     conv_config: object = None,
     compute_config: object = None,
+    dram_slice_config: object = None,
 ) -> Tensor:
     """A conv_transpose2d bias prepared on ``device`` (as a conv's)."""
     op = "prepare_conv_transpose2d_bias"
     _, oc, _, _ = _checked(op, dict(locals(), transposed=True))
+    check_slice_config(op, dram_slice_config, "dram_slice_config")
     tensor = check_tensor(bias_tensor, f"ttnn.{op}: bias_tensor")
     dtype = weights_dtype(op, conv_config_of(op, conv_config), tensor.dtype)
     return prepared_bias(op, tensor, oc, dtype, device)

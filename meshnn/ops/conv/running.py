@@ -65,10 +65,17 @@ def _same_device(device: object, mesh: MeshDevice) -> bool:
     return getattr(device, "mesh_id", None) == mesh.mesh_id
 
 
-def output_memory(op: str, tensor: Tensor, memory_config: object, slice_config: object) -> MemoryConfig:
-    """Where the conv's output goes (see the module's text)."""
+def check_slice_config(op: str, slice_config: object, name: str = "slice_config") -> None:
+    """A conv's slice config checked: None or a ``ttnn.Conv2dSliceConfig``."""
     if slice_config is not None and not isinstance(slice_config, Conv2dSliceConfig):
-        raise MeshnnTypeError(f"ttnn.{op}: slice_config must be a ttnn.Conv2dSliceConfig, got {slice_config!r}")
+        raise MeshnnTypeError(f"ttnn.{op}: {name} must be a ttnn.Conv2dSliceConfig, got {slice_config!r}")
+
+
+def output_memory(
+    op: str, tensor: Tensor, memory_config: object, slice_config: object, *, name: str = "slice_config"
+) -> MemoryConfig:
+    """Where the conv's output goes (see the module's text); ``name``: the slice config's argument name."""
+    check_slice_config(op, slice_config, name)
     if memory_config is not None:
         if not isinstance(memory_config, MemoryConfig):
             raise MeshnnTypeError(f"ttnn.{op}: memory_config must be a ttnn.MemoryConfig, got {memory_config!r}")

@@ -20,13 +20,14 @@ import numpy as np
 from meshnn.errors import MeshnnValueError, NotImplementedByMeshnn
 from meshnn.formats.dtypes import DataType
 from meshnn.ops.config import check_compute_kernel_config
-from meshnn.ops.conv.config import Conv2dConfig, PaddingMode
+from meshnn.ops.conv.config import Conv2dConfig, Conv2dSliceConfig, PaddingMode
 from meshnn.ops.conv.conv2d import prepared_weight
 from meshnn.ops.conv.geometry import Window, flat_input, flat_output, padding4, pair, positive, torch_module
 from meshnn.ops.conv.running import (
     ConvRun,
     activation_of,
     check_returns,
+    check_slice_config,
     on_device,
     output_memory,
     output_spec,
@@ -37,6 +38,8 @@ from meshnn.ops.conv.weights import (
     conv_args,
     conv_as_transposed,
     conv_config_of,
+    group_blocks,
+    grouped_layout,
     host_values,
     is_prepared,
     place,
@@ -64,7 +67,8 @@ def _compute(window: Window, dims: tuple[int, int], in_channels: int, groups: in
     def compute(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
         torch = torch_module()
         xt = torch.from_numpy(np.ascontiguousarray(window.nchw(x, in_channels), dtype=np.float32))
-        wt = torch.from_numpy(conv_as_transposed(weight_oihw(w, window.kernel), groups).astype(np.float32))
+        oihw = group_blocks(weight_oihw(w, window.kernel), groups)
+        wt = torch.from_numpy(conv_as_transposed(oihw, groups).astype(np.float32))
         full = torch.nn.functional.conv_transpose2d(
             xt, wt, stride=window.stride, dilation=window.dilation, groups=groups
         )
@@ -118,6 +122,7 @@ def conv_transpose2d(
     conv_config: Conv2dConfig | None = None,
     compute_config: object = None,
     memory_config: MemoryConfig | None = None,
+    dram_slice_config: Conv2dSliceConfig | None = None,
     mirror_kernel: bool = True,
     return_output_dim: bool = False,
     return_weights_and_bias: bool = False,
@@ -127,7 +132,7 @@ def conv_transpose2d(
     prepared ``(weight, bias)``."""
     op = "conv_transpose2d"
     check_returns(op, return_output_dim, return_weights_and_bias)
-    config = _zero_padded(op, conv_config_of(op, conv_config))
+    config = _checked_config(op, conv_config, mirror_kernel, dram_slice_config)
     check_compute_kernel_config(op, compute_config)
     ic, oc, groups, kernel = conv_args(op, in_channels, out_channels, groups, kernel_size)
     window = Window(
@@ -139,12 +144,10 @@ def conv_transpose2d(
         padding4(op, padding),
         pair(op, "dilation", dilation),  # type: ignore[arg-type]
     )
-    if not isinstance(mirror_kernel, bool):
-        raise MeshnnValueError(f"ttnn.{op}: mirror_kernel must be a bool, got {mirror_kernel!r}")
     dims = output_dims(op, window, pair(op, "output_padding", output_padding, least=0))
     tensor = check_tensor(input_tensor, f"ttnn.{op}: input_tensor")
     flat_input(op, tuple(tensor.shape), window, ic)
-    memory = output_memory(op, tensor, memory_config, None)
+    memory = output_memory(op, tensor, memory_config, dram_slice_config, name="dram_slice_config")
     spec = output_spec(op, tensor, (1, 1, window.batch * dims[0] * dims[1], oc), dtype, config, memory)
     activation = activation_of(op, config)
     tensor, mesh = on_device(op, tensor, device)
@@ -152,6 +155,7 @@ def conv_transpose2d(
     bias = None if bias_tensor is None else prepared_bias(op, bias_tensor, oc, weight.dtype, mesh)
     inputs = (tensor, weight) if bias is None else (tensor, weight, bias)
     attrs = {"conv_config": config, "compute_kernel_config": compute_config, "memory_config": memory}
+    attrs["slice_config"] = dram_slice_config
     run = ConvRun(op, mesh, inputs, spec, _compute(window, dims, ic, groups, activation), attrs)
     return results(
         run.launch(config, input_tensor), list(dims), (weight, bias), return_output_dim, return_weights_and_bias
@@ -164,10 +168,19 @@ def _prepared(op: str, weight: object, channels: tuple[int, int, int], kernel, c
     tensor = check_tensor(weight, f"ttnn.{op}: weight_tensor")
     dtype_of = lambda given: weights_dtype(op, config, given)  # noqa: E731
     if is_prepared(tensor):
-        return prepared_weight(op, tensor, oc, ic // groups, kernel, dtype_of, mesh)
+        return prepared_weight(op, tensor, oc, ic // groups, kernel, dtype_of, mesh, groups)
     values = host_values(op, "weight_tensor", tensor)
     values = check_weight(op, values, ic, oc // groups, kernel)
-    return place(weight_matrix(transposed_as_conv(values, groups, mirror)), dtype_of(tensor.dtype), mesh)
+    matrix = weight_matrix(grouped_layout(transposed_as_conv(values, groups, mirror), groups))
+    return place(matrix, dtype_of(tensor.dtype), mesh)
+
+
+def _checked_config(op: str, conv_config: object, mirror_kernel: object, dram_slice_config: object) -> Conv2dConfig:
+    """``conv_config`` checked (replicate padding refused), with ``mirror_kernel`` and ``dram_slice_config``."""
+    check_slice_config(op, dram_slice_config, "dram_slice_config")
+    if not isinstance(mirror_kernel, bool):
+        raise MeshnnValueError(f"ttnn.{op}: mirror_kernel must be a bool, got {mirror_kernel!r}")
+    return _zero_padded(op, conv_config_of(op, conv_config))
 
 
 def _zero_padded(op: str, config: Conv2dConfig) -> Conv2dConfig:

@@ -2,12 +2,16 @@
 ``prepare_conv_bias`` / ``prepare_conv_transpose2d_weights`` / ``prepare_conv_transpose2d_bias``
 make them, and read back by the conv kernels.
 
-A prepared weight is a device tensor ``[1, 1, KH*KW*(IC/groups), OC]`` in TILE layout and the
-weights dtype (``conv_config.weights_dtype``, else the given weight's dtype), row
-``(kh*KW + kw)*(IC/groups) + ic`` holding ``weight[:, ic, kh, kw]``: the weight matrix the conv's
-matmul multiplies, rounded once into the weights dtype (bfloat8_b's shared exponents run along
-output channels, as on a device).  A prepared bias is ``[1, 1, 1, OC]`` TILE.  ttnn pads both to
-its channel alignment; meshnn keeps them unpadded.  A conv given a device weight takes it as
+A prepared weight is a device tensor ``[1, 1, KH*KW*I, OC]`` in TILE layout and the weights dtype
+(``conv_config.weights_dtype``, else the given weight's dtype), row ``(kh*KW + kw)*I + ic`` holding
+``weight[:, ic, kh, kw]``: the weight matrix the conv's matmul multiplies, rounded once into the weights
+dtype (bfloat8_b's shared exponents run along output channels, as on a device).  ``I`` is every input
+channel: a grouped conv's weight (``[OC, IC/groups, KH, KW]``) is first zero-padded to ``[OC, IC, KH, KW]``,
+each output channel holding its group's input channels and zeros elsewhere, as ttnn prepares it
+(prepare_conv2d_weights.cpp: convert_conv_weight_tensor_to_grouped_layout, in the trees of 2025-07 and 2026-06 alike);
+only a 1-D depthwise conv without bias keeps ``I = IC/groups`` (tt-metal gives it a depthwise layout
+shaped by its activation block, which meshnn does not have).  A prepared bias is ``[1, 1, 1, OC]`` TILE.
+ttnn pads both to its channel alignment; meshnn keeps them unpadded.  A conv given a device weight takes it as
 prepared (as ttnn does) and checks its shape.
 
 A transposed conv's weight (``IOHW``) is prepared as the equivalent conv's: each group's
@@ -113,6 +117,37 @@ def weight_oihw(matrix: np.ndarray, kernel: tuple[int, int]) -> np.ndarray:
     return matrix.reshape(kh, kw, rows // (kh * kw), o).transpose(3, 2, 0, 1)
 
 
+def grouped_layout(weight: np.ndarray, groups: int) -> np.ndarray:
+    """A grouped conv's ``OIHW`` weight ``[OC, IC/groups, KH, KW]`` zero-padded to ``[OC, IC, KH, KW]``:
+    output channel ``o`` of group ``g = o // (OC/groups)`` holds its values at input channels
+    ``g*IC/groups ...``, zeros elsewhere (ttnn's grouped layout; ``groups`` 1: ``weight`` itself)."""
+    if groups == 1:
+        return weight
+    oc, icg, kh, kw = weight.shape
+    out = np.zeros((groups, oc // groups, groups, icg, kh, kw), dtype=weight.dtype)
+    diagonal = np.arange(groups)
+    out[diagonal, :, diagonal] = weight.reshape(groups, oc // groups, icg, kh, kw)
+    return out.reshape(oc, groups * icg, kh, kw)
+
+
+def group_blocks(weight: np.ndarray, groups: int) -> np.ndarray:
+    """The inverse of :func:`grouped_layout`: each output channel's own group's input channels,
+    ``[OC, IC/groups, KH, KW]``."""
+    if groups == 1:
+        return weight
+    oc, ic, kh, kw = weight.shape
+    diagonal = np.arange(groups)
+    blocks = weight.reshape(groups, oc // groups, groups, ic // groups, kh, kw)[diagonal, :, diagonal]
+    return np.ascontiguousarray(blocks.reshape(oc, ic // groups, kh, kw))
+
+
+def padded_groups(groups: int, in_channels: int, out_channels: int, *, conv1d: bool, has_bias: bool) -> int:
+    """The groups a prepared weight is zero-padded over (see the module's text): ``groups``, or 1 for
+    a 1-D depthwise conv without bias (tt-metal's is_1d_depthwise_conv)."""
+    depthwise_1d = conv1d and groups == in_channels == out_channels and not has_bias
+    return 1 if depthwise_1d else groups
+
+
 def transposed_as_conv(weight: np.ndarray, groups: int, mirror: bool) -> np.ndarray:
     """An ``IOHW`` transposed-conv weight (``[IC, OC/g, KH, KW]``) as the ``OIHW`` weight of the
     equivalent conv over the stride-dilated input (``[OC, IC/g, KH, KW]``)."""
@@ -152,9 +187,10 @@ def check_weight(
     return weight
 
 
-def check_prepared(op: str, weight: Tensor, out_channels: int, in_per_group: int, kernel: tuple[int, int]) -> None:
-    """A device weight checked to be a prepared one of this conv."""
-    want = (1, 1, kernel[0] * kernel[1] * in_per_group, out_channels)
+def check_prepared(op: str, weight: Tensor, out_channels: int, in_rows: int, kernel: tuple[int, int]) -> None:
+    """A device weight checked to be a prepared one of this conv (``in_rows``: the input channels its
+    matrix holds per kernel position, every one for a zero-padded grouped weight)."""
+    want = (1, 1, kernel[0] * kernel[1] * in_rows, out_channels)
     if tuple(weight.shape) != want:
         raise MeshnnValueError(
             f"ttnn.{op}: weight_tensor on the device must be prepared for this conv (ttnn.prepare_conv_weights): "
