@@ -6,7 +6,9 @@ operand tiles fed from L1, FPU cycles at the fidelity, SFPU passes) over the til
 core; L1-sharded tensors are the op's own cores' and cross no NoC link.  Ops that work on whole
 rows (reductions over the last dim, softmax, norms) split rows of tiles
 across cores.  These per-tile costs are estimates from the engines' published throughputs; no
-published op-level measurement calibrates them, so on DRAM tensors the DRAM time decides.
+published op-level measurement calibrates them, so on DRAM tensors the DRAM time decides.  A norm on an
+interleaved input is held by its reader's serial DRAM waits (:mod:`meshnn.perf.norm_reader`), then its
+last block's multiply and write.
 """
 
 from __future__ import annotations
