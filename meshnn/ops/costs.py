@@ -138,13 +138,16 @@ def _joined(pieces: Sequence[TensorDesc]) -> TensorDesc:
 
 def _attributes(name: str, entry: object, attrs: Mapping[str, object]) -> tuple[tuple[str, str], ...]:
     """What the model reads beyond the tensors and configs: an unknown op's estimate mark, argmax's
-    ``use_multicore``, the Llama form of ``all_reduce_async`` (its own buffer tensor: one multicast)."""
+    ``use_multicore``, the Llama form of ``all_reduce_async`` (its own buffer tensor: one multicast), a
+    norm's ``fp32_dest_acc_en`` (its program's block size)."""
     if _unknown(name, entry):
         return (ESTIMATED,)
     if name == "argmax":
         return (("use_multicore", str(attrs.get("use_multicore") is True)),)
     if name == "all_reduce_async" and attrs.get("buffer_tensor") is not None:
         return (("multicast", "True"),)
+    if getattr(entry, "family", None) is F.NORM and accumulation(attrs)[1]:  # the norm's blocks: 4 tiles, not 8
+        return (("fp32_dest_acc_en", "True"),)
     return ()
 
 

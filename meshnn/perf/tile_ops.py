@@ -6,17 +6,21 @@ operand tiles fed from L1, FPU cycles at the fidelity, SFPU passes) over the til
 core; L1-sharded tensors are the op's own cores' and cross no NoC link.  Ops that work on whole
 rows (reductions over the last dim, softmax, norms) split rows of tiles
 across cores.  These per-tile costs are estimates from the engines' published throughputs; no
-published op-level measurement calibrates them, so on DRAM tensors the DRAM time decides.
+published op-level measurement calibrates them, so on DRAM tensors the DRAM time decides.  A norm on an
+interleaved input is held by its reader's serial DRAM waits (:mod:`meshnn.perf.norm_reader`), then its
+last block's multiply and write.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from meshnn.perf.desc import TILE, MemoryLayout, OpDesc, OpFamily
 from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.latency import op_latency
+from meshnn.perf.norm_reader import is_interleaved_norm, reader_cycles, tail_cycles
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, sfpu_cycles_per_tile, traffic
@@ -74,7 +78,16 @@ def predict_tile_op(desc: OpDesc, machine: Machine) -> Prediction:
     moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs if not flushed]
     memory = traffic(machine, moves, cores, local_shards=True, page_writes=flushed)
     fixed = arch.op_launch_ns + (sharded_stats_ns(desc, machine) if cores > 1 else 0.0)
-    return kernel_prediction(arch, cycles, memory, cores, fixed_ns=fixed, fidelity=desc.fidelity)
+    extra: dict[str, object] = {}
+    if is_interleaved_norm(desc):  # its reader's waits bound it, then the last block's multiply and write
+        rows = max(1, tiles // max(1, math.ceil(desc.inputs[0].shape[-1] / TILE)))
+        waits = arch.cycles_ns(reader_cycles(desc, arch, rows))
+        memory = dataclasses.replace(memory, dram_ns=max(memory.dram_ns, waits))
+        extra = {"drain_ns": arch.cycles_ns(tail_cycles(desc, arch, fidelity)), "notes": (INTERLEAVED_NOTE,)}
+    return kernel_prediction(arch, cycles, memory, cores, fixed_ns=fixed, fidelity=desc.fidelity, **extra)
+
+
+INTERLEAVED_NOTE = "interleaved norm: its reader's DRAM waits (meshnn.perf.norm_reader)"
 
 
 def sharded_stats_ns(desc: OpDesc, machine: Machine) -> float:

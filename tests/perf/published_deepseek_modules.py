@@ -207,23 +207,23 @@ ROWS = [
 ]
 """(module, its test, mode, the kernel target in us, the ops of its forward)."""
 
-RMS = (
-    "rms_norm of a DRAM-interleaved [{rows}, {width}] (one tile row a core), measured {t} us: the two widths give "
-    "0.50 us a tile (16 tiles 11.45, 48 tiles 27.32) where the model counts 0.17 (its multiplies and reduce at "
-    "HiFi4, two operand feeds); layernorm.cpp's RMS path packs x^2 to a buffer, reduces it, packs x * rsqrt, "
-    "multiplies by gamma: counting its three packs and seven operand feeds a tile gives about 0.32 us, still short, "
-    "so the rest (the per-block register hand-offs and re-initialisations) is not found and no constant is fitted"
+RMS_MISS = (
+    "rms_norm of a DRAM-interleaved [32, 1536] (one tile row a core), measured 27.317 us, the model 31.5 (+15.3%): "
+    "meshnn.perf.norm_reader times the interleaved program's reader (6 blocks of 8 input tiles, then gamma's 48 "
+    "row-major sticks, each read waited for alone, at the fitted DRAM round trip of nlp_concat_heads' tile reads, "
+    "445 cycles) and the last block's multiply and write; the two widths measure 0.50 us a tile where that gives "
+    "0.59 (a stick's round trip near 360 cycles would meet both): a 64 B read's shorter DRAM access is not "
+    "modelled and no constant is fitted to these figures"
 )
 WHY = {
-    ("rms_norm kv_lora_rank 512", "decode"): RMS.format(rows=32, width=512, t=11.448),
-    ("rms_norm q_lora_rank 1536", "decode"): RMS.format(rows=32, width=1536, t=27.317),
-    ("rms_norm kv_lora_rank 512", "prefill 128"): RMS.format(rows=128, width=512, t=11.71),
-    ("rms_norm q_lora_rank 1536", "prefill 128"): RMS.format(rows=128, width=1536, t=27.997),
+    ("rms_norm q_lora_rank 1536", "decode"): RMS_MISS,
     ("distributed rms_norm 7168", "prefill 128"): (
-        "the pre- and post-all-gather norms on DRAM-interleaved [128, 896] a device and the 8-way all-gather of the "
-        "statistics, measured 92.0 us in all where the decode module (L1 width-sharded, 26.3 us) is met: the "
-        "interleaved norms' per-tile passes (as the rms_norm rows) and the prefill all-gather's DRAM pages are "
-        "not what the model times"
+        "the pre- and post-all-gather norms on DRAM-interleaved [128, 896] a device (4 cores, a tile row each) and "
+        "the 8-way all-gather of the statistics, measured 92.0 us in all where the decode module (L1 width-sharded, "
+        "26.3 us) is met; the model 58.8 (-36%): the two norms' readers wait on each of a row's 28 tiles alone "
+        "(pre 16.6 us; post 30.7 with the stats and gamma's 28 rows: meshnn.perf.norm_reader), the all-gather of "
+        "[128, 32] DRAM rows 11.6 us; the rest (33 us) is not found: no per-op split of the module's time was "
+        "published to say which op holds it"
     ),
     ("embedding", "prefill 128"): (
         "embedding of 128 ids into a [129280, 224] row-major table a device, measured 5.58 us, under the decode "
