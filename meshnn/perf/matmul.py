@@ -58,6 +58,7 @@ from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.latency import op_latency
 from meshnn.perf.matmul_auto import auto_matmul_config
+from meshnn.perf.matmul_blocks import in1_block_stream_cycles, width_sharded_config
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import (
@@ -188,6 +189,9 @@ def chosen_config(desc: OpDesc, machine: Machine) -> OpDesc:
     not sharded: :func:`meshnn.perf.matmul_auto.auto_matmul_config`, its L1 budget with the op's
     float32 accumulation), the op's accumulation flags kept; else ``desc`` itself."""
     config = desc.matmul or MatmulConfig()
+    sharded = width_sharded_config(desc)
+    if sharded is not None:
+        return sharded
     if config.program is not MatmulProgram.DEFAULT or config.user_core_grid or config.grid or desc.core_grid:
         return desc
     if desc.inputs[0].sharded:
@@ -299,6 +303,9 @@ def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     readers = dram_readers(desc, machine, cores)
     memory = traffic(machine, moves, cores, dram_sharded=sharded, blocks_in_flight=True, readers=readers)
     sender_ns = arch.cycles_ns(in1_sender_cycles(desc, machine, k_tiles))
+    sender_ns = max(
+        sender_ns, arch.cycles_ns(in1_block_stream_cycles(desc, machine, (row_tiles, k_tiles, col_tiles), per_multiply))
+    )
     if sender_ns > memory.dram_ns:  # the busiest in1 sender's read outlasts the DRAM's share
         memory = replace(memory, dram_ns=sender_ns)
     fixed = arch.op_launch_ns + (0.0 if sharded else arch.matmul_fill_ns)
