@@ -58,7 +58,12 @@ from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.latency import op_latency
 from meshnn.perf.matmul_auto import auto_matmul_config
-from meshnn.perf.matmul_blocks import in1_block_stream_cycles, width_sharded_config
+from meshnn.perf.matmul_blocks import (
+    in1_block_stream_cycles,
+    is_plain_program,
+    plain_reads_cycles,
+    width_sharded_config,
+)
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import (
@@ -306,6 +311,8 @@ def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     sender_ns = max(
         sender_ns, arch.cycles_ns(in1_block_stream_cycles(desc, machine, (row_tiles, k_tiles, col_tiles), per_multiply))
     )
+    if is_plain_program(desc):  # one tile of each operand read and waited for at a time
+        sender_ns = max(sender_ns, arch.cycles_ns(plain_reads_cycles(desc, machine, out_tiles, k_tiles)))
     if sender_ns > memory.dram_ns:  # the busiest in1 sender's read outlasts the DRAM's share
         memory = replace(memory, dram_ns=sender_ns)
     fixed = arch.op_launch_ns + (0.0 if sharded else arch.matmul_fill_ns)

@@ -114,3 +114,31 @@ def in1_block_stream_cycles(desc: OpDesc, machine: Machine, tiles: tuple[int, in
     output_blocks = math.ceil(row_tiles / (config.per_core_m or row_tiles))
     written = output_block_write_cycles(desc, machine, per_n, per_multiply)
     return output_blocks * (math.ceil(k_tiles / block_w) * per_block + written)
+
+
+def is_plain_program(desc: OpDesc) -> bool:
+    """Whether ``desc`` (after :func:`meshnn.perf.matmul.chosen_config`) runs ttnn's plain multi-core program:
+    no program config, core grid nor sharded in0, and no multicast config ttnn would pick
+    (``create_simple_matmul_program_config``'s fallback, ``MatmulMultiCoreProgramConfig``)."""
+    config = desc.matmul or MatmulConfig()
+    if config.program is not MatmulProgram.DEFAULT or config.user_core_grid or config.grid or desc.core_grid:
+        return False
+    return not desc.inputs[0].sharded
+
+
+def plain_reads_cycles(desc: OpDesc, machine: Machine, out_tiles: int, k_tiles: int) -> float:
+    """Cycles the reader of ttnn's plain multi-core program (matmul_multicore_program_factory.cpp, its reader
+    reader_bmm_8bank_output_tiles_partitioned.cpp) takes on a core's ``out_tiles`` output tiles: for every
+    output tile and every K tile it reads one in0 tile and waits for it, then one in1 tile and waits for it,
+    so each read costs a round trip and the tile at one core's read rate, the weight read again for every
+    output tile (a batch's matrices included).  A DRAM tile's round trip is ``tile_round_trip_cycles``; an
+    L1 tile's (in0 interleaved in L1) the NoC's far-end read latency, ``dram_read_latency_cycles`` (tt-npe's
+    latency without a DRAM bank's access)."""
+    from meshnn.perf.matmul import sender_read_cycles  # the core's per-tile read rate lives with the matmul
+
+    latency = op_latency(machine.system.arch.arch)
+    per_k = 0.0
+    for tensor in desc.inputs[:2]:
+        trip = latency.tile_round_trip_cycles if tensor.in_dram else latency.dram_read_latency_cycles
+        per_k += trip + sender_read_cycles(machine, 1, tensor.tile_bytes)
+    return out_tiles * k_tiles * per_k

@@ -37,13 +37,17 @@ def us(desc: OpDesc, mesh: tuple[int, int] | None) -> float:
 
 PLAIN = (
     "ttnn picks the plain multi-core program here (matmul_program_config.cpp's create_simple_matmul_program_config: "
-    "Mt from a's rows without the batch, {mt} tile, Nt {nt}: one output block, a 1x1 core range, an L1-interleaved "
-    "output: no multicast config), whose reader fetches every output tile's K tiles of both operands, the weight "
-    "again for each of the {b} batches ({wmb} MB of weight reads against the model's {once} KB once); the model "
-    "times that program as its default, the weight read once"
+    "Mt from a's rows without the batch, {mt} tile, Nt {nt}: one output block, a 1x1 core range, not wide (32 x 128), "
+    "an L1-interleaved output: MatmulMultiCoreProgramConfig), whose reader fetches every output tile's K tiles of "
+    "both operands one read and one wait at a time, the weight again for each of the {b} batches "
+    "(meshnn.perf.matmul_blocks.plain_reads_cycles: {tiles} output tiles x {kt} K tiles a core, each pair a DRAM "
+    "round trip for the weight tile, 445 cycles, and the NoC's far-end latency for the L1 in0 tile, 270, each "
+    "with its 2 KB at one core's 12 B/cycle: 1,057 cycles a pair); the measured {t} us gives about 1,430 cycles a "
+    "pair: the rest (the reader's per-tile address generation and circular-buffer hand-offs, or an L1 read's "
+    "round trip nearer a DRAM one's) is not in the model's figures, and none is fitted from this one figure"
 )
 LINEAR_MISS = {
-    "wkv_b2": PLAIN.format(mt=1, nt=4, b=128, wmb=16.8, once=131),
+    "wkv_b2": PLAIN.format(mt=1, nt=4, b=128, tiles=8, kt=16, t=190.7),
 }
 """The MLA linears outside the claim.  wq_kv_a, wq_b and wo (the 1-D program over the width-sharded in0's
 shard grid or ttnn's own 1-D config) and wkv_b1 (the 1-D program ttnn picks for its wide [32, 512] output, its

@@ -24,7 +24,13 @@ from meshnn.perf import (
 )
 from meshnn.perf.latency import op_latency
 from meshnn.perf.matmul import chosen_config, sender_read_cycles
-from meshnn.perf.matmul_blocks import in1_block_stream_cycles, output_block_write_cycles, width_sharded_config
+from meshnn.perf.matmul_blocks import (
+    in1_block_stream_cycles,
+    is_plain_program,
+    output_block_write_cycles,
+    plain_reads_cycles,
+    width_sharded_config,
+)
 
 GALAXY = machine("galaxy")
 ROUND_TRIP = op_latency(GALAXY.system.arch.arch).tile_round_trip_cycles
@@ -134,3 +140,24 @@ def test_other_programs_have_no_block_stream():
     )
     assert in1_block_stream_cycles(in_l1, GALAXY, (1, 28, 66), 36.0) == 0.0
     assert math.isfinite(predict(base, "galaxy").kernel_ns)
+
+
+def test_the_plain_program_reads_each_operand_tile_and_waits():
+    """ttnn's plain multi-core program (no multicast config fits: DeepSeek MLA's wkv_b2, [128 x 32, 512] by
+    [512, 128]): per output tile and K tile, an in0 read (L1: the NoC's latency) and an in1 read (DRAM: a round
+    trip), each waited for; 512 output tiles over the grid, the weight read again for every one of them."""
+    a = l1((1, 128, 32, 512))
+    desc = chosen_config(linear(a, dram((512, 128)), l1((1, 128, 32, 128))), GALAXY)
+    assert is_plain_program(desc)
+    latency = op_latency(GALAXY.system.arch.arch)
+    per_k = latency.tile_round_trip_cycles + latency.dram_read_latency_cycles + 2 * sender_read_cycles(GALAXY, 1, 2048)
+    assert plain_reads_cycles(desc, GALAXY, 8, 16) == pytest.approx(8 * 16 * per_k)
+    p = predict(desc, "galaxy", traced=True)
+    cores = min(512, GALAXY.system.spec.compute_grid[0] * GALAXY.system.spec.compute_grid[1])
+    assert p.memory_ns == pytest.approx(GALAXY.system.arch.cycles_ns(math.ceil(512 / cores) * 16 * per_k))
+    in_dram = OpDesc(OpFamily.MATMUL, (dram(a.shape), desc.inputs[1]), desc.outputs, matmul=MatmulConfig())
+    assert plain_reads_cycles(in_dram, GALAXY, 8, 16) > plain_reads_cycles(desc, GALAXY, 8, 16)
+    given = OpDesc(
+        OpFamily.MATMUL, desc.inputs, desc.outputs, core_grid=(8, 8), matmul=MatmulConfig(user_core_grid=True)
+    )
+    assert not is_plain_program(given) and not is_plain_program(sharded_linear(896, 2112, 28))
