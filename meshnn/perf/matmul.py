@@ -23,7 +23,11 @@ one such sender takes to read its columns at a single core's rate (:func:`in1_se
 bounds a short-M prefill matmul whose large weight only 8 cores read.  On Blackhole a 2-D program's
 senders also wait for each block they multicast to leave before they read the next (tt-metal's sender
 kernels flush under ARCH_BLACKHOLE only: :func:`multicast_flush_cycles`), which bounds the smallest
-bfloat4_b blocks, whose multiplies are short.
+bfloat4_b blocks, whose multiplies are short.  A 1-D program that multicasts in0 streams each core's
+weight columns block by block, a read round trip a block (:mod:`meshnn.perf.matmul_blocks`: what sets a
+decode linear's time on an interleaved weight), and ttnn's plain multi-core program reads one tile of
+each operand at a time (the same module).  (The 2-D senders' per-block round trips are not added: the
+fitted sender rate and pipeline fill already hold them for the GEMM tables' blocks.)
 
 Partial sums: a 1-D, 2-D or DRAM-sharded program whose K runs in more than one inner block
 (``in0_block_w`` tiles each) keeps its partial sums in L1 between blocks (:func:`partials_cycles`),
