@@ -23,7 +23,11 @@ one such sender takes to read its columns at a single core's rate (:func:`in1_se
 bounds a short-M prefill matmul whose large weight only 8 cores read.  On Blackhole a 2-D program's
 senders also wait for each block they multicast to leave before they read the next (tt-metal's sender
 kernels flush under ARCH_BLACKHOLE only: :func:`multicast_flush_cycles`), which bounds the smallest
-bfloat4_b blocks, whose multiplies are short.
+bfloat4_b blocks, whose multiplies are short.  A 1-D program that multicasts in0 streams each core's
+weight columns block by block, a read round trip a block (:mod:`meshnn.perf.matmul_blocks`: what sets a
+decode linear's time on an interleaved weight), and ttnn's plain multi-core program reads one tile of
+each operand at a time (the same module).  (The 2-D senders' per-block round trips are not added: the
+fitted sender rate and pipeline fill already hold them for the GEMM tables' blocks.)
 
 Partial sums: a 1-D, 2-D or DRAM-sharded program whose K runs in more than one inner block
 (``in0_block_w`` tiles each) keeps its partial sums in L1 between blocks (:func:`partials_cycles`),
@@ -58,6 +62,12 @@ from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.latency import op_latency
 from meshnn.perf.matmul_auto import auto_matmul_config
+from meshnn.perf.matmul_blocks import (
+    in1_block_stream_cycles,
+    is_plain_program,
+    plain_reads_cycles,
+    width_sharded_config,
+)
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import (
@@ -188,6 +198,9 @@ def chosen_config(desc: OpDesc, machine: Machine) -> OpDesc:
     not sharded: :func:`meshnn.perf.matmul_auto.auto_matmul_config`, its L1 budget with the op's
     float32 accumulation), the op's accumulation flags kept; else ``desc`` itself."""
     config = desc.matmul or MatmulConfig()
+    sharded = width_sharded_config(desc)
+    if sharded is not None:
+        return sharded
     if config.program is not MatmulProgram.DEFAULT or config.user_core_grid or config.grid or desc.core_grid:
         return desc
     if desc.inputs[0].sharded:
@@ -299,6 +312,11 @@ def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     readers = dram_readers(desc, machine, cores)
     memory = traffic(machine, moves, cores, dram_sharded=sharded, blocks_in_flight=True, readers=readers)
     sender_ns = arch.cycles_ns(in1_sender_cycles(desc, machine, k_tiles))
+    sender_ns = max(
+        sender_ns, arch.cycles_ns(in1_block_stream_cycles(desc, machine, (row_tiles, k_tiles, col_tiles), per_multiply))
+    )
+    if is_plain_program(desc):  # one tile of each operand read and waited for at a time
+        sender_ns = max(sender_ns, arch.cycles_ns(plain_reads_cycles(desc, machine, out_tiles, k_tiles)))
     if sender_ns > memory.dram_ns:  # the busiest in1 sender's read outlasts the DRAM's share
         memory = replace(memory, dram_ns=sender_ns)
     fixed = arch.op_launch_ns + (0.0 if sharded else arch.matmul_fill_ns)

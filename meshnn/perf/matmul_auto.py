@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 
 from meshnn.perf.desc import TILE, BufferType, MatmulConfig, MatmulProgram, MemoryLayout, OpDesc, TensorDesc
+from meshnn.perf.matmul_blocks import mcast_1d_block_w
 from meshnn.perf.systems import Machine
 
 NARROW_RATIO = 8
@@ -73,10 +74,19 @@ def auto_matmul_config(desc: OpDesc, machine: Machine, *, fp32_acc: bool = False
     range_x, range_y = (cols, rows) if fits else (0, 0)
     if range_y == 1 or wide:
         per_n = math.ceil(math.ceil(n / (gx * gy)) / TILE)
-        return MatmulConfig(MatmulProgram.MULTICAST_1D, (gx, gy), per_core_m=mt, per_core_n=per_n)
+        return MatmulConfig(
+            MatmulProgram.MULTICAST_1D, (gx, gy), per_core_m=mt, per_core_n=per_n, in0_block_w=mcast_1d_block_w(kt)
+        )
     if range_x == 1 or tall:
         per_m = math.ceil(math.ceil(m / (gx * gy)) / TILE)
-        return MatmulConfig(MatmulProgram.MULTICAST_1D, (gx, gy), per_core_m=per_m, per_core_n=nt, mcast_in0=False)
+        return MatmulConfig(
+            MatmulProgram.MULTICAST_1D,
+            (gx, gy),
+            per_core_m=per_m,
+            per_core_n=nt,
+            mcast_in0=False,
+            in0_block_w=mcast_1d_block_w(kt),
+        )
     if dram_interleaved:  # K split over the grid's columns: Kt / gx tiles a block where that divides, else 1
         inner = kt // gx if kt % gx == 0 else 1
         return MatmulConfig(
