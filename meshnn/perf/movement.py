@@ -14,6 +14,7 @@ import math
 
 from meshnn.perf.desc import OpDesc, OpFamily, TensorDesc
 from meshnn.perf.latency import op_latency
+from meshnn.perf.movement_programs import is_tiled_pad, is_tiled_reshape_program, tiled_pad_cycles, tiled_reshape_cycles
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, traffic
@@ -50,6 +51,10 @@ def predict_movement(desc: OpDesc, machine: Machine) -> Prediction:
     out_tiles = sum(t.tiles for t in desc.outputs)
     cores = max(1, min(grid_cores(machine, desc.core_grid), out_tiles))
     cycles = math.ceil(out_tiles / cores) * _cycles_per_tile(desc, machine)
+    if is_tiled_reshape_program(desc):  # a core's map, input tiles and writes, each waited for
+        cycles = tiled_reshape_cycles(desc, machine, cores)
+    elif is_tiled_pad(desc):  # the padding tile filled a byte at a time, then each tile written and waited for
+        cycles = tiled_pad_cycles(desc, machine, cores)
     if desc.family is OpFamily.EMBEDDING:  # each row is one DRAM read whose data the tilize waits for
         rows = desc.outputs[0].volume // max(desc.outputs[0].shape[-1], 1)
         row_bytes = desc.inputs[-1].shape[-1] * 2 if desc.inputs[-1].layout.name == "ROW_MAJOR" else 0

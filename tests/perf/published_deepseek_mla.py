@@ -122,16 +122,6 @@ WHY: dict[str, str] = {
         "the model moves the bytes at the cores' NoC rate; the row-wise concat of non-tile-aligned widths (576 = 18 "
         "tiles, each output tile row from two inputs) is not timed beyond its bytes"
     ),
-    "kvpe_pad": (
-        "ttnn.pad of [1, 1, 32, 576] to [1, 32, 32, 576] in L1, measured 41.25 us; the model times its bytes (2.6 us); "
-        "the tiled pad's program (row by row through the padded dims) is not modelled"
-    ),
-    "q_reshape_decode": (
-        "ttnn.reshape [1, 1, 32, 3072] -> [32, 1, 16, 192] (tiled, L1), measured 38.74 us: not a view (the tile rows "
-        "change); the model times a ReshapeView as its bytes moved (2.3 us); the tiled reshape's row-major round "
-        "trip a row at a time is not modelled"
-    ),
-    "v_out_reshape_decode": "as q_reshape_decode: [1, 32, 128, 128] -> [1, 1, 32, 16384], measured 174.55 us",
     "flash_mla_decode": (
         "flash MLA decode (576-wide k with a 512-wide v from the same paged cache, 128 heads of 4 users a "
         "device, HiFi4), measured 110.05 us; the model times scaled_dot_product_attention_decode's program "
