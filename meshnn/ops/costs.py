@@ -141,6 +141,8 @@ def _attributes(name: str, entry: object, attrs: Mapping[str, object]) -> tuple[
         return (("use_multicore", str(attrs.get("use_multicore") is True)),)
     if name == "all_reduce_async" and attrs.get("buffer_tensor") is not None:
         return (("multicast", "True"),)
+    if name == "permute" and isinstance(attrs.get("dims"), tuple):  # which program tt-metal runs (transpose HC...)
+        return (("dims", ",".join(str(d) for d in attrs["dims"])),)  # type: ignore[union-attr]
     return ()
 
 

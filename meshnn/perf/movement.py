@@ -17,6 +17,7 @@ from meshnn.perf.latency import op_latency
 from meshnn.perf.movement_programs import is_tiled_pad, is_tiled_reshape_program, tiled_pad_cycles, tiled_reshape_cycles
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
+from meshnn.perf.transpose_hc import hc_transpose_cycles, is_hc_transpose
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, traffic
 
 TRANSPOSE_CYCLES_PER_TILE = 32
@@ -53,6 +54,9 @@ def predict_movement(desc: OpDesc, machine: Machine) -> Prediction:
     cycles = math.ceil(out_tiles / cores) * _cycles_per_tile(desc, machine)
     if is_tiled_reshape_program(desc):  # a core's map, input tiles and writes, each waited for
         cycles = tiled_reshape_cycles(desc, machine, cores)
+    elif is_hc_transpose(desc):  # each face row written to its own output page; the input tiles split
+        grid = grid_cores(machine, desc.core_grid)
+        cycles, cores = hc_transpose_cycles(desc, machine, grid), max(1, min(grid, desc.inputs[0].tiles))
     elif is_tiled_pad(desc):  # the padding tile filled a byte at a time, then each tile written and waited for
         cycles = tiled_pad_cycles(desc, machine, cores)
     if desc.family is OpFamily.EMBEDDING:  # each row is one DRAM read whose data the tilize waits for

@@ -11,6 +11,7 @@ import meshnn as ttnn
 from meshnn.perf import BufferType, Layout, OpDesc, OpFamily, TensorDesc, predict
 from meshnn.perf.latency import WORMHOLE_B0
 from meshnn.perf.movement_programs import _tile_map, is_tiled_pad, is_tiled_reshape_program, tiled_reshape_cycles
+from meshnn.perf.transpose_hc import hc_transpose_cycles, is_hc_transpose
 from meshnn.perf.systems import machine
 
 
@@ -81,3 +82,38 @@ def test_the_capture_of_a_reshape_and_a_pad_times_them(open_mesh, rng):
     assert [r.desc.family for r in records] == [OpFamily.COPY, OpFamily.PAD]
     assert is_tiled_reshape_program(records[0].desc) and is_tiled_pad(records[1].desc)
     assert all(r.prediction.kernel_ns > r.prediction.fixed_ns > 0 for r in records)
+
+
+HC = (("dims", "0,2,1,3"),)
+
+
+def permute(source: TensorDesc, out: TensorDesc, attributes=HC) -> OpDesc:
+    return OpDesc(OpFamily.PERMUTE, (source,), (out,), op_code="PermuteDeviceOperation", attributes=attributes)
+
+
+def test_an_hc_permute_writes_each_face_row_to_its_page():
+    """[1, 32, 32, 576] with C and H swapped: 576 tiles over 72 cores, 64 face-row writes a tile (no padding)."""
+    m = machine("galaxy", (1, 1))
+    desc = permute(l1((1, 32, 32, 576)), l1((1, 32, 32, 576)))
+    assert is_hc_transpose(desc) and not is_hc_transpose(permute(l1((1, 32, 32, 576)), l1((1, 32, 32, 576)), ()))
+    per_tile = 64 * (WORMHOLE_B0.noc_write_latency_cycles + 32 / 30) + WORMHOLE_B0.noc_write_latency_cycles
+    assert hc_transpose_cycles(desc, m, 72) == pytest.approx(8 * per_tile)
+    padded = permute(l1((1, 16, 32, 512)), l1((1, 32, 32, 512), (1, 32, 16, 512)))  # C = 16: the lower faces padded
+    writes = 2 * (WORMHOLE_B0.noc_write_latency_cycles + 16 * 32 / 30)
+    assert hc_transpose_cycles(padded, m, 72) == pytest.approx(4 * per_tile + 8 * writes)  # 256, then 512 tiles
+
+
+def test_the_capture_of_a_permute_carries_its_dims(open_mesh, rng):
+    mesh = open_mesh((1, 1))
+    x = ttnn.from_torch(
+        rng.standard_normal((1, 4, 64, 64)).astype(np.float32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT,
+        device=mesh,
+    )  # fmt: skip
+    with ttnn.perf_capture() as capture:
+        ttnn.permute(x, (0, 2, 1, 3))
+        ttnn.transpose(x, -3, -2)
+        ttnn.permute(x, (0, 1, 3, 2))
+    descs = [r.desc for r in capture.recorder(mesh).records]
+    assert [d.attributes for d in descs] == [HC, HC, (("dims", "0,1,3,2"),)]
+    assert [is_hc_transpose(d) for d in descs] == [True, True, False]
+    assert all(r.prediction.kernel_ns > 0 for r in capture.recorder(mesh).records)
