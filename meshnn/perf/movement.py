@@ -17,8 +17,8 @@ from meshnn.perf.latency import op_latency
 from meshnn.perf.movement_programs import is_tiled_pad, is_tiled_reshape_program, tiled_pad_cycles, tiled_reshape_cycles
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
-from meshnn.perf.transpose_hc import hc_transpose_cycles, is_hc_transpose
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, traffic
+from meshnn.perf.transpose_hc import hc_transpose_cycles, is_hc_transpose
 
 TRANSPOSE_CYCLES_PER_TILE = 32
 """FPU cycles of a 32x32 tile transpose (four 16x16 faces through srcA): an estimate."""

@@ -11,8 +11,8 @@ import meshnn as ttnn
 from meshnn.perf import BufferType, Layout, OpDesc, OpFamily, TensorDesc, predict
 from meshnn.perf.latency import WORMHOLE_B0
 from meshnn.perf.movement_programs import _tile_map, is_tiled_pad, is_tiled_reshape_program, tiled_reshape_cycles
-from meshnn.perf.transpose_hc import hc_transpose_cycles, is_hc_transpose
 from meshnn.perf.systems import machine
+from meshnn.perf.transpose_hc import hc_transpose_cycles, is_hc_transpose
 
 
 def l1(shape, logical=None, layout=Layout.TILE):
