@@ -113,7 +113,6 @@ WHY: dict[str, str] = {
         what="[1, 32, 1, 64] -> [1, 1, 32, 64]: 64 one-row tiles, a core's one read and two face-row "
         "writes, under the model's 2 us launch (as the DM_FLOOR rows)",
     ),
-    "q_nope_permute_pre_linear": PERMUTE.format(code="PermuteDeviceOperation", t=6.23),
     "q_rope_permute": PERMUTE.format(code="TransposeDeviceOperation (CN)", t=1.62),
     "attn_out_permute_pre_linear": HC_MISS.format(
         t=31.94,

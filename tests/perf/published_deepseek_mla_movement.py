@@ -175,6 +175,7 @@ MOVEMENT = [
             (L((32, 1, 32, 128), logical=(32, 1, 16, 128)),),
             (L((1, 16, 32, 128)),),
             "PermuteDeviceOperation",
+            attributes=(("dims", "1,2,0,3"),),
         ),
     ),
     (

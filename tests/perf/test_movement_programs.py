@@ -117,3 +117,15 @@ def test_the_capture_of_a_permute_carries_its_dims(open_mesh, rng):
     assert [d.attributes for d in descs] == [HC, HC, (("dims", "0,1,3,2"),)]
     assert [is_hc_transpose(d) for d in descs] == [True, True, False]
     assert all(r.prediction.kernel_ns > 0 for r in capture.recorder(mesh).records)
+
+
+def test_a_row_invariant_permute_is_timed_as_its_face_rows():
+    """[32, 1, 16, 128] by dims (1, 2, 0, 3): the last dim stays, so tt-metal's row-invariant program: 128 tiles of
+    16 real rows (32 face-row writes each) over 72 cores; the output's 32 rows need no padding."""
+    m = machine("galaxy", (1, 1))
+    desc = permute(l1((32, 1, 32, 128), (32, 1, 16, 128)), l1((1, 16, 32, 128)), (("dims", "1,2,0,3"),))
+    assert is_hc_transpose(desc)
+    per_tile = 32 * (WORMHOLE_B0.noc_write_latency_cycles + 32 / 30) + WORMHOLE_B0.noc_write_latency_cycles
+    assert hc_transpose_cycles(desc, m, 72) == pytest.approx(2 * per_tile)
+    cn = permute(l1((32, 1, 32, 64)), l1((1, 32, 32, 64)), (("dims", "1,0,2,3"),))  # tt-metal's transpose CN
+    assert not is_hc_transpose(cn)
