@@ -5,7 +5,9 @@ decides; the reads of a slice cover only the output's part, an embedding reads o
 token (row-sized pages), each row a DRAM round trip its core waits for.  Tilize and untilize pass
 every tile through the unpacker and packer,
 transpose and permute transpose every tile on the FPU: those costs are estimates from the
-engines' rates, uncalibrated.
+engines' rates, uncalibrated.  Three programs are timed by their waits instead: a tiled reshape that
+moves the tiles' rows and a tiled pad (:mod:`meshnn.perf.movement_programs`), and a tiled permute that
+keeps its last dim and moves the second-last (:mod:`meshnn.perf.transpose_hc`).
 """
 
 from __future__ import annotations
