@@ -44,9 +44,7 @@ def is_tiled_reshape_program(desc: OpDesc) -> bool:
         return False
     _, hi, wi = _rank3(source.logical_shape or source.shape)
     _, ho, wo = _rank3(out.logical_shape or out.shape)
-    if -(-wi // TILE) != -(-wo // TILE) or wi != wo:
-        return True
-    return hi != ho and (hi % TILE or ho % TILE)
+    return wi != wo or (hi != ho and bool(hi % TILE or ho % TILE))
 
 
 def _segments(start: int, width: int, out_col: int, hi: int, wi: int) -> tuple[int, set[tuple[int, int, int]]]:
