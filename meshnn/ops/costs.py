@@ -148,6 +148,8 @@ def _attributes(name: str, entry: object, attrs: Mapping[str, object]) -> tuple[
         return (("multicast", "True"),)
     if getattr(entry, "family", None) is F.NORM and accumulation(attrs)[1]:  # the norm's blocks: 4 tiles, not 8
         return (("fp32_dest_acc_en", "True"),)
+    if name == "permute" and isinstance(attrs.get("dims"), tuple):  # which program tt-metal runs (transpose HC...)
+        return (("dims", ",".join(str(d) for d in attrs["dims"])),)  # type: ignore[union-attr]
     return ()
 
 

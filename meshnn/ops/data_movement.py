@@ -109,7 +109,8 @@ def permute(input_tensor: Tensor, dims: Sequence[int], *, memory_config: MemoryC
         # ttnn keeps a sharded input's sharding: its layout and buffer type, the shard spec derived
         memory_config = MemoryConfig(given.memory_layout, given.buffer_type)
     spec = out_spec_like(tensor, shape=shape, memory_config=memory_config, op="permute")
-    return rearranged("permute", tensor, spec, lambda x: np.transpose(x, (0, *(a + 1 for a in axes))))
+    move = lambda x: np.transpose(x, (0, *(a + 1 for a in axes)))  # noqa: E731
+    return rearranged("permute", tensor, spec, move, attrs={"dims": tuple(axes)})
 
 
 @register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.TRANSPOSE, golden=goldens.transpose)

@@ -5,7 +5,9 @@ decides; the reads of a slice cover only the output's part, an embedding reads o
 token (row-sized pages), each row a DRAM round trip its core waits for.  Tilize and untilize pass
 every tile through the unpacker and packer,
 transpose and permute transpose every tile on the FPU: those costs are estimates from the
-engines' rates, uncalibrated.
+engines' rates, uncalibrated.  Three programs are timed by their waits instead: a tiled reshape that
+moves the tiles' rows and a tiled pad (:mod:`meshnn.perf.movement_programs`), and a tiled permute that
+keeps its last dim and moves the second-last (:mod:`meshnn.perf.transpose_hc`).
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import math
 
 from meshnn.perf.desc import OpDesc, OpFamily, TensorDesc
 from meshnn.perf.latency import op_latency
+from meshnn.perf.movement_programs import is_tiled_pad, is_tiled_reshape_program, tiled_pad_cycles, tiled_reshape_cycles
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, traffic
+from meshnn.perf.transpose_hc import hc_transpose_cycles, is_hc_transpose
 
 TRANSPOSE_CYCLES_PER_TILE = 32
 """FPU cycles of a 32x32 tile transpose (four 16x16 faces through srcA): an estimate."""
@@ -50,6 +54,13 @@ def predict_movement(desc: OpDesc, machine: Machine) -> Prediction:
     out_tiles = sum(t.tiles for t in desc.outputs)
     cores = max(1, min(grid_cores(machine, desc.core_grid), out_tiles))
     cycles = math.ceil(out_tiles / cores) * _cycles_per_tile(desc, machine)
+    if is_tiled_reshape_program(desc):  # a core's map, input tiles and writes, each waited for
+        cycles = tiled_reshape_cycles(desc, machine, cores)
+    elif is_hc_transpose(desc):  # each face row written to its own output page; the input tiles split
+        grid = grid_cores(machine, desc.core_grid)
+        cycles, cores = hc_transpose_cycles(desc, machine, grid), max(1, min(grid, desc.inputs[0].tiles))
+    elif is_tiled_pad(desc):  # the padding tile filled a byte at a time, then each tile written and waited for
+        cycles = tiled_pad_cycles(desc, machine, cores)
     if desc.family is OpFamily.EMBEDDING:  # each row is one DRAM read whose data the tilize waits for
         rows = desc.outputs[0].volume // max(desc.outputs[0].shape[-1], 1)
         row_bytes = desc.inputs[-1].shape[-1] * 2 if desc.inputs[-1].layout.name == "ROW_MAJOR" else 0

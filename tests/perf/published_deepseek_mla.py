@@ -69,6 +69,11 @@ PERMUTE = (
     "as PermuteDeviceOperation and times it as its bytes plus a tile transpose a tile on the FPU (the tiled "
     "permute's row-major round trip and its single-row page reads are not modelled)"
 )
+HC_MISS = (
+    "tt-metal runs this permute as a transpose HC (transpose_hc_tiled_interleaved_program_factory.cpp), measured {t} "
+    "us; the model counts that program (meshnn.perf.transpose_hc: each input tile read, each face row written to its "
+    "output page at a NoC write's latency, the padded channel tiles written a face at a time) and gives {p} us: {what}"
+)
 WHY: dict[str, str] = {
     "wkv_b2": LINEAR_MISS["wkv_b2"],
     "wq_kv_a_ag_decode": (
@@ -92,14 +97,28 @@ WHY: dict[str, str] = {
     "kvpe_reshard": RESHARD.format(rows=18, t=2.83),
     "flash_mla_reshard": RESHARD.format(rows=18, t=9.41),
     "flash_mla_out_reshard": RESHARD.format(rows=16, t=3.89),
-    "kv_rope_permute_pre": PERMUTE.format(code="TransposeDeviceOperation", t=5.52),
-    "kv_rope_permute_post": PERMUTE.format(code="TransposeDeviceOperation", t=1.30),
-    "kvpe_permute": PERMUTE.format(code="TransposeDeviceOperation", t=30.95),
-    "q_nope_permute_pre_linear": PERMUTE.format(code="PermuteDeviceOperation", t=6.23),
-    "q_nope_permute_post_linear": PERMUTE.format(code="TransposeDeviceOperation", t=16.47),
-    "q_rope_permute": PERMUTE.format(code="TransposeDeviceOperation", t=1.62),
-    "attn_out_permute_pre_linear": PERMUTE.format(code="TransposeDeviceOperation", t=31.94),
-    "v_out_permute": PERMUTE.format(code="TransposeDeviceOperation", t=7.61),
+    "kv_rope_permute_post": HC_MISS.format(
+        t=1.30,
+        p=2.51,
+        what="[1, 32, 1, 64] -> [1, 1, 32, 64]: 64 one-row tiles, a core's one read and two face-row "
+        "writes, under the model's 2 us launch (as the DM_FLOOR rows)",
+    ),
+    "q_rope_permute": PERMUTE.format(code="TransposeDeviceOperation (CN)", t=1.62),
+    "attn_out_permute_pre_linear": HC_MISS.format(
+        t=31.94,
+        p=22.81,
+        what="[1, 4, 128, 512] -> [1, 128, 4, 512]: 4 input tiles a core of 64 face-row writes, then "
+        "29 padded tiles a core (C = 4: four writes of 384-512 B each); the same count meets kvpe_permute and "
+        "q_nope_permute_post_linear (C = 32, 16) within 8%, so what the heavily padded C = 4 output adds (the "
+        "padding's 2048 tiles, each written to another page) is under-counted and not found",
+    ),
+    "v_out_permute": HC_MISS.format(
+        t=7.61,
+        p=6.11,
+        what="[1, 128, 4, 128] -> [1, 4, 128, 128]: 8 input tiles a core, each 4 real rows (8 face-row "
+        "writes), so the core waits on its reads (the two-tile buffer's overlap taken as full): the reads and writes "
+        "summed would give 9.5 us; how much the reader's round trips overlap the writes is not split from one figure",
+    ),
     "kv_rope_decode": (
         "rotary_embedding_llama in decode mode, one 64-wide tile a core on 32 height-sharded cores, measured 4.18 us "
         "where the model gives a tile's multiplies and the launch (2.1 us); the 70B decoder's fused q/k rotary (2.23 "
@@ -112,16 +131,6 @@ WHY: dict[str, str] = {
         "the model moves the bytes at the cores' NoC rate; the row-wise concat of non-tile-aligned widths (576 = 18 "
         "tiles, each output tile row from two inputs) is not timed beyond its bytes"
     ),
-    "kvpe_pad": (
-        "ttnn.pad of [1, 1, 32, 576] to [1, 32, 32, 576] in L1, measured 41.25 us; the model times its bytes (2.6 us); "
-        "the tiled pad's program (row by row through the padded dims) is not modelled"
-    ),
-    "q_reshape_decode": (
-        "ttnn.reshape [1, 1, 32, 3072] -> [32, 1, 16, 192] (tiled, L1), measured 38.74 us: not a view (the tile rows "
-        "change); the model times a ReshapeView as its bytes moved (2.3 us); the tiled reshape's row-major round "
-        "trip a row at a time is not modelled"
-    ),
-    "v_out_reshape_decode": "as q_reshape_decode: [1, 32, 128, 128] -> [1, 1, 32, 16384], measured 174.55 us",
     "flash_mla_decode": (
         "flash MLA decode (576-wide k with a 512-wide v from the same paged cache, 128 heads of 4 users a "
         "device, HiFi4), measured 110.05 us; the model times scaled_dot_product_attention_decode's program "

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from .published_deepseek_mla_ops import F, L, op
 
+HC = (("dims", "0,2,1,3"),)
+"""permute dims (0, 2, 1, 3): C and H swapped, as the MLA module calls it (tt-metal runs a transpose HC)."""
+
 MOVEMENT = [
     (
         "q_slice",
@@ -134,21 +137,33 @@ MOVEMENT = [
         "permute_deepseek",
         5.52,
         None,
-        op(F.PERMUTE, (L((1, 1, 32, 64)),), (L((1, 32, 32, 64), logical=(1, 32, 1, 64)),), "PermuteDeviceOperation"),
+        op(
+            F.PERMUTE,
+            (L((1, 1, 32, 64)),),
+            (L((1, 32, 32, 64), logical=(1, 32, 1, 64)),),
+            "PermuteDeviceOperation",
+            attributes=HC,
+        ),
     ),
     (
         "kv_rope_permute_post",
         "permute_deepseek",
         1.3,
         None,
-        op(F.PERMUTE, (L((1, 32, 32, 64), logical=(1, 32, 1, 64)),), (L((1, 1, 32, 64)),), "PermuteDeviceOperation"),
+        op(
+            F.PERMUTE,
+            (L((1, 32, 32, 64), logical=(1, 32, 1, 64)),),
+            (L((1, 1, 32, 64)),),
+            "PermuteDeviceOperation",
+            attributes=HC,
+        ),
     ),
     (
         "kvpe_permute",
         "permute_deepseek",
         30.95,
         None,
-        op(F.PERMUTE, (L((1, 32, 32, 576)),), (L((1, 32, 32, 576)),), "PermuteDeviceOperation"),
+        op(F.PERMUTE, (L((1, 32, 32, 576)),), (L((1, 32, 32, 576)),), "PermuteDeviceOperation", attributes=HC),
     ),
     (
         "q_nope_permute_pre_linear",
@@ -160,6 +175,7 @@ MOVEMENT = [
             (L((32, 1, 32, 128), logical=(32, 1, 16, 128)),),
             (L((1, 16, 32, 128)),),
             "PermuteDeviceOperation",
+            attributes=(("dims", "1,2,0,3"),),
         ),
     ),
     (
@@ -172,6 +188,7 @@ MOVEMENT = [
             (L((1, 16, 32, 512)),),
             (L((1, 32, 32, 512), logical=(1, 32, 16, 512)),),
             "PermuteDeviceOperation",
+            attributes=HC,
         ),
     ),
     (
@@ -196,6 +213,7 @@ MOVEMENT = [
             (L((1, 4, 128, 512)),),
             (L((1, 128, 32, 512), logical=(1, 128, 4, 512)),),
             "PermuteDeviceOperation",
+            attributes=HC,
         ),
     ),
     (
@@ -208,6 +226,7 @@ MOVEMENT = [
             (L((1, 128, 32, 128), logical=(1, 128, 4, 128)),),
             (L((1, 4, 128, 128)),),
             "PermuteDeviceOperation",
+            attributes=HC,
         ),
     ),
     (

@@ -13,7 +13,7 @@ tile_rows and values modules.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -40,6 +40,7 @@ def rearranged(
     into: Tensor | None = None,
     tile_pad: float | None = None,
     source_spec: TensorSpec | None = None,
+    attrs: Mapping[str, object] | None = None,
 ) -> Tensor:
     """Decode every device's shard, ``rearrange`` the stacked (device-first) values, encode.
     ``new_values``: ``rearrange`` adds values of its own (pad's), which the output dtype rounds.
@@ -47,7 +48,8 @@ def rearranged(
     output of ``spec`` (checked by the caller) written instead of a new one.  ``tile_pad``: the
     value a TILE output's tile padding holds (its bytes beyond the logical shape; else zeros).
     ``source_spec``: the spec ``tensor``'s bytes are decoded as (the same bytes under another
-    shape, such as a TILE tensor's padded shape, so its padding is read too)."""
+    shape, such as a TILE tensor's padded shape, so its padding is read too).  ``attrs``: more of what the op
+    was configured with, for the observers (permute's ``dims``)."""
     inputs = [tensor, *extra]
     mesh = same_mesh(op, {f"input {i}": t for i, t in enumerate(inputs)})
     specs = [t.spec for t in inputs]
@@ -68,7 +70,7 @@ def rearranged(
         for row, values_of_row in zip(out_rows[0], result, strict=True):
             row[: spec.compute_packed_buffer_size_bytes()] = encode(values_of_row, spec.dtype, spec.layout, **kind)
 
-    attrs = {"memory_config": spec.memory_config, "dtype": spec.dtype}
+    attrs = {"memory_config": spec.memory_config, "dtype": spec.dtype, **(attrs or {})}
     targets = None if into is None else [into]
     memos = into is None  # an in-place write reads its target's bytes as they are
     return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True, reads_memos=memos, attrs=attrs, into=targets)[
