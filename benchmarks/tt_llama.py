@@ -664,10 +664,24 @@ class Llama:
     # ------------------------------------------------------------------- decode (TG, 8x4 Galaxy)
 
     def _tg_norm(self, x: ttnn.Tensor, weight: ttnn.Tensor) -> ttnn.Tensor:
-        """ccl.py's tt_distributed_rmsnorm: statistics per device, gathered over the columns."""
-        stats = ttnn.rms_norm_pre_all_gather(x, compute_kernel_config=HIFI2, dtype=BF16)
-        stats = ttnn.all_gather(stats, dim=3, cluster_axis=1, num_links=1, topology=ttnn.Topology.Linear)
-        return ttnn.rms_norm_post_all_gather(x, stats, epsilon=1e-5, weight=weight, compute_kernel_config=HIFI2)
+        """distributed_norm.py's TG decode norm (ccl.py's tt_sharded_distributed_rmsnorm): the row width-sharded
+        over min(4, dim / 1024) x 8 cores, statistics per device, gathered over the columns into one core."""
+        width = self.s.dim // 4  # a device's share of the row (the mesh's 4 columns)
+        grid = ttnn.CoreGrid(y=min(4, width // TILE // 8), x=8)
+        block = width // grid.num_cores // TILE
+        sharded = ttnn.create_sharded_memory_config((1, 1, TILE, width), grid, ttnn.ShardStrategy.WIDTH)
+        program = ttnn.LayerNormShardedMultiCoreProgramConfig(
+            compute_with_storage_grid_size=(grid.x, grid.y), subblock_w=block, block_h=1, block_w=block, inplace=False
+        )
+        one_core = ttnn.create_sharded_memory_config(
+            (1, 1, TILE, TILE * 4), ttnn.CoreGrid(y=1, x=1), ttnn.ShardStrategy.WIDTH
+        )
+        x = ttnn.to_memory_config(x, sharded)
+        stats = ttnn.rms_norm_pre_all_gather(x, program_config=program)
+        stats = ttnn.all_gather(
+            stats, dim=3, cluster_axis=1, num_links=1, topology=ttnn.Topology.Linear, memory_config=one_core
+        )
+        return ttnn.rms_norm_post_all_gather(x, stats, epsilon=1e-5, weight=weight, program_config=program)
 
     def _tg_linear(self, x: ttnn.Tensor, weight: ttnn.Tensor, fidelity, dtype=BFP8) -> ttnn.Tensor:
         """TG's decode matmuls: interleaved DRAM weights on a CoreGrid(y=4, x=8) (no DRAM sharding)."""
