@@ -346,7 +346,8 @@ _LAZY["graph_report"] = "meshnn.capture.graph_report"  # ttnn.graph_report: repo
 _LAZY["graph_tracer_utils"] = "meshnn.capture.graph_tracer_utils"  # ttnn.graph_tracer_utils: graph nodes as JSON
 _LAZY["database"] = "meshnn.capture.database"  # ttnn.database: a report database's rows as records
 _OWN_MODULES = ("graph", "tracer", "graph_report", "graph_tracer_utils", "database")
-_LAZY |= {"Config": "meshnn.capture.config", "manage_config": "meshnn.capture.config"}
+_LAZY |= dict.fromkeys(("Config", "manage_config", "CONFIG_PATH", "CONFIG_OVERRIDES", "load_config_from_dictionary",
+                       "load_config_from_json_file"), "meshnn.capture.config")  # fmt: skip
 _LAZY |= {"plot_memory": "meshnn.mesh.memory_plot", "as_tensor": "meshnn.tensor.files.cache"}
 _LAZY |= {"load_tensor": "meshnn.tensor.files.reader", "dump_tensor": "meshnn.tensor.files.writer"}
 _LAZY["DumpTensorMode"] = "meshnn.tensor.files.writer"
@@ -358,6 +359,9 @@ _LAZY["p2p_compute_intermediate_tensor_spec"] = "meshnn.ops.ccl.point_to_point" 
 _LAZY |= {"get_conv_output_dim": "meshnn.ops.conv.ttnn_python", "pad_to_tile_shape": "meshnn.formats.layout"}
 _LAZY |= dict.fromkeys(("H2DSocket", "D2HSocket"), "meshnn.mesh.hd_socket")  # host <-> device sockets
 _LAZY["OverlappedTensor"] = "meshnn.tensor.overlapped"  # a part of a fused device buffer (tt-metal 2026)
+_LAZY |= {f"{s}able_asynchronous_slow_dispatch": "meshnn.mesh.dispatch_mode" for s in ("en", "dis")}  # tt-metal 2026
+_LAZY |= dict.fromkeys(("get_latest_programs_perf_data", "get_all_programs_perf_data"), "meshnn.ops.device_profiler")
+_LAZY["get_allocator_base_address"] = "meshnn.mesh.memory_report"  # the allocator's lowest address (tt-metal 2026)
 _NORM_HELPERS = ("LayerNormType", "DistributedLayerNormStage", "create_layernorm_program_config")
 _LAZY |= dict.fromkeys((*_NORM_HELPERS, "layernorm_default_compute_config", "rmsnorm_default_compute_config"),
                        "meshnn.ops.norm.norm_defaults")  # fmt: skip

@@ -256,6 +256,52 @@ def load_overrides(environ: dict[str, str] | os._Environ) -> None:
                 setattr(CONFIG, name, value)
 
 
+CONFIG_PATH: Path | None = Path(os.environ["TTNN_CONFIG_PATH"]) if "TTNN_CONFIG_PATH" in os.environ else None
+"""``ttnn.CONFIG_PATH``: ``$TTNN_CONFIG_PATH`` at import, a path, or None."""
+CONFIG_OVERRIDES: str | None = os.environ.get("TTNN_CONFIG_OVERRIDES")
+"""``ttnn.CONFIG_OVERRIDES``: ``$TTNN_CONFIG_OVERRIDES`` at import (JSON text), or None."""
+
+
+def load_config_from_dictionary(config: dict[str, object], from_file: bool = False) -> None:
+    """``ttnn.load_config_from_dictionary``: set each key of ``config`` on :data:`CONFIG`, its value
+    first converted to the type of the attribute's current value (when that is not None), as ttnn
+    does.  An unknown key raises ``ValueError`` (``from_file``: a warning, and it is skipped)."""
+    if not isinstance(config, dict):
+        raise MeshnnTypeError(f"load_config_from_dictionary: config must be a dict, got {type(config).__name__}")
+    for key, value in config.items():
+        if key in DEFAULTS:
+            current = getattr(CONFIG, key)
+            if current is not None and not isinstance(value, type(current)):
+                value = _converted(key, current, value)
+            setattr(CONFIG, key, value)
+        elif from_file:
+            warnings.warn(
+                f"Unknown configuration key: {key}. Please update your configuration file: {CONFIG_PATH}.", stacklevel=2
+            )
+        else:
+            raise MeshnnValueError(f"Unknown configuration key: {key}")
+
+
+def _converted(key: str, current: object, value: object) -> object:
+    """``type(current)(value)``, as ttnn converts a loaded value (a path from a str, a float from an int)."""
+    kind = Path if isinstance(current, Path) else type(current)
+    try:
+        return kind(value)
+    except (TypeError, ValueError) as error:
+        raise MeshnnValueError(f"ttnn.CONFIG.{key}: {value!r} is not a {kind.__name__}: {error}") from None
+
+
+def load_config_from_json_file(json_path: str | os.PathLike) -> None:
+    """``ttnn.load_config_from_json_file``: :func:`load_config_from_dictionary` of the file's JSON
+    object (``from_file``); a file that cannot be read or loaded is a warning, as in ttnn."""
+    try:
+        with open(json_path) as file:
+            config = json.load(file)
+        load_config_from_dictionary(config, from_file=True)
+    except (OSError, ValueError, TypeError) as error:
+        warnings.warn(f"Failed to load ttnn configuration from {json_path}: {error}", stacklevel=2)
+
+
 def _close_at_exit() -> None:
     if _WRITER is not None:
         OBSERVERS.remove(_WRITER)
