@@ -293,7 +293,10 @@ def _converted(key: str, current: object, value: object) -> object:
 
 def load_config_from_json_file(json_path: str | os.PathLike) -> None:
     """``ttnn.load_config_from_json_file``: :func:`load_config_from_dictionary` of the file's JSON
-    object (``from_file``); a file that cannot be read or loaded is a warning, as in ttnn."""
+    object (``from_file``); a file that cannot be read or loaded is a warning, as in ttnn.  (A
+    ``json_path`` that is no path is refused: ``open`` would take an int for a file descriptor.)"""
+    if not isinstance(json_path, str | os.PathLike):
+        raise MeshnnTypeError(f"load_config_from_json_file: json_path must be a path, got {type(json_path).__name__}")
     try:
         with open(json_path) as file:
             config = json.load(file)

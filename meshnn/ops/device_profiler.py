@@ -113,8 +113,11 @@ class _DeviceProfiler:
         self.lock = threading.Lock()
 
     def start(self) -> None:
-        if profiler_enabled() and self.capture not in OBSERVERS:
+        """Record ops while the profiler's variables are set; stop when they no longer are."""
+        if profiler_enabled():
             OBSERVERS.add(self.capture)
+        else:
+            OBSERVERS.remove(self.capture)
 
     def read(self, device: MeshDevice) -> None:
         """``ReadDeviceProfiler(device)``: the programs run on ``device`` since its last read."""

@@ -1,0 +1,72 @@
+"""Bad calls of tt-metal 2026's device surface: the dispatch-mode switches (a non-device, or Fast
+Dispatch mode), the allocator's base address (a buffer type it has no allocator for), and the
+config loaders (a config that is no dict, an unknown key, a path that is no path)."""
+
+from __future__ import annotations
+
+import meshnn as ttnn
+
+from ..cases import TYPE, VALUE, Case
+
+ERROR = ttnn.MeshnnError
+
+
+def rows() -> list[Case]:
+    return [
+        Case(
+            "enable_asynchronous_slow_dispatch",
+            "device is a tensor",
+            lambda e: ttnn.enable_asynchronous_slow_dispatch(e.a),
+            TYPE,
+            "device",
+        ),
+        Case(
+            "enable_asynchronous_slow_dispatch",
+            "in Fast Dispatch mode",
+            lambda e: ttnn.enable_asynchronous_slow_dispatch(e.mesh),
+            ERROR,
+            "Fast Dispatch is disabled",
+        ),
+        Case(
+            "disable_asynchronous_slow_dispatch",
+            "device is None",
+            lambda e: ttnn.disable_asynchronous_slow_dispatch(None),
+            TYPE,
+            "device",
+        ),
+        Case(
+            "get_allocator_base_address",
+            "system memory has no allocator",
+            lambda e: ttnn.get_allocator_base_address(e.mesh, ttnn.BufferType.SYSTEM_MEMORY),
+            VALUE,
+            "buffer_type",
+        ),
+        Case(
+            "get_allocator_base_address",
+            "buffer type is a string",
+            lambda e: ttnn.get_allocator_base_address(e.mesh, "L1"),
+            TYPE,
+            "buffer_type",
+        ),
+        Case(
+            "load_config_from_dictionary",
+            "config is a list",
+            lambda e: ttnn.load_config_from_dictionary([("enable_logging", True)]),
+            TYPE,
+            "config",
+        ),
+        Case(
+            "load_config_from_dictionary",
+            "unknown key",
+            lambda e: ttnn.load_config_from_dictionary({"enable_loging": True}),
+            VALUE,
+            "Unknown configuration key: enable_loging",
+        ),
+        Case(
+            "load_config_from_json_file",
+            "path is an int",
+            lambda e: ttnn.load_config_from_json_file(3),
+            TYPE,
+            "json_path",
+        ),
+    ]
