@@ -243,6 +243,7 @@ from meshnn.tensor.copies import (
     copy_host_to_device_tensor,
     copy_host_to_device_tensor_partial,
 )
+from meshnn.tensor.device_queries import get_allocator_base_address, get_optimal_worker_cores_for_sharded_tensor
 from meshnn.tensor.interop import distribute, from_torch, to_numpy, to_torch
 from meshnn.tensor.legacy import (
     CppReplicateTensorToMesh,
@@ -361,7 +362,6 @@ _LAZY |= dict.fromkeys(("H2DSocket", "D2HSocket"), "meshnn.mesh.hd_socket")  # h
 _LAZY["OverlappedTensor"] = "meshnn.tensor.overlapped"  # a part of a fused device buffer (tt-metal 2026)
 _LAZY |= {f"{s}able_asynchronous_slow_dispatch": "meshnn.mesh.dispatch_mode" for s in ("en", "dis")}  # tt-metal 2026
 _LAZY |= dict.fromkeys(("get_latest_programs_perf_data", "get_all_programs_perf_data"), "meshnn.ops.device_profiler")
-_LAZY["get_allocator_base_address"] = "meshnn.mesh.memory_report"  # the allocator's lowest address (tt-metal 2026)
 _NORM_HELPERS = ("LayerNormType", "DistributedLayerNormStage", "create_layernorm_program_config")
 _LAZY |= dict.fromkeys((*_NORM_HELPERS, "layernorm_default_compute_config", "rmsnorm_default_compute_config"),
                        "meshnn.ops.norm.norm_defaults")  # fmt: skip

@@ -12,7 +12,7 @@ import pathlib
 
 from meshnn.device.bank import MemoryView
 from meshnn.device.buffer import BufferType
-from meshnn.errors import MeshnnTypeError, MeshnnValueError, format_bytes
+from meshnn.errors import MeshnnTypeError, format_bytes
 from meshnn.mesh.mesh_device import MeshDevice
 
 REPORTED = (BufferType.DRAM, BufferType.L1)
@@ -139,16 +139,3 @@ def get_memory_view(mesh_device: MeshDevice, buffer_type: BufferType) -> MemoryV
     if not isinstance(mesh_device, MeshDevice):
         raise MeshnnTypeError(f"get_memory_view: mesh_device must be a MeshDevice, got {type(mesh_device).__name__}")
     return mesh_device.get_memory_view(buffer_type)
-
-
-def get_allocator_base_address(device: MeshDevice, buffer_type: BufferType) -> int:
-    """``ttnn.get_allocator_base_address``: the lowest address (bytes) the allocator gives in
-    ``buffer_type``'s region, DRAM's unreserved base for DRAM, worker L1's for L1, L1_SMALL and
-    TRACE (ttnn maps those three to L1's memory type)."""
-    if not isinstance(device, MeshDevice):
-        raise MeshnnTypeError(f"get_allocator_base_address: device must be a MeshDevice, got {type(device).__name__}")
-    if not isinstance(buffer_type, BufferType):
-        raise MeshnnTypeError(f"get_allocator_base_address: buffer_type must be a ttnn.BufferType, got {buffer_type!r}")
-    if buffer_type not in (BufferType.DRAM, BufferType.L1, BufferType.L1_SMALL, BufferType.TRACE):
-        raise MeshnnValueError(f"GetAllocatorBaseAddress: unsupported buffer_type={buffer_type}")
-    return device.allocator.base_address(BufferType.DRAM if buffer_type is BufferType.DRAM else BufferType.L1)

@@ -4,7 +4,6 @@ a time and a Galaxy or Blackhole cluster, and restores the asynchronous flag whe
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import meshnn as ttnn
@@ -74,13 +73,3 @@ def test_ttnn_device_names_them(open_mesh):
     with pytest.raises(TypeError, match="callable"):
         ttnn_device.RegisterProgramRealtimeProfilerCallback(3)
 
-
-def test_the_allocator_base_addresses(open_mesh):
-    mesh = open_mesh((1, 1))
-    l1 = ttnn.get_allocator_base_address(mesh, ttnn.BufferType.L1)
-    assert l1 == mesh.allocator.arch.l1_unreserved_base
-    assert ttnn.get_allocator_base_address(mesh, ttnn.BufferType.DRAM) == mesh.allocator.arch.dram_unreserved_base
-    assert ttnn.get_allocator_base_address(mesh, ttnn.BufferType.L1_SMALL) == l1  # ttnn maps it to L1
-    assert ttnn.get_allocator_base_address(mesh, ttnn.BufferType.TRACE) == l1  # and TRACE too
-    first = ttnn.from_torch(np.ones((32, 32), np.float32), device=mesh, memory_config=ttnn.L1_MEMORY_CONFIG)
-    assert first.buffer_address() >= l1

@@ -1,5 +1,6 @@
 """Bad calls of tt-metal 2026's device surface: the dispatch-mode switches (a non-device, or Fast
-Dispatch mode), the allocator's base address (a buffer type it has no allocator for), and the
+Dispatch mode), the allocator's base address (a buffer type it has no allocator for), the optimal worker cores
+(a tensor not sharded or not on a device, a NOC that is an int), and the
 config loaders (a config that is no dict, an unknown key, a path that is no path)."""
 
 from __future__ import annotations
@@ -47,6 +48,27 @@ def rows() -> list[Case]:
             lambda e: ttnn.get_allocator_base_address(e.mesh, "L1"),
             TYPE,
             "buffer_type",
+        ),
+        Case(
+            "get_optimal_worker_cores_for_sharded_tensor",
+            "an interleaved tensor",
+            lambda e: ttnn.get_optimal_worker_cores_for_sharded_tensor(e.a),
+            VALUE,
+            "sharded",
+        ),
+        Case(
+            "get_optimal_worker_cores_for_sharded_tensor",
+            "a host tensor",
+            lambda e: ttnn.get_optimal_worker_cores_for_sharded_tensor(e.host),
+            VALUE,
+            "on device",
+        ),
+        Case(
+            "get_optimal_worker_cores_for_sharded_tensor",
+            "noc is an int",
+            lambda e: ttnn.get_optimal_worker_cores_for_sharded_tensor(e.a, 0),
+            TYPE,
+            "noc",
         ),
         Case(
             "load_config_from_dictionary",
