@@ -36,7 +36,8 @@ def test_height_sharding_deals_round_robin_and_keeps_the_cores_with_data(open_me
     mesh = open_mesh((1, 1))
     spec = ttnn.ShardSpec(grid(((0, 0), (3, 1))), (32, 64), orientation)  # 8 cores, 3 shards
     x = put(mesh, (1, 1, 96, 64), ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1, spec)
-    want = [C(0, 0), C(1, 0), C(2, 0)] if orientation is ttnn.ShardOrientation.ROW_MAJOR else [C(0, 0), C(0, 1), C(1, 0)]
+    row_major = orientation is ttnn.ShardOrientation.ROW_MAJOR
+    want = [C(0, 0), C(1, 0), C(2, 0)] if row_major else [C(0, 0), C(0, 1), C(1, 0)]
     assert ttnn.get_optimal_worker_cores_for_sharded_tensor(x) == want
 
 
