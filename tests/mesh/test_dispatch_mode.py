@@ -72,4 +72,3 @@ def test_ttnn_device_names_them(open_mesh):
     ttnn_device.UnregisterProgramRealtimeProfilerCallback(handle)  # an unknown handle is ignored
     with pytest.raises(TypeError, match="callable"):
         ttnn_device.RegisterProgramRealtimeProfilerCallback(3)
-

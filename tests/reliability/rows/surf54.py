@@ -1,6 +1,7 @@
 """Bad calls of tt-metal 2026's device surface: the dispatch-mode switches (a non-device, or Fast
 Dispatch mode), the allocator's base address (a buffer type it has no allocator for), the optimal worker cores
-(a tensor not sharded or not on a device, a NOC that is an int), and the
+(a tensor not sharded or not on a device, a NOC that is an int), the system mesh descriptor (a
+coordinate outside the system, or not a coordinate), and the
 config loaders (a config that is no dict, an unknown key, a path that is no path)."""
 
 from __future__ import annotations
@@ -69,6 +70,20 @@ def rows() -> list[Case]:
             lambda e: ttnn.get_optimal_worker_cores_for_sharded_tensor(e.a, 0),
             TYPE,
             "noc",
+        ),
+        Case(
+            "_ttnn.multi_device.SystemMeshDescriptor.get_device_id",
+            "a coordinate outside the system",
+            lambda e: ttnn._ttnn.multi_device.SystemMeshDescriptor().get_device_id(ttnn.MeshCoordinate(99, 0)),
+            VALUE,
+            "coord",
+        ),
+        Case(
+            "_ttnn.multi_device.SystemMeshDescriptor.is_local",
+            "coord is an int",
+            lambda e: ttnn._ttnn.multi_device.SystemMeshDescriptor().is_local(3),
+            TYPE,
+            "coord",
         ),
         Case(
             "load_config_from_dictionary",
