@@ -53,6 +53,7 @@ DEFAULTS: dict[str, object] = {
     "enable_graph_report": False,
     "enable_detailed_buffer_report": False,
     "enable_detailed_tensor_report": False,
+    "enable_graph_python_stack_traces": False,
     "enable_comparison_mode": False,
     "comparison_mode_should_raise_exception": False,
     "comparison_mode_pcc": 0.9999,

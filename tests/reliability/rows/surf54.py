@@ -1,7 +1,8 @@
 """Bad calls of tt-metal 2026's device surface: the dispatch-mode switches (a non-device, or Fast
 Dispatch mode), the allocator's base address (a buffer type it has no allocator for), the optimal worker cores
 (a tensor not sharded or not on a device, a NOC that is an int), the system mesh descriptor (a
-coordinate outside the system, or not a coordinate), and the
+coordinate outside the system, or not a coordinate), ttnn.graph.record_python_operation (keyword
+arguments that are no dict), and the
 config loaders (a config that is no dict, an unknown key, a path that is no path)."""
 
 from __future__ import annotations
@@ -84,6 +85,13 @@ def rows() -> list[Case]:
             lambda e: ttnn._ttnn.multi_device.SystemMeshDescriptor().is_local(3),
             TYPE,
             "coord",
+        ),
+        Case(
+            "graph.record_python_operation",
+            "kwargs is a list",
+            lambda e: ttnn.graph.record_python_operation("ttnn.add", (), [("a", 1)]),
+            TYPE,
+            "function_kwargs",
         ),
         Case(
             "load_config_from_dictionary",
