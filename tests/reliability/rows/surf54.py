@@ -7,6 +7,8 @@ config loaders (a config that is no dict, an unknown key, a path that is no path
 
 from __future__ import annotations
 
+import inspect
+
 import meshnn as ttnn
 
 from ..cases import TYPE, VALUE, Case
@@ -16,6 +18,7 @@ ERROR = ttnn.MeshnnError
 
 def rows() -> list[Case]:
     return [
+        *moreh_rows(),
         Case(
             "enable_asynchronous_slow_dispatch",
             "device is a tensor",
@@ -115,3 +118,28 @@ def rows() -> list[Case]:
             "json_path",
         ),
     ]
+
+
+MOREH_NAMED = {"arange": "start", "dot": "input", "nll_loss_backward": "reduction_mean", "sgd": "momentum_initialized"}
+"""The argument a moreh op's refusal of a string first argument (the others None) names, where it is not
+the first parameter."""
+
+
+def moreh_rows() -> list[Case]:
+    """``ttnn.moreh_<op>`` (each an alias of ``ttnn.operations.moreh.<op>``): a string where its first
+    argument goes, the other required ones None."""
+    from meshnn.ops.moreh_names import TOP_LEVEL
+
+    cases = []
+    for op in TOP_LEVEL:
+        function = getattr(ttnn, f"moreh_{op}")
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        required = [
+            p.name for p in inspect.signature(function).parameters.values() if p.default is p.empty and p.kind in kinds
+        ]
+        args = ("bad", *[None] * (len(required) - 1))
+        named = MOREH_NAMED[op] if op in MOREH_NAMED else required[0]
+        cases.append(
+            Case(f"moreh_{op}", "first argument is a string", lambda e, f=function, a=args: f(*a), TYPE, named)
+        )
+    return cases
