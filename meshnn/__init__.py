@@ -1,7 +1,5 @@
 """meshnn: TTNN's multi-device tensor runtime in Python, on a faithful simulated mesh.
-
-``import meshnn as ttnn`` gives TTNN's names; this module only re-exports them from the layers.
-"""
+``import meshnn as ttnn`` gives TTNN's names; this module only re-exports them from the layers."""
 
 import os as _os
 
@@ -362,6 +360,7 @@ _LAZY |= dict.fromkeys(("H2DSocket", "D2HSocket"), "meshnn.mesh.hd_socket")  # h
 _LAZY["OverlappedTensor"] = "meshnn.tensor.overlapped"  # a part of a fused device buffer (tt-metal 2026)
 _LAZY |= {f"{s}able_asynchronous_slow_dispatch": "meshnn.mesh.dispatch_mode" for s in ("en", "dis")}  # tt-metal 2026
 _LAZY |= dict.fromkeys(("get_latest_programs_perf_data", "get_all_programs_perf_data"), "meshnn.ops.device_profiler")
+_LAZY["InterProcessCounterChannel"] = "meshnn.distributed.counter_channel"  # a shared-memory counter (tt-metal 2026)
 _NORM_HELPERS = ("LayerNormType", "DistributedLayerNormStage", "create_layernorm_program_config")
 _LAZY |= dict.fromkeys((*_NORM_HELPERS, "layernorm_default_compute_config", "rmsnorm_default_compute_config"),
                        "meshnn.ops.norm.norm_defaults")  # fmt: skip

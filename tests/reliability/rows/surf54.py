@@ -2,7 +2,7 @@
 Dispatch mode), the allocator's base address (a buffer type it has no allocator for), the optimal worker cores
 (a tensor not sharded or not on a device, a NOC that is an int), the system mesh descriptor (a
 coordinate outside the system, or not a coordinate), ttnn.graph.record_python_operation (keyword
-arguments that are no dict), and the
+arguments that are no dict), the counter channel (a bad name, a float timeout), and the
 config loaders (a config that is no dict, an unknown key, a path that is no path)."""
 
 from __future__ import annotations
@@ -95,6 +95,20 @@ def rows() -> list[Case]:
             lambda e: ttnn.graph.record_python_operation("ttnn.add", (), [("a", 1)]),
             TYPE,
             "function_kwargs",
+        ),
+        Case(
+            "InterProcessCounterChannel",
+            "a name without its leading slash",
+            lambda e: ttnn.InterProcessCounterChannel("meshnn_no_slash"),
+            VALUE,
+            "shm_name",
+        ),
+        Case(
+            "InterProcessCounterChannel.connect",
+            "a timeout that is a float",
+            lambda e: ttnn.InterProcessCounterChannel.connect("/meshnn_absent", connect_timeout_ms=1.5),
+            TYPE,
+            "connect_timeout_ms",
         ),
         Case(
             "load_config_from_dictionary",
