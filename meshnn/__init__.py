@@ -344,7 +344,8 @@ _LAZY = {"graph": "meshnn.capture.graph", "tracer": "meshnn.capture.tracer", "CO
 _LAZY["graph_report"] = "meshnn.capture.graph_report"  # ttnn.graph_report: report files into a database
 _LAZY["graph_tracer_utils"] = "meshnn.capture.graph_tracer_utils"  # ttnn.graph_tracer_utils: graph nodes as JSON
 _LAZY["database"] = "meshnn.capture.database"  # ttnn.database: a report database's rows as records
-_OWN_MODULES = ("graph", "tracer", "graph_report", "graph_tracer_utils", "database")
+_OWN_MODULES = ("graph", "tracer", "graph_report", "graph_tracer_utils", "database", "operation_tracer")
+_LAZY["operation_tracer"] = "meshnn.capture.operation_tracer"  # ttnn.operation_tracer: ops' parameters to JSON
 _LAZY |= dict.fromkeys(("Config", "manage_config", "CONFIG_PATH", "CONFIG_OVERRIDES", "load_config_from_dictionary",
                        "load_config_from_json_file"), "meshnn.capture.config")  # fmt: skip
 _LAZY |= {"plot_memory": "meshnn.mesh.memory_plot", "as_tensor": "meshnn.tensor.files.cache"}

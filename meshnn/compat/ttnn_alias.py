@@ -56,6 +56,7 @@ OWN_MODULES = {
     "ttnn.distributed.ttrun": "meshnn.distributed.ttrun",
     "ttnn.graph": "meshnn.capture.graph",  # (a test sets its _python_io_data)
     "ttnn.graph_report": "meshnn.capture.graph_report",
+    "ttnn.operation_tracer": "meshnn.capture.operation_tracer",
     "ttnn.graph_tracer_utils": "meshnn.capture.graph_tracer_utils",
     "ttnn.database": "meshnn.capture.database",
     "ttnn.dot_access": "meshnn.compat.dot_access",

@@ -2,8 +2,8 @@
 Dispatch mode), the allocator's base address (a buffer type it has no allocator for), the optimal worker cores
 (a tensor not sharded or not on a device, a NOC that is an int), the system mesh descriptor (a
 coordinate outside the system, or not a coordinate), ttnn.graph.record_python_operation (keyword
-arguments that are no dict), the counter channel (a bad name, a float timeout), and the
-config loaders (a config that is no dict, an unknown key, a path that is no path)."""
+arguments that are no dict), the counter channel (a bad name, a float timeout), the operation
+tracer's switch (a string), and the config loaders (a config that is no dict, an unknown key, a path that is no path)."""
 
 from __future__ import annotations
 
@@ -109,6 +109,13 @@ def rows() -> list[Case]:
             lambda e: ttnn.InterProcessCounterChannel.connect("/meshnn_absent", connect_timeout_ms=1.5),
             TYPE,
             "connect_timeout_ms",
+        ),
+        Case(
+            "operation_tracer.enable_tracing",
+            "enable is a string",
+            lambda e: ttnn.operation_tracer.enable_tracing("yes"),
+            TYPE,
+            "enable",
         ),
         Case(
             "load_config_from_dictionary",
