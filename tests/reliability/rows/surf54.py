@@ -1,9 +1,10 @@
 """Bad calls of tt-metal 2026's device surface: the dispatch-mode switches (a non-device, or Fast
-Dispatch mode), the allocator's base address (a buffer type it has no allocator for), the optimal worker cores
-(a tensor not sharded or not on a device, a NOC that is an int), the system mesh descriptor (a
-coordinate outside the system, or not a coordinate), ttnn.graph.record_python_operation (keyword
-arguments that are no dict), the counter channel (a bad name, a float timeout), the operation
-tracer's switch (a string), and the config loaders (a config that is no dict, an unknown key, a path that is no path)."""
+Dispatch mode), the allocator's base address (a buffer type it has no allocator for), the optimal
+worker cores (a tensor not sharded or not on a device, a NOC that is an int), the system mesh
+descriptor (a coordinate outside the system, or not a coordinate), ttnn.graph.record_python_operation
+(keyword arguments that are no dict), the counter channel (a bad name, a float timeout), the
+operation tracer's switch (a string), the config loaders (a config that is no dict, an unknown key,
+a path that is no path), and moreh's ops under their top-level names (a string for a tensor)."""
 
 from __future__ import annotations
 
