@@ -328,9 +328,9 @@ _ttnn.tensor = _namespace(  # ttnn._ttnn.tensor: the tensor types under their bi
     DataType=DataType,
     Layout=Layout,
 )  # ttnn.dump_tensor / load_tensor's binary calls, read on first use:
-_ttnn.tensor.lazy = dict.fromkeys(
-    ("dump_tensor_flatbuffer", "load_tensor_flatbuffer"), "meshnn.tensor.files.flatbuffer"
-)
+_FILES = "meshnn.tensor.files."  # (and the overlapped tensors' file calls, tt-metal 2026)
+_ttnn.tensor.lazy = dict.fromkeys(("dump_tensor_flatbuffer", "load_tensor_flatbuffer"), _FILES + "flatbuffer")
+_ttnn.tensor.lazy |= dict.fromkeys(("dump_overlapped_tensors", "load_overlapped_tensors"), _FILES + "overlap")
 
 DEFAULT_L1_SMALL_SIZE = DEFAULT_TRACE_REGION_SIZE = DEFAULT_WORKER_L1_SIZE = 0
 

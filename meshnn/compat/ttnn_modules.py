@@ -171,6 +171,8 @@ OWN_NAMES = {
     "_ttnn.tensor": {  # the binary calls under ttnn.dump_tensor / load_tensor (meshnn._ttnn.tensor's)
         "dump_tensor_flatbuffer": lambda: meshnn._ttnn.tensor.dump_tensor_flatbuffer,
         "load_tensor_flatbuffer": lambda: meshnn._ttnn.tensor.load_tensor_flatbuffer,
+        "dump_overlapped_tensors": lambda: meshnn._ttnn.tensor.dump_overlapped_tensors,
+        "load_overlapped_tensors": lambda: meshnn._ttnn.tensor.load_overlapped_tensors,
     },
 }
 """ttnn names in a submodule that meshnn answers with another object: how to find each."""

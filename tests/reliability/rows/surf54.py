@@ -4,7 +4,8 @@ worker cores (a tensor not sharded or not on a device, a NOC that is an int), th
 descriptor (a coordinate outside the system, or not a coordinate), ttnn.graph.record_python_operation
 (keyword arguments that are no dict), the counter channel (a bad name, a float timeout), the
 operation tracer's switch (a string), the config loaders (a config that is no dict, an unknown key,
-a path that is no path), and moreh's ops under their top-level names (a string for a tensor)."""
+a path that is no path), the overlapped tensors' files (views not a dict, a wrong extension),
+and moreh's ops under their top-level names (a string for a tensor)."""
 
 from __future__ import annotations
 
@@ -117,6 +118,20 @@ def rows() -> list[Case]:
             lambda e: ttnn.operation_tracer.enable_tracing("yes"),
             TYPE,
             "enable",
+        ),
+        Case(
+            "_ttnn.tensor.dump_overlapped_tensors",
+            "views is a list",
+            lambda e: ttnn._ttnn.tensor.dump_overlapped_tensors(str(e.tmp / "w.overlappedtensorbin"), []),
+            TYPE,
+            "views",
+        ),
+        Case(
+            "_ttnn.tensor.load_overlapped_tensors",
+            "a .tensorbin name",
+            lambda e: ttnn._ttnn.tensor.load_overlapped_tensors(str(e.tmp / "w.tensorbin")),
+            ERROR,
+            "extension",
         ),
         Case(
             "load_config_from_dictionary",
