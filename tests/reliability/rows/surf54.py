@@ -5,7 +5,8 @@ descriptor (a coordinate outside the system, or not a coordinate), ttnn.graph.re
 (keyword arguments that are no dict), the counter channel (a bad name, a float timeout), the
 operation tracer's switch (a string), the config loaders (a config that is no dict, an unknown key,
 a path that is no path), the overlapped tensors' files (views not a dict, a wrong extension),
-and moreh's ops under their top-level names (a string for a tensor)."""
+the deformable attention (float32 inputs, a host value), and moreh's ops under their
+top-level names (a string for a tensor)."""
 
 from __future__ import annotations
 
@@ -132,6 +133,20 @@ def rows() -> list[Case]:
             lambda e: ttnn._ttnn.tensor.load_overlapped_tensors(str(e.tmp / "w.tensorbin")),
             ERROR,
             "extension",
+        ),
+        Case(
+            "experimental.multi_scale_deformable_attn",
+            "float32 inputs",
+            lambda e: ttnn.experimental.multi_scale_deformable_attn(e.rm, e.rm, e.rm),
+            TYPE,
+            "BFLOAT16",
+        ),
+        Case(
+            "experimental.multi_scale_deformable_attn",
+            "a host value",
+            lambda e: ttnn.experimental.multi_scale_deformable_attn(e.host, e.rm, e.rm),
+            VALUE,
+            "value",
         ),
         Case(
             "load_config_from_dictionary",
