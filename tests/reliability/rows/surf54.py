@@ -5,7 +5,8 @@ descriptor (a coordinate outside the system, or not a coordinate), ttnn.graph.re
 (keyword arguments that are no dict), the counter channel (a bad name, a float timeout), the
 operation tracer's switch (a string), the config loaders (a config that is no dict, an unknown key,
 a path that is no path), the overlapped tensors' files (views not a dict, a wrong extension),
-the deformable attention (float32 inputs, a host value), and moreh's ops under their
+the deformable attention (float32 inputs, a host value), the ViT / Boltz head splits (a ROW_MAJOR
+input, not a pair representation), and moreh's ops under their
 top-level names (a string for a tensor)."""
 
 from __future__ import annotations
@@ -147,6 +148,20 @@ def rows() -> list[Case]:
             lambda e: ttnn.experimental.multi_scale_deformable_attn(e.host, e.rm, e.rm),
             VALUE,
             "value",
+        ),
+        Case(
+            "experimental.nlp_create_qkv_heads_vit",
+            "a ROW_MAJOR input",
+            lambda e: ttnn.experimental.nlp_create_qkv_heads_vit(e.rm),
+            VALUE,
+            "TILE",
+        ),
+        Case(
+            "experimental.nlp_create_qkv_heads_boltz",
+            "not a pair representation",
+            lambda e: ttnn.experimental.nlp_create_qkv_heads_boltz(e.a, num_heads=1),
+            VALUE,
+            "pair representation",
         ),
         Case(
             "load_config_from_dictionary",
