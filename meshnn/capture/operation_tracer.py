@@ -12,9 +12,11 @@ read is not traced).  Other values: JSON scalars as they are, lists and dicts wa
 by its shape and device ids, configs through tt-metal's ``models.common.tensor_utils`` serializers
 when that package is importable, anything else as ``{"type", "repr"}``.
 
-Importing the module puts its hook among ttnn's post-operation hooks (:mod:`meshnn.mesh.op_hooks`):
-every registry op's top-level call is offered to it, and it writes a file only while tracing is
-on.  (Host calls that are no registry op, ``ttnn.from_torch`` / ``ttnn.to_device``, are not traced.)
+While tracing is on, the module's hook is among ttnn's post-operation hooks
+(:mod:`meshnn.mesh.op_hooks`): every registry op's top-level call is offered to it.  Turning tracing
+on or off (``enable_tracing``, or setting ``_ENABLE_TRACE``: the module's attribute is a property
+that keeps the hook in step) adds or removes the hook, so an untraced run has none.  (Host calls
+that are no registry op, ``ttnn.from_torch`` / ``ttnn.to_device``, are not traced.)
 
 Layers: imports errors, the mesh layer's hooks, the tensor layer, the registry (an op's ttnn name)
 and ``ttnn.CONFIG``.
@@ -28,6 +30,7 @@ import json
 import os
 import pathlib
 import sys
+import types
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import wraps
@@ -42,7 +45,7 @@ from meshnn.tensor.interop import to_torch
 from meshnn.tensor.tensor import Tensor
 
 _OPERATION_COUNTER = 0
-_ENABLE_TRACE = False
+_STATE = {"enabled": False}  # ``_ENABLE_TRACE``: read and set through the module's property
 _TRACE_PARAMS_IN_ARGV: bool | None = None
 _IS_SERIALIZING = False
 _SERIALIZE_TENSOR_VALUES = False
@@ -50,19 +53,28 @@ _SWEEP_SOURCE_HASH: str | None = None
 _TRACE_PARAMS_FLAG = "--trace-params"
 
 
+def _set_enabled(enable: bool) -> None:
+    """Tracing on or off, the hook added or removed with it (kept while ``--trace-params`` is given)."""
+    _STATE["enabled"] = bool(enable)
+    wanted = _is_tracing_enabled()
+    if wanted and _operation_hook not in POST_OPERATION_HOOKS:
+        POST_OPERATION_HOOKS.append(_operation_hook)
+    elif not wanted and _operation_hook in POST_OPERATION_HOOKS:
+        POST_OPERATION_HOOKS.remove(_operation_hook)
+
+
 def enable_tracing(enable: bool = True) -> None:
     """Turn tracing on (or off)."""
-    global _ENABLE_TRACE
     if not isinstance(enable, bool):
         raise MeshnnTypeError(f"operation_tracer.enable_tracing: enable must be a bool, got {enable!r}")
-    _ENABLE_TRACE = enable
+    _set_enabled(enable)
 
 
 def _is_tracing_enabled() -> bool:
     global _TRACE_PARAMS_IN_ARGV
     if _TRACE_PARAMS_IN_ARGV is None:
         _TRACE_PARAMS_IN_ARGV = _TRACE_PARAMS_FLAG in sys.argv
-    return bool(_ENABLE_TRACE or _TRACE_PARAMS_IN_ARGV)
+    return bool(_STATE["enabled"] or _TRACE_PARAMS_IN_ARGV)
 
 
 def is_tracing_enabled() -> bool:
@@ -260,5 +272,18 @@ def _operation_hook(operation: Any, args: tuple, kwargs: dict, output: Any) -> N
     _trace(name, args, kwargs, output)
 
 
-if _operation_hook not in POST_OPERATION_HOOKS:
-    POST_OPERATION_HOOKS.append(_operation_hook)
+class _TracerModule(types.ModuleType):
+    """This module, whose ``_ENABLE_TRACE`` (ttnn's flag, which tests set directly) turns tracing on
+    and off through :func:`_set_enabled`."""
+
+    @property
+    def _ENABLE_TRACE(self) -> bool:
+        return _STATE["enabled"]
+
+    @_ENABLE_TRACE.setter
+    def _ENABLE_TRACE(self, value: bool) -> None:
+        _set_enabled(value)
+
+
+sys.modules[__name__].__class__ = _TracerModule
+_set_enabled(False)  # (the hook goes in now when the run was started with --trace-params)

@@ -13,18 +13,6 @@ import meshnn as ttnn
 from meshnn.capture import operation_tracer as tracer
 
 
-@pytest.fixture(scope="module", autouse=True)
-def hook_for_this_module():
-    """The tracer's hook (installed when the module was imported) is taken out after these tests, so
-    the rest of the suite runs its ops unhooked as before."""
-    from meshnn.mesh.op_hooks import POST_OPERATION_HOOKS
-
-    if tracer._operation_hook not in POST_OPERATION_HOOKS:
-        POST_OPERATION_HOOKS.append(tracer._operation_hook)
-    yield
-    POST_OPERATION_HOOKS.remove(tracer._operation_hook)
-
-
 @pytest.fixture
 def traced(tmp_path, monkeypatch):
     monkeypatch.setenv("TTNN_OPERATION_TRACE_DIR", str(tmp_path))
@@ -68,12 +56,18 @@ def test_values_when_asked_and_the_read_back_is_not_traced(open_mesh, traced):
     np.testing.assert_allclose(data["return_value"]["values"], np.exp(2.0), rtol=2**-7)
 
 
-def test_nothing_is_written_while_tracing_is_off(open_mesh, traced):
+def test_nothing_is_written_while_tracing_is_off_and_no_hook_is_left(open_mesh, traced):
+    from meshnn.mesh.op_hooks import POST_OPERATION_HOOKS
+
     mesh = open_mesh((1, 1))
-    tracer.enable_tracing(False)
+    assert tracer._operation_hook in POST_OPERATION_HOOKS
+    tracer._ENABLE_TRACE = False  # ttnn's flag, as tests set it: the hook goes with it
+    assert tracer._operation_hook not in POST_OPERATION_HOOKS and not tracer.is_tracing_enabled()
     x = ttnn.from_torch(np.ones((32, 32), np.float32), layout=ttnn.TILE_LAYOUT, device=mesh)
     ttnn.exp(x)
-    assert files(traced) == [] and not tracer.is_tracing_enabled()
+    assert files(traced) == []
+    tracer._ENABLE_TRACE = True
+    assert tracer._operation_hook in POST_OPERATION_HOOKS and tracer._ENABLE_TRACE is True
 
 
 def test_a_wrapped_function_is_traced_under_its_name(traced):
