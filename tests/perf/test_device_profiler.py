@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import meshnn as ttnn
+from meshnn.mesh.observers import OBSERVERS
 from meshnn.ops import device_profiler
 from meshnn.perf.ops_csv import START_OFFSET_NS
 
@@ -20,6 +21,8 @@ def profiler_on(monkeypatch):
     yield
     for name in device_profiler.PROFILER_ENV:
         monkeypatch.delenv(name)
+    device_profiler.PROFILER.start()  # the variables gone: the profiler stops observing
+    assert device_profiler.PROFILER.capture not in OBSERVERS
 
 
 def put(mesh, shape, *, mapper=None):
