@@ -1,7 +1,5 @@
 """meshnn: TTNN's multi-device tensor runtime in Python, on a faithful simulated mesh.
-
-``import meshnn as ttnn`` gives TTNN's names; this module only re-exports them from the layers.
-"""
+``import meshnn as ttnn`` gives TTNN's names; this module only re-exports them from the layers."""
 
 import os as _os
 
@@ -243,6 +241,7 @@ from meshnn.tensor.copies import (
     copy_host_to_device_tensor,
     copy_host_to_device_tensor_partial,
 )
+from meshnn.tensor.device_queries import get_allocator_base_address, get_optimal_worker_cores_for_sharded_tensor
 from meshnn.tensor.interop import distribute, from_torch, to_numpy, to_torch
 from meshnn.tensor.legacy import (
     CppReplicateTensorToMesh,
@@ -329,9 +328,9 @@ _ttnn.tensor = _namespace(  # ttnn._ttnn.tensor: the tensor types under their bi
     DataType=DataType,
     Layout=Layout,
 )  # ttnn.dump_tensor / load_tensor's binary calls, read on first use:
-_ttnn.tensor.lazy = dict.fromkeys(
-    ("dump_tensor_flatbuffer", "load_tensor_flatbuffer"), "meshnn.tensor.files.flatbuffer"
-)
+_FILES = "meshnn.tensor.files."  # (and the overlapped tensors' file calls, tt-metal 2026)
+_ttnn.tensor.lazy = dict.fromkeys(("dump_tensor_flatbuffer", "load_tensor_flatbuffer"), _FILES + "flatbuffer")
+_ttnn.tensor.lazy |= dict.fromkeys(("dump_overlapped_tensors", "load_overlapped_tensors"), _FILES + "overlap")
 
 DEFAULT_L1_SMALL_SIZE = DEFAULT_TRACE_REGION_SIZE = DEFAULT_WORKER_L1_SIZE = 0
 
@@ -345,8 +344,10 @@ _LAZY = {"graph": "meshnn.capture.graph", "tracer": "meshnn.capture.tracer", "CO
 _LAZY["graph_report"] = "meshnn.capture.graph_report"  # ttnn.graph_report: report files into a database
 _LAZY["graph_tracer_utils"] = "meshnn.capture.graph_tracer_utils"  # ttnn.graph_tracer_utils: graph nodes as JSON
 _LAZY["database"] = "meshnn.capture.database"  # ttnn.database: a report database's rows as records
-_OWN_MODULES = ("graph", "tracer", "graph_report", "graph_tracer_utils", "database")
-_LAZY |= {"Config": "meshnn.capture.config", "manage_config": "meshnn.capture.config"}
+_OWN_MODULES = ("graph", "tracer", "graph_report", "graph_tracer_utils", "database", "operation_tracer")
+_LAZY["operation_tracer"] = "meshnn.capture.operation_tracer"  # ttnn.operation_tracer: ops' parameters to JSON
+_LAZY |= dict.fromkeys(("Config", "manage_config", "CONFIG_PATH", "CONFIG_OVERRIDES", "load_config_from_dictionary",
+                       "load_config_from_json_file"), "meshnn.capture.config")  # fmt: skip
 _LAZY |= {"plot_memory": "meshnn.mesh.memory_plot", "as_tensor": "meshnn.tensor.files.cache"}
 _LAZY |= {"load_tensor": "meshnn.tensor.files.reader", "dump_tensor": "meshnn.tensor.files.writer"}
 _LAZY["DumpTensorMode"] = "meshnn.tensor.files.writer"
@@ -358,6 +359,9 @@ _LAZY["p2p_compute_intermediate_tensor_spec"] = "meshnn.ops.ccl.point_to_point" 
 _LAZY |= {"get_conv_output_dim": "meshnn.ops.conv.ttnn_python", "pad_to_tile_shape": "meshnn.formats.layout"}
 _LAZY |= dict.fromkeys(("H2DSocket", "D2HSocket"), "meshnn.mesh.hd_socket")  # host <-> device sockets
 _LAZY["OverlappedTensor"] = "meshnn.tensor.overlapped"  # a part of a fused device buffer (tt-metal 2026)
+_LAZY |= {f"{s}able_asynchronous_slow_dispatch": "meshnn.mesh.dispatch_mode" for s in ("en", "dis")}  # tt-metal 2026
+_LAZY |= dict.fromkeys(("get_latest_programs_perf_data", "get_all_programs_perf_data"), "meshnn.ops.device_profiler")
+_LAZY["InterProcessCounterChannel"] = "meshnn.distributed.counter_channel"  # a shared-memory counter (tt-metal 2026)
 _NORM_HELPERS = ("LayerNormType", "DistributedLayerNormStage", "create_layernorm_program_config")
 _LAZY |= dict.fromkeys((*_NORM_HELPERS, "layernorm_default_compute_config", "rmsnorm_default_compute_config"),
                        "meshnn.ops.norm.norm_defaults")  # fmt: skip

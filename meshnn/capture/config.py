@@ -53,6 +53,7 @@ DEFAULTS: dict[str, object] = {
     "enable_graph_report": False,
     "enable_detailed_buffer_report": False,
     "enable_detailed_tensor_report": False,
+    "enable_graph_python_stack_traces": False,
     "enable_comparison_mode": False,
     "comparison_mode_should_raise_exception": False,
     "comparison_mode_pcc": 0.9999,
@@ -254,6 +255,55 @@ def load_overrides(environ: dict[str, str] | os._Environ) -> None:
         for name, value in values.items():
             if name not in unknown:
                 setattr(CONFIG, name, value)
+
+
+CONFIG_PATH: Path | None = Path(os.environ["TTNN_CONFIG_PATH"]) if "TTNN_CONFIG_PATH" in os.environ else None
+"""``ttnn.CONFIG_PATH``: ``$TTNN_CONFIG_PATH`` at import, a path, or None."""
+CONFIG_OVERRIDES: str | None = os.environ.get("TTNN_CONFIG_OVERRIDES")
+"""``ttnn.CONFIG_OVERRIDES``: ``$TTNN_CONFIG_OVERRIDES`` at import (JSON text), or None."""
+
+
+def load_config_from_dictionary(config: dict[str, object], from_file: bool = False) -> None:
+    """``ttnn.load_config_from_dictionary``: set each key of ``config`` on :data:`CONFIG`, its value
+    first converted to the type of the attribute's current value (when that is not None), as ttnn
+    does.  An unknown key raises ``ValueError`` (``from_file``: a warning, and it is skipped)."""
+    if not isinstance(config, dict):
+        raise MeshnnTypeError(f"load_config_from_dictionary: config must be a dict, got {type(config).__name__}")
+    for key, value in config.items():
+        if key in DEFAULTS:
+            current = getattr(CONFIG, key)
+            if current is not None and not isinstance(value, type(current)):
+                value = _converted(key, current, value)
+            setattr(CONFIG, key, value)
+        elif from_file:
+            warnings.warn(
+                f"Unknown configuration key: {key}. Please update your configuration file: {CONFIG_PATH}.", stacklevel=2
+            )
+        else:
+            raise MeshnnValueError(f"Unknown configuration key: {key}")
+
+
+def _converted(key: str, current: object, value: object) -> object:
+    """``type(current)(value)``, as ttnn converts a loaded value (a path from a str, a float from an int)."""
+    kind = Path if isinstance(current, Path) else type(current)
+    try:
+        return kind(value)
+    except (TypeError, ValueError) as error:
+        raise MeshnnValueError(f"ttnn.CONFIG.{key}: {value!r} is not a {kind.__name__}: {error}") from None
+
+
+def load_config_from_json_file(json_path: str | os.PathLike) -> None:
+    """``ttnn.load_config_from_json_file``: :func:`load_config_from_dictionary` of the file's JSON
+    object (``from_file``); a file that cannot be read or loaded is a warning, as in ttnn.  (A
+    ``json_path`` that is no path is refused: ``open`` would take an int for a file descriptor.)"""
+    if not isinstance(json_path, str | os.PathLike):
+        raise MeshnnTypeError(f"load_config_from_json_file: json_path must be a path, got {type(json_path).__name__}")
+    try:
+        with open(json_path) as file:
+            config = json.load(file)
+        load_config_from_dictionary(config, from_file=True)
+    except (OSError, ValueError, TypeError) as error:
+        warnings.warn(f"Failed to load ttnn configuration from {json_path}: {error}", stacklevel=2)
 
 
 def _close_at_exit() -> None:

@@ -54,7 +54,9 @@ def _distributed(attribute: str) -> object:
 
 OWN_MODULES = {
     "ttnn.distributed.ttrun": "meshnn.distributed.ttrun",
+    "ttnn.graph": "meshnn.capture.graph",  # (a test sets its _python_io_data)
     "ttnn.graph_report": "meshnn.capture.graph_report",
+    "ttnn.operation_tracer": "meshnn.capture.operation_tracer",
     "ttnn.graph_tracer_utils": "meshnn.capture.graph_tracer_utils",
     "ttnn.database": "meshnn.capture.database",
     "ttnn.dot_access": "meshnn.compat.dot_access",
@@ -126,18 +128,11 @@ def _tracer(attribute: str) -> object:
     return _not_modelled("tracer", ("get_graph", "codegen"))(attribute)
 
 
-def _graph(attribute: str) -> object:
-    if hasattr(meshnn.graph, attribute):
-        return getattr(meshnn.graph, attribute)
-    raise NotImplementedByMeshnn(f"graph.{attribute}")
-
-
 # ``ttnn._ttnn``, ``ttnn.types``, ``ttnn.operations`` (and their submodules: ``ttnn.operations.unary``,
 # ``ttnn._ttnn.deprecated``...) are the flat namespaces of :mod:`meshnn.compat.ttnn_modules`.
 SUBMODULES: dict[str, Callable[[str], object]] = {
     "device": _device,
     "distributed": _distributed,
-    "graph": _graph,
     "distributed.distributed": lambda attribute: _from_meshnn(attribute, "distributed.distributed."),
     "reports": _reports,
     "model_preprocessing": _model_preprocessing,

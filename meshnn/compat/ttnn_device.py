@@ -3,7 +3,9 @@ ttnn.device import Arch``, ``ttnn.device.open_device``, ``ttnn.device.Device``, 
 public surface, plus what only this module has: the arch questions ``is_wormhole_b0`` /
 ``is_blackhole`` / ``is_grayskull``, ``GetPCIeDeviceID`` and the report and
 kernel-cache switches, each kept in :data:`SWITCHES` (a simulated device compiles no kernels and
-writes no reports of its own; the switches are recorded so a test can read them back).
+writes no reports of its own; the switches are recorded so a test can read them back); and, from
+the mesh layer's modules by name (:data:`MESH_NAMES`), tt-metal 2026's dispatch-mode calls and the
+real-time profiler's.
 
 (``meshnn.device`` itself is meshnn's chip layer; under the alias ``ttnn.device`` is this module.)
 
@@ -11,6 +13,8 @@ Layers: imports the public root and :mod:`meshnn.errors`.
 """
 
 from __future__ import annotations
+
+import importlib
 
 import meshnn
 from meshnn import (  # noqa: F401 - re-exported as ttnn.device's names
@@ -33,7 +37,10 @@ from meshnn import (  # noqa: F401 - re-exported as ttnn.device's names
     ReadDeviceProfiler,
     SetDefaultDevice,
     close_device,
+    disable_asynchronous_slow_dispatch,
     dump_device_memory_state,
+    enable_asynchronous_slow_dispatch,
+    get_allocator_base_address,
     get_arch_name,
     get_memory_view,
     manage_device,
@@ -110,3 +117,23 @@ def get_optimal_dram_bank_to_logical_worker_assignment(device: object, noc: obje
     if not isinstance(device, meshnn.MeshDevice):
         raise MeshnnTypeError(f"device must be a ttnn.MeshDevice, got {type(device).__name__}")
     return device.get_optimal_dram_bank_to_logical_worker_assignment(noc)
+
+
+MESH_NAMES = {
+    "meshnn.mesh.dispatch_mode": (
+        "is_asynchronous_slow_dispatch_enabled",
+        "initialize_fast_dispatch",
+        "terminate_fast_dispatch",
+        "setup_fast_dispatch",
+    ),
+    "meshnn.mesh.realtime_profiler": (
+        "ProgramRealtimeRecord",
+        "RegisterProgramRealtimeProfilerCallback",
+        "UnregisterProgramRealtimeProfilerCallback",
+        "IsProgramRealtimeProfilerActive",
+    ),
+}
+"""ttnn.device's names that only it has (not ttnn's top level), each from its mesh-layer module."""
+
+for _module, _names in MESH_NAMES.items():
+    globals().update({name: getattr(importlib.import_module(_module), name) for name in _names})

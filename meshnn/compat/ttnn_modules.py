@@ -167,9 +167,12 @@ OWN_NAMES = {
         "tilize_and_pack_bfp8_b": lambda: meshnn._ttnn.core.tilize_and_pack_bfp8_b,
         "tilize_and_pack_bfp4_b": lambda: meshnn._ttnn.core.tilize_and_pack_bfp4_b,
     },
+    "_ttnn.multi_device": {"SystemMeshDescriptor": lambda: meshnn._ttnn.multi_device.SystemMeshDescriptor},
     "_ttnn.tensor": {  # the binary calls under ttnn.dump_tensor / load_tensor (meshnn._ttnn.tensor's)
         "dump_tensor_flatbuffer": lambda: meshnn._ttnn.tensor.dump_tensor_flatbuffer,
         "load_tensor_flatbuffer": lambda: meshnn._ttnn.tensor.load_tensor_flatbuffer,
+        "dump_overlapped_tensors": lambda: meshnn._ttnn.tensor.dump_overlapped_tensors,
+        "load_overlapped_tensors": lambda: meshnn._ttnn.tensor.load_overlapped_tensors,
     },
 }
 """ttnn names in a submodule that meshnn answers with another object: how to find each."""

@@ -127,6 +127,7 @@ _multi_device = namespace(
     MeshCoordinate=MeshCoordinate,
     MeshCoordinateRange=MeshCoordinateRange,
 )
+_multi_device.lazy = {"SystemMeshDescriptor": "meshnn.mesh.system_descriptor"}  # the system's mesh (tt-metal 2026)
 _core = namespace("_ttnn.core", "ttnn._ttnn.core: host helpers of ttnn's binary module.")
 _core.lazy = dict.fromkeys(("tilize_and_pack_bfp8_b", "tilize_and_pack_bfp4_b"), "meshnn.formats.tile_pack")
 _ttnn = namespace(

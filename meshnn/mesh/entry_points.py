@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from meshnn.device.arch import system_spec
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
@@ -158,10 +158,17 @@ def manage_device(device_id: int) -> Iterator[MeshDevice]:
         close_device(device)
 
 
+PROFILER_READS: list[Callable[[MeshDevice], None]] = []
+"""What a ``ReadDeviceProfiler`` also does, each called with the device (meshnn.ops.device_profiler
+adds its read of the programs' predicted times)."""
+
+
 def ReadDeviceProfiler(device: MeshDevice) -> None:
-    """``ttnn.ReadDeviceProfiler``: accepted (for an open device); a simulated device keeps no
-    profiler buffers to read (device time is meshnn.perf's model)."""
+    """``ttnn.ReadDeviceProfiler``: for an open device, the readers of :data:`PROFILER_READS` (a
+    simulated device keeps no profiler buffers: the times read are meshnn.perf's predictions)."""
     _checked_device(device, "ReadDeviceProfiler").check_open()
+    for read in PROFILER_READS:
+        read(device)
 
 
 _default: list[MeshDevice | None] = [None]  # ttnn's default device: the one slot it keeps
