@@ -138,3 +138,20 @@ def test_prod_records_its_all_or_nc_program(open_mesh):
     x = _put(mesh, (2, 3, 32, 32))
     assert _codes(lambda: ttnn.prod(x)) == ["ProdAllDeviceOperation"]
     assert _codes(lambda: ttnn.prod(x, dim=0)) == ["ProdNcDeviceOperation"]
+
+
+def test_graph_capture_names_permutes_transpose(open_mesh):
+    """A graph capture's device-operation node names the program as the perf capture does."""
+    from meshnn import graph
+
+    mesh = open_mesh((1, 1), system="n150")
+    x = _put(mesh, (2, 3, 64, 96))
+    graph.begin_graph_capture()
+    try:
+        ttnn.permute(x, (0, 1, 3, 2))
+        ttnn.permute(x, (0, 2, 3, 1))
+    finally:
+        trace = graph.end_graph_capture()
+    names = [node["params"]["name"] for node in trace if node["node_type"] == "function_start"]
+    assert "TransposeDeviceOperation" in names and "PermuteDeviceOperation" in names
+    assert names.index("TransposeDeviceOperation") < names.index("PermuteDeviceOperation")
