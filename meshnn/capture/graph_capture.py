@@ -49,6 +49,7 @@ from meshnn.capture.graph_builder import BufferFacts, GraphBuilder
 from meshnn.capture.op_names import CREATE_DEVICE_TENSOR, device_operation_name, function_name
 from meshnn.capture.tensors import argument_text, cpp_dtype, cpp_layout, mesh_buffer_of, shape_text, tensor_id
 from meshnn.mesh.observers import BufferEvent, HostCallEvent, MeshObserver, OpEvent
+from meshnn.ops.run_op_codes import run_op_code
 
 
 class RunMode(enum.Enum):
@@ -202,7 +203,8 @@ class GraphCapture(MeshObserver):
             build.input_tensor(*tensor_facts(tensor))
         attrs = ", ".join(f"{k}={argument_text(v, cpp=True)}" for k, v in event.attrs.items())
         device_arguments = [f"operation_attributes_t({attrs})", "tensor_args_t(...)"]
-        build.function_start(device_operation_name(event.op), device_arguments)
+        code = run_op_code(event.op.rsplit(".", 1)[-1], event.attrs, event.inputs, device_operation_name(event.op))
+        build.function_start(code, device_arguments)
         made = [tensor_facts(t) for t in outputs or ()]
         by_buffer = {facts.key: (tid, shape, facts) for tid, shape, facts in made if facts is not None}
         by_tensor = {tid: t for t, (tid, _, _) in zip(outputs or (), made, strict=True)}

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from meshnn.mesh.observers import OpEvent
 from meshnn.ops.eltwise.unary_tables import UNARY
 from meshnn.ops.registry import family_of
+from meshnn.ops.run_op_codes import run_op_code
 from meshnn.perf.conv_desc import ConvConfig
 from meshnn.perf.desc import (
     AttentionConfig,
@@ -90,6 +91,7 @@ def op_desc(event: OpEvent, outputs: Sequence[Tensor]) -> OpDesc | None:
     name, attrs = op_name(event.op), event.attrs
     entry = None if name in _BY_TENSORS else family_of(event.op)
     family, code = (entry.family, entry.device_operation) if entry is not None else _by_tensors(name, inputs, outs)
+    code = run_op_code(name, attrs, event.inputs, code)
     extra: dict[str, object] = {}
     if family is F.MATMUL:
         extra["matmul"] = matmul_config(attrs)

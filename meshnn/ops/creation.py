@@ -214,7 +214,7 @@ def _like(op: str, tensor: object, dtype, layout, device, memory_config):
 @register(
     kind=OpKind.CREATION,
     family=OpFamily.COPY,
-    device_operation="FullLikeDeviceOperation",
+    device_operation="FullLikeOperation",
     golden=goldens.full_like,
     modelled=False,
 )
@@ -238,7 +238,7 @@ def _full_like(op: str, tensor, fill_value, dtype, layout, device, memory_config
 @register(
     kind=OpKind.CREATION,
     family=OpFamily.COPY,
-    device_operation="FullLikeDeviceOperation",
+    device_operation="FullLikeOperation",
     golden=goldens.zeros_like,
     modelled=False,
 )
@@ -249,7 +249,7 @@ def zeros_like(tensor, dtype=None, layout=None, device=None, memory_config=None)
 @register(
     kind=OpKind.CREATION,
     family=OpFamily.COPY,
-    device_operation="FullLikeDeviceOperation",
+    device_operation="FullLikeOperation",
     golden=goldens.ones_like,
     modelled=False,
 )
@@ -337,7 +337,7 @@ def _axis(op: str, dim: object, rank: int) -> int:
 @register(
     kind=OpKind.DATA_MOVEMENT,
     family=OpFamily.COPY,
-    device_operation="SqueezeDeviceOperation",
+    device_operation="ReshapeViewDeviceOperation",
     golden=goldens.reshape,
     modelled=False,
 )
@@ -364,7 +364,7 @@ def squeeze(input_tensor: Tensor, dim: int | Sequence[int] | None = None) -> Ten
 @register(
     kind=OpKind.DATA_MOVEMENT,
     family=OpFamily.COPY,
-    device_operation="UnsqueezeDeviceOperation",
+    device_operation="ReshapeViewDeviceOperation",
     golden=goldens.reshape,
     modelled=False,
 )

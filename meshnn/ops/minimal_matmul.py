@@ -62,7 +62,7 @@ def _check_config(op: str, config: object, grid: object) -> None:
     "experimental.minimal_matmul",
     kind=OpKind.MATMUL,
     family=OpFamily.MATMUL,
-    device_operation="MinimalMatmulOpDeviceOperation",
+    device_operation="MinimalMatmulDeviceOperation",
 )
 def minimal_matmul(
     input_tensor: Tensor,

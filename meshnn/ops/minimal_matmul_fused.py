@@ -52,7 +52,7 @@ def _golden_split(torch, input_tensor, weight_tensor, *, chunks=3, dim=-1, bias_
     SPLIT,
     kind=OpKind.MATMUL,
     family=OpFamily.MATMUL,
-    device_operation="MinimalMatmulDeviceOperation",
+    device_operation="MinimalMatmulSplitDeviceOperation",
     golden=torch_golden(_golden_split),
 )
 def minimal_matmul_split(

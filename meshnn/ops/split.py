@@ -86,7 +86,7 @@ def split(
 @register(
     kind=OpKind.DATA_MOVEMENT,
     family=OpFamily.COPY,
-    device_operation="ChunkDeviceOperation",
+    device_operation="SliceDeviceOperation",
     golden=goldens.chunk,
     modelled=False,
 )
@@ -106,7 +106,7 @@ def chunk(input_tensor: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
 
 
 @register(
-    kind=OpKind.DATA_MOVEMENT, family=OpFamily.COPY, device_operation="UnsqueezeTo4DDeviceOperation", modelled=False
+    kind=OpKind.DATA_MOVEMENT, family=OpFamily.COPY, device_operation="ReshapeViewDeviceOperation", modelled=False
 )
 def unsqueeze_to_4D(tensor: Tensor) -> Tensor:
     """``tensor`` with leading 1s up to rank 4 (its padding kept): a view of the same bytes; its

@@ -272,7 +272,7 @@ def tilize_with_val_padding(
 @register(
     kind=OpKind.DATA_MOVEMENT,
     family=OpFamily.COPY,
-    device_operation="TilizeWithZeroPaddingDeviceOperation",
+    device_operation="TilizeWithValPadding",
     modelled=False,
 )
 @ttnn_keywords(records=("use_multicore",))

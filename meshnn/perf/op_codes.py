@@ -7,6 +7,7 @@ no family (a measured row the model cannot check).
 from __future__ import annotations
 
 from meshnn.perf.desc import OpFamily
+from meshnn.perf.op_code_names import OTHER_VERSIONS, RECORDED
 
 F = OpFamily
 ALIASES: dict[str, str] = {
@@ -18,21 +19,18 @@ ALIASES: dict[str, str] = {
     "ReduceScatterDeviceOperation": F.REDUCE_SCATTER.value,
     "AllGatherDeviceOperation": F.ALL_GATHER.value,
     "AllReduceDeviceOperation": F.ALL_REDUCE.value,
-    "SdpaDecodeDeviceOperation": F.SDPA_DECODE.value,  # tt-metal 2026's name (older: ScaledDotProductAttentionDecode)
-    "SDPAOperation": F.SDPA.value,  # tt-metal 2026's name (older: ScaledDotProductAttention)
+    **OTHER_VERSIONS,
 }
 """Other names of the same programs, to the name the model uses."""
 
 _CODES: dict[str, OpFamily] = {
     **{f.value: f for f in OpFamily},
-    "MinimalMatmulOpDeviceOperation": F.MATMUL,
     "TernaryDeviceOperation": F.BINARY,
     "RotaryEmbeddingDeviceOperation": F.BINARY,
     "RotaryEmbeddingLlamaDeviceOperation": F.BINARY,
     "RotaryEmbeddingLlamaFusedQKDeviceOperation": F.BINARY,
     "FastReduceNCDeviceOperation": F.REDUCTION,
-    "UpdateCacheDeviceOperation": F.KV_UPDATE,
-    "FillCacheDeviceOperation": F.KV_FILL,
+    "UpdateKVCacheOperation": F.KV_UPDATE,  # tt-metal's one program for update_cache and fill_cache
     "RingDistributedSdpaDeviceOperation": F.SDPA,
     "SplitDeviceOperation": F.SLICE,
     "TilizeDeviceOperation": F.TILIZE,
@@ -54,6 +52,7 @@ _COPIES = (
     "MoveDeviceOperation",
 )
 _CODES.update(dict.fromkeys(_COPIES, F.COPY))
+_CODES.update({code: family for family, codes in RECORDED.items() for code in codes})
 _PATTERNS = (  # (substring of the op code, family): first match wins
     ("AllGather", F.ALL_GATHER),
     ("ReduceScatter", F.REDUCE_SCATTER),

@@ -37,7 +37,7 @@ def test_fill_cache_is_timed_with_its_cache(open_mesh, rng):
     assert capture.skipped == []
     (entry,) = only(capture, OpFamily.KV_FILL)
     assert entry.desc.inputs[0].shape == (2, 8, 256, 64) and entry.desc.inputs[1].shape == (1, 8, 64, 64)
-    assert entry.desc.op_code == "FillCacheDeviceOperation"
+    assert entry.desc.op_code == "UpdateKVCacheOperation"
     assert entry.prediction.dram_bytes == 2 * 32 * 2048  # the prompt's 32 tiles read, then written into the cache
 
 

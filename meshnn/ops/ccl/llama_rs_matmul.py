@@ -47,9 +47,7 @@ _MATMUL_KEYS = ("compute_kernel_config", "global_cb", "core_grid", "transpose_a"
                 "program_config", "activation", "output_tile")  # fmt: skip
 
 
-@register(
-    _OP, kind=OpKind.COLLECTIVE, family=OpFamily.REDUCE_SCATTER, device_operation="LlamaReduceScatterMatmulOperation"
-)
+@register(_OP, kind=OpKind.COLLECTIVE, family=OpFamily.REDUCE_SCATTER, device_operation="Matmul_RS")
 def llama_rs_matmul(
     input_tensor: Tensor,
     weight_tensor: Tensor,

@@ -28,7 +28,12 @@ from meshnn.tensor.tensor import Tensor
 OP = "experimental.strided_reduce_scatter_async"
 
 
-@register(OP, kind=OpKind.COLLECTIVE, family=OpFamily.REDUCE_SCATTER, device_operation="StridedReduceScatterAsync")
+@register(
+    OP,
+    kind=OpKind.COLLECTIVE,
+    family=OpFamily.REDUCE_SCATTER,
+    device_operation="StridedReduceScatterAsyncDeviceOperation",
+)
 def strided_reduce_scatter_async(
     input_tensor: Tensor,
     persistent_output_buffers: Sequence[Tensor] | None = None,

@@ -55,7 +55,7 @@ def folded(x: np.ndarray, sh: int, sw: int, pads: tuple[int, ...]) -> np.ndarray
     )
 
 
-@register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.COPY, device_operation="FoldDeviceOperation", modelled=False)
+@register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.COPY, device_operation="Fold", modelled=False)
 def fold(
     input: Tensor,
     stride_h: int,

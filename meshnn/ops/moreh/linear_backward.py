@@ -69,7 +69,7 @@ def _golden(torch, output_grad, input, weight, *, are_required_outputs=(True, Tr
     name="moreh.linear_backward",
     kind=OpKind.BACKWARD,
     family=OpFamily.MATMUL,
-    device_operation="MorehLinearBackwardOperation",
+    device_operation="MorehMatmulOperation",
     golden=torch_golden(_golden),
 )
 def linear_backward(

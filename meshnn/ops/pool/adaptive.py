@@ -73,7 +73,7 @@ def _adaptive(op: str, function: str, args: dict) -> Tensor:
 @register(
     kind=OpKind.POOL,
     family=OpFamily.COPY,
-    device_operation="Pool2DDeviceOperation",
+    device_operation="Pool2D",
     modelled=False,
     golden=goldens.golden_adaptive_avg_pool2d,
 )
@@ -99,7 +99,7 @@ def adaptive_avg_pool2d(
 @register(
     kind=OpKind.POOL,
     family=OpFamily.COPY,
-    device_operation="Pool2DDeviceOperation",
+    device_operation="Pool2D",
     modelled=False,
     golden=goldens.golden_adaptive_max_pool2d,
 )

@@ -29,7 +29,7 @@ from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
-POOL_OPERATION = "Pool2DDeviceOperation"
+POOL_OPERATION = "Pool2D"
 
 
 def _window(op: str, args: dict, dilation: object = (1, 1)) -> Window:

@@ -45,7 +45,7 @@ def _product(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     return np.prod(x.astype(np.float64), axis=axes, keepdims=True).astype(np.float32)
 
 
-@register(kind=OpKind.REDUCTION, family=OpFamily.REDUCTION, device_operation="ProdDeviceOperation",
+@register(kind=OpKind.REDUCTION, family=OpFamily.REDUCTION, device_operation="ProdNcDeviceOperation",
           golden=torch_golden(_golden))  # fmt: skip
 @ttnn_keywords()
 def prod(

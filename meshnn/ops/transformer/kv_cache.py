@@ -108,7 +108,7 @@ def patch_rows(out: np.ndarray, spec, rows: np.ndarray, stored: np.ndarray) -> N
     patch_known(out, spec, (device, user, head, position), stored[written])
 
 
-@register(kind=OpKind.KV_CACHE, family=OpFamily.KV_FILL, device_operation="FillCacheDeviceOperation")
+@register(kind=OpKind.KV_CACHE, family=OpFamily.KV_FILL, device_operation="UpdateKVCacheOperation")
 def fill_cache(
     cache_tensor: Tensor, input_tensor: Tensor, batch_idx: int, *, update_idx: int = 0, queue_id: int = 0
 ) -> Tensor:
@@ -169,7 +169,7 @@ def _check_work_blocks(op: str, x: Tensor) -> None:
             )
 
 
-@register(kind=OpKind.KV_CACHE, family=OpFamily.KV_UPDATE, device_operation="UpdateCacheDeviceOperation")
+@register(kind=OpKind.KV_CACHE, family=OpFamily.KV_UPDATE, device_operation="UpdateKVCacheOperation")
 def update_cache(
     cache_tensor: Tensor,
     input_tensor: Tensor,
@@ -225,7 +225,7 @@ def update_cache(
     "kv_cache.fill_cache_for_user_",
     kind=OpKind.KV_CACHE,
     family=OpFamily.KV_FILL,
-    device_operation="FillCacheDeviceOperation",
+    device_operation="UpdateKVCacheOperation",
 )
 def fill_cache_for_user_(cache: Tensor, input: Tensor, batch_index: int, update_idx: int = 0) -> Tensor:
     """``ttnn.kv_cache.fill_cache_for_user_``: :func:`fill_cache` under ttnn's older names (the same
@@ -246,7 +246,7 @@ def _named(op: str, cache: object, input: object, **indices: object) -> None:
     "kv_cache.update_cache_for_token_",
     kind=OpKind.KV_CACHE,
     family=OpFamily.KV_UPDATE,
-    device_operation="UpdateCacheDeviceOperation",
+    device_operation="UpdateKVCacheOperation",
 )
 def update_cache_for_token_(
     cache: Tensor, input: Tensor, update_index: int, batch_offset: int = 0, compute_kernel_config: object = None
