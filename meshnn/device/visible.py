@@ -8,7 +8,14 @@ PCIe chips by chip id (the system's devices row-major over its mesh):
 
 - T3000: the four N300 cards' PCIe chips are devices 1, 2, 5 and 6; PCIe device 0 is card 1
   (devices 0, 1), 1 is card 3 (devices 2, 3), 2 is card 2 (devices 4, 5), 3 is card 4 (devices 6, 7);
-- Galaxy and P300: every chip is a PCIe device, numbered as the chip;
+- Galaxy: every chip is a PCIe device; PCIe device n sits where tt-metal's Wormhole Galaxy puts
+  chip n (``_GALAXY_PCIE``: each row of the 8x4 mesh, left to right).  That layout is the one
+  tt-metal's own rank bindings cut into boxes (``tests/tt_metal/distributed/config/
+  dual_4x4_rank_bindings.yaml``: rows 0-3 and 4-7; ``dual_8x2_rank_bindings.yaml``: columns 0-1
+  and 2-3), and each of its 52 neighbouring pairs is an Ethernet link of tt-metal's 6U cluster
+  descriptor (``custom_mock_cluster_descriptors/6u_cluster_desc.yaml``).  A box that needs the
+  torus's wrap-around links (tt-metal's ``wh_galaxy_2x4_rank_bindings.yaml``) is not a box here;
+- P300: both chips are PCIe devices, numbered as the chip;
 - N150, N300, P150: PCIe device 0 is the whole card.
 
 The chips seen must make a box of the system's mesh (rows x columns, as a mesh of tt-metal's
@@ -29,6 +36,18 @@ from meshnn.errors import MeshnnValueError
 VISIBLE_ENV = "TT_VISIBLE_DEVICES"
 
 _T3K_CARDS = ((0, 1), (2, 3), (4, 5), (6, 7))  # by PCIe device number: the card's two chips
+_GALAXY_PCIE = (
+    (0, 16, 19, 3),
+    (4, 20, 23, 7),
+    (8, 24, 27, 11),
+    (12, 28, 31, 15),
+    (14, 30, 29, 13),
+    (10, 26, 25, 9),
+    (6, 22, 21, 5),
+    (2, 18, 17, 1),
+)
+"""The Wormhole Galaxy's PCIe device numbers by place in its 8x4 mesh (row by row)."""
+_GALAXY_CHIP = {device: row * 4 + col for row, line in enumerate(_GALAXY_PCIE) for col, device in enumerate(line)}
 
 
 def card_chips(system: str, pcie_devices: int, num_devices: int, device: int) -> tuple[int, ...]:
@@ -40,6 +59,8 @@ def card_chips(system: str, pcie_devices: int, num_devices: int, device: int) ->
         )
     if system == "t3k":
         return _T3K_CARDS[device]
+    if system == "galaxy":
+        return (_GALAXY_CHIP[device],)
     if pcie_devices == num_devices:
         return (device,)
     return tuple(range(num_devices))  # one card: its PCIe chip and its remote one

@@ -17,7 +17,12 @@ import meshnn as ttnn
         ("t3k", "1, 3", (2, 2), 2),
         ("t3k", "0,1", (1, 4), 2),  # cards 1 and 3: row 0
         ("t3k", "3,2,1,0", (2, 4), 4),
-        ("galaxy", "0,1,4,5,8,9,12,13", (4, 2), 8),  # a 4x2 quarter of the Galaxy
+        ("galaxy", "0,16,4,20,8,24,12,28", (4, 2), 8),  # a 4x2 quarter of the Galaxy: rows 0-3, columns 0-1
+        # tt-metal's dual_4x4_rank_bindings.yaml: rank 0 (rows 0-3), rank 1 (rows 4-7)
+        ("galaxy", "0,16,19,3,4,20,23,7,8,24,27,11,12,28,31,15", (4, 4), 16),
+        ("galaxy", "14,30,29,13,10,26,25,9,6,22,21,5,2,18,17,1", (4, 4), 16),
+        # tt-metal's dual_8x2_rank_bindings.yaml: rank 1 (columns 2-3)
+        ("galaxy", "19,3,23,7,27,11,31,15,29,13,25,9,21,5,17,1", (8, 2), 16),
         ("galaxy", "31", (1, 1), 1),
         ("n300", "0", (1, 2), 1),
         ("p300", "1", (1, 1), 1),
@@ -46,6 +51,8 @@ def test_visible_devices_make_a_smaller_system(monkeypatch, system, visible, sha
         ("t3k", "4", "PCIe device 4 is not one of t3k's 4 PCIe devices"),
         ("t3k", "0,3", "not a box"),  # cards 1 and 4: diagonal
         ("galaxy", "0,5", "not a box"),
+        ("galaxy", "0,1", "not a box"),  # rows 0 and 7: neighbours only over the torus's wrap-around
+        ("galaxy", "0,1,4,5,8,9,12,13", "not a box"),  # columns 0 and 3
         ("t3k", "0,0", "named twice"),
         ("t3k", "a,b", "PCIe device numbers"),
         ("t3k", ",", "names no PCIe device"),
