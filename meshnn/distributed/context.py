@@ -156,14 +156,16 @@ def mesh_context(num_rows: int, binding: MeshBinding | None) -> DistributedConte
 
 
 def end_all_ranks(message: str) -> None:
-    """Under an MPI run whose context exists, print ``meshnn: rank R: message`` and end every rank
-    now (``MPI_Abort``): what an uncaught error does, for callers that caught it (``meshnn run``,
-    the test plugin).  Otherwise nothing: in one process, or before any mesh was opened (then no
-    rank has met another, and the launcher ends the others when this process exits non-zero)."""
+    """Under an MPI run, print ``meshnn: rank R: message`` and end every rank now (``MPI_Abort``):
+    what an uncaught error does, for callers that caught it (``meshnn run``, the test plugin).  A
+    rank that fails before any mesh was opened joins MPI first (its context made, ``MPI_Init``) and
+    then aborts: MPICH's launcher does not end the other ranks when one exits non-zero before
+    ``MPI_Init``, and they would wait in theirs for it forever.  In one process: nothing."""
     if not isinstance(message, str):
         raise MeshnnTypeError(f"end_all_ranks: message must be a str, got {type(message).__name__}")
-    if _CONTEXT is not None and _CONTEXT.world_size > 1:
-        _CONTEXT.abort(message)
+    context = _CONTEXT if _CONTEXT is not None or not launched_under_mpi() else get_context()
+    if context is not None and context.world_size > 1:
+        context.abort(message)
 
 
 def check_ranks_agree(context: DistributedContext, call: str, value: str) -> None:

@@ -402,3 +402,14 @@ def test_graph_report_files_of_every_rank_merge_into_one_database(tmp_path):
     """Each rank writes its graph report (rank and world size in its metadata); rank 0 merges the
     folder into one database whose rows carry each rank (branch misc41: tt-metal's multi-host test)."""
     ok(mpirun(2, "graph_report_ranks.py", str(tmp_path), timeout=180), 2)
+
+
+def test_a_rank_that_exits_before_mpi_init_ends_the_job_under_meshnn_run():
+    """MPICH's launcher does not end the other ranks when one exits non-zero before MPI_Init
+    (they wait in theirs for it): the failing rank joins MPI and aborts, so the job ends."""
+    start = time.monotonic()
+    result = mpirun(2, "exit_before_mesh.py", timeout=60, via_meshnn_run=True, env={"MESHNN_DEBUG_LOCKSTEP": "0"})
+    assert result.returncode != 0, result.stdout + result.stderr
+    assert "exit_before_mesh.py exited with code 3" in result.stderr, result.stderr
+    assert "UNREACHABLE" not in result.stdout
+    assert time.monotonic() - start < 45
