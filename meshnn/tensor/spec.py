@@ -270,7 +270,8 @@ class TensorSpec(ShardingMethods):
         if spec is None:
             return None
         (h, w), (ph, pw) = self.physical_shape, self.page_shape
-        return ShardSpecBuffer(spec, (ph, pw), (-(-h // ph), -(-w // pw)))
+        block = config.memory_layout is TensorMemoryLayout.BLOCK_SHARDED  # dealt GRID_2D, as tt-metal's layout
+        return ShardSpecBuffer(spec, (ph, pw), (-(-h // ph), -(-w // pw)), grid_2d=block)
 
     def buffer_layout(self) -> BufferLayout:
         """How one device lays out this shard's bytes (a Replicated MeshBuffer's device-local layout)."""
@@ -315,6 +316,7 @@ class TensorSpec(ShardingMethods):
                 f"grid has {spec.num_cores()}"
             )
         self.num_pages  # noqa: B018 - raises when the physical size is not a whole number of pages
+        self.shard_spec_buffer()  # raises when BLOCK_SHARDED's shards do not fit its grid (GRID_2D)
 
     def with_memory_config(self, memory_config: MemoryConfig) -> TensorSpec:
         return TensorSpec(
