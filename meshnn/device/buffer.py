@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from meshnn.device.core import CoreCoord, CoreRangeSet
-from meshnn.device.grid_2d import trimmed_cores
+from meshnn.device.grid_2d import fits, trimmed_cores
 from meshnn.errors import DeallocatedError, MeshnnTypeError, MeshnnValueError
 
 if TYPE_CHECKING:
@@ -151,7 +151,8 @@ class ShardSpecBuffer:
     """A shard spec in units of pages: ``page_shape`` and the buffer's 2-D page grid.  ``grid_2d``
     (a BLOCK_SHARDED buffer's, as tt-metal's tensor layout deals it GRID_2D): the shards go to the
     grid trimmed to their own rows x columns from its start (COL_MAJOR: shard rows along x), not
-    dealt over the whole grid."""
+    dealt over the whole grid.  A BLOCK_SHARDED ``BufferLayout`` sets it when GRID_2D can place the
+    shards (:meth:`fits_grid_2d`)."""
 
     spec: ShardSpec
     page_shape: tuple[int, int]  # elements per page (height, width)
@@ -187,6 +188,11 @@ class ShardSpecBuffer:
         """The cores shards are dealt to (GRID_2D: one per shard)."""
         return len(self.dealt_cores()) if self.grid_2d else self.spec.num_cores()
 
+    def fits_grid_2d(self) -> bool:
+        """Whether GRID_2D can place these shards (one grid range at least as wide and tall)."""
+        row_wise = self.spec.orientation is ShardOrientation.ROW_MAJOR
+        return fits(self.spec.grid, row_wise, self.tensor2d_shape_in_pages, self.shape_in_pages)
+
     def dealt_cores(self) -> tuple[CoreCoord, ...]:
         """The cores in the order shards are dealt to them."""
         if not self.grid_2d:
@@ -219,7 +225,7 @@ class BufferLayout:
         if not self.memory_layout.is_sharded and self.shard is not None:
             raise MeshnnValueError("an INTERLEAVED buffer takes no shard spec")
         block = self.memory_layout is TensorMemoryLayout.BLOCK_SHARDED
-        if block and isinstance(self.shard, ShardSpecBuffer) and not self.shard.grid_2d:
+        if block and isinstance(self.shard, ShardSpecBuffer) and not self.shard.grid_2d and self.shard.fits_grid_2d():
             object.__setattr__(self, "shard", dataclasses.replace(self.shard, grid_2d=True))  # GRID_2D, as tt-metal
 
     @property

@@ -1,8 +1,10 @@
 """GRID_2D shard distribution (tt-metal's ``BufferDistributionSpec::compute_core_list``): a 2-D
 sharded buffer's shards go to its one core range cut to the shards' own columns x rows from the
 range's start, not dealt over the whole range.  A BLOCK_SHARDED tensor's buffer is always dealt
-this way (its tensor layout asks for GRID_2D), whether made with a 2-D ``ShardSpec`` or an
-``NdShardSpec``."""
+this way in tt-metal 2026 (its tensor layout asks for GRID_2D), whether made with a 2-D ``ShardSpec``
+or an ``NdShardSpec``; tt-metal refuses a 2-D ``ShardSpec`` whose grid GRID_2D cannot place, where
+meshnn keeps the older whole-grid dealing (:func:`fits`), as some ops' derived specs (a 1-D matmul's
+block-sharded output on ``num_cores_to_corerangeset``'s several ranges) still make them."""
 
 from __future__ import annotations
 
@@ -10,6 +12,15 @@ import functools
 
 from meshnn.device.core import CoreCoord, CoreRange, CoreRangeSet
 from meshnn.errors import MeshnnValueError
+
+
+def fits(grid: CoreRangeSet, row_wise: bool, tensor_pages: tuple[int, ...], shard_pages: tuple[int, ...]) -> bool:
+    """Whether GRID_2D can place these shards: one range, at least as wide and tall as the shards."""
+    try:
+        trimmed_cores(grid, row_wise, tensor_pages, shard_pages)
+    except MeshnnValueError:
+        return False
+    return True
 
 
 @functools.lru_cache(maxsize=256)

@@ -270,8 +270,10 @@ class TensorSpec(ShardingMethods):
         if spec is None:
             return None
         (h, w), (ph, pw) = self.physical_shape, self.page_shape
-        block = config.memory_layout is TensorMemoryLayout.BLOCK_SHARDED  # dealt GRID_2D, as tt-metal's layout
-        return ShardSpecBuffer(spec, (ph, pw), (-(-h // ph), -(-w // pw)), grid_2d=block)
+        shards = ShardSpecBuffer(spec, (ph, pw), (-(-h // ph), -(-w // pw)))
+        if config.memory_layout is TensorMemoryLayout.BLOCK_SHARDED and shards.fits_grid_2d():
+            return dataclasses.replace(shards, grid_2d=True)  # dealt GRID_2D, as tt-metal's tensor layout deals it
+        return shards
 
     def buffer_layout(self) -> BufferLayout:
         """How one device lays out this shard's bytes (a Replicated MeshBuffer's device-local layout)."""
@@ -316,7 +318,6 @@ class TensorSpec(ShardingMethods):
                 f"grid has {spec.num_cores()}"
             )
         self.num_pages  # noqa: B018 - raises when the physical size is not a whole number of pages
-        self.shard_spec_buffer()  # raises when BLOCK_SHARDED's shards do not fit its grid (GRID_2D)
 
     def with_memory_config(self, memory_config: MemoryConfig) -> TensorSpec:
         return TensorSpec(

@@ -21,7 +21,6 @@ from meshnn.device.buffer import (
     shard_page_grid,
 )
 from meshnn.device.core import CoreCoord, CoreRange, CoreRangeSet
-from meshnn.errors import MeshnnValueError
 
 ROW, COL = ttnn.ShardOrientation.ROW_MAJOR, ttnn.ShardOrientation.COL_MAJOR
 GRID = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(1, 1), ttnn.CoreCoord(4, 4))])  # 4x4 from (1, 1)
@@ -96,14 +95,14 @@ def test_shard_page_grid_deals_block_shards_over_the_trimmed_grid():
     assert not wide.shard.grid_2d and wide.shard.dealt_cores()[:2] == (CoreCoord(0, 0), CoreCoord(1, 0))
 
 
-@pytest.mark.parametrize(
-    "orientation, shape",
-    [(ROW, (32, 160)), (COL, (160, 32))],  # five shards along one side of a 4x4 grid
-)
-def test_block_shards_wider_than_the_grid_are_refused_before_allocating(mesh, orientation, shape):
-    before = mesh.get_memory_view(ttnn.BufferType.L1).total_bytes_allocated_per_bank
-    with pytest.raises(MeshnnValueError, match="do not fit the 4x4 core grid"):
-        ttnn.allocate_tensor_on_device(
-            ttnn.Shape(shape), ttnn.uint32, ttnn.TILE_LAYOUT, mesh, block_config(orientation)
-        )
-    assert mesh.get_memory_view(ttnn.BufferType.L1).total_bytes_allocated_per_bank == before
+@pytest.mark.parametrize("orientation, shape", [(ROW, (32, 160)), (COL, (160, 32))])
+def test_block_shards_grid_2d_cannot_place_keep_the_whole_grid_dealing(mesh, orientation, shape):
+    """Five shards along one side of a 4x4 grid: tt-metal 2026 refuses them (compute_core_list), meshnn
+    deals them over the whole grid in its walking order, as tt-metal's older legacy mapping did."""
+    values = np.arange(shape[0] * shape[1], dtype=np.uint32).reshape(shape)
+    config = block_config(orientation)
+    t = ttnn.from_torch(values, dtype=ttnn.uint32, layout=ttnn.TILE_LAYOUT, device=mesh, memory_config=config)
+    device_buffer = t.mesh_buffer().get_device_buffer(ttnn.MeshCoordinate(0, 0))
+    walk = GRID.cores(row_wise=orientation is ROW)
+    assert [device_buffer.page_location(p).core for p in range(5)] == walk[:5]
+    assert np.array_equal(ttnn.to_torch(t).numpy().view(np.uint32), values)
