@@ -14,6 +14,7 @@ says where tt-metal would put each page.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 from collections.abc import Callable, Sequence
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from meshnn.device.core import CoreCoord, CoreRangeSet
+from meshnn.device.grid_2d import fits, trimmed_cores
 from meshnn.errors import DeallocatedError, MeshnnTypeError, MeshnnValueError
 
 if TYPE_CHECKING:
@@ -146,11 +148,16 @@ class ShardSpec:
 
 @dataclass(frozen=True, slots=True)
 class ShardSpecBuffer:
-    """A shard spec in units of pages: ``page_shape`` and the buffer's 2-D page grid."""
+    """A shard spec in units of pages: ``page_shape`` and the buffer's 2-D page grid.  ``grid_2d``
+    (a BLOCK_SHARDED buffer's, as tt-metal's tensor layout deals it GRID_2D): the shards go to the
+    grid trimmed to their own rows x columns from its start (COL_MAJOR: shard rows along x), not
+    dealt over the whole grid.  A BLOCK_SHARDED ``BufferLayout`` sets it when GRID_2D can place the
+    shards (:meth:`fits_grid_2d`)."""
 
     spec: ShardSpec
     page_shape: tuple[int, int]  # elements per page (height, width)
     tensor2d_shape_in_pages: tuple[int, int]
+    grid_2d: bool = False
 
     def __post_init__(self) -> None:
         (sh, sw), (ph, pw) = self.spec.shape, self.page_shape
@@ -158,6 +165,8 @@ class ShardSpecBuffer:
             raise MeshnnValueError(
                 f"shard shape {self.spec.shape} must be a multiple of the page shape {self.page_shape}"
             )
+        if self.grid_2d:
+            self.dealt_cores()  # raises when the shards do not fit the grid
 
     @property
     def shape_in_pages(self) -> tuple[int, int]:
@@ -176,11 +185,20 @@ class ShardSpecBuffer:
 
     @property
     def num_cores(self) -> int:
-        return self.spec.num_cores()
+        """The cores shards are dealt to (GRID_2D: one per shard)."""
+        return len(self.dealt_cores()) if self.grid_2d else self.spec.num_cores()
+
+    def fits_grid_2d(self) -> bool:
+        """Whether GRID_2D can place these shards (one grid range at least as wide and tall)."""
+        row_wise = self.spec.orientation is ShardOrientation.ROW_MAJOR
+        return fits(self.spec.grid, row_wise, self.tensor2d_shape_in_pages, self.shape_in_pages)
 
     def dealt_cores(self) -> tuple[CoreCoord, ...]:
         """The cores in the order shards are dealt to them."""
-        return tuple(self.spec.cores())
+        if not self.grid_2d:
+            return tuple(self.spec.cores())
+        row_wise = self.spec.orientation is ShardOrientation.ROW_MAJOR
+        return trimmed_cores(self.spec.grid, row_wise, self.tensor2d_shape_in_pages, self.shape_in_pages)
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +224,9 @@ class BufferLayout:
             raise MeshnnValueError(f"a {self.memory_layout.name} buffer needs a shard spec")
         if not self.memory_layout.is_sharded and self.shard is not None:
             raise MeshnnValueError("an INTERLEAVED buffer takes no shard spec")
+        block = self.memory_layout is TensorMemoryLayout.BLOCK_SHARDED
+        if block and isinstance(self.shard, ShardSpecBuffer) and not self.shard.grid_2d and self.shard.fits_grid_2d():
+            object.__setattr__(self, "shard", dataclasses.replace(self.shard, grid_2d=True))  # GRID_2D, as tt-metal
 
     @property
     def num_pages(self) -> int:
@@ -246,7 +267,7 @@ def shard_page_grid(layout: BufferLayout) -> list[list[int]]:
         return shard.core_pages()
     rows, cols = shard.tensor2d_shape_in_pages
     shard_h, shard_w = shard.shape_in_pages
-    cores = shard.spec.cores()
+    cores = shard.dealt_cores()
     grid: list[list[int]] = []
     if layout.memory_layout is TensorMemoryLayout.HEIGHT_SHARDED:
         per_shard = shard_h * cols

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from meshnn.device.buffer import ShardOrientation
-from meshnn.device.core import CoreCoord, CoreRange, CoreRangeSet
+from meshnn.device.core import CoreCoord, CoreRangeSet
+from meshnn.device.grid_2d import trimmed_cores
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 
 
@@ -175,27 +176,7 @@ class NdShardSpecBuffer:
         row_wise = spec.orientation is ShardOrientation.ROW_MAJOR
         if spec.shard_distribution_strategy is ShardDistributionStrategy.ROUND_ROBIN_1D:
             return tuple(spec.grid.cores(row_wise=row_wise))
-        shard = self.shard_shape_in_pages
-        if len(shard) > 2:
-            raise MeshnnValueError("2D grid distribution is only supported for 2D sharding!")
-        if len(spec.grid.ranges()) != 1:
-            raise MeshnnValueError("2D grid distribution is only supported for one contiguous core grid!")
-        tensor = self.tensor_shape_in_pages
-        volume = math.prod(tensor)
-        across = max(-(-tensor[-1] // shard[-1]), 1)
-        height = volume // tensor[-1] if volume else 0
-        down = max(-(-height // (shard[-2] if len(shard) == 2 else 1)), 1)
-        if not row_wise:
-            across, down = down, across
-        box = spec.grid.ranges()[0]
-        size = box.grid_size()
-        if across > size.x or down > size.y:
-            raise MeshnnValueError(
-                f"{down}x{across} shards (rows x columns) do not fit the {size.y}x{size.x} core grid of a "
-                "GRID_2D distribution"
-            )
-        end = CoreCoord(box.start.x + across - 1, box.start.y + down - 1)
-        return tuple(CoreRange(box.start, end).cores(row_wise=row_wise))
+        return trimmed_cores(spec.grid, row_wise, self.tensor_shape_in_pages, self.shard_shape_in_pages)
 
     @property
     def num_cores(self) -> int:

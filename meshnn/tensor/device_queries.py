@@ -17,7 +17,7 @@ Layers: imports :mod:`meshnn.errors`, the device layer's specs, the mesh device 
 
 from __future__ import annotations
 
-from meshnn.device.buffer import BufferType, ShardSpecBuffer, TensorMemoryLayout
+from meshnn.device.buffer import BufferType, ShardSpecBuffer
 from meshnn.device.core import CoreCoord
 from meshnn.device.dram_workers import NOC
 from meshnn.device.nd_shard import NdShardSpec, NdShardSpecBuffer, ShardDistributionStrategy
@@ -33,9 +33,7 @@ def _cores_with_data(tensor: Tensor) -> list[CoreCoord]:
     buffer = spec.shard_spec_buffer()
     if isinstance(buffer, ShardSpecBuffer):
         legacy = buffer.spec
-        strategy = ShardDistributionStrategy.ROUND_ROBIN_1D
-        if spec.memory_config.memory_layout is TensorMemoryLayout.BLOCK_SHARDED:
-            strategy = ShardDistributionStrategy.GRID_2D
+        strategy = ShardDistributionStrategy.GRID_2D if buffer.grid_2d else ShardDistributionStrategy.ROUND_ROBIN_1D
         nd = NdShardSpec(legacy.shape, legacy.grid, legacy.orientation, strategy)
         buffer = NdShardSpecBuffer(nd, buffer.page_shape, buffer.tensor2d_shape_in_pages)
     assert isinstance(buffer, NdShardSpecBuffer)

@@ -270,7 +270,10 @@ class TensorSpec(ShardingMethods):
         if spec is None:
             return None
         (h, w), (ph, pw) = self.physical_shape, self.page_shape
-        return ShardSpecBuffer(spec, (ph, pw), (-(-h // ph), -(-w // pw)))
+        shards = ShardSpecBuffer(spec, (ph, pw), (-(-h // ph), -(-w // pw)))
+        if config.memory_layout is TensorMemoryLayout.BLOCK_SHARDED and shards.fits_grid_2d():
+            return dataclasses.replace(shards, grid_2d=True)  # dealt GRID_2D, as tt-metal's tensor layout deals it
+        return shards
 
     def buffer_layout(self) -> BufferLayout:
         """How one device lays out this shard's bytes (a Replicated MeshBuffer's device-local layout)."""
