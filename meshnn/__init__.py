@@ -350,7 +350,7 @@ _LAZY |= dict.fromkeys(("Config", "manage_config", "CONFIG_PATH", "CONFIG_OVERRI
                        "load_config_from_json_file"), "meshnn.capture.config")  # fmt: skip
 _LAZY |= {"plot_memory": "meshnn.mesh.memory_plot", "as_tensor": "meshnn.tensor.files.cache"}
 _LAZY |= {"load_tensor": "meshnn.tensor.files.reader", "dump_tensor": "meshnn.tensor.files.writer"}
-_LAZY["DumpTensorMode"] = "meshnn.tensor.files.writer"
+_LAZY |= {"DumpTensorMode": "meshnn.tensor.files.writer", "get_fallback_function": "meshnn.ops.fallback"}
 _PERF_CAPTURE = ("PerfCapture", "begin_perf_capture", "end_perf_capture", "perf_capture")
 _LAZY |= dict.fromkeys(_PERF_CAPTURE, "meshnn.ops.perf_capture")
 _LAZY["SlidingWindowParallelConfig"] = "meshnn.ops.conv.parallel_config"

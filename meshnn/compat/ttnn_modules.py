@@ -192,31 +192,8 @@ def pop_argument(name: str, args: tuple | list, kwargs: dict[str, Any]) -> tuple
     raise meshnn.MeshnnValueError(f"Missing argument: {name}")
 
 
-def default_postprocess_golden_function_outputs(output: Any, function_args: Any, function_kwargs: Any) -> Any:
-    """``ttnn.decorators.default_postprocess_golden_function_outputs``: a golden function's torch
-    output(s) as ttnn tensors of the first input tensor's dtype, layout and device."""
-    first = _first_tensor((function_args, function_kwargs))
-    dtype = first.dtype if first is not None else None
-    layout = first.layout if first is not None else None
-    device = first.device() if first is not None and first.storage_type() == meshnn.StorageType.DEVICE else None
-
-    def convert(value: Any) -> Any:
-        if isinstance(value, list | tuple):
-            return type(value)(convert(v) for v in value)
-        return meshnn.from_torch(value, dtype=dtype, layout=layout, device=device)
-
-    return convert(output)
-
-
-def _first_tensor(value: Any) -> Any:
-    if isinstance(value, meshnn.Tensor):
-        return value
-    items = value.values() if isinstance(value, dict) else value if isinstance(value, list | tuple) else ()
-    for item in items:
-        found = _first_tensor(item)
-        if found is not None:
-            return found
-    return None
+def _fallback() -> types.ModuleType:
+    return importlib.import_module("meshnn.ops.fallback")
 
 
 def divup(a: int, b: int) -> int:
@@ -251,7 +228,9 @@ def make(name: str) -> types.ModuleType:
     if name == "decorators":
         return FlatNamespace(
             "decorators",
-            default_postprocess_golden_function_outputs=default_postprocess_golden_function_outputs,
+            default_postprocess_golden_function_outputs=_fallback().default_postprocess_golden_function_outputs,
+            default_preprocess_golden_function_inputs=_fallback().default_preprocess_golden_function_inputs,
+            get_fallback_function=_fallback().get_fallback_function,
             register_python_operation=meshnn.register_python_operation,
             attach_golden_function=meshnn.attach_golden_function,
             get_golden_function=meshnn.get_golden_function,

@@ -48,6 +48,7 @@ HOST_HELPERS = {  # modules of the ops layer whose public functions are host hel
     "meshnn.ops.generic.program_desc": "generic_op's descriptor helper: merging program descriptors (plain data)",
     "meshnn.ops.norm.norm_defaults": "the norms' host helpers: default compute and program configs (plain data)",
     "meshnn.ops.device_profiler": "the profiler's readbacks: the predicted times of programs already run",
+    "meshnn.ops.fallback": "ttnn.get_fallback_function: an op's golden run on ttnn tensors (no device program)",
 }
 
 
