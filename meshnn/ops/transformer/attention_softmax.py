@@ -2,7 +2,8 @@
 the last dim of attention scores scaled by ``1 / sqrt(head_size)`` with an additive
 ``attention_mask`` (and ``causal_mask``), composed as ttnn composes it: without a mask
 ``multiply`` then ``softmax``; with one ``scale_mask_softmax`` (``scale_mask_softmax_in_place``
-for the in-place form, which needs the mask).
+for the in-place form, which needs the mask), numerically stable (the row's max subtracted first:
+ttnn's composite passes ``numeric_stable=true``, whatever the in-place op's own default).
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.tensor` and the ops' registry and checks.
 """
@@ -69,7 +70,9 @@ def attention_softmax(
         scaled.deallocate()
         return result
     softmax = lookup("scale_mask_softmax").function
-    return softmax(checked, scale, attention_mask, memory_config=config, is_causal_mask=causal_mask)
+    return softmax(
+        checked, scale, attention_mask, memory_config=config, is_causal_mask=causal_mask, numeric_stable=True
+    )
 
 
 @register(
@@ -95,4 +98,4 @@ def attention_softmax_(
             f"ttnn.{op}: Cannot apply divide by sqrt(head_size) using in-place version when attention_mask is not set."
         )
     softmax = lookup("scale_mask_softmax_in_place").function
-    return softmax(checked, _scale(op, head_size), attention_mask, is_causal_mask=causal_mask)
+    return softmax(checked, _scale(op, head_size), attention_mask, is_causal_mask=causal_mask, numeric_stable=True)
