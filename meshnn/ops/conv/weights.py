@@ -215,9 +215,10 @@ def prepared_bias(op: str, bias: object, out_channels: int, dtype: DataType, mes
 
 
 def conv_args(op: str, in_channels, out_channels, groups, kernel_size) -> tuple[int, int, int, tuple[int, int]]:
-    """in_channels, out_channels, groups and kernel_size checked (groups divide both)."""
+    """in_channels, out_channels, groups and kernel_size checked (groups divide both).  ``groups=0`` is
+    an ungrouped conv, as in ttnn, whose conv checks only ``groups > 1`` (its basic conv tutorial passes 0)."""
     ic, oc = positive(op, "in_channels", in_channels), positive(op, "out_channels", out_channels)
-    g = positive(op, "groups", groups)
+    g = positive(op, "groups", groups, least=0) or 1
     if ic % g or oc % g:
         raise MeshnnValueError(f"ttnn.{op}: groups {g} must divide in_channels {ic} and out_channels {oc}")
     return ic, oc, g, pair(op, "kernel_size", kernel_size)  # type: ignore[return-value]
