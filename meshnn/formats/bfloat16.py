@@ -164,3 +164,10 @@ def round_to_bfloat16(values: np.ndarray, *, in_place: bool = False) -> np.ndarr
     if nan is not None:
         out[nan] = BFLOAT16_NAN << 16
     return out.view(np.float32)
+
+
+def bf16(values: np.ndarray) -> np.ndarray:
+    """Any real ``values`` (any layout or float dtype) rounded to bfloat16 as ttnn rounds them, as a
+    new float32 array: :func:`round_to_bfloat16` of their contiguous float32 copy (a kernel's
+    16-bit result, written back to float32 for the next step)."""
+    return round_to_bfloat16(np.ascontiguousarray(values, dtype=np.float32))

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from meshnn.errors import MeshnnValueError
-from meshnn.formats.bfloat16 import round_to_bfloat16
+from meshnn.formats.bfloat16 import bf16
 from meshnn.ops.deepseek_decode.gate_cores import check, gate_tensors, run_gate
 from meshnn.ops.deepseek_decode.moe_gate import gate
 from meshnn.ops.deepseek_prefill.arguments import bool_arg, float_arg, uint_arg
@@ -42,10 +42,6 @@ TOPKS = (4, 6, 8)
 RANKS = 8
 
 
-def _bf16(values: np.ndarray) -> np.ndarray:
-    return round_to_bfloat16(np.ascontiguousarray(values, dtype=np.float32))
-
-
 def ungrouped(x, bias_t, ids_t, options: tuple[float, float, bool, int, bool]) -> tuple[np.ndarray, np.ndarray]:
     """(weights, ids) ``(n, 8)`` of ``n`` cores' blocks ``(n, blocks, 16, 16)`` (bias and ids
     transposed within each block); ``options = (eps, scaling_factor, enable_sigmoid, topk,
@@ -53,19 +49,19 @@ def ungrouped(x, bias_t, ids_t, options: tuple[float, float, bool, int, bool]) -
     eps, scale, sigmoid, topk, softmax = options
     n = x.shape[0]
     logits = x.astype(np.float32).reshape(n, -1)
-    s = _bf16(1.0 / (1.0 + np.exp(-logits.astype(np.float64)))) if sigmoid else logits
+    s = bf16(1.0 / (1.0 + np.exp(-logits.astype(np.float64)))) if sigmoid else logits
     bias = np.swapaxes(bias_t, -1, -2).reshape(n, -1).astype(np.float32)
     ids = np.swapaxes(ids_t, -1, -2).reshape(n, -1)
-    v = _bf16(s + bias)
+    v = bf16(s + bias)
     chosen = np.argsort(-v, axis=-1, kind="stable")[:, :RANKS]
     picked = np.take_along_axis(s, chosen, axis=-1).astype(np.float32)
     if softmax:
-        picked = _bf16(np.exp((picked - picked[:, :1]).astype(np.float64)))
+        picked = bf16(np.exp((picked - picked[:, :1]).astype(np.float64)))
     picked[:, topk:] = 0.0
     pairs = picked[:, 0::2] + picked[:, 1::2]
     total = (pairs[:, 0] + pairs[:, 1]) + (pairs[:, 2] + pairs[:, 3])
     factor = (np.float32(1.0) / (total + np.float32(eps))) * np.float32(scale)
-    weights = _bf16(picked * factor[:, None].astype(np.float32))
+    weights = bf16(picked * factor[:, None].astype(np.float32))
     out_ids = np.take_along_axis(ids, chosen, axis=-1).astype(np.float32)
     out_ids[:, topk:] = 0.0
     return weights, out_ids

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
-from meshnn.formats.bfloat16 import round_to_bfloat16
+from meshnn.formats.bfloat16 import bf16
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
@@ -44,21 +44,17 @@ FIXED = (("summed_experts_per_group", 2), ("n_groups", 8), ("topk_groups", 4))
 EXPERTS, CHOSEN = 256, 8
 
 
-def _bf16(values: np.ndarray) -> np.ndarray:
-    return round_to_bfloat16(np.ascontiguousarray(values, dtype=np.float32))
-
-
 def grouped_gate(scores: np.ndarray, bias: np.ndarray, scale: float, eps: float) -> tuple[np.ndarray, np.ndarray]:
     """(weights, expert ids) ``(..., 8)`` of ``scores`` and ``bias`` ``(..., 256)`` (the module's text)."""
     lead = scores.shape[:-1]
     x = scores.reshape(-1, EXPERTS).astype(np.float64)
-    s = _bf16(1.0 / (1.0 + np.exp(-x)))
-    v = _bf16(s + bias.reshape(-1, EXPERTS).astype(np.float32))
+    s = bf16(1.0 / (1.0 + np.exp(-x)))
+    v = bf16(s + bias.reshape(-1, EXPERTS).astype(np.float32))
     ids = choose(v)
     picked = np.take_along_axis(s, ids, axis=-1)
-    total = _bf16(picked.sum(axis=-1, dtype=np.float32))
-    r = _bf16(np.float32(1.0) / _bf16(total + _bf16(np.array([eps], dtype=np.float32))[0]))
-    weights = _bf16(_bf16(picked * r[:, None]) * _bf16(np.array([scale], dtype=np.float32))[0])
+    total = bf16(picked.sum(axis=-1, dtype=np.float32))
+    r = bf16(np.float32(1.0) / bf16(total + bf16(np.array([eps], dtype=np.float32))[0]))
+    weights = bf16(bf16(picked * r[:, None]) * bf16(np.array([scale], dtype=np.float32))[0])
     return weights.reshape(*lead, CHOSEN), ids.reshape(*lead, CHOSEN)
 
 

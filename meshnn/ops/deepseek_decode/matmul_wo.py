@@ -35,7 +35,7 @@ import numpy as np
 
 from meshnn.device.core import CoreCoord
 from meshnn.errors import MeshnnValueError
-from meshnn.formats.bfloat16 import round_to_bfloat16
+from meshnn.formats.bfloat16 import bf16
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
@@ -71,10 +71,6 @@ K = sum(K_TILES_PER_BANK) * TILE
 WEIGHT_DTYPES = (DataType.BFLOAT16, DataType.BFLOAT8_B, DataType.BFLOAT4_B)
 
 
-def _bf16(values: np.ndarray) -> np.ndarray:
-    return round_to_bfloat16(np.ascontiguousarray(values, dtype=np.float32))
-
-
 def collector_cores(op: str, mesh: MeshDevice, banks: list[CoreCoord]) -> list[CoreCoord]:
     """The 7 worker cores not next to a DRAM bank, from the grid's bottom-right corner, x then y
     descending (tt-metal refuses a grid without 7)."""
@@ -101,8 +97,8 @@ def project(inputs: list[np.ndarray], weights: list[np.ndarray], layer: int) -> 
         block = weights[bank][rows][: BLOCKS * k_tiles * TILE].astype(np.float32)
         w = block.reshape(BLOCKS, k_tiles * TILE, N_BLOCK * TILE).transpose(1, 0, 2).reshape(k_tiles * TILE, -1)
         x = inputs[bank][:, start * TILE : (start + k_tiles) * TILE].astype(np.float32)
-        partial = _bf16(x @ w)
-        total = partial if total is None else _bf16(total + partial)
+        partial = bf16(x @ w)
+        total = partial if total is None else bf16(total + partial)
         start += k_tiles
     assert total is not None
     tiles = total.reshape(total.shape[0], BLOCKS, N_BLOCK, TILE)  # product tile 7 j + c at [j, c]

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from meshnn.formats.bfloat16 import round_to_bfloat16
+from meshnn.formats.bfloat16 import bf16
 from meshnn.ops.deepseek_decode.gate_cores import check, gate_tensors, run_gate
 from meshnn.ops.deepseek_prefill.arguments import bool_arg, float_arg
 from meshnn.ops.registry import OpKind, register
@@ -42,10 +42,6 @@ from meshnn.tensor.tensor import Tensor
 OP = "experimental.deepseek.moe.deepseek_moe_gate"
 GROUPS, KEPT, CHOSEN = 8, 4, 8
 """DeepSeek-V3's routing, fixed in the kernel: 8 groups of 32 experts, 4 kept, 8 experts chosen."""
-
-
-def _bf16(values: np.ndarray) -> np.ndarray:
-    return round_to_bfloat16(np.ascontiguousarray(values, dtype=np.float32))
 
 
 def _largest(values: np.ndarray, k: int) -> np.ndarray:
@@ -60,7 +56,7 @@ def choose(v: np.ndarray) -> np.ndarray:
     expert), largest first."""
     grouped = v.reshape(-1, GROUPS, 256 // GROUPS)
     top2 = -np.sort(-grouped, axis=-1)[..., :2]
-    sums = _bf16(top2[..., 0] + top2[..., 1])
+    sums = bf16(top2[..., 0] + top2[..., 1])
     keep = np.zeros(sums.shape, dtype=bool)
     np.put_along_axis(keep, _largest(sums, KEPT), True, axis=-1)
     return _largest(np.where(keep[..., None], grouped, -np.inf).reshape(v.shape), CHOSEN)
@@ -70,16 +66,16 @@ def gate(logits: np.ndarray, bias_t: np.ndarray, ids_t: np.ndarray, eps: float, 
     """(weights float32 bfloat16 values, ids) ``(n, 8)`` of ``n`` faces ``(n, 16, 16)`` (bias and ids
     transposed, as given to the op): the module's arithmetic."""
     x = logits.astype(np.float32).reshape(-1, 256)
-    s = _bf16(1.0 / (1.0 + np.exp(-x.astype(np.float64)))) if sigmoid else x
+    s = bf16(1.0 / (1.0 + np.exp(-x.astype(np.float64)))) if sigmoid else x
     bias = np.swapaxes(bias_t.reshape(-1, 16, 16), -1, -2).reshape(-1, 256).astype(np.float32)
     ids = np.swapaxes(ids_t.reshape(-1, 16, 16), -1, -2).reshape(-1, 256)
-    v = _bf16(s + bias)
+    v = bf16(s + bias)
     chosen = choose(v)
     picked = np.take_along_axis(s, chosen, axis=-1).astype(np.float32)
     pairs = picked[:, 0::2] + picked[:, 1::2]
     total = (pairs[:, 0] + pairs[:, 1]) + (pairs[:, 2] + pairs[:, 3])
     factor = (np.float32(1.0) / (total + np.float32(eps))) * np.float32(scale)
-    weights = _bf16(picked * factor[:, None].astype(np.float32))
+    weights = bf16(picked * factor[:, None].astype(np.float32))
     return weights, np.take_along_axis(ids, chosen, axis=-1)
 
 

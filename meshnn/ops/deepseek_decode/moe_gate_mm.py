@@ -43,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 
 from meshnn.errors import MeshnnValueError
-from meshnn.formats.bfloat16 import round_to_bfloat16
+from meshnn.formats.bfloat16 import bf16
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
@@ -77,10 +77,6 @@ COLLECTOR = 11
 CHOSEN = 8
 
 
-def _bf16(values: np.ndarray) -> np.ndarray:
-    return round_to_bfloat16(np.ascontiguousarray(values, dtype=np.float32))
-
-
 def ring_order(mesh: MeshDevice, banks: list) -> list[int]:
     """Bank ids in ring order: their cores' NoC coordinates sorted by y, then x, both descending."""
 
@@ -100,16 +96,16 @@ def route(inputs: list[np.ndarray], weights: list[np.ndarray], layer: int) -> tu
     for p in SENDERS:
         block = weights[p][rows][: (K_TILES - RECV_K_TILES) * TILE].astype(np.float32)
         x = inputs[p][:, RECV_K_TILES * TILE :].astype(np.float32)
-        sent[p + 1], sent[p + 2] = _bf16(x @ block[:, :TILE]), _bf16(x @ block[:, TILE:])
+        sent[p + 1], sent[p + 2] = bf16(x @ block[:, :TILE]), bf16(x @ block[:, TILE:])
     biased = []
     for p in receivers:
         shard = weights[p][rows].astype(np.float32)
         pairs = shard[: RECV_K_TILES // 2 * TILE].reshape(RECV_K_TILES // 2, TILE, 2, TILE)
         w = pairs.transpose(0, 2, 1, 3).reshape(RECV_K_TILES * TILE, TILE)
-        partial = _bf16(inputs[p][:, : RECV_K_TILES * TILE].astype(np.float32) @ w)
-        total = _bf16(partial + sent[p])
-        s = _bf16(1.0 / (1.0 + np.exp(-total.astype(np.float64))))
-        biased.append(_bf16(s + shard[RECV_K_TILES // 2 * TILE, :TILE][None, :]))
+        partial = bf16(inputs[p][:, : RECV_K_TILES * TILE].astype(np.float32) @ w)
+        total = bf16(partial + sent[p])
+        s = bf16(1.0 / (1.0 + np.exp(-total.astype(np.float64))))
+        biased.append(bf16(s + shard[RECV_K_TILES // 2 * TILE, :TILE][None, :]))
     v = np.stack(biased, axis=1).reshape(len(inputs[0]), -1)  # (tokens, 8 groups x 32)
     ids = choose(v)
     return np.take_along_axis(v, ids, axis=-1), ids

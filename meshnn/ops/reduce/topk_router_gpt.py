@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from meshnn.errors import MeshnnValueError
-from meshnn.formats.bfloat16 import round_to_bfloat16
+from meshnn.formats.bfloat16 import bf16
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
@@ -58,10 +58,6 @@ REQUIRED_CORES = 4 * CORES_PER_GROUP
 TILE = 32
 
 
-def _bf16(values: np.ndarray) -> np.ndarray:
-    return round_to_bfloat16(np.ascontiguousarray(values, dtype=np.float32))
-
-
 def hidden_parts(hidden: int) -> list[slice]:
     """The three parts of the hidden dim a group's cores multiply (sender, sender, worker), in
     elements: ``hidden / 32`` tiles split in three, the first ``tiles % 3`` parts a tile longer."""
@@ -81,10 +77,10 @@ def router_logits(x: np.ndarray, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
     added to the worker's float32 one, then the bias, then packed."""
     x, w = np.asarray(x, np.float32), np.asarray(w, np.float32)
     first, second, own = (np.matmul(x[..., p], w[..., p, :], dtype=np.float32) for p in hidden_parts(x.shape[-1]))
-    total = own + _bf16(first)
-    total = total + _bf16(second)
+    total = own + bf16(first)
+    total = total + bf16(second)
     total = total + np.asarray(bias, np.float32)
-    return _bf16(total)
+    return bf16(total)
 
 
 def route(logits: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -93,10 +89,10 @@ def route(logits: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     ids = np.argsort(-logits.astype(np.float64), axis=-1, kind="stable")[..., :k]
     best = np.take_along_axis(logits, ids, axis=-1).astype(np.float32)
     with np.errstate(invalid="ignore", over="ignore"):
-        e = _bf16(np.exp(best - best[..., :1]))
+        e = bf16(np.exp(best - best[..., :1]))
         total = e.sum(axis=-1, keepdims=True, dtype=np.float32)
-        recip = _bf16(np.float32(1.0) / total)
-        weights = _bf16(e * recip)
+        recip = bf16(np.float32(1.0) / total)
+        weights = bf16(e * recip)
     return weights, ids
 
 
