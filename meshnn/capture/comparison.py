@@ -12,7 +12,8 @@ without a golden function is not compared.  Each comparison is kept in :data:`RE
 ``TensorComparisonRecord`` fields.  (ttnn's second, "global" comparison, which feeds each golden
 the goldens of the ops before it through the report database, is not made.)
 
-Layers: imports errors, the ops layer's hooks and the tensor layer.
+Layers: imports errors, the ops layer's hooks and golden-input conversion (:mod:`meshnn.ops.fallback`)
+and the tensor layer.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 from meshnn.errors import ComparisonError
 from meshnn.mesh import op_hooks
+from meshnn.ops.fallback import default_preprocess_golden_function_inputs
 from meshnn.tensor.interop import to_torch
 from meshnn.tensor.tensor import Tensor
 
@@ -47,24 +49,13 @@ RECORDS: list[ComparisonRecord] = []
 """Every comparison made in this process, in order (cleared by nobody but the caller)."""
 
 
-def _as_torch(value: Any) -> Any:
-    if isinstance(value, Tensor):
-        return to_torch(value)
-    if isinstance(value, list | tuple):
-        return type(value)(_as_torch(v) for v in value)
-    return value
-
-
 def before(operation: Any, args: tuple, kwargs: dict) -> None:
     """The pre-operation hook: keep the op's arguments as torch (only for an op with a golden)."""
     if getattr(operation, "golden_function", None) is None:
         _PENDING.inputs = None
         return
     preprocess = getattr(operation, "preprocess_golden_function_inputs", None)
-    if preprocess is not None:
-        _PENDING.inputs = preprocess(args, kwargs)
-    else:
-        _PENDING.inputs = (_as_torch(args), {k: _as_torch(v) for k, v in kwargs.items()})
+    _PENDING.inputs = (preprocess or default_preprocess_golden_function_inputs)(args, kwargs)
 
 
 def after(operation: Any, args: tuple, kwargs: dict, output: Any) -> None:
