@@ -28,6 +28,18 @@ MAP_ENTRY_BYTES = 16  # tt-metal's SegmentMapData: input page, input offset, out
 SAMPLED_TILES = 64  # the busiest core's first output tiles mapped exactly; its others taken as their mean
 
 
+def waited_read_cycles(machine: Machine, nbytes: float) -> float:
+    """A read of ``nbytes`` from DRAM issued and waited for: the tile round trip, then its bytes at the NoC's rate."""
+    arch = machine.system.arch
+    return op_latency(arch.arch).tile_round_trip_cycles + nbytes / arch.noc_bytes_per_cycle
+
+
+def waited_write_cycles(machine: Machine, nbytes: float) -> float:
+    """A NoC write of ``nbytes`` issued and waited for: a write's latency, then its bytes at the NoC's rate."""
+    arch = machine.system.arch
+    return op_latency(arch.arch).noc_write_latency_cycles + nbytes / arch.noc_bytes_per_cycle
+
+
 def _rank3(shape: tuple[int, ...]) -> tuple[int, int, int]:
     """``shape`` as (leading dims' product, height, width), as the program sees it."""
     full = (1, 1, *shape) if len(shape) < 2 else shape
@@ -79,15 +91,14 @@ def _tile_map(o: int, source: TensorDesc, out: TensorDesc) -> tuple[int, int]:
 def tiled_reshape_cycles(desc: OpDesc, machine: Machine, cores: int) -> float:
     """Cycles of the busiest core of a tiled reshape program over ``cores`` cores (see the module's text)."""
     source, out = desc.inputs[0], desc.outputs[0]
-    arch, lat = machine.system.arch, op_latency(machine.system.arch.arch)
+    lat = op_latency(machine.system.arch.arch)
     per_core = math.ceil(out.tiles / cores)
     sampled = [_tile_map(o, source, out) for o in range(min(per_core, SAMPLED_TILES))]
     reads = sum(p for p, _ in sampled) / len(sampled)
     segments = sum(s for _, s in sampled) / len(sampled)
     map_bytes = max(s for _, s in sampled) * MAP_ENTRY_BYTES
-    read = lat.tile_round_trip_cycles + source.tile_bytes / arch.noc_bytes_per_cycle
-    map_read = lat.tile_round_trip_cycles + map_bytes / arch.noc_bytes_per_cycle
-    write = lat.noc_write_latency_cycles + out.tile_bytes / arch.noc_bytes_per_cycle
+    read, map_read = waited_read_cycles(machine, source.tile_bytes), waited_read_cycles(machine, map_bytes)
+    write = waited_write_cycles(machine, out.tile_bytes)
     per_tile = map_read + reads * read + segments * lat.noc_write_latency_cycles + write
     return per_core * per_tile
 
@@ -100,7 +111,5 @@ def is_tiled_pad(desc: OpDesc) -> bool:
 def tiled_pad_cycles(desc: OpDesc, machine: Machine, cores: int) -> float:
     """Cycles of the busiest core of the tiled pad program over ``cores`` cores (see the module's text)."""
     out = desc.outputs[0]
-    arch, lat = machine.system.arch, op_latency(machine.system.arch.arch)
-    fill = 2 * out.tile_bytes * lat.riscv_cycles_per_element
-    write = lat.noc_write_latency_cycles + out.tile_bytes / arch.noc_bytes_per_cycle
-    return fill + math.ceil(out.tiles / cores) * write
+    fill = 2 * out.tile_bytes * op_latency(machine.system.arch.arch).riscv_cycles_per_element
+    return fill + math.ceil(out.tiles / cores) * waited_write_cycles(machine, out.tile_bytes)

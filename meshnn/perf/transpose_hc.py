@@ -20,6 +20,7 @@ import math
 
 from meshnn.perf.desc import Layout, MemoryLayout, OpDesc, OpFamily
 from meshnn.perf.latency import op_latency
+from meshnn.perf.movement_programs import waited_read_cycles, waited_write_cycles
 from meshnn.perf.systems import Machine
 
 TILE = 32
@@ -49,18 +50,15 @@ def hc_transpose_cycles(desc: OpDesc, machine: Machine, cores: int) -> float:
     """Cycles of the busiest core of the HC transpose or row-invariant permute program on a grid of ``cores`` (see
     the module's text): its input tiles split over the grid, then its padded tiles split again."""
     source = desc.inputs[0]
-    arch, lat = machine.system.arch, op_latency(machine.system.arch.arch)
+    lat = op_latency(machine.system.arch.arch)
     logical = source.logical_shape or source.shape
     c, h = (1, 1, *logical)[-3], logical[-2]
     ht = -(-h // TILE)
     row_bytes = source.tile_bytes / (TILE * 2)  # one face row: a 64th of the tile
 
-    def write(nbytes: float) -> float:
-        return lat.noc_write_latency_cycles + nbytes / arch.noc_bytes_per_cycle
-
-    read = lat.tile_round_trip_cycles + source.tile_bytes / arch.noc_bytes_per_cycle
+    read = waited_read_cycles(machine, source.tile_bytes)
     face_rows = 2 * h / ht  # a tile's real rows, each in two faces, the mean over a column of tiles
-    per_tile = max(read, face_rows * write(row_bytes) + lat.noc_write_latency_cycles)
+    per_tile = max(read, face_rows * waited_write_cycles(machine, row_bytes) + lat.noc_write_latency_cycles)
     cycles = math.ceil(source.tiles / cores) * per_tile
     dims = _dims(desc)
     x = logical[dims[-2]] if len(dims) == len(logical) else c  # the output's new second-last dim
@@ -68,8 +66,8 @@ def hc_transpose_cycles(desc: OpDesc, machine: Machine, cores: int) -> float:
         first = (x % TILE) // FACE
         lines = [FACE - (x % TILE) % FACE] + [FACE] * (1 - first)
         if ",".join(map(str, dims)) in HC_DIMS:
-            padded = 2 * sum(write(k * row_bytes) for k in lines)
+            padded = 2 * sum(waited_write_cycles(machine, k * row_bytes) for k in lines)
         else:
-            padded = 2 * sum(lines) * write(row_bytes)
+            padded = 2 * sum(lines) * waited_write_cycles(machine, row_bytes)
         cycles += math.ceil(desc.outputs[0].tiles / -(-x // TILE) / cores) * padded
     return cycles
