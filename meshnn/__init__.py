@@ -152,6 +152,7 @@ from meshnn.mesh.system import (
     set_fabric_config,
     using_distributed_env,
 )
+from meshnn.mesh.system import get_pcie_device_id as GetPCIeDeviceID  # ttnn's name
 from meshnn.mesh.trace import MeshTraceId, begin_trace_capture, end_trace_capture, execute_trace, release_trace
 from meshnn.ops.ccl.arguments import ReduceType, Topology
 from meshnn.ops.ccl.moe_enums import DispatchAlgorithm, WorkerMode  # ttnn exports these two at its top level
@@ -238,7 +239,11 @@ from meshnn.tensor.copies import (
     copy_host_to_device_tensor,
     copy_host_to_device_tensor_partial,
 )
-from meshnn.tensor.device_queries import get_allocator_base_address, get_optimal_worker_cores_for_sharded_tensor
+from meshnn.tensor.device_queries import (
+    get_allocator_base_address,
+    get_optimal_dram_bank_to_logical_worker_assignment,
+    get_optimal_worker_cores_for_sharded_tensor,
+)
 from meshnn.tensor.interop import distribute, from_torch, to_numpy, to_torch
 from meshnn.tensor.legacy import (
     CppReplicateTensorToMesh,
