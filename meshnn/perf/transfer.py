@@ -124,8 +124,10 @@ WORMHOLE_B0 = HostTransfer(
         "tunnel_write_bytes_per_s": f"fitted: {_CI}, Write, 2 KiB pages, DRAM, chip 1 (through chip 0's Ethernet): "
         "9.41 GB/s, 435 ns a 4 KiB relay packet (the link's 12.5 GB/s would carry one in 331 ns)",
         "tunnel_read_bytes_per_s": f"fitted: {_CI}, Read, 2 KiB pages, DRAM, chip 1: 4.80 GB/s, 854 ns a 4 KiB "
-        "packet, twice a write's (why dispatch_d's relay back to dispatch_h takes twice as long a page is not "
-        "found in cq_dispatch.cpp; the N300 IOMMU golden's remote reads, 5.2-5.3 GB/s, pinned or not, check it)",
+        "packet, twice a write's: dispatch_h (cq_dispatch.cpp process_write_host_h) takes what has arrived, here one "
+        "relayed page at a time, writes it and the completion queue's pointer to the host and waits for both to "
+        "flush before the next, where a local chip's dispatcher moves many pages a flush (the split of the 854 ns "
+        "is not measured); the N300 IOMMU golden's remote reads, 5.2-5.3 GB/s, pinned or not, check it",
     },
 )
 
