@@ -53,11 +53,18 @@ ROTARY_4K = (
 SDPA_MISS = (
     "one Q chunk of 64 rows a core (16 of the 70 cores; not balanced: the core holding the second chunk runs both "
     "its K-chunk steps, as the model counts); measured 30.3 us where the model's two steps (tile multiplies at "
-    "the flash kernel's fitted rate, softmax per score tile: tests/perf/published_sdpa.py) and its launch give "
-    "13.1: the reads of Q and the first K and V chunks before the first step, the diagonal's mask (made in L1 by "
-    "the writer), and the output normalised and written after the last, are not timed, nor the layer's "
-    "exp_approx_mode=False and float32 accumulation (the chart's calls, met at 512 tokens in bfloat16 once their "
-    "mask reads are counted, ran neither); at 4096 tokens, 17 steps a core, the model is within 12%"
+    "the flash kernel's fitted rate, softmax per score tile: tests/perf/published_sdpa.py, 11.1 us), its launch, "
+    "and since stop 55 the reads of the first Q and K chunks, each waited for, before the first step and the "
+    "output block's normalising multiply and waited write after the last (2.6 us: meshnn.perf.attention."
+    "exposed_cycles; -57% -> -48%) give 15.7; the diagonal's mask, made in L1 by the writer (dataflow_common.hpp: "
+    "generate_causal_mask, three tiles filled and the rest copied), is made before the compute needs it; not "
+    "timed: the layer's exp_approx_mode=False (SDPA_PROGCFG at the targets' date, 2025-07-31), float32 "
+    "accumulation (half the destination tiles: dst_size 4) and HiFi4 on each step's block operations (the "
+    "reduce, subtract-exp, the running max / sum rescales and the output's rescale and add), none of which the "
+    "chart's calls (HiFi2, approximate exp) ran: 7.3 us a step would meet this figure and leave the 4096-token "
+    "one (17 steps a core, -11%) at -4%, an excess about constant a step (the block operations' set-ups and hand-offs, "
+    "not their tiles: 16x the score tiles a step at 4096), but the model's op description carries neither the "
+    "exp mode nor the accumulation format to apply it by"
 )
 
 
