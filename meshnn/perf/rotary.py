@@ -126,24 +126,28 @@ def tile_cycles(desc: OpDesc, machine: Machine, fidelity: MathFidelity) -> float
 
 def pipeline_cycles(desc: OpDesc, machine: Machine, fidelity: MathFidelity) -> float:
     """Cycles of the busiest core's rows through the reader / compute / writer pipeline: its first row's waited
-    read (input, sin and cos tiles), per row the slowest of a row's waited read, its compute and its waited write,
-    then the last row's waited write.  A row is ``head_dim / 32`` tiles; a row re-reads sin and cos only where
-    the program reloads them (:func:`sin_cos_reads`), else only the first row of each run reads them."""
+    read, then per row the slowest of its compute, its waited write and the next row's waited read, then the
+    last row's waited write.  A row is ``head_dim / 32`` tiles of one head; it brings sin's and cos's row with
+    it where the program reloads them (every row: :func:`reloads`), else on a user's first head only (the
+    reader's ``done_sin_cos``: its sequence rows of that head)."""
     x = desc.inputs[0]
     cos = desc.inputs[1] if len(desc.inputs) > 1 else x
     sin = desc.inputs[2] if len(desc.inputs) > 2 else cos
     out = desc.outputs[0] if desc.outputs else x
-    width_tiles = _shape(desc)[3]
+    batch, _, _, width_tiles, _ = _shape(desc)
+    batch_groups, seq_per_core = _split(desc, machine)
     _, tiles = rotary_prefill_split(desc, machine)
     rows = max(1, tiles // width_tiles)
-    reload = reloads(desc, machine)
+    users = math.ceil(batch / batch_groups)
+    with_sin_cos = rows if reloads(desc, machine) else min(rows, users * seq_per_core)
     row_in = width_tiles * x.tile_bytes
     sin_cos = width_tiles * (sin.tile_bytes + cos.tile_bytes)
-    first_read = waited_read_cycles(machine, row_in + sin_cos)
-    row_read = waited_read_cycles(machine, row_in + (sin_cos if reload else 0))
+    read_with, read_without = (waited_read_cycles(machine, row_in + b) for b in (sin_cos, 0))
     row_write = waited_write_cycles(machine, width_tiles * out.tile_bytes)
     row_compute = width_tiles * tile_cycles(desc, machine, fidelity)
-    return first_read + rows * max(row_read, row_compute, row_write) + row_write
+    reads = [read_with] * with_sin_cos + [read_without] * (rows - with_sin_cos)  # in the program's row order
+    steps = sum(max(row_compute, row_write, following) for following in [*reads[1:], 0.0])
+    return reads[0] + steps + row_write
 
 
 def predict_rotary_prefill(desc: OpDesc, machine: Machine) -> Prediction:

@@ -72,6 +72,18 @@ def test_one_row_a_core_pays_its_read_compute_and_write_in_turn():
     assert pipeline_cycles(desc, N150, MathFidelity.HiFi4) == pytest.approx(expected)
 
 
+def test_without_reloads_only_a_users_first_heads_rows_bring_sin_and_cos():
+    """4 heads x 2 sequence rows a core (8 rows: kept): the first head's 2 rows read sin and cos with their input,
+    the other 6 rows their input only."""
+    desc = rotary(1, 4, 4096)
+    assert sin_cos_reads(desc, N150) == 1
+    compute = 4 * tile_cycles(desc, N150, MathFidelity.HiFi4)
+    write = waited_write_cycles(N150, 4 * 2048)
+    with_sc, without = waited_read_cycles(N150, 3 * 4 * 2048), waited_read_cycles(N150, 4 * 2048)
+    steps = max(compute, write, with_sc) + 6 * max(compute, write, without) + max(compute, write)
+    assert pipeline_cycles(desc, N150, MathFidelity.HiFi4) == pytest.approx(with_sc + steps + write)
+
+
 def test_decode_mode_is_not_the_prefill_program():
     """A decode rotary's input is height-sharded in L1: it keeps the element-wise timing over its grid."""
     l1 = dict(buffer=BufferType.L1, memory=MemoryLayout.HEIGHT_SHARDED)
