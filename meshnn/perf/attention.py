@@ -11,8 +11,12 @@ K-chunk steps; a step multiplies its Q chunk by the K chunk and the scores by V 
 subtract-exp and sum over its score tiles (:attr:`OpLatency.sdpa_score_tile_cycles`), both fitted to
 FlashAttention.md's chart.  Each unit streams its head's K and V from memory again (so K/V traffic
 grows with the number of Q chunks); a causal call given a mask (the 2024 kernel the chart timed) reads
-the mask tiles of the K chunks crossing each Q chunk's diagonal, per head.  Not timed: a unit's read of Q
-and its first K and V chunks before its first step and its output's write.
+the mask tiles of the K chunks crossing each Q chunk's diagonal, per head.  The reader runs ahead of the
+compute kernel and the writer behind it, so of a core's units only the first one's start and the last
+one's end are exposed (:func:`exposed_cycles`): the reader reads the first Q chunk and waits for it, then the
+first K chunk and waits for it, before the first step can start (reader_interleaved.cpp:
+read_chunk_with_padding ends with a read barrier); after the last step the output block is normalised by
+its row sums' reciprocals and written, and the writer waits for its writes (writer_interleaved.cpp).
 The cache fill writes each tile of the prompt once.
 Ring-distributed prefill (an output of fewer rows than q: this device's two chunks of q's rows, an
 early and a late one) works on those rows only, each attending half of the keys on average.
@@ -28,6 +32,7 @@ from meshnn.perf.desc import TILE, AttentionConfig, OpDesc
 from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.latency import op_latency
+from meshnn.perf.movement_programs import waited_read_cycles, waited_write_cycles
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, traffic
@@ -72,6 +77,27 @@ def diagonal_mask_reads(heads: int, q_chunks: int, q_size: int, k_size: int, seq
     return heads * read / _t(seq) ** 2
 
 
+INTERMEDIATE_TILE_BYTES = 2048
+"""The flash kernel's intermediate tiles (scores, the output accumulator, its statistics) are bfloat16
+(sdpa_program_factory.cpp: ``im_df`` Float16_b, float32 buffers disabled, tt-metal issue #13364)."""
+
+
+def exposed_cycles(desc: OpDesc, machine: Machine, q_rows: int, k_t: int, d_t: int, fidelity: MathFidelity) -> float:
+    """Cycles of a core's work that no other stage hides: the first Q chunk's ``q_rows x d_t`` tiles read and
+    waited for, then the first K chunk's ``k_t x d_t``; after the last step, the ``q_rows x d_t`` output tiles
+    each multiplied by the row sums' reciprocal (fed its two bfloat16 operands, at ``fidelity``, packed), then
+    written in the output's format and waited for."""
+    q, k = desc.inputs[:2]
+    out = desc.outputs[0] if desc.outputs else q
+    arch = machine.system.arch
+    first = waited_read_cycles(machine, q_rows * d_t * q.tile_bytes)
+    first += waited_read_cycles(machine, k_t * d_t * k.tile_bytes)
+    normalise = operand_cycles(arch, 2 * INTERMEDIATE_TILE_BYTES) + arch.fpu_eltwise_cycles_per_tile * fidelity.phases
+    normalise += INTERMEDIATE_TILE_BYTES / arch.packer_bytes_per_cycle
+    last = q_rows * d_t * normalise + waited_write_cycles(machine, q_rows * d_t * out.tile_bytes)
+    return first + last
+
+
 def predict_sdpa(desc: OpDesc, machine: Machine) -> Prediction:
     """Prefill attention ``desc`` (inputs q, k, v[, mask]; output o) on ``machine``."""
     q, k, v = desc.inputs[:3]
@@ -106,7 +132,10 @@ def predict_sdpa(desc: OpDesc, machine: Machine) -> Prediction:
     moves = [(q, sq / q.shape[-2]), (k, rereads), (v, rereads), *masks, *once]
     memory = traffic(machine, moves, cores)
     flops = 4.0 * batch * heads * sq * sk * d * share
-    return kernel_prediction(arch, steps * per_step, memory, cores, fidelity=fidelity, flops=flops)
+    fixed = arch.op_launch_ns + (
+        0.0 if ring else arch.cycles_ns(exposed_cycles(desc, machine, q_rows, k_t, d_t, fidelity))
+    )
+    return kernel_prediction(arch, steps * per_step, memory, cores, fixed_ns=fixed, fidelity=fidelity, flops=flops)
 
 
 def predict_cache_fill(desc: OpDesc, machine: Machine) -> Prediction:

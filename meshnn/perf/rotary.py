@@ -28,6 +28,7 @@ import math
 
 from meshnn.perf.desc import TILE, OpDesc
 from meshnn.perf.fidelity import MathFidelity
+from meshnn.perf.movement_programs import waited_read_cycles, waited_write_cycles
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, traffic
@@ -85,9 +86,15 @@ def sin_cos_reads(desc: OpDesc, machine: Machine) -> int:
     """How many times the program reads sin and cos whole: once per user, or once per user and head
     when a core holds more than :data:`RELOAD_ROWS` rows of tiles (its sequence rows x heads) or sin
     and cos vary by head."""
-    batch, heads, _, _, per_head = _shape(desc)
-    reload = per_head or _split(desc, machine)[1] * heads > RELOAD_ROWS
-    return batch * (heads if reload else 1)
+    batch, heads, _, _, _ = _shape(desc)
+    return batch * (heads if reloads(desc, machine) else 1)
+
+
+def reloads(desc: OpDesc, machine: Machine) -> bool:
+    """Whether the reader re-reads sin and cos every row (``RELOAD_IMPL``): a core holds more than
+    :data:`RELOAD_ROWS` rows of tiles (its sequence rows x heads) or sin and cos vary by head."""
+    _, heads, _, _, per_head = _shape(desc)
+    return per_head or _split(desc, machine)[1] * heads > RELOAD_ROWS
 
 
 def _split(desc: OpDesc, machine: Machine) -> tuple[int, int]:
@@ -107,18 +114,52 @@ def _shape(desc: OpDesc) -> tuple[int, int, int, int, bool]:
     return batch, heads, max(1, math.ceil(seq / TILE)), max(1, math.ceil(width / TILE)), per_head
 
 
-def predict_rotary_prefill(desc: OpDesc, machine: Machine) -> Prediction:
-    """The time of ``rotary_embedding_llama`` on an interleaved input (prefill) on ``machine``."""
+def tile_cycles(desc: OpDesc, machine: Machine, fidelity: MathFidelity) -> float:
+    """Compute cycles of one input tile: the tile multiply by the transformation matrix, the two multiplies and
+    the add at ``fidelity``, each fed its two operand tiles, and the four results packed (:func:`stage_pack_cycles`)."""
     arch = machine.system.arch
-    fidelity = desc.fidelity or MathFidelity.HiFi4
-    cores, tiles = rotary_prefill_split(desc, machine)
-    tile_bytes = desc.inputs[0].tile_bytes
     fpu = arch.fpu_eltwise_cycles_per_tile
     per_tile = arch.lofi_cycles_per_tile * fidelity.phases + (MULTIPLIES * fidelity.phases + ADDS) * fpu
-    per_tile += (1 + MULTIPLIES + ADDS) * operand_cycles(arch, 2 * tile_bytes)  # each op's two operand tiles
-    per_tile += stage_pack_cycles(desc, machine)
+    per_tile += (1 + MULTIPLIES + ADDS) * operand_cycles(arch, 2 * desc.inputs[0].tile_bytes)
+    return per_tile + stage_pack_cycles(desc, machine)
+
+
+def pipeline_cycles(desc: OpDesc, machine: Machine, fidelity: MathFidelity) -> float:
+    """Cycles of the busiest core's rows through the reader / compute / writer pipeline: its first row's waited
+    read, then per row the slowest of its compute, its waited write and the next row's waited read, then the
+    last row's waited write.  A row is ``head_dim / 32`` tiles of one head; it brings sin's and cos's row with
+    it where the program reloads them (every row: :func:`reloads`), else on a user's first head only (the
+    reader's ``done_sin_cos``: its sequence rows of that head)."""
+    x = desc.inputs[0]
+    cos = desc.inputs[1] if len(desc.inputs) > 1 else x
+    sin = desc.inputs[2] if len(desc.inputs) > 2 else cos
+    out = desc.outputs[0] if desc.outputs else x
+    batch, _, _, width_tiles, _ = _shape(desc)
+    batch_groups, seq_per_core = _split(desc, machine)
+    _, tiles = rotary_prefill_split(desc, machine)
+    rows = max(1, tiles // width_tiles)
+    users = math.ceil(batch / batch_groups)
+    with_sin_cos = rows if reloads(desc, machine) else min(rows, users * seq_per_core)
+    row_in = width_tiles * x.tile_bytes
+    sin_cos = width_tiles * (sin.tile_bytes + cos.tile_bytes)
+    read_with, read_without = (waited_read_cycles(machine, row_in + b) for b in (sin_cos, 0))
+    row_write = waited_write_cycles(machine, width_tiles * out.tile_bytes)
+    row_compute = width_tiles * tile_cycles(desc, machine, fidelity)
+    reads = [read_with] * with_sin_cos + [read_without] * (rows - with_sin_cos)  # in the program's row order
+    steps = sum(max(row_compute, row_write, following) for following in [*reads[1:], 0.0])
+    return reads[0] + steps + row_write
+
+
+def predict_rotary_prefill(desc: OpDesc, machine: Machine) -> Prediction:
+    """The time of ``rotary_embedding_llama`` on an interleaved input (prefill) on ``machine``: its busiest
+    core's row pipeline (:func:`pipeline_cycles`) or the DRAM's time for every core's reads and writes, whichever
+    is longer, after the launch and the grid's reads of the transformation matrix."""
+    arch = machine.system.arch
+    fidelity = desc.fidelity or MathFidelity.HiFi4
+    cores, _ = rotary_prefill_split(desc, machine)
     reads = float(sin_cos_reads(desc, machine))
     moves = [(t, reads if i in (1, 2) else 1.0) for i, t in enumerate(desc.inputs)]
     memory = traffic(machine, moves + [(t, 1.0) for t in desc.outputs], cores)
     fixed = arch.op_launch_ns + shared_page_ns(desc, machine)
-    return kernel_prediction(arch, tiles * per_tile, memory, cores, fixed_ns=fixed, fidelity=fidelity)
+    cycles = pipeline_cycles(desc, machine, fidelity)
+    return kernel_prediction(arch, cycles, memory, cores, fixed_ns=fixed, fidelity=fidelity)

@@ -139,8 +139,12 @@ def matmul_gbps(k: int, n: int, *, sharded: bool, system: str = "n150", mesh=Non
 
 QWEN_ROTARY = (
     "Qwen's q and k reach the op through its q/k norm (llama_attention.py's qk_norm path: reshaped to [1, 1, 64, "
-    "128], normed, back to row-major [1, 8, 8, 128]), the 70B's straight from the heads op; measured 0.38 us (17%) "
-    "above the 70B decoder's same op and shapes (2.23 us, met), which the model describes alike"
+    "128], normed, then to_layout ROW_MAJOR and back to [1, 8, 8, 128]), the 70B's straight from the heads op as "
+    "tiles; row-major q and k make the fused op run its row-major kernel (rotary_embedding_llama_fused_qk_program_"
+    "factory.cpp: row_major_QK, rotary_embedding_llama_sharded_row_major.cpp), one wrapped tile a core (a user's 8 "
+    "heads x 128 values) for the tiled kernel's 4, the same four stages; yet it measures 0.38 us (17%) above the "
+    "70B decoder's tiled call (2.23 us, met): what costs more is not the kernel's tile work, and the model, which "
+    "times these calls as their launch and their few tiles, has nothing that grows as the tiles shrink"
 )
 
 ROTARY_MISS = (

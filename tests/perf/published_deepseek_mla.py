@@ -120,10 +120,13 @@ WHY: dict[str, str] = {
         "summed would give 9.5 us; how much the reader's round trips overlap the writes is not split from one figure",
     ),
     "kv_rope_decode": (
-        "rotary_embedding_llama in decode mode, one 64-wide tile a core on 32 height-sharded cores, measured 4.18 us "
-        "where the model gives a tile's multiplies and the launch (2.1 us); the 70B decoder's fused q/k rotary (2.23 "
-        "us, published_decode) is met, so what the single-op decode program adds (its sin / cos and transformation "
-        "matrix reads a core) is not found"
+        "rotary_embedding_llama in decode mode, one 64-wide row of 2 tiles a core on 32 height-sharded cores, measured "
+        "4.18 us where the model gives a tile's multiplies and the launch (2.1 us); the 70B decoder's fused q/k rotary "
+        "(2.23 us, published_decode) is met with 4 tiles a core; read for stop 55: the single op's decode program "
+        "(rotary_embedding_llama_sharded_program_factory.cpp) runs the fused op's compute kernel, stage for stage, "
+        "on circular buffers placed on its L1-sharded input, sin, cos and transformation matrix (rope.py: all four "
+        "height-sharded on the batch grid), with no reader or writer kernel, so it reads nothing: with half the "
+        "tiles of the fused call it measures nearly twice its time, and nothing in the program says why"
     ),
     "q_rope_decode": "as kv_rope_decode (16 heads of 64 a core, padded to one tile), measured 4.16 us",
     "q_concat": (
@@ -133,8 +136,15 @@ WHY: dict[str, str] = {
     ),
     "flash_mla_decode": (
         "flash MLA decode (576-wide k with a 512-wide v from the same paged cache, 128 heads of 4 users a "
-        "device, HiFi4), measured 110.05 us; the model times scaled_dot_product_attention_decode's program "
-        "(58.6 us): the MLA program's separate v width and its per-head reduction are not modelled"
+        "device, HiFi4), measured 110.05 us; the model times scaled_dot_product_attention_decode's program as "
+        "4 (user, kv head) pairs of one q tile row, k and v read as two tensors (58.6 us, DRAM-bound). Read for stop "
+        "55, the program at the figure's date (the perf tests came 2026-02-04, before tt-metal #36440's MLA "
+        "rework of 2026-03-10): q in 32-row shards makes q_heads_parallel_factor 4, so 16 (user, head group) "
+        "pairs of one q tile row each, 4 cores a pair on the 70-core grid; each group reads its user's k chunks "
+        "(18 tiles a row) itself and makes v from k's chunk in L1 (reuse_k: 64 local tile copies a chunk of 128); "
+        "the test's positions 0 / 170 / 341 / 512 give at most 5 chunks, 2 on the busiest core. Counted so (the "
+        "reads, copies, 34 multiplies a score tile at HiFi4, the 3 partials reduced, at this model's rates) the call "
+        "comes to roughly 40-50 us, further from the measurement than the model: what holds it to 110 us is not found"
     ),
 }
 """Why a target is outside the claim, by step."""

@@ -27,15 +27,17 @@ ROTARY_MISS = (
     "the program runs on 4 cores (batch x sequence tiles: rotary_embedding_llama_program_factory.cpp), but its "
     "reader runs on every core of the grid and first reads the one-tile transformation matrix, DRAM-interleaved: "
     "the grid's 72 reads of that one page queue at one bank (5.7 us at a bank's 26 GB/s share, modelled: q was "
-    "-67%, k -78%); measured, k's call (one row of 4 tiles a core, 14.2 us) still costs about 5 us beyond that "
-    "and its row, and each further row 2.3 us (q: 8 rows a core, 30.3 us) where the model gives a row 1.5 (a tile "
-    "multiply, two multiplies and an add at HiFi4, their operands fed, and since stop 47c the four results packed "
-    "to L1 at the packers' 64 B a cycle, each stage waiting for the one before it through a one-row circular "
-    "buffer: 1.0 -> 1.5 us a row, q -48% -> -34%, k -38% -> -35%); the rest, about 0.8 us a row, is not found "
-    "(the stages' reconfiguration, matmul_init / mul_tiles_init / add_tiles_init every row, is not timed)"
+    "-67%, k -78%); a row's tiles are packed four times (x @ T, the two products, the sum: stop 47c, q -48% -> "
+    "-34%, k -38% -> -35%) and a core's rows run through the reader / compute / writer pipeline of two-row "
+    "buffers, the first row's waited read and the last row's waited write overlapping nothing (meshnn.perf.rotary."
+    "pipeline_cycles, stop 55: q -34% -> -29%, k -35% -> -24%); measured, k's one row a core still costs about "
+    "3.4 us beyond that and q's further rows 2.3 us each where the model's compute gives 1.5, though the decode "
+    "program runs the same compute kernel on the same 4-tile row in 2.23 us with its launch (the 70B decoder's "
+    "fused q/k rotary, met): a row's missing 0.8 us is not the compute's, and the reader's and writer's waits "
+    "per row (about 0.7 and 0.3 us) are shorter than it.  The program timed is the 2025-07 one (commit 6068d6e): "
+    "today's writer first zero-fills a row of tiles with scalar stores on every core (tt-metal #43790, 2026-05), "
+    "which the figures predate"
 )
-
-
 WRITE_FIT = (4096, "typecast q bfloat8_b -> bfloat16 (8 heads)")
 """The row that set Wormhole's ``dram_page_write_bytes_per_s`` (:mod:`meshnn.perf.hardware`): the unary writer
 flushes each page before the next, and bfloat8_b -> bfloat16 at 4096 tokens, which writes the larger tiles, takes
@@ -43,18 +45,26 @@ flushes each page before the next, and bfloat8_b -> bfloat16 at 4096 tokens, whi
 ROTARY_4K = (
     "at 4096 tokens the program runs 64 cores of 2 sequence rows (k: 2 rows a core; q: 16, over 8, so its reader "
     "re-reads sin and cos for every row, RELOAD_IMPL, which the model counts); measured 36.2 and 186.9 us, the model "
-    "24.4 and 141.7 (with the grid's 72 reads of the transformation matrix's one page, 5.7 us): k's call still "
-    "costs about 12 us beyond the model, and q's 14 further rows take 10.8 us each (2.1 MB read and written over "
-    "the grid, 194 GB/s) where the model gives them 8.4"
+    "24.4 and 141.7 (with the grid's 72 reads of the transformation matrix's one page, 5.7 us; both DRAM-bound, so "
+    "the row pipeline of stop 55 does not move them): k's call still costs about 12 us beyond the model, and q's "
+    "14 further rows take 10.8 us each (2.1 MB read and written over the grid, 194 GB/s) where the model gives "
+    "them 8.4 (the Galaxy's interleaved rate, 250 GB/s, for reads that each row waits for)"
 )
 SDPA_MISS = (
     "one Q chunk of 64 rows a core (16 of the 70 cores; not balanced: the core holding the second chunk runs both "
     "its K-chunk steps, as the model counts); measured 30.3 us where the model's two steps (tile multiplies at "
-    "the flash kernel's fitted rate, softmax per score tile: tests/perf/published_sdpa.py) and its launch give "
-    "13.1: the reads of Q and the first K and V chunks before the first step, the diagonal's mask (made in L1 by "
-    "the writer), and the output normalised and written after the last, are not timed, nor the layer's "
-    "exp_approx_mode=False and float32 accumulation (the chart's calls, met at 512 tokens in bfloat16 once their "
-    "mask reads are counted, ran neither); at 4096 tokens, 17 steps a core, the model is within 12%"
+    "the flash kernel's fitted rate, softmax per score tile: tests/perf/published_sdpa.py, 11.1 us), its launch, "
+    "and since stop 55 the reads of the first Q and K chunks, each waited for, before the first step and the "
+    "output block's normalising multiply and waited write after the last (2.6 us: meshnn.perf.attention."
+    "exposed_cycles; -57% -> -48%) give 15.7; the diagonal's mask, made in L1 by the writer (dataflow_common.hpp: "
+    "generate_causal_mask, three tiles filled and the rest copied), is made before the compute needs it; not "
+    "timed: the layer's exp_approx_mode=False (SDPA_PROGCFG at the targets' date, 2025-07-31), float32 "
+    "accumulation (half the destination tiles: dst_size 4) and HiFi4 on each step's block operations (the "
+    "reduce, subtract-exp, the running max / sum rescales and the output's rescale and add), none of which the "
+    "chart's calls (HiFi2, approximate exp) ran: 7.3 us a step would meet this figure and leave the 4096-token "
+    "one (17 steps a core, -11%) at -4%, an excess about constant a step (the block operations' set-ups and hand-offs, "
+    "not their tiles: 16x the score tiles a step at 4096), but the model's op description carries neither the "
+    "exp mode nor the accumulation format to apply it by"
 )
 
 

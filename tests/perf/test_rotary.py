@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from meshnn.perf import BufferType, MemoryLayout, OpDesc, OpFamily, TensorDesc, machine, predict
+from meshnn.perf import BufferType, MathFidelity, MemoryLayout, OpDesc, OpFamily, TensorDesc, machine, predict
+from meshnn.perf.movement_programs import waited_read_cycles, waited_write_cycles
 from meshnn.perf.rotary import (
+    pipeline_cycles,
     predict_rotary_prefill,
     rotary_prefill_split,
     shared_page_ns,
     sin_cos_reads,
     stage_pack_cycles,
+    tile_cycles,
 )
 
 N150 = machine("n150")
@@ -38,14 +41,47 @@ def test_a_prefill_splits_users_and_sequence_tiles_only(batch, heads, seq, cores
 
 
 def test_a_tile_is_a_tile_multiply_two_multiplies_and_an_add_at_hifi4_and_four_packs():
-    p = predict(rotary(1, 32, 128), "n150", traced=True)
     per_tile = 16 * 4 + (2 * 4 + 1) * 8 + 4 * (2 * 2048) / 140.0  # HiFi4: 4 phases; each op feeds two tiles
     per_tile += 4 * 2048 / 64.0  # the rotated tile, the two products and the output, packed to L1
+    assert tile_cycles(rotary(1, 32, 128), N150, MathFidelity.HiFi4) == pytest.approx(per_tile)
+    p = predict(rotary(1, 32, 128), "n150", traced=True)
     assert p.cores == 4
-    assert p.compute_ns == pytest.approx(128 * per_tile)
     assert p.fidelity is not None and p.fidelity.name == "HiFi4"
+
+
+def test_a_core_runs_its_rows_through_a_read_compute_write_pipeline():
+    """32 heads x 1 sequence tile a core (reloading sin and cos): the first row's waited read, then each
+    row's slowest stage (its compute: 4 tiles), then the last row's waited write."""
+    desc = rotary(1, 32, 128)
+    row = 4 * tile_cycles(desc, N150, MathFidelity.HiFi4)
+    first = waited_read_cycles(N150, 3 * 4 * 2048)  # input, sin and cos tiles of the row
+    last = waited_write_cycles(N150, 4 * 2048)
+    assert row > waited_read_cycles(N150, 3 * 4 * 2048)  # compute is the slowest stage here
+    assert pipeline_cycles(desc, N150, MathFidelity.HiFi4) == pytest.approx(first + 32 * row + last)
+    p = predict(desc, "n150", traced=True)
+    assert p.compute_ns == pytest.approx((first + 32 * row + last) / 1.0)  # N150 at 1 GHz
     more_heads = predict(rotary(1, 64, 128), "n150", traced=True)
-    assert more_heads.compute_ns == pytest.approx(2 * p.compute_ns)  # the same 4 cores take twice the tiles
+    assert more_heads.compute_ns == pytest.approx(first + 64 * row + last)  # the same 4 cores, twice the rows
+
+
+def test_one_row_a_core_pays_its_read_compute_and_write_in_turn():
+    """k's call at 128 tokens: one row a core, so nothing overlaps: read, compute, write summed."""
+    desc = rotary(1, 1, 128)
+    row = 4 * tile_cycles(desc, N150, MathFidelity.HiFi4)
+    expected = waited_read_cycles(N150, 3 * 4 * 2048) + row + waited_write_cycles(N150, 4 * 2048)
+    assert pipeline_cycles(desc, N150, MathFidelity.HiFi4) == pytest.approx(expected)
+
+
+def test_without_reloads_only_a_users_first_heads_rows_bring_sin_and_cos():
+    """4 heads x 2 sequence rows a core (8 rows: kept): the first head's 2 rows read sin and cos with their input,
+    the other 6 rows their input only."""
+    desc = rotary(1, 4, 4096)
+    assert sin_cos_reads(desc, N150) == 1
+    compute = 4 * tile_cycles(desc, N150, MathFidelity.HiFi4)
+    write = waited_write_cycles(N150, 4 * 2048)
+    with_sc, without = waited_read_cycles(N150, 3 * 4 * 2048), waited_read_cycles(N150, 4 * 2048)
+    steps = max(compute, write, with_sc) + 6 * max(compute, write, without) + max(compute, write)
+    assert pipeline_cycles(desc, N150, MathFidelity.HiFi4) == pytest.approx(with_sc + steps + write)
 
 
 def test_decode_mode_is_not_the_prefill_program():

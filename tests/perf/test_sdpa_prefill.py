@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import math
 
-from meshnn.perf import AttentionConfig, OpDesc, OpFamily, TensorDesc, predict
-from meshnn.perf.attention import busiest_core_steps, diagonal_mask_reads
+import pytest
+
+from meshnn.perf import AttentionConfig, MathFidelity, OpDesc, OpFamily, TensorDesc, machine, predict
+from meshnn.perf.attention import busiest_core_steps, diagonal_mask_reads, exposed_cycles
+from meshnn.perf.movement_programs import waited_read_cycles, waited_write_cycles
 
 
 def causal_steps(j: int) -> int:
@@ -63,3 +66,20 @@ def test_a_causal_calls_mask_adds_its_diagonal_reads_not_the_whole_mask():
     # 16 heads, each Q chunk of 8 rows crossing 4 K chunks of 2 tiles: 2 x 8 x 8 of the 256 tiles a batch
     assert masked.dram_bytes - bare.dram_bytes == int(mask.nbytes * 16 * 2 * 8 * 8 / 256)
     assert masked.compute_ns == bare.compute_ns and masked.memory_ns > bare.memory_ns
+
+
+def test_the_first_chunks_reads_and_the_last_chunks_output_are_exposed():
+    """Before its first step a core waits for its first Q chunk's read, then its first K chunk's; after its last
+    it normalises and writes its output block: those are the call's fixed cost beyond the launch."""
+    galaxy = machine("galaxy", (8, 4))
+    desc = sdpa(128, 64)  # Q and K chunks of 2 x 4 bfloat8_b tiles (1088 B)
+    cycles = exposed_cycles(desc, galaxy, 2, 2, 4, MathFidelity.HiFi4)
+    reads = 2 * waited_read_cycles(galaxy, 8 * 1088)
+    write = waited_write_cycles(galaxy, 8 * 1088)
+    assert reads + write < cycles < reads + write + 8 * 200  # plus the 8 output tiles' normalising multiply
+    p = predict(desc, "galaxy", mesh_shape=(8, 4), traced=True)
+    launch = galaxy.system.arch.op_launch_ns
+    assert p.fixed_ns == pytest.approx(launch + galaxy.system.arch.cycles_ns(cycles))
+    # the same call on 4x the tokens has 4x larger chunks' reads exposed, once, whatever its steps
+    big = exposed_cycles(sdpa(4096, 256), galaxy, 8, 8, 4, MathFidelity.HiFi4)
+    assert big > cycles
