@@ -16,8 +16,9 @@ writer_all_to_all_combine.cpp]:
   expert among its top-k one page (the expert's output) goes back to the token's device; with
   ``local_reduce`` at most one page a token (the writer breaks after the first);
 - **route**: on a line, straight to the target; on a ring, the shorter way round, a tie (the antipode
-  of an even ring) alternating direction per core, the first tie going the negative way
-  (moe_utils.hpp: get_route / polar_compare_stateful, its state starting NEGATIVE).
+  of an even ring) alternating direction per core (moe_utils.hpp: get_route / polar_compare_stateful,
+  its state starting NEGATIVE; the init semaphore each core first sends every group device takes the
+  antipode's first tie, send_init_semaphore_to_configured_targets, so the first page's tie goes positive).
 
 So the bytes the busiest link carries depend on the routing (the experts' placement and each token's
 top-k), not on the top-k bound: :func:`routing_loads` counts them from the mapping and the ids, and
@@ -81,7 +82,8 @@ def routing_of(desc: OpDesc) -> Routing | None:
 
 def _directions(src: np.ndarray, dst: np.ndarray, core: np.ndarray, size: int, ring: bool) -> tuple[np.ndarray, ...]:
     """(+1 / -1 direction, hops) of each send ``src`` -> ``dst`` (positions in a group of ``size``),
-    ties on a ring alternating per ``(src, core)`` in send order, the first one negative."""
+    ties on a ring alternating per ``(src, core)`` in send order, the first one positive (the core's
+    init semaphore to the antipode, sent first, took the negative way)."""
     if not ring:
         return np.where(dst > src, 1, -1), np.abs(dst - src)
     east, west = (dst - src) % size, (src - dst) % size
@@ -95,7 +97,7 @@ def _directions(src: np.ndarray, dst: np.ndarray, core: np.ndarray, size: int, r
         first = np.searchsorted(sorted_key, sorted_key, side="left")
         order[ties[by_key]] = np.arange(len(ties)) - first
     go = np.where(east < west, 1, -1)
-    go = np.where(tie, np.where(order % 2 == 1, 1, -1), go)
+    go = np.where(tie, np.where(order % 2 == 0, 1, -1), go)  # the init semaphore took the first tie (negative)
     return go, np.minimum(east, west)
 
 

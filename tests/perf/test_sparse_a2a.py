@@ -78,3 +78,11 @@ def test_more_pages_on_the_lane_cost_more_and_the_launch_is_paid_once():
     one, many = _dispatch(1), _dispatch(24)
     assert many.link_ns == pytest.approx(24 * one.link_ns)
     assert many.fixed_ns == one.fixed_ns
+
+
+def test_the_first_tie_of_a_core_goes_positive():
+    """The init semaphore each core sends first took the antipode's negative way (moe_utils.hpp)."""
+    from meshnn.perf.sparse_a2a import _directions
+
+    go, hops = _directions(np.array([0, 0, 0, 1]), np.array([2, 2, 2, 3]), np.array([0, 0, 0, 0]), 4, True)
+    assert go.tolist() == [1, -1, 1, 1] and hops.tolist() == [2, 2, 2, 2]
