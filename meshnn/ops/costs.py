@@ -96,7 +96,7 @@ def op_desc(event: OpEvent, outputs: Sequence[Tensor]) -> OpDesc | None:
     if family is F.MATMUL:
         extra["matmul"] = matmul_config(attrs)
     elif family.is_collective or family is F.MOE_COMPUTE:  # moe_compute: its combine's line
-        extra["collective"] = collective_config(attrs, event.mesh)
+        extra["collective"] = collective_config(attrs, event.mesh, len(event.coords))
     elif family in (F.SDPA, F.SDPA_DECODE):
         extra["attention"] = attention_config(attrs, decode=family is F.SDPA_DECODE)
     if isinstance(attrs.get("conv"), ConvConfig):  # a conv2d: its window, for meshnn.perf.conv
@@ -278,9 +278,11 @@ def _positive(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def collective_config(attrs: Mapping[str, object], mesh: object) -> CollectiveConfig:
+def collective_config(attrs: Mapping[str, object], mesh: object, devices: int | None = None) -> CollectiveConfig:
     """A collective's topology (``topology``, else the fabric's: a ring fabric runs rings), its
-    ``cluster_axis`` (on a 1-D mesh, axis 0 is the mesh's one row), ``num_links`` and ``dim``."""
+    ``cluster_axis`` (on a 1-D mesh, axis 0 is the mesh's one row), ``num_links`` and ``dim``;
+    ``devices``: those it runs on (kept where it has no cluster_axis and they are fewer than the mesh's:
+    a tensor on part of the mesh gathers over its own devices)."""
     topology = attrs.get("topology")
     name = getattr(topology, "name", topology)
     if name is None:  # ttnn resolves the fabric's topology
@@ -300,7 +302,14 @@ def collective_config(attrs: Mapping[str, object], mesh: object) -> CollectiveCo
         dim=dim if isinstance(dim, int) else 0,
         hops=_positive(attrs.get("hops")),
         peers=_positive(attrs.get("peers")),
+        devices=_part(devices, mesh) if not isinstance(axis, int) else None,
     )
+
+
+def _part(devices: int | None, mesh: object) -> int | None:
+    """``devices`` where fewer than ``mesh``'s, else None (the whole mesh)."""
+    total = getattr(mesh, "get_num_devices", lambda: None)()
+    return devices if devices and isinstance(total, int) and devices < total else None
 
 
 def attention_config(attrs: Mapping[str, object], *, decode: bool) -> AttentionConfig:

@@ -57,10 +57,11 @@ from meshnn.perf.traffic import kernel_prediction, traffic
 
 
 def group_size(desc: OpDesc, machine: Machine) -> int:
-    """Devices taking part in one collective: those along ``cluster_axis``, else the whole mesh."""
+    """Devices taking part in one collective: those along ``cluster_axis``, else those it runs on
+    (``CollectiveConfig.devices``: a tensor on part of the mesh), else the whole mesh."""
     config = desc.collective or CollectiveConfig()
     if config.cluster_axis is None:
-        return machine.num_devices
+        return min(config.devices or machine.num_devices, machine.num_devices)
     if config.cluster_axis not in (0, 1):
         raise MeshnnValueError(f"{desc.op_code}: cluster_axis must be 0 or 1, got {config.cluster_axis!r}")
     return machine.mesh_shape[config.cluster_axis]

@@ -228,6 +228,7 @@ class CollectiveConfig:
     hops: int | None = None  # a point-to-point route's hops (None: the group's line)
     peers: int | None = None  # devices each token goes to (an all-to-all dispatch's top-k; None: all)
     aligned: bool = False  # its devices start together: the op before it on them was a collective
+    devices: int | None = None  # with no cluster_axis: the devices it runs on, where fewer than the mesh's
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,9 @@ of ``N`` devices), with ``S`` the bytes of one device's shard (the op's first in
   through the busiest link over ``N-1`` hops;
 - barrier: the hops alone (semaphore packets, no payload);
 - all_to_all_dispatch: each local token to the devices of its top-k experts, at most ``N-1``
-  others: ``min(k, N-1) x S`` (``CollectiveConfig.peers`` = k; None: every other device);
+  others: ``min(k, N-1) x S`` (``CollectiveConfig.peers`` = k; None: every other device); where the
+  routing is known (:mod:`meshnn.perf.sparse_a2a`: the pages each link lane really carries, in the
+  op's attributes), ttnn's AllToAllDispatchDeviceOperation is timed from it instead;
 - all_to_all_combine: the expert outputs back to their tokens' devices, ``(N-1)/N`` of the op's
   output bytes (the tokens this device does not hold itself);
 - all_to_all_async_generic: every device's ``N`` chunks of ``S/N`` to the ``N`` members, the link
@@ -37,6 +39,7 @@ from meshnn.perf.collectives import group_size, usable_links
 from meshnn.perf.desc import CollectiveConfig, Fabric, OpDesc, OpFamily, Topology
 from meshnn.perf.fabric import fabric_perf
 from meshnn.perf.prediction import Prediction
+from meshnn.perf.sparse_a2a import DISPATCH_CODE, predict_dispatch, routing_of
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import kernel_prediction, traffic
 
@@ -77,6 +80,9 @@ def predict_exchange(desc: OpDesc, machine: Machine) -> Prediction:
     memory = traffic(machine, [(t, 1.0) for t in (*desc.inputs, *desc.outputs)], machine.system.compute_cores)
     if devices < 2:
         return kernel_prediction(arch, 0.0, memory, 1)
+    routing = routing_of(desc)
+    if routing is not None and desc.family is OpFamily.ALL_TO_ALL_DISPATCH and desc.op_code == DISPATCH_CODE:
+        return predict_dispatch(desc, machine, routing)
     links, notes = usable_links(config, machine, desc.op_code)
     moved, hops = route(desc, devices)
     fabric = fabric_perf(arch.arch)

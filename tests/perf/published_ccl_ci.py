@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import cache
 
 from meshnn.perf import (
     BufferType,
@@ -44,8 +45,10 @@ from meshnn.perf import (
     machine,
     predict,
 )
+from meshnn.perf.sparse_a2a import Routing, routing_attributes
 from meshnn.perf.systems import Machine
 
+from .a2a_routing import scenario_routing
 from .figure import Figure
 
 MDP = "tt-metal tests/ttnn/multidevice_perf_tests/{}"
@@ -109,9 +112,10 @@ def _all_reduce(m, axis, shape, dtype, links, *, buffered: bool) -> float:
     return _us(AR, (x,), (x,), m, CollectiveConfig(R, cluster_axis=axis, num_links=links), attributes)
 
 
-def _exchange(family, m, links, topology, tokens, hidden, k, experts_per_device, devices) -> float:
+def _exchange(family, m, links, topology, tokens, hidden, k, experts_per_device, devices, routing=None) -> float:
     """all_to_all_dispatch (``tokens`` of ``hidden`` bfloat16 values a device, each to its top-``k``
-    experts' devices) or all_to_all_combine (the expert outputs back), row-major in DRAM, on axis 1."""
+    experts' devices) or all_to_all_combine (the expert outputs back), row-major in DRAM, on axis 1;
+    ``routing``: the pages its program sends (:mod:`meshnn.perf.sparse_a2a`), None: not known."""
     config = CollectiveConfig(topology, cluster_axis=1, num_links=links, peers=k)
     if family is DISPATCH:
         inputs = (_tensor((tokens, 1, 1, hidden), row_major=True),)
@@ -119,7 +123,24 @@ def _exchange(family, m, links, topology, tokens, hidden, k, experts_per_device,
     else:
         inputs = (_tensor((experts_per_device, tokens * devices, 1, hidden), row_major=True),)
         outputs = (_tensor((k, tokens, 1, hidden), row_major=True),)
-    return _us(family, inputs, outputs, m, config)
+    attributes = () if routing is None else routing_attributes(routing)
+    return _us(family, inputs, outputs, m, config, attributes)
+
+
+@cache
+def _dispatch_routing(system: str, tokens: int) -> Routing:
+    """The routing of the dispatch perf test on ``system`` (tokens a device): the T3000's
+    (tests/nightly/t3000/ccl/test_all_to_all_dispatch.py, test_decode_perf / test_prefill_perf: a 2x4
+    mesh, 8 experts a device of the axis (32), ``worst_perf``, 1 link, a line) or the 6U's
+    (tests/nightly/tg/ccl/test_all_to_all_dispatch_6U.py: 8x4, 256 experts, ``random``, 4 links, a ring),
+    k 8, along axis 1, over the test's iterations (40 decode; prefill: 1 of the 6U's 3, the rows alike
+    at 4096 tokens)."""
+    decode = tokens <= 32
+    if system == "T3K":
+        return scenario_routing(DISPATCH, (2, 4), tokens, 32, 8, 1, ring=False, scheme="worst_perf")
+    return scenario_routing(
+        DISPATCH, (8, 4), tokens, 256, 8, 4, ring=True, scheme="random", iterations=40 if decode else 1
+    )
 
 
 def _t3k(mesh=(1, 8)) -> Machine:
@@ -179,9 +200,10 @@ def _a2a_figures() -> list[Figure]:
     for family, system, stage, tokens, (low, high) in rows:
 
         def model(f=family, s=system, t=tokens) -> float:
+            routing = _dispatch_routing(s, t) if f is DISPATCH else None
             if s == "T3K":  # 2x4, FABRIC_1D, 1 link
-                return _exchange(f, _t3k((2, 4)), 1, L, t, 7168, 8, 8, 4)
-            return _exchange(f, _g6(), 4, R, t, 7168, 8, 8, 4)  # 8x4, FABRIC_1D_RING, 4 links
+                return _exchange(f, _t3k((2, 4)), 1, L, t, 7168, 8, 8, 4, routing)
+            return _exchange(f, _g6(), 4, R, t, 7168, 8, 8, 4, routing)  # 8x4, FABRIC_1D_RING, 4 links
 
         op = "dispatch" if family is DISPATCH else "combine"
         src = MDP.format(f"test_all_to_all_{op}_perf.py ({system} {stage})")
@@ -191,25 +213,28 @@ def _a2a_figures() -> list[Figure]:
     return out
 
 
-_SIX_U_A2A = (
-    "the model routes every token to min(k, N-1) = 3 peers (meshnn.perf.exchange: the busiest link carries 3 "
-    "shards one way), which meets the T3000's rows (+6%, -2%); on the 6U's 4 links one copy of a device's {} "
-    "of tokens needs {} at the 12.5 GB/s line rate ({} the measured range), three copies three times that: the "
-    "test's worst_perf routing sends every token to expert 255, which gen_expert_mapping puts on device 31 of "
-    "the 32 (row 7), while the dispatch runs along axis 1 (rows of 4), so the bytes each row moves are not the "
-    "top-k bound and the model has no routing input to see it"
+_COMBINE_ROUTING = (
+    "the combine tests (test_all_to_all_combine.py::test_perf, T3K and 6U) run the random routing with "
+    "local_reduce=True: each device walks every token of its row (the group's B x S split over its num_links "
+    "cores in blocks, so core c's tokens are all device c's) and sends one page a token for which it holds one "
+    "of the top-k experts (writer_all_to_all_combine.cpp); counted as the program sends them "
+    "(meshnn.perf.sparse_a2a.routing_loads over the test's draws, tests/perf/a2a_routing.py), {counts}; the model "
+    "still times the top-k bound here (meshnn.perf.exchange), because the counted pages do not give one cost: "
+    "the T3000 takes 3.4-3.5 us a page sent (29 pages a core at decode, 2,947 at prefill, both rows alike), the "
+    "6U 1.3 us (1,016 a core at prefill), and the 6U prefill's busiest lane, 1,469 pages (21.1 MB) into device c "
+    "on lane c, needs 1.68 ms at the 12.5 GB/s line rate where 1.30-1.37 ms was measured: the reading of the "
+    "program (which pages cross which link) does not hold for this op, and no per-page or per-token cost meets "
+    "both machines"
 )
 A2A_MISSES: dict[tuple[OpFamily, str, str], str] = {
-    (DISPATCH, "6U", "decode"): _SIX_U_A2A.format("458,752 B", "9.2 us", "under"),
-    (DISPATCH, "6U", "prefill"): _SIX_U_A2A.format("58.7 MB", "1,170 us", "above"),
-    (COMBINE, "6U", "decode"): "as the 6U dispatch rows: the model sends (N-1)/N of the k expert outputs of every "
-    "token back over the line, which the worst_perf routing (one expert's device) does not on most devices",
-    (COMBINE, "6U", "prefill"): "as the 6U combine decode row (the routing the model has no input for)",
-    (COMBINE, "T3K", "decode"): "24% above the model, the prefill row (128x the tokens) 24% too: a cost proportional "
-    "to the bytes the model lacks (it times (N-1)/N of the 8 expert rows of a token over 1 link at the all_gather "
-    "line utilisation); the combine's reader (one row-major 14 KiB page a token and expert, gathered by the "
-    "metadata) and its local_reduce were not modelled; not found which one costs it",
-    (COMBINE, "T3K", "prefill"): "as the T3K combine decode row (-24% at 128x the tokens: proportional to the bytes)",
+    (COMBINE, "6U", "decode"): _COMBINE_ROUTING.format(
+        counts="here 22 pages on the busiest lane (timed so: 35.4 us, in the measured 27-36)"
+    ),
+    (COMBINE, "6U", "prefill"): _COMBINE_ROUTING.format(counts="here 1,469 pages on the busiest lane, 1,016 a core"),
+    (COMBINE, "T3K", "decode"): _COMBINE_ROUTING.format(
+        counts="here 29 pages a core, on the line's busiest link (timed so: 41 us, -55%)"
+    ),
+    (COMBINE, "T3K", "prefill"): _COMBINE_ROUTING.format(counts="here 2,947 pages a core"),
 }
 """all_to_all rows outside the claim, each with why."""
 

@@ -133,7 +133,7 @@ COMPUTE = [
             (L((1, 1, 32, 2112)),),
             (L((1, 8, 32, 2112)),),
             "AllGatherAsyncDeviceOperation",
-            collective=CollectiveConfig(topology=Topology.RING, num_links=4, dim=1),
+            collective=CollectiveConfig(topology=Topology.RING, num_links=4, dim=1, devices=8),  # on 8 of the 32
         ),
     ),
     (
@@ -146,7 +146,7 @@ COMPUTE = [
             (L((1, 4, 128, 128)),),
             (L((1, 32, 128, 128)),),
             "AllGatherAsyncDeviceOperation",
-            collective=CollectiveConfig(topology=Topology.RING, num_links=4, dim=1),
+            collective=CollectiveConfig(topology=Topology.RING, num_links=4, dim=1, devices=8),  # on 8 of the 32
         ),
     ),
     (
