@@ -1,0 +1,116 @@
+"""meshnn.perf.program_dispatch: the dispatcher's work for one program, from what the program carries,
+and a traced replay of programs (the published rows themselves: tests/perf/published_dispatch.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from meshnn.errors import MeshnnValueError
+from meshnn.perf.hardware import BLACKHOLE, WORMHOLE_B0
+from meshnn.perf.program_dispatch import (
+    LAUNCH_MSG_BUFFER_ENTRIES,
+    RATES,
+    DispatchCore,
+    ProgramDispatch,
+    binary_write_ns,
+    command_ns,
+    dispatch_rates,
+    fetch_ns,
+    program_dispatch_ns,
+    replay_ns,
+)
+
+ARCHS = [WORMHOLE_B0, BLACKHOLE]
+
+
+@pytest.mark.parametrize("perf", ARCHS, ids=lambda p: p.arch.value)
+def test_a_bare_program_costs_the_program_figure_at_any_core_count(perf):
+    rates = dispatch_rates(perf.arch)
+    assert program_dispatch_ns(ProgramDispatch(), perf) == rates.program_ns
+    assert program_dispatch_ns(ProgramDispatch(cores=64), perf) == rates.program_ns  # go and launch: multicast
+
+
+@pytest.mark.parametrize("perf", ARCHS, ids=lambda p: p.arch.value)
+def test_unique_args_cost_a_command_a_group_and_a_write_a_further_core(perf):
+    rates = dispatch_rates(perf.arch)
+    one = program_dispatch_ns(ProgramDispatch(cores=1, rta_bytes_per_core=16), perf)
+    assert one == pytest.approx(rates.program_ns + rates.unicast_command_ns)
+    many = program_dispatch_ns(ProgramDispatch(cores=40, rta_bytes_per_core=16), perf)
+    assert many == pytest.approx(one + 39 * rates.per_core_ns)
+    bigger = command_ns(ProgramDispatch(cores=40, rta_bytes_per_core=16 + 160), perf)
+    assert bigger == pytest.approx(many + 40 * 160 / rates.write_bytes_per_ns)
+    groups = command_ns(ProgramDispatch(cores=40, kernel_groups=4, rta_bytes_per_core=16), perf)
+    # three more launch-message multicasts, three more commands in place of three further cores' writes
+    extra = 3 * (rates.multicast_ns + rates.unicast_command_ns - rates.per_core_ns)
+    assert groups == pytest.approx(many + extra)
+
+
+@pytest.mark.parametrize("perf", ARCHS, ids=lambda p: p.arch.value)
+def test_each_config_range_is_a_multicast_and_one_core_a_unicast(perf):
+    rates = dispatch_rates(perf.arch)
+    grid = command_ns(ProgramDispatch(cores=64, config_ranges=3, config_bytes=512), perf)
+    assert grid == pytest.approx(rates.program_ns + 3 * (rates.multicast_ns + 512 / rates.write_bytes_per_ns))
+    single = command_ns(ProgramDispatch(cores=1, config_ranges=1, config_bytes=64), perf)
+    assert single == pytest.approx(rates.program_ns + rates.unicast_command_ns + 64 / rates.write_bytes_per_ns)
+
+
+def test_the_prefetchers_read_bounds_a_program_of_many_bytes_on_wormhole():
+    """Wormhole's one-core DRAM read (12 B a cycle) is slower than the dispatcher's writes for 56 cores of
+    1.5 KiB args: the prefetcher's read of the trace bounds it; Blackhole's (40 B a cycle) does not."""
+    heavy = ProgramDispatch(cores=56, rta_bytes_per_core=1536)
+    assert fetch_ns(heavy, WORMHOLE_B0) > command_ns(heavy, WORMHOLE_B0)
+    assert program_dispatch_ns(heavy, WORMHOLE_B0) == fetch_ns(heavy, WORMHOLE_B0)
+    assert fetch_ns(heavy, WORMHOLE_B0) == pytest.approx(heavy.trace_bytes() / 12.0)
+    assert program_dispatch_ns(heavy, BLACKHOLE) == command_ns(heavy, BLACKHOLE)
+
+
+@pytest.mark.parametrize("perf", ARCHS, ids=lambda p: p.arch.value)
+def test_binaries_sent_again_are_a_multicast_a_group_and_their_bytes(perf):
+    program = ProgramDispatch(cores=56, kernel_groups=7, binary_bytes_per_core=40960, binaries_cached=False)
+    rates = dispatch_rates(perf.arch)
+    expected = 7 * rates.multicast_ns + perf.cycles_ns(7 * 40960 / perf.noc_bytes_per_cycle)
+    assert binary_write_ns(program, perf) == pytest.approx(expected)
+    sent = program_dispatch_ns(program, perf, send_binaries=True)
+    assert sent == pytest.approx(program_dispatch_ns(program, perf) + expected)
+
+
+@pytest.mark.parametrize("perf", ARCHS, ids=lambda p: p.arch.value)
+def test_a_replay_is_the_dispatch_or_the_kernel_and_gap_whichever_is_longer(perf):
+    program = ProgramDispatch(cores=56, rta_bytes_per_core=512)
+    dispatch = program_dispatch_ns(program, perf)
+    assert replay_ns([(program, 0.0)], perf) == pytest.approx(dispatch)
+    long_kernel = 3 * dispatch
+    assert replay_ns([(program, long_kernel)], perf) == pytest.approx(long_kernel + perf.op_to_op_traced_ns)
+    # more programs than the launch-message ring holds behind one long kernel: those past the ring could not
+    # be prepared while it ran, so the replay is longer than the kernel and a gap a program, and shorter than
+    # the kernel and a full dispatch a program
+    behind = [(program, 100 * dispatch)] + [(program, 0.0)] * (2 * LAUNCH_MSG_BUFFER_ENTRIES)
+    replay = replay_ns(behind, perf)
+    all_ahead = 100 * dispatch + len(behind) * perf.op_to_op_traced_ns
+    assert all_ahead + dispatch < replay < 100 * dispatch + len(behind) * dispatch
+    unbounded = [(program, 100 * dispatch)] + [(program, 0.0)] * (LAUNCH_MSG_BUFFER_ENTRIES - 2)
+    assert replay_ns(unbounded, perf) == pytest.approx(100 * dispatch + len(unbounded) * perf.op_to_op_traced_ns)
+
+
+def test_rates_have_sources_and_no_ethernet_figure_on_blackhole():
+    for rates in RATES.values():
+        assert set(rates.sources) == {
+            "program_ns",
+            "eth_program_ns",
+            "unicast_command_ns",
+            "per_core_ns",
+            "multicast_ns",
+            "write_bytes_per_ns",
+        }
+    eth = ProgramDispatch(dispatch_core=DispatchCore.ETH)
+    assert program_dispatch_ns(eth, WORMHOLE_B0) == RATES[WORMHOLE_B0.arch].eth_program_ns
+    with pytest.raises(MeshnnValueError, match="Ethernet"):
+        program_dispatch_ns(eth, BLACKHOLE)
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"cores": 0}, {"cores": 4, "kernel_groups": 5}, {"kernel_groups": 0}, {"rta_bytes_per_core": -4}]
+)
+def test_an_impossible_program_is_refused(kwargs):
+    with pytest.raises(MeshnnValueError, match="ProgramDispatch"):
+        ProgramDispatch(**kwargs)
