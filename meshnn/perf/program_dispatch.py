@@ -23,6 +23,16 @@ takes ``max(dispatch, previous kernel + traced gap)`` (:func:`replay_ns`): the d
 only when the kernels are shorter than it (empty kernels: tt-metal's program-dispatch microbenchmark,
 tests/perf/published_dispatch.py).
 
+Whole ops (:mod:`meshnn.perf.model`, :class:`~meshnn.perf.recorder.Recorder`) do not add this cost: a traced
+op is timed its kernel plus the traced gap, which the dispatcher's run-ahead keeps where the kernels before
+are long enough.  Checked on the one published set of real ops' dispatch times: the Llama-70B Galaxy decoder
+(tt-metal models/demos/llama3_70b_galaxy/tests/decoder_perf_targets_6u.json) gives each op's dispatch alone
+(non-overlapped-dispatch-time, 3.4 to 23.5 us) and its traced gap (0.6 to 1.0 us); replayed by
+:func:`replay_gaps_ns` every op's gap is the traced gap (tests/perf/test_program_dispatch.py), where six of the
+sixteen would wait 1.4 to 7.1 us if each were prepared behind the kernel before it alone.  An op description
+has no runtime-arg, CB or kernel-group counts to build a :class:`ProgramDispatch` from, and the traced gap was
+fitted on that decoder's measured gaps, which already hold what the run-ahead leaves.
+
 The rates: five figures an arch fitted to named rows of that microbenchmark's goldens
 (tests/tt_metal/tt_metal/perf_microbenchmark/dispatch/pgm_dispatch_golden.json and
 pgm_dispatch_blackhole_golden.json, empty kernels, 1 KiB binaries; ``DispatchRates.sources`` names them),
@@ -220,6 +230,23 @@ def program_dispatch_ns(program: ProgramDispatch, arch: Arch | str | ArchPerf, *
     return max(command_ns(program, arch), fetch_ns(program, arch)) + binaries
 
 
+def _play(steps: Sequence[tuple[float, float, bool]], perf: ArchPerf) -> tuple[list[float], list[float]]:
+    """Each step's go and end (ns) for ``steps`` of (dispatch ns, kernel ns, waits for the one before to end
+    before it is prepared), as :func:`replay_ns` describes."""
+    ahead = LAUNCH_MSG_BUFFER_ENTRIES - 1
+    prepared, goes, ends = 0.0, [], []
+    for i, (dispatch, kernel_ns, waits) in enumerate(steps):
+        start = prepared
+        if i >= ahead:
+            start = max(start, goes[i - ahead])
+        if waits and ends:
+            start = max(start, ends[-1])
+        prepared = start + dispatch
+        goes.append(max(prepared, ends[-1] if ends else 0.0))
+        ends.append(goes[-1] + kernel_ns + perf.op_to_op_traced_ns)
+    return goes, ends
+
+
 def replay_ns(
     programs: Sequence[tuple[ProgramDispatch, float]], arch: Arch | str | ArchPerf, *, repeats: int = 2
 ) -> float:
@@ -234,18 +261,28 @@ def replay_ns(
     program's go signal waits for the program before to finish; a program ends its kernel and the traced
     gap (:attr:`ArchPerf.op_to_op_traced_ns`) after its go."""
     perf = _perf(arch)
-    ahead = LAUNCH_MSG_BUFFER_ENTRIES - 1
     sequence = list(programs) * max(1, repeats)
-    prepared, goes, ends = 0.0, [], []
+    steps = []
     for i, (program, kernel_ns) in enumerate(sequence):
-        start = prepared
-        if i >= ahead:
-            start = max(start, goes[i - ahead])
         resend = not program.binaries_cached and i > 0 and sequence[i - 1] != sequence[i]
-        if resend:
-            start = max(start, ends[-1])
-        prepared = start + program_dispatch_ns(program, perf, send_binaries=resend)
-        goes.append(max(prepared, ends[-1] if ends else 0.0))
-        ends.append(goes[-1] + kernel_ns + perf.op_to_op_traced_ns)
+        steps.append((program_dispatch_ns(program, perf, send_binaries=resend), kernel_ns, resend))
+    _, ends = _play(steps, perf)
     first = len(sequence) - len(programs)
     return ends[-1] - (ends[first - 1] if first else 0.0)
+
+
+def replay_gaps_ns(
+    dispatch_and_kernels: Sequence[tuple[float, float]], arch: Arch | str | ArchPerf, *, repeats: int = 2
+) -> list[float]:
+    """Each program's gap in a traced replay of programs given as (dispatch ns, kernel ns), played ``repeats``
+    times (the last play's, ns): from the end of the kernel before to its own kernel's start.  It is the traced
+    gap wherever the dispatcher prepared the program behind the kernels before, more where it could not."""
+    perf = _perf(arch)
+    steps = [(d, k, False) for d, k in dispatch_and_kernels] * max(1, repeats)
+    goes, ends = _play(steps, perf)
+    first = len(steps) - len(dispatch_and_kernels)
+    gaps = []
+    for i in range(first, len(steps)):
+        previous_kernel_end = ends[i - 1] - perf.op_to_op_traced_ns if i else 0.0
+        gaps.append(goes[i] - previous_kernel_end)
+    return gaps
