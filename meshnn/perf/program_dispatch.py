@@ -202,7 +202,9 @@ def binary_write_ns(program: ProgramDispatch, arch: Arch | str | ArchPerf) -> fl
 
 
 def command_ns(program: ProgramDispatch, arch: Arch | str | ArchPerf) -> float:
-    """The dispatcher's own work for ``program`` (ns), the commands carried out one after another."""
+    """The dispatcher's own work for ``program`` (ns), the commands carried out one after another.  From an
+    Ethernet core: its own program figure, every other cost a Tensix dispatcher's (the one Ethernet row, a
+    bare program, splits nothing else)."""
     perf = _perf(arch)
     rates = dispatch_rates(perf.arch)
     total = rates.program_ns
