@@ -33,8 +33,8 @@ sixteen would wait 1.4 to 7.1 us if each were prepared behind the kernel before 
 has no runtime-arg, CB or kernel-group counts to build a :class:`ProgramDispatch` from, and the traced gap was
 fitted on that decoder's measured gaps, which already hold what the run-ahead leaves.
 
-The rates: five figures an arch fitted to named rows of that microbenchmark's goldens
-(tests/tt_metal/tt_metal/perf_microbenchmark/dispatch/pgm_dispatch_golden.json and
+The rates: five figures an arch (and Wormhole's Ethernet dispatcher's) fitted to named rows of that
+microbenchmark's goldens (tests/tt_metal/tt_metal/perf_microbenchmark/dispatch/pgm_dispatch_golden.json and
 pgm_dispatch_blackhole_golden.json, empty kernels, 1 KiB binaries; ``DispatchRates.sources`` names them),
 and the prefetcher's read of the trace from DRAM at one core's DRAM read rate
 (:attr:`ArchPerf.dram_activation_bytes_per_cycle`, fitted on matmul readers, not on these rows).
@@ -62,11 +62,13 @@ ring (runtime args, CB and semaphore configs, cached kernel binaries of the prog
 L1_ALIGNMENT = 16
 """Bytes: each unicast sub-command's data, and each transfer of a batched multicast, is padded to it."""
 
-SUB_CMD_BYTES = 8
-"""Bytes of one ``CQDispatchWritePackedUnicastSubCmd`` (its core's NoC address and padding) in the command."""
+SUB_CMD_BYTES = 4
+"""Bytes of one ``CQDispatchWritePackedUnicastSubCmd`` (its core's NoC address): tt-metal
+tt_metal/impl/dispatch/kernels/cq_commands.hpp."""
 
-COMMAND_BYTES = 16
-"""Bytes of one dispatcher command header (``CQDispatchCmd`` with the prefetcher's relay header)."""
+COMMAND_BYTES = 32
+"""Bytes of one command in the trace: the prefetcher's relay command and the dispatcher's command, 16 B each
+(``CQ_DISPATCH_CMD_SIZE``, cq_commands.hpp)."""
 
 
 class DispatchCore(enum.Enum):
