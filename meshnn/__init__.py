@@ -3,6 +3,7 @@
 
 import os as _os
 
+import meshnn.lazy_exports as _lazy_exports
 from meshnn.device.arch import SYSTEMS, Arch, system_spec
 from meshnn.device.bank import MemoryView
 from meshnn.device.buffer import BufferType, ShardOrientation, ShardSpec, TensorMemoryLayout
@@ -151,6 +152,7 @@ from meshnn.mesh.system import (
     set_fabric_config,
     using_distributed_env,
 )
+from meshnn.mesh.system import get_pcie_device_id as GetPCIeDeviceID  # ttnn's name
 from meshnn.mesh.trace import MeshTraceId, begin_trace_capture, end_trace_capture, execute_trace, release_trace
 from meshnn.ops.ccl.arguments import ReduceType, Topology
 from meshnn.ops.ccl.moe_enums import DispatchAlgorithm, WorkerMode  # ttnn exports these two at its top level
@@ -194,6 +196,7 @@ from meshnn.ops.eltwise.losses import LossReductionMode
 from meshnn.ops.eltwise.unary_activations import SigmoidMode
 from meshnn.ops.embedding import EmbeddingsType
 from meshnn.ops.generic.exports import *  # noqa: F403  (generic_op's program descriptors)
+from meshnn.ops.golden_functions import attach_golden_function, get_golden_function, register_python_operation
 from meshnn.ops.loading import experimental, kv_cache, prim, transformer
 from meshnn.ops.loading import load_catalog as _load_catalog
 from meshnn.ops.matmul_config import (
@@ -218,12 +221,7 @@ from meshnn.ops.norm.group_norm_params import (  # ttnn's group norm helpers (ho
     get_group_norm_cores_across_channel,
 )
 from meshnn.ops.normalization import create_layer_norm_reciprocals  # ttnn's Welford table (host helper)
-from meshnn.ops.registry import (
-    OpKind,
-    attach_golden_function,
-    get_golden_function,
-    register_python_operation,
-)
+from meshnn.ops.registry import OpKind
 from meshnn.ops.registry import public_ops as _public_ops
 from meshnn.perf.tracy_marks import start_tracy_zone, stop_tracy_zone, tracy_frame, tracy_message
 from meshnn.tensor.accessor_args import TensorAccessorArgs
@@ -241,7 +239,11 @@ from meshnn.tensor.copies import (
     copy_host_to_device_tensor,
     copy_host_to_device_tensor_partial,
 )
-from meshnn.tensor.device_queries import get_allocator_base_address, get_optimal_worker_cores_for_sharded_tensor
+from meshnn.tensor.device_queries import (
+    get_allocator_base_address,
+    get_optimal_dram_bank_to_logical_worker_assignment,
+    get_optimal_worker_cores_for_sharded_tensor,
+)
 from meshnn.tensor.interop import distribute, from_torch, to_numpy, to_torch
 from meshnn.tensor.legacy import (
     CppReplicateTensorToMesh,
@@ -340,31 +342,7 @@ DEFAULT_L1_SMALL_SIZE = DEFAULT_TRACE_REGION_SIZE = DEFAULT_WORKER_L1_SIZE = 0
 # (meshnn.capture), the tensor files, memory plots and perf captures are imported at their first
 # use too: most runs never use the report writer, graph capture or plots.  A report asked for
 # through $TTNN_CONFIG_OVERRIDES / $TTNN_CONFIG_PATH starts at import, as in ttnn.
-_LAZY = {"graph": "meshnn.capture.graph", "tracer": "meshnn.capture.tracer", "CONFIG": "meshnn.capture.config"}
-_LAZY["graph_report"] = "meshnn.capture.graph_report"  # ttnn.graph_report: report files into a database
-_LAZY["graph_tracer_utils"] = "meshnn.capture.graph_tracer_utils"  # ttnn.graph_tracer_utils: graph nodes as JSON
-_LAZY["database"] = "meshnn.capture.database"  # ttnn.database: a report database's rows as records
-_OWN_MODULES = ("graph", "tracer", "graph_report", "graph_tracer_utils", "database", "operation_tracer")
-_LAZY["operation_tracer"] = "meshnn.capture.operation_tracer"  # ttnn.operation_tracer: ops' parameters to JSON
-_LAZY |= dict.fromkeys(("Config", "manage_config", "CONFIG_PATH", "CONFIG_OVERRIDES", "load_config_from_dictionary",
-                       "load_config_from_json_file"), "meshnn.capture.config")  # fmt: skip
-_LAZY |= {"plot_memory": "meshnn.mesh.memory_plot", "as_tensor": "meshnn.tensor.files.cache"}
-_LAZY |= {"load_tensor": "meshnn.tensor.files.reader", "dump_tensor": "meshnn.tensor.files.writer"}
-_LAZY |= {"DumpTensorMode": "meshnn.tensor.files.writer", "get_fallback_function": "meshnn.ops.fallback"}
-_PERF_CAPTURE = ("PerfCapture", "begin_perf_capture", "end_perf_capture", "perf_capture")
-_LAZY |= dict.fromkeys(_PERF_CAPTURE, "meshnn.ops.perf_capture")
-_LAZY["SlidingWindowParallelConfig"] = "meshnn.ops.conv.parallel_config"
-_LAZY["IndexerScoreProgramConfig"] = "meshnn.ops.transformer.indexer_config"  # ttnn.experimental.indexer_score's
-_LAZY["p2p_compute_intermediate_tensor_spec"] = "meshnn.ops.ccl.point_to_point"  # ttnn._ttnn...point_to_point's
-_LAZY |= {"get_conv_output_dim": "meshnn.ops.conv.ttnn_python", "pad_to_tile_shape": "meshnn.formats.layout"}
-_LAZY |= dict.fromkeys(("H2DSocket", "D2HSocket"), "meshnn.mesh.hd_socket")  # host <-> device sockets
-_LAZY["OverlappedTensor"] = "meshnn.tensor.overlapped"  # a part of a fused device buffer (tt-metal 2026)
-_LAZY |= {f"{s}able_asynchronous_slow_dispatch": "meshnn.mesh.dispatch_mode" for s in ("en", "dis")}  # tt-metal 2026
-_LAZY |= dict.fromkeys(("get_latest_programs_perf_data", "get_all_programs_perf_data"), "meshnn.ops.device_profiler")
-_LAZY["InterProcessCounterChannel"] = "meshnn.distributed.counter_channel"  # a shared-memory counter (tt-metal 2026)
-_NORM_HELPERS = ("LayerNormType", "DistributedLayerNormStage", "create_layernorm_program_config")
-_LAZY |= dict.fromkeys((*_NORM_HELPERS, "layernorm_default_compute_config", "rmsnorm_default_compute_config"),
-                       "meshnn.ops.norm.norm_defaults")  # fmt: skip
+_LAZY, _OWN_MODULES = _lazy_exports.LAZY, _lazy_exports.OWN_MODULES
 
 
 def _export_ops() -> dict[str, object]:

@@ -1,7 +1,7 @@
 """``ttnn.device`` under the ttnn alias: the names ttnn keeps in its device module (``from
 ttnn.device import Arch``, ``ttnn.device.open_device``, ``ttnn.device.Device``, ...), from meshnn's
 public surface, plus what only this module has: the arch questions ``is_wormhole_b0`` /
-``is_blackhole`` / ``is_grayskull``, ``GetPCIeDeviceID`` and the report and
+``is_blackhole`` / ``is_grayskull`` and the report and
 kernel-cache switches, each kept in :data:`SWITCHES` (a simulated device compiles no kernels and
 writes no reports of its own; the switches are recorded so a test can read them back); and, from
 the mesh layer's modules by name (:data:`MESH_NAMES`), tt-metal 2026's dispatch-mode calls and the
@@ -34,6 +34,7 @@ from meshnn import (  # noqa: F401 - re-exported as ttnn.device's names
     GetDefaultDevice,
     GetNumAvailableDevices,
     GetNumPCIeDevices,
+    GetPCIeDeviceID,
     ReadDeviceProfiler,
     SetDefaultDevice,
     close_device,
@@ -43,6 +44,7 @@ from meshnn import (  # noqa: F401 - re-exported as ttnn.device's names
     get_allocator_base_address,
     get_arch_name,
     get_memory_view,
+    get_optimal_dram_bank_to_logical_worker_assignment,
     manage_device,
     open_device,
     synchronize_device,
@@ -73,14 +75,6 @@ def is_grayskull(device: meshnn.MeshDevice | None = None) -> bool:
     return _arch_is(device, "grayskull")
 
 
-def GetPCIeDeviceID(device_id: int) -> int:
-    """The PCIe-attached chip that reaches chip ``device_id`` (itself when it is one; on a T3000 the
-    chips 4-7 are reached through 0-3)."""
-    if isinstance(device_id, bool) or not isinstance(device_id, int) or not 0 <= device_id < meshnn.get_num_devices():
-        raise MeshnnTypeError(f"GetPCIeDeviceID: device_id must be a device id of the system, got {device_id!r}")
-    return device_id % GetNumPCIeDevices()
-
-
 def _switch(name: str, on: bool):
     def switch() -> None:
         SWITCHES[name] = on
@@ -109,14 +103,6 @@ def DeallocateBuffers(device: meshnn.MeshDevice) -> None:
     for buffer in device.live_buffers():
         buffer.deallocated_at = "ttnn.device.DeallocateBuffers"
         buffer.deallocate()
-
-
-def get_optimal_dram_bank_to_logical_worker_assignment(device: object, noc: object) -> list:
-    """``ttnn.device.get_optimal_dram_bank_to_logical_worker_assignment(device, noc)``: the
-    device's method, as ttnn's module-level binding calls it."""
-    if not isinstance(device, meshnn.MeshDevice):
-        raise MeshnnTypeError(f"device must be a ttnn.MeshDevice, got {type(device).__name__}")
-    return device.get_optimal_dram_bank_to_logical_worker_assignment(noc)
 
 
 MESH_NAMES = {

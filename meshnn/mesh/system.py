@@ -109,6 +109,14 @@ def get_pcie_device_ids() -> list[int]:
     return list(range(get_num_pcie_devices()))
 
 
+def get_pcie_device_id(device_id: int) -> int:
+    """``ttnn.GetPCIeDeviceID``: the PCIe-attached chip that reaches chip ``device_id`` (itself when it
+    is one; on a T3000 the chips 4-7 are reached through 0-3)."""
+    if isinstance(device_id, bool) or not isinstance(device_id, int) or not 0 <= device_id < get_num_devices():
+        raise MeshnnTypeError(f"GetPCIeDeviceID: device_id must be a device id of the system, got {device_id!r}")
+    return device_id % get_num_pcie_devices()
+
+
 def using_distributed_env() -> bool:
     """True when the process is one rank of a multi-process run."""
     return get_context().world_size > 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from meshnn.ops.registry import get_golden_function
+from meshnn.ops.golden_functions import get_golden_function
 from meshnn.tensor.interop import from_torch, to_torch
 from meshnn.tensor.storage import StorageType
 from meshnn.tensor.tensor import Tensor

@@ -19,6 +19,10 @@ replays are listed in :attr:`PerfCapture.skipped`.  A whole capture can be re-ti
 An op the model cannot time (a mesh of a system it has no figures for, an op with no tensors) is
 listed in :attr:`PerfCapture.skipped` with the reason; the program runs on regardless.
 
+Host <-> device transfers (``from_torch(device=)``, ``to_device``, ``to_torch`` of a device tensor) are
+timed apart (:mod:`meshnn.perf.host_transfers`, :attr:`PerfCapture.transfers`) and said in the summary,
+not added to any device's time.
+
 May import: :mod:`meshnn.errors`, :mod:`meshnn.perf`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and
 :mod:`meshnn.ops.costs`.
 """
@@ -34,12 +38,13 @@ from typing import Any
 
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.observers import OBSERVERS, HostOpEvent, OpEvent
-from meshnn.ops.costs import op_desc
+from meshnn.ops.costs import op_desc, tensor_desc
 from meshnn.perf.host import step_time
+from meshnn.perf.host_transfers import Direction, HostTransferRecord, time_transfer, transfers_line
 from meshnn.perf.ops_csv import write_ops_perf_csv
 from meshnn.perf.plot import write_time_plot
 from meshnn.perf.recorder import Recorder
-from meshnn.perf.systems import machine
+from meshnn.perf.systems import Machine, machine
 from meshnn.perf.table import format_table
 
 
@@ -56,6 +61,7 @@ class PerfCapture:
         self._entries: list[tuple[weakref.ref, Recorder]] = []  # (mesh, its recorder), by first op
         self._by_id: dict[int, int] = {}  # id(mesh) -> its entry
         self._traces: dict[tuple[int, int], list] = {}  # (id(mesh), trace id) -> its ops' (desc, devices)
+        self._transfers: list[tuple[weakref.ref, HostTransferRecord]] = []  # (mesh, a write to it / read from it)
         self._lock = threading.Lock()
 
     # -------------------------------------------------------------------- the observer side
@@ -79,15 +85,49 @@ class PerfCapture:
             )  # the model cannot time it: the program runs on
 
     def on_host_op(self, event: HostOpEvent) -> None:
-        """A read back to the host (``to_torch`` of a mesh's tensor): the host waits for that mesh's
-        devices before it dispatches its next op."""
-        if event.op != "to_torch" or event.mesh is None:
+        """A write to a mesh or a read back from it, timed apart; a read back (``to_torch`` of a mesh's
+        tensor) also makes the host wait for that mesh's devices before it dispatches its next op."""
+        if event.mesh is None or event.error is not None:
+            return
+        self._time_transfer(event)
+        if event.op != "to_torch":
             return
         with self._lock:
             index = self._by_id.get(id(event.mesh))
             entry = None if index is None else self._entries[index]
         if entry is not None and entry[0]() is event.mesh:
             entry[1].synchronize()
+
+    def _time_transfer(self, event: HostOpEvent) -> None:
+        """Time a ``from_torch`` / ``to_device`` write or a ``to_torch`` read of a device tensor."""
+        direction = Direction.READ if event.op == "to_torch" else Direction.WRITE
+        tensors = event.inputs if direction is Direction.READ else event.outputs
+        if event.op not in ("from_torch", "to_device", "to_torch") or not tensors:
+            return
+        tensor = tensors[0]
+        try:
+            mesh = event.mesh
+            shape = tuple(mesh.shape)
+            cols = shape[1] if len(shape) > 1 else shape[0]
+            coords = [tuple(c) for c in tensor.device_coords()]
+            devices = [c[0] * cols + c[1] if len(c) > 1 else c[0] for c in coords]
+            record = time_transfer(_machine_of(mesh), event.op, direction, tensor_desc(tensor.spec), devices)
+        except (MeshnnError, TypeError, ValueError, AttributeError, LookupError, ArithmeticError) as error:
+            self.skipped.append((event.op, f"{type(error).__name__}: {error}"))
+            return
+        with self._lock:
+            self._transfers.append((weakref.ref(event.mesh), record))
+
+    @property
+    def transfers(self) -> list[HostTransferRecord]:
+        """Every host transfer to or from a mesh, in order (timed apart from the devices)."""
+        with self._lock:
+            return [record for _, record in self._transfers]
+
+    def transfers_of(self, mesh_device: Any) -> list[HostTransferRecord]:
+        """The host transfers to and from ``mesh_device``, in order."""
+        with self._lock:
+            return [record for ref, record in self._transfers if ref() is mesh_device]
 
     def on_trace_replay(self, mesh: Any, trace_id: int, cq_id: int) -> None:
         """A replay of a trace: its captured ops again, each timed as traced."""
@@ -104,9 +144,7 @@ class PerfCapture:
             index = self._by_id.get(id(mesh))
             if index is not None and self._entries[index][0]() is mesh:
                 return self._entries[index][1]
-            shape = tuple(mesh.shape)
-            rows_cols = (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1])
-            recorder = Recorder(machine(mesh.system.name, rows_cols))
+            recorder = Recorder(_machine_of(mesh))
             self._by_id[id(mesh)] = len(self._entries)  # (a new mesh at a dead one's id gets its own)
             self._entries.append((weakref.ref(mesh), recorder))
             return recorder
@@ -152,6 +190,11 @@ class PerfCapture:
                 f"mesh {index} ({m.system.name} {m.mesh_shape[0]}x{m.mesh_shape[1]}): {len(recorder)} ops, "
                 f"{_us(recorder.total_ns())} as recorded; all eager {_us(eager)}, all traced {_us(traced)}"
             )
+            with self._lock:
+                mesh = next((ref() for ref, r in self._entries if r is recorder), None)
+            line = transfers_line(self.transfers_of(mesh)) if mesh is not None else ""
+            if line:
+                lines.append(line)
             step = step_time(recorder, traced=False)
             if step.host_bound_ops * 2 > step.ops:  # most of the eager time is the host's dispatch
                 dispatch = _us(m.system.arch.dispatch_ns(m.num_devices))
@@ -199,6 +242,12 @@ def _queue(event: OpEvent) -> Any:
         return event.mesh.mesh_command_queue(event.queue_id)
     except MeshnnError:
         return None
+
+
+def _machine_of(mesh: Any) -> Machine:
+    """The system and mesh shape ``mesh`` is timed on."""
+    shape = tuple(mesh.shape)
+    return machine(mesh.system.name, (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1]))
 
 
 def _device_ids(event: OpEvent) -> list[int]:

@@ -72,3 +72,11 @@ def get_allocator_base_address(device: MeshDevice, buffer_type: BufferType) -> i
     if buffer_type not in (BufferType.DRAM, BufferType.L1, BufferType.L1_SMALL, BufferType.TRACE):
         raise MeshnnValueError(f"GetAllocatorBaseAddress: unsupported buffer_type={buffer_type}")
     return device.allocator.base_address(BufferType.DRAM if buffer_type is BufferType.DRAM else BufferType.L1)
+
+
+def get_optimal_dram_bank_to_logical_worker_assignment(device: MeshDevice, noc: object) -> list[CoreCoord]:
+    """``ttnn.get_optimal_dram_bank_to_logical_worker_assignment(device, noc)``: the device's method
+    (the worker next to each DRAM bank), as ttnn's module-level binding calls it."""
+    if not isinstance(device, MeshDevice):
+        raise MeshnnTypeError(f"device must be a ttnn.MeshDevice, got {type(device).__name__}")
+    return device.get_optimal_dram_bank_to_logical_worker_assignment(noc)

@@ -49,8 +49,9 @@ def test_every_golden_row_is_a_figure_once():
     spinning = sum(len(v) for rows in published_dispatch.SPINNING.values() for v in rows.values())
     assert len(dispatch) == spinning + sum(len(rows) for rows in published_dispatch.EMPTY.values())
     transfers = published_transfer.figures()
-    assert len(transfers) == 7 * len(published_transfer.ROWS)
-    assert sum(f.fitted for f in transfers) == 8  # two pages, write and read, two arches
+    assert len(transfers) == sum(len(values) for values in published_transfer.ROWS.values())
+    assert len({f.name for f in transfers}) == len(transfers)
+    assert sum(f.fitted for f in transfers) == sum(len(p) for p in published_transfer.FITTED.values()) == 14
 
 
 def test_the_fitted_dispatch_rows_are_the_named_ones():

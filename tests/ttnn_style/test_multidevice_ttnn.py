@@ -163,6 +163,10 @@ def test_the_ttnn_device_module():
     assert DispatchCoreConfig().type == ttnn.device.DispatchCoreType.ETH  # the t3k's default
     assert ttnn.device.is_wormhole_b0() and not ttnn.device.is_blackhole() and not ttnn.device.is_grayskull()
     assert [ttnn.device.GetPCIeDeviceID(i) for i in (0, 3, 4, 7)] == [0, 3, 0, 3]  # 4-7 through 0-3
+    assert ttnn.GetPCIeDeviceID is ttnn.device.GetPCIeDeviceID  # ttnn re-exports it at the top (root conftest)
+    with ttnn.device.manage_device(device_id=0) as device:
+        banks = ttnn.get_optimal_dram_bank_to_logical_worker_assignment(device, ttnn.NOC.NOC_0)
+        assert banks == device.get_optimal_dram_bank_to_logical_worker_assignment(ttnn.NOC.NOC_0) and len(banks) == 12
     ttnn.device.EnableMemoryReports()
     assert ttnn.device.SWITCHES["memory_reports"] is True
     ttnn.device.DisableMemoryReports()

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
-from meshnn.ops import registry
+from meshnn.ops import golden_functions, registry
 from meshnn.ops.config import UnaryOpType
 
 _TORCH = {  # UnaryOpType -> (torch module path, function): the activations ttnn's map knows
@@ -41,7 +41,7 @@ def get_golden_function_for_activation(activation: object) -> Callable[..., Any]
             entry = registry.lookup(name)
         except MeshnnValueError:
             raise MeshnnValueError(f"Unsupported activation: {activation}") from None
-        return registry.get_golden_function(entry.function)
+        return golden_functions.get_golden_function(entry.function)
     activation = getattr(activation, "op_type", activation)
     if not isinstance(activation, UnaryOpType):
         raise MeshnnTypeError(f"{activation!r} is not supported as activation function")
