@@ -17,6 +17,10 @@ tt_metal/impl/dispatch/kernels/cq_dispatch.cpp):
 - the launch message, one multicast per kernel group (``process_write_packed`` with multicast sub-commands,
   a barrier before each), and the go signal, sent when the previous program's cores have all reported done.
 
+A program is described by :func:`describe_program` (its cores, kernels and kernel groups, runtime args, CBs,
+semaphores, binary size) or as a :class:`ProgramDispatch` (what the dispatcher writes); :func:`program_dispatch_ns`
+times it on Wormhole or Blackhole.
+
 All of it but the go signal is done while the previous program's kernels run (the launch-message ring holds
 ``LAUNCH_MSG_BUFFER_ENTRIES - 1`` programs ahead: tt_metal/hw/inc/hostdev/dev_msgs.h), so a traced program
 takes ``max(dispatch, previous kernel + traced gap)`` (:func:`replay_ns`): the dispatch work bounds a replay
@@ -118,6 +122,64 @@ class ProgramDispatch:
         total += self.config_ranges * (COMMAND_BYTES + self.config_bytes)
         total += self.kernel_groups * COMMAND_BYTES
         return total
+
+
+class Kernel(enum.Enum):
+    """A Tensix kernel of a program: on BRISC, on NCRISC, or the compute kernel (three TRISC binaries, one set
+    of runtime args)."""
+
+    BRISC = "brisc"
+    NCRISC = "ncrisc"
+    COMPUTE = "compute"
+
+    @property
+    def binaries(self) -> int:
+        """The processors (each its own binary) the kernel runs on."""
+        return 3 if self is Kernel.COMPUTE else 1
+
+
+ALL_KERNELS = frozenset(Kernel)
+CB_CONFIG_BYTES = 16
+"""A circular buffer's config in the program config: address, size, pages, page size (4 words)."""
+SEMAPHORE_BYTES = 16
+"""A semaphore's word in the program config, L1-aligned."""
+
+
+def describe_program(
+    *,
+    cores: int,
+    kernels: frozenset[Kernel] = ALL_KERNELS,
+    kernel_groups: int = 1,
+    args_per_kernel: int = 0,
+    common_args_per_kernel: int = 0,
+    cbs: int = 0,
+    cb_ranges: int = 1,
+    semaphores: int = 0,
+    binary_bytes: int = 0,
+    dispatch_core: DispatchCore = DispatchCore.TENSIX,
+) -> ProgramDispatch:
+    """A :class:`ProgramDispatch` from a program as its factory makes it: ``cores`` running ``kernels`` (on each
+    core, in ``kernel_groups`` groups), each kernel's unique runtime args on every core and common runtime args
+    (``args_per_kernel``, ``common_args_per_kernel``: 4-byte words), ``cbs`` circular buffers on each of
+    ``cb_ranges`` core ranges, ``semaphores`` on the program's cores, and ``binary_bytes`` a processor's binary.
+
+    The semaphores and common args travel with the first CB range's configs (tt-metal batches the config by
+    destination range); each further CB range is a multicast of its own."""
+    if not kernels:
+        raise MeshnnValueError("describe_program: a program runs at least one kernel")
+    if min(args_per_kernel, common_args_per_kernel, cbs, semaphores, binary_bytes) < 0 or cb_ranges < 1:
+        raise MeshnnValueError("describe_program: counts are never negative and a CB range count is at least 1")
+    common = len(kernels) * math.ceil(4 * common_args_per_kernel / L1_ALIGNMENT) * L1_ALIGNMENT
+    shared = semaphores * SEMAPHORE_BYTES + common
+    return ProgramDispatch(
+        cores=cores,
+        kernel_groups=kernel_groups,
+        rta_bytes_per_core=len(kernels) * 4 * args_per_kernel,
+        config_ranges=cb_ranges if cbs else 1 if shared else 0,
+        config_bytes=cbs * CB_CONFIG_BYTES + shared,
+        binary_bytes_per_core=binary_bytes * sum(k.binaries for k in kernels),
+        dispatch_core=dispatch_core,
+    )
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from meshnn.perf.hardware import arch_perf
-from meshnn.perf.program_dispatch import KERNEL_CONFIG_BYTES, DispatchCore, ProgramDispatch, replay_ns
+from meshnn.perf.program_dispatch import (
+    KERNEL_CONFIG_BYTES,
+    DispatchCore,
+    Kernel,
+    ProgramDispatch,
+    describe_program,
+    replay_ns,
+)
 
 from . import published_conv, published_transfer
 from .figure import Figure
@@ -198,34 +205,23 @@ BENCH: dict[str, Bench] = {
     "kernel_groups_5_shadow": Bench(all_cores=True),
 }
 
-CB_CONFIG_BYTES = 16  # a CB's config in the program config: address, size, pages, page size (4 words)
-SEM_BYTES = 16  # a semaphore's word, L1-aligned
-
-
-def _align(n: int) -> int:
-    return -(-n // 16) * 16
-
 
 def program(arch: str, bench: Bench, kernel_bytes: int = 1024, kernel_groups: int | None = None) -> ProgramDispatch:
-    """What a row's program asks of the dispatcher on ``arch`` ("WH" / "BH"): its cores, groups, each core's
-    unique args (4 B each, for every kernel: BRISC, NCRISC and the one compute kernel of the three TRISCs),
-    the config multicasts (each CB group's CBs, with the semaphores and common args on the first range) and
-    each core's binaries (one per enabled processor, ``kernel_bytes`` each)."""
+    """What a row's program asks of the dispatcher on ``arch`` ("WH" / "BH")
+    (:func:`~meshnn.perf.program_dispatch.describe_program`): its cores and groups, every enabled kernel's args
+    (4 B each), the CB groups' configs and each processor's binary of ``kernel_bytes``."""
     columns, rows = GRID[arch]
-    cores = columns * rows if bench.all_cores else rows if bench.left_column else 1
-    kernels = bench.brisc + bench.ncrisc + bench.trisc
-    groups = kernel_groups or bench.kernel_groups
-    shared = bench.sems * SEM_BYTES + kernels * _align(4 * bench.common_args) * (bench.common_args > 0)
-    config_ranges = bench.cb_groups if bench.cbs else 1 if shared else 0
-    config_bytes = bench.cbs * CB_CONFIG_BYTES + shared
-    binaries = kernel_bytes * (bench.brisc + bench.ncrisc + 3 * bench.trisc)
-    return ProgramDispatch(
-        cores=cores,
-        kernel_groups=groups,
-        rta_bytes_per_core=kernels * 4 * bench.args,
-        config_ranges=config_ranges,
-        config_bytes=config_bytes,
-        binary_bytes_per_core=binaries,
+    enabled = {Kernel.BRISC: bench.brisc, Kernel.NCRISC: bench.ncrisc, Kernel.COMPUTE: bench.trisc}
+    return describe_program(
+        cores=columns * rows if bench.all_cores else rows if bench.left_column else 1,
+        kernels=frozenset(k for k, on in enabled.items() if on),
+        kernel_groups=kernel_groups or bench.kernel_groups,
+        args_per_kernel=bench.args,
+        common_args_per_kernel=bench.common_args,
+        cbs=bench.cbs,
+        cb_ranges=bench.cb_groups,
+        semaphores=bench.sems,
+        binary_bytes=kernel_bytes,
         dispatch_core=DispatchCore.ETH if bench.eth else DispatchCore.TENSIX,
     )
 

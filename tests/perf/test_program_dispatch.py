@@ -11,9 +11,11 @@ from meshnn.perf.program_dispatch import (
     LAUNCH_MSG_BUFFER_ENTRIES,
     RATES,
     DispatchCore,
+    Kernel,
     ProgramDispatch,
     binary_write_ns,
     command_ns,
+    describe_program,
     dispatch_rates,
     fetch_ns,
     program_dispatch_ns,
@@ -160,3 +162,30 @@ def test_a_dispatch_longer_than_the_kernels_before_it_shows_in_the_gap():
     gaps = replay_gaps_ns([(2000.0, 1000.0), (80000.0, 60000.0)], perf, repeats=3)
     assert gaps[0] == pytest.approx(perf.op_to_op_traced_ns)  # prepared behind the 60 us kernel
     assert gaps[1] > 10000.0  # 80 us of dispatch behind 61 us of kernels and gaps
+
+
+def test_a_program_described_as_its_factory_makes_it():
+    program = describe_program(
+        cores=64,
+        kernels=frozenset({Kernel.BRISC, Kernel.COMPUTE}),
+        kernel_groups=2,
+        args_per_kernel=10,
+        common_args_per_kernel=3,
+        cbs=5,
+        cb_ranges=2,
+        semaphores=2,
+        binary_bytes=2048,
+    )
+    assert (program.cores, program.kernel_groups, program.rta_bytes_per_core) == (64, 2, 2 * 10 * 4)
+    # two CB ranges; the semaphores (16 B each) and each kernel's 12 B of common args (padded to 16) on the first
+    assert (program.config_ranges, program.config_bytes) == (2, 5 * 16 + 2 * 16 + 2 * 16)
+    assert program.binary_bytes_per_core == 2048 * (1 + 3)  # BRISC's binary and the three TRISCs'
+    bare = describe_program(cores=1, semaphores=1)
+    assert (bare.config_ranges, bare.config_bytes, bare.rta_bytes_per_core) == (1, 16, 0)
+    assert describe_program(cores=8).config_ranges == 0
+
+
+@pytest.mark.parametrize("kwargs", [{"kernels": frozenset()}, {"cbs": -1}, {"cb_ranges": 0}, {"args_per_kernel": -2}])
+def test_an_impossible_description_is_refused(kwargs):
+    with pytest.raises(MeshnnValueError, match="describe_program"):
+        describe_program(cores=4, **kwargs)
