@@ -22,7 +22,6 @@ from meshnn.perf import (
     predict,
 )
 from meshnn.perf.calibrate import _program
-from meshnn.perf.matmul_banks import bank_transfer_efficiency
 from meshnn.perf.matmul import (
     activation_stream_cycles,
     chosen_config,
@@ -31,6 +30,7 @@ from meshnn.perf.matmul import (
     sender_read_cycles,
 )
 from meshnn.perf.matmul_auto import _block_factor, auto_matmul_config
+from meshnn.perf.matmul_banks import bank_transfer_efficiency
 from meshnn.perf.traffic import traffic, transfer_efficiency
 
 N150 = machine("n150")
