@@ -15,7 +15,8 @@ Memory: each DRAM tensor is read once (multicast programs read a block once and 
 grid's rows or columns); the output is written once.  The senders issue a block of reads before they
 wait, so the banks serve them at the interleaved rate whatever the tile's size, and, where that figure
 is one reader a bank's (Blackhole's), more readers than banks (:func:`dram_readers`) at the banks' own
-rate for a tile whose transfers reach it (a bfloat16 tile: :func:`meshnn.perf.traffic.interleaved_rate`); a small
+rate for a tile whose transfers reach it (a bfloat16 tile: :func:`meshnn.perf.traffic.interleaved_rate`), and at
+that rate where it is slower (a bfloat4_b tile: :mod:`meshnn.perf.matmul_banks`); a small
 tile's lower per-transfer rate limits each sender's own stream (:func:`sender_read_cycles`).  A DRAM-sharded
 program streams its weight at the bank-adjacent rate and computes on one core per DRAM bank.  In a
 2-D multicast program only the grid's top row reads in1, so the DRAM side lasts at least as long as
@@ -62,6 +63,7 @@ from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.latency import op_latency
 from meshnn.perf.matmul_auto import auto_matmul_config
+from meshnn.perf.matmul_banks import tile_reads_extra_ns
 from meshnn.perf.matmul_blocks import (
     in1_block_stream_cycles,
     is_plain_program,
@@ -311,6 +313,8 @@ def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     moves = [(t, 1.0) for t in desc.inputs] + ([] if drain_ns > 0 else [(t, 1.0) for t in desc.outputs])
     readers = dram_readers(desc, machine, cores)
     memory = traffic(machine, moves, cores, dram_sharded=sharded, blocks_in_flight=True, readers=readers)
+    if not sharded:  # one-tile reads: the banks' rate at the tile's transfer efficiency where that is slower
+        memory = replace(memory, dram_ns=memory.dram_ns + tile_reads_extra_ns(desc, machine, readers))
     sender_ns = arch.cycles_ns(in1_sender_cycles(desc, machine, k_tiles))
     sender_ns = max(
         sender_ns, arch.cycles_ns(in1_block_stream_cycles(desc, machine, (row_tiles, k_tiles, col_tiles), per_multiply))

@@ -130,21 +130,22 @@ BF16 traced 2-D rows whose host and device times set ``matmul_drain_bytes_per_s`
 _BLOCK_4X4 = (
     "ttnn's 2-D program with 4x4-tile blocks per core over 4-tile K-blocks: the table's device utilisation gives "
     "its math thread 39.3 us (traced); the model's tile multiplies, their partial sums between the K-blocks, fill "
-    "and launch (32.2 us) fall 18% short, "
+    "and launch (30.9 us) fall 21% short, "
     "where the 2-D rows with 4x8-tile blocks up to 8x12 are within 8% of theirs and the same block in bfloat8_b and "
-    "bfloat4_b within 10% (tests/perf/published_gemm_split.py); its output drain is met (28.9 us measured, 27.1 "
+    "bfloat4_b within 15% (tests/perf/published_gemm_split.py); its output drain is met (28.9 us measured, 27.1 "
     "modelled)"
 )
 
 _B16, _B8, _B4 = "BFLOAT16", "BFLOAT8_B", "BFLOAT4_B"
 _MISSED = {
-    _B16: {False: ((1024, 1024, 1024),), True: ()},
+    _B16: {False: ((1024, 1024, 1024),), True: ((1024, 1024, 1024),)},
     _B8: {False: (), True: ()},
     _B4: {False: (), True: ()},
 }  # fmt: skip
-"""The rows the model misses by more than 15% (1 of the 75), by dtype and traced.  The traced 1024^3 BF16 row
-(fitted) was missed too (+15.6%) before a 2-D program's partial sums between K-blocks were timed
-(:func:`meshnn.perf.matmul.partials_cycles`: +14.9%).  Nine more were missed
+"""The rows the model misses by more than 15% (2 of the 75), by dtype and traced.  The traced 1024^3 BF16 row
+(fitted) was missed (+15.6%) before a 2-D program's partial sums between K-blocks were timed
+(:func:`meshnn.perf.matmul.partials_cycles`: +14.9%), and is again since Wormhole's matmul fill was fitted on
+Wormhole's own rows (``matmul_fill_ns`` 5,980 -> 4,680 ns: +17.5%), its math thread 21% short.  Nine more were missed
 (2-D rows with blocks of 4x8 and 8x12 tiles, 1024^3 in bfloat8_b, a traced 512^3: +15% to +49%) before a 2-D program's
 output drain was timed (:func:`meshnn.perf.matmul.output_drain_ns`) and its in0 stream ran behind the math;
 ten before the senders' DRAM reads were timed per tile (:func:`meshnn.perf.matmul.sender_read_cycles`),

@@ -112,12 +112,6 @@ _HOST = (
     "a host-bound eager row of the smallest shape (15.6 and 17.3 us a call measured): Blackhole's host dispatch "
     "is one figure (21 us), fitted to the 11x10 table's 640x704x704 eager rows, which span 16.8 to 25.6 us"
 )
-_SHORT_2ROW = (
-    "ttnn's 2-D program with 2-row blocks per core in bfloat4_b: with Blackhole's senders waiting out each block's "
-    "multicast and the packer adding each K-block's partial sums into L1, the model's math thread is 14% short of the "
-    "measured 17.9 us, and the output drain (2.4 us measured) 0.7 us above the model's rate: together beyond 15% in "
-    "TFLOPs; its 640x832x832 twin is met (+13.5%, its math thread 9% short)"
-)
 _EAGER_2ROW = (
     "an eager bfloat4_b row measured 5.9-7.4 us a call above its traced row (640x1664x1664: 28.36 against 21.01 us; "
     "640x1664x3328: 36.70 against 30.77), where the model's eager call hides the host's dispatch behind the previous "
@@ -137,12 +131,15 @@ _MISSED = {
         (1280, 1664, 1664): _EAGER,
         (1280, 1664, 3328): _EAGER,
     },
-    ("BFLOAT4_B", True): {(640, 1664, 1664): _SHORT_2ROW},
 }
-"""The rows the model misses by more than 15% (7 of the 78), each with why; traced 640x1664x3328 BFLOAT4_B
+"""The rows the model misses by more than 15% (6 of the 78), each with why; traced 640x1664x3328 BFLOAT4_B
 (+27%) is met since Blackhole's senders wait out each block's multicast (+14%), traced 640x832x832 BFLOAT4_B
 (+16.7%) since the packer's accumulation of each K-block's partial sums into L1 outlasts that block's two
-LoFi multiplies (:func:`meshnn.perf.matmul.partials_cycles`: +13.5%)."""
+LoFi multiplies (:func:`meshnn.perf.matmul.partials_cycles`: +13.5%, now +7.7%), traced 640x1664x1664
+BFLOAT4_B (+17.4%, its math thread 14% short) since the banks serve the senders' 576 B tiles at tt-npe's
+per-transfer rate for that size, 232 GB/s, not the interleaved figure's 344 (:mod:`meshnn.perf.matmul_banks`:
++6.4%, its math thread 3.6% short; the DRAM-bound bfloat4_b rows' inputs measure 205-245 GB/s over their
+math threads less the model's 8 us fill and launch)."""
 
 
 def why(dtype: str, traced: bool, size: tuple[int, int, int]) -> str:
