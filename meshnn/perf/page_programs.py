@@ -23,6 +23,11 @@ What the programs do (tt-metal, ttnn/cpp/ttnn/operations/data_movement):
   ``ttnn.transpose`` of N and C, tiled and interleaved): the tiles split over the grid, the reader waiting for each
   tile (reader_unary_transpose_cn_interleaved_start_id.cpp), the writer waiting for each write to land before the
   next (writer_unary_transpose_cn_interleaved_start_id.cpp: ``async_write_barrier`` a page).
+* the row-major pad of interleaved tensors (pad/device/pad_rm_reader_writer_multi_core_default_program_factory.cpp):
+  the output's sticks split over the grid; a core first fills a padded stick with the value two bytes at a time
+  (reader_pad_dims_rm_interleaved_v2.cpp's ``fill_pad_cb_with_val``: a volatile load and store a step, taken as
+  ``riscv_cycles_per_element`` as the tiled pad's fill), then reads its sticks in batches of 2 KB
+  (``max_read_size``), waiting once a batch, and writes each, waiting once a batch.
 
 Per page: a waited read costs its round trip (a DRAM tile's ``tile_round_trip_cycles``; an L1 tile's the NoC's
 far-end latency, ``dram_read_latency_cycles``, as :mod:`meshnn.perf.matmul_blocks` takes it) plus its bytes at one
@@ -42,7 +47,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from meshnn.perf.desc import Layout, MemoryLayout, OpDesc, OpFamily, TensorDesc
+from meshnn.perf.desc import ROW_MAJOR_ELEMENT_BYTES, Layout, MemoryLayout, OpDesc, OpFamily, TensorDesc
 from meshnn.perf.latency import op_latency
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
@@ -50,6 +55,7 @@ from meshnn.perf.traffic import grid_cores, kernel_prediction, traffic
 
 S2I, I2S = "ShardedToInterleavedDeviceOperation", "InterleavedToShardedDeviceOperation"
 SLICE, CONCAT = "SliceDeviceOperation", "ConcatDeviceOperation"
+PAD_BATCH_BYTES = 2048  # the row-major pad's max_read_size: sticks read (and written) between waits
 CN_DIMS = ("1,0,2,3",)
 """A permute's ``dims`` attribute that tt-metal runs as the CN transpose."""
 TILE = 32
@@ -94,19 +100,30 @@ def _tiled(tensors: tuple[TensorDesc, ...]) -> bool:
 
 def is_page_program(desc: OpDesc) -> bool:
     """Whether ``desc`` runs one of this module's programs: a tiled sharded-to-interleaved or interleaved-to-sharded
-    copy without a dtype change, a tiled slice, or a tiled concat from and to interleaved tensors."""
+    copy of an L1 height / width shard without a dtype change (a DRAM shard runs on the banks' worker cores, not
+    timed here), a tiled slice, a tiled concat from and to interleaved tensors, the CN transpose, or a row-major
+    pad."""
+    if desc.inputs and is_row_major_pad(desc):
+        return True
     if not desc.inputs or len(desc.outputs) != 1 or not _tiled(desc.inputs + desc.outputs):
         return False
     source, out = desc.inputs[0], desc.outputs[0]
     if desc.op_code in (S2I, I2S):
         sharded, plain = (source, out) if desc.op_code == S2I else (out, source)
-        one_d = sharded.memory in (MemoryLayout.HEIGHT_SHARDED, MemoryLayout.WIDTH_SHARDED)
+        one_d = sharded.memory in (MemoryLayout.HEIGHT_SHARDED, MemoryLayout.WIDTH_SHARDED) and not sharded.in_dram
         return one_d and not plain.sharded and source.dtype == out.dtype and len(desc.inputs) == 1
     if desc.op_code == SLICE:  # the tiled factory reads and writes pages through TensorAccessor, sharded or not
         return len(desc.inputs) == 1
     if desc.op_code == CONCAT:
         return not out.sharded and not any(t.sharded for t in desc.inputs)
     return is_cn_transpose(desc)
+
+
+def is_row_major_pad(desc: OpDesc) -> bool:
+    """Whether ``desc`` is ttnn.pad of an interleaved row-major tensor (tt-metal's multi-core row-major program)."""
+    tensors = desc.inputs[:1] + desc.outputs
+    plain = all(t.layout is Layout.ROW_MAJOR and not t.sharded for t in tensors)
+    return desc.family is OpFamily.PAD and len(desc.outputs) == 1 and plain
 
 
 def is_cn_transpose(desc: OpDesc) -> bool:
@@ -163,11 +180,33 @@ def page_cycles(desc: OpDesc, machine: Machine) -> tuple[float, int]:
         cores, tiles = shard_cores(out, grid)
         waits = math.ceil(tiles / read_barrier_every(source.tile_bytes, cores))
         return tiles * _bytes(machine, source) + waits * _trip(machine, source), cores
+    if is_row_major_pad(desc):
+        return row_major_pad_cycles(desc, machine, grid)
     cores = max(1, min(grid, out.tiles))
     tiles = math.ceil(out.tiles / cores)
     read = max(_trip(machine, t) + _bytes(machine, t) for t in desc.inputs)
     write = _write(machine, out) + (landing if is_cn_transpose(desc) else 0.0)  # the CN writer waits a page
     return tiles * max(read, write) + min(read, write) + landing, cores
+
+
+def _stick_bytes(tensor: TensorDesc) -> int:
+    return int(tensor.shape[-1]) * ROW_MAJOR_ELEMENT_BYTES[tensor.dtype]
+
+
+def row_major_pad_cycles(desc: OpDesc, machine: Machine, grid: int) -> tuple[float, int]:
+    """(cycles of the busiest core, cores) of the row-major pad: the padded stick's fill, then its sticks' batches."""
+    source, out = desc.inputs[0], desc.outputs[0]
+    lat = op_latency(machine.system.arch.arch)
+    noc = machine.system.arch.noc_bytes_per_cycle
+    sticks = max(1, out.volume // max(1, int(out.shape[-1])))
+    cores = max(1, min(grid, sticks))
+    per_core = math.ceil(sticks / cores)
+    stick_in, stick_out = _stick_bytes(source), _stick_bytes(out)
+    batches = math.ceil(per_core / max(1, math.ceil(PAD_BATCH_BYTES / max(1, stick_out))))
+    fill = stick_out / 2 * lat.riscv_cycles_per_element
+    reads = per_core * stick_in / noc + batches * _trip(machine, source)
+    writes = per_core * (PAGE_FIGURES.write_issue_cycles + stick_out / noc) + batches * lat.noc_write_latency_cycles
+    return fill + reads + writes, cores
 
 
 def launch_cycles(cores: int) -> float:

@@ -47,6 +47,8 @@ def test_which_programs_are_timed_page_by_page():
     assert is_page_program(op(S2I, [l1((1, 1, 32, 512), W)], l1((1, 1, 32, 512))))
     assert not is_page_program(op(S2I, [l1((1, 1, 32, 512), W)], l1((1, 1, 32, 512), dtype="BFLOAT8_B")))  # compute
     assert not is_page_program(op(I2S, [l1((1, 1, 64, 512))], l1((1, 1, 64, 512), MemoryLayout.BLOCK_SHARDED)))
+    dram_shard = l1((1, 1, 64, 512), W, buffer=BufferType.DRAM)  # its program runs on the banks' workers
+    assert not is_page_program(op(I2S, [l1((1, 1, 64, 512))], dram_shard))
     assert is_page_program(op("SliceDeviceOperation", [l1((1, 1, 32, 2112))], l1((32, 1, 32, 64), H), OpFamily.SLICE))
     rm = l1((1, 1, 32, 2112), layout=Layout.ROW_MAJOR)
     assert not is_page_program(op("SliceDeviceOperation", [rm], l1((1, 1, 32, 64), layout=Layout.ROW_MAJOR)))
@@ -135,3 +137,23 @@ def test_the_capture_of_reshards_a_slice_a_concat_and_a_cn_permute_times_them(op
     ]  # fmt: skip
     assert all(is_page_program(r.desc) for r in records)
     assert all(r.prediction.kernel_ns > r.prediction.fixed_ns > 0 for r in records)
+
+
+def test_a_row_major_pad_fills_its_stick_then_moves_its_sticks_in_2_kb_batches():
+    """DeepSeek's id pad: [1, 1, 1] -> [1, 1, 32] uint32 in DRAM: one stick on one core (a 128 B fill, two bytes a
+    step), one waited read, one write; 4096 sticks of 64 B split over 72 cores, 32 a batch."""
+    ids = l1((1, 1, 1), dtype="UINT32", layout=Layout.ROW_MAJOR, buffer=BufferType.DRAM)
+    pad = op("PadDeviceOperation", [ids], dataclasses.replace(ids, shape=(1, 1, 32), logical_shape=(1, 1, 32)),
+             OpFamily.PAD)  # fmt: skip
+    assert is_page_program(pad)
+    fill = 64 * WORMHOLE_B0.riscv_cycles_per_element
+    one = fill + 4 / 30 + WORMHOLE_B0.tile_round_trip_cycles + PAGE_FIGURES.write_issue_cycles + 128 / 30 + LAND
+    assert page_cycles(pad, GALAXY) == (pytest.approx(one), 1)
+    wide = l1((1, 4096, 16), layout=Layout.ROW_MAJOR)
+    many = op("PadDeviceOperation", [wide], l1((1, 4096, 32), layout=Layout.ROW_MAJOR), OpFamily.PAD)
+    sticks, batches = 57, 2  # ceil(4096 / 72) sticks a core, 32 of 64 B a batch
+    reads = sticks * 32 / 30 + batches * WORMHOLE_B0.dram_read_latency_cycles
+    writes = sticks * (PAGE_FIGURES.write_issue_cycles + 64 / 30) + batches * LAND
+    assert page_cycles(many, GALAXY) == (pytest.approx(32 * WORMHOLE_B0.riscv_cycles_per_element + reads + writes), 72)
+    tiled = op("PadDeviceOperation", [l1((1, 1, 32, 576))], l1((1, 32, 32, 576)), OpFamily.PAD)
+    assert not is_page_program(tiled)  # the tiled pad: meshnn.perf.movement_programs
