@@ -1,6 +1,6 @@
-"""Data-movement-only page programs: sharded-to-interleaved, interleaved-to-sharded, the tiled slice and the tiled
-interleaved concat, timed as their reader and writer kernels move each tile page, with the launch of a program that
-has no compute kernel.
+"""Data-movement-only page programs: sharded-to-interleaved, interleaved-to-sharded, the tiled slice, the tiled
+interleaved concat, the CN transpose and the row-major pad, timed as their reader and writer kernels move each page,
+with the launch of a program that has no compute kernel.
 
 What the programs do (tt-metal, ttnn/cpp/ttnn/operations/data_movement):
 
@@ -19,8 +19,8 @@ What the programs do (tt-metal, ttnn/cpp/ttnn/operations/data_movement):
   reader_concat_interleaved_start_id.cpp), the writer writes each and waits for it to leave the core
   (writer_unary_interleaved_start_id.cpp: ``async_writes_flushed`` a page), the two overlapping through the circular
   buffer.
-* the CN transpose (transpose/device/transpose_cn_program_factory.cpp: ``ttnn.permute`` with dims (1, 0, 2, 3) or
-  ``ttnn.transpose`` of N and C, tiled and interleaved): the tiles split over the grid, the reader waiting for each
+* the CN transpose (transpose/device/transpose_cn_program_factory.cpp: ``ttnn.permute`` with dims (1, 0, 2, 3), tiled
+  and interleaved, the form whose dims meshnn records): the tiles split over the grid, the reader waiting for each
   tile (reader_unary_transpose_cn_interleaved_start_id.cpp), the writer waiting for each write to land before the
   next (writer_unary_transpose_cn_interleaved_start_id.cpp: ``async_write_barrier`` a page).
 * the row-major pad of interleaved tensors (pad/device/pad_rm_reader_writer_multi_core_default_program_factory.cpp):
@@ -37,8 +37,12 @@ its bytes, the last write's landing a NoC write's latency.
 The launch: these programs run on BRISC and NCRISC alone, so none of a compute kernel's start-up is in their kernel
 time (its unpack / math / pack configuration, the first tile's passage through the three TRISCs, the tile-register
 handshakes), and tt-metal's kernel time is measured from the first core's start to the last core's end: their fixed
-cost is ``launch_cycles`` plus ``launch_per_core_cycles`` a core of the program, where the model's generic launch
-(``ArchPerf.op_launch_ns``, 2 us, fitted on DRAM streams) holds a compute kernel's start and the DRAM's first bytes.
+cost is ``launch_cycles`` plus ``launch_per_core_cycles`` a core of the program.  The model's generic launch
+(``ArchPerf.op_launch_ns``, 2 us, fitted on DRAM streams) is taken to hold a compute kernel's start-up and the DRAM's
+first bytes; the decode ops' L1 figures with a compute kernel (binary mul + silu 2.4-2.5 us, rotary 2.2 us) need it.
+The other data-movement-only programs (the HC transpose and row-invariant permute, the tiled reshape and pad:
+:mod:`meshnn.perf.transpose_hc`, :mod:`meshnn.perf.movement_programs`) keep the generic launch: their per-write costs
+were set against it (moved to this launch, three of their covered MLA figures fall 15-29% short).
 Units: chip cycles.
 """
 
@@ -75,7 +79,8 @@ class PageFigures:
 _FIT = (
     f"fitted jointly on three named figures of {MLA}: kv_rope_slice (0.95 us: 2 of [32, 2112]'s tiles, one a core "
     "on 2 cores), q_slice (1.47 us: 48 tiles, one a core on 48 cores) and flash_mla_out_reshard (3.89 us: 16 "
-    "height shards of 16 tiles, 16 tile writes a core); the other MLA reshards, slices and concats check them"
+    "height shards of 16 tiles, 16 tile writes a core); the other MLA reshards, slices and concats check them.  "
+    "Blackhole takes the same cycles at its own clock (no Blackhole figure of these programs found)"
 )
 PAGE_FIGURES = PageFigures(
     launch_cycles=331.0,
