@@ -120,8 +120,17 @@ def is_page_program(desc: OpDesc) -> bool:
     if desc.op_code == SLICE:  # the tiled factory reads and writes pages through TensorAccessor, sharded or not
         return len(desc.inputs) == 1
     if desc.op_code == CONCAT:
-        return not out.sharded and not any(t.sharded for t in desc.inputs)
+        return not out.sharded and not any(t.sharded for t in desc.inputs) and not _padded_concat(desc)
     return is_cn_transpose(desc)
+
+
+def _padded_concat(desc: OpDesc) -> bool:
+    """Whether a tiled concat joins along a tile dim that its inputs pad (tt-metal then untilizes, concatenates
+    row-major and tilizes again: concat.cpp's untilize_rm_retilize, not this module's program)."""
+    shapes = [t.logical_shape or t.shape for t in desc.inputs]
+    rank = len(shapes[0])
+    joined = [d for d in range(rank) if len({s[d] for s in shapes if len(s) == rank}) > 1]
+    return any(d >= rank - 2 and any(s[d] % TILE for s in shapes) for d in joined)
 
 
 def is_row_major_pad(desc: OpDesc) -> bool:

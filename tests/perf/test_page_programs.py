@@ -30,8 +30,9 @@ LAND = WORMHOLE_B0.noc_write_latency_cycles
 L1_READ = WORMHOLE_B0.dram_read_latency_cycles + BYTES
 
 
-def l1(shape, memory=MemoryLayout.INTERLEAVED, *, dtype="BFLOAT16", layout=Layout.TILE, buffer=BufferType.L1):
-    return TensorDesc(shape, dtype, layout, buffer, memory, logical_shape=shape)
+def l1(shape, memory=MemoryLayout.INTERLEAVED, *, dtype="BFLOAT16", layout=Layout.TILE, buffer=BufferType.L1,
+       logical=None):  # fmt: skip
+    return TensorDesc(shape, dtype, layout, buffer, memory, logical_shape=logical or shape)
 
 
 def op(code: str, inputs, out, family=OpFamily.COPY, **config) -> OpDesc:
@@ -54,6 +55,8 @@ def test_which_programs_are_timed_page_by_page():
     assert not is_page_program(op("SliceDeviceOperation", [rm], l1((1, 1, 32, 64), layout=Layout.ROW_MAJOR)))
     pair = [l1((1, 1, 32, 512)), l1((1, 1, 32, 64))]
     assert is_page_program(op("ConcatDeviceOperation", pair, l1((1, 1, 32, 576)), OpFamily.CONCAT))
+    padded = [l1((1, 1, 32, 64), logical=(1, 1, 32, 48)), l1((1, 1, 32, 32), logical=(1, 1, 32, 16))]
+    assert not is_page_program(op("ConcatDeviceOperation", padded, l1((1, 1, 32, 64)), OpFamily.CONCAT))  # untilized
     sharded_pair = [l1((1, 1, 32, 512), H), l1((1, 1, 32, 64), H)]  # tt-metal's sharded concat programs
     assert not is_page_program(op("ConcatDeviceOperation", sharded_pair, l1((1, 1, 32, 576), H), OpFamily.CONCAT))
     cn = op("TransposeDeviceOperation", [l1((32, 1, 32, 64))], l1((1, 32, 32, 64)), OpFamily.PERMUTE, attributes=CN)
