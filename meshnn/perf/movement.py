@@ -2,12 +2,15 @@
 
 These read what they need once and write their output once, so on DRAM tensors the memory time
 decides; the reads of a slice cover only the output's part, an embedding reads one weight row per
-token (row-sized pages), each row a DRAM round trip its core waits for.  Tilize and untilize pass
+token (row-sized pages), each row a DRAM round trip its core waits for (into a tiled output, tt-metal's fused
+program: :mod:`meshnn.perf.embedding_program`).  Tilize and untilize pass
 every tile through the unpacker and packer,
 transpose and permute transpose every tile on the FPU: those costs are estimates from the
-engines' rates, uncalibrated.  Three programs are timed by their waits instead: a tiled reshape that
-moves the tiles' rows and a tiled pad (:mod:`meshnn.perf.movement_programs`), and a tiled permute that
-keeps its last dim and moves the second-last (:mod:`meshnn.perf.transpose_hc`).
+engines' rates, uncalibrated.  The tiled reshards, slice, concat and CN transpose are timed page by page with
+the launch of a program without a compute kernel (:mod:`meshnn.perf.page_programs`).  Three programs are timed by
+their waits instead: a tiled reshape that moves the tiles' rows and a tiled pad
+(:mod:`meshnn.perf.movement_programs`), and a tiled permute that keeps its last dim and moves the second-last
+(:mod:`meshnn.perf.transpose_hc`).
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ from __future__ import annotations
 import math
 
 from meshnn.perf.desc import OpDesc, OpFamily, TensorDesc
+from meshnn.perf.embedding_program import is_fused_embedding, predict_fused_embedding
 from meshnn.perf.latency import op_latency
 from meshnn.perf.movement_programs import is_tiled_pad, is_tiled_reshape_program, tiled_pad_cycles, tiled_reshape_cycles
+from meshnn.perf.page_programs import is_page_program, predict_page_program
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, traffic
@@ -50,6 +55,10 @@ def _cycles_per_tile(desc: OpDesc, machine: Machine) -> float:
 
 def predict_movement(desc: OpDesc, machine: Machine) -> Prediction:
     """The time of a data-movement ``desc`` on ``machine``."""
+    if is_page_program(desc):  # reshards, tiled slice / concat: page by page, a data-movement-only launch
+        return predict_page_program(desc, machine)
+    if is_fused_embedding(desc):  # into a tiled output: blocks of 32 ids, their rows read, tilized, written
+        return predict_fused_embedding(desc, machine)
     arch = machine.system.arch
     out_tiles = sum(t.tiles for t in desc.outputs)
     cores = max(1, min(grid_cores(machine, desc.core_grid), out_tiles))

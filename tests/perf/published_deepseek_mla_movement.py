@@ -200,7 +200,8 @@ MOVEMENT = [
             F.PERMUTE,
             (L((32, 1, 32, 64), logical=(32, 1, 16, 64)),),
             (L((1, 32, 32, 64), logical=(1, 32, 16, 64)),),
-            "PermuteDeviceOperation",
+            "TransposeDeviceOperation",
+            attributes=(("dims", "1,0,2,3"),),
         ),
     ),
     (
