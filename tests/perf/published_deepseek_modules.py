@@ -207,16 +207,7 @@ ROWS = [
 ]
 """(module, its test, mode, the kernel target in us, the ops of its forward)."""
 
-RMS_MISS = (
-    "rms_norm of a DRAM-interleaved [32, 1536] (one tile row a core), measured 27.317 us, the model 31.5 (+15.3%): "
-    "meshnn.perf.norm_reader times the interleaved program's reader (6 blocks of 8 input tiles, then gamma's 48 "
-    "row-major sticks, each read waited for alone, at the fitted DRAM round trip of nlp_concat_heads' tile reads, "
-    "445 cycles) and the last block's multiply and write; the two widths measure 0.50 us a tile where that gives "
-    "0.59 (a stick's round trip near 360 cycles would meet both): a 64 B read's shorter DRAM access is not "
-    "modelled and no constant is fitted to these figures"
-)
 WHY = {
-    ("rms_norm q_lora_rank 1536", "decode"): RMS_MISS,
     ("distributed rms_norm 7168", "decode"): (
         "the sharded pre- and post-all-gather norms on [32, 896] width-sharded over 4x7 cores and the all_gather "
         "of one stats tile a device, measured 26.3 us; the model 20.2 (-23%): the norms as their programs run "
@@ -230,9 +221,9 @@ WHY = {
     ("distributed rms_norm 7168", "prefill 128"): (
         "the pre- and post-all-gather norms on DRAM-interleaved [128, 896] a device (4 cores, a tile row each) and "
         "the 8-way all-gather of the statistics, measured 92.0 us in all (the decode module, L1 width-sharded: "
-        "26.3 us); the model 58.8 (-36%): the two norms' readers wait on each of a row's 28 tiles alone "
-        "(pre 16.6 us; post 30.7 with the stats and gamma's 28 rows: meshnn.perf.norm_reader), the all-gather of "
-        "[128, 32] DRAM rows 11.6 us; the rest (33 us) is not found: no per-op split of the module's time was "
+        "26.3 us); the model 59.9 (-35%): the two norms' readers wait on each of a row's 28 tiles alone "
+        "(pre 17.7 us; post 30.6 with the stats and gamma's 28 rows: meshnn.perf.norm_reader), the all-gather of "
+        "[128, 32] DRAM rows 11.6 us; the rest (32 us) is not found: no per-op split of the module's time was "
         "published to say which op holds it"
     ),
     ("all_gather of the embedding", "decode"): (
