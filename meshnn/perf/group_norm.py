@@ -3,7 +3,8 @@
 tt-metal (2026-06) runs a group norm whose input is sharded in L1 with
 ttnn/cpp/ttnn/operations/normalization/groupnorm/device/groupnorm_sharded_program_factory.cpp: every core
 holds a ``per_core_M x per_core_N`` shard (rows x channels; block sharded: the grid's rows split the
-rows, its columns the channels) and normalises the ``groups_per_core`` groups its channels hold.  The
+rows, its columns the channels, the shard orientation taken as ROW_MAJOR, which a description does not
+carry; height sharded: every core all the channels of its rows) and normalises the ``groups_per_core`` groups its channels hold.  The
 compute kernel (kernels/compute/groupnorm_sharded_v2.cpp) loops over those groups, and for each one
 works on a block of ``block_ht`` tile rows by ``block_wt`` tiles (the most tiles a group's channels span,
 ``find_max_tile_span``), a pass over the whole block at a time:
