@@ -4,9 +4,10 @@ tt-metal (2026-06) runs a group norm whose input is sharded in L1 with
 ttnn/cpp/ttnn/operations/normalization/groupnorm/device/groupnorm_sharded_program_factory.cpp: every core
 holds a ``per_core_M x per_core_N`` shard (rows x channels; block sharded: the grid's rows split the
 rows, its columns the channels, the shard orientation taken as ROW_MAJOR, which a description does not
-carry; height sharded: every core all the channels of its rows) and normalises the ``groups_per_core`` groups its channels hold.  The
-compute kernel (kernels/compute/groupnorm_sharded_v2.cpp) loops over those groups, and for each one
-works on a block of ``block_ht`` tile rows by ``block_wt`` tiles (the most tiles a group's channels span,
+carry; height sharded: every core all the channels of its rows) and normalises the ``groups_per_core``
+groups its channels hold, for each image it holds in turn.  The compute kernel
+(kernels/compute/groupnorm_sharded_v2.cpp) loops over those groups, and for each one works on a block
+of ``block_ht`` tile rows by ``block_wt`` tiles (the most tiles a group's channels span,
 ``find_max_tile_span``), a pass over the whole block at a time:
 
 1. the input times the group's input mask (the group's channels kept) into ``cb_x``;
@@ -69,12 +70,14 @@ def is_sharded_group_norm(desc: OpDesc) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ShardedGroupNorm:
-    """One core's share of a sharded group norm: ``block_ht`` tile rows of each of ``groups_per_core``
-    groups' ``block_wt``-tile blocks, ``shard_rows`` x ``shard_channels`` elements in all
-    (``shard_tiles`` tiles), ``gather_cores`` cores sharing each group's rows (>= 1)."""
+    """One core's share of a sharded group norm: for each of its ``batches_per_core`` images, ``block_ht``
+    tile rows of each of ``groups_per_core`` groups' ``block_wt``-tile blocks; ``shard_rows`` x
+    ``shard_channels`` elements in all (``shard_tiles`` tiles); ``gather_cores`` cores sharing each group's
+    rows (>= 1)."""
 
     shard_rows: int
     shard_channels: int
+    batches_per_core: int
     groups_per_core: int
     block_ht: int
     block_wt: int
@@ -128,6 +131,7 @@ def sharded_geometry(desc: OpDesc) -> ShardedGroupNorm:
     return ShardedGroupNorm(
         shard_rows=shard_rows,
         shard_channels=shard_channels,
+        batches_per_core=batches_per_core,
         groups_per_core=max(1, groups // shards_c) if groups > shards_c else 1,
         block_ht=max(1, shard_rows // TILE // batches_per_core),
         block_wt=max_tile_span(shard_channels, max(1, channels // groups)),
@@ -184,17 +188,18 @@ def predict_sharded_group_norm(desc: OpDesc, machine: Machine) -> Prediction:
     ops = _tile_ops(arch, fidelity, x, masks[0].tile_bytes if masks else x.tile_bytes)
     tilize = RATES[arch.arch].tilize(False, "BFLOAT16", False) * geo.shard_tiles
     repack = repack_cycles(geo, arch)
-    cycles = geo.groups_per_core * group_cycles(geo, ops)
+    groups = geo.batches_per_core * geo.groups_per_core  # the kernel's loop: each image's groups in turn
+    cycles = groups * group_cycles(geo, ops)
     cycles += max(repack, tilize) if geo.tilize_in else 0.0
     cycles += max(repack, tilize) if geo.untilize_out else 0.0
     cycles += geo.shard_tiles * ((ops["mul"] if geo.gamma else 0.0) + (ops["add"] if geo.beta else 0.0))
     cores = math.prod(desc.core_grid or (8, 8))
-    gathers = geo.groups_per_core * GATHERS_PER_GROUP if geo.gather_cores > 1 else 0
+    gathers = groups * GATHERS_PER_GROUP if geo.gather_cores > 1 else 0
     stats_ns = gathers * op_latency(arch.arch).sharded_norm_stats_ns
     dram = [t for t in desc.inputs[1:] if t.in_dram]  # masks, gamma and beta read from DRAM once
     memory = traffic(machine, [(t, 1.0) for t in dram], cores, local_shards=True)
     note = (
-        f"sharded group_norm: {geo.groups_per_core} groups a core of {geo.block_ht}x{geo.block_wt} tiles, "
+        f"sharded group_norm: {groups} groups a core of {geo.block_ht}x{geo.block_wt} tiles, "
         f"{gathers} cross-core gathers (meshnn.perf.group_norm)",
     )
     return kernel_prediction(

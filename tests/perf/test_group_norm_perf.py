@@ -77,3 +77,12 @@ def test_a_captured_sharded_group_norm_is_timed_by_the_program_model():
         assert record.prediction.kernel_ns > 0
     finally:
         ttnn.close_mesh_device(mesh)
+
+
+def test_a_core_holding_several_images_normalises_each_images_groups():
+    x = TensorDesc((8, 1, 1024, 320), **BS)
+    several = OpDesc(OpFamily.NORM, (x,), (x,), op_code="GroupNormDeviceOperation", core_grid=(4, 4))
+    geo = sharded_geometry(several)
+    assert (geo.batches_per_core, geo.groups_per_core, geo.block_ht, geo.gather_cores) == (2, 8, 32, 1)
+    note = predict(several, "n150", traced=True).notes[0]
+    assert "16 groups a core" in note and "0 cross-core gathers" in note
