@@ -32,6 +32,7 @@ from meshnn.perf.fidelity import (
     default_matmul_fidelity,
 )
 from meshnn.perf.group_norm import is_sharded_group_norm, predict_sharded_group_norm
+from meshnn.perf.group_norm_dram import is_dram_welford_group_norm, predict_dram_welford_group_norm
 from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.heads import is_heads_prefill, predict_heads_prefill
 from meshnn.perf.matmul import predict_matmul
@@ -142,6 +143,8 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_rotary_prefill
     elif is_sharded_group_norm(desc):
         predictor = predict_sharded_group_norm
+    elif is_dram_welford_group_norm(desc):
+        predictor = predict_dram_welford_group_norm
     elif is_tilized_embedding(desc):
         predictor = predict_tilized_embedding
     elif is_heads_prefill(desc):

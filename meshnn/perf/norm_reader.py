@@ -96,7 +96,7 @@ def bank_cycles(arch: ArchPerf, page: int) -> float:
     return page / (arch.dram_spec_bytes_per_s / arch.num_dram_banks) * arch.clock_hz
 
 
-def _wait_cycles(arch: ArchPerf, tensor: TensorDesc, size: int) -> float:
+def read_wait_cycles(arch: ArchPerf, tensor: TensorDesc, size: int) -> float:
     """One read of ``size`` bytes of ``tensor`` issued and waited for: a DRAM round trip (an L1 tensor's
     banks: tt-npe's NoC latency of a transfer) and the transfer at the NoC's rate for its size.  The DRAM
     round trip was fitted on reads of :data:`FITTED_PAGE_BYTES`, whose bank served those bytes within it:
@@ -118,17 +118,17 @@ def reader_cycles(desc: OpDesc, arch: ArchPerf, rows: int) -> float:
     block = min(block_size(desc), width)
     blocks = math.ceil(width / block)
     if desc.op_code == PRE:  # each input tile and its residual's in one wait
-        per_row = width * _wait_cycles(arch, first, first.tile_bytes + sum(t.tile_bytes for t in residuals))
+        per_row = width * read_wait_cycles(arch, first, first.tile_bytes + sum(t.tile_bytes for t in residuals))
     else:
-        per_row = sum(blocks * _wait_cycles(arch, t, block * t.tile_bytes) for t in (first, *residuals))
+        per_row = sum(blocks * read_wait_cycles(arch, t, block * t.tile_bytes) for t in (first, *residuals))
     for tensor in stats:
-        per_row += _wait_cycles(arch, tensor, math.ceil(tensor.shape[-1] / TILE) * tensor.tile_bytes)
+        per_row += read_wait_cycles(arch, tensor, math.ceil(tensor.shape[-1] / TILE) * tensor.tile_bytes)
     once = 0.0
     for weight in weights:
         if desc.op_code == POST or weight.layout is Layout.ROW_MAJOR:  # 64 B rows a tile, each waited for
-            once += width * _wait_cycles(arch, weight, STICK_BYTES if desc.op_code == POST else page_bytes(weight))
+            once += width * read_wait_cycles(arch, weight, STICK_BYTES if desc.op_code == POST else page_bytes(weight))
         else:
-            once += blocks * _wait_cycles(arch, weight, block * weight.tile_bytes)
+            once += blocks * read_wait_cycles(arch, weight, block * weight.tile_bytes)
     return rows * per_row + once
 
 

@@ -86,3 +86,30 @@ def test_a_core_holding_several_images_normalises_each_images_groups():
     assert (geo.batches_per_core, geo.groups_per_core, geo.block_ht, geo.gather_cores) == (2, 8, 32, 1)
     note = predict(several, "n150", traced=True).notes[0]
     assert "16 groups a core" in note and "0 cross-core gathers" in note
+
+
+def _dram(rows: int, channels: int, *, welford: bool = True, gamma: bool = True) -> OpDesc:
+    x = TensorDesc((1, 1, rows, channels))
+    weights = (TensorDesc((1, 1, channels // 32, 32), layout=Layout.ROW_MAJOR),) * (2 if gamma else 0)
+    attributes = (("num_groups", "32"), ("use_welford", str(welford)))
+    return OpDesc(OpFamily.NORM, (x, *weights), (x,), op_code="GroupNorm", core_grid=(8, 8), attributes=attributes)
+
+
+def test_the_dram_welford_program_splits_channels_then_rows():
+    from meshnn.perf.group_norm_dram import dram_geometry, is_dram_welford_group_norm
+
+    geo = dram_geometry(_dram(65536, 256))
+    assert (geo.cores, geo.width_tiles, geo.row_cores, geo.groups, geo.channels_per_group) == (64, 1, 8, 4, 8)
+    assert geo.tiles == 256 and geo.gamma and geo.beta
+    wide = dram_geometry(_dram(4096, 640))  # 640 over 8, 7, 6 or 5 columns is not whole tiles dividing 32 groups
+    assert (wide.width_tiles, wide.row_cores, wide.groups, wide.cores) == (5, 16, 8, 64)
+    assert is_dram_welford_group_norm(_dram(4096, 256)) and not is_dram_welford_group_norm(
+        _dram(4096, 256, welford=False)
+    )
+
+
+def test_the_dram_welford_program_reads_twice_and_normalises_each_tile():
+    plain = kernel_us(_dram(65536, 256, gamma=False))
+    assert kernel_us(_dram(65536, 256)) > plain > kernel_us(_dram(32768, 256, gamma=False)) > 0
+    note = predict(_dram(65536, 256), "n300", mesh_shape=(1, 1), traced=True).notes[0]
+    assert "read twice" in note
