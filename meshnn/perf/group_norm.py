@@ -195,13 +195,11 @@ def predict_sharded_group_norm(desc: OpDesc, machine: Machine) -> Prediction:
     cycles += geo.shard_tiles * ((ops["mul"] if geo.gamma else 0.0) + (ops["add"] if geo.beta else 0.0))
     cores = math.prod(desc.core_grid or (8, 8))
     gathers = groups * GATHERS_PER_GROUP if geo.gather_cores > 1 else 0
-    stats_ns = gathers * op_latency(arch.arch).sharded_norm_stats_ns
+    cycles += gathers * op_latency(arch.arch).sharded_norm_stats_ns * arch.clock_hz / 1e9  # on the core's path
     dram = [t for t in desc.inputs[1:] if t.in_dram]  # masks, gamma and beta read from DRAM once
     memory = traffic(machine, [(t, 1.0) for t in dram], cores, local_shards=True)
     note = (
         f"sharded group_norm: {groups} groups a core of {geo.block_ht}x{geo.block_wt} tiles, "
         f"{gathers} cross-core gathers (meshnn.perf.group_norm)",
     )
-    return kernel_prediction(
-        arch, cycles, memory, cores, fixed_ns=arch.op_launch_ns + stats_ns, fidelity=fidelity, notes=note
-    )
+    return kernel_prediction(arch, cycles, memory, cores, fidelity=fidelity, notes=note)
