@@ -48,22 +48,3 @@ def test_a_row_major_output_is_not_the_fused_program():
     rm = embedding(IDS, TensorDesc((1, 128, 224), layout=Layout.ROW_MAJOR))
     assert not is_tilized_embedding(rm)
     assert kernel_ns(rm) > 0
-
-
-def test_a_captured_tiled_embedding_is_timed_by_the_program_model():
-    import numpy as np
-
-    import meshnn as ttnn
-
-    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 1))
-    try:
-        ids = ttnn.from_torch(np.arange(64, dtype=np.int64).reshape(1, 64) % 100, dtype=ttnn.uint32, device=mesh)
-        table = ttnn.from_torch(np.ones((100, 64), np.float32), dtype=ttnn.bfloat16, device=mesh)
-        with ttnn.perf_capture() as capture:
-            ttnn.embedding(ids, table, layout=ttnn.TILE_LAYOUT)
-        (record,) = capture.recorder(mesh).records
-        assert is_tilized_embedding(record.desc)
-        assert any("tilized embedding" in n for n in record.prediction.notes)
-        assert record.prediction.kernel_ns > 0
-    finally:
-        ttnn.close_mesh_device(mesh)
