@@ -20,7 +20,6 @@ from meshnn.perf.collectives import predict_collective
 from meshnn.perf.conv import is_conv, predict_conv
 from meshnn.perf.decode_ops import predict_argmax, predict_cache_update, predict_heads_decode, predict_sdpa_decode
 from meshnn.perf.desc import MatmulProgram, OpDesc, OpFamily
-from meshnn.perf.embedding import is_tilized_embedding, predict_tilized_embedding
 from meshnn.perf.exchange import predict_exchange
 from meshnn.perf.fidelity import (
     GENERIC_DEFAULT,
@@ -145,8 +144,6 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_sharded_group_norm
     elif is_dram_welford_group_norm(desc):
         predictor = predict_dram_welford_group_norm
-    elif is_tilized_embedding(desc):
-        predictor = predict_tilized_embedding
     elif is_heads_prefill(desc):
         predictor = predict_heads_prefill
     elif is_topk(desc):

@@ -226,6 +226,11 @@ WHY = {
         "[128, 32] DRAM rows 11.6 us; the rest (32 us) is not found: no per-op split of the module's time was "
         "published to say which op holds it"
     ),
+    ("embedding", "prefill 128"): (
+        "embedding of 128 ids into a [129280, 224] row-major table a device, measured 5.58 us, under the decode "
+        "module's 6.06 (met: its id pad and 32 ids); the model gives the 128-id lookup 3.4 us: what the prefill "
+        "embedding's program does beyond the rows' reads is not found"
+    ),
     ("all_gather of the embedding", "decode"): (
         "an all_gather_async of a device's [1, 224] float32 row (32 tokens, padded to a tile) from 4 devices into "
         "896 columns, measured 25.1 us, the model 20.6 (-18%): the collective's fixed cost is the model's generic "
