@@ -30,6 +30,8 @@ from meshnn.perf.fidelity import (
     MathFidelity,
     default_matmul_fidelity,
 )
+from meshnn.perf.group_norm import is_sharded_group_norm, predict_sharded_group_norm
+from meshnn.perf.group_norm_dram import is_dram_welford_group_norm, predict_dram_welford_group_norm
 from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.heads import is_heads_prefill, predict_heads_prefill
 from meshnn.perf.matmul import predict_matmul
@@ -138,6 +140,10 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_conv
     elif is_rotary_prefill(desc):
         predictor = predict_rotary_prefill
+    elif is_sharded_group_norm(desc):
+        predictor = predict_sharded_group_norm
+    elif is_dram_welford_group_norm(desc):
+        predictor = predict_dram_welford_group_norm
     elif is_heads_prefill(desc):
         predictor = predict_heads_prefill
     elif is_topk(desc):

@@ -22,8 +22,11 @@ wait; the post reader: a row's stats tiles in one wait, then each input tile, th
 gamma / beta tile's 64 B rows, each waited for).
 
 So a core's time is its reader's chain of waits, each a DRAM round trip
-(:attr:`~meshnn.perf.latency.OpLatency.tile_round_trip_cycles`, fitted on nlp_concat_heads' tile reads) and
-its transfer at the NoC's rate for its size, when it exceeds the compute; then the last block's gamma
+(:attr:`~meshnn.perf.latency.OpLatency.tile_round_trip_cycles`, fitted on nlp_concat_heads' 1088 B bfloat8_b
+tile reads, whose bank's serving of those bytes it holds: a read of another page size takes its own page's
+bank time instead, at the bank's share of the DRAM's spec rate, so a 64 B stick's trip is 43 cycles shorter
+and a 2 KB tile's 40 longer on Wormhole) and its transfer at the NoC's rate for its size, when it exceeds
+the compute; then the last block's gamma
 (and beta) multiply and its write.  Nothing here is fitted to a norm figure: the DeepSeek rms_norm
 module targets (tests/perf/published_deepseek_modules.py) check it.  Units: chip cycles.
 """
@@ -44,6 +47,8 @@ INTERLEAVED_NORM_CODES = frozenset({PLAIN, PRE, POST})
 """Op codes run by an interleaved program when their input is not sharded."""
 FP32_ACC = ("fp32_dest_acc_en", "True")
 """The attribute a norm run with ``fp32_dest_acc_en`` carries (meshnn.ops.costs): blocks of 4 tiles, not 8."""
+FITTED_PAGE_BYTES = 1088
+"""The page the DRAM round trip (``tile_round_trip_cycles``) was fitted on: a bfloat8_b tile."""
 STICK_BYTES = 64
 """A gamma / beta read of the distributed post-all-gather reader: 32 bfloat16 values."""
 
@@ -86,13 +91,24 @@ def _split(desc: OpDesc) -> tuple[TensorDesc, tuple[TensorDesc, ...], tuple[Tens
     return first, tuple(residuals), tuple(stats), tuple(weights)
 
 
-def _wait_cycles(arch: ArchPerf, tensor: TensorDesc, size: int) -> float:
+def bank_cycles(arch: ArchPerf, page: int) -> float:
+    """Cycles a DRAM bank takes to serve one ``page`` of bytes, at its share of the DRAM's spec rate."""
+    return page / (arch.dram_spec_bytes_per_s / arch.num_dram_banks) * arch.clock_hz
+
+
+def read_wait_cycles(arch: ArchPerf, tensor: TensorDesc, size: int) -> float:
     """One read of ``size`` bytes of ``tensor`` issued and waited for: a DRAM round trip (an L1 tensor's
-    banks: tt-npe's NoC latency of a transfer) and the transfer at the NoC's rate for its size."""
+    banks: tt-npe's NoC latency of a transfer) and the transfer at the NoC's rate for its size.  The DRAM
+    round trip was fitted on reads of :data:`FITTED_PAGE_BYTES`, whose bank served those bytes within it:
+    a read of another page size (a 64 B gamma stick, a 2 KB bfloat16 tile; the pages of one wait spread
+    over the banks, served side by side) takes its own page's bank time instead."""
     transfer = size / (arch.noc_bytes_per_cycle * transfer_efficiency(arch, size))
     latency = op_latency(arch.arch)
-    trip = latency.tile_round_trip_cycles if tensor.buffer is BufferType.DRAM else latency.noc_write_latency_cycles
-    return trip + transfer
+    if tensor.buffer is not BufferType.DRAM:
+        return latency.noc_write_latency_cycles + transfer
+    page = min(size, page_bytes(tensor))
+    bank = bank_cycles(arch, page) - bank_cycles(arch, FITTED_PAGE_BYTES)
+    return latency.tile_round_trip_cycles + bank + transfer
 
 
 def reader_cycles(desc: OpDesc, arch: ArchPerf, rows: int) -> float:
@@ -102,17 +118,17 @@ def reader_cycles(desc: OpDesc, arch: ArchPerf, rows: int) -> float:
     block = min(block_size(desc), width)
     blocks = math.ceil(width / block)
     if desc.op_code == PRE:  # each input tile and its residual's in one wait
-        per_row = width * _wait_cycles(arch, first, first.tile_bytes + sum(t.tile_bytes for t in residuals))
+        per_row = width * read_wait_cycles(arch, first, first.tile_bytes + sum(t.tile_bytes for t in residuals))
     else:
-        per_row = sum(blocks * _wait_cycles(arch, t, block * t.tile_bytes) for t in (first, *residuals))
+        per_row = sum(blocks * read_wait_cycles(arch, t, block * t.tile_bytes) for t in (first, *residuals))
     for tensor in stats:
-        per_row += _wait_cycles(arch, tensor, math.ceil(tensor.shape[-1] / TILE) * tensor.tile_bytes)
+        per_row += read_wait_cycles(arch, tensor, math.ceil(tensor.shape[-1] / TILE) * tensor.tile_bytes)
     once = 0.0
     for weight in weights:
         if desc.op_code == POST or weight.layout is Layout.ROW_MAJOR:  # 64 B rows a tile, each waited for
-            once += width * _wait_cycles(arch, weight, STICK_BYTES if desc.op_code == POST else page_bytes(weight))
+            once += width * read_wait_cycles(arch, weight, STICK_BYTES if desc.op_code == POST else page_bytes(weight))
         else:
-            once += blocks * _wait_cycles(arch, weight, block * weight.tile_bytes)
+            once += blocks * read_wait_cycles(arch, weight, block * weight.tile_bytes)
     return rows * per_row + once
 
 

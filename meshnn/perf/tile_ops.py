@@ -19,8 +19,8 @@ import math
 from meshnn.perf.desc import TILE, MemoryLayout, OpDesc, OpFamily
 from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.hardware import ArchPerf
-from meshnn.perf.latency import op_latency
 from meshnn.perf.norm_reader import is_interleaved_norm, reader_cycles, tail_cycles
+from meshnn.perf.norm_stats import sharded_stats_ns
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, sfpu_cycles_per_tile, traffic
@@ -88,14 +88,3 @@ def predict_tile_op(desc: OpDesc, machine: Machine) -> Prediction:
 
 
 INTERLEAVED_NOTE = "interleaved norm: its reader's DRAM waits (meshnn.perf.norm_reader)"
-
-
-def sharded_stats_ns(desc: OpDesc, machine: Machine) -> float:
-    """A norm whose rows are split across cores (its input width- or block-sharded): the cores' partial
-    statistics gathered on a sender, combined and multicast back before the normalise pass
-    (``sharded_norm_stats_ns``, fitted; 0 for other ops and for a norm that keeps its rows on one core)."""
-    tensor = max(desc.inputs, key=lambda t: t.tiles)
-    split = tensor.memory in (MemoryLayout.WIDTH_SHARDED, MemoryLayout.BLOCK_SHARDED)
-    if desc.family is not OpFamily.NORM or not split:
-        return 0.0
-    return op_latency(machine.system.arch.arch).sharded_norm_stats_ns

@@ -137,12 +137,6 @@ LM_HEAD_MISS = (
     "reads at; the reads' latency (tt-npe: up to 270 cycles a block, 9 us in all) does not explain it, nor the "
     "spilled partials of its 16-tile blocks (timed): what holds the reads back is not found"
 )
-LN_MISS = (
-    "the sharded distributed norm's two programs each gather the cores' partial statistics to one core and "
-    "send them back (a semaphore round over the 16 or 10 cores; the post stage reads the one-core stats tile "
-    "from every core), which the model's per-tile norm cost does not hold: it gives 2.7 us an op, launch "
-    "included, where the two take 10.9 together"
-)
 QKV_MISS = (
     "qkv_rm's bfloat8_b in0 shards of 3 tiles go round the ring in 3.7 us, behind its 128 multiplies (5.1 us): "
     "7.1 us with the launch where the target is 9.2; do, ff13 and ff2, the same program and ring, are met, so "
@@ -156,9 +150,9 @@ def figures() -> list[Figure]:
     g = "decode ops"
     out = [
         Figure("distributed rms_norm pre + post, 2048 on 2x8 cores (unit)", LLAMA_OPS, 10.9, 10.9, "us",
-               lambda: kernel_us(*distributed_rms_norm(2048, (2, 8))), False, LN_MISS, group=g),
+               lambda: kernel_us(*distributed_rms_norm(2048, (2, 8))), group=g),
         Figure("distributed rms_norm pre + post, Qwen 1280 on 2x5 cores (unit)", QWEN_OPS, 10.9, 10.9, "us",
-               lambda: kernel_us(*distributed_rms_norm(1280, (2, 5))), False, LN_MISS, group=g),
+               lambda: kernel_us(*distributed_rms_norm(1280, (2, 5))), group=g),
         Figure("binary mul + silu 32x400 bfloat8_b, Qwen (unit)", QWEN_OPS, 2.5, 2.5, "us",
                lambda: kernel_us(mul_silu(400)), group=g),
         Figure("embedding 32 ids x 1280 of 155648, Qwen (unit)", QWEN_OPS, 3.3, 3.3, "us",
