@@ -47,6 +47,7 @@ from meshnn.perf.host import TT_TRANSFORMERS, TT_TRANSFORMERS_TG, StepTime, step
 
 sys.path.insert(0, str(Path(__file__).parent))
 from model_targets import BUILT, GENERATED, SKUS, Target, load, padded_prefill, prompt_tokens, traced_prefill, why_not
+from perf_breakdown import breakdown, compact, print_misses
 from tt_llama import (
     ACCURACY_LLAMA,
     BF16_ATTENTION,
@@ -150,23 +151,30 @@ UNNAMED = [  # (shape, system, precision, tokens/s/user, TTFT ms or None, PERF.m
     (LLAMA_8B, "T3K", ACCURACY_LLAMA, 60.8, 81.0, "accuracy"),
     (LLAMA_8B, "TG", ACCURACY_LLAMA, 29.5, None, "accuracy"),
     (LLAMA_70B, "T3K", PERFORMANCE, 16.5, 168.0, "accuracy"),  # (70B: the performance settings in both)
-    (QWEN25_72B, "T3K", BF16_ATTENTION, 15.1, 216.0, "accuracy"),
+    (QWEN25_72B, "T3K", PERFORMANCE, 15.1, 216.0, "accuracy"),  # 2025-05-12: a ">70B" model (below)
     (QWEN25_32B, "T3K", BF16_ATTENTION, 19.7, 183.0, "accuracy"),
     (QWEN3_32B, "T3K", BF16_ATTENTION, 19.6, 119.0, "accuracy"),
     (QWQ_32B, "T3K", BF16_ATTENTION, 18.3, 120.0, "accuracy"),
-    (PHI35_MINI, "N150", BF16_ATTENTION, 38.8, 92.0, "accuracy"),
-    (PHI35_MINI, "N300", BF16_ATTENTION, 53.9, 63.0, "accuracy"),
-    (PHI35_MINI, "T3K", BF16_ATTENTION, 48.6, 53.0, "accuracy"),
+    (PHI35_MINI, "N150", ACCURACY_LLAMA, 38.8, 92.0, "accuracy"),  # 2025-03-10: bfloat8_b MLP (below)
+    (PHI35_MINI, "N300", ACCURACY_LLAMA, 53.9, 63.0, "accuracy"),
+    (PHI35_MINI, "T3K", ACCURACY_LLAMA, 48.6, 53.0, "accuracy"),
     (PHI3_MINI, "N150", ACCURACY_LLAMA, 40.41, 82.58, "accuracy"),
     (PHI3_MINI, "N300", ACCURACY_LLAMA, 57.0, 115.36, "accuracy"),
-    (PHI_4, "N300", ACCURACY_LLAMA, 20.48, 146.32, "accuracy"),
+    (PHI_4, "N300", BF16_ATTENTION, 20.48, 146.32, "accuracy"),  # 2025-09-26: "phi-4" not in the Llama branch
     (MINISTRAL_8B, "N300", BF16_ATTENTION, 19.95, 93.22, "accuracy"),
 ]
 """PERF.md's rows that the issue did not name and nothing was fitted to: other families (Qwen, Phi,
-Ministral) and the accuracy table's precisions (model_config.py's ModelOptimizations.accuracy: bfloat8_b
-MLP for Llama 3, Phi-3-mini and phi-4; bfloat16 attention and KV cache at HiFi4 for the other families;
-the 70B keeps the performance settings).  Left out: Mistral-7B's accuracy rows (the same figures as its
-performance rows to the last digit, under different settings: a copy), Qwen2.5-7B's (its performance
+Ministral) and the accuracy table's precisions, each as ModelOptimizations.accuracy read on the day its row
+was measured (``git blame`` of PERF.md; model_config.py at that commit): bfloat8_b MLP for Llama 3 and
+Phi-3-mini; bfloat16 attention and KV cache at HiFi4 for the other families; the 70B keeps the performance
+settings.  Three rows differ from today's code: Qwen2.5-72B's (2025-05-12) ran while "Qwen2.5-72B" was in the
+">70B" list (bfloat4_b MLP, bfloat8_b attention: the performance settings; dropped from it by #39080, 2026-05);
+phi-4's (#28299, 2025-09-26) ran before phi-4 joined the Llama branch (#30511, 2025-10-20), so its model name
+"phi-4" took the other families' bfloat16 attention at HiFi4 (its accuracy_decoder_config.json came later
+too); Phi-3.5-mini's figures are the llama3 code base's of 2025-03-10, whose accuracy mode was
+``ModelOptimizations(bfp4_mlp=False)``: a bfloat8_b MLP at HiFi2 (hifi2_fp16), bfloat8_b attention.
+Left out: Mistral-7B's accuracy rows (the same figures as its performance rows to the last digit, under
+different settings: a copy), Qwen2.5-7B's (its performance
 settings are its accuracy ones: the same row), Qwen2.5-Coder-32B (Qwen2.5-32B's shape and figures),
 the vision models and Mixtral (not Llama-shaped decoders), data-parallel rows, and the Blackhole P100
 (not a system here)."""
@@ -259,12 +267,14 @@ def predicted(
     residual = host.layer_residual_ns * shape.layers
     step = step_time(decode.recorders[0], traced=True, host_ns=host.decode_step_ns, residual_ns=residual)
     rows = [_row(shape.name, label, "decode (traced)", step, 1e9 / step.total_ns, tps, "tokens/s/user", wall)]
+    rows[0]["parts"] = breakdown(decode.recorders[0], traced=True)
     rows[0]["precision"] = precision.name
     rows[0]["sampling"] = "device" if sampling else "host"
     if prefill is not None:
         first = step_time(prefill.recorders[0], traced=False, host_ns=host.prefill_ns)
         phase = f"prefill {PROMPT} (eager)"
         rows.append(_row(shape.name, label, phase, first, first.total_ns / 1e6, ttft, "TTFT ms", wall))
+        rows[-1]["parts"] = breakdown(prefill.recorders[0], traced=False)
         rows[-1]["precision"] = precision.name
         rows[-1]["sampling"] = "-"
     if role is not None:
@@ -320,12 +330,13 @@ def predicted_target(target: Target) -> list[dict[str, object]]:
         model = Llama(shape, mesh, batch=target.batch, device_sampling=sampling)
         with ttnn.perf_capture() as decode:
             model.decode([n + GENERATED // 2 for n in users])
-        prefills = {}
+        prefills, parts = {}, {}
         for tokens in sorted({padded_prefill(n) for n in users}):
             with ttnn.perf_capture() as capture:
                 model.prefill(tokens, sample=True)
             traced = tokens in traced_prefill(shape.name, label)
             prefills[tokens] = step_time(capture.recorders[0], traced=traced, host_ns=TT_TRANSFORMERS.prefill_ns)
+            parts[tokens] = breakdown(capture.recorders[0], traced=traced)
     finally:
         mesh.close()
     wall = time.perf_counter() - start
@@ -337,6 +348,8 @@ def predicted_target(target: Target) -> list[dict[str, object]]:
         _row(target.model, label, decode_phase, step, 1e9 / step.total_ns, target.decode_tsu, "tokens/s/user", wall),
         _row(target.model, label, f"prefill {lengths}", first, first.total_ns / 1e6, target.ttft_ms, "TTFT ms", wall),
     ]
+    rows[0]["parts"] = breakdown(decode.recorders[0], traced=True)
+    rows[1]["parts"] = parts[max(prefills, key=lambda t: sum(padded_prefill(n) == t for n in users))]  # the most users'
     for row in rows:
         row.update(precision=PERFORMANCE.name, sampling="device" if sampling else "host")
         row["role"] = "check (model_targets.yaml)"
@@ -431,10 +444,14 @@ def main() -> None:
     print("    not modelled: " + "; ".join(NOT_MODELLED))
     checks = [abs(r["error"]) for r in rows if r["role"] == "check" and r["error"] is not None]
     unnamed_errors = [abs(r["error"]) for r in others if r["error"] is not None]
+    print_misses(rows)
+    for row in rows:
+        row["parts"] = compact(row["parts"])
     if args.csv:
         write_csv(rows, args.csv)
         print(f"    wrote {args.csv}")
-    rounded = [{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items() if k != "includes"} for r in rows]
+    kept = [{k: v for k, v in r.items() if k not in ("includes", "parts")} for r in rows]
+    rounded = [{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()} for r in kept]
     summary = {"checks": len(checks), "checks_within_15pct": sum(e <= 0.15 for e in checks)}
     if unnamed_errors:
         summary["unnamed_checks"] = len(unnamed_errors)
