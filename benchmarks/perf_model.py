@@ -46,6 +46,7 @@ from meshnn import perf
 from meshnn.perf.host import TT_TRANSFORMERS, TT_TRANSFORMERS_TG, StepTime, step_time
 
 sys.path.insert(0, str(Path(__file__).parent))
+import perf_extra
 from model_targets import BUILT, GENERATED, SKUS, Target, load, padded_prefill, prompt_tokens, traced_prefill, why_not
 from perf_breakdown import breakdown, compact, print_misses
 from tt_llama import (
@@ -240,7 +241,12 @@ def model_cost() -> dict[str, float]:
 
 
 def predicted(
-    shape, label: str, precision: Precision = PERFORMANCE, published: tuple | None = None, role: str | None = None
+    shape,
+    label: str,
+    precision: Precision = PERFORMANCE,
+    published: tuple | None = None,
+    role: str | None = None,
+    batch: int = 1,
 ) -> list[dict[str, object]]:
     """The decode step and the prefill of ``shape`` on system ``label`` with ``precision``: a row each,
     beside ``published`` (tokens/s/user, TTFT ms; default: :data:`PUBLISHED`'s); the decode step samples
@@ -251,7 +257,9 @@ def predicted(
     sampling = shape.name in DEVICE_SAMPLING
     try:
         padded = shape.name not in UNPADDED_SAMPLING
-        model = Llama(shape, mesh, precision=precision, device_sampling=sampling, pad_sampling_logits=padded)
+        model = Llama(
+            shape, mesh, precision=precision, batch=batch, device_sampling=sampling, pad_sampling_logits=padded
+        )
         galaxy = label == "TG"
         with ttnn.perf_capture() as decode:
             (model.tg_decode if galaxy else model.decode)(POSITION)
@@ -376,6 +384,25 @@ def run_targets(only: str | None) -> list[dict]:
     return rows
 
 
+def run_extra(only: str | None) -> list[dict]:
+    """Part (e): PERF.md's precision tables and its batch-32 table (:mod:`perf_extra`), checks."""
+    rows = []
+    if not only or only.lower() in LLAMA_1B.name.lower():
+        for precision, tsu, ttft in perf_extra.precision_rows():
+            pair = predicted(LLAMA_1B, "N300", precision, (tsu, ttft), "check (PERF.md precision table)")
+            pair[1]["role"] = "not a check (2025-03 prefill)"
+            rows += pair
+    for shape, label, tsu, _ttft in perf_extra.BATCH32:
+        if only and only.lower() not in shape.name.lower():
+            continue
+        decode = predicted(shape, label, perf_extra.BATCH32_PRECISION, (tsu, None), "check (PERF.md batch 32)", 32)
+        rows.append(decode[0])
+    if rows:
+        print("(e) PERF.md's precision tables (Llama-3.2-1B, N300) and batch-32 table (2025-03-17): checks")
+        print_rows(rows)
+    return rows
+
+
 def print_rows(rows: list[dict]) -> None:
     head = f"{'model':15} {'system':6} {'precision':14} {'phase':19} {'sample':6} {'ops':>5} {'kernels':>8} {'gaps':>7}"
     head += f" {'host':>6} {'resid':>6}"
@@ -405,8 +432,9 @@ def main() -> None:
     parser.add_argument("--csv", help="also write the whole-model rows to this CSV file")
     parser.add_argument("--only", help="run the models whose name contains this (e.g. 8B)")
     parser.add_argument(
-        "--set", choices=("named", "unnamed", "targets", "all"), default="all",
-        help="the issue's rows (PUBLISHED), PERF.md's others (UNNAMED), model_targets.yaml's, or all (default)",
+        "--set", choices=("named", "unnamed", "targets", "extra", "all"), default="all",
+        help="the issue's rows (PUBLISHED), PERF.md's others (UNNAMED), model_targets.yaml's, PERF.md's precision "
+        "and batch-32 tables (perf_extra), or all (default)",
     )  # fmt: skip
     args = parser.parse_args()
     cost = model_cost()
@@ -436,6 +464,8 @@ def main() -> None:
     rows += others
     targets = run_targets(args.only) if args.set in ("targets", "all") else []
     rows += targets
+    extra = run_extra(args.only) if args.set in ("extra", "all") else []
+    rows += extra
     print("    host: meshnn.perf.host.TT_TRANSFORMERS (1-D) and TT_TRANSFORMERS_TG, fitted to the 1B and 3B rows;")
     print(
         "    resid: the Galaxy's per-layer residual (fitted, not modelled: see TT_TRANSFORMERS_TG); "
@@ -457,6 +487,10 @@ def main() -> None:
         summary["unnamed_checks"] = len(unnamed_errors)
         summary["unnamed_within_15pct"] = sum(e <= 0.15 for e in unnamed_errors)
         summary["unnamed_median_abs_error"] = round(float(np.median(unnamed_errors)), 4)
+    extra_errors = [abs(r["error"]) for r in extra if r["error"] is not None and r["role"].startswith("check")]
+    if extra_errors:
+        summary["extra_checks"] = len(extra_errors)
+        summary["extra_within_15pct"] = sum(e <= 0.15 for e in extra_errors)
     target_errors = [abs(r["error"]) for r in targets if r["error"] is not None]
     if target_errors:
         summary["targets_checks"] = len(target_errors)

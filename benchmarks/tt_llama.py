@@ -106,6 +106,11 @@ HIFI2_FP32 = ttnn.WormholeComputeKernelConfig(
 )
 """model_config.py's compute_kernel_config_hifi2 (MathFidelitySetting.HIFI2, the attention's QKV and
 output matmuls and decode SDPA by default): HiFi2 with float32 accumulation."""
+HIFI2_NA = ttnn.WormholeComputeKernelConfig(
+    math_fidelity=ttnn.MathFidelity.HiFi2, math_approx_mode=False, fp32_dest_acc_en=False, packer_l1_acc=False
+)
+"""model_config.py's compute_kernel_config_hifi2_na (MathFidelitySetting.HIFI2_NA): HiFi2, 16-bit
+accumulation, no packer L1 accumulation (decode SDPA's default in 2025-03)."""
 
 
 @dataclass(frozen=True)
@@ -124,13 +129,21 @@ class Precision:
     sdpa_decode: object = HIFI2_FP32
     mlp: object = None  # LI_FF1_FF3 and LI_FF2 where a model's decoder config sets them (None: the defaults)
     activation: object = None  # TensorGroup.ACTIVATION where a decoder config sets it (None: each op's default)
+    ff1_ff3_fidelity: object = None  # LI_FF1_FF3 alone, where a configuration sets it apart from LI_FF2
+    ff2_fidelity: object = None  # LI_FF2 alone
+    wo_decode: object = None  # LI_O_DECODE where it differs from ``attention``
+    wo_prefill: object = None  # LI_O_PREFILL where it differs from ``attention``
 
     def ff1_ff3_kernel(self, dtype) -> object:
         """FF1/FF3's compute kernel config: the model's own, else LoFi for bfloat4_b, HiFi2 otherwise."""
-        return self.mlp or (LOFI if dtype == BFP4 else HIFI2)
+        return self.ff1_ff3_fidelity or self.mlp or (LOFI if dtype == BFP4 else HIFI2)
 
     def ff2_kernel(self) -> object:
-        return self.mlp or HIFI2
+        return self.ff2_fidelity or self.mlp or HIFI2
+
+    def wo_kernel(self, *, prefill: bool) -> object:
+        """The attention output matmul's config (LI_O_PREFILL / LI_O_DECODE): ``attention`` unless set apart."""
+        return (self.wo_prefill if prefill else self.wo_decode) or self.attention
 
     def gated_dtype(self) -> object:
         """The MLP's gated product (mlp.py's w2_in, FF2's input): ``activation_dtype or ttnn.bfloat8_b``."""
@@ -432,7 +445,7 @@ class Llama:
             w["wo"],
             program_config=dram_program(width, s.dim, self.heads),
             memory_config=ttnn.L1_WIDTH_SHARDED_MEMORY_CONFIG,
-            compute_kernel_config=self.p.attention,
+            compute_kernel_config=self.p.wo_kernel(prefill=False),
         )
         return self._reduced(dense)
 
@@ -649,7 +662,7 @@ class Llama:
                 q, k, v, is_causal=True, program_config=program, compute_kernel_config=HIFI4
             )
             heads = ttnn.experimental.nlp_concat_heads(context, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-            h = ttnn.add(x, self._prefill_reduced(self._prefill_linear(heads, w["wo"], self.p.attention)))
+            h = ttnn.add(x, self._prefill_reduced(self._prefill_linear(heads, w["wo"], self.p.wo_kernel(prefill=True))))
             normed = self._prefill_norm(h, w["ff_norm"])
             fidelity = self.p.ff1_ff3_kernel(w["w1"].dtype)
             gated = ttnn.multiply(
@@ -728,7 +741,7 @@ class Llama:
         heads = ttnn.experimental.nlp_concat_heads_decode(ttnn.to_memory_config(out, per_user), num_heads=self.heads)
         users = ttnn.all_gather(heads, dim=2, cluster_axis=1, num_links=2, topology=ttnn.Topology.Linear)
         users = ttnn.matmul(self._users, ttnn.to_memory_config(users, ttnn.L1_MEMORY_CONFIG), dtype=BF16)
-        return self._tg_all_reduce(self._tg_linear(users, w["wo"], self.p.attention), 0, composite=big)
+        return self._tg_all_reduce(self._tg_linear(users, w["wo"], self.p.wo_kernel(prefill=False)), 0, composite=big)
 
     def _tg_mlp(self, x: ttnn.Tensor, w: dict) -> ttnn.Tensor:
         big = self.s.dim >= 8192
