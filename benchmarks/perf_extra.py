@@ -98,3 +98,33 @@ defaults), which are the second precision table's."""
 def precision_rows():
     """(precision, t/s/u, TTFT ms) for each precision table."""
     return [(table_precision(*fields), tsu, ttft) for fields, (tsu, ttft) in PRECISION_TABLES]
+
+
+README_TABLE = [  # (model, system, precision, t/s/u, ttft ms, samples on the device, release): models/README.md
+    ("Llama-3.2-1B", "N150", "performance", 80.5, 23.0, False, "v0.62.0-dev20251015"),
+    ("Llama-3.2-3B", "N150", "performance", 46.6, 52.0, False, "v0.62.0-rc35"),
+    ("Llama-3.1-8B", "N150", "performance", 26.0, 104.0, False, "v0.62.0-rc35"),
+    ("Mistral-7B", "N150", "performance", 28.7, 99.0, False, "v0.64.0-dev20251030"),
+    ("Llama-3.1-8B", "P150", "performance", 33.1, 57.0, False, "v0.64.0-dev20251030"),
+    ("Qwen2.5-7B", "N300", "qwen2.5-7b decoders", 22.1, 109.0, False, "v0.62.0-rc35"),
+    ("Qwen2.5-72B", "T3K", "performance", 15.4, 223.0, False, "v0.62.0-rc25"),
+    ("Llama-3.1-70B", "T3K", "performance", 15.9, 159.0, False, "v0.59.0-rc53"),
+    ("Qwen3-32B", "T3K", "performance", 22.8, 94.0, True, "v0.65.0-rc7"),
+]
+"""tt-metal models/README.md's LLM table (#34023, 2025-12-09, "Last Update: Dec 8, 2025"): batch 32, 128-token
+prompts ("an input sequence length (number of rows filled in the KV cache) of 128"), t/s/u "the throughput of the
+first token generated after prefill" (a decode step at position 128), measured with the tt_transformers demo at
+each row's release.  Sampling as the demo of each release did: greedy argmax on the device at any batch from
+2025-09 (simple_text_demo.py: ``argmax_on_device = temperature == 0``; the argmax op is not written: the host's
+fitted figure holds batch 1's), the 70B's v0.59 (2025-06/07) on the host above batch 1 (``argmax_on_device``
+only at batch 1 then), Qwen3-32B's v0.65 (2025-12) TTSampling's top-k on the device (#31046, 2025-11-05), its
+logits unpadded (before #40397).  Llama 3.3 70B is Llama 3.1 70B's shape.  Left out: QwQ-32B (v0.56.0, 2025-02:
+the llama3 code base), DeepSeek-R1-Distill-Llama-70B (the 70B's row, number for number), Llama 3.1 70B on
+Blackhole (a P150x4 QuietBox: no such system here), the P100 and 2 x P150 rows, Llama 3.2 11B Vision, Mixtral,
+Falcon, Mamba, and the Galaxy's llama3_70b_galaxy row (its own code)."""
+
+
+def readme_llms(shapes: dict, precisions: dict) -> list[tuple]:
+    """:data:`README_TABLE` as (shape, system, precision, t/s/u, ttft, device sampling, release), the shapes and
+    precisions looked up by name in ``shapes`` / ``precisions``."""
+    return [(shapes[m], s, precisions[p], tsu, ttft, dev, rel) for m, s, p, tsu, ttft, dev, rel in README_TABLE]

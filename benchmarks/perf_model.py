@@ -247,22 +247,25 @@ def predicted(
     published: tuple | None = None,
     role: str | None = None,
     batch: int = 1,
+    position: int = POSITION,
+    device_sampling: bool | None = None,
 ) -> list[dict[str, object]]:
-    """The decode step and the prefill of ``shape`` on system ``label`` with ``precision``: a row each,
-    beside ``published`` (tokens/s/user, TTFT ms; default: :data:`PUBLISHED`'s); the decode step samples
-    on the device for the rows of :data:`DEVICE_SAMPLING`."""
+    """The decode step (``batch`` users at ``position``) and the prefill of ``shape`` on system ``label`` with
+    ``precision``: a row each, beside ``published`` (tokens/s/user, TTFT ms; default: :data:`PUBLISHED`'s); the
+    decode step samples on the device for the rows of :data:`DEVICE_SAMPLING` (or as ``device_sampling`` says:
+    then unpadded, as before tt-metal #40397)."""
     system, mesh_shape = SYSTEMS[label]
     start = time.perf_counter()
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape), system=system, execute=False)
-    sampling = shape.name in DEVICE_SAMPLING
+    sampling = shape.name in DEVICE_SAMPLING if device_sampling is None else device_sampling
     try:
-        padded = shape.name not in UNPADDED_SAMPLING
+        padded = shape.name not in UNPADDED_SAMPLING and device_sampling is None
         model = Llama(
             shape, mesh, precision=precision, batch=batch, device_sampling=sampling, pad_sampling_logits=padded
         )
         galaxy = label == "TG"
         with ttnn.perf_capture() as decode:
-            (model.tg_decode if galaxy else model.decode)(POSITION)
+            (model.tg_decode if galaxy else model.decode)(position)
         prefill = None
         if not galaxy:  # tt_transformers' TG prefill path is not written here
             with ttnn.perf_capture() as prefill:
@@ -397,8 +400,19 @@ def run_extra(only: str | None) -> list[dict]:
             continue
         decode = predicted(shape, label, perf_extra.BATCH32_PRECISION, (tsu, None), "check (PERF.md batch 32)", 32)
         rows.append(decode[0])
+    shapes = {
+        s.name: s for s in (LLAMA_1B, LLAMA_3B, LLAMA_8B, LLAMA_70B, MISTRAL_7B, QWEN25_7B, QWEN25_72B, QWEN3_32B)
+    }
+    precisions = {p.name: p for p in (PERFORMANCE, QWEN25_7B_DECODERS)}
+    for shape, label, precision, tsu, ttft, sampling, release in perf_extra.readme_llms(shapes, precisions):
+        if only and only.lower() not in shape.name.lower():
+            continue
+        pair = predicted(shape, label, precision, (tsu, ttft), f"check (models/README.md {release})", 32, PROMPT,
+                         device_sampling=sampling)  # fmt: skip
+        rows += pair
     if rows:
-        print("(e) PERF.md's precision tables (Llama-3.2-1B, N300) and batch-32 table (2025-03-17): checks")
+        print("(e) PERF.md's precision tables (Llama-3.2-1B, N300) and batch-32 table (2025-03-17), models/README.md's")
+        print("    LLM table (batch 32, 128-token prompts, 2025-06 to 2025-12): checks")
         print_rows(rows)
     return rows
 
