@@ -29,7 +29,10 @@ import meshnn as ttnn
 TILE = 32
 BF16, BFP8, BFP4 = ttnn.bfloat16, ttnn.bfloat8_b, ttnn.bfloat4_b
 NOT_MODELLED = (
-    "T3000's attention output runs as all_gather_async + linear, not the fused all_gather_matmul_async",
+    "T3000's decode attention output runs as linear + reduce_scatter for every model; tt_transformers runs it so only "
+    "where dim / 32 / 8 is not a multiple of 8 (the 3B, Phi-3 / 3.5, the 32B Qwens: model_config's "
+    "_use_fused_all_gather_matmul), and elsewhere (1B, 7-8B, 70-72B) as the fused all_gather_matmul_async of the heads "
+    "with WO cut by columns, no reduce_scatter after it",
     "T3000's prefill attention output runs as linear + reduce_scatter; tt_transformers all_gathers the heads and "
     "runs wo on output columns (USE_FUSED_ALL_GATHER_MATMUL: the same op count, a collective of the same bytes)",
     "paged attention runs unpaged (the same bytes; cur_pos as a list so the model sees the position)",
