@@ -124,6 +124,12 @@ Blackhole (a P150x4 QuietBox: no such system here), the P100 and 2 x P150 rows, 
 Falcon, Mamba, and the Galaxy's llama3_70b_galaxy row (its own code)."""
 
 
+TRACED_PREFILL_FROM = "v0.65"
+"""The releases from which models/README.md's rows ran their 128-token prefill traced (tt-metal #32086, 2025-11-13:
+128 tokens among every Wormhole system's ``trace_prefill_supported_seq_lens``; before it only Llama-3.1-8B's, from
+#29827 of 2025-10-30, which v0.64.0-dev20251030's P150 does not list): v0.65.0 (2025-12)."""
+
+
 def readme_llms(shapes: dict, precisions: dict) -> list[tuple]:
     """:data:`README_TABLE` as (shape, system, precision, t/s/u, ttft, device sampling, release), the shapes and
     precisions looked up by name in ``shapes`` / ``precisions``."""

@@ -124,6 +124,11 @@ UNPADDED_SAMPLING = ("Ministral-8B", "QwQ-32B")
 to a power of two for top-k (Ministral-8B: 2026-01-24; QwQ-32B: #36724, 2026-03-23): their top-k read the
 tile-padded share (QwQ's 19,008 a chip: the single-core program, as #40397 describes for the Qwen and
 Llama rows of those weeks; Ministral's 65,536 are a power of two already)."""
+TRACED_PREFILL_ROWS = ("Ministral-8B", "QwQ-32B")
+"""The PERF.md rows measured after tt-metal #32086 (2025-11-13) listed 128 tokens among every Wormhole system's
+``trace_prefill_supported_seq_lens`` (generator.py's ``prefill_forward_text`` has traced a supported length by
+default since #29827, 2025-10-30, with paged attention, as the demo runs): their prefill is timed traced, the host's
+prefill figure as for the others (Ministral-8B: 2026-01-24; QwQ-32B: 2026-03-23)."""
 UNNAMED_NOT_MODELLED = ("Phi-3's fused gate / up projection is split into w1 and w3 as tt_transformers loads it",)
 UNNAMED = [  # (shape, system, precision, tokens/s/user, TTFT ms or None, PERF.md's table)
     (QWEN25_7B, "N300", QWEN25_7B_DECODERS, 24.6, 92.0, "performance"),
@@ -249,11 +254,13 @@ def predicted(
     batch: int = 1,
     position: int = POSITION,
     device_sampling: bool | None = None,
+    traced_prefill: bool | None = None,
 ) -> list[dict[str, object]]:
     """The decode step (``batch`` users at ``position``) and the prefill of ``shape`` on system ``label`` with
     ``precision``: a row each, beside ``published`` (tokens/s/user, TTFT ms; default: :data:`PUBLISHED`'s); the
     decode step samples on the device for the rows of :data:`DEVICE_SAMPLING` (or as ``device_sampling`` says:
-    then unpadded, as before tt-metal #40397)."""
+    then unpadded, as before tt-metal #40397); the prefill is traced for :data:`TRACED_PREFILL_ROWS` (or as
+    ``traced_prefill`` says), else eager."""
     system, mesh_shape = SYSTEMS[label]
     start = time.perf_counter()
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape), system=system, execute=False)
@@ -282,10 +289,11 @@ def predicted(
     rows[0]["precision"] = precision.name
     rows[0]["sampling"] = "device" if sampling else "host"
     if prefill is not None:
-        first = step_time(prefill.recorders[0], traced=False, host_ns=host.prefill_ns)
-        phase = f"prefill {PROMPT} (eager)"
+        traced = shape.name in TRACED_PREFILL_ROWS if traced_prefill is None else traced_prefill
+        first = step_time(prefill.recorders[0], traced=traced, host_ns=host.prefill_ns)
+        phase = f"prefill {PROMPT} ({'traced' if traced else 'eager'})"
         rows.append(_row(shape.name, label, phase, first, first.total_ns / 1e6, ttft, "TTFT ms", wall))
-        rows[-1]["parts"] = breakdown(prefill.recorders[0], traced=False)
+        rows[-1]["parts"] = breakdown(prefill.recorders[0], traced=traced)
         rows[-1]["precision"] = precision.name
         rows[-1]["sampling"] = "-"
     if role is not None:
@@ -407,8 +415,9 @@ def run_extra(only: str | None) -> list[dict]:
     for shape, label, precision, tsu, ttft, sampling, release in perf_extra.readme_llms(shapes, precisions):
         if only and only.lower() not in shape.name.lower():
             continue
-        pair = predicted(shape, label, precision, (tsu, ttft), f"check (models/README.md {release})", 32, PROMPT,
-                         device_sampling=sampling)  # fmt: skip
+        traced = release >= perf_extra.TRACED_PREFILL_FROM
+        role = f"check (models/README.md {release})"
+        pair = predicted(shape, label, precision, (tsu, ttft), role, 32, PROMPT, sampling, traced)
         rows += pair
     if rows:
         print("(e) PERF.md's precision tables (Llama-3.2-1B, N300) and batch-32 table (2025-03-17), models/README.md's")

@@ -247,6 +247,7 @@ class Llama:
         self.layers = [self._layer(i) for i in range(s.layers)]
         self.embedding = self._put(meta(s.vocab, s.dim), BF16, layout=ttnn.ROW_MAJOR_LAYOUT, dims=(None, 1))
         self.norm = self._norm_weight()
+        self.final = {"norm": self.norm, **self._distributed_norm_weights("norm")}  # the output norm, prefill's
         self.rot = [self._put(meta(max_seq, s.head_dim), BF16, layout=ttnn.ROW_MAJOR_LAYOUT) for _ in range(2)]
         self.trans = self._put(meta(1, 1, TILE, TILE), BF16)
         self.lm_head = self._lm_head()
@@ -292,6 +293,7 @@ class Llama:
         return {
             "attn_norm": self._norm_weight(),
             "ff_norm": self._norm_weight(),
+            **self._distributed_norm_weights("attn_norm", "ff_norm"),
             "wqkv": self._weight(s.dim, qkv, p.wqkv, cols),
             "wo": self._weight(s.heads * s.head_dim, s.dim, p.wo, rows),
             "w1": self._weight(s.dim, s.hidden, mlp, cols),
@@ -589,10 +591,40 @@ class Llama:
 
     # -------------------------------------------------------------------------- prefill (1-D)
 
-    def _prefill_norm(self, x: ttnn.Tensor, weight: ttnn.Tensor) -> ttnn.Tensor:
+    def _distributed_prefill(self) -> bool:
+        """model_config.py's ``is_distributed_norm(Mode.PREFILL)`` on a 1-D mesh of several devices: above a
+        hidden size of 4096 ("somewhere between 4k and 8k WH runs out of L1 if not distributed")."""
+        return self.n > 1 and not self.galaxy and self.s.dim > 4096
+
+    def _distributed_norm_weights(self, *names: str) -> dict[str, ttnn.Tensor]:
+        """RMSNorm's ``weight_distributed`` for each of ``names`` (cut over the devices with the stream) where
+        prefill norms are distributed."""
+        if not self._distributed_prefill():
+            return {}
+        dims = (None, 2)
+        return {
+            f"{name}_distributed": self._put(
+                meta(1, 1, self.s.dim // TILE, TILE), BF16, layout=ttnn.ROW_MAJOR_LAYOUT, dims=dims
+            )
+            for name in names
+        }
+
+    def _prefill_norm(self, x: ttnn.Tensor, w: dict, name: str) -> ttnn.Tensor:
+        """distributed_norm.py in prefill on a 1-D mesh: all_gather the stream, then rms_norm; above a hidden size
+        of 4096 (:meth:`_distributed_prefill`) RMSNorm's ``_distributed_rmsnorm`` on the device's share (statistics,
+        their all_gather, the normalisation) and then the all_gather of its output."""
+        dram = ttnn.DRAM_MEMORY_CONFIG
+        gather = {"dim": 3, "num_links": 1, "topology": self.topology, "memory_config": dram}
+        if self._distributed_prefill():
+            stats = ttnn.rms_norm_pre_all_gather(x, compute_kernel_config=HIFI2, dtype=BF16)
+            stats = ttnn.all_gather(stats, **gather)
+            out = ttnn.rms_norm_post_all_gather(
+                x, stats, epsilon=1e-5, weight=w[f"{name}_distributed"], compute_kernel_config=HIFI2
+            )
+            return ttnn.all_gather(out, **gather)
         if self.n > 1:
-            x = ttnn.all_gather(x, dim=3, num_links=1, topology=self.topology, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        return ttnn.rms_norm(x, epsilon=1e-5, weight=weight, compute_kernel_config=HIFI2)
+            x = ttnn.all_gather(x, **gather)
+        return ttnn.rms_norm(x, epsilon=1e-5, weight=w[name], compute_kernel_config=HIFI2)
 
     def _prefill_linear(self, x: ttnn.Tensor, weight: ttnn.Tensor, fidelity) -> ttnn.Tensor:
         """model_config's prefill matmul_config: a 2-D multicast program over the 8x8 grid."""
@@ -647,7 +679,7 @@ class Llama:
         cos, sin = (self._put(meta(1, 1, tokens, s.head_dim), BF16) for _ in range(2))
         trans = self._put(meta(1, 1, TILE, TILE), BF16)
         for w in self.layers:
-            h = self._prefill_norm(x, w["attn_norm"])
+            h = self._prefill_norm(x, w, "attn_norm")
             qkv = self._prefill_linear(h, w["wqkv"], self.p.attention)
             if s.qkv_bias:  # a broadcast add of the bias row
                 qkv = ttnn.add(qkv, w["bias_prefill"], memory_config=ttnn.DRAM_MEMORY_CONFIG)
@@ -666,7 +698,7 @@ class Llama:
             )
             heads = ttnn.experimental.nlp_concat_heads(context, memory_config=ttnn.DRAM_MEMORY_CONFIG)
             h = ttnn.add(x, self._prefill_reduced(self._prefill_linear(heads, w["wo"], self.p.wo_kernel(prefill=True))))
-            normed = self._prefill_norm(h, w["ff_norm"])
+            normed = self._prefill_norm(h, w, "ff_norm")
             fidelity = self.p.ff1_ff3_kernel(w["w1"].dtype)
             gated = ttnn.multiply(
                 self._prefill_linear(normed, w["w1"], fidelity), self._prefill_linear(normed, w["w3"], fidelity),
@@ -674,7 +706,7 @@ class Llama:
             )  # fmt: skip
             x = ttnn.add(h, self._prefill_reduced(self._prefill_linear(gated, w["w2"], self.p.ff2_kernel())))
         last = ttnn.slice(x, (0, 0, tokens - TILE, 0), (1, 1, tokens, x.shape[-1]))
-        logits = self._head(self._norm(ttnn.to_memory_config(last, self._residual_config()), self.norm))
+        logits = self._head(self._prefill_norm(last, self.final, "norm"))  # model.py: the output norm in prefill mode
         return self._sample(logits) if sample and self.device_sampling else logits
 
     # ------------------------------------------------------------------- decode (TG, 8x4 Galaxy)
