@@ -17,6 +17,8 @@ models/tt_transformers/PERF.md of 2026-06; each row's date from ``git blame``), 
   did then.  The decode figures are checks; the "avg TTFT" column is not (how the demo of 2025-03
   averaged 32 users' prefills is not in the table: its 1B on an N150, 38 ms, is below the same day's
   batch-1 figure, 55 ms).  Llama-3.2-11B (a vision model) and the empty rows are left out.
+- Its "Long-context (64K Tokens)" table (2025-03-17): decode one user at position 64K (:data:`LONG_CONTEXT`).
+- tt-metal models/README.md's LLM table (:data:`README_TABLE`).
 """
 
 from __future__ import annotations
@@ -90,6 +92,25 @@ BATCH32 = [  # (shape, system, t/s/u, avg TTFT ms): PERF.md's "Short-Context, Ba
     (LLAMA_8B, "T3K", 45.6, 64.0),
     (LLAMA_70B, "T3K", 14.8, 192.0),
 ]
+LONG_CONTEXT = [  # (shape, system, t/s/u, TTFT ms): PERF.md's "Long-context (64K Tokens)" (2025-03-17, #18777)
+    (LLAMA_1B, "N150", 53.0, 20066.0),
+    (LLAMA_1B, "N300", 65.2, 10949.0),
+    (LLAMA_1B, "T3K", 73.7, 5271.0),
+    (LLAMA_3B, "N150", 25.3, 46743.0),
+    (LLAMA_3B, "N300", 34.8, 22921.0),
+    (LLAMA_3B, "T3K", 41.0, 10677.0),
+    (LLAMA_8B, "N150", 16.9, 64385.0),
+    (LLAMA_8B, "N300", 26.1, 36229.0),
+    (LLAMA_8B, "T3K", 38.1, 16165.0),
+    (LLAMA_70B, "T3K", 11.9, 74363.0),
+]
+"""Batch 1, a 64K-token prompt, then 200 tokens (PERF.md's note): the decode figures are checks, a step at
+:data:`LONG_POSITION` whose attention reads a 64K-token cache; the times to first token are not (a 64K prompt runs
+as chunked prefill, ``max_prefill_chunk_size`` chunks each attending to the cache before it, which
+``tt_llama.Llama.prefill`` does not write).  The same day's settings as the batch-32 rows; Llama-3.2-11B and the
+empty rows are left out."""
+LONG_POSITION = 65536 + 100
+
 BATCH32_PRECISION = table_precision("bfp4", "bfp8", "bfp8", "mixed", "lofi", "hifi2", "hifi2")
 """Batch-32's settings: the performance settings of 2025-03 (bfloat4_b FF1/FF3 at LoFi, the rest the day's
 defaults), which are the second precision table's."""

@@ -268,8 +268,9 @@ def predicted(
     try:
         padded = shape.name not in UNPADDED_SAMPLING and device_sampling is None
         model = Llama(
-            shape, mesh, precision=precision, batch=batch, device_sampling=sampling, pad_sampling_logits=padded
-        )
+            shape, mesh, max_seq=max(1024, position + PROMPT), precision=precision, batch=batch,
+            device_sampling=sampling, pad_sampling_logits=padded,
+        )  # fmt: skip
         galaxy = label == "TG"
         with ttnn.perf_capture() as decode:
             (model.tg_decode if galaxy else model.decode)(position)
@@ -403,6 +404,12 @@ def run_extra(only: str | None) -> list[dict]:
             pair = predicted(LLAMA_1B, "N300", precision, (tsu, ttft), "check (PERF.md precision table)")
             pair[1]["role"] = "not a check (2025-03 prefill)"
             rows += pair
+    for shape, label, tsu, _ttft in perf_extra.LONG_CONTEXT:
+        if only and only.lower() not in shape.name.lower():
+            continue
+        role = "check (PERF.md 64K context)"
+        decode = predicted(shape, label, perf_extra.BATCH32_PRECISION, (tsu, None), role, 1, perf_extra.LONG_POSITION)
+        rows.append(decode[0])
     for shape, label, tsu, _ttft in perf_extra.BATCH32:
         if only and only.lower() not in shape.name.lower():
             continue
@@ -420,8 +427,8 @@ def run_extra(only: str | None) -> list[dict]:
         pair = predicted(shape, label, precision, (tsu, ttft), role, 32, PROMPT, sampling, traced)
         rows += pair
     if rows:
-        print("(e) PERF.md's precision tables (Llama-3.2-1B, N300) and batch-32 table (2025-03-17), models/README.md's")
-        print("    LLM table (batch 32, 128-token prompts, 2025-06 to 2025-12): checks")
+        print("(e) PERF.md's precision tables (Llama-3.2-1B, N300), 64K-context and batch-32 tables (2025-03-17),")
+        print("    models/README.md's LLM table (batch 32, 128-token prompts, 2025-06 to 2025-12): checks")
         print_rows(rows)
     return rows
 
