@@ -25,7 +25,12 @@ Llama-shaped families (Qwen, Phi, Ministral), the 8B on a P150, and its accuracy
 tt_transformers decoders on a system here, run as the demo's ci-eval-32 case that measured them (32 users, each
 prefilled alone at its padded length, decode at each user's position, sampling on the device where the demo
 samples there); the other entries
-listed with the reason.  ``--set named`` / ``unnamed`` / ``targets`` runs (b) / (c) / (d) alone.
+listed with the reason.
+
+(e) Checks on published whole-model figures no other part holds (:mod:`perf_extra`): PERF.md's precision tables,
+64K-context and batch-32 tables, and models/README.md's LLM table.  ``--set named`` / ``unnamed`` / ``targets`` /
+``extra`` runs (b) / (c) / (d) / (e) alone.  Every checked row outside 15% is printed split (:mod:`perf_breakdown`):
+kernels by op family and by matmul weight, the gaps eager and traced, the host's figure.
 
 Prints the tables and one JSON line; ``--csv FILE`` also writes the whole-model rows as CSV.
 """
