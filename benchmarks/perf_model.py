@@ -63,6 +63,8 @@ from tt_llama import (
     LLAMA_70B,
     NOT_MODELLED,
     PERFORMANCE,
+    PHI3_MINI_ACCURACY,
+    PHI3_MINI_PERFORMANCE,
     QWEN25_7B_DECODERS,
     Llama,
     Precision,
@@ -144,8 +146,8 @@ UNNAMED = [  # (shape, system, precision, tokens/s/user, TTFT ms or None, PERF.m
     (PHI35_MINI, "N150", PERFORMANCE, 43.2, 98.0, "performance"),
     (PHI35_MINI, "N300", PERFORMANCE, 57.8, 62.0, "performance"),
     (PHI35_MINI, "T3K", PERFORMANCE, 48.8, 51.0, "performance"),
-    (PHI3_MINI, "N150", PERFORMANCE, 45.0, 73.32, "performance"),
-    (PHI3_MINI, "N300", PERFORMANCE, 60.87, 114.94, "performance"),
+    (PHI3_MINI, "N150", PHI3_MINI_PERFORMANCE, 45.0, 73.32, "performance"),
+    (PHI3_MINI, "N300", PHI3_MINI_PERFORMANCE, 60.87, 114.94, "performance"),
     (PHI_4, "N300", PERFORMANCE, 37.34, 123.33, "performance"),
     (MINISTRAL_8B, "N300", PERFORMANCE, 22.15, 79.3, "performance"),
     (LLAMA_8B, "P150", PERFORMANCE, 33.6, 76.0, "performance"),
@@ -169,8 +171,8 @@ UNNAMED = [  # (shape, system, precision, tokens/s/user, TTFT ms or None, PERF.m
     (PHI35_MINI, "N150", ACCURACY_LLAMA, 38.8, 92.0, "accuracy"),  # 2025-03-10: bfloat8_b MLP (below)
     (PHI35_MINI, "N300", ACCURACY_LLAMA, 53.9, 63.0, "accuracy"),
     (PHI35_MINI, "T3K", ACCURACY_LLAMA, 48.6, 53.0, "accuracy"),
-    (PHI3_MINI, "N150", ACCURACY_LLAMA, 40.41, 82.58, "accuracy"),
-    (PHI3_MINI, "N300", ACCURACY_LLAMA, 57.0, 115.36, "accuracy"),
+    (PHI3_MINI, "N150", PHI3_MINI_ACCURACY, 40.41, 82.58, "accuracy"),
+    (PHI3_MINI, "N300", PHI3_MINI_ACCURACY, 57.0, 115.36, "accuracy"),
     (PHI_4, "N300", BF16_ATTENTION, 20.48, 146.32, "accuracy"),  # 2025-09-26: "phi-4" not in the Llama branch
     (MINISTRAL_8B, "N300", BF16_ATTENTION, 19.95, 93.22, "accuracy"),
 ]

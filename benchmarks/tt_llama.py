@@ -136,6 +136,7 @@ class Precision:
     ff2_fidelity: object = None  # LI_FF2 alone
     wo_decode: object = None  # LI_O_DECODE where it differs from ``attention``
     wo_prefill: object = None  # LI_O_PREFILL where it differs from ``attention``
+    qkv_prefill: object = None  # LI_QKV_PREFILL where it differs from ``attention``
 
     def ff1_ff3_kernel(self, dtype) -> object:
         """FF1/FF3's compute kernel config: the model's own, else LoFi for bfloat4_b, HiFi2 otherwise."""
@@ -173,6 +174,11 @@ ACCURACY_LLAMA = Precision("accuracy", ff1_ff3=BFP8)
 """ModelOptimizations.accuracy for Llama 3, Mistral-7B, Phi-3-mini and phi-4 below 70B: bfloat8_b
 attention and KV cache, bfloat8_b MLP at HiFi2 with 16-bit accumulation (HIFI2_FP16, fp32_dest_acc_en
 off; the attention's HIFI2 accumulates in float32); the 70B and 90B keep the performance settings."""
+PHI3_MINI_PERFORMANCE = dataclasses.replace(PERFORMANCE, name="performance, fp16 QKV prefill", qkv_prefill=HIFI2)
+PHI3_MINI_ACCURACY = dataclasses.replace(ACCURACY_LLAMA, name="accuracy, fp16 QKV prefill", qkv_prefill=HIFI2)
+"""Phi-3-mini's settings, performance and accuracy: model_config.py's ModelOptimizations sets LI_QKV_PREFILL to
+HIFI2_FP16 for any model name starting "Phi-3-mini" ("running out of L1 memory ..., using FP16 accumulate in
+attention prefill QKV Matmul"; since its bring-up, #27508, 2025-09-02, when its PERF.md rows were measured)."""
 
 
 def find_grid(tiles: int, *, both: int | None = None, target: int = 32) -> ttnn.CoreGrid:
@@ -680,7 +686,7 @@ class Llama:
         trans = self._put(meta(1, 1, TILE, TILE), BF16)
         for w in self.layers:
             h = self._prefill_norm(x, w, "attn_norm")
-            qkv = self._prefill_linear(h, w["wqkv"], self.p.attention)
+            qkv = self._prefill_linear(h, w["wqkv"], self.p.qkv_prefill or self.p.attention)
             if s.qkv_bias:  # a broadcast add of the bias row
                 qkv = ttnn.add(qkv, w["bias_prefill"], memory_config=ttnn.DRAM_MEMORY_CONFIG)
             q, k, v = ttnn.experimental.nlp_create_qkv_heads(
