@@ -25,7 +25,12 @@ Llama-shaped families (Qwen, Phi, Ministral), the 8B on a P150, and its accuracy
 tt_transformers decoders on a system here, run as the demo's ci-eval-32 case that measured them (32 users, each
 prefilled alone at its padded length, decode at each user's position, sampling on the device where the demo
 samples there); the other entries
-listed with the reason.  ``--set named`` / ``unnamed`` / ``targets`` runs (b) / (c) / (d) alone.
+listed with the reason.
+
+(e) Checks on published whole-model figures no other part holds (:mod:`perf_extra`): PERF.md's precision tables,
+64K-context and batch-32 tables, and models/README.md's LLM table.  ``--set named`` / ``unnamed`` / ``targets`` /
+``extra`` runs (b) / (c) / (d) / (e) alone.  Every checked row outside 15% is printed split (:mod:`perf_breakdown`):
+kernels by op family and by matmul weight, the gaps eager and traced, the host's figure.
 
 Prints the tables and one JSON line; ``--csv FILE`` also writes the whole-model rows as CSV.
 """
@@ -46,7 +51,9 @@ from meshnn import perf
 from meshnn.perf.host import TT_TRANSFORMERS, TT_TRANSFORMERS_TG, StepTime, step_time
 
 sys.path.insert(0, str(Path(__file__).parent))
+import perf_extra
 from model_targets import BUILT, GENERATED, SKUS, Target, load, padded_prefill, prompt_tokens, traced_prefill, why_not
+from perf_breakdown import breakdown, compact, print_misses
 from tt_llama import (
     ACCURACY_LLAMA,
     BF16_ATTENTION,
@@ -56,6 +63,8 @@ from tt_llama import (
     LLAMA_70B,
     NOT_MODELLED,
     PERFORMANCE,
+    PHI3_MINI_ACCURACY,
+    PHI3_MINI_PERFORMANCE,
     QWEN25_7B_DECODERS,
     Llama,
     Precision,
@@ -122,6 +131,11 @@ UNPADDED_SAMPLING = ("Ministral-8B", "QwQ-32B")
 to a power of two for top-k (Ministral-8B: 2026-01-24; QwQ-32B: #36724, 2026-03-23): their top-k read the
 tile-padded share (QwQ's 19,008 a chip: the single-core program, as #40397 describes for the Qwen and
 Llama rows of those weeks; Ministral's 65,536 are a power of two already)."""
+TRACED_PREFILL_ROWS = ("Ministral-8B", "QwQ-32B")
+"""The PERF.md rows measured after tt-metal #32086 (2025-11-13) listed 128 tokens among every Wormhole system's
+``trace_prefill_supported_seq_lens`` (generator.py's ``prefill_forward_text`` has traced a supported length by
+default since #29827, 2025-10-30, with paged attention, as the demo runs): their prefill is timed traced, the host's
+prefill figure as for the others (Ministral-8B: 2026-01-24; QwQ-32B: 2026-03-23)."""
 UNNAMED_NOT_MODELLED = ("Phi-3's fused gate / up projection is split into w1 and w3 as tt_transformers loads it",)
 UNNAMED = [  # (shape, system, precision, tokens/s/user, TTFT ms or None, PERF.md's table)
     (QWEN25_7B, "N300", QWEN25_7B_DECODERS, 24.6, 92.0, "performance"),
@@ -132,8 +146,8 @@ UNNAMED = [  # (shape, system, precision, tokens/s/user, TTFT ms or None, PERF.m
     (PHI35_MINI, "N150", PERFORMANCE, 43.2, 98.0, "performance"),
     (PHI35_MINI, "N300", PERFORMANCE, 57.8, 62.0, "performance"),
     (PHI35_MINI, "T3K", PERFORMANCE, 48.8, 51.0, "performance"),
-    (PHI3_MINI, "N150", PERFORMANCE, 45.0, 73.32, "performance"),
-    (PHI3_MINI, "N300", PERFORMANCE, 60.87, 114.94, "performance"),
+    (PHI3_MINI, "N150", PHI3_MINI_PERFORMANCE, 45.0, 73.32, "performance"),
+    (PHI3_MINI, "N300", PHI3_MINI_PERFORMANCE, 60.87, 114.94, "performance"),
     (PHI_4, "N300", PERFORMANCE, 37.34, 123.33, "performance"),
     (MINISTRAL_8B, "N300", PERFORMANCE, 22.15, 79.3, "performance"),
     (LLAMA_8B, "P150", PERFORMANCE, 33.6, 76.0, "performance"),
@@ -150,23 +164,30 @@ UNNAMED = [  # (shape, system, precision, tokens/s/user, TTFT ms or None, PERF.m
     (LLAMA_8B, "T3K", ACCURACY_LLAMA, 60.8, 81.0, "accuracy"),
     (LLAMA_8B, "TG", ACCURACY_LLAMA, 29.5, None, "accuracy"),
     (LLAMA_70B, "T3K", PERFORMANCE, 16.5, 168.0, "accuracy"),  # (70B: the performance settings in both)
-    (QWEN25_72B, "T3K", BF16_ATTENTION, 15.1, 216.0, "accuracy"),
+    (QWEN25_72B, "T3K", PERFORMANCE, 15.1, 216.0, "accuracy"),  # 2025-05-12: a ">70B" model (below)
     (QWEN25_32B, "T3K", BF16_ATTENTION, 19.7, 183.0, "accuracy"),
     (QWEN3_32B, "T3K", BF16_ATTENTION, 19.6, 119.0, "accuracy"),
     (QWQ_32B, "T3K", BF16_ATTENTION, 18.3, 120.0, "accuracy"),
-    (PHI35_MINI, "N150", BF16_ATTENTION, 38.8, 92.0, "accuracy"),
-    (PHI35_MINI, "N300", BF16_ATTENTION, 53.9, 63.0, "accuracy"),
-    (PHI35_MINI, "T3K", BF16_ATTENTION, 48.6, 53.0, "accuracy"),
-    (PHI3_MINI, "N150", ACCURACY_LLAMA, 40.41, 82.58, "accuracy"),
-    (PHI3_MINI, "N300", ACCURACY_LLAMA, 57.0, 115.36, "accuracy"),
-    (PHI_4, "N300", ACCURACY_LLAMA, 20.48, 146.32, "accuracy"),
+    (PHI35_MINI, "N150", ACCURACY_LLAMA, 38.8, 92.0, "accuracy"),  # 2025-03-10: bfloat8_b MLP (below)
+    (PHI35_MINI, "N300", ACCURACY_LLAMA, 53.9, 63.0, "accuracy"),
+    (PHI35_MINI, "T3K", ACCURACY_LLAMA, 48.6, 53.0, "accuracy"),
+    (PHI3_MINI, "N150", PHI3_MINI_ACCURACY, 40.41, 82.58, "accuracy"),
+    (PHI3_MINI, "N300", PHI3_MINI_ACCURACY, 57.0, 115.36, "accuracy"),
+    (PHI_4, "N300", BF16_ATTENTION, 20.48, 146.32, "accuracy"),  # 2025-09-26: "phi-4" not in the Llama branch
     (MINISTRAL_8B, "N300", BF16_ATTENTION, 19.95, 93.22, "accuracy"),
 ]
 """PERF.md's rows that the issue did not name and nothing was fitted to: other families (Qwen, Phi,
-Ministral) and the accuracy table's precisions (model_config.py's ModelOptimizations.accuracy: bfloat8_b
-MLP for Llama 3, Phi-3-mini and phi-4; bfloat16 attention and KV cache at HiFi4 for the other families;
-the 70B keeps the performance settings).  Left out: Mistral-7B's accuracy rows (the same figures as its
-performance rows to the last digit, under different settings: a copy), Qwen2.5-7B's (its performance
+Ministral) and the accuracy table's precisions, each as ModelOptimizations.accuracy read on the day its row
+was measured (``git blame`` of PERF.md; model_config.py at that commit): bfloat8_b MLP for Llama 3 and
+Phi-3-mini; bfloat16 attention and KV cache at HiFi4 for the other families; the 70B keeps the performance
+settings.  Three rows differ from today's code: Qwen2.5-72B's (2025-05-12) ran while "Qwen2.5-72B" was in the
+">70B" list (bfloat4_b MLP, bfloat8_b attention: the performance settings; dropped from it by #39080, 2026-05);
+phi-4's (#28299, 2025-09-26) ran before phi-4 joined the Llama branch (#30511, 2025-10-20), so its model name
+"phi-4" took the other families' bfloat16 attention at HiFi4 (its accuracy_decoder_config.json came later
+too); Phi-3.5-mini's figures are the llama3 code base's of 2025-03-10, whose accuracy mode was
+``ModelOptimizations(bfp4_mlp=False)``: a bfloat8_b MLP at HiFi2 (hifi2_fp16), bfloat8_b attention.
+Left out: Mistral-7B's accuracy rows (the same figures as its performance rows to the last digit, under
+different settings: a copy), Qwen2.5-7B's (its performance
 settings are its accuracy ones: the same row), Qwen2.5-Coder-32B (Qwen2.5-32B's shape and figures),
 the vision models and Mixtral (not Llama-shaped decoders), data-parallel rows, and the Blackhole P100
 (not a system here)."""
@@ -232,21 +253,34 @@ def model_cost() -> dict[str, float]:
 
 
 def predicted(
-    shape, label: str, precision: Precision = PERFORMANCE, published: tuple | None = None, role: str | None = None
+    shape,
+    label: str,
+    precision: Precision = PERFORMANCE,
+    published: tuple | None = None,
+    role: str | None = None,
+    batch: int = 1,
+    position: int = POSITION,
+    device_sampling: bool | None = None,
+    traced_prefill: bool | None = None,
 ) -> list[dict[str, object]]:
-    """The decode step and the prefill of ``shape`` on system ``label`` with ``precision``: a row each,
-    beside ``published`` (tokens/s/user, TTFT ms; default: :data:`PUBLISHED`'s); the decode step samples
-    on the device for the rows of :data:`DEVICE_SAMPLING`."""
+    """The decode step (``batch`` users at ``position``) and the prefill of ``shape`` on system ``label`` with
+    ``precision``: a row each, beside ``published`` (tokens/s/user, TTFT ms; default: :data:`PUBLISHED`'s); the
+    decode step samples on the device for the rows of :data:`DEVICE_SAMPLING` (or as ``device_sampling`` says:
+    then unpadded, as before tt-metal #40397); the prefill is traced for :data:`TRACED_PREFILL_ROWS` (or as
+    ``traced_prefill`` says), else eager."""
     system, mesh_shape = SYSTEMS[label]
     start = time.perf_counter()
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape), system=system, execute=False)
-    sampling = shape.name in DEVICE_SAMPLING
+    sampling = shape.name in DEVICE_SAMPLING if device_sampling is None else device_sampling
     try:
-        padded = shape.name not in UNPADDED_SAMPLING
-        model = Llama(shape, mesh, precision=precision, device_sampling=sampling, pad_sampling_logits=padded)
+        padded = shape.name not in UNPADDED_SAMPLING and device_sampling is None
+        model = Llama(
+            shape, mesh, max_seq=max(1024, position + PROMPT), precision=precision, batch=batch,
+            device_sampling=sampling, pad_sampling_logits=padded,
+        )  # fmt: skip
         galaxy = label == "TG"
         with ttnn.perf_capture() as decode:
-            (model.tg_decode if galaxy else model.decode)(POSITION)
+            (model.tg_decode if galaxy else model.decode)(position)
         prefill = None
         if not galaxy:  # tt_transformers' TG prefill path is not written here
             with ttnn.perf_capture() as prefill:
@@ -259,12 +293,15 @@ def predicted(
     residual = host.layer_residual_ns * shape.layers
     step = step_time(decode.recorders[0], traced=True, host_ns=host.decode_step_ns, residual_ns=residual)
     rows = [_row(shape.name, label, "decode (traced)", step, 1e9 / step.total_ns, tps, "tokens/s/user", wall)]
+    rows[0]["parts"] = breakdown(decode.recorders[0], traced=True)
     rows[0]["precision"] = precision.name
     rows[0]["sampling"] = "device" if sampling else "host"
     if prefill is not None:
-        first = step_time(prefill.recorders[0], traced=False, host_ns=host.prefill_ns)
-        phase = f"prefill {PROMPT} (eager)"
+        traced = shape.name in TRACED_PREFILL_ROWS if traced_prefill is None else traced_prefill
+        first = step_time(prefill.recorders[0], traced=traced, host_ns=host.prefill_ns)
+        phase = f"prefill {PROMPT} ({'traced' if traced else 'eager'})"
         rows.append(_row(shape.name, label, phase, first, first.total_ns / 1e6, ttft, "TTFT ms", wall))
+        rows[-1]["parts"] = breakdown(prefill.recorders[0], traced=traced)
         rows[-1]["precision"] = precision.name
         rows[-1]["sampling"] = "-"
     if role is not None:
@@ -320,12 +357,13 @@ def predicted_target(target: Target) -> list[dict[str, object]]:
         model = Llama(shape, mesh, batch=target.batch, device_sampling=sampling)
         with ttnn.perf_capture() as decode:
             model.decode([n + GENERATED // 2 for n in users])
-        prefills = {}
+        prefills, parts = {}, {}
         for tokens in sorted({padded_prefill(n) for n in users}):
             with ttnn.perf_capture() as capture:
                 model.prefill(tokens, sample=True)
             traced = tokens in traced_prefill(shape.name, label)
             prefills[tokens] = step_time(capture.recorders[0], traced=traced, host_ns=TT_TRANSFORMERS.prefill_ns)
+            parts[tokens] = breakdown(capture.recorders[0], traced=traced)
     finally:
         mesh.close()
     wall = time.perf_counter() - start
@@ -337,6 +375,8 @@ def predicted_target(target: Target) -> list[dict[str, object]]:
         _row(target.model, label, decode_phase, step, 1e9 / step.total_ns, target.decode_tsu, "tokens/s/user", wall),
         _row(target.model, label, f"prefill {lengths}", first, first.total_ns / 1e6, target.ttft_ms, "TTFT ms", wall),
     ]
+    rows[0]["parts"] = breakdown(decode.recorders[0], traced=True)
+    rows[1]["parts"] = parts[max(prefills, key=lambda t: sum(padded_prefill(n) == t for n in users))]  # the most users'
     for row in rows:
         row.update(precision=PERFORMANCE.name, sampling="device" if sampling else "host")
         row["role"] = "check (model_targets.yaml)"
@@ -360,6 +400,43 @@ def run_targets(only: str | None) -> list[dict]:
     for reason in sorted({why_not(t) for t in entries if why_not(t) is not None}):
         names = sorted({f"{t.model} {t.sku}" for t in entries if why_not(t) == reason})
         print(f"      {reason}: {', '.join(names)}")
+    return rows
+
+
+def run_extra(only: str | None) -> list[dict]:
+    """Part (e): PERF.md's precision tables and its batch-32 table (:mod:`perf_extra`), checks."""
+    rows = []
+    if not only or only.lower() in LLAMA_1B.name.lower():
+        for precision, tsu, ttft in perf_extra.precision_rows():
+            pair = predicted(LLAMA_1B, "N300", precision, (tsu, ttft), "check (PERF.md precision table)")
+            pair[1]["role"] = "not a check (2025-03 prefill)"
+            rows += pair
+    for shape, label, tsu, _ttft in perf_extra.LONG_CONTEXT:
+        if only and only.lower() not in shape.name.lower():
+            continue
+        role = "check (PERF.md 64K context)"
+        decode = predicted(shape, label, perf_extra.BATCH32_PRECISION, (tsu, None), role, 1, perf_extra.LONG_POSITION)
+        rows.append(decode[0])
+    for shape, label, tsu, _ttft in perf_extra.BATCH32:
+        if only and only.lower() not in shape.name.lower():
+            continue
+        decode = predicted(shape, label, perf_extra.BATCH32_PRECISION, (tsu, None), "check (PERF.md batch 32)", 32)
+        rows.append(decode[0])
+    shapes = {
+        s.name: s for s in (LLAMA_1B, LLAMA_3B, LLAMA_8B, LLAMA_70B, MISTRAL_7B, QWEN25_7B, QWEN25_72B, QWEN3_32B)
+    }
+    precisions = {p.name: p for p in (PERFORMANCE, QWEN25_7B_DECODERS)}
+    for shape, label, precision, tsu, ttft, sampling, release in perf_extra.readme_llms(shapes, precisions):
+        if only and only.lower() not in shape.name.lower():
+            continue
+        traced = release >= perf_extra.TRACED_PREFILL_FROM
+        role = f"check (models/README.md {release})"
+        pair = predicted(shape, label, precision, (tsu, ttft), role, 32, PROMPT, sampling, traced)
+        rows += pair
+    if rows:
+        print("(e) PERF.md's precision tables (Llama-3.2-1B, N300), 64K-context and batch-32 tables (2025-03-17),")
+        print("    models/README.md's LLM table (batch 32, 128-token prompts, 2025-06 to 2025-12): checks")
+        print_rows(rows)
     return rows
 
 
@@ -392,8 +469,9 @@ def main() -> None:
     parser.add_argument("--csv", help="also write the whole-model rows to this CSV file")
     parser.add_argument("--only", help="run the models whose name contains this (e.g. 8B)")
     parser.add_argument(
-        "--set", choices=("named", "unnamed", "targets", "all"), default="all",
-        help="the issue's rows (PUBLISHED), PERF.md's others (UNNAMED), model_targets.yaml's, or all (default)",
+        "--set", choices=("named", "unnamed", "targets", "extra", "all"), default="all",
+        help="the issue's rows (PUBLISHED), PERF.md's others (UNNAMED), model_targets.yaml's, PERF.md's precision "
+        "and batch-32 tables (perf_extra), or all (default)",
     )  # fmt: skip
     args = parser.parse_args()
     cost = model_cost()
@@ -423,6 +501,8 @@ def main() -> None:
     rows += others
     targets = run_targets(args.only) if args.set in ("targets", "all") else []
     rows += targets
+    extra = run_extra(args.only) if args.set in ("extra", "all") else []
+    rows += extra
     print("    host: meshnn.perf.host.TT_TRANSFORMERS (1-D) and TT_TRANSFORMERS_TG, fitted to the 1B and 3B rows;")
     print(
         "    resid: the Galaxy's per-layer residual (fitted, not modelled: see TT_TRANSFORMERS_TG); "
@@ -431,15 +511,23 @@ def main() -> None:
     print("    not modelled: " + "; ".join(NOT_MODELLED))
     checks = [abs(r["error"]) for r in rows if r["role"] == "check" and r["error"] is not None]
     unnamed_errors = [abs(r["error"]) for r in others if r["error"] is not None]
+    print_misses(rows)
+    for row in rows:
+        row["parts"] = compact(row["parts"])
     if args.csv:
         write_csv(rows, args.csv)
         print(f"    wrote {args.csv}")
-    rounded = [{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items() if k != "includes"} for r in rows]
+    kept = [{k: v for k, v in r.items() if k not in ("includes", "parts")} for r in rows]
+    rounded = [{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()} for r in kept]
     summary = {"checks": len(checks), "checks_within_15pct": sum(e <= 0.15 for e in checks)}
     if unnamed_errors:
         summary["unnamed_checks"] = len(unnamed_errors)
         summary["unnamed_within_15pct"] = sum(e <= 0.15 for e in unnamed_errors)
         summary["unnamed_median_abs_error"] = round(float(np.median(unnamed_errors)), 4)
+    extra_errors = [abs(r["error"]) for r in extra if r["error"] is not None and r["role"].startswith("check")]
+    if extra_errors:
+        summary["extra_checks"] = len(extra_errors)
+        summary["extra_within_15pct"] = sum(e <= 0.15 for e in extra_errors)
     target_errors = [abs(r["error"]) for r in targets if r["error"] is not None]
     if target_errors:
         summary["targets_checks"] = len(target_errors)

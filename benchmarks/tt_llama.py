@@ -29,7 +29,10 @@ import meshnn as ttnn
 TILE = 32
 BF16, BFP8, BFP4 = ttnn.bfloat16, ttnn.bfloat8_b, ttnn.bfloat4_b
 NOT_MODELLED = (
-    "T3000's attention output runs as all_gather_async + linear, not the fused all_gather_matmul_async",
+    "T3000's decode attention output runs as linear + reduce_scatter for every model; tt_transformers runs it so only "
+    "where dim / 32 / 8 is not a multiple of 8 (the 3B, Phi-3 / 3.5, the 32B Qwens: model_config's "
+    "_use_fused_all_gather_matmul), and elsewhere (1B, 7-8B, 70-72B) as the fused all_gather_matmul_async of the heads "
+    "with WO cut by columns, no reduce_scatter after it",
     "T3000's prefill attention output runs as linear + reduce_scatter; tt_transformers all_gathers the heads and "
     "runs wo on output columns (USE_FUSED_ALL_GATHER_MATMUL: the same op count, a collective of the same bytes)",
     "paged attention runs unpaged (the same bytes; cur_pos as a list so the model sees the position)",
@@ -106,6 +109,11 @@ HIFI2_FP32 = ttnn.WormholeComputeKernelConfig(
 )
 """model_config.py's compute_kernel_config_hifi2 (MathFidelitySetting.HIFI2, the attention's QKV and
 output matmuls and decode SDPA by default): HiFi2 with float32 accumulation."""
+HIFI2_NA = ttnn.WormholeComputeKernelConfig(
+    math_fidelity=ttnn.MathFidelity.HiFi2, math_approx_mode=False, fp32_dest_acc_en=False, packer_l1_acc=False
+)
+"""model_config.py's compute_kernel_config_hifi2_na (MathFidelitySetting.HIFI2_NA): HiFi2, 16-bit
+accumulation, no packer L1 accumulation (decode SDPA's default in 2025-03)."""
 
 
 @dataclass(frozen=True)
@@ -124,13 +132,22 @@ class Precision:
     sdpa_decode: object = HIFI2_FP32
     mlp: object = None  # LI_FF1_FF3 and LI_FF2 where a model's decoder config sets them (None: the defaults)
     activation: object = None  # TensorGroup.ACTIVATION where a decoder config sets it (None: each op's default)
+    ff1_ff3_fidelity: object = None  # LI_FF1_FF3 alone, where a configuration sets it apart from LI_FF2
+    ff2_fidelity: object = None  # LI_FF2 alone
+    wo_decode: object = None  # LI_O_DECODE where it differs from ``attention``
+    wo_prefill: object = None  # LI_O_PREFILL where it differs from ``attention``
+    qkv_prefill: object = None  # LI_QKV_PREFILL where it differs from ``attention``
 
     def ff1_ff3_kernel(self, dtype) -> object:
         """FF1/FF3's compute kernel config: the model's own, else LoFi for bfloat4_b, HiFi2 otherwise."""
-        return self.mlp or (LOFI if dtype == BFP4 else HIFI2)
+        return self.ff1_ff3_fidelity or self.mlp or (LOFI if dtype == BFP4 else HIFI2)
 
     def ff2_kernel(self) -> object:
-        return self.mlp or HIFI2
+        return self.ff2_fidelity or self.mlp or HIFI2
+
+    def wo_kernel(self, *, prefill: bool) -> object:
+        """The attention output matmul's config (LI_O_PREFILL / LI_O_DECODE): ``attention`` unless set apart."""
+        return (self.wo_prefill if prefill else self.wo_decode) or self.attention
 
     def gated_dtype(self) -> object:
         """The MLP's gated product (mlp.py's w2_in, FF2's input): ``activation_dtype or ttnn.bfloat8_b``."""
@@ -157,6 +174,11 @@ ACCURACY_LLAMA = Precision("accuracy", ff1_ff3=BFP8)
 """ModelOptimizations.accuracy for Llama 3, Mistral-7B, Phi-3-mini and phi-4 below 70B: bfloat8_b
 attention and KV cache, bfloat8_b MLP at HiFi2 with 16-bit accumulation (HIFI2_FP16, fp32_dest_acc_en
 off; the attention's HIFI2 accumulates in float32); the 70B and 90B keep the performance settings."""
+PHI3_MINI_PERFORMANCE = dataclasses.replace(PERFORMANCE, name="performance, fp16 QKV prefill", qkv_prefill=HIFI2)
+PHI3_MINI_ACCURACY = dataclasses.replace(ACCURACY_LLAMA, name="accuracy, fp16 QKV prefill", qkv_prefill=HIFI2)
+"""Phi-3-mini's settings, performance and accuracy: model_config.py's ModelOptimizations sets LI_QKV_PREFILL to
+HIFI2_FP16 for any model name starting "Phi-3-mini" ("running out of L1 memory ..., using FP16 accumulate in
+attention prefill QKV Matmul"; since its bring-up, #27508, 2025-09-02, when its PERF.md rows were measured)."""
 
 
 def find_grid(tiles: int, *, both: int | None = None, target: int = 32) -> ttnn.CoreGrid:
@@ -231,6 +253,7 @@ class Llama:
         self.layers = [self._layer(i) for i in range(s.layers)]
         self.embedding = self._put(meta(s.vocab, s.dim), BF16, layout=ttnn.ROW_MAJOR_LAYOUT, dims=(None, 1))
         self.norm = self._norm_weight()
+        self.final = {"norm": self.norm, **self._distributed_norm_weights("norm")}  # the output norm, prefill's
         self.rot = [self._put(meta(max_seq, s.head_dim), BF16, layout=ttnn.ROW_MAJOR_LAYOUT) for _ in range(2)]
         self.trans = self._put(meta(1, 1, TILE, TILE), BF16)
         self.lm_head = self._lm_head()
@@ -276,6 +299,7 @@ class Llama:
         return {
             "attn_norm": self._norm_weight(),
             "ff_norm": self._norm_weight(),
+            **self._distributed_norm_weights("attn_norm", "ff_norm"),
             "wqkv": self._weight(s.dim, qkv, p.wqkv, cols),
             "wo": self._weight(s.heads * s.head_dim, s.dim, p.wo, rows),
             "w1": self._weight(s.dim, s.hidden, mlp, cols),
@@ -432,7 +456,7 @@ class Llama:
             w["wo"],
             program_config=dram_program(width, s.dim, self.heads),
             memory_config=ttnn.L1_WIDTH_SHARDED_MEMORY_CONFIG,
-            compute_kernel_config=self.p.attention,
+            compute_kernel_config=self.p.wo_kernel(prefill=False),
         )
         return self._reduced(dense)
 
@@ -573,10 +597,40 @@ class Llama:
 
     # -------------------------------------------------------------------------- prefill (1-D)
 
-    def _prefill_norm(self, x: ttnn.Tensor, weight: ttnn.Tensor) -> ttnn.Tensor:
+    def _distributed_prefill(self) -> bool:
+        """model_config.py's ``is_distributed_norm(Mode.PREFILL)`` on a 1-D mesh of several devices: above a
+        hidden size of 4096 ("somewhere between 4k and 8k WH runs out of L1 if not distributed")."""
+        return self.n > 1 and not self.galaxy and self.s.dim > 4096
+
+    def _distributed_norm_weights(self, *names: str) -> dict[str, ttnn.Tensor]:
+        """RMSNorm's ``weight_distributed`` for each of ``names`` (cut over the devices with the stream) where
+        prefill norms are distributed."""
+        if not self._distributed_prefill():
+            return {}
+        dims = (None, 2)
+        return {
+            f"{name}_distributed": self._put(
+                meta(1, 1, self.s.dim // TILE, TILE), BF16, layout=ttnn.ROW_MAJOR_LAYOUT, dims=dims
+            )
+            for name in names
+        }
+
+    def _prefill_norm(self, x: ttnn.Tensor, w: dict, name: str) -> ttnn.Tensor:
+        """distributed_norm.py in prefill on a 1-D mesh: all_gather the stream, then rms_norm; above a hidden size
+        of 4096 (:meth:`_distributed_prefill`) RMSNorm's ``_distributed_rmsnorm`` on the device's share (statistics,
+        their all_gather, the normalisation) and then the all_gather of its output."""
+        dram = ttnn.DRAM_MEMORY_CONFIG
+        gather = {"dim": 3, "num_links": 1, "topology": self.topology, "memory_config": dram}
+        if self._distributed_prefill():
+            stats = ttnn.rms_norm_pre_all_gather(x, compute_kernel_config=HIFI2, dtype=BF16)
+            stats = ttnn.all_gather(stats, **gather)
+            out = ttnn.rms_norm_post_all_gather(
+                x, stats, epsilon=1e-5, weight=w[f"{name}_distributed"], compute_kernel_config=HIFI2
+            )
+            return ttnn.all_gather(out, **gather)
         if self.n > 1:
-            x = ttnn.all_gather(x, dim=3, num_links=1, topology=self.topology, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        return ttnn.rms_norm(x, epsilon=1e-5, weight=weight, compute_kernel_config=HIFI2)
+            x = ttnn.all_gather(x, **gather)
+        return ttnn.rms_norm(x, epsilon=1e-5, weight=w[name], compute_kernel_config=HIFI2)
 
     def _prefill_linear(self, x: ttnn.Tensor, weight: ttnn.Tensor, fidelity) -> ttnn.Tensor:
         """model_config's prefill matmul_config: a 2-D multicast program over the 8x8 grid."""
@@ -631,8 +685,8 @@ class Llama:
         cos, sin = (self._put(meta(1, 1, tokens, s.head_dim), BF16) for _ in range(2))
         trans = self._put(meta(1, 1, TILE, TILE), BF16)
         for w in self.layers:
-            h = self._prefill_norm(x, w["attn_norm"])
-            qkv = self._prefill_linear(h, w["wqkv"], self.p.attention)
+            h = self._prefill_norm(x, w, "attn_norm")
+            qkv = self._prefill_linear(h, w["wqkv"], self.p.qkv_prefill or self.p.attention)
             if s.qkv_bias:  # a broadcast add of the bias row
                 qkv = ttnn.add(qkv, w["bias_prefill"], memory_config=ttnn.DRAM_MEMORY_CONFIG)
             q, k, v = ttnn.experimental.nlp_create_qkv_heads(
@@ -649,8 +703,8 @@ class Llama:
                 q, k, v, is_causal=True, program_config=program, compute_kernel_config=HIFI4
             )
             heads = ttnn.experimental.nlp_concat_heads(context, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-            h = ttnn.add(x, self._prefill_reduced(self._prefill_linear(heads, w["wo"], self.p.attention)))
-            normed = self._prefill_norm(h, w["ff_norm"])
+            h = ttnn.add(x, self._prefill_reduced(self._prefill_linear(heads, w["wo"], self.p.wo_kernel(prefill=True))))
+            normed = self._prefill_norm(h, w, "ff_norm")
             fidelity = self.p.ff1_ff3_kernel(w["w1"].dtype)
             gated = ttnn.multiply(
                 self._prefill_linear(normed, w["w1"], fidelity), self._prefill_linear(normed, w["w3"], fidelity),
@@ -658,7 +712,7 @@ class Llama:
             )  # fmt: skip
             x = ttnn.add(h, self._prefill_reduced(self._prefill_linear(gated, w["w2"], self.p.ff2_kernel())))
         last = ttnn.slice(x, (0, 0, tokens - TILE, 0), (1, 1, tokens, x.shape[-1]))
-        logits = self._head(self._norm(ttnn.to_memory_config(last, self._residual_config()), self.norm))
+        logits = self._head(self._prefill_norm(last, self.final, "norm"))  # model.py: the output norm in prefill mode
         return self._sample(logits) if sample and self.device_sampling else logits
 
     # ------------------------------------------------------------------- decode (TG, 8x4 Galaxy)
@@ -728,7 +782,7 @@ class Llama:
         heads = ttnn.experimental.nlp_concat_heads_decode(ttnn.to_memory_config(out, per_user), num_heads=self.heads)
         users = ttnn.all_gather(heads, dim=2, cluster_axis=1, num_links=2, topology=ttnn.Topology.Linear)
         users = ttnn.matmul(self._users, ttnn.to_memory_config(users, ttnn.L1_MEMORY_CONFIG), dtype=BF16)
-        return self._tg_all_reduce(self._tg_linear(users, w["wo"], self.p.attention), 0, composite=big)
+        return self._tg_all_reduce(self._tg_linear(users, w["wo"], self.p.wo_kernel(prefill=False)), 0, composite=big)
 
     def _tg_mlp(self, x: ttnn.Tensor, w: dict) -> ttnn.Tensor:
         big = self.s.dim >= 8192
