@@ -4,7 +4,9 @@ Source: tt-metal models/demos/deepseek_v3/tests/fused_op_unit_tests/<module>/tes
 ``DEVICE_PERF_TARGETS_US[(mode, seq)]["kernel"]``: the module's forward, profiled (tracy, between the run's
 signposts; decode traced, prefill eager), as the sum over its op codes of each code's device kernel time
 averaged over its rows (every device's): the module's kernel time on one device.  Asserted with a 100%
-margin, so the figure is the measurement they were set from.  The mesh: TG, 8x4 (``MESH_DEVICE=TG``).
+margin, so the figure is the measurement they were set from.  The mesh: TG, opened 4x8 (``MESH_DEVICE=TG``;
+deepseek_v3's ``SYSTEM_NAME_TO_MESH_SHAPE["TG"]``): the recorded gathers agree (the norm's statistics from 8 devices on
+``cluster_axis=1``, the embedding's rows from 4 on ``cluster_axis=0``); until stop 55 the model timed them on 8x4.
 
 The ops are what meshnn records running each test unmodified (``ttnn.perf_capture``, ``MESHNN_SYSTEM=galaxy``,
 random weights: the shapes are the real weights'), one description an op code; the model's value is the sum of
@@ -208,38 +210,31 @@ ROWS = [
 """(module, its test, mode, the kernel target in us, the ops of its forward)."""
 
 WHY = {
-    ("distributed rms_norm 7168", "decode"): (
-        "the sharded pre- and post-all-gather norms on [32, 896] width-sharded over 4x7 cores and the all_gather "
-        "of one stats tile a device, measured 26.3 us; the model 20.2 (-23%): the norms as their programs run "
-        "(meshnn.perf.norm_stats: the pre gathers and combines without multicasting back, 5.4 us; the post only "
-        "multicasts the combined tile, 4.0 us), which meets the Galaxy's pre + post unit figures (2x8 and 2x5 "
-        "cores, 10.9 us: -3.5%); that leaves ~15.4 us for the all_gather_async of a 2 KB tile, which the model's "
-        "generic collective gives 10.75: the fabric all_gather's fixed cost, as the embedding module's all_gather "
-        "rows below (-18%, -24%), issue 31's collectives.  It was met (-3.6%) while each stage was charged the "
-        "plain norm's whole gather-and-return (5.13 us), which the post stage does not run"
-    ),
     ("distributed rms_norm 7168", "prefill 128"): (
         "the pre- and post-all-gather norms on DRAM-interleaved [128, 896] a device (4 cores, a tile row each) and "
         "the 8-way all-gather of the statistics, measured 92.0 us in all (the decode module, L1 width-sharded: "
-        "26.3 us); the model 59.9 (-35%): the two norms' readers wait on each of a row's 28 tiles alone "
+        "26.3 us); the model 67.9 (-26%): the two norms' readers wait on each of a row's 28 tiles alone "
         "(pre 17.7 us; post 30.6 with the stats and gamma's 28 rows: meshnn.perf.norm_reader), the all-gather of "
-        "[128, 32] DRAM rows 11.6 us; the rest (32 us) is not found: no per-op split of the module's time was "
-        "published to say which op holds it"
+        "[128, 32] DRAM rows over the 8 devices of the mesh's axis 1 19.6 us; the rest (24 us) is not found: no "
+        "per-op split of the module's time was published to say which op holds it (on the 8x4 mesh the module was "
+        "once timed on, its gather ran over 4 devices: -35%)"
     ),
     ("all_gather of the embedding", "decode"): (
         "an all_gather_async of a device's [1, 224] float32 row (32 tokens, padded to a tile) from 4 devices into "
-        "896 columns, measured 25.1 us, the model 20.6 (-18%): the collective's fixed cost is the model's generic "
-        "one (issue 31's collectives), not tuned to this fabric all-gather"
+        "896 columns (the 4 devices of the 4x8 mesh's axis 0), measured 25.1 us, the model 12.4 (-50%): the "
+        "collective's fixed cost is the model's generic one (issue 31's collectives), not tuned to this fabric "
+        "all-gather; timed on an 8x4 mesh (as until stop 55) the same gather ran over 8 devices and came to -18%"
     ),
     ("all_gather of the embedding", "prefill 128"): (
-        "as the decode row, 128 DRAM rows a device: measured 30.2 us, the model 22.9 (-24%)"
+        "as the decode row, 128 DRAM rows a device: measured 30.2 us, the model 14.4 (-52%; -24% on the 8x4 mesh)"
     ),
 }
 
 
 def us(ops: tuple[OpDesc, ...]) -> float:
-    """The model's traced kernel time (us) of ``ops`` on a device of the 8x4 Galaxy, summed."""
-    return sum(predict(o, "galaxy", mesh_shape=(8, 4), traced=True).kernel_ns for o in ops) / 1e3
+    """The model's traced kernel time (us) of ``ops`` on a device of the Galaxy opened as the tests open it (4x8:
+    tt-metal's ``SYSTEM_NAME_TO_MESH_SHAPE["TG"]``), summed."""
+    return sum(predict(o, "galaxy", mesh_shape=(4, 8), traced=True).kernel_ns for o in ops) / 1e3
 
 
 def figures() -> list[Figure]:
