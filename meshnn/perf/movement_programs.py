@@ -3,14 +3,19 @@
 * A tiled reshape that changes the tiles' rows (tt-metal's reshape_view/device/reshape_tiled_program_factory.cpp)
   splits the output tiles over the grid (split_work_to_cores); for each output tile a core reads its page of the
   host-built map from DRAM (waiting for it), then each input tile the map names (a one-tile circular buffer: read,
-  waited for, its segments copied into a scratch tile by NoC writes of up to 16 elements, one face row, then
-  freed), then writes the tile out and waits for the write.  Each read is a round trip
-  (:attr:`~meshnn.perf.latency.OpLatency.tile_round_trip_cycles`) plus its bytes at the NoC's rate, each segment
-  and each tile write a NoC write's latency (``noc_write_latency_cycles``): no constant is fitted here.
+  waited for, its segments copied into a scratch tile by NoC writes of up to 16 elements, one face row, issued
+  without a wait; the writer waits for them before it frees the tile, so the next read starts after that wait:
+  reader_reshape_tiled.cpp, writer_reshape_tiled.cpp), then writes the tile out and waits for the write.  Each read
+  is a round trip (:attr:`~meshnn.perf.latency.OpLatency.tile_round_trip_cycles`) plus its bytes at the NoC's rate,
+  each segment a face-row write (:data:`meshnn.perf.transpose_hc.FACE_ROW_WRITE`), each wait and each tile write a
+  NoC write's latency (``noc_write_latency_cycles``): no constant is fitted here.
 * A tiled pad (pad/device/pad_tile_multicore_program_factory.cpp, ``use_multicore`` ttnn's default) fills a
   padding tile once a core before its first write (writer_pad_tiled.cpp: a byte-by-byte loop, a volatile load
   of the value's byte and a volatile store a byte, each taken as ``riscv_cycles_per_element``), then writes each
   output tile, its input's or the padding, and waits for each write.
+
+Both have a reader and a writer and no compute kernel: their fixed cost is the data-movement launch
+(:func:`meshnn.perf.page_programs.launch_cycles`) over the cores of their split.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import math
 from meshnn.perf.desc import Layout, OpDesc, OpFamily, TensorDesc
 from meshnn.perf.latency import op_latency
 from meshnn.perf.systems import Machine
+from meshnn.perf.transpose_hc import FACE_ROW_WRITE
 
 RESHAPE_VIEW = "ReshapeViewDeviceOperation"
 TILE = 32
@@ -99,7 +105,9 @@ def tiled_reshape_cycles(desc: OpDesc, machine: Machine, cores: int) -> float:
     map_bytes = max(s for _, s in sampled) * MAP_ENTRY_BYTES
     read, map_read = waited_read_cycles(machine, source.tile_bytes), waited_read_cycles(machine, map_bytes)
     write = waited_write_cycles(machine, out.tile_bytes)
-    per_tile = map_read + reads * read + segments * lat.noc_write_latency_cycles + write
+    copy = FACE_ROW_WRITE.issue_cycles + segments_bytes(desc) / machine.system.arch.noc_bytes_per_cycle
+    landing = lat.noc_write_latency_cycles  # the writer's wait before it frees each input tile
+    per_tile = map_read + reads * (read + landing) + segments * copy + write
     return per_core * per_tile
 
 
@@ -113,3 +121,9 @@ def tiled_pad_cycles(desc: OpDesc, machine: Machine, cores: int) -> float:
     out = desc.outputs[0]
     fill = 2 * out.tile_bytes * op_latency(machine.system.arch.arch).riscv_cycles_per_element
     return fill + math.ceil(out.tiles / cores) * waited_write_cycles(machine, out.tile_bytes)
+
+
+def segments_bytes(desc: OpDesc) -> float:
+    """The bytes of one map segment copy at most: a face row of ``desc``'s output (16 elements)."""
+    out = desc.outputs[0]
+    return out.tile_bytes / (TILE * 2)
