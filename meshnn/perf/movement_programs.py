@@ -7,8 +7,9 @@
   without a wait; the writer waits for them before it frees the tile, so the next read starts after that wait:
   reader_reshape_tiled.cpp, writer_reshape_tiled.cpp), then writes the tile out and waits for the write.  Each read
   is a round trip (:attr:`~meshnn.perf.latency.OpLatency.tile_round_trip_cycles`) plus its bytes at the NoC's rate,
-  each segment a face-row write (:data:`meshnn.perf.transpose_hc.FACE_ROW_WRITE`), each wait and each tile write a
-  NoC write's latency (``noc_write_latency_cycles``): no constant is fitted here.
+  each segment a face-row write (:data:`meshnn.perf.transpose_hc.FACE_ROW_WRITE`), each wait for the segments a
+  write to the core's own L1 and its acknowledgement (:data:`meshnn.perf.transpose_hc.WRITE_BARRIER`), each tile
+  write a NoC write's latency (``noc_write_latency_cycles``): no constant is fitted here.
 * A tiled pad (pad/device/pad_tile_multicore_program_factory.cpp, ``use_multicore`` ttnn's default) fills a
   padding tile once a core before its first write (writer_pad_tiled.cpp: a byte-by-byte loop, a volatile load
   of the value's byte and a volatile store a byte, each taken as ``riscv_cycles_per_element``), then writes each
@@ -25,7 +26,7 @@ import math
 from meshnn.perf.desc import Layout, OpDesc, OpFamily, TensorDesc
 from meshnn.perf.latency import op_latency
 from meshnn.perf.systems import Machine
-from meshnn.perf.transpose_hc import FACE_ROW_WRITE
+from meshnn.perf.transpose_hc import FACE_ROW_WRITE, WRITE_BARRIER
 
 RESHAPE_VIEW = "ReshapeViewDeviceOperation"
 TILE = 32
@@ -97,7 +98,6 @@ def _tile_map(o: int, source: TensorDesc, out: TensorDesc) -> tuple[int, int]:
 def tiled_reshape_cycles(desc: OpDesc, machine: Machine, cores: int) -> float:
     """Cycles of the busiest core of a tiled reshape program over ``cores`` cores (see the module's text)."""
     source, out = desc.inputs[0], desc.outputs[0]
-    lat = op_latency(machine.system.arch.arch)
     per_core = math.ceil(out.tiles / cores)
     sampled = [_tile_map(o, source, out) for o in range(min(per_core, SAMPLED_TILES))]
     reads = sum(p for p, _ in sampled) / len(sampled)
@@ -106,7 +106,7 @@ def tiled_reshape_cycles(desc: OpDesc, machine: Machine, cores: int) -> float:
     read, map_read = waited_read_cycles(machine, source.tile_bytes), waited_read_cycles(machine, map_bytes)
     write = waited_write_cycles(machine, out.tile_bytes)
     copy = FACE_ROW_WRITE.issue_cycles + segments_bytes(desc) / machine.system.arch.noc_bytes_per_cycle
-    landing = lat.noc_write_latency_cycles  # the writer's wait before it frees each input tile
+    landing = WRITE_BARRIER.cycles(local=True)  # the writer's wait for its own-L1 copies before it frees the tile
     per_tile = map_read + reads * (read + landing) + segments * copy + write
     return per_core * per_tile
 

@@ -13,10 +13,12 @@ Its input tiles are split over the grid (split_work_to_cores).  The reader
 L1 tile's the NoC's far-end latency, a DRAM tile's ``tile_round_trip_cycles``, plus its bytes), into a two-tile
 circular buffer, so it reads the next tile while the writer empties the last.  The writer issues one NoC write of
 16 elements (one face row, 32 B in bfloat16) for each of the tile's real rows and face columns, each to the output
-page that row lands in, without waiting, then waits once a tile for all of them (``async_write_barrier``).  A face
-row's write costs :data:`FACE_ROW_WRITE`'s cycles (its output page's bank and offset through the TensorAccessor, the
-NoC command); the row-invariant writer also finds each row's source index with a modulo by a runtime dim, and
-each tile's place with a divide and a modulo a dim (``divide_cycles`` each).  Where
+page that row lands in, without waiting, then waits once a tile for all of them (``async_write_barrier``: the
+last write's flight and its acknowledgement's, :data:`WRITE_BARRIER`).  A face row's write costs
+:data:`FACE_ROW_WRITE`'s cycles (its output page's bank and offset through the TensorAccessor, the NoC command); the
+row-invariant writer also finds each row's source index with a modulo by a runtime dim, and each tile's place with a
+divide and a modulo a dim, which the model does not count (its one figure, q_nope_permute_pre_linear, is met at
+-13% without them).  Where
 the output's new second-last dim is not a whole number of tiles, the output's last tile row is padded: a second
 split over the padded tiles (N x H x Wt), each written from a padding buffer that the reader fills first, one write
 a face (HC: up to 512 B) or a face row (row-invariant), one wait at the end.
@@ -41,25 +43,48 @@ class FaceRowWrite:
     """The cost of one face-row write the HC writers issue (chip cycles); ``sources`` names each one's origin."""
 
     issue_cycles: float  # a small NoC write issued without a wait: its page's address and its command
-    divide_cycles: float  # a 32-bit divide or modulo by a runtime value on a data-movement RISC-V
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
 
 FACE_ROW_WRITE = FaceRowWrite(
-    issue_cycles=56.0,
-    divide_cycles=21.0,
+    issue_cycles=52.2,
     sources={
         "issue_cycles": "fitted on tt-metal models/demos/deepseek_v3/tests/fused_op_unit_tests/"
         "mla_deepseek_perf_and_pcc_tests.py's kvpe_permute (TG, 30.95 us: [1, 32, 32, 576] with C and H swapped, "
         "576 tiles over the 72 cores, 8 a core of 64 face-row writes, no padding), with the data-movement launch "
-        "(meshnn.perf.page_programs): 512 writes and 8 waits in about 29.8 us; kv_rope_permute_pre, "
-        "q_nope_permute_post_linear and the other MLA permutes check it.  A NoC write's latency "
-        "(noc_write_latency_cycles, 50) and its 32 B are 51 of them",
-        "divide_cycles": "fitted on the same file's q_nope_permute_pre_linear (6.23 us: [32, 1, 16, 128] to "
-        "[1, 16, 32, 128], dims (1, 2, 0, 3), the row-invariant program: 2 tiles a core of 16 rows), the only "
-        "row-invariant figure found: its writer takes each row's source index as a modulo by the input's H, a "
-        "runtime argument, and each tile's index apart by a divide and a modulo a dim (rank 4: 8), where the HC "
-        "writer's divisors are compile-time constants; the 1.0 us the face-row writes leave over 48 of them",
+        "(meshnn.perf.page_programs): 512 writes and 8 waits (WRITE_BARRIER) in about 29.8 us; kv_rope_permute_pre, "
+        "v_out_permute (4 real rows a tile: the waits weigh), q_nope_permute_post_linear and the other MLA permutes "
+        "check it.  A NoC write's latency (noc_write_latency_cycles, 50) and its 32 B are 51 of them",
+    },
+)
+
+
+@dataclass(frozen=True, slots=True)
+class WriteBarrier:
+    """What a writer's ``async_write_barrier`` waits for after its last write (chip cycles): the write's flight to
+    its page and the acknowledgement's flight back, each a NoC packet's start-up and its router hops."""
+
+    startup_cycles: float  # a NoC packet's start-up
+    cycles_per_hop: float  # each router hop
+    round_trip_hops: float  # a write to another worker core and its acknowledgement back, the mean over the grid
+    sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+    def cycles(self, local: bool = False) -> float:
+        """The wait after a write to another core's page (the grid's mean), or to the writer's own L1."""
+        return 2 * self.startup_cycles + (0.0 if local else self.round_trip_hops * self.cycles_per_hop)
+
+
+_NPE = "tt-npe tt_npe/cpp/include/device_models/wormhole_b0.hpp"
+WRITE_BARRIER = WriteBarrier(
+    startup_cycles=40.0,
+    cycles_per_hop=10.0,
+    round_trip_hops=19.55,
+    sources={
+        "startup_cycles": f"{_NPE}: get_write_latency's STARTUP_LATENCY (the acknowledgement taken as a packet alike)",
+        "cycles_per_hop": f"{_NPE}: get_write_latency's CYCLES_PER_HOP",
+        "round_trip_hops": f"{_NPE}: route_hops on the 10 x 12 torus (each NoC one-way: east then south, or north "
+        "then west) from each of its 80 worker cores to each other and back, the mean: 9.78 each way, as the pages "
+        "of an interleaved tensor lie on every core's bank.  Blackhole taken alike (no Blackhole figure found)",
     },
 )
 
@@ -100,8 +125,7 @@ def hc_transpose_cycles(desc: OpDesc, machine: Machine, grid: int) -> tuple[floa
     """(cycles of the busiest core, the cores its launch spans) of the HC transpose or row-invariant permute on a
     grid of ``grid`` cores (see the module's text): its input tiles split over the grid, then its padded tiles."""
     source = desc.inputs[0]
-    lat = op_latency(machine.system.arch.arch)
-    landing = lat.noc_write_latency_cycles
+    landing = WRITE_BARRIER.cycles()  # the last face row's write and its acknowledgement
     logical = source.logical_shape or source.shape
     h = logical[-2]
     ht = -(-h // TILE)
@@ -112,8 +136,6 @@ def hc_transpose_cycles(desc: OpDesc, machine: Machine, grid: int) -> tuple[floa
     read = _read(machine, desc)
     face_rows = 2 * h / ht  # a tile's real rows, each in two faces, the mean over a column of tiles
     write = face_rows * _write(machine, row_bytes) + landing  # issued back to back, one wait a tile
-    if not hc:  # the row-invariant writer: a modulo a row, a divide and a modulo a dim a tile (runtime divisors)
-        write += (face_rows / 2 + 2 * len(dims)) * FACE_ROW_WRITE.divide_cycles
     tiles = math.ceil(source.tiles / grid)
     cycles = read + write + (tiles - 1) * max(read, write) if tiles else 0.0
     cores = min(grid, source.tiles)

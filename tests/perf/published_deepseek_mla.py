@@ -109,32 +109,24 @@ WHY: dict[str, str] = {
     ),
     "kv_rope_permute_post": HC_MISS.format(
         t=1.30,
-        p=1.65,
-        what="[1, 32, 1, 64] -> [1, 1, 32, 64]: 64 one-row tiles, a core's one read (338 cycles from L1) and two "
-        "face-row writes, 0.50 us, with the data-movement launch (the program has no compute kernel) over the 72 "
-        "cores its kernels are placed on: 0.33 us and 11.3 ns a core, 1.14 us.  That per-core term was fitted on "
-        "slices of 2, 16 and 48 cores; here it leaves 0.16 us for a read's round trip and its writes, so it does not "
-        "grow so on 72 cores (over the 64 with a tile it gives 1.56 us, +20%): where the slices' per-core growth "
-        "comes from is not found",
+        p=1.86,
+        what="[1, 32, 1, 64] -> [1, 1, 32, 64]: 64 one-row tiles, a core's one read (338 cycles from L1), two "
+        "face-row writes and the wait for them (a write's and its acknowledgement's flight, 276 cycles), 0.72 us, "
+        "with the data-movement launch (the program has no compute kernel) over the 72 cores its kernels are "
+        "placed on: 0.33 us and 11.3 ns a core, 1.14 us.  That per-core term was fitted on slices of 2, 16 and 48 "
+        "cores; here it leaves 0.16 us for a read's round trip and its writes, so it does not grow so on 72 cores "
+        "(over the 64 with a tile it gives 1.77 us, +36%): where the slices' per-core growth comes from is not found",
     ),
     "attn_out_permute_pre_linear": HC_MISS.format(
         t=31.94,
-        p=24.57,
+        p=24.28,
         what="[1, 4, 128, 512] -> [1, 128, 4, 512]: 4 input tiles a core of 64 face-row writes, then "
         "29 padded tiles a core (C = 4: four writes of 384-512 B each, issued at a face row's cost and their "
-        "bytes); the same count meets kvpe_permute (fitted) and q_nope_permute_post_linear (C = 16) within 7%. "
-        "The padding's 2048 tiles are written with one wait a core at the end; 4 writes of 384-512 B at "
-        "page_programs' 2 KB write cost (140 cycles' issue) would give about 34 us: what a padded face's write "
-        "costs is not measured apart",
-    ),
-    "v_out_permute": HC_MISS.format(
-        t=7.61,
-        p=5.54,
-        what="[1, 128, 4, 128] -> [1, 4, 128, 128]: 8 input tiles a core, each 4 real rows (8 face-row "
-        "writes, 500 cycles), the reads' 338 cycles overlapped through the two-tile buffer; reads and writes summed "
-        "would give 7.9 us (+4%).  The writes converge: the output has 64 pages and at each step the 16 cores "
-        "that hold channels 0-31 write their rows into the same 4 pages (h, 0, w), so 16 writers share one "
-        "destination core's NoC port; the model has no destination contention",
+        "bytes, one wait at the end); the same count meets kvpe_permute (fitted), v_out_permute (C = 128, 4 real "
+        "rows) and q_nope_permute_post_linear (C = 16) within 7%.  The padding's 29 tiles a core leave 15.8k "
+        "cycles, 136 a padded write where the model gives 66; at page_programs' 2 KB write cost (140 cycles' issue) "
+        "they would give about 34 us: what a write of a few hundred bytes costs the issuing core is not measured "
+        "apart",
     ),
     "kv_rope_decode": (
         "rotary_embedding_llama in decode mode, one 64-wide row of 2 tiles a core on 32 height-sharded cores, measured "
@@ -179,11 +171,10 @@ FITTED = (
     "q_slice",
     "flash_mla_out_reshard",
     "kvpe_permute",
-    "q_nope_permute_pre_linear",
 )
 """The targets that set a constant (q_norm: meshnn/perf/latency.py's ``sharded_norm_stats_ns``; kv_rope_slice, q_slice
-and flash_mla_out_reshard: meshnn.perf.page_programs' data-movement launch and page write; kvpe_permute and
-q_nope_permute_pre_linear: meshnn.perf.transpose_hc's face-row write and runtime divide); the rest check."""
+and flash_mla_out_reshard: meshnn.perf.page_programs' data-movement launch and page write; kvpe_permute:
+meshnn.perf.transpose_hc's face-row write); the rest check."""
 
 
 def figures() -> list[Figure]:
