@@ -53,7 +53,7 @@ def test_the_reshape_is_the_busiest_cores_serial_reads():
         + 16 * (WORMHOLE_B0.tile_round_trip_cycles + 2048 / 30)  # 16 input tiles
         + 16 * 2 * 40  # the writer's wait for its own-L1 copies before it frees each (tt-npe's start-up, no hop)
         + 32 * (FACE_ROW_WRITE.issue_cycles + 32 / 30)  # 32 segments, issued without a wait
-        + WORMHOLE_B0.noc_write_latency_cycles + 2048 / 30  # the output tile
+        + WRITE_BARRIER.cycles() + 2048 / 30  # the output tile, its flight and its acknowledgement waited for
     )  # fmt: skip
     assert tiled_reshape_cycles(desc, m, 72) == pytest.approx(3 * per_tile)  # 192 tiles over 72 cores
     p = predict(desc, "galaxy", mesh_shape=(1, 1), traced=True)
@@ -66,7 +66,7 @@ def test_a_tiled_pad_pays_its_byte_loop_once_a_core():
     assert is_tiled_pad(pad)
     p = predict(pad, "galaxy", mesh_shape=(1, 1), traced=True)
     fill = 2 * 2048 * WORMHOLE_B0.riscv_cycles_per_element
-    writes = 8 * (WORMHOLE_B0.noc_write_latency_cycles + 2048 / 30)  # 576 tiles over 72 cores
+    writes = 8 * (WRITE_BARRIER.cycles() + 2048 / 30)  # 576 tiles over 72 cores, each write waited for
     assert p.compute_ns == pytest.approx(fill + writes)
     rm = TensorDesc((1, 1, 32), "UINT32", Layout.ROW_MAJOR)
     assert not is_tiled_pad(OpDesc(OpFamily.PAD, (rm,), (TensorDesc((1, 1, 64), "UINT32", Layout.ROW_MAJOR),)))
