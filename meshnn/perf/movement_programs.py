@@ -3,14 +3,21 @@
 * A tiled reshape that changes the tiles' rows (tt-metal's reshape_view/device/reshape_tiled_program_factory.cpp)
   splits the output tiles over the grid (split_work_to_cores); for each output tile a core reads its page of the
   host-built map from DRAM (waiting for it), then each input tile the map names (a one-tile circular buffer: read,
-  waited for, its segments copied into a scratch tile by NoC writes of up to 16 elements, one face row, then
-  freed), then writes the tile out and waits for the write.  Each read is a round trip
-  (:attr:`~meshnn.perf.latency.OpLatency.tile_round_trip_cycles`) plus its bytes at the NoC's rate, each segment
-  and each tile write a NoC write's latency (``noc_write_latency_cycles``): no constant is fitted here.
+  waited for, its segments copied into a scratch tile by NoC writes of up to 16 elements, one face row, issued
+  without a wait; the writer waits for them before it frees the tile, so the next read starts after that wait:
+  reader_reshape_tiled.cpp, writer_reshape_tiled.cpp), then writes the tile out and waits for the write.  Each read
+  is a round trip (:attr:`~meshnn.perf.latency.OpLatency.tile_round_trip_cycles`) plus its bytes at the NoC's rate,
+  each segment a face-row write (:data:`meshnn.perf.transpose_hc.FACE_ROW_WRITE`), each wait for the segments a
+  write to the core's own L1 and its acknowledgement (:data:`meshnn.perf.transpose_hc.WRITE_BARRIER`), each tile
+  write its bytes and the wait for it (a write to another core's page and its acknowledgement): no constant is
+  fitted here.
 * A tiled pad (pad/device/pad_tile_multicore_program_factory.cpp, ``use_multicore`` ttnn's default) fills a
   padding tile once a core before its first write (writer_pad_tiled.cpp: a byte-by-byte loop, a volatile load
   of the value's byte and a volatile store a byte, each taken as ``riscv_cycles_per_element``), then writes each
-  output tile, its input's or the padding, and waits for each write.
+  output tile, its input's or the padding, and waits for each write (its flight and its acknowledgement's).
+
+Both have a reader and a writer and no compute kernel: their fixed cost is the data-movement launch
+(:func:`meshnn.perf.page_programs.launch_cycles`) over the cores of their split.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import math
 from meshnn.perf.desc import Layout, OpDesc, OpFamily, TensorDesc
 from meshnn.perf.latency import op_latency
 from meshnn.perf.systems import Machine
+from meshnn.perf.transpose_hc import FACE_ROW_WRITE, WRITE_BARRIER
 
 RESHAPE_VIEW = "ReshapeViewDeviceOperation"
 TILE = 32
@@ -38,6 +46,12 @@ def waited_write_cycles(machine: Machine, nbytes: float) -> float:
     """A NoC write of ``nbytes`` issued and waited for: a write's latency, then its bytes at the NoC's rate."""
     arch = machine.system.arch
     return op_latency(arch.arch).noc_write_latency_cycles + nbytes / arch.noc_bytes_per_cycle
+
+
+def _acked_write(machine: Machine, nbytes: float) -> float:
+    """A write of ``nbytes`` to an interleaved page, then ``async_write_barrier``: its bytes, its flight and its
+    acknowledgement's (:data:`meshnn.perf.transpose_hc.WRITE_BARRIER`)."""
+    return WRITE_BARRIER.cycles() + nbytes / machine.system.arch.noc_bytes_per_cycle
 
 
 def _rank3(shape: tuple[int, ...]) -> tuple[int, int, int]:
@@ -91,15 +105,16 @@ def _tile_map(o: int, source: TensorDesc, out: TensorDesc) -> tuple[int, int]:
 def tiled_reshape_cycles(desc: OpDesc, machine: Machine, cores: int) -> float:
     """Cycles of the busiest core of a tiled reshape program over ``cores`` cores (see the module's text)."""
     source, out = desc.inputs[0], desc.outputs[0]
-    lat = op_latency(machine.system.arch.arch)
     per_core = math.ceil(out.tiles / cores)
     sampled = [_tile_map(o, source, out) for o in range(min(per_core, SAMPLED_TILES))]
     reads = sum(p for p, _ in sampled) / len(sampled)
     segments = sum(s for _, s in sampled) / len(sampled)
     map_bytes = max(s for _, s in sampled) * MAP_ENTRY_BYTES
     read, map_read = waited_read_cycles(machine, source.tile_bytes), waited_read_cycles(machine, map_bytes)
-    write = waited_write_cycles(machine, out.tile_bytes)
-    per_tile = map_read + reads * read + segments * lat.noc_write_latency_cycles + write
+    write = _acked_write(machine, out.tile_bytes)
+    copy = FACE_ROW_WRITE.issue_cycles + segments_bytes(desc) / machine.system.arch.noc_bytes_per_cycle
+    landing = WRITE_BARRIER.cycles(local=True)  # the writer's wait for its own-L1 copies before it frees the tile
+    per_tile = map_read + reads * (read + landing) + segments * copy + write
     return per_core * per_tile
 
 
@@ -112,4 +127,10 @@ def tiled_pad_cycles(desc: OpDesc, machine: Machine, cores: int) -> float:
     """Cycles of the busiest core of the tiled pad program over ``cores`` cores (see the module's text)."""
     out = desc.outputs[0]
     fill = 2 * out.tile_bytes * op_latency(machine.system.arch.arch).riscv_cycles_per_element
-    return fill + math.ceil(out.tiles / cores) * waited_write_cycles(machine, out.tile_bytes)
+    return fill + math.ceil(out.tiles / cores) * _acked_write(machine, out.tile_bytes)
+
+
+def segments_bytes(desc: OpDesc) -> float:
+    """The bytes of one map segment copy at most: a face row of ``desc``'s output (16 elements)."""
+    out = desc.outputs[0]
+    return out.tile_bytes / (TILE * 2)

@@ -41,8 +41,8 @@ cost is ``launch_cycles`` plus ``launch_per_core_cycles`` a core of the program.
 (``ArchPerf.op_launch_ns``, 2 us, fitted on DRAM streams) is taken to hold a compute kernel's start-up and the DRAM's
 first bytes; the decode ops' L1 figures with a compute kernel (binary mul + silu 2.4-2.5 us, rotary 2.2 us) need it.
 The other data-movement-only programs (the HC transpose and row-invariant permute, the tiled reshape and pad:
-:mod:`meshnn.perf.transpose_hc`, :mod:`meshnn.perf.movement_programs`) keep the generic launch: their per-write costs
-were set against it (moved to this launch, three of their covered MLA figures fall 15-29% short).
+:mod:`meshnn.perf.transpose_hc`, :mod:`meshnn.perf.movement_programs`, none with a compute kernel) take this launch
+too, their per-write costs counted from their kernels (:data:`meshnn.perf.transpose_hc.FACE_ROW_WRITE`).
 Units: chip cycles.
 """
 

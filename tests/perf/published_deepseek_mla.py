@@ -56,10 +56,11 @@ RESHARD = (
     "interleaved-to-sharded of [{shape}] (L1) into {cores} height shards of 18 tiles (32 x 576), measured {t} us; "
     "meshnn.perf.page_programs times the program's reader (each core's 18 tile reads issued back to back, one wait: "
     "its bytes at one core's NoC rate and a round trip) and the data-movement launch, {p} us; kv_rope_reshard (32 "
-    "shards of 2 tiles, 1.04 us) is met by the same count.  Both 576-wide reshards move about 60 B a cycle over the "
-    "whole chip (72 tiles in 2.5 us, 288 in 8.9 us beyond the launch), the same per-core reads taking 3.3x as long on "
-    "4x the cores: a shared limit (the L1 banks' or the NoC's, as all the readers' 2 KB reads land at once) that the "
-    "model, one NoC link a core, does not hold"
+    "shards of 2 tiles, 1.04 us) is met by the same count.  Checked for stop 55: tt-npe's NoC model "
+    "(tt_npe/cpp/include/device_models/wormhole_b0.hpp: 30 B a cycle a link, NoC 0 east then south and NoC 1 north "
+    "then west on the 10 x 12 torus, 28.1 B a cycle into and out of a worker's NIU) does not hold it: {banks}, "
+    "and the busiest link of the readers' routes carries {link} KB ({link_us} us at 30 B a cycle on NoC 1, the "
+    "reader's NoC).  {extra}"
 )
 HC_MISS = (
     "tt-metal runs this permute as a transpose HC (transpose_hc_tiled_interleaved_program_factory.cpp), measured {t} "
@@ -78,32 +79,54 @@ WHY: dict[str, str] = {
     "wkv_b2": LINEAR_MISS["wkv_b2"],
     "wq_kv_a_ag_decode": AG_MISS.format(kib=132, t=47.9, p=39.2),
     "wo_ag_decode": AG_MISS.format(kib=128, t=50.2, p=38.5),
-    "kvpe_reshard": RESHARD.format(shape="1, 4, 32, 576", cores=4, t=2.83, p=1.88),
-    "flash_mla_reshard": RESHARD.format(shape="1, 4, 128, 576", cores=16, t=9.41, p=2.01),
+    "kvpe_reshard": RESHARD.format(
+        shape="1, 4, 32, 576",
+        cores=4,
+        t=2.83,
+        p=1.88,
+        link=96,
+        link_us=3.3,
+        banks="the source's pages (page p on L1 bank p mod 72) put no two readers on one bank at once",
+        extra="The 4 readers take about 136 cycles a 2 KB read where the model gives 68 (its bytes) and one round "
+        "trip; what paces one core's back-to-back L1 reads at about 15 B a cycle is not found",
+    ),
+    "flash_mla_reshard": RESHARD.format(
+        shape="1, 4, 128, 576",
+        cores=16,
+        t=9.41,
+        p=2.01,
+        link=144,
+        link_us=4.9,
+        banks="the source's pages (page p on L1 bank p mod 72) put readers j, j + 4, j + 8, j + 12 on one bank at "
+        "each step, but a bank sends 4 tiles in all (0.3 us at 28.1 B a cycle)",
+        extra="At the figure's date (tt-metal 3ae31814d8, 2026-02-03; the perf test came 2026-02-04) the program "
+        "placed its reader on every core of the shard grid (shard_spec.grid: the test's 64 cores, for 16 shards; "
+        "ttnn.get_optimal_worker_cores_for_sharded_tensor, cores with data only, came 2026-04-12 in #41413), each "
+        "reading a full shard (the 48 past the tensor's end read pages beyond it) and waiting every "
+        "((512 / 64) x 1152) / 2048 = 4 reads: 1152 reads in all, 4 times today's.  Counted so (64 readers of 18 "
+        "tiles, 5 waits each, 64 cores' launch) the model gives 3.6 us, still 61% short; the links' figure above "
+        "is for those 64 readers.  The model follows today's program (16 readers)",
+    ),
     "kv_rope_permute_post": HC_MISS.format(
         t=1.30,
-        p=2.51,
-        what="[1, 32, 1, 64] -> [1, 1, 32, 64]: 64 one-row tiles, a core's one read and two face-row "
-        "writes, under the model's generic 2 us launch.  The program has no compute kernel, but the transpose / "
-        "permute / pad / reshape programs keep the generic launch: with meshnn.perf.page_programs' data-movement "
-        "launch (0.33 us and 11.3 ns a core) this row would give 1.57 us (+21%), while q_nope_permute_pre_linear "
-        "(-14% -> -27%) and q_reshape_decode (-14% -> -17%) would leave the claim: those programs' per-write costs, "
-        "set against the 2 us launch, are not yet re-derived with it",
+        p=1.86,
+        what="[1, 32, 1, 64] -> [1, 1, 32, 64]: 64 one-row tiles, a core's one read (338 cycles from L1), two "
+        "face-row writes and the wait for them (a write's and its acknowledgement's flight, 276 cycles), 0.72 us, "
+        "with the data-movement launch (the program has no compute kernel) over the 72 cores its kernels are "
+        "placed on: 0.33 us and 11.3 ns a core, 1.14 us.  That per-core term was fitted on slices of 2, 16 and 48 "
+        "cores; here it leaves 0.16 us for a read's round trip and its writes, so it does not grow so on 72 cores "
+        "(over the 64 with a tile it gives 1.77 us, +36%): where the slices' per-core growth comes from is not found",
     ),
     "attn_out_permute_pre_linear": HC_MISS.format(
         t=31.94,
-        p=22.81,
+        p=24.28,
         what="[1, 4, 128, 512] -> [1, 128, 4, 512]: 4 input tiles a core of 64 face-row writes, then "
-        "29 padded tiles a core (C = 4: four writes of 384-512 B each); the same count meets kvpe_permute and "
-        "q_nope_permute_post_linear (C = 32, 16) within 8%, so what the heavily padded C = 4 output adds (the "
-        "padding's 2048 tiles, each written to another page) is under-counted and not found",
-    ),
-    "v_out_permute": HC_MISS.format(
-        t=7.61,
-        p=6.11,
-        what="[1, 128, 4, 128] -> [1, 4, 128, 128]: 8 input tiles a core, each 4 real rows (8 face-row "
-        "writes), so the core waits on its reads (the two-tile buffer's overlap taken as full): the reads and writes "
-        "summed would give 9.5 us; how much the reader's round trips overlap the writes is not split from one figure",
+        "29 padded tiles a core (C = 4: four writes of 384-512 B each, issued at a face row's cost and their "
+        "bytes, one wait at the end); the same count meets kvpe_permute (fitted), v_out_permute (C = 128, 4 real "
+        "rows) and q_nope_permute_post_linear (C = 16) within 7%.  The padding's 29 tiles a core leave 15.8k "
+        "cycles, 136 a padded write where the model gives 66; at page_programs' 2 KB write cost (140 cycles' issue) "
+        "they would give about 34 us: what a write of a few hundred bytes costs the issuing core is not measured "
+        "apart",
     ),
     "kv_rope_decode": (
         "rotary_embedding_llama in decode mode, one 64-wide row of 2 tiles a core on 32 height-sharded cores, measured "
@@ -120,8 +143,11 @@ WHY: dict[str, str] = {
         "8.01 us: ttnn runs the tiled interleaved concat (the concat dim is tile-aligned, so no untilize), 576 output "
         "tiles over the 72 cores, 8 a core; meshnn.perf.page_programs times each tile's waited read and flushed write "
         "as kvpe_concat's (1 tile a core on 18 cores, met at -14%) and gives 4.11 us: the measured 0.86 us a tile "
-        "against the 0.34 us of one waited read is not found (72 cores reading and writing 2 KB tiles at once, about "
-        "330 B a cycle over the chip, is the likeliest: the NoC's shared links are not modelled)"
+        "against the 0.34 us of one waited read is not found.  Checked for stop 55: the program at the figure's date "
+        "(tt-metal 3ae31814d8) is the one modelled (a two-tile buffer, each read waited, each write flushed); "
+        "tt-npe's NoC model (30 B a cycle a link, dimension-ordered routes on the 10 x 12 torus) puts at most 64 KB "
+        "of the reads (NoC 1) and writes (NoC 0) on one link, 2.2 us: the shared links, as tt-npe models them, do "
+        "not hold it either"
     ),
     "flash_mla_decode": (
         "flash MLA decode (576-wide k with a 512-wide v from the same paged cache, 128 heads of 4 users a "
@@ -139,9 +165,16 @@ WHY: dict[str, str] = {
 """Why a target is outside the claim, by step."""
 
 
-FITTED = ("q_norm", "kv_rope_slice", "q_slice", "flash_mla_out_reshard")
+FITTED = (
+    "q_norm",
+    "kv_rope_slice",
+    "q_slice",
+    "flash_mla_out_reshard",
+    "kvpe_permute",
+)
 """The targets that set a constant (q_norm: meshnn/perf/latency.py's ``sharded_norm_stats_ns``; kv_rope_slice, q_slice
-and flash_mla_out_reshard: meshnn.perf.page_programs' data-movement launch and page write); the rest check."""
+and flash_mla_out_reshard: meshnn.perf.page_programs' data-movement launch and page write; kvpe_permute:
+meshnn.perf.transpose_hc's face-row write); the rest check."""
 
 
 def figures() -> list[Figure]:

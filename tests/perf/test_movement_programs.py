@@ -11,8 +11,9 @@ import meshnn as ttnn
 from meshnn.perf import BufferType, Layout, OpDesc, OpFamily, TensorDesc, predict
 from meshnn.perf.latency import WORMHOLE_B0
 from meshnn.perf.movement_programs import _tile_map, is_tiled_pad, is_tiled_reshape_program, tiled_reshape_cycles
+from meshnn.perf.page_programs import launch_cycles
 from meshnn.perf.systems import machine
-from meshnn.perf.transpose_hc import hc_transpose_cycles, is_hc_transpose
+from meshnn.perf.transpose_hc import FACE_ROW_WRITE, WRITE_BARRIER, hc_transpose_cycles, is_hc_transpose
 
 
 def l1(shape, logical=None, layout=Layout.TILE):
@@ -50,12 +51,14 @@ def test_the_reshape_is_the_busiest_cores_serial_reads():
     per_tile = (
         WORMHOLE_B0.tile_round_trip_cycles + 32 * 16 / 30  # the map page, 32 entries of 16 B
         + 16 * (WORMHOLE_B0.tile_round_trip_cycles + 2048 / 30)  # 16 input tiles
-        + 32 * WORMHOLE_B0.noc_write_latency_cycles  # 32 segments
-        + WORMHOLE_B0.noc_write_latency_cycles + 2048 / 30  # the output tile
+        + 16 * 2 * 40  # the writer's wait for its own-L1 copies before it frees each (tt-npe's start-up, no hop)
+        + 32 * (FACE_ROW_WRITE.issue_cycles + 32 / 30)  # 32 segments, issued without a wait
+        + WRITE_BARRIER.cycles() + 2048 / 30  # the output tile, its flight and its acknowledgement waited for
     )  # fmt: skip
     assert tiled_reshape_cycles(desc, m, 72) == pytest.approx(3 * per_tile)  # 192 tiles over 72 cores
     p = predict(desc, "galaxy", mesh_shape=(1, 1), traced=True)
     assert p.kernel_ns == pytest.approx(3 * per_tile + p.fixed_ns)
+    assert p.fixed_ns == pytest.approx(launch_cycles(72))  # no compute kernel: the data-movement launch (1 GHz)
 
 
 def test_a_tiled_pad_pays_its_byte_loop_once_a_core():
@@ -63,7 +66,7 @@ def test_a_tiled_pad_pays_its_byte_loop_once_a_core():
     assert is_tiled_pad(pad)
     p = predict(pad, "galaxy", mesh_shape=(1, 1), traced=True)
     fill = 2 * 2048 * WORMHOLE_B0.riscv_cycles_per_element
-    writes = 8 * (WORMHOLE_B0.noc_write_latency_cycles + 2048 / 30)  # 576 tiles over 72 cores
+    writes = 8 * (WRITE_BARRIER.cycles() + 2048 / 30)  # 576 tiles over 72 cores, each write waited for
     assert p.compute_ns == pytest.approx(fill + writes)
     rm = TensorDesc((1, 1, 32), "UINT32", Layout.ROW_MAJOR)
     assert not is_tiled_pad(OpDesc(OpFamily.PAD, (rm,), (TensorDesc((1, 1, 64), "UINT32", Layout.ROW_MAJOR),)))
@@ -96,11 +99,18 @@ def test_an_hc_permute_writes_each_face_row_to_its_page():
     m = machine("galaxy", (1, 1))
     desc = permute(l1((1, 32, 32, 576)), l1((1, 32, 32, 576)))
     assert is_hc_transpose(desc) and not is_hc_transpose(permute(l1((1, 32, 32, 576)), l1((1, 32, 32, 576)), ()))
-    per_tile = 64 * (WORMHOLE_B0.noc_write_latency_cycles + 32 / 30) + WORMHOLE_B0.noc_write_latency_cycles
-    assert hc_transpose_cycles(desc, m, 72) == pytest.approx(8 * per_tile)
+    read = WORMHOLE_B0.dram_read_latency_cycles + 2048 / 30  # an L1 tile, waited for
+    wait = 2 * 40 + 19.55 * 10  # the last write's flight and its acknowledgement's: tt-npe's start-up and hops
+    assert WRITE_BARRIER.cycles() == pytest.approx(wait) and WRITE_BARRIER.cycles(local=True) == 80
+    per_tile = 64 * (FACE_ROW_WRITE.issue_cycles + 32 / 30) + wait  # one wait a tile
+    assert hc_transpose_cycles(desc, m, 72) == pytest.approx((read + 8 * per_tile, 72))  # the reads overlapped
     padded = permute(l1((1, 16, 32, 512)), l1((1, 32, 32, 512), (1, 32, 16, 512)))  # C = 16: the lower faces padded
-    writes = 2 * (WORMHOLE_B0.noc_write_latency_cycles + 16 * 32 / 30)
-    assert hc_transpose_cycles(padded, m, 72) == pytest.approx(4 * per_tile + 8 * writes)  # 256, then 512 tiles
+    writes = 2 * (FACE_ROW_WRITE.issue_cycles + 16 * 32 / 30)
+    tail = 8 * writes + wait  # 512 padded tiles, one wait at the end
+    assert hc_transpose_cycles(padded, m, 72) == pytest.approx((read + 4 * per_tile + tail, 72))  # then 256 tiles
+    # the HC program's kernels are on the whole grid: its launch spans every core, a tile or none
+    p = predict(permute(l1((1, 1, 32, 64)), l1((1, 32, 32, 64), (1, 32, 1, 64))), "galaxy", traced=True)
+    assert p.fixed_ns == pytest.approx(launch_cycles(72))
 
 
 def test_the_capture_of_a_permute_carries_its_dims(open_mesh, rng):
@@ -125,7 +135,8 @@ def test_a_row_invariant_permute_is_timed_as_its_face_rows():
     m = machine("galaxy", (1, 1))
     desc = permute(l1((32, 1, 32, 128), (32, 1, 16, 128)), l1((1, 16, 32, 128)), (("dims", "1,2,0,3"),))
     assert is_hc_transpose(desc)
-    per_tile = 32 * (WORMHOLE_B0.noc_write_latency_cycles + 32 / 30) + WORMHOLE_B0.noc_write_latency_cycles
-    assert hc_transpose_cycles(desc, m, 72) == pytest.approx(2 * per_tile)
+    read = WORMHOLE_B0.dram_read_latency_cycles + 2048 / 30  # an L1 tile, waited for
+    writes = 32 * (FACE_ROW_WRITE.issue_cycles + 32 / 30) + WRITE_BARRIER.cycles()  # one wait a tile
+    assert hc_transpose_cycles(desc, m, 72) == pytest.approx((read + 2 * writes, 72))  # 2 tiles a core
     cn = permute(l1((32, 1, 32, 64)), l1((1, 32, 32, 64)), (("dims", "1,0,2,3"),))  # tt-metal's transpose CN
     assert not is_hc_transpose(cn)
