@@ -96,3 +96,42 @@ def test_the_input_mask_refuses_in_ttnns_words(normalization):
         mask(num_channel=256, num_groups=32, num_cores_across_channel=0, data_type=ttnn.DataType.BFLOAT16)
     with pytest.raises(RuntimeError, match=r"num_groups \(32\) must be divisible by num_cores_across_channel \(3\)"):
         mask(num_channel=256, num_groups=32, num_cores_across_channel=3, data_type=ttnn.DataType.BFLOAT16)
+
+
+def _dram(device, shape, layout=ttnn.TILE_LAYOUT):
+    return ttnn.from_torch(torch.randn(*shape, dtype=torch.bfloat16), layout=layout, device=device)
+
+
+def test_group_norm_picks_the_dram_grid_when_given_none(n150):
+    # [1, 1, 384, 256] in 32 groups: the grid search's (y=6, x=8) (see above); the values match the
+    # same call with that grid given.
+    x = _dram(n150, (1, 1, 384, 256))
+    picked = ttnn.to_torch(ttnn.group_norm(x, num_groups=32, inplace=False))
+    given = ttnn.to_torch(ttnn.group_norm(x, num_groups=32, inplace=False, core_grid=ttnn.CoreGrid(y=6, x=8)))
+    assert torch.equal(picked, given)
+    with pytest.raises(ttnn.MeshnnValueError, match="num_out_blocks cannot be specified when core_grid is auto"):
+        ttnn.group_norm(x, num_groups=32, inplace=False, num_out_blocks=1)
+
+
+def test_group_norm_refuses_a_dram_grid_too_big_for_the_tile_rows(n150):
+    # 64 rows are 2 tile rows; an 8x8 grid of 1 group has 64 virtual rows: the largest that fits is 2x1.
+    x = _dram(n150, (1, 1, 64, 64))
+    with pytest.raises(RuntimeError, match=r"Requested core_grid \(x=8, y=8\) is invalid .* \(x=2, y=1\)"):
+        ttnn.group_norm(x, num_groups=1, core_grid=ttnn.CoreGrid(x=8, y=8), inplace=False)
+    # 48 channels make no whole tiles in any number of columns: no grid at all.
+    y = _dram(n150, (1, 1, 32, 48), ttnn.ROW_MAJOR_LAYOUT)
+    with pytest.raises(RuntimeError, match="Cannot find any valid core grid"):
+        ttnn.group_norm(y, num_groups=16, core_grid=ttnn.CoreGrid(x=32, y=1), inplace=False)
+
+
+def test_group_norm_num_out_blocks_must_fit_a_cores_block(n150):
+    # 8 tile rows over 2 virtual rows (4x2 grid, 4 virtual columns): 4 tile rows a core.
+    x = _dram(n150, (1, 1, 256, 256))
+    grid = ttnn.CoreGrid(y=2, x=4)
+    with pytest.raises(RuntimeError, match=r"num_out_blocks \(5\) must be in \[1, block_h \(4\)\]"):
+        ttnn.group_norm(x, num_groups=32, core_grid=grid, num_out_blocks=5, inplace=False)
+    ttnn.group_norm(x, num_groups=32, core_grid=grid, num_out_blocks=4, inplace=False)  # (the most)
+    # 2 batches of 2 tile rows on one core: a batch's 2 tile rows a block.
+    y = _dram(n150, (2, 1, 64, 256))
+    with pytest.raises(RuntimeError, match=r"block_h \(2\)"):
+        ttnn.group_norm(y, num_groups=32, core_grid=ttnn.CoreGrid(y=1, x=1), num_out_blocks=3, inplace=False)
