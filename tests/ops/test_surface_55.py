@@ -135,3 +135,11 @@ def test_group_norm_num_out_blocks_must_fit_a_cores_block(n150):
     y = _dram(n150, (2, 1, 64, 256))
     with pytest.raises(RuntimeError, match=r"block_h \(2\)"):
         ttnn.group_norm(y, num_groups=32, core_grid=ttnn.CoreGrid(y=1, x=1), num_out_blocks=3, inplace=False)
+
+
+def test_the_norms_of_a_rank_0_tensor_are_over_its_one_value(n150):
+    # ttnn's shape of rank 0 reads 1 at [-1]: the norms run over a width of one value.
+    x = ttnn.from_torch(torch.tensor(1.5, dtype=torch.bfloat16), layout=ttnn.TILE_LAYOUT, device=n150)
+    rms = ttnn.to_torch(ttnn.rms_norm(x, epsilon=0.25))
+    assert rms.shape == () and abs(float(rms) - 1.5 / (1.5**2 + 0.25) ** 0.5) <= 2**-7  # a bfloat16 step at ~1
+    assert float(ttnn.to_torch(ttnn.layer_norm(x, epsilon=0.25))) == 0.0  # (x - mean) is 0
