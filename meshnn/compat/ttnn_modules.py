@@ -130,6 +130,7 @@ PYTHON_MODULES = {
     "operations.activations": "meshnn.ops.eltwise.activation_goldens",
     "operations.pool": "meshnn.ops.pool.goldens",
     "_ttnn.bfp_utils": "meshnn.tensor.bfp_utils",  # tt-metal 2026's block-float packing helpers
+    "_ttnn.operations.normalization": "meshnn.ops.norm.group_norm_grid",  # the group norm grid bindings
 }
 """ttnn's Python modules named like an op (``ttnn.operations.conv2d`` is not ``ttnn.conv2d``): the
 meshnn module whose ``TTNN_NAMES`` they hold, besides meshnn's public names."""

@@ -86,8 +86,6 @@ def _normalise(
         raise MeshnnTypeError(f"ttnn.{op}: epsilon must be a number, got {epsilon!r}")
     if not epsilon >= 0:
         raise MeshnnValueError(f"ttnn.{op}: epsilon must be >= 0, got {epsilon}")
-    if len(tensor.shape) == 0:
-        raise MeshnnValueError(f"ttnn.{op}: input_tensor must have rank >= 1")
     named = _affine(op, tensor, weight, bias)
     if residual_input_tensor is not None:
         residual = device_input(op, "residual_input_tensor", residual_input_tensor)
@@ -106,8 +104,10 @@ def _normalise(
     def kernel(in_rows: list[np.ndarray], out_rows: list[np.ndarray], coords: tuple[MeshCoordinate, ...]) -> None:
         values = {n: logical_values(r, s) for n, r, s in zip(names, in_rows, specs, strict=True)}
         x = values["input_tensor"]
+        shape = x.shape  # (a rank-0 input: ttnn's width of 1, its shape's [-1])
+        x = x.reshape(shape[0], 1) if x.ndim == 1 else x
         if "residual_input_tensor" in values:
-            x = x + values["residual_input_tensor"]
+            x = x + values["residual_input_tensor"].reshape(x.shape)
         if centred:
             x = x - x.mean(axis=-1, keepdims=True)
         y = np.multiply(x, x)  # (the one scratch array: each step below writes into it)
@@ -118,7 +118,7 @@ def _normalise(
             np.multiply(y, values["weight"].reshape(k, *([1] * (y.ndim - 2)), -1), out=y)
         if "bias" in values:
             np.add(y, values["bias"].reshape(k, *([1] * (y.ndim - 2)), -1), out=y)
-        write_values(out_rows[0], apply_steps(activation, y) if activation else y, spec)
+        write_values(out_rows[0], (apply_steps(activation, y) if activation else y).reshape(shape), spec)
 
     inputs = list(named.values())
     return launch(op, mesh, inputs, [Output(spec)], kernel, rowwise=True, reads_memos=True, attrs=attrs)[0]

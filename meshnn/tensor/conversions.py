@@ -83,11 +83,25 @@ def to_layout(
         spec.shape, spec.dtype, layout, tile=spec.tile, memory_config=spec.memory_config, padded_shape=padded
     )
     fill = 0.0 if pad_value is None else float(pad_value)
+    target = tuple(new.encoded_shape)
+    if target != tuple(stored):  # a sharded ROW_MAJOR spec pads its width to whole shards: its bytes hold them
+        return _per_shard(tensor, new, lambda raw: _refit(raw, spec, new, fill))
     return _per_shard(
         tensor,
         new,
         lambda raw: layout_bytes(raw, spec.dtype, spec.layout, layout, stored, tile=spec.tile, pad_value=fill),
     )
+
+
+def _refit(raw: np.ndarray, old: TensorSpec, new: TensorSpec, fill: float) -> np.ndarray:
+    """``raw`` (bytes of ``old``) as the bytes of ``new``, whose stored shape differs (ranks equal): the
+    values of the shapes' common part kept, the rest of ``new``'s stored shape ``fill``."""
+    values = decode(raw, old.dtype, old.layout, old.encoded_shape, tile=old.tile)
+    target = tuple(new.encoded_shape)
+    out = np.full(target, fill, dtype=values.dtype)
+    common = tuple(slice(0, min(a, b)) for a, b in zip(values.shape, target, strict=True))
+    out[common] = values[common]
+    return encode(out, new.dtype, new.layout, tile=new.tile, pad_value=fill)
 
 
 @ttnn_keywords(sub_core_grids=SUB_CORE_GRIDS, queue_id=QUEUE_ID)

@@ -210,9 +210,16 @@ def bh_2d_mesh_device(
 
 @pytest.fixture(scope="function")
 def device(request: pytest.FixtureRequest, device_params: dict) -> Iterator:
-    """Chip 0 of the system as a 1x1 mesh (``ttnn.CreateDevice(device_id=0, ...)``)."""
+    """Chip 0 of the system as a 1x1 mesh (``ttnn.CreateDevice(device_id=0, ...)``), ttnn's default
+    device while the test runs (``ttnn.SetDefaultDevice``; the one before restored after, as
+    tt-metal's conftest does: ``tt_lib``'s fallback ops and ``ttnn.outer`` read it)."""
     with opened(meshnn.MeshShape(1, 1), device_params, _failed(request), physical_device_ids=[0]) as mesh:
-        yield _with_counter(mesh)
+        before = meshnn.GetDefaultDevice()
+        meshnn.SetDefaultDevice(mesh)
+        try:
+            yield _with_counter(mesh)
+        finally:
+            meshnn.SetDefaultDevice(before)
 
 
 @pytest.fixture(scope="function")

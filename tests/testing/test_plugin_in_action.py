@@ -54,6 +54,8 @@ PASSING = [
     "test_t3k_mesh_device_is_1x8",
     "test_n300_mesh_device_is_1x2_on_the_n300",
     "test_device_is_chip_0_as_a_1x1_mesh",
+    "test_device_is_ttnn_default_device_while_the_test_runs",
+    "test_the_default_device_before_the_test_was_restored_after",
     "test_use_program_cache_enables_it_and_clears_it_after",
     "test_the_program_cache_was_disabled_after_the_test",
     "test_reset_seeds_seeds_torch_numpy_and_random",

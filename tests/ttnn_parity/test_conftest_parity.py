@@ -115,6 +115,16 @@ def test_device_is_chip_0_as_a_1x1_mesh(device):
     assert device.settings.l1_small_size == 4096
 
 
+def test_device_is_ttnn_default_device_while_the_test_runs(device):
+    # tt-metal's conftest: SetDefaultDevice(device) (tt_lib's fallback ops and ttnn.outer read it)
+    assert ttnn.GetDefaultDevice() is device
+    KEPT["default"] = device
+
+
+def test_the_default_device_before_the_test_was_restored_after():
+    assert ttnn.GetDefaultDevice() is None and not KEPT["default"].is_open()
+
+
 def test_use_program_cache_enables_it_and_clears_it_after(mesh_device, use_program_cache):
     assert mesh_device.program_cache_enabled is True
     KEPT["mesh"] = mesh_device

@@ -3,7 +3,7 @@ operand, a scalar exponent not negative), ``prelu`` (a number, a one-number list
 per channel of dimension 1), ``outer`` (the outer product of two vectors held in rank-4
 tensors) and the primitive ``ttnn.prim.binary`` (a binary op named by ``ttnn.BinaryOpType``).
 
-May import: :mod:`meshnn.errors`, :mod:`meshnn.tensor`, the ops' registry, checks and the
+May import: :mod:`meshnn.errors`, :mod:`meshnn.tensor`, ttnn's default device, the ops' registry, checks and the
 element-wise modules.
 """
 
@@ -16,13 +16,18 @@ import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
+from meshnn.mesh.entry_points import GetDefaultDevice
 from meshnn.mesh.op_keywords import SUB_CORE_GRIDS, Keyword, flag, number, ttnn_keywords
 from meshnn.ops.checks import device_input
 from meshnn.ops.eltwise.binary import binary
 from meshnn.ops.eltwise.logical import on_values
 from meshnn.ops.registry import OpKind, register, torch_golden
 from meshnn.perf.desc import OpFamily
+from meshnn.tensor.conversions import to_layout
+from meshnn.tensor.placement import to_device
 from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.storage import HostStorage
 from meshnn.tensor.tensor import Tensor
 
 _BINARY = {"kind": OpKind.BINARY, "family": OpFamily.BINARY, "device_operation": "BinaryNgDeviceOperation"}
@@ -111,13 +116,25 @@ def _vector(op: str, name: str, tensor: Tensor) -> int:
     return int(np.prod(shape))
 
 
+def _outer_operand(name: str, tensor: object) -> Tensor:
+    """An operand of ``ttnn.outer`` on a device: a host vector is tilized and moved to ttnn's default
+    device (``ttnn.SetDefaultDevice``) when one is set and open, as ttnn's composite moves it before its
+    matmul; with none, a host operand is refused by name."""
+    if isinstance(tensor, Tensor) and isinstance(tensor.storage, HostStorage):
+        _vector("outer", name, tensor)  # (ttnn checks the shapes first)
+        device = GetDefaultDevice()
+        if device is not None and device.is_open():
+            tiled = tensor if tensor.dtype.is_block_float else to_layout(tensor, Layout.TILE)
+            tensor = to_device(tiled, device)
+    return device_input("outer", name, tensor)
+
+
 @register(**_BINARY, golden=torch_golden(lambda t, a, b, *x, **k: t.outer(a.squeeze(), b.squeeze())))
 @ttnn_keywords()
 def outer(input_tensor_a: Tensor, input_tensor_b: Tensor, *, memory_config: MemoryConfig | None = None) -> Tensor:
     """``ttnn.outer``: the outer product ``[1, 1, N, M]`` of the N-vector ``input_tensor_a`` and the
     M-vector ``input_tensor_b`` (each rank 4, three dimensions of size 1)."""
-    a = device_input("outer", "input_tensor_a", input_tensor_a)
-    b = device_input("outer", "input_tensor_b", input_tensor_b)
+    a, b = _outer_operand("input_tensor_a", input_tensor_a), _outer_operand("input_tensor_b", input_tensor_b)
     n, m = _vector("outer", "input_tensor_a", a), _vector("outer", "input_tensor_b", b)
 
     def compute(x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -4,7 +4,9 @@ channels per batch: ``(x - mean) / sqrt(var + epsilon) * weight + bias`` (biased
 
 ttnn's rules, followed here:
 
-- ``core_grid`` must be given; the input is not width sharded; ``C`` divides by ``num_groups``;
+- no ``core_grid``: tt-metal 2026's pick (a sharded input's shard box, else the DRAM grid search of
+  ``group_norm_grid``; ttnn 0.81.1 asked for one); an interleaved input's grid must fit its tile rows
+  and ``num_out_blocks`` its blocks; the input is not width sharded; ``C`` divides by ``num_groups``;
   ``N * H * W`` (padded) is a multiple of 32;
 - ``inplace`` (the default) needs a sharded ROW_MAJOR input whose layout the output keeps: the
   output is then the input tensor itself; otherwise the output is a new BFLOAT16 tensor of
@@ -38,6 +40,7 @@ from meshnn.mesh.op_keywords import ttnn_keywords
 from meshnn.ops.checks import device_input, int_arg, same_mesh
 from meshnn.ops.config import check_compute_kernel_config
 from meshnn.ops.launch import launch
+from meshnn.ops.norm.group_norm_grid import resolved_grid
 from meshnn.ops.norm.group_norm_params import dram_group_norm_virtual_columns, get_group_norm_cores_across_channel
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
@@ -152,11 +155,8 @@ def _check_call(op, x, groups, core_grid, inplace, output_layout) -> None:
         raise MeshnnValueError(
             f"ttnn.{op}: inplace needs output_layout ({output_layout}) to be the input layout ({x.layout})"
         )
-    if not isinstance(core_grid, CoreGrid):
-        raise MeshnnValueError(
-            f"ttnn.{op}: Automatic grid size determination is not supported; give core_grid (a ttnn.CoreGrid), got "
-            f"{core_grid!r}"
-        )
+    if core_grid is not None and not isinstance(core_grid, CoreGrid):
+        raise MeshnnTypeError(f"ttnn.{op}: core_grid must be a ttnn.CoreGrid or None (picked), got {core_grid!r}")
     config = x.spec.memory_config
     if config.memory_layout is TensorMemoryLayout.WIDTH_SHARDED:
         raise MeshnnValueError(f"ttnn.{op}: input_tensor cannot be width-sharded")
@@ -234,6 +234,7 @@ def group_norm(
     tensors = {"weight": weight, "bias": bias, "input_mask": input_mask, "negative_mask": negative_mask,
                "reciprocals": reciprocals}  # fmt: skip
     named = _optional_inputs(op, x, groups, tensors, use_welford)
+    core_grid = resolved_grid(op, x, core_grid, groups, num_out_blocks, tensors)
     mesh = same_mesh(op, named)
     if inplace:
         spec, into = x.spec, [x]

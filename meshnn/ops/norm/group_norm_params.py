@@ -21,6 +21,7 @@ from meshnn.device.core import CoreGrid
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, NotImplementedByMeshnn
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
+from meshnn.ops.norm.group_norm_grid import dram_grid
 
 TILE = 32
 
@@ -96,12 +97,16 @@ def _group_offsets(num_channel: int, num_groups: int, cores: int) -> list[int]:
 def _mask(num_channel: int, num_groups: int, cores: int, negative: bool) -> Any:
     import torch
 
-    _positive("group norm mask", num_channel=num_channel, num_groups=num_groups, num_cores_across_channel=cores)
-    if num_channel % num_groups or num_groups % cores:
+    owner = "create_group_norm_input_mask"
+    if isinstance(cores, int) and not isinstance(cores, bool) and cores <= 0:  # (ttnn's words, checked first)
+        raise MeshnnValueError(f"{owner}: num_cores_across_channel must be > 0, got {cores}")
+    _positive(owner, num_channel=num_channel, num_groups=num_groups, num_cores_across_channel=cores)
+    if num_groups % cores:
         raise MeshnnValueError(
-            f"group norm mask: num_channel {num_channel} must divide into num_groups {num_groups}, which must divide "
-            f"into num_cores_across_channel {cores}"
+            f"{owner}: num_groups ({num_groups}) must be divisible by num_cores_across_channel ({cores})"
         )
+    if num_channel % num_groups:
+        raise MeshnnValueError(f"{owner}: num_channel {num_channel} must be divisible by num_groups {num_groups}")
     width = num_channel // num_groups
     span = find_max_tile_span(num_channel, width, TILE)
     mask = (torch.ones if negative else torch.zeros)((1, num_groups, TILE, TILE * span), dtype=torch.bfloat16)
@@ -304,19 +309,4 @@ def determine_expected_group_norm_dram_grid_size(
     if num_channels % num_groups or num_channels % TILE:
         raise MeshnnValueError(f"{owner}: num_channels {num_channels} must divide by num_groups and by 32")
     grid = device.compute_with_storage_grid_size()
-    tile_rows = -(-input_nhw // TILE)
-    fallback = None
-    for gx in range(grid.x, 0, -1):
-        nvc = min(gx, num_groups)
-        while nvc and ((num_channels // nvc) % TILE or num_groups % nvc):
-            nvc -= 1
-        per_row = gx // nvc if nvc else 0
-        for gy in range(min(tile_rows // per_row, grid.y) if per_row else 0, 0, -1):
-            rows = per_row * gy
-            if tile_rows % rows or (rows >= num_batches and rows % num_batches):
-                continue
-            if gx % nvc == 0:
-                return CoreGrid(y=gy, x=gx)
-            fallback = fallback or CoreGrid(y=gy, x=gx)
-            break  # (nvc depends on gx alone: a shorter grid of these columns is no better)
-    return fallback
+    return dram_grid(grid.x, grid.y, num_channels, num_groups, input_nhw, num_batches)

@@ -90,9 +90,9 @@ def softmax_rows() -> list[Case]:
         ),
         Case(
             "group_norm",
-            "no core_grid",
-            lambda e: ttnn.group_norm(e.heads, num_groups=2, inplace=False),
-            VALUE,
+            "core_grid is a tuple",
+            lambda e: ttnn.group_norm(e.heads, num_groups=2, inplace=False, core_grid=(8, 8)),
+            TYPE,
             "core_grid",
         ),
         Case(
