@@ -46,16 +46,15 @@ from meshnn.ops.registry import DeviceWork, OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.tensor import Tensor
 
+HOST_HELPER = {"kind": OpKind.PYTHON, "family": OpFamily.COPY, "modelled": False, "runs": DeviceWork.HOST}
+"""A host-side call of the prefetcher's (no device operation of its own)."""
+
 NUM_CQ_SIGNAL_SLOTS = 2
 """Command queues the prefetcher can be fenced against (tt-metal's per-CQ signal slots)."""
 
-register(
-    "experimental.create_global_circular_buffer_with_dram_senders",
-    kind=OpKind.PYTHON,
-    family=OpFamily.COPY,
-    modelled=False,
-    runs=DeviceWork.HOST,
-)(create_global_circular_buffer_with_dram_senders)
+register("experimental.create_global_circular_buffer_with_dram_senders", **HOST_HELPER)(
+    create_global_circular_buffer_with_dram_senders
+)
 
 
 @dataclass
@@ -94,26 +93,14 @@ def _active(op: str, mesh: MeshDevice, what: str) -> PrefetcherState:
     return state
 
 
-@register(
-    "experimental.is_tensor_prefetcher_supported",
-    kind=OpKind.PYTHON,
-    family=OpFamily.COPY,
-    modelled=False,
-    runs=DeviceWork.HOST,
-)
+@register("experimental.is_tensor_prefetcher_supported", **HOST_HELPER)
 def is_tensor_prefetcher_supported(mesh_device: MeshDevice) -> bool:
     """True when ``mesh_device`` has programmable DRAM cores (Blackhole with
     ``TT_METAL_ENABLE_BLACKHOLE_DRAM_PROGRAMMABLE_CORES=1``); start would raise otherwise."""
     return has_programmable_dram_cores(_mesh("experimental.is_tensor_prefetcher_supported", mesh_device))
 
 
-@register(
-    "experimental.start_tensor_prefetcher",
-    kind=OpKind.PYTHON,
-    family=OpFamily.COPY,
-    modelled=False,
-    runs=DeviceWork.HOST,
-)
+@register("experimental.start_tensor_prefetcher", **HOST_HELPER)
 def start_tensor_prefetcher(mesh_device: MeshDevice, dual_senders_per_bank: bool = False) -> None:
     """Start the prefetcher on every DRAM bank of ``mesh_device`` (two senders a bank with
     ``dual_senders_per_bank``); one may be active per mesh device."""
@@ -135,13 +122,7 @@ def start_tensor_prefetcher(mesh_device: MeshDevice, dual_senders_per_bank: bool
     mesh._tensor_prefetcher = PrefetcherState(True, banks * (2 if dual_senders_per_bank else 1), dual_senders_per_bank)  # type: ignore[attr-defined]
 
 
-@register(
-    "experimental.stop_tensor_prefetcher",
-    kind=OpKind.PYTHON,
-    family=OpFamily.COPY,
-    modelled=False,
-    runs=DeviceWork.HOST,
-)
+@register("experimental.stop_tensor_prefetcher", **HOST_HELPER)
 def stop_tensor_prefetcher(mesh_device: MeshDevice) -> None:
     """Stop the prefetcher of ``mesh_device``; a no-op when none is active."""
     mesh = _mesh("experimental.stop_tensor_prefetcher", mesh_device)
@@ -173,13 +154,7 @@ def _cq(op: str, cq_id: object) -> int:
     return int(cq_id)
 
 
-@register(
-    "experimental.wait_for_cq_on_tensor_prefetcher",
-    kind=OpKind.PYTHON,
-    family=OpFamily.COPY,
-    modelled=False,
-    runs=DeviceWork.HOST,
-)
+@register("experimental.wait_for_cq_on_tensor_prefetcher", **HOST_HELPER)
 def wait_for_cq_on_tensor_prefetcher(mesh_device: MeshDevice, cq_id: int = 0, *, device_subset: object = None) -> None:
     """Fence later requests behind the work enqueued on ``cq_id`` (a request reads its tensors'
     bytes when a consumer takes its pages, after that work, so the fence is only counted)."""
