@@ -132,3 +132,15 @@ def test_the_graph_of_a_fill_into_an_optional_tensor(n150):
         trace = ttnn.graph.end_graph_capture()
     assert ttnn.graph.extract_calltrace(trace) == ["ttnn::full", "tt::tt_metal::copy_to_device"]
     assert not [n for n in trace if n["node_type"] == "buffer_allocate"]  # written in place
+
+
+def test_to_memory_config_of_the_tensors_own_config_is_the_tensor_itself(n150):
+    # to_memory_config_op.cpp returns a tensor already in the config as it is: no program, no new buffer
+    x = ttnn.from_torch(torch.randn(64, 64), dtype=ttnn.bfloat16, layout=TILE, device=n150)
+    _, rows, same = captured(lambda: ttnn.to_memory_config(x, x.memory_config()))
+    assert same is x and rows == []
+    _, rows, moved = captured(lambda: ttnn.to_memory_config(x, ttnn.L1_MEMORY_CONFIG))
+    assert moved is not x and len(rows) == 1 and moved.memory_config() == ttnn.L1_MEMORY_CONFIG
+    sharded = ttnn.to_memory_config(x, ttnn.L1_HEIGHT_SHARDED_MEMORY_CONFIG)
+    _, rows, resharded = captured(lambda: ttnn.reshard(sharded, sharded.memory_config()))
+    assert resharded is not sharded and len(rows) == 1  # reshard runs its program whatever the configs
