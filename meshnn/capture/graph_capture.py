@@ -204,7 +204,9 @@ class GraphCapture(MeshObserver):
         attrs = ", ".join(f"{k}={argument_text(v, cpp=True)}" for k, v in event.attrs.items())
         device_arguments = [f"operation_attributes_t({attrs})", "tensor_args_t(...)"]
         code = run_op_code(event.op.rsplit(".", 1)[-1], event.attrs, event.inputs, device_operation_name(event.op))
-        build.function_start(code, device_arguments)
+        program = bool(code)  # an op that runs no device program in tt-metal has no device operation's frame
+        if program:
+            build.function_start(code, device_arguments)
         made = [tensor_facts(t) for t in outputs or ()]
         by_buffer = {facts.key: (tid, shape, facts) for tid, shape, facts in made if facts is not None}
         by_tensor = {tid: t for t, (tid, _, _) in zip(outputs or (), made, strict=True)}
@@ -218,14 +220,15 @@ class GraphCapture(MeshObserver):
             build.buffer_allocate(facts)
             build.function_end([output] if output else [])
         if outputs is None:
-            build.abandon()
-            build.abandon()
+            for _ in range(1 + program):
+                build.abandon()
             return
-        no_dispatch = self.run_mode is RunMode.NO_DISPATCH
-        cbs = estimate(event.op, event.mesh, event.inputs, outputs, event.attrs, no_dispatch=no_dispatch)
-        build.circular_buffers(event.mesh.get_device_ids()[0], cbs)
         took = time.perf_counter_ns() - pending.started_ns  # the op's wall time in meshnn (host clock)
-        build.function_end(made, duration_ns=took)
+        if program:
+            no_dispatch = self.run_mode is RunMode.NO_DISPATCH
+            cbs = estimate(event.op, event.mesh, event.inputs, outputs, event.attrs, no_dispatch=no_dispatch)
+            build.circular_buffers(event.mesh.get_device_ids()[0], cbs)
+            build.function_end(made, duration_ns=took)
         build.function_end(made, duration_ns=took)
 
     def _emit_frame(self, build: GraphBuilder, frame: _HostFrame, outputs: Sequence[Any] | None) -> None:

@@ -45,6 +45,7 @@ _OP_IDS = itertools.count()
 
 CREATE_DEVICE_TENSOR = "tt::tt_metal::create_device_tensor"  # ttnn's allocation of a device tensor
 TO_DEVICE = "Tensor::to_device"  # ttnn's write of a host tensor into a new device tensor
+COPY_TO_DEVICE = "tt::tt_metal::copy_to_device"  # ttnn's write of a host tensor into an existing device tensor
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 
 from meshnn.mesh.observers import OpEvent
 from meshnn.ops.eltwise.unary_tables import UNARY
-from meshnn.ops.registry import family_of
+from meshnn.ops.registry import DeviceWork, family_of
 from meshnn.ops.run_op_codes import run_op_code
 from meshnn.perf.conv_desc import ConvConfig
 from meshnn.perf.desc import (
@@ -72,6 +72,16 @@ def tensor_desc(spec: TensorSpec) -> TensorDesc:
         memory.memory_layout,
         logical_shape=logical or (1,),
     )
+
+
+def device_work(op: str) -> DeviceWork:
+    """What a run of ``op`` puts on the devices in tt-metal, from its registry entry's ``runs``: ``op`` is a
+    ttnn name (``zeros``, ``experimental.x``) or its C++ name in a graph (``ttnn::zeros``); an op outside
+    the registry (``to_layout``...) runs a program."""
+    if op.startswith("ttnn::"):
+        op = op[len("ttnn::") :].replace("::", ".")
+    entry = family_of(op)
+    return DeviceWork.PROGRAM if entry is None else entry.runs
 
 
 def op_name(op: str) -> str:

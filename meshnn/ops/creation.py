@@ -1,5 +1,10 @@
-"""Creating tensors (``ttnn.zeros``, ``ones``, ``full``, ``empty``, the ``*_like`` forms and
-``arange``) and the shape helpers ``squeeze`` / ``unsqueeze``.
+"""Creating tensors (``ttnn.zeros``, ``ones``, ``full``, ``empty``, ``arange``; the ``*_like`` forms are in
+:mod:`meshnn.ops.creation_like`) and the shape helpers ``squeeze`` / ``unsqueeze``.
+
+None of these runs a device program in tt-metal (``creation.cpp``): ``full`` / ``zeros`` / ``ones`` /
+``arange`` on a device build the values on the host and write them (``Tensor::to_device``; into
+``optional_tensor``: ``copy_to_device``), ``empty`` only allocates; their registry entries say so
+(``runs``), and the perf capture records a host write or nothing, never a device row.
 
 On a mesh device a created tensor is replicated: every device holds the whole tensor, as
 ``from_torch`` without a mapper gives.  Defaults are ttnn's: bfloat16, ROW_MAJOR, host.
@@ -18,18 +23,18 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
 from meshnn.mesh.mesh_device import MeshDevice
-from meshnn.mesh.observers import CREATE_DEVICE_TENSOR, TO_DEVICE, host_call
+from meshnn.mesh.observers import COPY_TO_DEVICE, CREATE_DEVICE_TENSOR, TO_DEVICE, host_call
 from meshnn.mesh.op_keywords import QUEUE_ID, ttnn_keywords
 from meshnn.ops import goldens
 from meshnn.ops.checks import device_input
 from meshnn.ops.filled import fill_device_tensor
-from meshnn.ops.registry import OpKind, register
+from meshnn.ops.registry import DeviceWork, OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.copies import copy_host_to_device_tensor
 from meshnn.tensor.lifetime import deallocate, host_memory_bytes, new_device_tensor
 from meshnn.tensor.reshape import reshape
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
-from meshnn.tensor.tensor import Tensor, check_tensor
+from meshnn.tensor.tensor import Tensor
 
 MAX_CREATED_VALUES = 1 << 48  # more values than any device holds: refused before anything else
 
@@ -75,9 +80,9 @@ def _made(values: np.ndarray, dtype: DataType, layout: Layout, device, memory_co
 @register(
     kind=OpKind.CREATION,
     family=OpFamily.COPY,
-    device_operation="FullDeviceOperation",
     golden=goldens.full,
     modelled=False,
+    runs=DeviceWork.HOST_WRITE,
 )
 @ttnn_keywords(queue_id=QUEUE_ID)
 def full(
@@ -97,8 +102,9 @@ def full(
     return _full("full", shape, fill_value, dtype, layout, device, memory_config)
 
 
-def _full(op: str, shape, fill_value, dtype, layout, device, memory_config) -> Tensor:
-    """``ttnn.<op>`` of the full family (``full``, ``zeros``, ``ones``, the ``*_like`` forms)."""
+def _full(op: str, shape, fill_value, dtype, layout, device, memory_config, inputs: Sequence[Tensor] = ()) -> Tensor:
+    """``ttnn.<op>`` of the full family (``full``, ``zeros``, ``ones``, the ``*_like`` forms' host path;
+    ``inputs``: the tensor a ``*_like`` form was given, for graph capture)."""
     dims = _shape(op, shape)
     dtype, layout = _kinds(op, dtype, layout, device)
     if isinstance(fill_value, bool) or not isinstance(fill_value, int | float | np.number):
@@ -108,28 +114,35 @@ def _full(op: str, shape, fill_value, dtype, layout, device, memory_config) -> T
         _check_host_memory(op, dims)
         return _made(np.full(dims, fill_value, kind), dtype, layout, device, memory_config)
     constant = np.array(fill_value).astype(kind)[()]  # as np.full(dims, fill_value, kind) holds it
-    return _filled(op, lambda: np.full(dims, fill_value, kind), dims, dtype, layout, device, memory_config, constant)
+    values = lambda: np.full(dims, fill_value, kind)  # noqa: E731
+    return _filled(op, values, dims, dtype, layout, device, memory_config, constant, inputs)
 
 
-def _fill_into(op: str, target: object, fill_value: object) -> Tensor:
-    """``fill_value`` written into the device tensor ``target`` (no new allocation)."""
+def _fill_into(op: str, target: object, fill_value: object, inputs: Sequence[Tensor] = ()) -> Tensor:
+    """``fill_value`` written into the device tensor ``target`` (no new allocation): ttnn builds the
+    values on the host and runs ``tt::tt_metal::copy_to_device`` (a host write, no device program);
+    graph capture sees ``ttnn::<op>`` around it."""
     tensor = device_input(op, "optional_tensor", target)
     if isinstance(fill_value, bool) or not isinstance(fill_value, int | float | np.number):
         raise MeshnnTypeError(f"ttnn.{op}: fill_value must be a number, got {fill_value!r}")
     kind = np.float32 if tensor.dtype.is_float else tensor.dtype.storage_dtype
     values = np.full(tuple(tensor.shape), fill_value, kind)
-    copy_host_to_device_tensor(Tensor(values, tensor.dtype, layout=tensor.layout, tile=tensor.tile), tensor)
+    host = Tensor(values, tensor.dtype, layout=tensor.layout, tile=tensor.tile)
+    mesh = tensor.device()
+    with host_call(f"ttnn::{op}", mesh, inputs) as made, host_call(COPY_TO_DEVICE, mesh, (host, tensor)) as put:
+        copy_host_to_device_tensor(host, tensor)
+        put.tensors = made.tensors = (tensor,)
     return tensor
 
 
 def _filled(
-    op: str, values, dims, dtype: DataType, layout: Layout, device: MeshDevice, memory_config, constant=None
+    op: str, values, dims, dtype: DataType, layout: Layout, device: MeshDevice, memory_config, constant=None, inputs=()
 ) -> Tensor:
     """A replicated device tensor of ``values()``: the MeshBuffer is allocated first, so a tensor
     that cannot fit raises OutOfMemoryError before any host memory is spent on its values; a
     ``constant`` (every value the same) is made in device memory (:mod:`meshnn.ops.filled`).
     Graph capture sees ttnn's ``ttnn::<op>`` around its ``Tensor::to_device``."""
-    with host_call(f"ttnn::{op}", device) as made, host_call(TO_DEVICE, device) as put:
+    with host_call(f"ttnn::{op}", device, inputs) as made, host_call(TO_DEVICE, device) as put:
         put.tensors = made.tensors = (_written(op, values, dims, dtype, layout, device, memory_config, constant),)
     return made.tensors[0]
 
@@ -156,9 +169,9 @@ def _written(op: str, values, dims, dtype, layout, device: MeshDevice, memory_co
 @register(
     kind=OpKind.CREATION,
     family=OpFamily.COPY,
-    device_operation="FullDeviceOperation",
     golden=goldens.zeros,
     modelled=False,
+    runs=DeviceWork.HOST_WRITE,
 )
 def zeros(shape, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     """``ttnn.zeros``."""
@@ -168,9 +181,9 @@ def zeros(shape, dtype=None, layout=None, device=None, memory_config=None) -> Te
 @register(
     kind=OpKind.CREATION,
     family=OpFamily.COPY,
-    device_operation="FullDeviceOperation",
     golden=goldens.ones,
     modelled=False,
+    runs=DeviceWork.HOST_WRITE,
 )
 def ones(shape, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     """``ttnn.ones``."""
@@ -180,16 +193,16 @@ def ones(shape, dtype=None, layout=None, device=None, memory_config=None) -> Ten
 @register(
     kind=OpKind.CREATION,
     family=OpFamily.COPY,
-    device_operation="EmptyDeviceOperation",
     golden=goldens.empty,
     modelled=False,
+    runs=DeviceWork.ALLOCATION,
 )
 def empty(shape, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     """``ttnn.empty``: an uninitialised device tensor (a zero host tensor without a device)."""
     return _empty("empty", shape, dtype, layout, device, memory_config)
 
 
-def _empty(op: str, shape, dtype, layout, device, memory_config) -> Tensor:
+def _empty(op: str, shape, dtype, layout, device, memory_config, inputs: Sequence[Tensor] = ()) -> Tensor:
     """``ttnn.<op>`` (``empty``, ``empty_like``); graph capture sees ttnn's ``ttnn::<op>`` around
     its ``tt::tt_metal::create_device_tensor``."""
     dims = _shape(op, shape)
@@ -197,79 +210,12 @@ def _empty(op: str, shape, dtype, layout, device, memory_config) -> Tensor:
     if device is None:
         return _full(op, dims, 0.0, dtype, layout, None, None)
     spec = TensorSpec(dims, dtype, layout, memory_config=memory_config)
-    with host_call(f"ttnn::{op}", device) as made, host_call(CREATE_DEVICE_TENSOR, device) as created:
+    with host_call(f"ttnn::{op}", device, inputs) as made, host_call(CREATE_DEVICE_TENSOR, device) as created:
         created.tensors = made.tensors = (new_device_tensor(spec, device),)
     return made.tensors[0]
 
 
-def _like(op: str, tensor: object, dtype, layout, device, memory_config):
-    if not isinstance(tensor, Tensor):
-        raise MeshnnTypeError(f"ttnn.{op}: tensor must be a ttnn.Tensor, got {type(tensor).__name__}")
-    tensor.check_usable("tensor")
-    if device is None and tensor.storage_type().name == "DEVICE":
-        device = tensor.device()
-    return tuple(tensor.shape), dtype or tensor.dtype, layout or tensor.layout, device, memory_config
-
-
-@register(
-    kind=OpKind.CREATION,
-    family=OpFamily.COPY,
-    device_operation="FullLikeOperation",
-    golden=goldens.full_like,
-    modelled=False,
-)
-@ttnn_keywords(queue_id=QUEUE_ID)
-def full_like(
-    tensor, fill_value, dtype=None, layout=None, device=None, memory_config=None, optional_tensor=None
-) -> Tensor:
-    """``ttnn.full_like``: ``tensor``'s shape, dtype, layout and device unless given (into
-    ``optional_tensor`` when given)."""
-    if optional_tensor is not None:
-        check_tensor(tensor, "ttnn.full_like: tensor")
-        return _fill_into("full_like", optional_tensor, fill_value)
-    return _full_like("full_like", tensor, fill_value, dtype, layout, device, memory_config)
-
-
-def _full_like(op: str, tensor, fill_value, dtype, layout, device, memory_config) -> Tensor:
-    shape, dtype, layout, device, memory_config = _like(op, tensor, dtype, layout, device, memory_config)
-    return _full(op, shape, fill_value, dtype, layout, device, memory_config)
-
-
-@register(
-    kind=OpKind.CREATION,
-    family=OpFamily.COPY,
-    device_operation="FullLikeOperation",
-    golden=goldens.zeros_like,
-    modelled=False,
-)
-def zeros_like(tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
-    return _full_like("zeros_like", tensor, 0.0, dtype, layout, device, memory_config)
-
-
-@register(
-    kind=OpKind.CREATION,
-    family=OpFamily.COPY,
-    device_operation="FullLikeOperation",
-    golden=goldens.ones_like,
-    modelled=False,
-)
-def ones_like(tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
-    return _full_like("ones_like", tensor, 1.0, dtype, layout, device, memory_config)
-
-
-@register(
-    kind=OpKind.CREATION,
-    family=OpFamily.COPY,
-    device_operation="EmptyDeviceOperation",
-    golden=goldens.empty_like,
-    modelled=False,
-)
-def empty_like(tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
-    shape, dtype, layout, device, memory_config = _like("empty_like", tensor, dtype, layout, device, memory_config)
-    return _empty("empty_like", shape, dtype, layout, device, memory_config)
-
-
-@register(kind=OpKind.CREATION, family=OpFamily.COPY, modelled=False)
+@register(kind=OpKind.CREATION, family=OpFamily.COPY, modelled=False, runs=DeviceWork.HOST_WRITE)
 def from_buffer(buffer, shape, dtype, device, layout=None, memory_config=None) -> Tensor:
     """``ttnn.from_buffer``: a device tensor of ``shape`` holding the flat list ``buffer`` (integers
     exact), ROW_MAJOR unless told; a block-float dtype is refused, as ttnn refuses it."""
@@ -283,15 +229,17 @@ def from_buffer(buffer, shape, dtype, device, layout=None, memory_config=None) -
     if isinstance(buffer, str) or not isinstance(buffer, Sequence | np.ndarray):
         raise MeshnnTypeError(f"ttnn.from_buffer: buffer must be a flat list of values, got {type(buffer).__name__}")
     host = Tensor(list(buffer), list(dims), dtype, layout)
-    return host.to(device, memory_config)
+    with host_call("ttnn::from_buffer", device) as made:  # around its Tensor::to_device, as ttnn's graph has it
+        made.tensors = (host.to(device, memory_config),)
+    return made.tensors[0]
 
 
 @register(
     kind=OpKind.CREATION,
     family=OpFamily.COPY,
-    device_operation="ArangeDeviceOperation",
     golden=goldens.arange,
     modelled=False,
+    runs=DeviceWork.HOST_WRITE,
 )
 def arange(
     start: float = 0,

@@ -133,9 +133,22 @@ def transpose(input_tensor: Tensor, dim1: int, dim2: int, *, memory_config: Memo
 @register(kind=OpKind.DATA_MOVEMENT, family=OpFamily.COPY, golden=goldens.identity, operator="to_memory_config")
 @ttnn_keywords(output_tensor=NO_OUTPUT_TENSOR)
 def to_memory_config(input_tensor: Tensor, memory_config: MemoryConfig, dtype: DataType | None = None) -> Tensor:
+    """``ttnn.to_memory_config``: the tensor in ``memory_config`` (and ``dtype``).  A tensor already in
+    ``memory_config`` is returned as it is, no program run, as tt-metal's ``to_memory_config`` returns it
+    (``to_memory_config_op.cpp``; a ``dtype`` asked then is ignored there too)."""
     tensor = device_input("to_memory_config", "input_tensor", input_tensor)
     if not isinstance(memory_config, MemoryConfig):
         raise MeshnnTypeError(f"ttnn.to_memory_config: memory_config must be a MemoryConfig, got {memory_config!r}")
+    out_spec_like(tensor, dtype=dtype, memory_config=memory_config, op="to_memory_config")  # (its checks)
+    if memory_config == tensor.memory_config():
+        return tensor
+    return memory_config_copy(tensor, memory_config, dtype)
+
+
+def memory_config_copy(tensor: Tensor, memory_config: MemoryConfig, dtype: DataType | None = None) -> Tensor:
+    """The device tensor ``tensor`` copied into ``memory_config`` (and ``dtype``) by the program
+    tt-metal runs for it (interleaved to sharded, sharded to interleaved, reshard or copy), always a
+    new tensor (``interleaved_to_sharded`` / ``reshard``... run theirs whatever the configs)."""
     spec = out_spec_like(tensor, dtype=dtype, memory_config=memory_config, op="to_memory_config")
     if dtype not in (None, tensor.dtype):
         return rearranged("to_memory_config", tensor, spec, lambda x: x)

@@ -23,8 +23,18 @@ Host <-> device transfers (``from_torch(device=)``, ``to_device``, ``to_torch`` 
 timed apart (:mod:`meshnn.perf.host_transfers`, :attr:`PerfCapture.transfers`) and said in the summary,
 not added to any device's time.
 
-May import: :mod:`meshnn.errors`, :mod:`meshnn.perf`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and
-:mod:`meshnn.ops.costs`.
+What an op records follows what it runs in tt-metal, its registry entry's ``runs``
+(:class:`~meshnn.ops.registry.DeviceWork`, :func:`meshnn.ops.costs.device_work`): only a device program
+is a device row (device time, an op-to-op gap).  An op that writes a host tensor into device memory
+(``ttnn.zeros`` / ``ones`` / ``full`` / ``arange`` on a device, the ``*_like`` forms' host path: ttnn
+builds the values on the host and runs ``Tensor::to_device`` or ``copy_to_device``) is a host transfer
+named after the op, timed as ``to_device`` is; an allocation alone (``ttnn.empty``) or host work
+(a tensor-prefetcher request, which the host's worker thread pushes to the prefetcher's sockets)
+records nothing.  A program such an op runs (``zeros_like`` of a TILE device tensor runs ``ttnn.fill``)
+is recorded as that program's own op.
+
+May import: :mod:`meshnn.errors`, :mod:`meshnn.perf`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`,
+:mod:`meshnn.ops.costs` and :mod:`meshnn.ops.registry` (its ``DeviceWork``).
 """
 
 from __future__ import annotations
@@ -37,8 +47,9 @@ from pathlib import Path
 from typing import Any
 
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError
-from meshnn.mesh.observers import OBSERVERS, HostOpEvent, OpEvent
-from meshnn.ops.costs import op_desc, tensor_desc
+from meshnn.mesh.observers import COPY_TO_DEVICE, OBSERVERS, TO_DEVICE, HostCallEvent, HostOpEvent, OpEvent
+from meshnn.ops.costs import device_work, op_desc, tensor_desc
+from meshnn.ops.registry import DeviceWork
 from meshnn.perf.host import step_time
 from meshnn.perf.host_transfers import Direction, HostTransferRecord, time_transfer, transfers_line
 from meshnn.perf.ops_csv import write_ops_perf_csv
@@ -62,11 +73,17 @@ class PerfCapture:
         self._by_id: dict[int, int] = {}  # id(mesh) -> its entry
         self._traces: dict[tuple[int, int], list] = {}  # (id(mesh), trace id) -> its ops' (desc, devices)
         self._transfers: list[tuple[weakref.ref, HostTransferRecord]] = []  # (mesh, a write to it / read from it)
+        self._calls = threading.local()  # ``stack``: this thread's open host calls, outermost first
         self._lock = threading.Lock()
 
     # -------------------------------------------------------------------- the observer side
 
     def on_op_end(self, event: OpEvent, outputs: Sequence[Any]) -> None:
+        work = device_work(event.op)
+        if work is not DeviceWork.PROGRAM:  # no program in tt-metal: no device row
+            if work is DeviceWork.HOST_WRITE and outputs:
+                self._record_transfer(event.op, event.mesh, Direction.WRITE, outputs[0])
+            return
         capture = getattr(_queue(event), "capture", None)  # a trace being captured runs nothing now
         try:
             recorder = self._recorder_for(event.mesh)
@@ -89,7 +106,8 @@ class PerfCapture:
         tensor) also makes the host wait for that mesh's devices before it dispatches its next op."""
         if event.mesh is None or event.error is not None:
             return
-        self._time_transfer(event)
+        if self._host_write_op() is None:  # (a write inside an op that is a host write is that op's)
+            self._time_transfer(event)
         if event.op != "to_torch":
             return
         with self._lock:
@@ -98,25 +116,61 @@ class PerfCapture:
         if entry is not None and entry[0]() is event.mesh:
             entry[1].synchronize()
 
+    def on_host_call_begin(self, event: HostCallEvent) -> None:
+        self._stack().append(event)
+
+    def on_host_call_end(self, event: HostCallEvent, outputs: Sequence[Any] | None) -> None:
+        """A write (``Tensor::to_device``, ``copy_to_device``) made by an op whose run in tt-metal is a
+        host write: a host transfer of that op (a write inside ``from_torch`` or ``ttnn.to_device`` is
+        timed from their own events)."""
+        stack = self._stack()
+        if not stack or stack[-1] is not event:
+            return  # it began before this capture
+        stack.pop()
+        if outputs is None or not outputs or event.name not in (TO_DEVICE, COPY_TO_DEVICE) or not stack:
+            return
+        op = self._host_write_op()
+        if op is not None:
+            self._record_transfer(op, event.mesh, Direction.WRITE, outputs[0])
+
+    def _host_write_op(self) -> str | None:
+        """The op (``zeros``...) this thread is running when the outermost open host call is an op whose
+        run in tt-metal is a host write; None otherwise."""
+        stack = self._stack()
+        root = stack[0].name if stack else ""
+        if root.startswith("ttnn::") and device_work(root) is DeviceWork.HOST_WRITE:
+            return root[len("ttnn::") :].replace("::", ".")
+        return None
+
+    def _stack(self) -> list[HostCallEvent]:
+        stack = getattr(self._calls, "stack", None)
+        if stack is None:
+            stack = self._calls.stack = []
+        return stack
+
     def _time_transfer(self, event: HostOpEvent) -> None:
         """Time a ``from_torch`` / ``to_device`` write or a ``to_torch`` read of a device tensor."""
         direction = Direction.READ if event.op == "to_torch" else Direction.WRITE
         tensors = event.inputs if direction is Direction.READ else event.outputs
         if event.op not in ("from_torch", "to_device", "to_torch") or not tensors:
             return
-        tensor = tensors[0]
+        self._record_transfer(event.op, event.mesh, direction, tensors[0])
+
+    def _record_transfer(self, op: str, mesh: Any, direction: Direction, tensor: Any) -> None:
+        """Time ``op``'s write of ``tensor`` to ``mesh`` (or its read back), kept apart from the devices."""
+        if mesh is None:
+            return
         try:
-            mesh = event.mesh
             shape = tuple(mesh.shape)
             cols = shape[1] if len(shape) > 1 else shape[0]
             coords = [tuple(c) for c in tensor.device_coords()]
             devices = [c[0] * cols + c[1] if len(c) > 1 else c[0] for c in coords]
-            record = time_transfer(_machine_of(mesh), event.op, direction, tensor_desc(tensor.spec), devices)
+            record = time_transfer(_machine_of(mesh), op, direction, tensor_desc(tensor.spec), devices)
         except (MeshnnError, TypeError, ValueError, AttributeError, LookupError, ArithmeticError) as error:
-            self.skipped.append((event.op, f"{type(error).__name__}: {error}"))
+            self.skipped.append((op, f"{type(error).__name__}: {error}"))
             return
         with self._lock:
-            self._transfers.append((weakref.ref(event.mesh), record))
+            self._transfers.append((weakref.ref(mesh), record))
 
     @property
     def transfers(self) -> list[HostTransferRecord]:
@@ -203,6 +257,14 @@ class PerfCapture:
                     "more than the kernels before them hide): the eager time is dispatch, nearly the same at any batch "
                     "or position"
                 )
+        with self._lock:
+            recorded = {id(ref()) for ref, _ in self._entries}
+            idle = list(
+                dict.fromkeys(m for ref, _ in self._transfers if (m := ref()) is not None and id(m) not in recorded)
+            )
+        for mesh in idle:  # a mesh only written to or read from (a creation is a host write, no device op)
+            lines.append(f"mesh {mesh.system.name} {tuple(mesh.shape)}: no device ops")
+            lines.append(transfers_line(self.transfers_of(mesh)))
         return "\n".join(lines)
 
     def write_ops_perf_csv(self, folder: str | Path, name: str) -> list[Path]:

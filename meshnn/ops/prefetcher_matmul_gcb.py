@@ -24,7 +24,7 @@ from meshnn.mesh.dram_sender_gcb import DramSenderGlobalCircularBuffer, create_g
 from meshnn.mesh.global_circular_buffer import GlobalCircularBuffer
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.matmul_config import MatmulMultiCoreReuseMultiCast1DProgramConfig as Config1D
-from meshnn.ops.registry import OpKind, register
+from meshnn.ops.registry import DeviceWork, OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.tensor import Tensor
 
@@ -125,7 +125,7 @@ def _krow_page(op: str, i: int, config: Config1D, weight: Tensor, ring: int, sha
     return k_tiles // ring * config.per_core_N * weight.dtype.tile_size(weight.tile)
 
 
-@register(_FOR_1D, kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False)
+@register(_FOR_1D, kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False, runs=DeviceWork.HOST)
 def create_global_circular_buffer_for_matmul_1d(
     mesh_device: MeshDevice,
     program_configs: Sequence[Config1D],
@@ -211,7 +211,7 @@ def _recv_contig_page(op: str, i: int, config: Config1D, weight: Tensor, ring: i
     return k // th // ring * config.per_core_N * weight.dtype.tile_size(weight.tile)
 
 
-@register(_COUNT, kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False)
+@register(_COUNT, kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False, runs=DeviceWork.HOST)
 def tensor_prefetcher_block_count_for_matmul_1d(
     program_config: Config1D, weight: Tensor, global_cb: GlobalCircularBuffer
 ) -> int:
@@ -228,7 +228,7 @@ def tensor_prefetcher_block_count_for_matmul_1d(
     return ring
 
 
-@register(_RECV, kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False)
+@register(_RECV, kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False, runs=DeviceWork.HOST)
 def create_global_circular_buffer_for_matmul_1d_recv_contig(
     mesh_device: MeshDevice,
     program_configs: Sequence[Config1D],

@@ -65,6 +65,17 @@ class OpKind(enum.Enum):
     PYTHON = "Python operation"
 
 
+class DeviceWork(enum.Enum):
+    """What a run of an op puts on the devices in tt-metal, which the perf capture records as it happens:
+    a device program (a profiler row, device time, an op-to-op gap), a host write (a host tensor written
+    into device memory: a host transfer, no program), an allocation alone, or host work only."""
+
+    PROGRAM = "program"
+    HOST_WRITE = "host write"
+    ALLOCATION = "allocation"
+    HOST = "host"
+
+
 @dataclass(frozen=True)
 class OpEntry:
     """One public op.  ``name``: ttnn's name relative to ``ttnn`` (a namespace prefix for
@@ -72,7 +83,9 @@ class OpEntry:
     ``device_operation``: tt-metal's device-operation class name when it is not the family's own;
     ``golden``: the torch reference (None: ttnn attaches none); ``operator``: the Tensor operator
     the op serves (``add`` for ``a + b``), or None; ``modelled``: False where the performance model
-    has no family for the op and times it as a copy of its tensors (marked so in its reports)."""
+    has no family for the op and times it as a copy of its tensors (marked so in its reports);
+    ``runs``: what a run puts on the devices in tt-metal (:class:`DeviceWork`; anything but a program
+    names no device operation)."""
 
     name: str
     function: Callable[..., Any]
@@ -82,6 +95,7 @@ class OpEntry:
     golden: Callable[..., Any] | None = None
     operator: str | None = None
     modelled: bool = True
+    runs: DeviceWork = DeviceWork.PROGRAM
 
     @property
     def short_name(self) -> str:
@@ -95,7 +109,10 @@ class OpEntry:
 
     @property
     def device_operation_name(self) -> str:
-        """The device operation tt-metal's profiler names for a run of this op."""
+        """The device operation tt-metal's profiler names for a run of this op ('' for an op that runs
+        no device program of its own)."""
+        if self.runs is not DeviceWork.PROGRAM:
+            return ""
         return self.device_operation or self.family.value
 
 
@@ -140,10 +157,13 @@ def add(
     golden: Callable[..., Any] | None = None,
     operator: str | None = None,
     modelled: bool = True,
+    runs: DeviceWork = DeviceWork.PROGRAM,
 ) -> OpEntry:
     """Declare ``function`` as the op ``ttnn.<name>``; returns its entry.  The function gets
     ttnn's ``golden_function`` attribute (tt-metal's tests read it)."""
-    entry = OpEntry(name, op_hooks.public(function), kind, family, device_operation, golden, operator, modelled)
+    if not isinstance(runs, DeviceWork):
+        raise MeshnnValueError(f"op registry: ttnn.{name}'s runs must be a DeviceWork, got {runs!r}")
+    entry = OpEntry(name, op_hooks.public(function), kind, family, device_operation, golden, operator, modelled, runs)
     _OPS.add(entry)
     _OPS.by_function.setdefault(function, entry)  # (the op's own module calls it unwrapped)
     function = entry.function
@@ -163,6 +183,7 @@ def register(
     operator: str | None = None,
     aliases: tuple[str, ...] = (),
     modelled: bool = True,
+    runs: DeviceWork = DeviceWork.PROGRAM,
 ) -> Callable[[F], F]:
     """Decorator form of :func:`add` (``name`` defaults to the function's name); ``aliases`` are
     other ttnn names of the same op (``sub`` for ``subtract``)."""
@@ -177,6 +198,7 @@ def register(
             golden=golden,
             operator=operator,
             modelled=modelled,
+            runs=runs,
         )
         for alias in aliases:
             _OPS.add(replace(entry, name=alias, operator=None))

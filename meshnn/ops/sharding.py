@@ -19,7 +19,7 @@ from meshnn.formats.dtypes import DataType
 from meshnn.mesh.op_keywords import NO_OUTPUT_TENSOR, QUEUE_ID, ttnn_keywords
 from meshnn.ops import goldens
 from meshnn.ops.checks import device_input, int_list, same_mesh
-from meshnn.ops.data_movement import to_memory_config
+from meshnn.ops.data_movement import memory_config_copy
 from meshnn.ops.movement.rearrange import rearranged
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
@@ -64,7 +64,7 @@ def interleaved_to_sharded(
         config = _config_of(op, grid, shard_shape, shard_scheme, shard_orientation)
     if not isinstance(keep_l1_aligned, bool):
         raise MeshnnTypeError(f"ttnn.{op}: keep_l1_aligned must be a bool, got {keep_l1_aligned!r}")
-    return to_memory_config(tensor, config, output_dtype)
+    return memory_config_copy(tensor, config, output_dtype)
 
 
 def _config_of(op: str, grid: object, shard_shape: object, scheme: object, orientation: object) -> MemoryConfig:
@@ -121,7 +121,7 @@ def sharded_to_interleaved(
         return tensor
     if memory_config.is_sharded():
         raise MeshnnValueError(f"ttnn.{op}: memory_config must be interleaved, got {memory_config.memory_layout.name}")
-    return to_memory_config(tensor, memory_config, output_dtype)
+    return memory_config_copy(tensor, memory_config, output_dtype)
 
 
 @register(
@@ -144,7 +144,7 @@ def reshard(input_tensor: Tensor, output_memory_config: MemoryConfig, output_ten
     if not output_memory_config.is_sharded():
         raise MeshnnValueError(f"ttnn.{op}: output_memory_config must be sharded, got INTERLEAVED")
     if output_tensor is None:
-        return to_memory_config(tensor, output_memory_config)
+        return memory_config_copy(tensor, output_memory_config)
     target = device_input(op, "output_tensor", output_tensor)
     same = target.spec.replace(memory_config=tensor.memory_config()) == tensor.spec
     if target.memory_config() != output_memory_config or not same:

@@ -10,11 +10,13 @@ pages (a replayed tensor: once per time it is listed); :func:`test_dram_prefetch
 would hang the hardware (too few pages, a mismatched page).  The matmuls read their weights' bytes
 themselves (as with ``ttnn.dram_prefetcher``), so their values are meshnn's matmul's.
 
-A request is recorded as an op (device operation ``TensorPrefetcher``, timed as the DRAM reads of
-the tensors it lists, each as often as listed; the perf model's copy family needs an output, so
-the op writes a [32, 32] zero placeholder in DRAM, as ``ttnn.dram_prefetcher`` does, and drops
-it).  Not modelled: a request queued while a trace is captured is not replayed by
-``execute_trace`` (it is pushed once, when queued).
+A request runs no device program in tt-metal (``TensorPrefetcherManager::queue``,
+``tt_metal/impl/buffers/tensor_prefetcher_manager.cpp``): the host serialises it into 128-byte request
+pages that its worker thread pushes to each DRAM sender's socket, and the persistent sender kernels
+started by ``start_tensor_prefetcher`` stream the weights alongside the consumers.  So it is recorded as
+an op with no outputs and no device operation (its registry entry ``runs`` host work): graph capture
+shows its function, the perf capture no device row.  Not modelled: a request queued while a trace is
+captured is not replayed by ``execute_trace`` (it is pushed once, when queued).
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the ops' launch and checks.
 """
@@ -39,22 +41,20 @@ from meshnn.mesh.global_circular_buffer import GlobalCircularBuffer, check_globa
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops.checks import device_input
 from meshnn.ops.launch import launch
-from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.prefetcher import PREFETCHABLE
-from meshnn.ops.registry import OpKind, register
+from meshnn.ops.registry import DeviceWork, OpKind, register
 from meshnn.perf.desc import OpFamily
-from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
 from meshnn.tensor.tensor import Tensor
+
+HOST_HELPER = {"kind": OpKind.PYTHON, "family": OpFamily.COPY, "modelled": False, "runs": DeviceWork.HOST}
+"""A host-side call of the prefetcher's (no device operation of its own)."""
 
 NUM_CQ_SIGNAL_SLOTS = 2
 """Command queues the prefetcher can be fenced against (tt-metal's per-CQ signal slots)."""
 
-register(
-    "experimental.create_global_circular_buffer_with_dram_senders",
-    kind=OpKind.PYTHON,
-    family=OpFamily.COPY,
-    modelled=False,
-)(create_global_circular_buffer_with_dram_senders)
+register("experimental.create_global_circular_buffer_with_dram_senders", **HOST_HELPER)(
+    create_global_circular_buffer_with_dram_senders
+)
 
 
 @dataclass
@@ -93,14 +93,14 @@ def _active(op: str, mesh: MeshDevice, what: str) -> PrefetcherState:
     return state
 
 
-@register("experimental.is_tensor_prefetcher_supported", kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False)
+@register("experimental.is_tensor_prefetcher_supported", **HOST_HELPER)
 def is_tensor_prefetcher_supported(mesh_device: MeshDevice) -> bool:
     """True when ``mesh_device`` has programmable DRAM cores (Blackhole with
     ``TT_METAL_ENABLE_BLACKHOLE_DRAM_PROGRAMMABLE_CORES=1``); start would raise otherwise."""
     return has_programmable_dram_cores(_mesh("experimental.is_tensor_prefetcher_supported", mesh_device))
 
 
-@register("experimental.start_tensor_prefetcher", kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False)
+@register("experimental.start_tensor_prefetcher", **HOST_HELPER)
 def start_tensor_prefetcher(mesh_device: MeshDevice, dual_senders_per_bank: bool = False) -> None:
     """Start the prefetcher on every DRAM bank of ``mesh_device`` (two senders a bank with
     ``dual_senders_per_bank``); one may be active per mesh device."""
@@ -122,7 +122,7 @@ def start_tensor_prefetcher(mesh_device: MeshDevice, dual_senders_per_bank: bool
     mesh._tensor_prefetcher = PrefetcherState(True, banks * (2 if dual_senders_per_bank else 1), dual_senders_per_bank)  # type: ignore[attr-defined]
 
 
-@register("experimental.stop_tensor_prefetcher", kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False)
+@register("experimental.stop_tensor_prefetcher", **HOST_HELPER)
 def stop_tensor_prefetcher(mesh_device: MeshDevice) -> None:
     """Stop the prefetcher of ``mesh_device``; a no-op when none is active."""
     mesh = _mesh("experimental.stop_tensor_prefetcher", mesh_device)
@@ -154,7 +154,7 @@ def _cq(op: str, cq_id: object) -> int:
     return int(cq_id)
 
 
-@register("experimental.wait_for_cq_on_tensor_prefetcher", kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False)
+@register("experimental.wait_for_cq_on_tensor_prefetcher", **HOST_HELPER)
 def wait_for_cq_on_tensor_prefetcher(mesh_device: MeshDevice, cq_id: int = 0, *, device_subset: object = None) -> None:
     """Fence later requests behind the work enqueued on ``cq_id`` (a request reads its tensors'
     bytes when a consumer takes its pages, after that work, so the fence is only counted)."""
@@ -232,7 +232,8 @@ def _recv_contig_page(op: str, name: str, tensor: Tensor, block_count: int, ring
     "experimental.queue_tensor_prefetcher_request",
     kind=OpKind.DATA_MOVEMENT,
     family=OpFamily.COPY,
-    device_operation="TensorPrefetcher",
+    modelled=False,
+    runs=DeviceWork.HOST,
 )
 def queue_tensor_prefetcher_request(
     mesh_device: MeshDevice,
@@ -275,13 +276,11 @@ def queue_tensor_prefetcher_request(
         pages.append((tensor, int(blocks), page))
         weights.append(tensor)
     attrs = {"global_cb": cb, "block_counts": tuple(p[1] for p in pages)}
-    spec = out_spec_like(weights[0], shape=(32, 32), memory_config=DRAM_MEMORY_CONFIG, op=op)
 
-    def kernel(_inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray], _coords: tuple) -> None:
-        for rows in outputs:
-            rows[...] = 0
+    def kernel(_inputs: Sequence[np.ndarray], _outputs: Sequence[np.ndarray], _coords: tuple) -> None:
+        """Nothing on the devices: the host's worker pushes the request pages."""
 
-    launch(op, mesh, weights, [Output(spec)], kernel, coords=coords, queue_id=queue, reads_memos=True, attrs=attrs)
+    launch(op, mesh, weights, [], kernel, coords=coords, queue_id=queue, reads_memos=True, attrs=attrs)
     pending_pages(cb).extend(pages)
     state.requests += 1
 
@@ -324,7 +323,13 @@ def _int(op: str, name: str, value: object, least: int) -> int:
     return int(value)
 
 
-@register("experimental.test_dram_prefetcher_validator", kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False)
+@register(
+    "experimental.test_dram_prefetcher_validator",
+    kind=OpKind.PYTHON,
+    family=OpFamily.COPY,
+    device_operation="DramPrefetcherValidatorDeviceOperation",
+    modelled=False,
+)
 def test_dram_prefetcher_validator(
     mesh_device: MeshDevice,
     source_tensor: Tensor,
@@ -362,7 +367,13 @@ def test_dram_prefetcher_validator(
     _take(cb, entries)
 
 
-@register("experimental.test_dram_prefetcher_consumer", kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False)
+@register(
+    "experimental.test_dram_prefetcher_consumer",
+    kind=OpKind.PYTHON,
+    family=OpFamily.COPY,
+    device_operation="DramPrefetcherConsumerDeviceOperation",
+    modelled=False,
+)
 def test_dram_prefetcher_consumer(
     mesh_device: MeshDevice, num_iters: int, page_size_bytes: int, *, global_cb: GlobalCircularBuffer
 ) -> None:

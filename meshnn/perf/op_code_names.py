@@ -62,7 +62,6 @@ RECORDED: dict[OpFamily, tuple[str, ...]] = {
         "RotateHalfDeviceOperation",
         "ShardedToInterleavedPartialDeviceOperation",
         "SplitFusedQKVAndSplitHeadsDeviceOperation",
-        "TensorPrefetcher",
         "TopKDeviceOperation",
     ),
     F.KV_FILL: (
@@ -91,11 +90,11 @@ RECORDED: dict[OpFamily, tuple[str, ...]] = {
     F.POINT_TO_POINT: (
         "RecvAsync",
         "RecvAsyncH2DDeviceOperation",
-        "RecvDirectAsync",
+        "RecvDirectAsyncDeviceOperation",
         "ReduceToRootOp",
         "SendAsync",
         "SendAsyncD2HDeviceOperation",
-        "SendDirectAsync",
+        "SendDirectAsyncDeviceOperation",
     ),
     F.REDUCE_SCATTER: ("Matmul_RS",),
     F.REDUCTION: (

@@ -82,7 +82,8 @@ def test_from_torch_to_device_allocate_and_likes(n150):
         ttnn.from_torch(torch.ones(2, 2))  # host only: the conversion, no device function inside
         ttnn.to_device(host, n150)
         ttnn.allocate_tensor_on_device(ttnn.Shape([32, 32]), ttnn.bfloat16, ttnn.TILE_LAYOUT, n150)
-        ttnn.zeros_like(a)
+        ttnn.zeros_like(a)  # a TILE bfloat16 device tensor: tt-metal's full_like_impl runs ttnn::fill
+        ttnn.zeros_like(a, layout=ttnn.ROW_MAJOR_LAYOUT)  # not TILE: the host path, Tensor::to_device
         ttnn.empty_like(a)
 
     trace, _ = capture(run)
@@ -91,6 +92,10 @@ def test_from_torch_to_device_allocate_and_likes(n150):
         TO_DEVICE,
         CONVERT,
         TO_DEVICE,
+        CREATE,
+        "ttnn::zeros_like",
+        "ttnn::fill",
+        "UnaryDeviceOperation",
         CREATE,
         "ttnn::zeros_like",
         TO_DEVICE,
@@ -103,7 +108,10 @@ def test_from_torch_to_device_allocate_and_likes(n150):
     creates = [n for n in trace if n["node_type"] == "function_start" and n["params"]["name"] == CREATE]
     assert all(c["arguments"][:3] == ["Shape([32, 32])", "DataType::BFLOAT16", "Layout::TILE"] for c in creates)
     allocations = [n for n in trace if n["node_type"] == "buffer_allocate"]
-    assert len(allocations) == 5  # from_torch, to_device, allocate, zeros_like, empty_like: one each
+    assert len(allocations) == 6  # from_torch, to_device, allocate, the two zeros_like, empty_like: one each
+    likes = [n for n in trace if n["node_type"] == "function_start" and n["params"]["name"] == "ttnn::zeros_like"]
+    a_tensor = next(n for n in trace if n["node_type"] == "tensor" and likes[0]["counter"] in n["connections"])
+    assert likes[1]["counter"] in a_tensor["connections"]  # both consume a (ttnn's function takes the tensor)
 
 
 def test_a_creation_inside_an_op_is_the_ops_and_a_refused_one_leaves_nothing(n150):

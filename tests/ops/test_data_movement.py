@@ -206,7 +206,9 @@ def test_sort_values_and_indices(mesh, rng, descending):
     ttnn.sort(t, -1, descending, out=out)
     same(out[0], np.sort(x, -1)[..., ::-1] if descending else np.sort(x, -1))
     with pytest.raises(ttnn.MeshnnValueError, match="dtype must be the same"):
-        ttnn.sort(t, out=(ttnn.zeros_like(t, dtype=ttnn.bfloat16), out[1]))
+        # (not zeros_like(t, dtype=bfloat16): tt-metal fills a TILE float32 tensor on the device, keeping float32)
+        wrong = ttnn.zeros(list(t.shape), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=t.device())
+        ttnn.sort(t, out=(wrong, out[1]))
 
 
 @pytest.mark.parametrize("dim", [-1, 0])

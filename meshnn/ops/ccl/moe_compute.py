@@ -56,7 +56,7 @@ from meshnn.ops.ccl.moe_gpt_layout import ring_of_shards
 from meshnn.ops.ccl.selective_combine import BF16_PACKET_BYTES, data_parallel_split
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, allocate_outputs
-from meshnn.ops.registry import OpKind, register
+from meshnn.ops.registry import DeviceWork, OpKind, register
 from meshnn.ops.values import logical_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.lifetime import device_tensor
@@ -315,7 +315,9 @@ def _outputs(mesh: MeshDevice, first: Tensor, specs: list[TensorSpec], given: Te
     return made if given is None else [*made, given]
 
 
-@register("experimental.get_moe_combine_cores", kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False)
+@register(
+    "experimental.get_moe_combine_cores", kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False, runs=DeviceWork.HOST
+)
 def get_moe_combine_cores(mesh_device: MeshDevice, combine_token_parallel_cores: int,
                           combine_data_parallel_cores: int) -> list[CoreCoord]:  # fmt: skip
     """The cores moe_compute's combine uses, in order (core ``h*W + w``: token part ``h``, hidden part ``w``)."""
@@ -324,7 +326,13 @@ def get_moe_combine_cores(mesh_device: MeshDevice, combine_token_parallel_cores:
     return lay.combine_cores(mesh, height, args.integer("combine_data_parallel_cores", combine_data_parallel_cores, 1))
 
 
-@register("experimental.get_moe_worker_mcast_bounding_box", kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False)
+@register(
+    "experimental.get_moe_worker_mcast_bounding_box",
+    kind=OpKind.PYTHON,
+    family=OpFamily.COPY,
+    modelled=False,
+    runs=DeviceWork.HOST,
+)
 def get_moe_worker_mcast_bounding_box(mesh_device: MeshDevice, combine_token_parallel_cores: int,
                                       combine_data_parallel_cores: int, hidden_size: int) -> CoreRange:  # fmt: skip
     """The bounding box of moe_compute's tilize, matmul and combine cores (its count multicast)."""

@@ -22,7 +22,7 @@ from meshnn.ops.ccl.moe_weight_packs import (
     prepare_w2_tensor_for_moe_compute,
     prepare_w2_tensor_with_bias,
 )
-from meshnn.ops.registry import OpKind, register
+from meshnn.ops.registry import DeviceWork, OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
 
@@ -110,13 +110,25 @@ def port_add_shared(routed_w0, routed_w1, routed_w2, shared_w0, shared_w1, share
     return tuple(_per_device([r, s], lambda a, b: torch.cat([a, b], dim=1)) for r, s in pairs)
 
 
-@register("experimental.get_weight_core_shard_maps", kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False)
+@register(
+    "experimental.get_weight_core_shard_maps",
+    kind=OpKind.PYTHON,
+    family=OpFamily.COPY,
+    modelled=False,
+    runs=DeviceWork.HOST,
+)
 def port_shard_maps(mesh_device: Any, hidden_size: int, intermediate_size: int) -> WeightCoreShardMaps:
     """``ttnn.experimental.get_weight_core_shard_maps``."""
     return WeightCoreShardMaps(*get_weight_core_shard_maps(mesh_device, hidden_size, intermediate_size))
 
 
-@register("experimental.get_weight_mem_configs", kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False)
+@register(
+    "experimental.get_weight_mem_configs",
+    kind=OpKind.PYTHON,
+    family=OpFamily.COPY,
+    modelled=False,
+    runs=DeviceWork.HOST,
+)
 def port_mem_configs(mesh_device: Any, *, num_layers: int, experts_per_device: int, hidden_size: int,
                      intermediate_size: int, has_bias: bool = False) -> WeightMemConfigs:  # fmt: skip
     """``ttnn.experimental.get_weight_mem_configs``."""
@@ -125,7 +137,9 @@ def port_mem_configs(mesh_device: Any, *, num_layers: int, experts_per_device: i
                                                     *maps, has_bias=has_bias))  # fmt: skip
 
 
-@register("experimental.quantize_weights_via_host", kind=OpKind.DATA_MOVEMENT, family=OpFamily.TYPECAST)
+@register(
+    "experimental.quantize_weights_via_host", kind=OpKind.DATA_MOVEMENT, family=OpFamily.TYPECAST, runs=DeviceWork.HOST
+)
 def quantize_weights_via_host(device_tensor: Any, *, dtype: Any, memory_config: MemoryConfig | None):
     """``ttnn.experimental.quantize_weights_via_host``: the tensor read back, cast to ``dtype`` on
     the host, and written to its mesh under ``memory_config`` (None: the host tensor returned)."""

@@ -191,7 +191,7 @@ def _write_shards(name: str, payload: list[np.ndarray], rows: list[int], size: i
     name="experimental.send_direct_async",
     kind=OpKind.COLLECTIVE,
     family=OpFamily.POINT_TO_POINT,
-    device_operation="SendDirectAsync",
+    device_operation="SendDirectAsyncDeviceOperation",
 )
 def send_direct_async(
     input_tensor: Tensor, mesh_socket: MeshSocket, *, static_dst_address: int | None = None
@@ -212,7 +212,7 @@ def send_direct_async(
     name="experimental.recv_direct_async",
     kind=OpKind.COLLECTIVE,
     family=OpFamily.POINT_TO_POINT,
-    device_operation="RecvDirectAsync",
+    device_operation="RecvDirectAsyncDeviceOperation",
 )
 def recv_direct_async(output_tensor: Tensor, mesh_socket: MeshSocket, *, wait_only: bool = False) -> list[Tensor]:
     """``output_tensor`` written by the oldest ``send_direct_async`` (see the module's text);

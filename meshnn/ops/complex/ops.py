@@ -23,7 +23,7 @@ from meshnn.ops.backward.binding import MEMORY_CONFIG_REQUIRED, QUEUE_ID, Kind, 
 from meshnn.ops.backward.run import checked_inputs
 from meshnn.ops.complex.parts import complex_result, operands, real_result
 from meshnn.ops.complex.tensor import ComplexTensor
-from meshnn.ops.registry import OpKind, add, overload, torch_golden
+from meshnn.ops.registry import DeviceWork, OpKind, add, overload, torch_golden
 from meshnn.perf.desc import OpFamily
 
 INPUT = a("input_tensor", Kind.COMPLEX)
@@ -119,6 +119,7 @@ add(
     kind=OpKind.COMPLEX,
     family=OpFamily.COPY,
     modelled=False,
+    runs=DeviceWork.HOST,
     golden=torch_golden(lambda t, real, imag, *a, **k: t.complex(real, imag)),
 )
 

@@ -30,7 +30,7 @@ from meshnn.ops.conv.weights import host_values
 from meshnn.ops.data_movement import to_layout
 from meshnn.ops.outputs import out_spec_like
 from meshnn.ops.pool.common import run_pool
-from meshnn.ops.registry import OpKind, register
+from meshnn.ops.registry import DeviceWork, OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.storage import StorageType
@@ -183,6 +183,7 @@ def _run(op: str, config: Conv3dConfig, inputs: list[Tensor], memory_config, com
     kind=OpKind.CONV,
     family=OpFamily.COPY,
     modelled=False,
+    runs=DeviceWork.HOST,
 )
 def prepare_conv3d_weights(
     *, weight_tensor: Tensor, groups: int = 1, C_in_block: int = 0, alignment: int = 32, device: object = None

@@ -30,12 +30,12 @@ from meshnn.ops.conv.weights import (
     weight_matrix,
     weights_dtype,
 )
-from meshnn.ops.registry import OpKind, register
+from meshnn.ops.registry import DeviceWork, OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor, check_tensor
 
-_PREPARE = {"kind": OpKind.CONV, "family": OpFamily.COPY, "modelled": False}
+_PREPARE = {"kind": OpKind.CONV, "family": OpFamily.COPY, "modelled": False, "runs": DeviceWork.HOST}
 
 
 def _checked(op: str, args: dict) -> tuple[int, int, int, tuple[int, int]]:

@@ -17,7 +17,7 @@ import numpy as np
 
 from meshnn.errors import MeshnnTypeError
 from meshnn.mesh.op_keywords import ttnn_keywords
-from meshnn.ops.registry import OpKind, register
+from meshnn.ops.registry import DeviceWork, OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.interop import to_torch
 from meshnn.tensor.tensor import Tensor
@@ -27,7 +27,7 @@ def _finite(values: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(values), values, 0.0)
 
 
-@register(kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False)
+@register(kind=OpKind.PYTHON, family=OpFamily.COPY, modelled=False, runs=DeviceWork.HOST)
 @ttnn_keywords()
 def pearson_correlation_coefficient(expected: Any, actual: Any) -> float:
     """Pearson's r of ``expected`` (a torch tensor) and ``actual`` (a torch or ttnn tensor)."""

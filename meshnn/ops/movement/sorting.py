@@ -18,7 +18,7 @@ from meshnn.errors import MeshnnTypeError, MeshnnValueError
 from meshnn.formats.dtypes import DataType
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops.checks import device_input, int_arg, same_mesh
-from meshnn.ops.creation import zeros_like
+from meshnn.ops.creation_like import zeros_like
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like, output_into
 from meshnn.ops.registry import OpKind, register, torch_golden

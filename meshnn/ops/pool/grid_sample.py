@@ -28,7 +28,7 @@ from meshnn.ops.conv.geometry import positive
 from meshnn.ops.outputs import out_spec_like
 from meshnn.ops.pool.common import pool_input, run_pool
 from meshnn.ops.pool.goldens import golden_grid_sample
-from meshnn.ops.registry import OpKind, register
+from meshnn.ops.registry import DeviceWork, OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.storage import DeviceStorage
@@ -141,7 +141,7 @@ def _output_memory(points: Tensor, tensor: Tensor, k: int, channels: bool, memor
     return MemoryConfig(TensorMemoryLayout.HEIGHT_SHARDED, BufferType.L1, spec)
 
 
-@register(kind=OpKind.POOL, family=OpFamily.COPY, device_operation="GridSampleOperation", modelled=False)
+@register(kind=OpKind.POOL, family=OpFamily.COPY, modelled=False, runs=DeviceWork.HOST)
 def prepare_grid_sample_grid(
     grid: Tensor,
     input_shape: Sequence[int],
