@@ -36,6 +36,7 @@ from meshnn.perf.matmul import predict_matmul
 from meshnn.perf.moe import predict_moe_compute, predict_moe_gpt
 from meshnn.perf.moe_routing import is_masked_bincount, predict_masked_bincount
 from meshnn.perf.movement import predict_movement
+from meshnn.perf.pool import POOL_DEFAULT, is_pool, predict_pool
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.ring_matmul import is_ring_matmul, predict_ring_matmul
 from meshnn.perf.rotary import is_rotary_prefill, predict_rotary_prefill
@@ -88,6 +89,8 @@ def default_fidelity(desc: OpDesc) -> MathFidelity | None:
         return desc.fidelity
     if desc.family not in _FPU_FAMILIES:
         return None
+    if is_pool(desc):  # the pool factory's own default
+        return POOL_DEFAULT
     if desc.family is OpFamily.MATMUL:
         config = desc.matmul
         has_program = config is not None and config.program is not MatmulProgram.DEFAULT
@@ -142,6 +145,8 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_heads_prefill
     elif is_topk(desc):
         predictor = predict_topk
+    elif is_pool(desc):
+        predictor = predict_pool
     elif is_ring_matmul(desc):
         predictor = predict_ring_matmul
     elif is_unified_ffn(desc):

@@ -64,6 +64,7 @@ RECORDED: dict[OpFamily, tuple[str, ...]] = {
         "SplitFusedQKVAndSplitHeadsDeviceOperation",
         "TensorPrefetcher",
         "TopKDeviceOperation",
+        "UpSample",
     ),
     F.KV_FILL: (
         "InsertDeviceOperation",
@@ -114,6 +115,7 @@ RECORDED: dict[OpFamily, tuple[str, ...]] = {
         "MorehNllLossStep2DeviceOperation",
         "MorehNormOperation",
         "MorehSumOperation",
+        "Pool2D",
         "PostCombineReduceDeviceOperation",
         "ProdAllDeviceOperation",
         "ProdNcDeviceOperation",
