@@ -150,9 +150,10 @@ def _attributes(name: str, entry: object, attrs: Mapping[str, object]) -> tuple[
         return (("multicast", "True"),)
     if getattr(entry, "family", None) is F.NORM and accumulation(attrs)[1]:  # the norm's blocks: 4 tiles, not 8
         return (("fp32_dest_acc_en", "True"),)
-    kernel = attrs.get("kernel_size")  # a pool's window (meshnn.perf.pool reads it)
+    kernel = attrs.get("kernel_size")  # a pool's window and the sharding it asks for (meshnn.perf.pool reads them)
     if getattr(entry, "device_operation", "") == "Pool2D" and isinstance(kernel, tuple) and len(kernel) == 2:
-        return (("kernel_size", f"{kernel[0]}x{kernel[1]}"),)
+        scheme = getattr(attrs.get("applied_shard_scheme"), "name", None)
+        return (("kernel_size", f"{kernel[0]}x{kernel[1]}"),) + ((("shard_scheme", scheme),) if scheme else ())
     if name == "permute" and isinstance(attrs.get("dims"), tuple):  # which program tt-metal runs (transpose HC...)
         return (("dims", ",".join(str(d) for d in attrs["dims"])),)  # type: ignore[union-attr]
     return ()

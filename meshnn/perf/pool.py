@@ -18,11 +18,11 @@ kernels reader_pool_2d.cpp and compute_pool_2d.cpp), on the busiest core, in cyc
   interleaved input is read once, by the halo op (HaloDeviceOperation) that ttnn runs before the pool and
   that meshnn does not record apart; its own sharding work is not counted.
 
-Not counted: the split reader
-(two readers taking alternate sticks, where the factory enables it), which would halve the reader side.
-The window comes from the op's ``kernel_size`` attribute (``"KHxKW"``, :mod:`meshnn.ops.costs`); without
-it a 1x1 window is assumed.  No published pool figure checks these costs: they are the engines' and the
-NoC's rates the conv model uses, applied to the pool program's loop.
+Not counted: the split reader (two readers taking alternate sticks, where the factory enables it), which
+would halve the reader side.  The window comes from the op's ``kernel_size`` attribute (``"KHxKW"``,
+:mod:`meshnn.ops.costs`; without it a 1x1 window is assumed), the sharding of an interleaved input from its
+``shard_scheme`` (``applied_shard_scheme``; without it, height).  No published pool figure checks these
+costs: they are the engines' and the NoC's rates the conv model uses, applied to the pool program's loop.
 """
 
 from __future__ import annotations
@@ -56,22 +56,35 @@ def window(desc: OpDesc) -> tuple[int, int]:
     return max(1, int(kh)), max(1, int(kw or kh))
 
 
+def sharding(desc: OpDesc) -> MemoryLayout:
+    """How the program splits the work: the input's sharding, else the ``shard_scheme`` the op was given
+    (``applied_shard_scheme``), else height (an interleaved input is sharded by the halo before the pool)."""
+    source = desc.inputs[0]
+    if source.memory is not MemoryLayout.INTERLEAVED:
+        return source.memory
+    scheme = dict(desc.attributes).get("shard_scheme", "")
+    return MemoryLayout[scheme] if scheme in MemoryLayout.__members__ else MemoryLayout.HEIGHT_SHARDED
+
+
 def pool_cycles(desc: OpDesc, machine: Machine) -> tuple[int, float, float]:
-    """(cores, reader cycles, compute cycles) of the busiest core.  Height-sharded (or interleaved): each
-    core its share of the sticks, all channels; width-sharded: all sticks, its share of the channels;
-    block-sharded: the reductions spread evenly (its grid's rows x columns are not in the description),
-    each read a whole stick's channels."""
+    """(cores, reader cycles, compute cycles) of the busiest core.  Height-sharded: each core its share of
+    the sticks, all channels; width-sharded: all sticks, its share of the channels; block-sharded: the
+    reductions spread evenly (its grid's rows x columns are not in the description), each read a whole
+    stick's channels."""
     arch = machine.system.arch
     rates = RATES[arch.arch]
     source, out = desc.inputs[0], desc.outputs[0]
     channels = max(1, out.shape[-1])
     sticks = max(1, out.volume // channels)
-    cores = max(1, min(grid_cores(machine, desc.core_grid), sticks * math.ceil(channels / TILE)))
-    if source.memory is MemoryLayout.WIDTH_SHARDED:
+    grid, layout = grid_cores(machine, desc.core_grid), sharding(desc)
+    if layout is MemoryLayout.WIDTH_SHARDED:
+        cores = max(1, min(grid, math.ceil(channels / TILE)))
         core_channels, core_sticks = math.ceil(channels / cores), float(sticks)
-    elif source.memory is MemoryLayout.BLOCK_SHARDED:
+    elif layout is MemoryLayout.BLOCK_SHARDED:
+        cores = max(1, min(grid, sticks * math.ceil(channels / TILE)))
         core_channels, core_sticks = channels, sticks / cores
     else:
+        cores = max(1, min(grid, sticks))
         core_channels, core_sticks = channels, float(math.ceil(sticks / cores))
     core_tiles = math.ceil(core_channels / TILE)
     fidelity = desc.fidelity or POOL_DEFAULT

@@ -53,6 +53,16 @@ def test_pools_are_timed_from_their_window_not_estimated(open_mesh, rng):
         assert any(note.startswith("pool: ") for note in record.prediction.notes)
 
 
+def test_a_pool_records_the_shard_scheme_it_was_given(open_mesh, rng):
+    mesh = open_mesh((1, 1))
+    x = image(mesh, rng)
+    height = ttnn.TensorMemoryLayout.HEIGHT_SHARDED
+    (record,) = captured(
+        mesh, lambda: ttnn.max_pool2d(x, N, H, W, C, [3, 3], [2, 2], [1, 1], [1, 1], applied_shard_scheme=height)
+    )
+    assert dict(record.desc.attributes)["shard_scheme"] == "HEIGHT_SHARDED"
+
+
 def test_pool_model_counts_the_window_reads_and_the_channel_tiles(open_mesh, rng):
     mesh = open_mesh((1, 1))
     x = image(mesh, rng)
@@ -72,6 +82,9 @@ def test_pool_model_counts_the_window_reads_and_the_channel_tiles(open_mesh, rng
     assert pool_cycles(channels, m)[2] == pytest.approx(4 * compute)  # one reduction a channel tile
     width = dataclasses.replace(desc, inputs=(dataclasses.replace(desc.inputs[0], memory=MemoryLayout.WIDTH_SHARDED),))
     assert pool_cycles(width, m)[2] > compute  # every core all the sticks (its channel share is under a tile)
+    assert pool_cycles(width, m)[0] == 2  # one core a channel tile
+    asked = dataclasses.replace(desc, attributes=(*desc.attributes, ("shard_scheme", "WIDTH_SHARDED")))
+    assert pool_cycles(asked, m) == pool_cycles(width, m)  # an interleaved input sharded as the op was told
     assert predict_pool(desc, m).kernel_ns == predict(desc, "t3k", mesh_shape=(1, 1)).kernel_ns
     bare = dataclasses.replace(desc, attributes=())
     assert window(bare) == (1, 1) and predict(bare, "t3k", mesh_shape=(1, 1)).kernel_ns > 0
