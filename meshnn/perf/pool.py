@@ -8,7 +8,8 @@ kernels reader_pool_2d.cpp and compute_pool_2d.cpp), on the busiest core, in cyc
   back into the output stick (``pack_untilize``).  A reduction tile is timed as a tilize (conv's measured
   tilize rate, :mod:`meshnn.perf.conv_rates`: unpack and pack of a tile) plus the reduce at the fidelity
   (``reduce_cycles_per_tile`` x phases; the program's default is HiFi4, ``init_device_compute_kernel_config``'s
-  argument in the factory).  The output sticks and channel tiles are spread over the program's cores (the
+  argument in the factory), halved where the window's sticks fill two of the tile's four faces (at most 16
+  sticks: ``num_faces_in_input_tile``).  The output sticks and channel tiles are spread over the program's cores (the
   input's shard grid: height-sharded, the sticks; width- or block-sharded, the channels too).
 - The reader: for each output stick, each kernel row of ``kw`` sticks is one NoC read of ``kw x C`` bytes
   from the core's halo'd L1 shard (one read per stick where the channels take more than one reduction
@@ -41,6 +42,10 @@ POOL_DEFAULT = MathFidelity.HiFi4
 """The fidelity the pool factory passes ``init_device_compute_kernel_config`` as its default."""
 MAX_TILES_PER_REDUCTION = 8
 """Channel tiles one reduction block holds (compute_pool_2d.cpp); more channels: ``wide_reduction``."""
+FACE_ROWS = 16
+FACES_SMALL_WINDOW = 2
+"""A window of at most 16 sticks fills the tile's top two faces only: compute_pool_2d.cpp unpacks and reduces
+2 faces a tile then (``num_faces_in_input_tile``), 4 otherwise."""
 ROW_MAJOR_BYTES = {"FLOAT32": 4, "UINT32": 4, "INT32": 4}
 """Bytes of an element of a row-major stick (2 for bfloat16 and the other 16-bit types)."""
 
@@ -89,8 +94,10 @@ def pool_cycles(desc: OpDesc, machine: Machine) -> tuple[int, float, float]:
     core_tiles = math.ceil(core_channels / TILE)
     fidelity = desc.fidelity or POOL_DEFAULT
     tilize = rates.tilize(source.dtype == "FLOAT32", out.dtype, False)
-    compute = math.ceil(core_sticks * core_tiles) * (tilize + arch.reduce_cycles_per_tile * fidelity.phases)
     kh, kw = window(desc)
+    faces = FACES_SMALL_WINDOW if kh * kw <= FACE_ROWS else 4  # the faces a window's sticks fill
+    per_tile = (tilize + arch.reduce_cycles_per_tile * fidelity.phases) * faces / 4
+    compute = math.ceil(core_sticks * core_tiles) * per_tile
     stick_bytes = core_channels * ROW_MAJOR_BYTES.get(source.dtype, 2)
     wide = core_tiles > MAX_TILES_PER_REDUCTION  # one read per stick, else one per kernel row
     size = stick_bytes if wide else kw * stick_bytes

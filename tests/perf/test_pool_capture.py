@@ -70,8 +70,10 @@ def test_pool_model_counts_the_window_reads_and_the_channel_tiles(open_mesh, rng
     desc, m = record.desc, machine("t3k", (1, 1))
     cores, reader, compute = pool_cycles(desc, m)
     assert cores == 64 and window(desc) == (3, 3)
-    wider = dataclasses.replace(desc, attributes=(("kernel_size", "5x5"),))
+    wider = dataclasses.replace(desc, attributes=(("kernel_size", "4x4"),))
     assert pool_cycles(wider, m)[1] > reader and pool_cycles(wider, m)[2] == compute  # more rows read, same reductions
+    widest = dataclasses.replace(desc, attributes=(("kernel_size", "5x5"),))
+    assert pool_cycles(widest, m)[2] == pytest.approx(2 * compute)  # 25 sticks fill all four faces of a tile
     lofi = dataclasses.replace(desc, fidelity=MathFidelity.LoFi)
     assert pool_cycles(lofi, m)[2] < compute  # the reduce's fidelity phases
     channels = dataclasses.replace(
