@@ -154,6 +154,8 @@ def _attributes(name: str, entry: object, attrs: Mapping[str, object]) -> tuple[
     if getattr(entry, "device_operation", "") == "Pool2D" and isinstance(kernel, tuple) and len(kernel) == 2:
         scheme = getattr(attrs.get("applied_shard_scheme"), "name", None)
         return (("kernel_size", f"{kernel[0]}x{kernel[1]}"),) + ((("shard_scheme", scheme),) if scheme else ())
+    if name == "gather" and isinstance(attrs.get("dim"), int):  # the dim it gathers along (meshnn.perf.gather)
+        return (("dim", str(attrs["dim"])),)
     if name == "permute" and isinstance(attrs.get("dims"), tuple):  # which program tt-metal runs (transpose HC...)
         return (("dims", ",".join(str(d) for d in attrs["dims"])),)  # type: ignore[union-attr]
     return ()

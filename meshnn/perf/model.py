@@ -30,6 +30,7 @@ from meshnn.perf.fidelity import (
     MathFidelity,
     default_matmul_fidelity,
 )
+from meshnn.perf.gather import is_gather, predict_gather
 from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.heads import is_heads_prefill, predict_heads_prefill
 from meshnn.perf.matmul import predict_matmul
@@ -147,6 +148,8 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_topk
     elif is_pool(desc):
         predictor = predict_pool
+    elif is_gather(desc):
+        predictor = predict_gather
     elif is_ring_matmul(desc):
         predictor = predict_ring_matmul
     elif is_unified_ffn(desc):

@@ -50,6 +50,7 @@ RECORDED: dict[OpFamily, tuple[str, ...]] = {
         "DramPrefetcher",
         "ExampleDeviceOperation",
         "ExampleMultipleReturnDeviceOperation",
+        "GatherDeviceOperation",
         "InterleavedToShardedPartialDeviceOperation",
         "MoeExpertTokenRemapDeviceOperation",
         "MoeRoutingRemapDeviceOperation",
