@@ -102,3 +102,22 @@ def test_nearest_upsample_is_a_copy_and_bilinear_stays_estimated(open_mesh, rng)
     assert ESTIMATED in bilinear.desc.attributes
     assert nearest.desc.outputs[0].volume == 4 * nearest.desc.inputs[0].volume  # what it writes: every stick 4x
     assert nearest.prediction.kernel_ns > 0 and bilinear.prediction.kernel_ns > 0
+
+
+def test_the_summary_names_the_ops_timed_as_estimated_copies(open_mesh, rng):
+    mesh = open_mesh((1, 1))
+    values = rng.standard_normal((N, 28, 28, C)).astype(np.float32)
+    x = ttnn.from_torch(values, dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=mesh)
+    with ttnn.perf_capture() as modelled:
+        ttnn.upsample(x, 2)
+    assert "estimated" not in modelled.summary()
+    with ttnn.perf_capture() as capture:
+        ttnn.upsample(x, 2)
+        ttnn.upsample(x, 2, mode="bilinear")
+    nearest, bilinear = capture.recorder(mesh).records
+    share = 100 * bilinear.prediction.kernel_ns / (nearest.prediction.kernel_ns + bilinear.prediction.kernel_ns)
+    line = next(line for line in capture.summary().splitlines() if "estimated" in line)
+    assert (
+        line
+        == f"  estimated (timed as a copy, no model of its program): 1 op, {share:.1f}% of the kernel time: UpSample"
+    )
