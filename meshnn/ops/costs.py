@@ -152,7 +152,7 @@ def _attributes(name: str, entry: object, attrs: Mapping[str, object]) -> tuple[
     """What the model reads beyond the tensors and configs: an unknown op's estimate mark, argmax's
     ``use_multicore``, the Llama form of ``all_reduce_async`` (its own buffer tensor: one multicast), a
     norm's ``fp32_dest_acc_en`` (its program's block size)."""
-    if _unknown(name, entry):
+    if _unknown(name, entry, attrs):
         return (ESTIMATED,)
     if name == "argmax":
         return (("use_multicore", str(attrs.get("use_multicore") is True)),)
@@ -160,15 +160,24 @@ def _attributes(name: str, entry: object, attrs: Mapping[str, object]) -> tuple[
         return (("multicast", "True"),)
     if getattr(entry, "family", None) is F.NORM and accumulation(attrs)[1]:  # the norm's blocks: 4 tiles, not 8
         return (("fp32_dest_acc_en", "True"),)
+    kernel = attrs.get("kernel_size")  # a pool's window and the sharding it asks for (meshnn.perf.pool reads them)
+    if getattr(entry, "device_operation", "") == "Pool2D" and isinstance(kernel, tuple) and len(kernel) == 2:
+        scheme = getattr(attrs.get("applied_shard_scheme"), "name", None)
+        return (("kernel_size", f"{kernel[0]}x{kernel[1]}"),) + ((("shard_scheme", scheme),) if scheme else ())
+    if name == "gather" and isinstance(attrs.get("dim"), int):  # the dim it gathers along (meshnn.perf.gather)
+        return (("dim", str(attrs["dim"])),)
     if name == "permute" and isinstance(attrs.get("dims"), tuple):  # which program tt-metal runs (transpose HC...)
         return (("dims", ",".join(str(d) for d in attrs["dims"])),)  # type: ignore[union-attr]
     return ()
 
 
-def _unknown(name: str, entry: object) -> bool:
-    """Whether the model has no family for the op: no registry entry, or one it times as a copy."""
+def _unknown(name: str, entry: object, attrs: Mapping[str, object]) -> bool:
+    """Whether the model has no family for the op: no registry entry, one it times as a copy, or a
+    bilinear upsample (its program tilizes and weighs four neighbours on the FPU; nearest's is a copy)."""
     if name in _BY_TENSORS:
         return False
+    if name == "upsample" and attrs.get("mode") == "bilinear":
+        return True
     return entry is None or not entry.modelled  # type: ignore[attr-defined]
 
 

@@ -48,7 +48,7 @@ from typing import Any
 
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.observers import COPY_TO_DEVICE, OBSERVERS, TO_DEVICE, HostCallEvent, HostOpEvent, OpEvent
-from meshnn.ops.costs import device_work, op_desc, tensor_desc
+from meshnn.ops.costs import ESTIMATED, device_work, op_desc, tensor_desc
 from meshnn.ops.registry import DeviceWork
 from meshnn.perf.host import step_time
 from meshnn.perf.host_transfers import Direction, HostTransferRecord, time_transfer, transfers_line
@@ -249,6 +249,9 @@ class PerfCapture:
             line = transfers_line(self.transfers_of(mesh)) if mesh is not None else ""
             if line:
                 lines.append(line)
+            line = _estimated_line(recorder)
+            if line:
+                lines.append(line)
             step = step_time(recorder, traced=False)
             if step.host_bound_ops * 2 > step.ops:  # most of the eager time is the host's dispatch
                 dispatch = _us(m.system.arch.dispatch_ns(m.num_devices))
@@ -289,6 +292,20 @@ class PerfCapture:
 
     def __len__(self) -> int:
         return sum(len(recorder) for recorder in self.recorders)
+
+
+def _estimated_line(recorder: Recorder) -> str:
+    """The ops the model has no family for (timed as copies of their tensors, marked estimated in the CSV):
+    how many, their share of the kernel time and their op codes; "" when there are none."""
+    records = recorder.records
+    marked = [r for r in records if ESTIMATED in r.desc.attributes]
+    if not marked:
+        return ""
+    total = sum(r.prediction.kernel_ns for r in records) or 1.0
+    share = 100 * sum(r.prediction.kernel_ns for r in marked) / total
+    codes = ", ".join(sorted({r.desc.op_code for r in marked}))
+    what = f"{len(marked)} op{'' if len(marked) == 1 else 's'}, {share:.1f}% of the kernel time"
+    return f"  estimated (timed as a copy, no model of its program): {what}: {codes}"
 
 
 def _us(ns: float) -> str:

@@ -30,6 +30,7 @@ from meshnn.perf.fidelity import (
     MathFidelity,
     default_matmul_fidelity,
 )
+from meshnn.perf.gather import is_gather, predict_gather
 from meshnn.perf.group_norm import is_sharded_group_norm, predict_sharded_group_norm
 from meshnn.perf.group_norm_dram import is_dram_welford_group_norm, predict_dram_welford_group_norm
 from meshnn.perf.hardware import ArchPerf
@@ -38,6 +39,7 @@ from meshnn.perf.matmul import predict_matmul
 from meshnn.perf.moe import predict_moe_compute, predict_moe_gpt
 from meshnn.perf.moe_routing import is_masked_bincount, predict_masked_bincount
 from meshnn.perf.movement import predict_movement
+from meshnn.perf.pool import POOL_DEFAULT, is_pool, predict_pool
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.ring_matmul import is_ring_matmul, predict_ring_matmul
 from meshnn.perf.rotary import is_rotary_prefill, predict_rotary_prefill
@@ -90,6 +92,8 @@ def default_fidelity(desc: OpDesc) -> MathFidelity | None:
         return desc.fidelity
     if desc.family not in _FPU_FAMILIES:
         return None
+    if is_pool(desc):  # the pool factory's own default
+        return POOL_DEFAULT
     if desc.family is OpFamily.MATMUL:
         config = desc.matmul
         has_program = config is not None and config.program is not MatmulProgram.DEFAULT
@@ -148,6 +152,10 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_heads_prefill
     elif is_topk(desc):
         predictor = predict_topk
+    elif is_pool(desc):
+        predictor = predict_pool
+    elif is_gather(desc):
+        predictor = predict_gather
     elif is_ring_matmul(desc):
         predictor = predict_ring_matmul
     elif is_unified_ffn(desc):

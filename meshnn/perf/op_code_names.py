@@ -50,6 +50,7 @@ RECORDED: dict[OpFamily, tuple[str, ...]] = {
         "DramPrefetcher",
         "ExampleDeviceOperation",
         "ExampleMultipleReturnDeviceOperation",
+        "GatherDeviceOperation",
         "InterleavedToShardedPartialDeviceOperation",
         "MoeExpertTokenRemapDeviceOperation",
         "MoeRoutingRemapDeviceOperation",
@@ -63,6 +64,7 @@ RECORDED: dict[OpFamily, tuple[str, ...]] = {
         "ShardedToInterleavedPartialDeviceOperation",
         "SplitFusedQKVAndSplitHeadsDeviceOperation",
         "TopKDeviceOperation",
+        "UpSample",
     ),
     F.KV_FILL: (
         "InsertDeviceOperation",
@@ -113,6 +115,7 @@ RECORDED: dict[OpFamily, tuple[str, ...]] = {
         "MorehNllLossStep2DeviceOperation",
         "MorehNormOperation",
         "MorehSumOperation",
+        "Pool2D",
         "PostCombineReduceDeviceOperation",
         "ProdAllDeviceOperation",
         "ProdNcDeviceOperation",

@@ -55,7 +55,6 @@ def gathered(x: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
     family=OpFamily.COPY,
     device_operation="GatherDeviceOperation",
     golden=torch_golden(lambda torch, input, dim, index, **_: torch.gather(input, dim, index.to(torch.int64))),
-    modelled=False,
 )
 @ttnn_keywords(
     sparse_grad=only(False, "sparse gradients are not supported (as on ttnn)"), sub_core_grids=SUB_CORE_GRIDS
@@ -93,7 +92,7 @@ def gather(
         spec = _out_spec(op, mesh, out, spec, tensor, tuple(indices.shape))
     words = _WORDS.get(spec.dtype) if spec.dtype is not tensor.dtype else None
     pick = (lambda x, i: words(gathered(x, i, axis + 1))) if words else (lambda x, i: gathered(x, i, axis + 1))
-    return rearranged(op, tensor, spec, pick, extra=[indices], into=out)
+    return rearranged(op, tensor, spec, pick, extra=[indices], into=out, attrs={"dim": axis})
 
 
 _WORDS = {  # a 32-bit integer output of the other 32-bit integer dtype: the kernel's words, reread

@@ -64,6 +64,7 @@ def _adaptive(op: str, function: str, args: dict) -> Tensor:
 
     attrs = {"applied_shard_scheme": args["applied_shard_scheme"], "memory_config": spec.memory_config}
     attrs["dram_slice_config"] = slices
+    attrs["kernel_size"] = (-(-window.height // size[0]), -(-window.width // size[1]))  # the widest window
     out = run_pool(op, [tensor], [spec], compute, attrs)[0]
     if args["deallocate_input"]:
         tensor.deallocate()
@@ -72,9 +73,8 @@ def _adaptive(op: str, function: str, args: dict) -> Tensor:
 
 @register(
     kind=OpKind.POOL,
-    family=OpFamily.COPY,
+    family=OpFamily.REDUCTION,
     device_operation="Pool2D",
-    modelled=False,
     golden=goldens.golden_adaptive_avg_pool2d,
 )
 def adaptive_avg_pool2d(
@@ -98,9 +98,8 @@ def adaptive_avg_pool2d(
 
 @register(
     kind=OpKind.POOL,
-    family=OpFamily.COPY,
+    family=OpFamily.REDUCTION,
     device_operation="Pool2D",
-    modelled=False,
     golden=goldens.golden_adaptive_max_pool2d,
 )
 def adaptive_max_pool2d(

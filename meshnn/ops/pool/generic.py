@@ -84,9 +84,8 @@ def _max(window: Window, channels: int, indices: bool):
 
 @register(
     kind=OpKind.POOL,
-    family=OpFamily.COPY,
+    family=OpFamily.REDUCTION,
     device_operation=POOL_OPERATION,
-    modelled=False,
     golden=goldens.golden_maxpool2d,
 )
 def max_pool2d(
@@ -130,6 +129,7 @@ def max_pool2d(
     attrs = {"applied_shard_scheme": applied_shard_scheme, "memory_config": specs[0].memory_config}
     attrs["config_tensor_in_dram"] = config_tensor_in_dram
     attrs["dram_slice_config"] = dram_slice_config
+    attrs["kernel_size"] = window.kernel  # (the perf model's reads of each window)
     outs = run_pool(op, [tensor], specs, _max(window, c, return_indices), attrs)
     if deallocate_input:
         tensor.deallocate()
@@ -161,9 +161,8 @@ def _avg(window: Window, channels: int, count_include_pad: bool, divisor: int | 
 
 @register(
     kind=OpKind.POOL,
-    family=OpFamily.COPY,
+    family=OpFamily.REDUCTION,
     device_operation=POOL_OPERATION,
-    modelled=False,
     golden=goldens.golden_avg_pool2d,
 )
 def avg_pool2d(
@@ -210,6 +209,7 @@ def avg_pool2d(
     attrs["compute_kernel_config"] = compute_kernel_config
     attrs["config_tensor_in_dram"] = config_tensor_in_dram
     attrs["dram_slice_config"] = dram_slice_config
+    attrs["kernel_size"] = window.kernel  # (the perf model's reads of each window)
     out = run_pool(op, [tensor], [spec], _avg(window, c, count_include_pad, divisor_override), attrs)[0]
     if deallocate_input:
         tensor.deallocate()

@@ -58,7 +58,7 @@ def _scales(op: str, scale_factor: object, mode: str) -> tuple[int | float, int 
     return float(pairs[0]), float(pairs[1])
 
 
-@register(kind=OpKind.POOL, family=OpFamily.COPY, device_operation="UpSample", modelled=False, golden=golden_upsample)
+@register(kind=OpKind.POOL, family=OpFamily.COPY, device_operation="UpSample", golden=golden_upsample)
 def upsample(
     input_tensor: Tensor,
     scale_factor: int | tuple[int, int],
