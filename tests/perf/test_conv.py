@@ -141,6 +141,17 @@ def test_double_buffers_hide_the_readers_behind_the_compute():
     assert double == pytest.approx(10000.0 + 9000.0 / 30 * 2, rel=0.05)  # the compute, plus the first block's reads
 
 
+def test_width_sharded_rounds_wait_for_the_matmul_that_frees_the_act_buffer():
+    """Width-sharded (rounds): the own block read and tilized once, then every block a round of handshake and
+    multicast, which single-buffered waits for the block before's matmul; double-buffered it overlaps it."""
+    reader, tilize, cast, mm, hs, n = 5000.0, 500.0, 2000.0, 600.0, 200.0, 10
+    parts = ConvCycles(reader, 100.0 * n, tilize, mm * n, n, False, cast * n, True, hs)
+    assert parts.total(False, False) == pytest.approx(reader + tilize + n * (hs + cast + mm))
+    assert parts.total(True, False) == pytest.approx(reader + tilize + n * (hs + cast) + mm)
+    slower = ConvCycles(reader, 100.0 * n, tilize, mm * n, n, False, cast * n, True, 2 * hs)
+    assert slower.total(False, False) == pytest.approx(parts.total(False, False) + n * hs)
+
+
 def test_the_conv_rates_are_tt_metals_lines():
     wh = RATES[Arch.WORMHOLE_B0]
     assert wh.local_l1.gbps(16) == pytest.approx(0.868)
@@ -166,7 +177,7 @@ def test_a_description_without_its_window_is_timed_as_its_implicit_matmul():
 
 
 def test_the_published_conv_rows_against_the_implicit_matmul():
-    """Before (conv2d as its implicit matmul): 1 of the 8 rows within 15%; now 5.  Every row is nearer its
+    """Before (conv2d as its implicit matmul): 1 of the 8 rows within 15%; now 6.  Every row is nearer its
     target but unet_hs's two (activation reuse: published_conv.MISSES says what the model lacks there)."""
     within_before = within_now = 0
     for config in published_conv.CONFIGS:
@@ -176,4 +187,4 @@ def test_the_published_conv_rows_against_the_implicit_matmul():
             within_before += abs(before / target - 1) <= 0.15
             within_now += abs(now / target - 1) <= 0.15
             assert (abs(now / target - 1) < abs(before / target - 1)) is (name != "unet_hs")
-    assert (within_before, within_now) == (1, 5)
+    assert (within_before, within_now) == (1, 6)
