@@ -116,7 +116,8 @@ class ConvBlocks:
     weight tiles the busiest weight reader reads and ``weight_dests`` the cores it multicasts them to
     (1: its own); ``cores`` the program's cores; ``weight_readers`` the cores reading weights;
     ``split``: the layout allows tt-metal's split reader (height- or block-sharded, more than one
-    row of tiles a core: is_split_reader_supported)."""
+    row of tiles a core: is_split_reader_supported); ``height_blocks`` the activation blocks a core's rows
+    run in (block-sharded, ``act_block_h``: the weights are read again for each)."""
 
     layout: TensorMemoryLayout
     cores: int
@@ -132,6 +133,7 @@ class ConvBlocks:
     weight_dests: int
     weight_readers: int
     split: bool
+    height_blocks: int = 1
 
 
 def padded_channels(conv: ConvConfig, layout: TensorMemoryLayout, tiled_input: bool) -> int:
@@ -199,9 +201,12 @@ def _blocks(conv: ConvConfig, grid: tuple[int, int], tiled_input: bool, layout: 
         block_w = _tiles(per_core_c * kw)
         k_blocks = kh * x
         reads = rows * TILE * kh
+        # writer_tiled_out_2d_mcast_sender_...: each height block (act_block_h of the core's rows, tt-metal's
+        # largest divisor of them not over the override) reads its column's weights again
+        hb = rows // _largest_divisor(rows, conv.act_block_h // TILE) if conv.act_block_h else 1
         return ConvBlocks(
             layout, x * y, rows, cols, k_blocks, block_w, kh, reads, per_core_c * kw * 2, x,
-            k_blocks * block_w * cols, y, x, rows > 1,
+            k_blocks * block_w * cols * hb, y, x, rows > 1, hb,
         )  # fmt: skip
     cores = padded_divisor(_tiles(c), grid[0] * grid[1])
     per_core_c = math.ceil(_tiles(c) / cores) * TILE
@@ -212,6 +217,11 @@ def _blocks(conv: ConvConfig, grid: tuple[int, int], tiled_input: bool, layout: 
         layout, cores, m, cols, cores, block_w, 1, reads, per_core_c * 2, cores, cores * block_w * cols, 1, cores,
         False,
     )  # fmt: skip
+
+
+def _largest_divisor(n: int, most: int) -> int:
+    """The largest divisor of ``n`` not over ``most`` (conv2d_utils.cpp: find_closest_largest_divisor)."""
+    return next(d for d in range(max(1, min(n, most)), 0, -1) if n % d == 0)
 
 
 def padded_divisor(n: int, most: int) -> int:
@@ -337,7 +347,7 @@ def conv_cycles(desc: OpDesc, machine: Machine) -> tuple[ConvBlocks, ConvCycles]
     all_readers = weight_bytes * b.weight_readers / machine.system.dram_interleaved_bytes_per_s * clock
     chosen = b.layout is not L.HEIGHT_SHARDED or conv.activation_reuse or _split_pays(reader, tilize, weights)
     split = b.split and chosen
-    blocks = b.k_blocks * (b.rows if conv.activation_reuse else 1)  # reuse hands on a tile row at a time
+    blocks = b.k_blocks * (b.rows if conv.activation_reuse else b.height_blocks)  # reuse: a tile row at a time
     rounds = b.layout is L.WIDTH_SHARDED and b.share > 1
     handshake = 2 * _one_way_cycles(machine, b.share) if rounds else 0.0
     return b, ConvCycles(reader, max(weights, all_readers), tilize, mm, blocks, split, multicast, rounds, handshake)

@@ -54,12 +54,15 @@ def ff_matmul() -> OpDesc:
 def conv_block_sharded() -> OpDesc:
     """The UNet's 3x3 conv 2560 -> 1280 channels at 32x32 as a capture records it: the input
     [1, 1, 1024, 2560] bfloat16 block-sharded over 8x8 cores, the prepared [1, 1, 23040, 1280] bfloat8_b
-    weight, the output block-sharded; HiFi2, packer_l1_acc on, both double buffers (the test's configs),
+    weight, the output block-sharded; HiFi2, packer_l1_acc on, both double buffers, act_block_h_override 64
+    (the test's configs),
     with its window as a capture records it (the conv program's model, :mod:`meshnn.perf.conv`)."""
     x, out = TensorDesc((1, 1, 1024, 2560), **BS), TensorDesc((1, 1, 1024, 1280), **BS)
     w = TensorDesc((1, 1, 2560 * 9, 1280), "BFLOAT8_B")
     config = MatmulConfig(packer_l1_acc=True, fp32_acc=False)
-    window = ConvConfig(1, (32, 32), (3, 3), (1, 1), 2560, 1280, 1, MemoryLayout.BLOCK_SHARDED, True, True, False)
+    window = ConvConfig(
+        1, (32, 32), (3, 3), (1, 1), 2560, 1280, 1, MemoryLayout.BLOCK_SHARDED, True, True, False, act_block_h=64
+    )
     return OpDesc(
         OpFamily.MATMUL, (x, w), (out,), op_code="Conv2dDeviceOperation", fidelity="HiFi2", matmul=config, conv=window
     )
@@ -161,12 +164,15 @@ def figures() -> list[Figure]:
     out.append(Figure("group_norm 256 ch x 256x256, DRAM, welford reciprocal", SOURCE, 1516.464, 1516.464, "us",
                       lambda: kernel_us(group_norm(65536, 256)), False, GN_DRAM_MISS, group=g))  # fmt: skip
     block = (
-        "timed as tt-metal's block-sharded conv2d program (meshnn.perf.conv): 8x8 cores, 4 x 5 output tiles a core, "
-        "720 K tiles in 24 blocks, the activation and weights double-buffered behind the compute, so the multiplies "
-        "bound it (623k of 664k cycles): 14,400 a core at 43 cycles (HiFi2's 32 and the operands' unpack); measured "
-        "~70 cycles a bfloat16 x bfloat8_b HiFi2 tile multiply (1025.5 us over 14,400).  The model counts the compute "
-        "kernel's 1 x 5 subblocks, its L1 accumulation over 24 blocks and each block's tilize on the math cores; "
-        "what makes a multiply ~70 cycles there is in no figure it has (GEMM_FLOPS' matmuls reach 43)"
+        "timed as tt-metal's block-sharded conv2d program (meshnn.perf.conv): 8x8 cores, 4 x 5 output tiles a core "
+        "in two height blocks (the test's act_block_h_override 64: 2 tile rows a block), 720 K tiles in 24 blocks "
+        "each.  The weights' writer reads its column's weights again for each height block "
+        "(writer_tiled_out_2d_mcast_sender_conv_weights_tiled_col_to_rm_blocks.cpp: the weight loop inside "
+        "out_num_blocks_h; stop 55, was one read: 664 us, -35%): 7,200 bfloat8_b tiles from DRAM and multicast "
+        "down the column, 825k cycles, beside the multiplies' 623k (14,400 a core at 43 cycles) and the "
+        "activations' multicast (233k), all double-buffered: 853 us, -17% of 1025.5.  The rest (~170k cycles) is "
+        "not found: the writer's per-block semaphore handshake with its 7 receivers (two NoC flights, ~220 cycles "
+        "a block, 48 blocks) is ~10k of it"
     )
     vae = VAE_MISS
     out.append(Figure("conv2d 3x3 2560->1280 at 32x32, block-sharded", SOURCE, 1025.5, 1025.5, "us",

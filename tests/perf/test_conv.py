@@ -6,6 +6,8 @@ input's rows, K its channels), marked so."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -13,7 +15,7 @@ import meshnn as ttnn
 from meshnn.device.arch import Arch
 from meshnn.device.buffer import TensorMemoryLayout as L
 from meshnn.perf import OpFamily, TensorDesc, predict
-from meshnn.perf.conv import ConvCycles, conv_blocks, padded_divisor
+from meshnn.perf.conv import ConvCycles, conv_blocks, l1_tiles, padded_divisor
 from meshnn.perf.conv_desc import ConvConfig
 from meshnn.perf.conv_rates import RATES
 from meshnn.perf.desc import OpDesc
@@ -150,6 +152,18 @@ def test_width_sharded_rounds_wait_for_the_matmul_that_frees_the_act_buffer():
     assert parts.total(True, False) == pytest.approx(reader + tilize + n * (hs + cast) + mm)
     slower = ConvCycles(reader, 100.0 * n, tilize, mm * n, n, False, cast * n, True, 2 * hs)
     assert slower.total(False, False) == pytest.approx(parts.total(False, False) + n * hs)
+
+
+def test_block_sharded_height_blocks_read_the_weights_again():
+    """act_block_h_override splits a block-sharded core's rows into height blocks (tt-metal's largest divisor of
+    them not over the override); the weights' writer reads its column's weights for each."""
+    base = ConvConfig(1, (32, 32), (3, 3), (1, 1), 2560, 1280, 1, L.BLOCK_SHARDED)
+    one = conv_blocks(base, (8, 8), True)
+    two = conv_blocks(replace(base, act_block_h=64), (8, 8), True)
+    odd = conv_blocks(replace(base, act_block_h=96), (8, 8), True)  # 3 tile rows: 4 rows run as 2 blocks of 2
+    assert (one.rows, one.height_blocks, two.height_blocks, odd.height_blocks) == (4, 1, 2, 2)
+    assert two.weight_tiles == 2 * one.weight_tiles
+    assert l1_tiles(two) == l1_tiles(one)  # what a core holds does not change
 
 
 def test_the_conv_rates_are_tt_metals_lines():
