@@ -29,6 +29,11 @@ blocks from conv2d_utils.cpp's determine_per_core_conv_block_config), on the bus
   config double-buffers the side's circular buffer (``enable_act_double_buffer``,
   ``enable_weights_double_buffer``); a single-buffered side's next block waits for the compute to free
   the current one, so its time adds to the compute's.
+- Width-sharded rounds (activation_reader_width_sharded.cpp): each core reads and tilizes its own block once,
+  then every core's block is multicast in a round of its own: every receiver reserves its activation buffer
+  (one block unless double-buffered, conv2d_op_program_factory_common.cpp's ACT CB: so after its matmul of
+  the block before) and signals the sender's semaphore; the sender multicasts the block, then a semaphore
+  to every receiver: two one-way NoC flights a round (tt-npe's write latency over the farthest core).
 
 The halo op (HaloDeviceOperation), which ttnn runs before conv2d, is a separate op and not counted here.
 A conv2d description without its window (hand-made, or a captured conv_transpose2d), and a 1x1 conv that ttnn
@@ -41,6 +46,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from meshnn.device.arch import Arch
 from meshnn.device.buffer import TensorMemoryLayout
 from meshnn.perf.conv_desc import ConvConfig
 from meshnn.perf.conv_rates import RATES
@@ -65,6 +71,11 @@ L = TensorMemoryLayout
 
 
 CONV_OP_CODE = "Conv2dDeviceOperation"
+NOC_STARTUP_CYCLES = 40.0
+"""tt-npe (tt_npe/cpp/include/device_models/wormhole_b0.hpp, get_write_latency): a NoC write's start-up, cycles
+(meshnn.perf.latency's ``noc_write_latency_cycles`` is it plus one hop); blackhole.hpp's the same."""
+NOC_HOP_CYCLES = {Arch.WORMHOLE_B0: 10.0, Arch.BLACKHOLE: 11.0}
+"""tt-npe (wormhole_b0.hpp, blackhole.hpp: get_write_latency): cycles a router hop adds to a write's flight."""
 
 
 def is_conv(desc: OpDesc) -> bool:
@@ -105,7 +116,8 @@ class ConvBlocks:
     weight tiles the busiest weight reader reads and ``weight_dests`` the cores it multicasts them to
     (1: its own); ``cores`` the program's cores; ``weight_readers`` the cores reading weights;
     ``split``: the layout allows tt-metal's split reader (height- or block-sharded, more than one
-    row of tiles a core: is_split_reader_supported)."""
+    row of tiles a core: is_split_reader_supported); ``height_blocks`` the activation blocks a core's rows
+    run in (block-sharded, ``act_block_h``: the weights are read again for each)."""
 
     layout: TensorMemoryLayout
     cores: int
@@ -121,6 +133,7 @@ class ConvBlocks:
     weight_dests: int
     weight_readers: int
     split: bool
+    height_blocks: int = 1
 
 
 def padded_channels(conv: ConvConfig, layout: TensorMemoryLayout, tiled_input: bool) -> int:
@@ -188,9 +201,12 @@ def _blocks(conv: ConvConfig, grid: tuple[int, int], tiled_input: bool, layout: 
         block_w = _tiles(per_core_c * kw)
         k_blocks = kh * x
         reads = rows * TILE * kh
+        # writer_tiled_out_2d_mcast_sender_...: each height block (act_block_h of the core's rows, tt-metal's
+        # largest divisor of them not over the override) reads its column's weights again
+        hb = rows // _largest_divisor(rows, conv.act_block_h // TILE) if conv.act_block_h else 1
         return ConvBlocks(
             layout, x * y, rows, cols, k_blocks, block_w, kh, reads, per_core_c * kw * 2, x,
-            k_blocks * block_w * cols, y, x, rows > 1,
+            k_blocks * block_w * cols * hb, y, x, rows > 1, hb,
         )  # fmt: skip
     cores = padded_divisor(_tiles(c), grid[0] * grid[1])
     per_core_c = math.ceil(_tiles(c) / cores) * TILE
@@ -201,6 +217,11 @@ def _blocks(conv: ConvConfig, grid: tuple[int, int], tiled_input: bool, layout: 
         layout, cores, m, cols, cores, block_w, 1, reads, per_core_c * 2, cores, cores * block_w * cols, 1, cores,
         False,
     )  # fmt: skip
+
+
+def _largest_divisor(n: int, most: int) -> int:
+    """The largest divisor of ``n`` not over ``most`` (conv2d_utils.cpp: find_closest_largest_divisor)."""
+    return next(d for d in range(max(1, min(n, most)), 0, -1) if n % d == 0)
 
 
 def padded_divisor(n: int, most: int) -> int:
@@ -221,7 +242,12 @@ class ConvCycles:
     ``tilize``, the ``matmul`` (multiplies, partials, bias, the output's pack); ``blocks`` the blocks
     they come in (each an even share); ``split``: two readers share the activation reads (tt-metal's
     split reader: the weights' reader reads its half of each block's activations first);
-    ``multicast``: the activation reader's wait for the blocks other cores multicast (not split)."""
+    ``multicast``: the activation reader's wait for the blocks other cores multicast (not split);
+    ``rounds``: width-sharded (activation_reader_width_sharded.cpp), the core reads and tilizes its own
+    block once, then every block arrives in a round of its own: the sender waits for every receiver's
+    semaphore (sent once the receiver's activation buffer has room, i.e. once its matmul freed the block
+    one, or two double-buffered, before), multicasts the block and then a semaphore; ``handshake`` those
+    two one-way NoC latencies, cycles a round."""
 
     reader: float
     weights: float
@@ -230,6 +256,8 @@ class ConvCycles:
     blocks: int
     split: bool
     multicast: float = 0.0
+    rounds: bool = False
+    handshake: float = 0.0
 
     def total(self, act_double: bool, weights_double: bool) -> float:
         """The core's cycles, block by block as conv2d's kernels hand them on through their circular
@@ -242,6 +270,8 @@ class ConvCycles:
         r, w, t, mm = self.reader / n, self.weights / n, self.tilize / n, self.matmul / n
         cast = self.multicast / n
         da, dw = (2 if act_double else 1), (2 if weights_double else 1)
+        if self.rounds:
+            return self._rounds_total(n, da, dw)
         tilized: list[float] = []
         done: list[float] = []
         reader_free = other_free = 0.0  # the activation reader's RISC-V, the weights reader's
@@ -258,6 +288,22 @@ class ConvCycles:
                 other_free = max(other_free, weight_free) + w
             tilized.append(max(read, done[-1] if done else 0.0) + t)
             done.append(max(tilized[-1], other_free) + mm)
+        return done[-1]
+
+    def _rounds_total(self, n: int, da: int, dw: int) -> float:
+        """:meth:`total` for :attr:`rounds`: the own block read and tilized first, then ``n`` rounds, each
+        multicast once the previous round is out and every receiver's buffer is free (``da``: the act
+        buffer's blocks); the weights' reads (``dw`` blocks buffered) beside them; each block's matmul
+        once its round and its weights are in."""
+        w, mm, cast = self.weights / n, self.matmul / n, self.multicast / n
+        arrived = self.reader + self.tilize
+        done: list[float] = []
+        other_free = 0.0
+        for i in range(n):
+            act_free = done[i - da] if i >= da else 0.0
+            arrived = max(arrived, act_free) + self.handshake + cast
+            other_free = max(other_free, done[i - dw] if i >= dw else 0.0) + w
+            done.append(max(arrived, other_free, done[-1] if done else 0.0) + mm)
         return done[-1]
 
 
@@ -301,8 +347,21 @@ def conv_cycles(desc: OpDesc, machine: Machine) -> tuple[ConvBlocks, ConvCycles]
     all_readers = weight_bytes * b.weight_readers / machine.system.dram_interleaved_bytes_per_s * clock
     chosen = b.layout is not L.HEIGHT_SHARDED or conv.activation_reuse or _split_pays(reader, tilize, weights)
     split = b.split and chosen
-    blocks = b.k_blocks * (b.rows if conv.activation_reuse else 1)  # reuse hands on a tile row at a time
-    return b, ConvCycles(reader, max(weights, all_readers), tilize, mm, blocks, split, multicast)
+    blocks = b.k_blocks * (b.rows if conv.activation_reuse else b.height_blocks)  # reuse: a tile row at a time
+    rounds = b.layout is L.WIDTH_SHARDED and b.share > 1
+    handshake = 2 * _one_way_cycles(machine, b.share) if rounds else 0.0
+    return b, ConvCycles(reader, max(weights, all_readers), tilize, mm, blocks, split, multicast, rounds, handshake)
+
+
+def _one_way_cycles(machine: Machine, cores: int) -> float:
+    """A semaphore write's flight from one of ``cores`` (laid row by row on the compute grid, as the
+    width-sharded program places them) to the farthest of the others, averaged over the senders (each
+    core sends one round): tt-npe's write latency, its start-up and its cycles a router hop
+    (:data:`NOC_HOP_CYCLES`) over that many hops (the logical grid's Manhattan distance)."""
+    gx = machine.system.spec.compute_grid[0]
+    spots = [(i % gx, i // gx) for i in range(cores)]
+    far = sum(max(abs(x - u) + abs(y - v) for u, v in spots) for x, y in spots) / cores
+    return NOC_STARTUP_CYCLES + NOC_HOP_CYCLES[machine.system.arch.arch] * far
 
 
 def _split_pays(act: float, tilize: float, weights: float) -> bool:

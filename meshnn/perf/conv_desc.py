@@ -17,7 +17,8 @@ class ConvConfig:
     ``kernel`` / ``stride`` (h, w); ``shard_layout`` the conv config's (None: ttnn chooses);
     the three flags ``Conv2dConfig``'s ``enable_act_double_buffer``,
     ``enable_weights_double_buffer`` and ``enable_activation_reuse``; ``padding`` and ``dilation`` the
-    window's.
+    window's; ``act_block_h`` the config's ``act_block_h_override`` (rows, a multiple of 32; 0: a core's rows
+    in one block).
     Invariants: every size positive, ``groups`` divides both channel counts."""
 
     batch: int
@@ -33,6 +34,7 @@ class ConvConfig:
     activation_reuse: bool = False
     padding: tuple[int, int, int, int] = (0, 0, 0, 0)  # top, bottom, left, right
     dilation: tuple[int, int] = (1, 1)
+    act_block_h: int = 0
 
     @property
     def runs_as_matmul(self) -> bool:

@@ -38,8 +38,11 @@ BEFORE = {  # the model's figures (us, N150 / P150) while it timed conv2d as the
 }
 """Before meshnn.perf.conv timed the program (stop 54): each conv2d was its implicit matmul on the matmul model
 (M the output pixels, K the prepared weight's rows: meshnn's unpadded [9, 576] for the grouped conv), 1 of the
-8 rows within 15% (unet_hs on the P150); before that (pop54's figures) a matmul of the flat input by the prepared
-weight: 16.7 / 10.3, 122.9 / 30.8, 97.2 / 30.6 and 15.1 / 9.7 us, also 1 of 8."""
+8 rows within 15% (unet_hs on the P150); segformer_ws on the N150 was outside (59.4 us, -20%) until the
+width-sharded program's rounds were timed (stop 55: each block's multicast waits for the matmul that frees the
+single-buffered activation buffer, and a semaphore handshake each way); before that (pop54's figures) a
+matmul of the flat input by the prepared weight: 16.7 / 10.3, 122.9 / 30.8, 97.2 / 30.6 and
+15.1 / 9.7 us, also 1 of 8."""
 
 _MODEL = (
     "meshnn.perf.conv times it as tt-metal's sharded conv2d program runs (the busiest core's activation "
@@ -59,13 +62,6 @@ MISSES = {
     + "on the P150's 110 cores: 48 rows of tiles a core, 1,856 reads of 192 B at tt-metal's Blackhole local-L1 "
     "rate (4.5 GB/s at 1.35 GHz: 57 cycles a read, against Wormhole's 34), 106k cycles halved over two readers: "
     "43.1 us, +35% of 32; see the N150 row (-35%): the reuse path's cost is not the NoC reads' alone",
-    ("segformer_ws", "n150"): _MODEL
-    + "width-sharded on 18 cores (576 channels, a tile each), tt-metal's zero-padded grouped weight "
-    "[5184, 576]: each core reads its [5184, 32] share, 6 MB from DRAM in all (27.8k cycles at the interleaved "
-    "rate), and the 18 activation blocks (2 x 9 tiles) arrive one multicast at a time (2.6k cycles each at "
-    "tt-metal's linked-multicast rate): 59.4 us, -20% of 74 (the P150 row is met, -9%).  Not modelled: each "
-    "of the 18 rounds starts with a semaphore handshake over all 18 cores (activation_reader_width_sharded.cpp: "
-    "the sender waits for every receiver, then signals them), a round trip the model does not time",
 }
 COVERED = {
     (config[0], system) for config in CONFIGS for system in ("n150", "p150") if (config[0], system) not in MISSES

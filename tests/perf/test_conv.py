@@ -6,6 +6,8 @@ input's rows, K its channels), marked so."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -13,7 +15,7 @@ import meshnn as ttnn
 from meshnn.device.arch import Arch
 from meshnn.device.buffer import TensorMemoryLayout as L
 from meshnn.perf import OpFamily, TensorDesc, predict
-from meshnn.perf.conv import ConvCycles, conv_blocks, padded_divisor
+from meshnn.perf.conv import ConvCycles, conv_blocks, l1_tiles, padded_divisor
 from meshnn.perf.conv_desc import ConvConfig
 from meshnn.perf.conv_rates import RATES
 from meshnn.perf.desc import OpDesc
@@ -141,6 +143,29 @@ def test_double_buffers_hide_the_readers_behind_the_compute():
     assert double == pytest.approx(10000.0 + 9000.0 / 30 * 2, rel=0.05)  # the compute, plus the first block's reads
 
 
+def test_width_sharded_rounds_wait_for_the_matmul_that_frees_the_act_buffer():
+    """Width-sharded (rounds): the own block read and tilized once, then every block a round of handshake and
+    multicast, which single-buffered waits for the block before's matmul; double-buffered it overlaps it."""
+    reader, tilize, cast, mm, hs, n = 5000.0, 500.0, 2000.0, 600.0, 200.0, 10
+    parts = ConvCycles(reader, 100.0 * n, tilize, mm * n, n, False, cast * n, True, hs)
+    assert parts.total(False, False) == pytest.approx(reader + tilize + n * (hs + cast + mm))
+    assert parts.total(True, False) == pytest.approx(reader + tilize + n * (hs + cast) + mm)
+    slower = ConvCycles(reader, 100.0 * n, tilize, mm * n, n, False, cast * n, True, 2 * hs)
+    assert slower.total(False, False) == pytest.approx(parts.total(False, False) + n * hs)
+
+
+def test_block_sharded_height_blocks_read_the_weights_again():
+    """act_block_h_override splits a block-sharded core's rows into height blocks (tt-metal's largest divisor of
+    them not over the override); the weights' writer reads its column's weights for each."""
+    base = ConvConfig(1, (32, 32), (3, 3), (1, 1), 2560, 1280, 1, L.BLOCK_SHARDED)
+    one = conv_blocks(base, (8, 8), True)
+    two = conv_blocks(replace(base, act_block_h=64), (8, 8), True)
+    odd = conv_blocks(replace(base, act_block_h=96), (8, 8), True)  # 3 tile rows: 4 rows run as 2 blocks of 2
+    assert (one.rows, one.height_blocks, two.height_blocks, odd.height_blocks) == (4, 1, 2, 2)
+    assert two.weight_tiles == 2 * one.weight_tiles
+    assert l1_tiles(two) == l1_tiles(one)  # what a core holds does not change
+
+
 def test_the_conv_rates_are_tt_metals_lines():
     wh = RATES[Arch.WORMHOLE_B0]
     assert wh.local_l1.gbps(16) == pytest.approx(0.868)
@@ -166,7 +191,7 @@ def test_a_description_without_its_window_is_timed_as_its_implicit_matmul():
 
 
 def test_the_published_conv_rows_against_the_implicit_matmul():
-    """Before (conv2d as its implicit matmul): 1 of the 8 rows within 15%; now 5.  Every row is nearer its
+    """Before (conv2d as its implicit matmul): 1 of the 8 rows within 15%; now 6.  Every row is nearer its
     target but unet_hs's two (activation reuse: published_conv.MISSES says what the model lacks there)."""
     within_before = within_now = 0
     for config in published_conv.CONFIGS:
@@ -176,4 +201,4 @@ def test_the_published_conv_rows_against_the_implicit_matmul():
             within_before += abs(before / target - 1) <= 0.15
             within_now += abs(now / target - 1) <= 0.15
             assert (abs(now / target - 1) < abs(before / target - 1)) is (name != "unet_hs")
-    assert (within_before, within_now) == (1, 5)
+    assert (within_before, within_now) == (1, 6)

@@ -119,6 +119,7 @@ def perf_config(window: Window, ic: int, oc: int, groups: int, config: Conv2dCon
         config.enable_activation_reuse,
         window.padding,
         window.dilation,
+        config.act_block_h_override,
     )
 
 
