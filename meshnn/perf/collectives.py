@@ -28,7 +28,7 @@ input, all_reduce's input and output) and ``N`` the devices along the collective
   and the fabric's own latency per hop to the farthest target (``hop_latency_1d_ns``, the CCL
   report's per-hop latency; ``N/2`` hops on a ring, ``N-1`` on a line), then the busiest link's
   bytes at all_gather's utilisation and ramp, or, where longer, the packets its sender core issues
-  (:func:`sender_packets`: one sender a link in both Llama programs) at the EDM's per-packet rate
+  (:func:`sender_packets`: one sender a link in the three Llama programs) at the EDM's per-packet rate
   (``FabricPerf.packet_ns``: a sender's packets go one at a time into its router's channel, and the
   EDM moves one sender's packets at 3.05 Mpps on Wormhole whatever their size up to 2 KiB): what holds a
   gather of one-tile shards, a packet a bfloat8_b tile.  The busiest link carries, one way: multicast,
@@ -163,15 +163,18 @@ default_packet_payload_size_bytes; programs read it as get_tt_fabric_channel_buf
 
 
 def sender_packets(desc: OpDesc, devices: int, links: int) -> int:
-    """Packets one sender core of the direct program ``desc`` issues on its link, one way (0 where the program's
-    packets are not counted: the Llama all_reduce_async).
+    """Packets one sender core of the direct program ``desc`` issues on its link, one way.
 
     - Llama gather [all_gather_async_llama_sharded_program_factory.cpp: one worker a link, the device's pages
       split evenly over the links; llama_shapes_sharded_writer.cpp: a packet holds the tiles left in the current
       shard, at most a packet's pages];
     - Llama reduce_scatter [llama_reduce_scatter_program_factory.cpp: one sender core a link; a packet
       ``payload / tile bytes`` pages, the payload rounded down to a power of two for bfloat16]: its share of the
-      ``N-1`` slices it sends.
+      ``N-1`` slices it sends;
+    - Llama all_reduce_async [all_reduce_async_program_factory.cpp: one worker a link, the pages split evenly
+      over the links; worker_writer.cpp packs them as the gather does]: its share of the device's tiles in full
+      packets, the fewest it can send (the shard's tiles a core, which could split them further, are not in the
+      description).
     """
     source = desc.inputs[0]
     tiles = source.tiles
@@ -183,6 +186,8 @@ def sender_packets(desc: OpDesc, devices: int, links: int) -> int:
         payload = 1 << (FABRIC_PACKET_BYTES.bit_length() - 1) if source.dtype == "BFLOAT16" else FABRIC_PACKET_BYTES
         per_packet = max(1, int(payload // tile_bytes))
         return math.ceil((devices - 1) * (tiles / devices) / links / per_packet)
+    if is_multicast(desc):
+        return math.ceil(math.ceil(tiles / links) / max(1, int(FABRIC_PACKET_BYTES // tile_bytes)))
     return 0
 
 

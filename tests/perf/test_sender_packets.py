@@ -85,3 +85,11 @@ def test_the_link_takes_the_longer_of_its_bytes_and_its_packets():
     phase = direct_phase(arch, mult, float(mult.outputs[0].nbytes), 4, (Topology.RING, 4, Fabric.FABRIC_1D))
     assert phase.transfer_ns >= packets
     assert predict(mult, m, traced=True).kernel_ns > phase.startup_ns + packets
+
+
+def test_the_llama_all_reduce_sends_its_share_in_full_packets():
+    """The Llama all_reduce_async (one worker a link): FF2's 64 bfloat8_b tiles over 4 links, 4 a packet."""
+    x = TensorDesc((1, 1, 32, 2048), "BFLOAT8_B", buffer=L1, memory=MemoryLayout.WIDTH_SHARDED)
+    config = CollectiveConfig(Topology.RING, cluster_axis=0, num_links=4)
+    desc = OpDesc(OpFamily.ALL_REDUCE, (x,), (x,), collective=config, attributes=(("multicast", "True"),))
+    assert sender_packets(desc, 8, 4) == 4
