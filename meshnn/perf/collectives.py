@@ -27,7 +27,11 @@ input, all_reduce's input and output) and ``N`` the devices along the collective
   dataflow/writer_llama_reduce_scatter.cpp].  One phase: an op's launch (``ArchPerf.op_launch_ns``)
   and the fabric's own latency per hop to the farthest target (``hop_latency_1d_ns``, the CCL
   report's per-hop latency; ``N/2`` hops on a ring, ``N-1`` on a line), then the busiest link's
-  bytes at all_gather's utilisation and ramp.  The busiest link carries, one way: multicast,
+  bytes at all_gather's utilisation and ramp, or, where longer, the packets its sender core issues
+  (:func:`sender_packets`: one sender a link in the three Llama programs) at the EDM's per-packet rate
+  (``FabricPerf.packet_ns``: a sender's packets go one at a time into its router's channel, and the
+  EDM moves one sender's packets at 3.05 Mpps on Wormhole whatever their size up to 2 KiB): what holds a
+  gather of one-tile shards, a packet a bfloat8_b tile.  The busiest link carries, one way: multicast,
   ``N/2`` whole tensors on a ring (those of the devices behind it), ``N-1`` on a line (slices of
   ``T/N`` for the all_gather); unicast, ``1 + 2 + ... + N//2`` slices of ``T/N`` on a ring (each
   distance crosses that many links), ``floor(N/2) x ceil(N/2)`` on a line (the middle link);
@@ -149,6 +153,44 @@ calls tt-metal runs with its Llama sharded (multicast) program; composite_common
 shard shapes and core counts, which a :class:`TensorDesc` does not hold."""
 
 
+LLAMA_SHARD_TILES = {(1, 1, 32, 960): 1, (1, 8, 32, 128): 4, (1, 1, 32, 32): 1}
+"""Tiles of one core's shard in each Llama sharded gather's input (30 width shards of 32x32, 8 height shards of
+32x128, one of 32x32): llama_shapes_sharded_writer.cpp sends at most one shard a packet."""
+
+FABRIC_PACKET_BYTES = 4352
+"""Payload bytes of a fabric packet, four bfloat8_b tiles [tt-metal: tt_metal/fabric/erisc_datamover_builder.hpp,
+default_packet_payload_size_bytes; programs read it as get_tt_fabric_channel_buffer_size_bytes]."""
+
+
+def sender_packets(desc: OpDesc, devices: int, links: int) -> int:
+    """Packets one sender core of the direct program ``desc`` issues on its link, one way.
+
+    - Llama gather [all_gather_async_llama_sharded_program_factory.cpp: one worker a link, the device's pages
+      split evenly over the links; llama_shapes_sharded_writer.cpp: a packet holds the tiles left in the current
+      shard, at most a packet's pages];
+    - Llama reduce_scatter [llama_reduce_scatter_program_factory.cpp: one sender core a link; a packet
+      ``payload / tile bytes`` pages, the payload rounded down to a power of two for bfloat16]: its share of the
+      ``N-1`` slices it sends;
+    - Llama all_reduce_async [all_reduce_async_program_factory.cpp: one worker a link, the pages split evenly
+      over the links; worker_writer.cpp packs them as the gather does]: its share of the device's tiles in full
+      packets, the fewest it can send (the shard's tiles a core, which could split them further, are not in the
+      description).
+    """
+    source = desc.inputs[0]
+    tiles = source.tiles
+    tile_bytes = source.nbytes / max(tiles, 1)
+    if is_llama_gather(desc):
+        per_packet = max(1, min(LLAMA_SHARD_TILES[source.shape], int(FABRIC_PACKET_BYTES // tile_bytes)))
+        return math.ceil(math.ceil(tiles / links) / per_packet)
+    if desc.family is OpFamily.REDUCE_SCATTER and desc.op_code in DIRECT_REDUCE_SCATTERS:
+        payload = 1 << (FABRIC_PACKET_BYTES.bit_length() - 1) if source.dtype == "BFLOAT16" else FABRIC_PACKET_BYTES
+        per_packet = max(1, int(payload // tile_bytes))
+        return math.ceil((devices - 1) * (tiles / devices) / links / per_packet)
+    if is_multicast(desc):
+        return math.ceil(math.ceil(tiles / links) / max(1, int(FABRIC_PACKET_BYTES // tile_bytes)))
+    return 0
+
+
 def is_llama_gather(desc: OpDesc) -> bool:
     """Whether ``desc`` is an ``experimental.all_gather_async`` tt-metal runs as its Llama multicast."""
     if desc.family is not OpFamily.ALL_GATHER or desc.name != "ttnn.experimental.all_gather_async":
@@ -188,8 +230,9 @@ def direct_phase(arch: ArchPerf, desc: OpDesc, whole_bytes: float, devices: int,
     per_link = direct_units(desc, devices, ring) * whole_bytes / links
     utilization = fabric.utilization_for(OpFamily.ALL_GATHER, topology, devices)
     bandwidth = per_link / (arch.eth_line_rate_bytes_per_s * utilization) * 1e9
+    packets = sender_packets(desc, devices, links) * fabric.packet_ns
     ramp = fabric.ramp_ns[OpFamily.ALL_GATHER] * math.sqrt(per_link / 1e6)
-    return Phase(arch.op_launch_ns + hops * per_hop, bandwidth + ramp)
+    return Phase(arch.op_launch_ns + hops * per_hop, max(bandwidth, packets) + ramp)
 
 
 def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:

@@ -27,7 +27,9 @@ An all_reduce costs its reduce_scatter plus its all_gather (no constant of its o
 row of the report is a check).  The start-up terms are those of the report's programs, whose workers
 forward every slice hop by hop behind an entry barrier; the Llama decode programs that write straight
 to their targets through the fabric's routers (:mod:`meshnn.perf.collectives`, "direct programs") take
-an op's launch and the fabric's per-hop latency instead, and only the utilisation and ramp from here.
+an op's launch and the fabric's per-hop latency instead, and only the utilisation and ramp from here,
+with ``packet_ns``: the EDM's time per packet of one sender, from tt-metal's EDM bandwidth goldens
+(its packet rate with 16-byte packets, where the bytes cost nothing).
 Figures: ``_ns`` nanoseconds, utilisation a fraction of line rate.
 """
 
@@ -57,6 +59,7 @@ class FabricPerf:
     one_shot_factor: float  # bytes factor of a ring reduce_scatter at or below one_shot_max_bytes
     one_shot_max_bytes: int  # per device
     launch_skew_ns: dict[Topology, float]  # per phase and fabric: what a call alone waits that one behind does not
+    packet_ns: float  # the EDM's time per packet of one sender (1 / its packet rate with 16-byte packets)
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     def utilization_for(self, family: OpFamily, topology: Topology, devices: int) -> float:
@@ -82,6 +85,11 @@ _FIT = (
     "each device count and topology ({rows}); every other row is a check (tests/perf/published.py)"
 )
 
+_EDM = (
+    "tt-metal: tests/tt_metal/microbenchmarks/ethernet/golden/{file}, rows unicast_Linear (noc_unicast_write, "
+    "a line of 2, one link, one sender, unidirectional)"
+)
+
 WORMHOLE_B0 = FabricPerf(
     arch=Arch.WORMHOLE_B0,
     invocation_ns={AG: 4541.0, RS: 2390.0},
@@ -102,6 +110,7 @@ WORMHOLE_B0 = FabricPerf(
     one_shot_factor=2.3,
     one_shot_max_bytes=512 * 1024,
     launch_skew_ns={R: 3140.0, L: 630.0},
+    packet_ns=1e9 / 3.05e6,
     sources={
         "invocation_ns": _FIT.format(rows="wormhole_b0_bfloat16_6144, T3000 LoudBox, 1 link"),
         "hop_ns": _FIT.format(rows="wormhole_b0_bfloat16_6144"),
@@ -115,6 +124,8 @@ WORMHOLE_B0 = FabricPerf(
         "all_reduce (two phases: 35.80 -> 30.08) of the same rows.  Line: the same table's 'line, DRAM, 8 calls "
         "back to back', the all_gather of 2 at its smallest size, 4 KiB (7.09 us alone, 6.46 back to back: "
         "0.63 us); its other 17 rows (lines of 2, 4, 8; 4 to 16 KiB; all three collectives) are checks",
+        "packet_ns": f"{_EDM.format(file='wormhole/fabric_edm_bandwidth_golden_6u.csv')}: 3.050 Mpps with 16-byte "
+        "packets, 3.047 with 2 KiB ones (flat: a cost per packet), 2.63 with 4 KiB ones (bytes-bound)",
     },
 )
 
@@ -138,6 +149,7 @@ BLACKHOLE = FabricPerf(
     one_shot_factor=1.0,
     one_shot_max_bytes=0,
     launch_skew_ns={R: 0.0, L: 0.0},
+    packet_ns=1e9 / 4.211e6,
     sources={
         "invocation_ns": _FIT.format(rows="blackhole_bfloat16_8192, Blackhole Galaxy, 2 links"),
         "hop_ns": _FIT.format(rows="blackhole_bfloat16_8192"),
@@ -150,6 +162,8 @@ BLACKHOLE = FabricPerf(
         "one_shot_max_bytes": "as one_shot_factor (0: never)",
         "launch_skew_ns": f"{REPORT}: no back-to-back rows for Blackhole (0: not modelled, a call behind "
         "another costs what it costs alone)",
+        "packet_ns": f"{_EDM.format(file='blackhole/fabric_edm_bandwidth_golden.csv')}: 4.211 Mpps with 16-byte "
+        "packets, the same with 2 and 4 KiB ones",
     },
 )
 

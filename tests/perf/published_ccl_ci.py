@@ -289,29 +289,21 @@ def _decode_figures() -> list[Figure]:
 
 _PACKETS = (
     "the model times the direct program's one phase (an op's launch, the fabric's 711 ns a hop, the busiest "
-    "link's bytes at all_gather's utilisation; it was {before} as the report's hop-by-hop programs) and comes "
-    "out {short} us ({pct}) under the measured {us}: {which}; each packet is written, flushed and its "
-    "router's write slot awaited before the next, a cost per packet the model lacks (both rows would be met at "
-    "about 0.2 us a packet, {packets} packets a link, but no source gives that figure and fitting it here would "
-    "fit a check)"
+    "link's bytes at all_gather's utilisation, or its sender core's packets at the EDM's rate, 328 ns a packet, "
+    "where that is longer; it was {before} as the report's hop-by-hop programs) and comes out {short} us ({pct}) "
+    "under the measured {us}: {which}"
 )
 DECODE_MISSES: dict[str, str] = {
-    "6U all_gather binary_mult in the 70B decoder": _PACKETS.format(
-        before="+71%",
-        short="1.9",
-        pct="26%",
-        us="7.08 us",
-        which="llama_shapes_sharded_writer.cpp sends a core's whole shard, one 32x32 tile, a packet",
-        packets="30 tiles over 4 links: about 8",
-    ),
     "6U llama_reduce_scatter FF3 in the 70B decoder": _PACKETS.format(
         before="+100%",
         short="1.2",
         pct="16%",
         us="7.22 us",
-        which="writer_llama_reduce_scatter.cpp sends 4 tiles a packet (num_pages_per_packet), then its semaphore, "
-        "and the sum after the last slice arrives (reduction.cpp) is not timed either",
-        packets="three 30-tile slices over 4 links: about 6",
+        which="llama_reduce_scatter_program_factory.cpp gives each link one sender core, 4 bfloat8_b tiles a "
+        "packet (4,352 B), so its share of the three 30-tile slices is 6 packets, 2.0 us at the EDM's rate, under "
+        "the link's bytes (2.4 us): the packet rate does not bind; the sum after the last slice arrives "
+        "(reduction.cpp) is not timed, nor the packet workers' reads that build each packet before the sender "
+        "core forwards it",
     ),
     "6U llama_rs_create_heads QKV in the 70B decoder": "the model times this op's reduce_scatter alone (one direct "
     "phase: 5.1 us, 36% under the measured 8.01 us); the fused program then writes the summed slice out as q, k "

@@ -73,7 +73,12 @@ AG_MISS = (
     "are on 8 of the 32 chips (was timed over all 32: +84% / +75%); measured {t} us, the model {p} as the report's "
     "program on a line of 8 (its start-up 18.2 us: 4.5 and 7 hops of 1.96; the 4U galaxy closes no ring); how "
     "tt-metal routes a gather over 8 devices that are two rows of the mesh (not a line of neighbours: (0,3) to (1,0) "
-    "is no link) is not found, nor what a ring there would cost"
+    "is no link) is not found, nor what a ring there would cost.  Checked for stop 55, the EDM's per-packet rate "
+    "(tt-metal's 6U EDM golden: 3.05 Mpps of one sender, 328 ns a packet up to 2 KiB): the default program "
+    "(all_gather_async_default_program_factory.cpp: under 256 KiB a link, 2 workers a direction a link; "
+    "minimal_default_writer.cpp: 2 bfloat16 tiles a 4,352-B packet, each slice forwarded hop by hop) gives the "
+    "busiest worker 7 slices of about 8 tiles, some 28 packets, 9 us at that rate, under the link's bytes "
+    "(about 230 KB, 20 us): the packet rate does not bind here"
 )
 WHY: dict[str, str] = {
     "wkv_b2": LINEAR_MISS["wkv_b2"],

@@ -223,7 +223,12 @@ WHY = {
         "an all_gather_async of a device's [1, 224] float32 row (32 tokens, padded to a tile) from 4 devices into "
         "896 columns (the 4 devices of the 4x8 mesh's axis 0), measured 25.1 us, the model 12.4 (-50%): the "
         "collective's fixed cost is the model's generic one (issue 31's collectives), not tuned to this fabric "
-        "all-gather; timed on an 8x4 mesh (as until stop 55) the same gather ran over 8 devices and came to -18%"
+        "all-gather; timed on an 8x4 mesh (as until stop 55) the same gather ran over 8 devices and came to -18%.  "
+        "Checked for stop 55, the EDM's per-packet rate (tt-metal's 6U EDM golden: 328 ns a packet of one sender): "
+        "the default program (all_gather_async_default_program_factory.cpp: 21 KiB a link, so 2 workers a "
+        "direction a link; minimal_default_writer.cpp: one 4 KiB float32 tile a 4,352-B packet, each slice "
+        "forwarded hop by hop) gives a worker about one packet a slice, 3 slices: about 1 us at that rate, not "
+        "the 12.7 us missing"
     ),
     ("all_gather of the embedding", "prefill 128"): (
         "as the decode row, 128 DRAM rows a device: measured 30.2 us, the model 14.4 (-52%; -24% on the 8x4 mesh)"
