@@ -84,7 +84,8 @@ def to_layout(
     )
     fill = 0.0 if pad_value is None else float(pad_value)
     target = tuple(new.encoded_shape)
-    if target != tuple(stored):  # a sharded ROW_MAJOR spec pads its width to whole shards: its bytes hold them
+    if layout is Layout.ROW_MAJOR and target != tuple(stored):  # a sharded ROW_MAJOR spec pads its width to whole
+        # shards, and its bytes hold them (a TILE target keeps the stored shape's values, padding included)
         return _per_shard(tensor, new, lambda raw: _refit(raw, spec, new, fill))
     return _per_shard(
         tensor,
