@@ -100,7 +100,6 @@ RECORDED: dict[OpFamily, tuple[str, ...]] = {
     ),
     F.REDUCE_SCATTER: ("Matmul_RS",),
     F.REDUCTION: (
-        "CumSumDeviceOperation",
         "DeepseekGroupedGateDeviceOperation",
         "DeepseekMoEFastReduceNCDeviceOperation",
         "DeepseekMoEFastReduceNCFusedDeviceOperation",

@@ -56,6 +56,9 @@ def test_every_modelled_ops_op_code_has_its_family():
         ("prod", "ProdNcDeviceOperation"),
         ("experimental.send_direct_async", "SendDirectAsyncDeviceOperation"),
         ("experimental.recv_direct_async", "RecvDirectAsyncDeviceOperation"),
+        ("ema", "EmaDeviceOperation"),
+        ("moreh.cumsum", "AccumulationDeviceOperation"),  # moreh_cumsum.cpp runs ttnn::cumsum
+        ("moreh.cumsum_backward", "AccumulationDeviceOperation"),
     ],
 )
 def test_recorded_op_code_is_tt_metals(op, code):

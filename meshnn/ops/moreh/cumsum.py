@@ -23,8 +23,9 @@ def _golden_backward(torch, output_grad, dim, **_):
 @register(
     name="moreh.cumsum",
     kind=OpKind.REDUCTION,
-    family=OpFamily.REDUCTION,
-    device_operation="CumSumDeviceOperation",
+    family=OpFamily.COPY,
+    device_operation="AccumulationDeviceOperation",  # moreh_cumsum.cpp calls ttnn::cumsum
+    modelled=False,  # as ttnn.cumsum: its program is timed as a copy, marked estimated
     golden=torch_golden(lambda torch, input, dim, **_: torch.cumsum(input, dim)),
 )
 def cumsum(
@@ -38,8 +39,9 @@ def cumsum(
 @register(
     name="moreh.cumsum_backward",
     kind=OpKind.BACKWARD,
-    family=OpFamily.REDUCTION,
-    device_operation="CumSumDeviceOperation",
+    family=OpFamily.COPY,
+    device_operation="AccumulationDeviceOperation",  # ttnn::cumsum, reversed
+    modelled=False,
     golden=torch_golden(_golden_backward),
 )
 def cumsum_backward(

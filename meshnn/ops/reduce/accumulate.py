@@ -165,8 +165,8 @@ def _ema_golden(torch, input_tensor, alpha, **_):
     return out
 
 
-@register(kind=OpKind.REDUCTION, family=OpFamily.COPY, device_operation="Ema", golden=torch_golden(_ema_golden),
-          modelled=False)  # fmt: skip
+@register(kind=OpKind.REDUCTION, family=OpFamily.COPY, device_operation="EmaDeviceOperation",
+          golden=torch_golden(_ema_golden), modelled=False)  # fmt: skip
 @ttnn_keywords(records=("core_grid", "compute_kernel_config"))
 def ema(
     input_tensor: Tensor,
