@@ -21,6 +21,7 @@ Layers: imports the public root, :mod:`meshnn.errors` and :mod:`meshnn.compat`.
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
@@ -41,6 +42,18 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         help="simulated system for every test: n150, n300, t3k, galaxy, p150, p300 "
         "(default: per test, the smallest Wormhole system with the devices it asks for)",
     )
+
+
+def _named_on_the_command_line(argv: list[str]) -> bool:
+    """Whether ``argv`` (a ``pytest`` command's) asks for this plugin with ``-p meshnn.testing``."""
+    pairs = zip(argv, [*argv[1:], ""], strict=True)
+    return any(a == "-pmeshnn.testing" or (a == "-p" and b == "meshnn.testing") for a, b in pairs)
+
+
+if _named_on_the_command_line(sys.argv[1:]):
+    # pytest imports the ``-p`` plugins in their order before any hook runs: a plugin named after this one
+    # (a model directory's conftest, ``-p models.demos.x.conftest``) that imports ttnn then finds the alias
+    ttnn_alias.install()
 
 
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
