@@ -74,13 +74,17 @@ def tensor_desc(spec: TensorSpec) -> TensorDesc:
     )
 
 
+def ttnn_name(op: str) -> str:
+    """``op``'s ttnn name: a C++ name in a graph (``ttnn::experimental::x``) as ``experimental.x``; a ttnn
+    name as it is."""
+    return op[len("ttnn::") :].replace("::", ".") if op.startswith("ttnn::") else op
+
+
 def device_work(op: str) -> DeviceWork:
     """What a run of ``op`` puts on the devices in tt-metal, from its registry entry's ``runs``: ``op`` is a
     ttnn name (``zeros``, ``experimental.x``) or its C++ name in a graph (``ttnn::zeros``); an op outside
     the registry (``to_layout``...) runs a program."""
-    if op.startswith("ttnn::"):
-        op = op[len("ttnn::") :].replace("::", ".")
-    entry = family_of(op)
+    entry = family_of(ttnn_name(op))
     return DeviceWork.PROGRAM if entry is None else entry.runs
 
 

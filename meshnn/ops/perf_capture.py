@@ -48,7 +48,7 @@ from typing import Any
 
 from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.observers import COPY_TO_DEVICE, OBSERVERS, TO_DEVICE, HostCallEvent, HostOpEvent, OpEvent
-from meshnn.ops.costs import ESTIMATED, device_work, op_desc, tensor_desc
+from meshnn.ops.costs import ESTIMATED, device_work, op_desc, tensor_desc, ttnn_name
 from meshnn.ops.registry import DeviceWork
 from meshnn.perf.host import step_time
 from meshnn.perf.host_transfers import Direction, HostTransferRecord, time_transfer, transfers_line
@@ -139,7 +139,7 @@ class PerfCapture:
         stack = self._stack()
         root = stack[0].name if stack else ""
         if root.startswith("ttnn::") and device_work(root) is DeviceWork.HOST_WRITE:
-            return root[len("ttnn::") :].replace("::", ".")
+            return ttnn_name(root)
         return None
 
     def _stack(self) -> list[HostCallEvent]:
@@ -161,10 +161,7 @@ class PerfCapture:
         if mesh is None:
             return
         try:
-            shape = tuple(mesh.shape)
-            cols = shape[1] if len(shape) > 1 else shape[0]
-            coords = [tuple(c) for c in tensor.device_coords()]
-            devices = [c[0] * cols + c[1] if len(c) > 1 else c[0] for c in coords]
+            devices = _row_major(mesh, tensor.device_coords())
             record = time_transfer(_machine_of(mesh), op, direction, tensor_desc(tensor.spec), devices)
         except (MeshnnError, TypeError, ValueError, AttributeError, LookupError, ArithmeticError) as error:
             self.skipped.append((op, f"{type(error).__name__}: {error}"))
@@ -331,9 +328,14 @@ def _machine_of(mesh: Any) -> Machine:
 
 def _device_ids(event: OpEvent) -> list[int]:
     """Row-major indices of the devices the op ran on (device 0 is the first coordinate)."""
-    shape = tuple(event.mesh.shape)
+    return _row_major(event.mesh, event.coords)
+
+
+def _row_major(mesh: Any, coords: Any) -> list[int]:
+    """Row-major indices in ``mesh`` of the mesh coordinates ``coords``."""
+    shape = tuple(mesh.shape)
     cols = shape[1] if len(shape) > 1 else shape[0]
-    return [c[0] * cols + c[1] if len(c) > 1 else c[0] for c in (tuple(coord) for coord in event.coords)]
+    return [c[0] * cols + c[1] if len(c) > 1 else c[0] for c in (tuple(coord) for coord in coords)]
 
 
 # --------------------------------------------------------------------------- the public calls

@@ -43,8 +43,7 @@ def is_fused_embedding(desc: OpDesc) -> bool:
 
 
 def _trip(machine: Machine, tensor: TensorDesc) -> float:
-    lat = op_latency(machine.system.arch.arch)
-    return lat.tile_round_trip_cycles if tensor.in_dram else lat.dram_read_latency_cycles
+    return op_latency(machine.system.arch.arch).read_trip_cycles(tensor.in_dram)
 
 
 def embedding_cycles(desc: OpDesc, machine: Machine) -> tuple[float, int]:

@@ -53,6 +53,11 @@ class OpLatency:
     def cycles_ns(self, cycles: float, clock_hz: float) -> float:
         return cycles * 1e9 / clock_hz
 
+    def read_trip_cycles(self, in_dram: bool) -> float:
+        """The round trip of one tile read a core issues and waits for (cycles, before its bytes): from DRAM
+        ``tile_round_trip_cycles``; from another core's L1 the NoC's far-end latency, ``dram_read_latency_cycles``."""
+        return self.tile_round_trip_cycles if in_dram else self.dram_read_latency_cycles
+
     def missing_sources(self) -> list[str]:
         """Figures without a source (a test keeps this empty)."""
         return [f.name for f in fields(self) if f.name not in ("arch", "sources") and f.name not in self.sources]

@@ -139,6 +139,6 @@ def plain_reads_cycles(desc: OpDesc, machine: Machine, out_tiles: int, k_tiles: 
     latency = op_latency(machine.system.arch.arch)
     per_k = 0.0
     for tensor in desc.inputs[:2]:
-        trip = latency.tile_round_trip_cycles if tensor.in_dram else latency.dram_read_latency_cycles
+        trip = latency.read_trip_cycles(tensor.in_dram)
         per_k += trip + sender_read_cycles(machine, 1, tensor.tile_bytes)
     return out_tiles * k_tiles * per_k

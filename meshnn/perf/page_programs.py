@@ -165,8 +165,7 @@ def shard_cores(tensor: TensorDesc, grid: int) -> tuple[int, int]:
 
 
 def _trip(machine: Machine, tensor: TensorDesc) -> float:
-    lat = op_latency(machine.system.arch.arch)
-    return lat.tile_round_trip_cycles if tensor.in_dram else lat.dram_read_latency_cycles
+    return op_latency(machine.system.arch.arch).read_trip_cycles(tensor.in_dram)
 
 
 def _bytes(machine: Machine, tensor: TensorDesc) -> float:

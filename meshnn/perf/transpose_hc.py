@@ -111,9 +111,7 @@ def _read(machine: Machine, desc: OpDesc) -> float:
     """A waited tile read of ``desc``'s input: its round trip (L1: the far end's latency) and its bytes."""
     source = desc.inputs[0]
     arch = machine.system.arch
-    lat = op_latency(arch.arch)
-    trip = lat.tile_round_trip_cycles if source.in_dram else lat.dram_read_latency_cycles
-    return trip + source.tile_bytes / arch.noc_bytes_per_cycle
+    return op_latency(arch.arch).read_trip_cycles(source.in_dram) + source.tile_bytes / arch.noc_bytes_per_cycle
 
 
 def _write(machine: Machine, nbytes: float) -> float:
