@@ -19,7 +19,14 @@ Every core of the grid runs the reader, those without rows too (the program plac
 whole compute grid and gives the idle cores empty ranges), and the reader's first act is to read the
 one-tile transformation matrix.  When that matrix is DRAM-interleaved (the prefill form: one page, in
 one bank) the whole grid's reads of the same page queue at that bank: ``cores x tile bytes`` through one
-bank's share of the DRAM rate (:func:`shared_page_ns`) before the busiest core's rows can start.
+bank's share of the DRAM rate (:func:`shared_page_ns`) before the busiest core's rows can start.  Of the
+matrix the reader reads one tile, whatever the tensor's size.
+
+Since 2026-03 (tt-metal #39572: rotary_embedding_llama_multi_core_prefill_sharded_program_factory.cpp) sin,
+cos and the matrix may be L1 height-sharded while the input stays interleaved: a sharded matrix's circular
+buffer is placed on each core's shard (read in place, no NoC), and sharded sin and cos likewise when each core
+holds one sequence row (the program's fast path; with more it reads each row through the NoC, and sharded sin
+and cos always take the reload path): :func:`in_place`.
 """
 
 from __future__ import annotations
@@ -92,9 +99,22 @@ def sin_cos_reads(desc: OpDesc, machine: Machine) -> int:
 
 def reloads(desc: OpDesc, machine: Machine) -> bool:
     """Whether the reader re-reads sin and cos every row (``RELOAD_IMPL``): a core holds more than
-    :data:`RELOAD_ROWS` rows of tiles (its sequence rows x heads) or sin and cos vary by head."""
+    :data:`RELOAD_ROWS` rows of tiles (its sequence rows x heads), sin and cos vary by head, or they are
+    sharded (the sharded program's rule)."""
     _, heads, _, _, per_head = _shape(desc)
-    return per_head or _split(desc, machine)[1] * heads > RELOAD_ROWS
+    return per_head or _sin_cos_sharded(desc) or _split(desc, machine)[1] * heads > RELOAD_ROWS
+
+
+def in_place(desc: OpDesc, machine: Machine) -> tuple[bool, bool]:
+    """(sin and cos, the transformation matrix) read in place from the core's own L1 shard: the matrix when
+    it is sharded; sin and cos when they are sharded and each core holds one sequence row (the sharded
+    program's fast path; the shards are taken to cover the cores with work, as a row a core needs)."""
+    trans = len(desc.inputs) > 3 and desc.inputs[3].sharded and not desc.inputs[3].in_dram
+    return _sin_cos_sharded(desc) and _split(desc, machine)[1] == 1, trans
+
+
+def _sin_cos_sharded(desc: OpDesc) -> bool:
+    return len(desc.inputs) > 1 and desc.inputs[1].sharded and not desc.inputs[1].in_dram
 
 
 def _split(desc: OpDesc, machine: Machine) -> tuple[int, int]:
@@ -141,7 +161,7 @@ def pipeline_cycles(desc: OpDesc, machine: Machine, fidelity: MathFidelity) -> f
     users = math.ceil(batch / batch_groups)
     with_sin_cos = rows if reloads(desc, machine) else min(rows, users * seq_per_core)
     row_in = width_tiles * x.tile_bytes
-    sin_cos = width_tiles * (sin.tile_bytes + cos.tile_bytes)
+    sin_cos = 0 if in_place(desc, machine)[0] else width_tiles * (sin.tile_bytes + cos.tile_bytes)
     read_with, read_without = (waited_read_cycles(machine, row_in + b) for b in (sin_cos, 0))
     row_write = waited_write_cycles(machine, width_tiles * out.tile_bytes)
     row_compute = width_tiles * tile_cycles(desc, machine, fidelity)
@@ -157,8 +177,12 @@ def predict_rotary_prefill(desc: OpDesc, machine: Machine) -> Prediction:
     arch = machine.system.arch
     fidelity = desc.fidelity or MathFidelity.HiFi4
     cores, _ = rotary_prefill_split(desc, machine)
-    reads = float(sin_cos_reads(desc, machine))
-    moves = [(t, reads if i in (1, 2) else 1.0) for i, t in enumerate(desc.inputs)]
+    sin_cos_local, trans_local = in_place(desc, machine)
+    reads = 0.0 if sin_cos_local else float(sin_cos_reads(desc, machine))
+    moves = [(t, reads if i in (1, 2) else 1.0) for i, t in enumerate(desc.inputs[:3])]
+    if len(desc.inputs) > 3:  # one tile of the matrix, or none from its own shard
+        trans = desc.inputs[3]
+        moves.append((trans, 0.0 if trans_local else 1.0 / max(1, trans.tiles)))
     memory = traffic(machine, moves + [(t, 1.0) for t in desc.outputs], cores)
     fixed = arch.op_launch_ns + shared_page_ns(desc, machine)
     cycles = pipeline_cycles(desc, machine, fidelity)

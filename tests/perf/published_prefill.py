@@ -16,6 +16,7 @@ from __future__ import annotations
 from meshnn.perf import AttentionConfig, OpDesc, OpFamily, TensorDesc, predict
 
 from .figure import Figure
+from .published_rotary import rotary_figures
 
 PREFILL = "tt-metal models/demos/llama3_70b_galaxy/tests/perf_targets/prefill_128.json (70B on a Galaxy, 128 tokens)"
 PREFILL_4K = (
@@ -122,7 +123,7 @@ def prefill_figures() -> list[Figure]:
         )
         for tokens, name, pub, desc, why in rows
     ]  # fmt: skip
-    return figures + heads_figures()
+    return figures + heads_figures() + rotary_figures()
 
 
 def create_heads(tokens: int) -> OpDesc:

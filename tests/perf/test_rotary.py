@@ -8,6 +8,7 @@ import pytest
 from meshnn.perf import BufferType, MathFidelity, MemoryLayout, OpDesc, OpFamily, TensorDesc, machine, predict
 from meshnn.perf.movement_programs import waited_read_cycles, waited_write_cycles
 from meshnn.perf.rotary import (
+    in_place,
     pipeline_cycles,
     predict_rotary_prefill,
     rotary_prefill_split,
@@ -161,3 +162,44 @@ def test_deepseeks_indexed_rotary_is_timed_as_the_same_program():
     assert indexed.cores == llama.cores == 8
     assert indexed.compute_ns == pytest.approx(llama.compute_ns)
     assert indexed.fidelity is not None and indexed.fidelity.name == "HiFi4"
+
+
+def _deepseek_kv_rope(cos_sharded: bool, trans_sharded: bool) -> OpDesc:
+    """DeepSeek-V3's kv rope in prefill mode (tt-metal #39572): 32 users as one sequence tile row of one 64-wide
+    head, the input in DRAM, the output L1-interleaved; sin / cos and the matrix DRAM-interleaved or L1
+    height-sharded (the matrix then one tile on each of the 32 users' cores)."""
+    l1 = dict(buffer=BufferType.L1, memory=MemoryLayout.HEIGHT_SHARDED)
+    x, out = TensorDesc((1, 1, 32, 64)), TensorDesc((1, 1, 32, 64), buffer=BufferType.L1)
+    cos = TensorDesc((1, 1, 32, 64), **(l1 if cos_sharded else {}))
+    trans = TensorDesc((1, 1, 1024, 32), **l1) if trans_sharded else TensorDesc((1, 1, 32, 32))
+    return OpDesc(OpFamily.BINARY, (x, cos, cos, trans), (out,), op_code=ROTARY)
+
+
+def test_a_sharded_matrix_is_read_in_place_and_an_interleaved_one_a_tile_at_most():
+    """The sharded program puts the matrix's circular buffer on each core's shard: no read, no queue at a bank;
+    an interleaved matrix is read one tile, whatever its size (the 2025 prefill matrix is 128 x 128)."""
+    sharded = _deepseek_kv_rope(cos_sharded=False, trans_sharded=True)
+    assert in_place(sharded, N150) == (False, True)
+    assert shared_page_ns(sharded, N150) == 0.0
+    x, cos = sharded.inputs[0], sharded.inputs[1]
+    read = x.nbytes + 2 * cos.nbytes  # the input and one read of sin and cos, all DRAM
+    assert predict(sharded, "n150").dram_bytes == read
+    big = TensorDesc((1, 1, 128, 128))  # 16 tiles in DRAM: its first is read
+    desc = OpDesc(OpFamily.BINARY, (*sharded.inputs[:3], big), sharded.outputs, op_code=ROTARY)
+    assert predict(desc, "n150").dram_bytes == read + big.tile_bytes
+
+
+def test_sharded_sin_and_cos_are_read_in_place_by_cores_of_one_row():
+    """One sequence row a core: sin and cos come from the core's shards, so a row's waited read is its input's
+    alone; with more rows a core the program reads each row's sin and cos through the NoC (reloading)."""
+    desc = _deepseek_kv_rope(cos_sharded=True, trans_sharded=True)
+    assert in_place(desc, N150) == (True, True)
+    row = 2 * tile_cycles(desc, N150, MathFidelity.HiFi4)
+    expected = waited_read_cycles(N150, 2 * 2048) + row + waited_write_cycles(N150, 2 * 2048)
+    assert pipeline_cycles(desc, N150, MathFidelity.HiFi4) == pytest.approx(expected)
+    assert predict(desc, "n150").dram_bytes == desc.inputs[0].nbytes
+    l1 = dict(buffer=BufferType.L1, memory=MemoryLayout.HEIGHT_SHARDED)
+    x, cos = TensorDesc((1, 8, 8192, 128)), TensorDesc((1, 1, 8192, 128), **l1)  # 4 rows a core on 64 cores
+    tall = OpDesc(OpFamily.BINARY, (x, cos, cos, desc.inputs[3]), (x,), op_code=ROTARY)
+    assert in_place(tall, N150) == (False, True)
+    assert sin_cos_reads(tall, N150) == 8  # the sharded program always reloads: once per head
