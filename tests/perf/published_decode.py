@@ -138,20 +138,39 @@ def matmul_gbps(k: int, n: int, *, sharded: bool, system: str = "n150", mesh=Non
 
 
 QWEN_ROTARY = (
-    "Qwen's q and k reach the op through its q/k norm (llama_attention.py's qk_norm path: reshaped to [1, 1, 64, "
-    "128], normed, then to_layout ROW_MAJOR and back to [1, 8, 8, 128]), the 70B's straight from the heads op as "
-    "tiles; row-major q and k make the fused op run its row-major kernel (rotary_embedding_llama_fused_qk_program_"
-    "factory.cpp: row_major_QK, rotary_embedding_llama_sharded_row_major.cpp), one wrapped tile a core (a user's 8 "
-    "heads x 128 values) for the tiled kernel's 4, the same four stages; yet it measures 0.38 us (17%) above the "
-    "70B decoder's tiled call (2.23 us, met): what costs more is not the kernel's tile work, and the model, which "
-    "times these calls as their launch and their few tiles, has nothing that grows as the tiles shrink"
+    "Qwen's q and k reach the op row-major (llama_attention.py at the figure's date, tt-metal d554814e39, 2025-12-03: "
+    "the qk_norm path views them to [1, 1, 64, 128], tilizes, norms, then to_layout ROW_MAJOR and back to [1, 8, 8, "
+    "128]; the 70B's come straight from llama_rs_create_heads as tiles), so the fused op runs its row-major kernel "
+    "(rotary_embedding_llama_sharded_row_major.cpp at that date: one wrapped tile a core, the same four stages one "
+    "tile each, a fresh mul_tiles_init for the cos product) on the same 16 cores, everything L1-sharded, HiFi4, "
+    "float32 accumulation off (no compute config, as the 70B's); 4 tile-stages a core for the 70B's 16, yet 2.612 us "
+    "against the 70B decoder's 2.234 (met).  Checked for stop 56: both are traced, the max over the 32 chips of each "
+    "layer's call, averaged over the mid layers (test_decoder_device_perf.py: merge_device_rows); both targets "
+    "give the cores' kernel starts 1.55-1.57 us apart (first_to_last_start), so the last core's own time is about "
+    "0.68 us in the 70B's call and 1.04 in Qwen's; the Qwen targets are 5 months later and its other decode ops run "
+    "longer too (SDPA decode 8.83 against 8.06 us, +10%; paged update 4.55 against 4.45) -- the 4U Qwen file's "
+    "rotary (2234.18 ns) is the 70B's 6U figure copied, not a measurement.  What costs the row-major call more is "
+    "not its tile work (a quarter of the tiled call's), and the model, which times these calls as their launch and "
+    "a few tile operations, has nothing that grows as the tiles shrink"
 )
 
 ROTARY_MISS = (
-    "not the decoder's program: the unit test (tests/tt_eager/.../test_rotary_embedding_llama.py) passes a compute "
-    "kernel config with fp32_dest_acc_en=True (float32 destination registers: half as many tiles, 32-bit packs), "
-    "the decoder the op's default (False); the same op and shapes take 2.23 us there (a check here, met); the model "
-    "has no figure for float32 accumulation's cost"
+    "not the decoder's configuration.  Checked for stop 56 at the figures' dates (the unit's 6U 3.58 set 2025-07-18, "
+    "tt-metal 24c8bbd2ec; the decoder's 2.234 on 2025-07-16, 7f36e28e80): the same program (the fused factory and "
+    "its compute kernel unchanged between them), the same tiles (q and k one user a core, [32, 128]: 4 tiles, four "
+    "stages each) on 16 cores (the unit's (0,0)-(7,1); the decoder's 16 of the sub-core grids from (1,0)), sin, "
+    "cos and the matrix L1 height-sharded on those cores in both (tt_transformers' RotarySetup in the unit test, "
+    "TtLlamaRotarySetup in the decoder); but the unit test (tests/tt_eager/.../test_rotary_embedding_llama.py) passes "
+    "HiFi4 with fp32_dest_acc_en=True (head_dim <= 128; its packer_l1_acc=True does not reach this program's compute "
+    "config) where the decoder takes the op's default (HiFi4, float32 accumulation off), and it times one eager call "
+    "(run_device_perf, 3 runs averaged) where the decoder's is traced (the max over 32 chips, averaged over 9 "
+    "layers).  The 4U columns show the same gap (unit 3.92, decoder 2.49 us: +1.43, as 6U's +1.35): a fixed "
+    "difference of the two set-ups, not noise.  A 4-tile stage fits a half of the destination registers in either "
+    "format, so float32 accumulation adds no acquire; what it costs is not found: the ISA's Dst description gives no "
+    "rate change for 32-bit mode, and tt-metal's conv tilize table (a copy through the destination, "
+    "conv2d_op_program_factory_common.cpp) gives 61 -> 68 cycles a bfloat16 tile with it, 0.1 us over this call's "
+    "16 tile-stages, not 1.35 us; the model's op description does not carry the setting (meshnn.ops.costs records "
+    "it for norms only)"
 )
 
 

@@ -134,13 +134,26 @@ WHY: dict[str, str] = {
         "apart",
     ),
     "kv_rope_decode": (
-        "rotary_embedding_llama in decode mode, one 64-wide row of 2 tiles a core on 32 height-sharded cores, measured "
-        "4.18 us where the model gives a tile's multiplies and the launch (2.1 us); the 70B decoder's fused q/k rotary "
-        "(2.23 us, published_decode) is met with 4 tiles a core; read for stop 55: the single op's decode program "
-        "(rotary_embedding_llama_sharded_program_factory.cpp) runs the fused op's compute kernel, stage for stage, "
-        "on circular buffers placed on its L1-sharded input, sin, cos and transformation matrix (rope.py: all four "
-        "height-sharded on the batch grid), with no reader or writer kernel, so it reads nothing: with half the "
-        "tiles of the fused call it measures nearly twice its time, and nothing in the program says why"
+        "rotary_embedding_llama in decode mode, one 64-wide row of 2 tiles a core on 32 height-sharded cores, "
+        "measured 4.18 us where the model gives the launch and a few tile operations (2.1 us); the 70B decoder's "
+        "fused q/k rotary (2.23 us, published_decode) is met with 4 tiles a core.  Read for stop 55 and again for "
+        "stop 56 at the figure's date (tt-metal f0a2901d7a, 2026-02-04, the day the perf test came in 42ae7f5fe7): "
+        "the decode program (rotary_embedding_llama_sharded_program_factory.cpp) places only a compute kernel, on "
+        "the shard grid's bounding box (32 cores row-major on the 7-wide grid: 7 x 5 = 35), its circular buffers on "
+        "the L1-sharded input, sin, cos and matrix (test_rope_deepseek.py: all four height-sharded on those 32 "
+        "cores), HiFi4 with float32 accumulation off (no compute config: "
+        "rotary_embedding_llama_device_operation.cpp's default), the same four stages as the fused kernel (x @ T, "
+        "the sin and cos row-broadcast products, the sum), 2 tiles each; no reader, no writer, nothing read.  The "
+        "harness (mla_deepseek_perf_and_pcc_tests.py) averages one chip's 90 traced calls.  In the same era the "
+        "prefill program on the same row (one core with work, 2 tiles, its reader and writer on the whole grid; "
+        "tt-metal #39572's table, 2026-03: 3.96 us with sin, cos and the matrix sharded) and the kv rope block after "
+        "#39575 (about 3.9 us) take as long: the model meets that program (3.53 us: launch, the row's waited read, "
+        "its 2 tiles' four stages at 381 cycles a tile, its waited write; tests/perf/published_rotary.py) but a "
+        "decode call that reads and writes nothing should be shorter, not longer.  Counting the decode program's "
+        "stages so (2 tiles x 381 cycles) would give 2.9 us (-31%) here and 3.5 us (+57%) to the 70B decoder's call, "
+        "whose cores start 1.55 us apart (decoder_perf_targets_6u.json: first_to_last_start), leaving at most 0.7 us "
+        "for a core's 16 tile-stages: not taken.  What holds these single-op calls near 4.2 us is not in the program "
+        "(the harness's data-movement-only calls, slices and reshards, take 0.75-1.8 us with their launch)"
     ),
     "q_rope_decode": "as kv_rope_decode (16 heads of 64 a core, padded to one tile), measured 4.16 us",
     "q_concat": (
