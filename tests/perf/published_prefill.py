@@ -1,9 +1,11 @@
 """Published kernel times of prefill-sized ops (one user's 128-token prompt), and the model's value.
 
 Source: PREFILL = tt-metal models/demos/llama3_70b_galaxy/tests/perf_targets/prefill_128.json (the
-2026-06 tree; added 2025-07; PREFILL_4K: prefill_4096.json, the same layer at 4096 tokens): the
-device kernel time of every op of one Llama-3.1-70B decoder layer's
-prefill of 128 tokens on a Galaxy (batch 1), as tests/test_prefill_device_perf.py measures it.  The
+2026-06 tree; every value as added 2025-05-20, 1a8c965487, under llama3_subdevices/, the directory renamed
+2025-07-31; PREFILL_4K: prefill_4096.json, the same layer at 4096 tokens, every value as added 2025-07-24,
+62ec08a997): the device kernel time of every op of one Llama-3.1-70B decoder layer's
+prefill of 128 tokens on a Galaxy (batch 1), as tests/test_prefill_device_perf.py measures it (a non-collective
+op's first call, eager, the longest of the 32 chips' times: merge_device_rows).  The
 shapes are llama_attention.py's forward_prefill on a device of the 8x4 mesh: 8 q heads and 1 kv head
 of 128 (num_devices_per_group = n_kv_heads = 8), the fused QKV row in bfloat8_b (ccl_dtype), q and k
 cast to bfloat16 for the rotary embedding and back to bfloat8_b for the cache and attention (v, created in
@@ -45,7 +47,9 @@ ROTARY_MISS = (
     "rows 2.3 us each against the count's 1.5 (its compute: the rows' reads, 0.7 us waited, and writes, 0.3, are "
     "shorter).  What differs from the 2026 check is the 2025-05 build, the max over 32 chips against one, and the 4U "
     "Galaxy (the Llama unit-op targets run 9-15% longer on 4U than on 6U: test_llama_ops_perf_TG_llama.py's two "
-    "columns; meshnn times a Galaxy chip by 6U figures): none of these is a program fact the model can count"
+    "columns; meshnn times a Galaxy chip by 6U figures): none of these is a program fact the model can count.  The "
+    "program timed is that of the figures' date: today's writer first zero-fills a row of tiles with scalar stores "
+    "on every core (tt-metal #43790, 2026-05), which the figures predate"
 )
 WRITE_FIT = (4096, "typecast q bfloat8_b -> bfloat16 (8 heads)")
 """The row that set Wormhole's ``dram_page_write_bytes_per_s`` (:mod:`meshnn.perf.hardware`): the unary writer
