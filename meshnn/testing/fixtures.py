@@ -32,7 +32,6 @@ from meshnn.errors import MeshnnError
 from meshnn.testing.params import EXACT_KEY, open_arguments
 from meshnn.testing.systems import mesh_param_devices, requested_devices, skip_reason
 
-
 LEAKS_OPTION = "--meshnn-leaks"
 LEAK_POLICIES = ("warn", "error", "off")
 
