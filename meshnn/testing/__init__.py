@@ -26,6 +26,7 @@ import sys
 import pytest
 
 from meshnn.compat import ttnn_alias
+from meshnn.testing.fixtures import LEAK_POLICIES, LEAKS_OPTION
 from meshnn.testing.ranks import pytest_runtest_logreport  # noqa: F401  (a hook: a failed test ends every MPI rank)
 
 SYSTEM_OPTION = "--system"
@@ -41,6 +42,15 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         default=None,
         help="simulated system for every test: n150, n300, t3k, galaxy, p150, p300 "
         "(default: per test, the smallest Wormhole system with the devices it asks for)",
+    )
+    group.addoption(
+        LEAKS_OPTION,
+        action="store",
+        choices=LEAK_POLICIES,
+        default="warn",
+        help="device buffers a passing test leaves allocated at teardown (a tensor kept in a global or a "
+        "class cache): warn (default: a MeshnnLeakWarning naming them; real ttnn closes the device and says "
+        "nothing), error (the teardown fails), off",
     )
 
 

@@ -29,7 +29,7 @@ import pytest
 
 import meshnn
 from meshnn.testing.environment import forced_system
-from meshnn.testing.fixtures import opened
+from meshnn.testing.fixtures import leak_policy, opened
 from meshnn.testing.systems import BY_SIZE, common_mesh_shape, system_for
 
 ALLOWED = {  # a system's mesh shape -> the shapes tt-metal's conftest opens on it
@@ -89,7 +89,8 @@ def _opened(request: pytest.FixtureRequest, param: object, wanted: tuple[int, in
         pytest.skip(f"Requested mesh {wanted} unsupported on system {system}. Allowed: {sorted(allowed)}")
     failures = request.session.testsfailed
     params = _device_params(param, math.prod(parent))
-    with opened(meshnn.MeshShape(*parent), params, lambda: request.session.testsfailed > failures) as mesh:
+    failed = lambda: request.session.testsfailed > failures  # noqa: E731
+    with opened(meshnn.MeshShape(*parent), params, failed, leak_policy(request.config)) as mesh:
         yield mesh.create_submesh(meshnn.MeshShape(*wanted)) if parent != wanted else mesh
 
 

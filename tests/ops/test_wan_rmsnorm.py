@@ -102,3 +102,20 @@ def test_pre_and_post_over_chunks_make_the_full_norm(mesh):
     # stats rounded to bfloat16 (4 of them, each 2^-8 relative) and the scalar 1/256 exact: the root
     # errs by about 2^-9 relative, and the output is rounded once more
     assert_within(out, ref, output_bound(ref, 2.0**-8 * np.abs(ref), BF16), "distributed rms norm")
+
+
+def test_float32_stats_are_taken_as_tt_metal_takes_them_and_other_dtypes_refused(mesh):
+    """The post half takes BFLOAT16 or FLOAT32 stats (tt_dit's distributed norm gathers float32 ones);
+    float32 stats keep the sum of squares to float32, so the norm errs only by the output's rounding
+    and the float32 sums."""
+    rng = np.random.default_rng(11)
+    x = quantized(rng.standard_normal((1, 1, 32, 256)).astype(np.float32) * 3, BF16).astype(np.float64)
+    parts = [on(mesh, p) for p in np.split(x, 4, axis=-1)]
+    gathered = ttnn.concat([PRE(p, dtype=ttnn.float32) for p in parts], -1)
+    assert gathered.dtype == ttnn.float32
+    out = np.concatenate([back(POST(p, gathered)) for p in parts], axis=-1)
+    ref = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + 1e-5)
+    assert_within(out, ref, output_bound(ref, (gamma(256) + 8 * U) * np.abs(ref), BF16), "float32 stats")
+    bf8 = ttnn.typecast(gathered, ttnn.bfloat8_b)
+    with pytest.raises(ttnn.MeshnnTypeError, match="stats must be one of"):
+        POST(parts[0], bf8)

@@ -20,6 +20,7 @@ def outcomes(tmp_path_factory) -> dict[str, tuple[str, str]]:
     """Each test's (outcome, message) by its name without parameters: passed, skipped, failed, error."""
     xml = tmp_path_factory.mktemp("parity") / "junit.xml"
     command = [sys.executable, "-m", "pytest", "-q", "-p", "meshnn.testing", "-p", "no:cacheprovider", str(SUITE)]
+    command.append("--meshnn-leaks=error")  # (the default only warns: tests below check both)
     environment = {k: v for k, v in os.environ.items() if k not in ("MESHNN_SYSTEM", "MESHNN_AS_TTNN", "CI")}
     subprocess.run(
         [*command, f"--junitxml={xml}"],
@@ -104,6 +105,28 @@ def test_tensors_kept_past_the_test_fail_the_teardown_before_closing_frees_them(
     outcome, message = outcomes["test_tensors_kept_past_the_test_fail_the_teardown"]
     assert outcome == "error" and "leaked device memory: the test left buffers allocated" in message, message
     assert "DRAM: 1 buffer(s), 4096 B per device" in message and "L1: 1 buffer(s)" in message, message
+
+
+def _run_kept(*options: str) -> subprocess.CompletedProcess:
+    """The parity suite's test that keeps its tensors in a module global, run alone with ``options``."""
+    case = f"{SUITE / 'test_conftest_parity.py'}::test_tensors_kept_past_the_test_fail_the_teardown"
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "meshnn.testing", "-p", "no:cacheprovider", case, *options]
+    environment = {k: v for k, v in os.environ.items() if k not in ("MESHNN_SYSTEM", "MESHNN_AS_TTNN", "CI")}
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
+
+
+def test_by_default_tensors_kept_past_the_test_are_a_warning_as_real_ttnn_closes_quietly():
+    run = _run_kept()
+    assert run.returncode == 0, run.stdout[-2000:]
+    assert "1 passed" in run.stdout and "MeshnnLeakWarning" in run.stdout, run.stdout[-2000:]
+    assert "DRAM: 1 buffer(s), 4096 B per device" in run.stdout, run.stdout[-2000:]
+
+
+def test_leaks_off_says_nothing_and_an_unknown_policy_is_refused():
+    quiet = _run_kept("--meshnn-leaks=off")
+    assert quiet.returncode == 0 and "MeshnnLeakWarning" not in quiet.stdout, quiet.stdout[-2000:]
+    wrong = _run_kept("--meshnn-leaks=loud")
+    assert wrong.returncode != 0 and "invalid choice: 'loud'" in wrong.stderr, wrong.stderr[-2000:]
 
 
 def test_a_failing_test_fails_once_not_also_as_a_leak(outcomes):

@@ -47,6 +47,7 @@ from meshnn.tensor.tensor import Tensor
 
 TILE = 32
 BF16 = (DataType.BFLOAT16,)
+STATS_DTYPES = (DataType.BFLOAT16, DataType.FLOAT32)  # the post op takes either (tt-metal 2026-02)
 PRE = "experimental.wan_fused_rmsnorm_pre_allgather"
 POST = "experimental.wan_fused_rmsnorm_post_allgather"
 
@@ -133,7 +134,7 @@ def _check_rope(named: dict[str, Tensor], rows: int, head_dim: int) -> None:
 
 def _post_inputs(x: Tensor, stats: object, weight: object, rope: dict[str, object], heads: object):
     """The post half's inputs by name, checked; the head width."""
-    named = {"input_tensor": x, "stats": tile_input(POST, "stats", stats, BF16)}
+    named = {"input_tensor": x, "stats": tile_input(POST, "stats", stats, STATS_DTYPES)}
     same_mesh(POST, named)  # a foreign tensor is refused by name before its shape is read
     head_dim = _check_post(x, named["stats"], heads)
     if weight is not None:
