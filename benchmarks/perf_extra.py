@@ -147,10 +147,11 @@ Blackhole (a P150x4 QuietBox: no such system here), the P100 and 2 x P150 rows, 
 Falcon, Mamba, and the Galaxy's llama3_70b_galaxy row (its own code)."""
 
 
-DEVICE_ARGMAX_FROM = "v0.60"
-"""The releases from which the demo argmaxed a batch of 32 on the device (tt-metal #25510, 2025-07-23: "Activate
-multicore argmax for batch=32"; before it ``argmax_on_device`` held at batch 1 only): the rows before it (the 70B's
-v0.59.0-rc53) read their 32 users' logits back every step (``perf_model.predicted``'s ``reads_logits``)."""
+DEVICE_ARGMAX_FROM = "v0.62"
+"""The first release whose demo argmaxed a batch of 32 on the device (tt-metal #25510, 2025-07-23: "Activate multicore
+argmax for batch=32"; before it ``argmax_on_device`` held at batch 1 only; v0.60.0 and v0.61.0 were out by 2025-07-17,
+#25302): the rows of earlier releases (the 70B's v0.59.0-rc53) read their 32 users' logits back every step
+(``perf_model.predicted``'s ``reads_logits``)."""
 
 TRACED_PREFILL_FROM = "v0.65"
 """The releases from which models/README.md's rows ran their 128-token prefill traced (tt-metal #32086, 2025-11-13:
