@@ -14,7 +14,9 @@ models/tt_transformers/PERF.md of 2026-06; each row's date from ``git blame``), 
   float32 accumulation, ``lofi`` LoFi; ``activation: mixed`` is each op's default.
 - Its "Short-Context, Batch-32" table (2025-03-17, #18777): 32 users of 128-token prompts, decode of
   the batch (each user at position 228, PERF.md's 200 generated tokens), sampled on the host as the demo
-  did then.  The decode figures are checks; the "avg TTFT" column is not (how the demo of 2025-03
+  did then (``argmax_on_device`` at batch 1 only): each step reads device 0's 32 rows of logits back, timed
+  (``decode_tail.logits_read_ns``: 0.46 ms on Wormhole), and argmaxes them on the host, not timed.  The decode
+  figures are checks; the "avg TTFT" column is not (how the demo of 2025-03
   averaged 32 users' prefills is not in the table: its 1B on an N150, 38 ms, is below the same day's
   batch-1 figure, 55 ms).  Llama-3.2-11B (a vision model) and the empty rows are left out.
 - Its "Long-context (64K Tokens)" table (2025-03-17): decode one user at position 64K (:data:`LONG_CONTEXT`).
@@ -144,6 +146,12 @@ the llama3 code base), DeepSeek-R1-Distill-Llama-70B (the 70B's row, number for 
 Blackhole (a P150x4 QuietBox: no such system here), the P100 and 2 x P150 rows, Llama 3.2 11B Vision, Mixtral,
 Falcon, Mamba, and the Galaxy's llama3_70b_galaxy row (its own code)."""
 
+
+DEVICE_ARGMAX_FROM = "v0.62"
+"""The first release whose demo argmaxed a batch of 32 on the device (tt-metal #25510, 2025-07-23: "Activate multicore
+argmax for batch=32"; before it ``argmax_on_device`` held at batch 1 only; v0.60.0 and v0.61.0 were out by 2025-07-17,
+#25302): the rows of earlier releases (the 70B's v0.59.0-rc53) read their 32 users' logits back every step
+(``perf_model.predicted``'s ``reads_logits``)."""
 
 TRACED_PREFILL_FROM = "v0.65"
 """The releases from which models/README.md's rows ran their 128-token prefill traced (tt-metal #32086, 2025-11-13:

@@ -52,6 +52,7 @@ from meshnn.perf.host import TT_TRANSFORMERS, TT_TRANSFORMERS_TG, StepTime, step
 
 sys.path.insert(0, str(Path(__file__).parent))
 import perf_extra
+from decode_tail import DYNAMIC_DECODE_CHUNK_ROWS, HOST_SAMPLING_NOT_TIMED, decode_chunk, logits_read_ns
 from model_targets import BUILT, GENERATED, SKUS, Target, load, padded_prefill, prompt_tokens, traced_prefill, why_not
 from perf_breakdown import breakdown, compact, print_misses
 from tt_llama import (
@@ -262,12 +263,15 @@ def predicted(
     position: int = POSITION,
     device_sampling: bool | None = None,
     traced_prefill: bool | None = None,
+    reads_logits: bool = False,
 ) -> list[dict[str, object]]:
     """The decode step (``batch`` users at ``position``) and the prefill of ``shape`` on system ``label`` with
     ``precision``: a row each, beside ``published`` (tokens/s/user, TTFT ms; default: :data:`PUBLISHED`'s); the
     decode step samples on the device for the rows of :data:`DEVICE_SAMPLING` (or as ``device_sampling`` says:
     then unpadded, as before tt-metal #40397); the prefill is traced for :data:`TRACED_PREFILL_ROWS` (or as
-    ``traced_prefill`` says), else eager."""
+    ``traced_prefill`` says), else eager.  The decode SDPA's chunk is the one of the row's date
+    (:func:`decode_tail.decode_chunk`); ``reads_logits``: the host reads the batch's logits back every step
+    (:func:`decode_tail.logits_read_ns`, added to the host's figure)."""
     system, mesh_shape = SYSTEMS[label]
     start = time.perf_counter()
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape), system=system, execute=False)
@@ -277,6 +281,7 @@ def predicted(
         model = Llama(
             shape, mesh, max_seq=max(1024, position + PROMPT), precision=precision, batch=batch,
             device_sampling=sampling, pad_sampling_logits=padded,
+            sdpa_decode_chunk=decode_chunk(system, dynamic=shape.name in DYNAMIC_DECODE_CHUNK_ROWS),
         )  # fmt: skip
         galaxy = label == "TG"
         with ttnn.perf_capture() as decode:
@@ -291,8 +296,10 @@ def predicted(
     tps, ttft = published or PUBLISHED.get((shape.name, label), (None, None))
     host = TT_TRANSFORMERS_TG if galaxy else TT_TRANSFORMERS
     residual = host.layer_residual_ns * shape.layers
-    step = step_time(decode.recorders[0], traced=True, host_ns=host.decode_step_ns, residual_ns=residual)
+    read = logits_read_ns(system, mesh_shape[0] * mesh_shape[1], shape.vocab) if reads_logits else 0.0
+    step = step_time(decode.recorders[0], traced=True, host_ns=host.decode_step_ns + read, residual_ns=residual)
     rows = [_row(shape.name, label, "decode (traced)", step, 1e9 / step.total_ns, tps, "tokens/s/user", wall)]
+    rows[0]["logits_read_ms"] = read / 1e6
     rows[0]["parts"] = breakdown(decode.recorders[0], traced=True)
     rows[0]["precision"] = precision.name
     rows[0]["sampling"] = "device" if sampling else "host"
@@ -354,7 +361,7 @@ def predicted_target(target: Target) -> list[dict[str, object]]:
     start = time.perf_counter()
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape), system=system, execute=False)
     try:
-        model = Llama(shape, mesh, batch=target.batch, device_sampling=sampling)
+        model = Llama(shape, mesh, batch=target.batch, device_sampling=sampling)  # 2026-06: dynamic SDPA chunks
         with ttnn.perf_capture() as decode:
             model.decode([n + GENERATED // 2 for n in users])
         prefills, parts = {}, {}
@@ -367,7 +374,8 @@ def predicted_target(target: Target) -> list[dict[str, object]]:
     finally:
         mesh.close()
     wall = time.perf_counter() - start
-    step = step_time(decode.recorders[0], traced=True, host_ns=TT_TRANSFORMERS.decode_step_ns)
+    read = 0.0 if sampling else logits_read_ns(system, mesh_shape[0] * mesh_shape[1], shape.vocab)
+    step = step_time(decode.recorders[0], traced=True, host_ns=TT_TRANSFORMERS.decode_step_ns + read)
     first = mean_step([prefills[padded_prefill(n)] for n in users])
     lengths = "/".join(f"{sum(padded_prefill(n) == t for n in users)}x{t}" for t in prefills)
     decode_phase = f"decode b{target.batch}"
@@ -376,6 +384,7 @@ def predicted_target(target: Target) -> list[dict[str, object]]:
         _row(target.model, label, f"prefill {lengths}", first, first.total_ns / 1e6, target.ttft_ms, "TTFT ms", wall),
     ]
     rows[0]["parts"] = breakdown(decode.recorders[0], traced=True)
+    rows[0]["logits_read_ms"] = read / 1e6
     rows[1]["parts"] = parts[max(prefills, key=lambda t: sum(padded_prefill(n) == t for n in users))]  # the most users'
     for row in rows:
         row.update(precision=PERFORMANCE.name, sampling="device" if sampling else "host")
@@ -420,7 +429,9 @@ def run_extra(only: str | None) -> list[dict]:
     for shape, label, tsu, _ttft in perf_extra.BATCH32:
         if only and only.lower() not in shape.name.lower():
             continue
-        decode = predicted(shape, label, perf_extra.BATCH32_PRECISION, (tsu, None), "check (PERF.md batch 32)", 32)
+        decode = predicted(
+            shape, label, perf_extra.BATCH32_PRECISION, (tsu, None), "check (PERF.md batch 32)", 32, reads_logits=True
+        )
         rows.append(decode[0])
     shapes = {
         s.name: s for s in (LLAMA_1B, LLAMA_3B, LLAMA_8B, LLAMA_70B, MISTRAL_7B, QWEN25_7B, QWEN25_72B, QWEN3_32B)
@@ -431,7 +442,8 @@ def run_extra(only: str | None) -> list[dict]:
             continue
         traced = release >= perf_extra.TRACED_PREFILL_FROM
         role = f"check (models/README.md {release})"
-        pair = predicted(shape, label, precision, (tsu, ttft), role, 32, PROMPT, sampling, traced)
+        reads = not sampling and release < perf_extra.DEVICE_ARGMAX_FROM
+        pair = predicted(shape, label, precision, (tsu, ttft), role, 32, PROMPT, sampling, traced, reads_logits=reads)
         rows += pair
     if rows:
         print("(e) PERF.md's precision tables (Llama-3.2-1B, N300), 64K-context and batch-32 tables (2025-03-17),")
@@ -508,7 +520,7 @@ def main() -> None:
         "    resid: the Galaxy's per-layer residual (fitted, not modelled: see TT_TRANSFORMERS_TG); "
         "8B, 70B and Mistral-7B: checks"
     )
-    print("    not modelled: " + "; ".join(NOT_MODELLED))
+    print("    not modelled: " + "; ".join((*NOT_MODELLED, HOST_SAMPLING_NOT_TIMED)))
     checks = [abs(r["error"]) for r in rows if r["role"] == "check" and r["error"] is not None]
     unnamed_errors = [abs(r["error"]) for r in others if r["error"] is not None]
     print_misses(rows)

@@ -37,7 +37,9 @@ NOT_MODELLED = (
     "runs wo on output columns (USE_FUSED_ALL_GATHER_MATMUL: the same op count, a collective of the same bytes)",
     "paged attention runs unpaged (the same bytes; cur_pos as a list so the model sees the position)",
     "decode samples on the host (PERF.md's older rows: the logits read back every token) unless the model is built "
-    "with device_sampling (perf_model.DEVICE_SAMPLING's rows)",
+    "with device_sampling (perf_model.DEVICE_SAMPLING's rows): the logits' all_gather and untilize and, where the demo "
+    "argmaxed on the device, the argmax are not written (the host's fitted per-token figure holds batch 1's); a batch "
+    "sampled on the host has its 32 rows' read back timed (decode_tail.logits_read_ns), not the host's argmax",
     "device sampling: manual_seed (no tensor to time) and the host's shorter read (32 tokens, not the logits)",
     "prefill SDPA reads bfloat16 q, k and v: attention.py typecasts q to the activation dtype (bfloat8_b by default) "
     "and runs SDPA on the KV cache's dtype; written, its typecast a layer moves the fitted 1B / 3B prefill rows (N300 "
@@ -215,6 +217,17 @@ def dram_program(k: int, n: int, cores: int, activation=None):
     )
 
 
+def largest_divisor(n: int, most: int = 8) -> int:
+    """model_config's find_largest_divisor (and find_prefill_grid's columns): the largest divisor of ``n`` up to
+    ``most``."""
+    return next(i for i in range(most, 0, -1) if n % i == 0)
+
+
+def out_subblock_w(per_core_n: int) -> int:
+    """common.get_out_subblock_w with one-row subblocks: the widest of 4, 3, 2, 1 tiles dividing ``per_core_n``."""
+    return next(w for w in (4, 3, 2, 1) if per_core_n % w == 0)
+
+
 def user_grid(users: int) -> ttnn.CoreGrid:
     """model_config.py's num_to_corerange: ``users`` cores in rows of 8 from (0, 0), one a user."""
     return ttnn.CoreGrid(y=math.ceil(users / 8), x=min(users, 8))
@@ -234,8 +247,10 @@ class Llama:
         precision: Precision = PERFORMANCE,
         device_sampling: bool = False,
         pad_sampling_logits: bool = True,
+        sdpa_decode_chunk: int = 0,
     ) -> None:
         self.mesh, self.max_seq, self.batch = mesh, max_seq, batch
+        self.sdpa_decode_chunk = sdpa_decode_chunk  # decode SDPA's q / k chunk (0: tt-metal's by position)
         self.p = precision
         self.device_sampling = device_sampling
         self.pad_sampling_logits = pad_sampling_logits
@@ -440,7 +455,7 @@ class Llama:
         k = ttnn.experimental.rotary_embedding_llama(k, cos, sin, trans, is_decode_mode=True)
         ttnn.experimental.paged_update_cache(w["k"], k, update_idxs=positions)
         ttnn.experimental.paged_update_cache(w["v"], v, update_idxs=positions)
-        program = ttnn.SDPAProgramConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=0, k_chunk_size=0)
+        program = self._decode_sdpa_program((8, 8))
         out = ttnn.transformer.scaled_dot_product_attention_decode(
             q, w["k"], w["v"], cur_pos=positions, program_config=program, compute_kernel_config=self.p.sdpa_decode,
             memory_config=ttnn.DRAM_MEMORY_CONFIG,
@@ -459,6 +474,13 @@ class Llama:
             compute_kernel_config=self.p.wo_kernel(prefill=False),
         )
         return self._reduced(dense)
+
+    def _decode_sdpa_program(self, grid: tuple[int, int]) -> ttnn.SDPAProgramConfig:
+        """model_config's SDPA_DECODE_PROGCFG: q and k chunks of ``sdpa_decode_chunk`` positions (256 from 2025-03, 128
+        on Blackhole from #21993 of 2025-05-13; 0 since #33978 of 2026-01-06, when tt-metal picks the chunk from the
+        position: ``meshnn.perf.decode_ops.dynamic_chunk``)."""
+        chunk = self.sdpa_decode_chunk
+        return ttnn.SDPAProgramConfig(compute_with_storage_grid_size=grid, q_chunk_size=chunk, k_chunk_size=chunk)
 
     def _reduced(self, partial: ttnn.Tensor) -> ttnn.Tensor:
         """ccl.py's tt_all_reduce on a 1-D mesh: a reduce_scatter back onto the stream."""
@@ -632,18 +654,46 @@ class Llama:
             x = ttnn.all_gather(x, **gather)
         return ttnn.rms_norm(x, epsilon=1e-5, weight=w[name], compute_kernel_config=HIFI2)
 
-    def _prefill_linear(self, x: ttnn.Tensor, weight: ttnn.Tensor, fidelity) -> ttnn.Tensor:
-        """model_config's prefill matmul_config: a 2-D multicast program over the 8x8 grid."""
+    def _prefill_linear(self, x: ttnn.Tensor, weight: ttnn.Tensor, fidelity, grid_k: int | None = None) -> ttnn.Tensor:
+        """model_config's prefill matmul_config (PREFILL_MLP_W1_W3 / W2_PRG_CONFIG, WO_PREFILL_PROGCFG): a 2-D
+        multicast program on a grid of 8 x ``c``, ``c`` the largest divisor up to 8 of ``grid_k`` / 32 (FF1 / FF3: the
+        model's dim; FF2: its whole hidden dim, not the device's share; WO: the device's heads x head dim; default: the
+        weight's K), ``per_core_N`` the output's tiles over the 8 DRAM-shard columns, K in blocks of the largest
+        divisor up to 8 of ``grid_k / 32 / c`` tiles, output subblocks of one row and up to 4 tiles
+        (common.get_out_subblock_w)."""
         m, k, n = x.shape[-2], x.shape[-1], weight.shape[-1]
-        rows = next(r for r in range(8, 0, -1) if (m // TILE) % r == 0)
-        cols = next(c for c in range(8, 0, -1) if (n // TILE) % c == 0)
+        grid_tiles = (grid_k or k) // TILE
+        c = largest_divisor(grid_tiles)
+        per_n = math.ceil(n / (TILE * 8))
+        block = largest_divisor(grid_tiles // c)
+        if (k // TILE) % block:  # the weight's own K must hold whole blocks
+            block = math.gcd(block, k // TILE)
         program = ttnn.MatmulMultiCoreReuseMultiCastProgramConfig(
-            compute_with_storage_grid_size=(cols, rows),
-            in0_block_w=next(i for i in range(8, 0, -1) if (k // TILE) % i == 0),
+            compute_with_storage_grid_size=(8, c),
+            in0_block_w=block,
+            out_subblock_h=1,
+            out_subblock_w=out_subblock_w(per_n),
+            per_core_M=math.ceil(m / TILE / c),
+            per_core_N=per_n,
+            transpose_mcast=False,
+            fused_activation=None,
+        )
+        return ttnn.linear(
+            x, weight, program_config=program, compute_kernel_config=fidelity, memory_config=ttnn.DRAM_MEMORY_CONFIG
+        )
+
+    def _prefill_qkv(self, x: ttnn.Tensor, weight: ttnn.Tensor, fidelity) -> ttnn.Tensor:
+        """model_config's XQKV_PREFILL_PROGCFG: the 8x8 grid, K one tile a block (``in0_block_w=1``: "FIXME: optimize
+        this config for prefill"), one-tile subblocks, ``per_core_M`` the rows over 8, ``per_core_N`` the device's QKV
+        columns over 8 (2025-03 to 2026-06 alike)."""
+        m, n = x.shape[-2], weight.shape[-1]
+        program = ttnn.MatmulMultiCoreReuseMultiCastProgramConfig(
+            compute_with_storage_grid_size=(8, 8),
+            in0_block_w=1,
             out_subblock_h=1,
             out_subblock_w=1,
-            per_core_M=m // TILE // rows,
-            per_core_N=n // TILE // cols,
+            per_core_M=max(1, math.ceil(m / TILE / 8)),
+            per_core_N=math.ceil(n / TILE / 8),
             transpose_mcast=False,
             fused_activation=None,
         )
@@ -686,7 +736,7 @@ class Llama:
         trans = self._put(meta(1, 1, TILE, TILE), BF16)
         for w in self.layers:
             h = self._prefill_norm(x, w, "attn_norm")
-            qkv = self._prefill_linear(h, w["wqkv"], self.p.qkv_prefill or self.p.attention)
+            qkv = self._prefill_qkv(h, w["wqkv"], self.p.qkv_prefill or self.p.attention)
             if s.qkv_bias:  # a broadcast add of the bias row
                 qkv = ttnn.add(qkv, w["bias_prefill"], memory_config=ttnn.DRAM_MEMORY_CONFIG)
             q, k, v = ttnn.experimental.nlp_create_qkv_heads(
@@ -703,14 +753,17 @@ class Llama:
                 q, k, v, is_causal=True, program_config=program, compute_kernel_config=HIFI4
             )
             heads = ttnn.experimental.nlp_concat_heads(context, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-            h = ttnn.add(x, self._prefill_reduced(self._prefill_linear(heads, w["wo"], self.p.wo_kernel(prefill=True))))
+            dense = self._prefill_linear(heads, w["wo"], self.p.wo_kernel(prefill=True))
+            h = ttnn.add(x, self._prefill_reduced(dense))
             normed = self._prefill_norm(h, w, "ff_norm")
             fidelity = self.p.ff1_ff3_kernel(w["w1"].dtype)
+            up = [self._prefill_linear(normed, w[name], fidelity, s.dim) for name in ("w1", "w3")]
             gated = ttnn.multiply(
-                self._prefill_linear(normed, w["w1"], fidelity), self._prefill_linear(normed, w["w3"], fidelity),
+                up[0], up[1],
                 input_tensor_a_activations=[ttnn.UnaryOpType.SILU], dtype=self.p.gated_dtype(),
             )  # fmt: skip
-            x = ttnn.add(h, self._prefill_reduced(self._prefill_linear(gated, w["w2"], self.p.ff2_kernel())))
+            down = self._prefill_linear(gated, w["w2"], self.p.ff2_kernel(), s.hidden)
+            x = ttnn.add(h, self._prefill_reduced(down))
         last = ttnn.slice(x, (0, 0, tokens - TILE, 0), (1, 1, tokens, x.shape[-1]))
         logits = self._head(self._prefill_norm(last, self.final, "norm"))  # model.py: the output norm in prefill mode
         return self._sample(logits) if sample and self.device_sampling else logits
@@ -771,7 +824,7 @@ class Llama:
         positions = [position] * self.batch
         ttnn.experimental.paged_update_cache(w["k"], k, update_idxs=positions)
         ttnn.experimental.paged_update_cache(w["v"], v, update_idxs=positions)
-        program = ttnn.SDPAProgramConfig(compute_with_storage_grid_size=(8, 4), q_chunk_size=0, k_chunk_size=0)
+        program = self._decode_sdpa_program((8, 4))
         out = ttnn.transformer.scaled_dot_product_attention_decode(
             q, w["k"], w["v"], cur_pos=positions, program_config=program, compute_kernel_config=self.p.sdpa_decode
         )
