@@ -15,8 +15,7 @@ every transaction issued back to back, then one barrier), by pattern, transactio
 * ALL_TO_ALL / ALL_FROM_ALL (every core of a grid writes to / reads from every core of it, each walking the
   destinations in the same order): on the 56-core grid, 256 a destination, a write costs 35 cycles at 64 B, 77 at
   256 B, 147 at 512 B, 568 at 2 KB; a 2 KB read 789 (14,336 a core) to 1,875 (896); on a 2x2 grid a 2 KB read 134
-  (64 a core).  ALL_FROM_ALL from DRAM interleaved (every core reading the banks from the same page on): 1,734
-  (256 a core) to 2,077 cycles (one) a 2 KB read.
+  (64 a core).
 """
 
 from __future__ import annotations
@@ -43,9 +42,8 @@ MLA: dict[str, str] = {
         "The weight [512, 128] is broadcast over the 128 batches (bcast_B), so every core's reader walks the same "
         "64 weight tiles (tile 4 kt + (start + n) mod 4): split over the test's 70 cores (22 of 8 output tiles, 48 "
         "of 7), at the first K step the 70 cores' weight reads fall on 4 of the 12 DRAM banks (34 on one) and their "
-        "in0 reads on 29 of the L1 banks.  The table's all-cores DRAM row (every core reading the banks from the "
-        "same page on: 1,734-2,077 cycles a read) is above the measured 1,430 a pair and the lone reads below it: a "
-        "hot bank's queue lies between, which no published figure of this program measures, so none is fitted"
+        "in0 reads on 29 of the L1 banks.  The queue at such a bank is not in the model, and no published figure of "
+        "this program (the only figure the plain program times) measures it, so none is fitted"
     ),
     "kvpe_reshard": (
         f"Checked for stop 56 ({NOC}): one reader's back-to-back 2 KB L1 reads cost 73 cycles each from one core "
@@ -53,8 +51,8 @@ MLA: dict[str, str] = {
         "cycle; the table reaches 134 cycles a read only where several readers share their sources (a 2x2 grid "
         f"each reading all four), not this op's 4 readers of 72 pages on 70 banks.  {TRACED_ONE_CHIP}.  Against "
         "flash_mla_reshard the time grows with the bytes, not the readers: after the model's launch, 147 KB in "
-        "2.45 us here and 590 KB (16 readers; 2.36 MB with the 64 readers of the figure's date) in 8.4 us there, "
-        "60 and 70 (or 282) B a cycle over the chip: what sets that rate is not found"
+        "2.45 us here and 590 KB in 8.9 us there (16 readers; 2.36 MB in 8.4 us with the 64 readers of the figure's "
+        "date), 60 and 66 (or 282) B a cycle over the chip: what sets that rate is not found"
     ),
     "flash_mla_reshard": "Checked for stop 56: as kvpe_reshard (the NoC estimator's per-read costs, the rate over "
     "the chip, the traced loop on a 70-core chip)",
