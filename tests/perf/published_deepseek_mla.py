@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from meshnn.perf import OpDesc, predict
 
+from . import deepseek_checks
 from .figure import Figure
 from .published_deepseek_mla_movement import MOVEMENT
 from .published_deepseek_mla_ops import COMPUTE
@@ -180,7 +181,9 @@ WHY: dict[str, str] = {
         "comes to roughly 40-50 us, further from the measurement than the model: what holds it to 110 us is not found"
     ),
 }
-"""Why a target is outside the claim, by step."""
+"""Why a target is outside the claim, by step (with what stop 56 checked: :mod:`tests.perf.deepseek_checks`)."""
+for _step, _checked in deepseek_checks.MLA.items():
+    WHY[_step] = f"{WHY[_step]}.  {_checked}"
 
 
 FITTED = (

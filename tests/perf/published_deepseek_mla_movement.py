@@ -6,7 +6,10 @@ from __future__ import annotations
 from .published_deepseek_mla_ops import F, L, op
 
 HC = (("dims", "0,2,1,3"),)
-"""permute dims (0, 2, 1, 3): C and H swapped, as the MLA module calls it (tt-metal runs a transpose HC)."""
+"""permute dims (0, 2, 1, 3): C and H swapped, as the MLA module calls it.  tt-metal runs it as a transpose HC, and
+what the targets time is that op code: mla_deepseek_perf_and_pcc_tests.py's test_permute_deepseek_perf filters
+``TransposeDeviceOperation`` for every step but q_nope_permute_pre_linear (``PermuteDeviceOperation``), as meshnn's
+capture records such a permute (meshnn.ops.run_op_codes); until stop 56 these rows named the permute's code."""
 
 MOVEMENT = [
     (
@@ -141,7 +144,7 @@ MOVEMENT = [
             F.PERMUTE,
             (L((1, 1, 32, 64)),),
             (L((1, 32, 32, 64), logical=(1, 32, 1, 64)),),
-            "PermuteDeviceOperation",
+            "TransposeDeviceOperation",
             attributes=HC,
         ),
     ),
@@ -154,7 +157,7 @@ MOVEMENT = [
             F.PERMUTE,
             (L((1, 32, 32, 64), logical=(1, 32, 1, 64)),),
             (L((1, 1, 32, 64)),),
-            "PermuteDeviceOperation",
+            "TransposeDeviceOperation",
             attributes=HC,
         ),
     ),
@@ -163,7 +166,7 @@ MOVEMENT = [
         "permute_deepseek",
         30.95,
         None,
-        op(F.PERMUTE, (L((1, 32, 32, 576)),), (L((1, 32, 32, 576)),), "PermuteDeviceOperation", attributes=HC),
+        op(F.PERMUTE, (L((1, 32, 32, 576)),), (L((1, 32, 32, 576)),), "TransposeDeviceOperation", attributes=HC),
     ),
     (
         "q_nope_permute_pre_linear",
@@ -187,7 +190,7 @@ MOVEMENT = [
             F.PERMUTE,
             (L((1, 16, 32, 512)),),
             (L((1, 32, 32, 512), logical=(1, 32, 16, 512)),),
-            "PermuteDeviceOperation",
+            "TransposeDeviceOperation",
             attributes=HC,
         ),
     ),
@@ -213,7 +216,7 @@ MOVEMENT = [
             F.PERMUTE,
             (L((1, 4, 128, 512)),),
             (L((1, 128, 32, 512), logical=(1, 128, 4, 512)),),
-            "PermuteDeviceOperation",
+            "TransposeDeviceOperation",
             attributes=HC,
         ),
     ),
@@ -226,7 +229,7 @@ MOVEMENT = [
             F.PERMUTE,
             (L((1, 128, 32, 128), logical=(1, 128, 4, 128)),),
             (L((1, 4, 128, 128)),),
-            "PermuteDeviceOperation",
+            "TransposeDeviceOperation",
             attributes=HC,
         ),
     ),

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from meshnn.perf import CollectiveConfig, MathFidelity, OpDesc, predict
 
+from . import deepseek_checks
 from .figure import Figure
 from .published_deepseek_mla_ops import RD, D, F, L, op
 
@@ -234,6 +235,8 @@ WHY = {
         "as the decode row, 128 DRAM rows a device: measured 30.2 us, the model 14.4 (-52%; -24% on the 8x4 mesh)"
     ),
 }
+for _key, _checked in deepseek_checks.MODULES.items():
+    WHY[_key] = f"{WHY[_key]}.  {_checked}"  # what stop 56 checked
 
 
 def us(ops: tuple[OpDesc, ...]) -> float:
