@@ -147,7 +147,16 @@ LM_HEAD_MISS = (
     "for each block (reader_bmm_tile_layout_in1_ring_all_gather.cpp, read_block_from_dram: 32 blocks of 2 x 16 "
     "bfloat8_b tiles); measured, 35.7 MB in 380 us is 94 GB/s, 2.5x under the DRAM's interleaved rate the model "
     "reads at; the reads' latency (tt-npe: up to 270 cycles a block, 9 us in all) does not explain it, nor the "
-    "spilled partials of its 16-tile blocks (timed): what holds the reads back is not found"
+    "spilled partials of its 16-tile blocks (timed): what holds the reads back is not found.  Checked for stop 56, "
+    "the program at the figure's date (tt-metal ca2fb6d978, 2025-04-11, when the 380 us target was set; 340 on "
+    "2025-04-08): in1 double-buffered (two 32-tile blocks), read on NoC 0 (GetPreferredNOCForDRAMRead: NOC_0 on "
+    "Wormhole); routing every tile's response from its bank's worker endpoint (the 2025-04 dram_views) to the 32 "
+    "cores (logical x 1-3 and (5, 0-1): physical columns 2-4 and 7) east then south, the busiest NoC 0 link carries "
+    "5.76 MB: 192 us at tt-npe's 30 B a cycle, 214 us at the 26.9 B a cycle an 8x8 grid's interleaved read reaches "
+    "(the 40 MiB read's 195 us over its busiest link's 5.24 MB), short of 380 (on NoC 1 it would be 12.2 MB, "
+    "405 us); each bank sends 2.97 MB (124 us at 24 GB/s); the compute with its fp32 partials packed into L1 each "
+    "block is 65 us.  Measured, a core takes 11.9 us a 32-tile block, 370 cycles a tile: neither the links, the "
+    "banks nor the math hold it"
 )
 
 
