@@ -183,7 +183,10 @@ BLOCK_4X4_CHECKED = (
     "rows (+23.2 / +17.5 / -21.4% -> +11.2 / +6.0 / -5.3%) but move 20 met rows out (the manual 512x1024 L1 rows "
     "to -20..-29%, the N150 out-of-box math threads at 1024x1024x2048 and 1024x2048x2048 to +17..+33%), and a "
     "double-buffered pipeline with reads r, multicasts m and multiplies c per block runs at max(c, r, (c + m) / 2), "
-    "which has no stall here (r 2.7, m 1.1, c 3.0 us): not a constant to move"
+    "which has no stall here (r 2.7, m 1.1, c 3.0 us): not a constant to move.  Nor the NoC's links: the 16 "
+    "senders' DRAM responses and their multicasts, routed as tt-npe routes them (in0 on NoC 1, in1 on NoC 0: "
+    "matmul_multicore_reuse_mcast_2d_program_factory.cpp at 62931bdb59; the soc descriptor's bank endpoints), put "
+    "at most 699 KB on one link, 23 us at 30 B a cycle"
 )
 _BLOCK_4X4 = (
     "4x4 tiles a core in bfloat16: the model's multiplies, partial sums, fill and launch (30.9 us) fall 21% short of "
