@@ -115,9 +115,9 @@ EAGER_CHECKED = (
     "Blackhole's LoFi rate (the traced rows, the same kernels, are met); eager minus traced a call, over every "
     "size of the 11x10 and 13x10 tables but the host-bound smallest, which agree: bfloat16 0.2-1.2 us, "
     "bfloat8_b 0.1-1.7 us up to 1280 rows then 2.0-6.5 us, bfloat4_b 3.5-7.4 us, even at 5120 rows (4.1 and "
-    "5.3 us beside 628 and 744 us kernels, where the host's 16-26 us dispatch is long hidden): a per-call cost of eager dispatch on the device's side "
-    "that the block-float formats pay and the model, whose eager call adds only the host dispatch its previous "
-    "kernel has not hidden, has no figure for"
+    "5.3 us beside 628 and 744 us kernels, where the host's 16-26 us dispatch is long hidden): a per-call cost "
+    "of eager dispatch on the device's side that the block-float formats pay and the model, whose eager call "
+    "adds only the host dispatch its previous kernel has not hidden, has no figure for"
 )
 HOST_CHECKED = (
     "Checked for stop 56: the smallest shape's eager rows are host-bound in both tables but keep no order by "
