@@ -285,6 +285,7 @@ def matmul_config(attrs: Mapping[str, object]) -> MatmulConfig:
         packer_l1_acc=l1_acc,
         fp32_acc=fp32_acc,
         gather_in0=getattr(program, "gather_in0", False) is True,
+        hop_cores=_core_count(getattr(program, "hop_cores", None)),
     )
 
 
@@ -295,6 +296,12 @@ def accumulation(attrs: Mapping[str, object]) -> tuple[bool | None, bool | None]
     if config is None:
         return None, None
     return getattr(config, "packer_l1_acc", False) is True, getattr(config, "fp32_dest_acc_en", False) is True
+
+
+def _core_count(cores: object) -> int:
+    """The cores of a config's core-range-set field (0 when it has none)."""
+    count = getattr(cores, "num_cores", None)
+    return count() if callable(count) else 0
 
 
 def _positive(value: object) -> int | None:

@@ -200,7 +200,8 @@ class MatmulConfig:
     ``packer_l1_acc`` and ``fp32_acc``: its compute-kernel config's ``packer_l1_acc`` and
     ``fp32_dest_acc_en`` (None: the op was given none; ttnn's matmul default then applies, float32
     accumulation only for a float32 output, L1 accumulation otherwise); ``gather_in0``: the 1-D config's
-    ``gather_in0`` (in0 gathered around a ring of cores, not multicast)."""
+    ``gather_in0`` (in0 gathered around a ring of cores, not multicast); ``hop_cores``: the cores of its
+    ``hop_cores`` (ring cores that relay in0's shards but compute nothing; 0 for none)."""
 
     program: MatmulProgram = MatmulProgram.DEFAULT
     grid: tuple[int, int] | None = None
@@ -212,6 +213,7 @@ class MatmulConfig:
     packer_l1_acc: bool | None = None
     fp32_acc: bool | None = None
     gather_in0: bool = False  # a 1-D program that passes in0's shards around a ring of cores (meshnn.perf.ring_matmul)
+    hop_cores: int = 0  # relay cores in that ring (ttnn's hop_cores): each adds a transfer to the ring's path
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,12 @@ What the program does (tt-metal ``matmul_multicore_reuse_mcast_1d_program_factor
   shard its predecessor sends, writes the shard it holds on to its successor (one NoC write) and raises
   the successor's semaphore.  The shards go round one hop per step, so the last one reaches a core after
   ``ring - 1`` hops, each the shard's bytes at the NoC's rate plus a write's latency
-  (``noc_write_latency_cycles``).  The multiplies of a step run as its shard lands: the op takes the
+  (``noc_write_latency_cycles``).  Hop cores (the config's ``hop_cores``, e.g. tt-metal's Llama-70B
+  Galaxy prefetcher rings) sit in the ring between its first core and its last: the first core writes
+  to the first hop core, each hop core waits for a shard and forwards it, the last writes to the ring's
+  last core (``process_gather_in0_program_and_create_override_variables``: ``send_to_hop_core`` for ring
+  index 0; the in0 kernel's ``HOP_CORE`` loop), so the shard that travels furthest takes one more
+  transfer per hop core.  The multiplies of a step run as its shard lands: the op takes the
   longer of the ring and the multiplies, plus its launch.  No DRAM pipeline fills: the first block is the
   core's own shard.
 - The multiplies: every output tile against every K tile (the unpadded shard widths add up to K), each
@@ -56,15 +61,17 @@ def _tiles(n: int) -> int:
 
 
 def ring_cycles(desc: OpDesc, machine: Machine, ring: int) -> float:
-    """Cycles the last in0 shard takes to reach a core: ``ring - 1`` hops, each a shard of
-    ``ceil(K tiles / ring)`` tiles written to the next core at the NoC's rate for its size, plus a write's
-    latency before the successor sees its semaphore."""
+    """Cycles the last in0 shard takes to reach a core: ``ring - 1`` hops between the ``ring`` compute
+    cores plus one per hop core, each a shard of ``ceil(K tiles / ring)`` tiles written to the next core
+    at the NoC's rate for its size, plus a write's latency before the successor sees its semaphore.
+    Every core but the ring's first receives its last shard through the hop cores."""
     a = desc.inputs[0]
     arch = machine.system.arch
     shard = math.ceil(_tiles(a.shape[-1]) / ring) * _tiles(a.shape[-2]) * a.tile_bytes
     rate = arch.noc_bytes_per_cycle * transfer_efficiency(arch, shard)
     hop = shard / rate + op_latency(arch.arch).noc_write_latency_cycles
-    return (ring - 1) * hop
+    relays = desc.matmul.hop_cores if desc.matmul is not None else 0
+    return (ring - 1 + relays) * hop
 
 
 def predict_ring_matmul(desc: OpDesc, machine: Machine) -> Prediction:

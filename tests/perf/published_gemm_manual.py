@@ -158,12 +158,26 @@ _OUT_BLOCKS = (
     "benchmark's 105 calls 5-22 s): a clock below 1.35 GHz in such runs (the firmware's power, current and "
     "temperature throttlers) would give it, which the model, timing an op at its nominal clock, has no figure for; "
     "the re-reads of in0 and in1 for each of its 8 x 8 output blocks (4 x 4 in bfloat4_b), not timed by the model, "
-    "would not bound it at the model's rates (senders 8-27 ms, DRAM 8-42 ms, multiplies 40-175 ms)"
+    "would not bound it at the model's rates (senders 8-27 ms, DRAM 8-42 ms, multiplies 40-175 ms).  Checked for "
+    "stop 56: the benchmark's 10240-row shapes run the same per-core loop (8x8-tile output blocks over 16-tile "
+    "K-blocks, 16 blocks a core against 64: tests/ttnn/unit_tests/benchmarks/test_benchmark.py at 62931bdb59), at "
+    "the same math cycles (device utilisation 82.5-93.0% against 86.2-94.4%), yet their host-timed calls sit "
+    "0.6-10.9% above those cycles at 1.35 GHz, these 18-33%, and 13x10's 130 cores more than 11x10's 110 in every "
+    "format (20480 rows: 0.75-0.85 of the clock against 0.83-0.91): the cost grows with the run's length and its "
+    "cores, as a power or thermal clock limit would, not with the reads (the program's re-reads of in0 and in1 "
+    "come to 20 GB in bfloat16, 166 GB/s over its 121 ms, half Blackhole's arbitrary-placement 344 GB/s; a "
+    "sender's 872 MB take 16 ms at its 40 B a cycle).  The benchmark sets throttle_level NO_THROTTLE, so the "
+    "matmul's own math throttle is off; the firmware's clock under load has no published figure"
 )
 _TWO_ROWS_L1 = (
     "2-row blocks a core in bfloat4_b, in0 in L1: the model's in1 sender stream (its columns read at one core's "
     "rate, each block's multicast flushed) falls 11% short of the math thread (17.4 us), and the call ends 8% after "
-    "the average core's: together 15% under; its 11x10 twin (640x1408x1408) is met"
+    "the average core's: together 15% under; its 11x10 twin (640x1408x1408) is met.  Checked for stop 56: both "
+    "twins' math threads grow with K alone (15.05 us over 44 K tiles, 17.42 over 52: 0.34 us, about 455 cycles, a "
+    "K tile; the same 2x4-tile block a core, 4-tile K-blocks), so a K-block costs about 1,820 cycles where the "
+    "model's in1 sender spends 370 reading its 16 tiles, 150 waiting out their multicast and, were a DRAM round "
+    "trip added a block, 445 more: the model holds the twins by a fixed fill and launch (8 us) that the "
+    "measurements do not show, which meets the 44-tile twin (+8.8%) and not the 52-tile one"
 )
 MISSED: dict[tuple[str, str, F, tuple[int, int, int]], str] = {
     **{

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from meshnn.perf import MathFidelity
 
+from .published_gemm_oob_p150_13 import EAGER_CHECKED, HOST_CHECKED
 from .published_gemm_split import FIT as DRAIN_FIT
 
 F = MathFidelity
@@ -50,21 +51,22 @@ SMALLEST = (640, 704, 704)
 
 _HOST = (
     "host-bound eager rows of one shape in three dtypes (16.81, 21.26, 25.57 us a call, the kernels 12-18 us): "
-    "Blackhole's host dispatch is one figure fitted to their middle (21 us), which cannot meet all three"
+    "Blackhole's host dispatch is one figure fitted to their middle (21 us), which cannot meet all three.  "
+    + HOST_CHECKED
 )
 _HOST_BFP4 = (
     "host-bound: 25.57 us a call, as the bfloat4_b eager row of the smallest shape (640x704x704) takes, 7.4 us above "
     "its traced row (18.18 us, met); Blackhole's host dispatch is one figure (21 us) fitted to the three dtypes' "
-    "smallest eager rows (16.81, 21.26, 25.57 us), which cannot meet the bfloat4_b ones"
+    "smallest eager rows (16.81, 21.26, 25.57 us), which cannot meet the bfloat4_b ones.  " + EAGER_CHECKED
 )
 _EAGER_2X8 = (
     "an eager row measured 5.1 us a call above its traced row (31.39 against 26.29 us, met), where the model's eager "
-    "call hides the host's dispatch (21 us on Blackhole) behind the previous call's kernel"
+    "call hides the host's dispatch (21 us on Blackhole) behind the previous call's kernel.  " + EAGER_CHECKED
 )
 _EAGER = (
     "an eager row measured 4.5-4.7 us a call above its traced row (1280x1408x1408: 25.9 against 21.4 us; "
     "1280x1408x2816: 38.5 against 33.8), where the model's eager call hides the host's dispatch (21 us on Blackhole) "
-    "behind the previous call's kernel; the traced rows are met"
+    "behind the previous call's kernel; the traced rows are met.  " + EAGER_CHECKED
 )
 _MISSED = {
     ("BFLOAT16", False): {(640, 704, 704): _HOST},

@@ -165,13 +165,35 @@ _SMALLEST = (
     "576 B tiles) outlasts its multiplies (1.3 us) and comes on top of Wormhole's fill and launch (6.7 us, fitted to "
     "the manual 512^3 rows, whose in0 is in L1): 9.1 us where the math thread measures 7.1; the same count meets "
     "the bfloat16 and bfloat8_b calls (in0 streams of 5.5 and 3.5 us: +6%, +13%), so what the bfloat4_b call "
-    "saves beyond its shorter stream (its first blocks' reads, or the senders' per-transfer rate at 576 B) is not found"
+    "saves beyond its shorter stream (its first blocks' reads, or the senders' per-transfer rate at 576 B) is not "
+    "found.  Checked for stop 56: the manual table's twin (512^3 BFP4 LoFi traced, in0 in L1: 9.99 us, utilisation "
+    "10.25 / 14.38) has a math thread of 7.12 us, this row's 7.07: reading in0 from DRAM costs this block nothing.  "
+    "Taking the launch (2.0 us) out of the model's math thread, as if TRISC1's zone began after it, would meet this "
+    "row (+0.4%) but move 2 N150 and 5 P150 math threads out (-15.6..-22.7%): the measured zones hold the launch, "
+    "so it is not that; nor the senders' per-transfer rate (without the 576 B tile's derating the stream is 1.5 us and "
+    "the row +16%)"
+)
+BLOCK_4X4_CHECKED = (
+    "Checked for stop 56: the manual table's twin (1024^3 BF16 HiFi2 traced, in0 block-sharded in L1, the same 4x4 "
+    "block over 4-tile K-blocks: 37.29 us, utilisation 43.93 / 47.79) has a math thread of 34.3 us, 5.1 us under "
+    "this row's 39.3, where the model gives the twin 33.9 (its one-row subblocks, 54 cycles a multiply) and this "
+    "row 30.9 (4x2 subblocks, 47 cycles): streaming in0 from DRAM costs this block about 8 us that the model hides "
+    "behind the multiplies.  Counting each block's multicast (32 KB at the NoC's 30 B a cycle, 1.1 us) into the "
+    "Wormhole senders' period as Blackhole's flush is (sender_flushes_multicast) would meet the three 1024^3 BF16 "
+    "rows (+23.2 / +17.5 / -21.4% -> +11.2 / +6.0 / -5.3%) but move 20 met rows out (the manual 512x1024 L1 rows "
+    "to -20..-29%, the N150 out-of-box math threads at 1024x1024x2048 and 1024x2048x2048 to +17..+33%), and a "
+    "double-buffered pipeline with reads r, multicasts m and multiplies c per block runs at max(c, r, (c + m) / 2), "
+    "which has no stall here (r 2.7, m 1.1, c 3.0 us): not a constant to move.  Nor the NoC's links: the 16 "
+    "senders' DRAM responses and their multicasts, routed as tt-npe routes them (in0 on NoC 1, in1 on NoC 0: "
+    "matmul_multicore_reuse_mcast_2d_program_factory.cpp at 62931bdb59; the soc descriptor's bank endpoints), put "
+    "at most 699 KB on one link, 23 us at 30 B a cycle"
 )
 _BLOCK_4X4 = (
     "4x4 tiles a core in bfloat16: the model's multiplies, partial sums, fill and launch (30.9 us) fall 21% short of "
     "the math thread (39.3 us), where the same block in bfloat8_b and bfloat4_b is within 15% and the 4x8 to 8x12 "
     "blocks within 8% in every format: its in0 and in1 senders' streams (21.8 us each at one core's rate) run "
-    "about as long as its multiplies (24.2 us), and what such a balanced pipeline loses per K-block is not modelled"
+    "about as long as its multiplies (24.2 us), and what such a balanced pipeline loses per K-block is not modelled.  "
+    + BLOCK_4X4_CHECKED
 )
 MISSED = {
     "n150": {
