@@ -345,8 +345,9 @@ def _part(devices: int | None, mesh: object) -> int | None:
 def attention_config(attrs: Mapping[str, object], *, decode: bool) -> AttentionConfig:
     """SDPA's chunks (the op's resolved ``k_chunk_size``, else the program config's; 0 or absent:
     32), causality (``is_causal``; a decode step is not causal), the program config's
-    ``max_cores_per_head_batch`` and, for a decode step, the cache length read (``cur_pos``: the
-    largest position + 1; None when the positions are a device tensor)."""
+    ``max_cores_per_head_batch``, the compute kernel config's ``fp32_dest_acc_en`` and, for a decode step,
+    the cache length read (``cur_pos``: the largest position + 1; None when the positions are a device
+    tensor)."""
     program = attrs.get("program_config")
     q_chunk = _positive(getattr(program, "q_chunk_size", None)) or 32
     k_chunk = _chunk(attrs.get("k_chunk_size"), getattr(program, "k_chunk_size", None), decode)
@@ -356,7 +357,7 @@ def attention_config(attrs: Mapping[str, object], *, decode: bool) -> AttentionC
     if decode and isinstance(positions, Sequence) and positions:
         kv_len = max(int(p) for p in positions) + 1
     cap = _positive(getattr(program, "max_cores_per_head_batch", None)) or 16
-    return AttentionConfig(q_chunk, k_chunk, causal, kv_len, cap)
+    return AttentionConfig(q_chunk, k_chunk, causal, kv_len, cap, fp32_dest=accumulation(attrs)[1] is True)
 
 
 def _chunk(resolved: object, configured: object, decode: bool) -> int:

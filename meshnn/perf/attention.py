@@ -6,10 +6,9 @@ Prefill, as the flash kernel runs (tt-metal sdpa_program_factory.cpp, kernels/co
 runs its Q chunks one K chunk at a time (causal: the K chunks up to the Q chunk's end); a causal split
 whose cores hold an even number of Q chunks pairs a low chunk with a high one (``BALANCED_Q_PARALLEL``),
 else the core holding the last chunks does the most.  The op lasts as long as its busiest core's
-K-chunk steps; a step multiplies its Q chunk by the K chunk and the scores by V (at
-:attr:`OpLatency.sdpa_multiply_scale` times a GEMM's cycles a multiply) and runs the softmax's max,
-subtract-exp and sum over its score tiles (:attr:`OpLatency.sdpa_score_tile_cycles`), both fitted to
-FlashAttention.md's chart.  Each unit streams its head's K and V from memory again (so K/V traffic
+K-chunk steps; a step multiplies its Q chunk by the K chunk and the scores by V and runs its block
+operations on the score tiles, the output accumulator and the statistics (:mod:`meshnn.perf.sdpa_step`,
+fitted to FlashAttention.md's chart).  Each unit streams its head's K and V from memory again (so K/V traffic
 grows with the number of Q chunks); a causal call given a mask (the 2024 kernel the chart timed) reads
 the mask tiles of the K chunks crossing each Q chunk's diagonal, per head.  The reader runs ahead of the
 compute kernel and the writer behind it, so of a core's units only the first one's start and the last
@@ -30,20 +29,15 @@ import math
 
 from meshnn.perf.desc import TILE, AttentionConfig, OpDesc
 from meshnn.perf.fidelity import MathFidelity
-from meshnn.perf.hardware import ArchPerf
-from meshnn.perf.latency import op_latency
 from meshnn.perf.movement_programs import waited_read_cycles, waited_write_cycles
 from meshnn.perf.prediction import Prediction
+from meshnn.perf.sdpa_step import INTERMEDIATE_TILE_BYTES, circular_buffer_bytes, step_cycles
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, traffic
 
 
 def _t(n: int) -> int:
     return max(1, math.ceil(n / TILE))
-
-
-def _multiply_cycles(arch: ArchPerf, fidelity: MathFidelity, tile_bytes: float) -> float:
-    return arch.lofi_cycles_per_tile * fidelity.phases + operand_cycles(arch, tile_bytes)
 
 
 def busiest_core_steps(batch: int, heads: int, q_chunks: int, k_steps, cores: int, causal: bool) -> tuple[int, int]:
@@ -77,11 +71,6 @@ def diagonal_mask_reads(heads: int, q_chunks: int, q_size: int, k_size: int, seq
     return heads * read / _t(seq) ** 2
 
 
-INTERMEDIATE_TILE_BYTES = 2048
-"""The flash kernel's intermediate tiles (scores, the output accumulator, its statistics) are bfloat16
-(sdpa_program_factory.cpp: ``im_df`` Float16_b, float32 buffers disabled, tt-metal issue #13364)."""
-
-
 def exposed_cycles(desc: OpDesc, machine: Machine, q_rows: int, k_t: int, d_t: int, fidelity: MathFidelity) -> float:
     """Cycles of a core's work that no other stage hides: the first Q chunk's ``q_rows x d_t`` tiles read and
     waited for, then the first K chunk's ``k_t x d_t``; after the last step, the ``q_rows x d_t`` output tiles
@@ -102,7 +91,6 @@ def predict_sdpa(desc: OpDesc, machine: Machine) -> Prediction:
     """Prefill attention ``desc`` (inputs q, k, v[, mask]; output o) on ``machine``."""
     q, k, v = desc.inputs[:3]
     arch = machine.system.arch
-    latency = op_latency(arch.arch)
     fidelity = desc.fidelity or MathFidelity.HiFi2
     config = desc.attention or AttentionConfig()
     batch, heads, sq, d = (1,) * (4 - len(q.shape)) + q.shape[-4:]
@@ -114,8 +102,8 @@ def predict_sdpa(desc: OpDesc, machine: Machine) -> Prediction:
     q_chunks, k_chunks = math.ceil(sq / q_size), math.ceil(sk / k_size)
     causal = config.causal and sq == sk
     q_rows, k_t, d_t = _t(q_size), _t(k_size), _t(d)
-    multiply = _multiply_cycles(arch, fidelity, (q.tile_bytes + k.tile_bytes) / 2) * latency.sdpa_multiply_scale
-    per_step = 2 * q_rows * k_t * d_t * multiply + q_rows * k_t * latency.sdpa_score_tile_cycles
+    tiles = (q.tile_bytes, k.tile_bytes, v.tile_bytes)
+    per_step = step_cycles(arch, fidelity, (q_rows, k_t, d_t), tiles, config.fp32_dest)
     grid = grid_cores(machine, desc.core_grid)
     if ring:  # each of this device's rows' chunks attends half of the keys on average
         units = batch * heads * q_chunks
@@ -148,3 +136,22 @@ def predict_cache_fill(desc: OpDesc, machine: Machine) -> Prediction:
     cores = min(grid_cores(machine, desc.core_grid), max(1, new.tiles // d_t))
     memory = traffic(machine, [(new, 1.0), (cache, touched)], cores)
     return kernel_prediction(arch, 0.0, memory, cores)
+
+
+def fits_l1(desc: OpDesc, machine: Machine) -> bool:
+    """Whether prefill attention ``desc``'s circular buffers fit a core's L1 on ``machine`` (the factory
+    allocates them whole, so a chunk size that overflows cannot run): Q double-buffered where a core
+    holds more than one Q chunk (the split of :func:`busiest_core_steps`)."""
+    q, k, v = desc.inputs[:3]
+    out = desc.outputs[0] if desc.outputs else q
+    config = desc.attention or AttentionConfig()
+    batch, heads, sq, d = (1,) * (4 - len(q.shape)) + q.shape[-4:]
+    q_size, k_size = min(max(config.q_chunk, TILE), sq), min(max(config.k_chunk, TILE), k.shape[-2])
+    q_chunks = math.ceil(sq / q_size)
+    cores = grid_cores(machine, desc.core_grid)
+    by_batch = min(batch, cores)
+    by_q = max(1, min(cores // (by_batch * min(cores // by_batch, heads)), q_chunks))
+    mask = desc.inputs[3].tile_bytes if len(desc.inputs) > 3 else 0
+    tiles = (q.tile_bytes, k.tile_bytes, v.tile_bytes, mask, out.tile_bytes)
+    needed = circular_buffer_bytes((_t(q_size), _t(k_size), _t(d)), tiles, math.ceil(q_chunks / by_q) > 1)
+    return needed <= machine.system.spec.arch_spec.l1_bank_size

@@ -237,13 +237,15 @@ class CollectiveConfig:
 class AttentionConfig:
     """SDPA's chunking and causality; ``kv_len`` is the cache length read by a decode step (None: the
     whole cache, when the positions are a device tensor); ``max_cores_per_head_batch`` caps the cores
-    a decode step gives one (user, kv head) pair (SDPAProgramConfig's field, default 16)."""
+    a decode step gives one (user, kv head) pair (SDPAProgramConfig's field, default 16); ``fp32_dest``:
+    the compute kernel config's ``fp32_dest_acc_en`` (ttnn's SDPA default: off)."""
 
     q_chunk: int = 32
     k_chunk: int = 32
     causal: bool = True
     kv_len: int | None = None
     max_cores_per_head_batch: int = 16
+    fp32_dest: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,8 +43,8 @@ class OpLatency:
     single_use_weight_tile_cycles: float  # a matmul multiply whose weight tile is used once (decode)
     tile_round_trip_cycles: float  # one DRAM tile read a core issues and waits for before the next
     noc_write_latency_cycles: float  # a core's write to its neighbour, issued until it lands
-    sdpa_multiply_scale: float  # flash attention's tile multiplies over a GEMM's at the same fidelity
-    sdpa_score_tile_cycles: float  # flash attention's softmax work on one score tile of a K-chunk step
+    sdpa_feed_scale: float  # flash attention's matmuls: a multiply's operand feed over a GEMM's operand rate
+    sdpa_pass_cycles: float  # flash attention's block operations: one tile from L1 through the engine and back
     topk_instruction_cycles: float  # ttnn.topk: one counted SFPU instruction of its sort, the tile moves folded in
     topk_insertion_tile_cycles: float  # ttnn.topk's single-core program: a row's tile moves beyond its sort
     sharded_norm_stats_ns: float  # a norm sharded across cores by width: the cores' statistics gathered and sent back
@@ -75,8 +75,8 @@ WORMHOLE_B0 = OpLatency(
     single_use_weight_tile_cycles=36.0,
     tile_round_trip_cycles=445.0,
     noc_write_latency_cycles=50.0,
-    sdpa_multiply_scale=1.72,
-    sdpa_score_tile_cycles=400.0,
+    sdpa_feed_scale=0.36,
+    sdpa_pass_cycles=67.2,
     topk_instruction_cycles=2.406,
     topk_insertion_tile_cycles=8800.0,
     sharded_norm_stats_ns=5130.0,
@@ -113,15 +113,18 @@ WORMHOLE_B0 = OpLatency(
         "file's date), less its launch and each tile's transfer at the NoC's rate for a 1088 B tile: 445 cycles a "
         "read, beyond tt-npe's 70-270 cycles of NoC latency the DRAM bank's access; checked by nlp_create_qkv_heads "
         "in the same file and both ops at 4096 tokens (tests/perf/published_prefill.py)",
-        "sdpa_multiply_scale": f"fitted with sdpa_score_tile_cycles: {FLASH}: causal bfloat16 at 16K tokens, head "
-        "dim 64 (23.2 TFLOPs) and 256 (39.8), on an N150's 8x8 grid, the model at its best chunk sizes (HiFi2, "
-        "ttnn's default): the matmul_blocks of a K-chunk step (QK^T transposed, then the scores by V) run 1.72x a "
-        "GEMM's cycles a tile multiply; checked by the chart's other 34 figures and the Galaxy's prefill SDPA "
-        "(tests/perf/published_sdpa.py, published_prefill.py)",
-        "sdpa_score_tile_cycles": f"fitted with sdpa_multiply_scale (the same two figures of {FLASH}): each score "
-        "tile of a K-chunk step is reduced for its row maximum, has it subtracted and is exponentiated (scale fused), "
-        "partly summed, each through L1 (sdpa.cpp: reduce_c, sub_exp_block_bcast_cols_inplace): 400 cycles, where "
-        "the model's estimate from its engines' rates had 164",
+        "sdpa_feed_scale": f"fitted with sdpa_pass_cycles: {FLASH}: causal bfloat16 at 16K tokens, head dim 64 "
+        "(23.2 TFLOPs) and 256 (39.8), on an N150's 8x8 grid, the model at its best chunk sizes of those whose "
+        "circular buffers fit a core's L1 (HiFi2, ttnn's default then): a K-chunk step as the kernel of the report's "
+        "commit runs it (meshnn.perf.sdpa_step: the two matmuls' multiplies at the engine's phases and their "
+        "operands fed by subblock, the block operations on score tiles, output tiles and statistics rows); was 1.72x "
+        "a GEMM's whole multiply with 400 cycles a score tile (no output or row passes; k 64 everywhere); checked by "
+        "the chart's other 34 figures and the Galaxy's prefill SDPA (tests/perf/published_sdpa.py, "
+        "published_prefill.py): 0.36 (a subblock's operand tiles are shared by its multiplies and fed beside the "
+        "math, where the GEMM's rate was fitted to whole tiles a multiply)",
+        "sdpa_pass_cycles": f"fitted with sdpa_feed_scale (the same two figures of {FLASH}): a block operation's tile "
+        "(sdpa.cpp at tt-metal 0f7aa9b: each tile unpacked from L1, operated on, packed back, most with a "
+        "destination acquire and release a tile): 67.2 cycles",
         "topk_instruction_cycles": f"fitted: {GALAXY_TAIL}: TopK_0 179.98 us (the 70B's logits, 32 users x 16384 "
         "values a device of the 128K padded vocabulary, k 32, on the (1,0)-(3,9) sub-grid: 16 local cores of 32 "
         "tiles, then one core of 16), less its launch and reads: 177,984 cycles for the 73,984 SFPU instructions "
