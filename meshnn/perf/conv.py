@@ -29,6 +29,12 @@ blocks from conv2d_utils.cpp's determine_per_core_conv_block_config), on the bus
   config double-buffers the side's circular buffer (``enable_act_double_buffer``,
   ``enable_weights_double_buffer``); a single-buffered side's next block waits for the compute to free
   the current one, so its time adds to the compute's.
+- Block-sharded multicasts (reader_conv_activations_2d_mcast_padded_with_halo_3x3_weights_v2.cpp, conv_bmm_tilize.cpp):
+  the K blocks come in groups, one block from each core of the grid row; at a group's start the core reads its
+  own rows and the compute tilizes them; then each block's sender waits for every receiver to reserve room in its
+  activation buffer (one block unless double-buffered: so after its matmul of the block before) and signal it,
+  multicasts the tilized block and then a semaphore (the handshake: two one-way NoC flights); the matmul takes the
+  block once it and its weights are in (:mod:`meshnn.perf.conv_cycles`).
 - Width-sharded rounds (activation_reader_width_sharded.cpp): each core reads and tilizes its own block once,
   then every core's block is multicast in a round of its own: every receiver reserves its activation buffer
   (one block unless double-buffered, conv2d_op_program_factory_common.cpp's ACT CB: so after its matmul of
@@ -48,6 +54,7 @@ from dataclasses import dataclass, replace
 
 from meshnn.device.arch import Arch
 from meshnn.device.buffer import TensorMemoryLayout
+from meshnn.perf.conv_cycles import ConvCycles
 from meshnn.perf.conv_desc import ConvConfig
 from meshnn.perf.conv_rates import RATES
 from meshnn.perf.desc import (
@@ -235,78 +242,6 @@ def padded_divisor(n: int, most: int) -> int:
     return d
 
 
-@dataclass(frozen=True, slots=True)
-class ConvCycles:
-    """The busiest core's cycles by part, over all its blocks: the activation ``reader`` (its reads,
-    and the multicast of its tilized blocks), the ``weights`` (DRAM reads and their multicast),
-    ``tilize``, the ``matmul`` (multiplies, partials, bias, the output's pack); ``blocks`` the blocks
-    they come in (each an even share); ``split``: two readers share the activation reads (tt-metal's
-    split reader: the weights' reader reads its half of each block's activations first);
-    ``multicast``: the activation reader's wait for the blocks other cores multicast (not split);
-    ``rounds``: width-sharded (activation_reader_width_sharded.cpp), the core reads and tilizes its own
-    block once, then every block arrives in a round of its own: the sender waits for every receiver's
-    semaphore (sent once the receiver's activation buffer has room, i.e. once its matmul freed the block
-    one, or two double-buffered, before), multicasts the block and then a semaphore; ``handshake`` those
-    two one-way NoC latencies, cycles a round."""
-
-    reader: float
-    weights: float
-    tilize: float
-    matmul: float
-    blocks: int
-    split: bool
-    multicast: float = 0.0
-    rounds: bool = False
-    handshake: float = 0.0
-
-    def total(self, act_double: bool, weights_double: bool) -> float:
-        """The core's cycles, block by block as conv2d's kernels hand them on through their circular
-        buffers: the activation reader fills a block once the compute has tilized the block one (two,
-        double-buffered) before it; the compute tilizes a block once it is read and the matmul before
-        it is done, and multiplies it once its weights are in; the weights reader reads a block once the
-        matmul has freed the block one (two) before it.  With the split reader the weights' RISC-V reads
-        half of each block's activations before that block's weights."""
-        n = max(1, self.blocks)
-        r, w, t, mm = self.reader / n, self.weights / n, self.tilize / n, self.matmul / n
-        cast = self.multicast / n
-        da, dw = (2 if act_double else 1), (2 if weights_double else 1)
-        if self.rounds:
-            return self._rounds_total(n, da, dw)
-        tilized: list[float] = []
-        done: list[float] = []
-        reader_free = other_free = 0.0  # the activation reader's RISC-V, the weights reader's
-        for i in range(n):
-            act_free = tilized[i - da] if i >= da else 0.0
-            weight_free = done[i - dw] if i >= dw else 0.0
-            if self.split:
-                reader_free = max(reader_free, act_free) + r / 2 + cast
-                half = max(other_free, act_free) + r / 2
-                read = max(reader_free, half)
-                other_free = max(half, weight_free) + w
-            else:
-                reader_free = read = max(reader_free, act_free) + r + cast
-                other_free = max(other_free, weight_free) + w
-            tilized.append(max(read, done[-1] if done else 0.0) + t)
-            done.append(max(tilized[-1], other_free) + mm)
-        return done[-1]
-
-    def _rounds_total(self, n: int, da: int, dw: int) -> float:
-        """:meth:`total` for :attr:`rounds`: the own block read and tilized first, then ``n`` rounds, each
-        multicast once the previous round is out and every receiver's buffer is free (``da``: the act
-        buffer's blocks); the weights' reads (``dw`` blocks buffered) beside them; each block's matmul
-        once its round and its weights are in."""
-        w, mm, cast = self.weights / n, self.matmul / n, self.multicast / n
-        arrived = self.reader + self.tilize
-        done: list[float] = []
-        other_free = 0.0
-        for i in range(n):
-            act_free = done[i - da] if i >= da else 0.0
-            arrived = max(arrived, act_free) + self.handshake + cast
-            other_free = max(other_free, done[i - dw] if i >= dw else 0.0) + w
-            done.append(max(arrived, other_free, done[-1] if done else 0.0) + mm)
-        return done[-1]
-
-
 def conv_cycles(desc: OpDesc, machine: Machine) -> tuple[ConvBlocks, ConvCycles]:
     """The busiest core's blocks and cycles of the conv2d ``desc`` on ``machine``."""
     conv = desc.conv
@@ -349,8 +284,10 @@ def conv_cycles(desc: OpDesc, machine: Machine) -> tuple[ConvBlocks, ConvCycles]
     split = b.split and chosen
     blocks = b.k_blocks * (b.rows if conv.activation_reuse else b.height_blocks)  # reuse: a tile row at a time
     rounds = b.layout is L.WIDTH_SHARDED and b.share > 1
-    handshake = 2 * _one_way_cycles(machine, b.share) if rounds else 0.0
-    return b, ConvCycles(reader, max(weights, all_readers), tilize, mm, blocks, split, multicast, rounds, handshake)
+    handshake = 2 * _one_way_cycles(machine, b.share) if b.share > 1 else 0.0
+    group = b.share if b.layout is L.BLOCK_SHARDED else 1
+    weights = max(weights, all_readers)
+    return b, ConvCycles(reader, weights, tilize, mm, blocks, split, multicast, rounds, handshake, group)
 
 
 def _one_way_cycles(machine: Machine, cores: int) -> float:
