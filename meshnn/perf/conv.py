@@ -310,27 +310,36 @@ def _split_pays(act: float, tilize: float, weights: float) -> bool:
 def predict_conv(desc: OpDesc, machine: Machine) -> Prediction:
     """The time of the conv2d ``desc`` (inputs: activation, prepared weight[, bias]; one output) on
     ``machine`` (see the module's text); a description without its window (:class:`ConvConfig`) is
-    timed as its :func:`implicit_matmul` on the matmul model."""
+    timed as its :func:`implicit_matmul` on the matmul model.  A conv in DRAM slices (``slices`` > 1) is its
+    slices' programs one after another, each its own launch (:meth:`ConvConfig.slice_windows`; the slices'
+    reads, halos and write-backs are other ops)."""
     conv = desc.conv
     if conv is None or conv.runs_as_matmul:  # no window, or a 1x1 conv ttnn runs as a matmul
         return predict_matmul(implicit_matmul(desc), machine)
     arch = machine.system.arch
-    b, parts = conv_cycles(desc, machine)
-    cycles = parts.total(conv.act_double_buffer, conv.weights_double_buffer)
-    k_tiles = b.k_blocks * b.block_w
-    notes = (
-        f"conv2d: {b.cores} cores, {b.rows * b.cols} output tiles x {k_tiles} K tiles a core, {b.k_blocks} blocks",
-    )
+    unit = TILE if desc.outputs[0].layout is Layout.TILE and conv.slice_width else 1
+    windows = conv.slice_windows(unit)
+    cycles, flops, dram_bytes = 0.0, 0.0, 0.0
     weight = desc.inputs[1]
+    for window in windows:
+        b, parts = conv_cycles(replace(desc, conv=window), machine)
+        cycles += parts.total(window.act_double_buffer, window.weights_double_buffer)
+        k_tiles = b.k_blocks * b.block_w
+        flops += 2.0 * _tiles(window.positions) * k_tiles * _tiles(window.out_channels) * TILE**3
+        dram_bytes += b.weight_tiles * weight.tile_bytes * b.weight_readers
+    notes = (
+        f"conv2d: {b.cores} cores, {b.rows * b.cols} output tiles x {k_tiles} K tiles a core, {b.k_blocks} blocks"
+        + (f", the last of {len(windows)} DRAM slices" if len(windows) > 1 else ""),
+    )
     return Prediction(
         compute_ns=arch.cycles_ns(cycles),
         memory_ns=0.0,
         link_ns=0.0,
-        fixed_ns=arch.op_launch_ns,
+        fixed_ns=arch.op_launch_ns * len(windows),
         memory=Bound.L1,
         cores=b.cores,
         fidelity=desc.fidelity or MathFidelity.HiFi2,
-        flops=2.0 * _tiles(conv.positions) * k_tiles * _tiles(conv.out_channels) * TILE**3,
-        dram_bytes=b.weight_tiles * weight.tile_bytes * b.weight_readers,
+        flops=flops,
+        dram_bytes=dram_bytes,
         notes=notes,
     )
