@@ -164,7 +164,14 @@ GN_NEGATIVE_MISS = (
     "(2 x 69 us at conv2d's measured local-L1 rate), gamma and beta, 8 cross-core gathers: 417 us against "
     "549.2; the passes' 4,608 tile operations would need ~75 cycles each where the model's unpack and FPU give "
     "47 (the 1920-channel row, 12-tile blocks, is met at the same costs); what a 128-tile block adds per "
-    "operation (its in-place cb_x waits, HiFi4 on bfloat16 in L1) has no figure of its own"
+    "operation (its in-place cb_x waits, HiFi4 on bfloat16 in L1) has no figure of its own.  Checked for stop 56 in "
+    "the kernel at the figure's date (groupnorm_sharded_v2.cpp at 6df3b4f4fd, 2026-03-25, when 549,179 was set): "
+    "the negative-mask path runs its last two passes (the input times the negative mask, then the block added in) "
+    "and gamma's and beta's passes a tile at a time, each tile its own acquire / commit / wait / release of the "
+    "destination registers (gamma and beta in place in cb_in, a pop, reserve and push a tile), where the other "
+    "passes take a subblock at a time: about 1,400 such single-tile rounds a core (2 x 128 a group x 4 groups, 2 x "
+    "192 for gamma and beta); the 132k missing cycles would be ~94 a round, and what a single-tile round costs "
+    "beyond its unpack, FPU and pack has no figure"
 )
 GN_DRAM_MISS = (
     "timed as tt-metal's multi-core DRAM program with Welford statistics (meshnn.perf.group_norm_dram, "
@@ -175,7 +182,17 @@ GN_DRAM_MISS = (
     "each unpacked, computed and packed in turn (1,517 cycles a tile): 537 us against 1,516.5 (it was 315 us, "
     "a layer norm's reads).  Measured ~5,900 cycles a tile: each of the normalise pass's operations is preceded "
     "by its own init and data-format reconfiguration (sub_tiles_bcast_scalar_init_short, "
-    "reconfig_data_format_srcb, ...), whose cost has no figure in the model"
+    "reconfig_data_format_srcb, ...), whose cost has no figure in the model.  Checked for stop 56 at the figure's "
+    "date (8df382a3a6, 2025-12-30, when 1,516,464 was set; test_group_norm_DRAM(1, 256, 256, 256, 32, 4, 8, 8)): "
+    "groupnorm_mcast_program_factory.cpp's virtual columns then and in 2026-06 are the same rule (the most columns, "
+    "at most the grid's 8 and the 32 groups, whose channels are whole tiles and divide the groups): 8 columns of "
+    "32 channels, 8 virtual rows of 256 tile rows, as modelled, so the grid is not the miss; the test's "
+    "num_out_blocks 4 cuts each pass into 4 blocks of 64 tile rows (welford_groupnorm.cpp) without changing any "
+    "tile's work.  The one published cost of such sites found, tt-metal #56692 (Blackhole, the SDPA streaming "
+    "kernel: 139,214 cycles for 12 reconfig / re-init sites a step over ~167 steps), is ~70 cycles a site; the "
+    "normalise pass's 19 sites a tile at that cost would add ~1.3k cycles to the model's 1,517, still half of the "
+    "5,900 measured, so not taken: another arch and kernel, and the rest (each operation's serial hand-off "
+    "through its circular buffer and the destination registers) would still have no figure"
 )
 
 
@@ -199,9 +216,14 @@ def figures() -> list[Figure]:
         "(writer_tiled_out_2d_mcast_sender_conv_weights_tiled_col_to_rm_blocks.cpp: the weight loop inside "
         "out_num_blocks_h; stop 55, was one read: 664 us, -35%): 7,200 bfloat8_b tiles from DRAM and multicast "
         "down the column, 825k cycles, beside the multiplies' 623k (14,400 a core at 43 cycles) and the "
-        "activations' multicast (233k), all double-buffered: 853 us, -17% of 1025.5.  The rest (~170k cycles) is "
-        "not found: the writer's per-block semaphore handshake with its 7 receivers (two NoC flights, ~220 cycles "
-        "a block, 48 blocks) is ~10k of it"
+        "activations' multicast (233k), all double-buffered: 851k cycles, 853 us, -17% of 1025.5.  Checked for "
+        "stop 56 in the program at the figure's date (a4ecf6783c, 2026-05-07): each activation block's multicast "
+        "waits for every receiver's activation buffer (cb_act reserve, then the semaphore handshake) and follows "
+        "the group's one tilize of the core's own rows (conv_bmm_tilize.cpp: in0_nblocks_w_tilize), now modelled "
+        "(meshnn.perf.conv_cycles): no change here, the weights bind; the weight writer reads the split reader's "
+        "half of each group's activations before the group's 8 weight blocks (13k cycles, modelled) and "
+        "handshakes with its 7 receivers each block (two NoC flights, 190 cycles, 9k in all: not modelled).  The "
+        "rest (~170k cycles, 3.5k a block of 150 weight tiles) is not found"
     )
     out.append(Figure("conv2d 3x3 2560->1280 at 32x32, block-sharded", SOURCE, 1025.5, 1025.5, "us",
                       lambda: kernel_us(conv_block_sharded()), False, block, group=g))  # fmt: skip
