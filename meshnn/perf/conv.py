@@ -41,7 +41,9 @@ blocks from conv2d_utils.cpp's determine_per_core_conv_block_config), on the bus
   the block before) and signals the sender's semaphore; the sender multicasts the block, then a semaphore
   to every receiver: two one-way NoC flights a round (tt-npe's write latency over the farthest core).
 
-The halo op (HaloDeviceOperation), which ttnn runs before conv2d, is a separate op and not counted here.
+The halo op (HaloDeviceOperation), which ttnn runs before conv2d, is a separate op and not counted here.  A conv on
+tt-metal's DRAM path runs in slices (:mod:`meshnn.perf.conv_slices`), each its own conv2d program on the slice's
+window (:meth:`ConvConfig.slice_windows`): its time is theirs, one after another.
 A conv2d description without its window (hand-made, or a captured conv_transpose2d), and a 1x1 conv that ttnn
 runs as ``ttnn.linear`` (:attr:`ConvConfig.runs_as_matmul`), are timed as the matmul they compute
 (:func:`implicit_matmul`: M the output pixels, K the weight's rows) on the matmul model.
