@@ -29,13 +29,21 @@ blocks from conv2d_utils.cpp's determine_per_core_conv_block_config), on the bus
   config double-buffers the side's circular buffer (``enable_act_double_buffer``,
   ``enable_weights_double_buffer``); a single-buffered side's next block waits for the compute to free
   the current one, so its time adds to the compute's.
+- Block-sharded multicasts (reader_conv_activations_2d_mcast_padded_with_halo_3x3_weights_v2.cpp, conv_bmm_tilize.cpp):
+  the K blocks come in groups, one block from each core of the grid row; at a group's start the core reads its
+  own rows and the compute tilizes them; then each block's sender waits for every receiver to reserve room in its
+  activation buffer (one block unless double-buffered: so after its matmul of the block before) and signal it,
+  multicasts the tilized block and then a semaphore (the handshake: two one-way NoC flights); the matmul takes the
+  block once it and its weights are in (:mod:`meshnn.perf.conv_cycles`).
 - Width-sharded rounds (activation_reader_width_sharded.cpp): each core reads and tilizes its own block once,
   then every core's block is multicast in a round of its own: every receiver reserves its activation buffer
   (one block unless double-buffered, conv2d_op_program_factory_common.cpp's ACT CB: so after its matmul of
   the block before) and signals the sender's semaphore; the sender multicasts the block, then a semaphore
   to every receiver: two one-way NoC flights a round (tt-npe's write latency over the farthest core).
 
-The halo op (HaloDeviceOperation), which ttnn runs before conv2d, is a separate op and not counted here.
+The halo op (HaloDeviceOperation), which ttnn runs before conv2d, is a separate op and not counted here.  A conv on
+tt-metal's DRAM path runs in slices (:mod:`meshnn.perf.conv_slices`), each its own conv2d program on the slice's
+window (:meth:`ConvConfig.slice_windows`): its time is theirs, one after another.
 A conv2d description without its window (hand-made, or a captured conv_transpose2d), and a 1x1 conv that ttnn
 runs as ``ttnn.linear`` (:attr:`ConvConfig.runs_as_matmul`), are timed as the matmul they compute
 (:func:`implicit_matmul`: M the output pixels, K the weight's rows) on the matmul model.
@@ -48,6 +56,7 @@ from dataclasses import dataclass, replace
 
 from meshnn.device.arch import Arch
 from meshnn.device.buffer import TensorMemoryLayout
+from meshnn.perf.conv_cycles import ConvCycles
 from meshnn.perf.conv_desc import ConvConfig
 from meshnn.perf.conv_rates import RATES
 from meshnn.perf.desc import (
@@ -235,78 +244,6 @@ def padded_divisor(n: int, most: int) -> int:
     return d
 
 
-@dataclass(frozen=True, slots=True)
-class ConvCycles:
-    """The busiest core's cycles by part, over all its blocks: the activation ``reader`` (its reads,
-    and the multicast of its tilized blocks), the ``weights`` (DRAM reads and their multicast),
-    ``tilize``, the ``matmul`` (multiplies, partials, bias, the output's pack); ``blocks`` the blocks
-    they come in (each an even share); ``split``: two readers share the activation reads (tt-metal's
-    split reader: the weights' reader reads its half of each block's activations first);
-    ``multicast``: the activation reader's wait for the blocks other cores multicast (not split);
-    ``rounds``: width-sharded (activation_reader_width_sharded.cpp), the core reads and tilizes its own
-    block once, then every block arrives in a round of its own: the sender waits for every receiver's
-    semaphore (sent once the receiver's activation buffer has room, i.e. once its matmul freed the block
-    one, or two double-buffered, before), multicasts the block and then a semaphore; ``handshake`` those
-    two one-way NoC latencies, cycles a round."""
-
-    reader: float
-    weights: float
-    tilize: float
-    matmul: float
-    blocks: int
-    split: bool
-    multicast: float = 0.0
-    rounds: bool = False
-    handshake: float = 0.0
-
-    def total(self, act_double: bool, weights_double: bool) -> float:
-        """The core's cycles, block by block as conv2d's kernels hand them on through their circular
-        buffers: the activation reader fills a block once the compute has tilized the block one (two,
-        double-buffered) before it; the compute tilizes a block once it is read and the matmul before
-        it is done, and multiplies it once its weights are in; the weights reader reads a block once the
-        matmul has freed the block one (two) before it.  With the split reader the weights' RISC-V reads
-        half of each block's activations before that block's weights."""
-        n = max(1, self.blocks)
-        r, w, t, mm = self.reader / n, self.weights / n, self.tilize / n, self.matmul / n
-        cast = self.multicast / n
-        da, dw = (2 if act_double else 1), (2 if weights_double else 1)
-        if self.rounds:
-            return self._rounds_total(n, da, dw)
-        tilized: list[float] = []
-        done: list[float] = []
-        reader_free = other_free = 0.0  # the activation reader's RISC-V, the weights reader's
-        for i in range(n):
-            act_free = tilized[i - da] if i >= da else 0.0
-            weight_free = done[i - dw] if i >= dw else 0.0
-            if self.split:
-                reader_free = max(reader_free, act_free) + r / 2 + cast
-                half = max(other_free, act_free) + r / 2
-                read = max(reader_free, half)
-                other_free = max(half, weight_free) + w
-            else:
-                reader_free = read = max(reader_free, act_free) + r + cast
-                other_free = max(other_free, weight_free) + w
-            tilized.append(max(read, done[-1] if done else 0.0) + t)
-            done.append(max(tilized[-1], other_free) + mm)
-        return done[-1]
-
-    def _rounds_total(self, n: int, da: int, dw: int) -> float:
-        """:meth:`total` for :attr:`rounds`: the own block read and tilized first, then ``n`` rounds, each
-        multicast once the previous round is out and every receiver's buffer is free (``da``: the act
-        buffer's blocks); the weights' reads (``dw`` blocks buffered) beside them; each block's matmul
-        once its round and its weights are in."""
-        w, mm, cast = self.weights / n, self.matmul / n, self.multicast / n
-        arrived = self.reader + self.tilize
-        done: list[float] = []
-        other_free = 0.0
-        for i in range(n):
-            act_free = done[i - da] if i >= da else 0.0
-            arrived = max(arrived, act_free) + self.handshake + cast
-            other_free = max(other_free, done[i - dw] if i >= dw else 0.0) + w
-            done.append(max(arrived, other_free, done[-1] if done else 0.0) + mm)
-        return done[-1]
-
-
 def conv_cycles(desc: OpDesc, machine: Machine) -> tuple[ConvBlocks, ConvCycles]:
     """The busiest core's blocks and cycles of the conv2d ``desc`` on ``machine``."""
     conv = desc.conv
@@ -349,8 +286,10 @@ def conv_cycles(desc: OpDesc, machine: Machine) -> tuple[ConvBlocks, ConvCycles]
     split = b.split and chosen
     blocks = b.k_blocks * (b.rows if conv.activation_reuse else b.height_blocks)  # reuse: a tile row at a time
     rounds = b.layout is L.WIDTH_SHARDED and b.share > 1
-    handshake = 2 * _one_way_cycles(machine, b.share) if rounds else 0.0
-    return b, ConvCycles(reader, max(weights, all_readers), tilize, mm, blocks, split, multicast, rounds, handshake)
+    handshake = 2 * _one_way_cycles(machine, b.share) if b.share > 1 else 0.0
+    group = b.share if b.layout is L.BLOCK_SHARDED else 1
+    weights = max(weights, all_readers)
+    return b, ConvCycles(reader, weights, tilize, mm, blocks, split, multicast, rounds, handshake, group)
 
 
 def _one_way_cycles(machine: Machine, cores: int) -> float:
@@ -373,27 +312,36 @@ def _split_pays(act: float, tilize: float, weights: float) -> bool:
 def predict_conv(desc: OpDesc, machine: Machine) -> Prediction:
     """The time of the conv2d ``desc`` (inputs: activation, prepared weight[, bias]; one output) on
     ``machine`` (see the module's text); a description without its window (:class:`ConvConfig`) is
-    timed as its :func:`implicit_matmul` on the matmul model."""
+    timed as its :func:`implicit_matmul` on the matmul model.  A conv in DRAM slices (``slices`` > 1) is its
+    slices' programs one after another, each its own launch (:meth:`ConvConfig.slice_windows`; the slices'
+    reads, halos and write-backs are other ops)."""
     conv = desc.conv
     if conv is None or conv.runs_as_matmul:  # no window, or a 1x1 conv ttnn runs as a matmul
         return predict_matmul(implicit_matmul(desc), machine)
     arch = machine.system.arch
-    b, parts = conv_cycles(desc, machine)
-    cycles = parts.total(conv.act_double_buffer, conv.weights_double_buffer)
-    k_tiles = b.k_blocks * b.block_w
-    notes = (
-        f"conv2d: {b.cores} cores, {b.rows * b.cols} output tiles x {k_tiles} K tiles a core, {b.k_blocks} blocks",
-    )
+    unit = TILE if desc.outputs[0].layout is Layout.TILE and conv.slice_width else 1
+    windows = conv.slice_windows(unit)
+    cycles, flops, dram_bytes = 0.0, 0.0, 0.0
     weight = desc.inputs[1]
+    for window in windows:
+        b, parts = conv_cycles(replace(desc, conv=window), machine)
+        cycles += parts.total(window.act_double_buffer, window.weights_double_buffer)
+        k_tiles = b.k_blocks * b.block_w
+        flops += 2.0 * _tiles(window.positions) * k_tiles * _tiles(window.out_channels) * TILE**3
+        dram_bytes += b.weight_tiles * weight.tile_bytes * b.weight_readers
+    notes = (
+        f"conv2d: {b.cores} cores, {b.rows * b.cols} output tiles x {k_tiles} K tiles a core, {b.k_blocks} blocks"
+        + (f", the last of {len(windows)} DRAM slices" if len(windows) > 1 else ""),
+    )
     return Prediction(
         compute_ns=arch.cycles_ns(cycles),
         memory_ns=0.0,
         link_ns=0.0,
-        fixed_ns=arch.op_launch_ns,
+        fixed_ns=arch.op_launch_ns * len(windows),
         memory=Bound.L1,
         cores=b.cores,
         fidelity=desc.fidelity or MathFidelity.HiFi2,
-        flops=2.0 * _tiles(conv.positions) * k_tiles * _tiles(conv.out_channels) * TILE**3,
-        dram_bytes=b.weight_tiles * weight.tile_bytes * b.weight_readers,
+        flops=flops,
+        dram_bytes=dram_bytes,
         notes=notes,
     )

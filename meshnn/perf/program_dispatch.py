@@ -74,6 +74,11 @@ COMMAND_BYTES = 32
 """Bytes of one command in the trace: the prefetcher's relay command and the dispatcher's command, 16 B each
 (``CQ_DISPATCH_CMD_SIZE``, cq_commands.hpp)."""
 
+MOVER_BYTES_PER_CYCLE = 8 * 16 / 11
+"""Wormhole's mover (the Tensix tile's copy engine, the only writer of NCRISC's instruction RAM) copying L1 to L1 or
+to that RAM: eight 16-byte reads and eight writes every 11 cycles, measured without L1 port contention
+(tt-isa-documentation: WormholeB0/TensixTile/Mover.md, "Performance"), bytes a cycle."""
+
 
 class DispatchCore(enum.Enum):
     """Where the dispatcher runs (tt-metal ``DispatchCoreType``)."""
@@ -93,7 +98,9 @@ class ProgramDispatch:
     multicast; ``config_bytes``: the bytes of one such range's config (its CB configs, 16 B each,
     semaphores, 16 B each, and common args); ``binary_bytes_per_core``: kernel binaries a core holds
     (the sum over its processors); ``binaries_cached`` False: the workers' config ring cannot keep them
-    beside another program's, so they are sent again whenever another program ran before (:func:`replay_ns`)."""
+    beside another program's, so they are sent again whenever another program ran before (:func:`replay_ns`);
+    ``ncrisc_binary_bytes``: the NCRISC kernel's binary (0: the program runs no NCRISC kernel), which a
+    Wormhole worker copies into NCRISC's instruction RAM at every launch (:func:`launch_copy_ns`)."""
 
     cores: int = 1
     kernel_groups: int = 1
@@ -103,13 +110,20 @@ class ProgramDispatch:
     binary_bytes_per_core: int = 0
     binaries_cached: bool = True
     dispatch_core: DispatchCore = DispatchCore.TENSIX
+    ncrisc_binary_bytes: int = 0
 
     def __post_init__(self) -> None:
         if self.cores < 1 or not 1 <= self.kernel_groups <= self.cores:
             raise MeshnnValueError(
                 f"ProgramDispatch needs 1 <= kernel_groups <= cores, got {self.kernel_groups} groups on {self.cores}"
             )
-        counts = (self.rta_bytes_per_core, self.config_ranges, self.config_bytes, self.binary_bytes_per_core)
+        counts = (
+            self.rta_bytes_per_core,
+            self.config_ranges,
+            self.config_bytes,
+            self.binary_bytes_per_core,
+            self.ncrisc_binary_bytes,
+        )
         if min(counts) < 0:
             raise MeshnnValueError(f"ProgramDispatch: byte counts and ranges are never negative, got {counts}")
 
@@ -179,6 +193,7 @@ def describe_program(
         config_bytes=cbs * CB_CONFIG_BYTES + shared,
         binary_bytes_per_core=binary_bytes * sum(k.binaries for k in kernels),
         dispatch_core=dispatch_core,
+        ncrisc_binary_bytes=binary_bytes if Kernel.NCRISC in kernels else 0,
     )
 
 
@@ -265,6 +280,21 @@ def binary_write_ns(program: ProgramDispatch, arch: Arch | str | ArchPerf) -> fl
     return program.kernel_groups * rates.multicast_ns + perf.cycles_ns(groups_bytes / perf.noc_bytes_per_cycle)
 
 
+def launch_copy_ns(program: ProgramDispatch, arch: Arch | str | ArchPerf) -> float:
+    """The worker's copy of the NCRISC kernel into NCRISC's instruction RAM at each launch (ns): Wormhole only
+    (its NCRISC runs its kernel from a 16 KiB core-local instruction RAM that only the mover writes; Blackhole's
+    NCRISC runs from L1).  tt-metal's NCRISC firmware (tt_metal/hw/firmware/src/tt-1xx/ncrisc.cc) starts the
+    mover on the binary as soon as BRISC signals a new launch message, sets up its circular buffers meanwhile,
+    and waits for the copy before it halts for BRISC to restart it in the instruction RAM; BRISC (brisc.cc,
+    ``start_ncrisc_kernel_run``) waits for that before it runs its own kernel.  So the copy, at the mover's rate
+    (:data:`MOVER_BYTES_PER_CYCLE`), lies between a core's previous program and its next kernel.  What part of it
+    the NCRISC's own circular-buffer setup hides has no figure, so it is counted whole."""
+    perf = _perf(arch)
+    if perf.arch is not Arch.WORMHOLE_B0 or not program.ncrisc_binary_bytes:
+        return 0.0
+    return perf.cycles_ns(math.ceil(program.ncrisc_binary_bytes / 16) * 16 / MOVER_BYTES_PER_CYCLE)
+
+
 def command_ns(program: ProgramDispatch, arch: Arch | str | ArchPerf) -> float:
     """The dispatcher's own work for ``program`` (ns), the commands carried out one after another.  From an
     Ethernet core: its own program figure, every other cost a Tensix dispatcher's (the one Ethernet row, a
@@ -324,13 +354,15 @@ def replay_ns(
     before and the launch-message ring has room (at most ``LAUNCH_MSG_BUFFER_ENTRIES - 1`` programs ahead of
     the one running).  A program whose binaries the workers' config ring cannot keep (``binaries_cached``
     False) and that follows another program waits for that one to finish, then sends its binaries; a
-    program's go signal waits for the program before to finish; a program ends its kernel and the traced
-    gap (:attr:`ArchPerf.op_to_op_traced_ns`) after its go."""
+    program's go signal waits for the program before to finish; a program ends its kernel, the launch's copy of
+    its NCRISC binary on Wormhole (:func:`launch_copy_ns`) and the traced gap
+    (:attr:`ArchPerf.op_to_op_traced_ns`) after its go."""
     perf = _perf(arch)
     sequence = list(programs) * max(1, repeats)
     steps = []
     for i, (program, kernel_ns) in enumerate(sequence):
         resend = not program.binaries_cached and i > 0 and sequence[i - 1] != sequence[i]
+        kernel_ns += launch_copy_ns(program, perf)
         steps.append((program_dispatch_ns(program, perf, send_binaries=resend), kernel_ns, resend))
     _, ends = _play(steps, perf)
     first = len(sequence) - len(programs)

@@ -11,8 +11,9 @@ pgm_dispatch_blackhole_golden.json (2026-05-15), the mean of their two repetitio
 
 The model (:mod:`meshnn.perf.program_dispatch`): each program is the dispatcher's work for what it
 carries (:func:`program`, from the benchmark's ``TestInfo``), prepared while the kernel before runs;
-a program starts when both that work and the kernel before (plus the traced gap,
-``op_to_op_traced_ns``, fitted to the Galaxy decoder's measured gaps) are done
+a program starts when both that work and the kernel before (plus, on Wormhole, the launch's copy of the
+NCRISC binary into its instruction RAM, and the traced gap, ``op_to_op_traced_ns``, fitted to the Galaxy
+decoder's measured gaps) are done
 (:func:`~meshnn.perf.program_dispatch.replay_ns`).  The rows whose kernels spin 1,000 cycles or more
 check the gap; the rows of empty kernels time the dispatch work itself: ``FITTED`` names the rows the
 dispatcher's rates were fitted to, every other row is a check.
@@ -132,6 +133,13 @@ EMPTY: dict[str, dict[str, float]] = {
     },
 }
 
+BIG_BINARIES: dict[str, dict[str, float]] = {
+    # us per program of empty kernels at 12 KiB binaries (the goldens' largest size), the rows with and without an
+    # NCRISC kernel: checks of the launch's copy into Wormhole's NCRISC instruction RAM (launch_copy_ns)
+    "WH": {"ncrisc_only": 1.862, "all_processors": 1.849, "all_processors_all_cores": 1.844, "brisc_trisc_only": 1.575},
+    "BH": {"ncrisc_only": 1.294, "all_processors": 1.290, "all_processors_all_cores": 1.300},
+}
+
 FITTED = frozenset(
     {
         "brisc_only",  # DispatchRates.program_ns
@@ -249,21 +257,6 @@ def traced_us(arch: str, programs: list[tuple[ProgramDispatch, int]]) -> float:
     return replay_ns([(p, perf.cycles_ns(c)) for p, c in programs], perf) / 1e3
 
 
-_BIG_BINARIES = (
-    "8 KiB kernel binaries on all cores, one program of 5,000-cycle kernels: Wormhole's row takes 0.28 us more than "
-    "at 4 KiB (6.80 against 6.52 us; the 10,000-cycle row the same 0.28, within the claim) where Blackhole's takes "
-    "none; the program's 40 KiB of binaries a core fit the worker's 69 KiB config ring, so the model sends them once "
-    "and adds nothing; a per-launch cost on Wormhole's workers that grows with the binary (its 12 KiB NCRISC-only "
-    "row is 0.29 us above the BRISC-only one) is not in the model"
-)
-
-
-def _why(arch: str, row: str, argument: int) -> str:
-    if arch == "WH" and row.startswith("5000_") and argument == 8192:
-        return _BIG_BINARIES
-    return ""
-
-
 def dispatch_figures() -> list[Figure]:
     """The spinning rows (checks of the traced gap and of the dispatch work behind it) and the empty rows
     (the dispatch work alone; :data:`FITTED` names the fitted ones)."""
@@ -275,13 +268,16 @@ def dispatch_figures() -> list[Figure]:
                 unit = "cycles" if row.startswith("cycles/") else "B kernels"
                 name = f"{arch} traced program {row.removeprefix('cycles/')}, {argument} {unit}"
                 model = lambda a=arch, r=row, n=argument: traced_us(a, _programs(a, r, n))  # noqa: E731
-                why = _why(arch, row, argument)
-                out.append(Figure(name, SOURCE + FILES[arch], us, us, "us", model, not why, why, group="dispatch"))
+                out.append(Figure(name, SOURCE + FILES[arch], us, us, "us", model, group="dispatch"))
         for row, us in EMPTY[arch].items():
             name = f"{arch} traced program, empty kernels: {row}"
             model = lambda a=arch, r=row: traced_us(a, _programs(a, r, 1024))  # noqa: E731
             fitted = row in FITTED
             out.append(Figure(name, SOURCE + FILES[arch], us, us, "us", model, fitted=fitted, group="dispatch"))
+        for row, us in BIG_BINARIES[arch].items():
+            name = f"{arch} traced program, empty kernels: {row}, 12288 B kernels"
+            model = lambda a=arch, r=row: traced_us(a, _programs(a, r, 12288))  # noqa: E731
+            out.append(Figure(name, SOURCE + FILES[arch], us, us, "us", model, group="dispatch"))
     return out
 
 

@@ -9,9 +9,11 @@ tests' it calls (tests/ttnn/nightly/unit_tests/operations/matmul/test_matmul.py:
 test_group_norm.py and test_group_norm_DRAM.py).
 
 A conv is described as a capture records it (the input as given, the prepared weight, the output, and for
-the block-sharded one its window: :mod:`meshnn.perf.conv` times its program); the DRAM-sliced VAE conv has no
-window here (meshnn records its slices as one op) and is timed as the matmul it computes: M = output pixels,
-K = input channels x kernel height x width, N = output channels (its figure is one slice's conv2d: VAE_MISS).
+the block-sharded one its window: :mod:`meshnn.perf.conv` times its program); the DRAM-sliced VAE conv is run by
+meshnn's conv2d under a capture (its slices: :mod:`meshnn.perf.conv_slices`), its figure one slice's conv2d
+program: the perf test keeps the ops whose OP CODE is Conv2dDeviceOperation and reports their mean DEVICE KERNEL
+(models/perf/device_perf_utils.py: post_process_ops_log_detailed, AVG), so the slices' reads, halos and
+write-backs (other ops) are left out.
 """
 
 from __future__ import annotations
@@ -68,14 +70,55 @@ def conv_block_sharded() -> OpDesc:
     )
 
 
-def conv_vae() -> OpDesc:
-    """The VAE's 3x3 conv 512 -> 512 channels at 256x256 as a capture records it: the input
-    [1, 256, 256, 512] bfloat16 in DRAM (the op slices it in two by width and shards each slice), the
-    prepared [1, 1, 4608, 512] bfloat8_b weight, the output [1, 1, 65536, 512] in DRAM; LoFi (the unit
-    test's ``math_fidelity``)."""
-    x, out = TensorDesc((1, 256, 256, 512)), TensorDesc((1, 1, 65536, 512))
-    w = TensorDesc((1, 1, 512 * 9, 512), "BFLOAT8_B")
-    return OpDesc(OpFamily.MATMUL, (x, w), (out,), op_code="Conv2dDeviceOperation", fidelity="LoFi")
+def conv_vae_us() -> float:
+    """The VAE's 3x3 conv 512 -> 512 channels at 256x256 run by meshnn's conv2d under a perf capture with the unit
+    test's arguments (test_conv2d_vae_sdxl: the bfloat16 TILE input [1, 256, 256, 512] in DRAM, no slice config
+    (auto_slice), block-sharded, act_block_h_override 256, bfloat8_b weights with a bias, LoFi, no packer L1
+    accumulation, no double buffers, a bfloat16 TILE output; the device opened with l1_small_size 27 KiB), on one
+    chip of the N300: the conv's time over the DRAM slices it runs in (meshnn.perf.conv_slices: 2 by width here),
+    the mean of its slices' conv2d programs, as the perf test averages the Conv2dDeviceOperation rows."""
+    import numpy as np
+
+    import meshnn as ttnn
+
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), system="n300", execute=False, l1_small_size=27 * 1024)
+    try:
+        x = ttnn.empty((1, 256, 256, 512), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh)
+        weight = ttnn.from_torch(np.ones((512, 512, 3, 3), np.float32), ttnn.float32)
+        bias = ttnn.from_torch(np.ones((1, 1, 1, 512), np.float32), ttnn.float32)
+        config = ttnn.Conv2dConfig(
+            weights_dtype=ttnn.bfloat8_b,
+            shard_layout=ttnn.TensorMemoryLayout.BLOCK_SHARDED,
+            deallocate_activation=False,
+            output_layout=ttnn.TILE_LAYOUT,
+            act_block_h_override=256,
+        )
+        compute = ttnn.init_device_compute_kernel_config(
+            mesh.arch(), math_fidelity=ttnn.MathFidelity.LoFi, fp32_dest_acc_en=False, packer_l1_acc=False
+        )
+        with ttnn.perf_capture() as capture:
+            ttnn.conv2d(
+                input_tensor=x,
+                weight_tensor=weight,
+                in_channels=512,
+                out_channels=512,
+                device=mesh,
+                bias_tensor=bias,
+                kernel_size=(3, 3),
+                stride=(1, 1),
+                padding=(1, 1, 1, 1),
+                batch_size=1,
+                input_height=256,
+                input_width=256,
+                conv_config=config,
+                compute_config=compute,
+                dtype=ttnn.bfloat16,
+                slice_config=None,
+            )
+        (record,) = [r for r in capture.recorder(mesh).records if r.desc.op_code == "Conv2dDeviceOperation"]
+        return record.prediction.kernel_ns / 1e3 / record.desc.conv.slices
+    finally:
+        mesh.close()
 
 
 def group_norm(rows: int, channels: int) -> OpDesc:
@@ -121,7 +164,14 @@ GN_NEGATIVE_MISS = (
     "(2 x 69 us at conv2d's measured local-L1 rate), gamma and beta, 8 cross-core gathers: 417 us against "
     "549.2; the passes' 4,608 tile operations would need ~75 cycles each where the model's unpack and FPU give "
     "47 (the 1920-channel row, 12-tile blocks, is met at the same costs); what a 128-tile block adds per "
-    "operation (its in-place cb_x waits, HiFi4 on bfloat16 in L1) has no figure of its own"
+    "operation (its in-place cb_x waits, HiFi4 on bfloat16 in L1) has no figure of its own.  Checked for stop 56 in "
+    "the kernel at the figure's date (groupnorm_sharded_v2.cpp at 6df3b4f4fd, 2026-03-25, when 549,179 was set): "
+    "the negative-mask path runs its last two passes (the input times the negative mask, then the block added in) "
+    "and gamma's and beta's passes a tile at a time, each tile its own acquire / commit / wait / release of the "
+    "destination registers (gamma and beta in place in cb_in, a pop, reserve and push a tile), where the other "
+    "passes take a subblock at a time: about 1,400 such single-tile rounds a core (2 x 128 a group x 4 groups, 2 x "
+    "192 for gamma and beta); the 132k missing cycles would be ~94 a round, and what a single-tile round costs "
+    "beyond its unpack, FPU and pack has no figure"
 )
 GN_DRAM_MISS = (
     "timed as tt-metal's multi-core DRAM program with Welford statistics (meshnn.perf.group_norm_dram, "
@@ -132,21 +182,17 @@ GN_DRAM_MISS = (
     "each unpacked, computed and packed in turn (1,517 cycles a tile): 537 us against 1,516.5 (it was 315 us, "
     "a layer norm's reads).  Measured ~5,900 cycles a tile: each of the normalise pass's operations is preceded "
     "by its own init and data-format reconfiguration (sub_tiles_bcast_scalar_init_short, "
-    "reconfig_data_format_srcb, ...), whose cost has no figure in the model"
-)
-VAE_MISS = (
-    "meshnn records a DRAM-sliced conv2d as one op and has no description of its slices, so this row is timed as "
-    "the whole conv's implicit matmul (meshnn.perf.conv: output pixels x in-channels x 3 x 3 x out-channels).  "
-    "Checked for stop 55: the figure is not the sliced op's total.  The perf test keeps the ops whose OP CODE is "
-    "Conv2dDeviceOperation and reports their mean DEVICE KERNEL (models/perf/device_perf_utils.py: "
-    "post_process_ops_log_detailed, AVG), so the slices' reads, halos and write-backs are left out and 3,083 us is "
-    "one slice's conv2d program.  The test passes auto_slice=True (slice_config None: ttnn's conv2d.cpp picks the "
-    "slice count; the test's Conv2dDRAMSliceWidth x 2 is not used) and act_block_h_override=256 (8 tile rows an "
-    "activation block, so each core runs its rows in several height blocks, and the weights' writer re-reads its "
-    "column's weights for each: writer_tiled_out_2d_mcast_sender_conv_weights_tiled_col_to_rm_blocks.cpp, the "
-    "weight loop inside out_num_blocks_h).  The conv model has neither the slice count ttnn picks nor act_block_h "
-    "(ConvConfig holds no override: one height block a core); timed as the program of one of two width slices "
-    "(256 x 128 outputs block-sharded on 8x8 cores, LoFi) it gives 1,894 us (-39%)"
+    "reconfig_data_format_srcb, ...), whose cost has no figure in the model.  Checked for stop 56 at the figure's "
+    "date (8df382a3a6, 2025-12-30, when 1,516,464 was set; test_group_norm_DRAM(1, 256, 256, 256, 32, 4, 8, 8)): "
+    "groupnorm_mcast_program_factory.cpp's virtual columns then and in 2026-06 are the same rule (the most columns, "
+    "at most the grid's 8 and the 32 groups, whose channels are whole tiles and divide the groups): 8 columns of "
+    "32 channels, 8 virtual rows of 256 tile rows, as modelled, so the grid is not the miss; the test's "
+    "num_out_blocks 4 cuts each pass into 4 blocks of 64 tile rows (welford_groupnorm.cpp) without changing any "
+    "tile's work.  The one published cost of such sites found, tt-metal #56692 (Blackhole, the SDPA streaming "
+    "kernel: 139,214 cycles for 12 reconfig / re-init sites a step over ~167 steps), is ~70 cycles a site; the "
+    "normalise pass's 19 sites a tile at that cost would add ~1.3k cycles to the model's 1,517, still half of the "
+    "5,900 measured, so not taken: another arch and kernel, and the rest (each operation's serial hand-off "
+    "through its circular buffer and the destination registers) would still have no figure"
 )
 
 
@@ -170,15 +216,22 @@ def figures() -> list[Figure]:
         "(writer_tiled_out_2d_mcast_sender_conv_weights_tiled_col_to_rm_blocks.cpp: the weight loop inside "
         "out_num_blocks_h; stop 55, was one read: 664 us, -35%): 7,200 bfloat8_b tiles from DRAM and multicast "
         "down the column, 825k cycles, beside the multiplies' 623k (14,400 a core at 43 cycles) and the "
-        "activations' multicast (233k), all double-buffered: 853 us, -17% of 1025.5.  The rest (~170k cycles) is "
-        "not found: the writer's per-block semaphore handshake with its 7 receivers (two NoC flights, ~220 cycles "
-        "a block, 48 blocks) is ~10k of it"
+        "activations' multicast (233k), all double-buffered: 851k cycles, 853 us, -17% of 1025.5.  Checked for "
+        "stop 56 in the program at the figure's date (a4ecf6783c, 2026-05-07): each activation block's multicast "
+        "waits for every receiver's activation buffer (cb_act reserve, then the semaphore handshake) and follows "
+        "the group's one tilize of the core's own rows (conv_bmm_tilize.cpp: in0_nblocks_w_tilize), now modelled "
+        "(meshnn.perf.conv_cycles): no change here, the weights bind; the weight writer reads the split reader's "
+        "half of each group's activations before the group's 8 weight blocks (13k cycles, modelled) and "
+        "handshakes with its 7 receivers each block (two NoC flights, 190 cycles, 9k in all: not modelled).  The "
+        "rest (~170k cycles, 3.5k a block of 150 weight tiles) is not found.  Tried: each weight block's reads end "
+        "in a read barrier, so a block's last read's DRAM round trip (445 cycles, meshnn.perf.latency) could be "
+        "counted on top of the reads' rate: 48 blocks, 21k cycles, 874 us (-14.8%), but the same count takes "
+        "sdxl_bs on the P150 (tests/perf/published_conv.py) from +10% to +25%: not taken"
     )
-    vae = VAE_MISS
     out.append(Figure("conv2d 3x3 2560->1280 at 32x32, block-sharded", SOURCE, 1025.5, 1025.5, "us",
                       lambda: kernel_us(conv_block_sharded()), False, block, group=g))  # fmt: skip
-    out.append(Figure("conv2d 3x3 512->512 at 256x256, DRAM, width-sliced in 2", SOURCE, 3082.972, 3082.972, "us",
-                      lambda: kernel_us(conv_vae()), False, vae, group=g))  # fmt: skip
+    out.append(Figure("conv2d 3x3 512->512 at 256x256, DRAM, width-sliced in 2 (a slice's program)", SOURCE, 3082.972,
+                      3082.972, "us", conv_vae_us, group=g))  # fmt: skip
     return out
 
 

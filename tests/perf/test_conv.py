@@ -15,7 +15,8 @@ import meshnn as ttnn
 from meshnn.device.arch import Arch
 from meshnn.device.buffer import TensorMemoryLayout as L
 from meshnn.perf import OpFamily, TensorDesc, predict
-from meshnn.perf.conv import ConvCycles, conv_blocks, l1_tiles, padded_divisor
+from meshnn.perf.conv import conv_blocks, l1_tiles, padded_divisor
+from meshnn.perf.conv_cycles import ConvCycles
 from meshnn.perf.conv_desc import ConvConfig
 from meshnn.perf.conv_rates import RATES
 from meshnn.perf.desc import OpDesc
@@ -202,3 +203,23 @@ def test_the_published_conv_rows_against_the_implicit_matmul():
             within_now += abs(now / target - 1) <= 0.15
             assert (abs(now / target - 1) < abs(before / target - 1)) is (name != "unet_hs")
     assert (within_before, within_now) == (1, 6)
+
+
+def test_block_sharded_multicasts_wait_for_the_receivers_matmul():
+    """Block-sharded (a multicast each K block): a group's own rows read and tilized once, then each block of the
+    group multicast once every receiver's activation buffer is free (single-buffered: after the matmul of the
+    block before), so handshake, multicast and matmul follow one another; double-buffered the multicast of
+    the next block overlaps the matmul."""
+    reader, tilize, cast, mm, hs, n, group = 800.0, 400.0, 300.0, 500.0, 50.0, 8, 4
+    parts = ConvCycles(reader, 0.0, tilize, mm * n, n, False, cast * n, False, hs, group)
+    per_group = reader / 2 + tilize / 2  # two groups: each reads and tilizes its half
+    single = parts.total(False, False)
+    # the second group's read follows the reader's last multicast of the first, behind the last matmul
+    assert single == pytest.approx(reader / 2 + tilize + n * (hs + cast + mm))
+    double = parts.total(True, False)
+    assert double < single
+    assert double == pytest.approx(per_group + hs + cast + n * mm + per_group, rel=0.2)
+    # the tilize of a group waits for the matmul before it: the compute core does both in turn
+    assert parts.total(False, False) > ConvCycles(reader, 0.0, 0.0, mm * n, n, False, cast * n, False, hs, group).total(
+        False, False
+    )

@@ -9,6 +9,7 @@ from meshnn.errors import MeshnnValueError
 from meshnn.perf.hardware import BLACKHOLE, WORMHOLE_B0
 from meshnn.perf.program_dispatch import (
     LAUNCH_MSG_BUFFER_ENTRIES,
+    MOVER_BYTES_PER_CYCLE,
     RATES,
     DispatchCore,
     Kernel,
@@ -18,6 +19,7 @@ from meshnn.perf.program_dispatch import (
     describe_program,
     dispatch_rates,
     fetch_ns,
+    launch_copy_ns,
     program_dispatch_ns,
     replay_gaps_ns,
     replay_ns,
@@ -189,3 +191,20 @@ def test_a_program_described_as_its_factory_makes_it():
 def test_an_impossible_description_is_refused(kwargs):
     with pytest.raises(MeshnnValueError, match="describe_program"):
         describe_program(cores=4, **kwargs)
+
+
+def test_a_wormhole_launch_copies_the_ncrisc_binary_into_its_instruction_ram():
+    with_ncrisc = describe_program(cores=56, binary_bytes=8192)
+    assert with_ncrisc.ncrisc_binary_bytes == 8192
+    copy = launch_copy_ns(with_ncrisc, WORMHOLE_B0)
+    assert copy == pytest.approx(WORMHOLE_B0.cycles_ns(8192 / MOVER_BYTES_PER_CYCLE))  # 704 cycles at 11.6 B a cycle
+    assert launch_copy_ns(with_ncrisc, BLACKHOLE) == 0.0  # Blackhole's NCRISC runs from L1
+    without = describe_program(cores=56, kernels=frozenset({Kernel.BRISC, Kernel.COMPUTE}), binary_bytes=8192)
+    assert launch_copy_ns(without, WORMHOLE_B0) == 0.0
+    # on the kernel's path: a long kernel's replay grows by the copy, and only on Wormhole
+    long_kernel = 50000.0
+    for perf, extra in ((WORMHOLE_B0, copy), (BLACKHOLE, 0.0)):
+        replay = replay_ns([(with_ncrisc, long_kernel)], perf)
+        assert replay == pytest.approx(long_kernel + extra + perf.op_to_op_traced_ns)
+    with pytest.raises(MeshnnValueError):
+        ProgramDispatch(ncrisc_binary_bytes=-1)

@@ -19,8 +19,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from meshnn.device.buffer import BufferType
 from meshnn.errors import MeshnnValueError
 from meshnn.formats.dtypes import DataType
+from meshnn.formats.layout import Layout
 from meshnn.ops.config import check_compute_kernel_config
 from meshnn.ops.conv import goldens
 from meshnn.ops.conv.config import Conv2dConfig, Conv2dSliceConfig, PaddingMode, SliceType
@@ -52,8 +54,10 @@ from meshnn.ops.conv.weights import (
 )
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.conv_desc import ConvConfig
+from meshnn.perf.conv_slices import dram_slices
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor.spec import MemoryConfig
+from meshnn.tensor.storage import DeviceStorage
 from meshnn.tensor.tensor import Tensor, check_tensor
 
 
@@ -123,6 +127,31 @@ def perf_config(window: Window, ic: int, oc: int, groups: int, config: Conv2dCon
     )
 
 
+def dram_sliced(conv: ConvConfig, tensor: Tensor, slice_config: object, config: Conv2dConfig, mesh) -> ConvConfig:
+    """``conv`` with the DRAM slices tt-metal (2026) runs it in (:func:`meshnn.perf.conv_slices.dram_slices`):
+    none on the L1 path (a slice config of L1_FULL, or none with ``tensor`` in L1); else the given slices, or
+    the count and dimension tt-metal picks for the free L1 of a core of ``mesh``."""
+    in_l1 = isinstance(tensor.storage, DeviceStorage) and tensor.memory_config().buffer_type is BufferType.L1
+    if isinstance(slice_config, Conv2dSliceConfig):
+        if not slice_config.in_dram:
+            return conv
+        given = (slice_config.slice_type is SliceType.DRAMSliceWidth, slice_config.num_slices)
+    elif in_l1:
+        return conv
+    else:
+        given = None
+    free = mesh.allocator.manager(BufferType.L1).statistics().total_free_bytes
+    return dram_slices(
+        conv,
+        mesh.system.compute_grid,
+        free_l1=free,
+        tiled_input=tensor.layout is Layout.TILE,
+        tiled_output=config.output_layout is Layout.TILE,
+        element_bytes=4 if tensor.dtype is DataType.FLOAT32 else 2,
+        given=given,
+    )
+
+
 def prepared_weight(op: str, weight: object, oc: int, icg: int, kernel, dtype_of, mesh, padded: int = 1) -> Tensor:
     """The conv's prepared weight: ``weight`` itself when it is a prepared device tensor (checked),
     else its torch-layout values checked and prepared (zero-padded over ``padded`` groups)."""
@@ -141,7 +170,7 @@ def run_conv(op: str, args: dict, window: Window, ranks=(4,)) -> tuple[Tensor, t
     ic, oc, groups, _ = conv_args(op, args["in_channels"], args["out_channels"], args["groups"], window.kernel)
     window.check(op)
     check_compute_kernel_config(op, args["compute_config"])
-    tensor = check_tensor(args["input_tensor"], f"ttnn.{op}: input_tensor")
+    tensor = given = check_tensor(args["input_tensor"], f"ttnn.{op}: input_tensor")
     flat_input(op, tuple(tensor.shape), window, ic, ranks=ranks)
     memory = output_memory(op, tensor, args["memory_config"], args["slice_config"])
     rows = window.batch * window.out_height * window.out_width
@@ -158,7 +187,7 @@ def run_conv(op: str, args: dict, window: Window, ranks=(4,)) -> tuple[Tensor, t
     inputs = (tensor, weight) if bias is None else (tensor, weight, bias)
     attrs = {"conv_config": config, "compute_kernel_config": args["compute_config"], "memory_config": memory}
     attrs["slice_config"] = args["slice_config"]
-    attrs["conv"] = perf_config(window, ic, oc, groups, config)
+    attrs["conv"] = dram_sliced(perf_config(window, ic, oc, groups, config), given, args["slice_config"], config, mesh)
     replicate = config.padding_mode is PaddingMode.Replicate
     compute = conv_compute(window, ic, groups, activation, replicate=replicate, padded=padded)
     run = ConvRun(op, mesh, inputs, spec, compute, attrs)
