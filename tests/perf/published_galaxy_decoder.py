@@ -173,22 +173,39 @@ def logits_to_dram_us(width: int) -> float:
     return copy_us("ShardedToInterleavedDeviceOperation", x, _dram((1, 1, 32, width), B8), (8, 4))
 
 
-def lm_head_out_reshard_us() -> float:
-    """The LM head's output, 24 shards of [32, 704], to 32 of [32, 512] (bfloat8_b)."""
-    source, dest = TensorDesc((1, 1, 32, 16896), B8, **W), TensorDesc((1, 1, 32, 16384), B8, **W)
-    return copy_us("ReshardDeviceOperation", source, dest, (8, 4))
-
-
-def lm_head_in_reshard_us() -> float:
-    """The final norm's output, 16 shards of [32, 128], to the LM head's 24 ring shards of [32, 96] (bfloat8_b)."""
-    source, dest = TensorDesc((1, 1, 32, 2048), B8, **W), TensorDesc((1, 1, 32, 2304), B8, **W)
-    return copy_us("ReshardDeviceOperation", source, dest, (8, 3))
-
-
 def lm_head_buffer_us() -> float:
     """The LM head all-reduce's persistent buffer [32, 65536] bfloat8_b from DRAM to 32 L1 shards of [32, 2048]."""
     x = (1, 1, 32, 65536)
     return copy_us("InterleavedToShardedDeviceOperation", _dram(x, B8), TensorDesc(x, B8, **W), (8, 4))
+
+
+def _sharded(shape, dtype=B16) -> TensorDesc:
+    return TensorDesc(shape, dtype, buffer=L1, memory=MemoryLayout.WIDTH_SHARDED)
+
+
+def sampling_to_l1_us(dtype: str) -> float:
+    """A gathered [1, 1, 32, 256] tensor from DRAM to DECODE_SAMPLING_INPUT_MEMCFG (8 cores of [32, 32])."""
+    v = (1, 1, 32, 256)
+    return copy_us("InterleavedToShardedDeviceOperation", _dram(v, dtype), _sharded(v, dtype), (8, 1))
+
+
+def sampling_to_dram_us() -> float:
+    """The gathered bfloat16 values back from their 8 [32, 32] shards to DRAM."""
+    v = (1, 1, 32, 256)
+    return copy_us("ShardedToInterleavedDeviceOperation", _sharded(v), _dram(v), (8, 1))
+
+
+def last_residual_us() -> float:
+    """The last layer's ``ttnn.add(ff_out, h)``: [32, 2048] bfloat8_b + bfloat16 on DECODE_RESIDUAL_MEMCFG's 16 cores
+    (4 tiles a core), bfloat8_b out."""
+    x, h = TensorDesc((1, 1, 32, 2048), B8, **W), TensorDesc((1, 1, 32, 2048), B16, **W)
+    return kernel_us(OpDesc(OpFamily.BINARY, (x, h), (x,), core_grid=(8, 2)))
+
+
+def reshard_us(source: tuple[int, int], dest: tuple[int, int], grid: tuple[int, int]) -> float:
+    """A bfloat8_b [32, width] reshard: ``source`` and ``dest`` are (width, shards)."""
+    a, b = TensorDesc((1, 1, 32, source[0]), B8, **W), TensorDesc((1, 1, 32, dest[0]), B8, **W)
+    return copy_us("ReshardDeviceOperation", a, b, grid)
 
 
 def sampling_gather_us(dtype: str) -> float:
@@ -222,13 +239,39 @@ _ROWS = [  # figure name, source, section, measured ns, model
     ("70B tail add device offsets to indices 32x256 INT32", LLAMA, "model_tail", 3139.029, offset_add_us),
     ("70B tail sharded_to_interleaved logits 32x16384", LLAMA, "model_tail", 8355.871,
      lambda: logits_to_dram_us(16384)),
-    ("70B tail reshard LM head input 16 -> 24 cores", LLAMA, "model_tail", 1118.513, lm_head_in_reshard_us),
-    ("70B tail reshard LM head output 24 -> 32 cores", LLAMA, "model_tail", 3915.485, lm_head_out_reshard_us),
+    ("70B tail reshard LM head input 16 -> 24 cores", LLAMA, "model_tail", 1118.513,
+     lambda: reshard_us((2048, 16), (2304, 24), (8, 3))),
+    ("70B tail reshard LM head output 24 -> 32 cores", LLAMA, "model_tail", 3915.485,
+     lambda: reshard_us((16896, 24), (16384, 32), (8, 4))),
     ("70B tail interleaved_to_sharded LM head buffer 32x65536", LLAMA, "model_tail", 21786.412, lm_head_buffer_us),
     ("70B tail all_gather top-32 values, 8 devices", LLAMA, "model_tail", 10840.894,
      lambda: sampling_gather_us(B16)),
     ("70B tail all_gather top-32 indices, 8 devices", LLAMA, "model_tail", 12112.069,
      lambda: sampling_gather_us("UINT16")),
+    ("70B tail interleaved_to_sharded top-32 values 32x256 to 8 cores", LLAMA, "model_tail", 879.240,
+     lambda: sampling_to_l1_us(B16)),
+    ("70B tail interleaved_to_sharded indices 32x256 INT32 to 8 cores", LLAMA, "model_tail", 1298.840,
+     lambda: sampling_to_l1_us("INT32")),
+    ("70B tail sharded_to_interleaved top-32 values 32x256", LLAMA, "model_tail", 1002.194, sampling_to_dram_us),
+    ("70B tail last residual add 32x2048 on 16 cores", LLAMA, "model_tail", 849.731, last_residual_us),
+    ("Qwen3-32B decoder all_gather binary_mult 32x3840, 4 devices", QWEN, "decoder", 12295.733, ccl._ag_binary_mult),
+    ("Qwen3-32B decoder llama_reduce_scatter FF3 32x3840", QWEN, "decoder", 7238.858, ccl._llama_rs),
+    ("Qwen3-32B decoder llama_rs_create_heads QKV", QWEN, "decoder", 7709.885, ccl._rs_create_heads),
+    ("Qwen3-32B tail all_gather top-32 values, 8 devices", QWEN, "model_tail", 13895.062,
+     lambda: sampling_gather_us(B16)),
+    ("Qwen3-32B tail all_gather top-32 indices, 8 devices", QWEN, "model_tail", 15575.656,
+     lambda: sampling_gather_us("UINT16")),
+    ("Qwen3-32B tail interleaved_to_sharded top-32 values 32x256", QWEN, "model_tail", 892.656,
+     lambda: sampling_to_l1_us(B16)),
+    ("Qwen3-32B tail interleaved_to_sharded indices 32x256 INT32", QWEN, "model_tail", 1305.031,
+     lambda: sampling_to_l1_us("INT32")),
+    ("Qwen3-32B tail sharded_to_interleaved top-32 values 32x256", QWEN, "model_tail", 991.344, sampling_to_dram_us),
+    ("Qwen3-32B tail untilize indices 32x256 INT32", QWEN, "model_tail", 3030.094, untilize_us),
+    ("Qwen3-32B tail add device offsets to indices 32x256", QWEN, "model_tail", 2776.156, offset_add_us),
+    ("Qwen3-32B tail reshard LM head input 10 -> 24 cores", QWEN, "model_tail", 974.906,
+     lambda: reshard_us((1280, 10), (1536, 24), (8, 3))),
+    ("Qwen3-32B tail reshard LM head output 24 -> 32 cores", QWEN, "model_tail", 4418.562,
+     lambda: reshard_us((19968, 24), (19456, 32), (8, 4))),
     ("Qwen3-32B decoder QKV ring matmul 1536x1536 BFLOAT8_B -> BF16", QWEN, "decoder", 7031.361,
      lambda: ring_us(1280, 1536, (B8, B8, B16))),
     ("Qwen3-32B decoder DO ring matmul 1536x1536 BFLOAT8_B", QWEN, "decoder", 8528.639,

@@ -151,3 +151,87 @@ WHY: dict[str, str] = {
         "the model's direct gather 6.89; the concat's share is not timed"
     ),
 }
+
+_LAUNCH = (
+    "the model gives any op with a compute kernel its generic launch, ArchPerf.op_launch_ns = 2.0 us (fitted on the "
+    "DRAM bandwidth test's streams: hardware.py), a data-movement page program less (meshnn.perf.page_programs: "
+    "0.42 us on 8 cores, more with more cores); "
+    "in this traced decode step the measured kernel of the whole op is "
+)
+
+WHY.update(
+    {
+        "70B tail interleaved_to_sharded indices 32x256 INT32 to 8 cores": (
+            "page_programs times 8 cores each reading one int32 tile (4 KiB): its launch without compute (0.42 us) "
+            "and the read (0.58), 1.00 against 1.30 (-23%).  Checked for stop 56: sampling.py at 7f36e28e80, "
+            "to_memory_config of the int32 indices to DECODE_SAMPLING_INPUT_MEMCFG (8 cores of [32, 32]); the "
+            "bfloat16 values' same move (2 KiB tiles) is met (0.42 + 0.51 = 0.93 against 0.88): the model gives the "
+            "4 KiB tile 0.07 us more, measured 0.42 more; not found"
+        ),
+        "Qwen3-32B tail interleaved_to_sharded indices 32x256 INT32": (
+            "as the 70B's (its why): 1.31 measured against the model's 1.00; the 70B's 1.30"
+        ),
+        "70B tail sharded_to_interleaved top-32 values 32x256": (
+            "page_programs times 8 cores each writing its one bfloat16 tile to DRAM and waiting once: its launch "
+            "without compute (0.42 us) and the write (0.26), 0.68 against 1.00 (-32%).  Checked for stop 56 "
+            "(sampling.py at 7f36e28e80: the values back to DRAM after the temperature scale): the one write and its "
+            "barrier are all the program does; 0.3 us more than the model for one tile a core is not found"
+        ),
+        "Qwen3-32B tail sharded_to_interleaved top-32 values 32x256": (
+            "as the 70B's (its why): 0.99 measured against the model's 0.68"
+        ),
+        "70B tail last residual add 32x2048 on 16 cores": (
+            _LAUNCH
+            + "0.85 us: the add of the last layer's MLP output (bfloat8_b) to the residual (bfloat16), 4 tiles on "
+            "each of 16 cores (DECODE_RESIDUAL_MEMCFG, llama_decoder.py at 7f36e28e80), both sharded where the op "
+            "runs; the model's 2.12 is 2.0 of launch.  Checked for stop 56: published_decode's binary mul + silu "
+            "(one tile a core on 16 cores, 2.37 us measured in the decoder) is met by the same launch; the faster "
+            "start of this add is not explained by its inputs (both local), not found"
+        ),
+        "70B tail reshard LM head input 16 -> 24 cores": (
+            _LAUNCH + "1.12 us: the final norm's [32, 2048] bfloat8_b (16 shards of 4 tiles) to the LM head's 24 ring "
+            "shards of 3 (SHARDED_LM_HEAD_INPUT_32_RING_MEMCFG, lm_head.py at 7f36e28e80), 64 tiles between cores' "
+            "L1; the model's 2.21 is its generic launch and 0.2 of L1 traffic.  Checked for stop 56: reshard has no "
+            "page program in meshnn.perf.page_programs, whose launch without compute would bring it under 1 us; "
+            "not modelled"
+        ),
+        "Qwen3-32B tail reshard LM head input 10 -> 24 cores": (
+            "as the 70B's (its why): Qwen's norm output [32, 1280] on 10 cores to 24 shards of [32, 64], 0.97 us "
+            "measured against the model's 2.13 (its 2.0 us launch)"
+        ),
+        "Qwen3-32B tail reshard LM head output 24 -> 32 cores": (
+            "as the 70B's (its why): 24 shards of 26 bfloat8_b tiles to 32 of 19, 4.42 us measured against 3.40"
+        ),
+        "Qwen3-32B tail untilize indices 32x256 INT32": "as the 70B's (its why): 3.03 us measured, the model 2.29",
+        "Qwen3-32B tail add device offsets to indices 32x256": (
+            "as the 70B's (its why; tt_sampling.py at d554814e39 writes uint32, the same bytes): 2.78 us measured, "
+            "the model 2.14"
+        ),
+        "Qwen3-32B tail all_gather top-32 values, 8 devices": (
+            "as the 70B's (its why; models/common/sampling/tt_sampling.py at d554814e39: line_all_gather into the "
+            "persistent buffer, 1 link, DRAM, the 6U ring of 8): 13.9 us measured against the model's 17.8 (+28%), "
+            "17.0 of it start-up; the indices' gather of the same call measures 15.6 (met, +15%)"
+        ),
+        "Qwen3-32B decoder all_gather binary_mult 32x3840, 4 devices": (
+            "the same program and tensor as the 70B's row (published_ccl_ci: [32, 960] bfloat8_b on 30 cores of "
+            "[32, 32] a device, REDUCE_SCATTER_OUT_MEMCFG, gathered over the ring of 4 into FF2_IN_RING_MEMCFG: the "
+            "Llama sharded multicast), which is met (7.08 measured, the model 6.24); Qwen's measures 12.3.  Checked "
+            "for stop 56 (qwen_model_config.py at d554814e39: the same 30-core output and 24-core ring input; "
+            "llama_mlp.py's decode path the same for both models): the op is the same; the binary mul before it "
+            "measures 0.79 in Qwen's decoder against 2.37 in the 70B's, so if a device's gather waits for its "
+            "peers' muls its kernel holds that wait; the data do not show it: not found"
+        ),
+        "Qwen3-32B decoder llama_reduce_scatter FF3 32x3840": (
+            "the same program and tensor as the 70B's row (published_ccl_ci, 7.22 measured, a miss at -16%: its why "
+            "names the sum after the last slice and the packet workers' reads, which the model does not time); "
+            "Qwen's FF3 output is the same [32, 3840] bfloat8_b on the 24 ring cores (qwen_model_config.py at "
+            "d554814e39: FF1_3_TG_RING_PROGCFG N 3840): 7.24 measured, the model 6.04"
+        ),
+        "Qwen3-32B decoder llama_rs_create_heads QKV": (
+            "the same program and tensor as the 70B's row (published_ccl_ci, 8.01 measured, -36%: the heads' "
+            "write-out after the reduce-scatter is not timed); Qwen's QKV output has the 70B's padded width "
+            "(12288 / 8, qwen_model_config.py at d554814e39) and heads a device (8 q, 1 k, 1 v of 128): 7.71 "
+            "measured, the model 5.11"
+        ),
+    }
+)
