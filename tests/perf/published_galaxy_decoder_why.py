@@ -134,8 +134,9 @@ WHY: dict[str, str] = {
     "Qwen3-32B decoder DO ring matmul 1536x1536 BFLOAT8_B": QWEN_MM,
     "Qwen3-32B decoder FF2 ring matmul 3840x1536 BFLOAT16 weight": QWEN_MM,
     "Qwen3-32B decoder FF1+FF3 BFLOAT16 matmuls + reduce-scatter (Matmul_RS)": (
-        "the model's two ring matmuls (in0 2 tiles a core, 5 output tiles, bfloat16 weights, LoFi) give 14.9 us; "
-        "measured 39.0, while the 70B's larger call (bfloat4_b weights) measures 17.5 (met, +3%).  Checked for stop "
+        "the model's two ring matmuls (in0 2 tiles a core, 5 output tiles, bfloat16 weights, LoFi) in one program "
+        "give 12.9 us; "
+        "measured 39.0, while the 70B's larger call (bfloat4_b weights) measures 17.5 (met, -8%).  Checked for stop "
         "56 at d554814e39: Qwen's prefetched MLP weights are bfloat16 (llama_mlp.py: is_qwen), FF1 and FF3 19.7 MB "
         "a device where the 70B's are 8.8; "
         + _PREFETCH
@@ -235,3 +236,28 @@ WHY.update(
         ),
     }
 )
+
+_RMS = (
+    "meshnn registers fused_rms_minimal (RMSAllGather) as a NORM (meshnn/ops/ccl/fused_rms.py) with no collective "
+    "config, so ``meshnn perf`` times a captured call as one sharded norm of the row: 7.77 us (the 2.0 us launch and "
+    "the norm's work; the same for the 70B's 2048 on 16 cores and Qwen's 1280 on 10).  Checked for stop 56 "
+    "(rms_allgather_pf.cpp and its kernels at 7f36e28e80: rms_compute.cpp FUSE_PRE_ADD, rms_writer.cpp): one "
+    "program adds the residual, "
+    "computes each device's sum of squares, all-gathers the one-tile statistics over the 4 devices of axis 1 (ring, "
+    "1 link: rms_writer.cpp) and normalises, writing the output resharded onto the next op's ring cores "
+    "(reshard_writer.hpp).  The model's own stage programs summed -- pre-norm 5.95, the statistics' gather 3.92, "
+    "post-norm 4.56 -- give 14.4 us (the decoder's 16.7 and 16.3 -14% and -12%, the tails' 14.5 and 14.3 within "
+    "1%), but with three launches where the fused program has one (10.4 with one), and neither the residual add "
+    "nor the reshard timed: no model of the fused program exists, and the capture misses its gather (a bug for the "
+    "collectives' owner: the fix is a collective config on the captured norm and a fused predictor)"
+)
+
+for _name in (
+    "70B decoder RMSAllGather (attention norm)",
+    "70B decoder RMSAllGather (MLP norm)",
+    "70B tail RMSAllGather (final norm)",
+    "Qwen3-32B decoder RMSAllGather (attention norm)",
+    "Qwen3-32B decoder RMSAllGather (MLP norm)",
+    "Qwen3-32B tail RMSAllGather (final norm)",
+):
+    WHY[_name] = _RMS
