@@ -16,7 +16,9 @@ and qwen_model_config.py at d554814e39, whose decode configs are unchanged at 20
 - the ring matmuls (model_config.py's ``matmul_1d_ring_config``: 24 cores of PREFETCHER_NOC1_GRID, in1 streamed
   by the DRAM prefetcher into a global circular buffer in L1, gather_in0, one hop core): the gather-in0 program
   takes its K block from in0's shard width (matmul_op_multi_core_reuse_mcast_1d_program_factory.cpp: ``in0_block_w
-  = Kt_pad / num_cores``), so each is :func:`~tests.perf.published_galaxy_units.ring_matmul` of the padded input;
+  = Kt_pad / num_cores``) and each core multiplies only the K its shard holds (``unpadded_in0_shard_widths``), so
+  each is :func:`~tests.perf.published_galaxy_units.ring_matmul` of the weight's K (QKV 2048, DO 1024: the
+  attention's 8 heads of 128, where the program config says 1280; FF2 3584) in shards of the padded input;
   mid layers take bfloat8_b activations (llama_decoder.py: "layer 0 has a bfloat16 input while other layers use
   bfloat8"), the weights are bfloat8_b (the 70B's FF1/FF3 bfloat4_b, LoFi: ``LlamaOptimizations.performance``,
   bfp4_mlp), HiFi2 with float32 accumulation (``compute_kernel_config_hifi2``), QKV's output bfloat16 untilized;
@@ -223,11 +225,11 @@ def sampling_gather_us(dtype: str) -> float:
 
 
 _ROWS = [  # figure name, source, section, measured ns, model
-    ("70B decoder QKV ring matmul 2304x1536 BFLOAT8_B -> BF16", LLAMA, "decoder", 7082.490,
-     lambda: ring_us(2304, 1536, (B8, B8, B16))),
-    ("70B decoder DO ring matmul 1536x2304 BFLOAT8_B", LLAMA, "decoder", 7701.098,
-     lambda: ring_us(1280, 2304, (B16, B8, B8))),
-    ("70B decoder FF2 ring matmul 3840x2304 BFLOAT8_B", LLAMA, "decoder", 13973.231,
+    ("70B decoder QKV ring matmul 2048x1536 BFLOAT8_B -> BF16", LLAMA, "decoder", 7082.490,
+     lambda: ring_us(2048, 1536, (B8, B8, B16))),
+    ("70B decoder DO ring matmul 1024x2304 BFLOAT8_B", LLAMA, "decoder", 7701.098,
+     lambda: ring_us(1024, 2304, (B16, B8, B8))),
+    ("70B decoder FF2 ring matmul 3584x2304 BFLOAT8_B", LLAMA, "decoder", 13973.231,
      lambda: ring_us(3584, 2304, (B8, B8, B8))),
     ("70B decoder FF1+FF3 matmuls + reduce-scatter (Matmul_RS)", LLAMA, "decoder", 17497.701,
      lambda: matmul_rs_us(2048, F.LoFi, B4, False)),
@@ -280,11 +282,11 @@ _ROWS = [  # figure name, source, section, measured ns, model
      lambda: reshard_us((1280, 10), (1536, 24), (8, 3))),
     ("Qwen3-32B tail reshard LM head output 24 -> 32 cores", QWEN, "model_tail", 4418.562,
      lambda: reshard_us((19968, 24), (19456, 32), (8, 4))),
-    ("Qwen3-32B decoder QKV ring matmul 1536x1536 BFLOAT8_B -> BF16", QWEN, "decoder", 7031.361,
+    ("Qwen3-32B decoder QKV ring matmul 1280x1536 BFLOAT8_B -> BF16", QWEN, "decoder", 7031.361,
      lambda: ring_us(1280, 1536, (B8, B8, B16))),
-    ("Qwen3-32B decoder DO ring matmul 1536x1536 BFLOAT8_B", QWEN, "decoder", 8528.639,
-     lambda: ring_us(1280, 1344, (B16, B8, B8))),
-    ("Qwen3-32B decoder FF2 ring matmul 3840x1536 BFLOAT16 weight", QWEN, "decoder", 13282.833,
+    ("Qwen3-32B decoder DO ring matmul 1024x1536 BFLOAT8_B", QWEN, "decoder", 8528.639,
+     lambda: ring_us(1024, 1536, (B16, B8, B8))),
+    ("Qwen3-32B decoder FF2 ring matmul 3200x1536 BFLOAT16 weight", QWEN, "decoder", 13282.833,
      lambda: ring_us(3200, 1536, (B8, B16, B8))),
     ("Qwen3-32B decoder FF1+FF3 BFLOAT16 matmuls + reduce-scatter (Matmul_RS)", QWEN, "decoder", 38950.861,
      lambda: matmul_rs_us(1280, F.LoFi, B16, False)),
