@@ -36,7 +36,10 @@ and qwen_model_config.py at d554814e39, whose decode configs are unchanged at 20
 - sampling (llama3_subdevices/tt/sampling.py at 7f36e28e80): the logits cast to bfloat16 on the 50 cores of
   ``sub_core_grids`` ((1,0)-(3,9), (5,0)-(6,9)), top-32 (a figure of published_decode), the values and their uint16
   indices all-gathered over the 8 devices of axis 0 (ring, 1 link, DRAM, [1, 1, 32, 256] each), the indices cast
-  uint16 -> uint32 -> int32, offset by each device's vocabulary start, untilized, sampled.
+  uint16 -> uint32 -> int32, offset by each device's vocabulary start, untilized, sampled; Qwen's (models/common/
+  sampling/tt_sampling.py at d554814e39) the same calls on its 19456 logits a device, one index cast (uint16 ->
+  int32).  The sampling op itself and plus_one are not figures: meshnn marks both estimated
+  (meshnn/ops/sampling.py: modelled=False).
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ from meshnn.perf import (
 from . import published_ccl_ci as ccl
 from .figure import Figure
 from .published_galaxy_decoder_why import WHY
-from .published_galaxy_units import B4, B8, B16, F, W, distributed_rms_norm, kernel_us, ring_matmul
+from .published_galaxy_units import B4, B8, B16, F, W, distributed_rms_norm, kernel_us, mul_silu, ring_matmul
 
 _DIR = "tt-metal models/demos/llama3_70b_galaxy/tests/"
 LLAMA = _DIR + "decoder_perf_targets_6u.json, {} (70B, 6U Galaxy)"
@@ -183,9 +186,10 @@ def logits_to_dram_us(width: int) -> float:
     return copy_us("ShardedToInterleavedDeviceOperation", x, _dram((1, 1, 32, width), B8), (8, 4))
 
 
-def lm_head_buffer_us() -> float:
-    """The LM head all-reduce's persistent buffer [32, 65536] bfloat8_b from DRAM to 32 L1 shards of [32, 2048]."""
-    x = (1, 1, 32, 65536)
+def lm_head_buffer_us(vocab_share: int = 16384) -> float:
+    """The LM head all-reduce's persistent buffer from DRAM to 32 L1 shards (llama_ccl.py: ``vocab_share / 32 x 4``
+    wide a shard, bfloat8_b): [32, 65536] for the 70B, [32, 77824] for Qwen."""
+    x = (1, 1, 32, vocab_share * 4)
     return copy_us("InterleavedToShardedDeviceOperation", _dram(x, B8), TensorDesc(x, B8, **W), (8, 4))
 
 
@@ -282,6 +286,10 @@ _ROWS = [  # figure name, source, section, measured ns, model
      lambda: reshard_us((1280, 10), (1536, 24), (8, 3))),
     ("Qwen3-32B tail reshard LM head output 24 -> 32 cores", QWEN, "model_tail", 4418.562,
      lambda: reshard_us((19968, 24), (19456, 32), (8, 4))),
+    ("Qwen3-32B tail interleaved_to_sharded LM head buffer 32x77824", QWEN, "model_tail", 26418.594,
+     lambda: lm_head_buffer_us(19456)),
+    ("Qwen3-32B decoder binary mul + silu 32x960 BFLOAT8_B on 30 cores", QWEN, "decoder", 789.549,
+     lambda: kernel_us(mul_silu(960))),
     ("Qwen3-32B decoder QKV ring matmul 1280x1536 BFLOAT8_B -> BF16", QWEN, "decoder", 7031.361,
      lambda: ring_us(1280, 1536, (B8, B8, B16))),
     ("Qwen3-32B decoder DO ring matmul 1024x1536 BFLOAT8_B", QWEN, "decoder", 8528.639,

@@ -273,3 +273,15 @@ WHY["70B decoder DO ring matmul 1024x2304 BFLOAT8_B"] = (
     "this call measures 7.70 for less, Qwen's same-K DO 8.53.  Its 2.5 MB weight is prefetched during the ~35 us "
     "of ops since QKV, so it does not wait for the DRAM; what the extra 1.2 us is, is not found"
 )
+
+WHY["Qwen3-32B tail interleaved_to_sharded LM head buffer 32x77824"] = (
+    "as the 70B's (its why): Qwen's buffer is 2432 tiles (llama_ccl.py at d554814e39: 155648 / 8 / 32 x 4 wide a "
+    "shard), 26.4 us measured, 1.19 times the 70B's 21.8 for 1.19 times the tiles (102 GB/s both); the model 13.6"
+)
+WHY["Qwen3-32B decoder binary mul + silu 32x960 BFLOAT8_B on 30 cores"] = (
+    _LAUNCH + "0.79 us: FF1's reduce-scattered output times silu of FF3's, one bfloat8_b tile on each of 30 cores "
+    "(REDUCE_SCATTER_OUT_MEMCFG, qwen_model_config.py at d554814e39), both sharded where the op runs; the model's "
+    "2.28 is 2.0 of launch.  Checked for stop 56: the 70B decoder's same op measures 2.37 (published_decode, met) "
+    "and the Qwen unit test's (13 tiles) 2.5 (published_galaxy_units, met); Qwen's decoder call at 0.79 is under "
+    "any launch the model has for a compute op: not modelled"
+)
