@@ -55,9 +55,10 @@ WHY: dict[str, str] = {
         "(reader_unary_interleaved_start_id.cpp: a tile read, then a read barrier, a tile at a time) and writer "
         "(writer_unary_interleaved_start_id.cpp: a write barrier a tile), a CB of two 16-tile blocks between; 20.3 us "
         "is 1.14 us a tile on each core after the launch.  At the model's own DRAM tile round trip "
-        "(latency.py tile_round_trip_cycles, 445 cycles) 16 reads and 16 writes one after another would be 14.2 us "
-        "(9.1 with the reader and writer overlapped): a per-tile wait explains most of the gap, but the model's "
-        "typecast is a bandwidth bound and takes no such term, and what makes a tile 1.14 us is not found.  Qwen's "
+        "(latency.py tile_round_trip_cycles, 445 cycles) 16 reads and 16 writes one after another take 14.2 us, "
+        "16.2 with the launch (9.1 with the reader and writer overlapped): a per-tile wait explains most of the gap, "
+        "but the model's typecast is a bandwidth bound with no such term, and what makes a tile 1.14 us is not "
+        "found.  Qwen's "
         "608 tiles (38 cores, 16 a core) measure 20.9: the time follows the tiles a core, not the bytes"
     ),
     "Qwen3-32B tail typecast logits 32x19456 BFLOAT8_B -> BF16": (
