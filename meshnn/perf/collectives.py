@@ -126,13 +126,36 @@ def phase(arch: ArchPerf, family: OpFamily, whole_bytes: float, devices: int, ro
         per_hop += arch.hop_latency_2d_ns - arch.hop_latency_1d_ns
     per_direction = (devices - 1) / devices * whole_bytes / directions
     one_shot = family is OpFamily.REDUCE_SCATTER and topology is Topology.RING
-    if one_shot and whole_bytes <= fabric.one_shot_max_bytes:
+    one_shot = one_shot and whole_bytes <= fabric.one_shot_max_bytes
+    if one_shot:
         per_direction *= fabric.one_shot_factor
     per_link = per_direction / links
     utilization = fabric.utilization_for(family, topology, devices)
     bandwidth = per_link / (arch.eth_line_rate_bytes_per_s * utilization) * 1e9
     ramp = fabric.ramp_ns[family] * math.sqrt(per_link / 1e6)
-    return Phase(fabric.invocation_ns[family] + hops * per_hop, bandwidth + ramp)
+    readback = staging_readback_ns(arch, whole_bytes, devices, links) if one_shot else 0.0
+    return Phase(fabric.invocation_ns[family] + hops * per_hop, bandwidth + ramp + readback)
+
+
+DIRECT_RS_SHARD_BUDGET_BYTES = 640 * 1024
+"""The most staging one worker core of the one-shot (direct) ring reduce_scatter holds in its own L1, aliased
+to its reduce buffer [tt-metal: ttnn/cpp/ttnn/operations/experimental/ccl/reduce_scatter_minimal_direct/device/
+reduce_scatter_minimal_direct_op_device_operation.cpp, k_l1_shard_budget_bytes].  The shard is two parity halves
+of every source device's blocks of every chunk of a slice: ``2 x N x T/N = 2T`` bytes (T the per-device input);
+past the budget the staging goes interleaved (L1, or DRAM past 4 MiB in all) and each worker reads its arrivals
+back over the NoC after the last one lands."""
+
+
+def staging_readback_ns(arch: ArchPerf, whole_bytes: float, devices: int, links: int) -> float:
+    """What the one-shot ring reduce_scatter of ``whole_bytes`` (T, each device's input) adds when its staging
+    does not fit a worker's L1 shard (:data:`DIRECT_RS_SHARD_BUDGET_BYTES`): each worker (one a link) reads the
+    ``N-1`` arrived blocks of its chunks, ``(N-1)/N x T / links`` bytes, back from interleaved staging at one
+    core's NoC rate, strictly after the last arrival [reduce_scatter_minimal_direct_op_device_operation.cpp: 'That
+    readback is pure post-gate latency'] (ns; 0 where the staging is sharded)."""
+    if 2 * whole_bytes <= DIRECT_RS_SHARD_BUDGET_BYTES:
+        return 0.0
+    arrivals = (devices - 1) / devices * whole_bytes / links
+    return arch.cycles_ns(arrivals / arch.noc_bytes_per_cycle)
 
 
 DIRECT_REDUCE_SCATTERS = frozenset(

@@ -75,20 +75,11 @@ BH_ROWS = {
 }
 
 MISSES = {
-    ("WH", RS, 8, R, 512 * KIB): "the one-shot algorithm's 512 KiB row costs twice its 256 KiB one (the model's "
-    "2.3x bytes gives -15%); the report: 'ring reduce_scatter dips at 512 KiB and jumps at 1 MiB'",
-    ("WH", AR, 8, R, 512 * KIB): "inherits the ring reduce_scatter's 512 KiB dip",
     ("BH", RS, 2, L, 32 * KIB): "slower than the 64 KiB row of the same table (not monotonic in size)",
     ("BH", AR, 2, L, 32 * KIB): "inherits the reduce_scatter's 32 KiB outlier",
     ("BH", AG, 2, L, 1024 * KIB): "a step between 512 KiB and 2 MiB: the 2 MiB row (30.03 us) is 6.15 us above "
     "this one (23.88 us) though its 262 KB more per link need 10.5 us at the 25 GB/s line rate, so this row "
     "carries a cost the 2 MiB one does not",
-    ("BH", RS, 8, R, 512 * KIB): "the ring reduce_scatter's 512 KiB dip: the 1 MiB row (30.39 us) is 3.17 us "
-    "above this one (27.22 us) though its 115 KB more per link and direction need 4.6 us at the 25 GB/s line "
-    "rate, so this row carries a cost the 1 MiB one does not.  The report leaves the roofline column blank (no "
-    "performance model for the op) on the ring reduce_scatter rows up to 512 KiB on both machines, so Blackhole "
-    "runs Wormhole's one-shot algorithm there too; given its 2.3x bytes this row is +15%, but the 256 KiB row "
-    "(only 0.58 us above the 128 KiB one) +33%: no bytes factor meets both",
 }
 """Rows outside the claim, each with why: size-switched algorithms and non-monotonic measurements."""
 
