@@ -7,7 +7,10 @@ input, all_reduce's input and output) and ``N`` the devices along the collective
 - bytes through the bottleneck link: ``(N-1)/N * T``; a ring sends half of them each way;
 - time: a per-call start-up, a cost per hop of the diameter (``N-1`` on a line, ``N/2`` on a ring;
   a 2D fabric adds its slower hop), those bytes over ``links x line rate x utilisation``, and the
-  ramp term between start-up and asymptote (``ramp x sqrt(MB per link per direction)``);
+  ramp term between start-up and asymptote (``ramp x sqrt(MB per link per direction)``), which for a
+  reduce_scatter stops growing where its program reaches its most workers (:data:`RS_MOST_WORKERS_BYTES`);
+  a one-shot ring reduce_scatter (up to 512 KiB a device) adds the read-back of its staging where that
+  misses a worker's L1 (:func:`staging_readback_ns`);
 - all_reduce is a reduce_scatter followed by an all_gather over the same links: the sum of the two;
   except where a program sends straight to its targets (below);
 - **direct programs**: the Llama decode collectives write straight into their targets' L1 through
@@ -51,6 +54,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from meshnn.device.arch import Arch
 from meshnn.errors import MeshnnValueError
 from meshnn.perf.desc import BufferType, CollectiveConfig, Fabric, Layout, MemoryLayout, OpDesc, OpFamily, Topology
 from meshnn.perf.fabric import fabric_perf
@@ -132,9 +136,33 @@ def phase(arch: ArchPerf, family: OpFamily, whole_bytes: float, devices: int, ro
     per_link = per_direction / links
     utilization = fabric.utilization_for(family, topology, devices)
     bandwidth = per_link / (arch.eth_line_rate_bytes_per_s * utilization) * 1e9
-    ramp = fabric.ramp_ns[family] * math.sqrt(per_link / 1e6)
+    ramp_bytes = per_link
+    if family is OpFamily.REDUCE_SCATTER and not one_shot:
+        ramp_bytes = min(per_link, rs_most_workers_bytes(arch, topology))
+    ramp = fabric.ramp_ns[family] * math.sqrt(ramp_bytes / 1e6)
     readback = staging_readback_ns(arch, whole_bytes, devices, links) if one_shot else 0.0
     return Phase(fabric.invocation_ns[family] + hops * per_hop, bandwidth + ramp + readback)
+
+
+RS_MOST_WORKERS_BYTES = {
+    (Arch.BLACKHOLE, Topology.RING): 1024 * 1024,
+    (Arch.WORMHOLE_B0, Topology.RING): 50 * 1024 * 1024,
+    Topology.LINEAR: 4_000_000,
+}
+"""Bytes a link carries (one direction) past which the ring and line reduce_scatter programs run their most
+workers a link and direction, 8 [tt-metal: ttnn/cpp/ttnn/operations/experimental/ccl/reduce_scatter_common/
+reduce_scatter_program_utils.cpp, reduce_scatter_default_workers: RING_HIGH_DATA_THRESHOLD (1 MiB on Blackhole,
+50 MiB elsewhere), LINEAR_HIGH_DATA_THRESHOLD (4,000,000 B); the same per-link measure,
+``T (N-1)/N / links``, halved on a ring]."""
+
+
+def rs_most_workers_bytes(arch: ArchPerf, topology: Topology) -> float:
+    """Where the reduce_scatter's ramp stops (:data:`RS_MOST_WORKERS_BYTES`): the ramp stands for the workers
+    and synchronisation granularity growing with size; past the threshold the worker count is at its most (8)
+    and chunks_per_sync at its cap (20 on a line, 80 on a ring, reached sooner), so the ramp holds there."""
+    if topology is Topology.LINEAR:
+        return RS_MOST_WORKERS_BYTES[Topology.LINEAR]
+    return RS_MOST_WORKERS_BYTES[(arch.arch, Topology.RING)]
 
 
 DIRECT_RS_SHARD_BUDGET_BYTES = 640 * 1024
