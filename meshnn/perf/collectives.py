@@ -118,9 +118,20 @@ class Phase:
     transfer_ns: float
 
 
-def phase(arch: ArchPerf, family: OpFamily, whole_bytes: float, devices: int, route: Route) -> Phase:
+ONE_SHOT_CALLERS = frozenset({"", "ttnn.reduce_scatter", "ttnn.all_reduce"})
+"""The ops whose reduce_scatter may take the one-shot (direct) ring program: tt-metal picks it in ttnn::reduce_scatter
+itself [ttnn/cpp/ttnn/operations/ccl/reduce_scatter/reduce_scatter.cpp, use_direct_reduce_scatter], so
+``experimental.reduce_scatter_minimal_async`` and the fused programs always run the ring; ttnn.all_reduce's
+reduce_scatter follows ttnn.reduce_scatter (the report's all_reduce rows dip with it at 512 KiB); an unnamed
+description is ttnn.reduce_scatter's (its op_code's default)."""
+
+
+def phase(
+    arch: ArchPerf, family: OpFamily, whole_bytes: float, devices: int, route: Route, one_shot_ok: bool = True
+) -> Phase:
     """The time of one all_gather or reduce_scatter of ``whole_bytes`` (T) over ``devices`` on
-    ``route`` = (topology, links, fabric), from the report's terms."""
+    ``route`` = (topology, links, fabric), from the report's terms; ``one_shot_ok``: the caller may take the
+    one-shot ring reduce_scatter (:data:`ONE_SHOT_CALLERS`)."""
     topology, links, kind = route
     fabric = fabric_perf(arch.arch)
     directions = 2 if topology is Topology.RING else 1
@@ -129,7 +140,7 @@ def phase(arch: ArchPerf, family: OpFamily, whole_bytes: float, devices: int, ro
     if kind is Fabric.FABRIC_2D:
         per_hop += arch.hop_latency_2d_ns - arch.hop_latency_1d_ns
     per_direction = (devices - 1) / devices * whole_bytes / directions
-    one_shot = family is OpFamily.REDUCE_SCATTER and topology is Topology.RING
+    one_shot = one_shot_ok and family is OpFamily.REDUCE_SCATTER and topology is Topology.RING
     one_shot = one_shot and whole_bytes <= fabric.one_shot_max_bytes
     if one_shot:
         per_direction *= fabric.one_shot_factor
@@ -299,7 +310,8 @@ def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
     whole = desc.outputs[0].nbytes if desc.family is OpFamily.ALL_GATHER else desc.inputs[0].nbytes
     families = (OpFamily.REDUCE_SCATTER, OpFamily.ALL_GATHER) if desc.family is OpFamily.ALL_REDUCE else (desc.family,)
     route = (topology, links, config.fabric)
-    phases = [phase(arch, f, whole, devices, route) for f in families]
+    one_shot_ok = desc.name in ONE_SHOT_CALLERS
+    phases = [phase(arch, f, whole, devices, route, one_shot_ok) for f in families]
     notes = (f"topology {topology.value}, {devices} devices, {links} link(s)", *notes)
     if is_direct(desc):
         phases = [direct_phase(arch, desc, whole, devices, route)]
