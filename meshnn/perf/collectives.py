@@ -59,6 +59,7 @@ from meshnn.errors import MeshnnValueError
 from meshnn.perf.desc import BufferType, CollectiveConfig, Fabric, Layout, MemoryLayout, OpDesc, OpFamily, Topology
 from meshnn.perf.fabric import fabric_perf
 from meshnn.perf.hardware import ArchPerf
+from meshnn.perf.llama_rs_tail import packet_read_ns, reduction_tail_ns
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import kernel_prediction, traffic
@@ -245,12 +246,20 @@ def sender_packets(desc: OpDesc, devices: int, links: int) -> int:
         per_packet = max(1, min(LLAMA_SHARD_TILES[source.shape], int(FABRIC_PACKET_BYTES // tile_bytes)))
         return math.ceil(math.ceil(tiles / links) / per_packet)
     if desc.family is OpFamily.REDUCE_SCATTER and desc.op_code in DIRECT_REDUCE_SCATTERS:
-        payload = 1 << (FABRIC_PACKET_BYTES.bit_length() - 1) if source.dtype == "BFLOAT16" else FABRIC_PACKET_BYTES
-        per_packet = max(1, int(payload // tile_bytes))
+        per_packet = llama_rs_pages_per_packet(desc)
         return math.ceil((devices - 1) * (tiles / devices) / links / per_packet)
     if is_multicast(desc):
         return math.ceil(math.ceil(tiles / links) / max(1, int(FABRIC_PACKET_BYTES // tile_bytes)))
     return 0
+
+
+def llama_rs_pages_per_packet(desc: OpDesc) -> int:
+    """Tiles a packet of the Llama reduce_scatter holds: the payload (rounded down to a power of two for bfloat16)
+    over a tile's bytes [llama_reduce_scatter_program_factory.cpp: num_pages_per_packet]."""
+    source = desc.inputs[0]
+    tile_bytes = source.nbytes / max(source.tiles, 1)
+    payload = 1 << (FABRIC_PACKET_BYTES.bit_length() - 1) if source.dtype == "BFLOAT16" else FABRIC_PACKET_BYTES
+    return max(1, int(payload // tile_bytes))
 
 
 def is_llama_gather(desc: OpDesc) -> bool:
@@ -292,9 +301,16 @@ def direct_phase(arch: ArchPerf, desc: OpDesc, whole_bytes: float, devices: int,
     per_link = direct_units(desc, devices, ring) * whole_bytes / links
     utilization = fabric.utilization_for(OpFamily.ALL_GATHER, topology, devices)
     bandwidth = per_link / (arch.eth_line_rate_bytes_per_s * utilization) * 1e9
-    packets = sender_packets(desc, devices, links) * fabric.packet_ns
+    packet_ns, tail = fabric.packet_ns, 0.0
+    if desc.op_code in DIRECT_REDUCE_SCATTERS:  # the sender core reads each packet; the sum follows the last
+        tile_bytes = desc.inputs[0].nbytes / max(desc.inputs[0].tiles, 1)
+        per_packet = llama_rs_pages_per_packet(desc)
+        packet_ns = max(packet_ns, packet_read_ns(arch, per_packet * tile_bytes))
+        pages = min(per_packet, max(1, desc.inputs[0].tiles // devices))
+        tail = reduction_tail_ns(arch, tile_bytes, pages, devices)
+    packets = sender_packets(desc, devices, links) * packet_ns
     ramp = fabric.ramp_ns[OpFamily.ALL_GATHER] * math.sqrt(per_link / 1e6)
-    return Phase(arch.op_launch_ns + hops * per_hop, max(bandwidth, packets) + ramp)
+    return Phase(arch.op_launch_ns + hops * per_hop, max(bandwidth, packets) + ramp + tail)
 
 
 def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
