@@ -14,8 +14,10 @@ all-gather over the same links") from 4 KiB to 8 GiB on lines of 2, 4 and 8 devi
 - **the ramp**: between the two, worker counts and synchronisation granularity grow with size
   ("Steps in the ramp"), which the report's straight-line fit misses by up to 58%: a term
   ``ramp * sqrt(bytes per link per direction in MB)`` fitted to the mid sizes;
-- **one-shot reduce_scatter**: on a Wormhole ring, up to 512 KiB per device, reduce_scatter uses a
-  one-shot direct algorithm "which sends about 2.3x the bytes" (the report's words);
+- **one-shot reduce_scatter**: on a ring, up to 512 KiB per device, ttnn.reduce_scatter uses a
+  one-shot direct algorithm "which sends about 2.3x the bytes" (the report's words; on Blackhole too,
+  tt-metal's reduce_scatter.cpp, though there the fitted start-up holds the extra bytes: factor 1.0),
+  and past a worker's L1 staging budget reads its arrivals back (:mod:`meshnn.perf.collectives`);
 - **launch skew**: a call alone starts on its devices at slightly different times, and its entry
   barrier and mux ready poll "block for however long cross-device launch skew happens to be" (the
   report); a call right behind another collective on the same devices finds them aligned by that
