@@ -128,11 +128,17 @@ description is ttnn.reduce_scatter's (its op_code's default)."""
 
 
 def phase(
-    arch: ArchPerf, family: OpFamily, whole_bytes: float, devices: int, route: Route, one_shot_ok: bool = True
+    arch: ArchPerf,
+    family: OpFamily,
+    whole_bytes: float,
+    devices: int,
+    route: Route,
+    one_shot_ok: bool = True,
+    tile_bytes: float = 2048.0,
 ) -> Phase:
     """The time of one all_gather or reduce_scatter of ``whole_bytes`` (T) over ``devices`` on
     ``route`` = (topology, links, fabric), from the report's terms; ``one_shot_ok``: the caller may take the
-    one-shot ring reduce_scatter (:data:`ONE_SHOT_CALLERS`)."""
+    one-shot ring reduce_scatter (:data:`ONE_SHOT_CALLERS`); ``tile_bytes``: a page of its tensor."""
     topology, links, kind = route
     fabric = fabric_perf(arch.arch)
     directions = 2 if topology is Topology.RING else 1
@@ -152,7 +158,7 @@ def phase(
     if family is OpFamily.REDUCE_SCATTER and not one_shot:
         ramp_bytes = min(per_link, rs_most_workers_bytes(arch, topology))
     ramp = fabric.ramp_ns[family] * math.sqrt(ramp_bytes / 1e6)
-    readback = staging_readback_ns(arch, whole_bytes, devices, links) if one_shot else 0.0
+    readback = staging_readback_ns(arch, whole_bytes, devices, links, tile_bytes) if one_shot else 0.0
     return Phase(fabric.invocation_ns[family] + hops * per_hop, bandwidth + ramp + readback)
 
 
@@ -181,18 +187,28 @@ DIRECT_RS_SHARD_BUDGET_BYTES = 640 * 1024
 """The most staging one worker core of the one-shot (direct) ring reduce_scatter holds in its own L1, aliased
 to its reduce buffer [tt-metal: ttnn/cpp/ttnn/operations/experimental/ccl/reduce_scatter_minimal_direct/device/
 reduce_scatter_minimal_direct_op_device_operation.cpp, k_l1_shard_budget_bytes].  The shard is two parity halves
-of every source device's blocks of every chunk of a slice: ``2 x N x T/N = 2T`` bytes (T the per-device input);
-past the budget the staging goes interleaved (L1, or DRAM past 4 MiB in all) and each worker reads its arrivals
-back over the NoC after the last one lands."""
+of every source device's block of every chunk of a slice: ``2 x N x chunks x chunk bytes``, a chunk
+``tile_granularity`` tiles (8; 4 for float32) and a slice's tiles rounded up to whole chunks
+[reduce_scatter_program_utils.cpp, reduce_scatter_ring_interm_staging_params]: about ``2T`` (T the per-device
+input).  Past the budget the staging goes interleaved (L1, or DRAM past 4 MiB in all) and each worker reads its
+arrivals back over the NoC after the last one lands."""
 
 
-def staging_readback_ns(arch: ArchPerf, whole_bytes: float, devices: int, links: int) -> float:
+def staging_shard_bytes(whole_bytes: float, devices: int, tile_bytes: float) -> float:
+    """The one-shot reduce_scatter's staging shard a worker needs for ``whole_bytes`` (T) over ``devices``
+    (see :data:`DIRECT_RS_SHARD_BUDGET_BYTES`)."""
+    granularity = 4 if tile_bytes >= 4096 else 8
+    slice_tiles = math.ceil(whole_bytes / devices / tile_bytes)
+    return 2 * devices * math.ceil(slice_tiles / granularity) * granularity * tile_bytes
+
+
+def staging_readback_ns(arch: ArchPerf, whole_bytes: float, devices: int, links: int, tile_bytes: float) -> float:
     """What the one-shot ring reduce_scatter of ``whole_bytes`` (T, each device's input) adds when its staging
     does not fit a worker's L1 shard (:data:`DIRECT_RS_SHARD_BUDGET_BYTES`): each worker (one a link) reads the
     ``N-1`` arrived blocks of its chunks, ``(N-1)/N x T / links`` bytes, back from interleaved staging at one
     core's NoC rate, strictly after the last arrival [reduce_scatter_minimal_direct_op_device_operation.cpp: 'That
     readback is pure post-gate latency'] (ns; 0 where the staging is sharded)."""
-    if 2 * whole_bytes <= DIRECT_RS_SHARD_BUDGET_BYTES:
+    if staging_shard_bytes(whole_bytes, devices, tile_bytes) <= DIRECT_RS_SHARD_BUDGET_BYTES:
         return 0.0
     arrivals = (devices - 1) / devices * whole_bytes / links
     return arch.cycles_ns(arrivals / arch.noc_bytes_per_cycle)
@@ -327,7 +343,8 @@ def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
     families = (OpFamily.REDUCE_SCATTER, OpFamily.ALL_GATHER) if desc.family is OpFamily.ALL_REDUCE else (desc.family,)
     route = (topology, links, config.fabric)
     one_shot_ok = desc.name in ONE_SHOT_CALLERS
-    phases = [phase(arch, f, whole, devices, route, one_shot_ok) for f in families]
+    tile_bytes = desc.inputs[0].nbytes / max(desc.inputs[0].tiles, 1)
+    phases = [phase(arch, f, whole, devices, route, one_shot_ok, tile_bytes) for f in families]
     notes = (f"topology {topology.value}, {devices} devices, {links} link(s)", *notes)
     if is_direct(desc):
         phases = [direct_phase(arch, desc, whole, devices, route)]
