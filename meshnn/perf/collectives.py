@@ -7,7 +7,10 @@ input, all_reduce's input and output) and ``N`` the devices along the collective
 - bytes through the bottleneck link: ``(N-1)/N * T``; a ring sends half of them each way;
 - time: a per-call start-up, a cost per hop of the diameter (``N-1`` on a line, ``N/2`` on a ring;
   a 2D fabric adds its slower hop), those bytes over ``links x line rate x utilisation``, and the
-  ramp term between start-up and asymptote (``ramp x sqrt(MB per link per direction)``);
+  ramp term between start-up and asymptote (``ramp x sqrt(MB per link per direction)``), which for a
+  reduce_scatter stops growing where its program reaches its most workers (:data:`RS_MOST_WORKERS_BYTES`);
+  a one-shot ring reduce_scatter (up to 512 KiB a device) adds the read-back of its staging where that
+  misses a worker's L1 (:func:`staging_readback_ns`);
 - all_reduce is a reduce_scatter followed by an all_gather over the same links: the sum of the two;
   except where a program sends straight to its targets (below);
 - **direct programs**: the Llama decode collectives write straight into their targets' L1 through
@@ -51,10 +54,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from meshnn.device.arch import Arch
 from meshnn.errors import MeshnnValueError
 from meshnn.perf.desc import BufferType, CollectiveConfig, Fabric, Layout, MemoryLayout, OpDesc, OpFamily, Topology
 from meshnn.perf.fabric import fabric_perf
 from meshnn.perf.hardware import ArchPerf
+from meshnn.perf.llama_rs_tail import packet_read_ns, reduction_tail_ns
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import kernel_prediction, traffic
@@ -114,9 +119,26 @@ class Phase:
     transfer_ns: float
 
 
-def phase(arch: ArchPerf, family: OpFamily, whole_bytes: float, devices: int, route: Route) -> Phase:
+ONE_SHOT_CALLERS = frozenset({"", "ttnn.reduce_scatter", "ttnn.all_reduce"})
+"""The ops whose reduce_scatter may take the one-shot (direct) ring program: tt-metal picks it in ttnn::reduce_scatter
+itself [ttnn/cpp/ttnn/operations/ccl/reduce_scatter/reduce_scatter.cpp, use_direct_reduce_scatter], so
+``experimental.reduce_scatter_minimal_async`` and the fused programs always run the ring; ttnn.all_reduce's
+reduce_scatter follows ttnn.reduce_scatter (the report's all_reduce rows dip with it at 512 KiB); an unnamed
+description is ttnn.reduce_scatter's (its op_code's default)."""
+
+
+def phase(
+    arch: ArchPerf,
+    family: OpFamily,
+    whole_bytes: float,
+    devices: int,
+    route: Route,
+    one_shot_ok: bool = True,
+    tile_bytes: float = 2048.0,
+) -> Phase:
     """The time of one all_gather or reduce_scatter of ``whole_bytes`` (T) over ``devices`` on
-    ``route`` = (topology, links, fabric), from the report's terms."""
+    ``route`` = (topology, links, fabric), from the report's terms; ``one_shot_ok``: the caller may take the
+    one-shot ring reduce_scatter (:data:`ONE_SHOT_CALLERS`); ``tile_bytes``: a page of its tensor."""
     topology, links, kind = route
     fabric = fabric_perf(arch.arch)
     directions = 2 if topology is Topology.RING else 1
@@ -125,14 +147,71 @@ def phase(arch: ArchPerf, family: OpFamily, whole_bytes: float, devices: int, ro
     if kind is Fabric.FABRIC_2D:
         per_hop += arch.hop_latency_2d_ns - arch.hop_latency_1d_ns
     per_direction = (devices - 1) / devices * whole_bytes / directions
-    one_shot = family is OpFamily.REDUCE_SCATTER and topology is Topology.RING
-    if one_shot and whole_bytes <= fabric.one_shot_max_bytes:
+    one_shot = one_shot_ok and family is OpFamily.REDUCE_SCATTER and topology is Topology.RING
+    one_shot = one_shot and whole_bytes <= fabric.one_shot_max_bytes
+    if one_shot:
         per_direction *= fabric.one_shot_factor
     per_link = per_direction / links
     utilization = fabric.utilization_for(family, topology, devices)
     bandwidth = per_link / (arch.eth_line_rate_bytes_per_s * utilization) * 1e9
-    ramp = fabric.ramp_ns[family] * math.sqrt(per_link / 1e6)
-    return Phase(fabric.invocation_ns[family] + hops * per_hop, bandwidth + ramp)
+    ramp_bytes = per_link
+    if family is OpFamily.REDUCE_SCATTER and not one_shot:
+        ramp_bytes = min(per_link, rs_most_workers_bytes(arch, topology))
+    ramp = fabric.ramp_ns[family] * math.sqrt(ramp_bytes / 1e6)
+    readback = staging_readback_ns(arch, whole_bytes, devices, links, tile_bytes) if one_shot else 0.0
+    return Phase(fabric.invocation_ns[family] + hops * per_hop, bandwidth + ramp + readback)
+
+
+RS_MOST_WORKERS_BYTES = {
+    (Arch.BLACKHOLE, Topology.RING): 1024 * 1024,
+    (Arch.WORMHOLE_B0, Topology.RING): 50 * 1024 * 1024,
+    Topology.LINEAR: 4_000_000,
+}
+"""Bytes a link carries (one direction) past which the ring and line reduce_scatter programs run their most
+workers a link and direction, 8 [tt-metal: ttnn/cpp/ttnn/operations/experimental/ccl/reduce_scatter_common/
+reduce_scatter_program_utils.cpp, reduce_scatter_default_workers: RING_HIGH_DATA_THRESHOLD (1 MiB on Blackhole,
+50 MiB elsewhere), LINEAR_HIGH_DATA_THRESHOLD (4,000,000 B); the same per-link measure,
+``T (N-1)/N / links``, halved on a ring]."""
+
+
+def rs_most_workers_bytes(arch: ArchPerf, topology: Topology) -> float:
+    """Where the reduce_scatter's ramp stops (:data:`RS_MOST_WORKERS_BYTES`): the ramp stands for the workers
+    and synchronisation granularity growing with size; past the threshold the worker count is at its most (8)
+    and chunks_per_sync at its cap (20 on a line, 80 on a ring, reached sooner), so the ramp holds there."""
+    if topology is Topology.LINEAR:
+        return RS_MOST_WORKERS_BYTES[Topology.LINEAR]
+    return RS_MOST_WORKERS_BYTES[(arch.arch, Topology.RING)]
+
+
+DIRECT_RS_SHARD_BUDGET_BYTES = 640 * 1024
+"""The most staging one worker core of the one-shot (direct) ring reduce_scatter holds in its own L1, aliased
+to its reduce buffer [tt-metal: ttnn/cpp/ttnn/operations/experimental/ccl/reduce_scatter_minimal_direct/device/
+reduce_scatter_minimal_direct_op_device_operation.cpp, k_l1_shard_budget_bytes].  The shard is two parity halves
+of every source device's block of every chunk of a slice: ``2 x N x chunks x chunk bytes``, a chunk
+``tile_granularity`` tiles (8; 4 for float32) and a slice's tiles rounded up to whole chunks
+[reduce_scatter_program_utils.cpp, reduce_scatter_ring_interm_staging_params]: about ``2T`` (T the per-device
+input).  Past the budget the staging goes interleaved (L1, or DRAM past 4 MiB in all) and each worker reads its
+arrivals back over the NoC after the last one lands."""
+
+
+def staging_shard_bytes(whole_bytes: float, devices: int, tile_bytes: float) -> float:
+    """The one-shot reduce_scatter's staging shard a worker needs for ``whole_bytes`` (T) over ``devices``
+    (see :data:`DIRECT_RS_SHARD_BUDGET_BYTES`)."""
+    granularity = 4 if tile_bytes >= 4096 else 8
+    slice_tiles = math.ceil(whole_bytes / devices / tile_bytes)
+    return 2 * devices * math.ceil(slice_tiles / granularity) * granularity * tile_bytes
+
+
+def staging_readback_ns(arch: ArchPerf, whole_bytes: float, devices: int, links: int, tile_bytes: float) -> float:
+    """What the one-shot ring reduce_scatter of ``whole_bytes`` (T, each device's input) adds when its staging
+    does not fit a worker's L1 shard (:data:`DIRECT_RS_SHARD_BUDGET_BYTES`): each worker (one a link) reads the
+    ``N-1`` arrived blocks of its chunks, ``(N-1)/N x T / links`` bytes, back from interleaved staging at one
+    core's NoC rate, strictly after the last arrival [reduce_scatter_minimal_direct_op_device_operation.cpp: 'That
+    readback is pure post-gate latency'] (ns; 0 where the staging is sharded)."""
+    if staging_shard_bytes(whole_bytes, devices, tile_bytes) <= DIRECT_RS_SHARD_BUDGET_BYTES:
+        return 0.0
+    arrivals = (devices - 1) / devices * whole_bytes / links
+    return arch.cycles_ns(arrivals / arch.noc_bytes_per_cycle)
 
 
 DIRECT_REDUCE_SCATTERS = frozenset(
@@ -183,12 +262,20 @@ def sender_packets(desc: OpDesc, devices: int, links: int) -> int:
         per_packet = max(1, min(LLAMA_SHARD_TILES[source.shape], int(FABRIC_PACKET_BYTES // tile_bytes)))
         return math.ceil(math.ceil(tiles / links) / per_packet)
     if desc.family is OpFamily.REDUCE_SCATTER and desc.op_code in DIRECT_REDUCE_SCATTERS:
-        payload = 1 << (FABRIC_PACKET_BYTES.bit_length() - 1) if source.dtype == "BFLOAT16" else FABRIC_PACKET_BYTES
-        per_packet = max(1, int(payload // tile_bytes))
+        per_packet = llama_rs_pages_per_packet(desc)
         return math.ceil((devices - 1) * (tiles / devices) / links / per_packet)
     if is_multicast(desc):
         return math.ceil(math.ceil(tiles / links) / max(1, int(FABRIC_PACKET_BYTES // tile_bytes)))
     return 0
+
+
+def llama_rs_pages_per_packet(desc: OpDesc) -> int:
+    """Tiles a packet of the Llama reduce_scatter holds: the payload (rounded down to a power of two for bfloat16)
+    over a tile's bytes [llama_reduce_scatter_program_factory.cpp: num_pages_per_packet]."""
+    source = desc.inputs[0]
+    tile_bytes = source.nbytes / max(source.tiles, 1)
+    payload = 1 << (FABRIC_PACKET_BYTES.bit_length() - 1) if source.dtype == "BFLOAT16" else FABRIC_PACKET_BYTES
+    return max(1, int(payload // tile_bytes))
 
 
 def is_llama_gather(desc: OpDesc) -> bool:
@@ -230,9 +317,16 @@ def direct_phase(arch: ArchPerf, desc: OpDesc, whole_bytes: float, devices: int,
     per_link = direct_units(desc, devices, ring) * whole_bytes / links
     utilization = fabric.utilization_for(OpFamily.ALL_GATHER, topology, devices)
     bandwidth = per_link / (arch.eth_line_rate_bytes_per_s * utilization) * 1e9
-    packets = sender_packets(desc, devices, links) * fabric.packet_ns
+    packet_ns, tail = fabric.packet_ns, 0.0
+    if desc.op_code in DIRECT_REDUCE_SCATTERS:  # the sender core reads each packet; the sum follows the last
+        tile_bytes = desc.inputs[0].nbytes / max(desc.inputs[0].tiles, 1)
+        per_packet = llama_rs_pages_per_packet(desc)
+        packet_ns = max(packet_ns, packet_read_ns(arch, per_packet * tile_bytes))
+        pages = min(per_packet, max(1, desc.inputs[0].tiles // devices))
+        tail = reduction_tail_ns(arch, tile_bytes, pages, devices)
+    packets = sender_packets(desc, devices, links) * packet_ns
     ramp = fabric.ramp_ns[OpFamily.ALL_GATHER] * math.sqrt(per_link / 1e6)
-    return Phase(arch.op_launch_ns + hops * per_hop, max(bandwidth, packets) + ramp)
+    return Phase(arch.op_launch_ns + hops * per_hop, max(bandwidth, packets) + ramp + tail)
 
 
 def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
@@ -248,7 +342,9 @@ def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
     whole = desc.outputs[0].nbytes if desc.family is OpFamily.ALL_GATHER else desc.inputs[0].nbytes
     families = (OpFamily.REDUCE_SCATTER, OpFamily.ALL_GATHER) if desc.family is OpFamily.ALL_REDUCE else (desc.family,)
     route = (topology, links, config.fabric)
-    phases = [phase(arch, f, whole, devices, route) for f in families]
+    one_shot_ok = desc.name in ONE_SHOT_CALLERS
+    tile_bytes = desc.inputs[0].nbytes / max(desc.inputs[0].tiles, 1)
+    phases = [phase(arch, f, whole, devices, route, one_shot_ok, tile_bytes) for f in families]
     notes = (f"topology {topology.value}, {devices} devices, {links} link(s)", *notes)
     if is_direct(desc):
         phases = [direct_phase(arch, desc, whole, devices, route)]

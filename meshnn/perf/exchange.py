@@ -16,7 +16,9 @@ of ``N`` devices), with ``S`` the bytes of one device's shard (the op's first in
   routing is known (:mod:`meshnn.perf.sparse_a2a`: the pages each link lane really carries, in the
   op's attributes), ttnn's AllToAllDispatchDeviceOperation is timed from it instead;
 - all_to_all_combine: the expert outputs back to their tokens' devices, ``(N-1)/N`` of the op's
-  output bytes (the tokens this device does not hold itself);
+  output bytes (the tokens this device does not hold itself); where the routing is known
+  (:mod:`meshnn.perf.a2a_combine`: the busiest sender core's tokens and pages, in the op's
+  attributes), ttnn's AllToAllCombineDeviceOperation is timed from its program's serial chain instead;
 - all_to_all_async_generic: every device's ``N`` chunks of ``S/N`` to the ``N`` members, the link
   in the middle of the line carrying the most, ``floor(N/2) x ceil(N/2)`` chunks one way;
 - neighbor_pad_async: each device's edge rows to its neighbours, one hop: the halos' bytes (the
@@ -28,13 +30,15 @@ of ``N`` devices), with ``S`` the bytes of one device's shard (the op's first in
 are); the hops cost is paid once.
 
 May import: :mod:`meshnn.perf.desc`, :mod:`meshnn.perf.fabric`, :mod:`meshnn.perf.hardware`,
-:mod:`meshnn.perf.systems`, :mod:`meshnn.perf.traffic`, :mod:`meshnn.perf.collectives`.
+:mod:`meshnn.perf.systems`, :mod:`meshnn.perf.traffic`, :mod:`meshnn.perf.collectives`,
+:mod:`meshnn.perf.sparse_a2a`, :mod:`meshnn.perf.a2a_combine`.
 """
 
 from __future__ import annotations
 
 import math
 
+from meshnn.perf.a2a_combine import COMBINE_CODE, combine_load_of, predict_combine
 from meshnn.perf.collectives import group_size, usable_links
 from meshnn.perf.desc import CollectiveConfig, Fabric, OpDesc, OpFamily, Topology
 from meshnn.perf.fabric import fabric_perf
@@ -83,6 +87,9 @@ def predict_exchange(desc: OpDesc, machine: Machine) -> Prediction:
     routing = routing_of(desc)
     if routing is not None and desc.family is OpFamily.ALL_TO_ALL_DISPATCH and desc.op_code == DISPATCH_CODE:
         return predict_dispatch(desc, machine, routing)
+    load = combine_load_of(desc)
+    if load is not None and desc.family is OpFamily.ALL_TO_ALL_COMBINE and desc.op_code == COMBINE_CODE:
+        return predict_combine(desc, machine, load)
     links, notes = usable_links(config, machine, desc.op_code)
     moved, hops = route(desc, devices)
     fabric = fabric_perf(arch.arch)

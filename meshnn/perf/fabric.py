@@ -14,8 +14,10 @@ all-gather over the same links") from 4 KiB to 8 GiB on lines of 2, 4 and 8 devi
 - **the ramp**: between the two, worker counts and synchronisation granularity grow with size
   ("Steps in the ramp"), which the report's straight-line fit misses by up to 58%: a term
   ``ramp * sqrt(bytes per link per direction in MB)`` fitted to the mid sizes;
-- **one-shot reduce_scatter**: on a Wormhole ring, up to 512 KiB per device, reduce_scatter uses a
-  one-shot direct algorithm "which sends about 2.3x the bytes" (the report's words);
+- **one-shot reduce_scatter**: on a ring, up to 512 KiB per device, ttnn.reduce_scatter uses a
+  one-shot direct algorithm "which sends about 2.3x the bytes" (the report's words; on Blackhole too,
+  tt-metal's reduce_scatter.cpp, though there the fitted start-up holds the extra bytes: factor 1.0),
+  and past a worker's L1 staging budget reads its arrivals back (:mod:`meshnn.perf.collectives`);
 - **launch skew**: a call alone starts on its devices at slightly different times, and its entry
   barrier and mux ready poll "block for however long cross-device launch skew happens to be" (the
   report); a call right behind another collective on the same devices finds them aligned by that
@@ -147,7 +149,7 @@ BLACKHOLE = FabricPerf(
     ),
     ramp_ns={AG: 7022.0, RS: 12736.0},
     one_shot_factor=1.0,
-    one_shot_max_bytes=0,
+    one_shot_max_bytes=512 * 1024,
     launch_skew_ns={R: 0.0, L: 0.0},
     packet_ns=1e9 / 4.211e6,
     sources={
@@ -158,8 +160,11 @@ BLACKHOLE = FabricPerf(
         "their own utilisation instead of the line of 4's (which had understated the line of 8's asymptote)",
         "ramp_ns": _FIT.format(rows="blackhole_bfloat16_8192 (fitted over 2 links: x sqrt(2) per link)"),
         "one_shot_factor": f"{REPORT}: the one-shot reduce_scatter is described for Wormhole only; the "
-        "Blackhole rows show no 2.3x step below 512 KiB (1.0: not modelled)",
-        "one_shot_max_bytes": "as one_shot_factor (0: never)",
+        "Blackhole rows show no 2.3x step below 512 KiB (1.0: the start-up and hop constants, fitted to the ring's "
+        "16 and 64 KiB rows, which the one-shot program ran, hold its extra bytes)",
+        "one_shot_max_bytes": "tt-metal: ttnn/cpp/ttnn/operations/ccl/reduce_scatter/reduce_scatter.cpp, "
+        "k_direct_rs_max_input_bytes (512 KiB of per-device input; its gate measured on a Blackhole ring of 8, "
+        "2026-07-31, before the report's runs of 2026-09): the one-shot program runs on Blackhole too",
         "launch_skew_ns": f"{REPORT}: no back-to-back rows for Blackhole (0: not modelled, a call behind "
         "another costs what it costs alone)",
         "packet_ns": f"{_EDM.format(file='blackhole/fabric_edm_bandwidth_golden.csv')}: 4.211 Mpps with 16-byte "

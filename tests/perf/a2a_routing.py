@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from meshnn.perf import OpFamily
+from meshnn.perf.a2a_combine import CombineLoad, combine_load
 from meshnn.perf.sparse_a2a import Routing, routing_loads
 
 
@@ -71,3 +72,31 @@ def scenario_routing(
 
 def _t(r: Routing) -> tuple[int, int, int]:
     return (r.lane_pages, r.core_pages, r.core_tokens)
+
+
+def combine_scenario(
+    mesh: tuple[int, int],
+    tokens: int,
+    experts: int,
+    k: int,
+    links: int,
+    *,
+    iterations: int = 1,
+    local_reduce: bool = True,
+    seed: int = 2005,
+) -> CombineLoad:
+    """The sender cores of an all_to_all_combine along axis 1 of ``mesh`` (``tokens`` a device of the
+    row, ``experts`` placed at random over the whole mesh, each token's ``k`` drawn uniformly: the ``random``
+    scheme of tt-metal's combine tests, whose gen_tensors maps the experts over all ``rows x cols`` devices),
+    every core's counts over ``iterations`` and the rows (:func:`meshnn.perf.a2a_combine.combine_load`): the model
+    times the slowest."""
+    rng = np.random.default_rng(seed)
+    rows, cols = mesh
+    load = CombineLoad((), experts)
+    for _ in range(iterations):
+        owner = _mapping(rng, experts, rows * cols, "random")
+        for r in range(rows):
+            ids = _ids(rng, cols, tokens, experts, k, "random")
+            group = tuple(r * cols + c for c in range(cols))
+            load = load.merged(combine_load(owner, ids, group, links, local_reduce=local_reduce))
+    return load

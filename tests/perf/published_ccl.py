@@ -74,21 +74,24 @@ BH_ROWS = {
     (AR, 8, R): (16, (23.34, 23.95, 26.08, 30.74, 30.28, 43.84, 54.54, 77.16, 131.41, 227.10), 21925.95),
 }
 
+_RS32 = (
+    ".  Checked for stop 56, the workers (reduce_scatter_program_utils.cpp, reduce_scatter_default_workers, T/4 a "
+    "link on this line of 2 over 2 links): 16 KiB (4,096 B a link) runs one worker and no mux, 32 KiB (8,192 B) "
+    "the first row with 2 workers and a fabric mux a direction (+2.76 us over 16 KiB), 64 KiB (fitted, 7.09 us) "
+    "the same 2 workers with twice the bytes yet 0.72 us faster: the mux's start-up does not single out the "
+    "32 KiB row, and no figure of it is published"
+)
 MISSES = {
-    ("WH", RS, 8, R, 512 * KIB): "the one-shot algorithm's 512 KiB row costs twice its 256 KiB one (the model's "
-    "2.3x bytes gives -15%); the report: 'ring reduce_scatter dips at 512 KiB and jumps at 1 MiB'",
-    ("WH", AR, 8, R, 512 * KIB): "inherits the ring reduce_scatter's 512 KiB dip",
-    ("BH", RS, 2, L, 32 * KIB): "slower than the 64 KiB row of the same table (not monotonic in size)",
-    ("BH", AR, 2, L, 32 * KIB): "inherits the reduce_scatter's 32 KiB outlier",
+    ("BH", RS, 2, L, 32 * KIB): "slower than the 64 KiB row of the same table (not monotonic in size)" + _RS32,
+    ("BH", AR, 2, L, 32 * KIB): "inherits the reduce_scatter's 32 KiB outlier" + _RS32,
     ("BH", AG, 2, L, 1024 * KIB): "a step between 512 KiB and 2 MiB: the 2 MiB row (30.03 us) is 6.15 us above "
     "this one (23.88 us) though its 262 KB more per link need 10.5 us at the 25 GB/s line rate, so this row "
-    "carries a cost the 2 MiB one does not",
-    ("BH", RS, 8, R, 512 * KIB): "the ring reduce_scatter's 512 KiB dip: the 1 MiB row (30.39 us) is 3.17 us "
-    "above this one (27.22 us) though its 115 KB more per link and direction need 4.6 us at the 25 GB/s line "
-    "rate, so this row carries a cost the 1 MiB one does not.  The report leaves the roofline column blank (no "
-    "performance model for the op) on the ring reduce_scatter rows up to 512 KiB on both machines, so Blackhole "
-    "runs Wormhole's one-shot algorithm there too; given its 2.3x bytes this row is +15%, but the 256 KiB row "
-    "(only 0.58 us above the 128 KiB one) +33%: no bytes factor meets both",
+    "carries a cost the 2 MiB one does not.  Checked for stop 56, the workers "
+    "(all_gather_async_default_program_factory.cpp, default_workers: 4 a direction above 256 KiB a link, else 2; "
+    "tt-metal of 2026-06, before the report's runs): this row carries 262,144 B a link, not above the threshold, "
+    "so it is the last with 2 workers; the 256 KiB to 1 MiB rows (2 workers) move 12-13 GB/s a link past the "
+    "start-up, the 2 MiB row (4 workers) 20 GB/s; a cap of 13 GB/s on 2 workers would put the line of 4's 512 KiB "
+    "row (2 workers, 196 KB a link) at 21.7 us against its measured 16.51: no one rate a worker holds",
 }
 """Rows outside the claim, each with why: size-switched algorithms and non-monotonic measurements."""
 

@@ -45,10 +45,11 @@ from meshnn.perf import (
     machine,
     predict,
 )
+from meshnn.perf.a2a_combine import CombineLoad, combine_attributes
 from meshnn.perf.sparse_a2a import Routing, routing_attributes
 from meshnn.perf.systems import Machine
 
-from .a2a_routing import scenario_routing
+from .a2a_routing import combine_scenario, scenario_routing
 from .figure import Figure
 
 MDP = "tt-metal tests/ttnn/multidevice_perf_tests/{}"
@@ -123,7 +124,11 @@ def _exchange(family, m, links, topology, tokens, hidden, k, experts_per_device,
     else:
         inputs = (_tensor((experts_per_device, tokens * devices, 1, hidden), row_major=True),)
         outputs = (_tensor((k, tokens, 1, hidden), row_major=True),)
-    attributes = () if routing is None else routing_attributes(routing)
+    if isinstance(routing, CombineLoad):  # local_reduce: one page a token and device, the experts summed
+        inputs = (_tensor((1, tokens * devices, 1, hidden), row_major=True),)
+        attributes = combine_attributes(routing)
+    else:
+        attributes = () if routing is None else routing_attributes(routing)
     return _us(family, inputs, outputs, m, config, attributes)
 
 
@@ -141,6 +146,20 @@ def _dispatch_routing(system: str, tokens: int) -> Routing:
     return scenario_routing(
         DISPATCH, (8, 4), tokens, 256, 8, 4, ring=True, scheme="random", iterations=40 if decode else 1
     )
+
+
+@cache
+def _combine_load(system: str, tokens: int) -> CombineLoad:
+    """The sender cores of the combine perf test on ``system`` (``tokens``: the figure's, the group's batch at
+    decode), as at the targets' date (tt-metal cf2ed83aff, 2025-08-07: tests/ttnn/unit_tests/operations/ccl/
+    test_all_to_all_combine_t3000.py and _6U.py, test_perf): 8 tokens a device of the axis (batch 32) and seq 1
+    or 128, 8 experts a device of the axis (32), ``random`` over every device of the mesh (gen_tensors'
+    ``devices`` is the whole mesh: 4 a device on the T3000's 2x4, 1 on the 6U's 8x4), k 8, ``local_reduce``; the
+    T3000 on 1 link, the 6U on 4; over the test's iterations (40 at decode; prefill: one draw)."""
+    decode = tokens <= 32
+    per_device = 8 if decode else 8 * 128
+    mesh, links = ((2, 4), 1) if system == "T3K" else ((8, 4), 4)
+    return combine_scenario(mesh, per_device, 32, 8, links, iterations=40 if decode else 1)
 
 
 def _t3k(mesh=(1, 8)) -> Machine:
@@ -200,7 +219,7 @@ def _a2a_figures() -> list[Figure]:
     for family, system, stage, tokens, (low, high) in rows:
 
         def model(f=family, s=system, t=tokens) -> float:
-            routing = _dispatch_routing(s, t) if f is DISPATCH else None
+            routing = _dispatch_routing(s, t) if f is DISPATCH else _combine_load(s, t)
             if s == "T3K":  # 2x4, FABRIC_1D, 1 link
                 return _exchange(f, _t3k((2, 4)), 1, L, t, 7168, 8, 8, 4, routing)
             return _exchange(f, _g6(), 4, R, t, 7168, 8, 8, 4, routing)  # 8x4, FABRIC_1D_RING, 4 links
@@ -213,29 +232,7 @@ def _a2a_figures() -> list[Figure]:
     return out
 
 
-_COMBINE_ROUTING = (
-    "the combine tests (test_all_to_all_combine.py::test_perf, T3K and 6U) run the random routing with "
-    "local_reduce=True: each device walks every token of its row (the group's B x S split over its num_links "
-    "cores in blocks, so core c's tokens are all device c's) and sends one page a token for which it holds one "
-    "of the top-k experts (writer_all_to_all_combine.cpp); counted as the program sends them "
-    "(meshnn.perf.sparse_a2a.routing_loads over the test's draws, tests/perf/a2a_routing.py), {counts}; the model "
-    "still times the top-k bound here (meshnn.perf.exchange), because the counted pages do not give one cost: "
-    "the T3000 takes 3.4-3.5 us a page sent (29 pages a core at decode, 2,947 at prefill, both rows alike), the "
-    "6U 1.3 us (1,016 a core at prefill), and the 6U prefill's busiest lane, 1,469 pages (21.1 MB) into device c "
-    "on lane c, needs 1.68 ms at the 12.5 GB/s line rate where 1.30-1.37 ms was measured: the reading of the "
-    "program (which pages cross which link) does not hold for this op, and no per-page or per-token cost meets "
-    "both machines"
-)
-A2A_MISSES: dict[tuple[OpFamily, str, str], str] = {
-    (COMBINE, "6U", "decode"): _COMBINE_ROUTING.format(
-        counts="here 22 pages on the busiest lane (timed so: 35.4 us, in the measured 27-36)"
-    ),
-    (COMBINE, "6U", "prefill"): _COMBINE_ROUTING.format(counts="here 1,469 pages on the busiest lane, 1,016 a core"),
-    (COMBINE, "T3K", "decode"): _COMBINE_ROUTING.format(
-        counts="here 29 pages a core, on the line's busiest link (timed so: 41 us, -55%)"
-    ),
-    (COMBINE, "T3K", "prefill"): _COMBINE_ROUTING.format(counts="here 2,947 pages a core"),
-}
+A2A_MISSES: dict[tuple[OpFamily, str, str], str] = {}
 """all_to_all rows outside the claim, each with why."""
 
 
@@ -287,29 +284,16 @@ def _decode_figures() -> list[Figure]:
     return out
 
 
-_PACKETS = (
-    "the model times the direct program's one phase (an op's launch, the fabric's 711 ns a hop, the busiest "
-    "link's bytes at all_gather's utilisation, or its sender core's packets at the EDM's rate, 328 ns a packet, "
-    "where that is longer; it was {before} as the report's hop-by-hop programs) and comes out {short} us ({pct}) "
-    "under the measured {us}: {which}"
-)
 DECODE_MISSES: dict[str, str] = {
-    "6U llama_reduce_scatter FF3 in the 70B decoder": _PACKETS.format(
-        before="+100%",
-        short="1.2",
-        pct="16%",
-        us="7.22 us",
-        which="llama_reduce_scatter_program_factory.cpp gives each link one sender core, 4 bfloat8_b tiles a "
-        "packet (4,352 B), so its share of the three 30-tile slices is 6 packets, 2.0 us at the EDM's rate, under "
-        "the link's bytes (2.4 us): the packet rate does not bind; the sum after the last slice arrives "
-        "(reduction.cpp) is not timed, nor the packet workers' reads that build each packet before the sender "
-        "core forwards it",
-    ),
-    "6U llama_rs_create_heads QKV in the 70B decoder": "the model times this op's reduce_scatter alone (one direct "
-    "phase: 5.1 us, 36% under the measured 8.01 us); the fused program then writes the summed slice out as q, k "
-    "and v heads on their own cores (llama_reduce_scatter_create_heads' writer), the work of "
-    "nlp_create_qkv_heads_decode, whose set-up the model takes at 5.5 us alone (meshnn.perf.latency); how much of "
-    "it the fused program overlaps with the transfer no source says",
+    "6U llama_rs_create_heads QKV in the 70B decoder": "the model times this op's reduce_scatter (one direct "
+    "phase, with the sender core's packet reads and the sum after the last arrival, meshnn.perf.llama_rs_tail: "
+    "5.86 us, 27% under the measured 8.01 us; FF3's llama_reduce_scatter, timed alike, is met at -5%).  Checked for "
+    "stop 56, the program at the figure's date (tt-metal ebcfbec674, 2025-07-31): the create-heads writer "
+    "(llama_reduce_scatter_create_heads/device/kernels/dataflow/writer_llama_reduce_scatter.cpp) writes each summed "
+    "packet out stick by stick, one noc_async_write a row of a head to the q, k or v output core of that row (32 a "
+    "head; a k/v packet core 64), one barrier a packet, where the model counts the packet's bytes and one barrier; "
+    "the 2.2 us left would be some 34 ns a stick write, and no per-write cost of a small write is measured apart "
+    "(transpose_hc's padded writes leave 136 cycles each, the model's face rows 10 ns): not timed",
 }
 """Decode-sized rows outside the claim, each with why."""
 

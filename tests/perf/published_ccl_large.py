@@ -82,12 +82,7 @@ BH_FULL_ROWS = {  # the lines of 8, in the FULL table only ("line, DRAM")
     (AR, 8, L): ((745.53, 1424.17, 2797.29, 5478.57, 10838.08, 21679.61), (86486.52, 173019.84, 345825.38)),
 }
 
-MISSES = {
-    ("BH", RS, 8, R, 16 * MIB): "Blackhole's ring reduce_scatter reaches its asymptote between 8 and 16 MiB "
-    "(62.8% of line rate at 8 MiB, 77.6% at 16 MiB, 79.8% at 1 GiB), sooner than the model's ramp term "
-    "(ramp x sqrt(MB a link), fitted at 64 KiB and 4 MiB), which still adds 24 us at 16 MiB (3.7 MB a link and "
-    "direction); the rows from 32 MiB up are met (+14% falling to 0%)",
-}
+MISSES = {}
 """Rows outside the claim, each with why."""
 
 

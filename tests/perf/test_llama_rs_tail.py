@@ -1,0 +1,24 @@
+"""llama_reduce_scatter's packet reads and its sum after the last arrival (meshnn.perf.llama_rs_tail)."""
+
+from __future__ import annotations
+
+from meshnn.perf.hardware import arch_perf
+from meshnn.perf.latency import op_latency
+from meshnn.perf.llama_rs_tail import packet_read_ns, reduction_tail_ns
+from meshnn.perf.transpose_hc import WRITE_BARRIER
+
+WH = arch_perf("wormhole_b0")
+
+
+def test_a_packet_read_is_the_far_end_latency_and_its_bytes():
+    far = op_latency("wormhole_b0").read_trip_cycles(in_dram=False)
+    assert packet_read_ns(WH, 0) == WH.cycles_ns(far)
+    assert packet_read_ns(WH, 4352) - packet_read_ns(WH, 0) == WH.cycles_ns(4352 / WH.noc_bytes_per_cycle)
+
+
+def test_the_sum_grows_with_devices_and_pages():
+    one = reduction_tail_ns(WH, 1088, 1, 4)
+    assert reduction_tail_ns(WH, 1088, 1, 8) > one  # 4 adds a page instead of 2
+    assert reduction_tail_ns(WH, 1088, 4, 4) > one
+    # with nothing to add or write, the writes' barrier is left
+    assert reduction_tail_ns(WH, 0, 0, 4) == WH.cycles_ns(WRITE_BARRIER.cycles())
