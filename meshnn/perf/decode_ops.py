@@ -7,7 +7,9 @@ their programs really use (figures: :mod:`meshnn.perf.latency`).
   which split its cache in chunks of ``k_chunk`` positions; the cores that got chunks send their
   partial results (an output row and two statistics tiles) to one reducer, one after another.  The
   chunks' K and V stream from DRAM over the active cores' NoC links; per chunk a core multiplies its
-  q tile row by K and the scores by V and runs the softmax on the scores.
+  q tile row by K and the scores by V and runs the softmax on the scores.  A desc marked with the
+  program of 2025-02 (:mod:`meshnn.perf.flash_decode`) adds each chunk's block-operation calls and
+  merges the cores' results one after another.
 - nlp_create_qkv_heads_decode: one core per user gathers that user's row of every q, k and v head,
   face row by face row (16 elements); nlp_concat_heads_decode: one core per head gathers that head's
   row of every user.
