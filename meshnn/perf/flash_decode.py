@@ -19,6 +19,13 @@ to #20912 (2025-04-25, "16x32 tiles and removing copy_blocks"; read at 3b28664ab
   (``sdpa_flash_decode.cpp``: thirteen block operations a worker, :data:`CALLS_PER_MERGE`), so each
   core beyond the first adds a merge after the slowest core's chunks.
 
+A core's reads do not bind (reader_decode_all.cpp): it waits for its reads every
+``(512 / active cores) x 1152 / q tile bytes`` tiles (18 at 16 cores with a bfloat16 q) and at each chunk's
+end, so a 256-position chunk of a 128-wide bfloat8_b head is 4 waits and 64 tiles, about 4k cycles against
+the chunk's 13k of calls and tiles; a paged cache (tt_transformers' 32-position blocks) costs a page-table
+read a core and an L1 look-up a tile row.  The chip's DRAM still bounds the whole read (the model's
+interleaved rate), which the chart's curves past their knees meet within 8% where all cores read.
+
 Since #20912 the program's block operations were fused and merged differently (and since #37004 of
 2026-02-20 the merges run as a tree): :func:`meshnn.perf.decode_ops.predict_sdpa_decode` times today's
 program; an op desc carrying ``(PROGRAM_ATTRIBUTE, DecodeProgram.SERIAL_MERGE.value)`` is timed as this
