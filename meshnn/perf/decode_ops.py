@@ -94,9 +94,9 @@ def predict_sdpa_decode(desc: OpDesc, machine: Machine) -> Prediction:
     k_t, d_t = _t(chunk), _t(d)
     step = chunk_cycles(arch, fidelity, (q.tile_bytes + k.tile_bytes) / 2, k_t, d_t)
     serial = program_of(desc) is DecodeProgram.SERIAL_MERGE
-    if serial:  # a call a block operation (meshnn.perf.flash_decode)
-        step += chunk_call_cycles()
     cycles = per_core * chunks_per_core * step
+    if serial:  # a call a block operation (meshnn.perf.flash_decode)
+        cycles += per_core * chunk_call_cycles(chunks_per_core)
     read = min(1.0, chunks * chunk * pairs / max(1, k.volume // max(d, 1)))
     readers = min(cores, pairs * active)
     memory = traffic(machine, [(q, 1.0), (k, read), (v, read), *((t, 1.0) for t in desc.outputs)], readers)

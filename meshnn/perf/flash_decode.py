@@ -59,6 +59,15 @@ the output matmuls, mul_block_bcast_scalar_inplace, reduce_c (max), max_block_in
 sub_exp_block_bcast_cols_inplace, reduce_c (sum), sub_exp_block, mul_block_inplace,
 mul_block_bcast_cols_inplace, two add_block_inplace, two copy_block."""
 
+FIRST_CHUNK_SAVED_CALLS = 5
+"""A core's first chunk has no running statistics to rescale: one copy_block in place of the six calls that
+rescale and add (max_block_inplace, sub_exp_block, mul_block_inplace, mul_block_bcast_cols_inplace, two
+add_block_inplace)."""
+
+FINAL_CALLS = 3
+"""The reducer's last calls (sdpa_flash_decode.cpp): recip_block_inplace of the sum, mul_block_bcast_cols_inplace
+of the output by it, copy_block to the output buffer."""
+
 CALLS_PER_MERGE = 13
 """Calls the reducer makes for each other core (sdpa_flash_decode.cpp, 2025-03): two copy_block of the
 partial output and sum, max_block, two sub_exp_block, two mul_block_inplace, add_block, two
@@ -96,9 +105,11 @@ def merge_cycles(partial_cycles: float) -> float:
     return CALLS_PER_MERGE * SERIAL_MERGE.call_cycles + partial_cycles
 
 
-def chunk_call_cycles() -> float:
-    """The set-up cycles of one K chunk's calls on its core."""
-    return CALLS_PER_CHUNK * SERIAL_MERGE.call_cycles
+def chunk_call_cycles(chunks: int) -> float:
+    """The set-up cycles of the calls of one (user, kv head) pair's ``chunks`` K chunks on its core, with the
+    reducer's final calls."""
+    calls = CALLS_PER_CHUNK * chunks - FIRST_CHUNK_SAVED_CALLS + FINAL_CALLS
+    return max(calls, 0) * SERIAL_MERGE.call_cycles
 
 
 def program_of(desc: OpDesc) -> DecodeProgram | None:
