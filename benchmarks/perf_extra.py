@@ -41,6 +41,8 @@ from tt_llama import (
     Precision,
 )
 
+from meshnn.perf.flash_decode import DecodeProgram
+
 _DTYPES = {"bfp4": BFP4, "bfp8": BFP8, "bf16": BF16}
 _FIDELITIES = {"lofi": LOFI, "hifi2": HIFI2_FP32, "hifi2fp16": HIFI2, "hifi2na": HIFI2_NA, "hifi4": HIFI4_FP32}
 _ACTIVATIONS = {"mixed": None, "bf16": BF16, "bfp8": BFP8}
@@ -82,7 +84,7 @@ PRECISION_TABLES = [  # (ff1_3, ff2, wo, activation, li_ff1_3, li_ff2, li_o): (t
 ]
 """PERF.md's precision tables (2025-03-17): Llama-3.2-1B on an N300, decode t/s/u and TTFT ms."""
 
-BATCH32 = [  # (shape, system, t/s/u, avg TTFT ms): PERF.md's "Short-Context, Batch-32" (2025-03-17)
+BATCH32 = [  # (shape, system, t/s/u, avg TTFT ms): PERF.md's "Short-Context, Batch-32" (2025-03-17; t/s/u 2025-02-20)
     (LLAMA_1B, "N150", 54.7, 38.0),
     (LLAMA_1B, "N300", 64.2, 34.0),
     (LLAMA_1B, "T3K", 69.9, 42.0),
@@ -94,7 +96,7 @@ BATCH32 = [  # (shape, system, t/s/u, avg TTFT ms): PERF.md's "Short-Context, Ba
     (LLAMA_8B, "T3K", 45.6, 64.0),
     (LLAMA_70B, "T3K", 14.8, 192.0),
 ]
-LONG_CONTEXT = [  # (shape, system, t/s/u, TTFT ms): PERF.md's "Long-context (64K Tokens)" (2025-03-17, #18777)
+LONG_CONTEXT = [  # (shape, system, t/s/u, TTFT ms): PERF.md's "Long-context (64K)" (2025-03-17; t/s/u 2025-02-20)
     (LLAMA_1B, "N150", 53.0, 20066.0),
     (LLAMA_1B, "N300", 65.2, 10949.0),
     (LLAMA_1B, "T3K", 73.7, 5271.0),
@@ -112,6 +114,12 @@ as chunked prefill, ``max_prefill_chunk_size`` chunks each attending to the cach
 ``tt_llama.Llama.prefill`` does not write).  The same day's settings as the batch-32 rows; Llama-3.2-11B and the
 empty rows are left out."""
 LONG_POSITION = 65536 + 100
+DECODE_PROGRAM = DecodeProgram.SERIAL_MERGE
+"""The flash-decode program of every table here but models/README.md's: :mod:`meshnn.perf.flash_decode`'s, tt-metal's
+before #20912 (2025-04-25).  The 64K and batch-32 tables first appear with tt-metal e27c83a76f (2025-02-20, #16753;
+the 2025-03-17 commit kept their decode figures), the precision tables with #17872 (2025-03-17).  At a 128-token
+prompt a user's cache is one chunk on one core, so the program costs a layer its chunk's calls (~9 us) and no merge;
+at 64K a T3000 chip's one kv head is split over 16 cores whose 15 merges run one after another (~140 us a layer)."""
 
 BATCH32_PRECISION = table_precision("bfp4", "bfp8", "bfp8", "mixed", "lofi", "hifi2", "hifi2")
 """Batch-32's settings: the performance settings of 2025-03 (bfloat4_b FF1/FF3 at LoFi, the rest the day's

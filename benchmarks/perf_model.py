@@ -48,6 +48,7 @@ import numpy as np
 
 import meshnn as ttnn
 from meshnn import perf
+from meshnn.perf.flash_decode import DecodeProgram, with_program
 from meshnn.perf.host import TT_TRANSFORMERS, TT_TRANSFORMERS_TG, StepTime, step_time
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -264,6 +265,7 @@ def predicted(
     device_sampling: bool | None = None,
     traced_prefill: bool | None = None,
     reads_logits: bool = False,
+    program: DecodeProgram | None = None,
 ) -> list[dict[str, object]]:
     """The decode step (``batch`` users at ``position``) and the prefill of ``shape`` on system ``label`` with
     ``precision``: a row each, beside ``published`` (tokens/s/user, TTFT ms; default: :data:`PUBLISHED`'s); the
@@ -271,7 +273,8 @@ def predicted(
     then unpadded, as before tt-metal #40397); the prefill is traced for :data:`TRACED_PREFILL_ROWS` (or as
     ``traced_prefill`` says), else eager.  The decode SDPA's chunk is the one of the row's date
     (:func:`decode_tail.decode_chunk`); ``reads_logits``: the host reads the batch's logits back every step
-    (:func:`decode_tail.logits_read_ns`, added to the host's figure)."""
+    (:func:`decode_tail.logits_read_ns`, added to the host's figure); ``program``: the flash-decode program of the
+    row's date where it is not today's (:mod:`meshnn.perf.flash_decode`)."""
     system, mesh_shape = SYSTEMS[label]
     start = time.perf_counter()
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape), system=system, execute=False)
@@ -297,10 +300,11 @@ def predicted(
     host = TT_TRANSFORMERS_TG if galaxy else TT_TRANSFORMERS
     residual = host.layer_residual_ns * shape.layers
     read = logits_read_ns(system, mesh_shape[0] * mesh_shape[1], shape.vocab) if reads_logits else 0.0
-    step = step_time(decode.recorders[0], traced=True, host_ns=host.decode_step_ns + read, residual_ns=residual)
+    steps = decode.recorders[0] if program is None else with_program(decode.recorders[0], program, traced=True)
+    step = step_time(steps, traced=True, host_ns=host.decode_step_ns + read, residual_ns=residual)
     rows = [_row(shape.name, label, "decode (traced)", step, 1e9 / step.total_ns, tps, "tokens/s/user", wall)]
     rows[0]["logits_read_ms"] = read / 1e6
-    rows[0]["parts"] = breakdown(decode.recorders[0], traced=True)
+    rows[0]["parts"] = breakdown(steps, traced=True)
     rows[0]["precision"] = precision.name
     rows[0]["sampling"] = "device" if sampling else "host"
     if prefill is not None:
@@ -417,21 +421,26 @@ def run_extra(only: str | None) -> list[dict]:
     rows = []
     if not only or only.lower() in LLAMA_1B.name.lower():
         for precision, tsu, ttft in perf_extra.precision_rows():
-            pair = predicted(LLAMA_1B, "N300", precision, (tsu, ttft), "check (PERF.md precision table)")
+            role = "check (PERF.md precision table)"
+            pair = predicted(LLAMA_1B, "N300", precision, (tsu, ttft), role, program=perf_extra.DECODE_PROGRAM)
             pair[1]["role"] = "not a check (2025-03 prefill)"
             rows += pair
     for shape, label, tsu, _ttft in perf_extra.LONG_CONTEXT:
         if only and only.lower() not in shape.name.lower():
             continue
         role = "check (PERF.md 64K context)"
-        decode = predicted(shape, label, perf_extra.BATCH32_PRECISION, (tsu, None), role, 1, perf_extra.LONG_POSITION)
+        decode = predicted(
+            shape, label, perf_extra.BATCH32_PRECISION, (tsu, None), role, 1, perf_extra.LONG_POSITION,
+            program=perf_extra.DECODE_PROGRAM,
+        )  # fmt: skip
         rows.append(decode[0])
     for shape, label, tsu, _ttft in perf_extra.BATCH32:
         if only and only.lower() not in shape.name.lower():
             continue
         decode = predicted(
-            shape, label, perf_extra.BATCH32_PRECISION, (tsu, None), "check (PERF.md batch 32)", 32, reads_logits=True
-        )
+            shape, label, perf_extra.BATCH32_PRECISION, (tsu, None), "check (PERF.md batch 32)", 32, reads_logits=True,
+            program=perf_extra.DECODE_PROGRAM,
+        )  # fmt: skip
         rows.append(decode[0])
     shapes = {
         s.name: s for s in (LLAMA_1B, LLAMA_3B, LLAMA_8B, LLAMA_70B, MISTRAL_7B, QWEN25_7B, QWEN25_72B, QWEN3_32B)

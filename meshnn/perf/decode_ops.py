@@ -7,7 +7,9 @@ their programs really use (figures: :mod:`meshnn.perf.latency`).
   which split its cache in chunks of ``k_chunk`` positions; the cores that got chunks send their
   partial results (an output row and two statistics tiles) to one reducer, one after another.  The
   chunks' K and V stream from DRAM over the active cores' NoC links; per chunk a core multiplies its
-  q tile row by K and the scores by V and runs the softmax on the scores.
+  q tile row by K and the scores by V and runs the softmax on the scores.  A desc marked with the
+  program of 2025-02 (:mod:`meshnn.perf.flash_decode`) adds each chunk's block-operation calls and
+  merges the cores' results one after another.
 - nlp_create_qkv_heads_decode: one core per user gathers that user's row of every q, k and v head,
   face row by face row (16 elements); nlp_concat_heads_decode: one core per head gathers that head's
   row of every user.
@@ -24,6 +26,7 @@ import math
 
 from meshnn.perf.desc import TILE, AttentionConfig, OpDesc, OpFamily, TensorDesc
 from meshnn.perf.fidelity import MathFidelity
+from meshnn.perf.flash_decode import DecodeProgram, chunk_call_cycles, merge_cycles, program_of
 from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.latency import op_latency
 from meshnn.perf.prediction import Prediction
@@ -48,6 +51,13 @@ def score_tile_cycles(arch: ArchPerf) -> float:
 
 def _multiply_cycles(arch: ArchPerf, fidelity: MathFidelity, tile_bytes: float) -> float:
     return arch.lofi_cycles_per_tile * fidelity.phases + operand_cycles(arch, tile_bytes)
+
+
+def chunk_cycles(arch: ArchPerf, fidelity: MathFidelity, tile_bytes: float, k_t: int, d_t: int) -> float:
+    """One K chunk's tile work on its core (``k_t`` positions' tiles, head dim ``d_t`` tiles): q's tile row by
+    the chunk's K, then the scores by its V (``tile_bytes`` the mean operand tile), and the softmax on the
+    scores."""
+    return k_t * (2 * d_t * _multiply_cycles(arch, fidelity, tile_bytes) + score_tile_cycles(arch))
 
 
 def dynamic_chunk(kv_len: int) -> int:
@@ -82,15 +92,21 @@ def predict_sdpa_decode(desc: OpDesc, machine: Machine) -> Prediction:
     cores = grid_cores(machine, desc.core_grid)
     per_core, active, chunks_per_core = decode_split(pairs, cores, chunks, config.max_cores_per_head_batch)
     k_t, d_t = _t(chunk), _t(d)
-    multiply = _multiply_cycles(arch, fidelity, (q.tile_bytes + k.tile_bytes) / 2)
-    cycles = per_core * chunks_per_core * k_t * (2 * d_t * multiply + score_tile_cycles(arch))
+    step = chunk_cycles(arch, fidelity, (q.tile_bytes + k.tile_bytes) / 2, k_t, d_t)
+    serial = program_of(desc) is DecodeProgram.SERIAL_MERGE
+    cycles = per_core * chunks_per_core * step
+    if serial:  # a call a block operation (meshnn.perf.flash_decode)
+        cycles += per_core * chunk_call_cycles(chunks_per_core)
     read = min(1.0, chunks * chunk * pairs / max(1, k.volume // max(d, 1)))
     readers = min(cores, pairs * active)
     memory = traffic(machine, [(q, 1.0), (k, read), (v, read), *((t, 1.0) for t in desc.outputs)], readers)
     latency = op_latency(arch.arch)
     partial = (d_t + 2) * (2048 / arch.noc_bytes_per_cycle + 3 * arch.fpu_eltwise_cycles_per_tile)
-    reduce_ns = (active - 1) * arch.cycles_ns(partial + latency.dram_read_latency_cycles)
+    partial += latency.dram_read_latency_cycles
+    reduce_ns = (active - 1) * arch.cycles_ns(merge_cycles(partial) if serial else partial)
     notes = (f"{pairs} (user, kv head) pairs, {active} core(s) each, {chunks_per_core} chunk(s) of {chunk} a core",)
+    if serial:
+        notes += (f"the program of {DecodeProgram.SERIAL_MERGE.value}: {active - 1} merge(s) one after another",)
     if config.kv_len is None:
         notes += ("positions on the device (cur_pos_tensor): timed as reading the whole cache",)
     return kernel_prediction(

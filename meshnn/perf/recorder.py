@@ -16,7 +16,7 @@ device.  A traced op costs the host nothing per op.  A recorder is safe to use f
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from meshnn.errors import MeshnnValueError
@@ -151,15 +151,16 @@ class Recorder:
         """The slowest device's predicted time: the mesh finishes when its last device does."""
         return max((t.total_ns for t in self.totals()), default=0.0)
 
-    def retimed(self, *, traced: bool) -> Recorder:
-        """The same ops on the same devices, all run traced (or all eager): what tracing would save."""
+    def retimed(self, *, traced: bool, rewrite: Callable[[OpDesc], OpDesc] | None = None) -> Recorder:
+        """The same ops on the same devices, all run traced (or all eager): what tracing would save;
+        ``rewrite``: each op's desc as it is to be timed (e.g. marked with the program of a dated figure)."""
         again = Recorder(self.machine)
         with self._lock:
             syncs = set(self._syncs)
         for entry in self.records:
             if entry.index in syncs:
                 again.synchronize()
-            again.record(entry.desc, entry.devices, traced=traced)
+            again.record(entry.desc if rewrite is None else rewrite(entry.desc), entry.devices, traced=traced)
         if len(self) in syncs:
             again.synchronize()
         return again

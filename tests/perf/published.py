@@ -36,6 +36,7 @@ from . import (
     published_ccl_large,
     published_deepseek,
     published_dispatch,
+    published_flash_decode,
     published_galaxy_decoder,
     published_galaxy_units,
     published_gemm_manual,
@@ -382,6 +383,7 @@ def figures() -> list[Figure]:
     every += published_dispatch.figures()
     every += published_ccl_ci.figures()
     every += published_deepseek.figures()
+    every += published_flash_decode.figures()
     every += published_galaxy_decoder.figures()
     return [f for f in every if f.covered] + [f for f in every if not f.covered]
 
