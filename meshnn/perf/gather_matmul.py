@@ -16,8 +16,9 @@ reader takes K's blocks slice by slice in the order they arrive, its own slice f
 - overlapped: the matmul cannot end before its own time, nor before the last slice lands plus that slice's
   share of the matmul (``1 / ring_size`` of its body).  One launch: the gather's start-up holds it.
 
-The rows that ran the older, non-fabric ``ttnn.experimental.all_gather_matmul`` (tt_transformers before
-tt-metal #26931, 2025-08-19) are timed as this program: the same overlap of an EDM gather with the same matmul.
+The older, non-fabric ``ttnn.experimental.all_gather_matmul`` (tt_transformers' until tt-metal #26931, 2025-08-19)
+joins its EDM gather and its matmul by the same two signallers (``all_gather_matmul/device/multi_core/
+all_gather_matmul_op_multi_core.cpp`` of 2025-07): a whole model of those dates is timed with this program.
 
 May import: :mod:`meshnn.perf` modules below :mod:`meshnn.perf.model` (desc, collectives, matmul, fidelity).
 """
