@@ -29,10 +29,9 @@ import meshnn as ttnn
 TILE = 32
 BF16, BFP8, BFP4 = ttnn.bfloat16, ttnn.bfloat8_b, ttnn.bfloat4_b
 NOT_MODELLED = (
-    "T3000's decode attention output runs as linear + reduce_scatter for every model; tt_transformers runs it so only "
-    "where dim / 32 / 8 is not a multiple of 8 (the 3B, Phi-3 / 3.5, the 32B Qwens: model_config's "
-    "_use_fused_all_gather_matmul), and elsewhere (1B, 7-8B, 70-72B) as the fused all_gather_matmul_async of the heads "
-    "with WO cut by columns, no reduce_scatter after it",
+    "T3000's decode collectives are written as today's fabric ops (all_gather_matmul_async, reduce_scatter); every "
+    "PERF.md row but QwQ-32B's (2026-03) predates tt-metal #25628 (2025-08-12), when tt_transformers ran the "
+    "non-fabric ttnn.reduce_scatter and ttnn.experimental.all_gather_matmul, timed here as the fabric ones",
     "T3000's prefill attention output runs as linear + reduce_scatter; tt_transformers all_gathers the heads and "
     "runs wo on output columns (USE_FUSED_ALL_GATHER_MATMUL: the same op count, a collective of the same bytes)",
     "paged attention runs unpaged (the same bytes; cur_pos as a list so the model sees the position)",
@@ -265,6 +264,9 @@ class Llama:
         else:
             self.heads, self.kv_heads = s.heads // self.n, max(1, s.kv_heads // self.n)
         self.residual = s.dim // (self.cols if self.galaxy else self.n)  # the stream's share per device
+        # model_config.py's USE_FUSED_ALL_GATHER_MATMUL (2024-11 to today, unchanged): 8 devices on a ring and
+        # dim / 32 / 8 a multiple of 8 (1B, 7-8B, 70-72B; not the 3B, Phi-3 / 3.5 or the 32B Qwens)
+        self.fused_wo = self.n == 8 and not self.galaxy and (s.dim // TILE // self.n) % self.n == 0
         self.layers = [self._layer(i) for i in range(s.layers)]
         self.embedding = self._put(meta(s.vocab, s.dim), BF16, layout=ttnn.ROW_MAJOR_LAYOUT, dims=(None, 1))
         self.norm = self._norm_weight()
@@ -317,6 +319,7 @@ class Llama:
             **self._distributed_norm_weights("attn_norm", "ff_norm"),
             "wqkv": self._weight(s.dim, qkv, p.wqkv, cols),
             "wo": self._weight(s.heads * s.head_dim, s.dim, p.wo, rows),
+            **self._fused_wo(p.wo),
             "w1": self._weight(s.dim, s.hidden, mlp, cols),
             "w3": self._weight(s.dim, s.hidden, mlp, cols),
             "w2": self._weight(s.hidden, s.dim, p.ff2, rows),
@@ -324,6 +327,18 @@ class Llama:
             "v": self._put(meta(*cache), p.kv_cache, dims=cache_dims),
             **self._qwen_weights(qkv),
         }
+
+    def _fused_wo(self, dtype) -> dict[str, ttnn.Tensor]:
+        """Where decode fuses the attention output's all-gather (:attr:`fused_wo`), attention.py's
+        ``wo_width_sharded_2d``: the output weight cut by columns, interleaved in DRAM (decode's; the prefill here
+        keeps the row-cut ``wo``: ``NOT_MODELLED``)."""
+        s = self.s
+        if not self.fused_wo:
+            return {}
+        cols = self._put(
+            meta(s.heads * s.head_dim, s.dim), dtype, dims=(None, 1), memory_config=ttnn.DRAM_MEMORY_CONFIG
+        )
+        return {"wo_cols": cols}
 
     def _qwen_weights(self, qkv: int) -> dict[str, ttnn.Tensor]:
         """attention.py's extra weights: the fused QKV bias in bfloat16, cut with QKV's columns (prefill:
@@ -465,6 +480,8 @@ class Llama:
             use_height_and_width_as_shard_shape=True,
         )  # fmt: skip
         heads = ttnn.experimental.nlp_concat_heads_decode(ttnn.to_memory_config(out, per_user), num_heads=self.heads)
+        if self.fused_wo:
+            return self._fused_dense(heads, w["wo_cols"])
         width = self.heads * s.head_dim
         dense = ttnn.linear(
             heads,
@@ -474,6 +491,30 @@ class Llama:
             compute_kernel_config=self.p.wo_kernel(prefill=False),
         )
         return self._reduced(dense)
+
+    def _fused_dense(self, heads: ttnn.Tensor, wo: ttnn.Tensor) -> ttnn.Tensor:
+        """attention.py's decode output where USE_FUSED_ALL_GATHER_MATMUL holds: the heads resharded onto 8 cores
+        (ATTN_ALL_GATHER_MATMUL_OUTPUT_MEMCFG), the fused all-gather + matmul with WO cut by columns on an 8x1 grid
+        (ATTN_ALL_GATHER_MATMUL_PROGCFG), its product straight onto the stream: no reduce_scatter.  The rows' dates
+        (2025-02 to 2025-07) ran the non-fabric ``all_gather_matmul``; written as today's ``_async`` form."""
+        dim, rows = self.s.dim, TILE
+        grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(self.n - 1, 0))})
+        spec = ttnn.ShardSpec(grid, [rows, dim // self.n], ttnn.ShardOrientation.ROW_MAJOR)
+        gathered = ttnn.MemoryConfig(ttnn.TensorMemoryLayout.WIDTH_SHARDED, ttnn.BufferType.L1, spec)
+        heads = ttnn.to_memory_config(heads, gathered)
+        per_core_n = dim // self.n // TILE // 8
+        program = ttnn.MatmulMultiCoreReuseMultiCast1DProgramConfig(
+            compute_with_storage_grid_size=(8, 1), in0_block_w=dim // TILE // 8, out_subblock_h=1,
+            out_subblock_w=out_subblock_w(per_core_n), per_core_M=1, per_core_N=per_core_n, fuse_batch=True,
+            fused_activation=None, mcast_in0=True,
+        )  # fmt: skip
+        semaphores = [ttnn.create_global_semaphore(self.mesh, grid, 0) for _ in range(2)]
+        _, dense = ttnn.experimental.all_gather_matmul_async(
+            heads, wo, dim=3, multi_device_global_semaphore=semaphores, all_gather_core_grid_offset=(0, 4),
+            num_links=1, topology=self.topology, memory_config_ag=gathered, memory_config_mm=self._residual_config(),
+            program_config=program, compute_kernel_config=self.p.wo_kernel(prefill=False),
+        )  # fmt: skip
+        return ttnn.to_memory_config(dense, self._residual_config())
 
     def _decode_sdpa_program(self, grid: tuple[int, int]) -> ttnn.SDPAProgramConfig:
         """model_config's SDPA_DECODE_PROGCFG: q and k chunks of ``sdpa_decode_chunk`` positions (256 from 2025-03, 128

@@ -45,6 +45,7 @@ from meshnn.perf.desc import (
     Topology,
 )
 from meshnn.perf.fidelity import MathFidelity
+from meshnn.perf.gather_matmul import FUSED_GATHER, FUSED_GATHER_OP, FUSED_GATHER_OP_CODE
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
 
@@ -109,6 +110,8 @@ def op_desc(event: OpEvent, outputs: Sequence[Tensor]) -> OpDesc | None:
     extra: dict[str, object] = {}
     if family is F.MATMUL:
         extra["matmul"] = matmul_config(attrs)
+        if attrs.get(FUSED_GATHER):  # all_gather_matmul_async's matmul: one row with the gather it overlaps
+            code, extra["collective"] = FUSED_GATHER_OP_CODE, collective_config(attrs, event.mesh, len(event.coords))
     elif family.is_collective or family is F.MOE_COMPUTE:  # moe_compute: its combine's line
         extra["collective"] = collective_config(attrs, event.mesh, len(event.coords))
     elif family in (F.SDPA, F.SDPA_DECODE):
@@ -129,7 +132,7 @@ def op_desc(event: OpEvent, outputs: Sequence[Tensor]) -> OpDesc | None:
         inputs,
         outs,
         op_code=code,
-        name=f"ttnn.{event.op}",
+        name=f"ttnn.{FUSED_GATHER_OP if attrs.get(FUSED_GATHER) else event.op}",
         fidelity=fidelity(attrs),
         core_grid=cores_grid(attrs, event.inputs, family),
         unary_ops=(name,) if family is F.UNARY and name in UNARY else activations(attrs),

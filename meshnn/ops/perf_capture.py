@@ -50,6 +50,7 @@ from meshnn.errors import MeshnnError, MeshnnTypeError, MeshnnValueError
 from meshnn.mesh.observers import COPY_TO_DEVICE, OBSERVERS, TO_DEVICE, HostCallEvent, HostOpEvent, OpEvent
 from meshnn.ops.costs import ESTIMATED, device_work, op_desc, tensor_desc, ttnn_name
 from meshnn.ops.registry import DeviceWork
+from meshnn.perf.gather_matmul import FUSED_MATMUL
 from meshnn.perf.host import step_time
 from meshnn.perf.host_transfers import Direction, HostTransferRecord, time_transfer, transfers_line
 from meshnn.perf.ops_csv import write_ops_perf_csv
@@ -83,6 +84,8 @@ class PerfCapture:
         if work is not DeviceWork.PROGRAM:  # no program in tt-metal: no device row
             if work is DeviceWork.HOST_WRITE and outputs:
                 self._record_transfer(event.op, event.mesh, Direction.WRITE, outputs[0])
+            return
+        if event.attrs.get(FUSED_MATMUL):  # a fused gather: timed in its matmul's row (meshnn.perf.gather_matmul)
             return
         capture = getattr(_queue(event), "capture", None)  # a trace being captured runs nothing now
         try:

@@ -26,15 +26,15 @@ from meshnn.ops.matmul import matmul
 from meshnn.ops.matmul_config import check_matmul_program_config
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
+from meshnn.perf.gather_matmul import FUSED_GATHER, FUSED_MATMUL
 from meshnn.tensor.tensor import Tensor
 
 
 @register(
     "experimental.all_gather_matmul_async",
     kind=OpKind.COLLECTIVE,
-    family=OpFamily.COPY,
+    family=OpFamily.ALL_GATHER,
     device_operation="AllGatherMatmulAsyncDeviceOperation",
-    modelled=False,
 )
 def all_gather_matmul_async(
     input_tensor: Tensor,
@@ -81,6 +81,7 @@ def all_gather_matmul_async(
     options.update(barrier_semaphore=barrier_semaphore, subdevice_id=subdevice_id, chunks_per_sync=chunks_per_sync)
     options.update(num_workers_per_link=num_workers_per_link, num_buffers_per_channel=num_buffers_per_channel)
     options["all_gather_core_grid_offset"] = offset
+    options[FUSED_MATMUL] = True  # one program in tt-metal: the capture times it with the matmul's launch
     check_matmul_program_config(op, program_config)  # the product's configs, before the gather allocates
     check_compute_kernel_config(op, compute_kernel_config)
     given = {"multi_device_global_semaphore": multi_device_global_semaphore}
@@ -90,6 +91,7 @@ def all_gather_matmul_async(
         gathered, weight, bias=bias, transpose_a=transpose_a, transpose_b=transpose_b, memory_config=memory_config_mm,
         dtype=dtype, activation=activation, program_config=program_config,
         compute_kernel_config=compute_kernel_config, core_grid=core_grid,
+        recorded={FUSED_GATHER: True, "topology": topology, "num_links": num_links, "cluster_axis": None, "dim": dim},
     )  # fmt: skip
     return [gathered, product]
 
