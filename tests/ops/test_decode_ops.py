@@ -106,9 +106,14 @@ def test_decode_sdpa_window_sink_and_mask(mesh, qkv):
     scaled_sink = sink[:HQ, 0].numpy() / np.sqrt(q.shape[-1])  # the kernel scales the sink as the scores
     assert within_bf16(got[0], attention_reference(q[0], k, v, keep, sink=scaled_sink))
     assert not within_bf16(got[0], attention_reference(q[0], k, v, keep, sink=sink[:HQ, 0].numpy()))
-    mask = torch.randn(1, U, HQ, S).bfloat16().float()
+    mask = torch.randn(U, 1, HQ, S).bfloat16().float()  # ttnn's layout: [users, 1, q heads, seq]
     got = host(decode(tq, tk, tv, is_causal=False, attn_mask=dev(mesh, mask)))
-    assert within_bf16(got[0], attention_reference(q[0], k, v, np.ones((U, S), bool), mask=mask[0].numpy()))
+    assert within_bf16(got[0], attention_reference(q[0], k, v, np.ones((U, S), bool), mask=mask[:, 0].numpy()))
+    one = mask[:1]  # a mask of batch 1: every user adds it
+    got = host(decode(tq, tk, tv, is_causal=False, attn_mask=dev(mesh, one)))
+    want = attention_reference(q[0], k, v, np.ones((U, S), bool), mask=one[:, 0].expand(U, HQ, S).numpy())
+    assert within_bf16(got[0], want)
+    assert not within_bf16(got[0], attention_reference(q[0], k, v, np.ones((U, S), bool), mask=mask[:, 0].numpy()))
 
 
 def test_paged_decode_sdpa_equals_unpaged_over_a_shuffled_page_table(mesh, qkv):

@@ -6,8 +6,9 @@ heads, d]``, against the user's keys and values in a cache (``[users, kv heads, 
 Causal (the default): user ``u`` attends positions ``0 .. cur_pos[u]`` (``cur_pos`` a list, or a
 ``cur_pos_tensor`` read when the kernel runs, so a replayed trace attends where the tensor says
 now), or the last ``sliding_window_size`` of them; a negative position skips its user (its
-output rows are zero).  Not causal: every position, plus ``attn_mask [1, users, q heads,
-max_seq]`` when given.  GQA: q head ``h`` reads kv head ``h // (q heads / kv heads)``.  An
+output rows are zero).  Not causal: every position, plus ``attn_mask [b, 1, q heads,
+max_seq]`` when given (user ``u`` adds the ``u % b``-th block of q heads x max_seq, so ``b = 1``
+broadcasts).  GQA: q head ``h`` reads kv head ``h // (q heads / kv heads)``.  An
 ``attention_sink [q heads (32), 32]`` adds ``exp(scale * sink[h, 0])`` to head ``h``'s softmax
 denominator (tt-metal's flash decode takes the sink as a logit of the unscaled ``q k`` and applies
 the scale in its exponent, as to the scores; gpt-oss hands it ``sink / scale`` for that reason).
@@ -152,7 +153,7 @@ def _options(op: str, named, attn_mask, attention_sink, scale, window, is_causal
         mask = tile_input(op, "attn_mask", attn_mask, SDPA_DTYPES)
         if len(mask.shape) != 4 or mask.shape[2] != heads or mask.padded_shape[3] != paged_seq:
             raise MeshnnValueError(
-                f"ttnn.{op}: Expect attn_mask [1, {users}, {heads}, {paged_seq}] (Q's heads, K's sequence), "
+                f"ttnn.{op}: Expect attn_mask [{users} or 1, 1, {heads}, {paged_seq}] (Q's heads, K's sequence), "
                 f"got {list(mask.shape)}"
             )
         named["attn_mask"] = mask
@@ -329,13 +330,20 @@ class DecodePlan:
         if keep is not None:
             scores = np.where(swap(keep[:, :, None, None, :]), scores, -np.inf)
         if "attn_mask" in self.names:
-            scores += swap(self._get(in_rows, "attn_mask")[:, 0, :users, :heads].reshape(n, users, kv_heads, group, -1))
+            scores += swap(self._mask(in_rows, users, heads).reshape(n, users, kv_heads, group, -1))
         sink = self._sink(in_rows, n, heads, kv_heads, group)
         out = swap(softmax_values(scores, v_vals, None if sink is None else swap(sink)))
         out = out.reshape(n, 1, users, heads, v_vals.shape[-1])
         if keep is not None:
             out = np.where(keep.any(axis=-1)[:, None, :, None, None], out, 0.0)
         write_values(out_rows[0], np.ascontiguousarray(out, dtype=np.float32), self.spec, owned=True)
+
+    def _mask(self, in_rows, users: int, heads: int) -> np.ndarray:
+        """``(n, users, heads, seq)``: user ``u`` reads the ``u % mask.shape[0]``-th block of heads x seq
+        of the mask's blocks in order, as tt-metal's reader offsets by ``(batch % mask batch)`` blocks."""
+        mask = self._get(in_rows, "attn_mask")  # (n, b, d1, heads, seq)
+        blocks = mask.reshape(mask.shape[0], -1, mask.shape[3], mask.shape[4])
+        return blocks[:, np.arange(users) % mask.shape[1], :heads]
 
     def _caches(self, in_rows, n: int, users: int, pos: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, bool]:
         """The keys and values a call reads, ``(n, users, kv, positions, d)`` (paged: ``(n, kv, users, ...)``,
