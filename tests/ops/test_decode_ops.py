@@ -116,6 +116,28 @@ def test_decode_sdpa_window_sink_and_mask(mesh, qkv):
     assert not within_bf16(got[0], attention_reference(q[0], k, v, np.ones((U, S), bool), mask=mask[:, 0].numpy()))
 
 
+def test_decode_sdpa_share_cache_reads_one_batch_for_every_user(mesh, qkv):
+    q, k, v, tq, *_ = qkv
+    pos = [40, 80, 100, 127]
+    one_k, one_v = k[:1], v[:1]  # a cache of batch 1
+    decode = ttnn.transformer.scaled_dot_product_attention_decode
+    got = host(decode(tq, dev(mesh, one_k), dev(mesh, one_v), cur_pos=pos, share_cache=True))
+    keep = np.arange(S)[None] <= np.array(pos)[:, None]
+    want = attention_reference(q[0], one_k.expand(U, -1, -1, -1), one_v.expand(U, -1, -1, -1), keep)
+    assert within_bf16(got[0], want)
+    assert not within_bf16(got[0], attention_reference(q[0], k, v, keep))  # not each user's own batch
+    entries = mesh.num_program_cache_entries()
+    decode(tq, *qkv[4:], cur_pos=pos, share_cache=False)
+    decode(tq, *qkv[4:], cur_pos=pos)
+    assert mesh.num_program_cache_entries() == entries + 2  # None and False are programs apart
+    with pytest.raises(ttnn.MeshnnValueError, match="Share cache expects K to have batch size of 1"):
+        decode(tq, *qkv[4:], cur_pos=pos, share_cache=True)
+    with pytest.raises(ttnn.MeshnnValueError, match=r"K tensor batch size \(1\) must equal B"):
+        decode(tq, dev(mesh, one_k), dev(mesh, one_v), cur_pos=pos)
+    with pytest.raises(ttnn.MeshnnTypeError, match="share_cache"):
+        decode(tq, *qkv[4:], cur_pos=pos, share_cache="yes")
+
+
 def test_paged_decode_sdpa_equals_unpaged_over_a_shuffled_page_table(mesh, qkv):
     _, k, v, tq, tk, tv = qkv
     block = 32

@@ -17,7 +17,8 @@ output is ``[1, users, q heads, d]``, in DRAM unless ``memory_config`` says othe
 are tt-metal's, with its messages.
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.device`, :mod:`meshnn.formats`, :mod:`meshnn.tensor`,
-the ops' launch, checks, memo, outputs, values and config, and the transformer ops' checks and cache_args.
+the ops' launch, checks, memo, outputs, values and config, and the transformer ops' checks, cache_args and
+decode_args.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from meshnn.ops.transformer.cache_args import (
 )
 from meshnn.ops.transformer.cache_reads import leading_values, page_values
 from meshnn.ops.transformer.checks import tile_input
+from meshnn.ops.transformer.decode_args import decode_dims, decode_qkv
 from meshnn.ops.transformer.products import product, softmax_values
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
@@ -59,54 +61,6 @@ def chunk_size_for(seq: int) -> int:
         if seq <= size:
             return size
     return 512 if seq % 512 == 0 else 32
-
-
-def _qkv(op: str, q: object, k: object, v: object) -> dict[str, Tensor]:
-    named = {
-        "input_tensor_q": device_input(op, "input_tensor_q", q),
-        "input_tensor_k": tile_input(op, "input_tensor_k", k, SDPA_DTYPES),
-        "input_tensor_v": tile_input(op, "input_tensor_v", v, SDPA_DTYPES),
-    }
-    if named["input_tensor_q"].dtype not in SDPA_DTYPES:
-        raise MeshnnTypeError(f"ttnn.{op}: Unsupported data type {named['input_tensor_q'].dtype.name}.")
-    config = named["input_tensor_q"].spec.memory_config
-    if config.is_sharded() and config.memory_layout is not TensorMemoryLayout.HEIGHT_SHARDED:
-        raise MeshnnValueError(f"ttnn.{op}: Q tensor memory layout must be HEIGHT_SHARDED when sharded")
-    if not config.is_sharded() and config.buffer_type is not BufferType.DRAM:
-        raise MeshnnValueError(
-            f"ttnn.{op}: Q tensor buffer type must be DRAM when not sharded but got {config.buffer_type.name}"
-        )
-    for name in ("input_tensor_k", "input_tensor_v"):
-        if named[name].spec.memory_config.buffer_type is not BufferType.DRAM:
-            raise MeshnnValueError(f"ttnn.{op}: {name} buffer type must be DRAM")
-    return named
-
-
-def _dims(op: str, named: dict[str, Tensor], paged: bool) -> tuple[int, int, int, int, int]:
-    """``(users, q heads, kv heads, rows per user or block, d)``, checked."""
-    q, k, v = named["input_tensor_q"], named["input_tensor_k"], named["input_tensor_v"]
-    if len(q.shape) != 4 or q.shape[0] != 1:
-        raise MeshnnValueError(
-            f"ttnn.{op}: Q tensor batch size must be 1 for decode mode: [1, users, heads, d], got {list(q.shape)}"
-        )
-    if len(k.shape) != 4 or tuple(k.padded_shape) != tuple(v.padded_shape):
-        raise MeshnnValueError(f"ttnn.{op}: K {list(k.shape)} and V {list(v.shape)} must be alike 4-D caches")
-    _, users, heads, d = tuple(q.shape)
-    kv_heads = k.shape[1]
-    if k.padded_shape[3] != q.padded_shape[3]:
-        raise MeshnnValueError(
-            f"ttnn.{op}: K tensor hidden dimension ({k.shape[3]}) must equal Q tensor hidden dimension ({d})"
-        )
-    if not paged and k.shape[0] != users:
-        raise MeshnnValueError(f"ttnn.{op}: K tensor batch size ({k.shape[0]}) must equal B ({users}) (input_tensor_k)")
-    if kv_heads > 1:
-        if q.dtype is not DataType.BFLOAT16:
-            raise MeshnnTypeError(f"ttnn.{op}: GQA expects BFLOAT16 input tensor, but got {q.dtype.name}")
-        if heads % kv_heads:
-            raise MeshnnValueError(
-                f"ttnn.{op}: GQA expects Q to have a multiple of K heads, but got {heads} and {kv_heads}"
-            )
-    return users, heads, kv_heads, k.padded_shape[2], d
 
 
 def _positions(op: str, cur_pos: object, cur_pos_tensor: object, users: int, seq: int, is_causal: bool):
@@ -201,14 +155,20 @@ def scaled_dot_product_attention_decode(
     memory_config: MemoryConfig | None = None,
     program_config: object = None,
     compute_kernel_config: object = None,
+    share_cache: bool | None = None,
     queue_id: int = 0,
 ) -> Tensor:
-    """Each user's query row against its cache rows (see the module docstring)."""
+    """Each user's query row against its cache rows (see the module docstring); ``share_cache``: K and V
+    hold one batch that every user reads (tt-metal 2026; None and False differ only in the program key)."""
+    op = "transformer.scaled_dot_product_attention_decode"
+    if share_cache is not None and not isinstance(share_cache, bool):
+        raise MeshnnTypeError(f"ttnn.{op}: share_cache must be a bool or None, got {share_cache!r}")
     return _decode(
-        "transformer.scaled_dot_product_attention_decode",
+        op,
         (input_tensor_q, input_tensor_k, input_tensor_v, None),
         (is_causal, attn_mask, cur_pos, cur_pos_tensor, attention_sink, scale, sliding_window_size),
         (memory_config, program_config, compute_kernel_config, queue_id),
+        share_cache=share_cache,
     )
 
 
@@ -261,14 +221,16 @@ def paged_scaled_dot_product_attention_decode(
     )
 
 
-def _decode(op: str, tensors: tuple, options: tuple, configs: tuple, modulo=None, head_dim_v: int = 0) -> Tensor:
+def _decode(
+    op: str, tensors: tuple, options: tuple, configs: tuple, modulo=None, head_dim_v: int = 0, share_cache=None
+) -> Tensor:
     """A decode attention; ``modulo``: positions wrap (paged); ``head_dim_v``: the values are the
-    keys' first ``head_dim_v`` columns (MLA's), the output that wide."""
+    keys' first ``head_dim_v`` columns (MLA's), the output that wide; ``share_cache``: one K / V batch for all."""
     q_in, k_in, v_in, table_in = tensors
     is_causal, attn_mask, cur_pos, cur_pos_tensor, sink, scale, window = options
     memory_config, program_config, compute_kernel_config, queue_id = configs
-    named = _qkv(op, q_in, k_in, v_in)
-    dims = _dims(op, named, table_in is not None)
+    named = decode_qkv(op, q_in, k_in, v_in)
+    dims = decode_dims(op, named, table_in is not None, bool(share_cache))
     users, _heads, kv_heads, seq, _d = dims
     if table_in is not None:
         named["page_table_tensor"] = page_table_input(
@@ -296,6 +258,8 @@ def _decode(op: str, tensors: tuple, options: tuple, configs: tuple, modulo=None
         "program_config": program_config,
         "compute_kernel_config": compute_kernel_config,
     }
+    if share_cache is not None:
+        attrs["share_cache"] = share_cache
     inputs, out = list(named.values()), [Output(spec)]  # (reads_memos: _caches settles the caches' bytes)
     return launch(op, mesh, inputs, out, plan.kernel, queue_id=queue_id, rowwise=True, reads_memos=True, attrs=attrs)[0]
 
@@ -359,9 +323,12 @@ class DecodePlan:
                 table = table[:, :, columns if self.modulo is None else columns % (self.modulo // k_spec.shape[2])]
             keys = page_values(k_rows, k_spec, table)  # (heads first: the same matrices, batched in another order)
             return self._with_values(keys, lambda: page_values(v_rows, v_spec, table), True)
-        if span is None:
-            return self._with_values(self._get(in_rows, "input_tensor_k"), lambda: self._get(in_rows, "input_tensor_v"))
-        return self._with_values(leading_values(k_rows, k_spec, span), lambda: leading_values(v_rows, v_spec, span))
+
+        def read(name, rows, spec):  # (n, users, ...): a shared cache's one batch read by every user
+            held = self._get(in_rows, name) if span is None else leading_values(rows, spec, span)
+            return held if held.shape[1] == users else np.broadcast_to(held, (n, users, *held.shape[2:]))
+
+        return self._with_values(read("input_tensor_k", k_rows, k_spec), lambda: read("input_tensor_v", v_rows, v_spec))
 
     def _with_values(self, keys: np.ndarray, values, by_head: bool = False) -> tuple[np.ndarray, np.ndarray, bool]:
         """The keys, the values (read only when they are not the keys' first columns), ``by_head``."""
