@@ -138,6 +138,23 @@ def test_decode_sdpa_share_cache_reads_one_batch_for_every_user(mesh, qkv):
         decode(tq, *qkv[4:], cur_pos=pos, share_cache="yes")
 
 
+def test_mla_decode_with_a_values_tensor_reads_it(mesh, qkv):
+    q, k, *_ = qkv
+    dv = 32
+    keys = k[:, :1]  # one latent head (U, 1, S, D)
+    values = torch.randn(U, 1, S, dv).bfloat16().float()
+    pos = [10, 64, 100, 127]
+    tq = dev(mesh, q)
+    mla = ttnn.transformer.flash_multi_latent_attention_decode
+    got = host(mla(tq, dev(mesh, keys), dev(mesh, values), dv, cur_pos=pos))
+    assert got.shape == (1, U, HQ, dv)
+    keep = np.arange(S)[None] <= np.array(pos)[:, None]
+    assert within_bf16(got[0], attention_reference(q[0], keys, values, keep))
+    reused = host(mla(tq, dev(mesh, keys), None, dv, cur_pos=pos))  # no values tensor: the keys' columns
+    assert within_bf16(reused[0], attention_reference(q[0], keys, keys[..., :dv], keep))
+    assert not within_bf16(got[0], reused[0])
+
+
 def test_paged_decode_sdpa_equals_unpaged_over_a_shuffled_page_table(mesh, qkv):
     _, k, v, tq, tk, tv = qkv
     block = 32

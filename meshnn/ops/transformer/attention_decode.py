@@ -230,7 +230,8 @@ def _decode(
     is_causal, attn_mask, cur_pos, cur_pos_tensor, sink, scale, window = options
     memory_config, program_config, compute_kernel_config, queue_id = configs
     named = decode_qkv(op, q_in, k_in, v_in)
-    dims = decode_dims(op, named, table_in is not None, bool(share_cache))
+    own_v = head_dim_v if v_in is not k_in else 0  # MLA given a values tensor: its width, not the keys'
+    dims = decode_dims(op, named, table_in is not None, bool(share_cache), own_v)
     users, _heads, kv_heads, seq, _d = dims
     if table_in is not None:
         named["page_table_tensor"] = page_table_input(
@@ -246,7 +247,7 @@ def _decode(
     mesh = same_mesh(op, named)
     spec = _output_spec(op, named["input_tensor_q"], memory_config, kv_heads, head_dim_v)
     plan = DecodePlan(dims, list(named), [t.spec for t in named.values()], spec, factor, is_causal, pos, window)
-    plan.modulo, plan.head_dim_v = modulo, head_dim_v
+    plan.modulo, plan.head_dim_v = modulo, 0 if own_v else head_dim_v
     attrs = {
         "is_causal": is_causal,
         "cur_pos": pos,

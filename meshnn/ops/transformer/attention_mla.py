@@ -1,7 +1,7 @@
 """Multi-latent attention (tt-metal of 2026; DeepSeek's MLA): ``ttnn.transformer.flash_mla_prefill``,
 ``chunked_flash_mla_prefill`` and the decodes ``flash_multi_latent_attention_decode`` /
-``paged_flash_multi_latent_attention_decode`` (the values always the keys' first ``head_dim_v``
-columns: ``input_tensor_v`` None, tt-metal's ``reuse_k``; a separate values cache is refused).
+``paged_flash_multi_latent_attention_decode`` (the values the keys' first ``head_dim_v`` columns:
+``input_tensor_v`` None, tt-metal's ``reuse_k``; or a values cache of K's shape, ``head_dim_v`` wide).
 The keys are the latent cache ``[.., kv heads, s_k, d]``
 (``kv_lora_rank`` latent columns, then the rope columns); given ``head_dim_v`` the values are the
 keys' first ``head_dim_v`` columns, read from the same tensor, and the output is ``[b, q heads, s,
@@ -141,15 +141,19 @@ def chunked_flash_mla_prefill(
 
 
 def _mla_decode(op: str, tensors: tuple, head_dim_v: object, options: tuple, configs: tuple) -> Tensor:
-    """A decode whose values are the keys' first ``head_dim_v`` columns."""
+    """A decode whose values are the keys' first ``head_dim_v`` columns, or (``input_tensor_v`` given) the
+    values tensor's, ``head_dim_v`` wide (tt-metal's check: its head size is ``head_dim_v``)."""
     q, k, v, table = tensors
-    if v is not None:
-        raise MeshnnValueError(
-            f"ttnn.{op}: meshnn reads MLA's values from the keys' first head_dim_v columns; input_tensor_v must be None"
-        )
     keys = tile_input(op, "input_tensor_k", k, SDPA_DTYPES)
     dv = _head_dim_v(op, head_dim_v, keys.shape[-1])
-    return _decode(op, (q, keys, keys, table), options, configs, head_dim_v=dv)
+    if v is not None:
+        v = tile_input(op, "input_tensor_v", v, SDPA_DTYPES)
+        if v.padded_shape[-1] != dv:
+            raise MeshnnValueError(
+                f"ttnn.{op}: Head dimension of V must be equal to head_dim_v, got {v.padded_shape[-1]} and {dv} "
+                "(input_tensor_v)"
+            )
+    return _decode(op, (q, keys, keys if v is None else v, table), options, configs, head_dim_v=dv)
 
 
 @register("transformer.flash_multi_latent_attention_decode", kind=OpKind.TRANSFORMER, family=OpFamily.SDPA_DECODE)

@@ -40,16 +40,18 @@ def decode_qkv(op: str, q: object, k: object, v: object) -> dict[str, Tensor]:
 
 
 def decode_dims(
-    op: str, named: dict[str, Tensor], paged: bool, share_cache: bool = False
+    op: str, named: dict[str, Tensor], paged: bool, share_cache: bool = False, v_width: int = 0
 ) -> tuple[int, int, int, int, int]:
     """``(users, q heads, kv heads, rows per user or block, d)``, checked: unpaged, the caches hold one
-    batch per user, or (``share_cache``) one batch every user reads."""
+    batch per user, or (``share_cache``) one batch every user reads; ``v_width`` (MLA's values tensor): V
+    is K's shape but ``v_width`` wide."""
     q, k, v = named["input_tensor_q"], named["input_tensor_k"], named["input_tensor_v"]
     if len(q.shape) != 4 or q.shape[0] != 1:
         raise MeshnnValueError(
             f"ttnn.{op}: Q tensor batch size must be 1 for decode mode: [1, users, heads, d], got {list(q.shape)}"
         )
-    if len(k.shape) != 4 or tuple(k.padded_shape) != tuple(v.padded_shape):
+    v_shape = (*tuple(v.padded_shape)[:3], k.padded_shape[3]) if v_width and v.padded_shape[3] == v_width else None
+    if len(k.shape) != 4 or tuple(k.padded_shape) != (v_shape or tuple(v.padded_shape)):
         raise MeshnnValueError(f"ttnn.{op}: K {list(k.shape)} and V {list(v.shape)} must be alike 4-D caches")
     _, users, heads, d = tuple(q.shape)
     kv_heads = k.shape[1]
