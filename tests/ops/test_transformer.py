@@ -138,6 +138,7 @@ def _sdpa_env(mesh, rng):
     t["rm"] = heads_on(mesh, x, layout=RM)
     t["f32"] = heads_on(mesh, x, ttnn.float32)
     t["l1"] = heads_on(mesh, x, memory_config=ttnn.L1_MEMORY_CONFIG)
+    t["mask_l1"] = heads_on(mesh, np.zeros((1, 1, 64, 64)), dim=None, memory_config=ttnn.L1_MEMORY_CONFIG)
     t["d48"] = heads_on(mesh, rng.standard_normal((1, 8, 64, 48)))
     return t
 
@@ -151,7 +152,11 @@ SDPA_BAD = {
     ),
     "row-major": (lambda t: SDPA(t["rm"], t["k"], t["v"]), ttnn.MeshnnValueError, r"input_tensor_q .* TILE layout"),
     "float32": (lambda t: SDPA(t["q"], t["f32"], t["v"]), ttnn.MeshnnTypeError, r"input_tensor_k must be one of"),
-    "L1": (lambda t: SDPA(t["q"], t["k"], t["l1"]), ttnn.MeshnnValueError, r"input_tensor_v must be in DRAM"),
+    "mask in L1": (
+        lambda t: SDPA(t["q"], t["k"], t["v"], attn_mask=t["mask_l1"], is_causal=False),
+        ttnn.MeshnnValueError,
+        r"attn_mask must be in DRAM",
+    ),
     "heads": (lambda t: SDPA(t["q"], t["k4"], t["k4"]), ttnn.MeshnnValueError, r"q's 1 heads must be a multiple"),
     "causal lengths": (
         lambda t: SDPA(t["q"], t["short"], t["short"]),
@@ -192,6 +197,42 @@ def test_sdpa_checks_its_inputs_before_allocating(open_mesh, rng, case):
     with pytest.raises(error, match=message):
         call(tensors)
     assert snapshot(mesh) == before
+
+
+@pytest.mark.parametrize(
+    "mask_shape", [(2, 4, 32, 64), (1, 4, 32, 64), (1, 1, 32, 64)], ids=["per head", "batch 1", "both 1"]
+)
+def test_sdpa_masks_per_head_or_broadcast(open_mesh, rng, mask_shape):
+    """tt-metal's SDPA (2026-01 on) takes a mask of q's heads, or of one head broadcast; of q's batch or of one."""
+    mesh = open_mesh((1, 1))
+    q = rng.standard_normal((2, 4, 32, 32))
+    k, v = rng.standard_normal((2, 2, 64, 32)), rng.standard_normal((2, 2, 64, 32))  # GQA: 2 q heads a kv head
+    mask = 3 * rng.standard_normal(mask_shape)  # an additive bias of its own per head / batch
+    tq, tk, tv = (heads_on(mesh, x, dim=None) for x in (q, k, v))
+    out = SDPA(tq, tk, tv, attn_mask=heads_on(mesh, mask, dim=None), is_causal=False)
+    got = ttnn.to_numpy(out).astype(np.float64)
+    ref, compute = sdpa_reference(*(held(x, BF16) for x in (q, k, v)), scale=1 / math.sqrt(32), mask=held(mask, BF16))
+    bound = output_bound(ref, compute, BF16)
+    assert_within(got, ref, bound, f"mask {mask_shape}")
+    other, _ = sdpa_reference(
+        *(held(x, BF16) for x in (q, k, v)), scale=1 / math.sqrt(32), mask=held(mask[:1, :1], BF16)
+    )
+    if mask_shape != (1, 1, 32, 64):
+        assert exceeds(other, ref, bound), "the bound must tell the mask's heads and batches apart"
+
+
+def test_sdpa_operands_in_l1_give_the_dram_result(open_mesh, rng):
+    """tt-metal's SDPA reads q, k and v from L1 interleaved buffers as from DRAM (its own check: interleaved);
+    its ring-distributed form still wants DRAM."""
+    mesh = open_mesh((1, 1))
+    q, k, v = (rng.standard_normal((1, 2, 64, 32)) for _ in range(3))
+    dram = SDPA(*(heads_on(mesh, x) for x in (q, k, v)))
+    l1 = SDPA(*(heads_on(mesh, x, memory_config=ttnn.L1_MEMORY_CONFIG) for x in (q, k, v)))
+    assert l1.memory_config() == ttnn.DRAM_MEMORY_CONFIG  # (ttnn's default output config, not q's)
+    np.testing.assert_array_equal(ttnn.to_numpy(l1), ttnn.to_numpy(dram))
+    x = heads_on(mesh, q, memory_config=ttnn.L1_MEMORY_CONFIG)
+    with pytest.raises(ttnn.MeshnnValueError, match="must be in DRAM"):
+        ttnn.transformer.ring_distributed_scaled_dot_product_attention(x, x, x, ring_size=2)
 
 
 def test_sdpa_program_config_chunks_decide_which_masks_fit(open_mesh, rng):

@@ -25,13 +25,22 @@ from meshnn.ops.config import SDPAProgramConfig, check_compute_kernel_config
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
-from meshnn.ops.transformer.attention import SDPA_DTYPES, attend, causal_bias, sdpa_dims, sdpa_inputs, sdpa_scale
+from meshnn.ops.transformer.attention import (
+    SDPA_DTYPES,
+    attend,
+    causal_bias,
+    mask_bias,
+    sdpa_dims,
+    sdpa_inputs,
+    sdpa_scale,
+)
 from meshnn.ops.transformer.attention_chunked import _inputs as chunked_inputs
 from meshnn.ops.transformer.attention_chunked import chunked_attention
 from meshnn.ops.transformer.attention_decode import _decode
 from meshnn.ops.transformer.checks import of_rank, tile_input
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
+from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
@@ -88,7 +97,8 @@ def flash_mla_prefill(
     scale = sdpa_scale(op, scale, dims[-1])
     queue_id = check_queue_id(op, mesh, queue_id)
     b, nqh, _nkv, s, _sk, _d = dims
-    spec = out_spec_like(named["input_tensor_q"], shape=(b, nqh, s, dv), memory_config=memory_config, op=op)
+    config = memory_config or DRAM_MEMORY_CONFIG  # (ttnn's default output config, whatever q's)
+    spec = out_spec_like(named["input_tensor_q"], shape=(b, nqh, s, dv), memory_config=config, op=op)
     specs = {name: t.spec for name, t in named.items()}
     names, factor = list(named), np.float32(scale)
 
@@ -100,7 +110,7 @@ def flash_mla_prefill(
             kv = np.repeat(kv, vv.shape[2] // kv.shape[2], axis=2)
         bias = causal_bias(s) if is_causal else None
         if "attn_mask" in rows:
-            bias = logical_values(rows["attn_mask"], specs["attn_mask"])[:, :, :, None]
+            bias = mask_bias(logical_values(rows["attn_mask"], specs["attn_mask"]), kv.shape[2])
         write_values(out_rows[0], attend(qv, kv, vv[..., :dv], factor, bias), spec, owned=True)
 
     attrs = {
