@@ -133,8 +133,6 @@ def _sdpa_env(mesh, rng):
     t["short"] = heads_on(mesh, rng.standard_normal((1, 8, 32, 64)))
     t["mask"] = heads_on(mesh, np.zeros((1, 1, 64, 64)), dim=None)
     t["mask_heads"] = heads_on(mesh, np.zeros((1, 8, 64, 64)), dim=None)
-    t["odd"] = heads_on(mesh, rng.standard_normal((1, 8, 40, 64)))
-    t["odd_mask"] = heads_on(mesh, np.zeros((1, 1, 40, 40)), dim=None)
     t["rm"] = heads_on(mesh, x, layout=RM)
     t["f32"] = heads_on(mesh, x, ttnn.float32)
     t["l1"] = heads_on(mesh, x, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -168,11 +166,6 @@ SDPA_BAD = {
         lambda t: SDPA(t["q"], t["k"], t["v"], attn_mask=t["mask_heads"], is_causal=False),
         ttnn.MeshnnValueError,
         r"attn_mask must be \[1, 1, 64, 64\]",
-    ),
-    "mask chunks": (
-        lambda t: SDPA(t["odd"], t["odd"], t["odd"], attn_mask=t["odd_mask"], is_causal=False),
-        ttnn.MeshnnValueError,
-        r"sequence 40 must divide by q_chunk_size 32",
     ),
     "head padding": (lambda t: SDPA(t["d48"], t["d48"], t["d48"]), ttnn.MeshnnValueError, r"padded on the head"),
     "program config": (
@@ -235,17 +228,19 @@ def test_sdpa_operands_in_l1_give_the_dram_result(open_mesh, rng):
         ttnn.transformer.ring_distributed_scaled_dot_product_attention(x, x, x, ring_size=2)
 
 
-def test_sdpa_program_config_chunks_decide_which_masks_fit(open_mesh, rng):
+def test_sdpa_masks_need_not_fill_whole_chunks(open_mesh, rng):
+    """tt-metal's SDPA (2026-01 on) takes a mask whose sequences are no multiple of the chunk sizes; the
+    chunk sizes themselves stay whole tiles."""
     mesh = open_mesh((1, 1))
-    x = heads_on(mesh, rng.standard_normal((1, 1, 64, 32)))
-    mask = heads_on(mesh, np.zeros((1, 1, 64, 64)), dim=None)
-    config = ttnn.SDPAProgramConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=64, k_chunk_size=64)
-    out = SDPA(x, x, x, attn_mask=mask, is_causal=False, program_config=config)
-    assert tuple(out.shape) == (1, 1, 64, 32)
+    q = rng.standard_normal((1, 1, 160, 32))
+    mask = 3 * rng.standard_normal((1, 1, 160, 160))
+    x = heads_on(mesh, q)
+    config = ttnn.SDPAProgramConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=64, k_chunk_size=128)
+    out = SDPA(x, x, x, attn_mask=heads_on(mesh, mask, dim=None), is_causal=False, program_config=config)
+    ref, compute = sdpa_reference(*(held(q, BF16),) * 3, scale=1 / math.sqrt(32), mask=held(mask, BF16))
+    assert_within(ttnn.to_numpy(out).astype(np.float64), ref, output_bound(ref, compute, BF16), "160 rows, chunks 64")
     with pytest.raises(ttnn.MeshnnValueError, match="multiple of 32"):
         ttnn.SDPAProgramConfig(q_chunk_size=48)
-    with pytest.raises(ttnn.MeshnnValueError, match="k_chunk_size 128"):
-        SDPA(x, x, x, attn_mask=mask, is_causal=False, program_config=ttnn.SDPAProgramConfig(k_chunk_size=128))
 
 
 def test_deallocated_inputs_are_refused_by_name(open_mesh, rng):

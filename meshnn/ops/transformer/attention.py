@@ -2,8 +2,8 @@
 causal or with an additive mask, grouped-query heads (``nqh`` a multiple of ``nkv``), one
 MeshWorkload that computes in float32 and rounds once into its output dtype.  Its checks are
 tt-metal's SDPA's (TILE inputs, interleaved in DRAM or L1, of bfloat16 / bfloat8_b / bfloat4_b, no
-padding but on the sequence axes, a ``[b, nqh, s, s_k]`` mask in DRAM (batch or heads 1: broadcast)
-whose sequence lengths divide into the chunk sizes of the ``SDPAProgramConfig``); they are apart
+padding but on the sequence axes, a ``[b, nqh, s, s_k]`` mask in DRAM (batch or heads 1: broadcast),
+chunk sizes of the ``SDPAProgramConfig`` whole tiles); they are apart
 from the compute (:func:`_attention_kernel`).  The math of one attention, :func:`attend`, and the
 checks (:func:`sdpa_inputs`, :func:`sdpa_dims`) are shared with
 ``ring_distributed_scaled_dot_product_attention`` (:mod:`.attention_ring`).
@@ -25,7 +25,7 @@ from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops import goldens
 from meshnn.ops.checks import check_queue_id, same_mesh
-from meshnn.ops.config import DEFAULT_CHUNK, SDPAProgramConfig, check_compute_kernel_config
+from meshnn.ops.config import SDPAProgramConfig, check_compute_kernel_config
 from meshnn.ops.launch import Kernel, launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
@@ -166,28 +166,19 @@ def sdpa_dims(
     if is_causal and s != sk:
         raise MeshnnValueError(f"ttnn.{op}: causal attention needs q and k of one sequence length, got {s} and {sk}")
     if "attn_mask" in named:
-        _check_mask(op, named["attn_mask"], (b, nqh, s, sk), program_config)
+        _check_mask(op, named["attn_mask"], (b, nqh, s, sk))
     return b, nqh, nkv, s, sk, d
 
 
-def _check_mask(
-    op: str, mask: Tensor, shape: tuple[int, int, int, int], program_config: SDPAProgramConfig | None
-) -> None:
+def _check_mask(op: str, mask: Tensor, shape: tuple[int, int, int, int]) -> None:
     """The mask is ``[b or 1, nqh or 1, s, s_k]`` (a batch or head of 1 broadcast: tt-metal's SDPA since
-    2026-01), its sequence lengths multiples of the chunk sizes."""
+    2026-01; its sequence lengths need not divide into the chunk sizes since then either)."""
     b, nqh, s, sk = shape
     got = tuple(mask.shape)
     if len(got) != 4 or got[0] not in (1, b) or got[1] not in (1, nqh) or got[2:] != (s, sk):
         raise MeshnnValueError(
             f"ttnn.{op}: attn_mask must be [{b}, {nqh}, {s}, {sk}] (q's batch and heads, each may be 1 to "
             f"broadcast; s x s_k), got {list(mask.shape)}"
-        )
-    q_chunk = program_config.q_chunk_size if program_config is not None else DEFAULT_CHUNK
-    k_chunk = program_config.k_chunk_size if program_config is not None else DEFAULT_CHUNK
-    if s % q_chunk or sk % k_chunk:
-        raise MeshnnValueError(
-            f"ttnn.{op}: with attn_mask, q's sequence {s} must divide by q_chunk_size {q_chunk} and k's {sk} "
-            f"by k_chunk_size {k_chunk}"
         )
 
 
