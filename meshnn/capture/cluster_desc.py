@@ -23,12 +23,17 @@ placed on that grid:
 by chip id (ttnn-visualizer marks the chips by those numbers).  Harvesting and chip unique ids are
 board-specific and not written (meshnn's grids are the logical, harvested ones).
 
+``serialize_cluster_descriptor`` (``ttnn.cluster``'s) writes the descriptor of the system in use to a file.
+
 Layers: imports nothing of meshnn but the device layer's system specs.
 """
 
 from __future__ import annotations
 
-from meshnn.device.arch import Arch, SystemSpec
+import tempfile
+from pathlib import Path
+
+from meshnn.device.arch import Arch, SystemSpec, system_spec
 
 Place = tuple[int, int]
 """A chip's place on its system's mesh: (row, column)."""
@@ -138,3 +143,12 @@ def mesh_coordinate_mapping(spec: SystemSpec) -> str:
     """``physical_chip_mesh_coordinate_mapping.yaml``: each chip's (row, column) on the system's mesh."""
     lines = ["chips:", *(f"  {i}: [{place_of(spec, i)[0]}, {place_of(spec, i)[1]}]" for i in range(spec.num_devices))]
     return "\n".join(lines) + "\n"
+
+
+def serialize_cluster_descriptor() -> str:
+    """``ttnn.cluster.serialize_cluster_descriptor()``: the simulated system's ``cluster_descriptor.yaml``
+    written where tt-umd writes one given no path (a new ``umd_*`` folder in the temporary directory);
+    returns the file's path."""
+    path = Path(tempfile.mkdtemp(prefix="umd_")) / "cluster_descriptor.yaml"
+    path.write_text(cluster_descriptor(system_spec()))
+    return str(path)

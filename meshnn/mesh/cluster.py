@@ -119,6 +119,7 @@ cluster = namespace(
     is_galaxy_cluster=is_galaxy_cluster,
     number_of_user_devices=number_of_user_devices,
 )
+cluster.lazy = {"serialize_cluster_descriptor": "meshnn.capture.cluster_desc"}  # (writes a file: the capture layer)
 _multi_device = namespace(
     "_ttnn.multi_device",
     "ttnn._ttnn.multi_device: the mesh types under their binary module's path.",

@@ -206,17 +206,28 @@ def pad_to_tile(tensor: Tensor, value: float) -> Tensor:
 def unpad_from_tile(tensor: Tensor, output_shape: Sequence[int]) -> Tensor:
     """``Tensor.unpad_from_tile`` (host, ROW_MAJOR): the ``output_shape`` corner of the stored
     array, with no padding kept."""
+    shape = tuple(int(d) for d in output_shape)
+    return unpad_host(tensor, (0,) * len(shape), shape, "unpad_from_tile")
+
+
+def unpad_host(tensor: Tensor, start: Sequence[int], end: Sequence[int], op: str = "unpad") -> Tensor:
+    """``Tensor.unpad`` (host, ROW_MAJOR): the stored array from ``start`` up to ``end`` (exclusive)
+    in every dim, as a tensor of shape ``end - start`` with no padding kept."""
     check_tensor(tensor)
     spec = tensor.spec
     if not isinstance(tensor.storage, HostStorage) or spec.layout is not Layout.ROW_MAJOR:
-        raise MeshnnValueError(f"Tensor.unpad_from_tile works on ROW_MAJOR host tensors, got {spec.layout}")
-    shape, stored = tuple(int(d) for d in output_shape), tuple(spec.encoded_shape)
-    if len(shape) != len(stored) or any(not 0 <= d <= s for d, s in zip(shape, stored, strict=True)):
-        raise MeshnnValueError(f"unpad_from_tile: output_tensor_shape {list(shape)} must fit in {list(stored)}")
+        raise MeshnnValueError(f"Tensor.{op} works on ROW_MAJOR host tensors, got {spec.layout}")
+    first, last, stored = tuple(int(d) for d in start), tuple(int(d) for d in end), tuple(spec.encoded_shape)
+    if len(first) != len(stored) or len(last) != len(stored):
+        raise MeshnnValueError(f"{op}: start {list(first)} and end {list(last)} need the tensor's rank {len(stored)}")
+    if any(not 0 <= a <= b <= s for a, b, s in zip(first, last, stored, strict=True)):
+        raise MeshnnValueError(f"{op}: the range {list(first)} .. {list(last)} must fit in {list(stored)}")
+    shape = tuple(b - a for a, b in zip(first, last, strict=True))
     new = TensorSpec(shape, spec.dtype, spec.layout, tile=spec.tile, memory_config=spec.memory_config)
+    window = tuple(slice(a, b) for a, b in zip(first, last, strict=True))
 
     def unpadded(raw: np.ndarray) -> np.ndarray:
         values = decode(raw, spec.dtype, spec.layout, stored)
-        return encode(np.ascontiguousarray(values[tuple(slice(0, d) for d in shape)]), spec.dtype, spec.layout)
+        return encode(np.ascontiguousarray(values[window]), spec.dtype, spec.layout)
 
     return _per_shard(tensor, new, unpadded)

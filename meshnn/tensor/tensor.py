@@ -28,6 +28,7 @@ from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_buffer import MeshBuffer
 from meshnn.mesh.mesh_device import Device, MeshDevice
 from meshnn.tensor.arrays import MappedArray, as_array, flat_list_array, infer_dtype, map_array, torch_dtype_of
+from meshnn.tensor.host_padding import HostPadding
 from meshnn.tensor.mappers import TensorToMesh
 from meshnn.tensor.memory_config import MemoryConfig
 from meshnn.tensor.spec import Shape, TensorSpec
@@ -52,7 +53,7 @@ def check_tensor(tensor: object, what: str = "tensor") -> Tensor:
     return tensor
 
 
-class Tensor:
+class Tensor(HostPadding):
     """A ttnn tensor on the host or on a mesh device."""
 
     __slots__ = ("__weakref__", "_spec", "_storage", "_topology")
@@ -328,21 +329,6 @@ class Tensor:
         if isinstance(dims, str) or not all(isinstance(d, int | np.integer) and not isinstance(d, bool) for d in dims):
             raise MeshnnTypeError(f"reshape: shape must hold ints, got {dims!r}")
         return reshape(self, dims)  # type: ignore[arg-type]
-
-    def pad(self, output_tensor_shape: Sequence[int], input_tensor_start: Sequence[int], pad_value: float) -> Tensor:
-        from meshnn.tensor.conversions import pad_host
-
-        return pad_host(self, output_tensor_shape, input_tensor_start, pad_value)
-
-    def pad_to_tile(self, pad_value: float) -> Tensor:
-        from meshnn.tensor.conversions import pad_to_tile
-
-        return pad_to_tile(self, pad_value)
-
-    def unpad_from_tile(self, output_tensor_shape: Sequence[int]) -> Tensor:
-        from meshnn.tensor.conversions import unpad_from_tile
-
-        return unpad_from_tile(self, output_tensor_shape)
 
     # Python operators, as ttnn binds them: element-wise ops, matmul and slicing of device tensors.
 

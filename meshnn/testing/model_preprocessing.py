@@ -73,12 +73,43 @@ def _convert(tensor: Any, layout: meshnn.Layout, device: meshnn.MeshDevice | Non
     return meshnn.from_torch(tensor.detach().contiguous(), dtype=meshnn.bfloat16, layout=layout, device=device)
 
 
-def preprocess_linear_weight(weight: Any, *, dtype: meshnn.DataType = meshnn.bfloat16, device=None) -> meshnn.Tensor:
-    return meshnn.from_torch(weight.T.contiguous(), dtype=dtype, layout=meshnn.TILE_LAYOUT, device=device)
+def preprocess_linear_weight(
+    weight: Any,
+    *,
+    dtype: meshnn.DataType = meshnn.bfloat16,
+    layout: meshnn.Layout = meshnn.TILE_LAYOUT,
+    weights_mesh_mapper: Any = None,
+    device=None,
+) -> meshnn.Tensor:
+    """A torch Linear's weight ``(out, in)`` as ttnn's ``(in, out)`` host tensor (on ``device`` when given)."""
+    weight = weight.T.contiguous()
+    return meshnn.from_torch(weight, dtype=dtype, layout=layout, mesh_mapper=weights_mesh_mapper, device=device)
 
 
-def preprocess_linear_bias(bias: Any, *, dtype: meshnn.DataType = meshnn.bfloat16, device=None) -> meshnn.Tensor:
-    return meshnn.from_torch(bias.reshape(1, -1), dtype=dtype, layout=meshnn.TILE_LAYOUT, device=device)
+def preprocess_linear_bias(
+    bias: Any,
+    *,
+    dtype: meshnn.DataType = meshnn.bfloat16,
+    layout: meshnn.Layout = meshnn.TILE_LAYOUT,
+    weights_mesh_mapper: Any = None,
+    device=None,
+) -> meshnn.Tensor:
+    """A torch Linear's bias ``(out,)`` as a ``(1, out)`` tensor."""
+    return meshnn.from_torch(
+        bias.reshape(1, -1), dtype=dtype, layout=layout, mesh_mapper=weights_mesh_mapper, device=device
+    )
+
+
+def preprocess_layernorm_parameter(
+    parameter: Any, *, dtype: meshnn.DataType, layout: meshnn.Layout = meshnn.TILE_LAYOUT
+) -> meshnn.Tensor:
+    """A norm's weight or bias ``(H,)`` as a ``(1, H)`` host tensor, as ttnn's preprocessor makes it."""
+    return meshnn.from_torch(parameter.reshape(1, -1), dtype=dtype, layout=layout)
+
+
+def preprocess_embedding_weight(weight: Any, *, dtype: meshnn.DataType) -> meshnn.Tensor:
+    """An embedding's table as it is, ROW_MAJOR on the host."""
+    return meshnn.from_torch(weight, dtype=dtype)
 
 
 def _default(module: Any, device: meshnn.MeshDevice | None) -> ParameterDict:

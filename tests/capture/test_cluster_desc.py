@@ -68,3 +68,15 @@ def test_the_mesh_coordinate_mapping_gives_each_chip_its_row_and_column():
     text = mesh_coordinate_mapping(SYSTEMS["galaxy"])
     assert text.splitlines()[0] == "chips:" and "  0: [0, 0]" in text and "  31: [7, 3]" in text
     assert len(text.splitlines()) == 33
+
+
+@pytest.mark.parametrize("name", ["n300", "t3k"])
+def test_serialize_cluster_descriptor_writes_the_system_in_use(monkeypatch, name):
+    import meshnn as ttnn
+
+    monkeypatch.setenv("MESHNN_SYSTEM", name)
+    path = ttnn.cluster.serialize_cluster_descriptor()
+    assert isinstance(path, str) and path.endswith("cluster_descriptor.yaml")
+    with open(path) as f:
+        assert f.read() == cluster_descriptor(SYSTEMS[name])
+    assert ttnn.cluster.serialize_cluster_descriptor() != path  # a new folder each call, as tt-umd's

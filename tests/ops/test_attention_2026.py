@@ -186,5 +186,5 @@ def test_mla_decode_reads_the_values_from_the_keys(open_mesh, rng, paged):
         ref, compute = _mla_reference(query, keys, keys[..., :dv], 0.1, causal=False)
         ref, compute = ref[0, :, 0], compute[0, :, 0]
         assert_within(got[u], ref, output_bound(ref, compute, BF16), f"mla decode, user {u}")
-    with pytest.raises(ttnn.MeshnnValueError, match="input_tensor_v must be None"):
+    with pytest.raises(ttnn.MeshnnValueError, match="Head dimension of V must be equal to head_dim_v"):
         ttnn.transformer.flash_multi_latent_attention_decode(tq, heads_on(mesh, k), tq, dv, cur_pos_tensor=where)

@@ -106,9 +106,53 @@ def test_decode_sdpa_window_sink_and_mask(mesh, qkv):
     scaled_sink = sink[:HQ, 0].numpy() / np.sqrt(q.shape[-1])  # the kernel scales the sink as the scores
     assert within_bf16(got[0], attention_reference(q[0], k, v, keep, sink=scaled_sink))
     assert not within_bf16(got[0], attention_reference(q[0], k, v, keep, sink=sink[:HQ, 0].numpy()))
-    mask = torch.randn(1, U, HQ, S).bfloat16().float()
+    mask = torch.randn(U, 1, HQ, S).bfloat16().float()  # ttnn's layout: [users, 1, q heads, seq]
     got = host(decode(tq, tk, tv, is_causal=False, attn_mask=dev(mesh, mask)))
-    assert within_bf16(got[0], attention_reference(q[0], k, v, np.ones((U, S), bool), mask=mask[0].numpy()))
+    assert within_bf16(got[0], attention_reference(q[0], k, v, np.ones((U, S), bool), mask=mask[:, 0].numpy()))
+    one = mask[:1]  # a mask of batch 1: every user adds it
+    got = host(decode(tq, tk, tv, is_causal=False, attn_mask=dev(mesh, one)))
+    want = attention_reference(q[0], k, v, np.ones((U, S), bool), mask=one[:, 0].expand(U, HQ, S).numpy())
+    assert within_bf16(got[0], want)
+    assert not within_bf16(got[0], attention_reference(q[0], k, v, np.ones((U, S), bool), mask=mask[:, 0].numpy()))
+
+
+def test_decode_sdpa_share_cache_reads_one_batch_for_every_user(mesh, qkv):
+    q, k, v, tq, *_ = qkv
+    pos = [40, 80, 100, 127]
+    one_k, one_v = k[:1], v[:1]  # a cache of batch 1
+    decode = ttnn.transformer.scaled_dot_product_attention_decode
+    got = host(decode(tq, dev(mesh, one_k), dev(mesh, one_v), cur_pos=pos, share_cache=True))
+    keep = np.arange(S)[None] <= np.array(pos)[:, None]
+    want = attention_reference(q[0], one_k.expand(U, -1, -1, -1), one_v.expand(U, -1, -1, -1), keep)
+    assert within_bf16(got[0], want)
+    assert not within_bf16(got[0], attention_reference(q[0], k, v, keep))  # not each user's own batch
+    entries = mesh.num_program_cache_entries()
+    decode(tq, *qkv[4:], cur_pos=pos, share_cache=False)
+    decode(tq, *qkv[4:], cur_pos=pos)
+    assert mesh.num_program_cache_entries() == entries + 2  # None and False are programs apart
+    with pytest.raises(ttnn.MeshnnValueError, match="Share cache expects K to have batch size of 1"):
+        decode(tq, *qkv[4:], cur_pos=pos, share_cache=True)
+    with pytest.raises(ttnn.MeshnnValueError, match=r"K tensor batch size \(1\) must equal B"):
+        decode(tq, dev(mesh, one_k), dev(mesh, one_v), cur_pos=pos)
+    with pytest.raises(ttnn.MeshnnTypeError, match="share_cache"):
+        decode(tq, *qkv[4:], cur_pos=pos, share_cache="yes")
+
+
+def test_mla_decode_with_a_values_tensor_reads_it(mesh, qkv):
+    q, k, *_ = qkv
+    dv = 32
+    keys = k[:, :1]  # one latent head (U, 1, S, D)
+    values = torch.randn(U, 1, S, dv).bfloat16().float()
+    pos = [10, 64, 100, 127]
+    tq = dev(mesh, q)
+    mla = ttnn.transformer.flash_multi_latent_attention_decode
+    got = host(mla(tq, dev(mesh, keys), dev(mesh, values), dv, cur_pos=pos))
+    assert got.shape == (1, U, HQ, dv)
+    keep = np.arange(S)[None] <= np.array(pos)[:, None]
+    assert within_bf16(got[0], attention_reference(q[0], keys, values, keep))
+    reused = host(mla(tq, dev(mesh, keys), None, dv, cur_pos=pos))  # no values tensor: the keys' columns
+    assert within_bf16(reused[0], attention_reference(q[0], keys, keys[..., :dv], keep))
+    assert not within_bf16(got[0], reused[0])
 
 
 def test_paged_decode_sdpa_equals_unpaged_over_a_shuffled_page_table(mesh, qkv):

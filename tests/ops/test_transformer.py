@@ -133,11 +133,10 @@ def _sdpa_env(mesh, rng):
     t["short"] = heads_on(mesh, rng.standard_normal((1, 8, 32, 64)))
     t["mask"] = heads_on(mesh, np.zeros((1, 1, 64, 64)), dim=None)
     t["mask_heads"] = heads_on(mesh, np.zeros((1, 8, 64, 64)), dim=None)
-    t["odd"] = heads_on(mesh, rng.standard_normal((1, 8, 40, 64)))
-    t["odd_mask"] = heads_on(mesh, np.zeros((1, 1, 40, 40)), dim=None)
     t["rm"] = heads_on(mesh, x, layout=RM)
     t["f32"] = heads_on(mesh, x, ttnn.float32)
     t["l1"] = heads_on(mesh, x, memory_config=ttnn.L1_MEMORY_CONFIG)
+    t["mask_l1"] = heads_on(mesh, np.zeros((1, 1, 64, 64)), dim=None, memory_config=ttnn.L1_MEMORY_CONFIG)
     t["d48"] = heads_on(mesh, rng.standard_normal((1, 8, 64, 48)))
     return t
 
@@ -151,7 +150,11 @@ SDPA_BAD = {
     ),
     "row-major": (lambda t: SDPA(t["rm"], t["k"], t["v"]), ttnn.MeshnnValueError, r"input_tensor_q .* TILE layout"),
     "float32": (lambda t: SDPA(t["q"], t["f32"], t["v"]), ttnn.MeshnnTypeError, r"input_tensor_k must be one of"),
-    "L1": (lambda t: SDPA(t["q"], t["k"], t["l1"]), ttnn.MeshnnValueError, r"input_tensor_v must be in DRAM"),
+    "mask in L1": (
+        lambda t: SDPA(t["q"], t["k"], t["v"], attn_mask=t["mask_l1"], is_causal=False),
+        ttnn.MeshnnValueError,
+        r"attn_mask must be in DRAM",
+    ),
     "heads": (lambda t: SDPA(t["q"], t["k4"], t["k4"]), ttnn.MeshnnValueError, r"q's 1 heads must be a multiple"),
     "causal lengths": (
         lambda t: SDPA(t["q"], t["short"], t["short"]),
@@ -163,11 +166,6 @@ SDPA_BAD = {
         lambda t: SDPA(t["q"], t["k"], t["v"], attn_mask=t["mask_heads"], is_causal=False),
         ttnn.MeshnnValueError,
         r"attn_mask must be \[1, 1, 64, 64\]",
-    ),
-    "mask chunks": (
-        lambda t: SDPA(t["odd"], t["odd"], t["odd"], attn_mask=t["odd_mask"], is_causal=False),
-        ttnn.MeshnnValueError,
-        r"sequence 40 must divide by q_chunk_size 32",
     ),
     "head padding": (lambda t: SDPA(t["d48"], t["d48"], t["d48"]), ttnn.MeshnnValueError, r"padded on the head"),
     "program config": (
@@ -194,17 +192,55 @@ def test_sdpa_checks_its_inputs_before_allocating(open_mesh, rng, case):
     assert snapshot(mesh) == before
 
 
-def test_sdpa_program_config_chunks_decide_which_masks_fit(open_mesh, rng):
+@pytest.mark.parametrize(
+    "mask_shape", [(2, 4, 32, 64), (1, 4, 32, 64), (1, 1, 32, 64)], ids=["per head", "batch 1", "both 1"]
+)
+def test_sdpa_masks_per_head_or_broadcast(open_mesh, rng, mask_shape):
+    """tt-metal's SDPA (2026-01 on) takes a mask of q's heads, or of one head broadcast; of q's batch or of one."""
     mesh = open_mesh((1, 1))
-    x = heads_on(mesh, rng.standard_normal((1, 1, 64, 32)))
-    mask = heads_on(mesh, np.zeros((1, 1, 64, 64)), dim=None)
-    config = ttnn.SDPAProgramConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=64, k_chunk_size=64)
-    out = SDPA(x, x, x, attn_mask=mask, is_causal=False, program_config=config)
-    assert tuple(out.shape) == (1, 1, 64, 32)
+    q = rng.standard_normal((2, 4, 32, 32))
+    k, v = rng.standard_normal((2, 2, 64, 32)), rng.standard_normal((2, 2, 64, 32))  # GQA: 2 q heads a kv head
+    mask = 3 * rng.standard_normal(mask_shape)  # an additive bias of its own per head / batch
+    tq, tk, tv = (heads_on(mesh, x, dim=None) for x in (q, k, v))
+    out = SDPA(tq, tk, tv, attn_mask=heads_on(mesh, mask, dim=None), is_causal=False)
+    got = ttnn.to_numpy(out).astype(np.float64)
+    ref, compute = sdpa_reference(*(held(x, BF16) for x in (q, k, v)), scale=1 / math.sqrt(32), mask=held(mask, BF16))
+    bound = output_bound(ref, compute, BF16)
+    assert_within(got, ref, bound, f"mask {mask_shape}")
+    other, _ = sdpa_reference(
+        *(held(x, BF16) for x in (q, k, v)), scale=1 / math.sqrt(32), mask=held(mask[:1, :1], BF16)
+    )
+    if mask_shape != (1, 1, 32, 64):
+        assert exceeds(other, ref, bound), "the bound must tell the mask's heads and batches apart"
+
+
+def test_sdpa_operands_in_l1_give_the_dram_result(open_mesh, rng):
+    """tt-metal's SDPA reads q, k and v from L1 interleaved buffers as from DRAM (its own check: interleaved);
+    its ring-distributed form still wants DRAM."""
+    mesh = open_mesh((1, 1))
+    q, k, v = (rng.standard_normal((1, 2, 64, 32)) for _ in range(3))
+    dram = SDPA(*(heads_on(mesh, x) for x in (q, k, v)))
+    l1 = SDPA(*(heads_on(mesh, x, memory_config=ttnn.L1_MEMORY_CONFIG) for x in (q, k, v)))
+    assert l1.memory_config() == ttnn.DRAM_MEMORY_CONFIG  # (ttnn's default output config, not q's)
+    np.testing.assert_array_equal(ttnn.to_numpy(l1), ttnn.to_numpy(dram))
+    x = heads_on(mesh, q, memory_config=ttnn.L1_MEMORY_CONFIG)
+    with pytest.raises(ttnn.MeshnnValueError, match="must be in DRAM"):
+        ttnn.transformer.ring_distributed_scaled_dot_product_attention(x, x, x, ring_size=2)
+
+
+def test_sdpa_masks_need_not_fill_whole_chunks(open_mesh, rng):
+    """tt-metal's SDPA (2026-01 on) takes a mask whose sequences are no multiple of the chunk sizes; the
+    chunk sizes themselves stay whole tiles."""
+    mesh = open_mesh((1, 1))
+    q = rng.standard_normal((1, 1, 160, 32))
+    mask = 3 * rng.standard_normal((1, 1, 160, 160))
+    x = heads_on(mesh, q)
+    config = ttnn.SDPAProgramConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=64, k_chunk_size=128)
+    out = SDPA(x, x, x, attn_mask=heads_on(mesh, mask, dim=None), is_causal=False, program_config=config)
+    ref, compute = sdpa_reference(*(held(q, BF16),) * 3, scale=1 / math.sqrt(32), mask=held(mask, BF16))
+    assert_within(ttnn.to_numpy(out).astype(np.float64), ref, output_bound(ref, compute, BF16), "160 rows, chunks 64")
     with pytest.raises(ttnn.MeshnnValueError, match="multiple of 32"):
         ttnn.SDPAProgramConfig(q_chunk_size=48)
-    with pytest.raises(ttnn.MeshnnValueError, match="k_chunk_size 128"):
-        SDPA(x, x, x, attn_mask=mask, is_causal=False, program_config=ttnn.SDPAProgramConfig(k_chunk_size=128))
 
 
 def test_deallocated_inputs_are_refused_by_name(open_mesh, rng):

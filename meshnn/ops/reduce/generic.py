@@ -14,7 +14,11 @@ any dims (one, several, or all), with ttnn's semantics:
   reduce a dim of size 0.
 
 Sums accumulate in float64 and are rounded once into the output dtype.  Supported dtypes (as the
-reduce device op checks them): FLOAT32, BFLOAT16, BFLOAT8_B and UINT32.
+reduce device op checks them): FLOAT32, BFLOAT16, BFLOAT8_B and UINT32, and INT32 for ``max`` / ``min``
+(tt-metal 2026's SFPU reduce; ttnn 0.81.1 refuses INT32 for every reduction).  ``max`` / ``min`` with a
+``scalar`` are ``op(scalar * x)``: the scalar multiplies the picked value, and a negative one flips the
+op (``max(s x) = s min(x)``), as 2026's dispatch does; an INT32 product is float32 truncated toward zero
+(the kernel's typecasts around its float multiply).
 
 May import: every layer below the ops and the ops' launch, checks, outputs, values, config and
 reduce.dims modules.
@@ -81,8 +85,7 @@ def _compute(kind: Reduction, x: np.ndarray, axes: tuple[int, ...], scalar: floa
     """The reduction of ``x`` (k, *shape) over device ``axes`` (each +1), keeping them as 1."""
     volume = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
     if kind in (Reduction.MAX, Reduction.MIN):
-        picked = x.max(axis=axes, keepdims=True) if kind is Reduction.MAX else x.min(axis=axes, keepdims=True)
-        return picked if scalar == 1.0 else picked.astype(np.float64) * scalar
+        return _picked(kind, x, axes, scalar)
     wide = x.astype(np.int64 if x.dtype.kind in "iu" else np.float64, copy=False)
     total = wide.sum(axis=axes, keepdims=True)
     if kind is Reduction.SUM:
@@ -95,6 +98,18 @@ def _compute(kind: Reduction, x: np.ndarray, axes: tuple[int, ...], scalar: floa
     return np.sqrt(variance) if kind is Reduction.STD else variance
 
 
+def _picked(kind: Reduction, x: np.ndarray, axes: tuple[int, ...], scalar: float) -> np.ndarray:
+    """``max`` / ``min`` of ``scalar * x``: the op of ``x`` times the scalar, flipped when it is negative."""
+    take_max = (kind is Reduction.MAX) == (scalar >= 0.0)
+    picked = x.max(axis=axes, keepdims=True) if take_max else x.min(axis=axes, keepdims=True)
+    if scalar == 1.0:
+        return picked
+    if x.dtype == np.int32:  # int32 -> float32, times the scalar in float32, truncated back
+        product = np.trunc((picked.astype(np.float32) * np.float32(scalar)).astype(np.float64))
+        return np.clip(product, -(2.0**31), 2.0**31 - 1).astype(np.int64)  # (saturating, as the typecast)
+    return picked.astype(np.float64) * scalar
+
+
 def _check(kind: Reduction, op: str, tensor: Tensor, axes: tuple[int, ...], correction: bool) -> None:
     """ttnn's checks of a reduction that runs (not of the rank-0 and zero-volume shortcuts)."""
     shape = tuple(tensor.shape)
@@ -103,10 +118,11 @@ def _check(kind: Reduction, op: str, tensor: Tensor, axes: tuple[int, ...], corr
         raise MeshnnValueError(f"ttnn.{op}: Expected reduction dim {zero} to have non-zero size ({list(shape)})")
     if len(shape) == 0 or tensor.logical_volume() == 0:
         return
-    if tensor.dtype not in REDUCIBLE:
+    int32_pick = tensor.dtype is DataType.INT32 and kind in (Reduction.MAX, Reduction.MIN)
+    if tensor.dtype not in REDUCIBLE and not int32_pick:
         raise MeshnnTypeError(
-            f"ttnn.{op}: Only FLOAT32, BFLOAT16, BFLOAT8_B, and UINT32 are supported for generic reduction - got "
-            f"{tensor.dtype.name} (input_tensor)"
+            f"ttnn.{op}: Only FLOAT32, BFLOAT16, BFLOAT8_B, and UINT32 are supported for generic reduction "
+            f"(INT32 is supported for MAX/MIN) - got {tensor.dtype.name} (input_tensor)"
         )
     if kind in (Reduction.STD, Reduction.VAR):
         volume = int(np.prod([shape[a] for a in axes], dtype=np.int64))

@@ -1,11 +1,12 @@
 """``ttnn.transformer.scaled_dot_product_attention``: softmax(q k^T * scale + mask) v per head,
 causal or with an additive mask, grouped-query heads (``nqh`` a multiple of ``nkv``), one
 MeshWorkload that computes in float32 and rounds once into its output dtype.  Its checks are
-tt-metal's SDPA's (TILE inputs in DRAM of bfloat16 / bfloat8_b / bfloat4_b, no padding but on the
-sequence axes, a ``[b, 1, s, s_k]`` mask whose sequence lengths divide into the chunk sizes of the
-``SDPAProgramConfig``); they are apart from the compute (:func:`_attention_kernel`).  The math of
-one attention, :func:`attend`, and the checks (:func:`sdpa_inputs`, :func:`sdpa_dims`) are shared
-with ``ring_distributed_scaled_dot_product_attention`` (:mod:`.attention_ring`).
+tt-metal's SDPA's (TILE inputs, interleaved in DRAM or L1, of bfloat16 / bfloat8_b / bfloat4_b, no
+padding but on the sequence axes, a ``[b, nqh, s, s_k]`` mask in DRAM (batch or heads 1: broadcast),
+chunk sizes of the ``SDPAProgramConfig`` whole tiles); they are apart
+from the compute (:func:`_attention_kernel`).  The math of one attention, :func:`attend`, and the
+checks (:func:`sdpa_inputs`, :func:`sdpa_dims`) are shared with
+``ring_distributed_scaled_dot_product_attention`` (:mod:`.attention_ring`).
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.device`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`,
 the ops' launch, checks, outputs, values and config modules and :mod:`meshnn.ops.transformer.checks`.
@@ -24,7 +25,7 @@ from meshnn.mesh.coord import MeshCoordinate
 from meshnn.mesh.mesh_device import MeshDevice
 from meshnn.ops import goldens
 from meshnn.ops.checks import check_queue_id, same_mesh
-from meshnn.ops.config import DEFAULT_CHUNK, SDPAProgramConfig, check_compute_kernel_config
+from meshnn.ops.config import SDPAProgramConfig, check_compute_kernel_config
 from meshnn.ops.launch import Kernel, launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
@@ -32,6 +33,7 @@ from meshnn.ops.transformer.checks import of_rank, tile_input
 from meshnn.ops.transformer.products import product
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
+from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
 from meshnn.tensor.spec import MemoryConfig, TensorSpec
 from meshnn.tensor.tensor import Tensor
 
@@ -62,7 +64,7 @@ def scaled_dot_product_attention(
 ) -> Tensor:
     """``softmax(q @ k^T * scale + mask) @ v`` for q ``[b, nqh, s, d]`` and k, v ``[b, nkv, s_k, d]``
     (each k / v head serves ``nqh / nkv`` q heads), on every device.  ``is_causal`` (the default)
-    masks key positions after the query's (s == s_k); otherwise ``attn_mask`` ``[b, 1, s, s_k]``
+    masks key positions after the query's (s == s_k); otherwise ``attn_mask`` ``[b, nqh, s, s_k]`` (either 1: broadcast)
     is added to every head's scores, if given.  ``scale`` defaults to 1 / sqrt(d).  The output
     has q's shape and dtype, in TILE layout.  ``sliding_window_size`` W (causal only): query i
     attends keys ``i - W < j <= i``.  ``attention_sink`` ``[1, nqh, 1, 1]``: head h's softmax
@@ -77,7 +79,8 @@ def scaled_dot_product_attention(
         named["attention_sink"] = _sink_input(op, attention_sink, dims[1])
     scale = sdpa_scale(op, scale, dims[-1])
     queue_id = check_queue_id(op, mesh, queue_id)
-    spec = out_spec_like(named["input_tensor_q"], memory_config=memory_config, op=op)
+    dram = DRAM_MEMORY_CONFIG  # (ttnn's default output config, whatever q's)
+    spec = out_spec_like(named["input_tensor_q"], memory_config=memory_config or dram, op=op)
     inputs = list(named.values())
     masked = "attn_mask" in named
     options = (is_causal, masked, window, "attention_sink" in named)
@@ -96,10 +99,16 @@ def scaled_dot_product_attention(
 
 
 def sdpa_inputs(
-    op: str, tensors: tuple[object, object, object], attn_mask: object, is_causal: object, program_config: object
+    op: str,
+    tensors: tuple[object, object, object],
+    attn_mask: object,
+    is_causal: object,
+    program_config: object,
+    dram_only: bool = False,
 ) -> tuple[dict[str, Tensor], MeshDevice]:
-    """q, k, v (and the mask when given) checked to be TILE device tensors of SDPA's dtypes, in
-    DRAM, on one mesh; and that mesh."""
+    """q, k, v (and the mask when given) checked to be TILE device tensors of SDPA's dtypes on one mesh;
+    and that mesh.  q, k and v interleaved, in DRAM or L1 (tt-metal's SDPA since 2025-11; ``dram_only``:
+    DRAM, as its windowed and ring-distributed forms keep), the mask in DRAM."""
     names = ("input_tensor_q", "input_tensor_k", "input_tensor_v")
     named = {name: tile_input(op, name, t, SDPA_DTYPES) for name, t in zip(names, tensors, strict=True)}
     if not isinstance(is_causal, bool):
@@ -124,8 +133,11 @@ def sdpa_inputs(
             f"device's compute grid ({device.x}, {device.y})"
         )
     for name, t in named.items():
-        if t.spec.memory_config.buffer_type is not BufferType.DRAM:
-            raise MeshnnValueError(f"ttnn.{op}: {name} must be in DRAM, it is in {t.spec.memory_config.buffer_type}")
+        config = t.spec.memory_config
+        if name != "attn_mask" and not dram_only and config.is_sharded():
+            raise MeshnnValueError(f"ttnn.{op}: Operands to SDPA need to be DRAM/L1 interleaved ({name} is sharded)")
+        if (name == "attn_mask" or dram_only) and config.buffer_type is not BufferType.DRAM:
+            raise MeshnnValueError(f"ttnn.{op}: {name} must be in DRAM, it is in {config.buffer_type}")
     return named, mesh
 
 
@@ -154,26 +166,19 @@ def sdpa_dims(
     if is_causal and s != sk:
         raise MeshnnValueError(f"ttnn.{op}: causal attention needs q and k of one sequence length, got {s} and {sk}")
     if "attn_mask" in named:
-        _check_mask(op, named["attn_mask"], (b, 1, s, sk), program_config)
+        _check_mask(op, named["attn_mask"], (b, nqh, s, sk))
     return b, nqh, nkv, s, sk, d
 
 
-def _check_mask(
-    op: str, mask: Tensor, shape: tuple[int, int, int, int], program_config: SDPAProgramConfig | None
-) -> None:
-    """The mask is ``[b, 1, s, s_k]``, its sequence lengths multiples of the chunk sizes."""
-    b, _, s, sk = shape
-    if tuple(mask.shape) != shape:
+def _check_mask(op: str, mask: Tensor, shape: tuple[int, int, int, int]) -> None:
+    """The mask is ``[b or 1, nqh or 1, s, s_k]`` (a batch or head of 1 broadcast: tt-metal's SDPA since
+    2026-01; its sequence lengths need not divide into the chunk sizes since then either)."""
+    b, nqh, s, sk = shape
+    got = tuple(mask.shape)
+    if len(got) != 4 or got[0] not in (1, b) or got[1] not in (1, nqh) or got[2:] != (s, sk):
         raise MeshnnValueError(
-            f"ttnn.{op}: attn_mask must be [{b}, 1, {s}, {sk}] (q's batch, one head broadcast over all, "
-            f"s x s_k), got {list(mask.shape)}"
-        )
-    q_chunk = program_config.q_chunk_size if program_config is not None else DEFAULT_CHUNK
-    k_chunk = program_config.k_chunk_size if program_config is not None else DEFAULT_CHUNK
-    if s % q_chunk or sk % k_chunk:
-        raise MeshnnValueError(
-            f"ttnn.{op}: with attn_mask, q's sequence {s} must divide by q_chunk_size {q_chunk} and k's {sk} "
-            f"by k_chunk_size {k_chunk}"
+            f"ttnn.{op}: attn_mask must be [{b}, {nqh}, {s}, {sk}] (q's batch and heads, each may be 1 to "
+            f"broadcast; s x s_k), got {list(mask.shape)}"
         )
 
 
@@ -224,7 +229,7 @@ def _attention_kernel(
         if is_causal:
             bias = causal_bias(s) if window is None else window_bias(s, window)
         elif masked:
-            bias = logical_values(in_rows[3], specs[3])[:, :, :, None]  # (n, b, 1, 1, s, s_k)
+            bias = mask_bias(logical_values(in_rows[3], specs[3]), dims[2])
         sink = None
         if sinked:  # (n, 1, nqh, 1, 1) -> (n, 1, nkv, group, 1, 1), scaled as the scores
             values = logical_values(in_rows[-1], specs[-1])
@@ -266,6 +271,13 @@ def attend(
     out = product(scores.reshape(n, b, nkv, group * s, sk), v).reshape(n, b, nkv, group, s, dv)
     out /= total  # (s x d values, not s x s_k)
     return out.reshape((n, b, nqh, s, dv))
+
+
+def mask_bias(values: np.ndarray, nkv: int) -> np.ndarray:
+    """A mask's values ``(n, b or 1, nqh or 1, s, s_k)`` as a bias broadcastable to the scores'
+    ``(n, b, nkv, nqh / nkv, s, s_k)``."""
+    n, batch, heads, s, sk = values.shape
+    return values[:, :, :, None] if heads == 1 else values.reshape(n, batch, nkv, heads // nkv, s, sk)
 
 
 def sdpa_scale(op: str, scale: object, head_size: int) -> float:

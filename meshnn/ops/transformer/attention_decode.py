@@ -6,8 +6,9 @@ heads, d]``, against the user's keys and values in a cache (``[users, kv heads, 
 Causal (the default): user ``u`` attends positions ``0 .. cur_pos[u]`` (``cur_pos`` a list, or a
 ``cur_pos_tensor`` read when the kernel runs, so a replayed trace attends where the tensor says
 now), or the last ``sliding_window_size`` of them; a negative position skips its user (its
-output rows are zero).  Not causal: every position, plus ``attn_mask [1, users, q heads,
-max_seq]`` when given.  GQA: q head ``h`` reads kv head ``h // (q heads / kv heads)``.  An
+output rows are zero).  Not causal: every position, plus ``attn_mask [b, 1, q heads,
+max_seq]`` when given (user ``u`` adds the ``u % b``-th block of q heads x max_seq, so ``b = 1``
+broadcasts).  GQA: q head ``h`` reads kv head ``h // (q heads / kv heads)``.  An
 ``attention_sink [q heads (32), 32]`` adds ``exp(scale * sink[h, 0])`` to head ``h``'s softmax
 denominator (tt-metal's flash decode takes the sink as a logit of the unscaled ``q k`` and applies
 the scale in its exponent, as to the scores; gpt-oss hands it ``sink / scale`` for that reason).
@@ -16,7 +17,8 @@ output is ``[1, users, q heads, d]``, in DRAM unless ``memory_config`` says othe
 are tt-metal's, with its messages.
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.device`, :mod:`meshnn.formats`, :mod:`meshnn.tensor`,
-the ops' launch, checks, memo, outputs, values and config, and the transformer ops' checks and cache_args.
+the ops' launch, checks, memo, outputs, values and config, and the transformer ops' checks, cache_args and
+decode_args.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from meshnn.ops.transformer.cache_args import (
 )
 from meshnn.ops.transformer.cache_reads import leading_values, page_values
 from meshnn.ops.transformer.checks import tile_input
+from meshnn.ops.transformer.decode_args import decode_dims, decode_qkv
 from meshnn.ops.transformer.products import product, softmax_values
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
@@ -58,54 +61,6 @@ def chunk_size_for(seq: int) -> int:
         if seq <= size:
             return size
     return 512 if seq % 512 == 0 else 32
-
-
-def _qkv(op: str, q: object, k: object, v: object) -> dict[str, Tensor]:
-    named = {
-        "input_tensor_q": device_input(op, "input_tensor_q", q),
-        "input_tensor_k": tile_input(op, "input_tensor_k", k, SDPA_DTYPES),
-        "input_tensor_v": tile_input(op, "input_tensor_v", v, SDPA_DTYPES),
-    }
-    if named["input_tensor_q"].dtype not in SDPA_DTYPES:
-        raise MeshnnTypeError(f"ttnn.{op}: Unsupported data type {named['input_tensor_q'].dtype.name}.")
-    config = named["input_tensor_q"].spec.memory_config
-    if config.is_sharded() and config.memory_layout is not TensorMemoryLayout.HEIGHT_SHARDED:
-        raise MeshnnValueError(f"ttnn.{op}: Q tensor memory layout must be HEIGHT_SHARDED when sharded")
-    if not config.is_sharded() and config.buffer_type is not BufferType.DRAM:
-        raise MeshnnValueError(
-            f"ttnn.{op}: Q tensor buffer type must be DRAM when not sharded but got {config.buffer_type.name}"
-        )
-    for name in ("input_tensor_k", "input_tensor_v"):
-        if named[name].spec.memory_config.buffer_type is not BufferType.DRAM:
-            raise MeshnnValueError(f"ttnn.{op}: {name} buffer type must be DRAM")
-    return named
-
-
-def _dims(op: str, named: dict[str, Tensor], paged: bool) -> tuple[int, int, int, int, int]:
-    """``(users, q heads, kv heads, rows per user or block, d)``, checked."""
-    q, k, v = named["input_tensor_q"], named["input_tensor_k"], named["input_tensor_v"]
-    if len(q.shape) != 4 or q.shape[0] != 1:
-        raise MeshnnValueError(
-            f"ttnn.{op}: Q tensor batch size must be 1 for decode mode: [1, users, heads, d], got {list(q.shape)}"
-        )
-    if len(k.shape) != 4 or tuple(k.padded_shape) != tuple(v.padded_shape):
-        raise MeshnnValueError(f"ttnn.{op}: K {list(k.shape)} and V {list(v.shape)} must be alike 4-D caches")
-    _, users, heads, d = tuple(q.shape)
-    kv_heads = k.shape[1]
-    if k.padded_shape[3] != q.padded_shape[3]:
-        raise MeshnnValueError(
-            f"ttnn.{op}: K tensor hidden dimension ({k.shape[3]}) must equal Q tensor hidden dimension ({d})"
-        )
-    if not paged and k.shape[0] != users:
-        raise MeshnnValueError(f"ttnn.{op}: K tensor batch size ({k.shape[0]}) must equal B ({users}) (input_tensor_k)")
-    if kv_heads > 1:
-        if q.dtype is not DataType.BFLOAT16:
-            raise MeshnnTypeError(f"ttnn.{op}: GQA expects BFLOAT16 input tensor, but got {q.dtype.name}")
-        if heads % kv_heads:
-            raise MeshnnValueError(
-                f"ttnn.{op}: GQA expects Q to have a multiple of K heads, but got {heads} and {kv_heads}"
-            )
-    return users, heads, kv_heads, k.padded_shape[2], d
 
 
 def _positions(op: str, cur_pos: object, cur_pos_tensor: object, users: int, seq: int, is_causal: bool):
@@ -152,7 +107,7 @@ def _options(op: str, named, attn_mask, attention_sink, scale, window, is_causal
         mask = tile_input(op, "attn_mask", attn_mask, SDPA_DTYPES)
         if len(mask.shape) != 4 or mask.shape[2] != heads or mask.padded_shape[3] != paged_seq:
             raise MeshnnValueError(
-                f"ttnn.{op}: Expect attn_mask [1, {users}, {heads}, {paged_seq}] (Q's heads, K's sequence), "
+                f"ttnn.{op}: Expect attn_mask [{users} or 1, 1, {heads}, {paged_seq}] (Q's heads, K's sequence), "
                 f"got {list(mask.shape)}"
             )
         named["attn_mask"] = mask
@@ -200,14 +155,20 @@ def scaled_dot_product_attention_decode(
     memory_config: MemoryConfig | None = None,
     program_config: object = None,
     compute_kernel_config: object = None,
+    share_cache: bool | None = None,
     queue_id: int = 0,
 ) -> Tensor:
-    """Each user's query row against its cache rows (see the module docstring)."""
+    """Each user's query row against its cache rows (see the module docstring); ``share_cache``: K and V
+    hold one batch that every user reads (tt-metal 2026; None and False differ only in the program key)."""
+    op = "transformer.scaled_dot_product_attention_decode"
+    if share_cache is not None and not isinstance(share_cache, bool):
+        raise MeshnnTypeError(f"ttnn.{op}: share_cache must be a bool or None, got {share_cache!r}")
     return _decode(
-        "transformer.scaled_dot_product_attention_decode",
+        op,
         (input_tensor_q, input_tensor_k, input_tensor_v, None),
         (is_causal, attn_mask, cur_pos, cur_pos_tensor, attention_sink, scale, sliding_window_size),
         (memory_config, program_config, compute_kernel_config, queue_id),
+        share_cache=share_cache,
     )
 
 
@@ -260,14 +221,17 @@ def paged_scaled_dot_product_attention_decode(
     )
 
 
-def _decode(op: str, tensors: tuple, options: tuple, configs: tuple, modulo=None, head_dim_v: int = 0) -> Tensor:
+def _decode(
+    op: str, tensors: tuple, options: tuple, configs: tuple, modulo=None, head_dim_v: int = 0, share_cache=None
+) -> Tensor:
     """A decode attention; ``modulo``: positions wrap (paged); ``head_dim_v``: the values are the
-    keys' first ``head_dim_v`` columns (MLA's), the output that wide."""
+    keys' first ``head_dim_v`` columns (MLA's), the output that wide; ``share_cache``: one K / V batch for all."""
     q_in, k_in, v_in, table_in = tensors
     is_causal, attn_mask, cur_pos, cur_pos_tensor, sink, scale, window = options
     memory_config, program_config, compute_kernel_config, queue_id = configs
-    named = _qkv(op, q_in, k_in, v_in)
-    dims = _dims(op, named, table_in is not None)
+    named = decode_qkv(op, q_in, k_in, v_in)
+    own_v = head_dim_v if v_in is not k_in else 0  # MLA given a values tensor: its width, not the keys'
+    dims = decode_dims(op, named, table_in is not None, bool(share_cache), own_v)
     users, _heads, kv_heads, seq, _d = dims
     if table_in is not None:
         named["page_table_tensor"] = page_table_input(
@@ -283,7 +247,7 @@ def _decode(op: str, tensors: tuple, options: tuple, configs: tuple, modulo=None
     mesh = same_mesh(op, named)
     spec = _output_spec(op, named["input_tensor_q"], memory_config, kv_heads, head_dim_v)
     plan = DecodePlan(dims, list(named), [t.spec for t in named.values()], spec, factor, is_causal, pos, window)
-    plan.modulo, plan.head_dim_v = modulo, head_dim_v
+    plan.modulo, plan.head_dim_v = modulo, 0 if own_v else head_dim_v
     attrs = {
         "is_causal": is_causal,
         "cur_pos": pos,
@@ -295,6 +259,8 @@ def _decode(op: str, tensors: tuple, options: tuple, configs: tuple, modulo=None
         "program_config": program_config,
         "compute_kernel_config": compute_kernel_config,
     }
+    if share_cache is not None:
+        attrs["share_cache"] = share_cache
     inputs, out = list(named.values()), [Output(spec)]  # (reads_memos: _caches settles the caches' bytes)
     return launch(op, mesh, inputs, out, plan.kernel, queue_id=queue_id, rowwise=True, reads_memos=True, attrs=attrs)[0]
 
@@ -329,13 +295,20 @@ class DecodePlan:
         if keep is not None:
             scores = np.where(swap(keep[:, :, None, None, :]), scores, -np.inf)
         if "attn_mask" in self.names:
-            scores += swap(self._get(in_rows, "attn_mask")[:, 0, :users, :heads].reshape(n, users, kv_heads, group, -1))
+            scores += swap(self._mask(in_rows, users, heads).reshape(n, users, kv_heads, group, -1))
         sink = self._sink(in_rows, n, heads, kv_heads, group)
         out = swap(softmax_values(scores, v_vals, None if sink is None else swap(sink)))
         out = out.reshape(n, 1, users, heads, v_vals.shape[-1])
         if keep is not None:
             out = np.where(keep.any(axis=-1)[:, None, :, None, None], out, 0.0)
         write_values(out_rows[0], np.ascontiguousarray(out, dtype=np.float32), self.spec, owned=True)
+
+    def _mask(self, in_rows, users: int, heads: int) -> np.ndarray:
+        """``(n, users, heads, seq)``: user ``u`` reads the ``u % mask.shape[0]``-th block of heads x seq
+        of the mask's blocks in order, as tt-metal's reader offsets by ``(batch % mask batch)`` blocks."""
+        mask = self._get(in_rows, "attn_mask")  # (n, b, d1, heads, seq)
+        blocks = mask.reshape(mask.shape[0], -1, mask.shape[3], mask.shape[4])
+        return blocks[:, np.arange(users) % mask.shape[1], :heads]
 
     def _caches(self, in_rows, n: int, users: int, pos: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, bool]:
         """The keys and values a call reads, ``(n, users, kv, positions, d)`` (paged: ``(n, kv, users, ...)``,
@@ -351,9 +324,12 @@ class DecodePlan:
                 table = table[:, :, columns if self.modulo is None else columns % (self.modulo // k_spec.shape[2])]
             keys = page_values(k_rows, k_spec, table)  # (heads first: the same matrices, batched in another order)
             return self._with_values(keys, lambda: page_values(v_rows, v_spec, table), True)
-        if span is None:
-            return self._with_values(self._get(in_rows, "input_tensor_k"), lambda: self._get(in_rows, "input_tensor_v"))
-        return self._with_values(leading_values(k_rows, k_spec, span), lambda: leading_values(v_rows, v_spec, span))
+
+        def read(name, rows, spec):  # (n, users, ...): a shared cache's one batch read by every user
+            held = self._get(in_rows, name) if span is None else leading_values(rows, spec, span)
+            return held if held.shape[1] == users else np.broadcast_to(held, (n, users, *held.shape[2:]))
+
+        return self._with_values(read("input_tensor_k", k_rows, k_spec), lambda: read("input_tensor_v", v_rows, v_spec))
 
     def _with_values(self, keys: np.ndarray, values, by_head: bool = False) -> tuple[np.ndarray, np.ndarray, bool]:
         """The keys, the values (read only when they are not the keys' first columns), ``by_head``."""

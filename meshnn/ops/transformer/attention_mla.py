@@ -1,7 +1,7 @@
 """Multi-latent attention (tt-metal of 2026; DeepSeek's MLA): ``ttnn.transformer.flash_mla_prefill``,
 ``chunked_flash_mla_prefill`` and the decodes ``flash_multi_latent_attention_decode`` /
-``paged_flash_multi_latent_attention_decode`` (the values always the keys' first ``head_dim_v``
-columns: ``input_tensor_v`` None, tt-metal's ``reuse_k``; a separate values cache is refused).
+``paged_flash_multi_latent_attention_decode`` (the values the keys' first ``head_dim_v`` columns:
+``input_tensor_v`` None, tt-metal's ``reuse_k``; or a values cache of K's shape, ``head_dim_v`` wide).
 The keys are the latent cache ``[.., kv heads, s_k, d]``
 (``kv_lora_rank`` latent columns, then the rope columns); given ``head_dim_v`` the values are the
 keys' first ``head_dim_v`` columns, read from the same tensor, and the output is ``[b, q heads, s,
@@ -25,13 +25,22 @@ from meshnn.ops.config import SDPAProgramConfig, check_compute_kernel_config
 from meshnn.ops.launch import launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register
-from meshnn.ops.transformer.attention import SDPA_DTYPES, attend, causal_bias, sdpa_dims, sdpa_inputs, sdpa_scale
+from meshnn.ops.transformer.attention import (
+    SDPA_DTYPES,
+    attend,
+    causal_bias,
+    mask_bias,
+    sdpa_dims,
+    sdpa_inputs,
+    sdpa_scale,
+)
 from meshnn.ops.transformer.attention_chunked import _inputs as chunked_inputs
 from meshnn.ops.transformer.attention_chunked import chunked_attention
 from meshnn.ops.transformer.attention_decode import _decode
 from meshnn.ops.transformer.checks import of_rank, tile_input
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
+from meshnn.tensor.memory_config import DRAM_MEMORY_CONFIG
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
@@ -88,7 +97,8 @@ def flash_mla_prefill(
     scale = sdpa_scale(op, scale, dims[-1])
     queue_id = check_queue_id(op, mesh, queue_id)
     b, nqh, _nkv, s, _sk, _d = dims
-    spec = out_spec_like(named["input_tensor_q"], shape=(b, nqh, s, dv), memory_config=memory_config, op=op)
+    config = memory_config or DRAM_MEMORY_CONFIG  # (ttnn's default output config, whatever q's)
+    spec = out_spec_like(named["input_tensor_q"], shape=(b, nqh, s, dv), memory_config=config, op=op)
     specs = {name: t.spec for name, t in named.items()}
     names, factor = list(named), np.float32(scale)
 
@@ -100,7 +110,7 @@ def flash_mla_prefill(
             kv = np.repeat(kv, vv.shape[2] // kv.shape[2], axis=2)
         bias = causal_bias(s) if is_causal else None
         if "attn_mask" in rows:
-            bias = logical_values(rows["attn_mask"], specs["attn_mask"])[:, :, :, None]
+            bias = mask_bias(logical_values(rows["attn_mask"], specs["attn_mask"]), kv.shape[2])
         write_values(out_rows[0], attend(qv, kv, vv[..., :dv], factor, bias), spec, owned=True)
 
     attrs = {
@@ -141,15 +151,19 @@ def chunked_flash_mla_prefill(
 
 
 def _mla_decode(op: str, tensors: tuple, head_dim_v: object, options: tuple, configs: tuple) -> Tensor:
-    """A decode whose values are the keys' first ``head_dim_v`` columns."""
+    """A decode whose values are the keys' first ``head_dim_v`` columns, or (``input_tensor_v`` given) the
+    values tensor's, ``head_dim_v`` wide (tt-metal's check: its head size is ``head_dim_v``)."""
     q, k, v, table = tensors
-    if v is not None:
-        raise MeshnnValueError(
-            f"ttnn.{op}: meshnn reads MLA's values from the keys' first head_dim_v columns; input_tensor_v must be None"
-        )
     keys = tile_input(op, "input_tensor_k", k, SDPA_DTYPES)
     dv = _head_dim_v(op, head_dim_v, keys.shape[-1])
-    return _decode(op, (q, keys, keys, table), options, configs, head_dim_v=dv)
+    if v is not None:
+        v = tile_input(op, "input_tensor_v", v, SDPA_DTYPES)
+        if v.padded_shape[-1] != dv:
+            raise MeshnnValueError(
+                f"ttnn.{op}: Head dimension of V must be equal to head_dim_v, got {v.padded_shape[-1]} and {dv} "
+                "(input_tensor_v)"
+            )
+    return _decode(op, (q, keys, keys if v is None else v, table), options, configs, head_dim_v=dv)
 
 
 @register("transformer.flash_multi_latent_attention_decode", kind=OpKind.TRANSFORMER, family=OpFamily.SDPA_DECODE)

@@ -74,7 +74,9 @@ def ring_distributed_scaled_dot_product_attention(
     module docstring).  ``scale`` defaults to 1 / sqrt(d)."""
     op = "transformer.ring_distributed_scaled_dot_product_attention"
     ring_size, ring_id = _ring_args(op, ring_size, ring_id)
-    named, mesh = sdpa_inputs(op, (input_tensor_q, input_tensor_k, input_tensor_v), None, True, program_config)
+    named, mesh = sdpa_inputs(
+        op, (input_tensor_q, input_tensor_k, input_tensor_v), None, True, program_config, dram_only=True
+    )
     b, nqh, _, s, _, d = sdpa_dims(op, named, True, program_config)
     _check_ring_inputs(op, named, ring_size, program_config)
     axis = _ring_axis(op, mesh, ring_size, ring_id)

@@ -76,7 +76,9 @@ def windowed_scaled_dot_product_attention(
     d]``, k and v ``[b, nkv, s_k, d]``; ``scale`` defaults to 1 / sqrt(d).  The output has q's
     shape and dtype, in TILE layout."""
     op = "transformer.windowed_scaled_dot_product_attention"
-    named, mesh = sdpa_inputs(op, (input_tensor_q, input_tensor_k, input_tensor_v), None, False, program_config)
+    named, mesh = sdpa_inputs(
+        op, (input_tensor_q, input_tensor_k, input_tensor_v), None, False, program_config, dram_only=True
+    )
     dims = sdpa_dims(op, named, False, program_config)
     named["cu_window_seqlens"] = _bounds_input(op, cu_window_seqlens)
     mesh = same_mesh(op, named)

@@ -5,7 +5,7 @@ output has the input's padded shape, as ttnn's does.  The checks of the input an
 apart from the compute (:func:`_rotary_kernel`).
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`, the ops' launch,
-checks, outputs and values modules and :mod:`meshnn.ops.transformer.checks`.
+checks, outputs, values and tilize modules and :mod:`meshnn.ops.transformer.checks`.
 """
 
 from __future__ import annotations
@@ -13,12 +13,14 @@ from __future__ import annotations
 import numpy as np
 
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
+from meshnn.formats.layout import Layout
 from meshnn.mesh.coord import MeshCoordinate
 from meshnn.ops import goldens
-from meshnn.ops.checks import check_queue_id, same_mesh
+from meshnn.ops.checks import check_queue_id, device_input, same_mesh
 from meshnn.ops.launch import Kernel, launch
 from meshnn.ops.outputs import Output, out_spec_like
 from meshnn.ops.registry import OpKind, register, torch_golden
+from meshnn.ops.tilize import tilize_with_val_padding
 from meshnn.ops.transformer.checks import tile_input
 from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
@@ -151,10 +153,17 @@ def _golden_rotate_half(torch, input, **_):
 )
 def rotate_half(input: Tensor, *, memory_config: MemoryConfig | None = None) -> Tensor:
     """The last dimension's halves ``[a | b]`` as ``[-b | a]`` (the rotary embedding's rotation),
-    exact.  tt-metal's rules: TILE, interleaved in and out, the padded last dimension whole pairs
-    of tiles (a multiple of 64)."""
+    exact.  tt-metal's rules: interleaved in and out, the padded last dimension whole pairs of tiles
+    (a multiple of 64); a ROW_MAJOR input is tilized first (``tilize_with_val_padding`` with zeros to
+    whole tiles, as ttnn's composite does), so the output is TILE."""
     op = "experimental.rotate_half"
-    x = tile_input(op, "input", input)
+    x = device_input(op, "input", input)
+    if x.layout is Layout.ROW_MAJOR and x.dtype.is_float:
+        if len(x.shape) < 2 or tuple(x.spec.padded_shape)[-1] % 64:
+            raise MeshnnValueError(f"ttnn.{op}: input {list(x.shape)} needs a last dimension that is a multiple of 64")
+        tiles = [*x.spec.padded_shape[:-2], *(-(-d // 32) * 32 for d in x.spec.padded_shape[-2:])]
+        x = tilize_with_val_padding(x, tiles, 0.0, memory_config=x.memory_config())
+    x = tile_input(op, "input", x)
     width = tuple(x.spec.padded_shape)[-1]
     if len(x.shape) < 2 or width % 64 or x.shape[-1] != width:
         raise MeshnnValueError(f"ttnn.{op}: input {list(x.shape)} needs a last dimension that is a multiple of 64")
