@@ -266,8 +266,8 @@ def test_broadcast_to_moves_integer_types_exactly(mesh, rng, dtype, low, high, s
     src = x.astype(np.int32) if dtype is ttnn.int32 else x.astype(np.uint32 if dtype is ttnn.uint32 else np.uint16)
     if dtype is ttnn.uint32:
         src = src.view(np.int32)  # torch has no uint32 from numpy: the bits, as ttnn's from_torch takes them
-    t = ttnn.from_torch(torch.from_numpy(np.ascontiguousarray(src.astype(np.int32) if dtype is ttnn.uint16 else src)),
-                        dtype=dtype, layout=TILE, device=mesh, mesh_mapper=ttnn.ReplicateTensorToMesh(mesh))  # fmt: skip
+    host = torch.from_numpy(np.ascontiguousarray(src.astype(np.int32) if dtype is ttnn.uint16 else src))
+    t = ttnn.from_torch(host, dtype=dtype, layout=TILE, device=mesh, mesh_mapper=ttnn.ReplicateTensorToMesh(mesh))
     out = ttnn.experimental.broadcast_to(t, ttnn.Shape(target))
     assert tuple(out.shape) == target and out.dtype is dtype
     for got in each(out):
