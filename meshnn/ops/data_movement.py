@@ -35,7 +35,7 @@ from meshnn.ops.outputs import out_spec_like, output_into
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor import device_hooks
-from meshnn.tensor.lifetime import allocate_mesh_buffer
+from meshnn.tensor.lifetime import allocate_mesh_buffer, handle_copy
 from meshnn.tensor.lifetime import device_tensor as _device_tensor
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
@@ -135,13 +135,14 @@ def transpose(input_tensor: Tensor, dim1: int, dim2: int, *, memory_config: Memo
 def to_memory_config(input_tensor: Tensor, memory_config: MemoryConfig, dtype: DataType | None = None) -> Tensor:
     """``ttnn.to_memory_config``: the tensor in ``memory_config`` (and ``dtype``).  A tensor already in
     ``memory_config`` is returned as it is, no program run, as tt-metal's ``to_memory_config`` returns it
-    (``to_memory_config_op.cpp``; a ``dtype`` asked then is ignored there too)."""
+    (``to_memory_config_op.cpp``; a ``dtype`` asked then is ignored there too): another handle on the
+    same memory, which ``deallocate(force=False)`` of either handle leaves in place."""
     tensor = device_input("to_memory_config", "input_tensor", input_tensor)
     if not isinstance(memory_config, MemoryConfig):
         raise MeshnnTypeError(f"ttnn.to_memory_config: memory_config must be a MemoryConfig, got {memory_config!r}")
     out_spec_like(tensor, dtype=dtype, memory_config=memory_config, op="to_memory_config")  # (its checks)
     if memory_config == tensor.memory_config():
-        return tensor
+        return handle_copy(tensor)
     return memory_config_copy(tensor, memory_config, dtype)
 
 

@@ -73,6 +73,13 @@ def track_view(tensor: Tensor, buffer: MeshBuffer | None = None) -> Tensor:
     return tensor
 
 
+def handle_copy(tensor: Tensor) -> Tensor:
+    """A second handle on ``tensor``'s storage: what ttnn's Python gets when an op returns its input
+    (a copy of the C++ ``Tensor``, sharing the input's device memory).  Recorded as a view, so a
+    ``deallocate(force=False)`` of either handle keeps the memory while the other lives."""
+    return track_view(Tensor.make(tensor.spec, tensor.storage, tensor.tensor_topology()))
+
+
 def views_of(buffer: MeshBuffer) -> list[Tensor]:
     """The live tensors :func:`track_view` recorded as views of ``buffer``."""
     views = buffer.views

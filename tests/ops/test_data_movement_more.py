@@ -256,6 +256,29 @@ def test_broadcast_to_is_numpys_broadcast_of_the_values(mesh, rng, shape, target
     same(out, want)  # a move: the values exactly, in the input's dtype
 
 
+@pytest.mark.parametrize(("dtype", "low", "high"), [(ttnn.int32, -(2**31), 2**31 - 1), (ttnn.uint32, 0, 2**32 - 1),
+                                                     (ttnn.uint16, 0, 2**16 - 1)])  # fmt: skip
+@pytest.mark.parametrize(("shape", "target"), [((1, 1, 1, 40), (2, 3, 33, 40)), ((1, 1, 32, 1), (1, 2, 32, 64))])
+def test_broadcast_to_moves_integer_types_exactly(mesh, rng, dtype, low, high, shape, target):
+    """2026's ttnn broadcasts int32 / uint32 / uint16 too: every value (the extremes included) exactly."""
+    x = rng.integers(low, high, shape, dtype=np.int64, endpoint=True)
+    x.flat[0], x.flat[-1] = low, high
+    src = x.astype(np.int32) if dtype is ttnn.int32 else x.astype(np.uint32 if dtype is ttnn.uint32 else np.uint16)
+    if dtype is ttnn.uint32:
+        src = src.view(np.int32)  # torch has no uint32 from numpy: the bits, as ttnn's from_torch takes them
+    host = torch.from_numpy(np.ascontiguousarray(src.astype(np.int32) if dtype is ttnn.uint16 else src))
+    t = ttnn.from_torch(host, dtype=dtype, layout=TILE, device=mesh, mesh_mapper=ttnn.ReplicateTensorToMesh(mesh))
+    out = ttnn.experimental.broadcast_to(t, ttnn.Shape(target))
+    assert tuple(out.shape) == target and out.dtype is dtype
+    for got in each(out):
+        got = got.astype(np.int64)
+        if dtype is ttnn.uint32:
+            got &= 0xFFFFFFFF
+        elif dtype is ttnn.uint16:
+            got &= 0xFFFF
+        np.testing.assert_array_equal(got, np.broadcast_to(x, target))
+
+
 def test_broadcast_to_writes_into_a_preallocated_output(mesh, rng):
     x = rng.uniform(-50, 50, (1, 1, 1, 32)).astype(np.float32)
     out = put(mesh, np.zeros((2, 3, 32, 32), np.float32))
@@ -271,8 +294,8 @@ def test_broadcast_to_writes_into_a_preallocated_output(mesh, rng):
         (lambda t, m: ttnn.experimental.broadcast_to(t, [1, 1, 32, 3]), "cannot be broadcast"),
         (lambda t, m: ttnn.experimental.broadcast_to(t, [32, 32]), "more dims"),
         (lambda t, m: ttnn.experimental.broadcast_to(t, [1, 1, 1, 32, 32]), "at most 4D"),
-        (lambda t, m: ttnn.experimental.broadcast_to(put(m, np.ones((1, 1, 32, 32)), ttnn.int32), [2, 1, 32, 32]),
-         "only bfloat16 and float32"),
+        (lambda t, m: ttnn.experimental.broadcast_to(put(m, np.ones((1, 1, 32, 32)), ttnn.bfloat8_b), [2, 1, 32, 32]),
+         "only bfloat16, float32, int32"),
         (lambda t, m: ttnn.experimental.broadcast_to(put(m, np.ones((1, 1, 32, 32)), layout=RM), [2, 1, 32, 32]),
          "TILE"),
         (lambda t, m: ttnn.experimental.broadcast_to(t, [2, 1, 32, 32], output=put(m, np.ones((2, 1, 32, 32)),

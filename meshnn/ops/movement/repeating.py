@@ -183,6 +183,11 @@ def _broadcast_shape(op: str, tensor: Tensor, output_shape: Sequence[int]) -> tu
     return target
 
 
+# The types ttnn's broadcast_to moves: bfloat16 and float32 in 0.81.1; 2026's kernel added int32, uint32
+# and uint16 (tt-metal #36054, 2026-02: ``bcast_to_program_factory.cpp`` unpacks 32-bit formats to dest).
+_BROADCAST_DTYPES = (DataType.BFLOAT16, DataType.FLOAT32, DataType.INT32, DataType.UINT32, DataType.UINT16)
+
+
 @register(
     "experimental.broadcast_to",
     kind=OpKind.DATA_MOVEMENT,
@@ -199,12 +204,15 @@ def broadcast_to(
 ) -> Tensor:
     """``input`` with its size-1 dims broadcast to ``output_shape`` (torch's ``broadcast_to``),
     written into ``output`` when given (which must have that shape and the input's dtype and
-    layout).  Interleaved memory only, as ttnn's kernel."""
+    layout).  Interleaved memory only, as ttnn's kernel; the integer types as 2026's ttnn (a move:
+    every value exactly)."""
     op = "experimental.broadcast_to"
     tensor = device_input(op, "input", input)
     target = _broadcast_shape(op, tensor, output_shape)
-    if tensor.dtype not in (DataType.BFLOAT16, DataType.FLOAT32):
-        raise MeshnnTypeError(f"ttnn.{op}: For input dtype {tensor.dtype}, only bfloat16 and float32 are supported")
+    if tensor.dtype not in _BROADCAST_DTYPES:
+        raise MeshnnTypeError(
+            f"ttnn.{op}: For input dtype {tensor.dtype}, only bfloat16, float32, int32, uint32 and uint16 are supported"
+        )
     if tensor.layout is not Layout.TILE:
         raise MeshnnValueError(f"ttnn.{op}: the input must be in TILE layout, got {tensor.layout}")
     for name, config in (("input", tensor.memory_config()), ("output", memory_config)):

@@ -36,6 +36,7 @@ from meshnn.ops.values import logical_values, write_values
 from meshnn.perf.desc import OpFamily
 from meshnn.tensor import device_hooks
 from meshnn.tensor.interop import to_numpy
+from meshnn.tensor.lifetime import handle_copy
 from meshnn.tensor.readback import decoded_shards
 from meshnn.tensor.reshape import reshape
 from meshnn.tensor.spec import MemoryConfig
@@ -140,8 +141,9 @@ def _either(op: str, name: str, value: object, other_name: str, other: object) -
 
 def _sliced(tensor: Tensor, selector: list[builtins.slice], memory_config: MemoryConfig | None) -> Tensor:
     """The slice as ttnn runs it: nothing for a slice of everything (a memory config change at
-    most); a TILE slice with steps, of rank 1, sharded or starting inside a tile goes through
-    ROW_MAJOR (``to_layout`` there and back, which ttnn cannot do for uint16)."""
+    most; else the same memory under another handle); a TILE slice with steps, of rank 1, sharded
+    or starting inside a tile goes through ROW_MAJOR (``to_layout`` there and back, which ttnn
+    cannot do for uint16)."""
     shape = tuple(tensor.shape)
     bounds = [s.indices(d) for s, d in zip(selector, shape, strict=True)]
     for dim, (start, stop, _) in enumerate(bounds):
@@ -149,7 +151,7 @@ def _sliced(tensor: Tensor, selector: list[builtins.slice], memory_config: Memor
             raise MeshnnValueError(f"ttnn.slice: End {stop} must be greater than or equal to start {start} (dim {dim})")
     if not shape or all(b == (0, d, 1) for b, d in zip(bounds, shape, strict=True)):
         if memory_config is None or memory_config == tensor.memory_config():
-            return tensor
+            return handle_copy(tensor)  # ttnn returns the input: another handle on its memory
         return to_memory_config(tensor, memory_config)
     starts = [b[0] for b in bounds]
     strided = any(b[2] != 1 for b in bounds)
