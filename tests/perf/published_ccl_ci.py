@@ -286,14 +286,13 @@ def _decode_figures() -> list[Figure]:
 
 DECODE_MISSES: dict[str, str] = {
     "6U llama_rs_create_heads QKV in the 70B decoder": "the model times this op's reduce_scatter (one direct "
-    "phase, with the sender core's packet reads and the sum after the last arrival, meshnn.perf.llama_rs_tail: "
-    "5.86 us, 27% under the measured 8.01 us; FF3's llama_reduce_scatter, timed alike, is met at -5%).  Checked for "
-    "stop 56, the program at the figure's date (tt-metal ebcfbec674, 2025-07-31): the create-heads writer "
-    "(llama_reduce_scatter_create_heads/device/kernels/dataflow/writer_llama_reduce_scatter.cpp) writes each summed "
-    "packet out stick by stick, one noc_async_write a row of a head to the q, k or v output core of that row (32 a "
-    "head; a k/v packet core 64), one barrier a packet, where the model counts the packet's bytes and one barrier; "
-    "the 2.2 us left would be some 34 ns a stick write, and no per-write cost of a small write is measured apart "
-    "(transpose_hc's padded writes leave 136 cycles each, the model's face rows 10 ns): not timed",
+    "phase, with the sender core's packet reads and the sum after the last arrival, meshnn.perf.llama_rs_tail) and, "
+    "since stop 57, its write-out stick by stick (the program at the figure's date, tt-metal ebcfbec674: the packet "
+    "core's reader and writer each write half of every head's 8 rows, 16 writes of 128 B a core for a 4 KiB packet, "
+    "each at FACE_ROW_WRITE's fitted 52 cycles): 6.68 us, 17% under the measured 8.01.  The same program and tensor "
+    "measure 7.71 in the Qwen3-32B decoder (met at -13%), so 0.3 us of the gap is between two measurements of it; "
+    "what else the 70B's call waits for (its add_tiles run on 8x64 blocks of 1 KB, 4 a packet where the model "
+    "counts 2 tiles of 2 KB, an unmeasured cost of the compute on a partial tile) is not found",
 }
 """Decode-sized rows outside the claim, each with why."""
 

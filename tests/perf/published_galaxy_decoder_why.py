@@ -224,18 +224,6 @@ WHY.update(
             "measures 0.79 in Qwen's decoder against 2.37 in the 70B's, so if a device's gather waits for its "
             "peers' muls its kernel holds that wait; the data do not show it: not found"
         ),
-        "Qwen3-32B decoder llama_reduce_scatter FF3 32x3840": (
-            "the same program and tensor as the 70B's row (published_ccl_ci, 7.22 measured, a miss at -16%: its why "
-            "names the sum after the last slice and the packet workers' reads, which the model does not time); "
-            "Qwen's FF3 output is the same [32, 3840] bfloat8_b on the 24 ring cores (qwen_model_config.py at "
-            "d554814e39: FF1_3_TG_RING_PROGCFG N 3840): 7.24 measured, the model 6.04"
-        ),
-        "Qwen3-32B decoder llama_rs_create_heads QKV": (
-            "the same program and tensor as the 70B's row (published_ccl_ci, 8.01 measured, -36%: the heads' "
-            "write-out after the reduce-scatter is not timed); Qwen's QKV output has the 70B's padded width "
-            "(12288 / 8, qwen_model_config.py at d554814e39) and heads a device (8 q, 1 k, 1 v of 128): 7.71 "
-            "measured, the model 5.11"
-        ),
     }
 )
 

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
+
 from meshnn.perf.hardware import arch_perf
 from meshnn.perf.latency import op_latency
-from meshnn.perf.llama_rs_tail import packet_read_ns, reduction_tail_ns
-from meshnn.perf.transpose_hc import WRITE_BARRIER
+from meshnn.perf.llama_rs_tail import (
+    CREATE_HEADS,
+    FITTED_WRITE_BYTES,
+    output_writes,
+    packet_read_ns,
+    reduction_tail_ns,
+)
+from meshnn.perf.transpose_hc import FACE_ROW_WRITE, WRITE_BARRIER
 
 WH = arch_perf("wormhole_b0")
 
@@ -22,3 +30,16 @@ def test_the_sum_grows_with_devices_and_pages():
     assert reduction_tail_ns(WH, 1088, 4, 4) > one
     # with nothing to add or write, the writes' barrier is left
     assert reduction_tail_ns(WH, 0, 0, 4) == WH.cycles_ns(WRITE_BARRIER.cycles())
+
+
+def test_the_create_heads_write_out_is_a_write_a_half_row():
+    # 4 KiB packet: 16 head rows of 256 B, each data-movement core writing half of every one; the plain writer a page
+    assert output_writes(CREATE_HEADS, 4096, 2) == 16
+    assert output_writes("LlamaReduceScatterDeviceOperation", 4352, 4) == 4
+
+
+def test_each_write_adds_its_command_beyond_its_bytes():
+    issue = FACE_ROW_WRITE.issue_cycles - FITTED_WRITE_BYTES / WH.noc_bytes_per_cycle
+    plain = reduction_tail_ns(WH, 2048, 2, 4)
+    assert reduction_tail_ns(WH, 2048, 2, 4, writes=2) == plain
+    assert reduction_tail_ns(WH, 2048, 2, 4, writes=16) - plain == pytest.approx(WH.cycles_ns(14 * issue), rel=1e-12)
