@@ -159,7 +159,29 @@ def phase(
         ramp_bytes = min(per_link, rs_most_workers_bytes(arch, topology))
     ramp = fabric.ramp_ns[family] * math.sqrt(ramp_bytes / 1e6)
     readback = staging_readback_ns(arch, whole_bytes, devices, links, tile_bytes) if one_shot else 0.0
-    return Phase(fabric.invocation_ns[family] + hops * per_hop, bandwidth + ramp + readback)
+    transfer = bandwidth + ramp + readback
+    if family is OpFamily.ALL_GATHER and topology is Topology.LINEAR:
+        transfer = max(transfer, local_copy_ns(arch, whole_bytes, devices, links))
+    return Phase(fabric.invocation_ns[family] + hops * per_hop, transfer)
+
+
+def gather_workers(per_link_bytes: float) -> int:
+    """Workers a link and direction the all_gather program runs for ``per_link_bytes`` (``T (N-1)/N / links``, halved
+    on a ring) [tt-metal: all_gather_async_default_program_factory.cpp, default_workers: 4 above 256 KiB, 1 at or
+    below 4 KiB (one packet), else 2]."""
+    if per_link_bytes > 256 * 1024:
+        return 4
+    return 1 if per_link_bytes <= 4 * 1024 else 2
+
+
+def local_copy_ns(arch: ArchPerf, whole_bytes: float, devices: int, links: int) -> float:
+    """A line all_gather's send of a device's slice (``T/N``) by the workers that also copy it to the device's own
+    output, each at ``copy_worker_bytes_per_s`` (:mod:`meshnn.perf.fabric`; ns, 0 where not modelled)."""
+    rate = fabric_perf(arch.arch).copy_worker_bytes_per_s
+    if not rate:
+        return 0.0
+    workers = gather_workers((devices - 1) / devices * whole_bytes / links)
+    return whole_bytes / devices / links / workers / rate * 1e9
 
 
 RS_MOST_WORKERS_BYTES = {

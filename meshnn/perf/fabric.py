@@ -32,6 +32,13 @@ to their targets through the fabric's routers (:mod:`meshnn.perf.collectives`, "
 an op's launch and the fabric's per-hop latency instead, and only the utilisation and ramp from here,
 with ``packet_ns``: the EDM's time per packet of one sender, from tt-metal's EDM bandwidth goldens
 (its packet rate with 16-byte packets, where the bytes cost nothing).
+- **a line all_gather's local copy**: on a line, the workers that send a device's slice backward also write it to
+  the device's own output, waiting for those writes (``noc_async_write_barrier``) every packet
+  (minimal_default_writer.cpp, direction 1); on a line of 2 the far device's every packet is such a one, and on
+  Blackhole its 2 workers a link move 13.3 GB/s (1.24 us an 8 KiB packet each) where the ring's 2 workers, relaying
+  slices without the copy, move 20: ``copy_worker_bytes_per_s`` bounds the transfer of a line all_gather at the
+  device's slice over its workers (:func:`meshnn.perf.collectives.local_copy_ns`), which binds on the line of 2 only
+  (longer lines carry the other devices' slices on the same link).
 Figures: ``_ns`` nanoseconds, utilisation a fraction of line rate.
 """
 
@@ -62,6 +69,7 @@ class FabricPerf:
     one_shot_max_bytes: int  # per device
     launch_skew_ns: dict[Topology, float]  # per phase and fabric: what a call alone waits that one behind does not
     packet_ns: float  # the EDM's time per packet of one sender (1 / its packet rate with 16-byte packets)
+    copy_worker_bytes_per_s: float | None  # a line all_gather worker's rate on packets that carry its local copy
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     def utilization_for(self, family: OpFamily, topology: Topology, devices: int) -> float:
@@ -113,6 +121,7 @@ WORMHOLE_B0 = FabricPerf(
     one_shot_max_bytes=512 * 1024,
     launch_skew_ns={R: 3140.0, L: 630.0},
     packet_ns=1e9 / 3.05e6,
+    copy_worker_bytes_per_s=None,
     sources={
         "invocation_ns": _FIT.format(rows="wormhole_b0_bfloat16_6144, T3000 LoudBox, 1 link"),
         "hop_ns": _FIT.format(rows="wormhole_b0_bfloat16_6144"),
@@ -128,6 +137,8 @@ WORMHOLE_B0 = FabricPerf(
         "0.63 us); its other 17 rows (lines of 2, 4, 8; 4 to 16 KiB; all three collectives) are checks",
         "packet_ns": f"{_EDM.format(file='wormhole/fabric_edm_bandwidth_golden_6u.csv')}: 3.050 Mpps with 16-byte "
         "packets, 3.047 with 2 KiB ones (flat: a cost per packet), 2.63 with 4 KiB ones (bytes-bound)",
+        "copy_worker_bytes_per_s": f"{REPORT}: not modelled on Wormhole (None): its line of 2 runs at 51% of line "
+        "rate with 2 workers and with 4 alike (6.5 and 6.35 GB/s), a bound its fitted utilisation holds",
     },
 )
 
@@ -152,6 +163,7 @@ BLACKHOLE = FabricPerf(
     one_shot_max_bytes=512 * 1024,
     launch_skew_ns={R: 0.0, L: 0.0},
     packet_ns=1e9 / 4.211e6,
+    copy_worker_bytes_per_s=6.633e9,
     sources={
         "invocation_ns": _FIT.format(rows="blackhole_bfloat16_8192, Blackhole Galaxy, 2 links"),
         "hop_ns": _FIT.format(rows="blackhole_bfloat16_8192"),
@@ -169,6 +181,10 @@ BLACKHOLE = FabricPerf(
         "another costs what it costs alone)",
         "packet_ns": f"{_EDM.format(file='blackhole/fabric_edm_bandwidth_golden.csv')}: 4.211 Mpps with 16-byte "
         "packets, the same with 2 and 4 KiB ones",
+        "copy_worker_bytes_per_s": "fitted: SUMMARY_blackhole_bfloat16_8192, all_gather on the line of 2 at 1 MiB "
+        "(23.88 us: 262,144 B a link over 2 workers, the start-up's 4.12 us off); its 256 and 512 KiB rows (2 workers "
+        "too) check it (1.24 us an 8 KiB packet a worker; the model's other terms, fitted at 64 KiB, 4 MiB and 1 GiB, "
+        "had them 12 and 15% under)",
     },
 )
 

@@ -84,19 +84,14 @@ _RS32 = (
 MISSES = {
     ("BH", RS, 2, L, 32 * KIB): "slower than the 64 KiB row of the same table (not monotonic in size)" + _RS32,
     ("BH", AR, 2, L, 32 * KIB): "inherits the reduce_scatter's 32 KiB outlier" + _RS32,
-    ("BH", AG, 2, L, 1024 * KIB): "a step between 512 KiB and 2 MiB: the 2 MiB row (30.03 us) is 6.15 us above "
-    "this one (23.88 us) though its 262 KB more per link need 10.5 us at the 25 GB/s line rate, so this row "
-    "carries a cost the 2 MiB one does not.  Checked for stop 56, the workers "
-    "(all_gather_async_default_program_factory.cpp, default_workers: 4 a direction above 256 KiB a link, else 2; "
-    "tt-metal of 2026-06, before the report's runs): this row carries 262,144 B a link, not above the threshold, "
-    "so it is the last with 2 workers; the 256 KiB to 1 MiB rows (2 workers) move 12-13 GB/s a link past the "
-    "start-up, the 2 MiB row (4 workers) 20 GB/s; a cap of 13 GB/s on 2 workers would put the line of 4's 512 KiB "
-    "row (2 workers, 196 KB a link) at 21.7 us against its measured 16.51: no one rate a worker holds",
 }
 """Rows outside the claim, each with why: size-switched algorithms and non-monotonic measurements."""
 
 FITTED_SIZES = (64 * KIB, 4096 * KIB, 1 << 30)
 """Besides each table's smallest size: the sizes the fabric's constants were fitted to."""
+FITTED_ROWS = {("BH", AG, 2, L, 1024 * KIB)}
+"""Other rows a constant was fitted to: Blackhole's ``copy_worker_bytes_per_s`` (the line all_gather's workers on
+packets that carry their local copy: the line of 2's last 2-worker row)."""
 
 
 def row_bytes(total_bytes: int, buffer: BufferType = BufferType.DRAM) -> TensorDesc:
@@ -136,7 +131,8 @@ def rows(arch: str) -> list[tuple[OpFamily, int, Topology, int, float]]:
 def fitted(arch: str, family: OpFamily, devices: int, topology: Topology, size: int) -> bool:
     """True for the rows the fabric's constants were fitted to (never an all_reduce row)."""
     first = (WH_ROWS if arch == "WH" else BH_ROWS)[(family, devices, topology)][0] * KIB
-    return family is not AR and (size == first or size in FITTED_SIZES)
+    named = (arch, family, devices, topology, size) in FITTED_ROWS
+    return named or (family is not AR and (size == first or size in FITTED_SIZES))
 
 
 def source(arch: str, devices: int, topology: Topology) -> str:
