@@ -59,7 +59,7 @@ from meshnn.errors import MeshnnValueError
 from meshnn.perf.desc import BufferType, CollectiveConfig, Fabric, Layout, MemoryLayout, OpDesc, OpFamily, Topology
 from meshnn.perf.fabric import fabric_perf
 from meshnn.perf.hardware import ArchPerf
-from meshnn.perf.llama_rs_tail import output_writes, packet_read_ns, reduction_tail_ns
+from meshnn.perf.llama_rs_tail import output_writes, packet_read_ns, reduction_tail_ns, summed_tiles
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import kernel_prediction, traffic
@@ -346,7 +346,8 @@ def direct_phase(arch: ArchPerf, desc: OpDesc, whole_bytes: float, devices: int,
         packet_ns = max(packet_ns, packet_read_ns(arch, per_packet * tile_bytes))
         pages = min(per_packet, max(1, desc.inputs[0].tiles // devices))
         writes = output_writes(desc.op_code, pages * tile_bytes, pages)
-        tail = reduction_tail_ns(arch, tile_bytes, pages, devices, writes)
+        summed = summed_tiles(desc.op_code, pages * tile_bytes, pages, desc.inputs[0].shape[-2], devices)
+        tail = reduction_tail_ns(arch, tile_bytes, pages, devices, writes, summed)
     packets = sender_packets(desc, devices, links) * packet_ns
     ramp = fabric.ramp_ns[OpFamily.ALL_GATHER] * math.sqrt(per_link / 1e6)
     return Phase(arch.op_launch_ns + hops * per_hop, max(bandwidth, packets) + ramp + tail)

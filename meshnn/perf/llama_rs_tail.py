@@ -21,7 +21,12 @@ writer_llama_reduce_scatter.cpp, compute/reduction.cpp; llama_reduce_scatter_pro
   llama_reduce_scatter_create_heads: the writer the even 8x64 blocks of the summed packet, the reader the odd ones,
   each block a row at a time, 64 bfloat16 elements, to the q, k or v output core of that row), so each issues one
   write per head's row of ``head_dim`` (128) elements it holds half of: 16 a core for a packet of 4 KiB, where the
-  plain writer issues 2 to 4.  The bytes are counted as on one NoC.
+  plain writer issues 2 to 4.  The bytes are counted as on one NoC;
+- **the create-heads sum**: its compute kernel (compute/reduction.cpp of llama_reduce_scatter_create_heads) runs one
+  ``add_tiles`` a device pair for each page of the packet, and its pages are 8x64 blocks (``rows / N`` users of half
+  a head: 1 KiB, 4 a 4 KiB packet), while its circular buffers name no tile shape (the program factory's
+  CircularBufferConfig sets a page size only), so each add unpacks and packs a whole 32x32 tile: 4 tile adds a
+  pair where the packet holds 2 tiles' bytes.
 
 Units: ``_ns`` nanoseconds, bytes, cycles.
 """
@@ -58,13 +63,26 @@ def output_writes(op_code: str, packet_bytes: float, pages: int) -> int:
     return pages
 
 
-def reduction_tail_ns(arch: ArchPerf, tile_bytes: float, pages: int, devices: int, writes: int | None = None) -> float:
+def summed_tiles(op_code: str, packet_bytes: float, pages: int, rows: int, devices: int) -> int:
+    """The tiles a packet core's compute kernel adds a device pair (and packs) for a packet of ``packet_bytes``
+    (``pages`` tiles): one a page, or for the create-heads variant one a block of ``rows / devices`` rows of half a
+    head (:data:`HEAD_ROW_BYTES`), each added as a whole tile."""
+    if op_code != CREATE_HEADS:
+        return pages
+    block = max(1, rows // devices) * HEAD_ROW_BYTES // 2
+    return math.ceil(packet_bytes / block)
+
+
+def reduction_tail_ns(
+    arch: ArchPerf, tile_bytes: float, pages: int, devices: int, writes: int | None = None, summed: int | None = None
+) -> float:
     """What follows the last arrival on a packet core of ``pages`` tiles of ``tile_bytes``: the ``devices`` copies
-    of each summed in pairs (``devices // 2`` adds a page, each feeding two operand tiles), the pages packed, then
-    written to their output cores in ``writes`` NoC writes (one a page if not given), each its command and flight
-    beyond its bytes, and the writes waited for (ns)."""
-    adds = pages * max(1, devices // 2) * (arch.fpu_eltwise_cycles_per_tile + operand_cycles(arch, 2 * tile_bytes))
-    pack = pages * tile_bytes / arch.packer_bytes_per_cycle
+    of its ``summed`` tiles (``pages`` if not given) added in pairs (``devices // 2`` adds a tile, each feeding two
+    operand tiles) and packed, then the pages written to their output cores in ``writes`` NoC writes (one a page if
+    not given), each its command and flight beyond its bytes, and the writes waited for (ns)."""
+    tiles = pages if summed is None else summed
+    adds = tiles * max(1, devices // 2) * (arch.fpu_eltwise_cycles_per_tile + operand_cycles(arch, 2 * tile_bytes))
+    pack = tiles * tile_bytes / arch.packer_bytes_per_cycle
     issue = FACE_ROW_WRITE.issue_cycles - FITTED_WRITE_BYTES / arch.noc_bytes_per_cycle
     commands = (pages if writes is None else writes) * issue if pages else 0.0
     write = pages * tile_bytes / arch.noc_bytes_per_cycle + commands + WRITE_BARRIER.cycles()

@@ -284,16 +284,7 @@ def _decode_figures() -> list[Figure]:
     return out
 
 
-DECODE_MISSES: dict[str, str] = {
-    "6U llama_rs_create_heads QKV in the 70B decoder": "the model times this op's reduce_scatter (one direct "
-    "phase, with the sender core's packet reads and the sum after the last arrival, meshnn.perf.llama_rs_tail) and, "
-    "since stop 57, its write-out stick by stick (the program at the figure's date, tt-metal ebcfbec674: the packet "
-    "core's reader and writer each write half of every head's 8 rows, 16 writes of 128 B a core for a 4 KiB packet, "
-    "each at FACE_ROW_WRITE's fitted 52 cycles): 6.68 us, 17% under the measured 8.01.  The same program and tensor "
-    "measure 7.71 in the Qwen3-32B decoder (met at -13%), so 0.3 us of the gap is between two measurements of it; "
-    "what else the 70B's call waits for (its add_tiles run on 8x64 blocks of 1 KB, 4 a packet where the model "
-    "counts 2 tiles of 2 KB, an unmeasured cost of the compute on a partial tile) is not found",
-}
+DECODE_MISSES: dict[str, str] = {}
 """Decode-sized rows outside the claim, each with why."""
 
 

@@ -12,7 +12,9 @@ from meshnn.perf.llama_rs_tail import (
     output_writes,
     packet_read_ns,
     reduction_tail_ns,
+    summed_tiles,
 )
+from meshnn.perf.traffic import operand_cycles
 from meshnn.perf.transpose_hc import FACE_ROW_WRITE, WRITE_BARRIER
 
 WH = arch_perf("wormhole_b0")
@@ -43,3 +45,13 @@ def test_each_write_adds_its_command_beyond_its_bytes():
     plain = reduction_tail_ns(WH, 2048, 2, 4)
     assert reduction_tail_ns(WH, 2048, 2, 4, writes=2) == plain
     assert reduction_tail_ns(WH, 2048, 2, 4, writes=16) - plain == pytest.approx(WH.cycles_ns(14 * issue), rel=1e-12)
+
+
+def test_the_create_heads_sum_adds_a_whole_tile_a_block():
+    # the 70B's QKV: 32 users over 4 devices, 8x64 blocks of 1 KiB, 4 a 4 KiB packet (2 tiles' bytes)
+    assert summed_tiles(CREATE_HEADS, 4096, 2, 32, 4) == 4
+    assert summed_tiles("LlamaReduceScatterDeviceOperation", 4352, 4, 32, 4) == 4
+    two = reduction_tail_ns(WH, 2048, 2, 4, writes=16)
+    four = reduction_tail_ns(WH, 2048, 2, 4, writes=16, summed=4)
+    adds = 2 * 2 * (WH.fpu_eltwise_cycles_per_tile + operand_cycles(WH, 2 * 2048))
+    assert four - two == pytest.approx(WH.cycles_ns(adds + 2 * 2048 / WH.packer_bytes_per_cycle), rel=1e-12)
