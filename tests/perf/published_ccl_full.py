@@ -117,9 +117,16 @@ _STEP_56 = (
     "GB/s line): the 2-worker rows stop scaling with their bytes just below the threshold, which no figure of the "
     "program (chunks_per_sync min(20, chunks / 2), tile_granularity) explains"
 )
+_HOPS_57 = (
+    ".  Checked for stop 57 against the all_reduce rows of the same tables (ttnn.all_reduce: its reduce_scatter "
+    "then its all_gather): all_reduce less all_gather at the smallest size leaves the reduce_scatter 4.82, 11.86 and "
+    "25.18 us on the lines of 2, 4 and 8 (9.15 - 4.33, 19.22 - 7.36, 38.64 - 13.46), 3.52 and 3.33 us a hop, near "
+    "linear, and the model's all_reduce of 8 at 16 KiB is met (+3.5%); the all_gathers alone are linear too (1.52 "
+    "and 1.53 us a hop): only the reduce_scatter of 8 timed alone (22.46, 22.52) runs its hops at 2.58 us"
+)
 MISSES = {
-    ("BH", RS, 8, L, DRAM, 16 * KIB): _HOPS + _HOPS_56,
-    ("BH", RS, 8, L, DRAM, 32 * KIB): _HOPS + _HOPS_56,
+    ("BH", RS, 8, L, DRAM, 16 * KIB): _HOPS + _HOPS_56 + _HOPS_57,
+    ("BH", RS, 8, L, DRAM, 32 * KIB): _HOPS + _HOPS_56 + _HOPS_57,
     ("BH", RS, 8, L, DRAM, 1024 * KIB): _STEP + _STEP_56,
     ("BH", AR, 8, L, DRAM, 1024 * KIB): "inherits the line reduce_scatter's 1 MiB step" + _STEP_56,
 }
