@@ -5,7 +5,8 @@ Source: tt-metal tech_reports/CCLs/results/SUMMARY_wormhole_b0_bfloat16_6144.md 
 kernel time of one call, traced, in us, for ``T`` bytes (all_gather's output, reduce_scatter's input,
 all_reduce's input and output).  The fabric's constants (:mod:`meshnn.perf.fabric`) are fitted to
 the all_gather and reduce_scatter rows at the smallest size, 64 KiB, 4 MiB and 1 GiB of each device
-count; every other row, and every all_reduce row, is a check.
+count, and Blackhole's line all_gather copy rate to its line of 2 at 1 MiB (:data:`FITTED_ROWS`); every other
+row, and every all_reduce row, is a check.
 """
 
 from __future__ import annotations
