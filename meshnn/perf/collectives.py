@@ -11,6 +11,7 @@ input, all_reduce's input and output) and ``N`` the devices along the collective
   reduce_scatter stops growing where its program reaches its most workers (:data:`RS_MOST_WORKERS_BYTES`);
   a one-shot ring reduce_scatter (up to 512 KiB a device) adds the read-back of its staging where that
   misses a worker's L1 (:func:`staging_readback_ns`);
+- a line all_gather sends no faster than its workers copy their slice (:func:`local_copy_ns`, Blackhole);
 - all_reduce is a reduce_scatter followed by an all_gather over the same links: the sum of the two;
   except where a program sends straight to its targets (below);
 - **direct programs**: the Llama decode collectives write straight into their targets' L1 through
