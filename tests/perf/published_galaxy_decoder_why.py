@@ -59,7 +59,14 @@ WHY: dict[str, str] = {
         "16.2 with the launch (9.1 with the reader and writer overlapped): a per-tile wait explains most of the gap, "
         "but the model's typecast is a bandwidth bound with no such term, and what makes a tile 1.14 us is not "
         "found.  Qwen's "
-        "608 tiles (38 cores, 16 a core) measure 20.9: the time follows the tiles a core, not the bytes"
+        "608 tiles (38 cores, 16 a core) measure 20.9: the time follows the tiles a core, not the bytes.  Checked "
+        "for stop 57 (eltwise_typecast.cpp at 7f36e28e80): the compute kernel reserves the whole 16-tile output "
+        "block, casts its tiles one at a time and pushes the block at its end, so the writer starts only after "
+        "the reader's last tile: reads (445 cycles' round trip and 36 of bytes each) then writes (140 cycles' issue, "
+        "68 of bytes and the 276-cycle acknowledgement from the bank: page_programs' figures) one after another, "
+        "15.4 us, 17.4 with the generic launch (-14%; Qwen's -17%); the same count gives the one-tile index cast "
+        "3.1 us (+63%), whose 1.89 leaves 0.8 us of launch: not taken while the generic launch stays 2.0 us "
+        "(the last residual add's why)"
     ),
     "Qwen3-32B tail typecast logits 32x19456 BFLOAT8_B -> BF16": (
         "as the 70B's cast (its why): 608 tiles on 38 of the 50 sub-grid cores (the most that split them evenly), 16 "
@@ -86,30 +93,30 @@ WHY: dict[str, str] = {
         "(DECODE_SAMPLING_INPUT_MEMCFG), one int32 tile a core; the interleaved operand's tile read (445 cycles at "
         "the model's round trip) does not make up the 1 us; the int32 add's program was not read further: not found"
     ),
-    "70B tail sharded_to_interleaved logits 32x16384": (
-        "meshnn.perf.page_programs times it as each of the 32 shard cores issuing its 16 bfloat8_b tile writes back "
-        "to back and waiting once (writer_unary_sharded_blocks_interleaved_start_id.cpp), 2.9 us, plus the launch of "
-        "a program without compute (0.69): 3.56 against 8.36 (-57%).  Checked for stop 56: the all-reduced logits "
-        "(LM_HEAD_OUT_RING_RESHARD_MEMCFG: 32 cores of [32, 512]) to DRAM, lm_head.py at 7f36e28e80; 8.36 us is "
-        "0.48 us a tile a core, near one DRAM write's round trip each, as if the writes did not overlap; the "
-        "program at that date was not compared with the one page_programs reads: not found"
-    ),
     "Qwen3-32B tail sharded_to_interleaved logits 32x19456": (
-        "as the 70B's (its why): 19 tiles a core of 32, 7.07 us measured against the model's 4.09; the 70B's 16 "
-        "tiles a core take 8.36: the measured times do not follow the tiles either (the Qwen target is 5 months "
-        "later); not found"
-    ),
-    "70B tail reshard LM head input 16 -> 24 cores": (
-        "the model: its launch (2.0 us) and 0.2 of L1 traffic, 2.21 against 1.12 measured (+97%).  Checked for stop "
-        "56: the final norm's [32, 2048] bfloat8_b (16 shards of 4 tiles) to the LM head's 24 ring shards of 3 "
-        "tiles (SHARDED_LM_HEAD_INPUT_32_RING_MEMCFG), 64 tiles between cores' L1; measured 1.12 us is under the "
-        "model's launch of a program with a compute kernel (2.0) and near page_programs' launch without one (0.69), "
-        "which the model gives reshard only through that module's programs (not this one): not modelled"
+        "meshnn.perf.page_programs times it as each of the 32 shard cores issuing its 19 bfloat8_b tile writes back "
+        "to back (140 cycles' issue and 36 of bytes each) and waiting once for the last one's acknowledgement from "
+        "its DRAM bank (276), plus the data-movement launch (0.69): 4.32 against 7.07 (-39%).  Checked for stop 57: "
+        "at the figure's date (d554814e39) the writer (writer_unary_sharded_blocks_interleaved_start_id.cpp) waits "
+        "once, after tt-metal #27430 (c3855893b3, 2025-09-04) moved its barrier out of the tile loop; the 70B's same "
+        "op of 2025-07 waited after every tile and is met so (7.92 against 8.36).  7.07 us is 0.34 us a tile a core "
+        "after the launch (104 GB/s over the chip), where one waited write costs 0.45: the writes overlap, but far "
+        "less than one core's issue rate allows; the interleaved_to_sharded of the LM head buffer reads DRAM at the "
+        "same 102 GB/s with 32 cores (its why): what holds 32 cores' interleaved tile traffic near 100 GB/s is not "
+        "found"
     ),
     "70B tail reshard LM head output 24 -> 32 cores": (
-        "the model: launch 2.0 us and 1.2 of L1 traffic, 3.18 against 3.92 (-19%).  Checked for stop 56: 24 shards "
-        "of 22 bfloat8_b tiles to 32 of 16 (LM_HEAD_OUT_RING_RESHARD_MEMCFG, lm_head.py at 7f36e28e80), each output "
-        "core's 16 tiles from one or two source cores; the reshard program's reads were not compared: not found"
+        "meshnn.perf.page_programs times the reshard as tt-metal's generic program (reshard_program_factory.cpp at "
+        "7f36e28e80, reshard_multi_core_generic, still the program for tiled 1-D shards at 2026-06): each of the 32 "
+        "output cores reads its 16 bfloat8_b tiles (LM_HEAD_OUT_RING_RESHARD_MEMCFG) from one or two of the 24 "
+        "source cores, each run of pages contiguous on a source one NoC read (get_core_page_ranges' strides; "
+        "reshard_reader.cpp on both data-movement cores), one barrier at the end: 17 KB at the NoC's 30 B a cycle "
+        "and a round trip, with the data-movement launch, 1.87 against 3.92 (-52%).  Checked for stop 57: the four "
+        "reshards of the two tails fit 0.5 us + 0.21 us a tile an output core (70B 3 and 16 tiles: 1.12, 3.92; "
+        "Qwen 2 and 19: 0.97, 4.42) within 10%, so an output core's pages arrive at about 5 B a cycle though they "
+        "are read in one or two long reads from sources that serve at most two readers each (tt-metal's NoC "
+        "estimator table: 28 B a cycle for back-to-back L1 reads); the model meets the two short ones (input 16 -> "
+        "24 and 10 -> 24) by the program's count; what paces the long reads is not found"
     ),
     "70B tail interleaved_to_sharded LM head buffer 32x65536": (
         "meshnn.perf.page_programs times it as 32 shard cores reading their 64 tiles with reads in flight "
@@ -174,36 +181,24 @@ WHY.update(
         "Qwen3-32B tail interleaved_to_sharded indices 32x256 INT32": (
             "as the 70B's (its why): 1.31 measured against the model's 1.00; the 70B's 1.30"
         ),
-        "70B tail sharded_to_interleaved top-32 values 32x256": (
-            "page_programs times 8 cores each writing its one bfloat16 tile to DRAM and waiting once: its launch "
-            "without compute (0.42 us) and the write (0.26), 0.68 against 1.00 (-32%).  Checked for stop 56 "
-            "(sampling.py at 7f36e28e80: the values back to DRAM after the temperature scale): the one write and its "
-            "barrier are all the program does; 0.3 us more than the model for one tile a core is not found"
-        ),
-        "Qwen3-32B tail sharded_to_interleaved top-32 values 32x256": (
-            "as the 70B's (its why): 0.99 measured against the model's 0.68"
-        ),
         "70B tail last residual add 32x2048 on 16 cores": (
             _LAUNCH
             + "0.85 us: the add of the last layer's MLP output (bfloat8_b) to the residual (bfloat16), 4 tiles on "
             "each of 16 cores (DECODE_RESIDUAL_MEMCFG, llama_decoder.py at 7f36e28e80), both sharded where the op "
             "runs; the model's 2.12 is 2.0 of launch.  Checked for stop 56: published_decode's binary mul + silu "
             "(one tile a core on 16 cores, 2.37 us measured in the decoder) is met by the same launch; the faster "
-            "start of this add is not explained by its inputs (both local), not found"
-        ),
-        "70B tail reshard LM head input 16 -> 24 cores": (
-            _LAUNCH + "1.12 us: the final norm's [32, 2048] bfloat8_b (16 shards of 4 tiles) to the LM head's 24 ring "
-            "shards of 3 (SHARDED_LM_HEAD_INPUT_32_RING_MEMCFG, lm_head.py at 7f36e28e80), 64 tiles between cores' "
-            "L1; the model's 2.21 is its generic launch and 0.2 of L1 traffic.  Checked for stop 56: reshard has no "
-            "page program in meshnn.perf.page_programs, whose launch without compute would bring it under 1 us; "
-            "not modelled"
-        ),
-        "Qwen3-32B tail reshard LM head input 10 -> 24 cores": (
-            "as the 70B's (its why): Qwen's norm output [32, 1280] on 10 cores to 24 shards of [32, 64], 0.97 us "
-            "measured against the model's 2.13 (its 2.0 us launch)"
+            "start of this add is not explained by its inputs (both local), not found.  Checked for stop 57: the "
+            "json at 7f36e28e80 also times the temperature mul of the same tail (BinaryNgDeviceOperation, one "
+            "bfloat16 tile a core on 8 cores, both sharded) at 0.58 us, so a compute program on local shards starts "
+            "and ends in well under 1 us on this chip (page_programs' data-movement launch, 0.42 us on 8 cores, 0.51 "
+            "on 16, would meet both with a few hundred cycles of tile work); but the 70B decoder's mul + silu "
+            "(BinaryDeviceOperation, one tile a core on 30 cores, both sharded, 2.37 us) and the unit tests' (2.5) "
+            "are met by the generic 2.0 us launch, and silu's SFPU code changed little between the two targets "
+            "(tt-metal #25716, 2025-08-14: 2.6% slower a tile): one launch cannot meet both"
         ),
         "Qwen3-32B tail reshard LM head output 24 -> 32 cores": (
-            "as the 70B's (its why): 24 shards of 26 bfloat8_b tiles to 32 of 19, 4.42 us measured against 3.40"
+            "as the 70B's (its why): 24 shards of 26 bfloat8_b tiles to 32 of 19, 4.42 us measured against the "
+            "program's count of 2.09 (19 tiles' 20.7 KB read in one or two runs, one barrier, the launch)"
         ),
         "Qwen3-32B tail untilize indices 32x256 INT32": "as the 70B's (its why): 3.03 us measured, the model 2.29",
         "Qwen3-32B tail add device offsets to indices 32x256": (
