@@ -277,6 +277,8 @@ def predict_page_program(desc: OpDesc, machine: Machine) -> Prediction:
     moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs]
     if desc.op_code == SLICE:  # a slice reads only its output's part
         moves[0] = (desc.inputs[0], min(1.0, out_share(desc)))
+    if desc.op_code == RESHARD:  # the reads land in the output core's own shard: the input's bytes cross once
+        moves = moves[:1]
     memory = traffic(machine, moves, cores, local_shards=desc.op_code in (S2I, I2S))  # a shard is its core's own
     return kernel_prediction(arch, cycles, memory, cores, fixed_ns=arch.cycles_ns(launch_cycles(cores)))
 

@@ -116,8 +116,10 @@ WHY: dict[str, str] = {
         "op of 2025-07 waited after every tile and is met so (7.92 against 8.36).  7.07 us is 0.34 us a tile a core "
         "after the launch (104 GB/s over the chip), where one waited write costs 0.45: the writes overlap, but far "
         "less than one core's issue rate allows; the interleaved_to_sharded of the LM head buffer reads DRAM at the "
-        "same 102 GB/s with 32 cores (its why): what holds 32 cores' interleaved tile traffic near 100 GB/s is not "
-        "found"
+        "same 102 GB/s with 32 cores (its why).  Nor do the links hold it: the writer's NoC 1 routes (north, then "
+        "west: tt-npe) from the 32 cores of LM_HEAD_32_GRID to the 12 banks' worker endpoints "
+        "(wormhole_b0_80_arch.yaml's dram_views) put 108 KB on the busiest link, 3.6 us at 30 B a cycle: what "
+        "holds 32 cores' interleaved tile traffic near 100 GB/s is not found"
     ),
     "70B tail reshard LM head output 24 -> 32 cores": (
         "meshnn.perf.page_programs times the reshard as tt-metal's generic program (reshard_program_factory.cpp at "
@@ -125,12 +127,20 @@ WHY: dict[str, str] = {
         "output cores reads its 16 bfloat8_b tiles (LM_HEAD_OUT_RING_RESHARD_MEMCFG) from one or two of the 24 "
         "source cores, each run of pages contiguous on a source one NoC read (get_core_page_ranges' strides; "
         "reshard_reader.cpp on both data-movement cores), one barrier at the end: 17 KB at the NoC's 30 B a cycle "
-        "and a round trip, with the data-movement launch, 1.87 against 3.92 (-52%).  Checked for stop 57: the four "
+        "and a round trip, with the data-movement launch, 1.54 against 3.92 (-61%).  Checked for stop 57: the four "
         "reshards of the two tails fit 0.5 us + 0.21 us a tile an output core (70B 3 and 16 tiles: 1.12, 3.92; "
         "Qwen 2 and 19: 0.97, 4.42) within 10%, so an output core's pages arrive at about 5 B a cycle though they "
         "are read in one or two long reads from sources that serve at most two readers each (tt-metal's NoC "
         "estimator table: 28 B a cycle for back-to-back L1 reads); the model meets the two short ones (input 16 -> "
-        "24 and 10 -> 24) by the program's count; what paces the long reads is not found"
+        "24 and 10 -> 24) by the program's count.  What paces the long reads is likely the NoC's links: the 32 "
+        "output cores (model_config.py's LM_HEAD_32_GRID) fill logical columns 1-3 ten a column, the 24 sources "
+        "(LM_HEAD_OUTPUT_GRID) columns 1, 2, 5 and 6, and the reads' responses on NoC 0 (east, then south down "
+        "the reader's column: tt-npe's routes on the 10 x 12 torus, the worker grid of wormhole_b0_80_arch.yaml "
+        "with the dispatch column last) put 111-148 KB on the busiest link, by the order the sources' shards "
+        "take (3.7-4.9 us at tt-npe's 30 B a cycle, 3.5-4.6 at the link's 32), and the input reshard's 16 -> 24 "
+        "cores 20 KB (0.65 us): both measured times are their busiest link's bytes at 35-37 B a cycle after the "
+        "launch.  The op desc gives the model a grid shape, not the cores' places, so their links' sharing is "
+        "not modelled"
     ),
     "70B tail interleaved_to_sharded LM head buffer 32x65536": (
         "meshnn.perf.page_programs times it as 32 shard cores reading their 64 tiles with reads in flight "
@@ -212,7 +222,8 @@ WHY.update(
         ),
         "Qwen3-32B tail reshard LM head output 24 -> 32 cores": (
             "as the 70B's (its why): 24 shards of 26 bfloat8_b tiles to 32 of 19, 4.42 us measured against the "
-            "program's count of 2.09 (19 tiles' 20.7 KB read in one or two runs, one barrier, the launch)"
+            "program's count of 1.65 (19 tiles' 20.7 KB read in one or two runs, one barrier, the launch); on the "
+            "same cores the busiest NoC 0 link carries 131-178 KB (4.4-5.9 us at 30 B a cycle)"
         ),
         "Qwen3-32B tail untilize indices 32x256 INT32": "as the 70B's (its why): 3.03 us measured, the model 2.29",
         "Qwen3-32B tail add device offsets to indices 32x256": (
