@@ -198,11 +198,12 @@ def _bytes(machine: Machine, tensor: TensorDesc) -> float:
     return tensor.tile_bytes / machine.system.arch.noc_bytes_per_cycle
 
 
-def _write(machine: Machine, tensor: TensorDesc) -> float:
+def write_cycles(machine: Machine, tensor: TensorDesc) -> float:
+    """A page write's issue and its bytes at one core's NoC rate (cycles), its landing apart."""
     return PAGE_FIGURES.write_issue_cycles + _bytes(machine, tensor)
 
 
-def _landing(machine: Machine, tensor: TensorDesc) -> float:
+def landing_cycles(machine: Machine, tensor: TensorDesc) -> float:
     """The wait of a writer's barrier after its last write to ``tensor``'s page: a NoC write's latency to an L1 page,
     to a DRAM bank the write's flight and its acknowledgement's back over the chip."""
     if tensor.in_dram:
@@ -228,7 +229,7 @@ def page_cycles(desc: OpDesc, machine: Machine) -> tuple[float, int]:
     if desc.op_code == S2I:
         cores, tiles = shard_cores(source, grid)
         waits = tiles if barrier_a_tile(desc) else 1
-        return tiles * _write(machine, out) + waits * _landing(machine, out), cores
+        return tiles * write_cycles(machine, out) + waits * landing_cycles(machine, out), cores
     if desc.op_code == RESHARD:  # an output core's pages read from the sources' L1, one barrier at the end
         cores, tiles = shard_cores(out, grid)
         return tiles * _bytes(machine, source) + _trip(machine, source), cores
@@ -241,7 +242,7 @@ def page_cycles(desc: OpDesc, machine: Machine) -> tuple[float, int]:
     cores = max(1, min(grid, out.tiles))
     tiles = math.ceil(out.tiles / cores)
     read = max(_trip(machine, t) + _bytes(machine, t) for t in desc.inputs)
-    write = _write(machine, out) + (landing if is_cn_transpose(desc) else 0.0)  # the CN writer waits a page
+    write = write_cycles(machine, out) + (landing if is_cn_transpose(desc) else 0.0)  # the CN writer waits a page
     return tiles * max(read, write) + min(read, write) + landing, cores
 
 

@@ -57,6 +57,7 @@ from meshnn.perf import (
     machine,
 )
 from meshnn.perf.page_programs import S2I_PROGRAM_ATTRIBUTE, S2IProgram
+from meshnn.perf.tile_ops import TYPECAST_PROGRAM_ATTRIBUTE, TypecastProgram
 
 from . import published_ccl_ci as ccl
 from .figure import Figure
@@ -155,10 +156,12 @@ def sub_grid_cores(tiles: int, cores: int = 50) -> int:
 
 def typecast_us(width: int, source: str, dest: str) -> float:
     """``ttnn.typecast`` of a [1, 1, 32, width] DRAM-interleaved tensor on ``sub_core_grids``: one block of
-    ``tiles / cores`` tiles a core (the unary reader and writer, one tile at a time)."""
+    ``tiles / cores`` tiles a core (the unary reader and writer, one tile at a time), as the sub-grid program ran
+    until tt-metal #41547 (2026-04-10)."""
     cores = sub_grid_cores(width // 32)
     x, y = _dram((1, 1, 32, width), source), _dram((1, 1, 32, width), dest)
-    return kernel_us(OpDesc(OpFamily.TYPECAST, (x,), (y,), core_grid=(cores, 1)))
+    mark = ((TYPECAST_PROGRAM_ATTRIBUTE, TypecastProgram.SUBGRID_BLOCK.value),)
+    return kernel_us(OpDesc(OpFamily.TYPECAST, (x,), (y,), core_grid=(cores, 1), attributes=mark))
 
 
 def untilize_us() -> float:
