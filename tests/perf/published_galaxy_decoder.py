@@ -40,6 +40,10 @@ and qwen_model_config.py at d554814e39, whose decode configs are unchanged at 20
   sampling/tt_sampling.py at d554814e39) the same calls on its 19456 logits a device, one index cast (uint16 ->
   int32).  The sampling op itself and plus_one are not figures: meshnn marks both estimated
   (meshnn/ops/sampling.py: modelled=False).
+- programs of the figures' dates: the typecasts on ``sub_core_grids`` ran the sub-grid factory's one output block a
+  core until tt-metal #41547 (2026-04-10: :class:`meshnn.perf.tile_ops.TypecastProgram`), and the 70B's
+  sharded_to_interleaved of 2025-07 waited after each tile's write, before #27430 (2025-09-04:
+  :class:`meshnn.perf.page_programs.S2IProgram`); each such call is marked so in its op desc's attributes.
 """
 
 from __future__ import annotations
