@@ -6,7 +6,13 @@ What the programs do (tt-metal, ttnn/cpp/ttnn/operations/data_movement):
 
 * sharded_to_interleaved (sharded/sharded_to_interleaved, writer_unary_sharded_blocks_interleaved_start_id.cpp): each
   core that holds a shard issues one NoC write a tile of its shard to the tile's interleaved page, back to back, then
-  waits once for all of them (``async_write_barrier``).
+  waits once for all of them (``async_write_barrier``).  Before tt-metal #27430 (c3855893b3, 2025-09-04) the writer
+  waited after every tile: an op desc carrying ``(S2I_PROGRAM_ATTRIBUTE, S2IProgram.BARRIER_A_TILE.value)`` is timed
+  as that program (figures of that date, e.g. the 70B Galaxy's 2025-07 model tail).
+* reshard of a tiled tensor between two L1 height- or width-sharded layouts (sharded/reshard,
+  reshard_program_factory.cpp's ``reshard_multi_core_generic``, reshard_reader.cpp on both data-movement cores): each
+  output core reads its shard's pages from the source cores' L1, runs of pages contiguous on one source core as one
+  NoC read each (``get_core_page_ranges``' strides), none waited until one barrier at the end.
 * interleaved_to_sharded (sharded/interleaved_to_sharded, reader_unary_sharded_blocks_interleaved_start_id.cpp): each
   core that holds a shard reads its shard's tiles one NoC read a tile, all in flight, waiting
   (``async_read_barrier``) every ``((512 / readers) * 1152) / tile_bytes`` reads and at the end; the writer only
@@ -32,7 +38,8 @@ What the programs do (tt-metal, ttnn/cpp/ttnn/operations/data_movement):
 Per page: a waited read costs its round trip (a DRAM tile's ``tile_round_trip_cycles``; an L1 tile's the NoC's
 far-end latency, ``dram_read_latency_cycles``, as :mod:`meshnn.perf.matmul_blocks` takes it) plus its bytes at one
 core's NoC rate; a read issued without a wait its bytes; a write :data:`PAGE_FIGURES`' ``write_issue_cycles`` plus
-its bytes, the last write's landing a NoC write's latency.
+its bytes, the last write's landing a NoC write's latency to an L1 page, and to a DRAM page the write's flight to
+its bank and the acknowledgement's back (:data:`meshnn.perf.transpose_hc.WRITE_BARRIER`, 276 cycles).
 
 The launch: these programs run on BRISC and NCRISC alone, so none of a compute kernel's start-up is in their kernel
 time (its unpack / math / pack configuration, the first tile's passage through the three TRISCs, the tile-register
@@ -50,14 +57,27 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from enum import Enum
 
 from meshnn.perf.desc import ROW_MAJOR_ELEMENT_BYTES, Layout, MemoryLayout, OpDesc, OpFamily, TensorDesc
 from meshnn.perf.latency import op_latency
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, traffic
+from meshnn.perf.transpose_hc import WRITE_BARRIER
 
 S2I, I2S = "ShardedToInterleavedDeviceOperation", "InterleavedToShardedDeviceOperation"
+RESHARD = "ReshardDeviceOperation"
+S2I_PROGRAM_ATTRIBUTE = "s2i_program"
+"""The op-desc attribute naming the sharded-to-interleaved writer a figure ran (absent: today's)."""
+
+
+class S2IProgram(Enum):
+    """Which of tt-metal's sharded-to-interleaved writers times an op."""
+
+    BARRIER_A_TILE = "2025-07"  # before #27430 (2025-09-04): ``noc_async_write_barrier`` after each tile's write
+
+
 SLICE, CONCAT = "SliceDeviceOperation", "ConcatDeviceOperation"
 PAD_BATCH_BYTES = 2048  # the row-major pad's max_read_size: sticks read (and written) between waits
 CN_DIMS = ("1,0,2,3",)
@@ -106,13 +126,15 @@ def _tiled(tensors: tuple[TensorDesc, ...]) -> bool:
 def is_page_program(desc: OpDesc) -> bool:
     """Whether ``desc`` runs one of this module's programs: a tiled sharded-to-interleaved or interleaved-to-sharded
     copy of an L1 height / width shard without a dtype change (a DRAM shard runs on the banks' worker cores, not
-    timed here), a tiled slice, a tiled concat from and to interleaved tensors, the CN transpose, or a row-major
-    pad."""
+    timed here), a tiled reshard between L1 height / width shards without a dtype change, a tiled slice, a tiled concat
+    from and to interleaved tensors, the CN transpose, or a row-major pad."""
     if desc.inputs and is_row_major_pad(desc):
         return True
     if not desc.inputs or len(desc.outputs) != 1 or not _tiled(desc.inputs + desc.outputs):
         return False
     source, out = desc.inputs[0], desc.outputs[0]
+    if desc.op_code == RESHARD:
+        return len(desc.inputs) == 1 and _l1_one_d(source) and _l1_one_d(out) and source.dtype == out.dtype
     if desc.op_code in (S2I, I2S):
         sharded, plain = (source, out) if desc.op_code == S2I else (out, source)
         one_d = sharded.memory in (MemoryLayout.HEIGHT_SHARDED, MemoryLayout.WIDTH_SHARDED) and not sharded.in_dram
@@ -122,6 +144,10 @@ def is_page_program(desc: OpDesc) -> bool:
     if desc.op_code == CONCAT:
         return not out.sharded and not any(t.sharded for t in desc.inputs) and not _padded_concat(desc)
     return is_cn_transpose(desc)
+
+
+def _l1_one_d(tensor: TensorDesc) -> bool:
+    return tensor.memory in (MemoryLayout.HEIGHT_SHARDED, MemoryLayout.WIDTH_SHARDED) and not tensor.in_dram
 
 
 def _padded_concat(desc: OpDesc) -> bool:
@@ -172,8 +198,22 @@ def _bytes(machine: Machine, tensor: TensorDesc) -> float:
     return tensor.tile_bytes / machine.system.arch.noc_bytes_per_cycle
 
 
-def _write(machine: Machine, tensor: TensorDesc) -> float:
+def write_cycles(machine: Machine, tensor: TensorDesc) -> float:
+    """A page write's issue and its bytes at one core's NoC rate (cycles), its landing apart."""
     return PAGE_FIGURES.write_issue_cycles + _bytes(machine, tensor)
+
+
+def landing_cycles(machine: Machine, tensor: TensorDesc) -> float:
+    """The wait of a writer's barrier after its last write to ``tensor``'s page: a NoC write's latency to an L1 page,
+    to a DRAM bank the write's flight and its acknowledgement's back over the chip."""
+    if tensor.in_dram:
+        return WRITE_BARRIER.cycles()
+    return op_latency(machine.system.arch.arch).noc_write_latency_cycles
+
+
+def barrier_a_tile(desc: OpDesc) -> bool:
+    """Whether ``desc`` is marked as run by the sharded-to-interleaved writer that waits after every tile."""
+    return dict(desc.attributes).get(S2I_PROGRAM_ATTRIBUTE) == S2IProgram.BARRIER_A_TILE.value
 
 
 def read_barrier_every(tile_bytes: int, readers: int) -> int:
@@ -188,7 +228,11 @@ def page_cycles(desc: OpDesc, machine: Machine) -> tuple[float, int]:
     grid = grid_cores(machine, desc.core_grid)
     if desc.op_code == S2I:
         cores, tiles = shard_cores(source, grid)
-        return tiles * _write(machine, out) + landing, cores
+        waits = tiles if barrier_a_tile(desc) else 1
+        return tiles * write_cycles(machine, out) + waits * landing_cycles(machine, out), cores
+    if desc.op_code == RESHARD:  # an output core's pages read from the sources' L1, one barrier at the end
+        cores, tiles = shard_cores(out, grid)
+        return tiles * _bytes(machine, source) + _trip(machine, source), cores
     if desc.op_code == I2S:
         cores, tiles = shard_cores(out, grid)
         waits = math.ceil(tiles / read_barrier_every(source.tile_bytes, cores))
@@ -198,7 +242,7 @@ def page_cycles(desc: OpDesc, machine: Machine) -> tuple[float, int]:
     cores = max(1, min(grid, out.tiles))
     tiles = math.ceil(out.tiles / cores)
     read = max(_trip(machine, t) + _bytes(machine, t) for t in desc.inputs)
-    write = _write(machine, out) + (landing if is_cn_transpose(desc) else 0.0)  # the CN writer waits a page
+    write = write_cycles(machine, out) + (landing if is_cn_transpose(desc) else 0.0)  # the CN writer waits a page
     return tiles * max(read, write) + min(read, write) + landing, cores
 
 
@@ -234,6 +278,8 @@ def predict_page_program(desc: OpDesc, machine: Machine) -> Prediction:
     moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs]
     if desc.op_code == SLICE:  # a slice reads only its output's part
         moves[0] = (desc.inputs[0], min(1.0, out_share(desc)))
+    if desc.op_code == RESHARD:  # the reads land in the output core's own shard: the input's bytes cross once
+        moves = moves[:1]
     memory = traffic(machine, moves, cores, local_shards=desc.op_code in (S2I, I2S))  # a shard is its core's own
     return kernel_prediction(arch, cycles, memory, cores, fixed_ns=arch.cycles_ns(launch_cycles(cores)))
 

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from enum import Enum
 
 from meshnn.perf.desc import TILE, MemoryLayout, OpDesc, OpFamily
 from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.hardware import ArchPerf
+from meshnn.perf.latency import op_latency
 from meshnn.perf.norm_reader import is_interleaved_norm, reader_cycles, tail_cycles
 from meshnn.perf.norm_stats import sharded_stats_ns
+from meshnn.perf.page_programs import landing_cycles, write_cycles
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, sfpu_cycles_per_tile, traffic
@@ -29,6 +32,14 @@ ROW_OPS = frozenset({OpFamily.REDUCTION, OpFamily.SOFTMAX, OpFamily.NORM})
 PAGE_WRITERS = frozenset({OpFamily.UNARY, OpFamily.TYPECAST})
 """Families whose program writes its output with the unary writer (``writer_unary_interleaved_start_id.cpp``:
 each page flushed before the next), timed at the page-write rate (:func:`meshnn.perf.traffic.traffic`)."""
+TYPECAST_PROGRAM_ATTRIBUTE = "typecast_program"
+"""The op-desc attribute naming the typecast program a figure ran (absent: today's)."""
+
+
+class TypecastProgram(Enum):
+    """Which of tt-metal's typecast programs times an op."""
+
+    SUBGRID_BLOCK = "2025-07"  # TypecastSubgridProgramFactory before #41547 (2026-04-10): a core's tiles one block
 
 
 def _per_tile_cycles(desc: OpDesc, arch: ArchPerf, fidelity: MathFidelity) -> float:
@@ -68,12 +79,32 @@ def _busiest_core_tiles(desc: OpDesc, cores: int) -> tuple[int, int]:
     return used, math.ceil(tiles / used)
 
 
+def blocked_typecast(desc: OpDesc) -> bool:
+    """Whether ``desc`` is a typecast marked as run by the sub-grid program of 2025 (one output block a core)."""
+    marked = dict(desc.attributes).get(TYPECAST_PROGRAM_ATTRIBUTE) == TypecastProgram.SUBGRID_BLOCK.value
+    return desc.family is OpFamily.TYPECAST and marked
+
+
+def blocked_typecast_cycles(desc: OpDesc, machine: Machine, tiles: int, per_tile: float) -> float:
+    """Cycles of one core of the 2025 sub-grid typecast (typecast_program_factory.cpp at 7f36e28e80): its reader
+    reads each input tile and waits for it (reader_unary_interleaved_start_id.cpp), the compute kernel casts them into
+    one output block of all ``tiles`` and pushes it at its end (eltwise_typecast.cpp), then the writer writes each
+    tile and waits for it to land (writer_unary_interleaved_start_id.cpp of that date: a write barrier a tile)."""
+    source, out = desc.inputs[0], desc.outputs[0]
+    noc = machine.system.arch.noc_bytes_per_cycle
+    read = op_latency(machine.system.arch.arch).read_trip_cycles(source.in_dram) + source.tile_bytes / noc
+    write = write_cycles(machine, out) + landing_cycles(machine, out)
+    return tiles * (max(read, per_tile) + write) + per_tile
+
+
 def predict_tile_op(desc: OpDesc, machine: Machine) -> Prediction:
     """The time of a unary, binary, reduction, softmax, norm or typecast ``desc`` on ``machine``."""
     arch = machine.system.arch
     fidelity = desc.fidelity or MathFidelity.LoFi
     cores, tiles = _busiest_core_tiles(desc, grid_cores(machine, desc.core_grid))
     cycles = tiles * _per_tile_cycles(desc, arch, fidelity)
+    if blocked_typecast(desc):  # its reads, then its writes, each waited for
+        cycles = blocked_typecast_cycles(desc, machine, tiles, _per_tile_cycles(desc, arch, fidelity))
     flushed = desc.outputs if desc.family in PAGE_WRITERS else ()
     moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs if not flushed]
     memory = traffic(machine, moves, cores, local_shards=True, page_writes=flushed)

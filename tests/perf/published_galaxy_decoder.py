@@ -40,6 +40,10 @@ and qwen_model_config.py at d554814e39, whose decode configs are unchanged at 20
   sampling/tt_sampling.py at d554814e39) the same calls on its 19456 logits a device, one index cast (uint16 ->
   int32).  The sampling op itself and plus_one are not figures: meshnn marks both estimated
   (meshnn/ops/sampling.py: modelled=False).
+- programs of the figures' dates: the typecasts on ``sub_core_grids`` ran the sub-grid factory's one output block a
+  core until tt-metal #41547 (2026-04-10: :class:`meshnn.perf.tile_ops.TypecastProgram`), and the 70B's
+  sharded_to_interleaved of 2025-07 waited after each tile's write, before #27430 (2025-09-04:
+  :class:`meshnn.perf.page_programs.S2IProgram`); each such call is marked so in its op desc's attributes.
 """
 
 from __future__ import annotations
@@ -56,6 +60,8 @@ from meshnn.perf import (
     TensorDesc,
     machine,
 )
+from meshnn.perf.page_programs import S2I_PROGRAM_ATTRIBUTE, S2IProgram
+from meshnn.perf.tile_ops import TYPECAST_PROGRAM_ATTRIBUTE, TypecastProgram
 
 from . import published_ccl_ci as ccl
 from .figure import Figure
@@ -154,10 +160,12 @@ def sub_grid_cores(tiles: int, cores: int = 50) -> int:
 
 def typecast_us(width: int, source: str, dest: str) -> float:
     """``ttnn.typecast`` of a [1, 1, 32, width] DRAM-interleaved tensor on ``sub_core_grids``: one block of
-    ``tiles / cores`` tiles a core (the unary reader and writer, one tile at a time)."""
+    ``tiles / cores`` tiles a core (the unary reader and writer, one tile at a time), as the sub-grid program ran
+    until tt-metal #41547 (2026-04-10)."""
     cores = sub_grid_cores(width // 32)
     x, y = _dram((1, 1, 32, width), source), _dram((1, 1, 32, width), dest)
-    return kernel_us(OpDesc(OpFamily.TYPECAST, (x,), (y,), core_grid=(cores, 1)))
+    mark = ((TYPECAST_PROGRAM_ATTRIBUTE, TypecastProgram.SUBGRID_BLOCK.value),)
+    return kernel_us(OpDesc(OpFamily.TYPECAST, (x,), (y,), core_grid=(cores, 1), attributes=mark))
 
 
 def untilize_us() -> float:
@@ -175,15 +183,17 @@ def offset_add_us() -> float:
     return kernel_us(desc)
 
 
-def copy_us(code: str, source: TensorDesc, dest: TensorDesc, grid: tuple[int, int]) -> float:
+def copy_us(code: str, source: TensorDesc, dest: TensorDesc, grid: tuple[int, int], attributes=()) -> float:
     """A layout change (``code``: InterleavedToSharded, ShardedToInterleaved, Reshard) on ``grid``."""
-    return kernel_us(OpDesc(OpFamily.COPY, (source,), (dest,), op_code=code, core_grid=grid))
+    return kernel_us(OpDesc(OpFamily.COPY, (source,), (dest,), op_code=code, core_grid=grid, attributes=attributes))
 
 
-def logits_to_dram_us(width: int) -> float:
-    """The all-reduced logits [32, width] bfloat8_b on 32 cores (LM_HEAD_OUT_RING_RESHARD_MEMCFG) to DRAM."""
+def logits_to_dram_us(width: int, dated: bool = False) -> float:
+    """The all-reduced logits [32, width] bfloat8_b on 32 cores (LM_HEAD_OUT_RING_RESHARD_MEMCFG) to DRAM;
+    ``dated``: by the writer of the 70B's figures (2025-07: a write barrier after each tile, before tt-metal #27430)."""
     x = TensorDesc((1, 1, 32, width), B8, **W)
-    return copy_us("ShardedToInterleavedDeviceOperation", x, _dram((1, 1, 32, width), B8), (8, 4))
+    mark = ((S2I_PROGRAM_ATTRIBUTE, S2IProgram.BARRIER_A_TILE.value),) if dated else ()
+    return copy_us("ShardedToInterleavedDeviceOperation", x, _dram((1, 1, 32, width), B8), (8, 4), mark)
 
 
 def lm_head_buffer_us(vocab_share: int = 16384) -> float:
@@ -252,7 +262,7 @@ _ROWS = [  # figure name, source, section, measured ns, model
     ("70B tail untilize indices 32x256 INT32", LLAMA, "model_tail", 2918.804, untilize_us),
     ("70B tail add device offsets to indices 32x256 INT32", LLAMA, "model_tail", 3139.029, offset_add_us),
     ("70B tail sharded_to_interleaved logits 32x16384", LLAMA, "model_tail", 8355.871,
-     lambda: logits_to_dram_us(16384)),
+     lambda: logits_to_dram_us(16384, dated=True)),
     ("70B tail reshard LM head input 16 -> 24 cores", LLAMA, "model_tail", 1118.513,
      lambda: reshard_us((2048, 16), (2304, 24), (8, 3))),
     ("70B tail reshard LM head output 24 -> 32 cores", LLAMA, "model_tail", 3915.485,

@@ -48,68 +48,88 @@ WHY: dict[str, str] = {
         "DRAM rate (two readers a bank, one block in flight each) is not in the model.  The unit test's 32-core "
         "interleaved LM head misses the same way, far more (published_galaxy_units.LM_HEAD_MISS)"
     ),
-    "70B tail typecast logits 32x16384 BFLOAT8_B -> BF16": (
-        "the model times the cast as its DRAM bytes at 250 GB/s (10.4 us) plus a launch: 12.4.  Checked for stop 56 "
-        "(typecast_program_factory.cpp at 7f36e28e80, the sub_core_grids factory): the 512 tiles go to the most "
-        "cores of the 50 that split them evenly, 32 (16 tiles a core, timed so), through the unary reader "
-        "(reader_unary_interleaved_start_id.cpp: a tile read, then a read barrier, a tile at a time) and writer "
-        "(writer_unary_interleaved_start_id.cpp: a write barrier a tile), a CB of two 16-tile blocks between; 20.3 us "
-        "is 1.14 us a tile on each core after the launch.  At the model's own DRAM tile round trip "
-        "(latency.py tile_round_trip_cycles, 445 cycles) 16 reads and 16 writes one after another take 14.2 us, "
-        "16.2 with the launch (9.1 with the reader and writer overlapped): a per-tile wait explains most of the gap, "
-        "but the model's typecast is a bandwidth bound with no such term, and what makes a tile 1.14 us is not "
-        "found.  Qwen's "
-        "608 tiles (38 cores, 16 a core) measure 20.9: the time follows the tiles a core, not the bytes"
-    ),
     "Qwen3-32B tail typecast logits 32x19456 BFLOAT8_B -> BF16": (
-        "as the 70B's cast (its why): 608 tiles on 38 of the 50 sub-grid cores (the most that split them evenly), 16 "
-        "tiles a core one at a time; measured 20.9 us, 1.18 us a tile a core, the 70B's 20.3 for the same 16 tiles a "
-        "core; the model's bandwidth bound gives 14.3 (12.3 of DRAM bytes at 250 GB/s)"
+        "608 tiles on 38 of the 50 sub-grid cores (the most that split them evenly: typecast_program_factory.cpp's "
+        "sub_core_grids factory, the same at d554814e39 as at the 70B's 7f36e28e80), 16 tiles a core; the model "
+        "counts the program of that date as the 70B's cast, which it meets (-14%): each tile read and waited for "
+        "(445 cycles' round trip and 36 of bytes), the whole 16-tile output block pushed at its end "
+        "(eltwise_typecast.cpp), then each tile written and waited for (140 cycles' issue, 68 of bytes, the "
+        "276-cycle acknowledgement from its bank), with the generic 2.0 us launch: 17.5 us against 20.9 (-16.5%).  "
+        "Checked for stop 57: the same 16 tiles a core measure 20.3 us in the 70B's call and 20.9 here (the Qwen "
+        "target is 5 months later, its other tail ops 0-5% slower); the 0.6 us between them is not in the program"
     ),
     "70B tail typecast indices 32x256 UINT16 -> UINT32": (
-        "8 tiles on 8 cores (one each: the sub-grid factory's even split); the model: its launch (2.0 us) and 0.3 of "
-        "DRAM bytes, 2.32 against 1.89 measured (+23%).  Checked for stop 56: a 1-tile call is all launch and "
-        "latency; measured, it is 0.11 us under the model's launch alone, which is fitted to other programs "
-        "(hardware.py op_launch_ns: the DRAM bandwidth test's residual); what a one-tile typecast's launch costs "
-        "is not published apart"
+        "8 tiles on 8 cores (one each: the sub-grid factory's even split); the model counts its program as the "
+        "logits' cast's (met): the tile's waited read (445 cycles' round trip, 68 of bytes), its cast, its waited "
+        "write (140 cycles' issue, 137 of bytes, the 276-cycle acknowledgement), 1.07 us, and the generic 2.0 us "
+        "launch: 3.11 against 1.89 measured (+65%; +23% before stop 57 counted the waits).  Checked for stop 57: "
+        "the waits are the program's (reader_unary_interleaved_start_id.cpp and writer_unary_interleaved_start_id"
+        ".cpp at 7f36e28e80: a barrier a tile each), so the measured 1.89 leaves 0.8 us for the launch of this "
+        "8-core compute program, where the model gives every compute program 2.0 (hardware.py op_launch_ns, "
+        "fitted on the DRAM bandwidth test's streams); the same json's temperature mul (BinaryNg, one tile a core "
+        "on 8 cores, L1: 0.58 us) and last residual add (0.85: its why) take as little; the 70B decoder's mul + "
+        "silu (2.37) and the unit tests' (2.5), met by the 2.0, do not: not taken"
     ),
     "70B tail untilize indices 32x256 INT32": (
         "the model: its launch (2.0 us) and 0.3 of DRAM bytes, 2.29 against 2.92 (-21%).  Checked for stop 56: "
         "untilize of the [32, 256] int32 global indices, use_multicore and sub_core_grids (sampling.py at "
         "7f36e28e80), 8 tiles; the untilize program at that date was not read further: what takes the 0.6 us "
-        "over the model is not found"
+        "over the model is not found.  Checked for stop 57 (untilize_program_factory.cpp at 7f36e28e80, "
+        "untilize_multi_core_sub_core_grids): 8 cores of the sub-grid, one tile each, read by the unary reader "
+        "(a read and its barrier), untilized, then written as 32 rows of 128 B "
+        "(writer_unary_stick_layout_split_rows_interleaved_parallel_columns.cpp: each row's address, its write, "
+        "one barrier a tile): about 0.6 us of waited read, 0.6-1.4 of row addresses and writes (23 cycles a small "
+        "write's issue by tt-metal's NoC estimator table, an address each) and 0.28 of the last write's "
+        "acknowledgement, so 1.6-2.3 us of work under the 2.92 measured, which leaves 0.6-1.3 us of launch against "
+        "the model's generic 2.0 (the last residual add's why): counted so with that launch it would give "
+        "3.6-4.3 us (+23..+47%)"
     ),
     "70B tail add device offsets to indices 32x256 INT32": (
         "the model: its launch (2.0 us) and 0.2 of bytes, 2.14 against 3.14 (-32%).  Checked for stop 56: "
         "ttnn.add(tt_indices_device_offsets, gathered indices, dtype=int32) in sampling.py at 7f36e28e80: the "
         "offsets in DRAM (interleaved), the indices one [32, 32] shard on each of 8 cores "
         "(DECODE_SAMPLING_INPUT_MEMCFG), one int32 tile a core; the interleaved operand's tile read (445 cycles at "
-        "the model's round trip) does not make up the 1 us; the int32 add's program was not read further: not found"
-    ),
-    "70B tail sharded_to_interleaved logits 32x16384": (
-        "meshnn.perf.page_programs times it as each of the 32 shard cores issuing its 16 bfloat8_b tile writes back "
-        "to back and waiting once (writer_unary_sharded_blocks_interleaved_start_id.cpp), 2.9 us, plus the launch of "
-        "a program without compute (0.69): 3.56 against 8.36 (-57%).  Checked for stop 56: the all-reduced logits "
-        "(LM_HEAD_OUT_RING_RESHARD_MEMCFG: 32 cores of [32, 512]) to DRAM, lm_head.py at 7f36e28e80; 8.36 us is "
-        "0.48 us a tile a core, near one DRAM write's round trip each, as if the writes did not overlap; the "
-        "program at that date was not compared with the one page_programs reads: not found"
+        "the model's round trip) does not make up the 1 us; the int32 add's program was not read further: not found.  "
+        "Checked for stop 57 (binary_ng at 7f36e28e80: reader_interleaved_no_bcast.cpp, writer_interleaved_no_bcast"
+        ".cpp): the program runs on the output's 8 shard cores, its reader reads the DRAM offsets' one 4 KiB tile "
+        "and waits for it, the sharded indices and output are the core's own; the waited read (445 cycles' round "
+        "trip, 137 of bytes) beside the model's bandwidth bound gives 2.6 us (-16%), not taken for one row: the "
+        "one-tile index typecast, counted with its waits, overshoots by the generic 2.0 us launch (its why)"
     ),
     "Qwen3-32B tail sharded_to_interleaved logits 32x19456": (
-        "as the 70B's (its why): 19 tiles a core of 32, 7.07 us measured against the model's 4.09; the 70B's 16 "
-        "tiles a core take 8.36: the measured times do not follow the tiles either (the Qwen target is 5 months "
-        "later); not found"
-    ),
-    "70B tail reshard LM head input 16 -> 24 cores": (
-        "the model: its launch (2.0 us) and 0.2 of L1 traffic, 2.21 against 1.12 measured (+97%).  Checked for stop "
-        "56: the final norm's [32, 2048] bfloat8_b (16 shards of 4 tiles) to the LM head's 24 ring shards of 3 "
-        "tiles (SHARDED_LM_HEAD_INPUT_32_RING_MEMCFG), 64 tiles between cores' L1; measured 1.12 us is under the "
-        "model's launch of a program with a compute kernel (2.0) and near page_programs' launch without one (0.69), "
-        "which the model gives reshard only through that module's programs (not this one): not modelled"
+        "meshnn.perf.page_programs times it as each of the 32 shard cores issuing its 19 bfloat8_b tile writes back "
+        "to back (140 cycles' issue and 36 of bytes each) and waiting once for the last one's acknowledgement from "
+        "its DRAM bank (276), plus the data-movement launch (0.69): 4.32 against 7.07 (-39%).  Checked for stop 57: "
+        "at the figure's date (d554814e39) the writer (writer_unary_sharded_blocks_interleaved_start_id.cpp) waits "
+        "once, after tt-metal #27430 (c3855893b3, 2025-09-04) moved its barrier out of the tile loop; the 70B's same "
+        "op of 2025-07 waited after every tile and is met so (7.92 against 8.36).  7.07 us is 0.34 us a tile a core "
+        "after the launch (104 GB/s over the chip), where one waited write costs 0.45: the writes overlap, but far "
+        "less than one core's issue rate allows; the interleaved_to_sharded of the LM head buffer reads DRAM at the "
+        "same 102 GB/s with 32 cores (its why).  Nor do the links hold it: the writer's NoC 1 routes (north, then "
+        "west: tt-npe) from the 32 cores of LM_HEAD_32_GRID to the 12 banks' worker endpoints "
+        "(wormhole_b0_80_arch.yaml's dram_views) put 108 KB on the busiest link, 3.6 us at 30 B a cycle: what "
+        "holds 32 cores' interleaved tile traffic near 100 GB/s is not found"
     ),
     "70B tail reshard LM head output 24 -> 32 cores": (
-        "the model: launch 2.0 us and 1.2 of L1 traffic, 3.18 against 3.92 (-19%).  Checked for stop 56: 24 shards "
-        "of 22 bfloat8_b tiles to 32 of 16 (LM_HEAD_OUT_RING_RESHARD_MEMCFG, lm_head.py at 7f36e28e80), each output "
-        "core's 16 tiles from one or two source cores; the reshard program's reads were not compared: not found"
+        "meshnn.perf.page_programs times the reshard as tt-metal's generic program (reshard_program_factory.cpp at "
+        "7f36e28e80, reshard_multi_core_generic, still the program for tiled 1-D shards at 2026-06): each of the 32 "
+        "output cores reads its 16 bfloat8_b tiles (LM_HEAD_OUT_RING_RESHARD_MEMCFG) from one or two of the 24 "
+        "source cores, each run of pages contiguous on a source one NoC read (get_core_page_ranges' strides; "
+        "reshard_reader.cpp on both data-movement cores), one barrier at the end: 17 KB at the NoC's 30 B a cycle "
+        "and a round trip, with the data-movement launch, 1.54 against 3.92 (-61%).  Checked for stop 57: the four "
+        "reshards of the two tails fit 0.5 us + 0.21 us a tile an output core (70B 3 and 16 tiles: 1.12, 3.92; "
+        "Qwen 2 and 19: 0.97, 4.42) within 10%, so an output core's pages arrive at about 5 B a cycle though they "
+        "are read in one or two long reads from sources that serve at most two readers each (tt-metal's NoC "
+        "estimator table: 28 B a cycle for back-to-back L1 reads); the model meets the two short ones (input 16 -> "
+        "24 and 10 -> 24) by the program's count.  What paces the long reads is likely the NoC's links: the 32 "
+        "output cores (model_config.py's LM_HEAD_32_GRID) fill logical columns 1-3 ten a column, the 24 sources "
+        "(LM_HEAD_OUTPUT_GRID) columns 1, 2, 5 and 6, and the reads' responses on NoC 0 (east, then south down "
+        "the reader's column: tt-npe's routes on the 10 x 12 torus, the worker grid of wormhole_b0_80_arch.yaml "
+        "with the dispatch column last) put 111-148 KB on the busiest link, by the order the sources' shards "
+        "take (3.7-4.9 us at tt-npe's 30 B a cycle, 3.5-4.6 at the link's 32), and the input reshard's 16 -> 24 "
+        "cores 20 KB (0.65 us): both measured times are their busiest link's bytes at 35-37 B a cycle after the "
+        "launch.  The op desc gives the model a grid shape, not the cores' places, so their links' sharing is "
+        "not modelled"
     ),
     "70B tail interleaved_to_sharded LM head buffer 32x65536": (
         "meshnn.perf.page_programs times it as 32 shard cores reading their 64 tiles with reads in flight "
@@ -174,36 +194,25 @@ WHY.update(
         "Qwen3-32B tail interleaved_to_sharded indices 32x256 INT32": (
             "as the 70B's (its why): 1.31 measured against the model's 1.00; the 70B's 1.30"
         ),
-        "70B tail sharded_to_interleaved top-32 values 32x256": (
-            "page_programs times 8 cores each writing its one bfloat16 tile to DRAM and waiting once: its launch "
-            "without compute (0.42 us) and the write (0.26), 0.68 against 1.00 (-32%).  Checked for stop 56 "
-            "(sampling.py at 7f36e28e80: the values back to DRAM after the temperature scale): the one write and its "
-            "barrier are all the program does; 0.3 us more than the model for one tile a core is not found"
-        ),
-        "Qwen3-32B tail sharded_to_interleaved top-32 values 32x256": (
-            "as the 70B's (its why): 0.99 measured against the model's 0.68"
-        ),
         "70B tail last residual add 32x2048 on 16 cores": (
             _LAUNCH
             + "0.85 us: the add of the last layer's MLP output (bfloat8_b) to the residual (bfloat16), 4 tiles on "
             "each of 16 cores (DECODE_RESIDUAL_MEMCFG, llama_decoder.py at 7f36e28e80), both sharded where the op "
             "runs; the model's 2.12 is 2.0 of launch.  Checked for stop 56: published_decode's binary mul + silu "
             "(one tile a core on 16 cores, 2.37 us measured in the decoder) is met by the same launch; the faster "
-            "start of this add is not explained by its inputs (both local), not found"
-        ),
-        "70B tail reshard LM head input 16 -> 24 cores": (
-            _LAUNCH + "1.12 us: the final norm's [32, 2048] bfloat8_b (16 shards of 4 tiles) to the LM head's 24 ring "
-            "shards of 3 (SHARDED_LM_HEAD_INPUT_32_RING_MEMCFG, lm_head.py at 7f36e28e80), 64 tiles between cores' "
-            "L1; the model's 2.21 is its generic launch and 0.2 of L1 traffic.  Checked for stop 56: reshard has no "
-            "page program in meshnn.perf.page_programs, whose launch without compute would bring it under 1 us; "
-            "not modelled"
-        ),
-        "Qwen3-32B tail reshard LM head input 10 -> 24 cores": (
-            "as the 70B's (its why): Qwen's norm output [32, 1280] on 10 cores to 24 shards of [32, 64], 0.97 us "
-            "measured against the model's 2.13 (its 2.0 us launch)"
+            "start of this add is not explained by its inputs (both local), not found.  Checked for stop 57: the "
+            "json at 7f36e28e80 also times the temperature mul of the same tail (BinaryNgDeviceOperation, one "
+            "bfloat16 tile a core on 8 cores, both sharded) at 0.58 us, so a compute program on local shards starts "
+            "and ends in well under 1 us on this chip (page_programs' data-movement launch, 0.42 us on 8 cores, 0.51 "
+            "on 16, would meet both with a few hundred cycles of tile work); but the 70B decoder's mul + silu "
+            "(BinaryDeviceOperation, one tile a core on 30 cores, both sharded, 2.37 us) and the unit tests' (2.5) "
+            "are met by the generic 2.0 us launch, and silu's SFPU code changed little between the two targets "
+            "(tt-metal #25716, 2025-08-14: 2.6% slower a tile): one launch cannot meet both"
         ),
         "Qwen3-32B tail reshard LM head output 24 -> 32 cores": (
-            "as the 70B's (its why): 24 shards of 26 bfloat8_b tiles to 32 of 19, 4.42 us measured against 3.40"
+            "as the 70B's (its why): 24 shards of 26 bfloat8_b tiles to 32 of 19, 4.42 us measured against the "
+            "program's count of 1.65 (19 tiles' 20.7 KB read in one or two runs, one barrier, the launch); on the "
+            "same cores the busiest NoC 0 link carries 131-178 KB (4.4-5.9 us at 30 B a cycle)"
         ),
         "Qwen3-32B tail untilize indices 32x256 INT32": "as the 70B's (its why): 3.03 us measured, the model 2.29",
         "Qwen3-32B tail add device offsets to indices 32x256": (

@@ -14,6 +14,9 @@ from meshnn.perf import BufferType, Layout, MemoryLayout, OpDesc, OpFamily, Tens
 from meshnn.perf.latency import WORMHOLE_B0
 from meshnn.perf.page_programs import (
     PAGE_FIGURES,
+    RESHARD,
+    S2I_PROGRAM_ATTRIBUTE,
+    S2IProgram,
     is_cn_transpose,
     is_page_program,
     launch_cycles,
@@ -22,6 +25,7 @@ from meshnn.perf.page_programs import (
     shard_cores,
 )
 from meshnn.perf.systems import machine
+from meshnn.perf.transpose_hc import WRITE_BARRIER
 
 H, W = MemoryLayout.HEIGHT_SHARDED, MemoryLayout.WIDTH_SHARDED
 BYTES = 2048 / 30  # a bfloat16 tile at one core's NoC rate (tt-npe: 30 B a cycle)
@@ -160,3 +164,36 @@ def test_a_row_major_pad_fills_its_stick_then_moves_its_sticks_in_2_kb_batches()
     assert page_cycles(many, GALAXY) == (pytest.approx(32 * WORMHOLE_B0.riscv_cycles_per_element + reads + writes), 72)
     tiled = op("PadDeviceOperation", [l1((1, 1, 32, 576))], l1((1, 32, 32, 576)), OpFamily.PAD)
     assert not is_page_program(tiled)  # the tiled pad: meshnn.perf.movement_programs
+
+
+def test_a_write_to_dram_waits_for_its_acknowledgement_from_the_bank():
+    """The barrier after a write to a DRAM page waits for the write's flight and its acknowledgement's
+    (transpose_hc.WRITE_BARRIER), not a neighbour's landing."""
+    dram = l1((1, 1, 32, 256), buffer=BufferType.DRAM)
+    desc = op(S2I, [l1((1, 1, 32, 256), W)], dram, core_grid=(8, 1))
+    cycles, cores = page_cycles(desc, GALAXY)
+    assert (cores, cycles) == (8, pytest.approx(WRITE + WRITE_BARRIER.cycles()))
+    assert WRITE_BARRIER.cycles() > LAND
+
+
+def test_the_2025_writer_waits_after_every_tile():
+    """Before tt-metal #27430 (2025-09-04) writer_unary_sharded_blocks_interleaved_start_id.cpp waited a tile."""
+    x = l1((1, 1, 32, 16384), W, dtype="BFLOAT8_B")
+    dram = l1((1, 1, 32, 16384), dtype="BFLOAT8_B", buffer=BufferType.DRAM)
+    today = op(S2I, [x], dram, core_grid=(8, 4))
+    dated = dataclasses.replace(today, attributes=((S2I_PROGRAM_ATTRIBUTE, S2IProgram.BARRIER_A_TILE.value),))
+    write = PAGE_FIGURES.write_issue_cycles + 1088 / 30
+    assert page_cycles(today, GALAXY) == (pytest.approx(16 * write + WRITE_BARRIER.cycles()), 32)
+    assert page_cycles(dated, GALAXY) == (pytest.approx(16 * (write + WRITE_BARRIER.cycles())), 32)
+
+
+def test_a_reshard_reads_each_output_cores_pages_and_waits_once():
+    """reshard_multi_core_generic: an output core's runs of pages read from the sources' L1, one barrier."""
+    source, out = l1((1, 1, 32, 2048), W, dtype="BFLOAT8_B"), l1((1, 1, 32, 2304), W, dtype="BFLOAT8_B")
+    desc = op(RESHARD, [source], out, core_grid=(8, 3))
+    assert is_page_program(desc)
+    assert page_cycles(desc, GALAXY) == (pytest.approx(3 * 1088 / 30 + WORMHOLE_B0.dram_read_latency_cycles), 24)
+    p = predict(desc, "galaxy", mesh_shape=(1, 1), traced=True)
+    assert p.fixed_ns == pytest.approx(GALAXY.system.arch.cycles_ns(launch_cycles(24)))
+    assert not is_page_program(op(RESHARD, [source], l1((1, 1, 32, 2304), W), core_grid=(8, 3)))  # a dtype change
+    assert not is_page_program(op(RESHARD, [source], l1((1, 1, 32, 2304), MemoryLayout.BLOCK_SHARDED)))

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from meshnn.perf import BufferType, MemoryLayout, OpDesc, OpFamily, TensorDesc, predict
+from meshnn.perf import BufferType, Layout, MemoryLayout, OpDesc, OpFamily, TensorDesc, predict
 from meshnn.perf.hardware import BLACKHOLE, WORMHOLE_B0
+from meshnn.perf.latency import WORMHOLE_B0 as WH_LATENCY
+from meshnn.perf.page_programs import PAGE_FIGURES
 from meshnn.perf.systems import machine
+from meshnn.perf.tile_ops import TYPECAST_PROGRAM_ATTRIBUTE, TypecastProgram, blocked_typecast_cycles
 from meshnn.perf.traffic import page_write_ns
+from meshnn.perf.transpose_hc import WRITE_BARRIER
 
 Q = (1, 8, 4096, 128)  # a 70B layer's q at 4096 tokens on a Galaxy chip
 
@@ -43,3 +47,20 @@ def test_blackhole_writes_share_the_interleaved_rate_as_before():
     widen = predict(_cast("BFLOAT8_B", "BFLOAT16"), "p150", traced=True)
     narrow = predict(_cast("BFLOAT16", "BFLOAT8_B"), "p150", traced=True)
     assert widen.kernel_ns == pytest.approx(narrow.kernel_ns, rel=0.2)
+
+
+def test_the_2025_sub_grid_typecast_reads_its_block_then_writes_it_each_tile_waited():
+    """typecast_program_factory.cpp's sub_core_grids factory before tt-metal #41547 (2026-04-10): one output block of a
+    core's tiles, pushed whole, so its waited reads come before its waited writes."""
+    x = TensorDesc((1, 1, 32, 16384), "BFLOAT8_B", Layout.TILE, BufferType.DRAM, MemoryLayout.INTERLEAVED)
+    y = TensorDesc((1, 1, 32, 16384), "BFLOAT16", Layout.TILE, BufferType.DRAM, MemoryLayout.INTERLEAVED)
+    today = OpDesc(OpFamily.TYPECAST, (x,), (y,), core_grid=(32, 1))
+    mark = ((TYPECAST_PROGRAM_ATTRIBUTE, TypecastProgram.SUBGRID_BLOCK.value),)
+    dated = OpDesc(OpFamily.TYPECAST, (x,), (y,), core_grid=(32, 1), attributes=mark)
+    galaxy = machine("galaxy", (1, 1))
+    read = WH_LATENCY.tile_round_trip_cycles + 1088 / 30
+    write = PAGE_FIGURES.write_issue_cycles + 2048 / 30 + WRITE_BARRIER.cycles()
+    assert blocked_typecast_cycles(dated, galaxy, 16, 10.0) == pytest.approx(16 * (read + write) + 10.0)
+    old = predict(dated, galaxy, traced=True)
+    assert old.compute_ns == pytest.approx(galaxy.system.arch.cycles_ns(16 * (read + write)), rel=0.01)
+    assert old.kernel_ns > predict(today, galaxy, traced=True).kernel_ns  # its waits, not the DRAM, bound it
