@@ -10,7 +10,9 @@ tile multiply by the transformation matrix (``x @ T``), two element-wise multipl
 and an add, each fed its two operand tiles, at the op's fidelity (HiFi4 by default), and each of the four
 results packed to L1 (:func:`stage_pack_cycles`): the kernel hands a row's rotated tiles to the sin product,
 and both products to the add, through circular buffers of one row, so each stage waits for the one before it
-to be packed whole and the packs add to the tile's time.  A core reads sin and cos
+to be packed whole and the packs add to the tile's time.  Each of the four is a call on one tile
+(``matmul_tiles``, ``mul_tiles``, ``add_tiles`` with its ``pack_tile``), and each call costs
+:data:`TILE_CALL_CYCLES` beyond its engines' busy time.  A core reads sin and cos
 once for its sequence rows, unless it holds more than :data:`RELOAD_ROWS` rows of tiles (sequence rows x
 heads) or sin and cos vary by head: then its reader re-reads them for every row (the program's
 ``RELOAD_IMPL``), once per head.
@@ -49,6 +51,17 @@ RELOAD_ROWS = 8
 """The most rows of tiles a core keeps sin and cos for; beyond it the reader re-reads them every row."""
 MULTIPLIES, ADDS = 2, 1
 """x * cos and (x @ T) * sin (at the fidelity's phases), and their sum: one tile's element-wise FPU work."""
+STAGES = 1 + MULTIPLIES + ADDS
+"""The tile operations of one input tile (x @ T, the two products, the sum), each a call of its own."""
+TILE_CALL_CYCLES = 53.73
+"""Cycles (chip clock) one single-tile call of the compute kernel costs beyond its engines' busy time: the
+kernel calls ``matmul_tiles`` / ``mul_tiles`` / ``add_tiles`` and ``pack_tile`` one tile at a time, each call
+programming its unpacker, math and packer for that tile and handing the tile on between them, which the
+engine rates (operand feed, math, pack) do not hold.  Fitted: tt-metal PR #39572's all-sharded row (3.96 us,
+one row of 2 tiles, nothing read but the input: tests/perf/published_rotary.py), whose residual over the
+engines' count (3.53 us) is 2 tiles x 4 calls x 53.7 cycles; checked on the same table's three other rows and
+on the 70B prefill's q against k (7 further rows of 4 tiles a core: 2.30 us a row measured, 1.52 counted
+without it, 2.38 with)."""
 
 
 def shared_page_ns(desc: OpDesc, machine: Machine) -> float:
@@ -136,11 +149,12 @@ def _shape(desc: OpDesc) -> tuple[int, int, int, int, bool]:
 
 def tile_cycles(desc: OpDesc, machine: Machine, fidelity: MathFidelity) -> float:
     """Compute cycles of one input tile: the tile multiply by the transformation matrix, the two multiplies and
-    the add at ``fidelity``, each fed its two operand tiles, and the four results packed (:func:`stage_pack_cycles`)."""
+    the add at ``fidelity``, each fed its two operand tiles, the four results packed (:func:`stage_pack_cycles`),
+    and the four single-tile calls' own cost (:data:`TILE_CALL_CYCLES`)."""
     arch = machine.system.arch
     fpu = arch.fpu_eltwise_cycles_per_tile
     per_tile = arch.lofi_cycles_per_tile * fidelity.phases + (MULTIPLIES * fidelity.phases + ADDS) * fpu
-    per_tile += (1 + MULTIPLIES + ADDS) * operand_cycles(arch, 2 * desc.inputs[0].tile_bytes)
+    per_tile += STAGES * (operand_cycles(arch, 2 * desc.inputs[0].tile_bytes) + TILE_CALL_CYCLES)
     return per_tile + stage_pack_cycles(desc, machine)
 
 

@@ -8,6 +8,7 @@ import pytest
 from meshnn.perf import BufferType, MathFidelity, MemoryLayout, OpDesc, OpFamily, TensorDesc, machine, predict
 from meshnn.perf.movement_programs import waited_read_cycles, waited_write_cycles
 from meshnn.perf.rotary import (
+    TILE_CALL_CYCLES,
     in_place,
     pipeline_cycles,
     predict_rotary_prefill,
@@ -44,6 +45,7 @@ def test_a_prefill_splits_users_and_sequence_tiles_only(batch, heads, seq, cores
 def test_a_tile_is_a_tile_multiply_two_multiplies_and_an_add_at_hifi4_and_four_packs():
     per_tile = 16 * 4 + (2 * 4 + 1) * 8 + 4 * (2 * 2048) / 140.0  # HiFi4: 4 phases; each op feeds two tiles
     per_tile += 4 * 2048 / 64.0  # the rotated tile, the two products and the output, packed to L1
+    per_tile += 4 * TILE_CALL_CYCLES  # each of the four is a single-tile call of its own
     assert tile_cycles(rotary(1, 32, 128), N150, MathFidelity.HiFi4) == pytest.approx(per_tile)
     p = predict(rotary(1, 32, 128), "n150", traced=True)
     assert p.cores == 4
@@ -203,3 +205,14 @@ def test_sharded_sin_and_cos_are_read_in_place_by_cores_of_one_row():
     tall = OpDesc(OpFamily.BINARY, (x, cos, cos, desc.inputs[3]), (x,), op_code=ROTARY)
     assert in_place(tall, N150) == (False, True)
     assert sin_cos_reads(tall, N150) == 8  # the sharded program always reloads: once per head
+
+
+def test_a_cores_further_rows_each_cost_their_tiles_calls():
+    """q's 8 rows a core at 128 tokens against k's 1 (both 4 tiles a row, the same cores, reads and matrix queue):
+    the 7 further rows are compute-bound steps of the pipeline, each 4 tiles of 4 single-tile calls."""
+    galaxy = machine("galaxy", (8, 4))
+    q, k = rotary(1, 8, 128), rotary(1, 1, 128)
+    extra = predict(q, galaxy, traced=True).kernel_ns - predict(k, galaxy, traced=True).kernel_ns
+    assert extra == pytest.approx(7 * 4 * tile_cycles(q, galaxy, MathFidelity.HiFi4))  # Wormhole: 1 cycle = 1 ns
+    without_calls = 7 * 4 * (tile_cycles(q, galaxy, MathFidelity.HiFi4) - 4 * TILE_CALL_CYCLES)
+    assert extra - without_calls == pytest.approx(7 * 4 * 4 * TILE_CALL_CYCLES)
