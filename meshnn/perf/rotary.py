@@ -56,15 +56,15 @@ MULTIPLIES, ADDS = 2, 1
 STAGES = 1 + MULTIPLIES + ADDS
 """The tile operations of one input tile (x @ T, the two products, the sum), each a call of its own."""
 TILE_CALL_CYCLES = 53.73
-"""Cycles (chip clock) one single-tile call of the compute kernel costs beyond its engines' busy time: the
-kernel calls ``matmul_tiles`` / ``mul_tiles`` / ``add_tiles`` and ``pack_tile`` one tile at a time, each call
-programming its unpacker, math and packer for that tile and handing the tile on between them, which the
-engine rates (operand feed, math, pack) do not hold.  Fitted: tt-metal PR #39572's all-sharded row (3.96 us,
-one row of 2 tiles, nothing read but the input: tests/perf/published_rotary.py), whose residual over the
-engines' count (3.53 us) is 2 tiles x 4 calls x 53.7 cycles; checked on the same table's three other rows and
-on the 70B prefill's q against k (7 further rows of 4 tiles a core: 2.30 us a row measured, 1.52 counted
-without it, 2.38 with).  A cost per stage of a row instead (the same fit, 107 cycles a stage) would give those 7
-rows 1.95 us each: the 2-tile rows and the 4-tile rows together tell a tile's calls from a stage's."""
+"""Cycles (chip clock) one single-tile call of the compute kernel costs beyond its engines' busy time: the kernel calls
+``matmul_tiles`` / ``mul_tiles`` / ``add_tiles`` and ``pack_tile`` one tile at a time, each call programming its
+unpacker, math and packer for that tile and handing the tile on between them, which the engine rates (operand feed,
+math, pack) do not hold. Fitted: tt-metal PR #39572's all-sharded row (3.96 us, one row of 2 tiles, nothing read but
+the input: tests/perf/published_rotary.py), whose residual over this model without it (3.53 us: launch, the row's
+read, compute and write) is 2 tiles x 4 calls x 53.7 cycles; checked on the same table's three other rows and on the
+70B prefill's q against k (7 further rows of 4 tiles a core: 2.30 us a row measured, 1.52 counted without it, 2.38
+with). A cost per stage of a row instead (the same fit, 107 cycles a stage) would give those 7 rows 1.95 us each:
+the 2-tile rows and the 4-tile rows together tell a tile's calls from a stage's."""
 
 
 def shared_page_ns(desc: OpDesc, machine: Machine) -> float:
