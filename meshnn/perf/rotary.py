@@ -10,10 +10,14 @@ tile multiply by the transformation matrix (``x @ T``), two element-wise multipl
 and an add, each fed its two operand tiles, at the op's fidelity (HiFi4 by default), and each of the four
 results packed to L1 (:func:`stage_pack_cycles`): the kernel hands a row's rotated tiles to the sin product,
 and both products to the add, through circular buffers of one row, so each stage waits for the one before it
-to be packed whole and the packs add to the tile's time.  A core reads sin and cos
+to be packed whole and the packs add to the tile's time.  Each of the four is a call on one tile
+(``matmul_tiles``, ``mul_tiles``, ``add_tiles`` with its ``pack_tile``), and each call costs
+:data:`TILE_CALL_CYCLES` beyond its engines' busy time.  A core reads sin and cos
 once for its sequence rows, unless it holds more than :data:`RELOAD_ROWS` rows of tiles (sequence rows x
 heads) or sin and cos vary by head: then its reader re-reads them for every row (the program's
-``RELOAD_IMPL``), once per head.
+``RELOAD_IMPL``), once per head.  Kept, they gate the compute: it waits for all of a user's sequence rows of sin
+and cos before its first row (:func:`gate_rows`), which every core with work reads at once, so those rows take
+the grid's bytes at the memory's rate before any compute (:func:`grid_cycles`).
 
 Every core of the grid runs the reader, those without rows too (the program places its kernels on the
 whole compute grid and gives the idle cores empty ranges), and the reader's first act is to read the
@@ -33,7 +37,7 @@ from __future__ import annotations
 
 import math
 
-from meshnn.perf.desc import TILE, OpDesc
+from meshnn.perf.desc import TILE, OpDesc, TensorDesc
 from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.movement_programs import waited_read_cycles, waited_write_cycles
 from meshnn.perf.prediction import Prediction
@@ -49,6 +53,18 @@ RELOAD_ROWS = 8
 """The most rows of tiles a core keeps sin and cos for; beyond it the reader re-reads them every row."""
 MULTIPLIES, ADDS = 2, 1
 """x * cos and (x @ T) * sin (at the fidelity's phases), and their sum: one tile's element-wise FPU work."""
+STAGES = 1 + MULTIPLIES + ADDS
+"""The tile operations of one input tile (x @ T, the two products, the sum), each a call of its own."""
+TILE_CALL_CYCLES = 53.73
+"""Cycles (chip clock) one single-tile call of the compute kernel costs beyond its engines' busy time: the kernel calls
+``matmul_tiles`` / ``mul_tiles`` / ``add_tiles`` and ``pack_tile`` one tile at a time, each call programming its
+unpacker, math and packer for that tile and handing the tile on between them, which the engine rates (operand feed,
+math, pack) do not hold. Fitted: tt-metal PR #39572's all-sharded row (3.96 us, one row of 2 tiles, nothing read but
+the input: tests/perf/published_rotary.py), whose residual over this model without it (3.53 us: launch, the row's
+read, compute and write) is 2 tiles x 4 calls x 53.7 cycles; checked on the same table's three other rows and on the
+70B prefill's q against k (7 further rows of 4 tiles a core: 2.30 us a row measured, 1.52 counted without it, 2.38
+with). A cost per stage of a row instead (the same fit, 107 cycles a stage) would give those 7 rows 1.95 us each:
+the 2-tile rows and the 4-tile rows together tell a tile's calls from a stage's."""
 
 
 def shared_page_ns(desc: OpDesc, machine: Machine) -> float:
@@ -136,18 +152,47 @@ def _shape(desc: OpDesc) -> tuple[int, int, int, int, bool]:
 
 def tile_cycles(desc: OpDesc, machine: Machine, fidelity: MathFidelity) -> float:
     """Compute cycles of one input tile: the tile multiply by the transformation matrix, the two multiplies and
-    the add at ``fidelity``, each fed its two operand tiles, and the four results packed (:func:`stage_pack_cycles`)."""
+    the add at ``fidelity``, each fed its two operand tiles, the four results packed (:func:`stage_pack_cycles`),
+    and the four single-tile calls' own cost (:data:`TILE_CALL_CYCLES`)."""
     arch = machine.system.arch
     fpu = arch.fpu_eltwise_cycles_per_tile
     per_tile = arch.lofi_cycles_per_tile * fidelity.phases + (MULTIPLIES * fidelity.phases + ADDS) * fpu
-    per_tile += (1 + MULTIPLIES + ADDS) * operand_cycles(arch, 2 * desc.inputs[0].tile_bytes)
+    per_tile += STAGES * (operand_cycles(arch, 2 * desc.inputs[0].tile_bytes) + TILE_CALL_CYCLES)
     return per_tile + stage_pack_cycles(desc, machine)
 
 
+def gate_rows(desc: OpDesc, machine: Machine) -> int:
+    """Rows of the busiest core read before its compute starts: where sin and cos are kept (no reload) the compute
+    first waits for all of its user's sequence rows of them (``cb_wait_front`` of ``my_cos_sin_tiles``), which the
+    reader brings with that user's first head's rows; reloading, it waits for its first row only."""
+    if reloads(desc, machine):
+        return 1
+    _, tiles = rotary_prefill_split(desc, machine)
+    return min(max(1, tiles // _shape(desc)[3]), _split(desc, machine)[1])
+
+
+def grid_cycles(desc: OpDesc, machine: Machine, rows_in: int, rows_out: int) -> float:
+    """Cycles for every core with work to read ``rows_in`` rows (each with sin's and cos's row unless they are read
+    in place) and write ``rows_out`` rows at once: their bytes over the grid at the memory's rate (:func:`traffic`),
+    the bound on a step the cores all take together."""
+    x, out = desc.inputs[0], desc.outputs[0] if desc.outputs else desc.inputs[0]
+    cores, _ = rotary_prefill_split(desc, machine)
+    share = cores * _shape(desc)[3]  # tiles of one row on every core
+
+    def part(tensor: TensorDesc, rows: int) -> float:
+        return rows * share / max(1, tensor.tiles)
+
+    moves = [(x, part(x, rows_in)), (out, part(out, rows_out))]
+    if not in_place(desc, machine)[0]:
+        moves += [(t, part(t, rows_in)) for t in desc.inputs[1:3]]
+    return traffic(machine, moves, cores).ns * machine.system.arch.clock_hz / 1e9
+
+
 def pipeline_cycles(desc: OpDesc, machine: Machine, fidelity: MathFidelity) -> float:
-    """Cycles of the busiest core's rows through the reader / compute / writer pipeline: its first row's waited
-    read, then per row the slowest of its compute, its waited write and the next row's waited read, then the
-    last row's waited write.  A row is ``head_dim / 32`` tiles of one head; it brings sin's and cos's row with
+    """Cycles of the busiest core's rows through the reader / compute / writer pipeline: the waited reads of the rows
+    its compute waits for (:func:`gate_rows`), or the grid's reads of them if longer, then per row the slowest of its
+    compute, its waited write and the waited read of the row as many rows ahead, then the last row's write (or the
+    grid's last rows if longer).  A row is ``head_dim / 32`` tiles of one head; it brings sin's and cos's row with
     it where the program reloads them (every row: :func:`reloads`), else on a user's first head only (the
     reader's ``done_sin_cos``: its sequence rows of that head)."""
     x = desc.inputs[0]
@@ -166,8 +211,11 @@ def pipeline_cycles(desc: OpDesc, machine: Machine, fidelity: MathFidelity) -> f
     row_write = waited_write_cycles(machine, width_tiles * out.tile_bytes)
     row_compute = width_tiles * tile_cycles(desc, machine, fidelity)
     reads = [read_with] * with_sin_cos + [read_without] * (rows - with_sin_cos)  # in the program's row order
-    steps = sum(max(row_compute, row_write, following) for following in [*reads[1:], 0.0])
-    return reads[0] + steps + row_write
+    gate = gate_rows(desc, machine)
+    start = max(sum(reads[:gate]), grid_cycles(desc, machine, gate, 0))
+    ahead = [*reads[gate:], *[0.0] * gate]
+    steps = sum(max(row_compute, row_write, ahead[i]) for i in range(rows))
+    return start + steps + max(row_write, grid_cycles(desc, machine, 0, 1))
 
 
 def predict_rotary_prefill(desc: OpDesc, machine: Machine) -> Prediction:

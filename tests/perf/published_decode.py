@@ -151,7 +151,14 @@ QWEN_ROTARY = (
     "longer too (SDPA decode 8.83 against 8.06 us, +10%; paged update 4.55 against 4.45) -- the 4U Qwen file's "
     "rotary (2234.18 ns) is the 70B's 6U figure copied, not a measurement.  What costs the row-major call more is "
     "not its tile work (a quarter of the tiled call's), and the model, which times these calls as their launch and "
-    "a few tile operations, has nothing that grows as the tiles shrink"
+    "a few tile operations, has nothing that grows as the tiles shrink.  Checked for stop 57, not settled: at the "
+    "70B's date (7f36e28e80) llama_rs_create_heads gives q and k shards of [num_heads, head_dim] = [8, 128] "
+    "(llama_reduce_scatter_create_heads_device_op.cpp, compute_output_specs), which a TILE tensor's tile-aligned "
+    "shard check refuses (tensor_layout.cpp, validate_shard_spec) and from which the fused op's tiled path would "
+    "count 8 / 32 = 0 head tiles (q_n_heads_t); an [8, 128] shard is one wrapped tile in the row-major form, and "
+    "the Galaxy unit tests hold a row-major fused case beside the tiled one (test_llama_ops.py: "
+    "test_llama_tg_RowMajorRotaryEmbeddingLlamaFusedQK): the 70B's call may run Qwen's kernel on the same one "
+    "tile a core, which would leave the two figures 17% apart for the same work"
 )
 
 ROTARY_MISS = (

@@ -8,6 +8,9 @@ import pytest
 from meshnn.perf import BufferType, MathFidelity, MemoryLayout, OpDesc, OpFamily, TensorDesc, machine, predict
 from meshnn.perf.movement_programs import waited_read_cycles, waited_write_cycles
 from meshnn.perf.rotary import (
+    TILE_CALL_CYCLES,
+    gate_rows,
+    grid_cycles,
     in_place,
     pipeline_cycles,
     predict_rotary_prefill,
@@ -17,6 +20,7 @@ from meshnn.perf.rotary import (
     stage_pack_cycles,
     tile_cycles,
 )
+from meshnn.perf.traffic import transfer_efficiency
 
 N150 = machine("n150")
 ROTARY = "RotaryEmbeddingLlamaDeviceOperation"
@@ -44,6 +48,7 @@ def test_a_prefill_splits_users_and_sequence_tiles_only(batch, heads, seq, cores
 def test_a_tile_is_a_tile_multiply_two_multiplies_and_an_add_at_hifi4_and_four_packs():
     per_tile = 16 * 4 + (2 * 4 + 1) * 8 + 4 * (2 * 2048) / 140.0  # HiFi4: 4 phases; each op feeds two tiles
     per_tile += 4 * 2048 / 64.0  # the rotated tile, the two products and the output, packed to L1
+    per_tile += 4 * TILE_CALL_CYCLES  # each of the four is a single-tile call of its own
     assert tile_cycles(rotary(1, 32, 128), N150, MathFidelity.HiFi4) == pytest.approx(per_tile)
     p = predict(rotary(1, 32, 128), "n150", traced=True)
     assert p.cores == 4
@@ -75,14 +80,41 @@ def test_one_row_a_core_pays_its_read_compute_and_write_in_turn():
 
 def test_without_reloads_only_a_users_first_heads_rows_bring_sin_and_cos():
     """4 heads x 2 sequence rows a core (8 rows: kept): the first head's 2 rows read sin and cos with their input,
-    the other 6 rows their input only."""
+    the other 6 rows their input only; the compute waits for both rows of sin and cos before its first row, and the
+    64 cores read those rows together, at the DRAM's rate."""
     desc = rotary(1, 4, 4096)
     assert sin_cos_reads(desc, N150) == 1
+    assert gate_rows(desc, N150) == 2
     compute = 4 * tile_cycles(desc, N150, MathFidelity.HiFi4)
     write = waited_write_cycles(N150, 4 * 2048)
     with_sc, without = waited_read_cycles(N150, 3 * 4 * 2048), waited_read_cycles(N150, 4 * 2048)
-    steps = max(compute, write, with_sc) + 6 * max(compute, write, without) + max(compute, write)
-    assert pipeline_cycles(desc, N150, MathFidelity.HiFi4) == pytest.approx(with_sc + steps + write)
+    start = max(2 * with_sc, grid_cycles(desc, N150, 2, 0))
+    steps = 6 * max(compute, write, without) + 2 * max(compute, write)
+    last = max(write, grid_cycles(desc, N150, 0, 1))
+    assert pipeline_cycles(desc, N150, MathFidelity.HiFi4) == pytest.approx(start + steps + last)
+
+
+@pytest.mark.parametrize(
+    ("heads", "seq", "gate"),
+    [
+        (8, 128, 1),  # one sequence row a core
+        (1, 4096, 2),  # 2 sequence rows a core, sin and cos kept: both read before the first row's compute
+        (8, 4096, 1),  # 16 rows a core: reloading, each row waits for its own sin and cos only
+    ],
+)
+def test_the_compute_waits_for_all_its_kept_rows_of_sin_and_cos(heads, seq, gate):
+    assert gate_rows(rotary(1, heads, seq), N150) == gate
+
+
+def test_the_grids_reads_of_the_gated_rows_take_their_bytes_at_the_dram_rate():
+    """k at 4096 tokens on N150: 64 cores x 2 rows x (4 input + 4 sin + 4 cos tiles) read together, each 2 KB tile
+    at the interleaved rate's single-transfer share."""
+    desc = rotary(1, 1, 4096)
+    arch = N150.system.arch
+    rate = N150.system.dram_interleaved_bytes_per_s * transfer_efficiency(arch, 2048)
+    expected_ns = 64 * 2 * 12 * 2048 / rate * 1e9
+    assert grid_cycles(desc, N150, 2, 0) == pytest.approx(expected_ns * arch.clock_hz / 1e9)
+    assert grid_cycles(desc, N150, 0, 1) == pytest.approx(64 * 4 * 2048 / rate * 1e9 * arch.clock_hz / 1e9)
 
 
 def test_decode_mode_is_not_the_prefill_program():
@@ -203,3 +235,14 @@ def test_sharded_sin_and_cos_are_read_in_place_by_cores_of_one_row():
     tall = OpDesc(OpFamily.BINARY, (x, cos, cos, desc.inputs[3]), (x,), op_code=ROTARY)
     assert in_place(tall, N150) == (False, True)
     assert sin_cos_reads(tall, N150) == 8  # the sharded program always reloads: once per head
+
+
+def test_a_cores_further_rows_each_cost_their_tiles_calls():
+    """q's 8 rows a core at 128 tokens against k's 1 (both 4 tiles a row, the same cores, reads and matrix queue):
+    the 7 further rows are compute-bound steps of the pipeline, each 4 tiles of 4 single-tile calls."""
+    galaxy = machine("galaxy", (8, 4))
+    q, k = rotary(1, 8, 128), rotary(1, 1, 128)
+    extra = predict(q, galaxy, traced=True).kernel_ns - predict(k, galaxy, traced=True).kernel_ns
+    assert extra == pytest.approx(7 * 4 * tile_cycles(q, galaxy, MathFidelity.HiFi4))  # Wormhole: 1 cycle = 1 ns
+    without_calls = 7 * 4 * (tile_cycles(q, galaxy, MathFidelity.HiFi4) - 4 * TILE_CALL_CYCLES)
+    assert extra - without_calls == pytest.approx(7 * 4 * 4 * TILE_CALL_CYCLES)
