@@ -36,15 +36,6 @@ HOT_ORDER = (
 )
 
 MLA: dict[str, str] = {
-    "wkv_b2": (
-        f"Checked for stop 56, the reads' measured costs ({NOC}): a waited 2 KB read alone costs 366 cycles from L1 "
-        "and 479 from DRAM, 845 a pair, under the model's 1,057: the rest of the 1,430 is not a lone read's cost.  "
-        "The weight [512, 128] is broadcast over the 128 batches (bcast_B), so every core's reader walks the same "
-        "64 weight tiles (tile 4 kt + (start + n) mod 4): split over the test's 70 cores (22 of 8 output tiles, 48 "
-        "of 7), at the first K step the 70 cores' weight reads fall on 4 of the 12 DRAM banks (34 on one) and their "
-        "in0 reads on 29 of the L1 banks.  The queue at such a bank is not in the model, and no published figure of "
-        "this program (the only figure the plain program times) measures it, so none is fitted"
-    ),
     "kvpe_reshard": (
         f"Checked for stop 56 ({NOC}): one reader's back-to-back 2 KB L1 reads cost 73 cycles each from one core "
         "and 71.5 from 55 cores (28 B a cycle, the model's rate), so a lone core's reads are not paced at 15 B a "

@@ -36,23 +36,20 @@ def us(desc: OpDesc, mesh: tuple[int, int] | None) -> float:
     return predict(desc, "galaxy", mesh_shape=mesh or (1, 1), traced=True).kernel_ns / 1e3
 
 
-PLAIN = (
-    "ttnn picks the plain multi-core program here (matmul_program_config.cpp's create_simple_matmul_program_config: "
-    "Mt from a's rows without the batch, {mt} tile, Nt {nt}: one output block, a 1x1 core range, not wide (32 x 128), "
-    "an L1-interleaved output: MatmulMultiCoreProgramConfig), whose reader fetches every output tile's K tiles of "
-    "both operands one read and one wait at a time, the weight again for each of the {b} batches "
-    "(meshnn.perf.matmul_blocks.plain_reads_cycles: {tiles} output tiles x {kt} K tiles a core, each pair a DRAM "
-    "round trip for the weight tile, 445 cycles, and the NoC's far-end latency for the L1 in0 tile, 270, each "
-    "with its 2 KB at one core's 12 B/cycle: 1,057 cycles a pair); the measured {t} us gives about 1,430 cycles a "
-    "pair: the rest (the reader's per-tile address generation and circular-buffer hand-offs, or an L1 read's "
-    "round trip nearer a DRAM one's) is not in the model's figures, and none is fitted from this one figure"
+LINEAR_NOTE = (
+    "wkv_b2 (190.7 us) runs ttnn's plain multi-core program (matmul_program_config.cpp's "
+    "create_simple_matmul_program_config: Mt 1, Nt 4, one output block, not wide, an L1-interleaved output: "
+    "MatmulMultiCoreProgramConfig), whose reader waits on every in0 and in1 tile and reads the weight again for each "
+    "of the 128 batches: 8192 weight-tile reads.  The weight [512, 128] is shared by the batches (bcast_B), so at "
+    "each K step every core reads a tile of the same weight row, pages on 4 of the 12 DRAM banks "
+    "(meshnn.perf.matmul_blocks.plain_weight_banks_ns: 16.8 MB at 4 banks' share of the interleaved rate, "
+    "about 200 us), which outlasts the waited reads (about 1,057 cycles a pair, 135 us).  Stop 56 had the waited "
+    "reads alone (-26%)"
 )
-LINEAR_MISS = {
-    "wkv_b2": PLAIN.format(mt=1, nt=4, b=128, tiles=8, kt=16, t=190.7),
-}
-"""The MLA linears outside the claim.  wq_kv_a, wq_b and wo (the 1-D program over the width-sharded in0's
-shard grid or ttnn's own 1-D config) and wkv_b1 (the 1-D program ttnn picks for its wide [32, 512] output, its
-16 batches unfused) are checks: meshnn.perf.matmul_blocks times their weight blocks as the in1 reader streams them."""
+"""The MLA linears: wq_kv_a, wq_b and wo (the 1-D program over the width-sharded in0's shard grid or ttnn's own
+1-D config) and wkv_b1 (the 1-D program ttnn picks for its wide [32, 512] output, its 16 batches unfused) are
+checks: meshnn.perf.matmul_blocks times their weight blocks as the in1 reader streams them; wkv_b2 as
+:data:`LINEAR_NOTE`."""
 RESHARD = (
     "interleaved-to-sharded of [{shape}] (L1) into {cores} height shards of 18 tiles (32 x 576), measured {t} us; "
     "meshnn.perf.page_programs times the program's reader (each core's 18 tile reads issued back to back, one wait: "
@@ -82,7 +79,6 @@ AG_MISS = (
     "(about 230 KB, 20 us): the packet rate does not bind here"
 )
 WHY: dict[str, str] = {
-    "wkv_b2": LINEAR_MISS["wkv_b2"],
     "wq_kv_a_ag_decode": AG_MISS.format(kib=132, t=47.9, p=39.2),
     "wo_ag_decode": AG_MISS.format(kib=128, t=50.2, p=38.5),
     "kvpe_reshard": RESHARD.format(
