@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from meshnn.perf import OpDesc, predict
 
-from . import deepseek_checks
+from . import deepseek_checks, deepseek_checks57
 from .figure import Figure
 from .published_deepseek_mla_movement import MOVEMENT
 from .published_deepseek_mla_ops import COMPUTE
@@ -187,6 +187,8 @@ WHY: dict[str, str] = {
 }
 """Why a target is outside the claim, by step (with what stop 56 checked: :mod:`tests.perf.deepseek_checks`)."""
 for _step, _checked in deepseek_checks.MLA.items():
+    WHY[_step] = f"{WHY[_step]}.  {_checked}"
+for _step, _checked in deepseek_checks57.MLA.items():
     WHY[_step] = f"{WHY[_step]}.  {_checked}"
 
 
