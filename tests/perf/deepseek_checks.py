@@ -36,17 +36,15 @@ HOT_ORDER = (
 )
 
 MLA: dict[str, str] = {
-    "kvpe_reshard": (
+    "flash_mla_reshard": (
         f"Checked for stop 56 ({NOC}): one reader's back-to-back 2 KB L1 reads cost 73 cycles each from one core "
-        "and 71.5 from 55 cores (28 B a cycle, the model's rate), so a lone core's reads are not paced at 15 B a "
-        "cycle; the table reaches 134 cycles a read only where several readers share their sources (a 2x2 grid "
-        f"each reading all four), not this op's 4 readers of 72 pages on 70 banks.  {TRACED_ONE_CHIP}.  Against "
-        "flash_mla_reshard the time grows with the bytes, not the readers: after the model's launch, 147 KB in "
-        "2.45 us here and 590 KB in 8.9 us there (16 readers; 2.36 MB in 8.4 us with the 64 readers of the figure's "
-        "date), 60 and 66 (or 282) B a cycle over the chip: what sets that rate is not found"
+        "and 71.5 from 55 cores (28 B a cycle), and the table reaches 134 cycles a read only where several readers "
+        f"share their sources (a 2x2 grid each reading all four), not this op's readers of pages spread over 70 "
+        f"banks.  {TRACED_ONE_CHIP}.  Against kvpe_reshard (met) the time grows with the bytes, not the readers: "
+        "147 KB in 2.45 us there and 590 KB in 8.9 us here after the launch (16 readers; 2.36 MB in 8.4 us with "
+        "the 64 readers of the figure's date), 60 and 66 (or 282) B a cycle over the chip: what sets that rate is "
+        "not found"
     ),
-    "flash_mla_reshard": "Checked for stop 56: as kvpe_reshard (the NoC estimator's per-read costs, the rate over "
-    "the chip, the traced loop on a 70-core chip)",
     "kv_rope_permute_post": (
         "Checked for stop 56: the target times TransposeDeviceOperation (test_permute_deepseek_perf's op_name), the "
         f"program modelled.  Its per-core work at the measured costs ({NOC}: a 2 KB L1 read alone 366 cycles, a 64 B "

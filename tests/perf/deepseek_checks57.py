@@ -42,7 +42,6 @@ MLA: dict[str, str] = {
         "(802 of the 1152) address above it, beyond the banks' allocatable top: what those reads cost is measured "
         f"nowhere found.  {PAGE_TIMES}"
     ),
-    "kvpe_reshard": f"{PAGE_TIMES}",
     "q_concat": f"{PAGE_TIMES}",
     "kv_rope_permute_post": f"{PAGE_TIMES}",
     "wq_kv_a_ag_decode": LINE_OF_TWO_ROWS.format(est="53.1", err="+11%"),

@@ -52,9 +52,10 @@ checks: meshnn.perf.matmul_blocks times their weight blocks as the in1 reader st
 :data:`LINEAR_NOTE`."""
 RESHARD = (
     "interleaved-to-sharded of [{shape}] (L1) into {cores} height shards of 18 tiles (32 x 576), measured {t} us; "
-    "meshnn.perf.page_programs times the program's reader (each core's 18 tile reads issued back to back, one wait: "
-    "its bytes at one core's NoC rate and a round trip) and the data-movement launch, {p} us; kv_rope_reshard (32 "
-    "shards of 2 tiles, 1.04 us) is met by the same count.  Checked for stop 55: tt-npe's NoC model "
+    "meshnn.perf.page_programs times the program's reader (each core's 18 tile reads issued back to back, 140 cycles "
+    "apart, a page write's cost beyond its bytes, one wait and a round trip) and the data-movement launch, {p} us; "
+    "kvpe_reshard (4 shards, 2.83 us) and kv_rope_reshard (32 "
+    "shards of 2 tiles, 1.04 us) are met by the same count.  Checked for stop 55: tt-npe's NoC model "
     "(tt_npe/cpp/include/device_models/wormhole_b0.hpp: 30 B a cycle a link, NoC 0 east then south and NoC 1 north "
     "then west on the 10 x 12 torus, 28.1 B a cycle into and out of a worker's NIU) does not hold it: {banks}, "
     "and the busiest link of the readers' routes carries {link} KB ({link_us} us at 30 B a cycle on NoC 1, the "
@@ -81,22 +82,11 @@ AG_MISS = (
 WHY: dict[str, str] = {
     "wq_kv_a_ag_decode": AG_MISS.format(kib=132, t=47.9, p=39.2),
     "wo_ag_decode": AG_MISS.format(kib=128, t=50.2, p=38.5),
-    "kvpe_reshard": RESHARD.format(
-        shape="1, 4, 32, 576",
-        cores=4,
-        t=2.83,
-        p=1.88,
-        link=96,
-        link_us=3.3,
-        banks="the source's pages (page p on L1 bank p mod 72) put no two readers on one bank at once",
-        extra="The 4 readers take about 136 cycles a 2 KB read where the model gives 68 (its bytes) and one round "
-        "trip; what paces one core's back-to-back L1 reads at about 15 B a cycle is not found",
-    ),
     "flash_mla_reshard": RESHARD.format(
         shape="1, 4, 128, 576",
         cores=16,
         t=9.41,
-        p=2.01,
+        p=3.23,
         link=144,
         link_us=4.9,
         banks="the source's pages (page p on L1 bank p mod 72) put readers j, j + 4, j + 8, j + 12 on one bank at "
@@ -106,7 +96,7 @@ WHY: dict[str, str] = {
         "ttnn.get_optimal_worker_cores_for_sharded_tensor, cores with data only, came 2026-04-12 in #41413), each "
         "reading a full shard (the 48 past the tensor's end read pages beyond it) and waiting every "
         "((512 / 64) x 1152) / 2048 = 4 reads: 1152 reads in all, 4 times today's.  Counted so (64 readers of 18 "
-        "tiles, 5 waits each, 64 cores' launch) the model gives 3.6 us, still 61% short; the links' figure above "
+        "tiles, 5 waits each, 64 cores' launch) the model gives 4.6 us, still 52% short; the links' figure above "
         "is for those 64 readers.  The model follows today's program (16 readers)",
     ),
     "kv_rope_permute_post": HC_MISS.format(
@@ -157,8 +147,9 @@ WHY: dict[str, str] = {
         "concat of [32, 16, 512] and [32, 16, 64] on the last dim (heads padded to 32 rows, L1 interleaved), measured "
         "8.01 us: ttnn runs the tiled interleaved concat (the concat dim is tile-aligned, so no untilize), 576 output "
         "tiles over the 72 cores, 8 a core; meshnn.perf.page_programs times each tile's waited read and flushed write "
-        "as kvpe_concat's (1 tile a core on 18 cores, met at -14%) and gives 4.11 us: the measured 0.86 us a tile "
-        "against the 0.34 us of one waited read is not found.  Checked for stop 55: the program at the figure's date "
+        "as kvpe_concat's (1 tile a core on 18 cores, met at -14%), each read after a core's first also paying a "
+        "page's cost beyond its bytes (140 cycles, as a page write), and gives 5.09 us: the measured 0.86 us a tile "
+        "against the model's 0.48 is not found.  Checked for stop 55: the program at the figure's date "
         "(tt-metal 3ae31814d8) is the one modelled (a two-tile buffer, each read waited, each write flushed); "
         "tt-npe's NoC model (30 B a cycle a link, dimension-ordered routes on the 10 x 12 torus) puts at most 64 KB "
         "of the reads (NoC 1) and writes (NoC 0) on one link, 2.2 us: the shared links, as tt-npe models them, do "
