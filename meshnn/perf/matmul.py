@@ -68,6 +68,7 @@ from meshnn.perf.matmul_blocks import (
     in1_block_stream_cycles,
     is_plain_program,
     plain_reads_cycles,
+    plain_weight_banks_ns,
     width_sharded_config,
 )
 from meshnn.perf.prediction import Prediction
@@ -321,6 +322,7 @@ def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     )
     if is_plain_program(desc):  # one tile of each operand read and waited for at a time
         sender_ns = max(sender_ns, arch.cycles_ns(plain_reads_cycles(desc, machine, out_tiles, k_tiles)))
+        sender_ns = max(sender_ns, plain_weight_banks_ns(desc, machine, cores))
     if sender_ns > memory.dram_ns:  # the busiest in1 sender's read outlasts the DRAM's share
         memory = replace(memory, dram_ns=sender_ns)
     fixed = arch.op_launch_ns + (0.0 if sharded else arch.matmul_fill_ns)

@@ -142,3 +142,28 @@ def plain_reads_cycles(desc: OpDesc, machine: Machine, out_tiles: int, k_tiles: 
         trip = latency.read_trip_cycles(tensor.in_dram)
         per_k += trip + sender_read_cycles(machine, 1, tensor.tile_bytes)
     return out_tiles * k_tiles * per_k
+
+
+def plain_weight_banks_ns(desc: OpDesc, machine: Machine, cores: int) -> float:
+    """Nanoseconds the DRAM banks need for the weight reads of ttnn's plain multi-core program when the weight
+    is shared by every batch (``bcast_B``: in1 of rank 2, or its batch dims all 1) and DRAM-interleaved.
+
+    The reader (reader_bmm_8bank_output_tiles_partitioned.cpp) reads in1 tile ``kt * Nt + n`` for each K step
+    ``kt`` of output column ``n``, waiting for it, and reads the weight again for every output tile: the
+    weight's tiles are read ``Mt x batch`` times in all.  Every core walks K at the same pace, so at any one
+    K step the reads in flight are of one weight row's columns, whose pages (page p on bank p mod banks) lie
+    on at most ``min(Nt, banks, cores)`` banks: the other banks idle, and the reads take at least their bytes
+    at that many banks' rate (a bank's share of the interleaved figure, ``dram_interleaved_bytes_per_s``:
+    readers anywhere on the grid, as here).  0 where the weight is per batch (its batches' offsets spread the
+    reads), in L1 or sharded."""
+    a, b = desc.inputs[0], desc.inputs[1]
+    if not b.in_dram or b.sharded or math.prod(b.shape[:-2]) > 1:
+        return 0.0
+    out = desc.outputs[0]
+    batch = math.prod(out.shape[:-2]) if len(out.shape) > 2 else 1
+    col_tiles = -(-b.shape[-1] // TILE)
+    reads = batch * -(-a.shape[-2] // TILE) * col_tiles * -(-b.shape[-2] // TILE)
+    system = machine.system
+    banks = min(col_tiles, system.arch.num_dram_banks, cores)
+    rate = system.dram_interleaved_bytes_per_s / system.arch.num_dram_banks * banks
+    return reads * b.tile_bytes / rate * 1e9

@@ -40,6 +40,13 @@ far-end latency, ``dram_read_latency_cycles``, as :mod:`meshnn.perf.matmul_block
 core's NoC rate; a read issued without a wait its bytes; a write :data:`PAGE_FIGURES`' ``write_issue_cycles`` plus
 its bytes, the last write's landing a NoC write's latency to an L1 page, and to a DRAM page the write's flight to
 its bank and the acknowledgement's back (:data:`meshnn.perf.transpose_hc.WRITE_BARRIER`, 276 cycles).
+A page read after a core's first also costs ``write_issue_cycles`` (the first's is in the launch, fitted on programs
+that start with a read): a waited read before its round trip; interleaved_to_sharded's reads in
+flight leave that far apart, or their bytes apart where those are longer (:func:`sharded_reads_cycles`).  What that
+per-page cost is in a ttnn kernel is not separated: tt-metal's NoC estimator reads 2 KB pages 71.5-73 cycles apart
+from precomputed addresses, where kvpe_reshard's reader (TensorAccessor, interleaved L1 pages) takes about 130; the
+HC transpose's 32 B face-row writes, the same lookup and command, cost 52 (:mod:`meshnn.perf.transpose_hc`), so the
+cost grows with the page (a 2 KB page's transfer beyond its bytes at 30 B a cycle), as the page writes' 140 does.
 
 The launch: these programs run on BRISC and NCRISC alone, so none of a compute kernel's start-up is in their kernel
 time (its unpack / math / pack configuration, the first tile's passage through the three TRISCs, the tile-register
@@ -216,6 +223,21 @@ def barrier_a_tile(desc: OpDesc) -> bool:
     return dict(desc.attributes).get(S2I_PROGRAM_ATTRIBUTE) == S2IProgram.BARRIER_A_TILE.value
 
 
+def sharded_reads_cycles(machine: Machine, source: TensorDesc, tiles: int, every: int) -> float:
+    """Cycles interleaved_to_sharded's reader takes on its ``tiles`` pages of ``source``, waiting after each
+    ``every``: within a batch a read leaves ``write_issue_cycles`` after the one before (a page's cost to the
+    issuing core beyond its bytes, as the page writes measure it), the reads before it in flight, so the batch
+    takes its bytes or those issues, whichever is longer, then the last read's round trip.  The first read's
+    issue is in the fitted launch (the slices it was fitted on start with a read)."""
+    issue, size, trip = PAGE_FIGURES.write_issue_cycles, _bytes(machine, source), _trip(machine, source)
+    total, left = 0.0, tiles
+    while left > 0:
+        batch = min(every, left)
+        total += max(batch * size, (batch - 1) * issue + size) + trip
+        left -= batch
+    return total
+
+
 def read_barrier_every(tile_bytes: int, readers: int) -> int:
     """Reads interleaved_to_sharded's reader issues before it waits: about 8 KB in flight a reader of 64."""
     return max(1, (512 // max(1, readers)) * 1152 // max(1, tile_bytes))
@@ -235,15 +257,15 @@ def page_cycles(desc: OpDesc, machine: Machine) -> tuple[float, int]:
         return tiles * _bytes(machine, source) + _trip(machine, source), cores
     if desc.op_code == I2S:
         cores, tiles = shard_cores(out, grid)
-        waits = math.ceil(tiles / read_barrier_every(source.tile_bytes, cores))
-        return tiles * _bytes(machine, source) + waits * _trip(machine, source), cores
+        return sharded_reads_cycles(machine, source, tiles, read_barrier_every(source.tile_bytes, cores)), cores
     if is_row_major_pad(desc):
         return row_major_pad_cycles(desc, machine, grid)
     cores = max(1, min(grid, out.tiles))
     tiles = math.ceil(out.tiles / cores)
-    read = max(_trip(machine, t) + _bytes(machine, t) for t in desc.inputs)
+    first = max(_trip(machine, t) + _bytes(machine, t) for t in desc.inputs)
+    read = first + PAGE_FIGURES.write_issue_cycles  # every waited read after a core's first: its page's cost
     write = write_cycles(machine, out) + (landing if is_cn_transpose(desc) else 0.0)  # the CN writer waits a page
-    return tiles * max(read, write) + min(read, write) + landing, cores
+    return max(first, write) + (tiles - 1) * max(read, write) + min(first, write) + landing, cores
 
 
 def _stick_bytes(tensor: TensorDesc) -> int:

@@ -36,26 +36,15 @@ HOT_ORDER = (
 )
 
 MLA: dict[str, str] = {
-    "wkv_b2": (
-        f"Checked for stop 56, the reads' measured costs ({NOC}): a waited 2 KB read alone costs 366 cycles from L1 "
-        "and 479 from DRAM, 845 a pair, under the model's 1,057: the rest of the 1,430 is not a lone read's cost.  "
-        "The weight [512, 128] is broadcast over the 128 batches (bcast_B), so every core's reader walks the same "
-        "64 weight tiles (tile 4 kt + (start + n) mod 4): split over the test's 70 cores (22 of 8 output tiles, 48 "
-        "of 7), at the first K step the 70 cores' weight reads fall on 4 of the 12 DRAM banks (34 on one) and their "
-        "in0 reads on 29 of the L1 banks.  The queue at such a bank is not in the model, and no published figure of "
-        "this program (the only figure the plain program times) measures it, so none is fitted"
-    ),
-    "kvpe_reshard": (
+    "flash_mla_reshard": (
         f"Checked for stop 56 ({NOC}): one reader's back-to-back 2 KB L1 reads cost 73 cycles each from one core "
-        "and 71.5 from 55 cores (28 B a cycle, the model's rate), so a lone core's reads are not paced at 15 B a "
-        "cycle; the table reaches 134 cycles a read only where several readers share their sources (a 2x2 grid "
-        f"each reading all four), not this op's 4 readers of 72 pages on 70 banks.  {TRACED_ONE_CHIP}.  Against "
-        "flash_mla_reshard the time grows with the bytes, not the readers: after the model's launch, 147 KB in "
-        "2.45 us here and 590 KB in 8.9 us there (16 readers; 2.36 MB in 8.4 us with the 64 readers of the figure's "
-        "date), 60 and 66 (or 282) B a cycle over the chip: what sets that rate is not found"
+        "and 71.5 from 55 cores (28 B a cycle), and the table reaches 134 cycles a read only where several readers "
+        f"share their sources (a 2x2 grid each reading all four), not this op's readers of pages spread over 70 "
+        f"banks.  {TRACED_ONE_CHIP}.  Against kvpe_reshard (met) the time grows with the bytes, not the readers: "
+        "147 KB in 2.45 us there and 590 KB in 8.9 us here after the launch (16 readers; 2.36 MB in 8.4 us with "
+        "the 64 readers of the figure's date), 60 and 66 (or 282) B a cycle over the chip: what sets that rate is "
+        "not found"
     ),
-    "flash_mla_reshard": "Checked for stop 56: as kvpe_reshard (the NoC estimator's per-read costs, the rate over "
-    "the chip, the traced loop on a 70-core chip)",
     "kv_rope_permute_post": (
         "Checked for stop 56: the target times TransposeDeviceOperation (test_permute_deepseek_perf's op_name), the "
         f"program modelled.  Its per-core work at the measured costs ({NOC}: a 2 KB L1 read alone 366 cycles, a 64 B "

@@ -29,6 +29,7 @@ from meshnn.perf.matmul_blocks import (
     is_plain_program,
     output_block_write_cycles,
     plain_reads_cycles,
+    plain_weight_banks_ns,
     width_sharded_config,
 )
 
@@ -154,10 +155,29 @@ def test_the_plain_program_reads_each_operand_tile_and_waits():
     assert plain_reads_cycles(desc, GALAXY, 8, 16) == pytest.approx(8 * 16 * per_k)
     p = predict(desc, "galaxy", traced=True)
     cores = min(512, GALAXY.system.spec.compute_grid[0] * GALAXY.system.spec.compute_grid[1])
-    assert p.memory_ns == pytest.approx(GALAXY.system.arch.cycles_ns(math.ceil(512 / cores) * 16 * per_k))
+    waited = GALAXY.system.arch.cycles_ns(math.ceil(512 / cores) * 16 * per_k)
+    assert p.memory_ns == pytest.approx(max(waited, plain_weight_banks_ns(desc, GALAXY, cores)))
     in_dram = OpDesc(OpFamily.MATMUL, (dram(a.shape), desc.inputs[1]), desc.outputs, matmul=MatmulConfig())
     assert plain_reads_cycles(in_dram, GALAXY, 8, 16) > plain_reads_cycles(desc, GALAXY, 8, 16)
     given = OpDesc(
         OpFamily.MATMUL, desc.inputs, desc.outputs, core_grid=(8, 8), matmul=MatmulConfig(user_core_grid=True)
     )
     assert not is_plain_program(given) and not is_plain_program(sharded_linear(896, 2112, 28))
+
+
+def test_the_plain_programs_shared_weight_is_read_from_as_many_banks_as_its_columns():
+    """wkv_b2's weight [512, 128] (4 tile columns) is shared by its 128 batches: each K step's reads, on every
+    core at once, are of one weight row's 4 tiles, pages on 4 of Wormhole's 12 banks, so the 8192 tile reads
+    (128 batches x 4 columns x 16 K tiles) take their bytes at 4 banks' share of the interleaved rate."""
+    system = GALAXY.system
+    desc = chosen_config(linear(l1((1, 128, 32, 512)), dram((512, 128)), l1((1, 128, 32, 128))), GALAXY)
+    four = 4 * system.dram_interleaved_bytes_per_s / system.arch.num_dram_banks
+    assert plain_weight_banks_ns(desc, GALAXY, 72) == pytest.approx(8192 * 2048 / four * 1e9)
+    assert plain_weight_banks_ns(desc, GALAXY, 2) == pytest.approx(2 * plain_weight_banks_ns(desc, GALAXY, 72))
+    wide = chosen_config(linear(l1((1, 128, 32, 512)), dram((512, 1024)), l1((1, 128, 32, 1024))), GALAXY)
+    twelve = 12 * system.dram_interleaved_bytes_per_s / system.arch.num_dram_banks  # 32 columns: every bank
+    assert plain_weight_banks_ns(wide, GALAXY, 72) == pytest.approx(128 * 32 * 16 * 2048 / twelve * 1e9)
+    per_batch = OpDesc(OpFamily.MATMUL, (desc.inputs[0], dram((128, 512, 128))), desc.outputs, matmul=MatmulConfig())
+    assert plain_weight_banks_ns(per_batch, GALAXY, 72) == 0.0
+    in_l1 = OpDesc(OpFamily.MATMUL, (desc.inputs[0], l1((512, 128))), desc.outputs, matmul=MatmulConfig())
+    assert plain_weight_banks_ns(in_l1, GALAXY, 72) == 0.0

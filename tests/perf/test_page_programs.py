@@ -23,6 +23,7 @@ from meshnn.perf.page_programs import (
     page_cycles,
     read_barrier_every,
     shard_cores,
+    sharded_reads_cycles,
 )
 from meshnn.perf.systems import machine
 from meshnn.perf.transpose_hc import WRITE_BARRIER
@@ -32,6 +33,7 @@ BYTES = 2048 / 30  # a bfloat16 tile at one core's NoC rate (tt-npe: 30 B a cycl
 WRITE = PAGE_FIGURES.write_issue_cycles + BYTES
 LAND = WORMHOLE_B0.noc_write_latency_cycles
 L1_READ = WORMHOLE_B0.dram_read_latency_cycles + BYTES
+ISSUE = PAGE_FIGURES.write_issue_cycles  # a page's cost to its core beyond its bytes, read or written
 
 
 def l1(shape, memory=MemoryLayout.INTERLEAVED, *, dtype="BFLOAT16", layout=Layout.TILE, buffer=BufferType.L1,
@@ -82,7 +84,26 @@ def test_the_interleaved_to_sharded_reader_waits_as_tt_metal_counts():
     flash = op(I2S, [l1((1, 4, 128, 576))], l1((1, 4, 128, 576), H), core_grid=(64, 1))
     cycles, cores = page_cycles(flash, GALAXY)
     assert cores == 16  # 16 readers: a wait after 18 reads, the shard's last
-    assert cycles == pytest.approx(18 * BYTES + WORMHOLE_B0.dram_read_latency_cycles)
+    assert cycles == pytest.approx(17 * ISSUE + BYTES + WORMHOLE_B0.dram_read_latency_cycles)
+
+
+def test_the_interleaved_to_sharded_reads_leave_one_issue_apart_and_wait_by_batch():
+    """Each read in a batch leaves a page's cost after the one before (140 cycles, more than a 2 KB tile's 68 at
+    the NoC's rate), the reads before it in flight; a batch ends with the last read's round trip."""
+    src = l1((1, 4, 128, 576))
+    trip = WORMHOLE_B0.dram_read_latency_cycles
+    assert sharded_reads_cycles(GALAXY, src, 18, 72) == pytest.approx(17 * ISSUE + BYTES + trip)
+    assert sharded_reads_cycles(GALAXY, src, 18, 4) == pytest.approx(
+        4 * (3 * ISSUE + BYTES + trip) + ISSUE + BYTES + trip
+    )
+    assert sharded_reads_cycles(GALAXY, src, 1, 4) == pytest.approx(BYTES + trip)  # the first read's issue: the launch
+    big = l1((1, 4, 128, 576), dtype="FLOAT32")  # a 4 KB tile: its bytes (137 cycles) about an issue
+    four_kb = 4096 / 30
+    assert sharded_reads_cycles(GALAXY, big, 3, 72) == pytest.approx(max(3 * four_kb, 2 * ISSUE + four_kb) + trip)
+    dram = l1((1, 4, 128, 576), buffer=BufferType.DRAM)
+    assert sharded_reads_cycles(GALAXY, dram, 2, 72) == pytest.approx(
+        ISSUE + BYTES + WORMHOLE_B0.tile_round_trip_cycles
+    )
 
 
 def test_a_sharded_to_interleaved_core_writes_its_shard_back_to_back_and_waits_once():
@@ -95,7 +116,8 @@ def test_a_slice_waits_on_each_read_and_its_writer_overlaps():
     one = op("SliceDeviceOperation", [l1((1, 1, 32, 2112))], l1((1, 1, 32, 1536)), OpFamily.SLICE)
     assert page_cycles(one, GALAXY) == (pytest.approx(L1_READ + WRITE + LAND), 48)  # one tile a core
     two = op("SliceDeviceOperation", [l1((32, 1, 32, 192))], l1((32, 1, 32, 128)), OpFamily.SLICE)
-    assert page_cycles(two, GALAXY) == (pytest.approx(2 * L1_READ + WRITE + LAND), 72)  # 128 tiles over 72
+    second = L1_READ + ISSUE  # a read after the core's first pays the page's cost too
+    assert page_cycles(two, GALAXY) == (pytest.approx(L1_READ + second + WRITE + LAND), 72)  # 128 tiles over 72
     dram = dataclasses.replace(one, inputs=(l1((1, 1, 32, 2112), buffer=BufferType.DRAM),))
     trip = WORMHOLE_B0.tile_round_trip_cycles + BYTES
     assert page_cycles(dram, GALAXY)[0] == pytest.approx(trip + WRITE + LAND)
