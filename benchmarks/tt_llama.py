@@ -38,7 +38,7 @@ NOT_MODELLED = (
     "decode samples on the host (PERF.md's older rows: the logits read back every token) unless the model is built "
     "with device_sampling (perf_model.DEVICE_SAMPLING's rows): the logits' all_gather and untilize and, where the demo "
     "argmaxed on the device, the argmax are not written (the host's fitted per-token figure holds batch 1's); a batch "
-    "sampled on the host has its 32 rows' read back timed (decode_tail.logits_read_ns), not the host's argmax",
+    "sampled on the host has its 32 rows' read back and the host's argmax of them timed by perf_model (decode_tail)",
     "device sampling: manual_seed (no tensor to time) and the host's shorter read (32 tokens, not the logits)",
     "prefill SDPA reads bfloat16 q, k and v: attention.py typecasts q to the activation dtype (bfloat8_b by default) "
     "and runs SDPA on the KV cache's dtype; written, its typecast a layer moves the fitted 1B / 3B prefill rows (N300 "
