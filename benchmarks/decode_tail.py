@@ -13,14 +13,16 @@ sampled a batch on the host (``perf_model.predicted`` takes both).
   0's all-gathered, untilized logits, ``[1, 1, 32, vocab]`` bfloat16 row-major (a page a row), whatever the
   mesh.  The read is timed by :func:`meshnn.perf.transfer.host_read_ns` (fitted to tt-metal's rw_buffer
   goldens, not to these rows) and added to the host's per-step figure, which was fitted on batch-1 rows that
-  argmax on the device and read back a token.  Not timed: the host's ``.float()`` and ``torch.argmax`` of the
-  32 rows (no published host rate; see :data:`HOST_SAMPLING_NOT_TIMED`).
+  argmax on the device and read back a token.  The host's ``.float()``, slice and ``torch.argmax`` of the 32 rows
+  are timed by :func:`host_argmax_ns` (``meshnn.perf.host.HostModel.host_logit_ns`` a logit, fitted to PERF.md's
+  batch-32 rows of Llama-3.2-1B: see :data:`HOST_SAMPLING`).
 """
 
 from __future__ import annotations
 
 import math
 
+from meshnn.perf.host import HostModel
 from meshnn.perf.transfer import host_read_ns
 
 TILE = 32
@@ -29,9 +31,10 @@ SDPA_DECODE_CHUNK = {"wormhole_b0": 256, "blackhole": 128}
 DYNAMIC_DECODE_CHUNK_ROWS = ("Ministral-8B", "QwQ-32B")
 """PERF.md's rows measured after tt-metal #33978 (2026-01-06): Ministral-8B (2026-01-24), QwQ-32B (2026-03-23);
 model_targets.yaml's figures (2026-06) likewise."""
-HOST_SAMPLING_NOT_TIMED = (
-    "a batch sampled on the host: the host's float conversion and argmax of 32 rows of logits "
-    "(simple_text_demo.py's sample_host) are not timed; the read back is"
+HOST_SAMPLING = (
+    "a batch sampled on the host: its logits' read back (decode_tail.logits_read_ns) and the host's float "
+    "conversion and argmax of its 32 rows (decode_tail.host_argmax_ns: HostModel.host_logit_ns a logit, fitted to "
+    "PERF.md's batch-32 Llama-3.2-1B rows) are added to the host's per-step figure"
 )
 
 
@@ -45,10 +48,21 @@ def decode_chunk(system: str, *, dynamic: bool) -> int:
     return 0 if dynamic else SDPA_DECODE_CHUNK[arch_of(system)]
 
 
+def gathered_width(devices: int, vocab: int) -> int:
+    """The width of device 0's all-gathered logits (columns): each device's share of ``vocab`` tile-padded."""
+    return math.ceil(vocab / (TILE * devices)) * TILE * devices
+
+
 def logits_read_ns(system: str, devices: int, vocab: int) -> float:
     """The host's read of device 0's gathered logits after a decode step (ns): 32 rows of the vocabulary,
     each device's share tile-padded, in bfloat16 row-major pages of a row, from a chip with its own PCIe
     link (device 0 of an N300 or a T3000)."""
-    width = math.ceil(vocab / (TILE * devices)) * TILE * devices
-    row = 2 * width
+    row = 2 * gathered_width(devices, vocab)
     return host_read_ns(arch_of(system), TILE * row, row)
+
+
+def host_argmax_ns(devices: int, vocab: int, host: HostModel) -> float:
+    """The host's work on the logits it read back (ns): ``process_output_decode``'s ``.float()`` of the 32 gathered
+    rows and ``sample_host``'s ``torch.argmax``, at ``host.host_logit_ns`` a logit of the gathered width (the
+    float conversion takes the whole rows before the slice to the vocabulary)."""
+    return TILE * gathered_width(devices, vocab) * host.host_logit_ns

@@ -11,12 +11,17 @@ models/tt_transformers/PERF.md of 2026-06; each row's date from ``git blame``), 
   (100.5 -> 105.9 t/s/u).  The settings are read from each table's heading as model_config.py of that
   commit defines them: ``hifi2`` is HiFi2 with float32 accumulation (compute_kernel_config_hifi2),
   ``hifi2fp16`` without, ``hifi2na`` without and without packer L1 accumulation, ``hifi4`` HiFi4 with
-  float32 accumulation, ``lofi`` LoFi; ``activation: mixed`` is each op's default.
+  float32 accumulation, ``lofi`` LoFi; ``activation: mixed`` is each op's default.  Three decode rows (bfloat8_b
+  FF1/FF3 at ``hifi2`` with FF2 at ``hifi2``) read 15-17% slow: the tables put FF1/FF3 at HiFi2 with float32
+  accumulation 0.18 ms a step above bfloat4_b at LoFi (9.97 -> 10.15 ms), where meshnn.perf.matmul's float32
+  partial sums (in0_block_w 2: 32 K blocks of 4 output tiles a core) add 44 us to each of the 32 FF1/FF3 matmuls
+  (46.8 -> 90.9 us; bfloat8_b at HiFi2 with 16-bit accumulation: 46.8 us): 1.41 ms a step.
 - Its "Short-Context, Batch-32" table (2025-03-17, #18777): 32 users of 128-token prompts, decode of
   the batch (each user at position 228, PERF.md's 200 generated tokens), sampled on the host as the demo
   did then (``argmax_on_device`` at batch 1 only): each step reads device 0's 32 rows of logits back, timed
-  (``decode_tail.logits_read_ns``: 0.46 ms on Wormhole), and argmaxes them on the host, not timed.  The decode
-  figures are checks; the "avg TTFT" column is not (how the demo of 2025-03
+  (``decode_tail.logits_read_ns``: 0.46 ms on Wormhole), and converts and argmaxes them on the host
+  (``decode_tail.host_argmax_ns``: 4.75 ms for Llama 3's vocabulary, fitted to the 1B's three rows,
+  :data:`BATCH32_FITTED`).  The other decode figures are checks; the "avg TTFT" column is not (how the demo of 2025-03
   averaged 32 users' prefills is not in the table: its 1B on an N150, 38 ms, is below the same day's
   batch-1 figure, 55 ms).  Llama-3.2-11B (a vision model) and the empty rows are left out.
 - Its "Long-context (64K Tokens)" table (2025-03-17): decode one user at position 64K (:data:`LONG_CONTEXT`).
@@ -120,6 +125,11 @@ before #20912 (2025-04-25).  The 64K and batch-32 tables first appear with tt-me
 the 2025-03-17 commit kept their decode figures), the precision tables with #17872 (2025-03-17).  At a 128-token
 prompt a user's cache is one chunk on one core, so the program costs a layer its chunk's calls (~9 us) and no merge;
 at 64K a T3000 chip's one kv head is split over 16 cores whose 15 merges run one after another (~140 us a layer)."""
+
+BATCH32_FITTED = ("Llama-3.2-1B",)
+"""The batch-32 rows the host's argmax per logit was fitted to (``meshnn.perf.host.HostModel.host_logit_ns``): the
+1B's three, as the host's per-token figure was fitted to the 1B and 3B batch-1 rows; the 3B, 8B and 70B rows are
+checks."""
 
 BATCH32_PRECISION = table_precision("bfp4", "bfp8", "bfp8", "mixed", "lofi", "hifi2", "hifi2")
 """Batch-32's settings: the performance settings of 2025-03 (bfloat4_b FF1/FF3 at LoFi, the rest the day's

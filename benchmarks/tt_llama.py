@@ -31,14 +31,17 @@ BF16, BFP8, BFP4 = ttnn.bfloat16, ttnn.bfloat8_b, ttnn.bfloat4_b
 NOT_MODELLED = (
     "T3000's decode collectives are written as today's fabric ops (all_gather_matmul_async, reduce_scatter); every "
     "PERF.md row but QwQ-32B's (2026-03) predates tt-metal #25628 (2025-08-12), when tt_transformers ran the "
-    "non-fabric ttnn.reduce_scatter and ttnn.experimental.all_gather_matmul, timed here as the fabric ones",
+    "non-fabric ttnn.reduce_scatter and ttnn.experimental.all_gather_matmul, timed here as the fabric ones; "
+    "meshnn.perf times a ring reduce_scatter of [1, 1, 32, 256 / 1024 / 2048 / 3584] on 8 chips in 18.5 / 26.3 / "
+    "35.6 / 48.9 us where tt-metal #41522 (2026-04-06) measured its ring program of before that day at 46.8 / 49.2 / "
+    "55.4 / 66.6 us: the T3000 rows with two per layer (3B, Phi-3.5, the 32B Qwens) read 16-52% fast",
     "T3000's prefill attention output runs as linear + reduce_scatter; tt_transformers all_gathers the heads and "
     "runs wo on output columns (USE_FUSED_ALL_GATHER_MATMUL: the same op count, a collective of the same bytes)",
     "paged attention runs unpaged (the same bytes; cur_pos as a list so the model sees the position)",
     "decode samples on the host (PERF.md's older rows: the logits read back every token) unless the model is built "
     "with device_sampling (perf_model.DEVICE_SAMPLING's rows): the logits' all_gather and untilize and, where the demo "
     "argmaxed on the device, the argmax are not written (the host's fitted per-token figure holds batch 1's); a batch "
-    "sampled on the host has its 32 rows' read back timed (decode_tail.logits_read_ns), not the host's argmax",
+    "sampled on the host has its 32 rows' read back and the host's argmax of them timed by perf_model (decode_tail)",
     "device sampling: manual_seed (no tensor to time) and the host's shorter read (32 tokens, not the logits)",
     "prefill SDPA reads bfloat16 q, k and v: attention.py typecasts q to the activation dtype (bfloat8_b by default) "
     "and runs SDPA on the KV cache's dtype; written, its typecast a layer moves the fitted 1B / 3B prefill rows (N300 "

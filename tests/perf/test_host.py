@@ -59,7 +59,7 @@ def test_a_step_of_no_ops_is_refused():
 
 def test_the_host_figures_name_their_sources():
     for host in (TT_TRANSFORMERS, TT_TRANSFORMERS_TG):
-        assert set(host.sources) == {"decode_step_ns", "prefill_ns", "layer_residual_ns"}
+        assert set(host.sources) == {"decode_step_ns", "prefill_ns", "layer_residual_ns", "host_logit_ns"}
         assert "PERF.md" in host.sources["decode_step_ns"]
     assert TT_TRANSFORMERS.layer_residual_ns == 0 and TT_TRANSFORMERS_TG.layer_residual_ns > 0
 
