@@ -289,6 +289,8 @@ def matmul_config(attrs: Mapping[str, object]) -> MatmulConfig:
         fp32_acc=fp32_acc,
         gather_in0=getattr(program, "gather_in0", False) is True,
         hop_cores=_core_count(getattr(program, "hop_cores", None)),
+        out_block_h=_positive(getattr(program, "out_block_h", None)),
+        out_block_w=_positive(getattr(program, "out_block_w", None)),
     )
 
 
