@@ -79,6 +79,13 @@ def multi_dim_factor(
     return 1, 1, 1
 
 
+def split_block(block: object, whole: object) -> int | None:
+    """A program config's ``out_block_h`` (or ``_w``) as :class:`MatmulConfig` keeps it: a positive tile count
+    smaller than its ``per_core_M`` (or ``_N``), else None (the whole block: ttnn's default)."""
+    valid = isinstance(block, int) and not isinstance(block, bool) and block > 0
+    return block if valid and (not isinstance(whole, int) or block < whole) else None
+
+
 def _blocked(config: MatmulConfig) -> bool:
     return (
         config.program is MatmulProgram.MULTICAST_2D

@@ -117,3 +117,11 @@ def test_an_ops_program_config_hands_its_output_blocks_to_the_model():
     config = matmul_config({"program_config": program})
     assert (config.program, config.out_block_h, config.out_block_w) == (MatmulProgram.MULTICAST_2D, 4, 8)
     assert block_count(config) == 8
+
+
+def test_a_config_whose_blocks_are_its_whole_per_core_block_keeps_none():
+    """ttnn's configs default out_block_h / _w to per_core_M / _N: that is no split."""
+    from meshnn.perf.matmul_out_blocks import split_block
+
+    assert split_block(16, 16) is None and split_block(None, 16) is None and split_block(0, 16) is None
+    assert split_block(8, 16) == 8 and split_block(8, None) == 8 and split_block(True, 16) is None
