@@ -46,6 +46,7 @@ from meshnn.perf.desc import (
 )
 from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.gather_matmul import FUSED_GATHER, FUSED_GATHER_OP, FUSED_GATHER_OP_CODE
+from meshnn.perf.matmul_out_blocks import split_block
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
 
@@ -289,6 +290,8 @@ def matmul_config(attrs: Mapping[str, object]) -> MatmulConfig:
         fp32_acc=fp32_acc,
         gather_in0=getattr(program, "gather_in0", False) is True,
         hop_cores=_core_count(getattr(program, "hop_cores", None)),
+        out_block_h=split_block(getattr(program, "out_block_h", None), getattr(program, "per_core_M", None)),
+        out_block_w=split_block(getattr(program, "out_block_w", None), getattr(program, "per_core_N", None)),
     )
 
 

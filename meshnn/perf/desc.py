@@ -214,6 +214,8 @@ class MatmulConfig:
     fp32_acc: bool | None = None
     gather_in0: bool = False  # a 1-D program that passes in0's shards around a ring of cores (meshnn.perf.ring_matmul)
     hop_cores: int = 0  # relay cores in that ring (ttnn's hop_cores): each adds a transfer to the ring's path
+    out_block_h: int | None = None  # a 2-D program's output block in tiles (None: the whole per-core block)
+    out_block_w: int | None = None  # (meshnn.perf.matmul_out_blocks)
 
 
 @dataclass(frozen=True, slots=True)

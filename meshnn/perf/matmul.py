@@ -39,7 +39,10 @@ last block; without L1 accumulation (and in a 2-D program with two blocks) spill
 every block.
 
 A matmul given no program config (nor core grid) runs the program ttnn would pick
-(:mod:`meshnn.perf.matmul_auto`).
+(:mod:`meshnn.perf.matmul_auto`).  A 2-D program whose per-core block runs in several output blocks (ttnn's
+choice where the whole block's buffers do not fit L1, or ``out_block_h`` / ``out_block_w`` given) reads its
+inputs again for each, waits at each block boundary for the block's writes and the next in1 block, and drains
+only the last block after its math (:mod:`meshnn.perf.matmul_out_blocks`).
 
 Fixed cost: the launch, plus the multicast pipeline fill (first blocks read and sent) for every
 program but the DRAM-sharded one, whose readers sit next to their banks.  A 2-D program whose output
@@ -71,6 +74,7 @@ from meshnn.perf.matmul_blocks import (
     plain_weight_banks_ns,
     width_sharded_config,
 )
+from meshnn.perf.matmul_out_blocks import boundary_cycles, drain_share, reread_factors
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import (
@@ -138,7 +142,7 @@ def activation_stream_cycles(desc: OpDesc, machine: Machine, row_tiles: int, k_t
     if not a.in_dram or a.sharded or config.program is MatmulProgram.DRAM_SHARDED:
         return 0.0
     grid = config.grid or desc.core_grid or machine.system.spec.compute_grid
-    tiles = (config.per_core_m or math.ceil(row_tiles / max(1, grid[1]))) * k_tiles
+    tiles = (config.per_core_m or math.ceil(row_tiles / max(1, grid[1]))) * k_tiles * reread_factors(config)[0]
     flush = multicast_flush_cycles(machine, tiles, a.tile_bytes) if config.program is MatmulProgram.MULTICAST_2D else 0
     return sender_read_cycles(machine, tiles, a.tile_bytes) + flush
 
@@ -170,7 +174,7 @@ def in1_sender_cycles(desc: OpDesc, machine: Machine, k_tiles: int) -> float:
     if config.program is not MatmulProgram.MULTICAST_2D or not b.in_dram:
         return 0.0
     columns = config.per_core_n or math.ceil(_tiles(b.shape[-1]) / (config.grid or (8, 8))[0])
-    tiles = columns * k_tiles
+    tiles = columns * k_tiles * reread_factors(config)[1]
     return sender_read_cycles(machine, tiles, b.tile_bytes) + multicast_flush_cycles(machine, tiles, b.tile_bytes)
 
 
@@ -193,7 +197,7 @@ def output_drain_ns(desc: OpDesc, machine: Machine) -> float:
     config = desc.matmul or MatmulConfig()
     if config.program is not MatmulProgram.MULTICAST_2D or not out.in_dram or out.sharded:
         return 0.0
-    return out.nbytes / machine.system.arch.matmul_drain_bytes_per_s * 1e9
+    return out.nbytes * drain_share(config) / machine.system.arch.matmul_drain_bytes_per_s * 1e9
 
 
 def chosen_config(desc: OpDesc, machine: Machine) -> OpDesc:
@@ -301,6 +305,7 @@ def predict_matmul(desc: OpDesc, machine: Machine) -> Prediction:
         per_multiply = max(per_multiply, op_latency(arch.arch).single_use_weight_tile_cycles)
     cycles = out_tiles * k_tiles * per_multiply + out_tiles * sfpu_cycles_per_tile(arch, desc.unary_ops)
     cycles += partials_cycles(desc, machine, out_tiles, k_tiles, per_multiply)
+    cycles += boundary_cycles(desc, machine, per_multiply)  # output blocks one after another: writes, in1 refill
     stream = activation_stream_cycles(desc, machine, row_tiles, k_tiles)
     multicast = in0_multicast_cycles(desc, machine, cores)
     if multicast:  # one sender reads and multicasts in0 block by block; the math runs behind it

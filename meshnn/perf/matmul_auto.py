@@ -15,7 +15,9 @@ matmul_op.cpp].  Its choice, with ``Mt``, ``Kt``, ``Nt`` the tiles of M, K, N an
   the 1-D program that multicasts in1, ``per_core_M = ceil(ceil(M/(gx*gy))/32)``, ``per_core_N = Nt``;
   otherwise the **2-D multicast program** over the whole grid, ``per_core_M = ceil(Mt/gy)``,
   ``per_core_N = ceil(Nt/gx)`` and K in blocks of ``in0_block_w = Kt/gx`` tiles (1 where ``gx`` does not
-  divide ``Kt``) when all are DRAM-interleaved, else ``f x f`` blocks over K blocks of the 2 (or 1) above;
+  divide ``Kt``) when all are DRAM-interleaved, that block split into output blocks (and K-blocks) where its
+  circular buffers do not fit L1 (:func:`meshnn.perf.matmul_out_blocks.multi_dim_factor`), else ``f x f``
+  blocks over K blocks of the 2 (or 1) above;
 - anything else: the plain multi-core program (not modelled here: the caller keeps its default).
 
 Facts, not fits: every threshold above is ttnn's.  What the choice costs is timed by
@@ -28,6 +30,7 @@ import math
 
 from meshnn.perf.desc import TILE, BufferType, MatmulConfig, MatmulProgram, MemoryLayout, OpDesc, TensorDesc
 from meshnn.perf.matmul_blocks import mcast_1d_block_w
+from meshnn.perf.matmul_out_blocks import multi_dim_factor
 from meshnn.perf.systems import Machine
 
 NARROW_RATIO = 8
@@ -89,9 +92,10 @@ def auto_matmul_config(desc: OpDesc, machine: Machine, *, fp32_acc: bool = False
         )
     if dram_interleaved:  # K split over the grid's columns: Kt / gx tiles a block where that divides, else 1
         inner = kt // gx if kt % gx == 0 else 1
-        return MatmulConfig(
-            MatmulProgram.MULTICAST_2D, (gx, gy), math.ceil(mt / gy), math.ceil(nt / gx), in0_block_w=inner
-        )
+        per_m, per_n = math.ceil(mt / gy), math.ceil(nt / gx)
+        h, w, inner = multi_dim_factor(desc, per_m, per_n, inner, l1_bytes, fp32_acc)
+        blocks = {} if (h, w) == (per_m, per_n) else {"out_block_h": h, "out_block_w": w}
+        return MatmulConfig(MatmulProgram.MULTICAST_2D, (gx, gy), per_m, per_n, in0_block_w=inner, **blocks)
     if range_y > 0:
         return MatmulConfig(MatmulProgram.MULTICAST_2D, (gx, gy), per_core_m=f, per_core_n=f, in0_block_w=block_w)
     return None

@@ -40,6 +40,7 @@ from . import (
     published_galaxy_decoder,
     published_galaxy_units,
     published_gemm_manual,
+    published_gemm_manual_split,
     published_gemm_oob,
     published_gemm_oob_p150,
     published_gemm_oob_p150_13,
@@ -378,6 +379,7 @@ def figures() -> list[Figure]:
     every += [*_math_thread_figures("n150"), *_math_thread_figures("p150"), *_math_thread_figures("p150_13x10")]
     every += [*_manual_table_figures("n150", "n150"), *_manual_table_figures("p150", "p150")]
     every += [*_manual_table_figures("p150_13x10", published_gemm_oob_p150_13.P150_13X10)]
+    every += published_gemm_manual_split.figures()
     every += [*_ring_figures(), *decode_figures(), *prefill_figures(), *flash_figures()]
     every += [*published_galaxy_units.figures(), *published_sdxl.figures()]
     every += published_dispatch.figures()

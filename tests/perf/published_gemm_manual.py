@@ -167,7 +167,17 @@ _OUT_BLOCKS = (
     "cores, as a power or thermal clock limit would, not with the reads (the program's re-reads of in0 and in1 "
     "come to 20 GB in bfloat16, 166 GB/s over its 121 ms, half Blackhole's arbitrary-placement 344 GB/s; a "
     "sender's 872 MB take 16 ms at its 40 B a cycle).  The benchmark sets throttle_level NO_THROTTLE, so the "
-    "matmul's own math throttle is off; the firmware's clock under load has no published figure"
+    "matmul's own math throttle is off; the firmware's clock under load has no published figure.  Checked for "
+    "stop 57 (tests/perf/published_gemm_manual_split.py, 20 figures from the tables' device utilisation): the model "
+    "meets the math thread of every 10240- and 20480-row call on both grids within 3.2%, and at 20480 rows on 13x10 "
+    "the math thread / host falls with the bytes each core receives a math cycle (0.75 at 16-17 B in bfloat16 HiFi2 "
+    "and bfloat8_b LoFi, 0.83 at 8-8.5 B, 0.85 at 4.5 B in bfloat4_b) where the 10240-row calls, the same loop at "
+    "the same rate, keep 0.90-1.00: a load-dependent clock over a long run, not a rate; the N150's 16384-row calls "
+    "(44-162 ms) keep 0.90-0.91.  Its config here keeps the core's block whole; given the benchmark's output "
+    "blocks (meshnn.perf.matmul_out_blocks: re-reads, boundary waits, only the last block drained after the math) "
+    "its device time stays met and this host-timed row moves 1.5-1.8 points further out, as would the 11x10 "
+    "twins' bfloat16 HiFi2 and bfloat8_b LoFi rows (+15.2 / +16.5%): the drain the whole block keeps stands in "
+    "for part of the clock's cost"
 )
 _TWO_ROWS_L1 = (
     "2-row blocks a core in bfloat4_b, in0 in L1: the model's in1 sender stream (its columns read at one core's "
