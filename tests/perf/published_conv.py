@@ -49,33 +49,26 @@ _MODEL = (
     "reads, tilize, im2col matmul and weight reads, block by block through their circular buffers, at the "
     "transfer rates and tilize costs of tt-metal's conv2d program factory); "
 )
-_REUSE56 = (
-    "Checked for stop 56, what each arch's program picks (conv2d_utils.cpp determine_per_core_conv_block_config, "
-    "conv2d_op_sharded_program_factory.cpp calculate_activation_reuse_params, at 6912d12a8a for the Wormhole target "
-    "and 829a98ab78 for the P150's): act block: with act_block_h_override 0 a core's whole height is one activation "
-    "block on both (83 tile rows on the N150, 48 on meshnn's 11x10 P150); the split reader gives each reader half of "
-    "it and each reader starts its reuse afresh (read_sticks_activation_reuse: its first image width reads all three "
-    "kernel rows), 1,648 reads a reader on the N150 and 1,088 on the P150 where the model's even halves count 1,488 "
-    "and 928: counted so the N150 row goes to -28% and the P150's to +56%, not taken; grid: meshnn's P150 is the "
-    "2-column-harvested 11x10 grid (tt-metal blackhole_140_arch.yaml: an unharvested P150 has 13x10), where 129 "
-    "cores of 41 rows give 38.3 us (+20%); dtype: a bfloat8_b output and a bfloat16 halo on both.  The two rows "
-    "want about the same cycles a reuse read on both archs (~55 on the N150, ~45 at 110 cores or ~53 at 130 on the "
-    "P150), where tt-metal's own local-L1 rates (conv2d_op_program_factory_common.cpp) give 34 and 57: the per-read "
-    "cost of the reuse reader is what is missing, and no source gives it"
-)
 MISSES = {
-    ("unet_hs", "n150"): _MODEL
-    + "height-sharded on 64 cores with activation reuse and the split reader: 83 rows of tiles a core, 2,976 "
-    "NoC reads of 192 B (each output position reads the window's new kernel row; the core's first image width "
-    "reads all three), 102k cycles at tt-metal's local-L1 rate for 192 B (5.6 GB/s) halved over the two "
-    "readers, beside 30k cycles of tilize (83 x 9 tiles at 40 cycles) and 23k of matmul: 56.9 us, -35% of 87. "
-    "The P150 row goes the other way (+35%), so no one missing cost explains both: what the model lacks is the "
-    "reuse reader's own cost per position beyond its NoC read (read_sticks_activation_reuse keeps its pixel "
-    "column, pushes a tile row at a time and re-reads at each image-width wrap), which no figure gives.  " + _REUSE56,
     ("unet_hs", "p150"): _MODEL
-    + "on the P150's 110 cores: 48 rows of tiles a core, 1,856 reads of 192 B at tt-metal's Blackhole local-L1 "
-    "rate (4.5 GB/s at 1.35 GHz: 57 cycles a read, against Wormhole's 34), 106k cycles halved over two readers: "
-    "43.1 us, +35% of 32; see the N150 row (-35%): the reuse path's cost is not the NoC reads' alone.  " + _REUSE56,
+    + "on the P150's 110 cores (11x10: tt-metal b2c3ebefa8, 2026-02-25, the CI P150s' firmware harvests one more "
+    "column), 48 tile rows a core with activation reuse and the split reader (read_sticks_activation_reuse, "
+    "tilize_in_reuse_split_reader in conv_bmm_tilize.cpp): each reader 24 rows a tile row at a time, 1,088 reads "
+    "of 192 B (its first image width all three kernel rows), its buffer of one output image width reserved whole "
+    "before each width (so it waits for the compute's tilize of the width before); the compute tilizes the two "
+    "readers' rows by turns (432 tiles at 60 cycles) and only then runs the block's one matmul (10.4k cycles): "
+    "76.9k cycles, 59.0 us, +84% of 32 (the same program on the N150 is met: 87.0 us against 87).  Before stop 57 the "
+    "model overlapped each tile row's matmul with the next row's reads: 43.1 us here (+35%), 56.9 on the N150 (-35%).  "
+    "The miss is the Blackhole read of 192 B from the core's own L1: tt-metal's table (conv2d_op_program_factory_"
+    "common.cpp, get_local_l1_noc_transfer_rate: 1.124 GB/s at 16 B rising linearly to 80.48 at 4 KB) gives it "
+    "4.55 GB/s, 57 cycles at 1.35 GHz, where Wormhole's (0.868 at 16 B to 27.84 at 1 KB) gives 34 cycles, which the "
+    "N150 row meets.  The row wants ~22 cycles a read: at 22.8 it is 34.5 us with the table's tilize (60 cycles a "
+    "tile; the target was 36 until tt-metal 829a98ab78, 2026-05-12, gave Blackhole fast tilize) and 32.2 us with "
+    "tilize at 48.  That fast tilize took this row from 36 to 32 us shows it is bound by its tilize on Blackhole, "
+    "which it cannot be at 57 cycles a read (a reader's tile row, 32 reads, 1,824 cycles, against the compute's "
+    "1,080 for both readers' rows).  The table's ends taken as a time per read linear in bytes (19 cycles at 16 B, "
+    "69 at 4 KB) would give 21 cycles, but the same reading of Wormhole's table (22 cycles) takes the N150 row to "
+    "67 us (-23%); no source gives Blackhole's 192 B local read, so not fitted"
 }
 COVERED = {
     (config[0], system) for config in CONFIGS for system in ("n150", "p150") if (config[0], system) not in MISSES
