@@ -66,9 +66,11 @@ MISSES = {
     "tile; the target was 36 until tt-metal 829a98ab78, 2026-05-12, gave Blackhole fast tilize) and 32.2 us with "
     "tilize at 48.  That fast tilize took this row from 36 to 32 us shows it is bound by its tilize on Blackhole, "
     "which it cannot be at 57 cycles a read (a reader's tile row, 32 reads, 1,824 cycles, against the compute's "
-    "1,080 for both readers' rows).  The table's ends taken as a time per read linear in bytes (19 cycles at 16 B, "
-    "69 at 4 KB) would give 21 cycles, but the same reading of Wormhole's table (22 cycles) takes the N150 row to "
-    "67 us (-23%); no source gives Blackhole's 192 B local read, so not fitted"
+    "1,080 for both readers' rows).  tt-npe's transfer tables (tt_npe/cpp/include/device_models/blackhole.hpp: "
+    "128 B 6.0, 256 B 12.1 B/cycle) give a 192 B transfer 21.2 cycles, 33.7 us here (31.4 with tilize at 48), but "
+    "its Wormhole table (wormhole_b0.hpp: 128 B 5.5, 512 B 18 B/cycle: 25.3 cycles) takes the N150 row to 72.2 us "
+    "(-17%), which the conv table's 34 cycles meet; taking one source a arch is not a model, so not taken (the conv "
+    "table's line from 16 B to 4 KB is coarse on Blackhole: 19 cycles at 16 B, 69 at 4 KB)"
 }
 COVERED = {
     (config[0], system) for config in CONFIGS for system in ("n150", "p150") if (config[0], system) not in MISSES
