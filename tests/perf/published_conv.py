@@ -49,29 +49,12 @@ _MODEL = (
     "reads, tilize, im2col matmul and weight reads, block by block through their circular buffers, at the "
     "transfer rates and tilize costs of tt-metal's conv2d program factory); "
 )
-MISSES = {
-    ("unet_hs", "p150"): _MODEL
-    + "on the P150's 110 cores (11x10: tt-metal b2c3ebefa8, 2026-02-25, the CI P150s' firmware harvests one more "
-    "column), 48 tile rows a core with activation reuse and the split reader (read_sticks_activation_reuse, "
-    "tilize_in_reuse_split_reader in conv_bmm_tilize.cpp): each reader 24 rows a tile row at a time, 1,088 reads "
-    "of 192 B (its first image width all three kernel rows), its buffer of one output image width reserved whole "
-    "before each width (so it waits for the compute's tilize of the width before); the compute tilizes the two "
-    "readers' rows by turns (432 tiles at 60 cycles) and only then runs the block's one matmul (10.4k cycles): "
-    "76.9k cycles, 59.0 us, +84% of 32 (the same program on the N150 is met: 87.0 us against 87).  Before stop 57 the "
-    "model overlapped each tile row's matmul with the next row's reads: 43.1 us here (+35%), 56.9 on the N150 (-35%).  "
-    "The miss is the Blackhole read of 192 B from the core's own L1: tt-metal's table (conv2d_op_program_factory_"
-    "common.cpp, get_local_l1_noc_transfer_rate: 1.124 GB/s at 16 B rising linearly to 80.48 at 4 KB) gives it "
-    "4.55 GB/s, 57 cycles at 1.35 GHz, where Wormhole's (0.868 at 16 B to 27.84 at 1 KB) gives 34 cycles, which the "
-    "N150 row meets.  The row wants ~22 cycles a read: at 22.8 it is 34.5 us with the table's tilize (60 cycles a "
-    "tile; the target was 36 until tt-metal 829a98ab78, 2026-05-12, gave Blackhole fast tilize) and 32.2 us with "
-    "tilize at 48.  That fast tilize took this row from 36 to 32 us shows it is bound by its tilize on Blackhole, "
-    "which it cannot be at 57 cycles a read (a reader's tile row, 32 reads, 1,824 cycles, against the compute's "
-    "1,080 for both readers' rows).  tt-npe's transfer tables (tt_npe/cpp/include/device_models/blackhole.hpp: "
-    "128 B 6.0, 256 B 12.1 B/cycle) give a 192 B transfer 21.2 cycles, 33.7 us here (31.4 with tilize at 48), but "
-    "its Wormhole table (wormhole_b0.hpp: 128 B 5.5, 512 B 18 B/cycle: 25.3 cycles) takes the N150 row to 72.2 us "
-    "(-17%), which the conv table's 34 cycles meet; taking one source a arch is not a model, so not taken (the conv "
-    "table's line from 16 B to 4 KB is coarse on Blackhole: 19 cycles at 16 B, 69 at 4 KB)"
-}
+MISSES: dict[tuple[str, str], str] = {}
+"""Rows the model misses, with why: none since stop 57.  unet_hs was outside on both archs (-35% on the N150, +35%
+on the P150) while the model overlapped each tile row's matmul with the next row's reads; activation reuse
+tilizes the core's whole block before its one matmul (conv_bmm_tilize.cpp: tilize_in_reuse_split_reader), which
+met the N150 (87.0 us) and took the P150 to +84% (59.0 us) at tt-metal's Blackhole local-L1 line (57 cycles a
+192 B read); at tt-npe's Blackhole transfer table (21 cycles: meshnn.perf.conv_rates) it is 33.7 us (+5.3%)."""
 COVERED = {
     (config[0], system) for config in CONFIGS for system in ("n150", "p150") if (config[0], system) not in MISSES
 }
