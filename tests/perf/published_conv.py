@@ -4,7 +4,8 @@
 Wormhole 8x8 grid and a P150, +-5%), beside meshnn's conv2d run under a perf capture on a planning
 mesh of the N150 and the P150 with the test's arguments (``Conv2dL1FullSliceConfig``, the test's
 Conv2dConfig and compute config), timed by meshnn.perf.conv.  All checks: nothing here is fitted (the
-conv model's rates are tt-metal's own, meshnn.perf.conv_rates, none set from these rows).
+conv model's rates are tt-metal's own, meshnn.perf.conv_rates, but for Blackhole's local-L1 reads, tt-npe's
+transfer table; none set from these rows).
 """
 
 from __future__ import annotations
