@@ -29,6 +29,11 @@ blocks from conv2d_utils.cpp's determine_per_core_conv_block_config), on the bus
   config double-buffers the side's circular buffer (``enable_act_double_buffer``,
   ``enable_weights_double_buffer``); a single-buffered side's next block waits for the compute to free
   the current one, so its time adds to the compute's.
+- Activation reuse (height-sharded, tt-metal requires the split reader): all of K is one block and a core's whole
+  height one activation block; each reader reads its half of the rows a tile row at a time, one kernel row a
+  position after its first image width (read_sticks_activation_reuse), reserving its one-image-width buffer whole
+  before each width; the compute tilizes the two readers' rows by turns and then runs the one matmul
+  (conv_bmm_tilize.cpp, tilize_in_reuse_split_reader): no overlap of reads and matmul (:mod:`meshnn.perf.conv_cycles`).
 - Block-sharded multicasts (reader_conv_activations_2d_mcast_padded_with_halo_3x3_weights_v2.cpp, conv_bmm_tilize.cpp):
   the K blocks come in groups, one block from each core of the grid row; at a group's start the core reads its
   own rows and the compute tilizes them; then each block's sender waits for every receiver to reserve room in its
@@ -196,7 +201,9 @@ def _blocks(conv: ConvConfig, grid: tuple[int, int], tiled_input: bool, layout: 
         positions = rows * TILE
         if conv.activation_reuse:
             k_blocks, block_w = 1, _tiles(c * kw * kh)
-            reads = positions + min(positions, conv.output[1]) * (kh - 1)
+            # each of the split reader's two RISC-Vs starts its reuse afresh on its half of the rows
+            halves = (positions - positions // 2, positions // 2) if rows > 1 else (positions,)
+            reads = positions + sum(min(h, conv.output[1]) for h in halves) * (kh - 1)
         else:
             k_blocks, block_w, reads = kh, _tiles(c * kw), positions * kh
         weight_tiles = k_blocks * block_w * n
@@ -289,7 +296,9 @@ def conv_cycles(desc: OpDesc, machine: Machine) -> tuple[ConvBlocks, ConvCycles]
     handshake = 2 * _one_way_cycles(machine, b.share) if b.share > 1 else 0.0
     group = b.share if b.layout is L.BLOCK_SHARDED else 1
     weights = max(weights, all_readers)
-    return b, ConvCycles(reader, weights, tilize, mm, blocks, split, multicast, rounds, handshake, group)
+    reuse = conv.activation_reuse and b.layout is L.HEIGHT_SHARDED
+    width, taps = (_tiles(conv.output[1]), conv.kernel[0]) if reuse else (0, 1)
+    return b, ConvCycles(reader, weights, tilize, mm, blocks, split, multicast, rounds, handshake, group, width, taps)
 
 
 def _one_way_cycles(machine: Machine, cores: int) -> float:

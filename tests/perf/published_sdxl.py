@@ -226,7 +226,8 @@ def figures() -> list[Figure]:
         "rest (~170k cycles, 3.5k a block of 150 weight tiles) is not found.  Tried: each weight block's reads end "
         "in a read barrier, so a block's last read's DRAM round trip (445 cycles, meshnn.perf.latency) could be "
         "counted on top of the reads' rate: 48 blocks, 21k cycles, 874 us (-14.8%), but the same count takes "
-        "sdxl_bs on the P150 (tests/perf/published_conv.py) from +10% to +25%: not taken"
+        "sdxl_bs on the P150 (tests/perf/published_conv.py) from +0.8% to +15.7% (stop 57; from +10% to +25% before "
+        "Blackhole's local reads took tt-npe's table): not taken"
     )
     out.append(Figure("conv2d 3x3 2560->1280 at 32x32, block-sharded", SOURCE, 1025.5, 1025.5, "us",
                       lambda: kernel_us(conv_block_sharded()), False, block, group=g))  # fmt: skip
