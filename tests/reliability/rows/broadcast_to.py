@@ -18,7 +18,7 @@ def rows() -> list[Case]:
         Case(op, "a negative size", lambda e: to(e.a, [-1, 3, 40]), VALUE, "non-negative"),
         Case(op, "shape of strings", lambda e: to(e.a, ["1", "3", "40"]), TYPE, "output_shape"),
         Case(op, "row-major input", lambda e: to(e.rm, [2, 3, 40]), VALUE, "TILE"),
-        Case(op, "int32 input", lambda e: to(e.i32, [2, 3, 40]), TYPE, "bfloat16 and float32"),
+        Case(op, "bfloat8_b input", lambda e: to(e.bfp8, [2, 8, 32, 32]), TYPE, "only bfloat16, float32"),
         Case(op, "input on the host", lambda e: to(e.host, [8, 3, 40]), VALUE, "input"),
         Case(op, "output of another shape", lambda e: to(e.a, [1, 3, 40], output=e.b), VALUE, "output"),
         Case(op, "output on another mesh", lambda e: to(e.a, [1, 3, 40], output=e.other), VALUE, "mesh"),
