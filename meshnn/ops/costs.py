@@ -46,6 +46,7 @@ from meshnn.perf.desc import (
 )
 from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.gather_matmul import FUSED_GATHER, FUSED_GATHER_OP, FUSED_GATHER_OP_CODE
+from meshnn.perf.rms_all_gather import OP_CODE as RMS_ALL_GATHER
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
 
@@ -112,7 +113,7 @@ def op_desc(event: OpEvent, outputs: Sequence[Tensor]) -> OpDesc | None:
         extra["matmul"] = matmul_config(attrs)
         if attrs.get(FUSED_GATHER):  # all_gather_matmul_async's matmul: one row with the gather it overlaps
             code, extra["collective"] = FUSED_GATHER_OP_CODE, collective_config(attrs, event.mesh, len(event.coords))
-    elif family.is_collective or family is F.MOE_COMPUTE:  # moe_compute: its combine's line
+    elif family.is_collective or family is F.MOE_COMPUTE or code == RMS_ALL_GATHER:  # moe_compute: its combine's line
         extra["collective"] = collective_config(attrs, event.mesh, len(event.coords))
     elif family in (F.SDPA, F.SDPA_DECODE):
         extra["attention"] = attention_config(attrs, decode=family is F.SDPA_DECODE)

@@ -43,6 +43,7 @@ from meshnn.perf.movement import predict_movement
 from meshnn.perf.pool import POOL_DEFAULT, is_pool, predict_pool
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.ring_matmul import is_ring_matmul, predict_ring_matmul
+from meshnn.perf.rms_all_gather import is_rms_all_gather, predict_rms_all_gather
 from meshnn.perf.rotary import is_rotary_prefill, predict_rotary_prefill
 from meshnn.perf.routed_ffn import is_unified_ffn, predict_unified_ffn
 from meshnn.perf.routing_topk import PREDICTORS as ROUTING_TOPK
@@ -161,6 +162,8 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_all_gather_matmul
     elif is_ring_matmul(desc):
         predictor = predict_ring_matmul
+    elif is_rms_all_gather(desc):
+        predictor = predict_rms_all_gather
     elif is_unified_ffn(desc):
         predictor = predict_unified_ffn
     elif is_masked_bincount(desc):

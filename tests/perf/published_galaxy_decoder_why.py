@@ -240,18 +240,22 @@ WHY.update(
 )
 
 _RMS = (
-    "meshnn registers fused_rms_minimal (RMSAllGather) as a NORM (meshnn/ops/ccl/fused_rms.py) with no collective "
-    "config, so ``meshnn perf`` times a captured call as one sharded norm of the row: 7.77 us (the 2.0 us launch and "
-    "the norm's work; the same for the 70B's 2048 on 16 cores and Qwen's 1280 on 10).  Checked for stop 56 "
-    "(rms_allgather_pf.cpp and its kernels at 7f36e28e80: rms_compute.cpp FUSE_PRE_ADD, rms_writer.cpp): one "
-    "program adds the residual, "
-    "computes each device's sum of squares, all-gathers the one-tile statistics over the 4 devices of axis 1 (ring, "
-    "1 link: rms_writer.cpp) and normalises, writing the output resharded onto the next op's ring cores "
-    "(reshard_writer.hpp).  The model's own stage programs summed -- pre-norm 5.95, the statistics' gather 3.92, "
-    "post-norm 4.56 -- give 14.4 us (the decoder's 16.7 and 16.3 -14% and -12%, the tails' 14.5 and 14.3 within "
-    "1%), but with three launches where the fused program has one (10.4 with one), and neither the residual add "
-    "nor the reshard timed: no model of the fused program exists, and the capture misses its gather (a bug for the "
-    "collectives' owner: the fix is a collective config on the captured norm and a fused predictor)"
+    "meshnn.perf.rms_all_gather times the captured call (a NORM with its collective config) as its one program "
+    "(rms_allgather_pf.cpp at 7f36e28e80, the same stages in rms_allgather_program_factory.cpp at 2026-06): its "
+    "launch 2.0 us, the residual pre-add 0.12 (decoder calls), each core's sum of squares combined on the sender "
+    "3.95 (4.27 on the tail's bfloat8_b input: norm_stats' fitted exchange), the one-tile statistics' multicast "
+    "gather over the ring of 4 1.92 (the direct program's two hops and one packet), gamma's serial DRAM reads after "
+    "the release beyond the statistics' multicast 0-0.28, the normalisation 2.57 (2.13): 10.56 us with a residual, "
+    "10.61 without.  Checked for stop 57: the unit test's two separate programs (pre + post, two launches) "
+    "measure 10.9 and the model meets them (10.4), so the measured in-program gather with the residual takes "
+    "16.7 - 10.9 + 2.0 = 7.8 us (70B decoder; Qwen's 6.7), the tail's (no residual) 5.6, where the model has 2.0 "
+    "and 2.2.  The 4U targets (decoder_perf_targets_4u.json: a line of 4) run the three calls 2.3-2.5 us longer, as "
+    "their other gathers (AllGatherConcat +1.7, the binary_mult gather +2.3): the gap follows the fabric.  Each "
+    "device waits for its three peers' statistics before it normalises, and the figure is the max over the 32 "
+    "chips, so the call holds the peers' arrival skew (the model gives a direct program none) and the fabric "
+    "connection's close on the gathering core before its compute combines the statistics (rms_writer.cpp: "
+    "close_finish, then the compute's signal); neither is published apart, and the decoder's calls take 1.1-2.2 "
+    "us more than the tail's for a pre-add the model times at 0.12: not found"
 )
 
 for _name in (
