@@ -47,6 +47,8 @@ from meshnn.perf.desc import (
 from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.gather_matmul import FUSED_GATHER, FUSED_GATHER_OP, FUSED_GATHER_OP_CODE
 from meshnn.perf.rms_all_gather import OP_CODE as RMS_ALL_GATHER
+from meshnn.perf.rs_matmul import OP_CODE as RS_MATMUL
+from meshnn.perf.rs_matmul import operands as rs_operands
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
 
@@ -115,6 +117,8 @@ def op_desc(event: OpEvent, outputs: Sequence[Tensor]) -> OpDesc | None:
             code, extra["collective"] = FUSED_GATHER_OP_CODE, collective_config(attrs, event.mesh, len(event.coords))
     elif family.is_collective or family is F.MOE_COMPUTE or code == RMS_ALL_GATHER:  # moe_compute: its combine's line
         extra["collective"] = collective_config(attrs, event.mesh, len(event.coords))
+        if code == RS_MATMUL:  # llama_rs_matmul: one row, its products beside its scatter (meshnn.perf.rs_matmul)
+            (inputs, outs), extra["matmul"] = rs_operands(attrs, inputs, outs), matmul_config(attrs)
     elif family in (F.SDPA, F.SDPA_DECODE):
         extra["attention"] = attention_config(attrs, decode=family is F.SDPA_DECODE)
     if isinstance(attrs.get("conv"), ConvConfig):  # a conv2d: its window, for meshnn.perf.conv

@@ -47,6 +47,7 @@ from meshnn.perf.rms_all_gather import is_rms_all_gather, predict_rms_all_gather
 from meshnn.perf.rotary import is_rotary_prefill, predict_rotary_prefill
 from meshnn.perf.routed_ffn import is_unified_ffn, predict_unified_ffn
 from meshnn.perf.routing_topk import PREDICTORS as ROUTING_TOPK
+from meshnn.perf.rs_matmul import is_rs_matmul, predict_rs_matmul
 from meshnn.perf.systems import Machine, SystemPerf, machine
 from meshnn.perf.tile_ops import predict_tile_op
 from meshnn.perf.topk import is_topk, predict_topk
@@ -160,6 +161,8 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_gather
     elif is_all_gather_matmul(desc):
         predictor = predict_all_gather_matmul
+    elif is_rs_matmul(desc):  # before the ring: its products' config is a ring's
+        predictor = predict_rs_matmul
     elif is_ring_matmul(desc):
         predictor = predict_ring_matmul
     elif is_rms_all_gather(desc):

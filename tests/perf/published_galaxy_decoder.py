@@ -29,7 +29,7 @@ and qwen_model_config.py at d554814e39, whose decode configs are unchanged at 20
   model's value is what ``meshnn perf`` times a captured call as (:func:`rms_all_gather_us`: the capture records a
   NORM with the call's collective config, timed by meshnn.perf.rms_all_gather as that one program);
 - Matmul_RS (``llama_rs_matmul``: the FF1 and FF3 matmuls on the ring cores, FF1's output reduce-scattered over
-  axis 1 by other cores while FF3 runs);
+  axis 1 by other cores while FF3 runs; captured as one row: :func:`matmul_rs_us`);
 - the LM head: ``matmul_1d_ring_lm_head_config`` (24 ring cores, K 2048, N 16896 padded, 22 tiles a core; in1
   DRAM-sharded two cores' columns a bank, no prefetcher), bfloat8_b, HiFi2, float32 accumulation off;
 - sampling (llama3_subdevices/tt/sampling.py at 7f36e28e80): the logits cast to bfloat16 on the 50 cores of
@@ -53,7 +53,6 @@ from meshnn.perf import (
     OpDesc,
     OpFamily,
     TensorDesc,
-    machine,
     predict,
 )
 
@@ -81,17 +80,17 @@ def ring_us(k: int, n: int, dtypes: tuple[str, str, str], fidelity: F = F.HiFi2,
 
 
 def matmul_rs_us(k: int, fidelity: F, weight: str, fp32: bool) -> float:
-    """``llama_rs_matmul`` with a second weight (rs_matmul_program_factory.cpp at f2255f4251): FF1 then FF3 ([32, k]
-    x [k, 3840 padded], bfloat8_b out) batched on the 24 ring cores, the matmul signalling the LlamaReduceScatterAdd
-    program on its own cores (MatmulFusedOpSignaler LLAMA_REDUCE_SCATTER), which reduce-scatters FF1's [32, 3840]
-    over the 4 devices of axis 1 beside FF3's matmul: FF1, then the longer of FF3 and the reduce-scatter, one
-    program's launch for the three (the model's value of each holds a launch: two are taken off).  ``meshnn perf``'s
-    capture records the op as two matmuls and a reduce-scatter one after another (tests/ops/test_llama_rs_matmul.py),
-    the scatter as the report's generic program: not this composition (see the report of stop 56)."""
-    one = ring_us(k, 3840, (B8, weight, B8), fidelity, fp32)
-    scatter = ccl._llama_rs()
-    launch = machine("galaxy").system.arch.op_launch_ns / 1e3
-    return one + max(one, scatter) - launch
+    """``llama_rs_matmul`` with a second weight as ``meshnn perf`` captures it (one Matmul_RS row: tests/ops/
+    test_llama_rs_matmul.py) and meshnn.perf.rs_matmul times it (rs_matmul_program_factory.cpp at f2255f4251): FF1
+    then FF3 ([32, k] x [k, 3840 padded], bfloat8_b out) on the 24 ring cores, the LlamaReduceScatter of FF1's
+    [32, 3840] over the 4 devices of axis 1 (ring, 4 links) on its own cores beside FF3, one launch."""
+    product = ring_matmul(k, 3840, (B8, weight, B8), fidelity, fp32)
+    (a, w), out = product.inputs, product.outputs[0]
+    scattered = TensorDesc((1, 1, 32, 960), B8, **W)
+    config = CollectiveConfig(ccl.R, cluster_axis=1, num_links=4)
+    desc = OpDesc(OpFamily.REDUCE_SCATTER, (a, w, w, out), (out, out, scattered), op_code="Matmul_RS",
+                  fidelity=fidelity, matmul=product.matmul, collective=config)  # fmt: skip
+    return predict(desc, ccl._g6(), traced=True).kernel_ns / 1e3
 
 
 def rms_all_gather_us(width: int, grid: tuple[int, int], residual: bool) -> float:

@@ -136,8 +136,9 @@ WHY: dict[str, str] = {
     "Qwen3-32B decoder DO ring matmul 1024x1536 BFLOAT8_B": QWEN_MM,
     "Qwen3-32B decoder FF2 ring matmul 3200x1536 BFLOAT16 weight": QWEN_MM,
     "Qwen3-32B decoder FF1+FF3 BFLOAT16 matmuls + reduce-scatter (Matmul_RS)": (
-        "the model's two ring matmuls (in0 2 tiles a core, 5 output tiles, bfloat16 weights, LoFi) in one program "
-        "give 12.9 us; "
+        "meshnn perf captures the call as one Matmul_RS row (meshnn.perf.rs_matmul: FF1, then the longer of FF3 "
+        "and the LlamaReduceScatter of FF1, one launch); its two ring matmuls (in0 2 tiles a core, 5 output tiles, "
+        "bfloat16 weights, LoFi) give 12.9 us; "
         "measured 39.0, while the 70B's larger call (bfloat4_b weights) measures 17.5 (met, -8%).  Checked for stop "
         "56 at d554814e39: Qwen's prefetched MLP weights are bfloat16 (llama_mlp.py: is_qwen), FF1 and FF3 19.7 MB "
         "a device where the 70B's are 8.8; "
