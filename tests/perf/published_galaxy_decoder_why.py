@@ -10,9 +10,10 @@ _PREFETCH = (
 )
 
 QWEN_MM = (
-    "Qwen3-32B's ring matmuls measure about the 70B's (QKV 7.03 against 7.08, DO 8.53 against 7.70, FF2 13.28 against "
-    "13.97) with less work a core: QKV 2 output tiles x 40 K tiles (70B: 2 x 64), DO 2 x 32 (3 x 32), FF2 2 x 100 "
-    "(3 x 112); the model scales with that work and meets the 70B's QKV and FF2 (+0%, +10%; its DO -16%).  Checked "
+    "Qwen3-32B's ring matmuls measure about the 70B's (QKV 7.03 against 7.08, DO 8.53 against 7.70) with less work a "
+    "core: QKV 2 output tiles x 40 K tiles (70B: 2 x 64), DO 2 x 32 (3 x 32); the model scales with that work and "
+    "meets the 70B's QKV (+0%; its DO -16%) and Qwen's FF2 (2 x 100 bfloat16 weight tiles, each multiply waiting "
+    "for its in1 tile's unpack: 11.8 against 13.3, -11%).  Checked "
     "for stop 56 at "
     "the figure's date (d554814e39, qwen_model_config.py unchanged since): the gather-in0 program takes its K block "
     "from the in0 shard (2 tiles: SHARDED_ATTN_INPUT_RING_MEMCFG 6144 / 4 / 24; 5 for FF2), as the model does; QKV and "
@@ -134,21 +135,23 @@ WHY: dict[str, str] = {
     ),
     "Qwen3-32B decoder QKV ring matmul 1280x1536 BFLOAT8_B -> BF16": QWEN_MM,
     "Qwen3-32B decoder DO ring matmul 1024x1536 BFLOAT8_B": QWEN_MM,
-    "Qwen3-32B decoder FF2 ring matmul 3200x1536 BFLOAT16 weight": QWEN_MM,
     "Qwen3-32B decoder FF1+FF3 BFLOAT16 matmuls + reduce-scatter (Matmul_RS)": (
         "meshnn perf captures the call as one Matmul_RS row (meshnn.perf.rs_matmul: FF1, then the longer of FF3 "
-        "and the LlamaReduceScatter of FF1, one launch); its two ring matmuls (in0 2 tiles a core, 5 output tiles, "
-        "bfloat16 weights, LoFi) give 12.9 us; "
-        "measured 39.0, while the 70B's larger call (bfloat4_b weights) measures 17.5 (met, -8%).  Checked for stop "
-        "56 at d554814e39: Qwen's prefetched MLP weights are bfloat16 (llama_mlp.py: is_qwen), FF1 and FF3 19.7 MB "
-        "a device where the 70B's are 8.8; "
+        "and the LlamaReduceScatter of FF1 (6.8), one launch); each ring matmul (in0 2 tiles a core, 5 output "
+        "tiles, bfloat16 weights, LoFi: 200 multiplies a core, each waiting for its 2 KiB in1 tile's unpack, 38 "
+        "cycles) gives 11.8 us, 21.7 in all; measured 39.0, while the 70B's call (bfloat4_b weights) measures 17.5 "
+        "(met, -8%) and Qwen's FF2 (200 bfloat16 multiplies a core, HiFi2) 13.3 (met, -11%).  Checked for stop 56 "
+        "at d554814e39: Qwen's prefetched MLP weights are bfloat16 (llama_mlp.py: is_qwen), FF1 and FF3 19.7 MB a "
+        "device where the 70B's are 8.8; "
         + _PREFETCH
         + ": 200 bfloat16 tiles of each of FF1 and FF3 a core (820 KB) do not fit its 792 KB, so the matmul waits on "
-        "the prefetcher's DRAM reads.  The ops between the DO matmul's weights and this call (all_reduce DO 11.6, "
-        "RMSAllGather 15.2, gaps) give the prefetcher about 28 us, 8.8 MB at 311.5 GB/s; the 10.9 MB left take 35 us "
-        "(at 290 GB/s: 39), the measured 39.0.  The model times a matmul alone, without the prefetcher's stream "
-        "or the ops before it: a model of the prefetched ring (weights left to read when the op starts, over the "
-        "DRAM rate) would meet this one"
+        "the prefetcher's DRAM reads.  If the prefetcher starts FF1 only after the DO matmul's weights are consumed, "
+        "the ops between (all_reduce DO 11.6, RMSAllGather 15.2, gaps) give it about 28 us, 8.8 MB at 311.5 GB/s, "
+        "and the 10.9 MB left take 35 us (at 290 GB/s: 39), the measured 39.0; if it runs as far ahead as the "
+        "circular buffer allows (checked for stop 57: 792 KB a core behind FF2's 410, QKV's 87 and DO's 70), all "
+        "but 28 KB a core would be in L1 when the call starts and the call would run near the model's 21.7.  The "
+        "prefetcher's order of reads against its buffer's space was not read in its kernels; the model times a "
+        "matmul alone, without the prefetcher's stream or the ops before it"
     ),
     "Qwen3-32B decoder AllGatherConcat (SDPA out, 4 devices)": (
         "as the 70B's (its why): the same program and tensor (8 heads of 128, 8 users a device), 8.43 us measured, "

@@ -152,3 +152,23 @@ def test_qkv_rm_comes_under_the_qkv_ceiling():
     (k, n), dtypes, fidelity, fp32 = QKV_RM
     desc = ring_matmul(k, n, dtypes, fidelity, fp32)
     assert 0 < predict(desc, "galaxy", mesh_shape=(1, 1), traced=True).kernel_ns / 1e3 < _TARGETS["qkv"] + 1
+
+
+def test_a_bfloat16_weight_multiply_waits_for_its_tile_unpack():
+    """One tile row: the ring's one-row subblocks stream each in1 tile into SrcA, 2 KiB at the unpacker's rate (38
+    cycles, over HiFi2's 32 of math); a bfloat8_b weight's 1 KiB (20 cycles) stays under the math; two tile rows keep
+    the math alone."""
+    unpack = 2048 / WH.row_subblock_unpack_bytes_per_cycle
+    assert unpack > WH.lofi_cycles_per_tile * MathFidelity.HiFi2.phases  # the premise on Wormhole
+    dtypes = ("BFLOAT8_B", "BFLOAT16", "BFLOAT8_B")
+    desc = ring_matmul(3200, 1536, dtypes, MathFidelity.HiFi2, True)  # Qwen's FF2: 2 output tiles x 100 K tiles
+    feed = (1088 + 2048) / 2 / WH.operand_bytes_per_cycle
+    assert predict_ring_matmul(desc, GALAXY).compute_ns == pytest.approx(WH.cycles_ns(2 * 100 * (unpack + feed)))
+    bf8 = ring_matmul(3200, 1536, ("BFLOAT8_B",) * 3, MathFidelity.HiFi2, True)
+    assert predict_ring_matmul(bf8, GALAXY).compute_ns == pytest.approx(
+        WH.cycles_ns(2 * 100 * multiply_cycles(MathFidelity.HiFi2, 1088, 1088))
+    )
+    a, b = desc.inputs
+    two_rows = replace(desc, inputs=(replace(a, shape=(1, 1, 64, 3200)), b))
+    math_only = 2 * 2 * 100 * multiply_cycles(MathFidelity.HiFi2, 1088, 2048)  # 2 rows x 2 columns x 100 K tiles
+    assert predict_ring_matmul(two_rows, GALAXY).compute_ns == pytest.approx(WH.cycles_ns(math_only))
