@@ -31,6 +31,7 @@ from meshnn.perf.fidelity import (
     default_matmul_fidelity,
 )
 from meshnn.perf.gather import is_gather, predict_gather
+from meshnn.perf.gather_concat import is_all_gather_concat, predict_all_gather_concat
 from meshnn.perf.gather_matmul import is_all_gather_matmul, predict_all_gather_matmul
 from meshnn.perf.group_norm import is_sharded_group_norm, predict_sharded_group_norm
 from meshnn.perf.group_norm_dram import is_dram_welford_group_norm, predict_dram_welford_group_norm
@@ -167,6 +168,8 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_ring_matmul
     elif is_rms_all_gather(desc):
         predictor = predict_rms_all_gather
+    elif is_all_gather_concat(desc):
+        predictor = predict_all_gather_concat
     elif is_unified_ffn(desc):
         predictor = predict_unified_ffn
     elif is_masked_bincount(desc):

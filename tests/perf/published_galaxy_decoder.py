@@ -107,15 +107,17 @@ def rms_all_gather_us(width: int, grid: tuple[int, int], residual: bool) -> floa
 
 
 def all_gather_concat_us() -> float:
-    """AllGatherConcat: SDPA decode's [1, 8, 32, 128] bfloat16 (8 users, 8 heads padded to a tile, height-sharded)
-    gathered over the 4 devices of axis 1 (ring, GALAXY_NUM_LINKS 4), its heads then concatenated into [32, 1024]
-    on the ring cores.  Its writer multicasts each device's shards both ways (llama_all_gather_concat_writer.cpp:
-    ``to_chip_multicast``), as the Llama sharded all_gather of the same tensor does, so it is timed as that
-    gather (meshnn.perf.collectives: LLAMA_SHARDED_GATHERS); the concat is not timed."""
+    """AllGatherConcat as ``meshnn perf`` captures it (family ALL_GATHER, op code AllGatherConcat): SDPA decode's
+    [1, 8, 32, 128] bfloat16 (8 users, 8 heads padded to a tile, height-sharded) gathered over the 4 devices of
+    axis 1 (ring, GALAXY_NUM_LINKS 4), its heads then concatenated into [32, 1024] width-sharded on 16 cores; timed
+    by meshnn.perf.gather_concat: the Llama sharded multicast gather of the input, then the concat's reads, tilize
+    and write after the last packet."""
     h = dict(buffer=L1, memory=MemoryLayout.HEIGHT_SHARDED)
-    part, whole = TensorDesc((1, 8, 32, 128), B16, **h), TensorDesc((1, 32, 32, 128), B16, **h)
+    part, out = TensorDesc((1, 8, 32, 128), B16, **h), TensorDesc((1, 1, 32, 1024), B16, **W)
     config = CollectiveConfig(ccl.R, cluster_axis=1, num_links=4)
-    return ccl._us(OpFamily.ALL_GATHER, (part,), (whole,), ccl._g6(), config, name="ttnn.experimental.all_gather_async")
+    desc = OpDesc(OpFamily.ALL_GATHER, (part,), (out,), op_code="AllGatherConcat", collective=config,
+                  name="ttnn.experimental.all_gather_concat")  # fmt: skip
+    return predict(desc, ccl._g6(), traced=True).kernel_ns / 1e3
 
 
 def lm_head_us(k: int, n_padded: int) -> float:

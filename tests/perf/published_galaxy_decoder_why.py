@@ -27,16 +27,6 @@ QWEN_MM = (
 )
 
 WHY: dict[str, str] = {
-    "70B decoder AllGatherConcat (SDPA out, 4 devices)": (
-        "timed as the model's Llama sharded all_gather of the same [1, 8, 32, 128] height-sharded tensor (a direct "
-        "multicast program, as llama_all_gather_concat_writer.cpp is: to_chip_multicast both ways on the ring of 4): "
-        "6.89 us, 18% under 8.41.  Checked for stop 56 (program at 7f36e28e80, all_gather_concat_heads_fused): the op "
-        "also concatenates the gathered heads into [32, 1024] on the output cores (llama_concat_reader.cpp) after the "
-        "last packet lands, which the model does not time; the generic all_gather_async of the [32, 1024] output "
-        "would be 11.5 (+37%).  The model's concat heads decode of the gathered tensor alone (the fitted "
-        "nlp_concat_heads_decode, 6.07 measured) would overshoot if added whole: how much of the concat overlaps "
-        "the gather is not found"
-    ),
     "70B tail LM head ring matmul 2048x16896, in1 DRAM-sharded": (
         "the model streams the 36.8 MB bfloat8_b weight at the Galaxy's DRAM-sharded rate, 311.5 GB/s (118 us of its "
         "120), under its 56 us of multiplies; measured, 142.7 us is 258 GB/s.  Checked for stop 56 at the figure's "
@@ -152,10 +142,6 @@ WHY: dict[str, str] = {
         "but 28 KB a core would be in L1 when the call starts and the call would run near the model's 21.7.  The "
         "prefetcher's order of reads against its buffer's space was not read in its kernels; the model times a "
         "matmul alone, without the prefetcher's stream or the ops before it"
-    ),
-    "Qwen3-32B decoder AllGatherConcat (SDPA out, 4 devices)": (
-        "as the 70B's (its why): the same program and tensor (8 heads of 128, 8 users a device), 8.43 us measured, "
-        "the model's direct gather 6.89; the concat's share is not timed"
     ),
 }
 
