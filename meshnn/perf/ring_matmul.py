@@ -28,6 +28,10 @@ What the program does (tt-metal ``matmul_multicore_reuse_mcast_1d_program_factor
   A weight held in L1 costs no more than that: the single-use floor of a decode multiply
   (``single_use_weight_tile_cycles``) is that of a weight streamed from DRAM, and applies only when in1 is
   in DRAM.
+- in1 in DRAM (the LM heads: DRAM-sharded, each core reading its bank, or interleaved), no prefetcher: the in1
+  reader (``reader_bmm_tile_layout_in1_ring_all_gather.cpp``) reads the ring's blocks one at a time, issuing a
+  block's reads then waiting on their barrier before the next block's: the weight's bytes at the DRAM's rate plus,
+  per block (``ring`` of them), a DRAM round trip (``tile_round_trip_cycles``) that nothing overlaps.
 - Partial sums: the compute kernel keeps the whole output block in the destination registers across the
   ring's blocks when it is one subblock (``spill = num_blocks > 1 && out_block / out_subblock > 1``); a
   wider block (more than :data:`DEST_TILES` columns) spills and accumulates as the other 1-D programs do
@@ -110,5 +114,8 @@ def predict_ring_matmul(desc: OpDesc, machine: Machine) -> Prediction:
         cycles += partials_cycles(replace(desc, matmul=blocked), machine, out_tiles, k_tiles, per_multiply)
     cycles = max(cycles, ring_cycles(desc, machine, ring))
     memory = traffic(machine, [(b, 1.0)] if b.in_dram else [], ring, blocks_in_flight=True, local_shards=True)
+    if b.in_dram:  # each of the ring's blocks read, then waited for, before the next block's reads are issued
+        waits = ring * op_latency(arch.arch).cycles_ns(op_latency(arch.arch).tile_round_trip_cycles, arch.clock_hz)
+        memory = replace(memory, dram_ns=memory.dram_ns + waits)
     flops = 2.0 * row_tiles * k_tiles * _tiles(b.shape[-1]) * TILE**3
     return kernel_prediction(arch, cycles, memory, ring, fidelity=fidelity, flops=flops)

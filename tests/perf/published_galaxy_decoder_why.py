@@ -27,18 +27,6 @@ QWEN_MM = (
 )
 
 WHY: dict[str, str] = {
-    "70B tail LM head ring matmul 2048x16896, in1 DRAM-sharded": (
-        "the model streams the 36.8 MB bfloat8_b weight at the Galaxy's DRAM-sharded rate, 311.5 GB/s (118 us of its "
-        "120), under its 56 us of multiplies; measured, 142.7 us is 258 GB/s.  Checked for stop 56 at the figure's "
-        "date (7f36e28e80): matmul_1d_ring_lm_head_config (24 ring cores, 22 output tiles a core, in0 3 tiles a "
-        "core, hop core (3, 6), no prefetcher), the weight DRAM-sharded two cores' 704 columns a bank "
-        "(create_dram_sharded_mem_config_lm_head), HiFi2 without float32 accumulation.  Each ring core's in1 reader "
-        "(reader_bmm_tile_layout_in1_ring_all_gather.cpp, read_block_from_dram) reads its column block from its "
-        "bank block by block, waiting each; the published DRAM-sharded decode matmuls at 14 GT/s run at 247-294 "
-        "GB/s (met with the DRAM_SHARDED program) and this one at 258, inside that range: the ring program's own "
-        "DRAM rate (two readers a bank, one block in flight each) is not in the model.  The unit test's 32-core "
-        "interleaved LM head misses the same way, far more (published_galaxy_units.LM_HEAD_MISS)"
-    ),
     "70B tail typecast logits 32x16384 BFLOAT8_B -> BF16": (
         "the model times the cast as its DRAM bytes at 250 GB/s (10.4 us) plus a launch: 12.4.  Checked for stop 56 "
         "(typecast_program_factory.cpp at 7f36e28e80, the sub_core_grids factory): the 512 tiles go to the most "
