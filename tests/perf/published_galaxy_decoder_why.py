@@ -122,14 +122,15 @@ WHY: dict[str, str] = {
         "at d554814e39: Qwen's prefetched MLP weights are bfloat16 (llama_mlp.py: is_qwen), FF1 and FF3 19.7 MB a "
         "device where the 70B's are 8.8; "
         + _PREFETCH
-        + ": 200 bfloat16 tiles of each of FF1 and FF3 a core (820 KB) do not fit its 792 KB, so the matmul waits on "
-        "the prefetcher's DRAM reads.  If the prefetcher starts FF1 only after the DO matmul's weights are consumed, "
-        "the ops between (all_reduce DO 11.6, RMSAllGather 15.2, gaps) give it about 28 us, 8.8 MB at 311.5 GB/s, "
-        "and the 10.9 MB left take 35 us (at 290 GB/s: 39), the measured 39.0; if it runs as far ahead as the "
-        "circular buffer allows (checked for stop 57: 792 KB a core behind FF2's 410, QKV's 87 and DO's 70), all "
-        "but 28 KB a core would be in L1 when the call starts and the call would run near the model's 21.7.  The "
-        "prefetcher's order of reads against its buffer's space was not read in its kernels; the model times a "
-        "matmul alone, without the prefetcher's stream or the ops before it"
+        + ": 200 bfloat16 tiles of each of FF1 and FF3 a core (820 KB) do not fit its 792 KB.  Checked for stop 57 "
+        "(tt-metal 2026-06): the prefetcher's writer (prefetcher/device/kernels/writer_l1.cpp) runs ahead as far as "
+        "the buffer has room, waiting for every page to be consumed only after each layer's last weight (FF2: "
+        "remote_cb_sender_barrier), and the matmul's in1 reader (reader_bmm_tile_layout_in1_ring_all_gather.cpp) "
+        "waits for all of a weight's blocks before its first multiply (remote_cb_wait_front(num_blocks)) and frees "
+        "them after its last.  From the previous FF2's end to this call the decoder runs 111 us of ops (measured), "
+        "time to read QKV, DO and 34 MB more at 311.5 GB/s: FF1 and all but 28 KB a core of FF3 (0.7 MB a device) "
+        "are in L1 when the call starts, and FF3's rest lands once FF1's blocks are freed, ~2 us of waiting.  So "
+        "neither the model's 21.7 nor that wait reaches 39.0; the 70B's same call is met: not found"
     ),
 }
 
