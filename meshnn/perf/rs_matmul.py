@@ -98,6 +98,7 @@ def parts(desc: OpDesc) -> tuple[tuple[OpDesc, ...], OpDesc]:
 
 
 def _product(desc: OpDesc, machine: Machine) -> Prediction:
+    """One product timed alone: the ring program's model for a gather-in0 config, else the matmul model's."""
     return predict_ring_matmul(desc, machine) if is_ring_matmul(desc) else predict_matmul(desc, machine)
 
 
