@@ -5,22 +5,20 @@ and its outputs turned into the :class:`~meshnn.perf.OpDesc` that :func:`meshnn.
   one beside it), dtype, layout, buffer type and memory layout, from its spec.
 - The op: its family and tt-metal's device-operation name (``MatmulDeviceOperation``...), from the
   registry entry of the ttnn name it was launched under (:func:`meshnn.ops.registry.family_of`).
-  An op the model has no family for is estimated as a copy of its tensors, named in
-  tt-metal's style and marked so in its attributes.
+  An op the model has no family for is estimated as a copy of its tensors, named in tt-metal's style and marked
+  so in its attributes.
 - Its configuration, from ``event.attrs`` by ttnn's argument names, read duck-typed by ttnn's field
   names (any object with them will do): ``compute_kernel_config.math_fidelity`` (absent: ttnn's
   default for the op, which :func:`meshnn.perf.predict` applies) and a matmul's ``packer_l1_acc`` and
-  ``fp32_dest_acc_en``; ``program_config`` (the class name
-  tells a matmul's program kind; ``compute_with_storage_grid_size``, ``per_core_M`` / ``per_core_N``,
-  ``q_chunk_size`` / ``k_chunk_size``, ``fused_activation``); ``core_grid`` (``x``, ``y``);
-  ``topology``, ``cluster_axis``, ``num_links``, ``dim`` of a collective; ``is_causal``,
-  ``cur_pos`` of attention; fused activations (``activation``, ``activations``,
+  ``fp32_dest_acc_en``; ``program_config`` (the class name tells a matmul's program kind;
+  ``compute_with_storage_grid_size``, ``per_core_M`` / ``per_core_N``, ``q_chunk_size`` / ``k_chunk_size``,
+  ``fused_activation``); ``core_grid`` (``x``, ``y``); ``topology``, ``cluster_axis``, ``num_links``, ``dim`` of
+  a collective; ``is_causal``, ``cur_pos`` of attention; fused activations (``activation``, ``activations``,
   ``input_tensor_a_activations``, ``input_tensor_b_activations``).
-- Cores: the program config's grid, else ``core_grid``, else the first sharded input's shard grid,
-  else ttnn's default (the whole compute grid).
+- Cores: the program config's grid, else ``core_grid``, else the first sharded input's shard grid, else ttnn's
+  default (the whole compute grid).
 
-May import: :mod:`meshnn.errors`, :mod:`meshnn.perf`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor` and the
-ops' element-wise tables.
+May import: :mod:`meshnn.errors`, :mod:`meshnn.perf`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`, the ops' tables.
 """
 
 from __future__ import annotations
@@ -47,6 +45,9 @@ from meshnn.perf.desc import (
 from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.gather_matmul import FUSED_GATHER, FUSED_GATHER_OP, FUSED_GATHER_OP_CODE
 from meshnn.perf.matmul_out_blocks import split_block
+from meshnn.perf.rms_all_gather import OP_CODE as RMS_ALL_GATHER
+from meshnn.perf.rs_matmul import OP_CODE as RS_MATMUL
+from meshnn.perf.rs_matmul import operands as rs_operands
 from meshnn.tensor.spec import TensorSpec
 from meshnn.tensor.tensor import Tensor
 
@@ -113,8 +114,10 @@ def op_desc(event: OpEvent, outputs: Sequence[Tensor]) -> OpDesc | None:
         extra["matmul"] = matmul_config(attrs)
         if attrs.get(FUSED_GATHER):  # all_gather_matmul_async's matmul: one row with the gather it overlaps
             code, extra["collective"] = FUSED_GATHER_OP_CODE, collective_config(attrs, event.mesh, len(event.coords))
-    elif family.is_collective or family is F.MOE_COMPUTE:  # moe_compute: its combine's line
+    elif family.is_collective or family is F.MOE_COMPUTE or code == RMS_ALL_GATHER:  # moe_compute: its combine's line
         extra["collective"] = collective_config(attrs, event.mesh, len(event.coords))
+        if code == RS_MATMUL:  # llama_rs_matmul: one row, its products beside its scatter (meshnn.perf.rs_matmul)
+            (inputs, outs), extra["matmul"] = rs_operands(attrs, inputs, outs), matmul_config(attrs)
     elif family in (F.SDPA, F.SDPA_DECODE):
         extra["attention"] = attention_config(attrs, decode=family is F.SDPA_DECODE)
     if isinstance(attrs.get("conv"), ConvConfig):  # a conv2d: its window, for meshnn.perf.conv

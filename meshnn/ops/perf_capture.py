@@ -56,6 +56,7 @@ from meshnn.perf.host_transfers import Direction, HostTransferRecord, time_trans
 from meshnn.perf.ops_csv import write_ops_perf_csv
 from meshnn.perf.plot import write_time_plot
 from meshnn.perf.recorder import Recorder
+from meshnn.perf.rs_matmul import FUSED_PRODUCT
 from meshnn.perf.systems import Machine, machine
 from meshnn.perf.table import format_table
 
@@ -85,7 +86,7 @@ class PerfCapture:
             if work is DeviceWork.HOST_WRITE and outputs:
                 self._record_transfer(event.op, event.mesh, Direction.WRITE, outputs[0])
             return
-        if event.attrs.get(FUSED_MATMUL):  # a fused gather: timed in its matmul's row (meshnn.perf.gather_matmul)
+        if event.attrs.get(FUSED_MATMUL) or event.attrs.get(FUSED_PRODUCT):  # timed in its fused op's row
             return
         capture = getattr(_queue(event), "capture", None)  # a trace being captured runs nothing now
         try:

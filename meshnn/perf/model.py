@@ -31,6 +31,7 @@ from meshnn.perf.fidelity import (
     default_matmul_fidelity,
 )
 from meshnn.perf.gather import is_gather, predict_gather
+from meshnn.perf.gather_concat import is_all_gather_concat, predict_all_gather_concat
 from meshnn.perf.gather_matmul import is_all_gather_matmul, predict_all_gather_matmul
 from meshnn.perf.group_norm import is_sharded_group_norm, predict_sharded_group_norm
 from meshnn.perf.group_norm_dram import is_dram_welford_group_norm, predict_dram_welford_group_norm
@@ -43,9 +44,11 @@ from meshnn.perf.movement import predict_movement
 from meshnn.perf.pool import POOL_DEFAULT, is_pool, predict_pool
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.ring_matmul import is_ring_matmul, predict_ring_matmul
+from meshnn.perf.rms_all_gather import is_rms_all_gather, predict_rms_all_gather
 from meshnn.perf.rotary import is_rotary_prefill, predict_rotary_prefill
 from meshnn.perf.routed_ffn import is_unified_ffn, predict_unified_ffn
 from meshnn.perf.routing_topk import PREDICTORS as ROUTING_TOPK
+from meshnn.perf.rs_matmul import is_rs_matmul, predict_rs_matmul
 from meshnn.perf.systems import Machine, SystemPerf, machine
 from meshnn.perf.tile_ops import predict_tile_op
 from meshnn.perf.topk import is_topk, predict_topk
@@ -159,8 +162,14 @@ def predict_kernel(desc: OpDesc, m: Machine) -> Prediction:
         predictor = predict_gather
     elif is_all_gather_matmul(desc):
         predictor = predict_all_gather_matmul
+    elif is_rs_matmul(desc):  # before the ring: its products' config is a ring's
+        predictor = predict_rs_matmul
     elif is_ring_matmul(desc):
         predictor = predict_ring_matmul
+    elif is_rms_all_gather(desc):
+        predictor = predict_rms_all_gather
+    elif is_all_gather_concat(desc):
+        predictor = predict_all_gather_concat
     elif is_unified_ffn(desc):
         predictor = predict_unified_ffn
     elif is_masked_bincount(desc):

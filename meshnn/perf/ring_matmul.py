@@ -22,10 +22,16 @@ What the program does (tt-metal ``matmul_multicore_reuse_mcast_1d_program_factor
   longer of the ring and the multiplies, plus its launch.  No DRAM pipeline fills: the first block is the
   core's own shard.
 - The multiplies: every output tile against every K tile (the unpadded shard widths add up to K), each
-  at the op's fidelity with its operands unpacked (:func:`meshnn.perf.matmul.math_cycles_per_multiply`).
+  at the op's fidelity with its operands unpacked (:func:`meshnn.perf.matmul.math_cycles_per_multiply`); with one
+  tile row the output subblocks are one row and each multiply waits for its in1 tile's unpack where that is
+  longer than the math (a bfloat16 weight tile at HiFi2 or LoFi on Wormhole: :func:`_math_cycles`).
   A weight held in L1 costs no more than that: the single-use floor of a decode multiply
   (``single_use_weight_tile_cycles``) is that of a weight streamed from DRAM, and applies only when in1 is
   in DRAM.
+- in1 in DRAM (the LM heads: DRAM-sharded, each core reading its bank, or interleaved), no prefetcher: the in1
+  reader (``reader_bmm_tile_layout_in1_ring_all_gather.cpp``) reads the ring's blocks one at a time, issuing a
+  block's reads then waiting on their barrier before the next block's: the weight's bytes at the DRAM's rate plus,
+  per block (``ring`` of them), a DRAM round trip (``tile_round_trip_cycles``) that nothing overlaps.
 - Partial sums: the compute kernel keeps the whole output block in the destination registers across the
   ring's blocks when it is one subblock (``spill = num_blocks > 1 && out_block / out_subblock > 1``); a
   wider block (more than :data:`DEST_TILES` columns) spills and accumulates as the other 1-D programs do
@@ -39,6 +45,7 @@ from dataclasses import replace
 
 from meshnn.perf.desc import TILE, MatmulConfig, MatmulProgram, OpDesc
 from meshnn.perf.fidelity import MathFidelity
+from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.latency import op_latency
 from meshnn.perf.matmul import math_cycles_per_multiply, partials_cycles
 from meshnn.perf.prediction import Prediction
@@ -74,6 +81,19 @@ def ring_cycles(desc: OpDesc, machine: Machine, ring: int) -> float:
     return (ring - 1 + relays) * hop
 
 
+def _math_cycles(desc: OpDesc, arch: ArchPerf, fidelity: MathFidelity, row_tiles: int) -> float:
+    """One multiply's math, or, with one tile row (the ring's output subblocks are then one row, ``out_subblock_h``
+    1, as every Llama / Qwen ring config sets), the unpack of its in1 tile into SrcA where that is longer: the
+    compute kernel's ``matmul_block`` keeps the in0 tile and streams in1 tile by tile (``llk_unpack_AB_matmul.h``:
+    ``reuse_a = ct_dim >= rt_dim``), as a 2-D program's one-row subblocks do
+    (:func:`meshnn.perf.matmul.math_cycles_per_multiply`, ``row_subblock_unpack_bytes_per_cycle``)."""
+    cycles = math_cycles_per_multiply(desc, arch, fidelity)
+    rate = arch.row_subblock_unpack_bytes_per_cycle
+    if rate is None or row_tiles != 1:
+        return cycles
+    return max(cycles, desc.inputs[1].tile_bytes / rate)
+
+
 def predict_ring_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     """The time of a ring-gathered 1-D matmul ``desc`` (:func:`is_ring_matmul`) on ``machine``."""
     a, b = desc.inputs[0], desc.inputs[1]
@@ -85,7 +105,7 @@ def predict_ring_matmul(desc: OpDesc, machine: Machine) -> Prediction:
     per_core_n = config.per_core_n or math.ceil(_tiles(b.shape[-1]) / ring)
     out_tiles = row_tiles * per_core_n
     operands = operand_cycles(arch, (a.tile_bytes + b.tile_bytes) / 2)
-    per_multiply = math_cycles_per_multiply(desc, arch, fidelity) + operands
+    per_multiply = _math_cycles(desc, arch, fidelity, row_tiles) + operands
     if b.in_dram and row_tiles == 1:  # a weight streamed from DRAM, each tile used once
         per_multiply = max(per_multiply, op_latency(arch.arch).single_use_weight_tile_cycles)
     cycles = out_tiles * k_tiles * per_multiply
@@ -94,5 +114,8 @@ def predict_ring_matmul(desc: OpDesc, machine: Machine) -> Prediction:
         cycles += partials_cycles(replace(desc, matmul=blocked), machine, out_tiles, k_tiles, per_multiply)
     cycles = max(cycles, ring_cycles(desc, machine, ring))
     memory = traffic(machine, [(b, 1.0)] if b.in_dram else [], ring, blocks_in_flight=True, local_shards=True)
+    if b.in_dram:  # each of the ring's blocks read, then waited for, before the next block's reads are issued
+        waits = ring * op_latency(arch.arch).cycles_ns(op_latency(arch.arch).tile_round_trip_cycles, arch.clock_hz)
+        memory = replace(memory, dram_ns=memory.dram_ns + waits)
     flops = 2.0 * row_tiles * k_tiles * _tiles(b.shape[-1]) * TILE**3
     return kernel_prediction(arch, cycles, memory, ring, fidelity=fidelity, flops=flops)

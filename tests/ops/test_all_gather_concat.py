@@ -13,7 +13,9 @@ import pytest
 import torch
 
 import meshnn as ttnn
+from meshnn.perf.collectives import is_llama_gather, predict_collective
 from meshnn.perf.desc import OpFamily
+from meshnn.perf.gather_concat import concat_tail_ns, gather
 from tests.ops.reference import BF16
 
 C = ttnn.CoreCoord
@@ -109,16 +111,26 @@ def test_ttnns_refusals(open_mesh, rng):
     assert ttnn.get_memory_view(mesh, ttnn.BufferType.L1).total_bytes_allocated_per_bank == used
 
 
-def test_the_perf_model_times_it_as_a_gather_over_the_row(open_mesh, rng):
-    """The gather's link bytes: (N - 1) / N of the gathered output, over the 4 devices of a row."""
+def test_the_perf_model_times_it_as_its_gather_then_its_concat(open_mesh, rng):
+    """One AllGatherConcat row: the Llama multicast gather of the input heads over the 4 devices of a row, then the
+    concat after the last packet (meshnn.perf.gather_concat)."""
     mesh = open_mesh((2, 4))
     _, x, buffer, sem = inputs(mesh, 8, ttnn.TILE_LAYOUT, rng)
     with ttnn.perf_capture() as capture:
         out = ttnn.experimental.all_gather_concat(x, buffer, 1, 1, mesh, sem, 8, out_config(8))
-    (record,) = [r for r in capture.recorder(mesh).records if r.desc.name == "ttnn.experimental.all_gather_concat"]
-    assert record.desc.family is OpFamily.ALL_GATHER and record.desc.collective.cluster_axis == 1
-    assert record.desc.outputs[0].nbytes == out.spec.compute_packed_buffer_size_bytes()
-    assert record.prediction.link_bytes == 3 * record.desc.outputs[0].nbytes // 4
+    recorder = capture.recorder(mesh)
+    (record,) = [r for r in recorder.records if r.desc.name == "ttnn.experimental.all_gather_concat"]
+    desc = record.desc
+    assert (
+        desc.family is OpFamily.ALL_GATHER and desc.op_code == "AllGatherConcat" and desc.collective.cluster_axis == 1
+    )
+    assert desc.outputs[0].nbytes == out.spec.compute_packed_buffer_size_bytes()
+    stage = gather(desc, 4)
+    assert is_llama_gather(stage) and stage.outputs[0].nbytes == 4 * desc.inputs[0].nbytes  # every device's heads
+    alone = predict_collective(stage, recorder.machine)
+    assert record.prediction.link_bytes == alone.link_bytes == 3 * desc.inputs[0].nbytes  # a line: 3 heads' tensors
+    tail = concat_tail_ns(desc, recorder.machine, 4)
+    assert record.prediction.kernel_ns == pytest.approx(alone.kernel_ns + tail) and tail > 0
 
 
 def test_all_gather_async_into_a_narrower_buffer_keeps_the_leading_part(open_mesh, rng):

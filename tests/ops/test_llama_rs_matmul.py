@@ -137,16 +137,21 @@ def test_refusals_come_before_any_allocation(prefetched):
     assert after == used
 
 
-def test_the_perf_model_times_the_matmul_and_the_scatter(prefetched):
-    """The products run as matmuls, the scatter as a reduce-scatter of its input's bytes over the row."""
+def test_the_perf_model_times_one_row_for_the_products_and_the_scatter(prefetched):
+    """One Matmul_RS row (tt-metal's one program): the input, both weights and the scattered first product in,
+    both products and the scattered slice out, the products' ring config, the scatter's collective config."""
     mesh, gcb, _, _, weights, x_t, buffer, sem = prefetched
     with ttnn.perf_capture() as capture:
-        ttnn.experimental.llama_rs_matmul(
+        products = ttnn.experimental.llama_rs_matmul(
             x_t, weights[0], buffer, 3, sem, 1, mesh, 1, ttnn.SubDeviceId(1), second_weight_tensor=weights[1],
             program_config=gather_config(N), memory_config_mm=_out_config(), global_cb=gcb,
         )  # fmt: skip
     records = capture.recorder(mesh).records
-    assert [r.desc.family for r in records] == [OpFamily.MATMUL, OpFamily.MATMUL, OpFamily.REDUCE_SCATTER]
-    scatter = records[-1].desc
-    assert scatter.inputs[0].nbytes == 32 * N * 2  # the first product, bfloat16
-    assert records[-1].prediction.link_bytes > 0
+    assert len(records) == 1
+    desc = records[0].desc
+    assert desc.family is OpFamily.REDUCE_SCATTER and desc.op_code == "Matmul_RS"
+    assert [t.shape for t in desc.inputs] == [tuple(t.shape) for t in (x_t, *weights, products[0])]
+    assert [t.shape for t in desc.outputs] == [tuple(t.shape) for t in products]
+    assert desc.inputs[-1].nbytes == 32 * N * 2  # the scatter's input: the first product, bfloat16
+    assert desc.matmul is not None and desc.matmul.gather_in0 and desc.collective is not None
+    assert records[0].prediction.link_bytes > 0

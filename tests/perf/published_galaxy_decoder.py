@@ -26,11 +26,10 @@ and qwen_model_config.py at d554814e39, whose decode configs are unchanged at 20
   ``dtype=type if not args.is_qwen else ttnn.bfloat16``);
 - RMSAllGather (``fused_rms_minimal``): the residual add, each device's sum of squares, its all-gather over the 4
   devices of axis 1 (ring, 1 link) and the normalisation, in one program (rms_allgather_pf.cpp at 7f36e28e80); the
-  model's value is what ``meshnn perf`` times a captured call as (meshnn.ops.ccl.fused_rms registers it as a NORM:
-  one sharded norm, no gather), so these figures show that gap (:func:`rms_all_gather_us`, the model's three
-  stage programs summed, is in their why);
+  model's value is what ``meshnn perf`` times a captured call as (:func:`rms_all_gather_us`: the capture records a
+  NORM with the call's collective config, timed by meshnn.perf.rms_all_gather as that one program);
 - Matmul_RS (``llama_rs_matmul``: the FF1 and FF3 matmuls on the ring cores, FF1's output reduce-scattered over
-  axis 1 by other cores while FF3 runs);
+  axis 1 by other cores while FF3 runs; captured as one row: :func:`matmul_rs_us`);
 - the LM head: ``matmul_1d_ring_lm_head_config`` (24 ring cores, K 2048, N 16896 padded, 22 tiles a core; in1
   DRAM-sharded two cores' columns a bank, no prefetcher), bfloat8_b, HiFi2, float32 accumulation off;
 - sampling (llama3_subdevices/tt/sampling.py at 7f36e28e80): the logits cast to bfloat16 on the 50 cores of
@@ -58,7 +57,7 @@ from meshnn.perf import (
     OpDesc,
     OpFamily,
     TensorDesc,
-    machine,
+    predict,
 )
 from meshnn.perf.page_programs import S2I_PROGRAM_ATTRIBUTE, S2IProgram
 from meshnn.perf.tile_ops import TYPECAST_PROGRAM_ATTRIBUTE, TypecastProgram
@@ -66,7 +65,7 @@ from meshnn.perf.tile_ops import TYPECAST_PROGRAM_ATTRIBUTE, TypecastProgram
 from . import published_ccl_ci as ccl
 from .figure import Figure
 from .published_galaxy_decoder_why import WHY
-from .published_galaxy_units import B4, B8, B16, F, W, distributed_rms_norm, kernel_us, mul_silu, ring_matmul
+from .published_galaxy_units import B4, B8, B16, F, W, kernel_us, mul_silu, ring_matmul
 
 _DIR = "tt-metal models/demos/llama3_70b_galaxy/tests/"
 LLAMA = _DIR + "decoder_perf_targets_6u.json, {} (70B, 6U Galaxy)"
@@ -87,47 +86,44 @@ def ring_us(k: int, n: int, dtypes: tuple[str, str, str], fidelity: F = F.HiFi2,
 
 
 def matmul_rs_us(k: int, fidelity: F, weight: str, fp32: bool) -> float:
-    """``llama_rs_matmul`` with a second weight (rs_matmul_program_factory.cpp at f2255f4251): FF1 then FF3 ([32, k]
-    x [k, 3840 padded], bfloat8_b out) batched on the 24 ring cores, the matmul signalling the LlamaReduceScatterAdd
-    program on its own cores (MatmulFusedOpSignaler LLAMA_REDUCE_SCATTER), which reduce-scatters FF1's [32, 3840]
-    over the 4 devices of axis 1 beside FF3's matmul: FF1, then the longer of FF3 and the reduce-scatter, one
-    program's launch for the three (the model's value of each holds a launch: two are taken off).  ``meshnn perf``'s
-    capture records the op as two matmuls and a reduce-scatter one after another (tests/ops/test_llama_rs_matmul.py),
-    the scatter as the report's generic program: not this composition (see the report of stop 56)."""
-    one = ring_us(k, 3840, (B8, weight, B8), fidelity, fp32)
-    scatter = ccl._llama_rs()
-    launch = machine("galaxy").system.arch.op_launch_ns / 1e3
-    return one + max(one, scatter) - launch
+    """``llama_rs_matmul`` with a second weight as ``meshnn perf`` captures it (one Matmul_RS row: tests/ops/
+    test_llama_rs_matmul.py) and meshnn.perf.rs_matmul times it (rs_matmul_program_factory.cpp at f2255f4251): FF1
+    then FF3 ([32, k] x [k, 3840 padded], bfloat8_b out) on the 24 ring cores, the LlamaReduceScatter of FF1's
+    [32, 3840] over the 4 devices of axis 1 (ring, 4 links) on its own cores beside FF3, one launch."""
+    product = ring_matmul(k, 3840, (B8, weight, B8), fidelity, fp32)
+    (a, w), out = product.inputs, product.outputs[0]
+    scattered = TensorDesc((1, 1, 32, 960), B8, **W)
+    config = CollectiveConfig(ccl.R, cluster_axis=1, num_links=4)
+    desc = OpDesc(OpFamily.REDUCE_SCATTER, (a, w, w, out), (out, out, scattered), op_code="Matmul_RS",
+                  fidelity=fidelity, matmul=product.matmul, collective=config)  # fmt: skip
+    return predict(desc, ccl._g6(), traced=True).kernel_ns / 1e3
 
 
-def rms_all_gather_us(width: int, grid: tuple[int, int]) -> float:
-    """RMSAllGather of a [32, width] bfloat8_b row a device width-sharded over ``grid``, as its program runs it:
-    the statistics (one tile), their all-gather over the 4 devices of axis 1 (ring, 1 link, L1), the norm."""
-    pre, post = distributed_rms_norm(width, grid)
-    gather = ccl._gather(ccl._g6(), 4, ccl.R, 1, 1, (1, 1, 32, 128), B16, L1, sharded=True)
-    return kernel_us(pre) + gather + kernel_us(post)
-
-
-def rms_as_captured_us(width: int, grid: tuple[int, int]) -> float:
-    """What ``meshnn perf`` times a captured ``fused_rms_minimal`` as: one sharded norm (family NORM, op code
-    RMSAllGather), with no gather."""
+def rms_all_gather_us(width: int, grid: tuple[int, int], residual: bool) -> float:
+    """``fused_rms_minimal`` as ``meshnn perf`` captures it (a NORM, op code RMSAllGather, with the call's collective
+    config: axis 1, ring, 1 link) on the 6U Galaxy: a [32, width] bfloat8_b row width-sharded over ``grid``, the
+    decoder's bfloat16 residual (added in the op) or none (the tail's final norm), gamma row-major in DRAM; timed
+    by meshnn.perf.rms_all_gather (pre-add, statistics, their gather over 4 devices, gamma, norm: one launch)."""
     x = TensorDesc((1, 1, 32, width), B8, **W)
     weight = TensorDesc((1, 1, width // 32, 32), layout=Layout.ROW_MAJOR)
-    residual = TensorDesc((1, 1, 32, width), B16, **W)
-    desc = OpDesc(OpFamily.NORM, (x, residual, weight), (x,), op_code="RMSAllGather", core_grid=grid)
-    return kernel_us(desc)
+    res = (TensorDesc((1, 1, 32, width), B16, **W),) if residual else ()
+    config = CollectiveConfig(ccl.R, cluster_axis=1, num_links=1)
+    desc = OpDesc(OpFamily.NORM, (x, *res, weight), (x,), op_code="RMSAllGather", core_grid=grid, collective=config)
+    return predict(desc, ccl._g6(), traced=True).kernel_ns / 1e3
 
 
 def all_gather_concat_us() -> float:
-    """AllGatherConcat: SDPA decode's [1, 8, 32, 128] bfloat16 (8 users, 8 heads padded to a tile, height-sharded)
-    gathered over the 4 devices of axis 1 (ring, GALAXY_NUM_LINKS 4), its heads then concatenated into [32, 1024]
-    on the ring cores.  Its writer multicasts each device's shards both ways (llama_all_gather_concat_writer.cpp:
-    ``to_chip_multicast``), as the Llama sharded all_gather of the same tensor does, so it is timed as that
-    gather (meshnn.perf.collectives: LLAMA_SHARDED_GATHERS); the concat is not timed."""
+    """AllGatherConcat as ``meshnn perf`` captures it (family ALL_GATHER, op code AllGatherConcat): SDPA decode's
+    [1, 8, 32, 128] bfloat16 (8 users, 8 heads padded to a tile, height-sharded) gathered over the 4 devices of
+    axis 1 (ring, GALAXY_NUM_LINKS 4), its heads then concatenated into [32, 1024] width-sharded on 16 cores; timed
+    by meshnn.perf.gather_concat: the Llama sharded multicast gather of the input, then the concat's reads, tilize
+    and write after the last packet."""
     h = dict(buffer=L1, memory=MemoryLayout.HEIGHT_SHARDED)
-    part, whole = TensorDesc((1, 8, 32, 128), B16, **h), TensorDesc((1, 32, 32, 128), B16, **h)
+    part, out = TensorDesc((1, 8, 32, 128), B16, **h), TensorDesc((1, 1, 32, 1024), B16, **W)
     config = CollectiveConfig(ccl.R, cluster_axis=1, num_links=4)
-    return ccl._us(OpFamily.ALL_GATHER, (part,), (whole,), ccl._g6(), config, name="ttnn.experimental.all_gather_async")
+    desc = OpDesc(OpFamily.ALL_GATHER, (part,), (out,), op_code="AllGatherConcat", collective=config,
+                  name="ttnn.experimental.all_gather_concat")  # fmt: skip
+    return predict(desc, ccl._g6(), traced=True).kernel_ns / 1e3
 
 
 def lm_head_us(k: int, n_padded: int) -> float:
@@ -248,11 +244,12 @@ _ROWS = [  # figure name, source, section, measured ns, model
     ("70B decoder FF1+FF3 matmuls + reduce-scatter (Matmul_RS)", LLAMA, "decoder", 17497.701,
      lambda: matmul_rs_us(2048, F.LoFi, B4, False)),
     ("70B decoder RMSAllGather (attention norm)", LLAMA, "decoder", 16719.618,
-     lambda: rms_as_captured_us(2048, (2, 8))),
+     lambda: rms_all_gather_us(2048, (2, 8), True)),
     ("70B decoder RMSAllGather (MLP norm)", LLAMA, "decoder", 16346.489,
-     lambda: rms_as_captured_us(2048, (2, 8))),
+     lambda: rms_all_gather_us(2048, (2, 8), True)),
     ("70B decoder AllGatherConcat (SDPA out, 4 devices)", LLAMA, "decoder", 8411.798, all_gather_concat_us),
-    ("70B tail RMSAllGather (final norm)", LLAMA, "model_tail", 14480.010, lambda: rms_as_captured_us(2048, (2, 8))),
+    ("70B tail RMSAllGather (final norm)", LLAMA, "model_tail", 14480.010,
+     lambda: rms_all_gather_us(2048, (2, 8), False)),
     ("70B tail LM head ring matmul 2048x16896, in1 DRAM-sharded", LLAMA, "model_tail", 142716.940,
      lambda: lm_head_us(2048, 16896)),
     ("70B tail typecast logits 32x16384 BFLOAT8_B -> BF16", LLAMA, "model_tail", 20326.517,
@@ -309,11 +306,12 @@ _ROWS = [  # figure name, source, section, measured ns, model
     ("Qwen3-32B decoder FF1+FF3 BFLOAT16 matmuls + reduce-scatter (Matmul_RS)", QWEN, "decoder", 38950.861,
      lambda: matmul_rs_us(1280, F.LoFi, B16, False)),
     ("Qwen3-32B decoder RMSAllGather (attention norm)", QWEN, "decoder", 15604.045,
-     lambda: rms_as_captured_us(1280, (2, 5))),
-    ("Qwen3-32B decoder RMSAllGather (MLP norm)", QWEN, "decoder", 15236.649, lambda: rms_as_captured_us(1280, (2, 5))),
+     lambda: rms_all_gather_us(1280, (2, 5), True)),
+    ("Qwen3-32B decoder RMSAllGather (MLP norm)", QWEN, "decoder", 15236.649,
+     lambda: rms_all_gather_us(1280, (2, 5), True)),
     ("Qwen3-32B decoder AllGatherConcat (SDPA out, 4 devices)", QWEN, "decoder", 8431.868, all_gather_concat_us),
     ("Qwen3-32B tail RMSAllGather (final norm)", QWEN, "model_tail", 14264.812,
-     lambda: rms_as_captured_us(1280, (2, 5))),
+     lambda: rms_all_gather_us(1280, (2, 5), False)),
     ("Qwen3-32B tail LM head ring matmul 1536x19968, in1 DRAM-sharded", QWEN, "model_tail", 114785.688,
      lambda: lm_head_us(1536, 19968)),
     ("Qwen3-32B tail typecast logits 32x19456 BFLOAT8_B -> BF16", QWEN, "model_tail", 20943.156,

@@ -10,9 +10,10 @@ _PREFETCH = (
 )
 
 QWEN_MM = (
-    "Qwen3-32B's ring matmuls measure about the 70B's (QKV 7.03 against 7.08, DO 8.53 against 7.70, FF2 13.28 against "
-    "13.97) with less work a core: QKV 2 output tiles x 40 K tiles (70B: 2 x 64), DO 2 x 32 (3 x 32), FF2 2 x 100 "
-    "(3 x 112); the model scales with that work and meets the 70B's QKV and FF2 (+0%, +10%; its DO -16%).  Checked "
+    "Qwen3-32B's ring matmuls measure about the 70B's (QKV 7.03 against 7.08, DO 8.53 against 7.70) with less work a "
+    "core: QKV 2 output tiles x 40 K tiles (70B: 2 x 64), DO 2 x 32 (3 x 32); the model scales with that work and "
+    "meets the 70B's QKV (+0%; its DO -16%) and Qwen's FF2 (2 x 100 bfloat16 weight tiles, each multiply waiting "
+    "for its in1 tile's unpack: 11.8 against 13.3, -11%).  Checked "
     "for stop 56 at "
     "the figure's date (d554814e39, qwen_model_config.py unchanged since): the gather-in0 program takes its K block "
     "from the in0 shard (2 tiles: SHARDED_ATTN_INPUT_RING_MEMCFG 6144 / 4 / 24; 5 for FF2), as the model does; QKV and "
@@ -26,28 +27,6 @@ QWEN_MM = (
 )
 
 WHY: dict[str, str] = {
-    "70B decoder AllGatherConcat (SDPA out, 4 devices)": (
-        "timed as the model's Llama sharded all_gather of the same [1, 8, 32, 128] height-sharded tensor (a direct "
-        "multicast program, as llama_all_gather_concat_writer.cpp is: to_chip_multicast both ways on the ring of 4): "
-        "6.89 us, 18% under 8.41.  Checked for stop 56 (program at 7f36e28e80, all_gather_concat_heads_fused): the op "
-        "also concatenates the gathered heads into [32, 1024] on the output cores (llama_concat_reader.cpp) after the "
-        "last packet lands, which the model does not time; the generic all_gather_async of the [32, 1024] output "
-        "would be 11.5 (+37%).  The model's concat heads decode of the gathered tensor alone (the fitted "
-        "nlp_concat_heads_decode, 6.07 measured) would overshoot if added whole: how much of the concat overlaps "
-        "the gather is not found"
-    ),
-    "70B tail LM head ring matmul 2048x16896, in1 DRAM-sharded": (
-        "the model streams the 36.8 MB bfloat8_b weight at the Galaxy's DRAM-sharded rate, 311.5 GB/s (118 us of its "
-        "120), under its 56 us of multiplies; measured, 142.7 us is 258 GB/s.  Checked for stop 56 at the figure's "
-        "date (7f36e28e80): matmul_1d_ring_lm_head_config (24 ring cores, 22 output tiles a core, in0 3 tiles a "
-        "core, hop core (3, 6), no prefetcher), the weight DRAM-sharded two cores' 704 columns a bank "
-        "(create_dram_sharded_mem_config_lm_head), HiFi2 without float32 accumulation.  Each ring core's in1 reader "
-        "(reader_bmm_tile_layout_in1_ring_all_gather.cpp, read_block_from_dram) reads its column block from its "
-        "bank block by block, waiting each; the published DRAM-sharded decode matmuls at 14 GT/s run at 247-294 "
-        "GB/s (met with the DRAM_SHARDED program) and this one at 258, inside that range: the ring program's own "
-        "DRAM rate (two readers a bank, one block in flight each) is not in the model.  The unit test's 32-core "
-        "interleaved LM head misses the same way, far more (published_galaxy_units.LM_HEAD_MISS)"
-    ),
     "Qwen3-32B tail typecast logits 32x19456 BFLOAT8_B -> BF16": (
         "608 tiles on 38 of the 50 sub-grid cores (the most that split them evenly: typecast_program_factory.cpp's "
         "sub_core_grids factory, the same at d554814e39 as at the 70B's 7f36e28e80), 16 tiles a core; the model "
@@ -154,24 +133,24 @@ WHY: dict[str, str] = {
     ),
     "Qwen3-32B decoder QKV ring matmul 1280x1536 BFLOAT8_B -> BF16": QWEN_MM,
     "Qwen3-32B decoder DO ring matmul 1024x1536 BFLOAT8_B": QWEN_MM,
-    "Qwen3-32B decoder FF2 ring matmul 3200x1536 BFLOAT16 weight": QWEN_MM,
     "Qwen3-32B decoder FF1+FF3 BFLOAT16 matmuls + reduce-scatter (Matmul_RS)": (
-        "the model's two ring matmuls (in0 2 tiles a core, 5 output tiles, bfloat16 weights, LoFi) in one program "
-        "give 12.9 us; "
-        "measured 39.0, while the 70B's larger call (bfloat4_b weights) measures 17.5 (met, -8%).  Checked for stop "
-        "56 at d554814e39: Qwen's prefetched MLP weights are bfloat16 (llama_mlp.py: is_qwen), FF1 and FF3 19.7 MB "
-        "a device where the 70B's are 8.8; "
+        "meshnn perf captures the call as one Matmul_RS row (meshnn.perf.rs_matmul: FF1, then the longer of FF3 "
+        "and the LlamaReduceScatter of FF1 (6.8), one launch); each ring matmul (in0 2 tiles a core, 5 output "
+        "tiles, bfloat16 weights, LoFi: 200 multiplies a core, each waiting for its 2 KiB in1 tile's unpack, 38 "
+        "cycles) gives 11.8 us, 21.7 in all; measured 39.0, while the 70B's call (bfloat4_b weights) measures 17.5 "
+        "(met, -8%) and Qwen's FF2 (200 bfloat16 multiplies a core, HiFi2) 13.3 (met, -11%).  Checked for stop 56 "
+        "at d554814e39: Qwen's prefetched MLP weights are bfloat16 (llama_mlp.py: is_qwen), FF1 and FF3 19.7 MB a "
+        "device where the 70B's are 8.8; "
         + _PREFETCH
-        + ": 200 bfloat16 tiles of each of FF1 and FF3 a core (820 KB) do not fit its 792 KB, so the matmul waits on "
-        "the prefetcher's DRAM reads.  The ops between the DO matmul's weights and this call (all_reduce DO 11.6, "
-        "RMSAllGather 15.2, gaps) give the prefetcher about 28 us, 8.8 MB at 311.5 GB/s; the 10.9 MB left take 35 us "
-        "(at 290 GB/s: 39), the measured 39.0.  The model times a matmul alone, without the prefetcher's stream "
-        "or the ops before it: a model of the prefetched ring (weights left to read when the op starts, over the "
-        "DRAM rate) would meet this one"
-    ),
-    "Qwen3-32B decoder AllGatherConcat (SDPA out, 4 devices)": (
-        "as the 70B's (its why): the same program and tensor (8 heads of 128, 8 users a device), 8.43 us measured, "
-        "the model's direct gather 6.89; the concat's share is not timed"
+        + ": 200 bfloat16 tiles of each of FF1 and FF3 a core (820 KB) do not fit its 792 KB.  Checked for stop 57 "
+        "(tt-metal 2026-06): the prefetcher's writer (prefetcher/device/kernels/writer_l1.cpp) runs ahead as far as "
+        "the buffer has room, waiting for every page to be consumed only after each layer's last weight (FF2: "
+        "remote_cb_sender_barrier), and the matmul's in1 reader (reader_bmm_tile_layout_in1_ring_all_gather.cpp) "
+        "waits for all of a weight's blocks before its first multiply (remote_cb_wait_front(num_blocks)) and frees "
+        "them after its last.  From the previous FF2's end to this call the decoder runs 111 us of ops (measured), "
+        "time to read QKV, DO and 34 MB more at 311.5 GB/s: FF1 and all but 28 KB a core of FF3 (0.7 MB a device) "
+        "are in L1 when the call starts, and FF3's rest lands once FF1's blocks are freed, ~2 us of waiting.  So "
+        "neither the model's 21.7 nor that wait reaches 39.0; the 70B's same call is met: not found"
     ),
 }
 
@@ -237,18 +216,22 @@ WHY.update(
 )
 
 _RMS = (
-    "meshnn registers fused_rms_minimal (RMSAllGather) as a NORM (meshnn/ops/ccl/fused_rms.py) with no collective "
-    "config, so ``meshnn perf`` times a captured call as one sharded norm of the row: 7.77 us (the 2.0 us launch and "
-    "the norm's work; the same for the 70B's 2048 on 16 cores and Qwen's 1280 on 10).  Checked for stop 56 "
-    "(rms_allgather_pf.cpp and its kernels at 7f36e28e80: rms_compute.cpp FUSE_PRE_ADD, rms_writer.cpp): one "
-    "program adds the residual, "
-    "computes each device's sum of squares, all-gathers the one-tile statistics over the 4 devices of axis 1 (ring, "
-    "1 link: rms_writer.cpp) and normalises, writing the output resharded onto the next op's ring cores "
-    "(reshard_writer.hpp).  The model's own stage programs summed -- pre-norm 5.95, the statistics' gather 3.92, "
-    "post-norm 4.56 -- give 14.4 us (the decoder's 16.7 and 16.3 -14% and -12%, the tails' 14.5 and 14.3 within "
-    "1%), but with three launches where the fused program has one (10.4 with one), and neither the residual add "
-    "nor the reshard timed: no model of the fused program exists, and the capture misses its gather (a bug for the "
-    "collectives' owner: the fix is a collective config on the captured norm and a fused predictor)"
+    "meshnn.perf.rms_all_gather times the captured call (a NORM with its collective config) as its one program "
+    "(rms_allgather_pf.cpp at 7f36e28e80, the same stages in rms_allgather_program_factory.cpp at 2026-06): its "
+    "launch 2.0 us, the residual pre-add 0.12 (decoder calls), each core's sum of squares combined on the sender "
+    "3.95 (4.27 on the tail's bfloat8_b input: norm_stats' fitted exchange), the one-tile statistics' multicast "
+    "gather over the ring of 4 1.92 (the direct program's two hops and one packet), gamma's serial DRAM reads after "
+    "the release beyond the statistics' multicast 0-0.28, the normalisation 2.57 (2.13): 10.56 us with a residual, "
+    "10.61 without.  Checked for stop 57: the unit test's two separate programs (pre + post, two launches) "
+    "measure 10.9 and the model meets them (10.4), so the measured in-program gather with the residual takes "
+    "16.7 - 10.9 + 2.0 = 7.8 us (70B decoder; Qwen's 6.7), the tail's (no residual) 5.6, where the model has 2.0 "
+    "and 2.2.  The 4U targets (decoder_perf_targets_4u.json: a line of 4) run the three calls 2.3-2.5 us longer, as "
+    "their other gathers (AllGatherConcat +1.7, the binary_mult gather +2.3): the gap follows the fabric.  Each "
+    "device waits for its three peers' statistics before it normalises, and the figure is the max over the 32 "
+    "chips, so the call holds the peers' arrival skew (the model gives a direct program none) and the fabric "
+    "connection's close on the gathering core before its compute combines the statistics (rms_writer.cpp: "
+    "close_finish, then the compute's signal); neither is published apart, and the decoder's calls take 1.1-2.2 "
+    "us more than the tail's for a pre-add the model times at 0.12: not found"
 )
 
 for _name in (

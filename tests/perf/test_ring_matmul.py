@@ -16,6 +16,7 @@ from meshnn.perf import MathFidelity, MatmulConfig, MatmulProgram, OpDesc, OpFam
 from meshnn.perf.latency import op_latency
 from meshnn.perf.ring_matmul import is_ring_matmul, predict_ring_matmul, ring_cycles
 from meshnn.perf.systems import machine
+from meshnn.perf.traffic import traffic
 from tests.perf.published_galaxy_units import _TARGETS, QKV_RM, QWEN_RINGS, ring_matmul, ring_model
 
 GALAXY = machine("galaxy", (1, 1))
@@ -152,3 +153,35 @@ def test_qkv_rm_comes_under_the_qkv_ceiling():
     (k, n), dtypes, fidelity, fp32 = QKV_RM
     desc = ring_matmul(k, n, dtypes, fidelity, fp32)
     assert 0 < predict(desc, "galaxy", mesh_shape=(1, 1), traced=True).kernel_ns / 1e3 < _TARGETS["qkv"] + 1
+
+
+def test_a_bfloat16_weight_multiply_waits_for_its_tile_unpack():
+    """One tile row: the ring's one-row subblocks stream each in1 tile into SrcA, 2 KiB at the unpacker's rate (38
+    cycles, over HiFi2's 32 of math); a bfloat8_b weight's 1 KiB (20 cycles) stays under the math; two tile rows keep
+    the math alone."""
+    unpack = 2048 / WH.row_subblock_unpack_bytes_per_cycle
+    assert unpack > WH.lofi_cycles_per_tile * MathFidelity.HiFi2.phases  # the premise on Wormhole
+    dtypes = ("BFLOAT8_B", "BFLOAT16", "BFLOAT8_B")
+    desc = ring_matmul(3200, 1536, dtypes, MathFidelity.HiFi2, True)  # Qwen's FF2: 2 output tiles x 100 K tiles
+    feed = (1088 + 2048) / 2 / WH.operand_bytes_per_cycle
+    assert predict_ring_matmul(desc, GALAXY).compute_ns == pytest.approx(WH.cycles_ns(2 * 100 * (unpack + feed)))
+    bf8 = ring_matmul(3200, 1536, ("BFLOAT8_B",) * 3, MathFidelity.HiFi2, True)
+    assert predict_ring_matmul(bf8, GALAXY).compute_ns == pytest.approx(
+        WH.cycles_ns(2 * 100 * multiply_cycles(MathFidelity.HiFi2, 1088, 1088))
+    )
+    a, b = desc.inputs
+    two_rows = replace(desc, inputs=(replace(a, shape=(1, 1, 64, 3200)), b))
+    math_only = 2 * 2 * 100 * multiply_cycles(MathFidelity.HiFi2, 1088, 2048)  # 2 rows x 2 columns x 100 K tiles
+    assert predict_ring_matmul(two_rows, GALAXY).compute_ns == pytest.approx(WH.cycles_ns(math_only))
+
+
+def test_a_dram_weight_waits_a_round_trip_for_each_of_the_rings_blocks():
+    """The in1 reader issues a block's DRAM reads, then waits on their barrier before the next block: the weight's
+    bytes at the DRAM's rate plus one round trip a block, 24 blocks on a 24-core ring; none for a weight in L1."""
+    in_l1 = ring_matmul(2048, 16896, ("BFLOAT8_B",) * 3, MathFidelity.HiFi2, False)
+    a, b = in_l1.inputs
+    in_dram = replace(in_l1, inputs=(a, TensorDesc(b.shape, b.dtype)))
+    streamed = traffic(GALAXY, [(in_dram.inputs[1], 1.0)], 24, blocks_in_flight=True, local_shards=True)
+    waits = 24 * WH.cycles_ns(LAT.tile_round_trip_cycles)
+    assert predict_ring_matmul(in_dram, GALAXY).memory_ns == pytest.approx(streamed.dram_ns + waits)
+    assert predict_ring_matmul(in_l1, GALAXY).memory_ns == 0.0

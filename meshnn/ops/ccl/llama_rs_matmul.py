@@ -18,8 +18,9 @@ and a DRAM-sharded first weight, the two weights of one spec; so does this op.
 
 Every argument (both products' and the scatter's, the scatter's input spec included when it is
 the product) is checked before anything is allocated.  The products run as ``matmul`` launches
-inside this op's program (no program-cache entry of their own); the scatter launches as this op,
-the reduce-scatter family of the performance model (its link bytes are the scattered input's).
+inside this op's program (no program-cache entry of their own, no row of their own in ``meshnn perf``);
+the scatter launches as this op, recording the products' tensors and configs beside its own: the
+capture's one ``Matmul_RS`` row, timed as the fused program runs (:mod:`meshnn.perf.rs_matmul`).
 
 May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh`, :mod:`meshnn.tensor`, the ops' checks and
 matmul modules and the collectives' modules.
@@ -35,10 +36,12 @@ from meshnn.ops.ccl.arguments import Topology
 from meshnn.ops.ccl.llama_arguments import checked_call, checked_memory_config
 from meshnn.ops.ccl.llama_reduce_scatter import run_llama_scatter, scattered_spec
 from meshnn.ops.checks import device_input, same_mesh
+from meshnn.ops.costs import tensor_desc
 from meshnn.ops.matmul import matmul, product_spec
 from meshnn.ops.matmul_config import MatmulMultiCoreReuseMultiCast1DProgramConfig
 from meshnn.ops.registry import OpKind, register
 from meshnn.perf.desc import OpFamily
+from meshnn.perf.rs_matmul import FUSED_PRODUCT, OPERANDS
 from meshnn.tensor.spec import MemoryConfig
 from meshnn.tensor.tensor import Tensor
 
@@ -100,10 +103,12 @@ def llama_rs_matmul(
     with mesh.parts_of_one_program():  # ttnn runs the products and the scatter as one program
         weights = [named["weight_tensor"]] + ([named["second_weight_tensor"]] if rs_tensor is None else [])
         products = [
-            matmul(a, w, optional_output_tensor=optional_output_tensor, **options)  # type: ignore[arg-type]
+            matmul(a, w, optional_output_tensor=optional_output_tensor, recorded={FUSED_PRODUCT: True}, **options)  # type: ignore[arg-type]
             for w in weights
         ]
     scatter_input = named.get("rs_tensor", products[0])
+    attrs.update(compute_kernel_config=compute_kernel_config)  # the capture's one row: products and scatter
+    attrs[OPERANDS] = (tuple(tensor_desc(t.spec) for t in (a, *weights)), tuple(tensor_desc(p.spec) for p in products))
     return [*products, run_llama_scatter(_OP, scatter_input, n, out_spec, attrs)]
 
 
