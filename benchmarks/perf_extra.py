@@ -11,11 +11,12 @@ models/tt_transformers/PERF.md of 2026-06; each row's date from ``git blame``), 
   (100.5 -> 105.9 t/s/u).  The settings are read from each table's heading as model_config.py of that
   commit defines them: ``hifi2`` is HiFi2 with float32 accumulation (compute_kernel_config_hifi2),
   ``hifi2fp16`` without, ``hifi2na`` without and without packer L1 accumulation, ``hifi4`` HiFi4 with
-  float32 accumulation, ``lofi`` LoFi; ``activation: mixed`` is each op's default.  Three decode rows (bfloat8_b
-  FF1/FF3 at ``hifi2`` with FF2 at ``hifi2``) read 15-17% slow: the tables put FF1/FF3 at HiFi2 with float32
-  accumulation 0.18 ms a step above bfloat4_b at LoFi (9.97 -> 10.15 ms), where meshnn.perf.matmul's float32
-  partial sums (in0_block_w 2: 32 K blocks of 4 output tiles a core) add 44 us to each of the 32 FF1/FF3 matmuls
-  (46.8 -> 90.9 us; bfloat8_b at HiFi2 with 16-bit accumulation: 46.8 us): 1.41 ms a step.
+  float32 accumulation, ``lofi`` LoFi; ``activation: mixed`` is each op's default.  The DRAM-sharded decode
+  matmuls of that date kept their partial sums in bfloat16 under float32 accumulation (the factory's
+  ``interm0_data_format = Float16_b``, removed by tt-metal #36177, 2026-01-21: perf_model's :func:`dated`): timed
+  with float32 partials, each FF1/FF3 at ``hifi2`` (K in 64 one-tile blocks, 11 output tiles a bank core) took
+  90.9 us where the tables show it 0.18 ms a step above bfloat4_b at LoFi (9.97 -> 10.15 ms), and three rows read
+  15-17% slow; with the program's bfloat16 partials it takes 46.8 us and the twelve rows read -2.9% to +0.7%.
 - Its "Short-Context, Batch-32" table (2025-03-17, #18777): 32 users of 128-token prompts, decode of
   the batch (each user at position 228, PERF.md's 200 generated tokens), sampled on the host as the demo
   did then (``argmax_on_device`` at batch 1 only): each step reads device 0's 32 rows of logits back, timed

@@ -107,7 +107,8 @@ HIFI4_FP32 = ttnn.WormholeComputeKernelConfig(
     math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True, packer_l1_acc=True
 )
 """model_config.py's compute_kernel_config_hifi4 (MathFidelitySetting.HIFI4): HiFi4 with float32
-accumulation: a matmul's partial sums between K blocks are float32 (4 KB a tile: meshnn.perf.matmul)."""
+accumulation: a matmul's partial sums between K blocks are float32 (4 KB a tile: meshnn.perf.matmul; bfloat16 in
+the DRAM-sharded program before tt-metal #36177, 2026-01-21: meshnn.perf.matmul.DramShardedPartials)."""
 HIFI2_FP32 = ttnn.WormholeComputeKernelConfig(
     math_fidelity=ttnn.MathFidelity.HiFi2, math_approx_mode=True, fp32_dest_acc_en=True, packer_l1_acc=True
 )

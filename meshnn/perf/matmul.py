@@ -36,7 +36,8 @@ as its compute-kernel config says (:func:`accumulates`: ``packer_l1_acc``, ``fp3
 ttnn's defaults): accumulated by the packer into a bfloat16 (or float32) partial in L1, a pack the math
 waits for where it outlasts the block's multiplies, and reloaded into the dest registers before the
 last block; without L1 accumulation (and in a 2-D program with two blocks) spilled and reloaded after
-every block.
+every block.  The DRAM-sharded program kept its partials in bfloat16 whatever the config until tt-metal #36177
+(2026-01-21): an op marked so (:func:`float16_partials`, for a figure of an earlier date) is timed with them.
 
 A matmul given no program config (nor core grid) runs the program ttnn would pick
 (:mod:`meshnn.perf.matmul_auto`).  A 2-D program whose per-core block runs in several output blocks (ttnn's
@@ -60,8 +61,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from enum import Enum
 
-from meshnn.perf.desc import TILE, MatmulConfig, MatmulProgram, OpDesc
+from meshnn.perf.desc import TILE, MatmulConfig, MatmulProgram, OpDesc, OpFamily
 from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.latency import op_latency
@@ -239,6 +241,38 @@ PARTIAL_TILE_BYTES = 2048
 DRAM-sharded matmul program factories: ``interm0_data_format`` under ``packer_l1_acc_en``)."""
 FP32_PARTIAL_TILE_BYTES = 4096
 """A partial-sum tile with ``fp32_dest_acc_en``: Float32, accumulated in L1 or spilled (the same factories)."""
+PARTIALS_ATTRIBUTE = "matmul_partials"
+"""The op-desc attribute naming the DRAM-sharded program of a figure's date (absent: today's)."""
+
+
+class DramShardedPartials(Enum):
+    """The partial-sum tile of tt-metal's DRAM-sharded matmul program at a figure's date."""
+
+    FLOAT16_B = "before #36177"
+    """Before tt-metal #36177 (2026-01-21), matmul_op_multi_core_reuse_mcast_dram_sharded_program_factory.cpp set
+    ``interm0_data_format = Float16_b`` after choosing it (a debugging leftover, its commit says): every partial a
+    2 KB bfloat16 tile, ``fp32_dest_acc_en`` or not, L1 accumulation or not."""
+
+
+def float16_partials(desc: OpDesc) -> OpDesc:
+    """``desc`` marked as run by the DRAM-sharded program before #36177 when it is a matmul, else as it is."""
+    if desc.family is not OpFamily.MATMUL:
+        return desc
+    kept = tuple(a for a in desc.attributes if a[0] != PARTIALS_ATTRIBUTE)
+    return replace(desc, attributes=(*kept, (PARTIALS_ATTRIBUTE, DramShardedPartials.FLOAT16_B.value)))
+
+
+def partial_tile_bytes(desc: OpDesc, l1_acc: bool, fp32: bool) -> int:
+    """Bytes of one partial-sum tile: Float32 with ``fp32_dest_acc_en``, else Float16_b with L1 accumulation,
+    else the output's format (tt-metal's factories); a 2 KB Float16_b tile for a DRAM-sharded program marked
+    as before #36177 (:class:`DramShardedPartials`)."""
+    config = desc.matmul or MatmulConfig()
+    marked = dict(desc.attributes).get(PARTIALS_ATTRIBUTE) == DramShardedPartials.FLOAT16_B.value
+    if marked and config.program is MatmulProgram.DRAM_SHARDED:
+        return PARTIAL_TILE_BYTES
+    return FP32_PARTIAL_TILE_BYTES if fp32 else PARTIAL_TILE_BYTES if l1_acc else desc.outputs[0].tile_bytes
+
+
 _BLOCKED = (MatmulProgram.MULTICAST_2D, MatmulProgram.MULTICAST_1D, MatmulProgram.DRAM_SHARDED)
 
 
@@ -260,7 +294,8 @@ def partials_cycles(desc: OpDesc, machine: Machine, out_tiles: int, k_tiles: int
     tile's partial to L1 beside the next subblock's math (the dest registers' two halves): the math
     waits where a pack outlasts the block's ``in0_block_w`` multiplies of a tile.  The partial is
     float32 (:data:`FP32_PARTIAL_TILE_BYTES`) with ``fp32_dest_acc_en``, else bfloat16 when accumulated
-    in L1 (:data:`PARTIAL_TILE_BYTES`), else in the output's format.
+    in L1 (:data:`PARTIAL_TILE_BYTES`), else in the output's format (:func:`partial_tile_bytes`: bfloat16 in a
+    DRAM-sharded program of before tt-metal #36177).
 
     With L1 accumulation (``packer_l1_acc``, :func:`accumulates`; the factories enable it above one block
     (1-D, DRAM-sharded) or above two (2-D)): the first block's partial is written at
@@ -278,7 +313,7 @@ def partials_cycles(desc: OpDesc, machine: Machine, out_tiles: int, k_tiles: int
     arch = machine.system.arch
     l1_acc, fp32 = accumulates(desc)
     l1_acc = l1_acc and (blocks > 2 or config.program is not MatmulProgram.MULTICAST_2D)
-    partial = FP32_PARTIAL_TILE_BYTES if fp32 else PARTIAL_TILE_BYTES if l1_acc else desc.outputs[0].tile_bytes
+    partial = partial_tile_bytes(desc, l1_acc, fp32)
     reload = partial / arch.operand_bytes_per_cycle + arch.fpu_eltwise_cycles_per_tile
     block_math = config.in0_block_w * per_multiply
     written = max(0.0, partial / arch.packer_bytes_per_cycle - block_math)

@@ -20,6 +20,8 @@ from meshnn.perf.matmul import (
     PARTIAL_TILE_BYTES,
     accumulates,
     chosen_config,
+    float16_partials,
+    partial_tile_bytes,
     partials_cycles,
 )
 
@@ -187,3 +189,44 @@ def test_a_decode_matmul_in_one_tile_blocks_waits_on_the_packer():
     assert single < 64.0
     added = predict(ff1(1), N150).compute_ns - predict(ff1(64), N150).compute_ns
     assert added == pytest.approx(arch.cycles_ns(waits))
+
+
+def test_a_dram_sharded_program_before_36177_keeps_bfloat16_partials_under_float32_accumulation():
+    """tt-metal's DRAM-sharded factory set ``interm0_data_format = Float16_b`` whatever the config until #36177
+    (2026-01-21): an op marked so costs its fp32_dest_acc_en partials as 2 KB bfloat16 tiles (62 adds of 64
+    cycles, not 128), with or without L1 accumulation (spilled in bfloat16, not the output's bfloat8_b)."""
+    fp32 = _decode(MatmulProgram.DRAM_SHARDED, l1_acc=True, fp32=True)
+    bf16 = _decode(MatmulProgram.DRAM_SHARDED, l1_acc=True, fp32=False)
+    assert partials_cycles(float16_partials(fp32), N150, 2, 64, 40.0) == partials_cycles(bf16, N150, 2, 64, 40.0)
+    assert partials_cycles(float16_partials(fp32), N150, 2, 64, 40.0) < partials_cycles(fp32, N150, 2, 64, 40.0)
+    assert partial_tile_bytes(float16_partials(fp32), True, True) == PARTIAL_TILE_BYTES
+    spilled = float16_partials(_decode(MatmulProgram.DRAM_SHARDED, l1_acc=False, fp32=False))
+    assert spilled.outputs[0].tile_bytes == 1088 and partial_tile_bytes(spilled, False, False) == PARTIAL_TILE_BYTES
+
+
+def test_the_mark_moves_only_the_dram_sharded_program():
+    """The 1-D and 2-D factories kept Float32 partials under fp32_dest_acc_en at every date; a non-matmul op is
+    left as it is, and marking twice is marking once."""
+    one_d = _decode(MatmulProgram.MULTICAST_1D, l1_acc=True, fp32=True)
+    assert partials_cycles(float16_partials(one_d), N150, 2, 64, 40.0) == partials_cycles(one_d, N150, 2, 64, 40.0)
+    assert partial_tile_bytes(float16_partials(one_d), True, True) == FP32_PARTIAL_TILE_BYTES
+    other = OpDesc(OpFamily.UNARY, (TensorDesc((1, 1, 32, 32), "BFLOAT16"),), (TensorDesc((1, 1, 32, 32), "BFLOAT16"),))
+    assert float16_partials(other) is other
+    twice = float16_partials(float16_partials(one_d))
+    assert twice == float16_partials(one_d) and len(twice.attributes) == 1
+
+
+def test_a_marked_decode_matmul_predicts_as_its_16_bit_twin():
+    """The 1B's decode QKV on an N300 chip (K 64 tiles in blocks of 2, HiFi2): float32 partials marked as before
+    #36177 time as the same matmul without float32 accumulation."""
+    a, b = TensorDesc((1, 1, 32, 2048), "BFLOAT16"), TensorDesc((1, 1, 2048, 1536), "BFLOAT8_B")
+    out = TensorDesc((1, 1, 32, 1536), "BFLOAT16")
+
+    def qkv(fp32: bool) -> OpDesc:
+        config = MatmulConfig(MatmulProgram.DRAM_SHARDED, (12, 1), 1, 2, in0_block_w=2, packer_l1_acc=True,
+                              fp32_acc=fp32)  # fmt: skip
+        return OpDesc(OpFamily.MATMUL, (a, b), (out,), fidelity=MathFidelity.HiFi2, matmul=config)
+
+    marked = predict(float16_partials(qkv(True)), N150).compute_ns
+    assert marked == predict(qkv(False), N150).compute_ns
+    assert marked < predict(qkv(True), N150).compute_ns
