@@ -48,8 +48,10 @@ import numpy as np
 
 import meshnn as ttnn
 from meshnn import perf
-from meshnn.perf.flash_decode import DecodeProgram, with_program
+from meshnn.perf.flash_decode import DecodeProgram, marked
 from meshnn.perf.host import TT_TRANSFORMERS, TT_TRANSFORMERS_TG, StepTime, step_time
+from meshnn.perf.ring_rs_dated import RingReduceScatterProgram
+from meshnn.perf.ring_rs_dated import marked as ring_marked
 
 sys.path.insert(0, str(Path(__file__).parent))
 import perf_extra
@@ -255,6 +257,23 @@ def model_cost() -> dict[str, float]:
 # ------------------------------------------------------------------------ (b) whole models
 
 
+RING_RS_PROGRAM = RingReduceScatterProgram.HALF_SLICES
+"""The ring reduce_scatter program of the rows :func:`predicted` times (PERF.md's, models/README.md's: 2025-02 to
+2026-03, all before tt-metal #41522 of 2026-04-09; :mod:`meshnn.perf.ring_rs_dated`); model_targets.yaml's rows
+(2026-06) run today's."""
+
+
+def dated(recorder, program: DecodeProgram | None, *, traced: bool):
+    """``recorder``'s ops re-timed (all traced or all eager) as a row of :func:`predicted`'s dates ran them: its
+    ring reduce_scatters by :data:`RING_RS_PROGRAM`, its decode attention by ``program`` (None: today's)."""
+
+    def rewrite(desc: perf.OpDesc) -> perf.OpDesc:
+        desc = ring_marked(desc, RING_RS_PROGRAM)
+        return desc if program is None else marked(desc, program)
+
+    return recorder.retimed(traced=traced, rewrite=rewrite)
+
+
 def predicted(
     shape,
     label: str,
@@ -276,7 +295,8 @@ def predicted(
     (:func:`decode_tail.decode_chunk`); ``reads_logits``: the host reads the batch's logits back every step
     (:func:`decode_tail.logits_read_ns`) and argmaxes them (:func:`decode_tail.host_argmax_ns`), both added to the
     host's figure; ``program``: the flash-decode program of the
-    row's date where it is not today's (:mod:`meshnn.perf.flash_decode`)."""
+    row's date where it is not today's (:mod:`meshnn.perf.flash_decode`); its ring reduce_scatters run the program
+    of its date (:data:`RING_RS_PROGRAM`)."""
     system, mesh_shape = SYSTEMS[label]
     start = time.perf_counter()
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape), system=system, execute=False)
@@ -302,7 +322,7 @@ def predicted(
     host = TT_TRANSFORMERS_TG if galaxy else TT_TRANSFORMERS
     residual = host.layer_residual_ns * shape.layers
     read, argmax = host_sampled(system, mesh_shape, shape.vocab, host) if reads_logits else (0.0, 0.0)
-    steps = decode.recorders[0] if program is None else with_program(decode.recorders[0], program, traced=True)
+    steps = dated(decode.recorders[0], program, traced=True)
     step = step_time(steps, traced=True, host_ns=host.decode_step_ns + read + argmax, residual_ns=residual)
     rows = [_row(shape.name, label, "decode (traced)", step, 1e9 / step.total_ns, tps, "tokens/s/user", wall)]
     rows[0].update(logits_read_ms=read / 1e6, host_argmax_ms=argmax / 1e6)
@@ -311,10 +331,11 @@ def predicted(
     rows[0]["sampling"] = "device" if sampling else "host"
     if prefill is not None:
         traced = shape.name in TRACED_PREFILL_ROWS if traced_prefill is None else traced_prefill
-        first = step_time(prefill.recorders[0], traced=traced, host_ns=host.prefill_ns)
+        filled = dated(prefill.recorders[0], None, traced=traced)
+        first = step_time(filled, traced=traced, host_ns=host.prefill_ns)
         phase = f"prefill {PROMPT} ({'traced' if traced else 'eager'})"
         rows.append(_row(shape.name, label, phase, first, first.total_ns / 1e6, ttft, "TTFT ms", wall))
-        rows[-1]["parts"] = breakdown(prefill.recorders[0], traced=traced)
+        rows[-1]["parts"] = breakdown(filled, traced=traced)
         rows[-1]["precision"] = precision.name
         rows[-1]["sampling"] = "-"
     if role is not None:

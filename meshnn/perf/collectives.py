@@ -62,6 +62,7 @@ from meshnn.perf.fabric import fabric_perf
 from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.llama_rs_tail import output_writes, packet_read_ns, reduction_tail_ns, summed_tiles
 from meshnn.perf.prediction import Prediction
+from meshnn.perf.ring_rs_dated import dated_phase, half_slices
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import kernel_prediction, traffic
 
@@ -367,9 +368,10 @@ def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
     whole = desc.outputs[0].nbytes if desc.family is OpFamily.ALL_GATHER else desc.inputs[0].nbytes
     families = (OpFamily.REDUCE_SCATTER, OpFamily.ALL_GATHER) if desc.family is OpFamily.ALL_REDUCE else (desc.family,)
     route = (topology, links, config.fabric)
-    one_shot_ok = desc.name in ONE_SHOT_CALLERS
+    one_shot_ok = desc.name in ONE_SHOT_CALLERS and not half_slices(desc, arch.arch)  # no one-shot before 2026-04
     tile_bytes = desc.inputs[0].nbytes / max(desc.inputs[0].tiles, 1)
     phases = [phase(arch, f, whole, devices, route, one_shot_ok, tile_bytes) for f in families]
+    phases = [dated_phase(desc, arch.arch, f, topology, devices, p) for f, p in zip(families, phases, strict=True)]
     notes = (f"topology {topology.value}, {devices} devices, {links} link(s)", *notes)
     if is_direct(desc):
         phases = [direct_phase(arch, desc, whole, devices, route)]
