@@ -48,10 +48,10 @@ import numpy as np
 
 import meshnn as ttnn
 from meshnn import perf
+from meshnn.perf.dated_collectives import RingReduceScatterProgram
+from meshnn.perf.dated_collectives import marked as ring_marked
 from meshnn.perf.flash_decode import DecodeProgram, marked
 from meshnn.perf.host import TT_TRANSFORMERS, TT_TRANSFORMERS_TG, StepTime, step_time
-from meshnn.perf.ring_rs_dated import RingReduceScatterProgram
-from meshnn.perf.ring_rs_dated import marked as ring_marked
 
 sys.path.insert(0, str(Path(__file__).parent))
 import perf_extra
@@ -259,7 +259,7 @@ def model_cost() -> dict[str, float]:
 
 RING_RS_PROGRAM = RingReduceScatterProgram.HALF_SLICES
 """The ring reduce_scatter program of the rows :func:`predicted` times (PERF.md's, models/README.md's: 2025-02 to
-2026-03, all before tt-metal #41522 of 2026-04-09; :mod:`meshnn.perf.ring_rs_dated`); model_targets.yaml's rows
+2026-03, all before tt-metal #41522 of 2026-04-09; :mod:`meshnn.perf.dated_collectives`); model_targets.yaml's rows
 (2026-06) run today's."""
 
 

@@ -3,8 +3,8 @@
 Source: tt-metal pull request #41522 ("#37099: New ReduceScatter ring algorithm", merged 2026-04-09), its table
 "Kernel duration for some small & large shapes with 8 devices, bfloat16, Tile layout, DRAM interleaved", column
 "ring (current)": the program it replaced (each half of a slice crossing the whole ring,
-:mod:`meshnn.perf.ring_rs_dated`), in us, per-device input shapes, scattered on their last dim.  The [1, 1, 32, 256]
-row set :data:`meshnn.perf.ring_rs_dated.HALF_SLICE_STEP_NS` (fitted); the others check it.  The table's other
+:mod:`meshnn.perf.dated_collectives`), in us, per-device input shapes, scattered on their last dim.  The [1, 1, 32, 256]
+row set :data:`meshnn.perf.dated_collectives.HALF_SLICE_STEP_NS` (fitted); the others check it.  The table's other
 columns (the line program and the new ring program of that day) are not figures here: they read 10-16% (line) and
 about 14 us (new ring) above the CCL report's later runs of the same programs, which the fabric's constants hold.
 """
@@ -12,7 +12,7 @@ about 14 us (new ring) above the CCL report's later runs of the same programs, w
 from __future__ import annotations
 
 from meshnn.perf import CollectiveConfig, OpDesc, OpFamily, TensorDesc, Topology, machine, predict
-from meshnn.perf.ring_rs_dated import RingReduceScatterProgram, marked
+from meshnn.perf.dated_collectives import RingReduceScatterProgram, marked
 
 from .figure import Figure
 
