@@ -211,11 +211,11 @@ WHY.update(
             "DRAM; models/common/sampling/tt_sampling.py at d554814e39: line_all_gather into the persistent buffer): "
             "17.0 us of start-up (the CCL report's fit: launch, skew wait, 4 hops) of its 17.8; measured 13.9 (+28%); "
             "the indices' gather of the same call measures 15.6 (met, +15%).  Checked for stop 57: at d554814e39 "
-            "all_gather_async runs minimal_default (the report's program: entry barrier, mux); the 70B's rows of "
-            "2025-07 ran the relay program (meshnn.perf.dated_collectives.GatherProgram: no barrier, 4 crossings of "
-            "2.04 us after a 2.0 us launch, 11.0 us) and are met by it (10.8, 12.1 measured); timed so, Qwen's would "
-            "read -21% and -30%: its program pays 2.9-4.6 us over the relay's, the report's start-up 6.9, and which "
-            "of the barrier, the mux and the skew wait it is was not found"
+            "all_gather_async runs minimal_default (the report's program; its entry barrier and mux optional); the "
+            "70B's rows of 2025-07 ran the relay program (meshnn.perf.dated_collectives.GatherProgram: no barrier, 4 "
+            "crossings of 2.04 us after a 2.0 us launch, 11.0 us) and are met by it (10.8, 12.1 measured); timed so, "
+            "Qwen's would read -21% and -30%: its program pays 2.9-4.6 us over the relay's, the report's start-up 6.9, "
+            "and which of the barrier, the mux and the skew wait it is was not found"
         ),
         "Qwen3-32B decoder all_gather binary_mult 32x3840, 4 devices": (
             "the same program and tensor as the 70B's row (published_ccl_ci: [32, 960] bfloat8_b on 30 cores of "
