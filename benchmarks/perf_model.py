@@ -48,6 +48,8 @@ import numpy as np
 
 import meshnn as ttnn
 from meshnn import perf
+from meshnn.perf.dated_collectives import RingReduceScatterProgram
+from meshnn.perf.dated_collectives import marked as ring_marked
 from meshnn.perf.flash_decode import DecodeProgram, marked
 from meshnn.perf.host import TT_TRANSFORMERS, TT_TRANSFORMERS_TG, StepTime, step_time
 from meshnn.perf.matmul import float16_partials
@@ -269,6 +271,26 @@ def model_cost() -> dict[str, float]:
 # ------------------------------------------------------------------------ (b) whole models
 
 
+RING_RS_PROGRAM = RingReduceScatterProgram.HALF_SLICES
+"""The ring reduce_scatter program of the rows :func:`predicted` times (PERF.md's, models/README.md's: 2025-02 to
+2026-03, all before tt-metal #41522 of 2026-04-09; :mod:`meshnn.perf.dated_collectives`); model_targets.yaml's rows
+(2026-06) run today's."""
+
+
+def dated(recorder, program: DecodeProgram | None, *, traced: bool, float16: bool = False):
+    """``recorder``'s ops re-timed (all traced or all eager) as a row of :func:`predicted`'s dates ran them: its
+    ring reduce_scatters by :data:`RING_RS_PROGRAM`, its decode attention by ``program`` (None: today's) and,
+    where ``float16``, its DRAM-sharded matmuls with the bfloat16 partials of before tt-metal #36177
+    (:func:`meshnn.perf.matmul.float16_partials`; :data:`TODAYS_PARTIALS` names the rows after it)."""
+
+    def rewrite(desc: perf.OpDesc) -> perf.OpDesc:
+        desc = ring_marked(desc, RING_RS_PROGRAM)
+        desc = desc if program is None else marked(desc, program)
+        return float16_partials(desc) if float16 else desc
+
+    return recorder.retimed(traced=traced, rewrite=rewrite)
+
+
 def predicted(
     shape,
     label: str,
@@ -290,7 +312,8 @@ def predicted(
     (:func:`decode_tail.decode_chunk`); ``reads_logits``: the host reads the batch's logits back every step
     (:func:`decode_tail.logits_read_ns`) and argmaxes them (:func:`decode_tail.host_argmax_ns`), both added to the
     host's figure; ``program``: the flash-decode program of the
-    row's date where it is not today's (:mod:`meshnn.perf.flash_decode`)."""
+    row's date where it is not today's (:mod:`meshnn.perf.flash_decode`); its ring reduce_scatters run the program
+    of its date (:data:`RING_RS_PROGRAM`)."""
     system, mesh_shape = SYSTEMS[label]
     start = time.perf_counter()
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape), system=system, execute=False)
@@ -316,7 +339,7 @@ def predicted(
     host = TT_TRANSFORMERS_TG if galaxy else TT_TRANSFORMERS
     residual = host.layer_residual_ns * shape.layers
     read, argmax = host_sampled(system, mesh_shape, shape.vocab, host) if reads_logits else (0.0, 0.0)
-    steps = dated(decode.recorders[0], program, float16=shape.name not in TODAYS_PARTIALS)
+    steps = dated(decode.recorders[0], program, traced=True, float16=shape.name not in TODAYS_PARTIALS)
     step = step_time(steps, traced=True, host_ns=host.decode_step_ns + read + argmax, residual_ns=residual)
     rows = [_row(shape.name, label, "decode (traced)", step, 1e9 / step.total_ns, tps, "tokens/s/user", wall)]
     rows[0].update(logits_read_ms=read / 1e6, host_argmax_ms=argmax / 1e6)
@@ -325,10 +348,11 @@ def predicted(
     rows[0]["sampling"] = "device" if sampling else "host"
     if prefill is not None:
         traced = shape.name in TRACED_PREFILL_ROWS if traced_prefill is None else traced_prefill
-        first = step_time(prefill.recorders[0], traced=traced, host_ns=host.prefill_ns)
+        filled = dated(prefill.recorders[0], None, traced=traced)
+        first = step_time(filled, traced=traced, host_ns=host.prefill_ns)
         phase = f"prefill {PROMPT} ({'traced' if traced else 'eager'})"
         rows.append(_row(shape.name, label, phase, first, first.total_ns / 1e6, ttft, "TTFT ms", wall))
-        rows[-1]["parts"] = breakdown(prefill.recorders[0], traced=traced)
+        rows[-1]["parts"] = breakdown(filled, traced=traced)
         rows[-1]["precision"] = precision.name
         rows[-1]["sampling"] = "-"
     if role is not None:
@@ -342,20 +366,6 @@ TODAYS_PARTIALS = ("Ministral-8B", "QwQ-32B")
 2026-03-23): their DRAM-sharded matmuls keep float32 partial sums under ``fp32_dest_acc_en``; every other row's
 (PERF.md's of 2025, models/README.md's of 2025-06 to 2025-12) kept them in bfloat16
 (:class:`meshnn.perf.matmul.DramShardedPartials`)."""
-
-
-def dated(recorder, program: DecodeProgram | None, *, float16: bool):
-    """``recorder``'s decode step re-timed traced as the programs of its row's date ran it: the flash-decode
-    ``program`` (None: today's) and, where ``float16``, the DRAM-sharded matmuls' bfloat16 partials of before
-    tt-metal #36177 (:func:`meshnn.perf.matmul.float16_partials`)."""
-    if program is None and not float16:
-        return recorder
-
-    def rewrite(desc):
-        desc = desc if program is None else marked(desc, program)
-        return float16_partials(desc) if float16 else desc
-
-    return recorder.retimed(traced=True, rewrite=rewrite)
 
 
 def host_sampled(system: str, mesh_shape: tuple[int, int], vocab: int, host) -> tuple[float, float]:

@@ -32,9 +32,9 @@ NOT_MODELLED = (
     "T3000's decode collectives are written as today's fabric ops (all_gather_matmul_async, reduce_scatter); every "
     "PERF.md row but QwQ-32B's (2026-03) predates tt-metal #25628 (2025-08-12), when tt_transformers ran the "
     "non-fabric ttnn.reduce_scatter and ttnn.experimental.all_gather_matmul, timed here as the fabric ones; "
-    "meshnn.perf times a ring reduce_scatter of [1, 1, 32, 256 / 1024 / 2048 / 3584] on 8 chips in 18.5 / 26.3 / "
-    "35.6 / 48.9 us where tt-metal #41522 (2026-04-06) measured its ring program of before that day at 46.8 / 49.2 / "
-    "55.4 / 66.6 us: the T3000 rows with two per layer (3B, Phi-3.5, the 32B Qwens) read 16-52% fast",
+    "perf_model times the rows' ring reduce_scatters as the fabric program of before tt-metal #41522 (2026-04-09: "
+    "meshnn.perf.dated_collectives, fitted to that PR's 'ring (current)' figures, 46.8-66.6 us at decode sizes); "
+    "the older non-fabric program is not written (Phi-3.5-mini's decode still reads 40% fast, the 32B Qwens' 14-22%)",
     "T3000's prefill attention output runs as linear + reduce_scatter; tt_transformers all_gathers the heads and "
     "runs wo on output columns (USE_FUSED_ALL_GATHER_MATMUL: the same op count, a collective of the same bytes)",
     "paged attention runs unpaged (the same bytes; cur_pos as a list so the model sees the position)",

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 
 from meshnn.device.arch import Arch
 from meshnn.errors import MeshnnValueError
+from meshnn.perf.dated_collectives import dated_phase, half_slices, relays
 from meshnn.perf.desc import BufferType, CollectiveConfig, Fabric, Layout, MemoryLayout, OpDesc, OpFamily, Topology
 from meshnn.perf.fabric import fabric_perf
 from meshnn.perf.hardware import ArchPerf
@@ -367,15 +368,16 @@ def predict_collective(desc: OpDesc, machine: Machine) -> Prediction:
     whole = desc.outputs[0].nbytes if desc.family is OpFamily.ALL_GATHER else desc.inputs[0].nbytes
     families = (OpFamily.REDUCE_SCATTER, OpFamily.ALL_GATHER) if desc.family is OpFamily.ALL_REDUCE else (desc.family,)
     route = (topology, links, config.fabric)
-    one_shot_ok = desc.name in ONE_SHOT_CALLERS
+    one_shot_ok = desc.name in ONE_SHOT_CALLERS and not half_slices(desc, arch.arch)  # none before 2026-04
     tile_bytes = desc.inputs[0].nbytes / max(desc.inputs[0].tiles, 1)
     phases = [phase(arch, f, whole, devices, route, one_shot_ok, tile_bytes) for f in families]
+    phases = [dated_phase(desc, arch, f, topology, devices, p) for f, p in zip(families, phases, strict=True)]
     notes = (f"topology {topology.value}, {devices} devices, {links} link(s)", *notes)
     if is_direct(desc):
         phases = [direct_phase(arch, desc, whole, devices, route)]
         how = "multicasts its whole tensor" if is_multicast(desc) else "unicasts each slice to its device"
         notes += (f"one direct phase: each device {how} through the fabric's routers",)
-    if config.aligned and not is_direct(desc):
+    if config.aligned and not is_direct(desc) and not relays(desc):  # no entry barrier, no skew wait
         skew = fabric_perf(arch.arch).launch_skew_ns[topology]
         phases = [Phase(max(0.0, p.startup_ns - skew), p.transfer_ns) for p in phases]
         notes += (f"right behind a collective on the same devices: no launch skew ({skew / 1e3:.2f} us a phase)",)

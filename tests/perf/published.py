@@ -32,6 +32,7 @@ from meshnn.perf.systems import Machine, SystemPerf
 from . import (
     published_ccl,
     published_ccl_ci,
+    published_ccl_dated,
     published_ccl_full,
     published_ccl_large,
     published_deepseek,
@@ -383,7 +384,7 @@ def figures() -> list[Figure]:
     every += [*_ring_figures(), *decode_figures(), *prefill_figures(), *flash_figures()]
     every += [*published_galaxy_units.figures(), *published_sdxl.figures()]
     every += published_dispatch.figures()
-    every += published_ccl_ci.figures()
+    every += [*published_ccl_ci.figures(), *published_ccl_dated.figures()]
     every += published_deepseek.figures()
     every += published_flash_decode.figures()
     every += published_galaxy_decoder.figures()

@@ -42,7 +42,9 @@ and qwen_model_config.py at d554814e39, whose decode configs are unchanged at 20
 - programs of the figures' dates: the typecasts on ``sub_core_grids`` ran the sub-grid factory's one output block a
   core until tt-metal #41547 (2026-04-10: :class:`meshnn.perf.tile_ops.TypecastProgram`), and the 70B's
   sharded_to_interleaved of 2025-07 waited after each tile's write, before #27430 (2025-09-04:
-  :class:`meshnn.perf.page_programs.S2IProgram`); each such call is marked so in its op desc's attributes.
+  :class:`meshnn.perf.page_programs.S2IProgram`), and the 70B's top-32 all_gathers ran the relay program of
+  2025-07, until #25063 (2025-07-23: :class:`meshnn.perf.dated_collectives.GatherProgram`); each such call is marked
+  so in its op desc's attributes.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ from meshnn.perf import (
     TensorDesc,
     predict,
 )
+from meshnn.perf.dated_collectives import GATHER_PROGRAM_ATTRIBUTE, GatherProgram
 from meshnn.perf.page_programs import S2I_PROGRAM_ATTRIBUTE, S2IProgram
 from meshnn.perf.tile_ops import TYPECAST_PROGRAM_ATTRIBUTE, TypecastProgram
 
@@ -228,10 +231,18 @@ def reshard_us(source: tuple[int, int], dest: tuple[int, int], grid: tuple[int, 
     return copy_us("ReshardDeviceOperation", a, b, grid)
 
 
-def sampling_gather_us(dtype: str) -> float:
+def sampling_gather_us(dtype: str, relay: bool = False) -> float:
     """The top-32 values (bfloat16) or indices (uint16) of each device, [1, 1, 32, 32], all-gathered over the 8
-    devices of axis 0 (ring, 1 link) into DRAM."""
-    return ccl._gather(ccl._g6(), 8, ccl.R, 1, 0, (1, 1, 32, 256), dtype, DRAM)
+    devices of axis 0 (ring, 1 link) into DRAM; ``relay``: by the relay program of 2025-07 (the 70B's date:
+    :class:`meshnn.perf.dated_collectives.GatherProgram`), else today's."""
+    if not relay:
+        return ccl._gather(ccl._g6(), 8, ccl.R, 1, 0, (1, 1, 32, 256), dtype, DRAM)
+    part, whole = ccl._tensor((1, 1, 32, 32), dtype, DRAM), ccl._tensor((1, 1, 32, 256), dtype, DRAM)
+    config = CollectiveConfig(ccl.R, cluster_axis=0, num_links=1)
+    marks = ((GATHER_PROGRAM_ATTRIBUTE, GatherProgram.RELAY.value),)
+    return ccl._us(
+        OpFamily.ALL_GATHER, (part,), (whole,), ccl._g6(), config, marks, name="ttnn.experimental.all_gather_async"
+    )
 
 
 _ROWS = [  # figure name, source, section, measured ns, model
@@ -266,9 +277,9 @@ _ROWS = [  # figure name, source, section, measured ns, model
      lambda: reshard_us((16896, 24), (16384, 32), (8, 4))),
     ("70B tail interleaved_to_sharded LM head buffer 32x65536", LLAMA, "model_tail", 21786.412, lm_head_buffer_us),
     ("70B tail all_gather top-32 values, 8 devices", LLAMA, "model_tail", 10840.894,
-     lambda: sampling_gather_us(B16)),
+     lambda: sampling_gather_us(B16, relay=True)),
     ("70B tail all_gather top-32 indices, 8 devices", LLAMA, "model_tail", 12112.069,
-     lambda: sampling_gather_us("UINT16")),
+     lambda: sampling_gather_us("UINT16", relay=True)),
     ("70B tail interleaved_to_sharded top-32 values 32x256 to 8 cores", LLAMA, "model_tail", 879.240,
      lambda: sampling_to_l1_us(B16)),
     ("70B tail interleaved_to_sharded indices 32x256 INT32 to 8 cores", LLAMA, "model_tail", 1298.840,

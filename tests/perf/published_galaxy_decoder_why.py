@@ -118,19 +118,6 @@ WHY: dict[str, str] = {
         "tiles each decode step; 21.8 us is 102 GB/s; the sub-device's cores and the program at that date were not "
         "compared further: not found"
     ),
-    "70B tail all_gather top-32 values, 8 devices": (
-        "the model times a generic all_gather_async of one bfloat16 tile a device over the ring of 8 (1 link, "
-        "DRAM): 17.0 us of start-up (the CCL report's fit: launch, skew wait, 4 hops) of its 17.8; measured 10.8.  "
-        "Checked for stop 56 (sampling.py and llama_ccl.py at 7f36e28e80: line_all_gather into the persistent "
-        "SAMPLING_VALUES buffer, topology Ring on 6U, num_links max_top_k // 32 = 1): right behind the tail's other "
-        "collectives the model drops the launch skew (14.7, +36%); the report's start-up is fitted to calls of the "
-        "report's program alone, and nothing published times a one-tile generic gather on a Galaxy ring"
-    ),
-    "70B tail all_gather top-32 indices, 8 devices": (
-        "as the values' gather (its why): the same generic program, one uint16 tile a device (the model: 17.8 us, "
-        "17.0 of it start-up); measured 12.1, 1.3 more than the values' 10.8 for half the bytes: a second gather's "
-        "cost the model has no term for either"
-    ),
     "Qwen3-32B decoder QKV ring matmul 1280x1536 BFLOAT8_B -> BF16": QWEN_MM,
     "Qwen3-32B decoder DO ring matmul 1024x1536 BFLOAT8_B": QWEN_MM,
     "Qwen3-32B decoder FF1+FF3 BFLOAT16 matmuls + reduce-scatter (Matmul_RS)": (
@@ -199,9 +186,19 @@ WHY.update(
             "the model 2.14"
         ),
         "Qwen3-32B tail all_gather top-32 values, 8 devices": (
-            "as the 70B's (its why; models/common/sampling/tt_sampling.py at d554814e39: line_all_gather into the "
-            "persistent buffer, 1 link, DRAM, the 6U ring of 8): 13.9 us measured against the model's 17.8 (+28%), "
-            "17.0 of it start-up; the indices' gather of the same call measures 15.6 (met, +15%)"
+            "the model times a generic all_gather_async of one bfloat16 tile a device over the 6U ring of 8 (1 link, "
+            "DRAM; models/common/sampling/tt_sampling.py at d554814e39: line_all_gather into the persistent buffer): "
+            "17.0 us of start-up (the CCL report's fit: launch, skew wait, 4 hops) of its 17.8; measured 13.9 (+28%); "
+            "the indices' gather of the same call measures 15.6 (met, +15%).  Checked for stop 57: at d554814e39 "
+            "all_gather_async runs minimal_default (the report's program); the 70B's rows of 2025-07 ran the relay "
+            "program (meshnn.perf.dated_collectives.GatherProgram: no barrier, no mux, 4 crossings of 2.04 us after a "
+            "2.0 us launch, 11.0 us) and are met by it (10.8, 12.1 measured); timed so, Qwen's would read -21% and "
+            "-30%: its program pays 2.9-4.6 us over the relay's, the report's start-up 6.9.  At d554814e39 "
+            "(all_gather_async_program_minimal_variants.cpp) it skips the entry barrier for a persistent output "
+            "(use_barrier_sem: a barrier semaphore given and no persistent buffers) but always runs a fabric mux "
+            "(num_mux_cores_per_direction_per_link = 1: each worker waits for its mux's ready and connects, and its "
+            "packets pass the mux core on their way to the router): the likely 2.9-4.6 us, not timed (no figure of "
+            "the mux's own costs found)"
         ),
         "Qwen3-32B decoder all_gather binary_mult 32x3840, 4 devices": (
             "the same program and tensor as the 70B's row (published_ccl_ci: [32, 960] bfloat8_b on 30 cores of "
