@@ -32,8 +32,8 @@ halves each), else 1 -- every branch issued for every lane (SIMT predication), i
 pops, ``1 - s`` for negative x, the product ``x * s``, a store and the destination increment; a multiply-add's
 result waits one slot before its use (tt-isa-documentation WormholeB0 VectorUnit.md: SFPMAD 2 cycles' latency,
 one instruction issued a cycle).  Counted by hand from the source, not from a compiled kernel: about 45 (40-52).
-A tile is 32 such data: 32 cycles a slot (tt-metal PR #55061, tt-llk's perf suite on Wormhole: a sigmoid of 7
-slots a datum, 32,743 cycles for 128 tiles, 256 a tile).  tt-metal issue #24787 shows silu's work is of this
+A tile is 32 such data: about 32 cycles a slot (tt-llk's perf suite in tt-metal PR #54317: bodies of 4 and 3 slots
+a datum take 160 and 126-157 cycles a tile, on Blackhole).  tt-metal issue #24787 shows silu's work is of this
 size: the Galaxy unit test's one-tile mul + silu went 2.92 -> 4.4 us (+1.5 us) when tt-metal #24285 (2025-07)
 took a silu whose ``v_if (x < 0)`` called the piecewise sigmoid in both branches (both run on every lane)."""
 
