@@ -272,7 +272,8 @@ WHY["Qwen3-32B decoder binary mul + silu 32x960 BFLOAT8_B on 30 cores"] = (
     "eb1e2e59a7 and d554814e39: ttnn.mul with input_tensor_a_activations=[SILU], bfloat8_b, the same memory config), "
     "its program the same (element_wise_multi_core_program_factory.cpp and eltwise_binary_kernel.cpp differ between "
     "the two only by refactors) and silu's SFPU code the same but for its coefficients (tt-metal #25716); the 70B's "
-    "call measures 2.37 (met, -8%), the unit tests' 2.5 (met), and tt-metal issue #24787 saw this op move 2.92 -> "
+    "call, the same desc, measures 2.37 (met, -1%), the unit tests' 2.5 (met), and tt-metal issue #24787 saw this "
+    "op move 2.92 -> "
     "4.4 us when only its silu changed: 0.79 us is less than the silu's own issue time.  What the figure averages: "
     "test_decoder_device_perf.py (merge_device_rows, since 2bb3ccbaba, 2025-06) takes every op's kernel duration "
     'as the mean over the 32 devices (its test `... or "AllReduce" or ...` is always true) and its first-to-last '
