@@ -35,8 +35,9 @@ COMPUTE_START_SOURCE = (
     "and add (122 cycles), 217 cycles for what a compute kernel adds to a program's first-start-to-last-end time "
     "(its TRISCs' unpack / math / pack configuration and the first tile's way through them).  Checked by the same "
     "json's temperature mul (BinaryNgDeviceOperation, one bfloat16 tile a core on 8 cores, L1-sharded: 582 ns "
-    "measured, 675 modelled, +16%: outside, tests/perf/published_decode.py) and the Galaxy's one-tile mul + silu figures (their silu "
-    "counted in tt-llk's SFPU instructions: meshnn.perf.traffic.SILU_SLOTS).  Blackhole takes the same cycles"
+    "measured, 675 modelled, +16%: outside, tests/perf/published_decode.py) and the Galaxy's one-tile mul + silu "
+    "figures (their silu counted in tt-llk's SFPU instructions: meshnn.perf.traffic.SILU_SLOTS).  Blackhole takes "
+    "the same cycles"
 )
 
 
