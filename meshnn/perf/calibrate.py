@@ -26,6 +26,7 @@ from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.measured import MeasuredRow
 from meshnn.perf.model import predict_kernel
 from meshnn.perf.op_codes import canonical, family_of
+from meshnn.perf.ops_csv import OP_CHAIN
 from meshnn.perf.recorder import Recorder
 from meshnn.perf.systems import Machine, machine
 
@@ -92,8 +93,10 @@ def desc_of(row: MeasuredRow) -> OpDesc | None:
     grid = (row.cores, 1) if row.cores else None
     if family is OpFamily.MATMUL and extra["matmul"] is None:
         grid = None  # no program config: ttnn picks one itself, and the model picks the same
+    unary = tuple(op.lower() for op in re.findall(r"UnaryOpType::(\w+)", row.attributes.get(OP_CHAIN, "")))
+    code = canonical(row.op_code)
     return OpDesc(
-        family, row.inputs, outputs, op_code=canonical(row.op_code), fidelity=fidelity, core_grid=grid, **extra
+        family, row.inputs, outputs, op_code=code, fidelity=fidelity, core_grid=grid, unary_ops=unary, **extra
     )  # type: ignore[arg-type]
 
 

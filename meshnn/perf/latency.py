@@ -26,6 +26,19 @@ SUBDEVICE_OPS = (
 NPE = "tt-npe: tt_npe/cpp/include/device_models/wormhole_b0.hpp"
 FLASH = "tt-metal: tech_reports/FlashAttention/FlashAttention.md, figure 6 (images/image3.png)"
 GALAXY_TAIL = "tt-metal: models/demos/llama3_70b_galaxy/tests/decoder_perf_targets_6u.json, model_tail"
+COMPUTE_START_CYCLES = 217.0
+COMPUTE_START_SOURCE = (
+    f"fitted: {GALAXY_TAIL} at 7f36e28e80 (2025-07-16): BinaryDeviceOperation_Last_Residual 849.7 ns, the legacy "
+    "eltwise binary add of [32, 2048] bfloat8_b and bfloat16, both and the output width-sharded on the same 16 cores "
+    "(4 tiles a core), so its reader and writer only reserve and push their own shards (no NoC transfer): less the "
+    "data-movement launch on 16 cores (meshnn.perf.page_programs.launch_cycles: 512 cycles) and its 4 tiles' unpack "
+    "and add (122 cycles), 217 cycles for what a compute kernel adds to a program's first-start-to-last-end time "
+    "(its TRISCs' unpack / math / pack configuration and the first tile's way through them).  Checked by the same "
+    "json's temperature mul (BinaryNgDeviceOperation, one bfloat16 tile a core on 8 cores, L1-sharded: 582 ns "
+    "measured, 675 modelled, +16%: outside, tests/perf/published_decode.py) and the Galaxy's one-tile mul + silu "
+    "figures (their silu counted in tt-llk's SFPU instructions: meshnn.perf.traffic.SILU_SLOTS).  Blackhole takes "
+    "the same cycles"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +61,7 @@ class OpLatency:
     topk_instruction_cycles: float  # ttnn.topk: one counted SFPU instruction of its sort, the tile moves folded in
     topk_insertion_tile_cycles: float  # ttnn.topk's single-core program: a row's tile moves beyond its sort
     sharded_norm_stats_ns: float  # a norm sharded across cores by width: the cores' statistics gathered and sent back
+    compute_start_cycles: float  # a compute program's start beyond the data-movement launch (its TRISCs' part)
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     def cycles_ns(self, cycles: float, clock_hz: float) -> float:
@@ -80,6 +94,7 @@ WORMHOLE_B0 = OpLatency(
     topk_instruction_cycles=2.406,
     topk_insertion_tile_cycles=8800.0,
     sharded_norm_stats_ns=5130.0,
+    compute_start_cycles=COMPUTE_START_CYCLES,
     sources={
         "dram_read_latency_cycles": f"{NPE}: DRAM read latency 70-270 cycles (the far end: a decode op's first "
         "read waits for a bank across the chip)",
@@ -154,6 +169,7 @@ WORMHOLE_B0 = OpLatency(
         "each core's partial signalled to the sender, a tile gathered from every core, combined, multicast back, "
         "the normalise pass waiting for it), the same whatever the tiles a core; checked by kv_norm ([32, 512], one "
         "tile a core: 6.68 us measured, 7.20 modelled)",
+        "compute_start_cycles": COMPUTE_START_SOURCE,
         "riscv_cycles_per_element": "an estimate, uncalibrated: tt-metal's argmax kernels (reduction/argmax/"
         "device/kernels) compare each element in a scalar loop on a data-movement RISC-V (a volatile L1 "
         "load and a bfloat16 compare in software)",

@@ -62,6 +62,11 @@ def tensor_cells(tensor: TensorDesc | None, device: int) -> list[str]:
     return [*_dims(tensor), tensor.layout.name, tensor.dtype, f"DEV_{device}_{tensor.memory_name}"]
 
 
+OP_CHAIN = "op_chain"
+"""The attribute naming an op's unary SFPU ops (``UnaryOpType::SILU``, space-separated): tt-metal's unary ops
+print their ``op_chain`` of ``UnaryWithParam``; read back by :func:`meshnn.perf.calibrate.desc_of`."""
+
+
 def attributes(desc: OpDesc, prediction: Prediction) -> str:
     """The op's attributes as the profiler prints them: ``{'k': 'v'; 'k2': 'v2'}``."""
     items: list[tuple[str, str]] = []
@@ -73,6 +78,8 @@ def attributes(desc: OpDesc, prediction: Prediction) -> str:
         c = desc.collective
         items += [("dim", str(c.dim)), ("topology", f"Topology::{c.topology.value}")]
         items += [("cluster_axis", str(c.cluster_axis)), ("num_links", str(c.num_links or ""))]
+    if desc.unary_ops:  # the SFPU ops a unary chains or a binary / matmul fuses, as ttnn names them
+        items.append((OP_CHAIN, " ".join(f"UnaryOpType::{op.upper()}" for op in desc.unary_ops)))
     items += list(desc.attributes)
     items.append(("predicted_bound", prediction.bound.value))
     return "{" + "; ".join(f"'{k}': '{v}'" for k, v in items) + "}"

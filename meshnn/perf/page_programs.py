@@ -53,7 +53,9 @@ time (its unpack / math / pack configuration, the first tile's passage through t
 handshakes), and tt-metal's kernel time is measured from the first core's start to the last core's end: their fixed
 cost is ``launch_cycles`` plus ``launch_per_core_cycles`` a core of the program.  The model's generic launch
 (``ArchPerf.op_launch_ns``, 2 us, fitted on DRAM streams) is taken to hold a compute kernel's start-up and the DRAM's
-first bytes; the decode ops' L1 figures with a compute kernel (binary mul + silu 2.4-2.5 us, rotary 2.2 us) need it.
+first bytes; an element-wise binary on L1 shards of its own cores takes this launch and its compute kernel's start
+instead (:func:`meshnn.perf.tile_ops.local_binary_launch_ns`: the Galaxy's one-tile mul + silu, 2.4-2.5 us, is
+mostly its silu's SFPU work); the fused rotary's L1 figure (2.2 us) still needs the generic launch.
 The other data-movement-only programs (the HC transpose and row-invariant permute, the tiled reshape and pad:
 :mod:`meshnn.perf.transpose_hc`, :mod:`meshnn.perf.movement_programs`, none with a compute kernel) take this launch
 too, their per-write costs counted from their kernels (:data:`meshnn.perf.transpose_hc.FACE_ROW_WRITE`).

@@ -17,13 +17,13 @@ import dataclasses
 import math
 from enum import Enum
 
-from meshnn.perf.desc import TILE, MemoryLayout, OpDesc, OpFamily
+from meshnn.perf.desc import TILE, BufferType, MemoryLayout, OpDesc, OpFamily
 from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.latency import op_latency
 from meshnn.perf.norm_reader import is_interleaved_norm, reader_cycles, tail_cycles
 from meshnn.perf.norm_stats import sharded_stats_ns
-from meshnn.perf.page_programs import landing_cycles, write_cycles
+from meshnn.perf.page_programs import landing_cycles, launch_cycles, write_cycles
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
 from meshnn.perf.traffic import grid_cores, kernel_prediction, operand_cycles, sfpu_cycles_per_tile, traffic
@@ -97,6 +97,29 @@ def blocked_typecast_cycles(desc: OpDesc, machine: Machine, tiles: int, per_tile
     return tiles * (max(read, per_tile) + write) + per_tile
 
 
+ELTWISE_BINARY_CODES = frozenset({"", "BinaryDeviceOperation", "BinaryNgDeviceOperation"})
+"""The element-wise binary programs (an op desc without a code is one); other BINARY-family programs (the fused
+rotary ops) have kernels of their own."""
+
+
+def is_local_binary(desc: OpDesc) -> bool:
+    """Whether ``desc`` is an element-wise binary program whose inputs and output are all L1-sharded: its reader
+    and writer only reserve and push the core's own shards (eltwise binary's IN0_SHARDED / IN1_SHARDED /
+    OUT_SHARDED kernels), so no NoC transfer, and none of the DRAM's first bytes the generic launch holds."""
+    tensors = (*desc.inputs, *desc.outputs)
+    local = all(t.buffer is BufferType.L1 and t.memory is not MemoryLayout.INTERLEAVED for t in tensors)
+    eltwise = desc.family is OpFamily.BINARY and desc.op_code in ELTWISE_BINARY_CODES and len(desc.inputs) <= 2
+    return eltwise and local
+
+
+def local_binary_launch_ns(machine: Machine, cores: int) -> float:
+    """The fixed cost of a local binary program on ``cores`` cores (ns): a data-movement program's launch
+    (:func:`meshnn.perf.page_programs.launch_cycles`) and what its compute kernel adds to the first-start-to-last-end
+    time (:attr:`meshnn.perf.latency.OpLatency.compute_start_cycles`)."""
+    arch = machine.system.arch
+    return arch.cycles_ns(launch_cycles(cores) + op_latency(arch.arch).compute_start_cycles)
+
+
 def predict_tile_op(desc: OpDesc, machine: Machine) -> Prediction:
     """The time of a unary, binary, reduction, softmax, norm or typecast ``desc`` on ``machine``."""
     arch = machine.system.arch
@@ -108,7 +131,8 @@ def predict_tile_op(desc: OpDesc, machine: Machine) -> Prediction:
     flushed = desc.outputs if desc.family in PAGE_WRITERS else ()
     moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs if not flushed]
     memory = traffic(machine, moves, cores, local_shards=True, page_writes=flushed)
-    fixed = arch.op_launch_ns + (sharded_stats_ns(desc, machine) if cores > 1 else 0.0)
+    launch = local_binary_launch_ns(machine, cores) if is_local_binary(desc) else arch.op_launch_ns
+    fixed = launch + (sharded_stats_ns(desc, machine) if cores > 1 else 0.0)
     extra: dict[str, object] = {}
     if is_interleaved_norm(desc):  # its reader's waits bound it, then the last block's multiply and write
         rows = max(1, tiles // max(1, math.ceil(desc.inputs[0].shape[-1] / TILE)))

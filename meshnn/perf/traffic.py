@@ -23,6 +23,20 @@ from meshnn.perf.hardware import ArchPerf
 from meshnn.perf.prediction import Bound, Prediction
 from meshnn.perf.systems import Machine
 
+SILU_SLOTS = 45
+"""SFPU issue slots of tt-llk's ``_calculate_silu_`` for one 32-lane datum (Wormhole; tt-llk at tt-metal's
+submodule of 7f36e28e80 and eb1e2e59a7, 2025-07, and tt-metal's own ``calculate_silu`` of d554814e39, 2025-12, the
+same code with other coefficients): a load, an absolute value, the piecewise sigmoid of |x| -- ``v_if (x <= 1)``
+a line, ``v_elseif (x < 5)`` a degree-4 polynomial (four dependent multiply-adds, five fp32 coefficients loaded two
+halves each), else 1 -- every branch issued for every lane (SIMT predication), its condition pushes, compares and
+pops, ``1 - s`` for negative x, the product ``x * s``, a store and the destination increment; a multiply-add's
+result waits one slot before its use (tt-isa-documentation WormholeB0 VectorUnit.md: SFPMAD 2 cycles' latency,
+one instruction issued a cycle).  Counted by hand from the source, not from a compiled kernel: about 45 (40-52).
+A tile is 32 such data: about 32 cycles a slot (tt-llk's perf suite in tt-metal PR #54317: bodies of 4 and 3 slots
+a datum take 160 and 126-157 cycles a tile, on Blackhole).  tt-metal issue #24787 shows silu's work is of this
+size: the Galaxy unit test's one-tile mul + silu went 2.92 -> 4.4 us (+1.5 us) when tt-metal #24285 (2025-07)
+took a silu whose ``v_if (x < 0)`` called the piecewise sigmoid in both branches (both run on every lane)."""
+
 SFPU_PASSES: dict[str, int] = {
     "identity": 1,
     "copy": 1,
@@ -41,15 +55,15 @@ SFPU_PASSES: dict[str, int] = {
     "reciprocal": 6,
     "sqrt": 6,
     "rsqrt": 6,
-    "silu": 8,
+    "silu": SILU_SLOTS,
     "gelu": 8,
     "tanh": 8,
     "log": 8,
     "erf": 8,
     "softplus": 10,
 }
-"""SFPU passes over a tile per unary op: an estimate (no published per-op figure); each pass is
-1024 elements at the SFPU's 32 elements a cycle."""
+"""SFPU passes over a tile per unary op: an estimate (no published per-op figure) but silu's, counted
+(:data:`SILU_SLOTS`); each pass is 1024 elements at the SFPU's 32 elements a cycle."""
 
 DEFAULT_SFPU_PASSES = 4
 

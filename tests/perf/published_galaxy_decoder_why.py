@@ -3,6 +3,10 @@ was checked for stop 56, with its numbers (us unless named)."""
 
 from __future__ import annotations
 
+FITTED = frozenset({"70B tail last residual add 32x2048 on 16 cores"})
+"""Rows that set a constant: the residual add, a local eltwise binary program, sets what a compute kernel adds to
+a program's launch (meshnn.perf.latency: compute_start_cycles)."""
+
 _PREFETCH = (
     "the decoder's ring matmuls take in1 from the DRAM prefetcher's global circular buffer (prefetcher_common.py at "
     "d554814e39: global_cb_size 728 x 1088 B on each of the 24 receiver cores, 19 MB in all), which the prefetcher "
@@ -46,8 +50,11 @@ WHY: dict[str, str] = {
         ".cpp at 7f36e28e80: a barrier a tile each), so the measured 1.89 leaves 0.8 us for the launch of this "
         "8-core compute program, where the model gives every compute program 2.0 (hardware.py op_launch_ns, "
         "fitted on the DRAM bandwidth test's streams); the same json's temperature mul (BinaryNg, one tile a core "
-        "on 8 cores, L1: 0.58 us) and last residual add (0.85: its why) take as little; the 70B decoder's mul + "
-        "silu (2.37) and the unit tests' (2.5), met by the 2.0, do not: not taken"
+        "on 8 cores, L1: 0.58 us) and last residual add (0.85) take as little.  Since stop 57 the model gives such "
+        "L1-local binary programs the data-movement launch and a compute kernel's start (meshnn.perf.tile_ops."
+        "local_binary_launch_ns: 0.64 us on 8 cores); that launch here would give 1.75 (-7%), but the logits' cast "
+        "(the same program, 16 tiles a core on 32 cores, met at -14% with the 2.0) would go to -19%: the program's "
+        "per-tile waits are not all counted, so not taken"
     ),
     "70B tail untilize indices 32x256 INT32": (
         "the model: its launch (2.0 us) and 0.3 of DRAM bytes, 2.29 against 2.92 (-21%).  Checked for stop 56: "
@@ -60,7 +67,8 @@ WHY: dict[str, str] = {
         "one barrier a tile): about 0.6 us of waited read, 0.6-1.4 of row addresses and writes (23 cycles a small "
         "write's issue by tt-metal's NoC estimator table, an address each) and 0.28 of the last write's "
         "acknowledgement, so 1.6-2.3 us of work under the 2.92 measured, which leaves 0.6-1.3 us of launch against "
-        "the model's generic 2.0 (the last residual add's why): counted so with that launch it would give "
+        "the model's generic 2.0 (a local program's is 0.64 on 8 cores: meshnn.perf.tile_ops.local_binary_launch_ns): "
+        "counted so with the generic launch it would give "
         "3.6-4.3 us (+23..+47%)"
     ),
     "70B tail add device offsets to indices 32x256 INT32": (
@@ -141,13 +149,6 @@ WHY: dict[str, str] = {
     ),
 }
 
-_LAUNCH = (
-    "the model gives any op with a compute kernel its generic launch, ArchPerf.op_launch_ns = 2.0 us (fitted on the "
-    "DRAM bandwidth test's streams: hardware.py), a data-movement page program less (meshnn.perf.page_programs: "
-    "0.42 us on 8 cores, more with more cores); "
-    "in this traced decode step the measured kernel of the whole op is "
-)
-
 WHY.update(
     {
         "70B tail interleaved_to_sharded indices 32x256 INT32 to 8 cores": (
@@ -159,21 +160,6 @@ WHY.update(
         ),
         "Qwen3-32B tail interleaved_to_sharded indices 32x256 INT32": (
             "as the 70B's (its why): 1.31 measured against the model's 1.00; the 70B's 1.30"
-        ),
-        "70B tail last residual add 32x2048 on 16 cores": (
-            _LAUNCH
-            + "0.85 us: the add of the last layer's MLP output (bfloat8_b) to the residual (bfloat16), 4 tiles on "
-            "each of 16 cores (DECODE_RESIDUAL_MEMCFG, llama_decoder.py at 7f36e28e80), both sharded where the op "
-            "runs; the model's 2.12 is 2.0 of launch.  Checked for stop 56: published_decode's binary mul + silu "
-            "(one tile a core on 16 cores, 2.37 us measured in the decoder) is met by the same launch; the faster "
-            "start of this add is not explained by its inputs (both local), not found.  Checked for stop 57: the "
-            "json at 7f36e28e80 also times the temperature mul of the same tail (BinaryNgDeviceOperation, one "
-            "bfloat16 tile a core on 8 cores, both sharded) at 0.58 us, so a compute program on local shards starts "
-            "and ends in well under 1 us on this chip (page_programs' data-movement launch, 0.42 us on 8 cores, 0.51 "
-            "on 16, would meet both with a few hundred cycles of tile work); but the 70B decoder's mul + silu "
-            "(BinaryDeviceOperation, one tile a core on 30 cores, both sharded, 2.37 us) and the unit tests' (2.5) "
-            "are met by the generic 2.0 us launch, and silu's SFPU code changed little between the two targets "
-            "(tt-metal #25716, 2025-08-14: 2.6% slower a tile): one launch cannot meet both"
         ),
         "Qwen3-32B tail reshard LM head output 24 -> 32 cores": (
             "as the 70B's (its why): 24 shards of 26 bfloat8_b tiles to 32 of 19, 4.42 us measured against the "
@@ -257,9 +243,20 @@ WHY["Qwen3-32B tail interleaved_to_sharded LM head buffer 32x77824"] = (
     "shard), 26.4 us measured, 1.19 times the 70B's 21.8 for 1.19 times the tiles (102 GB/s both); the model 13.6"
 )
 WHY["Qwen3-32B decoder binary mul + silu 32x960 BFLOAT8_B on 30 cores"] = (
-    _LAUNCH + "0.79 us: FF1's reduce-scattered output times silu of FF3's, one bfloat8_b tile on each of 30 cores "
-    "(REDUCE_SCATTER_OUT_MEMCFG, qwen_model_config.py at d554814e39), both sharded where the op runs; the model's "
-    "2.28 is 2.0 of launch.  Checked for stop 56: the 70B decoder's same op measures 2.37 (published_decode, met) "
-    "and the Qwen unit test's (13 tiles) 2.5 (published_galaxy_units, met); Qwen's decoder call at 0.79 is under "
-    "any launch the model has for a compute op: not modelled"
+    "0.79 us: FF1's reduce-scattered output times silu of FF3's, one bfloat8_b tile on each of 30 cores "
+    "(REDUCE_SCATTER_OUT_MEMCFG, qwen_model_config.py at d554814e39), all three sharded where the op runs.  The model "
+    "(stop 57) gives this local eltwise binary program the data-movement launch on 30 cores and a compute kernel's "
+    "start (0.67 + 0.22, fitted on the 70B tail's last residual add: meshnn.perf.latency compute_start_cycles) and "
+    "the tile's silu at its counted SFPU issue slots (45 a 32-lane datum, 32 a tile: 1.44 us; meshnn.perf.traffic."
+    "SILU_SLOTS): 2.35 against 0.79 (+198%).  Checked for stop 57: the call is the 70B's (llama_mlp.py at "
+    "eb1e2e59a7 and d554814e39: ttnn.mul with input_tensor_a_activations=[SILU], bfloat8_b, the same memory config), "
+    "its program the same (element_wise_multi_core_program_factory.cpp and eltwise_binary_kernel.cpp differ between "
+    "the two only by refactors) and silu's SFPU code the same but for its coefficients (tt-metal #25716); the 70B's "
+    "call, the same desc, measures 2.37 (met, -1%), the unit tests' 2.5 (met), and tt-metal issue #24787 saw this "
+    "op move 2.92 -> "
+    "4.4 us when only its silu changed: 0.79 us is less than the silu's own issue time.  What the figure averages: "
+    "test_decoder_device_perf.py (merge_device_rows, since 2bb3ccbaba, 2025-06) takes every op's kernel duration "
+    'as the mean over the 32 devices (its test `... or "AllReduce" or ...` is always true) and its first-to-last '
+    "start from the first device's row alone, 1.84 us for this op, more than the 0.79 mean: the devices' rows "
+    "differ widely; which program ran on the devices that measured little is not found"
 )
