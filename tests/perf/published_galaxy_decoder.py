@@ -25,7 +25,8 @@ and qwen_model_config.py at d554814e39, whose decode configs are unchanged at 20
   Qwen's prefetched MLP weights are bfloat16 whatever the optimizations say (llama_mlp.py at d554814e39:
   ``dtype=type if not args.is_qwen else ttnn.bfloat16``);
 - RMSAllGather (``fused_rms_minimal``): the residual add, each device's sum of squares, its all-gather over the 4
-  devices of axis 1 (ring, 1 link) and the normalisation, in one program (rms_allgather_pf.cpp at 7f36e28e80); the
+  devices of axis 1 (ring, 1 link) and the normalisation, in one program (rms_allgather_pf.cpp at 7f36e28e80), with
+  the wait for its peers' statistics holding their arrival skew (the norms follow an all_reduce on axis 0); the
   model's value is what ``meshnn perf`` times a captured call as (:func:`rms_all_gather_us`: the capture records a
   NORM with the call's collective config, timed by meshnn.perf.rms_all_gather as that one program);
 - Matmul_RS (``llama_rs_matmul``: the FF1 and FF3 matmuls on the ring cores, FF1's output reduce-scattered over
