@@ -31,7 +31,9 @@ statistics' multicast, plus the peers' arrival skew (:func:`arrival_skew_ns`).
 
 **Arrival skew.**  The gathering core waits for every peer's statistics tile (rms_writer.cpp: ``noc_semaphore_wait``
 on ``out_ready_sem`` for the ``N-1`` peers' increments) before it releases the cores, so each device's call holds
-the lag of its latest peer, and tt-metal's device kernel duration of a multi-chip op is the max over the chips.  A
+the lag of its latest peer (the Galaxy decoder's figures average a call's kernel duration over the 32 chips:
+test_decoder_device_perf.py's merge_device_rows, whose collective test ``... or "AllReduce" or ...`` is always
+true, so every op's 32 rows are averaged, and RMSAllGather's name holds "AllGather" in any case).  A
 standalone Llama gather (the direct programs of :mod:`meshnn.perf.collectives`) follows a collective on its own
 devices in the decoder (the create-heads reduce_scatter before AllGatherConcat, the FF1/FF3 reduce_scatter before
 the binary_mult gather, both ``cluster_axis=1``), which leaves them aligned; the Llama decoder's norms follow an

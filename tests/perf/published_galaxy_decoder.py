@@ -3,7 +3,9 @@ for each (one Wormhole chip of the 8x4 mesh, traced; every figure a check, none 
 
 Sources (tt-metal 2026-06): LLAMA = models/demos/llama3_70b_galaxy/tests/decoder_perf_targets_6u.json, QWEN = the
 same directory's qwen_decoder_perf_targets_6u.json.  Each value is a ``kernel_duration`` (ns) of
-test_decoder_device_perf.py: the traced decode step's device profile, the max over the 32 chips of each call,
+test_decoder_device_perf.py: the traced decode step's device profile, the average over the 32 chips of each call
+(merge_device_rows means to average collectives and take other ops' max, but its test ``"AllGather" in op_name or
+... or "AllReduce" or ...`` is always true, at 7f36e28e80, d554814e39 and 2026-06 alike: every op is averaged),
 averaged over the decoder's mid layers ("decoder") or over the calls after the last layer ("model_tail": the final
 norm, the LM head, on-device sampling), checked within a 5% margin.  Dates (the mirror's history, through the
 rename of llama3_subdevices on 2025-07-31, ebcfbec674): the 70B's values were set on 2025-07-16 (7f36e28e80,

@@ -227,9 +227,13 @@ _RMS = (
     "57: the gathering core opens its fabric connection beside the pre stage and starts the close before it waits "
     "for its peers (rms_writer.cpp: open_finish before cb_wait_front, close_start before noc_semaphore_wait), so "
     "the connection holds nothing after the release; the decoder's residual (bfloat16 [32, 2048] in 16 shards, "
-    "DECODE_RESIDUAL_MEMCFG) is added in place by the compute before the sum of squares, 0.12 us modelled.  What "
-    "the decoder's 2-3 us over the tail is (the 70B's prefetcher filling the ring cores' global circular buffer "
-    "beside the norm, on the same NoC, is one candidate; the data do not separate it) is not found"
+    "DECODE_RESIDUAL_MEMCFG) is added in place by the compute before the sum of squares, 0.12 us modelled; a core "
+    "adds 4 tiles in both models (the 70B's 64 over 16 cores, Qwen's 40 over 10), yet the 70B's decoder calls exceed "
+    "its tail's by 0.5-0.9 us more than Qwen's do, so the excess is not the add's work.  Each value averages the 32 "
+    "chips (test_decoder_device_perf.py's merge_device_rows averages every op: its collective test is always "
+    "true).  What the 70B decoder's 2.7-3.0 us over the model is (the arrival skew after a longer axis-0 all_reduce, "
+    "or the prefetcher filling the ring cores' global circular buffer beside the norm, are candidates; the data do "
+    "not separate them) is not found"
 )
 
 for _name in (
