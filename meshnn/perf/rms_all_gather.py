@@ -40,10 +40,14 @@ the binary_mult gather, both ``cluster_axis=1``), which leaves them aligned; the
 all_reduce on the *other* axis (llama_attention.py and llama_mlp.py at 7f36e28e80: ``line_all_reduce(...,
 cluster_axis=0)`` right before the MLP norm and the next layer's attention norm; the final norm behind the last one
 and a residual add), so the four devices of a norm's ``cluster_axis=1`` group come from four separate axis-0
-collectives and start it as calls alone do.  That wait is the fabric's ``launch_skew_ns`` of the gather's topology
-(:mod:`meshnn.perf.fabric`: what a collective alone waits for cross-device launch skew that one right behind another
-on the same devices does not; fitted to the CCL report's calls alone and back to back, no constant here), taken
-once, unless the call's config says its devices are aligned (``CollectiveConfig.aligned``).
+collectives and start it as calls alone do.  That wait is the ring's ``launch_skew_ns`` (:mod:`meshnn.perf.fabric`:
+what a collective alone on the report's ring waits for cross-device launch skew that one right behind another on the
+same devices does not; fitted to the CCL report's calls alone and back to back, no constant here), taken once,
+whatever the gather's topology, unless the call's config says its devices are aligned (``CollectiveConfig.aligned``).
+The skew is the devices' start, not the gather's fabric: the 4U Galaxy (no wraparound: a line of 4, where the
+report's line calls save only 0.63 us back to back) runs the 70B's three RMSAllGather calls 2.1-2.5 us longer than
+the 6U (decoder_perf_targets_4u.json: 19.19, 18.84, 16.77 against 16.72, 16.35, 14.48), as it does its standalone
+gathers (the binary_mult gather +2.30, AllGatherConcat +1.67), so the wait does not shrink on the line.
 
 Not timed: the fabric connection.  The gathering core opens it at the kernel's start (``open_start`` and
 ``open_finish`` before it waits for its own statistics tile: beside the pre stage) and starts its close right after
@@ -62,8 +66,18 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from meshnn.perf.collectives import group_size, predict_collective, usable_topology
-from meshnn.perf.desc import TILE, BufferType, CollectiveConfig, Layout, MemoryLayout, OpDesc, OpFamily, TensorDesc
+from meshnn.perf.collectives import group_size, predict_collective
+from meshnn.perf.desc import (
+    TILE,
+    BufferType,
+    CollectiveConfig,
+    Layout,
+    MemoryLayout,
+    OpDesc,
+    OpFamily,
+    TensorDesc,
+    Topology,
+)
 from meshnn.perf.fabric import fabric_perf
 from meshnn.perf.latency import op_latency
 from meshnn.perf.norm_stats import POST, PRE, sharded_stats_ns
@@ -132,14 +146,13 @@ def gamma_wait_ns(desc: OpDesc, machine: Machine) -> float:
 
 
 def arrival_skew_ns(desc: OpDesc, machine: Machine, devices: int) -> float:
-    """The gathering core's wait for its latest peer beyond the gather's own latency (ns): the fabric's
-    ``launch_skew_ns`` of the topology the gather runs (the module's "Arrival skew"); 0 for a group of one or a call
-    whose devices are aligned (``CollectiveConfig.aligned``)."""
+    """The gathering core's wait for its latest peer beyond the gather's own latency (ns): the ring's
+    ``launch_skew_ns`` on every topology (the module's "Arrival skew"); 0 for a group of one or a call whose devices
+    are aligned (``CollectiveConfig.aligned``)."""
     config = desc.collective or CollectiveConfig()
     if devices < 2 or config.aligned:
         return 0.0
-    topology = usable_topology(config.topology, devices, machine)
-    return fabric_perf(machine.system.arch.arch).launch_skew_ns[topology]
+    return fabric_perf(machine.system.arch.arch).launch_skew_ns[Topology.RING]
 
 
 def predict_rms_all_gather(desc: OpDesc, machine: Machine) -> Prediction:

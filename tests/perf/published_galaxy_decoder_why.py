@@ -218,7 +218,7 @@ _RMS = (
     "launch 2.0 us, the residual pre-add 0.12, each core's sum of squares combined on the sender 3.95, the one-tile "
     "statistics' multicast gather over the ring of 4 1.92 (the direct program's two hops and one packet), the peers' "
     "arrival skew 3.14 (stop 57: the norm follows an all_reduce on the other axis, llama_attention.py / llama_mlp.py "
-    "at 7f36e28e80 line_all_reduce cluster_axis=0, so its four devices start it as calls alone do; the ring fabric's "
+    "at 7f36e28e80 line_all_reduce cluster_axis=0, so its four devices start it as calls alone do; the report ring's "
     "launch_skew_ns, fitted to the CCL report's calls alone and back to back, no constant of its own), gamma's serial "
     "DRAM reads beyond the statistics' multicast 0-0.28, the normalisation 2.57: 13.70 us.  That meets the tails' "
     "final norms (70B -5.0%, Qwen -3.6%) and Qwen's decoder norms (-12.2%, -10.1%); the 70B's decoder calls measure "

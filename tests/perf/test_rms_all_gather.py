@@ -124,11 +124,10 @@ def test_a_residual_without_gamma_is_still_the_residual():
 
 def test_the_gather_waits_out_its_peers_arrival_skew_unless_aligned():
     desc = _hand_built(BufferType.DRAM, residual=True)
-    skews = fabric_perf(machine("galaxy", (8, 4)).system.arch.arch).launch_skew_ns
-    assert arrival_skew_ns(desc, machine("galaxy", (8, 4)), 4) == skews[Topology.LINEAR]  # the 4U: no wraparound
     m = Machine(GALAXY_6U, (8, 4))
-    skew = skews[Topology.RING]
-    assert skew > skews[Topology.LINEAR] and arrival_skew_ns(desc, m, 4) == skew  # the 6U's axis of 4 is a ring
+    skew = fabric_perf(m.system.arch.arch).launch_skew_ns[Topology.RING]
+    assert skew > 0 and arrival_skew_ns(desc, m, 4) == skew  # the 6U's axis of 4: a ring
+    assert arrival_skew_ns(desc, machine("galaxy", (8, 4)), 4) == skew  # the 4U's, a line: the devices' start, the same
     aligned = dataclasses.replace(desc, collective=dataclasses.replace(desc.collective, aligned=True))
     assert arrival_skew_ns(aligned, m, 4) == 0.0 and arrival_skew_ns(desc, m, 1) == 0.0
     whole, behind = (predict(d, m, traced=True).kernel_ns for d in (desc, aligned))
