@@ -23,7 +23,9 @@ all-gather over the same links") from 4 KiB to 8 GiB on lines of 2, 4 and 8 devi
   report); a call right behind another collective on the same devices finds them aligned by that
   call's exit and does not wait: each of its phases is ``launch_skew_ns[topology]`` shorter.  The
   saving depends on the fabric the report ran: back to back, calls on the ring (``FABRIC_1D_RING``)
-  save 3.1 us a phase, calls on a line (``FABRIC_1D``) about 0.6 (the report does not say why).
+  save 3.1 us a phase, calls on a line (``FABRIC_1D``) about 0.6 (the report does not say why).  The ring's
+  figure also stands for the peers' arrival skew of RMSAllGather's in-program gather, whose devices come from
+  collectives on the other mesh axis (:func:`meshnn.perf.rms_all_gather.arrival_skew_ns`, on either fabric).
 
 An all_reduce costs its reduce_scatter plus its all_gather (no constant of its own: every all_reduce
 row of the report is a check).  The start-up terms are those of the report's programs, whose workers

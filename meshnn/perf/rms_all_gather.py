@@ -27,9 +27,34 @@ So the model times it as the stages the model already has, one after another on 
 :func:`~meshnn.perf.tile_ops.predict_tile_op` as a binary add of the shards, the pre and post stages by the same
 function (op codes ``LayerNormPre/PostAllGather``), the gather by :func:`~meshnn.perf.collectives.predict_collective`
 (the stats tile, bfloat16, L1 width-sharded: the Llama multicast gather), plus gamma's serial reads beyond the
-statistics' multicast.  Not timed: the fabric connection's close, which the gathering core finishes before its own
-compute combines the statistics (no published figure times it), and the output's reshard writes onto other cores
-(``block_w`` tile writes a core, then one barrier; their bytes are the output's, already counted by the post stage).
+statistics' multicast, plus the peers' arrival skew (:func:`arrival_skew_ns`).
+
+**Arrival skew.**  The gathering core waits for every peer's statistics tile (rms_writer.cpp: ``noc_semaphore_wait``
+on ``out_ready_sem`` for the ``N-1`` peers' increments) before it releases the cores, so each device's call holds
+the lag of its latest peer (the Galaxy decoder's figures average a call's kernel duration over the 32 chips:
+test_decoder_device_perf.py's merge_device_rows, whose collective test ``... or "AllReduce" or ...`` is always
+true, so every op's 32 rows are averaged, and RMSAllGather's name holds "AllGather" in any case).  A
+standalone Llama gather (the direct programs of :mod:`meshnn.perf.collectives`) follows a collective on its own
+devices in the decoder (the create-heads reduce_scatter before AllGatherConcat, the FF1/FF3 reduce_scatter before
+the binary_mult gather, both ``cluster_axis=1``), which leaves them aligned; the Llama decoder's norms follow an
+all_reduce on the *other* axis (llama_attention.py and llama_mlp.py at 7f36e28e80: ``line_all_reduce(...,
+cluster_axis=0)`` right before the MLP norm and the next layer's attention norm; the final norm behind the last one
+and a residual add), so the four devices of a norm's ``cluster_axis=1`` group come from four separate axis-0
+collectives and start it as calls alone do.  That wait is the ring's ``launch_skew_ns`` (:mod:`meshnn.perf.fabric`:
+what a collective alone on the report's ring waits for cross-device launch skew that one right behind another on the
+same devices does not; fitted to the CCL report's calls alone and back to back, no constant here), taken once,
+whatever the gather's topology, unless the call's config says its devices are aligned (``CollectiveConfig.aligned``).
+The skew is the devices' start, not the gather's fabric: the 4U Galaxy (no wraparound: a line of 4, where the
+report's line calls save only 0.63 us back to back) runs the 70B's three RMSAllGather calls 2.1-2.5 us longer than
+the 6U (decoder_perf_targets_4u.json: 19.19, 18.84, 16.77 against 16.72, 16.35, 14.48), as it does its standalone
+gathers (the binary_mult gather +2.30, AllGatherConcat +1.67), so the wait does not shrink on the line.
+
+Not timed: the fabric connection.  The gathering core opens it at the kernel's start (``open_start`` and
+``open_finish`` before it waits for its own statistics tile: beside the pre stage) and starts its close right after
+its one packet (``close_start``, before the wait for its peers), so the EDM's acknowledgement, which
+``close_finish`` waits for after the release, comes back during the wait for the peers (two hops and the skew) and
+adds nothing.  Nor the output's reshard writes onto other cores (``block_w`` tile writes a core, then one barrier;
+their bytes are the output's, already counted by the post stage).
 
 The capture (:func:`meshnn.ops.costs.op_desc`) gives the op family NORM, op code ``RMSAllGather`` and the
 collective config (``cluster_axis``, ``num_links``, ``topology``) of the call; without a collective config (a
@@ -42,7 +67,18 @@ import math
 from dataclasses import replace
 
 from meshnn.perf.collectives import group_size, predict_collective
-from meshnn.perf.desc import TILE, BufferType, Layout, MemoryLayout, OpDesc, OpFamily, TensorDesc
+from meshnn.perf.desc import (
+    TILE,
+    BufferType,
+    CollectiveConfig,
+    Layout,
+    MemoryLayout,
+    OpDesc,
+    OpFamily,
+    TensorDesc,
+    Topology,
+)
+from meshnn.perf.fabric import fabric_perf
 from meshnn.perf.latency import op_latency
 from meshnn.perf.norm_stats import POST, PRE, sharded_stats_ns
 from meshnn.perf.prediction import Prediction
@@ -109,6 +145,16 @@ def gamma_wait_ns(desc: OpDesc, machine: Machine) -> float:
     return max(0.0, trips - sharded_stats_ns(post, machine))
 
 
+def arrival_skew_ns(desc: OpDesc, machine: Machine, devices: int) -> float:
+    """The gathering core's wait for its latest peer beyond the gather's own latency (ns): the ring's
+    ``launch_skew_ns`` on every topology (the module's "Arrival skew"); 0 for a group of one or a call whose devices
+    are aligned (``CollectiveConfig.aligned``)."""
+    config = desc.collective or CollectiveConfig()
+    if devices < 2 or config.aligned:
+        return 0.0
+    return fabric_perf(machine.system.arch.arch).launch_skew_ns[Topology.RING]
+
+
 def predict_rms_all_gather(desc: OpDesc, machine: Machine) -> Prediction:
     """The time of a captured RMSAllGather ``desc``: its stages in sequence, one launch (the module docstring)."""
     probe = OpDesc(OpFamily.ALL_GATHER, desc.inputs[:1], desc.outputs[:1], collective=desc.collective)
@@ -122,11 +168,12 @@ def predict_rms_all_gather(desc: OpDesc, machine: Machine) -> Prediction:
     add_ns = add.kernel_ns - launch if add is not None else 0.0
     gather_ns = gather.kernel_ns - launch if gather is not None else 0.0
     gamma_ns = gamma_wait_ns(desc, machine)
-    before = add_ns + pre.kernel_ns - launch + gather_ns + gamma_ns
+    skew_ns = arrival_skew_ns(desc, machine, devices)
+    before = add_ns + pre.kernel_ns - launch + gather_ns + skew_ns + gamma_ns
     note = (
         f"RMSAllGather: pre-add {add_ns:.0f} ns, pre {pre.kernel_ns - launch:.0f} ns, stats gather over {devices} "
-        f"devices {gather_ns:.0f} ns, gamma's serial reads {gamma_ns:.0f} ns, post {post.kernel_ns - launch:.0f} ns, "
-        "one launch"
+        f"devices {gather_ns:.0f} ns and its peers' arrival skew {skew_ns:.0f} ns, gamma's serial reads "
+        f"{gamma_ns:.0f} ns, post {post.kernel_ns - launch:.0f} ns, one launch"
     )
     dram = pre.dram_bytes + post.dram_bytes + (add.dram_bytes if add is not None else 0)
     l1 = pre.l1_bytes + post.l1_bytes + (add.l1_bytes if add is not None else 0)

@@ -3,7 +3,9 @@ for each (one Wormhole chip of the 8x4 mesh, traced; every figure a check, none 
 
 Sources (tt-metal 2026-06): LLAMA = models/demos/llama3_70b_galaxy/tests/decoder_perf_targets_6u.json, QWEN = the
 same directory's qwen_decoder_perf_targets_6u.json.  Each value is a ``kernel_duration`` (ns) of
-test_decoder_device_perf.py: the traced decode step's device profile, the max over the 32 chips of each call,
+test_decoder_device_perf.py: the traced decode step's device profile, the average over the 32 chips of each call
+(merge_device_rows means to average collectives and take other ops' max, but its test ``"AllGather" in op_name or
+... or "AllReduce" or ...`` is always true, at 7f36e28e80, d554814e39 and 2026-06 alike: every op is averaged),
 averaged over the decoder's mid layers ("decoder") or over the calls after the last layer ("model_tail": the final
 norm, the LM head, on-device sampling), checked within a 5% margin.  Dates (the mirror's history, through the
 rename of llama3_subdevices on 2025-07-31, ebcfbec674): the 70B's values were set on 2025-07-16 (7f36e28e80,
@@ -25,7 +27,8 @@ and qwen_model_config.py at d554814e39, whose decode configs are unchanged at 20
   Qwen's prefetched MLP weights are bfloat16 whatever the optimizations say (llama_mlp.py at d554814e39:
   ``dtype=type if not args.is_qwen else ttnn.bfloat16``);
 - RMSAllGather (``fused_rms_minimal``): the residual add, each device's sum of squares, its all-gather over the 4
-  devices of axis 1 (ring, 1 link) and the normalisation, in one program (rms_allgather_pf.cpp at 7f36e28e80); the
+  devices of axis 1 (ring, 1 link) and the normalisation, in one program (rms_allgather_pf.cpp at 7f36e28e80), with
+  the wait for its peers' statistics holding their arrival skew (the norms follow an all_reduce on axis 0); the
   model's value is what ``meshnn perf`` times a captured call as (:func:`rms_all_gather_us`: the capture records a
   NORM with the call's collective config, timed by meshnn.perf.rms_all_gather as that one program);
 - Matmul_RS (``llama_rs_matmul``: the FF1 and FF3 matmuls on the ring cores, FF1's output reduce-scattered over

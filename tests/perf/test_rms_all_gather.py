@@ -25,12 +25,15 @@ from meshnn.perf import (
     predict,
 )
 from meshnn.perf.collectives import predict_collective
+from meshnn.perf.fabric import fabric_perf
 from meshnn.perf.latency import op_latency
 from meshnn.perf.norm_stats import sharded_stats_ns
-from meshnn.perf.rms_all_gather import OP_CODE, gamma_wait_ns, parts, pre_add, stages
+from meshnn.perf.rms_all_gather import OP_CODE, arrival_skew_ns, gamma_wait_ns, parts, pre_add, stages
+from meshnn.perf.systems import Machine
 from meshnn.perf.tile_ops import predict_tile_op
 from tests.ops.reference import BF16, mesh_fixtures
 from tests.ops.test_llama_ccl import grid, on_mesh, width_sharded
+from tests.perf.published_ccl_ci import GALAXY_6U
 
 meshes, mesh = mesh_fixtures([(2, 4)])
 
@@ -81,7 +84,8 @@ def test_the_stages_run_in_one_program(mesh):
     assert add is not None and add.family is OpFamily.BINARY and add.outputs == (desc.inputs[1],)
     parts = [predict_tile_op(add, m), predict_tile_op(pre, m), predict_collective(gather, m), predict_tile_op(post, m)]
     whole = predict(desc, m, traced=True).kernel_ns
-    assert whole == pytest.approx(sum(p.kernel_ns for p in parts) - 3 * launch + gamma_wait_ns(resolved, m))
+    skew = arrival_skew_ns(resolved, m, 4)
+    assert whole == pytest.approx(sum(p.kernel_ns for p in parts) - 3 * launch + skew + gamma_wait_ns(resolved, m))
     assert whole > sum(p.kernel_ns for p in parts) - 4 * launch  # more than its stages' work alone
     plain = predict(dataclasses.replace(desc, collective=None), m, traced=True).kernel_ns
     assert plain < whole  # without its config: the norm alone, no gather
@@ -116,3 +120,15 @@ def test_a_residual_without_gamma_is_still_the_residual():
     assert len(post.inputs) == 2 and post.inputs[0] is residual  # the sum and the gathered stats, no gamma
     _, residual, weight = parts(_hand_built(BufferType.DRAM, residual=False))
     assert residual is None and weight is not None and weight.layout is Layout.ROW_MAJOR
+
+
+def test_the_gather_waits_out_its_peers_arrival_skew_unless_aligned():
+    desc = _hand_built(BufferType.DRAM, residual=True)
+    m = Machine(GALAXY_6U, (8, 4))
+    skew = fabric_perf(m.system.arch.arch).launch_skew_ns[Topology.RING]
+    assert skew > 0 and arrival_skew_ns(desc, m, 4) == skew  # the 6U's axis of 4: a ring
+    assert arrival_skew_ns(desc, machine("galaxy", (8, 4)), 4) == skew  # the 4U's, a line: the devices' start, the same
+    aligned = dataclasses.replace(desc, collective=dataclasses.replace(desc.collective, aligned=True))
+    assert arrival_skew_ns(aligned, m, 4) == 0.0 and arrival_skew_ns(desc, m, 1) == 0.0
+    whole, behind = (predict(d, m, traced=True).kernel_ns for d in (desc, aligned))
+    assert whole - behind == pytest.approx(skew)  # the only difference: the wait for the latest peer
