@@ -48,6 +48,8 @@ import numpy as np
 
 import meshnn as ttnn
 from meshnn import perf
+from meshnn.perf.bcast_rows import BinaryProgram
+from meshnn.perf.bcast_rows import marked as bcast_marked
 from meshnn.perf.dated_collectives import RingReduceScatterProgram
 from meshnn.perf.dated_collectives import marked as ring_marked
 from meshnn.perf.flash_decode import DecodeProgram, marked
@@ -277,15 +279,18 @@ RING_RS_PROGRAM = RingReduceScatterProgram.HALF_SLICES
 (2026-06) run today's."""
 
 
-def dated(recorder, program: DecodeProgram | None, *, traced: bool, float16: bool = False):
+def dated(recorder, program: DecodeProgram | None, *, traced: bool, float16: bool = False, legacy_bcast: bool = False):
     """``recorder``'s ops re-timed (all traced or all eager) as a row of :func:`predicted`'s dates ran them: its
-    ring reduce_scatters by :data:`RING_RS_PROGRAM`, its decode attention by ``program`` (None: today's) and,
+    ring reduce_scatters by :data:`RING_RS_PROGRAM`, its decode attention by ``program`` (None: today's),
     where ``float16``, its DRAM-sharded matmuls with the bfloat16 partials of before tt-metal #36177
-    (:func:`meshnn.perf.matmul.float16_partials`; :data:`TODAYS_PARTIALS` names the rows after it)."""
+    (:func:`meshnn.perf.matmul.float16_partials`; :data:`TODAYS_PARTIALS` names the rows after it) and, where
+    ``legacy_bcast``, its row broadcasts by the legacy program of before tt-metal #23626
+    (:mod:`meshnn.perf.bcast_rows`; :data:`LEGACY_BCAST_ROWS`)."""
 
     def rewrite(desc: perf.OpDesc) -> perf.OpDesc:
         desc = ring_marked(desc, RING_RS_PROGRAM)
         desc = desc if program is None else marked(desc, program)
+        desc = bcast_marked(desc, BinaryProgram.BCAST_H_ROWS) if legacy_bcast else desc
         return float16_partials(desc) if float16 else desc
 
     return recorder.retimed(traced=traced, rewrite=rewrite)
@@ -303,6 +308,7 @@ def predicted(
     traced_prefill: bool | None = None,
     reads_logits: bool = False,
     program: DecodeProgram | None = None,
+    legacy_bcast: bool | None = None,
 ) -> list[dict[str, object]]:
     """The decode step (``batch`` users at ``position``) and the prefill of ``shape`` on system ``label`` with
     ``precision``: a row each, beside ``published`` (tokens/s/user, TTFT ms; default: :data:`PUBLISHED`'s); the
@@ -313,7 +319,8 @@ def predicted(
     (:func:`decode_tail.logits_read_ns`) and argmaxes them (:func:`decode_tail.host_argmax_ns`), both added to the
     host's figure; ``program``: the flash-decode program of the
     row's date where it is not today's (:mod:`meshnn.perf.flash_decode`); its ring reduce_scatters run the program
-    of its date (:data:`RING_RS_PROGRAM`)."""
+    of its date (:data:`RING_RS_PROGRAM`); ``legacy_bcast``: its prefill's row broadcasts run the legacy program of
+    before tt-metal #23626 (default: the rows of :data:`LEGACY_BCAST_ROWS`)."""
     system, mesh_shape = SYSTEMS[label]
     start = time.perf_counter()
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape), system=system, execute=False)
@@ -348,7 +355,8 @@ def predicted(
     rows[0]["sampling"] = "device" if sampling else "host"
     if prefill is not None:
         traced = shape.name in TRACED_PREFILL_ROWS if traced_prefill is None else traced_prefill
-        filled = dated(prefill.recorders[0], None, traced=traced)
+        legacy = shape.name in LEGACY_BCAST_ROWS if legacy_bcast is None else legacy_bcast
+        filled = dated(prefill.recorders[0], None, traced=traced, legacy_bcast=legacy)
         first = step_time(filled, traced=traced, host_ns=host.prefill_ns)
         phase = f"prefill {PROMPT} ({'traced' if traced else 'eager'})"
         rows.append(_row(shape.name, label, phase, first, first.total_ns / 1e6, ttft, "TTFT ms", wall))
@@ -366,6 +374,15 @@ TODAYS_PARTIALS = ("Ministral-8B", "QwQ-32B")
 2026-03-23): their DRAM-sharded matmuls keep float32 partial sums under ``fp32_dest_acc_en``; every other row's
 (PERF.md's of 2025, models/README.md's of 2025-06 to 2025-12) kept them in bfloat16
 (:class:`meshnn.perf.matmul.DramShardedPartials`)."""
+
+
+LEGACY_BCAST_ROWS = ("Qwen2.5-7B", "Qwen2.5-72B", "Qwen2.5-32B")
+"""The PERF.md rows with a QKV bias measured before tt-metal #23626 landed for good (60f878c90e, 2025-08-04): their
+prefill's bias add (a row broadcast) ran the legacy BroadcastHeightMultiCore program, its tile rows over 4 cores at
+128 tokens, each tile's two reads and its write waited for (:mod:`meshnn.perf.bcast_rows`): Qwen2.5-72B's of
+2025-05-12, Qwen2.5-7B's of 2025-06-03, Qwen2.5-Coder-32B's of 2025-07-17 (Qwen2.5-32B's copy).  Not QwQ-32B's
+(2026-03) nor models/README.md's (v0.62.0 release candidates: the v0.62.0 line was still built in 2025-10, its
+Llama-3.2-1B row's v0.62.0-dev20251015), which ran binary_ng's row broadcast over every core."""
 
 
 def host_sampled(system: str, mesh_shape: tuple[int, int], vocab: int, host) -> tuple[float, float]:
@@ -506,7 +523,10 @@ def run_extra(only: str | None) -> list[dict]:
         traced = release >= perf_extra.TRACED_PREFILL_FROM
         role = f"check (models/README.md {release})"
         reads = not sampling and release < perf_extra.DEVICE_ARGMAX_FROM
-        pair = predicted(shape, label, precision, (tsu, ttft), role, 32, PROMPT, sampling, traced, reads_logits=reads)
+        pair = predicted(
+            shape, label, precision, (tsu, ttft), role, 32, PROMPT, sampling, traced, reads_logits=reads,
+            legacy_bcast=False,
+        )  # fmt: skip
         rows += pair
     if rows:
         print("(e) PERF.md's precision tables (Llama-3.2-1B, N300), 64K-context and batch-32 tables (2025-03-17),")
