@@ -211,7 +211,30 @@ Qwen2.5-7B's decode row (2025-06-03) reads +23% (models/README.md's +32%): its F
 K in 304 one-tile blocks, 10 output tiles a bank core) took 390 us with float32 partials, each 128-cycle accumulate
 outlasting its 75-cycle multiply, which held the row at +8%; the program of its date accumulated bfloat16 partials
 (64 cycles: hidden, 231 us, 4.5 ms a step less).  What else its N300 step spends is not found (its 28 HiFi4 FF1 /
-FF3 pairs, 19 tiles a bank core in blocks of 7, run at the model's multiply, 167 GB/s)."""
+FF3 pairs, 19 tiles a bank core in blocks of 7, run at the model's multiply, 167 GB/s).
+The Qwen2.5 prefills of before 2025-08-04 add their QKV bias as the legacy row broadcast (:data:`LEGACY_BCAST_ROWS`:
+76 us a layer on the 7B's N300 chip, 44 on the 72B's, 31 on the 32B's, where binary_ng's takes 4-8).  Left outside:
+Qwen2.5-72B's performance prefill (-15.1%): its accuracy row of the same day runs the same settings (the ">70B"
+list's) and measured 216 ms to its 225 (4% apart), and reads -11.5%; beside the 70B's T3000 row (2025-06-24,
++8%) its figure is 61 ms slower where the model's is 15 ms (its MLP padded to 32768 columns, 14% more than the 70B's,
+its bias, its 152k vocabulary).  Qwen2.5-32B's prefills (-32% / -29%): Qwen2.5-Coder-32B's figures (2025-07-17)
+are 67 / 64 ms above Qwen3-32B's of 2025-06-04 (123 / 119 ms: +8% / +12% here) on the same T3000, where the model
+puts the two within 4.4 ms (129.0 against 133.4: 64 layers each; the Coder's 40 heads, 28672 padded columns and bias
+against Qwen3's 64 heads, 25600 columns and q / k norms); its commit left the CI target off (#24754, above).
+Phi-3-mini-128k's N300 prefills (-57% / -54%, #27508, 2025-09-02) are slower than the same day's N150 ones (73.32 /
+82.58 ms, -3% / -6% here) and do not move with the MLP's precision: the performance and accuracy figures are 0.42 ms
+apart on the N300 where they are 9.26 ms apart on the N150 (the model's kernels: 3.46 ms apart on the N300, 6.92 on
+the N150, bfloat4_b against bfloat8_b FF1 / FF3), so the N300's 115 ms is not set by its kernels; what held it is
+not found (Mistral-7B's N300 prefill of 2025-09-17 and Phi-4's of 2025-09-26, the same fabric collectives, read
++9% and +4%).  Phi3.5-mini's performance prefills (N150 -26%, N300 -18%; the llama3 code base of 2025-03-10): the
+N150's performance figure (98 ms) is 6 ms slower than its accuracy figure (92 ms, -13% here) whose bfloat8_b FF1 /
+FF3 read twice the bytes (the model: 6.9 ms of kernels faster, not slower).  Phi3.5-mini's T3000 decodes (+40% /
++39%): against Llama-3.2-3B's T3000 row of the same code base (65.4 t/s/u on 2025-03-10, 15.29 ms; the same
+3072-wide stream, so its collectives move the same bytes a layer) the Phi step is 5.20 ms longer where the model's
+is 1.24 ms (13.42 against 14.66 ms), while on the N300 the two differences agree (1.99 against 1.81 ms) and on the
+N150 nearly (4.06 against 2.72): the excess is the T3000's alone, about 0.12 ms of each of Phi's 32 layers beyond
+the 3B's; its 4 KV heads a chip (MHA, head dim 96) against the 3B's one are what differs there, and what they cost
+is not found."""
 
 
 # ------------------------------------------- (d) model_targets.yaml's entries (tt-metal 2026-06): checks
