@@ -404,8 +404,10 @@ LEGACY_BCAST_ROWS = ("Qwen2.5-7B", "Qwen2.5-72B", "Qwen2.5-32B")
 prefill's bias add (a row broadcast) ran the legacy BroadcastHeightMultiCore program, its tile rows over 4 cores at
 128 tokens, each tile's two reads and its write waited for (:mod:`meshnn.perf.bcast_rows`): Qwen2.5-72B's of
 2025-05-12, Qwen2.5-7B's of 2025-06-03, Qwen2.5-Coder-32B's of 2025-07-17 (Qwen2.5-32B's copy).  Not QwQ-32B's
-(2026-03) nor models/README.md's (v0.62.0 release candidates: the v0.62.0 line was still built in 2025-10, its
-Llama-3.2-1B row's v0.62.0-dev20251015), which ran binary_ng's row broadcast over every core."""
+(2026-03), which ran binary_ng's row broadcast over every core.  Nor models/README.md's (Qwen2.5-7B at v0.62.0-rc35,
+72B at rc25), whose date is not established: the table listed v0.62.0-rc8 / rc9 by 2025-08-06 (#26408), rc25 by
+2025-08-19 (#27060), rc35 by 2025-09-09 (#28146), so rc25 and rc35 came after 2025-08-04 if cut from main, not if
+from a branch cut before it; timed as binary_ng's (marked, the 72B's would read -14.3%, not -15.7%)."""
 
 
 def host_sampled(system: str, mesh_shape: tuple[int, int], vocab: int, host) -> tuple[float, float]:
