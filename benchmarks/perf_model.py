@@ -234,7 +234,15 @@ FF3 read twice the bytes (the model: 6.9 ms of kernels faster, not slower).  Phi
 is 1.24 ms (13.42 against 14.66 ms), while on the N300 the two differences agree (1.99 against 1.81 ms) and on the
 N150 nearly (4.06 against 2.72): the excess is the T3000's alone, about 0.12 ms of each of Phi's 32 layers beyond
 the 3B's; its 4 KV heads a chip (MHA, head dim 96) against the 3B's one are what differs there, and what they cost
-is not found."""
+is not found.  The accuracy table's T3000 prefills of Llama-3.2-3B and -3.1-8B (-27% / -30%, 69 and 81 ms, tt-metal
+0354717896, 2025-05-12) rose from 53 and 56 ms in the same table of 2025-03-17 (#17872), which the model meets (50.3
+and 56.7 ms: -5% / +1%), while their performance twins of the same commit moved 51 -> 52 and 52 -> 53 ms; on the
+T3000 a chip holds an eighth of the MLP weights, so the bfloat8_b MLP adds least there (the model: 0.8 / 2.0 ms of
+kernels over the performance rows).  Llama-3.2-1B's accuracy prefill on the N300 (+23%, 21 ms; 25 ms on 2025-03-17,
+which the model meets at +3%) is faster than its performance twin (22 ms, the fitted row at +17%), with twice its MLP
+bytes.  Llama-3.1-8B's P150 prefill (-20%, 76 ms, 2025-09-11): the same model on the same P150 measured 57 ms at
+v0.64.0-dev20251030 (models/README.md's batch-32 run, its performance settings; +7% here), 19 ms faster seven weeks
+later."""
 
 
 # ------------------------------------------- (d) model_targets.yaml's entries (tt-metal 2026-06): checks
