@@ -163,7 +163,12 @@ only at batch 1 then), Qwen3-32B's v0.65 (2025-12) TTSampling's top-k on the dev
 logits unpadded (before #40397).  Llama 3.3 70B is Llama 3.1 70B's shape.  Left out: QwQ-32B (v0.56.0, 2025-02:
 the llama3 code base), DeepSeek-R1-Distill-Llama-70B (the 70B's row, number for number), Llama 3.1 70B on
 Blackhole (a P150x4 QuietBox: no such system here), the P100 and 2 x P150 rows, Llama 3.2 11B Vision, Mixtral,
-Falcon, Mamba, and the Galaxy's llama3_70b_galaxy row (its own code)."""
+Falcon, Mamba, and the Galaxy's llama3_70b_galaxy row (its own code).  Left outside: Qwen2.5-7B's N300 rows (decode
++32%, prefill -29%): 22.1 t/s/u and 109 ms against PERF.md's 24.6 and 92 ms for the same model and settings
+(2025-06-03; +23% and -14% here, perf_model.UNNAMED): 10% fewer tokens a second and an 18% longer prefill, where the
+model's batch-32 step is 1.25 ms longer and its prefill the same (today's bias add, 2 ms less than the legacy one);
+Qwen2.5-72B's prefill (-15.7%): run as binary_ng's bias add (perf_model.LEGACY_BCAST_ROWS says why; as the legacy
+program, -14.3%)."""
 
 
 DEVICE_ARGMAX_FROM = "v0.62"

@@ -48,6 +48,8 @@ import numpy as np
 
 import meshnn as ttnn
 from meshnn import perf
+from meshnn.perf.bcast_rows import BinaryProgram
+from meshnn.perf.bcast_rows import marked as bcast_marked
 from meshnn.perf.dated_collectives import RingReduceScatterProgram
 from meshnn.perf.dated_collectives import marked as ring_marked
 from meshnn.perf.flash_decode import DecodeProgram, marked
@@ -209,7 +211,38 @@ Qwen2.5-7B's decode row (2025-06-03) reads +23% (models/README.md's +32%): its F
 K in 304 one-tile blocks, 10 output tiles a bank core) took 390 us with float32 partials, each 128-cycle accumulate
 outlasting its 75-cycle multiply, which held the row at +8%; the program of its date accumulated bfloat16 partials
 (64 cycles: hidden, 231 us, 4.5 ms a step less).  What else its N300 step spends is not found (its 28 HiFi4 FF1 /
-FF3 pairs, 19 tiles a bank core in blocks of 7, run at the model's multiply, 167 GB/s)."""
+FF3 pairs, 19 tiles a bank core in blocks of 7, run at the model's multiply, 167 GB/s).
+The Qwen2.5 prefills of before 2025-08-04 add their QKV bias as the legacy row broadcast (:data:`LEGACY_BCAST_ROWS`:
+76 us a layer on the 7B's N300 chip, 44 on the 72B's, 31 on the 32B's, where binary_ng's takes 4-8).  Left outside:
+Qwen2.5-72B's performance prefill (-15.1%): its accuracy row of the same day runs the same settings (the ">70B"
+list's) and measured 216 ms to its 225 (4% apart), and reads -11.5%; beside the 70B's T3000 row (2025-06-24,
++8%) its figure is 61 ms slower where the model's is 15 ms (its MLP padded to 32768 columns, 14% more than the 70B's,
+its bias, its 152k vocabulary).  Qwen2.5-32B's prefills (-32% / -29%): Qwen2.5-Coder-32B's figures (2025-07-17)
+are 67 / 64 ms above Qwen3-32B's of 2025-06-04 (123 / 119 ms: +8% / +12% here) on the same T3000, where the model
+puts the two within 4.4 ms (129.0 against 133.4: 64 layers each; the Coder's 40 heads, 28672 padded columns and bias
+against Qwen3's 64 heads, 25600 columns and q / k norms); its commit left the CI target off (#24754, above).
+Phi-3-mini-128k's N300 prefills (-57% / -54%, #27508, 2025-09-02) are slower than the same day's N150 ones (73.32 /
+82.58 ms, -3% / -6% here) and do not move with the MLP's precision: the performance and accuracy figures are 0.42 ms
+apart on the N300 where they are 9.26 ms apart on the N150 (the model's kernels: 3.46 ms apart on the N300, 6.92 on
+the N150, bfloat4_b against bfloat8_b FF1 / FF3), so the N300's 115 ms is not set by its kernels; what held it is
+not found (Mistral-7B's N300 prefill of 2025-09-17 and Phi-4's of 2025-09-26, the same fabric collectives, read
++9% and +4%).  Phi3.5-mini's performance prefills (N150 -26%, N300 -18%; the llama3 code base of 2025-03-10): the
+N150's performance figure (98 ms) is 6 ms slower than its accuracy figure (92 ms, -13% here) whose bfloat8_b FF1 /
+FF3 read twice the bytes (the model: 6.9 ms of kernels faster, not slower).  Phi3.5-mini's T3000 decodes (+40% /
++39%): against Llama-3.2-3B's T3000 row of the same code base (65.4 t/s/u on 2025-03-10, 15.29 ms; the same
+3072-wide stream, so its collectives move the same bytes a layer) the Phi step is 5.20 ms longer where the model's
+is 1.24 ms (13.42 against 14.66 ms), while on the N300 the two differences agree (1.99 against 1.81 ms) and on the
+N150 nearly (4.06 against 2.72): the excess is the T3000's alone, about 0.12 ms of each of Phi's 32 layers beyond
+the 3B's; its 4 KV heads a chip (MHA, head dim 96) against the 3B's one are what differs there, and what they cost
+is not found.  The accuracy table's T3000 prefills of Llama-3.2-3B and -3.1-8B (-27% / -30%, 69 and 81 ms, tt-metal
+0354717896, 2025-05-12) rose from 53 and 56 ms in the same table of 2025-03-17 (#17872), which the model meets (50.3
+and 56.7 ms: -5% / +1%), while their performance twins of the same commit moved 51 -> 52 and 52 -> 53 ms; on the
+T3000 a chip holds an eighth of the MLP weights, so the bfloat8_b MLP adds least there (the model: 0.8 / 2.0 ms of
+kernels over the performance rows).  Llama-3.2-1B's accuracy prefill on the N300 (+23%, 21 ms; 25 ms on 2025-03-17,
+which the model meets at +3%) is faster than its performance twin (22 ms, the fitted row at +17%), with twice its MLP
+bytes.  Llama-3.1-8B's P150 prefill (-20%, 76 ms, 2025-09-11): the same model on the same P150 measured 57 ms at
+v0.64.0-dev20251030 (models/README.md's batch-32 run, its performance settings; +7% here), 19 ms faster seven weeks
+later."""
 
 
 # ------------------------------------------- (d) model_targets.yaml's entries (tt-metal 2026-06): checks
@@ -277,15 +310,18 @@ RING_RS_PROGRAM = RingReduceScatterProgram.HALF_SLICES
 (2026-06) run today's."""
 
 
-def dated(recorder, program: DecodeProgram | None, *, traced: bool, float16: bool = False):
+def dated(recorder, program: DecodeProgram | None, *, traced: bool, float16: bool = False, legacy_bcast: bool = False):
     """``recorder``'s ops re-timed (all traced or all eager) as a row of :func:`predicted`'s dates ran them: its
-    ring reduce_scatters by :data:`RING_RS_PROGRAM`, its decode attention by ``program`` (None: today's) and,
+    ring reduce_scatters by :data:`RING_RS_PROGRAM`, its decode attention by ``program`` (None: today's),
     where ``float16``, its DRAM-sharded matmuls with the bfloat16 partials of before tt-metal #36177
-    (:func:`meshnn.perf.matmul.float16_partials`; :data:`TODAYS_PARTIALS` names the rows after it)."""
+    (:func:`meshnn.perf.matmul.float16_partials`; :data:`TODAYS_PARTIALS` names the rows after it) and, where
+    ``legacy_bcast``, its row broadcasts by the legacy program of before tt-metal #23626
+    (:mod:`meshnn.perf.bcast_rows`; :data:`LEGACY_BCAST_ROWS`)."""
 
     def rewrite(desc: perf.OpDesc) -> perf.OpDesc:
         desc = ring_marked(desc, RING_RS_PROGRAM)
         desc = desc if program is None else marked(desc, program)
+        desc = bcast_marked(desc, BinaryProgram.BCAST_H_ROWS) if legacy_bcast else desc
         return float16_partials(desc) if float16 else desc
 
     return recorder.retimed(traced=traced, rewrite=rewrite)
@@ -303,6 +339,7 @@ def predicted(
     traced_prefill: bool | None = None,
     reads_logits: bool = False,
     program: DecodeProgram | None = None,
+    legacy_bcast: bool | None = None,
 ) -> list[dict[str, object]]:
     """The decode step (``batch`` users at ``position``) and the prefill of ``shape`` on system ``label`` with
     ``precision``: a row each, beside ``published`` (tokens/s/user, TTFT ms; default: :data:`PUBLISHED`'s); the
@@ -313,7 +350,8 @@ def predicted(
     (:func:`decode_tail.logits_read_ns`) and argmaxes them (:func:`decode_tail.host_argmax_ns`), both added to the
     host's figure; ``program``: the flash-decode program of the
     row's date where it is not today's (:mod:`meshnn.perf.flash_decode`); its ring reduce_scatters run the program
-    of its date (:data:`RING_RS_PROGRAM`)."""
+    of its date (:data:`RING_RS_PROGRAM`); ``legacy_bcast``: its prefill's row broadcasts run the legacy program of
+    before tt-metal #23626 (default: the rows of :data:`LEGACY_BCAST_ROWS`)."""
     system, mesh_shape = SYSTEMS[label]
     start = time.perf_counter()
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape), system=system, execute=False)
@@ -348,7 +386,8 @@ def predicted(
     rows[0]["sampling"] = "device" if sampling else "host"
     if prefill is not None:
         traced = shape.name in TRACED_PREFILL_ROWS if traced_prefill is None else traced_prefill
-        filled = dated(prefill.recorders[0], None, traced=traced)
+        legacy = shape.name in LEGACY_BCAST_ROWS if legacy_bcast is None else legacy_bcast
+        filled = dated(prefill.recorders[0], None, traced=traced, legacy_bcast=legacy)
         first = step_time(filled, traced=traced, host_ns=host.prefill_ns)
         phase = f"prefill {PROMPT} ({'traced' if traced else 'eager'})"
         rows.append(_row(shape.name, label, phase, first, first.total_ns / 1e6, ttft, "TTFT ms", wall))
@@ -366,6 +405,17 @@ TODAYS_PARTIALS = ("Ministral-8B", "QwQ-32B")
 2026-03-23): their DRAM-sharded matmuls keep float32 partial sums under ``fp32_dest_acc_en``; every other row's
 (PERF.md's of 2025, models/README.md's of 2025-06 to 2025-12) kept them in bfloat16
 (:class:`meshnn.perf.matmul.DramShardedPartials`)."""
+
+
+LEGACY_BCAST_ROWS = ("Qwen2.5-7B", "Qwen2.5-72B", "Qwen2.5-32B")
+"""The PERF.md rows with a QKV bias measured before tt-metal #23626 landed for good (60f878c90e, 2025-08-04): their
+prefill's bias add (a row broadcast) ran the legacy BroadcastHeightMultiCore program, its tile rows over 4 cores at
+128 tokens, each tile's two reads and its write waited for (:mod:`meshnn.perf.bcast_rows`): Qwen2.5-72B's of
+2025-05-12, Qwen2.5-7B's of 2025-06-03, Qwen2.5-Coder-32B's of 2025-07-17 (Qwen2.5-32B's copy).  Not QwQ-32B's
+(2026-03), which ran binary_ng's row broadcast over every core.  Nor models/README.md's (Qwen2.5-7B at v0.62.0-rc35,
+72B at rc25), whose date is not established: the table listed v0.62.0-rc8 / rc9 by 2025-08-06 (#26408), rc25 by
+2025-08-19 (#27060), rc35 by 2025-09-09 (#28146), so rc25 and rc35 came after 2025-08-04 if cut from main, not if
+from a branch cut before it; timed as binary_ng's (marked, the 72B's would read -14.3%, not -15.7%)."""
 
 
 def host_sampled(system: str, mesh_shape: tuple[int, int], vocab: int, host) -> tuple[float, float]:
@@ -506,7 +556,10 @@ def run_extra(only: str | None) -> list[dict]:
         traced = release >= perf_extra.TRACED_PREFILL_FROM
         role = f"check (models/README.md {release})"
         reads = not sampling and release < perf_extra.DEVICE_ARGMAX_FROM
-        pair = predicted(shape, label, precision, (tsu, ttft), role, 32, PROMPT, sampling, traced, reads_logits=reads)
+        pair = predicted(
+            shape, label, precision, (tsu, ttft), role, 32, PROMPT, sampling, traced, reads_logits=reads,
+            legacy_bcast=False,
+        )  # fmt: skip
         rows += pair
     if rows:
         print("(e) PERF.md's precision tables (Llama-3.2-1B, N300), 64K-context and batch-32 tables (2025-03-17),")

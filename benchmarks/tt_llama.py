@@ -34,7 +34,9 @@ NOT_MODELLED = (
     "non-fabric ttnn.reduce_scatter and ttnn.experimental.all_gather_matmul, timed here as the fabric ones; "
     "perf_model times the rows' ring reduce_scatters as the fabric program of before tt-metal #41522 (2026-04-09: "
     "meshnn.perf.dated_collectives, fitted to that PR's 'ring (current)' figures, 46.8-66.6 us at decode sizes); "
-    "the older non-fabric program is not written (Phi-3.5-mini's decode still reads 40% fast, the 32B Qwens' 14-22%)",
+    "the older non-fabric program is not written (the 32B Qwens' decodes read 14-22% fast; Phi-3.5-mini's 40%, of "
+    "which the same code base's Llama-3.2-3B T3000 row, its collectives of the same bytes, shows +14%: "
+    "perf_model.UNNAMED)",
     "T3000's prefill attention output runs as linear + reduce_scatter; tt_transformers all_gathers the heads and "
     "runs wo on output columns (USE_FUSED_ALL_GATHER_MATMUL: the same op count, a collective of the same bytes)",
     "paged attention runs unpaged (the same bytes; cur_pos as a list so the model sees the position)",

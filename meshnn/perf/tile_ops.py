@@ -17,6 +17,7 @@ import dataclasses
 import math
 from enum import Enum
 
+from meshnn.perf.bcast_rows import legacy_cycles, legacy_rows, legacy_split
 from meshnn.perf.desc import TILE, BufferType, MemoryLayout, OpDesc, OpFamily
 from meshnn.perf.fidelity import MathFidelity
 from meshnn.perf.hardware import ArchPerf
@@ -128,6 +129,9 @@ def predict_tile_op(desc: OpDesc, machine: Machine) -> Prediction:
     cycles = tiles * _per_tile_cycles(desc, arch, fidelity)
     if blocked_typecast(desc):  # its reads, then its writes, each waited for
         cycles = blocked_typecast_cycles(desc, machine, tiles, _per_tile_cycles(desc, arch, fidelity))
+    if legacy_rows(desc):  # the row broadcast of before #23626: rows over cores, each tile's reads waited for
+        cores, tiles = legacy_split(desc, grid_cores(machine, desc.core_grid))
+        cycles = legacy_cycles(desc, machine, tiles, _per_tile_cycles(desc, arch, fidelity))
     flushed = desc.outputs if desc.family in PAGE_WRITERS else ()
     moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs if not flushed]
     memory = traffic(machine, moves, cores, local_shards=True, page_writes=flushed)

@@ -91,3 +91,23 @@ def test_a_batch_sampled_on_the_host_is_argmaxed_at_the_fitted_rate_a_logit():
     assert tail.host_argmax_ns(1, 32768, TT_TRANSFORMERS) * 128256 == pytest.approx(llama * 32768)
     assert tail.host_argmax_ns(8, 151936, TT_TRANSFORMERS) == 32 * 152064 * TT_TRANSFORMERS.host_logit_ns
     assert tail.host_argmax_ns(8, 128256, TT_TRANSFORMERS_TG) == 0.0
+
+
+def test_the_qwen2_bias_add_runs_the_legacy_row_broadcast_only_where_marked():
+    """attention.py's prefill QKV bias add ([1, 1, 1, 2304] onto [1, 1, 128, 2304] on an N300 chip) is each layer's
+    one row broadcast; dated with ``legacy_bcast`` (the PERF.md Qwen2.5 rows of before tt-metal #23626) it runs on 4
+    cores and costs more, and no other op changes; the perf_model rows marked are those dated before 2025-08-04."""
+    perf_model = load("perf_model")
+    llama = load_tt_llama()
+    recorder = prefill_records(perf_model.QWEN25_7B, llama.QWEN25_7B_DECODERS)
+    today = perf_model.dated(recorder, None, traced=False)
+    legacy = perf_model.dated(recorder, None, traced=False, legacy_bcast=True)
+    pairs = zip(today.records, legacy.records, strict=True)
+    changed = [(a, b) for a, b in pairs if a.prediction.kernel_ns != b.prediction.kernel_ns]
+    assert len(changed) == perf_model.QWEN25_7B.layers
+    for a, b in changed:
+        assert a.desc.family is OpFamily.BINARY and a.desc.inputs[1].logical_shape[-2] == 1
+        assert (a.prediction.cores, b.prediction.cores) == (64, 4)
+        assert b.prediction.kernel_ns > 5 * a.prediction.kernel_ns
+    assert set(perf_model.LEGACY_BCAST_ROWS) == {"Qwen2.5-7B", "Qwen2.5-72B", "Qwen2.5-32B"}
+    assert "QwQ-32B" not in perf_model.LEGACY_BCAST_ROWS  # 2026-03: binary_ng's row broadcast
