@@ -99,10 +99,18 @@ def test_split_and_chunk_follow_torch(mesh, rng):
         (ttnn.split(x, [32, 128], -1), torch.split(torch.from_numpy(values), [32, 128], -1)),
         (ttnn.chunk(x, 3, 3), torch.chunk(torch.from_numpy(values), 3, 3)),
         (ttnn.split(x, 1, 1), torch.split(torch.from_numpy(values), 1, 1)),
+        # sizes as one-element torch integer tensors (model code's ``H_ * W_`` of a shapes tensor)
+        (
+            ttnn.split(x, [torch.tensor(32), torch.tensor([128])], 3),
+            torch.split(torch.from_numpy(values), [32, 128], -1),
+        ),
     ):
         assert len(pieces) == len(expected)
         for piece, want in zip(pieces, expected, strict=True):
             np.testing.assert_array_equal(back(mesh, piece), want.numpy())
+    for bad in (torch.tensor(32.0), torch.tensor(True), torch.tensor([32, 128])):
+        with pytest.raises(ttnn.MeshnnTypeError, match="must be an int"):
+            ttnn.split(x, [bad, 128], 3)
 
 
 def test_unsqueeze_to_4d_and_padded_reshape_are_views(mesh, rng):
