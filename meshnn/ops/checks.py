@@ -7,6 +7,7 @@ May import: :mod:`meshnn.errors`, :mod:`meshnn.mesh` and :mod:`meshnn.tensor`.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -65,10 +66,17 @@ def int_list(op: str, name: str, values: object) -> list[int]:
 
 
 def int_arg(op: str, name: str, value: object) -> int:
-    """``value`` checked to be an int (a numpy integer counts; a bool does not)."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+    """``value`` checked to be an int: a numpy integer counts, and so does any other integer with
+    ``__index__`` (a one-element torch integer tensor: ttnn's bindings convert it, as model code
+    passes ``H_ * W_`` of a shapes tensor); a bool, a float and a float tensor do not."""
+    if isinstance(value, bool | np.bool_) or "bool" in str(getattr(value, "dtype", "")):
         raise MeshnnTypeError(f"ttnn.{op}: {name} must be an int, got {value!r}")
-    return int(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, RuntimeError):
+        raise MeshnnTypeError(f"ttnn.{op}: {name} must be an int, got {value!r}") from None
 
 
 def check_queue_id(op: str, mesh: MeshDevice, queue_id: object) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import math
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,12 +27,31 @@ from meshnn.tensor.storage import DeviceStorage
 from meshnn.tensor.tensor import Tensor, check_tensor, host_tensor_from_array
 
 
+def int_dims(shape: Sequence[object]) -> list[int] | None:
+    """``shape``'s dims as ints: ints, numpy integers and anything else with ``__index__`` (a
+    one-element torch integer tensor, which ttnn's bindings convert: model code reshapes by a shapes
+    tensor's values); None when one is not an integer (a bool, a float, a float tensor)."""
+    try:
+        items = list(shape)
+    except TypeError:  # (not a sequence: a 0-d tensor)
+        return None
+    dims = []
+    for d in items:
+        if isinstance(d, bool | np.bool_) or "bool" in str(getattr(d, "dtype", "")):
+            return None
+        try:
+            dims.append(operator.index(d))  # type: ignore[arg-type]
+        except (TypeError, ValueError, RuntimeError):
+            return None
+    return dims
+
+
 def _resolved_shape(shape: Sequence[int], volume: int) -> tuple[int, ...]:
     if isinstance(shape, str) or not isinstance(shape, Sequence | np.ndarray):
         raise MeshnnTypeError(f"reshape: shape must be a sequence of ints, got {shape!r}")
-    if not all(isinstance(d, int | np.integer) and not isinstance(d, bool) for d in shape):
+    dims = int_dims(shape)
+    if dims is None:
         raise MeshnnTypeError(f"reshape: shape must hold ints, got {list(shape)!r}")
-    dims = [int(d) for d in shape]
     if dims.count(-1) > 1:
         raise MeshnnValueError(f"reshape: only one dimension may be -1, got {dims}")
     if -1 in dims:

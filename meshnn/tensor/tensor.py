@@ -323,12 +323,13 @@ class Tensor(HostPadding):
         deallocate(self, force)
 
     def reshape(self, *shape: int | Sequence[int]) -> Tensor:
-        from meshnn.tensor.reshape import reshape
+        from meshnn.tensor.reshape import int_dims, reshape
 
         dims = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
-        if isinstance(dims, str) or not all(isinstance(d, int | np.integer) and not isinstance(d, bool) for d in dims):
+        ints = None if isinstance(dims, str) else int_dims(dims)  # type: ignore[arg-type]
+        if ints is None:
             raise MeshnnTypeError(f"reshape: shape must hold ints, got {dims!r}")
-        return reshape(self, dims)  # type: ignore[arg-type]
+        return reshape(self, ints)
 
     # Python operators, as ttnn binds them: element-wise ops, matmul and slicing of device tensors.
 

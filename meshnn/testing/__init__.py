@@ -56,7 +56,7 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
 
 def _named_on_the_command_line(argv: list[str]) -> bool:
     """Whether ``argv`` (a ``pytest`` command's) asks for this plugin with ``-p meshnn.testing``."""
-    pairs = zip(argv, [*argv[1:], ""], strict=True)
+    pairs = zip(argv, [*argv[1:], ""][: len(argv)], strict=True)  # (none when argv is empty)
     return any(a == "-pmeshnn.testing" or (a == "-p" and b == "meshnn.testing") for a, b in pairs)
 
 

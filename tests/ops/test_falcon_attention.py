@@ -110,3 +110,22 @@ def test_refusals(mesh):
         )
     with pytest.raises(ttnn.MeshnnValueError, match="Unsupported input shape"):
         X.nlp_create_qkv_heads_falcon7b(_dev(mesh, torch.randn(1, 1, 32, 4608)))
+
+
+def test_attn_matmul_does_not_repeat_the_kv_head_per_q_head(mesh):
+    """Falcon-7B's 71 q heads share one KV head: the product is one (71, K) x (K, N) matrix a user,
+    never the KV head copied 71 times (float32 (B, 71, K, N): 297 MB here, 2.2 GiB at B 64, N 2048)."""
+    import tracemalloc
+
+    a, b = torch.randn(1, 71, 32, 64).bfloat16(), torch.randn(32, 1, 64, 512).bfloat16()
+    x, w = _dev(mesh, a), _dev(mesh, b)
+    ttnn.synchronize_device(mesh)
+    tracemalloc.start()
+    try:
+        out = X.attn_matmul(x, w, compute_with_storage_grid_size=GRID)
+        ttnn.synchronize_device(mesh)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 2**20, peak  # the inputs in float32 and the output: under 20 MB
+    _close(_host(out), torch.matmul(a.float().transpose(0, 2), b.float()).transpose(0, 2))

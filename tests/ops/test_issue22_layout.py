@@ -99,10 +99,18 @@ def test_split_and_chunk_follow_torch(mesh, rng):
         (ttnn.split(x, [32, 128], -1), torch.split(torch.from_numpy(values), [32, 128], -1)),
         (ttnn.chunk(x, 3, 3), torch.chunk(torch.from_numpy(values), 3, 3)),
         (ttnn.split(x, 1, 1), torch.split(torch.from_numpy(values), 1, 1)),
+        # sizes as one-element torch integer tensors (model code's ``H_ * W_`` of a shapes tensor)
+        (
+            ttnn.split(x, [torch.tensor(32), torch.tensor([128])], 3),
+            torch.split(torch.from_numpy(values), [32, 128], -1),
+        ),
     ):
         assert len(pieces) == len(expected)
         for piece, want in zip(pieces, expected, strict=True):
             np.testing.assert_array_equal(back(mesh, piece), want.numpy())
+    for bad in (torch.tensor(32.0), torch.tensor(True), torch.tensor([32, 128])):
+        with pytest.raises(ttnn.MeshnnTypeError, match="must be an int"):
+            ttnn.split(x, [bad, 128], 3)
 
 
 def test_unsqueeze_to_4d_and_padded_reshape_are_views(mesh, rng):
@@ -198,3 +206,25 @@ def test_tilize_with_val_padding_of_a_scalar_and_a_row_pads_their_2d_view(open_m
     assert torch.equal(padded.cpu().to_torch_with_padded_shape(), expected)
     with pytest.raises(ttnn.MeshnnError, match="hold its shape"):
         ttnn.tilize_with_val_padding(row, [32, 4], 3)
+
+
+def test_reshape_takes_torch_integer_dims(mesh, rng):
+    """ttnn's bindings convert one-element torch integer tensors to ints (bevformer reshapes by a
+    spatial-shapes tensor's values); float and bool ones stay refused."""
+    n = mesh.get_num_devices()
+    values = bf16(rng.standard_normal((n, 2, 64, 32)).astype(np.float32))
+    x = put(mesh, values)
+    h, w = torch.tensor([[8, 8]])[0]
+    one = torch.tensor([1])
+    for y, shape in (
+        (ttnn.reshape(x, (one, 2, h, w, 32)), (1, 2, 8, 8, 32)),
+        (x.reshape([1, torch.tensor(2), h * w, 32]), (1, 2, 64, 32)),
+        (x.reshape(one, 2, h * w, 32), (1, 2, 64, 32)),
+    ):
+        assert tuple(y.shape) == shape
+        np.testing.assert_array_equal(back(mesh, y).reshape(values.shape), values)
+    for bad in (torch.tensor(8.0), torch.tensor(True)):
+        with pytest.raises(ttnn.MeshnnTypeError, match="must hold ints"):
+            ttnn.reshape(x, (1, 2, bad, 8, 32))
+        with pytest.raises(ttnn.MeshnnTypeError, match="must hold ints"):
+            x.reshape([1, 2, bad, 8, 32])

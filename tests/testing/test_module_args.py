@@ -101,7 +101,7 @@ def test_a_custom_preprocessor_gets_what_its_signature_names():
 
     parameters = preprocess_model_parameters(initialize_model=lambda: torch.nn.Sequential(torch.nn.Conv2d(1, 1, 1)),
                                              custom_preprocessor=custom)  # fmt: skip
-    assert parameters["0"] == {"marker": "0"} and seen[0] == ("", None, True)
+    assert parameters[0] == {"marker": 0} and seen[0] == ("", None, True)  # a digit child: an int key and name
     nested = preprocess_model_parameters(initialize_model=lambda: torch.nn.Conv2d(1, 1, 1),
                                          custom_preprocessor=lambda model, name: {"conv": {"weight": 1}})  # fmt: skip
     assert nested.conv.weight == 1  # nested dicts are ParameterDicts too

@@ -138,7 +138,7 @@ def test_preprocess_model_parameters_mlp(mesh_device):
     )
     with ttnn.distribute(ttnn.ReplicateTensorToMesh(mesh_device)):
         parameters = preprocess_model_parameters(initialize_model=lambda: model, device=mesh_device)
-    assert parameters["0"].weight.shape == ttnn.Shape([64, 128]) and parameters["0"].bias.shape == ttnn.Shape([1, 128])
+    assert parameters[0].weight.shape == ttnn.Shape([64, 128]) and parameters[0].bias.shape == ttnn.Shape([1, 128])
     x = torch.randn(1, 32, 64)
     tx = ttnn.from_torch(
         x,
@@ -147,9 +147,9 @@ def test_preprocess_model_parameters_mlp(mesh_device):
         device=mesh_device,
         mesh_mapper=ttnn.ReplicateTensorToMesh(mesh_device),
     )
-    h = ttnn.gelu(ttnn.linear(tx, parameters["0"].weight, bias=parameters["0"].bias))
-    h = ttnn.linear(h, parameters["2"].weight, bias=parameters["2"].bias)
-    out = ttnn.layer_norm(h, weight=parameters["3"].weight, bias=parameters["3"].bias, epsilon=1e-5)
+    h = ttnn.gelu(ttnn.linear(tx, parameters[0].weight, bias=parameters[0].bias))
+    h = ttnn.linear(h, parameters[2].weight, bias=parameters[2].bias)
+    out = ttnn.layer_norm(h, weight=parameters[3].weight, bias=parameters[3].bias, epsilon=1e-5)
     expected = model(x).detach()
     for shard in ttnn.get_device_tensors(out):
         assert pcc(ttnn.to_torch(shard), expected) > 0.99
