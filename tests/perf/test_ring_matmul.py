@@ -73,7 +73,8 @@ def test_a_block_wider_than_one_subblock_spills_its_partials():
     assert compute(16 * 32 * 32) > 16 * per_tile * 1.01  # 16: two subblocks, partials accumulated in L1
 
 
-def test_a_ring_matmul_run_under_a_capture_is_timed_as_one(open_mesh, rng):
+def _ring_run(open_mesh, rng, **hop_cores):
+    """A 4-core ring matmul (gather_in0) of [32, 256] by [256, 256] on an N150, its program config and output config."""
     mesh = open_mesh((1, 1))
     ring = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(3, 0))])
 
@@ -89,10 +90,15 @@ def test_a_ring_matmul_run_under_a_capture_is_timed_as_one(open_mesh, rng):
     w = put(rng.standard_normal((1, 1, 256, 256)).astype(np.float32), ttnn.bfloat8_b, sharded(256, 64))
     config = ttnn.MatmulMultiCoreReuseMultiCast1DProgramConfig(
         compute_with_storage_grid_size=(4, 1), in0_block_w=2, out_subblock_h=1, out_subblock_w=2, per_core_M=1,
-        per_core_N=2, fuse_batch=True, fused_activation=None, mcast_in0=False, gather_in0=True,
+        per_core_N=2, fuse_batch=True, fused_activation=None, mcast_in0=False, gather_in0=True, **hop_cores,
     )  # fmt: skip
+    return mesh, x, w, config, sharded(32, 64)
+
+
+def test_a_ring_matmul_run_under_a_capture_is_timed_as_one(open_mesh, rng):
+    mesh, x, w, config, out_config = _ring_run(open_mesh, rng)
     with ttnn.perf_capture() as capture:
-        ttnn.matmul(x, w, program_config=config, memory_config=sharded(32, 64))
+        ttnn.matmul(x, w, program_config=config, memory_config=out_config)
     (record,) = capture.recorder(mesh).records
     assert record.desc.matmul == MatmulConfig(MatmulProgram.MULTICAST_1D, (4, 1), 1, 2, mcast_in0=False,
                                               in0_block_w=2, gather_in0=True)  # fmt: skip
@@ -123,26 +129,10 @@ def test_each_hop_core_adds_one_transfer_to_the_ring():
 
 
 def test_hop_cores_of_a_captured_config_reach_the_model(open_mesh, rng):
-    mesh = open_mesh((1, 1))
-    ring = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(3, 0))])
     hops = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 1), ttnn.CoreCoord(1, 1))])
-
-    def sharded(rows, width):
-        spec = ttnn.ShardSpec(ring, [rows, width], ttnn.ShardOrientation.ROW_MAJOR)
-        return ttnn.MemoryConfig(ttnn.TensorMemoryLayout.WIDTH_SHARDED, ttnn.BufferType.L1, spec)
-
-    def put(values, dtype, config):
-        return ttnn.from_torch(torch.from_numpy(values), device=mesh, dtype=dtype, layout=ttnn.TILE_LAYOUT,
-                               memory_config=config)  # fmt: skip
-
-    x = put(rng.standard_normal((1, 1, 32, 256)).astype(np.float32), ttnn.bfloat16, sharded(32, 64))
-    w = put(rng.standard_normal((1, 1, 256, 256)).astype(np.float32), ttnn.bfloat8_b, sharded(256, 64))
-    config = ttnn.MatmulMultiCoreReuseMultiCast1DProgramConfig(
-        compute_with_storage_grid_size=(4, 1), in0_block_w=2, out_subblock_h=1, out_subblock_w=2, per_core_M=1,
-        per_core_N=2, fuse_batch=True, fused_activation=None, mcast_in0=False, gather_in0=True, hop_cores=hops,
-    )  # fmt: skip
+    mesh, x, w, config, out_config = _ring_run(open_mesh, rng, hop_cores=hops)
     with ttnn.perf_capture() as capture:
-        ttnn.matmul(x, w, program_config=config, memory_config=sharded(32, 64))
+        ttnn.matmul(x, w, program_config=config, memory_config=out_config)
     (record,) = capture.recorder(mesh).records
     assert record.desc.matmul.hop_cores == 2
     assert record.prediction.kernel_ns > 0
