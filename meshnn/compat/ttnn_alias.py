@@ -15,7 +15,7 @@ import types
 from collections.abc import Callable
 
 import meshnn
-from meshnn.compat import ttnn_modules
+from meshnn.compat import tt_lib_finder, ttnn_modules
 from meshnn.errors import NotImplementedByMeshnn
 
 
@@ -212,8 +212,10 @@ def alias_module() -> AliasModule:
 
 
 def install() -> types.ModuleType:
-    """From now on ``import ttnn`` gives meshnn's ttnn alias; returns the alias."""
+    """From now on ``import ttnn`` gives meshnn's ttnn alias (and ``import tt_lib``, where no real one is
+    found, meshnn's: :mod:`meshnn.compat.tt_lib_finder`); returns the alias."""
     module = alias_module()
+    tt_lib_finder.install()
     sys.modules["ttnn"] = module
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
@@ -222,6 +224,7 @@ def install() -> types.ModuleType:
 
 def uninstall() -> None:
     """Undo :func:`install` (the alias and its submodules leave ``sys.modules``)."""
+    tt_lib_finder.uninstall()
     if _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
     for name in [n for n in sys.modules if n == "ttnn" or n.startswith("ttnn.")]:

@@ -69,8 +69,8 @@ def interleaved_to_sharded(
 
 def _config_of(op: str, grid: object, shard_shape: object, scheme: object, orientation: object) -> MemoryConfig:
     """The sharded L1 config of the grid form of :func:`interleaved_to_sharded`."""
-    if isinstance(grid, tuple) and len(grid) == 2 and all(type(v) is int and v > 0 for v in grid):
-        grid = CoreCoord(*grid)  # (x, y): the CoreCoord ttnn's binding converts it to
+    if isinstance(grid, tuple | list) and len(grid) == 2 and all(type(v) is int and v > 0 for v in grid):
+        grid = CoreCoord(*grid)  # (x, y) or [x, y]: the CoreCoord ttnn's binding converts a 2-sequence to
     if isinstance(grid, CoreGrid):
         cores = grid.to_core_range_set()
     elif isinstance(grid, CoreCoord):

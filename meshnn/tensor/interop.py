@@ -95,8 +95,8 @@ def to_torch(
     device: Any = None,
     cq_id: int | None = None,
 ) -> Any:
-    """``ttnn.to_torch``: bfloat16 -> torch.bfloat16, block floats -> float32, uint32 -> int32 and
-    uint16 -> int16 (bits kept), as ttnn gives them."""
+    """``ttnn.to_torch``: bfloat16 -> torch.bfloat16, block floats -> float32, uint32 -> torch.uint32 and
+    uint16 -> torch.uint16, as ttnn gives them since tt-metal #36660 (2026-02; int32 / int16 before)."""
     torch = _torch()
     if dtype is not None and not isinstance(dtype, torch.dtype):
         raise MeshnnTypeError(f"to_torch: dtype must be a torch.dtype, got {dtype!r}")
@@ -124,14 +124,11 @@ def _mesh_of(tensor: Tensor) -> MeshDevice | None:
 
 
 def _as_torch(torch: Any, array: np.ndarray, dtype: DataType) -> Any:
-    """``array`` (values of ``dtype``) as the torch tensor ttnn gives: bfloat16 as torch.bfloat16,
-    uint32 / uint16 as int32 / int16 (bits kept)."""
+    """``array`` (values of ``dtype``) as the torch tensor ttnn gives: bfloat16 as torch.bfloat16, the
+    rest in their own type (uint32 / uint16 as torch.uint32 / torch.uint16)."""
     shape = array.shape  # (np.ascontiguousarray makes a scalar 1-D: its shape is put back)
     if dtype is DataType.BFLOAT16:
         return torch.from_numpy(np.ascontiguousarray(array).view(np.int16)).view(torch.bfloat16).reshape(shape)
-    if dtype in (DataType.UINT32, DataType.UINT16):
-        bits = np.int32 if dtype is DataType.UINT32 else np.int16
-        return torch.from_numpy(np.ascontiguousarray(array).view(bits)).reshape(shape)
     return torch.from_numpy(np.ascontiguousarray(array)).reshape(shape)
 
 

@@ -56,6 +56,11 @@ def test_interleaved_to_sharded_and_back_keeps_every_value(mesh, rng):
         x, ttnn.CoreGrid(x=2, y=1), [64, 128], ttnn.TensorMemoryLayout.WIDTH_SHARDED, ttnn.ShardOrientation.ROW_MAJOR
     )
     assert grid_form.memory_config().shard_spec.shape == (64, 128)
+    listed = ttnn.interleaved_to_sharded(  # a grid [x, y] as a list (tt-metal's test_layernorm_sharded passes one)
+        x, [2, 1], [64, 128], ttnn.TensorMemoryLayout.WIDTH_SHARDED, ttnn.ShardOrientation.ROW_MAJOR
+    )
+    assert listed.memory_config() == grid_form.memory_config()
+    np.testing.assert_array_equal(back(mesh, listed), values)
     derived = ttnn.interleaved_to_sharded(x, ttnn.L1_HEIGHT_SHARDED_MEMORY_CONFIG)  # the spec ttnn derives
     assert derived.memory_config().shard_spec.shape == (32, 256)
     back_l1 = ttnn.sharded_to_interleaved(sharded, ttnn.L1_MEMORY_CONFIG, ttnn.float32)  # output_dtype positional

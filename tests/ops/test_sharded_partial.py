@@ -55,6 +55,9 @@ def test_output_dtype_rounds_the_band(mesh):
     band = ttnn.interleaved_to_sharded_partial(t, (1, 1), [32, 64], 2, 1, HEIGHT, ROW, output_dtype=ttnn.bfloat16)
     assert band.dtype == ttnn.bfloat16
     assert torch.equal(_host(band).reshape(32, 64), x[0, 0, 32:].bfloat16().float())
+    listed = ttnn.interleaved_to_sharded_partial(t, [1, 1], [32, 64], 2, 1, HEIGHT, ROW, output_dtype=ttnn.bfloat16)
+    assert listed.memory_config() == band.memory_config()  # a grid [x, y] as a list is the same CoreCoord
+    assert torch.equal(_host(listed), _host(band))
 
 
 def test_refusals(mesh):

@@ -479,7 +479,7 @@ class MeshnnMachine(RuleBasedStateMachine):
             got = ttnn.to_torch(entry.tensor)
         else:
             got = ttnn.to_torch(entry.tensor, mesh_composer=ttnn.ConcatMeshToTensor(ttnn.MeshShape(*mesh_shape), dim=0))
-        expected_torch = {F32: torch.float32, BF16: torch.bfloat16, BFP8: torch.float32, U32: torch.int32}
+        expected_torch = {F32: torch.float32, BF16: torch.bfloat16, BFP8: torch.float32, U32: torch.uint32}
         assert got.dtype == expected_torch.get(entry.dtype, torch.int32)
         values = got.float().numpy().astype(np.float64) if entry.dtype.is_float else got.numpy()
         if entry.dtype is U32:

@@ -545,9 +545,9 @@ def test_case58_replicate_to_tensor_mesh(open_mesh, shape, dtype):
     tensor = ttnn.distribute_tensor(host, ttnn.replicate_tensor_to_mesh_mapper(mesh), mesh)
     assert tensor.storage_type() is ttnn.StorageType.DEVICE and len(tensor.device_coords()) == mesh.get_num_devices()
     shards = [ttnn.to_torch(t) for t in ttnn.get_device_tensors(tensor)]
-    if dtype is ttnn.uint16:  # to_torch gives uint16 as torch.int16, bits kept, as ttnn does
-        assert shards[0].dtype == torch.int16
-        first = shards[0].numpy().view(np.uint16).astype(np.float32)
+    if dtype is ttnn.uint16:  # to_torch gives uint16 as torch.uint16, as ttnn does since tt-metal #36660
+        assert shards[0].dtype == torch.uint16
+        first = shards[0].numpy().astype(np.float32)
     else:
         first = shards[0].float().numpy()
     values = source.float().numpy()

@@ -100,8 +100,8 @@ def interleaved_to_sharded_partial(
     op = "interleaved_to_sharded_partial"
     _ints(op, num_slices, slice_index)
     tensor = device_input(op, "input_tensor", input_tensor)
-    if isinstance(grid, tuple) and len(grid) == 2 and all(type(v) is int and v > 0 for v in grid):
-        grid = CoreCoord(*grid)
+    if isinstance(grid, tuple | list) and len(grid) == 2 and all(type(v) is int and v > 0 for v in grid):
+        grid = CoreCoord(*grid)  # a 2-sequence, as ttnn's binding converts it
     if not isinstance(grid, CoreCoord):
         raise MeshnnTypeError(
             f"ttnn.{op}: grid must be a CoreCoord (x, y) (a CoreRangeSet is not supported), got {grid!r}"

@@ -1,0 +1,1 @@
+"""``tt_lib._internal``: ``comparison_funcs``."""

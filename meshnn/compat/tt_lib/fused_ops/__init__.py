@@ -1,0 +1,1 @@
+"""``tt_lib.fused_ops``: the older fused host compositions (``softmax``)."""
