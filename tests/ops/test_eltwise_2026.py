@@ -274,3 +274,15 @@ def test_exp2_flushes_a_subnormal_result_to_zero(single, dtype):
     want[:2] = 0.0
     want = want.float() if dtype is ttnn.float32 else want.float().bfloat16().float()
     assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [ttnn.uint32, ttnn.int32])
+def test_where_of_an_integer_predicate_and_float_scalars_is_float32(single, dtype):
+    """tt-metal 2026's where_tss typecasts an INT32 / UINT32 predicate to FLOAT32 when a scalar is a
+    float: the result is FLOAT32 and holds the scalars exactly (was the predicate's dtype, truncated)."""
+    predicate = torch.tensor([[0, 1, 7, 0] * 8] * 32, dtype=torch.int32)
+    got = ttnn.where(put(single, predicate, dtype=dtype), 0.0, -11.33)
+    assert got.dtype is ttnn.float32
+    assert torch.equal(ttnn.to_torch(got), torch.where(predicate.bool(), 0.0, -11.33))
+    integers = ttnn.where(put(single, predicate, dtype=dtype), 3, -4)  # (int scalars keep the predicate's dtype)
+    assert integers.dtype is dtype
