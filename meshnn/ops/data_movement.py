@@ -24,6 +24,7 @@ from meshnn.mesh.op_keywords import (
     SUB_CORE_GRIDS,
     Keyword,
     number,
+    recorded,
     ttnn_keywords,
 )
 from meshnn.mesh.transfers import ShardDataTransfer
@@ -84,8 +85,20 @@ def typecast(
 
 
 def device_reshape(tensor: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """The device reshape op (a reshape that is not a view).  A TILE result's tile padding holds
+    ``pad_value`` when ``ttnn.reshape`` was given one and not ``skip_padding_fill`` (ignored for
+    BFLOAT8_B), through ``fill_implicit_tile_padding``: tt-metal 2026's ``reshape_tiled`` (issue
+    #22178), which fills only on an explicit pad_value; without one the padding stays as it is."""
     spec = out_spec_like(tensor, shape=shape, op="reshape")
-    return rearranged("reshape", tensor, spec, lambda x: x.reshape((x.shape[0], *shape)))
+    out = rearranged("reshape", tensor, spec, lambda x: x.reshape((x.shape[0], *shape)))
+    given = recorded()
+    pad = given.get("pad_value")
+    skip = bool(given.get("skip_padding_fill")) and tensor.dtype is not DataType.BFLOAT8_B
+    if pad is None or skip or tensor.layout is not Layout.TILE:
+        return out
+    from meshnn.ops.movement.padding import fill_implicit_tile_padding
+
+    return fill_implicit_tile_padding(out, pad)  # (a tensor without tile padding comes back as it is)
 
 
 def _dims(op: str, dims: Sequence[int], shape: Sequence[int]) -> list[int]:

@@ -140,6 +140,25 @@ def test_fill_implicit_tile_padding_writes_the_padding_only(mesh, rng, dtype, fi
     assert ttnn.fill_implicit_tile_padding(aligned, 3.0) is aligned  # no padding: the tensor itself
 
 
+@pytest.mark.parametrize(("dtype", "pad"), [(ttnn.float32, -2.5), (ttnn.bfloat16, 1.0), (ttnn.uint32, 7)])
+def test_tiled_reshape_fills_its_padding_with_an_explicit_pad_value(mesh, dtype, pad):
+    """tt-metal 2026's reshape_tiled (#22178): a device TILE reshape that moves data writes ``pad_value``
+    into the output's tile padding when one is given, and leaves it alone without one or with
+    ``skip_padding_fill``."""
+    x = np.arange(1, 129 * 96 + 1, dtype=np.float32).reshape(129, 96) % 250
+    t = put(mesh, x, dtype=dtype)
+    padded = np.full((129, 3, 32), pad, np.float64)  # [129, 3, 32] pads its H (3) to 32
+    padded = np.pad(padded, ((0, 0), (0, 29), (0, 0)), constant_values=pad)
+    padded[:, :3, :] = x.reshape(129, 3, 32)
+    out = ttnn.reshape(t, (129, 3, 32), pad_value=pad)
+    for shard in ttnn.get_device_tensors(out):
+        np.testing.assert_array_equal(shard.cpu().to_torch_with_padded_shape().double().numpy(), padded)
+    same(out, x.reshape(129, 3, 32))
+    for plain in (ttnn.reshape(t, (129, 3, 32)), ttnn.reshape(t, (129, 3, 32), pad_value=pad, skip_padding_fill=True)):
+        for shard in ttnn.get_device_tensors(plain):
+            assert (shard.cpu().to_torch_with_padded_shape().double().numpy()[:, 3:, :] == 0).all()
+
+
 def test_repeat_matches_ranks_as_ttnn(mesh, rng):
     x = rng.standard_normal((3, 5)).astype(np.float32)
     t = put(mesh, x, layout=RM)

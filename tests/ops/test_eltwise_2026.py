@@ -260,3 +260,29 @@ def test_bitcast_refuses_another_width_or_a_block_float(single):
         ttnn.bitcast(put(single, torch.ones(32, 32), ttnn.bfloat8_b), ttnn.bfloat16)
     with pytest.raises(TypeError, match=r"dtype must be a ttnn\.DataType"):
         ttnn.bitcast(x, "uint16")
+
+
+@pytest.mark.parametrize("dtype", [ttnn.float32, ttnn.bfloat16])
+def test_exp2_flushes_a_subnormal_result_to_zero(single, dtype):
+    """tt-metal 2026's exp2 kernels (#44507) give 0 where 2**x is subnormal (x = -127, -149); a normal
+    result (x = -126) and the rest are 2**x rounded once."""
+    near_max = float.fromhex("0x1.fffffep+6")  # (numpy's float32 exp2 misses its 2**x by 2 ulp)
+    x = torch.tensor([-149.0, -127.0, -126.0, -0.25, 0.0, 10.0, -float("inf"), 128.0, near_max] + [0.0] * 23)
+    x = x.reshape(1, 32)
+    got = ttnn.to_torch(ttnn.exp2(put(single, x, dtype=dtype))).float()[0]
+    want = torch.exp2(x.to(torch.float64))[0]
+    want[:2] = 0.0
+    want = want.float() if dtype is ttnn.float32 else want.float().bfloat16().float()
+    assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [ttnn.uint32, ttnn.int32])
+def test_where_of_an_integer_predicate_and_float_scalars_is_float32(single, dtype):
+    """tt-metal 2026's where_tss typecasts an INT32 / UINT32 predicate to FLOAT32 when a scalar is a
+    float: the result is FLOAT32 and holds the scalars exactly (was the predicate's dtype, truncated)."""
+    predicate = torch.tensor([[0, 1, 7, 0] * 8] * 32, dtype=torch.int32)
+    got = ttnn.where(put(single, predicate, dtype=dtype), 0.0, -11.33)
+    assert got.dtype is ttnn.float32
+    assert torch.equal(ttnn.to_torch(got), torch.where(predicate.bool(), 0.0, -11.33))
+    integers = ttnn.where(put(single, predicate, dtype=dtype), 3, -4)  # (int scalars keep the predicate's dtype)
+    assert integers.dtype is dtype

@@ -243,3 +243,24 @@ def test_pearson_correlation_coefficient(meshes, rng):
     r = ttnn.pearson_correlation_coefficient(t, noisy)
     assert abs(r - np.corrcoef(x.ravel(), noisy.numpy().ravel())[0, 1]) < 1e-12 and r < 0.999
     assert ttnn.pearson_correlation_coefficient(t, torch.zeros(32, 32)) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape", "out_shape"),
+    [((1, 1, 1, 1), (5, 3, 32, 32), (5, 3, 1, 32)), ((5, 2, 64, 1), (1, 3, 1, 128), (5, 3, 64, 128))],
+)
+def test_a_given_output_of_another_shape_is_refused_before_the_broadcast_rule(meshes, a_shape, b_shape, out_shape):
+    """tt-metal 2026's binary_ng, nothing sharded: the output's shape is checked first, against a's size
+    where neither size is 1 ([5, 2, 64, 128] for the pair that does not broadcast); a matching output
+    of a bad pair still meets the broadcast rule."""
+    mesh = meshes[(1, 1)]
+
+    def put(shape):
+        return ttnn.from_torch(torch.zeros(shape), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh)
+
+    a, b = put(a_shape), put(b_shape)
+    with pytest.raises(ValueError, match=r"Shape of Output tensor .+ provided does not match the broadcasted output"):
+        ttnn.le(a, b, output_tensor=put(out_shape))
+    if a_shape == (5, 2, 64, 1):
+        with pytest.raises(ValueError, match="cannot be broadcast together"):
+            ttnn.le(a, b, output_tensor=put((5, 2, 64, 128)))

@@ -44,9 +44,9 @@ REFERENCE = {
 
 
 def ttnn_variance(x: np.ndarray, axes: tuple[int, ...], correction: bool) -> np.ndarray:
-    """ttnn's variance: S2 / N' - (S1 / N')**2, N' = N - 1 with correction (not torch's)."""
+    """ttnn's variance (tt-metal 2026's Welford kernels): torch's, N - 1 with correction."""
     n = int(np.prod([x.shape[a] for a in axes])) - int(correction)
-    return (x * x).sum(axis=axes, keepdims=True) / n - (x.sum(axis=axes, keepdims=True) / n) ** 2
+    return np.square(x - x.mean(axis=axes, keepdims=True)).sum(axis=axes, keepdims=True) / n
 
 
 def face_row_has(mask: np.ndarray) -> np.ndarray:
@@ -79,8 +79,7 @@ def test_generic_reductions_match_float64(mesh, op, dtype, layout):
             per = [xq[i : i + 1] for i in range(n)]
             if op in ("std", "var"):
                 refs = [ttnn_variance(p, axes, True) for p in per]
-                with np.errstate(invalid="ignore"):  # the formula goes negative for 5 values: NaN, as on the device
-                    refs = [np.sqrt(r) if op == "std" else r for r in refs]
+                refs = [np.sqrt(r) if op == "std" else r for r in refs]
             else:
                 refs = [REFERENCE[op](p, axes) for p in per]
             ref = reduced(np.concatenate(refs), axes, keepdim)
@@ -96,16 +95,23 @@ def test_generic_reductions_match_float64(mesh, op, dtype, layout):
             assert_within(got, ref, bound, f"{op} dim={dim} keepdim={keepdim} {dtype} {layout}")
 
 
-def test_std_var_follow_ttnns_formula(mesh):
-    """With Bessel's correction ttnn divides both sums by N - 1: var([1, 2, 3, 4]) is 30/3 - (10/3)**2,
-    not torch's 5/3; std of it is NaN (the formula goes negative), as on the device."""
-    x = np.tile(np.array([1.0, 2.0, 3.0, 4.0], np.float32), (mesh.get_num_devices(), 1, 1))
+def test_std_var_are_torchs_of_the_scaled_input(mesh):
+    """tt-metal 2026 (Welford, #41838): var([1, 2, 3, 4]) is torch's 5/3 with Bessel's correction, 1.25
+    without; ``scalar`` scales the input first (var * s**2, std * |s|), not the two sums (0.81.1's
+    formula gave 2 * 7.5 - 2.5**2 * 4 = -10 for s = 2); a reduced volume of 1 gives NaN / 0."""
+    n = mesh.get_num_devices()
+    x = np.tile(np.array([1.0, 2.0, 3.0, 4.0], np.float32), (n, 1, 1))
     t = to_mesh(mesh, x, F32, TILE, SHARD)
     var = results(mesh, ttnn.var(t, dim=-1, keepdim=True), SHARD)[0]
-    assert_within(var, np.full(var.shape, 10.0 - (10.0 / 3) ** 2), float32_error(np.full(var.shape, 12.0), 4))
+    assert_within(var, np.full(var.shape, 5.0 / 3), float32_error(np.full(var.shape, 2.0), 4))
     plain = results(mesh, ttnn.var(t, dim=-1, keepdim=True, correction=False), SHARD)[0]
     exact_equal(plain, np.full(plain.shape, 1.25), "var without correction is the biased variance")
-    assert np.isnan(results(mesh, ttnn.std(t, dim=-1), SHARD)[0]).all()
+    scaled = results(mesh, ttnn.var(t, dim=-1, scalar=2.0, correction=False), SHARD)[0]
+    exact_equal(scaled, np.full(scaled.shape, 5.0), "var(2 x) = 4 var(x)")
+    std = results(mesh, ttnn.std(t, dim=-1, scalar=-2.0, correction=False), SHARD)[0]
+    exact_equal(std, np.full(std.shape, np.float32(np.sqrt(5.0))), "std(-2 x) = 2 std(x)")
+    assert np.isnan(results(mesh, ttnn.var(t, dim=1), SHARD)[0]).all()  # (dim 1 has one element)
+    exact_equal(results(mesh, ttnn.std(t, dim=1, correction=False), SHARD)[0], np.zeros((n, 4), np.float32))
 
 
 def test_scalar_scales_every_reduction(mesh):
@@ -122,6 +128,7 @@ def test_rank0_and_zero_volume_inputs(meshes):
     scalar = ttnn.from_torch(torch.tensor(2.5), layout=TILE, device=mesh)
     assert tuple(ttnn.sum(scalar).shape) == () and float(ttnn.to_torch(ttnn.sum(scalar))) == 2.5
     assert torch.isnan(ttnn.to_torch(ttnn.std(scalar)))
+    assert float(ttnn.to_torch(ttnn.var(scalar, correction=False))) == 0.0
     empty = ttnn.from_torch(torch.zeros(32, 0), layout=TILE, device=mesh)
     exact_equal(ttnn.to_torch(ttnn.sum(empty, dim=1)).numpy(), np.zeros(32, np.float32))
     assert torch.isnan(ttnn.to_torch(ttnn.mean(empty, dim=1))).all()

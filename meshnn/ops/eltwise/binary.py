@@ -86,6 +86,8 @@ def binary(
     if a_is_tensor and isinstance(input_tensor_b, Tensor):
         a = device_input(name, "input_tensor_a", input_tensor_a)
         b = device_input(name, "input_tensor_b", input_tensor_b)
+        if isinstance(output_tensor, Tensor) and output_tensor.is_allocated():
+            _output_shape_first(name, a, b, output_tensor, memory_config)
         return _of_tensors(name, a, b, function, (fused, params), dtype, memory_config, run)
     _check_operands(name, input_tensor_a, input_tensor_b)
     label, value = ("input_tensor_a", input_tensor_a) if a_is_tensor else ("input_tensor_b", input_tensor_b)
@@ -95,6 +97,26 @@ def binary(
     pair = function if a_is_tensor else _swapped(function)  # scalar first: keep the order
     numeric = _numeric(pair, tensor.dtype, defn.integer)
     return elementwise(name, [tensor], spec, lambda x: numeric(x, scalar), **run)
+
+
+def _output_shape_first(name: str, a: Tensor, b: Tensor, out: Tensor, memory_config: object) -> None:
+    """tt-metal 2026's binary_ng checks a given output's shape before the broadcast rule when nothing
+    is sharded, against its ``compute_broadcasted_output`` (a's size where neither size is 1, so the
+    shape of a bad pair too; leading 1s of the longer shape ignored): that error comes first."""
+    sharded = isinstance(memory_config, MemoryConfig) and memory_config.is_sharded()
+    if sharded or a.memory_config().is_sharded() or b.memory_config().is_sharded():
+        return
+    sa, sb, so = tuple(a.shape), tuple(b.shape), tuple(out.shape)
+    rank = max(len(sa), len(sb))
+    sa, sb = (1,) * (rank - len(sa)) + sa, (1,) * (rank - len(sb)) + sb
+    want = tuple(x if x != 1 and y != 1 else x + y - 1 for x, y in zip(sa, sb, strict=True))
+    common = min(len(so), rank)
+    longer = so if len(so) > rank else want
+    if so[len(so) - common :] != want[rank - common :] or any(d != 1 for d in longer[: len(longer) - common]):
+        raise MeshnnValueError(
+            f"ttnn.{name}: Shape of Output tensor {list(so)} provided does not match the broadcasted output shape "
+            f"{list(want)}"
+        )
 
 
 _DEFAULT_RUN = {"queue_id": 0, "output_tensor": None}

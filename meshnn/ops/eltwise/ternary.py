@@ -128,11 +128,17 @@ def where(
     if not isinstance(predicate, Tensor):
         raise MeshnnTypeError(f"ttnn.where: predicate must be a ttnn.Tensor, got {type(predicate).__name__}")
     operands = {"predicate": predicate, "true_value": true_value, "false_value": false_value}
+    numbers = (true_value, false_value)
+    scalars = not any(isinstance(v, Tensor) for v in numbers)
+    floats = scalars and any(isinstance(v, float | np.floating) for v in numbers)
+    integer_predicate = predicate.dtype in (DataType.INT32, DataType.UINT32)
     return ternary(
         "where",
         operands,
         _select,
         dtype_from=("true_value", "false_value"),
+        # (tt-metal 2026's where_tss: an integer predicate with a float scalar is typecast to FLOAT32 first)
+        dtype=DataType.FLOAT32 if floats and integer_predicate and output_tensor is None else None,
         memory_config=memory_config,
         output_tensor=output_tensor,
     )

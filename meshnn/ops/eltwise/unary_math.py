@@ -39,6 +39,15 @@ def _expm1(x: np.ndarray) -> np.ndarray:
         return np.expm1(np.asarray(x, _D64)).astype(np.float32)
 
 
+def _exp2(x: np.ndarray) -> np.ndarray:
+    """2**x with a subnormal result flushed to 0 (tt-metal 2026's exp2 kernels, #44507: the fp32 one
+    builds its result with setexp, zero where the biased exponent is below 1; the bf16 one's output
+    is flushed as the SFPU's: exp2(-127) is 0, not 2**-127).  Computed in float64 and rounded once
+    (numpy's float32 exp2 is 2 ulp off near 128; the fp32 kernel is within 1)."""
+    result = np.exp2(np.asarray(x, _D64)).astype(np.result_type(x, np.float32))
+    return np.where(np.abs(result) < np.finfo(np.float32).tiny, np.zeros_like(result), result)
+
+
 def _cbrt(x: np.ndarray) -> np.ndarray:
     return np.cbrt(x)
 
@@ -46,7 +55,7 @@ def _cbrt(x: np.ndarray) -> np.ndarray:
 MATH = (
     # exponentials and logarithms
     U("exp", np.exp, lambda t, x, **k: t.exp(x), member="EXP", hardware=APPROX),
-    U("exp2", np.exp2, lambda t, x, **k: t.exp2(x), member="EXP2"),
+    U("exp2", _exp2, lambda t, x, **k: t.exp2(x), member="EXP2"),
     U("expm1", _expm1, lambda t, x, **k: t.expm1(x), member="EXPM1"),
     U("log", np.log, lambda t, x, **k: t.log(x), member="LOG", hardware=APPROX),
     U("log2", np.log2, lambda t, x, **k: t.log2(x), member="LOG2", hardware=APPROX),

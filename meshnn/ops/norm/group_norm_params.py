@@ -21,7 +21,7 @@ from meshnn.device.core import CoreGrid
 from meshnn.errors import MeshnnTypeError, MeshnnValueError, NotImplementedByMeshnn
 from meshnn.formats.dtypes import DataType
 from meshnn.formats.layout import Layout
-from meshnn.ops.norm.group_norm_grid import dram_grid
+from meshnn.ops.norm.group_norm_grid import compute_num_virtual_cols, dram_grid
 
 TILE = 32
 
@@ -159,12 +159,17 @@ def _typed(op: str, mask: Any, data_type: object, tile_height: object, tile_widt
 
 
 def dram_group_norm_virtual_columns(core_grid: CoreGrid, num_channels: int, num_groups: int) -> int:
-    """The most columns (at most ``core_grid.x`` and ``num_groups``) that split the channels into
-    whole tiles."""
+    """The most columns (at most ``core_grid.x`` and ``num_groups``) that divide the groups and split
+    the channels into whole tiles: tt-metal 2026's ``compute_num_virtual_cols`` (the DRAM group norm
+    op's own count; before 2026 the groups need not divide); a ValueError when none does."""
     _positive("dram_group_norm_virtual_columns", num_channels=num_channels, num_groups=num_groups)
-    columns = min(_grid("dram_group_norm_virtual_columns", core_grid).x, num_groups)
-    while columns > 1 and (num_channels / columns) % TILE:
-        columns -= 1
+    grid_x = _grid("dram_group_norm_virtual_columns", core_grid).x
+    columns = compute_num_virtual_cols(grid_x, num_groups, num_channels)
+    if columns == 0:
+        raise MeshnnValueError(
+            f"dram_group_norm_virtual_columns: could not find a valid num_virtual_cols for grid_x={grid_x}, "
+            f"num_channels={num_channels}, num_groups={num_groups}"
+        )
     return columns
 
 

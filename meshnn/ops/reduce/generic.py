@@ -5,11 +5,12 @@ any dims (one, several, or all), with ttnn's semantics:
   comes back ROW_MAJOR); only the logical values take part (ttnn fills a TILE tensor's padding
   with the reduction's identity first, so padding never shows);
 - ``scalar`` multiplies the result (``mean``: ``scalar / N``, N the reduced volume);
-- ``std`` / ``var`` compute ``var = scalar * S2 / N' - (scalar * S1 / N')^2`` (S1, S2 the sums of x
-  and x^2, N' = N - 1 with ``correction``, else N), as ttnn does: with Bessel's correction this
-  is not torch's variance (it subtracts the square of a mean divided by N - 1 too; ttnn's issue
-  #19478), and ``std`` is its square root;
-- a rank-0 input comes back as it is (``std`` / ``var``: NaN); a zero-volume input gives a tensor
+- ``std`` / ``var`` are torch's of ``scalar * x``: ``var = sum((s x - mean(s x))^2) / N'`` with
+  N' = N - 1 under Bessel's ``correction``, else N, and ``std`` its square root (tt-metal 2026's
+  Welford kernels, #41838: the scalar scales each input tile first; ttnn 0.81.1's two-sums formula,
+  issue #19478, is gone and ``use_legacy`` is ignored); a reduced volume of 1 or a rank-0 input gives
+  NaN with ``correction``, else 0 (the 2026 dispatch's fill);
+- a rank-0 input comes back as it is (``std`` / ``var``: as above); a zero-volume input gives a tensor
   of the reduced shape filled with 0 (``sum``) or NaN (the others); ``max`` / ``min`` refuse to
   reduce a dim of size 0.
 
@@ -92,9 +93,11 @@ def _compute(kind: Reduction, x: np.ndarray, axes: tuple[int, ...], scalar: floa
         return total if scalar == 1.0 else total * scalar
     if kind is Reduction.MEAN:
         return total * (scalar / volume)
-    divisor = volume - 1 if correction else volume
-    squares = np.square(wide, dtype=np.float64).sum(axis=axes, keepdims=True)
-    variance = squares * (scalar / divisor) - np.square(total * (scalar / divisor))
+    if volume == 1:  # (the 2026 dispatch fills: no reduction runs)
+        return np.full(total.shape, np.nan if correction else 0.0)
+    scaled = wide * scalar
+    centred = scaled - scaled.mean(axis=axes, keepdims=True)
+    variance = np.square(centred).sum(axis=axes, keepdims=True) / (volume - 1 if correction else volume)
     return np.sqrt(variance) if kind is Reduction.STD else variance
 
 
@@ -110,7 +113,7 @@ def _picked(kind: Reduction, x: np.ndarray, axes: tuple[int, ...], scalar: float
     return picked.astype(np.float64) * scalar
 
 
-def _check(kind: Reduction, op: str, tensor: Tensor, axes: tuple[int, ...], correction: bool) -> None:
+def _check(kind: Reduction, op: str, tensor: Tensor, axes: tuple[int, ...]) -> None:
     """ttnn's checks of a reduction that runs (not of the rank-0 and zero-volume shortcuts)."""
     shape = tuple(tensor.shape)
     if kind in (Reduction.MAX, Reduction.MIN) and any(shape[a] == 0 for a in axes):
@@ -124,13 +127,6 @@ def _check(kind: Reduction, op: str, tensor: Tensor, axes: tuple[int, ...], corr
             f"ttnn.{op}: Only FLOAT32, BFLOAT16, BFLOAT8_B, and UINT32 are supported for generic reduction "
             f"(INT32 is supported for MAX/MIN) - got {tensor.dtype.name} (input_tensor)"
         )
-    if kind in (Reduction.STD, Reduction.VAR):
-        volume = int(np.prod([shape[a] for a in axes], dtype=np.int64))
-        if volume - int(correction) <= 0:
-            raise MeshnnValueError(
-                f"ttnn.{op}: Reduction is performed on too few elements ({volume}), yielding divisor of "
-                f"{volume - int(correction)}"
-            )
 
 
 def reduce(
@@ -153,7 +149,7 @@ def reduce(
     kernel_config = check_compute_kernel_config(op, compute_kernel_config)
     in_shape = tuple(tensor.shape)
     axes = reduce_axes(op, dim, in_shape)
-    _check(kind, op, tensor, axes, corrected)
+    _check(kind, op, tensor, axes)
     shape = reduced_shape(in_shape, axes, keep)
     spec = out_spec_like(tensor, shape=shape, memory_config=interleaved_like(tensor, memory_config), op=op)
     device_axes = tuple(a + 1 for a in axes)
@@ -165,6 +161,8 @@ def reduce(
         k = in_rows[0].shape[0]
         if empty or not in_shape:
             fill = _EMPTY_FILL.get(kind, np.nan)
+            if not in_shape and not empty and not corrected:
+                fill = 0.0  # (std / var of a rank-0 input without correction: 2026's fill)
             values = np.full((k, *shape), fill, np.float32)
             if not in_shape and kind not in (Reduction.STD, Reduction.VAR):
                 values = logical_values(in_rows[0], tensor_spec)
