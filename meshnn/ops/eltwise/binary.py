@@ -114,8 +114,8 @@ def _output_shape_first(name: str, a: Tensor, b: Tensor, out: Tensor, memory_con
     longer = so if len(so) > rank else want
     if so[len(so) - common :] != want[rank - common :] or any(d != 1 for d in longer[: len(longer) - common]):
         raise MeshnnValueError(
-            f"ttnn.{name}: Shape of Output tensor {list(so)} provided does not match the broadcasted output shape "
-            f"{list(want)}"
+            f"ttnn.{name}: output_tensor: Shape of Output tensor {list(so)} provided does not match the broadcasted "
+            f"output shape {list(want)}"
         )
 
 
