@@ -83,7 +83,7 @@ from meshnn.perf.latency import op_latency
 from meshnn.perf.norm_stats import POST, PRE, sharded_stats_ns
 from meshnn.perf.prediction import Prediction
 from meshnn.perf.systems import Machine
-from meshnn.perf.tile_ops import is_local_binary, local_binary_launch_ns, predict_tile_op
+from meshnn.perf.tile_ops import predict_tile_op, tile_op_launch_ns
 from meshnn.perf.traffic import grid_cores
 
 OP_CODE = "RMSAllGather"
@@ -155,14 +155,6 @@ def arrival_skew_ns(desc: OpDesc, machine: Machine, devices: int) -> float:
     return fabric_perf(machine.system.arch.arch).launch_skew_ns[Topology.RING]
 
 
-def _own_launch_ns(stage: OpDesc, alone: Prediction, machine: Machine) -> float:
-    """The launch ``alone`` (``stage`` timed as a program of its own) holds: a local binary's own
-    (:func:`~meshnn.perf.tile_ops.local_binary_launch_ns`), else the generic launch."""
-    if is_local_binary(stage):
-        return local_binary_launch_ns(machine, alone.cores)
-    return machine.system.arch.op_launch_ns
-
-
 def predict_rms_all_gather(desc: OpDesc, machine: Machine) -> Prediction:
     """The time of a captured RMSAllGather ``desc``: its stages in sequence, one launch (the module docstring)."""
     probe = OpDesc(OpFamily.ALL_GATHER, desc.inputs[:1], desc.outputs[:1], collective=desc.collective)
@@ -173,7 +165,7 @@ def predict_rms_all_gather(desc: OpDesc, machine: Machine) -> Prediction:
     add = predict_tile_op(add_desc, machine) if add_desc is not None else None
     gather = predict_collective(gather_desc, machine) if devices > 1 else None
     launch = machine.system.arch.op_launch_ns
-    add_ns = add.kernel_ns - _own_launch_ns(add_desc, add, machine) if add is not None else 0.0
+    add_ns = add.kernel_ns - tile_op_launch_ns(add_desc, machine, add.cores) if add is not None else 0.0
     gather_ns = gather.kernel_ns - launch if gather is not None else 0.0
     gamma_ns = gamma_wait_ns(desc, machine)
     skew_ns = arrival_skew_ns(desc, machine, devices)

@@ -121,6 +121,12 @@ def local_binary_launch_ns(machine: Machine, cores: int) -> float:
     return arch.cycles_ns(launch_cycles(cores) + op_latency(arch.arch).compute_start_cycles)
 
 
+def tile_op_launch_ns(desc: OpDesc, machine: Machine, cores: int) -> float:
+    """The launch :func:`predict_tile_op` gives ``desc`` on ``cores`` cores (ns): a local binary's own
+    (:func:`local_binary_launch_ns`), else the generic :attr:`~meshnn.perf.hardware.ArchPerf.op_launch_ns`."""
+    return local_binary_launch_ns(machine, cores) if is_local_binary(desc) else machine.system.arch.op_launch_ns
+
+
 def predict_tile_op(desc: OpDesc, machine: Machine) -> Prediction:
     """The time of a unary, binary, reduction, softmax, norm or typecast ``desc`` on ``machine``."""
     arch = machine.system.arch
@@ -135,7 +141,7 @@ def predict_tile_op(desc: OpDesc, machine: Machine) -> Prediction:
     flushed = desc.outputs if desc.family in PAGE_WRITERS else ()
     moves = [(t, 1.0) for t in desc.inputs] + [(t, 1.0) for t in desc.outputs if not flushed]
     memory = traffic(machine, moves, cores, local_shards=True, page_writes=flushed)
-    launch = local_binary_launch_ns(machine, cores) if is_local_binary(desc) else arch.op_launch_ns
+    launch = tile_op_launch_ns(desc, machine, cores)
     fixed = launch + (sharded_stats_ns(desc, machine) if cores > 1 else 0.0)
     extra: dict[str, object] = {}
     if is_interleaved_norm(desc):  # its reader's waits bound it, then the last block's multiply and write
