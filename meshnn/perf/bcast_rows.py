@@ -24,7 +24,6 @@ a [1, 1, 1, qkv] bias on [1, 1, seq, qkv]), which is the op this times.  Ops are
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from enum import Enum
 
 from meshnn.perf.desc import TILE, Layout, MemoryLayout, OpDesc, OpFamily, TensorDesc
@@ -59,8 +58,7 @@ def marked(desc: OpDesc, program: BinaryProgram) -> OpDesc:
     """``desc`` marked as run by ``program`` when it is a row broadcast (:func:`row_broadcast`), else as it is."""
     if not row_broadcast(desc):
         return desc
-    kept = tuple(a for a in desc.attributes if a[0] != BINARY_PROGRAM_ATTRIBUTE)
-    return replace(desc, attributes=(*kept, (BINARY_PROGRAM_ATTRIBUTE, program.value)))
+    return desc.with_attribute(BINARY_PROGRAM_ATTRIBUTE, program.value)
 
 
 def legacy_rows(desc: OpDesc) -> bool:

@@ -87,8 +87,7 @@ def marked(desc: OpDesc, program: RingReduceScatterProgram) -> OpDesc:
     """``desc`` marked as run by ``program`` when it is a reduce_scatter with the ring program, else as it is."""
     if desc.family is not OpFamily.REDUCE_SCATTER or desc.op_code in DIRECT_OP_CODES:
         return desc
-    kept = tuple(a for a in desc.attributes if a[0] != RING_RS_PROGRAM_ATTRIBUTE)
-    return replace(desc, attributes=(*kept, (RING_RS_PROGRAM_ATTRIBUTE, program.value)))
+    return desc.with_attribute(RING_RS_PROGRAM_ATTRIBUTE, program.value)
 
 
 def half_slices(desc: OpDesc, arch: Arch) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from meshnn.device.buffer import BufferType, TensorMemoryLayout
 from meshnn.errors import MeshnnTypeError, MeshnnValueError
@@ -281,6 +281,11 @@ class OpDesc:
             object.__setattr__(self, "op_code", self.family.value)
         if self.fidelity is not None:
             object.__setattr__(self, "fidelity", MathFidelity.parse(self.fidelity))
+
+    def with_attribute(self, key: str, value: str) -> OpDesc:
+        """This desc with ``attributes``' ``key`` set to ``value`` (an earlier value of ``key`` dropped)."""
+        kept = tuple(a for a in self.attributes if a[0] != key)
+        return replace(self, attributes=(*kept, (key, value)))
 
     @property
     def bytes_in(self) -> int:

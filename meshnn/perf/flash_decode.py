@@ -34,7 +34,7 @@ one (:func:`with_program` marks a recorded step's decode attention so).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -122,8 +122,7 @@ def marked(desc: OpDesc, program: DecodeProgram) -> OpDesc:
     """``desc`` marked as run by ``program`` when it is a decode attention, else as it is."""
     if desc.family is not OpFamily.SDPA_DECODE:
         return desc
-    kept = tuple(a for a in desc.attributes if a[0] != PROGRAM_ATTRIBUTE)
-    return replace(desc, attributes=(*kept, (PROGRAM_ATTRIBUTE, program.value)))
+    return desc.with_attribute(PROGRAM_ATTRIBUTE, program.value)
 
 
 def with_program(recorder: Recorder, program: DecodeProgram, *, traced: bool) -> Recorder:

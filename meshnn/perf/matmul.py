@@ -258,8 +258,7 @@ def float16_partials(desc: OpDesc) -> OpDesc:
     """``desc`` marked as run by the DRAM-sharded program before #36177 when it is a matmul, else as it is."""
     if desc.family is not OpFamily.MATMUL:
         return desc
-    kept = tuple(a for a in desc.attributes if a[0] != PARTIALS_ATTRIBUTE)
-    return replace(desc, attributes=(*kept, (PARTIALS_ATTRIBUTE, DramShardedPartials.FLOAT16_B.value)))
+    return desc.with_attribute(PARTIALS_ATTRIBUTE, DramShardedPartials.FLOAT16_B.value)
 
 
 def partial_tile_bytes(desc: OpDesc, l1_acc: bool, fp32: bool) -> int:
